@@ -1,0 +1,53 @@
+"""Helpers for tests: real git repositories in temporary folders, and a fingerprint of the user's work."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+
+def git(repo: Path, *args: str, check: bool = True) -> str:
+    """Run the real git CLI in `repo` and return its stdout."""
+    result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+    if check and result.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed: {result.stderr}")
+    return result.stdout
+
+
+def init_repo(path: Path, *, commit: bool = True) -> Path:
+    """Create a git repo with a user identity and, unless `commit` is False, one commit of README.md."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "dev@example.com")
+    git(path, "config", "user.name", "Dev")
+    git(path, "config", "commit.gpgsign", "false")
+    if commit:
+        (path / "README.md").write_text("# demo project\n")
+        (path / "app.py").write_text("print('hello')\n")
+        git(path, "add", "README.md", "app.py")
+        git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+def make_user_changes(repo: Path) -> None:
+    """Leave a staged change, an unstaged change and an untracked file, as a person mid-work would."""
+    (repo / "README.md").write_text("# demo project\nstaged line\n")
+    git(repo, "add", "README.md")
+    (repo / "README.md").write_text("# demo project\nstaged line\nunstaged line\n")
+    (repo / "app.py").write_text("print('hello, unstaged')\n")
+    (repo / "notes.txt").write_text("untracked notes\n")
+
+
+def user_state(repo: Path) -> dict[str, str]:
+    """Fingerprint of everything outside `.agent/`: work tree bytes, the staged blobs, and git status."""
+    state: dict[str, str] = {}
+    for file in sorted(repo.rglob("*")):
+        rel = file.relative_to(repo).as_posix()
+        if file.is_file() and not rel.startswith((".git/", ".agent/")):
+            state[f"worktree:{rel}"] = hashlib.sha256(file.read_bytes()).hexdigest()
+    staged = git(repo, "ls-files", "--stage")
+    state["index"] = "\n".join(line for line in staged.splitlines() if "\t.agent/" not in line)
+    status = git(repo, "status", "--porcelain", "--untracked-files=all")
+    state["status"] = "\n".join(line for line in status.splitlines() if ".agent/" not in line)
+    return state

@@ -1,0 +1,1 @@
+"""The engine: catalog, sandbox, agent loop and recipes, with no Textual import anywhere below."""

@@ -1,0 +1,116 @@
+"""Typed, immutable events that the core yields to the TUI, the headless CLI and the tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base class of every core event."""
+
+
+@dataclass(frozen=True)
+class TurnStarted(Event):
+    """The agent began working on a user prompt."""
+
+    prompt: str
+    session_id: str
+
+
+@dataclass(frozen=True)
+class TextDelta(Event):
+    """A chunk of assistant text, streamed."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted(Event):
+    """The model asked for a tool call and the runtime is about to run it."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    authored: bool = False
+
+
+@dataclass(frozen=True)
+class ToolCallFinished(Event):
+    """A tool call ended; `is_error` tells whether the model got an error result."""
+
+    call_id: str
+    name: str
+    result: str
+    is_error: bool
+    duration_ms: float
+    authored: bool = False
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class ApprovalDenied(Event):
+    """A call needing approval was refused (by the person, a flag, or the permission mode)."""
+
+    call_id: str
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ToolAuthored(Event):
+    """A tool (or recipe) passed the authoring pipeline and is registered."""
+
+    name: str
+    kind: Literal["tool", "recipe"]
+    source: str
+    commit: str | None
+    created: bool
+
+
+@dataclass(frozen=True)
+class CatalogChanged(Event):
+    """The set of tools or recipes, or one of their statuses, changed."""
+
+    names: tuple[str, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something the person should see that is not assistant text (retries, deferred commits, recipes)."""
+
+    message: str
+    level: Literal["info", "warning", "error"] = "info"
+
+
+@dataclass(frozen=True)
+class Usage(Event):
+    """Token use and cost of one model request, and the session totals so far."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float
+    session_cost_usd: float
+    session_input_tokens: int = 0
+    session_output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class TurnFinished(Event):
+    """The agent finished the prompt; `text` is the final assistant text."""
+
+    text: str
+    stop_reason: str = "end_turn"
+
+
+@dataclass(frozen=True)
+class TurnFailed(Event):
+    """The turn stopped on an error; the conversation can continue."""
+
+    message: str
+    kind: str = "error"
+    details: dict[str, Any] = field(default_factory=dict)

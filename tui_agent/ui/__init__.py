@@ -1,0 +1,1 @@
+"""The Textual user interface: turns core events into pixels."""
