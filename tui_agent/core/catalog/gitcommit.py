@@ -1,0 +1,284 @@
+"""Builds one catalog commit from a temporary index (hooks run, compare-and-swap on the branch), then syncs the real index for those paths only."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tui_agent.core.catalog.gitlocks import inspect_lock, pid_is_alive, remove_stale_lock
+from tui_agent.core.catalog.gitpending import PendingChange
+from tui_agent.core.catalog.gitrunner import GitFailure, GitRunner
+
+HOOK_TIMEOUT_S = 300
+CAS_ATTEMPTS = 3
+DEFAULT_MODE = "100644"
+FALLBACK_IDENTITY = {
+    "GIT_AUTHOR_NAME": "tuiagent", "GIT_AUTHOR_EMAIL": "tuiagent@localhost",
+    "GIT_COMMITTER_NAME": "tuiagent", "GIT_COMMITTER_EMAIL": "tuiagent@localhost",
+}
+TEMP_FOLDER = "tuiagent"
+
+
+def catch_up_message(message: str, deferred: list[str]) -> str:
+    """`message` with a subject suffix and a body listing the deferred changes this commit catches up."""
+    if not deferred:
+        return message
+    subject, _, body = message.partition("\n")
+    count = len(deferred)
+    lines = [f"{subject} (catching up {count} deferred change{'s' if count != 1 else ''})", ""]
+    if body.strip():
+        lines += [body.strip(), ""]
+    lines.append("Catches up changes that could not be committed earlier:")
+    lines += [f"- {item}" for item in deferred]
+    return "\n".join(lines) + "\n"
+
+
+class Deferral(Exception):
+    """The commit cannot be made now; `reason` says why (for people)."""
+
+    def __init__(self, reason: str, notices: tuple[str, ...] = ()) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.notices = notices
+
+
+@dataclass
+class BuildResult:
+    """The commit made (sha None: nothing differed), its message, and every path now settled."""
+
+    sha: str | None
+    message: str
+    done_paths: set[str] = field(default_factory=set)
+    notices: tuple[str, ...] = ()
+    index_synced: bool = True
+
+
+class CommitBuilder:
+    """One commit attempt in one repository; paths are project-relative, `prefix` maps them into the repository."""
+
+    def __init__(self, runner: GitRunner, prefix: str, min_stale_lock_age_s: float) -> None:
+        self.runner = runner
+        self.prefix = prefix
+        self.min_stale_lock_age_s = min_stale_lock_age_s
+        self.notices: list[str] = []
+
+    # -- locks -----------------------------------------------------------------------------
+    def _lock_files(self, ref: str | None) -> list[Path]:
+        locks = [self.runner.git_dir / "index.lock", self.runner.git_dir / "HEAD.lock"]
+        if ref:
+            locks.append(self.runner.common_dir / f"{ref}.lock")
+        return locks
+
+    def _inspect(self, lock: Path):  # noqa: ANN202 - LockInspection
+        folders = (self.runner.work_tree, self.runner.git_dir, self.runner.common_dir)
+        return inspect_lock(lock, folders, min_stale_age_s=self.min_stale_lock_age_s)
+
+    def live_lock(self, ref: str | None) -> str | None:
+        """Why a lock blocks committing (held by a live process), or None."""
+        for lock in self._lock_files(ref):
+            inspection = self._inspect(lock)
+            if inspection.state == "live":
+                return f"{lock.name} is held by a running git ({inspection.holder}); retrying later"
+        return None
+
+    def clear_stale_locks(self, ref: str | None) -> None:
+        """Remove locks left by killed processes (noted); raise Deferral on a live one."""
+        for lock in self._lock_files(ref):
+            inspection = self._inspect(lock)
+            if inspection.state == "live":
+                raise Deferral(f"{lock.name} is held by a running git ({inspection.holder}); retrying later",
+                               tuple(self.notices))
+            if remove_stale_lock(inspection):
+                self.notices.append(f"removed a stale {self._display(lock)} "
+                                    f"left by a killed process ({inspection.age_s:.0f}s old)")
+        self._clear_own_temp_files()
+
+    def _display(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.runner.work_tree).as_posix()
+        except ValueError:
+            return str(path)
+
+    def _clear_own_temp_files(self) -> None:
+        folder = self.runner.git_dir / TEMP_FOLDER
+        if not folder.is_dir():
+            return
+        for item in folder.iterdir():
+            pid_text = item.name.split("-")[1] if item.name.count("-") >= 2 else ""
+            if pid_text.isdigit() and not pid_is_alive(int(pid_text)):
+                item.unlink(missing_ok=True)
+
+    # -- objects -----------------------------------------------------------------------------
+    def repo_path(self, path: str) -> str:
+        return f"{self.prefix}{path}"
+
+    def hash_blob(self, path: str, content: bytes) -> str:
+        return self.runner.must("hash-object", "-w", "--stdin", f"--path={self.repo_path(path)}", input=content).text
+
+    # -- the commit ----------------------------------------------------------------------------
+    def commit(self, changes: dict[str, bytes | None], earlier: dict[str, PendingChange], message: str) -> BuildResult:
+        ref = self.runner.branch_ref()
+        self.clear_stale_locks(ref)
+        for _ in range(CAS_ATTEMPTS):
+            ref = self.runner.branch_ref()
+            head = self.runner.head()
+            if ref is None or head is None:
+                raise Deferral("HEAD moved off a branch while committing", tuple(self.notices))
+            outcome = self._attempt(ref, head, changes, earlier, message)
+            if outcome is not None:
+                return outcome
+        raise Deferral("the branch kept moving while committing (another commit raced); retrying later",
+                       tuple(self.notices))
+
+    def _attempt(self, ref: str, head: str, changes: dict[str, bytes | None],
+                 earlier: dict[str, PendingChange], message: str) -> BuildResult | None:
+        paths = list(changes) + list(earlier)
+        head_blobs = {p[len(self.prefix):]: v for p, v in self.runner.tree_blobs(head, [self.repo_path(p) for p in paths]).items()}
+        wanted: dict[str, str | None] = {}
+        caught_up: list[str] = []
+        for path in paths:
+            content = changes[path] if path in changes else earlier[path].content
+            blob = self.hash_blob(path, content) if content is not None else None
+            current = head_blobs.get(path, (None, None))[1]
+            if blob == current:
+                wanted[path] = blob
+                continue
+            if path in earlier and current != earlier[path].base_blob:
+                self.notices.append(f"dropped the deferred change of {path}: it was committed differently since")
+                continue
+            wanted[path] = blob
+            if path in earlier:
+                caught_up.append(f"{earlier[path].message} [{path}]")
+        effective = {p: b for p, b in wanted.items() if b != head_blobs.get(p, (None, None))[1]}
+        if not effective:
+            synced = self.sync_real_index(wanted, head_blobs)
+            return BuildResult(None, message, set(paths) if synced else set(paths) - set(wanted), tuple(self.notices), synced)
+        full_message = catch_up_message(message, caught_up)
+        sha = self._build(ref, head, effective, head_blobs, full_message)
+        if sha is None:
+            return None
+        synced = self.sync_real_index(wanted, head_blobs)
+        return BuildResult(sha, full_message, set(paths) if synced else set(paths) - set(wanted), tuple(self.notices), synced)
+
+    def _index_args(self, blobs: dict[str, str | None], modes: dict[str, tuple[str, str]]) -> list[str]:
+        args: list[str] = []
+        for path, blob in sorted(blobs.items()):
+            if blob is None:
+                args += ["--force-remove", self.repo_path(path)]
+            else:
+                mode = modes.get(path, (DEFAULT_MODE, ""))[0]
+                args += ["--add", "--cacheinfo", f"{mode},{blob},{self.repo_path(path)}"]
+        return args
+
+    def _temp_file(self, kind: str) -> Path:
+        folder = self.runner.git_dir / TEMP_FOLDER
+        folder.mkdir(exist_ok=True)
+        return folder / f"{kind}-{os.getpid()}-{secrets.token_hex(4)}"
+
+    def _build(self, ref: str | None, head: str | None, effective: dict[str, str | None],
+               modes: dict[str, tuple[str, str]], message: str) -> str | None:
+        """Make the commit and move `ref` from `head` to it; None when the branch moved meanwhile."""
+        index = self._temp_file("index")
+        message_file = self._temp_file("msg")
+        env = {"GIT_INDEX_FILE": str(index)}
+        try:
+            if head:
+                self.runner.must("read-tree", head, env=env)
+            else:
+                self.runner.must("read-tree", "--empty", env=env)
+            self.runner.must("update-index", *self._index_args(effective, modes), env=env)
+            tree = self.runner.must("write-tree", env=env).text
+            self._run_hook("pre-commit", [], env)
+            tree = self._tree_after_hook(tree, env)
+            message_file.write_text(message, encoding="utf-8")
+            self._run_hook("commit-msg", [str(message_file)], env)
+            final_message = message_file.read_text(encoding="utf-8")
+            sha = self._commit_tree(tree, head, message_file)
+            subject = final_message.splitlines()[0] if final_message.strip() else "tuiagent"
+            moved = self.runner.run("update-ref", "-m", f"commit: {subject}", ref or "HEAD", sha, head or "")
+            if not moved.ok:
+                if "lock" in moved.stderr and "exists" in moved.stderr:
+                    raise Deferral(f"could not move {ref}: {moved.stderr}", tuple(self.notices))
+                return None
+            self._run_hook("post-commit", [], env, check=False)
+            return sha
+        finally:
+            for leftover in (index, index.with_name(index.name + ".lock"), message_file):
+                leftover.unlink(missing_ok=True)
+
+    def _tree_after_hook(self, tree: str, env: dict[str, str]) -> str:
+        after = self.runner.must("write-tree", env=env).text
+        if after == tree:
+            return tree
+        changed = self.runner.must("diff-tree", "-r", "--name-only", "-z", tree, after).stdout.decode("utf-8", "replace")
+        outside = [name for name in changed.split("\0") if name and not name.startswith(f"{self.prefix}.agent/")]
+        if outside:
+            raise Deferral(f"the pre-commit hook staged files outside .agent/ ({', '.join(outside[:3])}); "
+                           "not committing them", tuple(self.notices))
+        return after
+
+    def _commit_tree(self, tree: str, head: str | None, message_file: Path) -> str:
+        parents = ["-p", head] if head else []
+        result = self.runner.run("commit-tree", tree, *parents, "-F", str(message_file))
+        if not result.ok and ("identity" in result.stderr.lower() or "tell me who you are" in result.stderr.lower()
+                              or "empty ident" in result.stderr.lower()):
+            result = self.runner.run("commit-tree", tree, *parents, "-F", str(message_file), env=FALLBACK_IDENTITY)
+        if not result.ok:
+            raise Deferral(f"git commit-tree failed: {result.stderr}", tuple(self.notices))
+        return result.text
+
+    def _hook_path(self, name: str) -> Path | None:
+        located = self.runner.run("rev-parse", "--git-path", f"hooks/{name}")
+        if not located.ok:
+            return None
+        hook = Path(located.text)
+        hook = hook if hook.is_absolute() else self.runner.work_tree / hook
+        return hook if hook.is_file() and os.access(hook, os.X_OK) else None
+
+    def _run_hook(self, name: str, args: list[str], env: dict[str, str], *, check: bool = True) -> None:
+        hook = self._hook_path(name)
+        if hook is None:
+            return
+        hook_env = {**os.environ, **env, "GIT_EDITOR": ":"}
+        try:
+            done = subprocess.run([str(hook), *args], cwd=self.runner.work_tree, env=hook_env, capture_output=True,
+                                  timeout=HOOK_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            if check:
+                raise Deferral(f"the {name} hook timed out after {HOOK_TIMEOUT_S}s", tuple(self.notices)) from None
+            return
+        except OSError as exc:
+            if check:
+                raise Deferral(f"the {name} hook could not run: {exc}", tuple(self.notices)) from None
+            return
+        if check and done.returncode != 0:
+            output = (done.stdout + done.stderr).decode("utf-8", "replace").strip()
+            tail = output[-300:] if output else "(no output)"
+            raise Deferral(f"the {name} hook failed (exit {done.returncode}): {tail}", tuple(self.notices))
+
+    def sync_real_index(self, wanted: dict[str, str | None], modes: dict[str, tuple[str, str]]) -> bool:
+        """Make the real index agree with the commit for these paths only; other entries are left as they are."""
+        if not wanted:
+            return True
+        inspection = self._inspect(self.runner.git_dir / "index.lock")
+        if inspection.state == "stale" and remove_stale_lock(inspection):
+            self.notices.append("removed a stale .git/index.lock left by a killed process")
+        result = self.runner.run("update-index", *self._index_args(wanted, modes))
+        if not result.ok:
+            self.notices.append(f"the index entries of .agent/ could not be updated now: {result.stderr}")
+        return result.ok
+
+    def root_commit(self, files: dict[str, bytes], message: str) -> str | None:
+        """The first commit of a fresh repository (`init_repo`), holding only `files`."""
+        ref = self.runner.branch_ref() or "refs/heads/main"
+        blobs: dict[str, str | None] = {path: self.hash_blob(path, content) for path, content in files.items()}
+        try:
+            sha = self._build(ref, None, blobs, {}, message)
+        except (Deferral, GitFailure):
+            return None
+        if sha:
+            self.sync_real_index(blobs, {})
+        return sha

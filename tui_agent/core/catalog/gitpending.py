@@ -1,0 +1,116 @@
+"""Journal of catalog changes awaiting a git commit (`.agent/cache/pending.json`), and the lock that serialises catalog commits."""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+JOURNAL_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PendingChange:
+    """One path's change awaiting a commit: its new content (None = delete) and why it is not committed yet.
+
+    `base_blob` is the path's blob in HEAD when the change was recorded (None when absent or no
+    commit existed): a later catch-up skips the change if someone else committed that path since.
+    """
+
+    path: str
+    content: bytes | None
+    message: str
+    reason: str
+    base_blob: str | None
+    recorded_at: float
+
+    def describe(self) -> str:
+        action = "delete" if self.content is None else "write"
+        return f"{action}: {self.message} ({self.reason})"
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "message": self.message,
+            "reason": self.reason,
+            "base_blob": self.base_blob,
+            "recorded_at": self.recorded_at,
+        }
+        if self.content is None:
+            data["deleted"] = True
+        else:
+            try:
+                data["text"] = self.content.decode("utf-8")
+            except UnicodeDecodeError:
+                data["base64"] = base64.b64encode(self.content).decode("ascii")
+        return data
+
+    @classmethod
+    def from_json(cls, path: str, data: dict[str, Any]) -> "PendingChange":
+        content: bytes | None
+        if data.get("deleted"):
+            content = None
+        elif "text" in data:
+            content = str(data["text"]).encode("utf-8")
+        else:
+            content = base64.b64decode(str(data["base64"]))
+        return cls(
+            path=path,
+            content=content,
+            message=str(data.get("message", "")),
+            reason=str(data.get("reason", "")),
+            base_blob=data.get("base_blob"),
+            recorded_at=float(data.get("recorded_at", 0.0)),
+        )
+
+
+class PendingJournal:
+    """The pending changes file: atomic rewrites (temp file + rename), removed when empty."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+
+    def load(self) -> dict[str, PendingChange]:
+        try:
+            raw = self.file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        try:
+            data = json.loads(raw)
+            return {path: PendingChange.from_json(path, entry) for path, entry in data["changes"].items()}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            # Only a hand edit can corrupt it (writes are atomic): keep it aside for inspection.
+            self.file.replace(self.file.with_name(f"{self.file.name}.corrupt-{int(time.time())}"))
+            return {}
+
+    def save(self, changes: dict[str, PendingChange]) -> None:
+        if not changes:
+            self.file.unlink(missing_ok=True)
+            return
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "version": JOURNAL_VERSION,
+            "changes": {path: change.to_json() for path, change in sorted(changes.items())},
+        }
+        temp = self.file.with_name(f".{self.file.name}.{os.getpid()}.tmp")
+        temp.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+        os.replace(temp, self.file)
+
+
+@contextmanager
+def exclusive_lock(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive flock on `lock_file` (released by the kernel even if the process is killed)."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
