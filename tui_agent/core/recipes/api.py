@@ -1,0 +1,56 @@
+"""`open_recipes`: builds the recipe engine of a project on top of its catalog and git layer."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from tui_agent.core.catalog.gitstore import CatalogGit
+from tui_agent.core.project import Project
+from tui_agent.core.recipes.book import RecipeBook
+from tui_agent.core.recipes.engine import RecipeEngine, SubmitPrompt, ToolRunner
+from tui_agent.core.recipes.loopguard import LoopGuard
+from tui_agent.core.recipes.runlog import RunLog
+from tui_agent.core.recipes.store import RecipeStore
+
+
+def _tool_status(catalog: ToolRunner):
+    def status(name: str) -> str | None:
+        record = catalog.get(name)
+        return None if record is None else str(getattr(record, "status", "ok"))
+
+    return status
+
+
+async def open_recipes(
+    project: Project,
+    catalog: ToolRunner,
+    git: CatalogGit | None = None,
+    *,
+    submit_prompt: SubmitPrompt | None = None,
+    guard: LoopGuard | None = None,
+    listen_to_catalog: bool = True,
+) -> RecipeEngine:
+    """Load `.agent/recipes/` (a broken file is recorded, never fatal) and return the engine.
+
+    `catalog` provides `get(name)` (a record with `status`, None if missing) and `async call_tool(name, args)`;
+    if it has `add_listener`, the engine re-checks required tools whenever the catalog changes.
+    `submit_prompt` hands `prompt` actions to the agent; without it they fail with a clear message."""
+    git = git or CatalogGit(project.root)
+
+    def committed(name: str) -> bytes | None:
+        try:
+            return git.show(f".agent/recipes/{name}.toml", "HEAD")
+        except ValueError:
+            return None
+
+    book = RecipeBook(project, tool_status=_tool_status(catalog), committed_source=committed)
+    await asyncio.to_thread(book.load)
+    for record in book.records():
+        book.set_commit(record.name, await asyncio.to_thread(git.last_commit_for, f".agent/recipes/{record.name}.toml"))
+    engine = RecipeEngine(project, book, RecipeStore(project, git, book), catalog, runlog=RunLog(project),
+                          submit_prompt=submit_prompt, guard=guard)
+    add_listener: Any = getattr(catalog, "add_listener", None)
+    if listen_to_catalog and callable(add_listener):
+        add_listener(engine.handle_event)
+    return engine

@@ -1,0 +1,352 @@
+"""RecipeEngine: fires recipes on their triggers, runs their actions (tool calls or agent prompts), reports and audits the results."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Protocol
+
+from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.events import CatalogChanged, Event, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted
+from tui_agent.core.project import Project
+from tui_agent.core.recipes.book import RecipeBook
+from tui_agent.core.recipes.dispatch import Dispatcher, Job
+from tui_agent.core.recipes.globs import matches
+from tui_agent.core.recipes.loopguard import LoopGuard
+from tui_agent.core.recipes.model import Recipe, RecipeRecord, RecipeRun
+from tui_agent.core.recipes.placeholders import fill_text, fill_value, uses
+from tui_agent.core.recipes.recipefile import source_sha
+from tui_agent.core.recipes.runlog import RunLog
+from tui_agent.core.recipes.store import RecipeChange, RecipeStore
+from tui_agent.core.recipes.watcher import ProjectWatcher
+
+SubmitPrompt = Callable[[str], Awaitable[Any]]
+"""Hands the agent a user turn; should return when the turn is over (loop protection covers the whole turn)."""
+
+EventListener = Callable[[Event], Any]
+NOTICE_TEXT_LIMIT = 300
+
+
+class ToolRunner(Protocol):
+    """What the engine needs from the catalog."""
+
+    def get(self, name: str) -> Any: ...
+    async def call_tool(self, name: str, args: dict) -> Any: ...
+
+
+def _short(text: str, limit: int = NOTICE_TEXT_LIMIT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class RecipeEngine:
+    """One per runtime. Triggers: `files_changed` (debounced), `run_command` (slash commands), `session_started`,
+    `tool_authored`; manual runs with `run_recipe`. Results go to listeners as core events and to the audit log."""
+
+    def __init__(
+        self,
+        project: Project,
+        book: RecipeBook,
+        store: RecipeStore,
+        catalog: ToolRunner,
+        *,
+        runlog: RunLog | None = None,
+        submit_prompt: SubmitPrompt | None = None,
+        guard: LoopGuard | None = None,
+    ) -> None:
+        self.project = project
+        self.book = book
+        self.store = store
+        self.catalog = catalog
+        self.runlog = runlog or RunLog(project)
+        self.submit_prompt = submit_prompt
+        self.guard = guard or LoopGuard()
+        self._listeners: list[EventListener] = []
+        self._dispatcher = Dispatcher(self._run_job)
+        self._call_ids = itertools.count(1)
+        self._run_lock = asyncio.Lock()
+        self._own_noticed: set[str] = set()
+        self._statuses: dict[str, str] = {}
+        self.watcher = ProjectWatcher(project, self.files_changed, self.reload_recipes)
+        self.refresh_stats()
+        self._remember_statuses()
+
+    # events ------------------------------------------------------------------
+    def add_listener(self, listener: EventListener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: EventListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def emit(self, event: Event) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:  # a failing view must not stop recipes
+                continue
+
+    def handle_event(self, event: Event) -> None:
+        """Feed a core event from elsewhere: a ToolAuthored tool fires tool_authored recipes; a CatalogChanged
+        from the catalog re-checks which recipes are broken because of their required tools."""
+        if isinstance(event, ToolAuthored) and event.kind == "tool":
+            self.tool_authored(event.name)
+        elif isinstance(event, CatalogChanged) and not event.reason.startswith("recipe"):
+            self.tools_changed()
+
+    def tools_changed(self) -> None:
+        """Required tools may have appeared, broken or gone: announce recipes whose status changed."""
+        changed = self._remember_statuses()
+        if changed:
+            self.emit(CatalogChanged(tuple(changed), "recipe status changed (required tools)"))
+
+    def _remember_statuses(self) -> list[str]:
+        current = {record.name: record.status for record in self.book.records()}
+        changed = sorted(name for name in set(current) | set(self._statuses) if current.get(name) != self._statuses.get(name))
+        self._statuses = current
+        return changed
+
+    # the catalog side ----------------------------------------------------------
+    def records(self) -> list[RecipeRecord]:
+        return self.book.records()
+
+    def get(self, name: str) -> RecipeRecord | None:
+        return self.book.get(name)
+
+    def refresh_stats(self) -> None:
+        try:
+            self.book.set_stats(self.runlog.stats())
+        except Exception:  # a locked or damaged state.db only loses the counters
+            pass
+
+    def _changed(self, change: RecipeChange, name: str, reason: str) -> None:
+        self.dispatcher_forget(name)
+        self._remember_statuses()
+        self.emit(CatalogChanged((name,), reason))
+        if change.deferred_reason:
+            self.emit(Notice(f"recipe {name}: commit deferred: {change.deferred_reason}", "warning"))
+
+    def dispatcher_forget(self, name: str) -> None:
+        self._dispatcher.drop(name)
+        self.guard.forget(name)
+
+    async def save_recipe(self, name: str, source: str, *, author: str = "agent") -> RecipeRecord:
+        """The `create_recipe` entry point: the whole pipeline; raises PipelineError (disk and git unchanged)."""
+        change = await self.store.save(name, source)
+        record = change.record or self.book.get(name)
+        assert record is not None
+        if change.changed:
+            self.emit(ToolAuthored(name, "recipe", source if isinstance(source, str) else "", change.commit, change.created))
+            self._changed(change, name, f"recipe {'added' if change.created else 'updated'} by {author}")
+        return record
+
+    async def revert(self, name: str, rev: str | None = None) -> RecipeChange:
+        change = await self.store.revert(name, rev)
+        self._changed(change, name, "recipe reverted")
+        return change
+
+    async def prune(self, name: str) -> RecipeChange:
+        change = await self.store.prune(name)
+        self._changed(change, name, "recipe pruned")
+        return change
+
+    async def restore(self, name: str) -> RecipeChange:
+        change = await self.store.restore(name)
+        self._changed(change, name, "recipe restored")
+        return change
+
+    # triggers ----------------------------------------------------------------
+    def slash_commands(self) -> list[tuple[str, str]]:
+        """(name, description) of every runnable `command` recipe: `/<name> args` runs it."""
+        return [(recipe.name, recipe.description) for recipe in self.book.runnable("command")]
+
+    async def run_command(self, name: str, args_text: str = "") -> list[RecipeRun]:
+        """Run the command recipe `name` with the text typed after `/<name>`; raises PipelineError if it cannot run."""
+        record = self.book.get(name)
+        if record is None or record.recipe is None or record.recipe.trigger.on != "command":
+            raise PipelineError("missing", f"no command recipe /{name}")
+        self._ensure_runnable(record)
+        return await self._dispatcher.submit(Job([record.recipe], "command", {"args": args_text.strip()}))
+
+    async def session_started(self) -> list[RecipeRun]:
+        recipes = self.book.runnable("session_start")
+        if not recipes:
+            return []
+        return await self._dispatcher.submit(Job(recipes, "session_start", {}))
+
+    def tool_authored(self, name: str) -> asyncio.Future[list[RecipeRun]] | None:
+        """Schedule tool_authored recipes (never waits: safe to call from inside an agent turn)."""
+        recipes = self.book.runnable("tool_authored")
+        if not recipes:
+            return None
+        return self._dispatcher.submit(Job(recipes, "tool_authored", {"name": name}))
+
+    def files_changed(self, paths: Iterable[str]) -> None:
+        """Project-relative paths changed: queue them for each file_changed recipe whose globs match."""
+        changed = sorted(set(paths))
+        for recipe in self.book.runnable("file_changed"):
+            if self.guard.paused(recipe.name):
+                continue
+            hits = [path for path in changed if matches(path, recipe.trigger.paths)]
+            fresh = [path for path in hits if not self.guard.is_own_change(recipe.name, path)]
+            own = self.guard.take_own_changes(recipe.name)
+            if own and recipe.name not in self._own_noticed:
+                self._own_noticed.add(recipe.name)
+                self.emit(Notice(
+                    f"recipe {recipe.name} changed {', '.join(own[:5])}{' …' if len(own) > 5 else ''}, which matches its own "
+                    "trigger: not re-running it for its own change (loop protection)",
+                    "warning",
+                ))
+            if fresh:
+                self._dispatcher.add_changes(recipe, fresh)
+
+    async def run_recipe(self, name: str, *, paths: Iterable[str] = (), args: str = "", tool: str = "") -> list[RecipeRun]:
+        """Run one recipe now, whatever its trigger, with the given context (the CLI's `recipes run`)."""
+        record = self.book.get(name)
+        if record is None or record.recipe is None:
+            raise PipelineError("missing", f"no recipe {name}" + (f": {record.error.message}" if record and record.error else ""))
+        self._ensure_runnable(record, manual=True)
+        context = {"paths": sorted(set(paths)), "args": args, "name": tool}
+        return await self._dispatcher.submit(Job([record.recipe], record.recipe.trigger.on, context))
+
+    def _ensure_runnable(self, record: RecipeRecord, *, manual: bool = False) -> None:
+        if record.problems:
+            raise PipelineError("run", f"recipe {record.name} is broken: {'; '.join(record.problems)}")
+        if record.recipe is not None and not record.recipe.enabled and not manual:
+            raise PipelineError("run", f"recipe {record.name} is disabled (enabled = false)")
+
+    # watching ------------------------------------------------------------------
+    async def watch(self) -> None:
+        """Watch the project until cancelled (watchfiles): file changes fire recipes, recipe edits reload them.
+        `self.watcher.ready` is set once the watch is live."""
+        await self.watcher.run()
+
+    async def reload_recipes(self, names: Iterable[str]) -> list[str]:
+        """Recipe files changed on disk (an editor, git): revalidate and re-register them, commit valid edits."""
+        changed: list[str] = []
+        for name in sorted(set(names)):
+            path = self.project.recipe_path(name)
+            try:
+                raw = path.read_bytes() if path.is_file() else None
+            except OSError:
+                raw = None
+            if raw is not None and source_sha(raw) == self.book.disk_sha(name):
+                continue
+            if raw is None and self.book.get(name) is None:
+                continue
+            self.book.refresh(name)
+            record = self.book.get(name)
+            changed.append(name)
+            if record is not None and record.error is not None:
+                where = f" (line {record.error.line})" if record.error.line else ""
+                fallback = "; its last good version stays active" if record.recipe is not None else ""
+                self.emit(Notice(f"recipe {name} is broken{where}: {record.error.message}{fallback}", "error"))
+                continue
+            try:
+                change = await self.store.commit_outside_edit(name)
+            except (PipelineError, ValueError, OSError) as exc:
+                self.emit(Notice(f"recipe {name}: could not commit the outside edit: {exc}", "warning"))
+                continue
+            self.dispatcher_forget(name)
+            verb = "removed (file deleted)" if record is None else "reloaded"
+            self.emit(Notice(f"recipe {name} {verb}"))
+            if change is not None and change.deferred_reason:
+                self.emit(Notice(f"recipe {name}: commit deferred: {change.deferred_reason}", "warning"))
+        if changed:
+            self._remember_statuses()
+            self.emit(CatalogChanged(tuple(changed), "recipes reloaded"))
+        return changed
+
+    async def idle(self) -> None:
+        """Wait until no recipe is pending or running."""
+        await self._dispatcher.idle()
+
+    async def aclose(self) -> None:
+        await self._dispatcher.aclose()
+        self.runlog.close()
+
+    # running -------------------------------------------------------------------
+    async def _run_job(self, job: Job) -> list[RecipeRun]:
+        runs: list[RecipeRun] = []
+        for recipe in sorted(job.recipes, key=lambda item: item.order):
+            if job.trigger == "file_changed":
+                allowed, message = self.guard.allow_dispatch(recipe.name)
+                if message:
+                    self.emit(Notice(message, "warning"))
+                if not allowed:
+                    continue
+            live = self.book.get(recipe.name)
+            if live is not None and live.recipe is not None:
+                recipe = live.recipe
+            for values, lists in self._invocations(recipe, job.trigger, job.context):
+                runs.append(await self._run_one(recipe, job.trigger, values, lists))
+        if runs:
+            self.refresh_stats()
+        return runs
+
+    @staticmethod
+    def _invocations(recipe: Recipe, trigger: str, context: dict[str, Any]) -> list[tuple[dict[str, str], dict[str, list[str]]]]:
+        paths: list[str] = list(context.get("paths", []))
+        base = {"paths": " ".join(paths), "args": str(context.get("args", "")), "name": str(context.get("name", "")), "path": ""}
+        lists = {"paths": paths}
+        action_value: Any = recipe.action.args if recipe.action.tool is not None else recipe.action.prompt
+        if uses(action_value, "path") and paths:
+            return [({**base, "path": path}, lists) for path in paths]
+        if uses(action_value, "path"):
+            return []
+        return [(base, lists)]
+
+    async def _run_one(self, recipe: Recipe, trigger: str, values: dict[str, str], lists: dict[str, list[str]]) -> RecipeRun:
+        async with self._run_lock:
+            self.guard.run_started(recipe.name)
+            self._own_noticed.discard(recipe.name)
+            started = time.perf_counter()
+            try:
+                if recipe.action.tool is not None:
+                    ok, summary, detail = await self._call_tool(recipe, fill_value(recipe.action.args, values, lists))
+                else:
+                    ok, summary, detail = await self._prompt(recipe, fill_text(recipe.action.prompt or "", values))
+            except Exception as exc:  # any failure is this recipe's alone
+                ok, summary, detail = False, f"{type(exc).__name__}: {exc}", {}
+            finally:
+                self.guard.run_finished(recipe.name)
+            run = RecipeRun(recipe.name, trigger, ok, summary, (time.perf_counter() - started) * 1000, recipe.action.describe(), detail)
+        try:
+            self.runlog.record(run)
+        except Exception as exc:
+            self.emit(Notice(f"recipe {recipe.name}: could not write the audit log: {exc}", "warning"))
+        verdict = "ok" if ok else "failed"
+        self.emit(Notice(f"recipe {recipe.name} ({trigger}) {verdict}: {_short(summary)}", "info" if ok else "error"))
+        return run
+
+    async def _call_tool(self, recipe: Recipe, args: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+        tool = recipe.action.tool or ""
+        call_id = f"recipe-{recipe.name}-{next(self._call_ids)}"
+        self.emit(ToolCallStarted(call_id, tool, args, authored=True))
+        started = time.perf_counter()
+        try:
+            result = await self.catalog.call_tool(tool, args)
+        except PipelineError as error:
+            summary = f"{tool}: {error.message}"
+            self.emit(ToolCallFinished(call_id, tool, summary, True, (time.perf_counter() - started) * 1000, authored=True))
+            return False, summary, {"tool": tool, "args": args, "error": error.to_dict()}
+        if result.ok:
+            value = result.value if result.value_is_repr else json.dumps(result.value, ensure_ascii=False, default=repr)
+            summary = f"{tool} → {value}"
+        else:
+            summary = f"{tool} failed: {result.error or 'error'}"
+        self.emit(ToolCallFinished(call_id, tool, summary, not result.ok, result.duration_ms, authored=True,
+                                   truncated=bool(getattr(result, "output_truncated", False))))
+        detail = {"tool": tool, "args": args, "value": result.value, "error": result.error, "error_kind": result.error_kind,
+                  "stdout": result.stdout, "stderr": result.stderr, "tier": result.tier}
+        return bool(result.ok), summary, detail
+
+    async def _prompt(self, recipe: Recipe, text: str) -> tuple[bool, str, dict[str, Any]]:
+        if self.submit_prompt is None:
+            return False, ("no agent to hand the prompt to: configure a model (ANTHROPIC_API_KEY, or ANTHROPIC_BASE_URL "
+                           "for a local server) and run it in the TUI"), {"prompt": text}
+        await self.submit_prompt(text)
+        return True, f"prompt handed to the agent: {_short(text, 120)}", {"prompt": text}

@@ -1,0 +1,181 @@
+"""The recipe pipeline: validate → atomic write → git commit → register, plus history, diff, revert, prune and restore."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.catalog.files import atomic_delete, atomic_write
+from tui_agent.core.catalog.gitstore import CatalogGit
+from tui_agent.core.project import Project
+from tui_agent.core.recipes.book import RecipeBook
+from tui_agent.core.recipes.model import Recipe, RecipeRecord
+from tui_agent.core.recipes.recipefile import parse_recipe, recipe_name_problem
+
+
+@dataclass(frozen=True)
+class RecipeChange:
+    """What a pipeline operation did: the record after it, the commit (or why it was deferred)."""
+
+    record: RecipeRecord | None
+    created: bool
+    changed: bool
+    commit: str | None
+    deferred_reason: str | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "record": self.record.to_dict() if self.record else None,
+            "created": self.created,
+            "changed": self.changed,
+            "commit": self.commit,
+            "deferred_reason": self.deferred_reason,
+            "message": self.message,
+        }
+
+
+class RecipeStore:
+    """Every change to a recipe file goes through here; any failure leaves disk and git as they were."""
+
+    def __init__(self, project: Project, git: CatalogGit, book: RecipeBook) -> None:
+        self.project = project
+        self.git = git
+        self.book = book
+        self._lock = asyncio.Lock()
+
+    def rel(self, name: str) -> str:
+        return f".agent/recipes/{name}.toml"
+
+    def _check_name(self, name: str) -> None:
+        problem = recipe_name_problem(name)
+        if problem:
+            raise PipelineError("name", problem)
+
+    async def save(self, name: str, source: str | bytes, *, verb: str | None = None, message: str | None = None) -> RecipeChange:
+        """Validate and write a recipe, commit it and register it; raises PipelineError and changes nothing on failure."""
+        self._check_name(name)
+        raw = source.encode("utf-8") if isinstance(source, str) else bytes(source)
+        recipe = parse_recipe(name, raw)
+        async with self._lock:
+            return await asyncio.to_thread(self._write_and_commit, recipe, raw, verb, message)
+
+    def _write_and_commit(self, recipe: Recipe, raw: bytes, verb: str | None, message: str | None) -> RecipeChange:
+        path = self.project.recipe_path(recipe.name)
+        previous = path.read_bytes() if path.is_file() else None
+        created = previous is None
+        if previous == raw:
+            self.book.accept(recipe)
+            return RecipeChange(self.book.get(recipe.name), False, False, None, None, f"recipe {recipe.name} is unchanged")
+        self.project.ensure_layout()
+        try:
+            atomic_write(path, raw)
+        except OSError as exc:
+            raise PipelineError("write", f"cannot write {self.rel(recipe.name)}: {exc}") from exc
+        commit_message = message or f"tuiagent: {verb or ('add' if created else 'update')} recipe {recipe.name}"
+        try:
+            outcome = self.git.commit({self.rel(recipe.name): raw}, commit_message)
+        except Exception as exc:
+            self._undo_write(path, previous)
+            raise PipelineError("commit", f"git commit failed, nothing changed: {exc}") from exc
+        self.book.accept(recipe)
+        if outcome.committed:
+            self.book.set_commit(recipe.name, outcome.sha)
+        return RecipeChange(self.book.get(recipe.name), created, True, outcome.sha, outcome.deferred_reason, outcome.message)
+
+    @staticmethod
+    def _undo_write(path: Any, previous: bytes | None) -> None:
+        if previous is None:
+            atomic_delete(path)
+        else:
+            atomic_write(path, previous)
+
+    async def prune(self, name: str) -> RecipeChange:
+        """Delete a recipe (a new commit); `restore` brings it back."""
+        self._check_name(name)
+        async with self._lock:
+            return await asyncio.to_thread(self._prune, name)
+
+    def _prune(self, name: str) -> RecipeChange:
+        path = self.project.recipe_path(name)
+        if not path.is_file():
+            raise PipelineError("missing", f"there is no recipe {name} to prune")
+        previous = path.read_bytes()
+        atomic_delete(path)
+        try:
+            outcome = self.git.commit({self.rel(name): None}, f"tuiagent: prune recipe {name}")
+        except Exception as exc:
+            atomic_write(path, previous)
+            raise PipelineError("commit", f"git commit failed, the recipe is still there: {exc}") from exc
+        self.book.forget(name)
+        self.book.set_commit(name, outcome.sha)
+        return RecipeChange(None, False, True, outcome.sha, outcome.deferred_reason, outcome.message)
+
+    async def restore(self, name: str) -> RecipeChange:
+        """Bring back the last version of a pruned (or deleted) recipe, as a new commit."""
+        self._check_name(name)
+        if self.project.recipe_path(name).is_file():
+            raise PipelineError("name", f"recipe {name} exists; nothing to restore")
+        found = await asyncio.to_thread(self.git.last_version_before_deletion, self.rel(name))
+        if found is None:
+            raise PipelineError("missing", f"git has no deleted version of recipe {name}")
+        _rev, raw = found
+        return await self.save(name, raw, message=f"tuiagent: restore recipe {name}")
+
+    async def revert(self, name: str, rev: str | None = None) -> RecipeChange:
+        """Go back to `rev` (default: the version before the current one) through the pipeline, as a new commit."""
+        self._check_name(name)
+        rel = self.rel(name)
+        current = self.project.recipe_path(name).read_bytes() if self.project.recipe_path(name).is_file() else None
+        if rev is None:
+            entries = await asyncio.to_thread(self.git.history, rel)
+            target = None
+            for entry in entries:
+                content = await asyncio.to_thread(self.git.show, rel, entry.rev)
+                if content is not None and content != current:
+                    target = (entry.short, content)
+                    break
+            if target is None:
+                raise PipelineError("missing", f"recipe {name} has no earlier version to revert to")
+            short, raw = target
+        else:
+            content = await asyncio.to_thread(self.git.show, rel, rev)
+            if content is None:
+                raise PipelineError("missing", f"recipe {name} does not exist at {rev}")
+            short, raw = rev[:10], content
+        return await self.save(name, raw, message=f"tuiagent: revert recipe {name} to {short}")
+
+    async def commit_outside_edit(self, name: str) -> RecipeChange | None:
+        """A person edited or deleted a recipe file: commit the valid edit or the deletion, like the tool watcher does."""
+        path = self.project.recipe_path(name)
+        rel = self.rel(name)
+        async with self._lock:
+            if not path.is_file():
+                outcome = await asyncio.to_thread(self.git.commit, {rel: None}, f"tuiagent: prune recipe {name} (deleted outside tuiagent)")
+                return RecipeChange(None, False, True, outcome.sha, outcome.deferred_reason, outcome.message)
+            raw = path.read_bytes()
+            recipe = parse_recipe(name, raw)
+            committed = await asyncio.to_thread(self.git.show, rel, "HEAD")
+            if committed == raw:
+                return None
+            verb = "add" if committed is None else "update"
+            outcome = await asyncio.to_thread(self.git.commit, {rel: raw}, f"tuiagent: {verb} recipe {name} (edited outside tuiagent)")
+            if outcome.committed:
+                self.book.set_commit(name, outcome.sha)
+            return RecipeChange(self.book.get(recipe.name), committed is None, True, outcome.sha, outcome.deferred_reason, outcome.message)
+
+    def history(self, name: str) -> list[Any]:
+        return self.git.history(self.rel(name))
+
+    def show(self, name: str, rev: str) -> bytes | None:
+        return self.git.show(self.rel(name), rev)
+
+    def diff(self, name: str, rev: str | None = None) -> str:
+        """The recipe file's diff from `rev` (default: its last commit) to the work tree."""
+        rel = self.rel(name)
+        base = rev or self.git.last_commit_for(rel)
+        if base is None:
+            return ""
+        return self.git.diff(rel, base, None)
