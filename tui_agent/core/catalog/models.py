@@ -1,4 +1,4 @@
-"""Frozen records of the catalog: ToolSpec (a validated version), ToolRecord (a tool's live state), HistoryEntry, DriftReport."""
+"""Frozen records of the catalog: ToolSpec (a validated version), ToolRecord (a tool's live state), DriftReport."""
 
 from __future__ import annotations
 
@@ -89,20 +89,6 @@ class ToolRecord:
             "error": self.error.to_dict() if self.error else None,
             "spec": self.spec.to_dict() if self.spec else None,
         }
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    """One commit that touched a tool file."""
-
-    commit: str
-    date: str
-    message: str
-    author: str = ""
-    deleted: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

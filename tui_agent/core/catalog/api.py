@@ -1,0 +1,304 @@
+"""The `Catalog` facade: open, list, save, call, revert, prune, restore, history, diff, drift, search, watch."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from tui_agent.core.catalog.drift import DriftChecker
+from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.catalog.files import read_bytes_or_none
+from tui_agent.core.catalog.gitstore import CatalogGit, CommitOutcome, HistoryEntry
+from tui_agent.core.catalog.models import DriftReport, ToolRecord, ToolSpec
+from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES
+from tui_agent.core.catalog.pipeline import Pipeline, SandboxLike
+from tui_agent.core.catalog.registry import Entry, Registry
+from tui_agent.core.catalog.reports import build_drift_report, check_arguments, search_specs
+from tui_agent.core.catalog.startup import LoadReport, load_existing
+from tui_agent.core.catalog.state import StateStore
+from tui_agent.core.catalog.toolfile import check_name, source_sha
+from tui_agent.core.catalog.watcher import ToolWatcher
+from tui_agent.core.events import CatalogChanged
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox.policy import RunResult, SandboxPolicy
+
+__all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
+
+log = logging.getLogger(__name__)
+AskInitGit = Callable[[Project], "bool | Awaitable[bool]"]
+
+
+class Catalog:
+    """The project's tool catalog. Every mutation runs the authoring pipeline under one lock."""
+
+    def __init__(self, project: Project, sandbox: SandboxLike, git: CatalogGit, state: StateStore,
+                 pipeline: Pipeline) -> None:
+        self.project = project
+        self.sandbox = sandbox
+        self.git = git
+        self.state = state
+        self.pipeline = pipeline
+        self.registry: Registry = pipeline.registry
+        self.drift_checker = DriftChecker(project.root)
+        self.load_report = LoadReport()
+        self.watcher: ToolWatcher | None = None
+        self._listeners: list[Callable[[CatalogChanged], None]] = []
+
+    @classmethod
+    async def open(cls, project: Project, sandbox: SandboxLike, *, ask_init_git: AskInitGit | None = None,
+                   inspect_timeout_s: float = 60.0, test_timeout_s: float = 10.0) -> "Catalog":
+        """Create `.agent/`, find (or, if `ask_init_git` agrees, create) the repository, then load the tools."""
+        project.ensure_layout()
+        git = CatalogGit(project.root)
+        if not git.status().has_repo and ask_init_git is not None:
+            answer = ask_init_git(project)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if answer:
+                git = await asyncio.to_thread(CatalogGit.init_repo, project.root)
+        state = StateStore(project.state_db)
+        pipeline = Pipeline(project, sandbox, state, Registry(), git, inspect_timeout_s=inspect_timeout_s,
+                            test_timeout_s=test_timeout_s)
+        catalog = cls(project, sandbox, git, state, pipeline)
+        async with pipeline.lock:
+            catalog.load_report = await load_existing(pipeline, git)
+        return catalog
+
+    async def aclose(self) -> None:
+        self.state.close()
+        self.git.close()
+
+    # listeners -------------------------------------------------------------------
+    def add_listener(self, callback: Callable[[CatalogChanged], None]) -> None:
+        self._listeners.append(callback)
+
+    def remove_listener(self, callback: Callable[[CatalogChanged], None]) -> None:
+        if callback in self._listeners:
+            self._listeners.remove(callback)
+
+    def _notify(self, names: list[str] | tuple[str, ...], reason: str) -> None:
+        event = CatalogChanged(tuple(names), reason)
+        for callback in list(self._listeners):
+            try:
+                callback(event)
+            except Exception:
+                log.exception("catalog listener failed")
+
+    # reading ---------------------------------------------------------------------
+    def _record(self, entry: Entry, usage: dict[str, Any]) -> ToolRecord:
+        stats = usage.get(entry.name)
+        calls = stats.calls if stats else 0
+        commit = self.version_commit(entry)
+        if entry.error is not None:
+            status = "broken"
+        elif entry.spec is not None and self._drifted(entry, commit):
+            status = "drifted"
+        elif calls == 0:
+            status = "unused"
+        else:
+            status = "ok"
+        return ToolRecord(
+            name=entry.name, status=status, spec=entry.spec, error=entry.error, commit=commit, calls=calls,
+            failures=stats.failures if stats else 0, last_used=stats.last_used if stats else None,
+            mean_ms=stats.mean_ms if stats else None,
+            path=self.project.relative(self.project.tool_path(entry.name)),
+        )
+
+    def version_commit(self, entry: Entry) -> str | None:
+        """The commit the registered version was written at; looked up in git once when unknown."""
+        if entry.commit or entry.spec is None:
+            return entry.commit
+        rel = self.project.relative(self.project.tool_path(entry.name))
+        commit = self.git.last_commit_for(rel)
+        if commit is None:
+            return None
+        try:
+            committed = self.git.show(rel, commit)
+        except ValueError:
+            return None
+        if committed is not None and source_sha(committed) == entry.spec.source_sha:
+            self.state.record_version(entry.name, entry.spec.source_sha, commit)
+            self.state.set_version_commit(entry.name, entry.spec.source_sha, commit)
+            self.registry.set_commit(entry.name, commit)
+            return commit
+        return None
+
+    def _drifted(self, entry: Entry, commit: str | None) -> bool:
+        assert entry.spec is not None
+        files_read = self.state.files_read(entry.name)
+        if not commit or not (entry.spec.depends_on or files_read):
+            return False
+        watched = self.drift_checker.watched_files(commit, entry.spec.depends_on, files_read)
+        return bool(self.drift_checker.changed_files(commit, watched))
+
+    def tools(self) -> list[ToolRecord]:
+        usage = self.state.usage()
+        return [self._record(entry, usage) for entry in self.registry.entries()]
+
+    def get(self, name: str) -> ToolRecord | None:
+        entry = self.registry.get(name)
+        return self._record(entry, self.state.usage()) if entry else None
+
+    def specs(self) -> list[ToolSpec]:
+        """The callable tools (last good versions), for the model's tool list."""
+        return [entry.spec for entry in self.registry.entries() if entry.spec is not None]
+
+    def runnable_paths(self) -> dict[str, str]:
+        """name → path of the last good source of each tool (what `run_python` should import)."""
+        return {e.name: str(e.runnable) for e in self.registry.entries() if e.runnable is not None}
+
+    def source(self, name: str) -> str | None:
+        """The current file's text (possibly broken), else the last good version's text."""
+        data = read_bytes_or_none(self.project.tool_path(name))
+        entry = self.registry.get(name)
+        if data is None and entry is not None and entry.runnable is not None:
+            data = read_bytes_or_none(entry.runnable)
+        return data.decode("utf-8", "replace") if data is not None else None
+
+    def search(self, query: str, limit: int = 20) -> list[ToolSpec]:
+        return search_specs(self.specs(), self.state.usage(), query, limit)
+
+    def history(self, name: str) -> list[HistoryEntry]:
+        return self.git.history(self.project.relative(self.project.tool_path(name)))
+
+    def diff(self, name: str, rev: str | None = None) -> str:
+        """Diff of the tool file from `rev` (default: the commit before its latest one) to the work tree."""
+        rel = self.project.relative(self.project.tool_path(name))
+        if rev is None:
+            history = self.history(name)
+            if not history:
+                raise PipelineError("missing", f"{name} has no history in git")
+            rev = history[1].rev if len(history) > 1 else history[0].rev
+            if len(history) == 1:
+                return self.git.diff(rel, f"{rev}^", rev) if self.git.show(rel, rev) is not None else ""
+        try:
+            return self.git.diff(rel, rev)
+        except ValueError as exc:
+            raise PipelineError("missing", str(exc)) from exc
+
+    # mutations -------------------------------------------------------------------
+    async def save_tool(self, name: str, source: str, *, author: str = "agent") -> ToolRecord:
+        """Create or update a tool through the whole pipeline; raises PipelineError, leaving everything as it was."""
+        check_name(name)
+        async with self.pipeline.lock:
+            existed = self.registry.get(name) is not None or self.project.tool_path(name).exists()
+            verb = "update" if existed else "add"
+            suffix = "" if author == "agent" else f" ({author})"
+            entry, outcome = await self.pipeline.save(name, source.encode("utf-8"), f"tuiagent: {verb} tool {name}{suffix}")
+        self._notify([name], self._reason(verb, outcome))
+        return self._record(entry, self.state.usage())
+
+    async def revert(self, name: str, rev: str | None = None) -> ToolRecord:
+        """Back to the previous (or the given) committed version, through the pipeline, as a new commit."""
+        check_name(name)
+        rel = self.project.relative(self.project.tool_path(name))
+        async with self.pipeline.lock:
+            if rev is None:
+                current = read_bytes_or_none(self.project.tool_path(name))
+                candidates = [h for h in self.history(name) if not h.deleted]
+                target = next((h for h in candidates if self.git.show(rel, h.rev) not in (None, current)), None)
+                if target is None:
+                    raise PipelineError("missing", f"{name} has no earlier version to revert to")
+                rev = target.rev
+            try:
+                data = self.git.show(rel, rev)
+            except ValueError as exc:
+                raise PipelineError("missing", str(exc)) from exc
+            if data is None:
+                raise PipelineError("missing", f"{name} does not exist at {rev}")
+            entry, outcome = await self.pipeline.save(name, data, f"tuiagent: revert tool {name} to {rev[:8]}")
+        self._notify([name], self._reason("revert", outcome))
+        return self._record(entry, self.state.usage())
+
+    async def prune(self, name: str) -> CommitOutcome:
+        """Delete the tool (a new commit; `restore` brings it back)."""
+        async with self.pipeline.lock:
+            if self.registry.get(name) is None and not self.project.tool_path(name).exists():
+                raise PipelineError("missing", f"no tool named {name!r}")
+            outcome = await self.pipeline.remove(name, f"tuiagent: prune tool {name}")
+        self._notify([name], self._reason("prune", outcome))
+        return outcome
+
+    async def restore(self, name: str) -> ToolRecord:
+        """Bring a pruned or deleted tool back from git history, through the pipeline, as a new commit."""
+        check_name(name)
+        async with self.pipeline.lock:
+            if self.project.tool_path(name).exists():
+                raise PipelineError("missing", f"{name} exists; nothing to restore")
+            found = self.git.last_version_before_deletion(self.project.relative(self.project.tool_path(name)))
+            if found is None:
+                raise PipelineError("missing", f"no deleted version of {name!r} in git history")
+            writer, data = found
+            entry, outcome = await self.pipeline.save(name, data, f"tuiagent: restore tool {name} (from {writer[:8]})")
+        self._notify([name], self._reason("restore", outcome))
+        return self._record(entry, self.state.usage())
+
+    @staticmethod
+    def _reason(verb: str, outcome: CommitOutcome) -> str:
+        return verb if outcome.committed else f"{verb}; {outcome.message}"
+
+    # calls -----------------------------------------------------------------------
+    async def call_tool(self, name: str, args: dict[str, Any], *, allow_network: bool = False,
+                        policy: SandboxPolicy | None = None) -> RunResult:
+        """Run the last good version in the sandbox and record usage and the files it read."""
+        entry = self.registry.get(name)
+        if entry is None or entry.spec is None or entry.runnable is None:
+            raise PipelineError("missing", f"no callable tool named {name!r}")
+        check_arguments(entry.spec, args)
+        if entry.spec.network and allow_network:
+            policy = (policy or SandboxPolicy()).with_(network=True)
+        if not entry.runnable.exists():
+            entry = self.registry.register(name, entry.spec, self.pipeline.keep_runnable(
+                self.git.show(self.project.relative(self.project.tool_path(name)), entry.commit or "HEAD") or b""), entry.commit)
+        run = await self.sandbox.call_function(module=name, function=name, kwargs=args, module_path=entry.runnable,
+                                               policy=policy, label=f"tool {name}", version=entry.spec.source_sha)
+        await asyncio.to_thread(self.state.record_run, name, ok=run.ok, duration_ms=run.duration_ms,
+                                files_read=run.files_read, source_sha=entry.spec.source_sha)
+        self._notify([name], "called")
+        return run
+
+    # drift -----------------------------------------------------------------------
+    async def drift(self, name: str | None = None) -> list[DriftReport]:
+        """Drift reports (the diff of dependency files since each tool's commit, tests re-run) for one or all tools."""
+        names = [name] if name else [e.name for e in self.registry.entries() if e.spec is not None]
+        reports = []
+        for tool in names:
+            entry = self.registry.get(tool)
+            if entry is None or entry.spec is None:
+                raise PipelineError("missing", f"no callable tool named {tool!r}")
+            reports.append(await build_drift_report(self, entry))
+        return reports
+
+    # hot reload --------------------------------------------------------------------
+    async def handle_file_changes(self, names: set[str]) -> list[str]:
+        """Revalidate tool files changed outside the catalog; own writes (same content hash) are ignored."""
+        changed: list[str] = []
+        async with self.pipeline.lock:
+            for name in sorted(names):
+                path = self.project.tool_path(name)
+                data = read_bytes_or_none(path)
+                entry = self.registry.get(name)
+                if data is None:
+                    if entry is not None:
+                        await self.pipeline.remove(name, f"tuiagent: remove tool {name} (file deleted outside tuiagent)")
+                        changed.append(name)
+                    continue
+                if entry is not None and entry.disk_sha == source_sha(data):
+                    continue
+                verb = "update" if entry is not None else "add"
+                await self.pipeline.accept_disk(name, f"tuiagent: {verb} tool {name} (edited outside tuiagent)")
+                changed.append(name)
+        if changed:
+            self._notify(changed, "edited outside tuiagent")
+        return changed
+
+    async def watch(self) -> None:
+        """Hot reload: watch `.agent/tools/` until cancelled."""
+        self.watcher = ToolWatcher(self.project.tools_dir, self._on_watch)
+        await self.watcher.run()
+
+    async def _on_watch(self, names: set[str]) -> None:
+        await self.handle_file_changes(names)

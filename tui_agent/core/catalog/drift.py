@@ -1,0 +1,109 @@
+"""Silent-drift detection: which of a tool's dependency files changed since the commit its version was written at."""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import hashlib
+from pathlib import Path
+from typing import Iterable
+
+import git
+
+AGENT_PREFIX = ".agent/"
+
+
+def blob_sha(data: bytes) -> str:
+    """The git blob id of `data` (what `git hash-object` prints)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+class DriftChecker:
+    """Compares dependency files in the work tree (committed or not) against a base commit; caches tree listings."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._trees: dict[str, dict[str, str]] = {}
+
+    def _repo(self) -> git.Repo | None:
+        try:
+            return git.Repo(self.root)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return None
+
+    def tree_blobs(self, commit: str) -> dict[str, str]:
+        """path → blob id of every file in `commit` (cached: commits never change)."""
+        if commit not in self._trees:
+            blobs: dict[str, str] = {}
+            repo = self._repo()
+            if repo is not None:
+                try:
+                    tree = repo.commit(commit).tree
+                    for item in tree.traverse():
+                        if item.type == "blob":
+                            blobs[item.path] = item.hexsha
+                except (ValueError, git.BadName, git.GitCommandError):
+                    pass
+                finally:
+                    repo.close()
+            self._trees[commit] = blobs
+        return self._trees[commit]
+
+    def watched_files(self, commit: str | None, globs: Iterable[str], files_read: Iterable[str]) -> list[str]:
+        """DEPENDS_ON matches (in the work tree now or in the base commit) plus the files runs actually read."""
+        patterns = [g for g in globs if g]
+        found: set[str] = set()
+        for pattern in patterns:
+            for path in self.root.glob(pattern):
+                if path.is_file():
+                    found.add(path.relative_to(self.root).as_posix())
+        if commit and patterns:
+            for rel in self.tree_blobs(commit):
+                if any(fnmatch.fnmatchcase(rel, p) for p in patterns):
+                    found.add(rel)
+        found.update(files_read)
+        return sorted(p for p in found if not p.startswith((AGENT_PREFIX, ".git/")) and ".." not in p.split("/"))
+
+    def _worktree_bytes(self, rel: str) -> bytes | None:
+        path = self.root / rel
+        return path.read_bytes() if path.is_file() else None
+
+    def changed_files(self, commit: str | None, watched: Iterable[str]) -> list[str]:
+        if not commit:
+            return []
+        blobs = self.tree_blobs(commit)
+        changed = []
+        for rel in watched:
+            data = self._worktree_bytes(rel)
+            now = blob_sha(data) if data is not None else None
+            if blobs.get(rel) != now:
+                changed.append(rel)
+        return changed
+
+    def old_bytes(self, commit: str, rel: str) -> bytes | None:
+        blob = self.tree_blobs(commit).get(rel)
+        if blob is None:
+            return None
+        repo = self._repo()
+        if repo is None:
+            return None
+        try:
+            return repo.odb.stream(bytes.fromhex(blob)).read()
+        finally:
+            repo.close()
+
+    def diff(self, commit: str, changed: Iterable[str]) -> str:
+        """A unified diff of the changed files between `commit` and the work tree."""
+        chunks: list[str] = []
+        for rel in changed:
+            old, new = self.old_bytes(commit, rel), self._worktree_bytes(rel)
+            if (old is not None and b"\0" in old) or (new is not None and b"\0" in new):
+                chunks.append(f"Binary file {rel} changed\n")
+                continue
+            old_lines = old.decode("utf-8", "replace").splitlines(keepends=True) if old is not None else []
+            new_lines = new.decode("utf-8", "replace").splitlines(keepends=True) if new is not None else []
+            fromfile = f"a/{rel}" if old is not None else "/dev/null"
+            tofile = f"b/{rel}" if new is not None else "/dev/null"
+            lines = list(difflib.unified_diff(old_lines, new_lines, fromfile, tofile))
+            chunks.append("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines))
+        return "".join(chunks)

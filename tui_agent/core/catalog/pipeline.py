@@ -1,0 +1,184 @@
+"""The authoring pipeline: static checks → sandboxed import/schema/tests → atomic write → git commit → register."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any, Protocol
+
+from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.catalog.gitstore import CommitOutcome
+from tui_agent.core.catalog.files import atomic_delete, atomic_write, read_bytes_or_none
+from tui_agent.core.catalog.inspector import DEFAULT_TEST_TIMEOUT_S, INSPECTOR_VERSION
+from tui_agent.core.catalog.models import ToolSpec
+from tui_agent.core.catalog.registry import Entry, Registry
+from tui_agent.core.catalog.state import StateStore
+from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox.policy import ERROR_TIMEOUT, RunResult, SandboxPolicy
+
+INSPECTOR_MODULE = "tui_agent.core.catalog.inspector"
+
+
+class SandboxLike(Protocol):
+    async def call_function(self, *, module: str, function: str, kwargs: dict, module_path: Path | None = None,
+                            policy: SandboxPolicy | None = None, label: str = "", version: str | None = None) -> RunResult: ...
+
+
+class GitLike(Protocol):
+    def commit(self, changes: dict[str, bytes | None], message: str) -> CommitOutcome: ...
+
+
+class Pipeline:
+    """Every change to a tool file goes through here, under one lock, so disk, git and registry stay consistent."""
+
+    def __init__(self, project: Project, sandbox: SandboxLike, state: StateStore, registry: Registry, git: GitLike, *,
+                 inspect_timeout_s: float = 60.0, test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S) -> None:
+        self.project = project
+        self.sandbox = sandbox
+        self.state = state
+        self.registry = registry
+        self.git = git
+        self.inspect_policy = SandboxPolicy(timeout_s=inspect_timeout_s, network=False)
+        self.test_timeout_s = test_timeout_s
+        self.lock = asyncio.Lock()
+        self.last_commit_note: str | None = None
+
+    # validation ----------------------------------------------------------------
+    async def validate(self, name: str, data: bytes, *, use_cache: bool = False) -> ToolSpec:
+        """Static checks, then import + schema + the tool's own tests in the sandbox; raises PipelineError."""
+        check_tool_bytes(name, data)
+        sha = source_sha(data)
+        if use_cache:
+            cached = self.state.cached_validation(sha, INSPECTOR_VERSION)
+            if cached is not None and cached.get("ok") and cached["schema"]["name"] == name:
+                return ToolSpec.from_inspection(cached, sha)
+        result = await self.inspect(name, data, run_tests=True)
+        self.state.cache_validation(sha, INSPECTOR_VERSION, result)
+        return ToolSpec.from_inspection(result, sha)
+
+    async def inspect(self, name: str, data: bytes, *, run_tests: bool) -> dict[str, Any]:
+        """Run the inspector on `data` in the sandbox; returns its successful result or raises PipelineError."""
+        staging = self.project.cache_dir / "staging"
+        staging.mkdir(parents=True, exist_ok=True)
+        path = staging / f"{name}-{source_sha(data)[:16]}.py"
+        atomic_write(path, data)
+        try:
+            run = await self.sandbox.call_function(
+                module=INSPECTOR_MODULE, function="inspect_tool_file",
+                kwargs={"path": str(path), "name": name, "run_tests": run_tests, "test_timeout_s": self.test_timeout_s},
+                policy=self.inspect_policy, label=f"inspect {name}",
+            )
+        finally:
+            path.unlink(missing_ok=True)
+        return interpret_inspection(run, self.inspect_policy.timeout_s)
+
+    # runnable copies -------------------------------------------------------------
+    def runnable_path(self, sha: str) -> Path:
+        return self.project.cache_dir / "tools" / f"{sha}.py"
+
+    def keep_runnable(self, data: bytes) -> Path:
+        path = self.runnable_path(source_sha(data))
+        if not path.exists():
+            atomic_write(path, data)
+        return path
+
+    def register(self, name: str, spec: ToolSpec, data: bytes, commit: str | None) -> Entry:
+        runnable = self.keep_runnable(data)
+        self.state.record_version(name, spec.source_sha, commit)
+        if commit:
+            self.state.set_version_commit(name, spec.source_sha, commit)
+        return self.registry.register(name, spec, runnable, self.state.version_commit(name, spec.source_sha))
+
+    # mutations (callers hold self.lock) -------------------------------------------
+    async def write_validated(self, name: str, data: bytes, spec: ToolSpec, message: str) -> tuple[Entry, CommitOutcome]:
+        """Atomically write an already validated version, commit it, register it; on failure put everything back."""
+        path = self.project.tool_path(name)
+        rel = self.project.relative(path)
+        previous_bytes = read_bytes_or_none(path)
+        previous_entry = self.registry.get(name)
+        if previous_bytes == data:
+            outcome = await self.commit({rel: data}, message)
+            return self.register(name, spec, data, outcome.sha), outcome
+        self.registry.set_disk_sha(name, spec.source_sha)
+        try:
+            atomic_write(path, data)
+        except OSError as exc:
+            self.registry.restore_entry(name, previous_entry)
+            raise PipelineError("write", f"cannot write {rel}: {exc}") from exc
+        try:
+            outcome = await self.commit({rel: data}, message)
+        except Exception as exc:
+            self.put_back(path, previous_bytes)
+            self.registry.restore_entry(name, previous_entry)
+            raise PipelineError("commit", f"git commit failed, the file was put back: {exc}") from exc
+        return self.register(name, spec, data, outcome.sha), outcome
+
+    async def save(self, name: str, data: bytes, message: str) -> tuple[Entry, CommitOutcome]:
+        """The whole pipeline for a new or updated version (create_tool, revert, restore)."""
+        spec = await self.validate(name, data)
+        return await self.write_validated(name, data, spec, message)
+
+    async def accept_disk(self, name: str, message: str) -> tuple[Entry | None, CommitOutcome | None]:
+        """A person edited or created the file: validate what is on disk; commit + register, or mark it broken."""
+        path = self.project.tool_path(name)
+        data = read_bytes_or_none(path)
+        if data is None:
+            return None, None
+        sha = source_sha(data)
+        try:
+            spec = await self.validate(name, data)
+        except PipelineError as error:
+            return self.registry.mark_broken(name, error, sha), None
+        if read_bytes_or_none(path) != data:  # edited again while we validated: the next event handles it
+            return self.registry.get(name), None
+        outcome = await self.commit({self.project.relative(path): data}, message)
+        return self.register(name, spec, data, outcome.sha), outcome
+
+    async def remove(self, name: str, message: str) -> CommitOutcome:
+        """Delete the tool file (if still there), commit the deletion, unregister; put the file back on failure."""
+        path = self.project.tool_path(name)
+        previous_bytes = read_bytes_or_none(path)
+        previous_entry = self.registry.unregister(name)
+        try:
+            atomic_delete(path)
+            return await self.commit({self.project.relative(path): None}, message)
+        except Exception as exc:
+            self.put_back(path, previous_bytes)
+            self.registry.restore_entry(name, previous_entry)
+            raise PipelineError("commit", f"removing {name} failed, the file was put back: {exc}") from exc
+
+    async def commit(self, changes: dict[str, bytes | None], message: str) -> CommitOutcome:
+        """Commit catalog paths in a worker thread (git takes tens of ms); deferrals are outcomes, not errors."""
+        outcome = await asyncio.to_thread(self.git.commit, changes, message)
+        self.last_commit_note = outcome.message
+        return outcome
+
+    @staticmethod
+    def put_back(path: Path, data: bytes | None) -> None:
+        if data is None:
+            atomic_delete(path)
+        else:
+            atomic_write(path, data)
+
+    def clear_staging(self) -> None:
+        shutil.rmtree(self.project.cache_dir / "staging", ignore_errors=True)
+
+
+def interpret_inspection(run: RunResult, timeout_s: float) -> dict[str, Any]:
+    """Turn the sandbox's RunResult of the inspector into its result dict, or a PipelineError."""
+    if not run.ok:
+        if run.error_kind == ERROR_TIMEOUT:
+            raise PipelineError("inspect", f"importing or testing the tool did not finish within {timeout_s:g} s "
+                                           "(an import or a test that hangs?)")
+        detail = (run.error or run.stderr or "unknown error").strip().splitlines()
+        raise PipelineError("inspect", f"the isolated import failed ({run.error_kind}): {detail[-1] if detail else ''}")
+    value = run.value
+    if run.value_is_repr or not isinstance(value, dict) or "ok" not in value:
+        raise PipelineError("inspect", f"the inspector returned an unexpected value: {str(value)[:200]}")
+    if not value["ok"]:
+        error = value["error"]
+        details = {"tests": value.get("tests", [])} if value.get("tests") else None
+        raise PipelineError(error["stage"], error["message"], error.get("line"), details=details)
+    return value

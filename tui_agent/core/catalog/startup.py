@@ -1,0 +1,121 @@
+"""Startup: validate and register the tools already in `.agent/tools/` (cached by content hash) and catch up git."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git as gitpython
+
+from tui_agent.core.catalog.drift import blob_sha
+from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.catalog.files import read_bytes_or_none, tool_name_of
+from tui_agent.core.catalog.gitstore import CatalogGit
+from tui_agent.core.catalog.inspector import INSPECTOR_VERSION
+from tui_agent.core.catalog.models import ToolSpec
+from tui_agent.core.catalog.pipeline import Pipeline
+from tui_agent.core.catalog.toolfile import source_sha
+
+
+@dataclass
+class LoadReport:
+    """What a startup load did: tools served from the cache, validated afresh, broken, and caught up in git."""
+
+    cached: list[str] = field(default_factory=list)
+    validated: list[str] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
+    caught_up: list[str] = field(default_factory=list)
+    git_message: str | None = None
+
+
+def head_tool_blobs(git: CatalogGit, tools_dir: Path) -> dict[str, str] | None:
+    """Tool file name → blob id in HEAD (one `git ls-tree`), or None without a repository or commit."""
+    status = git.status()
+    if not status.has_repo or not status.head:
+        return None
+    try:
+        listing = gitpython.Git(str(tools_dir)).ls_tree("-z", "HEAD", "--", ".")
+    except gitpython.GitCommandError:
+        return None
+    blobs: dict[str, str] = {}
+    for record in listing.split("\0"):
+        if "\t" in record:
+            meta, path = record.split("\t", 1)
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob":
+                blobs[Path(path).name] = parts[2]
+    return blobs
+
+
+async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
+    """Register every tool file on disk; a broken file keeps its HEAD version live when that one is good."""
+    project, registry, state = pipeline.project, pipeline.registry, pipeline.state
+    report = LoadReport()
+    cached = state.all_cached_validations(INSPECTOR_VERSION)
+    commits = state.all_version_commits()
+    head_blobs = head_tool_blobs(git, project.tools_dir) if project.tools_dir.is_dir() else None
+    fresh: list[tuple[str, Path, bytes]] = []
+    pending_commit: dict[str, bytes] = {}
+    for path in sorted(project.tools_dir.glob("*.py")):
+        name = tool_name_of(path)
+        data = read_bytes_or_none(path)
+        if name is None or data is None:
+            continue
+        sha = source_sha(data)
+        result = cached.get(sha)
+        if result is not None and result.get("ok") and result["schema"]["name"] == name:
+            spec = ToolSpec.from_inspection(result, sha)
+            runnable = pipeline.keep_runnable(data)
+            registry.register(name, spec, runnable, commits.get((name, sha)))
+            report.cached.append(name)
+            if head_blobs is not None and head_blobs.get(path.name) != blob_sha(data):
+                pending_commit[project.relative(path)] = data
+        else:
+            fresh.append((name, path, data))
+    for name, path, data in fresh:
+        rel = project.relative(path)
+        try:
+            spec = await pipeline.validate(name, data)
+        except PipelineError as error:
+            await keep_head_version(pipeline, git, name, rel, data, head_blobs)
+            registry.mark_broken(name, error, source_sha(data))
+            report.broken.append(name)
+            continue
+        pipeline.register(name, spec, data, None)
+        report.validated.append(name)
+        if head_blobs is not None and head_blobs.get(path.name) != blob_sha(data):
+            pending_commit[rel] = data
+    if pending_commit:
+        names = sorted(Path(rel).stem for rel in pending_commit)
+        message = f"tuiagent: catch up tool{'s' if len(names) > 1 else ''} {', '.join(names)} (changed while tuiagent was not running)"
+        outcome = await pipeline.commit(pending_commit, message)
+        report.caught_up = names
+        report.git_message = outcome.message
+        if outcome.sha:
+            for rel, data in pending_commit.items():
+                name = Path(rel).stem
+                state.set_version_commit(name, source_sha(data), outcome.sha)
+                registry.set_commit(name, outcome.sha)
+    elif git.pending():
+        outcome = await asyncio.to_thread(git.catch_up)
+        report.git_message = outcome.message
+    return report
+
+
+async def keep_head_version(pipeline: Pipeline, git: CatalogGit, name: str, rel: str, data: bytes,
+                            head_blobs: dict[str, str] | None) -> None:
+    """When the file on disk is broken, register its committed version (if good) as the last good one."""
+    if not head_blobs or name + ".py" not in head_blobs or head_blobs[name + ".py"] == blob_sha(data):
+        return
+    try:
+        committed = await asyncio.to_thread(git.show, rel, "HEAD")
+    except ValueError:
+        return
+    if committed is None:
+        return
+    try:
+        spec = await pipeline.validate(name, committed, use_cache=True)
+    except PipelineError:
+        return
+    pipeline.register(name, spec, committed, await asyncio.to_thread(git.last_commit_for, rel))
