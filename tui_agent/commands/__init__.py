@@ -5,3 +5,6 @@ from __future__ import annotations
 from types import ModuleType
 
 COMMAND_GROUPS: list[ModuleType] = []
+
+from tui_agent.commands import tools  # noqa: E402  (tuiagent tools ...)
+COMMAND_GROUPS.append(tools)

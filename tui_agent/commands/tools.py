@@ -1,0 +1,265 @@
+"""`tuiagent tools list|show|history|diff|revert|prune|restore|run|drift`, each with `--json`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from tui_agent.core.project import Project
+
+SUBCOMMANDS = ("list", "show", "history", "diff", "revert", "prune", "restore", "run", "drift")
+
+
+class UsageError(Exception):
+    """Bad input on the command line (exit code 2)."""
+
+
+def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
+    tools = subparsers.add_parser("tools", help="inspect and manage the project's tool catalog")
+    tools.add_argument("--init-git", action="store_true", help="create a git repository when there is none")
+    actions = tools.add_subparsers(dest="tools_command", required=True)
+
+    def action(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = actions.add_parser(name, help=help_text)
+        sub.add_argument("--init-git", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        if name != "run":
+            sub.add_argument("--json", action="store_true", help="machine-readable output")
+        sub.set_defaults(handler=handle)
+        return sub
+
+    action("list", "every tool with status, calls, failures, last use and description")
+    action("show", "a tool's status, schema and source").add_argument("name")
+    action("history", "the commits that touched a tool").add_argument("name")
+    diff = action("diff", "a tool's diff from REV (default: its previous version) to the work tree")
+    diff.add_argument("name")
+    diff.add_argument("rev", nargs="?")
+    revert = action("revert", "back to the previous (or given) version, as a new commit")
+    revert.add_argument("name")
+    revert.add_argument("rev", nargs="?")
+    action("prune", "delete a tool (a commit; `restore` brings it back)").add_argument("name")
+    action("restore", "bring a pruned or deleted tool back from git history").add_argument("name")
+    run = action("run", "call a tool in the sandbox")
+    run.add_argument("name")
+    run.add_argument("--arg", action="append", default=[], metavar="K=V", help="an argument (JSON value or plain text)")
+    run.add_argument("--json", nargs="?", const="", default=None, metavar="ARGS",
+                     help="JSON output; with a value, the arguments as a JSON object")
+    action("drift", "dependency files changed since a tool was written, and its tests re-run").add_argument("name", nargs="?")
+
+
+def handle(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(run_command(args))
+    except UsageError as exc:
+        print(f"tuiagent tools: {exc}", file=sys.stderr)
+        return 2
+
+
+def make_ask_init_git(init_git: bool) -> Callable[[Project], bool]:
+    def ask(project: Project) -> bool:
+        if init_git:
+            return True
+        if sys.stdin.isatty():
+            answer = input(f"{project.root} is not in a git repository. Create one for the tool catalog? [y/N] ")
+            return answer.strip().lower() in ("y", "yes")
+        print(f"tuiagent: {project.root} is not in a git repository; tool changes are not committed. "
+              "Pass --init-git to create one.", file=sys.stderr)
+        return False
+    return ask
+
+
+async def run_command(args: argparse.Namespace) -> int:
+    from tui_agent.core.catalog.api import Catalog
+    from tui_agent.core.catalog.errors import PipelineError
+    from tui_agent.core.sandbox import Sandbox
+
+    command = args.tools_command
+    want_json = args.json is not None if command == "run" else bool(args.json)
+    call_args = parse_call_args(args) if command == "run" else {}
+    project = Project.at(args.project)
+    sandbox = await Sandbox.start(project)
+    try:
+        catalog = await Catalog.open(project, sandbox, ask_init_git=make_ask_init_git(getattr(args, "init_git", False)))
+        try:
+            data, text, code = await COMMANDS[command](catalog, args, call_args)
+        except PipelineError as error:
+            data, text, code = {"error": error.to_dict()}, f"error [{error.stage}]: {error.message}" + (
+                f" (line {error.line})" if error.line else ""), 1
+        finally:
+            await catalog.aclose()
+    finally:
+        await sandbox.aclose()
+    if want_json:
+        print(json.dumps(data, indent=2, default=str))
+    elif text:
+        print(text, file=sys.stderr if code else sys.stdout)
+    return code
+
+
+def parse_call_args(args: argparse.Namespace) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    if args.json:
+        try:
+            loaded = json.loads(args.json)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--json arguments are not valid JSON: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise UsageError("--json arguments must be a JSON object")
+        values.update(loaded)
+    for item in args.arg:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--arg needs KEY=VALUE, got {item!r}")
+        values[key] = raw  # typed against the schema once the tool is known
+    return values
+
+
+def typed_args(schema: dict[str, Any], raw: dict[str, Any], from_cli: set[str]) -> dict[str, Any]:
+    """`--arg` values are text: parse them as JSON unless the parameter is a string."""
+    properties = schema.get("properties", {})
+    typed = dict(raw)
+    for key in from_cli:
+        kind = properties.get(key, {}).get("type")
+        if kind == "string" or (isinstance(kind, list) and "string" in kind):
+            continue
+        try:
+            typed[key] = json.loads(raw[key])
+        except json.JSONDecodeError:
+            pass
+    return typed
+
+
+def ago(timestamp: float | None) -> str:
+    if timestamp is None:
+        return "never"
+    seconds = max(0, int(time.time() - timestamp))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+def need(catalog: Any, name: str) -> Any:
+    from tui_agent.core.catalog.errors import PipelineError
+
+    record = catalog.get(name)
+    if record is None:
+        raise PipelineError("missing", f"no tool named {name!r} (see `tuiagent tools list`)")
+    return record
+
+
+Result = tuple[Any, str, int]
+
+
+async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+    records = catalog.tools()
+    rows = [("NAME", "STATUS", "CALLS", "FAILS", "LAST USED", "DESCRIPTION")]
+    for r in records:
+        description = r.description or (r.error.message if r.error else "")
+        rows.append((r.name, r.status, str(r.calls), str(r.failures), ago(r.last_used), description[:70]))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5] for row in rows]
+    text = "\n".join(lines) if records else "no tools yet (.agent/tools/ is empty)"
+    return [r.to_dict() for r in records], text, 0
+
+
+async def cmd_show(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+    record = need(catalog, args.name)
+    source = catalog.source(args.name) or ""
+    data = record.to_dict() | {"source": source}
+    lines = [f"{record.name}  [{record.status}]  {record.description}", f"file: {record.path}",
+             f"commit: {record.commit or 'none'}   calls: {record.calls}   failures: {record.failures}   last used: {ago(record.last_used)}"]
+    if record.error:
+        lines.append(f"error [{record.error.stage}]: {record.error.message}" + (f" (line {record.error.line})" if record.error.line else ""))
+    if record.spec:
+        lines.append("input schema: " + json.dumps(record.spec.input_schema))
+        if record.spec.depends_on:
+            lines.append("depends on: " + ", ".join(record.spec.depends_on))
+    lines += ["", source]
+    return data, "\n".join(lines), 0
+
+
+async def cmd_history(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+    entries = catalog.history(args.name)
+    if not entries and catalog.get(args.name) is None:
+        need(catalog, args.name)
+    data = [{"rev": e.rev, "short": e.short, "date": e.date, "author": e.author, "message": e.message, "deleted": e.deleted}
+            for e in entries]
+    text = "\n".join(f"{e.short}  {e.date}  {e.message}" for e in entries) or f"{args.name} has no commits yet"
+    return data, text, 0
+
+
+async def cmd_diff(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+    diff = catalog.diff(args.name, args.rev)
+    return {"name": args.name, "rev": args.rev, "diff": diff}, diff.rstrip("\n") or "no differences", 0
+
+
+def change_text(verb: str, name: str, outcome_message: str | None) -> str:
+    return f"{verb} {name}" + (f" ({outcome_message})" if outcome_message else "")
+
+
+async def cmd_revert(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+    need(catalog, args.name) if not catalog.project.tool_path(args.name).exists() else None
+    record = await catalog.revert(args.name, args.rev)
+    note = catalog.pipeline.last_commit_note
+    return record.to_dict() | {"git": note}, change_text("reverted", args.name, note), 0
+
+
+async def cmd_prune(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+    outcome = await catalog.prune(args.name)
+    return {"name": args.name, "committed": outcome.committed, "commit": outcome.sha, "git": outcome.message}, \
+        change_text("pruned", args.name, outcome.message), 0
+
+
+async def cmd_restore(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+    record = await catalog.restore(args.name)
+    note = catalog.pipeline.last_commit_note
+    return record.to_dict() | {"git": note}, change_text("restored", args.name, note), 0
+
+
+async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: dict) -> Result:
+    record = need(catalog, args.name)
+    if record.spec is None:
+        from tui_agent.core.catalog.errors import PipelineError
+        raise PipelineError("missing", f"{args.name} has no good version to run: {record.error.message if record.error else ''}")
+    from_cli = {item.partition("=")[0] for item in args.arg}
+    result = await catalog.call_tool(args.name, typed_args(record.spec.input_schema, call_args, from_cli))
+    if result.ok:
+        value = result.value if not isinstance(result.value, str) or result.value_is_repr else result.value
+        text = value if isinstance(value, str) else json.dumps(value, indent=2, default=str)
+    else:
+        text = f"{args.name} failed ({result.error_kind}): {result.error}"
+    if result.stdout:
+        text = result.stdout.rstrip("\n") + "\n" + text
+    return result.to_dict(), text, 0 if result.ok else 1
+
+
+async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+    if args.name:
+        need(catalog, args.name)
+    reports = await catalog.drift(args.name)
+    blocks = []
+    for r in reports:
+        state = "drifted" if r.drifted else "no drift"
+        tests = "tests FAIL" if r.tests_pass is False else (f"{len(r.tests)} tests pass" if r.tests else "no tests")
+        head = f"{r.name}: {state} since {(r.since_commit or 'unknown')[:8]}; {tests}"
+        if r.test_error and not r.tests_pass:
+            head += f" ({r.test_error['message']})"
+        lines = [head]
+        if r.changed_files:
+            lines.append("changed: " + ", ".join(r.changed_files))
+            lines.append(r.diff.rstrip("\n"))
+        elif r.note:
+            lines.append(r.note)
+        blocks.append("\n".join(lines))
+    return [r.to_dict() for r in reports], "\n\n".join(blocks) or "no tools", 0
+
+
+COMMANDS: dict[str, Callable[[Any, argparse.Namespace, dict], Awaitable[Result]]] = {
+    "list": cmd_list, "show": cmd_show, "history": cmd_history, "diff": cmd_diff, "revert": cmd_revert,
+    "prune": cmd_prune, "restore": cmd_restore, "run": cmd_run, "drift": cmd_drift,
+}
