@@ -1,0 +1,78 @@
+"""The audit log: one JSON line per sandboxed run in `.agent/runs/<YYYY-MM-DD>.jsonl`."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tui_agent.core.sandbox.policy import RunResult
+
+FIELD_LIMIT = 4000
+
+
+def _cut(text: str, limit: int = FIELD_LIMIT) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+def _compact(value: Any) -> Any:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        return _cut(repr(value))
+    return value if len(text) <= FIELD_LIMIT else _cut(text)
+
+
+class AuditLog:
+    """Appends and flushes one line per run; safe to call from several tasks and threads."""
+
+    def __init__(self, runs_dir: Path) -> None:
+        self.runs_dir = runs_dir
+        self._lock = threading.Lock()
+
+    def path_for(self, moment: datetime) -> Path:
+        return self.runs_dir / f"{moment:%Y-%m-%d}.jsonl"
+
+    def record(self, *, label: str, version: str | None, kind: str, result: RunResult,
+               args: Any = None, code: str | None = None, module: str | None = None) -> dict[str, Any]:
+        moment = datetime.now(timezone.utc)
+        entry: dict[str, Any] = {
+            "time": moment.isoformat(timespec="milliseconds"),
+            "kind": kind,
+            "label": label,
+            "version": version,
+            "module": module,
+            "args": _compact(args),
+            "code": _cut(code) if code is not None else None,
+            "ok": result.ok,
+            "value": _compact(result.value) if result.ok else None,
+            "error": _cut(result.error) if result.error else None,
+            "error_kind": result.error_kind,
+            "stdout": _cut(result.stdout, 1000),
+            "stderr": _cut(result.stderr, 1000),
+            "output_truncated": result.output_truncated,
+            "files_read": list(result.files_read),
+            "duration_ms": round(result.duration_ms, 2),
+            "tier": result.tier,
+            "exit_code": result.exit_code,
+        }
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        with self._lock:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+            with open(self.path_for(moment), "a", encoding="utf-8") as handle:
+                handle.write(line)
+                handle.flush()
+        return entry
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every recorded line, oldest file first (for tests and `sandbox` CLI output)."""
+        lines: list[dict[str, Any]] = []
+        if not self.runs_dir.is_dir():
+            return lines
+        for file in sorted(self.runs_dir.glob("*.jsonl")):
+            for raw in file.read_text(encoding="utf-8").splitlines():
+                if raw.strip():
+                    lines.append(json.loads(raw))
+        return lines

@@ -1,0 +1,61 @@
+"""What each protection of a tier covers, in words, for `tuiagent sandbox status` and the UI header."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, TIER_LEVELS, SandboxPolicy
+from tui_agent.core.sandbox.worker_guard import seccomp_arch
+
+FALLBACK_MISSES = (
+    "filesystem: code can write anywhere the user can, not only the project (no mount namespace)",
+    ".git and the catalog are not read-only for agent code (they are still checked and committed by tuiagent)",
+    "home directory: ~/.ssh and other files of the user are readable",
+    "/proc: other same-user processes are visible; their /proc/<pid>/environ is readable unless non-dumpable "
+    "(only the tuiagent process is made non-dumpable)",
+    "processes: RLIMIT_NPROC is not enforced for root; a fork bomb is bounded only by the timeout",
+    "daemons that double-fork, change session and re-exec with a cleared environment after the worker died "
+    "can escape the cleanup",
+)
+
+
+def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) -> dict[str, Any]:
+    strong = tier == TIER_BUBBLEWRAP
+    seccomp = seccomp_arch()
+    protections: dict[str, str] = {
+        "process": "a separate process per run (never the tuiagent process); warm workers are pre-started",
+        "limits": (f"CPU {policy.cpu_s} s, memory {policy.memory_mb} MiB, file size {policy.file_size_mb} MiB, "
+                   f"open files {policy.open_files}, processes {policy.processes} (hard = soft)"),
+        "timeout": f"wall clock {policy.timeout_s:g} s, then SIGTERM and SIGKILL of the whole process tree",
+        "output": f"stdout and stderr capped at {policy.output_bytes} bytes each, with a note when cut",
+        "environment": "allow-listed variables only (" + ", ".join(tiers.ALLOWED_ENV)
+                       + ", PATH, HOME, TMPDIR); API keys and tokens never reach agent code",
+        "seccomp": (f"filter ({seccomp}): no socket() when the network is off, no ptrace, no raising rlimits, "
+                    "no mount/unshare/new user namespace, no kernel module, bpf, keyctl or io_uring")
+                   if seccomp else "not available on this architecture",
+        "capabilities": "all dropped before agent code runs",
+    }
+    if strong:
+        protections.update(
+            namespaces="new pid, ipc, uts and network namespaces; the process tree dies with its sandbox",
+            filesystem="/ read-only; the project is the only writable place; a private /tmp",
+            read_only_in_project=", ".join(tiers.READ_ONLY_INSIDE_PROJECT),
+            home="the user's home (and /root, /home) hidden behind an empty tmpfs",
+            network="off (own empty network namespace) unless a tool declares NETWORK = True",
+            proc="own /proc: ancestors and their environment are invisible",
+        )
+    else:
+        protections.update(
+            network="off through seccomp only (socket() refused) unless a tool declares NETWORK = True"
+                    if seccomp else "NOT isolated: no namespace and no seccomp on this machine",
+            proc="tuiagent's own /proc/<pid>/environ is unreadable (non-dumpable)" if parent_undumpable
+                 else "ancestors' /proc/<pid>/environ may be readable",
+        )
+    return {
+        "tier": tier,
+        "level": TIER_LEVELS[tier],
+        "strong": strong,
+        "protections": protections,
+        "expected_misses": [] if strong else list(FALLBACK_MISSES),
+    }

@@ -1,0 +1,93 @@
+"""Turning a worker's raw outcome (response, output, exit status) into the RunResult the model and the user see."""
+
+from __future__ import annotations
+
+import signal
+
+from tui_agent.core.sandbox.policy import (
+    ERROR_CANCELLED,
+    ERROR_LIMIT,
+    ERROR_SANDBOX,
+    ERROR_TIMEOUT,
+    TIER_BUBBLEWRAP,
+    RunResult,
+    SandboxPolicy,
+)
+from tui_agent.core.sandbox.process import Outcome
+
+STDERR_TAIL = 2000
+
+
+def output_text(data: bytes, total: int, cap: int, stream: str) -> tuple[str, bool]:
+    text = data.decode("utf-8", errors="replace")
+    if total <= cap:
+        return text, False
+    return text + f"\n[{stream} cut: showed the first {cap} of {total} bytes]\n", True
+
+
+def death_signal(exit_code: int | None, tier: str) -> int | None:
+    if exit_code is None:
+        return None
+    if exit_code < 0:
+        return -exit_code
+    if tier == TIER_BUBBLEWRAP and exit_code > 128:
+        return exit_code - 128
+    return None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def failure(outcome: Outcome, policy: SandboxPolicy, tier: str, stderr: str) -> tuple[str, str]:
+    """(error_kind, message) for a run that produced no result of its own."""
+    if outcome.cancelled:
+        return ERROR_CANCELLED, "cancelled: the run's process tree was killed"
+    if outcome.timed_out:
+        return ERROR_TIMEOUT, f"timed out after {policy.timeout_s:g} s: the run's process tree was killed"
+    if outcome.flooded:
+        return ERROR_LIMIT, "output flood: the run wrote far beyond the output cap and was killed"
+    if outcome.protocol_error:
+        return ERROR_SANDBOX, outcome.protocol_error
+    number = death_signal(outcome.exit_code, tier)
+    tail = stderr[-STDERR_TAIL:].strip()
+    detail = f"\n{tail}" if tail else ""
+    if number == signal.SIGXCPU:
+        return ERROR_LIMIT, f"CPU time limit of {policy.cpu_s} s exceeded{detail}"
+    if number == signal.SIGKILL:
+        return ERROR_LIMIT, f"killed by SIGKILL (CPU hard limit or memory exhaustion){detail}"
+    if number is not None:
+        return ERROR_SANDBOX, f"the sandboxed process died from {_signal_name(number)} without a result{detail}"
+    return ERROR_SANDBOX, f"the sandboxed process exited with status {outcome.exit_code} without a result{detail}"
+
+
+def to_run_result(outcome: Outcome, policy: SandboxPolicy, tier: str) -> RunResult:
+    stdout, out_cut = output_text(outcome.stdout, outcome.stdout_total, policy.output_bytes, "stdout")
+    stderr, err_cut = output_text(outcome.stderr, outcome.stderr_total, policy.output_bytes, "stderr")
+    response = outcome.response
+    interrupted = outcome.cancelled or outcome.timed_out or outcome.flooded
+    if response is None or interrupted or "ok" not in response:
+        kind, message = failure(outcome, policy, tier, stderr)
+        return RunResult(
+            ok=False, value=None, value_is_repr=False, error=message, error_kind=kind,
+            stdout=stdout, stderr=stderr, output_truncated=out_cut or err_cut,
+            duration_ms=outcome.duration_ms, files_read=(), tier=tier, exit_code=outcome.exit_code,
+        )
+    files = response.get("files_read") or []
+    return RunResult(
+        ok=bool(response.get("ok")),
+        value=response.get("value"),
+        value_is_repr=bool(response.get("value_is_repr")),
+        error=response.get("error"),
+        error_kind=response.get("error_kind"),
+        stdout=stdout,
+        stderr=stderr,
+        output_truncated=out_cut or err_cut,
+        duration_ms=outcome.duration_ms,
+        files_read=tuple(str(f) for f in files if isinstance(f, str)),
+        tier=tier,
+        exit_code=outcome.exit_code,
+    )

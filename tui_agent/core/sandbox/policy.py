@@ -1,0 +1,100 @@
+"""Sandbox value types: the limits policy, the result of one run, tier levels and the unavailable error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+TIER_BUBBLEWRAP = "bubblewrap"
+TIER_RLIMITS = "rlimits"
+TIER_LEVELS: dict[str, int] = {TIER_RLIMITS: 0, TIER_BUBBLEWRAP: 1}
+"""Isolation tiers, weakest first; `sandbox.min_level` names one of them."""
+
+ERROR_EXCEPTION = "exception"
+ERROR_TIMEOUT = "timeout"
+ERROR_LIMIT = "limit"
+ERROR_SANDBOX = "sandbox"
+ERROR_CANCELLED = "cancelled"
+
+
+class SandboxUnavailable(RuntimeError):
+    """The requested isolation tier cannot be provided (or is below `sandbox.min_level`)."""
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """Limits for one run. Sizes in MiB, times in seconds; `network` False cuts every socket."""
+
+    timeout_s: float = 30.0
+    cpu_s: int = 30
+    memory_mb: int = 1024
+    file_size_mb: int = 64
+    open_files: int = 256
+    processes: int = 64
+    output_bytes: int = 64_000
+    network: bool = False
+
+    def with_(self, **changes: Any) -> "SandboxPolicy":
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "timeout_s": self.timeout_s,
+            "cpu_s": self.cpu_s,
+            "memory_mb": self.memory_mb,
+            "file_size_mb": self.file_size_mb,
+            "open_files": self.open_files,
+            "processes": self.processes,
+            "output_bytes": self.output_bytes,
+            "network": self.network,
+        }
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one sandboxed run produced. `value` is JSON-compatible, or a repr string when `value_is_repr`."""
+
+    ok: bool
+    value: Any
+    value_is_repr: bool
+    error: str | None
+    error_kind: str | None
+    stdout: str
+    stderr: str
+    output_truncated: bool
+    duration_ms: float
+    files_read: tuple[str, ...]
+    tier: str
+    exit_code: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "value": self.value,
+            "value_is_repr": self.value_is_repr,
+            "error": self.error,
+            "error_kind": self.error_kind,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "output_truncated": self.output_truncated,
+            "duration_ms": self.duration_ms,
+            "files_read": list(self.files_read),
+            "tier": self.tier,
+            "exit_code": self.exit_code,
+        }
+
+
+def check_level(tier: str, min_level: str | None) -> None:
+    """Raise SandboxUnavailable when `tier` is weaker than `min_level` (or either is unknown)."""
+    if tier not in TIER_LEVELS:
+        raise SandboxUnavailable(f"unknown sandbox tier {tier!r}; known: {', '.join(TIER_LEVELS)}")
+    if min_level is None:
+        return
+    if min_level not in TIER_LEVELS:
+        raise SandboxUnavailable(
+            f"sandbox.min_level = {min_level!r} is not a tier; use one of: {', '.join(TIER_LEVELS)}"
+        )
+    if TIER_LEVELS[tier] < TIER_LEVELS[min_level]:
+        raise SandboxUnavailable(
+            f"sandbox tier {tier!r} is below sandbox.min_level = {min_level!r}; refusing to run agent code"
+        )

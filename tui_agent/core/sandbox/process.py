@@ -1,0 +1,196 @@
+"""One sandboxed worker process: spawn it, hand it a request over a private socket, collect its outcome, kill its tree."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import signal
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
+from tui_agent.core.sandbox.reaper import kill_tree
+
+RESULT_LIMIT = 8 * 1024 * 1024
+TERM_GRACE_S = 0.3
+DRAIN_AFTER_EXIT_S = 0.5
+
+
+@dataclass
+class Outcome:
+    """The raw facts of one run, before they become a RunResult."""
+
+    response: dict[str, Any] | None
+    stdout: bytes
+    stderr: bytes
+    stdout_total: int
+    stderr_total: int
+    exit_code: int | None
+    timed_out: bool = False
+    cancelled: bool = False
+    flooded: bool = False
+    protocol_error: str | None = None
+    duration_ms: float = 0.0
+
+
+@dataclass
+class _Capture:
+    cap: int
+    data: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+
+class Worker:
+    """A started (possibly still booting) sandboxed interpreter that will serve exactly one request."""
+
+    def __init__(self, process: asyncio.subprocess.Process, channel: socket.socket, tier: str,
+                 token: str, network: bool, layout: tuple[bool, ...], home: str | None) -> None:
+        self.process = process
+        self.channel = channel
+        self.tier = tier
+        self.token = token
+        self.network = network
+        self.layout = layout
+        self.private_dirs = home
+        self.used = False
+        self._cancelled = False
+        self._done = asyncio.Event()
+
+    @classmethod
+    async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path) -> "Worker":
+        parent_end, child_end = socket.socketpair()
+        token = secrets.token_hex(8)
+        try:
+            fd = child_end.fileno()
+            if tier == TIER_BUBBLEWRAP:
+                argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd)
+                env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token)
+                private: str | None = None
+            else:
+                private_dir = scratch / f"run-{token}"
+                (private_dir / "home").mkdir(parents=True)
+                (private_dir / "tmp").mkdir()
+                private = str(private_dir)
+                argv = tiers.worker_argv(fd, project)
+                env = tiers.sandbox_env(home=str(private_dir / "home"), tmpdir=str(private_dir / "tmp"),
+                                        tier=tier, token=token)
+            process = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, pass_fds=(fd,), env=env, cwd=str(project),
+                start_new_session=True,
+            )
+        finally:
+            child_end.close()
+        parent_end.setblocking(False)
+        return cls(process, parent_end, tier, token, network, tiers.project_layout(project), private)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.returncode is None
+
+    async def run(self, request: dict[str, Any], *, timeout_s: float, output_bytes: int) -> Outcome:
+        """Send the request, wait for the result, the exit and the output; kill the tree on timeout."""
+        self.used = True
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        flood_limit = max(16 * 1024 * 1024, output_bytes * 64)
+        flooded = asyncio.Event()
+        out, err = _Capture(output_bytes), _Capture(output_bytes)
+        assert self.process.stdout is not None and self.process.stderr is not None
+        readers = [
+            asyncio.create_task(_drain(self.process.stdout, out, flood_limit, flooded)),
+            asyncio.create_task(_drain(self.process.stderr, err, flood_limit, flooded)),
+        ]
+        protocol_error: str | None = None
+        result_task = asyncio.create_task(self._read_result())
+        try:
+            await loop.sock_sendall(self.channel, (json.dumps(request) + "\n").encode())
+        except OSError as exc:
+            protocol_error = f"the sandboxed worker did not take the request: {exc}"
+        waiter = asyncio.create_task(self.process.wait())
+        flood_waiter = asyncio.create_task(flooded.wait())
+        done, _pending = await asyncio.wait({waiter, flood_waiter}, timeout=timeout_s,
+                                            return_when=asyncio.FIRST_COMPLETED)
+        timed_out = not done
+        if timed_out or flooded.is_set() or self._cancelled:
+            await self.kill()
+        await waiter
+        flood_waiter.cancel()
+        await self.reap_leftovers()
+        try:
+            await asyncio.wait_for(asyncio.gather(*readers), DRAIN_AFTER_EXIT_S)
+        except asyncio.TimeoutError:
+            pass
+        try:
+            raw = await asyncio.wait_for(result_task, DRAIN_AFTER_EXIT_S)
+        except asyncio.TimeoutError:
+            raw = b""
+        self.channel.close()
+        response: dict[str, Any] | None = None
+        if raw:
+            try:
+                decoded = json.loads(raw)
+                response = decoded if isinstance(decoded, dict) else None
+                if response is None:
+                    protocol_error = "the result channel carried something other than a result"
+            except ValueError:
+                protocol_error = "the result channel carried malformed data"
+        self._done.set()
+        return Outcome(
+            response=response, stdout=bytes(out.data), stderr=bytes(err.data),
+            stdout_total=out.total, stderr_total=err.total, exit_code=self.process.returncode,
+            timed_out=timed_out, cancelled=self._cancelled, flooded=flooded.is_set(),
+            protocol_error=protocol_error, duration_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    async def _read_result(self) -> bytes:
+        loop = asyncio.get_running_loop()
+        chunks: list[bytes] = []
+        size = 0
+        while size <= RESULT_LIMIT:
+            chunk = await loop.sock_recv(self.channel, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks) if size <= RESULT_LIMIT else b""
+
+    async def kill(self) -> None:
+        """SIGTERM the whole tree, then SIGKILL whatever is left (also processes that left the group)."""
+        if self.process.returncode is None or self.tier != TIER_BUBBLEWRAP:
+            await asyncio.to_thread(kill_tree, self.process.pid, self.token, TERM_GRACE_S)
+
+    async def cancel(self) -> None:
+        self._cancelled = True
+        await self.kill()
+
+    async def reap_leftovers(self) -> None:
+        """After the worker exited: nothing it started may outlive it."""
+        await asyncio.to_thread(kill_tree, self.process.pid, self.token, 0.0, root_alive=False)
+
+    async def discard(self) -> None:
+        """Kill an unused worker and release its channel."""
+        await self.kill()
+        try:
+            await self.process.wait()
+        finally:
+            self.channel.close()
+
+
+async def _drain(stream: asyncio.StreamReader, capture: _Capture, flood_limit: int, flooded: asyncio.Event) -> None:
+    while True:
+        chunk = await stream.read(65536)
+        if not chunk:
+            return
+        capture.total += len(chunk)
+        room = capture.cap - len(capture.data)
+        if room > 0:
+            capture.data += chunk[:room]
+        if capture.total > flood_limit:
+            flooded.set()

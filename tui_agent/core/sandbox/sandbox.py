@@ -1,0 +1,179 @@
+"""The Sandbox: every tool call, `run_python` snippet and tool self-test runs through it, in a separate isolated process."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox.audit import AuditLog
+from tui_agent.core.sandbox.describe import describe_tier
+from tui_agent.core.sandbox.outcome import to_run_result
+from tui_agent.core.sandbox.policy import (
+    TIER_BUBBLEWRAP,
+    TIER_RLIMITS,
+    RunResult,
+    SandboxPolicy,
+    SandboxUnavailable,
+    check_level,
+)
+from tui_agent.core.sandbox.process import Worker
+from tui_agent.core.sandbox.worker_guard import make_undumpable
+
+DEFAULT_WARM_WORKERS = 2
+
+
+class Sandbox:
+    """Runs agent code in pre-started sandboxed interpreters, one fresh process per run."""
+
+    def __init__(self, project: Project, tier: str, policy: SandboxPolicy, warm_workers: int,
+                 bubblewrap_problem: str | None) -> None:
+        self.project = project
+        self.tier = tier
+        self.policy = policy
+        self.warm_workers = warm_workers
+        self.bubblewrap_problem = bubblewrap_problem
+        self.audit = AuditLog(project.runs_dir)
+        self.parent_undumpable = make_undumpable()
+        self._scratch = Path(tempfile.mkdtemp(prefix="tuiagent-sandbox-"))
+        self._warm: list[Worker] = []
+        self._running: set[Worker] = set()
+        self._refill_task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @classmethod
+    async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
+                    min_level: str | None = None, warm_workers: int = DEFAULT_WARM_WORKERS) -> "Sandbox":
+        """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers."""
+        if min_level is None:
+            min_level = project.load_settings().sandbox_min_level
+        problem = await asyncio.to_thread(tiers.probe_bubblewrap)
+        if tier is None:
+            tier = TIER_BUBBLEWRAP if problem is None else TIER_RLIMITS
+        elif tier == TIER_BUBBLEWRAP and problem is not None:
+            raise SandboxUnavailable(f"the bubblewrap tier is not available: {problem}")
+        check_level(tier, min_level)
+        project.ensure_layout()
+        sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem)
+        await sandbox._fill()
+        return sandbox
+
+    @property
+    def warning(self) -> str | None:
+        """A visible warning when isolation is weaker than the strong tier."""
+        if self.tier == TIER_BUBBLEWRAP:
+            return None
+        why = f" ({self.bubblewrap_problem})" if self.bubblewrap_problem else " (forced)"
+        return f"Weak isolation: resource limits only, no filesystem or namespace isolation{why}."
+
+    def describe(self) -> dict[str, Any]:
+        """The tier in force and what each protection covers (for `sandbox status` and the UI header)."""
+        info = describe_tier(self.tier, self.policy, parent_undumpable=self.parent_undumpable)
+        info["warning"] = self.warning
+        info["bubblewrap_problem"] = self.bubblewrap_problem
+        info["warm_workers"] = self.warm_workers
+        return info
+
+    async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any],
+                            module_path: Path | None = None, policy: SandboxPolicy | None = None,
+                            label: str = "", version: str | None = None) -> RunResult:
+        """Call `module.function(**kwargs)` in the sandbox; `module_path` loads a tool file as `module`."""
+        request: dict[str, Any] = {
+            "op": "call", "module": module, "function": function, "kwargs": kwargs,
+            "module_path": str(module_path) if module_path else None,
+            "own_files": [str(module_path)] if module_path else [],
+        }
+        result = await self._run(request, policy)
+        self.audit.record(label=label or f"{module}.{function}", version=version, kind="call",
+                          result=result, args=kwargs, module=module)
+        return result
+
+    async def run_python(self, code: str, *, policy: SandboxPolicy | None = None) -> RunResult:
+        """Run a snippet with every catalog tool importable by name; a final expression is the result value."""
+        result = await self._run({"op": "exec", "code": code}, policy)
+        self.audit.record(label="run_python", version=None, kind="exec", result=result, code=code)
+        return result
+
+    async def run_file(self, path: Path, *, policy: SandboxPolicy | None = None) -> RunResult:
+        """Run a Python file as `__main__`, the way agent code runs (cwd = the project)."""
+        resolved = path.resolve()
+        request = {"op": "script", "path": str(resolved), "own_files": [str(resolved)]}
+        result = await self._run(request, policy)
+        self.audit.record(label=f"file:{path}", version=None, kind="script", result=result,
+                          code=_read_text(resolved))
+        return result
+
+    async def cancel_running(self) -> None:
+        """Kill every running sandboxed process tree; their calls return error_kind "cancelled"."""
+        await asyncio.gather(*(worker.cancel() for worker in list(self._running)))
+
+    async def aclose(self) -> None:
+        self._closed = True
+        if self._refill_task is not None:
+            self._refill_task.cancel()
+            try:
+                await self._refill_task
+            except (asyncio.CancelledError, Exception):
+                pass
+        await self.cancel_running()
+        warm, self._warm = self._warm, []
+        await asyncio.gather(*(worker.discard() for worker in warm), return_exceptions=True)
+        shutil.rmtree(self._scratch, ignore_errors=True)
+
+    async def _run(self, request: dict[str, Any], policy: SandboxPolicy | None) -> RunResult:
+        if self._closed:
+            raise SandboxUnavailable("the sandbox is closed")
+        effective = policy or self.policy
+        request["policy"] = effective.to_dict()
+        request["tool_dirs"] = [str(self.project.tools_dir)]
+        worker = await self._acquire(effective.network)
+        self._running.add(worker)
+        try:
+            outcome = await worker.run(request, timeout_s=effective.timeout_s,
+                                       output_bytes=effective.output_bytes)
+        finally:
+            self._running.discard(worker)
+            self._release_private_dirs(worker)
+        return to_run_result(outcome, effective, self.tier)
+
+    async def _acquire(self, network: bool) -> Worker:
+        worker: Worker | None = None
+        if not network:
+            layout = tiers.project_layout(self.project.root)
+            while self._warm:
+                candidate = self._warm.pop(0)
+                if candidate.alive and candidate.layout == layout:
+                    worker = candidate
+                    break
+                asyncio.get_running_loop().create_task(candidate.discard())
+            self._schedule_refill()
+        if worker is None:
+            worker = await self._spawn(network)
+        return worker
+
+    async def _spawn(self, network: bool) -> Worker:
+        return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch)
+
+    async def _fill(self) -> None:
+        while not self._closed and len(self._warm) < self.warm_workers:
+            self._warm.append(await self._spawn(False))
+
+    def _schedule_refill(self) -> None:
+        if self._closed or (self._refill_task is not None and not self._refill_task.done()):
+            return
+        self._refill_task = asyncio.get_running_loop().create_task(self._fill())
+
+    def _release_private_dirs(self, worker: Worker) -> None:
+        if worker.private_dirs:
+            shutil.rmtree(worker.private_dirs, ignore_errors=True)
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

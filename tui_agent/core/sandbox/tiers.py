@@ -1,0 +1,138 @@
+"""Isolation tiers: probing bubblewrap, the scrubbed environment, and the command line that starts a worker."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, TIER_RLIMITS
+
+WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+PACKAGE_PARENT = Path(__file__).resolve().parents[3]
+"""The folder holding the `tui_agent` package, put on the worker's path."""
+
+SANDBOX_HOME = "/tmp/home"
+ALLOWED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+"""The only variables copied from the parent's environment; everything else (API keys, tokens) is dropped."""
+
+NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts")
+READ_ONLY_INSIDE_PROJECT = (
+    ".git", ".agent/tools", ".agent/recipes", ".agent/config.toml", ".agent/runs", ".agent/sessions", ".agent/state.db",
+)
+"""Paths inside the project that agent code may read but never change (the history, the catalog, the audit log)."""
+
+_probe_lock = threading.Lock()
+_probe_cache: dict[str, str | None] = {}
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def probe_bubblewrap() -> str | None:
+    """None when bubblewrap really works here (tried once per process), else the reason it does not."""
+    with _probe_lock:
+        if "result" in _probe_cache:
+            return _probe_cache["result"]
+        binary = bwrap_path()
+        if binary is None:
+            reason: str | None = "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+        else:
+            command = [binary, *NAMESPACES, "--unshare-net", "--die-with-parent", "--new-session",
+                       "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "true"]
+            try:
+                done = subprocess.run(command, capture_output=True, timeout=10, env={"PATH": "/usr/bin:/bin"})
+                reason = None if done.returncode == 0 else (
+                    f"bwrap fails here: {done.stderr.decode(errors='replace').strip() or done.returncode}"
+                )
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                reason = f"bwrap fails here: {exc}"
+        _probe_cache["result"] = reason
+        return reason
+
+
+def best_tier() -> str:
+    return TIER_BUBBLEWRAP if probe_bubblewrap() is None else TIER_RLIMITS
+
+
+def sandbox_env(*, home: str, tmpdir: str, tier: str, token: str) -> dict[str, str]:
+    """The allow-listed environment agent code sees: no secret can be in it."""
+    env = {key: os.environ[key] for key in ALLOWED_ENV if key in os.environ}
+    interpreter_bin = str(Path(sys.executable).parent)
+    env.update(
+        PATH=f"{interpreter_bin}:/usr/local/bin:/usr/bin:/bin",
+        HOME=home,
+        TMPDIR=tmpdir,
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONIOENCODING="utf-8",
+        TUIAGENT_SANDBOX=tier,
+        TUIAGENT_SANDBOX_RUN=token,
+    )
+    env.setdefault("LANG", "C.UTF-8")
+    return env
+
+
+def _is_under(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def hidden_paths() -> list[Path]:
+    """Folders replaced by empty tmpfs inside bubblewrap: homes and /tmp."""
+    candidates = [Path("/root"), Path("/home"), Path(os.path.expanduser("~")), Path("/tmp")]
+    unique: list[Path] = []
+    for path in candidates:
+        resolved = path.resolve() if path.exists() else None
+        if resolved is not None and resolved != Path("/") and resolved not in unique:
+            unique.append(resolved)
+    return unique
+
+
+def interpreter_paths() -> list[Path]:
+    """What the worker interpreter needs to be visible: prefixes, the executable's folder, the tui_agent package."""
+    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix),
+             Path(os.path.realpath(sys.executable)).parent, Path(sys.executable).parent, PACKAGE_PARENT}
+    return sorted({p.resolve() for p in paths if p.exists()})
+
+
+def worker_argv(channel_fd: int, project: Path) -> list[str]:
+    return [sys.executable, "-I", "-B", str(WORKER_SCRIPT), str(channel_fd), str(project), str(PACKAGE_PARENT)]
+
+
+def bubblewrap_command(project: Path, *, network: bool, channel_fd: int) -> list[str]:
+    """The bwrap command line: / read-only, homes and /tmp hidden, the project the only writable place."""
+    binary = bwrap_path()
+    assert binary is not None
+    command = [binary, *NAMESPACES, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
+    if not network:
+        command.append("--unshare-net")
+    if os.geteuid() == 0:
+        command += ["--cap-drop", "ALL"]
+    command += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    hidden = hidden_paths()
+    for folder in hidden:
+        command += ["--tmpfs", str(folder)]
+    command += ["--dir", SANDBOX_HOME]
+    interpreter = interpreter_paths()
+    for path in interpreter:
+        if any(_is_under(path, folder) for folder in hidden) and not _is_under(path, project):
+            command += ["--ro-bind", str(path), str(path)]
+    command += ["--bind", str(project), str(project)]
+    for relative in READ_ONLY_INSIDE_PROJECT:
+        inside = project / relative
+        if inside.exists():
+            command += ["--ro-bind", str(inside), str(inside)]
+    for path in interpreter:
+        if _is_under(path, project):
+            command += ["--ro-bind", str(path), str(path)]
+    command += ["--chdir", str(project), "--", *worker_argv(channel_fd, project)]
+    return command
+
+
+def project_layout(project: Path) -> tuple[bool, ...]:
+    """Which read-only paths exist; a warm worker started under another layout must not be used."""
+    return tuple((project / relative).exists() for relative in READ_ONLY_INSIDE_PROJECT)

@@ -1,0 +1,231 @@
+"""The sandboxed interpreter's entry script (stdlib only): one request in on a private channel, one result out."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import json
+import linecache
+import os
+import runpy
+import sys
+import traceback
+import types
+from typing import Any
+
+SNIPPET_NAME = "<run_python>"
+VALUE_LIMIT = 1_000_000
+LIMIT_ERRORS = (MemoryError,)
+
+
+def load_guard() -> types.ModuleType:
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker_guard.py")
+    spec = importlib.util.spec_from_file_location("_tuiagent_worker_guard", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def read_request(channel: int) -> dict[str, Any]:
+    chunks: list[bytes] = []
+    while True:
+        chunk = os.read(channel, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return json.loads(b"".join(chunks) or b"null")
+
+
+class FileReads:
+    """An audit hook recording files opened for reading inside the project (bookkeeping, not security)."""
+
+    def __init__(self, project: str, excluded_dirs: list[str], excluded_files: list[str]) -> None:
+        self.project = os.path.realpath(project)
+        self.excluded_dirs = [os.path.realpath(d) + os.sep for d in excluded_dirs]
+        self.excluded_files = {os.path.realpath(f) for f in excluded_files}
+        self.paths: set[str] = set()
+        self.active = False
+
+    def hook(self, event: str, args: tuple[Any, ...]) -> None:
+        if event != "open" or not self.active:
+            return
+        path, mode, flags = args
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            return
+        if mode is not None and "r" not in mode and "+" not in mode:
+            return
+        if mode is None and isinstance(flags, int) and flags & os.O_ACCMODE == os.O_WRONLY:
+            return
+        self.active = False
+        try:
+            full = os.path.realpath(os.fsdecode(path))
+            if full.startswith(self.project + os.sep) and full not in self.excluded_files:
+                if not any(full.startswith(d) for d in self.excluded_dirs) and os.path.isfile(full):
+                    self.paths.add(os.path.relpath(full, self.project).replace(os.sep, "/"))
+        finally:
+            self.active = True
+
+
+def encode_value(value: Any) -> tuple[Any, bool]:
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text_repr = repr(value)
+        except Exception as exc:  # a hostile __repr__
+            text_repr = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
+        if len(text_repr) > VALUE_LIMIT:
+            text_repr = text_repr[:VALUE_LIMIT] + f"... [repr cut at {VALUE_LIMIT} characters]"
+        return text_repr, True
+    if len(text) > VALUE_LIMIT:
+        return text[:VALUE_LIMIT] + f"... [value cut at {VALUE_LIMIT} characters]", True
+    return value, False
+
+
+def trimmed_traceback(exc: BaseException, own_files: set[str]) -> str:
+    """The traceback keeping only frames of the tool's own files (or the snippet), then the exception line."""
+    frames = [
+        frame for frame in traceback.extract_tb(exc.__traceback__)
+        if frame.filename in own_files or os.path.realpath(frame.filename) in own_files
+    ]
+    text = "".join(traceback.format_exception_only(type(exc), exc))
+    if frames:
+        text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) + text
+    return text
+
+
+def load_named_module(name: str, package_parent: str) -> types.ModuleType:
+    """Import `name`; a `tui_agent.*` module is loaded from its file alone, without the package's __init__ chain."""
+    if name.startswith("tui_agent."):
+        path = os.path.join(package_parent, *name.split(".")) + ".py"
+        return load_file_module(name, path)
+    return importlib.import_module(name)
+
+
+def load_file_module(name: str, path: str) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def finish_value(value: Any) -> Any:
+    if inspect.iscoroutine(value):
+        import asyncio
+
+        return asyncio.run(value)
+    return value
+
+
+def run_call(request: dict[str, Any], package_parent: str) -> Any:
+    module_path = request.get("module_path")
+    if module_path:
+        module = load_file_module(request["module"], module_path)
+    else:
+        module = load_named_module(request["module"], package_parent)
+    function = getattr(module, request["function"])
+    return finish_value(function(**request.get("kwargs", {})))
+
+
+def run_exec(code: str) -> Any:
+    """Run a snippet; when its last statement is an expression, that expression's value is the result."""
+    linecache.cache[SNIPPET_NAME] = (len(code), None, code.splitlines(keepends=True), SNIPPET_NAME)
+    tree = ast.parse(code, SNIPPET_NAME, "exec")
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
+    last_expr = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last_expr = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, SNIPPET_NAME, "exec"), namespace)
+    if last_expr is None:
+        return None
+    return finish_value(eval(compile(last_expr, SNIPPET_NAME, "eval"), namespace))
+
+
+def run_script(path: str) -> Any:
+    sys.argv = [path]
+    runpy.run_path(path, run_name="__main__")
+    return None
+
+
+def main() -> None:
+    channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    guard = load_guard()
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    request = read_request(channel)
+    if request is None:
+        os._exit(3)
+    tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
+    own_files = {SNIPPET_NAME, *(os.path.realpath(p) for p in request.get("own_files", []))}
+    for directory in tool_dirs:
+        for entry in os.listdir(directory):
+            if entry.endswith(".py"):
+                own_files.add(os.path.realpath(os.path.join(directory, entry)))
+    sys.path[:0] = tool_dirs
+    reads = FileReads(project, tool_dirs, list(own_files - {SNIPPET_NAME}))
+    sys.addaudithook(reads.hook)
+    protections = {
+        "subreaper": guard.become_subreaper(),
+        "capabilities_dropped": guard.drop_capabilities(),
+    }
+    guard.apply_rlimits(request["policy"])
+    protections["seccomp"] = guard.install_seccomp(bool(request["policy"].get("network")))
+    response: dict[str, Any] = {"protections": protections}
+    exit_status = 0
+    reads.active = True
+    try:
+        op = request["op"]
+        if op == "call":
+            value = run_call(request, package_parent)
+        elif op == "exec":
+            value = run_exec(request["code"])
+        elif op == "script":
+            value = run_script(request["path"])
+        else:
+            raise ValueError(f"unknown op {op!r}")
+        reads.active = False
+        encoded, is_repr = encode_value(value)
+        response.update(ok=True, value=encoded, value_is_repr=is_repr)
+    except SystemExit as exc:
+        reads.active = False
+        code = exc.code
+        exit_status = code if isinstance(code, int) else (0 if code is None else 1)
+        if code is not None and not isinstance(code, int):
+            print(code, file=sys.stderr)
+        ok = exit_status == 0
+        response.update(ok=ok, value=None, value_is_repr=False, exit_status=exit_status)
+        if not ok:
+            response.update(error=f"SystemExit: {code}", error_kind="exception")
+    except BaseException as exc:  # everything the code raises is reported, never re-raised
+        reads.active = False
+        kind = "limit" if isinstance(exc, LIMIT_ERRORS) or (isinstance(exc, OSError) and exc.errno == 27) else "exception"
+        exit_status = 1
+        try:
+            message = trimmed_traceback(exc, own_files)
+        except BaseException:
+            message = f"{type(exc).__name__} (its message could not be formatted)"
+        response.update(ok=False, value=None, value_is_repr=False, error=message, error_kind=kind)
+    response["files_read"] = sorted(reads.paths)
+    response["exit_status"] = exit_status
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    guard.kill_descendants()
+    payload = (json.dumps(response) + "\n").encode()
+    view = memoryview(payload)
+    while view:
+        written = os.write(channel, view)
+        view = view[written:]
+    os._exit(exit_status)
+
+
+if __name__ == "__main__":
+    main()
