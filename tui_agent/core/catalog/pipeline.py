@@ -28,6 +28,7 @@ class SandboxLike(Protocol):
 
 class GitLike(Protocol):
     def commit(self, changes: dict[str, bytes | None], message: str) -> CommitOutcome: ...
+    def show(self, path: str, rev: str) -> bytes | None: ...
 
 
 class Pipeline:
@@ -44,6 +45,7 @@ class Pipeline:
         self.test_timeout_s = test_timeout_s
         self.lock = asyncio.Lock()
         self.last_commit_note: str | None = None
+        self._gitignore_done = False
 
     # validation ----------------------------------------------------------------
     async def validate(self, name: str, data: bytes, *, use_cache: bool = False) -> ToolSpec:
@@ -151,9 +153,26 @@ class Pipeline:
 
     async def commit(self, changes: dict[str, bytes | None], message: str) -> CommitOutcome:
         """Commit catalog paths in a worker thread (git takes tens of ms); deferrals are outcomes, not errors."""
+        changes = {**self.untracked_gitignore(), **changes}
         outcome = await asyncio.to_thread(self.git.commit, changes, message)
         self.last_commit_note = outcome.message
         return outcome
+
+    def untracked_gitignore(self) -> dict[str, bytes]:
+        """`.agent/.gitignore` joins the first catalog commit, so local state never shows up as untracked."""
+        if self._gitignore_done:
+            return {}
+        path = self.project.agent_dir / ".gitignore"
+        rel = self.project.relative(path)
+        data = read_bytes_or_none(path)
+        try:
+            committed = self.git.show(rel, "HEAD")
+        except ValueError:
+            committed = None
+        if data is None or committed is not None:
+            self._gitignore_done = True
+            return {}
+        return {rel: data}
 
     @staticmethod
     def put_back(path: Path, data: bytes | None) -> None:
