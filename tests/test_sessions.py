@@ -1,0 +1,57 @@
+"""Session transcripts: appended and flushed per record, truncated tails ignored, repaired for resuming."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tui_agent.core.agent.sessions import (
+    INTERRUPTED_RESULT, SessionLog, latest_session_id, list_sessions, load_messages, repair_messages,
+)
+from tui_agent.core.events import TextDelta, TurnStarted
+from tui_agent.core.project import Project
+
+
+def test_records_are_on_disk_as_soon_as_they_are_appended(repo: Path) -> None:
+    project = Project.at(repo)
+    log = SessionLog.create(project, model="m")
+    assert not log.path.exists()  # nothing said yet, no file
+    log.append_event(TurnStarted("hello", log.id))
+    log.append_message({"role": "user", "content": [{"type": "text", "text": "hello"}]})
+    lines = log.path.read_text().splitlines()  # read while the log is still open: flushed
+    assert [json.loads(line)["type"] for line in lines] == ["session", "event", "message"]
+    assert latest_session_id(project) == log.id
+    assert list_sessions(project)[0].first_prompt == "hello"
+    log.close()
+
+
+def test_a_truncated_last_line_is_ignored_and_appends_continue(repo: Path) -> None:
+    project = Project.at(repo)
+    log = SessionLog.create(project, model="m")
+    log.append_message({"role": "user", "content": [{"type": "text", "text": "hi"}]})
+    log.append_message({"role": "assistant", "content": [{"type": "text", "text": "hello"}]})
+    log.close()
+    with log.path.open("a") as handle:
+        handle.write('{"type": "message", "message": {"role": "user", "cont')  # a crash mid-write
+    assert [m["role"] for m in load_messages(log.path)] == ["user", "assistant"]
+    reopened = SessionLog.reopen(project, log.id)
+    reopened.append_event(TextDelta("more"))
+    reopened.close()
+    assert all(json.loads(line) for line in log.path.read_text().splitlines())
+
+
+def test_repair_answers_dangling_tool_uses_and_merges_user_turns() -> None:
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "grep", "input": {}},
+                                          {"type": "tool_use", "id": "t2", "name": "grep", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+        {"role": "user", "content": [{"type": "text", "text": "next prompt"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t3", "name": "grep", "input": {}}]},
+    ]
+    repaired = repair_messages(messages)
+    assert [m["role"] for m in repaired] == ["user", "assistant", "user", "assistant", "user"]
+    second = repaired[2]["content"]
+    assert [b.get("tool_use_id") for b in second[:2]] == ["t2", "t1"] and second[0]["content"] == INTERRUPTED_RESULT
+    assert second[2]["text"] == "next prompt"
+    assert repaired[4]["content"][0]["tool_use_id"] == "t3"

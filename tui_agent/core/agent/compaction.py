@@ -1,0 +1,57 @@
+"""Context-limit handling: estimate a request's size and shorten old tool results so the session can go on."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tui_agent.core.agent.prompt import estimate_tokens
+
+KEEP_RECENT_MESSAGES = 4
+SHORTENED_KEEP_CHARS = 300
+SHORTENED_MARK = "[shortened to save context"
+
+
+def request_tokens(system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]]) -> int:
+    return estimate_tokens(json.dumps(system)) + estimate_tokens(json.dumps(tools)) + estimate_tokens(json.dumps(messages))
+
+
+def _result_text(block: dict[str, Any]) -> str:
+    content = block.get("content", "")
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+def shorten_old_tool_results(messages: list[dict[str, Any]], *, keep_recent: int = KEEP_RECENT_MESSAGES) -> int:
+    """Replace long tool results outside the last `keep_recent` messages with their head and a note; the count shortened."""
+    shortened = 0
+    for message in messages[: max(0, len(messages) - keep_recent)]:
+        content = message.get("content")
+        if isinstance(content, str):
+            continue
+        if message.get("role") == "assistant":
+            shortened += _shorten_tool_inputs(content)
+            continue
+        for block in content:
+            if block.get("type") != "tool_result":
+                continue
+            text = _result_text(block)
+            if len(text) <= SHORTENED_KEEP_CHARS * 2 or SHORTENED_MARK in text:
+                continue
+            block["content"] = f"{text[:SHORTENED_KEEP_CHARS]}\n{SHORTENED_MARK}: {len(text) - SHORTENED_KEEP_CHARS} characters removed; call the tool again if you need them]"
+            shortened += 1
+    return shortened
+
+
+def _shorten_tool_inputs(content: list[dict[str, Any]]) -> int:
+    """Long string inputs of old tool calls (a create_tool source, a write_file content) keep only their head."""
+    shortened = 0
+    for block in content:
+        if block.get("type") != "tool_use" or not isinstance(block.get("input"), dict):
+            continue
+        for key, value in block["input"].items():
+            if isinstance(value, str) and len(value) > SHORTENED_KEEP_CHARS * 4 and SHORTENED_MARK not in value:
+                block["input"][key] = f"{value[:SHORTENED_KEEP_CHARS]}\n{SHORTENED_MARK}: {len(value) - SHORTENED_KEEP_CHARS} characters removed]"
+                shortened += 1
+    return shortened

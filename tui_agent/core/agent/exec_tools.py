@@ -1,0 +1,101 @@
+"""The execution built-ins: run_shell (a command in the sandbox, with approval) and run_python (code-as-harness)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tui_agent.core.agent.permissions import ApprovalRequest
+from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
+
+DEFAULT_SHELL_TIMEOUT_S = 120
+MAX_SHELL_TIMEOUT_S = 600
+SHELL_OUTPUT_CHARS = 20_000
+
+
+def format_run_result(result: Any) -> ToolOutput:
+    """A sandbox RunResult as the text the model reads: the value, the output, or the trimmed error."""
+    parts: list[str] = []
+    if result.ok:
+        if result.value is not None:
+            parts.append(result.value if result.value_is_repr or isinstance(result.value, str) else json.dumps(result.value, indent=1, default=str))
+    else:
+        parts.append(f"error ({result.error_kind}): {result.error}")
+    if result.stdout:
+        parts.append(f"[stdout]\n{result.stdout}")
+    if result.stderr:
+        parts.append(f"[stderr]\n{result.stderr}")
+    if result.output_truncated:
+        parts.append("[the output was truncated by the sandbox]")
+    text, truncated = truncate("\n".join(parts) if parts else "(no value, no output)")
+    return ToolOutput(text, is_error=not result.ok, truncated=truncated or bool(result.output_truncated))
+
+
+def _sandbox(ctx: ToolContext) -> Any:
+    if ctx.sandbox is None:
+        raise ToolFailure("the sandbox is not available in this session")
+    return ctx.sandbox
+
+
+def shell_snippet(command: str, timeout_s: int) -> str:
+    """Python run inside the sandbox that runs `command` with the shell and reports its exit code and output."""
+    return (
+        "import subprocess\n"
+        "try:\n"
+        f"    _done = subprocess.run({command!r}, shell=True, capture_output=True, text=True, errors='replace', timeout={timeout_s})\n"
+        "    _report = {'exit_code': _done.returncode, 'stdout': _done.stdout, 'stderr': _done.stderr}\n"
+        "except subprocess.TimeoutExpired as _expired:\n"
+        f"    _report = {{'exit_code': None, 'stdout': str(_expired.stdout or ''), 'stderr': 'timed out after {timeout_s}s'}}\n"
+        "_report\n"
+    )
+
+
+async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    command = require_str(args, "command")
+    timeout = optional_int(args, "timeout", DEFAULT_SHELL_TIMEOUT_S) or DEFAULT_SHELL_TIMEOUT_S
+    if not 1 <= timeout <= MAX_SHELL_TIMEOUT_S:
+        raise ToolFailure(f"`timeout` must be between 1 and {MAX_SHELL_TIMEOUT_S} seconds")
+    sandbox = _sandbox(ctx)
+    await ctx.require_approval(ApprovalRequest("shell", "run_shell", f"run `{command[:80]}`", command))
+    from tui_agent.core.sandbox.policy import SandboxPolicy
+
+    policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000)
+    result = await sandbox.run_python(shell_snippet(command, timeout), policy=policy)
+    if not result.ok or not isinstance(result.value, dict):
+        return format_run_result(result)
+    report = result.value
+    exit_code = report.get("exit_code")
+    stdout, cut_out = truncate(str(report.get("stdout", "")), SHELL_OUTPUT_CHARS)
+    stderr, cut_err = truncate(str(report.get("stderr", "")), SHELL_OUTPUT_CHARS // 2)
+    lines = [f"exit code: {exit_code if exit_code is not None else 'timeout'}"]
+    if stdout:
+        lines.append(f"[stdout]\n{stdout}")
+    if stderr:
+        lines.append(f"[stderr]\n{stderr}")
+    return ToolOutput("\n".join(lines), is_error=exit_code != 0, truncated=cut_out or cut_err)
+
+
+async def run_python(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    code = require_str(args, "code")
+    sandbox = _sandbox(ctx)
+    # Arbitrary code can write project files like a shell command can, so it asks in the same way.
+    await ctx.require_approval(ApprovalRequest("shell", "run_python", "run a Python snippet in the sandbox", code))
+    result = await sandbox.run_python(code)
+    return format_run_result(result)
+
+
+EXEC_TOOLS: tuple[BuiltinTool, ...] = (
+    BuiltinTool(
+        "run_shell",
+        "Run a shell command in the project folder inside the sandbox (no network, resource limits). Returns the exit code and output. May need the user's approval.",
+        schema({"command": {"type": "string"}, "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_SHELL_TIMEOUT_S, "description": "seconds (default 120)"}}, ["command"]),
+        run_shell,
+    ),
+    BuiltinTool(
+        "run_python",
+        "Run a Python snippet in the sandbox with every catalog tool importable by name (`from find_flaky_recipe_runs import find_flaky_recipe_runs`). "
+        "Use it to compose several tools with loops and conditions in one step. The value of the last expression is returned.",
+        schema({"code": {"type": "string"}}, ["code"]),
+        run_python,
+    ),
+)

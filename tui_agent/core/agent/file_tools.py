@@ -1,0 +1,226 @@
+"""The file built-ins: read_file, write_file, edit_file, list_files and grep, confined to the project."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tui_agent.core.agent.paths import PathRefused, agent_area, confine, refuse_git_internals, relative_name
+from tui_agent.core.agent.permissions import ApprovalRequest
+from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
+
+DEFAULT_READ_LINES = 2000
+MAX_LINE_CHARS = 2000
+MAX_LISTED = 1000
+MAX_GREP_MATCHES = 500
+MAX_GREP_FILE_BYTES = 2_000_000
+SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox"})
+
+
+def _confined(ctx: ToolContext, path: str) -> Path:
+    try:
+        real = confine(ctx.project.root, path)
+    except PathRefused as refused:
+        raise ToolFailure(str(refused)) from None
+    return real
+
+
+def _is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+async def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    real = _confined(ctx, require_str(args, "path"))
+    offset = optional_int(args, "offset", 1) or 1
+    limit = optional_int(args, "limit", DEFAULT_READ_LINES) or DEFAULT_READ_LINES
+    if offset < 1 or limit < 1:
+        raise ToolFailure("`offset` (1-based line number) and `limit` (number of lines) must be positive")
+    if real.is_dir():
+        raise ToolFailure(f"{relative_name(ctx.project.root, real)} is a folder; use list_files")
+    if not real.is_file():
+        raise ToolFailure(f"{relative_name(ctx.project.root, real)} does not exist")
+    data = real.read_bytes()
+    if _is_binary(data):
+        return ToolOutput(f"{relative_name(ctx.project.root, real)} is a binary file ({len(data)} bytes); not shown")
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    chosen = lines[offset - 1 : offset - 1 + limit]
+    numbered = []
+    for number, line in enumerate(chosen, start=offset):
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + " [line cut]"
+        numbered.append(f"{number:6}\t{line}")
+    text = "\n".join(numbered) if numbered else f"(no lines from line {offset}; the file has {len(lines)} lines)"
+    if offset - 1 + limit < len(lines):
+        text += f"\n[showing lines {offset}-{offset - 1 + len(chosen)} of {len(lines)}; read on with offset={offset + len(chosen)}]"
+    text, truncated = truncate(text)
+    return ToolOutput(text, truncated=truncated)
+
+
+async def _check_writable(ctx: ToolContext, real: Path, old: str | None, new: str) -> None:
+    """Refuse protected areas; ask for approval (with the diff) for writes outside `.agent/`."""
+    root = ctx.project.root
+    try:
+        refuse_git_internals(root, real)
+    except PathRefused as refused:
+        raise ToolFailure(str(refused)) from None
+    name = relative_name(root, real)
+    area = agent_area(root, real)
+    if area in ("tools", "recipes"):
+        raise ToolFailure(f"refused: {name} is in the catalog; use create_tool / create_recipe so it goes through the authoring pipeline")
+    if area == "state":
+        raise ToolFailure(f"refused: {name} is tuiagent's own state")
+    if area == "other":
+        if ctx.permissions.mode == "read-only":
+            raise ToolFailure("refused: the session is in read-only mode")
+        return
+    diff = "".join(difflib.unified_diff((old or "").splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}" if old is not None else "/dev/null", f"b/{name}"))
+    summary = f"{'edit' if old is not None else 'create'} {name}"
+    await ctx.require_approval(ApprovalRequest("write", ctx.tool_name, summary, diff or "(no change)"))
+
+
+def _atomic_write(real: Path, content: str) -> None:
+    real.parent.mkdir(parents=True, exist_ok=True)
+    mode = real.stat().st_mode & 0o7777 if real.exists() else None
+    handle, temp_name = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(content)
+        if mode is not None:
+            os.chmod(temp_name, mode)
+        os.replace(temp_name, real)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def _read_text(real: Path) -> str | None:
+    if not real.exists():
+        return None
+    if real.is_dir():
+        raise ToolFailure(f"{real.name} is a folder")
+    data = real.read_bytes()
+    if _is_binary(data):
+        raise ToolFailure("refused: the file is binary")
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+async def write_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    real = _confined(ctx, require_str(args, "path"))
+    content = require_str(args, "content", allow_empty=True)
+    old = _read_text(real)
+    await _check_writable(ctx, real, old, content)
+    _atomic_write(real, content)
+    name = relative_name(ctx.project.root, real)
+    verb = "overwrote" if old is not None else "created"
+    return ToolOutput(f"{verb} {name} ({len(content.splitlines())} lines)")
+
+
+async def edit_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    real = _confined(ctx, require_str(args, "path"))
+    old_text = require_str(args, "old")
+    new_text = require_str(args, "new", allow_empty=True)
+    current = _read_text(real)
+    name = relative_name(ctx.project.root, real)
+    if current is None:
+        raise ToolFailure(f"{name} does not exist; use write_file to create it")
+    count = current.count(old_text)
+    if count == 0:
+        raise ToolFailure(f"`old` was not found in {name}; it must match the file exactly (whitespace included). Read the file again.")
+    if count > 1:
+        raise ToolFailure(f"`old` occurs {count} times in {name}; include more surrounding lines so it matches exactly once")
+    updated = current.replace(old_text, new_text, 1)
+    await _check_writable(ctx, real, current, updated)
+    _atomic_write(real, updated)
+    line = current[: current.index(old_text)].count("\n") + 1
+    return ToolOutput(f"edited {name} at line {line} (-{len(old_text.splitlines())} +{len(new_text.splitlines())} lines)")
+
+
+def _check_pattern(pattern: str) -> None:
+    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+        raise ToolFailure("refused: the pattern must be relative to the project and must not contain `..`")
+
+
+async def list_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    pattern = require_str(args, "pattern")
+    _check_pattern(pattern)
+    root = Path(os.path.realpath(ctx.project.root))
+    found: list[str] = []
+    for path in root.glob(pattern):
+        parts = path.relative_to(root).parts
+        if any(part in SKIPPED_DIRS for part in parts[:-1]) or (parts and parts[0] == ".git"):
+            continue
+        try:
+            real = confine(root, str(path))
+        except PathRefused:
+            continue
+        found.append(relative_name(root, real) + ("/" if real.is_dir() else ""))
+    found = sorted(set(found))
+    if not found:
+        return ToolOutput(f"no files match {pattern!r}")
+    shown = found[:MAX_LISTED]
+    more = f"\n[{len(found) - MAX_LISTED} more not shown; narrow the pattern]" if len(found) > MAX_LISTED else ""
+    return ToolOutput("\n".join(shown) + more, truncated=bool(more))
+
+
+def _walk_files(root: Path, start: Path) -> list[Path]:
+    if start.is_file():
+        return [start]
+    files: list[Path] = []
+    for folder, dirs, names in os.walk(start):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+        files.extend(Path(folder) / name for name in sorted(names))
+    return files
+
+
+async def grep(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    pattern = require_str(args, "pattern")
+    start = _confined(ctx, args.get("path") or ".")
+    try:
+        regex = re.compile(pattern)
+    except re.error as error:
+        raise ToolFailure(f"invalid regular expression: {error}") from None
+    root = Path(os.path.realpath(ctx.project.root))
+    matches: list[str] = []
+    for path in _walk_files(root, start):
+        try:
+            real = confine(root, str(path))
+            if not real.is_file() or real.stat().st_size > MAX_GREP_FILE_BYTES:
+                continue
+            data = real.read_bytes()
+        except (PathRefused, OSError):
+            continue
+        if _is_binary(data):
+            continue
+        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
+            if regex.search(line):
+                matches.append(f"{path.relative_to(root).as_posix()}:{number}: {line[:500]}")
+                if len(matches) > MAX_GREP_MATCHES:
+                    break
+        if len(matches) > MAX_GREP_MATCHES:
+            break
+    if not matches:
+        return ToolOutput(f"no match for {pattern!r}")
+    more = len(matches) > MAX_GREP_MATCHES
+    text = "\n".join(matches[:MAX_GREP_MATCHES]) + (f"\n[stopped after {MAX_GREP_MATCHES} matches; narrow the pattern or the path]" if more else "")
+    text, truncated = truncate(text)
+    return ToolOutput(text, truncated=truncated or more)
+
+
+PATH = {"type": "string", "description": "path relative to the project root"}
+
+FILE_TOOLS: tuple[BuiltinTool, ...] = (
+    BuiltinTool("read_file", "Read a text file of the project, with line numbers. `offset` is the 1-based first line, `limit` the number of lines (default 2000).",
+                schema({"path": PATH, "offset": {"type": "integer", "minimum": 1}, "limit": {"type": "integer", "minimum": 1}}, ["path"]), read_file),
+    BuiltinTool("write_file", "Create or overwrite a project file with the full `content`. Outside .agent/ this may need the user's approval.",
+                schema({"path": PATH, "content": {"type": "string"}}, ["path", "content"]), write_file),
+    BuiltinTool("edit_file", "Replace the exact text `old` (which must occur exactly once) with `new` in a project file.",
+                schema({"path": PATH, "old": {"type": "string"}, "new": {"type": "string"}}, ["path", "old", "new"]), edit_file),
+    BuiltinTool("list_files", "List project files matching a glob pattern relative to the project root, e.g. `**/*.py` or `src/*`.",
+                schema({"pattern": {"type": "string"}}, ["pattern"]), list_files),
+    BuiltinTool("grep", "Search project files for a Python regular expression; prints `path:line: text`. `path` narrows the search to a file or folder.",
+                schema({"pattern": {"type": "string"}, "path": PATH}, ["pattern"]), grep),
+)

@@ -1,0 +1,259 @@
+"""The agent loop: prompt → model → tool calls → results, repeated until the model stops, as a stream of events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import traceback
+from collections.abc import AsyncIterator
+from typing import Any
+
+from tui_agent.core.agent.builtins import builtin_tools
+from tui_agent.core.agent.catalog_tools import call_catalog_tool
+from tui_agent.core.agent.compaction import request_tokens, shorten_old_tool_results
+from tui_agent.core.agent.model import ModelClient, ModelError, ModelReply
+from tui_agent.core.agent.permissions import Permissions
+from tui_agent.core.agent.pricing import UsageTotals
+from tui_agent.core.agent.prompt import catalog_index, entries_from_records, rank, system_blocks, tools_array
+from tui_agent.core.agent.sessions import SessionLog
+from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, truncate
+from tui_agent.core.events import Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
+from tui_agent.core.project import Project, Settings
+
+CANCELLED_RESULT = "cancelled by the user before this call finished"
+REPEATED_FAILURE_LIMIT = 3
+CONTEXT_LIMIT_TOKENS = 200_000
+COMPACT_AT = 0.85
+MAX_TRACEBACK_LINES = 12
+
+
+class Agent:
+    """One conversation with the model in one project; `run_turn(prompt)` yields the events of one prompt."""
+
+    def __init__(
+        self,
+        *,
+        project: Project,
+        settings: Settings,
+        client: ModelClient,
+        permissions: Permissions,
+        session: SessionLog,
+        sandbox: Any = None,
+        catalog: Any = None,
+        recipes: Any = None,
+        messages: list[dict[str, Any]] | None = None,
+        usage: UsageTotals | None = None,
+        context_limit_tokens: int = CONTEXT_LIMIT_TOKENS,
+    ) -> None:
+        self.project = project
+        self.settings = settings
+        self.client = client
+        self.permissions = permissions
+        self.session = session
+        self.sandbox = sandbox
+        self.catalog = catalog
+        self.recipes = recipes
+        self.messages: list[dict[str, Any]] = list(messages or [])
+        self.usage = usage or UsageTotals()
+        self.context_limit_tokens = context_limit_tokens
+        self.builtins: dict[str, BuiltinTool] = builtin_tools(has_sandbox=sandbox is not None, has_catalog=catalog is not None, has_recipes=recipes is not None)
+        self.authored_names: list[str] = []  # tools authored in this session, newest last
+
+    @property
+    def model(self) -> str:
+        return self.client.model
+
+    @model.setter
+    def model(self, name: str) -> None:
+        self.client.model = name
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
+
+    def clear(self) -> None:
+        """Forget the conversation (the session file keeps what was said)."""
+        self.messages.clear()
+        self.session.append({"type": "clear", "time": time.time()})
+
+    # ------------------------------------------------------------------ requests
+
+    def build_request(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The system blocks and the `tools` array, rebuilt from the catalog as it is now."""
+        records = self.catalog.tools() if self.catalog is not None else []
+        ranked = rank(entries_from_records(records), self.authored_names)
+        index = catalog_index(ranked, self.settings.catalog_token_budget) if self.catalog is not None else "The tool catalog is not available in this session."
+        system = system_blocks(root=str(self.project.root), mode=self.permissions.mode, index=index)
+        tools = tools_array(self.builtins, ranked, self.settings.catalog_top_k)
+        return system, tools
+
+    def _record_message(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        self.session.append_message(message)
+
+    def _add_user_content(self, blocks: list[dict[str, Any]]) -> None:
+        if self.messages and self.messages[-1]["role"] == "user":
+            # A failed or cancelled turn ended on a user message; the next one continues it.
+            self.messages[-1]["content"].extend(blocks)
+            self.session.append_message({"role": "user", "content": blocks})
+        else:
+            self._record_message({"role": "user", "content": blocks})
+
+    # ------------------------------------------------------------------ the turn
+
+    async def run_turn(self, prompt: str) -> AsyncIterator[Event]:
+        """Run one user prompt to the end, yielding every event (and appending each to the session file)."""
+        inner = self._turn(prompt)
+        try:
+            async for event in inner:
+                self.session.append_event(event)
+                yield event
+        finally:
+            await inner.aclose()
+
+    async def _turn(self, prompt: str) -> AsyncIterator[Event]:
+        yield TurnStarted(prompt=prompt, session_id=self.session_id)
+        self._add_user_content([{"type": "text", "text": prompt}])
+        failures: dict[str, int] = {}
+        partial_text: list[str] = []
+        pending_calls: list[dict[str, Any]] = []
+        answered: list[dict[str, Any]] = []
+        try:
+            for _ in range(max(1, self.settings.max_turns)):
+                reply: ModelReply | None = None
+                partial_text.clear()
+                async for item in self._request():
+                    if isinstance(item, ModelReply):
+                        reply = item
+                    else:
+                        if isinstance(item, TextDelta):
+                            partial_text.append(item.text)
+                        yield item
+                if reply is None:
+                    return  # _request yielded TurnFailed
+                partial_text.clear()
+                self._record_message({"role": "assistant", "content": reply.content or [{"type": "text", "text": "(no content)"}]})
+                if not reply.tool_uses:
+                    yield TurnFinished(text=reply.text, stop_reason=reply.stop_reason)
+                    return
+                pending_calls, answered = list(reply.tool_uses), []
+                cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason == "max_tokens" else None
+                stop_message = ""
+                for call in reply.tool_uses:
+                    output: ToolOutput | None = None
+                    async for event in self._call(call, cut_off=call["id"] == cut_call_id):
+                        if isinstance(event, ToolOutput):
+                            output = event
+                        else:
+                            yield event
+                    assert output is not None
+                    answered.append(_result_block(call["id"], output))
+                    if output.is_error:
+                        key = call["name"] + json.dumps(call.get("input"), sort_keys=True, default=str)
+                        failures[key] = failures.get(key, 0) + 1
+                        if failures[key] >= REPEATED_FAILURE_LIMIT:
+                            stop_message = (f"stopped: {call['name']} failed {REPEATED_FAILURE_LIMIT} times with the same input; "
+                                            f"last error: {output.text[:300]}")
+                pending_calls = []
+                self._add_user_content(answered)
+                if stop_message:
+                    yield TurnFailed(stop_message, kind="repeated_failure")
+                    return
+            yield TurnFailed(f"stopped after {self.settings.max_turns} model requests for one prompt (the limit is max_turns in "
+                             "[agent] of .agent/config.toml); say 'continue' to go on", kind="max_turns")
+        except (asyncio.CancelledError, GeneratorExit):
+            self._close_after_cancel(partial_text, pending_calls, answered)
+            if self.sandbox is not None:
+                await self.sandbox.cancel_running()
+            raise
+
+    def _close_after_cancel(self, partial_text: list[str], pending: list[dict[str, Any]], answered: list[dict[str, Any]]) -> None:
+        """Leave the transcript consistent: keep shown text, answer every tool_use."""
+        if partial_text and "".join(partial_text).strip():
+            self._record_message({"role": "assistant", "content": [{"type": "text", "text": "".join(partial_text) + "\n[interrupted by the user]"}]})
+        if pending:
+            done = {block["tool_use_id"] for block in answered}
+            missing = [_result_block(call["id"], ToolOutput(CANCELLED_RESULT, is_error=True)) for call in pending if call["id"] not in done]
+            self._add_user_content(answered + missing)
+        self.session.append({"type": "cancelled", "time": time.time()})
+
+    async def _request(self) -> AsyncIterator[Event | ModelReply]:
+        """One model request (with context shortening when needed); yields TurnFailed instead of raising."""
+        compactions = 0
+        while True:
+            system, tools = self.build_request()
+            if request_tokens(system, tools, self.messages) > self.context_limit_tokens * COMPACT_AT and compactions == 0:
+                count = shorten_old_tool_results(self.messages)
+                compactions += 1
+                if count:
+                    yield Notice(f"the conversation is near the context limit: shortened {count} old tool results", "warning")
+            try:
+                async for item in self.client.stream_reply(system=system, tools=tools, messages=self.messages):
+                    if isinstance(item, ModelReply):
+                        self.usage.add(item.usage)
+                        yield Usage(item.usage.input_tokens, item.usage.output_tokens, item.usage.cache_read_tokens,
+                                    item.usage.cache_write_tokens, item.usage.cost_usd, self.usage.cost_usd,
+                                    self.usage.input_tokens, self.usage.output_tokens)
+                    yield item
+                return
+            except ModelError as error:
+                if error.kind == "context_too_long" and compactions < 3:
+                    count = shorten_old_tool_results(self.messages, keep_recent=2 if compactions else 4)
+                    compactions += 1
+                    if count:
+                        yield Notice(f"{error.message}: shortened {count} old tool results and retrying", "warning")
+                        continue
+                    yield TurnFailed(f"{error.message}; nothing left to shorten: start a new conversation (/clear)", kind=error.kind)
+                    return
+                yield TurnFailed(error.message, kind=error.kind, details={"status": error.status, "base_url": self.client.base_url})
+                return
+
+    async def _call(self, call: dict[str, Any], *, cut_off: bool) -> AsyncIterator[Event | ToolOutput]:
+        name, call_id = call["name"], call["id"]
+        arguments = call.get("input") if isinstance(call.get("input"), dict) else {}
+        authored = name not in self.builtins
+        yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
+        context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
+        started = time.perf_counter()
+        try:
+            if cut_off:
+                raise ToolFailure("your reply was cut off (max_tokens) before this call's input was complete; send it again, shorter")
+            output = await self._dispatch(context, name, arguments)
+        except ToolFailure as failure:
+            output = ToolOutput(str(failure), is_error=True)
+        except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
+            output = ToolOutput(_trimmed_traceback(error), is_error=True)
+        duration_ms = (time.perf_counter() - started) * 1000
+        for event in context.events:
+            yield event
+        if name == "create_tool" and not output.is_error:
+            tool_name = arguments.get("name", "")
+            if tool_name in self.authored_names:
+                self.authored_names.remove(tool_name)
+            self.authored_names.append(tool_name)
+        yield ToolCallFinished(call_id, name, output.text, output.is_error, duration_ms, authored=authored, truncated=output.truncated)
+        yield output
+
+    async def _dispatch(self, context: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        builtin = self.builtins.get(name)
+        if builtin is not None:
+            result = await builtin.handler(context, arguments)
+            return result if isinstance(result, ToolOutput) else ToolOutput(str(result))
+        if self.catalog is not None and self.catalog.get(name) is not None:
+            return await call_catalog_tool(context, name, arguments)
+        raise ToolFailure(f"there is no tool named {name!r}; use search_tools to find catalog tools, or call_tool {{name, args}}")
+
+
+def _result_block(call_id: str, output: ToolOutput) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": output.text or "(empty)"}
+    if output.is_error:
+        block["is_error"] = True
+    return block
+
+
+def _trimmed_traceback(error: BaseException) -> str:
+    lines = traceback.format_exception(error)
+    text = "".join(lines[-MAX_TRACEBACK_LINES:]) if len(lines) > MAX_TRACEBACK_LINES else "".join(lines)
+    text, _ = truncate(text, 4000)
+    return f"internal error in the tool: {type(error).__name__}: {error}\n{text}"

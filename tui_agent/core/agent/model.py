@@ -1,0 +1,197 @@
+"""The Messages API client: streaming with AsyncAnthropic, retries with backoff, clear errors, usage and cost."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+
+from tui_agent.core.agent.pricing import DEFAULT_MODEL, RequestUsage, request_usage
+from tui_agent.core.events import Event, Notice, TextDelta
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+MAX_RETRY_AFTER_S = 60.0
+TOO_LONG_MARKERS = ("prompt is too long", "too many tokens", "context length", "context window", "maximum context")
+
+
+class ModelError(Exception):
+    """A model request failed for good; `kind` is auth|connection|context_too_long|rate_limit|overloaded|bad_request|api_error."""
+
+    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One complete assistant message: its content blocks (as API dicts), stop reason and usage."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str
+    usage: RequestUsage
+
+    @property
+    def text(self) -> str:
+        return "".join(block["text"] for block in self.content if block["type"] == "text")
+
+    @property
+    def tool_uses(self) -> list[dict[str, Any]]:
+        return [block for block in self.content if block["type"] == "tool_use"]
+
+
+def configured_base_url(base_url: str | None = None) -> str:
+    return (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+
+
+def configuration_hint() -> str:
+    return (
+        "Set ANTHROPIC_API_KEY to an Anthropic API key (https://console.anthropic.com/settings/keys), "
+        "or ANTHROPIC_BASE_URL to a server that speaks the Messages API (Ollama, llama-server, vLLM, LiteLLM)."
+    )
+
+
+class ModelClient:
+    """Streams assistant messages; retries 408/409/429/5xx/529 and mid-stream errors itself, with backoff."""
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = 8192,
+        max_retries: int = 4,
+        retry_base_delay_s: float = 1.0,
+        timeout_s: float = 600.0,
+    ) -> None:
+        self.model = model or DEFAULT_MODEL
+        self.base_url = configured_base_url(base_url)
+        self.max_tokens = max_tokens
+        self.max_retries = max_retries
+        self.retry_base_delay_s = retry_base_delay_s
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+        # A local server behind ANTHROPIC_BASE_URL usually needs no key; the SDK still wants a value.
+        self._client = anthropic.AsyncAnthropic(
+            api_key=key or "no-key-configured", base_url=self.base_url, max_retries=0, timeout=timeout_s
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def stream_reply(
+        self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+    ) -> AsyncIterator[Event | ModelReply]:
+        """Yield TextDelta and Notice events as they arrive, then the final ModelReply; raise ModelError."""
+        shown = ""  # text already shown to the person in this request, across attempts
+        attempt = 0
+        while True:
+            received = ""
+            try:
+                async with self._client.messages.stream(
+                    model=self.model, max_tokens=self.max_tokens, system=system, tools=tools, messages=messages
+                ) as stream:
+                    async for event in stream:
+                        if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                            received += event.delta.text
+                            if len(received) > len(shown):
+                                if not received.startswith(shown):
+                                    yield Notice("the retried reply differs from the partial text shown above", "warning")
+                                    shown = ""
+                                new_text = received[len(shown):]
+                                shown = received
+                                yield TextDelta(new_text)
+                    message = await stream.get_final_message()
+                yield self._reply(message)
+                return
+            except anthropic.APIStatusError as error:
+                failure = self._classify_status(error)
+                delay = self._retry_delay(error.response, attempt)
+            except anthropic.APIConnectionError as error:
+                failure = self._connection_error(error)
+                delay = self.retry_base_delay_s * (2**attempt)
+            if failure.kind in ("auth", "bad_request", "context_too_long", "api_error") or attempt >= self.max_retries:
+                raise failure
+            attempt += 1
+            yield Notice(f"{failure.message} — retrying ({attempt}/{self.max_retries}) in {delay:.1f}s", "warning")
+            await asyncio.sleep(delay)
+
+    def _reply(self, message: Any) -> ModelReply:
+        content: list[dict[str, Any]] = []
+        for block in message.content:
+            if block.type == "text" and block.text:
+                content.append({"type": "text", "text": block.text})
+            elif block.type == "tool_use":
+                tool_input = block.input if isinstance(block.input, dict) else {}
+                content.append({"type": "tool_use", "id": block.id, "name": block.name, "input": tool_input})
+        usage = message.usage
+        return ModelReply(
+            content=content,
+            stop_reason=message.stop_reason or "end_turn",
+            usage=request_usage(
+                self.model,
+                input_tokens=usage.input_tokens or 0,
+                output_tokens=usage.output_tokens or 0,
+                cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
+                cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
+            ),
+        )
+
+    def _classify_status(self, error: anthropic.APIStatusError) -> ModelError:
+        status = error.status_code
+        detail = _error_message(error)
+        if status in (401, 403):
+            return ModelError(
+                "auth",
+                f"The model server at {self.base_url} refused the credentials ({status}: {detail}). {configuration_hint()}",
+                status=status,
+            )
+        if status == 413 or (status == 400 and any(marker in detail.lower() for marker in TOO_LONG_MARKERS)):
+            return ModelError("context_too_long", f"the conversation is too long for the model ({detail})", status=status)
+        if status == 200:  # an `event: error` frame inside a stream that had started fine
+            return ModelError("overloaded", f"the model stream was interrupted ({detail})", status=status)
+        if status == 429:
+            return ModelError("rate_limit", f"rate limited by {self.base_url} (429: {detail})", status=status)
+        if status in RETRYABLE_STATUSES or status >= 500:
+            return ModelError("overloaded", f"the model server had an error ({status}: {detail})", status=status)
+        if status == 404:
+            return ModelError("bad_request", f"{self.base_url} answered 404 for model {self.model!r} ({detail}); check --model or ANTHROPIC_BASE_URL", status=status)
+        return ModelError("bad_request", f"the model server rejected the request ({status}: {detail})", status=status)
+
+    def _connection_error(self, error: anthropic.APIConnectionError) -> ModelError:
+        cause = error.__cause__ or error
+        what = "timed out" if isinstance(error, anthropic.APITimeoutError) else f"{type(cause).__name__}: {cause}"
+        return ModelError(
+            "connection",
+            f"cannot reach the model server at {self.base_url} ({what}). Check your network connection, "
+            "or set ANTHROPIC_BASE_URL to a reachable server.",
+        )
+
+    def _retry_delay(self, response: Any, attempt: int) -> float:
+        headers = response.headers if response is not None else {}
+        try:
+            if "retry-after-ms" in headers:
+                return min(float(headers["retry-after-ms"]) / 1000, MAX_RETRY_AFTER_S)
+            if "retry-after" in headers:
+                return min(float(headers["retry-after"]), MAX_RETRY_AFTER_S)
+        except ValueError:
+            pass
+        backoff = self.retry_base_delay_s * (2**attempt)
+        return min(backoff + random.uniform(0, backoff / 4), MAX_RETRY_AFTER_S)
+
+
+def _error_message(error: anthropic.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            kind = inner.get("type")
+            return f"{kind}: {inner['message']}" if kind else str(inner["message"])
+    return str(error.message)

@@ -1,0 +1,120 @@
+"""The default model, a small per-model price table, and token/cost accounting per request and per session."""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass
+
+import anthropic.types
+
+
+def _sdk_model_ids() -> tuple[str, ...]:
+    model_type = anthropic.types.Model
+    for argument in typing.get_args(model_type):
+        literal_values = typing.get_args(argument)
+        if literal_values and all(isinstance(value, str) for value in literal_values):
+            return tuple(literal_values)
+    return ()
+
+
+def default_model() -> str:
+    """The first Sonnet id in the installed SDK's model list (the SDK lists the newest first)."""
+    sonnets = [model for model in _sdk_model_ids() if "sonnet" in model]
+    return sonnets[0] if sonnets else "claude-sonnet-4-5"
+
+
+DEFAULT_MODEL = default_model()
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+
+    @property
+    def cache_write(self) -> float:
+        return self.input * 1.25  # 5-minute ephemeral cache writes cost 1.25x base input
+
+    @property
+    def cache_read(self) -> float:
+        return self.input * 0.1  # cache hits cost 0.1x base input
+
+
+# From Anthropic's public pricing page (anthropic.com/pricing, "API" section, as of 2025): keyed by the
+# first matching substring of the model id. Ids not listed here (newer releases, local models behind
+# ANTHROPIC_BASE_URL) are priced by family; a model of no known family is counted as free (0.0), not guessed.
+PRICES: tuple[tuple[str, Price], ...] = (
+    ("opus-4-5", Price(5.0, 25.0)),
+    ("opus-4-1", Price(15.0, 75.0)),
+    ("opus-4-0", Price(15.0, 75.0)),
+    ("opus-4-2", Price(15.0, 75.0)),
+    ("haiku-3-5", Price(0.8, 4.0)),
+    ("haiku-3", Price(0.25, 1.25)),
+    ("opus", Price(5.0, 25.0)),
+    ("sonnet", Price(3.0, 15.0)),
+    ("haiku", Price(1.0, 5.0)),
+)
+
+
+def price_for(model: str) -> Price | None:
+    lowered = model.lower()
+    for key, price in PRICES:
+        if key in lowered:
+            return price
+    return None
+
+
+@dataclass(frozen=True)
+class RequestUsage:
+    """Tokens of one model request and what they cost."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+def request_usage(model: str, *, input_tokens: int, output_tokens: int, cache_read_tokens: int, cache_write_tokens: int) -> RequestUsage:
+    price = price_for(model)
+    cost = 0.0
+    if price is not None:
+        cost = (
+            input_tokens * price.input
+            + output_tokens * price.output
+            + cache_write_tokens * price.cache_write
+            + cache_read_tokens * price.cache_read
+        ) / 1_000_000
+    return RequestUsage(input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost)
+
+
+@dataclass
+class UsageTotals:
+    """Running totals for a turn or a session."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    requests: int = 0
+
+    def add(self, usage: RequestUsage) -> None:
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cache_read_tokens += usage.cache_read_tokens
+        self.cache_write_tokens += usage.cache_write_tokens
+        self.cost_usd += usage.cost_usd
+        self.requests += 1
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cost_usd": round(self.cost_usd, 6),
+            "requests": self.requests,
+        }

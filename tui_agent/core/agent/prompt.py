@@ -1,0 +1,106 @@
+"""The system prompt (how to work, when to author a tool, the catalog index within a token budget) and the `tools` array."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tui_agent.core.agent.toolbase import BuiltinTool
+
+CHARS_PER_TOKEN = 4
+CACHE = {"type": "ephemeral"}
+
+INSTRUCTIONS = """\
+You are tuiagent, a coding assistant working inside the user's project (a git repository) at {root}.
+Work step by step with your tools; keep answers short; say plainly what you changed.
+
+Files: read_file, write_file, edit_file (exact, unique match), list_files and grep work on project paths only.
+Permission mode: {mode}. In `ask` mode shell commands, Python snippets, writes outside .agent/ and network tools
+need the user's approval; if a call is denied, do not retry it unchanged: explain or choose another way.
+
+Your own tools (the catalog, `.agent/tools/<name>.py`, versioned in git) are first-class:
+- Author a tool with create_tool when you notice a sequence of calls you have repeated (the same few reads, greps
+  or commands, run again with other values), or a gap the catalog does not cover. One tool that does all the steps
+  is better than repeating them: from your next request on you call it by its own name, in one step.
+- Before writing one, check the catalog index below (and search_tools) so you do not write a near-duplicate;
+  update an existing tool (create_tool with the same name) rather than adding a sibling.
+- A tool file is plain Python that does not import tui_agent: one public function named like the file, type-hinted,
+  with a docstring (a one-line summary, then `Args:`), optional `DEPENDS_ON = ["glob", ...]` naming project files it
+  relies on, and `test_*` functions that test it (always write at least one). Tools run in a sandbox, without
+  network unless declared, from the project root.
+- If create_tool fails, read the error (stage, message, line), fix the source and call create_tool again.
+- Use run_python to compose several catalog tools with loops and conditions in one step.
+- Prune (prune_tool) tools that are obsolete or duplicated.
+"""
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """What the prompt needs of a catalog tool."""
+
+    name: str
+    summary: str
+    status: str
+    calls: int
+    last_used: float
+    api: dict[str, Any] | None  # the full definition, None when the tool has no good version
+
+
+def entries_from_records(records: Iterable[Any]) -> list[CatalogEntry]:
+    entries = []
+    for record in records:
+        spec = record.spec
+        description = spec.description if spec is not None else ""
+        summary = description.strip().splitlines()[0] if description.strip() else ""
+        entries.append(CatalogEntry(record.name, summary[:120], record.status, record.calls or 0, record.last_used or 0.0, spec.to_api() if spec else None))
+    return entries
+
+
+def rank(entries: Sequence[CatalogEntry], recent_names: Sequence[str] = ()) -> list[CatalogEntry]:
+    """Most relevant first: tools authored in this session (newest first), then by last use, then by number of calls."""
+    priority = {name: index for index, name in enumerate(reversed(recent_names))}
+    return sorted(entries, key=lambda e: (e.name not in priority, priority.get(e.name, 0), -e.last_used, -e.calls, e.name))
+
+
+def estimate_tokens(text: str) -> int:
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def catalog_index(ranked: Sequence[CatalogEntry], token_budget: int) -> str:
+    """The index (name and one-line summary) of as many tools as fit in the budget, best-ranked first."""
+    if not ranked:
+        return "Catalog: no tools yet. Author one with create_tool when a task calls for it."
+    header = f"Catalog index ({len(ranked)} tools; call listed ones directly, any other with call_tool {{name, args}}):"
+    overflow_line = "... and {n} more tools not listed here: use search_tools {{query}} to find them, then call_tool."
+    budget_chars = token_budget * CHARS_PER_TOKEN - len(header) - len(overflow_line) - 8
+    chosen: list[str] = []
+    used = 0
+    for entry in ranked:
+        flag = f" [{entry.status}]" if entry.status in ("broken", "drifted") else ""
+        line = f"- {entry.name}: {entry.summary}{flag}"
+        if used + len(line) + 1 > budget_chars:
+            break
+        chosen.append(line)
+        used += len(line) + 1
+    lines = [header, *sorted(chosen)]  # sorted by name: a stable text keeps the prompt cache warm
+    if len(chosen) < len(ranked):
+        lines.append(overflow_line.format(n=len(ranked) - len(chosen)))
+    return "\n".join(lines)
+
+
+def system_blocks(*, root: str, mode: str, index: str, extra: str = "") -> list[dict[str, Any]]:
+    text = INSTRUCTIONS.format(root=root, mode=mode) + "\n" + index + (f"\n\n{extra}" if extra else "")
+    return [{"type": "text", "text": text, "cache_control": dict(CACHE)}]
+
+
+def tools_array(builtins: dict[str, BuiltinTool], ranked: Sequence[CatalogEntry], top_k: int) -> list[dict[str, Any]]:
+    """Built-ins, then the top K callable catalog tools as full schemas (sorted by name), cache_control on the last."""
+    tools = [tool.to_api() for tool in builtins.values()]
+    callable_entries = [entry for entry in ranked if entry.api is not None and entry.name not in builtins]
+    chosen = sorted(callable_entries[:top_k], key=lambda entry: entry.name)
+    tools.extend(copy.deepcopy(entry.api) for entry in chosen if entry.api is not None)
+    if tools:
+        tools[-1]["cache_control"] = dict(CACHE)
+    return tools

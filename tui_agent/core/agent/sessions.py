@@ -1,0 +1,190 @@
+"""Session transcripts: `.agent/sessions/<id>.jsonl`, appended and flushed line by line, listed and resumed."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import asdict, dataclass, is_dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from tui_agent.core.events import Event
+from tui_agent.core.project import Project
+
+INTERRUPTED_RESULT = "interrupted: the session ended before this call returned a result"
+
+
+class SessionNotFound(LookupError):
+    """No session with that id (or no session at all) in `.agent/sessions/`."""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A session on disk: id, when it was last written, its first prompt and its model."""
+
+    id: str
+    path: Path
+    modified: float
+    first_prompt: str
+    model: str
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+class SessionLog:
+    """An append-only JSONL transcript; every record is flushed as soon as it is written."""
+
+    def __init__(self, path: Path, session_id: str) -> None:
+        self.path = path
+        self.id = session_id
+        self._file: IO[str] | None = None
+        self._pending_header: dict[str, Any] | None = None
+
+    @classmethod
+    def create(cls, project: Project, *, model: str) -> "SessionLog":
+        project.sessions_dir.mkdir(parents=True, exist_ok=True)
+        session_id = new_session_id()
+        log = cls(project.sessions_dir / f"{session_id}.jsonl", session_id)
+        # Written with the first record, so that opening the app without saying anything leaves no empty session.
+        log._pending_header = {"type": "session", "id": session_id, "model": model, "started": time.time(), "project": str(project.root)}
+        return log
+
+    @classmethod
+    def reopen(cls, project: Project, session_id: str) -> "SessionLog":
+        path = session_path(project, session_id)
+        _drop_truncated_tail(path)
+        return cls(path, session_id)
+
+    def append(self, record: dict[str, Any]) -> None:
+        if self._file is None:
+            self._file = self.path.open("a", encoding="utf-8")
+        if self._pending_header is not None:
+            header, self._pending_header = self._pending_header, None
+            self.append(header)
+        self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._file.flush()
+
+    def append_message(self, message: dict[str, Any]) -> None:
+        self.append({"type": "message", "message": message})
+
+    def append_event(self, event: Event) -> None:
+        data = asdict(event) if is_dataclass(event) else {}
+        self.append({"type": "event", "event": type(event).__name__, "data": data, "time": time.time()})
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def session_path(project: Project, session_id: str) -> Path:
+    if not session_id or "/" in session_id or "\\" in session_id or session_id.startswith("."):
+        raise SessionNotFound(f"invalid session id {session_id!r}")
+    path = project.sessions_dir / f"{session_id}.jsonl"
+    if not path.is_file():
+        raise SessionNotFound(f"no session {session_id!r} in {project.relative(project.sessions_dir) if project.sessions_dir.exists() else '.agent/sessions'}")
+    return path
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every complete JSON line of the file; a truncated or corrupt line (a crash mid-write) is skipped."""
+    records: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+    return records
+
+
+def _drop_truncated_tail(path: Path) -> None:
+    """Cut a last line that was only half written, so that appends start on a fresh line."""
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
+def load_messages(path: Path) -> list[dict[str, Any]]:
+    """Rebuild the API message list of a session, repaired so it can be sent again."""
+    messages = [record["message"] for record in read_records(path) if record.get("type") == "message" and isinstance(record.get("message"), dict)]
+    return repair_messages(messages)
+
+
+def load_usage(path: Path) -> dict[str, float]:
+    """The session's usage totals from its Usage events (so a resumed session keeps counting)."""
+    totals = {"input_tokens": 0.0, "output_tokens": 0.0, "cache_read_tokens": 0.0, "cache_write_tokens": 0.0, "cost_usd": 0.0}
+    for record in read_records(path):
+        if record.get("type") == "event" and record.get("event") == "Usage":
+            data = record.get("data", {})
+            for key in totals:
+                totals[key] += float(data.get(key, 0) or 0)
+    return totals
+
+
+def repair_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Answer every tool_use with a tool_result and merge consecutive same-role messages."""
+    repaired: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        content = _as_blocks(message.get("content", ""))
+        if repaired and repaired[-1]["role"] == "assistant" and role != "user":
+            pending = _unanswered(repaired[-1], None)
+            if pending:
+                repaired.append({"role": "user", "content": pending})
+        if repaired and repaired[-1]["role"] == role:
+            repaired[-1] = {"role": role, "content": repaired[-1]["content"] + content}
+            continue
+        if role == "user" and repaired and repaired[-1]["role"] == "assistant":
+            missing = _unanswered(repaired[-1], content)
+            content = missing + content
+        repaired.append({"role": role, "content": content})
+    if repaired and repaired[-1]["role"] == "assistant":
+        pending = _unanswered(repaired[-1], None)
+        if pending:
+            repaired.append({"role": "user", "content": pending})
+    return repaired
+
+
+def _as_blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content)
+
+
+def _unanswered(assistant: dict[str, Any], user_content: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    answered = {block.get("tool_use_id") for block in user_content or [] if block.get("type") == "tool_result"}
+    return [
+        {"type": "tool_result", "tool_use_id": block["id"], "content": INTERRUPTED_RESULT, "is_error": True}
+        for block in assistant["content"]
+        if block.get("type") == "tool_use" and block.get("id") not in answered
+    ]
+
+
+def list_sessions(project: Project) -> list[SessionInfo]:
+    """Sessions on disk, newest first."""
+    if not project.sessions_dir.is_dir():
+        return []
+    infos: list[SessionInfo] = []
+    for path in project.sessions_dir.glob("*.jsonl"):
+        first_prompt, model = "", ""
+        for record in read_records(path):
+            if record.get("type") == "session":
+                model = str(record.get("model", ""))
+            if record.get("type") == "event" and record.get("event") == "TurnStarted":
+                first_prompt = str(record.get("data", {}).get("prompt", ""))
+                break
+        infos.append(SessionInfo(path.stem, path, path.stat().st_mtime, first_prompt, model))
+    return sorted(infos, key=lambda info: (info.modified, info.id), reverse=True)
+
+
+def latest_session_id(project: Project) -> str:
+    sessions = list_sessions(project)
+    if not sessions:
+        raise SessionNotFound("no session to continue in .agent/sessions/")
+    return sessions[0].id

@@ -1,0 +1,99 @@
+"""What a built-in tool is: its API definition, its handler, the context it runs with, and output trimming."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
+from tui_agent.core.events import ApprovalDenied, Event
+from tui_agent.core.project import Project
+
+if TYPE_CHECKING:
+    from tui_agent.core.catalog.api import Catalog
+    from tui_agent.core.sandbox import Sandbox
+
+MAX_RESULT_CHARS = 30_000
+
+
+class ToolFailure(Exception):
+    """A tool call failed in an expected way; the message goes to the model as an is_error result."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool call returns to the model."""
+
+    text: str
+    is_error: bool = False
+    truncated: bool = False
+
+
+@dataclass
+class ToolContext:
+    """Everything a built-in tool may use; `events` collects extra events for the loop to yield."""
+
+    project: Project
+    permissions: Permissions
+    sandbox: "Sandbox | None" = None
+    catalog: "Catalog | None" = None
+    recipes: Any = None
+    call_id: str = ""
+    tool_name: str = ""
+    events: list[Event] = field(default_factory=list)
+
+    async def require_approval(self, request: ApprovalRequest) -> None:
+        """Raise ToolFailure (and record ApprovalDenied) unless the permission mode or the person allows it."""
+        decision = await self.permissions.check(request)
+        if not decision.allowed:
+            self.events.append(ApprovalDenied(self.call_id, self.tool_name, decision.reason))
+            raise ToolFailure(decision.reason)
+
+
+Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolOutput | str]]
+
+
+@dataclass(frozen=True)
+class BuiltinTool:
+    """A built-in tool: the name and input schema the model sees, and the coroutine that runs it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Handler
+
+    def to_api(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+def schema(properties: dict[str, dict[str, Any]], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
+    """Keep the head and tail of a long output, with a note saying how much was cut."""
+    if len(text) <= limit:
+        return text, False
+    head = text[: limit * 2 // 3]
+    tail = text[-(limit // 3) :]
+    cut = len(text) - len(head) - len(tail)
+    return f"{head}\n\n[... {cut} characters cut to keep the result short ...]\n\n{tail}", True
+
+
+def require_str(args: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:
+    value = args.get(key)
+    if not isinstance(value, str):
+        raise ToolFailure(f"`{key}` is required and must be a string")
+    if not allow_empty and not value:
+        raise ToolFailure(f"`{key}` must not be empty")
+    return value
+
+
+def optional_int(args: dict[str, Any], key: str, default: int | None) -> int | None:
+    value = args.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise ToolFailure(f"`{key}` must be an integer")
+    return int(value)
