@@ -36,7 +36,7 @@ async def open_recipes(
     `catalog` provides `get(name)` (a record with `status`, None if missing) and `async call_tool(name, args)`;
     if it has `add_listener`, the engine re-checks required tools whenever the catalog changes.
     `submit_prompt` hands `prompt` actions to the agent; without it they fail with a clear message."""
-    git = git or CatalogGit(project.root)
+    git = git or getattr(catalog, "git", None) or CatalogGit(project.root)
 
     def committed(name: str) -> bytes | None:
         try:

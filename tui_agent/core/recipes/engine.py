@@ -28,6 +28,8 @@ SubmitPrompt = Callable[[str], Awaitable[Any]]
 
 EventListener = Callable[[Event], Any]
 NOTICE_TEXT_LIMIT = 300
+AUTHORED_REASONS = frozenset({"add", "update"})
+"""`CatalogChanged.reason` values (before any `; commit note`) the catalog sends when save_tool registered a version."""
 
 
 class ToolRunner(Protocol):
@@ -90,12 +92,15 @@ class RecipeEngine:
                 continue
 
     def handle_event(self, event: Event) -> None:
-        """Feed a core event from elsewhere: a ToolAuthored tool fires tool_authored recipes; a CatalogChanged
-        from the catalog re-checks which recipes are broken because of their required tools."""
-        if isinstance(event, ToolAuthored) and event.kind == "tool":
-            self.tool_authored(event.name)
-        elif isinstance(event, CatalogChanged) and not event.reason.startswith("recipe"):
-            self.tools_changed()
+        """The catalog's listener. A tool added or updated through the pipeline (`save_tool`: the agent's
+        `create_tool`, or a person via the CLI) fires tool_authored recipes; any change re-checks which
+        recipes are broken because of their required tools."""
+        if not isinstance(event, CatalogChanged) or event.reason.startswith("recipe"):
+            return
+        self.tools_changed()
+        if event.reason.split(";")[0].strip() in AUTHORED_REASONS:
+            for name in event.names:
+                self.tool_authored(name)
 
     def tools_changed(self) -> None:
         """Required tools may have appeared, broken or gone: announce recipes whose status changed."""
@@ -315,7 +320,7 @@ class RecipeEngine:
                 self.guard.run_finished(recipe.name)
             run = RecipeRun(recipe.name, trigger, ok, summary, (time.perf_counter() - started) * 1000, recipe.action.describe(), detail)
         try:
-            self.runlog.record(run)
+            self.runlog.record(run, version=recipe.source_sha[:12])
         except Exception as exc:
             self.emit(Notice(f"recipe {recipe.name}: could not write the audit log: {exc}", "warning"))
         verdict = "ok" if ok else "failed"

@@ -1,20 +1,18 @@
-"""Where recipe runs are recorded: one JSON line per run in the audit log (`.agent/runs/`) and run counts in `.agent/state.db`."""
+"""Where recipe runs are recorded: the sandbox audit log (`.agent/runs/`, one JSON line per run) and run counts in `.agent/state.db`."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import sqlite3
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.model import RecipeRun
-
-MAX_AUDIT_TEXT = 4000
+from tui_agent.core.sandbox.audit import AuditLog
+from tui_agent.core.sandbox.policy import RunResult
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS recipe_runs (
@@ -38,18 +36,12 @@ class RunStats:
     last_run: str | None = None
 
 
-def _clip(value: Any) -> Any:
-    text = value if isinstance(value, str) else json.dumps(value, default=repr)
-    if len(text) <= MAX_AUDIT_TEXT:
-        return value
-    return text[:MAX_AUDIT_TEXT] + f"... [{len(text) - MAX_AUDIT_TEXT} more characters cut]"
-
-
 class RunLog:
-    """Appends recipe runs to `.agent/runs/<date>.jsonl` (flushed per line) and counts them in state.db."""
+    """Writes each recipe run to the sandbox's audit log (`.agent/runs/<date>.jsonl`, kind "recipe") and counts it in state.db."""
 
     def __init__(self, project: Project) -> None:
         self.project = project
+        self.audit = AuditLog(project.runs_dir)
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
 
@@ -63,35 +55,30 @@ class RunLog:
             self._db = db
         return self._db
 
-    def audit_path(self, when: dt.datetime | None = None) -> Path:
-        day = (when or dt.datetime.now()).strftime("%Y-%m-%d")
-        return self.project.runs_dir / f"{day}.jsonl"
-
-    def record(self, run: RecipeRun) -> None:
-        now = dt.datetime.now()
-        entry = {
-            "time": now.isoformat(timespec="milliseconds"),
-            "kind": "recipe",
-            "label": f"recipe:{run.recipe}",
-            "recipe": run.recipe,
-            "trigger": run.trigger,
-            "action": run.action,
-            "ok": run.ok,
-            "summary": _clip(run.summary),
-            "duration_ms": round(run.duration_ms, 2),
-            "detail": {key: _clip(value) for key, value in run.detail.items()},
-        }
-        path = self.audit_path(now)
+    def record(self, run: RecipeRun, *, version: str | None = None) -> dict[str, Any]:
+        """Append the run to the audit log and the counters; returns the audit entry."""
+        detail = dict(run.detail)
+        result = RunResult(
+            ok=run.ok, value=run.summary if run.ok else None, value_is_repr=False,
+            error=None if run.ok else run.summary, error_kind=None if run.ok else "recipe",
+            stdout=str(detail.pop("stdout", "") or ""), stderr=str(detail.pop("stderr", "") or ""),
+            output_truncated=False, duration_ms=run.duration_ms, files_read=(),
+            tier=str(detail.pop("tier", "") or "none"), exit_code=None,
+        )
+        args = {"trigger": run.trigger, "action": run.action, **detail}
+        entry = self.audit.record(label=f"recipe {run.recipe}", version=version, kind="recipe", result=result, args=args,
+                                  module=None, code=None)
         with self._lock:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(entry, default=repr) + "\n")
-                handle.flush()
-            db = self._connection()
-            db.execute(
+            self._connection().execute(
                 "INSERT INTO recipe_runs (recipe, trigger, started_at, duration_ms, ok) VALUES (?, ?, ?, ?, ?)",
                 (run.recipe, run.trigger, time.time() - run.duration_ms / 1000, run.duration_ms, int(run.ok)),
             )
+        return entry
+
+    def entries(self, recipe: str | None = None) -> list[dict[str, Any]]:
+        """Recipe lines of the audit log (all recipes, or one), oldest first."""
+        return [entry for entry in self.audit.entries()
+                if entry.get("kind") == "recipe" and (recipe is None or entry.get("label") == f"recipe {recipe}")]
 
     def stats(self) -> dict[str, RunStats]:
         with self._lock:

@@ -133,7 +133,7 @@ class RecipeStore:
             entries = await asyncio.to_thread(self.git.history, rel)
             target = None
             for entry in entries:
-                content = await asyncio.to_thread(self.git.show, rel, entry.rev)
+                content = await asyncio.to_thread(self._show, rel, entry.rev)
                 if content is not None and content != current:
                     target = (entry.short, content)
                     break
@@ -141,7 +141,10 @@ class RecipeStore:
                 raise PipelineError("missing", f"recipe {name} has no earlier version to revert to")
             short, raw = target
         else:
-            content = await asyncio.to_thread(self.git.show, rel, rev)
+            try:
+                content = await asyncio.to_thread(self.git.show, rel, rev)
+            except ValueError as exc:
+                raise PipelineError("missing", f"cannot read recipe {name} at {rev}: {exc}") from exc
             if content is None:
                 raise PipelineError("missing", f"recipe {name} does not exist at {rev}")
             short, raw = rev[:10], content
@@ -153,11 +156,11 @@ class RecipeStore:
         rel = self.rel(name)
         async with self._lock:
             if not path.is_file():
-                outcome = await asyncio.to_thread(self.git.commit, {rel: None}, f"tuiagent: prune recipe {name} (deleted outside tuiagent)")
+                outcome = await asyncio.to_thread(self.git.commit, {rel: None}, f"tuiagent: remove recipe {name} (file deleted outside tuiagent)")
                 return RecipeChange(None, False, True, outcome.sha, outcome.deferred_reason, outcome.message)
             raw = path.read_bytes()
             recipe = parse_recipe(name, raw)
-            committed = await asyncio.to_thread(self.git.show, rel, "HEAD")
+            committed = await asyncio.to_thread(self._show, rel, "HEAD")
             if committed == raw:
                 return None
             verb = "add" if committed is None else "update"
@@ -166,6 +169,12 @@ class RecipeStore:
                 self.book.set_commit(name, outcome.sha)
             return RecipeChange(self.book.get(recipe.name), committed is None, True, outcome.sha, outcome.deferred_reason, outcome.message)
 
+    def _show(self, rel: str, rev: str) -> bytes | None:
+        try:
+            return self.git.show(rel, rev)
+        except ValueError:
+            return None
+
     def history(self, name: str) -> list[Any]:
         return self.git.history(self.rel(name))
 
@@ -173,9 +182,16 @@ class RecipeStore:
         return self.git.show(self.rel(name), rev)
 
     def diff(self, name: str, rev: str | None = None) -> str:
-        """The recipe file's diff from `rev` (default: its last commit) to the work tree."""
+        """Diff of the recipe file from `rev` (default: the version before its latest commit) to the work tree."""
         rel = self.rel(name)
-        base = rev or self.git.last_commit_for(rel)
-        if base is None:
-            return ""
-        return self.git.diff(rel, base, None)
+        if rev is None:
+            history = self.history(name)
+            if not history:
+                raise PipelineError("missing", f"recipe {name} has no history in git")
+            if len(history) == 1:
+                return self.git.diff(rel, f"{history[0].rev}^", history[0].rev) if self._show(rel, history[0].rev) is not None else ""
+            rev = history[1].rev
+        try:
+            return self.git.diff(rel, rev)
+        except ValueError as exc:
+            raise PipelineError("missing", str(exc)) from exc
