@@ -1,0 +1,262 @@
+"""The tuiagent Textual app: conversation, catalog and diff panes over the core runtime; `run_tui` for the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Tab, Tabs
+from textual.worker import NoActiveWorker, get_current_worker
+
+from tui_agent.ui.catalog_sync import CatalogSyncMixin
+from tui_agent.ui.catalog_actions import CatalogActionsMixin
+from tui_agent.ui.runtime_bridge import RuntimeOpener, open_runtime_for_ui
+from tui_agent.ui.slash_commands import SlashCommandsMixin
+from tui_agent.ui.turn import TurnMixin
+from tui_agent.ui.widgets.catalog_pane import CatalogPane
+from tui_agent.ui.widgets.conversation import Conversation
+from tui_agent.ui.widgets.diff_pane import DiffPane
+from tui_agent.ui.widgets.header import StatusHeader
+from tui_agent.ui.widgets.messages import Entry
+from tui_agent.ui.widgets.prompt import PromptArea
+
+NARROW_WIDTH = 120
+PANES = ("conversation", "catalog", "diff")
+ScreenResult = TypeVar("ScreenResult")
+
+
+class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommandsMixin, App[int]):
+    """Three panes; every action goes through the runtime's core objects (catalog, agent, sandbox)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "tuiagent"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
+    BINDINGS = [
+        Binding("escape", "cancel_turn", "Cancel turn", show=True),
+        Binding("f2", "show_pane('conversation')", "Chat"),
+        Binding("f3", "show_pane('catalog')", "Catalog"),
+        Binding("f4", "show_pane('diff')", "Diff"),
+        Binding("ctrl+t", "next_pane", "Next pane", show=False),
+        Binding("ctrl+l", "slash('clear')", "Clear", show=False),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        project_root: str | Path,
+        *,
+        runtime_opener: RuntimeOpener = open_runtime_for_ui,
+        model: str | None = None,
+        clock: Callable[[], float] = time.time,
+        watch_catalog: bool = True,
+        poll_interval: float = 0.5,
+    ) -> None:
+        super().__init__()
+        self.project_root = Path(project_root).resolve()
+        self.runtime_opener = runtime_opener
+        self.requested_model = model
+        self.clock = clock
+        self.watch_catalog_enabled = watch_catalog
+        self.poll_interval = poll_interval
+        self.runtime: Any = None
+        self.runtime_error: str | None = None
+        self.active_pane = "conversation"
+        self.ready = asyncio.Event()
+        self.init_turn_state()
+        self.init_catalog_sync()
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader(id="header")
+        yield Tabs(Tab("Conversation F2", id="tab-conversation"), Tab("Catalog F3", id="tab-catalog"), Tab("Diff F4", id="tab-diff"), id="pane-tabs")
+        with Horizontal(id="panes"):
+            with Vertical(id="conversation-pane", classes="pane"):
+                yield Conversation(id="conversation")
+                yield PromptArea(id="prompt", placeholder="Ask, or /help  (enter sends, ctrl+j new line, ↑ history)")
+            with Vertical(id="side"):
+                yield CatalogPane(id="catalog-pane", classes="pane", clock=self.clock)
+                yield DiffPane(id="diff-pane", classes="pane")
+        yield Footer()
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.query_one("#conversation", Conversation)
+
+    @property
+    def catalog_pane(self) -> CatalogPane:
+        return self.query_one("#catalog-pane", CatalogPane)
+
+    @property
+    def diff_pane(self) -> DiffPane:
+        return self.query_one("#diff-pane", DiffPane)
+
+    @property
+    def header(self) -> StatusHeader:
+        return self.query_one("#header", StatusHeader)
+
+    @property
+    def prompt_area(self) -> PromptArea:
+        return self.query_one("#prompt", PromptArea)
+
+    def on_mount(self) -> None:
+        self.query_one("#conversation-pane").border_title = "Conversation"
+        self.catalog_pane.border_title = "Catalog"
+        self.diff_pane.border_title = "Diff"
+        self.screen.add_class("-show-conversation")
+        self.header.model = self.requested_model or "…"
+        self.prompt_area.focus()
+        self.open_runtime()
+
+    @work(exclusive=True, group="runtime")
+    async def open_runtime(self) -> None:
+        """Open the project's runtime off the first frame, so the screen is interactive at once."""
+        try:
+            runtime = await self.runtime_opener(self.project_root, ask_init_git=self.ask_init_git, approve=self.approve, model=self.requested_model)
+        except Exception as exc:  # the UI stays up and says what went wrong
+            self.runtime_error = f"{type(exc).__name__}: {exc}"
+            await self.add_notice(f"Could not open the project: {self.runtime_error}", "error")
+            self.ready.set()
+            return
+        self.runtime = runtime
+        await self.runtime_ready()
+        self.ready.set()
+
+    async def runtime_ready(self) -> None:
+        runtime = self.runtime
+        header = self.header
+        header.model = self.model_name()
+        sandbox = getattr(runtime, "sandbox", None)
+        header.sandbox_tier = str(getattr(sandbox, "tier", "")) if sandbox is not None else "none"
+        self.refresh_branch()
+        self.refresh_catalog_now()
+        self.start_catalog_sync()
+        if getattr(runtime, "agent", None) is None:
+            await self.add_notice(self.no_model_message(), "warning")
+        for message in getattr(runtime, "notices", ()) or ():
+            await self.add_notice(str(getattr(message, "message", message)), str(getattr(message, "level", "info")))
+
+    def model_name(self) -> str:
+        agent = getattr(self.runtime, "agent", None)
+        model = getattr(agent, "model", None) if agent is not None else None
+        if model:
+            return str(model)
+        if agent is None:
+            return "no model"
+        settings = getattr(self.runtime, "settings", None)
+        return str(getattr(settings, "model", None) or self.requested_model or "default")
+
+    def no_model_message(self) -> str:
+        reason = getattr(self.runtime, "agent_unavailable", None) or getattr(self.runtime, "agent_error", None)
+        lines = [
+            "No model is configured, so the agent is off. The catalog, diffs, history and manual tool runs all work.",
+            "To talk to Claude: export ANTHROPIC_API_KEY=sk-ant-…",
+            "For a local model: export ANTHROPIC_BASE_URL=http://127.0.0.1:11434 (any server speaking the Messages API:",
+            "Ollama ≥ 0.14, llama-server, vLLM, LM Studio, LiteLLM), and set `model = \"…\"` in .agent/config.toml.",
+            "Then restart tuiagent.",
+        ]
+        if reason:
+            lines.insert(1, str(reason))
+        return "\n".join(lines)
+
+    async def add_notice(self, text: str, level: str = "info") -> None:
+        await self.conversation.add(Entry("notice", text=text, level=level))
+
+    # ---------------------------------------------------------------- modals from workers and callbacks
+
+    async def ask(self, screen: Screen[ScreenResult]) -> ScreenResult:
+        """Push a modal and wait for its result, from a worker or from any task on the app's loop."""
+        try:
+            get_current_worker()
+        except NoActiveWorker:
+            future: asyncio.Future[ScreenResult] = asyncio.get_running_loop().create_future()
+            self.push_screen(screen, callback=lambda result: future.done() or future.set_result(result))
+            try:
+                return await future
+            except asyncio.CancelledError:
+                if screen.is_attached:
+                    screen.dismiss(None)
+                raise
+        try:
+            return await self.push_screen(screen, wait_for_dismiss=True)
+        except asyncio.CancelledError:
+            if screen in self.screen_stack:
+                self.pop_screen()
+            raise
+
+    async def ask_init_git(self, root: Path | None = None) -> bool:
+        from tui_agent.ui.screens.confirm import ConfirmScreen
+
+        where = root or self.project_root
+        question = f"[b]{where}[/b] is not a git repository.\nCreate one? Tools are versioned in git; without it the catalog still works but nothing is committed."
+        return bool(await self.ask(ConfirmScreen(question, yes="Create repository", no="Continue without")))
+
+    # ---------------------------------------------------------------- panes
+
+    def action_show_pane(self, pane: str) -> None:
+        if pane not in PANES:
+            return
+        self.active_pane = pane
+        for name in PANES:
+            self.screen.set_class(name == pane, f"-show-{name}")
+        tabs = self.query_one("#pane-tabs", Tabs)
+        if tabs.active != f"tab-{pane}":
+            tabs.active = f"tab-{pane}"
+        if pane == "conversation":
+            self.prompt_area.focus()
+        elif pane == "catalog":
+            self.catalog_pane.table.focus()
+        else:
+            self.query_one("#diff-scroll").focus()
+
+    def action_next_pane(self) -> None:
+        self.action_show_pane(PANES[(PANES.index(self.active_pane) + 1) % len(PANES)])
+
+    @on(Tabs.TabActivated, "#pane-tabs")
+    def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        pane = str(event.tab.id).removeprefix("tab-")
+        if pane != self.active_pane:
+            self.action_show_pane(pane)
+
+    @on(PromptArea.Submitted)
+    async def _prompt_submitted(self, event: PromptArea.Submitted) -> None:
+        await self.handle_input(event.text)
+
+    def action_slash(self, name: str) -> None:
+        self.run_worker(self.handle_input(f"/{name}"), group="slash")
+
+    # ---------------------------------------------------------------- command palette
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield from self.palette_commands()
+
+    async def on_unmount(self) -> None:
+        runtime = self.runtime
+        close = getattr(runtime, "aclose", None) if runtime is not None else None
+        if close is not None:
+            try:
+                await asyncio.wait_for(close(), timeout=5)
+            except Exception:  # closing must never block quitting
+                pass
+
+
+def build_app(args: argparse.Namespace, **overrides: Any) -> TuiAgentApp:
+    """The app as the CLI builds it (tests use this same factory)."""
+    return TuiAgentApp(Path(getattr(args, "project", ".") or "."), model=getattr(args, "model", None), **overrides)
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    """Run the TUI until the person quits; the exit code for the CLI."""
+    app = build_app(args)
+    result = app.run()
+    return int(result or 0)
+
+

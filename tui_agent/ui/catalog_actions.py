@@ -1,0 +1,172 @@
+"""The catalog pane's keys as app actions: view, run, prune, revert, history and drift, through the core catalog."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+
+from tui_agent.ui.catalog_rows import CatalogRow
+from tui_agent.ui.screens.argument_form import ArgumentFormScreen
+from tui_agent.ui.screens.confirm import ConfirmScreen
+from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
+from tui_agent.ui.screens.source import SourceScreen
+from tui_agent.ui.widgets.catalog_pane import CatalogPane
+from tui_agent.ui.widgets.messages import Entry
+
+if TYPE_CHECKING:
+    from tui_agent.ui.app import TuiAgentApp
+
+CATALOG_ACTIONS = ("view", "run", "prune", "revert", "history", "drift", "restore")
+
+
+def run_result_text(run: Any) -> tuple[str, bool]:
+    """What a manual run shows: the value (or the error) and the captured output."""
+    if getattr(run, "ok", False):
+        value = run.value
+        text = value if isinstance(value, str) and getattr(run, "value_is_repr", False) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    else:
+        text = f"{run.error_kind or 'error'}: {run.error}"
+    if getattr(run, "stdout", ""):
+        text += f"\n--- stdout\n{run.stdout}"
+    if getattr(run, "stderr", ""):
+        text += f"\n--- stderr\n{run.stderr}"
+    if getattr(run, "output_truncated", False):
+        text += "\n(output truncated)"
+    return text, not getattr(run, "ok", False)
+
+
+class CatalogActionsMixin:
+    """Each action calls the same catalog (or recipe store) method the `tuiagent tools` CLI calls."""
+
+    @on(CatalogPane.ActionRequested)
+    def _catalog_action_requested(self: "TuiAgentApp", message: CatalogPane.ActionRequested) -> None:
+        self.catalog_action(message.action, message.row)
+
+    def store_for(self: "TuiAgentApp", row: CatalogRow) -> Any:
+        if row.kind == "recipe":
+            return getattr(self.runtime, "recipes", None)
+        return getattr(self.runtime, "catalog", None)
+
+    def history_store_for(self: "TuiAgentApp", row: CatalogRow) -> Any:
+        """Where `history` and `diff` live: the catalog for tools, the recipe store for recipes."""
+        store = self.store_for(row)
+        return getattr(store, "store", store) if row.kind == "recipe" else store
+
+    @work(group="catalog-action")
+    async def catalog_action(self: "TuiAgentApp", action: str, row: CatalogRow) -> None:
+        """Run one catalog action in a worker; errors become notifications, never crashes."""
+        if self.runtime is None or self.store_for(row) is None:
+            self.notify("the catalog is still opening", severity="warning")
+            return
+        if action not in CATALOG_ACTIONS:
+            self.notify(f"unknown catalog action {action}", severity="error")
+            return
+        try:
+            await getattr(self, f"catalog_{action}")(row)
+        except Exception as exc:
+            message = getattr(exc, "message", None) or str(exc)
+            stage = getattr(exc, "stage", None)
+            self.notify(f"{action} {row.name}: {f'[{stage}] ' if stage else ''}{message}", severity="error", timeout=8)
+        self.schedule_catalog_refresh()
+
+    async def catalog_view(self: "TuiAgentApp", row: CatalogRow) -> None:
+        store = self.store_for(row)
+        source = store.source(row.name) if hasattr(store, "source") else None
+        if source is None:
+            folder = "tools" if row.kind == "tool" else "recipes"
+            path = self.project_root / ".agent" / folder / f"{row.name}.{'py' if row.kind == 'tool' else 'toml'}"
+            source = path.read_text(encoding="utf-8") if path.exists() else None
+        if source is None:
+            self.notify(f"no source for {row.name}", severity="error")
+            return
+        title = f"{row.name}  ({row.status})" + (f"  — {row.error}" if row.error else "")
+        await self.ask(SourceScreen(title, source, lexer="python" if row.kind == "tool" else "toml"))
+
+    async def catalog_run(self: "TuiAgentApp", row: CatalogRow) -> None:
+        if row.kind == "recipe":
+            runs = await self.store_for(row).run_recipe(row.name)
+            for run in runs:
+                await self.add_notice(f"recipe {row.name}: {run.summary}", "info" if run.ok else "error")
+            return
+        record = self.runtime.catalog.get(row.name)
+        if record is None or record.spec is None:
+            self.notify(f"{row.name} has no working version to run", severity="error")
+            return
+        arguments = await self.ask(ArgumentFormScreen(row.name, record.spec.input_schema, description=record.spec.description.strip().splitlines()[0] if record.spec.description.strip() else ""))
+        if arguments is None:
+            return
+        entry = Entry("tool", call_id=f"manual-{self.catalog_refreshes}-{row.name}", tool=row.name, arguments=arguments)
+        block = await self.conversation.add(entry)
+        run = await self.runtime.catalog.call_tool(row.name, arguments)
+        entry.result, entry.is_error = run_result_text(run)
+        entry.duration_ms = run.duration_ms
+        block.refresh_entry()  # type: ignore[attr-defined]
+        block.collapsed = False  # type: ignore[attr-defined]
+        self.notify(f"{row.name}: {'ok' if run.ok else 'failed'} in {run.duration_ms:.0f} ms", severity="information" if run.ok else "error")
+
+    async def catalog_prune(self: "TuiAgentApp", row: CatalogRow) -> None:
+        calls = f"It was called {row.calls} time(s)." if row.calls else "It was never called."
+        question = f"Prune {row.kind} [b]{row.name}[/b]?\n{calls} The file is deleted in a new commit; `restore` brings it back."
+        if not await self.ask(ConfirmScreen(question, yes="Prune", no="Keep")):
+            return
+        outcome = await self.store_for(row).prune(row.name)
+        self.notify(f"pruned {row.name}" + self._outcome_note(outcome))
+
+    async def catalog_revert(self: "TuiAgentApp", row: CatalogRow) -> None:
+        result = await self.store_for(row).revert(row.name)
+        self.notify(f"reverted {row.name} to its previous version" + self._outcome_note(result))
+        try:
+            self.diff_pane.show(f"{row.name}: reverted (the revert's changes)", self.history_store_for(row).diff(row.name), subject=row.name)
+        except Exception:
+            pass
+
+    async def catalog_restore(self: "TuiAgentApp", row: CatalogRow) -> None:
+        result = await self.store_for(row).restore(row.name)
+        self.notify(f"restored {row.name}" + self._outcome_note(result))
+
+    async def catalog_history(self: "TuiAgentApp", row: CatalogRow) -> None:
+        store = self.history_store_for(row)
+        history = store.history(row.name)
+        choices = [
+            Choice(str(entry.rev if hasattr(entry, "rev") else entry.commit), f"{str(getattr(entry, 'rev', entry.commit))[:8]}  {str(entry.date)[:16]}  {entry.message}{'  (deleted)' if getattr(entry, 'deleted', False) else ''}")
+            for entry in history
+        ]
+        rev = await self.ask(ChoiceScreen(f"History of {row.name}: pick a version to diff against the current file", choices, empty="no history in git"))
+        if rev is None:
+            return
+        self.diff_pane.show(f"{row.name}: {rev[:8]} → current", store.diff(row.name, rev), subject=row.name)
+        self.reveal_diff()
+
+    async def catalog_drift(self: "TuiAgentApp", row: CatalogRow) -> None:
+        if row.kind == "recipe":
+            self.notify("drift applies to tools", severity="warning")
+            return
+        reports = await self.runtime.catalog.drift(row.name)
+        report = reports[0] if reports else None
+        if report is None:
+            self.notify(f"no drift report for {row.name}")
+            return
+        tests = {True: "its tests pass", False: "its tests FAIL", None: "no tests"}[report.tests_pass]
+        since = (report.since_commit or "?")[:8]
+        if not report.changed_files:
+            self.notify(f"{row.name}: no drift since {since} ({len(report.watched_files)} watched files; {tests})")
+            self.diff_pane.show(f"{row.name}: no drift since {since}; {tests}", "", subject=row.name)
+            return
+        title = f"{row.name} drifted since {since}: {', '.join(report.changed_files)}; {tests}"
+        self.diff_pane.show(title, report.diff, subject=row.name)
+        self.reveal_diff()
+
+    def reveal_diff(self: "TuiAgentApp") -> None:
+        """In the narrow layout the diff pane is a tab: switch to it."""
+        if self.screen.has_class("-narrow"):
+            self.action_show_pane("diff")
+
+    @staticmethod
+    def _outcome_note(outcome: Any) -> str:
+        committed = getattr(outcome, "committed", None)
+        if committed is False:
+            return f" (not committed: {getattr(outcome, 'message', '')})"
+        deferred = getattr(outcome, "deferred_reason", None)
+        return f" (commit deferred: {deferred})" if deferred else ""

@@ -1,0 +1,195 @@
+"""Unified-diff parsing and Rich rendering: unified and side-by-side views, syntax-coloured per file."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from pygments.lexers import get_lexer_for_filename
+from pygments.util import ClassNotFound
+from rich.console import RenderableType
+from rich.style import Style
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+LineKind = Literal["file", "hunk", "same", "add", "del", "meta"]
+HUNK_RE = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+ADD_BG = Style(bgcolor="#12361f")
+DEL_BG = Style(bgcolor="#3d1518")
+THEME = "monokai"
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One line of a unified diff with its old/new line numbers and the file it belongs to."""
+
+    kind: LineKind
+    text: str
+    old_no: int | None = None
+    new_no: int | None = None
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class SideBySideRow:
+    """A row of the side-by-side view: the old line on the left, the new one on the right."""
+
+    kind: LineKind
+    left: DiffLine | None
+    right: DiffLine | None
+
+
+def parse_unified(diff_text: str) -> list[DiffLine]:
+    """Lines of a (possibly multi-file) unified diff, with line numbers tracked through hunks."""
+    lines: list[DiffLine] = []
+    old_no = new_no = 0
+    path = ""
+    for raw in diff_text.splitlines():
+        if raw.startswith("+++ "):
+            path = raw[4:].strip().removeprefix("b/")
+            lines.append(DiffLine("file", raw, path=path))
+        elif raw.startswith("--- ") or raw.startswith("diff --git") or raw.startswith("index "):
+            if raw.startswith("--- ") and path == "":
+                path = raw[4:].strip().removeprefix("a/")
+            lines.append(DiffLine("file" if raw.startswith(("diff --git", "--- ")) else "meta", raw, path=path))
+        elif match := HUNK_RE.match(raw):
+            old_no, new_no = int(match.group(1)), int(match.group(2))
+            lines.append(DiffLine("hunk", raw, path=path))
+        elif raw.startswith("+"):
+            lines.append(DiffLine("add", raw[1:], new_no=new_no, path=path))
+            new_no += 1
+        elif raw.startswith("-"):
+            lines.append(DiffLine("del", raw[1:], old_no=old_no, path=path))
+            old_no += 1
+        elif raw.startswith(" "):
+            lines.append(DiffLine("same", raw[1:], old_no=old_no, new_no=new_no, path=path))
+            old_no += 1
+            new_no += 1
+        else:
+            lines.append(DiffLine("meta", raw, path=path))
+    return lines
+
+
+def side_by_side(lines: list[DiffLine]) -> list[SideBySideRow]:
+    """Pair deletions with the additions that follow them; context lines appear on both sides."""
+    rows: list[SideBySideRow] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.kind in ("del", "add"):
+            deleted: list[DiffLine] = []
+            added: list[DiffLine] = []
+            while index < len(lines) and lines[index].kind == "del":
+                deleted.append(lines[index])
+                index += 1
+            while index < len(lines) and lines[index].kind == "add":
+                added.append(lines[index])
+                index += 1
+            for position in range(max(len(deleted), len(added))):
+                left = deleted[position] if position < len(deleted) else None
+                right = added[position] if position < len(added) else None
+                rows.append(SideBySideRow("del" if right is None else "add" if left is None else "add", left, right))
+            continue
+        if line.kind == "same":
+            rows.append(SideBySideRow("same", line, line))
+        else:
+            rows.append(SideBySideRow(line.kind, line, None))
+        index += 1
+    return rows
+
+
+@lru_cache(maxsize=64)
+def lexer_name_for(path: str) -> str:
+    """The pygments lexer alias for a path ("text" when unknown)."""
+    if not path or path == "/dev/null":
+        return "text"
+    try:
+        return get_lexer_for_filename(path).aliases[0]
+    except (ClassNotFound, IndexError):
+        return "text"
+
+
+@lru_cache(maxsize=8)
+def highlighter(lexer: str) -> Syntax:
+    return Syntax("", lexer, theme=THEME, background_color="default")
+
+
+def highlight(text: str, path: str) -> Text:
+    """One source line, syntax-coloured for the file it belongs to."""
+    lexer = lexer_name_for(path)
+    if lexer == "text":
+        return Text(text)
+    rendered = highlighter(lexer).highlight(text)
+    rendered.rstrip()
+    return rendered
+
+
+def _number(value: int | None) -> Text:
+    return Text("" if value is None else str(value), style="dim")
+
+
+def render_unified(diff_text: str) -> RenderableType:
+    """The diff as coloured lines: `+` on green, `-` on red, code highlighted per file type."""
+    lines = parse_unified(diff_text)
+    if not lines:
+        return Text("no changes", style="dim italic")
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(justify="right", width=4, no_wrap=True)
+    table.add_column(justify="right", width=4, no_wrap=True)
+    table.add_column(width=1, no_wrap=True)
+    table.add_column(ratio=1)
+    for line in lines:
+        if line.kind == "file":
+            table.add_row("", "", "", Text(line.text, style="bold #e5c07b"))
+        elif line.kind == "hunk":
+            table.add_row("", "", "", Text(line.text, style="#61afef"))
+        elif line.kind == "meta":
+            table.add_row("", "", "", Text(line.text, style="dim"))
+        else:
+            code = highlight(line.text, line.path)
+            sign, style = {"add": ("+", ADD_BG), "del": ("-", DEL_BG), "same": (" ", Style())}[line.kind]
+            if line.kind != "same":
+                code.stylize(style)
+            table.add_row(_number(line.old_no), _number(line.new_no), Text(sign, style=style), code, style=style)
+    return table
+
+
+def render_side_by_side(diff_text: str) -> RenderableType:
+    """The diff as two columns, old on the left and new on the right, aligned by hunk."""
+    lines = parse_unified(diff_text)
+    if not lines:
+        return Text("no changes", style="dim italic")
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(justify="right", width=4, no_wrap=True)
+    table.add_column(ratio=1)
+    table.add_column(justify="right", width=4, no_wrap=True)
+    table.add_column(ratio=1)
+    for row in side_by_side(lines):
+        if row.kind in ("file", "meta", "hunk"):
+            assert row.left is not None
+            style = {"file": "bold #e5c07b", "hunk": "#61afef", "meta": "dim"}[row.kind]
+            if row.kind == "hunk" or row.left.text.startswith("+++"):
+                table.add_row("", Text(row.left.text, style=style), "", "")
+            continue
+        left = _side_cell(row.left, DEL_BG if row.left is not None and row.left.kind == "del" else None)
+        right = _side_cell(row.right, ADD_BG if row.right is not None and row.right.kind == "add" else None)
+        table.add_row(_number(row.left.old_no if row.left else None), left, _number(row.right.new_no if row.right else None), right)
+    return table
+
+
+def _side_cell(line: DiffLine | None, background: Style | None) -> Text:
+    if line is None:
+        return Text("")
+    code = highlight(line.text, line.path)
+    if background is not None:
+        code.stylize(background)
+    return code
+
+
+def diff_stats(diff_text: str) -> tuple[int, int]:
+    """(added, deleted) line counts."""
+    lines = parse_unified(diff_text)
+    return sum(1 for line in lines if line.kind == "add"), sum(1 for line in lines if line.kind == "del")

@@ -1,0 +1,1 @@
+"""Modal screens: approval, confirmation, argument form, history picker, source viewer, choice list."""

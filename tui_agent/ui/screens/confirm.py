@@ -1,0 +1,40 @@
+"""A yes/no confirmation modal (prune a tool, create a git repository)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Dismisses with True on yes, False on no or Escape."""
+
+    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+
+    def __init__(self, question: str, *, yes: str = "Yes", no: str = "No", detail: str = "") -> None:
+        super().__init__()
+        self.question = question
+        self.detail = detail
+        self.yes_label = yes
+        self.no_label = no
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-dialog", classes="dialog"):
+            yield Static(self.question, id="confirm-question")
+            if self.detail:
+                yield Static(self.detail, id="confirm-detail")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(f"{self.yes_label} (y)", id="yes", variant="warning")
+                yield Button(f"{self.no_label} (n)", id="no", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)

@@ -1,0 +1,34 @@
+"""Shows a tool's (or recipe's) source, syntax-highlighted, in a scrollable modal."""
+
+from __future__ import annotations
+
+from rich.syntax import Syntax
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class SourceScreen(ModalScreen[None]):
+    """Read-only source view; Escape or q closes it."""
+
+    BINDINGS = [Binding("escape,q", "close", "Close")]
+
+    def __init__(self, title: str, source: str, *, lexer: str = "python") -> None:
+        super().__init__()
+        self.title_text = title
+        self.source = source
+        self.lexer = lexer
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="source-dialog", classes="dialog"):
+            yield Static(f"[b]{self.title_text}[/b]  [dim]esc to close[/dim]", id="source-title")
+            with VerticalScroll(id="source-scroll"):
+                yield Static(Syntax(self.source, self.lexer, theme="monokai", line_numbers=True, background_color="default"))
+
+    def on_mount(self) -> None:
+        self.query_one("#source-scroll").focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

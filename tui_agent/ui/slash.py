@@ -1,0 +1,42 @@
+"""Slash commands typed in the prompt: parsing and the built-in command table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BUILTIN_COMMANDS: dict[str, str] = {
+    "help": "show commands and keys",
+    "tools": "list the catalog and focus the catalog pane",
+    "diff": "show the agent's edits to project files in the current turn",
+    "undo": "revert the last tool change made in this session",
+    "model": "show the model, or switch with /model NAME",
+    "clear": "clear the conversation and start a new session",
+    "resume": "resume an earlier session (/resume [ID])",
+    "recipes": "list the recipes",
+}
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """A parsed `/name args` line."""
+
+    name: str
+    args: str
+
+
+def parse_slash(text: str) -> SlashCommand | None:
+    """`/name rest` as a SlashCommand; None for ordinary prompts (including `//escaped` and paths like `/usr/bin`)."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    head, _, rest = stripped[1:].partition(" ")
+    name = head.strip()
+    if not name or "/" in name or "\n" in name:
+        return None
+    return SlashCommand(name=name.lower(), args=rest.strip())
+
+
+def unescape_prompt(text: str) -> str:
+    """A prompt beginning with `//` is sent with one slash."""
+    stripped = text.lstrip()
+    return stripped[1:] if stripped.startswith("//") else text

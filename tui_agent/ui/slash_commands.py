@@ -1,0 +1,230 @@
+"""Slash commands typed in the prompt, recipe commands, and the same actions in the command palette."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from textual.app import SystemCommand
+
+from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
+from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
+from tui_agent.ui.transcript import entries_from_records
+from tui_agent.ui.widgets.messages import Entry
+
+if TYPE_CHECKING:
+    from tui_agent.ui.app import TuiAgentApp
+
+KEYS_HELP = """\
+Keys: enter send · ctrl+j new line · ↑/↓ prompt history · esc cancel the turn · F2/F3/F4 conversation/catalog/diff · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
+Catalog: v source · r run · d prune · u revert · h history · f drift · s sort · / filter (words, status:broken, is:recipe)
+Diff: m unified / side-by-side"""
+
+
+class SlashCommandsMixin:
+    """`/help /tools /diff /undo /model /clear /resume /recipes`, `/restore NAME`, and recipe `/name args` commands."""
+
+    async def handle_input(self: "TuiAgentApp", text: str) -> None:
+        """A submitted prompt: a slash command, or a turn for the agent."""
+        command = parse_slash(text)
+        if command is None:
+            self.start_turn(unescape_prompt(text))
+            return
+        await self.run_slash(command)
+
+    def recipe_commands(self: "TuiAgentApp") -> dict[str, str]:
+        """Slash commands contributed by recipes with a `command` trigger: name -> description."""
+        recipes = getattr(self.runtime, "recipes", None)
+        provider = getattr(recipes, "slash_commands", None)
+        if provider is None:
+            return {}
+        try:
+            return {str(name): str(description) for name, description in dict(provider()).items()}
+        except Exception:
+            return {}
+
+    async def run_slash(self: "TuiAgentApp", command: SlashCommand) -> None:
+        handler = getattr(self, f"slash_{command.name}", None)
+        if command.name in BUILTIN_COMMANDS or command.name == "restore":
+            assert handler is not None
+            await handler(command.args)
+            return
+        if command.name in self.recipe_commands():
+            await self.run_recipe_command(command)
+            return
+        await self.add_notice(f"Unknown command /{command.name}. /help lists the commands.", "warning")
+
+    async def run_recipe_command(self: "TuiAgentApp", command: SlashCommand) -> None:
+        try:
+            runs = await self.runtime.recipes.run_command(command.name, command.args)
+        except Exception as exc:
+            await self.add_notice(f"/{command.name}: {getattr(exc, 'message', None) or exc}", "error")
+            return
+        for run in runs:
+            await self.add_notice(f"/{command.name}: {run.summary}", "info" if run.ok else "error")
+        self.schedule_catalog_refresh()
+
+    async def slash_help(self: "TuiAgentApp", args: str) -> None:
+        lines = ["Commands:"] + [f"  /{name:<8} {description}" for name, description in BUILTIN_COMMANDS.items()]
+        lines.append("  /restore  bring back a pruned tool: /restore NAME")
+        for name, description in self.recipe_commands().items():
+            lines.append(f"  /{name:<8} {description} (recipe)")
+        lines.append("  //text    send text starting with a slash")
+        lines.append(KEYS_HELP)
+        await self.add_notice("\n".join(lines))
+
+    async def slash_tools(self: "TuiAgentApp", args: str) -> None:
+        pane = self.catalog_pane
+        pane.query_one("#catalog-filter").value = args  # type: ignore[attr-defined]
+        rows = pane.rows
+        by_status: dict[str, int] = {}
+        for row in rows:
+            if row.kind == "tool":
+                by_status[row.status] = by_status.get(row.status, 0) + 1
+        summary = ", ".join(f"{count} {status}" for status, count in sorted(by_status.items())) or "none yet"
+        await self.add_notice(f"{sum(by_status.values())} tools ({summary}). The catalog pane is focused: v r d u h f act on the selected tool.")
+        self.action_show_pane("catalog")
+
+    async def slash_recipes(self: "TuiAgentApp", args: str) -> None:
+        recipes = [row for row in self.catalog_pane.rows if row.kind == "recipe"]
+        if not recipes:
+            await self.add_notice("No recipes yet. A recipe is a rule file in .agent/recipes/NAME.toml (a trigger and an action).")
+        else:
+            lines = [f"{len(recipes)} recipe(s):"] + [f"  {row.name:<24} {row.status:<8} {row.summary}" for row in recipes]
+            commands = self.recipe_commands()
+            if commands:
+                lines.append("Slash commands from recipes: " + " ".join(f"/{name}" for name in commands))
+            await self.add_notice("\n".join(lines))
+        self.catalog_pane.query_one("#catalog-filter").value = "is:recipe"  # type: ignore[attr-defined]
+
+    async def slash_diff(self: "TuiAgentApp", args: str) -> None:
+        if await self.show_turn_edits():
+            self.reveal_diff()
+
+    async def slash_undo(self: "TuiAgentApp", args: str) -> None:
+        """Undo the last tool change of this session: revert it, or prune it if the session created it."""
+        if not self.session_changes:
+            await self.add_notice("Nothing to undo: no tool was authored in this session.")
+            return
+        kind, name, created = self.session_changes[-1]
+        store = self.runtime.catalog if kind == "tool" else getattr(self.runtime, "recipes", None)
+        try:
+            if created:
+                await store.prune(name)
+                message = f"Undid the creation of {kind} {name} (pruned in a new commit; /restore {name} brings it back)."
+            else:
+                await store.revert(name)
+                message = f"Reverted {kind} {name} to its previous version (a new commit)."
+        except Exception as exc:
+            await self.add_notice(f"/undo failed: {getattr(exc, 'message', None) or exc}", "error")
+            return
+        self.session_changes.pop()
+        await self.add_notice(message)
+        self.schedule_catalog_refresh()
+
+    async def slash_restore(self: "TuiAgentApp", args: str) -> None:
+        name = args.strip()
+        if not name:
+            await self.add_notice("Usage: /restore NAME", "warning")
+            return
+        try:
+            await self.runtime.catalog.restore(name)
+        except Exception as exc:
+            await self.add_notice(f"/restore failed: {getattr(exc, 'message', None) or exc}", "error")
+            return
+        await self.add_notice(f"Restored tool {name} from git history (a new commit).")
+        self.schedule_catalog_refresh(select=name)
+
+    async def slash_model(self: "TuiAgentApp", args: str) -> None:
+        agent = getattr(self.runtime, "agent", None)
+        if agent is None:
+            await self.add_notice(self.no_model_message(), "warning")
+            return
+        name = args.strip()
+        if name:
+            setter = getattr(agent, "set_model", None)
+            if setter is not None:
+                setter(name)
+            else:
+                agent.model = name
+            self.header.model = self.model_name()
+            await self.add_notice(f"Model set to {self.model_name()} for the next turns.")
+        else:
+            await self.add_notice(f"Model: {self.model_name()}. Switch with /model NAME.")
+
+    async def slash_clear(self: "TuiAgentApp", args: str) -> None:
+        if self.turn_running:
+            self.notify("Cancel the running turn first (esc).", severity="warning")
+            return
+        await self.conversation.clear()
+        agent = getattr(self.runtime, "agent", None)
+        new_session = getattr(agent, "new_session", None) if agent is not None else None
+        if new_session is not None:
+            result = new_session()
+            if asyncio.iscoroutine(result):
+                await result
+        self.header.input_tokens = self.header.output_tokens = 0
+        self.header.cost_usd = 0.0
+        await self.add_notice("Conversation cleared; a new session starts with the next prompt.")
+
+    async def slash_resume(self: "TuiAgentApp", args: str) -> None:
+        from tui_agent.core.agent.sessions import list_sessions, read_records, session_path
+        from tui_agent.core.project import Project
+
+        project = Project.at(self.project_root)
+        session_id = args.strip()
+        if not session_id:
+            sessions = await asyncio.to_thread(list_sessions, project)
+            choices = [Choice(info.id, f"{info.id}  {info.model or '-':<20} {info.first_prompt[:60]}") for info in sessions[:50]]
+            session_id = await self.ask(ChoiceScreen("Resume a session", choices, empty="no sessions in .agent/sessions")) or ""
+            if not session_id:
+                return
+        try:
+            path = session_path(project, session_id)
+        except LookupError as exc:
+            await self.add_notice(str(exc), "error")
+            return
+        agent = getattr(self.runtime, "agent", None)
+        resume = getattr(agent, "resume", None) if agent is not None else None
+        if resume is not None:
+            result = resume(session_id)
+            if asyncio.iscoroutine(result):
+                await result
+        records = await asyncio.to_thread(read_records, path)
+        await self.conversation.load_entries(entries_from_records(records))
+        note = "" if resume is not None else " (shown only: no model to continue it with)"
+        await self.conversation.add(Entry("notice", text=f"Resumed session {session_id}{note}."))
+
+    def palette_commands(self: "TuiAgentApp") -> Iterator[SystemCommand]:
+        """Every slash command, pane and catalog action, for the command palette."""
+        for name, description in BUILTIN_COMMANDS.items():
+            yield SystemCommand(f"/{name}", description, lambda name=name: self.action_slash(name))
+        for name, description in self.recipe_commands().items():
+            yield SystemCommand(f"/{name}", f"{description} (recipe)", lambda name=name: self.action_slash(name))
+        yield SystemCommand("Cancel the turn", "stop the agent (esc)", self.action_cancel_turn)
+        for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):
+            yield SystemCommand(f"Show the {pane} pane", key, lambda pane=pane: self.action_show_pane(pane))
+        yield SystemCommand("Diff: unified / side-by-side", "m in the diff pane", self.diff_pane.action_toggle_mode)
+        yield SystemCommand("Catalog: sort by next column", "s in the catalog", self.catalog_pane.action_cycle_sort)
+        yield SystemCommand("Catalog: filter", "/ in the catalog", self._palette_filter)
+        selected = self.catalog_pane.selected()
+        if selected is not None:
+            for action, key, what in (
+                ("view", "v", "view the source"),
+                ("run", "r", "run with an argument form"),
+                ("prune", "d", "prune (asks first)"),
+                ("revert", "u", "revert to the previous version"),
+                ("history", "h", "pick a version and see its diff"),
+                ("drift", "f", "drift diff and test re-run"),
+            ):
+                yield SystemCommand(f"{action.capitalize()} {selected.name}", f"{what} ({key})", lambda action=action, row=selected: self.catalog_action(action, row))
+
+    def _palette_filter(self: "TuiAgentApp") -> None:
+        self.action_show_pane("catalog")
+        self.catalog_pane.action_focus_filter()
+
+    def describe_runtime(self: "TuiAgentApp") -> dict[str, Any]:
+        sandbox = getattr(self.runtime, "sandbox", None)
+        describe = getattr(sandbox, "describe", None)
+        return describe() if describe is not None else {}

@@ -1,0 +1,162 @@
+"""The agent turn as the app runs it: a cancellable worker turning core events into conversation widgets."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+
+from tui_agent.core.events import (
+    ApprovalDenied,
+    CatalogChanged,
+    Event,
+    Notice,
+    TextDelta,
+    ToolAuthored,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFailed,
+    TurnFinished,
+    Usage,
+)
+from tui_agent.ui.screens.approval import ApprovalScreen
+from tui_agent.ui.turn_edits import TurnEdits
+from tui_agent.ui.widgets.messages import Entry
+
+if TYPE_CHECKING:
+    from tui_agent.ui.app import TuiAgentApp
+
+AGENT_GROUP = "agent"
+
+
+class TurnMixin:
+    """Starts turns, renders their events, answers approvals with a modal, cancels on Escape."""
+
+    def init_turn_state(self: "TuiAgentApp") -> None:
+        self.turn_running = False
+        self.turn_edits = TurnEdits(self.project_root)
+        self.session_changes: list[tuple[str, str, bool]] = []  # (kind, name, created) of tools authored this session
+        self.events_seen: list[Event] = []
+
+    def start_turn(self: "TuiAgentApp", prompt: str) -> bool:
+        """Run `prompt` as an agent turn; False (with a notice) when no agent or a turn is already running."""
+        agent = getattr(self.runtime, "agent", None)
+        if agent is None:
+            self.run_worker(self.add_notice(self.no_model_message() if self.runtime is not None else "Still opening the project…", "warning"))
+            return False
+        if self.turn_running:
+            self.notify("A turn is running: wait, or press Escape to cancel it.", severity="warning")
+            return False
+        self.turn_running = True
+        self.header.busy = True
+        self.run_turn(prompt)
+        return True
+
+    @work(exclusive=True, group=AGENT_GROUP)
+    async def run_turn(self: "TuiAgentApp", prompt: str) -> None:
+        agent = self.runtime.agent
+        conversation = self.conversation
+        await conversation.add(Entry("user", text=prompt))
+        try:
+            await self.turn_edits.start()
+        except Exception:  # a failing snapshot only disables /diff for this turn
+            self.turn_edits.before = None
+        stream = agent.run_turn(prompt)
+        try:
+            async for event in stream:
+                await self.handle_event(event)
+        except asyncio.CancelledError:
+            await conversation.finish_stream()
+            await conversation.add(Entry("notice", text="Turn cancelled.", level="warning"))
+            raise
+        except Exception as exc:  # the agent should yield TurnFailed; this catches what escaped it
+            await conversation.add(Entry("notice", text=f"turn failed: {type(exc).__name__}: {exc}", level="error"))
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                try:
+                    await asyncio.shield(close())
+                except (Exception, asyncio.CancelledError):
+                    pass
+            await conversation.finish_stream()
+            self.turn_running = False
+            self.header.busy = False
+            self.refresh_branch()
+            self.schedule_catalog_refresh()
+        await self.show_turn_edits(announce=True)
+
+    async def handle_event(self: "TuiAgentApp", event: Event) -> None:
+        """One core event into pixels."""
+        self.events_seen.append(event)
+        conversation = self.conversation
+        if isinstance(event, TextDelta):
+            await conversation.add_text(event.text)
+        elif isinstance(event, ToolCallStarted):
+            await conversation.add(Entry("tool", call_id=event.call_id, tool=event.name, arguments=dict(event.arguments), authored=event.authored))
+        elif isinstance(event, ToolCallFinished):
+            block = conversation.tool_block(event.call_id)
+            if block is not None:
+                block.entry.result = event.result + ("\n… (truncated for the model)" if event.truncated else "")
+                block.entry.is_error = event.is_error
+                block.entry.duration_ms = event.duration_ms
+                block.entry.authored = block.entry.authored or event.authored
+                block.refresh_entry()
+        elif isinstance(event, ToolAuthored):
+            self.session_changes.append((event.kind, event.name, event.created))
+            for block in reversed(list(conversation._tool_blocks.values())):
+                if block.entry.tool in ("create_tool", "edit_tool", "create_recipe") and block.entry.arguments.get("name") == event.name:
+                    block.entry.source = event.source
+                    block.entry.authored = True
+                    block.refresh_entry()
+                    break
+            verb = "created" if event.created else "updated"
+            self.notify(f"{event.kind} {event.name} {verb}" + (f" · {event.commit[:7]}" if event.commit else " · not committed"))
+            self.schedule_catalog_refresh(select=event.name)
+        elif isinstance(event, CatalogChanged):
+            self.schedule_catalog_refresh()
+        elif isinstance(event, Usage):
+            header = self.header
+            header.input_tokens = event.session_input_tokens or header.input_tokens + event.input_tokens
+            header.output_tokens = event.session_output_tokens or header.output_tokens + event.output_tokens
+            header.cost_usd = event.session_cost_usd
+        elif isinstance(event, Notice):
+            await conversation.add(Entry("notice", text=event.message, level=event.level))
+        elif isinstance(event, ApprovalDenied):
+            await conversation.add(Entry("notice", text=f"{event.name}: {event.reason}", level="warning"))
+        elif isinstance(event, TurnFailed):
+            await conversation.add(Entry("notice", text=f"turn failed ({event.kind}): {event.message}", level="error"))
+        elif isinstance(event, TurnFinished):
+            await conversation.finish_stream()
+
+    def action_cancel_turn(self: "TuiAgentApp") -> None:
+        """Escape: stop the running turn (the HTTP stream and any sandboxed run go with its task)."""
+        if not self.turn_running:
+            return
+        self.workers.cancel_group(self, AGENT_GROUP)
+        sandbox = getattr(self.runtime, "sandbox", None)
+        cancel_running = getattr(sandbox, "cancel_running", None)
+        if cancel_running is not None:
+            self.run_worker(cancel_running(), group="cancel")
+
+    async def approve(self: "TuiAgentApp", request: Any) -> bool:
+        """The approval callback given to the runtime: a modal showing the exact command or diff."""
+        screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail))
+        return bool(await self.ask(screen))
+
+    async def show_turn_edits(self: "TuiAgentApp", *, announce: bool = False) -> bool:
+        """Put the agent's edits to project files in this turn in the diff pane; False when there are none."""
+        try:
+            diff = await self.turn_edits.diff()
+        except Exception as exc:
+            self.notify(f"could not compute this turn's edits: {exc}", severity="error")
+            return False
+        if not diff:
+            if not announce:
+                self.notify("No edits to project files in this turn." if diff is not None else "No turn yet (or no git repository).")
+            return False
+        self.diff_pane.show("This turn's edits to project files", diff, subject="turn")
+        if announce:
+            files = sum(1 for line in diff.splitlines() if line.startswith("diff --git"))
+            await self.add_notice(f"The agent edited {files} project file(s) in this turn: see the diff pane (/diff).")
+        return True

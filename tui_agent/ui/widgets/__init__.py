@@ -1,0 +1,1 @@
+"""Widgets of the main screen: header, conversation, prompt, catalog and diff panes."""

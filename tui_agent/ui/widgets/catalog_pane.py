@@ -1,0 +1,181 @@
+"""The catalog pane: every tool and recipe with status, calls, last use and summary; sort, filter, and action keys."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import DataTable, Input, Static
+
+from tui_agent.ui.catalog_rows import SORT_KEYS, CatalogRow, filter_rows, format_last_used, sort_rows
+
+STATUS_STYLES = {"ok": "green", "broken": "bold red", "drifted": "bold yellow", "unused": "dim", "disabled": "dim italic"}
+COLUMNS = (("status", "status", 8), ("name", "name", 28), ("calls", "calls", 6), ("last_used", "last use", 9), ("summary", "summary", None))
+
+
+class CatalogTable(DataTable[Text]):
+    """The table itself; action keys live on the pane so they work with the filter focused too."""
+
+
+class CatalogPane(Vertical):
+    """Shows rows (plain `CatalogRow`s); posts `ActionRequested` for view/run/prune/revert/history/drift."""
+
+    BINDINGS = [
+        Binding("v", "request('view')", "Source"),
+        Binding("r", "request('run')", "Run"),
+        Binding("d", "request('prune')", "Prune"),
+        Binding("u", "request('revert')", "Revert"),
+        Binding("h", "request('history')", "History"),
+        Binding("f", "request('drift')", "Drift"),
+        Binding("s", "cycle_sort", "Sort"),
+        Binding("slash", "focus_filter", "Filter"),
+    ]
+
+    sort_key: reactive[str] = reactive("name")
+    sort_reverse: reactive[bool] = reactive(False)
+    filter_text: reactive[str] = reactive("")
+
+    @dataclass
+    class ActionRequested(Message):
+        """The person asked for `action` on the selected tool or recipe."""
+
+        pane: "CatalogPane"
+        action: str
+        row: CatalogRow
+
+        @property
+        def control(self) -> "CatalogPane":
+            return self.pane
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None, clock: Callable[[], float] = time.time) -> None:
+        super().__init__(id=id, classes=classes)
+        self.rows: list[CatalogRow] = []
+        self.shown: list[CatalogRow] = []
+        self.clock = clock
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="catalog-title", classes="pane-title")
+        yield Input(placeholder="filter: words, status:broken, is:recipe  (/)", id="catalog-filter", compact=True)
+        table = CatalogTable(id="catalog-table", cursor_type="row", zebra_stripes=True)
+        for key, label, width in COLUMNS:
+            table.add_column(label, key=key, width=width)
+        yield table
+
+    @property
+    def table(self) -> CatalogTable:
+        return self.query_one(CatalogTable)
+
+    def set_rows(self, rows: list[CatalogRow]) -> None:
+        """Replace the rows (after any catalog change); keeps the selection on the same tool."""
+        self.rows = list(rows)
+        self._render_rows()
+
+    def selected(self) -> CatalogRow | None:
+        table = self.table
+        if not self.shown or table.cursor_row < 0 or table.cursor_row >= len(self.shown):
+            return None
+        return self.shown[table.cursor_row]
+
+    def select(self, name: str) -> bool:
+        for index, row in enumerate(self.shown):
+            if row.name == name:
+                self.table.move_cursor(row=index)
+                return True
+        return False
+
+    def _render_rows(self) -> None:
+        if not self.is_mounted:
+            return
+        table = self.table
+        previous = self.selected()
+        self.shown = sort_rows(filter_rows(self.rows, self.filter_text), self.sort_key, reverse=self.sort_reverse)
+        now = self.clock()
+        table.clear()
+        table.add_rows(
+            (
+                Text(row.status, style=STATUS_STYLES.get(row.status, "")),
+                Text(row.name + ("  ⚙" if row.kind == "recipe" else ""), style="bold" if row.kind == "tool" else "italic"),
+                Text(str(row.calls), justify="right"),
+                Text(format_last_used(row.last_used, now), style="dim"),
+                Text(row.summary, style="red" if row.status == "broken" else ""),
+            )
+            for row in self.shown
+        )
+        if previous is not None:
+            self.select(previous.name)
+        counts = {status: sum(1 for row in self.rows if row.status == status) for status in ("broken", "drifted", "unused")}
+        title = Text()
+        title.append("Catalog ", style="bold")
+        tools = sum(1 for row in self.rows if row.kind == "tool")
+        title.append(f"{tools} tools, {len(self.rows) - tools} recipes", style="dim")
+        for status, count in counts.items():
+            if count:
+                title.append(f"  {count} {status}", style=STATUS_STYLES[status])
+        arrow = "↓" if not self.sort_reverse else "↑"
+        title.append(f"   sort: {self.sort_key} {arrow}", style="dim")
+        if self.filter_text:
+            title.append(f"   {len(self.shown)} shown", style="dim")
+        self.query_one("#catalog-title", Static).update(title)
+
+    def on_mount(self) -> None:
+        self._render_rows()
+
+    def watch_sort_key(self) -> None:
+        self._render_rows()
+
+    def watch_sort_reverse(self) -> None:
+        self._render_rows()
+
+    def watch_filter_text(self) -> None:
+        self._render_rows()
+
+    @on(Input.Changed, "#catalog-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.filter_text = event.value
+
+    @on(Input.Submitted, "#catalog-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.table.focus()
+
+    @on(DataTable.HeaderSelected)
+    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        key = str(event.column_key.value)
+        if key in SORT_KEYS:
+            if key == self.sort_key:
+                self.sort_reverse = not self.sort_reverse
+            else:
+                self.sort_key = key
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_request("view")
+
+    def action_request(self, action: str) -> None:
+        row = self.selected()
+        if row is None:
+            self.notify("no tool selected", severity="warning")
+            return
+        self.post_message(self.ActionRequested(self, action, row))
+
+    def action_cycle_sort(self) -> None:
+        self.sort_key = SORT_KEYS[(SORT_KEYS.index(self.sort_key) + 1) % len(SORT_KEYS)]
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#catalog-filter", Input).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "request" and self.query_one("#catalog-filter", Input).has_focus:
+            return False
+        return True

@@ -1,0 +1,65 @@
+"""The diff pane: a titled, scrollable, syntax-coloured diff with unified and side-by-side views."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from tui_agent.ui.diffs import diff_stats, render_side_by_side, render_unified
+
+
+class DiffPane(Vertical):
+    """Shows one diff (a tool's history, its drift, or the turn's edits); `m` switches the view mode."""
+
+    BINDINGS = [Binding("m", "toggle_mode", "Unified/side-by-side")]
+
+    mode: reactive[str] = reactive("unified")
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.title = "Diff"
+        self.diff_text = ""
+        self.subject = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="diff-title", classes="pane-title")
+        with VerticalScroll(id="diff-scroll", can_focus=True):
+            yield Static(Text("Nothing to show yet: pick a tool's history (h) or drift (f), or /diff for this turn's edits.", style="dim italic"), id="diff-body")
+
+    def show(self, title: str, diff_text: str, *, subject: str = "") -> None:
+        """Display `diff_text` (unified format) under `title`."""
+        self.title = title
+        self.diff_text = diff_text
+        self.subject = subject
+        self._render_diff()
+        self.query_one("#diff-scroll", VerticalScroll).scroll_home(animate=False)
+
+    def _render_diff(self) -> None:
+        if not self.is_mounted:
+            return
+        header = Text()
+        header.append(self.title, style="bold")
+        if self.diff_text:
+            added, deleted = diff_stats(self.diff_text)
+            header.append(f"   +{added}", style="green")
+            header.append(f" -{deleted}", style="red")
+        header.append(f"   [{self.mode}]  m: switch", style="dim")
+        self.query_one("#diff-title", Static).update(header)
+        if not self.diff_text and self.title == "Diff":
+            return
+        body = render_side_by_side(self.diff_text) if self.mode == "side-by-side" else render_unified(self.diff_text)
+        self.query_one("#diff-body", Static).update(body)
+
+    def on_mount(self) -> None:
+        self._render_diff()
+
+    def watch_mode(self) -> None:
+        self.set_class(self.mode == "side-by-side", "-side-by-side")
+        self._render_diff()
+
+    def action_toggle_mode(self) -> None:
+        self.mode = "side-by-side" if self.mode == "unified" else "unified"

@@ -1,0 +1,52 @@
+"""The one-line header: model, git branch, sandbox tier, and the session's tokens and cost."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+
+def format_tokens(count: int) -> str:
+    """1234 -> '1.2k', 2_500_000 -> '2.5M'."""
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 1_000:
+        return f"{count / 1_000:.1f}k"
+    return str(count)
+
+
+class StatusHeader(Static):
+    """Shows what the session runs on; each field is reactive and set by the app from core events."""
+
+    model: reactive[str] = reactive("no model")
+    branch: reactive[str] = reactive("")
+    sandbox_tier: reactive[str] = reactive("")
+    input_tokens: reactive[int] = reactive(0)
+    output_tokens: reactive[int] = reactive(0)
+    cost_usd: reactive[float] = reactive(0.0)
+    busy: reactive[bool] = reactive(False)
+
+    def render(self) -> Text:
+        text = Text()
+        text.append(" tuiagent ", style="bold reverse")
+        text.append("  ")
+        text.append("model ", style="dim")
+        text.append(self.model, style="bold")
+        if self.branch:
+            text.append("   ⎇ ", style="dim")
+            text.append(self.branch, style="bold")
+        if self.sandbox_tier:
+            text.append("   sandbox ", style="dim")
+            strong = self.sandbox_tier == "bubblewrap"
+            text.append(self.sandbox_tier, style="bold green" if strong else "bold yellow")
+        text.append("   tokens ", style="dim")
+        text.append(f"{format_tokens(self.input_tokens)} in / {format_tokens(self.output_tokens)} out")
+        text.append("   cost ", style="dim")
+        text.append(f"${self.cost_usd:.4f}")
+        if self.busy:
+            text.append("   ● working (esc cancels)", style="bold #e5c07b")
+        return text
+
+    def watch_busy(self, busy: bool) -> None:
+        self.set_class(busy, "-busy")

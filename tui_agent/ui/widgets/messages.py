@@ -1,0 +1,150 @@
+"""Conversation entries as plain data, and the widgets that show one entry each (text, tool call, notice)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.widget import Widget
+from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+EntryKind = Literal["user", "assistant", "tool", "notice"]
+RESULT_PREVIEW_CHARS = 4000
+SOURCE_ARGUMENT_NAMES = ("source", "code")
+
+
+@dataclass
+class Entry:
+    """One conversation item; tool entries fill in their result when the call finishes."""
+
+    kind: EntryKind
+    text: str = ""
+    level: str = "info"
+    call_id: str = ""
+    tool: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    result: str | None = None
+    is_error: bool = False
+    duration_ms: float | None = None
+    authored: bool = False
+    source: str | None = None
+
+
+def argument_preview(arguments: dict[str, Any], limit: int = 60) -> str:
+    """`name='x', n=3` shortened to `limit` characters, leaving source code out."""
+    parts = []
+    for key, value in arguments.items():
+        shown = f"<{len(value.splitlines())} lines>" if key in SOURCE_ARGUMENT_NAMES and isinstance(value, str) else repr(value)
+        parts.append(f"{key}={shown}")
+    preview = ", ".join(parts)
+    return preview if len(preview) <= limit else preview[: limit - 1] + "…"
+
+
+def tool_title(entry: Entry) -> str:
+    """The folded line of a tool call: name, arguments, and its outcome."""
+    if entry.result is None:
+        outcome = "running…"
+    else:
+        outcome = f"{'error' if entry.is_error else 'ok'} · {entry.duration_ms or 0:.0f} ms"
+    authored = " · authored" if entry.authored else ""
+    return f"{entry.tool}({argument_preview(entry.arguments)})  {outcome}{authored}"
+
+
+class UserMessage(Static):
+    """What the person typed."""
+
+    def __init__(self, entry: Entry) -> None:
+        super().__init__(Text(entry.text), classes="message user")
+        self.entry = entry
+
+
+class NoticeMessage(Static):
+    """A runtime notice (retry, deferred commit, configuration hint, error)."""
+
+    def __init__(self, entry: Entry) -> None:
+        super().__init__(Text(entry.text), classes=f"message notice -{entry.level}")
+        self.entry = entry
+
+
+class AssistantMessage(Markdown):
+    """Assistant text; while streaming, chunks go through a `MarkdownStream` instead of full re-renders."""
+
+    def __init__(self, entry: Entry) -> None:
+        super().__init__(entry.text, classes="message assistant")
+        self.entry = entry
+        self._stream: MarkdownStream | None = None
+
+    async def append_text(self, chunk: str) -> None:
+        self.entry.text += chunk
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self)
+        await self._stream.write(chunk)
+
+    async def finish(self) -> None:
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+
+
+class ToolCallBlock(Collapsible):
+    """A foldable tool call: arguments, result, duration, and for `create_tool` the new tool's source."""
+
+    def __init__(self, entry: Entry) -> None:
+        self.entry = entry
+        self._arguments_view = Static(self._arguments_renderable(), classes="tool-arguments")
+        self._result_view = Static(self._result_renderable(), classes="tool-result")
+        super().__init__(
+            self._arguments_view,
+            self._result_view,
+            title=tool_title(entry),
+            collapsed=entry.tool != "create_tool",
+            classes="message tool",
+        )
+        self._refresh_classes()
+
+    def _arguments_renderable(self) -> RenderableType:
+        arguments = {key: value for key, value in self.entry.arguments.items() if key not in SOURCE_ARGUMENT_NAMES}
+        parts: list[RenderableType] = [Text("arguments", style="bold dim")]
+        parts.append(Syntax(json.dumps(arguments, indent=2, ensure_ascii=False, default=str), "json", theme="monokai", background_color="default", word_wrap=True))
+        source = self.entry.source or next((value for key, value in self.entry.arguments.items() if key in SOURCE_ARGUMENT_NAMES and isinstance(value, str)), None)
+        if source is not None:
+            parts.append(Text("source", style="bold dim"))
+            parts.append(Syntax(source, "python", theme="monokai", line_numbers=True, background_color="default", word_wrap=True))
+        return Group(*parts)
+
+    def _result_renderable(self) -> RenderableType:
+        if self.entry.result is None:
+            return Text("running…", style="italic dim")
+        result = self.entry.result
+        if len(result) > RESULT_PREVIEW_CHARS:
+            result = result[:RESULT_PREVIEW_CHARS] + f"\n… ({len(self.entry.result) - RESULT_PREVIEW_CHARS} more characters)"
+        label = Text("error" if self.entry.is_error else "result", style="bold red" if self.entry.is_error else "bold dim")
+        return Group(label, Text(result))
+
+    def _refresh_classes(self) -> None:
+        self.set_class(self.entry.result is None, "-running")
+        self.set_class(self.entry.is_error, "-error")
+        self.set_class(self.entry.authored, "-authored")
+
+    def refresh_entry(self) -> None:
+        """Show the entry's current state (after the call finished or the tool got authored)."""
+        self.title = tool_title(self.entry)
+        self._refresh_classes()
+        self._arguments_view.update(self._arguments_renderable())
+        self._result_view.update(self._result_renderable())
+
+
+def widget_for(entry: Entry) -> Widget:
+    """The widget showing one entry."""
+    if entry.kind == "user":
+        return UserMessage(entry)
+    if entry.kind == "assistant":
+        return AssistantMessage(entry)
+    if entry.kind == "tool":
+        return ToolCallBlock(entry)
+    return NoticeMessage(entry)

@@ -1,0 +1,111 @@
+"""The multi-line prompt: Enter sends, Ctrl+J / Shift+Enter add a line, Up/Down at the edges walk the history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import TextArea
+
+
+class PromptHistory:
+    """Earlier prompts, newest last, with a cursor and the unsent draft kept aside while browsing."""
+
+    def __init__(self, entries: list[str] | None = None, limit: int = 500) -> None:
+        self.entries: list[str] = list(entries or [])[-limit:]
+        self.limit = limit
+        self.position: int | None = None
+        self.draft = ""
+
+    def add(self, text: str) -> None:
+        if text.strip() and (not self.entries or self.entries[-1] != text):
+            self.entries.append(text)
+            del self.entries[: -self.limit]
+        self.position = None
+
+    def previous(self, current: str) -> str | None:
+        if not self.entries:
+            return None
+        if self.position is None:
+            self.draft = current
+            self.position = len(self.entries)
+        if self.position == 0:
+            return None
+        self.position -= 1
+        return self.entries[self.position]
+
+    def next(self) -> str | None:
+        if self.position is None:
+            return None
+        self.position += 1
+        if self.position >= len(self.entries):
+            self.position = None
+            return self.draft
+        return self.entries[self.position]
+
+
+class PromptArea(TextArea):
+    """The prompt box; posts `PromptArea.Submitted` with the text when Enter is pressed."""
+
+    BINDINGS = [
+        Binding("ctrl+j", "newline", "New line", show=False),
+    ]
+
+    @dataclass
+    class Submitted(Message):
+        """The person sent a prompt (or a slash command)."""
+
+        prompt_area: "PromptArea"
+        text: str
+
+        @property
+        def control(self) -> "PromptArea":
+            return self.prompt_area
+
+    def __init__(self, *, prompt_history: PromptHistory | None = None, id: str | None = None, placeholder: str = "") -> None:
+        super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True, placeholder=placeholder)
+        self.prompt_history = prompt_history or PromptHistory()
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.submit()
+            return
+        if event.key in ("shift+enter", "alt+enter"):
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        if event.key == "up" and self.cursor_location[0] == 0:
+            recalled = self.prompt_history.previous(self.text)
+            if recalled is not None:
+                event.stop()
+                event.prevent_default()
+                self._show(recalled)
+                return
+        if event.key == "down" and self.cursor_location[0] == self.document.line_count - 1 and self.prompt_history.position is not None:
+            recalled = self.prompt_history.next()
+            if recalled is not None:
+                event.stop()
+                event.prevent_default()
+                self._show(recalled)
+                return
+        await super()._on_key(event)
+
+    def _show(self, text: str) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    def submit(self) -> None:
+        text = self.text
+        if not text.strip():
+            return
+        self.prompt_history.add(text)
+        self.load_text("")
+        self.post_message(self.Submitted(self, text))
