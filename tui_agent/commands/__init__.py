@@ -8,3 +8,5 @@ COMMAND_GROUPS: list[ModuleType] = []
 
 from tui_agent.commands import tools  # noqa: E402  (tuiagent tools ...)
 COMMAND_GROUPS.append(tools)
+from tui_agent.commands import sandbox  # noqa: E402  (tuiagent sandbox ...)
+COMMAND_GROUPS.append(sandbox)

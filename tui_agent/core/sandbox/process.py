@@ -122,7 +122,9 @@ class Worker:
             await self.kill()
         await waiter
         flood_waiter.cancel()
-        await self.reap_leftovers()
+        if self.tier != TIER_BUBBLEWRAP:
+            # Inside bubblewrap the pid namespace died with the worker, taking every descendant with it.
+            await self.reap_leftovers()
         try:
             await asyncio.wait_for(asyncio.gather(*readers), DRAIN_AFTER_EXIT_S)
         except asyncio.TimeoutError:

@@ -101,10 +101,10 @@ class Sandbox:
     async def run_file(self, path: Path, *, policy: SandboxPolicy | None = None) -> RunResult:
         """Run a Python file as `__main__`, the way agent code runs (cwd = the project)."""
         resolved = path.resolve()
-        request = {"op": "script", "path": str(resolved), "own_files": [str(resolved)]}
+        code = resolved.read_text(encoding="utf-8")
+        request = {"op": "script", "path": str(resolved), "code": code, "own_files": [str(resolved)]}
         result = await self._run(request, policy)
-        self.audit.record(label=f"file:{path}", version=None, kind="script", result=result,
-                          code=_read_text(resolved))
+        self.audit.record(label=f"file:{path}", version=None, kind="script", result=result, code=code)
         return result
 
     async def cancel_running(self) -> None:
@@ -138,6 +138,7 @@ class Sandbox:
         finally:
             self._running.discard(worker)
             self._release_private_dirs(worker)
+            self._schedule_refill()
         return to_run_result(outcome, effective, self.tier)
 
     async def _acquire(self, network: bool) -> Worker:
@@ -150,7 +151,6 @@ class Sandbox:
                     worker = candidate
                     break
                 asyncio.get_running_loop().create_task(candidate.discard())
-            self._schedule_refill()
         if worker is None:
             worker = await self._spawn(network)
         return worker
@@ -170,10 +170,3 @@ class Sandbox:
     def _release_private_dirs(self, worker: Worker) -> None:
         if worker.private_dirs:
             shutil.rmtree(worker.private_dirs, ignore_errors=True)
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None

@@ -8,7 +8,6 @@ import inspect
 import json
 import linecache
 import os
-import runpy
 import sys
 import traceback
 import types
@@ -148,9 +147,12 @@ def run_exec(code: str) -> Any:
     return finish_value(eval(compile(last_expr, SNIPPET_NAME, "eval"), namespace))
 
 
-def run_script(path: str) -> Any:
+def run_script(path: str, code: str) -> Any:
+    """Run a file's text as `__main__` (the text comes over the channel: the file may be outside the sandbox's view)."""
     sys.argv = [path]
-    runpy.run_path(path, run_name="__main__")
+    linecache.cache[path] = (len(code), None, code.splitlines(keepends=True), path)
+    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__}
+    exec(compile(code, path, "exec"), namespace)
     return None
 
 
@@ -186,7 +188,7 @@ def main() -> None:
         elif op == "exec":
             value = run_exec(request["code"])
         elif op == "script":
-            value = run_script(request["path"])
+            value = run_script(request["path"], request["code"])
         else:
             raise ValueError(f"unknown op {op!r}")
         reads.active = False
