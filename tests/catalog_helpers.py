@@ -1,0 +1,45 @@
+"""Shared helpers for the catalog tests: tool sources, an open catalog over a real sandbox, git inspection."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.gitrepo import git
+
+
+def tool_source(name: str, body: str = "return 2 * x", *, extra: str = "", test: str = "") -> str:
+    source = f'''
+def {name}(x: int) -> int:
+    """Double a number.
+
+    Args:
+        x: the number
+    """
+    {body}
+'''
+    if test:
+        source += f"\n\ndef test_{name}():\n    {test}\n"
+    return textwrap.dedent(extra) + source
+
+
+def head(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def subjects(repo: Path) -> list[str]:
+    return git(repo, "log", "--format=%s").splitlines()
+
+
+def files_in(repo: Path, rev: str = "HEAD") -> list[str]:
+    return git(repo, "ls-tree", "-r", "--name-only", rev).splitlines()
+
+
+async def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)
