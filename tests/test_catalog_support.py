@@ -1,4 +1,4 @@
-"""Shared helpers for the catalog tests: tool sources, an open catalog over a real sandbox, git inspection."""
+"""Helpers (no tests) shared by the catalog tests: tool sources, git inspection, waiting for a condition."""
 
 from __future__ import annotations
 
