@@ -18,7 +18,7 @@ from tui_agent.core.agent.pricing import UsageTotals
 from tui_agent.core.agent.prompt import catalog_index, entries_from_records, rank, system_blocks, tools_array
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, truncate
-from tui_agent.core.events import Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
+from tui_agent.core.events import CatalogChanged, Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
@@ -181,6 +181,8 @@ class Agent:
     async def _request(self) -> AsyncIterator[Event | ModelReply]:
         """One model request (with context shortening when needed); yields TurnFailed instead of raising."""
         compactions = 0
+        async for event in self._sync_catalog():
+            yield event
         while True:
             system, tools = self.build_request()
             if request_tokens(system, tools, self.messages) > self.context_limit_tokens * COMPACT_AT and compactions == 0:
@@ -208,6 +210,20 @@ class Agent:
                     return
                 yield TurnFailed(error.message, kind=error.kind, details={"status": error.status, "base_url": self.client.base_url})
                 return
+
+    async def _sync_catalog(self) -> AsyncIterator[Event]:
+        """Pick up tool files changed on disk by someone else, so that this request lists them as they are now."""
+        if self.catalog is None:
+            return
+        on_disk = {path.stem for path in self.project.tools_dir.glob("*.py")}
+        names = on_disk | {record.name for record in self.catalog.tools()}
+        try:
+            changed = await self.catalog.handle_file_changes(names)
+        except Exception as error:  # the catalog keeps its last good state; the conversation goes on
+            yield Notice(f"could not reload changed tool files: {error}", "warning")
+            return
+        if changed:
+            yield CatalogChanged(names=tuple(changed), reason="edited outside tuiagent")
 
     async def _call(self, call: dict[str, Any], *, cut_off: bool) -> AsyncIterator[Event | ToolOutput]:
         name, call_id = call["name"], call["id"]

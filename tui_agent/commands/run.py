@@ -1,0 +1,75 @@
+"""Top-level options (-p, --continue, --resume, --model, --yes, --allow, ...) and the default handler: headless or the TUI."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter
+from tui_agent.core.agent.permissions import PERMISSION_MODES, flag_approver
+from tui_agent.core.agent.sessions import SessionNotFound
+from tui_agent.core.project import ConfigError
+
+HEADLESS_DENIAL_HINT = "(headless run: approve with --yes, or --allow TOOL for this tool)"
+
+
+def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
+    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", help="run PROMPT headless to the end and print the result")
+    parser.add_argument("--continue", dest="continue_latest", action="store_true", help="resume the latest session")
+    parser.add_argument("--resume", metavar="ID", help="resume the session ID (.agent/sessions/ID.jsonl)")
+    parser.add_argument("--model", help="model id (default: `model` in .agent/config.toml, else a current Sonnet)")
+    parser.add_argument("--yes", action="store_true", help="approve every shell command, write and network call")
+    parser.add_argument("--allow", action="append", default=[], metavar="TOOL", help="approve calls of TOOL (repeatable)")
+    parser.add_argument("--permission-mode", choices=PERMISSION_MODES, help="ask (default), auto (edits accepted) or read-only")
+    parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text", help="headless output: text, json or stream-json")
+    parser.add_argument("--init-git", action="store_true", help="create a git repository if the project has none")
+    parser.add_argument("--sandbox-tier", choices=("bubblewrap", "rlimits"), help="force a sandbox tier")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.prompt is None:
+        from tui_agent.ui.app import run_tui  # imported here so that the headless path never imports textual
+
+        return int(run_tui(args) or 0)
+    try:
+        return asyncio.run(run_headless(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+async def run_headless(args: argparse.Namespace) -> int:
+    from tui_agent.core.runtime import open_runtime
+
+    try:
+        printer = HeadlessPrinter(args.output_format, sys.stdout, sys.stderr)
+        runtime = await open_runtime(
+            args.project,
+            approve=flag_approver(yes=args.yes, allowed_tools=args.allow),
+            model=args.model,
+            ask_init_git=(lambda project: bool(args.init_git)),
+            sandbox_tier=args.sandbox_tier,
+            resume=args.resume,
+            continue_latest=args.continue_latest,
+            permission_mode=args.permission_mode,
+            allowed_tools=args.allow,
+            denial_hint=HEADLESS_DENIAL_HINT,
+        )
+    except (SessionNotFound, ConfigError, ValueError) as error:
+        print(f"tuiagent: {error}", file=sys.stderr)
+        return 2
+    try:
+        for problem in runtime.problems:
+            print(f"[warning] {problem}", file=sys.stderr)
+        if runtime.agent is None:
+            print(f"tuiagent: {runtime.model_error}", file=sys.stderr)
+            return 2
+        agent = runtime.agent
+        async for event in agent.run_turn(args.prompt):
+            printer.handle(event)
+        return printer.finish(session_id=agent.session_id, model=agent.model, usage=agent.usage.to_dict())
+    finally:
+        await runtime.aclose()

@@ -1,0 +1,127 @@
+"""open_runtime(): wires project, settings, sandbox, catalog, recipes, permissions, session and agent (CLI and TUI alike)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tui_agent.core.agent.loop import Agent
+from tui_agent.core.agent.model import ModelClient, configuration_hint, configured_base_url
+from tui_agent.core.agent.permissions import ApprovalCallback, Permissions
+from tui_agent.core.agent.pricing import DEFAULT_MODEL, UsageTotals
+from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_messages, load_usage
+from tui_agent.core.project import Project, Settings
+
+
+@dataclass
+class Runtime:
+    """Everything a front end needs; `agent` is None when no model is configured (`model_error` says how)."""
+
+    project: Project
+    settings: Settings
+    permissions: Permissions
+    model: str
+    sandbox: Any = None
+    catalog: Any = None
+    recipes: Any = None
+    agent: Agent | None = None
+    session: SessionLog | None = None
+    model_error: str | None = None
+    problems: list[str] = field(default_factory=list)
+    resumed: bool = False
+
+    @property
+    def git_status(self) -> Any:
+        """The catalog's git status (repo present, branch, why commits are deferred), or None without a catalog."""
+        return self.catalog.git.status() if self.catalog is not None else None
+
+    @property
+    def sandbox_tier(self) -> str | None:
+        return self.sandbox.tier if self.sandbox is not None else None
+
+    async def aclose(self) -> None:
+        if self.agent is not None:
+            await self.agent.client.aclose()
+        if self.session is not None:
+            self.session.close()
+        for part in (self.catalog, self.sandbox):
+            if part is not None:
+                try:
+                    await part.aclose()
+                except Exception as error:  # closing must go on for the other parts
+                    self.problems.append(f"closing {type(part).__name__}: {error}")
+
+
+def model_configured(api_key: str | None, base_url: str | None) -> bool:
+    return bool(api_key or base_url or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+                or os.environ.get("ANTHROPIC_BASE_URL"))
+
+
+async def open_runtime(
+    project_root: str | Path,
+    *,
+    approve: ApprovalCallback,
+    model: str | None = None,
+    ask_init_git: Callable[[Project], bool | Awaitable[bool]] | None = None,
+    sandbox_tier: str | None = None,
+    resume: str | None = None,
+    continue_latest: bool = False,
+    permission_mode: str | None = None,
+    allowed_tools: Iterable[str] = (),
+    denial_hint: str = "",
+    base_url: str | None = None,
+    api_key: str | None = None,
+    submit_prompt: Callable[..., Any] | None = None,
+    max_retries: int = 4,
+    retry_base_delay_s: float = 1.0,
+) -> Runtime:
+    """Open a project: a failing sandbox or catalog is reported in `problems` and the rest still works."""
+    from tui_agent.core.catalog.api import Catalog
+    from tui_agent.core.recipes import open_recipes
+    from tui_agent.core.sandbox import Sandbox
+
+    project = Project.at(project_root)
+    settings = project.load_settings()
+    project.ensure_layout()
+    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint)
+    chosen_model = model or settings.model or DEFAULT_MODEL
+    runtime = Runtime(project=project, settings=settings, permissions=permissions, model=chosen_model)
+    try:
+        runtime.sandbox = await Sandbox.start(project, tier=sandbox_tier, min_level=settings.sandbox_min_level)
+    except Exception as error:  # SandboxUnavailable, or bubblewrap failing in an unexpected way
+        runtime.problems.append(f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled")
+    if runtime.sandbox is not None:
+        try:
+            runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git)
+        except Exception as error:
+            runtime.problems.append(f"tool catalog unavailable: {error}")
+    if runtime.catalog is not None:
+        try:
+            runtime.recipes = await open_recipes(project, runtime.catalog, runtime.catalog.git, submit_prompt=submit_prompt)
+        except Exception as error:
+            runtime.problems.append(f"recipes unavailable: {error}")
+
+    if resume or continue_latest:
+        session_id = resume or latest_session_id(project)
+        session = SessionLog.reopen(project, session_id)
+        messages = load_messages(session.path)
+        usage_record = load_usage(session.path)
+        usage = UsageTotals(int(usage_record["input_tokens"]), int(usage_record["output_tokens"]),
+                            int(usage_record["cache_read_tokens"]), int(usage_record["cache_write_tokens"]), usage_record["cost_usd"])
+        runtime.resumed = True
+    else:
+        session, messages, usage = SessionLog.create(project, model=chosen_model), [], UsageTotals()
+    runtime.session = session
+
+    if not model_configured(api_key, base_url):
+        runtime.model_error = f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual tool runs work without one."
+        return runtime
+    client = ModelClient(model=chosen_model, api_key=api_key, base_url=configured_base_url(base_url),
+                         max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
+    runtime.agent = Agent(project=project, settings=settings, client=client, permissions=permissions, session=session,
+                          sandbox=runtime.sandbox, catalog=runtime.catalog, recipes=runtime.recipes,
+                          messages=messages, usage=usage)
+    return runtime
