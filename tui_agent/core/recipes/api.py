@@ -14,6 +14,17 @@ from tui_agent.core.recipes.runlog import RunLog
 from tui_agent.core.recipes.store import RecipeStore
 
 
+async def catch_up(engine: RecipeEngine) -> None:
+    """Valid recipe files that differ from git (edited while tuiagent was not running) are committed, as the tool
+    catalog does at startup; a deferred commit is reported as a Notice by later operations."""
+    for record in engine.book.records():
+        if record.error is None:
+            try:
+                await engine.store.commit_outside_edit(record.name)
+            except (ValueError, OSError):
+                continue
+
+
 def _tool_status(catalog: ToolRunner):
     def status(name: str) -> str | None:
         record = catalog.get(name)
@@ -50,6 +61,7 @@ async def open_recipes(
         book.set_commit(record.name, await asyncio.to_thread(git.last_commit_for, f".agent/recipes/{record.name}.toml"))
     engine = RecipeEngine(project, book, RecipeStore(project, git, book), catalog, runlog=RunLog(project),
                           submit_prompt=submit_prompt, guard=guard)
+    await catch_up(engine)
     add_listener: Any = getattr(catalog, "add_listener", None)
     if listen_to_catalog and callable(add_listener):
         add_listener(engine.handle_event)

@@ -26,9 +26,9 @@ class LoopGuard:
     """Decides which changes are a recipe's own echo and when a recipe fires too often.
 
     Two layers:
-    - attribution: a change to a file matching recipe R's trigger that happens while R runs, or within
-      `grace_s` after it ended (watchers report with some latency), is R's own write. It never
-      re-triggers R (other recipes still see it). The engine reports it once per run with a Notice.
+    - attribution: recipes run one at a time, so a change that arrives while R runs, or within `grace_s` after
+      R ended (watchers report with some latency) and before any other recipe started, is R's own write. It
+      never re-triggers R (other recipes still see it). The engine reports it once per run with a Notice.
     - throttling: a recipe dispatched more than `max_runs` times within `window_s` seconds (a ping-pong
       between two recipes, or a tool writing in the background) is paused for `cooldown_s`, with a warning.
     """
@@ -48,6 +48,7 @@ class LoopGuard:
         self.cooldown_s = cooldown_s
         self.clock = clock
         self._windows: dict[str, _RecipeWindow] = {}
+        self._last_run: str | None = None
 
     def _window(self, name: str) -> _RecipeWindow:
         return self._windows.setdefault(name, _RecipeWindow())
@@ -56,6 +57,7 @@ class LoopGuard:
         window = self._window(name)
         window.running = True
         window.own_changes = set()
+        self._last_run = name
 
     def run_finished(self, name: str) -> None:
         window = self._window(name)
@@ -65,7 +67,7 @@ class LoopGuard:
     def is_own_change(self, name: str, path: str) -> bool:
         """Whether a change of `path` (already known to match R's trigger) is R's own write; records it if so."""
         window = self._windows.get(name)
-        if window is None:
+        if window is None or self._last_run != name:
             return False
         within_grace = window.ended_at is not None and self.clock() - window.ended_at <= self.grace_s
         if window.running or within_grace:
@@ -108,3 +110,5 @@ class LoopGuard:
 
     def forget(self, name: str) -> None:
         self._windows.pop(name, None)
+        if self._last_run == name:
+            self._last_run = None

@@ -54,6 +54,8 @@ def parse_recipe(name: str, source: str | bytes) -> Recipe:
         message = str(exc)
         position = TOML_POSITION.search(message)
         line = int(position.group(1)) if position else None
+        if line is None and "end of document" in message:
+            line = max(1, len(text.splitlines()))
         raise PipelineError("parse", f"TOML syntax error: {message}", line) from exc
     recipe = _validate(name, data, _Locator(text))
     return replace(recipe, source_sha=source_sha(raw))
