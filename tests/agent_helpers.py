@@ -39,6 +39,22 @@ def test_find_flaky_recipe_runs() -> None:
     assert find_flaky_recipe_runs("no-such-recipe") == []
 '''
 
+GOOD_TOOL = '''"""Count lines."""
+
+
+def count_lines(path: str) -> int:
+    """Count the lines of a file.
+
+    Args:
+        path: The file.
+    """
+    return len(open(path).read().splitlines())
+
+
+def test_count_lines() -> None:
+    assert count_lines("README.md") >= 1
+'''
+
 
 def write_traces(repo: Path) -> None:
     traces = repo / "traces"

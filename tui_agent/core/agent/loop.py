@@ -25,6 +25,7 @@ CANCELLED_RESULT = "cancelled by the user before this call finished"
 REPEATED_FAILURE_LIMIT = 3
 CONTEXT_LIMIT_TOKENS = 200_000
 COMPACT_AT = 0.85
+COMPACTION_KEEP_RECENT = (4, 2, 1)  # messages left intact by each successive shortening
 MAX_TRACEBACK_LINES = 12
 
 
@@ -186,7 +187,7 @@ class Agent:
         while True:
             system, tools = self.build_request()
             if request_tokens(system, tools, self.messages) > self.context_limit_tokens * COMPACT_AT and compactions == 0:
-                count = shorten_old_tool_results(self.messages)
+                count = shorten_old_tool_results(self.messages, keep_recent=COMPACTION_KEEP_RECENT[0])
                 compactions += 1
                 if count:
                     yield Notice(f"the conversation is near the context limit: shortened {count} old tool results", "warning")
@@ -200,9 +201,11 @@ class Agent:
                     yield item
                 return
             except ModelError as error:
-                if error.kind == "context_too_long" and compactions < 3:
-                    count = shorten_old_tool_results(self.messages, keep_recent=2 if compactions else 4)
-                    compactions += 1
+                if error.kind == "context_too_long":
+                    count = 0
+                    while not count and compactions < len(COMPACTION_KEEP_RECENT):
+                        count = shorten_old_tool_results(self.messages, keep_recent=COMPACTION_KEEP_RECENT[compactions])
+                        compactions += 1
                     if count:
                         yield Notice(f"{error.message}: shortened {count} old tool results and retrying", "warning")
                         continue
