@@ -70,12 +70,13 @@ def _git_processes_in(folders: tuple[Path, ...], pids: list[int]) -> list[int]:
     return found
 
 
-def inspect_lock(lock: Path, repo_folders: tuple[Path, ...], *, min_stale_age_s: float = 2.0) -> LockInspection:
+def inspect_lock(lock: Path, repo_folders: tuple[Path, ...], *, min_stale_age_s: float = 0.0) -> LockInspection:
     """Classify `lock`.
 
-    Live when a process has it open, when a git process works in one of `repo_folders` (git closes
-    the lock while a hook runs), or when it is younger than `min_stale_age_s` (it may be in the
-    middle of being taken). Otherwise it was left by a killed process: stale.
+    Live when a process has it open (git and libgit2 keep the lock file open while they write it),
+    when a git process works in one of `repo_folders` (git closes the lock while a commit hook runs,
+    and git moves to the top of the work tree at start), or when it is younger than
+    `min_stale_age_s` (an optional extra margin). Otherwise it was left by a killed process: stale.
     """
     try:
         stat = lock.stat()

@@ -92,7 +92,7 @@ def normalize_catalog_path(path: str) -> str:
 class CatalogGit:
     """The catalog's git layer for one project (see the module docstring for the contract)."""
 
-    def __init__(self, root: Path, *, min_stale_lock_age_s: float = 2.0) -> None:
+    def __init__(self, root: Path, *, min_stale_lock_age_s: float = 0.0) -> None:
         self.root = Path(root).resolve()
         self.min_stale_lock_age_s = min_stale_lock_age_s
         self._journal = PendingJournal(self.root / PENDING_FILE)
