@@ -114,10 +114,10 @@ class Sandbox:
     async def aclose(self) -> None:
         self._closed = True
         if self._refill_task is not None:
-            self._refill_task.cancel()
+            # Not cancelled: cancelling a half-created subprocess can hang; _fill stops after the current spawn.
             try:
                 await self._refill_task
-            except (asyncio.CancelledError, Exception):
+            except Exception:
                 pass
         await self.cancel_running()
         warm, self._warm = self._warm, []
