@@ -19,7 +19,7 @@ from textual.worker import NoActiveWorker, get_current_worker
 
 from tui_agent.ui.catalog_sync import CatalogSyncMixin
 from tui_agent.ui.catalog_actions import CatalogActionsMixin
-from tui_agent.ui.runtime_bridge import RuntimeOpener, open_runtime_for_ui
+from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
 from tui_agent.ui.slash_commands import SlashCommandsMixin
 from tui_agent.ui.turn import TurnMixin
 from tui_agent.ui.widgets.catalog_pane import CatalogPane
@@ -55,7 +55,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         project_root: str | Path,
         *,
         runtime_opener: RuntimeOpener = open_runtime_for_ui,
-        model: str | None = None,
+        options: LaunchOptions | None = None,
         clock: Callable[[], float] = time.time,
         watch_catalog: bool = True,
         poll_interval: float = 0.5,
@@ -63,7 +63,8 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         super().__init__()
         self.project_root = Path(project_root).resolve()
         self.runtime_opener = runtime_opener
-        self.requested_model = model
+        self.options = options or LaunchOptions()
+        self.requested_model = self.options.model
         self.clock = clock
         self.watch_catalog_enabled = watch_catalog
         self.poll_interval = poll_interval
@@ -119,7 +120,8 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
         try:
-            runtime = await self.runtime_opener(self.project_root, ask_init_git=self.ask_init_git, approve=self.approve, model=self.requested_model)
+            callbacks = UICallbacks(approve=self.approve, ask_init_git=self.ask_init_git, submit_prompt=self.submit_prompt)
+            runtime = await self.runtime_opener(self.project_root, callbacks, self.options)
         except Exception as exc:  # the UI stays up and says what went wrong
             self.runtime_error = f"{type(exc).__name__}: {exc}"
             await self.add_notice(f"Could not open the project: {self.runtime_error}", "error")
@@ -138,10 +140,19 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         self.refresh_branch()
         self.refresh_catalog_now()
         self.start_catalog_sync()
+        for problem in getattr(runtime, "problems", ()) or ():
+            await self.add_notice(str(problem), "error")
+        if getattr(runtime, "resumed", False) and getattr(runtime, "session", None) is not None:
+            await self.show_session(runtime.session.path, runtime.session.id)
         if getattr(runtime, "agent", None) is None:
             await self.add_notice(self.no_model_message(), "warning")
-        for message in getattr(runtime, "notices", ()) or ():
-            await self.add_notice(str(getattr(message, "message", message)), str(getattr(message, "level", "info")))
+        else:
+            usage = getattr(runtime.agent, "usage", None)
+            if usage is not None:
+                self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.input_tokens, usage.output_tokens, usage.cost_usd
+        recipes = getattr(runtime, "recipes", None)
+        if recipes is not None and hasattr(recipes, "session_started"):
+            self.run_worker(recipes.session_started(), group="recipes-start")
 
     def model_name(self) -> str:
         agent = getattr(self.runtime, "agent", None)
@@ -150,11 +161,9 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
             return str(model)
         if agent is None:
             return "no model"
-        settings = getattr(self.runtime, "settings", None)
-        return str(getattr(settings, "model", None) or self.requested_model or "default")
+        return str(getattr(self.runtime, "model", None) or self.requested_model or "default")
 
     def no_model_message(self) -> str:
-        reason = getattr(self.runtime, "agent_unavailable", None) or getattr(self.runtime, "agent_error", None)
         lines = [
             "No model is configured, so the agent is off. The catalog, diffs, history and manual tool runs all work.",
             "To talk to Claude: export ANTHROPIC_API_KEY=sk-ant-…",
@@ -162,8 +171,6 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
             "Ollama ≥ 0.14, llama-server, vLLM, LM Studio, LiteLLM), and set `model = \"…\"` in .agent/config.toml.",
             "Then restart tuiagent.",
         ]
-        if reason:
-            lines.insert(1, str(reason))
         return "\n".join(lines)
 
     async def add_notice(self, text: str, level: str = "info") -> None:
@@ -194,7 +201,9 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
     async def ask_init_git(self, root: Path | None = None) -> bool:
         from tui_agent.ui.screens.confirm import ConfirmScreen
 
-        where = root or self.project_root
+        if self.options.init_git:
+            return True
+        where = getattr(root, "root", root) or self.project_root
         question = f"[b]{where}[/b] is not a git repository.\nCreate one? Tools are versioned in git; without it the catalog still works but nothing is committed."
         return bool(await self.ask(ConfirmScreen(question, yes="Create repository", no="Continue without")))
 
@@ -248,9 +257,23 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
                 pass
 
 
+def launch_options(args: argparse.Namespace) -> LaunchOptions:
+    """The runtime-shaping flags the CLI parsed (absent ones stay at their defaults)."""
+    return LaunchOptions(
+        model=getattr(args, "model", None),
+        resume=getattr(args, "resume", None),
+        continue_latest=bool(getattr(args, "continue_latest", False) or getattr(args, "continue_", False)),
+        permission_mode=getattr(args, "permission_mode", None) or getattr(args, "mode", None),
+        sandbox_tier=getattr(args, "sandbox_tier", None),
+        allowed_tools=tuple(getattr(args, "allow", None) or ()),
+        approve_all=bool(getattr(args, "yes", False)),
+        init_git=bool(getattr(args, "init_git", False)),
+    )
+
+
 def build_app(args: argparse.Namespace, **overrides: Any) -> TuiAgentApp:
     """The app as the CLI builds it (tests use this same factory)."""
-    return TuiAgentApp(Path(getattr(args, "project", ".") or "."), model=getattr(args, "model", None), **overrides)
+    return TuiAgentApp(Path(getattr(args, "project", ".") or "."), options=launch_options(args), **overrides)
 
 
 def run_tui(args: argparse.Namespace) -> int:

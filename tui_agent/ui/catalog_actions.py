@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import work
 
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
@@ -40,8 +40,7 @@ def run_result_text(run: Any) -> tuple[str, bool]:
 class CatalogActionsMixin:
     """Each action calls the same catalog (or recipe store) method the `tuiagent tools` CLI calls."""
 
-    @on(CatalogPane.ActionRequested)
-    def _catalog_action_requested(self: "TuiAgentApp", message: CatalogPane.ActionRequested) -> None:
+    def on_catalog_pane_action_requested(self: "TuiAgentApp", message: CatalogPane.ActionRequested) -> None:
         self.catalog_action(message.action, message.row)
 
     def store_for(self: "TuiAgentApp", row: CatalogRow) -> Any:
@@ -130,7 +129,7 @@ class CatalogActionsMixin:
         store = self.history_store_for(row)
         history = store.history(row.name)
         choices = [
-            Choice(str(entry.rev if hasattr(entry, "rev") else entry.commit), f"{str(getattr(entry, 'rev', entry.commit))[:8]}  {str(entry.date)[:16]}  {entry.message}{'  (deleted)' if getattr(entry, 'deleted', False) else ''}")
+            Choice(entry.rev, f"{entry.rev[:8]}  {str(entry.date)[:16].replace('T', ' ')}  {entry.message}{'  (deleted)' if entry.deleted else ''}")
             for entry in history
         ]
         rev = await self.ask(ChoiceScreen(f"History of {row.name}: pick a version to diff against the current file", choices, empty="no history in git"))

@@ -1,31 +1,73 @@
-"""How the UI opens the core runtime: `open_runtime` with the UI's approval and git-init callbacks."""
+"""How the UI opens the core runtime (`open_runtime` with the UI's callbacks) and switches its session for /resume."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 
+@dataclass(frozen=True)
+class UICallbacks:
+    """What the runtime needs from a person, answered by the app with modals, and the recipes' prompt hand-off."""
+
+    approve: Callable[[Any], Awaitable[bool]]
+    ask_init_git: Callable[..., Awaitable[bool]]
+    submit_prompt: Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """The CLI flags that shape the runtime (all optional)."""
+
+    model: str | None = None
+    resume: str | None = None
+    continue_latest: bool = False
+    permission_mode: str | None = None
+    sandbox_tier: str | None = None
+    allowed_tools: tuple[str, ...] = ()
+    approve_all: bool = False
+    init_git: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
 class RuntimeOpener(Protocol):
-    def __call__(
-        self,
-        root: Path,
-        *,
-        ask_init_git: Callable[..., Awaitable[bool]],
-        approve: Callable[[Any], Awaitable[bool]],
-        model: str | None,
-    ) -> Awaitable[Any]: ...
+    def __call__(self, root: Path, callbacks: UICallbacks, options: LaunchOptions) -> Awaitable[Any]: ...
 
 
-async def open_runtime_for_ui(
-    root: Path,
-    *,
-    ask_init_git: Callable[..., Awaitable[bool]],
-    approve: Callable[[Any], Awaitable[bool]],
-    model: str | None,
-) -> Any:
+async def open_runtime_for_ui(root: Path, callbacks: UICallbacks, options: LaunchOptions) -> Any:
     """The real runtime (project, settings, sandbox, catalog, recipes, agent) for `root`."""
     from tui_agent.core.runtime import open_runtime
 
-    return await open_runtime(root, approve=approve, ask_init_git=ask_init_git, model=model)
+    return await open_runtime(
+        root,
+        approve=callbacks.approve,
+        ask_init_git=callbacks.ask_init_git,
+        submit_prompt=callbacks.submit_prompt,
+        model=options.model,
+        resume=options.resume,
+        continue_latest=options.continue_latest,
+        permission_mode=options.permission_mode,
+        sandbox_tier=options.sandbox_tier,
+        allowed_tools=options.allowed_tools,
+        **options.extra,
+    )
+
+
+def resume_session(runtime: Any, session_id: str) -> None:
+    """Point the runtime's agent at an earlier session: its messages and usage, appending to its file."""
+    from tui_agent.core.agent.pricing import UsageTotals
+    from tui_agent.core.agent.sessions import SessionLog, load_messages, load_usage
+
+    agent = runtime.agent
+    session = SessionLog.reopen(runtime.project, session_id)
+    usage = load_usage(session.path)
+    if agent.session is not None:
+        agent.session.close()
+    agent.session = session
+    runtime.session = session
+    agent.messages = load_messages(session.path)
+    agent.usage = UsageTotals(
+        int(usage["input_tokens"]), int(usage["output_tokens"]), int(usage["cache_read_tokens"]), int(usage["cache_write_tokens"]), usage["cost_usd"]
+    )

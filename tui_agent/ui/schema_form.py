@@ -99,7 +99,7 @@ def collect_arguments(fields: list[FormField], raw_values: dict[str, str | bool]
     arguments: dict[str, Any] = {}
     for field in fields:
         raw = raw_values.get(field.name, "")
-        if field.type != "boolean" and str(raw).strip() == "" and not (field.type == "string" and raw != ""):
+        if isinstance(raw, str) and raw.strip() == "" and not (field.type == "string" and raw != ""):
             if field.required:
                 raise ArgumentError(f"{field.name}: required")
             continue

@@ -10,7 +10,7 @@ from textual.app import SystemCommand
 
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
-from tui_agent.ui.transcript import entries_from_records
+from tui_agent.ui.runtime_bridge import resume_session
 from tui_agent.ui.widgets.messages import Entry
 
 if TYPE_CHECKING:
@@ -159,42 +159,39 @@ class SlashCommandsMixin:
             return
         await self.conversation.clear()
         agent = getattr(self.runtime, "agent", None)
-        new_session = getattr(agent, "new_session", None) if agent is not None else None
-        if new_session is not None:
-            result = new_session()
-            if asyncio.iscoroutine(result):
-                await result
-        self.header.input_tokens = self.header.output_tokens = 0
-        self.header.cost_usd = 0.0
-        await self.add_notice("Conversation cleared; a new session starts with the next prompt.")
+        if agent is not None:
+            agent.clear()
+        await self.add_notice("Conversation cleared: the model starts afresh (the session file keeps what was said).")
 
     async def slash_resume(self: "TuiAgentApp", args: str) -> None:
-        from tui_agent.core.agent.sessions import list_sessions, read_records, session_path
+        from tui_agent.core.agent.sessions import list_sessions, session_path
         from tui_agent.core.project import Project
 
+        if self.turn_running:
+            self.notify("Cancel the running turn first (esc).", severity="warning")
+            return
         project = Project.at(self.project_root)
         session_id = args.strip()
         if not session_id:
-            sessions = await asyncio.to_thread(list_sessions, project)
-            choices = [Choice(info.id, f"{info.id}  {info.model or '-':<20} {info.first_prompt[:60]}") for info in sessions[:50]]
-            session_id = await self.ask(ChoiceScreen("Resume a session", choices, empty="no sessions in .agent/sessions")) or ""
+            current = getattr(getattr(self.runtime, "session", None), "id", None)
+            sessions = [info for info in await asyncio.to_thread(list_sessions, project) if info.id != current]
+            choices = [Choice(info.id, f"{info.id}  {info.model or '-':<18} {info.first_prompt[:60] or '(no prompt)'}") for info in sessions[:50]]
+            session_id = await self.ask(ChoiceScreen("Resume a session", choices, empty="no earlier sessions in .agent/sessions")) or ""
             if not session_id:
                 return
         try:
             path = session_path(project, session_id)
+            if getattr(self.runtime, "agent", None) is not None:
+                resume_session(self.runtime, session_id)
         except LookupError as exc:
             await self.add_notice(str(exc), "error")
             return
+        await self.show_session(path, session_id)
         agent = getattr(self.runtime, "agent", None)
-        resume = getattr(agent, "resume", None) if agent is not None else None
-        if resume is not None:
-            result = resume(session_id)
-            if asyncio.iscoroutine(result):
-                await result
-        records = await asyncio.to_thread(read_records, path)
-        await self.conversation.load_entries(entries_from_records(records))
-        note = "" if resume is not None else " (shown only: no model to continue it with)"
-        await self.conversation.add(Entry("notice", text=f"Resumed session {session_id}{note}."))
+        if agent is None:
+            await self.add_notice("(shown only: no model is configured to continue it)", "warning")
+        else:
+            self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = agent.usage.input_tokens, agent.usage.output_tokens, agent.usage.cost_usd
 
     def palette_commands(self: "TuiAgentApp") -> Iterator[SystemCommand]:
         """Every slash command, pane and catalog action, for the command palette."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -21,6 +22,7 @@ from tui_agent.core.events import (
     Usage,
 )
 from tui_agent.ui.screens.approval import ApprovalScreen
+from tui_agent.ui.transcript import entries_from_records
 from tui_agent.ui.turn_edits import TurnEdits
 from tui_agent.ui.widgets.messages import Entry
 
@@ -38,6 +40,23 @@ class TurnMixin:
         self.turn_edits = TurnEdits(self.project_root)
         self.session_changes: list[tuple[str, str, bool]] = []  # (kind, name, created) of tools authored this session
         self.events_seen: list[Event] = []
+        self.queued_prompts: list[str] = []
+
+    async def submit_prompt(self: "TuiAgentApp", text: str) -> None:
+        """A recipe hands the agent a prompt: run it now, or after the running turn."""
+        if self.turn_running:
+            self.queued_prompts.append(text)
+            self.notify("A recipe queued a prompt for after this turn.")
+        else:
+            self.start_turn(text)
+
+    async def show_session(self: "TuiAgentApp", path: Path, session_id: str) -> None:
+        """Show a session transcript from its file (only the newest entries get widgets)."""
+        from tui_agent.core.agent.sessions import read_records
+
+        records = await asyncio.to_thread(read_records, path)
+        await self.conversation.load_entries(entries_from_records(records))
+        await self.conversation.add(Entry("notice", text=f"Resumed session {session_id}."))
 
     def start_turn(self: "TuiAgentApp", prompt: str) -> bool:
         """Run `prompt` as an agent turn; False (with a notice) when no agent or a turn is already running."""
@@ -85,6 +104,8 @@ class TurnMixin:
             self.refresh_branch()
             self.schedule_catalog_refresh()
         await self.show_turn_edits(announce=True)
+        if self.queued_prompts:
+            self.call_later(self.start_turn, self.queued_prompts.pop(0))
 
     async def handle_event(self: "TuiAgentApp", event: Event) -> None:
         """One core event into pixels."""
@@ -141,6 +162,8 @@ class TurnMixin:
 
     async def approve(self: "TuiAgentApp", request: Any) -> bool:
         """The approval callback given to the runtime: a modal showing the exact command or diff."""
+        if self.options.approve_all:
+            return True
         screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail))
         return bool(await self.ask(screen))
 

@@ -54,6 +54,12 @@ class ArgumentFormScreen(ModalScreen[dict[str, Any] | None]):
         value = "" if field.default is None or field.type in ("array", "object") else str(field.default)
         return Input(value=value, placeholder=field.placeholder, id=widget_id)
 
+    def on_mount(self) -> None:
+        if self.fields:
+            self.query_one(f"#arg-{self.fields[0].name}").focus()
+        else:
+            self.query_one("#run").focus()
+
     def raw_values(self) -> dict[str, str | bool]:
         values: dict[str, str | bool] = {}
         for field in self.fields:

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Input, Static
 from tui_agent.ui.catalog_rows import SORT_KEYS, CatalogRow, filter_rows, format_last_used, sort_rows
 
 STATUS_STYLES = {"ok": "green", "broken": "bold red", "drifted": "bold yellow", "unused": "dim", "disabled": "dim italic"}
-COLUMNS = (("status", "status", 8), ("name", "name", 28), ("calls", "calls", 6), ("last_used", "last use", 9), ("summary", "summary", None))
+COLUMNS = (("status", "status", 7), ("name", "name", 22), ("calls", "calls", 5), ("last_used", "last use", 8), ("summary", "summary", None))
 
 
 class CatalogTable(DataTable[Text]):

@@ -1,0 +1,165 @@
+"""Pilot tests of every catalog action in the real app, on real git repositories, through the real catalog and sandbox."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import git, user_state
+from tests.test_ui_support import SIZE, make_app, notifications, ready, row_names, tool_source, wait_until
+from tui_agent.ui.screens.argument_form import ArgumentFormScreen
+from tui_agent.ui.screens.confirm import ConfirmScreen
+from tui_agent.ui.screens.pickers import ChoiceScreen
+from tui_agent.ui.screens.source import SourceScreen
+from tui_agent.ui.widgets.messages import ToolCallBlock
+
+
+@pytest.fixture(autouse=True)
+def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def subjects(repo: Path) -> list[str]:
+    return git(repo, "log", "--format=%s").splitlines()
+
+
+def tool_file(repo: Path, name: str) -> Path:
+    return repo / ".agent" / "tools" / f"{name}.py"
+
+
+async def select_tool(pilot, app, name: str) -> None:  # type: ignore[no-untyped-def]
+    await wait_until(pilot, lambda: name in row_names(app), message=f"{name} in the catalog pane")
+    app.action_show_pane("catalog")
+    assert app.catalog_pane.select(name)
+    await pilot.pause()
+
+
+async def test_revert_and_history_keys_make_commits_and_show_diffs(dirty_repo: Path) -> None:
+    before = user_state(dirty_repo)
+    app = make_app(dirty_repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double", "return x + x"))
+        await app.runtime.catalog.save_tool("double", tool_source("double", "return 2 * x"))
+        await select_tool(pilot, app, "double")
+
+        await pilot.press("u")
+        await wait_until(pilot, lambda: subjects(dirty_repo)[0].startswith("tuiagent: revert tool double"), message="the revert commit")
+        assert "return x + x" in tool_file(dirty_repo, "double").read_text()
+        await wait_until(pilot, lambda: "reverted" in app.diff_pane.title)
+        assert "-    return 2 * x" in app.diff_pane.diff_text and "+    return x + x" in app.diff_pane.diff_text
+
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message=f"the history picker {notifications(app)} {app.focused}")
+        history = git(dirty_repo, "log", "--format=%H", "--", ".agent/tools/double.py").split()
+        assert len(history) == 3
+        await pilot.press("down", "enter")  # the second newest: the "update" commit
+        await wait_until(pilot, lambda: app.diff_pane.subject == "double" and history[1][:8] in app.diff_pane.title, message="the history diff")
+        assert "-    return 2 * x" in app.diff_pane.diff_text
+        await pilot.press("m")  # side by side
+        assert app.diff_pane.mode == "side-by-side" or app.focused is not app.diff_pane
+    assert user_state(dirty_repo) == before
+    assert git(dirty_repo, "status", "--porcelain", "--", ".agent/tools") == ""
+
+
+async def test_prune_asks_first_and_restore_brings_it_back(dirty_repo: Path) -> None:
+    before = user_state(dirty_repo)
+    app = make_app(dirty_repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
+        await select_tool(pilot, app, "triple")
+        head = git(dirty_repo, "rev-parse", "HEAD")
+
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the prune confirmation")
+        await pilot.press("n")
+        await pilot.pause(0.2)
+        assert git(dirty_repo, "rev-parse", "HEAD") == head and tool_file(dirty_repo, "triple").exists()
+
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: subjects(dirty_repo)[0] == "tuiagent: prune tool triple", message="the prune commit")
+        assert not tool_file(dirty_repo, "triple").exists()
+        await wait_until(pilot, lambda: "triple" not in row_names(app), message="the row to go")
+
+        app.prompt_area.focus()
+        app.prompt_area.insert("/restore triple")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: subjects(dirty_repo)[0].startswith("tuiagent: restore tool triple"), message="the restore commit")
+        await wait_until(pilot, lambda: "triple" in row_names(app), message="the row to come back")
+    assert user_state(dirty_repo) == before
+
+
+async def test_run_key_opens_a_form_from_the_schema_and_records_the_call(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await select_tool(pilot, app, "double")
+        head = git(repo, "rev-parse", "HEAD")
+
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ArgumentFormScreen), message="the argument form")
+        form = app.screen
+        assert isinstance(form, ArgumentFormScreen) and [field.name for field in form.fields] == ["x"]
+        await pilot.press("t", "w", "o", "ctrl+s")
+        assert "x: expected integer" in str(form.query_one("#form-error").render())
+        form.query_one("#arg-x").value = "21"  # type: ignore[attr-defined]
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: any(isinstance(w, ToolCallBlock) and w.entry.result for w in app.conversation.children), message="the run's result")
+        block = next(w for w in app.conversation.children if isinstance(w, ToolCallBlock))
+        assert block.entry.result == "42" and not block.entry.is_error
+        await wait_until(pilot, lambda: [row.calls for row in app.catalog_pane.rows if row.name == "double"] == [1], message="the call count")
+        assert [row.status for row in app.catalog_pane.rows] == ["ok"]
+        assert git(repo, "rev-parse", "HEAD") == head  # a run commits nothing
+
+
+async def test_view_and_drift_keys(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        source = tool_source("greeting", "return open('app.py').read() * x", extra="DEPENDS_ON = ['app.py']\n", summary="Repeat app.py.")
+        await app.runtime.catalog.save_tool("greeting", source)
+        await select_tool(pilot, app, "greeting")
+
+        await pilot.press("v")
+        await wait_until(pilot, lambda: isinstance(app.screen, SourceScreen), message="the source view")
+        assert app.screen.source == source  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SourceScreen))
+
+        (repo / "app.py").write_text("print('hello, drifted')\n")
+        git(repo, "commit", "-qam", "user changes app.py")
+        head = git(repo, "rev-parse", "HEAD")
+        await pilot.press("f")
+        await wait_until(pilot, lambda: "drifted" in app.diff_pane.title, timeout=20, message="the drift diff")
+        assert "app.py" in app.diff_pane.title
+        assert "+print('hello, drifted')" in app.diff_pane.diff_text
+        assert git(repo, "rev-parse", "HEAD") == head
+        await wait_until(pilot, lambda: [row.status for row in app.catalog_pane.rows] == ["drifted"], message="status drifted")
+
+
+async def test_pane_follows_changes_from_another_process_and_from_the_watcher(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await wait_until(pilot, lambda: row_names(app) == ["double"])
+
+        # another terminal: `tuiagent tools run` records a call in state.db; `tuiagent tools prune` commits
+        cli = [sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools"]
+        subprocess.run([*cli, "run", "double", "--arg", "x=2"], check=True, capture_output=True, timeout=60)
+        await wait_until(pilot, lambda: [row.calls for row in app.catalog_pane.rows] == [1], timeout=2.0, message="the call count from the other process")
+        subprocess.run([*cli, "prune", "double"], check=True, capture_output=True, timeout=60)
+        await wait_until(pilot, lambda: row_names(app) == [], timeout=3, message="the prune from the other process")
+
+        # an editor writes a new tool file: the watcher validates, commits and registers it
+        (repo / ".agent" / "tools" / "halve.py").write_text(tool_source("halve", "return x // 2", summary="Halve a number."))
+        await wait_until(pilot, lambda: row_names(app) == ["halve"], timeout=10, message="the watcher's new tool")
+        assert not any("failed" in message for message in notifications(app))

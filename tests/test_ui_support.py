@@ -1,0 +1,64 @@
+"""Helpers for the UI tests (no tests here): the app built like the CLI builds it, tool sources, waiting on state."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from tui_agent.ui.app import TuiAgentApp, build_app
+
+SIZE = (160, 48)
+
+
+def tool_source(name: str, body: str = "return 2 * x", *, extra: str = "", summary: str = "Double a number.") -> str:
+    return textwrap.dedent(extra) + textwrap.dedent(
+        f'''
+        def {name}(x: int) -> int:
+            """{summary}
+
+            Args:
+                x: the number
+            """
+            {body}
+        '''
+    )
+
+
+def make_app(project: Path, **flags: Any) -> TuiAgentApp:
+    """The app through the CLI's factory (`tuiagent` without -p), with test-friendly overrides."""
+    args = argparse.Namespace(project=str(project), model=flags.pop("model", None), resume=flags.pop("resume", None), continue_latest=False,
+                              permission_mode=None, sandbox_tier=None, allow=[], yes=False, init_git=flags.pop("init_git", False))
+    return build_app(args, **flags)
+
+
+async def wait_until(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 10.0, message: str = "condition") -> None:
+    """Let the app run until `predicate()` holds; fail with `message` after `timeout` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {message}")
+        await pilot.pause(0.05)
+
+
+async def ready(pilot: Pilot) -> TuiAgentApp:
+    app = pilot.app
+    assert isinstance(app, TuiAgentApp)
+    await asyncio.wait_for(app.ready.wait(), 30)
+    assert app.runtime is not None and app.runtime.catalog is not None, app.runtime_error
+    await pilot.pause()
+    return app
+
+
+def row_names(app: TuiAgentApp) -> list[str]:
+    return [row.name for row in app.catalog_pane.shown]
+
+
+def notifications(app: TuiAgentApp) -> list[str]:
+    return [notification.message for notification in app._notifications]
