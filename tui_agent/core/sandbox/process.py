@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox.cgroups import PidsCgroup
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.reaper import kill_tree
 
@@ -50,7 +51,8 @@ class Worker:
     """A started (possibly still booting) sandboxed interpreter that will serve exactly one request."""
 
     def __init__(self, process: asyncio.subprocess.Process, channel: socket.socket, tier: str,
-                 token: str, network: bool, layout: tuple[bool, ...], home: str | None) -> None:
+                 token: str, network: bool, layout: tuple[bool, ...], home: str | None,
+                 cgroup: PidsCgroup | None) -> None:
         self.process = process
         self.channel = channel
         self.tier = tier
@@ -58,12 +60,13 @@ class Worker:
         self.network = network
         self.layout = layout
         self.private_dirs = home
+        self.cgroup = cgroup
         self.used = False
         self._cancelled = False
         self._done = asyncio.Event()
 
     @classmethod
-    async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path) -> "Worker":
+    async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path, processes: int) -> "Worker":
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
         try:
@@ -80,6 +83,10 @@ class Worker:
                 argv = tiers.worker_argv(fd, project)
                 env = tiers.sandbox_env(home=str(private_dir / "home"), tmpdir=str(private_dir / "tmp"),
                                         tier=tier, token=token)
+            cgroup = PidsCgroup.create(f"tuiagent-{os.getpid()}-{token}", processes)
+            if cgroup is not None:
+                # The shell joins the cgroup, then becomes the sandbox: every descendant is born inside it.
+                argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cgroup.procs_file), *argv]
             process = await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, pass_fds=(fd,), env=env, cwd=str(project),
@@ -88,15 +95,18 @@ class Worker:
         finally:
             child_end.close()
         parent_end.setblocking(False)
-        return cls(process, parent_end, tier, token, network, tiers.project_layout(project), private)
+        return cls(process, parent_end, tier, token, network, tiers.project_layout(project), private, cgroup)
 
     @property
     def alive(self) -> bool:
         return self.process.returncode is None
 
-    async def run(self, request: dict[str, Any], *, timeout_s: float, output_bytes: int) -> Outcome:
+    async def run(self, request: dict[str, Any], *, timeout_s: float, output_bytes: int,
+                  processes: int) -> Outcome:
         """Send the request, wait for the result, the exit and the output; kill the tree on timeout."""
         self.used = True
+        if self.cgroup is not None:
+            self.cgroup.set_limit(processes)
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
         flood_limit = max(16 * 1024 * 1024, output_bytes * 64)
@@ -125,6 +135,7 @@ class Worker:
         if self.tier != TIER_BUBBLEWRAP:
             # Inside bubblewrap the pid namespace died with the worker, taking every descendant with it.
             await self.reap_leftovers()
+        await self.release_cgroup()
         try:
             await asyncio.wait_for(asyncio.gather(*readers), DRAIN_AFTER_EXIT_S)
         except asyncio.TimeoutError:
@@ -176,6 +187,11 @@ class Worker:
         """After the worker exited: nothing it started may outlive it."""
         await asyncio.to_thread(kill_tree, self.process.pid, self.token, 0.0, root_alive=False)
 
+    async def release_cgroup(self) -> None:
+        """Kill anything still in the run's cgroup (nothing escapes it) and remove it."""
+        if self.cgroup is not None:
+            await asyncio.to_thread(self.cgroup.remove)
+
     async def discard(self) -> None:
         """Kill an unused worker and release its channel."""
         await self.kill()
@@ -183,6 +199,7 @@ class Worker:
             await self.process.wait()
         finally:
             self.channel.close()
+            await self.release_cgroup()
 
 
 async def _drain(stream: asyncio.StreamReader, capture: _Capture, flood_limit: int, flooded: asyncio.Event) -> None:

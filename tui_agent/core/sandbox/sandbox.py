@@ -134,7 +134,7 @@ class Sandbox:
         self._running.add(worker)
         try:
             outcome = await worker.run(request, timeout_s=effective.timeout_s,
-                                       output_bytes=effective.output_bytes)
+                                       output_bytes=effective.output_bytes, processes=effective.processes)
         finally:
             self._running.discard(worker)
             self._release_private_dirs(worker)
@@ -156,7 +156,8 @@ class Sandbox:
         return worker
 
     async def _spawn(self, network: bool) -> Worker:
-        return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch)
+        return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
+                                  processes=self.policy.processes)
 
     async def _fill(self) -> None:
         while not self._closed and len(self._warm) < self.warm_workers:
