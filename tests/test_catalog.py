@@ -174,6 +174,13 @@ async def test_startup_validates_caches_and_catches_up(dirty_repo: Path, sandbox
     assert third.load_report.cached == ["triple"] and third.load_report.broken == ["double"]
     await third.aclose()
 
+    for leftover in project.agent_dir.glob("state.db*"):  # as in a fresh clone: no local state
+        leftover.unlink()
+    fourth = await Catalog.open(project, sandbox)
+    assert fourth.load_report.validated == ["triple"] and fourth.load_report.caught_up == []
+    assert fourth.registry.get("triple").commit == git(dirty_repo, "log", "-1", "--format=%H", "--", ".agent/tools/triple.py").strip()
+    await fourth.aclose()
+
 
 async def test_detached_head_defers_then_catches_up(repo: Path, sandbox: Sandbox) -> None:
     catalog = await Catalog.open(Project.at(repo), sandbox)

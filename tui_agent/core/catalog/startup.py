@@ -18,6 +18,9 @@ from tui_agent.core.catalog.pipeline import Pipeline
 from tui_agent.core.catalog.toolfile import source_sha
 
 
+VALIDATION_CONCURRENCY = 3
+
+
 @dataclass
 class LoadReport:
     """What a startup load did: tools served from the cache, validated afresh, broken, and caught up in git."""
@@ -73,19 +76,28 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
                 pending_commit[project.relative(path)] = data
         else:
             fresh.append((name, path, data))
-    for name, path, data in fresh:
+    gate = asyncio.Semaphore(VALIDATION_CONCURRENCY)
+
+    async def validate(name: str, data: bytes) -> ToolSpec | PipelineError:
+        async with gate:
+            try:
+                return await pipeline.validate(name, data)
+            except PipelineError as error:
+                return error
+
+    outcomes = await asyncio.gather(*(validate(name, data) for name, _, data in fresh))
+    for (name, path, data), outcome in zip(fresh, outcomes):
         rel = project.relative(path)
-        try:
-            spec = await pipeline.validate(name, data)
-        except PipelineError as error:
+        if isinstance(outcome, PipelineError):
             await keep_head_version(pipeline, git, name, rel, data, head_blobs)
-            registry.mark_broken(name, error, source_sha(data))
+            registry.mark_broken(name, outcome, source_sha(data))
             report.broken.append(name)
             continue
-        pipeline.register(name, spec, data, None)
+        pipeline.register(name, outcome, data, None)
         report.validated.append(name)
         if head_blobs is not None and head_blobs.get(path.name) != blob_sha(data):
             pending_commit[rel] = data
+    resolve_commits(pipeline, head_blobs)
     if pending_commit:
         names = sorted(Path(rel).stem for rel in pending_commit)
         message = f"tuiagent: catch up tool{'s' if len(names) > 1 else ''} {', '.join(names)} (changed while tuiagent was not running)"
@@ -101,6 +113,43 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
         outcome = await asyncio.to_thread(git.catch_up)
         report.git_message = outcome.message
     return report
+
+
+def last_commits(tools_dir: Path) -> dict[str, str]:
+    """Tool file name → the newest commit touching it, from one `git log` over `.agent/tools/`."""
+    try:
+        log = gitpython.Git(str(tools_dir)).log("--format=\x1e%H", "--name-only", "--relative", "--", ".")
+    except gitpython.GitCommandError:
+        return {}
+    found: dict[str, str] = {}
+    for record in log.split("\x1e"):
+        lines = [line for line in record.splitlines() if line.strip()]
+        if not lines:
+            continue
+        for file in lines[1:]:
+            found.setdefault(Path(file).name, lines[0].strip())
+    return found
+
+
+def resolve_commits(pipeline: Pipeline, head_blobs: dict[str, str] | None) -> None:
+    """Give every registered version that is committed unchanged in HEAD the commit that wrote it (drift baseline)."""
+    registry, state = pipeline.registry, pipeline.state
+    unknown = [e for e in registry.entries() if e.spec is not None and e.commit is None and e.error is None]
+    if not unknown or not head_blobs:
+        return
+    commits: dict[str, str] | None = None
+    for entry in unknown:
+        path = pipeline.project.tool_path(entry.name)
+        data = read_bytes_or_none(path)
+        if data is None or head_blobs.get(path.name) != blob_sha(data):
+            continue
+        if commits is None:
+            commits = last_commits(pipeline.project.tools_dir)
+        commit = commits.get(path.name)
+        if commit:
+            state.record_version(entry.name, entry.spec.source_sha, commit)
+            state.set_version_commit(entry.name, entry.spec.source_sha, commit)
+            registry.set_commit(entry.name, commit)
 
 
 async def keep_head_version(pipeline: Pipeline, git: CatalogGit, name: str, rel: str, data: bytes,
