@@ -28,8 +28,8 @@ async def test_recipe_changing_its_own_trigger_files_runs_once_with_a_notice(rep
             assert len(stack.engine.runlog.entries("stamp")) == 1
             assert (repo / "app.py").read_text() == "print('edited')\n# stamped\n"
             assert stack.notices("recipe stamp changed app.py, which matches its own trigger")
-            # a later edit by the person is not the recipe's echo: it runs again, once
-            await asyncio.sleep(stack.engine.guard.grace_s)
+            # an edit by the person right after (still inside the grace window) is not the recipe's echo:
+            # its modification time is after the run ended, so the recipe runs again, once
             (repo / "app.py").write_text("print('edited again')\n")
             await wait_for(lambda: len(stack.engine.runlog.entries("stamp")) == 2)
             await asyncio.sleep(1.0)
@@ -71,6 +71,20 @@ async def test_throttle_pauses_then_resumes_after_cooldown(repo: Path) -> None:
         stack.engine.files_changed(["app.py"])
         await stack.engine.idle()
         assert len(stack.engine.runlog.entries("lines")) == 3
+
+
+def test_loop_guard_uses_modification_times_inside_the_window() -> None:
+    clock, wall = ManualClock(), ManualClock()
+    wall.now = 1_000.0
+    guard = LoopGuard(grace_s=1.0, clock=clock, wall_clock=wall)
+    guard.run_started("fmt")
+    wall.now += 0.3
+    guard.run_finished("fmt")
+    clock.now += 0.2
+    assert guard.is_own_change("fmt", "written_during_run.py", mtime=1_000.1)
+    assert not guard.is_own_change("fmt", "edited_after_run.py", mtime=1_000.5)
+    assert not guard.is_own_change("fmt", "edited_before_run.py", mtime=999.0)
+    assert guard.is_own_change("fmt", "deleted_by_run.py", mtime=None)
 
 
 def test_loop_guard_attribution_window() -> None:

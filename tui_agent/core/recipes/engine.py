@@ -196,7 +196,7 @@ class RecipeEngine:
             if self.guard.paused(recipe.name):
                 continue
             hits = [path for path in changed if matches(path, recipe.trigger.paths)]
-            fresh = [path for path in hits if not self.guard.is_own_change(recipe.name, path)]
+            fresh = [path for path in hits if not self.guard.is_own_change(recipe.name, path, self._mtime(path))]
             own = self.guard.take_own_changes(recipe.name)
             if own and recipe.name not in self._own_noticed:
                 self._own_noticed.add(recipe.name)
@@ -207,6 +207,12 @@ class RecipeEngine:
                 ))
             if fresh:
                 self._dispatcher.add_changes(recipe, fresh)
+
+    def _mtime(self, rel: str) -> float | None:
+        try:
+            return (self.project.root / rel).stat().st_mtime
+        except OSError:
+            return None
 
     async def run_recipe(self, name: str, *, paths: Iterable[str] = (), args: str = "", tool: str = "") -> list[RecipeRun]:
         """Run one recipe now, whatever its trigger, with the given context (the CLI's `recipes run`)."""

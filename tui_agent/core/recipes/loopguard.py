@@ -13,10 +13,16 @@ DEFAULT_WINDOW_S = 10.0
 DEFAULT_COOLDOWN_S = 30.0
 
 
+MTIME_SLACK_S = 0.02
+"""File timestamps come from a coarse kernel clock: a write at the very start of a run can look a little older."""
+
+
 @dataclass
 class _RecipeWindow:
     running: bool = False
     ended_at: float | None = None
+    wall_started: float = 0.0
+    wall_ended: float | None = None
     own_changes: set[str] = field(default_factory=set)
     dispatches: deque[float] = field(default_factory=deque)
     paused_until: float | None = None
@@ -27,8 +33,10 @@ class LoopGuard:
 
     Two layers:
     - attribution: recipes run one at a time, so a change that arrives while R runs, or within `grace_s` after
-      R ended (watchers report with some latency) and before any other recipe started, is R's own write. It
-      never re-triggers R (other recipes still see it). The engine reports it once per run with a Notice.
+      R ended (watchers report with some latency) and before any other recipe started, may be R's own write.
+      When the file still exists, its modification time decides: written between R's start and end → R's own
+      write; written after R ended → a person's edit, which does fire R. An own write never re-triggers R
+      (other recipes still see it); the engine reports it once per run with a Notice.
     - throttling: a recipe dispatched more than `max_runs` times within `window_s` seconds (a ping-pong
       between two recipes, or a tool writing in the background) is paused for `cooldown_s`, with a warning.
     """
@@ -41,12 +49,14 @@ class LoopGuard:
         window_s: float = DEFAULT_WINDOW_S,
         cooldown_s: float = DEFAULT_COOLDOWN_S,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.grace_s = grace_s
         self.max_runs = max_runs
         self.window_s = window_s
         self.cooldown_s = cooldown_s
         self.clock = clock
+        self.wall_clock = wall_clock
         self._windows: dict[str, _RecipeWindow] = {}
         self._last_run: str | None = None
 
@@ -57,23 +67,31 @@ class LoopGuard:
         window = self._window(name)
         window.running = True
         window.own_changes = set()
+        window.wall_started = self.wall_clock()
+        window.wall_ended = None
         self._last_run = name
 
     def run_finished(self, name: str) -> None:
         window = self._window(name)
         window.running = False
         window.ended_at = self.clock()
+        window.wall_ended = self.wall_clock()
 
-    def is_own_change(self, name: str, path: str) -> bool:
-        """Whether a change of `path` (already known to match R's trigger) is R's own write; records it if so."""
+    def is_own_change(self, name: str, path: str, mtime: float | None = None) -> bool:
+        """Whether a change of `path` (already known to match R's trigger) is R's own write; records it if so.
+        `mtime` is the file's modification time (wall clock), None when the file is gone."""
         window = self._windows.get(name)
         if window is None or self._last_run != name:
             return False
         within_grace = window.ended_at is not None and self.clock() - window.ended_at <= self.grace_s
-        if window.running or within_grace:
-            window.own_changes.add(path)
-            return True
-        return False
+        if not (window.running or within_grace):
+            return False
+        if mtime is not None and window.wall_ended is not None and mtime > window.wall_ended:
+            return False
+        if mtime is not None and mtime < window.wall_started - MTIME_SLACK_S:
+            return False
+        window.own_changes.add(path)
+        return True
 
     def take_own_changes(self, name: str) -> list[str]:
         """The own writes recorded since the last call (for one Notice per run), sorted."""
