@@ -1,0 +1,144 @@
+"""Agent turns in the real app against the fake Messages API: streaming, tool blocks, authoring, approvals, Escape, /diff."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.gitrepo import git, user_state
+from tests.test_ui_support import SIZE, make_app, ready, row_names, tool_source, wait_until
+from tui_agent.core.events import ToolAuthored, TurnFinished
+from tui_agent.ui.app import TuiAgentApp
+from tui_agent.ui.screens.approval import ApprovalScreen
+from tui_agent.ui.widgets.messages import AssistantMessage, ToolCallBlock
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
+    with FakeMessagesAPI() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+        yield server
+
+
+def finished_turns(app: TuiAgentApp) -> int:
+    return sum(1 for event in app.events_seen if isinstance(event, TurnFinished))
+
+
+async def send(pilot, app: TuiAgentApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
+    app.prompt_area.focus()
+    app.prompt_area.insert(prompt)
+    await pilot.press("enter")
+
+
+async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: FakeMessagesAPI) -> None:
+    source = tool_source("double")
+    api.enqueue(
+        reply(text("I'll write a **tool** for that."), tool_use("create_tool", {"name": "double", "source": source})),
+        reply(text("Done: `double` is in the catalog.")),
+    )
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.header.model == app.runtime.agent.model
+        await send(pilot, app, "make a doubling tool")
+        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=30, message="the turn to finish")
+        await pilot.pause(0.2)
+
+        kinds = [(entry.kind, entry.tool) for entry in app.conversation.entries]
+        assert kinds == [("user", ""), ("assistant", ""), ("tool", "create_tool"), ("assistant", "")]
+        first, second = [w for w in app.conversation.children if isinstance(w, AssistantMessage)]
+        assert first.source == "I'll write a **tool** for that." and second.source == "Done: `double` is in the catalog."
+        block = next(w for w in app.conversation.children if isinstance(w, ToolCallBlock))
+        assert block.entry.authored and block.has_class("-authored") and not block.collapsed
+        assert block.entry.source == source and not block.entry.is_error and block.entry.duration_ms
+        assert "authored" in block.title and "create_tool(name='double'" in block.title
+        assert any(isinstance(event, ToolAuthored) and event.name == "double" for event in app.events_seen)
+        await wait_until(pilot, lambda: row_names(app) == ["double"], message="the new tool in the catalog pane")
+        assert git(repo, "log", "-1", "--format=%s").strip() == "tuiagent: add tool double"
+        assert app.header.input_tokens > 0 and app.header.output_tokens > 0 and not app.header.busy
+
+
+async def test_approval_modal_shows_the_diff_and_turn_edits_reach_the_diff_pane(dirty_repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(
+        reply(tool_use("write_file", {"path": "docs/notes.md", "content": "# Notes\nhello\n"})),
+        reply(text("Wrote the notes.")),
+        reply(tool_use("write_file", {"path": "docs/other.md", "content": "nope\n"})),
+        reply(text("Fine, I won't.")),
+    )
+    before = user_state(dirty_repo)
+    app = make_app(dirty_repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "write notes")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=20, message="the approval modal")
+        modal = app.screen
+        assert isinstance(modal, ApprovalScreen) and modal.kind == "write" and "+hello" in modal.detail
+        await pilot.press("y")
+        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=20, message="the first turn")
+        assert (dirty_repo / "docs" / "notes.md").read_text() == "# Notes\nhello\n"
+        await wait_until(pilot, lambda: app.diff_pane.subject == "turn", message="the turn's edits in the diff pane")
+        assert "+hello" in app.diff_pane.diff_text and "docs/notes.md" in app.diff_pane.diff_text
+        assert "README.md" not in app.diff_pane.diff_text  # the user's own changes are not the agent's edits
+
+        await send(pilot, app, "write another")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=20, message="the second approval")
+        await pilot.press("n")
+        await wait_until(pilot, lambda: finished_turns(app) == 2, timeout=20, message="the second turn")
+        assert not (dirty_repo / "docs" / "other.md").exists()
+        assert any(entry.kind == "tool" and entry.is_error and "denied" in (entry.result or "") for entry in app.conversation.entries)
+    (dirty_repo / "docs" / "notes.md").unlink()
+    (dirty_repo / "docs").rmdir()
+    assert user_state(dirty_repo) == before
+
+
+async def test_escape_cancels_the_turn_and_the_next_turn_works(repo: Path, api: FakeMessagesAPI) -> None:
+    long_text = "word " * 400
+    api.enqueue(reply(text(long_text), delay_s=0.02), reply(text("Back again.")))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "talk a lot")
+        await wait_until(pilot, lambda: app.conversation.streaming and len(app.conversation.entries[-1].text) > 30, timeout=20, message="streaming")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.turn_running, message="the turn to stop")
+        shown = app.conversation.entries[-2].text
+        assert 0 < len(shown) < len(long_text)
+        assert app.conversation.entries[-1].text == "Turn cancelled." and not app.header.busy
+        await pilot.pause(0.3)
+        assert len(app.conversation.entries[-2].text) == len(shown)  # nothing streams after the cancel
+        messages = app.runtime.agent.messages
+        assert messages[-1]["role"] == "assistant" and "[interrupted by the user]" in messages[-1]["content"][0]["text"]
+
+        await send(pilot, app, "are you there?")
+        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=20, message="the next turn")
+        assert app.conversation.entries[-1].text == "Back again."
+        assert api.requests[-1].last_user_text() == "are you there?"
+
+
+async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        for command in ("/help", "/tools", "/recipes", "/model claude-test-model", "/nosuch"):
+            await send(pilot, app, command)
+            await pilot.pause(0.1)
+        notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
+        assert notices[0].startswith("Commands:") and "/resume" in notices[0]
+        assert notices[1].startswith("1 tools (1 unused)")
+        assert notices[2].startswith("No recipes yet")
+        assert "claude-test-model" in notices[3] and app.runtime.agent.model == "claude-test-model" and app.header.model == "claude-test-model"
+        assert "Unknown command /nosuch" in notices[4]
+        app.catalog_pane.query_one("#catalog-filter").value = ""  # /recipes filtered the pane to recipes
+        await pilot.pause(0.1)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        for expected in ("/help", "/tools", "/diff", "/undo", "/model", "/clear", "/resume", "/recipes", "Cancel the turn", "Prune double", "Revert double", "History double", "Drift double", "Run double", "View double"):
+            assert expected in titles, expected
+        await send(pilot, app, "/clear")
+        await pilot.pause(0.1)
+        assert [entry.kind for entry in app.conversation.entries] == ["notice"] and app.runtime.agent.messages == []
