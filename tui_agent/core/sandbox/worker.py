@@ -177,7 +177,10 @@ def main() -> None:
         "capabilities_dropped": guard.drop_capabilities(),
     }
     guard.apply_rlimits(request["policy"])
-    protections["seccomp"] = guard.install_seccomp(bool(request["policy"].get("network")))
+    protections["seccomp"] = guard.install_seccomp(
+        bool(request["policy"].get("network")), protected_pid=os.getppid(), own_group=os.getpgrp()
+    )
+    worker_pid = os.getpid()
     response: dict[str, Any] = {"protections": protections}
     exit_status = 0
     reads.active = True
@@ -213,6 +216,8 @@ def main() -> None:
         except BaseException:
             message = f"{type(exc).__name__} (its message could not be formatted)"
         response.update(ok=False, value=None, value_is_repr=False, error=message, error_kind=kind)
+    if os.getpid() != worker_pid:
+        os._exit(exit_status)  # a fork of the code fell through to here: only the worker itself answers
     response["files_read"] = sorted(reads.paths)
     response["exit_status"] = exit_status
     for stream in (sys.stdout, sys.stderr):

@@ -42,6 +42,7 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "reboot": 169, "swapon": 167,
         "swapoff": 168, "acct": 163, "sethostname": 170, "setdomainname": 171, "iopl": 172,
         "ioperm": 173, "quotactl": 179, "capset": 126,
+        "kill": 62, "tkill": 200, "tgkill": 234, "pidfd_open": 434, "pidfd_send_signal": 424,
     }),
     "aarch64": (0xC00000B7, {
         "socket": 198, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
@@ -53,7 +54,7 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
         "name_to_handle_at": 264, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "reboot": 142, "swapon": 224,
         "swapoff": 225, "acct": 89, "sethostname": 161, "setdomainname": 162, "quotactl": 60,
-        "capset": 91,
+        "capset": 91, "kill": 129, "tkill": 130, "tgkill": 131, "pidfd_open": 434, "pidfd_send_signal": 424,
     }),
 }
 
@@ -63,7 +64,7 @@ ALWAYS_DENIED = (
     "delete_module", "bpf", "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd",
     "io_uring_setup", "open_by_handle_at", "name_to_handle_at", "open_tree", "move_mount", "fsopen",
     "fsconfig", "fsmount", "fspick", "mount_setattr", "reboot", "swapon", "swapoff", "acct",
-    "sethostname", "setdomainname", "iopl", "ioperm", "quotactl", "capset",
+    "sethostname", "setdomainname", "iopl", "ioperm", "quotactl", "capset", "pidfd_open", "pidfd_send_signal",
 )
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -109,7 +110,25 @@ def drop_capabilities() -> bool:
     return int(_libc.capset(header_buf, data_buf)) == 0
 
 
-def _seccomp_program(arch: str, network: bool) -> list[tuple[int, int, int, int]]:
+def _signal_rules(numbers: dict[str, int], protected_pid: int, own_group: int) -> list[tuple[int, int, int, int]]:
+    """kill/tkill/tgkill: never the protected (parent) pid, never -1 or another process group than our own."""
+    deny = SECCOMP_RET_ERRNO | EPERM
+    own_negative = (-own_group) & 0xFFFFFFFF if own_group > 1 else 0  # group 1 would read as kill(-1)
+    rules: list[tuple[int, int, int, int]] = []
+    for name in ("kill", "tkill", "tgkill"):
+        rules += [
+            (JEQ_K, 0, 6, numbers[name]),
+            (LD_W_ABS, 0, 0, 16),
+            (JEQ_K, 2, 0, protected_pid & 0xFFFFFFFF),
+            (JSET_K, 0, 2, 0x80000000),
+            (JEQ_K, 1, 0, own_negative),
+            (RET_K, 0, 0, deny),
+            (LD_W_ABS, 0, 0, 0),
+        ]
+    return rules
+
+
+def _seccomp_program(arch: str, network: bool, protected_pid: int, own_group: int) -> list[tuple[int, int, int, int]]:
     audit_arch, numbers = ARCHES[arch]
     deny = SECCOMP_RET_ERRNO | EPERM
     prog: list[tuple[int, int, int, int]] = [
@@ -145,6 +164,7 @@ def _seccomp_program(arch: str, network: bool) -> list[tuple[int, int, int, int]
         (RET_K, 0, 0, deny),
         (LD_W_ABS, 0, 0, 0),
     ]
+    prog += _signal_rules(numbers, protected_pid, own_group)
     # prctl: no leaving the subreaper role, no re-enabling dumpable.
     prog += [
         (JEQ_K, 0, 4, numbers["prctl"]),
@@ -163,12 +183,12 @@ def seccomp_arch() -> str | None:
     return machine if machine in ARCHES else None
 
 
-def install_seccomp(network: bool) -> bool:
+def install_seccomp(network: bool, protected_pid: int, own_group: int) -> bool:
     """Install the filter (no_new_privs first). Returns False when the arch is unsupported or the kernel refuses."""
     arch = seccomp_arch()
     if arch is None:
         return False
-    program = _seccomp_program(arch, network)
+    program = _seccomp_program(arch, network, protected_pid, own_group)
     raw = b"".join(struct.pack("HBBI", code, jt, jf, k) for code, jt, jf, k in program)
     filters = ctypes.create_string_buffer(raw, len(raw))
     fprog = struct.pack("HxxxxxxP", len(program), ctypes.addressof(filters))
