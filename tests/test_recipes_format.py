@@ -138,3 +138,12 @@ def test_placeholders_fill() -> None:
     args = {"path": "{path}", "all": "{paths}", "joined": "x {paths}", "nested": ["{path}"], "n": 3, "lit": "{{x}}"}
     filled = fill_value(args, {"path": "a.py", "paths": "a.py b.py"}, {"paths": ["a.py", "b.py"]})
     assert filled == {"path": "a.py", "all": ["a.py", "b.py"], "joined": "x a.py b.py", "nested": ["a.py"], "n": 3, "lit": "{x}"}
+
+
+def test_format_help_example_is_a_valid_recipe() -> None:
+    from tui_agent.core.recipes import FORMAT_HELP
+
+    lines = FORMAT_HELP.splitlines()
+    example = "\n".join(line.strip() for line in lines[1 : lines.index(next(l for l in lines if l.startswith("Placeholders")))])
+    recipe = parse_recipe("example", example)
+    assert recipe.trigger.on == "file_changed" and recipe.action.tool == "tool_name" and recipe.requires == ("tool_name",)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
-from pathlib import Path
 
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.model import Recipe, RecipeRecord
-from tui_agent.core.recipes.recipefile import parse_recipe, recipe_name_problem
+from tui_agent.core.recipes.recipefile import parse_recipe
 from tui_agent.core.recipes.runlog import RunStats
 
 ToolStatus = Callable[[str], "str | None"]
@@ -149,14 +147,3 @@ class RecipeBook:
             if record.recipe is not None and record.runnable and record.recipe.trigger.on == trigger
         ]
         return sorted(ready, key=lambda recipe: recipe.order)
-
-    def with_stats(self, record: RecipeRecord) -> RecipeRecord:
-        stats = self._stats.get(record.name)
-        return replace(record, runs=stats.runs, failures=stats.failures, last_run=stats.last_run) if stats else record
-
-    @staticmethod
-    def name_from_path(path: Path) -> str | None:
-        """The recipe name of a `.agent/recipes/<name>.toml` path, None for anything else."""
-        if path.suffix != ".toml" or recipe_name_problem(path.stem):
-            return None
-        return path.stem
