@@ -147,3 +147,13 @@ def test_format_help_example_is_a_valid_recipe() -> None:
     example = "\n".join(line.strip() for line in lines[1 : lines.index(next(l for l in lines if l.startswith("Placeholders")))])
     recipe = parse_recipe("example", example)
     assert recipe.trigger.on == "file_changed" and recipe.action.tool == "tool_name" and recipe.requires == ("tool_name",)
+
+
+def test_this_repositorys_own_recipes_are_valid() -> None:
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / ".agent" / "recipes"
+    files = sorted(folder.glob("*.toml"))
+    assert files
+    for file in files:
+        parse_recipe(file.stem, file.read_bytes())

@@ -28,6 +28,8 @@ def setup(repo: Path) -> None:
     (repo / ".agent" / "recipes" / "lines.toml").write_text(
         recipe_text('on = "file_changed"\npaths = ["*.md"]\ndebounce_ms = 50', 'tool = "count_lines"\nargs = { path = "{path}" }',
                     description="count lines of changed docs"))
+    (repo / ".agent" / "recipes" / "ask.toml").write_text(
+        recipe_text('on = "command"', 'prompt = "explain {args}"', description="ask the agent"))
     (repo / ".agent" / "recipes" / "oops.toml").write_text('description = "broken"\n[trigger]\non = "command"\n')
 
 
@@ -44,7 +46,7 @@ async def test_slash_command_recipe_runs_and_shows_in_the_conversation(dirty_rep
         await wait_until(pilot, lambda: {"yell", "lines", "oops"} <= set(row_names(app)), message="recipes in the catalog pane")
         rows = {row.name: row for row in app.catalog_pane.rows if row.kind == "recipe"}
         assert rows["yell"].status == "ok" and rows["oops"].status == "broken"
-        assert app.recipe_commands() == {"yell": "shout the words"}
+        assert app.recipe_commands() == {"ask": "ask the agent", "yell": "shout the words"}
 
         app.prompt_area.focus()
         app.prompt_area.insert("/yell hello from the tui")
@@ -54,6 +56,12 @@ async def test_slash_command_recipe_runs_and_shows_in_the_conversation(dirty_rep
         tool_entries = [entry for entry in app.conversation.entries if entry.kind == "tool" and entry.tool == "shout"]
         assert tool_entries and tool_entries[0].arguments == {"text": "hello from the tui"}
         assert app.runtime.recipes.get("yell").runs == 1
+
+        app.prompt_area.insert("/ask the loop guard")  # a prompt recipe hands the agent a turn; without a model the app says so
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any("prompt handed to the agent: explain the loop guard" in text for text in notices(app)),
+                         message=f"the prompt hand-off, got {notices(app)}")
+        assert any("No model is configured" in text for text in notices(app))
 
         app.prompt_area.insert("/oops now")
         await pilot.press("enter")
