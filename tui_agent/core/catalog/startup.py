@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,17 @@ class LoadReport:
     git_message: str | None = None
 
 
+def remove_stale_temp_files(tools_dir: Path, min_age_s: float = 60.0) -> None:
+    """Delete temp files an interrupted atomic write left behind (old enough not to be another process's live write)."""
+    now = time.time()
+    for temp in tools_dir.glob(".*.tmp"):
+        try:
+            if now - temp.stat().st_mtime >= min_age_s:
+                temp.unlink()
+        except FileNotFoundError:
+            continue
+
+
 def head_tool_blobs(git: CatalogGit, tools_dir: Path) -> dict[str, str] | None:
     """Tool file name → blob id in HEAD (one `git ls-tree`), or None without a repository or commit."""
     status = git.status()
@@ -58,6 +70,7 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
     cached = state.all_cached_validations(INSPECTOR_VERSION)
     commits = state.all_version_commits()
     head_blobs = head_tool_blobs(git, project.tools_dir) if project.tools_dir.is_dir() else None
+    remove_stale_temp_files(project.tools_dir)
     fresh: list[tuple[str, Path, bytes]] = []
     pending_commit: dict[str, bytes] = {}
     for path in sorted(project.tools_dir.glob("*.py")):

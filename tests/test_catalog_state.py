@@ -1,0 +1,43 @@
+"""state.db: usage aggregates, file reads, validation cache and tool versions, shared safely by two connections."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from tui_agent.core.catalog.startup import remove_stale_temp_files
+from tui_agent.core.catalog.state import StateStore
+
+
+def test_usage_reads_cache_and_versions(tmp_path: Path) -> None:
+    tui, cli = StateStore(tmp_path / "state.db"), StateStore(tmp_path / "state.db")  # like the TUI and a CLI
+    assert tui._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tui.record_run("grep_logs", ok=True, duration_ms=10.0, files_read=["a.txt", "b.txt"], at=100.0)
+    cli.record_run("grep_logs", ok=False, duration_ms=30.0, files_read=["a.txt"], at=200.0)
+    stats = tui.usage()["grep_logs"]
+    assert (stats.calls, stats.failures, stats.last_used, stats.mean_ms) == (2, 1, 200.0, 20.0)
+    assert cli.files_read("grep_logs") == ["a.txt", "b.txt"]
+    assert tui.usage().get("other") is None
+
+    cli.cache_validation("abc", 3, {"ok": True, "schema": {"name": "x"}})
+    assert tui.cached_validation("abc", 3) == {"ok": True, "schema": {"name": "x"}}
+    assert tui.cached_validation("abc", 4) is None
+    assert set(tui.all_cached_validations(3)) == {"abc"}
+
+    tui.record_version("grep_logs", "sha1", None)
+    tui.record_version("grep_logs", "sha1", "ignored: first sighting wins")
+    assert cli.version_commit("grep_logs", "sha1") is None
+    cli.set_version_commit("grep_logs", "sha1", "c0ffee")
+    assert tui.all_version_commits() == {("grep_logs", "sha1"): "c0ffee"}
+    tui.close()
+    cli.close()
+
+
+def test_stale_temp_files_are_removed(tmp_path: Path) -> None:
+    old, fresh, tool = tmp_path / ".x.py.1.tmp", tmp_path / ".y.py.2.tmp", tmp_path / "x.py"
+    for path in (old, fresh, tool):
+        path.write_text("data")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    remove_stale_temp_files(tmp_path)
+    assert not old.exists() and fresh.exists() and tool.exists()
