@@ -15,7 +15,7 @@ from tui_agent.core.agent.compaction import request_tokens, shorten_old_tool_res
 from tui_agent.core.agent.model import ModelClient, ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
-from tui_agent.core.agent.prompt import catalog_index, entries_from_records, rank, system_blocks, tools_array
+from tui_agent.core.agent.prompt import catalog_entries, catalog_index, rank, system_blocks, tools_array
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, truncate
 from tui_agent.core.events import CatalogChanged, Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
@@ -82,8 +82,7 @@ class Agent:
 
     def build_request(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The system blocks and the `tools` array, rebuilt from the catalog as it is now."""
-        records = self.catalog.tools() if self.catalog is not None else []
-        ranked = rank(entries_from_records(records), self.authored_names)
+        ranked = rank(catalog_entries(self.catalog) if self.catalog is not None else [], self.authored_names)
         index = catalog_index(ranked, self.settings.catalog_token_budget) if self.catalog is not None else "The tool catalog is not available in this session."
         system = system_blocks(root=str(self.project.root), mode=self.permissions.mode, index=index)
         tools = tools_array(self.builtins, ranked, self.settings.catalog_top_k)
@@ -219,7 +218,7 @@ class Agent:
         if self.catalog is None:
             return
         on_disk = {path.stem for path in self.project.tools_dir.glob("*.py")}
-        names = on_disk | {record.name for record in self.catalog.tools()}
+        names = on_disk | {entry.name for entry in catalog_entries(self.catalog)}
         try:
             changed = await self.catalog.handle_file_changes(names)
         except Exception as error:  # the catalog keeps its last good state; the conversation goes on

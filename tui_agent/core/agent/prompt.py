@@ -58,6 +58,25 @@ def entries_from_records(records: Iterable[Any]) -> list[CatalogEntry]:
     return entries
 
 
+def catalog_entries(catalog: Any) -> list[CatalogEntry]:
+    """Prompt entries straight from the registry and usage table: no git query per tool, so cheap before every request.
+
+    Drift needs git, so it is not flagged here (the UI shows it); broken tools are."""
+    registry, state = getattr(catalog, "registry", None), getattr(catalog, "state", None)
+    if registry is None or state is None:
+        return entries_from_records(catalog.tools())
+    usage = state.usage()
+    entries = []
+    for entry in registry.entries():
+        stats = usage.get(entry.name)
+        description = entry.spec.description.strip() if entry.spec is not None else ""
+        summary = description.splitlines()[0][:120] if description else ""
+        status = "broken" if entry.error is not None else "ok"
+        entries.append(CatalogEntry(entry.name, summary, status, stats.calls if stats else 0,
+                                    (stats.last_used or 0.0) if stats else 0.0, entry.spec.to_api() if entry.spec else None))
+    return entries
+
+
 def rank(entries: Sequence[CatalogEntry], recent_names: Sequence[str] = ()) -> list[CatalogEntry]:
     """Most relevant first: tools authored in this session (newest first), then by last use, then by number of calls."""
     priority = {name: index for index, name in enumerate(reversed(recent_names))}
