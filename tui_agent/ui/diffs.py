@@ -13,7 +13,7 @@ from rich.console import RenderableType
 from rich.style import Style
 from rich.syntax import Syntax
 from rich.table import Table
-from rich.text import Text
+from rich.text import Span, Text
 
 LineKind = Literal["file", "hunk", "same", "add", "del", "meta"]
 HUNK_RE = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -124,7 +124,20 @@ def highlight(text: str, path: str) -> Text:
         return Text(text)
     rendered = highlighter(lexer).highlight(text)
     rendered.rstrip()
-    return rendered
+    return _without_background(rendered)
+
+
+def _foreground(style: Style | str) -> Style:
+    style = Style.parse(style) if isinstance(style, str) else style
+    return Style(color=style.color, bold=style.bold, italic=style.italic, underline=style.underline)
+
+
+def _without_background(text: Text) -> Text:
+    """The theme's background would paint boxes behind code; keep only foreground styles."""
+    plain = Text(text.plain, style=_foreground(text.style) if text.style else "")
+    for span in text.spans:
+        plain.spans.append(Span(span.start, span.end, _foreground(span.style)))
+    return plain
 
 
 def _number(value: int | None) -> Text:
