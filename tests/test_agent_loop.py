@@ -9,10 +9,11 @@ from pathlib import Path
 
 from tests.agent_helpers import GOOD_TOOL, agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
+from tests.gitrepo import git
 from tui_agent.core.agent.loop import CANCELLED_RESULT
 from tui_agent.core.agent.permissions import ApprovalRequest, deny_all
 from tui_agent.core.agent.sessions import load_messages
-from tui_agent.core.events import ApprovalDenied, Notice, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished
+from tui_agent.core.events import ApprovalDenied, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished
 
 
 async def test_the_same_failing_call_three_times_stops_the_loop(repo: Path) -> None:
@@ -158,3 +159,21 @@ async def test_a_tool_file_edited_by_someone_else_is_picked_up_at_the_next_reque
     assert "count_lines" not in api.requests[0].tool_names and "count_lines" in api.requests[1].tool_names
     call = [e for e in of_type(events, ToolCallFinished) if e.name == "count_lines"][0]
     assert not call.is_error and call.result == "1"
+
+
+RECIPE = 'description = "Explain a file"\n[trigger]\non = "command"\n[action]\nprompt = "Explain {args}"\n'
+
+
+async def test_create_recipe_is_validated_and_committed(repo: Path) -> None:
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(tool_use("create_recipe", {"name": "explain", "source": "not = [valid"}),
+                          tool_use("create_recipe", {"name": "explain", "source": RECIPE})), reply(text("recipe ready")))
+        async with agent_runtime(repo, api) as runtime:
+            events = await run_turn(runtime, "add an explain command")
+    assert "create_recipe" in api.requests[0].tool_names
+    broken, good = api.requests[1].tool_results()
+    assert broken["is_error"] and "nothing changed" in broken["content"] and '"stage"' in broken["content"]
+    assert not good.get("is_error") and "saved recipe explain (commit" in good["content"]
+    assert (repo / ".agent/recipes/explain.toml").read_text() == RECIPE
+    assert [e.kind for e in of_type(events, ToolAuthored)] == ["recipe"]
+    assert "explain" in git(repo, "log", "-1", "--format=%s", "--", ".agent/recipes/explain.toml")

@@ -93,3 +93,24 @@ def test_continue_and_resume_send_the_earlier_conversation(repo: Path, api: Fake
     capsys.readouterr()
     assert tuiagent(repo, "-p", "x", "--resume", "no-such-session") == 2
     assert "no session" in capsys.readouterr().err
+
+
+def test_model_comes_from_the_flag_then_the_config(repo: Path, api: FakeMessagesAPI) -> None:
+    (repo / ".agent").mkdir()
+    (repo / ".agent/config.toml").write_text('model = "claude-haiku-4-5"\n')
+    api.enqueue(reply(text("a")), reply(text("b")))
+    assert tuiagent(repo, "-p", "one") == 0
+    assert tuiagent(repo, "-p", "two", "--model", "claude-opus-4-5") == 0
+    assert [r.body["model"] for r in api.requests] == ["claude-haiku-4-5", "claude-opus-4-5"]
+
+
+def test_an_unreachable_server_gets_a_clear_message(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    assert tuiagent(repo, "-p", "hello") == 1
+    assert f"cannot reach the model server at http://127.0.0.1:{port}" in capsys.readouterr().err

@@ -17,6 +17,7 @@ from tui_agent.core.events import Event, Notice, TextDelta
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 MAX_RETRY_AFTER_S = 60.0
+CONNECTION_RETRIES = 2  # an unreachable server rarely comes back within seconds; say so quickly
 TOO_LONG_MARKERS = ("prompt is too long", "too many tokens", "context length", "context window", "maximum context")
 
 
@@ -117,10 +118,11 @@ class ModelClient:
             except anthropic.APIConnectionError as error:
                 failure = self._connection_error(error)
                 delay = self.retry_base_delay_s * (2**attempt)
-            if failure.kind in ("auth", "bad_request", "context_too_long", "api_error") or attempt >= self.max_retries:
+            retries = min(self.max_retries, CONNECTION_RETRIES) if failure.kind == "connection" else self.max_retries
+            if failure.kind in ("auth", "bad_request", "context_too_long", "api_error") or attempt >= retries:
                 raise failure
             attempt += 1
-            yield Notice(f"{failure.message} — retrying ({attempt}/{self.max_retries}) in {delay:.1f}s", "warning")
+            yield Notice(f"{failure.message} — retrying ({attempt}/{retries}) in {delay:.1f}s", "warning")
             await asyncio.sleep(delay)
 
     def _reply(self, message: Any) -> ModelReply:
