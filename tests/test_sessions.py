@@ -55,3 +55,21 @@ def test_repair_answers_dangling_tool_uses_and_merges_user_turns() -> None:
     assert [b.get("tool_use_id") for b in second[:2]] == ["t2", "t1"] and second[0]["content"] == INTERRUPTED_RESULT
     assert second[2]["text"] == "next prompt"
     assert repaired[4]["content"][0]["tool_use_id"] == "t3"
+
+
+async def test_runtime_resume_and_new_session_switch_the_conversation(repo: Path) -> None:
+    from tests.agent_helpers import agent_runtime, run_turn
+    from tests.fake_messages_api import FakeMessagesAPI, reply, text
+
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(text("one")), reply(text("two")), reply(text("three")))
+        async with agent_runtime(repo, api) as runtime:
+            await run_turn(runtime, "first")
+            first_id = runtime.agent.session_id
+            runtime.new_session()
+            await run_turn(runtime, "fresh")
+            runtime.resume(first_id)
+            await run_turn(runtime, "back")
+    assert [len(r.messages) for r in api.requests] == [1, 1, 3]
+    assert api.requests[2].messages[0]["content"][0]["text"] == "first"
+    assert len(list_sessions(Project.at(repo))) == 2

@@ -42,6 +42,23 @@ class Runtime:
     def sandbox_tier(self) -> str | None:
         return self.sandbox.tier if self.sandbox is not None else None
 
+    def resume(self, session_id: str) -> None:
+        """Switch the agent to an earlier session (its messages and usage; appends go to its file)."""
+        session = SessionLog.reopen(self.project, session_id)
+        self._switch(session, load_messages(session.path), usage_from_session(session.path))
+
+    def new_session(self) -> None:
+        """Start a fresh conversation in a new session file (what /clear does)."""
+        self._switch(SessionLog.create(self.project, model=self.model), [], UsageTotals())
+
+    def _switch(self, session: SessionLog, messages: list[dict[str, Any]], usage: UsageTotals) -> None:
+        if self.session is not None:
+            self.session.close()
+        self.session = session
+        if self.agent is not None:
+            self.agent.session, self.agent.messages, self.agent.usage = session, messages, usage
+            self.agent.authored_names.clear()
+
     async def aclose(self) -> None:
         if self.agent is not None:
             await self.agent.client.aclose()
@@ -53,6 +70,12 @@ class Runtime:
                     await part.aclose()
                 except Exception as error:  # closing must go on for the other parts
                     self.problems.append(f"closing {type(part).__name__}: {error}")
+
+
+def usage_from_session(path: Path) -> UsageTotals:
+    record = load_usage(path)
+    return UsageTotals(int(record["input_tokens"]), int(record["output_tokens"]), int(record["cache_read_tokens"]),
+                       int(record["cache_write_tokens"]), record["cost_usd"])
 
 
 def model_configured(api_key: str | None, base_url: str | None) -> bool:
@@ -107,10 +130,7 @@ async def open_runtime(
     if resume or continue_latest:
         session_id = resume or latest_session_id(project)
         session = SessionLog.reopen(project, session_id)
-        messages = load_messages(session.path)
-        usage_record = load_usage(session.path)
-        usage = UsageTotals(int(usage_record["input_tokens"]), int(usage_record["output_tokens"]),
-                            int(usage_record["cache_read_tokens"]), int(usage_record["cache_write_tokens"]), usage_record["cost_usd"])
+        messages, usage = load_messages(session.path), usage_from_session(session.path)
         runtime.resumed = True
     else:
         session, messages, usage = SessionLog.create(project, model=chosen_model), [], UsageTotals()
