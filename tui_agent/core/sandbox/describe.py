@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox.cgroups import pids_base
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, TIER_LEVELS, SandboxPolicy
 from tui_agent.core.sandbox.worker_guard import seccomp_arch
 
@@ -14,7 +16,6 @@ FALLBACK_MISSES = (
     "home directory: ~/.ssh and other files of the user are readable",
     "/proc: other same-user processes are visible; their /proc/<pid>/environ is readable unless non-dumpable "
     "(only the tuiagent process is made non-dumpable)",
-    "processes: RLIMIT_NPROC is not enforced for root; a fork bomb is bounded only by the timeout",
     "daemons that double-fork, change session and re-exec with a cleared environment after the worker died "
     "can escape the cleanup",
 )
@@ -52,10 +53,21 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
             proc="tuiagent's own /proc/<pid>/environ is unreadable (non-dumpable)" if parent_undumpable
                  else "ancestors' /proc/<pid>/environ may be readable",
         )
+    misses = [] if strong else list(FALLBACK_MISSES)
+    if pids_base() is not None:
+        protections["processes"] = "a pids cgroup per run caps its processes and kills every one of them at the end"
+    elif os.geteuid() == 0:
+        protections["processes"] = "NOT capped: RLIMIT_NPROC does not apply to root and no pids cgroup is available"
+        misses.append("processes: no cap as root without a pids cgroup; a fork bomb is bounded only by the timeout")
     return {
         "tier": tier,
         "level": TIER_LEVELS[tier],
         "strong": strong,
         "protections": protections,
-        "expected_misses": [] if strong else list(FALLBACK_MISSES),
+        "expected_misses": misses,
     }
+
+
+def process_cap_enforced() -> bool:
+    """True when a per-run process cap really holds: a pids cgroup, or RLIMIT_NPROC for a non-root user."""
+    return pids_base() is not None or os.geteuid() != 0

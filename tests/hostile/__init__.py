@@ -1,0 +1,1 @@
+"""Hostile and buggy snippets for the sandbox security suite."""
