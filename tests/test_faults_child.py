@@ -53,7 +53,7 @@ async def run(root: Path, seed: int) -> None:
     path = project.tool_path(NAME)
     rel = project.relative(path)
     say(ready=True, pending=catalog.git.pending(), git_message=catalog.load_report.git_message,
-        tools_status=git_out(root, "status", "--porcelain", "--", ".agent/tools"),
+        tools_status=git_out(root, "status", "--porcelain", "--untracked-files=all", "--", ".agent/tools"),
         disk=digest(path.read_bytes() if path.exists() else None))
     rng = random.Random(seed)
     while True:
