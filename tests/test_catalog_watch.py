@@ -48,9 +48,11 @@ async def test_hot_reload(dirty_repo: Path) -> None:
         await wait_for(lambda: catalog.get("fresh") is not None)
         assert (await catalog.call_tool("fresh", {"x": 5})).value == -5
 
+        reasons.clear()
         path.unlink()
         await wait_for(lambda: catalog.get("double") is None)
         await wait_for(lambda: subjects(dirty_repo)[0] == "tuiagent: remove tool double (file deleted outside tuiagent)")
+        await wait_for(lambda: reasons == ["edited outside tuiagent"])
 
         commits_before = len(subjects(dirty_repo))
         reasons.clear()

@@ -84,6 +84,8 @@ async def run_command(args: argparse.Namespace) -> int:
     sandbox = await Sandbox.start(project)
     try:
         catalog = await Catalog.open(project, sandbox, ask_init_git=make_ask_init_git(getattr(args, "init_git", False)))
+        if catalog.load_report.git_message and "deferred" in catalog.load_report.git_message:
+            print(f"tuiagent: {catalog.load_report.git_message}", file=sys.stderr)
         try:
             data, text, code = await COMMANDS[command](catalog, args, call_args)
         except PipelineError as error:

@@ -11,6 +11,7 @@ from typing import Any
 from tui_agent.core.catalog.drift import DriftChecker
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import read_bytes_or_none
+from tui_agent.core.catalog.gitqueries import unified_diff
 from tui_agent.core.catalog.gitstore import CatalogGit, CommitOutcome, HistoryEntry
 from tui_agent.core.catalog.models import DriftReport, ToolRecord, ToolSpec
 from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES
@@ -22,7 +23,7 @@ from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
 from tui_agent.core.catalog.watcher import ToolWatcher
 from tui_agent.core.events import CatalogChanged
-from tui_agent.core.project import Project
+from tui_agent.core.project import AGENT_DIR, Project
 from tui_agent.core.sandbox.policy import RunResult, SandboxPolicy
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
@@ -104,7 +105,7 @@ class Catalog:
             name=entry.name, status=status, spec=entry.spec, error=entry.error, commit=commit, calls=calls,
             failures=stats.failures if stats else 0, last_used=stats.last_used if stats else None,
             mean_ms=stats.mean_ms if stats else None,
-            path=self.project.relative(self.project.tool_path(entry.name)),
+            path=f"{AGENT_DIR}/tools/{entry.name}.py",
         )
 
     def version_commit(self, entry: Entry) -> str | None:
@@ -136,11 +137,16 @@ class Catalog:
 
     def tools(self) -> list[ToolRecord]:
         usage = self.state.usage()
+        self.drift_checker.fresh()
         return [self._record(entry, usage) for entry in self.registry.entries()]
 
     def get(self, name: str) -> ToolRecord | None:
         entry = self.registry.get(name)
-        return self._record(entry, self.state.usage()) if entry else None
+        return self._current(entry) if entry else None
+
+    def _current(self, entry: Entry) -> ToolRecord:
+        self.drift_checker.fresh()
+        return self._record(entry, self.state.usage())
 
     def specs(self) -> list[ToolSpec]:
         """The callable tools (last good versions), for the model's tool list."""
@@ -171,9 +177,13 @@ class Catalog:
             history = self.history(name)
             if not history:
                 raise PipelineError("missing", f"{name} has no history in git")
-            rev = history[1].rev if len(history) > 1 else history[0].rev
-            if len(history) == 1:
-                return self.git.diff(rel, f"{rev}^", rev) if self.git.show(rel, rev) is not None else ""
+            if len(history) == 1:  # only one version: show it whole, as an addition
+                try:
+                    return self.git.diff(rel, f"{history[0].rev}^", history[0].rev)
+                except ValueError:
+                    data = self.git.show(rel, history[0].rev)
+                    return unified_diff(rel, None, data, "absent", history[0].short) if data is not None else ""
+            rev = history[1].rev
         try:
             return self.git.diff(rel, rev)
         except ValueError as exc:
@@ -189,7 +199,7 @@ class Catalog:
             suffix = "" if author == "agent" else f" ({author})"
             entry, outcome = await self.pipeline.save(name, source.encode("utf-8"), f"tuiagent: {verb} tool {name}{suffix}")
         self._notify([name], self._reason(verb, outcome))
-        return self._record(entry, self.state.usage())
+        return self._current(entry)
 
     async def revert(self, name: str, rev: str | None = None) -> ToolRecord:
         """Back to the previous (or the given) committed version, through the pipeline, as a new commit."""
@@ -211,7 +221,7 @@ class Catalog:
                 raise PipelineError("missing", f"{name} does not exist at {rev}")
             entry, outcome = await self.pipeline.save(name, data, f"tuiagent: revert tool {name} to {rev[:8]}")
         self._notify([name], self._reason("revert", outcome))
-        return self._record(entry, self.state.usage())
+        return self._current(entry)
 
     async def prune(self, name: str) -> CommitOutcome:
         """Delete the tool (a new commit; `restore` brings it back)."""
@@ -234,7 +244,7 @@ class Catalog:
             writer, data = found
             entry, outcome = await self.pipeline.save(name, data, f"tuiagent: restore tool {name} (from {writer[:8]})")
         self._notify([name], self._reason("restore", outcome))
-        return self._record(entry, self.state.usage())
+        return self._current(entry)
 
     @staticmethod
     def _reason(verb: str, outcome: CommitOutcome) -> str:
@@ -263,6 +273,7 @@ class Catalog:
     # drift -----------------------------------------------------------------------
     async def drift(self, name: str | None = None) -> list[DriftReport]:
         """Drift reports (the diff of dependency files since each tool's commit, tests re-run) for one or all tools."""
+        self.drift_checker.fresh()
         names = [name] if name else [e.name for e in self.registry.entries() if e.spec is not None]
         reports = []
         for tool in names:

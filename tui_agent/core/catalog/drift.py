@@ -24,6 +24,25 @@ class DriftChecker:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._trees: dict[str, dict[str, str]] = {}
+        self._tree_matches: dict[tuple[str, str], list[str]] = {}
+        self._globs: dict[str, list[str]] = {}
+        self._worktree_blobs: dict[str, str | None] = {}
+
+    def fresh(self) -> None:
+        """Forget what was seen of the work tree (call before each batch of checks; commits stay cached)."""
+        self._globs.clear()
+        self._worktree_blobs.clear()
+
+    def _glob(self, pattern: str) -> list[str]:
+        if pattern not in self._globs:
+            self._globs[pattern] = [p.relative_to(self.root).as_posix() for p in self.root.glob(pattern) if p.is_file()]
+        return self._globs[pattern]
+
+    def _matches_in(self, commit: str, pattern: str) -> list[str]:
+        key = (commit, pattern)
+        if key not in self._tree_matches:
+            self._tree_matches[key] = [rel for rel in self.tree_blobs(commit) if fnmatch.fnmatchcase(rel, pattern)]
+        return self._tree_matches[key]
 
     def _repo(self) -> git.Repo | None:
         try:
@@ -54,13 +73,9 @@ class DriftChecker:
         patterns = [g for g in globs if g]
         found: set[str] = set()
         for pattern in patterns:
-            for path in self.root.glob(pattern):
-                if path.is_file():
-                    found.add(path.relative_to(self.root).as_posix())
-        if commit and patterns:
-            for rel in self.tree_blobs(commit):
-                if any(fnmatch.fnmatchcase(rel, p) for p in patterns):
-                    found.add(rel)
+            found.update(self._glob(pattern))
+            if commit:
+                found.update(self._matches_in(commit, pattern))
         found.update(files_read)
         return sorted(p for p in found if not p.startswith((AGENT_PREFIX, ".git/")) and ".." not in p.split("/"))
 
@@ -74,9 +89,10 @@ class DriftChecker:
         blobs = self.tree_blobs(commit)
         changed = []
         for rel in watched:
-            data = self._worktree_bytes(rel)
-            now = blob_sha(data) if data is not None else None
-            if blobs.get(rel) != now:
+            if rel not in self._worktree_blobs:
+                data = self._worktree_bytes(rel)
+                self._worktree_blobs[rel] = blob_sha(data) if data is not None else None
+            if blobs.get(rel) != self._worktree_blobs[rel]:
                 changed.append(rel)
         return changed
 

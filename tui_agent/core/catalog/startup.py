@@ -45,10 +45,10 @@ def remove_stale_temp_files(tools_dir: Path, min_age_s: float = 60.0) -> None:
 
 
 def head_tool_blobs(git: CatalogGit, tools_dir: Path) -> dict[str, str] | None:
-    """Tool file name → blob id in HEAD (one `git ls-tree`), or None without a repository or commit."""
+    """Tool file name → blob id in HEAD (one `git ls-tree`); empty without a repository or commit (nothing is committed)."""
     status = git.status()
     if not status.has_repo or not status.head:
-        return None
+        return {}
     try:
         listing = gitpython.Git(str(tools_dir)).ls_tree("-z", "HEAD", "--", ".")
     except gitpython.GitCommandError:
@@ -113,7 +113,8 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
     resolve_commits(pipeline, head_blobs)
     if pending_commit:
         names = sorted(Path(rel).stem for rel in pending_commit)
-        message = f"tuiagent: catch up tool{'s' if len(names) > 1 else ''} {', '.join(names)} (changed while tuiagent was not running)"
+        listed = ", ".join(names) if len(names) <= 5 else f"{', '.join(names[:5])} and {len(names) - 5} more"
+        message = f"tuiagent: catch up tool{'s' if len(names) > 1 else ''} {listed} (changed while tuiagent was not running)"
         outcome = await pipeline.commit(pending_commit, message)
         report.caught_up = names
         report.git_message = outcome.message
