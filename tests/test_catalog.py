@@ -75,6 +75,8 @@ BAD_FILES = [
     ("hangs", "while True:\n    pass\n" + tool_source("hangs"), "inspect", None),
     ("failing", tool_source("failing", test="assert failing(2) == 5"), "tests", 12),
     ("slowtest", tool_source("slowtest", test="import time; time.sleep(30)"), "tests", 12),
+    ("tamper", "import sys\nsys.modules['tui_agent.core.catalog.inspector'].build_schema = "
+               "lambda f, n: {'name': n, 'description': 5, 'input_schema': {}}\n" + tool_source("tamper"), "inspect", None),
 ]
 
 
@@ -96,6 +98,7 @@ async def test_bad_files_never_enter_the_catalog(dirty_repo: Path, catalog: Cata
     assert "did not finish within 4 s" in messages["hangs"]
     assert "timed out after 1 s" in messages["slowtest"]
     assert "no_such_module_xyz" in messages["importfails"] and "top-level boom" in messages["raises"]
+    assert "malformed" in messages["tamper"]
     assert "'x'" in messages["badtype"] and "set" in messages["badtype"]
     assert "built-in" in messages["read_file"] and "256 KB" in messages["big"] and "UTF-8" in messages["latin"]
     assert sorted(p.name for p in catalog.project.tools_dir.iterdir()) == tools_before

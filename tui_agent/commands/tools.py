@@ -46,6 +46,7 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     run = action("run", "call a tool in the sandbox")
     run.add_argument("name")
     run.add_argument("--arg", action="append", default=[], metavar="K=V", help="an argument (JSON value or plain text)")
+    run.add_argument("--allow-network", action="store_true", help="let a tool that declares NETWORK = True use the network")
     run.add_argument("--json", nargs="?", const="", default=None, metavar="ARGS",
                      help="JSON output; with a value, the arguments as a JSON object")
     action("drift", "dependency files changed since a tool was written, and its tests re-run").add_argument("name", nargs="?")
@@ -229,7 +230,11 @@ async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: dict) -> Re
         from tui_agent.core.catalog.errors import PipelineError
         raise PipelineError("missing", f"{args.name} has no good version to run: {record.error.message if record.error else ''}")
     from_cli = {item.partition("=")[0] for item in args.arg}
-    result = await catalog.call_tool(args.name, typed_args(record.spec.input_schema, call_args, from_cli))
+    if record.spec.network and not args.allow_network:
+        print(f"tuiagent: {args.name} declares NETWORK = True; running without network (pass --allow-network)",
+              file=sys.stderr)
+    result = await catalog.call_tool(args.name, typed_args(record.spec.input_schema, call_args, from_cli),
+                                     allow_network=args.allow_network)
     if result.ok:
         value = result.value if not isinstance(result.value, str) or result.value_is_repr else result.value
         text = value if isinstance(value, str) else json.dumps(value, indent=2, default=str)

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Protocol
 
-from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.catalog.errors import STAGES, PipelineError
 from tui_agent.core.catalog.gitstore import CommitOutcome
 from tui_agent.core.catalog.files import atomic_delete, atomic_write, read_bytes_or_none
 from tui_agent.core.catalog.inspector import DEFAULT_TEST_TIMEOUT_S, INSPECTOR_VERSION
@@ -57,6 +57,8 @@ class Pipeline:
             if cached is not None and cached.get("ok") and cached["schema"]["name"] == name:
                 return ToolSpec.from_inspection(cached, sha)
         result = await self.inspect(name, data, run_tests=True)
+        if result["schema"]["name"] != name:
+            raise PipelineError("inspect", f"the inspector described {result['schema']['name']!r}, not {name!r}")
         self.state.cache_validation(sha, INSPECTOR_VERSION, result)
         return ToolSpec.from_inspection(result, sha)
 
@@ -197,7 +199,39 @@ def interpret_inspection(run: RunResult, timeout_s: float) -> dict[str, Any]:
     if run.value_is_repr or not isinstance(value, dict) or "ok" not in value:
         raise PipelineError("inspect", f"the inspector returned an unexpected value: {str(value)[:200]}")
     if not value["ok"]:
-        error = value["error"]
+        error = value.get("error")
+        if not isinstance(error, dict) or error.get("stage") not in STAGES or not isinstance(error.get("message"), str):
+            raise PipelineError("inspect", f"the inspector reported a malformed error: {str(error)[:200]}")
         details = {"tests": value.get("tests", [])} if value.get("tests") else None
-        raise PipelineError(error["stage"], error["message"], error.get("line"), details=details)
+        line = error.get("line")
+        raise PipelineError(error["stage"], error["message"], line if isinstance(line, int) else None, details=details)
+    problem = result_problem(value)
+    if problem is not None:
+        raise PipelineError("inspect", f"the inspector's result is malformed (did the tool tamper with it?): {problem}")
     return value
+
+
+MAX_DESCRIPTION_CHARS = 4000
+
+
+def result_problem(value: dict[str, Any]) -> str | None:
+    """What is wrong with a successful inspector result; it comes from a process that ran the tool's code."""
+    schema = value.get("schema")
+    if not isinstance(schema, dict) or not isinstance(schema.get("name"), str):
+        return "no schema"
+    description = schema.get("description")
+    if not isinstance(description, str) or not description or len(description) > MAX_DESCRIPTION_CHARS:
+        return f"the description must be non-empty text of at most {MAX_DESCRIPTION_CHARS} characters"
+    input_schema = schema.get("input_schema")
+    if not isinstance(input_schema, dict) or input_schema.get("type") != "object" \
+            or not isinstance(input_schema.get("properties"), dict):
+        return "input_schema must be a JSON object schema"
+    depends_on = value.get("depends_on", [])
+    if not isinstance(depends_on, list) or not all(isinstance(g, str) for g in depends_on):
+        return "depends_on must be a list of strings"
+    if not isinstance(value.get("network", False), bool):
+        return "network must be a boolean"
+    tests = value.get("tests", [])
+    if not isinstance(tests, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tests):
+        return "tests must be a list of results"
+    return None
