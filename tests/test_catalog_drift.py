@@ -1,4 +1,4 @@
-"""Silent drift: DEPENDS_ON files and files a tool actually read, changed since its commit (committed or not)."""
+"""Silent drift (DEPENDS_ON files and files a tool read, changed since its commit) and the NETWORK flag reaching the sandbox."""
 
 from __future__ import annotations
 
@@ -79,5 +79,47 @@ async def test_drift(repo: Path) -> None:
         assert "+mode=slow" in reports["reader"].diff and reports["reader"].tests_pass is True
         assert reports["reader"].to_dict()["drifted"] is True
     finally:
+        await catalog.aclose()
+        await sandbox.aclose()
+
+
+NETTOOL = '''
+NETWORK = True
+
+
+def ping(port: int) -> str:
+    """Connect to a local port and read its greeting.
+
+    Args:
+        port: the TCP port on 127.0.0.1
+    """
+    import socket
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+        return conn.recv(100).decode()
+'''
+
+
+async def test_network_tools_get_the_network_only_when_allowed(repo: Path) -> None:
+    import asyncio
+
+    async def greet(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"hello")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(greet, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    project = Project.at(repo)
+    sandbox = await Sandbox.start(project, warm_workers=1)
+    catalog = await Catalog.open(project, sandbox)
+    try:
+        record = await catalog.save_tool("ping", NETTOOL)
+        assert record.spec is not None and record.spec.network is True
+        denied = await catalog.call_tool("ping", {"port": port})
+        assert not denied.ok
+        allowed = await catalog.call_tool("ping", {"port": port}, allow_network=True)
+        assert allowed.ok and allowed.value == "hello"
+    finally:
+        server.close()
         await catalog.aclose()
         await sandbox.aclose()
