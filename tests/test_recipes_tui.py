@@ -80,3 +80,5 @@ async def test_file_changed_recipe_fires_while_the_app_runs(repo: Path) -> None:
         (repo / "README.md").write_text("# demo\nline two\nline three\n")
         await wait_until(pilot, lambda: any("recipe lines (file_changed) ok: count_lines → 3" in text for text in notices(app)),
                          timeout=15, message=f"the file_changed recipe's result, got {notices(app)}")
+        await engine.idle()
+        await pilot.pause(0.2)  # let the app's refresh workers settle before it shuts down
