@@ -177,3 +177,43 @@ async def test_create_recipe_is_validated_and_committed(repo: Path) -> None:
     assert (repo / ".agent/recipes/explain.toml").read_text() == RECIPE
     assert [e.kind for e in of_type(events, ToolAuthored)] == ["recipe"]
     assert "explain" in git(repo, "log", "-1", "--format=%s", "--", ".agent/recipes/explain.toml")
+
+
+NETWORK_TOOL = '''"""Fetch a page."""
+
+NETWORK = True
+
+
+def fetch_status(url: str) -> str:
+    """Say which URL would be fetched.
+
+    Args:
+        url: The address.
+    """
+    return "would fetch " + url
+
+
+def test_fetch_status() -> None:
+    assert fetch_status("x") == "would fetch x"
+'''
+
+
+async def test_network_tools_ask_and_bad_arguments_are_tool_errors(repo: Path) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def approve_network_once(request: ApprovalRequest) -> bool:
+        asked.append(request)
+        return len(asked) == 1
+
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(tool_use("create_tool", {"name": "fetch_status", "source": NETWORK_TOOL})),
+                    reply(tool_use("fetch_status", {"url": "https://example.com"})),
+                    reply(tool_use("call_tool", {"name": "fetch_status", "args": {"url": "https://example.org"}})),
+                    reply(tool_use("fetch_status", {"address": 3})), reply(text("done")))
+        async with agent_runtime(repo, api, approve=approve_network_once) as runtime:
+            await run_turn(runtime, "fetch")
+    assert [(a.kind, a.tool) for a in asked] == [("network", "fetch_status")] * 2
+    approved, denied, bad = (api.requests[i].tool_results()[0] for i in (2, 3, 4))
+    assert approved["content"] == "would fetch https://example.com" and not approved.get("is_error")
+    assert denied["is_error"] and "denied" in denied["content"]
+    assert bad["is_error"] and bad["content"].startswith("fetch_status:") and "internal error" not in bad["content"]

@@ -43,7 +43,7 @@ def test_json_output_is_one_object(repo: Path, api: FakeMessagesAPI, capsys: pyt
     result = json.loads(capsys.readouterr().out)
     assert result["type"] == "result" and result["is_error"] is False and result["result"] == "One markdown file."
     assert result["tool_calls"][0]["name"] == "list_files" and result["tool_calls"][0]["is_error"] is False
-    assert result["usage"]["requests"] == 2 and (repo / f".agent/sessions/{result['session_id']}.jsonl").is_file()
+    assert result["usage"]["requests"] == 2 and result["turn_usage"]["requests"] == 2 and (repo / f".agent/sessions/{result['session_id']}.jsonl").is_file()
 
 
 def test_stream_json_is_one_line_per_event(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:

@@ -68,8 +68,11 @@ async def run_headless(args: argparse.Namespace) -> int:
             print(f"tuiagent: {runtime.model_error}", file=sys.stderr)
             return 2
         agent = runtime.agent
+        before = agent.usage.to_dict()
         async for event in agent.run_turn(args.prompt):
             printer.handle(event)
-        return printer.finish(session_id=agent.session_id, model=agent.model, usage=agent.usage.to_dict())
+        after = agent.usage.to_dict()
+        turn = {key: round(after[key] - before[key], 6) for key in after}
+        return printer.finish(session_id=agent.session_id, model=agent.model, usage=after, turn_usage=turn)
     finally:
         await runtime.aclose()

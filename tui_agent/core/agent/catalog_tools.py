@@ -8,7 +8,7 @@ from typing import Any
 from tui_agent.core.agent.exec_tools import format_run_result
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, require_str, schema
-from tui_agent.core.events import CatalogChanged, ToolAuthored
+from tui_agent.core.events import CatalogChanged, Notice, ToolAuthored
 
 SEARCH_RESULTS = 10
 
@@ -44,8 +44,15 @@ async def create_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     commit = record.commit
     ctx.events.append(ToolAuthored(name=name, kind="tool", source=source, commit=commit, created=not existed))
     ctx.events.append(CatalogChanged(names=(name,), reason="updated" if existed else "created"))
+    if commit:
+        committed = f" (commit {commit[:10]})"
+    else:
+        status = catalog.git.status() if hasattr(catalog, "git") else None
+        why = status.reason if status is not None and status.reason else "the commit was deferred"
+        committed = f" (registered, not committed: {why})"
+        ctx.events.append(Notice(f"tool {name} saved but not committed: {why}", "warning"))
     lines = [
-        f"{'updated' if existed else 'created'} tool {name}" + (f" (commit {commit[:10]})" if commit else " (not committed: see notices)"),
+        f"{'updated' if existed else 'created'} tool {name}{committed}",
         f"tests: {sum(t.ok for t in tests)}/{len(tests)} passed" if tests else "tests: none (add test_* functions)",
         f"it is now callable directly as `{name}` on your next request; input schema:",
         json.dumps(spec.input_schema if spec else {}, indent=1),
@@ -85,9 +92,19 @@ async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: dict[str, An
     if record is None or record.spec is None:
         problem = f" (it is broken: {record.error.message})" if record is not None and record.error is not None else ""
         raise ToolFailure(f"no callable catalog tool named {name!r}{problem}; use search_tools to find one")
+    from tui_agent.core.catalog.errors import PipelineError
+    from tui_agent.core.catalog.reports import check_arguments
+
+    try:
+        check_arguments(record.spec, tool_args)  # before asking anyone: a malformed call is the model's to fix
+    except PipelineError as error:
+        raise ToolFailure(f"{name}: {error.message}") from None
     if record.spec.network:
         await ctx.require_approval(ApprovalRequest("network", name, f"{name} uses the network", json.dumps(tool_args, indent=1)))
-    result = await catalog.call_tool(name, tool_args)
+    try:
+        result = await catalog.call_tool(name, tool_args, allow_network=record.spec.network)
+    except PipelineError as error:  # bad arguments for the schema, or the tool vanished
+        raise ToolFailure(f"{name}: {error.message}") from None
     return format_run_result(result)
 
 

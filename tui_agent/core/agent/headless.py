@@ -93,7 +93,7 @@ class HeadlessPrinter:
             self.out.flush()
             self._at_line_start = True
 
-    def finish(self, *, session_id: str, model: str, usage: dict[str, Any]) -> int:
+    def finish(self, *, session_id: str, model: str, usage: dict[str, Any], turn_usage: dict[str, Any] | None = None) -> int:
         """Print the final JSON object (json and stream-json) and return the exit code."""
         ok = self.finished and self.error is None
         if self.format in ("json", "stream-json"):
@@ -106,6 +106,7 @@ class HeadlessPrinter:
                 "session_id": session_id,
                 "model": model,
                 "usage": usage,
+                "turn_usage": turn_usage if turn_usage is not None else usage,
                 "tool_calls": self.tool_calls,
             }
             self.out.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
