@@ -115,9 +115,9 @@ def check_ready(line: str, expected_disk: str | None) -> Counter[str]:
     gaps: Counter[str] = Counter()
     for entry in report["tools_status"].splitlines():
         if entry == UNCOMMITTED_PRUNE and expected_disk is None:
-            gaps["restarts with an uncommitted prune"] += 1
+            gaps["restarts with an uncommitted prune"] = 1
         elif LEFTOVER_TEMP.fullmatch(entry):
-            gaps["temp files left by a killed write"] += 1
+            gaps["restarts with leftover temp files"] = 1
         else:
             raise AssertionError(f"git disagrees with .agent/tools after restart: {report}")
     return gaps

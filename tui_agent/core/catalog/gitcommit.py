@@ -68,6 +68,7 @@ class CommitBuilder:
         self.prefix = prefix
         self.min_stale_lock_age_s = min_stale_lock_age_s
         self.notices: list[str] = []
+        self._hooks_dir: Path | None = None
 
     # -- locks -----------------------------------------------------------------------------
     def _lock_files(self, ref: str | None) -> list[Path]:
@@ -195,8 +196,8 @@ class CommitBuilder:
                 self.runner.must("read-tree", "--empty", env=env)
             self.runner.must("update-index", *self._index_args(effective, modes), env=env)
             tree = self.runner.must("write-tree", env=env).text
-            self._run_hook("pre-commit", [], env)
-            tree = self._tree_after_hook(tree, env)
+            if self._run_hook("pre-commit", [], env):
+                tree = self._tree_after_hook(tree, env)
             if tree in EMPTY_TREES:  # git knows the empty tree without storing it; a commit needs the object
                 self.runner.must("hash-object", "-w", "-t", "tree", "--stdin", input=b"")
             message_file.write_text(message, encoding="utf-8")
@@ -237,17 +238,18 @@ class CommitBuilder:
         return result.text
 
     def _hook_path(self, name: str) -> Path | None:
-        located = self.runner.run("rev-parse", "--git-path", f"hooks/{name}")
-        if not located.ok:
-            return None
-        hook = Path(located.text)
-        hook = hook if hook.is_absolute() else self.runner.work_tree / hook
+        if self._hooks_dir is None:
+            located = self.runner.run("rev-parse", "--git-path", "hooks")  # honours core.hooksPath
+            folder = Path(located.text) if located.ok else self.runner.git_dir / "hooks"
+            self._hooks_dir = folder if folder.is_absolute() else self.runner.work_tree / folder
+        hook = self._hooks_dir / name
         return hook if hook.is_file() and os.access(hook, os.X_OK) else None
 
-    def _run_hook(self, name: str, args: list[str], env: dict[str, str], *, check: bool = True) -> None:
+    def _run_hook(self, name: str, args: list[str], env: dict[str, str], *, check: bool = True) -> bool:
+        """Run the hook if there is one (True); a failure raises Deferral when `check`."""
         hook = self._hook_path(name)
         if hook is None:
-            return
+            return False
         hook_env = {**os.environ, **env, "GIT_EDITOR": ":"}
         try:
             done = subprocess.run([str(hook), *args], cwd=self.runner.work_tree, env=hook_env, capture_output=True,
@@ -255,15 +257,16 @@ class CommitBuilder:
         except subprocess.TimeoutExpired:
             if check:
                 raise Deferral(f"the {name} hook timed out after {HOOK_TIMEOUT_S}s", tuple(self.notices)) from None
-            return
+            return True
         except OSError as exc:
             if check:
                 raise Deferral(f"the {name} hook could not run: {exc}", tuple(self.notices)) from None
-            return
+            return True
         if check and done.returncode != 0:
             output = (done.stdout + done.stderr).decode("utf-8", "replace").strip()
             tail = output[-300:] if output else "(no output)"
             raise Deferral(f"the {name} hook failed (exit {done.returncode}): {tail}", tuple(self.notices))
+        return True
 
     def sync_real_index(self, wanted: dict[str, str | None], modes: dict[str, tuple[str, str]]) -> bool:
         """Make the real index agree with the commit for these paths only; other entries are left as they are."""
