@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROC = Path("/proc")
+NO_PROC_STALE_AGE_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,10 @@ def inspect_lock(lock: Path, repo_folders: tuple[Path, ...], *, min_stale_age_s:
     except FileNotFoundError:
         return LockInspection(lock, "absent")
     age = max(0.0, time.time() - stat.st_mtime)
+    if not PROC.is_dir():  # no /proc to ask (not Linux): only an old lock is presumed stale
+        if age < NO_PROC_STALE_AGE_S:
+            return LockInspection(lock, "live", "no /proc to check who holds it", age)
+        return LockInspection(lock, "stale", None, age)
     pids = _pids()
     holders = _pids_with_open_file(lock.resolve(), pids)
     if holders:
