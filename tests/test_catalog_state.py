@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -34,10 +36,21 @@ def test_usage_reads_cache_and_versions(tmp_path: Path) -> None:
     cli.close()
 
 
-def test_stale_temp_files_are_removed(tmp_path: Path) -> None:
-    old, fresh, tool = tmp_path / ".x.py.1.tmp", tmp_path / ".y.py.2.tmp", tmp_path / "x.py"
-    for path in (old, fresh, tool):
-        path.write_text("data")
-    os.utime(old, (time.time() - 3600, time.time() - 3600))
-    remove_stale_temp_files(tmp_path)
-    assert not old.exists() and fresh.exists() and tool.exists()
+def test_temp_files_of_dead_writers_are_removed(tmp_path: Path) -> None:
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    try:
+        kept = tmp_path / f".a.py.{live.pid}_x1.tmp"  # another process is writing it right now
+        old = tmp_path / f".b.py.{live.pid}_x2.tmp"  # far too old to be a live write
+        orphan = tmp_path / f".c.py.{dead.pid}_x3.tmp"
+        unknown = tmp_path / ".d.py.k1ll3d.tmp"
+        tool = tmp_path / "x.py"
+        for path in (kept, old, orphan, unknown, tool):
+            path.write_text("data")
+        os.utime(old, (time.time() - 3600, time.time() - 3600))
+        remove_stale_temp_files(tmp_path)
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([kept.name, tool.name])
+    finally:
+        live.kill()
+        live.wait()

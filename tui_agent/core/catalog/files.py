@@ -10,7 +10,7 @@ from pathlib import Path
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that a crash leaves either the old or the new content, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}_", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -59,3 +59,20 @@ def read_bytes_or_none(path: Path) -> bytes | None:
         return path.read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+
+
+def temp_writer_pid(temp: Path) -> int | None:
+    """The pid of the process that made an atomic-write temp file (`.<name>.<pid>_<random>.tmp`), if recorded."""
+    middle = temp.name[: -len(".tmp")].rsplit(".", 1)[-1]
+    pid, sep, _ = middle.partition("_")
+    return int(pid) if sep and pid.isdigit() else None
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +12,7 @@ import git as gitpython
 
 from tui_agent.core.catalog.drift import blob_sha
 from tui_agent.core.catalog.errors import PipelineError
-from tui_agent.core.catalog.files import read_bytes_or_none, tool_name_of
+from tui_agent.core.catalog.files import process_alive, read_bytes_or_none, temp_writer_pid, tool_name_of
 from tui_agent.core.catalog.gitstore import CatalogGit
 from tui_agent.core.catalog.inspector import INSPECTOR_VERSION
 from tui_agent.core.catalog.models import ToolSpec
@@ -33,12 +34,14 @@ class LoadReport:
     git_message: str | None = None
 
 
-def remove_stale_temp_files(tools_dir: Path, min_age_s: float = 60.0) -> None:
-    """Delete temp files an interrupted atomic write left behind (old enough not to be another process's live write)."""
+def remove_stale_temp_files(tools_dir: Path, max_live_age_s: float = 60.0) -> None:
+    """Delete temp files an interrupted atomic write left behind: their writer is dead (or unknown, or long gone)."""
     now = time.time()
     for temp in tools_dir.glob(".*.tmp"):
+        pid = temp_writer_pid(temp)
         try:
-            if now - temp.stat().st_mtime >= min_age_s:
+            live = pid is not None and pid != os.getpid() and process_alive(pid)
+            if not live or now - temp.stat().st_mtime >= max_live_age_s:
                 temp.unlink()
         except FileNotFoundError:
             continue
@@ -72,8 +75,12 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
     head_blobs = head_tool_blobs(git, project.tools_dir) if project.tools_dir.is_dir() else None
     remove_stale_temp_files(project.tools_dir)
     fresh: list[tuple[str, Path, bytes]] = []
-    pending_commit: dict[str, bytes] = {}
-    for path in sorted(project.tools_dir.glob("*.py")):
+    pending_commit: dict[str, bytes | None] = {}
+    on_disk = sorted(project.tools_dir.glob("*.py"))
+    for gone in sorted(set(head_blobs or {}) - {path.name for path in on_disk}):
+        if gone.endswith(".py") and not gone.startswith("."):  # deleted while tuiagent was not running
+            pending_commit[project.relative(project.tools_dir / gone)] = None
+    for path in on_disk:
         name = tool_name_of(path)
         data = read_bytes_or_none(path)
         if name is None or data is None:
@@ -120,6 +127,8 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
         report.git_message = outcome.message
         if outcome.sha:
             for rel, data in pending_commit.items():
+                if data is None:
+                    continue
                 name = Path(rel).stem
                 state.set_version_commit(name, source_sha(data), outcome.sha)
                 registry.set_commit(name, outcome.sha)
