@@ -69,3 +69,20 @@ async def test_hot_reload(dirty_repo: Path) -> None:
         await catalog.aclose()
         await sandbox.aclose()
     assert not (project.tools_dir / ".tuiagent-watch-probe").exists()
+
+
+async def test_last_good_copy_is_recovered_when_the_cache_is_cleared(repo: Path) -> None:
+    import shutil
+
+    project = Project.at(repo)
+    sandbox = await Sandbox.start(project, warm_workers=1)
+    catalog = await Catalog.open(project, sandbox)
+    try:
+        await catalog.save_tool("double", tool_source("double"))
+        project.tool_path("double").write_text("broken(\n")
+        assert await catalog.handle_file_changes({"double"}) == ["double"]
+        shutil.rmtree(project.cache_dir / "tools")
+        assert (await catalog.call_tool("double", {"x": 7})).value == 14  # rebuilt from the commit, not the broken file
+    finally:
+        await catalog.aclose()
+        await sandbox.aclose()

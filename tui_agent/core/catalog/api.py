@@ -261,14 +261,27 @@ class Catalog:
         if entry.spec.network and allow_network:
             policy = (policy or SandboxPolicy()).with_(network=True)
         if not entry.runnable.exists():
-            entry = self.registry.register(name, entry.spec, self.pipeline.keep_runnable(
-                self.git.show(self.project.relative(self.project.tool_path(name)), entry.commit or "HEAD") or b""), entry.commit)
+            self._recover_runnable(entry)
         run = await self.sandbox.call_function(module=name, function=name, kwargs=args, module_path=entry.runnable,
                                                policy=policy, label=f"tool {name}", version=entry.spec.source_sha)
         await asyncio.to_thread(self.state.record_run, name, ok=run.ok, duration_ms=run.duration_ms,
                                 files_read=run.files_read, source_sha=entry.spec.source_sha)
         self._notify([name], "called")
         return run
+
+    def _recover_runnable(self, entry: Entry) -> None:
+        """Rewrite a deleted `.agent/cache/tools/<sha>.py` from the file on disk or from git, if one matches the sha."""
+        assert entry.spec is not None
+        rel = self.project.relative(self.project.tool_path(entry.name))
+        candidates = [lambda: read_bytes_or_none(self.project.tool_path(entry.name))]
+        if entry.commit:
+            candidates.append(lambda: self.git.show(rel, entry.commit or "HEAD"))
+        for candidate in candidates:
+            data = candidate()
+            if data is not None and source_sha(data) == entry.spec.source_sha:
+                self.pipeline.keep_runnable(data)
+                return
+        raise PipelineError("missing", f"the last good version of {entry.name} is gone from .agent/cache and git")
 
     # drift -----------------------------------------------------------------------
     async def drift(self, name: str | None = None) -> list[DriftReport]:
