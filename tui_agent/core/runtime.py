@@ -72,6 +72,29 @@ class Runtime:
                     self.problems.append(f"closing {type(part).__name__}: {error}")
 
 
+async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_git: Any, submit_prompt: Any) -> None:
+    """Sandbox, then catalog, then recipes; a part that fails is reported in `problems` and the ones after it are skipped."""
+    from tui_agent.core.catalog.api import Catalog
+    from tui_agent.core.recipes import open_recipes
+    from tui_agent.core.sandbox import Sandbox
+
+    project, settings = runtime.project, runtime.settings
+    try:
+        runtime.sandbox = await Sandbox.start(project, tier=sandbox_tier, min_level=settings.sandbox_min_level)
+    except Exception as error:  # SandboxUnavailable, or bubblewrap failing in an unexpected way
+        runtime.problems.append(f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled")
+        return
+    try:
+        runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git)
+    except Exception as error:
+        runtime.problems.append(f"tool catalog unavailable: {error}")
+        return
+    try:
+        runtime.recipes = await open_recipes(project, runtime.catalog, runtime.catalog.git, submit_prompt=submit_prompt)
+    except Exception as error:
+        runtime.problems.append(f"recipes unavailable: {error}")
+
+
 def usage_from_session(path: Path) -> UsageTotals:
     record = load_usage(path)
     return UsageTotals(int(record["input_tokens"]), int(record["output_tokens"]), int(record["cache_read_tokens"]),
@@ -102,39 +125,25 @@ async def open_runtime(
     retry_base_delay_s: float = 1.0,
 ) -> Runtime:
     """Open a project: a failing sandbox or catalog is reported in `problems` and the rest still works."""
-    from tui_agent.core.catalog.api import Catalog
-    from tui_agent.core.recipes import open_recipes
-    from tui_agent.core.sandbox import Sandbox
-
     project = Project.at(project_root)
     settings = project.load_settings()
     project.ensure_layout()
     permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint)
     chosen_model = model or settings.model or DEFAULT_MODEL
     runtime = Runtime(project=project, settings=settings, permissions=permissions, model=chosen_model)
-    try:
-        runtime.sandbox = await Sandbox.start(project, tier=sandbox_tier, min_level=settings.sandbox_min_level)
-    except Exception as error:  # SandboxUnavailable, or bubblewrap failing in an unexpected way
-        runtime.problems.append(f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled")
-    if runtime.sandbox is not None:
-        try:
-            runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git)
-        except Exception as error:
-            runtime.problems.append(f"tool catalog unavailable: {error}")
-    if runtime.catalog is not None:
-        try:
-            runtime.recipes = await open_recipes(project, runtime.catalog, runtime.catalog.git, submit_prompt=submit_prompt)
-        except Exception as error:
-            runtime.problems.append(f"recipes unavailable: {error}")
-
+    # The session first: a wrong --resume id fails before any process is started.
     if resume or continue_latest:
-        session_id = resume or latest_session_id(project)
-        session = SessionLog.reopen(project, session_id)
+        session = SessionLog.reopen(project, resume or latest_session_id(project))
         messages, usage = load_messages(session.path), usage_from_session(session.path)
         runtime.resumed = True
     else:
         session, messages, usage = SessionLog.create(project, model=chosen_model), [], UsageTotals()
     runtime.session = session
+    try:
+        await _start_parts(runtime, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
+    except BaseException:
+        await runtime.aclose()
+        raise
 
     if not model_configured(api_key, base_url):
         runtime.model_error = f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual tool runs work without one."
