@@ -13,7 +13,7 @@ from tests.gitrepo import git
 from tui_agent.core.agent.loop import CANCELLED_RESULT
 from tui_agent.core.agent.permissions import ApprovalRequest, deny_all
 from tui_agent.core.agent.sessions import load_messages
-from tui_agent.core.events import ApprovalDenied, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished
+from tui_agent.core.events import ApprovalDenied, Notice, TextDelta, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished
 
 
 async def test_the_same_failing_call_three_times_stops_the_loop(repo: Path) -> None:
@@ -217,3 +217,45 @@ async def test_network_tools_ask_and_bad_arguments_are_tool_errors(repo: Path) -
     assert approved["content"] == "would fetch https://example.com" and not approved.get("is_error")
     assert denied["is_error"] and "denied" in denied["content"]
     assert bad["is_error"] and bad["content"].startswith("fetch_status:") and "internal error" not in bad["content"]
+
+
+async def test_cancelling_while_streaming_keeps_the_shown_text_and_the_conversation_goes_on(repo: Path) -> None:
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(text("A long answer that streams slowly, piece by piece, " * 4), delay_s=0.05), reply(text("short")))
+        async with agent_runtime(repo, api) as runtime:
+            agent = runtime.agent
+            assert agent is not None
+            deltas: list[str] = []
+
+            async def consume() -> None:
+                async for event in agent.run_turn("talk"):
+                    if isinstance(event, TextDelta):
+                        deltas.append(event.text)
+
+            task = asyncio.create_task(consume())
+            while len(deltas) < 2:
+                await asyncio.sleep(0.01)
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            partial = copy.deepcopy(agent.messages[-1])
+            after = await run_turn(runtime, "go on")
+    assert partial["role"] == "assistant" and partial["content"][0]["text"].endswith("[interrupted by the user]")
+    assert partial["content"][0]["text"].startswith("".join(deltas))
+    assert of_type(after, TurnFinished) and [m["role"] for m in api.requests[1].messages] == ["user", "assistant", "user"]
+
+
+async def test_without_a_sandbox_the_agent_still_works_with_file_tools(repo: Path) -> None:
+    (repo / ".agent").mkdir()
+    (repo / ".agent/config.toml").write_text('[sandbox]\nmin_level = "bubblewrap"\n')
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(tool_use("read_file", {"path": "README.md"})), reply(text("read")))
+        async with agent_runtime(repo, api, sandbox_tier="rlimits") as runtime:
+            events = await run_turn(runtime, "read")
+            problems = list(runtime.problems)
+    assert problems and "sandbox unavailable" in problems[0]
+    names = api.requests[0].tool_names
+    assert "read_file" in names and "run_shell" not in names and "create_tool" not in names
+    assert "not available" in api.requests[0].system_text and of_type(events, TurnFinished)
