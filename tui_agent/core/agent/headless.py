@@ -81,7 +81,8 @@ class HeadlessPrinter:
             first_line = event.result.strip().splitlines()[0] if event.result.strip() else ""
             self._line(f"[tool] {event.name} failed: {first_line[:200]}")
         elif isinstance(event, ToolAuthored):
-            self._line(f"[{event.kind}] {event.name} {'created' if event.created else 'updated'}" + (f" (commit {event.commit[:10]})" if event.commit else ""))
+            verb = "created" if event.created else "updated"
+            self._line(f"[authored] {event.kind} {event.name} {verb}" + (f" (commit {event.commit[:10]})" if event.commit else " (not committed)"))
         elif isinstance(event, ApprovalDenied):
             self._line(f"[denied] {event.name}: {event.reason}", self.err)
         elif isinstance(event, Notice):
