@@ -259,3 +259,18 @@ async def test_without_a_sandbox_the_agent_still_works_with_file_tools(repo: Pat
     names = api.requests[0].tool_names
     assert "read_file" in names and "run_shell" not in names and "create_tool" not in names
     assert "not available" in api.requests[0].system_text and of_type(events, TurnFinished)
+
+
+async def test_old_tool_results_are_shortened_before_the_estimate_reaches_the_limit(repo: Path) -> None:
+    (repo / "big.txt").write_text("".join(f"line {i} with some padding text\n" for i in range(400)))
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("read it")), reply(text("cut"), stop_reason="max_tokens"))
+        async with agent_runtime(repo, api) as runtime:
+            assert runtime.agent is not None
+            runtime.agent.context_limit_tokens = 6000  # the first request fits, the file's 14k characters do not
+            await run_turn(runtime, "read big.txt")
+            events = await run_turn(runtime, "and now?")
+    notices = [n.message for n in of_type(events, Notice)]
+    assert any("near the context limit: shortened 1 old tool results" in n for n in notices)
+    assert any("cut off at the output limit" in n for n in notices)
+    assert len(api.requests) == 3 and "shortened to save context" in api.requests[2].messages[2]["content"][0]["content"]

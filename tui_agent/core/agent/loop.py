@@ -135,6 +135,8 @@ class Agent:
                 partial_text.clear()
                 self._record_message({"role": "assistant", "content": reply.content or [{"type": "text", "text": "(no content)"}]})
                 if not reply.tool_uses:
+                    if reply.stop_reason == "max_tokens":
+                        yield Notice(f"the reply was cut off at the output limit ({self.client.max_tokens} tokens); say 'continue' for the rest", "warning")
                     yield TurnFinished(text=reply.text, stop_reason=reply.stop_reason)
                     return
                 pending_calls, answered = list(reply.tool_uses), []
@@ -185,9 +187,8 @@ class Agent:
             yield event
         while True:
             system, tools = self.build_request()
-            if request_tokens(system, tools, self.messages) > self.context_limit_tokens * COMPACT_AT and compactions == 0:
-                count = shorten_old_tool_results(self.messages, keep_recent=COMPACTION_KEEP_RECENT[0])
-                compactions += 1
+            if compactions == 0 and request_tokens(system, tools, self.messages) > self.context_limit_tokens * COMPACT_AT:
+                count, compactions = self._shorten(compactions)
                 if count:
                     yield Notice(f"the conversation is near the context limit: shortened {count} old tool results", "warning")
             try:
@@ -201,10 +202,7 @@ class Agent:
                 return
             except ModelError as error:
                 if error.kind == "context_too_long":
-                    count = 0
-                    while not count and compactions < len(COMPACTION_KEEP_RECENT):
-                        count = shorten_old_tool_results(self.messages, keep_recent=COMPACTION_KEEP_RECENT[compactions])
-                        compactions += 1
+                    count, compactions = self._shorten(compactions)
                     if count:
                         yield Notice(f"{error.message}: shortened {count} old tool results and retrying", "warning")
                         continue
@@ -212,6 +210,14 @@ class Agent:
                     return
                 yield TurnFailed(error.message, kind=error.kind, details={"status": error.status, "base_url": self.client.base_url})
                 return
+
+    def _shorten(self, level: int) -> tuple[int, int]:
+        """Shorten old tool results, keeping fewer recent messages at each level, until something was shortened."""
+        count = 0
+        while not count and level < len(COMPACTION_KEEP_RECENT):
+            count = shorten_old_tool_results(self.messages, keep_recent=COMPACTION_KEEP_RECENT[level])
+            level += 1
+        return count, level
 
     async def _sync_catalog(self) -> AsyncIterator[Event]:
         """Pick up tool files changed on disk by someone else, so that this request lists them as they are now."""
