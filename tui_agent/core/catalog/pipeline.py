@@ -41,7 +41,8 @@ class Pipeline:
         self.state = state
         self.registry = registry
         self.git = git
-        self.inspect_policy = SandboxPolicy(timeout_s=inspect_timeout_s, network=False)
+        # A tool's import and its own tests are unvetted code: they see the project read-only (bubblewrap tier).
+        self.inspect_policy = SandboxPolicy(timeout_s=inspect_timeout_s, network=False, project_writable=False)
         self.test_timeout_s = test_timeout_s
         self.lock = asyncio.Lock()
         self.last_commit_note: str | None = None

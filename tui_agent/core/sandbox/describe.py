@@ -16,6 +16,8 @@ FALLBACK_MISSES = (
     "home directory: ~/.ssh and other files of the user are readable",
     "/proc: other same-user processes are visible; their /proc/<pid>/environ is readable unless non-dumpable "
     "(only the tuiagent process is made non-dumpable)",
+    "read-only runs (project_writable=False: a tool's import and its own tests during validation, startup and "
+    "drift checks) are not enforced: that code can change the user's project files",
     "daemons that double-fork, change session and re-exec with a cleared environment after the worker died "
     "can escape the cleanup",
 )
@@ -42,6 +44,8 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
             namespaces="new pid, ipc, uts and network namespaces; the process tree dies with its sandbox",
             filesystem="/ read-only; the project is the only writable place; a private /tmp",
             read_only_in_project=", ".join(tiers.READ_ONLY_INSIDE_PROJECT),
+            read_only_runs="runs with project_writable=False (a tool's import and its own tests during validation, "
+                           "startup and drift checks) see the whole project read-only, with a private /tmp",
             home="the user's home (and /root, /home) hidden behind an empty tmpfs",
             network="off (own empty network namespace) unless a tool declares NETWORK = True",
             proc="own /proc: ancestors and their environment are invisible",

@@ -23,7 +23,12 @@ class SandboxUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class SandboxPolicy:
-    """Limits for one run. Sizes in MiB, times in seconds; `network` False cuts every socket."""
+    """Limits for one run. Sizes in MiB, times in seconds; `network` False cuts every socket.
+
+    `project_writable` False makes the whole project read-only for the run (bubblewrap tier; a private /tmp
+    stays writable): the catalog runs a tool's import and its own tests that way. The rlimits tier cannot
+    enforce it and says so in `describe()`.
+    """
 
     timeout_s: float = 30.0
     cpu_s: int = 30
@@ -33,6 +38,7 @@ class SandboxPolicy:
     processes: int = 64
     output_bytes: int = 64_000
     network: bool = False
+    project_writable: bool = True
 
     def with_(self, **changes: Any) -> "SandboxPolicy":
         return replace(self, **changes)
@@ -47,6 +53,7 @@ class SandboxPolicy:
             "processes": self.processes,
             "output_bytes": self.output_bytes,
             "network": self.network,
+            "project_writable": self.project_writable,
         }
 
 

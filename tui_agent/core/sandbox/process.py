@@ -52,12 +52,13 @@ class Worker:
 
     def __init__(self, process: asyncio.subprocess.Process, channel: socket.socket, tier: str,
                  token: str, network: bool, layout: tuple[bool, ...], home: str | None,
-                 cgroup: PidsCgroup | None) -> None:
+                 cgroup: PidsCgroup | None, project_writable: bool = True) -> None:
         self.process = process
         self.channel = channel
         self.tier = tier
         self.token = token
         self.network = network
+        self.project_writable = project_writable
         self.layout = layout
         self.private_dirs = home
         self.cgroup = cgroup
@@ -66,13 +67,16 @@ class Worker:
         self._done = asyncio.Event()
 
     @classmethod
-    async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path, processes: int) -> "Worker":
+    async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path, processes: int,
+                    project_writable: bool = True) -> "Worker":
+        """Start a worker; `project_writable` False (bubblewrap only) mounts the whole project read-only."""
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
         try:
             fd = child_end.fileno()
             if tier == TIER_BUBBLEWRAP:
-                argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd)
+                argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd,
+                                                project_writable=project_writable)
                 env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token)
                 private: str | None = None
             else:
@@ -95,7 +99,8 @@ class Worker:
         finally:
             child_end.close()
         parent_end.setblocking(False)
-        return cls(process, parent_end, tier, token, network, tiers.project_layout(project), private, cgroup)
+        return cls(process, parent_end, tier, token, network, tiers.project_layout(project), private, cgroup,
+                   project_writable)
 
     @property
     def alive(self) -> bool:

@@ -40,7 +40,10 @@ class Sandbox:
         self.audit = AuditLog(project.runs_dir)
         self.parent_undumpable = make_undumpable()
         self._scratch = Path(tempfile.mkdtemp(prefix="tuiagent-sandbox-"))
-        self._warm: list[Worker] = []
+        self._warm: dict[bool, list[Worker]] = {True: [], False: []}
+        """Pre-started workers without network, by whether the project is writable for them."""
+        self._kept_warm: set[bool] = {True}
+        """Pools the refill keeps full; the read-only pool joins after its first use (catalog validation)."""
         self._running: set[Worker] = set()
         self._refill_task: asyncio.Task[None] | None = None
         self._closed = False
@@ -120,7 +123,8 @@ class Sandbox:
             except Exception:
                 pass
         await self.cancel_running()
-        warm, self._warm = self._warm, []
+        warm = [worker for pool in self._warm.values() for worker in pool]
+        self._warm = {True: [], False: []}
         await asyncio.gather(*(worker.discard() for worker in warm), return_exceptions=True)
         shutil.rmtree(self._scratch, ignore_errors=True)
 
@@ -130,7 +134,7 @@ class Sandbox:
         effective = policy or self.policy
         request["policy"] = effective.to_dict()
         request["tool_dirs"] = [str(self.project.tools_dir)]
-        worker = await self._acquire(effective.network)
+        worker = await self._acquire(effective.network, self._project_writable(effective))
         self._running.add(worker)
         try:
             outcome = await worker.run(request, timeout_s=effective.timeout_s,
@@ -141,27 +145,35 @@ class Sandbox:
             self._schedule_refill()
         return to_run_result(outcome, effective, self.tier)
 
-    async def _acquire(self, network: bool) -> Worker:
+    def _project_writable(self, policy: SandboxPolicy) -> bool:
+        """Only bubblewrap can make the project read-only; the rlimits tier runs every call the same way."""
+        return policy.project_writable or self.tier != TIER_BUBBLEWRAP
+
+    async def _acquire(self, network: bool, project_writable: bool) -> Worker:
         worker: Worker | None = None
         if not network:
+            self._kept_warm.add(project_writable)
             layout = tiers.project_layout(self.project.root)
-            while self._warm:
-                candidate = self._warm.pop(0)
+            pool = self._warm[project_writable]
+            while pool:
+                candidate = pool.pop(0)
                 if candidate.alive and candidate.layout == layout:
                     worker = candidate
                     break
                 asyncio.get_running_loop().create_task(candidate.discard())
         if worker is None:
-            worker = await self._spawn(network)
+            worker = await self._spawn(network, project_writable)
         return worker
 
-    async def _spawn(self, network: bool) -> Worker:
+    async def _spawn(self, network: bool, project_writable: bool = True) -> Worker:
         return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
-                                  processes=self.policy.processes)
+                                  processes=self.policy.processes, project_writable=project_writable)
 
     async def _fill(self) -> None:
-        while not self._closed and len(self._warm) < self.warm_workers:
-            self._warm.append(await self._spawn(False))
+        for project_writable in (True, False):
+            pool = self._warm[project_writable]
+            while not self._closed and project_writable in self._kept_warm and len(pool) < self.warm_workers:
+                pool.append(await self._spawn(False, project_writable))
 
     def _schedule_refill(self) -> None:
         if self._closed or (self._refill_task is not None and not self._refill_task.done()):

@@ -103,8 +103,11 @@ def worker_argv(channel_fd: int, project: Path) -> list[str]:
     return [sys.executable, "-I", "-B", str(WORKER_SCRIPT), str(channel_fd), str(project), str(PACKAGE_PARENT)]
 
 
-def bubblewrap_command(project: Path, *, network: bool, channel_fd: int) -> list[str]:
-    """The bwrap command line: / read-only, homes and /tmp hidden, the project the only writable place."""
+def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project_writable: bool = True) -> list[str]:
+    """The bwrap command line: / read-only, homes and /tmp hidden, the project the only writable place.
+
+    With `project_writable` False the whole project is read-only too; only the private /tmp can be written.
+    """
     binary = bwrap_path()
     assert binary is not None
     command = [binary, *NAMESPACES, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
@@ -121,11 +124,14 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int) -> list
     for path in interpreter:
         if any(_is_under(path, folder) for folder in hidden) and not _is_under(path, project):
             command += ["--ro-bind", str(path), str(path)]
-    command += ["--bind", str(project), str(project)]
-    for relative in READ_ONLY_INSIDE_PROJECT:
-        inside = project / relative
-        if inside.exists():
-            command += ["--ro-bind", str(inside), str(inside)]
+    if project_writable:
+        command += ["--bind", str(project), str(project)]
+        for relative in READ_ONLY_INSIDE_PROJECT:
+            inside = project / relative
+            if inside.exists():
+                command += ["--ro-bind", str(inside), str(inside)]
+    else:
+        command += ["--ro-bind", str(project), str(project)]
     for path in interpreter:
         if _is_under(path, project):
             command += ["--ro-bind", str(path), str(path)]

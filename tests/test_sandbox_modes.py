@@ -1,0 +1,68 @@
+"""Sandbox run modes: a read-only project (project_writable=False) and run_python importing given tool files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import user_state
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy
+
+READ_ONLY = SandboxPolicy(project_writable=False)
+
+WRITE_ATTEMPTS = '''
+import errno, os
+outcome = {}
+for target in ("app.py", "victim.txt", "../victim.txt", ".agent/cache/x", "/tmp/scratch.txt"):
+    try:
+        with open(target, "w") as handle:
+            handle.write("pwned")
+        outcome[target] = "written"
+    except OSError as exc:
+        outcome[target] = errno.errorcode.get(exc.errno, str(exc.errno))
+outcome["read"] = open("README.md").read()
+outcome
+'''
+
+
+@pytest.fixture
+def project(dirty_repo: Path) -> Project:
+    proj = Project.at(dirty_repo)
+    proj.ensure_layout()
+    return proj
+
+
+async def test_read_only_runs_cannot_write_the_project_under_bubblewrap(project: Project, dirty_repo: Path) -> None:
+    before = user_state(dirty_repo)
+    box = await Sandbox.start(project, tier="bubblewrap", warm_workers=1)
+    try:
+        result = await box.run_python(WRITE_ATTEMPTS, policy=READ_ONLY)
+        again = await box.run_python(WRITE_ATTEMPTS, policy=READ_ONLY)  # from the read-only warm pool now
+        assert result.ok, result.error
+        for outcome in (result.value, again.value):
+            assert {k: outcome[k] for k in ("app.py", "victim.txt", ".agent/cache/x")} == {
+                "app.py": "EROFS", "victim.txt": "EROFS", ".agent/cache/x": "EROFS"}
+            assert outcome["/tmp/scratch.txt"] == "written" and outcome["read"].startswith("# demo project")
+        assert user_state(dirty_repo) == before
+        # ../victim.txt lands in the sandbox's private /tmp (the test project lives under /tmp), never on the host
+        assert not (dirty_repo / "victim.txt").exists() and not (dirty_repo.parent / "victim.txt").exists()
+        # the ordinary (writable) pool is untouched by the read-only one
+        normal = await box.run_python("open('made.txt', 'w').write('ok')")
+        assert normal.ok and (dirty_repo / "made.txt").read_text() == "ok"
+    finally:
+        await box.aclose()
+
+
+async def test_rlimits_tier_lists_read_only_runs_among_its_misses(project: Project) -> None:
+    weak = await Sandbox.start(project, tier="rlimits", warm_workers=0)
+    strong = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
+    try:
+        weak_misses = weak.describe()["expected_misses"]
+        assert any("project_writable=False" in miss and "not enforced" in miss for miss in weak_misses)
+        assert "read_only_runs" in strong.describe()["protections"]
+        assert not any("project_writable" in miss for miss in strong.describe()["expected_misses"])
+    finally:
+        await weak.aclose()
+        await strong.aclose()
