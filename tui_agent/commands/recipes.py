@@ -77,8 +77,6 @@ async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> Asyn
             raise SystemExit(f"tuiagent: recipes are unavailable: {'; '.join(runtime.problems) or 'no catalog'}")
         yield runtime
     finally:
-        if runtime.recipes is not None:
-            await runtime.recipes.aclose()
         await runtime.aclose()
 
 

@@ -64,7 +64,7 @@ class Runtime:
             await self.agent.client.aclose()
         if self.session is not None:
             self.session.close()
-        for part in (self.catalog, self.sandbox):
+        for part in (self.recipes, self.catalog, self.sandbox):
             if part is not None:
                 try:
                     await part.aclose()

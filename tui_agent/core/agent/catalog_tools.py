@@ -9,6 +9,7 @@ from tui_agent.core.agent.exec_tools import format_run_result
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, require_str, schema
 from tui_agent.core.events import CatalogChanged, Notice, ToolAuthored
+from tui_agent.core.recipes.formathelp import FORMAT_HELP
 
 SEARCH_RESULTS = 10
 
@@ -154,7 +155,8 @@ CATALOG_TOOLS: tuple[BuiltinTool, ...] = (
 
 CREATE_RECIPE = BuiltinTool(
     "create_recipe",
-    "Create or update a recipe `.agent/recipes/<name>.toml` (`source` is the full TOML: a trigger and an action). It is validated and committed.",
+    "Create or update a recipe `.agent/recipes/<name>.toml` (`source` is the full TOML: a trigger and an action). "
+    "It is validated and committed.\n\n" + FORMAT_HELP,
     schema({"name": {"type": "string"}, "source": {"type": "string"}}, ["name", "source"]),
     create_recipe,
 )
