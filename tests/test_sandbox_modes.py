@@ -66,3 +66,28 @@ async def test_rlimits_tier_lists_read_only_runs_among_its_misses(project: Proje
     finally:
         await weak.aclose()
         await strong.aclose()
+
+
+async def test_run_python_imports_exactly_the_given_tool_files(project: Project, tmp_path: Path) -> None:
+    project.tool_path("shout").write_text("def shout(:\n")  # broken on disk
+    good = tmp_path / "kept" / "0123abcd.py"
+    good.parent.mkdir()
+    good.write_text("def shout(word: str) -> str:\n    return word.upper() + '!'\n\n\ndef fail():\n    raise ValueError('own frame')\n")
+    project.tool_path("other").write_text("def other() -> int:\n    return 1\n")
+    box = await Sandbox.start(project, tier="rlimits", warm_workers=1)
+    try:
+        from_disk = await box.run_python("import shout\nshout.shout('hi')")
+        assert not from_disk.ok and "SyntaxError" in from_disk.error  # the old behaviour, without tool_paths
+        given = {"shout": good}
+        result = await box.run_python("import shout\nfrom shout import shout as s\ns('hi'), shout.__name__", tool_paths=given)
+        assert result.ok, result.error
+        assert result.value == ["HI!", "shout"]
+        unknown = await box.run_python("import other", tool_paths=given)  # only the given tools are importable
+        assert not unknown.ok and "ModuleNotFoundError" in unknown.error
+        failing = await box.run_python("import shout\nshout.fail()", tool_paths=given)
+        assert "0123abcd.py" in failing.error and "raise ValueError('own frame')" in failing.error
+        assert "importlib" not in failing.error
+        stdlib = await box.run_python("import json\njson.dumps(1)", tool_paths={"json_tool": good})
+        assert stdlib.value == "1"
+    finally:
+        await box.aclose()

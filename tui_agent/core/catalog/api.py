@@ -269,6 +269,21 @@ class Catalog:
         self._notify([name], "called")
         return run
 
+    async def run_python(self, code: str, *, policy: SandboxPolicy | None = None) -> RunResult:
+        """Run a snippet in the sandbox with every callable tool importable by name at its last good version
+        (a tool whose file on disk is broken is imported as the version the catalog serves)."""
+        paths: dict[str, str] = {}
+        for entry in self.registry.entries():
+            if entry.spec is None or entry.runnable is None:
+                continue
+            if not entry.runnable.exists():
+                try:
+                    self._recover_runnable(entry)
+                except PipelineError:
+                    continue  # its last good copy is gone everywhere: not importable, like an unknown module
+            paths[entry.name] = str(entry.runnable)
+        return await self.sandbox.run_python(code, policy=policy, tool_paths=paths)
+
     def _recover_runnable(self, entry: Entry) -> None:
         """Rewrite a deleted `.agent/cache/tools/<sha>.py` from the file on disk or from git, if one matches the sha."""
         assert entry.spec is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,6 +25,9 @@ INSPECTOR_MODULE = "tui_agent.core.catalog.inspector"
 class SandboxLike(Protocol):
     async def call_function(self, *, module: str, function: str, kwargs: dict, module_path: Path | None = None,
                             policy: SandboxPolicy | None = None, label: str = "", version: str | None = None) -> RunResult: ...
+
+    async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,
+                         tool_paths: Mapping[str, str | Path] | None = None) -> RunResult: ...
 
 
 class GitLike(Protocol):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -95,9 +96,18 @@ class Sandbox:
                           result=result, args=kwargs, module=module)
         return result
 
-    async def run_python(self, code: str, *, policy: SandboxPolicy | None = None) -> RunResult:
-        """Run a snippet with every catalog tool importable by name; a final expression is the result value."""
-        result = await self._run({"op": "exec", "code": code}, policy)
+    async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,
+                         tool_paths: Mapping[str, str | Path] | None = None) -> RunResult:
+        """Run a snippet with every catalog tool importable by name; a final expression is the result value.
+
+        `tool_paths` (name → file, e.g. `Catalog.runnable_paths()`) makes `import name` load exactly that file,
+        the catalog's last good version, and nothing else from `.agent/tools/`. Without it the snippet imports
+        whatever is in `.agent/tools/` on disk, broken or not.
+        """
+        request: dict[str, Any] = {"op": "exec", "code": code}
+        if tool_paths is not None:
+            request["tool_paths"] = {name: str(path) for name, path in tool_paths.items()}
+        result = await self._run(request, policy)
         self.audit.record(label="run_python", version=None, kind="exec", result=result, code=code)
         return result
 
@@ -133,7 +143,7 @@ class Sandbox:
             raise SandboxUnavailable("the sandbox is closed")
         effective = policy or self.policy
         request["policy"] = effective.to_dict()
-        request["tool_dirs"] = [str(self.project.tools_dir)]
+        request["tool_dirs"] = [] if "tool_paths" in request else [str(self.project.tools_dir)]
         worker = await self._acquire(effective.network, self._project_writable(effective))
         self._running.add(worker)
         try:

@@ -115,6 +115,28 @@ def load_file_module(name: str, path: str) -> types.ModuleType:
     return module
 
 
+class ToolFinder:
+    """Imports each named tool from the exact file given (the catalog's last good copy), not from `.agent/tools/`."""
+
+    def __init__(self, paths: dict[str, str]) -> None:
+        self.paths = paths
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        file = self.paths.get(fullname)
+        if file is None:
+            return None
+        return importlib.util.spec_from_file_location(fullname, file)
+
+
+def install_tool_finder(paths: dict[str, str]) -> None:
+    """Before the path finder (as a sys.path entry would be), after built-in and frozen modules."""
+    finder = ToolFinder(paths)
+    import importlib.machinery
+
+    position = next((i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder), len(sys.meta_path))
+    sys.meta_path.insert(position, finder)  # type: ignore[arg-type]
+
+
 def finish_value(value: Any) -> Any:
     if inspect.iscoroutine(value):
         import asyncio
@@ -165,6 +187,10 @@ def main() -> None:
         os._exit(3)
     tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
     own_files = {SNIPPET_NAME, *(os.path.realpath(p) for p in request.get("own_files", []))}
+    tool_paths = request.get("tool_paths")
+    if isinstance(tool_paths, dict):
+        install_tool_finder({str(name): str(path) for name, path in tool_paths.items()})
+        own_files.update(os.path.realpath(str(path)) for path in tool_paths.values())
     for directory in tool_dirs:
         for entry in os.listdir(directory):
             if entry.endswith(".py"):
