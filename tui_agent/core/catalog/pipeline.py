@@ -17,9 +17,11 @@ from tui_agent.core.catalog.registry import Entry, Registry
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox.policy import ERROR_TIMEOUT, RunResult, SandboxPolicy
+from tui_agent.core.sandbox.policy import ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, RunResult, SandboxPolicy
 
 INSPECTOR_MODULE = "tui_agent.core.catalog.inspector"
+TRANSIENT_FAILURES = (ERROR_SANDBOX, ERROR_CANCELLED)
+"""Run failures of the sandbox itself, not of the tool: never cached."""
 
 
 class SandboxLike(Protocol):
@@ -54,34 +56,70 @@ class Pipeline:
 
     # validation ----------------------------------------------------------------
     async def validate(self, name: str, data: bytes, *, use_cache: bool = False) -> ToolSpec:
-        """Static checks, then import + schema + the tool's own tests in the sandbox; raises PipelineError."""
+        """Static checks, then import + schema + the tool's own tests in the sandbox; raises PipelineError.
+
+        With `use_cache`, a result recorded for the same bytes and inspector version is reused: a success, or a
+        failure recorded with timeouts at least as long as today's (so a hanging import costs its timeout once).
+        """
         check_tool_bytes(name, data)
         sha = source_sha(data)
         if use_cache:
             cached = self.state.cached_validation(sha, INSPECTOR_VERSION)
             if cached is not None and cached.get("ok") and cached["schema"]["name"] == name:
                 return ToolSpec.from_inspection(cached, sha)
-        result = await self.inspect(name, data, run_tests=True)
+            if cached is not None and self.cached_failure_applies(cached, name):
+                raise PipelineError.from_dict(cached["error"])
+        run = await self.run_inspector(name, data, run_tests=True)
+        try:
+            result = interpret_inspection(run, self.inspect_policy.timeout_s)
+        except PipelineError as error:
+            if run.ok or run.error_kind not in TRANSIENT_FAILURES:
+                self.remember_failure(sha, name, error)
+            raise
         if result["schema"]["name"] != name:
             raise PipelineError("inspect", f"the inspector described {result['schema']['name']!r}, not {name!r}")
         self.state.cache_validation(sha, INSPECTOR_VERSION, result)
         return ToolSpec.from_inspection(result, sha)
 
+    def remember_failure(self, sha: str, name: str, error: PipelineError) -> None:
+        """Cache a rejection by content hash; never over a success recorded for the same bytes."""
+        previous = self.state.cached_validation(sha, INSPECTOR_VERSION)
+        if previous is not None and previous.get("ok"):
+            return
+        self.state.cache_validation(sha, INSPECTOR_VERSION, {
+            "ok": False, "name": name, "error": error.to_dict(), "inspector_version": INSPECTOR_VERSION,
+            "inspect_timeout_s": self.inspect_policy.timeout_s, "test_timeout_s": self.test_timeout_s,
+        })
+
+    def cached_failure_applies(self, cached: dict[str, Any], name: str) -> bool:
+        """A recorded failure stands for this name when no timeout has grown since (a longer one might pass)."""
+        if cached.get("ok") is not False or cached.get("name") != name or not isinstance(cached.get("error"), dict):
+            return False
+        try:
+            return (float(cached["inspect_timeout_s"]) >= self.inspect_policy.timeout_s
+                    and float(cached["test_timeout_s"]) >= self.test_timeout_s)
+        except (KeyError, TypeError, ValueError):
+            return False
+
     async def inspect(self, name: str, data: bytes, *, run_tests: bool) -> dict[str, Any]:
         """Run the inspector on `data` in the sandbox; returns its successful result or raises PipelineError."""
+        run = await self.run_inspector(name, data, run_tests=run_tests)
+        return interpret_inspection(run, self.inspect_policy.timeout_s)
+
+    async def run_inspector(self, name: str, data: bytes, *, run_tests: bool) -> RunResult:
+        """The sandboxed inspector run on a staged copy of `data` (the project read-only for it)."""
         staging = self.project.cache_dir / "staging"
         staging.mkdir(parents=True, exist_ok=True)
         path = staging / f"{name}-{source_sha(data)[:16]}.py"
         atomic_write(path, data)
         try:
-            run = await self.sandbox.call_function(
+            return await self.sandbox.call_function(
                 module=INSPECTOR_MODULE, function="inspect_tool_file",
                 kwargs={"path": str(path), "name": name, "run_tests": run_tests, "test_timeout_s": self.test_timeout_s},
                 policy=self.inspect_policy, label=f"inspect {name}",
             )
         finally:
             path.unlink(missing_ok=True)
-        return interpret_inspection(run, self.inspect_policy.timeout_s)
 
     # runnable copies -------------------------------------------------------------
     def runnable_path(self, sha: str) -> Path:

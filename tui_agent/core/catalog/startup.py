@@ -30,6 +30,8 @@ class LoadReport:
     cached: list[str] = field(default_factory=list)
     validated: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
+    cached_broken: list[str] = field(default_factory=list)
+    """The broken ones whose failure was known for these exact bytes (not run again)."""
     caught_up: list[str] = field(default_factory=list)
     git_message: str | None = None
 
@@ -75,6 +77,7 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
     head_blobs = head_tool_blobs(git, project.tools_dir) if project.tools_dir.is_dir() else None
     remove_stale_temp_files(project.tools_dir)
     fresh: list[tuple[str, Path, bytes]] = []
+    known_failures: list[tuple[str, Path, bytes, PipelineError]] = []
     pending_commit: dict[str, bytes | None] = {}
     on_disk = sorted(project.tools_dir.glob("*.py"))
     for gone in sorted(set(head_blobs or {}) - {path.name for path in on_disk}):
@@ -94,6 +97,8 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
             report.cached.append(name)
             if head_blobs is not None and head_blobs.get(path.name) != blob_sha(data):
                 pending_commit[project.relative(path)] = data
+        elif result is not None and pipeline.cached_failure_applies(result, name):
+            known_failures.append((name, path, data, PipelineError.from_dict(result["error"])))
         else:
             fresh.append((name, path, data))
     gate = asyncio.Semaphore(VALIDATION_CONCURRENCY)
@@ -105,8 +110,11 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
             except PipelineError as error:
                 return error
 
-    outcomes = await asyncio.gather(*(validate(name, data) for name, _, data in fresh))
-    for (name, path, data), outcome in zip(fresh, outcomes):
+    outcomes: list[ToolSpec | PipelineError] = list(await asyncio.gather(*(validate(name, data) for name, _, data in fresh)))
+    checked = [*fresh, *((name, path, data) for name, path, data, _ in known_failures)]
+    outcomes += [error for *_, error in known_failures]
+    report.cached_broken = sorted(name for name, *_ in known_failures)
+    for (name, path, data), outcome in sorted(zip(checked, outcomes), key=lambda item: item[0][0]):
         rel = project.relative(path)
         if isinstance(outcome, PipelineError):
             await keep_head_version(pipeline, git, name, rel, data, head_blobs)
