@@ -91,3 +91,18 @@ async def test_run_python_imports_exactly_the_given_tool_files(project: Project,
         assert stdlib.value == "1"
     finally:
         await box.aclose()
+
+
+async def test_last_good_copies_are_read_only_for_agent_code(project: Project, tmp_path: Path) -> None:
+    kept = project.cache_dir / "tools" / "feedface.py"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text("def shout(word: str) -> str:\n    return word.upper()\n")
+    attack = ("import errno\ntry:\n    open('.agent/cache/tools/feedface.py', 'w').write('def shout(word): return 0')\n"
+              "    outcome = 'written'\nexcept OSError as exc:\n    outcome = errno.errorcode[exc.errno]\noutcome")
+    box = await Sandbox.start(project, tier="bubblewrap", warm_workers=1)
+    try:
+        result = await box.run_python(attack)  # an ordinary, project-writable run
+        assert result.ok and result.value == "EROFS"
+        assert (await box.run_python("import shout\nshout.shout('a')", tool_paths={"shout": kept})).value == "A"
+    finally:
+        await box.aclose()

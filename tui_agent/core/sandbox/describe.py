@@ -12,7 +12,8 @@ from tui_agent.core.sandbox.worker_guard import seccomp_arch
 
 FALLBACK_MISSES = (
     "filesystem: code can write anywhere the user can, not only the project (no mount namespace)",
-    ".git and the catalog are not read-only for agent code (they are still checked and committed by tuiagent)",
+    ".git and the catalog are not read-only for agent code (they are still checked and committed by tuiagent); "
+    "nor are the last good copies in .agent/cache, which tool calls and run_python import",
     "home directory: ~/.ssh and other files of the user are readable",
     "/proc: other same-user processes are visible; their /proc/<pid>/environ is readable unless non-dumpable "
     "(only the tuiagent process is made non-dumpable)",

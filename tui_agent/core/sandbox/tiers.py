@@ -23,8 +23,10 @@ ALLOWED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts")
 READ_ONLY_INSIDE_PROJECT = (
     ".git", ".agent/tools", ".agent/recipes", ".agent/config.toml", ".agent/runs", ".agent/sessions", ".agent/state.db",
+    ".agent/cache",
 )
-"""Paths inside the project that agent code may read but never change (the history, the catalog, the audit log)."""
+"""Paths inside the project that agent code may read but never change (the history, the catalog, the audit log, and
+the cache holding each tool's last good copy, which `run_python` and tool calls import, and the git journal)."""
 
 _probe_lock = threading.Lock()
 _probe_cache: dict[str, str | None] = {}
