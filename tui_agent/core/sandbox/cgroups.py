@@ -98,12 +98,18 @@ class PidsCgroup:
         except OSError:
             return []
 
-    def kill_all(self) -> int:
-        """SIGKILL every member until none is left; returns how many were killed."""
+    def kill_all(self, give_up_after_s: float = 0.25) -> int:
+        """SIGKILL every member until none is left (or the time is up); returns how many were killed.
+
+        A member usually is a process already exiting: poll quickly first (0.25 ms, doubling up to 5 ms),
+        so a run's result is not held back by a fixed sleep.
+        """
         killed = 0
-        for _round in range(50):
+        pause = 0.00025
+        deadline = time.monotonic() + give_up_after_s
+        while True:
             members = [pid for pid in self.members() if pid != os.getpid()]
-            if not members:
+            if not members or time.monotonic() > deadline:
                 break
             for pid in members:
                 try:
@@ -111,7 +117,8 @@ class PidsCgroup:
                     killed += 1
                 except OSError:
                     pass
-            time.sleep(0.005)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.005)
         return killed
 
     def remove(self) -> None:

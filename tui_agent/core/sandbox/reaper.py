@@ -6,48 +6,68 @@ import os
 import signal
 import time
 
-from tui_agent.core.sandbox.worker_guard import descendants
 
 MARKER_VARIABLE = b"TUIAGENT_SANDBOX_RUN="
+
+
+def _stat_fields(pid: str) -> list[bytes] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2:].split()
+
+
+def _carries_marker(pid: str, needle: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = handle.read()
+    except OSError:
+        return False
+    return needle in environ.split(b"\0")
 
 
 def marked_processes(token: str) -> list[int]:
     """Processes whose initial environment carries this run's marker (catches daemons that left the group)."""
     needle = MARKER_VARIABLE + token.encode()
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                environ = handle.read()
-        except OSError:
-            continue
-        if needle in environ.split(b"\0"):
-            found.append(int(entry))
-    return found
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and _carries_marker(entry, needle)]
 
 
 def group_members(pgid: int) -> list[int]:
     found: list[int] = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if int(fields[2]) == pgid or int(fields[3]) == pgid:
+        fields = _stat_fields(entry) if entry.isdigit() else None
+        if fields is not None and (int(fields[2]) == pgid or int(fields[3]) == pgid):
             found.append(int(entry))
     return found
 
 
 def _targets(root: int, token: str, root_alive: bool) -> set[int]:
-    targets = (set(group_members(root)) - {root}) | set(marked_processes(token))
+    """One pass over /proc: the root's group and session, processes carrying the marker, and (root alive) its descendants."""
+    needle = MARKER_VARIABLE + token.encode()
+    targets: set[int] = set()
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        fields = _stat_fields(entry)
+        if fields is None:
+            continue
+        pid = int(entry)
+        if root_alive:
+            children.setdefault(int(fields[1]), []).append(pid)
+        if (int(fields[2]) == root or int(fields[3]) == root) and pid != root:
+            targets.add(pid)
+        elif _carries_marker(entry, needle):
+            targets.add(pid)
     if root_alive:
-        targets |= {root, *descendants(root)}
+        targets.add(root)
+        stack = [root]
+        while stack:
+            for child in children.get(stack.pop(), []):
+                targets.add(child)
+                stack.append(child)
     targets.discard(os.getpid())
     return targets
 
@@ -76,7 +96,8 @@ def kill_tree(root: int, token: str, grace_s: float, *, root_alive: bool = True)
     marker identify the run's processes (pgid and session ids are not reused while members exist).
     """
     alive = root_alive and _root_alive(root)
-    targets = _targets(root, token, alive)
+    targets: set[int] | None = _targets(root, token, alive)
+    assert targets is not None
     seen = set(targets)
     if grace_s > 0 and targets:
         _signal_all(targets, signal.SIGTERM)
@@ -85,16 +106,18 @@ def kill_tree(root: int, token: str, grace_s: float, *, root_alive: bool = True)
             time.sleep(0.02)
             if not _targets(root, token, alive and _root_alive(root)) - {root}:
                 break
+        targets = None
     for _round in range(20):
-        targets = _targets(root, token, alive and _root_alive(root))
-        zombies = {pid for pid in targets if _is_zombie(pid)}
-        targets -= zombies
+        if targets is None:
+            targets = _targets(root, token, alive and _root_alive(root))
+        targets -= {pid for pid in targets if _is_zombie(pid)}
         if not targets:
             break
         seen |= targets
         _signal_all(targets, signal.SIGSTOP)
         _signal_all(targets, signal.SIGKILL)
         time.sleep(0.01)
+        targets = None  # scan again: a dying process may have spawned more
     return len(seen)
 
 
