@@ -3,7 +3,8 @@
 import ast
 from pathlib import Path
 
-DEPENDS_ON = ["tests/**/*.py"]
+# Where the tests live and how they are found (testpaths) is set here.
+DEPENDS_ON = ["pyproject.toml"]
 
 
 def _dotted(module: str) -> str:

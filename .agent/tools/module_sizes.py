@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-DEPENDS_ON = ["tui_agent/**/*.py", "tests/**/*.py", "benchmarks/**/*.py"]
 
 
 def _count_lines(text: str) -> int:

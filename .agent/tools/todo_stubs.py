@@ -5,7 +5,6 @@ import io
 import tokenize
 from pathlib import Path
 
-DEPENDS_ON = ["tui_agent/**/*.py"]
 
 MARKERS = ("TODO", "FIXME", "XXX")
 
