@@ -24,7 +24,7 @@ from tui_agent.core.catalog.toolfile import check_name, source_sha
 from tui_agent.core.catalog.watcher import ToolWatcher
 from tui_agent.core.events import CatalogChanged
 from tui_agent.core.project import AGENT_DIR, Project
-from tui_agent.core.sandbox.policy import RunResult, SandboxPolicy
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult, SandboxPolicy
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
 
@@ -252,14 +252,19 @@ class Catalog:
 
     # calls -----------------------------------------------------------------------
     async def call_tool(self, name: str, args: dict[str, Any], *, allow_network: bool = False,
-                        policy: SandboxPolicy | None = None) -> RunResult:
-        """Run the last good version in the sandbox and record usage and the files it read."""
+                        allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult:
+        """Run the last good version in the sandbox and record usage and the files it read.
+
+        The project is read-only for the call unless the tool declares WRITES = True and the caller passes
+        `allow_writes` (the caller has the user's approval); the network is off unless it declares NETWORK = True
+        and the caller passes `allow_network`. (The rlimits tier cannot make the project read-only.)"""
         entry = self.registry.get(name)
         if entry is None or entry.spec is None or entry.runnable is None:
             raise PipelineError("missing", f"no callable tool named {name!r}")
         check_arguments(entry.spec, args)
-        if entry.spec.network and allow_network:
-            policy = (policy or SandboxPolicy()).with_(network=True)
+        base = policy or self.default_policy()
+        policy = base.with_(network=base.network or (entry.spec.network and allow_network),
+                            project_writable=base.project_writable and entry.spec.writes and allow_writes)
         if not entry.runnable.exists():
             self._recover_runnable(entry)
         run = await self.sandbox.call_function(module=name, function=name, kwargs=args, module_path=entry.runnable,
@@ -269,9 +274,10 @@ class Catalog:
         self._notify([name], "called")
         return run
 
-    async def run_python(self, code: str, *, policy: SandboxPolicy | None = None) -> RunResult:
+    async def run_python(self, code: str, *, allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult:
         """Run a snippet in the sandbox with every callable tool importable by name at its last good version
-        (a tool whose file on disk is broken is imported as the version the catalog serves)."""
+        (a tool whose file on disk is broken is imported as the version the catalog serves). The project is
+        read-only for it unless `allow_writes` (the caller's permission mode lets agent code edit files)."""
         paths: dict[str, str] = {}
         for entry in self.registry.entries():
             if entry.spec is None or entry.runnable is None:
@@ -282,7 +288,19 @@ class Catalog:
                 except PipelineError:
                     continue  # its last good copy is gone everywhere: not importable, like an unknown module
             paths[entry.name] = str(entry.runnable)
+        base = policy or self.default_policy()
+        policy = base.with_(project_writable=base.project_writable and allow_writes)
         return await self.sandbox.run_python(code, policy=policy, tool_paths=paths)
+
+    def default_policy(self) -> SandboxPolicy:
+        """The sandbox's own limits (what a call without a policy would get)."""
+        policy = getattr(self.sandbox, "policy", None)
+        return policy if isinstance(policy, SandboxPolicy) else SandboxPolicy()
+
+    @property
+    def read_only_enforced(self) -> bool:
+        """Whether the sandbox can make the project read-only for a run (only the bubblewrap tier can)."""
+        return getattr(self.sandbox, "tier", None) == TIER_BUBBLEWRAP
 
     def _recover_runnable(self, entry: Entry) -> None:
         """Rewrite a deleted `.agent/cache/tools/<sha>.py` from the file on disk or from git, if one matches the sha."""

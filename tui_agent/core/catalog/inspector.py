@@ -1,4 +1,4 @@
-"""Stdlib-only, runs INSIDE the sandbox: import a tool file, build its schema, read DEPENDS_ON/NETWORK, run its tests."""
+"""Stdlib-only, runs INSIDE the sandbox: import a tool file, build its schema, read DEPENDS_ON/NETWORK/WRITES, run its tests."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from tui_agent.core.catalog.schema import SchemaError, build_schema
 
-INSPECTOR_VERSION = 3
+INSPECTOR_VERSION = 4  # 4: WRITES
 DEFAULT_TEST_TIMEOUT_S = 10.0
 
 
@@ -97,14 +97,18 @@ def run_module_tests(module: types.ModuleType, name: str, path: str, timeout_s: 
     return results
 
 
-def read_metadata(module: types.ModuleType) -> tuple[list[str], bool]:
+def read_metadata(module: types.ModuleType) -> tuple[list[str], bool, bool]:
+    """DEPENDS_ON (globs), NETWORK and WRITES (booleans, False when absent); ValueError on a wrong type."""
     depends_on = getattr(module, "DEPENDS_ON", [])
     if isinstance(depends_on, str) or not isinstance(depends_on, (list, tuple)) or not all(isinstance(g, str) for g in depends_on):
         raise ValueError("DEPENDS_ON must be a list of glob strings")
     network = getattr(module, "NETWORK", False)
     if not isinstance(network, bool):
         raise ValueError("NETWORK must be True or False")
-    return list(depends_on), network
+    writes = getattr(module, "WRITES", False)
+    if not isinstance(writes, bool):
+        raise ValueError(f"WRITES must be True or False, not {type(writes).__name__} {writes!r}"[:200])
+    return list(depends_on), network, writes
 
 
 def inspect_tool_file(path: str, name: str, run_tests: bool = True, test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S) -> dict[str, Any]:
@@ -124,7 +128,7 @@ def inspect_tool_file(path: str, name: str, run_tests: bool = True, test_timeout
     except SchemaError as exc:
         return failure("schema", str(exc), function.__code__.co_firstlineno)
     try:
-        depends_on, network = read_metadata(module)
+        depends_on, network, writes = read_metadata(module)
     except ValueError as exc:
         return failure("inspect", str(exc))
     tests = run_module_tests(module, name, path, test_timeout_s) if run_tests else []
@@ -133,5 +137,6 @@ def inspect_tool_file(path: str, name: str, run_tests: bool = True, test_timeout
         first = failed[0]
         names = ", ".join(t["name"] for t in failed)
         return failure("tests", f"{len(failed)} of {len(tests)} tests failed ({names}): {first['error']}", first["line"], tests)
-    return {"ok": True, "schema": schema, "depends_on": depends_on, "network": network, "tests": tests,
+    return {"ok": True, "schema": schema, "depends_on": depends_on, "network": network, "writes": writes,
+            "tests": tests,
             "inspector_version": INSPECTOR_VERSION}

@@ -29,6 +29,7 @@ class ToolSpec:
     source_sha: str
     depends_on: tuple[str, ...] = ()
     network: bool = False
+    writes: bool = False  # WRITES = True: may run with the project writable, when the caller allows it
     tests: tuple[ToolTest, ...] = ()
 
     def to_api(self) -> dict[str, Any]:
@@ -51,6 +52,7 @@ class ToolSpec:
             source_sha=source_sha,
             depends_on=tuple(result.get("depends_on", ())),
             network=bool(result.get("network", False)),
+            writes=bool(result.get("writes", False)),
             tests=tuple(ToolTest(t["name"], bool(t["ok"]), t.get("error"), t.get("line"), float(t.get("duration_ms", 0.0)))
                         for t in result.get("tests", ())),
         )

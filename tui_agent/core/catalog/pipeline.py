@@ -274,6 +274,8 @@ def result_problem(value: dict[str, Any]) -> str | None:
         return "depends_on must be a list of strings"
     if not isinstance(value.get("network", False), bool):
         return "network must be a boolean"
+    if not isinstance(value.get("writes", False), bool):
+        return "writes must be a boolean"
     tests = value.get("tests", [])
     if not isinstance(tests, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tests):
         return "tests must be a list of results"
