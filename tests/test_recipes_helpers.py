@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.agent.permissions import ApprovalCallback, Permissions, approve_all
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.events import Event, Notice
 from tui_agent.core.project import Project
@@ -32,6 +33,9 @@ def test_count_lines() -> None:
 '''
 
 STAMP_FILE = '''
+WRITES = True
+
+
 def stamp_file(path: str) -> str:
     """Append a line to a project file (a formatter-like tool that always changes the file).
 
@@ -76,8 +80,10 @@ class Stack:
 
 @contextlib.asynccontextmanager
 async def open_stack(root: Path, *, tools: dict[str, str] | None = None, recipes: dict[str, str] | None = None,
-                     guard: LoopGuard | None = None, tier: str | None = None) -> AsyncIterator[Stack]:
-    """Real sandbox (the strongest tier available) + catalog + recipe engine, opened like the runtime does."""
+                     guard: LoopGuard | None = None, tier: str | None = None, approve: ApprovalCallback = approve_all,
+                     permission_mode: str = "ask") -> AsyncIterator[Stack]:
+    """Real sandbox (the strongest tier available) + catalog + recipe engine, opened like the runtime does
+    (`approve` and `permission_mode` make the runtime's Permissions, which approve tools that declare WRITES)."""
     project = Project.at(root)
     sandbox = await Sandbox.start(project, tier=tier)
     catalog = await Catalog.open(project, sandbox)
@@ -91,7 +97,8 @@ async def open_stack(root: Path, *, tools: dict[str, str] | None = None, recipes
     async def submit_prompt(text: str) -> None:
         prompts.append(text)
 
-    engine = await open_recipes(project, catalog, submit_prompt=submit_prompt, guard=guard)
+    engine = await open_recipes(project, catalog, submit_prompt=submit_prompt, guard=guard,
+                                permissions=Permissions(permission_mode, approve))
     stack = Stack(root, project, sandbox, catalog, engine, prompts=prompts)
     engine.add_listener(stack.events.append)
     try:

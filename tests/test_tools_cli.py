@@ -100,3 +100,30 @@ def test_no_repository_without_a_tty_needs_init_git(tmp_path: Path) -> None:
                             stdin=subprocess.DEVNULL, check=False)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == [] and (project / ".git").is_dir()
+
+
+def test_run_a_writes_tool_needs_allow_writes(dirty_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_catalog_writes import writer_source
+
+    tools = dirty_repo / ".agent" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "app_writer.py").write_text(writer_source("app_writer", "WRITES = True"))
+    (tools / "plain_writer.py").write_text(writer_source("plain_writer"))
+    listed = {t["name"]: t["spec"]["writes"] for t in cli_json(capsys, dirty_repo, "list", "--json")}
+    assert listed == {"app_writer": True, "plain_writer": False}
+    code, out, _ = cli(capsys, dirty_repo, "list")
+    rows = {line.split()[0]: line.split()[4] for line in out.splitlines()[1:]}
+    assert out.splitlines()[0].split()[4] == "ACCESS" and rows == {"app_writer": "writes", "plain_writer": "-"}
+    code, out, _ = cli(capsys, dirty_repo, "show", "app_writer")
+    assert code == 0 and "access: writes project files (WRITES = True" in out
+    assert cli_json(capsys, dirty_repo, "show", "app_writer", "--json")["spec"]["writes"] is True
+    before = user_state(dirty_repo)
+
+    code, _, err = cli(capsys, dirty_repo, "run", "app_writer", "--arg", "text=nope")
+    assert code == 1 and "pass --allow-writes to let it change project files" in err and "Read-only file system" in err
+    code, _, err = cli(capsys, dirty_repo, "run", "plain_writer", "--arg", "text=nope", "--allow-writes")
+    assert code == 1 and "declares WRITES = True and runs with --allow-writes" in err
+    assert user_state(dirty_repo) == before
+
+    code, out, _ = cli(capsys, dirty_repo, "run", "app_writer", "--arg", "text=yes", "--allow-writes")
+    assert (code, out.strip()) == (0, "written") and (dirty_repo / "app.py").read_text() == "yes"

@@ -47,6 +47,8 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     run.add_argument("name")
     run.add_argument("--arg", action="append", default=[], metavar="K=V", help="an argument (JSON value or plain text)")
     run.add_argument("--allow-network", action="store_true", help="let a tool that declares NETWORK = True use the network")
+    run.add_argument("--allow-writes", action="store_true",
+                     help="let a tool that declares WRITES = True change project files (otherwise the project is read-only)")
     run.add_argument("--json", nargs="?", const="", default=None, metavar="ARGS",
                      help="JSON output; with a value, the arguments as a JSON object")
     action("drift", "dependency files changed since a tool was written, and its tests re-run").add_argument("name", nargs="?")
@@ -158,14 +160,29 @@ def need(catalog: Any, name: str) -> Any:
 Result = tuple[Any, str, int]
 
 
+def access(spec: Any) -> str:
+    """What a tool may do beyond reading the project: `writes`, `network`, both, or `-`."""
+    if spec is None:
+        return "-"
+    return ",".join(flag for flag, on in (("writes", spec.writes), ("network", spec.network)) if on) or "-"
+
+
+def access_notes(spec: Any) -> list[str]:
+    """The `show` line: what the tool may touch and the flag `run` needs for it."""
+    notes = ["writes project files (WRITES = True; `run` needs --allow-writes)" if spec.writes else "project read-only"]
+    if spec.network:
+        notes.append("network (NETWORK = True; `run` needs --allow-network)")
+    return notes
+
+
 async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
     records = catalog.tools()
-    rows = [("NAME", "STATUS", "CALLS", "FAILS", "LAST USED", "DESCRIPTION")]
+    rows = [("NAME", "STATUS", "CALLS", "FAILS", "ACCESS", "LAST USED", "DESCRIPTION")]
     for r in records:
         description = r.description or (r.error.message if r.error else "")
-        rows.append((r.name, r.status, str(r.calls), str(r.failures), ago(r.last_used), description[:70]))
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5] for row in rows]
+        rows.append((r.name, r.status, str(r.calls), str(r.failures), access(r.spec), ago(r.last_used), description[:70]))
+    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:6])) + "  " + row[6] for row in rows]
     text = "\n".join(lines) if records else "no tools yet (.agent/tools/ is empty)"
     return [r.to_dict() for r in records], text, 0
 
@@ -182,6 +199,7 @@ async def cmd_show(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
         lines.append("input schema: " + json.dumps(record.spec.input_schema))
         if record.spec.depends_on:
             lines.append("depends on: " + ", ".join(record.spec.depends_on))
+        lines.append("access: " + ", ".join(access_notes(record.spec)))
     lines += ["", source]
     return data, "\n".join(lines), 0
 
@@ -233,13 +251,19 @@ async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: dict) -> Re
     if record.spec.network and not args.allow_network:
         print(f"tuiagent: {args.name} declares NETWORK = True; running without network (pass --allow-network)",
               file=sys.stderr)
+    if record.spec.writes and not args.allow_writes:
+        print(f"tuiagent: {args.name} declares WRITES = True; running with the project read-only "
+              "(pass --allow-writes to let it change project files)", file=sys.stderr)
     result = await catalog.call_tool(args.name, typed_args(record.spec.input_schema, call_args, from_cli),
-                                     allow_network=args.allow_network)
+                                     allow_network=args.allow_network, allow_writes=args.allow_writes)
     if result.ok:
         value = result.value if not isinstance(result.value, str) or result.value_is_repr else result.value
         text = value if isinstance(value, str) else json.dumps(value, indent=2, default=str)
     else:
         text = f"{args.name} failed ({result.error_kind}): {result.error}"
+        if not (record.spec.writes and args.allow_writes) and "Read-only file system" in f"{result.error}{result.stderr}":
+            text += ("\n(the project is read-only for this tool: a tool that changes project files declares WRITES = True"
+                     + (" and runs with --allow-writes)" if not record.spec.writes else "; pass --allow-writes)"))
     if result.stdout:
         text = result.stdout.rstrip("\n") + "\n" + text
     return result.to_dict(), text, 0 if result.ok else 1

@@ -90,7 +90,8 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
         runtime.problems.append(f"tool catalog unavailable: {error}")
         return
     try:
-        runtime.recipes = await open_recipes(project, runtime.catalog, runtime.catalog.git, submit_prompt=submit_prompt)
+        runtime.recipes = await open_recipes(project, runtime.catalog, runtime.catalog.git, submit_prompt=submit_prompt,
+                                             permissions=runtime.permissions)
     except Exception as error:
         runtime.problems.append(f"recipes unavailable: {error}")
 

@@ -87,7 +87,8 @@ async def search_tools(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 
 async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: dict[str, Any]) -> ToolOutput:
-    """Run a catalog tool by name (its last good version), asking first when its policy uses the network."""
+    """Run a catalog tool by name (its last good version), asking first when it declares NETWORK or WRITES;
+    a tool without WRITES runs with the project read-only."""
     catalog = _catalog(ctx)
     record = catalog.get(name)
     if record is None or record.spec is None:
@@ -100,10 +101,13 @@ async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: dict[str, An
         check_arguments(record.spec, tool_args)  # before asking anyone: a malformed call is the model's to fix
     except PipelineError as error:
         raise ToolFailure(f"{name}: {error.message}") from None
+    arguments = json.dumps(tool_args, indent=1)
     if record.spec.network:
-        await ctx.require_approval(ApprovalRequest("network", name, f"{name} uses the network", json.dumps(tool_args, indent=1)))
+        await ctx.require_approval(ApprovalRequest("network", name, f"{name} uses the network", arguments))
+    if record.spec.writes:  # WRITES = True: it runs with the project writable, so it asks like a file edit
+        await ctx.require_approval(ApprovalRequest("write", name, f"{name} may change project files (WRITES = True)", arguments))
     try:
-        result = await catalog.call_tool(name, tool_args, allow_network=record.spec.network)
+        result = await catalog.call_tool(name, tool_args, allow_network=record.spec.network, allow_writes=record.spec.writes)
     except PipelineError as error:  # bad arguments for the schema, or the tool vanished
         raise ToolFailure(f"{name}: {error.message}") from None
     return format_run_result(result)

@@ -1,4 +1,4 @@
-"""The execution built-ins: run_shell (a command in the sandbox, with approval) and run_python (code-as-harness)."""
+"""The execution built-ins: run_shell (a command in the sandbox, with approval) and run_python (code-as-harness, read-only)."""
 
 from __future__ import annotations
 
@@ -76,12 +76,29 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 
 async def run_python(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    """Code-as-harness: cheap in every mode because the project is read-only for the snippet, except in `auto`
+    mode (edits accepted) where it may write. Where the sandbox cannot make the project read-only (rlimits
+    tier), the snippet could write anyway, so it asks (or is refused) like a shell command."""
+    from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, SandboxPolicy
+
     code = require_str(args, "code")
     sandbox = _sandbox(ctx)
-    # Arbitrary code can write project files like a shell command can, so it asks in the same way.
-    await ctx.require_approval(ApprovalRequest("shell", "run_python", "run a Python snippet in the sandbox", code))
-    result = await sandbox.run_python(code)
-    return format_run_result(result)
+    writable = ctx.permissions.mode == "auto"
+    enforced = getattr(sandbox, "tier", None) == TIER_BUBBLEWRAP
+    if not writable and not enforced:
+        await ctx.require_approval(ApprovalRequest(
+            "shell", "run_python", f"run a Python snippet (the {getattr(sandbox, 'tier', '?')} sandbox cannot keep "
+                                   "project files read-only)", code))
+    if ctx.catalog is not None:  # tools import at their last good version
+        result = await ctx.catalog.run_python(code, allow_writes=writable)
+    else:
+        result = await sandbox.run_python(code, policy=(getattr(sandbox, "policy", None) or SandboxPolicy()).with_(project_writable=writable))
+    output = format_run_result(result)
+    if not writable and not result.ok and "Read-only file system" in (result.error or "") + result.stderr:
+        note = ("\n[the project is read-only for run_python in this permission mode: change files with "
+                "write_file/edit_file, or call a catalog tool that declares WRITES = True]")
+        return ToolOutput(output.text + note, is_error=True, truncated=output.truncated)
+    return output
 
 
 EXEC_TOOLS: tuple[BuiltinTool, ...] = (
@@ -94,7 +111,8 @@ EXEC_TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool(
         "run_python",
         "Run a Python snippet in the sandbox with every catalog tool importable by name (`from find_flaky_recipe_runs import find_flaky_recipe_runs`). "
-        "Use it to compose several tools with loops and conditions in one step. The value of the last expression is returned.",
+        "Use it to compose several tools with loops and conditions in one step. The value of the last expression is returned. "
+        "The project is read-only for the snippet (except in auto permission mode): change files with write_file/edit_file.",
         schema({"code": {"type": "string"}}, ["code"]),
         run_python,
     ),

@@ -8,7 +8,7 @@ from typing import Any
 from tui_agent.core.catalog.gitstore import CatalogGit
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
-from tui_agent.core.recipes.engine import RecipeEngine, SubmitPrompt, ToolRunner
+from tui_agent.core.recipes.engine import RecipeEngine, SubmitPrompt, ToolRunner, WriteApprover
 from tui_agent.core.recipes.loopguard import LoopGuard
 from tui_agent.core.recipes.runlog import RunLog
 from tui_agent.core.recipes.store import RecipeStore
@@ -41,12 +41,15 @@ async def open_recipes(
     submit_prompt: SubmitPrompt | None = None,
     guard: LoopGuard | None = None,
     listen_to_catalog: bool = True,
+    permissions: WriteApprover | None = None,
 ) -> RecipeEngine:
     """Load `.agent/recipes/` (a broken file is recorded, never fatal) and return the engine.
 
     `catalog` provides `get(name)` (a record with `status`, None if missing) and `async call_tool(name, args)`;
     if it has `add_listener`, the engine re-checks required tools whenever the catalog changes.
-    `submit_prompt` hands `prompt` actions to the agent; without it they fail with a clear message."""
+    `submit_prompt` hands `prompt` actions to the agent; without it they fail with a clear message.
+    `permissions` (the runtime's `Permissions`, as the agent gets it) approves tool actions on tools that declare
+    WRITES = True; without it those actions are refused. Every other tool runs with the project read-only."""
     git = git or getattr(catalog, "git", None) or CatalogGit(project.root)
 
     def committed(name: str) -> bytes | None:
@@ -60,7 +63,7 @@ async def open_recipes(
     for record in book.records():
         book.set_commit(record.name, await asyncio.to_thread(git.last_commit_for, f".agent/recipes/{record.name}.toml"))
     engine = RecipeEngine(project, book, RecipeStore(project, git, book), catalog, runlog=RunLog(project),
-                          submit_prompt=submit_prompt, guard=guard)
+                          submit_prompt=submit_prompt, guard=guard, permissions=permissions)
     await catch_up(engine)
     add_listener: Any = getattr(catalog, "add_listener", None)
     if listen_to_catalog and callable(add_listener):

@@ -9,6 +9,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
+from tui_agent.core.agent.permissions import ApprovalRequest, Decision
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.events import CatalogChanged, Event, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.project import Project
@@ -36,7 +37,13 @@ class ToolRunner(Protocol):
     """What the engine needs from the catalog."""
 
     def get(self, name: str) -> Any: ...
-    async def call_tool(self, name: str, args: dict) -> Any: ...
+    async def call_tool(self, name: str, args: dict, *, allow_writes: bool = False) -> Any: ...
+
+
+class WriteApprover(Protocol):
+    """The runtime's permission check (`Permissions`): the mode, `--allow TOOL`, then the approval callback."""
+
+    async def check(self, request: ApprovalRequest) -> Decision: ...
 
 
 def _short(text: str, limit: int = NOTICE_TEXT_LIMIT) -> str:
@@ -58,8 +65,10 @@ class RecipeEngine:
         runlog: RunLog | None = None,
         submit_prompt: SubmitPrompt | None = None,
         guard: LoopGuard | None = None,
+        permissions: WriteApprover | None = None,
     ) -> None:
         self.project = project
+        self.permissions = permissions  # approves WRITES tools (None: refused); the agent's own permission path
         self.book = book
         self.store = store
         self.catalog = catalog
@@ -338,8 +347,16 @@ class RecipeEngine:
         call_id = f"recipe-{recipe.name}-{next(self._call_ids)}"
         self.emit(ToolCallStarted(call_id, tool, args, authored=True))
         started = time.perf_counter()
+        record = self.catalog.get(tool)
+        writes = bool(getattr(getattr(record, "spec", None), "writes", False))
+        if writes:
+            refusal = await self._write_refusal(recipe, tool, args)
+            if refusal is not None:
+                summary = f"{tool} refused: {refusal}"
+                self.emit(ToolCallFinished(call_id, tool, summary, True, (time.perf_counter() - started) * 1000, authored=True))
+                return False, summary, {"tool": tool, "args": args, "refused": refusal}
         try:
-            result = await self.catalog.call_tool(tool, args)
+            result = await self.catalog.call_tool(tool, args, allow_writes=writes)
         except PipelineError as error:
             summary = f"{tool}: {error.message}"
             self.emit(ToolCallFinished(call_id, tool, summary, True, (time.perf_counter() - started) * 1000, authored=True))
@@ -354,6 +371,18 @@ class RecipeEngine:
         detail = {"tool": tool, "args": args, "value": result.value, "error": result.error, "error_kind": result.error_kind,
                   "stdout": result.stdout, "stderr": result.stderr, "tier": result.tier}
         return bool(result.ok), summary, detail
+
+    async def _write_refusal(self, recipe: Recipe, tool: str, args: dict[str, Any]) -> str | None:
+        """None when the tool (WRITES = True) may run with the project writable, else why not."""
+        if self.permissions is None:
+            return (f"it declares WRITES = True (it may change project files) and this recipe engine has no one to "
+                    "approve that")
+        request = ApprovalRequest("write", tool, f"recipe {recipe.name}: {tool} may change project files (WRITES = True)",
+                                  json.dumps(args, indent=1, ensure_ascii=False, default=repr))
+        decision = await self.permissions.check(request)
+        if decision.allowed:
+            return None
+        return f"it declares WRITES = True (it may change project files) and was not approved: {decision.reason}"
 
     async def _prompt(self, recipe: Recipe, text: str) -> tuple[bool, str, dict[str, Any]]:
         if self.submit_prompt is None:
