@@ -13,7 +13,7 @@ from tests.test_ui_support import SIZE, make_app, ready, row_names, tool_source,
 from tui_agent.core.events import ToolAuthored, TurnFinished
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.screens.approval import ApprovalScreen
-from tui_agent.ui.widgets.messages import AssistantMessage, ToolCallBlock
+from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, ToolCallBlock
 
 
 @pytest.fixture
@@ -51,8 +51,11 @@ async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: F
 
         kinds = [(entry.kind, entry.tool) for entry in app.conversation.entries]
         assert kinds == [("user", ""), ("assistant", ""), ("tool", "create_tool"), ("assistant", "")]
-        first, second = [w for w in app.conversation.children if isinstance(w, AssistantMessage)]
-        assert first.source == "I'll write a **tool** for that." and second.source == "Done: `double` is in the catalog."
+        texts = [entry.text for entry in app.conversation.entries if entry.kind == "assistant"]
+        assert texts == ["I'll write a **tool** for that.", "Done: `double` is in the catalog."]
+        # streamed through a live Markdown widget, then kept as one light widget each
+        assert not any(isinstance(w, AssistantMessage) for w in app.conversation.children)
+        assert [w.entry.text for w in app.conversation.children if isinstance(w, AssistantText)] == texts
         block = next(w for w in app.conversation.children if isinstance(w, ToolCallBlock))
         assert block.entry.authored and block.has_class("-authored") and not block.collapsed
         assert block.entry.source == source and not block.entry.is_error and block.entry.duration_ms

@@ -76,6 +76,7 @@ class TurnMixin:
     async def run_turn(self: "TuiAgentApp", prompt: str) -> None:
         agent = self.runtime.agent
         conversation = self.conversation
+        header = self.header
         await conversation.add(Entry("user", text=prompt))
         try:
             await self.turn_edits.start()
@@ -100,9 +101,11 @@ class TurnMixin:
                     pass
             await conversation.finish_stream()
             self.turn_running = False
-            self.header.busy = False
-            self.refresh_branch()
-            self.schedule_catalog_refresh()
+            header.busy = False
+        if not self.is_running:
+            return
+        self.refresh_branch()
+        self.schedule_catalog_refresh()
         await self.show_turn_edits(announce=True)
         if self.queued_prompts:
             self.call_later(self.start_turn, self.queued_prompts.pop(0))
@@ -116,20 +119,20 @@ class TurnMixin:
         elif isinstance(event, ToolCallStarted):
             await conversation.add(Entry("tool", call_id=event.call_id, tool=event.name, arguments=dict(event.arguments), authored=event.authored))
         elif isinstance(event, ToolCallFinished):
-            block = conversation.tool_block(event.call_id)
-            if block is not None:
-                block.entry.result = event.result + ("\n… (truncated for the model)" if event.truncated else "")
-                block.entry.is_error = event.is_error
-                block.entry.duration_ms = event.duration_ms
-                block.entry.authored = block.entry.authored or event.authored
-                block.refresh_entry()
+            entry = conversation.tool_entry(event.call_id)
+            if entry is not None:
+                entry.result = event.result + ("\n… (truncated for the model)" if event.truncated else "")
+                entry.is_error = event.is_error
+                entry.duration_ms = event.duration_ms
+                entry.authored = entry.authored or event.authored
+                conversation.refresh_tool(event.call_id)
         elif isinstance(event, ToolAuthored):
             self.session_changes.append((event.kind, event.name, event.created))
-            for block in reversed(list(conversation._tool_blocks.values())):
-                if block.entry.tool in ("create_tool", "edit_tool", "create_recipe") and block.entry.arguments.get("name") == event.name:
-                    block.entry.source = event.source
-                    block.entry.authored = True
-                    block.refresh_entry()
+            for entry in reversed(conversation.tool_entries()):
+                if entry.tool in ("create_tool", "create_recipe") and entry.arguments.get("name") == event.name:
+                    entry.source = event.source
+                    entry.authored = True
+                    conversation.refresh_tool(entry.call_id)
                     break
             verb = "created" if event.created else "updated"
             self.notify(f"{event.kind} {event.name} {verb}" + (f" · {event.commit[:7]}" if event.commit else " · not committed"))

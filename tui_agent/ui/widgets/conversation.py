@@ -1,4 +1,4 @@
-"""The conversation pane: a scrolling list of entries that mounts only the most recent ones (older ones load on demand)."""
+"""The conversation pane: entries as plain data, with widgets for a bounded window of them (older and newer load on demand)."""
 
 from __future__ import annotations
 
@@ -7,23 +7,41 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui_agent.ui.widgets.messages import AssistantMessage, Entry, ToolCallBlock, widget_for
+from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, Entry, ToolCallBlock, widget_for
 
-MOUNTED_WINDOW = 80
-LOAD_STEP = 40
+INITIAL_WINDOW = 50
+MAX_MOUNTED = 90
+LOAD_STEP = 20
+SEGMENT_CHARS = 1500
 
 
-class EarlierMarker(Static):
-    """Stands in for the older entries that are not mounted; clicking it (or scrolling to the top) loads more."""
+def paragraph_break(text: str, chunk: str) -> int | None:
+    """Where in `chunk` a paragraph ends outside a code fence (the index after the blank line), if anywhere."""
+    joined = text + chunk
+    position = joined.rfind("\n\n", max(0, len(text) - 1))
+    if position < 0 or joined[: position].count("```") % 2 == 1:
+        return None
+    return position + 2 - len(text)
+
+
+class EdgeMarker(Static):
+    """Stands in for entries outside the mounted window; clicking it loads more in that direction."""
+
+    def __init__(self, direction: str) -> None:
+        super().__init__("", classes=f"edge -{direction}")
+        self.direction = direction
 
     def on_click(self) -> None:
         conversation = self.parent
         if isinstance(conversation, Conversation):
-            conversation.load_earlier()
+            if self.direction == "earlier":
+                conversation.load_earlier()
+            else:
+                conversation.load_later()
 
 
 class Conversation(VerticalScroll, can_focus=True):
-    """Entries as plain data; widgets exist for the last `MOUNTED_WINDOW` of them plus whatever was loaded."""
+    """`entries[first_mounted:last_mounted]` have widgets; scrolling past either end slides that window."""
 
     BINDINGS = [Binding("ctrl+u", "load_earlier", "Earlier", show=False)]
 
@@ -31,84 +49,221 @@ class Conversation(VerticalScroll, can_focus=True):
         super().__init__(id=id)
         self.entries: list[Entry] = []
         self.first_mounted = 0
-        self._marker = EarlierMarker("", classes="earlier")
+        self.last_mounted = 0
+        self._earlier = EdgeMarker("earlier")
+        self._later = EdgeMarker("later")
         self._streaming: AssistantMessage | None = None
-        self._tool_blocks: dict[str, ToolCallBlock] = {}
+        self._tool_entries: dict[str, Entry] = {}
+        self._widgets: dict[int, Widget] = {}  # id(entry) -> its mounted widget
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield self._earlier
+        yield self._later
 
     def on_mount(self) -> None:
+        self._update_markers()
         self.anchor()
 
-    def _update_marker(self) -> None:
-        hidden = self.first_mounted
-        self._marker.update(f"▲ {hidden:,} earlier messages — scroll up or press ctrl+u to load more")
-        self._marker.display = hidden > 0
+    # ------------------------------------------------------------------ window bookkeeping
+
+    def _update_markers(self) -> None:
+        earlier, later = self.first_mounted, len(self.entries) - self.last_mounted
+        self._earlier.update(f"▲ {earlier:,} earlier messages — scroll up, or ctrl+u")
+        self._earlier.display = earlier > 0
+        self._later.update(f"▼ {later:,} newer messages — scroll down")
+        self._later.display = later > 0
+
+    def _make(self, entry: Entry) -> Widget:
+        widget = widget_for(entry)
+        self._widgets[id(entry)] = widget
+        return widget
+
+    def _unmount(self, entries: list[Entry]) -> None:
+        widgets = [self._widgets.pop(id(entry)) for entry in entries if id(entry) in self._widgets]
+        if widgets:
+            self.remove_children(widgets)
+
+    @property
+    def mounted_count(self) -> int:
+        return self.last_mounted - self.first_mounted
+
+    @property
+    def at_end(self) -> bool:
+        return self.last_mounted == len(self.entries)
 
     async def load_entries(self, entries: list[Entry]) -> None:
-        """Replace everything with `entries` (a resumed session); mounts only the newest window."""
+        """Replace everything with `entries` (a resumed session); mounts only the newest ones."""
         await self.clear()
         self.entries = list(entries)
-        self.first_mounted = max(0, len(self.entries) - MOUNTED_WINDOW)
-        await self.mount(self._marker)
-        await self.mount_all([widget_for(entry) for entry in self.entries[self.first_mounted :]])
-        self._update_marker()
+        for entry in self.entries:
+            if entry.kind == "tool" and entry.call_id:
+                self._tool_entries[entry.call_id] = entry
+        self.first_mounted = max(0, len(self.entries) - INITIAL_WINDOW)
+        self.last_mounted = len(self.entries)
+        await self.mount_all([self._make(entry) for entry in self.entries[self.first_mounted :]], before=self._later)
+        self._update_markers()
         self.anchor()
 
     async def clear(self) -> None:
         await self.finish_stream()
-        await self.remove_children()
+        self._unmount(self.entries[self.first_mounted : self.last_mounted])
         self.entries = []
-        self.first_mounted = 0
-        self._tool_blocks.clear()
-        self._marker = EarlierMarker("", classes="earlier")
+        self.first_mounted = self.last_mounted = 0
+        self._tool_entries.clear()
+        self._widgets.clear()
+        self._update_markers()
 
     def load_earlier(self, count: int = LOAD_STEP) -> None:
+        """Mount up to `count` older entries above, dropping as many from the bottom beyond MAX_MOUNTED."""
         if self.first_mounted == 0:
             return
         start = max(0, self.first_mounted - count)
-        widgets = [widget_for(entry) for entry in self.entries[start : self.first_mounted]]
+        widgets = [self._make(entry) for entry in self.entries[start : self.first_mounted]]
         self.first_mounted = start
         self.release_anchor()
-        self.mount_all(widgets, after=self._marker)
-        self._update_marker()
+        old_height, old_y = self.virtual_size.height, self.scroll_y
+        self.mount_all(widgets, after=self._earlier)
+        excess = self.mounted_count - MAX_MOUNTED
+        if excess > 0 and self._streaming is None:
+            self._unmount(self.entries[self.last_mounted - excess : self.last_mounted])
+            self.last_mounted -= excess
+        self._update_markers()
+
+        def keep_view() -> None:
+            """Stay on the message that was at the top, now below the newly mounted ones."""
+            self.scroll_to(y=self.virtual_size.height - old_height + old_y, animate=False, immediate=True)
+
+        self.call_after_refresh(keep_view)
+
+    def load_later(self, count: int = LOAD_STEP) -> None:
+        """Mount up to `count` newer entries below, dropping as many from the top beyond MAX_MOUNTED."""
+        if self.at_end:
+            return
+        end = min(len(self.entries), self.last_mounted + count)
+        widgets = [self._make(entry) for entry in self.entries[self.last_mounted : end]]
+        self.last_mounted = end
+        self.mount_all(widgets, before=self._later)
+        excess = self.mounted_count - MAX_MOUNTED
+        if excess > 0:
+            old_height, old_y = self.virtual_size.height, self.scroll_y
+            self._unmount(self.entries[self.first_mounted : self.first_mounted + excess])
+            self.first_mounted += excess
+
+            def keep_view() -> None:
+                self.scroll_to(y=max(0, old_y - (old_height - self.virtual_size.height)), animate=False, immediate=True)
+
+            self.call_after_refresh(keep_view)
+        self._update_markers()
 
     def action_load_earlier(self) -> None:
         self.load_earlier()
 
+    def _load_at_edges(self) -> None:
+        if self.scroll_y <= 0 and self.first_mounted > 0:
+            self.load_earlier()
+        elif self.scroll_y >= self.max_scroll_y and not self.at_end:
+            self.load_later()
+
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
-        if new <= 0 and old > 0 and self.first_mounted > 0:
-            self.load_earlier()
+        if round(old) != round(new):
+            self._load_at_edges()
+
+    def action_page_up(self) -> None:
+        self._load_at_edges()
+        super().action_page_up()
+
+    def action_page_down(self) -> None:
+        self._load_at_edges()
+        super().action_page_down()
+
+    def action_scroll_up(self) -> None:
+        self._load_at_edges()
+        super().action_scroll_up()
+
+    def action_scroll_home(self) -> None:
+        self._load_at_edges()
+        super().action_scroll_home()
+
+    async def jump_to_end(self) -> None:
+        """New activity while reading old messages: show the newest window again."""
+        if self.at_end:
+            return
+        self._unmount(self.entries[self.first_mounted : self.last_mounted])
+        self.first_mounted = max(0, len(self.entries) - INITIAL_WINDOW)
+        self.last_mounted = len(self.entries)
+        await self.mount_all([self._make(entry) for entry in self.entries[self.first_mounted :]], before=self._later)
+        self._update_markers()
+        self.anchor()
+
+    # ------------------------------------------------------------------ live entries
 
     async def add(self, entry: Entry) -> Widget:
-        """Append an entry and its widget."""
-        if not self._marker.is_attached:
-            await self.mount(self._marker)
-            self._update_marker()
+        """Append an entry and its widget (back at the newest messages)."""
         await self.finish_stream()
+        await self.jump_to_end()
         self.entries.append(entry)
-        widget = widget_for(entry)
-        if isinstance(widget, ToolCallBlock) and entry.call_id:
-            self._tool_blocks[entry.call_id] = widget
-        await self.mount(widget)
+        self.last_mounted = len(self.entries)
+        if entry.kind == "tool" and entry.call_id:
+            self._tool_entries[entry.call_id] = entry
+        widget = self._make(entry)
+        await self.mount(widget, before=self._later)
         return widget
 
     async def add_text(self, chunk: str) -> None:
-        """Stream assistant text into the current assistant message (starting one if needed)."""
+        """Stream assistant text into the current assistant message (starting one if needed).
+
+        A long reply continues in a new Markdown widget at a paragraph break once the current one holds
+        SEGMENT_CHARS, so each append re-parses and re-lays out a bounded document, not the whole reply.
+        """
+        if self._streaming is not None and len(self._streaming.entry.text) >= SEGMENT_CHARS:
+            cut = paragraph_break(self._streaming.entry.text, chunk)
+            if cut is not None:
+                await self._streaming.append_text(chunk[:cut])
+                chunk = chunk[cut:]
+                await self.finish_stream()
+                await self._start_stream(continued=True)
         if self._streaming is None:
-            await self.finish_stream()
-            entry = Entry("assistant")
-            self.entries.append(entry)
-            self._streaming = AssistantMessage(entry)
-            await self.mount(self._streaming)
-        await self._streaming.append_text(chunk)
+            await self._start_stream(continued=False)
+        assert self._streaming is not None
+        if chunk:
+            await self._streaming.append_text(chunk)
+
+    async def _start_stream(self, *, continued: bool) -> None:
+        await self.jump_to_end()
+        entry = Entry("assistant", continued=continued)
+        self.entries.append(entry)
+        self.last_mounted = len(self.entries)
+        self._streaming = AssistantMessage(entry)
+        self._widgets[id(entry)] = self._streaming
+        await self.mount(self._streaming, before=self._later)
 
     async def finish_stream(self) -> None:
+        """End the live Markdown stream and swap its widget tree for one light widget with the same text."""
         if self._streaming is not None:
             message, self._streaming = self._streaming, None
             await message.finish()
+            if message.is_attached and message.parent is self:
+                light = AssistantText(message.entry)
+                self._widgets[id(message.entry)] = light
+                await self.mount(light, after=message)
+                await message.remove()
+
+    def tool_entry(self, call_id: str) -> Entry | None:
+        return self._tool_entries.get(call_id)
 
     def tool_block(self, call_id: str) -> ToolCallBlock | None:
-        return self._tool_blocks.get(call_id)
+        entry = self._tool_entries.get(call_id)
+        widget = self._widgets.get(id(entry)) if entry is not None else None
+        return widget if isinstance(widget, ToolCallBlock) else None
+
+    def tool_entries(self) -> list[Entry]:
+        return list(self._tool_entries.values())
+
+    def refresh_tool(self, call_id: str) -> None:
+        block = self.tool_block(call_id)
+        if block is not None:
+            block.refresh_entry()
 
     @property
     def streaming(self) -> bool:

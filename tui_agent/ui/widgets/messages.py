@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rich.console import Group, RenderableType
+from rich.markdown import Markdown as RichMarkdown
 from rich.syntax import Syntax
 from rich.text import Text
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
@@ -33,6 +35,7 @@ class Entry:
     duration_ms: float | None = None
     authored: bool = False
     source: str | None = None
+    continued: bool = False
 
 
 def argument_preview(arguments: dict[str, Any], limit: int = 60) -> str:
@@ -71,21 +74,46 @@ class NoticeMessage(Static):
         self.entry = entry
 
 
-class AssistantMessage(Markdown):
-    """Assistant text; while streaming, chunks go through a `MarkdownStream` instead of full re-renders."""
+class AssistantText(Static):
+    """A finished assistant message from history: one light widget rendering Rich Markdown."""
 
     def __init__(self, entry: Entry) -> None:
-        super().__init__(entry.text, classes="message assistant")
+        super().__init__(RichMarkdown(entry.text, code_theme="monokai"), classes="message assistant" + (" -continued" if entry.continued else ""))
+        self.entry = entry
+
+
+class AssistantMessage(Markdown):
+    """Assistant text while it streams: chunks are batched (at most every FLUSH_S) into a `MarkdownStream`."""
+
+    FLUSH_S = 0.05
+
+    def __init__(self, entry: Entry) -> None:
+        super().__init__(entry.text, classes="message assistant" + (" -continued" if entry.continued else ""))
         self.entry = entry
         self._stream: MarkdownStream | None = None
+        self._buffer: list[str] = []
+        self._flush_timer: Timer | None = None
 
     async def append_text(self, chunk: str) -> None:
         self.entry.text += chunk
+        self._buffer.append(chunk)
+        if self._flush_timer is None:
+            self._flush_timer = self.set_timer(self.FLUSH_S, self._flush)
+
+    async def _flush(self) -> None:
+        self._flush_timer = None
+        if not self._buffer:
+            return
+        text = "".join(self._buffer)
+        self._buffer.clear()
         if self._stream is None:
             self._stream = Markdown.get_stream(self)
-        await self._stream.write(chunk)
+        await self._stream.write(text)
 
     async def finish(self) -> None:
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+        await self._flush()
         if self._stream is not None:
             stream, self._stream = self._stream, None
             await stream.stop()
@@ -144,7 +172,7 @@ def widget_for(entry: Entry) -> Widget:
     if entry.kind == "user":
         return UserMessage(entry)
     if entry.kind == "assistant":
-        return AssistantMessage(entry)
+        return AssistantText(entry)
     if entry.kind == "tool":
         return ToolCallBlock(entry)
     return NoticeMessage(entry)
