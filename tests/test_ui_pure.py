@@ -110,6 +110,8 @@ def test_diff_parsing_tracks_line_numbers_and_pairs_sides() -> None:
     assert pairs[0].left is not None and pairs[0].left.text == "    return x + x" and pairs[0].right is not None and pairs[0].right.text == "    # clearer"
     assert pairs[1].left is None and pairs[1].right is not None
     assert diff_stats(DIFF) == (2, 1)
+    labelled = parse_unified(DIFF.replace("+++ b/.agent/tools/double.py", "+++ b/.agent/tools/double.py\twork tree"))
+    assert {line.path for line in labelled if line.kind == "add"} == {".agent/tools/double.py"}
 
 
 def test_diff_renders_both_views_with_code_colours() -> None:

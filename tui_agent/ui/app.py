@@ -46,6 +46,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         Binding("f3", "show_pane('catalog')", "Catalog"),
         Binding("f4", "show_pane('diff')", "Diff"),
         Binding("ctrl+t", "next_pane", "Next pane", show=False),
+        Binding("f5", "zoom", "Zoom pane"),
         Binding("ctrl+l", "slash('clear')", "Clear", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
@@ -111,6 +112,8 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         self.query_one("#conversation-pane").border_title = "Conversation"
         self.catalog_pane.border_title = "Catalog"
         self.diff_pane.border_title = "Diff"
+        for pane_id in ("#conversation-pane", "#catalog-pane", "#diff-pane"):
+            self.query_one(pane_id).ALLOW_MAXIMIZE = True  # type: ignore[misc]  # F5 zooms a whole pane
         self.screen.add_class("-show-conversation")
         self.header.model = self.requested_model or "…"
         self.prompt_area.focus()
@@ -224,6 +227,19 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
             self.catalog_pane.table.focus()
         else:
             self.query_one("#diff-scroll").focus()
+
+    def action_zoom(self) -> None:
+        """Maximize the pane that has focus (F5 again restores the layout)."""
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        focused = self.focused
+        for pane_id in ("#conversation-pane", "#catalog-pane", "#diff-pane"):
+            pane = self.query_one(pane_id)
+            if focused is not None and (focused is pane or pane in focused.ancestors):
+                screen.maximize(pane, container=False)
+                return
 
     def action_next_pane(self) -> None:
         self.action_show_pane(PANES[(PANES.index(self.active_pane) + 1) % len(PANES)])

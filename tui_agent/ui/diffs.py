@@ -49,11 +49,11 @@ def parse_unified(diff_text: str) -> list[DiffLine]:
     path = ""
     for raw in diff_text.splitlines():
         if raw.startswith("+++ "):
-            path = raw[4:].strip().removeprefix("b/")
+            path = raw[4:].split("\t")[0].strip().removeprefix("b/")
             lines.append(DiffLine("file", raw, path=path))
         elif raw.startswith("--- ") or raw.startswith("diff --git") or raw.startswith("index "):
             if raw.startswith("--- ") and path == "":
-                path = raw[4:].strip().removeprefix("a/")
+                path = raw[4:].split("\t")[0].strip().removeprefix("a/")
             lines.append(DiffLine("file" if raw.startswith(("diff --git", "--- ")) else "meta", raw, path=path))
         elif match := HUNK_RE.match(raw):
             old_no, new_no = int(match.group(1)), int(match.group(2))
@@ -138,6 +138,22 @@ def _without_background(text: Text) -> Text:
     for span in text.spans:
         plain.spans.append(Span(span.start, span.end, _foreground(span.style)))
     return plain
+
+
+def highlighted_source(code: str, lexer: str = "python", *, line_numbers: bool = True) -> RenderableType:
+    """Source code coloured for `lexer` on the pane's own background (no theme box), with line numbers."""
+    syntax = highlighter(lexer)
+    lines = [_without_background(syntax.highlight(line)) if lexer != "text" else Text(line) for line in code.splitlines() or [""]]
+    for line in lines:
+        line.rstrip()
+    if not line_numbers:
+        return Text("\n").join(lines)
+    table = Table.grid(padding=(0, 1))
+    table.add_column(justify="right", no_wrap=True, style="dim")
+    table.add_column(ratio=1)
+    for number, line in enumerate(lines, start=1):
+        table.add_row(str(number), line)
+    return table
 
 
 def _number(value: int | None) -> Text:

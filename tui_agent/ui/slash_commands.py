@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
 
 KEYS_HELP = """\
-Keys: enter send · ctrl+j new line · ↑/↓ prompt history · esc cancel the turn · F2/F3/F4 conversation/catalog/diff · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
+Keys: enter send · ctrl+j new line · ↑/↓ prompt history · esc cancel the turn · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
 Catalog: v source · r run · d prune · u revert · h history · f drift · s sort · / filter (words, status:broken, is:recipe)
 Diff: m unified / side-by-side"""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.syntax import Syntax
+from rich.console import RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tui_agent.ui.diffs import render_unified
+from tui_agent.ui.diffs import highlighted_source, render_unified
 
 
 class ApprovalScreen(ModalScreen[bool]):
@@ -41,10 +41,10 @@ class ApprovalScreen(ModalScreen[bool]):
                 yield Button("Approve (y)", id="approve", variant="success")
                 yield Button("Refuse (n)", id="refuse", variant="error")
 
-    def _detail_renderable(self) -> Syntax | Text | object:
+    def _detail_renderable(self) -> RenderableType:
         if self.kind == "write" or self.detail.startswith(("--- ", "diff --git")):
             return render_unified(self.detail)
-        return Syntax(self.detail, "bash", theme="monokai", background_color="default", word_wrap=True)
+        return highlighted_source(self.detail, "python" if self.tool == "run_python" else "bash", line_numbers=self.detail.count("\n") > 0)
 
     def on_mount(self) -> None:
         self.query_one("#refuse", Button).focus()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from rich.syntax import Syntax
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from tui_agent.ui.diffs import highlighted_source
 
 
 class SourceScreen(ModalScreen[None]):
@@ -25,7 +26,7 @@ class SourceScreen(ModalScreen[None]):
         with Vertical(id="source-dialog", classes="dialog"):
             yield Static(f"[b]{self.title_text}[/b]  [dim]esc to close[/dim]", id="source-title")
             with VerticalScroll(id="source-scroll"):
-                yield Static(Syntax(self.source, self.lexer, theme="monokai", line_numbers=True, background_color="default"))
+                yield Static(highlighted_source(self.source, self.lexer))
 
     def on_mount(self) -> None:
         self.query_one("#source-scroll").focus()

@@ -8,12 +8,13 @@ from typing import Any, Literal
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown as RichMarkdown
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
+
+from tui_agent.ui.diffs import highlighted_source
 
 EntryKind = Literal["user", "assistant", "tool", "notice"]
 RESULT_PREVIEW_CHARS = 4000
@@ -138,11 +139,11 @@ class ToolCallBlock(Collapsible):
     def _arguments_renderable(self) -> RenderableType:
         arguments = {key: value for key, value in self.entry.arguments.items() if key not in SOURCE_ARGUMENT_NAMES}
         parts: list[RenderableType] = [Text("arguments", style="bold dim")]
-        parts.append(Syntax(json.dumps(arguments, indent=2, ensure_ascii=False, default=str), "json", theme="monokai", background_color="default", word_wrap=True))
+        parts.append(highlighted_source(json.dumps(arguments, indent=2, ensure_ascii=False, default=str), "json", line_numbers=False))
         source = self.entry.source or next((value for key, value in self.entry.arguments.items() if key in SOURCE_ARGUMENT_NAMES and isinstance(value, str)), None)
         if source is not None:
             parts.append(Text("source", style="bold dim"))
-            parts.append(Syntax(source, "python", theme="monokai", line_numbers=True, background_color="default", word_wrap=True))
+            parts.append(highlighted_source(source, "python"))
         return Group(*parts)
 
     def _result_renderable(self) -> RenderableType:
