@@ -61,13 +61,13 @@ def subjects(repo: Path) -> list[str]:
     return git(repo, "log", "--format=%s").splitlines()
 
 
-def wait_git(repo: Path, subject: str, timeout: float = 15.0) -> None:
+def wait_git(repo: Path, subject: str, terminal: TmuxSession, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if subjects(repo)[0].startswith(subject):
             return
         time.sleep(0.1)
-    raise AssertionError(f"no commit {subject!r}; log: {subjects(repo)[:5]}")
+    raise AssertionError(f"no commit {subject!r}; log: {subjects(repo)[:5]}; the screen was:\n{terminal.screen()}")
 
 
 def test_scripted_session_in_tmux(session: tuple[TmuxSession, Path]) -> None:
@@ -87,26 +87,26 @@ def test_scripted_session_in_tmux(session: tuple[TmuxSession, Path]) -> None:
     terminal.type("make it read UTF-8")
     terminal.send("Enter")
     terminal.wait_text("Updated count_words to read UTF-8.", timeout=30)
-    wait_git(repo, "tuiagent: update tool count_words")
+    wait_git(repo, "tuiagent: update tool count_words", terminal)
 
     terminal.send("F3")
     terminal.wait_for(lambda s: "v Source" in s, what="catalog bindings in the footer")
     terminal.send("u")
-    wait_git(repo, "tuiagent: revert tool count_words")
+    wait_git(repo, "tuiagent: revert tool count_words", terminal)
     assert (repo / ".agent" / "tools" / "count_words.py").read_text() == TOOL_V1
     terminal.wait_text("reverted")
 
     terminal.send("d")
     terminal.wait_text("Prune tool count_words?")
     terminal.send("y")
-    wait_git(repo, "tuiagent: prune tool count_words")
+    wait_git(repo, "tuiagent: prune tool count_words", terminal)
     assert not (repo / ".agent" / "tools" / "count_words.py").exists()
     terminal.wait_for(lambda s: "0 tools" in s, what="the catalog without the tool")
 
     terminal.send("F2")
     terminal.type("/restore count_words")
     terminal.send("Enter")
-    wait_git(repo, "tuiagent: restore tool count_words")
+    wait_git(repo, "tuiagent: restore tool count_words", terminal)
     terminal.wait_for(lambda s: "1 tools" in s, what="the tool back in the catalog")
 
     terminal.send("C-q")

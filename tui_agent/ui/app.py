@@ -251,8 +251,9 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
             self.action_show_pane(pane)
 
     @on(PromptArea.Submitted)
-    async def _prompt_submitted(self, event: PromptArea.Submitted) -> None:
-        await self.handle_input(event.text)
+    def _prompt_submitted(self, event: PromptArea.Submitted) -> None:
+        # a worker: slash commands may wait on a modal, which needs the app's message loop free
+        self.run_worker(self.handle_input(event.text), group="input")
 
     def action_slash(self, name: str) -> None:
         self.run_worker(self.handle_input(f"/{name}"), group="slash")
