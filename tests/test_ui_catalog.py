@@ -163,3 +163,23 @@ async def test_pane_follows_changes_from_another_process_and_from_the_watcher(re
         (repo / ".agent" / "tools" / "halve.py").write_text(tool_source("halve", "return x // 2", summary="Halve a number."))
         await wait_until(pilot, lambda: row_names(app) == ["halve"], timeout=10, message="the watcher's new tool")
         assert not any("failed" in message for message in notifications(app))
+
+
+async def test_filter_and_sort_keys(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save_tool("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
+        await app.runtime.catalog.call_tool("triple", {"x": 1})
+        await wait_until(pilot, lambda: [row.calls for row in app.catalog_pane.rows if row.name == "triple"] == [1], message="the call count")
+        app.action_show_pane("catalog")
+        await pilot.press("slash", "t", "r", "i", "enter")
+        assert row_names(app) == ["triple"] and app.catalog_pane.table.has_focus
+        app.catalog_pane.query_one("#catalog-filter").value = ""  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert row_names(app) == ["double", "triple"]
+        await pilot.press("s")  # name -> status: problems first (broken, drifted, unused), ok last
+        assert app.catalog_pane.sort_key == "status" and row_names(app) == ["double", "triple"]
+        await pilot.press("s")  # calls, most first
+        assert app.catalog_pane.sort_key == "calls" and row_names(app) == ["triple", "double"]

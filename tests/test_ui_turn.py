@@ -65,6 +65,10 @@ async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: F
         assert git(repo, "log", "-1", "--format=%s").strip() == "tuiagent: add tool double"
         assert app.header.input_tokens > 0 and app.header.output_tokens > 0 and not app.header.busy
 
+        await send(pilot, app, "/undo")  # the session created it, so undo prunes it (a new commit)
+        await wait_until(pilot, lambda: git(repo, "log", "-1", "--format=%s").strip() == "tuiagent: prune tool double", message="the undo")
+        await wait_until(pilot, lambda: row_names(app) == [], message="the tool gone from the pane")
+
 
 async def test_approval_modal_shows_the_diff_and_turn_edits_reach_the_diff_pane(dirty_repo: Path, api: FakeMessagesAPI) -> None:
     api.enqueue(
@@ -145,3 +149,24 @@ async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> N
         await send(pilot, app, "/clear")
         await pilot.pause(0.1)
         assert [entry.kind for entry in app.conversation.entries] == ["notice"] and app.runtime.agent.messages == []
+
+
+async def test_escape_stops_a_sandboxed_run(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("run_python", {"code": "import time\ntime.sleep(60)"})), reply(text("Stopped.")))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "sleep a minute")
+        await wait_until(pilot, lambda: any(e.kind == "tool" and e.tool == "run_python" for e in app.conversation.entries), message="the call")
+        await pilot.pause(0.3)
+        if isinstance(app.screen, ApprovalScreen):  # the rlimits tier asks before running Python
+            await pilot.press("y")
+        await pilot.pause(0.5)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.turn_running, timeout=10, message="the cancel")
+        call = next(e for e in app.conversation.entries if e.kind == "tool" and e.tool == "run_python")
+        assert call.is_error and "cancelled" in (call.result or "")
+        messages = app.runtime.agent.messages
+        assert messages[-1]["role"] == "user" and messages[-1]["content"][0]["type"] == "tool_result"  # every tool_use answered
+        await send(pilot, app, "ok?")
+        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=20, message="the next turn")

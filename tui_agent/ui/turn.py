@@ -88,6 +88,10 @@ class TurnMixin:
                 await self.handle_event(event)
         except asyncio.CancelledError:
             await conversation.finish_stream()
+            for entry in conversation.tool_entries():
+                if entry.result is None:
+                    entry.result, entry.is_error = "cancelled (esc): the call was stopped", True
+                    conversation.refresh_tool(entry.call_id)
             await conversation.add(Entry("notice", text="Turn cancelled.", level="warning"))
             raise
         except Exception as exc:  # the agent should yield TurnFailed; this catches what escaped it
