@@ -15,6 +15,9 @@ Method (all in-process with Textual's headless driver, `App.run_test(size=(160, 
    session transcript and opened with `--resume`: time until the conversation shows the newest messages,
    then the longest single handler stall while paging up through the whole history (older messages are
    mounted lazily in batches). Baseline: mounting a widget for every one of the 2,000 messages at once.
+4. Catalog freshness: `tuiagent tools run` in another process records a call in state.db; time from that process's
+   exit to the catalog pane showing the new count (N times). Also a tool file written by an editor: time until the
+   pane lists it (the watcher runs the whole authoring pipeline first). Baseline: the CLI process's own run time.
 
     .venv/bin/python benchmarks/bench_ui.py [--runs 3] [--project DIR (reuse a built 1,000-tool project)]
 """
@@ -318,11 +321,42 @@ class NaiveApp(App[None]):
             yield from (widget_for(entry) for entry in self.entries)
 
 
+async def bench_freshness(runs: int = 5) -> None:
+    no_model_env()
+    folder = Path(tempfile.mkdtemp(prefix="bench-ui-fresh-"))
+    root = init_repo(folder / "project")
+    app = TuiAgentApp(root, options=LaunchOptions())
+    cli = [sys.executable, "-m", "tui_agent.cli", "--project", str(root), "tools"]
+    async with app.run_test(size=SIZE):
+        await app.ready.wait()
+        await app.runtime.catalog.save_tool("double", TOOL.format(name="double", i=2))
+        await wait(lambda: len(app.catalog_pane.rows) == 1)
+        latencies, cli_times = [], []
+        for run in range(1, runs + 1):
+            started = time.perf_counter()
+            process = await asyncio.create_subprocess_exec(*cli, "run", "double", "--arg", "x=1", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            await process.wait()
+            exited = time.perf_counter()
+            cli_times.append(exited - started)
+            await wait(lambda: app.catalog_pane.rows[0].calls == run, 10)
+            latencies.append(time.perf_counter() - exited)
+        written = time.perf_counter()
+        (root / ".agent" / "tools" / "halve.py").write_text(TOOL.format(name="halve", i=-1))
+        await wait(lambda: any(row.name == "halve" for row in app.catalog_pane.rows), 30)
+        watcher = time.perf_counter() - written
+    shutil.rmtree(folder, ignore_errors=True)
+    print(f"catalog freshness (state.db polled every {app.poll_interval:.1f} s, tool files watched):")
+    print(f"  `tuiagent tools run` in another process -> new call count shown: median {statistics.median(latencies) * 1000:.0f} ms, "
+          f"max {max(latencies) * 1000:.0f} ms ({runs} runs; the CLI process itself took {statistics.median(cli_times) * 1000:.0f} ms, "
+          f"ratio {statistics.median(latencies) / statistics.median(cli_times):.2f}x)")
+    print(f"  new tool file written by an editor -> validated, committed, listed: {watcher * 1000:.0f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--project", type=Path, help="folder for the 1,000-tool project (kept, reused when it exists)")
-    parser.add_argument("--only", choices=("startup", "streaming", "session"))
+    parser.add_argument("--only", choices=("startup", "streaming", "session", "freshness"))
     args = parser.parse_args()
     if args.only in (None, "startup"):
         asyncio.run(bench_startup(args.project, args.runs))
@@ -330,6 +364,8 @@ def main() -> None:
         asyncio.run(bench_streaming())
     if args.only in (None, "session"):
         asyncio.run(bench_session())
+    if args.only in (None, "freshness"):
+        asyncio.run(bench_freshness())
 
 
 if __name__ == "__main__":

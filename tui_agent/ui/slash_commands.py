@@ -11,7 +11,6 @@ from textual.app import SystemCommand
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
 from tui_agent.ui.runtime_bridge import resume_session
-from tui_agent.ui.widgets.messages import Entry
 
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
