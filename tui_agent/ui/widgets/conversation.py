@@ -9,9 +9,9 @@ from textual.widgets import Static
 
 from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, Entry, ToolCallBlock, widget_for
 
-INITIAL_WINDOW = 50
-MAX_MOUNTED = 90
-LOAD_STEP = 20
+INITIAL_WINDOW = 40
+MAX_MOUNTED = 60
+LOAD_STEP = 10
 SEGMENT_CHARS = 1500
 
 
