@@ -1,4 +1,4 @@
-"""Crash-safe file helpers: atomic write (temp file in the same folder + fsync + rename) and the tool-file name filter."""
+"""Crash-safe file helpers: atomic write (temp file in the same folder + fsync + rename), the tool-file name filter, and whether a temp file's writer is alive."""
 
 from __future__ import annotations
 
@@ -69,6 +69,7 @@ def temp_writer_pid(temp: Path) -> int | None:
 
 
 def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists (one owned by another user counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

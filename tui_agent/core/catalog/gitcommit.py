@@ -8,7 +8,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui_agent.core.catalog.gitlocks import inspect_lock, pid_is_alive, remove_stale_lock
+from tui_agent.core.catalog.files import process_alive
+from tui_agent.core.catalog.gitlocks import inspect_lock, remove_stale_lock
 from tui_agent.core.catalog.gitpending import PendingChange
 from tui_agent.core.catalog.gitrunner import GitFailure, GitRunner
 
@@ -113,7 +114,7 @@ class CommitBuilder:
             return
         for item in folder.iterdir():
             pid_text = item.name.split("-")[1] if item.name.count("-") >= 2 else ""
-            if pid_text.isdigit() and not pid_is_alive(int(pid_text)):
+            if pid_text.isdigit() and not process_alive(int(pid_text)):
                 item.unlink(missing_ok=True)
 
     # -- objects -----------------------------------------------------------------------------

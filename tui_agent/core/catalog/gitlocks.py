@@ -111,14 +111,3 @@ def remove_stale_lock(inspection: LockInspection) -> bool:
     except FileNotFoundError:
         return False
     return True
-
-
-def pid_is_alive(pid: int) -> bool:
-    """Whether a process with this id exists."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
