@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
+from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, need, print_result
+
 SUBCOMMANDS = ("list", "show", "run", "history", "diff", "revert", "prune", "restore")
 
 
@@ -32,15 +34,7 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     run.add_argument("--path", action="append", default=[], help="a changed file for {path}/{paths} (repeatable)")
     run.add_argument("--args", default="", help="the text for {args} (what follows /NAME)")
     run.add_argument("--tool", default="", help="the tool name for {name} (tool_authored recipes)")
-    action("history", "the commits that touched a recipe").add_argument("name")
-    diff = action("diff", "a recipe's diff from REV (default: its previous version) to the work tree")
-    diff.add_argument("name")
-    diff.add_argument("rev", nargs="?")
-    revert = action("revert", "back to the previous (or given) version, as a new commit")
-    revert.add_argument("name")
-    revert.add_argument("rev", nargs="?")
-    action("prune", "delete a recipe (a commit; `restore` brings it back)").add_argument("name")
-    action("restore", "bring a pruned or deleted recipe back from git history").add_argument("name")
+    add_version_actions(action, "recipe")
 
     watch = subparsers.add_parser("watch", help="run file_changed recipes without the TUI until Ctrl-C (for CI or a spare terminal)")
     watch.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -116,27 +110,14 @@ async def run_recipes_command(args: argparse.Namespace) -> int:
     async with opened(args, submit_prompt=agent_prompt_runner(holder, sys.stdout)) as runtime:
         holder["runtime"] = runtime
         try:
-            data, text, code = await COMMANDS[args.recipes_command](runtime.recipes, args)
+            result = await COMMANDS[args.recipes_command](runtime.recipes, args)
         except PipelineError as error:
-            line = f" (line {error.line})" if error.line else ""
-            data, text, code = {"error": error.to_dict()}, f"error [{error.stage}]: {error.message}{line}", 1
-    if args.json:
-        print(json.dumps(data, indent=2, default=str))
-    elif text:
-        print(text, file=sys.stderr if code else sys.stdout)
-    return code
+            result = error_result(error)
+    return print_result(result, args.json)
 
 
-Result = tuple[Any, str, int]
-
-
-def need(engine: Any, name: str) -> Any:
-    from tui_agent.core.catalog.errors import PipelineError
-
-    record = engine.get(name)
-    if record is None:
-        raise PipelineError("missing", f"no recipe named {name!r} (see `tuiagent recipes list`)")
-    return record
+def need_recipe(engine: Any, name: str) -> Any:
+    return need(engine.get(name), "recipe", name)
 
 
 def status_lines(record: Any) -> list[str]:
@@ -162,7 +143,7 @@ async def cmd_list(engine: Any, args: argparse.Namespace) -> Result:
 
 
 async def cmd_show(engine: Any, args: argparse.Namespace) -> Result:
-    record = need(engine, args.name)
+    record = need_recipe(engine, args.name)
     path = engine.project.recipe_path(args.name)
     source = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
     data = {**record.to_dict(), "path": engine.project.relative(path) if path.exists() else None, "source": source}
@@ -181,7 +162,7 @@ async def cmd_show(engine: Any, args: argparse.Namespace) -> Result:
 
 
 async def cmd_run(engine: Any, args: argparse.Namespace) -> Result:
-    need(engine, args.name)
+    need_recipe(engine, args.name)
     runs = await engine.run_recipe(args.name, paths=args.path, args=args.args, tool=args.tool)
     if not runs:
         return [], f"recipe {args.name} did not run: its action uses {{path}} and no --path was given", 1

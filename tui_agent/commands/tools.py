@@ -10,6 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, need, print_result
 from tui_agent.core.project import Project
 
 SUBCOMMANDS = ("list", "show", "history", "diff", "revert", "prune", "restore", "run", "drift")
@@ -34,15 +35,7 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
 
     action("list", "every tool with status, calls, failures, last use and description")
     action("show", "a tool's status, schema and source").add_argument("name")
-    action("history", "the commits that touched a tool").add_argument("name")
-    diff = action("diff", "a tool's diff from REV (default: its previous version) to the work tree")
-    diff.add_argument("name")
-    diff.add_argument("rev", nargs="?")
-    revert = action("revert", "back to the previous (or given) version, as a new commit")
-    revert.add_argument("name")
-    revert.add_argument("rev", nargs="?")
-    action("prune", "delete a tool (a commit; `restore` brings it back)").add_argument("name")
-    action("restore", "bring a pruned or deleted tool back from git history").add_argument("name")
+    add_version_actions(action, "tool")
     run = action("run", "call a tool in the sandbox")
     run.add_argument("name")
     run.add_argument("--arg", action="append", default=[], metavar="K=V", help="an argument (JSON value or plain text)")
@@ -90,19 +83,14 @@ async def run_command(args: argparse.Namespace) -> int:
         if catalog.load_report.git_message and "deferred" in catalog.load_report.git_message:
             print(f"tuiagent: {catalog.load_report.git_message}", file=sys.stderr)
         try:
-            data, text, code = await COMMANDS[command](catalog, args, call_args)
+            result = await COMMANDS[command](catalog, args, call_args)
         except PipelineError as error:
-            data, text, code = {"error": error.to_dict()}, f"error [{error.stage}]: {error.message}" + (
-                f" (line {error.line})" if error.line else ""), 1
+            result = error_result(error)
         finally:
             await catalog.aclose()
     finally:
         await sandbox.aclose()
-    if want_json:
-        print(json.dumps(data, indent=2, default=str))
-    elif text:
-        print(text, file=sys.stderr if code else sys.stdout)
-    return code
+    return print_result(result, want_json)
 
 
 def parse_call_args(args: argparse.Namespace) -> dict[str, Any]:
@@ -148,16 +136,8 @@ def ago(timestamp: float | None) -> str:
     return f"{seconds}s ago"
 
 
-def need(catalog: Any, name: str) -> Any:
-    from tui_agent.core.catalog.errors import PipelineError
-
-    record = catalog.get(name)
-    if record is None:
-        raise PipelineError("missing", f"no tool named {name!r} (see `tuiagent tools list`)")
-    return record
-
-
-Result = tuple[Any, str, int]
+def need_tool(catalog: Any, name: str) -> Any:
+    return need(catalog.get(name), "tool", name)
 
 
 def access(spec: Any) -> str:
@@ -188,7 +168,7 @@ async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
 
 
 async def cmd_show(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
-    record = need(catalog, args.name)
+    record = need_tool(catalog, args.name)
     source = catalog.source(args.name) or ""
     data = record.to_dict() | {"source": source}
     lines = [f"{record.name}  [{record.status}]  {record.description}", f"file: {record.path}",
@@ -207,7 +187,7 @@ async def cmd_show(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
 async def cmd_history(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
     entries = catalog.history(args.name)
     if not entries and catalog.get(args.name) is None:
-        need(catalog, args.name)
+        need_tool(catalog, args.name)
     data = [{"rev": e.rev, "short": e.short, "date": e.date, "author": e.author, "message": e.message, "deleted": e.deleted}
             for e in entries]
     text = "\n".join(f"{e.short}  {e.date}  {e.message}" for e in entries) or f"{args.name} has no commits yet"
@@ -224,7 +204,7 @@ def change_text(verb: str, name: str, outcome_message: str | None) -> str:
 
 
 async def cmd_revert(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
-    need(catalog, args.name) if not catalog.project.tool_path(args.name).exists() else None
+    need_tool(catalog, args.name) if not catalog.project.tool_path(args.name).exists() else None
     record = await catalog.revert(args.name, args.rev)
     note = catalog.pipeline.last_commit_note
     return record.to_dict() | {"git": note}, change_text("reverted", args.name, note), 0
@@ -243,7 +223,7 @@ async def cmd_restore(catalog: Any, args: argparse.Namespace, _: dict) -> Result
 
 
 async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: dict) -> Result:
-    record = need(catalog, args.name)
+    record = need_tool(catalog, args.name)
     if record.spec is None:
         from tui_agent.core.catalog.errors import PipelineError
         raise PipelineError("missing", f"{args.name} has no good version to run: {record.error.message if record.error else ''}")
@@ -271,7 +251,7 @@ async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: dict) -> Re
 
 async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
     if args.name:
-        need(catalog, args.name)
+        need_tool(catalog, args.name)
     reports = await catalog.drift(args.name)
     blocks = []
     for r in reports:

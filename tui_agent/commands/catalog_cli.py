@@ -1,0 +1,49 @@
+"""What `tuiagent tools` and `tuiagent recipes` share: the version subcommands, the unknown-name error and printing a result."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+Result = tuple[Any, str, int]  # (data for --json, text for people, exit code)
+
+
+def add_version_actions(action: Callable[[str, str], argparse.ArgumentParser], noun: str) -> None:
+    """`history`, `diff`, `revert`, `prune`, `restore` for a catalog file (`noun` is "tool" or "recipe")."""
+    action("history", f"the commits that touched a {noun}").add_argument("name")
+    diff = action("diff", f"a {noun}'s diff from REV (default: its previous version) to the work tree")
+    diff.add_argument("name")
+    diff.add_argument("rev", nargs="?")
+    revert = action("revert", "back to the previous (or given) version, as a new commit")
+    revert.add_argument("name")
+    revert.add_argument("rev", nargs="?")
+    action("prune", f"delete a {noun} (a commit; `restore` brings it back)").add_argument("name")
+    action("restore", f"bring a pruned or deleted {noun} back from git history").add_argument("name")
+
+
+def need(record: Any, noun: str, name: str) -> Any:
+    """`record` itself, or the `missing` error that points at `tuiagent <noun>s list`."""
+    from tui_agent.core.catalog.errors import PipelineError
+
+    if record is None:
+        raise PipelineError("missing", f"no {noun} named {name!r} (see `tuiagent {noun}s list`)")
+    return record
+
+
+def error_result(error: Any) -> Result:
+    """A PipelineError as a result: its fields for --json, `error [stage]: message (line N)` for people, exit code 1."""
+    line = f" (line {error.line})" if error.line else ""
+    return {"error": error.to_dict()}, f"error [{error.stage}]: {error.message}{line}", 1
+
+
+def print_result(result: Result, as_json: bool) -> int:
+    """Print JSON, or the text (to stderr when the command failed); return the exit code."""
+    data, text, code = result
+    if as_json:
+        print(json.dumps(data, indent=2, default=str))
+    elif text:
+        print(text, file=sys.stderr if code else sys.stdout)
+    return code
