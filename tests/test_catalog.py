@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_catalog_support import files_in, head, subjects, tool_source
+from tests.test_catalog_support import files_in, head, opened_catalog, started_sandbox, subjects, tool_source
 from tests.gitrepo import git, user_state
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.catalog.errors import PipelineError
@@ -18,16 +18,14 @@ from tui_agent.core.sandbox import Sandbox
 
 @pytest.fixture
 async def sandbox(dirty_repo: Path) -> AsyncIterator[Sandbox]:
-    box = await Sandbox.start(Project.at(dirty_repo), warm_workers=1)
-    yield box
-    await box.aclose()
+    async with started_sandbox(dirty_repo) as box:
+        yield box
 
 
 @pytest.fixture
 async def catalog(dirty_repo: Path, sandbox: Sandbox) -> AsyncIterator[Catalog]:
-    cat = await Catalog.open(Project.at(dirty_repo), sandbox, inspect_timeout_s=4, test_timeout_s=1)
-    yield cat
-    await cat.aclose()
+    async with opened_catalog(dirty_repo, sandbox, inspect_timeout_s=4, test_timeout_s=1) as cat:
+        yield cat
 
 
 async def test_create_call_and_usage(dirty_repo: Path, catalog: Catalog) -> None:

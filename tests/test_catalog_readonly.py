@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import user_state
-from tests.test_catalog_support import tool_source
+from tests.test_catalog_support import opened_catalog, started_sandbox, tool_source
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.project import Project
@@ -25,16 +25,14 @@ except OSError:
 
 @pytest.fixture
 async def sandbox(dirty_repo: Path) -> AsyncIterator[Sandbox]:
-    box = await Sandbox.start(Project.at(dirty_repo), tier="bubblewrap", warm_workers=1)
-    yield box
-    await box.aclose()
+    async with started_sandbox(dirty_repo, tier="bubblewrap") as box:
+        yield box
 
 
 @pytest.fixture
 async def catalog(dirty_repo: Path, sandbox: Sandbox) -> AsyncIterator[Catalog]:
-    cat = await Catalog.open(Project.at(dirty_repo), sandbox, inspect_timeout_s=10, test_timeout_s=5)
-    yield cat
-    await cat.aclose()
+    async with opened_catalog(dirty_repo, sandbox, inspect_timeout_s=10, test_timeout_s=5) as cat:
+        yield cat
 
 
 def untouched(repo: Path, before: dict[str, str]) -> None:

@@ -1,13 +1,38 @@
-"""Helpers (no tests) shared by the catalog tests: tool sources, git inspection, waiting for a condition."""
+"""Helpers (no tests) shared by the catalog tests: a sandbox and catalog on a repo, tool sources, git inspection, waiting for a condition."""
 
 from __future__ import annotations
 
 import asyncio
 import textwrap
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from tests.gitrepo import git
+from tui_agent.core.catalog.api import Catalog
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import Sandbox
+
+
+@asynccontextmanager
+async def started_sandbox(repo: Path, tier: str | None = None) -> AsyncIterator[Sandbox]:
+    """A sandbox on `repo` with one warm worker, closed on exit."""
+    box = await Sandbox.start(Project.at(repo), tier=tier, warm_workers=1)
+    try:
+        yield box
+    finally:
+        await box.aclose()
+
+
+@asynccontextmanager
+async def opened_catalog(repo: Path, sandbox: Sandbox, **options: Any) -> AsyncIterator[Catalog]:
+    """A catalog on `repo` over `sandbox` (options go to Catalog.open), closed on exit."""
+    catalog = await Catalog.open(Project.at(repo), sandbox, **options)
+    try:
+        yield catalog
+    finally:
+        await catalog.aclose()
 
 
 def tool_source(name: str, body: str = "return 2 * x", *, extra: str = "", test: str = "") -> str:

@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import user_state
+from tests.test_catalog_support import opened_catalog, started_sandbox
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.inspector import INSPECTOR_VERSION
-from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox
 
 
 def writer_source(name: str, declaration: str = "") -> str:
@@ -42,14 +41,9 @@ WRITE_APP_SNIPPET = "open('app.py', 'w').write('from run_python')\n'done'"
 
 @pytest.fixture
 async def catalog(dirty_repo: Path) -> AsyncIterator[Catalog]:
-    project = Project.at(dirty_repo)
-    sandbox = await Sandbox.start(project, tier="bubblewrap", warm_workers=1)
-    cat = await Catalog.open(project, sandbox, inspect_timeout_s=10, test_timeout_s=5)
-    try:
-        yield cat
-    finally:
-        await cat.aclose()
-        await sandbox.aclose()
+    async with started_sandbox(dirty_repo, tier="bubblewrap") as sandbox:
+        async with opened_catalog(dirty_repo, sandbox, inspect_timeout_s=10, test_timeout_s=5) as cat:
+            yield cat
 
 
 async def test_writes_is_read_into_the_spec_and_must_be_a_bool(catalog: Catalog) -> None:

@@ -21,9 +21,9 @@ from collections import Counter
 from pathlib import Path
 
 from tests.gitrepo import git, user_state
-from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox.sandbox import Sandbox
+from tests.test_catalog_support import opened_catalog, started_sandbox
 from tests.test_faults_child import NAME, VERSIONS, digest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,20 +190,25 @@ def test_sigkill_at_random_points_leaves_a_consistent_catalog(dirty_repo: Path, 
     print(f"fault injection, seed {seed}: {TRIALS} kills, {dict(stats)}")
 
 
+async def save_first_version(repo: Path, sandbox: Sandbox) -> None:
+    async with opened_catalog(repo, sandbox) as catalog:
+        await catalog.save_tool(NAME, VERSIONS[1].decode())
+
+
+async def restart(repo: Path, sandbox: Sandbox) -> None:
+    """Open the catalog again and close it: its start-up is what recovers from the cut operation."""
+    async with opened_catalog(repo, sandbox):
+        return
+
+
 async def test_restart_commits_a_prune_cut_before_its_commit(dirty_repo: Path) -> None:
     """A kill between the prune's file deletion and its commit: the next start must commit the deletion."""
     project = Project.at(dirty_repo)
-    sandbox = await Sandbox.start(project, tier="rlimits", warm_workers=1)
-    try:
-        catalog = await Catalog.open(project, sandbox)
-        await catalog.save_tool(NAME, VERSIONS[1].decode())
-        await catalog.aclose()
+    async with started_sandbox(dirty_repo, tier="rlimits") as sandbox:
+        await save_first_version(dirty_repo, sandbox)
         before = user_state(dirty_repo)
         project.tool_path(NAME).unlink()  # the prune's atomic delete happened, then the process died
-        reopened = await Catalog.open(project, sandbox)
-        await reopened.aclose()
-    finally:
-        await sandbox.aclose()
+        await restart(dirty_repo, sandbox)
     assert git(dirty_repo, "status", "--porcelain", "--", ".agent/tools") == ""
     assert f".agent/tools/{NAME}.py" not in git(dirty_repo, "ls-tree", "-r", "--name-only", "HEAD")
     assert user_state(dirty_repo) == before
@@ -212,16 +217,10 @@ async def test_restart_commits_a_prune_cut_before_its_commit(dirty_repo: Path) -
 async def test_restart_removes_temp_files_of_a_killed_write(dirty_repo: Path) -> None:
     """A kill inside an atomic write leaves its hidden temp file; the next start must clear it."""
     project = Project.at(dirty_repo)
-    sandbox = await Sandbox.start(project, tier="rlimits", warm_workers=1)
-    try:
-        catalog = await Catalog.open(project, sandbox)
-        await catalog.save_tool(NAME, VERSIONS[1].decode())
-        await catalog.aclose()
+    async with started_sandbox(dirty_repo, tier="rlimits") as sandbox:
+        await save_first_version(dirty_repo, sandbox)
         leftover = project.tools_dir / f".{NAME}.py.k1ll3d.tmp"
         leftover.write_bytes(VERSIONS[2][:40])  # the write was cut half way
-        reopened = await Catalog.open(project, sandbox)
-        await reopened.aclose()
-    finally:
-        await sandbox.aclose()
+        await restart(dirty_repo, sandbox)
     assert not leftover.exists()
     assert git(dirty_repo, "status", "--porcelain", "--", ".agent/tools") == ""
