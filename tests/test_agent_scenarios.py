@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.agent_helpers import FLAKY_TOOL, agent_runtime, of_type, run_turn, write_traces
+from tests.agent_helpers import FLAKY_TOOL, GOOD_TOOL, agent_runtime, of_type, run_turn, write_traces
 from tests.fake_messages_api import FakeMessagesAPI, RecordedRequest, Response, http_error, mid_stream_error, reply, text, tool_use
 from tests.gitrepo import git, user_state
 from tui_agent.core.events import Notice, TextDelta, ToolAuthored, ToolCallFinished, TurnFailed, TurnFinished
@@ -75,22 +75,6 @@ def count_lines(path: str) -> int:
     return len(open(path).read().splitlines()
 '''
 
-GOOD_COUNT_TOOL = '''"""Count lines."""
-
-
-def count_lines(path: str) -> int:
-    """Count the lines of a file.
-
-    Args:
-        path: The file.
-    """
-    return len(open(path).read().splitlines())
-
-
-def test_count_lines() -> None:
-    assert count_lines("README.md") >= 1
-'''
-
 
 async def test_scenario_2_a_new_process_first_request_lists_the_tool(repo: Path) -> None:
     write_traces(repo)
@@ -114,7 +98,7 @@ async def test_scenario_2_a_new_process_first_request_lists_the_tool(repo: Path)
 
 async def test_scenario_3_a_broken_create_tool_gets_an_error_and_the_catalog_is_unchanged(repo: Path) -> None:
     with FakeMessagesAPI() as api:
-        api.enqueue(reply(tool_use("create_tool", {"name": "count_lines", "source": GOOD_COUNT_TOOL})), reply(text("ok")))
+        api.enqueue(reply(tool_use("create_tool", {"name": "count_lines", "source": GOOD_TOOL})), reply(text("ok")))
         api.enqueue(reply(tool_use("create_tool", {"name": "count_lines", "source": BROKEN_TOOL})),
                     reply(tool_use("create_tool", {"name": "count_lines", "source": BROKEN_TOOL.replace("def count_lines", "def count_lines_x")})))
         api.respond_with(lambda request: reply(text("fixed later")))
@@ -134,7 +118,7 @@ async def test_scenario_3_a_broken_create_tool_gets_an_error_and_the_catalog_is_
     assert details["stage"] == "parse" and details["line"] is not None
     assert not of_type(events, ToolAuthored)
     assert records_after == records_before and git(repo, "rev-parse", "HEAD") == head_before
-    assert (repo / ".agent/tools/count_lines.py").read_text() == GOOD_COUNT_TOOL
+    assert (repo / ".agent/tools/count_lines.py").read_text() == GOOD_TOOL
     assert called.ok and called.value == 1
 
 
