@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 
 from tui_agent.ui.catalog_rows import CatalogRow
+from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
 from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
@@ -35,6 +36,14 @@ def run_result_text(run: Any) -> tuple[str, bool]:
     if getattr(run, "output_truncated", False):
         text += "\n(output truncated)"
     return text, not getattr(run, "ok", False)
+
+
+def run_confirmation(name: str, writes: bool, network: bool, arguments: dict[str, Any]) -> ConfirmScreen:
+    """The question before a manual run of a tool that declares WRITES = True and/or NETWORK = True."""
+    powers = [power for power, declared in (("change project files (WRITES = True)", writes), ("use the network (NETWORK = True)", network)) if declared]
+    question = f"Run [b]{name}[/b]? It may {' and '.join(powers)}.\nWith these arguments:"
+    detail = highlighted_source(json.dumps(arguments, indent=2, ensure_ascii=False, default=str), "json", line_numbers=False)
+    return ConfirmScreen(question, yes="Run", no="Cancel", detail=detail)
 
 
 class CatalogActionsMixin:
@@ -96,9 +105,13 @@ class CatalogActionsMixin:
         arguments = await self.ask(ArgumentFormScreen(row.name, record.spec.input_schema, description=record.spec.description.strip().splitlines()[0] if record.spec.description.strip() else ""))
         if arguments is None:
             return
+        spec = record.spec
+        if (spec.writes or spec.network) and not await self.ask(run_confirmation(row.name, spec.writes, spec.network, arguments)):
+            self.notify(f"{row.name}: not run")
+            return
         entry = Entry("tool", call_id=f"manual-{self.catalog_refreshes}-{row.name}", tool=row.name, arguments=arguments)
         block = await self.conversation.add(entry)
-        run = await self.runtime.catalog.call_tool(row.name, arguments)
+        run = await self.runtime.catalog.call_tool(row.name, arguments, allow_writes=spec.writes, allow_network=spec.network)
         entry.result, entry.is_error = run_result_text(run)
         entry.duration_ms = run.duration_ms
         block.refresh_entry()  # type: ignore[attr-defined]

@@ -25,6 +25,7 @@ class CatalogRow:
     failures: int = 0
     mean_ms: float | None = None
     error: str = ""
+    access: str = "-"  # what a tool may do beyond reading the project: "writes", "network", "writes,network" or "-"
 
     @property
     def key(self) -> str:
@@ -51,6 +52,12 @@ def first_line(text: str | None) -> str:
     return (text or "").strip().splitlines()[0].strip() if (text or "").strip() else ""
 
 
+def tool_access(spec: Any) -> str:
+    """The CLI's ACCESS column: `writes` (WRITES = True), `network` (NETWORK = True), both, or `-`."""
+    flags = [flag for flag in ("writes", "network") if spec is not None and bool(getattr(spec, flag, False))]
+    return ",".join(flags) or "-"
+
+
 def row_from_tool(record: Any) -> CatalogRow:
     """A row from a catalog `ToolRecord` (name, status, spec, error, calls, failures, last_used, mean_ms)."""
     spec = getattr(record, "spec", None)
@@ -71,6 +78,7 @@ def row_from_tool(record: Any) -> CatalogRow:
         failures=int(getattr(record, "failures", 0) or 0),
         mean_ms=getattr(record, "mean_ms", None),
         error=error_text,
+        access=tool_access(spec),
     )
 
 

@@ -1,7 +1,8 @@
-"""A yes/no confirmation modal (prune a tool, create a git repository)."""
+"""A yes/no confirmation modal (prune a tool, run a tool that writes or uses the network, create a git repository)."""
 
 from __future__ import annotations
 
+from rich.console import RenderableType
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -14,7 +15,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
 
-    def __init__(self, question: str, *, yes: str = "Yes", no: str = "No", detail: str = "") -> None:
+    def __init__(self, question: str, *, yes: str = "Yes", no: str = "No", detail: RenderableType = "") -> None:
         super().__init__()
         self.question = question
         self.detail = detail

@@ -18,7 +18,10 @@ from textual.widgets import DataTable, Input, Static
 from tui_agent.ui.catalog_rows import SORT_KEYS, CatalogRow, filter_rows, format_last_used, sort_rows
 
 STATUS_STYLES = {"ok": "green", "broken": "bold red", "drifted": "bold yellow", "unused": "dim", "disabled": "dim italic"}
-COLUMNS = (("status", "status", 7), ("name", "name", 22), ("calls", "calls", 5), ("last_used", "last use", 8), ("summary", "summary", None))
+ACCESS_MARKERS = {"-": Text("-", style="dim", justify="center"), "writes": Text("writes", style="bold #e5c07b"),
+                  "network": Text("net", style="bold #61afef"), "writes,network": Text("wr+net", style="bold #e5c07b")}
+COLUMNS = (("status", "status", 7), ("name", "name", 22), ("access", "access", 6), ("calls", "calls", 5), ("last_used", "last use", 8),
+           ("summary", "summary", None))
 
 
 class CatalogTable(DataTable[Text]):
@@ -103,6 +106,7 @@ class CatalogPane(Vertical):
             (
                 Text(row.status, style=STATUS_STYLES.get(row.status, "")),
                 Text(row.name + ("  ⚙" if row.kind == "recipe" else ""), style="bold" if row.kind == "tool" else "italic"),
+                ACCESS_MARKERS.get(row.access, Text(row.access)).copy(),
                 Text(str(row.calls), justify="right"),
                 Text(format_last_used(row.last_used, now), style="dim"),
                 Text(row.summary, style="red" if row.status == "broken" else ""),
