@@ -1,4 +1,4 @@
-"""How the UI opens the core runtime (`open_runtime` with the UI's callbacks) and switches its session for /resume."""
+"""How the UI opens the core runtime: `open_runtime` with the UI's callbacks and the CLI's launch options."""
 
 from __future__ import annotations
 
@@ -54,20 +54,3 @@ async def open_runtime_for_ui(root: Path, callbacks: UICallbacks, options: Launc
         **options.extra,
     )
 
-
-def resume_session(runtime: Any, session_id: str) -> None:
-    """Point the runtime's agent at an earlier session: its messages and usage, appending to its file."""
-    from tui_agent.core.agent.pricing import UsageTotals
-    from tui_agent.core.agent.sessions import SessionLog, load_messages, load_usage
-
-    agent = runtime.agent
-    session = SessionLog.reopen(runtime.project, session_id)
-    usage = load_usage(session.path)
-    if agent.session is not None:
-        agent.session.close()
-    agent.session = session
-    runtime.session = session
-    agent.messages = load_messages(session.path)
-    agent.usage = UsageTotals(
-        int(usage["input_tokens"]), int(usage["output_tokens"]), int(usage["cache_read_tokens"]), int(usage["cache_write_tokens"]), usage["cost_usd"]
-    )

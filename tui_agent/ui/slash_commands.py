@@ -10,7 +10,6 @@ from textual.app import SystemCommand
 
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
-from tui_agent.ui.runtime_bridge import resume_session
 
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
@@ -181,7 +180,7 @@ class SlashCommandsMixin:
         try:
             path = session_path(project, session_id)
             if getattr(self.runtime, "agent", None) is not None:
-                resume_session(self.runtime, session_id)
+                await asyncio.to_thread(self.runtime.resume, session_id)  # the core switches session, messages and usage
         except LookupError as exc:
             await self.add_notice(str(exc), "error")
             return

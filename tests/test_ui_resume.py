@@ -1,0 +1,68 @@
+"""/resume in the app goes through the core (`Runtime.resume`): session, messages, usage and the per-session authored tools."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.test_ui_support import SIZE, make_app, ready, tool_source, wait_until
+from tui_agent.core.events import TurnFinished
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
+    with FakeMessagesAPI() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+        yield server
+
+
+def write_earlier_session(root: Path) -> None:
+    """An earlier session as the core writes it: header, messages, events, and a usage record."""
+    lines = [
+        {"type": "session", "id": "earlier", "model": "m"},
+        {"type": "event", "event": "TurnStarted", "data": {"prompt": "what is in app.py?", "session_id": "earlier"}},
+        {"type": "message", "message": {"role": "user", "content": "what is in app.py?"}},
+        {"type": "event", "event": "TextDelta", "data": {"text": "It prints hello."}},
+        {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "It prints hello."}]}},
+    ]
+    sessions = root / ".agent" / "sessions"
+    sessions.mkdir(parents=True, exist_ok=True)
+    (sessions / "earlier.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+async def test_resume_switches_the_session_through_the_runtime(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(
+        reply(text("Writing it."), tool_use("create_tool", {"name": "double", "source": tool_source("double")})),
+        reply(text("Done.")),
+        reply(text("Still hello.")),
+    )
+    write_earlier_session(repo)
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        runtime, agent = app.runtime, app.runtime.agent
+        app.prompt_area.insert("make a doubling tool")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: sum(isinstance(e, TurnFinished) for e in app.events_seen) == 1, timeout=30, message="the first turn")
+        assert agent.authored_names == ["double"] and runtime.session.id != "earlier"
+
+        app.prompt_area.insert("/resume earlier")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any(entry.text == "It prints hello." for entry in app.conversation.entries), message="the transcript")
+        # the core's switch: one session object for runtime and agent, its messages, and no tools "authored in this session"
+        assert runtime.session.id == "earlier" and agent.session is runtime.session
+        assert [message["role"] for message in agent.messages] == ["user", "assistant"]
+        assert agent.authored_names == []
+
+        app.prompt_area.insert("and now?")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: sum(isinstance(e, TurnFinished) for e in app.events_seen) == 2, timeout=30, message="the next turn")
+        assert "what is in app.py?" in json.dumps(api.requests[-1].messages[0])
+    saved = (repo / ".agent" / "sessions" / "earlier.jsonl").read_text()
+    assert "and now?" in saved and "Still hello." in saved
