@@ -11,7 +11,6 @@ from typing import Any
 from tui_agent.core.catalog.drift import DriftChecker
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import read_bytes_or_none
-from tui_agent.core.catalog.gitqueries import unified_diff
 from tui_agent.core.catalog.gitstore import CatalogGit, CommitOutcome, HistoryEntry
 from tui_agent.core.catalog.models import DriftReport, ToolRecord, ToolSpec
 from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES
@@ -21,6 +20,7 @@ from tui_agent.core.catalog.reports import build_drift_report, check_arguments, 
 from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
+from tui_agent.core.catalog.versions import diff_since, revert_target
 from tui_agent.core.catalog.watcher import ToolWatcher
 from tui_agent.core.events import CatalogChanged
 from tui_agent.core.project import AGENT_DIR, Project
@@ -172,22 +172,7 @@ class Catalog:
 
     def diff(self, name: str, rev: str | None = None) -> str:
         """Diff of the tool file from `rev` (default: the commit before its latest one) to the work tree."""
-        rel = self.project.relative(self.project.tool_path(name))
-        if rev is None:
-            history = self.history(name)
-            if not history:
-                raise PipelineError("missing", f"{name} has no history in git")
-            if len(history) == 1:  # only one version: show it whole, as an addition
-                try:
-                    return self.git.diff(rel, f"{history[0].rev}^", history[0].rev)
-                except ValueError:
-                    data = self.git.show(rel, history[0].rev)
-                    return unified_diff(rel, None, data, "absent", history[0].short) if data is not None else ""
-            rev = history[1].rev
-        try:
-            return self.git.diff(rel, rev)
-        except ValueError as exc:
-            raise PipelineError("missing", str(exc)) from exc
+        return diff_since(self.git, self.project.relative(self.project.tool_path(name)), rev, name)
 
     # mutations -------------------------------------------------------------------
     async def save_tool(self, name: str, source: str, *, author: str = "agent") -> ToolRecord:
@@ -206,19 +191,7 @@ class Catalog:
         check_name(name)
         rel = self.project.relative(self.project.tool_path(name))
         async with self.pipeline.lock:
-            if rev is None:
-                current = read_bytes_or_none(self.project.tool_path(name))
-                candidates = [h for h in self.history(name) if not h.deleted]
-                target = next((h for h in candidates if self.git.show(rel, h.rev) not in (None, current)), None)
-                if target is None:
-                    raise PipelineError("missing", f"{name} has no earlier version to revert to")
-                rev = target.rev
-            try:
-                data = self.git.show(rel, rev)
-            except ValueError as exc:
-                raise PipelineError("missing", str(exc)) from exc
-            if data is None:
-                raise PipelineError("missing", f"{name} does not exist at {rev}")
+            rev, data = revert_target(self.git, rel, read_bytes_or_none(self.project.tool_path(name)), rev, name)
             entry, outcome = await self.pipeline.save(name, data, f"tuiagent: revert tool {name} to {rev[:8]}")
         self._notify([name], self._reason("revert", outcome))
         return self._current(entry)

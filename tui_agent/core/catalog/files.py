@@ -1,4 +1,4 @@
-"""Crash-safe file helpers: atomic write (temp file in the same folder + fsync + rename), the tool-file name filter, and whether a temp file's writer is alive."""
+"""Crash-safe file helpers: atomic write and delete (temp file in the same folder + fsync + rename), putting a file back, the tool-file name filter, whether a temp file's writer is alive."""
 
 from __future__ import annotations
 
@@ -52,6 +52,14 @@ def tool_name_of(path: Path) -> str | None:
     if path.suffix != ".py" or path.name.startswith("."):
         return None
     return path.stem
+
+
+def put_back(path: Path, previous: bytes | None) -> None:
+    """Undo a write: restore `previous` content, or delete the file when there was none."""
+    if previous is None:
+        atomic_delete(path)
+    else:
+        atomic_write(path, previous)
 
 
 def read_bytes_or_none(path: Path) -> bytes | None:

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from tui_agent.core.catalog.errors import STAGES, PipelineError
 from tui_agent.core.catalog.gitstore import CommitOutcome
-from tui_agent.core.catalog.files import atomic_delete, atomic_write, read_bytes_or_none
+from tui_agent.core.catalog.files import atomic_delete, atomic_write, put_back, read_bytes_or_none
 from tui_agent.core.catalog.inspector import DEFAULT_TEST_TIMEOUT_S, INSPECTOR_VERSION
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.registry import Entry, Registry
@@ -157,7 +157,7 @@ class Pipeline:
         try:
             outcome = await self.commit({rel: data}, message)
         except Exception as exc:
-            self.put_back(path, previous_bytes)
+            put_back(path, previous_bytes)
             self.registry.restore_entry(name, previous_entry)
             raise PipelineError("commit", f"git commit failed, the file was put back: {exc}") from exc
         return self.register(name, spec, data, outcome.sha), outcome
@@ -192,7 +192,7 @@ class Pipeline:
             atomic_delete(path)
             return await self.commit({self.project.relative(path): None}, message)
         except Exception as exc:
-            self.put_back(path, previous_bytes)
+            put_back(path, previous_bytes)
             self.registry.restore_entry(name, previous_entry)
             raise PipelineError("commit", f"removing {name} failed, the file was put back: {exc}") from exc
 
@@ -218,13 +218,6 @@ class Pipeline:
             self._gitignore_done = True
             return {}
         return {rel: data}
-
-    @staticmethod
-    def put_back(path: Path, data: bytes | None) -> None:
-        if data is None:
-            atomic_delete(path)
-        else:
-            atomic_write(path, data)
 
     def clear_staging(self) -> None:
         shutil.rmtree(self.project.cache_dir / "staging", ignore_errors=True)

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tui_agent.core.catalog.errors import PipelineError
-from tui_agent.core.catalog.files import atomic_delete, atomic_write
+from tui_agent.core.catalog.files import atomic_delete, atomic_write, put_back, read_bytes_or_none
 from tui_agent.core.catalog.gitstore import CatalogGit
+from tui_agent.core.catalog.versions import diff_since, revert_target
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
 from tui_agent.core.recipes.model import Recipe, RecipeRecord
@@ -64,7 +65,7 @@ class RecipeStore:
 
     def _write_and_commit(self, recipe: Recipe, raw: bytes, verb: str | None, message: str | None) -> RecipeChange:
         path = self.project.recipe_path(recipe.name)
-        previous = path.read_bytes() if path.is_file() else None
+        previous = read_bytes_or_none(path)
         created = previous is None
         if previous == raw:
             self.book.accept(recipe)
@@ -78,19 +79,12 @@ class RecipeStore:
         try:
             outcome = self.git.commit({self.rel(recipe.name): raw}, commit_message)
         except Exception as exc:
-            self._undo_write(path, previous)
+            put_back(path, previous)
             raise PipelineError("commit", f"git commit failed, nothing changed: {exc}") from exc
         self.book.accept(recipe)
         if outcome.committed:
             self.book.set_commit(recipe.name, outcome.sha)
         return RecipeChange(self.book.get(recipe.name), created, True, outcome.sha, outcome.deferred_reason, outcome.message)
-
-    @staticmethod
-    def _undo_write(path: Any, previous: bytes | None) -> None:
-        if previous is None:
-            atomic_delete(path)
-        else:
-            atomic_write(path, previous)
 
     async def prune(self, name: str) -> RecipeChange:
         """Delete a recipe (a new commit); `restore` brings it back."""
@@ -127,28 +121,9 @@ class RecipeStore:
     async def revert(self, name: str, rev: str | None = None) -> RecipeChange:
         """Go back to `rev` (default: the version before the current one) through the pipeline, as a new commit."""
         self._check_name(name)
-        rel = self.rel(name)
-        current = self.project.recipe_path(name).read_bytes() if self.project.recipe_path(name).is_file() else None
-        if rev is None:
-            entries = await asyncio.to_thread(self.git.history, rel)
-            target = None
-            for entry in entries:
-                content = await asyncio.to_thread(self._show, rel, entry.rev)
-                if content is not None and content != current:
-                    target = (entry.short, content)
-                    break
-            if target is None:
-                raise PipelineError("missing", f"recipe {name} has no earlier version to revert to")
-            short, raw = target
-        else:
-            try:
-                content = await asyncio.to_thread(self.git.show, rel, rev)
-            except ValueError as exc:
-                raise PipelineError("missing", f"cannot read recipe {name} at {rev}: {exc}") from exc
-            if content is None:
-                raise PipelineError("missing", f"recipe {name} does not exist at {rev}")
-            short, raw = rev[:10], content
-        return await self.save(name, raw, message=f"tuiagent: revert recipe {name} to {short}")
+        current = read_bytes_or_none(self.project.recipe_path(name))
+        target, raw = await asyncio.to_thread(revert_target, self.git, self.rel(name), current, rev, f"recipe {name}")
+        return await self.save(name, raw, message=f"tuiagent: revert recipe {name} to {target[:10]}")
 
     async def commit_outside_edit(self, name: str) -> RecipeChange | None:
         """A person edited or deleted a recipe file: commit the valid edit or the deletion, like the tool watcher does."""
@@ -183,15 +158,4 @@ class RecipeStore:
 
     def diff(self, name: str, rev: str | None = None) -> str:
         """Diff of the recipe file from `rev` (default: the version before its latest commit) to the work tree."""
-        rel = self.rel(name)
-        if rev is None:
-            history = self.history(name)
-            if not history:
-                raise PipelineError("missing", f"recipe {name} has no history in git")
-            if len(history) == 1:
-                return self.git.diff(rel, f"{history[0].rev}^", history[0].rev) if self._show(rel, history[0].rev) is not None else ""
-            rev = history[1].rev
-        try:
-            return self.git.diff(rel, rev)
-        except ValueError as exc:
-            raise PipelineError("missing", str(exc)) from exc
+        return diff_since(self.git, self.rel(name), rev, f"recipe {name}")
