@@ -121,7 +121,7 @@ def typed_args(schema: dict[str, Any], raw: dict[str, Any], from_cli: set[str]) 
             continue
         try:
             typed[key] = json.loads(raw[key])
-        except json.JSONDecodeError:
+        except json.JSONDecodeError:  # not JSON: the text itself is the value, as typed
             pass
     return typed
 

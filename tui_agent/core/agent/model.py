@@ -183,7 +183,7 @@ class ModelClient:
                 return min(float(headers["retry-after-ms"]) / 1000, MAX_RETRY_AFTER_S)
             if "retry-after" in headers:
                 return min(float(headers["retry-after"]), MAX_RETRY_AFTER_S)
-        except ValueError:
+        except ValueError:  # an unparseable retry-after header: fall back to our own backoff
             pass
         backoff = self.retry_base_delay_s * (2**attempt)
         return min(backoff + random.uniform(0, backoff / 4), MAX_RETRY_AFTER_S)

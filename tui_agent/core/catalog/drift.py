@@ -61,7 +61,7 @@ class DriftChecker:
                     for item in tree.traverse():
                         if item.type == "blob":
                             blobs[item.path] = item.hexsha
-                except (ValueError, git.BadName, git.GitCommandError):
+                except (ValueError, git.BadName, git.GitCommandError):  # an unknown commit has no files to compare
                     pass
                 finally:
                     repo.close()

@@ -20,7 +20,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         try:
             os.unlink(temp)
-        except FileNotFoundError:
+        except FileNotFoundError:  # the rename already consumed it
             pass
         raise
     fsync_dir(path.parent)
@@ -41,7 +41,7 @@ def fsync_dir(folder: Path) -> None:
         return
     try:
         os.fsync(fd)
-    except OSError:
+    except OSError:  # some filesystems cannot fsync a folder; the rename itself is done
         pass
     finally:
         os.close(fd)

@@ -53,7 +53,7 @@ class Dispatcher:
             task.cancel()
             try:
                 await task
-            except asyncio.CancelledError:
+            except asyncio.CancelledError:  # the cancellation we just asked for
                 pass
         for job in self._jobs:
             if job.done is not None and not job.done.done():
@@ -124,5 +124,5 @@ class Dispatcher:
             self._wake.clear()
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout)
-            except TimeoutError:
+            except TimeoutError:  # the earliest debounce deadline came: flush below
                 pass

@@ -60,7 +60,7 @@ def _can_create(folder: Path) -> bool:
     except OSError:
         try:
             probe.rmdir()
-        except OSError:
+        except OSError:  # it was never created
             pass
         return False
 
@@ -115,7 +115,7 @@ class PidsCgroup:
                 try:
                     os.kill(pid, signal.SIGKILL)
                     killed += 1
-                except OSError:
+                except OSError:  # already gone
                     pass
             time.sleep(pause)
             pause = min(pause * 2, 0.005)

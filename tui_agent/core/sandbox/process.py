@@ -143,7 +143,7 @@ class Worker:
         await self.release_cgroup()
         try:
             await asyncio.wait_for(asyncio.gather(*readers), DRAIN_AFTER_EXIT_S)
-        except asyncio.TimeoutError:
+        except asyncio.TimeoutError:  # a descendant holds the pipes open: keep what was read so far
             pass
         try:
             raw = await asyncio.wait_for(result_task, DRAIN_AFTER_EXIT_S)

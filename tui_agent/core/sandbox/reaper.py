@@ -76,7 +76,7 @@ def _signal_all(pids: set[int], signum: int) -> None:
     for pid in pids:
         try:
             os.kill(pid, signum)
-        except OSError:
+        except OSError:  # already gone, or not ours to signal
             pass
 
 

@@ -130,7 +130,7 @@ class Sandbox:
             # Not cancelled: cancelling a half-created subprocess can hang; _fill stops after the current spawn.
             try:
                 await self._refill_task
-            except Exception:
+            except Exception:  # a failed refill spawn only means fewer warm workers to close
                 pass
         await self.cancel_running()
         warm = [worker for pool in self._warm.values() for worker in pool]

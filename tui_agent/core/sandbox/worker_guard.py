@@ -231,7 +231,7 @@ def kill_descendants() -> int:
             try:
                 os.kill(pid, signal.SIGKILL)
                 killed += 1
-            except OSError:
+            except OSError:  # already gone
                 pass
         while True:
             try:
