@@ -19,6 +19,8 @@ from textual.worker import NoActiveWorker, get_current_worker
 
 from tui_agent.ui.catalog_sync import CatalogSyncMixin
 from tui_agent.ui.catalog_actions import CatalogActionsMixin
+from tui_agent.ui.diffs import warm_up_highlighting
+from tui_agent.ui.heap import freeze_long_lived, thaw
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
 from tui_agent.ui.slash_commands import SlashCommandsMixin
 from tui_agent.ui.turn import TurnMixin
@@ -156,6 +158,8 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         recipes = getattr(runtime, "recipes", None)
         if recipes is not None and hasattr(recipes, "session_started"):
             self.run_worker(recipes.session_started(), group="recipes-start")
+        await asyncio.to_thread(warm_up_highlighting)
+        freeze_long_lived()
 
     def model_name(self) -> str:
         agent = getattr(self.runtime, "agent", None)
@@ -272,6 +276,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
                 await asyncio.wait_for(close(), timeout=5)
             except Exception:  # closing must never block quitting
                 pass
+        thaw()
 
 
 def launch_options(args: argparse.Namespace) -> LaunchOptions:

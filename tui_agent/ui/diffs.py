@@ -117,6 +117,16 @@ def highlighter(lexer: str) -> Syntax:
     return Syntax("", lexer, theme=THEME, background_color="default")
 
 
+WARM_LEXERS = ("python", "json", "bash", "toml", "diff")
+
+
+def warm_up_highlighting() -> None:
+    """Build each common Pygments lexer once (its first use compiles its rules: 40-50 ms for Python), so the first
+    code block shown while scrolling does not pay for it. Meant for a worker thread."""
+    for lexer in WARM_LEXERS:
+        highlighter(lexer).highlight("x = 1")
+
+
 def highlight(text: str, path: str) -> Text:
     """One source line, syntax-coloured for the file it belongs to."""
     lexer = lexer_name_for(path)

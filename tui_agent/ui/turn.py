@@ -21,6 +21,7 @@ from tui_agent.core.events import (
     TurnFinished,
     Usage,
 )
+from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import entries_from_records
 from tui_agent.ui.turn_edits import TurnEdits
@@ -57,6 +58,7 @@ class TurnMixin:
         records = await asyncio.to_thread(read_records, path)
         await self.conversation.load_entries(entries_from_records(records))
         await self.conversation.add(Entry("notice", text=f"Resumed session {session_id}."))
+        freeze_long_lived()
 
     def start_turn(self: "TuiAgentApp", prompt: str) -> bool:
         """Run `prompt` as an agent turn; False (with a notice) when no agent or a turn is already running."""

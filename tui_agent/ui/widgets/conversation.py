@@ -7,7 +7,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, Entry, ToolCallBlock, widget_for
+from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, Entry, ToolCallBlock, widget_for, widget_type_for
 
 INITIAL_WINDOW = 40
 MAX_MOUNTED = 60
@@ -114,46 +114,75 @@ class Conversation(VerticalScroll, can_focus=True):
         self._update_markers()
 
     def load_earlier(self, count: int = LOAD_STEP) -> None:
-        """Mount up to `count` older entries above, dropping as many from the bottom beyond MAX_MOUNTED."""
+        """Show up to `count` older entries above, dropping as many from the bottom beyond MAX_MOUNTED (their widgets are reused)."""
         if self.first_mounted == 0:
             return
-        start = max(0, self.first_mounted - count)
-        widgets = [self._make(entry) for entry in self.entries[start : self.first_mounted]]
-        self.first_mounted = start
-        self.release_anchor()
-        old_height, old_y = self.virtual_size.height, self.scroll_y
-        self.mount_all(widgets, after=self._earlier)
-        excess = self.mounted_count - MAX_MOUNTED
+        start = max(0, self.first_mounted - min(count, MAX_MOUNTED - 1))
+        anchor = self._widgets.get(id(self.entries[self.first_mounted])) if self.mounted_count else None
+        excess = self.mounted_count + (self.first_mounted - start) - MAX_MOUNTED
+        dropped: list[Entry] = []
         if excess > 0 and self._streaming is None:
-            self._unmount(self.entries[self.last_mounted - excess : self.last_mounted])
+            dropped = self.entries[self.last_mounted - excess : self.last_mounted]
             self.last_mounted -= excess
+        self.release_anchor()
+        self._keep_in_view(anchor)
+        self._show(self.entries[start : self.first_mounted], dropped, after=self._earlier)
+        self.first_mounted = start
         self._update_markers()
-
-        def keep_view() -> None:
-            """Stay on the message that was at the top, now below the newly mounted ones."""
-            self.scroll_to(y=self.virtual_size.height - old_height + old_y, animate=False, immediate=True)
-
-        self.call_after_refresh(keep_view)
 
     def load_later(self, count: int = LOAD_STEP) -> None:
-        """Mount up to `count` newer entries below, dropping as many from the top beyond MAX_MOUNTED."""
+        """Show up to `count` newer entries below, dropping as many from the top beyond MAX_MOUNTED (their widgets are reused)."""
         if self.at_end:
             return
-        end = min(len(self.entries), self.last_mounted + count)
-        widgets = [self._make(entry) for entry in self.entries[self.last_mounted : end]]
+        end = min(len(self.entries), self.last_mounted + min(count, MAX_MOUNTED - 1))
+        anchor = self._widgets.get(id(self.entries[self.last_mounted - 1])) if self.mounted_count else None
+        excess = self.mounted_count + (end - self.last_mounted) - MAX_MOUNTED
+        dropped = self.entries[self.first_mounted : self.first_mounted + excess] if excess > 0 else []
+        self.first_mounted += len(dropped)
+        self._keep_in_view(anchor)
+        self._show(self.entries[self.last_mounted : end], dropped, before=self._later)
         self.last_mounted = end
-        self.mount_all(widgets, before=self._later)
-        excess = self.mounted_count - MAX_MOUNTED
-        if excess > 0:
-            old_height, old_y = self.virtual_size.height, self.scroll_y
-            self._unmount(self.entries[self.first_mounted : self.first_mounted + excess])
-            self.first_mounted += excess
-
-            def keep_view() -> None:
-                self.scroll_to(y=max(0, old_y - (old_height - self.virtual_size.height)), animate=False, immediate=True)
-
-            self.call_after_refresh(keep_view)
         self._update_markers()
+
+    def _show(self, entries: list[Entry], dropped: list[Entry], *, after: Widget | None = None, before: Widget | None = None) -> None:
+        """Widgets for `entries`, in order, next to a marker: the dropped entries' widgets of the same kind are rebound
+        and moved (no widget is built or torn down, so no garbage for the collector), the others built; leftovers removed."""
+        pool: dict[type[Widget], list[Widget]] = {}
+        for entry in dropped:
+            widget = self._widgets.pop(id(entry), None)
+            if widget is not None:
+                pool.setdefault(type(widget), []).append(widget)
+        previous = after
+        for entry in entries:
+            reusable = pool.get(widget_type_for(entry))
+            if reusable:
+                widget = reusable.pop()
+                widget.rebind(entry)  # type: ignore[attr-defined]
+                self._widgets[id(entry)] = widget
+                if previous is not None:
+                    self.move_child(widget, after=previous)
+                else:
+                    self.move_child(widget, before=before)
+            else:
+                widget = self._make(entry)
+                self.mount(widget, after=previous) if previous is not None else self.mount(widget, before=before)
+            if previous is not None:
+                previous = widget
+        leftovers = [widget for widgets in pool.values() for widget in widgets]
+        if leftovers:
+            self.remove_children(leftovers)
+
+    def _keep_in_view(self, anchor: Widget | None) -> None:
+        """After the next layout, scroll so `anchor` sits where it is now on screen (content changed above or below it)."""
+        if anchor is None:
+            return
+        offset = anchor.virtual_region.y - self.scroll_y
+
+        def restore() -> None:
+            if anchor.parent is self:
+                self.scroll_to(y=max(0, anchor.virtual_region.y - offset), animate=False, immediate=True)
+
+        self.call_after_refresh(restore)
 
     def action_load_earlier(self) -> None:
         self.load_earlier()

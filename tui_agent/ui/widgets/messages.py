@@ -66,6 +66,11 @@ class UserMessage(Static):
         super().__init__(Text(entry.text), classes="message user")
         self.entry = entry
 
+    def rebind(self, entry: Entry) -> None:
+        """Show another entry of the same kind (the conversation recycles widgets as its window slides)."""
+        self.entry = entry
+        self.update(Text(entry.text))
+
 
 class NoticeMessage(Static):
     """A runtime notice (retry, deferred commit, configuration hint, error)."""
@@ -74,6 +79,12 @@ class NoticeMessage(Static):
         super().__init__(Text(entry.text), classes=f"message notice -{entry.level}")
         self.entry = entry
 
+    def rebind(self, entry: Entry) -> None:
+        self.remove_class(f"-{self.entry.level}")
+        self.entry = entry
+        self.add_class(f"-{entry.level}")
+        self.update(Text(entry.text))
+
 
 class AssistantText(Static):
     """A finished assistant message from history: one light widget rendering Rich Markdown."""
@@ -81,6 +92,11 @@ class AssistantText(Static):
     def __init__(self, entry: Entry) -> None:
         super().__init__(RichMarkdown(entry.text, code_theme="monokai"), classes="message assistant" + (" -continued" if entry.continued else ""))
         self.entry = entry
+
+    def rebind(self, entry: Entry) -> None:
+        self.entry = entry
+        self.set_class(entry.continued, "-continued")
+        self.update(RichMarkdown(entry.text, code_theme="monokai"))
 
 
 class AssistantMessage(Markdown):
@@ -160,12 +176,23 @@ class ToolCallBlock(Collapsible):
         self.set_class(self.entry.is_error, "-error")
         self.set_class(self.entry.authored, "-authored")
 
+    def rebind(self, entry: Entry) -> None:
+        """Show another tool call (the conversation recycles widgets as its window slides)."""
+        self.entry = entry
+        self.collapsed = entry.tool != "create_tool"
+        self.refresh_entry()
+
     def refresh_entry(self) -> None:
         """Show the entry's current state (after the call finished or the tool got authored)."""
         self.title = tool_title(self.entry)
         self._refresh_classes()
         self._arguments_view.update(self._arguments_renderable())
         self._result_view.update(self._result_renderable())
+
+
+def widget_type_for(entry: Entry) -> type[Widget]:
+    """The widget class that shows entries of this kind (recycled widgets must match it)."""
+    return {"user": UserMessage, "assistant": AssistantText, "tool": ToolCallBlock}.get(entry.kind, NoticeMessage)
 
 
 def widget_for(entry: Entry) -> Widget:
