@@ -155,17 +155,15 @@ class Conversation(VerticalScroll, can_focus=True):
         previous = after
         for entry in entries:
             reusable = pool.get(widget_type_for(entry))
+            place = {"after": previous} if previous is not None else {"before": before}
             if reusable:
                 widget = reusable.pop()
                 widget.rebind(entry)  # type: ignore[attr-defined]
                 self._widgets[id(entry)] = widget
-                if previous is not None:
-                    self.move_child(widget, after=previous)
-                else:
-                    self.move_child(widget, before=before)
+                self.move_child(widget, **place)
             else:
                 widget = self._make(entry)
-                self.mount(widget, after=previous) if previous is not None else self.mount(widget, before=before)
+                self.mount(widget, **place)
             if previous is not None:
                 previous = widget
         leftovers = [widget for widgets in pool.values() for widget in widgets]
