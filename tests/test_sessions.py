@@ -40,6 +40,18 @@ def test_a_truncated_last_line_is_ignored_and_appends_continue(repo: Path) -> No
     assert all(json.loads(line) for line in log.path.read_text().splitlines())
 
 
+def test_resuming_after_clear_starts_from_the_clear(repo: Path) -> None:
+    project = Project.at(repo)
+    log = SessionLog.create(project, model="m")
+    log.append_message({"role": "user", "content": [{"type": "text", "text": "before"}]})
+    log.append_message({"role": "assistant", "content": [{"type": "text", "text": "old answer"}]})
+    log.append({"type": "clear", "time": 0})
+    log.append_message({"role": "user", "content": [{"type": "text", "text": "after"}]})
+    log.close()
+    assert load_messages(log.path) == [{"role": "user", "content": [{"type": "text", "text": "after"}]}]
+    assert "old answer" in log.path.read_text()  # the file keeps what was said
+
+
 def test_repair_answers_dangling_tool_uses_and_merges_user_turns() -> None:
     messages = [
         {"role": "user", "content": [{"type": "text", "text": "go"}]},

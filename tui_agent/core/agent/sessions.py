@@ -111,8 +111,13 @@ def _drop_truncated_tail(path: Path) -> None:
 
 
 def load_messages(path: Path) -> list[dict[str, Any]]:
-    """Rebuild the API message list of a session, repaired so it can be sent again."""
-    messages = [record["message"] for record in read_records(path) if record.get("type") == "message" and isinstance(record.get("message"), dict)]
+    """Rebuild the API message list of a session since its last `clear`, repaired so it can be sent again."""
+    messages: list[dict[str, Any]] = []
+    for record in read_records(path):
+        if record.get("type") == "clear":
+            messages.clear()  # /clear: the model started afresh; what came before stays in the file only
+        elif record.get("type") == "message" and isinstance(record.get("message"), dict):
+            messages.append(record["message"])
     return repair_messages(messages)
 
 
