@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.fake_messages_api import FakeMessagesAPI
 
 from tests.gitrepo import init_repo, make_user_changes
 
@@ -20,3 +23,13 @@ def dirty_repo(repo: Path) -> Path:
     """A real git repo with a staged change, an unstaged change and an untracked file."""
     make_user_changes(repo)
     return repo
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
+    """The local Messages API server, with ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL pointing the SDK at it."""
+    with FakeMessagesAPI() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+        yield server

@@ -11,15 +11,6 @@ from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, to
 from tui_agent.cli import main
 
 
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> FakeMessagesAPI:
-    server = FakeMessagesAPI().start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    yield server
-    server.stop()
-
-
 def tuiagent(repo: Path, *args: str) -> int:
     return main(["--project", str(repo), *args])
 

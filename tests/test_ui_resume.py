@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.test_ui_support import SIZE, make_app, ready, tool_source, wait_until
 from tui_agent.core.events import TurnFinished
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
-    with FakeMessagesAPI() as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-        yield server
 
 
 def write_earlier_session(root: Path) -> None:
