@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.test_ui_support import SIZE, make_app, ready, tool_source, wait_until
 from tui_agent.core.events import TurnFinished
