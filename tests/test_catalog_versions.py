@@ -8,8 +8,8 @@ import pytest
 
 from tests.gitrepo import git, init_repo
 from tui_agent.core.catalog.errors import PipelineError
-from tui_agent.core.catalog.gitstore import CatalogGit
-from tui_agent.core.catalog.versions import diff_since, revert_target
+from tui_agent.core.versioning.gitstore import CatalogGit
+from tui_agent.core.versioning.versions import diff_since, revert_target
 
 REL = ".agent/recipes/hello.toml"
 

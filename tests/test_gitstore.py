@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git, user_state
-from tui_agent.core.catalog.gitstore import CatalogGit, catch_up_message
+from tui_agent.core.versioning.gitstore import CatalogGit, catch_up_message
 
 TOOL = ".agent/tools/count_lines.py"
 V1 = b'def count_lines(path: str) -> int:\n    """Count lines.\n\n    Args:\n        path: a file\n    """\n    return 1\n'

@@ -6,7 +6,7 @@ import stat
 from pathlib import Path
 
 from tests.gitrepo import git, init_repo, make_user_changes, user_state
-from tui_agent.core.catalog.gitstore import CatalogGit
+from tui_agent.core.versioning.gitstore import CatalogGit
 
 TOOL_A = ".agent/tools/tool_a.py"
 TOOL_B = ".agent/tools/tool_b.py"

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 from tests.gitrepo import git, user_state
-from tui_agent.core.catalog.gitlocks import inspect_lock
-from tui_agent.core.catalog.gitstore import CatalogGit
+from tui_agent.core.versioning.gitlocks import inspect_lock
+from tui_agent.core.versioning.gitstore import CatalogGit
 
 TOOL = ".agent/tools/tool_a.py"
 CONTENT = b"def tool_a() -> int:\n    return 1\n"

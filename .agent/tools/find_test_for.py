@@ -27,7 +27,7 @@ def find_test_for(module: str, tests_folder: str = "tests") -> list[dict]:
     """List the test files importing a module (or anything inside it), with the importing lines.
 
     Args:
-        module: A dotted module name or a path, e.g. "tui_agent.core.catalog.gitstore" or "tui_agent/core/project.py".
+        module: A dotted module name or a path, e.g. "tui_agent.core.versioning.gitstore" or "tui_agent/core/project.py".
         tests_folder: Where the tests are, relative to the project root.
     """
     target = _dotted(module)

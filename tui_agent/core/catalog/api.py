@@ -11,7 +11,7 @@ from typing import Any
 from tui_agent.core.catalog.drift import DriftChecker
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import read_bytes_or_none
-from tui_agent.core.catalog.gitstore import CatalogGit, CommitOutcome, HistoryEntry
+from tui_agent.core.versioning.gitstore import CatalogGit, CommitOutcome, HistoryEntry
 from tui_agent.core.catalog.models import DriftReport, ToolRecord, ToolSpec
 from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES
 from tui_agent.core.catalog.pipeline import Pipeline, SandboxLike
@@ -20,7 +20,7 @@ from tui_agent.core.catalog.reports import build_drift_report, check_arguments, 
 from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
-from tui_agent.core.catalog.versions import diff_since, revert_target
+from tui_agent.core.versioning.versions import diff_since, revert_target
 from tui_agent.core.catalog.watcher import ToolWatcher
 from tui_agent.core.events import CatalogChanged
 from tui_agent.core.project import AGENT_DIR, Project

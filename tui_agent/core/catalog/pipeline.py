@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tui_agent.core.catalog.errors import STAGES, PipelineError
-from tui_agent.core.catalog.gitstore import CommitOutcome
+from tui_agent.core.versioning.gitstore import CommitOutcome
 from tui_agent.core.catalog.files import atomic_delete, atomic_write, put_back, read_bytes_or_none
 from tui_agent.core.catalog.inspector import DEFAULT_TEST_TIMEOUT_S, INSPECTOR_VERSION
 from tui_agent.core.catalog.models import ToolSpec

@@ -13,7 +13,7 @@ import git as gitpython
 from tui_agent.core.catalog.drift import blob_sha
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import process_alive, read_bytes_or_none, temp_writer_pid, tool_name_of
-from tui_agent.core.catalog.gitstore import CatalogGit
+from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.catalog.inspector import INSPECTOR_VERSION
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.pipeline import Pipeline

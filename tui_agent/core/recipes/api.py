@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tui_agent.core.catalog.gitstore import CatalogGit
+from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
 from tui_agent.core.recipes.engine import RecipeEngine, SubmitPrompt, ToolRunner, WriteApprover

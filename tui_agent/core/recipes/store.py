@@ -8,8 +8,8 @@ from typing import Any
 
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import atomic_delete, atomic_write, put_back, read_bytes_or_none
-from tui_agent.core.catalog.gitstore import CatalogGit
-from tui_agent.core.catalog.versions import diff_since, revert_target
+from tui_agent.core.versioning.gitstore import CatalogGit
+from tui_agent.core.versioning.versions import diff_since, revert_target
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
 from tui_agent.core.recipes.model import Recipe, RecipeRecord

@@ -33,10 +33,10 @@ from pathlib import Path, PurePosixPath
 
 import git
 
-from tui_agent.core.catalog.gitcommit import CommitBuilder, Deferral, catch_up_message
-from tui_agent.core.catalog.gitpending import PendingChange, PendingJournal, exclusive_lock
-from tui_agent.core.catalog.gitqueries import GitQueries, HistoryEntry
-from tui_agent.core.catalog.gitrunner import GitRunner
+from tui_agent.core.versioning.gitcommit import CommitBuilder, Deferral, catch_up_message
+from tui_agent.core.versioning.gitpending import PendingChange, PendingJournal, exclusive_lock
+from tui_agent.core.versioning.gitqueries import GitQueries, HistoryEntry
+from tui_agent.core.versioning.gitrunner import GitRunner
 
 __all__ = ["CatalogGit", "CommitOutcome", "GitStatus", "HistoryEntry", "catch_up_message"]
 

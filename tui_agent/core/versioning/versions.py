@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from tui_agent.core.catalog.errors import PipelineError
-from tui_agent.core.catalog.gitqueries import HistoryEntry, unified_diff
+from tui_agent.core.versioning.gitqueries import HistoryEntry, unified_diff
 
 
 class VersionedGit(Protocol):

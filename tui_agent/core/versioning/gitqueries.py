@@ -6,7 +6,7 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui_agent.core.catalog.gitrunner import GitRunner
+from tui_agent.core.versioning.gitrunner import GitRunner
 
 FIELD = "\x1f"
 RECORD = "\x1e"

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core.catalog.files import process_alive
-from tui_agent.core.catalog.gitlocks import inspect_lock, remove_stale_lock
-from tui_agent.core.catalog.gitpending import PendingChange
-from tui_agent.core.catalog.gitrunner import GitFailure, GitRunner
+from tui_agent.core.versioning.gitlocks import inspect_lock, remove_stale_lock
+from tui_agent.core.versioning.gitpending import PendingChange
+from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
 
 HOOK_TIMEOUT_S = 300
 CAS_ATTEMPTS = 3
