@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,55 @@ def test_failed_calls_and_corrupt_lines_are_ignored(project: Project) -> None:
         handle.write('{"type": "event", "event": "ToolCallStarted", "data": 5}\n{not json\n')
     write_session(project, [flaky_workflow("test_refund")])
     assert len(book_for(project).current()) == 1
+
+
+FLAKY_TOOL = '''"""Diff a test's passing and failing logs."""
+
+
+def flaky_diff(name: str) -> str:
+    """The sorted log lines of one test.
+
+    Args:
+        name: The test's name.
+    """
+    return name
+
+
+def test_flaky_diff() -> None:
+    assert flaky_diff("a") == "a"
+'''
+
+
+def workflow_replies(name: str) -> list[object]:
+    from tests.fake_messages_api import reply, text, tool_use
+    return [
+        reply(tool_use("grep", {"pattern": name, "path": "logs"})),
+        reply(tool_use("read_file", {"path": f"logs/{name}.log"})),
+        reply(tool_use("run_shell", {"command": f"sort logs/{name}.log"})),
+        reply(tool_use("run_shell", {"command": f"diff logs/{name}.log logs/{name}.log"})),
+        reply(text(f"{name} looks stable.")),
+    ]
+
+
+def test_the_model_gets_the_note_once_at_the_next_request_and_not_after_the_tool_is_used(repo: Path, api: object) -> None:
+    from tests.fake_messages_api import reply, text, tool_use
+    from tui_agent.cli import main
+
+    (repo / "logs").mkdir()
+    for name in ("test_pay", "test_refund"):
+        (repo / "logs" / f"{name}.log").write_text(f"2 {name} pass\n1 {name} fail\n")
+    api.enqueue(*workflow_replies("test_pay"))  # type: ignore[attr-defined]
+    assert main(["--project", str(repo), "-p", "why is test_pay flaky?", "--yes"]) == 0
+    api.enqueue(*workflow_replies("test_refund"), reply(text("ok")))  # type: ignore[attr-defined]
+    assert main(["--project", str(repo), "--continue", "-p", "and test_refund?", "--yes"]) == 0
+    assert main(["--project", str(repo), "--continue", "-p", "thanks", "--yes"]) == 0
+
+    notes = [request for request in api.requests  # type: ignore[attr-defined]
+             if "[tuiagent] Repeated call chain" in json.dumps(request.messages[-1])]
+    assert len(notes) == 1, [(r.last_user_text()[:80], len(r.messages)) for r in notes]
+    assert "grep → read_file → run_shell → run_shell ran 2 times" in json.dumps(notes[0].messages[-1], ensure_ascii=False)
+
+    api.enqueue(reply(tool_use("create_tool", {"name": "flaky_diff", "source": FLAKY_TOOL})),  # type: ignore[attr-defined]
+                reply(tool_use("flaky_diff", {"name": "test_pay"})), reply(text("done")))
+    assert main(["--project", str(repo), "--continue", "-p", "make it a tool", "--yes"]) == 0
+    assert book_for(Project.at(repo)).current() == []

@@ -8,7 +8,7 @@ from typing import Any
 
 from tui_agent.core.agent.sessions import read_records
 from tui_agent.core.catalog.state import StateStore
-from tui_agent.core.tending.chains import Chain, calls_in_session, find_chains
+from tui_agent.core.tending.chains import Call, Chain, calls_in_session, find_chains
 
 RECENT_SESSIONS = 30
 SHOWN_VALUES = 3
@@ -53,12 +53,23 @@ class SuggestionBook:
     def __init__(self, sessions_dir: Path, state: StateStore) -> None:
         self.sessions_dir = sessions_dir
         self.state = state
+        self._parsed: dict[Path, tuple[tuple[int, int], list[Call], list[AuthoredTool]]] = {}
+
+    def _read(self, path: Path) -> tuple[list[Call], list[AuthoredTool]]:
+        """A session's calls and answered tools, parsed again only when the file changed."""
+        stat = path.stat()
+        key = (stat.st_mtime_ns, stat.st_size)
+        cached = self._parsed.get(path)
+        if cached is None or cached[0] != key:
+            cached = (key, calls_in_session(path), authored_and_used(path))
+            self._parsed[path] = cached
+        return cached[1], cached[2]
 
     def current(self) -> list[Chain]:
         """Chains worth a tool now: repeated, not dismissed, not answered by a tool written and used since."""
-        paths = recent_sessions(self.sessions_dir)
-        chains = find_chains(calls_in_session(path) for path in paths)
-        answers = [tool for path in paths for tool in authored_and_used(path)]
+        parsed = [self._read(path) for path in recent_sessions(self.sessions_dir)]
+        chains = find_chains(calls for calls, _ in parsed)
+        answers = [tool for _, tools in parsed for tool in tools]
         ledger = self.state.suggestions()
         open_chains: list[Chain] = []
         for chain in chains:
@@ -72,13 +83,25 @@ class SuggestionBook:
             open_chains.append(chain)
         return open_chains
 
-    def note_for_next_request(self) -> str | None:
-        """The chains not yet offered, as one short note for the model; each is offered once."""
+    def note_for_next_request(self, *, turn_running: bool = False) -> str | None:
+        """The chains not yet offered, as one short note for the model; each is offered once.
+
+        While a turn runs, a chain that ends at the newest call may still be growing (step 3 of a 4-step
+        workflow), so it waits for the next call that does not extend it, or for the next prompt.
+        """
         ledger = self.state.suggestions()
         fresh = [chain for chain in self.current() if chain.id not in ledger]
+        if turn_running:
+            fresh = [chain for chain in fresh if not self._ends_at_newest_call(chain)]
         for chain in fresh:
             self.state.set_suggestion(chain.id, "offered", _steps(chain))
         return "\n".join(describe(chain) for chain in fresh) or None
+
+    def _ends_at_newest_call(self, chain: Chain) -> bool:
+        paths = recent_sessions(self.sessions_dir, limit=1)
+        calls = self._read(paths[0])[0] if paths else []
+        newest = (calls[-1].session, calls[-1].position) if calls else None
+        return any((o.calls[-1].session, o.calls[-1].position) == newest for o in chain.occurrences)
 
     def dismiss(self, chain_id: str) -> bool:
         """Never suggest this chain again; False when no current suggestion has that id."""
