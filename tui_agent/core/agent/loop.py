@@ -13,7 +13,7 @@ from typing import Any
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
 from tui_agent.core.agent.compaction import request_tokens, shorten_old_tool_results
-from tui_agent.core.agent.model import ModelClient, ModelError, ModelReply
+from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
 from tui_agent.core.agent.prompt import catalog_entries, catalog_index, rank, system_blocks, tools_array
@@ -22,6 +22,7 @@ from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure,
 from tui_agent.core.tending.suggestions import SuggestionBook
 from tui_agent.core.events import CatalogChanged, Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
+from tui_agent.core.protocols import Model
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
 REPEATED_FAILURE_LIMIT = 3
@@ -39,7 +40,7 @@ class Agent:
         *,
         project: Project,
         settings: Settings,
-        client: ModelClient,
+        client: Model,
         permissions: Permissions,
         session: SessionLog,
         sandbox: Any = None,
