@@ -375,7 +375,7 @@ class RecipeEngine:
     async def _write_refusal(self, recipe: Recipe, tool: str, args: dict[str, Any]) -> str | None:
         """None when the tool (WRITES = True) may run with the project writable, else why not."""
         if self.permissions is None:
-            return (f"it declares WRITES = True (it may change project files) and this recipe engine has no one to "
+            return ("it declares WRITES = True (it may change project files) and this recipe engine has no one to "
                     "approve that")
         request = ApprovalRequest("write", tool, f"recipe {recipe.name}: {tool} may change project files (WRITES = True)",
                                   json.dumps(args, indent=1, ensure_ascii=False, default=repr))
