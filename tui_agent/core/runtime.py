@@ -13,6 +13,7 @@ from tui_agent.core.agent.model import ModelClient, configuration_hint, configur
 from tui_agent.core.agent.permissions import ApprovalCallback, Permissions
 from tui_agent.core.agent.pricing import DEFAULT_MODEL, UsageTotals
 from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_messages, load_usage
+from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.project import Project, Settings
 
 
@@ -32,6 +33,8 @@ class Runtime:
     model_error: str | None = None
     problems: list[str] = field(default_factory=list)
     resumed: bool = False
+    changes: ChangeFeed = field(default_factory=ChangeFeed)
+    """The project's one change stream (tools, recipes, files, branch, usage): front ends subscribe here."""
 
     @property
     def git_status(self) -> Any:
@@ -85,13 +88,13 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
         runtime.problems.append(f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled")
         return
     try:
-        runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git)
+        runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git, changes=runtime.changes)
     except Exception as error:
         runtime.problems.append(f"tool catalog unavailable: {error}")
         return
     try:
         runtime.recipes = await open_recipes(project, runtime.catalog, runtime.catalog.git, submit_prompt=submit_prompt,
-                                             permissions=runtime.permissions)
+                                             permissions=runtime.permissions, changes=runtime.changes)
     except Exception as error:
         runtime.problems.append(f"recipes unavailable: {error}")
 
@@ -153,5 +156,5 @@ async def open_runtime(
                          max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
     runtime.agent = Agent(project=project, settings=settings, client=client, permissions=permissions, session=session,
                           sandbox=runtime.sandbox, catalog=runtime.catalog, recipes=runtime.recipes,
-                          messages=messages, usage=usage)
+                          messages=messages, usage=usage, changes=runtime.changes)
     return runtime

@@ -66,13 +66,11 @@ class CatalogSyncMixin:
 
     def start_catalog_sync(self: "TuiAgentApp") -> None:
         catalog = getattr(self.runtime, "catalog", None)
-        if catalog is not None:
-            catalog.add_listener(self._on_catalog_changed)
+        self.runtime.changes.add_listener(self._on_recipe_event)  # every store change and watcher finding, once
         recipes = getattr(self.runtime, "recipes", None)
-        add_listener = getattr(recipes, "add_listener", None)
-        if add_listener is not None:
-            add_listener(self._on_recipe_event)
-            self.show_recipe_events()
+        if recipes is not None:
+            recipes.add_listener(self._on_recipe_event, changes=False)  # its tool calls and notices
+        self.show_recipe_events()
         self._stamps = self._watched_stamps()
         if self.watch_catalog_enabled and catalog is not None:
             self.watch_catalog()
