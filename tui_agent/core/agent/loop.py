@@ -22,6 +22,7 @@ from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure,
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
+from tui_agent.core.watch import ProjectWatcher
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
 REPEATED_FAILURE_LIMIT = 3
@@ -49,6 +50,7 @@ class Agent:
         usage: UsageTotals | None = None,
         context_limit_tokens: int = CONTEXT_LIMIT_TOKENS,
         changes: ChangeFeed | None = None,
+        watcher: ProjectWatcher | None = None,
     ) -> None:
         self.project = project
         self.settings = settings
@@ -62,6 +64,7 @@ class Agent:
         self.usage = usage or UsageTotals()
         self.context_limit_tokens = context_limit_tokens
         self.changes = changes  # the project's change feed: what the stores publish during a call joins the turn
+        self.watcher = watcher  # before each request, wait until the files changed so far have been handled
         self.builtins: dict[str, BuiltinTool] = builtin_tools(has_sandbox=sandbox is not None, has_catalog=catalog is not None, has_recipes=recipes is not None)
         self.authored_names: list[str] = []  # tools authored in this session, newest last
 
@@ -224,18 +227,13 @@ class Agent:
         return count, level
 
     async def _sync_catalog(self) -> AsyncIterator[Event]:
-        """Pick up tool files changed on disk by someone else, so that this request lists them as they are now."""
-        if self.catalog is None:
+        """Let the project watcher handle the files changed so far (tool files someone else edited, the agent's own
+        writes), so that this request lists the tools as they are now."""
+        if self.watcher is None:
             return
-        on_disk = {path.stem for path in self.project.tools_dir.glob("*.py")}
-        names = on_disk | {entry.name for entry in catalog_entries(self.catalog)}
         published: list[Event] = []
-        try:
-            with self._forwarding_store_changes(published):
-                await self.catalog.handle_file_changes(names)
-        except Exception as error:  # the catalog keeps its last good state; the conversation goes on
-            yield Notice(f"could not reload changed tool files: {error}", "warning")
-            return
+        with self._forwarding_store_changes(published):
+            await self.watcher.settle()
         for event in published:
             yield event
 

@@ -21,10 +21,10 @@ from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
 from tui_agent.core.versioning.versions import diff_since, revert_target
-from tui_agent.core.catalog.watcher import ToolWatcher
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
 from tui_agent.core.project import AGENT_DIR, Project
+from tui_agent.core.watch import ProjectWatcher
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult, SandboxPolicy
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
@@ -46,7 +46,7 @@ class Catalog:
         self.registry: Registry = pipeline.registry
         self.drift_checker = DriftChecker(project.root)
         self.load_report = LoadReport()
-        self.watcher: ToolWatcher | None = None
+        self.watcher: ProjectWatcher | None = None  # the runtime's project watcher, or the one `watch()` runs
         self.changes = changes or ChangeFeed()
         self._listeners: dict[Callable[[CatalogChanged], None], Callable[[ChangeEvent], None]] = {}
 
@@ -324,7 +324,7 @@ class Catalog:
                 entry = self.registry.get(name)
                 if data is None:
                     if entry is not None:
-                        await self.pipeline.remove(name, f"tuiagent: remove tool {name} (file deleted outside tuiagent)")
+                        await self._removed_outside(name)
                         changed.append(name)
                     continue
                 if entry is not None and entry.disk_sha == source_sha(data):
@@ -336,10 +336,19 @@ class Catalog:
             self._notify(changed, "edited outside tuiagent")
         return changed
 
-    async def watch(self) -> None:
-        """Hot reload: watch `.agent/tools/` until cancelled."""
-        self.watcher = ToolWatcher(self.project.tools_dir, self._on_watch)
-        await self.watcher.run()
+    async def _removed_outside(self, name: str) -> None:
+        """The file is gone: commit the deletion, unless HEAD has it deleted already (another process pruned it)."""
+        rel = self.project.relative(self.project.tool_path(name))
+        async with self.pipeline.writer.hold():
+            if read_bytes_or_none(self.project.tool_path(name)) is not None:
+                return  # back already: the event for its return handles it
+            in_head = await asyncio.to_thread(self.pipeline.committed, rel) is not None
+            if not in_head and not self.pipeline.pending(rel):
+                self.registry.unregister(name)
+                return
+            await self.pipeline.remove_locked(name, f"tuiagent: remove tool {name} (file deleted outside tuiagent)")
 
-    async def _on_watch(self, names: set[str]) -> None:
-        await self.handle_file_changes(names)
+    async def watch(self) -> None:
+        """Hot reload on its own (no runtime): a project watcher feeding only this catalog, until cancelled."""
+        self.watcher = ProjectWatcher(self.project, self.changes, on_tools=self.handle_file_changes)
+        await self.watcher.run()

@@ -23,7 +23,7 @@ from tui_agent.core.recipes.placeholders import fill_text, fill_value, uses
 from tui_agent.core.recipes.recipefile import source_sha
 from tui_agent.core.recipes.runlog import RunLog
 from tui_agent.core.recipes.store import RecipeChange, RecipeStore
-from tui_agent.core.recipes.watcher import ProjectWatcher
+from tui_agent.core.watch import ProjectWatcher
 
 SubmitPrompt = Callable[[str], Awaitable[Any]]
 """Hands the agent a user turn; should return when the turn is over (loop protection covers the whole turn)."""
@@ -85,7 +85,7 @@ class RecipeEngine:
         self._run_lock = asyncio.Lock()
         self._own_noticed: set[str] = set()
         self._statuses: dict[str, str] = {}
-        self.watcher = ProjectWatcher(project, self.files_changed, self.reload_recipes)
+        self.watcher = ProjectWatcher(project, self.changes, on_recipes=self.reload_recipes, on_files=self.files_changed)
         self.refresh_stats()
         self._remember_statuses()
 
