@@ -24,10 +24,10 @@ from tui_agent.core.events import (
     Usage,
     UsageChanged,
 )
+from tui_agent.core.versioning.worktree_diff import TurnEdits
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import entries_from_records
-from tui_agent.ui.turn_edits import TurnEdits
 from tui_agent.ui.widgets.messages import Entry
 
 if TYPE_CHECKING:
