@@ -64,6 +64,7 @@ async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> Asyn
         allowed_tools=getattr(args, "allow", []) or [],
         denial_hint="(recipe run without a person: approve with tuiagent --yes, or --allow TOOL)",
         submit_prompt=submit_prompt,
+        watch=False,  # `recipes watch` runs the runtime's watcher itself (engine.watch()); the others need none
     )
     try:
         if runtime.recipes is None:

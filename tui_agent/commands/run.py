@@ -43,6 +43,7 @@ def handle(args: argparse.Namespace) -> int:
 
 async def run_headless(args: argparse.Namespace) -> int:
     from tui_agent.core.runtime import open_runtime
+    from tui_agent.core.versioning.worktree_diff import TurnEdits, changed_paths
 
     try:
         printer = HeadlessPrinter(args.output_format, sys.stdout, sys.stderr)
@@ -69,10 +70,14 @@ async def run_headless(args: argparse.Namespace) -> int:
             return 2
         agent = runtime.agent
         before = agent.usage.to_dict()
+        edits = TurnEdits(runtime.project.root)
+        await edits.start()
         async for event in agent.run_turn(args.prompt):
             printer.handle(event)
         after = agent.usage.to_dict()
         turn = {key: round(after[key] - before[key], 6) for key in after}
-        return printer.finish(session_id=agent.session_id, model=agent.model, usage=after, turn_usage=turn)
+        diff = await edits.diff()
+        return printer.finish(session_id=agent.session_id, model=agent.model, usage=after, turn_usage=turn,
+                              edited_files=changed_paths(diff) if diff is not None else None)
     finally:
         await runtime.aclose()

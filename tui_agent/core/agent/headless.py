@@ -94,9 +94,13 @@ class HeadlessPrinter:
             self.out.flush()
             self._at_line_start = True
 
-    def finish(self, *, session_id: str, model: str, usage: dict[str, Any], turn_usage: dict[str, Any] | None = None) -> int:
-        """Print the final JSON object (json and stream-json) and return the exit code."""
+    def finish(self, *, session_id: str, model: str, usage: dict[str, Any], turn_usage: dict[str, Any] | None = None,
+               edited_files: list[str] | None = None) -> int:
+        """Print the final JSON object (json and stream-json) and return the exit code. `edited_files`: the project
+        files (outside `.agent/`) the turn changed, None outside a git work tree."""
         ok = self.finished and self.error is None
+        if self.format == "text" and edited_files:
+            self._line(f"[edited] {len(edited_files)} project file(s): {', '.join(edited_files)}", self.err)
         if self.format in ("json", "stream-json"):
             result = {
                 "type": "result",
@@ -109,6 +113,7 @@ class HeadlessPrinter:
                 "usage": usage,
                 "turn_usage": turn_usage if turn_usage is not None else usage,
                 "tool_calls": self.tool_calls,
+                "edited_files": edited_files,
             }
             self.out.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
             self.out.flush()

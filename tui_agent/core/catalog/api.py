@@ -21,9 +21,10 @@ from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
 from tui_agent.core.versioning.versions import diff_since, revert_target
-from tui_agent.core.catalog.watcher import ToolWatcher
-from tui_agent.core.events import CatalogChanged
+from tui_agent.core.changes import ChangeEvent, ChangeFeed
+from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
 from tui_agent.core.project import AGENT_DIR, Project
+from tui_agent.core.watch import ProjectWatcher
 from tui_agent.core.sandbox.policy import RunResult, SandboxPolicy
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
@@ -36,7 +37,7 @@ class Catalog:
     """The project's tool catalog. Every mutation runs the authoring pipeline under one lock."""
 
     def __init__(self, project: Project, sandbox: SandboxLike, git: CatalogGit, state: StateStore,
-                 pipeline: Pipeline) -> None:
+                 pipeline: Pipeline, changes: ChangeFeed | None = None) -> None:
         self.project = project
         self.sandbox = sandbox
         self.git = git
@@ -45,12 +46,14 @@ class Catalog:
         self.registry: Registry = pipeline.registry
         self.drift_checker = DriftChecker(project.root)
         self.load_report = LoadReport()
-        self.watcher: ToolWatcher | None = None
-        self._listeners: list[Callable[[CatalogChanged], None]] = []
+        self.watcher: ProjectWatcher | None = None  # the runtime's project watcher, or the one `watch()` runs
+        self.changes = changes or ChangeFeed()
+        self._listeners: dict[Callable[[CatalogChanged], None], Callable[[ChangeEvent], None]] = {}
 
     @classmethod
     async def open(cls, project: Project, sandbox: SandboxLike, *, ask_init_git: AskInitGit | None = None,
-                   inspect_timeout_s: float = 60.0, test_timeout_s: float = 10.0) -> "Catalog":
+                   inspect_timeout_s: float = 60.0, test_timeout_s: float = 10.0,
+                   changes: ChangeFeed | None = None) -> "Catalog":
         """Create `.agent/`, find (or, if `ask_init_git` agrees, create) the repository, then load the tools."""
         project.ensure_layout()
         git = CatalogGit(project.root)
@@ -63,7 +66,7 @@ class Catalog:
         state = StateStore(project.state_db)
         pipeline = Pipeline(project, sandbox, state, Registry(), git, inspect_timeout_s=inspect_timeout_s,
                             test_timeout_s=test_timeout_s)
-        catalog = cls(project, sandbox, git, state, pipeline)
+        catalog = cls(project, sandbox, git, state, pipeline, changes)
         async with pipeline.lock:
             catalog.load_report = await load_existing(pipeline, git)
         return catalog
@@ -74,19 +77,21 @@ class Catalog:
 
     # listeners -------------------------------------------------------------------
     def add_listener(self, callback: Callable[[CatalogChanged], None]) -> None:
-        self._listeners.append(callback)
+        """Call `callback` with every CatalogChanged about tools (a filter over `self.changes`)."""
+        def tools_only(event: ChangeEvent) -> None:
+            if isinstance(event, CatalogChanged) and event.kind == "tool":
+                callback(event)
+
+        self._listeners[callback] = tools_only
+        self.changes.add_listener(tools_only)
 
     def remove_listener(self, callback: Callable[[CatalogChanged], None]) -> None:
-        if callback in self._listeners:
-            self._listeners.remove(callback)
+        listener = self._listeners.pop(callback, None)
+        if listener is not None:
+            self.changes.remove_listener(listener)
 
     def _notify(self, names: list[str] | tuple[str, ...], reason: str) -> None:
-        event = CatalogChanged(tuple(names), reason)
-        for callback in list(self._listeners):
-            try:
-                callback(event)
-            except Exception:
-                log.exception("catalog listener failed")
+        self.changes.publish(CatalogChanged(tuple(names), reason, "tool"))
 
     # reading ---------------------------------------------------------------------
     def _record(self, entry: Entry, usage: dict[str, Any]) -> ToolRecord:
@@ -170,6 +175,10 @@ class Catalog:
         """Diff of the tool file from `rev` (default: the commit before its latest one) to the work tree."""
         return diff_since(self.git, self.project.relative(self.project.tool_path(name)), rev, name)
 
+    def commit_blocker(self) -> str | None:
+        """Why git cannot commit right now (a detached HEAD, a merge in progress, no repository), None when it can."""
+        return self.git.status().reason
+
     # mutations -------------------------------------------------------------------
     async def save_tool(self, name: str, source: str, *, author: str = "agent") -> ToolRecord:
         """Create or update a tool through the whole pipeline; raises PipelineError, leaving everything as it was."""
@@ -179,8 +188,10 @@ class Catalog:
             verb = "update" if existed else "add"
             suffix = "" if author == "agent" else f" ({author})"
             entry, outcome = await self.pipeline.save(name, source.encode("utf-8"), f"tuiagent: {verb} tool {name}{suffix}")
+        record = self._current(entry)
+        self.changes.publish(ToolAuthored(name, "tool", source, record.commit, verb == "add"))
         self._notify([name], self._reason(verb, outcome))
-        return self._current(entry)
+        return record
 
     async def revert(self, name: str, rev: str | None = None) -> ToolRecord:
         """Back to the previous (or the given) committed version, through the pipeline, as a new commit."""
@@ -240,7 +251,7 @@ class Catalog:
                                                policy=policy, label=f"tool {name}", version=entry.spec.source_sha)
         await asyncio.to_thread(self.state.record_run, name, ok=run.ok, duration_ms=run.duration_ms,
                                 files_read=run.files_read, source_sha=entry.spec.source_sha)
-        self._notify([name], "called")
+        self.changes.publish(UsageChanged())
         return run
 
     async def run_python(self, code: str, *, allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult:
@@ -304,7 +315,7 @@ class Catalog:
                 entry = self.registry.get(name)
                 if data is None:
                     if entry is not None:
-                        await self.pipeline.remove(name, f"tuiagent: remove tool {name} (file deleted outside tuiagent)")
+                        await self._removed_outside(name)
                         changed.append(name)
                     continue
                 if entry is not None and entry.disk_sha == source_sha(data):
@@ -316,10 +327,19 @@ class Catalog:
             self._notify(changed, "edited outside tuiagent")
         return changed
 
-    async def watch(self) -> None:
-        """Hot reload: watch `.agent/tools/` until cancelled."""
-        self.watcher = ToolWatcher(self.project.tools_dir, self._on_watch)
-        await self.watcher.run()
+    async def _removed_outside(self, name: str) -> None:
+        """The file is gone: commit the deletion, unless HEAD has it deleted already (another process pruned it)."""
+        rel = self.project.relative(self.project.tool_path(name))
+        async with self.pipeline.writer.hold():
+            if read_bytes_or_none(self.project.tool_path(name)) is not None:
+                return  # back already: the event for its return handles it
+            in_head = await asyncio.to_thread(self.pipeline.committed, rel) is not None
+            if not in_head and not self.pipeline.pending(rel):
+                self.registry.unregister(name)
+                return
+            await self.pipeline.remove_locked(name, f"tuiagent: remove tool {name} (file deleted outside tuiagent)")
 
-    async def _on_watch(self, names: set[str]) -> None:
-        await self.handle_file_changes(names)
+    async def watch(self) -> None:
+        """Hot reload on its own (no runtime): a project watcher feeding only this catalog, until cancelled."""
+        self.watcher = ProjectWatcher(self.project, self.changes, on_tools=self.handle_file_changes)
+        await self.watcher.run()
