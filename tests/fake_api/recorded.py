@@ -16,7 +16,19 @@ class RecordedRequest:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        return list(self.body.get("messages", []))
+        """The messages as sent, without their `cache_control` marks (read those in `body`)."""
+        return [_unmarked(message) for message in self.body.get("messages", [])]
+
+    @property
+    def breakpoints(self) -> int:
+        """How many blocks (tools, system, messages) carry cache_control."""
+        marked = [tool for tool in self.tools if "cache_control" in tool]
+        system = self.body.get("system")
+        marked += [block for block in system if "cache_control" in block] if isinstance(system, list) else []
+        for message in self.body.get("messages", []):
+            content = message.get("content")
+            marked += [block for block in content if "cache_control" in block] if isinstance(content, list) else []
+        return len(marked)
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -83,3 +95,10 @@ class RecordedRequest:
         if isinstance(content, str):
             return content
         return "\n".join(block.get("text", "") for block in content if block.get("type") == "text")
+
+
+def _unmarked(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return dict(message)
+    return {**message, "content": [{k: v for k, v in block.items() if k != "cache_control"} for block in content]}
