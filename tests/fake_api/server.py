@@ -133,7 +133,7 @@ class FakeMessagesAPI:
 
     def usage_for(self, request: RecordedRequest, blocks: Any, override: dict[str, int] | None) -> dict[str, int]:
         cache = self._usage.get(id(request), CacheUsage(0, 0, 1, 0))
-        usage = {"input_tokens": max(1, cache.uncached), "output_tokens": output_tokens(blocks),
+        usage = {"input_tokens": cache.uncached, "output_tokens": output_tokens(blocks),
                  "cache_creation_input_tokens": cache.write, "cache_read_input_tokens": cache.read}
         usage.update(override or {})
         return usage
