@@ -10,8 +10,8 @@ where responses.json is a list of items: {"text": "..."}; {"content": [{"type": 
 {"type": "tool_use", "name": ..., "input": {...}}], "delay_s": 0.05}; {"status": 429};
 {"mid_stream_error": "overloaded_error", "content": [...]}; {"cut_stream": true, "content": [...]}; or
 {"repeat": {...}} as the last item to answer every further request with that item. It prints
-`listening on http://127.0.0.1:PORT`, serves until interrupted, and prints every request it refused
-(strict mode) to stderr.
+`listening on http://127.0.0.1:PORT`, serves until interrupted, prints every request it refuses
+(strict mode) to stderr as it happens, and exits 1 if it refused any.
 """
 
 from __future__ import annotations
@@ -37,16 +37,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with open(args.script, encoding="utf-8") as handle:
         responses, repeat = load_script(json.load(handle))
-    api = FakeMessagesAPI(api_key=args.api_key, port=args.port, repeat_last=repeat, strict=not args.lenient)
+    api = FakeMessagesAPI(api_key=args.api_key, port=args.port, repeat_last=repeat, strict=not args.lenient,
+                          on_violation=lambda message: print(f"refused (400): {message}", file=sys.stderr, flush=True))
     api.enqueue(*responses)
     print(f"listening on {api.base_url}", flush=True)
     try:
         api.serve_forever()
     except KeyboardInterrupt:
         pass
-    for message in api.take_violations():
-        print(f"refused (400): {message}", file=sys.stderr)
-    return 0
+    return 1 if api.take_violations() else 0
 
 
 if __name__ == "__main__":

@@ -30,9 +30,11 @@ class FakeMessagesAPI:
     """
 
     def __init__(self, *, api_key: str | None = None, host: str = "127.0.0.1", port: int = 0,
-                 repeat_last: Response | None = None, strict: bool = True) -> None:
+                 repeat_last: Response | None = None, strict: bool = True,
+                 on_violation: Callable[[str], None] | None = None) -> None:
         self.required_api_key = api_key
         self.strict = strict
+        self.on_violation = on_violation  # told each refusal as it happens (the script mode prints it)
         self.requests: list[RecordedRequest] = []
         self.violations: list[tuple[RecordedRequest, str]] = []
         self.cache = PromptCache()
@@ -117,6 +119,8 @@ class FakeMessagesAPI:
             found = validator.problems(request.body) if self.strict else []
             if found:
                 self.violations.append((request, found[0]))
+                if self.on_violation is not None:
+                    self.on_violation(found[0])
                 return http_error(400, "invalid_request_error", found[0])
             self._usage[id(request)] = self.cache.account(request.body)
         return None
