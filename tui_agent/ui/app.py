@@ -154,7 +154,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         else:
             usage = getattr(runtime.agent, "usage", None)
             if usage is not None:
-                self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.input_tokens, usage.output_tokens, usage.cost_usd
+                self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
         recipes = getattr(runtime, "recipes", None)
         if recipes is not None and hasattr(recipes, "session_started"):
             self.run_worker(recipes.session_started(), group="recipes-start")
