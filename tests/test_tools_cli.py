@@ -84,7 +84,7 @@ def test_tools_commands(dirty_repo: Path, capsys: pytest.CaptureFixture[str]) ->
     code, out, _ = cli(capsys, dirty_repo, "run", "double", "--json", "[1]")
     assert code == 2 and "JSON object" in json.loads(out)["error"] and json.loads(out)["stage"] == "usage"
     code, out, err = cli(capsys, dirty_repo, "run", "double", "--json", '{"x": null}')
-    assert code == 1 and json.loads(out)["ok"] is False
+    assert code == 1 and json.loads(out)["stage"] == "arguments" and "must be an integer, not null" in json.loads(out)["error"]
     code, _, err = cli(capsys, dirty_repo, "revert", "ghost")
     assert code == 1
 
