@@ -8,8 +8,10 @@ from collections.abc import Sequence
 
 from tui_agent.commands import COMMAND_GROUPS
 from tui_agent.commands.failures import (EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, CliParser,
-                                         UsageFailure, os_error_message, report, silence_stdout, wants_json)
+                                         CommandFailure, UsageFailure, git_failure_message, os_error_message, report, silence_stdout,
+                                         wants_json)
 from tui_agent.core.settings import ConfigError
+from tui_agent.core.versioning.gitrunner import GitFailure
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,12 +54,16 @@ def dispatch(arguments: list[str], as_json: bool) -> int:
         return int(handler(args) or 0)
     except ConfigError as error:
         return report(str(error), "config", EXIT_USAGE, as_json=as_json, file=error.path, line=error.line)
+    except CommandFailure as failure:
+        return report(str(failure), failure.stage, failure.code, as_json=as_json)
     except KeyboardInterrupt:
         return report("interrupted", "interrupted", EXIT_INTERRUPTED, as_json=as_json)
     except BrokenPipeError:
         raise
     except OSError as error:
         return report(os_error_message(error), "filesystem", EXIT_FAILURE, as_json=as_json)
+    except GitFailure as error:
+        return report(git_failure_message(error), "git", EXIT_FAILURE, as_json=as_json)
 
 
 def opens_tui(args: argparse.Namespace) -> bool:

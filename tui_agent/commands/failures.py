@@ -26,6 +26,14 @@ class UsageFailure(Exception):
         self.usage = usage
 
 
+class CommandFailure(Exception):
+    """A command cannot go on; `main` reports `message` at `stage` with exit code `code`."""
+
+    def __init__(self, message: str, stage: str, code: int = EXIT_FAILURE) -> None:
+        super().__init__(message)
+        self.stage, self.code = stage, code
+
+
 class CliParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are raised, so that `main` can report them as text or JSON."""
 
@@ -67,6 +75,13 @@ def os_error_message(error: OSError) -> str:
     if error.errno == errno.EFBIG:
         return f"cannot write{where}: the file size limit was reached ({reason})"
     return f"{reason}{':' + where if where else ''}"
+
+
+def git_failure_message(error: Exception) -> str:
+    text = " ".join(str(error).split())
+    if "No space left" in text or "Out of diskspace" in text:
+        return f"{text}; the disk is full: free some space and run the command again (nothing was committed)"
+    return f"{text}; nothing was committed"
 
 
 def silence_stdout() -> None:

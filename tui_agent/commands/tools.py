@@ -91,6 +91,8 @@ async def run_command(args: argparse.Namespace) -> int:
         except PipelineError as error:
             result = error_result(error)
         finally:
+            for notice in [*catalog.state.notices, *sandbox.audit.notices]:
+                print(f"tuiagent: {notice}", file=sys.stderr)
             await catalog.aclose()
     finally:
         await sandbox.aclose()

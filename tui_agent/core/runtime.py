@@ -89,6 +89,7 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
     except Exception as error:
         runtime.problems.append(f"tool catalog unavailable: {error}")
         return
+    runtime.problems.extend(runtime.catalog.state.notices)
     try:
         runtime.recipes = await open_recipes(project, runtime.catalog, runtime.catalog.git, submit_prompt=submit_prompt,
                                              permissions=runtime.permissions)
