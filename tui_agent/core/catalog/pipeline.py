@@ -73,12 +73,28 @@ class Pipeline:
         try:
             result = interpret_inspection(run, self.inspect_policy.timeout_s)
         except PipelineError as error:
+            if error.stage == "tests":
+                return await self.retest(name, data, sha)
             if run.ok or run.error_kind not in TRANSIENT_FAILURES:
                 self.remember_failure(sha, name, error)
             raise
         if result["schema"]["name"] != name:
             raise PipelineError("inspect", f"the inspector described {result['schema']['name']!r}, not {name!r}")
         self.state.cache_validation(sha, INSPECTOR_VERSION, result)
+        return ToolSpec.from_inspection(result, sha)
+
+    async def retest(self, name: str, data: bytes, sha: str) -> ToolSpec:
+        """A tool test failed: run the tests once more. A failure is cached only when it repeats; a pass on the second
+        run means a flaky test, so neither outcome is cached as final (the next load tests again)."""
+        run = await self.run_inspector(name, data, run_tests=True)
+        try:
+            result = interpret_inspection(run, self.inspect_policy.timeout_s)
+        except PipelineError as error:
+            if error.stage == "tests" and (run.ok or run.error_kind not in TRANSIENT_FAILURES):
+                self.remember_failure(sha, name, error)
+            raise
+        if result["schema"]["name"] != name:
+            raise PipelineError("inspect", f"the inspector described {result['schema']['name']!r}, not {name!r}")
         return ToolSpec.from_inspection(result, sha)
 
     def remember_failure(self, sha: str, name: str, error: PipelineError) -> None:
