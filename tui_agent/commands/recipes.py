@@ -13,6 +13,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, need, print_result
+from tui_agent.commands.failures import CommandFailure
 
 
 
@@ -68,7 +69,7 @@ async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> Asyn
     )
     try:
         if runtime.recipes is None:
-            raise SystemExit(f"tuiagent: recipes are unavailable: {'; '.join(runtime.problems) or 'no catalog'}")
+            raise CommandFailure(f"recipes are unavailable: {'; '.join(runtime.problems) or 'no catalog'}", "runtime")
         yield runtime
     finally:
         await runtime.aclose()
@@ -109,6 +110,8 @@ async def run_recipes_command(args: argparse.Namespace) -> int:
     holder: dict[str, Any] = {}
     async with opened(args, submit_prompt=agent_prompt_runner(holder, sys.stdout)) as runtime:
         holder["runtime"] = runtime
+        for problem in runtime.problems:
+            print(f"tuiagent: {problem}", file=sys.stderr)
         try:
             result = await COMMANDS[args.recipes_command](runtime.recipes, args)
         except PipelineError as error:

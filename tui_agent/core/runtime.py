@@ -107,6 +107,7 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
         return
     runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=runtime.catalog.handle_file_changes)
     runtime.catalog.watcher = runtime.watcher
+    runtime.problems.extend(runtime.catalog.state.notices)
     try:
         runtime.recipes = await open_recipes(project, runtime.catalog, runtime.catalog.git, submit_prompt=submit_prompt,
                                              permissions=runtime.permissions, changes=runtime.changes)

@@ -241,7 +241,7 @@ class Catalog:
         entry = self.registry.get(name)
         if entry is None or entry.spec is None or entry.runnable is None:
             raise PipelineError("missing", f"no callable tool named {name!r}")
-        check_arguments(entry.spec, args)
+        args = check_arguments(entry.spec, args)
         base = policy or self.default_policy()
         policy = base.with_(network=base.network or (entry.spec.network and allow_network),
                             project_writable=base.project_writable and entry.spec.writes and allow_writes)

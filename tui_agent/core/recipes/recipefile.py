@@ -45,7 +45,7 @@ def parse_recipe(name: str, source: str | bytes) -> Recipe:
     if len(raw) > MAX_RECIPE_BYTES:
         raise PipelineError("read", f"the recipe file is {len(raw)} bytes, over the {MAX_RECIPE_BYTES}-byte limit")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise PipelineError("read", f"the recipe file is not valid UTF-8 (byte {exc.start})", line) from exc
