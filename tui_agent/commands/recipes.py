@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
-from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, need, print_result
+from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
 
 SUBCOMMANDS = ("list", "show", "run", "history", "diff", "revert", "prune", "restore")
 
@@ -96,6 +96,10 @@ def agent_prompt_runner(holder: dict[str, Any], out: Any) -> Any:
 
 
 def handle_recipes(args: argparse.Namespace) -> int:
+    refusal = name_refusal(args, "recipe")
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
     try:
         return asyncio.run(run_recipes_command(args))
     except KeyboardInterrupt:

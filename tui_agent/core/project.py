@@ -33,6 +33,7 @@ class Settings:
     catalog_token_budget: int = 2000
     catalog_top_k: int = 40
     max_turns: int = 50
+    protected_globs: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -87,10 +88,10 @@ class Project:
             gitignore.write_text(AGENT_GITIGNORE, encoding="utf-8")
 
     def tool_path(self, name: str) -> Path:
-        return self.tools_dir / f"{name}.py"
+        return self.tools_dir / f"{_plain(name)}.py"
 
     def recipe_path(self, name: str) -> Path:
-        return self.recipes_dir / f"{name}.toml"
+        return self.recipes_dir / f"{_plain(name)}.toml"
 
     def relative(self, path: Path) -> str:
         """The path relative to the project root, with forward slashes (as git names it)."""
@@ -107,6 +108,13 @@ class Project:
         return settings_from_mapping(data)
 
 
+def _plain(name: str) -> str:
+    """The last guard before a name becomes a path: never a separator or `..` (callers check names first)."""
+    if not name or "/" in name or "\\" in name or name in (".", "..") or "\0" in name:
+        raise ValueError(f"{name!r} cannot name a file in .agent/ (a name is letters, digits, '_' and '-')")
+    return name
+
+
 def settings_from_mapping(data: dict[str, Any]) -> Settings:
     """Build Settings from parsed TOML: top-level `model`, `[permissions] mode`, `[sandbox] min_level`, `[catalog]`."""
     known = {"model", "permissions", "sandbox", "catalog", "agent"}
@@ -120,8 +128,12 @@ def settings_from_mapping(data: dict[str, Any]) -> Settings:
     mode = permissions.get("mode", "ask")
     if mode not in ("ask", "auto", "read-only"):
         raise ConfigError(f"config.toml: permissions.mode must be ask, auto or read-only, not {mode!r}")
+    protected = sandbox.get("protected", [])
+    if not isinstance(protected, list) or not all(isinstance(item, str) for item in protected):
+        raise ConfigError('config.toml: sandbox.protected must be a list of globs, e.g. ["secrets/**", "deploy.sh"]')
     return Settings(
         model=data.get("model"),
+        protected_globs=tuple(protected),
         permission_mode=mode,
         sandbox_min_level=sandbox.get("min_level"),
         catalog_token_budget=int(catalog.get("token_budget", 2000)),

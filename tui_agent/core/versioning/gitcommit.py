@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core.catalog.files import process_alive
+from tui_agent.core.versioning.hookenv import scrubbed
 from tui_agent.core.versioning.gitlocks import inspect_lock, remove_stale_lock
 from tui_agent.core.versioning.gitpending import PendingChange
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
@@ -251,7 +252,7 @@ class CommitBuilder:
         hook = self._hook_path(name)
         if hook is None:
             return False
-        hook_env = {**os.environ, **env, "GIT_EDITOR": ":"}
+        hook_env = scrubbed({**os.environ, **env, "GIT_EDITOR": ":"})  # no secret reaches a hook
         try:
             done = subprocess.run([str(hook), *args], cwd=self.runner.work_tree, env=hook_env, capture_output=True,
                                   timeout=HOOK_TIMEOUT_S, check=False)
