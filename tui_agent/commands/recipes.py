@@ -102,14 +102,16 @@ def handle_recipes(args: argparse.Namespace) -> int:
         return 2
     try:
         return asyncio.run(run_recipes_command(args))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM or SIGHUP: the run was cancelled
         print("interrupted", file=sys.stderr)
         return 130
 
 
 async def run_recipes_command(args: argparse.Namespace) -> int:
+    from tui_agent.commands.cancel_signals import cancel_current_task_on_signals
     from tui_agent.core.catalog.errors import PipelineError
 
+    cancel_current_task_on_signals()
     holder: dict[str, Any] = {}
     async with opened(args, submit_prompt=agent_prompt_runner(holder, sys.stdout)) as runtime:
         holder["runtime"] = runtime
@@ -234,7 +236,7 @@ async def run_watch(args: argparse.Namespace) -> int:
     """Watch the project and run file_changed recipes until SIGINT/SIGTERM; prints one line per result."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, stop.set)
 
     def emit(event: Any) -> None:
