@@ -42,6 +42,12 @@ def catch_up_message(message: str, deferred: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def signing_args(runner: GitRunner) -> list[str]:
+    """`["-S"]` when the repository's config asks for signed commits (`commit.gpgSign`), else nothing."""
+    result = runner.run("config", "--type=bool", "--get", "commit.gpgsign")
+    return ["-S"] if result.ok and result.text == "true" else []
+
+
 class Deferral(Exception):
     """The commit cannot be made now; `reason` says why (for people)."""
 
@@ -231,10 +237,14 @@ class CommitBuilder:
 
     def _commit_tree(self, tree: str, head: str | None, message_file: Path) -> str:
         parents = ["-p", head] if head else []
-        result = self.runner.run("commit-tree", tree, *parents, "-F", str(message_file))
+        sign = signing_args(self.runner)  # commit-tree ignores commit.gpgSign: ask for it the way `git commit` would
+        result = self.runner.run("commit-tree", *sign, tree, *parents, "-F", str(message_file))
         if not result.ok and ("identity" in result.stderr.lower() or "tell me who you are" in result.stderr.lower()
                               or "empty ident" in result.stderr.lower()):
-            result = self.runner.run("commit-tree", tree, *parents, "-F", str(message_file), env=FALLBACK_IDENTITY)
+            result = self.runner.run("commit-tree", *sign, tree, *parents, "-F", str(message_file), env=FALLBACK_IDENTITY)
+        if not result.ok and sign:
+            raise Deferral(f"commit.gpgSign is set and signing the commit failed ({result.stderr or result.status}); "
+                           "not committing unsigned", tuple(self.notices))
         if not result.ok:
             raise Deferral(f"git commit-tree failed: {result.stderr}", tuple(self.notices))
         return result.text
