@@ -20,6 +20,7 @@ from tui_agent.core.catalog.reports import build_drift_report, check_arguments, 
 from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
+from tui_agent.core.catalog.untrusted import intact_copy
 from tui_agent.core.versioning.versions import diff_since, revert_target
 from tui_agent.core.catalog.watcher import ToolWatcher
 from tui_agent.core.events import CatalogChanged
@@ -241,7 +242,7 @@ class Catalog:
         base = policy or self.default_policy()
         policy = base.with_(network=base.network or (entry.spec.network and allow_network),
                             project_writable=base.project_writable and entry.spec.writes and allow_writes)
-        if not entry.runnable.exists():
+        if not intact_copy(entry.runnable, entry.spec.source_sha):
             self._recover_runnable(entry)
         run = await self.sandbox.call_function(module=name, function=name, kwargs=args, module_path=entry.runnable,
                                                policy=policy, label=f"tool {name}", version=entry.spec.source_sha)
@@ -258,7 +259,7 @@ class Catalog:
         for entry in self.registry.entries():
             if entry.spec is None or entry.runnable is None:
                 continue
-            if not entry.runnable.exists():
+            if not intact_copy(entry.runnable, entry.spec.source_sha):
                 try:
                     self._recover_runnable(entry)
                 except PipelineError:

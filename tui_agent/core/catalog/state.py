@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from tui_agent.core.catalog import untrusted
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tool_runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -110,17 +112,19 @@ class StateStore:
         return {tool: UsageStats(calls, failures or 0, last, mean) for tool, calls, failures, last, mean in rows}
 
     def files_read(self, tool: str) -> list[str]:
-        return [row[0] for row in self._read("SELECT path FROM file_reads WHERE tool = ? ORDER BY path", (tool,))]
+        rows = self._read("SELECT path FROM file_reads WHERE tool = ? ORDER BY path", (tool,))
+        return [row[0] for row in rows if untrusted.project_path(row[0])]
 
     # validation cache --------------------------------------------------------
     def cached_validation(self, source_sha: str, inspector_version: int) -> dict[str, Any] | None:
         rows = self._read("SELECT result FROM validation_cache WHERE source_sha = ? AND inspector_version = ?",
                           (source_sha, inspector_version))
-        return json.loads(rows[0][0]) if rows else None
+        return untrusted.validation(rows[0][0]) if rows else None
 
     def all_cached_validations(self, inspector_version: int) -> dict[str, dict[str, Any]]:
         rows = self._read("SELECT source_sha, result FROM validation_cache WHERE inspector_version = ?", (inspector_version,))
-        return {sha: json.loads(result) for sha, result in rows}
+        checked = {sha: untrusted.validation(result) for sha, result in rows}
+        return {sha: result for sha, result in checked.items() if result is not None}
 
     def cache_validation(self, source_sha: str, inspector_version: int, result: dict[str, Any]) -> None:
         self._write("INSERT OR REPLACE INTO validation_cache(source_sha, inspector_version, result, created_at) VALUES (?,?,?,?)",
@@ -137,7 +141,8 @@ class StateStore:
 
     def version_commit(self, tool: str, source_sha: str) -> str | None:
         rows = self._read("SELECT base_commit FROM tool_versions WHERE tool = ? AND source_sha = ?", (tool, source_sha))
-        return rows[0][0] if rows else None
+        return untrusted.commit_id(rows[0][0]) if rows else None
 
     def all_version_commits(self) -> dict[tuple[str, str], str | None]:
-        return {(tool, sha): commit for tool, sha, commit in self._read("SELECT tool, source_sha, base_commit FROM tool_versions")}
+        rows = self._read("SELECT tool, source_sha, base_commit FROM tool_versions")
+        return {(tool, sha): untrusted.commit_id(commit) for tool, sha, commit in rows}
