@@ -77,6 +77,7 @@ class CommitBuilder:
         self.min_stale_lock_age_s = min_stale_lock_age_s
         self.notices: list[str] = []
         self._hooks_dir: Path | None = None
+        self.hook_rewrote_tree = False
 
     # -- locks -----------------------------------------------------------------------------
     def _lock_files(self, ref: str | None) -> list[Path]:
@@ -173,6 +174,8 @@ class CommitBuilder:
         sha = self._build(ref, head, effective, head_blobs, full_message)
         if sha is None:
             return None
+        if self.hook_rewrote_tree:
+            wanted.update(self._hook_blobs(sha, wanted))
         synced = self.sync_real_index(wanted, head_blobs)
         return BuildResult(sha, full_message, set(paths) if synced else set(paths) - set(wanted), tuple(self.notices), synced)
 
@@ -208,7 +211,8 @@ class CommitBuilder:
                 tree = self._tree_after_hook(tree, env)
             if tree in EMPTY_TREES:  # git knows the empty tree without storing it; a commit needs the object
                 self.runner.must("hash-object", "-w", "-t", "tree", "--stdin", input=b"")
-            message_file.write_text(message, encoding="utf-8")
+            # A final newline, so that a commit-msg hook appending a trailer puts it on a line of its own.
+            message_file.write_text(message if message.endswith("\n") else message + "\n", encoding="utf-8")
             self._run_hook("commit-msg", [str(message_file)], env)
             final_message = message_file.read_text(encoding="utf-8")
             sha = self._commit_tree(tree, head, message_file)
@@ -224,10 +228,17 @@ class CommitBuilder:
             for leftover in (index, index.with_name(index.name + ".lock"), message_file):
                 leftover.unlink(missing_ok=True)
 
+    def _hook_blobs(self, sha: str, wanted: dict[str, str | None]) -> dict[str, str | None]:
+        """The blobs the commit really holds for `wanted` paths (a pre-commit hook may have reformatted them), so the
+        real index is synced with what was committed, not with what was asked."""
+        committed = self.runner.tree_blobs(sha, [self.repo_path(p) for p in wanted])
+        return {path: committed.get(self.repo_path(path), (None, None))[1] for path in wanted}
+
     def _tree_after_hook(self, tree: str, env: dict[str, str]) -> str:
         after = self.runner.must("write-tree", env=env).text
         if after == tree:
             return tree
+        self.hook_rewrote_tree = True
         changed = self.runner.must("diff-tree", "-r", "--name-only", "-z", tree, after).stdout.decode("utf-8", "replace")
         outside = [name for name in changed.split("\0") if name and not name.startswith(f"{self.prefix}.agent/")]
         if outside:
