@@ -37,15 +37,17 @@ def handle(args: argparse.Namespace) -> int:
         return int(run_tui(args) or 0)
     try:
         return asyncio.run(run_headless(args))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM or SIGHUP: the turn was cancelled
         print("interrupted", file=sys.stderr)
         return 130
 
 
 async def run_headless(args: argparse.Namespace) -> int:
+    from tui_agent.commands.cancel_signals import cancel_current_task_on_signals
     from tui_agent.core.runtime import open_runtime
     from tui_agent.core.versioning.worktree_diff import TurnEdits, changed_paths
 
+    cancel_current_task_on_signals()
     try:
         printer = HeadlessPrinter(args.output_format, sys.stdout, sys.stderr)
         runtime = await open_runtime(

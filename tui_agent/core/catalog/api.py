@@ -13,13 +13,14 @@ from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import read_bytes_or_none
 from tui_agent.core.versioning.gitstore import CatalogGit, CommitOutcome, HistoryEntry
 from tui_agent.core.catalog.models import DriftReport, ToolRecord, ToolSpec
-from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES
+from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES, check_lookup_name
 from tui_agent.core.catalog.pipeline import Pipeline, SandboxLike
 from tui_agent.core.catalog.registry import Entry, Registry
 from tui_agent.core.catalog.reports import build_drift_report, check_arguments, search_specs
 from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
+from tui_agent.core.catalog.untrusted import intact_copy
 from tui_agent.core.versioning.versions import diff_since, revert_target
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
@@ -169,10 +170,12 @@ class Catalog:
         return search_specs(self.specs(), self.state.usage(), query, limit)
 
     def history(self, name: str) -> list[HistoryEntry]:
+        check_lookup_name(name)
         return self.git.history(self.project.relative(self.project.tool_path(name)))
 
     def diff(self, name: str, rev: str | None = None) -> str:
         """Diff of the tool file from `rev` (default: the commit before its latest one) to the work tree."""
+        check_lookup_name(name)
         return diff_since(self.git, self.project.relative(self.project.tool_path(name)), rev, name)
 
     def commit_blocker(self) -> str | None:
@@ -195,7 +198,7 @@ class Catalog:
 
     async def revert(self, name: str, rev: str | None = None) -> ToolRecord:
         """Back to the previous (or the given) committed version, through the pipeline, as a new commit."""
-        check_name(name)
+        check_lookup_name(name)
         rel = self.project.relative(self.project.tool_path(name))
         async with self.pipeline.lock:
             rev, data = revert_target(self.git, rel, read_bytes_or_none(self.project.tool_path(name)), rev, name)
@@ -205,6 +208,7 @@ class Catalog:
 
     async def prune(self, name: str) -> CommitOutcome:
         """Delete the tool (a new commit; `restore` brings it back)."""
+        check_lookup_name(name)
         async with self.pipeline.lock:
             if self.registry.get(name) is None and not self.project.tool_path(name).exists():
                 raise PipelineError("missing", f"no tool named {name!r}")
@@ -214,7 +218,7 @@ class Catalog:
 
     async def restore(self, name: str) -> ToolRecord:
         """Bring a pruned or deleted tool back from git history, through the pipeline, as a new commit."""
-        check_name(name)
+        check_lookup_name(name)
         async with self.pipeline.lock:
             if self.project.tool_path(name).exists():
                 raise PipelineError("missing", f"{name} exists; nothing to restore")
@@ -245,7 +249,7 @@ class Catalog:
         base = policy or self.default_policy()
         policy = base.with_(network=base.network or (entry.spec.network and allow_network),
                             project_writable=base.project_writable and entry.spec.writes and allow_writes)
-        if not entry.runnable.exists():
+        if not intact_copy(entry.runnable, entry.spec.source_sha):
             self._recover_runnable(entry)
         run = await self.sandbox.call_function(module=name, function=name, kwargs=args, module_path=entry.runnable,
                                                policy=policy, label=f"tool {name}", version=entry.spec.source_sha)
@@ -262,7 +266,7 @@ class Catalog:
         for entry in self.registry.entries():
             if entry.spec is None or entry.runnable is None:
                 continue
-            if not entry.runnable.exists():
+            if not intact_copy(entry.runnable, entry.spec.source_sha):
                 try:
                     self._recover_runnable(entry)
                 except PipelineError:

@@ -15,6 +15,7 @@ from tui_agent.core.catalog.inspector import DEFAULT_TEST_TIMEOUT_S, INSPECTOR_V
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.registry import Entry, Registry
 from tui_agent.core.catalog.state import StateStore
+from tui_agent.core.catalog.untrusted import intact_copy
 from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox.policy import ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, RunResult, SandboxPolicy
@@ -145,8 +146,10 @@ class Pipeline:
         return self.project.cache_dir / "tools" / f"{sha}.py"
 
     def keep_runnable(self, data: bytes) -> Path:
-        path = self.runnable_path(source_sha(data))
-        if not path.exists():
+        sha = source_sha(data)
+        path = self.runnable_path(sha)
+        if not intact_copy(path, sha):  # absent, or changed behind tuiagent's back: never import that
+            path.unlink(missing_ok=True)
             atomic_write(path, data)
         return path
 
