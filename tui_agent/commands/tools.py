@@ -175,6 +175,7 @@ def access_notes(spec: Any) -> list[str]:
 
 
 async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+    await catalog.recheck_drift()  # a drifted tool's own tests decide between `drifted` and `drifted · failing`
     records = catalog.tools()
     rows = [("NAME", "STATUS", "CALLS", "FAILS", "ACCESS", "LAST USED", "DESCRIPTION")]
     for r in records:

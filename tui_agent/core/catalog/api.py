@@ -16,6 +16,7 @@ from tui_agent.core.catalog.models import DriftReport, ToolRecord, ToolSpec
 from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES, check_lookup_name
 from tui_agent.core.catalog.pipeline import Pipeline, SandboxLike
 from tui_agent.core.catalog.registry import Entry, Registry
+from tui_agent.core.catalog.drift_status import DRIFTED_FAILING, recheck, remember, status_of
 from tui_agent.core.catalog.reports import build_drift_report, check_arguments, search_specs
 from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.state import StateStore
@@ -46,6 +47,8 @@ class Catalog:
         self.pipeline = pipeline
         self.registry: Registry = pipeline.registry
         self.drift_checker = DriftChecker(project.root)
+        self._drift_tests: dict[str, tuple[str, bool]] = {}  # tool -> (dependency fingerprint, tests passed), from state.db
+        self.failing_drift: dict[str, str] = {}  # drifted tools whose tests fail -> the source_sha they failed at
         self.load_report = LoadReport()
         self.watcher: ProjectWatcher | None = None  # the runtime's project watcher, or the one `watch()` runs
         self.changes = changes or ChangeFeed()
@@ -99,10 +102,11 @@ class Catalog:
         stats = usage.get(entry.name)
         calls = stats.calls if stats else 0
         commit = self.version_commit(entry)
+        drift = status_of(self, entry, commit, self._drift_tests) if entry.error is None else None
         if entry.error is not None:
             status = "broken"
-        elif entry.spec is not None and self._drifted(entry, commit):
-            status = "drifted"
+        elif drift is not None:
+            status = drift
         elif calls == 0:
             status = "unused"
         else:
@@ -133,18 +137,13 @@ class Catalog:
             return commit
         return None
 
-    def _drifted(self, entry: Entry, commit: str | None) -> bool:
-        assert entry.spec is not None
-        files_read = self.state.files_read(entry.name)
-        if not commit or not (entry.spec.depends_on or files_read):
-            return False
-        watched = self.drift_checker.watched_files(commit, entry.spec.depends_on, files_read)
-        return bool(self.drift_checker.changed_files(commit, watched))
-
     def tools(self) -> list[ToolRecord]:
         usage = self.state.usage()
         self.drift_checker.fresh()
-        return [self._record(entry, usage) for entry in self.registry.entries()]
+        self._drift_tests = self.state.drift_tests()
+        records = [self._record(entry, usage) for entry in self.registry.entries()]
+        self.failing_drift = {r.name: r.spec.source_sha for r in records if r.status == DRIFTED_FAILING and r.spec}
+        return records
 
     def get(self, name: str) -> ToolRecord | None:
         entry = self.registry.get(name)
@@ -152,6 +151,7 @@ class Catalog:
 
     def _current(self, entry: Entry) -> ToolRecord:
         self.drift_checker.fresh()
+        self._drift_tests = self.state.drift_tests()
         return self._record(entry, self.state.usage())
 
     def specs(self) -> list[ToolSpec]:
@@ -305,7 +305,17 @@ class Catalog:
             entry = self.registry.get(tool)
             if entry is None or entry.spec is None:
                 raise PipelineError("missing", f"no callable tool named {tool!r}")
-            reports.append(await build_drift_report(self, entry))
+            report = await build_drift_report(self, entry)
+            remember(self, entry, report)
+            reports.append(report)
+        return reports
+
+    async def recheck_drift(self) -> list[DriftReport]:
+        """Run the tests of tools that drifted since their last check; their status (`drifted · failing`) follows."""
+        reports = await recheck(self)
+        self.tools()  # refreshes failing_drift for the prompt's index
+        if reports:
+            self._notify([report.name for report in reports], "drift re-checked")
         return reports
 
     # hot reload --------------------------------------------------------------------

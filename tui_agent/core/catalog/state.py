@@ -45,6 +45,12 @@ CREATE TABLE IF NOT EXISTS tool_versions (
     written_at REAL NOT NULL,
     PRIMARY KEY (tool, source_sha)
 );
+CREATE TABLE IF NOT EXISTS drift_tests (
+    tool TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    tests_pass INTEGER NOT NULL,
+    checked_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS suggestions (
     chain_id TEXT PRIMARY KEY,
     status TEXT NOT NULL,
@@ -189,3 +195,14 @@ class StateStore:
         rows = self._read("SELECT chain_id, status, changed_at, tool FROM suggestions")
         return {str(chain_id): (str(status), float(changed_at), tool if isinstance(tool, str) else None)
                 for chain_id, status, changed_at, tool in rows if isinstance(changed_at, int | float)}
+
+    # drifted tools' test runs --------------------------------------------------
+    def set_drift_test(self, tool: str, fingerprint: str, tests_pass: bool) -> None:
+        """The outcome of a drifted tool's own tests against its dependency files as `fingerprint` names them."""
+        self._write("INSERT OR REPLACE INTO drift_tests(tool, fingerprint, tests_pass, checked_at) VALUES (?,?,?,?)",
+                    (tool, fingerprint, int(tests_pass), time.time()))
+
+    def drift_tests(self) -> dict[str, tuple[str, bool]]:
+        """tool -> (fingerprint, whether its tests passed); malformed rows are skipped."""
+        rows = self._read("SELECT tool, fingerprint, tests_pass FROM drift_tests")
+        return {str(tool): (str(fingerprint), bool(passed)) for tool, fingerprint, passed in rows if passed in (0, 1)}
