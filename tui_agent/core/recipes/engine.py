@@ -169,13 +169,17 @@ class RecipeEngine:
 
     async def save_recipe(self, name: str, source: str, *, author: str = "agent") -> RecipeRecord:
         """The `create_recipe` entry point: the whole pipeline; raises PipelineError (disk and git unchanged)."""
-        change = await self.store.save(name, source)
+        change = await self.save_change(name, source, author=author)
         record = change.record or self.book.get(name)
         assert record is not None
-        if change.changed:
-            self.emit(ToolAuthored(name, "recipe", source if isinstance(source, str) else "", change.commit, change.created))
-            self._changed(change, name, f"recipe {'added' if change.created else 'updated'} by {author}")
         return record
+
+    async def save_change(self, name: str, source: str, *, author: str = "agent") -> RecipeChange:
+        change = await self.store.save(name, source)
+        if change.changed:
+            self.emit(ToolAuthored(name, "recipe", source, change.commit, change.created))
+            self._changed(change, name, f"recipe {'added' if change.created else 'updated'} by {author}")
+        return change
 
     async def revert(self, name: str, rev: str | None = None) -> RecipeChange:
         change = await self.store.revert(name, rev)
