@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -30,7 +29,6 @@ from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult, SandboxPol
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
 
-log = logging.getLogger(__name__)
 AskInitGit = Callable[[Project], "bool | Awaitable[bool]"]
 
 
