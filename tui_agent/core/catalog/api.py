@@ -25,7 +25,7 @@ from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
 from tui_agent.core.project import AGENT_DIR, Project
 from tui_agent.core.watch import ProjectWatcher
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult, SandboxPolicy
+from tui_agent.core.sandbox.policy import RunResult, SandboxPolicy
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
 
@@ -156,10 +156,6 @@ class Catalog:
         """The callable tools (last good versions), for the model's tool list."""
         return [entry.spec for entry in self.registry.entries() if entry.spec is not None]
 
-    def runnable_paths(self) -> dict[str, str]:
-        """name → path of the last good source of each tool (what `run_python` should import)."""
-        return {e.name: str(e.runnable) for e in self.registry.entries() if e.runnable is not None}
-
     def source(self, name: str) -> str | None:
         """The current file's text (possibly broken), else the last good version's text."""
         data = read_bytes_or_none(self.project.tool_path(name))
@@ -185,7 +181,7 @@ class Catalog:
     # mutations -------------------------------------------------------------------
     async def save_tool(self, name: str, source: str, *, author: str = "agent") -> ToolRecord:
         """Create or update a tool through the whole pipeline; raises PipelineError, leaving everything as it was."""
-        return (await self.save_change(name, source, author=author)).record
+        return self._record_of(await self.save_change(name, source, author=author))
 
     async def save_change(self, name: str, source: str, *, author: str = "agent") -> Change:
         check_name(name)
@@ -200,7 +196,7 @@ class Catalog:
 
     async def revert(self, name: str, rev: str | None = None) -> ToolRecord:
         """Back to the previous (or the given) committed version, through the pipeline, as a new commit."""
-        return (await self.revert_change(name, rev)).record
+        return self._record_of(await self.revert_change(name, rev))
 
     async def revert_change(self, name: str, rev: str | None = None) -> Change:
         check_name(name)
@@ -224,7 +220,7 @@ class Catalog:
 
     async def restore(self, name: str) -> ToolRecord:
         """Bring a pruned or deleted tool back from git history, through the pipeline, as a new commit."""
-        return (await self.restore_change(name)).record
+        return self._record_of(await self.restore_change(name))
 
     async def restore_change(self, name: str) -> Change:
         check_name(name)
@@ -237,6 +233,11 @@ class Catalog:
             writer, data = found
             entry, outcome = await self.pipeline.save(name, data, f"tuiagent: restore tool {name} (from {writer[:8]})")
         return self._changed(name, "restore", outcome, self._current(entry))
+
+    @staticmethod
+    def _record_of(change: Change) -> ToolRecord:
+        assert isinstance(change.record, ToolRecord)
+        return change.record
 
     def _changed(self, name: str, verb: str, outcome: CommitOutcome, record: ToolRecord | None) -> Change:
         """Publish the CatalogChanged of a mutation and describe it as a Change."""
@@ -290,11 +291,6 @@ class Catalog:
         """The sandbox's own limits (what a call without a policy would get)."""
         policy = getattr(self.sandbox, "policy", None)
         return policy if isinstance(policy, SandboxPolicy) else SandboxPolicy()
-
-    @property
-    def read_only_enforced(self) -> bool:
-        """Whether the sandbox can make the project read-only for a run (only the bubblewrap tier can)."""
-        return getattr(self.sandbox, "tier", None) == TIER_BUBBLEWRAP
 
     def _recover_runnable(self, entry: Entry) -> None:
         """Rewrite a deleted `.agent/cache/tools/<sha>.py` from the file on disk or from git, if one matches the sha."""
