@@ -121,6 +121,8 @@ class Usage(Event):
     session_cost_usd: float
     session_input_tokens: int = 0
     session_output_tokens: int = 0
+    session_cache_read_tokens: int = 0
+    session_cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -133,8 +135,13 @@ class TurnFinished(Event):
 
 @dataclass(frozen=True)
 class TurnFailed(Event):
-    """The turn stopped on an error; the conversation can continue."""
+    """The turn stopped on an error; the conversation can continue.
+
+    `prompt` is the prompt text when the turn failed before the model answered it: it was taken back out of the
+    conversation (it will not be sent again with the next prompt), so a front end can put it back in the input box.
+    It is empty when the model had answered part of the turn: then the prompt stays in the conversation."""
 
     message: str
     kind: str = "error"
     details: dict[str, Any] = field(default_factory=dict)
+    prompt: str = ""

@@ -7,7 +7,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.model import ModelClient, configuration_hint, configured_base_url
@@ -18,6 +18,9 @@ from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.versioning.store import VersionedStore
 from tui_agent.core.watch import ProjectWatcher
+
+if TYPE_CHECKING:
+    from tui_agent.core.tending.drift_watch import DriftWatch
 
 
 @dataclass
@@ -43,6 +46,8 @@ class Runtime:
     watch_task: asyncio.Task[None] | None = None
     versioned: dict[str, VersionedStore] = field(default_factory=dict)
     """"tool" / "recipe" → the same store verbs for both (save, revert, prune, restore, history, diff, outside edit)."""
+    drift_watch: DriftWatch | None = None
+    """Re-runs drifted tools' tests when their dependency files change (status `drifted · failing`, tool_drifted recipes)."""
 
     @property
     def sandbox_tier(self) -> str | None:
@@ -86,6 +91,8 @@ class Runtime:
         if self.watch_task is not None:
             self.watch_task.cancel()
             await asyncio.gather(self.watch_task, return_exceptions=True)
+        if self.drift_watch is not None:
+            await self.drift_watch.aclose()
         if self.agent is not None:
             await self.agent.client.aclose()
         if self.session is not None:
@@ -105,6 +112,7 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
     from tui_agent.core.recipes import open_recipes
     from tui_agent.core.recipes.versioned import RecipeVersions
     from tui_agent.core.sandbox import Sandbox
+    from tui_agent.core.tending.drift_watch import DriftWatch
 
     project, settings = runtime.project, runtime.settings
     try:
@@ -118,8 +126,11 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
         runtime.problems.append(f"tool catalog unavailable: {error}")
         return
     tools = runtime.versioned["tool"] = ToolVersions(runtime.catalog)
-    runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=tools.outside_edit)
+    runtime.drift_watch = DriftWatch(runtime.catalog)
+    runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=tools.outside_edit,
+                                     on_files=runtime.drift_watch.files_changed)
     runtime.catalog.watcher = runtime.watcher
+    runtime.problems.extend(runtime.catalog.state.notices)
     try:
         runtime.recipes = await open_recipes(project, runtime.catalog, runtime.catalog.git, submit_prompt=submit_prompt,
                                              permissions=runtime.permissions, changes=runtime.changes)
@@ -127,8 +138,19 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
         runtime.problems.append(f"recipes unavailable: {error}")
         return
     recipes = runtime.versioned["recipe"] = RecipeVersions(runtime.recipes)
-    runtime.watcher.on_recipes, runtime.watcher.on_files = recipes.outside_edit, runtime.recipes.files_changed
+    runtime.drift_watch.recipes = runtime.recipes
+    runtime.watcher.on_recipes = recipes.outside_edit
+    runtime.watcher.on_files = both(runtime.recipes.files_changed, runtime.drift_watch.files_changed)
     runtime.recipes.watcher = runtime.watcher
+
+
+def both(*callbacks: Callable[[Iterable[str]], None]) -> Callable[[Iterable[str]], None]:
+    """One `on_files` callback that hands the same paths to each of `callbacks`."""
+    def call(paths: Iterable[str]) -> None:
+        changed = list(paths)
+        for callback in callbacks:
+            callback(changed)
+    return call
 
 
 def usage_from_session(path: Path) -> UsageTotals:

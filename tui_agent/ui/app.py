@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Tab, Tabs
 from textual.worker import NoActiveWorker, get_current_worker
 
+from tui_agent.core.settings import ConfigError
 from tui_agent.ui.catalog_sync import CatalogSyncMixin
 from tui_agent.ui.catalog_actions import CatalogActionsMixin
 from tui_agent.ui.diffs import warm_up_highlighting
@@ -127,6 +128,11 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         try:
             callbacks = UICallbacks(approve=self.approve, ask_init_git=self.ask_init_git, submit_prompt=self.submit_prompt)
             runtime = await self.runtime_opener(self.project_root, callbacks, self.options)
+        except ConfigError as exc:  # one precise line: file:line, what is wrong, how to fix it
+            self.runtime_error = f"{exc} (fix the file and start tuiagent again)"
+            await self.add_notice(f"Could not open the project: {self.runtime_error}", "error")
+            self.ready.set()
+            return
         except Exception as exc:  # the UI stays up and says what went wrong
             self.runtime_error = f"{type(exc).__name__}: {exc}"
             await self.add_notice(f"Could not open the project: {self.runtime_error}", "error")
@@ -147,6 +153,8 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         self.start_catalog_sync()
         for problem in getattr(runtime, "problems", ()) or ():
             await self.add_notice(str(problem), "error")
+        for warning in runtime.settings.warnings:
+            await self.add_notice(warning, "warning")
         if getattr(runtime, "resumed", False) and getattr(runtime, "session", None) is not None:
             await self.show_session(runtime.session.path, runtime.session.id)
         if getattr(runtime, "agent", None) is None:
@@ -154,7 +162,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         else:
             usage = getattr(runtime.agent, "usage", None)
             if usage is not None:
-                self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.input_tokens, usage.output_tokens, usage.cost_usd
+                self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
         recipes = getattr(runtime, "recipes", None)
         if recipes is not None and hasattr(recipes, "session_started"):
             self.run_worker(recipes.session_started(), group="recipes-start")

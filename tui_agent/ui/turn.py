@@ -153,7 +153,8 @@ class TurnMixin:
             self.header.branch = event.branch or "no git"
         elif isinstance(event, Usage):
             header = self.header
-            header.input_tokens = event.session_input_tokens or header.input_tokens + event.input_tokens
+            # tokens in: uncached, cache writes and cache reads alike (the cost prices each at its rate)
+            header.input_tokens = event.session_input_tokens + event.session_cache_read_tokens + event.session_cache_write_tokens
             header.output_tokens = event.session_output_tokens or header.output_tokens + event.output_tokens
             header.cost_usd = event.session_cost_usd
         elif isinstance(event, Notice):

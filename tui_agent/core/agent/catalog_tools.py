@@ -97,7 +97,7 @@ async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: dict[str, An
     from tui_agent.core.catalog.reports import check_arguments
 
     try:
-        check_arguments(record.spec, tool_args)  # before asking anyone: a malformed call is the model's to fix
+        tool_args = check_arguments(record.spec, tool_args)  # before asking anyone: a malformed call is the model's to fix
     except PipelineError as error:
         raise ToolFailure(f"{name}: {error.message}") from None
     arguments = json.dumps(tool_args, indent=1)

@@ -12,14 +12,16 @@ from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import read_bytes_or_none
 from tui_agent.core.versioning.gitstore import CatalogGit, CommitOutcome, HistoryEntry
 from tui_agent.core.catalog.models import DriftReport, ToolRecord, ToolSpec
-from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES
+from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES, check_lookup_name
 from tui_agent.core.catalog.pipeline import Pipeline, SandboxLike
 from tui_agent.core.catalog.registry import Entry, Registry
+from tui_agent.core.catalog.drift_status import DRIFTED_FAILING, recheck, remember, status_of
 from tui_agent.core.catalog.reports import build_drift_report, check_arguments, search_specs
 from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
 from tui_agent.core.versioning.store import Change
+from tui_agent.core.catalog.untrusted import intact_copy
 from tui_agent.core.versioning.versions import diff_since, revert_target
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
@@ -44,6 +46,8 @@ class Catalog:
         self.pipeline = pipeline
         self.registry: Registry = pipeline.registry
         self.drift_checker = DriftChecker(project.root)
+        self._drift_tests: dict[str, tuple[str, bool]] = {}  # tool -> (dependency fingerprint, tests passed), from state.db
+        self.failing_drift: dict[str, str] = {}  # drifted tools whose tests fail -> the source_sha they failed at
         self.load_report = LoadReport()
         self.watcher: ProjectWatcher | None = None  # the runtime's project watcher, or the one `watch()` runs
         self.changes = changes or ChangeFeed()
@@ -97,10 +101,11 @@ class Catalog:
         stats = usage.get(entry.name)
         calls = stats.calls if stats else 0
         commit = self.version_commit(entry)
+        drift = status_of(self, entry, commit, self._drift_tests) if entry.error is None else None
         if entry.error is not None:
             status = "broken"
-        elif entry.spec is not None and self._drifted(entry, commit):
-            status = "drifted"
+        elif drift is not None:
+            status = drift
         elif calls == 0:
             status = "unused"
         else:
@@ -131,18 +136,13 @@ class Catalog:
             return commit
         return None
 
-    def _drifted(self, entry: Entry, commit: str | None) -> bool:
-        assert entry.spec is not None
-        files_read = self.state.files_read(entry.name)
-        if not commit or not (entry.spec.depends_on or files_read):
-            return False
-        watched = self.drift_checker.watched_files(commit, entry.spec.depends_on, files_read)
-        return bool(self.drift_checker.changed_files(commit, watched))
-
     def tools(self) -> list[ToolRecord]:
         usage = self.state.usage()
         self.drift_checker.fresh()
-        return [self._record(entry, usage) for entry in self.registry.entries()]
+        self._drift_tests = self.state.drift_tests()
+        records = [self._record(entry, usage) for entry in self.registry.entries()]
+        self.failing_drift = {r.name: r.spec.source_sha for r in records if r.status == DRIFTED_FAILING and r.spec}
+        return records
 
     def get(self, name: str) -> ToolRecord | None:
         entry = self.registry.get(name)
@@ -150,6 +150,7 @@ class Catalog:
 
     def _current(self, entry: Entry) -> ToolRecord:
         self.drift_checker.fresh()
+        self._drift_tests = self.state.drift_tests()
         return self._record(entry, self.state.usage())
 
     def specs(self) -> list[ToolSpec]:
@@ -168,10 +169,12 @@ class Catalog:
         return search_specs(self.specs(), self.state.usage(), query, limit)
 
     def history(self, name: str) -> list[HistoryEntry]:
+        check_lookup_name(name)
         return self.git.history(self.project.relative(self.project.tool_path(name)))
 
     def diff(self, name: str, rev: str | None = None) -> str:
         """Diff of the tool file from `rev` (default: the commit before its latest one) to the work tree."""
+        check_lookup_name(name)
         return diff_since(self.git, self.project.relative(self.project.tool_path(name)), rev, name)
 
     def commit_blocker(self) -> str | None:
@@ -199,7 +202,7 @@ class Catalog:
         return self._record_of(await self.revert_change(name, rev))
 
     async def revert_change(self, name: str, rev: str | None = None) -> Change:
-        check_name(name)
+        check_lookup_name(name)
         rel = self.project.relative(self.project.tool_path(name))
         async with self.pipeline.lock:
             rev, data = revert_target(self.git, rel, read_bytes_or_none(self.project.tool_path(name)), rev, name)
@@ -212,6 +215,7 @@ class Catalog:
         return CommitOutcome(change.committed, change.commit, change.deferred_reason, change.message)
 
     async def prune_change(self, name: str) -> Change:
+        check_lookup_name(name)
         async with self.pipeline.lock:
             if self.registry.get(name) is None and not self.project.tool_path(name).exists():
                 raise PipelineError("missing", f"no tool named {name!r}")
@@ -223,7 +227,7 @@ class Catalog:
         return self._record_of(await self.restore_change(name))
 
     async def restore_change(self, name: str) -> Change:
-        check_name(name)
+        check_lookup_name(name)
         async with self.pipeline.lock:
             if self.project.tool_path(name).exists():
                 raise PipelineError("missing", f"{name} exists; nothing to restore")
@@ -256,11 +260,11 @@ class Catalog:
         entry = self.registry.get(name)
         if entry is None or entry.spec is None or entry.runnable is None:
             raise PipelineError("missing", f"no callable tool named {name!r}")
-        check_arguments(entry.spec, args)
+        args = check_arguments(entry.spec, args)
         base = policy or self.default_policy()
         policy = base.with_(network=base.network or (entry.spec.network and allow_network),
                             project_writable=base.project_writable and entry.spec.writes and allow_writes)
-        if not entry.runnable.exists():
+        if not intact_copy(entry.runnable, entry.spec.source_sha):
             self._recover_runnable(entry)
         run = await self.sandbox.call_function(module=name, function=name, kwargs=args, module_path=entry.runnable,
                                                policy=policy, label=f"tool {name}", version=entry.spec.source_sha)
@@ -277,7 +281,7 @@ class Catalog:
         for entry in self.registry.entries():
             if entry.spec is None or entry.runnable is None:
                 continue
-            if not entry.runnable.exists():
+            if not intact_copy(entry.runnable, entry.spec.source_sha):
                 try:
                     self._recover_runnable(entry)
                 except PipelineError:
@@ -316,7 +320,17 @@ class Catalog:
             entry = self.registry.get(tool)
             if entry is None or entry.spec is None:
                 raise PipelineError("missing", f"no callable tool named {tool!r}")
-            reports.append(await build_drift_report(self, entry))
+            report = await build_drift_report(self, entry)
+            remember(self, entry, report)
+            reports.append(report)
+        return reports
+
+    async def recheck_drift(self) -> list[DriftReport]:
+        """Run the tests of tools that drifted since their last check; their status (`drifted · failing`) follows."""
+        reports = await recheck(self)
+        self.tools()  # refreshes failing_drift for the prompt's index
+        if reports:
+            self._notify([report.name for report in reports], "drift re-checked")
         return reports
 
     # hot reload --------------------------------------------------------------------

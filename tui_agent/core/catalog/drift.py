@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 import fnmatch
 from pathlib import Path
 from typing import Iterable
@@ -71,6 +72,13 @@ class DriftChecker:
             if blobs.get(rel) != self._worktree_blobs[rel]:
                 changed.append(rel)
         return changed
+
+    def fingerprint(self, source_sha: str, changed: Iterable[str]) -> str:
+        """Names one version of a tool against one state of its changed dependency files (after `changed_files`)."""
+        digest = hashlib.sha256(source_sha.encode())
+        for rel in sorted(changed):
+            digest.update(f"\0{rel}\0{self._worktree_blobs.get(rel)}".encode())
+        return digest.hexdigest()[:20]
 
     def old_bytes(self, commit: str, rel: str) -> bytes | None:
         blob = self.tree_blobs(commit).get(rel)

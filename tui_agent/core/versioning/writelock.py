@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import os
 from collections.abc import AsyncIterator, Iterator
@@ -23,13 +24,25 @@ class WriterLock:
     def __init__(self, root: Path) -> None:
         self.path = Path(root) / WRITER_LOCK_FILE
 
-    def _open(self) -> int:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+    def _open(self) -> int | None:
+        """The lock file's descriptor; None on a read-only project, where no process can write, so none to wait for."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+        try:
+            return os.open(self.path, os.O_RDONLY)  # flock works on a read-only descriptor too
+        except OSError:
+            return None
 
     @contextlib.asynccontextmanager
     async def hold(self) -> AsyncIterator[None]:
         fd = self._open()
+        if fd is None:
+            yield
+            return
         try:
             while True:
                 try:
@@ -44,6 +57,9 @@ class WriterLock:
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
         fd = self._open()
+        if fd is None:
+            yield
+            return
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
