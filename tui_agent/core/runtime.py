@@ -16,6 +16,7 @@ from tui_agent.core.agent.pricing import DEFAULT_MODEL, UsageTotals
 from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_messages, load_usage
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.project import Project, Settings
+from tui_agent.core.versioning.store import VersionedStore
 from tui_agent.core.watch import ProjectWatcher
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ class Runtime:
     watcher: ProjectWatcher | None = None
     """The one project watcher, feeding the catalog, the recipes and `changes` (None when the catalog is unavailable)."""
     watch_task: asyncio.Task[None] | None = None
+    versioned: dict[str, VersionedStore] = field(default_factory=dict)
+    """"tool" / "recipe" → the same store verbs for both (save, revert, prune, restore, history, diff, outside edit)."""
     drift_watch: DriftWatch | None = None
     """Re-runs drifted tools' tests when their dependency files change (status `drifted · failing`, tool_drifted recipes)."""
 
@@ -66,6 +69,13 @@ class Runtime:
         if self.agent is not None:
             self.agent.session, self.agent.messages, self.agent.usage = session, messages, usage
             self.agent.authored_names.clear()
+
+    def store(self, kind: str) -> VersionedStore | None:
+        """The versioned store of tools or of recipes (None when that part did not start)."""
+        return self.versioned.get(kind)
+
+    def stores(self) -> list[VersionedStore]:
+        return list(self.versioned.values())
 
     def start_watching(self) -> None:
         """Run the project watcher in the background until `aclose` (outside edits, another process, git checkout)."""
@@ -98,7 +108,9 @@ class Runtime:
 async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_git: Any, submit_prompt: Any) -> None:
     """Sandbox, then catalog, then recipes; a part that fails is reported in `problems` and the ones after it are skipped."""
     from tui_agent.core.catalog.api import Catalog
+    from tui_agent.core.catalog.versioned import ToolVersions
     from tui_agent.core.recipes import open_recipes
+    from tui_agent.core.recipes.versioned import RecipeVersions
     from tui_agent.core.sandbox import Sandbox
     from tui_agent.core.tending.drift_watch import DriftWatch
 
@@ -113,8 +125,9 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
     except Exception as error:
         runtime.problems.append(f"tool catalog unavailable: {error}")
         return
+    tools = runtime.versioned["tool"] = ToolVersions(runtime.catalog)
     runtime.drift_watch = DriftWatch(runtime.catalog)
-    runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=runtime.catalog.handle_file_changes,
+    runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=tools.outside_edit,
                                      on_files=runtime.drift_watch.files_changed)
     runtime.catalog.watcher = runtime.watcher
     runtime.problems.extend(runtime.catalog.state.notices)
@@ -124,8 +137,9 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
     except Exception as error:
         runtime.problems.append(f"recipes unavailable: {error}")
         return
+    recipes = runtime.versioned["recipe"] = RecipeVersions(runtime.recipes)
     runtime.drift_watch.recipes = runtime.recipes
-    runtime.watcher.on_recipes = runtime.recipes.reload_recipes
+    runtime.watcher.on_recipes = recipes.outside_edit
     runtime.watcher.on_files = both(runtime.recipes.files_changed, runtime.drift_watch.files_changed)
     runtime.recipes.watcher = runtime.watcher
 
