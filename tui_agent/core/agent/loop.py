@@ -66,7 +66,7 @@ class Agent:
         self.plan = PromptPlan()  # the cache-stable system prompt and tools of this conversation
         self._plan_messages: list[dict[str, Any]] | None = None  # the conversation the plan was frozen for
         self._previous_end: tuple[int, int] | None = None  # where the last request's messages ended (a breakpoint)
-        self._unlogged_prompt: dict[str, Any] | None = None  # the prompt block, written to the session once answered
+        self._unlogged_prompt: tuple[int, int] | None = None  # where this turn's prompt sits, until the session has it
 
     @property
     def model(self) -> str:
@@ -110,7 +110,7 @@ class Agent:
         if note and self.messages[-1]["role"] == "user":
             block = {"type": "text", "text": note}
             self.messages[-1]["content"].append(block)
-            if self._unlogged_prompt is None:
+            if self._unlogged_prompt is None:  # else it is written with the prompt it follows
                 self.session.append_message({"role": "user", "content": [block]})
 
     def _record_message(self, message: dict[str, Any]) -> None:
@@ -125,30 +125,29 @@ class Agent:
         else:
             self._record_message({"role": "user", "content": blocks})
 
-    def _begin_prompt(self, prompt: str) -> tuple[int, int]:
-        """Add the prompt to the conversation (written to the session once the model answers); where it went."""
+    def _begin_prompt(self, prompt: str) -> None:
+        """Add the prompt to the conversation; it is written to the session once the model answers (or the turn is cancelled)."""
         block = {"type": "text", "text": prompt}
         if self.messages and self.messages[-1]["role"] == "user":
             self.messages[-1]["content"].append(block)
         else:
             self.messages.append({"role": "user", "content": [block]})
-        self._unlogged_prompt = block
-        return len(self.messages) - 1, len(self.messages[-1]["content"]) - 1
+        self._unlogged_prompt = (len(self.messages) - 1, len(self.messages[-1]["content"]) - 1)
 
     def _log_prompt(self) -> None:
+        """Write the prompt (and any note that followed it) to the session."""
         if self._unlogged_prompt is not None:
-            block, self._unlogged_prompt = self._unlogged_prompt, None
-            self.session.append_message({"role": "user", "content": [block]})
+            (index, position), self._unlogged_prompt = self._unlogged_prompt, None
+            self.session.append_message({"role": "user", "content": self.messages[index]["content"][position:]})
 
-    def _fail_turn(self, failed: TurnFailed, prompt: str, where: tuple[int, int]) -> TurnFailed:
+    def _fail_turn(self, failed: TurnFailed, prompt: str) -> TurnFailed:
         """Leave a valid history after a failed request: take an unanswered prompt back, or close the answered turn."""
         if self._unlogged_prompt is not None:  # the model never answered: the prompt leaves the conversation
-            self._unlogged_prompt = None
-            index, position = where
+            (index, position), self._unlogged_prompt = self._unlogged_prompt, None
             del self.messages[index]["content"][position:]
             if not self.messages[index]["content"]:
                 del self.messages[index]
-            return dataclasses.replace(failed, prompt=prompt)
+            return dataclasses.replace(failed, prompt=prompt, message=f"{failed.message} (the prompt was not kept: edit it and send it again)")
         if self.messages and self.messages[-1]["role"] == "user":
             self._record_message({"role": "assistant", "content": [{"type": "text", "text": f"[this turn stopped on an error: {failed.message}]"}]})
         return failed
@@ -170,7 +169,7 @@ class Agent:
         if not prompt.strip():
             yield TurnFailed("the prompt is empty: type something to send", kind="empty_prompt", prompt=prompt)
             return
-        where = self._begin_prompt(prompt)
+        self._begin_prompt(prompt)
         failures: dict[str, int] = {}
         partial_text: list[str] = []
         pending_calls: list[dict[str, Any]] = []
@@ -191,7 +190,7 @@ class Agent:
                         yield item
                 if reply is None:
                     assert failed is not None
-                    yield self._fail_turn(failed, prompt, where)
+                    yield self._fail_turn(failed, prompt)
                     return
                 partial_text.clear()
                 self._log_prompt()
@@ -273,7 +272,7 @@ class Agent:
                     if count:
                         yield Notice(f"{error.message}: shortened {count} old tool results and retrying", "warning")
                         continue
-                    yield TurnFailed(f"{error.message}; nothing left to shorten: start a new conversation (/clear)", kind=error.kind)
+                    yield TurnFailed(f"{error.message}; nothing older to shorten: shorten the prompt, or start a new conversation (/clear)", kind=error.kind)
                     return
                 yield TurnFailed(error.message, kind=error.kind, details={"status": error.status, "base_url": self.client.base_url})
                 return
