@@ -212,12 +212,7 @@ class Agent:
                             yield event
                     assert output is not None
                     answered.append(_result_block(call["id"], output))
-                    if output.is_error:
-                        key = call["name"] + json.dumps(call.get("input"), sort_keys=True, default=str)
-                        failures[key] = failures.get(key, 0) + 1
-                        if failures[key] >= REPEATED_FAILURE_LIMIT:
-                            stop_message = (f"stopped: {call['name']} failed {REPEATED_FAILURE_LIMIT} times with the same input; "
-                                            f"last error: {output.text[:300]}")
+                    stop_message = _count_failure(failures, call, output) or stop_message
                 pending_calls = []
                 self._add_user_content(answered)
                 if stop_message:
@@ -335,6 +330,17 @@ class Agent:
         if self.catalog is not None and self.catalog.get(name) is not None:
             return await call_catalog_tool(context, name, arguments)
         raise ToolFailure(f"there is no tool named {name!r}; use search_tools to find catalog tools, or call_tool {{name, args}}")
+
+
+def _count_failure(failures: dict[str, int], call: dict[str, Any], output: ToolOutput) -> str:
+    """Count a failed call by name and input; the reason to stop once the same call failed too often, else ""."""
+    if not output.is_error:
+        return ""
+    key = call["name"] + json.dumps(call.get("input"), sort_keys=True, default=str)
+    failures[key] = failures.get(key, 0) + 1
+    if failures[key] < REPEATED_FAILURE_LIMIT:
+        return ""
+    return f"stopped: {call['name']} failed {REPEATED_FAILURE_LIMIT} times with the same input; last error: {output.text[:300]}"
 
 
 def _result_block(call_id: str, output: ToolOutput) -> dict[str, Any]:
