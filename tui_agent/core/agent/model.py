@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-import httpx2
 
 from tui_agent.core.agent.pricing import DEFAULT_MODEL, RequestUsage, request_usage
 from tui_agent.core.agent.streamreply import AssembledReply, ReplyAssembler, StreamCut
@@ -63,7 +62,7 @@ def configuration_hint() -> str:
 
 
 class ModelClient:
-    """Streams assistant messages; retries 408/409/429/5xx/529 and mid-stream errors itself, with backoff."""
+    """Streams assistant messages; retries 408/409/429/5xx/529, mid-stream errors and cut streams itself, with backoff."""
 
     def __init__(
         self,
@@ -123,7 +122,9 @@ class ModelClient:
             except anthropic.APIConnectionError as error:
                 failure = self._connection_error(error)
                 delay = self.retry_base_delay_s * (2**attempt)
-            except (StreamCut, httpx2.TransportError) as error:
+            except Exception as error:
+                if not isinstance(error, StreamCut) and not _is_transport_error(error):
+                    raise
                 failure = ModelError("interrupted", f"the model's reply was cut off before it was complete ({error})")
                 delay = self.retry_base_delay_s * (2**attempt)
             retries = min(self.max_retries, CONNECTION_RETRIES) if failure.kind == "connection" else self.max_retries
@@ -188,6 +189,11 @@ class ModelClient:
             pass
         backoff = self.retry_base_delay_s * (2**attempt)
         return min(backoff + random.uniform(0, backoff / 4), MAX_RETRY_AFTER_S)
+
+
+def _is_transport_error(error: BaseException) -> bool:
+    """An error of the SDK's HTTP layer (httpx, or httpx2 in newer SDKs) raised while a stream was being read."""
+    return type(error).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2")
 
 
 def _error_message(error: anthropic.APIStatusError) -> str:
