@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import sqlite3
 import time
 import traceback
 from collections.abc import AsyncIterator
@@ -14,15 +15,17 @@ from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
 from tui_agent.core.agent.compaction import request_tokens, shorten_old_tool_results
 from tui_agent.core.agent.history import request_messages
-from tui_agent.core.agent.model import ModelClient, ModelError, ModelReply
+from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
 from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, truncate
+from tui_agent.core.tending.suggestions import SuggestionBook
 from tui_agent.core.events import CatalogChanged, Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
+from tui_agent.core.protocols import Model
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
 REPEATED_FAILURE_LIMIT = 3
@@ -40,7 +43,7 @@ class Agent:
         *,
         project: Project,
         settings: Settings,
-        client: ModelClient,
+        client: Model,
         permissions: Permissions,
         session: SessionLog,
         sandbox: Any = None,
@@ -67,6 +70,7 @@ class Agent:
         self._plan_messages: list[dict[str, Any]] | None = None  # the conversation the plan was frozen for
         self._previous_end: tuple[int, int] | None = None  # where the last request's messages ended (a breakpoint)
         self._unlogged_prompt: tuple[int, int] | None = None  # where this turn's prompt sits, until the session has it
+        self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
 
     @property
     def model(self) -> str:
@@ -118,6 +122,8 @@ class Agent:
         self.session.append_message(message)
 
     def _add_user_content(self, blocks: list[dict[str, Any]]) -> None:
+        turn_running = any(block.get("type") == "tool_result" for block in blocks)
+        blocks = blocks + self._suggestion_blocks(turn_running)
         if self.messages and self.messages[-1]["role"] == "user":
             # A cancelled turn or one stopped by a limit ended on a user message; the next one continues it.
             self.messages[-1]["content"].extend(blocks)
@@ -127,12 +133,12 @@ class Agent:
 
     def _begin_prompt(self, prompt: str) -> None:
         """Add the prompt to the conversation; it is written to the session once the model answers (or the turn is cancelled)."""
-        block = {"type": "text", "text": prompt}
+        blocks = [{"type": "text", "text": prompt}, *self._suggestion_blocks(turn_running=False)]
         if self.messages and self.messages[-1]["role"] == "user":
-            self.messages[-1]["content"].append(block)
+            self.messages[-1]["content"].extend(blocks)
         else:
-            self.messages.append({"role": "user", "content": [block]})
-        self._unlogged_prompt = (len(self.messages) - 1, len(self.messages[-1]["content"]) - 1)
+            self.messages.append({"role": "user", "content": blocks})
+        self._unlogged_prompt = (len(self.messages) - 1, len(self.messages[-1]["content"]) - len(blocks))
 
     def _log_prompt(self) -> None:
         """Write the prompt (and any note that followed it) to the session."""
@@ -151,6 +157,16 @@ class Agent:
         if self.messages and self.messages[-1]["role"] == "user":
             self._record_message({"role": "assistant", "content": [{"type": "text", "text": f"[this turn stopped on an error: {failed.message}]"}]})
         return failed
+
+    def _suggestion_blocks(self, turn_running: bool) -> list[dict[str, Any]]:
+        """Repeated call chains not offered before, as one note for the next request (offered once)."""
+        if self.suggestions is None:
+            return []
+        try:
+            note = self.suggestions.note_for_next_request(turn_running=turn_running)
+        except (OSError, sqlite3.Error):  # suggestions are a hint; an unreadable transcript or db must not stop the turn
+            return []
+        return [{"type": "text", "text": note}] if note else []
 
     # ------------------------------------------------------------------ the turn
 
