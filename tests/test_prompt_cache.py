@@ -16,7 +16,7 @@ async def test_a_turn_with_an_authored_tool_reads_90_percent_of_the_ideal_from_t
     assert figures.ratio >= 0.9, figures
     assert all(request.breakpoints <= 4 for request in sent)
     # the tools array never reshuffles: each request's tools start with the previous request's (one appended: sum_pair)
-    for before, after in zip(sent, sent[1:]):
+    for before, after in zip(sent, sent[1:], strict=False):
         assert [t["name"] for t in after.tools][: len(before.tools)] == [t["name"] for t in before.tools]
         assert after.system_text == before.system_text
     assert "sum_pair" not in sent[6].tool_names and sent[7].tool_names[-1] == "sum_pair"

@@ -7,7 +7,7 @@ import os
 import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import anthropic
 
@@ -100,7 +100,8 @@ class ModelClient:
             try:
                 assembler = ReplyAssembler()
                 stream = await self._client.messages.create(
-                    model=self.model, max_tokens=self.max_tokens, system=system, tools=tools, messages=messages, stream=True
+                    model=self.model, max_tokens=self.max_tokens, stream=True,
+                    system=cast(Any, system), tools=cast(Any, tools), messages=cast(Any, messages),
                 )
                 try:
                     async for event in stream:
@@ -187,7 +188,7 @@ class ModelClient:
                 return min(float(headers["retry-after"]), MAX_RETRY_AFTER_S)
         except ValueError:  # an unparseable retry-after header: fall back to our own backoff
             pass
-        backoff = self.retry_base_delay_s * (2**attempt)
+        backoff = float(self.retry_base_delay_s * (2**attempt))
         return min(backoff + random.uniform(0, backoff / 4), MAX_RETRY_AFTER_S)
 
 

@@ -72,7 +72,7 @@ class PromptPlan:
         tools = [tool.to_api() for tool in builtins.values()]
         for name in self.tool_order:
             entry = by_name.get(name)
-            if entry is not None and sendable(entry.api):
+            if entry is not None and entry.api is not None and sendable(entry.api):
                 tools.append(copy.deepcopy(entry.api))
         if tools:
             tools[-1]["cache_control"] = dict(CACHE)
