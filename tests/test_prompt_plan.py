@@ -64,3 +64,9 @@ def test_breakpoints_mark_the_end_and_the_previous_end_without_touching_the_hist
     assert end == (2, 0) and marked[0]["content"][0]["cache_control"] and marked[2]["content"][0]["cache_control"]
     assert marked[1]["content"] == [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}]  # the blank text dropped
     assert "cache_control" not in history[0]["content"][0] and len(history[1]["content"]) == 2  # the history itself is unchanged
+
+
+def test_a_wholesale_change_is_summed_up() -> None:
+    plan = frozen([])
+    note = plan.changes([entry(f"tool_{i:03d}") for i in range(300)], "ask")
+    assert note.count("\n- new tool") == 20 and "and 280 more changes" in note and len(note) < 2500

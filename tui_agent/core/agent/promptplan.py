@@ -22,6 +22,7 @@ from tui_agent.core.agent.prompt import CACHE, CatalogEntry, catalog_index, syst
 from tui_agent.core.agent.toolbase import BuiltinTool
 
 NO_CATALOG = "The tool catalog is not available in this session."
+MAX_NOTE_LINES = 20  # a catalog rewritten wholesale (a git pull) is summed up, not listed
 API_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the Messages API refuses the whole request otherwise
 
 
@@ -91,6 +92,8 @@ class PromptPlan:
                 if now[name] != self.told[name]:
                     lines.append(f"- {name} changed: {_describe(now[name])}")
             self.told = now
+        if len(lines) > MAX_NOTE_LINES:
+            lines = lines[:MAX_NOTE_LINES] + [f"- ... and {len(lines) - MAX_NOTE_LINES} more changes: use search_tools to find tools"]
         note = ""
         if lines:
             note = ("[catalog update] The tool catalog changed since the index in the system prompt:\n" + "\n".join(lines)
