@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.agent_helpers import GOOD_TOOL, agent_runtime, run_turn
 from tests.cache_scenario import run_turn_for_cache
-from tests.fake_messages_api import FakeMessagesAPI, reply, text
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 
 
 async def test_a_turn_with_an_authored_tool_reads_90_percent_of_the_ideal_from_the_cache(repo: Path) -> None:
@@ -44,3 +44,14 @@ async def test_changes_are_announced_in_the_conversation_and_the_prefix_stays(re
     assert third.messages[2] == second.messages[2]  # the note stays where it was: the cached prefix holds
     # the cache read everything the second request shared with the first, and the third everything it shared
     assert [usage.read for usage in api.cache_log[1:]] == [usage.ideal for usage in api.cache_log[1:]]
+
+
+async def test_a_step_adding_more_than_20_blocks_still_reads_the_whole_earlier_prefix(repo: Path) -> None:
+    calls = [tool_use("list_files", {"pattern": f"*.{i}"}) for i in range(12)]  # 12 calls + 12 results: 24 new blocks
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(text("Looking everywhere."), *calls), reply(text("Nothing there.")))
+        async with agent_runtime(repo, api) as runtime:
+            await run_turn(runtime, "find the odd files")
+    second = api.cache_log[1]
+    assert len(api.requests[1].messages[1]["content"]) + len(api.requests[1].messages[2]["content"]) > 20
+    assert second.ideal > 1024 and second.read == second.ideal  # read at the previous request's end, not by lookback
