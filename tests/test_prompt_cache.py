@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.agent_helpers import GOOD_TOOL, agent_runtime, run_turn
 from tests.cache_scenario import run_turn_for_cache
-from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
 
 
 async def test_a_turn_with_an_authored_tool_reads_90_percent_of_the_ideal_from_the_cache(repo: Path) -> None:
@@ -55,3 +55,16 @@ async def test_a_step_adding_more_than_20_blocks_still_reads_the_whole_earlier_p
     second = api.cache_log[1]
     assert len(api.requests[1].messages[1]["content"]) + len(api.requests[1].messages[2]["content"]) > 20
     assert second.ideal > 1024 and second.read == second.ideal  # read at the previous request's end, not by lookback
+
+
+async def test_a_note_taken_back_with_a_failed_prompt_is_sent_again_with_the_next(repo: Path) -> None:
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(text("one")), http_error(400, message="scripted refusal"), reply(text("three")))
+        async with agent_runtime(repo, api) as runtime:
+            await run_turn(runtime, "first")
+            (repo / ".agent/tools/count_lines.py").write_text(GOOD_TOOL)
+            await run_turn(runtime, "second")
+            await run_turn(runtime, "third")
+    assert "new tool count_lines" in api.requests[1].all_text()
+    last = api.requests[2].messages[2]["content"]
+    assert last[0]["text"] == "third" and "new tool count_lines" in last[1]["text"]

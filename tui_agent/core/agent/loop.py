@@ -70,6 +70,7 @@ class Agent:
         self._plan_messages: list[dict[str, Any]] | None = None  # the conversation the plan was frozen for
         self._previous_end: tuple[int, int] | None = None  # where the last request's messages ended (a breakpoint)
         self._unlogged_prompt: tuple[int, int] | None = None  # where this turn's prompt sits, until the session has it
+        self._told_before_prompt: tuple[dict[str, tuple[str, str]], str] | None = None
         self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
 
     @property
@@ -110,6 +111,8 @@ class Agent:
         """Tell the model what changed in the catalog (or the permission mode) since it was told, in the conversation."""
         if not self.plan.frozen or self._plan_messages is not self.messages or not self.messages:
             return
+        if self._unlogged_prompt is not None:  # if this prompt is taken back, so is the note: the model was not told
+            self._told_before_prompt = (dict(self.plan.told), self.plan.mode)
         note = self.plan.changes(self._ranked_entries(), self.permissions.mode)
         if note and self.messages[-1]["role"] == "user":
             block = {"type": "text", "text": note}
@@ -142,6 +145,7 @@ class Agent:
 
     def _log_prompt(self) -> None:
         """Write the prompt (and any note that followed it) to the session."""
+        self._told_before_prompt = None
         if self._unlogged_prompt is not None:
             (index, position), self._unlogged_prompt = self._unlogged_prompt, None
             self.session.append_message({"role": "user", "content": self.messages[index]["content"][position:]})
@@ -153,6 +157,8 @@ class Agent:
             del self.messages[index]["content"][position:]
             if not self.messages[index]["content"]:
                 del self.messages[index]
+            if self._told_before_prompt is not None:
+                self.plan.told, self.plan.mode = self._told_before_prompt
             return dataclasses.replace(failed, prompt=prompt, message=f"{failed.message} (the prompt was not kept: edit it and send it again)")
         if self.messages and self.messages[-1]["role"] == "user":
             self._record_message({"role": "assistant", "content": [{"type": "text", "text": f"[this turn stopped on an error: {failed.message}]"}]})
