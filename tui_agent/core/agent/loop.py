@@ -8,7 +8,7 @@ import json
 import sqlite3
 import time
 import traceback
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from tui_agent.core.agent.builtins import builtin_tools
@@ -186,7 +186,7 @@ class Agent:
         finally:
             await inner.aclose()
 
-    async def _turn(self, prompt: str) -> AsyncIterator[Event]:
+    async def _turn(self, prompt: str) -> AsyncGenerator[Event, None]:
         yield TurnStarted(prompt=prompt, session_id=self.session_id)
         if not prompt.strip():
             yield TurnFailed("the prompt is empty: type something to send", kind="empty_prompt", prompt=prompt)
@@ -318,7 +318,8 @@ class Agent:
 
     async def _call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
         name, call_id = call["name"], call["id"]
-        arguments = call.get("input") if isinstance(call.get("input"), dict) else {}
+        raw_input = call.get("input")
+        arguments: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         authored = name not in self.builtins
         yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
         context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
