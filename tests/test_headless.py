@@ -140,3 +140,12 @@ def test_an_unreachable_server_gets_a_clear_message(repo: Path, monkeypatch: pyt
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     assert tuiagent(repo, "-p", "hello") == 1
     assert f"cannot reach the model server at http://127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_the_turns_project_file_edits_are_reported(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "notes.txt", "content": "new\n"})), reply(text("wrote it")))
+    assert tuiagent(repo, "-p", "write notes", "--yes", "--output-format", "json") == 0
+    assert json.loads(capsys.readouterr().out)["edited_files"] == ["notes.txt"]
+    api.enqueue(reply(tool_use("write_file", {"path": "notes.txt", "content": "newer\n"})), reply(text("again")))
+    assert tuiagent(repo, "-p", "rewrite notes", "--yes") == 0
+    assert "[edited] 1 project file(s): notes.txt" in capsys.readouterr().err

@@ -37,14 +37,17 @@ def handle(args: argparse.Namespace) -> int:
         return int(run_tui(args) or 0)
     try:
         return asyncio.run(run_headless(args))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM or SIGHUP: the turn was cancelled
         print("interrupted", file=sys.stderr)
         return 130
 
 
 async def run_headless(args: argparse.Namespace) -> int:
+    from tui_agent.commands.cancel_signals import cancel_current_task_on_signals
     from tui_agent.core.runtime import open_runtime
+    from tui_agent.core.versioning.worktree_diff import TurnEdits, changed_paths
 
+    cancel_current_task_on_signals()
     try:
         printer = HeadlessPrinter(args.output_format, sys.stdout, sys.stderr)
         runtime = await open_runtime(
@@ -73,10 +76,13 @@ async def run_headless(args: argparse.Namespace) -> int:
         _system, tools = agent.build_request()
         printer.start(RunInfo(agent.session_id, agent.model, str(agent.project.root), [tool["name"] for tool in tools],
                               agent.permissions.mode), agent.messages)
+        edits = TurnEdits(runtime.project.root)
+        await edits.start()
         async for event in agent.run_turn(args.prompt):
             printer.handle(event)
+        diff = await edits.diff()
         return printer.finish(session_id=agent.session_id, model=agent.model, run_usage=agent.usage.since(before),
-                              session_usage=agent.usage)
+                              session_usage=agent.usage, edited_files=changed_paths(diff) if diff is not None else None)
     finally:
         await runtime.aclose()
 

@@ -71,10 +71,34 @@ class ToolAuthored(Event):
 
 @dataclass(frozen=True)
 class CatalogChanged(Event):
-    """The set of tools or recipes, or one of their statuses, changed."""
+    """The set of tools or recipes, or one of their statuses, changed (`kind` says which)."""
 
     names: tuple[str, ...] = ()
     reason: str = ""
+    kind: Literal["tool", "recipe"] = "tool"
+
+
+@dataclass(frozen=True)
+class FilesChanged(Event):
+    """Project files outside `.agent/` changed on disk (any process); paths are project-relative, POSIX."""
+
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BranchChanged(Event):
+    """The repository's HEAD moved (a checkout, a commit by another process); `branch` as the header shows it."""
+
+    branch: str
+
+
+@dataclass(frozen=True)
+class UsageChanged(Event):
+    """`.agent/state.db` was written (call counts, run logs), possibly by another process."""
+
+
+CHANGE_EVENTS = (ToolAuthored, CatalogChanged, FilesChanged, BranchChanged, UsageChanged)
+"""The event types of the project's change stream (`tui_agent.core.changes.ChangeFeed`)."""
 
 
 @dataclass(frozen=True)

@@ -153,9 +153,13 @@ class HeadlessPrinter:
             self.out.flush()
             self._at_line_start = True
 
-    def finish(self, *, session_id: str, model: str, run_usage: UsageTotals, session_usage: UsageTotals) -> int:
-        """Print the final result object (json and stream-json) and return the exit code."""
+    def finish(self, *, session_id: str, model: str, run_usage: UsageTotals, session_usage: UsageTotals,
+               edited_files: list[str] | None = None) -> int:
+        """Print the final result object (json and stream-json) and return the exit code. `edited_files`: the project
+        files (outside `.agent/`) the turn changed, None outside a git work tree."""
         ok = self.finished and self.error is None
+        if self.format == "text" and edited_files:
+            self._line(f"[edited] {len(edited_files)} project file(s): {', '.join(edited_files)}", self.err)
         if self.format == "stream-json":
             self._emit_new_messages()
         if self.format in ("json", "stream-json"):
@@ -167,7 +171,7 @@ class HeadlessPrinter:
                 "total_cost_usd": round(run_usage.cost_usd, 6), "usage": api_usage(run_usage), "permission_denials": self.denials,
                 "model": model, "error": self.error.message if self.error else None,
                 "error_kind": self.error.kind if self.error else None, "tool_calls": self.tool_calls,
-                "session_usage": session_usage.to_dict(),
+                "session_usage": session_usage.to_dict(), "edited_files": edited_files,
             })
         return 0 if ok else 1
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import sqlite3
 import time
 import traceback
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import Any
 
 from tui_agent.core.agent.builtins import builtin_tools
@@ -22,10 +23,12 @@ from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, truncate
-from tui_agent.core.tending.suggestions import SuggestionBook
-from tui_agent.core.events import CatalogChanged, Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
+from tui_agent.core.changes import ChangeEvent, ChangeFeed
+from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import Model
+from tui_agent.core.tending.suggestions import SuggestionBook
+from tui_agent.core.watch import ProjectWatcher
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
 REPEATED_FAILURE_LIMIT = 3
@@ -52,6 +55,8 @@ class Agent:
         messages: list[dict[str, Any]] | None = None,
         usage: UsageTotals | None = None,
         context_limit_tokens: int = CONTEXT_LIMIT_TOKENS,
+        changes: ChangeFeed | None = None,
+        watcher: ProjectWatcher | None = None,
     ) -> None:
         self.project = project
         self.settings = settings
@@ -64,6 +69,8 @@ class Agent:
         self.messages: list[dict[str, Any]] = list(messages or [])
         self.usage = usage or UsageTotals()
         self.context_limit_tokens = context_limit_tokens
+        self.changes = changes  # the project's change feed: what the stores publish during a call joins the turn
+        self.watcher = watcher  # before each request, wait until the files changed so far have been handled
         self.builtins: dict[str, BuiltinTool] = builtin_tools(has_sandbox=sandbox is not None, has_catalog=catalog is not None, has_recipes=recipes is not None)
         self.authored_names: list[str] = []  # tools authored in this session, newest last
         self.plan = PromptPlan()  # the cache-stable system prompt and tools of this conversation
@@ -303,18 +310,15 @@ class Agent:
         return count, level
 
     async def _sync_catalog(self) -> AsyncIterator[Event]:
-        """Pick up tool files changed on disk by someone else, so that this request lists them as they are now."""
-        if self.catalog is None:
+        """Let the project watcher handle the files changed so far (tool files someone else edited, the agent's own
+        writes), so that this request lists the tools as they are now."""
+        if self.watcher is None:
             return
-        on_disk = {path.stem for path in self.project.tools_dir.glob("*.py")}
-        names = on_disk | {entry.name for entry in catalog_entries(self.catalog)}
-        try:
-            changed = await self.catalog.handle_file_changes(names)
-        except Exception as error:  # the catalog keeps its last good state; the conversation goes on
-            yield Notice(f"could not reload changed tool files: {error}", "warning")
-            return
-        if changed:
-            yield CatalogChanged(names=tuple(changed), reason="edited outside tuiagent")
+        published: list[Event] = []
+        with self._forwarding_store_changes(published):
+            await self.watcher.settle()
+        for event in published:
+            yield event
 
     async def _call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
         name, call_id = call["name"], call["id"]
@@ -324,16 +328,17 @@ class Agent:
         yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
         context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
         started = time.perf_counter()
-        try:
-            if cut_off:
-                raise ToolFailure("your reply was cut off (max_tokens) before this call's input was complete; send it again, shorter")
-            if bad_input:
-                raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
-            output = await self._dispatch(context, name, arguments)
-        except ToolFailure as failure:
-            output = ToolOutput(str(failure), is_error=True)
-        except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
-            output = ToolOutput(_trimmed_traceback(error), is_error=True)
+        with self._forwarding_store_changes(context.events):
+            try:
+                if cut_off:
+                    raise ToolFailure("your reply was cut off (max_tokens) before this call's input was complete; send it again, shorter")
+                if bad_input:
+                    raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
+                output = await self._dispatch(context, name, arguments)
+            except ToolFailure as failure:
+                output = ToolOutput(str(failure), is_error=True)
+            except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
+                output = ToolOutput(_trimmed_traceback(error), is_error=True)
         duration_ms = (time.perf_counter() - started) * 1000
         for event in context.events:
             yield event
@@ -344,6 +349,22 @@ class Agent:
             self.authored_names.append(tool_name)
         yield ToolCallFinished(call_id, name, output.text, output.is_error, duration_ms, authored=authored, truncated=output.truncated)
         yield output
+
+    @contextlib.contextmanager
+    def _forwarding_store_changes(self, into: list[Event]) -> Iterator[None]:
+        """While a call runs, what the catalog and the recipe store publish (ToolAuthored, CatalogChanged) joins its events."""
+        def forward(event: ChangeEvent) -> None:
+            if isinstance(event, (ToolAuthored, CatalogChanged)):
+                into.append(event)
+
+        if self.changes is None:
+            yield
+            return
+        self.changes.add_listener(forward)
+        try:
+            yield
+        finally:
+            self.changes.remove_listener(forward)
 
     async def _dispatch(self, context: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput:
         builtin = self.builtins.get(name)
