@@ -9,9 +9,7 @@ import io
 import json
 import string
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -231,7 +229,6 @@ TOKENS = ["tools", "list", "show", "history", "diff", "revert", "prune", "restor
           "--resume", "--init-git", "--sandbox-tier", "--help", "--", "script.py", "{}", '{"x": 1e400}', "[1]",
           '{"x": NaN}', "--json=", "=", "-", "\u00e9\u00e8", "lines", "x" * 300]
 FREE_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12)
-FIRST = ["tools", "sandbox", "recipes", "config", "-p"]
 DOUBLE_TOOL = '''def double(x: int) -> int:
     """Double a number.
 
@@ -243,12 +240,49 @@ DOUBLE_TOOL = '''def double(x: int) -> int:
 LINES_RECIPE = 'description = "count"\n[trigger]\non = "command"\n[action]\ntool = "double"\nargs = {x = 2}\n'
 
 
+NAMES = ["double", "ghost", "lines", "", "-x", "../x", "x" * 300, "\u00e9"]
+ARG_PAIRS = ["x=1", "x=abc", "x=", "=1", "x=1e400", "y=2", "x=NaN", "x=[1]", "novalue"]
+JSON_ARGS = ["{}", '{"x": 1e400}', "[1]", '{"x": NaN}', '{"x": "2"}', "{", '{"x": 3}']
+SECONDS = ["0", "-1", "nan", "inf", "1e999", "0.5", "abc", "5"]
+
+
+@st.composite
+def skeletons(draw: st.DrawFn) -> list[str]:
+    """A plausible command line of each command group (most parse; the mutations below break some)."""
+    name = st.sampled_from(NAMES)
+    options = {
+        "tools": lambda: ["tools", draw(st.sampled_from(["list", "show", "history", "diff", "revert", "prune",
+                                                          "restore", "drift"]))] + ([draw(name)] if draw(st.booleans()) else []),
+        "tools run": lambda: ["tools", "run", draw(name)] + [part for pair in draw(st.lists(st.sampled_from(ARG_PAIRS), max_size=2))
+                                                            for part in ("--arg", pair)]
+                             + (["--json", draw(st.sampled_from(JSON_ARGS))] if draw(st.booleans()) else []),
+        "sandbox": lambda: ["sandbox", "status"] + (["--tier", draw(st.sampled_from(["rlimits", "bubblewrap", "x"]))]
+                                                    if draw(st.booleans()) else []),
+        "sandbox run": lambda: ["sandbox", "run", draw(st.sampled_from(["script.py", "missing.py", "."])),
+                                "--timeout", draw(st.sampled_from(SECONDS))],
+        "recipes": lambda: ["recipes", draw(st.sampled_from(["list", "show", "run", "history", "diff", "prune"]))]
+                           + ([draw(st.sampled_from(["lines", "ghost", "Bad Name"]))] if draw(st.booleans()) else []),
+        "config": lambda: ["config"] + draw(st.lists(st.sampled_from(["--json", "--markdown"]), max_size=2)),
+        "-p": lambda: ["-p", draw(FREE_TEXT)] + draw(st.lists(st.sampled_from(["--resume", "abc", "--continue",
+                                                                               "--output-format", "json", "yolo"]), max_size=2)),
+    }
+    argv = options[draw(st.sampled_from(sorted(options)))]()
+    return argv + (["--json"] if draw(st.booleans()) else [])
+
+
 @st.composite
 def argument_lists(draw: st.DrawFn) -> list[str]:
-    rest = draw(st.lists(st.one_of(st.sampled_from(TOKENS), FREE_TEXT), max_size=6))
+    argv = draw(skeletons())
+    for _ in range(draw(st.integers(0, 2))):  # mutate: insert, replace or drop a token
+        position = draw(st.integers(1, len(argv)))
+        token = draw(st.one_of(st.sampled_from(TOKENS), FREE_TEXT))
+        how = draw(st.sampled_from(["insert", "replace", "drop"]))
+        if how == "insert":
+            argv.insert(position, token)
+        elif position < len(argv):
+            argv[position:position + 1] = [token] if how == "replace" else []
     # never the TUI or `watch` (both run until a person stops them), never another project folder
-    rest = [token for token in rest if token != "watch" and not token.startswith("--project")]
-    return [draw(st.sampled_from(FIRST)), *rest]
+    return [token for token in argv if token != "watch" and not token.startswith("--project")]
 
 
 def test_generated_argument_lists(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -281,6 +315,3 @@ def test_generated_argument_lists(repo: Path, monkeypatch: pytest.MonkeyPatch) -
     assert len(results) >= 300, f"only {len(results)} distinct command lines"
     assert any(code == 0 for code in results.values()) and any(code == 2 for code in results.values())
 
-
-def counts(values: dict[Any, int], predicate: Callable[[int], bool]) -> int:
-    return sum(1 for value in values.values() if predicate(value))
