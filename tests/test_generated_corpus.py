@@ -84,6 +84,8 @@ def config_texts(draw: st.DrawFn) -> str:
     if draw(st.booleans()):  # damage it: insert characters that TOML cares about
         position = draw(st.integers(0, len(text)))
         text = text[:position] + draw(st.text(alphabet='[]="\'\n#.=,{}\\x1', max_size=4)) + text[position:]
+    if draw(st.integers(0, 19)) == 0:  # a number longer than Python converts
+        text += f"[catalog]\ntop_k = {'9' * 5000}\n"
     return text
 
 
@@ -132,6 +134,8 @@ def recipe_texts(draw: st.DrawFn) -> bytes:
         for key in draw(st.lists(st.sampled_from(RECIPE_KEYS), max_size=4, unique=True)):
             lines.append(f"{key} = {toml_literal(draw(RECIPE_VALUES))}")
     data = ("\n".join(lines) + "\n").encode()
+    if draw(st.integers(0, 19)) == 0:  # a number longer than Python converts
+        data += b"priority = " + b"9" * 5000 + b"\n"
     if draw(st.booleans()):
         position = draw(st.integers(0, len(data)))
         data = data[:position] + draw(st.binary(max_size=4)) + data[position:]
@@ -241,8 +245,8 @@ LINES_RECIPE = 'description = "count"\n[trigger]\non = "command"\n[action]\ntool
 
 
 NAMES = ["double", "ghost", "lines", "", "-x", "../x", "x" * 300, "\u00e9"]
-ARG_PAIRS = ["x=1", "x=abc", "x=", "=1", "x=1e400", "y=2", "x=NaN", "x=[1]", "novalue"]
-JSON_ARGS = ["{}", '{"x": 1e400}', "[1]", '{"x": NaN}', '{"x": "2"}', "{", '{"x": 3}']
+ARG_PAIRS = ["x=1", "x=abc", "x=", "=1", "x=1e400", "y=2", "x=NaN", "x=[1]", "novalue", "x=" + "9" * 5000]
+JSON_ARGS = ["{}", '{"x": 1e400}', "[1]", '{"x": NaN}', '{"x": "2"}', "{", '{"x": 3}', '{"x": ' + "9" * 5000 + "}"]
 SECONDS = ["0", "-1", "nan", "inf", "1e999", "0.5", "abc", "5"]
 
 

@@ -49,7 +49,9 @@ class Setting:
         return self.key.rpartition(".")[2]
 
 
-# To add a setting: one entry here and one field in Settings below (its default read from this table).
+# To add a setting: one entry here and one field in Settings below, its default read from this table
+# (`default("section.key")`; a list or dict default goes through `field(default_factory=...)`). The README table
+# is regenerated with `tuiagent config --markdown` (tests/test_settings.py fails until it is).
 SETTINGS: tuple[Setting, ...] = (
     Setting("model", str, None, "model id sent to the Messages API (default: a current Sonnet)", nullable=True),
     Setting("permissions.mode", str, "ask", "ask before shell commands, writes and network; auto accepts edits; "
@@ -217,6 +219,9 @@ def settings_from_text(text: str, path: str = CONFIG_NAME) -> Settings:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise toml_error(exc, path, max(1, len(text.splitlines()))) from None
+    except ValueError as exc:  # tomllib's int(): a number longer than Python converts (4300 digits)
+        line = next((number for number, content in enumerate(text.splitlines(), 1) if re.search(r"\d{1000}", content)), None)
+        raise ConfigError(f"a number is too long ({exc}); write a shorter one", path=path, line=line) from None
     return settings_from_mapping(data, KeyLines(text), path)
 
 
