@@ -225,7 +225,7 @@ def test_generated_tool_files(repo: Path) -> None:
 
 # ---------------------------------------------------------------- CLI argument lists
 
-TOKENS = ["tools", "list", "show", "history", "diff", "revert", "prune", "restore", "run", "drift", "sandbox",
+TOKENS = ["--unused-days", "--dismiss", "--print-prompt", "tools", "list", "show", "history", "diff", "revert", "prune", "restore", "run", "drift", "sandbox",
           "status", "recipes", "config", "--json", "--markdown", "--arg", "x=1", "x=abc", "y=2", "x", "--allow-network",
           "--allow-writes", "--timeout", "0", "-1", "nan", "inf", "1e999", "0.5", "--tier", "bubblewrap", "rlimits",
           "none", "--network", "double", "ghost", "HEAD", "HEAD~1", "--path", "--args", "--tool", "--yes", "--allow",
@@ -255,8 +255,9 @@ def skeletons(draw: st.DrawFn) -> list[str]:
     """A plausible command line of each command group (most parse; the mutations below break some)."""
     name = st.sampled_from(NAMES)
     options = {
-        "tools": lambda: ["tools", draw(st.sampled_from(["list", "show", "history", "diff", "revert", "prune",
-                                                          "restore", "drift"]))] + ([draw(name)] if draw(st.booleans()) else []),
+        "tools": lambda: ["tools", draw(st.sampled_from(["list", "show", "history", "diff", "revert", "prune", "restore",
+                                                          "drift", "suggest", "doctor", "repair"]))]
+                         + ([draw(name)] if draw(st.booleans()) else []),
         "tools run": lambda: ["tools", "run", draw(name)] + [part for pair in draw(st.lists(st.sampled_from(ARG_PAIRS), max_size=2))
                                                             for part in ("--arg", pair)]
                              + (["--json", draw(st.sampled_from(JSON_ARGS))] if draw(st.booleans()) else []),
