@@ -52,3 +52,14 @@ def print_result(result: Result, as_json: bool) -> int:
     elif text:
         print(text, file=sys.stderr if code else sys.stdout)
     return code
+
+
+def name_refusal(args: argparse.Namespace, noun: str) -> str | None:
+    """The error for a NAME argument that cannot name a tool or recipe (checked before anything is opened)."""
+    from tui_agent.core.catalog.names import lookup_problem
+
+    name = getattr(args, "name", None)
+    if name is None:
+        return None
+    problem = lookup_problem(name, noun)
+    return f"tuiagent {noun}s {getattr(args, noun + 's_command', '')}: {problem}" if problem else None

@@ -65,6 +65,10 @@ def handle_status(args: argparse.Namespace) -> int:
     width = max(len(name) for name in info["protections"])
     for name, what in info["protections"].items():
         print(f"  {name.ljust(width)}  {what}")
+    print("protected paths (read-only for agent code, even in runs that may write the project; "
+          "write_file/edit_file always ask):")
+    for path in info.get("protected_paths", []):
+        print(f"  {path}")
     if info["expected_misses"]:
         print("expected misses of this tier:")
         for miss in info["expected_misses"]:

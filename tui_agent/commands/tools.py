@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tui_agent.commands import tools_tending
-from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, need, print_result
+from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
 from tui_agent.commands.failures import EXIT_USAGE, report
 from tui_agent.core.project import Project
 
@@ -48,6 +48,10 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    refusal = name_refusal(args, "tool")
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
     try:
         return asyncio.run(run_command(args))
     except UsageError as exc:
@@ -171,6 +175,7 @@ def access_notes(spec: Any) -> list[str]:
 
 
 async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+    await catalog.recheck_drift()  # a drifted tool's own tests decide between `drifted` and `drifted · failing`
     records = catalog.tools()
     rows = [("NAME", "STATUS", "CALLS", "FAILS", "ACCESS", "LAST USED", "DESCRIPTION")]
     for r in records:

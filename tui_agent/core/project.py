@@ -72,10 +72,10 @@ class Project:
             gitignore.write_text(AGENT_GITIGNORE, encoding="utf-8")
 
     def tool_path(self, name: str) -> Path:
-        return self.tools_dir / f"{name}.py"
+        return self.tools_dir / f"{_plain(name)}.py"
 
     def recipe_path(self, name: str) -> Path:
-        return self.recipes_dir / f"{name}.toml"
+        return self.recipes_dir / f"{_plain(name)}.toml"
 
     def relative(self, path: Path) -> str:
         """The path relative to the project root, with forward slashes (as git names it)."""
@@ -85,3 +85,9 @@ class Project:
         """Read `.agent/config.toml` (validated by core/settings.py); a missing file gives the defaults, a bad one a ConfigError."""
         return load_settings(self.config_path)
 
+
+def _plain(name: str) -> str:
+    """The last guard before a name becomes a path: never a separator or `..` (callers check names first)."""
+    if not name or "/" in name or "\\" in name or name in (".", "..") or "\0" in name:
+        raise ValueError(f"{name!r} cannot name a file in .agent/ (a name is letters, digits, '_' and '-')")
+    return name

@@ -50,7 +50,7 @@ class Setting:
 
 
 # To add a setting: one entry here and one field in Settings below, its default read from this table
-# (`default("section.key")`; a list or dict default goes through `field(default_factory=...)`). The README table
+# (`default("section.key")`; a list setting has a tuple default and its values become tuples). The README table
 # is regenerated with `tuiagent config --markdown` (tests/test_settings.py fails until it is).
 SETTINGS: tuple[Setting, ...] = (
     Setting("model", str, None, "model id sent to the Messages API (default: a current Sonnet)"),
@@ -58,6 +58,8 @@ SETTINGS: tuple[Setting, ...] = (
             "read-only refuses them", choices=("ask", "auto", "read-only"), attr="permission_mode"),
     Setting("sandbox.min_level", str, None, "refuse to run agent code below this isolation tier",
             choices=("rlimits", "bubblewrap")),
+    Setting("sandbox.protected", list, (), "extra globs agent code may never write, on top of .git, .agent/, "
+            "hooks, editor and shell config", attr="protected_globs"),
     Setting("catalog.token_budget", int, 2000, "tokens of catalog index carried in every system prompt",
             minimum=0, maximum=1_000_000),
     Setting("catalog.top_k", int, 40, "tools sent with a full schema; search_tools / call_tool reach the rest",
@@ -80,6 +82,7 @@ class Settings:
     model: str | None = default("model")
     permission_mode: str = default("permissions.mode")
     sandbox_min_level: str | None = default("sandbox.min_level")
+    protected_globs: tuple[str, ...] = default("sandbox.protected")
     catalog_token_budget: int = default("catalog.token_budget")
     catalog_top_k: int = default("catalog.top_k")
     max_turns: int = default("agent.max_turns")
@@ -114,7 +117,7 @@ def toml_literal(value: Any) -> str:
         return str(value).lower()
     if isinstance(value, str):  # a JSON string is a TOML basic string: every control character escaped
         return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return "[" + ", ".join(toml_literal(item) for item in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{key} = {toml_literal(item)}" for key, item in value.items()) + "}"
@@ -260,7 +263,7 @@ def collect(key: str, value: Any, values: dict[str, Any], warnings: list[str], l
     problem = check_value(setting, value)
     if problem is not None:
         raise ConfigError(problem, path=path, line=lines.line(key))
-    values[setting.field_name] = float(value) if setting.kind is float else value
+    values[setting.field_name] = float(value) if setting.kind is float else tuple(value) if setting.kind is list else value
 
 
 def load_settings(config_path: Path, shown_as: str = CONFIG_NAME) -> Settings:

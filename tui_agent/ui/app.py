@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -62,16 +63,15 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         options: LaunchOptions | None = None,
         clock: Callable[[], float] = time.time,
         watch_catalog: bool = True,
-        poll_interval: float = 0.5,
     ) -> None:
         super().__init__()
         self.project_root = Path(project_root).resolve()
         self.runtime_opener = runtime_opener
-        self.options = options or LaunchOptions()
+        options = options or LaunchOptions()
+        # the runtime's project watcher: hot reload and other processes' changes (tests of a still screen turn it off)
+        self.options = replace(options, extra={"watch": watch_catalog, **options.extra})
         self.requested_model = self.options.model
         self.clock = clock
-        self.watch_catalog_enabled = watch_catalog
-        self.poll_interval = poll_interval
         self.runtime: Any = None
         self.runtime_error: str | None = None
         self.active_pane = "conversation"
@@ -162,7 +162,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         else:
             usage = getattr(runtime.agent, "usage", None)
             if usage is not None:
-                self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.input_tokens, usage.output_tokens, usage.cost_usd
+                self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
         recipes = getattr(runtime, "recipes", None)
         if recipes is not None and hasattr(recipes, "session_started"):
             self.run_worker(recipes.session_started(), group="recipes-start")

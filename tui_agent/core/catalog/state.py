@@ -12,6 +12,8 @@ from typing import Any, Callable, Iterable
 
 from tui_agent.core.catalog.statefile import is_corrupt, open_state_db
 
+from tui_agent.core.catalog import untrusted
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tool_runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -42,6 +44,12 @@ CREATE TABLE IF NOT EXISTS tool_versions (
     base_commit TEXT,
     written_at REAL NOT NULL,
     PRIMARY KEY (tool, source_sha)
+);
+CREATE TABLE IF NOT EXISTS drift_tests (
+    tool TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    tests_pass INTEGER NOT NULL,
+    checked_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS suggestions (
     chain_id TEXT PRIMARY KEY,
@@ -141,17 +149,19 @@ class StateStore:
         return {tool: UsageStats(calls, failures or 0, last, mean) for tool, calls, failures, last, mean in rows}
 
     def files_read(self, tool: str) -> list[str]:
-        return [row[0] for row in self._read("SELECT path FROM file_reads WHERE tool = ? ORDER BY path", (tool,))]
+        rows = self._read("SELECT path FROM file_reads WHERE tool = ? ORDER BY path", (tool,))
+        return [row[0] for row in rows if untrusted.project_path(row[0])]
 
     # validation cache --------------------------------------------------------
     def cached_validation(self, source_sha: str, inspector_version: int) -> dict[str, Any] | None:
         rows = self._read("SELECT result FROM validation_cache WHERE source_sha = ? AND inspector_version = ?",
                           (source_sha, inspector_version))
-        return json.loads(rows[0][0]) if rows else None
+        return untrusted.validation(rows[0][0]) if rows else None
 
     def all_cached_validations(self, inspector_version: int) -> dict[str, dict[str, Any]]:
         rows = self._read("SELECT source_sha, result FROM validation_cache WHERE inspector_version = ?", (inspector_version,))
-        return {sha: json.loads(result) for sha, result in rows}
+        checked = {sha: untrusted.validation(result) for sha, result in rows}
+        return {sha: result for sha, result in checked.items() if result is not None}
 
     def cache_validation(self, source_sha: str, inspector_version: int, result: dict[str, Any]) -> None:
         self._write("INSERT OR REPLACE INTO validation_cache(source_sha, inspector_version, result, created_at) VALUES (?,?,?,?)",
@@ -168,10 +178,11 @@ class StateStore:
 
     def version_commit(self, tool: str, source_sha: str) -> str | None:
         rows = self._read("SELECT base_commit FROM tool_versions WHERE tool = ? AND source_sha = ?", (tool, source_sha))
-        return rows[0][0] if rows else None
+        return untrusted.commit_id(rows[0][0]) if rows else None
 
     def all_version_commits(self) -> dict[tuple[str, str], str | None]:
-        return {(tool, sha): commit for tool, sha, commit in self._read("SELECT tool, source_sha, base_commit FROM tool_versions")}
+        rows = self._read("SELECT tool, source_sha, base_commit FROM tool_versions")
+        return {(tool, sha): untrusted.commit_id(commit) for tool, sha, commit in rows}
 
     # suggested tools ---------------------------------------------------------
     def set_suggestion(self, chain_id: str, status: str, steps: str, tool: str | None = None) -> None:
@@ -180,6 +191,18 @@ class StateStore:
                     (chain_id, status, steps, time.time(), tool))
 
     def suggestions(self) -> dict[str, tuple[str, float, str | None]]:
-        """chain id -> (status, when it was set, covering tool)."""
+        """chain id -> (status, when it was set, covering tool); rows of another shape (agent-planted) are skipped."""
         rows = self._read("SELECT chain_id, status, changed_at, tool FROM suggestions")
-        return {chain_id: (status, changed_at, tool) for chain_id, status, changed_at, tool in rows}
+        return {str(chain_id): (str(status), float(changed_at), tool if isinstance(tool, str) else None)
+                for chain_id, status, changed_at, tool in rows if isinstance(changed_at, int | float)}
+
+    # drifted tools' test runs --------------------------------------------------
+    def set_drift_test(self, tool: str, fingerprint: str, tests_pass: bool) -> None:
+        """The outcome of a drifted tool's own tests against its dependency files as `fingerprint` names them."""
+        self._write("INSERT OR REPLACE INTO drift_tests(tool, fingerprint, tests_pass, checked_at) VALUES (?,?,?,?)",
+                    (tool, fingerprint, int(tests_pass), time.time()))
+
+    def drift_tests(self) -> dict[str, tuple[str, bool]]:
+        """tool -> (fingerprint, whether its tests passed); malformed rows are skipped."""
+        rows = self._read("SELECT tool, fingerprint, tests_pass FROM drift_tests")
+        return {str(tool): (str(fingerprint), bool(passed)) for tool, fingerprint, passed in rows if passed in (0, 1)}

@@ -155,11 +155,14 @@ class RecipeStore:
             return None
 
     def history(self, name: str) -> list[Any]:
+        self._check_name(name)
         return self.git.history(self.rel(name))
 
     def show(self, name: str, rev: str) -> bytes | None:
+        self._check_name(name)
         return self.git.show(self.rel(name), rev)
 
     def diff(self, name: str, rev: str | None = None) -> str:
         """Diff of the recipe file from `rev` (default: the version before its latest commit) to the work tree."""
+        self._check_name(name)
         return diff_since(self.git, self.rel(name), rev, f"recipe {name}")
