@@ -8,6 +8,7 @@ import dataclasses
 import sys
 from typing import Any
 
+from tui_agent.commands.failures import EXIT_USAGE, report
 from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter, RunInfo
 from tui_agent.core.agent.permissions import PERMISSION_MODES, flag_approver
 from tui_agent.core.agent.sessions import SessionNotFound
@@ -62,15 +63,16 @@ async def run_headless(args: argparse.Namespace) -> int:
             allowed_tools=args.allow,
             denial_hint=HEADLESS_DENIAL_HINT,
         )
-    except (SessionNotFound, ConfigError, ValueError) as error:
-        print(f"tuiagent: {error}", file=sys.stderr)
-        return 2
+    except ConfigError:
+        raise
+    except (SessionNotFound, ValueError) as error:
+        stage = "session" if isinstance(error, SessionNotFound) else "start"
+        return report(str(error), stage, EXIT_USAGE, as_json=args.output_format != "text")
     try:
         for problem in runtime.problems:
             print(f"[warning] {problem}", file=sys.stderr)
         if runtime.agent is None:
-            print(f"tuiagent: {runtime.model_error}", file=sys.stderr)
-            return 2
+            return report(str(runtime.model_error), "model", EXIT_USAGE, as_json=args.output_format != "text")
         agent = runtime.agent
         before = dataclasses.replace(agent.usage)
         _system, tools = agent.build_request()
