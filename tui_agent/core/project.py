@@ -33,6 +33,12 @@ class Settings:
     catalog_token_budget: int = 2000
     catalog_top_k: int = 40
     max_turns: int = 50
+    allow_rules: tuple[str, ...] = ()
+    """`[permissions] allow`: approval rules like `run_shell(pytest:*)` saved for the project."""
+    sandbox_env: tuple[str, ...] = ()
+    """`[sandbox] env`: names of extra variables passed to agent code (secret-looking names never are)."""
+    sandbox_paths: tuple[str, ...] = ()
+    """`[sandbox] paths`: extra folders made visible read-only to agent code."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -127,5 +133,15 @@ def settings_from_mapping(data: dict[str, Any]) -> Settings:
         catalog_token_budget=int(catalog.get("token_budget", 2000)),
         catalog_top_k=int(catalog.get("top_k", 40)),
         max_turns=int(agent.get("max_turns", 50)),
+        allow_rules=_string_list(permissions, "allow", "permissions"),
+        sandbox_env=_string_list(sandbox, "env", "sandbox"),
+        sandbox_paths=_string_list(sandbox, "paths", "sandbox"),
         extra={key: value for key, value in data.items() if key not in known},
     )
+
+
+def _string_list(section: dict[str, Any], key: str, section_name: str) -> tuple[str, ...]:
+    value = section.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"config.toml: {section_name}.{key} must be a list of strings, like {key} = [\"...\"]")
+    return tuple(value)
