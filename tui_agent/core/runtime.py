@@ -129,9 +129,11 @@ async def open_runtime(
     project = Project.at(project_root)
     settings = project.load_settings()
     project.ensure_layout()
-    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint)
+    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint,
+                              project=project, project_rules=settings.allow_rules)
     chosen_model = model or settings.model or DEFAULT_MODEL
     runtime = Runtime(project=project, settings=settings, permissions=permissions, model=chosen_model)
+    runtime.problems.extend(permissions.problems)
     # The session first: a wrong --resume id fails before any process is started.
     if resume or continue_latest:
         session = SessionLog.reopen(project, resume or latest_session_id(project))

@@ -60,9 +60,11 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         raise ToolFailure("`network` must be true or false")
     sandbox = _sandbox(ctx)
     if network:
-        request = ApprovalRequest("network", "run_shell", f"run `{command[:80]}` WITH NETWORK ACCESS", command)
+        request = ApprovalRequest("network", "run_shell", f"run `{command[:80]}` WITH NETWORK ACCESS", command,
+                                  subject=command)
     else:
-        request = ApprovalRequest("shell", "run_shell", f"run `{command[:80]}` (no network)", command)
+        request = ApprovalRequest("shell", "run_shell", f"run `{command[:80]}` (no network)", command,
+                                  subject=command)
     await ctx.require_approval(request)
     from tui_agent.core.sandbox.policy import SandboxPolicy
 

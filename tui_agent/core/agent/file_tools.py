@@ -79,7 +79,8 @@ async def _check_writable(ctx: ToolContext, real: Path, old: str | None, new: st
         return
     diff = "".join(difflib.unified_diff((old or "").splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}" if old is not None else "/dev/null", f"b/{name}"))
     summary = f"{'edit' if old is not None else 'create'} {name}"
-    await ctx.require_approval(ApprovalRequest("write", ctx.tool_name, summary, diff or "(no change)"))
+    # The config holds the allow rules: a write to it is never approved by a rule or by the auto mode.
+    await ctx.require_approval(ApprovalRequest("write", ctx.tool_name, summary, diff or "(no change)", always_ask=area == "config"))
 
 
 def _atomic_write(real: Path, content: str) -> None:
