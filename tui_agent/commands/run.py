@@ -25,11 +25,17 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     parser.add_argument("--permission-mode", choices=PERMISSION_MODES, help="ask (default), auto (edits accepted) or read-only")
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text", help="headless output: text, json or stream-json")
     parser.add_argument("--init-git", action="store_true", help="create a git repository if the project has none")
+    parser.add_argument("--undo", action="store_true",
+                        help="undo the last agent turn of the latest session (its file changes and catalog changes)")
     parser.add_argument("--sandbox-tier", choices=("bubblewrap", "rlimits"), help="force a sandbox tier")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    if getattr(args, "undo", False):
+        from tui_agent.commands.undo import run_undo
+
+        return asyncio.run(run_undo(args))
     if args.prompt is None:
         from tui_agent.ui.app import run_tui  # imported here so that the headless path never imports textual
 

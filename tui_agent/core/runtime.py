@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ class Runtime:
     model_error: str | None = None
     problems: list[str] = field(default_factory=list)
     resumed: bool = False
+    undo: Any = None
+    """The UndoService (checkpoints around each turn, /undo, /rewind, /diff); None outside a git work tree."""
 
     @property
     def git_status(self) -> Any:
@@ -148,6 +151,7 @@ async def open_runtime(
         await runtime.aclose()
         raise
 
+    runtime.undo = await asyncio.to_thread(open_undo, runtime)
     if not model_configured(api_key, base_url):
         runtime.model_error = f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual tool runs work without one."
         return runtime
@@ -156,4 +160,17 @@ async def open_runtime(
     runtime.agent = Agent(project=project, settings=settings, client=client, permissions=permissions, session=session,
                           sandbox=runtime.sandbox, catalog=runtime.catalog, recipes=runtime.recipes,
                           messages=messages, usage=usage)
+    runtime.agent.recorder = runtime.undo
     return runtime
+
+
+def open_undo(runtime: Runtime) -> Any:
+    """The undo service of the project, or None (with a problem noted) when it is not in a git work tree."""
+    from tui_agent.core.undo.service import UndoService
+    from tui_agent.core.versioning.checkpoints import Checkpoints
+
+    checkpoints = Checkpoints.open(runtime.project.root)
+    if checkpoints is None:
+        runtime.problems.append("no git repository: turns are not checkpointed, so /undo, /rewind and /diff are unavailable")
+        return None
+    return UndoService(checkpoints, catalog=runtime.catalog, recipes=runtime.recipes)

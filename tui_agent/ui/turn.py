@@ -169,12 +169,14 @@ class TurnMixin:
         if cancel_running is not None:
             self.run_worker(cancel_running(), group="cancel")
 
-    async def approve(self: "TuiAgentApp", request: Any) -> bool:
+    async def approve(self: "TuiAgentApp", request: Any) -> Any:
         """The approval callback given to the runtime: a modal showing the exact command or diff."""
         if self.options.approve_all:
             return True
-        screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail))
-        return bool(await self.ask(screen))
+        screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail),
+                                subject=getattr(request, "subject", None), always_ask=bool(getattr(request, "always_ask", False)))
+        answer = await self.ask(screen)
+        return answer if answer is not None else False
 
     async def show_turn_edits(self: "TuiAgentApp", *, announce: bool = False) -> bool:
         """Put the agent's edits to project files in this turn in the diff pane; False when there are none."""

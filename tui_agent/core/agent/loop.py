@@ -7,7 +7,7 @@ import json
 import time
 import traceback
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
@@ -20,6 +20,14 @@ from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, truncate
 from tui_agent.core.events import CatalogChanged, Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
+
+class TurnRecorder(Protocol):
+    """Told when a turn begins and ends, and of each of its events (core/undo/service.py)."""
+
+    async def begin(self, session: SessionLog, prompt: str) -> None: ...
+    def observe(self, event: Event) -> None: ...
+    async def end(self, session: SessionLog) -> None: ...
+
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
 REPEATED_FAILURE_LIMIT = 3
@@ -60,6 +68,8 @@ class Agent:
         self.context_limit_tokens = context_limit_tokens
         self.builtins: dict[str, BuiltinTool] = builtin_tools(has_sandbox=sandbox is not None, has_catalog=catalog is not None, has_recipes=recipes is not None)
         self.authored_names: list[str] = []  # tools authored in this session, newest last
+        self.recorder: TurnRecorder | None = None
+        """Records a checkpoint of the work tree before and after each turn (the undo service), when git is there."""
 
     @property
     def model(self) -> str:
@@ -104,13 +114,20 @@ class Agent:
 
     async def run_turn(self, prompt: str) -> AsyncIterator[Event]:
         """Run one user prompt to the end, yielding every event (and appending each to the session file)."""
+        recorder = self.recorder
+        if recorder is not None:
+            await recorder.begin(self.session, prompt)
         inner = self._turn(prompt)
         try:
             async for event in inner:
                 self.session.append_event(event)
+                if recorder is not None:
+                    recorder.observe(event)
                 yield event
         finally:
             await inner.aclose()
+            if recorder is not None:
+                await recorder.end(self.session)
 
     async def _turn(self, prompt: str) -> AsyncIterator[Event]:
         yield TurnStarted(prompt=prompt, session_id=self.session_id)
