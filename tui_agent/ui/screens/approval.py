@@ -17,7 +17,7 @@ from tui_agent.core.agent.permission_rules import PATTERN_TOOLS, Rule, suggested
 from tui_agent.core.agent.permissions import ApprovalAnswer
 from tui_agent.ui.diffs import highlighted_source, render_unified
 
-PROJECT_NOTE = "this project (saved in .agent/config.toml)"
+SCOPE_LABELS = {"session": "for this session", "project": "for this project (.agent/config.toml)"}
 
 
 @dataclass(frozen=True)
@@ -35,15 +35,16 @@ def answer_choices(kind: str, tool: str, subject: str | None, always_ask: bool =
     if not always_ask and kind != "network":
         rules: list[tuple[str, str, str]] = []
         if tool in PATTERN_TOOLS and subject and "\n" not in subject:
-            short = subject if len(subject) <= 50 else subject[:49] + "…"
-            rules.append(("e", f"Always allow exactly `{short}`", Rule(tool, subject.strip()).text))
+            rules.append(("e", "Always allow this exact command", Rule(tool, subject.strip()).text))
             prefix = suggested_prefix(subject)
             if prefix:
-                rules.append(("p", f"Always allow `{prefix} *`", Rule(tool, prefix, prefix=True).text))
+                short = prefix if len(prefix) <= 24 else prefix[:23] + "…"
+                rules.append(("p", f"Always allow `{short} *`", Rule(tool, prefix, prefix=True).text))
         rules.append(("t", f"Always allow every {tool} call", Rule(tool).text))
         for key, label, rule in rules:
-            choices.append(AnswerChoice(key, f"{label} — this session   [{rule}]", ApprovalAnswer(True, rule, "session")))
-            choices.append(AnswerChoice(key.upper(), f"{label} — {PROJECT_NOTE}", ApprovalAnswer(True, rule, "project")))
+            for scope_key, scope in ((key, "session"), (key.upper(), "project")):
+                text = f"{label:<36} {SCOPE_LABELS[scope]}"
+                choices.append(AnswerChoice(scope_key, text, ApprovalAnswer(True, rule, scope)))
     choices.append(AnswerChoice("n", "Deny (esc)", ApprovalAnswer(False)))
     return choices
 
