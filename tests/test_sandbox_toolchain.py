@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tui_agent.cli import main
-from tui_agent.core.agent.exec_tools import run_shell
+from tui_agent.core.agent.exec_tools import run_python, run_shell
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
 from tui_agent.core.project import Project
@@ -44,13 +44,21 @@ class Recorder:
         return True
 
 
-async def shell(project: Path, command: str, **extra: Any) -> tuple[str, Recorder]:
+async def shell(project: Path, command: str, tier: str = "bubblewrap", **extra: Any) -> tuple[str, Recorder]:
     recorder = Recorder()
-    sandbox = await Sandbox.start(Project.at(project), tier="bubblewrap", warm_workers=0)
+    sandbox = await Sandbox.start(Project.at(project), tier=tier, warm_workers=0)
     try:
         ctx = ToolContext(Project.at(project), Permissions("ask", recorder), sandbox)
         output = await run_shell(ctx, {"command": command, **extra})
         return output.text, recorder
+    finally:
+        await sandbox.aclose()
+
+
+async def python_snippet(project: Path, code: str) -> str:
+    sandbox = await Sandbox.start(Project.at(project), tier="bubblewrap", warm_workers=0)
+    try:
+        return (await run_python(ToolContext(Project.at(project), Permissions("ask", Recorder()), sandbox), {"code": code})).text
     finally:
         await sandbox.aclose()
 
@@ -89,6 +97,8 @@ async def test_the_project_tests_run_with_the_projects_own_venv(tmp_path: Path, 
     assert text.startswith("exit code: 0"), text
     assert "1 passed" in text
     assert text.count(str(project / ".venv")) == 2
+    snippet = "import subprocess\nsubprocess.run(['python', '-c', 'import projlib; print(projlib.VALUE)'], capture_output=True, text=True).stdout"
+    assert "42" in await python_snippet(project, snippet)  # run_python's subprocesses see the venv too
     # The same command with tuiagent's own python (the reported bug) cannot import the project's package.
     assert subprocess.run([sys.executable, "-c", "import projlib"], capture_output=True).returncode != 0
 
@@ -177,6 +187,16 @@ async def test_no_secret_path_or_variable_is_readable_from_inside(tmp_path: Path
     ls_text, _ = await shell(project, f"ls {fake_home}/.config; ls {fake_home}/.config/gh | wc -l")
     assert "gh" in ls_text  # ~/.config is visible as configured, its secrets are masked (empty)
     assert ls_text.rstrip().endswith("0")
+
+
+async def test_secret_variables_stay_out_under_the_fallback_tier_too(tmp_path: Path, fake_home: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in SECRET_VARIABLES.items():
+        monkeypatch.setenv(name, value)
+    project = tmp_path / "proj"
+    project.mkdir()
+    text, _ = await shell(project, "env", tier="rlimits")
+    assert "PATH=" in text and not any(name in text or value in text for name, value in SECRET_VARIABLES.items())
 
 
 def test_sandbox_status_shows_what_is_visible_and_hidden(tmp_path: Path, fake_home: Path,

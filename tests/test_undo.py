@@ -122,14 +122,21 @@ async def test_rewind_undoes_a_run_of_turns_and_takes_back_authored_tools(repo: 
         api.enqueue(reply(tool_use("create_tool", {"name": "shout", "source": tool_source("shout", body="return 3 * x")})),
                     reply(text("ok")))
         await run_turn(runtime, "third")
+        api.enqueue(reply(text("nothing to do")))
+        await run_turn(runtime, "fourth: nothing")
         turns = runtime.undo.turns(runtime.session)
-        assert [turn.turn for turn in turns] == [1, 2, 3] and turns[2].authored[0].created is False
-        result = await runtime.undo.rewind(runtime.session, 2)
+        assert [turn.turn for turn in turns] == [1, 2, 3, 4] and turns[2].authored[0].created is False
+        assert (await runtime.undo.rewind(runtime.session, 4)).message.startswith("Undid turn 4")
+        updated = await runtime.undo.undo_last(runtime.session)  # turn 3 updated shout: back to turn 2's version
+        assert updated.ok and "shout reverted" in updated.message, updated.message
+        assert "return 2 * x" in (repo / ".agent" / "tools" / "shout.py").read_text()
+        assert git(repo, "log", "-1", "--format=%s").startswith("tuiagent: revert tool shout")
+        result = await runtime.undo.rewind(runtime.session, 1)
         assert result.ok, result.message
-        assert (repo / "one.txt").read_text() == "1\n"
+        assert not (repo / "one.txt").exists()
         assert runtime.catalog.get("shout") is None and "pruned" in result.message
         assert git(repo, "rev-parse", "HEAD") != head  # the catalog's own history records the prune
-        assert [turn.undone for turn in runtime.undo.turns(runtime.session)] == [False, True, True]
+        assert [turn.undone for turn in runtime.undo.turns(runtime.session)] == [True, True, True, True]
 
 
 def test_headless_undo_undoes_the_last_turn_of_the_latest_session(repo: Path, api: FakeMessagesAPI,
@@ -142,3 +149,5 @@ def test_headless_undo_undoes_the_last_turn_of_the_latest_session(repo: Path, ap
     assert (repo / "app.py").read_text() == "print('hello')\n"
     assert main(["--project", str(repo), "--undo"]) == 1
     assert "Nothing to undo" in capsys.readouterr().err
+    session = next((repo / ".agent" / "sessions").glob("*.jsonl")).read_text()
+    assert "the user undid your changes" in session  # a resumed conversation tells the model

@@ -28,6 +28,8 @@ async def run_undo(args: argparse.Namespace) -> int:
         if result.conflict_diff:
             print(result.conflict_diff, end="" if result.conflict_diff.endswith("\n") else "\n")
         print(result.message, file=sys.stdout if result.ok else sys.stderr)
+        if result.ok:  # a resumed conversation tells the model, as /undo does in the app
+            runtime.session.append_message({"role": "user", "content": [{"type": "text", "text": result.note_for_model}]})
         return 0 if result.ok else 1
     finally:
         await runtime.aclose()

@@ -56,6 +56,9 @@ class UndoCommandsMixin:
             self.reveal_diff()
         await self.add_notice(result.message, "info" if result.ok else ("error" if result.conflict_diff else "warning"))
         if result.ok:
+            agent = getattr(self.runtime, "agent", None)
+            if agent is not None:
+                agent.add_note(result.note_for_model)
             self.schedule_catalog_refresh()
             self.refresh_branch()
 

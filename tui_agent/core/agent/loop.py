@@ -88,6 +88,10 @@ class Agent:
         self.messages.clear()
         self.session.append({"type": "clear", "time": time.time()})
 
+    def add_note(self, text: str) -> None:
+        """Tell the model something with the next request (e.g. that the person undid its last turn)."""
+        self._add_user_content([{"type": "text", "text": text}])
+
     # ------------------------------------------------------------------ requests
 
     def build_request(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -187,7 +187,10 @@ def toolchain_folders(home: Path, path: list[str], venv: Path | None, env: Mappi
         base = venv_base(venv)
         if base is not None and base.is_dir():
             folders.append(base)
-    folders += [Path(env[name]) for name in TOOL_HOME_VARIABLES if name in env and os.path.isabs(env[name])]
+    for name in TOOL_HOME_VARIABLES:
+        if name in env and os.path.isabs(env[name]):
+            # The user base also holds app data (keyrings, Trash): only its programs and packages are needed.
+            folders += [Path(env[name], "bin"), Path(env[name], "lib")] if name == "PYTHONUSERBASE" else [Path(env[name])]
     visible: list[Path] = []
     for folder in folders:
         for candidate in (folder, Path(os.path.realpath(folder))):

@@ -37,6 +37,12 @@ class UndoResult:
     catalog: list[str] = field(default_factory=list)
     conflict_diff: str = ""
 
+    @property
+    def note_for_model(self) -> str:
+        """What the model is told before its next request, so that it does not redo what was undone."""
+        return (f"[tuiagent: the user undid your changes. {self.message} The conversation above still shows them; "
+                "do not make them again unless the user asks.]")
+
 
 class UndoService:
     """Turn checkpoints for one project; the catalog and recipe stores take back what turns authored."""
