@@ -151,3 +151,28 @@ def test_headless_undo_undoes_the_last_turn_of_the_latest_session(repo: Path, ap
     assert "Nothing to undo" in capsys.readouterr().err
     session = next((repo / ".agent" / "sessions").glob("*.jsonl")).read_text()
     assert "the user undid your changes" in session  # a resumed conversation tells the model
+
+
+async def test_a_cancelled_turn_is_still_undoable(repo: Path, api: FakeMessagesAPI) -> None:
+    import asyncio
+
+    async with agent_runtime(repo, api) as runtime:
+        api.enqueue(reply(tool_use("run_shell", {"command": "echo partial > half.txt && sleep 30"})), reply(text("never")))
+        turn = runtime.agent.run_turn("start something long")
+
+        async def consume() -> None:
+            async for _event in turn:
+                pass
+
+        task = asyncio.create_task(consume())
+        for _ in range(200):
+            if (repo / "half.txt").exists():
+                break
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await turn.aclose()
+        assert runtime.undo.turns(runtime.session)[-1].after is not None
+        result = await runtime.undo.undo_last(runtime.session)
+        assert result.ok and not (repo / "half.txt").exists(), result.message

@@ -87,6 +87,8 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
     except Exception as error:  # SandboxUnavailable, or bubblewrap failing in an unexpected way
         runtime.problems.append(f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled")
         return
+    toolchain = getattr(runtime.sandbox, "toolchain", None)
+    runtime.problems.extend(f"sandbox toolchain: {problem}" for problem in getattr(toolchain, "problems", ()))
     try:
         runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git)
     except Exception as error:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
+import weakref
 from pathlib import Path
 
 import git
@@ -26,6 +28,10 @@ class Checkpoints:
         prefix = project_root.resolve().relative_to(self.work_tree).as_posix()
         self.prefix = "" if prefix == "." else prefix + "/"
         self.pathspec = [self.prefix or ".", f":(exclude){self.prefix}.agent"]
+        folder = tempfile.mkdtemp(prefix="tuiagent-checkpoint-")
+        self._index = Path(folder) / "index"
+        self._lock = threading.Lock()
+        weakref.finalize(self, shutil.rmtree, folder, True)
 
     @classmethod
     def open(cls, project_root: Path) -> "Checkpoints | None":
@@ -39,13 +45,17 @@ class Checkpoints:
         return cls(GitRunner(repo), project_root)
 
     def snapshot(self) -> str:
-        """The tree id of the project's files as they are now, written from a copy of the user's index."""
-        with tempfile.TemporaryDirectory(prefix="tuiagent-checkpoint-") as folder:
-            index = Path(folder) / "index"
-            user_index = self.runner.git_dir / "index"
-            if user_index.exists():
-                shutil.copyfile(user_index, index)  # a copy only speeds up hashing (known stat data)
-            env = {"GIT_INDEX_FILE": str(index)}
+        """The tree id of the project's files as they are now, written from tuiagent's own temporary index.
+
+        That index starts as a copy of the user's and is kept (outside the project, out of agent code's reach)
+        between snapshots, so only files changed since the last one are hashed again, untracked ones included.
+        """
+        with self._lock:
+            if not self._index.exists():
+                user_index = self.runner.git_dir / "index"
+                if user_index.exists():
+                    shutil.copyfile(user_index, self._index)
+            env = {"GIT_INDEX_FILE": str(self._index)}
             self.runner.must("add", "-A", "--", *self.pathspec, env=env)
             return self.runner.must("write-tree", env=env).text
 
