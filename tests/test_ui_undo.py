@@ -79,4 +79,4 @@ async def test_undo_and_diff_cover_shell_made_changes_and_never_overwrite_the_us
         await send(pilot, app, "/rewind 1")
         await wait_until(pilot, lambda: (repo / "app.py").read_text() == original_app, message="the rewind")
         assert not (repo / "extra.txt").exists() and (repo / "README.md").read_text() == "# demo project\n"
-        assert "the user undid your changes" in str(app.runtime.agent.messages[-1])
+        await wait_until(pilot, lambda: "the user undid your changes" in str(app.runtime.agent.messages[-1]), message="the model told")

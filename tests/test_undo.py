@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,6 @@ from tests.agent_helpers import agent_runtime, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, make_user_changes, user_state
 from tui_agent.cli import main
-from tui_agent.core.runtime import Runtime
 
 NOTE_TOOL = '''"""Write a note file."""
 WRITES = True

@@ -29,7 +29,7 @@ def _allow_array(document: tomlkit.TOMLDocument) -> tomlkit.items.Array:
         allow = tomlkit.array()
         allow.multiline(True)
         permissions["allow"] = allow
-    if not isinstance(allow, list):
+    if not isinstance(allow, tomlkit.items.Array):
         raise ConfigError(".agent/config.toml: permissions.allow must be a list of rules")
     return allow
 

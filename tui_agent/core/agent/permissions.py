@@ -104,10 +104,6 @@ class Permissions:
     def _add(self, rule: Rule, source: str) -> None:
         self._rules.setdefault(rule.text, (rule, source))
 
-    def allow_tool(self, name: str) -> None:
-        """Approve every further call of `name` in this session without asking."""
-        self._add(Rule(name), "session")
-
     def rules(self) -> list[tuple[str, str]]:
         """(rule, source) for every allow rule in force; source is "project", "session" or "command line"."""
         return [(text, source) for text, (_rule, source) in self._rules.items()]

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import secrets
-import signal
 import socket
 import time
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from tui_agent.core.sandbox import tiers
 from tui_agent.core.sandbox.cgroups import PidsCgroup
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.reaper import kill_tree
+from tui_agent.core.sandbox.toolchain import Toolchain
 
 RESULT_LIMIT = 8 * 1024 * 1024
 TERM_GRACE_S = 0.3
@@ -68,7 +68,7 @@ class Worker:
 
     @classmethod
     async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path, processes: int,
-                    project_writable: bool = True, toolchain: tiers.Toolchain | None = None) -> "Worker":
+                    project_writable: bool = True, toolchain: Toolchain | None = None) -> "Worker":
         """Start a worker; `project_writable` False (bubblewrap only) mounts the whole project read-only."""
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from rich.console import RenderableType
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -86,11 +87,10 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
         options.highlighted = len(self.choices) - 1  # Enter alone denies
         options.focus()
 
-    def on_key(self, event: object) -> None:
-        character = getattr(event, "character", None)
-        if character and any(choice.key == character for choice in self.choices):
-            getattr(event, "stop")()
-            self.action_answer(character)
+    def on_key(self, event: events.Key) -> None:
+        if event.character and any(choice.key == event.character for choice in self.choices):
+            event.stop()
+            self.action_answer(event.character)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
