@@ -216,7 +216,9 @@ def test_sandbox_status_shows_what_is_visible_and_hidden(tmp_path: Path, fake_ho
     assert any("~/.ssh" in problem for problem in info["problems"])
     assert main(["--project", str(project), "sandbox", "status"]) == 0
     out = capsys.readouterr().out
-    assert "visible" in out and "hidden" in out and str(fake_home / ".ssh") in out
+    assert "visible" in out and "hidden" in out and str(fake_home / ".ssh") in out and "READABLE" not in out
+    assert main(["--project", str(project), "sandbox", "status", "--tier", "rlimits"]) == 0
+    assert "secret paths (READABLE on this tier" in capsys.readouterr().out
 
 
 @pytest.fixture

@@ -67,7 +67,8 @@ def print_toolchain(toolchain: dict[str, Any]) -> None:
     print(f"  read-only   {', '.join(visible['read_only_folders']) or '(none)'}")
     print(f"  variables   {', '.join(visible['variables']) or '(none)'}")
     print("hidden from agent code:")
-    print(f"  secret paths      {', '.join(hidden['secret_paths']) or '(none on this machine)'}")
+    readable = "" if toolchain["secret_paths_hidden"] else " (READABLE on this tier: no mount namespace)"
+    print(f"  secret paths{readable}  {', '.join(hidden['secret_paths']) or '(none on this machine)'}")
     if hidden["masked_inside_visible_folders"]:
         print(f"  masked inside     {', '.join(hidden['masked_inside_visible_folders'])}")
     print(f"  secret variables  {', '.join(hidden['secret_variables']) or '(none set)'}")

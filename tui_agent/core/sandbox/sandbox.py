@@ -87,7 +87,7 @@ class Sandbox:
         info["bubblewrap_problem"] = self.bubblewrap_problem
         info["warm_workers"] = self.warm_workers
         if self.toolchain is not None:
-            info["toolchain"] = self.toolchain.describe()
+            info["toolchain"] = self.toolchain.describe(paths_hidden=self.tier == TIER_BUBBLEWRAP)
         return info
 
     async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any],

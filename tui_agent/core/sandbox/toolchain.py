@@ -58,10 +58,14 @@ class Toolchain:
         """The variables to add to the sandbox environment (PATH included)."""
         return {**self.env, "PATH": ":".join(self.path)}
 
-    def describe(self) -> dict[str, Any]:
-        """Visible and hidden, for `tuiagent sandbox status` (variable names only, never values)."""
+    def describe(self, *, paths_hidden: bool = True) -> dict[str, Any]:
+        """Visible and hidden, for `tuiagent sandbox status` (variable names only, never values).
+
+        `paths_hidden` False (the rlimits tier, no mount namespace): the secret paths are listed as readable.
+        """
         hidden = [str(path) for path in secret_paths(self.home) if path.exists() or path.is_symlink()]
         return {
+            "secret_paths_hidden": paths_hidden,
             "visible": {
                 "PATH": list(self.path),
                 "virtualenv": str(self.venv) if self.venv else None,
