@@ -63,3 +63,12 @@ def test_path_entries_and_folders(tmp_path: Path) -> None:
     assert chain.env["CC"] == "clang" and chain.env["CARGO_HOME"] == str(home / ".cargo")
     assert "GITHUB_TOKEN" not in chain.env and chain.withheld_secrets == ("GITHUB_TOKEN",)
     assert len(chain.problems) == 4  # AWS_SECRET, 'bad name', ~/.ssh, relative
+
+
+def test_configured_paths_never_open_tmp_or_other_homes(tmp_path: Path) -> None:
+    project, home = project_root(tmp_path / "proj"), tmp_path / "home"
+    (home / "sdk").mkdir(parents=True)
+    chain = discover(project, environ=environ(home), extra_paths=["/tmp", "/home", "/root", "/", "~/sdk", "/usr/share"])
+    assert home / "sdk" in chain.read_only and Path("/usr/share") in chain.read_only
+    assert not any(Path(p) in chain.read_only for p in ("/tmp", "/home", "/root", "/"))
+    assert len(chain.problems) == 4

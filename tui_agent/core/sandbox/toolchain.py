@@ -217,9 +217,21 @@ def configured_folders(paths: Iterable[str], home: Path, root: Path, problems: l
             problems.append(f"[sandbox] paths: {raw!r} does not exist")
         elif touches_secret(expanded, home):
             problems.append(f"[sandbox] paths: {raw!r} is (or holds) the home folder or a secret; refused")
+        elif _private_area(expanded, home):
+            problems.append(f"[sandbox] paths: {raw!r} is in /tmp or another user's home (sockets, keys); refused")
         elif not is_inside(expanded, root):
             folders.append(Path(os.path.abspath(expanded)))
     return folders
+
+
+def _private_area(path: Path, home: Path) -> bool:
+    """/tmp (agent sockets live there) and homes other than the user's stay private whatever the config says."""
+    real = Path(os.path.realpath(path))
+    if is_inside(real, Path(os.path.realpath(home))):
+        return False
+    if is_inside(real, Path("/tmp")) or is_inside(Path("/tmp"), real):
+        return True
+    return any(is_inside(real, root) or is_inside(root, real) for root in (Path("/root"), Path("/home")))
 
 
 def _dedupe(items: list[Any]) -> list[Any]:
