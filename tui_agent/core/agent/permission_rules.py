@@ -75,6 +75,7 @@ def simple_commands(command: str) -> list[list[str]] | None:
         return None
     lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
+    lexer.commenters = ""  # shlex would drop the rest of the line at a `#` inside a word, where the shell does not
     parts: list[list[str]] = [[]]
     try:
         for token in lexer:
