@@ -112,6 +112,7 @@ def test_approval_modal(project: Path, snap_compare) -> None:  # type: ignore[no
         request = ApprovalRequest("shell", "run_shell", "run `pytest -q tests/test_flaky.py` (no network)", command, subject=command)
         pilot.app.run_worker(pilot.app.approve(request))
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen), message="the modal")
-        await pilot.pause(0.1)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause(0.3)
 
     assert snap_compare(make_app(project, sandbox_tier="rlimits", watch_catalog=False), terminal_size=(120, 36), run_before=before)

@@ -15,6 +15,8 @@ from tui_agent.core.agent.permissions import ApprovalCallback, Permissions
 from tui_agent.core.agent.pricing import DEFAULT_MODEL, UsageTotals
 from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_messages, load_usage
 from tui_agent.core.project import Project, Settings
+from tui_agent.core.undo.service import UndoService
+from tui_agent.core.versioning.checkpoints import Checkpoints
 
 
 @dataclass
@@ -33,7 +35,7 @@ class Runtime:
     model_error: str | None = None
     problems: list[str] = field(default_factory=list)
     resumed: bool = False
-    undo: Any = None
+    undo: UndoService | None = None
     """The UndoService (checkpoints around each turn, /undo, /rewind, /diff); None outside a git work tree."""
 
     @property
@@ -161,11 +163,8 @@ async def open_runtime(
     return runtime
 
 
-def open_undo(runtime: Runtime) -> Any:
+def open_undo(runtime: Runtime) -> UndoService | None:
     """The undo service of the project, or None (with a problem noted) when it is not in a git work tree."""
-    from tui_agent.core.undo.service import UndoService
-    from tui_agent.core.versioning.checkpoints import Checkpoints
-
     checkpoints = Checkpoints.open(runtime.project.root)
     if checkpoints is None:
         runtime.problems.append("no git repository: turns are not checkpointed, so /undo, /rewind and /diff are unavailable")

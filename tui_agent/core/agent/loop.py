@@ -24,6 +24,7 @@ from tui_agent.core.events import CatalogChanged, Event, Notice, TextDelta, Tool
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import Model
 
+
 class TurnRecorder(Protocol):
     """Told when a turn begins and ends, and of each of its events (core/undo/service.py)."""
 
