@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -32,30 +33,36 @@ def secret_paths(home: Path) -> list[Path]:
 
 
 def is_inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
+    """`path` is `folder` or lies under it (both absolute and normalized; compared as text, pathlib is slow here)."""
+    inner, outer = str(path), str(folder)
+    return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 
-def secrets_under(folder: Path, home: Path) -> list[Path]:
-    """The existing secret paths inside `folder` (to be masked when `folder` is made visible)."""
-    found: list[Path] = []
-    for secret in secret_paths(home):
-        if not (secret.exists() or secret.is_symlink()):
-            continue
-        for candidate in {secret, Path(_real(secret))}:
-            if is_inside(candidate, folder) and candidate not in found:
-                found.append(candidate)
-    return found
+class SecretMap:
+    """The secret paths under one home, with their real locations, computed once per look-up session."""
 
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.real_home = Path(os.path.realpath(home))
+        self.pairs = [(secret, Path(os.path.realpath(secret))) for secret in secret_paths(home)]
 
-def touches_secret(path: Path, home: Path) -> bool:
-    """True when `path` is a secret path, lies inside one, or is the home directory or one of its parents."""
-    real = Path(_real(path))
-    if is_inside(Path(_real(home)), real):
-        return True
-    return any(is_inside(real, Path(_real(secret))) or is_inside(path, secret) for secret in secret_paths(home))
+    def existing(self) -> list[Path]:
+        return [secret for secret, _real in self.pairs if secret.exists() or secret.is_symlink()]
 
+    def under(self, folder: Path) -> list[Path]:
+        """The existing secret paths inside `folder` (to be masked when `folder` is made visible)."""
+        found: list[Path] = []
+        for secret, real in self.pairs:
+            if not (secret.exists() or secret.is_symlink()):
+                continue
+            for candidate in (secret, real):
+                if is_inside(candidate, folder) and candidate not in found:
+                    found.append(candidate)
+        return found
 
-def _real(path: Path) -> str:
-    import os
-
-    return os.path.realpath(path)
+    def touches(self, path: Path) -> bool:
+        """True when `path` is a secret path, lies inside one, or is the home directory or one of its parents."""
+        real = Path(os.path.realpath(path))
+        if is_inside(self.real_home, real):
+            return True
+        return any(is_inside(real, secret_real) or is_inside(path, secret) for secret, secret_real in self.pairs)

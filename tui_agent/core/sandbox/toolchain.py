@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui_agent.core.sandbox.secrets import is_inside, is_secret_env_name, secrets_under, secret_paths, touches_secret
+from tui_agent.core.sandbox.secrets import SecretMap, is_inside, is_secret_env_name
 
 TOOLCHAIN_HOME_DIRS: tuple[str, ...] = (
     ".pyenv", ".nvm", ".cargo", ".rustup", "go", ".local/bin", ".local/lib", ".local/share/pipx", ".local/pipx",
@@ -63,7 +63,7 @@ class Toolchain:
 
         `paths_hidden` False (the rlimits tier, no mount namespace): the secret paths are listed as readable.
         """
-        hidden = [str(path) for path in secret_paths(self.home) if path.exists() or path.is_symlink()]
+        hidden = [str(path) for path in SecretMap(self.home).existing()]
         return {
             "secret_paths_hidden": paths_hidden,
             "visible": {
@@ -88,16 +88,17 @@ def discover(project_root: Path, *, environ: Mapping[str, str] | None = None, ex
     env_in = dict(os.environ if environ is None else environ)
     home = Path(os.path.abspath(os.path.expanduser(env_in.get("HOME") or "~")))
     problems: list[str] = []
+    secrets = SecretMap(home)
     venv = find_virtualenv(project_root, env_in, home)
     env = passed_variables(env_in, extra_env, problems)
     env.update(tool_home_variables(home, env))
     if venv is not None:
         env["VIRTUAL_ENV"] = str(venv)
-    path = search_path(env_in.get("PATH", ""), venv, home)
+    path = search_path(env_in.get("PATH", ""), venv, secrets)
     folders = toolchain_folders(home, path, venv, env, project_root)
-    folders += configured_folders(extra_paths, home, project_root, problems)
-    read_only = _dedupe([folder for folder in folders if not touches_secret(folder, home)])
-    masked = _dedupe([secret for folder in read_only for secret in secrets_under(folder, home)])
+    folders += configured_folders(extra_paths, secrets, project_root, problems)
+    read_only = _dedupe([folder for folder in folders if not secrets.touches(folder)])
+    masked = _dedupe([secret for folder in read_only for secret in secrets.under(folder)])
     withheld = tuple(sorted(name for name in env_in if is_secret_env_name(name)))
     return Toolchain(home, tuple(path), env, tuple(read_only), tuple(masked), venv, withheld, tuple(problems))
 
@@ -124,11 +125,11 @@ def tool_home_variables(home: Path, passed: Mapping[str, str]) -> dict[str, str]
             if name not in passed and (home / relative).is_dir()}
 
 
-def search_path(user_path: str, venv: Path | None, home: Path) -> list[str]:
+def search_path(user_path: str, venv: Path | None, secrets: SecretMap) -> list[str]:
     """The project's virtualenv first, then the user's PATH entries, then tuiagent's interpreter and the system folders."""
     entries: list[str] = [str(venv / "bin")] if venv is not None else []
     for entry in user_path.split(os.pathsep):
-        if entry and os.path.isabs(entry) and os.path.isdir(entry) and not touches_secret(Path(entry), home):
+        if entry and os.path.isabs(entry) and os.path.isdir(entry) and not secrets.touches(Path(entry)):
             entries.append(entry)
     entries += [str(Path(sys.executable).parent), *SYSTEM_PATH]
     return _dedupe(entries)
@@ -203,8 +204,9 @@ def toolchain_folders(home: Path, path: list[str], venv: Path | None, env: Mappi
     return visible
 
 
-def configured_folders(paths: Iterable[str], home: Path, root: Path, problems: list[str]) -> list[Path]:
+def configured_folders(paths: Iterable[str], secrets: SecretMap, root: Path, problems: list[str]) -> list[Path]:
     """`[sandbox] paths` of .agent/config.toml: absolute or `~/…` folders; secrets and the home itself refused."""
+    home = secrets.home
     folders: list[Path] = []
     for raw in paths:
         if not isinstance(raw, str) or not raw.strip():
@@ -215,7 +217,7 @@ def configured_folders(paths: Iterable[str], home: Path, root: Path, problems: l
             problems.append(f"[sandbox] paths: {raw!r} must be absolute or start with ~/")
         elif not expanded.exists():
             problems.append(f"[sandbox] paths: {raw!r} does not exist")
-        elif touches_secret(expanded, home):
+        elif secrets.touches(expanded):
             problems.append(f"[sandbox] paths: {raw!r} is (or holds) the home folder or a secret; refused")
         elif _private_area(expanded, home):
             problems.append(f"[sandbox] paths: {raw!r} is in /tmp or another user's home (sockets, keys); refused")
