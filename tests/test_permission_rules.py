@@ -118,7 +118,7 @@ async def test_a_write_to_the_config_is_never_approved_by_a_rule_or_the_auto_mod
         return False
 
     permissions = Permissions("auto", refuse, allowed_tools=["write_file"], project=Project.at(tmp_path))
-    request = ApprovalRequest("write", "write_file", "edit .agent/config.toml", "diff", always_ask=True)
+    request = ApprovalRequest("write", "write_file", "edit .agent/config.toml", "diff", protected=True)
     assert not (await permissions.check(request)).allowed and asked == [request]
 
 

@@ -12,6 +12,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "rewind": "undo an earlier turn and every later one (/rewind [TURN])",
     "permissions": "list the allow rules and remove one (/permissions [remove RULE])",
     "model": "show the model, or switch with /model NAME",
+    "cost": "show the session's tokens and cost (cache writes and reads at their prices)",
     "clear": "clear the conversation and start a new session",
     "resume": "resume an earlier session (/resume [ID])",
     "recipes": "list the recipes",

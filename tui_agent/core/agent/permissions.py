@@ -26,8 +26,9 @@ class ApprovalRequest:
     detail: str
     subject: str | None = None
     """What command patterns of allow rules match (run_shell's command); None: only a tool-wide rule applies."""
-    always_ask: bool = False
-    """No rule and no mode approves it (a write to `.agent/config.toml`, which holds the rules)."""
+    protected: bool = False
+    """A write to a protected path (.agent/, .git, editor and shell files...): asked even in auto mode, and no allow
+    rule covers it (`.agent/config.toml` holds the rules)."""
 
 
 RuleScope = Literal["session", "project"]
@@ -71,7 +72,8 @@ def flag_approver(*, yes: bool = False, allowed_tools: Iterable[str] = ()) -> Ap
     rules = [parse_rule(text) for text in allowed_tools]
 
     async def approve(request: ApprovalRequest) -> bool:
-        return yes or any(rule.matches(request.tool, request.subject, request.kind == "network") for rule in rules)
+        covered = any(rule.matches(request.tool, request.subject, request.kind == "network") for rule in rules)
+        return yes or (covered and not request.protected)
 
     return approve
 
@@ -145,7 +147,7 @@ class Permissions:
         """Allow, refuse or ask the injected callback, according to the mode and the rules."""
         if self.mode == "read-only":
             return Decision(False, f"refused: the session is in read-only mode ({request.kind} not allowed)")
-        if not request.always_ask:
+        if not request.protected:
             if self.covered_by_rule(request):
                 return Decision(True)
             if self.mode == "auto" and request.kind == "write":
@@ -153,7 +155,7 @@ class Permissions:
         answer = await self._approve(request)
         allowed = answer.allowed if isinstance(answer, ApprovalAnswer) else bool(answer)
         if allowed:
-            note = self._learn(answer) if isinstance(answer, ApprovalAnswer) and not request.always_ask else ""
+            note = self._learn(answer) if isinstance(answer, ApprovalAnswer) and not request.protected else ""
             return Decision(True, asked=True, note=note)
         hint = f" {self.denial_hint}" if self.denial_hint else ""
         return Decision(False, f"denied: the user did not approve this {request.kind} call ({request.summary}).{hint}", asked=True)

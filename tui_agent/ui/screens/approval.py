@@ -30,10 +30,10 @@ class AnswerChoice:
     answer: ApprovalAnswer
 
 
-def answer_choices(kind: str, tool: str, subject: str | None, always_ask: bool = False) -> list[AnswerChoice]:
+def answer_choices(kind: str, tool: str, subject: str | None, protected: bool = False) -> list[AnswerChoice]:
     """What the person may answer: rules are offered only where a rule can cover the request."""
     choices = [AnswerChoice("y", "Allow once", ApprovalAnswer(True))]
-    if not always_ask and kind != "network":
+    if not protected and kind != "network":
         rules: list[tuple[str, str, str]] = []
         if tool in PATTERN_TOOLS and subject and "\n" not in subject:
             rules.append(("e", "Always allow this exact command", Rule(tool, subject.strip()).text))
@@ -56,13 +56,13 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
     BINDINGS = [Binding("escape", "answer('n')", "Deny", show=False)]
 
     def __init__(self, *, kind: str, tool: str, summary: str, detail: str, subject: str | None = None,
-                 always_ask: bool = False) -> None:
+                 protected: bool = False) -> None:
         super().__init__(classes=f"-{kind}")
         self.kind = kind
         self.tool = tool
         self.summary = summary
         self.detail = detail
-        self.choices = answer_choices(kind, tool, subject, always_ask)
+        self.choices = answer_choices(kind, tool, subject, protected)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog", classes="dialog"):
