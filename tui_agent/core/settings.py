@@ -59,11 +59,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("sandbox.protected", list, (), "extra globs agent code may never write, on top of .git, .agent/, "
             "hooks, editor and shell config", attr="protected_globs"),
     Setting("permissions.allow", list, (), "allow rules: calls they cover are not asked about, e.g. "
-            "\"run_shell(pytest:*)\" (prefix), \"run_shell(make test)\" (exact), \"write_file\" (the tool)",
+            "`run_shell(pytest:*)` (prefix), `run_shell(make test)` (exact), `write_file` (the tool)",
             attr="allow_rules"),
     Setting("sandbox.env", list, (), "names of extra environment variables run_shell and agent code see "
-            "(secret-looking names, *_TOKEN, *_KEY, *_SECRET, passwords, are never passed)"),
-    Setting("sandbox.paths", list, (), "extra folders (absolute or ~/…) agent code sees read-only; the home itself, "
+            "(secret-looking names, `*_TOKEN`, `*_KEY`, `*_SECRET`, passwords, are never passed)"),
+    Setting("sandbox.paths", list, (), "extra folders (absolute or `~/…`) agent code sees read-only; the home itself, "
             "secrets, /tmp and other users' homes are refused"),
     Setting("catalog.token_budget", int, 2000, "tokens of catalog index carried in every system prompt",
             minimum=0, maximum=1_000_000),
