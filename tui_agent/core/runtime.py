@@ -17,6 +17,8 @@ from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_me
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.versioning.store import VersionedStore
+from tui_agent.core.undo.service import UndoService
+from tui_agent.core.versioning.checkpoints import Checkpoints
 from tui_agent.core.watch import ProjectWatcher
 
 if TYPE_CHECKING:
@@ -39,6 +41,8 @@ class Runtime:
     model_error: str | None = None
     problems: list[str] = field(default_factory=list)
     resumed: bool = False
+    undo: UndoService | None = None
+    """The UndoService (checkpoints around each turn, /undo, /rewind, /diff); None outside a git work tree."""
     changes: ChangeFeed = field(default_factory=ChangeFeed)
     """The project's one change stream (tools, recipes, files, branch, usage): front ends subscribe here."""
     watcher: ProjectWatcher | None = None
@@ -120,6 +124,8 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
     except Exception as error:  # SandboxUnavailable, or bubblewrap failing in an unexpected way
         runtime.problems.append(f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled")
         return
+    toolchain = getattr(runtime.sandbox, "toolchain", None)
+    runtime.problems.extend(f"sandbox toolchain: {problem}" for problem in getattr(toolchain, "problems", ()))
     try:
         runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git, changes=runtime.changes)
     except Exception as error:
@@ -189,9 +195,11 @@ async def open_runtime(
     project = Project.at(project_root)
     settings = project.load_settings()
     project.ensure_layout()
-    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint)
+    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint,
+                              project=project, project_rules=settings.allow_rules)
     chosen_model = model or settings.model or DEFAULT_MODEL
     runtime = Runtime(project=project, settings=settings, permissions=permissions, model=chosen_model)
+    runtime.problems.extend(permissions.problems)
     # The session first: a wrong --resume id fails before any process is started.
     if resume or continue_latest:
         session = SessionLog.reopen(project, resume or latest_session_id(project))
@@ -208,6 +216,7 @@ async def open_runtime(
     if watch:
         runtime.start_watching()
 
+    runtime.undo = await asyncio.to_thread(open_undo, runtime)
     if not model_configured(api_key, base_url):
         runtime.model_error = f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual tool runs work without one."
         return runtime
@@ -216,4 +225,14 @@ async def open_runtime(
     runtime.agent = Agent(project=project, settings=settings, client=client, permissions=permissions, session=session,
                           sandbox=runtime.sandbox, catalog=runtime.catalog, recipes=runtime.recipes,
                           messages=messages, usage=usage, changes=runtime.changes, watcher=runtime.watcher)
+    runtime.agent.recorder = runtime.undo
     return runtime
+
+
+def open_undo(runtime: Runtime) -> UndoService | None:
+    """The undo service of the project, or None (with a problem noted) when it is not in a git work tree."""
+    checkpoints = Checkpoints.open(runtime.project.root)
+    if checkpoints is None:
+        runtime.problems.append("no git repository: turns are not checkpointed, so /undo, /rewind and /diff are unavailable")
+        return None
+    return UndoService(checkpoints, catalog=runtime.catalog, recipes=runtime.recipes)

@@ -10,7 +10,7 @@ import sqlite3
 import time
 import traceback
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
@@ -29,6 +29,15 @@ from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import Model
 from tui_agent.core.tending.suggestions import SuggestionBook
 from tui_agent.core.watch import ProjectWatcher
+
+
+class TurnRecorder(Protocol):
+    """Told when a turn begins and ends, and of each of its events (core/undo/service.py)."""
+
+    async def begin(self, session: SessionLog, prompt: str) -> None: ...
+    def observe(self, event: Event) -> None: ...
+    async def end(self, session: SessionLog) -> None: ...
+
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
 REPEATED_FAILURE_LIMIT = 3
@@ -73,6 +82,8 @@ class Agent:
         self.watcher = watcher  # before each request, wait until the files changed so far have been handled
         self.builtins: dict[str, BuiltinTool] = builtin_tools(has_sandbox=sandbox is not None, has_catalog=catalog is not None, has_recipes=recipes is not None)
         self.authored_names: list[str] = []  # tools authored in this session, newest last
+        self.recorder: TurnRecorder | None = None
+        """Records a checkpoint of the work tree before and after each turn (the undo service), when git is there."""
         self.plan = PromptPlan()  # the cache-stable system prompt and tools of this conversation
         self._plan_messages: list[dict[str, Any]] | None = None  # the conversation the plan was frozen for
         self._previous_end: tuple[int, int] | None = None  # where the last request's messages ended (a breakpoint)
@@ -97,6 +108,10 @@ class Agent:
         self.messages.clear()
         self.plan.reset()
         self.session.append({"type": "clear", "time": time.time()})
+
+    def add_note(self, text: str) -> None:
+        """Tell the model something with the next request (e.g. that the person undid its last turn)."""
+        self._add_user_content([{"type": "text", "text": text}])
 
     # ------------------------------------------------------------------ requests
 
@@ -185,13 +200,20 @@ class Agent:
 
     async def run_turn(self, prompt: str) -> AsyncIterator[Event]:
         """Run one user prompt to the end, yielding every event (and appending each to the session file)."""
+        recorder = self.recorder
+        if recorder is not None:
+            await recorder.begin(self.session, prompt)
         inner = self._turn(prompt)
         try:
             async for event in inner:
                 self.session.append_event(event)
+                if recorder is not None:
+                    recorder.observe(event)
                 yield event
         finally:
             await inner.aclose()
+            if recorder is not None:
+                await recorder.end(self.session)
 
     async def _turn(self, prompt: str) -> AsyncGenerator[Event, None]:
         yield TurnStarted(prompt=prompt, session_id=self.session_id)
