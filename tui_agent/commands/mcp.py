@@ -1,0 +1,44 @@
+"""`tuiagent mcp serve`: the live catalog as a stdio MCP server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+
+def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
+    mcp = subparsers.add_parser("mcp", help="serve the catalog over MCP, or inspect the MCP servers this project uses")
+    actions = mcp.add_subparsers(dest="mcp_command", required=True)
+    serve = actions.add_parser("serve", help="serve the catalog's tools to an MCP client over stdio "
+                                             "(e.g. `claude mcp add tuiagent -- tuiagent mcp serve`)")
+    serve.add_argument("--allow-writes", action="store_true", help="let tools that declare WRITES = True change project files")
+    serve.add_argument("--allow-network", action="store_true", help="let tools that declare NETWORK = True use the network")
+    serve.add_argument("--allow", action="append", default=[], metavar="TOOL", help="allow this one tool whatever it declares")
+    serve.add_argument("--run-python", action="store_true", help="also offer run_python (code over the whole catalog)")
+    serve.add_argument("--sandbox-tier", choices=("bubblewrap", "rlimits"), default=None, help=argparse.SUPPRESS)
+    serve.set_defaults(handler=handle_serve)
+
+
+def handle_serve(args: argparse.Namespace) -> int:
+    from tui_agent.core.mcp.config import McpConfigError, load_serve_options
+    from tui_agent.core.mcp.server import serve_stdio
+    from tui_agent.core.project import ConfigError, Project
+
+    try:
+        options = load_serve_options(Project.at(args.project)).merged(
+            allow_writes=args.allow_writes, allow_network=args.allow_network, run_python=args.run_python,
+            allowed_tools=args.allow)
+    except (McpConfigError, ConfigError) as error:
+        print(f"tuiagent mcp serve: {error}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve_stdio(args.project, options, sandbox_tier=args.sandbox_tier))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # e.g. the sandbox cannot start: say so on stderr (stdout is the protocol)
+        print(f"tuiagent mcp serve: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    return 0
+
