@@ -27,6 +27,7 @@ class Runtime:
     sandbox: Any = None
     catalog: Any = None
     recipes: Any = None
+    mcp: Any = None  # the session's MCP servers (core.mcp.hub.McpHub)
     agent: Agent | None = None
     session: SessionLog | None = None
     model_error: str | None = None
@@ -64,7 +65,7 @@ class Runtime:
             await self.agent.client.aclose()
         if self.session is not None:
             self.session.close()
-        for part in (self.recipes, self.catalog, self.sandbox):
+        for part in (self.mcp, self.recipes, self.catalog, self.sandbox):
             if part is not None:
                 try:
                     await part.aclose()
@@ -94,6 +95,18 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
                                              permissions=runtime.permissions)
     except Exception as error:
         runtime.problems.append(f"recipes unavailable: {error}")
+
+
+async def _start_mcp(runtime: Runtime) -> None:
+    """The MCP servers of `.mcp.json` and `[mcp.servers]`; one that fails is a problem shown, not a stop."""
+    from tui_agent.core.mcp.sandbox_bridge import start_session_mcp
+
+    try:
+        runtime.mcp = await start_session_mcp(runtime.project, runtime.permissions, runtime.sandbox)
+    except Exception as error:
+        runtime.problems.append(f"MCP servers unavailable: {error}")
+        return
+    runtime.problems.extend(runtime.mcp.failures())
 
 
 def usage_from_session(path: Path) -> UsageTotals:
@@ -142,6 +155,7 @@ async def open_runtime(
     runtime.session = session
     try:
         await _start_parts(runtime, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
+        await _start_mcp(runtime)
     except BaseException:
         await runtime.aclose()
         raise
@@ -153,5 +167,11 @@ async def open_runtime(
                          max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
     runtime.agent = Agent(project=project, settings=settings, client=client, permissions=permissions, session=session,
                           sandbox=runtime.sandbox, catalog=runtime.catalog, recipes=runtime.recipes,
-                          messages=messages, usage=usage)
+                          messages=messages, usage=usage, tool_providers=_mcp_providers(runtime))
     return runtime
+
+
+def _mcp_providers(runtime: Runtime) -> list[Any]:
+    from tui_agent.core.mcp.agent_tools import McpToolProvider
+
+    return [McpToolProvider(runtime.mcp)] if runtime.mcp is not None and runtime.mcp.connections else []

@@ -15,6 +15,7 @@ from tui_agent.core.agent.compaction import request_tokens, shorten_old_tool_res
 from tui_agent.core.agent.model import ModelClient, ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
+from tui_agent.core.agent.providers import ToolProvider, with_provided_tools
 from tui_agent.core.agent.prompt import catalog_entries, catalog_index, rank, system_blocks, tools_array
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, truncate
@@ -46,6 +47,7 @@ class Agent:
         messages: list[dict[str, Any]] | None = None,
         usage: UsageTotals | None = None,
         context_limit_tokens: int = CONTEXT_LIMIT_TOKENS,
+        tool_providers: list[ToolProvider] | None = None,
     ) -> None:
         self.project = project
         self.settings = settings
@@ -60,6 +62,7 @@ class Agent:
         self.context_limit_tokens = context_limit_tokens
         self.builtins: dict[str, BuiltinTool] = builtin_tools(has_sandbox=sandbox is not None, has_catalog=catalog is not None, has_recipes=recipes is not None)
         self.authored_names: list[str] = []  # tools authored in this session, newest last
+        self.tool_providers: list[ToolProvider] = list(tool_providers or [])  # e.g. MCP servers' tools
 
     @property
     def model(self) -> str:
@@ -85,7 +88,7 @@ class Agent:
         ranked = rank(catalog_entries(self.catalog) if self.catalog is not None else [], self.authored_names)
         index = catalog_index(ranked, self.settings.catalog_token_budget) if self.catalog is not None else "The tool catalog is not available in this session."
         system = system_blocks(root=str(self.project.root), mode=self.permissions.mode, index=index)
-        tools = tools_array(self.builtins, ranked, self.settings.catalog_top_k)
+        tools = with_provided_tools(tools_array(self.builtins, ranked, self.settings.catalog_top_k), self.tool_providers)
         return system, tools
 
     def _record_message(self, message: dict[str, Any]) -> None:
@@ -185,6 +188,9 @@ class Agent:
         compactions = 0
         async for event in self._sync_catalog():
             yield event
+        for provider in self.tool_providers:
+            for event in await provider.prepare():
+                yield event
         while True:
             system, tools = self.build_request()
             if compactions == 0 and request_tokens(system, tools, self.messages) > self.context_limit_tokens * COMPACT_AT:
@@ -266,6 +272,9 @@ class Agent:
             return result if isinstance(result, ToolOutput) else ToolOutput(str(result))
         if self.catalog is not None and self.catalog.get(name) is not None:
             return await call_catalog_tool(context, name, arguments)
+        for provider in self.tool_providers:
+            if provider.handles(name):
+                return await provider.call(context, name, arguments)
         raise ToolFailure(f"there is no tool named {name!r}; use search_tools to find catalog tools, or call_tool {{name, args}}")
 
 

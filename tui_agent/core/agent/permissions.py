@@ -8,7 +8,7 @@ from typing import Literal
 
 PermissionMode = Literal["ask", "auto", "read-only"]
 PERMISSION_MODES: tuple[str, ...] = ("ask", "auto", "read-only")
-ApprovalKind = Literal["shell", "write", "network"]
+ApprovalKind = Literal["shell", "write", "network", "mcp"]  # mcp: a tool of a configured MCP server
 
 
 @dataclass(frozen=True)
