@@ -141,3 +141,26 @@ async def test_a_server_killed_mid_session_is_reported_and_the_session_goes_on(r
     gone = results(after)[NOW]
     assert gone.is_error and "no tool named" in gone.result
     assert not results(still)["read_file"].is_error
+
+
+async def test_list_changed_from_a_server_is_honoured_at_the_next_request(repo: Path, tmp_path: Path) -> None:
+    """The server here is tuiagent's own `mcp serve` on another project: its catalog grows mid-session."""
+    from tests.gitrepo import init_repo
+    from tests.mcp_helpers import seed_catalog
+
+    other = init_repo(tmp_path / "other")
+    await seed_catalog(other, {"double": tool_source("double")})
+    configure(repo, other={"command": sys.executable, "args": ["-m", "tui_agent.cli", "--project", str(other), "mcp", "serve"]})
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(text("first")))
+        async with agent_runtime(repo, api) as runtime:
+            await run_turn(runtime, "hello")
+            connection = runtime.mcp.connections["other"]
+            (other / ".agent" / "tools" / "triple.py").write_text(tool_source("triple", "return 3 * x"))
+            await wait_for(lambda: connection.stale, timeout=30)
+            assert "mcp__other__triple" not in [t.name for t in runtime.mcp.tools()]  # not before the next request
+            api.enqueue(reply(tool_use("mcp__other__triple", {"x": 5})), reply(text("fifteen")))
+            events = await run_turn(runtime, "triple 5")
+    assert "mcp__other__double" in api.requests[0].tool_names and "mcp__other__triple" not in api.requests[0].tool_names
+    assert "mcp__other__triple" in api.requests[1].tool_names
+    assert results(events)["mcp__other__triple"].result == "15"
