@@ -17,7 +17,7 @@ class CatalogRow:
     """One line of the catalog pane: a tool or a recipe and what the person needs to judge it."""
 
     name: str
-    kind: Literal["tool", "recipe"]
+    kind: Literal["tool", "recipe", "mcp"]  # mcp: a configured MCP server or one of its tools
     status: str
     calls: int
     last_used: float | None

@@ -12,6 +12,7 @@ from textual import work
 
 from tui_agent.core.events import CatalogChanged, Event
 from tui_agent.ui.catalog_rows import CatalogRow, row_from_recipe, row_from_tool
+from tui_agent.ui.mcp_rows import mcp_header, mcp_rows
 
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
@@ -27,6 +28,7 @@ def catalog_rows(runtime: Any) -> list[CatalogRow]:
     records = getattr(recipes, "records", None) if recipes is not None else None
     if records is not None:
         rows.extend(row_from_recipe(record) for record in records())
+    rows.extend(mcp_rows(getattr(runtime, "mcp", None)))
     return rows
 
 
@@ -73,12 +75,15 @@ class CatalogSyncMixin:
         if add_listener is not None:
             add_listener(self._on_recipe_event)
             self.show_recipe_events()
+        mcp = getattr(self.runtime, "mcp", None)
+        if mcp is not None:  # a server dying or changing its tools: the pane and the header follow
+            mcp.add_listener(lambda: self._on_catalog_changed(None))
         self._stamps = self._watched_stamps()
         if self.watch_catalog_enabled and catalog is not None:
             self.watch_catalog()
         self.set_interval(self.poll_interval, self._poll_outside_changes, name="catalog-poll")
 
-    def _on_catalog_changed(self: "TuiAgentApp", event: CatalogChanged) -> None:
+    def _on_catalog_changed(self: "TuiAgentApp", event: CatalogChanged | None) -> None:
         """Catalog listener: may be called from the app's loop or from another thread."""
         if self._thread_id == threading.get_ident():
             self.schedule_catalog_refresh()
@@ -159,6 +164,7 @@ class CatalogSyncMixin:
             self.apply_rows(catalog_rows(self.runtime))
 
     def apply_rows(self: "TuiAgentApp", rows: list[CatalogRow]) -> None:
+        self.header.mcp, self.header.mcp_failed = mcp_header(getattr(self.runtime, "mcp", None))
         pane = self.catalog_pane
         pane.set_rows(rows)
         self.catalog_refreshes += 1
