@@ -164,3 +164,19 @@ async def test_list_changed_from_a_server_is_honoured_at_the_next_request(repo: 
     assert "mcp__other__double" in api.requests[0].tool_names and "mcp__other__triple" not in api.requests[0].tool_names
     assert "mcp__other__triple" in api.requests[1].tool_names
     assert results(events)["mcp__other__triple"].result == "15"
+
+
+def test_mcp_list_command(repo: Path) -> None:
+    import subprocess
+
+    configure(repo)
+    done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "mcp", "list", "--json"],
+                          capture_output=True, text=True, timeout=120)
+    data = json.loads(done.stdout)
+    servers = {server["name"]: server for server in data["servers"]}
+    assert done.returncode == 1  # one server failed
+    assert servers["time"]["status"] == "running" and {t["name"] for t in servers["time"]["tools"]} == {NOW, CONVERT}
+    assert servers["broken"]["status"] == "failed" and "/nonexistent/mcp-server" in servers["broken"]["error"]
+    text = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "mcp", "list"],
+                          capture_output=True, text=True, timeout=120).stdout
+    assert "time: running, 2 tools" in text and f"  {NOW}" in text and "broken: failed" in text

@@ -1,9 +1,10 @@
-"""`tuiagent mcp serve`: the live catalog as a stdio MCP server."""
+"""`tuiagent mcp serve` (the live catalog as a stdio MCP server) and `tuiagent mcp list` (the servers this project uses)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from typing import Any
 
@@ -19,6 +20,9 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     serve.add_argument("--run-python", action="store_true", help="also offer run_python (code over the whole catalog)")
     serve.add_argument("--sandbox-tier", choices=("bubblewrap", "rlimits"), default=None, help=argparse.SUPPRESS)
     serve.set_defaults(handler=handle_serve)
+    listing = actions.add_parser("list", help="start the MCP servers of .mcp.json and [mcp.servers], show their status and tools")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(handler=handle_list)
 
 
 def handle_serve(args: argparse.Namespace) -> int:
@@ -42,3 +46,36 @@ def handle_serve(args: argparse.Namespace) -> int:
         return 1
     return 0
 
+
+
+def handle_list(args: argparse.Namespace) -> int:
+    from tui_agent.core.project import ConfigError
+
+    try:
+        data, text, code = asyncio.run(list_servers(args.project))
+    except ConfigError as error:
+        print(f"tuiagent mcp list: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(data, indent=2) if args.json else text)
+    return code
+
+
+async def list_servers(project_root: str) -> tuple[dict[str, Any], str, int]:
+    """Start every configured server, list what it offers, stop them; exit code 1 when one failed."""
+    from tui_agent.core.mcp.hub import McpHub
+    from tui_agent.core.project import Project
+
+    hub = await McpHub.start(Project.at(project_root))
+    try:
+        rows = hub.rows()
+        data = {"servers": [{"name": row.name, "status": row.status, "error": row.error,
+                             "tools": [{"name": t.name, "tool": t.tool, "description": t.description} for t in row.tools]}
+                            for row in rows], "problems": hub.problems}
+        lines = [f"{row.name}: {row.status}" + (f" — {row.error}" if row.error else f", {len(row.tools)} tools") for row in rows]
+        for row in rows:
+            lines.extend(f"  {tool.name}  {(tool.description.splitlines() or [''])[0][:80]}" for tool in row.tools)
+        lines.extend(f"problem: {problem}" for problem in hub.problems)
+        text = "\n".join(lines) or "no MCP servers configured (.mcp.json or [mcp.servers.NAME] in .agent/config.toml)"
+        return data, text, 1 if hub.failures() else 0
+    finally:
+        await hub.aclose()
