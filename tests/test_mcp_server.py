@@ -114,3 +114,21 @@ async def test_catalog_changes_are_announced(repo: Path) -> None:
         await session.call_tool("double", {"x": 1})
         await asyncio.sleep(0.5)
         assert len(notes.list_changed) == count
+
+
+async def test_modern_protocol_clients_get_changes_on_a_listen_stream(repo: Path) -> None:
+    """A 2026-07-28 client (the SDK's `Client`, auto-negotiated) hears of changes through subscriptions/listen."""
+    from mcp import Client
+
+    from tests.mcp_helpers import serve_parameters
+
+    await seed_catalog(repo, {"double": tool_source("double")})
+    async with Client(serve_parameters(repo), mode="auto") as client:
+        assert client.protocol_version >= "2026"
+        assert sorted(t.name for t in (await client.list_tools()).tools) == ["double"]
+        async with client.listen(tools_list_changed=True) as subscription:
+            await asyncio.sleep(0.5)
+            (repo / ".agent" / "tools" / "triple.py").write_text(tool_source("triple", "return 3 * x"))
+            event = await asyncio.wait_for(anext(aiter(subscription)), 20)
+        assert "ToolsListChanged" in type(event).__name__
+        assert sorted(t.name for t in (await client.list_tools()).tools) == ["double", "triple"]
