@@ -74,6 +74,7 @@ async def test_time_server_tools_are_offered_and_called_with_ask_once(repo: Path
     assert "[MCP server time]" in api.requests[0].tool(NOW)["description"]
     paris = results(first)[NOW]
     assert not paris.is_error and "Europe/Paris" in paris.result and "datetime" in paris.result
+    assert not paris.authored  # an MCP tool is not one the agent wrote
     assert "21:00" in results(second)[CONVERT].result
     # `ask` asks before the first call of each MCP tool, not again
     assert [(r.kind, r.tool) for r in approvals.requests] == [("mcp", NOW), ("mcp", CONVERT)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -97,15 +98,16 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
         runtime.problems.append(f"recipes unavailable: {error}")
 
 
-async def _start_mcp(runtime: Runtime) -> None:
-    """The MCP servers of `.mcp.json` and `[mcp.servers]`; one that fails is a problem shown, not a stop."""
-    from tui_agent.core.mcp.sandbox_bridge import start_session_mcp
+async def _start_mcp(runtime: Runtime, starting: "asyncio.Task[Any]") -> None:
+    """The MCP servers of `.mcp.json` and `[mcp.servers]` (started meanwhile); one that fails is a problem shown."""
+    from tui_agent.core.mcp.sandbox_bridge import attach_to_sandbox
 
     try:
-        runtime.mcp = await start_session_mcp(runtime.project, runtime.permissions, runtime.sandbox)
+        runtime.mcp = await starting
     except Exception as error:
         runtime.problems.append(f"MCP servers unavailable: {error}")
         return
+    attach_to_sandbox(runtime.mcp, runtime.permissions, runtime.sandbox)
     runtime.problems.extend(runtime.mcp.failures())
 
 
@@ -153,9 +155,14 @@ async def open_runtime(
     else:
         session, messages, usage = SessionLog.create(project, model=chosen_model), [], UsageTotals()
     runtime.session = session
+    from tui_agent.core.mcp.hub import McpHub
+
+    mcp_starting = asyncio.create_task(McpHub.start(project))  # alongside the sandbox and the catalog
     try:
-        await _start_parts(runtime, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
-        await _start_mcp(runtime)
+        try:
+            await _start_parts(runtime, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
+        finally:
+            await _start_mcp(runtime, mcp_starting)
     except BaseException:
         await runtime.aclose()
         raise

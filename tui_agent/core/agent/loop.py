@@ -242,7 +242,7 @@ class Agent:
     async def _call(self, call: dict[str, Any], *, cut_off: bool) -> AsyncIterator[Event | ToolOutput]:
         name, call_id = call["name"], call["id"]
         arguments = call.get("input") if isinstance(call.get("input"), dict) else {}
-        authored = name not in self.builtins
+        authored = name not in self.builtins and not any(provider.handles(name) for provider in self.tool_providers)
         yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
         context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
         started = time.perf_counter()

@@ -8,7 +8,7 @@ from typing import Any
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure, ToolOutput, truncate
 from tui_agent.core.events import Event, Notice
-from tui_agent.core.mcp.client import McpServerError
+from tui_agent.core.mcp.models import McpServerError
 from tui_agent.core.mcp.hub import McpHub
 
 

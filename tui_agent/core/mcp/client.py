@@ -7,7 +7,6 @@ import contextlib
 import json
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -16,28 +15,11 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tui_agent.core.mcp.config import ServerConfig
+from tui_agent.core.mcp.models import CallOutcome, McpServerError, RemoteTool
 
 START_TIMEOUT_S = 30.0
 CALL_TIMEOUT_S = 120.0
 STDERR_TAIL_CHARS = 600
-
-
-@dataclass(frozen=True)
-class RemoteTool:
-    """A tool as the MCP server lists it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class CallOutcome:
-    """An MCP tool's result: `text` for the model, `value` for run_python (structured content, JSON text, or text)."""
-
-    text: str
-    value: Any
-    is_error: bool
 
 
 def outcome_of(result: types.CallToolResult) -> CallOutcome:
@@ -55,10 +37,6 @@ def outcome_of(result: types.CallToolResult) -> CallOutcome:
         except ValueError:
             value = text
     return CallOutcome(text or "(empty result)", value, bool(result.is_error))
-
-
-class McpServerError(Exception):
-    """A call could not reach the server (not started, exited, timed out); the message says which and why."""
 
 
 class ServerConnection:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tui_agent.core.mcp.client import CallOutcome, McpServerError, RemoteTool, ServerConnection
+from tui_agent.core.mcp.models import CallOutcome, McpServerError, RemoteTool
 from tui_agent.core.mcp.config import ServerConfig, load_server_configs
 from tui_agent.core.mcp.naming import assign_names
 from tui_agent.core.project import Project
@@ -50,7 +50,11 @@ class McpHub:
 
     def __init__(self, project: Project, configs: list[ServerConfig], problems: list[str] | None = None) -> None:
         self.project = project
-        self.connections = {config.name: ServerConnection(config, str(project.root), self._changed) for config in configs}
+        self.connections: dict[str, Any] = {}
+        if configs:  # the SDK is imported only when a server is configured
+            from tui_agent.core.mcp.client import ServerConnection
+
+            self.connections = {c.name: ServerConnection(c, str(project.root), self._changed) for c in configs}
         self.problems = list(problems or [])  # configuration errors: each server skipped with its reason
         self._calls: dict[str, int] = {}
         self._listeners: list[Callable[[], None]] = []

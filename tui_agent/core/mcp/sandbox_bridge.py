@@ -35,9 +35,7 @@ class McpSandboxBridge:
         return outcome.value
 
 
-async def start_session_mcp(project: Any, permissions: Permissions, sandbox: Any) -> McpHub:
-    """Start the project's MCP servers for a session and open the run_python channel to them."""
-    hub = await McpHub.start(project)
+def attach_to_sandbox(hub: McpHub, permissions: Permissions, sandbox: Any) -> None:
+    """Open the run_python channel to the session's MCP servers (when there are servers and a sandbox)."""
     if sandbox is not None and hub.connections:
         sandbox.bridge = McpSandboxBridge(hub, permissions)
-    return hub
