@@ -3,7 +3,6 @@ the agent loop (the real anthropic SDK against the local Messages API): list, ca
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal

@@ -65,7 +65,7 @@ class Permissions:
         self.denial_hint = denial_hint
 
     def allow_tool(self, name: str) -> None:
-        """Approve every further call of `name` in this session without asking."""
+        """Approve every further call of `name` in this session without asking (an MCP tool after its first call)."""
         self._allowed_tools.add(name)
 
     def set_mode(self, mode: str) -> None:

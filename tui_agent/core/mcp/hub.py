@@ -6,12 +6,15 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.mcp.models import CallOutcome, McpServerError, RemoteTool
 from tui_agent.core.mcp.config import ServerConfig, load_server_configs
 from tui_agent.core.mcp.naming import assign_names
 from tui_agent.core.project import Project
+
+if TYPE_CHECKING:
+    from tui_agent.core.mcp.client import ServerConnection
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +53,7 @@ class McpHub:
 
     def __init__(self, project: Project, configs: list[ServerConfig], problems: list[str] | None = None) -> None:
         self.project = project
-        self.connections: dict[str, Any] = {}
+        self.connections: dict[str, ServerConnection] = {}
         if configs:  # the SDK is imported only when a server is configured
             from tui_agent.core.mcp.client import ServerConnection
 
