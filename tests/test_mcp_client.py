@@ -3,6 +3,7 @@ the agent loop (the real anthropic SDK against the local Messages API): list, ca
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -180,3 +181,25 @@ def test_mcp_list_command(repo: Path) -> None:
     text = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "mcp", "list"],
                           capture_output=True, text=True, timeout=120).stdout
     assert "time: running, 2 tools" in text and f"  {NOW}" in text and "broken: failed" in text
+
+
+async def test_a_server_dying_during_a_call_answers_with_an_error(repo: Path, tmp_path: Path) -> None:
+    from tests.gitrepo import init_repo
+    from tests.mcp_helpers import seed_catalog
+
+    slow = tool_source("slow", "import time\n    time.sleep(20)\n    return x")
+    other = init_repo(tmp_path / "other")
+    await seed_catalog(other, {"slow": slow})
+    serve = ["-m", "tui_agent.cli", "--project", str(other), "mcp", "serve"]
+    configure(repo, other={"command": sys.executable, "args": serve})
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(tool_use("mcp__other__slow", {"x": 1})), reply(text("it died")))
+        async with agent_runtime(repo, api) as runtime:
+            turn = asyncio.create_task(run_turn(runtime, "slow"))
+            await asyncio.sleep(3)  # the call is in flight in the other project's sandbox
+            os.kill(server_pid(str(other)), signal.SIGKILL)
+            events = await asyncio.wait_for(turn, 30)
+            status = runtime.mcp.connections["other"].status
+    died = results(events)["mcp__other__slow"]
+    assert died.is_error and "other" in died.result and ("exited" in died.result or "closed" in died.result.lower()), died.result
+    assert status == "exited"
