@@ -7,8 +7,11 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
@@ -22,10 +25,24 @@ NOW = "mcp__time__get_current_time"
 CONVERT = "mcp__time__convert_time"
 
 
-def configure(repo: Path, **extra_servers: dict) -> None:
+@pytest.fixture(autouse=True)
+def private_trust_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Approvals of MCP server commands go to a store of this test's own (it lives outside the project)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+
+
+def configure(repo: Path, *, approve: bool = True, **extra_servers: dict) -> None:
+    """`time` in .mcp.json, `broken` in .agent/config.toml, approved like `tuiagent mcp trust --all` does."""
     (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": TIME_SERVER, **extra_servers}}))
     (repo / ".agent").mkdir(exist_ok=True)
     (repo / ".agent" / "config.toml").write_text('[mcp.servers.broken]\ncommand = "/nonexistent/mcp-server"\n')
+    if approve:
+        assert cli(repo, "mcp", "trust", "--all").returncode == 0
+
+
+def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), *args],
+                          capture_output=True, text=True, timeout=120)
 
 
 class Approvals:
@@ -168,8 +185,6 @@ async def test_list_changed_from_a_server_is_honoured_at_the_next_request(repo: 
 
 
 def test_mcp_list_command(repo: Path) -> None:
-    import subprocess
-
     configure(repo)
     done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "mcp", "list", "--json"],
                           capture_output=True, text=True, timeout=120)
@@ -203,3 +218,26 @@ async def test_a_server_dying_during_a_call_answers_with_an_error(repo: Path, tm
     died = results(events)["mcp__other__slow"]
     assert died.is_error and "other" in died.result and ("exited" in died.result or "closed" in died.result.lower()), died.result
     assert status == "exited"
+
+
+async def test_servers_start_only_once_their_exact_command_is_approved(repo: Path) -> None:
+    """The agent can write .agent/config.toml (and .mcp.json in auto mode): an unapproved command never runs."""
+    configure(repo, approve=False)
+    listed = json.loads(cli(repo, "mcp", "list", "--json").stdout)
+    assert {s["name"]: s["status"] for s in listed["servers"]} == {"broken": "untrusted", "time": "untrusted"}
+    assert "tuiagent mcp trust time" in listed["servers"][1]["error"]
+    assert cli(repo, "mcp", "trust", "nosuch").returncode == 2
+    approved = cli(repo, "mcp", "trust", "time")
+    assert approved.returncode == 0 and "approved time: " in approved.stdout and "mcp_server_time" in approved.stdout
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(text("hi")))
+        async with agent_runtime(repo, api) as runtime:
+            statuses = {row.name: row.status for row in runtime.mcp.rows()}
+            assert any("MCP server broken untrusted" in p for p in runtime.problems)
+            await run_turn(runtime, "hi")
+    assert statuses == {"broken": "untrusted", "time": "running"}
+    assert NOW in api.requests[0].tool_names
+    changed = dict(TIME_SERVER, args=[*TIME_SERVER["args"], "--extra"])  # any change needs a new approval
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": changed}}))
+    relisted = json.loads(cli(repo, "mcp", "list", "--json").stdout)
+    assert relisted["servers"][1]["status"] == "untrusted"

@@ -23,6 +23,10 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     listing = actions.add_parser("list", help="start the MCP servers of .mcp.json and [mcp.servers], show their status and tools")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.set_defaults(handler=handle_list)
+    trusting = actions.add_parser("trust", help="approve configured MCP servers' exact commands so sessions start them")
+    trusting.add_argument("names", nargs="*", metavar="NAME", help="the servers to approve")
+    trusting.add_argument("--all", action="store_true", help="approve every configured server")
+    trusting.set_defaults(handler=handle_trust)
 
 
 def handle_serve(args: argparse.Namespace) -> int:
@@ -79,3 +83,33 @@ async def list_servers(project_root: str) -> tuple[dict[str, Any], str, int]:
         return data, text, 1 if hub.failures() else 0
     finally:
         await hub.aclose()
+
+
+def handle_trust(args: argparse.Namespace) -> int:
+    """Print each chosen server's command and record it as approved (outside the project, out of the agent's reach)."""
+    from tui_agent.core.mcp.config import load_server_configs
+    from tui_agent.core.mcp.trust import trust, trust_file
+    from tui_agent.core.project import ConfigError, Project
+
+    project = Project.at(args.project)
+    try:
+        configs, problems = load_server_configs(project)
+    except ConfigError as error:
+        print(f"tuiagent mcp trust: {error}", file=sys.stderr)
+        return 2
+    for problem in problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    by_name = {config.name: config for config in configs}
+    unknown = [name for name in args.names if name not in by_name]
+    if unknown or not (args.names or args.all):
+        known = ", ".join(sorted(by_name)) or "none"
+        print(f"tuiagent mcp trust: name the servers to approve (configured: {known}), or pass --all"
+              + (f"; unknown: {', '.join(unknown)}" if unknown else ""), file=sys.stderr)
+        return 2
+    chosen = configs if args.all else [by_name[name] for name in args.names]
+    trust(project, chosen)
+    for config in chosen:
+        env = " ".join(f"{key}={value}" for key, value in sorted(config.env.items()))
+        print(f"approved {config.name}: {' '.join([config.command, *config.args])}" + (f"  (env {env})" if env else ""))
+    print(f"(recorded in {trust_file()})")
+    return 0

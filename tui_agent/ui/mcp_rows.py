@@ -30,6 +30,6 @@ def mcp_header(hub: Any) -> tuple[str, bool]:
         return "", False
     rows = hub.rows()
     up = sum(1 for row in rows if row.status == "running")
-    down = [row.name for row in rows if row.status in ("failed", "exited")]
+    down = [row.name for row in rows if row.status in ("failed", "exited", "untrusted")]
     text = f"{up}/{len(rows)} up" + (f" ({', '.join(down)} down)" if down else "")
     return text, bool(down or hub.problems)

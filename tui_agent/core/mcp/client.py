@@ -46,7 +46,7 @@ class ServerConnection:
         self.config = config
         self.cwd = cwd
         self.on_change = on_change
-        self.status = "starting"  # starting | running | failed | exited
+        self.status = "starting"  # starting | running | failed | exited | untrusted
         self.error: str | None = None
         self.tools: list[RemoteTool] = []
         self.stale = False  # the server sent tools/list_changed: list again before the next request
@@ -55,6 +55,10 @@ class ServerConnection:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+
+    def hold(self, reason: str) -> None:
+        """Do not start this server (e.g. its command is not approved); the row shows why."""
+        self.status, self.error = "untrusted", reason
 
     async def start(self, timeout_s: float = START_TIMEOUT_S) -> None:
         """Start and list the tools; on failure `status` is "failed" and `error` says why (never raises)."""
@@ -74,7 +78,7 @@ class ServerConnection:
         return ""
 
     def _fail(self, status: str, message: str) -> None:
-        if self.status in ("failed", "exited"):
+        if self.status in ("failed", "exited", "untrusted"):
             return
         self.status, self.error, self.session = status, message + self._stderr_tail(), None
         self._ready.set()
@@ -130,7 +134,7 @@ class ServerConnection:
         self.on_change()
 
     def _session(self) -> ClientSession:
-        if self.session is None or self.status != "running" and self.status != "starting":
+        if self.session is None or self.status not in ("running", "starting"):
             raise McpServerError(f"the MCP server {self.config.name} is not running ({self.status}"
                                  f"{': ' + self.error if self.error else ''})")
         return self.session

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from tui_agent.core.mcp.models import CallOutcome, McpServerError, RemoteTool
 from tui_agent.core.mcp.config import ServerConfig, load_server_configs
 from tui_agent.core.mcp.naming import assign_names
+from tui_agent.core.mcp.trust import is_trusted, untrusted_message
 from tui_agent.core.project import Project
 
 if TYPE_CHECKING:
@@ -69,7 +70,10 @@ class McpHub:
         """Read `.mcp.json` and `[mcp.servers]` and start every server concurrently; failures are kept as rows."""
         configs, problems = load_server_configs(project)
         hub = cls(project, configs, problems)
-        await asyncio.gather(*(connection.start() for connection in hub.connections.values()))
+        for config in configs:
+            if not is_trusted(project, config):
+                hub.connections[config.name].hold(untrusted_message(config))
+        await asyncio.gather(*(c.start() for c in hub.connections.values() if c.status == "starting"))
         hub._rename()
         return hub
 
@@ -137,7 +141,8 @@ class McpHub:
 
     def failures(self) -> list[str]:
         """One line per server that failed or exited, and per configuration problem (for the header and notices)."""
-        lines = [f"MCP server {row.name} {row.status}: {row.error}" for row in self.rows() if row.status in ("failed", "exited")]
+        lines = [f"MCP server {row.name} {row.status}: {row.error}" for row in self.rows()
+                 if row.status in ("failed", "exited", "untrusted")]
         return self.problems + lines
 
     async def aclose(self) -> None:

@@ -18,7 +18,8 @@ from textual.widgets import DataTable, Input, Static
 from tui_agent.ui.catalog_rows import SORT_KEYS, CatalogRow, filter_rows, format_last_used, sort_rows
 
 STATUS_STYLES = {"ok": "green", "broken": "bold red", "drifted": "bold yellow", "unused": "dim", "disabled": "dim italic",
-                 "running": "green", "failed": "bold red", "exited": "bold red", "starting": "dim"}
+                 "running": "green", "failed": "bold red", "exited": "bold red", "starting": "dim",
+                 "untrusted": "bold yellow"}
 ACCESS_MARKERS = {"-": Text("-", style="dim", justify="center"), "writes": Text("writes", style="bold #e5c07b"),
                   "network": Text("net", style="bold #61afef"), "writes,network": Text("wr+net", style="bold #e5c07b")}
 COLUMNS = (("status", "status", 7), ("name", "name", 22), ("access", "access", 6), ("calls", "calls", 5), ("last_used", "last use", 8),
