@@ -25,11 +25,14 @@ async def names(session) -> list[str]:
 
 async def test_lists_calls_and_refuses(dirty_repo: Path) -> None:
     await seed_catalog(dirty_repo, {"double": tool_source("double"), "write_note": WRITER_SOURCE})
+    (dirty_repo / ".agent" / "tools" / "half_done.py").write_text(tool_source("half_done", "return x +"))
     before = user_state(dirty_repo)
     async with served(dirty_repo) as (session, _notes, initialized):
         assert initialized.capabilities.tools is not None and initialized.capabilities.tools.list_changed is True
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}
-        assert sorted(listed) == ["double", "write_note"]  # run_python only behind --run-python
+        assert sorted(listed) == ["double", "write_note"]  # not half_done (broken); run_python only behind --run-python
+        never_good = await session.call_tool("half_done", {"x": 1})
+        assert never_good.is_error and "[parse]" in text_of(never_good)
         assert listed["double"].input_schema["properties"]["x"]["type"] == "integer"
         assert listed["double"].description.startswith("Double")
         assert listed["write_note"].annotations.read_only_hint is False
