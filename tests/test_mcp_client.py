@@ -241,3 +241,18 @@ async def test_servers_start_only_once_their_exact_command_is_approved(repo: Pat
     (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": changed}}))
     relisted = json.loads(cli(repo, "mcp", "list", "--json").stdout)
     assert relisted["servers"][1]["status"] == "untrusted"
+
+
+async def test_a_server_crashing_at_start_shows_its_stderr(repo: Path) -> None:
+    from tui_agent.core.mcp.hub import McpHub
+    from tui_agent.core.project import Project
+
+    crash = {"command": sys.executable, "args": ["-c", "import sys; print('boom: MY_TOKEN is not set', file=sys.stderr); sys.exit(3)"]}
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"crash": crash}}))
+    assert cli(repo, "mcp", "trust", "crash").returncode == 0
+    hub = await McpHub.start(Project.at(repo))
+    try:
+        row = hub.rows()[0]
+    finally:
+        await hub.aclose()
+    assert row.status == "failed" and "boom: MY_TOKEN is not set" in (row.error or "") and hub.tools() == []

@@ -103,7 +103,7 @@ class ServerConnection:
                     group.cancel_scope.cancel()
         except asyncio.CancelledError:
             raise
-        except BaseException as error:  # OSError (no such command), protocol errors, the process exiting early
+        except Exception as error:  # OSError (no such command), protocol errors, the process exiting early
             self._fail("failed" if self.status == "starting" else "exited", f"{self.config.command}: {describe(error)}")
 
     async def _forward(self, read: Any, send: Any) -> None:
