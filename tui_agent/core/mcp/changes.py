@@ -15,9 +15,8 @@ class ChangeFeed(Protocol):
 
 
 class CatalogListenerFeed:
-    """Today's implementation: `Catalog.add_listener` (own mutations, calls) plus `Catalog.watch()` (files changed
-    by another process, an editor, git). When the project watcher with a typed change stream lands, only this
-    class changes."""
+    """The catalog's tool changes from the project's ChangeFeed (`Catalog.add_listener` filters it: own mutations,
+    calls) and its ProjectWatcher (`Catalog.watch()`: files changed by another process, an editor, git)."""
 
     def __init__(self, catalog: Any) -> None:
         self.catalog = catalog
