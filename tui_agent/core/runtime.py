@@ -36,6 +36,7 @@ class Runtime:
     sandbox: Any = None
     catalog: Any = None
     recipes: Any = None
+    mcp: Any = None  # the session's MCP servers (core.mcp.hub.McpHub)
     agent: Agent | None = None
     session: SessionLog | None = None
     model_error: str | None = None
@@ -101,7 +102,7 @@ class Runtime:
             await self.agent.client.aclose()
         if self.session is not None:
             self.session.close()
-        for part in (self.recipes, self.catalog, self.sandbox):
+        for part in (self.mcp, self.recipes, self.catalog, self.sandbox):
             if part is not None:
                 try:
                     await part.aclose()
@@ -159,6 +160,19 @@ def both(*callbacks: Callable[[Iterable[str]], None]) -> Callable[[Iterable[str]
     return call
 
 
+async def _start_mcp(runtime: Runtime, starting: "asyncio.Task[Any]") -> None:
+    """The MCP servers of `.mcp.json` and `[mcp.servers]` (started meanwhile); one that fails is a problem shown."""
+    from tui_agent.core.mcp.sandbox_bridge import attach_to_sandbox
+
+    try:
+        runtime.mcp = await starting
+    except Exception as error:
+        runtime.problems.append(f"MCP servers unavailable: {error}")
+        return
+    attach_to_sandbox(runtime.mcp, runtime.permissions, runtime.sandbox)
+    runtime.problems.extend(runtime.mcp.failures())
+
+
 def usage_from_session(path: Path) -> UsageTotals:
     record = load_usage(path)
     return UsageTotals(int(record["input_tokens"]), int(record["output_tokens"]), int(record["cache_read_tokens"]),
@@ -208,8 +222,14 @@ async def open_runtime(
     else:
         session, messages, usage = SessionLog.create(project, model=chosen_model), [], UsageTotals()
     runtime.session = session
+    from tui_agent.core.mcp.hub import McpHub
+
+    mcp_starting = asyncio.create_task(McpHub.start(project))  # alongside the sandbox and the catalog
     try:
-        await _start_parts(runtime, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
+        try:
+            await _start_parts(runtime, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
+        finally:
+            await _start_mcp(runtime, mcp_starting)
     except BaseException:
         await runtime.aclose()
         raise
@@ -224,7 +244,8 @@ async def open_runtime(
                          max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
     runtime.agent = Agent(project=project, settings=settings, client=client, permissions=permissions, session=session,
                           sandbox=runtime.sandbox, catalog=runtime.catalog, recipes=runtime.recipes,
-                          messages=messages, usage=usage, changes=runtime.changes, watcher=runtime.watcher)
+                          messages=messages, usage=usage, changes=runtime.changes, watcher=runtime.watcher,
+                          tool_providers=_mcp_providers(runtime))
     runtime.agent.recorder = runtime.undo
     return runtime
 
@@ -236,3 +257,9 @@ def open_undo(runtime: Runtime) -> UndoService | None:
         runtime.problems.append("no git repository: turns are not checkpointed, so /undo, /rewind and /diff are unavailable")
         return None
     return UndoService(checkpoints, catalog=runtime.catalog, recipes=runtime.recipes)
+
+
+def _mcp_providers(runtime: Runtime) -> list[Any]:
+    from tui_agent.core.mcp.agent_tools import McpToolProvider
+
+    return [McpToolProvider(runtime.mcp)] if runtime.mcp is not None and runtime.mcp.connections else []

@@ -19,6 +19,7 @@ from tui_agent.core.agent.history import request_messages
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
+from tui_agent.core.agent.providers import ToolProvider, with_provided_tools
 from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
@@ -66,6 +67,7 @@ class Agent:
         context_limit_tokens: int = CONTEXT_LIMIT_TOKENS,
         changes: ChangeFeed | None = None,
         watcher: ProjectWatcher | None = None,
+        tool_providers: list[ToolProvider] | None = None,
     ) -> None:
         self.project = project
         self.settings = settings
@@ -90,6 +92,7 @@ class Agent:
         self._unlogged_prompt: tuple[int, int] | None = None  # where this turn's prompt sits, until the session has it
         self._told_before_prompt: tuple[dict[str, tuple[str, str]], str] | None = None
         self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
+        self.tool_providers: list[ToolProvider] = list(tool_providers or [])  # e.g. MCP servers' tools
 
     @property
     def model(self) -> str:
@@ -127,7 +130,8 @@ class Agent:
             self._plan_messages = self.messages if self.messages else None
             self._previous_end = None
         assert self.plan.system is not None
-        return list(self.plan.system), self.plan.tools(self.builtins, ranked or [], self.authored_names)
+        return list(self.plan.system), with_provided_tools(self.plan.tools(self.builtins, ranked or [], self.authored_names),
+                                                      self.tool_providers)
 
     def _announce_changes(self) -> None:
         """Tell the model what changed in the catalog (or the permission mode) since it was told, in the conversation."""
@@ -294,6 +298,9 @@ class Agent:
         async for event in self._sync_catalog():
             yield event
         self._announce_changes()
+        for provider in self.tool_providers:
+            for event in await provider.prepare():
+                yield event
         while True:
             system, tools = self.build_request()
             if compactions == 0 and request_tokens(system, tools, self.messages) > self.context_limit_tokens * COMPACT_AT:
@@ -346,7 +353,7 @@ class Agent:
         name, call_id = call["name"], call["id"]
         raw_input = call.get("input")
         arguments: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
-        authored = name not in self.builtins
+        authored = name not in self.builtins and not any(provider.handles(name) for provider in self.tool_providers)
         yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
         context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
         started = time.perf_counter()
@@ -395,6 +402,9 @@ class Agent:
             return result if isinstance(result, ToolOutput) else ToolOutput(str(result))
         if self.catalog is not None and self.catalog.get(name) is not None:
             return await call_catalog_tool(context, name, arguments)
+        for provider in self.tool_providers:
+            if provider.handles(name):
+                return await provider.call(context, name, arguments)
         raise ToolFailure(f"there is no tool named {name!r}; use search_tools to find catalog tools, or call_tool {{name, args}}")
 
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 PermissionMode = Literal["ask", "auto", "read-only"]
 PERMISSION_MODES: tuple[str, ...] = ("ask", "auto", "read-only")
-ApprovalKind = Literal["shell", "write", "network"]
+ApprovalKind = Literal["shell", "write", "network", "mcp"]  # mcp: a tool of a configured MCP server
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,10 @@ class Permissions:
             remove_rule(self.project, text)
             return f"removed {text} from .agent/config.toml"
         return f"removed {text} ({found[1]})"
+
+    def allow_tool(self, name: str) -> None:
+        """Approve every further call of `name` in this session without asking (an MCP tool after its first call)."""
+        self._allowed_tools.add(name)
 
     def set_mode(self, mode: str) -> None:
         if mode not in PERMISSION_MODES:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import PidsCgroup
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.reaper import kill_tree
@@ -108,7 +109,7 @@ class Worker:
         return self.process.returncode is None
 
     async def run(self, request: dict[str, Any], *, timeout_s: float, output_bytes: int,
-                  processes: int) -> Outcome:
+                  processes: int, bridge: SandboxBridge | None = None) -> Outcome:
         """Send the request, wait for the result, the exit and the output; kill the tree on timeout."""
         self.used = True
         if self.cgroup is not None:
@@ -124,7 +125,7 @@ class Worker:
             asyncio.create_task(_drain(self.process.stderr, err, flood_limit, flooded)),
         ]
         protocol_error: str | None = None
-        result_task = asyncio.create_task(self._read_result())
+        result_task = asyncio.create_task(self._read_result() if bridge is None else serve_channel(self.channel, bridge))
         try:
             await loop.sock_sendall(self.channel, (json.dumps(request) + "\n").encode())
         except OSError as exc:

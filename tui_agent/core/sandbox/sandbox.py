@@ -13,6 +13,7 @@ from typing import Any
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import protected, tiers
 from tui_agent.core.sandbox.audit import AuditLog
+from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.outcome import to_run_result
 from tui_agent.core.sandbox.policy import (
@@ -52,6 +53,8 @@ class Sandbox:
         self._closed = False
         self.toolchain: Toolchain | None = None
         """The project's toolchain (PATH, virtualenv, read-only folders, build variables) every worker sees."""
+        self.bridge: SandboxBridge | None = None
+        """What `run_python` snippets may ask the runtime for (the session's MCP tools), set by the runtime."""
 
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
@@ -117,7 +120,9 @@ class Sandbox:
         request: dict[str, Any] = {"op": "exec", "code": code}
         if tool_paths is not None:
             request["tool_paths"] = {name: str(path) for name, path in tool_paths.items()}
-        result = await self._run(request, policy)
+        if self.bridge is not None:
+            request["bridge_tools"] = self.bridge.modules()
+        result = await self._run(request, policy, bridge=self.bridge)
         self.audit.record(label="run_python", version=None, kind="exec", result=result, code=code)
         return result
 
@@ -148,7 +153,8 @@ class Sandbox:
         await asyncio.gather(*(worker.discard() for worker in warm), return_exceptions=True)
         shutil.rmtree(self._scratch, ignore_errors=True)
 
-    async def _run(self, request: dict[str, Any], policy: SandboxPolicy | None) -> RunResult:
+    async def _run(self, request: dict[str, Any], policy: SandboxPolicy | None,
+                   bridge: SandboxBridge | None = None) -> RunResult:
         if self._closed:
             raise SandboxUnavailable("the sandbox is closed")
         effective = policy or self.policy
@@ -161,7 +167,8 @@ class Sandbox:
         self._running.add(worker)
         try:
             outcome = await worker.run(request, timeout_s=effective.timeout_s,
-                                       output_bytes=effective.output_bytes, processes=effective.processes)
+                                       output_bytes=effective.output_bytes, processes=effective.processes,
+                                       bridge=bridge)
         except asyncio.CancelledError:
             await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
             raise

@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol
 
 from tui_agent.core.versioning.gitqueries import HistoryEntry
 
-Kind = Literal["tool", "recipe"]
+Kind = Literal["tool", "recipe", "mcp"]  # mcp: a configured MCP server or one of its tools (listed, not versioned)
 
 
 @dataclass(frozen=True)
