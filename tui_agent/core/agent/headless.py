@@ -112,8 +112,8 @@ class HeadlessPrinter:
                 if call["id"] == event.call_id:
                     call.update(is_error=event.is_error, duration_ms=round(event.duration_ms, 1))
         elif isinstance(event, ApprovalDenied):
-            call = next((c for c in self.tool_calls if c["id"] == event.call_id), None)
-            self.denials.append({"tool_name": event.name, "tool_use_id": event.call_id, "tool_input": call["input"] if call else {}})
+            denied: dict[str, Any] | None = next((c for c in self.tool_calls if c["id"] == event.call_id), None)
+            self.denials.append({"tool_name": event.name, "tool_use_id": event.call_id, "tool_input": denied["input"] if denied else {}})
         elif isinstance(event, Usage):
             self._last_usage = event
         elif isinstance(event, TurnFinished):

@@ -136,7 +136,7 @@ class Permissions:
 
     def allow_tool(self, name: str) -> None:
         """Approve every further call of `name` in this session without asking (an MCP tool after its first call)."""
-        self._allowed_tools.add(name)
+        self._add(Rule(name), "session")
 
     def set_mode(self, mode: str) -> None:
         if mode not in PERMISSION_MODES:

@@ -300,7 +300,7 @@ class Catalog:
         """Rewrite a deleted `.agent/cache/tools/<sha>.py` from the file on disk or from git, if one matches the sha."""
         assert entry.spec is not None
         rel = self.project.relative(self.project.tool_path(entry.name))
-        candidates = [lambda: read_bytes_or_none(self.project.tool_path(entry.name))]
+        candidates: list[Callable[[], bytes | None]] = [lambda: read_bytes_or_none(self.project.tool_path(entry.name))]
         if entry.commit:
             candidates.append(lambda: self.git.show(rel, entry.commit or "HEAD"))
         for candidate in candidates:

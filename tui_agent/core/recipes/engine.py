@@ -38,7 +38,7 @@ class ToolRunner(Protocol):
     """What the engine needs from the catalog."""
 
     def get(self, name: str) -> Any: ...
-    async def call_tool(self, name: str, args: dict, *, allow_writes: bool = False) -> Any: ...
+    async def call_tool(self, name: str, args: dict[str, Any], *, allow_writes: bool = False) -> Any: ...
 
 
 class WriteApprover(Protocol):
@@ -112,7 +112,7 @@ class RecipeEngine:
     def emit(self, event: Event) -> None:
         """Change events go to the project's change feed (the one place they are published), the rest to listeners."""
         if isinstance(event, CHANGE_EVENTS):
-            self.changes.publish(event)  # type: ignore[arg-type]
+            self.changes.publish(event)
             return
         for listener in list(self._listeners):
             try:
@@ -138,7 +138,7 @@ class RecipeEngine:
             self.emit(CatalogChanged(tuple(changed), "recipe status changed (required tools)", "recipe"))
 
     def remember_statuses(self) -> list[str]:
-        current = {record.name: record.status for record in self.book.records()}
+        current: dict[str, str] = {record.name: record.status for record in self.book.records()}
         changed = sorted(name for name in set(current) | set(self._statuses) if current.get(name) != self._statuses.get(name))
         self._statuses = current
         return changed

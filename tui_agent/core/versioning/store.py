@@ -8,7 +8,8 @@ from typing import Any, Literal, Protocol
 
 from tui_agent.core.versioning.gitqueries import HistoryEntry
 
-Kind = Literal["tool", "recipe", "mcp"]  # mcp: a configured MCP server or one of its tools (listed, not versioned)
+Kind = Literal["tool", "recipe"]
+RowKind = Literal["tool", "recipe", "mcp"]  # mcp: a configured MCP server or one of its tools (listed, not versioned)
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class StoreItem:
     """One tool or recipe as a list shows it (the TUI's catalog pane, `tools list`): status, summary, usage."""
 
     name: str
-    kind: Kind
+    kind: RowKind
     status: str
     calls: int
     last_used: float | None
