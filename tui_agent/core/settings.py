@@ -60,6 +60,13 @@ SETTINGS: tuple[Setting, ...] = (
             choices=("rlimits", "bubblewrap")),
     Setting("sandbox.protected", list, (), "extra globs agent code may never write, on top of .git, .agent/, "
             "hooks, editor and shell config", attr="protected_globs"),
+    Setting("permissions.allow", list, (), "allow rules: calls they cover are not asked about, e.g. "
+            "`run_shell(pytest:*)` (prefix), `run_shell(make test)` (exact), `write_file` (the tool)",
+            attr="allow_rules"),
+    Setting("sandbox.env", list, (), "names of extra environment variables run_shell and agent code see "
+            "(secret-looking names, `*_TOKEN`, `*_KEY`, `*_SECRET`, passwords, are never passed)"),
+    Setting("sandbox.paths", list, (), "extra folders (absolute or `~/…`) agent code sees read-only; the home itself, "
+            "secrets, /tmp and other users' homes are refused"),
     Setting("catalog.token_budget", int, 2000, "tokens of catalog index carried in every system prompt",
             minimum=0, maximum=1_000_000),
     Setting("catalog.top_k", int, 40, "tools sent with a full schema; search_tools / call_tool reach the rest",
@@ -83,6 +90,9 @@ class Settings:
     permission_mode: str = default("permissions.mode")
     sandbox_min_level: str | None = default("sandbox.min_level")
     protected_globs: tuple[str, ...] = default("sandbox.protected")
+    allow_rules: tuple[str, ...] = default("permissions.allow")
+    sandbox_env: tuple[str, ...] = default("sandbox.env")
+    sandbox_paths: tuple[str, ...] = default("sandbox.paths")
     catalog_token_budget: int = default("catalog.token_budget")
     catalog_top_k: int = default("catalog.top_k")
     max_turns: int = default("agent.max_turns")
