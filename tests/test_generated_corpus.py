@@ -24,6 +24,7 @@ from tui_agent.core.recipes.recipefile import parse_recipe
 from tui_agent.core.sandbox import Sandbox
 from tui_agent.core.settings import SETTINGS, ConfigError, settings_from_text, toml_literal
 
+pytestmark = pytest.mark.timeout(900)  # 500 inputs per test; about 40 s each on an idle 2-core machine
 EXAMPLES = 500
 CORPUS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, print_blob=True,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
