@@ -31,20 +31,20 @@ async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, 
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "say one")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=20, message="the approval")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=60, message="the approval")
         assert "no network" in app.screen.summary
         await pilot.press("P")
-        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=20, message="the first turn")
+        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=60, message="the first turn")
         config = tomllib.loads((repo / ".agent" / "config.toml").read_text())
         assert config["permissions"]["allow"] == ["run_shell(echo:*)"]
         await send(pilot, app, "say two")  # covered by the rule: no modal
-        await wait_until(pilot, lambda: finished_turns(app) == 2, timeout=20, message="the second turn")
+        await wait_until(pilot, lambda: finished_turns(app) == 2, timeout=60, message="the second turn")
         assert "three" in str(api.requests[-1].messages[-1])
         await send(pilot, app, "/permissions")
-        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the rule picker")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the rule picker", timeout=30)
         await pilot.press("enter")
-        await wait_until(pilot, lambda: not isinstance(app.screen, ChoiceScreen), message="the picker to close")
-        await wait_until(pilot, lambda: app.runtime.permissions.rules() == [], message="the rule removed")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ChoiceScreen), message="the picker to close", timeout=30)
+        await wait_until(pilot, lambda: app.runtime.permissions.rules() == [], message="the rule removed", timeout=30)
         assert tomllib.loads((repo / ".agent" / "config.toml").read_text())["permissions"]["allow"] == []
 
 
@@ -58,25 +58,25 @@ async def test_undo_and_diff_cover_shell_made_changes_and_never_overwrite_the_us
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "change things")
-        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=20, message="the turn")
-        await wait_until(pilot, lambda: app.diff_pane.subject == "turn", message="the turn's changes in the diff pane")
+        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=60, message="the turn")
+        await wait_until(pilot, lambda: app.diff_pane.subject == "turn", message="the turn's changes in the diff pane", timeout=30)
         assert "+shell-made" in app.diff_pane.diff_text and "extra.txt" in app.diff_pane.diff_text
         await send(pilot, app, "readme")
-        await wait_until(pilot, lambda: finished_turns(app) == 2, timeout=20, message="the second turn")
+        await wait_until(pilot, lambda: finished_turns(app) == 2, timeout=60, message="the second turn")
         (repo / "README.md").write_text("agent readme\nmy edit\n")
         await send(pilot, app, "/undo")
-        await wait_until(pilot, lambda: app.diff_pane.subject == "undo-conflict", message="the conflict diff")
+        await wait_until(pilot, lambda: app.diff_pane.subject == "undo-conflict", message="the conflict diff", timeout=30)
         assert "+my edit" in app.diff_pane.diff_text and (repo / "README.md").read_text().endswith("my edit\n")
         await send(pilot, app, "/diff 1")
-        await wait_until(pilot, lambda: app.diff_pane.subject == "turn" and "shell-made" in app.diff_pane.diff_text, message="/diff 1")
+        await wait_until(pilot, lambda: app.diff_pane.subject == "turn" and "shell-made" in app.diff_pane.diff_text, message="/diff 1", timeout=30)
         await send(pilot, app, "/rewind")
-        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the turn picker")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the turn picker", timeout=30)
         await pilot.press("down", "enter")  # newest first: pick turn 1
-        await wait_until(pilot, lambda: not isinstance(app.screen, ChoiceScreen), message="the picker to close")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ChoiceScreen), message="the picker to close", timeout=30)
         await pilot.pause(0.3)
         assert (repo / "app.py").read_text() == "shell-made\n"  # stopped at turn 2: nothing changed
         (repo / "README.md").write_text("agent readme\n")  # the user drops their edit
         await send(pilot, app, "/rewind 1")
-        await wait_until(pilot, lambda: (repo / "app.py").read_text() == original_app, message="the rewind")
+        await wait_until(pilot, lambda: (repo / "app.py").read_text() == original_app, message="the rewind", timeout=30)
         assert not (repo / "extra.txt").exists() and (repo / "README.md").read_text() == "# demo project\n"
-        await wait_until(pilot, lambda: "the user undid your changes" in str(app.runtime.agent.messages[-1]), message="the model told")
+        await wait_until(pilot, lambda: "the user undid your changes" in str(app.runtime.agent.messages[-1]), message="the model told", timeout=30)
