@@ -33,6 +33,7 @@ from tui_agent.ui.widgets.prompt import PromptArea
 
 NARROW_WIDTH = 120
 PANES = ("conversation", "catalog", "diff")
+PANE_ACTIONS = ("show_pane", "next_pane", "zoom")
 ScreenResult = TypeVar("ScreenResult")
 
 
@@ -44,11 +45,12 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
     BINDINGS = [
         Binding("escape", "cancel_turn", "Cancel turn", show=True),
-        Binding("f2", "show_pane('conversation')", "Chat"),
-        Binding("f3", "show_pane('catalog')", "Catalog"),
-        Binding("f4", "show_pane('diff')", "Diff"),
-        Binding("ctrl+t", "next_pane", "Next pane", show=False),
-        Binding("f5", "zoom", "Zoom pane"),
+        # priority: handled the moment the key arrives, so the next key already goes to the pane it selected
+        Binding("f2", "show_pane('conversation')", "Chat", priority=True),
+        Binding("f3", "show_pane('catalog')", "Catalog", priority=True),
+        Binding("f4", "show_pane('diff')", "Diff", priority=True),
+        Binding("ctrl+t", "next_pane", "Next pane", show=False, priority=True),
+        Binding("f5", "zoom", "Zoom", priority=True),
         Binding("ctrl+l", "slash('clear')", "Clear", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
@@ -225,12 +227,15 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         tabs = self.query_one("#pane-tabs", Tabs)
         if tabs.active != f"tab-{pane}":
             tabs.active = f"tab-{pane}"
-        if pane == "conversation":
-            self.prompt_area.focus()
-        elif pane == "catalog":
-            self.catalog_pane.table.focus()
-        else:
-            self.query_one("#diff-scroll").focus()
+        target = {"conversation": self.prompt_area, "catalog": self.catalog_pane.table}.get(pane) or self.query_one("#diff-scroll")
+        # at once, not `target.focus()` (deferred): a key typed right after F3 must reach the pane it selected
+        self.screen.set_focus(target)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Pane keys act on the main screen only (a modal keeps its keys)."""
+        if action in PANE_ACTIONS and len(self.screen_stack) > 1:
+            return False
+        return True
 
     def action_zoom(self) -> None:
         """Maximize the pane that has focus (F5 again restores the layout)."""
@@ -250,6 +255,8 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
 
     @on(Tabs.TabActivated, "#pane-tabs")
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        if event.tabs.active != event.tab.id:
+            return  # stale: F-keys pressed faster than the tab bar's messages arrive already moved on
         pane = str(event.tab.id).removeprefix("tab-")
         if pane != self.active_pane:
             self.action_show_pane(pane)
