@@ -46,6 +46,14 @@ def run_confirmation(name: str, writes: bool, network: bool, arguments: dict[str
     return ConfirmScreen(question, yes="Run", no="Cancel", detail=detail)
 
 
+def drift_tests_text(row: CatalogRow, tests_pass: bool | None) -> str:
+    """What the drift re-run of the tests says; for a broken tool it re-ran its last good version, not the file on disk."""
+    outcome = {True: "pass", False: "FAIL", None: "none"}[tests_pass]
+    if row.status == "broken":
+        return f"the file is broken ({row.error or 'see v'}); the last good version's tests: {outcome}"
+    return {True: "its tests pass", False: "its tests FAIL", None: "no tests"}[tests_pass]
+
+
 class CatalogActionsMixin:
     """Each action calls the same catalog (or recipe store) method the `tuiagent tools` CLI calls."""
 
@@ -160,7 +168,7 @@ class CatalogActionsMixin:
         if report is None:
             self.notify(f"no drift report for {row.name}")
             return
-        tests = {True: "its tests pass", False: "its tests FAIL", None: "no tests"}[report.tests_pass]
+        tests = drift_tests_text(row, report.tests_pass)
         since = (report.since_commit or "?")[:8]
         if not report.changed_files:
             self.notify(f"{row.name}: no drift since {since} ({len(report.watched_files)} watched files; {tests})")

@@ -65,9 +65,9 @@ def row_from_tool(record: Any) -> CatalogRow:
     summary = first_line(getattr(spec, "description", "")) if spec is not None else ""
     error_text = ""
     if error is not None:
-        error_text = f"{getattr(error, 'stage', 'error')}: {getattr(error, 'message', error)}"
-        if not summary:
-            summary = error_text
+        line = getattr(error, "line", None)
+        error_text = f"{getattr(error, 'stage', 'error')}: {getattr(error, 'message', error)}" + (f" (line {line})" if line else "")
+        summary = error_text  # a broken file's error matters more than its last good version's description
     return CatalogRow(
         name=record.name,
         kind="tool",

@@ -12,6 +12,7 @@ from textual import work
 
 from tui_agent.core.events import CatalogChanged, Event
 from tui_agent.ui.catalog_rows import CatalogRow, row_from_recipe, row_from_tool
+from tui_agent.ui.drift_watch import dependency_files, stamps
 
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
@@ -58,11 +59,12 @@ class CatalogSyncMixin:
         self._head_stamp: tuple[int, int] = (0, 0)
         self.catalog_refreshes = 0
         self._recipe_events: asyncio.Queue[Event] = asyncio.Queue()
+        self._dependencies: list[Path] = []  # files tools depend on: an edit re-checks drift (drift_watch.py)
 
     def _watched_stamps(self: "TuiAgentApp") -> tuple[tuple[int, int], ...]:
         project = self.project_root / ".agent"
         paths = [project / "state.db", project / "state.db-wal", project / "tools", project / "recipes"]
-        return tuple(file_stamp(path) for path in paths)
+        return tuple(file_stamp(path) for path in paths) + stamps(self._dependencies)
 
     def start_catalog_sync(self: "TuiAgentApp") -> None:
         catalog = getattr(self.runtime, "catalog", None)
@@ -144,6 +146,8 @@ class CatalogSyncMixin:
                 self._refresh_again = False
                 if self.runtime is None:
                     return
+                self._dependencies = await asyncio.to_thread(dependency_files, self.project_root, getattr(self.runtime, "catalog", None))
+                self._stamps = self._watched_stamps()  # before reading the rows: a later edit is seen by the next poll
                 rows = await asyncio.to_thread(catalog_rows, self.runtime)
                 self.apply_rows(rows)
                 if not self._refresh_again:

@@ -27,6 +27,7 @@ class DriftChecker:
         self._tree_matches: dict[tuple[str, str], list[str]] = {}
         self._globs: dict[str, list[str]] = {}
         self._worktree_blobs: dict[str, str | None] = {}
+        self._commit_times: dict[str, float] = {}
 
     def fresh(self) -> None:
         """Forget what was seen of the work tree (call before each batch of checks; commits stay cached)."""
@@ -92,9 +93,34 @@ class DriftChecker:
             if rel not in self._worktree_blobs:
                 data = self._worktree_bytes(rel)
                 self._worktree_blobs[rel] = blob_sha(data) if data is not None else None
-            if blobs.get(rel) != self._worktree_blobs[rel]:
+            if blobs.get(rel) != self._worktree_blobs[rel] and not self._unchanged_untracked(commit, rel, blobs):
                 changed.append(rel)
         return changed
+
+    def _unchanged_untracked(self, commit: str, rel: str, blobs: dict[str, str]) -> bool:
+        """A file git never had at `commit` (untracked) counts as drifted only if it changed after that commit was made."""
+        if rel in blobs or self._worktree_blobs.get(rel) is None:
+            return False
+        try:
+            modified = (self.root / rel).stat().st_mtime
+        except OSError:
+            return False
+        return int(modified) <= self.commit_time(commit)  # commit times have whole seconds
+
+    def commit_time(self, commit: str) -> float:
+        """When `commit` was made (POSIX seconds; 0 when unknown); cached."""
+        if commit not in self._commit_times:
+            repo = self._repo()
+            when = 0.0
+            if repo is not None:
+                try:
+                    when = float(repo.commit(commit).committed_date)
+                except (ValueError, git.BadName, git.GitCommandError):
+                    pass
+                finally:
+                    repo.close()
+            self._commit_times[commit] = when
+        return self._commit_times[commit]
 
     def old_bytes(self, commit: str, rel: str) -> bytes | None:
         blob = self.tree_blobs(commit).get(rel)
