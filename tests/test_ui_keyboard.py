@@ -50,3 +50,61 @@ async def test_pane_keys_stay_inside_a_modal(repo: Path) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, SourceScreen))
         await pilot.press("f2")
         assert isinstance(app.screen, SourceScreen) and app.active_pane == "catalog"
+
+
+async def test_escape_clears_and_leaves_the_filter_and_recipes_do_not_hide_tools(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await wait_until(pilot, lambda: "double" in row_names(app))
+        await pilot.press("f3", "slash", "z", "z")
+        assert app.catalog_pane.filter_text == "zz" and row_names(app) == []
+        await pilot.press("escape")
+        assert app.catalog_pane.filter_text == "" and app.focused is app.catalog_pane.table and row_names(app) == ["double"]
+        await pilot.press("slash")
+        assert app.focused is app.catalog_pane.query_one("#catalog-filter")
+        await pilot.press("escape", "v")
+        await wait_until(pilot, lambda: isinstance(app.screen, SourceScreen), message="v acting on the table after esc")
+        await pilot.press("escape", "f2")
+        app.prompt_area.insert("/recipes")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any(e.text.startswith("No recipes yet") for e in app.conversation.entries))
+        await pilot.press("f3")
+        assert row_names(app) == ["double"] and app.catalog_pane.filter_text == ""
+
+
+async def test_the_palette_lists_catalog_actions_zoom_and_restore_without_eating_markup(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await wait_until(pilot, lambda: "double" in row_names(app))
+        await pilot.press("f3")
+        commands = {command.title: command.help for command in app.get_system_commands(app.screen)}
+        for title in ("View double", "Run double", "Prune double", "Revert double", "History double", "Drift double",
+                      "Catalog: show pruned tools", "/restore", "Zoom the pane"):
+            assert title in commands, title
+        assert "[ID]" in commands["/resume"]  # shown literally, not taken as markup
+        await pilot.press("ctrl+p")
+        await pilot.press(*"resume")
+        await pilot.pause(0.5)
+        assert "(/resume&#160;[ID])" in app.export_screenshot()  # the palette's line for /resume
+
+
+async def test_pruned_tools_view_restores_with_one_key(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save_tool("triple", tool_source("triple", "return 3 * x"))
+        await app.runtime.catalog.prune("triple")
+        await wait_until(pilot, lambda: row_names(app) == ["double"])
+        await pilot.press("f3", "p")
+        await wait_until(pilot, lambda: row_names(app) == ["triple"], message="the pruned view")
+        assert app.catalog_pane.shown[0].status == "pruned"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: (repo / ".agent" / "tools" / "triple.py").exists(), message="the restore")
+        await wait_until(pilot, lambda: row_names(app) == [], message="the pruned view emptied")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: row_names(app) == ["double", "triple"], message="both tools back in the catalog")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,23 @@ class CatalogActionsMixin:
 
     def on_catalog_pane_action_requested(self: "TuiAgentApp", message: CatalogPane.ActionRequested) -> None:
         self.catalog_action(message.action, message.row)
+
+    def on_catalog_pane_pruned_requested(self: "TuiAgentApp", message: CatalogPane.PrunedRequested) -> None:
+        self.load_pruned()
+
+    @work(group="catalog-pruned", exclusive=True)
+    async def load_pruned(self: "TuiAgentApp") -> None:
+        """The pruned tools git history can restore, into the catalog pane's pruned view."""
+        catalog = getattr(self.runtime, "catalog", None)
+        if catalog is None:
+            self.notify("the catalog is still opening", severity="warning")
+            return
+        try:
+            names = await asyncio.to_thread(catalog.pruned)
+        except Exception as exc:
+            self.notify(f"could not list pruned tools: {exc}", severity="error")
+            return
+        self.catalog_pane.set_pruned(names)
 
     def store_for(self: "TuiAgentApp", row: CatalogRow) -> Any:
         if row.kind == "recipe":
@@ -145,6 +163,8 @@ class CatalogActionsMixin:
     async def catalog_restore(self: "TuiAgentApp", row: CatalogRow) -> None:
         result = await self.store_for(row).restore(row.name)
         self.notify(f"restored {row.name}" + self._outcome_note(result))
+        if self.catalog_pane.show_pruned:
+            self.load_pruned()
 
     async def catalog_history(self: "TuiAgentApp", row: CatalogRow) -> None:
         store = self.history_store_for(row)

@@ -20,6 +20,11 @@ Catalog: v source · r run · d prune · u revert · h history · f drift · s s
 Diff: m unified / side-by-side"""
 
 
+def escape(text: str) -> str:
+    """Text shown literally in the palette (its help is markup; textual.markup.escape misses `[ID]`)."""
+    return text.replace("[", "\\[")
+
+
 class SlashCommandsMixin:
     """`/help /tools /diff /undo /model /clear /resume /recipes`, `/restore NAME`, and recipe `/name args` commands."""
 
@@ -94,7 +99,6 @@ class SlashCommandsMixin:
             if commands:
                 lines.append("Slash commands from recipes: " + " ".join(f"/{name}" for name in commands))
             await self.add_notice("\n".join(lines))
-        self.catalog_pane.query_one("#catalog-filter").value = "is:recipe"  # type: ignore[attr-defined]
 
     async def slash_diff(self: "TuiAgentApp", args: str) -> None:
         if await self.show_turn_edits():
@@ -124,7 +128,8 @@ class SlashCommandsMixin:
     async def slash_restore(self: "TuiAgentApp", args: str) -> None:
         name = args.strip()
         if not name:
-            await self.add_notice("Usage: /restore NAME", "warning")
+            self._palette_restore()
+            await self.add_notice("Pruned tools are listed in the catalog pane: enter or r restores the selected one (/restore NAME works too).")
             return
         try:
             await self.runtime.catalog.restore(name)
@@ -194,10 +199,13 @@ class SlashCommandsMixin:
     def palette_commands(self: "TuiAgentApp") -> Iterator[SystemCommand]:
         """Every slash command, pane and catalog action, for the command palette."""
         for name, description in BUILTIN_COMMANDS.items():
-            yield SystemCommand(f"/{name}", description, lambda name=name: self.action_slash(name))
+            yield SystemCommand(f"/{name}", escape(description), lambda name=name: self.action_slash(name))
+        yield SystemCommand("/restore", escape("bring back a pruned tool (/restore NAME); from here: pick one"), self._palette_restore)
         for name, description in self.recipe_commands().items():
-            yield SystemCommand(f"/{name}", f"{description} (recipe)", lambda name=name: self.action_slash(name))
+            yield SystemCommand(f"/{name}", escape(f"{description} (recipe)"), lambda name=name: self.action_slash(name))
         yield SystemCommand("Cancel the turn", "stop the agent (esc)", self.action_cancel_turn)
+        yield SystemCommand("Zoom the pane", "maximize the focused pane, or restore the layout (F5)", self.action_zoom)
+        yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", self._palette_restore)
         for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):
             yield SystemCommand(f"Show the {pane} pane", key, lambda pane=pane: self.action_show_pane(pane))
         yield SystemCommand("Diff: unified / side-by-side", "m in the diff pane", self.diff_pane.action_toggle_mode)
@@ -214,6 +222,10 @@ class SlashCommandsMixin:
                 ("drift", "f", "drift diff and test re-run"),
             ):
                 yield SystemCommand(f"{action.capitalize()} {selected.name}", f"{what} ({key})", lambda action=action, row=selected: self.catalog_action(action, row))
+
+    def _palette_restore(self: "TuiAgentApp") -> None:
+        self.action_show_pane("catalog")
+        self.catalog_pane.show_pruned = True
 
     def _palette_filter(self: "TuiAgentApp") -> None:
         self.action_show_pane("catalog")

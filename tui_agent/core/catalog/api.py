@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from pathlib import Path
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -204,6 +205,12 @@ class Catalog:
             outcome = await self.pipeline.remove(name, f"tuiagent: prune tool {name}")
         self._notify([name], self._reason("prune", outcome))
         return outcome
+
+    def pruned(self) -> list[str]:
+        """Tools git history has and the work tree does not (pruned or deleted): what `restore` can bring back."""
+        folder = self.project.relative(self.project.tools_dir)
+        names = [Path(path).stem for path in self.git.deleted_files(folder) if path.endswith(".py")]
+        return [name for name in names if not self.project.tool_path(name).exists()]
 
     async def restore(self, name: str) -> ToolRecord:
         """Bring a pruned or deleted tool back from git history, through the pipeline, as a new commit."""
