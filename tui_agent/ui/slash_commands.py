@@ -162,9 +162,14 @@ class SlashCommandsMixin:
             return
         await self.conversation.clear()
         agent = getattr(self.runtime, "agent", None)
-        if agent is not None:
-            agent.clear()
-        await self.add_notice("Conversation cleared: the model starts afresh (the session file keeps what was said).")
+        if agent is None:
+            await self.add_notice("Conversation cleared.")
+            return
+        earlier = getattr(self.runtime, "session", None)
+        await asyncio.to_thread(self.runtime.new_session)  # a new session file: /resume finds the earlier one
+        self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = 0, 0, 0.0
+        back = f"; /resume {earlier.id} goes back to the earlier one" if earlier is not None and earlier.path.exists() else ""
+        await self.add_notice(f"Conversation cleared: a new session started{back}.")
 
     async def slash_resume(self: "TuiAgentApp", args: str) -> None:
         from tui_agent.core.agent.sessions import list_sessions, session_path
