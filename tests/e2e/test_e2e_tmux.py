@@ -90,7 +90,7 @@ def test_scripted_session_in_tmux(session: tuple[TmuxSession, Path]) -> None:
     wait_git(repo, "tuiagent: update tool count_words", terminal)
 
     terminal.send("F3")
-    terminal.wait_for(lambda s: "v Source" in s, what="catalog bindings in the footer")
+    terminal.wait_for(lambda s: "v View" in s, what="catalog bindings in the footer")
     terminal.send("u")
     wait_git(repo, "tuiagent: revert tool count_words", terminal)
     assert (repo / ".agent" / "tools" / "count_words.py").read_text() == TOOL_V1

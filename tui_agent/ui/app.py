@@ -34,6 +34,7 @@ from tui_agent.ui.widgets.prompt import PromptArea
 NARROW_WIDTH = 120
 PANES = ("conversation", "catalog", "diff")
 PANE_ACTIONS = ("show_pane", "next_pane", "zoom")
+PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item: narrow terminals keep the pane's own keys
 ScreenResult = TypeVar("ScreenResult")
 
 
@@ -46,9 +47,9 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
     BINDINGS = [
         Binding("escape", "cancel_turn", "Cancel turn", show=True),
         # priority: handled the moment the key arrives, so the next key already goes to the pane it selected
-        Binding("f2", "show_pane('conversation')", "Chat", priority=True),
-        Binding("f3", "show_pane('catalog')", "Catalog", priority=True),
-        Binding("f4", "show_pane('diff')", "Diff", priority=True),
+        Binding("f2", "show_pane('conversation')", "Chat", priority=True, group=PANE_KEYS),
+        Binding("f3", "show_pane('catalog')", "Catalog", priority=True, group=PANE_KEYS),
+        Binding("f4", "show_pane('diff')", "Diff", priority=True, group=PANE_KEYS),
         Binding("ctrl+t", "next_pane", "Next pane", show=False, priority=True),
         Binding("f5", "zoom", "Zoom", priority=True),
         Binding("ctrl+l", "slash('clear')", "Clear", show=False),
@@ -90,7 +91,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
             with Vertical(id="side"):
                 yield CatalogPane(id="catalog-pane", classes="pane", clock=self.clock)
                 yield DiffPane(id="diff-pane", classes="pane")
-        yield Footer()
+        yield Footer(compact=True)
 
     @property
     def conversation(self) -> Conversation:
@@ -235,6 +236,8 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         """Pane keys act on the main screen only (a modal keeps its keys)."""
         if action in PANE_ACTIONS and len(self.screen_stack) > 1:
             return False
+        if action == "cancel_turn":
+            return self.turn_running  # the footer shows "esc Cancel turn" only while there is one
         return True
 
     def action_zoom(self) -> None:

@@ -71,6 +71,7 @@ class TurnMixin:
             return False
         self.turn_running = True
         self.header.busy = True
+        self.refresh_bindings()
         self.run_turn(prompt)
         return True
 
@@ -108,6 +109,7 @@ class TurnMixin:
             await conversation.finish_stream()
             self.turn_running = False
             header.busy = False
+            self.refresh_bindings()
         if not self.is_running:
             return
         self.refresh_branch()

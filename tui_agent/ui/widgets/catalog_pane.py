@@ -44,13 +44,13 @@ class CatalogPane(Vertical):
     """Shows rows (plain `CatalogRow`s); posts `ActionRequested` for view/run/prune/revert/history/drift."""
 
     BINDINGS = [
-        Binding("v", "request('view')", "Source"),
+        Binding("v", "request('view')", "View"),
         Binding("r", "request('run')", "Run"),
         Binding("d", "request('prune')", "Prune"),
         Binding("u", "request('revert')", "Revert"),
         Binding("h", "request('history')", "History"),
         Binding("f", "request('drift')", "Drift"),
-        Binding("s", "cycle_sort", "Sort"),
+        Binding("s", "cycle_sort", "Sort", show=False),  # the title says "sort: … (s)": the footer keeps room at 80 columns
         Binding("p", "toggle_pruned", "Pruned"),
         Binding("slash", "focus_filter", "Filter"),
     ]
@@ -148,7 +148,7 @@ class CatalogPane(Vertical):
             if count:
                 title.append(f"  {count} {status}", style=STATUS_STYLES[status])
         arrow = "↓" if not self.sort_reverse else "↑"
-        title.append(f"   sort: {self.sort_key} {arrow}", style="dim")
+        title.append(f"   sort: {self.sort_key} {arrow} (s)", style="dim")
         if self.filter_text:
             title.append(f"   {len(self.shown)} shown (filter: {self.filter_text}; / then esc clears)", style="bold #e5c07b")
         self.query_one("#catalog-title", Static).update(title)
