@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
@@ -10,7 +11,7 @@ from tests.test_ui_support import SIZE, make_app, ready, row_names, tool_source,
 from tui_agent.core.events import ToolAuthored, TurnFinished
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.screens.approval import ApprovalScreen
-from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, ToolCallBlock
+from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, ToolCallBlock, tool_title
 
 
 def finished_turns(app: TuiAgentApp) -> int:
@@ -154,6 +155,7 @@ async def test_escape_stops_a_sandboxed_run(repo: Path, api: FakeMessagesAPI) ->
         await wait_until(pilot, lambda: not app.turn_running, timeout=10, message="the cancel")
         call = next(e for e in app.conversation.entries if e.kind == "tool" and e.tool == "run_python")
         assert call.is_error and "cancelled" in (call.result or "")
+        assert re.search(r"\)  cancelled · (\d{3} ms|\d+\.\d s)$", tool_title(call)), tool_title(call)  # it ran 0.5 s or more
         messages = app.runtime.agent.messages
         assert messages[-1]["role"] == "user" and messages[-1]["content"][0]["type"] == "tool_result"  # every tool_use answered
         await send(pilot, app, "ok?")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,9 +92,11 @@ class TurnMixin:
                 await self.handle_event(event)
         except asyncio.CancelledError:
             await conversation.finish_stream()
+            now = time.monotonic()
             for entry in conversation.tool_entries():
                 if entry.result is None:
-                    entry.result, entry.is_error = "cancelled (esc): the call was stopped", True
+                    entry.result, entry.is_error, entry.cancelled = "cancelled (esc): the call was stopped", True, True
+                    entry.duration_ms = (now - entry.started) * 1000
                     conversation.refresh_tool(entry.call_id)
             await conversation.add(Entry("notice", text="Turn cancelled.", level="warning"))
             raise

@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tui_agent.ui.diffs import highlighted_source, render_unified
+from tui_agent.ui.approval_detail import approval_detail
 
 
 class ApprovalScreen(ModalScreen[bool]):
@@ -42,9 +42,7 @@ class ApprovalScreen(ModalScreen[bool]):
                 yield Button("Refuse (n)", id="refuse", variant="error")
 
     def _detail_renderable(self) -> RenderableType:
-        if self.kind == "write" or self.detail.startswith(("--- ", "diff --git")):
-            return render_unified(self.detail)
-        return highlighted_source(self.detail, "python" if self.tool == "run_python" else "bash", line_numbers=self.detail.count("\n") > 0)
+        return approval_detail(self.kind, self.tool, self.detail)
 
     def on_mount(self) -> None:
         self.query_one("#refuse", Button).focus()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -37,6 +39,8 @@ class Entry:
     authored: bool = False
     source: str | None = None
     continued: bool = False
+    started: float = field(default_factory=time.monotonic)
+    cancelled: bool = False
 
 
 def argument_preview(arguments: dict[str, Any], limit: int = 60) -> str:
@@ -49,13 +53,34 @@ def argument_preview(arguments: dict[str, Any], limit: int = 60) -> str:
     return preview if len(preview) <= limit else preview[: limit - 1] + "…"
 
 
+UNKNOWN_TOOL = re.compile(r"^(there is )?no (callable catalog )?tool named ")
+
+
+def format_duration(ms: float | None) -> str:
+    """'850 ms', '2.4 s', '3m 05s'."""
+    ms = ms or 0.0
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{int(ms // 60_000)}m {int(ms % 60_000 // 1000):02d}s"
+
+
+def tool_outcome(entry: Entry) -> str:
+    """'running…', 'ok · 12 ms', 'error · 3.1 s', 'cancelled · 2.4 s', 'unknown tool'."""
+    if entry.result is None:
+        return "running…"
+    if entry.cancelled:
+        return f"cancelled · {format_duration(entry.duration_ms)}"
+    if entry.is_error and UNKNOWN_TOOL.match(entry.result):
+        return "unknown tool"
+    return f"{'error' if entry.is_error else 'ok'} · {format_duration(entry.duration_ms)}"
+
+
 def tool_title(entry: Entry) -> str:
     """The folded line of a tool call: name, arguments, and its outcome."""
-    if entry.result is None:
-        outcome = "running…"
-    else:
-        outcome = f"{'error' if entry.is_error else 'ok'} · {entry.duration_ms or 0:.0f} ms"
-    authored = " · authored" if entry.authored else ""
+    outcome = tool_outcome(entry)
+    authored = " · authored" if entry.authored and outcome != "unknown tool" else ""
     return f"{entry.tool}({argument_preview(entry.arguments)})  {outcome}{authored}"
 
 
