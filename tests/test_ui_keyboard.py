@@ -108,3 +108,22 @@ async def test_pruned_tools_view_restores_with_one_key(repo: Path) -> None:
         await wait_until(pilot, lambda: row_names(app) == [], message="the pruned view emptied")
         await pilot.press("p")
         await wait_until(pilot, lambda: row_names(app) == ["double", "triple"], message="both tools back in the catalog")
+
+
+async def test_page_up_in_the_prompt_scrolls_the_conversation(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        for number in range(40):
+            await app.add_notice(f"line {number}")
+        await pilot.pause(0.2)
+        conversation = app.conversation
+        await wait_until(pilot, lambda: conversation.scroll_y == conversation.max_scroll_y and conversation.max_scroll_y > 0, message="at the end")
+        bottom = conversation.scroll_y
+        assert app.focused is app.prompt_area
+        await pilot.press("pageup")
+        await wait_until(pilot, lambda: conversation.scroll_y < bottom, message="scrolled up")
+        assert app.focused is app.prompt_area and app.prompt_area.text == ""
+        await pilot.press("pagedown", "pagedown")
+        await wait_until(pilot, lambda: conversation.scroll_y == bottom, message="back at the end")
+        assert "shift+tab" in app.prompt_area.placeholder and "pgup" in app.prompt_area.placeholder

@@ -32,6 +32,7 @@ from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.prompt import PromptArea
 
 NARROW_WIDTH = 120
+PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab/shift+tab focus"
 PANES = ("conversation", "catalog", "diff")
 PANE_ACTIONS = ("show_pane", "next_pane", "zoom")
 PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item: narrow terminals keep the pane's own keys
@@ -87,7 +88,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         with Horizontal(id="panes"):
             with Vertical(id="conversation-pane", classes="pane"):
                 yield Conversation(id="conversation")
-                yield PromptArea(id="prompt", placeholder="Ask, or /help  (enter sends, ctrl+j new line, ↑ history)")
+                yield PromptArea(id="prompt", placeholder=PROMPT_HINT)
             with Vertical(id="side"):
                 yield CatalogPane(id="catalog-pane", classes="pane", clock=self.clock)
                 yield DiffPane(id="diff-pane", classes="pane")

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
 
 KEYS_HELP = """\
-Keys: enter send · ctrl+j new line · ↑/↓ prompt history · esc cancel the turn · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
-Catalog: v source · r run · d prune · u revert · h history · f drift · s sort · / filter (words, status:broken, is:recipe)
+Keys: enter send · ctrl+j new line · ↑/↓ prompt history · pgup/pgdn scroll the conversation (shift: top/end) · tab/shift+tab move focus · esc cancel the turn · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
+Catalog: v view · r run · d prune · u revert · h history · f drift · s sort · p pruned tools (enter restores) · / filter (esc clears)
 Diff: m unified / side-by-side"""
 
 

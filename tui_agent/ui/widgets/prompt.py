@@ -10,6 +10,9 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 
+SCROLL_KEYS = {"pageup": "page_up", "pagedown": "page_down", "shift+pageup": "scroll_home", "shift+pagedown": "scroll_end"}
+
+
 class PromptHistory:
     """Earlier prompts, newest last, with a cursor and the unsent draft kept aside while browsing."""
 
@@ -72,6 +75,11 @@ class PromptArea(TextArea):
         self.insert("\n")
 
     async def _on_key(self, event: events.Key) -> None:
+        if event.key in SCROLL_KEYS:  # the prompt is one line or a few: these keys scroll the conversation above it
+            event.stop()
+            event.prevent_default()
+            self.scroll_conversation(SCROLL_KEYS[event.key])
+            return
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -97,6 +105,13 @@ class PromptArea(TextArea):
                 self._show(recalled)
                 return
         await super()._on_key(event)
+
+    def scroll_conversation(self, action: str) -> None:
+        """Run a scroll action (`page_up`, …) on the conversation next to this prompt."""
+        parent = self.parent
+        targets = parent.query("Conversation") if parent is not None else []
+        for target in targets:
+            getattr(target, f"action_{action}")()
 
     def _show(self, text: str) -> None:
         self.load_text(text)
