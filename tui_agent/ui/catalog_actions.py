@@ -140,8 +140,9 @@ class CatalogActionsMixin:
         run = await self.runtime.catalog.call_tool(row.name, arguments, allow_writes=spec.writes, allow_network=spec.network)
         entry.result, entry.is_error = run_result_text(run)
         entry.duration_ms = run.duration_ms
-        block.refresh_entry()  # type: ignore[attr-defined]
         block.collapsed = False  # type: ignore[attr-defined]
+        block.refresh_entry()  # type: ignore[attr-defined]
+        self.conversation.refresh(layout=True)  # repaint the whole pane: no stale line left where the block grew
         self.notify(f"{row.name}: {'ok' if run.ok else 'failed'} in {run.duration_ms:.0f} ms", severity="information" if run.ok else "error")
 
     async def catalog_prune(self: "TuiAgentApp", row: CatalogRow) -> None:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
+from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
@@ -77,11 +78,24 @@ def tool_outcome(entry: Entry) -> str:
     return f"{'error' if entry.is_error else 'ok'} · {format_duration(entry.duration_ms)}"
 
 
+TESTS_PASSED = re.compile(r"tests: (\d+/\d+ passed|none)")
+
+
+def authoring_summary(entry: Entry) -> str:
+    """For a finished create_tool call: ' · 14 lines · tests 1/1 passed'."""
+    if entry.tool != "create_tool" or entry.result is None or entry.is_error:
+        return ""
+    source = entry.source or entry.arguments.get("source")
+    lines = f" · {len(source.splitlines())} lines" if isinstance(source, str) else ""
+    tests = TESTS_PASSED.search(entry.result)
+    return lines + (f" · tests {tests.group(1)}" if tests else "")
+
+
 def tool_title(entry: Entry) -> str:
     """The folded line of a tool call: name, arguments, and its outcome."""
     outcome = tool_outcome(entry)
     authored = " · authored" if entry.authored and outcome != "unknown tool" else ""
-    return f"{entry.tool}({argument_preview(entry.arguments)})  {outcome}{authored}"
+    return f"{entry.tool}({argument_preview(entry.arguments)})  {outcome}{authoring_summary(entry)}{authored}"
 
 
 class UserMessage(Static):
@@ -172,10 +186,19 @@ class ToolCallBlock(Collapsible):
             self._arguments_view,
             self._result_view,
             title=tool_title(entry),
-            collapsed=entry.tool != "create_tool",
+            collapsed=True,
             classes="message tool",
         )
         self._refresh_classes()
+
+    def _watch_title(self, title: str) -> None:
+        """The title literally (arguments may hold `[`), with how to fold or unfold."""
+        hint = "  (enter/click: fold)" if not self.collapsed else "  (enter/click: unfold)"
+        self._title.label = Content.assemble(Content(title), (hint, "dim italic"))
+
+    def _watch_collapsed(self, collapsed: bool) -> None:
+        super()._watch_collapsed(collapsed)
+        self._watch_title(self.title)
 
     def _arguments_renderable(self) -> RenderableType:
         arguments = {key: value for key, value in self.entry.arguments.items() if key not in SOURCE_ARGUMENT_NAMES}
@@ -204,7 +227,7 @@ class ToolCallBlock(Collapsible):
     def rebind(self, entry: Entry) -> None:
         """Show another tool call (the conversation recycles widgets as its window slides)."""
         self.entry = entry
-        self.collapsed = entry.tool != "create_tool"
+        self.collapsed = True
         self.refresh_entry()
 
     def refresh_entry(self) -> None:
