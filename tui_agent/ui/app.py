@@ -30,6 +30,7 @@ from tui_agent.ui.widgets.diff_pane import DiffPane
 from tui_agent.ui.widgets.header import StatusHeader
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.prompt import PromptArea
+from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 
 NARROW_WIDTH = 120
 PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab/shift+tab focus"
@@ -88,6 +89,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         with Horizontal(id="panes"):
             with Vertical(id="conversation-pane", classes="pane"):
                 yield Conversation(id="conversation")
+                yield QueuedPrompts(self.prompt_queue, id="prompt-queue")
                 yield PromptArea(id="prompt", placeholder=PROMPT_HINT)
             with Vertical(id="side"):
                 yield CatalogPane(id="catalog-pane", classes="pane", clock=self.clock)
@@ -156,6 +158,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         if getattr(runtime, "agent", None) is None:
             await self.add_notice(self.no_model_message(), "warning")
         else:
+            self.call_later(self.send_queued_prompt)  # prompts typed while the project opened
             usage = getattr(runtime.agent, "usage", None)
             if usage is not None:
                 self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.input_tokens, usage.output_tokens, usage.cost_usd
