@@ -76,3 +76,25 @@ async def test_a_failed_turn_puts_its_prompt_back_in_the_box(repo: Path, api: Fa
         assert any("back in the input box" in entry.text for entry in app.conversation.entries if entry.kind == "notice")
         assert app.focused is app.prompt_area
         # (that the resend is not merged with the failed prompt in the history is the core's part: issue 12, "api")
+
+
+async def test_a_prompt_typed_while_the_project_opens_is_queued_then_sent(repo: Path, api: FakeMessagesAPI) -> None:
+    import asyncio
+
+    from tui_agent.ui.runtime_bridge import open_runtime_for_ui
+
+    api.enqueue(reply(text("Opened and answered.")))
+    release = asyncio.Event()
+
+    async def slow_opener(root, callbacks, options):  # type: ignore[no-untyped-def]
+        await release.wait()
+        return await open_runtime_for_ui(root, callbacks, options)
+
+    app = make_app(repo, runtime_opener=slow_opener)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+        await type_and_send(pilot, app, "early bird")
+        assert [item.text for item in app.prompt_queue] == ["early bird"] and queue_widget(app).display
+        release.set()
+        await wait_until(pilot, lambda: finished(app) == 1, timeout=40, message="the queued prompt's turn")
+        assert api.requests[-1].last_user_text() == "early bird" and not queue_widget(app).display
