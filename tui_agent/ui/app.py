@@ -22,6 +22,7 @@ from tui_agent.ui.catalog_actions import CatalogActionsMixin
 from tui_agent.ui.diffs import warm_up_highlighting
 from tui_agent.ui.heap import freeze_long_lived, thaw
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
+from tui_agent.ui.prompt_completion import PromptCompletionMixin
 from tui_agent.ui.slash_commands import SlashCommandsMixin
 from tui_agent.ui.turn import TurnMixin
 from tui_agent.ui.widgets.catalog_pane import CatalogPane
@@ -30,6 +31,7 @@ from tui_agent.ui.widgets.diff_pane import DiffPane
 from tui_agent.ui.widgets.header import StatusHeader
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.prompt import PromptArea
+from tui_agent.ui.widgets.completion_menu import CompletionMenu
 from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 
 NARROW_WIDTH = 120
@@ -40,7 +42,7 @@ PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item:
 ScreenResult = TypeVar("ScreenResult")
 
 
-class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommandsMixin, App[int]):
+class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommandsMixin, PromptCompletionMixin, App[int]):
     """Three panes; every action goes through the runtime's core objects (catalog, agent, sandbox)."""
 
     CSS_PATH = "app.tcss"
@@ -82,6 +84,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         self.ready = asyncio.Event()
         self.init_turn_state()
         self.init_catalog_sync()
+        self.init_prompt_completion()
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
@@ -90,7 +93,8 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
             with Vertical(id="conversation-pane", classes="pane"):
                 yield Conversation(id="conversation")
                 yield QueuedPrompts(self.prompt_queue, id="prompt-queue")
-                yield PromptArea(id="prompt", placeholder=PROMPT_HINT)
+                yield PromptArea(id="prompt", placeholder=PROMPT_HINT, completions=self.prompt_candidates)
+                yield CompletionMenu(id="completion-menu")
             with Vertical(id="side"):
                 yield CatalogPane(id="catalog-pane", classes="pane", clock=self.clock)
                 yield DiffPane(id="diff-pane", classes="pane")

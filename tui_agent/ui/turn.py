@@ -22,6 +22,7 @@ from tui_agent.core.events import (
     TurnFinished,
     Usage,
 )
+from tui_agent.ui.completion import attach_mentions
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.screens.approval import ApprovalScreen
@@ -101,6 +102,8 @@ class TurnMixin:
         conversation = self.conversation
         header = self.header
         await conversation.add(Entry("user", text=prompt))
+        if self.turn_prompt:  # the person's own prompt: the files it @mentions go along
+            prompt = await self.with_attachments(prompt)
         try:
             await self.turn_edits.start()
         except Exception:  # a failing snapshot only disables /diff for this turn
@@ -186,6 +189,15 @@ class TurnMixin:
                 self.return_to_prompt_box(failed)
         elif isinstance(event, TurnFinished):
             await conversation.finish_stream()
+
+    async def with_attachments(self: "TuiAgentApp", prompt: str) -> str:
+        """`prompt` with the text of each `@path` it mentions appended; says what was attached and what was not."""
+        sent, attached, problems = await asyncio.to_thread(attach_mentions, prompt, self.project_root)
+        if attached:
+            await self.conversation.add(Entry("notice", text="Attached: " + ", ".join(attached)))
+        for problem in problems:
+            await self.conversation.add(Entry("notice", text=problem, level="warning"))
+        return sent
 
     def return_to_prompt_box(self: "TuiAgentApp", text: str) -> None:
         """Put `text` back in the prompt box, ahead of whatever draft is there (nothing typed is lost)."""
