@@ -9,7 +9,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "tools": "list the catalog and focus the catalog pane",
     "diff": "show the agent's edits to project files in the current turn",
     "undo": "revert the last tool change made in this session",
-    "model": "show the model, or switch with /model NAME",
+    "model": "list the models (the SDK's, the server's), or switch with /model NAME",
     "clear": "clear the conversation and start a new session",
     "resume": "resume an earlier session (/resume [ID])",
     "recipes": "list the recipes",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import SystemCommand
 
+from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
 
@@ -145,16 +146,23 @@ class SlashCommandsMixin:
             await self.add_notice(self.no_model_message(), "warning")
             return
         name = args.strip()
-        if name:
-            setter = getattr(agent, "set_model", None)
-            if setter is not None:
-                setter(name)
-            else:
-                agent.model = name
-            self.header.model = self.model_name()
-            await self.add_notice(f"Model set to {self.model_name()} for the next turns.")
+        client = getattr(agent, "client", None)
+        base_url = str(getattr(client, "base_url", DEFAULT_SERVER))
+        server, note = await server_models(client) if base_url.rstrip("/") != DEFAULT_SERVER else ([], "")
+        sdk = sdk_models()
+        if not name:
+            await self.add_notice(model_listing(self.model_name(), sdk, server, base_url, note))
+            return
+        setter = getattr(agent, "set_model", None)
+        if setter is not None:
+            setter(name)
         else:
-            await self.add_notice(f"Model: {self.model_name()}. Switch with /model NAME.")
+            agent.model = name
+        self.header.model = self.model_name()
+        await self.add_notice(f"Model set to {self.model_name()} for the next turns.")
+        warning = unknown_model_warning(name, sdk, server)
+        if warning:
+            await self.add_notice(warning, "warning")
 
     async def slash_clear(self: "TuiAgentApp", args: str) -> None:
         if self.turn_running:

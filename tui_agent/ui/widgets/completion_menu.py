@@ -29,7 +29,7 @@ class CompletionMenu(OptionList, can_focus=False):
         self.display = bool(candidates)
         if candidates:
             self.highlighted = 0
-            self.border_title = "tab/enter complete · ↑↓ choose · esc close"
+            self.border_title = "tab completes · enter runs a command / takes a file · ↑↓ choose · esc closes"
 
     def close(self) -> None:
         self.candidates = []

@@ -78,6 +78,7 @@ class PromptArea(TextArea):
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True, placeholder=placeholder)
         self.prompt_history = prompt_history or PromptHistory()
         self.completions = completions
+        self._typing = False
 
     @property
     def menu(self) -> CompletionMenu | None:
@@ -86,7 +87,12 @@ class PromptArea(TextArea):
         return menus.first() if menus else None
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
-        self.update_completions()
+        """Typing opens or narrows the menu; other changes (history, a sent prompt) close it."""
+        if self._typing:
+            self._typing = False
+            self.update_completions()
+        elif self.menu is not None:
+            self.menu.close()
 
     def update_completions(self) -> None:
         """Offer completions for the word at the cursor: `/command` at the start, `@file` anywhere."""
@@ -102,14 +108,14 @@ class PromptArea(TextArea):
             return
         menu.show(self.completions(token))
 
-    def accept_completion(self) -> bool:
+    def accept_completion(self, *, trailing_space: bool = True) -> bool:
         menu = self.menu
         choice = menu.chosen() if menu is not None and menu.is_open else None
         if menu is None or choice is None:
             return False
         row, column = self.cursor_location
         start, _token = current_token(self.document.get_line(row), column)
-        self.replace(choice.insert, (row, start), (row, column))
+        self.replace(choice.insert if trailing_space else choice.insert.rstrip(), (row, start), (row, column))
         menu.close()
         return True
 
@@ -121,8 +127,15 @@ class PromptArea(TextArea):
         if key in ("down", "up"):
             menu.move(1 if key == "down" else -1)
             return True
-        if key in ("tab", "enter"):
+        if key == "tab":
             return self.accept_completion()
+        if key == "enter":  # a command runs at once (as in Claude Code); a file name is only completed
+            choice = menu.chosen()
+            command = choice is not None and choice.insert.startswith("/")
+            accepted = self.accept_completion(trailing_space=not command)
+            if accepted and command:
+                self.submit()
+            return accepted
         if key == "escape":
             menu.close()
             return True
@@ -136,6 +149,7 @@ class PromptArea(TextArea):
             event.stop()
             event.prevent_default()
             return
+        self._typing = event.is_printable or event.key in ("backspace", "delete")
         if event.key in SCROLL_KEYS:  # the prompt is one line or a few: these keys scroll the conversation above it
             event.stop()
             event.prevent_default()
