@@ -127,3 +127,24 @@ async def test_page_up_in_the_prompt_scrolls_the_conversation(repo: Path) -> Non
         await pilot.press("pagedown", "pagedown")
         await wait_until(pilot, lambda: conversation.scroll_y == bottom, message="back at the end")
         assert "shift+tab" in app.prompt_area.placeholder and "pgup" in app.prompt_area.placeholder
+
+
+async def test_shift_u_reverts_to_a_version_picked_from_the_history(repo: Path) -> None:
+    from tests.gitrepo import git
+    from tui_agent.ui.screens.confirm import ConfirmScreen
+    from tui_agent.ui.screens.pickers import ChoiceScreen
+
+    app = make_app(repo)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await ready(pilot)
+        for body in ("return x + x", "return 2 * x", "return x * 2"):
+            await app.runtime.catalog.save_tool("double", tool_source("double", body))
+        await wait_until(pilot, lambda: "double" in row_names(app))
+        await pilot.press("f3", "U")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the version picker")
+        await pilot.press("down", "enter")  # the older of the two earlier versions: "return x + x"
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the confirmation")
+        assert "+    return x * 2" in app.diff_pane.diff_text and "-    return x + x" in app.diff_pane.diff_text
+        await pilot.press("y")
+        await wait_until(pilot, lambda: "return x + x" in (repo / ".agent" / "tools" / "double.py").read_text(), message="the revert")
+        await wait_until(pilot, lambda: git(repo, "log", "-1", "--format=%s").startswith("tuiagent: revert tool double"), message="its commit")

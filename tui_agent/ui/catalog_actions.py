@@ -20,7 +20,7 @@ from tui_agent.ui.widgets.messages import Entry
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
 
-CATALOG_ACTIONS = ("view", "run", "prune", "revert", "history", "drift", "restore")
+CATALOG_ACTIONS = ("view", "run", "prune", "revert", "revert_to", "history", "drift", "restore")
 
 
 def run_result_text(run: Any) -> tuple[str, bool]:
@@ -160,6 +160,23 @@ class CatalogActionsMixin:
             self.diff_pane.show(f"{row.name}: reverted (the revert's changes)", self.history_store_for(row).diff(row.name), subject=row.name)
         except Exception:
             pass
+
+    async def catalog_revert_to(self: "TuiAgentApp", row: CatalogRow) -> None:
+        """U: pick a version from the history list, see its diff, and revert to it (a new commit)."""
+        store = self.history_store_for(row)
+        choices = [
+            Choice(entry.rev, f"{entry.rev[:8]}  {str(entry.date)[:16].replace('T', ' ')}  {entry.message}")
+            for entry in store.history(row.name) if not entry.deleted
+        ][1:]  # the newest commit is the current version
+        rev = await self.ask(ChoiceScreen(f"Revert {row.name} to which version?", choices, empty="no earlier version in git"))
+        if rev is None:
+            return
+        self.diff_pane.show(f"{row.name}: {rev[:8]} → current (the revert goes back to the left side)", store.diff(row.name, rev), subject=row.name)
+        question = f"Revert {row.kind} [b]{row.name}[/b] to {rev[:8]}?\nThe diff pane shows that version against the current file. The revert is a new commit."
+        if not await self.ask(ConfirmScreen(question, yes="Revert", no="Keep")):
+            return
+        result = await self.store_for(row).revert(row.name, rev)
+        self.notify(f"reverted {row.name} to {rev[:8]}" + self._outcome_note(result))
 
     async def catalog_restore(self: "TuiAgentApp", row: CatalogRow) -> None:
         result = await self.store_for(row).restore(row.name)

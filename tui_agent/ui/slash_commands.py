@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 KEYS_HELP = """\
 Keys: enter send · ctrl+j new line · ↑/↓ prompt history · pgup/pgdn scroll the conversation (shift: top/end) · tab/shift+tab move focus · esc cancel the turn · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
-Catalog: v view · r run · d prune · u revert · h history · f drift · s sort · p pruned tools (enter restores) · / filter (esc clears)
+Catalog: v view · r run · d prune · u revert · U revert to a picked version · h history · f drift · s sort · p pruned tools (enter restores) · / filter (esc clears)
 Diff: m unified / side-by-side"""
 
 
@@ -231,10 +231,11 @@ class SlashCommandsMixin:
                 ("run", "r", "run with an argument form"),
                 ("prune", "d", "prune (asks first)"),
                 ("revert", "u", "revert to the previous version"),
+                ("revert_to", "U", "pick a version from the history and revert to it"),
                 ("history", "h", "pick a version and see its diff"),
                 ("drift", "f", "drift diff and test re-run"),
             ):
-                yield SystemCommand(f"{action.capitalize()} {selected.name}", f"{what} ({key})", lambda action=action, row=selected: self.catalog_action(action, row))
+                yield SystemCommand(f"{action.replace('_', ' ').capitalize()} {selected.name}", f"{what} ({key})", lambda action=action, row=selected: self.catalog_action(action, row))
 
     def _palette_restore(self: "TuiAgentApp") -> None:
         self.action_show_pane("catalog")

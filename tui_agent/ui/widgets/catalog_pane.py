@@ -48,6 +48,7 @@ class CatalogPane(Vertical):
         Binding("r", "request('run')", "Run"),
         Binding("d", "request('prune')", "Prune"),
         Binding("u", "request('revert')", "Revert"),
+        Binding("U", "request('revert_to')", "Revert to…", show=False),
         Binding("h", "request('history')", "History"),
         Binding("f", "request('drift')", "Drift"),
         Binding("s", "cycle_sort", "Sort", show=False),  # the title says "sort: … (s)": the footer keeps room at 80 columns
