@@ -29,7 +29,7 @@ class CompletionMenu(OptionList, can_focus=False):
         self.display = bool(candidates)
         if candidates:
             self.highlighted = 0
-            self.border_title = "tab completes · enter runs a command / takes a file · ↑↓ choose · esc closes"
+            self.border_title = "tab: complete · enter: run / take · ↑↓ · esc"
 
     def close(self) -> None:
         self.candidates = []
