@@ -77,9 +77,8 @@ def test_scripted_session_in_tmux(session: tuple[TmuxSession, Path]) -> None:
 
     terminal.type("count the words in README.md")
     terminal.send("Enter")
-    terminal.wait_text("create_tool(name='count_words'", timeout=30)  # the block appears while the tool is authored
     screen = terminal.wait_text("The tool is in the catalog.", timeout=30)
-    assert "lines · tests 1/1 passed" in screen  # the create_tool block, folded to a one-line summary
+    assert "create_tool count_words · 14 lines · tests 1/1 passed" in screen  # the create_tool block, folded to one line
     assert "count_words(path='README.md')  ok" in screen
     terminal.wait_for(lambda s: "count_words" in s.split("Catalog", 2)[-1] and " 1 " in s, what="the tool with 1 call in the catalog pane")
     assert subjects(repo)[0] == "tuiagent: add tool count_words"

@@ -95,7 +95,10 @@ def tool_title(entry: Entry) -> str:
     """The folded line of a tool call: name, arguments, and its outcome."""
     outcome = tool_outcome(entry)
     authored = " · authored" if entry.authored and outcome != "unknown tool" else ""
-    return f"{entry.tool}({argument_preview(entry.arguments)})  {outcome}{authoring_summary(entry)}{authored}"
+    summary = authoring_summary(entry)
+    if summary:  # the one line that matters first, so a narrow pane still shows it
+        return f"create_tool {entry.arguments.get('name', '?')}{summary}  {outcome}{authored}"
+    return f"{entry.tool}({argument_preview(entry.arguments)})  {outcome}{authored}"
 
 
 class UserMessage(Static):
