@@ -49,6 +49,13 @@ def project(tmp_path: Path) -> Path:
     return repo
 
 
+def steady_cursors(app) -> None:  # type: ignore[no-untyped-def]
+    """A blinking cursor would make the snapshot depend on timing."""
+    for screen in app.screen_stack:
+        for widget in screen.query("Input, TextArea"):
+            widget.cursor_blink = False
+
+
 def on_screen(app, selector: str) -> bool:  # type: ignore[no-untyped-def]
     widget = app.screen.query_one(selector)
     region = widget.region
@@ -84,6 +91,8 @@ async def test_the_run_form_at_80x24_keeps_buttons_visible_and_tab_reaches_every
 def test_run_form_at_80x24_snapshot(project: Path, snap_compare) -> None:  # type: ignore[no-untyped-def]
     async def before(pilot) -> None:  # type: ignore[no-untyped-def]
         await open_run_form(pilot)
+        steady_cursors(pilot.app)
+        await pilot.pause(0.1)
 
     assert snap_compare(make_app(project, sandbox_tier="rlimits", watch_catalog=False), terminal_size=SMALL, run_before=before)
 
@@ -93,6 +102,7 @@ def test_narrow_layout_80x24_snapshot(project: Path, snap_compare) -> None:  # t
         app = await ready(pilot)
         await wait_until(pilot, lambda: app.header.branch == "main" and row_names(app) == ["find_slow"], message="branch and catalog")
         app.header.input_tokens, app.header.output_tokens, app.header.cost_usd = 12_400, 3_100, 0.0873
+        steady_cursors(app)
         await pilot.pause(0.2)
 
     assert snap_compare(make_app(project, sandbox_tier="rlimits", watch_catalog=False), terminal_size=SMALL, run_before=before)
