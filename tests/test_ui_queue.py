@@ -38,6 +38,9 @@ async def test_prompts_typed_during_a_turn_are_shown_queued_and_sent_in_order(re
         assert [item.text for item in app.prompt_queue] == ["second", "third"]
         widget = queue_widget(app)
         assert widget.display and widget.option_count == 2 and "queued 1 second" in str(widget.get_option_at_index(0).prompt)
+        await type_and_send(pilot, app, "/clear")  # refused while the turn runs, and handed back, not dropped
+        await wait_until(pilot, lambda: app.prompt_area.text == "/clear", message="/clear back in the box")
+        app.prompt_area.load_text("")
         await wait_until(pilot, lambda: finished(app) == 3, timeout=40, message="all three turns")
         assert [request.last_user_text() for request in api.requests] == ["first", "second", "third"]
         assert not widget.display

@@ -143,7 +143,8 @@ class CatalogActionsMixin:
         block.collapsed = False  # type: ignore[attr-defined]
         block.refresh_entry()  # type: ignore[attr-defined]
         self.conversation.refresh(layout=True)  # repaint the whole pane: no stale line left where the block grew
-        self.notify(f"{row.name}: {'ok' if run.ok else 'failed'} in {run.duration_ms:.0f} ms", severity="information" if run.ok else "error")
+        where = " (F2 shows the output)" if self.screen.has_class("-narrow") else ""
+        self.notify(f"{row.name}: {'ok' if run.ok else 'failed'} in {run.duration_ms:.0f} ms{where}", severity="information" if run.ok else "error")
 
     async def catalog_prune(self: "TuiAgentApp", row: CatalogRow) -> None:
         calls = f"It was called {row.calls} time(s)." if row.calls else "It was never called."

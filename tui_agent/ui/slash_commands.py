@@ -166,7 +166,8 @@ class SlashCommandsMixin:
 
     async def slash_clear(self: "TuiAgentApp", args: str) -> None:
         if self.turn_running:
-            self.notify("Cancel the running turn first (esc).", severity="warning")
+            self.notify("Cancel the running turn first (esc); the command is back in the prompt box.", severity="warning")
+            self.return_to_prompt_box(f"/clear {args}".strip())
             return
         await self.conversation.clear()
         agent = getattr(self.runtime, "agent", None)
@@ -184,7 +185,8 @@ class SlashCommandsMixin:
         from tui_agent.core.project import Project
 
         if self.turn_running:
-            self.notify("Cancel the running turn first (esc).", severity="warning")
+            self.notify("Cancel the running turn first (esc); the command is back in the prompt box.", severity="warning")
+            self.return_to_prompt_box(f"/resume {args}".strip())
             return
         project = Project.at(self.project_root)
         session_id = args.strip()
