@@ -152,7 +152,7 @@ async def test_an_untracked_dependency_drifts_only_when_it_changes_after_authori
         assert catalog.get("notes").status == "unused"
         [report] = await catalog.drift("notes")
         assert report.watched_files == ("notes/todo.txt",) and report.changed_files == ()
-        commit_time = catalog.drift_checker.commit_time(catalog.get("notes").commit)
+        commit_time = catalog.drift_checker.trees.commit_time(catalog.get("notes").commit)
         todo.write_text("buy bread\n")
         os.utime(todo, (commit_time + 5, commit_time + 5))
         assert catalog.get("notes").status == "drifted"

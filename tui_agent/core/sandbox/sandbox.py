@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox import protected, tiers
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.outcome import to_run_result
@@ -80,6 +81,7 @@ class Sandbox:
         info["warning"] = self.warning
         info["bubblewrap_problem"] = self.bubblewrap_problem
         info["warm_workers"] = self.warm_workers
+        info["protected_paths"] = protected.protected_paths(self.project.root)
         return info
 
     async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any],
@@ -144,16 +146,30 @@ class Sandbox:
         effective = policy or self.policy
         request["policy"] = effective.to_dict()
         request["tool_dirs"] = [] if "tool_paths" in request else [str(self.project.tools_dir)]
-        worker = await self._acquire(effective.network, self._project_writable(effective))
+        writable = self._project_writable(effective)
+        absent_before = protected.absent(self.project.root) if writable else []
+        swept: list[str] = []
+        worker = await self._acquire(effective.network, writable)
         self._running.add(worker)
         try:
             outcome = await worker.run(request, timeout_s=effective.timeout_s,
                                        output_bytes=effective.output_bytes, processes=effective.processes)
+        except asyncio.CancelledError:
+            await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
+            raise
         finally:
             self._running.discard(worker)
             self._release_private_dirs(worker)
             self._schedule_refill()
-        return to_run_result(outcome, effective, self.tier)
+            if absent_before:
+                swept = protected.sweep_created(self.project.root, absent_before)
+        return self._with_notes(to_run_result(outcome, effective, self.tier), swept)
+
+    @staticmethod
+    def _with_notes(result: RunResult, notes: list[str]) -> RunResult:
+        if not notes:
+            return result
+        return dataclasses.replace(result, stderr=result.stderr + "".join(f"[tuiagent] {note}\n" for note in notes))
 
     def _project_writable(self, policy: SandboxPolicy) -> bool:
         """Only bubblewrap can make the project read-only; the rlimits tier runs every call the same way."""
