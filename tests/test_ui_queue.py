@@ -34,15 +34,14 @@ async def test_prompts_typed_during_a_turn_are_shown_queued_and_sent_in_order(re
         await type_and_send(pilot, app, "first")
         await wait_until(pilot, lambda: app.turn_running, message="the first turn")
         await type_and_send(pilot, app, "second")
+        await type_and_send(pilot, app, "/clear")  # a command waits its turn too
         await type_and_send(pilot, app, "third")
-        assert [item.text for item in app.prompt_queue] == ["second", "third"]
+        assert [item.text for item in app.prompt_queue] == ["second", "/clear", "third"]
         widget = queue_widget(app)
-        assert widget.display and widget.option_count == 2 and "queued 1 second" in str(widget.get_option_at_index(0).prompt)
-        await type_and_send(pilot, app, "/clear")  # refused while the turn runs, and handed back, not dropped
-        await wait_until(pilot, lambda: app.prompt_area.text == "/clear", message="/clear back in the box")
-        app.prompt_area.load_text("")
+        assert widget.display and widget.option_count == 3 and "queued 1 second" in str(widget.get_option_at_index(0).prompt)
         await wait_until(pilot, lambda: finished(app) == 3, timeout=40, message="all three turns")
         assert [request.last_user_text() for request in api.requests] == ["first", "second", "third"]
+        assert len(api.requests[-1].messages) == 1  # /clear ran between "second" and "third": a fresh conversation
         assert not widget.display
 
 

@@ -175,8 +175,7 @@ class SlashCommandsMixin:
 
     async def slash_clear(self: "TuiAgentApp", args: str) -> None:
         if self.turn_running:
-            self.notify("Cancel the running turn first (esc); the command is back in the prompt box.", severity="warning")
-            self.return_to_prompt_box(f"/clear {args}".strip())
+            self.prompt_queue.push(f"/clear {args}".strip(), "command")  # runs when the turn is over
             return
         await self.conversation.clear()
         agent = getattr(self.runtime, "agent", None)
@@ -194,8 +193,7 @@ class SlashCommandsMixin:
         from tui_agent.core.project import Project
 
         if self.turn_running:
-            self.notify("Cancel the running turn first (esc); the command is back in the prompt box.", severity="warning")
-            self.return_to_prompt_box(f"/resume {args}".strip())
+            self.prompt_queue.push(f"/resume {args}".strip(), "command")  # runs when the turn is over
             return
         project = Project.at(self.project_root)
         session_id = args.strip()

@@ -64,8 +64,15 @@ class TurnMixin:
         if self.turn_running or getattr(self.runtime, "agent", None) is None:
             return
         item = self.prompt_queue.pop()
-        if item is not None:
+        if item is not None and item.source == "command":
+            self.run_worker(self.run_queued_command(item.text), group="input")
+        elif item is not None:
             self.start_turn(item.text, source=item.source)
+
+    async def run_queued_command(self: "TuiAgentApp", text: str) -> None:
+        """A slash command typed during a turn (/clear, /resume) runs after it; then the queue moves on."""
+        await self.handle_input(text)
+        self.send_queued_prompt()
 
     async def show_session(self: "TuiAgentApp", path: Path, session_id: str) -> None:
         """Show a session transcript from its file (only the newest entries get widgets)."""

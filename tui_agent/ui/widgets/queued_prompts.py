@@ -44,7 +44,7 @@ class QueuedPrompts(OptionList):
         for number, item in enumerate(self.queue, start=1):
             line = Text()
             line.append(f"queued {number}", style="bold #e5c07b")
-            line.append(f" ({item.source}) " if item.source != "person" else " ", style="dim")
+            line.append(f" ({item.source}) " if item.source not in ("person", "command") else " ", style="dim")
             preview = " ".join(item.text.split())
             line.append(preview if len(preview) <= PREVIEW_CHARS else preview[: PREVIEW_CHARS - 1] + "…")
             self.add_option(Option(line))
