@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from tui_agent.core.versioning.listing import git_project_files
 
 MAX_CANDIDATES = 8
 ATTACH_LIMIT_BYTES = 100_000
@@ -79,14 +80,9 @@ def file_candidates(token: str, files: list[str]) -> list[Candidate]:
 
 def project_files(root: Path, limit: int = 20_000) -> list[str]:
     """The project's files (git's view when it is a repository: tracked and untracked, not ignored), `.agent/` left out."""
-    try:
-        result = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
-                                capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        result = None
-    if result is not None and result.returncode == 0:
-        files = [name for name in result.stdout.decode("utf-8", "replace").split("\0") if name and not name.startswith(".agent/")]
-        return sorted(set(files))[:limit]
+    listed = git_project_files(root)
+    if listed is not None:
+        return sorted({name for name in listed if not name.startswith(".agent/")})[:limit]
     found: list[str] = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(name for name in dirs if name not in SKIPPED_DIRS)
