@@ -1,4 +1,4 @@
-"""The one-line header: model, git branch, sandbox tier, and the session's tokens and cost."""
+"""The one-line header: model, git branch, sandbox tier, MCP servers, and the session's tokens and cost."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ class StatusHeader(Static):
     output_tokens: reactive[int] = reactive(0)
     cost_usd: reactive[float] = reactive(0.0)
     busy: reactive[bool] = reactive(False)
+    mcp: reactive[str] = reactive("")  # the MCP servers: "2/3 up (name down)"
+    mcp_failed: reactive[bool] = reactive(False)
 
     def render(self) -> Text:
         """The full line when it fits; else short labels; the tokens and cost are never dropped."""
@@ -52,6 +54,9 @@ class StatusHeader(Static):
             strong = self.sandbox_tier == "bubblewrap"
             tier = self.sandbox_tier if not compact else {"bubblewrap": "bwrap"}.get(self.sandbox_tier, self.sandbox_tier)
             text.append(tier, style="bold green" if strong else "bold yellow")
+        if self.mcp:
+            text.append(f"{gap}mcp ", style="dim")
+            text.append(self.mcp, style="bold red" if self.mcp_failed else "bold green")
         text.append(f"{gap}tokens " if not compact else gap, style="dim")
         tokens = f"{format_tokens(self.input_tokens)} in / {format_tokens(self.output_tokens)} out"
         text.append(tokens if not compact else f"{format_tokens(self.input_tokens)}↑ {format_tokens(self.output_tokens)}↓")
