@@ -47,7 +47,7 @@ async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: F
         assert [w.entry.text for w in app.conversation.children if isinstance(w, AssistantText)] == texts
         block = next(w for w in app.conversation.children if isinstance(w, ToolCallBlock))
         assert block.entry.authored and block.has_class("-authored") and block.collapsed  # folded, with a one-line summary
-        assert re.search(r"^create_tool double · \d+ lines · tests (none|\d+/\d+ passed)  ok · \d+ ms · authored$", block.title), block.title
+        assert re.search(r"^create_tool double · \d+ lines · tests (none|\d+/\d+ passed)  ok · (\d+ ms|\d+\.\d s) · authored$", block.title), block.title
         assert str(block._title.label).endswith("(enter/click: unfold)")
         block.collapsed = False
         assert str(block._title.label).endswith("(enter/click: fold)")

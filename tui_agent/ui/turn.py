@@ -139,7 +139,8 @@ class TurnMixin:
             await conversation.finish_stream()
             self.turn_running = False
             header.busy = False
-            self.refresh_bindings()
+            if self.is_running and self.screen_stack:  # not while the app shuts down
+                self.refresh_bindings()
         if not self.is_running:
             return
         self.refresh_branch()
