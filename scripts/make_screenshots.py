@@ -1,6 +1,6 @@
 """Make the README's screenshots from a real scripted run: the app, the real runtime, and the fake Messages API server.
 
-Writes `screenshots/main.svg`, `screenshots/authoring.svg` and `screenshots/diff.svg`, and a PNG of each when
+Writes `screenshots/main.svg`, `authoring.svg`, `diff.svg` and `narrow.svg` (80×24), and a PNG of each when
 `rsvg-convert` is installed (`apt-get install -y librsvg2-bin`).
 
     .venv/bin/python scripts/make_screenshots.py [--out screenshots]
@@ -78,12 +78,14 @@ async def shoot(out: Path) -> list[Path]:
     with FakeMessagesAPI() as api:
         script(api)
         os.environ.update(ANTHROPIC_API_KEY="screenshot", ANTHROPIC_BASE_URL=api.base_url)
-        app = TuiAgentApp(repo, options=LaunchOptions(model="claude-sonnet-4-5", sandbox_tier="rlimits"))
+        app = TuiAgentApp(repo, options=LaunchOptions(model="claude-sonnet-4-5", sandbox_tier="bubblewrap"))
         async with app.run_test(size=SIZE) as pilot:
             await app.ready.wait()
             app.prompt_area.insert("Which recipe runs are flaky? Look at traces/.")
             await pilot.press("enter")
             await wait(lambda: any(e.kind == "tool" and e.tool == "create_tool" and e.result is None for e in app.conversation.entries))
+            for block in app.conversation.query("ToolCallBlock"):
+                block.collapsed = False  # type: ignore[attr-defined]  # unfolded to show the source being authored
             await pilot.pause(0.05)
             written.append(save(app, out, "authoring"))
 
@@ -109,8 +111,21 @@ async def shoot(out: Path) -> list[Path]:
             await pilot.press("f4", "m", "f5")  # the diff pane, side by side, zoomed
             await pilot.pause(0.3)
             written.append(save(app, out, "diff"))
+        written.append(await shoot_narrow(repo, out))
     shutil.rmtree(folder, ignore_errors=True)
     return written
+
+
+async def shoot_narrow(repo: Path, out: Path) -> Path:
+    """80×24: the conversation tab, a queued prompt, and the @ completion menu open."""
+    app = TuiAgentApp(repo, options=LaunchOptions(model="claude-sonnet-4-5", sandbox_tier="bubblewrap"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.ready.wait()
+        await wait(lambda: app.header.branch != "")
+        await pilot.press(*"Compare @mon")
+        await wait(lambda: app.query_one("#completion-menu").display)  # type: ignore[attr-defined]
+        await pilot.pause(0.2)
+        return save(app, out, "narrow")
 
 
 def save(app: TuiAgentApp, out: Path, name: str) -> Path:

@@ -123,3 +123,41 @@ async def test_network_tools_get_the_network_only_when_allowed(repo: Path) -> No
         server.close()
         await catalog.aclose()
         await sandbox.aclose()
+
+
+NOTES = '''
+DEPENDS_ON = ["notes/*.txt"]
+
+
+def notes() -> str:
+    """Read the untracked notes file."""
+    return open("notes/todo.txt").read()
+'''
+
+
+async def test_an_untracked_dependency_drifts_only_when_it_changes_after_authoring(repo: Path) -> None:
+    import os
+    import time
+
+    (repo / "notes").mkdir()
+    todo = repo / "notes" / "todo.txt"
+    todo.write_text("buy milk\n")
+    os.utime(todo, (time.time() - 60, time.time() - 60))  # written well before the tool
+    project = Project.at(repo)
+    sandbox = await Sandbox.start(project, warm_workers=1)
+    catalog = await Catalog.open(project, sandbox)
+    try:
+        await catalog.save_tool("notes", NOTES)
+        assert git(repo, "status", "--porcelain", "--", "notes") == "?? notes/\n"
+        assert catalog.get("notes").status == "unused"
+        [report] = await catalog.drift("notes")
+        assert report.watched_files == ("notes/todo.txt",) and report.changed_files == ()
+        commit_time = catalog.drift_checker.trees.commit_time(catalog.get("notes").commit)
+        todo.write_text("buy bread\n")
+        os.utime(todo, (commit_time + 5, commit_time + 5))
+        assert catalog.get("notes").status == "drifted"
+        [report] = await catalog.drift("notes")
+        assert report.changed_files == ("notes/todo.txt",) and "+buy bread" in report.diff
+    finally:
+        await catalog.aclose()
+        await sandbox.aclose()

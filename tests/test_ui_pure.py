@@ -124,6 +124,8 @@ def test_diff_renders_both_views_with_code_colours() -> None:
     side = console.export_text()
     line = next(text for text in side.splitlines() if "return x + x" in text)
     assert "# clearer" in line  # old and new on the same row
+    headers = [text.strip() for text in side.splitlines() if text.startswith(("diff --git", "---", "+++"))]
+    assert [header.split(" ")[0] for header in headers] == ["diff", "---", "+++"]  # file headers kept, across both columns
     console.print(render_unified(DIFF))
     styled = console.export_text(styles=True)
     assert "\x1b[" in styled  # syntax colours and +/- backgrounds are there

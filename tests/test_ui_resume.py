@@ -54,3 +54,29 @@ async def test_resume_switches_the_session_through_the_runtime(repo: Path, api: 
         assert "what is in app.py?" in json.dumps(api.requests[-1].messages[0])
     saved = (repo / ".agent" / "sessions" / "earlier.jsonl").read_text()
     assert "and now?" in saved and "Still hello." in saved
+
+
+async def test_clear_starts_a_new_session_file_that_resume_can_leave(repo: Path, api: FakeMessagesAPI) -> None:
+    from tui_agent.ui.screens.pickers import ChoiceScreen
+
+    api.enqueue(reply(text("Hello there.")))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        app.prompt_area.insert("say hello")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: sum(isinstance(e, TurnFinished) for e in app.events_seen) == 1, timeout=30, message="the turn")
+        first = app.runtime.session.id
+        app.prompt_area.insert("/clear")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.runtime.session.id != first, message="a new session")
+        assert app.runtime.agent.messages == [] and app.header.input_tokens == 0
+        records = [json.loads(line) for line in (repo / ".agent" / "sessions" / f"{first}.jsonl").read_text().splitlines()]
+        assert all(record.get("type") != "clear" for record in records)  # the earlier file is left as it was
+        app.prompt_area.insert("/resume")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the session picker")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.runtime.session.id == first, message="back in the first session")
+        assert any(entry.text == "Hello there." for entry in app.conversation.entries)
+        assert [message["role"] for message in app.runtime.agent.messages] == ["user", "assistant"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
@@ -10,7 +11,7 @@ from tests.test_ui_support import SIZE, make_app, notifications, ready, row_name
 from tui_agent.core.events import ToolAuthored, TurnFinished
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.screens.approval import ApprovalScreen
-from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, ToolCallBlock
+from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, ToolCallBlock, tool_title
 
 
 def finished_turns(app: TuiAgentApp) -> int:
@@ -45,9 +46,13 @@ async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: F
         assert not any(isinstance(w, AssistantMessage) for w in app.conversation.children)
         assert [w.entry.text for w in app.conversation.children if isinstance(w, AssistantText)] == texts
         block = next(w for w in app.conversation.children if isinstance(w, ToolCallBlock))
-        assert block.entry.authored and block.has_class("-authored") and not block.collapsed
+        assert block.entry.authored and block.has_class("-authored") and block.collapsed  # folded, with a one-line summary
+        assert re.search(r"^create_tool double · \d+ lines · tests (none|\d+/\d+ passed)  ok · (\d+ ms|\d+\.\d s) · authored$", block.title), block.title
+        assert str(block._title.label).endswith("(enter/click: unfold)")
+        block.collapsed = False
+        assert str(block._title.label).endswith("(enter/click: fold)")
         assert block.entry.source == source and not block.entry.is_error and block.entry.duration_ms
-        assert "authored" in block.title and "create_tool(name='double'" in block.title
+        assert "authored" in block.title and "create_tool double" in block.title
         assert any(isinstance(event, ToolAuthored) and event.name == "double" for event in app.events_seen)
         await wait_until(pilot, lambda: row_names(app) == ["double"], message="the new tool in the catalog pane")
         assert git(repo, "log", "-1", "--format=%s").strip() == "tuiagent: add tool double"
@@ -128,7 +133,8 @@ async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> N
         assert notices[1].startswith("1 tools (1 unused)")
         assert notices[2].startswith("No recipes yet")
         assert "claude-test-model" in notices[3] and app.runtime.agent.model == "claude-test-model" and app.header.model == "claude-test-model"
-        assert "Unknown command /nosuch" in notices[4]
+        assert "claude-test-model is not a model the SDK knows" in notices[4]  # switched, with a warning
+        assert "Unknown command /nosuch" in notices[5]
         app.catalog_pane.query_one("#catalog-filter").value = ""  # /recipes filtered the pane to recipes
         await pilot.pause(0.1)
         titles = [command.title for command in app.get_system_commands(app.screen)]
@@ -154,6 +160,7 @@ async def test_escape_stops_a_sandboxed_run(repo: Path, api: FakeMessagesAPI) ->
         await wait_until(pilot, lambda: not app.turn_running, timeout=10, message="the cancel")
         call = next(e for e in app.conversation.entries if e.kind == "tool" and e.tool == "run_python")
         assert call.is_error and "cancelled" in (call.result or "")
+        assert re.search(r"\)  cancelled · (\d{3} ms|\d+\.\d s)$", tool_title(call)), tool_title(call)  # it ran 0.5 s or more
         messages = app.runtime.agent.messages
         assert messages[-1]["role"] == "user" and messages[-1]["content"][0]["type"] == "tool_result"  # every tool_use answered
         await send(pilot, app, "ok?")

@@ -33,6 +33,7 @@ class FakeMessagesAPI:
                  repeat_last: Response | None = None, strict: bool = True,
                  on_violation: Callable[[str], None] | None = None) -> None:
         self.required_api_key = api_key
+        self.models: list[str] = []  # what GET /v1/models lists (empty: the route answers 404, like servers without it)
         self.strict = strict
         self.on_violation = on_violation  # told each refusal as it happens (the script mode prints it)
         self.requests: list[RecordedRequest] = []
@@ -178,6 +179,18 @@ def _handler_class(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
                     self._send_json_message(request, response)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client went away (cancelled); nothing to answer
+
+        def do_GET(self) -> None:
+            if not self.path.split("?")[0].endswith("/v1/models") or not api.models:
+                self._send_error(http_error(404, message=f"fake server: no route {self.path}"))
+                return
+            data = [{"type": "model", "id": name, "display_name": name, "created_at": "2026-01-01T00:00:00Z"} for name in api.models]
+            payload = json.dumps({"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
 
         def _send_error(self, error: HttpError) -> None:
             payload = json.dumps({"type": "error", "error": {"type": error.error_type, "message": error.message},

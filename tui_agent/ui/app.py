@@ -24,6 +24,7 @@ from tui_agent.ui.catalog_actions import CatalogActionsMixin
 from tui_agent.ui.diffs import warm_up_highlighting
 from tui_agent.ui.heap import freeze_long_lived, thaw
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
+from tui_agent.ui.prompt_completion import PromptCompletionMixin
 from tui_agent.ui.slash_commands import SlashCommandsMixin
 from tui_agent.ui.slash_undo import UndoCommandsMixin
 from tui_agent.ui.turn import TurnMixin
@@ -33,13 +34,18 @@ from tui_agent.ui.widgets.diff_pane import DiffPane
 from tui_agent.ui.widgets.header import StatusHeader
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.prompt import PromptArea
+from tui_agent.ui.widgets.completion_menu import CompletionMenu
+from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 
 NARROW_WIDTH = 120
+PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab/shift+tab focus"
 PANES = ("conversation", "catalog", "diff")
+PANE_ACTIONS = ("show_pane", "next_pane", "zoom")
+PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item: narrow terminals keep the pane's own keys
 ScreenResult = TypeVar("ScreenResult")
 
 
-class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommandsMixin, SlashCommandsMixin, App[int]):
+class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommandsMixin, SlashCommandsMixin, PromptCompletionMixin, App[int]):
     """Three panes; every action goes through the runtime's core objects (catalog, agent, sandbox)."""
 
     CSS_PATH = "app.tcss"
@@ -47,11 +53,12 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
     BINDINGS = [
         Binding("escape", "cancel_turn", "Cancel turn", show=True),
-        Binding("f2", "show_pane('conversation')", "Chat"),
-        Binding("f3", "show_pane('catalog')", "Catalog"),
-        Binding("f4", "show_pane('diff')", "Diff"),
-        Binding("ctrl+t", "next_pane", "Next pane", show=False),
-        Binding("f5", "zoom", "Zoom pane"),
+        # priority: handled the moment the key arrives, so the next key already goes to the pane it selected
+        Binding("f2", "show_pane('conversation')", "Chat", priority=True, group=PANE_KEYS),
+        Binding("f3", "show_pane('catalog')", "Catalog", priority=True, group=PANE_KEYS),
+        Binding("f4", "show_pane('diff')", "Diff", priority=True, group=PANE_KEYS),
+        Binding("ctrl+t", "next_pane", "Next pane", show=False, priority=True),
+        Binding("f5", "zoom", "Zoom", priority=True),
         Binding("ctrl+l", "slash('clear')", "Clear", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
@@ -79,6 +86,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         self.ready = asyncio.Event()
         self.init_turn_state()
         self.init_catalog_sync()
+        self.init_prompt_completion()
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
@@ -86,11 +94,13 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         with Horizontal(id="panes"):
             with Vertical(id="conversation-pane", classes="pane"):
                 yield Conversation(id="conversation")
-                yield PromptArea(id="prompt", placeholder="Ask, or /help  (enter sends, ctrl+j new line, ↑ history)")
+                yield QueuedPrompts(self.prompt_queue, id="prompt-queue")
+                yield PromptArea(id="prompt", placeholder=PROMPT_HINT, completions=self.prompt_candidates)
+                yield CompletionMenu(id="completion-menu")
             with Vertical(id="side"):
                 yield CatalogPane(id="catalog-pane", classes="pane", clock=self.clock)
                 yield DiffPane(id="diff-pane", classes="pane")
-        yield Footer()
+        yield Footer(compact=True)
 
     @property
     def conversation(self) -> Conversation:
@@ -161,6 +171,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         if getattr(runtime, "agent", None) is None:
             await self.add_notice(self.no_model_message(), "warning")
         else:
+            self.call_later(self.send_queued_prompt)  # prompts typed while the project opened
             usage = getattr(runtime.agent, "usage", None)
             if usage is not None:
                 self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
@@ -234,12 +245,17 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         tabs = self.query_one("#pane-tabs", Tabs)
         if tabs.active != f"tab-{pane}":
             tabs.active = f"tab-{pane}"
-        if pane == "conversation":
-            self.prompt_area.focus()
-        elif pane == "catalog":
-            self.catalog_pane.table.focus()
-        else:
-            self.query_one("#diff-scroll").focus()
+        target = {"conversation": self.prompt_area, "catalog": self.catalog_pane.table}.get(pane) or self.query_one("#diff-scroll")
+        # at once, not `target.focus()` (deferred): a key typed right after F3 must reach the pane it selected
+        self.screen.set_focus(target)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Pane keys act on the main screen only (a modal keeps its keys)."""
+        if action in PANE_ACTIONS and len(self.screen_stack) > 1:
+            return False
+        if action == "cancel_turn":
+            return self.turn_running  # the footer shows "esc Cancel turn" only while there is one
+        return True
 
     def action_zoom(self) -> None:
         """Maximize the pane that has focus (F5 again restores the layout)."""
@@ -259,6 +275,8 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
 
     @on(Tabs.TabActivated, "#pane-tabs")
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        if event.tabs.active != event.tab.id:
+            return  # stale: F-keys pressed faster than the tab bar's messages arrive already moved on
         pane = str(event.tab.id).removeprefix("tab-")
         if pane != self.active_pane:
             self.action_show_pane(pane)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ from tui_agent.ui.widgets.messages import Entry
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
 
-CATALOG_ACTIONS = ("view", "run", "prune", "revert", "history", "drift", "restore")
+CATALOG_ACTIONS = ("view", "run", "prune", "revert", "revert_to", "history", "drift", "restore")
 
 
 def run_result_text(run: Any) -> tuple[str, bool]:
@@ -47,11 +48,36 @@ def run_confirmation(name: str, writes: bool, network: bool, arguments: dict[str
     return ConfirmScreen(question, yes="Run", no="Cancel", detail=detail)
 
 
+def drift_tests_text(row: CatalogRow, tests_pass: bool | None) -> str:
+    """What the drift re-run of the tests says; for a broken tool it re-ran its last good version, not the file on disk."""
+    outcome = {True: "pass", False: "FAIL", None: "none"}[tests_pass]
+    if row.status == "broken":
+        return f"the file is broken ({row.error or 'see v'}); the last good version's tests: {outcome}"
+    return {True: "its tests pass", False: "its tests FAIL", None: "no tests"}[tests_pass]
+
+
 class CatalogActionsMixin:
     """Each action calls the row's versioned store (`runtime.store(kind)`): the same verbs for tools and recipes."""
 
     def on_catalog_pane_action_requested(self: "TuiAgentApp", message: CatalogPane.ActionRequested) -> None:
         self.catalog_action(message.action, message.row)
+
+    def on_catalog_pane_pruned_requested(self: "TuiAgentApp", message: CatalogPane.PrunedRequested) -> None:
+        self.load_pruned()
+
+    @work(group="catalog-pruned", exclusive=True)
+    async def load_pruned(self: "TuiAgentApp") -> None:
+        """The pruned tools git history can restore, into the catalog pane's pruned view."""
+        catalog = getattr(self.runtime, "catalog", None)
+        if catalog is None:
+            self.notify("the catalog is still opening", severity="warning")
+            return
+        try:
+            names = await asyncio.to_thread(catalog.pruned)
+        except Exception as exc:
+            self.notify(f"could not list pruned tools: {exc}", severity="error")
+            return
+        self.catalog_pane.set_pruned(names)
 
     def store_for(self: "TuiAgentApp", row: CatalogRow) -> VersionedStore:
         """The versioned store of the row's kind: the same verbs for tools and recipes (catalog_action checked it)."""
@@ -111,9 +137,11 @@ class CatalogActionsMixin:
         run = await self.runtime.catalog.call_tool(row.name, arguments, allow_writes=spec.writes, allow_network=spec.network)
         entry.result, entry.is_error = run_result_text(run)
         entry.duration_ms = run.duration_ms
-        block.refresh_entry()  # type: ignore[attr-defined]
         block.collapsed = False  # type: ignore[attr-defined]
-        self.notify(f"{row.name}: {'ok' if run.ok else 'failed'} in {run.duration_ms:.0f} ms", severity="information" if run.ok else "error")
+        block.refresh_entry()  # type: ignore[attr-defined]
+        self.conversation.refresh(layout=True)  # repaint the whole pane: no stale line left where the block grew
+        where = " (F2 shows the output)" if self.screen.has_class("-narrow") else ""
+        self.notify(f"{row.name}: {'ok' if run.ok else 'failed'} in {run.duration_ms:.0f} ms{where}", severity="information" if run.ok else "error")
 
     async def catalog_prune(self: "TuiAgentApp", row: CatalogRow) -> None:
         calls = f"It was called {row.calls} time(s)." if row.calls else "It was never called."
@@ -135,6 +163,25 @@ class CatalogActionsMixin:
     async def catalog_restore(self: "TuiAgentApp", row: CatalogRow) -> None:
         change = await self.store_for(row).restore(row.name)
         self.notify(f"restored {row.name}" + change.note)
+        if self.catalog_pane.show_pruned:
+            self.load_pruned()
+
+    async def catalog_revert_to(self: "TuiAgentApp", row: CatalogRow) -> None:
+        """U: pick a version from the history list, see its diff, and revert to it (a new commit)."""
+        store = self.store_for(row)
+        choices = [
+            Choice(entry.rev, f"{entry.rev[:8]}  {str(entry.date)[:16].replace('T', ' ')}  {entry.message}")
+            for entry in store.history(row.name) if not entry.deleted
+        ][1:]  # the newest commit is the current version
+        rev = await self.ask(ChoiceScreen(f"Revert {row.name} to which version?", choices, empty="no earlier version in git"))
+        if rev is None:
+            return
+        self.diff_pane.show(f"{row.name}: {rev[:8]} → current (the revert goes back to the left side)", store.diff(row.name, rev), subject=row.name)
+        question = f"Revert {row.kind} [b]{row.name}[/b] to {rev[:8]}?\nThe diff pane shows that version against the current file. The revert is a new commit."
+        if not await self.ask(ConfirmScreen(question, yes="Revert", no="Keep")):
+            return
+        change = await store.revert(row.name, rev)
+        self.notify(f"reverted {row.name} to {rev[:8]}" + change.note)
 
     async def catalog_history(self: "TuiAgentApp", row: CatalogRow) -> None:
         store = self.store_for(row)
@@ -158,7 +205,7 @@ class CatalogActionsMixin:
         if report is None:
             self.notify(f"no drift report for {row.name}")
             return
-        tests = {True: "its tests pass", False: "its tests FAIL", None: "no tests"}[report.tests_pass]
+        tests = drift_tests_text(row, report.tests_pass)
         since = (report.since_commit or "?")[:8]
         if not report.changed_files:
             self.notify(f"{row.name}: no drift since {since} ({len(report.watched_files)} watched files; {tests})")

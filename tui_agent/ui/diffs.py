@@ -9,7 +9,7 @@ from typing import Literal
 
 from pygments.lexers import get_lexer_for_filename
 from pygments.util import ClassNotFound
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.syntax import Syntax
 from rich.table import Table
@@ -197,25 +197,37 @@ def render_unified(diff_text: str) -> RenderableType:
 
 
 def render_side_by_side(diff_text: str) -> RenderableType:
-    """The diff as two columns, old on the left and new on the right, aligned by hunk."""
+    """The diff as two columns, old on the left and new on the right, aligned by hunk; file headers span both."""
     lines = parse_unified(diff_text)
     if not lines:
         return Text("no changes", style="dim italic")
+    parts: list[RenderableType] = []
+    table: Table | None = None
+    for row in side_by_side(lines):
+        if row.kind in ("file", "meta"):
+            assert row.left is not None
+            parts.append(Text(row.left.text, style={"file": "bold #e5c07b", "meta": "dim"}[row.kind]))
+            table = None
+            continue
+        if table is None:
+            table = _side_by_side_table()
+            parts.append(table)
+        if row.kind == "hunk":
+            assert row.left is not None
+            table.add_row("", Text(row.left.text, style="#61afef"), "", "")
+            continue
+        left = _side_cell(row.left, DEL_BG if row.left is not None and row.left.kind == "del" else None)
+        right = _side_cell(row.right, ADD_BG if row.right is not None and row.right.kind == "add" else None)
+        table.add_row(_number(row.left.old_no if row.left else None), left, _number(row.right.new_no if row.right else None), right)
+    return Group(*parts)
+
+
+def _side_by_side_table() -> Table:
     table = Table.grid(padding=(0, 1), expand=True)
     table.add_column(justify="right", width=4, no_wrap=True)
     table.add_column(ratio=1)
     table.add_column(justify="right", width=4, no_wrap=True)
     table.add_column(ratio=1)
-    for row in side_by_side(lines):
-        if row.kind in ("file", "meta", "hunk"):
-            assert row.left is not None
-            style = {"file": "bold #e5c07b", "hunk": "#61afef", "meta": "dim"}[row.kind]
-            if row.kind == "hunk" or row.left.text.startswith("+++"):
-                table.add_row("", Text(row.left.text, style=style), "", "")
-            continue
-        left = _side_cell(row.left, DEL_BG if row.left is not None and row.left.kind == "del" else None)
-        right = _side_cell(row.right, ADD_BG if row.right is not None and row.right.kind == "add" else None)
-        table.add_row(_number(row.left.old_no if row.left else None), left, _number(row.right.new_no if row.right else None), right)
     return table
 
 

@@ -11,7 +11,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "undo": "undo the last turn: the files it changed and the tools it authored",
     "rewind": "undo an earlier turn and every later one (/rewind [TURN])",
     "permissions": "list the allow rules and remove one (/permissions [remove RULE])",
-    "model": "show the model, or switch with /model NAME",
+    "model": "list the models (the SDK's, the server's), or switch with /model NAME",
     "cost": "show the session's tokens and cost (cache writes and reads at their prices)",
     "clear": "clear the conversation and start a new session",
     "resume": "resume an earlier session (/resume [ID])",

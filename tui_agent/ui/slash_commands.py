@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import SystemCommand
 
+from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
 
@@ -15,9 +16,14 @@ if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
 
 KEYS_HELP = """\
-Keys: enter send · ctrl+j new line · ↑/↓ prompt history · esc cancel the turn · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
-Catalog: v source · r run · d prune · u revert · h history · f drift · s sort · / filter (words, status:broken, is:recipe)
+Keys: enter send · ctrl+j new line · ↑/↓ prompt history · pgup/pgdn scroll the conversation (shift: top/end) · tab/shift+tab move focus · esc cancel the turn · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
+Catalog: v view · r run · d prune · u revert · U revert to a picked version · h history · f drift · s sort · p pruned tools (enter restores) · / filter (esc clears)
 Diff: m unified / side-by-side"""
+
+
+def escape(text: str) -> str:
+    """Text shown literally in the palette (its help is markup; textual.markup.escape misses `[ID]`)."""
+    return text.replace("[", "\\[")
 
 
 class SlashCommandsMixin:
@@ -95,12 +101,12 @@ class SlashCommandsMixin:
             if commands:
                 lines.append("Slash commands from recipes: " + " ".join(f"/{name}" for name in commands))
             await self.add_notice("\n".join(lines))
-        self.catalog_pane.query_one("#catalog-filter").value = "is:recipe"  # type: ignore[attr-defined]
 
     async def slash_restore(self: "TuiAgentApp", args: str) -> None:
         name = args.strip()
         if not name:
-            await self.add_notice("Usage: /restore NAME", "warning")
+            self._palette_restore()
+            await self.add_notice("Pruned tools are listed in the catalog pane: enter or r restores the selected one (/restore NAME works too).")
             return
         try:
             await self.runtime.catalog.restore(name)
@@ -116,16 +122,23 @@ class SlashCommandsMixin:
             await self.add_notice(self.no_model_message(), "warning")
             return
         name = args.strip()
-        if name:
-            setter = getattr(agent, "set_model", None)
-            if setter is not None:
-                setter(name)
-            else:
-                agent.model = name
-            self.header.model = self.model_name()
-            await self.add_notice(f"Model set to {self.model_name()} for the next turns.")
+        client = getattr(agent, "client", None)
+        base_url = str(getattr(client, "base_url", DEFAULT_SERVER))
+        server, note = await server_models(client) if base_url.rstrip("/") != DEFAULT_SERVER else ([], "")
+        sdk = sdk_models()
+        if not name:
+            await self.add_notice(model_listing(self.model_name(), sdk, server, base_url, note))
+            return
+        setter = getattr(agent, "set_model", None)
+        if setter is not None:
+            setter(name)
         else:
-            await self.add_notice(f"Model: {self.model_name()}. Switch with /model NAME.")
+            agent.model = name
+        self.header.model = self.model_name()
+        await self.add_notice(f"Model set to {self.model_name()} for the next turns.")
+        warning = unknown_model_warning(name, sdk, server)
+        if warning:
+            await self.add_notice(warning, "warning")
 
     async def slash_cost(self: "TuiAgentApp", args: str) -> None:
         from tui_agent.core.agent.pricing import cost_report
@@ -138,20 +151,25 @@ class SlashCommandsMixin:
 
     async def slash_clear(self: "TuiAgentApp", args: str) -> None:
         if self.turn_running:
-            self.notify("Cancel the running turn first (esc).", severity="warning")
+            self.prompt_queue.push(f"/clear {args}".strip(), "command")  # runs when the turn is over
             return
         await self.conversation.clear()
         agent = getattr(self.runtime, "agent", None)
-        if agent is not None:
-            agent.clear()
-        await self.add_notice("Conversation cleared: the model starts afresh (the session file keeps what was said).")
+        if agent is None:
+            await self.add_notice("Conversation cleared.")
+            return
+        earlier = getattr(self.runtime, "session", None)
+        await asyncio.to_thread(self.runtime.new_session)  # a new session file: /resume finds the earlier one
+        self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = 0, 0, 0.0
+        back = f"; /resume {earlier.id} goes back to the earlier one" if earlier is not None and earlier.path.exists() else ""
+        await self.add_notice(f"Conversation cleared: a new session started{back}.")
 
     async def slash_resume(self: "TuiAgentApp", args: str) -> None:
         from tui_agent.core.agent.sessions import list_sessions, session_path
         from tui_agent.core.project import Project
 
         if self.turn_running:
-            self.notify("Cancel the running turn first (esc).", severity="warning")
+            self.prompt_queue.push(f"/resume {args}".strip(), "command")  # runs when the turn is over
             return
         project = Project.at(self.project_root)
         session_id = args.strip()
@@ -179,10 +197,13 @@ class SlashCommandsMixin:
     def palette_commands(self: "TuiAgentApp") -> Iterator[SystemCommand]:
         """Every slash command, pane and catalog action, for the command palette."""
         for name, description in BUILTIN_COMMANDS.items():
-            yield SystemCommand(f"/{name}", description, lambda name=name: self.action_slash(name))
+            yield SystemCommand(f"/{name}", escape(description), lambda name=name: self.action_slash(name))
+        yield SystemCommand("/restore", escape("bring back a pruned tool (/restore NAME); from here: pick one"), self._palette_restore)
         for name, description in self.recipe_commands().items():
-            yield SystemCommand(f"/{name}", f"{description} (recipe)", lambda name=name: self.action_slash(name))
+            yield SystemCommand(f"/{name}", escape(f"{description} (recipe)"), lambda name=name: self.action_slash(name))
         yield SystemCommand("Cancel the turn", "stop the agent (esc)", self.action_cancel_turn)
+        yield SystemCommand("Zoom the pane", "maximize the focused pane, or restore the layout (F5)", self.action_zoom)
+        yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", self._palette_restore)
         for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):
             yield SystemCommand(f"Show the {pane} pane", key, lambda pane=pane: self.action_show_pane(pane))
         yield SystemCommand("Diff: unified / side-by-side", "m in the diff pane", self.diff_pane.action_toggle_mode)
@@ -195,10 +216,15 @@ class SlashCommandsMixin:
                 ("run", "r", "run with an argument form"),
                 ("prune", "d", "prune (asks first)"),
                 ("revert", "u", "revert to the previous version"),
+                ("revert_to", "U", "pick a version from the history and revert to it"),
                 ("history", "h", "pick a version and see its diff"),
                 ("drift", "f", "drift diff and test re-run"),
             ):
-                yield SystemCommand(f"{action.capitalize()} {selected.name}", f"{what} ({key})", lambda action=action, row=selected: self.catalog_action(action, row))
+                yield SystemCommand(f"{action.replace('_', ' ').capitalize()} {selected.name}", f"{what} ({key})", lambda action=action, row=selected: self.catalog_action(action, row))
+
+    def _palette_restore(self: "TuiAgentApp") -> None:
+        self.action_show_pane("catalog")
+        self.catalog_pane.show_pruned = True
 
     def _palette_filter(self: "TuiAgentApp") -> None:
         self.action_show_pane("catalog")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from tui_agent.ui.completion import shown_prompt
 from tui_agent.ui.widgets.messages import Entry
 
 
@@ -26,7 +27,7 @@ def entries_from_records(records: Iterable[dict[str, Any]]) -> list[Entry]:
             continue
         streaming = None
         if name == "TurnStarted":
-            entries.append(Entry("user", text=str(data.get("prompt", ""))))
+            entries.append(Entry("user", text=shown_prompt(str(data.get("prompt", "")))))
         elif name == "ToolCallStarted":
             entry = Entry(
                 "tool",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,10 +25,13 @@ from tui_agent.core.events import (
     Usage,
     UsageChanged,
 )
+from tui_agent.ui.completion import attach_mentions
 from tui_agent.ui.heap import freeze_long_lived
+from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import entries_from_records
 from tui_agent.ui.widgets.messages import Entry
+from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
@@ -41,15 +45,31 @@ class TurnMixin:
     def init_turn_state(self: "TuiAgentApp") -> None:
         self.turn_running = False
         self.events_seen: list[Event] = []
-        self.queued_prompts: list[str] = []
+        self.prompt_queue = PromptQueue()
+        self.turn_prompt = ""  # what the person sent for the running turn: back into the box if it fails
 
     async def submit_prompt(self: "TuiAgentApp", text: str) -> None:
         """A recipe hands the agent a prompt: run it now, or after the running turn."""
         if self.turn_running:
-            self.queued_prompts.append(text)
+            self.prompt_queue.push(text, "recipe")
             self.notify("A recipe queued a prompt for after this turn.")
         else:
-            self.start_turn(text)
+            self.start_turn(text, source="recipe")
+
+    def send_queued_prompt(self: "TuiAgentApp") -> None:
+        """Start the oldest queued prompt when the agent is free (called when the runtime is ready and after a turn)."""
+        if self.turn_running or getattr(self.runtime, "agent", None) is None:
+            return
+        item = self.prompt_queue.pop()
+        if item is not None and item.source == "command":
+            self.run_worker(self.run_queued_command(item.text), group="input")
+        elif item is not None:
+            self.start_turn(item.text, source=item.source)
+
+    async def run_queued_command(self: "TuiAgentApp", text: str) -> None:
+        """A slash command typed during a turn (/clear, /resume) runs after it; then the queue moves on."""
+        await self.handle_input(text)
+        self.send_queued_prompt()
 
     async def show_session(self: "TuiAgentApp", path: Path, session_id: str) -> None:
         """Show a session transcript from its file (only the newest entries get widgets)."""
@@ -60,17 +80,26 @@ class TurnMixin:
         await self.conversation.add(Entry("notice", text=f"Resumed session {session_id}."))
         freeze_long_lived()
 
-    def start_turn(self: "TuiAgentApp", prompt: str) -> bool:
-        """Run `prompt` as an agent turn; False (with a notice) when no agent or a turn is already running."""
+    def start_turn(self: "TuiAgentApp", prompt: str, source: str = "person") -> bool:
+        """Run `prompt` as an agent turn; False (with a notice) when no agent or a turn is already running.
+
+        While the project is still opening the prompt is queued, and sent as soon as the model client is ready.
+        """
+        if self.runtime is None and not self.ready.is_set():
+            self.prompt_queue.push(prompt, source)
+            self.run_worker(self.add_notice(f"Queued until the project is open: {prompt[:80]}", "info"))
+            return False
         agent = getattr(self.runtime, "agent", None)
         if agent is None:
-            self.run_worker(self.add_notice(self.no_model_message() if self.runtime is not None else "Still opening the project…", "warning"))
+            self.run_worker(self.add_notice(self.no_model_message(), "warning"))
             return False
         if self.turn_running:
-            self.notify("A turn is running: wait, or press Escape to cancel it.", severity="warning")
+            self.prompt_queue.push(prompt, source)  # shown above the prompt box; sent when this turn ends
             return False
+        self.turn_prompt = prompt if source == "person" else ""
         self.turn_running = True
         self.header.busy = True
+        self.refresh_bindings()
         self.run_turn(prompt)
         return True
 
@@ -80,6 +109,8 @@ class TurnMixin:
         conversation = self.conversation
         header = self.header
         await conversation.add(Entry("user", text=prompt))
+        if self.turn_prompt:  # the person's own prompt: the files it @mentions go along
+            prompt = await self.with_attachments(prompt)
         stream = agent.run_turn(prompt)
         try:
             async for event in stream:
@@ -87,11 +118,14 @@ class TurnMixin:
                     await self.handle_event(event)
         except asyncio.CancelledError:
             await conversation.finish_stream()
+            now = time.monotonic()
             for entry in conversation.tool_entries():
                 if entry.result is None:
-                    entry.result, entry.is_error = "cancelled (esc): the call was stopped", True
+                    entry.result, entry.is_error, entry.cancelled = "cancelled (esc): the call was stopped", True, True
+                    entry.duration_ms = (now - entry.started) * 1000
                     conversation.refresh_tool(entry.call_id)
             await conversation.add(Entry("notice", text="Turn cancelled.", level="warning"))
+            self.call_later(self.send_queued_prompt)  # a prompt queued during the turn goes now, as after any turn
             raise
         except Exception as exc:  # the agent should yield TurnFailed; this catches what escaped it
             await conversation.add(Entry("notice", text=f"turn failed: {type(exc).__name__}: {exc}", level="error"))
@@ -105,13 +139,14 @@ class TurnMixin:
             await conversation.finish_stream()
             self.turn_running = False
             header.busy = False
+            if self.is_running and self.screen_stack:  # not while the app shuts down
+                self.refresh_bindings()
         if not self.is_running:
             return
         self.refresh_branch()
         self.schedule_catalog_refresh()
         await self.show_turn_edits(announce=True)
-        if self.queued_prompts:
-            self.call_later(self.start_turn, self.queued_prompts.pop(0))
+        self.call_later(self.send_queued_prompt)
 
     async def handle_event(self: "TuiAgentApp", event: Event) -> None:
         """One core event into pixels."""
@@ -154,9 +189,32 @@ class TurnMixin:
         elif isinstance(event, ApprovalDenied):
             await conversation.add(Entry("notice", text=f"{event.name}: {event.reason}", level="warning"))
         elif isinstance(event, TurnFailed):
-            await conversation.add(Entry("notice", text=f"turn failed ({event.kind}): {event.message}", level="error"))
+            failed = getattr(event, "prompt", None) or self.turn_prompt
+            back = " The prompt is back in the input box: edit it or press enter to resend." if failed else ""
+            await conversation.add(Entry("notice", text=f"turn failed ({event.kind}): {event.message}.{back}", level="error"))
+            if failed:
+                self.return_to_prompt_box(failed)
         elif isinstance(event, TurnFinished):
             await conversation.finish_stream()
+
+    async def with_attachments(self: "TuiAgentApp", prompt: str) -> str:
+        """`prompt` with the text of each `@path` it mentions appended; says what was attached and what was not."""
+        sent, attached, problems = await asyncio.to_thread(attach_mentions, prompt, self.project_root)
+        if attached:
+            await self.conversation.add(Entry("notice", text="Attached: " + ", ".join(attached)))
+        for problem in problems:
+            await self.conversation.add(Entry("notice", text=problem, level="warning"))
+        return sent
+
+    def return_to_prompt_box(self: "TuiAgentApp", text: str) -> None:
+        """Put `text` back in the prompt box, ahead of whatever draft is there (nothing typed is lost)."""
+        draft = self.prompt_area.text
+        self.prompt_area.load_text(text + (f"\n\n{draft}" if draft.strip() else ""))
+        self.prompt_area.move_cursor(self.prompt_area.document.end)
+
+    def on_queued_prompts_edit_requested(self: "TuiAgentApp", message: QueuedPrompts.EditRequested) -> None:
+        self.return_to_prompt_box(message.text)
+        self.screen.set_focus(self.prompt_area)
 
     def action_cancel_turn(self: "TuiAgentApp") -> None:
         """Escape: stop the running turn (the HTTP stream and any sandboxed run go with its task)."""

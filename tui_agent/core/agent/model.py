@@ -89,6 +89,11 @@ class ModelClient:
     async def aclose(self) -> None:
         await self._client.close()
 
+    async def server_models(self) -> list[str]:
+        """The model ids the server lists (GET /v1/models); raises the SDK's error when it has no such list."""
+        page = await self._client.models.list(limit=100)
+        return [model.id for model in page.data]
+
     async def stream_reply(
         self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]]
     ) -> AsyncIterator[Event | ModelReply]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from pathlib import Path
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -221,6 +222,12 @@ class Catalog:
                 raise PipelineError("missing", f"no tool named {name!r}")
             outcome = await self.pipeline.remove(name, f"tuiagent: prune tool {name}")
         return self._changed(name, "prune", outcome, None)
+
+    def pruned(self) -> list[str]:
+        """Tools git history has and the work tree does not (pruned or deleted): what `restore` can bring back."""
+        folder = self.project.relative(self.project.tools_dir)
+        names = [Path(path).stem for path in self.git.deleted_files(folder) if path.endswith(".py")]
+        return [name for name in names if not self.project.tool_path(name).exists()]
 
     async def restore(self, name: str) -> ToolRecord:
         """Bring a pruned or deleted tool back from git history, through the pipeline, as a new commit."""

@@ -69,9 +69,19 @@ class DriftChecker:
             if rel not in self._worktree_blobs:
                 data = self._worktree_bytes(rel)
                 self._worktree_blobs[rel] = blob_sha(data) if data is not None else None
-            if blobs.get(rel) != self._worktree_blobs[rel]:
+            if blobs.get(rel) != self._worktree_blobs[rel] and not self._unchanged_untracked(commit, rel, blobs):
                 changed.append(rel)
         return changed
+
+    def _unchanged_untracked(self, commit: str, rel: str, blobs: dict[str, str]) -> bool:
+        """A file git never had at `commit` (untracked) counts as drifted only if it changed after that commit was made."""
+        if rel in blobs or self._worktree_blobs.get(rel) is None:
+            return False
+        try:
+            modified = (self.root / rel).stat().st_mtime
+        except OSError:
+            return False
+        return int(modified) <= self.trees.commit_time(commit)  # commit times have whole seconds
 
     def fingerprint(self, source_sha: str, changed: Iterable[str]) -> str:
         """Names one version of a tool against one state of its changed dependency files (after `changed_files`)."""

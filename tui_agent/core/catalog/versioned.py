@@ -20,9 +20,9 @@ def tool_item(record: ToolRecord) -> StoreItem:
     """A tool's list entry: the first line of its description (or its error), status, usage, access."""
     spec, error = record.spec, record.error
     summary = first_line(spec.description) if spec is not None else ""
-    error_text = f"{error.stage}: {error.message}" if error is not None else ""
+    error_text = f"{error.stage}: {error.message}" + (f" (line {error.line})" if error.line else "") if error is not None else ""
     return StoreItem(name=record.name, kind="tool", status=record.status, calls=record.calls,
-                     last_used=as_timestamp(record.last_used), summary=summary or error_text, failures=record.failures,
+                     last_used=as_timestamp(record.last_used), summary=error_text or summary, failures=record.failures,
                      mean_ms=record.mean_ms, error=error_text, access=tool_access(spec))
 
 

@@ -131,6 +131,20 @@ class GitQueries:
             parts.append(unified_diff(self.project_path(name), None, content, "absent", "work tree, untracked"))
         return "".join(part if part.endswith("\n") or not part else part + "\n" for part in parts)
 
+    def deleted_files(self, folder: str) -> list[str]:
+        """Project paths directly in `folder` that a commit deleted and HEAD does not have (newest deletion first)."""
+        if self.runner.head() is None:
+            return []
+        repo_folder = self.repo_path(folder.rstrip("/") + "/")
+        log = self.runner.must("log", "--diff-filter=D", "--name-only", "--format=", "--", repo_folder).text
+        present = set(self.runner.tree_blobs("HEAD", [repo_folder]))
+        seen: list[str] = []
+        for repo_path in log.splitlines():
+            repo_path = repo_path.strip()
+            if repo_path and "/" not in repo_path[len(repo_folder):] and repo_path not in present and repo_path not in seen:
+                seen.append(repo_path)
+        return [self.project_path(repo_path) for repo_path in seen]
+
     def last_version_before_deletion(self, path: str) -> tuple[str, bytes] | None:
         if self.runner.head() is None:
             return None

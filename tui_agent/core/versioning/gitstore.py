@@ -243,6 +243,11 @@ class CatalogGit:
         queries = self._queries()
         return queries.history(path) if queries else []
 
+    def deleted_files(self, folder: str) -> list[str]:
+        """Files once committed directly in `folder` (project-relative), deleted since and absent from HEAD."""
+        queries = self._queries()
+        return queries.deleted_files(folder) if queries else []
+
     def show(self, path: str, rev: str) -> bytes | None:
         """Content of `path` at `rev`, None if absent there; ValueError for an unknown revision."""
         queries = self._queries()

@@ -19,6 +19,7 @@ class CommitTrees:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._trees: dict[str, dict[str, str]] = {}
+        self._times: dict[str, float] = {}
 
     def _repo(self) -> git.Repo | None:
         try:
@@ -42,6 +43,21 @@ class CommitTrees:
                     repo.close()
             self._trees[commit] = blobs
         return self._trees[commit]
+
+    def commit_time(self, commit: str) -> float:
+        """When `commit` was made (POSIX seconds; 0 for an unknown commit or outside a repository); cached."""
+        if commit not in self._times:
+            repo = self._repo()
+            when = 0.0
+            if repo is not None:
+                try:
+                    when = float(repo.commit(commit).committed_date)
+                except (ValueError, git.BadName, git.GitCommandError):
+                    pass
+                finally:
+                    repo.close()
+            self._times[commit] = when
+        return self._times[commit]
 
     def blob_bytes(self, blob: str) -> bytes | None:
         repo = self._repo()

@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 
 from tui_agent.core.agent.permission_rules import PATTERN_TOOLS, Rule, suggested_prefix
 from tui_agent.core.agent.permissions import ApprovalAnswer
-from tui_agent.ui.diffs import highlighted_source, render_unified
+from tui_agent.ui.approval_detail import approval_detail
 
 SCOPE_LABELS = {"session": "for this session", "project": "for this project (.agent/config.toml)"}
 
@@ -78,9 +78,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
             yield OptionList(*options, id="approval-choices")
 
     def _detail_renderable(self) -> RenderableType:
-        if self.kind == "write" or self.detail.startswith(("--- ", "diff --git")):
-            return render_unified(self.detail)
-        return highlighted_source(self.detail, "python" if self.tool == "run_python" else "bash", line_numbers=self.detail.count("\n") > 0)
+        return approval_detail(self.kind, self.tool, self.detail)
 
     def on_mount(self) -> None:
         options = self.query_one("#approval-choices", OptionList)

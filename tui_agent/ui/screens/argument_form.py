@@ -25,11 +25,17 @@ class ArgumentFormScreen(ModalScreen[dict[str, Any] | None]):
         self.description = description
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="form-dialog", classes="dialog"):
+        # the whole dialog scrolls (Tab scrolls to the focused field) with the buttons docked below, at any terminal size
+        with VerticalScroll(id="form-dialog", classes="dialog"):
+            with Vertical(id="form-footer"):
+                yield Static("", id="form-error")
+                with Horizontal(classes="dialog-buttons"):
+                    yield Button("Run (ctrl+s)", id="run", variant="success")
+                    yield Button("Cancel (esc)", id="cancel")
             yield Static(f"[b]Run {self.tool_name}[/b]", id="form-title")
             if self.description:
                 yield Static(self.description, id="form-description", classes="dim")
-            with VerticalScroll(id="form-fields"):
+            with Vertical(id="form-fields"):
                 if not self.fields:
                     yield Static("This tool takes no arguments.", classes="dim")
                 for field in self.fields:
@@ -38,10 +44,6 @@ class ArgumentFormScreen(ModalScreen[dict[str, Any] | None]):
                     if field.description:
                         yield Static(field.description, classes="form-help")
                     yield self._input_for(field)
-            yield Static("", id="form-error")
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("Run (ctrl+s)", id="run", variant="success")
-                yield Button("Cancel (esc)", id="cancel")
 
     def _input_for(self, field: FormField) -> Input | Checkbox | Select[str]:
         widget_id = f"arg-{field.name}"

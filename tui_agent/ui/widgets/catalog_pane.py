@@ -19,7 +19,7 @@ from tui_agent.ui.catalog_rows import SORT_KEYS, CatalogRow, filter_rows, format
 
 STATUS_STYLES = {"ok": "green", "broken": "bold red", "drifted": "bold yellow", "unused": "dim", "disabled": "dim italic",
                  "running": "green", "failed": "bold red", "exited": "bold red", "starting": "dim",
-                 "untrusted": "bold yellow"}
+                 "untrusted": "bold yellow", "pruned": "italic #c678dd"}
 ACCESS_MARKERS = {"-": Text("-", style="dim", justify="center"), "writes": Text("writes", style="bold #e5c07b"),
                   "network": Text("net", style="bold #61afef"), "writes,network": Text("wr+net", style="bold #e5c07b")}
 COLUMNS = (("status", "status", 7), ("name", "name", 22), ("access", "access", 6), ("calls", "calls", 5), ("last_used", "last use", 8),
@@ -30,27 +30,42 @@ class CatalogTable(DataTable[Text]):
     """The table itself; action keys live on the pane so they work with the filter focused too."""
 
 
+class CatalogFilter(Input):
+    """The filter box: Enter keeps the filter and goes to the table; Esc clears it and goes to the table."""
+
+    BINDINGS = [Binding("escape", "clear_and_leave", "Clear filter")]
+
+    def action_clear_and_leave(self) -> None:
+        self.value = ""
+        pane = self.parent
+        if isinstance(pane, CatalogPane):
+            self.screen.set_focus(pane.table)
+
+
 class CatalogPane(Vertical):
     """Shows rows (plain `CatalogRow`s); posts `ActionRequested` for view/run/prune/revert/history/drift."""
 
     BINDINGS = [
-        Binding("v", "request('view')", "Source"),
+        Binding("v", "request('view')", "View"),
         Binding("r", "request('run')", "Run"),
         Binding("d", "request('prune')", "Prune"),
         Binding("u", "request('revert')", "Revert"),
+        Binding("U", "request('revert_to')", "Revert to…", show=False),
         Binding("h", "request('history')", "History"),
         Binding("f", "request('drift')", "Drift"),
-        Binding("s", "cycle_sort", "Sort"),
+        Binding("s", "cycle_sort", "Sort", show=False),  # the title says "sort: … (s)": the footer keeps room at 80 columns
+        Binding("p", "toggle_pruned", "Pruned"),
         Binding("slash", "focus_filter", "Filter"),
     ]
 
     sort_key: reactive[str] = reactive("name")
     sort_reverse: reactive[bool] = reactive(False)
     filter_text: reactive[str] = reactive("")
+    show_pruned: reactive[bool] = reactive(False)
 
     @dataclass
     class ActionRequested(Message):
-        """The person asked for `action` on the selected tool or recipe."""
+        """The person asked for `action` on the selected tool or recipe (`restore` on a pruned one)."""
 
         pane: "CatalogPane"
         action: str
@@ -63,12 +78,13 @@ class CatalogPane(Vertical):
     def __init__(self, *, id: str | None = None, classes: str | None = None, clock: Callable[[], float] = time.time) -> None:
         super().__init__(id=id, classes=classes)
         self.rows: list[CatalogRow] = []
+        self.pruned: list[CatalogRow] = []
         self.shown: list[CatalogRow] = []
         self.clock = clock
 
     def compose(self) -> ComposeResult:
         yield Static("", id="catalog-title", classes="pane-title")
-        yield Input(placeholder="filter: words, status:broken, is:recipe  (/)", id="catalog-filter", compact=True)
+        yield CatalogFilter(placeholder="filter: words, status:broken, is:recipe  (/ here, esc clears)", id="catalog-filter", compact=True)
         table = CatalogTable(id="catalog-table", cursor_type="row", zebra_stripes=True)
         for key, label, width in COLUMNS:
             table.add_column(label, key=key, width=width)
@@ -82,6 +98,12 @@ class CatalogPane(Vertical):
         """Replace the rows (after any catalog change); keeps the selection on the same tool."""
         self.rows = list(rows)
         self._render_rows()
+
+    def set_pruned(self, names: list[str]) -> None:
+        """The pruned tools git can restore (shown instead of the catalog while `show_pruned`)."""
+        self.pruned = [CatalogRow(name, "tool", "pruned", 0, None, "pruned: enter or r restores it (a new commit)") for name in names]
+        if self.show_pruned:
+            self._render_rows()
 
     def selected(self) -> CatalogRow | None:
         table = self.table
@@ -101,7 +123,8 @@ class CatalogPane(Vertical):
             return
         table = self.table
         previous = self.selected()
-        self.shown = sort_rows(filter_rows(self.rows, self.filter_text), self.sort_key, reverse=self.sort_reverse)
+        source = self.pruned if self.show_pruned else self.rows
+        self.shown = sort_rows(filter_rows(source, self.filter_text), self.sort_key, reverse=self.sort_reverse)
         now = self.clock()
         table.clear()
         table.add_rows(
@@ -122,14 +145,16 @@ class CatalogPane(Vertical):
         title.append("Catalog ", style="bold")
         tools = sum(1 for row in self.rows if row.kind == "tool")
         mcp = sum(1 for row in self.rows if row.kind == "mcp")
+        if self.show_pruned:
+            title.append(f"{len(self.pruned)} pruned tools (enter/r restores, p back) ", style="italic #c678dd")
         title.append(f"{tools} tools, {len(self.rows) - tools - mcp} recipes" + (f", {mcp} mcp" if mcp else ""), style="dim")
         for status, count in counts.items():
             if count:
                 title.append(f"  {count} {status}", style=STATUS_STYLES[status])
         arrow = "↓" if not self.sort_reverse else "↑"
-        title.append(f"   sort: {self.sort_key} {arrow}", style="dim")
+        title.append(f"   sort: {self.sort_key} {arrow} (s)", style="dim")
         if self.filter_text:
-            title.append(f"   {len(self.shown)} shown", style="dim")
+            title.append(f"   {len(self.shown)} shown (filter: {self.filter_text}; / then esc clears)", style="bold #e5c07b")
         self.query_one("#catalog-title", Static).update(title)
 
     def on_mount(self) -> None:
@@ -143,6 +168,20 @@ class CatalogPane(Vertical):
 
     def watch_filter_text(self) -> None:
         self._render_rows()
+
+    def watch_show_pruned(self, showing: bool) -> None:
+        self._render_rows()
+        if showing:
+            self.post_message(self.PrunedRequested(self))
+
+    @dataclass
+    class PrunedRequested(Message):
+        """The pruned view opened: the app should load the list (`set_pruned`)."""
+
+        pane: "CatalogPane"
+
+    def action_toggle_pruned(self) -> None:
+        self.show_pruned = not self.show_pruned
 
     @on(Input.Changed, "#catalog-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -172,15 +211,20 @@ class CatalogPane(Vertical):
     def action_request(self, action: str) -> None:
         row = self.selected()
         if row is None:
-            self.notify("no tool selected", severity="warning")
+            self.notify("no pruned tool to restore" if self.show_pruned else "no tool selected", severity="warning")
             return
+        if row.status == "pruned":
+            if action not in ("view", "run", "restore"):
+                self.notify(f"{row.name} is pruned: enter or r restores it", severity="warning")
+                return
+            action = "restore"
         self.post_message(self.ActionRequested(self, action, row))
 
     def action_cycle_sort(self) -> None:
         self.sort_key = SORT_KEYS[(SORT_KEYS.index(self.sort_key) + 1) % len(SORT_KEYS)]
 
     def action_focus_filter(self) -> None:
-        self.query_one("#catalog-filter", Input).focus()
+        self.screen.set_focus(self.query_one("#catalog-filter", Input))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "request" and self.query_one("#catalog-filter", Input).has_focus:

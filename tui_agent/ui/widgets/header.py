@@ -30,27 +30,40 @@ class StatusHeader(Static):
     mcp_failed: reactive[bool] = reactive(False)
 
     def render(self) -> Text:
+        """The full line when it fits; else short labels; the tokens and cost are never dropped."""
+        width = self.size.width or 200
+        for compact in (False, True):
+            text = self._line(compact)
+            if text.cell_len <= width:
+                return text
+        return text
+
+    def _line(self, compact: bool) -> Text:
         text = Text()
-        text.append(" tuiagent ", style="bold reverse")
-        text.append("  ")
-        text.append("model ", style="dim")
+        text.append(" tuiagent " if not compact else " ta ", style="bold reverse")
+        text.append("  " if not compact else " ")
+        gap = "   " if not compact else "  "
+        if not compact:
+            text.append("model ", style="dim")
         text.append(self.model, style="bold")
         if self.branch:
-            text.append("   ⎇ ", style="dim")
+            text.append(f"{gap}⎇ ", style="dim")
             text.append(self.branch, style="bold")
         if self.sandbox_tier:
-            text.append("   sandbox ", style="dim")
+            text.append(f"{gap}sandbox " if not compact else gap, style="dim")
             strong = self.sandbox_tier == "bubblewrap"
-            text.append(self.sandbox_tier, style="bold green" if strong else "bold yellow")
+            tier = self.sandbox_tier if not compact else {"bubblewrap": "bwrap"}.get(self.sandbox_tier, self.sandbox_tier)
+            text.append(tier, style="bold green" if strong else "bold yellow")
         if self.mcp:
-            text.append("   mcp ", style="dim")
+            text.append(f"{gap}mcp ", style="dim")
             text.append(self.mcp, style="bold red" if self.mcp_failed else "bold green")
-        text.append("   tokens ", style="dim")
-        text.append(f"{format_tokens(self.input_tokens)} in / {format_tokens(self.output_tokens)} out")
-        text.append("   cost ", style="dim")
+        text.append(f"{gap}tokens " if not compact else gap, style="dim")
+        tokens = f"{format_tokens(self.input_tokens)} in / {format_tokens(self.output_tokens)} out"
+        text.append(tokens if not compact else f"{format_tokens(self.input_tokens)}↑ {format_tokens(self.output_tokens)}↓")
+        text.append(f"{gap}cost " if not compact else gap, style="dim")
         text.append(f"${self.cost_usd:.4f}")
         if self.busy:
-            text.append("   ● working (esc cancels)", style="bold #e5c07b")
+            text.append(f"{gap}● working (esc cancels)" if not compact else f"{gap}● esc", style="bold #e5c07b")
         return text
 
     def watch_busy(self, busy: bool) -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
+from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
@@ -37,6 +40,8 @@ class Entry:
     authored: bool = False
     source: str | None = None
     continued: bool = False
+    started: float = field(default_factory=time.monotonic)
+    cancelled: bool = False
 
 
 def argument_preview(arguments: dict[str, Any], limit: int = 60) -> str:
@@ -49,13 +54,50 @@ def argument_preview(arguments: dict[str, Any], limit: int = 60) -> str:
     return preview if len(preview) <= limit else preview[: limit - 1] + "…"
 
 
+UNKNOWN_TOOL = re.compile(r"^(there is )?no (callable catalog )?tool named ")
+
+
+def format_duration(ms: float | None) -> str:
+    """'850 ms', '2.4 s', '3m 05s'."""
+    ms = ms or 0.0
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{int(ms // 60_000)}m {int(ms % 60_000 // 1000):02d}s"
+
+
+def tool_outcome(entry: Entry) -> str:
+    """'running…', 'ok · 12 ms', 'error · 3.1 s', 'cancelled · 2.4 s', 'unknown tool'."""
+    if entry.result is None:
+        return "running…"
+    if entry.cancelled:
+        return f"cancelled · {format_duration(entry.duration_ms)}"
+    if entry.is_error and UNKNOWN_TOOL.match(entry.result):
+        return "unknown tool"
+    return f"{'error' if entry.is_error else 'ok'} · {format_duration(entry.duration_ms)}"
+
+
+TESTS_PASSED = re.compile(r"tests: (\d+/\d+ passed|none)")
+
+
+def authoring_summary(entry: Entry) -> str:
+    """For a finished create_tool call: ' · 14 lines · tests 1/1 passed'."""
+    if entry.tool != "create_tool" or entry.result is None or entry.is_error:
+        return ""
+    source = entry.source or entry.arguments.get("source")
+    lines = f" · {len(source.splitlines())} lines" if isinstance(source, str) else ""
+    tests = TESTS_PASSED.search(entry.result)
+    return lines + (f" · tests {tests.group(1)}" if tests else "")
+
+
 def tool_title(entry: Entry) -> str:
     """The folded line of a tool call: name, arguments, and its outcome."""
-    if entry.result is None:
-        outcome = "running…"
-    else:
-        outcome = f"{'error' if entry.is_error else 'ok'} · {entry.duration_ms or 0:.0f} ms"
-    authored = " · authored" if entry.authored else ""
+    outcome = tool_outcome(entry)
+    authored = " · authored" if entry.authored and outcome != "unknown tool" else ""
+    summary = authoring_summary(entry)
+    if summary:  # the one line that matters first, so a narrow pane still shows it
+        return f"create_tool {entry.arguments.get('name', '?')}{summary}  {outcome}{authored}"
     return f"{entry.tool}({argument_preview(entry.arguments)})  {outcome}{authored}"
 
 
@@ -147,10 +189,19 @@ class ToolCallBlock(Collapsible):
             self._arguments_view,
             self._result_view,
             title=tool_title(entry),
-            collapsed=entry.tool != "create_tool",
+            collapsed=True,
             classes="message tool",
         )
         self._refresh_classes()
+
+    def _watch_title(self, title: str) -> None:
+        """The title literally (arguments may hold `[`), with how to fold or unfold."""
+        hint = "  (enter/click: fold)" if not self.collapsed else "  (enter/click: unfold)"
+        self._title.label = Content.assemble(Content(title), (hint, "dim italic"))
+
+    def _watch_collapsed(self, collapsed: bool) -> None:
+        super()._watch_collapsed(collapsed)
+        self._watch_title(self.title)
 
     def _arguments_renderable(self) -> RenderableType:
         arguments = {key: value for key, value in self.entry.arguments.items() if key not in SOURCE_ARGUMENT_NAMES}
@@ -179,7 +230,7 @@ class ToolCallBlock(Collapsible):
     def rebind(self, entry: Entry) -> None:
         """Show another tool call (the conversation recycles widgets as its window slides)."""
         self.entry = entry
-        self.collapsed = entry.tool != "create_tool"
+        self.collapsed = True
         self.refresh_entry()
 
     def refresh_entry(self) -> None:

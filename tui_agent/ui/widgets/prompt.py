@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
+
+from tui_agent.ui.completion import Candidate, current_token
+from tui_agent.ui.widgets.completion_menu import CompletionMenu
+
+CompletionSource = Callable[[str], list[Candidate]]
+
+
+SCROLL_KEYS = {"pageup": "page_up", "pagedown": "page_down", "shift+pageup": "scroll_home", "shift+pagedown": "scroll_end"}
 
 
 class PromptHistory:
@@ -64,14 +73,88 @@ class PromptArea(TextArea):
         def control(self) -> "PromptArea":
             return self.prompt_area
 
-    def __init__(self, *, prompt_history: PromptHistory | None = None, id: str | None = None, placeholder: str = "") -> None:
+    def __init__(self, *, prompt_history: PromptHistory | None = None, id: str | None = None, placeholder: str = "",
+                 completions: CompletionSource | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True, placeholder=placeholder)
         self.prompt_history = prompt_history or PromptHistory()
+        self.completions = completions
+        self._typing = False
+
+    @property
+    def menu(self) -> CompletionMenu | None:
+        parent = self.parent
+        menus = parent.query(CompletionMenu) if parent is not None else []
+        return menus.first() if menus else None
+
+    def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        """Typing opens or narrows the menu; other changes (history, a sent prompt) close it."""
+        if self._typing:
+            self._typing = False
+            self.update_completions()
+        elif self.menu is not None:
+            self.menu.close()
+
+    def update_completions(self) -> None:
+        """Offer completions for the word at the cursor: `/command` at the start, `@file` anywhere."""
+        menu = self.menu
+        if menu is None or self.completions is None:
+            return
+        row, column = self.cursor_location
+        line = self.document.get_line(row)
+        start, token = current_token(line, column)
+        is_command = row == 0 and start == 0 and token.startswith("/") and not token.startswith("//")
+        if not (is_command or token.startswith("@")):
+            menu.close()
+            return
+        menu.show(self.completions(token))
+
+    def accept_completion(self, *, trailing_space: bool = True) -> bool:
+        menu = self.menu
+        choice = menu.chosen() if menu is not None and menu.is_open else None
+        if menu is None or choice is None:
+            return False
+        row, column = self.cursor_location
+        start, _token = current_token(self.document.get_line(row), column)
+        self.replace(choice.insert if trailing_space else choice.insert.rstrip(), (row, start), (row, column))
+        menu.close()
+        return True
+
+    def _menu_key(self, key: str) -> bool:
+        """Keys the open completion menu takes; True when one was used."""
+        menu = self.menu
+        if menu is None or not menu.is_open:
+            return False
+        if key in ("down", "up"):
+            menu.move(1 if key == "down" else -1)
+            return True
+        if key == "tab":
+            return self.accept_completion()
+        if key == "enter":  # a command runs at once (as in Claude Code); a file name is only completed
+            choice = menu.chosen()
+            command = choice is not None and choice.insert.startswith("/")
+            accepted = self.accept_completion(trailing_space=not command)
+            if accepted and command:
+                self.submit()
+            return accepted
+        if key == "escape":
+            menu.close()
+            return True
+        return False
 
     def action_newline(self) -> None:
         self.insert("\n")
 
     async def _on_key(self, event: events.Key) -> None:
+        if self._menu_key(event.key):
+            event.stop()
+            event.prevent_default()
+            return
+        self._typing = event.is_printable or event.key in ("backspace", "delete")
+        if event.key in SCROLL_KEYS:  # the prompt is one line or a few: these keys scroll the conversation above it
+            event.stop()
+            event.prevent_default()
+            self.scroll_conversation(SCROLL_KEYS[event.key])
+            return
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -97,6 +180,13 @@ class PromptArea(TextArea):
                 self._show(recalled)
                 return
         await super()._on_key(event)
+
+    def scroll_conversation(self, action: str) -> None:
+        """Run a scroll action (`page_up`, …) on the conversation next to this prompt."""
+        parent = self.parent
+        targets = parent.query("Conversation") if parent is not None else []
+        for target in targets:
+            getattr(target, f"action_{action}")()
 
     def _show(self, text: str) -> None:
         self.load_text(text)

@@ -1,0 +1,150 @@
+"""Pilot tests of the keyboard as a newcomer uses it: pane keys typed fast, the filter, palette, completion, labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual import events
+
+from tests.test_ui_support import make_app, notifications, ready, row_names, tool_source, wait_until
+from tui_agent.ui.app import TuiAgentApp
+from tui_agent.ui.screens.source import SourceScreen
+
+
+@pytest.fixture(autouse=True)
+def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def burst(app: TuiAgentApp, *keys: str) -> None:
+    """Keys arriving together, as from a fast typist or a terminal's buffer (the pilot's `press` waits after each)."""
+    assert app._driver is not None
+    for key in keys:
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
+@pytest.mark.parametrize("size", [(200, 50), (80, 24)])
+@pytest.mark.parametrize("keys", [("f3", "v"), ("f4", "f5", "f5", "f3", "v")])
+async def test_a_key_right_after_pane_keys_reaches_the_selected_pane(repo: Path, size: tuple[int, int], keys: tuple[str, ...]) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await wait_until(pilot, lambda: "double" in row_names(app))
+        burst(app, *keys)
+        await wait_until(pilot, lambda: isinstance(app.screen, SourceScreen), message=f"the source view ({notifications(app)}, focus {app.focused})")
+        assert app.prompt_area.text == ""
+
+
+async def test_pane_keys_stay_inside_a_modal(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await wait_until(pilot, lambda: "double" in row_names(app))
+        await pilot.press("f3", "v")
+        await wait_until(pilot, lambda: isinstance(app.screen, SourceScreen))
+        await pilot.press("f2")
+        assert isinstance(app.screen, SourceScreen) and app.active_pane == "catalog"
+
+
+async def test_escape_clears_and_leaves_the_filter_and_recipes_do_not_hide_tools(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await wait_until(pilot, lambda: "double" in row_names(app))
+        await pilot.press("f3", "slash", "z", "z")
+        assert app.catalog_pane.filter_text == "zz" and row_names(app) == []
+        await pilot.press("escape")
+        assert app.catalog_pane.filter_text == "" and app.focused is app.catalog_pane.table and row_names(app) == ["double"]
+        await pilot.press("slash")
+        assert app.focused is app.catalog_pane.query_one("#catalog-filter")
+        await pilot.press("escape", "v")
+        await wait_until(pilot, lambda: isinstance(app.screen, SourceScreen), message="v acting on the table after esc")
+        await pilot.press("escape", "f2")
+        app.prompt_area.insert("/recipes")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any(e.text.startswith("No recipes yet") for e in app.conversation.entries))
+        await pilot.press("f3")
+        assert row_names(app) == ["double"] and app.catalog_pane.filter_text == ""
+
+
+async def test_the_palette_lists_catalog_actions_zoom_and_restore_without_eating_markup(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await wait_until(pilot, lambda: "double" in row_names(app))
+        await pilot.press("f3")
+        commands = {command.title: command.help for command in app.get_system_commands(app.screen)}
+        for title in ("View double", "Run double", "Prune double", "Revert double", "History double", "Drift double",
+                      "Catalog: show pruned tools", "/restore", "Zoom the pane"):
+            assert title in commands, title
+        assert "[ID]" in commands["/resume"]  # shown literally, not taken as markup
+        await pilot.press("ctrl+p")
+        await pilot.press(*"resume")
+        await pilot.pause(0.5)
+        assert "(/resume&#160;[ID])" in app.export_screenshot()  # the palette's line for /resume
+
+
+async def test_pruned_tools_view_restores_with_one_key(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save_tool("triple", tool_source("triple", "return 3 * x"))
+        await app.runtime.catalog.prune("triple")
+        await wait_until(pilot, lambda: row_names(app) == ["double"])
+        await pilot.press("f3", "p")
+        await wait_until(pilot, lambda: row_names(app) == ["triple"], message="the pruned view")
+        assert app.catalog_pane.shown[0].status == "pruned"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: (repo / ".agent" / "tools" / "triple.py").exists(), message="the restore")
+        await wait_until(pilot, lambda: row_names(app) == [], message="the pruned view emptied")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: row_names(app) == ["double", "triple"], message="both tools back in the catalog")
+
+
+async def test_page_up_in_the_prompt_scrolls_the_conversation(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        for number in range(40):
+            await app.add_notice(f"line {number}")
+        await pilot.pause(0.2)
+        conversation = app.conversation
+        await wait_until(pilot, lambda: conversation.scroll_y == conversation.max_scroll_y and conversation.max_scroll_y > 0, message="at the end")
+        bottom = conversation.scroll_y
+        assert app.focused is app.prompt_area
+        await pilot.press("pageup")
+        await wait_until(pilot, lambda: conversation.scroll_y < bottom, message="scrolled up")
+        assert app.focused is app.prompt_area and app.prompt_area.text == ""
+        await pilot.press("pagedown", "pagedown")
+        await wait_until(pilot, lambda: conversation.scroll_y == bottom, message="back at the end")
+        assert "shift+tab" in app.prompt_area.placeholder and "pgup" in app.prompt_area.placeholder
+
+
+async def test_shift_u_reverts_to_a_version_picked_from_the_history(repo: Path) -> None:
+    from tests.gitrepo import git
+    from tui_agent.ui.screens.confirm import ConfirmScreen
+    from tui_agent.ui.screens.pickers import ChoiceScreen
+
+    app = make_app(repo)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await ready(pilot)
+        for body in ("return x + x", "return 2 * x", "return x * 2"):
+            await app.runtime.catalog.save_tool("double", tool_source("double", body))
+        await wait_until(pilot, lambda: "double" in row_names(app))
+        await pilot.press("f3", "U")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the version picker")
+        await pilot.press("down", "enter")  # the older of the two earlier versions: "return x + x"
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the confirmation")
+        assert "+    return x * 2" in app.diff_pane.diff_text and "-    return x + x" in app.diff_pane.diff_text
+        await pilot.press("y")
+        await wait_until(pilot, lambda: "return x + x" in (repo / ".agent" / "tools" / "double.py").read_text(), message="the revert")
+        await wait_until(pilot, lambda: git(repo, "log", "-1", "--format=%s").startswith("tuiagent: revert tool double"), message="its commit")

@@ -1,0 +1,124 @@
+"""The app at 80×24: the run form's fields and buttons reachable, header and footer keep what matters (pilot + snapshots)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import init_repo
+from tests.test_ui_support import make_app, ready, row_names, wait_until
+from tui_agent.core.agent.permissions import deny_all
+from tui_agent.core.runtime import open_runtime
+from tui_agent.ui.screens.argument_form import ArgumentFormScreen
+
+SMALL = (80, 24)
+THREE_ARGUMENTS = '''
+def find_slow(path: str, threshold_ms: int = 100, limit: int = 20) -> list[str]:
+    """Find slow tests in a pytest report.
+
+    Args:
+        path: the report file, relative to the project
+        threshold_ms: a test slower than this many milliseconds is slow
+        limit: at most this many tests
+    """
+    return [path][:limit]
+'''
+
+
+@pytest.fixture(autouse=True)
+def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+async def add_tool(repo: Path) -> None:
+    runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
+    try:
+        await runtime.catalog.save_tool("find_slow", THREE_ARGUMENTS)
+    finally:
+        await runtime.aclose()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    repo = init_repo(tmp_path / "project")
+    asyncio.run(add_tool(repo))
+    return repo
+
+
+def steady_cursors(app) -> None:  # type: ignore[no-untyped-def]
+    """A blinking cursor would make the snapshot depend on timing."""
+    for screen in app.screen_stack:
+        for widget in screen.query("Input, TextArea"):
+            widget.cursor_blink = False
+
+
+def on_screen(app, selector: str) -> bool:  # type: ignore[no-untyped-def]
+    widget = app.screen.query_one(selector)
+    region = widget.region
+    return region.area > 0 and region.y >= 0 and region.bottom <= app.size.height
+
+
+async def open_run_form(pilot) -> ArgumentFormScreen:  # type: ignore[no-untyped-def]
+    app = await ready(pilot)
+    await wait_until(pilot, lambda: row_names(app) == ["find_slow"], message="the tool")
+    await pilot.press("f3", "r")
+    await wait_until(pilot, lambda: isinstance(app.screen, ArgumentFormScreen), message="the run form")
+    await pilot.pause(0.1)
+    assert isinstance(app.screen, ArgumentFormScreen)
+    return app.screen
+
+
+async def test_the_run_form_at_80x24_keeps_buttons_visible_and_tab_reaches_every_field(project: Path) -> None:
+    app = make_app(project, sandbox_tier="rlimits", watch_catalog=False)
+    async with app.run_test(size=SMALL) as pilot:
+        form = await open_run_form(pilot)
+        assert on_screen(app, "#run") and on_screen(app, "#cancel")
+        for name in ("path", "threshold_ms", "limit"):
+            assert form.focused is form.query_one(f"#arg-{name}")
+            await pilot.pause(0.1)
+            assert on_screen(app, f"#arg-{name}"), name
+            await pilot.press("tab")
+        assert form.focused is form.query_one("#run")
+        form.query_one("#arg-path").value = "report.xml"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ArgumentFormScreen), message="the run")
+
+
+def test_run_form_at_80x24_snapshot(project: Path, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await open_run_form(pilot)
+        steady_cursors(pilot.app)
+        await pilot.pause(0.1)
+
+    assert snap_compare(make_app(project, sandbox_tier="rlimits", watch_catalog=False), terminal_size=SMALL, run_before=before)
+
+
+def test_narrow_layout_80x24_snapshot(project: Path, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = await ready(pilot)
+        await wait_until(pilot, lambda: app.header.branch == "main" and row_names(app) == ["find_slow"], message="branch and catalog")
+        app.header.input_tokens, app.header.output_tokens, app.header.cost_usd = 12_400, 3_100, 0.0873
+        steady_cursors(app)
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(project, sandbox_tier="rlimits", watch_catalog=False), terminal_size=SMALL, run_before=before)
+
+
+async def test_at_80_columns_the_header_keeps_tokens_and_cost_and_the_footer_every_catalog_key(project: Path) -> None:
+    app = make_app(project, sandbox_tier="rlimits", watch_catalog=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: app.header.branch == "main", message="the branch")
+        app.header.input_tokens, app.header.output_tokens, app.header.cost_usd, app.header.busy = 12_400, 3_100, 0.0873, True
+        await pilot.pause(0.1)
+        line = app.header.render().plain
+        assert len(line) <= 80 and "12.4k" in line and "3.1k" in line and "$0.0873" in line and "main" in line and "rlimits" in line
+        await pilot.press("f3")
+        await pilot.pause(0.2)
+        footer = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", app.export_screenshot().replace("&#160;", " ")))
+        for key in ("v View", "r Run", "d Prune", "u Revert", "h History", "f Drift", "p Pruned", "/ Filter"):
+            assert key in footer, key

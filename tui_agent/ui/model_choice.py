@@ -1,0 +1,48 @@
+"""What `/model` knows: the models the anthropic SDK names, what a custom server lists, and whether a name is known."""
+
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+DEFAULT_SERVER = "https://api.anthropic.com"
+
+
+def sdk_models() -> list[str]:
+    """The model names the installed anthropic SDK declares (its `Model` literal), newest first as it lists them."""
+    from anthropic.types import Model
+
+    names: list[str] = []
+    for arg in typing.get_args(Model):
+        if typing.get_origin(arg) is typing.Literal:
+            names.extend(str(name) for name in typing.get_args(arg))
+    return names
+
+
+async def server_models(client: Any) -> tuple[list[str], str]:
+    """(model ids the server lists, a note); the note says why the list is empty."""
+    lister = getattr(client, "server_models", None)
+    if lister is None:
+        return [], "this client cannot list the server's models"
+    try:
+        return list(await lister()), ""
+    except Exception as exc:  # a server without GET /v1/models, or unreachable
+        return [], f"the server gave no model list ({type(exc).__name__}: {getattr(exc, 'message', None) or exc})"
+
+
+def model_listing(current: str, sdk: list[str], server: list[str], base_url: str, note: str) -> str:
+    """The /model answer: the current model, the server's models (for a custom base URL), the SDK's names."""
+    lines = [f"Model: {current}. Switch with /model NAME."]
+    if base_url.rstrip("/") != DEFAULT_SERVER:
+        lines.append(f"The server at {base_url} offers: {', '.join(server)}" if server else f"The server at {base_url}: {note}")
+    lines.append("Models the anthropic SDK knows: " + ", ".join(sdk))
+    return "\n".join(lines)
+
+
+def unknown_model_warning(name: str, sdk: list[str], server: list[str]) -> str | None:
+    """A warning when `name` is neither a model the SDK knows nor one the server lists (None when it is known)."""
+    if name in sdk or name in server:
+        return None
+    close = [known for known in (*server, *sdk) if name.split("-")[0] in known][:5]
+    hint = f" Known names like it: {', '.join(close)}." if close else " /model lists the known names."
+    return f"{name} is not a model the SDK knows{' or the server lists' if server else ''}: the next request may fail.{hint}"
