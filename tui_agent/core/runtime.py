@@ -16,6 +16,9 @@ from tui_agent.core.agent.pricing import DEFAULT_MODEL, UsageTotals
 from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_messages, load_usage
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.project import Project, Settings
+from tui_agent.core.versioning.store import VersionedStore
+from tui_agent.core.undo.service import UndoService
+from tui_agent.core.versioning.checkpoints import Checkpoints
 from tui_agent.core.watch import ProjectWatcher
 
 if TYPE_CHECKING:
@@ -39,11 +42,15 @@ class Runtime:
     model_error: str | None = None
     problems: list[str] = field(default_factory=list)
     resumed: bool = False
+    undo: UndoService | None = None
+    """The UndoService (checkpoints around each turn, /undo, /rewind, /diff); None outside a git work tree."""
     changes: ChangeFeed = field(default_factory=ChangeFeed)
     """The project's one change stream (tools, recipes, files, branch, usage): front ends subscribe here."""
     watcher: ProjectWatcher | None = None
     """The one project watcher, feeding the catalog, the recipes and `changes` (None when the catalog is unavailable)."""
     watch_task: asyncio.Task[None] | None = None
+    versioned: dict[str, VersionedStore] = field(default_factory=dict)
+    """"tool" / "recipe" → the same store verbs for both (save, revert, prune, restore, history, diff, outside edit)."""
     drift_watch: DriftWatch | None = None
     """Re-runs drifted tools' tests when their dependency files change (status `drifted · failing`, tool_drifted recipes)."""
 
@@ -67,6 +74,13 @@ class Runtime:
         if self.agent is not None:
             self.agent.session, self.agent.messages, self.agent.usage = session, messages, usage
             self.agent.authored_names.clear()
+
+    def store(self, kind: str) -> VersionedStore | None:
+        """The versioned store of tools or of recipes (None when that part did not start)."""
+        return self.versioned.get(kind)
+
+    def stores(self) -> list[VersionedStore]:
+        return list(self.versioned.values())
 
     def start_watching(self) -> None:
         """Run the project watcher in the background until `aclose` (outside edits, another process, git checkout)."""
@@ -99,7 +113,9 @@ class Runtime:
 async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_git: Any, submit_prompt: Any) -> None:
     """Sandbox, then catalog, then recipes; a part that fails is reported in `problems` and the ones after it are skipped."""
     from tui_agent.core.catalog.api import Catalog
+    from tui_agent.core.catalog.versioned import ToolVersions
     from tui_agent.core.recipes import open_recipes
+    from tui_agent.core.recipes.versioned import RecipeVersions
     from tui_agent.core.sandbox import Sandbox
     from tui_agent.core.tending.drift_watch import DriftWatch
 
@@ -109,13 +125,16 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
     except Exception as error:  # SandboxUnavailable, or bubblewrap failing in an unexpected way
         runtime.problems.append(f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled")
         return
+    toolchain = getattr(runtime.sandbox, "toolchain", None)
+    runtime.problems.extend(f"sandbox toolchain: {problem}" for problem in getattr(toolchain, "problems", ()))
     try:
         runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git, changes=runtime.changes)
     except Exception as error:
         runtime.problems.append(f"tool catalog unavailable: {error}")
         return
+    tools = runtime.versioned["tool"] = ToolVersions(runtime.catalog)
     runtime.drift_watch = DriftWatch(runtime.catalog)
-    runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=runtime.catalog.handle_file_changes,
+    runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=tools.outside_edit,
                                      on_files=runtime.drift_watch.files_changed)
     runtime.catalog.watcher = runtime.watcher
     runtime.problems.extend(runtime.catalog.state.notices)
@@ -125,8 +144,9 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
     except Exception as error:
         runtime.problems.append(f"recipes unavailable: {error}")
         return
+    recipes = runtime.versioned["recipe"] = RecipeVersions(runtime.recipes)
     runtime.drift_watch.recipes = runtime.recipes
-    runtime.watcher.on_recipes = runtime.recipes.reload_recipes
+    runtime.watcher.on_recipes = recipes.outside_edit
     runtime.watcher.on_files = both(runtime.recipes.files_changed, runtime.drift_watch.files_changed)
     runtime.recipes.watcher = runtime.watcher
 
@@ -189,9 +209,11 @@ async def open_runtime(
     project = Project.at(project_root)
     settings = project.load_settings()
     project.ensure_layout()
-    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint)
+    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint,
+                              project=project, project_rules=settings.allow_rules)
     chosen_model = model or settings.model or DEFAULT_MODEL
     runtime = Runtime(project=project, settings=settings, permissions=permissions, model=chosen_model)
+    runtime.problems.extend(permissions.problems)
     # The session first: a wrong --resume id fails before any process is started.
     if resume or continue_latest:
         session = SessionLog.reopen(project, resume or latest_session_id(project))
@@ -214,6 +236,7 @@ async def open_runtime(
     if watch:
         runtime.start_watching()
 
+    runtime.undo = await asyncio.to_thread(open_undo, runtime)
     if not model_configured(api_key, base_url):
         runtime.model_error = f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual tool runs work without one."
         return runtime
@@ -223,7 +246,17 @@ async def open_runtime(
                           sandbox=runtime.sandbox, catalog=runtime.catalog, recipes=runtime.recipes,
                           messages=messages, usage=usage, changes=runtime.changes, watcher=runtime.watcher,
                           tool_providers=_mcp_providers(runtime))
+    runtime.agent.recorder = runtime.undo
     return runtime
+
+
+def open_undo(runtime: Runtime) -> UndoService | None:
+    """The undo service of the project, or None (with a problem noted) when it is not in a git work tree."""
+    checkpoints = Checkpoints.open(runtime.project.root)
+    if checkpoints is None:
+        runtime.problems.append("no git repository: turns are not checkpointed, so /undo, /rewind and /diff are unavailable")
+        return None
+    return UndoService(checkpoints, catalog=runtime.catalog, recipes=runtime.recipes)
 
 
 def _mcp_providers(runtime: Runtime) -> list[Any]:

@@ -10,7 +10,7 @@ from textual import work
 
 from tui_agent.core.events import Event
 from tui_agent.core.versioning.branch import current_branch
-from tui_agent.ui.catalog_rows import CatalogRow, row_from_recipe, row_from_tool
+from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.mcp_rows import mcp_header, mcp_rows
 
 if TYPE_CHECKING:
@@ -19,14 +19,7 @@ if TYPE_CHECKING:
 
 def catalog_rows(runtime: Any) -> list[CatalogRow]:
     """Every tool and recipe of the runtime as rows (reads state.db for fresh usage counts)."""
-    rows: list[CatalogRow] = []
-    catalog = getattr(runtime, "catalog", None)
-    if catalog is not None:
-        rows.extend(row_from_tool(record) for record in catalog.tools())
-    recipes = getattr(runtime, "recipes", None)
-    records = getattr(recipes, "records", None) if recipes is not None else None
-    if records is not None:
-        rows.extend(row_from_recipe(record) for record in records())
+    rows = [item for store in runtime.stores() for item in store.items()]
     rows.extend(mcp_rows(getattr(runtime, "mcp", None)))
     return rows
 

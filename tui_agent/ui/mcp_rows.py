@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_agent.ui.catalog_rows import CatalogRow, first_line
+from tui_agent.core.versioning.store import first_line
+from tui_agent.ui.catalog_rows import CatalogRow
 
 MCP_ACCESS = "mcp"
 

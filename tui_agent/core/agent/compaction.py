@@ -28,7 +28,7 @@ def shorten_old_tool_results(messages: list[dict[str, Any]], *, keep_recent: int
     shortened = 0
     for message in messages[: max(0, len(messages) - keep_recent)]:
         content = message.get("content")
-        if isinstance(content, str):
+        if not isinstance(content, list):
             continue
         if message.get("role") == "assistant":
             shortened += _shorten_tool_inputs(content)

@@ -7,10 +7,9 @@ import os
 import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import anthropic
-import httpx2
 
 from tui_agent.core.agent.pricing import DEFAULT_MODEL, RequestUsage, request_usage
 from tui_agent.core.agent.streamreply import AssembledReply, ReplyAssembler, StreamCut
@@ -63,7 +62,7 @@ def configuration_hint() -> str:
 
 
 class ModelClient:
-    """Streams assistant messages; retries 408/409/429/5xx/529 and mid-stream errors itself, with backoff."""
+    """Streams assistant messages; retries 408/409/429/5xx/529, mid-stream errors and cut streams itself, with backoff."""
 
     def __init__(
         self,
@@ -101,7 +100,8 @@ class ModelClient:
             try:
                 assembler = ReplyAssembler()
                 stream = await self._client.messages.create(
-                    model=self.model, max_tokens=self.max_tokens, system=system, tools=tools, messages=messages, stream=True
+                    model=self.model, max_tokens=self.max_tokens, stream=True,
+                    system=cast(Any, system), tools=cast(Any, tools), messages=cast(Any, messages),
                 )
                 try:
                     async for event in stream:
@@ -123,7 +123,9 @@ class ModelClient:
             except anthropic.APIConnectionError as error:
                 failure = self._connection_error(error)
                 delay = self.retry_base_delay_s * (2**attempt)
-            except (StreamCut, httpx2.TransportError) as error:
+            except Exception as error:
+                if not isinstance(error, StreamCut) and not _is_transport_error(error):
+                    raise
                 failure = ModelError("interrupted", f"the model's reply was cut off before it was complete ({error})")
                 delay = self.retry_base_delay_s * (2**attempt)
             retries = min(self.max_retries, CONNECTION_RETRIES) if failure.kind == "connection" else self.max_retries
@@ -186,8 +188,13 @@ class ModelClient:
                 return min(float(headers["retry-after"]), MAX_RETRY_AFTER_S)
         except ValueError:  # an unparseable retry-after header: fall back to our own backoff
             pass
-        backoff = self.retry_base_delay_s * (2**attempt)
+        backoff = float(self.retry_base_delay_s * (2**attempt))
         return min(backoff + random.uniform(0, backoff / 4), MAX_RETRY_AFTER_S)
+
+
+def _is_transport_error(error: BaseException) -> bool:
+    """An error of the SDK's HTTP layer (httpx, or httpx2 in newer SDKs) raised while a stream was being read."""
+    return type(error).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2")
 
 
 def _error_message(error: anthropic.APIStatusError) -> str:

@@ -26,7 +26,7 @@ TRANSIENT_FAILURES = (ERROR_SANDBOX, ERROR_CANCELLED)
 
 
 class SandboxLike(Protocol):
-    async def call_function(self, *, module: str, function: str, kwargs: dict, module_path: Path | None = None,
+    async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any], module_path: Path | None = None,
                             policy: SandboxPolicy | None = None, label: str = "", version: str | None = None) -> RunResult: ...
 
     async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,

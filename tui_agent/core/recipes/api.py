@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from tui_agent.core.changes import ChangeFeed
@@ -26,7 +27,7 @@ async def catch_up(engine: RecipeEngine) -> None:
                 continue
 
 
-def _tool_status(catalog: ToolRunner):
+def _tool_status(catalog: ToolRunner) -> Callable[[str], str | None]:
     def status(name: str) -> str | None:
         record = catalog.get(name)
         return None if record is None else str(getattr(record, "status", "ok"))

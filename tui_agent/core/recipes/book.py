@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.project import Project
-from tui_agent.core.recipes.model import Recipe, RecipeRecord
+from tui_agent.core.recipes.model import Recipe, RecipeRecord, RecipeStatus
 from tui_agent.core.recipes.recipefile import parse_recipe
 from tui_agent.core.recipes.runlog import RunStats
 
@@ -116,6 +116,7 @@ class RecipeBook:
         if recipe is None and error is None:
             return None
         problems = self.problems(recipe) if recipe is not None else ()
+        status: RecipeStatus
         if error is not None or problems:
             status = "broken"
         elif recipe is not None and not recipe.enabled:

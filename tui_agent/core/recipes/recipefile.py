@@ -56,10 +56,12 @@ def parse_recipe(name: str, source: str | bytes) -> Recipe:
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         position = TOML_POSITION.search(message)
-        line = int(position.group(1)) if position else None
-        if line is None and "end of document" in message:
-            line = max(1, len(text.splitlines()))
-        raise PipelineError("parse", f"TOML syntax error: {message}", line) from exc
+        toml_line: int | None = int(position.group(1)) if position else None
+        if toml_line is None and "end of document" in message:
+            toml_line = max(1, len(text.splitlines()))
+        raise PipelineError("parse", f"TOML syntax error: {message}", toml_line) from exc
+    except ValueError as exc:  # tomllib's int() refuses numbers longer than 4300 digits
+        raise PipelineError("parse", f"a number is too long: {exc}", None) from exc
     recipe = _validate(name, data, _Locator(text))
     return replace(recipe, source_sha=source_sha(raw))
 

@@ -17,6 +17,7 @@ from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import PidsCgroup
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.reaper import kill_tree
+from tui_agent.core.sandbox.toolchain import Toolchain
 
 RESULT_LIMIT = 8 * 1024 * 1024
 TERM_GRACE_S = 0.3
@@ -68,7 +69,7 @@ class Worker:
 
     @classmethod
     async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path, processes: int,
-                    project_writable: bool = True) -> "Worker":
+                    project_writable: bool = True, toolchain: Toolchain | None = None) -> "Worker":
         """Start a worker; `project_writable` False (bubblewrap only) mounts the whole project read-only."""
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
@@ -76,8 +77,9 @@ class Worker:
             fd = child_end.fileno()
             if tier == TIER_BUBBLEWRAP:
                 argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd,
-                                                project_writable=project_writable)
-                env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token)
+                                                project_writable=project_writable, toolchain=toolchain)
+                env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token,
+                                        toolchain=toolchain)
                 private: str | None = None
             else:
                 private_dir = scratch / f"run-{token}"
@@ -86,7 +88,7 @@ class Worker:
                 private = str(private_dir)
                 argv = tiers.worker_argv(fd, project)
                 env = tiers.sandbox_env(home=str(private_dir / "home"), tmpdir=str(private_dir / "tmp"),
-                                        tier=tier, token=token)
+                                        tier=tier, token=token, toolchain=toolchain)
             cgroup = PidsCgroup.create(f"tuiagent-{os.getpid()}-{token}", processes)
             if cgroup is not None:
                 # The shell joins the cgroup, then becomes the sandbox: every descendant is born inside it.

@@ -25,6 +25,7 @@ from tui_agent.core.sandbox.policy import (
     check_level,
 )
 from tui_agent.core.sandbox.process import Worker
+from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 
 DEFAULT_WARM_WORKERS = 2
@@ -50,6 +51,8 @@ class Sandbox:
         self._running: set[Worker] = set()
         self._refill_task: asyncio.Task[None] | None = None
         self._closed = False
+        self.toolchain: Toolchain | None = None
+        """The project's toolchain (PATH, virtualenv, read-only folders, build variables) every worker sees."""
         self.bridge: SandboxBridge | None = None
         """What `run_python` snippets may ask the runtime for (the session's MCP tools), set by the runtime."""
 
@@ -57,8 +60,9 @@ class Sandbox:
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
                     min_level: str | None = None, warm_workers: int = DEFAULT_WARM_WORKERS) -> "Sandbox":
         """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers."""
+        settings = project.load_settings()
         if min_level is None:
-            min_level = project.load_settings().sandbox_min_level
+            min_level = settings.sandbox_min_level
         problem = await asyncio.to_thread(tiers.probe_bubblewrap)
         if tier is None:
             tier = TIER_BUBBLEWRAP if problem is None else TIER_RLIMITS
@@ -67,6 +71,8 @@ class Sandbox:
         check_level(tier, min_level)
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem)
+        sandbox.toolchain = await asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
+                                                    extra_paths=settings.sandbox_paths)
         await sandbox._fill()
         return sandbox
 
@@ -85,6 +91,8 @@ class Sandbox:
         info["bubblewrap_problem"] = self.bubblewrap_problem
         info["warm_workers"] = self.warm_workers
         info["protected_paths"] = protected.protected_paths(self.project.root)
+        if self.toolchain is not None:
+            info["toolchain"] = self.toolchain.describe(paths_hidden=self.tier == TIER_BUBBLEWRAP)
         return info
 
     async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any],
@@ -200,7 +208,8 @@ class Sandbox:
 
     async def _spawn(self, network: bool, project_writable: bool = True) -> Worker:
         return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
-                                  processes=self.policy.processes, project_writable=project_writable)
+                                  processes=self.policy.processes, project_writable=project_writable,
+                                  toolchain=self.toolchain)
 
     async def _fill(self) -> None:
         for project_writable in (True, False):

@@ -40,7 +40,8 @@ def authored_and_used(path: Path) -> list[AuthoredTool]:
         if record.get("event") == "ToolAuthored" and data.get("kind") == "tool":
             authored.setdefault(str(data.get("name")), _number(record.get("time")))
         elif record.get("event") == "ToolCallStarted":
-            arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
+            raw = data.get("arguments")
+            arguments: dict[str, Any] = raw if isinstance(raw, dict) else {}
             name = str(arguments.get("name")) if data.get("name") == "call_tool" else str(data.get("name"))
             if name in authored:
                 used.append(AuthoredTool(name, authored.pop(name)))

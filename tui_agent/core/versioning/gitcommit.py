@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tui_agent.core.catalog.files import process_alive
 from tui_agent.core.versioning.hookenv import scrubbed
-from tui_agent.core.versioning.gitlocks import inspect_lock, remove_stale_lock
+from tui_agent.core.versioning.gitlocks import LockInspection, inspect_lock, remove_stale_lock
 from tui_agent.core.versioning.gitpending import PendingChange
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
 
@@ -86,7 +86,7 @@ class CommitBuilder:
             locks.append(self.runner.common_dir / f"{ref}.lock")
         return locks
 
-    def _inspect(self, lock: Path):  # noqa: ANN202 - LockInspection
+    def _inspect(self, lock: Path) -> LockInspection:
         folders = (self.runner.work_tree, self.runner.git_dir, self.runner.common_dir)
         return inspect_lock(lock, folders, min_stale_age_s=self.min_stale_lock_age_s)
 
