@@ -184,6 +184,7 @@ async def test_list_changed_from_a_server_is_honoured_at_the_next_request(repo: 
     assert results(events)["mcp__other__triple"].result == "15"
 
 
+@pytest.mark.timeout(300)  # two CLI runs, each starting the servers: slow on a loaded machine
 def test_mcp_list_command(repo: Path) -> None:
     configure(repo)
     done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "mcp", "list", "--json"],
