@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from tui_agent.commands import COMMAND_GROUPS
 
@@ -25,7 +26,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 2
+    problem = resolve_project(args)
+    if problem is not None:
+        print(f"tuiagent: {problem}", file=sys.stderr)
+        return 2
     return int(handler(args) or 0)
+
+
+def resolve_project(args: argparse.Namespace) -> str | None:
+    """Point `args.project` at the project root (run from a subfolder too); why the command cannot run, or None."""
+    from tui_agent.core.rootfind import ProjectRootError, locate, outside_repository_message
+
+    try:
+        located = locate(Path(args.project))
+    except ProjectRootError as error:
+        return str(error)
+    for warning in located.warnings:
+        print(f"tuiagent: warning: {warning}", file=sys.stderr)
+    args.project = str(located.root)
+    creates_agent_dir = getattr(args, "sandbox_command", None) != "status"
+    asks_first = getattr(args, "command", None) is None and getattr(args, "prompt", None) is None  # the TUI asks
+    if (not located.in_repository and not (located.root / ".agent").is_dir() and creates_agent_dir
+            and not getattr(args, "init_git", False) and not asks_first):
+        return outside_repository_message(located.root)
+    return None
 
 
 if __name__ == "__main__":
