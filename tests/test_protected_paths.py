@@ -137,3 +137,20 @@ def test_catalog_commit_hooks_run_with_secrets_scrubbed(repo: Path, monkeypatch:
     seen = record.read_text()
     assert "PATH=" in seen and "sk-ant-secret" not in seen and "ghp-secret" not in seen and "s3cret" not in seen
     assert "ANTHROPIC_API_KEY" not in seen and os.environ["ANTHROPIC_API_KEY"] == "sk-ant-secret"
+
+
+@pytest.mark.parametrize("tier", ["bubblewrap", "rlimits"])
+async def test_a_protected_symlink_out_of_the_project_is_put_back_after_a_run_replaced_it(repo: Path, tier: str) -> None:
+    (repo / ".bashrc").symlink_to("/etc/hostname")  # a dotfiles setup; outside the project is read-only anyway
+    (repo / ".profile").symlink_to("/nonexistent/profile")  # dangling: must not stop the sandbox from starting
+    project = Project.at(repo)
+    box = await Sandbox.start(project, tier=tier, warm_workers=0)
+    try:
+        code = "import os\nos.remove('.bashrc')\nopen('.bashrc', 'w').write('evil')\nos.remove('.profile')\nopen('.profile', 'w').write('evil')\n'ok'"
+        result = await box.run_python(code, policy=WRITABLE)
+    finally:
+        await box.aclose()
+    assert result.ok and result.value == "ok", result.error
+    assert os.readlink(repo / ".bashrc") == "/etc/hostname" and os.readlink(repo / ".profile") == "/nonexistent/profile"
+    assert "replaced the protected path .bashrc" in result.stderr
+    assert [p.read_text() for p in (repo / ".agent/quarantine").glob("*/.bashrc")] == ["evil"]
