@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
-from tests.gitrepo import git
 
 COMMANDS = [["tools", "list"], ["tools", "history", "nothing"], ["recipes", "list"], ["sandbox", "status"], ["-p", "hi"]]
 

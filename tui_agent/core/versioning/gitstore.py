@@ -28,6 +28,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -165,7 +166,7 @@ class CatalogGit:
         """path -> what awaits a commit and why."""
         return {path: change.describe() for path, change in self._load_journal(check_disk=False)[0].items()}
 
-    def _load_journal(self, own: set[str] = frozenset(), *,
+    def _load_journal(self, own: AbstractSet[str] = frozenset(), *,
                       check_disk: bool = True) -> tuple[dict[str, PendingChange], list[str]]:
         """The journal's entries that are safe to commit (see journalcheck), and notes on the dropped ones."""
         return journalcheck.trusted(self.root, self._journal.load(), own, check_disk=check_disk)
