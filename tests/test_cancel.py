@@ -90,8 +90,8 @@ async def test_a_signal_to_a_headless_run_ends_its_processes_and_records_which_c
         try:
             await wait_for(lambda: processes_with(tag), 60, "the shell command to start")
             process.send_signal(signum)
-            await wait_for(lambda: process.poll() is not None, 5, "the headless run to exit")
-            await wait_for(lambda: not processes_with(tag), 1.0, "every process of the turn to end")
+            await wait_for(lambda: not processes_with(tag), 1.5, "every process of the turn to end")  # 1 s + load margin
+            await wait_for(lambda: process.poll() is not None, 30, "the headless run to exit")
         finally:
             if process.poll() is None:
                 process.kill()
@@ -160,8 +160,8 @@ async def test_sigterm_during_a_recipe_run_ends_its_processes(repo: Path) -> Non
         try:
             await wait_for(lambda: processes_with(tag), 60, "the recipe's shell command to start")
             process.send_signal(signal.SIGTERM)
-            await wait_for(lambda: process.poll() is not None, 5, "the recipe run to exit")
-            await wait_for(lambda: not processes_with(tag), 1.0, "every process of the recipe to end")
+            await wait_for(lambda: not processes_with(tag), 1.5, "every process of the recipe to end")  # 1 s + load margin
+            await wait_for(lambda: process.poll() is not None, 30, "the recipe run to exit")
         finally:
             if process.poll() is None:
                 process.kill()
