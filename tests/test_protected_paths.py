@@ -67,6 +67,7 @@ def attempt(name, action):
     except OSError as exc:
         results[name] = type(exc).__name__
 attempt('rename_agent', lambda: os.rename('.agent', '.agent_gone'))
+attempt('rename_project', lambda: os.rename(os.getcwd(), os.getcwd() + '_moved'))
 attempt('config', lambda: open('.agent/config.toml', 'w').write('[permissions]\\nmode = "auto"\\n'))
 attempt('journal', lambda: open('.agent/cache/pending.json', 'w').write('{}'))
 attempt('state', lambda: open('.agent/state.db', 'ab').write(b'x'))
