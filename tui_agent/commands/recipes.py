@@ -13,6 +13,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
+from tui_agent.commands.failures import CommandFailure
 
 
 
@@ -54,20 +55,25 @@ async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> Asyn
     from tui_agent.core.agent.permissions import flag_approver
     from tui_agent.core.runtime import open_runtime
 
+    try:
+        approve = flag_approver(yes=bool(getattr(args, "yes", False)), allowed_tools=getattr(args, "allow", []) or [])
+    except ValueError as error:  # a malformed --allow rule
+        raise SystemExit(f"tuiagent: {error}") from None
     runtime = await open_runtime(
         args.project,
-        approve=flag_approver(yes=bool(getattr(args, "yes", False)), allowed_tools=getattr(args, "allow", []) or []),
+        approve=approve,
         model=getattr(args, "model", None),
         ask_init_git=lambda project: bool(getattr(args, "init_git", False)),
         sandbox_tier=getattr(args, "sandbox_tier", None),
         permission_mode=getattr(args, "permission_mode", None),
         allowed_tools=getattr(args, "allow", []) or [],
-        denial_hint="(recipe run without a person: approve with tuiagent --yes, or --allow TOOL)",
+        denial_hint="(recipe run without a person: approve with tuiagent --yes, or an allow rule: --allow TOOL, --allow 'run_shell(make:*)')",
         submit_prompt=submit_prompt,
+        watch=False,  # `recipes watch` runs the runtime's watcher itself (engine.watch()); the others need none
     )
     try:
         if runtime.recipes is None:
-            raise SystemExit(f"tuiagent: recipes are unavailable: {'; '.join(runtime.problems) or 'no catalog'}")
+            raise CommandFailure(f"recipes are unavailable: {'; '.join(runtime.problems) or 'no catalog'}", "runtime")
         yield runtime
     finally:
         await runtime.aclose()
@@ -114,6 +120,8 @@ async def run_recipes_command(args: argparse.Namespace) -> int:
     holder: dict[str, Any] = {}
     async with opened(args, submit_prompt=agent_prompt_runner(holder, sys.stdout)) as runtime:
         holder["runtime"] = runtime
+        for problem in runtime.problems:
+            print(f"tuiagent: {problem}", file=sys.stderr)
         try:
             result = await COMMANDS[args.recipes_command](runtime.recipes, args)
         except PipelineError as error:

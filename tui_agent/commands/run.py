@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from typing import Any
 
-from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter
+from tui_agent.commands.failures import EXIT_USAGE, report
+from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter, RunInfo
 from tui_agent.core.agent.permissions import PERMISSION_MODES, flag_approver
 from tui_agent.core.agent.sessions import SessionNotFound
 from tui_agent.core.project import ConfigError
 
-HEADLESS_DENIAL_HINT = "(headless run: approve with --yes, or --allow TOOL for this tool)"
+HEADLESS_DENIAL_HINT = "(headless run: approve with --yes, or an allow rule: --allow TOOL, --allow 'run_shell(pytest:*)')"
 
 
 def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
@@ -21,15 +23,21 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     parser.add_argument("--resume", metavar="ID", help="resume the session ID (.agent/sessions/ID.jsonl)")
     parser.add_argument("--model", help="model id (default: `model` in .agent/config.toml, else a current Sonnet)")
     parser.add_argument("--yes", action="store_true", help="approve every shell command, write and network call")
-    parser.add_argument("--allow", action="append", default=[], metavar="TOOL", help="approve calls of TOOL (repeatable)")
+    parser.add_argument("--allow", action="append", default=[], metavar="RULE", help="approve what RULE covers: TOOL, 'run_shell(make test)' (exact) or 'run_shell(pytest:*)' (prefix); repeatable")
     parser.add_argument("--permission-mode", choices=PERMISSION_MODES, help="ask (default), auto (edits accepted) or read-only")
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text", help="headless output: text, json or stream-json")
     parser.add_argument("--init-git", action="store_true", help="create a git repository if the project has none")
+    parser.add_argument("--undo", action="store_true",
+                        help="undo the last agent turn of the latest session (its file changes and catalog changes)")
     parser.add_argument("--sandbox-tier", choices=("bubblewrap", "rlimits"), help="force a sandbox tier")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    if getattr(args, "undo", False):
+        from tui_agent.commands.undo import run_undo
+
+        return asyncio.run(run_undo(args))
     if args.prompt is None:
         from tui_agent.ui.app import run_tui  # imported here so that the headless path never imports textual
 
@@ -44,6 +52,7 @@ def handle(args: argparse.Namespace) -> int:
 async def run_headless(args: argparse.Namespace) -> int:
     from tui_agent.commands.cancel_signals import cancel_current_task_on_signals
     from tui_agent.core.runtime import open_runtime
+    from tui_agent.core.versioning.worktree_diff import TurnEdits, changed_paths
 
     cancel_current_task_on_signals()
     try:
@@ -60,21 +69,28 @@ async def run_headless(args: argparse.Namespace) -> int:
             allowed_tools=args.allow,
             denial_hint=HEADLESS_DENIAL_HINT,
         )
-    except (SessionNotFound, ConfigError, ValueError) as error:
-        print(f"tuiagent: {error}", file=sys.stderr)
-        return 2
+    except ConfigError:
+        raise
+    except (SessionNotFound, ValueError) as error:
+        stage = "session" if isinstance(error, SessionNotFound) else "start"
+        return report(str(error), stage, EXIT_USAGE, as_json=args.output_format != "text")
     try:
         for problem in runtime.problems:
             print(f"[warning] {problem}", file=sys.stderr)
         if runtime.agent is None:
-            print(f"tuiagent: {runtime.model_error}", file=sys.stderr)
-            return 2
+            return report(str(runtime.model_error), "model", EXIT_USAGE, as_json=args.output_format != "text")
         agent = runtime.agent
-        before = agent.usage.to_dict()
+        before = dataclasses.replace(agent.usage)
+        _system, tools = agent.build_request()
+        printer.start(RunInfo(agent.session_id, agent.model, str(agent.project.root), [tool["name"] for tool in tools],
+                              agent.permissions.mode), agent.messages)
+        edits = TurnEdits(runtime.project.root)
+        await edits.start()
         async for event in agent.run_turn(args.prompt):
             printer.handle(event)
-        after = agent.usage.to_dict()
-        turn = {key: round(after[key] - before[key], 6) for key in after}
-        return printer.finish(session_id=agent.session_id, model=agent.model, usage=after, turn_usage=turn)
+        diff = await edits.diff()
+        return printer.finish(session_id=agent.session_id, model=agent.model, run_usage=agent.usage.since(before),
+                              session_usage=agent.usage, edited_files=changed_paths(diff) if diff is not None else None)
     finally:
         await runtime.aclose()
+

@@ -12,6 +12,7 @@ from typing import Any
 
 from tui_agent.commands import tools_tending
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
+from tui_agent.commands.failures import EXIT_USAGE, report
 from tui_agent.core.project import Project
 
 class UsageError(Exception):
@@ -54,8 +55,11 @@ def handle(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(run_command(args))
     except UsageError as exc:
-        print(f"tuiagent tools: {exc}", file=sys.stderr)
-        return 2
+        return report(f"tuiagent tools {args.tools_command}: {exc}", "usage", EXIT_USAGE, as_json=wants_json_output(args))
+
+
+def wants_json_output(args: argparse.Namespace) -> bool:
+    return args.json is not None if args.tools_command == "run" else bool(args.json)
 
 
 def make_ask_init_git(init_git: bool) -> Callable[[Project], bool]:
@@ -77,7 +81,7 @@ async def run_command(args: argparse.Namespace) -> int:
     from tui_agent.core.sandbox import Sandbox
 
     command = args.tools_command
-    want_json = args.json is not None if command == "run" else bool(args.json)
+    want_json = wants_json_output(args)
     call_args = parse_call_args(args) if command == "run" else {}
     project = Project.at(args.project)
     sandbox = await Sandbox.start(project)
@@ -90,6 +94,8 @@ async def run_command(args: argparse.Namespace) -> int:
         except PipelineError as error:
             result = error_result(error)
         finally:
+            for notice in [*catalog.state.notices, *sandbox.audit.notices]:
+                print(f"tuiagent: {notice}", file=sys.stderr)
             await catalog.aclose()
     finally:
         await sandbox.aclose()
@@ -111,7 +117,7 @@ def parse_call_args(args: argparse.Namespace) -> dict[str, Any]:
     if args.json:
         try:
             loaded = json.loads(args.json)
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:  # not JSON, or an integer too long to convert
             raise UsageError(f"--json arguments are not valid JSON: {exc}") from exc
         if not isinstance(loaded, dict):
             raise UsageError("--json arguments must be a JSON object")
@@ -134,7 +140,7 @@ def typed_args(schema: dict[str, Any], raw: dict[str, Any], from_cli: set[str]) 
             continue
         try:
             typed[key] = json.loads(raw[key])
-        except json.JSONDecodeError:  # not JSON: the text itself is the value, as typed
+        except ValueError:  # not JSON (or a number too long to convert): the text itself is the value, as typed
             pass
     return typed
 
@@ -169,6 +175,7 @@ def access_notes(spec: Any) -> list[str]:
 
 
 async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+    await catalog.recheck_drift()  # a drifted tool's own tests decide between `drifted` and `drifted · failing`
     records = catalog.tools()
     rows = [("NAME", "STATUS", "CALLS", "FAILS", "ACCESS", "LAST USED", "DESCRIPTION")]
     for r in records:

@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result
-from tui_agent.core.agent.prompt import catalog_index, entries_from_records, estimate_tokens, rank
-from tui_agent.core.tending.doctor import DoctorInput, examine, summary
+from tui_agent.core.tending.care import doctor_input
+from tui_agent.core.tending.doctor import examine, summary
 from tui_agent.core.tending.repair import repair_prompt
 from tui_agent.core.tending.suggestions import SuggestionBook, to_report
 
@@ -39,12 +39,7 @@ async def cmd_doctor(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) 
     if args.unused_days < 1:
         return {"error": "--unused-days must be at least 1", "stage": "arguments"}, \
             "tuiagent tools: --unused-days must be at least 1", 2
-    records = catalog.tools()
-    settings = catalog.project.load_settings()
-    index = catalog_index(rank(entries_from_records(records)), settings.catalog_token_budget)
-    data = DoctorInput(records=records, source=catalog.source, authored_at=lambda name: _first_commit_time(catalog, name),
-                       index_tokens=estimate_tokens(index), token_budget=settings.catalog_token_budget,
-                       unused_days=args.unused_days)
+    data = doctor_input(catalog, args.unused_days)
     findings = examine(data)
     numbers = summary(data, findings)
     head = (f"{numbers['tools']} tools: {numbers['broken']} broken, {numbers['drifted']} drifted, "
@@ -68,15 +63,3 @@ async def cmd_repair(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) 
     if not needs_repair:
         return data, f"{args.name} needs no repair: it is not broken, not drifted and its tests pass", 0
     return data, prompt, 0
-
-
-def _first_commit_time(catalog: Any, name: str) -> float | None:
-    from datetime import datetime
-
-    entries = catalog.history(name)
-    if not entries:
-        return None
-    try:
-        return datetime.fromisoformat(entries[-1].date).timestamp()
-    except ValueError:
-        return None

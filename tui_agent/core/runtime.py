@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.model import ModelClient, configuration_hint, configured_base_url
 from tui_agent.core.agent.permissions import ApprovalCallback, Permissions
 from tui_agent.core.agent.pricing import DEFAULT_MODEL, UsageTotals
 from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_messages, load_usage
+from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.project import Project, Settings
+from tui_agent.core.versioning.store import VersionedStore
+from tui_agent.core.undo.service import UndoService
+from tui_agent.core.versioning.checkpoints import Checkpoints
+from tui_agent.core.watch import ProjectWatcher
+
+if TYPE_CHECKING:
+    from tui_agent.core.tending.drift_watch import DriftWatch
 
 
 @dataclass
@@ -27,11 +36,23 @@ class Runtime:
     sandbox: Any = None
     catalog: Any = None
     recipes: Any = None
+    mcp: Any = None  # the session's MCP servers (core.mcp.hub.McpHub)
     agent: Agent | None = None
     session: SessionLog | None = None
     model_error: str | None = None
     problems: list[str] = field(default_factory=list)
     resumed: bool = False
+    undo: UndoService | None = None
+    """The UndoService (checkpoints around each turn, /undo, /rewind, /diff); None outside a git work tree."""
+    changes: ChangeFeed = field(default_factory=ChangeFeed)
+    """The project's one change stream (tools, recipes, files, branch, usage): front ends subscribe here."""
+    watcher: ProjectWatcher | None = None
+    """The one project watcher, feeding the catalog, the recipes and `changes` (None when the catalog is unavailable)."""
+    watch_task: asyncio.Task[None] | None = None
+    versioned: dict[str, VersionedStore] = field(default_factory=dict)
+    """"tool" / "recipe" → the same store verbs for both (save, revert, prune, restore, history, diff, outside edit)."""
+    drift_watch: DriftWatch | None = None
+    """Re-runs drifted tools' tests when their dependency files change (status `drifted · failing`, tool_drifted recipes)."""
 
     @property
     def sandbox_tier(self) -> str | None:
@@ -54,12 +75,34 @@ class Runtime:
             self.agent.session, self.agent.messages, self.agent.usage = session, messages, usage
             self.agent.authored_names.clear()
 
+    def store(self, kind: str) -> VersionedStore | None:
+        """The versioned store of tools or of recipes (None when that part did not start)."""
+        return self.versioned.get(kind)
+
+    def stores(self) -> list[VersionedStore]:
+        return list(self.versioned.values())
+
+    def start_watching(self) -> None:
+        """Run the project watcher in the background until `aclose` (outside edits, another process, git checkout)."""
+        if self.watcher is not None and self.watch_task is None:
+            self.watch_task = asyncio.create_task(self.watcher.run(), name="project-watcher")
+            self.watch_task.add_done_callback(self._watcher_stopped)
+
+    def _watcher_stopped(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self.problems.append(f"the project watcher stopped: {task.exception()}")
+
     async def aclose(self) -> None:
+        if self.watch_task is not None:
+            self.watch_task.cancel()
+            await asyncio.gather(self.watch_task, return_exceptions=True)
+        if self.drift_watch is not None:
+            await self.drift_watch.aclose()
         if self.agent is not None:
             await self.agent.client.aclose()
         if self.session is not None:
             self.session.close()
-        for part in (self.recipes, self.catalog, self.sandbox):
+        for part in (self.mcp, self.recipes, self.catalog, self.sandbox):
             if part is not None:
                 try:
                     await part.aclose()
@@ -70,8 +113,11 @@ class Runtime:
 async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_git: Any, submit_prompt: Any) -> None:
     """Sandbox, then catalog, then recipes; a part that fails is reported in `problems` and the ones after it are skipped."""
     from tui_agent.core.catalog.api import Catalog
+    from tui_agent.core.catalog.versioned import ToolVersions
     from tui_agent.core.recipes import open_recipes
+    from tui_agent.core.recipes.versioned import RecipeVersions
     from tui_agent.core.sandbox import Sandbox
+    from tui_agent.core.tending.drift_watch import DriftWatch
 
     project, settings = runtime.project, runtime.settings
     try:
@@ -79,16 +125,52 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
     except Exception as error:  # SandboxUnavailable, or bubblewrap failing in an unexpected way
         runtime.problems.append(f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled")
         return
+    toolchain = getattr(runtime.sandbox, "toolchain", None)
+    runtime.problems.extend(f"sandbox toolchain: {problem}" for problem in getattr(toolchain, "problems", ()))
     try:
-        runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git)
+        runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git, changes=runtime.changes)
     except Exception as error:
         runtime.problems.append(f"tool catalog unavailable: {error}")
         return
+    tools = runtime.versioned["tool"] = ToolVersions(runtime.catalog)
+    runtime.drift_watch = DriftWatch(runtime.catalog)
+    runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=tools.outside_edit,
+                                     on_files=runtime.drift_watch.files_changed)
+    runtime.catalog.watcher = runtime.watcher
+    runtime.problems.extend(runtime.catalog.state.notices)
     try:
         runtime.recipes = await open_recipes(project, runtime.catalog, runtime.catalog.git, submit_prompt=submit_prompt,
-                                             permissions=runtime.permissions)
+                                             permissions=runtime.permissions, changes=runtime.changes)
     except Exception as error:
         runtime.problems.append(f"recipes unavailable: {error}")
+        return
+    recipes = runtime.versioned["recipe"] = RecipeVersions(runtime.recipes)
+    runtime.drift_watch.recipes = runtime.recipes
+    runtime.watcher.on_recipes = recipes.outside_edit
+    runtime.watcher.on_files = both(runtime.recipes.files_changed, runtime.drift_watch.files_changed)
+    runtime.recipes.watcher = runtime.watcher
+
+
+def both(*callbacks: Callable[[Iterable[str]], None]) -> Callable[[Iterable[str]], None]:
+    """One `on_files` callback that hands the same paths to each of `callbacks`."""
+    def call(paths: Iterable[str]) -> None:
+        changed = list(paths)
+        for callback in callbacks:
+            callback(changed)
+    return call
+
+
+async def _start_mcp(runtime: Runtime, starting: "asyncio.Task[Any]") -> None:
+    """The MCP servers of `.mcp.json` and `[mcp.servers]` (started meanwhile); one that fails is a problem shown."""
+    from tui_agent.core.mcp.sandbox_bridge import attach_to_sandbox
+
+    try:
+        runtime.mcp = await starting
+    except Exception as error:
+        runtime.problems.append(f"MCP servers unavailable: {error}")
+        return
+    attach_to_sandbox(runtime.mcp, runtime.permissions, runtime.sandbox)
+    runtime.problems.extend(runtime.mcp.failures())
 
 
 def usage_from_session(path: Path) -> UsageTotals:
@@ -119,14 +201,19 @@ async def open_runtime(
     submit_prompt: Callable[..., Any] | None = None,
     max_retries: int = 4,
     retry_base_delay_s: float = 1.0,
+    watch: bool = True,
 ) -> Runtime:
-    """Open a project: a failing sandbox or catalog is reported in `problems` and the rest still works."""
+    """Open a project: a failing sandbox or catalog is reported in `problems` and the rest still works.
+    With `watch`, the project watcher runs in the background (hot reload, other processes' changes); without it,
+    `runtime.watcher.run()` is the caller's to run (as `tuiagent recipes watch` does)."""
     project = Project.at(project_root)
     settings = project.load_settings()
     project.ensure_layout()
-    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint)
+    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint,
+                              project=project, project_rules=settings.allow_rules)
     chosen_model = model or settings.model or DEFAULT_MODEL
     runtime = Runtime(project=project, settings=settings, permissions=permissions, model=chosen_model)
+    runtime.problems.extend(permissions.problems)
     # The session first: a wrong --resume id fails before any process is started.
     if resume or continue_latest:
         session = SessionLog.reopen(project, resume or latest_session_id(project))
@@ -135,12 +222,21 @@ async def open_runtime(
     else:
         session, messages, usage = SessionLog.create(project, model=chosen_model), [], UsageTotals()
     runtime.session = session
+    from tui_agent.core.mcp.hub import McpHub
+
+    mcp_starting = asyncio.create_task(McpHub.start(project))  # alongside the sandbox and the catalog
     try:
-        await _start_parts(runtime, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
+        try:
+            await _start_parts(runtime, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
+        finally:
+            await _start_mcp(runtime, mcp_starting)
     except BaseException:
         await runtime.aclose()
         raise
+    if watch:
+        runtime.start_watching()
 
+    runtime.undo = await asyncio.to_thread(open_undo, runtime)
     if not model_configured(api_key, base_url):
         runtime.model_error = f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual tool runs work without one."
         return runtime
@@ -148,5 +244,22 @@ async def open_runtime(
                          max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
     runtime.agent = Agent(project=project, settings=settings, client=client, permissions=permissions, session=session,
                           sandbox=runtime.sandbox, catalog=runtime.catalog, recipes=runtime.recipes,
-                          messages=messages, usage=usage)
+                          messages=messages, usage=usage, changes=runtime.changes, watcher=runtime.watcher,
+                          tool_providers=_mcp_providers(runtime))
+    runtime.agent.recorder = runtime.undo
     return runtime
+
+
+def open_undo(runtime: Runtime) -> UndoService | None:
+    """The undo service of the project, or None (with a problem noted) when it is not in a git work tree."""
+    checkpoints = Checkpoints.open(runtime.project.root)
+    if checkpoints is None:
+        runtime.problems.append("no git repository: turns are not checkpointed, so /undo, /rewind and /diff are unavailable")
+        return None
+    return UndoService(checkpoints, catalog=runtime.catalog, recipes=runtime.recipes)
+
+
+def _mcp_providers(runtime: Runtime) -> list[Any]:
+    from tui_agent.core.mcp.agent_tools import McpToolProvider
+
+    return [McpToolProvider(runtime.mcp)] if runtime.mcp is not None and runtime.mcp.connections else []

@@ -10,8 +10,10 @@ from textual import work
 
 from tui_agent.core.events import (
     ApprovalDenied,
+    BranchChanged,
     CatalogChanged,
     Event,
+    FilesChanged,
     Notice,
     TextDelta,
     ToolAuthored,
@@ -20,11 +22,11 @@ from tui_agent.core.events import (
     TurnFailed,
     TurnFinished,
     Usage,
+    UsageChanged,
 )
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import entries_from_records
-from tui_agent.ui.turn_edits import TurnEdits
 from tui_agent.ui.widgets.messages import Entry
 
 if TYPE_CHECKING:
@@ -38,8 +40,6 @@ class TurnMixin:
 
     def init_turn_state(self: "TuiAgentApp") -> None:
         self.turn_running = False
-        self.turn_edits = TurnEdits(self.project_root)
-        self.session_changes: list[tuple[str, str, bool]] = []  # (kind, name, created) of tools authored this session
         self.events_seen: list[Event] = []
         self.queued_prompts: list[str] = []
 
@@ -80,14 +80,11 @@ class TurnMixin:
         conversation = self.conversation
         header = self.header
         await conversation.add(Entry("user", text=prompt))
-        try:
-            await self.turn_edits.start()
-        except Exception:  # a failing snapshot only disables /diff for this turn
-            self.turn_edits.before = None
         stream = agent.run_turn(prompt)
         try:
             async for event in stream:
-                await self.handle_event(event)
+                if not isinstance(event, (ToolAuthored, CatalogChanged)):  # those reach the app through the change feed
+                    await self.handle_event(event)
         except asyncio.CancelledError:
             await conversation.finish_stream()
             for entry in conversation.tool_entries():
@@ -133,7 +130,6 @@ class TurnMixin:
                 entry.authored = entry.authored or event.authored
                 conversation.refresh_tool(event.call_id)
         elif isinstance(event, ToolAuthored):
-            self.session_changes.append((event.kind, event.name, event.created))
             for entry in reversed(conversation.tool_entries()):
                 if entry.tool in ("create_tool", "create_recipe") and entry.arguments.get("name") == event.name:
                     entry.source = event.source
@@ -143,11 +139,14 @@ class TurnMixin:
             verb = "created" if event.created else "updated"
             self.notify(f"{event.kind} {event.name} {verb}" + (f" · {event.commit[:7]}" if event.commit else " · not committed"))
             self.schedule_catalog_refresh(select=event.name)
-        elif isinstance(event, CatalogChanged):
+        elif isinstance(event, (CatalogChanged, FilesChanged, UsageChanged)):
             self.schedule_catalog_refresh()
+        elif isinstance(event, BranchChanged):
+            self.header.branch = event.branch or "no git"
         elif isinstance(event, Usage):
             header = self.header
-            header.input_tokens = event.session_input_tokens or header.input_tokens + event.input_tokens
+            # tokens in: uncached, cache writes and cache reads alike (the cost prices each at its rate)
+            header.input_tokens = event.session_input_tokens + event.session_cache_read_tokens + event.session_cache_write_tokens
             header.output_tokens = event.session_output_tokens or header.output_tokens + event.output_tokens
             header.cost_usd = event.session_cost_usd
         elif isinstance(event, Notice):
@@ -169,26 +168,11 @@ class TurnMixin:
         if cancel_running is not None:
             self.run_worker(cancel_running(), group="cancel")
 
-    async def approve(self: "TuiAgentApp", request: Any) -> bool:
+    async def approve(self: "TuiAgentApp", request: Any) -> Any:
         """The approval callback given to the runtime: a modal showing the exact command or diff."""
         if self.options.approve_all:
             return True
-        screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail))
-        return bool(await self.ask(screen))
-
-    async def show_turn_edits(self: "TuiAgentApp", *, announce: bool = False) -> bool:
-        """Put the agent's edits to project files in this turn in the diff pane; False when there are none."""
-        try:
-            diff = await self.turn_edits.diff()
-        except Exception as exc:
-            self.notify(f"could not compute this turn's edits: {exc}", severity="error")
-            return False
-        if not diff:
-            if not announce:
-                self.notify("No edits to project files in this turn." if diff is not None else "No turn yet (or no git repository).")
-            return False
-        self.diff_pane.show("This turn's edits to project files", diff, subject="turn")
-        if announce:
-            files = sum(1 for line in diff.splitlines() if line.startswith("diff --git"))
-            await self.add_notice(f"The agent edited {files} project file(s) in this turn: see the diff pane (/diff).")
-        return True
+        screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail),
+                                subject=getattr(request, "subject", None), protected=bool(getattr(request, "protected", False)))
+        answer = await self.ask(screen)
+        return answer if answer is not None else False

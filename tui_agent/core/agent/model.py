@@ -6,12 +6,13 @@ import asyncio
 import os
 import random
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import anthropic
 
 from tui_agent.core.agent.pricing import DEFAULT_MODEL, RequestUsage, request_usage
+from tui_agent.core.agent.streamreply import AssembledReply, ReplyAssembler, StreamCut
 from tui_agent.core.events import Event, Notice, TextDelta
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -22,7 +23,7 @@ TOO_LONG_MARKERS = ("prompt is too long", "too many tokens", "context length", "
 
 
 class ModelError(Exception):
-    """A model request failed for good; `kind` is auth|connection|context_too_long|rate_limit|overloaded|bad_request|api_error."""
+    """A model request failed for good; `kind` is auth|connection|context_too_long|rate_limit|overloaded|interrupted|bad_request|api_error."""
 
     def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
@@ -38,6 +39,7 @@ class ModelReply:
     content: list[dict[str, Any]]
     stop_reason: str
     usage: RequestUsage
+    invalid_inputs: dict[str, str] = field(default_factory=dict)  # tool_use id -> why its input JSON is unusable
 
     @property
     def text(self) -> str:
@@ -60,7 +62,7 @@ def configuration_hint() -> str:
 
 
 class ModelClient:
-    """Streams assistant messages; retries 408/409/429/5xx/529 and mid-stream errors itself, with backoff."""
+    """Streams assistant messages; retries 408/409/429/5xx/529, mid-stream errors and cut streams itself, with backoff."""
 
     def __init__(
         self,
@@ -96,27 +98,35 @@ class ModelClient:
         while True:
             received = ""
             try:
-                async with self._client.messages.stream(
-                    model=self.model, max_tokens=self.max_tokens, system=system, tools=tools, messages=messages
-                ) as stream:
+                assembler = ReplyAssembler()
+                stream = await self._client.messages.create(
+                    model=self.model, max_tokens=self.max_tokens, stream=True,
+                    system=cast(Any, system), tools=cast(Any, tools), messages=cast(Any, messages),
+                )
+                try:
                     async for event in stream:
-                        if event.type == "content_block_delta" and event.delta.type == "text_delta":
-                            received += event.delta.text
-                            if len(received) > len(shown):
-                                if not received.startswith(shown):
-                                    yield Notice("the retried reply differs from the partial text shown above", "warning")
-                                    shown = ""
-                                new_text = received[len(shown):]
-                                shown = received
-                                yield TextDelta(new_text)
-                    message = await stream.get_final_message()
-                yield self._reply(message)
+                        received += assembler.feed(event)
+                        if len(received) > len(shown):
+                            if not received.startswith(shown):
+                                yield Notice("the retried reply differs from the partial text shown above", "warning")
+                                shown = ""
+                            new_text = received[len(shown):]
+                            shown = received
+                            yield TextDelta(new_text)
+                finally:
+                    await stream.close()
+                yield self._reply(assembler.finish())
                 return
             except anthropic.APIStatusError as error:
                 failure = self._classify_status(error)
                 delay = self._retry_delay(error.response, attempt)
             except anthropic.APIConnectionError as error:
                 failure = self._connection_error(error)
+                delay = self.retry_base_delay_s * (2**attempt)
+            except Exception as error:
+                if not isinstance(error, StreamCut) and not _is_transport_error(error):
+                    raise
+                failure = ModelError("interrupted", f"the model's reply was cut off before it was complete ({error})")
                 delay = self.retry_base_delay_s * (2**attempt)
             retries = min(self.max_retries, CONNECTION_RETRIES) if failure.kind == "connection" else self.max_retries
             if failure.kind in ("auth", "bad_request", "context_too_long", "api_error") or attempt >= retries:
@@ -125,25 +135,18 @@ class ModelClient:
             yield Notice(f"{failure.message} — retrying ({attempt}/{retries}) in {delay:.1f}s", "warning")
             await asyncio.sleep(delay)
 
-    def _reply(self, message: Any) -> ModelReply:
-        content: list[dict[str, Any]] = []
-        for block in message.content:
-            if block.type == "text" and block.text:
-                content.append({"type": "text", "text": block.text})
-            elif block.type == "tool_use":
-                tool_input = block.input if isinstance(block.input, dict) else {}
-                content.append({"type": "tool_use", "id": block.id, "name": block.name, "input": tool_input})
-        usage = message.usage
+    def _reply(self, parts: AssembledReply) -> ModelReply:
         return ModelReply(
-            content=content,
-            stop_reason=message.stop_reason or "end_turn",
+            content=parts.content,
+            stop_reason=parts.stop_reason,
             usage=request_usage(
                 self.model,
-                input_tokens=usage.input_tokens or 0,
-                output_tokens=usage.output_tokens or 0,
-                cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
-                cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
+                input_tokens=parts.input_tokens,
+                output_tokens=parts.output_tokens,
+                cache_read_tokens=parts.cache_read_tokens,
+                cache_write_tokens=parts.cache_write_tokens,
             ),
+            invalid_inputs=parts.invalid_inputs,
         )
 
     def _classify_status(self, error: anthropic.APIStatusError) -> ModelError:
@@ -185,8 +188,13 @@ class ModelClient:
                 return min(float(headers["retry-after"]), MAX_RETRY_AFTER_S)
         except ValueError:  # an unparseable retry-after header: fall back to our own backoff
             pass
-        backoff = self.retry_base_delay_s * (2**attempt)
+        backoff = float(self.retry_base_delay_s * (2**attempt))
         return min(backoff + random.uniform(0, backoff / 4), MAX_RETRY_AFTER_S)
+
+
+def _is_transport_error(error: BaseException) -> bool:
+    """An error of the SDK's HTTP layer (httpx, or httpx2 in newer SDKs) raised while a stream was being read."""
+    return type(error).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2")
 
 
 def _error_message(error: anthropic.APIStatusError) -> str:

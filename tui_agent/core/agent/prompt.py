@@ -1,13 +1,11 @@
-"""The system prompt (how to work, when to author a tool, the catalog index within a token budget) and the `tools` array."""
+"""The system prompt (how to work, when to author a tool, the catalog index within a token budget) and catalog ranking."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tui_agent.core.agent.toolbase import BuiltinTool
 
 CHARS_PER_TOKEN = 4
 CACHE = {"type": "ephemeral"}
@@ -64,17 +62,21 @@ def entries_from_records(records: Iterable[Any]) -> list[CatalogEntry]:
 def catalog_entries(catalog: Any) -> list[CatalogEntry]:
     """Prompt entries straight from the registry and usage table: no git query per tool, so cheap before every request.
 
-    Drift needs git, so it is not flagged here (the UI shows it); broken tools are."""
+    Drift needs git, so only what the catalog last found is flagged: broken tools, and drifted tools whose own tests
+    failed (for the version that failed)."""
     registry, state = getattr(catalog, "registry", None), getattr(catalog, "state", None)
     if registry is None or state is None:
         return entries_from_records(catalog.tools())
     usage = state.usage()
+    failing: dict[str, str] = getattr(catalog, "failing_drift", {})
     entries = []
     for entry in registry.entries():
         stats = usage.get(entry.name)
         description = entry.spec.description.strip() if entry.spec is not None else ""
         summary = description.splitlines()[0][:120] if description else ""
         status = "broken" if entry.error is not None else "ok"
+        if entry.spec is not None and failing.get(entry.name) == entry.spec.source_sha:
+            status = "drifted · failing"
         entries.append(CatalogEntry(entry.name, summary, status, stats.calls if stats else 0,
                                     (stats.last_used or 0.0) if stats else 0.0, entry.spec.to_api() if entry.spec else None))
     return entries
@@ -100,7 +102,7 @@ def catalog_index(ranked: Sequence[CatalogEntry], token_budget: int) -> str:
     chosen: list[str] = []
     used = 0
     for entry in ranked:
-        flag = f" [{entry.status}]" if entry.status in ("broken", "drifted") else ""
+        flag = f" [{entry.status}]" if entry.status in ("broken", "drifted", "drifted · failing") else ""
         line = f"- {entry.name}: {entry.summary}{flag}"
         if used + len(line) + 1 > budget_chars:
             break
@@ -116,13 +118,3 @@ def system_blocks(*, root: str, mode: str, index: str, extra: str = "") -> list[
     text = INSTRUCTIONS.format(root=root, mode=mode) + "\n" + index + (f"\n\n{extra}" if extra else "")
     return [{"type": "text", "text": text, "cache_control": dict(CACHE)}]
 
-
-def tools_array(builtins: dict[str, BuiltinTool], ranked: Sequence[CatalogEntry], top_k: int) -> list[dict[str, Any]]:
-    """Built-ins, then the top K callable catalog tools as full schemas (sorted by name), cache_control on the last."""
-    tools = [tool.to_api() for tool in builtins.values()]
-    callable_entries = [entry for entry in ranked if entry.api is not None and entry.name not in builtins]
-    chosen = sorted(callable_entries[:top_k], key=lambda entry: entry.name)
-    tools.extend(copy.deepcopy(entry.api) for entry in chosen if entry.api is not None)
-    if tools:
-        tools[-1]["cache_control"] = dict(CACHE)
-    return tools

@@ -11,7 +11,8 @@ from typing import Any, Protocol
 
 from tui_agent.core.agent.permissions import ApprovalRequest, Decision
 from tui_agent.core.catalog.errors import PipelineError
-from tui_agent.core.events import CatalogChanged, Event, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted
+from tui_agent.core.changes import ChangeEvent, ChangeFeed
+from tui_agent.core.events import CHANGE_EVENTS, CatalogChanged, Event, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
 from tui_agent.core.recipes.dispatch import Dispatcher, Job
@@ -19,10 +20,10 @@ from tui_agent.core.recipes.globs import matches
 from tui_agent.core.recipes.loopguard import LoopGuard
 from tui_agent.core.recipes.model import Recipe, RecipeRecord, RecipeRun
 from tui_agent.core.recipes.placeholders import fill_text, fill_value, uses
-from tui_agent.core.recipes.recipefile import source_sha
+from tui_agent.core.recipes.reload import reload_recipe_files
 from tui_agent.core.recipes.runlog import RunLog
 from tui_agent.core.recipes.store import RecipeChange, RecipeStore
-from tui_agent.core.recipes.watcher import ProjectWatcher
+from tui_agent.core.watch import ProjectWatcher
 
 SubmitPrompt = Callable[[str], Awaitable[Any]]
 """Hands the agent a user turn; should return when the turn is over (loop protection covers the whole turn)."""
@@ -66,8 +67,11 @@ class RecipeEngine:
         submit_prompt: SubmitPrompt | None = None,
         guard: LoopGuard | None = None,
         permissions: WriteApprover | None = None,
+        changes: ChangeFeed | None = None,
     ) -> None:
         self.project = project
+        self.changes = changes or ChangeFeed()
+        self._feed_listeners: dict[EventListener, Callable[[ChangeEvent], object]] = {}
         self.permissions = permissions  # approves WRITES tools (None: refused); the agent's own permission path
         self.book = book
         self.store = store
@@ -81,19 +85,35 @@ class RecipeEngine:
         self._run_lock = asyncio.Lock()
         self._own_noticed: set[str] = set()
         self._statuses: dict[str, str] = {}
-        self.watcher = ProjectWatcher(project, self.files_changed, self.reload_recipes)
+        self.watcher = ProjectWatcher(project, self.changes, on_recipes=self.reload_recipes, on_files=self.files_changed)
         self.refresh_stats()
-        self._remember_statuses()
+        self.remember_statuses()
 
     # events ------------------------------------------------------------------
-    def add_listener(self, listener: EventListener) -> None:
+    def add_listener(self, listener: EventListener, *, changes: bool = True) -> None:
+        """`listener` gets the engine's activity (its tool calls, notices) and, with `changes`, the recipe changes the
+        engine publishes on the change feed (a front end that reads the feed itself passes changes=False)."""
         self._listeners.append(listener)
+        if changes:
+            def recipe_changes(event: ChangeEvent) -> None:
+                if isinstance(event, (CatalogChanged, ToolAuthored)) and event.kind == "recipe":
+                    listener(event)
+
+            self._feed_listeners[listener] = recipe_changes
+            self.changes.add_listener(recipe_changes)
 
     def remove_listener(self, listener: EventListener) -> None:
         if listener in self._listeners:
             self._listeners.remove(listener)
+        feed_listener = self._feed_listeners.pop(listener, None)
+        if feed_listener is not None:
+            self.changes.remove_listener(feed_listener)
 
     def emit(self, event: Event) -> None:
+        """Change events go to the project's change feed (the one place they are published), the rest to listeners."""
+        if isinstance(event, CHANGE_EVENTS):
+            self.changes.publish(event)  # type: ignore[arg-type]
+            return
         for listener in list(self._listeners):
             try:
                 listener(event)
@@ -104,7 +124,7 @@ class RecipeEngine:
         """The catalog's listener. A tool added or updated through the pipeline (`save_tool`: the agent's
         `create_tool`, or a person via the CLI) fires tool_authored recipes; any change re-checks which
         recipes are broken because of their required tools."""
-        if not isinstance(event, CatalogChanged) or event.reason.startswith("recipe"):
+        if not isinstance(event, CatalogChanged) or event.kind != "tool":
             return
         self.tools_changed()
         if event.reason.split(";")[0].strip() in AUTHORED_REASONS:
@@ -113,11 +133,11 @@ class RecipeEngine:
 
     def tools_changed(self) -> None:
         """Required tools may have appeared, broken or gone: announce recipes whose status changed."""
-        changed = self._remember_statuses()
+        changed = self.remember_statuses()
         if changed:
-            self.emit(CatalogChanged(tuple(changed), "recipe status changed (required tools)"))
+            self.emit(CatalogChanged(tuple(changed), "recipe status changed (required tools)", "recipe"))
 
-    def _remember_statuses(self) -> list[str]:
+    def remember_statuses(self) -> list[str]:
         current = {record.name: record.status for record in self.book.records()}
         changed = sorted(name for name in set(current) | set(self._statuses) if current.get(name) != self._statuses.get(name))
         self._statuses = current
@@ -138,8 +158,8 @@ class RecipeEngine:
 
     def _changed(self, change: RecipeChange, name: str, reason: str) -> None:
         self.dispatcher_forget(name)
-        self._remember_statuses()
-        self.emit(CatalogChanged((name,), reason))
+        self.remember_statuses()
+        self.emit(CatalogChanged((name,), reason, "recipe"))
         if change.deferred_reason:
             self.emit(Notice(f"recipe {name}: commit deferred: {change.deferred_reason}", "warning"))
 
@@ -149,13 +169,17 @@ class RecipeEngine:
 
     async def save_recipe(self, name: str, source: str, *, author: str = "agent") -> RecipeRecord:
         """The `create_recipe` entry point: the whole pipeline; raises PipelineError (disk and git unchanged)."""
-        change = await self.store.save(name, source)
+        change = await self.save_change(name, source, author=author)
         record = change.record or self.book.get(name)
         assert record is not None
-        if change.changed:
-            self.emit(ToolAuthored(name, "recipe", source if isinstance(source, str) else "", change.commit, change.created))
-            self._changed(change, name, f"recipe {'added' if change.created else 'updated'} by {author}")
         return record
+
+    async def save_change(self, name: str, source: str, *, author: str = "agent") -> RecipeChange:
+        change = await self.store.save(name, source)
+        if change.changed:
+            self.emit(ToolAuthored(name, "recipe", source, change.commit, change.created))
+            self._changed(change, name, f"recipe {'added' if change.created else 'updated'} by {author}")
+        return change
 
     async def revert(self, name: str, rev: str | None = None) -> RecipeChange:
         change = await self.store.revert(name, rev)
@@ -253,39 +277,7 @@ class RecipeEngine:
 
     async def reload_recipes(self, names: Iterable[str]) -> list[str]:
         """Recipe files changed on disk (an editor, git): revalidate and re-register them, commit valid edits."""
-        changed: list[str] = []
-        for name in sorted(set(names)):
-            path = self.project.recipe_path(name)
-            try:
-                raw = path.read_bytes() if path.is_file() else None
-            except OSError:
-                raw = None
-            if raw is not None and source_sha(raw) == self.book.disk_sha(name):
-                continue
-            if raw is None and self.book.get(name) is None:
-                continue
-            self.book.refresh(name)
-            record = self.book.get(name)
-            changed.append(name)
-            if record is not None and record.error is not None:
-                where = f" (line {record.error.line})" if record.error.line else ""
-                fallback = "; its last good version stays active" if record.recipe is not None else ""
-                self.emit(Notice(f"recipe {name} is broken{where}: {record.error.message}{fallback}", "error"))
-                continue
-            try:
-                change = await self.store.commit_outside_edit(name)
-            except (PipelineError, ValueError, OSError) as exc:
-                self.emit(Notice(f"recipe {name}: could not commit the outside edit: {exc}", "warning"))
-                continue
-            self.dispatcher_forget(name)
-            verb = "removed (file deleted)" if record is None else "reloaded"
-            self.emit(Notice(f"recipe {name} {verb}"))
-            if change is not None and change.deferred_reason:
-                self.emit(Notice(f"recipe {name}: commit deferred: {change.deferred_reason}", "warning"))
-        if changed:
-            self._remember_statuses()
-            self.emit(CatalogChanged(tuple(changed), "recipes reloaded"))
-        return changed
+        return await reload_recipe_files(self, names)
 
     async def idle(self) -> None:
         """Wait until no recipe is pending or running."""

@@ -47,7 +47,7 @@ def parse_recipe(name: str, source: str | bytes) -> Recipe:
     if len(raw) > MAX_RECIPE_BYTES:
         raise PipelineError("read", f"the recipe file is {len(raw)} bytes, over the {MAX_RECIPE_BYTES}-byte limit")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise PipelineError("read", f"the recipe file is not valid UTF-8 (byte {exc.start})", line) from exc
@@ -60,6 +60,8 @@ def parse_recipe(name: str, source: str | bytes) -> Recipe:
         if line is None and "end of document" in message:
             line = max(1, len(text.splitlines()))
         raise PipelineError("parse", f"TOML syntax error: {message}", line) from exc
+    except ValueError as exc:  # tomllib's int() refuses numbers longer than 4300 digits
+        raise PipelineError("parse", f"a number is too long: {exc}", None) from exc
     recipe = _validate(name, data, _Locator(text))
     return replace(recipe, source_sha=source_sha(raw))
 

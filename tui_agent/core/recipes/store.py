@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.catalog.errors import PipelineError
-from tui_agent.core.catalog.files import atomic_delete, atomic_write, put_back, read_bytes_or_none
+from tui_agent.core.catalog.files import Undo, atomic_delete, atomic_write, read_bytes_or_none
 from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.versioning.unsaved import unsaved_work
 from tui_agent.core.versioning.versions import diff_since, revert_target
+from tui_agent.core.versioning.writelock import WriterLock
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
 from tui_agent.core.recipes.model import Recipe, RecipeRecord
@@ -48,6 +49,7 @@ class RecipeStore:
         self.git = git
         self.book = book
         self._lock = asyncio.Lock()
+        self.writer = WriterLock(project.root)  # across processes: held from reading the file to its commit
 
     def rel(self, name: str) -> str:
         return f".agent/recipes/{name}.toml"
@@ -75,23 +77,30 @@ class RecipeStore:
             return await asyncio.to_thread(self._write_and_commit, recipe, raw, verb, message)
 
     def _write_and_commit(self, recipe: Recipe, raw: bytes, verb: str | None, message: str | None) -> RecipeChange:
+        with self.writer.held():
+            return self._write_and_commit_locked(recipe, raw, verb, message)
+
+    def _write_and_commit_locked(self, recipe: Recipe, raw: bytes, verb: str | None, message: str | None) -> RecipeChange:
         path = self.project.recipe_path(recipe.name)
         previous = read_bytes_or_none(path)
         created = previous is None
         if previous == raw:
             self.book.accept(recipe)
             return RecipeChange(self.book.get(recipe.name), False, False, None, None, f"recipe {recipe.name} is unchanged")
-        self.project.ensure_layout()
+        undo = Undo(path)
         try:
+            self.project.ensure_layout()
             atomic_write(path, raw)
         except OSError as exc:
+            undo.discard()
             raise PipelineError("write", f"cannot write {self.rel(recipe.name)}: {exc}") from exc
         commit_message = message or f"tuiagent: {verb or ('add' if created else 'update')} recipe {recipe.name}"
         try:
             outcome = self.git.commit({self.rel(recipe.name): raw}, commit_message)
         except Exception as exc:
-            put_back(path, previous)
+            undo.restore()
             raise PipelineError("commit", f"git commit failed, nothing changed: {exc}") from exc
+        undo.discard()
         self.book.accept(recipe)
         if outcome.committed:
             self.book.set_commit(recipe.name, outcome.sha)
@@ -105,17 +114,19 @@ class RecipeStore:
 
     def _prune(self, name: str) -> RecipeChange:
         path = self.project.recipe_path(name)
-        if not path.is_file():
-            raise PipelineError("missing", f"there is no recipe {name} to prune")
-        self._refuse_unsaved(name, "prune")
-        previous = path.read_bytes()
-        atomic_write(self.kept_copy(name), previous)  # restore works even while commits are deferred
-        atomic_delete(path)
-        try:
-            outcome = self.git.commit({self.rel(name): None}, f"tuiagent: prune recipe {name}")
-        except Exception as exc:
-            atomic_write(path, previous)
-            raise PipelineError("commit", f"git commit failed, the recipe is still there: {exc}") from exc
+        with self.writer.held():
+            if not path.is_file():
+                raise PipelineError("missing", f"there is no recipe {name} to prune")
+            self._refuse_unsaved(name, "prune")
+            atomic_write(self.kept_copy(name), path.read_bytes())  # restore works even while commits are deferred
+            undo = Undo(path)
+            try:
+                atomic_delete(path)
+                outcome = self.git.commit({self.rel(name): None}, f"tuiagent: prune recipe {name}")
+            except Exception as exc:
+                undo.restore()
+                raise PipelineError("commit", f"git commit failed, the recipe is still there: {exc}") from exc
+            undo.discard()
         self.book.forget(name)
         self.book.set_commit(name, outcome.sha)
         return RecipeChange(None, False, True, outcome.sha, outcome.deferred_reason, outcome.message)
@@ -143,23 +154,27 @@ class RecipeStore:
         return await self.save(name, raw, message=f"tuiagent: revert recipe {name} to {target[:10]}")
 
     async def commit_outside_edit(self, name: str) -> RecipeChange | None:
-        """A person edited or deleted a recipe file: commit the valid edit or the deletion, like the tool watcher does."""
-        path = self.project.recipe_path(name)
-        rel = self.rel(name)
+        """A person edited or deleted a recipe file: commit the valid edit or the deletion, like the tool watcher does;
+        None when HEAD already holds it (the change was committed by the process that made it, or by a checkout)."""
         async with self._lock:
-            if not path.is_file():
-                outcome = await asyncio.to_thread(self.git.commit, {rel: None}, f"tuiagent: remove recipe {name} (file deleted outside tuiagent)")
-                return RecipeChange(None, False, True, outcome.sha, outcome.deferred_reason, outcome.message)
-            raw = path.read_bytes()
-            recipe = parse_recipe(name, raw)
-            committed = await asyncio.to_thread(self._show, rel, "HEAD")
-            if committed == raw:
+            return await asyncio.to_thread(self._commit_outside_edit, name)
+
+    def _commit_outside_edit(self, name: str) -> RecipeChange | None:
+        path, rel = self.project.recipe_path(name), self.rel(name)
+        with self.writer.held():
+            raw = path.read_bytes() if path.is_file() else None
+            committed = self._show(rel, "HEAD")
+            if committed == raw and rel not in self.git.pending():
                 return None
+            if raw is None:
+                outcome = self.git.commit({rel: None}, f"tuiagent: remove recipe {name} (file deleted outside tuiagent)")
+                return RecipeChange(None, False, True, outcome.sha, outcome.deferred_reason, outcome.message)
+            recipe = parse_recipe(name, raw)
             verb = "add" if committed is None else "update"
-            outcome = await asyncio.to_thread(self.git.commit, {rel: raw}, f"tuiagent: {verb} recipe {name} (edited outside tuiagent)")
-            if outcome.committed:
-                self.book.set_commit(name, outcome.sha)
-            return RecipeChange(self.book.get(recipe.name), committed is None, True, outcome.sha, outcome.deferred_reason, outcome.message)
+            outcome = self.git.commit({rel: raw}, f"tuiagent: {verb} recipe {name} (edited outside tuiagent)")
+        if outcome.committed:
+            self.book.set_commit(name, outcome.sha)
+        return RecipeChange(self.book.get(recipe.name), committed is None, True, outcome.sha, outcome.deferred_reason, outcome.message)
 
     def _show(self, rel: str, rev: str) -> bytes | None:
         try:

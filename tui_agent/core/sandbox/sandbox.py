@@ -13,6 +13,7 @@ from typing import Any
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import protected, tiers
 from tui_agent.core.sandbox.audit import AuditLog
+from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.outcome import to_run_result
 from tui_agent.core.sandbox.policy import (
@@ -24,6 +25,7 @@ from tui_agent.core.sandbox.policy import (
     check_level,
 )
 from tui_agent.core.sandbox.process import Worker
+from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 
 DEFAULT_WARM_WORKERS = 2
@@ -49,13 +51,18 @@ class Sandbox:
         self._running: set[Worker] = set()
         self._refill_task: asyncio.Task[None] | None = None
         self._closed = False
+        self.toolchain: Toolchain | None = None
+        """The project's toolchain (PATH, virtualenv, read-only folders, build variables) every worker sees."""
+        self.bridge: SandboxBridge | None = None
+        """What `run_python` snippets may ask the runtime for (the session's MCP tools), set by the runtime."""
 
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
                     min_level: str | None = None, warm_workers: int = DEFAULT_WARM_WORKERS) -> "Sandbox":
         """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers."""
+        settings = project.load_settings()
         if min_level is None:
-            min_level = project.load_settings().sandbox_min_level
+            min_level = settings.sandbox_min_level
         problem = await asyncio.to_thread(tiers.probe_bubblewrap)
         if tier is None:
             tier = TIER_BUBBLEWRAP if problem is None else TIER_RLIMITS
@@ -64,6 +71,8 @@ class Sandbox:
         check_level(tier, min_level)
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem)
+        sandbox.toolchain = await asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
+                                                    extra_paths=settings.sandbox_paths)
         await sandbox._fill()
         return sandbox
 
@@ -82,6 +91,8 @@ class Sandbox:
         info["bubblewrap_problem"] = self.bubblewrap_problem
         info["warm_workers"] = self.warm_workers
         info["protected_paths"] = protected.protected_paths(self.project.root)
+        if self.toolchain is not None:
+            info["toolchain"] = self.toolchain.describe(paths_hidden=self.tier == TIER_BUBBLEWRAP)
         return info
 
     async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any],
@@ -109,7 +120,9 @@ class Sandbox:
         request: dict[str, Any] = {"op": "exec", "code": code}
         if tool_paths is not None:
             request["tool_paths"] = {name: str(path) for name, path in tool_paths.items()}
-        result = await self._run(request, policy)
+        if self.bridge is not None:
+            request["bridge_tools"] = self.bridge.modules()
+        result = await self._run(request, policy, bridge=self.bridge)
         self.audit.record(label="run_python", version=None, kind="exec", result=result, code=code)
         return result
 
@@ -140,7 +153,8 @@ class Sandbox:
         await asyncio.gather(*(worker.discard() for worker in warm), return_exceptions=True)
         shutil.rmtree(self._scratch, ignore_errors=True)
 
-    async def _run(self, request: dict[str, Any], policy: SandboxPolicy | None) -> RunResult:
+    async def _run(self, request: dict[str, Any], policy: SandboxPolicy | None,
+                   bridge: SandboxBridge | None = None) -> RunResult:
         if self._closed:
             raise SandboxUnavailable("the sandbox is closed")
         effective = policy or self.policy
@@ -153,7 +167,8 @@ class Sandbox:
         self._running.add(worker)
         try:
             outcome = await worker.run(request, timeout_s=effective.timeout_s,
-                                       output_bytes=effective.output_bytes, processes=effective.processes)
+                                       output_bytes=effective.output_bytes, processes=effective.processes,
+                                       bridge=bridge)
         except asyncio.CancelledError:
             await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
             raise
@@ -193,7 +208,8 @@ class Sandbox:
 
     async def _spawn(self, network: bool, project_writable: bool = True) -> Worker:
         return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
-                                  processes=self.policy.processes, project_writable=project_writable)
+                                  processes=self.policy.processes, project_writable=project_writable,
+                                  toolchain=self.toolchain)
 
     async def _fill(self) -> None:
         for project_writable in (True, False):

@@ -38,7 +38,7 @@ from tui_agent.core.versioning import journalcheck
 from tui_agent.core.versioning.gitcommit import CommitBuilder, Deferral, catch_up_message
 from tui_agent.core.versioning.gitpending import PendingChange, PendingJournal, exclusive_lock
 from tui_agent.core.versioning.gitqueries import GitQueries, HistoryEntry
-from tui_agent.core.versioning.gitrunner import GitRunner
+from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
 
 __all__ = ["CatalogGit", "CommitOutcome", "GitStatus", "HistoryEntry", "catch_up_message"]
 
@@ -293,6 +293,25 @@ class CatalogGit:
             if writer and content is not None:
                 return writer, content
         return queries.last_version_before_deletion(path)
+
+    def folder_blobs(self, folder: str) -> dict[str, str] | None:
+        """File name -> blob sha in HEAD of the files directly in `folder`; {} without a repository or commit, None
+        when git fails."""
+        queries = self._queries()
+        if queries is None:
+            return {}
+        try:
+            return queries.folder_blobs(folder)
+        except GitFailure:
+            return None
+
+    def newest_commits(self, folder: str) -> dict[str, str]:
+        """File name -> the newest commit touching it, for the files under `folder` ({} when git cannot say)."""
+        queries = self._queries()
+        try:
+            return queries.newest_commits(folder) if queries else {}
+        except GitFailure:
+            return {}
 
     def last_commit_for(self, path: str) -> str | None:
         """The newest commit touching `path`, None if none."""
