@@ -7,7 +7,6 @@ import os
 import secrets
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -94,8 +94,8 @@ def test_no_repository_without_a_tty_needs_init_git(tmp_path: Path) -> None:
     project.mkdir()
     command = [sys.executable, "-m", "tui_agent.cli", "--project", str(project), "tools"]
     result = subprocess.run([*command, "list"], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
-    assert result.returncode == 0 and "--init-git" in result.stderr
-    assert not (project / ".git").exists()
+    assert result.returncode == 2 and "--init-git" in result.stderr  # issue 10: nothing is created outside a repository
+    assert not (project / ".git").exists() and not (project / ".agent").exists()
     result = subprocess.run([*command, "--init-git", "list", "--json"], capture_output=True, text=True,
                             stdin=subprocess.DEVNULL, check=False)
     assert result.returncode == 0, result.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from tui_agent.commands import COMMAND_GROUPS
 from tui_agent.commands.failures import (EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, CliParser,
@@ -48,6 +49,9 @@ def dispatch(arguments: list[str], as_json: bool) -> int:
     if handler is None:
         parser.print_help()
         return EXIT_USAGE
+    problem = resolve_project(args)
+    if problem is not None:
+        return report(problem, "project", EXIT_USAGE, as_json=as_json)
     try:
         if not opens_tui(args):
             check_config(args.project)
@@ -77,6 +81,25 @@ def check_config(project_root: str) -> None:
 
     for warning in Project.at(project_root).load_settings().warnings:
         print(f"tuiagent: warning: {warning}", file=sys.stderr)
+
+
+def resolve_project(args: argparse.Namespace) -> str | None:
+    """Point `args.project` at the project root (run from a subfolder too); why the command cannot run, or None."""
+    from tui_agent.core.rootfind import ProjectRootError, locate, outside_repository_message
+
+    try:
+        located = locate(Path(args.project))
+    except ProjectRootError as error:
+        return str(error)
+    for warning in located.warnings:
+        print(f"tuiagent: warning: {warning}", file=sys.stderr)
+    args.project = str(located.root)
+    creates_agent_dir = getattr(args, "sandbox_command", None) != "status"
+    asks_first = getattr(args, "command", None) is None and getattr(args, "prompt", None) is None  # the TUI asks
+    if (not located.in_repository and not (located.root / ".agent").is_dir() and creates_agent_dir
+            and not getattr(args, "init_git", False) and not asks_first):
+        return outside_repository_message(located.root)
+    return None
 
 
 if __name__ == "__main__":

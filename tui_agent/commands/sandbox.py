@@ -7,12 +7,13 @@ import asyncio
 import json
 import math
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from tui_agent.commands.failures import EXIT_USAGE, report
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import RunResult, Sandbox, SandboxPolicy, SandboxUnavailable
+from tui_agent.core.sandbox import RunResult, Sandbox, SandboxPolicy, SandboxUnavailable, protected
 
 EXIT_TIMEOUT = 124
 EXIT_SANDBOX_REFUSED = 3
@@ -98,13 +99,17 @@ def print_toolchain(toolchain: dict[str, Any]) -> None:
 
 
 async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
-    sandbox = await Sandbox.start(project, tier=tier, warm_workers=0)
-    try:
-        info = sandbox.describe()
-        info["min_level"] = project.load_settings().sandbox_min_level
-        return info
-    finally:
-        await sandbox.aclose()
+    with tempfile.TemporaryDirectory(prefix="tuiagent-status-") as scratch:
+        # Without .agent/ yet, describe from a scratch folder: asking for the status creates nothing in the project.
+        where = project if project.agent_dir.is_dir() else Project.at(scratch)
+        sandbox = await Sandbox.start(where, tier=tier, warm_workers=0)
+        try:
+            info = sandbox.describe()
+        finally:
+            await sandbox.aclose()
+    info["protected_paths"] = protected.protected_paths(project.root)
+    info["min_level"] = project.load_settings().sandbox_min_level
+    return info
 
 
 def handle_run(args: argparse.Namespace) -> int:

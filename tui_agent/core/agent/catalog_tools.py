@@ -10,6 +10,7 @@ from typing import Any
 
 from tui_agent.core.agent.exec_tools import format_run_result
 from tui_agent.core.agent.permissions import ApprovalRequest
+from tui_agent.core.catalog.names import lookup_problem
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, require_str, schema
 from tui_agent.core.events import Notice
 from tui_agent.core.recipes.formathelp import FORMAT_HELP
@@ -32,10 +33,19 @@ def pipeline_failure(error: Any) -> ToolOutput:
     )
 
 
+def checked_name(args: dict[str, Any], noun: str) -> str:
+    """The `name` argument, refused with the reason when it cannot name a tool or recipe (a path, non-ASCII, ...)."""
+    name = require_str(args, "name")
+    problem = lookup_problem(name, noun)
+    if problem is not None:
+        raise ToolFailure(f"refused: {problem}")
+    return name
+
+
 async def create_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     from tui_agent.core.catalog.errors import PipelineError
 
-    name = require_str(args, "name")
+    name = checked_name(args, "tool")
     source = require_str(args, "source")
     catalog = _catalog(ctx)
     existed = catalog.get(name) is not None
@@ -64,7 +74,7 @@ async def create_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 async def prune_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     from tui_agent.core.catalog.errors import PipelineError
 
-    name = require_str(args, "name")
+    name = checked_name(args, "tool")
     catalog = _catalog(ctx)
     if catalog.get(name) is None:
         raise ToolFailure(f"no tool named {name!r} in the catalog")
@@ -113,7 +123,7 @@ async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: dict[str, An
 
 
 async def call_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    name = require_str(args, "name")
+    name = checked_name(args, "tool")
     tool_args = args.get("args", {})
     if not isinstance(tool_args, dict):
         raise ToolFailure("`args` must be an object of the tool's arguments")
@@ -121,7 +131,7 @@ async def call_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 
 async def create_recipe(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    name = require_str(args, "name")
+    name = checked_name(args, "recipe")
     source = require_str(args, "source")
     if ctx.recipes is None:
         raise ToolFailure("recipes are not available in this session")

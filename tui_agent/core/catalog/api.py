@@ -22,7 +22,9 @@ from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
 from tui_agent.core.versioning.store import Change
-from tui_agent.core.catalog.untrusted import intact_copy
+from tui_agent.core.catalog import untrusted
+from tui_agent.core.catalog.untrusted import intact_copy, last_good_copy
+from tui_agent.core.versioning.unsaved import unsaved_work
 from tui_agent.core.versioning.versions import diff_since, revert_target
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
@@ -206,6 +208,7 @@ class Catalog:
         check_lookup_name(name)
         rel = self.project.relative(self.project.tool_path(name))
         async with self.pipeline.lock:
+            self._refuse_unsaved(name, "revert")
             rev, data = revert_target(self.git, rel, read_bytes_or_none(self.project.tool_path(name)), rev, name)
             entry, outcome = await self.pipeline.save(name, data, f"tuiagent: revert tool {name} to {rev[:8]}")
         return self._changed(name, "revert", outcome, self._current(entry))
@@ -220,6 +223,7 @@ class Catalog:
         async with self.pipeline.lock:
             if self.registry.get(name) is None and not self.project.tool_path(name).exists():
                 raise PipelineError("missing", f"no tool named {name!r}")
+            self._refuse_unsaved(name, "prune")
             outcome = await self.pipeline.remove(name, f"tuiagent: prune tool {name}")
         return self._changed(name, "prune", outcome, None)
 
@@ -238,12 +242,19 @@ class Catalog:
         async with self.pipeline.lock:
             if self.project.tool_path(name).exists():
                 raise PipelineError("missing", f"{name} exists; nothing to restore")
+            self._refuse_unsaved(name, "restore")
             found = self.git.last_version_before_deletion(self.project.relative(self.project.tool_path(name)))
+            found = found or last_good_copy(self.state, self.pipeline, name)
             if found is None:
-                raise PipelineError("missing", f"no deleted version of {name!r} in git history")
+                raise PipelineError("missing", f"no deleted version of {name!r} in git history or in .agent/cache")
             writer, data = found
-            entry, outcome = await self.pipeline.save(name, data, f"tuiagent: restore tool {name} (from {writer[:8]})")
+            entry, outcome = await self.pipeline.save(name, data, f"tuiagent: restore tool {name} (from {untrusted.commit_id(writer) and writer[:8] or writer})")
         return self._changed(name, "restore", outcome, self._current(entry))
+
+    def _refuse_unsaved(self, name: str, verb: str) -> None:
+        problem = unsaved_work(self.git, self.project.root, self.project.relative(self.project.tool_path(name)), verb)
+        if problem is not None:
+            raise PipelineError("unsaved", problem)
 
     @staticmethod
     def _record_of(change: Change) -> ToolRecord:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-STAGES = ("name", "read", "parse", "inspect", "schema", "tests", "write", "commit", "missing", "run")
+STAGES = ("name", "read", "parse", "inspect", "schema", "tests", "write", "commit", "missing", "run", "unsaved")
 
 
 class PipelineError(Exception):

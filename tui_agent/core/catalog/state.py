@@ -180,6 +180,11 @@ class StateStore:
         rows = self._read("SELECT base_commit FROM tool_versions WHERE tool = ? AND source_sha = ?", (tool, source_sha))
         return untrusted.commit_id(rows[0][0]) if rows else None
 
+    def versions_newest_first(self, tool: str) -> list[str]:
+        """The source hashes of every version of `tool` seen, newest first."""
+        rows = self._read("SELECT source_sha FROM tool_versions WHERE tool = ? ORDER BY written_at DESC", (tool,))
+        return [row[0] for row in rows]
+
     def all_version_commits(self) -> dict[tuple[str, str], str | None]:
         rows = self._read("SELECT tool, source_sha, base_commit FROM tool_versions")
         return {(tool, sha): untrusted.commit_id(commit) for tool, sha, commit in rows}

@@ -47,3 +47,15 @@ def intact_copy(path: Path, sha: str) -> bool:
         return hashlib.sha256(path.read_bytes()).hexdigest() == sha
     except OSError:
         return False
+
+
+def last_good_copy(state: Any, pipeline: Any, name: str) -> tuple[str, bytes] | None:
+    """("last good copy", content) of the newest version of tool `name` whose cached copy is intact, or None.
+
+    What restore falls back on when git holds no deleted version (no repository, no commit yet, or the commits were
+    deferred): every validated version is kept in `.agent/cache/tools/<sha>.py`."""
+    for sha in state.versions_newest_first(name):
+        path = pipeline.runnable_path(sha)
+        if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha) and intact_copy(path, sha):
+            return "the last good copy in .agent/cache", path.read_bytes()
+    return None

@@ -6,8 +6,10 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from tui_agent.core.catalog.startup import head_tool_blobs
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.versioning.gitstore import CatalogGit
+from tui_agent.core.recipes.recipefile import recipe_name_problem
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
 from tui_agent.core.recipes.engine import RecipeEngine, SubmitPrompt, ToolRunner, WriteApprover
@@ -17,12 +19,21 @@ from tui_agent.core.recipes.store import RecipeStore
 
 
 async def catch_up(engine: RecipeEngine) -> None:
-    """Valid recipe files that differ from git (edited while tuiagent was not running) are committed, as the tool
-    catalog does at startup; a deferred commit is reported as a Notice by later operations."""
+    """Valid recipe files that differ from git (edited or deleted while tuiagent was not running) are committed, as
+    the tool catalog does at startup; a deferred commit is reported as a Notice by later operations."""
     for record in engine.book.records():
         if record.error is None:
             try:
                 await engine.store.commit_outside_edit(record.name)
+            except (ValueError, OSError):
+                continue
+    on_disk = {record.name for record in engine.book.records()}
+    committed = await asyncio.to_thread(head_tool_blobs, engine.store.git, engine.project.recipes_dir)
+    for file_name in sorted(committed or {}):
+        name = file_name.removesuffix(".toml")
+        if file_name.endswith(".toml") and name not in on_disk and recipe_name_problem(name) is None:
+            try:  # deleted by hand while tuiagent was not running: committed as a deletion, restorable
+                await engine.store.commit_outside_edit(name)
             except (ValueError, OSError):
                 continue
 

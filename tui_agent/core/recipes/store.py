@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import Undo, atomic_delete, atomic_write, read_bytes_or_none
 from tui_agent.core.versioning.gitstore import CatalogGit
+from tui_agent.core.versioning.unsaved import unsaved_work
 from tui_agent.core.versioning.versions import diff_since, revert_target
 from tui_agent.core.versioning.writelock import WriterLock
 from tui_agent.core.project import Project
@@ -51,6 +53,15 @@ class RecipeStore:
 
     def rel(self, name: str) -> str:
         return f".agent/recipes/{name}.toml"
+
+    def kept_copy(self, name: str) -> Path:
+        """Where prune keeps the last copy of a recipe (parsed again, like any recipe, when restored)."""
+        return self.project.cache_dir / "recipes" / f"{name}.toml"
+
+    def _refuse_unsaved(self, name: str, verb: str) -> None:
+        problem = unsaved_work(self.git, self.project.root, self.rel(name), verb)
+        if problem is not None:
+            raise PipelineError("unsaved", problem)
 
     def _check_name(self, name: str) -> None:
         problem = recipe_name_problem(name)
@@ -106,6 +117,8 @@ class RecipeStore:
         with self.writer.held():
             if not path.is_file():
                 raise PipelineError("missing", f"there is no recipe {name} to prune")
+            self._refuse_unsaved(name, "prune")
+            atomic_write(self.kept_copy(name), path.read_bytes())  # restore works even while commits are deferred
             undo = Undo(path)
             try:
                 atomic_delete(path)
@@ -123,15 +136,19 @@ class RecipeStore:
         self._check_name(name)
         if self.project.recipe_path(name).is_file():
             raise PipelineError("name", f"recipe {name} exists; nothing to restore")
+        await asyncio.to_thread(self._refuse_unsaved, name, "restore")
         found = await asyncio.to_thread(self.git.last_version_before_deletion, self.rel(name))
+        kept = read_bytes_or_none(self.kept_copy(name))
+        found = found or (("the copy kept in .agent/cache", kept) if kept is not None else None)
         if found is None:
-            raise PipelineError("missing", f"git has no deleted version of recipe {name}")
+            raise PipelineError("missing", f"git has no deleted version of recipe {name} and .agent/cache kept no copy")
         _rev, raw = found
         return await self.save(name, raw, message=f"tuiagent: restore recipe {name}")
 
     async def revert(self, name: str, rev: str | None = None) -> RecipeChange:
         """Go back to `rev` (default: the version before the current one) through the pipeline, as a new commit."""
         self._check_name(name)
+        await asyncio.to_thread(self._refuse_unsaved, name, "revert")
         current = read_bytes_or_none(self.project.recipe_path(name))
         target, raw = await asyncio.to_thread(revert_target, self.git, self.rel(name), current, rev, f"recipe {name}")
         return await self.save(name, raw, message=f"tuiagent: revert recipe {name} to {target[:10]}")

@@ -23,6 +23,9 @@ FALLBACK_MISSES = (
     "drift checks) are not enforced: that code can change the user's project files",
     "daemons that double-fork, change session and re-exec with a cleared environment after the worker died "
     "can escape the cleanup",
+    "delayed effects: a git config or hook rewritten by agent code runs (without secrets in its environment) when "
+    "tuiagent next calls git or commits; a rewritten .agent/config.toml applies to the next session "
+    "(tests/hostile/delayed.py lists each case)",
 )
 
 

@@ -52,7 +52,7 @@ class Worker:
     """A started (possibly still booting) sandboxed interpreter that will serve exactly one request."""
 
     def __init__(self, process: asyncio.subprocess.Process, channel: socket.socket, tier: str,
-                 token: str, network: bool, layout: tuple[bool, ...], home: str | None,
+                 token: str, network: bool, layout: tuple[tuple[str, bool], ...], home: str | None,
                  cgroup: PidsCgroup | None, project_writable: bool = True) -> None:
         self.process = process
         self.channel = channel

@@ -64,45 +64,68 @@ def protected_paths(root: Path) -> list[str]:
     return paths
 
 
+def _bindable(root: Path, relative: str) -> bool:
+    """Whether the path exists and really lies inside the project (a symlink out of it is left to the sweep)."""
+    inside = root / relative
+    if not inside.exists():
+        return False
+    real = Path(os.path.realpath(inside))
+    return real == root or real.is_relative_to(root)
+
+
 def read_only_binds(root: Path) -> list[str]:
     """bwrap arguments binding every existing protected path read-only (after the project's writable bind)."""
     args: list[str] = []
     for relative in protected_paths(root):
-        inside = root / relative
-        if inside.exists() or inside.is_symlink():
+        if _bindable(root, relative):
+            inside = root / relative
             args += ["--ro-bind", str(inside), str(inside)]
     return args
 
 
 def layout(root: Path) -> tuple[tuple[str, bool], ...]:
-    """Which protected paths exist: a warm worker started under another layout must not be used."""
-    return tuple((relative, (root / relative).exists()) for relative in protected_paths(root))
+    """Which protected paths are bound: a warm worker started under another layout must not be used."""
+    return tuple((relative, _bindable(root, relative)) for relative in protected_paths(root))
 
 
-def absent(root: Path) -> list[str]:
-    """The fixed protected names and the hooks folder that do not exist now (what a run could create)."""
+def unbound(root: Path) -> dict[str, str | None]:
+    """The fixed protected names and the hooks folder that cannot be bound (absent, or a symlink out of the
+    project), with what is there now (None, or the link's target): what a run could create or replace."""
     names = list(PROTECTED_NAMES)
     hooks = hooks_path(root)
     if hooks and not hooks.startswith(".git/"):
         names.append(hooks)
-    return [name for name in names if not os.path.lexists(root / name)]
+    state: dict[str, str | None] = {}
+    for name in names:
+        path = root / name
+        if path.is_symlink() and not _bindable(root, name):
+            state[name] = os.readlink(path)
+        elif not os.path.lexists(path):
+            state[name] = None
+    return state
 
 
-def sweep_created(root: Path, absent_before: list[str]) -> list[str]:
-    """Move protected paths a run created into `.agent/quarantine/<time>/`; one note per path moved."""
+def sweep_created(root: Path, before: dict[str, str | None]) -> list[str]:
+    """Move protected paths a run created or replaced into `.agent/quarantine/<time>/` (a replaced symlink is put
+    back); one note per path moved."""
     notes: list[str] = []
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    for relative in absent_before:
-        created = root / relative
-        if not os.path.lexists(created):
+    for relative, link in before.items():
+        path = root / relative
+        now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
+        if now == link:
             continue
         target = root / QUARANTINE / stamp / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            shutil.move(str(created), str(target))
-            notes.append(f"agent code created the protected path {relative}; moved to {target.relative_to(root)}")
+            if now is not None:
+                shutil.move(str(path), str(target))
+            if link is not None:
+                os.symlink(link, path)
+            verb = "created" if link is None else "replaced"
+            notes.append(f"agent code {verb} the protected path {relative}; moved to {target.relative_to(root)}")
         except OSError as exc:
-            notes.append(f"agent code created the protected path {relative} and it could not be moved away: {exc}")
+            notes.append(f"agent code changed the protected path {relative} and it could not be moved away: {exc}")
     return notes
 
 

@@ -161,7 +161,7 @@ class Sandbox:
         request["policy"] = effective.to_dict()
         request["tool_dirs"] = [] if "tool_paths" in request else [str(self.project.tools_dir)]
         writable = self._project_writable(effective)
-        absent_before = protected.absent(self.project.root) if writable else []
+        absent_before = protected.unbound(self.project.root) if writable else {}
         swept: list[str] = []
         worker = await self._acquire(effective.network, writable)
         self._running.add(worker)

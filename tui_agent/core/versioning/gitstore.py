@@ -30,6 +30,7 @@ from collections.abc import Set as AbstractSet
 import threading
 import time
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -237,6 +238,21 @@ class CatalogGit:
         text = (f"commit deferred: {reason}; {count} change{'s' if count != 1 else ''} kept in {PENDING_FILE} "
                 "and committed by a later catalog operation")
         return CommitOutcome(False, None, reason, "; ".join((text, *notices)), notices)
+
+    def head_and_index_blobs(self, path: str) -> tuple[str | None, str | None] | None:
+        """(blob in HEAD, blob in the index) of a project path (None when absent); None without a repository."""
+        runner = self._discover()
+        if runner is None:
+            return None
+        repo_path = f"{self._prefix}{path}"
+        head = runner.tree_blobs("HEAD", [repo_path]).get(repo_path, (None, None))[1] if runner.head() else None
+        listed = runner.run("ls-files", "-s", "--", repo_path)
+        fields = listed.text.split() if listed.ok else []
+        return head, fields[1] if len(fields) >= 2 else None
+
+    def pending_change(self, path: str) -> PendingChange | None:
+        """The deferred change of `path` in the journal, if any."""
+        return self._load_journal(check_disk=False)[0].get(path)
 
     def history(self, path: str) -> list[HistoryEntry]:
         """Commits touching `path` (project-relative), newest first, including the one that deleted it."""

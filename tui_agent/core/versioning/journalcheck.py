@@ -9,9 +9,8 @@ committed behind the user's back.
 
 from __future__ import annotations
 
-from collections.abc import Set
-
 import re
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from tui_agent.core.versioning.gitpending import PendingChange
@@ -49,7 +48,7 @@ def disk_problem(root: Path, change: PendingChange) -> str | None:
     return None
 
 
-def trusted(root: Path, journal: dict[str, PendingChange], keep: Set[str] = frozenset(), *,
+def trusted(root: Path, journal: dict[str, PendingChange], keep: AbstractSet[str] = frozenset(), *,
             check_disk: bool = True) -> tuple[dict[str, PendingChange], list[str]]:
     """The entries safe to commit, and one note per dropped entry; paths in `keep` are the caller's own, not checked.
 

@@ -1,0 +1,99 @@
+"""Which folder is the project: the nearest `.agent/` up to the repository root, else the repository root; with a precise refusal for a symlinked `.agent`, a repository git refuses, or no repository at all."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tui_agent.core.project import AGENT_DIR
+
+GIT_TIMEOUT_S = 10
+
+
+class ProjectRootError(ValueError):
+    """The folder cannot be used as a project; the message says why and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Located:
+    """The project root found from a starting folder, and warnings to show (never fatal)."""
+
+    root: Path
+    in_repository: bool
+    warnings: list[str] = field(default_factory=list)
+
+
+def _git(start: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=start, capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
+
+
+def repository_top(start: Path) -> Path | None:
+    """The work tree root holding `start`, None outside any repository; ProjectRootError when git refuses it."""
+    try:
+        done = _git(start, "rev-parse", "--show-toplevel")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode == 0 and done.stdout.strip():
+        return Path(done.stdout.strip())
+    if "dubious ownership" in done.stderr:
+        where = done.stderr.split("repository at", 1)[-1].split("\n", 1)[0].strip(" '") or str(start)
+        raise ProjectRootError(
+            f"git refuses the repository at {where}: it belongs to another user (git's \"dubious ownership\" check), "
+            f"so tuiagent cannot version the catalog there. If you trust it: git config --global --add safe.directory {where}")
+    return None
+
+
+def nearest_agent_dir(start: Path, stop: Path | None) -> Path | None:
+    """The nearest folder from `start` up to `stop` (inclusive; the filesystem root without one) that has `.agent/`."""
+    for folder in (start, *start.parents):
+        if os.path.lexists(folder / AGENT_DIR):
+            return folder
+        if stop is not None and folder == stop:
+            return None
+    return None
+
+
+def symlink_problem(root: Path) -> str | None:
+    """A precise refusal when `.agent`, `.agent/tools` or `.agent/recipes` is a symlink."""
+    for relative in (AGENT_DIR, f"{AGENT_DIR}/tools", f"{AGENT_DIR}/recipes"):
+        path = root / relative
+        if path.is_symlink():
+            return (f"{path} is a symlink (to {os.readlink(path)}): tuiagent needs a real folder there (the sandbox "
+                    f"protects it and git commits it by path). Replace the link with the folder it points to.")
+    return None
+
+
+def ignored_warning(root: Path) -> str | None:
+    """A warning when the user's .gitignore ignores `.agent/` (commits still work; `git add` would skip it)."""
+    try:
+        done = _git(root, "check-ignore", "-v", "--no-index", f"{AGENT_DIR}/tools/x.py")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0 or not done.stdout.strip():
+        return None
+    source, _, _ = done.stdout.strip().partition("\t")
+    return (f".agent/ is ignored by git ({source}): tuiagent still commits the catalog, but `git status` and `git add` "
+            f"will not show it. Remove that rule or add `!.agent/` after it.")
+
+
+def locate(start: Path) -> Located:
+    """The project for `start`: the nearest `.agent/` within the repository, else the repository root."""
+    start = Path(os.path.abspath(start))
+    if not start.is_dir():
+        raise ProjectRootError(f"{start} is not a folder")
+    top = repository_top(start)
+    found = nearest_agent_dir(start, top) or top
+    root = found if found is not None else start
+    problem = symlink_problem(root)
+    if problem is not None:
+        raise ProjectRootError(problem)
+    warnings = [w for w in [ignored_warning(root) if top is not None else None] if w]
+    return Located(root, top is not None, warnings)
+
+
+def outside_repository_message(root: Path) -> str:
+    return (f"{root} is not inside a git repository and has no {AGENT_DIR}/ folder; nothing was created. "
+            "tuiagent keeps its tool catalog in .agent/ and versions it with git: run `git init` there first, "
+            "or pass --init-git to let tuiagent create the repository.")

@@ -1,0 +1,41 @@
+"""Never undo what tuiagent did not make: a revert, prune or restore refuses when the catalog file holds the user's uncommitted work."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Protocol
+
+from tui_agent.core.versioning.gitpending import PendingChange
+
+OUTSIDE_EDIT_MARKERS = ("edited outside tuiagent", "changed while tuiagent was not running", "deleted outside tuiagent")
+"""Words in a journal message saying the change is a person's edit that tuiagent only recorded."""
+
+
+class BlobSource(Protocol):
+    def head_and_index_blobs(self, path: str) -> tuple[str | None, str | None] | None: ...
+    def pending_change(self, path: str) -> PendingChange | None: ...
+
+
+def blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def unsaved_work(git: BlobSource, root: Path, rel: str, verb: str) -> str | None:
+    """Why `verb` (revert, prune, restore) of the catalog file `rel` would discard the user's work, or None."""
+    blobs = git.head_and_index_blobs(rel)
+    head_blob, index_blob = blobs if blobs is not None else (None, None)
+    if blobs is not None and index_blob != head_blob:
+        return (f"refused: {rel} has staged changes that are not committed; {verb} would discard them. "
+                f"Commit them, or unstage them (`git restore --staged {rel}`), then try again.")
+    try:
+        disk = (root / rel).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    if head_blob is not None and blob_id(disk) == head_blob:
+        return None
+    pending = git.pending_change(rel)
+    if pending is not None and pending.content == disk and not any(m in pending.message for m in OUTSIDE_EDIT_MARKERS):
+        return None  # tuiagent's own change, waiting for a commit
+    return (f"refused: {rel} has edits that are not committed (made outside tuiagent); {verb} would discard them. "
+            f"Commit them (`git add {rel}` and `git commit`) or move the file away, then try again.")
