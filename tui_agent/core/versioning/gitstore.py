@@ -30,7 +30,6 @@ from collections.abc import Set as AbstractSet
 import threading
 import time
 from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
