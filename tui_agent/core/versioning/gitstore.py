@@ -25,11 +25,10 @@ Contract (the catalog codes against it):
 
 from __future__ import annotations
 
-from collections.abc import Set as AbstractSet
-
 import threading
 import time
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
