@@ -264,6 +264,8 @@ class FakeMessagesAPI:
         self._server = ThreadingHTTPServer((host, port), self._handler_class())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
+        self.request_log: str | None = None
+        """A file getting one line per request received (script mode's --log), for timing from another process."""
 
     # -- lifecycle
 
@@ -308,6 +310,9 @@ class FakeMessagesAPI:
     def _next_response(self, request: RecordedRequest) -> Response:
         with self._lock:
             self.requests.append(request)
+            if self.request_log is not None:
+                with open(self.request_log, "a", encoding="utf-8") as log:
+                    log.write(f"{time.time()} {request.path}\n")
             if self._queue:
                 return self._queue.popleft()
         if self._callback is not None:
@@ -456,11 +461,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--script", required=True, help="JSON file: a list of responses")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--api-key", default=None, help="answer 401 unless this key is sent")
+    parser.add_argument("--log", default=None, help="append one line to this file per request received")
     args = parser.parse_args(argv)
     with open(args.script, encoding="utf-8") as handle:
         responses, repeat = load_script(json.load(handle))
     api = FakeMessagesAPI(api_key=args.api_key, port=args.port, repeat_last=repeat)
     api.enqueue(*responses)
+    api.request_log = args.log
     print(f"listening on {api.base_url}", flush=True)
     try:
         api._server.serve_forever()

@@ -7,10 +7,8 @@ import asyncio
 import sys
 from typing import Any
 
-from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter
+from tui_agent.core.agent.headless import OUTPUT_FORMATS
 from tui_agent.core.agent.permissions import PERMISSION_MODES, flag_approver
-from tui_agent.core.agent.sessions import SessionNotFound
-from tui_agent.core.project import ConfigError
 
 HEADLESS_DENIAL_HINT = "(headless run: approve with --yes, or --allow TOOL for this tool)"
 
@@ -42,6 +40,9 @@ def handle(args: argparse.Namespace) -> int:
 
 
 async def run_headless(args: argparse.Namespace) -> int:
+    from tui_agent.core.agent.headless import HeadlessPrinter
+    from tui_agent.core.agent.sessions import SessionNotFound
+    from tui_agent.core.project import ConfigError
     from tui_agent.core.runtime import open_runtime
 
     try:

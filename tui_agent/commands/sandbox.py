@@ -7,10 +7,11 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tui_agent.core.project import ConfigError, Project
-from tui_agent.core.sandbox import RunResult, Sandbox, SandboxPolicy, SandboxUnavailable
+if TYPE_CHECKING:  # imported where used: the TUI's start must not pay for them
+    from tui_agent.core.project import Project
+    from tui_agent.core.sandbox import RunResult, SandboxPolicy
 
 EXIT_TIMEOUT = 124
 EXIT_SANDBOX_REFUSED = 3
@@ -32,6 +33,9 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
 
 
 def handle_status(args: argparse.Namespace) -> int:
+    from tui_agent.core.project import ConfigError, Project
+    from tui_agent.core.sandbox import SandboxUnavailable
+
     project = Project.at(args.project)
     try:
         info = asyncio.run(_describe(project, args.tier))
@@ -57,6 +61,8 @@ def handle_status(args: argparse.Namespace) -> int:
 
 
 async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
+    from tui_agent.core.sandbox import Sandbox
+
     sandbox = await Sandbox.start(project, tier=tier, warm_workers=0)
     try:
         info = sandbox.describe()
@@ -67,6 +73,9 @@ async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
 
 
 def handle_run(args: argparse.Namespace) -> int:
+    from tui_agent.core.project import ConfigError, Project
+    from tui_agent.core.sandbox import SandboxPolicy, SandboxUnavailable
+
     project = Project.at(args.project)
     file: Path = args.file
     if not file.is_file():
@@ -98,6 +107,8 @@ def exit_status(result: RunResult) -> int:
 
 
 async def _run_file(project: Project, file: Path, policy: SandboxPolicy, tier: str | None) -> RunResult:
+    from tui_agent.core.sandbox import Sandbox
+
     sandbox = await Sandbox.start(project, tier=tier, warm_workers=0)
     try:
         return await sandbox.run_file(file, policy=policy)

@@ -22,6 +22,7 @@ from tui_agent.core.events import (
     Usage,
 )
 from tui_agent.ui.heap import freeze_long_lived
+from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import entries_from_records
 from tui_agent.ui.turn_edits import TurnEdits
@@ -41,15 +42,23 @@ class TurnMixin:
         self.turn_edits = TurnEdits(self.project_root)
         self.session_changes: list[tuple[str, str, bool]] = []  # (kind, name, created) of tools authored this session
         self.events_seen: list[Event] = []
-        self.queued_prompts: list[str] = []
+        self.prompt_queue = PromptQueue()
 
     async def submit_prompt(self: "TuiAgentApp", text: str) -> None:
         """A recipe hands the agent a prompt: run it now, or after the running turn."""
         if self.turn_running:
-            self.queued_prompts.append(text)
+            self.prompt_queue.push(text, "recipe")
             self.notify("A recipe queued a prompt for after this turn.")
         else:
-            self.start_turn(text)
+            self.start_turn(text, source="recipe")
+
+    def send_queued_prompt(self: "TuiAgentApp") -> None:
+        """Start the oldest queued prompt when the agent is free (called when the runtime is ready and after a turn)."""
+        if self.turn_running or getattr(self.runtime, "agent", None) is None:
+            return
+        item = self.prompt_queue.pop()
+        if item is not None:
+            self.start_turn(item.text, source=item.source)
 
     async def show_session(self: "TuiAgentApp", path: Path, session_id: str) -> None:
         """Show a session transcript from its file (only the newest entries get widgets)."""
@@ -60,11 +69,18 @@ class TurnMixin:
         await self.conversation.add(Entry("notice", text=f"Resumed session {session_id}."))
         freeze_long_lived()
 
-    def start_turn(self: "TuiAgentApp", prompt: str) -> bool:
-        """Run `prompt` as an agent turn; False (with a notice) when no agent or a turn is already running."""
+    def start_turn(self: "TuiAgentApp", prompt: str, source: str = "person") -> bool:
+        """Run `prompt` as an agent turn; False (with a notice) when no agent or a turn is already running.
+
+        While the project is still opening the prompt is queued, and sent as soon as the model client is ready.
+        """
+        if self.runtime is None and not self.ready.is_set():
+            self.prompt_queue.push(prompt, source)
+            self.run_worker(self.add_notice(f"Queued until the project is open: {prompt[:80]}", "info"))
+            return False
         agent = getattr(self.runtime, "agent", None)
         if agent is None:
-            self.run_worker(self.add_notice(self.no_model_message() if self.runtime is not None else "Still opening the project…", "warning"))
+            self.run_worker(self.add_notice(self.no_model_message(), "warning"))
             return False
         if self.turn_running:
             self.notify("A turn is running: wait, or press Escape to cancel it.", severity="warning")
@@ -113,8 +129,7 @@ class TurnMixin:
         self.refresh_branch()
         self.schedule_catalog_refresh()
         await self.show_turn_edits(announce=True)
-        if self.queued_prompts:
-            self.call_later(self.start_turn, self.queued_prompts.pop(0))
+        self.call_later(self.send_queued_prompt)
 
     async def handle_event(self: "TuiAgentApp", event: Event) -> None:
         """One core event into pixels."""

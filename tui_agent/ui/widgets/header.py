@@ -26,6 +26,8 @@ class StatusHeader(Static):
     output_tokens: reactive[int] = reactive(0)
     cost_usd: reactive[float] = reactive(0.0)
     busy: reactive[bool] = reactive(False)
+    loading: reactive[str] = reactive("")
+    """What is still loading while the project opens ("" once everything is up)."""
 
     def render(self) -> Text:
         text = Text()
@@ -44,6 +46,8 @@ class StatusHeader(Static):
         text.append(f"{format_tokens(self.input_tokens)} in / {format_tokens(self.output_tokens)} out")
         text.append("   cost ", style="dim")
         text.append(f"${self.cost_usd:.4f}")
+        if self.loading:
+            text.append(f"   ◌ loading {self.loading}…", style="italic #e5c07b")
         if self.busy:
             text.append("   ● working (esc cancels)", style="bold #e5c07b")
         return text
