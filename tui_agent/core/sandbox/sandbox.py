@@ -13,6 +13,8 @@ from tui_agent.core.project import Project
 from tui_agent.core.sandbox import tiers
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.describe import describe_tier
+from tui_agent.core.sandbox.forkpool import ForkPool
+from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
 from tui_agent.core.sandbox.outcome import to_run_result
 from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
@@ -22,17 +24,22 @@ from tui_agent.core.sandbox.policy import (
     SandboxUnavailable,
     check_level,
 )
-from tui_agent.core.sandbox.process import Worker
+from tui_agent.core.sandbox.process import Outcome, Worker
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 
 DEFAULT_WARM_WORKERS = 2
 
 
 class Sandbox:
-    """Runs agent code in pre-started sandboxed interpreters, one fresh process per run."""
+    """Runs agent code in sandboxed processes, one fresh process per run.
+
+    Offline runs under bubblewrap (with per-run cgroups) are forked from warm fork servers (pre-imported
+    interpreters inside the sandbox); network runs, and every run on a machine without them, get a fresh
+    pre-started worker.
+    """
 
     def __init__(self, project: Project, tier: str, policy: SandboxPolicy, warm_workers: int,
-                 bubblewrap_problem: str | None) -> None:
+                 bubblewrap_problem: str | None, fork_servers: bool = True) -> None:
         self.project = project
         self.tier = tier
         self.policy = policy
@@ -45,14 +52,24 @@ class Sandbox:
         """Pre-started workers without network, by whether the project is writable for them."""
         self._kept_warm: set[bool] = {True}
         """Pools the refill keeps full; the read-only pool joins after its first use (catalog validation)."""
-        self._running: set[Worker] = set()
+        self._running: set[Any] = set()
+        """Workers and fork servers running a request (what `cancel_running` kills)."""
         self._refill_task: asyncio.Task[None] | None = None
         self._closed = False
+        self.fork_pool: ForkPool | None = (ForkPool(project.root, self._scratch, policy.processes)
+                                           if fork_servers and fork_servers_supported(tier) else None)
+        self.fork_problem: str | None = None
+        self._prestart: asyncio.Task[None] | None = None
+        """Why runs went back to fresh workers (a fork server failed to start), or None."""
 
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
-                    min_level: str | None = None, warm_workers: int = DEFAULT_WARM_WORKERS) -> "Sandbox":
-        """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers."""
+                    min_level: str | None = None, warm_workers: int = DEFAULT_WARM_WORKERS,
+                    fork_servers: bool = True) -> "Sandbox":
+        """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers.
+
+        `fork_servers` False makes every run start a fresh sandbox (the baseline the benchmarks compare with).
+        """
         if min_level is None:
             min_level = project.load_settings().sandbox_min_level
         problem = await asyncio.to_thread(tiers.probe_bubblewrap)
@@ -62,9 +79,24 @@ class Sandbox:
             raise SandboxUnavailable(f"the bubblewrap tier is not available: {problem}")
         check_level(tier, min_level)
         project.ensure_layout()
-        sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem)
+        sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
+        if sandbox.fork_pool is not None and warm_workers > 0:
+            sandbox._prestart_fork_server(project_writable=False)
         await sandbox._fill()
         return sandbox
+
+    def _prestart_fork_server(self, *, project_writable: bool) -> None:
+        """Boot a fork server in the background (read-only: catalog validation and most tool calls use it)."""
+        pool = self.fork_pool
+        assert pool is not None
+
+        async def boot() -> None:
+            try:
+                pool.release(await pool.acquire(project_writable))
+            except (ForkServerError, OSError) as error:
+                self._fork_failed(error)
+
+        self._prestart = asyncio.get_running_loop().create_task(boot())
 
     @property
     def warning(self) -> str | None:
@@ -80,6 +112,8 @@ class Sandbox:
         info["warning"] = self.warning
         info["bubblewrap_problem"] = self.bubblewrap_problem
         info["warm_workers"] = self.warm_workers
+        info["fork_servers"] = self.fork_pool is not None
+        info["fork_problem"] = self.fork_problem
         return info
 
     async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any],
@@ -133,6 +167,10 @@ class Sandbox:
             except Exception:  # a failed refill spawn only means fewer warm workers to close
                 pass
         await self.cancel_running()
+        if self.fork_pool is not None:
+            await self.fork_pool.aclose()
+        if self._prestart is not None:
+            await asyncio.gather(self._prestart, return_exceptions=True)
         warm = [worker for pool in self._warm.values() for worker in pool]
         self._warm = {True: [], False: []}
         await asyncio.gather(*(worker.discard() for worker in warm), return_exceptions=True)
@@ -144,6 +182,10 @@ class Sandbox:
         effective = policy or self.policy
         request["policy"] = effective.to_dict()
         request["tool_dirs"] = [] if "tool_paths" in request else [str(self.project.tools_dir)]
+        if self.fork_pool is not None and not effective.network:
+            outcome = await self._run_forked(request, effective)
+            if outcome is not None:
+                return to_run_result(outcome, effective, self.tier)
         worker = await self._acquire(effective.network, self._project_writable(effective))
         self._running.add(worker)
         try:
@@ -154,6 +196,37 @@ class Sandbox:
             self._release_private_dirs(worker)
             self._schedule_refill()
         return to_run_result(outcome, effective, self.tier)
+
+    async def _run_forked(self, request: dict[str, Any], policy: SandboxPolicy) -> Outcome | None:
+        """The run in a child of a warm fork server; None when no server could take it (a fresh worker will)."""
+        pool = self.fork_pool
+        assert pool is not None
+        try:
+            server = await pool.acquire(self._project_writable(policy))
+        except (ForkServerError, OSError) as error:
+            self._fork_failed(error)
+            return None
+        self._running.add(server)
+        try:
+            outcome = await server.run(request, timeout_s=policy.timeout_s, output_bytes=policy.output_bytes,
+                                       processes=policy.processes)
+        except (ForkServerError, OSError):
+            pool.discard(server)  # this run goes to a fresh worker; the next one starts a new server
+            return None
+        finally:
+            self._running.discard(server)
+        if outcome.exit_code is None and not server.alive:
+            pool.discard(server)  # the server died under this run: the next one starts a new server
+        else:
+            pool.release(server)
+        return outcome
+
+    def _fork_failed(self, error: BaseException) -> None:
+        """A fork server could not start or serve: every later run uses a fresh worker (and says why)."""
+        self.fork_problem = f"fork server unavailable, each run starts a fresh sandbox: {error}"
+        pool, self.fork_pool = self.fork_pool, None
+        if pool is not None:
+            asyncio.get_running_loop().create_task(pool.aclose())
 
     def _project_writable(self, policy: SandboxPolicy) -> bool:
         """Only bubblewrap can make the project read-only; the rlimits tier runs every call the same way."""
@@ -180,6 +253,8 @@ class Sandbox:
                                   processes=self.policy.processes, project_writable=project_writable)
 
     async def _fill(self) -> None:
+        if self.fork_pool is not None:
+            return  # offline runs are forked: no fresh workers are kept waiting for them
         for project_writable in (True, False):
             pool = self._warm[project_writable]
             while not self._closed and project_writable in self._kept_warm and len(pool) < self.warm_workers:

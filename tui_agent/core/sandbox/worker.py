@@ -11,7 +11,7 @@ import os
 import sys
 import traceback
 import types
-from typing import Any
+from typing import Any, Callable
 
 SNIPPET_NAME = "<run_python>"
 VALUE_LIMIT = 1_000_000
@@ -100,6 +100,8 @@ def trimmed_traceback(exc: BaseException, own_files: set[str]) -> str:
 def load_named_module(name: str, package_parent: str) -> types.ModuleType:
     """Import `name`; a `tui_agent.*` module is loaded from its file alone, without the package's __init__ chain."""
     if name.startswith("tui_agent."):
+        if name in sys.modules:  # preloaded by the fork server this run was forked from
+            return sys.modules[name]
         path = os.path.join(package_parent, *name.split(".")) + ".py"
         return load_file_module(name, path)
     return importlib.import_module(name)
@@ -181,10 +183,42 @@ def run_script(path: str, code: str) -> Any:
 def main() -> None:
     channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     guard = load_guard()
+    if sys.argv[4:5] == ["serve"]:
+        load_zygote().serve(channel, scratch=sys.argv[5:], preload=lambda: preload(package_parent),
+                            harden=guard.make_undumpable,
+                            run_one=lambda run_channel, prepare: run_request(run_channel, project, package_parent,
+                                                                             guard, prepare))
+        os._exit(0)
+    run_request(channel, project, package_parent, guard)
+
+
+def load_zygote() -> types.ModuleType:
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
+    spec = importlib.util.spec_from_file_location("_tuiagent_zygote", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PRELOADED = ("tui_agent.core.catalog.inspector",)
+"""Imported once by a fork server, before any request: every forked run starts with them in memory."""
+
+
+def preload(package_parent: str) -> None:
+    for name in PRELOADED:
+        load_named_module(name, package_parent)
+
+
+def run_request(channel: int, project: str, package_parent: str, guard: types.ModuleType,
+                prepare: Callable[[], None] | None = None) -> None:
+    """Serve the one request on `channel`: limits and seccomp first, then the code; the process exits at the end."""
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     request = read_request(channel)
     if request is None:
         os._exit(3)
+    if prepare is not None:
+        prepare()
     tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
     own_files = {SNIPPET_NAME, *(os.path.realpath(p) for p in request.get("own_files", []))}
     tool_paths = request.get("tool_paths")
