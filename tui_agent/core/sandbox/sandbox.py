@@ -130,6 +130,28 @@ class Sandbox:
                           result=result, args=kwargs, module=module)
         return result
 
+    async def call_each(self, *, module: str, function: str, calls: list[dict[str, Any]],
+                        policy: SandboxPolicy | None = None, labels: list[str] | None = None) -> list[RunResult]:
+        """`module.function(**kwargs)` for every kwargs in `calls` in ONE sandboxed run, each call in its own
+        forked child with the run's limits (`policy.timeout_s` is per call); one RunResult per call.
+
+        Raises SandboxUnavailable when the run itself failed (its RunResult says why); the caller may retry
+        the calls one run each. The audit log gets one line per call, labelled from `labels`.
+        """
+        effective = policy or self.policy
+        request: dict[str, Any] = {"op": "call_each", "module": module, "function": function, "calls": calls,
+                                   "call_timeout_s": effective.timeout_s}
+        batch_policy = effective.with_(timeout_s=effective.timeout_s * len(calls) + 5)  # cpu_s: each child starts at 0
+        result = await self._run(request, batch_policy)
+        answers = result.value if result.ok and not result.value_is_repr else None
+        if not isinstance(answers, list) or len(answers) != len(calls) or not all(isinstance(a, dict) for a in answers):
+            raise SandboxUnavailable(f"the batched run failed: {result.error_kind}: {(result.error or '')[-300:]}")
+        results = [answer_result(answer, self.tier) for answer in answers]
+        for index, (kwargs, one) in enumerate(zip(calls, results)):
+            label = labels[index] if labels and index < len(labels) else f"{module}.{function}"
+            self.audit.record(label=label, version=None, kind="call", result=one, args=kwargs, module=module)
+        return results
+
     async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,
                          tool_paths: Mapping[str, str | Path] | None = None) -> RunResult:
         """Run a snippet with every catalog tool importable by name; a final expression is the result value.
@@ -268,3 +290,15 @@ class Sandbox:
     def _release_private_dirs(self, worker: Worker) -> None:
         if worker.private_dirs:
             shutil.rmtree(worker.private_dirs, ignore_errors=True)
+
+
+def answer_result(answer: dict[str, Any], tier: str) -> RunResult:
+    """One call's answer from a `call_each` run as a RunResult."""
+    return RunResult(
+        ok=bool(answer.get("ok")), value=answer.get("value"), value_is_repr=bool(answer.get("value_is_repr")),
+        error=answer.get("error") if isinstance(answer.get("error"), str) else None,
+        error_kind=answer.get("error_kind") if isinstance(answer.get("error_kind"), str) else None,
+        stdout=str(answer.get("stdout", "")), stderr=str(answer.get("stderr", "")), output_truncated=False,
+        duration_ms=float(answer.get("duration_ms") or 0.0), files_read=(), tier=tier,
+        exit_code=answer.get("exit_code") if isinstance(answer.get("exit_code"), int) else None,
+    )
