@@ -69,6 +69,16 @@ async def test_tool_authored_fires_with_the_tool_name(repo: Path) -> None:
         assert len(stack.engine.runlog.entries("announce")) == 1
 
 
+async def test_tool_drifted_hands_the_repair_prompt_to_the_agent(repo: Path) -> None:
+    repair = recipe_text('on = "tool_drifted"', 'prompt = "Repair {name}: {repair}"')
+    async with open_stack(repo, tools={"count_lines": COUNT_LINES}, recipes={"repair": repair}) as stack:
+        future = stack.engine.tool_drifted("count_lines", "the diff, the failing test and the source")
+        assert future is not None
+        runs = await future
+        assert [run.ok for run in runs] == [True]
+        assert stack.prompts == ["Repair count_lines: the diff, the failing test and the source"]
+
+
 async def test_file_changed_fires_through_watchfiles_with_debounce(repo: Path) -> None:
     lines = recipe_text('on = "file_changed"\npaths = ["src/**/*.py"]\ndebounce_ms = 300',
                         'tool = "count_lines"\nargs = { path = "{path}" }')

@@ -14,7 +14,6 @@ from typing import Any
 
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, need, print_result
 
-SUBCOMMANDS = ("list", "show", "run", "history", "diff", "revert", "prune", "restore")
 
 
 def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:

@@ -10,11 +10,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from tui_agent.commands import tools_tending
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, need, print_result
 from tui_agent.core.project import Project
-
-SUBCOMMANDS = ("list", "show", "history", "diff", "revert", "prune", "restore", "run", "drift")
-
 
 class UsageError(Exception):
     """Bad input on the command line (exit code 2)."""
@@ -45,6 +43,7 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     run.add_argument("--json", nargs="?", const="", default=None, metavar="ARGS",
                      help="JSON output; with a value, the arguments as a JSON object")
     action("drift", "dependency files changed since a tool was written, and its tests re-run").add_argument("name", nargs="?")
+    tools_tending.register_actions(action)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -90,7 +89,17 @@ async def run_command(args: argparse.Namespace) -> int:
             await catalog.aclose()
     finally:
         await sandbox.aclose()
+    if command == "repair" and isinstance(result[0], dict) and result[0].get("needs_repair") and not args.print_prompt:
+        return await hand_to_agent(args, result[0]["prompt"])
     return print_result(result, want_json)
+
+
+async def hand_to_agent(args: argparse.Namespace, prompt: str) -> int:
+    """Run the agent headless on PROMPT with the top-level options (--model, --yes, --output-format, ...)."""
+    from tui_agent.commands.run import run_headless
+
+    args.prompt = prompt
+    return await run_headless(args)
 
 
 def parse_call_args(args: argparse.Namespace) -> dict[str, Any]:
@@ -273,4 +282,5 @@ async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, dict], Awaitable[Result]]] = {
     "list": cmd_list, "show": cmd_show, "history": cmd_history, "diff": cmd_diff, "revert": cmd_revert,
     "prune": cmd_prune, "restore": cmd_restore, "run": cmd_run, "drift": cmd_drift,
+    "suggest": tools_tending.cmd_suggest, "doctor": tools_tending.cmd_doctor, "repair": tools_tending.cmd_repair,
 }

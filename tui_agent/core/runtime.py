@@ -35,11 +35,6 @@ class Runtime:
     resumed: bool = False
 
     @property
-    def git_status(self) -> Any:
-        """The catalog's git status (repo present, branch, why commits are deferred), or None without a catalog."""
-        return self.catalog.git.status() if self.catalog is not None else None
-
-    @property
     def sandbox_tier(self) -> str | None:
         return self.sandbox.tier if self.sandbox is not None else None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 import traceback
 from collections.abc import AsyncIterator
@@ -12,14 +13,16 @@ from typing import Any
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
 from tui_agent.core.agent.compaction import request_tokens, shorten_old_tool_results
-from tui_agent.core.agent.model import ModelClient, ModelError, ModelReply
+from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
 from tui_agent.core.agent.prompt import catalog_entries, catalog_index, rank, system_blocks, tools_array
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, truncate
+from tui_agent.core.tending.suggestions import SuggestionBook
 from tui_agent.core.events import CatalogChanged, Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
+from tui_agent.core.protocols import Model
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
 REPEATED_FAILURE_LIMIT = 3
@@ -37,7 +40,7 @@ class Agent:
         *,
         project: Project,
         settings: Settings,
-        client: ModelClient,
+        client: Model,
         permissions: Permissions,
         session: SessionLog,
         sandbox: Any = None,
@@ -60,6 +63,7 @@ class Agent:
         self.context_limit_tokens = context_limit_tokens
         self.builtins: dict[str, BuiltinTool] = builtin_tools(has_sandbox=sandbox is not None, has_catalog=catalog is not None, has_recipes=recipes is not None)
         self.authored_names: list[str] = []  # tools authored in this session, newest last
+        self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
 
     @property
     def model(self) -> str:
@@ -93,12 +97,24 @@ class Agent:
         self.session.append_message(message)
 
     def _add_user_content(self, blocks: list[dict[str, Any]]) -> None:
+        turn_running = any(block.get("type") == "tool_result" for block in blocks)
+        blocks = blocks + self._suggestion_blocks(turn_running)
         if self.messages and self.messages[-1]["role"] == "user":
             # A failed or cancelled turn ended on a user message; the next one continues it.
             self.messages[-1]["content"].extend(blocks)
             self.session.append_message({"role": "user", "content": blocks})
         else:
             self._record_message({"role": "user", "content": blocks})
+
+    def _suggestion_blocks(self, turn_running: bool) -> list[dict[str, Any]]:
+        """Repeated call chains not offered before, as one note for the next request (offered once)."""
+        if self.suggestions is None:
+            return []
+        try:
+            note = self.suggestions.note_for_next_request(turn_running=turn_running)
+        except (OSError, sqlite3.Error):  # suggestions are a hint; an unreadable transcript or db must not stop the turn
+            return []
+        return [{"type": "text", "text": note}] if note else []
 
     # ------------------------------------------------------------------ the turn
 

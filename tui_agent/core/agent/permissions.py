@@ -64,10 +64,6 @@ class Permissions:
         self._allowed_tools = set(allowed_tools)
         self.denial_hint = denial_hint
 
-    def allow_tool(self, name: str) -> None:
-        """Approve every further call of `name` in this session without asking."""
-        self._allowed_tools.add(name)
-
     def set_mode(self, mode: str) -> None:
         if mode not in PERMISSION_MODES:
             raise ValueError(f"permission mode must be one of {', '.join(PERMISSION_MODES)}, not {mode!r}")

@@ -24,7 +24,7 @@ from tui_agent.core.versioning.versions import diff_since, revert_target
 from tui_agent.core.catalog.watcher import ToolWatcher
 from tui_agent.core.events import CatalogChanged
 from tui_agent.core.project import AGENT_DIR, Project
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult, SandboxPolicy
+from tui_agent.core.sandbox.policy import RunResult, SandboxPolicy
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
 
@@ -152,10 +152,6 @@ class Catalog:
         """The callable tools (last good versions), for the model's tool list."""
         return [entry.spec for entry in self.registry.entries() if entry.spec is not None]
 
-    def runnable_paths(self) -> dict[str, str]:
-        """name → path of the last good source of each tool (what `run_python` should import)."""
-        return {e.name: str(e.runnable) for e in self.registry.entries() if e.runnable is not None}
-
     def source(self, name: str) -> str | None:
         """The current file's text (possibly broken), else the last good version's text."""
         data = read_bytes_or_none(self.project.tool_path(name))
@@ -269,11 +265,6 @@ class Catalog:
         """The sandbox's own limits (what a call without a policy would get)."""
         policy = getattr(self.sandbox, "policy", None)
         return policy if isinstance(policy, SandboxPolicy) else SandboxPolicy()
-
-    @property
-    def read_only_enforced(self) -> bool:
-        """Whether the sandbox can make the project read-only for a run (only the bubblewrap tier can)."""
-        return getattr(self.sandbox, "tier", None) == TIER_BUBBLEWRAP
 
     def _recover_runnable(self, entry: Entry) -> None:
         """Rewrite a deleted `.agent/cache/tools/<sha>.py` from the file on disk or from git, if one matches the sha."""

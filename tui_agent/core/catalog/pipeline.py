@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -232,10 +231,6 @@ class Pipeline:
             self._gitignore_done = True
             return {}
         return {rel: data}
-
-    def clear_staging(self) -> None:
-        shutil.rmtree(self.project.cache_dir / "staging", ignore_errors=True)
-
 
 def interpret_inspection(run: RunResult, timeout_s: float) -> dict[str, Any]:
     """Turn the sandbox's RunResult of the inspector into its result dict, or a PipelineError."""

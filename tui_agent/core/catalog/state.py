@@ -41,6 +41,13 @@ CREATE TABLE IF NOT EXISTS tool_versions (
     written_at REAL NOT NULL,
     PRIMARY KEY (tool, source_sha)
 );
+CREATE TABLE IF NOT EXISTS suggestions (
+    chain_id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    steps TEXT NOT NULL,
+    changed_at REAL NOT NULL,
+    tool TEXT
+);
 """
 
 
@@ -141,3 +148,14 @@ class StateStore:
 
     def all_version_commits(self) -> dict[tuple[str, str], str | None]:
         return {(tool, sha): commit for tool, sha, commit in self._read("SELECT tool, source_sha, base_commit FROM tool_versions")}
+
+    # suggested tools ---------------------------------------------------------
+    def set_suggestion(self, chain_id: str, status: str, steps: str, tool: str | None = None) -> None:
+        """Remember what became of a suggested chain: `offered`, `dismissed` or `covered` (by `tool`)."""
+        self._write("INSERT OR REPLACE INTO suggestions(chain_id, status, steps, changed_at, tool) VALUES (?,?,?,?,?)",
+                    (chain_id, status, steps, time.time(), tool))
+
+    def suggestions(self) -> dict[str, tuple[str, float, str | None]]:
+        """chain id -> (status, when it was set, covering tool)."""
+        rows = self._read("SELECT chain_id, status, changed_at, tool FROM suggestions")
+        return {chain_id: (status, changed_at, tool) for chain_id, status, changed_at, tool in rows}

@@ -198,6 +198,13 @@ class RecipeEngine:
             return None
         return self._dispatcher.submit(Job(recipes, "tool_authored", {"name": name}))
 
+    def tool_drifted(self, name: str, repair_prompt: str) -> asyncio.Future[list[RecipeRun]] | None:
+        """Schedule tool_drifted recipes for a tool whose dependencies changed and whose tests now fail."""
+        recipes = self.book.runnable("tool_drifted")
+        if not recipes:
+            return None
+        return self._dispatcher.submit(Job(recipes, "tool_drifted", {"name": name, "repair": repair_prompt}))
+
     def files_changed(self, paths: Iterable[str]) -> None:
         """Project-relative paths changed: queue them for each file_changed recipe whose globs match."""
         changed = sorted(set(paths))
@@ -310,7 +317,8 @@ class RecipeEngine:
     @staticmethod
     def _invocations(recipe: Recipe, trigger: str, context: dict[str, Any]) -> list[tuple[dict[str, str], dict[str, list[str]]]]:
         paths: list[str] = list(context.get("paths", []))
-        base = {"paths": " ".join(paths), "args": str(context.get("args", "")), "name": str(context.get("name", "")), "path": ""}
+        base = {"paths": " ".join(paths), "args": str(context.get("args", "")), "name": str(context.get("name", "")), "path": "",
+                "repair": str(context.get("repair", ""))}
         lists = {"paths": paths}
         action_value: Any = recipe.action.args if recipe.action.tool is not None else recipe.action.prompt
         if uses(action_value, "path") and paths:
@@ -375,7 +383,7 @@ class RecipeEngine:
     async def _write_refusal(self, recipe: Recipe, tool: str, args: dict[str, Any]) -> str | None:
         """None when the tool (WRITES = True) may run with the project writable, else why not."""
         if self.permissions is None:
-            return (f"it declares WRITES = True (it may change project files) and this recipe engine has no one to "
+            return ("it declares WRITES = True (it may change project files) and this recipe engine has no one to "
                     "approve that")
         request = ApprovalRequest("write", tool, f"recipe {recipe.name}: {tool} may change project files (WRITES = True)",
                                   json.dumps(args, indent=1, ensure_ascii=False, default=repr))

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from tui_agent.core.catalog.errors import PipelineError
 
-TriggerKind = Literal["file_changed", "command", "session_start", "tool_authored"]
-TRIGGER_KINDS: tuple[str, ...] = ("file_changed", "command", "session_start", "tool_authored")
+TriggerKind = Literal["file_changed", "command", "session_start", "tool_authored", "tool_drifted"]
+TRIGGER_KINDS: tuple[str, ...] = ("file_changed", "command", "session_start", "tool_authored", "tool_drifted")
 RecipeStatus = Literal["ok", "broken", "disabled"]
 
 DEFAULT_DEBOUNCE_MS = 200

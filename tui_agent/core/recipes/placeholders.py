@@ -12,6 +12,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "command": frozenset({"args"}),
     "session_start": frozenset(),
     "tool_authored": frozenset({"name"}),
+    "tool_drifted": frozenset({"name", "repair"}),
 }
 """Placeholders each trigger kind provides. `{{` and `}}` stand for literal braces."""
 
@@ -19,7 +20,8 @@ MEANING = {
     "path": "one changed file (the action runs once per file)",
     "paths": "every changed file (one run; a whole-value `\"{paths}\"` becomes a list)",
     "args": "the text typed after the slash command",
-    "name": "the name of the tool that was authored",
+    "name": "the name of the tool that was authored (tool_authored) or that drifted (tool_drifted)",
+    "repair": "the repair prompt of the drifted tool: its drift diff, failing test output and source",
 }
 
 

@@ -21,7 +21,8 @@ RESERVED_SLASH_COMMANDS = frozenset(
     {"help", "tools", "recipes", "diff", "undo", "model", "clear", "resume", "quit", "exit", "new", "cost"}
 )
 TOP_LEVEL_KEYS = ("description", "enabled", "requires", "priority", "trigger", "action")
-TRIGGER_KEYS = {"file_changed": ("on", "paths", "debounce_ms"), "command": ("on",), "session_start": ("on",), "tool_authored": ("on",)}
+TRIGGER_KEYS = {"file_changed": ("on", "paths", "debounce_ms"), "command": ("on",), "session_start": ("on",), "tool_authored": ("on",),
+                "tool_drifted": ("on",)}
 ACTION_KEYS = ("tool", "args", "prompt")
 TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import secrets
-import signal
 import socket
 import time
 from dataclasses import dataclass, field

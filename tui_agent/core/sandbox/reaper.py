@@ -28,12 +28,6 @@ def _carries_marker(pid: str, needle: bytes) -> bool:
     return needle in environ.split(b"\0")
 
 
-def marked_processes(token: str) -> list[int]:
-    """Processes whose initial environment carries this run's marker (catches daemons that left the group)."""
-    needle = MARKER_VARIABLE + token.encode()
-    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and _carries_marker(entry, needle)]
-
-
 def group_members(pgid: int) -> list[int]:
     found: list[int] = []
     for entry in os.listdir("/proc"):

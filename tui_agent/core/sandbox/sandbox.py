@@ -156,7 +156,7 @@ class Sandbox:
                          tool_paths: Mapping[str, str | Path] | None = None) -> RunResult:
         """Run a snippet with every catalog tool importable by name; a final expression is the result value.
 
-        `tool_paths` (name → file, e.g. `Catalog.runnable_paths()`) makes `import name` load exactly that file,
+        `tool_paths` (name → file, e.g. the catalog's last good versions) makes `import name` load exactly that file,
         the catalog's last good version, and nothing else from `.agent/tools/`. Without it the snippet imports
         whatever is in `.agent/tools/` on disk, broken or not.
         """

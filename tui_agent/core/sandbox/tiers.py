@@ -7,10 +7,8 @@ import shutil
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, TIER_RLIMITS
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]
@@ -56,10 +54,6 @@ def probe_bubblewrap() -> str | None:
                 reason = f"bwrap fails here: {exc}"
         _probe_cache["result"] = reason
         return reason
-
-
-def best_tier() -> str:
-    return TIER_BUBBLEWRAP if probe_bubblewrap() is None else TIER_RLIMITS
 
 
 def sandbox_env(*, home: str, tmpdir: str, tier: str, token: str) -> dict[str, str]:

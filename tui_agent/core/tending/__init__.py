@@ -1,0 +1,1 @@
+"""The catalog tending itself: repeated call chains become suggestions, drift gets repairs, sprawl a doctor."""
