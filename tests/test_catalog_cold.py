@@ -59,9 +59,9 @@ async def test_a_cold_open_validates_each_tool_in_isolation_and_the_cache_guards
         assert len(report.validated) == len(sources) - 2 and "b_checks" in report.validated
         assert "exited" in (cold.get("c_exits").error.message or "") or "status" in cold.get("c_exits").error.message
         assert cold.get("d_fails").error.stage == "tests"
-        runnable = cold.runnable_paths()  # the last good copy each tool call and run_python import
-        for name in report.validated:
-            assert Path(runnable[name]).read_bytes() == sources[name].encode()
+        for name in report.validated:  # the last good copy each tool call and run_python import
+            entry = cold.registry.get(name)
+            assert entry is not None and entry.runnable is not None and entry.runnable.read_bytes() == sources[name].encode()
         assert leftover_daemons() == []
         assert not list((project.cache_dir / "staging").glob("batch-*"))
         labels = [entry["label"] for entry in AuditLog(project.runs_dir).entries()]
