@@ -6,10 +6,8 @@ import argparse
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result
-from tui_agent.core.agent.prompt import catalog_index, entries_from_records, estimate_tokens, rank
-from tui_agent.core.tending.doctor import DoctorInput, examine, summary
-from tui_agent.core.tending.repair import repair_prompt
-from tui_agent.core.tending.suggestions import SuggestionBook, to_report
+
+# The core modules are imported in the handlers: every `tuiagent` start (the TUI's too) registers these commands.
 
 
 def register_actions(action: Any) -> None:
@@ -23,6 +21,8 @@ def register_actions(action: Any) -> None:
 
 
 async def cmd_suggest(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+    from tui_agent.core.tending.suggestions import SuggestionBook, to_report
+
     book = SuggestionBook(catalog.project.sessions_dir, catalog.state)
     if args.dismiss:
         if not book.dismiss(args.dismiss):
@@ -36,6 +36,9 @@ async def cmd_suggest(catalog: Any, args: argparse.Namespace, _: dict[str, Any])
 
 
 async def cmd_doctor(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+    from tui_agent.core.agent.prompt import catalog_index, entries_from_records, estimate_tokens, rank
+    from tui_agent.core.tending.doctor import DoctorInput, examine, summary
+
     if args.unused_days < 1:
         return {"error": "--unused-days must be at least 1", "stage": "arguments"}, \
             "tuiagent tools: --unused-days must be at least 1", 2
@@ -56,6 +59,8 @@ async def cmd_doctor(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) 
 
 
 async def cmd_repair(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+    from tui_agent.core.tending.repair import repair_prompt
+
     """The repair prompt for NAME (its drift report made fresh, tests included); `tools` hands it to the agent."""
     record = next((r for r in catalog.tools() if r.name == args.name), None)
     if record is None:

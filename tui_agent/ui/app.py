@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -148,7 +149,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
             await self.hand_back_queued_prompts()
         else:
             self.send_queued_prompt()
-        await asyncio.to_thread(warm_up_highlighting)
+        await asyncio.to_thread(warm_up_rendering)
         freeze_long_lived()
 
     async def hand_back_queued_prompts(self) -> None:
@@ -299,6 +300,13 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
             except Exception:  # closing must never block quitting
                 pass
         thaw()
+
+
+def warm_up_rendering() -> None:
+    """Import what the first reply and the first diff render with (Markdown, pygments), in a thread after startup."""
+    importlib.import_module("tui_agent.ui.widgets.streaming")
+    importlib.import_module("rich.markdown")
+    warm_up_highlighting()
 
 
 def launch_options(args: argparse.Namespace) -> LaunchOptions:
