@@ -51,14 +51,17 @@ async def test_a_thousand_tools_stay_within_the_bounds_and_all_are_reachable(rep
             reply(tool_use("search_tools", {"query": "777"})),
             reply(tool_use("call_tool", {"name": "tool_0777", "args": {"x": 1}})),
             reply(text("tool_0777 gives 778")),
+            reply(text("no")),
             reply(text("yes")),
         )
         async with agent_runtime(repo, api) as runtime:
             register_many(runtime.catalog, repo)
             events = await run_turn(runtime, "find the tool that adds 777 and call it with 1")
             await run_turn(runtime, "is it listed now?")
+            runtime.agent.clear()
+            await run_turn(runtime, "and in a new conversation?")
     assert of_type(events, TurnFinished)[0].text == "tool_0777 gives 778"
-    first, second, third, fourth = api.requests
+    first, second, third, fourth, fifth = api.requests
     builtins = ["read_file", "write_file", "edit_file", "list_files", "grep", "run_shell", "run_python",
                 "create_tool", "prune_tool", "search_tools", "call_tool", "create_recipe"]
     for request in api.requests:
@@ -75,6 +78,8 @@ async def test_a_thousand_tools_stay_within_the_bounds_and_all_are_reachable(rep
     assert not call.is_error
     # how big a request is with 1,000 tools: the index and 40 schemas, not the whole catalog
     assert len(json.dumps(first.body["tools"])) < 40_000 and len(first.system_text) < 8_000 + 4 * 2000
-    # ranked by recency and use: the tool just used moves into the top K schemas and the index
-    assert "tool_0777" in fourth.tool_names and "- tool_0777:" in fourth.system_text
+    # the tools and the system prompt stay put for the prompt cache while the conversation goes on ...
+    assert fourth.tools == first.tools and fourth.system_text == first.system_text
+    # ... and a new conversation ranks by recency and use: the tool just used moves into the top K and the index
+    assert "tool_0777" in fifth.tool_names and "- tool_0777:" in fifth.system_text
 

@@ -72,9 +72,10 @@ async def test_writes_outside_agent_ask_with_the_diff_and_denial_changes_nothing
     assert asked[0].kind == "write" and "-print('hello, unstaged')" in asked[0].detail and "+print('bye')" in asked[0].detail
     assert isinstance(ctx.events[0], ApprovalDenied)
     assert user_state(dirty_repo) == before
-    # Inside .agent/ (not the catalog) no approval is needed; catalog files must go through create_tool.
-    notes = await write_file(context(dirty_repo, approve=deny_all), {"path": ".agent/notes.md", "content": "x\n"})
-    assert "created" in notes.text
+    # .agent/ is a protected path (issue 10): a write there asks even in auto mode; catalog files go through create_tool.
+    with pytest.raises(ToolFailure, match="protected path .agent"):
+        await write_file(context(dirty_repo, mode="auto", approve=deny_all), {"path": ".agent/notes.md", "content": "x\n"})
+    assert not (dirty_repo / ".agent/notes.md").exists()
     with pytest.raises(ToolFailure, match="create_tool"):
         await write_file(context(dirty_repo, mode="auto"), {"path": ".agent/tools/x.py", "content": "x"})
     with pytest.raises(ToolFailure, match="git"):

@@ -113,7 +113,10 @@ async def test_prompt_caching_marks_the_system_and_the_last_tool(repo: Path) -> 
     assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
     assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
     assert sum("cache_control" in tool for tool in body["tools"]) == 1
-    assert usage is not None and usage.requests == 1 and usage.input_tokens > 0 and usage.cost_usd > 0
+    assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}  # the rolling breakpoint
+    # the first request writes the whole prompt to the cache (at 1.25x the input price): nothing is left uncached
+    assert usage is not None and usage.requests == 1 and usage.cache_write_tokens == api.cache_log[0].write > 1024
+    assert usage.input_tokens == api.cache_log[0].uncached and usage.cost_usd > 0
     assert "test_*" in api.requests[0].system_text and "near-duplicate" in api.requests[0].system_text
     assert of_type(events, TurnFinished)
 

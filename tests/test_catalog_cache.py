@@ -7,6 +7,8 @@ from pathlib import Path
 
 from tests.test_catalog_support import tool_source
 from tui_agent.core.catalog.api import Catalog
+from tui_agent.core.catalog.inspector import INSPECTOR_VERSION
+from tui_agent.core.catalog.toolfile import source_sha
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import AuditLog, Sandbox
 
@@ -76,13 +78,41 @@ async def test_a_failing_test_is_remembered_for_those_bytes_and_that_name(repo: 
         await first.aclose()
         second, _ = await open_timed(project, sandbox, 5)
         assert second.load_report.cached_broken == ["flaky"] and second.get("flaky").error == error
-        assert inspections(project, "flaky") == 1
+        assert inspections(project, "flaky") == 2, "a failing test runs twice before its failure is cached"
         await second.aclose()
         # the same bytes as another tool are validated for that name, not taken from the cache
         project.tool_path("flaky").rename(project.tool_path("other"))
         third, _ = await open_timed(project, sandbox, 5)
-        assert third.load_report.cached_broken == [] and inspections(project, "other") == 1
+        assert third.load_report.cached_broken == [] and inspections(project, "other") == 2
         assert third.get("other").error.stage == "tests"
         await third.aclose()
+    finally:
+        await sandbox.aclose()
+
+
+def flips_source(counter: Path) -> str:
+    """A tool whose test fails on its first run and passes afterwards (a counter file outside the project)."""
+    return tool_source("flips", test=f"import pathlib; marker = pathlib.Path({str(counter)!r}); first = not marker.exists(); "
+                                     "marker.write_text('ran'); assert not first, 'fails the first time only'")
+
+
+async def test_a_flaky_tests_first_failure_is_not_cached_as_final(repo: Path, tmp_path: Path) -> None:
+    project = Project.at(repo)
+    project.ensure_layout()
+    counter = tmp_path / "flips-ran"
+    project.tool_path("flips").write_text(flips_source(counter))
+    sandbox = await Sandbox.start(project, tier="rlimits", warm_workers=0)  # rlimits: the counter file persists
+    try:
+        first, _ = await open_timed(project, sandbox, 10)
+        assert first.get("flips").error is None and first.get("flips").status in ("ok", "unused")
+        assert inspections(project, "flips") == 2
+        sha = source_sha(project.tool_path("flips").read_bytes())
+        assert first.state.cached_validation(sha, INSPECTOR_VERSION) is None, "neither outcome is final"
+        await first.aclose()
+        counter.unlink()  # fails first again: the next load tests again instead of trusting a cache
+        second, _ = await open_timed(project, sandbox, 10)
+        assert second.load_report.validated == ["flips"] and second.get("flips").error is None
+        assert inspections(project, "flips") == 4
+        await second.aclose()
     finally:
         await sandbox.aclose()

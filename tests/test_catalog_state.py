@@ -22,16 +22,21 @@ def test_usage_reads_cache_and_versions(tmp_path: Path) -> None:
     assert cli.files_read("grep_logs") == ["a.txt", "b.txt"]
     assert tui.usage().get("other") is None
 
-    cli.cache_validation("abc", 3, {"ok": True, "schema": {"name": "x"}})
-    assert tui.cached_validation("abc", 3) == {"ok": True, "schema": {"name": "x"}}
+    good = {"ok": True, "schema": {"name": "x", "description": "X.", "input_schema": {"type": "object", "properties": {}}}}
+    cli.cache_validation("abc", 3, good)
+    assert tui.cached_validation("abc", 3) == good
     assert tui.cached_validation("abc", 4) is None
+    cli.cache_validation("forged", 3, {"ok": True, "schema": {"name": "x"}})  # not what the inspector returns
+    assert tui.cached_validation("forged", 3) is None
     assert set(tui.all_cached_validations(3)) == {"abc"}
 
     tui.record_version("grep_logs", "sha1", None)
     tui.record_version("grep_logs", "sha1", "ignored: first sighting wins")
     assert cli.version_commit("grep_logs", "sha1") is None
-    cli.set_version_commit("grep_logs", "sha1", "c0ffee")
-    assert tui.all_version_commits() == {("grep_logs", "sha1"): "c0ffee"}
+    cli.set_version_commit("grep_logs", "sha1", "c0ffee" * 6 + "c0ff")
+    assert tui.all_version_commits() == {("grep_logs", "sha1"): "c0ffee" * 6 + "c0ff"}
+    cli.set_version_commit("grep_logs", "sha1", "--output=/tmp/x")  # read back as no commit, never passed to git
+    assert tui.version_commit("grep_logs", "sha1") is None and tui.all_version_commits() == {("grep_logs", "sha1"): None}
     tui.close()
     cli.close()
 

@@ -54,6 +54,8 @@ def test_lock_held_open_by_a_live_process_defers_then_is_cleared_once_it_dies(di
 def test_fresh_lock_without_holder_is_respected_until_it_is_old(repo: Path) -> None:
     lock = repo / ".git" / "index.lock"
     lock.write_bytes(b"")
+    (repo / TOOL).parent.mkdir(parents=True, exist_ok=True)
+    (repo / TOOL).write_bytes(CONTENT)  # the caller writes the file before committing it (the contract)
     store = CatalogGit(repo, min_stale_lock_age_s=5.0)
     outcome = store.commit({TOOL: CONTENT}, "tuiagent: add tool tool_a")
     assert not outcome.committed and "index.lock" in (outcome.deferred_reason or "") and lock.exists()

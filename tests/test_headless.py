@@ -9,6 +9,7 @@ import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
 from tui_agent.cli import main
+from tui_agent.core.agent.pricing import price_for
 
 
 def tuiagent(repo: Path, *args: str) -> int:
@@ -34,16 +35,42 @@ def test_json_output_is_one_object(repo: Path, api: FakeMessagesAPI, capsys: pyt
     result = json.loads(capsys.readouterr().out)
     assert result["type"] == "result" and result["is_error"] is False and result["result"] == "One markdown file."
     assert result["tool_calls"][0]["name"] == "list_files" and result["tool_calls"][0]["is_error"] is False
-    assert result["usage"]["requests"] == 2 and result["turn_usage"]["requests"] == 2 and (repo / f".agent/sessions/{result['session_id']}.jsonl").is_file()
+    assert result["subtype"] == "success" and result["num_turns"] == 2 and result["duration_ms"] >= 0
+    assert result["session_usage"]["requests"] == 2 and (repo / f".agent/sessions/{result['session_id']}.jsonl").is_file()
+    # usage under the API's names, with the cache figures the server reported, and the cost at the cache prices
+    write, read = sum(u.write for u in api.cache_log), sum(u.read for u in api.cache_log)
+    assert result["usage"] == {"input_tokens": sum(u.uncached for u in api.cache_log), "cache_creation_input_tokens": write,
+                               "cache_read_input_tokens": read, "output_tokens": result["usage"]["output_tokens"]}
+    assert read > 0 and write > 0
+    price = price_for(result["model"])
+    assert price is not None and result["total_cost_usd"] == pytest.approx(
+        (result["usage"]["input_tokens"] * price.input + write * price.input * 1.25 + read * price.input * 0.1
+         + result["usage"]["output_tokens"] * price.output) / 1e6, abs=1e-6)
 
 
-def test_stream_json_is_one_line_per_event(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:
-    api.enqueue(reply(text("Hi there, streaming.")))
+def test_stream_json_follows_claude_codes_event_schema(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:
+    api.enqueue(reply(text("Listing."), tool_use("list_files", {"pattern": "*.md"})), reply(text("Hi there, streaming.")))
     assert tuiagent(repo, "-p", "hi", "--output-format", "stream-json") == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    types = [line["type"] for line in lines]
-    assert types[0] == "turn_started" and "text_delta" in types and "usage" in types
-    assert types[-2:] == ["turn_finished", "result"] and lines[-1]["result"] == "Hi there, streaming."
+    assert [line["type"] for line in lines] == ["system", "assistant", "user", "assistant", "result"]
+    init, first, results, last, result = lines
+    assert init["subtype"] == "init" and init["cwd"] == str(repo) and "read_file" in init["tools"] and init["permissionMode"] == "ask"
+    assert {line["session_id"] for line in lines} == {init["session_id"]}
+    assert first["message"]["role"] == "assistant" and [b["type"] for b in first["message"]["content"]] == ["text", "tool_use"]
+    assert first["message"]["usage"]["cache_creation_input_tokens"] == api.cache_log[0].write and first["parent_tool_use_id"] is None
+    call_id = first["message"]["content"][1]["id"]
+    assert results["message"]["content"][0]["type"] == "tool_result" and results["message"]["content"][0]["tool_use_id"] == call_id
+    assert last["message"]["content"] == [{"type": "text", "text": "Hi there, streaming."}]
+    assert result["subtype"] == "success" and result["result"] == "Hi there, streaming." and result["num_turns"] == 2
+    assert set(result) >= {"duration_ms", "total_cost_usd", "usage", "is_error", "session_id"}
+
+
+def test_a_failed_run_has_an_error_subtype(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:
+    api.enqueue(http_error(400, message="scripted refusal"))
+    assert tuiagent(repo, "-p", "hi", "--output-format", "json") == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["subtype"] == "error_during_execution" and result["is_error"] and "scripted refusal" in result["error"]
+    assert result["num_turns"] == 0 and result["usage"]["input_tokens"] == 0
 
 
 def test_without_flags_approval_needing_calls_are_denied_and_reported(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,3 +132,12 @@ def test_an_unreachable_server_gets_a_clear_message(repo: Path, monkeypatch: pyt
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     assert tuiagent(repo, "-p", "hello") == 1
     assert f"cannot reach the model server at http://127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_the_turns_project_file_edits_are_reported(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "notes.txt", "content": "new\n"})), reply(text("wrote it")))
+    assert tuiagent(repo, "-p", "write notes", "--yes", "--output-format", "json") == 0
+    assert json.loads(capsys.readouterr().out)["edited_files"] == ["notes.txt"]
+    api.enqueue(reply(tool_use("write_file", {"path": "notes.txt", "content": "newer\n"})), reply(text("again")))
+    assert tuiagent(repo, "-p", "rewrite notes", "--yes") == 0
+    assert "[edited] 1 project file(s): notes.txt" in capsys.readouterr().err

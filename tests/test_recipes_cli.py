@@ -87,7 +87,7 @@ def test_recipes_cli_end_to_end(dirty_repo: Path, capsys: pytest.CaptureFixture[
     code, out, err = cli(capsys, repo, "recipes", "show", "nope")
     assert code == 1 and "no recipe named 'nope'" in err
     code, data = cli_json(capsys, repo, "recipes", "prune", "nope")
-    assert code == 1 and data["error"]["stage"] == "missing"
+    assert code == 1 and data["stage"] == "missing" and "no recipe nope" in data["error"]
 
     code, listed = cli_json(capsys, repo, "recipes", "list")
     assert next(item for item in listed if item["name"] == "lines")["runs"] == 1

@@ -76,15 +76,15 @@ def test_tools_commands(dirty_repo: Path, capsys: pytest.CaptureFixture[str]) ->
     code, out, err = cli(capsys, dirty_repo, "show", "ghost")
     assert code == 1 and "no tool named 'ghost'" in err
     code, out, _ = cli(capsys, dirty_repo, "history", "ghost", "--json")
-    assert code == 1 and json.loads(out)["error"]["stage"] == "missing"
+    assert code == 1 and json.loads(out)["stage"] == "missing" and "no tool named" in json.loads(out)["error"]
     code, _, err = cli(capsys, dirty_repo, "run", "double", "--arg", "y=1")
     assert code == 1 and "has no argument(s) y" in err
     code, _, err = cli(capsys, dirty_repo, "run", "double", "--arg", "novalue")
     assert code == 2 and "KEY=VALUE" in err
-    code, _, err = cli(capsys, dirty_repo, "run", "double", "--json", "[1]")
-    assert code == 2 and "JSON object" in err
+    code, out, _ = cli(capsys, dirty_repo, "run", "double", "--json", "[1]")
+    assert code == 2 and "JSON object" in json.loads(out)["error"] and json.loads(out)["stage"] == "usage"
     code, out, err = cli(capsys, dirty_repo, "run", "double", "--json", '{"x": null}')
-    assert code == 1 and json.loads(out)["ok"] is False
+    assert code == 1 and json.loads(out)["stage"] == "arguments" and "must be an integer, not null" in json.loads(out)["error"]
     code, _, err = cli(capsys, dirty_repo, "revert", "ghost")
     assert code == 1
 

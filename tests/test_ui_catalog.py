@@ -158,11 +158,33 @@ async def test_pane_follows_changes_from_another_process_and_from_the_watcher(re
         await wait_until(pilot, lambda: [row.calls for row in app.catalog_pane.rows] == [1], timeout=2.0, message="the call count from the other process")
         subprocess.run([*cli, "prune", "double"], check=True, capture_output=True, timeout=60)
         await wait_until(pilot, lambda: row_names(app) == [], timeout=3, message="the prune from the other process")
+        assert git(repo, "log", "-1", "--format=%s").strip() == "tuiagent: prune tool double"  # the CLI's commit, not the watcher's
 
         # an editor writes a new tool file: the watcher validates, commits and registers it
         (repo / ".agent" / "tools" / "halve.py").write_text(tool_source("halve", "return x // 2", summary="Halve a number."))
         await wait_until(pilot, lambda: row_names(app) == ["halve"], timeout=10, message="the watcher's new tool")
         assert not any("failed" in message for message in notifications(app))
+
+
+async def test_a_git_checkout_in_another_terminal_reaches_the_open_app(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await wait_until(pilot, lambda: app.header.branch == "main", message="the branch in the header")
+        git(repo, "checkout", "-q", "-b", "feature")
+        await wait_until(pilot, lambda: app.header.branch == "feature", timeout=5, message="the new branch from the watcher")
+        await app.runtime.catalog.save_tool("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
+        await wait_until(pilot, lambda: row_names(app) == ["double", "triple"])
+        main_log = git(repo, "log", "--format=%s", "main")
+        git(repo, "checkout", "-q", "main")  # git removes triple.py from the work tree
+        await wait_until(pilot, lambda: app.header.branch == "main" and row_names(app) == ["double"], timeout=10,
+                         message="the checkout's catalog in the pane")
+        await pilot.pause(0.5)
+        assert git(repo, "log", "--format=%s", "main") == main_log  # following a checkout commits nothing
+        git(repo, "checkout", "-q", "feature")
+        await wait_until(pilot, lambda: row_names(app) == ["double", "triple"], timeout=10, message="triple back with its branch")
+        assert git(repo, "log", "--format=%s", "feature").splitlines()[0] == "tuiagent: add tool triple"
 
 
 async def test_filter_and_sort_keys(repo: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, user_state
-from tests.test_ui_support import SIZE, make_app, ready, row_names, tool_source, wait_until
+from tests.test_ui_support import SIZE, make_app, notifications, ready, row_names, tool_source, wait_until
 from tui_agent.core.events import ToolAuthored, TurnFinished
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.screens.approval import ApprovalScreen
@@ -158,3 +158,26 @@ async def test_escape_stops_a_sandboxed_run(repo: Path, api: FakeMessagesAPI) ->
         assert messages[-1]["role"] == "user" and messages[-1]["content"][0]["type"] == "tool_result"  # every tool_use answered
         await send(pilot, app, "ok?")
         await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=20, message="the next turn")
+
+
+RECIPE = 'description = "Explain a file"\n[trigger]\non = "command"\n[action]\nprompt = "Explain {args}"\n'
+
+
+async def test_create_recipe_is_announced_once_and_undone_once(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("create_recipe", {"name": "explain", "source": RECIPE})), reply(text("recipe ready")))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "add an explain command")
+        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=30, message="the turn to finish")
+        await pilot.pause(0.3)
+        assert [(e.kind, e.name) for e in app.events_seen if isinstance(e, ToolAuthored)] == [("recipe", "explain")]
+        assert app.session_changes == [("recipe", "explain", True)]
+        assert sum("recipe explain created" in message for message in notifications(app)) == 1
+
+        await send(pilot, app, "/undo")
+        await wait_until(pilot, lambda: git(repo, "log", "-1", "--format=%s").strip() == "tuiagent: prune recipe explain", message="the undo")
+        await send(pilot, app, "/undo")
+        await wait_until(pilot, lambda: any("Nothing to undo" in (entry.text or "") for entry in app.conversation.entries),
+                         message="nothing left to undo")
+        assert not any("/undo failed" in (entry.text or "") for entry in app.conversation.entries)

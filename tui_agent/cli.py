@@ -7,10 +7,15 @@ import sys
 from collections.abc import Sequence
 
 from tui_agent.commands import COMMAND_GROUPS
+from tui_agent.commands.failures import (EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, CliParser,
+                                         CommandFailure, UsageFailure, git_failure_message, os_error_message, report, silence_stdout,
+                                         wants_json)
+from tui_agent.core.settings import ConfigError
+from tui_agent.core.versioning.gitrunner import GitFailure
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tuiagent", description=__doc__)
+    parser = CliParser(prog="tuiagent", description=__doc__)
     parser.add_argument("--project", default=".", help="project folder (default: the current directory)")
     subparsers = parser.add_subparsers(dest="command")
     for group in COMMAND_GROUPS:
@@ -19,13 +24,59 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every failure is one line on stderr (or a JSON object on stdout with --json) and an exit code."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    as_json = wants_json(arguments)
+    try:
+        return dispatch(arguments, as_json)
+    except BrokenPipeError:  # `tuiagent tools list --json | head -1`: the reader is gone, nothing left to say
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def dispatch(arguments: list[str], as_json: bool) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(arguments)
+    except UsageFailure as failure:
+        if not as_json:
+            print(failure.usage.rstrip("\n"), file=sys.stderr)
+        return report(f"{failure}", "usage", EXIT_USAGE, as_json=as_json)
+    except SystemExit as done:  # --help and --version print and exit 0
+        return done.code if isinstance(done.code, int) else EXIT_USAGE
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
-        return 2
-    return int(handler(args) or 0)
+        return EXIT_USAGE
+    try:
+        if not opens_tui(args):
+            check_config(args.project)
+        return int(handler(args) or 0)
+    except ConfigError as error:
+        return report(str(error), "config", EXIT_USAGE, as_json=as_json, file=error.path, line=error.line)
+    except CommandFailure as failure:
+        return report(str(failure), failure.stage, failure.code, as_json=as_json)
+    except KeyboardInterrupt:
+        return report("interrupted", "interrupted", EXIT_INTERRUPTED, as_json=as_json)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        return report(os_error_message(error), "filesystem", EXIT_FAILURE, as_json=as_json)
+    except GitFailure as error:
+        return report(git_failure_message(error), "git", EXIT_FAILURE, as_json=as_json)
+
+
+def opens_tui(args: argparse.Namespace) -> bool:
+    """The TUI validates the config itself and shows any problem on screen."""
+    return args.command is None and getattr(args, "prompt", None) is None
+
+
+def check_config(project_root: str) -> None:
+    """Validate `.agent/config.toml` before a command starts anything: raises ConfigError, prints warnings."""
+    from tui_agent.core.project import Project
+
+    for warning in Project.at(project_root).load_settings().warnings:
+        print(f"tuiagent: warning: {warning}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -34,16 +34,30 @@ def need(record: Any, noun: str, name: str) -> Any:
 
 
 def error_result(error: Any) -> Result:
-    """A PipelineError as a result: its fields for --json, `error [stage]: message (line N)` for people, exit code 1."""
+    """A PipelineError as a result: `{"error", "stage", "line"}` for --json, `error [stage]: message (line N)` for people, exit 1."""
     line = f" (line {error.line})" if error.line else ""
-    return {"error": error.to_dict()}, f"error [{error.stage}]: {error.message}{line}", 1
+    return ({"error": error.message, "stage": error.stage, "line": error.line},
+            f"error [{error.stage}]: {error.message}{line}", 1)
 
 
 def print_result(result: Result, as_json: bool) -> int:
     """Print JSON, or the text (to stderr when the command failed); return the exit code."""
     data, text, code = result
+    if as_json and code and isinstance(data, dict) and "stage" not in data:
+        data = {**data, "error": data.get("error") or text, "stage": data.get("error_kind") or "run"}
     if as_json:
         print(json.dumps(data, indent=2, default=str))
     elif text:
         print(text, file=sys.stderr if code else sys.stdout)
     return code
+
+
+def name_refusal(args: argparse.Namespace, noun: str) -> str | None:
+    """The error for a NAME argument that cannot name a tool or recipe (checked before anything is opened)."""
+    from tui_agent.core.catalog.names import lookup_problem
+
+    name = getattr(args, "name", None)
+    if name is None:
+        return None
+    problem = lookup_problem(name, noun)
+    return f"tuiagent {noun}s {getattr(args, noun + 's_command', '')}: {problem}" if problem else None

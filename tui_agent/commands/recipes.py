@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
-from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, need, print_result
+from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
+from tui_agent.commands.failures import CommandFailure
 
 
 
@@ -64,10 +65,11 @@ async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> Asyn
         allowed_tools=getattr(args, "allow", []) or [],
         denial_hint="(recipe run without a person: approve with tuiagent --yes, or --allow TOOL)",
         submit_prompt=submit_prompt,
+        watch=False,  # `recipes watch` runs the runtime's watcher itself (engine.watch()); the others need none
     )
     try:
         if runtime.recipes is None:
-            raise SystemExit(f"tuiagent: recipes are unavailable: {'; '.join(runtime.problems) or 'no catalog'}")
+            raise CommandFailure(f"recipes are unavailable: {'; '.join(runtime.problems) or 'no catalog'}", "runtime")
         yield runtime
     finally:
         await runtime.aclose()
@@ -95,19 +97,27 @@ def agent_prompt_runner(holder: dict[str, Any], out: Any) -> Any:
 
 
 def handle_recipes(args: argparse.Namespace) -> int:
+    refusal = name_refusal(args, "recipe")
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
     try:
         return asyncio.run(run_recipes_command(args))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM or SIGHUP: the run was cancelled
         print("interrupted", file=sys.stderr)
         return 130
 
 
 async def run_recipes_command(args: argparse.Namespace) -> int:
+    from tui_agent.commands.cancel_signals import cancel_current_task_on_signals
     from tui_agent.core.catalog.errors import PipelineError
 
+    cancel_current_task_on_signals()
     holder: dict[str, Any] = {}
     async with opened(args, submit_prompt=agent_prompt_runner(holder, sys.stdout)) as runtime:
         holder["runtime"] = runtime
+        for problem in runtime.problems:
+            print(f"tuiagent: {problem}", file=sys.stderr)
         try:
             result = await COMMANDS[args.recipes_command](runtime.recipes, args)
         except PipelineError as error:
@@ -229,7 +239,7 @@ async def run_watch(args: argparse.Namespace) -> int:
     """Watch the project and run file_changed recipes until SIGINT/SIGTERM; prints one line per result."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, stop.set)
 
     def emit(event: Any) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from typing import Any
 
-from tui_agent.core.agent.headless import OUTPUT_FORMATS
+from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter, RunInfo
 from tui_agent.core.agent.permissions import PERMISSION_MODES, flag_approver
 
 HEADLESS_DENIAL_HINT = "(headless run: approve with --yes, or --allow TOOL for this tool)"
@@ -34,17 +35,19 @@ def handle(args: argparse.Namespace) -> int:
         return int(run_tui(args) or 0)
     try:
         return asyncio.run(run_headless(args))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM or SIGHUP: the turn was cancelled
         print("interrupted", file=sys.stderr)
         return 130
 
 
 async def run_headless(args: argparse.Namespace) -> int:
-    from tui_agent.core.agent.headless import HeadlessPrinter
+    from tui_agent.commands.cancel_signals import cancel_current_task_on_signals
     from tui_agent.core.agent.sessions import SessionNotFound
     from tui_agent.core.project import ConfigError
     from tui_agent.core.runtime import open_runtime
+    from tui_agent.core.versioning.worktree_diff import TurnEdits, changed_paths
 
+    cancel_current_task_on_signals()
     try:
         printer = HeadlessPrinter(args.output_format, sys.stdout, sys.stderr)
         runtime = await open_runtime(
@@ -69,11 +72,17 @@ async def run_headless(args: argparse.Namespace) -> int:
             print(f"tuiagent: {runtime.model_error}", file=sys.stderr)
             return 2
         agent = runtime.agent
-        before = agent.usage.to_dict()
+        before = dataclasses.replace(agent.usage)
+        _system, tools = agent.build_request()
+        printer.start(RunInfo(agent.session_id, agent.model, str(agent.project.root), [tool["name"] for tool in tools],
+                              agent.permissions.mode), agent.messages)
+        edits = TurnEdits(runtime.project.root)
+        await edits.start()
         async for event in agent.run_turn(args.prompt):
             printer.handle(event)
-        after = agent.usage.to_dict()
-        turn = {key: round(after[key] - before[key], 6) for key in after}
-        return printer.finish(session_id=agent.session_id, model=agent.model, usage=after, turn_usage=turn)
+        diff = await edits.diff()
+        return printer.finish(session_id=agent.session_id, model=agent.model, run_usage=agent.usage.since(before),
+                              session_usage=agent.usage, edited_files=changed_paths(diff) if diff is not None else None)
     finally:
         await runtime.aclose()
+

@@ -1,15 +1,18 @@
-"""`tuiagent sandbox status [--json]` and `tuiagent sandbox run FILE [--timeout S]`."""
+"""`tuiagent sandbox status [--json]` and `tuiagent sandbox run FILE [--timeout S] [--json]`."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # imported where used: the TUI's start must not pay for them
+from tui_agent.commands.failures import EXIT_USAGE, report
+
+if TYPE_CHECKING:  # imported where used: every `tuiagent` start (the TUI's too) registers these commands
     from tui_agent.core.project import Project
     from tui_agent.core.sandbox import RunResult, SandboxPolicy
 
@@ -26,22 +29,36 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     status.set_defaults(handler=handle_status)
     run = actions.add_parser("run", help="run a Python file exactly the way agent code runs (cwd = the project)")
     run.add_argument("file", type=Path)
-    run.add_argument("--timeout", type=float, default=None, help="wall-clock seconds (default: the policy's)")
+    run.add_argument("--timeout", type=positive_seconds, default=None, help="wall-clock seconds (default: the policy's)")
     run.add_argument("--tier", choices=("bubblewrap", "rlimits"), help="force a tier (default: the strongest)")
     run.add_argument("--network", action="store_true", help="allow network access (off by default)")
+    run.add_argument("--json", action="store_true", help="one JSON object: ok, value, error, stdout, stderr, exit code")
     run.set_defaults(handler=handle_run)
 
 
+MAX_TIMEOUT_S = 24 * 3600.0
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0 (at most a day)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0 or value > MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:.0f}")
+    return value
+
+
 def handle_status(args: argparse.Namespace) -> int:
-    from tui_agent.core.project import ConfigError, Project
+    from tui_agent.core.project import Project
     from tui_agent.core.sandbox import SandboxUnavailable
 
     project = Project.at(args.project)
     try:
         info = asyncio.run(_describe(project, args.tier))
-    except (SandboxUnavailable, ConfigError) as exc:
-        print(f"tuiagent sandbox: {exc}", file=sys.stderr)
-        return EXIT_SANDBOX_REFUSED
+    except SandboxUnavailable as exc:
+        return report(f"sandbox: {exc}", "sandbox", EXIT_SANDBOX_REFUSED, as_json=args.json)
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -53,6 +70,10 @@ def handle_status(args: argparse.Namespace) -> int:
     width = max(len(name) for name in info["protections"])
     for name, what in info["protections"].items():
         print(f"  {name.ljust(width)}  {what}")
+    print("protected paths (read-only for agent code, even in runs that may write the project; "
+          "write_file/edit_file always ask):")
+    for path in info.get("protected_paths", []):
+        print(f"  {path}")
     if info["expected_misses"]:
         print("expected misses of this tier:")
         for miss in info["expected_misses"]:
@@ -73,22 +94,22 @@ async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
 
 
 def handle_run(args: argparse.Namespace) -> int:
-    from tui_agent.core.project import ConfigError, Project
+    from tui_agent.core.project import Project
     from tui_agent.core.sandbox import SandboxPolicy, SandboxUnavailable
 
     project = Project.at(args.project)
     file: Path = args.file
     if not file.is_file():
-        print(f"tuiagent sandbox run: no such file: {file}", file=sys.stderr)
-        return 2
+        return report(f"sandbox run: no such file: {file}", "usage", EXIT_USAGE, as_json=args.json)
     policy = SandboxPolicy(network=args.network)
     if args.timeout is not None:
         policy = policy.with_(timeout_s=args.timeout, cpu_s=max(1, int(args.timeout) + 1))
     try:
         result = asyncio.run(_run_file(project, file, policy, args.tier))
-    except (SandboxUnavailable, ConfigError) as exc:
-        print(f"tuiagent sandbox: {exc}", file=sys.stderr)
-        return EXIT_SANDBOX_REFUSED
+    except SandboxUnavailable as exc:
+        return report(f"sandbox: {exc}", "sandbox", EXIT_SANDBOX_REFUSED, as_json=args.json)
+    if args.json:
+        return print_run_json(result)
     sys.stdout.write(result.stdout)
     sys.stdout.flush()
     sys.stderr.write(result.stderr)
@@ -96,6 +117,15 @@ def handle_run(args: argparse.Namespace) -> int:
         sys.stderr.write(result.error if result.error.endswith("\n") else result.error + "\n")
     sys.stderr.flush()
     return exit_status(result)
+
+
+def print_run_json(result: RunResult) -> int:
+    data = result.to_dict()
+    code = exit_status(result)
+    if code:
+        data = {**data, "error": result.error or f"exit code {code}", "stage": result.error_kind or "run"}
+    print(json.dumps(data, indent=2, default=str))
+    return code
 
 
 def exit_status(result: RunResult) -> int:

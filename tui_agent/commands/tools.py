@@ -11,7 +11,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tui_agent.commands import tools_tending
-from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, need, print_result
+from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
+from tui_agent.commands.failures import EXIT_USAGE, report
 from tui_agent.core.project import Project
 
 class UsageError(Exception):
@@ -47,11 +48,18 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    refusal = name_refusal(args, "tool")
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
     try:
         return asyncio.run(run_command(args))
     except UsageError as exc:
-        print(f"tuiagent tools: {exc}", file=sys.stderr)
-        return 2
+        return report(f"tuiagent tools {args.tools_command}: {exc}", "usage", EXIT_USAGE, as_json=wants_json_output(args))
+
+
+def wants_json_output(args: argparse.Namespace) -> bool:
+    return args.json is not None if args.tools_command == "run" else bool(args.json)
 
 
 def make_ask_init_git(init_git: bool) -> Callable[[Project], bool]:
@@ -73,7 +81,7 @@ async def run_command(args: argparse.Namespace) -> int:
     from tui_agent.core.sandbox import Sandbox
 
     command = args.tools_command
-    want_json = args.json is not None if command == "run" else bool(args.json)
+    want_json = wants_json_output(args)
     call_args = parse_call_args(args) if command == "run" else {}
     project = Project.at(args.project)
     sandbox = await Sandbox.start(project)
@@ -86,6 +94,8 @@ async def run_command(args: argparse.Namespace) -> int:
         except PipelineError as error:
             result = error_result(error)
         finally:
+            for notice in [*catalog.state.notices, *sandbox.audit.notices]:
+                print(f"tuiagent: {notice}", file=sys.stderr)
             await catalog.aclose()
     finally:
         await sandbox.aclose()
@@ -165,6 +175,7 @@ def access_notes(spec: Any) -> list[str]:
 
 
 async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+    await catalog.recheck_drift()  # a drifted tool's own tests decide between `drifted` and `drifted · failing`
     records = catalog.tools()
     rows = [("NAME", "STATUS", "CALLS", "FAILS", "ACCESS", "LAST USED", "DESCRIPTION")]
     for r in records:

@@ -71,10 +71,34 @@ class ToolAuthored(Event):
 
 @dataclass(frozen=True)
 class CatalogChanged(Event):
-    """The set of tools or recipes, or one of their statuses, changed."""
+    """The set of tools or recipes, or one of their statuses, changed (`kind` says which)."""
 
     names: tuple[str, ...] = ()
     reason: str = ""
+    kind: Literal["tool", "recipe"] = "tool"
+
+
+@dataclass(frozen=True)
+class FilesChanged(Event):
+    """Project files outside `.agent/` changed on disk (any process); paths are project-relative, POSIX."""
+
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BranchChanged(Event):
+    """The repository's HEAD moved (a checkout, a commit by another process); `branch` as the header shows it."""
+
+    branch: str
+
+
+@dataclass(frozen=True)
+class UsageChanged(Event):
+    """`.agent/state.db` was written (call counts, run logs), possibly by another process."""
+
+
+CHANGE_EVENTS = (ToolAuthored, CatalogChanged, FilesChanged, BranchChanged, UsageChanged)
+"""The event types of the project's change stream (`tui_agent.core.changes.ChangeFeed`)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +121,8 @@ class Usage(Event):
     session_cost_usd: float
     session_input_tokens: int = 0
     session_output_tokens: int = 0
+    session_cache_read_tokens: int = 0
+    session_cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -109,8 +135,13 @@ class TurnFinished(Event):
 
 @dataclass(frozen=True)
 class TurnFailed(Event):
-    """The turn stopped on an error; the conversation can continue."""
+    """The turn stopped on an error; the conversation can continue.
+
+    `prompt` is the prompt text when the turn failed before the model answered it: it was taken back out of the
+    conversation (it will not be sent again with the next prompt), so a front end can put it back in the input box.
+    It is empty when the model had answered part of the turn: then the prompt stays in the conversation."""
 
     message: str
     kind: str = "error"
     details: dict[str, Any] = field(default_factory=dict)
+    prompt: str = ""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from tui_agent.core.settings import ConfigError, Settings, load_settings
+
+__all__ = ["AGENT_DIR", "ConfigError", "Project", "Settings"]
 
 AGENT_DIR = ".agent"
 
@@ -17,23 +19,6 @@ sessions/
 runs/
 cache/
 """
-
-
-class ConfigError(ValueError):
-    """`.agent/config.toml` could not be read; the message says where and why."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Project settings with their defaults; unknown keys are kept in `extra`."""
-
-    model: str | None = None
-    permission_mode: str = "ask"
-    sandbox_min_level: str | None = None
-    catalog_token_budget: int = 2000
-    catalog_top_k: int = 40
-    max_turns: int = 50
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,45 +72,22 @@ class Project:
             gitignore.write_text(AGENT_GITIGNORE, encoding="utf-8")
 
     def tool_path(self, name: str) -> Path:
-        return self.tools_dir / f"{name}.py"
+        return self.tools_dir / f"{_plain(name)}.py"
 
     def recipe_path(self, name: str) -> Path:
-        return self.recipes_dir / f"{name}.toml"
+        return self.recipes_dir / f"{_plain(name)}.toml"
 
     def relative(self, path: Path) -> str:
         """The path relative to the project root, with forward slashes (as git names it)."""
         return path.resolve().relative_to(self.root).as_posix()
 
     def load_settings(self) -> Settings:
-        """Read `.agent/config.toml`; a missing file gives the defaults, a bad one a ConfigError."""
-        if not self.config_path.exists():
-            return Settings()
-        try:
-            data = tomllib.loads(self.config_path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{self.relative(self.config_path)}: {exc}") from exc
-        return settings_from_mapping(data)
+        """Read `.agent/config.toml` (validated by core/settings.py); a missing file gives the defaults, a bad one a ConfigError."""
+        return load_settings(self.config_path)
 
 
-def settings_from_mapping(data: dict[str, Any]) -> Settings:
-    """Build Settings from parsed TOML: top-level `model`, `[permissions] mode`, `[sandbox] min_level`, `[catalog]`."""
-    known = {"model", "permissions", "sandbox", "catalog", "agent"}
-    permissions = data.get("permissions", {})
-    sandbox = data.get("sandbox", {})
-    catalog = data.get("catalog", {})
-    agent = data.get("agent", {})
-    for section_name, section in (("permissions", permissions), ("sandbox", sandbox), ("catalog", catalog), ("agent", agent)):
-        if not isinstance(section, dict):
-            raise ConfigError(f"config.toml: [{section_name}] must be a table")
-    mode = permissions.get("mode", "ask")
-    if mode not in ("ask", "auto", "read-only"):
-        raise ConfigError(f"config.toml: permissions.mode must be ask, auto or read-only, not {mode!r}")
-    return Settings(
-        model=data.get("model"),
-        permission_mode=mode,
-        sandbox_min_level=sandbox.get("min_level"),
-        catalog_token_budget=int(catalog.get("token_budget", 2000)),
-        catalog_top_k=int(catalog.get("top_k", 40)),
-        max_turns=int(agent.get("max_turns", 50)),
-        extra={key: value for key, value in data.items() if key not in known},
-    )
+def _plain(name: str) -> str:
+    """The last guard before a name becomes a path: never a separator or `..` (callers check names first)."""
+    if not name or "/" in name or "\\" in name or name in (".", "..") or "\0" in name:
+        raise ValueError(f"{name!r} cannot name a file in .agent/ (a name is letters, digits, '_' and '-')")
+    return name

@@ -7,14 +7,19 @@ import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.model import ModelClient, configuration_hint, configured_base_url
 from tui_agent.core.agent.permissions import ApprovalCallback, Permissions
 from tui_agent.core.agent.pricing import UsageTotals, default_model
 from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_messages, load_usage
+from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.project import Project, Settings
+from tui_agent.core.watch import ProjectWatcher
+
+if TYPE_CHECKING:
+    from tui_agent.core.tending.drift_watch import DriftWatch
 
 
 @dataclass
@@ -33,6 +38,13 @@ class Runtime:
     model_error: str | None = None
     problems: list[str] = field(default_factory=list)
     resumed: bool = False
+    changes: ChangeFeed = field(default_factory=ChangeFeed)
+    """The project's one change stream (tools, recipes, files, branch, usage): front ends subscribe here."""
+    watcher: ProjectWatcher | None = None
+    """The one project watcher, feeding the catalog, the recipes and `changes` (None when the catalog is unavailable)."""
+    watch_task: asyncio.Task[None] | None = None
+    drift_watch: DriftWatch | None = None
+    """Re-runs drifted tools' tests when their dependency files change (status `drifted · failing`, tool_drifted recipes)."""
 
     @property
     def sandbox_tier(self) -> str | None:
@@ -55,7 +67,22 @@ class Runtime:
             self.agent.session, self.agent.messages, self.agent.usage = session, messages, usage
             self.agent.authored_names.clear()
 
+    def start_watching(self) -> None:
+        """Run the project watcher in the background until `aclose` (outside edits, another process, git checkout)."""
+        if self.watcher is not None and self.watch_task is None:
+            self.watch_task = asyncio.create_task(self.watcher.run(), name="project-watcher")
+            self.watch_task.add_done_callback(self._watcher_stopped)
+
+    def _watcher_stopped(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self.problems.append(f"the project watcher stopped: {task.exception()}")
+
     async def aclose(self) -> None:
+        if self.watch_task is not None:
+            self.watch_task.cancel()
+            await asyncio.gather(self.watch_task, return_exceptions=True)
+        if self.drift_watch is not None:
+            await self.drift_watch.aclose()
         if self.agent is not None:
             await self.agent.client.aclose()
         if self.session is not None:
@@ -100,6 +127,7 @@ async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_t
     from tui_agent.core.catalog.api import Catalog
     from tui_agent.core.recipes import open_recipes
     from tui_agent.core.sandbox import Sandbox
+    from tui_agent.core.tending.drift_watch import DriftWatch
 
     project, settings = runtime.project, runtime.settings
     try:
@@ -109,17 +137,37 @@ async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_t
         return
     progress.done("sandbox")
     try:
-        runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git)
+        runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git, changes=runtime.changes)
     except Exception as error:
         runtime.problems.append(f"tool catalog unavailable: {error}")
         return
     progress.done("tool catalog")
+    runtime.drift_watch = DriftWatch(runtime.catalog)
+    runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=runtime.catalog.handle_file_changes,
+                                     on_files=runtime.drift_watch.files_changed)
+    runtime.catalog.watcher = runtime.watcher
+    runtime.problems.extend(runtime.catalog.state.notices)
     try:
         runtime.recipes = await open_recipes(project, runtime.catalog, runtime.catalog.git, submit_prompt=submit_prompt,
-                                             permissions=runtime.permissions)
+                                             permissions=runtime.permissions, changes=runtime.changes)
     except Exception as error:
         runtime.problems.append(f"recipes unavailable: {error}")
-    progress.done("recipes")
+        return
+    finally:
+        progress.done("recipes")
+    runtime.drift_watch.recipes = runtime.recipes
+    runtime.watcher.on_recipes = runtime.recipes.reload_recipes
+    runtime.watcher.on_files = both(runtime.recipes.files_changed, runtime.drift_watch.files_changed)
+    runtime.recipes.watcher = runtime.watcher
+
+
+def both(*callbacks: Callable[[Iterable[str]], None]) -> Callable[[Iterable[str]], None]:
+    """One `on_files` callback that hands the same paths to each of `callbacks`."""
+    def call(paths: Iterable[str]) -> None:
+        changed = list(paths)
+        for callback in callbacks:
+            callback(changed)
+    return call
 
 
 def usage_from_session(path: Path) -> UsageTotals:
@@ -150,9 +198,12 @@ async def open_runtime(
     submit_prompt: Callable[..., Any] | None = None,
     max_retries: int = 4,
     retry_base_delay_s: float = 1.0,
+    watch: bool = True,
     progress: Callable[[tuple[str, ...]], None] | None = None,
 ) -> Runtime:
     """Open a project: a failing sandbox or catalog is reported in `problems` and the rest still works.
+    With `watch`, the project watcher runs in the background (hot reload, other processes' changes); without it,
+    `runtime.watcher.run()` is the caller's to run (as `tuiagent recipes watch` does).
 
     The model SDK is imported in a thread while the sandbox and the catalog start; `progress` is told what is
     still loading after every step.
@@ -182,6 +233,8 @@ async def open_runtime(
             sdk_loading.cancel()
         await runtime.aclose()
         raise
+    if watch:
+        runtime.start_watching()
 
     if not wants_model:
         runtime.model_error = f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual tool runs work without one."
@@ -190,6 +243,6 @@ async def open_runtime(
                          max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
     runtime.agent = Agent(project=project, settings=settings, client=client, permissions=permissions, session=session,
                           sandbox=runtime.sandbox, catalog=runtime.catalog, recipes=runtime.recipes,
-                          messages=messages, usage=usage)
+                          messages=messages, usage=usage, changes=runtime.changes, watcher=runtime.watcher)
     tracker.done("model client")
     return runtime

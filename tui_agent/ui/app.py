@@ -7,6 +7,7 @@ import asyncio
 import importlib
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Tab, Tabs
 from textual.worker import NoActiveWorker, get_current_worker
 
+from tui_agent.core.settings import ConfigError
 from tui_agent.ui.catalog_sync import CatalogSyncMixin
 from tui_agent.ui.catalog_actions import CatalogActionsMixin
 from tui_agent.ui.diffs import warm_up_highlighting
@@ -62,16 +64,15 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         options: LaunchOptions | None = None,
         clock: Callable[[], float] = time.time,
         watch_catalog: bool = True,
-        poll_interval: float = 0.5,
     ) -> None:
         super().__init__()
         self.project_root = Path(project_root).resolve()
         self.runtime_opener = runtime_opener
-        self.options = options or LaunchOptions()
+        options = options or LaunchOptions()
+        # the runtime's project watcher: hot reload and other processes' changes (tests of a still screen turn it off)
+        self.options = replace(options, extra={"watch": watch_catalog, **options.extra})
         self.requested_model = self.options.model
         self.clock = clock
-        self.watch_catalog_enabled = watch_catalog
-        self.poll_interval = poll_interval
         self.runtime: Any = None
         self.runtime_error: str | None = None
         self.active_pane = "conversation"
@@ -134,6 +135,11 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
             callbacks = UICallbacks(approve=self.approve, ask_init_git=self.ask_init_git, submit_prompt=self.submit_prompt,
                                     progress=self.show_loading)
             runtime = await self.runtime_opener(self.project_root, callbacks, self.options)
+        except ConfigError as exc:  # one precise line: file:line, what is wrong, how to fix it
+            self.runtime_error = f"{exc} (fix the file and start tuiagent again)"
+            await self.add_notice(f"Could not open the project: {self.runtime_error}", "error")
+            self.ready.set()
+            return
         except Exception as exc:  # the UI stays up and says what went wrong
             self.runtime_error = f"{type(exc).__name__}: {exc}"
             self.header.loading = ""
@@ -172,6 +178,8 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         self.start_catalog_sync()
         for problem in getattr(runtime, "problems", ()) or ():
             await self.add_notice(str(problem), "error")
+        for warning in runtime.settings.warnings:
+            await self.add_notice(warning, "warning")
         if getattr(runtime, "resumed", False) and getattr(runtime, "session", None) is not None:
             await self.show_session(runtime.session.path, runtime.session.id)
         if getattr(runtime, "agent", None) is None:
@@ -179,7 +187,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommand
         else:
             usage = getattr(runtime.agent, "usage", None)
             if usage is not None:
-                self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.input_tokens, usage.output_tokens, usage.cost_usd
+                self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
         recipes = getattr(runtime, "recipes", None)
         if recipes is not None and hasattr(recipes, "session_started"):
             self.run_worker(recipes.session_started(), group="recipes-start")

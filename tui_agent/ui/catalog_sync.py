@@ -1,16 +1,15 @@
-"""Keeps the catalog pane live: catalog listeners, the file watcher worker, and a cheap poll of state.db and git HEAD."""
+"""Keeps the catalog pane live from the runtime's change feed (the stores' changes, the project watcher's findings)."""
 
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
 
-from tui_agent.core.events import CatalogChanged, Event
+from tui_agent.core.events import Event
+from tui_agent.core.versioning.branch import current_branch
 from tui_agent.ui.catalog_rows import CatalogRow, row_from_recipe, row_from_tool
 
 if TYPE_CHECKING:
@@ -30,63 +29,26 @@ def catalog_rows(runtime: Any) -> list[CatalogRow]:
     return rows
 
 
-def file_stamp(path: Path) -> tuple[int, int]:
-    try:
-        stat = path.stat()
-    except OSError:
-        return (0, 0)
-    return (stat.st_mtime_ns, stat.st_size)
-
-
-def current_branch(root: Path) -> str:
-    """The checked-out branch, `detached@abc1234`, or "" outside a git repository."""
-    result = subprocess.run(["git", "symbolic-ref", "--short", "-q", "HEAD"], cwd=root, capture_output=True, text=True, check=False)
-    if result.returncode == 0:
-        return result.stdout.strip()
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=False)
-    return f"detached@{head.stdout.strip()}" if head.returncode == 0 else ""
-
-
 class CatalogSyncMixin:
-    """Refreshes the catalog rows whenever the catalog, the watcher, another process or a recipe changes something."""
+    """Refreshes the catalog rows whenever the change feed says something changed: this process's stores, or the
+    project watcher (an editor, another process's CLI, a `git checkout`)."""
 
     def init_catalog_sync(self: "TuiAgentApp") -> None:
         self._refresh_scheduled = False
         self._refresh_again = False
         self._pending_select: str | None = None
-        self._stamps: tuple[tuple[int, int], ...] = ()
-        self._head_stamp: tuple[int, int] = (0, 0)
         self.catalog_refreshes = 0
         self._recipe_events: asyncio.Queue[Event] = asyncio.Queue()
 
-    def _watched_stamps(self: "TuiAgentApp") -> tuple[tuple[int, int], ...]:
-        project = self.project_root / ".agent"
-        paths = [project / "state.db", project / "state.db-wal", project / "tools", project / "recipes"]
-        return tuple(file_stamp(path) for path in paths)
-
     def start_catalog_sync(self: "TuiAgentApp") -> None:
-        catalog = getattr(self.runtime, "catalog", None)
-        if catalog is not None:
-            catalog.add_listener(self._on_catalog_changed)
+        self.runtime.changes.add_listener(self._on_recipe_event)  # every store change and watcher finding, once
         recipes = getattr(self.runtime, "recipes", None)
-        add_listener = getattr(recipes, "add_listener", None)
-        if add_listener is not None:
-            add_listener(self._on_recipe_event)
-            self.show_recipe_events()
-        self._stamps = self._watched_stamps()
-        if self.watch_catalog_enabled and catalog is not None:
-            self.watch_catalog()
-        self.set_interval(self.poll_interval, self._poll_outside_changes, name="catalog-poll")
-
-    def _on_catalog_changed(self: "TuiAgentApp", event: CatalogChanged) -> None:
-        """Catalog listener: may be called from the app's loop or from another thread."""
-        if self._thread_id == threading.get_ident():
-            self.schedule_catalog_refresh()
-        else:
-            self.call_from_thread(self.schedule_catalog_refresh)
+        if recipes is not None:
+            recipes.add_listener(self._on_recipe_event, changes=False)  # its tool calls and notices
+        self.show_recipe_events()
 
     def _on_recipe_event(self: "TuiAgentApp", event: Event) -> None:
-        """Recipe engine listener: its tool calls, notices and catalog changes show like the agent's."""
+        """Listener of the change feed and of the recipe engine: shown in order, like the agent's events."""
         if self._thread_id == threading.get_ident():
             self._recipe_events.put_nowait(event)
         else:
@@ -101,31 +63,6 @@ class CatalogSyncMixin:
                 await self.handle_event(event)
             except Exception as exc:
                 self.notify(f"could not show a recipe event: {exc}", severity="error")
-
-    @work(exclusive=True, group="catalog-watch")
-    async def watch_catalog(self: "TuiAgentApp") -> None:
-        """Hot reload: the catalog's watchfiles loop, and the recipes' if the runtime has one."""
-        watchers = [self.runtime.catalog.watch()]
-        recipes = getattr(self.runtime, "recipes", None)
-        if recipes is not None and hasattr(recipes, "watch"):
-            watchers.append(recipes.watch())
-        try:
-            await asyncio.gather(*watchers)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            self.notify(f"file watcher stopped: {exc}", severity="error")
-
-    def _poll_outside_changes(self: "TuiAgentApp") -> None:
-        """Another process (`tuiagent tools …`) writes state.db and tool files: notice it by their stamps."""
-        stamps = self._watched_stamps()
-        if stamps != self._stamps:
-            self._stamps = stamps
-            self.schedule_catalog_refresh()
-        head = file_stamp(self.project_root / ".git" / "HEAD")
-        if head != self._head_stamp:
-            self._head_stamp = head
-            self.refresh_branch()
 
     def schedule_catalog_refresh(self: "TuiAgentApp", select: str | None = None) -> None:
         """Coalesce bursts of changes into one refresh."""

@@ -10,6 +10,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "diff": "show the agent's edits to project files in the current turn",
     "undo": "revert the last tool change made in this session",
     "model": "show the model, or switch with /model NAME",
+    "cost": "show the session's tokens and cost (cache writes and reads at their prices)",
     "clear": "clear the conversation and start a new session",
     "resume": "resume an earlier session (/resume [ID])",
     "recipes": "list the recipes",

@@ -151,6 +151,15 @@ class SlashCommandsMixin:
         else:
             await self.add_notice(f"Model: {self.model_name()}. Switch with /model NAME.")
 
+    async def slash_cost(self: "TuiAgentApp", args: str) -> None:
+        from tui_agent.core.agent.pricing import cost_report
+
+        agent = getattr(self.runtime, "agent", None)
+        if agent is None:
+            await self.add_notice(self.no_model_message(), "warning")
+            return
+        await self.add_notice(cost_report(agent.usage, agent.model))
+
     async def slash_clear(self: "TuiAgentApp", args: str) -> None:
         if self.turn_running:
             self.notify("Cancel the running turn first (esc).", severity="warning")
@@ -189,7 +198,7 @@ class SlashCommandsMixin:
         if agent is None:
             await self.add_notice("(shown only: no model is configured to continue it)", "warning")
         else:
-            self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = agent.usage.input_tokens, agent.usage.output_tokens, agent.usage.cost_usd
+            self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = agent.usage.prompt_tokens, agent.usage.output_tokens, agent.usage.cost_usd
 
     def palette_commands(self: "TuiAgentApp") -> Iterator[SystemCommand]:
         """Every slash command, pane and catalog action, for the command palette."""

@@ -10,8 +10,10 @@ from textual import work
 
 from tui_agent.core.events import (
     ApprovalDenied,
+    BranchChanged,
     CatalogChanged,
     Event,
+    FilesChanged,
     Notice,
     TextDelta,
     ToolAuthored,
@@ -20,12 +22,13 @@ from tui_agent.core.events import (
     TurnFailed,
     TurnFinished,
     Usage,
+    UsageChanged,
 )
+from tui_agent.core.versioning.worktree_diff import TurnEdits
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import entries_from_records
-from tui_agent.ui.turn_edits import TurnEdits
 from tui_agent.ui.widgets.messages import Entry
 
 if TYPE_CHECKING:
@@ -103,7 +106,8 @@ class TurnMixin:
         stream = agent.run_turn(prompt)
         try:
             async for event in stream:
-                await self.handle_event(event)
+                if not isinstance(event, (ToolAuthored, CatalogChanged)):  # those reach the app through the change feed
+                    await self.handle_event(event)
         except asyncio.CancelledError:
             await conversation.finish_stream()
             for entry in conversation.tool_entries():
@@ -158,11 +162,14 @@ class TurnMixin:
             verb = "created" if event.created else "updated"
             self.notify(f"{event.kind} {event.name} {verb}" + (f" · {event.commit[:7]}" if event.commit else " · not committed"))
             self.schedule_catalog_refresh(select=event.name)
-        elif isinstance(event, CatalogChanged):
+        elif isinstance(event, (CatalogChanged, FilesChanged, UsageChanged)):
             self.schedule_catalog_refresh()
+        elif isinstance(event, BranchChanged):
+            self.header.branch = event.branch or "no git"
         elif isinstance(event, Usage):
             header = self.header
-            header.input_tokens = event.session_input_tokens or header.input_tokens + event.input_tokens
+            # tokens in: uncached, cache writes and cache reads alike (the cost prices each at its rate)
+            header.input_tokens = event.session_input_tokens + event.session_cache_read_tokens + event.session_cache_write_tokens
             header.output_tokens = event.session_output_tokens or header.output_tokens + event.output_tokens
             header.cost_usd = event.session_cost_usd
         elif isinstance(event, Notice):

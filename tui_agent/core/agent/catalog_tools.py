@@ -1,4 +1,7 @@
-"""The catalog built-ins: create_tool, prune_tool, search_tools, call_tool, create_recipe, and calling catalog tools."""
+"""The catalog built-ins: create_tool, prune_tool, search_tools, call_tool, create_recipe, and calling catalog tools.
+
+They never announce changes themselves: the catalog and the recipe store publish ToolAuthored / CatalogChanged on the
+project's change feed, and the agent loop forwards what was published during a call into the turn's events."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from typing import Any
 from tui_agent.core.agent.exec_tools import format_run_result
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, require_str, schema
-from tui_agent.core.events import CatalogChanged, Notice, ToolAuthored
+from tui_agent.core.events import Notice
 from tui_agent.core.recipes.formathelp import FORMAT_HELP
 
 SEARCH_RESULTS = 10
@@ -43,13 +46,10 @@ async def create_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     spec = record.spec
     tests = spec.tests if spec else ()
     commit = record.commit
-    ctx.events.append(ToolAuthored(name=name, kind="tool", source=source, commit=commit, created=not existed))
-    ctx.events.append(CatalogChanged(names=(name,), reason="updated" if existed else "created"))
     if commit:
         committed = f" (commit {commit[:10]})"
     else:
-        status = catalog.git.status() if hasattr(catalog, "git") else None
-        why = status.reason if status is not None and status.reason else "the commit was deferred"
+        why = catalog.commit_blocker() or "the commit was deferred"
         committed = f" (registered, not committed: {why})"
         ctx.events.append(Notice(f"tool {name} saved but not committed: {why}", "warning"))
     lines = [
@@ -72,7 +72,6 @@ async def prune_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         await catalog.prune(name)
     except PipelineError as error:
         return ToolOutput(json.dumps(error.to_dict()), is_error=True)
-    ctx.events.append(CatalogChanged(names=(name,), reason="pruned"))
     return ToolOutput(f"pruned {name} (a new commit; it can be restored from history)")
 
 
@@ -98,7 +97,7 @@ async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: dict[str, An
     from tui_agent.core.catalog.reports import check_arguments
 
     try:
-        check_arguments(record.spec, tool_args)  # before asking anyone: a malformed call is the model's to fix
+        tool_args = check_arguments(record.spec, tool_args)  # before asking anyone: a malformed call is the model's to fix
     except PipelineError as error:
         raise ToolFailure(f"{name}: {error.message}") from None
     arguments = json.dumps(tool_args, indent=1)
@@ -134,8 +133,6 @@ async def create_recipe(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     except PipelineError as error:
         return ToolOutput("create_recipe failed; nothing changed.\n" + json.dumps(error.to_dict(), indent=1, default=str), is_error=True)
     commit = record.commit
-    ctx.events.append(ToolAuthored(name=name, kind="recipe", source=source, commit=commit, created=not existed))
-    ctx.events.append(CatalogChanged(names=(name,), reason="recipe saved"))
     problems = f"; not runnable yet: {'; '.join(record.problems)}" if record.problems else ""
     return ToolOutput(f"{'updated' if existed else 'saved'} recipe {name}" + (f" (commit {commit[:10]})" if commit else "") + problems)
 

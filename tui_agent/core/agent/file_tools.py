@@ -11,6 +11,7 @@ from typing import Any
 
 from tui_agent.core.agent.paths import PathRefused, agent_area, confine, refuse_git_internals, relative_name
 from tui_agent.core.agent.permissions import ApprovalRequest
+from tui_agent.core.sandbox.protected import matches_protected
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 
 DEFAULT_READ_LINES = 2000
@@ -61,7 +62,8 @@ async def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 
 async def _check_writable(ctx: ToolContext, real: Path, old: str | None, new: str) -> None:
-    """Refuse protected areas; ask for approval (with the diff) for writes outside `.agent/`."""
+    """Refuse git's and tuiagent's own areas; ask (with the diff) for every other write, and for a protected path
+    (`.agent/config.toml`, `.vscode/`, `.envrc`, ...) even in auto mode."""
     root = ctx.project.root
     try:
         refuse_git_internals(root, real)
@@ -73,13 +75,14 @@ async def _check_writable(ctx: ToolContext, real: Path, old: str | None, new: st
         raise ToolFailure(f"refused: {name} is in the catalog; use create_tool / create_recipe so it goes through the authoring pipeline")
     if area == "state":
         raise ToolFailure(f"refused: {name} is tuiagent's own state")
-    if area == "other":
-        if ctx.permissions.mode == "read-only":
-            raise ToolFailure("refused: the session is in read-only mode")
-        return
+    if ctx.permissions.mode == "read-only":
+        raise ToolFailure("refused: the session is in read-only mode")
+    guard = matches_protected(root, name)
     diff = "".join(difflib.unified_diff((old or "").splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}" if old is not None else "/dev/null", f"b/{name}"))
     summary = f"{'edit' if old is not None else 'create'} {name}"
-    await ctx.require_approval(ApprovalRequest("write", ctx.tool_name, summary, diff or "(no change)"))
+    if guard is not None:
+        summary += f" (protected path {guard}: always asked, even in auto mode)"
+    await ctx.require_approval(ApprovalRequest("write", ctx.tool_name, summary, diff or "(no change)", protected=guard is not None))
 
 
 def _atomic_write(real: Path, content: str) -> None:

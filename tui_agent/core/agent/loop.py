@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import json
 import sqlite3
 import time
 import traceback
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
 from tui_agent.core.agent.compaction import request_tokens, shorten_old_tool_results
+from tui_agent.core.agent.history import request_messages
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
-from tui_agent.core.agent.prompt import catalog_entries, catalog_index, rank, system_blocks, tools_array
+from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
+from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, truncate
-from tui_agent.core.tending.suggestions import SuggestionBook
-from tui_agent.core.events import CatalogChanged, Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
+from tui_agent.core.changes import ChangeEvent, ChangeFeed
+from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import Model
+from tui_agent.core.tending.suggestions import SuggestionBook
+from tui_agent.core.watch import ProjectWatcher
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
 REPEATED_FAILURE_LIMIT = 3
@@ -49,6 +55,8 @@ class Agent:
         messages: list[dict[str, Any]] | None = None,
         usage: UsageTotals | None = None,
         context_limit_tokens: int = CONTEXT_LIMIT_TOKENS,
+        changes: ChangeFeed | None = None,
+        watcher: ProjectWatcher | None = None,
     ) -> None:
         self.project = project
         self.settings = settings
@@ -61,9 +69,15 @@ class Agent:
         self.messages: list[dict[str, Any]] = list(messages or [])
         self.usage = usage or UsageTotals()
         self.context_limit_tokens = context_limit_tokens
+        self.changes = changes  # the project's change feed: what the stores publish during a call joins the turn
+        self.watcher = watcher  # before each request, wait until the files changed so far have been handled
         self.builtins: dict[str, BuiltinTool] = builtin_tools(has_sandbox=sandbox is not None, has_catalog=catalog is not None, has_recipes=recipes is not None)
         self.authored_names: list[str] = []  # tools authored in this session, newest last
         self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
+        self.plan = PromptPlan()  # the cache-stable system prompt and tools of this conversation
+        self._plan_messages: list[dict[str, Any]] | None = None  # the conversation the plan was frozen for
+        self._previous_end: tuple[int, int] | None = None  # where the last request's messages ended (a breakpoint)
+        self._unlogged_prompt: dict[str, Any] | None = None  # the prompt block, written to the session once answered
 
     @property
     def model(self) -> str:
@@ -80,17 +94,35 @@ class Agent:
     def clear(self) -> None:
         """Forget the conversation (the session file keeps what was said)."""
         self.messages.clear()
+        self.plan.reset()
         self.session.append({"type": "clear", "time": time.time()})
 
     # ------------------------------------------------------------------ requests
 
+    def _ranked_entries(self) -> list[CatalogEntry] | None:
+        return rank(catalog_entries(self.catalog), self.authored_names) if self.catalog is not None else None
+
     def build_request(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The system blocks and the `tools` array, rebuilt from the catalog as it is now."""
-        ranked = rank(catalog_entries(self.catalog) if self.catalog is not None else [], self.authored_names)
-        index = catalog_index(ranked, self.settings.catalog_token_budget) if self.catalog is not None else "The tool catalog is not available in this session."
-        system = system_blocks(root=str(self.project.root), mode=self.permissions.mode, index=index)
-        tools = tools_array(self.builtins, ranked, self.settings.catalog_top_k)
-        return system, tools
+        """The system blocks and the `tools` array of the next request: fixed when the conversation starts (see promptplan)."""
+        ranked = self._ranked_entries()
+        if not self.plan.frozen or self._plan_messages is not self.messages or not self.messages:
+            self.plan.freeze(root=str(self.project.root), mode=self.permissions.mode, ranked=ranked,
+                             budget=self.settings.catalog_token_budget, top_k=self.settings.catalog_top_k, builtins=self.builtins)
+            self._plan_messages = self.messages if self.messages else None
+            self._previous_end = None
+        assert self.plan.system is not None
+        return list(self.plan.system), self.plan.tools(self.builtins, ranked or [], self.authored_names)
+
+    def _announce_changes(self) -> None:
+        """Tell the model what changed in the catalog (or the permission mode) since it was told, in the conversation."""
+        if not self.plan.frozen or self._plan_messages is not self.messages or not self.messages:
+            return
+        note = self.plan.changes(self._ranked_entries(), self.permissions.mode)
+        if note and self.messages[-1]["role"] == "user":
+            block = {"type": "text", "text": note}
+            self.messages[-1]["content"].append(block)
+            if self._unlogged_prompt is None:
+                self.session.append_message({"role": "user", "content": [block]})
 
     def _record_message(self, message: dict[str, Any]) -> None:
         self.messages.append(message)
@@ -100,7 +132,7 @@ class Agent:
         turn_running = any(block.get("type") == "tool_result" for block in blocks)
         blocks = blocks + self._suggestion_blocks(turn_running)
         if self.messages and self.messages[-1]["role"] == "user":
-            # A failed or cancelled turn ended on a user message; the next one continues it.
+            # A cancelled turn or one stopped by a limit ended on a user message; the next one continues it.
             self.messages[-1]["content"].extend(blocks)
             self.session.append_message({"role": "user", "content": blocks})
         else:
@@ -116,6 +148,35 @@ class Agent:
             return []
         return [{"type": "text", "text": note}] if note else []
 
+    def _begin_prompt(self, prompt: str) -> tuple[int, int]:
+        """Add the prompt to the conversation (written to the session once the model answers); where it went."""
+        block = {"type": "text", "text": prompt}
+        notes = self._suggestion_blocks(turn_running=False)
+        if self.messages and self.messages[-1]["role"] == "user":
+            self.messages[-1]["content"].extend([block, *notes])
+        else:
+            self.messages.append({"role": "user", "content": [block, *notes]})
+        self._unlogged_prompt = block
+        return len(self.messages) - 1, len(self.messages[-1]["content"]) - 1
+
+    def _log_prompt(self) -> None:
+        if self._unlogged_prompt is not None:
+            block, self._unlogged_prompt = self._unlogged_prompt, None
+            self.session.append_message({"role": "user", "content": [block]})
+
+    def _fail_turn(self, failed: TurnFailed, prompt: str, where: tuple[int, int]) -> TurnFailed:
+        """Leave a valid history after a failed request: take an unanswered prompt back, or close the answered turn."""
+        if self._unlogged_prompt is not None:  # the model never answered: the prompt leaves the conversation
+            self._unlogged_prompt = None
+            index, position = where
+            del self.messages[index]["content"][position:]
+            if not self.messages[index]["content"]:
+                del self.messages[index]
+            return dataclasses.replace(failed, prompt=prompt)
+        if self.messages and self.messages[-1]["role"] == "user":
+            self._record_message({"role": "assistant", "content": [{"type": "text", "text": f"[this turn stopped on an error: {failed.message}]"}]})
+        return failed
+
     # ------------------------------------------------------------------ the turn
 
     async def run_turn(self, prompt: str) -> AsyncIterator[Event]:
@@ -130,7 +191,10 @@ class Agent:
 
     async def _turn(self, prompt: str) -> AsyncIterator[Event]:
         yield TurnStarted(prompt=prompt, session_id=self.session_id)
-        self._add_user_content([{"type": "text", "text": prompt}])
+        if not prompt.strip():
+            yield TurnFailed("the prompt is empty: type something to send", kind="empty_prompt", prompt=prompt)
+            return
+        where = self._begin_prompt(prompt)
         failures: dict[str, int] = {}
         partial_text: list[str] = []
         pending_calls: list[dict[str, Any]] = []
@@ -138,17 +202,23 @@ class Agent:
         try:
             for _ in range(max(1, self.settings.max_turns)):
                 reply: ModelReply | None = None
+                failed: TurnFailed | None = None
                 partial_text.clear()
                 async for item in self._request():
                     if isinstance(item, ModelReply):
                         reply = item
+                    elif isinstance(item, TurnFailed):
+                        failed = item
                     else:
                         if isinstance(item, TextDelta):
                             partial_text.append(item.text)
                         yield item
                 if reply is None:
-                    return  # _request yielded TurnFailed
+                    assert failed is not None
+                    yield self._fail_turn(failed, prompt, where)
+                    return
                 partial_text.clear()
+                self._log_prompt()
                 self._record_message({"role": "assistant", "content": reply.content or [{"type": "text", "text": "(no content)"}]})
                 if not reply.tool_uses:
                     if reply.stop_reason == "max_tokens":
@@ -160,7 +230,7 @@ class Agent:
                 stop_message = ""
                 for call in reply.tool_uses:
                     output: ToolOutput | None = None
-                    async for event in self._call(call, cut_off=call["id"] == cut_call_id):
+                    async for event in self._call(call, cut_off=call["id"] == cut_call_id, bad_input=reply.invalid_inputs.get(call["id"])):
                         if isinstance(event, ToolOutput):
                             output = event
                         else:
@@ -187,7 +257,8 @@ class Agent:
             raise
 
     def _close_after_cancel(self, partial_text: list[str], pending: list[dict[str, Any]], answered: list[dict[str, Any]]) -> None:
-        """Leave the transcript consistent: keep shown text, answer every tool_use."""
+        """Leave the transcript consistent: keep the prompt and the shown text, answer every tool_use."""
+        self._log_prompt()
         if partial_text and "".join(partial_text).strip():
             self._record_message({"role": "assistant", "content": [{"type": "text", "text": "".join(partial_text) + "\n[interrupted by the user]"}]})
         if pending:
@@ -201,6 +272,7 @@ class Agent:
         compactions = 0
         async for event in self._sync_catalog():
             yield event
+        self._announce_changes()
         while True:
             system, tools = self.build_request()
             if compactions == 0 and request_tokens(system, tools, self.messages) > self.context_limit_tokens * COMPACT_AT:
@@ -208,12 +280,15 @@ class Agent:
                 if count:
                     yield Notice(f"the conversation is near the context limit: shortened {count} old tool results", "warning")
             try:
-                async for item in self.client.stream_reply(system=system, tools=tools, messages=self.messages):
+                messages, end = with_breakpoints(request_messages(self.messages), self._previous_end)
+                async for item in self.client.stream_reply(system=system, tools=tools, messages=messages):
                     if isinstance(item, ModelReply):
+                        self._previous_end = end
                         self.usage.add(item.usage)
                         yield Usage(item.usage.input_tokens, item.usage.output_tokens, item.usage.cache_read_tokens,
                                     item.usage.cache_write_tokens, item.usage.cost_usd, self.usage.cost_usd,
-                                    self.usage.input_tokens, self.usage.output_tokens)
+                                    self.usage.input_tokens, self.usage.output_tokens,
+                                    self.usage.cache_read_tokens, self.usage.cache_write_tokens)
                     yield item
                 return
             except ModelError as error:
@@ -236,34 +311,34 @@ class Agent:
         return count, level
 
     async def _sync_catalog(self) -> AsyncIterator[Event]:
-        """Pick up tool files changed on disk by someone else, so that this request lists them as they are now."""
-        if self.catalog is None:
+        """Let the project watcher handle the files changed so far (tool files someone else edited, the agent's own
+        writes), so that this request lists the tools as they are now."""
+        if self.watcher is None:
             return
-        on_disk = {path.stem for path in self.project.tools_dir.glob("*.py")}
-        names = on_disk | {entry.name for entry in catalog_entries(self.catalog)}
-        try:
-            changed = await self.catalog.handle_file_changes(names)
-        except Exception as error:  # the catalog keeps its last good state; the conversation goes on
-            yield Notice(f"could not reload changed tool files: {error}", "warning")
-            return
-        if changed:
-            yield CatalogChanged(names=tuple(changed), reason="edited outside tuiagent")
+        published: list[Event] = []
+        with self._forwarding_store_changes(published):
+            await self.watcher.settle()
+        for event in published:
+            yield event
 
-    async def _call(self, call: dict[str, Any], *, cut_off: bool) -> AsyncIterator[Event | ToolOutput]:
+    async def _call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
         name, call_id = call["name"], call["id"]
         arguments = call.get("input") if isinstance(call.get("input"), dict) else {}
         authored = name not in self.builtins
         yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
         context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
         started = time.perf_counter()
-        try:
-            if cut_off:
-                raise ToolFailure("your reply was cut off (max_tokens) before this call's input was complete; send it again, shorter")
-            output = await self._dispatch(context, name, arguments)
-        except ToolFailure as failure:
-            output = ToolOutput(str(failure), is_error=True)
-        except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
-            output = ToolOutput(_trimmed_traceback(error), is_error=True)
+        with self._forwarding_store_changes(context.events):
+            try:
+                if cut_off:
+                    raise ToolFailure("your reply was cut off (max_tokens) before this call's input was complete; send it again, shorter")
+                if bad_input:
+                    raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
+                output = await self._dispatch(context, name, arguments)
+            except ToolFailure as failure:
+                output = ToolOutput(str(failure), is_error=True)
+            except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
+                output = ToolOutput(_trimmed_traceback(error), is_error=True)
         duration_ms = (time.perf_counter() - started) * 1000
         for event in context.events:
             yield event
@@ -274,6 +349,22 @@ class Agent:
             self.authored_names.append(tool_name)
         yield ToolCallFinished(call_id, name, output.text, output.is_error, duration_ms, authored=authored, truncated=output.truncated)
         yield output
+
+    @contextlib.contextmanager
+    def _forwarding_store_changes(self, into: list[Event]) -> Iterator[None]:
+        """While a call runs, what the catalog and the recipe store publish (ToolAuthored, CatalogChanged) joins its events."""
+        def forward(event: ChangeEvent) -> None:
+            if isinstance(event, (ToolAuthored, CatalogChanged)):
+                into.append(event)
+
+        if self.changes is None:
+            yield
+            return
+        self.changes.add_listener(forward)
+        try:
+            yield
+        finally:
+            self.changes.remove_listener(forward)
 
     async def _dispatch(self, context: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput:
         builtin = self.builtins.get(name)
@@ -286,7 +377,7 @@ class Agent:
 
 
 def _result_block(call_id: str, output: ToolOutput) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": output.text or "(empty)"}
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": output.text if output.text.strip() else "(empty)"}
     if output.is_error:
         block["is_error"] = True
     return block

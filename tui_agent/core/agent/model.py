@@ -6,11 +6,12 @@ import asyncio
 import os
 import random
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.pricing import RequestUsage, default_model, request_usage
+from tui_agent.core.agent.streamreply import AssembledReply, ReplyAssembler, StreamCut
 from tui_agent.core.events import Event, Notice, TextDelta
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ TOO_LONG_MARKERS = ("prompt is too long", "too many tokens", "context length", "
 
 
 class ModelError(Exception):
-    """A model request failed for good; `kind` is auth|connection|context_too_long|rate_limit|overloaded|bad_request|api_error."""
+    """A model request failed for good; `kind` is auth|connection|context_too_long|rate_limit|overloaded|interrupted|bad_request|api_error."""
 
     def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
@@ -40,6 +41,7 @@ class ModelReply:
     content: list[dict[str, Any]]
     stop_reason: str
     usage: RequestUsage
+    invalid_inputs: dict[str, str] = field(default_factory=dict)  # tool_use id -> why its input JSON is unusable
 
     @property
     def text(self) -> str:
@@ -100,33 +102,40 @@ class ModelClient:
         self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]]
     ) -> AsyncIterator[Event | ModelReply]:
         """Yield TextDelta and Notice events as they arrive, then the final ModelReply; raise ModelError."""
+        import httpx2  # the SDK's transport, loaded with it
+
         anthropic = sdk()
         shown = ""  # text already shown to the person in this request, across attempts
         attempt = 0
         while True:
             received = ""
             try:
-                async with self._client.messages.stream(
-                    model=self.model, max_tokens=self.max_tokens, system=system, tools=tools, messages=messages
-                ) as stream:
+                assembler = ReplyAssembler()
+                stream = await self._client.messages.create(
+                    model=self.model, max_tokens=self.max_tokens, system=system, tools=tools, messages=messages, stream=True
+                )
+                try:
                     async for event in stream:
-                        if event.type == "content_block_delta" and event.delta.type == "text_delta":
-                            received += event.delta.text
-                            if len(received) > len(shown):
-                                if not received.startswith(shown):
-                                    yield Notice("the retried reply differs from the partial text shown above", "warning")
-                                    shown = ""
-                                new_text = received[len(shown):]
-                                shown = received
-                                yield TextDelta(new_text)
-                    message = await stream.get_final_message()
-                yield self._reply(message)
+                        received += assembler.feed(event)
+                        if len(received) > len(shown):
+                            if not received.startswith(shown):
+                                yield Notice("the retried reply differs from the partial text shown above", "warning")
+                                shown = ""
+                            new_text = received[len(shown):]
+                            shown = received
+                            yield TextDelta(new_text)
+                finally:
+                    await stream.close()
+                yield self._reply(assembler.finish())
                 return
             except anthropic.APIStatusError as error:
                 failure = self._classify_status(error)
                 delay = self._retry_delay(error.response, attempt)
             except anthropic.APIConnectionError as error:
                 failure = self._connection_error(error)
+                delay = self.retry_base_delay_s * (2**attempt)
+            except (StreamCut, httpx2.TransportError) as error:
+                failure = ModelError("interrupted", f"the model's reply was cut off before it was complete ({error})")
                 delay = self.retry_base_delay_s * (2**attempt)
             retries = min(self.max_retries, CONNECTION_RETRIES) if failure.kind == "connection" else self.max_retries
             if failure.kind in ("auth", "bad_request", "context_too_long", "api_error") or attempt >= retries:
@@ -135,25 +144,18 @@ class ModelClient:
             yield Notice(f"{failure.message} — retrying ({attempt}/{retries}) in {delay:.1f}s", "warning")
             await asyncio.sleep(delay)
 
-    def _reply(self, message: Any) -> ModelReply:
-        content: list[dict[str, Any]] = []
-        for block in message.content:
-            if block.type == "text" and block.text:
-                content.append({"type": "text", "text": block.text})
-            elif block.type == "tool_use":
-                tool_input = block.input if isinstance(block.input, dict) else {}
-                content.append({"type": "tool_use", "id": block.id, "name": block.name, "input": tool_input})
-        usage = message.usage
+    def _reply(self, parts: AssembledReply) -> ModelReply:
         return ModelReply(
-            content=content,
-            stop_reason=message.stop_reason or "end_turn",
+            content=parts.content,
+            stop_reason=parts.stop_reason,
             usage=request_usage(
                 self.model,
-                input_tokens=usage.input_tokens or 0,
-                output_tokens=usage.output_tokens or 0,
-                cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
-                cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
+                input_tokens=parts.input_tokens,
+                output_tokens=parts.output_tokens,
+                cache_read_tokens=parts.cache_read_tokens,
+                cache_write_tokens=parts.cache_write_tokens,
             ),
+            invalid_inputs=parts.invalid_inputs,
         )
 
     def _classify_status(self, error: anthropic.APIStatusError) -> ModelError:

@@ -56,6 +56,6 @@ def agent_area(root: Path, real: Path) -> str | None:
         return "recipes"
     if inner in ("config.toml", ".gitignore"):
         return "config"
-    if top in ("sessions", "runs") or top.startswith("state.db"):
+    if top in ("sessions", "runs", "cache", "quarantine") or top.startswith("state.db"):
         return "state"
     return "other"

@@ -19,6 +19,8 @@ class ApprovalRequest:
     tool: str
     summary: str
     detail: str
+    protected: bool = False
+    """A write to a protected path (.agent/, .git, editor and shell files...): asked even in auto mode."""
 
 
 ApprovalCallback = Callable[[ApprovalRequest], Awaitable[bool]]
@@ -73,9 +75,9 @@ class Permissions:
         """Allow, refuse or ask the injected callback, according to the mode."""
         if self.mode == "read-only":
             return Decision(False, f"refused: the session is in read-only mode ({request.kind} not allowed)")
-        if request.tool in self._allowed_tools:
+        if request.tool in self._allowed_tools and not request.protected:
             return Decision(True)
-        if self.mode == "auto" and request.kind == "write":
+        if self.mode == "auto" and request.kind == "write" and not request.protected:
             return Decision(True)
         approved = await self._approve(request)
         if approved:

@@ -116,6 +116,17 @@ class UsageTotals:
         self.cost_usd += usage.cost_usd
         self.requests += 1
 
+    def since(self, before: "UsageTotals") -> "UsageTotals":
+        """The tokens and cost added since `before` (a copy of these totals taken earlier)."""
+        return UsageTotals(self.input_tokens - before.input_tokens, self.output_tokens - before.output_tokens,
+                           self.cache_read_tokens - before.cache_read_tokens, self.cache_write_tokens - before.cache_write_tokens,
+                           self.cost_usd - before.cost_usd, self.requests - before.requests)
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Every input token sent: uncached, written to the cache and read from it."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
     def to_dict(self) -> dict[str, float | int]:
         return {
             "input_tokens": self.input_tokens,
@@ -125,3 +136,34 @@ class UsageTotals:
             "cost_usd": round(self.cost_usd, 6),
             "requests": self.requests,
         }
+
+
+def api_usage(totals: UsageTotals) -> dict[str, int]:
+    """The totals under the Messages API's own usage names (as Claude Code's `-p --output-format json` prints them)."""
+    return {
+        "input_tokens": totals.input_tokens,
+        "cache_creation_input_tokens": totals.cache_write_tokens,
+        "cache_read_input_tokens": totals.cache_read_tokens,
+        "output_tokens": totals.output_tokens,
+    }
+
+
+def cost_report(totals: UsageTotals, model: str) -> str:
+    """What the session's tokens cost, line by line, at the model's prices (the /cost text)."""
+    price = price_for(model)
+    if price is None:
+        return f"{totals.requests} requests; no known price for {model!r}: tokens in {totals.prompt_tokens:,}, out {totals.output_tokens:,}"
+    rows = [
+        ("input, uncached", totals.input_tokens, price.input),
+        ("input, cache writes (1.25x)", totals.cache_write_tokens, price.cache_write),
+        ("input, cache reads (0.1x)", totals.cache_read_tokens, price.cache_read),
+        ("output", totals.output_tokens, price.output),
+    ]
+    lines = [f"Cost of this session ({totals.requests} requests, {model}):"]
+    lines += [f"  {label:<28} {tokens:>11,} tokens  ${tokens * rate / 1e6:.4f}" for label, tokens, rate in rows]
+    uncached_cost = (totals.prompt_tokens * price.input + totals.output_tokens * price.output) / 1e6
+    lines.append(f"  {'total':<28} {'':>18}  ${totals.cost_usd:.4f}")
+    if totals.prompt_tokens:
+        share = totals.cache_read_tokens / totals.prompt_tokens
+        lines.append(f"  the cache served {share:.0%} of input tokens; without it this would have cost ${uncached_cost:.4f}")
+    return "\n".join(lines)

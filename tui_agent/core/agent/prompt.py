@@ -64,17 +64,21 @@ def entries_from_records(records: Iterable[Any]) -> list[CatalogEntry]:
 def catalog_entries(catalog: Any) -> list[CatalogEntry]:
     """Prompt entries straight from the registry and usage table: no git query per tool, so cheap before every request.
 
-    Drift needs git, so it is not flagged here (the UI shows it); broken tools are."""
+    Drift needs git, so only what the catalog last found is flagged: broken tools, and drifted tools whose own tests
+    failed (for the version that failed)."""
     registry, state = getattr(catalog, "registry", None), getattr(catalog, "state", None)
     if registry is None or state is None:
         return entries_from_records(catalog.tools())
     usage = state.usage()
+    failing: dict[str, str] = getattr(catalog, "failing_drift", {})
     entries = []
     for entry in registry.entries():
         stats = usage.get(entry.name)
         description = entry.spec.description.strip() if entry.spec is not None else ""
         summary = description.splitlines()[0][:120] if description else ""
         status = "broken" if entry.error is not None else "ok"
+        if entry.spec is not None and failing.get(entry.name) == entry.spec.source_sha:
+            status = "drifted · failing"
         entries.append(CatalogEntry(entry.name, summary, status, stats.calls if stats else 0,
                                     (stats.last_used or 0.0) if stats else 0.0, entry.spec.to_api() if entry.spec else None))
     return entries
@@ -100,7 +104,7 @@ def catalog_index(ranked: Sequence[CatalogEntry], token_budget: int) -> str:
     chosen: list[str] = []
     used = 0
     for entry in ranked:
-        flag = f" [{entry.status}]" if entry.status in ("broken", "drifted") else ""
+        flag = f" [{entry.status}]" if entry.status in ("broken", "drifted", "drifted · failing") else ""
         line = f"- {entry.name}: {entry.summary}{flag}"
         if used + len(line) + 1 > budget_chars:
             break

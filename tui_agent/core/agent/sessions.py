@@ -113,12 +113,17 @@ def _drop_truncated_tail(path: Path) -> None:
 def load_messages(path: Path) -> list[dict[str, Any]]:
     """Rebuild the API message list of a session since its last `clear`, repaired so it can be sent again."""
     messages: list[dict[str, Any]] = []
+    finished: dict[str, dict[str, Any]] = {}
     for record in read_records(path):
         if record.get("type") == "clear":
             messages.clear()  # /clear: the model started afresh; what came before stays in the file only
         elif record.get("type") == "message" and isinstance(record.get("message"), dict):
             messages.append(record["message"])
-    return repair_messages(messages)
+        elif record.get("type") == "event" and record.get("event") == "ToolCallFinished":
+            data = record.get("data")
+            if isinstance(data, dict) and isinstance(data.get("call_id"), str) and isinstance(data.get("result"), str):
+                finished[data["call_id"]] = data
+    return repair_messages(messages, finished)
 
 
 def load_usage(path: Path) -> dict[str, float]:
@@ -132,25 +137,29 @@ def load_usage(path: Path) -> dict[str, float]:
     return totals
 
 
-def repair_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Answer every tool_use with a tool_result and merge consecutive same-role messages."""
+def repair_messages(messages: list[dict[str, Any]], finished: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Answer every tool_use with a tool_result and merge consecutive same-role messages.
+
+    A call whose ToolCallFinished event was recorded (`finished`, by call id) is answered with its real result:
+    it did finish, even if the session ended before the results were sent back."""
+    done = finished or {}
     repaired: list[dict[str, Any]] = []
     for message in messages:
         role = message.get("role")
         content = _as_blocks(message.get("content", ""))
         if repaired and repaired[-1]["role"] == "assistant" and role != "user":
-            pending = _unanswered(repaired[-1], None)
+            pending = _unanswered(repaired[-1], None, done)
             if pending:
                 repaired.append({"role": "user", "content": pending})
         if repaired and repaired[-1]["role"] == role:
             repaired[-1] = {"role": role, "content": repaired[-1]["content"] + content}
             continue
         if role == "user" and repaired and repaired[-1]["role"] == "assistant":
-            missing = _unanswered(repaired[-1], content)
+            missing = _unanswered(repaired[-1], content, done)
             content = missing + content
         repaired.append({"role": role, "content": content})
     if repaired and repaired[-1]["role"] == "assistant":
-        pending = _unanswered(repaired[-1], None)
+        pending = _unanswered(repaired[-1], None, done)
         if pending:
             repaired.append({"role": "user", "content": pending})
     return repaired
@@ -162,13 +171,24 @@ def _as_blocks(content: Any) -> list[dict[str, Any]]:
     return list(content)
 
 
-def _unanswered(assistant: dict[str, Any], user_content: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+def _unanswered(assistant: dict[str, Any], user_content: list[dict[str, Any]] | None,
+                finished: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     answered = {block.get("tool_use_id") for block in user_content or [] if block.get("type") == "tool_result"}
     return [
-        {"type": "tool_result", "tool_use_id": block["id"], "content": INTERRUPTED_RESULT, "is_error": True}
+        _answer(block["id"], finished.get(block["id"]))
         for block in assistant["content"]
         if block.get("type") == "tool_use" and block.get("id") not in answered
     ]
+
+
+def _answer(call_id: str, finished: dict[str, Any] | None) -> dict[str, Any]:
+    """The tool_result for a call the transcript never answered: its recorded result, else "interrupted"."""
+    if finished is None:
+        return {"type": "tool_result", "tool_use_id": call_id, "content": INTERRUPTED_RESULT, "is_error": True}
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": finished["result"] or "(empty)"}
+    if finished.get("is_error"):
+        block["is_error"] = True
+    return block
 
 
 def list_sessions(project: Project) -> list[SessionInfo]:

@@ -13,17 +13,20 @@ from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import read_bytes_or_none
 from tui_agent.core.versioning.gitstore import CatalogGit, CommitOutcome, HistoryEntry
 from tui_agent.core.catalog.models import DriftReport, ToolRecord, ToolSpec
-from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES
+from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES, check_lookup_name
 from tui_agent.core.catalog.pipeline import Pipeline, SandboxLike
 from tui_agent.core.catalog.registry import Entry, Registry
+from tui_agent.core.catalog.drift_status import DRIFTED_FAILING, recheck, remember, status_of
 from tui_agent.core.catalog.reports import build_drift_report, check_arguments, search_specs
 from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
+from tui_agent.core.catalog.untrusted import intact_copy
 from tui_agent.core.versioning.versions import diff_since, revert_target
-from tui_agent.core.catalog.watcher import ToolWatcher
-from tui_agent.core.events import CatalogChanged
+from tui_agent.core.changes import ChangeEvent, ChangeFeed
+from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
 from tui_agent.core.project import AGENT_DIR, Project
+from tui_agent.core.watch import ProjectWatcher
 from tui_agent.core.sandbox.policy import RunResult, SandboxPolicy
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
@@ -36,7 +39,7 @@ class Catalog:
     """The project's tool catalog. Every mutation runs the authoring pipeline under one lock."""
 
     def __init__(self, project: Project, sandbox: SandboxLike, git: CatalogGit, state: StateStore,
-                 pipeline: Pipeline) -> None:
+                 pipeline: Pipeline, changes: ChangeFeed | None = None) -> None:
         self.project = project
         self.sandbox = sandbox
         self.git = git
@@ -44,13 +47,17 @@ class Catalog:
         self.pipeline = pipeline
         self.registry: Registry = pipeline.registry
         self.drift_checker = DriftChecker(project.root)
+        self._drift_tests: dict[str, tuple[str, bool]] = {}  # tool -> (dependency fingerprint, tests passed), from state.db
+        self.failing_drift: dict[str, str] = {}  # drifted tools whose tests fail -> the source_sha they failed at
         self.load_report = LoadReport()
-        self.watcher: ToolWatcher | None = None
-        self._listeners: list[Callable[[CatalogChanged], None]] = []
+        self.watcher: ProjectWatcher | None = None  # the runtime's project watcher, or the one `watch()` runs
+        self.changes = changes or ChangeFeed()
+        self._listeners: dict[Callable[[CatalogChanged], None], Callable[[ChangeEvent], None]] = {}
 
     @classmethod
     async def open(cls, project: Project, sandbox: SandboxLike, *, ask_init_git: AskInitGit | None = None,
-                   inspect_timeout_s: float = 60.0, test_timeout_s: float = 10.0) -> "Catalog":
+                   inspect_timeout_s: float = 60.0, test_timeout_s: float = 10.0,
+                   changes: ChangeFeed | None = None) -> "Catalog":
         """Create `.agent/`, find (or, if `ask_init_git` agrees, create) the repository, then load the tools."""
         project.ensure_layout()
         git = CatalogGit(project.root)
@@ -63,7 +70,7 @@ class Catalog:
         state = StateStore(project.state_db)
         pipeline = Pipeline(project, sandbox, state, Registry(), git, inspect_timeout_s=inspect_timeout_s,
                             test_timeout_s=test_timeout_s)
-        catalog = cls(project, sandbox, git, state, pipeline)
+        catalog = cls(project, sandbox, git, state, pipeline, changes)
         async with pipeline.lock:
             catalog.load_report = await load_existing(pipeline, git)
         return catalog
@@ -74,29 +81,32 @@ class Catalog:
 
     # listeners -------------------------------------------------------------------
     def add_listener(self, callback: Callable[[CatalogChanged], None]) -> None:
-        self._listeners.append(callback)
+        """Call `callback` with every CatalogChanged about tools (a filter over `self.changes`)."""
+        def tools_only(event: ChangeEvent) -> None:
+            if isinstance(event, CatalogChanged) and event.kind == "tool":
+                callback(event)
+
+        self._listeners[callback] = tools_only
+        self.changes.add_listener(tools_only)
 
     def remove_listener(self, callback: Callable[[CatalogChanged], None]) -> None:
-        if callback in self._listeners:
-            self._listeners.remove(callback)
+        listener = self._listeners.pop(callback, None)
+        if listener is not None:
+            self.changes.remove_listener(listener)
 
     def _notify(self, names: list[str] | tuple[str, ...], reason: str) -> None:
-        event = CatalogChanged(tuple(names), reason)
-        for callback in list(self._listeners):
-            try:
-                callback(event)
-            except Exception:
-                log.exception("catalog listener failed")
+        self.changes.publish(CatalogChanged(tuple(names), reason, "tool"))
 
     # reading ---------------------------------------------------------------------
     def _record(self, entry: Entry, usage: dict[str, Any]) -> ToolRecord:
         stats = usage.get(entry.name)
         calls = stats.calls if stats else 0
         commit = self.version_commit(entry)
+        drift = status_of(self, entry, commit, self._drift_tests) if entry.error is None else None
         if entry.error is not None:
             status = "broken"
-        elif entry.spec is not None and self._drifted(entry, commit):
-            status = "drifted"
+        elif drift is not None:
+            status = drift
         elif calls == 0:
             status = "unused"
         else:
@@ -127,18 +137,13 @@ class Catalog:
             return commit
         return None
 
-    def _drifted(self, entry: Entry, commit: str | None) -> bool:
-        assert entry.spec is not None
-        files_read = self.state.files_read(entry.name)
-        if not commit or not (entry.spec.depends_on or files_read):
-            return False
-        watched = self.drift_checker.watched_files(commit, entry.spec.depends_on, files_read)
-        return bool(self.drift_checker.changed_files(commit, watched))
-
     def tools(self) -> list[ToolRecord]:
         usage = self.state.usage()
         self.drift_checker.fresh()
-        return [self._record(entry, usage) for entry in self.registry.entries()]
+        self._drift_tests = self.state.drift_tests()
+        records = [self._record(entry, usage) for entry in self.registry.entries()]
+        self.failing_drift = {r.name: r.spec.source_sha for r in records if r.status == DRIFTED_FAILING and r.spec}
+        return records
 
     def get(self, name: str) -> ToolRecord | None:
         entry = self.registry.get(name)
@@ -146,6 +151,7 @@ class Catalog:
 
     def _current(self, entry: Entry) -> ToolRecord:
         self.drift_checker.fresh()
+        self._drift_tests = self.state.drift_tests()
         return self._record(entry, self.state.usage())
 
     def specs(self) -> list[ToolSpec]:
@@ -164,11 +170,17 @@ class Catalog:
         return search_specs(self.specs(), self.state.usage(), query, limit)
 
     def history(self, name: str) -> list[HistoryEntry]:
+        check_lookup_name(name)
         return self.git.history(self.project.relative(self.project.tool_path(name)))
 
     def diff(self, name: str, rev: str | None = None) -> str:
         """Diff of the tool file from `rev` (default: the commit before its latest one) to the work tree."""
+        check_lookup_name(name)
         return diff_since(self.git, self.project.relative(self.project.tool_path(name)), rev, name)
+
+    def commit_blocker(self) -> str | None:
+        """Why git cannot commit right now (a detached HEAD, a merge in progress, no repository), None when it can."""
+        return self.git.status().reason
 
     # mutations -------------------------------------------------------------------
     async def save_tool(self, name: str, source: str, *, author: str = "agent") -> ToolRecord:
@@ -179,12 +191,14 @@ class Catalog:
             verb = "update" if existed else "add"
             suffix = "" if author == "agent" else f" ({author})"
             entry, outcome = await self.pipeline.save(name, source.encode("utf-8"), f"tuiagent: {verb} tool {name}{suffix}")
+        record = self._current(entry)
+        self.changes.publish(ToolAuthored(name, "tool", source, record.commit, verb == "add"))
         self._notify([name], self._reason(verb, outcome))
-        return self._current(entry)
+        return record
 
     async def revert(self, name: str, rev: str | None = None) -> ToolRecord:
         """Back to the previous (or the given) committed version, through the pipeline, as a new commit."""
-        check_name(name)
+        check_lookup_name(name)
         rel = self.project.relative(self.project.tool_path(name))
         async with self.pipeline.lock:
             rev, data = revert_target(self.git, rel, read_bytes_or_none(self.project.tool_path(name)), rev, name)
@@ -194,6 +208,7 @@ class Catalog:
 
     async def prune(self, name: str) -> CommitOutcome:
         """Delete the tool (a new commit; `restore` brings it back)."""
+        check_lookup_name(name)
         async with self.pipeline.lock:
             if self.registry.get(name) is None and not self.project.tool_path(name).exists():
                 raise PipelineError("missing", f"no tool named {name!r}")
@@ -203,7 +218,7 @@ class Catalog:
 
     async def restore(self, name: str) -> ToolRecord:
         """Bring a pruned or deleted tool back from git history, through the pipeline, as a new commit."""
-        check_name(name)
+        check_lookup_name(name)
         async with self.pipeline.lock:
             if self.project.tool_path(name).exists():
                 raise PipelineError("missing", f"{name} exists; nothing to restore")
@@ -230,17 +245,17 @@ class Catalog:
         entry = self.registry.get(name)
         if entry is None or entry.spec is None or entry.runnable is None:
             raise PipelineError("missing", f"no callable tool named {name!r}")
-        check_arguments(entry.spec, args)
+        args = check_arguments(entry.spec, args)
         base = policy or self.default_policy()
         policy = base.with_(network=base.network or (entry.spec.network and allow_network),
                             project_writable=base.project_writable and entry.spec.writes and allow_writes)
-        if not entry.runnable.exists():
+        if not intact_copy(entry.runnable, entry.spec.source_sha):
             self._recover_runnable(entry)
         run = await self.sandbox.call_function(module=name, function=name, kwargs=args, module_path=entry.runnable,
                                                policy=policy, label=f"tool {name}", version=entry.spec.source_sha)
         await asyncio.to_thread(self.state.record_run, name, ok=run.ok, duration_ms=run.duration_ms,
                                 files_read=run.files_read, source_sha=entry.spec.source_sha)
-        self._notify([name], "called")
+        self.changes.publish(UsageChanged())
         return run
 
     async def run_python(self, code: str, *, allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult:
@@ -251,7 +266,7 @@ class Catalog:
         for entry in self.registry.entries():
             if entry.spec is None or entry.runnable is None:
                 continue
-            if not entry.runnable.exists():
+            if not intact_copy(entry.runnable, entry.spec.source_sha):
                 try:
                     self._recover_runnable(entry)
                 except PipelineError:
@@ -290,7 +305,17 @@ class Catalog:
             entry = self.registry.get(tool)
             if entry is None or entry.spec is None:
                 raise PipelineError("missing", f"no callable tool named {tool!r}")
-            reports.append(await build_drift_report(self, entry))
+            report = await build_drift_report(self, entry)
+            remember(self, entry, report)
+            reports.append(report)
+        return reports
+
+    async def recheck_drift(self) -> list[DriftReport]:
+        """Run the tests of tools that drifted since their last check; their status (`drifted · failing`) follows."""
+        reports = await recheck(self)
+        self.tools()  # refreshes failing_drift for the prompt's index
+        if reports:
+            self._notify([report.name for report in reports], "drift re-checked")
         return reports
 
     # hot reload --------------------------------------------------------------------
@@ -304,7 +329,7 @@ class Catalog:
                 entry = self.registry.get(name)
                 if data is None:
                     if entry is not None:
-                        await self.pipeline.remove(name, f"tuiagent: remove tool {name} (file deleted outside tuiagent)")
+                        await self._removed_outside(name)
                         changed.append(name)
                     continue
                 if entry is not None and entry.disk_sha == source_sha(data):
@@ -316,10 +341,19 @@ class Catalog:
             self._notify(changed, "edited outside tuiagent")
         return changed
 
-    async def watch(self) -> None:
-        """Hot reload: watch `.agent/tools/` until cancelled."""
-        self.watcher = ToolWatcher(self.project.tools_dir, self._on_watch)
-        await self.watcher.run()
+    async def _removed_outside(self, name: str) -> None:
+        """The file is gone: commit the deletion, unless HEAD has it deleted already (another process pruned it)."""
+        rel = self.project.relative(self.project.tool_path(name))
+        async with self.pipeline.writer.hold():
+            if read_bytes_or_none(self.project.tool_path(name)) is not None:
+                return  # back already: the event for its return handles it
+            in_head = await asyncio.to_thread(self.pipeline.committed, rel) is not None
+            if not in_head and not self.pipeline.pending(rel):
+                self.registry.unregister(name)
+                return
+            await self.pipeline.remove_locked(name, f"tuiagent: remove tool {name} (file deleted outside tuiagent)")
 
-    async def _on_watch(self, names: set[str]) -> None:
-        await self.handle_file_changes(names)
+    async def watch(self) -> None:
+        """Hot reload on its own (no runtime): a project watcher feeding only this catalog, until cancelled."""
+        self.watcher = ProjectWatcher(self.project, self.changes, on_tools=self.handle_file_changes)
+        await self.watcher.run()

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import hashlib
+import fnmatch
 from pathlib import Path
 from typing import Iterable
 
-import git
+from tui_agent.core.versioning.trees import CommitTrees, blob_sha
+
+__all__ = ["AGENT_PREFIX", "DriftChecker", "blob_sha"]
 
 AGENT_PREFIX = ".agent/"
-
-
-def blob_sha(data: bytes) -> str:
-    """The git blob id of `data` (what `git hash-object` prints)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 class DriftChecker:
@@ -23,7 +20,7 @@ class DriftChecker:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._trees: dict[str, dict[str, str]] = {}
+        self.trees = CommitTrees(root)
         self._tree_matches: dict[tuple[str, str], list[str]] = {}
         self._globs: dict[str, list[str]] = {}
         self._worktree_blobs: dict[str, str | None] = {}
@@ -44,29 +41,9 @@ class DriftChecker:
             self._tree_matches[key] = [rel for rel in self.tree_blobs(commit) if fnmatch.fnmatchcase(rel, pattern)]
         return self._tree_matches[key]
 
-    def _repo(self) -> git.Repo | None:
-        try:
-            return git.Repo(self.root)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            return None
-
     def tree_blobs(self, commit: str) -> dict[str, str]:
         """path → blob id of every file in `commit` (cached: commits never change)."""
-        if commit not in self._trees:
-            blobs: dict[str, str] = {}
-            repo = self._repo()
-            if repo is not None:
-                try:
-                    tree = repo.commit(commit).tree
-                    for item in tree.traverse():
-                        if item.type == "blob":
-                            blobs[item.path] = item.hexsha
-                except (ValueError, git.BadName, git.GitCommandError):  # an unknown commit has no files to compare
-                    pass
-                finally:
-                    repo.close()
-            self._trees[commit] = blobs
-        return self._trees[commit]
+        return self.trees.blobs(commit)
 
     def watched_files(self, commit: str | None, globs: Iterable[str], files_read: Iterable[str]) -> list[str]:
         """DEPENDS_ON matches (in the work tree now or in the base commit) plus the files runs actually read."""
@@ -96,17 +73,16 @@ class DriftChecker:
                 changed.append(rel)
         return changed
 
+    def fingerprint(self, source_sha: str, changed: Iterable[str]) -> str:
+        """Names one version of a tool against one state of its changed dependency files (after `changed_files`)."""
+        digest = hashlib.sha256(source_sha.encode())
+        for rel in sorted(changed):
+            digest.update(f"\0{rel}\0{self._worktree_blobs.get(rel)}".encode())
+        return digest.hexdigest()[:20]
+
     def old_bytes(self, commit: str, rel: str) -> bytes | None:
         blob = self.tree_blobs(commit).get(rel)
-        if blob is None:
-            return None
-        repo = self._repo()
-        if repo is None:
-            return None
-        try:
-            return repo.odb.stream(bytes.fromhex(blob)).read()
-        finally:
-            repo.close()
+        return self.trees.blob_bytes(blob) if blob is not None else None
 
     def diff(self, commit: str, changed: Iterable[str]) -> str:
         """A unified diff of the changed files between `commit` and the work tree."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 from pathlib import Path
 
@@ -106,6 +107,34 @@ def tool_name_of(path: Path) -> str | None:
     if path.suffix != ".py" or path.name.startswith("."):
         return None
     return path.stem
+
+
+class Undo:
+    """How to put a file back as it was: a hard link to the old version (no data copied, so it works on a full
+    disk), or its bytes where the filesystem has no hard links. Call `restore()` on failure, `discard()` on success."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.previous = read_bytes_or_none(path)
+        self.link: Path | None = None
+        if self.previous is not None:
+            link = path.with_name(f".{path.name}.{os.getpid()}_{secrets.token_hex(4)}.tmp")
+            try:
+                os.link(path, link)
+                self.link = link
+            except OSError:  # no hard links here: restore() writes the bytes back
+                pass
+
+    def restore(self) -> None:
+        if self.link is not None:
+            os.replace(self.link, self.path)
+            fsync_dir(self.path.parent)
+        else:
+            put_back(self.path, self.previous)
+
+    def discard(self) -> None:
+        if self.link is not None:
+            self.link.unlink(missing_ok=True)
 
 
 def put_back(path: Path, previous: bytes | None) -> None:

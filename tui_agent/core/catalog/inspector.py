@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from tui_agent.core.catalog.schema import SchemaError, build_schema
 
-INSPECTOR_VERSION = 4  # 4: WRITES
+INSPECTOR_VERSION = 5  # 5: a UTF-8 BOM is accepted; 4: WRITES
 DEFAULT_TEST_TIMEOUT_S = 10.0
 
 
@@ -38,7 +38,7 @@ def failure(stage: str, message: str, line: int | None = None, tests: list[dict[
 
 def load_module(path: str, name: str) -> types.ModuleType:
     """Execute the file as module `name` from its source (no bytecode cache: edits within one second must count)."""
-    source = Path(path).read_text(encoding="utf-8")
+    source = Path(path).read_bytes()  # bytes: compile() honours a UTF-8 BOM and a coding line, as `import` does
     code = compile(source, path, "exec", dont_inherit=True)
     module = types.ModuleType(name)
     module.__file__ = path

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from tui_agent.core.catalog import argcheck
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import read_bytes_or_none
 from tui_agent.core.catalog.models import DriftReport, ToolSpec, ToolTest
@@ -50,17 +51,9 @@ async def build_drift_report(catalog: "Catalog", entry: Entry) -> DriftReport:
                        tests_pass=passed, test_error=test_error, watched_files=tuple(watched), note=note, tests=tests)
 
 
-def check_arguments(spec: ToolSpec, args: Any) -> None:
-    """Reject a call whose arguments are not an object, miss a required one, or name an unknown one."""
-    if not isinstance(args, dict):
-        raise PipelineError("run", f"{spec.name} takes an object of named arguments, not {type(args).__name__}")
-    properties = spec.input_schema.get("properties", {})
-    unknown = sorted(set(args) - set(properties))
-    if unknown:
-        raise PipelineError("run", f"{spec.name} has no argument(s) {', '.join(unknown)}; it takes: {', '.join(properties) or 'none'}")
-    missing = [name for name in spec.input_schema.get("required", []) if name not in args]
-    if missing:
-        raise PipelineError("run", f"{spec.name} is missing required argument(s) {', '.join(missing)}")
+def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
+    """The call's arguments checked against the tool's input schema (see argcheck.py); raises PipelineError."""
+    return argcheck.check_arguments(spec.name, spec.input_schema, args)
 
 
 def search_specs(specs: list[ToolSpec], usage: dict[str, UsageStats], query: str, limit: int = 20) -> list[ToolSpec]:

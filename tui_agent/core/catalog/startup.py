@@ -10,8 +10,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import git as gitpython
-
 from tui_agent.core.catalog.drift import blob_sha
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import atomic_write_many, process_alive, read_bytes_or_none, temp_writer_pid, tool_name_of
@@ -57,21 +55,7 @@ def remove_stale_temp_files(tools_dir: Path, max_live_age_s: float = 60.0) -> No
 
 def head_tool_blobs(git: CatalogGit, tools_dir: Path) -> dict[str, str] | None:
     """Tool file name → blob id in HEAD (one `git ls-tree`); empty without a repository or commit (nothing is committed)."""
-    status = git.status()
-    if not status.has_repo or not status.head:
-        return {}
-    try:
-        listing = gitpython.Git(str(tools_dir)).ls_tree("-z", "HEAD", "--", ".")
-    except gitpython.GitCommandError:
-        return None
-    blobs: dict[str, str] = {}
-    for record in listing.split("\0"):
-        if "\t" in record:
-            meta, path = record.split("\t", 1)
-            parts = meta.split()
-            if len(parts) == 3 and parts[1] == "blob":
-                blobs[Path(path).name] = parts[2]
-    return blobs
+    return git.folder_blobs(Path(os.path.relpath(tools_dir, git.root)).as_posix())
 
 
 async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
@@ -122,7 +106,19 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
         report.validated.append(name)
         if head_blobs is not None and head_blobs.get(path.name) != blob_sha(data):
             pending_commit[rel] = data
-    resolve_commits(pipeline, head_blobs)
+    resolve_commits(pipeline, git, head_blobs)
+    async with pipeline.writer.hold():  # three processes starting at once make one catch-up commit, not three
+        await catch_up_git(pipeline, git, pending_commit, report)
+    return report
+
+
+async def catch_up_git(pipeline: Pipeline, git: CatalogGit, pending_commit: dict[str, bytes | None], report: LoadReport) -> None:
+    """Commit what differs from HEAD now (the caller holds the writer lock: another process may have just committed it)."""
+    project, registry, state = pipeline.project, pipeline.registry, pipeline.state
+    head_now = await asyncio.to_thread(head_tool_blobs, git, project.tools_dir) if pending_commit else {}
+    pending_commit = {rel: data for rel, data in pending_commit.items()
+                      if read_bytes_or_none(project.root / rel) == data
+                      and (head_now or {}).get(Path(rel).name) != (None if data is None else blob_sha(data))}
     if pending_commit:
         names = sorted(Path(rel).stem for rel in pending_commit)
         listed = ", ".join(names) if len(names) <= 5 else f"{', '.join(names[:5])} and {len(names) - 5} more"
@@ -140,7 +136,6 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
     elif git.pending():
         outcome = await asyncio.to_thread(git.catch_up)
         report.git_message = outcome.message
-    return report
 
 
 async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> list[ToolSpec | PipelineError]:
@@ -200,7 +195,7 @@ async def finish_one(pipeline: Pipeline, name: str, data: bytes, path: Path, run
     try:
         if run is None:
             return await pipeline.validate(name, data, staged=path)  # alone, as any other validation
-        return pipeline.finish_validation(name, data, run)
+        return await pipeline.finish_validation(name, data, run)
     except PipelineError as error:
         return error
 
@@ -216,23 +211,12 @@ def stage_all(folder: Path, items: list[tuple[str, bytes]]) -> list[Path]:
     return paths
 
 
-def last_commits(tools_dir: Path) -> dict[str, str]:
+def last_commits(git: CatalogGit, tools_dir: Path) -> dict[str, str]:
     """Tool file name → the newest commit touching it, from one `git log` over `.agent/tools/`."""
-    try:
-        log = gitpython.Git(str(tools_dir)).log("--format=\x1e%H", "--name-only", "--relative", "--", ".")
-    except gitpython.GitCommandError:
-        return {}
-    found: dict[str, str] = {}
-    for record in log.split("\x1e"):
-        lines = [line for line in record.splitlines() if line.strip()]
-        if not lines:
-            continue
-        for file in lines[1:]:
-            found.setdefault(Path(file).name, lines[0].strip())
-    return found
+    return git.newest_commits(Path(os.path.relpath(tools_dir, git.root)).as_posix())
 
 
-def resolve_commits(pipeline: Pipeline, head_blobs: dict[str, str] | None) -> None:
+def resolve_commits(pipeline: Pipeline, git: CatalogGit, head_blobs: dict[str, str] | None) -> None:
     """Give every registered version that is committed unchanged in HEAD the commit that wrote it (drift baseline)."""
     registry, state = pipeline.registry, pipeline.state
     unknown = [e for e in registry.entries() if e.spec is not None and e.commit is None and e.error is None]
@@ -245,7 +229,7 @@ def resolve_commits(pipeline: Pipeline, head_blobs: dict[str, str] | None) -> No
         if data is None or head_blobs.get(path.name) != blob_sha(data):
             continue
         if commits is None:
-            commits = last_commits(pipeline.project.tools_dir)
+            commits = last_commits(git, pipeline.project.tools_dir)
         commit = commits.get(path.name)
         if commit:
             state.record_version(entry.name, entry.spec.source_sha, commit)

@@ -8,7 +8,11 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
+
+from tui_agent.core.catalog.statefile import is_corrupt, open_state_db
+
+from tui_agent.core.catalog import untrusted
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tool_runs (
@@ -41,6 +45,12 @@ CREATE TABLE IF NOT EXISTS tool_versions (
     written_at REAL NOT NULL,
     PRIMARY KEY (tool, source_sha)
 );
+CREATE TABLE IF NOT EXISTS drift_tests (
+    tool TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    tests_pass INTEGER NOT NULL,
+    checked_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS suggestions (
     chain_id TEXT PRIMARY KEY,
     status TEXT NOT NULL,
@@ -62,72 +72,96 @@ class UsageStats:
 
 
 class StateStore:
-    """Thread-safe access to `.agent/state.db`; safe to share with another process (WAL, busy timeout)."""
+    """Thread-safe access to `.agent/state.db`; safe to share with another process (WAL, busy timeout).
+
+    The file is a cache: a corrupt one is moved aside and rebuilt, a read-only one is read into memory, and a
+    write that fails (disk full) is dropped whole. Each such event adds one line to `notices`."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.notices: list[str] = []
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), timeout=10.0, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA busy_timeout = 10000")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        with self._lock:
-            self._db.executescript(SCHEMA)
+        self._db = open_state_db(path, SCHEMA, self.notices)
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
     def _write(self, sql: str, params: Iterable[Any] = ()) -> None:
+        self._transaction(lambda db: db.execute(sql, tuple(params)))
+
+    def _transaction(self, work: Callable[[sqlite3.Connection], Any]) -> None:
+        """Run `work` in one transaction; when the database cannot be written, nothing of it is kept and a notice says why."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute(sql, tuple(params))
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as error:
+                self._not_saved(error)
+                return
+            try:
+                work(self._db)
                 self._db.execute("COMMIT")
+            except sqlite3.OperationalError as error:  # disk full, read-only: the whole transaction is dropped
+                self._rollback()
+                self._not_saved(error)
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._rollback()
                 raise
 
+    def _rollback(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    def _not_saved(self, error: sqlite3.Error) -> None:
+        notice = f"{self.path.name}: {error}; usage counts and validation results are not saved (nothing was half-written)"
+        if notice not in self.notices:
+            self.notices.append(notice)
+
     def _read(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a query; a database damaged since it was opened reads as empty (and says so in `notices`)."""
         with self._lock:
-            return self._db.execute(sql, tuple(params)).fetchall()
+            try:
+                return self._db.execute(sql, tuple(params)).fetchall()
+            except sqlite3.DatabaseError as error:
+                notice = f"{self.path.name} cannot be read ({error}); delete .agent/state.db (a cache) to rebuild it"
+                if not is_corrupt(error):
+                    raise
+                if notice not in self.notices:
+                    self.notices.append(notice)
+                return []
 
     # usage -----------------------------------------------------------------
     def record_run(self, tool: str, *, ok: bool, duration_ms: float, files_read: Iterable[str] = (),
                    source_sha: str | None = None, at: float | None = None) -> None:
         now = time.time() if at is None else at
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.execute("INSERT INTO tool_runs(tool, started_at, duration_ms, ok, source_sha) VALUES (?,?,?,?,?)",
-                                 (tool, now, duration_ms, int(ok), source_sha))
-                self._db.executemany(
-                    "INSERT INTO file_reads(tool, path, first_seen, last_seen) VALUES (?,?,?,?) "
-                    "ON CONFLICT(tool, path) DO UPDATE SET last_seen = excluded.last_seen",
-                    [(tool, path, now, now) for path in set(files_read)],
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+
+        def insert(db: sqlite3.Connection) -> None:
+            db.execute("INSERT INTO tool_runs(tool, started_at, duration_ms, ok, source_sha) VALUES (?,?,?,?,?)",
+                       (tool, now, duration_ms, int(ok), source_sha))
+            db.executemany("INSERT INTO file_reads(tool, path, first_seen, last_seen) VALUES (?,?,?,?) "
+                           "ON CONFLICT(tool, path) DO UPDATE SET last_seen = excluded.last_seen",
+                           [(tool, path, now, now) for path in set(files_read)])
+
+        self._transaction(insert)
 
     def usage(self) -> dict[str, UsageStats]:
         rows = self._read("SELECT tool, COUNT(*), SUM(1 - ok), MAX(started_at), AVG(duration_ms) FROM tool_runs GROUP BY tool")
         return {tool: UsageStats(calls, failures or 0, last, mean) for tool, calls, failures, last, mean in rows}
 
     def files_read(self, tool: str) -> list[str]:
-        return [row[0] for row in self._read("SELECT path FROM file_reads WHERE tool = ? ORDER BY path", (tool,))]
+        rows = self._read("SELECT path FROM file_reads WHERE tool = ? ORDER BY path", (tool,))
+        return [row[0] for row in rows if untrusted.project_path(row[0])]
 
     # validation cache --------------------------------------------------------
     def cached_validation(self, source_sha: str, inspector_version: int) -> dict[str, Any] | None:
         rows = self._read("SELECT result FROM validation_cache WHERE source_sha = ? AND inspector_version = ?",
                           (source_sha, inspector_version))
-        return json.loads(rows[0][0]) if rows else None
+        return untrusted.validation(rows[0][0]) if rows else None
 
     def all_cached_validations(self, inspector_version: int) -> dict[str, dict[str, Any]]:
         rows = self._read("SELECT source_sha, result FROM validation_cache WHERE inspector_version = ?", (inspector_version,))
-        return {sha: json.loads(result) for sha, result in rows}
+        checked = {sha: untrusted.validation(result) for sha, result in rows}
+        return {sha: result for sha, result in checked.items() if result is not None}
 
     def cache_validation(self, source_sha: str, inspector_version: int, result: dict[str, Any]) -> None:
         self._write("INSERT OR REPLACE INTO validation_cache(source_sha, inspector_version, result, created_at) VALUES (?,?,?,?)",
@@ -144,10 +178,11 @@ class StateStore:
 
     def version_commit(self, tool: str, source_sha: str) -> str | None:
         rows = self._read("SELECT base_commit FROM tool_versions WHERE tool = ? AND source_sha = ?", (tool, source_sha))
-        return rows[0][0] if rows else None
+        return untrusted.commit_id(rows[0][0]) if rows else None
 
     def all_version_commits(self) -> dict[tuple[str, str], str | None]:
-        return {(tool, sha): commit for tool, sha, commit in self._read("SELECT tool, source_sha, base_commit FROM tool_versions")}
+        rows = self._read("SELECT tool, source_sha, base_commit FROM tool_versions")
+        return {(tool, sha): untrusted.commit_id(commit) for tool, sha, commit in rows}
 
     # suggested tools ---------------------------------------------------------
     def set_suggestion(self, chain_id: str, status: str, steps: str, tool: str | None = None) -> None:
@@ -156,6 +191,18 @@ class StateStore:
                     (chain_id, status, steps, time.time(), tool))
 
     def suggestions(self) -> dict[str, tuple[str, float, str | None]]:
-        """chain id -> (status, when it was set, covering tool)."""
+        """chain id -> (status, when it was set, covering tool); rows of another shape (agent-planted) are skipped."""
         rows = self._read("SELECT chain_id, status, changed_at, tool FROM suggestions")
-        return {chain_id: (status, changed_at, tool) for chain_id, status, changed_at, tool in rows}
+        return {str(chain_id): (str(status), float(changed_at), tool if isinstance(tool, str) else None)
+                for chain_id, status, changed_at, tool in rows if isinstance(changed_at, int | float)}
+
+    # drifted tools' test runs --------------------------------------------------
+    def set_drift_test(self, tool: str, fingerprint: str, tests_pass: bool) -> None:
+        """The outcome of a drifted tool's own tests against its dependency files as `fingerprint` names them."""
+        self._write("INSERT OR REPLACE INTO drift_tests(tool, fingerprint, tests_pass, checked_at) VALUES (?,?,?,?)",
+                    (tool, fingerprint, int(tests_pass), time.time()))
+
+    def drift_tests(self) -> dict[str, tuple[str, bool]]:
+        """tool -> (fingerprint, whether its tests passed); malformed rows are skipped."""
+        rows = self._read("SELECT tool, fingerprint, tests_pass FROM drift_tests")
+        return {str(tool): (str(fingerprint), bool(passed)) for tool, fingerprint, passed in rows if passed in (0, 1)}

@@ -26,7 +26,7 @@ def decode_source(data: bytes) -> str:
     if len(data) > MAX_TOOL_BYTES:
         raise PipelineError("read", f"the file is {len(data)} bytes, over the {MAX_TOOL_BYTES // 1024} KB limit")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a UTF-8 BOM is accepted, as Python itself accepts it
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise PipelineError("read", f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})", line) from exc

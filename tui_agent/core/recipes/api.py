@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
@@ -42,6 +43,7 @@ async def open_recipes(
     guard: LoopGuard | None = None,
     listen_to_catalog: bool = True,
     permissions: WriteApprover | None = None,
+    changes: ChangeFeed | None = None,
 ) -> RecipeEngine:
     """Load `.agent/recipes/` (a broken file is recorded, never fatal) and return the engine.
 
@@ -49,7 +51,8 @@ async def open_recipes(
     if it has `add_listener`, the engine re-checks required tools whenever the catalog changes.
     `submit_prompt` hands `prompt` actions to the agent; without it they fail with a clear message.
     `permissions` (the runtime's `Permissions`, as the agent gets it) approves tool actions on tools that declare
-    WRITES = True; without it those actions are refused. Every other tool runs with the project read-only."""
+    WRITES = True; without it those actions are refused. Every other tool runs with the project read-only.
+    `changes` is the project's change feed (the catalog's), where the engine publishes recipe changes."""
     git = git or getattr(catalog, "git", None) or CatalogGit(project.root)
 
     def committed(name: str) -> bytes | None:
@@ -63,7 +66,7 @@ async def open_recipes(
     for record in book.records():
         book.set_commit(record.name, await asyncio.to_thread(git.last_commit_for, f".agent/recipes/{record.name}.toml"))
     engine = RecipeEngine(project, book, RecipeStore(project, git, book), catalog, runlog=RunLog(project),
-                          submit_prompt=submit_prompt, guard=guard, permissions=permissions)
+                          submit_prompt=submit_prompt, guard=guard, permissions=permissions, changes=changes)
     await catch_up(engine)
     add_listener: Any = getattr(catalog, "add_listener", None)
     if listen_to_catalog and callable(add_listener):

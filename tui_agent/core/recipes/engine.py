@@ -11,7 +11,8 @@ from typing import Any, Protocol
 
 from tui_agent.core.agent.permissions import ApprovalRequest, Decision
 from tui_agent.core.catalog.errors import PipelineError
-from tui_agent.core.events import CatalogChanged, Event, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted
+from tui_agent.core.changes import ChangeEvent, ChangeFeed
+from tui_agent.core.events import CHANGE_EVENTS, CatalogChanged, Event, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
 from tui_agent.core.recipes.dispatch import Dispatcher, Job
@@ -22,7 +23,7 @@ from tui_agent.core.recipes.placeholders import fill_text, fill_value, uses
 from tui_agent.core.recipes.recipefile import source_sha
 from tui_agent.core.recipes.runlog import RunLog
 from tui_agent.core.recipes.store import RecipeChange, RecipeStore
-from tui_agent.core.recipes.watcher import ProjectWatcher
+from tui_agent.core.watch import ProjectWatcher
 
 SubmitPrompt = Callable[[str], Awaitable[Any]]
 """Hands the agent a user turn; should return when the turn is over (loop protection covers the whole turn)."""
@@ -66,8 +67,11 @@ class RecipeEngine:
         submit_prompt: SubmitPrompt | None = None,
         guard: LoopGuard | None = None,
         permissions: WriteApprover | None = None,
+        changes: ChangeFeed | None = None,
     ) -> None:
         self.project = project
+        self.changes = changes or ChangeFeed()
+        self._feed_listeners: dict[EventListener, Callable[[ChangeEvent], object]] = {}
         self.permissions = permissions  # approves WRITES tools (None: refused); the agent's own permission path
         self.book = book
         self.store = store
@@ -81,19 +85,35 @@ class RecipeEngine:
         self._run_lock = asyncio.Lock()
         self._own_noticed: set[str] = set()
         self._statuses: dict[str, str] = {}
-        self.watcher = ProjectWatcher(project, self.files_changed, self.reload_recipes)
+        self.watcher = ProjectWatcher(project, self.changes, on_recipes=self.reload_recipes, on_files=self.files_changed)
         self.refresh_stats()
         self._remember_statuses()
 
     # events ------------------------------------------------------------------
-    def add_listener(self, listener: EventListener) -> None:
+    def add_listener(self, listener: EventListener, *, changes: bool = True) -> None:
+        """`listener` gets the engine's activity (its tool calls, notices) and, with `changes`, the recipe changes the
+        engine publishes on the change feed (a front end that reads the feed itself passes changes=False)."""
         self._listeners.append(listener)
+        if changes:
+            def recipe_changes(event: ChangeEvent) -> None:
+                if isinstance(event, (CatalogChanged, ToolAuthored)) and event.kind == "recipe":
+                    listener(event)
+
+            self._feed_listeners[listener] = recipe_changes
+            self.changes.add_listener(recipe_changes)
 
     def remove_listener(self, listener: EventListener) -> None:
         if listener in self._listeners:
             self._listeners.remove(listener)
+        feed_listener = self._feed_listeners.pop(listener, None)
+        if feed_listener is not None:
+            self.changes.remove_listener(feed_listener)
 
     def emit(self, event: Event) -> None:
+        """Change events go to the project's change feed (the one place they are published), the rest to listeners."""
+        if isinstance(event, CHANGE_EVENTS):
+            self.changes.publish(event)  # type: ignore[arg-type]
+            return
         for listener in list(self._listeners):
             try:
                 listener(event)
@@ -104,7 +124,7 @@ class RecipeEngine:
         """The catalog's listener. A tool added or updated through the pipeline (`save_tool`: the agent's
         `create_tool`, or a person via the CLI) fires tool_authored recipes; any change re-checks which
         recipes are broken because of their required tools."""
-        if not isinstance(event, CatalogChanged) or event.reason.startswith("recipe"):
+        if not isinstance(event, CatalogChanged) or event.kind != "tool":
             return
         self.tools_changed()
         if event.reason.split(";")[0].strip() in AUTHORED_REASONS:
@@ -115,7 +135,7 @@ class RecipeEngine:
         """Required tools may have appeared, broken or gone: announce recipes whose status changed."""
         changed = self._remember_statuses()
         if changed:
-            self.emit(CatalogChanged(tuple(changed), "recipe status changed (required tools)"))
+            self.emit(CatalogChanged(tuple(changed), "recipe status changed (required tools)", "recipe"))
 
     def _remember_statuses(self) -> list[str]:
         current = {record.name: record.status for record in self.book.records()}
@@ -139,7 +159,7 @@ class RecipeEngine:
     def _changed(self, change: RecipeChange, name: str, reason: str) -> None:
         self.dispatcher_forget(name)
         self._remember_statuses()
-        self.emit(CatalogChanged((name,), reason))
+        self.emit(CatalogChanged((name,), reason, "recipe"))
         if change.deferred_reason:
             self.emit(Notice(f"recipe {name}: commit deferred: {change.deferred_reason}", "warning"))
 
@@ -284,7 +304,7 @@ class RecipeEngine:
                 self.emit(Notice(f"recipe {name}: commit deferred: {change.deferred_reason}", "warning"))
         if changed:
             self._remember_statuses()
-            self.emit(CatalogChanged(tuple(changed), "recipes reloaded"))
+            self.emit(CatalogChanged(tuple(changed), "recipes reloaded", "recipe"))
         return changed
 
     async def idle(self) -> None:

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.catalog.names import lookup_problem
 from tui_agent.core.recipes.globs import glob_problem
 from tui_agent.core.recipes.model import DEFAULT_DEBOUNCE_MS, TRIGGER_KINDS, Action, Recipe, Trigger
 from tui_agent.core.recipes.placeholders import placeholder_problem
@@ -29,8 +30,9 @@ TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 def recipe_name_problem(name: str) -> str | None:
     """Why `name` cannot name a recipe (file stem and slash command), or None."""
-    if not name:
-        return "the recipe name is empty"
+    problem = lookup_problem(name, "recipe")
+    if problem is not None:
+        return problem
     if not NAME_PATTERN.match(name):
         return f"{name!r} is not a valid recipe name (a letter, then up to 63 letters, digits, '_' or '-')"
     return None
@@ -45,7 +47,7 @@ def parse_recipe(name: str, source: str | bytes) -> Recipe:
     if len(raw) > MAX_RECIPE_BYTES:
         raise PipelineError("read", f"the recipe file is {len(raw)} bytes, over the {MAX_RECIPE_BYTES}-byte limit")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise PipelineError("read", f"the recipe file is not valid UTF-8 (byte {exc.start})", line) from exc

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tui_agent.core.catalog.errors import PipelineError
-from tui_agent.core.catalog.files import atomic_delete, atomic_write, put_back, read_bytes_or_none
+from tui_agent.core.catalog.files import Undo, atomic_delete, atomic_write, read_bytes_or_none
 from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.versioning.versions import diff_since, revert_target
 from tui_agent.core.project import Project
@@ -70,17 +70,20 @@ class RecipeStore:
         if previous == raw:
             self.book.accept(recipe)
             return RecipeChange(self.book.get(recipe.name), False, False, None, None, f"recipe {recipe.name} is unchanged")
-        self.project.ensure_layout()
+        undo = Undo(path)
         try:
+            self.project.ensure_layout()
             atomic_write(path, raw)
         except OSError as exc:
+            undo.discard()
             raise PipelineError("write", f"cannot write {self.rel(recipe.name)}: {exc}") from exc
         commit_message = message or f"tuiagent: {verb or ('add' if created else 'update')} recipe {recipe.name}"
         try:
             outcome = self.git.commit({self.rel(recipe.name): raw}, commit_message)
         except Exception as exc:
-            put_back(path, previous)
+            undo.restore()
             raise PipelineError("commit", f"git commit failed, nothing changed: {exc}") from exc
+        undo.discard()
         self.book.accept(recipe)
         if outcome.committed:
             self.book.set_commit(recipe.name, outcome.sha)
@@ -96,13 +99,14 @@ class RecipeStore:
         path = self.project.recipe_path(name)
         if not path.is_file():
             raise PipelineError("missing", f"there is no recipe {name} to prune")
-        previous = path.read_bytes()
-        atomic_delete(path)
+        undo = Undo(path)
         try:
+            atomic_delete(path)
             outcome = self.git.commit({self.rel(name): None}, f"tuiagent: prune recipe {name}")
         except Exception as exc:
-            atomic_write(path, previous)
+            undo.restore()
             raise PipelineError("commit", f"git commit failed, the recipe is still there: {exc}") from exc
+        undo.discard()
         self.book.forget(name)
         self.book.set_commit(name, outcome.sha)
         return RecipeChange(None, False, True, outcome.sha, outcome.deferred_reason, outcome.message)
@@ -151,11 +155,14 @@ class RecipeStore:
             return None
 
     def history(self, name: str) -> list[Any]:
+        self._check_name(name)
         return self.git.history(self.rel(name))
 
     def show(self, name: str, rev: str) -> bytes | None:
+        self._check_name(name)
         return self.git.show(self.rel(name), rev)
 
     def diff(self, name: str, rev: str | None = None) -> str:
         """Diff of the recipe file from `rev` (default: the version before its latest commit) to the work tree."""
+        self._check_name(name)
         return diff_since(self.git, self.rel(name), rev, f"recipe {name}")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,11 +27,27 @@ def _compact(value: Any) -> Any:
     return value if len(text) <= FIELD_LIMIT else _cut(text)
 
 
+def append_whole(path: Path, data: bytes) -> None:
+    """Append `data` as one write; when it fails part-way (disk full), cut the file back so no half line is left."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            if os.write(fd, data) != len(data):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        except OSError:
+            os.ftruncate(fd, size)
+            raise
+    finally:
+        os.close(fd)
+
+
 class AuditLog:
     """Appends and flushes one line per run; safe to call from several tasks and threads."""
 
     def __init__(self, runs_dir: Path) -> None:
         self.runs_dir = runs_dir
+        self.notices: list[str] = []
         self._lock = threading.Lock()
 
     def path_for(self, moment: datetime) -> Path:
@@ -60,10 +78,13 @@ class AuditLog:
         }
         line = json.dumps(entry, ensure_ascii=False) + "\n"
         with self._lock:
-            self.runs_dir.mkdir(parents=True, exist_ok=True)
-            with open(self.path_for(moment), "a", encoding="utf-8") as handle:
-                handle.write(line)
-                handle.flush()
+            try:
+                self.runs_dir.mkdir(parents=True, exist_ok=True)
+                append_whole(self.path_for(moment), line.encode("utf-8"))
+            except OSError as error:  # read-only or full disk: the run itself still counts
+                notice = f"the audit log .agent/runs/ cannot be written ({error.strerror or error}); runs are not logged"
+                if notice not in self.notices:
+                    self.notices.append(notice)
         return entry
 
     def entries(self) -> list[dict[str, Any]]:

@@ -12,8 +12,10 @@ from tui_agent.core.sandbox.worker_guard import seccomp_arch
 
 FALLBACK_MISSES = (
     "filesystem: code can write anywhere the user can, not only the project (no mount namespace)",
-    ".git and the catalog are not read-only for agent code (they are still checked and committed by tuiagent); "
-    "nor are the last good copies in .agent/cache, which tool calls and run_python import",
+    "protected paths (.git, .agent/ with the catalog, journal, state.db and config, the hooks folder, editor and shell "
+    "files) are not read-only for agent code: existing ones can be changed (tuiagent still re-checks the catalog, "
+    "validates the journal and hashes of cached copies, and scrubs secrets from hook runs); new ones are quarantined "
+    "after the run",
     "home directory: ~/.ssh and other files of the user are readable",
     "/proc: other same-user processes are visible; their /proc/<pid>/environ is readable unless non-dumpable "
     "(only the tuiagent process is made non-dumpable)",
@@ -44,7 +46,8 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
         protections.update(
             namespaces="new pid, ipc, uts and network namespaces; the process tree dies with its sandbox",
             filesystem="/ read-only; the project is the only writable place; a private /tmp",
-            read_only_in_project=", ".join(tiers.READ_ONLY_INSIDE_PROJECT),
+            read_only_in_project="the protected paths below (bound read-only, `.agent/` as a whole); a protected path a run "
+                                 "creates is moved to .agent/quarantine/ right after the run",
             read_only_runs="runs with project_writable=False (a tool's import and its own tests during validation, "
                            "startup and drift checks) see the whole project read-only, with a private /tmp",
             home="the user's home (and /root, /home) hidden behind an empty tmpfs",

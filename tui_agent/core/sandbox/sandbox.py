@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox import protected, tiers
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.forkpool import ForkPool
@@ -114,6 +115,7 @@ class Sandbox:
         info["warm_workers"] = self.warm_workers
         info["fork_servers"] = self.fork_pool is not None
         info["fork_problem"] = self.fork_problem
+        info["protected_paths"] = protected.protected_paths(self.project.root)
         return info
 
     async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any],
@@ -204,20 +206,40 @@ class Sandbox:
         effective = policy or self.policy
         request["policy"] = effective.to_dict()
         request["tool_dirs"] = [] if "tool_paths" in request else [str(self.project.tools_dir)]
-        if self.fork_pool is not None and not effective.network:
-            outcome = await self._run_forked(request, effective)
-            if outcome is not None:
-                return to_run_result(outcome, effective, self.tier)
-        worker = await self._acquire(effective.network, self._project_writable(effective))
+        writable = self._project_writable(effective)
+        absent_before = protected.absent(self.project.root) if writable else []
+        swept: list[str] = []
+        try:
+            outcome = None
+            if self.fork_pool is not None and not effective.network:
+                outcome = await self._run_forked(request, effective)
+            if outcome is None:
+                outcome = await self._run_fresh(request, effective, writable)
+        finally:
+            if absent_before:
+                swept = protected.sweep_created(self.project.root, absent_before)
+        return self._with_notes(to_run_result(outcome, effective, self.tier), swept)
+
+    async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool) -> Outcome:
+        """The run in a fresh pre-started worker (network runs, or no fork server)."""
+        worker = await self._acquire(policy.network, writable)
         self._running.add(worker)
         try:
-            outcome = await worker.run(request, timeout_s=effective.timeout_s,
-                                       output_bytes=effective.output_bytes, processes=effective.processes)
+            return await worker.run(request, timeout_s=policy.timeout_s,
+                                    output_bytes=policy.output_bytes, processes=policy.processes)
+        except asyncio.CancelledError:
+            await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
+            raise
         finally:
             self._running.discard(worker)
             self._release_private_dirs(worker)
             self._schedule_refill()
-        return to_run_result(outcome, effective, self.tier)
+
+    @staticmethod
+    def _with_notes(result: RunResult, notes: list[str]) -> RunResult:
+        if not notes:
+            return result
+        return dataclasses.replace(result, stderr=result.stderr + "".join(f"[tuiagent] {note}\n" for note in notes))
 
     async def _run_forked(self, request: dict[str, Any], policy: SandboxPolicy) -> Outcome | None:
         """The run in a child of a warm fork server; None when no server could take it (a fresh worker will)."""
@@ -235,6 +257,10 @@ class Sandbox:
         except (ForkServerError, OSError):
             pool.discard(server)  # this run goes to a fresh worker; the next one starts a new server
             return None
+        except asyncio.CancelledError:
+            await asyncio.shield(server.cancel())  # a cancelled turn leaves no process of its own behind
+            pool.discard(server)
+            raise
         finally:
             self._running.discard(server)
         if outcome.exit_code is None and not server.alive:

@@ -9,6 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
+from tui_agent.core.sandbox import protected
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]
@@ -19,12 +20,6 @@ ALLOWED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 """The only variables copied from the parent's environment; everything else (API keys, tokens) is dropped."""
 
 NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts")
-READ_ONLY_INSIDE_PROJECT = (
-    ".git", ".agent/tools", ".agent/recipes", ".agent/config.toml", ".agent/runs", ".agent/sessions", ".agent/state.db",
-    ".agent/cache",
-)
-"""Paths inside the project that agent code may read but never change (the history, the catalog, the audit log, and
-the cache holding each tool's last good copy, which `run_python` and tool calls import, and the git journal)."""
 
 _probe_lock = threading.Lock()
 _probe_cache: dict[str, str | None] = {}
@@ -125,10 +120,7 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project
             command += ["--ro-bind", str(path), str(path)]
     if project_writable:
         command += ["--bind", str(project), str(project)]
-        for relative in READ_ONLY_INSIDE_PROJECT:
-            inside = project / relative
-            if inside.exists():
-                command += ["--ro-bind", str(inside), str(inside)]
+        command += protected.read_only_binds(project)
     else:
         command += ["--ro-bind", str(project), str(project)]
     for path in interpreter:
@@ -138,6 +130,6 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project
     return command
 
 
-def project_layout(project: Path) -> tuple[bool, ...]:
+def project_layout(project: Path) -> tuple[tuple[str, bool], ...]:
     """Which read-only paths exist; a warm worker started under another layout must not be used."""
-    return tuple((project / relative).exists() for relative in READ_ONLY_INSIDE_PROJECT)
+    return protected.layout(project)

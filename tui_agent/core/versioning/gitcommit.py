@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core.catalog.files import process_alive
+from tui_agent.core.versioning.hookenv import scrubbed
 from tui_agent.core.versioning.gitlocks import inspect_lock, remove_stale_lock
 from tui_agent.core.versioning.gitpending import PendingChange
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
@@ -41,6 +42,12 @@ def catch_up_message(message: str, deferred: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def signing_args(runner: GitRunner) -> list[str]:
+    """`["-S"]` when the repository's config asks for signed commits (`commit.gpgSign`), else nothing."""
+    result = runner.run("config", "--type=bool", "--get", "commit.gpgsign")
+    return ["-S"] if result.ok and result.text == "true" else []
+
+
 class Deferral(Exception):
     """The commit cannot be made now; `reason` says why (for people)."""
 
@@ -70,6 +77,7 @@ class CommitBuilder:
         self.min_stale_lock_age_s = min_stale_lock_age_s
         self.notices: list[str] = []
         self._hooks_dir: Path | None = None
+        self.hook_rewrote_tree = False
 
     # -- locks -----------------------------------------------------------------------------
     def _lock_files(self, ref: str | None) -> list[Path]:
@@ -166,6 +174,8 @@ class CommitBuilder:
         sha = self._build(ref, head, effective, head_blobs, full_message)
         if sha is None:
             return None
+        if self.hook_rewrote_tree:
+            wanted.update(self._hook_blobs(sha, wanted))
         synced = self.sync_real_index(wanted, head_blobs)
         return BuildResult(sha, full_message, set(paths) if synced else set(paths) - set(wanted), tuple(self.notices), synced)
 
@@ -201,7 +211,8 @@ class CommitBuilder:
                 tree = self._tree_after_hook(tree, env)
             if tree in EMPTY_TREES:  # git knows the empty tree without storing it; a commit needs the object
                 self.runner.must("hash-object", "-w", "-t", "tree", "--stdin", input=b"")
-            message_file.write_text(message, encoding="utf-8")
+            # A final newline, so that a commit-msg hook appending a trailer puts it on a line of its own.
+            message_file.write_text(message if message.endswith("\n") else message + "\n", encoding="utf-8")
             self._run_hook("commit-msg", [str(message_file)], env)
             final_message = message_file.read_text(encoding="utf-8")
             sha = self._commit_tree(tree, head, message_file)
@@ -217,10 +228,17 @@ class CommitBuilder:
             for leftover in (index, index.with_name(index.name + ".lock"), message_file):
                 leftover.unlink(missing_ok=True)
 
+    def _hook_blobs(self, sha: str, wanted: dict[str, str | None]) -> dict[str, str | None]:
+        """The blobs the commit really holds for `wanted` paths (a pre-commit hook may have reformatted them), so the
+        real index is synced with what was committed, not with what was asked."""
+        committed = self.runner.tree_blobs(sha, [self.repo_path(p) for p in wanted])
+        return {path: committed.get(self.repo_path(path), (None, None))[1] for path in wanted}
+
     def _tree_after_hook(self, tree: str, env: dict[str, str]) -> str:
         after = self.runner.must("write-tree", env=env).text
         if after == tree:
             return tree
+        self.hook_rewrote_tree = True
         changed = self.runner.must("diff-tree", "-r", "--name-only", "-z", tree, after).stdout.decode("utf-8", "replace")
         outside = [name for name in changed.split("\0") if name and not name.startswith(f"{self.prefix}.agent/")]
         if outside:
@@ -230,10 +248,14 @@ class CommitBuilder:
 
     def _commit_tree(self, tree: str, head: str | None, message_file: Path) -> str:
         parents = ["-p", head] if head else []
-        result = self.runner.run("commit-tree", tree, *parents, "-F", str(message_file))
+        sign = signing_args(self.runner)  # commit-tree ignores commit.gpgSign: ask for it the way `git commit` would
+        result = self.runner.run("commit-tree", *sign, tree, *parents, "-F", str(message_file))
         if not result.ok and ("identity" in result.stderr.lower() or "tell me who you are" in result.stderr.lower()
                               or "empty ident" in result.stderr.lower()):
-            result = self.runner.run("commit-tree", tree, *parents, "-F", str(message_file), env=FALLBACK_IDENTITY)
+            result = self.runner.run("commit-tree", *sign, tree, *parents, "-F", str(message_file), env=FALLBACK_IDENTITY)
+        if not result.ok and sign:
+            raise Deferral(f"commit.gpgSign is set and signing the commit failed ({result.stderr or result.status}); "
+                           "not committing unsigned", tuple(self.notices))
         if not result.ok:
             raise Deferral(f"git commit-tree failed: {result.stderr}", tuple(self.notices))
         return result.text
@@ -251,7 +273,7 @@ class CommitBuilder:
         hook = self._hook_path(name)
         if hook is None:
             return False
-        hook_env = {**os.environ, **env, "GIT_EDITOR": ":"}
+        hook_env = scrubbed({**os.environ, **env, "GIT_EDITOR": ":"})  # no secret reaches a hook
         try:
             done = subprocess.run([str(hook), *args], cwd=self.runner.work_tree, env=hook_env, capture_output=True,
                                   timeout=HOOK_TIMEOUT_S, check=False)

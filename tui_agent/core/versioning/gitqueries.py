@@ -53,6 +53,32 @@ class GitQueries:
             entries.append(HistoryEntry(rev, short, date, author, subject, rev in deletions))
         return entries
 
+    def folder_blobs(self, folder: str) -> dict[str, str]:
+        """File name -> blob sha of the files directly in `folder` (project-relative) in HEAD; {} without a commit."""
+        if self.runner.head() is None:
+            return {}
+        listing = self.runner.must("ls-tree", "-z", "--full-tree", "HEAD", "--", self.repo_path(folder.rstrip("/")) + "/")
+        blobs: dict[str, str] = {}
+        for record in listing.stdout.decode("utf-8", errors="surrogateescape").split("\0"):
+            if "\t" in record:
+                meta, path = record.split("\t", 1)
+                parts = meta.split()
+                if len(parts) == 3 and parts[1] == "blob":
+                    blobs[Path(path).name] = parts[2]
+        return blobs
+
+    def newest_commits(self, folder: str) -> dict[str, str]:
+        """File name -> the newest commit touching it, for the files under `folder` (one `git log`)."""
+        if self.runner.head() is None:
+            return {}
+        log = self.runner.must("log", f"--format={RECORD}%H", "--name-only", "--", self.repo_path(folder.rstrip("/")))
+        found: dict[str, str] = {}
+        for record in log.stdout.decode("utf-8", errors="surrogateescape").split(RECORD):
+            lines = [line for line in record.splitlines() if line.strip()]
+            for file in lines[1:]:
+                found.setdefault(Path(file).name, lines[0].strip())
+        return found
+
     def last_commit_for(self, path: str) -> str | None:
         if self.runner.head() is None:
             return None

@@ -33,10 +33,11 @@ from pathlib import Path, PurePosixPath
 
 import git
 
+from tui_agent.core.versioning import journalcheck
 from tui_agent.core.versioning.gitcommit import CommitBuilder, Deferral, catch_up_message
 from tui_agent.core.versioning.gitpending import PendingChange, PendingJournal, exclusive_lock
 from tui_agent.core.versioning.gitqueries import GitQueries, HistoryEntry
-from tui_agent.core.versioning.gitrunner import GitRunner
+from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
 
 __all__ = ["CatalogGit", "CommitOutcome", "GitStatus", "HistoryEntry", "catch_up_message"]
 
@@ -162,7 +163,12 @@ class CatalogGit:
 
     def pending(self) -> dict[str, str]:
         """path -> what awaits a commit and why."""
-        return {path: change.describe() for path, change in self._journal.load().items()}
+        return {path: change.describe() for path, change in self._load_journal(check_disk=False)[0].items()}
+
+    def _load_journal(self, own: set[str] = frozenset(), *,
+                      check_disk: bool = True) -> tuple[dict[str, PendingChange], list[str]]:
+        """The journal's entries that are safe to commit (see journalcheck), and notes on the dropped ones."""
+        return journalcheck.trusted(self.root, self._journal.load(), own, check_disk=check_disk)
 
     def catch_up(self, message: str = "tuiagent: catch up deferred catalog changes") -> CommitOutcome:
         """Commit the pending changes, if any and if possible."""
@@ -174,10 +180,16 @@ class CatalogGit:
             if content is not None and not isinstance(content, (bytes, bytearray)):
                 raise ValueError("change contents must be bytes or None")
         with self._mutex, exclusive_lock(self.root / LOCK_FILE):
-            return self._commit_locked({p: bytes(c) if c is not None else None for p, c in normalized.items()}, message)
+            journal, dropped = self._load_journal(set(normalized))
+            outcome = self._commit_locked({p: bytes(c) if c is not None else None for p, c in normalized.items()},
+                                          message, journal)
+        if not dropped:
+            return outcome
+        return CommitOutcome(outcome.committed, outcome.sha, outcome.deferred_reason,
+                             "; ".join((outcome.message, *dropped)), (*outcome.notices, *dropped))
 
-    def _commit_locked(self, changes: dict[str, bytes | None], message: str) -> CommitOutcome:
-        journal = self._journal.load()
+    def _commit_locked(self, changes: dict[str, bytes | None], message: str,
+                       journal: dict[str, PendingChange]) -> CommitOutcome:
         earlier = {path: change for path, change in journal.items() if path not in changes}
         status = self.status()
         runner = self._runner
@@ -187,6 +199,7 @@ class CatalogGit:
         for path, content in changes.items():
             journal[path] = PendingChange(path, content, message, reason or "", bases.get(path), now)
         if not journal:
+            self._journal.save({})  # drops entries that failed the checks
             return CommitOutcome(False, None, None, "nothing to commit")
         self._journal.save(journal)
         if not status.can_commit or runner is None:
@@ -257,13 +270,32 @@ class CatalogGit:
         queries = self._queries()
         if queries is None:
             return None
-        pending = self._journal.load().get(normalize_catalog_path(path)) if path.startswith(AGENT_PREFIX) else None
+        pending = self._load_journal(check_disk=False)[0].get(normalize_catalog_path(path)) if path.startswith(AGENT_PREFIX) else None
         if pending is not None and pending.content is None and queries.runner.head():
             writer = queries.last_commit_for(path)
             content = queries.show(path, "HEAD")
             if writer and content is not None:
                 return writer, content
         return queries.last_version_before_deletion(path)
+
+    def folder_blobs(self, folder: str) -> dict[str, str] | None:
+        """File name -> blob sha in HEAD of the files directly in `folder`; {} without a repository or commit, None
+        when git fails."""
+        queries = self._queries()
+        if queries is None:
+            return {}
+        try:
+            return queries.folder_blobs(folder)
+        except GitFailure:
+            return None
+
+    def newest_commits(self, folder: str) -> dict[str, str]:
+        """File name -> the newest commit touching it, for the files under `folder` ({} when git cannot say)."""
+        queries = self._queries()
+        try:
+            return queries.newest_commits(folder) if queries else {}
+        except GitFailure:
+            return {}
 
     def last_commit_for(self, path: str) -> str | None:
         """The newest commit touching `path`, None if none."""

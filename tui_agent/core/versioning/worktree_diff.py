@@ -1,22 +1,23 @@
-"""Snapshots of the work tree as git trees (through a temporary index), to diff the agent's edits in one turn."""
+"""Snapshots of the work tree as git trees (through a temporary index), to diff the project-file edits of one turn."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
+
+import git
 
 EXCLUDE = ":(exclude).agent"
 
 
 def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    result = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, env=env, check=False)
-    if result.returncode != 0:
-        raise RuntimeError(result.stderr.strip() or f"git {' '.join(args)} failed")
-    return result.stdout
+    try:
+        return git.Git(str(root)).execute(["git", *args], env=env, strip_newline_in_stdout=False)
+    except git.CommandError as error:  # a failing command, or no git at all
+        raise RuntimeError(str(error.stderr).strip() or f"git {' '.join(args)} failed") from error
 
 
 def snapshot_tree(root: Path) -> str | None:
@@ -44,6 +45,11 @@ def snapshot_tree(root: Path) -> str | None:
 def diff_trees(root: Path, before: str, after: str) -> str:
     """The unified diff between two snapshots (empty when nothing changed)."""
     return _git(root, "diff", "--no-color", "--no-ext-diff", before, after, "--", ".", EXCLUDE)
+
+
+def changed_paths(diff: str) -> list[str]:
+    """The files a diff from `diff_trees` touches, in order."""
+    return [line.split(" b/", 1)[1] for line in diff.splitlines() if line.startswith("diff --git ") and " b/" in line]
 
 
 class TurnEdits:

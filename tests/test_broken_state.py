@@ -1,0 +1,199 @@
+"""Broken state is rebuilt, not fatal: a corrupt state.db, a deleted cache, a read-only project, a full disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sqlite3
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import init_repo
+from tui_agent.cli import main
+
+TOOL = '''def add(x: int, y: int = 2) -> int:
+    """Add two numbers.
+
+    Args:
+        x: the first
+        y: the second
+    """
+    return x + y
+'''
+
+
+def tools(repo: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["--project", str(repo), "tools", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def with_tool(repo: Path) -> Path:
+    (repo / ".agent" / "tools").mkdir(parents=True, exist_ok=True)
+    path = repo / ".agent" / "tools" / "add.py"
+    path.write_text(TOOL, encoding="utf-8")
+    return path
+
+
+def test_a_file_that_is_not_a_database_is_moved_aside_and_rebuilt(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with_tool(repo)
+    assert tools(repo, capsys, "run", "add", "--arg", "x=1")[0] == 0
+    state = repo / ".agent" / "state.db"
+    for extra in state.parent.glob("state.db-*"):
+        extra.unlink()
+    state.write_bytes(b"this is not sqlite at all " * 100)
+    code, out, err = tools(repo, capsys, "list", "--json")
+    assert code == 0 and json.loads(out)[0]["name"] == "add"
+    [notice] = [line for line in err.splitlines() if "state.db" in line]
+    assert "was damaged (file is not a database); moved aside to .agent/state.db-corrupt-" in notice and "rebuilt" in notice
+    [moved] = list(state.parent.glob("state.db-corrupt-*"))
+    assert moved.read_bytes().startswith(b"this is not sqlite")
+    assert tools(repo, capsys, "run", "add", "--arg", "x=2")[0] == 0
+    code, out, err = tools(repo, capsys, "list", "--json")
+    assert json.loads(out)[0]["calls"] == 1 and "state.db" not in err, "rebuilt: counting again, no second notice"
+    assert "state.db-corrupt" not in subprocess.run(["git", "status", "--porcelain"], cwd=repo, text=True,
+                                                    capture_output=True).stdout, "the moved file is git-ignored"
+
+
+def test_a_malformed_schema_is_moved_aside_and_rebuilt(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with_tool(repo)
+    assert tools(repo, capsys, "list")[0] == 0
+    state = repo / ".agent" / "state.db"
+    db = sqlite3.connect(state)
+    db.execute("PRAGMA writable_schema = ON")
+    db.execute("UPDATE sqlite_master SET sql = 'CREATE TABLE tool_runs(' WHERE name = 'tool_runs'")
+    db.commit()
+    db.close()
+    code, out, err = tools(repo, capsys, "run", "add", "--arg", "x=3")
+    assert (code, out.strip()) == (0, "5")
+    assert "malformed database schema" in err and "moved aside" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_deleted_cache_folder_is_rebuilt(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with_tool(repo)
+    assert tools(repo, capsys, "run", "add", "--arg", "x=1")[1].strip() == "3"
+    cache = repo / ".agent" / "cache"
+    subprocess.run(["rm", "-rf", str(cache)], check=True)
+    code, out, err = tools(repo, capsys, "run", "add", "--arg", "x=4")
+    assert (code, out.strip(), err) == (0, "6", "")
+    assert cache.is_dir()
+    assert tools(repo, capsys, "list", "--json")[0] == 0
+
+
+def can_mount() -> bool:
+    if os.geteuid() != 0:
+        return False
+    return subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode == 0
+
+
+needs_mount = pytest.mark.skipif(not can_mount(), reason="needs root and mount namespaces (read-only bind / tmpfs)")
+
+
+def cli_in(shell_setup: str, project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a private mount namespace prepared by `shell_setup`."""
+    command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "tui_agent.cli", "--project", str(project), *argv])
+    return subprocess.run(["unshare", "-m", "sh", "-c", f"{shell_setup} && {command}"], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*"))
+            if path.is_file() and ".git" not in path.parts}
+
+
+@needs_mount
+def test_a_read_only_project_still_lists_shows_diffs_and_runs_and_says_why_it_cannot_write(repo: Path,
+                                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    tool = with_tool(repo)
+    assert tools(repo, capsys, "list")[0] == 0
+    tool.write_text(TOOL.replace("x + y", "y + x"), encoding="utf-8")
+    assert tools(repo, capsys, "list")[0] == 0
+    before = snapshot(repo)
+    read_only = f"mount --bind {shlex.quote(str(repo))} {shlex.quote(str(repo))} && " \
+                f"mount -o remount,ro,bind {shlex.quote(str(repo))}"
+    listed = cli_in(read_only, repo, "tools", "list", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout)[0]["name"] == "add", listed.stderr
+    assert "state.db cannot be written (the folder .agent/ is read-only" in listed.stderr
+    assert "Traceback" not in listed.stderr and len(listed.stderr.strip().splitlines()) == 1
+    shown = cli_in(read_only, repo, "tools", "show", "add")
+    assert shown.returncode == 0 and "def add" in shown.stdout
+    diffed = cli_in(read_only, repo, "tools", "diff", "add")
+    assert diffed.returncode == 0 and "+    return y + x" in diffed.stdout
+    history = cli_in(read_only, repo, "tools", "history", "add", "--json")
+    assert history.returncode == 0 and len(json.loads(history.stdout)) == 2
+    ran = cli_in(read_only, repo, "tools", "run", "add", "--arg", "x=5")
+    assert ran.returncode == 0 and ran.stdout.strip() == "7", ran.stderr
+    assert "audit log .agent/runs/ cannot be written (Read-only file system)" in ran.stderr
+    pruned = cli_in(read_only, repo, "tools", "prune", "add", "--json")
+    failure = json.loads(pruned.stdout)
+    assert pruned.returncode == 1 and "Read-only file system" in failure["error"] and "Traceback" not in pruned.stderr
+    assert snapshot(repo) == before
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MB tmpfs, mounted for this test and removed after it."""
+    mount_point = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
+    mount_point.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount_point)], check=True)
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def fill(disk: Path, leave_bytes: int) -> None:
+    filler = disk / "filler"
+    filler.unlink(missing_ok=True)
+    with open(filler, "wb", buffering=0) as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 4096)
+        except OSError:  # full
+            pass
+    os.truncate(filler, max(0, filler.stat().st_size - leave_bytes))
+
+
+def run_cli(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(project), *argv], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+
+
+@needs_mount
+def test_a_full_disk_at_any_step_gives_a_message_and_leaves_nothing_half_written(small_disk: Path) -> None:
+    repo = init_repo(small_disk / "project")
+    tool = with_tool(repo)
+    assert run_cli(repo, "tools", "list").returncode == 0
+    tool.write_text(TOOL.replace("x + y", "y + x"), encoding="utf-8")
+    assert run_cli(repo, "tools", "list").returncode == 0
+    user_files = {path: path.read_bytes() for path in repo.iterdir() if path.is_file()}
+    versions = {TOOL.encode(), TOOL.replace("x + y", "y + x").encode()}
+    for leave in (0, 16384, 65536):  # full at startup, at the git commit, at the state/audit writes
+        fill(small_disk, leave)
+        for argv in (["list", "--json"], ["run", "add", "--arg", "x=1"], ["revert", "add"], ["prune", "add"],
+                     ["restore", "add"]):
+            result = run_cli(repo, "tools", *argv)
+            assert "Traceback" not in result.stderr, (leave, argv, result.stderr)
+            if result.returncode != 0:
+                assert result.stderr.strip(), (leave, argv)
+                assert any(word in result.stderr for word in ("disk is full", "No space left", "Out of diskspace",
+                                                              "nothing to restore", "no earlier version", "no tool named")), \
+                    result.stderr
+            if tool.exists():
+                assert tool.read_bytes() in versions, "a tool file is one whole version"
+            leftovers = [path.name for path in tool.parent.iterdir() if path.name.endswith(".tmp")]
+            assert leftovers == [], (leave, argv, leftovers)
+        (small_disk / "filler").unlink()
+        fsck = subprocess.run(["git", "fsck", "--no-dangling"], cwd=repo, capture_output=True, text=True)
+        assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+        assert {path: path.read_bytes() for path in user_files} == user_files
+    assert run_cli(repo, "tools", "list").returncode == 0
+    if not tool.exists():
+        assert run_cli(repo, "tools", "restore", "add").returncode == 0
+    assert run_cli(repo, "tools", "run", "add", "--arg", "x=1").stdout.strip() == "3"

@@ -1,0 +1,123 @@
+"""Cancelling a turn (Esc in the TUI, a cancelled task, SIGINT/SIGTERM/SIGHUP headless) ends every process it started within a second, and the model is told which calls finished."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.agent_helpers import agent_runtime, of_type
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tui_agent.core.agent.loop import CANCELLED_RESULT
+from tui_agent.core.agent.sessions import INTERRUPTED_RESULT, load_messages
+from tui_agent.core.events import ToolCallStarted
+
+TIERS = ["bubblewrap", "rlimits"]
+
+
+def probe_command(tag: str) -> str:
+    return f"sleep 6; echo ran > PROBE.txt; : {tag}"
+
+
+def processes_with(tag: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                if tag.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+async def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+async def test_cancelling_an_approved_run_shell_kills_it_within_a_second(repo: Path, tier: str) -> None:
+    tag = f"probe-{secrets.token_hex(5)}"
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(tool_use("read_file", {"path": "README.md"}), tool_use("run_shell", {"command": probe_command(tag)})))
+        api.enqueue(reply(text("ok")))
+        async with agent_runtime(repo, api, sandbox_tier=tier) as runtime:
+            agent = runtime.agent
+            assert agent is not None
+            seen: list[object] = []
+
+            async def consume() -> None:
+                async for event in agent.run_turn("probe"):
+                    seen.append(event)
+
+            task = asyncio.create_task(consume())
+            await wait_for(lambda: processes_with(tag), 20, "the shell command to start")
+            cancelled_at = time.monotonic()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await wait_for(lambda: not processes_with(tag), 1.0, "every process of the turn to end")
+            assert time.monotonic() - cancelled_at < 1.5
+            results = [block["content"] for block in agent.messages[-1]["content"]]
+            assert "demo project" in results[0] and results[1] == CANCELLED_RESULT  # which call finished is kept
+            assert len(of_type(seen, ToolCallStarted)) == 2
+    await asyncio.sleep(6.5)
+    assert not (repo / "PROBE.txt").exists() and not processes_with(tag)
+
+
+def start_headless(repo: Path, api: FakeMessagesAPI, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.base_url}
+    return subprocess.Popen([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "-p", "probe", "--yes", *extra],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"])
+async def test_a_signal_to_a_headless_run_ends_its_processes_and_records_which_calls_finished(repo: Path, signum: int) -> None:
+    tag = f"probe-{secrets.token_hex(5)}"
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(tool_use("read_file", {"path": "README.md"}), tool_use("run_shell", {"command": probe_command(tag)})))
+        process = start_headless(repo, api)
+        try:
+            await wait_for(lambda: processes_with(tag), 60, "the shell command to start")
+            process.send_signal(signum)
+            await wait_for(lambda: process.poll() is not None, 5, "the headless run to exit")
+            await wait_for(lambda: not processes_with(tag), 1.0, "every process of the turn to end")
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+    assert process.returncode == 130
+    await asyncio.sleep(6.5)
+    assert not (repo / "PROBE.txt").exists() and not processes_with(tag)
+    session = next((repo / ".agent" / "sessions").glob("*.jsonl"))
+    results = [block["content"] for block in load_messages(session)[-1]["content"]]
+    assert "demo project" in results[0] and results[1] == CANCELLED_RESULT
+
+
+async def test_a_resumed_session_reports_a_finished_call_with_its_result_after_a_hard_kill(repo: Path) -> None:
+    tag = f"probe-{secrets.token_hex(5)}"
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(tool_use("read_file", {"path": "README.md"}), tool_use("run_shell", {"command": probe_command(tag)})))
+        process = start_headless(repo, api, "--sandbox-tier", "bubblewrap")
+        try:
+            await wait_for(lambda: processes_with(tag), 60, "the shell command to start")
+            process.kill()  # no chance to close the transcript
+            process.communicate()
+            await wait_for(lambda: not processes_with(tag), 2.0, "the sandbox to die with its parent")
+        finally:
+            if process.poll() is None:
+                process.kill()
+    session = next((repo / ".agent" / "sessions").glob("*.jsonl"))
+    results = [block["content"] for block in load_messages(session)[-1]["content"]]
+    assert "demo project" in results[0], results  # it finished: not reported as interrupted
+    assert results[1] == INTERRUPTED_RESULT

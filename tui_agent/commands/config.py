@@ -1,0 +1,36 @@
+"""`tuiagent config [--json | --markdown]`: the effective settings of `.agent/config.toml`, or the README's settings table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from typing import Any
+
+from tui_agent.core.project import Project
+from tui_agent.core.settings import SETTINGS, markdown_table, toml_literal
+
+
+def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
+    config = subparsers.add_parser("config", help="show the effective settings (validating .agent/config.toml)")
+    shown = config.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="machine-readable output")
+    shown.add_argument("--markdown", action="store_true", help="the table of every setting, as in the README")
+    config.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.markdown:
+        print(markdown_table())
+        return 0
+    settings = Project.at(args.project).load_settings()
+    values = asdict(settings)
+    if args.json:
+        print(json.dumps({setting.key: values[setting.field_name] for setting in SETTINGS}, indent=2))
+        return 0
+    for setting in SETTINGS:
+        value = values[setting.field_name]
+        shown = "(not set)" if value is None else toml_literal(value)
+        origin = "" if value != setting.default else "  (default)"
+        print(f"{setting.key} = {shown}{origin}")
+    return 0

@@ -1,0 +1,40 @@
+"""The conversation as the Messages API accepts it: no blank text blocks, tool results first, roles alternating."""
+
+from __future__ import annotations
+
+from typing import Any
+
+EMPTY_PLACEHOLDER = "(no content)"
+
+
+def usable_block(block: dict[str, Any]) -> bool:
+    """False for a text block the API refuses (empty or whitespace-only, as models send before a tool call)."""
+    return block.get("type") != "text" or bool(str(block.get("text", "")).strip())
+
+
+def clean_blocks(role: str, content: Any) -> list[dict[str, Any]]:
+    """The message's blocks without blank text, tool results first in a user message, never empty."""
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [b for b in content if isinstance(b, dict)]
+    blocks = [block for block in blocks if usable_block(block)]
+    if role == "user":
+        blocks = [b for b in blocks if b.get("type") == "tool_result"] + [b for b in blocks if b.get("type") != "tool_result"]
+    return blocks or [{"type": "text", "text": EMPTY_PLACEHOLDER}]
+
+
+def request_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A valid copy of the history to send: blank text dropped, same-role neighbours merged, no trailing whitespace
+    at the end of a final assistant message. The stored history is not changed (blocks are shared, not copied)."""
+    cleaned: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role", "user")
+        blocks = clean_blocks(role, message.get("content", ""))
+        if cleaned and cleaned[-1]["role"] == role:
+            merged = [b for b in cleaned[-1]["content"] + blocks if b.get("text") != EMPTY_PLACEHOLDER or b.get("type") != "text"]
+            cleaned[-1] = {"role": role, "content": clean_blocks(role, merged)}
+        else:
+            cleaned.append({"role": role, "content": blocks})
+    if cleaned and cleaned[-1]["role"] == "assistant":
+        last = cleaned[-1]["content"][-1]
+        if last.get("type") == "text" and last["text"] != last["text"].rstrip():
+            cleaned[-1]["content"] = cleaned[-1]["content"][:-1] + [{**last, "text": last["text"].rstrip()}]
+    return cleaned

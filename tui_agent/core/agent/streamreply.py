@@ -1,0 +1,109 @@
+"""Assembling one assistant message from raw Messages API stream events, strictly: complete or not, valid JSON or not."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class StreamCut(Exception):
+    """The stream ended before `message_stop`: the reply is incomplete and must not be used."""
+
+
+@dataclass
+class AssembledReply:
+    """The parts of a complete assistant message; `invalid_inputs` maps a tool_use id to why its input is unusable."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    invalid_inputs: dict[str, str] = field(default_factory=dict)
+
+
+class ReplyAssembler:
+    """Feed it every raw stream event (`feed` returns the text delta, if any); `finish()` once the stream ended."""
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._raw_inputs: dict[int, list[str]] = {}
+        self._usage: dict[str, int] = {}
+        self._stop_reason: str | None = None
+        self._stopped = False
+
+    def feed(self, event: Any) -> str:
+        kind = getattr(event, "type", "")
+        if kind == "message_start":
+            self._take_usage(event.message.usage)
+        elif kind == "content_block_start":
+            block = event.content_block
+            if block.type == "text":
+                self._blocks[event.index] = {"type": "text", "text": block.text or ""}
+            elif block.type == "tool_use":
+                self._blocks[event.index] = {"type": "tool_use", "id": block.id, "name": block.name}
+                self._raw_inputs[event.index] = []
+        elif kind == "content_block_delta":
+            return self._delta(event.index, event.delta)
+        elif kind == "message_delta":
+            self._stop_reason = event.delta.stop_reason or self._stop_reason
+            self._take_usage(event.usage)
+        elif kind == "message_stop":
+            self._stopped = True
+        return ""
+
+    def _delta(self, index: int, delta: Any) -> str:
+        block = self._blocks.get(index)
+        if block is None:
+            return ""
+        if delta.type == "text_delta" and block["type"] == "text":
+            block["text"] += delta.text
+            return str(delta.text)
+        if delta.type == "input_json_delta" and index in self._raw_inputs:
+            self._raw_inputs[index].append(delta.partial_json)
+        return ""
+
+    def _take_usage(self, usage: Any) -> None:
+        for name in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+            value = getattr(usage, name, None)
+            if isinstance(value, int):
+                self._usage[name] = value
+
+    def finish(self) -> AssembledReply:
+        """The complete message; raise StreamCut when `message_stop` never came."""
+        if not self._stopped:
+            raise StreamCut("the model's reply stream ended before the message was complete")
+        content: list[dict[str, Any]] = []
+        invalid: dict[str, str] = {}
+        for index in sorted(self._blocks):
+            block = self._blocks[index]
+            if block["type"] == "text":
+                if block["text"].strip():  # models send "\n\n" before a tool call; the API refuses it when replayed
+                    content.append(block)
+                continue
+            tool_input, problem = _parse_input("".join(self._raw_inputs.get(index, [])))
+            if problem:
+                invalid[block["id"]] = problem
+            content.append({**block, "input": tool_input})
+        return AssembledReply(
+            content=content, stop_reason=self._stop_reason or "end_turn",
+            input_tokens=self._usage.get("input_tokens", 0), output_tokens=self._usage.get("output_tokens", 0),
+            cache_read_tokens=self._usage.get("cache_read_input_tokens", 0),
+            cache_write_tokens=self._usage.get("cache_creation_input_tokens", 0), invalid_inputs=invalid,
+        )
+
+
+def _parse_input(raw: str) -> tuple[dict[str, Any], str]:
+    """The tool input as an object, or {} and why it could not be used."""
+    if not raw.strip():
+        return {}, ""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as error:
+        shown = raw if len(raw) <= 200 else raw[:200] + "…"
+        return {}, f"the input of this call is not valid JSON ({error.msg} at character {error.pos}): {shown}"
+    if not isinstance(value, dict):
+        return {}, f"the input of this call must be a JSON object, not {type(value).__name__}"
+    return value, ""

@@ -1,0 +1,46 @@
+"""Where git runs hooks from (core.hooksPath honoured), when that folder is inside the project."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+GIT_TIMEOUT_S = 10
+
+_hooks_cache: dict[tuple[str, int], str | None] = {}
+
+
+def _git_config_stamp(root: Path) -> int:
+    """Changes whenever the repository's config may have changed (the cache key of the hooks path)."""
+    stamp = 0
+    for folder in (root, *root.parents):
+        config = folder / ".git" / "config"
+        if config.exists():
+            return config.stat().st_mtime_ns
+        if (folder / ".git").exists():
+            return (folder / ".git").stat().st_mtime_ns
+    return stamp
+
+
+def hooks_path(root: Path) -> str | None:
+    """The hooks folder git runs (honours core.hooksPath) relative to `root`, when it is inside the project."""
+    key = (str(root), _git_config_stamp(root))
+    if key in _hooks_cache:
+        return _hooks_cache[key]
+    found: str | None = None
+    try:
+        done = subprocess.run(["git", "rev-parse", "--show-toplevel", "--git-path", "hooks"], cwd=root,
+                              capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/")})
+        lines = done.stdout.splitlines() if done.returncode == 0 else []
+        if len(lines) == 2:
+            hooks = Path(lines[1]) if Path(lines[1]).is_absolute() else Path(lines[0]) / lines[1]
+            real = Path(os.path.realpath(hooks))
+            if real.is_relative_to(root) and real != root:
+                found = real.relative_to(root).as_posix()
+    except (OSError, subprocess.TimeoutExpired):
+        found = None
+    _hooks_cache.clear()
+    _hooks_cache[key] = found
+    return found
