@@ -144,10 +144,14 @@ class ForkServer:
             raise
         return armed
 
-    async def run(self, request: dict[str, Any], *, timeout_s: float, output_bytes: int, processes: int) -> Outcome:
-        """Hand `request` to the armed child, collect its result and output, clean up after it, arm the next."""
+    async def run(self, request: dict[str, Any], *, timeout_s: float, output_bytes: int, processes: int,
+                  cancelled: bool = False) -> Outcome:
+        """Hand `request` to the armed child, collect its result and output, clean up after it, arm the next.
+
+        `cancelled`: the caller was cancelled while it waited for this server (the run is killed at once).
+        """
         started = time.perf_counter()
-        self._cancelled = False
+        self._cancelled = cancelled
         self.arm()
         assert self._armed is not None
         arming, self._armed = self._armed, None
@@ -177,6 +181,8 @@ class ForkServer:
         except OSError as error:
             protocol_error = f"the sandboxed worker did not take the request: {error}"
         flood_waiter = asyncio.create_task(flooded.wait())
+        if self._cancelled:
+            await self.kill_run()  # cancelled while the child was being handed over
         done, _pending = await asyncio.wait({exited, flood_waiter}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
         timed_out = not done
         if timed_out or flooded.is_set() or self._cancelled:

@@ -61,6 +61,8 @@ class Sandbox:
                                            if fork_servers and fork_servers_supported(tier) else None)
         self.fork_problem: str | None = None
         self._prestart: asyncio.Task[None] | None = None
+        self._cancels = 0
+        """How many times `cancel_running` was called: a run waiting for a fork server notices one it missed."""
         """Why runs went back to fresh workers (a fork server failed to start), or None."""
 
     @classmethod
@@ -180,6 +182,7 @@ class Sandbox:
 
     async def cancel_running(self) -> None:
         """Kill every running sandboxed process tree; their calls return error_kind "cancelled"."""
+        self._cancels += 1
         await asyncio.gather(*(worker.cancel() for worker in list(self._running)))
 
     async def aclose(self) -> None:
@@ -245,6 +248,7 @@ class Sandbox:
         """The run in a child of a warm fork server; None when no server could take it (a fresh worker will)."""
         pool = self.fork_pool
         assert pool is not None
+        cancels = self._cancels
         try:
             server = await pool.acquire(self._project_writable(policy))
         except (ForkServerError, OSError) as error:
@@ -253,7 +257,7 @@ class Sandbox:
         self._running.add(server)
         try:
             outcome = await server.run(request, timeout_s=policy.timeout_s, output_bytes=policy.output_bytes,
-                                       processes=policy.processes)
+                                       processes=policy.processes, cancelled=cancels != self._cancels)
         except (ForkServerError, OSError):
             pool.discard(server)  # this run goes to a fresh worker; the next one starts a new server
             return None
