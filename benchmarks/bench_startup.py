@@ -9,8 +9,11 @@
 3. Headless `tuiagent -p "hi"` against that local server (answering at once): process start to exit. Baseline:
    `python -c "import anthropic"` plus one streamed request through the SDK to the same server (the floor for any
    program using the SDK).
+4. Memory of the idle tree: the TUI started as in 1 with a model configured, left idle until the header says
+   nothing is loading and then 5 s more; the proportional set size (PSS, /proc/PID/smaps_rollup) of the app and
+   every process under it (sandbox fork servers included). Baseline: the bare Textual app's PSS.
 
-    .venv/bin/python benchmarks/bench_startup.py [--runs 5] [--only paint|prompt|headless]
+    .venv/bin/python benchmarks/bench_startup.py [--runs 5] [--only paint|prompt|headless|memory]
 """
 
 from __future__ import annotations
@@ -181,10 +184,60 @@ def bench_headless(project: Path, runs: int, folder: Path) -> None:
     print(f"  process start to exit       {mo * 1000:6.0f} ms   {mo / mf:4.1f}x `import anthropic` + one SDK request ({mf * 1000:.0f} ms)")
 
 
+def tree_pss_mib(root: int) -> float:
+    """PSS of `root` and all its descendants, in MiB."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat[stat.rfind(")") + 2:].split()[1]), []).append(int(entry.name))
+    total_kib, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, []))
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total_kib += int(line.split()[1])
+        except OSError:
+            pass
+    return total_kib / 1024
+
+
+def pane_pid(window: Window) -> int:
+    return int(window.tmux("display-message", "-p", "-t", "bench", "#{pane_pid}").strip())
+
+
+def idle_memory(command: list[str], cwd: Path, mark: Callable[[str], bool], env: dict[str, str]) -> float:
+    window = Window(command, cwd, terminal_env(env))
+    try:
+        window.wait_for(mark)
+        time.sleep(5)
+        return tree_pss_mib(pane_pid(window))
+    finally:
+        window.close()
+
+
+def bench_memory(project: Path, folder: Path) -> None:
+    server = Server(folder)
+    try:
+        env = {"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": server.base_url}
+        ours = idle_memory([PYTHON, "-m", "tui_agent.cli", "--project", str(project)], project,
+                           lambda screen: PROMPT_MARK in screen and "loading" not in screen, env)
+        bare = idle_memory([PYTHON, "-c", BARE_APP], project, lambda screen: "bare-ready" in screen, no_model())
+    finally:
+        server.stop()
+    print("idle process tree, PSS (the app, its sandbox fork servers and every other process under it):")
+    print(f"  tuiagent idle                {ours:6.0f} MiB  {ours / bare:4.1f}x a bare Textual app ({bare:.0f} MiB); target < 160 MiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--only", choices=("paint", "prompt", "headless"))
+    parser.add_argument("--only", choices=("paint", "prompt", "headless", "memory"))
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is required")
@@ -197,6 +250,8 @@ def main() -> None:
             bench_prompt(project, args.runs, folder)
         if args.only in (None, "headless"):
             bench_headless(project, args.runs, folder)
+        if args.only in (None, "memory"):
+            bench_memory(project, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
