@@ -20,7 +20,7 @@ import watchfiles
 
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.catalog.toolfile import source_sha
-from tui_agent.core.catalog.watcher import ToolWatcher
+from tui_agent.core.watch import ProjectWatcher
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox
 
@@ -53,7 +53,7 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
-async def raw_watchfiles_latency(folder: Path, writes: int, watcher: ToolWatcher) -> list[float]:
+async def raw_watchfiles_latency(folder: Path, writes: int, watcher: ProjectWatcher) -> list[float]:
     folder.mkdir()
     seen: asyncio.Queue[float] = asyncio.Queue()
 
@@ -105,7 +105,7 @@ async def main(writes: int) -> None:
         try:
             await catalog.save_tool("scale", TOOL.format(factor=2))
             ours = await catalog_latency(project, catalog, writes)
-            raw = await raw_watchfiles_latency(Path(folder) / "raw", writes, ToolWatcher(project.tools_dir, lambda names: asyncio.sleep(0)))
+            raw = await raw_watchfiles_latency(Path(folder) / "raw", writes, ProjectWatcher(project))
         finally:
             await catalog.aclose()
             await sandbox.aclose()

@@ -345,7 +345,7 @@ async def bench_freshness(runs: int = 5) -> None:
         await wait(lambda: any(row.name == "halve" for row in app.catalog_pane.rows), 30)
         watcher = time.perf_counter() - written
     shutil.rmtree(folder, ignore_errors=True)
-    print(f"catalog freshness (state.db polled every {app.poll_interval:.1f} s, tool files watched):")
+    print("catalog freshness (the project watcher: state.db writes and tool files):")
     print(f"  `tuiagent tools run` in another process -> new call count shown: median {statistics.median(latencies) * 1000:.0f} ms, "
           f"max {max(latencies) * 1000:.0f} ms ({runs} runs; the CLI process itself took {statistics.median(cli_times) * 1000:.0f} ms, "
           f"ratio {statistics.median(latencies) / statistics.median(cli_times):.2f}x)")

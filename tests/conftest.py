@@ -1,4 +1,4 @@
-"""Shared fixtures: real git repositories in temporary folders."""
+"""Shared fixtures: real git repositories in temporary folders, and the strict fake Messages API server."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_messages_api import FakeMessagesAPI
-
+from tests.fake_api import FakeMessagesAPI
 from tests.gitrepo import init_repo, make_user_changes
 
 
@@ -27,7 +26,10 @@ def dirty_repo(repo: Path) -> Path:
 
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
-    """The local Messages API server, with ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL pointing the SDK at it."""
+    """The local Messages API server, with ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL pointing the SDK at it.
+
+    Strict: a request the real API would refuse gets its 400, and the test fails at teardown
+    (InvalidRequestsSent) unless it took the refusals with `api.take_violations()`."""
     with FakeMessagesAPI() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)

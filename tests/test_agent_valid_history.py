@@ -86,6 +86,8 @@ async def test_an_oversized_prompt_fails_once_and_later_prompts_work(repo: Path)
         async with agent_runtime(repo, api) as runtime:
             failed_turn = await run_turn(runtime, paste)
             after = await run_turn(runtime, "hi")
+            session_path = runtime.agent.session.path  # type: ignore[union-attr]
+    assert load_messages(session_path) == api.requests[1].messages + [{"role": "assistant", "content": [{"type": "text", "text": "Hello."}]}]
     failed = of_type(failed_turn, TurnFailed)
     assert failed and failed[0].kind == "context_too_long" and failed[0].prompt == paste
     assert of_type(after, TurnFinished)[0].text == "Hello."

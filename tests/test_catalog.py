@@ -43,15 +43,22 @@ async def test_create_call_and_usage(dirty_repo: Path, catalog: Catalog) -> None
 
     result = await catalog.call_tool("double", {"x": 21})
     assert result.ok and result.value == 42
-    failing = await catalog.call_tool("double", {"x": None})
-    assert not failing.ok
+    with pytest.raises(PipelineError) as info:  # checked against the schema: nothing runs
+        await catalog.call_tool("double", {"x": None})
+    assert info.value.stage == "arguments" and "must be an integer, not null" in info.value.message
+    await catalog.save_tool("boom", tool_source("boom", "raise ValueError('boom')"))
+    failing = await catalog.call_tool("boom", {"x": 1})  # valid arguments, a failing run
+    assert not failing.ok and "boom" in (failing.error or "")
     record = catalog.get("double")
     assert record is not None
-    assert (record.status, record.calls, record.failures) == ("ok", 2, 1)
+    assert (record.status, record.calls, record.failures) == ("ok", 1, 0)
+    broken_runs = catalog.get("boom")
+    assert broken_runs is not None and (broken_runs.calls, broken_runs.failures) == (1, 1)
+    await catalog.prune("boom")
     assert record.last_used is not None and record.mean_ms is not None
     with pytest.raises(PipelineError) as info:
         await catalog.call_tool("double", {"y": 1})
-    assert info.value.stage == "run"
+    assert info.value.stage == "arguments"
     with pytest.raises(PipelineError) as info:
         await catalog.call_tool("nope", {})
     assert info.value.stage == "missing"

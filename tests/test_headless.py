@@ -81,6 +81,14 @@ def test_without_flags_approval_needing_calls_are_denied_and_reported(repo: Path
     assert "[denied] run_shell" in capsys.readouterr().err and not (repo / "made.txt").exists()
 
 
+def test_json_lists_the_permission_denials(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "echo hi > made.txt"})), reply(text("could not")))
+    assert tuiagent(repo, "-p", "make a file", "--output-format", "json") == 0
+    result = json.loads(capsys.readouterr().out)
+    call_id = api.requests[1].messages[1]["content"][0]["id"]
+    assert result["permission_denials"] == [{"tool_name": "run_shell", "tool_use_id": call_id, "tool_input": {"command": "echo hi > made.txt"}}]
+
+
 def test_allow_approves_that_tool_only(repo: Path, api: FakeMessagesAPI) -> None:
     api.enqueue(reply(tool_use("run_shell", {"command": "echo hi > made.txt"}), tool_use("write_file", {"path": "other.txt", "content": "x"})),
                 reply(text("half done")))

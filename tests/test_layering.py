@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parent.parent / "tui_agent" / "core"
@@ -34,28 +37,11 @@ def test_core_modules_have_docstrings() -> None:
     assert missing == []
 
 
-PACKAGE = CORE.parent
-VERSIONING = CORE / "versioning"
-
-
-def runs_git(path: Path) -> bool:
-    """A `["git", ...]` command line, or a shell string starting with `git `, anywhere in the module."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
-            first = node.elts[0]
-            if isinstance(first, ast.Constant) and first.value == "git":
-                return True
-        if isinstance(node, ast.Call) and node.args:
-            first = node.args[0]
-            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("git "):
-                return True
-    return False
-
-
 def test_git_is_reached_only_through_core_versioning() -> None:
-    modules = [path for path in PACKAGE.rglob("*.py") if VERSIONING not in path.parents]
-    importing = [str(p.relative_to(PACKAGE)) for p in modules
-                 if any(name == "git" or name.startswith("git.") for name in imported_modules(p))]
-    running = [str(p.relative_to(PACKAGE)) for p in modules if runs_git(p)]
-    assert modules and [p for p in VERSIONING.rglob("*.py") if "git" in imported_modules(p)]
-    assert importing == [] and running == []
+    """Scanned in a fresh interpreter (tests/git_scan.py): CPython 3.11.7's ast.parse can raise a spurious
+    SystemError in a long-lived test worker."""
+    result = subprocess.run([sys.executable, str(Path(__file__).with_name("git_scan.py"))], capture_output=True, text=True,
+                            check=True, timeout=60)
+    found = json.loads(result.stdout)
+    assert found["modules"] > 50 and found["versioning_importing_git"]
+    assert found["importing"] == [] and found["running"] == []

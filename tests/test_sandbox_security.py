@@ -25,6 +25,7 @@ from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox.describe import process_cap_enforced
 from tui_agent.core.sandbox.tiers import interpreter_paths
+from tui_agent.core.sandbox.toolchain import discover
 
 TIERS = ["bubblewrap", "rlimits"]
 HOME_CASES = ("read_home", "read_ssh_keys")
@@ -164,10 +165,13 @@ def world(repo: Path, tmp_path: Path) -> Iterator[World]:
     canary.wait()
 
 
-def allowed_home_entries() -> set[str]:
-    """Names the strong tier must show in the home folder: the path down to the bind-mounted interpreter."""
+def allowed_home_entries(project: Path) -> set[str]:
+    """Names the strong tier may show in the home folder: the paths down to the bind-mounted interpreter and to the
+    toolchain folders (read-only, secrets masked; tests/test_sandbox_toolchain.py checks what they show)."""
     home = Path.home().resolve()
-    return {p.relative_to(home).parts[0] for p in interpreter_paths() if home in p.parents}
+    visible = [*interpreter_paths(), *discover(project).read_only]
+    resolved = [path.resolve() for path in visible]
+    return {path.relative_to(home).parts[0] for path in resolved if home in path.parents}
 
 
 def check_effects(world: World, result, case_: Case, tier: str) -> None:
@@ -190,7 +194,7 @@ def check_effects(world: World, result, case_: Case, tier: str) -> None:
     if LEFTOVERS not in misses and processes_with(world.tag):
         failures.append(f"processes left running: {processes_with(world.tag)}")
     if case_.name in HOME_CASES and HOME not in misses and result.ok and result.value:
-        extra = set(result.value) - allowed_home_entries() if isinstance(result.value, list) else result.value
+        extra = set(result.value) - allowed_home_entries(world.project.root) if isinstance(result.value, list) else result.value
         if extra:
             failures.append(f"home readable: {extra}")
     if case_.expect_failure and not misses and result.ok:

@@ -31,6 +31,7 @@ BAD_CONFIGS = [
     ('[sandbox]\nmin_level = "none"\n', 2, 'sandbox.min_level = "none" is not allowed; use one of "rlimits", "bubblewrap"'),
     ('model = "x\n', 1, "invalid TOML at column 11"),
     ('[catalog]\ntop_k = 1\n[catalog]\n', 3, "invalid TOML"),
+    ('[catalog]\ntop_k = ' + '9' * 5000 + '\n', 2, "a number is too long"),
 ]
 
 
@@ -41,7 +42,7 @@ def test_each_invalid_config_is_one_line_naming_file_line_and_fix(text: str, lin
     error = caught.value
     assert error.line == line and message in str(error), str(error)
     assert str(error).startswith(f".agent/config.toml:{line}: ") and "\n" not in str(error)
-    assert re.search(r"write e\.g\.|use one of|fix the syntax|header", str(error)), "the message says how to fix it"
+    assert re.search(r"write e\.g\.|use one of|fix the syntax|header|shorter", str(error)), "the message says how to fix it"
 
 
 def test_misspelled_keys_warn_with_the_closest_known_key() -> None:

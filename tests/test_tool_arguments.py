@@ -33,6 +33,7 @@ SCHEMA = {"type": "object", "required": ["x"], "properties": {
     ({"x": 1, "note": 4}, "f: argument 'note' must be a string or null, not the number 4"),
     ({"x": 1, "weights": {"a": "heavy"}}, "f: argument 'weights'['a'] must be a number, not the string 'heavy'"),
     ([1], "f takes an object of named arguments, not a list of 1"),
+    ({"x": 10 ** 5000}, "f: argument 'x' is too large an integer"),
 ])
 def test_each_bad_call_gets_a_precise_message(args: object, message: str) -> None:
     with pytest.raises(PipelineError) as caught:
@@ -80,6 +81,10 @@ def test_tools_run_refuses_bad_arguments_before_running(repo: Path, capsys: pyte
     assert code == 1 and failure["stage"] == "arguments" and "must be a finite number, not inf" in failure["error"]
     code, out, _ = cli(capsys, repo, "run", "scale", "--json", '{"x": 2, "factor": NaN}')
     assert code == 1 and "'factor' must be a finite number" in json.loads(out)["error"]
+    code, _, err = cli(capsys, repo, "run", "scale", "--arg", "x=" + "9" * 5000)
+    assert code == 1 and "argument 'x' must be an integer, not the string '999" in err
+    code, out, _ = cli(capsys, repo, "run", "scale", "--json", '{"x": ' + "9" * 5000 + "}")
+    assert code == 2 and "not valid JSON: Exceeds the limit" in json.loads(out)["error"]
     code, out, _ = cli(capsys, repo, "list", "--json")
     assert json.loads(out)[0]["calls"] == 0, "nothing ran"
     code, out, _ = cli(capsys, repo, "run", "scale", "--arg", "x=3", "--arg", "factor=1.5")
@@ -101,6 +106,7 @@ async def test_a_model_call_with_bad_arguments_is_an_error_result_and_nothing_ru
                     reply(tool_use("call_tool", {"name": "scale", "args": {"factor": 2}})),
                     reply(tool_use("call_tool", {"name": "scale", "args": {"x": 2, "factr": 2}})),
                     reply(tool_use("call_tool", {"name": "scale", "args": {"x": 2}})),
+                    reply(tool_use("scale", {"x": [1]})),  # listed in its tools: called directly
                     reply(text("done")))
         async with agent_runtime(repo, api) as runtime:
             events = await run_turn(runtime, "scale ten")
@@ -110,5 +116,6 @@ async def test_a_model_call_with_bad_arguments_is_an_error_result_and_nothing_ru
     assert results[1]["is_error"] and "scale is missing required argument(s) x" in results[1]["content"]
     assert results[2]["is_error"] and "scale has no argument(s) factr; it takes: x, factor" in results[2]["content"]
     assert not results[3].get("is_error") and results[3]["content"] == "4.0"
-    assert [e.is_error for e in of_type(events, ToolCallFinished)] == [True, True, True, False]
+    assert results[4]["is_error"] and "scale: argument 'x' must be an integer, not a list of 1" in results[4]["content"]
+    assert [e.is_error for e in of_type(events, ToolCallFinished)] == [True, True, True, False, True]
     assert usage["scale"].calls == 1, "only the valid call ran"

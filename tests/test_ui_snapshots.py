@@ -108,9 +108,11 @@ def test_diff_view_side_by_side(project: Path, snap_compare) -> None:  # type: i
 def test_approval_modal(project: Path, snap_compare) -> None:  # type: ignore[no-untyped-def]
     async def before(pilot) -> None:  # type: ignore[no-untyped-def]
         await settled(pilot)
-        request = ApprovalRequest("shell", "run_shell", "run `pytest -q tests/test_flaky.py`", "pytest -q tests/test_flaky.py -k 'recipe and not slow'")
+        command = "pytest -q tests/test_flaky.py -k 'recipe and not slow'"
+        request = ApprovalRequest("shell", "run_shell", "run `pytest -q tests/test_flaky.py` (no network)", command, subject=command)
         pilot.app.run_worker(pilot.app.approve(request))
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen), message="the modal")
-        await pilot.pause(0.1)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause(0.3)
 
     assert snap_compare(make_app(project, sandbox_tier="rlimits", watch_catalog=False), terminal_size=(120, 36), run_before=before)

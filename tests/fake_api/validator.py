@@ -1,7 +1,12 @@
 """Strict checks of a Messages API request body, answering with the real API's 400 message texts.
 
-The texts are those the real API returns (as reported verbatim in public bug reports); the checks cover
-the documented rules a client most often breaks. `problems(body)` lists every broken rule, first one first.
+The checks cover the documented rules a client most often breaks; `problems(body)` lists every broken rule,
+first one first. The texts are the real API's, as quoted verbatim in public bug reports (e.g. anthropics/claude-code
+#5989 tool_use without tool_result, #13460 unexpected tool_use_id, #23440 non-whitespace text, #6774 non-empty
+content, #54013 cache_control on empty text; apify/tester-mcp-client #11 tool name pattern, #12 tool_result blocks
+first; tailcallhq/forgecode #892 unique names, #1872 trailing whitespace; Wei-Shaw/sub2api #176 four breakpoints).
+Written in the API's validation style but not found quoted: the input_schema type, tool_use.input, empty text,
+first-message-role and no-messages texts.
 """
 
 from __future__ import annotations

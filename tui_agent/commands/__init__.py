@@ -14,3 +14,4 @@ from tui_agent.commands import run  # noqa: E402  (top-level options: -p headles
 COMMAND_GROUPS.append(run)
 from tui_agent.commands import recipes; COMMAND_GROUPS.append(recipes)  # noqa: E402,E702  (tuiagent recipes ..., tuiagent watch)
 from tui_agent.commands import config; COMMAND_GROUPS.append(config)  # noqa: E402,E702  (tuiagent config)
+from tui_agent.commands import mcp; COMMAND_GROUPS.append(mcp)  # noqa: E402,E702  (tuiagent mcp serve|list)

@@ -45,6 +45,8 @@ def print_result(result: Result, as_json: bool) -> int:
     data, text, code = result
     if as_json and code and isinstance(data, dict) and "stage" not in data:
         data = {**data, "error": data.get("error") or text, "stage": data.get("error_kind") or "run"}
+    elif as_json and code and not isinstance(data, dict):
+        data = {"error": text, "stage": "command", "result": data}
     if as_json:
         print(json.dumps(data, indent=2, default=str))
     elif text:

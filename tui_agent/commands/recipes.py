@@ -55,15 +55,19 @@ async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> Asyn
     from tui_agent.core.agent.permissions import flag_approver
     from tui_agent.core.runtime import open_runtime
 
+    try:
+        approve = flag_approver(yes=bool(getattr(args, "yes", False)), allowed_tools=getattr(args, "allow", []) or [])
+    except ValueError as error:  # a malformed --allow rule
+        raise SystemExit(f"tuiagent: {error}") from None
     runtime = await open_runtime(
         args.project,
-        approve=flag_approver(yes=bool(getattr(args, "yes", False)), allowed_tools=getattr(args, "allow", []) or []),
+        approve=approve,
         model=getattr(args, "model", None),
         ask_init_git=lambda project: bool(getattr(args, "init_git", False)),
         sandbox_tier=getattr(args, "sandbox_tier", None),
         permission_mode=getattr(args, "permission_mode", None),
         allowed_tools=getattr(args, "allow", []) or [],
-        denial_hint="(recipe run without a person: approve with tuiagent --yes, or --allow TOOL)",
+        denial_hint="(recipe run without a person: approve with tuiagent --yes, or an allow rule: --allow TOOL, --allow 'run_shell(make:*)')",
         submit_prompt=submit_prompt,
         watch=False,  # `recipes watch` runs the runtime's watcher itself (engine.watch()); the others need none
     )

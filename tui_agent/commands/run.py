@@ -8,10 +8,11 @@ import dataclasses
 import sys
 from typing import Any
 
+from tui_agent.commands.failures import EXIT_USAGE, report
 from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter, RunInfo
 from tui_agent.core.agent.permissions import PERMISSION_MODES, flag_approver
 
-HEADLESS_DENIAL_HINT = "(headless run: approve with --yes, or --allow TOOL for this tool)"
+HEADLESS_DENIAL_HINT = "(headless run: approve with --yes, or an allow rule: --allow TOOL, --allow 'run_shell(pytest:*)')"
 
 
 def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
@@ -20,15 +21,21 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     parser.add_argument("--resume", metavar="ID", help="resume the session ID (.agent/sessions/ID.jsonl)")
     parser.add_argument("--model", help="model id (default: `model` in .agent/config.toml, else a current Sonnet)")
     parser.add_argument("--yes", action="store_true", help="approve every shell command, write and network call")
-    parser.add_argument("--allow", action="append", default=[], metavar="TOOL", help="approve calls of TOOL (repeatable)")
+    parser.add_argument("--allow", action="append", default=[], metavar="RULE", help="approve what RULE covers: TOOL, 'run_shell(make test)' (exact) or 'run_shell(pytest:*)' (prefix); repeatable")
     parser.add_argument("--permission-mode", choices=PERMISSION_MODES, help="ask (default), auto (edits accepted) or read-only")
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text", help="headless output: text, json or stream-json")
     parser.add_argument("--init-git", action="store_true", help="create a git repository if the project has none")
+    parser.add_argument("--undo", action="store_true",
+                        help="undo the last agent turn of the latest session (its file changes and catalog changes)")
     parser.add_argument("--sandbox-tier", choices=("bubblewrap", "rlimits"), help="force a sandbox tier")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    if getattr(args, "undo", False):
+        from tui_agent.commands.undo import run_undo
+
+        return asyncio.run(run_undo(args))
     if args.prompt is None:
         from tui_agent.ui.app import run_tui  # imported here so that the headless path never imports textual
 
@@ -62,15 +69,16 @@ async def run_headless(args: argparse.Namespace) -> int:
             allowed_tools=args.allow,
             denial_hint=HEADLESS_DENIAL_HINT,
         )
-    except (SessionNotFound, ConfigError, ValueError) as error:
-        print(f"tuiagent: {error}", file=sys.stderr)
-        return 2
+    except ConfigError:
+        raise
+    except (SessionNotFound, ValueError) as error:
+        stage = "session" if isinstance(error, SessionNotFound) else "start"
+        return report(str(error), stage, EXIT_USAGE, as_json=args.output_format != "text")
     try:
         for problem in runtime.problems:
             print(f"[warning] {problem}", file=sys.stderr)
         if runtime.agent is None:
-            print(f"tuiagent: {runtime.model_error}", file=sys.stderr)
-            return 2
+            return report(str(runtime.model_error), "model", EXIT_USAGE, as_json=args.output_format != "text")
         agent = runtime.agent
         before = dataclasses.replace(agent.usage)
         _system, tools = agent.build_request()

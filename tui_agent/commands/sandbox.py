@@ -74,11 +74,32 @@ def handle_status(args: argparse.Namespace) -> int:
           "write_file/edit_file always ask):")
     for path in info.get("protected_paths", []):
         print(f"  {path}")
+    if info.get("toolchain"):
+        print_toolchain(info["toolchain"])
     if info["expected_misses"]:
         print("expected misses of this tier:")
         for miss in info["expected_misses"]:
             print(f"  - {miss}")
     return 0
+
+
+def print_toolchain(toolchain: dict[str, Any]) -> None:
+    """What agent code sees of the user's toolchain, and what stays hidden (names only)."""
+    visible, hidden = toolchain["visible"], toolchain["hidden"]
+    print("toolchain visible to run_shell, run_python and tools:")
+    print(f"  virtualenv  {visible['virtualenv'] or '(none found: .venv, venv, uv, poetry, VIRTUAL_ENV)'}")
+    print(f"  PATH        {':'.join(visible['PATH'])}")
+    print(f"  read-only   {', '.join(visible['read_only_folders']) or '(none)'}")
+    print(f"  variables   {', '.join(visible['variables']) or '(none)'}")
+    print("hidden from agent code:")
+    readable = "" if toolchain["secret_paths_hidden"] else " (READABLE on this tier: no mount namespace)"
+    print(f"  secret paths{readable}  {', '.join(hidden['secret_paths']) or '(none on this machine)'}")
+    if hidden["masked_inside_visible_folders"]:
+        print(f"  masked inside     {', '.join(hidden['masked_inside_visible_folders'])}")
+    print(f"  secret variables  {', '.join(hidden['secret_variables']) or '(none set)'}")
+    print(f"  other variables   {hidden['other_variables']}")
+    for problem in toolchain["problems"]:
+        print(f"  refused: {problem}")
 
 
 async def _describe(project: Project, tier: str | None) -> dict[str, Any]:

@@ -117,7 +117,7 @@ def parse_call_args(args: argparse.Namespace) -> dict[str, Any]:
     if args.json:
         try:
             loaded = json.loads(args.json)
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:  # not JSON, or an integer too long to convert
             raise UsageError(f"--json arguments are not valid JSON: {exc}") from exc
         if not isinstance(loaded, dict):
             raise UsageError("--json arguments must be a JSON object")
@@ -140,7 +140,7 @@ def typed_args(schema: dict[str, Any], raw: dict[str, Any], from_cli: set[str]) 
             continue
         try:
             typed[key] = json.loads(raw[key])
-        except json.JSONDecodeError:  # not JSON: the text itself is the value, as typed
+        except ValueError:  # not JSON (or a number too long to convert): the text itself is the value, as typed
             pass
     return typed
 

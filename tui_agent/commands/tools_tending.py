@@ -6,8 +6,10 @@ import argparse
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result
-
-# The core modules are imported in the handlers: every `tuiagent` start (the TUI's too) registers these commands.
+from tui_agent.core.tending.care import doctor_input
+from tui_agent.core.tending.doctor import examine, summary
+from tui_agent.core.tending.repair import repair_prompt
+from tui_agent.core.tending.suggestions import SuggestionBook, to_report
 
 
 def register_actions(action: Any) -> None:
@@ -21,8 +23,6 @@ def register_actions(action: Any) -> None:
 
 
 async def cmd_suggest(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
-    from tui_agent.core.tending.suggestions import SuggestionBook, to_report
-
     book = SuggestionBook(catalog.project.sessions_dir, catalog.state)
     if args.dismiss:
         if not book.dismiss(args.dismiss):
@@ -36,18 +36,10 @@ async def cmd_suggest(catalog: Any, args: argparse.Namespace, _: dict[str, Any])
 
 
 async def cmd_doctor(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
-    from tui_agent.core.agent.prompt import catalog_index, entries_from_records, estimate_tokens, rank
-    from tui_agent.core.tending.doctor import DoctorInput, examine, summary
-
     if args.unused_days < 1:
         return {"error": "--unused-days must be at least 1", "stage": "arguments"}, \
             "tuiagent tools: --unused-days must be at least 1", 2
-    records = catalog.tools()
-    settings = catalog.project.load_settings()
-    index = catalog_index(rank(entries_from_records(records)), settings.catalog_token_budget)
-    data = DoctorInput(records=records, source=catalog.source, authored_at=lambda name: _first_commit_time(catalog, name),
-                       index_tokens=estimate_tokens(index), token_budget=settings.catalog_token_budget,
-                       unused_days=args.unused_days)
+    data = doctor_input(catalog, args.unused_days)
     findings = examine(data)
     numbers = summary(data, findings)
     head = (f"{numbers['tools']} tools: {numbers['broken']} broken, {numbers['drifted']} drifted, "
@@ -59,8 +51,6 @@ async def cmd_doctor(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) 
 
 
 async def cmd_repair(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
-    from tui_agent.core.tending.repair import repair_prompt
-
     """The repair prompt for NAME (its drift report made fresh, tests included); `tools` hands it to the agent."""
     record = next((r for r in catalog.tools() if r.name == args.name), None)
     if record is None:
@@ -73,15 +63,3 @@ async def cmd_repair(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) 
     if not needs_repair:
         return data, f"{args.name} needs no repair: it is not broken, not drifted and its tests pass", 0
     return data, prompt, 0
-
-
-def _first_commit_time(catalog: Any, name: str) -> float | None:
-    from datetime import datetime
-
-    entries = catalog.history(name)
-    if not entries:
-        return None
-    try:
-        return datetime.fromisoformat(entries[-1].date).timestamp()
-    except ValueError:
-        return None

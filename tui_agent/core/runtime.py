@@ -16,6 +16,9 @@ from tui_agent.core.agent.pricing import UsageTotals, default_model
 from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_messages, load_usage
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.project import Project, Settings
+from tui_agent.core.versioning.store import VersionedStore
+from tui_agent.core.undo.service import UndoService
+from tui_agent.core.versioning.checkpoints import Checkpoints
 from tui_agent.core.watch import ProjectWatcher
 
 if TYPE_CHECKING:
@@ -33,16 +36,21 @@ class Runtime:
     sandbox: Any = None
     catalog: Any = None
     recipes: Any = None
+    mcp: Any = None  # the session's MCP servers (core.mcp.hub.McpHub)
     agent: Agent | None = None
     session: SessionLog | None = None
     model_error: str | None = None
     problems: list[str] = field(default_factory=list)
     resumed: bool = False
+    undo: UndoService | None = None
+    """The UndoService (checkpoints around each turn, /undo, /rewind, /diff); None outside a git work tree."""
     changes: ChangeFeed = field(default_factory=ChangeFeed)
     """The project's one change stream (tools, recipes, files, branch, usage): front ends subscribe here."""
     watcher: ProjectWatcher | None = None
     """The one project watcher, feeding the catalog, the recipes and `changes` (None when the catalog is unavailable)."""
     watch_task: asyncio.Task[None] | None = None
+    versioned: dict[str, VersionedStore] = field(default_factory=dict)
+    """"tool" / "recipe" → the same store verbs for both (save, revert, prune, restore, history, diff, outside edit)."""
     drift_watch: DriftWatch | None = None
     """Re-runs drifted tools' tests when their dependency files change (status `drifted · failing`, tool_drifted recipes)."""
 
@@ -67,6 +75,13 @@ class Runtime:
             self.agent.session, self.agent.messages, self.agent.usage = session, messages, usage
             self.agent.authored_names.clear()
 
+    def store(self, kind: str) -> VersionedStore | None:
+        """The versioned store of tools or of recipes (None when that part did not start)."""
+        return self.versioned.get(kind)
+
+    def stores(self) -> list[VersionedStore]:
+        return list(self.versioned.values())
+
     def start_watching(self) -> None:
         """Run the project watcher in the background until `aclose` (outside edits, another process, git checkout)."""
         if self.watcher is not None and self.watch_task is None:
@@ -87,7 +102,7 @@ class Runtime:
             await self.agent.client.aclose()
         if self.session is not None:
             self.session.close()
-        for part in (self.recipes, self.catalog, self.sandbox):
+        for part in (self.mcp, self.recipes, self.catalog, self.sandbox):
             if part is not None:
                 try:
                     await part.aclose()
@@ -125,7 +140,9 @@ async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_t
                        submit_prompt: Any) -> None:
     """Sandbox, then catalog, then recipes; a part that fails is reported in `problems` and the ones after it are skipped."""
     from tui_agent.core.catalog.api import Catalog
+    from tui_agent.core.catalog.versioned import ToolVersions
     from tui_agent.core.recipes import open_recipes
+    from tui_agent.core.recipes.versioned import RecipeVersions
     from tui_agent.core.sandbox import Sandbox
     from tui_agent.core.tending.drift_watch import DriftWatch
 
@@ -136,14 +153,17 @@ async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_t
         runtime.problems.append(f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled")
         return
     progress.done("sandbox")
+    toolchain = getattr(runtime.sandbox, "toolchain", None)
+    runtime.problems.extend(f"sandbox toolchain: {problem}" for problem in getattr(toolchain, "problems", ()))
     try:
         runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git, changes=runtime.changes)
     except Exception as error:
         runtime.problems.append(f"tool catalog unavailable: {error}")
         return
     progress.done("tool catalog")
+    tools = runtime.versioned["tool"] = ToolVersions(runtime.catalog)
     runtime.drift_watch = DriftWatch(runtime.catalog)
-    runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=runtime.catalog.handle_file_changes,
+    runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=tools.outside_edit,
                                      on_files=runtime.drift_watch.files_changed)
     runtime.catalog.watcher = runtime.watcher
     runtime.problems.extend(runtime.catalog.state.notices)
@@ -155,8 +175,9 @@ async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_t
         return
     finally:
         progress.done("recipes")
+    recipes = runtime.versioned["recipe"] = RecipeVersions(runtime.recipes)
     runtime.drift_watch.recipes = runtime.recipes
-    runtime.watcher.on_recipes = runtime.recipes.reload_recipes
+    runtime.watcher.on_recipes = recipes.outside_edit
     runtime.watcher.on_files = both(runtime.recipes.files_changed, runtime.drift_watch.files_changed)
     runtime.recipes.watcher = runtime.watcher
 
@@ -168,6 +189,19 @@ def both(*callbacks: Callable[[Iterable[str]], None]) -> Callable[[Iterable[str]
         for callback in callbacks:
             callback(changed)
     return call
+
+
+async def _start_mcp(runtime: Runtime, starting: "asyncio.Task[Any]") -> None:
+    """The MCP servers of `.mcp.json` and `[mcp.servers]` (started meanwhile); one that fails is a problem shown."""
+    from tui_agent.core.mcp.sandbox_bridge import attach_to_sandbox
+
+    try:
+        runtime.mcp = await starting
+    except Exception as error:
+        runtime.problems.append(f"MCP servers unavailable: {error}")
+        return
+    attach_to_sandbox(runtime.mcp, runtime.permissions, runtime.sandbox)
+    runtime.problems.extend(runtime.mcp.failures())
 
 
 def usage_from_session(path: Path) -> UsageTotals:
@@ -211,19 +245,28 @@ async def open_runtime(
     project = Project.at(project_root)
     settings = project.load_settings()
     project.ensure_layout()
-    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint)
+    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint,
+                              project=project, project_rules=settings.allow_rules)
     wants_model = model_configured(api_key, base_url)
     tracker = StartupProgress(progress, ("sandbox", "tool catalog", "recipes", *(("model client",) if wants_model else ())))
     runtime = Runtime(project=project, settings=settings, permissions=permissions, model=model or settings.model or "")
+    runtime.problems.extend(permissions.problems)
     # The session first: a wrong --resume id fails before any process or thread is started.
     if resume or continue_latest:
         session = SessionLog.reopen(project, resume or latest_session_id(project))
         messages, usage = load_messages(session.path), usage_from_session(session.path)
         runtime.resumed = True
         runtime.session = session
+    from tui_agent.core.mcp.hub import McpHub
+
     sdk_loading = asyncio.ensure_future(asyncio.to_thread(load_sdk, model or settings.model))
+    mcp_starting = asyncio.create_task(McpHub.start(project))  # alongside the sandbox and the catalog
     try:
-        await _start_parts(runtime, tracker, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
+        try:
+            await _start_parts(runtime, tracker, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git,
+                               submit_prompt=submit_prompt)
+        finally:
+            await _start_mcp(runtime, mcp_starting)
         chosen_model = runtime.model = await sdk_loading
         if not runtime.resumed:
             session, messages, usage = SessionLog.create(project, model=chosen_model), [], UsageTotals()
@@ -236,6 +279,7 @@ async def open_runtime(
     if watch:
         runtime.start_watching()
 
+    runtime.undo = await asyncio.to_thread(open_undo, runtime)
     if not wants_model:
         runtime.model_error = f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual tool runs work without one."
         return runtime
@@ -243,6 +287,23 @@ async def open_runtime(
                          max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
     runtime.agent = Agent(project=project, settings=settings, client=client, permissions=permissions, session=session,
                           sandbox=runtime.sandbox, catalog=runtime.catalog, recipes=runtime.recipes,
-                          messages=messages, usage=usage, changes=runtime.changes, watcher=runtime.watcher)
+                          messages=messages, usage=usage, changes=runtime.changes, watcher=runtime.watcher,
+                          tool_providers=_mcp_providers(runtime))
+    runtime.agent.recorder = runtime.undo
     tracker.done("model client")
     return runtime
+
+
+def open_undo(runtime: Runtime) -> UndoService | None:
+    """The undo service of the project, or None (with a problem noted) when it is not in a git work tree."""
+    checkpoints = Checkpoints.open(runtime.project.root)
+    if checkpoints is None:
+        runtime.problems.append("no git repository: turns are not checkpointed, so /undo, /rewind and /diff are unavailable")
+        return None
+    return UndoService(checkpoints, catalog=runtime.catalog, recipes=runtime.recipes)
+
+
+def _mcp_providers(runtime: Runtime) -> list[Any]:
+    from tui_agent.core.mcp.agent_tools import McpToolProvider
+
+    return [McpToolProvider(runtime.mcp)] if runtime.mcp is not None and runtime.mcp.connections else []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import re
 import tomllib
@@ -32,7 +33,6 @@ class Setting:
     choices: tuple[Any, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
-    nullable: bool = False
     attr: str = ""
     """The Settings field; by default the key with dots as underscores (`catalog_top_k`)."""
 
@@ -49,15 +49,24 @@ class Setting:
         return self.key.rpartition(".")[2]
 
 
-# To add a setting: one entry here and one field in Settings below (its default read from this table).
+# To add a setting: one entry here and one field in Settings below, its default read from this table
+# (`default("section.key")`; a list setting has a tuple default and its values become tuples). The README table
+# is regenerated with `tuiagent config --markdown` (tests/test_settings.py fails until it is).
 SETTINGS: tuple[Setting, ...] = (
-    Setting("model", str, None, "model id sent to the Messages API (default: a current Sonnet)", nullable=True),
+    Setting("model", str, None, "model id sent to the Messages API (default: a current Sonnet)"),
     Setting("permissions.mode", str, "ask", "ask before shell commands, writes and network; auto accepts edits; "
             "read-only refuses them", choices=("ask", "auto", "read-only"), attr="permission_mode"),
     Setting("sandbox.min_level", str, None, "refuse to run agent code below this isolation tier",
-            choices=("rlimits", "bubblewrap"), nullable=True),
+            choices=("rlimits", "bubblewrap")),
     Setting("sandbox.protected", list, (), "extra globs agent code may never write, on top of .git, .agent/, "
             "hooks, editor and shell config", attr="protected_globs"),
+    Setting("permissions.allow", list, (), "allow rules: calls they cover are not asked about, e.g. "
+            "`run_shell(pytest:*)` (prefix), `run_shell(make test)` (exact), `write_file` (the tool)",
+            attr="allow_rules"),
+    Setting("sandbox.env", list, (), "names of extra environment variables run_shell and agent code see "
+            "(secret-looking names, `*_TOKEN`, `*_KEY`, `*_SECRET`, passwords, are never passed)"),
+    Setting("sandbox.paths", list, (), "extra folders (absolute or `~/…`) agent code sees read-only; the home itself, "
+            "secrets, /tmp and other users' homes are refused"),
     Setting("catalog.token_budget", int, 2000, "tokens of catalog index carried in every system prompt",
             minimum=0, maximum=1_000_000),
     Setting("catalog.top_k", int, 40, "tools sent with a full schema; search_tools / call_tool reach the rest",
@@ -81,6 +90,9 @@ class Settings:
     permission_mode: str = default("permissions.mode")
     sandbox_min_level: str | None = default("sandbox.min_level")
     protected_globs: tuple[str, ...] = default("sandbox.protected")
+    allow_rules: tuple[str, ...] = default("permissions.allow")
+    sandbox_env: tuple[str, ...] = default("sandbox.env")
+    sandbox_paths: tuple[str, ...] = default("sandbox.paths")
     catalog_token_budget: int = default("catalog.token_budget")
     catalog_top_k: int = default("catalog.top_k")
     max_turns: int = default("agent.max_turns")
@@ -100,7 +112,7 @@ def describe_value(value: Any) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return "an infinite or NaN number"
     kind = {bool: "boolean", str: "string", int: "integer", float: "number"}.get(type(value), type(value).__name__)
-    return f"the {kind} {toml_literal(value)}"
+    return f"the {kind} {shown(value)}"
 
 
 def example(setting: Setting) -> str:
@@ -113,13 +125,19 @@ def example(setting: Setting) -> str:
 def toml_literal(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, str):  # a JSON string is a TOML basic string: every control character escaped
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(toml_literal(item) for item in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{key} = {toml_literal(item)}" for key, item in value.items()) + "}"
     return repr(value)
+
+
+def shown(value: Any) -> str:
+    """A value as an error message quotes it: TOML, one line, at most about 60 characters."""
+    text = toml_literal(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def type_ok(setting: Setting, value: Any) -> bool:
@@ -145,7 +163,7 @@ def check_value(setting: Setting, value: Any) -> str | None:
         return f"{setting.key} must be a finite number, not {value}; {fix}"
     if setting.choices and value not in setting.choices:
         allowed = ", ".join(toml_literal(choice) for choice in setting.choices)
-        return f"{setting.key} = {toml_literal(value)} is not allowed; use one of {allowed}"
+        return f"{setting.key} = {shown(value)} is not allowed; use one of {allowed}"
     if setting.minimum is not None and value < setting.minimum:
         return f"{setting.key} = {value} is below the minimum {number(setting.minimum)}; {fix}"
     if setting.maximum is not None and value > setting.maximum:
@@ -220,6 +238,9 @@ def settings_from_text(text: str, path: str = CONFIG_NAME) -> Settings:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise toml_error(exc, path, max(1, len(text.splitlines()))) from None
+    except ValueError as exc:  # tomllib's int(): a number longer than Python converts (4300 digits)
+        line = next((number for number, content in enumerate(text.splitlines(), 1) if re.search(r"\d{1000}", content)), None)
+        raise ConfigError(f"a number is too long ({exc}); write a shorter one", path=path, line=line) from None
     return settings_from_mapping(data, KeyLines(text), path)
 
 

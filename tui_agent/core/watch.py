@@ -191,13 +191,14 @@ class ProjectWatcher:
             await asyncio.sleep(0.05)
         probe.unlink(missing_ok=True)
 
-    async def settle(self, timeout_s: float = 30.0) -> None:
+    async def settle(self, timeout_s: float = 30.0, ready_timeout_s: float = 2.0) -> None:
         """Return once every file change made before this call has been handled (a probe written now has come
-        back through the watch); at once when the watcher is not running."""
+        back through the watch), or after `timeout_s`; at once when the watcher is not running. A watch that is not
+        live yet gets `ready_timeout_s` (what changed before it went live is re-checked when it does)."""
         if not self.running:
             return
         try:
-            await asyncio.wait_for(self.ready.wait(), timeout_s)
+            await asyncio.wait_for(self.ready.wait(), ready_timeout_s)
         except (TimeoutError, asyncio.TimeoutError):
             return
         name = f"{PROBE_PREFIX}-{os.getpid()}-{next(self._probe_ids)}"

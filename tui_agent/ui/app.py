@@ -26,6 +26,7 @@ from tui_agent.ui.diffs import warm_up_highlighting
 from tui_agent.ui.heap import freeze_long_lived, thaw
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
 from tui_agent.ui.slash_commands import SlashCommandsMixin
+from tui_agent.ui.slash_undo import UndoCommandsMixin
 from tui_agent.ui.turn import TurnMixin
 from tui_agent.ui.widgets.catalog_pane import CatalogPane
 from tui_agent.ui.widgets.conversation import Conversation
@@ -39,7 +40,7 @@ PANES = ("conversation", "catalog", "diff")
 ScreenResult = TypeVar("ScreenResult")
 
 
-class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, SlashCommandsMixin, App[int]):
+class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommandsMixin, SlashCommandsMixin, App[int]):
     """Three panes; every action goes through the runtime's core objects (catalog, agent, sandbox)."""
 
     CSS_PATH = "app.tcss"

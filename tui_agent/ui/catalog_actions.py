@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import work
 
+from tui_agent.core.versioning.store import VersionedStore
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
@@ -47,29 +48,30 @@ def run_confirmation(name: str, writes: bool, network: bool, arguments: dict[str
 
 
 class CatalogActionsMixin:
-    """Each action calls the same catalog (or recipe store) method the `tuiagent tools` CLI calls."""
+    """Each action calls the row's versioned store (`runtime.store(kind)`): the same verbs for tools and recipes."""
 
     def on_catalog_pane_action_requested(self: "TuiAgentApp", message: CatalogPane.ActionRequested) -> None:
         self.catalog_action(message.action, message.row)
 
-    def store_for(self: "TuiAgentApp", row: CatalogRow) -> Any:
-        if row.kind == "recipe":
-            return getattr(self.runtime, "recipes", None)
-        return getattr(self.runtime, "catalog", None)
-
-    def history_store_for(self: "TuiAgentApp", row: CatalogRow) -> Any:
-        """Where `history` and `diff` live: the catalog for tools, the recipe store for recipes."""
-        store = self.store_for(row)
-        return getattr(store, "store", store) if row.kind == "recipe" else store
+    def store_for(self: "TuiAgentApp", row: CatalogRow) -> VersionedStore:
+        """The versioned store of the row's kind: the same verbs for tools and recipes (catalog_action checked it)."""
+        store = self.runtime.store(row.kind)
+        assert store is not None
+        return store
 
     @work(group="catalog-action")
     async def catalog_action(self: "TuiAgentApp", action: str, row: CatalogRow) -> None:
         """Run one catalog action in a worker; errors become notifications, never crashes."""
-        if self.runtime is None or self.store_for(row) is None:
+        if self.runtime is None or self.runtime.store(row.kind) is None:
             self.notify("the catalog is still opening", severity="warning")
             return
         if action not in CATALOG_ACTIONS:
             self.notify(f"unknown catalog action {action}", severity="error")
+            return
+        if row.kind == "mcp":
+            detail = f": {row.error}" if row.error else ""
+            self.notify(f"{row.name} comes from an MCP server ({row.status}{detail}); {action} applies to catalog tools "
+                        "and recipes. The agent calls MCP tools, and run_python imports them.", severity="warning", timeout=8)
             return
         try:
             await getattr(self, f"catalog_{action}")(row)
@@ -80,12 +82,7 @@ class CatalogActionsMixin:
         self.schedule_catalog_refresh()
 
     async def catalog_view(self: "TuiAgentApp", row: CatalogRow) -> None:
-        store = self.store_for(row)
-        source = store.source(row.name) if hasattr(store, "source") else None
-        if source is None:
-            folder = "tools" if row.kind == "tool" else "recipes"
-            path = self.project_root / ".agent" / folder / f"{row.name}.{'py' if row.kind == 'tool' else 'toml'}"
-            source = path.read_text(encoding="utf-8") if path.exists() else None
+        source = self.store_for(row).source(row.name)
         if source is None:
             self.notify(f"no source for {row.name}", severity="error")
             return
@@ -94,7 +91,7 @@ class CatalogActionsMixin:
 
     async def catalog_run(self: "TuiAgentApp", row: CatalogRow) -> None:
         if row.kind == "recipe":
-            runs = await self.store_for(row).run_recipe(row.name)
+            runs = await self.runtime.recipes.run_recipe(row.name)
             for run in runs:
                 await self.add_notice(f"recipe {row.name}: {run.summary}", "info" if run.ok else "error")
             return
@@ -123,23 +120,24 @@ class CatalogActionsMixin:
         question = f"Prune {row.kind} [b]{row.name}[/b]?\n{calls} The file is deleted in a new commit; `restore` brings it back."
         if not await self.ask(ConfirmScreen(question, yes="Prune", no="Keep")):
             return
-        outcome = await self.store_for(row).prune(row.name)
-        self.notify(f"pruned {row.name}" + self._outcome_note(outcome))
+        change = await self.store_for(row).prune(row.name)
+        self.notify(f"pruned {row.name}" + change.note)
 
     async def catalog_revert(self: "TuiAgentApp", row: CatalogRow) -> None:
-        result = await self.store_for(row).revert(row.name)
-        self.notify(f"reverted {row.name} to its previous version" + self._outcome_note(result))
+        store = self.store_for(row)
+        change = await store.revert(row.name)
+        self.notify(f"reverted {row.name} to its previous version" + change.note)
         try:
-            self.diff_pane.show(f"{row.name}: reverted (the revert's changes)", self.history_store_for(row).diff(row.name), subject=row.name)
-        except Exception:
+            self.diff_pane.show(f"{row.name}: reverted (the revert's changes)", store.diff(row.name), subject=row.name)
+        except Exception:  # the revert is done; only its diff could not be shown
             pass
 
     async def catalog_restore(self: "TuiAgentApp", row: CatalogRow) -> None:
-        result = await self.store_for(row).restore(row.name)
-        self.notify(f"restored {row.name}" + self._outcome_note(result))
+        change = await self.store_for(row).restore(row.name)
+        self.notify(f"restored {row.name}" + change.note)
 
     async def catalog_history(self: "TuiAgentApp", row: CatalogRow) -> None:
-        store = self.history_store_for(row)
+        store = self.store_for(row)
         history = store.history(row.name)
         choices = [
             Choice(entry.rev, f"{entry.rev[:8]}  {str(entry.date)[:16].replace('T', ' ')}  {entry.message}{'  (deleted)' if entry.deleted else ''}")
@@ -174,11 +172,3 @@ class CatalogActionsMixin:
         """In the narrow layout the diff pane is a tab: switch to it."""
         if self.screen.has_class("-narrow"):
             self.action_show_pane("diff")
-
-    @staticmethod
-    def _outcome_note(outcome: Any) -> str:
-        committed = getattr(outcome, "committed", None)
-        if committed is False:
-            return f" (not committed: {getattr(outcome, 'message', '')})"
-        deferred = getattr(outcome, "deferred_reason", None)
-        return f" (commit deferred: {deferred})" if deferred else ""

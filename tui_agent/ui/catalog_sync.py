@@ -10,7 +10,8 @@ from textual import work
 
 from tui_agent.core.events import Event
 from tui_agent.core.versioning.branch import current_branch
-from tui_agent.ui.catalog_rows import CatalogRow, row_from_recipe, row_from_tool
+from tui_agent.ui.catalog_rows import CatalogRow
+from tui_agent.ui.mcp_rows import mcp_header, mcp_rows
 
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
@@ -18,14 +19,8 @@ if TYPE_CHECKING:
 
 def catalog_rows(runtime: Any) -> list[CatalogRow]:
     """Every tool and recipe of the runtime as rows (reads state.db for fresh usage counts)."""
-    rows: list[CatalogRow] = []
-    catalog = getattr(runtime, "catalog", None)
-    if catalog is not None:
-        rows.extend(row_from_tool(record) for record in catalog.tools())
-    recipes = getattr(runtime, "recipes", None)
-    records = getattr(recipes, "records", None) if recipes is not None else None
-    if records is not None:
-        rows.extend(row_from_recipe(record) for record in records())
+    rows = [item for store in runtime.stores() for item in store.items()]
+    rows.extend(mcp_rows(getattr(runtime, "mcp", None)))
     return rows
 
 
@@ -46,6 +41,16 @@ class CatalogSyncMixin:
         if recipes is not None:
             recipes.add_listener(self._on_recipe_event, changes=False)  # its tool calls and notices
         self.show_recipe_events()
+        mcp = getattr(self.runtime, "mcp", None)
+        if mcp is not None:  # a server dying or changing its tools: the pane and the header follow
+            mcp.add_listener(self._on_mcp_changed)
+
+    def _on_mcp_changed(self: "TuiAgentApp") -> None:
+        """MCP hub listener: may be called from the app's loop or from another thread."""
+        if self._thread_id == threading.get_ident():
+            self.schedule_catalog_refresh()
+        else:
+            self.call_from_thread(self.schedule_catalog_refresh)
 
     def _on_recipe_event(self: "TuiAgentApp", event: Event) -> None:
         """Listener of the change feed and of the recipe engine: shown in order, like the agent's events."""
@@ -96,6 +101,7 @@ class CatalogSyncMixin:
             self.apply_rows(catalog_rows(self.runtime))
 
     def apply_rows(self: "TuiAgentApp", rows: list[CatalogRow]) -> None:
+        self.header.mcp, self.header.mcp_failed = mcp_header(getattr(self.runtime, "mcp", None))
         pane = self.catalog_pane
         pane.set_rows(rows)
         self.catalog_refreshes += 1

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 class UICallbacks:
     """What the runtime needs from a person, answered by the app with modals, and the recipes' prompt hand-off."""
 
-    approve: Callable[[Any], Awaitable[bool]]
+    approve: Callable[[Any], Awaitable[Any]]
     ask_init_git: Callable[..., Awaitable[bool]]
     submit_prompt: Callable[[str], Awaitable[None]]
     progress: Callable[[tuple[str, ...]], None] | None = None

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 BUILTIN_COMMANDS: dict[str, str] = {
     "help": "show commands and keys",
     "tools": "list the catalog and focus the catalog pane",
-    "diff": "show the agent's edits to project files in the current turn",
-    "undo": "revert the last tool change made in this session",
+    "diff": "show the last turn's changes to project files, shell commands' included (/diff [TURN])",
+    "undo": "undo the last turn: the files it changed and the tools it authored",
+    "rewind": "undo an earlier turn and every later one (/rewind [TURN])",
+    "permissions": "list the allow rules and remove one (/permissions [remove RULE])",
     "model": "show the model, or switch with /model NAME",
     "cost": "show the session's tokens and cost (cache writes and reads at their prices)",
     "clear": "clear the conversation and start a new session",

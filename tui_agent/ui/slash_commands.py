@@ -21,7 +21,8 @@ Diff: m unified / side-by-side"""
 
 
 class SlashCommandsMixin:
-    """`/help /tools /diff /undo /model /clear /resume /recipes`, `/restore NAME`, and recipe `/name args` commands."""
+    """`/help /tools /model /clear /resume /recipes`, `/restore NAME`, and recipe `/name args` commands
+    (`/undo /rewind /diff /permissions` are in slash_undo.py)."""
 
     async def handle_input(self: "TuiAgentApp", text: str) -> None:
         """A submitted prompt: a slash command, or a turn for the agent."""
@@ -95,31 +96,6 @@ class SlashCommandsMixin:
                 lines.append("Slash commands from recipes: " + " ".join(f"/{name}" for name in commands))
             await self.add_notice("\n".join(lines))
         self.catalog_pane.query_one("#catalog-filter").value = "is:recipe"  # type: ignore[attr-defined]
-
-    async def slash_diff(self: "TuiAgentApp", args: str) -> None:
-        if await self.show_turn_edits():
-            self.reveal_diff()
-
-    async def slash_undo(self: "TuiAgentApp", args: str) -> None:
-        """Undo the last tool change of this session: revert it, or prune it if the session created it."""
-        if not self.session_changes:
-            await self.add_notice("Nothing to undo: no tool was authored in this session.")
-            return
-        kind, name, created = self.session_changes[-1]
-        store = self.runtime.catalog if kind == "tool" else getattr(self.runtime, "recipes", None)
-        try:
-            if created:
-                await store.prune(name)
-                message = f"Undid the creation of {kind} {name} (pruned in a new commit; /restore {name} brings it back)."
-            else:
-                await store.revert(name)
-                message = f"Reverted {kind} {name} to its previous version (a new commit)."
-        except Exception as exc:
-            await self.add_notice(f"/undo failed: {getattr(exc, 'message', None) or exc}", "error")
-            return
-        self.session_changes.pop()
-        await self.add_notice(message)
-        self.schedule_catalog_refresh()
 
     async def slash_restore(self: "TuiAgentApp", args: str) -> None:
         name = args.strip()

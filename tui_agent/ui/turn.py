@@ -24,7 +24,6 @@ from tui_agent.core.events import (
     Usage,
     UsageChanged,
 )
-from tui_agent.core.versioning.worktree_diff import TurnEdits
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.screens.approval import ApprovalScreen
@@ -42,8 +41,6 @@ class TurnMixin:
 
     def init_turn_state(self: "TuiAgentApp") -> None:
         self.turn_running = False
-        self.turn_edits = TurnEdits(self.project_root)
-        self.session_changes: list[tuple[str, str, bool]] = []  # (kind, name, created) of tools authored this session
         self.events_seen: list[Event] = []
         self.prompt_queue = PromptQueue()
 
@@ -99,10 +96,6 @@ class TurnMixin:
         conversation = self.conversation
         header = self.header
         await conversation.add(Entry("user", text=prompt))
-        try:
-            await self.turn_edits.start()
-        except Exception:  # a failing snapshot only disables /diff for this turn
-            self.turn_edits.before = None
         stream = agent.run_turn(prompt)
         try:
             async for event in stream:
@@ -152,7 +145,6 @@ class TurnMixin:
                 entry.authored = entry.authored or event.authored
                 conversation.refresh_tool(event.call_id)
         elif isinstance(event, ToolAuthored):
-            self.session_changes.append((event.kind, event.name, event.created))
             for entry in reversed(conversation.tool_entries()):
                 if entry.tool in ("create_tool", "create_recipe") and entry.arguments.get("name") == event.name:
                     entry.source = event.source
@@ -191,26 +183,11 @@ class TurnMixin:
         if cancel_running is not None:
             self.run_worker(cancel_running(), group="cancel")
 
-    async def approve(self: "TuiAgentApp", request: Any) -> bool:
+    async def approve(self: "TuiAgentApp", request: Any) -> Any:
         """The approval callback given to the runtime: a modal showing the exact command or diff."""
         if self.options.approve_all:
             return True
-        screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail))
-        return bool(await self.ask(screen))
-
-    async def show_turn_edits(self: "TuiAgentApp", *, announce: bool = False) -> bool:
-        """Put the agent's edits to project files in this turn in the diff pane; False when there are none."""
-        try:
-            diff = await self.turn_edits.diff()
-        except Exception as exc:
-            self.notify(f"could not compute this turn's edits: {exc}", severity="error")
-            return False
-        if not diff:
-            if not announce:
-                self.notify("No edits to project files in this turn." if diff is not None else "No turn yet (or no git repository).")
-            return False
-        self.diff_pane.show("This turn's edits to project files", diff, subject="turn")
-        if announce:
-            files = sum(1 for line in diff.splitlines() if line.startswith("diff --git"))
-            await self.add_notice(f"The agent edited {files} project file(s) in this turn: see the diff pane (/diff).")
-        return True
+        screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail),
+                                subject=getattr(request, "subject", None), protected=bool(getattr(request, "protected", False)))
+        answer = await self.ask(screen)
+        return answer if answer is not None else False

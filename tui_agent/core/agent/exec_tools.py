@@ -55,11 +55,20 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     timeout = optional_int(args, "timeout", DEFAULT_SHELL_TIMEOUT_S) or DEFAULT_SHELL_TIMEOUT_S
     if not 1 <= timeout <= MAX_SHELL_TIMEOUT_S:
         raise ToolFailure(f"`timeout` must be between 1 and {MAX_SHELL_TIMEOUT_S} seconds")
+    network = args.get("network", False)
+    if not isinstance(network, bool):
+        raise ToolFailure("`network` must be true or false")
     sandbox = _sandbox(ctx)
-    await ctx.require_approval(ApprovalRequest("shell", "run_shell", f"run `{command[:80]}`", command))
+    if network:
+        request = ApprovalRequest("network", "run_shell", f"run `{command[:80]}` WITH NETWORK ACCESS", command,
+                                  subject=command)
+    else:
+        request = ApprovalRequest("shell", "run_shell", f"run `{command[:80]}` (no network)", command,
+                                  subject=command)
+    await ctx.require_approval(request)
     from tui_agent.core.sandbox.policy import SandboxPolicy
 
-    policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000)
+    policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=network)
     result = await sandbox.run_python(shell_snippet(command, timeout), policy=policy)
     if not result.ok or not isinstance(result.value, dict):
         return format_run_result(result)
@@ -104,8 +113,11 @@ async def run_python(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 EXEC_TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool(
         "run_shell",
-        "Run a shell command in the project folder inside the sandbox (no network, resource limits). Returns the exit code and output. May need the user's approval.",
-        schema({"command": {"type": "string"}, "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_SHELL_TIMEOUT_S, "description": "seconds (default 120)"}}, ["command"]),
+        "Run a shell command in the project folder inside the sandbox, with the project's toolchain (its virtualenv, "
+        "the user's PATH) and resource limits. The network is off unless you pass network: true (the user is told). "
+        "Returns the exit code and output. May need the user's approval.",
+        schema({"command": {"type": "string"}, "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_SHELL_TIMEOUT_S, "description": "seconds (default 120)"},
+                "network": {"type": "boolean", "description": "allow network access for this command (default false)"}}, ["command"]),
         run_shell,
     ),
     BuiltinTool(

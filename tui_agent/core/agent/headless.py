@@ -57,6 +57,7 @@ class HeadlessPrinter:
         self.out = stdout
         self.err = stderr
         self.tool_calls: list[dict[str, Any]] = []
+        self.denials: list[dict[str, Any]] = []
         self.final_text = ""
         self.error: TurnFailed | None = None
         self.finished = False
@@ -110,6 +111,9 @@ class HeadlessPrinter:
             for call in self.tool_calls:
                 if call["id"] == event.call_id:
                     call.update(is_error=event.is_error, duration_ms=round(event.duration_ms, 1))
+        elif isinstance(event, ApprovalDenied):
+            call = next((c for c in self.tool_calls if c["id"] == event.call_id), None)
+            self.denials.append({"tool_name": event.name, "tool_use_id": event.call_id, "tool_input": call["input"] if call else {}})
         elif isinstance(event, Usage):
             self._last_usage = event
         elif isinstance(event, TurnFinished):
@@ -164,7 +168,7 @@ class HeadlessPrinter:
                 "type": "result", "subtype": subtype, "is_error": not ok,
                 "duration_ms": round((time.monotonic() - self._started) * 1000),
                 "num_turns": run_usage.requests, "result": self.final_text, "session_id": session_id,
-                "total_cost_usd": round(run_usage.cost_usd, 6), "usage": api_usage(run_usage),
+                "total_cost_usd": round(run_usage.cost_usd, 6), "usage": api_usage(run_usage), "permission_denials": self.denials,
                 "model": model, "error": self.error.message if self.error else None,
                 "error_kind": self.error.kind if self.error else None, "tool_calls": self.tool_calls,
                 "session_usage": session_usage.to_dict(), "edited_files": edited_files,

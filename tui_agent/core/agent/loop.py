@@ -9,8 +9,8 @@ import json
 import sqlite3
 import time
 import traceback
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from typing import Any, Protocol
 
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
@@ -19,6 +19,7 @@ from tui_agent.core.agent.history import request_messages
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
+from tui_agent.core.agent.providers import ToolProvider, with_provided_tools
 from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
@@ -29,6 +30,15 @@ from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import Model
 from tui_agent.core.tending.suggestions import SuggestionBook
 from tui_agent.core.watch import ProjectWatcher
+
+
+class TurnRecorder(Protocol):
+    """Told when a turn begins and ends, and of each of its events (core/undo/service.py)."""
+
+    async def begin(self, session: SessionLog, prompt: str) -> None: ...
+    def observe(self, event: Event) -> None: ...
+    async def end(self, session: SessionLog) -> None: ...
+
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
 REPEATED_FAILURE_LIMIT = 3
@@ -57,6 +67,7 @@ class Agent:
         context_limit_tokens: int = CONTEXT_LIMIT_TOKENS,
         changes: ChangeFeed | None = None,
         watcher: ProjectWatcher | None = None,
+        tool_providers: list[ToolProvider] | None = None,
     ) -> None:
         self.project = project
         self.settings = settings
@@ -73,11 +84,15 @@ class Agent:
         self.watcher = watcher  # before each request, wait until the files changed so far have been handled
         self.builtins: dict[str, BuiltinTool] = builtin_tools(has_sandbox=sandbox is not None, has_catalog=catalog is not None, has_recipes=recipes is not None)
         self.authored_names: list[str] = []  # tools authored in this session, newest last
-        self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
+        self.recorder: TurnRecorder | None = None
+        """Records a checkpoint of the work tree before and after each turn (the undo service), when git is there."""
         self.plan = PromptPlan()  # the cache-stable system prompt and tools of this conversation
         self._plan_messages: list[dict[str, Any]] | None = None  # the conversation the plan was frozen for
         self._previous_end: tuple[int, int] | None = None  # where the last request's messages ended (a breakpoint)
-        self._unlogged_prompt: dict[str, Any] | None = None  # the prompt block, written to the session once answered
+        self._unlogged_prompt: tuple[int, int] | None = None  # where this turn's prompt sits, until the session has it
+        self._told_before_prompt: tuple[dict[str, tuple[str, str]], str] | None = None
+        self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
+        self.tool_providers: list[ToolProvider] = list(tool_providers or [])  # e.g. MCP servers' tools
 
     @property
     def model(self) -> str:
@@ -97,6 +112,10 @@ class Agent:
         self.plan.reset()
         self.session.append({"type": "clear", "time": time.time()})
 
+    def add_note(self, text: str) -> None:
+        """Tell the model something with the next request (e.g. that the person undid its last turn)."""
+        self._add_user_content([{"type": "text", "text": text}])
+
     # ------------------------------------------------------------------ requests
 
     def _ranked_entries(self) -> list[CatalogEntry] | None:
@@ -111,17 +130,20 @@ class Agent:
             self._plan_messages = self.messages if self.messages else None
             self._previous_end = None
         assert self.plan.system is not None
-        return list(self.plan.system), self.plan.tools(self.builtins, ranked or [], self.authored_names)
+        return list(self.plan.system), with_provided_tools(self.plan.tools(self.builtins, ranked or [], self.authored_names),
+                                                      self.tool_providers)
 
     def _announce_changes(self) -> None:
         """Tell the model what changed in the catalog (or the permission mode) since it was told, in the conversation."""
         if not self.plan.frozen or self._plan_messages is not self.messages or not self.messages:
             return
+        if self._unlogged_prompt is not None:  # if this prompt is taken back, so is the note: the model was not told
+            self._told_before_prompt = (dict(self.plan.told), self.plan.mode)
         note = self.plan.changes(self._ranked_entries(), self.permissions.mode)
         if note and self.messages[-1]["role"] == "user":
             block = {"type": "text", "text": note}
             self.messages[-1]["content"].append(block)
-            if self._unlogged_prompt is None:
+            if self._unlogged_prompt is None:  # else it is written with the prompt it follows
                 self.session.append_message({"role": "user", "content": [block]})
 
     def _record_message(self, message: dict[str, Any]) -> None:
@@ -138,6 +160,36 @@ class Agent:
         else:
             self._record_message({"role": "user", "content": blocks})
 
+    def _begin_prompt(self, prompt: str) -> None:
+        """Add the prompt to the conversation; it is written to the session once the model answers (or the turn is cancelled)."""
+        blocks = [{"type": "text", "text": prompt}, *self._suggestion_blocks(turn_running=False)]
+        if self.messages and self.messages[-1]["role"] == "user":
+            self.messages[-1]["content"].extend(blocks)
+        else:
+            self.messages.append({"role": "user", "content": blocks})
+        self._unlogged_prompt = (len(self.messages) - 1, len(self.messages[-1]["content"]) - len(blocks))
+
+    def _log_prompt(self) -> None:
+        """Write the prompt (and any note that followed it) to the session."""
+        self._told_before_prompt = None
+        if self._unlogged_prompt is not None:
+            (index, position), self._unlogged_prompt = self._unlogged_prompt, None
+            self.session.append_message({"role": "user", "content": self.messages[index]["content"][position:]})
+
+    def _fail_turn(self, failed: TurnFailed, prompt: str) -> TurnFailed:
+        """Leave a valid history after a failed request: take an unanswered prompt back, or close the answered turn."""
+        if self._unlogged_prompt is not None:  # the model never answered: the prompt leaves the conversation
+            (index, position), self._unlogged_prompt = self._unlogged_prompt, None
+            del self.messages[index]["content"][position:]
+            if not self.messages[index]["content"]:
+                del self.messages[index]
+            if self._told_before_prompt is not None:
+                self.plan.told, self.plan.mode = self._told_before_prompt
+            return dataclasses.replace(failed, prompt=prompt, message=f"{failed.message} (the prompt was not kept: edit it and send it again)")
+        if self.messages and self.messages[-1]["role"] == "user":
+            self._record_message({"role": "assistant", "content": [{"type": "text", "text": f"[this turn stopped on an error: {failed.message}]"}]})
+        return failed
+
     def _suggestion_blocks(self, turn_running: bool) -> list[dict[str, Any]]:
         """Repeated call chains not offered before, as one note for the next request (offered once)."""
         if self.suggestions is None:
@@ -148,53 +200,31 @@ class Agent:
             return []
         return [{"type": "text", "text": note}] if note else []
 
-    def _begin_prompt(self, prompt: str) -> tuple[int, int]:
-        """Add the prompt to the conversation (written to the session once the model answers); where it went."""
-        block = {"type": "text", "text": prompt}
-        notes = self._suggestion_blocks(turn_running=False)
-        if self.messages and self.messages[-1]["role"] == "user":
-            self.messages[-1]["content"].extend([block, *notes])
-        else:
-            self.messages.append({"role": "user", "content": [block, *notes]})
-        self._unlogged_prompt = block
-        return len(self.messages) - 1, len(self.messages[-1]["content"]) - 1
-
-    def _log_prompt(self) -> None:
-        if self._unlogged_prompt is not None:
-            block, self._unlogged_prompt = self._unlogged_prompt, None
-            self.session.append_message({"role": "user", "content": [block]})
-
-    def _fail_turn(self, failed: TurnFailed, prompt: str, where: tuple[int, int]) -> TurnFailed:
-        """Leave a valid history after a failed request: take an unanswered prompt back, or close the answered turn."""
-        if self._unlogged_prompt is not None:  # the model never answered: the prompt leaves the conversation
-            self._unlogged_prompt = None
-            index, position = where
-            del self.messages[index]["content"][position:]
-            if not self.messages[index]["content"]:
-                del self.messages[index]
-            return dataclasses.replace(failed, prompt=prompt)
-        if self.messages and self.messages[-1]["role"] == "user":
-            self._record_message({"role": "assistant", "content": [{"type": "text", "text": f"[this turn stopped on an error: {failed.message}]"}]})
-        return failed
-
     # ------------------------------------------------------------------ the turn
 
     async def run_turn(self, prompt: str) -> AsyncIterator[Event]:
         """Run one user prompt to the end, yielding every event (and appending each to the session file)."""
+        recorder = self.recorder
+        if recorder is not None:
+            await recorder.begin(self.session, prompt)
         inner = self._turn(prompt)
         try:
             async for event in inner:
                 self.session.append_event(event)
+                if recorder is not None:
+                    recorder.observe(event)
                 yield event
         finally:
             await inner.aclose()
+            if recorder is not None:
+                await recorder.end(self.session)
 
-    async def _turn(self, prompt: str) -> AsyncIterator[Event]:
+    async def _turn(self, prompt: str) -> AsyncGenerator[Event, None]:
         yield TurnStarted(prompt=prompt, session_id=self.session_id)
         if not prompt.strip():
             yield TurnFailed("the prompt is empty: type something to send", kind="empty_prompt", prompt=prompt)
             return
-        where = self._begin_prompt(prompt)
+        self._begin_prompt(prompt)
         failures: dict[str, int] = {}
         partial_text: list[str] = []
         pending_calls: list[dict[str, Any]] = []
@@ -215,7 +245,7 @@ class Agent:
                         yield item
                 if reply is None:
                     assert failed is not None
-                    yield self._fail_turn(failed, prompt, where)
+                    yield self._fail_turn(failed, prompt)
                     return
                 partial_text.clear()
                 self._log_prompt()
@@ -237,12 +267,7 @@ class Agent:
                             yield event
                     assert output is not None
                     answered.append(_result_block(call["id"], output))
-                    if output.is_error:
-                        key = call["name"] + json.dumps(call.get("input"), sort_keys=True, default=str)
-                        failures[key] = failures.get(key, 0) + 1
-                        if failures[key] >= REPEATED_FAILURE_LIMIT:
-                            stop_message = (f"stopped: {call['name']} failed {REPEATED_FAILURE_LIMIT} times with the same input; "
-                                            f"last error: {output.text[:300]}")
+                    stop_message = _count_failure(failures, call, output) or stop_message
                 pending_calls = []
                 self._add_user_content(answered)
                 if stop_message:
@@ -273,6 +298,9 @@ class Agent:
         async for event in self._sync_catalog():
             yield event
         self._announce_changes()
+        for provider in self.tool_providers:
+            for event in await provider.prepare():
+                yield event
         while True:
             system, tools = self.build_request()
             if compactions == 0 and request_tokens(system, tools, self.messages) > self.context_limit_tokens * COMPACT_AT:
@@ -297,7 +325,7 @@ class Agent:
                     if count:
                         yield Notice(f"{error.message}: shortened {count} old tool results and retrying", "warning")
                         continue
-                    yield TurnFailed(f"{error.message}; nothing left to shorten: start a new conversation (/clear)", kind=error.kind)
+                    yield TurnFailed(f"{error.message}; nothing older to shorten: shorten the prompt, or start a new conversation (/clear)", kind=error.kind)
                     return
                 yield TurnFailed(error.message, kind=error.kind, details={"status": error.status, "base_url": self.client.base_url})
                 return
@@ -323,8 +351,9 @@ class Agent:
 
     async def _call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
         name, call_id = call["name"], call["id"]
-        arguments = call.get("input") if isinstance(call.get("input"), dict) else {}
-        authored = name not in self.builtins
+        raw_input = call.get("input")
+        arguments: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+        authored = name not in self.builtins and not any(provider.handles(name) for provider in self.tool_providers)
         yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
         context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
         started = time.perf_counter()
@@ -373,7 +402,21 @@ class Agent:
             return result if isinstance(result, ToolOutput) else ToolOutput(str(result))
         if self.catalog is not None and self.catalog.get(name) is not None:
             return await call_catalog_tool(context, name, arguments)
+        for provider in self.tool_providers:
+            if provider.handles(name):
+                return await provider.call(context, name, arguments)
         raise ToolFailure(f"there is no tool named {name!r}; use search_tools to find catalog tools, or call_tool {{name, args}}")
+
+
+def _count_failure(failures: dict[str, int], call: dict[str, Any], output: ToolOutput) -> str:
+    """Count a failed call by name and input; the reason to stop once the same call failed too often, else ""."""
+    if not output.is_error:
+        return ""
+    key = call["name"] + json.dumps(call.get("input"), sort_keys=True, default=str)
+    failures[key] = failures.get(key, 0) + 1
+    if failures[key] < REPEATED_FAILURE_LIMIT:
+        return ""
+    return f"stopped: {call['name']} failed {REPEATED_FAILURE_LIMIT} times with the same input; last error: {output.text[:300]}"
 
 
 def _result_block(call_id: str, output: ToolOutput) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tui_agent.core.agent.pricing import RequestUsage, default_model, request_usage
 from tui_agent.core.agent.streamreply import AssembledReply, ReplyAssembler, StreamCut
@@ -71,7 +71,7 @@ def configuration_hint() -> str:
 
 
 class ModelClient:
-    """Streams assistant messages; retries 408/409/429/5xx/529 and mid-stream errors itself, with backoff."""
+    """Streams assistant messages; retries 408/409/429/5xx/529, mid-stream errors and cut streams itself, with backoff."""
 
     def __init__(
         self,
@@ -102,8 +102,6 @@ class ModelClient:
         self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]]
     ) -> AsyncIterator[Event | ModelReply]:
         """Yield TextDelta and Notice events as they arrive, then the final ModelReply; raise ModelError."""
-        import httpx2  # the SDK's transport, loaded with it
-
         anthropic = sdk()
         shown = ""  # text already shown to the person in this request, across attempts
         attempt = 0
@@ -112,7 +110,8 @@ class ModelClient:
             try:
                 assembler = ReplyAssembler()
                 stream = await self._client.messages.create(
-                    model=self.model, max_tokens=self.max_tokens, system=system, tools=tools, messages=messages, stream=True
+                    model=self.model, max_tokens=self.max_tokens, stream=True,
+                    system=cast(Any, system), tools=cast(Any, tools), messages=cast(Any, messages),
                 )
                 try:
                     async for event in stream:
@@ -134,7 +133,9 @@ class ModelClient:
             except anthropic.APIConnectionError as error:
                 failure = self._connection_error(error)
                 delay = self.retry_base_delay_s * (2**attempt)
-            except (StreamCut, httpx2.TransportError) as error:
+            except Exception as error:
+                if not isinstance(error, StreamCut) and not _is_transport_error(error):
+                    raise
                 failure = ModelError("interrupted", f"the model's reply was cut off before it was complete ({error})")
                 delay = self.retry_base_delay_s * (2**attempt)
             retries = min(self.max_retries, CONNECTION_RETRIES) if failure.kind == "connection" else self.max_retries
@@ -197,8 +198,13 @@ class ModelClient:
                 return min(float(headers["retry-after"]), MAX_RETRY_AFTER_S)
         except ValueError:  # an unparseable retry-after header: fall back to our own backoff
             pass
-        backoff = self.retry_base_delay_s * (2**attempt)
+        backoff = float(self.retry_base_delay_s * (2**attempt))
         return min(backoff + random.uniform(0, backoff / 4), MAX_RETRY_AFTER_S)
+
+
+def _is_transport_error(error: BaseException) -> bool:
+    """An error of the SDK's HTTP layer (httpx, or httpx2 in newer SDKs) raised while a stream was being read."""
+    return type(error).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2")
 
 
 def _error_message(error: anthropic.APIStatusError) -> str:

@@ -1,14 +1,19 @@
-"""Permission modes (ask, auto, read-only), approval requests, and the injected approval callback."""
+"""Permission modes (ask, auto, read-only), allow rules, approval requests, and the injected approval callback."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+from tui_agent.core.agent.permission_rules import Rule, RuleError, parse_rule
+
+if TYPE_CHECKING:
+    from tui_agent.core.project import Project
 
 PermissionMode = Literal["ask", "auto", "read-only"]
 PERMISSION_MODES: tuple[str, ...] = ("ask", "auto", "read-only")
-ApprovalKind = Literal["shell", "write", "network"]
+ApprovalKind = Literal["shell", "write", "network", "mcp"]  # mcp: a tool of a configured MCP server
 
 
 @dataclass(frozen=True)
@@ -19,11 +24,26 @@ class ApprovalRequest:
     tool: str
     summary: str
     detail: str
+    subject: str | None = None
+    """What command patterns of allow rules match (run_shell's command); None: only a tool-wide rule applies."""
     protected: bool = False
-    """A write to a protected path (.agent/, .git, editor and shell files...): asked even in auto mode."""
+    """A write to a protected path (.agent/, .git, editor and shell files...): asked even in auto mode, and no allow
+    rule covers it (`.agent/config.toml` holds the rules)."""
 
 
-ApprovalCallback = Callable[[ApprovalRequest], Awaitable[bool]]
+RuleScope = Literal["session", "project"]
+
+
+@dataclass(frozen=True)
+class ApprovalAnswer:
+    """A person's answer: allowed or not, and optionally a rule to remember for the session or the project."""
+
+    allowed: bool
+    rule: str | None = None
+    scope: RuleScope = "session"
+
+
+ApprovalCallback = Callable[[ApprovalRequest], Awaitable["bool | ApprovalAnswer"]]
 
 
 @dataclass(frozen=True)
@@ -33,6 +53,8 @@ class Decision:
     allowed: bool
     reason: str = ""
     asked: bool = False
+    note: str = ""
+    """Something the person should know (a rule was saved, or could not be)."""
 
 
 async def deny_all(request: ApprovalRequest) -> bool:
@@ -46,41 +68,106 @@ async def approve_all(request: ApprovalRequest) -> bool:
 
 
 def flag_approver(*, yes: bool = False, allowed_tools: Iterable[str] = ()) -> ApprovalCallback:
-    """The headless approval callback: `--yes` accepts all, `--allow TOOL` accepts that tool, the rest is denied."""
-    allowed = frozenset(allowed_tools)
+    """The headless approval callback: `--yes` accepts all, `--allow RULE` accepts what the rule covers, the rest is denied."""
+    rules = [parse_rule(text) for text in allowed_tools]
 
     async def approve(request: ApprovalRequest) -> bool:
-        return yes or request.tool in allowed
+        covered = any(rule.matches(request.tool, request.subject, request.kind == "network") for rule in rules)
+        return yes or (covered and not request.protected)
 
     return approve
 
 
 class Permissions:
-    """Decides, per mode, whether a shell command, a write outside `.agent/` or a network tool may run."""
+    """Decides, per mode and allow rule, whether a shell command, a write outside `.agent/` or a network call may run.
 
-    def __init__(self, mode: str, approve: ApprovalCallback, *, allowed_tools: Iterable[str] = (), denial_hint: str = "") -> None:
+    Rules come from the command line (`--allow`), the project (`[permissions] allow` in .agent/config.toml) and the
+    session (answers in the approval modal); `problems` lists project rules that could not be read.
+    """
+
+    def __init__(self, mode: str, approve: ApprovalCallback, *, allowed_tools: Iterable[str] = (), denial_hint: str = "",
+                 project: "Project | None" = None, project_rules: Iterable[str] = ()) -> None:
         if mode not in PERMISSION_MODES:
             raise ValueError(f"permission mode must be one of {', '.join(PERMISSION_MODES)}, not {mode!r}")
         self.mode: str = mode
         self._approve = approve
-        self._allowed_tools = set(allowed_tools)
         self.denial_hint = denial_hint
+        self.project = project
+        self.problems: list[str] = []
+        self._rules: dict[str, tuple[Rule, str]] = {}
+        for text in project_rules:
+            try:
+                self._add(parse_rule(text), "project")
+            except RuleError as error:
+                self.problems.append(f".agent/config.toml permissions.allow: {error}")
+        for text in allowed_tools:
+            self._add(parse_rule(text), "command line")  # RuleError: the caller reports the bad flag
+
+    def _add(self, rule: Rule, source: str) -> None:
+        self._rules.setdefault(rule.text, (rule, source))
+
+    def rules(self) -> list[tuple[str, str]]:
+        """(rule, source) for every allow rule in force; source is "project", "session" or "command line"."""
+        return [(text, source) for text, (_rule, source) in self._rules.items()]
+
+    def add_rule(self, text: str, scope: RuleScope = "session") -> str:
+        """Remember a rule for the session, or save it in .agent/config.toml too; returns what happened, in words."""
+        rule = parse_rule(text)
+        if scope == "project" and self.project is not None:
+            from tui_agent.core.agent.allow_config import save_rule
+
+            save_rule(self.project, rule.text)
+            self._rules[rule.text] = (rule, "project")
+            return f"saved allow rule {rule.text} in .agent/config.toml"
+        self._add(rule, "session")
+        return f"allowing {rule.text} for this session"
+
+    def remove_rule(self, text: str) -> str:
+        """Forget a rule (and take a project rule out of .agent/config.toml)."""
+        found = self._rules.pop(text, None)
+        if found is None:
+            raise RuleError(f"no allow rule {text!r}; /permissions lists them")
+        if found[1] == "project" and self.project is not None:
+            from tui_agent.core.agent.allow_config import remove_rule
+
+            remove_rule(self.project, text)
+            return f"removed {text} from .agent/config.toml"
+        return f"removed {text} ({found[1]})"
+
+    def allow_tool(self, name: str) -> None:
+        """Approve every further call of `name` in this session without asking (an MCP tool after its first call)."""
+        self._allowed_tools.add(name)
 
     def set_mode(self, mode: str) -> None:
         if mode not in PERMISSION_MODES:
             raise ValueError(f"permission mode must be one of {', '.join(PERMISSION_MODES)}, not {mode!r}")
         self.mode = mode
 
+    def covered_by_rule(self, request: ApprovalRequest) -> bool:
+        network = request.kind == "network"
+        return any(rule.matches(request.tool, request.subject, network) for rule, _source in self._rules.values())
+
     async def check(self, request: ApprovalRequest) -> Decision:
-        """Allow, refuse or ask the injected callback, according to the mode."""
+        """Allow, refuse or ask the injected callback, according to the mode and the rules."""
         if self.mode == "read-only":
             return Decision(False, f"refused: the session is in read-only mode ({request.kind} not allowed)")
-        if request.tool in self._allowed_tools and not request.protected:
-            return Decision(True)
-        if self.mode == "auto" and request.kind == "write" and not request.protected:
-            return Decision(True)
-        approved = await self._approve(request)
-        if approved:
-            return Decision(True, asked=True)
+        if not request.protected:
+            if self.covered_by_rule(request):
+                return Decision(True)
+            if self.mode == "auto" and request.kind == "write":
+                return Decision(True)
+        answer = await self._approve(request)
+        allowed = answer.allowed if isinstance(answer, ApprovalAnswer) else bool(answer)
+        if allowed:
+            note = self._learn(answer) if isinstance(answer, ApprovalAnswer) and not request.protected else ""
+            return Decision(True, asked=True, note=note)
         hint = f" {self.denial_hint}" if self.denial_hint else ""
         return Decision(False, f"denied: the user did not approve this {request.kind} call ({request.summary}).{hint}", asked=True)
+
+    def _learn(self, answer: ApprovalAnswer) -> str:
+        if not answer.rule:
+            return ""
+        try:
+            return self.add_rule(answer.rule, answer.scope)
+        except (RuleError, ValueError, OSError) as error:  # ConfigError is a ValueError; the call itself was approved
+            return f"could not save the allow rule {answer.rule}: {error}"

@@ -1,13 +1,11 @@
-"""The system prompt (how to work, when to author a tool, the catalog index within a token budget) and the `tools` array."""
+"""The system prompt (how to work, when to author a tool, the catalog index within a token budget) and catalog ranking."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tui_agent.core.agent.toolbase import BuiltinTool
 
 CHARS_PER_TOKEN = 4
 CACHE = {"type": "ephemeral"}
@@ -120,13 +118,3 @@ def system_blocks(*, root: str, mode: str, index: str, extra: str = "") -> list[
     text = INSTRUCTIONS.format(root=root, mode=mode) + "\n" + index + (f"\n\n{extra}" if extra else "")
     return [{"type": "text", "text": text, "cache_control": dict(CACHE)}]
 
-
-def tools_array(builtins: dict[str, BuiltinTool], ranked: Sequence[CatalogEntry], top_k: int) -> list[dict[str, Any]]:
-    """Built-ins, then the top K callable catalog tools as full schemas (sorted by name), cache_control on the last."""
-    tools = [tool.to_api() for tool in builtins.values()]
-    callable_entries = [entry for entry in ranked if entry.api is not None and entry.name not in builtins]
-    chosen = sorted(callable_entries[:top_k], key=lambda entry: entry.name)
-    tools.extend(copy.deepcopy(entry.api) for entry in chosen if entry.api is not None)
-    if tools:
-        tools[-1]["cache_control"] = dict(CACHE)
-    return tools

@@ -13,6 +13,7 @@ so any byte that changes early costs everything after it. Hence:
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,16 @@ from tui_agent.core.agent.prompt import CACHE, CatalogEntry, catalog_index, syst
 from tui_agent.core.agent.toolbase import BuiltinTool
 
 NO_CATALOG = "The tool catalog is not available in this session."
+MAX_NOTE_LINES = 20  # a catalog rewritten wholesale (a git pull) is summed up, not listed
+API_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the Messages API refuses the whole request otherwise
+
+
+def sendable(definition: dict[str, Any] | None) -> bool:
+    """True when the API would accept this tool definition (a bad one would make every request fail)."""
+    if not definition or not API_TOOL_NAME.fullmatch(str(definition.get("name", ""))):
+        return False
+    schema = definition.get("input_schema")
+    return isinstance(schema, dict) and schema.get("type") == "object"
 
 
 @dataclass
@@ -46,7 +57,7 @@ class PromptPlan:
         entries = list(ranked or [])
         index = catalog_index(entries, budget) if ranked is not None else NO_CATALOG
         self.system = system_blocks(root=root, mode=mode, index=index)
-        callable_entries = [entry for entry in entries if entry.api is not None and entry.name not in builtins]
+        callable_entries = [entry for entry in entries if sendable(entry.api) and entry.name not in builtins]
         self.tool_order = sorted(entry.name for entry in callable_entries[:top_k])
         self.told = {entry.name: (entry.summary, entry.status) for entry in entries}
         self.known = {entry.name for entry in entries}
@@ -55,14 +66,14 @@ class PromptPlan:
     def tools(self, builtins: Mapping[str, BuiltinTool], entries: Sequence[CatalogEntry], authored: Sequence[str]) -> list[dict[str, Any]]:
         """Built-ins, the frozen catalog tools, then tools authored or added since (each with its current definition)."""
         by_name = {entry.name: entry for entry in entries}
-        added = sorted(name for name, entry in by_name.items() if name not in self.known and entry.api is not None)
+        added = sorted(name for name, entry in by_name.items() if name not in self.known and sendable(entry.api))
         for name in [*added, *authored]:
             if name not in self.tool_order and name not in builtins:
                 self.tool_order.append(name)
         tools = [tool.to_api() for tool in builtins.values()]
         for name in self.tool_order:
             entry = by_name.get(name)
-            if entry is not None and entry.api is not None:
+            if entry is not None and entry.api is not None and sendable(entry.api):
                 tools.append(copy.deepcopy(entry.api))
         if tools:
             tools[-1]["cache_control"] = dict(CACHE)
@@ -81,6 +92,8 @@ class PromptPlan:
                 if now[name] != self.told[name]:
                     lines.append(f"- {name} changed: {_describe(now[name])}")
             self.told = now
+        if len(lines) > MAX_NOTE_LINES:
+            lines = lines[:MAX_NOTE_LINES] + [f"- ... and {len(lines) - MAX_NOTE_LINES} more changes: use search_tools to find tools"]
         note = ""
         if lines:
             note = ("[catalog update] The tool catalog changed since the index in the system prompt:\n" + "\n".join(lines)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
-from tui_agent.core.events import ApprovalDenied, Event
+from tui_agent.core.events import ApprovalDenied, Event, Notice
 from tui_agent.core.project import Project
 
 if TYPE_CHECKING:
@@ -49,6 +49,8 @@ class ToolContext:
         if not decision.allowed:
             self.events.append(ApprovalDenied(self.call_id, self.tool_name, decision.reason))
             raise ToolFailure(decision.reason)
+        if decision.note:
+            self.events.append(Notice(decision.note))
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolOutput | str]]

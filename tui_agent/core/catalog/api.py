@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -21,6 +20,7 @@ from tui_agent.core.catalog.reports import build_drift_report, check_arguments, 
 from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
+from tui_agent.core.versioning.store import Change
 from tui_agent.core.catalog.untrusted import intact_copy
 from tui_agent.core.versioning.versions import diff_since, revert_target
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
@@ -31,7 +31,6 @@ from tui_agent.core.sandbox.policy import RunResult, SandboxPolicy
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
 
-log = logging.getLogger(__name__)
 AskInitGit = Callable[[Project], "bool | Awaitable[bool]"]
 
 
@@ -185,6 +184,9 @@ class Catalog:
     # mutations -------------------------------------------------------------------
     async def save_tool(self, name: str, source: str, *, author: str = "agent") -> ToolRecord:
         """Create or update a tool through the whole pipeline; raises PipelineError, leaving everything as it was."""
+        return self._record_of(await self.save_change(name, source, author=author))
+
+    async def save_change(self, name: str, source: str, *, author: str = "agent") -> Change:
         check_name(name)
         async with self.pipeline.lock:
             existed = self.registry.get(name) is not None or self.project.tool_path(name).exists()
@@ -193,31 +195,38 @@ class Catalog:
             entry, outcome = await self.pipeline.save(name, source.encode("utf-8"), f"tuiagent: {verb} tool {name}{suffix}")
         record = self._current(entry)
         self.changes.publish(ToolAuthored(name, "tool", source, record.commit, verb == "add"))
-        self._notify([name], self._reason(verb, outcome))
-        return record
+        return self._changed(name, verb, outcome, record)
 
     async def revert(self, name: str, rev: str | None = None) -> ToolRecord:
         """Back to the previous (or the given) committed version, through the pipeline, as a new commit."""
+        return self._record_of(await self.revert_change(name, rev))
+
+    async def revert_change(self, name: str, rev: str | None = None) -> Change:
         check_lookup_name(name)
         rel = self.project.relative(self.project.tool_path(name))
         async with self.pipeline.lock:
             rev, data = revert_target(self.git, rel, read_bytes_or_none(self.project.tool_path(name)), rev, name)
             entry, outcome = await self.pipeline.save(name, data, f"tuiagent: revert tool {name} to {rev[:8]}")
-        self._notify([name], self._reason("revert", outcome))
-        return self._current(entry)
+        return self._changed(name, "revert", outcome, self._current(entry))
 
     async def prune(self, name: str) -> CommitOutcome:
         """Delete the tool (a new commit; `restore` brings it back)."""
+        change = await self.prune_change(name)
+        return CommitOutcome(change.committed, change.commit, change.deferred_reason, change.message)
+
+    async def prune_change(self, name: str) -> Change:
         check_lookup_name(name)
         async with self.pipeline.lock:
             if self.registry.get(name) is None and not self.project.tool_path(name).exists():
                 raise PipelineError("missing", f"no tool named {name!r}")
             outcome = await self.pipeline.remove(name, f"tuiagent: prune tool {name}")
-        self._notify([name], self._reason("prune", outcome))
-        return outcome
+        return self._changed(name, "prune", outcome, None)
 
     async def restore(self, name: str) -> ToolRecord:
         """Bring a pruned or deleted tool back from git history, through the pipeline, as a new commit."""
+        return self._record_of(await self.restore_change(name))
+
+    async def restore_change(self, name: str) -> Change:
         check_lookup_name(name)
         async with self.pipeline.lock:
             if self.project.tool_path(name).exists():
@@ -227,12 +236,18 @@ class Catalog:
                 raise PipelineError("missing", f"no deleted version of {name!r} in git history")
             writer, data = found
             entry, outcome = await self.pipeline.save(name, data, f"tuiagent: restore tool {name} (from {writer[:8]})")
-        self._notify([name], self._reason("restore", outcome))
-        return self._current(entry)
+        return self._changed(name, "restore", outcome, self._current(entry))
 
     @staticmethod
-    def _reason(verb: str, outcome: CommitOutcome) -> str:
-        return verb if outcome.committed else f"{verb}; {outcome.message}"
+    def _record_of(change: Change) -> ToolRecord:
+        assert isinstance(change.record, ToolRecord)
+        return change.record
+
+    def _changed(self, name: str, verb: str, outcome: CommitOutcome, record: ToolRecord | None) -> Change:
+        """Publish the CatalogChanged of a mutation and describe it as a Change."""
+        self._notify([name], verb if outcome.committed else f"{verb}; {outcome.message}")
+        return Change("tool", name, verb, outcome.committed, outcome.sha, outcome.deferred_reason, outcome.message,
+                      created=verb == "add", record=record)
 
     # calls -----------------------------------------------------------------------
     async def call_tool(self, name: str, args: dict[str, Any], *, allow_network: bool = False,

@@ -89,7 +89,12 @@ def check_any_of(options: list[dict[str, Any]], value: Any, where: str) -> Any:
     raise ValueError(f"{where} " + "; or ".join(problems))
 
 
+MAX_INT_BITS = 14_000  # about 4,200 digits: Python refuses to turn longer integers into text (or JSON)
+
+
 def check_range(schema: dict[str, Any], value: Any, where: str) -> None:
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
+        raise ValueError(f"{where} is too large an integer ({value.bit_length()} bits; at most {MAX_INT_BITS})")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
             raise ValueError(f"{where} must be at least {schema['minimum']}, not {value}")

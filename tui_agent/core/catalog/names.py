@@ -66,6 +66,8 @@ def name_problem(name: str) -> str | None:
         return f"{name!r} starts with an underscore (private names are not tools)"
     if name.startswith("test_"):
         return f"{name!r} starts with test_ (reserved for a tool's own tests)"
+    if name.startswith("mcp__"):
+        return f"{name!r} starts with mcp__ (reserved for the tools of MCP servers)"
     if name in BUILTIN_TOOL_NAMES:
         return f"{name!r} collides with the built-in tool of the same name"
     return None

@@ -20,7 +20,7 @@ from tui_agent.core.recipes.globs import matches
 from tui_agent.core.recipes.loopguard import LoopGuard
 from tui_agent.core.recipes.model import Recipe, RecipeRecord, RecipeRun
 from tui_agent.core.recipes.placeholders import fill_text, fill_value, uses
-from tui_agent.core.recipes.recipefile import source_sha
+from tui_agent.core.recipes.reload import reload_recipe_files
 from tui_agent.core.recipes.runlog import RunLog
 from tui_agent.core.recipes.store import RecipeChange, RecipeStore
 from tui_agent.core.watch import ProjectWatcher
@@ -87,7 +87,7 @@ class RecipeEngine:
         self._statuses: dict[str, str] = {}
         self.watcher = ProjectWatcher(project, self.changes, on_recipes=self.reload_recipes, on_files=self.files_changed)
         self.refresh_stats()
-        self._remember_statuses()
+        self.remember_statuses()
 
     # events ------------------------------------------------------------------
     def add_listener(self, listener: EventListener, *, changes: bool = True) -> None:
@@ -133,11 +133,11 @@ class RecipeEngine:
 
     def tools_changed(self) -> None:
         """Required tools may have appeared, broken or gone: announce recipes whose status changed."""
-        changed = self._remember_statuses()
+        changed = self.remember_statuses()
         if changed:
             self.emit(CatalogChanged(tuple(changed), "recipe status changed (required tools)", "recipe"))
 
-    def _remember_statuses(self) -> list[str]:
+    def remember_statuses(self) -> list[str]:
         current = {record.name: record.status for record in self.book.records()}
         changed = sorted(name for name in set(current) | set(self._statuses) if current.get(name) != self._statuses.get(name))
         self._statuses = current
@@ -158,7 +158,7 @@ class RecipeEngine:
 
     def _changed(self, change: RecipeChange, name: str, reason: str) -> None:
         self.dispatcher_forget(name)
-        self._remember_statuses()
+        self.remember_statuses()
         self.emit(CatalogChanged((name,), reason, "recipe"))
         if change.deferred_reason:
             self.emit(Notice(f"recipe {name}: commit deferred: {change.deferred_reason}", "warning"))
@@ -169,13 +169,17 @@ class RecipeEngine:
 
     async def save_recipe(self, name: str, source: str, *, author: str = "agent") -> RecipeRecord:
         """The `create_recipe` entry point: the whole pipeline; raises PipelineError (disk and git unchanged)."""
-        change = await self.store.save(name, source)
+        change = await self.save_change(name, source, author=author)
         record = change.record or self.book.get(name)
         assert record is not None
-        if change.changed:
-            self.emit(ToolAuthored(name, "recipe", source if isinstance(source, str) else "", change.commit, change.created))
-            self._changed(change, name, f"recipe {'added' if change.created else 'updated'} by {author}")
         return record
+
+    async def save_change(self, name: str, source: str, *, author: str = "agent") -> RecipeChange:
+        change = await self.store.save(name, source)
+        if change.changed:
+            self.emit(ToolAuthored(name, "recipe", source, change.commit, change.created))
+            self._changed(change, name, f"recipe {'added' if change.created else 'updated'} by {author}")
+        return change
 
     async def revert(self, name: str, rev: str | None = None) -> RecipeChange:
         change = await self.store.revert(name, rev)
@@ -273,39 +277,7 @@ class RecipeEngine:
 
     async def reload_recipes(self, names: Iterable[str]) -> list[str]:
         """Recipe files changed on disk (an editor, git): revalidate and re-register them, commit valid edits."""
-        changed: list[str] = []
-        for name in sorted(set(names)):
-            path = self.project.recipe_path(name)
-            try:
-                raw = path.read_bytes() if path.is_file() else None
-            except OSError:
-                raw = None
-            if raw is not None and source_sha(raw) == self.book.disk_sha(name):
-                continue
-            if raw is None and self.book.get(name) is None:
-                continue
-            self.book.refresh(name)
-            record = self.book.get(name)
-            changed.append(name)
-            if record is not None and record.error is not None:
-                where = f" (line {record.error.line})" if record.error.line else ""
-                fallback = "; its last good version stays active" if record.recipe is not None else ""
-                self.emit(Notice(f"recipe {name} is broken{where}: {record.error.message}{fallback}", "error"))
-                continue
-            try:
-                change = await self.store.commit_outside_edit(name)
-            except (PipelineError, ValueError, OSError) as exc:
-                self.emit(Notice(f"recipe {name}: could not commit the outside edit: {exc}", "warning"))
-                continue
-            self.dispatcher_forget(name)
-            verb = "removed (file deleted)" if record is None else "reloaded"
-            self.emit(Notice(f"recipe {name} {verb}"))
-            if change is not None and change.deferred_reason:
-                self.emit(Notice(f"recipe {name}: commit deferred: {change.deferred_reason}", "warning"))
-        if changed:
-            self._remember_statuses()
-            self.emit(CatalogChanged(tuple(changed), "recipes reloaded", "recipe"))
-        return changed
+        return await reload_recipe_files(self, names)
 
     async def idle(self) -> None:
         """Wait until no recipe is pending or running."""

@@ -60,6 +60,8 @@ def parse_recipe(name: str, source: str | bytes) -> Recipe:
         if line is None and "end of document" in message:
             line = max(1, len(text.splitlines()))
         raise PipelineError("parse", f"TOML syntax error: {message}", line) from exc
+    except ValueError as exc:  # tomllib's int() refuses numbers longer than 4300 digits
+        raise PipelineError("parse", f"a number is too long: {exc}", None) from exc
     recipe = _validate(name, data, _Locator(text))
     return replace(recipe, source_sha=source_sha(raw))
 

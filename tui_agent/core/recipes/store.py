@@ -10,6 +10,7 @@ from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import Undo, atomic_delete, atomic_write, read_bytes_or_none
 from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.versioning.versions import diff_since, revert_target
+from tui_agent.core.versioning.writelock import WriterLock
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
 from tui_agent.core.recipes.model import Recipe, RecipeRecord
@@ -46,6 +47,7 @@ class RecipeStore:
         self.git = git
         self.book = book
         self._lock = asyncio.Lock()
+        self.writer = WriterLock(project.root)  # across processes: held from reading the file to its commit
 
     def rel(self, name: str) -> str:
         return f".agent/recipes/{name}.toml"
@@ -64,6 +66,10 @@ class RecipeStore:
             return await asyncio.to_thread(self._write_and_commit, recipe, raw, verb, message)
 
     def _write_and_commit(self, recipe: Recipe, raw: bytes, verb: str | None, message: str | None) -> RecipeChange:
+        with self.writer.held():
+            return self._write_and_commit_locked(recipe, raw, verb, message)
+
+    def _write_and_commit_locked(self, recipe: Recipe, raw: bytes, verb: str | None, message: str | None) -> RecipeChange:
         path = self.project.recipe_path(recipe.name)
         previous = read_bytes_or_none(path)
         created = previous is None
@@ -97,16 +103,17 @@ class RecipeStore:
 
     def _prune(self, name: str) -> RecipeChange:
         path = self.project.recipe_path(name)
-        if not path.is_file():
-            raise PipelineError("missing", f"there is no recipe {name} to prune")
-        undo = Undo(path)
-        try:
-            atomic_delete(path)
-            outcome = self.git.commit({self.rel(name): None}, f"tuiagent: prune recipe {name}")
-        except Exception as exc:
-            undo.restore()
-            raise PipelineError("commit", f"git commit failed, the recipe is still there: {exc}") from exc
-        undo.discard()
+        with self.writer.held():
+            if not path.is_file():
+                raise PipelineError("missing", f"there is no recipe {name} to prune")
+            undo = Undo(path)
+            try:
+                atomic_delete(path)
+                outcome = self.git.commit({self.rel(name): None}, f"tuiagent: prune recipe {name}")
+            except Exception as exc:
+                undo.restore()
+                raise PipelineError("commit", f"git commit failed, the recipe is still there: {exc}") from exc
+            undo.discard()
         self.book.forget(name)
         self.book.set_commit(name, outcome.sha)
         return RecipeChange(None, False, True, outcome.sha, outcome.deferred_reason, outcome.message)
@@ -130,23 +137,27 @@ class RecipeStore:
         return await self.save(name, raw, message=f"tuiagent: revert recipe {name} to {target[:10]}")
 
     async def commit_outside_edit(self, name: str) -> RecipeChange | None:
-        """A person edited or deleted a recipe file: commit the valid edit or the deletion, like the tool watcher does."""
-        path = self.project.recipe_path(name)
-        rel = self.rel(name)
+        """A person edited or deleted a recipe file: commit the valid edit or the deletion, like the tool watcher does;
+        None when HEAD already holds it (the change was committed by the process that made it, or by a checkout)."""
         async with self._lock:
-            if not path.is_file():
-                outcome = await asyncio.to_thread(self.git.commit, {rel: None}, f"tuiagent: remove recipe {name} (file deleted outside tuiagent)")
-                return RecipeChange(None, False, True, outcome.sha, outcome.deferred_reason, outcome.message)
-            raw = path.read_bytes()
-            recipe = parse_recipe(name, raw)
-            committed = await asyncio.to_thread(self._show, rel, "HEAD")
-            if committed == raw:
+            return await asyncio.to_thread(self._commit_outside_edit, name)
+
+    def _commit_outside_edit(self, name: str) -> RecipeChange | None:
+        path, rel = self.project.recipe_path(name), self.rel(name)
+        with self.writer.held():
+            raw = path.read_bytes() if path.is_file() else None
+            committed = self._show(rel, "HEAD")
+            if committed == raw and rel not in self.git.pending():
                 return None
+            if raw is None:
+                outcome = self.git.commit({rel: None}, f"tuiagent: remove recipe {name} (file deleted outside tuiagent)")
+                return RecipeChange(None, False, True, outcome.sha, outcome.deferred_reason, outcome.message)
+            recipe = parse_recipe(name, raw)
             verb = "add" if committed is None else "update"
-            outcome = await asyncio.to_thread(self.git.commit, {rel: raw}, f"tuiagent: {verb} recipe {name} (edited outside tuiagent)")
-            if outcome.committed:
-                self.book.set_commit(name, outcome.sha)
-            return RecipeChange(self.book.get(recipe.name), committed is None, True, outcome.sha, outcome.deferred_reason, outcome.message)
+            outcome = self.git.commit({rel: raw}, f"tuiagent: {verb} recipe {name} (edited outside tuiagent)")
+        if outcome.committed:
+            self.book.set_commit(name, outcome.sha)
+        return RecipeChange(self.book.get(recipe.name), committed is None, True, outcome.sha, outcome.deferred_reason, outcome.message)
 
     def _show(self, rel: str, rev: str) -> bytes | None:
         try:

@@ -36,7 +36,8 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
         "timeout": f"wall clock {policy.timeout_s:g} s, then SIGTERM and SIGKILL of the whole process tree",
         "output": f"stdout and stderr capped at {policy.output_bytes} bytes each, with a note when cut",
         "environment": "allow-listed variables only (" + ", ".join(tiers.ALLOWED_ENV)
-                       + ", PATH, HOME, TMPDIR); API keys and tokens never reach agent code",
+                       + ", PATH, HOME, TMPDIR, and the build variables listed under toolchain); API keys and every "
+                       "*_TOKEN, *_KEY, *_SECRET or password variable never reach agent code, even when configured",
         "seccomp": (f"filter ({seccomp}): no socket() when the network is off, no ptrace, no raising rlimits, "
                     "no mount/unshare/new user namespace, no kernel module, bpf, keyctl or io_uring")
                    if seccomp else "not available on this architecture",
@@ -50,8 +51,12 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
                                  "creates is moved to .agent/quarantine/ right after the run",
             read_only_runs="runs with project_writable=False (a tool's import and its own tests during validation, "
                            "startup and drift checks) see the whole project read-only, with a private /tmp",
-            home="the user's home (and /root, /home) hidden behind an empty tmpfs",
-            network="off (own empty network namespace) unless a tool declares NETWORK = True",
+            home="the user's home (and /root, /home) hidden behind an empty tmpfs, except the toolchain folders listed "
+                 "under toolchain, bound read-only with the secrets inside them (e.g. ~/.cargo/credentials) masked; "
+                 "~/.ssh, ~/.aws, ~/.gnupg, ~/.netrc, ~/.git-credentials, ~/.config/gh, ~/.docker/config.json, ~/.kube, "
+                 "password stores and browser profiles are never bound",
+            network="off (own empty network namespace) unless a tool declares NETWORK = True or a run_shell call asks "
+                    "for it (network: true, shown in its approval)",
             proc="own /proc: ancestors and their environment are invisible",
         )
     else:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tui_agent.core.sandbox import tiers
 from tui_agent.core.sandbox.forkserver import ForkServer
+from tui_agent.core.sandbox.toolchain import Toolchain
 
 MAX_SERVERS_PER_MODE = 2
 """Runs through one server are serial; two per mode keep both cores busy during a cold catalog validation."""
@@ -28,6 +29,8 @@ class ForkPool:
         self._freed = asyncio.Event()
         self._trim_handle: asyncio.TimerHandle | None = None
         self._closed = False
+        self.toolchain: Toolchain | None = None
+        """The sandbox's toolchain (PATH, read-only folders, build variables): fork servers start with it."""
 
     def servers(self) -> list[ForkServer]:
         return [server for pool in self._servers.values() for server in pool]
@@ -54,7 +57,7 @@ class ForkPool:
         self._starting[project_writable] += 1
         try:
             server = await ForkServer.start(self.project, scratch=self.scratch, processes=self.processes,
-                                            project_writable=project_writable)
+                                            project_writable=project_writable, toolchain=self.toolchain)
         finally:
             self._starting[project_writable] -= 1
             self._freed.set()  # waiters look again (a failed start leaves room)

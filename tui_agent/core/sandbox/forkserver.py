@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import PidsCgroup, pids_base
 from tui_agent.core.sandbox.process import DRAIN_AFTER_EXIT_S, RESULT_LIMIT, Outcome, Worker, _Capture, _drain
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
+from tui_agent.core.sandbox.toolchain import Toolchain
 
 CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 RUN = struct.Struct("I")  # as in zygote.py: the host's id for a run
@@ -86,9 +88,10 @@ class ForkServer:
         """Empty run cgroups being removed (rmdir waits for the kernel): closing waits for them."""
 
     @classmethod
-    async def start(cls, project: Path, *, scratch: Path, processes: int, project_writable: bool) -> "ForkServer":
+    async def start(cls, project: Path, *, scratch: Path, processes: int, project_writable: bool,
+                    toolchain: Toolchain | None = None) -> "ForkServer":
         zygote = await Worker.spawn(project, tier=TIER_BUBBLEWRAP, network=False, scratch=scratch, processes=processes,
-                                    project_writable=project_writable, serve=True)
+                                    project_writable=project_writable, toolchain=toolchain, serve=True)
         server = cls(zygote, project_writable, processes)
         problem: BaseException | None = None
         try:
@@ -145,7 +148,7 @@ class ForkServer:
         return armed
 
     async def run(self, request: dict[str, Any], *, timeout_s: float, output_bytes: int, processes: int,
-                  cancelled: bool = False) -> Outcome:
+                  cancelled: bool = False, bridge: SandboxBridge | None = None) -> Outcome:
         """Hand `request` to the armed child, collect its result and output, clean up after it, arm the next.
 
         `cancelled`: the caller was cancelled while it waited for this server (the run is killed at once).
@@ -160,21 +163,22 @@ class ForkServer:
         try:
             child.cgroup.set_limit(processes, overhead=RUN_CGROUP_OVERHEAD)
             self.arm()  # the next child is forked and moved while this one runs
-            return await self._collect(child, request, timeout_s, output_bytes, started)
+            return await self._collect(child, request, timeout_s, output_bytes, started, bridge)
         finally:
             child.channel.close()
             self._run_cgroup = None
             await self._remove_cgroup(child.cgroup)
 
     async def _collect(self, child: ArmedChild, request: dict[str, Any], timeout_s: float, output_bytes: int,
-                       started: float) -> Outcome:
+                       started: float, bridge: SandboxBridge | None) -> Outcome:
         flood_limit = max(16 * 1024 * 1024, output_bytes * 64)
         flooded = asyncio.Event()
         out, err = _Capture(output_bytes), _Capture(output_bytes)
         readers = [asyncio.create_task(_drain(await _pipe_reader(child.out_read), out, flood_limit, flooded)),
                    asyncio.create_task(_drain(await _pipe_reader(child.err_read), err, flood_limit, flooded))]
         exited = self._exits[child.run_id]
-        result_task = asyncio.create_task(_read_result(child.channel))
+        result_task = asyncio.create_task(_read_result(child.channel) if bridge is None
+                                          else serve_channel(child.channel, bridge))
         protocol_error: str | None = None
         try:
             await asyncio.get_running_loop().sock_sendall(child.channel, (json.dumps(request) + "\n").encode())

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import PidsCgroup
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.reaper import kill_tree
+from tui_agent.core.sandbox.toolchain import Toolchain
 
 RESULT_LIMIT = 8 * 1024 * 1024
 TERM_GRACE_S = 0.3
@@ -67,7 +69,8 @@ class Worker:
 
     @classmethod
     async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path, processes: int,
-                    project_writable: bool = True, serve: bool = False) -> "Worker":
+                    project_writable: bool = True, toolchain: Toolchain | None = None,
+                    serve: bool = False) -> "Worker":
         """Start a worker; `project_writable` False (bubblewrap only) mounts the whole project read-only.
 
         `serve` (bubblewrap only) starts a fork server instead, driven by `forkserver.ForkServer`.
@@ -78,8 +81,10 @@ class Worker:
             fd = child_end.fileno()
             if tier == TIER_BUBBLEWRAP:
                 argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd,
-                                                project_writable=project_writable, serve=serve)
-                env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token)
+                                                project_writable=project_writable, toolchain=toolchain,
+                                                serve=serve)
+                env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token,
+                                        toolchain=toolchain)
                 private: str | None = None
             else:
                 private_dir = scratch / f"run-{token}"
@@ -88,7 +93,7 @@ class Worker:
                 private = str(private_dir)
                 argv = tiers.worker_argv(fd, project)
                 env = tiers.sandbox_env(home=str(private_dir / "home"), tmpdir=str(private_dir / "tmp"),
-                                        tier=tier, token=token)
+                                        tier=tier, token=token, toolchain=toolchain)
             cgroup = PidsCgroup.create(f"tuiagent-{os.getpid()}-{token}", processes)
             if cgroup is not None:
                 # The shell joins the cgroup, then becomes the sandbox: every descendant is born inside it.
@@ -109,7 +114,7 @@ class Worker:
         return self.process.returncode is None
 
     async def run(self, request: dict[str, Any], *, timeout_s: float, output_bytes: int,
-                  processes: int) -> Outcome:
+                  processes: int, bridge: SandboxBridge | None = None) -> Outcome:
         """Send the request, wait for the result, the exit and the output; kill the tree on timeout."""
         self.used = True
         if self.cgroup is not None:
@@ -125,7 +130,7 @@ class Worker:
             asyncio.create_task(_drain(self.process.stderr, err, flood_limit, flooded)),
         ]
         protocol_error: str | None = None
-        result_task = asyncio.create_task(self._read_result())
+        result_task = asyncio.create_task(self._read_result() if bridge is None else serve_channel(self.channel, bridge))
         try:
             await loop.sock_sendall(self.channel, (json.dumps(request) + "\n").encode())
         except OSError as exc:

@@ -13,6 +13,7 @@ from typing import Any
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import protected, tiers
 from tui_agent.core.sandbox.audit import AuditLog
+from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.forkpool import ForkPool
 from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
@@ -26,6 +27,7 @@ from tui_agent.core.sandbox.policy import (
     check_level,
 )
 from tui_agent.core.sandbox.process import Outcome, Worker
+from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 
 DEFAULT_WARM_WORKERS = 2
@@ -60,10 +62,14 @@ class Sandbox:
         self.fork_pool: ForkPool | None = (ForkPool(project.root, self._scratch, policy.processes)
                                            if fork_servers and fork_servers_supported(tier) else None)
         self.fork_problem: str | None = None
+        """Why runs went back to fresh workers (a fork server failed to start), or None."""
         self._prestart: asyncio.Task[None] | None = None
         self._cancels = 0
         """How many times `cancel_running` was called: a run waiting for a fork server notices one it missed."""
-        """Why runs went back to fresh workers (a fork server failed to start), or None."""
+        self.toolchain: Toolchain | None = None
+        """The project's toolchain (PATH, virtualenv, read-only folders, build variables) every worker sees."""
+        self.bridge: SandboxBridge | None = None
+        """What `run_python` snippets may ask the runtime for (the session's MCP tools), set by the runtime."""
 
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
@@ -73,8 +79,9 @@ class Sandbox:
 
         `fork_servers` False makes every run start a fresh sandbox (the baseline the benchmarks compare with).
         """
+        settings = project.load_settings()
         if min_level is None:
-            min_level = project.load_settings().sandbox_min_level
+            min_level = settings.sandbox_min_level
         problem = await asyncio.to_thread(tiers.probe_bubblewrap)
         if tier is None:
             tier = TIER_BUBBLEWRAP if problem is None else TIER_RLIMITS
@@ -83,8 +90,12 @@ class Sandbox:
         check_level(tier, min_level)
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
-        if sandbox.fork_pool is not None and warm_workers > 0:
-            sandbox._prestart_fork_server(project_writable=False)
+        sandbox.toolchain = await asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
+                                                    extra_paths=settings.sandbox_paths)
+        if sandbox.fork_pool is not None:
+            sandbox.fork_pool.toolchain = sandbox.toolchain
+            if warm_workers > 0:
+                sandbox._prestart_fork_server(project_writable=False)
         await sandbox._fill()
         return sandbox
 
@@ -118,6 +129,8 @@ class Sandbox:
         info["fork_servers"] = self.fork_pool is not None
         info["fork_problem"] = self.fork_problem
         info["protected_paths"] = protected.protected_paths(self.project.root)
+        if self.toolchain is not None:
+            info["toolchain"] = self.toolchain.describe(paths_hidden=self.tier == TIER_BUBBLEWRAP)
         return info
 
     async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any],
@@ -167,7 +180,9 @@ class Sandbox:
         request: dict[str, Any] = {"op": "exec", "code": code}
         if tool_paths is not None:
             request["tool_paths"] = {name: str(path) for name, path in tool_paths.items()}
-        result = await self._run(request, policy)
+        if self.bridge is not None:
+            request["bridge_tools"] = self.bridge.modules()
+        result = await self._run(request, policy, bridge=self.bridge)
         self.audit.record(label="run_python", version=None, kind="exec", result=result, code=code)
         return result
 
@@ -203,7 +218,8 @@ class Sandbox:
         await asyncio.gather(*(worker.discard() for worker in warm), return_exceptions=True)
         shutil.rmtree(self._scratch, ignore_errors=True)
 
-    async def _run(self, request: dict[str, Any], policy: SandboxPolicy | None) -> RunResult:
+    async def _run(self, request: dict[str, Any], policy: SandboxPolicy | None,
+                   bridge: SandboxBridge | None = None) -> RunResult:
         if self._closed:
             raise SandboxUnavailable("the sandbox is closed")
         effective = policy or self.policy
@@ -215,21 +231,23 @@ class Sandbox:
         try:
             outcome = None
             if self.fork_pool is not None and not effective.network:
-                outcome = await self._run_forked(request, effective)
+                outcome = await self._run_forked(request, effective, bridge)
             if outcome is None:
-                outcome = await self._run_fresh(request, effective, writable)
+                outcome = await self._run_fresh(request, effective, writable, bridge)
         finally:
             if absent_before:
                 swept = protected.sweep_created(self.project.root, absent_before)
         return self._with_notes(to_run_result(outcome, effective, self.tier), swept)
 
-    async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool) -> Outcome:
+    async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
+                         bridge: SandboxBridge | None) -> Outcome:
         """The run in a fresh pre-started worker (network runs, or no fork server)."""
         worker = await self._acquire(policy.network, writable)
         self._running.add(worker)
         try:
             return await worker.run(request, timeout_s=policy.timeout_s,
-                                    output_bytes=policy.output_bytes, processes=policy.processes)
+                                    output_bytes=policy.output_bytes, processes=policy.processes,
+                                    bridge=bridge)
         except asyncio.CancelledError:
             await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
             raise
@@ -244,7 +262,8 @@ class Sandbox:
             return result
         return dataclasses.replace(result, stderr=result.stderr + "".join(f"[tuiagent] {note}\n" for note in notes))
 
-    async def _run_forked(self, request: dict[str, Any], policy: SandboxPolicy) -> Outcome | None:
+    async def _run_forked(self, request: dict[str, Any], policy: SandboxPolicy,
+                          bridge: SandboxBridge | None) -> Outcome | None:
         """The run in a child of a warm fork server; None when no server could take it (a fresh worker will)."""
         pool = self.fork_pool
         assert pool is not None
@@ -257,7 +276,7 @@ class Sandbox:
         self._running.add(server)
         try:
             outcome = await server.run(request, timeout_s=policy.timeout_s, output_bytes=policy.output_bytes,
-                                       processes=policy.processes, cancelled=cancels != self._cancels)
+                                       processes=policy.processes, cancelled=cancels != self._cancels, bridge=bridge)
         except (ForkServerError, OSError):
             pool.discard(server)  # this run goes to a fresh worker; the next one starts a new server
             return None
@@ -302,7 +321,8 @@ class Sandbox:
 
     async def _spawn(self, network: bool, project_writable: bool = True) -> Worker:
         return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
-                                  processes=self.policy.processes, project_writable=project_writable)
+                                  processes=self.policy.processes, project_writable=project_writable,
+                                  toolchain=self.toolchain)
 
     async def _fill(self) -> None:
         if self.fork_pool is not None:

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 from tui_agent.core.sandbox import protected
+from tui_agent.core.sandbox.toolchain import Toolchain, bwrap_arguments
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]
@@ -51,12 +52,14 @@ def probe_bubblewrap() -> str | None:
         return reason
 
 
-def sandbox_env(*, home: str, tmpdir: str, tier: str, token: str) -> dict[str, str]:
-    """The allow-listed environment agent code sees: no secret can be in it."""
+def sandbox_env(*, home: str, tmpdir: str, tier: str, token: str, toolchain: Toolchain | None = None) -> dict[str, str]:
+    """The allow-listed environment agent code sees: no secret can be in it; `toolchain` adds PATH and build variables."""
     env = {key: os.environ[key] for key in ALLOWED_ENV if key in os.environ}
     interpreter_bin = str(Path(sys.executable).parent)
+    if toolchain is not None:
+        env.update(toolchain.environment())
     env.update(
-        PATH=f"{interpreter_bin}:/usr/local/bin:/usr/bin:/bin",
+        PATH=env.get("PATH") or f"{interpreter_bin}:/usr/local/bin:/usr/bin:/bin",
         HOME=home,
         TMPDIR=tmpdir,
         PYTHONDONTWRITEBYTECODE="1",
@@ -97,7 +100,7 @@ def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None
 
 
 def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project_writable: bool = True,
-                       serve: bool = False) -> list[str]:
+                       serve: bool = False, toolchain: Toolchain | None = None) -> list[str]:
     """The bwrap command line: / read-only, homes and /tmp hidden, the project the only writable place.
 
     With `project_writable` False the whole project is read-only too; only the private /tmp can be written.
@@ -118,6 +121,8 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project
     for path in interpreter:
         if any(_is_under(path, folder) for folder in hidden) and not _is_under(path, project):
             command += ["--ro-bind", str(path), str(path)]
+    if toolchain is not None:
+        command += bwrap_arguments(toolchain, hidden)
     if project_writable:
         command += ["--bind", str(project), str(project)]
         command += protected.read_only_binds(project)

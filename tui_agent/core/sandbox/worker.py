@@ -18,9 +18,9 @@ VALUE_LIMIT = 1_000_000
 LIMIT_ERRORS = (MemoryError,)
 
 
-def load_guard() -> types.ModuleType:
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker_guard.py")
-    spec = importlib.util.spec_from_file_location("_tuiagent_worker_guard", path)
+def load_guard(file: str = "worker_guard.py") -> types.ModuleType:
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), file)
+    spec = importlib.util.spec_from_file_location(f"_tuiagent_{file[:-3]}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -278,6 +278,8 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
     if isinstance(tool_paths, dict):
         install_tool_finder({str(name): str(path) for name, path in tool_paths.items()})
         own_files.update(os.path.realpath(str(path)) for path in tool_paths.values())
+    if isinstance(request.get("bridge_tools"), dict):  # MCP tools, called through the runtime (bridge_client.py)
+        load_guard("bridge_client.py").install(channel, request["bridge_tools"])
     sys.path[:0] = tool_dirs
     reads = FileReads(project, tool_dirs, list(own_files - {SNIPPET_NAME}))  # the tool folders are excluded whole
     own = OwnFiles(own_files, tool_dirs)

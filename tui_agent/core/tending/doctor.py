@@ -24,8 +24,9 @@ class Finding:
     kind: str  # unused | never-called | near-duplicate | broken | drifted | untested | budget
     tools: tuple[str, ...]
     detail: str
-    action: str  # prune | merge | write a test | repair | fix | trim
+    action: str  # prune | merge | write a test | repair | fix
     command: str
+    prompt: str = ""  # for the actions the agent performs (merge, write a test): what to ask it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"tools": list(self.tools)}
@@ -80,9 +81,8 @@ def _health(record: ToolRecord) -> list[Finding]:
         found.append(Finding("drifted", (name,), f"status {record.status}: its dependency files changed",
                              "repair", f"tuiagent tools repair {name}"))
     if record.spec is not None and not record.spec.tests:
-        found.append(Finding("untested", (name,), "no test_* function", "write a test",
-                             _agent_command(f"Write test_* functions for the catalog tool {name} "
-                                            f"(.agent/tools/{name}.py) and update it with create_tool.")))
+        prompt = f"Write test_* functions for the catalog tool {name} (.agent/tools/{name}.py) and update it with create_tool."
+        found.append(Finding("untested", (name,), "no test_* function", "write a test", _agent_command(prompt), prompt))
     return found
 
 
@@ -106,9 +106,9 @@ def near_duplicates(records: Sequence[ToolRecord], source: Callable[[str], str |
             reason = _similarity(first, second, source)
             if reason:
                 pair = (first.name, second.name)
-                found.append(Finding("near-duplicate", pair, reason, "merge", _agent_command(
-                    f"The catalog tools {pair[0]} and {pair[1]} overlap ({reason}). Merge them into one tool "
-                    f"with create_tool, then prune_tool the other.")))
+                prompt = (f"The catalog tools {pair[0]} and {pair[1]} overlap ({reason}). Merge them into one tool "
+                          "with create_tool, then prune_tool the other.")
+                found.append(Finding("near-duplicate", pair, reason, "merge", _agent_command(prompt), prompt))
     return found
 
 

@@ -34,8 +34,8 @@ class CommitTrees:
             if repo is not None:
                 try:
                     for item in repo.commit(commit).tree.traverse():
-                        if item.type == "blob":
-                            blobs[item.path] = item.hexsha
+                        if isinstance(item, git.Blob):
+                            blobs[str(item.path)] = item.hexsha
                 except (ValueError, git.BadName, git.GitCommandError):  # an unknown commit has no files to compare
                     pass
                 finally:
@@ -48,6 +48,7 @@ class CommitTrees:
         if repo is None:
             return None
         try:
-            return repo.odb.stream(bytes.fromhex(blob)).read()
+            data: bytes = repo.odb.stream(bytes.fromhex(blob)).read()
+            return data
         finally:
             repo.close()

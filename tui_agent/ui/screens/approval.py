@@ -1,32 +1,68 @@
-"""The approval modal: the exact command or diff the agent wants to run or apply, and yes/no."""
+"""The approval modal: the exact command or diff, and allow once / always allow (exact, prefix, tool; session or project) / deny."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.console import RenderableType
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
 
+from tui_agent.core.agent.permission_rules import PATTERN_TOOLS, Rule, suggested_prefix
+from tui_agent.core.agent.permissions import ApprovalAnswer
 from tui_agent.ui.diffs import highlighted_source, render_unified
 
+SCOPE_LABELS = {"session": "for this session", "project": "for this project (.agent/config.toml)"}
 
-class ApprovalScreen(ModalScreen[bool]):
-    """Dismisses with True (approved) or False (refused); Escape refuses."""
 
-    BINDINGS = [
-        Binding("y", "approve", "Approve"),
-        Binding("n,escape", "refuse", "Refuse"),
-    ]
+@dataclass(frozen=True)
+class AnswerChoice:
+    """One line of the modal: the key that picks it, its label and the answer it gives."""
 
-    def __init__(self, *, kind: str, tool: str, summary: str, detail: str) -> None:
+    key: str
+    label: str
+    answer: ApprovalAnswer
+
+
+def answer_choices(kind: str, tool: str, subject: str | None, protected: bool = False) -> list[AnswerChoice]:
+    """What the person may answer: rules are offered only where a rule can cover the request."""
+    choices = [AnswerChoice("y", "Allow once", ApprovalAnswer(True))]
+    if not protected and kind != "network":
+        rules: list[tuple[str, str, str]] = []
+        if tool in PATTERN_TOOLS and subject and "\n" not in subject:
+            rules.append(("e", "Always allow this exact command", Rule(tool, subject.strip()).text))
+            prefix = suggested_prefix(subject)
+            if prefix:
+                short = prefix if len(prefix) <= 24 else prefix[:23] + "…"
+                rules.append(("p", f"Always allow `{short} *`", Rule(tool, prefix, prefix=True).text))
+        rules.append(("t", f"Always allow every {tool} call", Rule(tool).text))
+        for key, label, rule in rules:
+            for scope_key, scope in ((key, "session"), (key.upper(), "project")):
+                text = f"{label:<36} {SCOPE_LABELS[scope]}"
+                choices.append(AnswerChoice(scope_key, text, ApprovalAnswer(True, rule, scope)))
+    choices.append(AnswerChoice("n", "Deny (esc)", ApprovalAnswer(False)))
+    return choices
+
+
+class ApprovalScreen(ModalScreen[ApprovalAnswer]):
+    """Dismisses with an ApprovalAnswer; y allows once, n or Escape denies, the other keys learn a rule."""
+
+    BINDINGS = [Binding("escape", "answer('n')", "Deny", show=False)]
+
+    def __init__(self, *, kind: str, tool: str, summary: str, detail: str, subject: str | None = None,
+                 protected: bool = False) -> None:
         super().__init__(classes=f"-{kind}")
         self.kind = kind
         self.tool = tool
         self.summary = summary
         self.detail = detail
+        self.choices = answer_choices(kind, tool, subject, protected)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog", classes="dialog"):
@@ -37,9 +73,9 @@ class ApprovalScreen(ModalScreen[bool]):
             yield Static(title, id="approval-title")
             with VerticalScroll(id="approval-detail"):
                 yield Static(self._detail_renderable())
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("Approve (y)", id="approve", variant="success")
-                yield Button("Refuse (n)", id="refuse", variant="error")
+            options = [Option(Text.assemble((f" {choice.key} ", "bold reverse"), "  ", choice.label), id=choice.key)
+                       for choice in self.choices]
+            yield OptionList(*options, id="approval-choices")
 
     def _detail_renderable(self) -> RenderableType:
         if self.kind == "write" or self.detail.startswith(("--- ", "diff --git")):
@@ -47,13 +83,21 @@ class ApprovalScreen(ModalScreen[bool]):
         return highlighted_source(self.detail, "python" if self.tool == "run_python" else "bash", line_numbers=self.detail.count("\n") > 0)
 
     def on_mount(self) -> None:
-        self.query_one("#refuse", Button).focus()
+        options = self.query_one("#approval-choices", OptionList)
+        options.highlighted = len(self.choices) - 1  # Enter alone denies
+        options.focus()
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "approve")
+    def on_key(self, event: events.Key) -> None:
+        if event.character and any(choice.key == event.character for choice in self.choices):
+            event.stop()
+            self.action_answer(event.character)
 
-    def action_approve(self) -> None:
-        self.dismiss(True)
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.action_answer(str(event.option.id))
 
-    def action_refuse(self) -> None:
-        self.dismiss(False)
+    def action_answer(self, key: str) -> None:
+        for choice in self.choices:
+            if choice.key == key:
+                self.dismiss(choice.answer)
+                return

@@ -17,7 +17,9 @@ from textual.widgets import DataTable, Input, Static
 
 from tui_agent.ui.catalog_rows import SORT_KEYS, CatalogRow, filter_rows, format_last_used, sort_rows
 
-STATUS_STYLES = {"ok": "green", "broken": "bold red", "drifted": "bold yellow", "unused": "dim", "disabled": "dim italic"}
+STATUS_STYLES = {"ok": "green", "broken": "bold red", "drifted": "bold yellow", "unused": "dim", "disabled": "dim italic",
+                 "running": "green", "failed": "bold red", "exited": "bold red", "starting": "dim",
+                 "untrusted": "bold yellow"}
 ACCESS_MARKERS = {"-": Text("-", style="dim", justify="center"), "writes": Text("writes", style="bold #e5c07b"),
                   "network": Text("net", style="bold #61afef"), "writes,network": Text("wr+net", style="bold #e5c07b")}
 COLUMNS = (("status", "status", 7), ("name", "name", 22), ("access", "access", 6), ("calls", "calls", 5), ("last_used", "last use", 8),
@@ -105,7 +107,7 @@ class CatalogPane(Vertical):
         table.add_rows(
             (
                 Text(row.status, style=STATUS_STYLES.get(row.status, "")),
-                Text(row.name + ("  ⚙" if row.kind == "recipe" else ""), style="bold" if row.kind == "tool" else "italic"),
+                Text(row.name + {"recipe": "  ⚙", "mcp": "  ⇄"}.get(row.kind, ""), style="bold" if row.kind == "tool" else "italic"),
                 ACCESS_MARKERS.get(row.access, Text(row.access)).copy(),
                 Text(str(row.calls), justify="right"),
                 Text(format_last_used(row.last_used, now), style="dim"),
@@ -119,7 +121,8 @@ class CatalogPane(Vertical):
         title = Text()
         title.append("Catalog ", style="bold")
         tools = sum(1 for row in self.rows if row.kind == "tool")
-        title.append(f"{tools} tools, {len(self.rows) - tools} recipes", style="dim")
+        mcp = sum(1 for row in self.rows if row.kind == "mcp")
+        title.append(f"{tools} tools, {len(self.rows) - tools - mcp} recipes" + (f", {mcp} mcp" if mcp else ""), style="dim")
         for status, count in counts.items():
             if count:
                 title.append(f"  {count} {status}", style=STATUS_STYLES[status])

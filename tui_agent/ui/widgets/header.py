@@ -1,4 +1,4 @@
-"""The one-line header: model, git branch, sandbox tier, and the session's tokens and cost."""
+"""The one-line header: model, git branch, sandbox tier, MCP servers, and the session's tokens and cost."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ class StatusHeader(Static):
     busy: reactive[bool] = reactive(False)
     loading: reactive[str] = reactive("")
     """What is still loading while the project opens ("" once everything is up)."""
+    mcp: reactive[str] = reactive("")  # the MCP servers: "2/3 up (name down)"
+    mcp_failed: reactive[bool] = reactive(False)
 
     def render(self) -> Text:
         text = Text()
@@ -42,6 +44,9 @@ class StatusHeader(Static):
             text.append("   sandbox ", style="dim")
             strong = self.sandbox_tier == "bubblewrap"
             text.append(self.sandbox_tier, style="bold green" if strong else "bold yellow")
+        if self.mcp:
+            text.append("   mcp ", style="dim")
+            text.append(self.mcp, style="bold red" if self.mcp_failed else "bold green")
         text.append("   tokens ", style="dim")
         text.append(f"{format_tokens(self.input_tokens)} in / {format_tokens(self.output_tokens)} out")
         text.append("   cost ", style="dim")

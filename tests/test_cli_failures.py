@@ -1,0 +1,93 @@
+"""CLI failures: one line on stderr, or a JSON object on stdout with --json (argument errors too); sandbox run's
+--json and --timeout; a closed pipe ends the command quietly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tui_agent.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(capsys: pytest.CaptureFixture[str], repo: Path, *argv: str) -> tuple[int, str, str]:
+    code = main(["--project", str(repo), *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["tools", "frob"], "tuiagent tools: argument tools_command: invalid choice: 'frob'"),
+    (["tools", "show"], "tuiagent tools show: the following arguments are required: name"),
+    (["tools", "run", "x", "--arg"], "tuiagent tools run: argument --arg: expected one argument"),
+    (["recipes", "list", "--bogus"], "tuiagent: unrecognized arguments: --bogus"),
+    (["sandbox", "status", "--tier", "none"], "tuiagent sandbox status: argument --tier: invalid choice: 'none'"),
+    (["--permission-mode", "yolo", "-p", "x"], "tuiagent: argument --permission-mode: invalid choice: 'yolo'"),
+])
+def test_argument_errors_are_one_line_or_a_json_object(repo: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                       message: str) -> None:
+    code, out, err = run(capsys, repo, *argv)
+    assert code == 2 and out == "" and err.startswith("usage: ") and message in err.splitlines()[-1]
+    code, out, err = run(capsys, repo, *argv, "--json")
+    failure = json.loads(out)
+    assert code == 2 and failure["stage"] == "usage" and message in failure["error"] and err == ""
+
+
+def test_headless_failures_are_json_with_output_format_json(repo: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
+    code, out, _ = run(capsys, repo, "-p", "hi", "--output-format", "json")
+    assert code == 2 and json.loads(out)["stage"] == "model" and "No model is configured" in json.loads(out)["error"]
+    code, out, _ = run(capsys, repo, "-p", "hi", "--resume", "nope", "--output-format=stream-json")
+    assert code == 2 and json.loads(out)["stage"] == "session"
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan", "inf", "-inf", "1e999", "abc"])
+def test_sandbox_run_timeout_must_be_a_positive_finite_number(repo: Path, capsys: pytest.CaptureFixture[str], timeout: str) -> None:
+    (repo / "script.py").write_text("print('ran')\n")
+    code, out, err = run(capsys, repo, "sandbox", "run", "script.py", f"--timeout={timeout}")
+    assert code == 2 and "ran" not in out and "argument --timeout" in err and "seconds" in err.splitlines()[-1]
+    code, out, _ = run(capsys, repo, "sandbox", "run", "script.py", f"--timeout={timeout}", "--json")
+    assert code == 2 and json.loads(out)["stage"] == "usage"
+
+
+def test_sandbox_run_json(repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(repo)
+    (repo / "ok.py").write_text("print('hello')\n")
+    (repo / "fails.py").write_text("print('before')\nraise SystemExit(3)\n")
+    code, out, _ = run(capsys, repo, "sandbox", "run", "ok.py", "--timeout", "20", "--json")
+    result = json.loads(out)
+    assert code == 0 and result["ok"] and result["stdout"] == "hello\n" and "stage" not in result
+    code, out, _ = run(capsys, repo, "sandbox", "run", "fails.py", "--json")
+    result = json.loads(out)
+    assert code == 3 and result["exit_code"] == 3 and result["stdout"] == "before\n"
+    assert result["error"] == "SystemExit: 3" and result["stage"] == "exception"
+    code, out, _ = run(capsys, repo, "sandbox", "run", "missing.py", "--json")
+    assert code == 2 and json.loads(out) == {"error": "sandbox run: no such file: missing.py", "stage": "usage"}
+
+
+def test_a_closed_pipe_ends_the_command_quietly(repo: Path) -> None:
+    tools = repo / ".agent" / "tools"
+    tools.mkdir(parents=True)
+    for index in range(3):
+        (tools / f"t{index}.py").write_text(f'def t{index}() -> int:\n    """Return {index}."""\n    return {index}\n')
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    assert subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools", "list"],
+                          capture_output=True, env=env, timeout=120).returncode == 0
+    child = subprocess.Popen([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools", "list", "--json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.close()  # the reader is gone before the first line is written, as with `| head -0`
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 141 and stderr == ""
+    shell = subprocess.run(["bash", "-o", "pipefail", "-c",
+                            f"{sys.executable} -m tui_agent.cli --project {repo} tools list --json | head -1"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    assert shell.stdout == "[\n" and shell.stderr == ""

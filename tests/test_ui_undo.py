@@ -1,0 +1,82 @@
+"""In the app: approvals that learn a rule, /permissions, and /undo, /rewind, /diff over shell-made changes."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.test_ui_support import SIZE, make_app, ready, wait_until
+from tests.test_ui_turn import finished_turns, send
+from tui_agent.core.agent.permissions import ApprovalAnswer
+from tui_agent.ui.screens.approval import ApprovalScreen, answer_choices
+from tui_agent.ui.screens.pickers import ChoiceScreen
+
+
+def test_the_modal_offers_rules_only_where_they_can_apply() -> None:
+    shell = {choice.key: choice.answer for choice in answer_choices("shell", "run_shell", "pytest -q tests")}
+    assert shell["y"] == ApprovalAnswer(True) and shell["n"] == ApprovalAnswer(False)
+    assert shell["e"] == ApprovalAnswer(True, "run_shell(pytest -q tests)", "session")
+    assert shell["P"] == ApprovalAnswer(True, "run_shell(pytest:*)", "project")
+    assert shell["T"] == ApprovalAnswer(True, "run_shell", "project")
+    assert [c.key for c in answer_choices("network", "run_shell", "curl x")] == ["y", "n"]
+    assert [c.key for c in answer_choices("write", "write_file", None)] == ["y", "t", "T", "n"]
+    assert [c.key for c in answer_choices("write", "write_file", None, protected=True)] == ["y", "n"]
+
+
+async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "echo one"})), reply(text("ok")),
+                reply(tool_use("run_shell", {"command": "echo two && echo three"})), reply(text("ok again")))
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "say one")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=20, message="the approval")
+        assert "no network" in app.screen.summary
+        await pilot.press("P")
+        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=20, message="the first turn")
+        config = tomllib.loads((repo / ".agent" / "config.toml").read_text())
+        assert config["permissions"]["allow"] == ["run_shell(echo:*)"]
+        await send(pilot, app, "say two")  # covered by the rule: no modal
+        await wait_until(pilot, lambda: finished_turns(app) == 2, timeout=20, message="the second turn")
+        assert "three" in str(api.requests[-1].messages[-1])
+        await send(pilot, app, "/permissions")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the rule picker")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ChoiceScreen), message="the picker to close")
+        await wait_until(pilot, lambda: app.runtime.permissions.rules() == [], message="the rule removed")
+        assert tomllib.loads((repo / ".agent" / "config.toml").read_text())["permissions"]["allow"] == []
+
+
+async def test_undo_and_diff_cover_shell_made_changes_and_never_overwrite_the_users(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "echo shell-made > app.py && echo new > extra.txt"})), reply(text("done")),
+                reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"})), reply(text("done")))
+    original_app = (repo / "app.py").read_text()
+    (repo / ".agent").mkdir()
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell", "write_file"]\n')
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "change things")
+        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=20, message="the turn")
+        await wait_until(pilot, lambda: app.diff_pane.subject == "turn", message="the turn's changes in the diff pane")
+        assert "+shell-made" in app.diff_pane.diff_text and "extra.txt" in app.diff_pane.diff_text
+        await send(pilot, app, "readme")
+        await wait_until(pilot, lambda: finished_turns(app) == 2, timeout=20, message="the second turn")
+        (repo / "README.md").write_text("agent readme\nmy edit\n")
+        await send(pilot, app, "/undo")
+        await wait_until(pilot, lambda: app.diff_pane.subject == "undo-conflict", message="the conflict diff")
+        assert "+my edit" in app.diff_pane.diff_text and (repo / "README.md").read_text().endswith("my edit\n")
+        await send(pilot, app, "/diff 1")
+        await wait_until(pilot, lambda: app.diff_pane.subject == "turn" and "shell-made" in app.diff_pane.diff_text, message="/diff 1")
+        await send(pilot, app, "/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the turn picker")
+        await pilot.press("down", "enter")  # newest first: pick turn 1
+        await wait_until(pilot, lambda: not isinstance(app.screen, ChoiceScreen), message="the picker to close")
+        await pilot.pause(0.3)
+        assert (repo / "app.py").read_text() == "shell-made\n"  # stopped at turn 2: nothing changed
+        (repo / "README.md").write_text("agent readme\n")  # the user drops their edit
+        await send(pilot, app, "/rewind 1")
+        await wait_until(pilot, lambda: (repo / "app.py").read_text() == original_app, message="the rewind")
+        assert not (repo / "extra.txt").exists() and (repo / "README.md").read_text() == "# demo project\n"
+        await wait_until(pilot, lambda: "the user undid your changes" in str(app.runtime.agent.messages[-1]), message="the model told")

@@ -1,0 +1,175 @@
+"""/undo and /rewind: every file a turn changed (write_file, run_shell, a WRITES tool) put back, the user's work never lost."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from tests.agent_helpers import agent_runtime, run_turn
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.gitrepo import git, make_user_changes, user_state
+from tui_agent.cli import main
+
+NOTE_TOOL = '''"""Write a note file."""
+WRITES = True
+import os
+
+
+def write_note(text: str) -> str:
+    """Write docs/tool_note.md.
+
+    Args:
+        text: the note
+    """
+    os.makedirs("docs", exist_ok=True)
+    with open("docs/tool_note.md", "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return "written"
+
+
+def test_write_note() -> None:
+    assert write_note.__doc__
+'''
+
+SHELL_EDITS = "printf 'shell line\\n' >> app.py && echo made > made_by_shell.txt && rm notes.txt && chmod +x run.sh"
+
+
+def fingerprint(repo: Path) -> dict[str, object]:
+    """Work tree bytes and modes, the raw index file, and the history (HEAD, every ref, the reflog of HEAD)."""
+    index = (repo / ".git" / "index").read_bytes()
+    files = {}
+    for path in sorted(repo.rglob("*")):
+        rel = path.relative_to(repo).as_posix()
+        if rel.startswith((".git/", ".agent")) or rel == ".git":
+            continue
+        files[rel] = "dir" if path.is_dir() else (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mode & 0o777)
+    history = git(repo, "for-each-ref", "--format=%(refname) %(objectname)") + git(repo, "rev-parse", "HEAD")
+    history += git(repo, "reflog", "--format=%H %gs") + git(repo, "stash", "list")
+    return {"index": index, "files": files, "history": history}
+
+
+def edit_everything_script(api: FakeMessagesAPI) -> None:
+    api.enqueue(
+        reply(tool_use("write_file", {"path": "README.md", "content": "# rewritten by the agent\n"})),
+        reply(tool_use("edit_file", {"path": "src/lib.py", "old": "VALUE = 1", "new": "VALUE = 2"})),
+        reply(tool_use("run_shell", {"command": SHELL_EDITS})),
+        reply(tool_use("write_note", {"text": "from a WRITES tool\n"})),
+        reply(text("All edited.")),
+    )
+
+
+def prepare(repo: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "src" / "lib.py").write_text("VALUE = 1\n")
+    (repo / "run.sh").write_text("echo run\n")
+    git(repo, "add", "src/lib.py", "run.sh")
+    git(repo, "commit", "-q", "-m", "lib")
+    (repo / ".agent" / "tools").mkdir(parents=True)
+    (repo / ".agent" / "tools" / "write_note.py").write_text(NOTE_TOOL)
+
+
+async def test_undo_puts_back_exactly_what_the_turn_changed(repo: Path, api: FakeMessagesAPI) -> None:
+    prepare(repo)
+    async with agent_runtime(repo, api) as runtime:
+        assert runtime.catalog.get("write_note") is not None
+        make_user_changes(repo)  # a staged change, an unstaged change and an untracked file
+        user_state(repo)  # git status may refresh the index: let it happen before the fingerprint
+        before = fingerprint(repo)
+        edit_everything_script(api)
+        await run_turn(runtime, "edit everything")
+        after_turn = fingerprint(repo)
+        changed = {path for path in set(before["files"]) | set(after_turn["files"])
+                   if before["files"].get(path) != after_turn["files"].get(path)}
+        assert changed == {"README.md", "src/lib.py", "app.py", "made_by_shell.txt", "notes.txt", "run.sh",
+                           "docs", "docs/tool_note.md"}
+        diff = await runtime.undo.turn_diff(runtime.session)
+        assert "+made" in diff and "-untracked notes" in diff and "+from a WRITES tool" in diff and "new mode 100755" in diff
+        result = await runtime.undo.undo_last(runtime.session)
+        assert result.ok, result.message
+        assert fingerprint(repo) == before
+        again = await runtime.undo.undo_last(runtime.session)
+        assert not again.ok and "Nothing to undo" in again.message
+
+
+async def test_undo_stops_and_shows_the_diff_when_the_user_changed_a_file_since(repo: Path, api: FakeMessagesAPI) -> None:
+    async with agent_runtime(repo, api) as runtime:
+        api.enqueue(reply(tool_use("write_file", {"path": "app.py", "content": "agent\n"})),
+                    reply(tool_use("write_file", {"path": "other.py", "content": "x = 1\n"})), reply(text("ok")))
+        await run_turn(runtime, "edit")
+        (repo / "app.py").write_text("agent\nmy own line\n")
+        result = await runtime.undo.undo_last(runtime.session)
+        assert not result.ok and "app.py" in result.message
+        assert "+my own line" in result.conflict_diff
+        assert (repo / "app.py").read_text() == "agent\nmy own line\n" and (repo / "other.py").exists()
+
+
+async def test_rewind_undoes_a_run_of_turns_and_takes_back_authored_tools(repo: Path, api: FakeMessagesAPI) -> None:
+    from tests.test_catalog_support import tool_source
+
+    async with agent_runtime(repo, api) as runtime:
+        head = git(repo, "rev-parse", "HEAD")
+        api.enqueue(reply(tool_use("write_file", {"path": "one.txt", "content": "1\n"})), reply(text("ok")))
+        await run_turn(runtime, "first")
+        api.enqueue(reply(tool_use("create_tool", {"name": "shout", "source": tool_source("shout")})),
+                    reply(tool_use("write_file", {"path": "one.txt", "content": "2\n"})), reply(text("ok")))
+        await run_turn(runtime, "second")
+        assert runtime.catalog.get("shout") is not None
+        api.enqueue(reply(tool_use("create_tool", {"name": "shout", "source": tool_source("shout", body="return 3 * x")})),
+                    reply(text("ok")))
+        await run_turn(runtime, "third")
+        api.enqueue(reply(text("nothing to do")))
+        await run_turn(runtime, "fourth: nothing")
+        turns = runtime.undo.turns(runtime.session)
+        assert [turn.turn for turn in turns] == [1, 2, 3, 4] and turns[2].authored[0].created is False
+        assert (await runtime.undo.rewind(runtime.session, 4)).message.startswith("Undid turn 4")
+        updated = await runtime.undo.undo_last(runtime.session)  # turn 3 updated shout: back to turn 2's version
+        assert updated.ok and "shout reverted" in updated.message, updated.message
+        assert "return 2 * x" in (repo / ".agent" / "tools" / "shout.py").read_text()
+        assert git(repo, "log", "-1", "--format=%s").startswith("tuiagent: revert tool shout")
+        result = await runtime.undo.rewind(runtime.session, 1)
+        assert result.ok, result.message
+        assert not (repo / "one.txt").exists()
+        assert runtime.catalog.get("shout") is None and "pruned" in result.message
+        assert git(repo, "rev-parse", "HEAD") != head  # the catalog's own history records the prune
+        assert [turn.undone for turn in runtime.undo.turns(runtime.session)] == [True, True, True, True]
+
+
+def test_headless_undo_undoes_the_last_turn_of_the_latest_session(repo: Path, api: FakeMessagesAPI,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "echo changed > app.py"})), reply(text("done")))
+    assert main(["--project", str(repo), "-p", "change app", "--yes"]) == 0
+    assert (repo / "app.py").read_text() == "changed\n"
+    assert main(["--project", str(repo), "--undo"]) == 0
+    assert "app.py" in capsys.readouterr().out
+    assert (repo / "app.py").read_text() == "print('hello')\n"
+    assert main(["--project", str(repo), "--undo"]) == 1
+    assert "Nothing to undo" in capsys.readouterr().err
+    session = next((repo / ".agent" / "sessions").glob("*.jsonl")).read_text()
+    assert "the user undid your changes" in session  # a resumed conversation tells the model
+
+
+async def test_a_cancelled_turn_is_still_undoable(repo: Path, api: FakeMessagesAPI) -> None:
+    import asyncio
+
+    async with agent_runtime(repo, api) as runtime:
+        api.enqueue(reply(tool_use("run_shell", {"command": "echo partial > half.txt && sleep 30"})), reply(text("never")))
+        turn = runtime.agent.run_turn("start something long")
+
+        async def consume() -> None:
+            async for _event in turn:
+                pass
+
+        task = asyncio.create_task(consume())
+        for _ in range(200):
+            if (repo / "half.txt").exists():
+                break
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await turn.aclose()
+        assert runtime.undo.turns(runtime.session)[-1].after is not None
+        result = await runtime.undo.undo_last(runtime.session)
+        assert result.ok and not (repo / "half.txt").exists(), result.message

@@ -1,0 +1,115 @@
+"""`tuiagent mcp serve` (the live catalog as a stdio MCP server) and `tuiagent mcp list` (the servers this project uses)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+
+def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
+    mcp = subparsers.add_parser("mcp", help="serve the catalog over MCP, or inspect the MCP servers this project uses")
+    actions = mcp.add_subparsers(dest="mcp_command", required=True)
+    serve = actions.add_parser("serve", help="serve the catalog's tools to an MCP client over stdio "
+                                             "(e.g. `claude mcp add tuiagent -- tuiagent mcp serve`)")
+    serve.add_argument("--allow-writes", action="store_true", help="let tools that declare WRITES = True change project files")
+    serve.add_argument("--allow-network", action="store_true", help="let tools that declare NETWORK = True use the network")
+    serve.add_argument("--allow", action="append", default=[], metavar="TOOL", help="allow this one tool whatever it declares")
+    serve.add_argument("--run-python", action="store_true", help="also offer run_python (code over the whole catalog)")
+    serve.add_argument("--sandbox-tier", choices=("bubblewrap", "rlimits"), default=None, help=argparse.SUPPRESS)
+    serve.set_defaults(handler=handle_serve)
+    listing = actions.add_parser("list", help="start the MCP servers of .mcp.json and [mcp.servers], show their status and tools")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(handler=handle_list)
+    trusting = actions.add_parser("trust", help="approve configured MCP servers' exact commands so sessions start them")
+    trusting.add_argument("names", nargs="*", metavar="NAME", help="the servers to approve")
+    trusting.add_argument("--all", action="store_true", help="approve every configured server")
+    trusting.set_defaults(handler=handle_trust)
+
+
+def handle_serve(args: argparse.Namespace) -> int:
+    from tui_agent.core.mcp.config import McpConfigError, load_serve_options
+    from tui_agent.core.mcp.server import serve_stdio
+    from tui_agent.core.project import ConfigError, Project
+
+    try:
+        options = load_serve_options(Project.at(args.project)).merged(
+            allow_writes=args.allow_writes, allow_network=args.allow_network, run_python=args.run_python,
+            allowed_tools=args.allow)
+    except (McpConfigError, ConfigError) as error:
+        print(f"tuiagent mcp serve: {error}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve_stdio(args.project, options, sandbox_tier=args.sandbox_tier))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # e.g. the sandbox cannot start: say so on stderr (stdout is the protocol)
+        print(f"tuiagent mcp serve: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+
+def handle_list(args: argparse.Namespace) -> int:
+    from tui_agent.core.project import ConfigError
+
+    try:
+        data, text, code = asyncio.run(list_servers(args.project))
+    except ConfigError as error:
+        print(f"tuiagent mcp list: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(data, indent=2) if args.json else text)
+    return code
+
+
+async def list_servers(project_root: str) -> tuple[dict[str, Any], str, int]:
+    """Start every configured server, list what it offers, stop them; exit code 1 when one failed."""
+    from tui_agent.core.mcp.hub import McpHub
+    from tui_agent.core.project import Project
+
+    hub = await McpHub.start(Project.at(project_root))
+    try:
+        rows = hub.rows()
+        data = {"servers": [{"name": row.name, "status": row.status, "error": row.error,
+                             "tools": [{"name": t.name, "tool": t.tool, "description": t.description} for t in row.tools]}
+                            for row in rows], "problems": hub.problems}
+        lines = [f"{row.name}: {row.status}" + (f" — {row.error}" if row.error else f", {len(row.tools)} tools") for row in rows]
+        for row in rows:
+            lines.extend(f"  {tool.name}  {(tool.description.splitlines() or [''])[0][:80]}" for tool in row.tools)
+        lines.extend(f"problem: {problem}" for problem in hub.problems)
+        text = "\n".join(lines) or "no MCP servers configured (.mcp.json or [mcp.servers.NAME] in .agent/config.toml)"
+        return data, text, 1 if hub.failures() else 0
+    finally:
+        await hub.aclose()
+
+
+def handle_trust(args: argparse.Namespace) -> int:
+    """Print each chosen server's command and record it as approved (outside the project, out of the agent's reach)."""
+    from tui_agent.core.mcp.config import load_server_configs
+    from tui_agent.core.mcp.trust import trust, trust_file
+    from tui_agent.core.project import ConfigError, Project
+
+    project = Project.at(args.project)
+    try:
+        configs, problems = load_server_configs(project)
+    except ConfigError as error:
+        print(f"tuiagent mcp trust: {error}", file=sys.stderr)
+        return 2
+    for problem in problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    by_name = {config.name: config for config in configs}
+    unknown = [name for name in args.names if name not in by_name]
+    if unknown or not (args.names or args.all):
+        known = ", ".join(sorted(by_name)) or "none"
+        print(f"tuiagent mcp trust: name the servers to approve (configured: {known}), or pass --all"
+              + (f"; unknown: {', '.join(unknown)}" if unknown else ""), file=sys.stderr)
+        return 2
+    chosen = configs if args.all else [by_name[name] for name in args.names]
+    trust(project, chosen)
+    for config in chosen:
+        env = " ".join(f"{key}={value}" for key, value in sorted(config.env.items()))
+        print(f"approved {config.name}: {' '.join([config.command, *config.args])}" + (f"  (env {env})" if env else ""))
+    print(f"(recorded in {trust_file()})")
+    return 0

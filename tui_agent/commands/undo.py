@@ -1,0 +1,35 @@
+"""`tuiagent --undo`: undo the last agent turn of the latest session, with the same rules as /undo in the app."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tui_agent.core.agent.permissions import deny_all
+from tui_agent.core.agent.sessions import SessionNotFound
+from tui_agent.core.project import ConfigError
+
+
+async def run_undo(args: argparse.Namespace) -> int:
+    """0 when the turn was undone; 1 when nothing was (a conflict shows the diff); 2 when the project cannot be opened."""
+    from tui_agent.core.runtime import open_runtime
+
+    try:
+        runtime = await open_runtime(args.project, approve=deny_all, continue_latest=True, sandbox_tier=args.sandbox_tier,
+                                     ask_init_git=lambda project: False)
+    except (SessionNotFound, ConfigError, ValueError) as error:
+        print(f"tuiagent --undo: {error}", file=sys.stderr)
+        return 2
+    try:
+        if runtime.undo is None or runtime.session is None:
+            print("tuiagent --undo: the project is not in a git repository, so turns were not checkpointed", file=sys.stderr)
+            return 2
+        result = await runtime.undo.undo_last(runtime.session)
+        if result.conflict_diff:
+            print(result.conflict_diff, end="" if result.conflict_diff.endswith("\n") else "\n")
+        print(result.message, file=sys.stdout if result.ok else sys.stderr)
+        if result.ok:  # a resumed conversation tells the model, as /undo does in the app
+            runtime.session.append_message({"role": "user", "content": [{"type": "text", "text": result.note_for_model}]})
+        return 0 if result.ok else 1
+    finally:
+        await runtime.aclose()

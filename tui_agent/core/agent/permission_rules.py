@@ -1,0 +1,111 @@
+"""Allow rules in the style of Claude Code's `permissions.allow`: `run_shell(pytest:*)`, `run_shell(make test)`, `write_file`."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+RULE_SYNTAX = re.compile(r"^(?P<tool>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<pattern>.+)\))?$", re.DOTALL)
+PREFIX_SUFFIX = ":*"
+CONTROL_OPERATORS = {"&&", "||", ";", "|", "&", "|&", ";;", "\n"}
+UNSAFE_FOR_PATTERNS = ("$(", "`", "<(", ">(")
+"""A command holding one of these runs a hidden command; only a tool-wide rule or an exact rule covers it."""
+MULTI_WORD_RUNNERS = {"npm", "pnpm", "yarn", "cargo", "go", "uv", "poetry", "git", "make", "pip", "pip3", "docker",
+                      "npx", "bundle", "dotnet", "gradle", "mvn", "rake", "hatch", "pdm", "tox", "nox", "just"}
+PATTERN_TOOLS = ("run_shell",)
+"""Tools whose requests carry a command that patterns match; other tools take only the tool-wide rule."""
+
+
+class RuleError(ValueError):
+    """A rule is not in the `tool`, `tool(exact command)` or `tool(prefix:*)` syntax."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """`tool` alone allows every call of the tool; with `pattern`, the exact command, or commands starting with it."""
+
+    tool: str
+    pattern: str | None = None
+    prefix: bool = False
+
+    @property
+    def text(self) -> str:
+        if self.pattern is None:
+            return self.tool
+        return f"{self.tool}({self.pattern}{PREFIX_SUFFIX if self.prefix else ''})"
+
+    def matches(self, tool: str, subject: str | None, network: bool) -> bool:
+        """Whether this rule approves a call of `tool` on `subject` (a network call needs a tool-wide rule)."""
+        if tool != self.tool:
+            return False
+        if self.pattern is None:
+            return True
+        if network or subject is None:
+            return False
+        if not self.prefix:
+            return subject.strip() == self.pattern.strip()
+        parts = simple_commands(subject)
+        return parts is not None and all(_starts_with(words, self.pattern) for words in parts)
+
+
+def parse_rule(text: str) -> Rule:
+    """A Rule from its text; RuleError says what is wrong and what the syntax is."""
+    match = RULE_SYNTAX.match(text.strip()) if isinstance(text, str) else None
+    if match is None:
+        raise RuleError(f"{text!r} is not an allow rule: use TOOL, TOOL(exact command) or TOOL(prefix:*), "
+                        "e.g. run_shell(pytest:*)")
+    tool, pattern = match.group("tool"), match.group("pattern")
+    if pattern is None:
+        return Rule(tool)
+    if tool not in PATTERN_TOOLS:
+        raise RuleError(f"{text!r}: only {', '.join(PATTERN_TOOLS)} takes a command pattern; allow the whole tool with {tool}")
+    prefix = pattern.endswith(PREFIX_SUFFIX)
+    body = pattern[: -len(PREFIX_SUFFIX)].strip() if prefix else pattern.strip()
+    if not body:
+        raise RuleError(f"{text!r}: the command pattern is empty")
+    if prefix and simple_commands(body) != [shlex.split(body)]:
+        raise RuleError(f"{text!r}: a prefix must be plain words (no ;, &&, |, $( or backticks)")
+    return Rule(tool, body, prefix)
+
+
+def simple_commands(command: str) -> list[list[str]] | None:
+    """The words of each simple command in `command`, or None when it cannot be split safely."""
+    if any(marker in command for marker in UNSAFE_FOR_PATTERNS):
+        return None
+    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    lexer.commenters = ""  # shlex would drop the rest of the line at a `#` inside a word, where the shell does not
+    parts: list[list[str]] = [[]]
+    try:
+        for token in lexer:
+            if token in CONTROL_OPERATORS:
+                parts.append([])
+            elif set(token) <= set(";&|"):
+                return None
+            else:
+                parts[-1].append(token)
+    except ValueError:  # an unclosed quote
+        return None
+    commands = [words for words in parts if words]
+    return commands or None
+
+
+def _starts_with(words: list[str], prefix: str) -> bool:
+    wanted = shlex.split(prefix)
+    return words[: len(wanted)] == wanted
+
+
+def suggested_prefix(command: str) -> str | None:
+    """The prefix offered for "always allow commands like this": `pytest`, `npm run`, `python -m pytest`."""
+    parts = simple_commands(command)
+    if not parts or len(parts) != 1:
+        return None
+    words = parts[0]
+    if "=" in words[0]:
+        return None
+    if words[0] in ("python", "python3") and len(words) >= 3 and words[1] == "-m":
+        return shlex.join(words[:3])
+    if words[0] in MULTI_WORD_RUNNERS and len(words) >= 2 and not words[1].startswith("-"):
+        return shlex.join(words[:2])
+    return shlex.join(words[:1])

@@ -1,0 +1,149 @@
+"""The session's MCP servers: started together, their tools under API-valid names, calls, counts and status rows."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tui_agent.core.mcp.models import CallOutcome, McpServerError, RemoteTool
+from tui_agent.core.mcp.config import ServerConfig, load_server_configs
+from tui_agent.core.mcp.naming import assign_names
+from tui_agent.core.mcp.trust import is_trusted, untrusted_message
+from tui_agent.core.project import Project
+
+if TYPE_CHECKING:
+    from tui_agent.core.mcp.client import ServerConnection
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """One MCP tool as offered to the agent: `name` is the API name (`mcp__server__tool`)."""
+
+    name: str
+    server: str
+    tool: str
+    description: str
+    input_schema: dict[str, Any]
+    calls: int = 0
+
+    def to_api(self) -> dict[str, Any]:
+        schema = self.input_schema if self.input_schema.get("type") == "object" else {"type": "object", "properties": {}}
+        description = (f"[MCP server {self.server}] {self.description}".strip()
+                       + f"\n(In run_python: `from {self.name} import {self.name}`; call it with keyword arguments.)")
+        return {"name": self.name, "description": description, "input_schema": schema}
+
+
+@dataclass(frozen=True)
+class ServerRow:
+    """A server's line in the catalog pane and `tuiagent mcp list`."""
+
+    name: str
+    status: str
+    error: str | None
+    tools: tuple[McpTool, ...]
+    calls: int
+
+
+class McpHub:
+    """Owns the connections; `tools()` and `call()` are what the agent, run_python's bridge and the UI use."""
+
+    def __init__(self, project: Project, configs: list[ServerConfig], problems: list[str] | None = None) -> None:
+        self.project = project
+        self.connections: dict[str, ServerConnection] = {}
+        if configs:  # the SDK is imported only when a server is configured
+            from tui_agent.core.mcp.client import ServerConnection
+
+            self.connections = {c.name: ServerConnection(c, str(project.root), self._changed) for c in configs}
+        self.problems = list(problems or [])  # configuration errors: each server skipped with its reason
+        self._calls: dict[str, int] = {}
+        self._listeners: list[Callable[[], None]] = []
+        self._names: dict[tuple[str, str], str] = {}
+        self._by_name: dict[str, tuple[str, RemoteTool]] = {}
+
+    @classmethod
+    async def start(cls, project: Project) -> "McpHub":
+        """Read `.mcp.json` and `[mcp.servers]` and start every server concurrently; failures are kept as rows."""
+        configs, problems = load_server_configs(project)
+        hub = cls(project, configs, problems)
+        for config in configs:
+            if not is_trusted(project, config):
+                hub.connections[config.name].hold(untrusted_message(config))
+        await asyncio.gather(*(c.start() for c in hub.connections.values() if c.status == "starting"))
+        hub._rename()
+        return hub
+
+    def add_listener(self, callback: Callable[[], None]) -> None:
+        """Called when a server's status or tool list changes (e.g. it died)."""
+        self._listeners.append(callback)
+
+    def _changed(self) -> None:
+        self._rename()
+        for callback in list(self._listeners):
+            try:
+                callback()
+            except Exception:
+                log.exception("MCP listener failed")
+
+    def _rename(self) -> None:
+        pairs = [(name, tool.name) for name, c in self.connections.items() if c.status == "running" for tool in c.tools]
+        self._names = assign_names(pairs)
+        tools = {(name, tool.name): tool for name, c in self.connections.items() for tool in c.tools}
+        self._by_name = {api: (pair[0], tools[pair]) for pair, api in self._names.items()}
+
+    # the agent's view ------------------------------------------------------------------
+    async def refresh(self) -> list[str]:
+        """Honour tools/list_changed: list the stale servers again. Returns warnings for servers that failed."""
+        warnings = []
+        for name, connection in self.connections.items():
+            if connection.stale and connection.status == "running":
+                try:
+                    await connection.refresh()
+                except Exception as error:
+                    warnings.append(f"MCP server {name}: listing its tools failed: {error}")
+        self._rename()
+        return warnings
+
+    def tools(self) -> list[McpTool]:
+        return [McpTool(api, server, tool.name, tool.description, tool.input_schema, self._calls.get(api, 0))
+                for api, (server, tool) in sorted(self._by_name.items())]
+
+    def get(self, api_name: str) -> McpTool | None:
+        found = self._by_name.get(api_name)
+        if found is None:
+            return None
+        server, tool = found
+        return McpTool(api_name, server, tool.name, tool.description, tool.input_schema, self._calls.get(api_name, 0))
+
+    async def call(self, api_name: str, arguments: dict[str, Any]) -> CallOutcome:
+        """Call by API name; raises McpServerError when the tool is unknown or its server cannot answer."""
+        found = self._by_name.get(api_name)
+        if found is None:
+            raise McpServerError(f"no MCP tool named {api_name!r} (the servers offer: {', '.join(sorted(self._by_name)) or 'none'})")
+        server, tool = found
+        self._calls[api_name] = self._calls.get(api_name, 0) + 1
+        try:
+            return await self.connections[server].call(tool.name, arguments)
+        finally:
+            self._changed()
+
+    def rows(self) -> list[ServerRow]:
+        tools = self.tools()
+        rows = []
+        for name, connection in sorted(self.connections.items()):
+            mine = tuple(t for t in tools if t.server == name)
+            rows.append(ServerRow(name, connection.status, connection.error, mine, sum(t.calls for t in mine)))
+        return rows
+
+    def failures(self) -> list[str]:
+        """One line per server that failed or exited, and per configuration problem (for the header and notices)."""
+        lines = [f"MCP server {row.name} {row.status}: {row.error}" for row in self.rows()
+                 if row.status in ("failed", "exited", "untrusted")]
+        return self.problems + lines
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(connection.aclose() for connection in self.connections.values()), return_exceptions=True)

@@ -1,0 +1,28 @@
+"""What an MCP server offers and answers, without the SDK (so a session without MCP servers never imports it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RemoteTool:
+    """A tool as the MCP server lists it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """An MCP tool's result: `text` for the model, `value` for run_python (structured content, JSON text, or text)."""
+
+    text: str
+    value: Any
+    is_error: bool
+
+
+class McpServerError(Exception):
+    """A call could not reach the server (not started, exited, timed out); the message says which and why."""

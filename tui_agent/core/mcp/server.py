@@ -1,0 +1,179 @@
+"""`tuiagent mcp serve`: the live catalog as an MCP server (official SDK, low-level Server) over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from importlib import metadata
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+
+from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.catalog.models import ToolSpec
+from tui_agent.core.mcp.changes import CatalogListenerFeed, ChangeFeed
+from tui_agent.core.mcp.config import ServeOptions
+from tui_agent.core.mcp.results import pipeline_error_result, run_result, text_result
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
+
+log = logging.getLogger(__name__)
+RUN_PYTHON = "run_python"
+RUN_PYTHON_DESCRIPTION = (
+    "Run a Python snippet in tuiagent's sandbox with every catalog tool importable by name "
+    "(`from tool_name import tool_name`); the value of the last expression is returned. The project is read-only.")
+INSTRUCTIONS = ("The tools of this server are written by tuiagent's agent for this project and change while you work: "
+                "the server sends notifications/tools/list_changed when one is added, edited, pruned or reverted.")
+
+
+def _version() -> str:
+    try:
+        return metadata.version("tuiagent")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+def listed_specs(catalog: Any) -> list[ToolSpec]:
+    """The tools offered: every registered tool with a good version whose file on disk is not broken."""
+    return [entry.spec for entry in catalog.registry.entries() if entry.spec is not None and entry.error is None]
+
+
+def tool_definition(spec: ToolSpec) -> types.Tool:
+    return types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema,
+                      annotations=types.ToolAnnotations(read_only_hint=not spec.writes, open_world_hint=spec.network))
+
+
+class CatalogServer:
+    """Lists and calls catalog tools through the catalog (sandbox, limits, audit log) and announces list changes."""
+
+    def __init__(self, catalog: Any, options: ServeOptions, feed: ChangeFeed | None = None) -> None:
+        self.catalog = catalog
+        self.options = options
+        self.feed = feed or CatalogListenerFeed(catalog)
+        self.bus = InMemorySubscriptionBus()
+        self.server: Server[Any] = Server("tuiagent", version=_version(), instructions=INSTRUCTIONS,
+                                          on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+                                          on_subscriptions_listen=ListenHandler(self.bus))
+        self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
+        self._sessions: list[ServerSession] = []
+        self._announced = self._fingerprint()
+        self._dirty = asyncio.Event()
+        self.feed.subscribe(self._dirty.set)
+
+    # the list and its changes ----------------------------------------------------------
+    def tools(self) -> list[types.Tool]:
+        tools = [tool_definition(spec) for spec in listed_specs(self.catalog)]
+        if self.options.run_python:
+            tools.append(types.Tool(name=RUN_PYTHON, description=RUN_PYTHON_DESCRIPTION, input_schema={
+                "type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]},
+                annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False)))
+        return tools
+
+    def _fingerprint(self) -> tuple[tuple[Any, ...], ...]:
+        return tuple((s.name, s.source_sha, s.description, json.dumps(s.input_schema, sort_keys=True), s.writes, s.network)
+                     for s in listed_specs(self.catalog))
+
+    async def _sync(self) -> None:
+        """Pick up tool files changed on disk that the watcher has not handled yet (as the agent does per request)."""
+        names = {path.stem for path in self.catalog.project.tools_dir.glob("*.py")} | set(self.catalog.registry.names())
+        try:
+            await self.catalog.handle_file_changes(names)
+        except Exception:  # the catalog keeps its last good state
+            log.exception("reloading changed tool files failed")
+
+    async def announce_changes(self) -> None:
+        """Until cancelled: after each catalog event, send tools/list_changed when the offered list differs."""
+        while True:
+            await self._dirty.wait()
+            self._dirty.clear()
+            fingerprint = self._fingerprint()
+            if fingerprint == self._announced:
+                continue
+            self._announced = fingerprint
+            for session in list(self._sessions):
+                try:
+                    await session.send_tool_list_changed()
+                except Exception:  # a closed connection; the others still hear about it
+                    self._sessions.remove(session)
+            await self.bus.publish(ToolsListChanged())
+
+    def _remember(self, session: ServerSession) -> None:
+        if session not in self._sessions:
+            self._sessions.append(session)
+
+    async def _initialized(self, ctx: ServerRequestContext[Any], params: Any) -> None:
+        self._remember(ctx.session)
+
+    async def _list_tools(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+        self._remember(ctx.session)
+        await self._sync()
+        return types.ListToolsResult(tools=self.tools())
+
+    # calls -------------------------------------------------------------------------------
+    async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        name, arguments = params.name, dict(params.arguments or {})
+        if name == RUN_PYTHON and self.options.run_python:
+            return await self._run_python(arguments)
+        await self._sync()
+        entry = self.catalog.registry.get(name)
+        if entry is not None and entry.error is not None:
+            return pipeline_error_result(name, entry.error)
+        if entry is None or entry.spec is None:
+            hint = " (run_python is offered only with `tuiagent mcp serve --run-python`)" if name == RUN_PYTHON else ""
+            return text_result(f"no tool named {name!r} in this catalog{hint}; list the tools again", is_error=True)
+        spec = entry.spec
+        refusal = self.options.refusal(name, writes=spec.writes, network=spec.network)
+        if refusal is not None:
+            return text_result(refusal, is_error=True)
+        try:
+            result = await self.catalog.call_tool(name, arguments, allow_network=spec.network, allow_writes=spec.writes)
+        except PipelineError as error:  # arguments that do not fit the schema, or the tool vanished meanwhile
+            return text_result(f"{name}: {error.message}", is_error=True)
+        return run_result(result)
+
+    async def _run_python(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        code = arguments.get("code")
+        if not isinstance(code, str) or not code.strip():
+            return text_result("run_python needs `code`: a non-empty Python snippet", is_error=True)
+        if getattr(self.catalog.sandbox, "tier", None) != TIER_BUBBLEWRAP and not self.options.allow_writes:
+            return text_result("refused: this sandbox tier cannot keep project files read-only for run_python; install "
+                               "bubblewrap, or allow it with `tuiagent mcp serve --run-python --allow-writes`", is_error=True)
+        await self._sync()
+        return run_result(await self.catalog.run_python(code, allow_writes=False))
+
+    # serving -----------------------------------------------------------------------------
+    async def serve(self, read_stream: Any, write_stream: Any) -> None:
+        """Serve one connection, watching the catalog meanwhile; returns when the client closes the connection."""
+        background = [asyncio.create_task(self.feed.run()), asyncio.create_task(self.announce_changes())]
+        try:
+            options = self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+            await self.server.run(read_stream, write_stream, options)
+        finally:
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
+
+
+async def serve_stdio(project_root: str, options: ServeOptions, *, sandbox_tier: str | None = None) -> None:
+    """Open the project's sandbox and catalog and serve them on stdin/stdout until the client disconnects."""
+    from mcp.server.stdio import stdio_server
+
+    from tui_agent.core.catalog.api import Catalog
+    from tui_agent.core.project import Project
+    from tui_agent.core.sandbox import Sandbox
+
+    project = Project.at(project_root)
+    sandbox = await Sandbox.start(project, tier=sandbox_tier)
+    try:
+        catalog = await Catalog.open(project, sandbox)
+        try:
+            async with stdio_server() as (read_stream, write_stream):
+                await CatalogServer(catalog, options).serve(read_stream, write_stream)
+        finally:
+            await catalog.aclose()
+    finally:
+        await sandbox.aclose()

@@ -1,0 +1,68 @@
+"""What agent code must never see: secret files under the home directory and secret-looking environment variables."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+SECRET_HOME_PATHS: tuple[str, ...] = (
+    ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh", ".config/hub", ".docker/config.json",
+    ".kube", ".password-store", ".local/share/keyrings", ".local/share/gopass", ".config/gopass", ".config/op",
+    ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".gem/credentials", ".vault-token",
+    ".cargo/credentials", ".cargo/credentials.toml", ".config/git/credentials", ".pki",
+    ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware", ".config/microsoft-edge",
+    ".config/vivaldi", ".config/opera", ".var/app",
+)
+"""Secret files and folders (relative to the home directory): keys, credentials, password stores, browser profiles."""
+
+SECRET_ENV_NAME = re.compile(
+    r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_?KEY|API_?KEY|ACCESS_?KEY|_KEY$|^KEY$|_AUTH$|^AUTH_|COOKIE)",
+    re.IGNORECASE,
+)
+"""Variable names that may hold a secret (`ANTHROPIC_API_KEY`, `*_TOKEN`, `*_KEY`, `*_SECRET`, passwords ...)."""
+
+
+def is_secret_env_name(name: str) -> bool:
+    return bool(SECRET_ENV_NAME.search(name))
+
+
+def secret_paths(home: Path) -> list[Path]:
+    """Every secret path under `home`, whether it exists or not (absolute, not resolved)."""
+    return [home / relative for relative in SECRET_HOME_PATHS]
+
+
+def is_inside(path: Path, folder: Path) -> bool:
+    """`path` is `folder` or lies under it (both absolute and normalized; compared as text, pathlib is slow here)."""
+    inner, outer = str(path), str(folder)
+    return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
+
+
+class SecretMap:
+    """The secret paths under one home, with their real locations, computed once per look-up session."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.real_home = Path(os.path.realpath(home))
+        self.pairs = [(secret, Path(os.path.realpath(secret))) for secret in secret_paths(home)]
+
+    def existing(self) -> list[Path]:
+        return [secret for secret, _real in self.pairs if secret.exists() or secret.is_symlink()]
+
+    def under(self, folder: Path) -> list[Path]:
+        """The existing secret paths inside `folder` (to be masked when `folder` is made visible)."""
+        found: list[Path] = []
+        for secret, real in self.pairs:
+            if not (secret.exists() or secret.is_symlink()):
+                continue
+            for candidate in (secret, real):
+                if is_inside(candidate, folder) and candidate not in found:
+                    found.append(candidate)
+        return found
+
+    def touches(self, path: Path) -> bool:
+        """True when `path` is a secret path, lies inside one, or is the home directory or one of its parents."""
+        real = Path(os.path.realpath(path))
+        if is_inside(self.real_home, real):
+            return True
+        return any(is_inside(real, secret_real) or is_inside(path, secret) for secret, secret_real in self.pairs)

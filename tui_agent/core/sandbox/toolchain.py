@@ -1,0 +1,265 @@
+"""The project's toolchain inside the sandbox: PATH, the project's virtualenv, read-only toolchain folders, build variables."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import sys
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tui_agent.core.sandbox.secrets import SecretMap, is_inside, is_secret_env_name
+
+TOOLCHAIN_HOME_DIRS: tuple[str, ...] = (
+    ".pyenv", ".nvm", ".cargo", ".rustup", "go", ".local/bin", ".local/lib", ".local/share/pipx", ".local/pipx",
+    ".local/share/uv", ".rbenv", ".volta", ".bun", ".deno", ".sdkman", ".asdf",
+)
+"""Folders under the home directory that hold toolchains (the rest of the home stays hidden)."""
+
+TOOL_HOME_VARIABLES: dict[str, str] = {
+    "CARGO_HOME": ".cargo", "RUSTUP_HOME": ".rustup", "PYENV_ROOT": ".pyenv", "NVM_DIR": ".nvm", "GOPATH": "go",
+    "PYTHONUSERBASE": ".local",
+}
+"""Set to the real folder when it exists and the user has not set them: inside, HOME is a private empty folder."""
+
+BUILD_ENV_NAMES: tuple[str, ...] = (
+    "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "CI",
+    "USER", "LOGNAME", "SHELL", "CC", "CXX", "CPP", "LD", "AR", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS",
+    "LIBRARY_PATH", "LD_LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "PKG_CONFIG_PATH", "CMAKE_PREFIX_PATH",
+    "CMAKE_GENERATOR", "MAKEFLAGS", "JAVA_HOME", "GOROOT", "GOPATH", "GOFLAGS", "GO111MODULE", "GOTOOLCHAIN",
+    "CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "RUSTFLAGS", "CARGO_TARGET_DIR", "PYENV_ROOT", "PYENV_VERSION",
+    "NVM_DIR", "NVM_BIN", "NODE_PATH", "NODE_ENV", "PYTHONPATH", "PYTHONUTF8", "UV_PROJECT_ENVIRONMENT",
+    "UV_PYTHON", "POETRY_VIRTUALENVS_PATH", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+)
+"""Variables a build or a test run commonly needs; `[sandbox] env` in .agent/config.toml adds more names."""
+
+SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """What agent code sees of the user's toolchain; `read_only` folders are bound read-only with `masked` hidden."""
+
+    home: Path
+    path: tuple[str, ...]
+    env: dict[str, str]
+    read_only: tuple[Path, ...]
+    masked: tuple[Path, ...]
+    venv: Path | None = None
+    withheld_secrets: tuple[str, ...] = ()
+    problems: tuple[str, ...] = field(default_factory=tuple)
+
+    def environment(self) -> dict[str, str]:
+        """The variables to add to the sandbox environment (PATH included)."""
+        return {**self.env, "PATH": ":".join(self.path)}
+
+    def describe(self, *, paths_hidden: bool = True) -> dict[str, Any]:
+        """Visible and hidden, for `tuiagent sandbox status` (variable names only, never values).
+
+        `paths_hidden` False (the rlimits tier, no mount namespace): the secret paths are listed as readable.
+        """
+        hidden = [str(path) for path in SecretMap(self.home).existing()]
+        return {
+            "secret_paths_hidden": paths_hidden,
+            "visible": {
+                "PATH": list(self.path),
+                "virtualenv": str(self.venv) if self.venv else None,
+                "read_only_folders": [str(path) for path in self.read_only],
+                "variables": sorted(self.env),
+            },
+            "hidden": {
+                "secret_paths": hidden,
+                "masked_inside_visible_folders": [str(path) for path in self.masked],
+                "secret_variables": list(self.withheld_secrets),
+                "other_variables": "every variable not listed as visible (allow-list by name)",
+            },
+            "problems": list(self.problems),
+        }
+
+
+def discover(project_root: Path, *, environ: Mapping[str, str] | None = None, extra_env: Iterable[str] = (),
+             extra_paths: Iterable[str] = ()) -> Toolchain:
+    """The toolchain of `project_root` for the user whose environment is `environ` (default: this process')."""
+    env_in = dict(os.environ if environ is None else environ)
+    home = Path(os.path.abspath(os.path.expanduser(env_in.get("HOME") or "~")))
+    problems: list[str] = []
+    secrets = SecretMap(home)
+    venv = find_virtualenv(project_root, env_in, home)
+    env = passed_variables(env_in, extra_env, problems)
+    env.update(tool_home_variables(home, env))
+    if venv is not None:
+        env["VIRTUAL_ENV"] = str(venv)
+    path = search_path(env_in.get("PATH", ""), venv, secrets)
+    folders = toolchain_folders(home, path, venv, env, project_root)
+    folders += configured_folders(extra_paths, secrets, project_root, problems)
+    read_only = _dedupe([folder for folder in folders if not secrets.touches(folder)])
+    masked = _dedupe([secret for folder in read_only for secret in secrets.under(folder)])
+    withheld = tuple(sorted(name for name in env_in if is_secret_env_name(name)))
+    return Toolchain(home, tuple(path), env, tuple(read_only), tuple(masked), venv, withheld, tuple(problems))
+
+
+def passed_variables(environ: Mapping[str, str], extra: Iterable[str], problems: list[str]) -> dict[str, str]:
+    """The allow-listed variables present in `environ`; a secret-looking name is never passed, even when configured."""
+    names = list(BUILD_ENV_NAMES)
+    for name in extra:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            problems.append(f"[sandbox] env: {name!r} is not a variable name")
+        elif is_secret_env_name(name):
+            problems.append(f"[sandbox] env: {name} looks like a secret (token, key, password) and is never passed")
+        else:
+            names.append(name)
+    passed = {name: environ[name] for name in names if name in environ and not is_secret_env_name(name)}
+    for name in environ:
+        if name.startswith("LC_") and not is_secret_env_name(name):
+            passed[name] = environ[name]
+    return passed
+
+
+def tool_home_variables(home: Path, passed: Mapping[str, str]) -> dict[str, str]:
+    return {name: str(home / relative) for name, relative in TOOL_HOME_VARIABLES.items()
+            if name not in passed and (home / relative).is_dir()}
+
+
+def search_path(user_path: str, venv: Path | None, secrets: SecretMap) -> list[str]:
+    """The project's virtualenv first, then the user's PATH entries, then tuiagent's interpreter and the system folders."""
+    entries: list[str] = [str(venv / "bin")] if venv is not None else []
+    for entry in user_path.split(os.pathsep):
+        if entry and os.path.isabs(entry) and os.path.isdir(entry) and not secrets.touches(Path(entry)):
+            entries.append(entry)
+    entries += [str(Path(sys.executable).parent), *SYSTEM_PATH]
+    return _dedupe(entries)
+
+
+def find_virtualenv(root: Path, environ: Mapping[str, str], home: Path) -> Path | None:
+    """The project's virtualenv: uv's UV_PROJECT_ENVIRONMENT, .venv, venv, poetry's, then an active VIRTUAL_ENV."""
+    candidates: list[Path] = []
+    if environ.get("UV_PROJECT_ENVIRONMENT"):
+        candidates.append(root / os.path.expanduser(environ["UV_PROJECT_ENVIRONMENT"]))
+    candidates += [root / ".venv", root / "venv"]
+    candidates += poetry_virtualenvs(root, environ, home)
+    if environ.get("VIRTUAL_ENV"):
+        candidates.append(Path(environ["VIRTUAL_ENV"]))
+    for candidate in candidates:
+        if (candidate / "pyvenv.cfg").is_file() and (candidate / "bin").is_dir():
+            return Path(os.path.abspath(candidate))
+    return None
+
+
+def poetry_virtualenvs(root: Path, environ: Mapping[str, str], home: Path) -> list[Path]:
+    """Poetry's environments of this project (`<name>-<hash>-py*` in its virtualenvs folder)."""
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return []
+    poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
+    project = data.get("project", {})
+    name = (poetry.get("name") if isinstance(poetry, dict) else None) or (project.get("name") if isinstance(project, dict) else None)
+    if not isinstance(name, str) or not name:
+        return []
+    sanitized = re.sub(r'[ $`!*@"\\\r\n\t]', "_", name.lower())[:42]
+    digest = hashlib.sha256(os.path.normcase(os.path.realpath(root)).encode()).digest()
+    prefix = f"{sanitized}-{base64.urlsafe_b64encode(digest).decode()[:8]}-py"
+    folder = Path(environ.get("POETRY_VIRTUALENVS_PATH") or home / ".cache" / "pypoetry" / "virtualenvs")
+    try:
+        return sorted((entry for entry in folder.iterdir() if entry.name.startswith(prefix)), reverse=True)
+    except OSError:
+        return []
+
+
+def venv_base(venv: Path) -> Path | None:
+    """The prefix of the interpreter a virtualenv was made from (`home = …/bin` in pyvenv.cfg)."""
+    try:
+        for line in (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                return Path(value.strip()).parent
+    except OSError:
+        return None
+    return None
+
+
+def toolchain_folders(home: Path, path: list[str], venv: Path | None, env: Mapping[str, str], root: Path) -> list[Path]:
+    """Folders to make visible: the known toolchain folders, PATH entries, the virtualenv and its interpreter."""
+    folders = [home / relative for relative in TOOLCHAIN_HOME_DIRS if (home / relative).is_dir()]
+    folders += [Path(entry) for entry in path]
+    if venv is not None:
+        folders.append(venv)
+        base = venv_base(venv)
+        if base is not None and base.is_dir():
+            folders.append(base)
+    for name in TOOL_HOME_VARIABLES:
+        if name in env and os.path.isabs(env[name]):
+            # The user base also holds app data (keyrings, Trash): only its programs and packages are needed.
+            folders += [Path(env[name], "bin"), Path(env[name], "lib")] if name == "PYTHONUSERBASE" else [Path(env[name])]
+    visible: list[Path] = []
+    for folder in folders:
+        for candidate in (folder, Path(os.path.realpath(folder))):
+            if candidate.is_dir() and not is_inside(candidate, root) and candidate != home:
+                visible.append(candidate)
+    return visible
+
+
+def configured_folders(paths: Iterable[str], secrets: SecretMap, root: Path, problems: list[str]) -> list[Path]:
+    """`[sandbox] paths` of .agent/config.toml: absolute or `~/…` folders; secrets and the home itself refused."""
+    home = secrets.home
+    folders: list[Path] = []
+    for raw in paths:
+        if not isinstance(raw, str) or not raw.strip():
+            problems.append(f"[sandbox] paths: {raw!r} is not a path")
+            continue
+        expanded = Path(os.path.expanduser(raw.replace("~", str(home), 1) if raw.startswith("~") else raw))
+        if not expanded.is_absolute():
+            problems.append(f"[sandbox] paths: {raw!r} must be absolute or start with ~/")
+        elif not expanded.exists():
+            problems.append(f"[sandbox] paths: {raw!r} does not exist")
+        elif secrets.touches(expanded):
+            problems.append(f"[sandbox] paths: {raw!r} is (or holds) the home folder or a secret; refused")
+        elif _private_area(expanded, home):
+            problems.append(f"[sandbox] paths: {raw!r} is in /tmp or another user's home (sockets, keys); refused")
+        elif not is_inside(expanded, root):
+            folders.append(Path(os.path.abspath(expanded)))
+    return folders
+
+
+def _private_area(path: Path, home: Path) -> bool:
+    """/tmp (agent sockets live there) and homes other than the user's stay private whatever the config says."""
+    real = Path(os.path.realpath(path))
+    if is_inside(real, Path(os.path.realpath(home))):
+        return False
+    if is_inside(real, Path("/tmp")) or is_inside(Path("/tmp"), real):
+        return True
+    return any(is_inside(real, root) or is_inside(root, real) for root in (Path("/root"), Path("/home")))
+
+
+def _dedupe(items: list[Any]) -> list[Any]:
+    seen: list[Any] = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen
+
+
+def bwrap_arguments(toolchain: Toolchain, hidden: Iterable[Path]) -> list[str]:
+    """bubblewrap mounts: each toolchain folder under a hidden folder bound read-only, then every secret masked."""
+    hidden_folders = list(hidden)
+    bound: list[Path] = []
+    arguments: list[str] = []
+    for folder in sorted(toolchain.read_only, key=lambda path: len(path.parts)):
+        if any(is_inside(folder, parent) for parent in bound):
+            continue
+        if any(is_inside(folder, parent) for parent in hidden_folders):
+            bound.append(folder)
+            arguments += ["--ro-bind", str(folder), str(folder)]
+    for secret in toolchain.masked:
+        if secret.is_symlink() or not any(is_inside(secret, folder) for folder in bound):
+            continue  # a symlink's target is masked in its own right
+        if secret.is_dir():
+            arguments += ["--tmpfs", str(secret), "--remount-ro", str(secret)]
+        else:
+            arguments += ["--ro-bind", "/dev/null", str(secret)]
+    return arguments

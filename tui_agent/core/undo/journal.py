@@ -1,0 +1,79 @@
+"""The turn journal in a session file: each turn's checkpoints (before, after), what it authored, and which turns were undone."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from tui_agent.core.agent.sessions import read_records
+
+CHECKPOINT = "checkpoint"
+CHECKPOINT_END = "checkpoint_end"
+UNDO = "undo"
+
+
+class Appender(Protocol):
+    def append(self, record: dict[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Authored:
+    """A tool or recipe a turn created or updated (`commit` is None when the commit was deferred)."""
+
+    kind: str
+    name: str
+    created: bool
+    commit: str | None
+
+
+@dataclass
+class TurnRecord:
+    """One turn: its number in the session, its prompt, the checkpoints around it and what it authored."""
+
+    turn: int
+    prompt: str
+    before: str
+    after: str | None = None
+    authored: list[Authored] = field(default_factory=list)
+    undone: bool = False
+
+
+def load_turns(path: Path) -> list[TurnRecord]:
+    """The turns recorded in a session file, oldest first; malformed records are skipped (the file is untrusted)."""
+    turns: dict[int, TurnRecord] = {}
+    for record in read_records(path):
+        kind, number = record.get("type"), record.get("turn")
+        if kind == CHECKPOINT and isinstance(number, int) and isinstance(record.get("before"), str):
+            turns[number] = TurnRecord(number, str(record.get("prompt", "")), record["before"])
+        elif kind == CHECKPOINT_END and number in turns and isinstance(record.get("after"), str):
+            turns[number].after = record["after"]
+            turns[number].authored = _authored(record.get("authored"))
+        elif kind == UNDO and isinstance(record.get("turns"), list):
+            for undone in record["turns"]:
+                if undone in turns:
+                    turns[undone].undone = True
+    return [turns[number] for number in sorted(turns)]
+
+
+def _authored(raw: Any) -> list[Authored]:
+    items: list[Authored] = []
+    for item in raw if isinstance(raw, list) else []:
+        if isinstance(item, dict) and item.get("kind") in ("tool", "recipe") and isinstance(item.get("name"), str):
+            commit = item.get("commit")
+            items.append(Authored(item["kind"], item["name"], bool(item.get("created")), commit if isinstance(commit, str) else None))
+    return items
+
+
+def record_start(log: Appender, turn: int, prompt: str, before: str) -> None:
+    log.append({"type": CHECKPOINT, "turn": turn, "prompt": prompt[:500], "before": before, "time": time.time()})
+
+
+def record_end(log: Appender, turn: int, after: str, authored: list[Authored]) -> None:
+    log.append({"type": CHECKPOINT_END, "turn": turn, "after": after, "time": time.time(),
+                "authored": [{"kind": a.kind, "name": a.name, "created": a.created, "commit": a.commit} for a in authored]})
+
+
+def record_undo(log: Appender, turns: list[int]) -> None:
+    log.append({"type": UNDO, "turns": turns, "time": time.time()})

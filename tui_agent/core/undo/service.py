@@ -1,0 +1,167 @@
+"""UndoService: records a checkpoint around every agent turn, and undoes the last turn (or rewinds to an earlier one)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from tui_agent.core.events import Event, ToolAuthored
+from tui_agent.core.undo.journal import Authored, TurnRecord, load_turns, record_end, record_start, record_undo
+from tui_agent.core.undo.plan import UnrecordedTurn, plan_undo
+from tui_agent.core.undo.restore import RestoreError, apply_changes
+from tui_agent.core.versioning.checkpoints import Checkpoints, GitFailure
+
+
+class Session(Protocol):
+    path: Path
+
+    def append(self, record: dict[str, Any]) -> None: ...
+
+
+class VersionedStore(Protocol):
+    """The catalog or the recipe engine: what undo needs to take a tool or recipe back."""
+
+    async def revert(self, name: str, rev: str | None = None) -> Any: ...
+    async def prune(self, name: str) -> Any: ...
+
+
+@dataclass
+class UndoResult:
+    """What an undo did: `ok` False means nothing in the work tree was changed (`conflict_diff` says why)."""
+
+    ok: bool
+    message: str
+    restored: list[str] = field(default_factory=list)
+    catalog: list[str] = field(default_factory=list)
+    conflict_diff: str = ""
+
+    @property
+    def note_for_model(self) -> str:
+        """What the model is told before its next request, so that it does not redo what was undone."""
+        return (f"[tuiagent: the user undid your changes. {self.message} The conversation above still shows them; "
+                "do not make them again unless the user asks.]")
+
+
+class UndoService:
+    """Turn checkpoints for one project; the catalog and recipe stores take back what turns authored."""
+
+    def __init__(self, checkpoints: Checkpoints, *, catalog: Any = None, recipes: Any = None) -> None:
+        self.checkpoints = checkpoints
+        self.catalog = catalog
+        self.recipes = recipes
+        self._open_turn: int | None = None
+        self._authored: list[Authored] = []
+
+    # ------------------------------------------------------------------ recording (called by the agent loop)
+
+    async def begin(self, session: Session, prompt: str) -> None:
+        before = await asyncio.to_thread(self.checkpoints.snapshot)
+        number = max((turn.turn for turn in load_turns(session.path)), default=0) + 1 if session.path.exists() else 1
+        record_start(session, number, prompt, before)
+        self._open_turn, self._authored = number, []
+
+    def observe(self, event: Event) -> None:
+        if isinstance(event, ToolAuthored) and self._open_turn is not None:
+            self._authored.append(Authored(event.kind, event.name, event.created, event.commit))
+
+    async def end(self, session: Session) -> None:
+        if self._open_turn is None:
+            return
+        number, self._open_turn = self._open_turn, None
+        after = await asyncio.to_thread(self.checkpoints.snapshot)
+        record_end(session, number, after, self._authored)
+
+    # ------------------------------------------------------------------ queries
+
+    def turns(self, session: Session) -> list[TurnRecord]:
+        """The session's recorded turns, oldest first (undone ones included, marked)."""
+        return load_turns(session.path) if session.path.exists() else []
+
+    async def turn_diff(self, session: Session, number: int | None = None) -> str | None:
+        """The changes a turn made to project files (by any tool, shell commands included); None: no such turn."""
+        turns = [turn for turn in self.turns(session) if number is None or turn.turn == number]
+        if not turns or not self.checkpoints.is_tree(turns[-1].before):
+            return None
+        turn = turns[-1]
+        after = turn.after if turn.after and self.checkpoints.is_tree(turn.after) else await asyncio.to_thread(self.checkpoints.snapshot)
+        return await asyncio.to_thread(self.checkpoints.diff, turn.before, after)
+
+    # ------------------------------------------------------------------ undo
+
+    async def undo_last(self, session: Session) -> UndoResult:
+        live = [turn for turn in self.turns(session) if not turn.undone]
+        if not live:
+            return UndoResult(False, "Nothing to undo: no agent turn recorded in this session (or all undone).")
+        return await self._undo(session, live[-1:])
+
+    async def rewind(self, session: Session, number: int) -> UndoResult:
+        """Undo turn `number` and every later turn not undone yet, as one step."""
+        live = [turn for turn in self.turns(session) if not turn.undone and turn.turn >= number]
+        if not live or live[0].turn != number:
+            return UndoResult(False, f"Turn {number} is not in this session or was already undone.")
+        return await self._undo(session, live)
+
+    async def _undo(self, session: Session, turns: list[TurnRecord]) -> UndoResult:
+        bad = [turn.turn for turn in turns for sha in (turn.before, turn.after) if sha and not self.checkpoints.is_tree(sha)]
+        if bad:
+            return UndoResult(False, f"The checkpoint of turn {bad[0]} is missing from git's objects; cannot undo it.")
+        label = _label(turns)
+        try:
+            now = await asyncio.to_thread(self.checkpoints.snapshot)
+            plan = await asyncio.to_thread(plan_undo, self.checkpoints, turns, now)
+            if not plan.ok:
+                files = ", ".join(plan.conflict_paths)
+                return UndoResult(False, f"Not undone: you changed {files} after turn {plan.conflict_turn}; tuiagent does "
+                                         "not overwrite your changes. Their diff is shown; revert them first or keep them.",
+                                  conflict_diff=plan.conflict_diff)
+            restored = await asyncio.to_thread(apply_changes, self.checkpoints, plan.changes())
+        except (UnrecordedTurn, RestoreError, GitFailure, OSError) as error:
+            return UndoResult(False, f"Not undone: {error}")
+        catalog = await self._take_back_authored(turns)
+        record_undo(session, [turn.turn for turn in turns])
+        files = f"{len(restored)} file(s) put back: {', '.join(restored)}" if restored else "no project file to put back"
+        return UndoResult(True, f"Undid {label}: {files}." + (" " + "; ".join(catalog) + "." if catalog else ""),
+                          restored, catalog)
+
+    async def _take_back_authored(self, turns: list[TurnRecord]) -> list[str]:
+        """Prune what the turns created, revert what they updated to the version before them (through the stores)."""
+        first: dict[tuple[str, str], Authored] = {}
+        for turn in turns:
+            for item in turn.authored:
+                first.setdefault((item.kind, item.name), item)
+        done: list[str] = []
+        for (kind, name), item in reversed(list(first.items())):
+            store = self.catalog if kind == "tool" else self.recipes
+            if store is None:
+                done.append(f"{kind} {name} NOT taken back (the {kind} store is not open)")
+                continue
+            try:
+                if item.created:
+                    await store.prune(name)
+                    done.append(f"{kind} {name} pruned (/restore brings it back)")
+                else:
+                    await store.revert(name, _version_before(store, kind, name, item.commit))
+                    done.append(f"{kind} {name} reverted to its version before the turn")
+            except Exception as error:  # PipelineError and the like: the files are back, say what is left
+                done.append(f"{kind} {name} NOT taken back: {getattr(error, 'message', None) or error}")
+        return done
+
+
+def _version_before(store: Any, kind: str, name: str, commit: str | None) -> str | None:
+    """The commit holding the version just before `commit`; None lets the store pick its previous version."""
+    history_of = getattr(store, "history", None) or getattr(getattr(store, "store", None), "history", None)
+    if commit is None or history_of is None:
+        return None
+    history = [entry for entry in history_of(name) if not getattr(entry, "deleted", False)]
+    for index, entry in enumerate(history):
+        if entry.rev == commit and index + 1 < len(history):
+            return str(history[index + 1].rev)
+    return None
+
+
+def _label(turns: list[TurnRecord]) -> str:
+    if len(turns) == 1:
+        return f"turn {turns[0].turn} ({turns[0].prompt[:50]!r})"
+    return f"turns {turns[0].turn}-{turns[-1].turn}"

@@ -1,0 +1,101 @@
+"""Work-tree checkpoints: git trees written from a temporary index (never the user's index, HEAD, refs or stash)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import weakref
+from pathlib import Path
+
+import git
+
+from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
+
+Entry = tuple[str, str]
+"""(mode, blob sha) of one file in a checkpoint."""
+
+
+class Checkpoints:
+    """Snapshots of one project's files (tracked and untracked, .gitignore respected, `.agent/` left out).
+
+    Paths are relative to the repository's work tree, which may be a parent of the project.
+    """
+
+    def __init__(self, runner: GitRunner, project_root: Path) -> None:
+        self.runner = runner
+        self.work_tree = runner.work_tree
+        prefix = project_root.resolve().relative_to(self.work_tree).as_posix()
+        self.prefix = "" if prefix == "." else prefix + "/"
+        self.pathspec = [self.prefix or ".", f":(exclude){self.prefix}.agent"]
+        folder = tempfile.mkdtemp(prefix="tuiagent-checkpoint-")
+        self._index = Path(folder) / "index"
+        self._lock = threading.Lock()
+        weakref.finalize(self, shutil.rmtree, folder, True)
+
+    @classmethod
+    def open(cls, project_root: Path) -> "Checkpoints | None":
+        """None when the project is not inside a git work tree."""
+        try:
+            repo = git.Repo(project_root, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return None
+        if repo.bare or repo.working_tree_dir is None:
+            return None
+        return cls(GitRunner(repo), project_root)
+
+    def snapshot(self) -> str:
+        """The tree id of the project's files as they are now, written from tuiagent's own temporary index.
+
+        That index starts as a copy of the user's and is kept (outside the project, out of agent code's reach)
+        between snapshots, so only files changed since the last one are hashed again, untracked ones included.
+        """
+        with self._lock:
+            if not self._index.exists():
+                user_index = self.runner.git_dir / "index"
+                if user_index.exists():
+                    shutil.copyfile(user_index, self._index)
+            env = {"GIT_INDEX_FILE": str(self._index)}
+            self.runner.must("add", "-A", "--", *self.pathspec, env=env)
+            return self.runner.must("write-tree", env=env).text
+
+    def changed_paths(self, before: str, after: str) -> list[str]:
+        """Files (repository paths) that differ between two checkpoints, `.agent/` excluded."""
+        result = self.runner.must("diff-tree", "-r", "-z", "--no-renames", "--name-only", before, after, "--", *self.pathspec)
+        return [path for path in result.stdout.decode("utf-8", errors="surrogateescape").split("\0") if path]
+
+    def entries(self, tree: str, paths: list[str]) -> dict[str, Entry]:
+        """path -> (mode, blob) for those of `paths` present in `tree` (symlinks and gitlinks included)."""
+        found: dict[str, Entry] = {}
+        for start in range(0, len(paths), 500):
+            chunk = paths[start:start + 500]
+            if not chunk:
+                continue
+            result = self.runner.must("ls-tree", "-z", "--full-tree", tree, "--", *(f":(literal){path}" for path in chunk))
+            for record in result.stdout.decode("utf-8", errors="surrogateescape").split("\0"):
+                if record:
+                    meta, path = record.split("\t", 1)
+                    mode, _kind, sha = meta.split()
+                    found[path] = (mode, sha)
+        return found
+
+    def blob(self, sha: str, path: str) -> bytes:
+        """The file's bytes as checked out at `path` (smudge filters and end-of-line conversion applied)."""
+        return self.runner.must("cat-file", "--filters", f"--path={path}", sha).stdout
+
+    def diff(self, before: str, after: str, paths: list[str] | None = None) -> str:
+        """The unified diff between two checkpoints (limited to `paths` when given)."""
+        spec = [f":(literal){path}" for path in paths] if paths is not None else self.pathspec
+        if paths is not None and not paths:
+            return ""
+        result = self.runner.must("diff", "--no-color", "--no-ext-diff", "--no-renames", before, after, "--", *spec)
+        return result.stdout.decode("utf-8", errors="replace")
+
+    def is_tree(self, sha: str) -> bool:
+        """True when `sha` names a tree in this repository (journals are hostile input)."""
+        if not isinstance(sha, str) or len(sha) not in (40, 64) or any(c not in "0123456789abcdef" for c in sha):
+            return False
+        return self.runner.run("cat-file", "-e", f"{sha}^{{tree}}").ok
+
+
+__all__ = ["Checkpoints", "Entry", "GitFailure"]

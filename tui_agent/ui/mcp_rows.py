@@ -1,0 +1,36 @@
+"""The session's MCP servers in the UI: catalog-pane rows (kind `mcp`) and the header's summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui_agent.core.versioning.store import first_line
+from tui_agent.ui.catalog_rows import CatalogRow
+
+MCP_ACCESS = "mcp"
+
+
+def mcp_rows(hub: Any) -> list[CatalogRow]:
+    """One row per server (`mcp__<server>`: status, tool count or error) and one per tool it offers, with call counts."""
+    if hub is None:
+        return []
+    rows: list[CatalogRow] = []
+    for server in hub.rows():
+        summary = f"MCP server: {len(server.tools)} tools" if server.status == "running" else (server.error or server.status)
+        rows.append(CatalogRow(name=f"mcp__{server.name}", kind="mcp", status=server.status, calls=server.calls,
+                               last_used=None, summary=summary, error=server.error or ""))
+        rows.extend(CatalogRow(name=tool.name, kind="mcp", status="ok" if tool.calls else "unused", calls=tool.calls,
+                               last_used=None, summary=first_line(tool.description) or f"{server.name}/{tool.tool}")
+                    for tool in server.tools)
+    return rows
+
+
+def mcp_header(hub: Any) -> tuple[str, bool]:
+    """('2/3 up', True when one failed or died), or ('', False) without configured servers."""
+    if hub is None or not hub.connections:
+        return "", False
+    rows = hub.rows()
+    up = sum(1 for row in rows if row.status == "running")
+    down = [row.name for row in rows if row.status in ("failed", "exited", "untrusted")]
+    text = f"{up}/{len(rows)} up" + (f" ({', '.join(down)} down)" if down else "")
+    return text, bool(down or hub.problems)
