@@ -34,12 +34,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--api-key", default=None, help="answer 401 unless this key is sent")
     parser.add_argument("--lenient", action="store_true", help="accept requests the real API would refuse")
+    parser.add_argument("--log", default=None, help="append one line to this file per request received")
     args = parser.parse_args(argv)
     with open(args.script, encoding="utf-8") as handle:
         responses, repeat = load_script(json.load(handle))
     api = FakeMessagesAPI(api_key=args.api_key, port=args.port, repeat_last=repeat, strict=not args.lenient,
                           on_violation=lambda message: print(f"refused (400): {message}", file=sys.stderr, flush=True))
     api.enqueue(*responses)
+    api.request_log = args.log
     print(f"listening on {api.base_url}", flush=True)
     try:
         api.serve_forever()

@@ -47,6 +47,8 @@ class FakeMessagesAPI:
         self._server = ThreadingHTTPServer((host, port), _handler_class(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
+        self.request_log: str | None = None
+        """A file getting one line per request received (script mode's --log), for timing from another process."""
 
     @property
     def port(self) -> int:
@@ -117,6 +119,9 @@ class FakeMessagesAPI:
         """Record the request; a 400 when strict mode refuses it, else None (and the cache accounts for it)."""
         with self._lock:
             self.requests.append(request)
+            if self.request_log is not None:
+                with open(self.request_log, "a", encoding="utf-8") as log:
+                    log.write(f"{time.time()} {request.path}\n")
             found = validator.problems(request.body) if self.strict else []
             if found:
                 self.violations.append((request, found[0]))

@@ -11,8 +11,6 @@ from typing import Any
 from tui_agent.commands.failures import EXIT_USAGE, report
 from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter, RunInfo
 from tui_agent.core.agent.permissions import PERMISSION_MODES, flag_approver
-from tui_agent.core.agent.sessions import SessionNotFound
-from tui_agent.core.project import ConfigError
 
 HEADLESS_DENIAL_HINT = "(headless run: approve with --yes, or an allow rule: --allow TOOL, --allow 'run_shell(pytest:*)')"
 
@@ -51,6 +49,8 @@ def handle(args: argparse.Namespace) -> int:
 
 async def run_headless(args: argparse.Namespace) -> int:
     from tui_agent.commands.cancel_signals import cancel_current_task_on_signals
+    from tui_agent.core.agent.sessions import SessionNotFound
+    from tui_agent.core.project import ConfigError
     from tui_agent.core.runtime import open_runtime
     from tui_agent.core.versioning.worktree_diff import TurnEdits, changed_paths
 

@@ -9,11 +9,13 @@ import math
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.commands.failures import EXIT_USAGE, report
-from tui_agent.core.project import Project
-from tui_agent.core.sandbox import RunResult, Sandbox, SandboxPolicy, SandboxUnavailable, protected
+
+if TYPE_CHECKING:  # imported where used: every `tuiagent` start (the TUI's too) registers these commands
+    from tui_agent.core.project import Project
+    from tui_agent.core.sandbox import RunResult, SandboxPolicy
 
 EXIT_TIMEOUT = 124
 EXIT_SANDBOX_REFUSED = 3
@@ -50,6 +52,9 @@ def positive_seconds(text: str) -> float:
 
 
 def handle_status(args: argparse.Namespace) -> int:
+    from tui_agent.core.project import Project
+    from tui_agent.core.sandbox import SandboxUnavailable
+
     project = Project.at(args.project)
     try:
         info = asyncio.run(_describe(project, args.tier))
@@ -99,6 +104,9 @@ def print_toolchain(toolchain: dict[str, Any]) -> None:
 
 
 async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
+    from tui_agent.core.project import Project
+    from tui_agent.core.sandbox import Sandbox, protected
+
     with tempfile.TemporaryDirectory(prefix="tuiagent-status-") as scratch:
         # Without .agent/ yet, describe from a scratch folder: asking for the status creates nothing in the project.
         where = project if project.agent_dir.is_dir() else Project.at(scratch)
@@ -113,6 +121,9 @@ async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
 
 
 def handle_run(args: argparse.Namespace) -> int:
+    from tui_agent.core.project import Project
+    from tui_agent.core.sandbox import SandboxPolicy, SandboxUnavailable
+
     project = Project.at(args.project)
     file: Path = args.file
     if not file.is_file():
@@ -153,6 +164,8 @@ def exit_status(result: RunResult) -> int:
 
 
 async def _run_file(project: Project, file: Path, policy: SandboxPolicy, tier: str | None) -> RunResult:
+    from tui_agent.core.sandbox import Sandbox
+
     sandbox = await Sandbox.start(project, tier=tier, warm_workers=0)
     try:
         return await sandbox.run_file(file, policy=policy)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.model import ModelClient, configuration_hint, configured_base_url
 from tui_agent.core.agent.permissions import ApprovalCallback, Permissions
-from tui_agent.core.agent.pricing import DEFAULT_MODEL, UsageTotals
+from tui_agent.core.agent.pricing import UsageTotals, default_model
 from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_messages, load_usage
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.project import Project, Settings
@@ -110,7 +110,34 @@ class Runtime:
                     self.problems.append(f"closing {type(part).__name__}: {error}")
 
 
-async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_git: Any, submit_prompt: Any) -> None:
+class StartupProgress:
+    """What is still loading while a project opens; `listener` gets the pending parts after every change."""
+
+    def __init__(self, listener: Callable[[tuple[str, ...]], None] | None, parts: Iterable[str]) -> None:
+        self.listener = listener
+        self.pending = list(parts)
+        self._tell()
+
+    def done(self, part: str) -> None:
+        if part in self.pending:
+            self.pending.remove(part)
+            self._tell()
+
+    def _tell(self) -> None:
+        if self.listener is not None:
+            self.listener(tuple(self.pending))
+
+
+def load_sdk(model: str | None) -> str:
+    """Import the model SDK (seconds on a busy machine: run in a thread) and return the model id to use."""
+    from tui_agent.core.agent.model import sdk
+
+    sdk()
+    return model or default_model()
+
+
+async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_tier: str | None, ask_init_git: Any,
+                       submit_prompt: Any) -> None:
     """Sandbox, then catalog, then recipes; a part that fails is reported in `problems` and the ones after it are skipped."""
     from tui_agent.core.catalog.api import Catalog
     from tui_agent.core.catalog.versioned import ToolVersions
@@ -125,6 +152,7 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
     except Exception as error:  # SandboxUnavailable, or bubblewrap failing in an unexpected way
         runtime.problems.append(f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled")
         return
+    progress.done("sandbox")
     toolchain = getattr(runtime.sandbox, "toolchain", None)
     runtime.problems.extend(f"sandbox toolchain: {problem}" for problem in getattr(toolchain, "problems", ()))
     try:
@@ -132,6 +160,7 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
     except Exception as error:
         runtime.problems.append(f"tool catalog unavailable: {error}")
         return
+    progress.done("tool catalog")
     tools = runtime.versioned["tool"] = ToolVersions(runtime.catalog)
     runtime.drift_watch = DriftWatch(runtime.catalog)
     runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=tools.outside_edit,
@@ -144,6 +173,8 @@ async def _start_parts(runtime: Runtime, *, sandbox_tier: str | None, ask_init_g
     except Exception as error:
         runtime.problems.append(f"recipes unavailable: {error}")
         return
+    finally:
+        progress.done("recipes")
     recipes = runtime.versioned["recipe"] = RecipeVersions(runtime.recipes)
     runtime.drift_watch.recipes = runtime.recipes
     runtime.watcher.on_recipes = recipes.outside_edit
@@ -202,42 +233,54 @@ async def open_runtime(
     max_retries: int = 4,
     retry_base_delay_s: float = 1.0,
     watch: bool = True,
+    progress: Callable[[tuple[str, ...]], None] | None = None,
 ) -> Runtime:
     """Open a project: a failing sandbox or catalog is reported in `problems` and the rest still works.
     With `watch`, the project watcher runs in the background (hot reload, other processes' changes); without it,
-    `runtime.watcher.run()` is the caller's to run (as `tuiagent recipes watch` does)."""
+    `runtime.watcher.run()` is the caller's to run (as `tuiagent recipes watch` does).
+
+    The model SDK is imported in a thread while the sandbox and the catalog start; `progress` is told what is
+    still loading after every step.
+    """
     project = Project.at(project_root)
     settings = project.load_settings()
     project.ensure_layout()
     permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint,
                               project=project, project_rules=settings.allow_rules)
-    chosen_model = model or settings.model or DEFAULT_MODEL
-    runtime = Runtime(project=project, settings=settings, permissions=permissions, model=chosen_model)
+    wants_model = model_configured(api_key, base_url)
+    tracker = StartupProgress(progress, ("sandbox", "tool catalog", "recipes", *(("model client",) if wants_model else ())))
+    runtime = Runtime(project=project, settings=settings, permissions=permissions, model=model or settings.model or "")
     runtime.problems.extend(permissions.problems)
-    # The session first: a wrong --resume id fails before any process is started.
+    # The session first: a wrong --resume id fails before any process or thread is started.
     if resume or continue_latest:
         session = SessionLog.reopen(project, resume or latest_session_id(project))
         messages, usage = load_messages(session.path), usage_from_session(session.path)
         runtime.resumed = True
-    else:
-        session, messages, usage = SessionLog.create(project, model=chosen_model), [], UsageTotals()
-    runtime.session = session
+        runtime.session = session
     from tui_agent.core.mcp.hub import McpHub
 
+    sdk_loading = asyncio.ensure_future(asyncio.to_thread(load_sdk, model or settings.model))
     mcp_starting = asyncio.create_task(McpHub.start(project))  # alongside the sandbox and the catalog
     try:
         try:
-            await _start_parts(runtime, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
+            await _start_parts(runtime, tracker, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git,
+                               submit_prompt=submit_prompt)
         finally:
             await _start_mcp(runtime, mcp_starting)
+        chosen_model = runtime.model = await sdk_loading
+        if not runtime.resumed:
+            session, messages, usage = SessionLog.create(project, model=chosen_model), [], UsageTotals()
+            runtime.session = session
     except BaseException:
+        if not sdk_loading.done():
+            sdk_loading.cancel()
         await runtime.aclose()
         raise
     if watch:
         runtime.start_watching()
 
     runtime.undo = await asyncio.to_thread(open_undo, runtime)
-    if not model_configured(api_key, base_url):
+    if not wants_model:
         runtime.model_error = f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual tool runs work without one."
         return runtime
     client = ModelClient(model=chosen_model, api_key=api_key, base_url=configured_base_url(base_url),
@@ -247,6 +290,7 @@ async def open_runtime(
                           messages=messages, usage=usage, changes=runtime.changes, watcher=runtime.watcher,
                           tool_providers=_mcp_providers(runtime))
     runtime.agent.recorder = runtime.undo
+    tracker.done("model client")
     return runtime
 
 

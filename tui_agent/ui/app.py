@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -130,14 +131,20 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
             self.query_one(pane_id).ALLOW_MAXIMIZE = True  # type: ignore[misc]  # F5 zooms a whole pane
         self.screen.add_class("-show-conversation")
         self.header.model = self.requested_model or "…"
+        self.header.loading = "the project"
         self.prompt_area.focus()
-        self.open_runtime()
+        self.call_after_refresh(self.open_runtime)  # the first frame is painted before any of the work starts
+
+    def show_loading(self, pending: tuple[str, ...]) -> None:
+        """The runtime's startup progress: what is still loading, in the header."""
+        self.header.loading = ", ".join(pending)
 
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
         try:
-            callbacks = UICallbacks(approve=self.approve, ask_init_git=self.ask_init_git, submit_prompt=self.submit_prompt)
+            callbacks = UICallbacks(approve=self.approve, ask_init_git=self.ask_init_git, submit_prompt=self.submit_prompt,
+                                    progress=self.show_loading)
             runtime = await self.runtime_opener(self.project_root, callbacks, self.options)
         except ConfigError as exc:  # one precise line: file:line, what is wrong, how to fix it
             self.runtime_error = f"{exc} (fix the file and start tuiagent again)"
@@ -146,12 +153,30 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
             return
         except Exception as exc:  # the UI stays up and says what went wrong
             self.runtime_error = f"{type(exc).__name__}: {exc}"
+            self.header.loading = ""
             await self.add_notice(f"Could not open the project: {self.runtime_error}", "error")
             self.ready.set()
+            await self.hand_back_queued_prompts()
             return
         self.runtime = runtime
+        self.header.loading = ""
         await self.runtime_ready()
         self.ready.set()
+        if getattr(runtime, "agent", None) is None:
+            await self.hand_back_queued_prompts()
+        else:
+            self.send_queued_prompt()
+        await asyncio.to_thread(warm_up_rendering)
+        freeze_long_lived()
+
+    async def hand_back_queued_prompts(self) -> None:
+        """No agent to send them to: prompts typed while the project opened go back into the prompt box."""
+        waiting = [item.text for item in self.prompt_queue.clear()]
+        if not waiting:
+            return
+        draft = self.prompt_area.text
+        self.prompt_area.text = "\n\n".join([*waiting, *([draft] if draft.strip() else [])])
+        await self.add_notice("The prompt typed while the project opened was not sent (no agent): it is back in the prompt box.", "warning")
 
     async def runtime_ready(self) -> None:
         runtime = self.runtime
@@ -178,8 +203,6 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         recipes = getattr(runtime, "recipes", None)
         if recipes is not None and hasattr(recipes, "session_started"):
             self.run_worker(recipes.session_started(), group="recipes-start")
-        await asyncio.to_thread(warm_up_highlighting)
-        freeze_long_lived()
 
     def model_name(self) -> str:
         agent = getattr(self.runtime, "agent", None)
@@ -304,6 +327,13 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
             except Exception:  # closing must never block quitting
                 pass
         thaw()
+
+
+def warm_up_rendering() -> None:
+    """Import what the first reply and the first diff render with (Markdown, pygments), in a thread after startup."""
+    importlib.import_module("tui_agent.ui.widgets.streaming")
+    importlib.import_module("rich.markdown")
+    warm_up_highlighting()
 
 
 def launch_options(args: argparse.Namespace) -> LaunchOptions:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pygments.lexers import get_lexer_for_filename
-from pygments.util import ClassNotFound
 from rich.console import Group, RenderableType
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Span, Text
+
+if TYPE_CHECKING:
+    from rich.syntax import Syntax
 
 LineKind = Literal["file", "hunk", "same", "add", "del", "meta"]
 HUNK_RE = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -106,6 +106,9 @@ def lexer_name_for(path: str) -> str:
     """The pygments lexer alias for a path ("text" when unknown)."""
     if not path or path == "/dev/null":
         return "text"
+    from pygments.lexers import get_lexer_for_filename  # pygments loads on the first highlight, not at startup
+    from pygments.util import ClassNotFound
+
     try:
         return get_lexer_for_filename(path).aliases[0]
     except (ClassNotFound, IndexError):
@@ -114,6 +117,8 @@ def lexer_name_for(path: str) -> str:
 
 @lru_cache(maxsize=8)
 def highlighter(lexer: str) -> Syntax:
+    from rich.syntax import Syntax
+
     return Syntax("", lexer, theme=THEME, background_color="default")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +17,7 @@ class UICallbacks:
     approve: Callable[[Any], Awaitable[Any]]
     ask_init_git: Callable[..., Awaitable[bool]]
     submit_prompt: Callable[[str], Awaitable[None]]
+    progress: Callable[[tuple[str, ...]], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -37,14 +40,17 @@ class RuntimeOpener(Protocol):
 
 
 async def open_runtime_for_ui(root: Path, callbacks: UICallbacks, options: LaunchOptions) -> Any:
-    """The real runtime (project, settings, sandbox, catalog, recipes, agent) for `root`."""
-    from tui_agent.core.runtime import open_runtime
+    """The real runtime (project, settings, sandbox, catalog, recipes, agent) for `root`.
 
-    return await open_runtime(
+    The core is imported in a thread: its imports must not hold up the event loop that paints the screen.
+    """
+    module = await asyncio.to_thread(importlib.import_module, "tui_agent.core.runtime")
+    return await module.open_runtime(
         root,
         approve=callbacks.approve,
         ask_init_git=callbacks.ask_init_git,
         submit_prompt=callbacks.submit_prompt,
+        progress=callbacks.progress,
         model=options.model,
         resume=options.resume,
         continue_latest=options.continue_latest,

@@ -7,13 +7,15 @@ import os
 import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
-import anthropic
-
-from tui_agent.core.agent.pricing import DEFAULT_MODEL, RequestUsage, request_usage
+from tui_agent.core.agent.pricing import RequestUsage, default_model, request_usage
 from tui_agent.core.agent.streamreply import AssembledReply, ReplyAssembler, StreamCut
 from tui_agent.core.events import Event, Notice, TextDelta
+
+if TYPE_CHECKING:
+    import anthropic
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -50,6 +52,13 @@ class ModelReply:
         return [block for block in self.content if block["type"] == "tool_use"]
 
 
+def sdk() -> ModuleType:
+    """The `anthropic` SDK, imported on first use (about 3,000 modules: seconds on a busy machine)."""
+    import anthropic
+
+    return anthropic
+
+
 def configured_base_url(base_url: str | None = None) -> str:
     return (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
 
@@ -75,14 +84,14 @@ class ModelClient:
         retry_base_delay_s: float = 1.0,
         timeout_s: float = 600.0,
     ) -> None:
-        self.model = model or DEFAULT_MODEL
+        self.model = model or default_model()
         self.base_url = configured_base_url(base_url)
         self.max_tokens = max_tokens
         self.max_retries = max_retries
         self.retry_base_delay_s = retry_base_delay_s
         key = api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
         # A local server behind ANTHROPIC_BASE_URL usually needs no key; the SDK still wants a value.
-        self._client = anthropic.AsyncAnthropic(
+        self._client = sdk().AsyncAnthropic(
             api_key=key or "no-key-configured", base_url=self.base_url, max_retries=0, timeout=timeout_s
         )
 
@@ -98,6 +107,7 @@ class ModelClient:
         self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]]
     ) -> AsyncIterator[Event | ModelReply]:
         """Yield TextDelta and Notice events as they arrive, then the final ModelReply; raise ModelError."""
+        anthropic = sdk()
         shown = ""  # text already shown to the person in this request, across attempts
         attempt = 0
         while True:
@@ -177,7 +187,7 @@ class ModelClient:
 
     def _connection_error(self, error: anthropic.APIConnectionError) -> ModelError:
         cause = error.__cause__ or error
-        what = "timed out" if isinstance(error, anthropic.APITimeoutError) else f"{type(cause).__name__}: {cause}"
+        what = "timed out" if isinstance(error, sdk().APITimeoutError) else f"{type(cause).__name__}: {cause}"
         return ModelError(
             "connection",
             f"cannot reach the model server at {self.base_url} ({what}). Check your network connection, "

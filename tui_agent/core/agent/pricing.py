@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import typing
 from dataclasses import dataclass
-
-import anthropic.types
+from typing import Any
 
 
 def _sdk_model_ids() -> tuple[str, ...]:
+    import anthropic.types  # the SDK takes a second or more to import: only when a default is needed
+
     model_type = anthropic.types.Model
     for argument in typing.get_args(model_type):
         literal_values = typing.get_args(argument)
@@ -17,13 +19,18 @@ def _sdk_model_ids() -> tuple[str, ...]:
     return ()
 
 
+@functools.cache
 def default_model() -> str:
     """The first Sonnet id in the installed SDK's model list (the SDK lists the newest first)."""
     sonnets = [model for model in _sdk_model_ids() if "sonnet" in model]
     return sonnets[0] if sonnets else "claude-sonnet-4-5"
 
 
-DEFAULT_MODEL = default_model()
+def __getattr__(name: str) -> Any:
+    """`DEFAULT_MODEL`, computed on first use (it needs the SDK's model list)."""
+    if name == "DEFAULT_MODEL":
+        return default_model()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ class Pipeline:
         self._gitignore_done = False
 
     # validation ----------------------------------------------------------------
-    async def validate(self, name: str, data: bytes, *, use_cache: bool = False) -> ToolSpec:
+    async def validate(self, name: str, data: bytes, *, use_cache: bool = False, staged: Path | None = None) -> ToolSpec:
         """Static checks, then import + schema + the tool's own tests in the sandbox; raises PipelineError.
 
         With `use_cache`, a result recorded for the same bytes and inspector version is reused: a success, or a
@@ -73,7 +73,13 @@ class Pipeline:
                 return ToolSpec.from_inspection(cached, sha)
             if cached is not None and self.cached_failure_applies(cached, name):
                 raise PipelineError.from_dict(cached["error"])
-        run = await self.run_inspector(name, data, run_tests=True)
+        run = await self.run_inspector(name, data, run_tests=True, staged=staged)
+        return await self.finish_validation(name, data, run)
+
+    async def finish_validation(self, name: str, data: bytes, run: RunResult) -> ToolSpec:
+        """The inspector's run of `data` into a ToolSpec (cached by content hash) or a PipelineError (cached unless
+        the sandbox itself failed; a failing test is run once more first)."""
+        sha = source_sha(data)
         try:
             result = interpret_inspection(run, self.inspect_policy.timeout_s)
         except PipelineError as error:
@@ -126,20 +132,28 @@ class Pipeline:
         run = await self.run_inspector(name, data, run_tests=run_tests)
         return interpret_inspection(run, self.inspect_policy.timeout_s)
 
-    async def run_inspector(self, name: str, data: bytes, *, run_tests: bool) -> RunResult:
-        """The sandboxed inspector run on a staged copy of `data` (the project read-only for it)."""
+    async def run_inspector(self, name: str, data: bytes, *, run_tests: bool, staged: Path | None = None) -> RunResult:
+        """The sandboxed inspector run on a staged copy of `data` (the project read-only for it).
+
+        `staged` is a copy of `data` the caller already wrote (a batch at startup); it is left for the caller.
+        """
+        if staged is not None:
+            return await self._inspect_file(staged, name, run_tests)
         staging = self.project.cache_dir / "staging"
         staging.mkdir(parents=True, exist_ok=True)
         path = staging / f"{name}-{source_sha(data)[:16]}.py"
         atomic_write(path, data)
         try:
-            return await self.sandbox.call_function(
-                module=INSPECTOR_MODULE, function="inspect_tool_file",
-                kwargs={"path": str(path), "name": name, "run_tests": run_tests, "test_timeout_s": self.test_timeout_s},
-                policy=self.inspect_policy, label=f"inspect {name}",
-            )
+            return await self._inspect_file(path, name, run_tests)
         finally:
             path.unlink(missing_ok=True)
+
+    async def _inspect_file(self, path: Path, name: str, run_tests: bool) -> RunResult:
+        return await self.sandbox.call_function(
+            module=INSPECTOR_MODULE, function="inspect_tool_file",
+            kwargs={"path": str(path), "name": name, "run_tests": run_tests, "test_timeout_s": self.test_timeout_s},
+            policy=self.inspect_policy, label=f"inspect {name}",
+        )
 
     # runnable copies -------------------------------------------------------------
     def runnable_path(self, sha: str) -> Path:

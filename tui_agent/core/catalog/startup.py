@@ -4,21 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core.catalog.drift import blob_sha
 from tui_agent.core.catalog.errors import PipelineError
-from tui_agent.core.catalog.files import process_alive, read_bytes_or_none, temp_writer_pid, tool_name_of
+from tui_agent.core.catalog.files import atomic_write_many, process_alive, read_bytes_or_none, temp_writer_pid, tool_name_of
 from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.catalog.inspector import INSPECTOR_VERSION
 from tui_agent.core.catalog.models import ToolSpec
-from tui_agent.core.catalog.pipeline import Pipeline
-from tui_agent.core.catalog.toolfile import source_sha
+from tui_agent.core.catalog.pipeline import INSPECTOR_MODULE, Pipeline
+from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
+from tui_agent.core.sandbox.policy import RunResult, SandboxUnavailable
 
 
-VALIDATION_CONCURRENCY = 3
+BATCH_SIZE = 50
+"""Tools per batched sandbox run at a cold open (each still in its own forked process)."""
+BATCH_CONCURRENCY = 2
+"""Batched runs at once: one per core, each in its own fork server."""
 
 
 @dataclass
@@ -85,16 +91,7 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
             known_failures.append((name, path, data, PipelineError.from_dict(result["error"])))
         else:
             fresh.append((name, path, data))
-    gate = asyncio.Semaphore(VALIDATION_CONCURRENCY)
-
-    async def validate(name: str, data: bytes) -> ToolSpec | PipelineError:
-        async with gate:
-            try:
-                return await pipeline.validate(name, data)
-            except PipelineError as error:
-                return error
-
-    outcomes: list[ToolSpec | PipelineError] = list(await asyncio.gather(*(validate(name, data) for name, _, data in fresh)))
+    outcomes = await validate_batch(pipeline, [(name, data) for name, _, data in fresh])
     checked = [*fresh, *((name, path, data) for name, path, data, _ in known_failures)]
     outcomes += [error for *_, error in known_failures]
     report.cached_broken = sorted(name for name, *_ in known_failures)
@@ -139,6 +136,79 @@ async def catch_up_git(pipeline: Pipeline, git: CatalogGit, pending_commit: dict
     elif git.pending():
         outcome = await asyncio.to_thread(git.catch_up)
         report.git_message = outcome.message
+
+
+async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> list[ToolSpec | PipelineError]:
+    """Validate many tools at once (a cold open): staged together, then validated in chunks, each chunk one
+    sandboxed run that forks a child per tool (its own process, limits and private folders; see
+    `Sandbox.call_each`), then their runnable copies written with one sync."""
+    outcomes: list[ToolSpec | PipelineError | None] = [None] * len(items)
+    inspected: list[int] = []
+    for index, (name, data) in enumerate(items):
+        try:
+            check_tool_bytes(name, data)
+            inspected.append(index)
+        except PipelineError as error:  # static checks first, as in every validation
+            outcomes[index] = error
+    if not inspected:
+        return [outcome for outcome in outcomes if outcome is not None]
+    staging = pipeline.project.cache_dir / "staging" / f"batch-{os.getpid()}-{secrets.token_hex(4)}"
+    staged = await asyncio.to_thread(stage_all, staging, [items[index] for index in inspected])
+    paths: dict[int, Path] = dict(zip(inspected, staged))
+    chunks = [inspected[start:start + BATCH_SIZE] for start in range(0, len(inspected), BATCH_SIZE)]
+    gate = asyncio.Semaphore(BATCH_CONCURRENCY)
+
+    async def validate_chunk(indexes: list[int]) -> None:
+        async with gate:
+            runs = await inspect_chunk(pipeline, [(items[i][0], paths[i]) for i in indexes])
+        for index, run in zip(indexes, runs):
+            name, data = items[index]
+            outcomes[index] = await finish_one(pipeline, name, data, paths[index], run)
+
+    try:
+        await asyncio.gather(*(validate_chunk(chunk) for chunk in chunks))
+    finally:
+        await asyncio.to_thread(shutil.rmtree, staging, True)
+    done = [outcome for outcome in outcomes if outcome is not None]
+    runnable = {pipeline.runnable_path(outcome.source_sha): data for (_name, data), outcome in zip(items, outcomes)
+                if isinstance(outcome, ToolSpec)}
+    await asyncio.to_thread(atomic_write_many, {path: data for path, data in runnable.items() if not path.exists()})
+    return done
+
+
+async def inspect_chunk(pipeline: Pipeline, chunk: list[tuple[str, Path]]) -> list[RunResult | None]:
+    """The inspector's run for each tool of the chunk, in one sandboxed run; None for each when that run failed."""
+    call_each = getattr(pipeline.sandbox, "call_each", None)
+    if call_each is None:
+        return [None] * len(chunk)
+    calls = [{"path": str(path), "name": name, "run_tests": True, "test_timeout_s": pipeline.test_timeout_s}
+             for name, path in chunk]
+    try:
+        return list(await call_each(module=INSPECTOR_MODULE, function="inspect_tool_file", calls=calls,
+                                    policy=pipeline.inspect_policy, labels=[f"inspect {name}" for name, _ in chunk]))
+    except SandboxUnavailable:
+        return [None] * len(chunk)
+
+
+async def finish_one(pipeline: Pipeline, name: str, data: bytes, path: Path, run: RunResult | None) -> ToolSpec | PipelineError:
+    """A tool's batched inspection as a ToolSpec or PipelineError; a run of its own when the batch could not say."""
+    try:
+        if run is None:
+            return await pipeline.validate(name, data, staged=path)  # alone, as any other validation
+        return await pipeline.finish_validation(name, data, run)
+    except PipelineError as error:
+        return error
+
+
+def stage_all(folder: Path, items: list[tuple[str, bytes]]) -> list[Path]:
+    """Plain copies for the inspector to import (scratch files: removed after the batch, never read again)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, data in items:
+        path = folder / f"{name}.py"
+        path.write_bytes(data)
+        paths.append(path)
+    return paths
 
 
 def last_commits(git: CatalogGit, tools_dir: Path) -> dict[str, str]:

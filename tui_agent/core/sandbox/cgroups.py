@@ -89,8 +89,8 @@ class PidsCgroup:
     def procs_file(self) -> Path:
         return self.path / "cgroup.procs"
 
-    def set_limit(self, processes: int) -> None:
-        (self.path / "pids.max").write_text(str(max(1, processes) + SANDBOX_OVERHEAD))
+    def set_limit(self, processes: int, overhead: int = SANDBOX_OVERHEAD) -> None:
+        (self.path / "pids.max").write_text(str(max(1, processes) + overhead))
 
     def members(self) -> list[int]:
         try:

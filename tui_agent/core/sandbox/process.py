@@ -69,15 +69,20 @@ class Worker:
 
     @classmethod
     async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path, processes: int,
-                    project_writable: bool = True, toolchain: Toolchain | None = None) -> "Worker":
-        """Start a worker; `project_writable` False (bubblewrap only) mounts the whole project read-only."""
+                    project_writable: bool = True, toolchain: Toolchain | None = None,
+                    serve: bool = False) -> "Worker":
+        """Start a worker; `project_writable` False (bubblewrap only) mounts the whole project read-only.
+
+        `serve` (bubblewrap only) starts a fork server instead, driven by `forkserver.ForkServer`.
+        """
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
         try:
             fd = child_end.fileno()
             if tier == TIER_BUBBLEWRAP:
                 argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd,
-                                                project_writable=project_writable, toolchain=toolchain)
+                                                project_writable=project_writable, toolchain=toolchain,
+                                                serve=serve)
                 env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token,
                                         toolchain=toolchain)
                 private: str | None = None

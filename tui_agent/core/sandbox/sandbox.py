@@ -15,6 +15,8 @@ from tui_agent.core.sandbox import protected, tiers
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
+from tui_agent.core.sandbox.forkpool import ForkPool
+from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
 from tui_agent.core.sandbox.outcome import to_run_result
 from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
@@ -24,7 +26,7 @@ from tui_agent.core.sandbox.policy import (
     SandboxUnavailable,
     check_level,
 )
-from tui_agent.core.sandbox.process import Worker
+from tui_agent.core.sandbox.process import Outcome, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 
@@ -32,10 +34,15 @@ DEFAULT_WARM_WORKERS = 2
 
 
 class Sandbox:
-    """Runs agent code in pre-started sandboxed interpreters, one fresh process per run."""
+    """Runs agent code in sandboxed processes, one fresh process per run.
+
+    Offline runs under bubblewrap (with per-run cgroups) are forked from warm fork servers (pre-imported
+    interpreters inside the sandbox); network runs, and every run on a machine without them, get a fresh
+    pre-started worker.
+    """
 
     def __init__(self, project: Project, tier: str, policy: SandboxPolicy, warm_workers: int,
-                 bubblewrap_problem: str | None) -> None:
+                 bubblewrap_problem: str | None, fork_servers: bool = True) -> None:
         self.project = project
         self.tier = tier
         self.policy = policy
@@ -48,9 +55,17 @@ class Sandbox:
         """Pre-started workers without network, by whether the project is writable for them."""
         self._kept_warm: set[bool] = {True}
         """Pools the refill keeps full; the read-only pool joins after its first use (catalog validation)."""
-        self._running: set[Worker] = set()
+        self._running: set[Any] = set()
+        """Workers and fork servers running a request (what `cancel_running` kills)."""
         self._refill_task: asyncio.Task[None] | None = None
         self._closed = False
+        self.fork_pool: ForkPool | None = (ForkPool(project.root, self._scratch, policy.processes)
+                                           if fork_servers and fork_servers_supported(tier) else None)
+        self.fork_problem: str | None = None
+        """Why runs went back to fresh workers (a fork server failed to start), or None."""
+        self._prestart: asyncio.Task[None] | None = None
+        self._cancels = 0
+        """How many times `cancel_running` was called: a run waiting for a fork server notices one it missed."""
         self.toolchain: Toolchain | None = None
         """The project's toolchain (PATH, virtualenv, read-only folders, build variables) every worker sees."""
         self.bridge: SandboxBridge | None = None
@@ -58,8 +73,12 @@ class Sandbox:
 
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
-                    min_level: str | None = None, warm_workers: int = DEFAULT_WARM_WORKERS) -> "Sandbox":
-        """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers."""
+                    min_level: str | None = None, warm_workers: int = DEFAULT_WARM_WORKERS,
+                    fork_servers: bool = True) -> "Sandbox":
+        """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers.
+
+        `fork_servers` False makes every run start a fresh sandbox (the baseline the benchmarks compare with).
+        """
         settings = project.load_settings()
         if min_level is None:
             min_level = settings.sandbox_min_level
@@ -70,11 +89,28 @@ class Sandbox:
             raise SandboxUnavailable(f"the bubblewrap tier is not available: {problem}")
         check_level(tier, min_level)
         project.ensure_layout()
-        sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem)
+        sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
         sandbox.toolchain = await asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
                                                     extra_paths=settings.sandbox_paths)
+        if sandbox.fork_pool is not None:
+            sandbox.fork_pool.toolchain = sandbox.toolchain
+            if warm_workers > 0:
+                sandbox._prestart_fork_server(project_writable=False)
         await sandbox._fill()
         return sandbox
+
+    def _prestart_fork_server(self, *, project_writable: bool) -> None:
+        """Boot a fork server in the background (read-only: catalog validation and most tool calls use it)."""
+        pool = self.fork_pool
+        assert pool is not None
+
+        async def boot() -> None:
+            try:
+                pool.release(await pool.acquire(project_writable))
+            except (ForkServerError, OSError) as error:
+                self._fork_failed(error)
+
+        self._prestart = asyncio.get_running_loop().create_task(boot())
 
     @property
     def warning(self) -> str | None:
@@ -90,6 +126,8 @@ class Sandbox:
         info["warning"] = self.warning
         info["bubblewrap_problem"] = self.bubblewrap_problem
         info["warm_workers"] = self.warm_workers
+        info["fork_servers"] = self.fork_pool is not None
+        info["fork_problem"] = self.fork_problem
         info["protected_paths"] = protected.protected_paths(self.project.root)
         if self.toolchain is not None:
             info["toolchain"] = self.toolchain.describe(paths_hidden=self.tier == TIER_BUBBLEWRAP)
@@ -108,6 +146,28 @@ class Sandbox:
         self.audit.record(label=label or f"{module}.{function}", version=version, kind="call",
                           result=result, args=kwargs, module=module)
         return result
+
+    async def call_each(self, *, module: str, function: str, calls: list[dict[str, Any]],
+                        policy: SandboxPolicy | None = None, labels: list[str] | None = None) -> list[RunResult]:
+        """`module.function(**kwargs)` for every kwargs in `calls` in ONE sandboxed run, each call in its own
+        forked child with the run's limits (`policy.timeout_s` is per call); one RunResult per call.
+
+        Raises SandboxUnavailable when the run itself failed (its RunResult says why); the caller may retry
+        the calls one run each. The audit log gets one line per call, labelled from `labels`.
+        """
+        effective = policy or self.policy
+        request: dict[str, Any] = {"op": "call_each", "module": module, "function": function, "calls": calls,
+                                   "call_timeout_s": effective.timeout_s}
+        batch_policy = effective.with_(timeout_s=effective.timeout_s * len(calls) + 5)  # cpu_s: each child starts at 0
+        result = await self._run(request, batch_policy)
+        answers = result.value if result.ok and not result.value_is_repr else None
+        if not isinstance(answers, list) or len(answers) != len(calls) or not all(isinstance(a, dict) for a in answers):
+            raise SandboxUnavailable(f"the batched run failed: {result.error_kind}: {(result.error or '')[-300:]}")
+        results = [answer_result(answer, self.tier) for answer in answers]
+        for index, (kwargs, one) in enumerate(zip(calls, results)):
+            label = labels[index] if labels and index < len(labels) else f"{module}.{function}"
+            self.audit.record(label=label, version=None, kind="call", result=one, args=kwargs, module=module)
+        return results
 
     async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,
                          tool_paths: Mapping[str, str | Path] | None = None) -> RunResult:
@@ -137,6 +197,7 @@ class Sandbox:
 
     async def cancel_running(self) -> None:
         """Kill every running sandboxed process tree; their calls return error_kind "cancelled"."""
+        self._cancels += 1
         await asyncio.gather(*(worker.cancel() for worker in list(self._running)))
 
     async def aclose(self) -> None:
@@ -148,6 +209,10 @@ class Sandbox:
             except Exception:  # a failed refill spawn only means fewer warm workers to close
                 pass
         await self.cancel_running()
+        if self.fork_pool is not None:
+            await self.fork_pool.aclose()
+        if self._prestart is not None:
+            await asyncio.gather(self._prestart, return_exceptions=True)
         warm = [worker for pool in self._warm.values() for worker in pool]
         self._warm = {True: [], False: []}
         await asyncio.gather(*(worker.discard() for worker in warm), return_exceptions=True)
@@ -163,12 +228,26 @@ class Sandbox:
         writable = self._project_writable(effective)
         absent_before = protected.unbound(self.project.root) if writable else {}
         swept: list[str] = []
-        worker = await self._acquire(effective.network, writable)
+        try:
+            outcome = None
+            if self.fork_pool is not None and not effective.network:
+                outcome = await self._run_forked(request, effective, bridge)
+            if outcome is None:
+                outcome = await self._run_fresh(request, effective, writable, bridge)
+        finally:
+            if absent_before:
+                swept = protected.sweep_created(self.project.root, absent_before)
+        return self._with_notes(to_run_result(outcome, effective, self.tier), swept)
+
+    async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
+                         bridge: SandboxBridge | None) -> Outcome:
+        """The run in a fresh pre-started worker (network runs, or no fork server)."""
+        worker = await self._acquire(policy.network, writable)
         self._running.add(worker)
         try:
-            outcome = await worker.run(request, timeout_s=effective.timeout_s,
-                                       output_bytes=effective.output_bytes, processes=effective.processes,
-                                       bridge=bridge)
+            return await worker.run(request, timeout_s=policy.timeout_s,
+                                    output_bytes=policy.output_bytes, processes=policy.processes,
+                                    bridge=bridge)
         except asyncio.CancelledError:
             await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
             raise
@@ -176,15 +255,49 @@ class Sandbox:
             self._running.discard(worker)
             self._release_private_dirs(worker)
             self._schedule_refill()
-            if absent_before:
-                swept = protected.sweep_created(self.project.root, absent_before)
-        return self._with_notes(to_run_result(outcome, effective, self.tier), swept)
 
     @staticmethod
     def _with_notes(result: RunResult, notes: list[str]) -> RunResult:
         if not notes:
             return result
         return dataclasses.replace(result, stderr=result.stderr + "".join(f"[tuiagent] {note}\n" for note in notes))
+
+    async def _run_forked(self, request: dict[str, Any], policy: SandboxPolicy,
+                          bridge: SandboxBridge | None) -> Outcome | None:
+        """The run in a child of a warm fork server; None when no server could take it (a fresh worker will)."""
+        pool = self.fork_pool
+        assert pool is not None
+        cancels = self._cancels
+        try:
+            server = await pool.acquire(self._project_writable(policy))
+        except (ForkServerError, OSError) as error:
+            self._fork_failed(error)
+            return None
+        self._running.add(server)
+        try:
+            outcome = await server.run(request, timeout_s=policy.timeout_s, output_bytes=policy.output_bytes,
+                                       processes=policy.processes, cancelled=cancels != self._cancels, bridge=bridge)
+        except (ForkServerError, OSError):
+            pool.discard(server)  # this run goes to a fresh worker; the next one starts a new server
+            return None
+        except asyncio.CancelledError:
+            await asyncio.shield(server.cancel())  # a cancelled turn leaves no process of its own behind
+            pool.discard(server)
+            raise
+        finally:
+            self._running.discard(server)
+        if outcome.exit_code is None and not server.alive:
+            pool.discard(server)  # the server died under this run: the next one starts a new server
+        else:
+            pool.release(server)
+        return outcome
+
+    def _fork_failed(self, error: BaseException) -> None:
+        """A fork server could not start or serve: every later run uses a fresh worker (and says why)."""
+        self.fork_problem = f"fork server unavailable, each run starts a fresh sandbox: {error}"
+        pool, self.fork_pool = self.fork_pool, None
+        if pool is not None:
+            asyncio.get_running_loop().create_task(pool.aclose())
 
     def _project_writable(self, policy: SandboxPolicy) -> bool:
         """Only bubblewrap can make the project read-only; the rlimits tier runs every call the same way."""
@@ -212,6 +325,8 @@ class Sandbox:
                                   toolchain=self.toolchain)
 
     async def _fill(self) -> None:
+        if self.fork_pool is not None:
+            return  # offline runs are forked: no fresh workers are kept waiting for them
         for project_writable in (True, False):
             pool = self._warm[project_writable]
             while not self._closed and project_writable in self._kept_warm and len(pool) < self.warm_workers:
@@ -225,3 +340,15 @@ class Sandbox:
     def _release_private_dirs(self, worker: Worker) -> None:
         if worker.private_dirs:
             shutil.rmtree(worker.private_dirs, ignore_errors=True)
+
+
+def answer_result(answer: dict[str, Any], tier: str) -> RunResult:
+    """One call's answer from a `call_each` run as a RunResult."""
+    return RunResult(
+        ok=bool(answer.get("ok")), value=answer.get("value"), value_is_repr=bool(answer.get("value_is_repr")),
+        error=answer.get("error") if isinstance(answer.get("error"), str) else None,
+        error_kind=answer.get("error_kind") if isinstance(answer.get("error_kind"), str) else None,
+        stdout=str(answer.get("stdout", "")), stderr=str(answer.get("stderr", "")), output_truncated=False,
+        duration_ms=float(answer.get("duration_ms") or 0.0), files_read=(), tier=tier,
+        exit_code=answer.get("exit_code") if isinstance(answer.get("exit_code"), int) else None,
+    )

@@ -93,12 +93,14 @@ def interpreter_paths() -> list[Path]:
     return sorted({p.resolve() for p in paths if p.exists()})
 
 
-def worker_argv(channel_fd: int, project: Path) -> list[str]:
-    return [sys.executable, "-I", "-B", str(WORKER_SCRIPT), str(channel_fd), str(project), str(PACKAGE_PARENT)]
+def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None = None) -> list[str]:
+    """The worker's command line; `serve_scratch` makes it a fork server that wipes those private folders per run."""
+    serve = ["serve", *(str(folder) for folder in serve_scratch)] if serve_scratch is not None else []
+    return [sys.executable, "-I", "-B", str(WORKER_SCRIPT), str(channel_fd), str(project), str(PACKAGE_PARENT), *serve]
 
 
 def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project_writable: bool = True,
-                       toolchain: Toolchain | None = None) -> list[str]:
+                       serve: bool = False, toolchain: Toolchain | None = None) -> list[str]:
     """The bwrap command line: / read-only, homes and /tmp hidden, the project the only writable place.
 
     With `project_writable` False the whole project is read-only too; only the private /tmp can be written.
@@ -129,7 +131,7 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project
     for path in interpreter:
         if _is_under(path, project):
             command += ["--ro-bind", str(path), str(path)]
-    command += ["--chdir", str(project), "--", *worker_argv(channel_fd, project)]
+    command += ["--chdir", str(project), "--", *worker_argv(channel_fd, project, hidden if serve else None)]
     return command
 
 

@@ -11,7 +11,7 @@ import os
 import sys
 import traceback
 import types
-from typing import Any
+from typing import Any, Callable
 
 SNIPPET_NAME = "<run_python>"
 VALUE_LIMIT = 1_000_000
@@ -85,7 +85,26 @@ def encode_value(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
-def trimmed_traceback(exc: BaseException, own_files: set[str]) -> str:
+class OwnFiles:
+    """The files whose frames a traceback keeps: the snippet, the named files, and any `.py` in the tool folders.
+
+    Membership is checked per frame, so a run never lists a catalog of a thousand tools up front.
+    """
+
+    def __init__(self, files: set[str], folders: list[str]) -> None:
+        self.files = files
+        self.folders = {os.path.realpath(folder) for folder in folders}
+
+    def __contains__(self, filename: object) -> bool:
+        if not isinstance(filename, str):
+            return False
+        if filename in self.files:
+            return True
+        real = os.path.realpath(filename)
+        return real in self.files or (real.endswith(".py") and os.path.dirname(real) in self.folders)
+
+
+def trimmed_traceback(exc: BaseException, own_files: "set[str] | OwnFiles") -> str:
     """The traceback keeping only frames of the tool's own files (or the snippet), then the exception line."""
     frames = [
         frame for frame in traceback.extract_tb(exc.__traceback__)
@@ -100,6 +119,8 @@ def trimmed_traceback(exc: BaseException, own_files: set[str]) -> str:
 def load_named_module(name: str, package_parent: str) -> types.ModuleType:
     """Import `name`; a `tui_agent.*` module is loaded from its file alone, without the package's __init__ chain."""
     if name.startswith("tui_agent."):
+        if name in sys.modules:  # preloaded by the fork server this run was forked from
+            return sys.modules[name]
         path = os.path.join(package_parent, *name.split(".")) + ".py"
         return load_file_module(name, path)
     return importlib.import_module(name)
@@ -155,6 +176,39 @@ def run_call(request: dict[str, Any], package_parent: str) -> Any:
     return finish_value(function(**request.get("kwargs", {})))
 
 
+def load_sibling(filename: str) -> types.ModuleType:
+    """A stdlib-only helper module next to this script, loaded by path once per process."""
+    name = f"_tuiagent_{filename[:-3]}"
+    if name in sys.modules:
+        return sys.modules[name]
+    return load_file_module(name, os.path.join(os.path.dirname(os.path.abspath(__file__)), filename))
+
+
+def describe_error(exc: BaseException, own: Any) -> tuple[str, str]:
+    kind = "limit" if isinstance(exc, LIMIT_ERRORS) or (isinstance(exc, OSError) and exc.errno == 27) else "exception"
+    try:
+        return kind, trimmed_traceback(exc, own)
+    except BaseException:
+        return kind, f"{type(exc).__name__} (its message could not be formatted)"
+
+
+def run_call_each(request: dict[str, Any], package_parent: str, own: Any, guard: types.ModuleType,
+                  prepare: Callable[[], None] | None) -> list[dict[str, Any]]:
+    """`module.function(**kwargs)` for each kwargs in `calls`, each in its own forked child (fanout.py)."""
+    module = load_named_module(request["module"], package_parent)
+    function = getattr(module, request["function"])
+
+    def between() -> None:
+        guard.kill_descendants()
+        if prepare is not None:
+            prepare()
+
+    return load_sibling("fanout.py").call_each(
+        list(request["calls"]), lambda kwargs: finish_value(function(**kwargs)),
+        timeout_s=float(request["call_timeout_s"]), encode=encode_value,
+        describe_error=lambda exc: describe_error(exc, own), between=between)
+
+
 def run_exec(code: str) -> Any:
     """Run a snippet; when its last statement is an expression, that expression's value is the result."""
     linecache.cache[SNIPPET_NAME] = (len(code), None, code.splitlines(keepends=True), SNIPPET_NAME)
@@ -181,10 +235,43 @@ def run_script(path: str, code: str) -> Any:
 def main() -> None:
     channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     guard = load_guard()
+    if sys.argv[4:5] == ["serve"]:
+        load_zygote().serve(channel, scratch=sys.argv[5:], preload=lambda: preload(package_parent),
+                            harden=guard.make_undumpable,
+                            run_one=lambda run_channel, prepare: run_request(run_channel, project, package_parent,
+                                                                             guard, prepare))
+        os._exit(0)
+    run_request(channel, project, package_parent, guard)
+
+
+def load_zygote() -> types.ModuleType:
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
+    spec = importlib.util.spec_from_file_location("_tuiagent_zygote", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PRELOADED = ("tui_agent.core.catalog.inspector",)
+"""Imported once by a fork server, before any request: every forked run starts with them in memory."""
+
+
+def preload(package_parent: str) -> None:
+    for name in PRELOADED:
+        load_named_module(name, package_parent)
+    load_sibling("fanout.py")
+
+
+def run_request(channel: int, project: str, package_parent: str, guard: types.ModuleType,
+                prepare: Callable[[], None] | None = None) -> None:
+    """Serve the one request on `channel`: limits and seccomp first, then the code; the process exits at the end."""
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     request = read_request(channel)
     if request is None:
         os._exit(3)
+    if prepare is not None:
+        prepare()
     tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
     own_files = {SNIPPET_NAME, *(os.path.realpath(p) for p in request.get("own_files", []))}
     tool_paths = request.get("tool_paths")
@@ -193,12 +280,9 @@ def main() -> None:
         own_files.update(os.path.realpath(str(path)) for path in tool_paths.values())
     if isinstance(request.get("bridge_tools"), dict):  # MCP tools, called through the runtime (bridge_client.py)
         load_guard("bridge_client.py").install(channel, request["bridge_tools"])
-    for directory in tool_dirs:
-        for entry in os.listdir(directory):
-            if entry.endswith(".py"):
-                own_files.add(os.path.realpath(os.path.join(directory, entry)))
     sys.path[:0] = tool_dirs
-    reads = FileReads(project, tool_dirs, list(own_files - {SNIPPET_NAME}))
+    reads = FileReads(project, tool_dirs, list(own_files - {SNIPPET_NAME}))  # the tool folders are excluded whole
+    own = OwnFiles(own_files, tool_dirs)
     sys.addaudithook(reads.hook)
     protections = {
         "subreaper": guard.become_subreaper(),
@@ -220,6 +304,8 @@ def main() -> None:
             value = run_exec(request["code"])
         elif op == "script":
             value = run_script(request["path"], request["code"])
+        elif op == "call_each":
+            value = run_call_each(request, package_parent, own, guard, prepare)
         else:
             raise ValueError(f"unknown op {op!r}")
         reads.active = False
@@ -240,7 +326,7 @@ def main() -> None:
         kind = "limit" if isinstance(exc, LIMIT_ERRORS) or (isinstance(exc, OSError) and exc.errno == 27) else "exception"
         exit_status = 1
         try:
-            message = trimmed_traceback(exc, own_files)
+            message = trimmed_traceback(exc, own)
         except BaseException:
             message = f"{type(exc).__name__} (its message could not be formatted)"
         response.update(ok=False, value=None, value_is_repr=False, error=message, error_kind=kind)

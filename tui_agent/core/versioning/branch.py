@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import git
 
 
 def current_branch(root: Path) -> str:
     """The checked-out branch, `detached@abc1234`, or "" outside a git repository (or before its first commit
     on a detached HEAD)."""
+    import git  # GitPython loads when the branch is first asked for, not with the app
+
     try:
         repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):

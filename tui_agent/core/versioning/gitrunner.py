@@ -6,7 +6,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # GitPython loads with the first repository opened, not with every `tuiagent` start
+    import git
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import git
 
 EXCLUDE = ":(exclude).agent"
 
 
 def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    import git  # GitPython loads with the first diff, not with the app
+
     try:
         return git.Git(str(root)).execute(["git", *args], env=env, strip_newline_in_stdout=False)
     except git.CommandError as error:  # a failing command, or no git at all

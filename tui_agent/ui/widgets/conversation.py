@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, Entry, ToolCallBlock, widget_for, widget_type_for
+from tui_agent.ui.widgets.messages import AssistantText, Entry, ToolCallBlock, widget_for, widget_type_for
+
+if TYPE_CHECKING:
+    from tui_agent.ui.widgets.streaming import AssistantMessage
 
 INITIAL_WINDOW = 40
 MAX_MOUNTED = 60
@@ -47,6 +52,8 @@ class Conversation(VerticalScroll, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self._restoring = 0
+        """Window slides whose scroll position is not restored yet: the scroll offset meanwhile is not the reader's."""
         self.entries: list[Entry] = []
         self.first_mounted = 0
         self.last_mounted = 0
@@ -175,10 +182,14 @@ class Conversation(VerticalScroll, can_focus=True):
         if anchor is None:
             return
         offset = anchor.virtual_region.y - self.scroll_y
+        self._restoring += 1
 
         def restore() -> None:
-            if anchor.parent is self:
-                self.scroll_to(y=max(0, anchor.virtual_region.y - offset), animate=False, immediate=True)
+            try:
+                if anchor.parent is self:
+                    self.scroll_to(y=max(0, anchor.virtual_region.y - offset), animate=False, immediate=True)
+            finally:
+                self._restoring -= 1
 
         self.call_after_refresh(restore)
 
@@ -186,6 +197,8 @@ class Conversation(VerticalScroll, can_focus=True):
         self.load_earlier()
 
     def _load_at_edges(self) -> None:
+        if self._restoring:
+            return  # mid-slide: the layout changed and the reader's position is about to be put back
         if self.scroll_y <= 0 and self.first_mounted > 0:
             self.load_earlier()
         elif self.scroll_y >= self.max_scroll_y and not self.at_end:
@@ -261,6 +274,8 @@ class Conversation(VerticalScroll, can_focus=True):
         entry = Entry("assistant", continued=continued)
         self.entries.append(entry)
         self.last_mounted = len(self.entries)
+        from tui_agent.ui.widgets.streaming import AssistantMessage  # Markdown loads with the first reply
+
         self._streaming = AssistantMessage(entry)
         self._widgets[id(entry)] = self._streaming
         await self.mount(self._streaming, before=self._later)

@@ -26,6 +26,8 @@ class StatusHeader(Static):
     output_tokens: reactive[int] = reactive(0)
     cost_usd: reactive[float] = reactive(0.0)
     busy: reactive[bool] = reactive(False)
+    loading: reactive[str] = reactive("")
+    """What is still loading while the project opens ("" once everything is up)."""
     mcp: reactive[str] = reactive("")  # the MCP servers: "2/3 up (name down)"
     mcp_failed: reactive[bool] = reactive(False)
 
@@ -62,6 +64,8 @@ class StatusHeader(Static):
         text.append(tokens if not compact else f"{format_tokens(self.input_tokens)}↑ {format_tokens(self.output_tokens)}↓")
         text.append(f"{gap}cost " if not compact else gap, style="dim")
         text.append(f"${self.cost_usd:.4f}")
+        if self.loading:
+            text.append(f"   ◌ loading {self.loading}…", style="italic #e5c07b")
         if self.busy:
             text.append(f"{gap}● working (esc cancels)" if not compact else f"{gap}● esc", style="bold #e5c07b")
         return text

@@ -9,13 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.content import Content
-from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Collapsible, Static
 
 from tui_agent.ui.diffs import highlighted_source
 
@@ -128,54 +125,33 @@ class NoticeMessage(Static):
         self.update(Text(entry.text))
 
 
+def rich_markdown(text: str) -> RenderableType:
+    """Rich's Markdown for `text` (markdown-it loads on the first message shown, not at startup)."""
+    from rich.markdown import Markdown as RichMarkdown
+
+    return RichMarkdown(text, code_theme="monokai")
+
+
+def __getattr__(name: str) -> Any:
+    """`AssistantMessage` (the streaming widget) lives in streaming.py: importing Markdown costs startup time."""
+    if name == "AssistantMessage":
+        from tui_agent.ui.widgets.streaming import AssistantMessage
+
+        return AssistantMessage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 class AssistantText(Static):
     """A finished assistant message from history: one light widget rendering Rich Markdown."""
 
     def __init__(self, entry: Entry) -> None:
-        super().__init__(RichMarkdown(entry.text, code_theme="monokai"), classes="message assistant" + (" -continued" if entry.continued else ""))
+        super().__init__(rich_markdown(entry.text), classes="message assistant" + (" -continued" if entry.continued else ""))
         self.entry = entry
 
     def rebind(self, entry: Entry) -> None:
         self.entry = entry
         self.set_class(entry.continued, "-continued")
-        self.update(RichMarkdown(entry.text, code_theme="monokai"))
-
-
-class AssistantMessage(Markdown):
-    """Assistant text while it streams: chunks are batched (at most every FLUSH_S) into a `MarkdownStream`."""
-
-    FLUSH_S = 0.05
-
-    def __init__(self, entry: Entry) -> None:
-        super().__init__(entry.text, classes="message assistant" + (" -continued" if entry.continued else ""))
-        self.entry = entry
-        self._stream: MarkdownStream | None = None
-        self._buffer: list[str] = []
-        self._flush_timer: Timer | None = None
-
-    async def append_text(self, chunk: str) -> None:
-        self.entry.text += chunk
-        self._buffer.append(chunk)
-        if self._flush_timer is None:
-            self._flush_timer = self.set_timer(self.FLUSH_S, self._flush)
-
-    async def _flush(self) -> None:
-        self._flush_timer = None
-        if not self._buffer:
-            return
-        text = "".join(self._buffer)
-        self._buffer.clear()
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        await self._stream.write(text)
-
-    async def finish(self) -> None:
-        if self._flush_timer is not None:
-            self._flush_timer.stop()
-        await self._flush()
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
+        self.update(rich_markdown(entry.text))
 
 
 class ToolCallBlock(Collapsible):

@@ -1,0 +1,260 @@
+"""Benchmark: what a person waits for at launch, from process start, in a real terminal (tmux), beside same-run baselines.
+
+1. First paint of the TUI: from starting `python -m tui_agent.cli` in a fresh tmux window (interpreter start and
+   every import included) until the window shows the prompt box. Baseline: a bare Textual app (one `Input`) started
+   the same way, until its placeholder shows. Alternated, median of N runs each.
+2. A prompt typed at once: the person types a prompt and presses Enter as soon as the prompt box shows; time from
+   process start until the local Messages API server (tests/fake_messages_api.py) receives it. Baseline: the bare
+   app's first paint (the floor for any Textual program).
+3. Headless `tuiagent -p "hi"` against that local server (answering at once): process start to exit. Baseline:
+   `python -c "import anthropic"` plus one streamed request through the SDK to the same server (the floor for any
+   program using the SDK).
+4. Memory of the idle tree: the TUI started as in 1 with a model configured, left idle until the header says
+   nothing is loading and then 5 s more; the proportional set size (PSS, /proc/PID/smaps_rollup) of the app and
+   every process under it (sandbox fork servers included). Baseline: the bare Textual app's PSS.
+
+    .venv/bin/python benchmarks/bench_startup.py [--runs 5] [--only paint|prompt|headless|memory]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.gitrepo import init_repo  # noqa: E402
+
+PYTHON = sys.executable
+BARE_APP = """
+from textual.app import App
+from textual.widgets import Input
+class Bare(App):
+    def compose(self):
+        yield Input(placeholder="bare-ready")
+Bare().run()
+"""
+SDK_FLOOR = """
+import sys, anthropic
+client = anthropic.Anthropic(api_key="bench", base_url=sys.argv[1], max_retries=0)
+with client.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]) as stream:
+    stream.get_final_message()
+"""
+PROMPT_MARK = "Ask, or /help"
+
+
+class Window:
+    """One tmux server on its own socket running one command; the clock starts when the command is started."""
+
+    def __init__(self, command: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.socket = f"bench-startup-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        exports = " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items())
+        shell = f"cd {shlex.quote(str(cwd))} && env -u COLUMNS -u LINES {exports} {shlex.join(command)}; sleep 30"
+        self.started = time.perf_counter()
+        self.tmux("new-session", "-d", "-x", "160", "-y", "48", "-s", "bench", shell)
+
+    def tmux(self, *args: str) -> str:
+        environment = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES", "TMUX")}
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=environment,
+                              timeout=10).stdout
+
+    def wait_for(self, predicate: Callable[[str], bool], timeout: float = 60.0) -> float:
+        """Seconds from the command's start until the screen satisfies `predicate` (polled every few ms)."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if predicate(self.tmux("capture-pane", "-p", "-t", "bench")):
+                return time.perf_counter() - self.started
+            time.sleep(0.003)
+        raise TimeoutError(f"the screen never got ready:\n{self.tmux('capture-pane', '-p', '-t', 'bench')}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
+
+
+def terminal_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {"TERM": "xterm-256color", "COLORTERM": "truecolor"}
+    env.update(extra or {})
+    return env
+
+
+def no_model() -> dict[str, str]:
+    return {"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": "", "ANTHROPIC_AUTH_TOKEN": ""}
+
+
+def paint_once(command: list[str], cwd: Path, mark: str, env: dict[str, str]) -> float:
+    window = Window(command, cwd, terminal_env(env))
+    try:
+        return window.wait_for(lambda screen: mark in screen)
+    finally:
+        window.close()
+
+
+def bench_paint(project: Path, runs: int) -> None:
+    bare, ours = [], []
+    for _ in range(runs):
+        bare.append(paint_once([PYTHON, "-c", BARE_APP], project, "bare-ready", no_model()))
+        ours.append(paint_once([PYTHON, "-m", "tui_agent.cli", "--project", str(project)], project, PROMPT_MARK, no_model()))
+    mb, mo = statistics.median(bare), statistics.median(ours)
+    print(f"first paint in tmux, from process start (median of {runs}):")
+    print(f"  tuiagent: prompt box shown  {mo * 1000:6.0f} ms   {mo / mb:4.1f}x a bare Textual app ({mb * 1000:.0f} ms)")
+
+
+class Server:
+    """tests/fake_messages_api.py as a subprocess answering every request at once; counts requests received."""
+
+    def __init__(self, folder: Path) -> None:
+        script = folder / "script.json"
+        script.write_text(json.dumps([{"repeat": {"text": "hello"}}]))
+        self.log = folder / "requests.jsonl"
+        self.process = subprocess.Popen([PYTHON, str(ROOT / "tests" / "fake_messages_api.py"), "--script", str(script),
+                                         "--log", str(self.log)], stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        self.base_url = self.process.stdout.readline().strip().removeprefix("listening on ")
+
+    def requests(self) -> int:
+        return len(self.log.read_text().splitlines()) if self.log.exists() else 0
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait()
+
+
+def prompt_once(project: Path, server: Server) -> float:
+    env = terminal_env({"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": server.base_url})
+    before = server.requests()
+    window = Window([PYTHON, "-m", "tui_agent.cli", "--project", str(project)], project, env)
+    try:
+        window.wait_for(lambda screen: PROMPT_MARK in screen)
+        window.tmux("send-keys", "-t", "bench", "-l", "hi")
+        window.tmux("send-keys", "-t", "bench", "Enter")
+        deadline = time.perf_counter() + 60
+        while server.requests() == before:
+            if time.perf_counter() > deadline:
+                raise TimeoutError("the prompt never reached the server")
+            time.sleep(0.003)
+        return time.perf_counter() - window.started
+    finally:
+        window.close()
+
+
+def bench_prompt(project: Path, runs: int, folder: Path) -> None:
+    server = Server(folder)
+    try:
+        bare = [paint_once([PYTHON, "-c", BARE_APP], project, "bare-ready", no_model()) for _ in range(runs)]
+        ours = [prompt_once(project, server) for _ in range(runs)]
+    finally:
+        server.stop()
+    mb, mo = statistics.median(bare), statistics.median(ours)
+    print(f"a prompt typed as soon as the prompt box shows, in tmux (median of {runs}):")
+    print(f"  received by the server      {mo * 1000:6.0f} ms   {mo / mb:4.1f}x a bare Textual app's first paint ({mb * 1000:.0f} ms)")
+
+
+def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"{command[:3]} failed: {done.stderr[-2000:]}")
+    return time.perf_counter() - started
+
+
+def bench_headless(project: Path, runs: int, folder: Path) -> None:
+    server = Server(folder)
+    env = {**os.environ, "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": server.base_url}
+    try:
+        floor, ours = [], []
+        for _ in range(runs):
+            floor.append(timed([PYTHON, "-c", SDK_FLOOR, server.base_url], env, project))
+            ours.append(timed([PYTHON, "-m", "tui_agent.cli", "--project", str(project), "-p", "hi"], env, project))
+    finally:
+        server.stop()
+    mf, mo = statistics.median(floor), statistics.median(ours)
+    print(f"headless `tuiagent -p hi` against a local server answering at once (median of {runs}):")
+    print(f"  process start to exit       {mo * 1000:6.0f} ms   {mo / mf:4.1f}x `import anthropic` + one SDK request ({mf * 1000:.0f} ms)")
+
+
+def tree_pss_mib(root: int) -> float:
+    """PSS of `root` and all its descendants, in MiB."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat[stat.rfind(")") + 2:].split()[1]), []).append(int(entry.name))
+    total_kib, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, []))
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total_kib += int(line.split()[1])
+        except OSError:
+            pass
+    return total_kib / 1024
+
+
+def pane_pid(window: Window) -> int:
+    return int(window.tmux("display-message", "-p", "-t", "bench", "#{pane_pid}").strip())
+
+
+def idle_memory(command: list[str], cwd: Path, mark: Callable[[str], bool], env: dict[str, str]) -> float:
+    window = Window(command, cwd, terminal_env(env))
+    try:
+        window.wait_for(mark)
+        time.sleep(5)
+        return tree_pss_mib(pane_pid(window))
+    finally:
+        window.close()
+
+
+def bench_memory(project: Path, folder: Path) -> None:
+    server = Server(folder)
+    try:
+        env = {"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": server.base_url}
+        ours = idle_memory([PYTHON, "-m", "tui_agent.cli", "--project", str(project)], project,
+                           lambda screen: PROMPT_MARK in screen and "loading" not in screen, env)
+        bare = idle_memory([PYTHON, "-c", BARE_APP], project, lambda screen: "bare-ready" in screen, no_model())
+    finally:
+        server.stop()
+    print("idle process tree, PSS (the app, its sandbox fork servers and every other process under it):")
+    print(f"  tuiagent idle                {ours:6.0f} MiB  {ours / bare:4.1f}x a bare Textual app ({bare:.0f} MiB); target < 160 MiB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only", choices=("paint", "prompt", "headless", "memory"))
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        raise SystemExit("tmux is required")
+    folder = Path(tempfile.mkdtemp(prefix="bench-startup-"))
+    try:
+        project = init_repo(folder / "project")
+        if args.only in (None, "paint"):
+            bench_paint(project, args.runs)
+        if args.only in (None, "prompt"):
+            bench_prompt(project, args.runs, folder)
+        if args.only in (None, "headless"):
+            bench_headless(project, args.runs, folder)
+        if args.only in (None, "memory"):
+            bench_memory(project, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

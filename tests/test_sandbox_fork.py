@@ -1,0 +1,141 @@
+"""Fork servers: offline bubblewrap runs forked from a warm interpreter keep a fresh run's isolation, and are faster."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy
+from tui_agent.core.sandbox.cgroups import pids_base
+from tui_agent.core.sandbox.forkpool import IDLE_RELEASE_S
+from tui_agent.core.sandbox.tiers import probe_bubblewrap
+
+pytestmark = pytest.mark.skipif(probe_bubblewrap() is not None or pids_base() is None,
+                                reason="fork servers need bubblewrap and per-run cgroups")
+
+WHO_AM_I = """
+import os
+cgroup = [line for line in open('/proc/self/cgroup').read().splitlines() if ':pids:' in line]
+(os.getpid(), os.getsid(0), cgroup[0].rsplit('/', 1)[-1] if cgroup else '', os.environ['HOME'])
+"""
+
+
+@pytest.fixture
+def project(repo: Path) -> Project:
+    project = Project.at(repo)
+    project.ensure_layout()
+    return project
+
+
+async def test_each_forked_run_has_its_own_process_session_and_cgroup(project: Project) -> None:
+    box = await Sandbox.start(project, warm_workers=0)
+    try:
+        results = [await box.run_python(WHO_AM_I) for _ in range(4)]
+        assert box.fork_pool is not None and len(box.fork_pool.servers()) == 1  # all four came from one server
+    finally:
+        await box.aclose()
+    assert all(result.ok for result in results), results
+    pids = [result.value[0] for result in results]
+    assert len(set(pids)) == 4 and all(result.value[1] == result.value[0] for result in results)  # own session
+    groups = [result.value[2] for result in results]
+    assert len(set(groups)) == 4 and all(group.startswith("tuiagent-") for group in groups)
+    assert all(result.value[3] == "/tmp/home" for result in results)
+    base = pids_base()
+    assert base is not None and not [group for group in groups if (base / group).exists()]  # all removed
+
+
+async def test_nothing_a_run_leaves_in_private_folders_reaches_the_next_and_the_project_is_untouched(project: Project) -> None:
+    readme = project.root / "README.md"
+    before = readme.read_bytes()
+    box = await Sandbox.start(project, warm_workers=0)
+    writable = SandboxPolicy(project_writable=True)
+    try:
+        planted = await box.run_python(
+            "import os\nos.makedirs('/tmp/a/b', exist_ok=True)\nopen('/tmp/a/b/secret', 'w').write('x')\n"
+            "open(os.path.expanduser('~/.planted'), 'w').write('x')\nos.symlink('" + str(project.root) + "', '/tmp/link')\n"
+            "sorted(os.listdir('/tmp'))", policy=writable)
+        seen = await box.run_python("import os\n(sorted(os.listdir('/tmp')), sorted(os.listdir(os.path.expanduser('~'))))",
+                                    policy=writable)
+    finally:
+        await box.aclose()
+    assert planted.ok and "a" in planted.value and "link" in planted.value, planted
+    assert seen.ok, seen
+    tmp_entries, home_entries = seen.value
+    assert "a" not in tmp_entries and "link" not in tmp_entries and home_entries == []
+    assert readme.read_bytes() == before  # the wipe never follows a link nor enters the bind-mounted project
+
+
+async def test_a_daemon_started_by_a_forked_run_dies_with_the_run(project: Project) -> None:
+    tag = f"forked-daemon-{time.time_ns()}"
+    code = ("import subprocess\nsubprocess.Popen(['/bin/sh', '-c', 'sleep 300; : " + tag + "'], start_new_session=True,\n"
+            "    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n'spawned'")
+    box = await Sandbox.start(project, warm_workers=0)
+    try:
+        result = await box.run_python(code)
+    finally:
+        await box.aclose()
+    assert result.ok and result.value == "spawned", result
+    assert not [pid for pid in Path("/proc").iterdir() if pid.name.isdigit() and _cmdline_has(pid, tag)]
+
+
+def _cmdline_has(pid: Path, tag: str) -> bool:
+    try:
+        return tag.encode() in (pid / "cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+async def test_cancel_and_timeout_kill_a_forked_run_and_the_server_serves_on(project: Project) -> None:
+    box = await Sandbox.start(project, warm_workers=0)
+    try:
+        slow = asyncio.create_task(box.run_python("import time\ntime.sleep(30)"))
+        await asyncio.sleep(1.0)
+        await box.cancel_running()
+        cancelled = await asyncio.wait_for(slow, 10)
+        timed_out = await box.run_python("while True:\n    pass", policy=SandboxPolicy(timeout_s=1.0))
+        after = await box.run_python("6 * 7")
+    finally:
+        await box.aclose()
+    assert cancelled.error_kind == "cancelled", cancelled
+    assert timed_out.error_kind == "timeout", timed_out
+    assert after.ok and after.value == 42, after
+
+
+async def test_extra_servers_started_for_a_burst_are_released_when_idle(project: Project) -> None:
+    box = await Sandbox.start(project, warm_workers=0)
+    policy = SandboxPolicy(project_writable=False)
+    try:
+        results = await asyncio.gather(*(box.run_python(f"{i} + 1", policy=policy) for i in range(8)))
+        assert box.fork_pool is not None and len(box.fork_pool.servers()) == 2
+        await asyncio.sleep(IDLE_RELEASE_S * 2.5)
+        assert len(box.fork_pool.servers()) == 1
+    finally:
+        await box.aclose()
+    assert [result.value for result in results] == list(range(1, 9))
+
+
+async def test_back_to_back_calls_are_faster_forked_than_with_a_fresh_sandbox_each(project: Project) -> None:
+    project.tool_path("ping").write_text('def ping(x: int) -> int:\n    """Echo."""\n    return x\n')
+
+    async def burst(fork_servers: bool) -> float:
+        box = await Sandbox.start(project, warm_workers=2, fork_servers=fork_servers)
+        try:
+            await asyncio.sleep(1.0)
+            samples = []
+            for _ in range(20):
+                started = time.perf_counter()
+                result = await box.call_function(module="ping", function="ping", kwargs={"x": 1},
+                                                 module_path=project.tool_path("ping"))
+                samples.append(time.perf_counter() - started)
+                assert result.ok and result.value == 1, result
+            return statistics.median(samples)
+        finally:
+            await box.aclose()
+
+    forked, fresh = await burst(True), await burst(False)
+    assert forked < fresh, f"forked p50 {forked * 1000:.1f} ms, fresh sandboxes {fresh * 1000:.1f} ms"

@@ -1,0 +1,102 @@
+"""Startup: the screen is up before the runtime opens, says what is loading, and a prompt typed meanwhile is sent once ready."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fake_messages_api import FakeMessagesAPI, reply, text
+from tests.test_ui_support import SIZE, make_app, wait_until
+from tui_agent.ui.prompt_queue import PromptQueue
+from tui_agent.ui.runtime_bridge import LaunchOptions, UICallbacks, open_runtime_for_ui
+
+
+class GatedOpener:
+    """The real runtime opener, held back until the test opens the gate (a project that takes long to open)."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.started = asyncio.Event()
+        self.progress_seen: list[tuple[str, ...]] = []
+
+    async def __call__(self, root: Path, callbacks: UICallbacks, options: LaunchOptions) -> Any:
+        self.started.set()
+        await self.gate.wait()
+        report = callbacks.progress
+
+        def record(pending: tuple[str, ...]) -> None:
+            self.progress_seen.append(pending)
+            if report is not None:
+                report(pending)
+
+        gated = UICallbacks(approve=callbacks.approve, ask_init_git=callbacks.ask_init_git,
+                            submit_prompt=callbacks.submit_prompt, progress=record)
+        return await open_runtime_for_ui(root, gated, options)
+
+
+async def type_prompt(pilot, app, prompt: str) -> None:  # type: ignore[no-untyped-def]
+    app.prompt_area.focus()
+    app.prompt_area.insert(prompt)
+    await pilot.press("enter")
+
+
+async def test_a_prompt_typed_while_the_project_opens_is_sent_once_the_model_is_ready(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("Hello from the model.")))
+    opener = GatedOpener()
+    app = make_app(repo, runtime_opener=opener)
+    async with app.run_test(size=SIZE) as pilot:
+        await asyncio.wait_for(opener.started.wait(), 10)
+        assert app.runtime is None and "the project" in app.header.loading  # the screen says it is still loading
+        await type_prompt(pilot, app, "first question")
+        await type_prompt(pilot, app, "second question")
+        await pilot.pause()
+        assert [item.text for item in app.prompt_queue] == ["first question", "second question"]
+        assert api.requests == []
+        opener.gate.set()
+        await wait_until(pilot, lambda: len(api.requests) == 2, timeout=30, message="both queued prompts sent")
+        sent = [request.body["messages"][-1]["content"] for request in api.requests]
+        assert "first question" in str(sent[0]) and "second question" in str(sent[1])
+        await wait_until(pilot, lambda: not app.turn_running and not app.prompt_queue, timeout=30, message="the turns")
+        assert app.header.loading == ""
+        users = [entry.text for entry in app.conversation.entries if entry.kind == "user"]
+        assert users == ["first question", "second question"]
+    # the header named what was still loading, and ended with nothing pending
+    assert any("model client" in pending for pending in opener.progress_seen)
+    assert opener.progress_seen[-1] == ()
+
+
+async def test_without_a_model_a_queued_prompt_goes_back_into_the_prompt_box(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    opener = GatedOpener()
+    app = make_app(repo, runtime_opener=opener)
+    async with app.run_test(size=SIZE) as pilot:
+        await asyncio.wait_for(opener.started.wait(), 10)
+        await type_prompt(pilot, app, "explain the build")
+        await pilot.pause()
+        assert app.prompt_area.text == ""
+        opener.gate.set()
+        await wait_until(pilot, lambda: app.ready.is_set(), timeout=30, message="the runtime")
+        await wait_until(pilot, lambda: app.prompt_area.text == "explain the build", message="the prompt handed back")
+        assert not app.prompt_queue
+        notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
+        assert any("back in the prompt box" in notice for notice in notices)
+
+
+def test_prompt_queue_keeps_order_and_tells_listeners() -> None:
+    queue = PromptQueue()
+    changes: list[int] = []
+    queue.add_listener(lambda: changes.append(len(queue)))
+    queue.push("a")
+    queue.push("b", "recipe")
+    first = queue.pop()
+    assert first is not None and first.text == "a"
+    queue.push_front(first)
+    assert [(item.text, item.source) for item in queue] == [("a", "person"), ("b", "recipe")]
+    assert queue.remove(1).text == "b"
+    assert [item.text for item in queue.clear()] == ["a"]
+    assert queue.pop() is None and not queue
+    assert changes == [1, 2, 1, 2, 1, 0]

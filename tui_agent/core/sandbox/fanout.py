@@ -1,0 +1,140 @@
+"""Inside the sandbox (stdlib only): many calls in one run, each in its own forked child, one after the other.
+
+The run's process (already under the run's limits and seccomp filter, and a subreaper) forks a child per
+call; the child leaves the session and runs the call with its own stdout and stderr; the parent collects its
+answer within the per-call time limit, kills the child if it is late, then kills everything the call left
+behind and empties the private folders before the next call starts. Each child starts with fresh CPU time
+and its own address-space limit, so every call gets the same limits a run of its own would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+OUTPUT_CAP = 64 * 1024
+ANSWER_LIMIT = 8 * 1024 * 1024
+DRAIN_AFTER_EXIT_S = 0.5
+
+
+def call_each(calls: list[Any], run_call: Callable[[Any], Any], *, timeout_s: float,
+              encode: Callable[[Any], tuple[Any, bool]], describe_error: Callable[[BaseException], tuple[str, str]],
+              between: Callable[[], None]) -> list[dict[str, Any]]:
+    """The answer dict of each call, in order (see `one_call`)."""
+    answers = []
+    for call in calls:
+        answers.append(one_call(call, run_call, timeout_s=timeout_s, encode=encode, describe_error=describe_error))
+        between()
+    return answers
+
+
+def one_call(call: Any, run_call: Callable[[Any], Any], *, timeout_s: float,
+             encode: Callable[[Any], tuple[Any, bool]], describe_error: Callable[[BaseException], tuple[str, str]]) -> dict[str, Any]:
+    """Run one call in a forked child: {ok, value, value_is_repr, error, error_kind, stdout, stderr, exit_code, duration_ms}."""
+    started = time.perf_counter()
+    answer_read, answer_write = os.pipe()
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(answer_read)
+        os.close(out_read)
+        os.close(err_read)
+        serve_child(call, run_call, answer_write, out_write, err_write, encode, describe_error)
+    for fd in (answer_write, out_write, err_write):
+        os.close(fd)
+    streams = {answer_read: bytearray(), out_read: bytearray(), err_read: bytearray()}
+    status = collect(pid, streams, answer_read, deadline=started + timeout_s)
+    timed_out = status is None
+    if timed_out:
+        _kill(pid)
+        _pid, status = os.waitpid(pid, 0)
+    for fd in streams:
+        os.close(fd)
+    answer = _decode(bytes(streams[answer_read]))
+    exit_code = os.waitstatus_to_exitcode(status)
+    if answer is None:
+        answer = {"ok": False, "value": None, "value_is_repr": False,
+                  "error_kind": "timeout" if timed_out else ("limit" if exit_code in (-9, -24) else "sandbox"),
+                  "error": (f"timed out after {timeout_s:g} s" if timed_out
+                            else f"the call's process ended with status {exit_code} without an answer")}
+    answer.update(stdout=_text(streams[out_read]), stderr=_text(streams[err_read]), exit_code=exit_code,
+                  duration_ms=round((time.perf_counter() - started) * 1000, 3))
+    return answer
+
+
+def serve_child(call: Any, run_call: Callable[[Any], Any], answer_fd: int, out_fd: int, err_fd: int,
+                encode: Callable[[Any], tuple[Any, bool]], describe_error: Callable[[BaseException], tuple[str, str]]) -> None:
+    try:
+        os.setsid()
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        try:
+            value, is_repr = encode(run_call(call))
+            answer: dict[str, Any] = {"ok": True, "value": value, "value_is_repr": is_repr}
+        except BaseException as exc:  # everything the call raises is its answer
+            kind, message = describe_error(exc)
+            answer = {"ok": False, "value": None, "value_is_repr": False, "error": message, "error_kind": kind}
+        payload = memoryview(json.dumps(answer).encode())
+        while payload:
+            payload = payload[os.write(answer_fd, payload):]
+    finally:
+        os._exit(0)
+
+
+def collect(pid: int, streams: dict[int, bytearray], answer_fd: int, deadline: float) -> int | None:
+    """Read the pipes until all are closed, or for a moment after the child exited (something it started may
+    hold them open); the child's wait status, or None when the deadline passed first."""
+    open_fds = list(streams)
+    status: int | None = None
+    drained_by: float | None = None
+    while open_fds:
+        now = time.perf_counter()
+        if now >= deadline and status is None:
+            return None
+        if drained_by is not None and now >= drained_by:
+            break
+        readable, _, _ = select.select(open_fds, [], [], max(0.0, min(deadline - now, 0.05)))
+        for fd in readable:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                open_fds.remove(fd)
+            elif len(streams[fd]) < (ANSWER_LIMIT if fd == answer_fd else OUTPUT_CAP):
+                streams[fd] += chunk
+        if status is None:
+            reaped, wait_status = os.waitpid(pid, os.WNOHANG)
+            if reaped:
+                status, drained_by = wait_status, time.perf_counter() + DRAIN_AFTER_EXIT_S
+    while status is None:  # every pipe is closed: the child is exiting, or hanging without its pipes
+        reaped, wait_status = os.waitpid(pid, os.WNOHANG)
+        if reaped:
+            return wait_status
+        if time.perf_counter() >= deadline:
+            return None
+        time.sleep(0.002)
+    return status
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:  # already gone
+        pass
+
+
+def _decode(raw: bytes) -> dict[str, Any] | None:
+    try:
+        answer = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) and "ok" in answer else None
+
+
+def _text(data: bytearray) -> str:
+    text = bytes(data[:OUTPUT_CAP]).decode("utf-8", errors="replace")
+    return text + (f"\n[cut at {OUTPUT_CAP} bytes]\n" if len(data) > OUTPUT_CAP else "")

@@ -1,0 +1,46 @@
+"""The assistant's reply while it streams: a Textual Markdown widget fed in batches (imported on the first reply)."""
+
+from __future__ import annotations
+
+from textual.timer import Timer
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownStream
+
+from tui_agent.ui.widgets.messages import Entry
+
+
+class AssistantMessage(Markdown):
+    """Assistant text while it streams: chunks are batched (at most every FLUSH_S) into a `MarkdownStream`."""
+
+    FLUSH_S = 0.05
+
+    def __init__(self, entry: Entry) -> None:
+        super().__init__(entry.text, classes="message assistant" + (" -continued" if entry.continued else ""))
+        self.entry = entry
+        self._stream: MarkdownStream | None = None
+        self._buffer: list[str] = []
+        self._flush_timer: Timer | None = None
+
+    async def append_text(self, chunk: str) -> None:
+        self.entry.text += chunk
+        self._buffer.append(chunk)
+        if self._flush_timer is None:
+            self._flush_timer = self.set_timer(self.FLUSH_S, self._flush)
+
+    async def _flush(self) -> None:
+        self._flush_timer = None
+        if not self._buffer:
+            return
+        text = "".join(self._buffer)
+        self._buffer.clear()
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self)
+        await self._stream.write(text)
+
+    async def finish(self) -> None:
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+        await self._flush()
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
