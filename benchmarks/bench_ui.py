@@ -338,7 +338,7 @@ async def bench_freshness(runs: int = 5) -> None:
             await process.wait()
             exited = time.perf_counter()
             cli_times.append(exited - started)
-            await wait(lambda: app.catalog_pane.rows[0].calls == run, 10)
+            await wait(lambda run=run: app.catalog_pane.rows[0].calls == run, 10)
             latencies.append(time.perf_counter() - exited)
         written = time.perf_counter()
         (root / ".agent" / "tools" / "halve.py").write_text(TOOL.format(name="halve", i=-1))

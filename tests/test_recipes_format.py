@@ -144,7 +144,7 @@ def test_format_help_example_is_a_valid_recipe() -> None:
     from tui_agent.core.recipes import FORMAT_HELP
 
     lines = FORMAT_HELP.splitlines()
-    example = "\n".join(line.strip() for line in lines[1 : lines.index(next(l for l in lines if l.startswith("Placeholders")))])
+    example = "\n".join(line.strip() for line in lines[1 : lines.index(next(text for text in lines if text.startswith("Placeholders")))])
     recipe = parse_recipe("example", example)
     assert recipe.trigger.on == "file_changed" and recipe.action.tool == "tool_name" and recipe.requires == ("tool_name",)
 

@@ -95,7 +95,7 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
     checked = [*fresh, *((name, path, data) for name, path, data, _ in known_failures)]
     outcomes += [error for *_, error in known_failures]
     report.cached_broken = sorted(name for name, *_ in known_failures)
-    for (name, path, data), outcome in sorted(zip(checked, outcomes), key=lambda item: item[0][0]):
+    for (name, path, data), outcome in sorted(zip(checked, outcomes, strict=False), key=lambda item: item[0][0]):
         rel = project.relative(path)
         if isinstance(outcome, PipelineError):
             await keep_head_version(pipeline, git, name, rel, data, head_blobs)
@@ -154,14 +154,14 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
         return [outcome for outcome in outcomes if outcome is not None]
     staging = pipeline.project.cache_dir / "staging" / f"batch-{os.getpid()}-{secrets.token_hex(4)}"
     staged = await asyncio.to_thread(stage_all, staging, [items[index] for index in inspected])
-    paths: dict[int, Path] = dict(zip(inspected, staged))
+    paths: dict[int, Path] = dict(zip(inspected, staged, strict=False))
     chunks = [inspected[start:start + BATCH_SIZE] for start in range(0, len(inspected), BATCH_SIZE)]
     gate = asyncio.Semaphore(BATCH_CONCURRENCY)
 
     async def validate_chunk(indexes: list[int]) -> None:
         async with gate:
             runs = await inspect_chunk(pipeline, [(items[i][0], paths[i]) for i in indexes])
-        for index, run in zip(indexes, runs):
+        for index, run in zip(indexes, runs, strict=False):
             name, data = items[index]
             outcomes[index] = await finish_one(pipeline, name, data, paths[index], run)
 
@@ -170,7 +170,7 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
     finally:
         await asyncio.to_thread(shutil.rmtree, staging, True)
     done = [outcome for outcome in outcomes if outcome is not None]
-    runnable = {pipeline.runnable_path(outcome.source_sha): data for (_name, data), outcome in zip(items, outcomes)
+    runnable = {pipeline.runnable_path(outcome.source_sha): data for (_name, data), outcome in zip(items, outcomes, strict=False)
                 if isinstance(outcome, ToolSpec)}
     await asyncio.to_thread(atomic_write_many, {path: data for path, data in runnable.items() if not path.exists()})
     return done
@@ -224,6 +224,7 @@ def resolve_commits(pipeline: Pipeline, git: CatalogGit, head_blobs: dict[str, s
         return
     commits: dict[str, str] | None = None
     for entry in unknown:
+        assert entry.spec is not None  # `unknown` holds registered versions only
         path = pipeline.project.tool_path(entry.name)
         data = read_bytes_or_none(path)
         if data is None or head_blobs.get(path.name) != blob_sha(data):

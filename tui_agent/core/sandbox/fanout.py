@@ -51,7 +51,7 @@ def one_call(call: Any, run_call: Callable[[Any], Any], *, timeout_s: float,
     streams = {answer_read: bytearray(), out_read: bytearray(), err_read: bytearray()}
     status = collect(pid, streams, answer_read, deadline=started + timeout_s)
     timed_out = status is None
-    if timed_out:
+    if status is None:
         _kill(pid)
         _pid, status = os.waitpid(pid, 0)
     for fd in streams:

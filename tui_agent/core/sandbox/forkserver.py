@@ -187,7 +187,8 @@ class ForkServer:
         flood_waiter = asyncio.create_task(flooded.wait())
         if self._cancelled:
             await self.kill_run()  # cancelled while the child was being handed over
-        done, _pending = await asyncio.wait({exited, flood_waiter}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        waiters: set[asyncio.Future[Any]] = {exited, flood_waiter}
+        done, _pending = await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
         timed_out = not done
         if timed_out or flooded.is_set() or self._cancelled:
             await self.kill_run()
@@ -286,7 +287,7 @@ async def _hello_pid(channel: socket.socket) -> int:
             break
         except BlockingIOError:
             ready = loop.create_future()
-            loop.add_reader(channel.fileno(), lambda: ready.done() or ready.set_result(None))
+            loop.add_reader(channel.fileno(), _settle, ready)
             try:
                 await ready
             finally:
@@ -335,3 +336,9 @@ async def _stderr_tail(zygote: Worker) -> str:
     except (asyncio.TimeoutError, OSError):
         return ""
     return data.decode(errors="replace").strip()
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    """Wake the waiter once (a reader callback may fire again before it is removed)."""
+    if not future.done():
+        future.set_result(None)

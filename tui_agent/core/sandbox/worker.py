@@ -36,7 +36,8 @@ def read_request(channel: int) -> dict[str, Any]:
         chunks.append(chunk)
         if chunk.endswith(b"\n"):
             break
-    return json.loads(b"".join(chunks) or b"null")
+    request: dict[str, Any] = json.loads(b"".join(chunks) or b"null")
+    return request
 
 
 class FileReads:
@@ -155,7 +156,7 @@ def install_tool_finder(paths: dict[str, str]) -> None:
     import importlib.machinery
 
     position = next((i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder), len(sys.meta_path))
-    sys.meta_path.insert(position, finder)  # type: ignore[arg-type]
+    sys.meta_path.insert(position, finder)
 
 
 def finish_value(value: Any) -> Any:
@@ -203,10 +204,11 @@ def run_call_each(request: dict[str, Any], package_parent: str, own: Any, guard:
         if prepare is not None:
             prepare()
 
-    return load_sibling("fanout.py").call_each(
+    outcomes: list[dict[str, Any]] = load_sibling("fanout.py").call_each(
         list(request["calls"]), lambda kwargs: finish_value(function(**kwargs)),
         timeout_s=float(request["call_timeout_s"]), encode=encode_value,
         describe_error=lambda exc: describe_error(exc, own), between=between)
+    return outcomes
 
 
 def run_exec(code: str) -> Any:
@@ -216,7 +218,9 @@ def run_exec(code: str) -> Any:
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
     last_expr = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last_expr = ast.Expression(tree.body.pop().value)
+        final = tree.body.pop()
+        assert isinstance(final, ast.Expr)
+        last_expr = ast.Expression(final.value)
     exec(compile(tree, SNIPPET_NAME, "exec"), namespace)
     if last_expr is None:
         return None

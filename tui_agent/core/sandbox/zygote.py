@@ -136,12 +136,12 @@ def serve(control_fd: int, *, scratch: list[str], preload: Callable[[], None], h
     runs: dict[int, int] = {}  # child pid -> run id
     control.sendall(b"U")
     while True:
-        readable, _, _ = select.select([control, wake_read], [], [])
+        readable, _, _ = select.select([control.fileno(), wake_read], [], [])
         if wake_read in readable:
-            while os.read(wake_read, 512) == 512:
+            while len(os.read(wake_read, 512)) == 512:
                 pass
             report_exits(control, runs)
-        if control in readable and not fork_requested(control, (wake_read, wake_write), folders, runs, run_one):
+        if control.fileno() in readable and not fork_requested(control, (wake_read, wake_write), folders, runs, run_one):
             return
 
 
