@@ -23,6 +23,7 @@ from tui_agent.core.watch import ProjectWatcher
 
 if TYPE_CHECKING:
     from tui_agent.core.tending.drift_watch import DriftWatch
+    from tui_agent.core.tending.suggestions import SuggestionBook
 
 
 @dataclass
@@ -51,6 +52,8 @@ class Runtime:
     watch_task: asyncio.Task[None] | None = None
     versioned: dict[str, VersionedStore] = field(default_factory=dict)
     """"tool" / "recipe" → the same store verbs for both (save, revert, prune, restore, history, diff, outside edit)."""
+    suggestions: SuggestionBook | None = None
+    """Repeated call chains worth a tool, for the catalog pane's `suggested` rows."""
     drift_watch: DriftWatch | None = None
     """Re-runs drifted tools' tests when their dependency files change (status `drifted · failing`, tool_drifted recipes)."""
 
@@ -145,6 +148,7 @@ async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_t
     from tui_agent.core.recipes.versioned import RecipeVersions
     from tui_agent.core.sandbox import Sandbox
     from tui_agent.core.tending.drift_watch import DriftWatch
+    from tui_agent.core.tending.suggestions import SuggestionBook
 
     project, settings = runtime.project, runtime.settings
     try:
@@ -163,6 +167,7 @@ async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_t
     progress.done("tool catalog")
     tools = runtime.versioned["tool"] = ToolVersions(runtime.catalog)
     runtime.drift_watch = DriftWatch(runtime.catalog)
+    runtime.suggestions = SuggestionBook(project.sessions_dir, runtime.catalog.state)
     runtime.watcher = ProjectWatcher(project, runtime.changes, on_tools=tools.outside_edit,
                                      on_files=runtime.drift_watch.files_changed)
     runtime.catalog.watcher = runtime.watcher

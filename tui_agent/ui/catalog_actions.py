@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 
 from tui_agent.core.versioning.store import VersionedStore
+from tui_agent.ui.catalog_care import open_catalog_care, repair_tool, suggestion_action
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
@@ -21,7 +22,7 @@ from tui_agent.ui.widgets.messages import Entry
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
 
-CATALOG_ACTIONS = ("view", "run", "prune", "revert", "revert_to", "history", "drift", "restore")
+CATALOG_ACTIONS = ("view", "run", "prune", "revert", "revert_to", "history", "drift", "restore", "repair")
 
 
 def run_result_text(run: Any) -> tuple[str, bool]:
@@ -62,6 +63,16 @@ class CatalogActionsMixin:
     def on_catalog_pane_action_requested(self: "TuiAgentApp", message: CatalogPane.ActionRequested) -> None:
         self.catalog_action(message.action, message.row)
 
+    def on_catalog_pane_care_requested(self: "TuiAgentApp", message: CatalogPane.CareRequested) -> None:
+        self.run_worker(open_catalog_care(self), group="catalog-care", exclusive=True)
+
+    async def catalog_repair(self: "TuiAgentApp", row: CatalogRow) -> None:
+        if row.kind != "tool":
+            self.notify("repair hands a drifted or broken tool to the agent; recipes are fixed by editing them",
+                        severity="warning")
+            return
+        await repair_tool(self, row.name)
+
     def on_catalog_pane_pruned_requested(self: "TuiAgentApp", message: CatalogPane.PrunedRequested) -> None:
         self.load_pruned()
 
@@ -88,6 +99,9 @@ class CatalogActionsMixin:
     @work(group="catalog-action")
     async def catalog_action(self: "TuiAgentApp", action: str, row: CatalogRow) -> None:
         """Run one catalog action in a worker; errors become notifications, never crashes."""
+        if row.kind == "suggestion":
+            await suggestion_action(self, action, row.name)
+            return
         if self.runtime is None or self.runtime.store(row.kind) is None:
             self.notify("the catalog is still opening", severity="warning")
             return

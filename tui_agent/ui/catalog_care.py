@@ -57,3 +57,19 @@ async def repair_tool(app: TuiAgentApp, name: str) -> None:
         app.notify(f"{name} needs no repair: not broken, not drifted, and its tests pass")
         return
     await app.submit_prompt(repair_prompt(record, report, catalog.source(name) or ""))
+
+
+async def suggestion_action(app: TuiAgentApp, action: str, chain_id: str) -> None:
+    """A key on a `suggested` row: a asks the agent to author the tool, x dismisses it for good, others open care."""
+    book = app.runtime.suggestions if app.runtime is not None else None
+    chain = next((chain for chain in await asyncio.to_thread(book.current) if chain.id == chain_id), None) if book else None
+    if book is None or chain is None:
+        app.notify("that suggestion is gone (authored, covered or dismissed)", severity="warning")
+    elif action == "author":
+        await app.submit_prompt(author_prompt(chain))
+    elif action == "dismiss":
+        await asyncio.to_thread(book.dismiss, chain.id)
+        app.notify(f"suggestion {' → '.join(chain.steps)} dismissed for good")
+    else:
+        await open_catalog_care(app)
+    app.schedule_catalog_refresh()

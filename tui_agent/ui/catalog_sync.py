@@ -10,6 +10,7 @@ from textual import work
 
 from tui_agent.core.events import Event
 from tui_agent.core.versioning.branch import current_branch
+from tui_agent.core.tending.suggestions import as_row
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.mcp_rows import mcp_header, mcp_rows
 
@@ -21,6 +22,9 @@ def catalog_rows(runtime: Any) -> list[CatalogRow]:
     """Every tool and recipe of the runtime as rows (reads state.db for fresh usage counts)."""
     rows = [item for store in runtime.stores() for item in store.items()]
     rows.extend(mcp_rows(getattr(runtime, "mcp", None)))
+    book = getattr(runtime, "suggestions", None)
+    if book is not None:
+        rows.extend(as_row(chain) for chain in book.current())
     return rows
 
 

@@ -16,6 +16,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "clear": "clear the conversation and start a new session",
     "resume": "resume an earlier session (/resume [ID])",
     "recipes": "list the recipes",
+    "care": "suggested tools from repeated call chains, and the catalog doctor's findings (c in the catalog)",
 }
 
 

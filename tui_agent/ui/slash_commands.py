@@ -140,6 +140,11 @@ class SlashCommandsMixin:
         if warning:
             await self.add_notice(warning, "warning")
 
+    async def slash_care(self: "TuiAgentApp", args: str) -> None:
+        from tui_agent.ui.catalog_care import open_catalog_care
+
+        await open_catalog_care(self)
+
     async def slash_cost(self: "TuiAgentApp", args: str) -> None:
         from tui_agent.core.agent.pricing import cost_report
 
@@ -219,6 +224,7 @@ class SlashCommandsMixin:
                 ("revert_to", "U", "pick a version from the history and revert to it"),
                 ("history", "h", "pick a version and see its diff"),
                 ("drift", "f", "drift diff and test re-run"),
+                ("repair", "R", "hand a drifted or broken tool to the agent"),
             ):
                 yield SystemCommand(f"{action.replace('_', ' ').capitalize()} {selected.name}", f"{what} ({key})", lambda action=action, row=selected: self.catalog_action(action, row))
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from tui_agent.core.agent.sessions import read_records
 from tui_agent.core.catalog.state import StateStore
+from tui_agent.core.versioning.store import StoreItem
 from tui_agent.core.tending.chains import Call, Chain, calls_in_session, find_chains
 
 RECENT_SESSIONS = 30
@@ -123,6 +124,14 @@ def describe(chain: Chain) -> str:
     return (f"[tuiagent] Repeated call chain {_steps(chain)} ran {chain.count} times "
             f"(in {len(chain.sessions)} session(s)).{what_varied} If it will come up again, consider create_tool "
             f"for one tool that does the whole chain, taking what varied as arguments (suggestion {chain.id}).")
+
+
+def as_row(chain: Chain) -> StoreItem:
+    """The catalog pane's `suggested` row: the chain's id (what `tools suggest --dismiss` takes) and the chain."""
+    varied = ", ".join(repr(values[0]) for values in chain.varied_values()) or "same arguments"
+    summary = f"{_steps(chain)} ran {chain.count}× (varied: {varied}) · a: ask the agent to author it · x: dismiss"
+    return StoreItem(name=chain.id, kind="suggestion", status="suggested", calls=chain.count, last_used=chain.last_seen,
+                     summary=summary)
 
 
 def to_report(chain: Chain) -> dict[str, Any]:

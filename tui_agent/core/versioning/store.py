@@ -9,7 +9,8 @@ from typing import Any, Literal, Protocol
 from tui_agent.core.versioning.gitqueries import HistoryEntry
 
 Kind = Literal["tool", "recipe"]
-RowKind = Literal["tool", "recipe", "mcp"]  # mcp: a configured MCP server or one of its tools (listed, not versioned)
+RowKind = Literal["tool", "recipe", "mcp", "suggestion"]
+"""mcp: a configured MCP server or one of its tools; suggestion: a repeated call chain (listed, not versioned)."""
 
 
 @dataclass(frozen=True)

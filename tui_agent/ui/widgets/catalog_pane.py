@@ -19,10 +19,10 @@ from tui_agent.ui.catalog_rows import SORT_KEYS, CatalogRow, filter_rows, format
 
 STATUS_STYLES = {"ok": "green", "broken": "bold red", "drifted": "bold yellow", "unused": "dim", "disabled": "dim italic",
                  "running": "green", "failed": "bold red", "exited": "bold red", "starting": "dim",
-                 "untrusted": "bold yellow", "pruned": "italic #c678dd"}
+                 "untrusted": "bold yellow", "pruned": "italic #c678dd", "suggested": "bold #61afef", "drifted · failing": "bold #e06c75"}
 ACCESS_MARKERS = {"-": Text("-", style="dim", justify="center"), "writes": Text("writes", style="bold #e5c07b"),
                   "network": Text("net", style="bold #61afef"), "writes,network": Text("wr+net", style="bold #e5c07b")}
-COLUMNS = (("status", "status", 7), ("name", "name", 22), ("access", "access", 6), ("calls", "calls", 5), ("last_used", "last use", 8),
+COLUMNS = (("status", "status", 9), ("name", "name", 22), ("access", "access", 6), ("calls", "calls", 5), ("last_used", "last use", 8),
            ("summary", "summary", None))
 
 
@@ -53,6 +53,10 @@ class CatalogPane(Vertical):
         Binding("U", "request('revert_to')", "Revert to…", show=False),
         Binding("h", "request('history')", "History"),
         Binding("f", "request('drift')", "Drift"),
+        Binding("R", "request('repair')", "Repair", show=False),
+        Binding("c", "care", "Care", show=False),
+        Binding("a", "request('author')", "Author", show=False),  # on a suggested row
+        Binding("x", "request('dismiss')", "Dismiss", show=False),  # on a suggested row
         Binding("s", "cycle_sort", "Sort", show=False),  # the title says "sort: … (s)": the footer keeps room at 80 columns
         Binding("p", "toggle_pruned", "Pruned"),
         Binding("slash", "focus_filter", "Filter"),
@@ -179,6 +183,15 @@ class CatalogPane(Vertical):
         """The pruned view opened: the app should load the list (`set_pruned`)."""
 
         pane: "CatalogPane"
+
+    @dataclass
+    class CareRequested(Message):
+        """The person asked for the care view (suggested tools, doctor findings)."""
+
+        pane: "CatalogPane"
+
+    def action_care(self) -> None:
+        self.post_message(self.CareRequested(self))
 
     def action_toggle_pruned(self) -> None:
         self.show_pruned = not self.show_pruned
