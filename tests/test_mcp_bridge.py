@@ -27,8 +27,14 @@ class RecordingBridge:
 
 
 RAW_REQUEST = '''
-import os, sys, json
-fd = int(sys.argv[1])
+import os, sys, json, stat
+def _socket(number):
+    try:
+        return stat.S_ISSOCK(os.fstat(number).st_mode)
+    except OSError:
+        return False
+# the run's private channel, found as hostile code would find it: the one socket among its descriptors
+[fd] = [int(name) for name in os.listdir("/proc/self/fd") if name.isdigit() and _socket(int(name))]
 def ask(line):
     os.write(fd, line)
     reply = b""

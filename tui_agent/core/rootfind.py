@@ -8,9 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core.project import AGENT_DIR
-
-GIT_TIMEOUT_S = 10
-
+from tui_agent.core.versioning.discovery import ask_git
 
 class ProjectRootError(ValueError):
     """The folder cannot be used as a project; the message says why and how to fix it."""
@@ -25,14 +23,10 @@ class Located:
     warnings: list[str] = field(default_factory=list)
 
 
-def _git(start: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=start, capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
-
-
 def repository_top(start: Path) -> Path | None:
     """The work tree root holding `start`, None outside any repository; ProjectRootError when git refuses it."""
     try:
-        done = _git(start, "rev-parse", "--show-toplevel")
+        done = ask_git(start, "rev-parse", "--show-toplevel")
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode == 0 and done.stdout.strip():
@@ -68,7 +62,7 @@ def symlink_problem(root: Path) -> str | None:
 def ignored_warning(root: Path) -> str | None:
     """A warning when the user's .gitignore ignores `.agent/` (commits still work; `git add` would skip it)."""
     try:
-        done = _git(root, "check-ignore", "-v", "--no-index", f"{AGENT_DIR}/tools/x.py")
+        done = ask_git(root, "check-ignore", "-v", "--no-index", f"{AGENT_DIR}/tools/x.py")
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0 or not done.stdout.strip():

@@ -102,16 +102,16 @@ class CatalogActionsMixin:
         if row.kind == "suggestion":
             await suggestion_action(self, action, row.name)
             return
+        if row.kind == "mcp":
+            detail = f": {row.error}" if row.error else ""
+            self.notify(f"{row.name} comes from an MCP server ({row.status}{detail}); {action} applies to catalog tools "
+                        "and recipes. The agent calls MCP tools, and run_python imports them.", severity="warning", timeout=8)
+            return
         if self.runtime is None or self.runtime.store(row.kind) is None:
             self.notify("the catalog is still opening", severity="warning")
             return
         if action not in CATALOG_ACTIONS:
             self.notify(f"unknown catalog action {action}", severity="error")
-            return
-        if row.kind == "mcp":
-            detail = f": {row.error}" if row.error else ""
-            self.notify(f"{row.name} comes from an MCP server ({row.status}{detail}); {action} applies to catalog tools "
-                        "and recipes. The agent calls MCP tools, and run_python imports them.", severity="warning", timeout=8)
             return
         try:
             await getattr(self, f"catalog_{action}")(row)

@@ -81,7 +81,8 @@ class DriftChecker:
             modified = (self.root / rel).stat().st_mtime
         except OSError:
             return False
-        return int(modified) <= self.trees.commit_time(commit)  # commit times have whole seconds
+        # Commit times have whole seconds: a file touched in the commit's own second counts as changed (reported, not hidden).
+        return int(modified) < self.trees.commit_time(commit)
 
     def fingerprint(self, source_sha: str, changed: Iterable[str]) -> str:
         """Names one version of a tool against one state of its changed dependency files (after `changed_files`)."""
