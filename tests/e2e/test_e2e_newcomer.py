@@ -125,6 +125,7 @@ def test_a_newcomers_first_ten_minutes(newcomer: tuple[TmuxSession, Path, tuple[
     close(terminal, "Zoom the pane")
 
     terminal.send("F2")
+    terminal.wait_text("Updated count_words to read UTF-8.")  # the conversation (and its prompt) is in front again
     terminal.type("what does @READ")
     terminal.wait_text("@README.md")
     terminal.send("Tab")
