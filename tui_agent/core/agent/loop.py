@@ -5,10 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
-import sqlite3
 import time
-import traceback
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import Any, Protocol
 
@@ -23,12 +20,13 @@ from tui_agent.core.agent.providers import ToolProvider, with_provided_tools
 from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
-from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, truncate
+from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
+from tui_agent.core.agent.toolresults import count_failure, result_block, trimmed_traceback
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import Model
-from tui_agent.core.tending.suggestions import SuggestionBook
+from tui_agent.core.tending.suggestions import SuggestionBook, suggestion_blocks
 from tui_agent.core.watch import ProjectWatcher
 
 
@@ -41,11 +39,9 @@ class TurnRecorder(Protocol):
 
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
-REPEATED_FAILURE_LIMIT = 3
 CONTEXT_LIMIT_TOKENS = 200_000
 COMPACT_AT = 0.85
 COMPACTION_KEEP_RECENT = (4, 2, 1)  # messages left intact by each successive shortening
-MAX_TRACEBACK_LINES = 12
 
 
 class Agent:
@@ -191,14 +187,7 @@ class Agent:
         return failed
 
     def _suggestion_blocks(self, turn_running: bool) -> list[dict[str, Any]]:
-        """Repeated call chains not offered before, as one note for the next request (offered once)."""
-        if self.suggestions is None:
-            return []
-        try:
-            note = self.suggestions.note_for_next_request(turn_running=turn_running)
-        except (OSError, sqlite3.Error):  # suggestions are a hint; an unreadable transcript or db must not stop the turn
-            return []
-        return [{"type": "text", "text": note}] if note else []
+        return suggestion_blocks(self.suggestions, turn_running=turn_running)
 
     # ------------------------------------------------------------------ the turn
 
@@ -266,8 +255,8 @@ class Agent:
                         else:
                             yield event
                     assert output is not None
-                    answered.append(_result_block(call["id"], output))
-                    stop_message = _count_failure(failures, call, output) or stop_message
+                    answered.append(result_block(call["id"], output))
+                    stop_message = count_failure(failures, call, output) or stop_message
                 pending_calls = []
                 self._add_user_content(answered)
                 if stop_message:
@@ -288,7 +277,7 @@ class Agent:
             self._record_message({"role": "assistant", "content": [{"type": "text", "text": "".join(partial_text) + "\n[interrupted by the user]"}]})
         if pending:
             done = {block["tool_use_id"] for block in answered}
-            missing = [_result_block(call["id"], ToolOutput(CANCELLED_RESULT, is_error=True)) for call in pending if call["id"] not in done]
+            missing = [result_block(call["id"], ToolOutput(CANCELLED_RESULT, is_error=True)) for call in pending if call["id"] not in done]
             self._add_user_content(answered + missing)
         self.session.append({"type": "cancelled", "time": time.time()})
 
@@ -367,7 +356,7 @@ class Agent:
             except ToolFailure as failure:
                 output = ToolOutput(str(failure), is_error=True)
             except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
-                output = ToolOutput(_trimmed_traceback(error), is_error=True)
+                output = ToolOutput(trimmed_traceback(error), is_error=True)
         duration_ms = (time.perf_counter() - started) * 1000
         for event in context.events:
             yield event
@@ -406,28 +395,3 @@ class Agent:
             if provider.handles(name):
                 return await provider.call(context, name, arguments)
         raise ToolFailure(f"there is no tool named {name!r}; use search_tools to find catalog tools, or call_tool {{name, args}}")
-
-
-def _count_failure(failures: dict[str, int], call: dict[str, Any], output: ToolOutput) -> str:
-    """Count a failed call by name and input; the reason to stop once the same call failed too often, else ""."""
-    if not output.is_error:
-        return ""
-    key = call["name"] + json.dumps(call.get("input"), sort_keys=True, default=str)
-    failures[key] = failures.get(key, 0) + 1
-    if failures[key] < REPEATED_FAILURE_LIMIT:
-        return ""
-    return f"stopped: {call['name']} failed {REPEATED_FAILURE_LIMIT} times with the same input; last error: {output.text[:300]}"
-
-
-def _result_block(call_id: str, output: ToolOutput) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": output.text if output.text.strip() else "(empty)"}
-    if output.is_error:
-        block["is_error"] = True
-    return block
-
-
-def _trimmed_traceback(error: BaseException) -> str:
-    lines = traceback.format_exception(error)
-    text = "".join(lines[-MAX_TRACEBACK_LINES:]) if len(lines) > MAX_TRACEBACK_LINES else "".join(lines)
-    text, _ = truncate(text, 4000)
-    return f"internal error in the tool: {type(error).__name__}: {error}\n{text}"

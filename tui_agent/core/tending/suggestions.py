@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,3 +145,14 @@ def _steps(chain: Chain) -> str:
 
 def _number(value: Any) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
+
+
+def suggestion_blocks(book: SuggestionBook | None, *, turn_running: bool) -> list[dict[str, Any]]:
+    """Repeated call chains not offered before, as one text block for the next request (each offered once)."""
+    if book is None:
+        return []
+    try:
+        note = book.note_for_next_request(turn_running=turn_running)
+    except (OSError, sqlite3.Error):  # suggestions are a hint; an unreadable transcript or db must not stop the turn
+        return []
+    return [{"type": "text", "text": note}] if note else []

@@ -1,0 +1,37 @@
+"""What a tool call gives back to the model: its tool_result block, a trimmed traceback, repeated-failure counting."""
+
+from __future__ import annotations
+
+import json
+import traceback
+from typing import Any
+
+from tui_agent.core.agent.toolbase import ToolOutput, truncate
+
+REPEATED_FAILURE_LIMIT = 3
+MAX_TRACEBACK_LINES = 12
+
+
+def count_failure(failures: dict[str, int], call: dict[str, Any], output: ToolOutput) -> str:
+    """Count a failed call by name and input; the reason to stop once the same call failed too often, else ""."""
+    if not output.is_error:
+        return ""
+    key = call["name"] + json.dumps(call.get("input"), sort_keys=True, default=str)
+    failures[key] = failures.get(key, 0) + 1
+    if failures[key] < REPEATED_FAILURE_LIMIT:
+        return ""
+    return f"stopped: {call['name']} failed {REPEATED_FAILURE_LIMIT} times with the same input; last error: {output.text[:300]}"
+
+
+def result_block(call_id: str, output: ToolOutput) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": output.text if output.text.strip() else "(empty)"}
+    if output.is_error:
+        block["is_error"] = True
+    return block
+
+
+def trimmed_traceback(error: BaseException) -> str:
+    lines = traceback.format_exception(error)
+    text = "".join(lines[-MAX_TRACEBACK_LINES:]) if len(lines) > MAX_TRACEBACK_LINES else "".join(lines)
+    text, _ = truncate(text, 4000)
+    return f"internal error in the tool: {type(error).__name__}: {error}\n{text}"
