@@ -240,13 +240,8 @@ async def open_runtime(
     watch: bool = True,
     progress: Callable[[tuple[str, ...]], None] | None = None,
 ) -> Runtime:
-    """Open a project: a failing sandbox or catalog is reported in `problems` and the rest still works.
-    With `watch`, the project watcher runs in the background (hot reload, other processes' changes); without it,
-    `runtime.watcher.run()` is the caller's to run (as `tuiagent recipes watch` does).
-
-    The model SDK is imported in a thread while the sandbox and the catalog start; `progress` is told what is
-    still loading after every step.
-    """
+    """Open a project (a failing part is reported in `problems`, the rest still works); the SDK is imported in a thread
+    meanwhile and `progress` told what is still loading. Without `watch`, `runtime.watcher.run()` is the caller's."""
     project = Project.at(project_root)
     settings = project.load_settings()
     project.ensure_layout()
@@ -257,15 +252,9 @@ async def open_runtime(
     runtime = Runtime(project=project, settings=settings, permissions=permissions, model=model or settings.model or "")
     runtime.problems.extend(permissions.problems)
     # The session first: a wrong --resume id fails before any process or thread is started.
-    if resume or continue_latest:
-        session = SessionLog.reopen(project, resume or latest_session_id(project))
-        messages, usage = load_messages(session.path), usage_from_session(session.path)
-        runtime.resumed = True
-        runtime.session = session
-    from tui_agent.core.mcp.hub import McpHub
-
+    messages, usage = _reopen(runtime, resume or latest_session_id(project)) if resume or continue_latest else ([], UsageTotals())
     sdk_loading = asyncio.ensure_future(asyncio.to_thread(load_sdk, model or settings.model))
-    mcp_starting = asyncio.create_task(McpHub.start(project))  # alongside the sandbox and the catalog
+    mcp_starting = _mcp_hub_starting(project)  # alongside the sandbox and the catalog
     try:
         try:
             await _start_parts(runtime, tracker, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git,
@@ -274,8 +263,7 @@ async def open_runtime(
             await _start_mcp(runtime, mcp_starting)
         chosen_model = runtime.model = await sdk_loading
         if not runtime.resumed:
-            session, messages, usage = SessionLog.create(project, model=chosen_model), [], UsageTotals()
-            runtime.session = session
+            runtime.session = SessionLog.create(project, model=chosen_model)
     except BaseException:
         if not sdk_loading.done():
             sdk_loading.cancel()
@@ -283,20 +271,37 @@ async def open_runtime(
         raise
     if watch:
         runtime.start_watching()
-
     runtime.undo = await asyncio.to_thread(open_undo, runtime)
     if not wants_model:
         runtime.model_error = f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual tool runs work without one."
         return runtime
     client = ModelClient(model=chosen_model, api_key=api_key, base_url=configured_base_url(base_url),
                          max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
-    runtime.agent = Agent(project=project, settings=settings, client=client, permissions=permissions, session=session,
-                          sandbox=runtime.sandbox, catalog=runtime.catalog, recipes=runtime.recipes,
-                          messages=messages, usage=usage, changes=runtime.changes, watcher=runtime.watcher,
-                          tool_providers=_mcp_providers(runtime))
-    runtime.agent.recorder = runtime.undo
+    _attach_agent(runtime, client, messages, usage)
     tracker.done("model client")
     return runtime
+
+
+def _mcp_hub_starting(project: Project) -> asyncio.Task[Any]:
+    from tui_agent.core.mcp.hub import McpHub
+
+    return asyncio.create_task(McpHub.start(project))
+
+
+def _reopen(runtime: Runtime, session_id: str) -> tuple[list[dict[str, Any]], UsageTotals]:
+    """Resume a session: its file becomes the runtime's, its messages and usage the agent's."""
+    session = SessionLog.reopen(runtime.project, session_id)
+    runtime.resumed, runtime.session = True, session
+    return load_messages(session.path), usage_from_session(session.path)
+
+
+def _attach_agent(runtime: Runtime, client: ModelClient, messages: list[dict[str, Any]], usage: UsageTotals) -> None:
+    assert runtime.session is not None
+    runtime.agent = Agent(project=runtime.project, settings=runtime.settings, client=client, permissions=runtime.permissions,
+                          session=runtime.session, sandbox=runtime.sandbox, catalog=runtime.catalog,
+                          recipes=runtime.recipes, messages=messages, usage=usage, changes=runtime.changes,
+                          watcher=runtime.watcher, tool_providers=_mcp_providers(runtime))
+    runtime.agent.recorder = runtime.undo
 
 
 def open_undo(runtime: Runtime) -> UndoService | None:
