@@ -120,6 +120,7 @@ def test_a_newcomers_first_ten_minutes(newcomer: tuple[TmuxSession, Path, tuple[
     close(terminal, "esc to close")
 
     terminal.send("C-p")
+    terminal.wait_text("Search for commands")  # the palette is open: typing goes into it
     terminal.type("zoom")
     terminal.wait_text("Zoom the pane")
     close(terminal, "Zoom the pane")
