@@ -26,6 +26,7 @@ from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import Model
+from tui_agent.core.sandbox.policy import SandboxUnavailable
 from tui_agent.core.tending.suggestions import SuggestionBook, suggestion_blocks
 from tui_agent.core.watch import ProjectWatcher
 
@@ -353,7 +354,7 @@ class Agent:
                 if bad_input:
                     raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
                 output = await self._dispatch(context, name, arguments)
-            except ToolFailure as failure:
+            except (ToolFailure, SandboxUnavailable) as failure:  # SandboxUnavailable: e.g. bubblewrap refused to start
                 output = ToolOutput(str(failure), is_error=True)
             except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
                 output = ToolOutput(trimmed_traceback(error), is_error=True)
