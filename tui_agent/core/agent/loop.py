@@ -354,8 +354,11 @@ class Agent:
                 if bad_input:
                     raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
                 output = await self._dispatch(context, name, arguments)
-            except (ToolFailure, SandboxUnavailable) as failure:  # SandboxUnavailable: e.g. bubblewrap refused to start
+            except ToolFailure as failure:
                 output = ToolOutput(str(failure), is_error=True)
+            except SandboxUnavailable as error:  # e.g. bubblewrap refused to start: the person must see it too
+                output = ToolOutput(f"sandbox: {error}", is_error=True)
+                context.events.append(Notice(f"{name} could not run: sandbox: {error}", level="error"))
             except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
                 output = ToolOutput(trimmed_traceback(error), is_error=True)
         duration_ms = (time.perf_counter() - started) * 1000

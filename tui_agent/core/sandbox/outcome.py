@@ -16,6 +16,11 @@ from tui_agent.core.sandbox.policy import (
 from tui_agent.core.sandbox.process import Outcome
 
 STDERR_TAIL = 2000
+BWRAP_FIX = ("How to fix: check that `bwrap --unshare-pid --ro-bind / / true` works for this user (unprivileged "
+             "user namespaces may be off: sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ "
+             "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap), or run with "
+             "`--sandbox-tier rlimits` (`--tier rlimits` for `tuiagent sandbox run`): resource limits only, "
+             "no filesystem isolation")
 
 
 def output_text(data: bytes, total: int, cap: int, stream: str) -> tuple[str, bool]:
@@ -71,12 +76,7 @@ def start_failure_message(outcome: Outcome, tier: str, stderr: str) -> str:
     said = stderr[-STDERR_TAIL:].strip() or "(nothing on stderr)"
     status = f" (exit status {outcome.exit_code})" if outcome.exit_code is not None else ""
     if tier == TIER_BUBBLEWRAP:
-        return (f"the bubblewrap sandbox could not start{status}; bwrap said: {said}\n"
-                "How to fix: check that `bwrap --unshare-pid --ro-bind / / true` works for this user (unprivileged "
-                "user namespaces may be off: sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ "
-                "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap), or run with "
-                "`--sandbox-tier rlimits` (`--tier rlimits` for `tuiagent sandbox run`): resource limits only, "
-                "no filesystem isolation")
+        return f"the bubblewrap sandbox could not start{status}; bwrap said: {said}\n{BWRAP_FIX}"
     return (f"the sandboxed interpreter could not start{status}: {said}\n"
             "How to fix: check that this Python can start (`python -I -c pass`) and that the project folder is readable")
 

@@ -17,7 +17,7 @@ from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.forkpool import ForkPool
 from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
-from tui_agent.core.sandbox.outcome import to_run_result
+from tui_agent.core.sandbox.outcome import BWRAP_FIX, to_run_result
 from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
     TIER_RLIMITS,
@@ -88,7 +88,7 @@ class Sandbox:
         if tier is None:
             tier = TIER_BUBBLEWRAP if problem is None else TIER_RLIMITS
         elif tier == TIER_BUBBLEWRAP and problem is not None:
-            raise SandboxUnavailable(f"the bubblewrap tier is not available: {problem}")
+            raise SandboxUnavailable(f"the bubblewrap tier is not available: {problem}\n{BWRAP_FIX}")
         check_level(tier, min_level)
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
