@@ -21,7 +21,7 @@ from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
-from tui_agent.core.agent.toolresults import count_failure, result_block, trimmed_traceback
+from tui_agent.core.agent.toolresults import count_failure, quarantine_notices, result_block, sandbox_failure, trimmed_traceback
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
@@ -346,7 +346,7 @@ class Agent:
         authored = name not in self.builtins and not any(provider.handles(name) for provider in self.tool_providers)
         yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
         context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
-        started = time.perf_counter()
+        started, quarantined = time.perf_counter(), len(getattr(self.sandbox, "notices", ()))  # quarantine notes so far
         with self._forwarding_store_changes(context.events):
             try:
                 if cut_off:
@@ -357,11 +357,11 @@ class Agent:
             except ToolFailure as failure:
                 output = ToolOutput(str(failure), is_error=True)
             except SandboxUnavailable as error:  # e.g. bubblewrap refused to start: the person must see it too
-                output = ToolOutput(f"sandbox: {error}", is_error=True)
-                context.events.append(Notice(f"{name} could not run: sandbox: {error}", level="error"))
+                output = sandbox_failure(name, error, context.events)
             except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
                 output = ToolOutput(trimmed_traceback(error), is_error=True)
         duration_ms = (time.perf_counter() - started) * 1000
+        context.events += quarantine_notices(self.sandbox, quarantined)
         for event in context.events:
             yield event
         if name == "create_tool" and not output.is_error:

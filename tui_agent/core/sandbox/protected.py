@@ -96,12 +96,12 @@ def fixed_names(root: Path) -> list[str]:
 
 
 def unbound(root: Path) -> dict[str, str | None]:
-    """The fixed protected names and the hooks folder that cannot be bound (absent, or a symlink out of the
-    project), with what is there now (None, or the link's target): what a run could create or replace."""
+    """The fixed protected names and the hooks folder a run could create or replace, with what is there now:
+    None when absent, the target when a symlink (a bind protects what a link points to, never the link itself)."""
     state: dict[str, str | None] = {}
     for name in fixed_names(root):
         path = root / name
-        if path.is_symlink() and not _bindable(root, name):
+        if path.is_symlink():
             state[name] = os.readlink(path)
         elif not os.path.lexists(path):
             state[name] = None

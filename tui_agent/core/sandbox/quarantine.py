@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,15 +42,15 @@ class Watch:
         return {"fixed": self.fixed, "globbed": sorted(self.globbed), "patterns": list(self.patterns)}
 
     @classmethod
-    def from_json(cls, data: object, known: set[str]) -> "Watch | None":
-        """A record read back from `.agent/cache` (untrusted): only `known` names, only strings; None if malformed."""
+    def from_json(cls, data: object, known: Callable[[str], bool]) -> "Watch | None":
+        """A record read back from `.agent/cache` (untrusted): only `known` paths, only strings; None if malformed."""
         if not isinstance(data, dict):
             return None
         fixed, globbed, patterns = data.get("fixed"), data.get("globbed"), data.get("patterns")
         if not (isinstance(fixed, dict) and isinstance(globbed, list) and isinstance(patterns, list)):
             return None
         clean = {name: link for name, link in fixed.items()
-                 if name in known and (link is None or isinstance(link, str))}
+                 if isinstance(name, str) and known(name) and (link is None or isinstance(link, str))}
         return cls(clean, frozenset(p for p in globbed if isinstance(p, str)),
                    tuple(p for p in patterns if isinstance(p, str)))
 
@@ -58,21 +59,35 @@ def watch(root: Path) -> Watch:
     """What to compare against after a writable run in `root`."""
     patterns = protected.user_globs(root)
     matches = protected.glob_matches(root, patterns, limit=GLOB_WATCH_LIMIT)
-    return Watch(protected.unbound(root), frozenset(matches), patterns)
+    links = {match: os.readlink(root / match) for match in matches if (root / match).is_symlink()}
+    return Watch({**links, **protected.unbound(root)}, frozenset(matches), patterns)
 
 
-def sweep(root: Path, before: Watch) -> list[str]:
+def sweep(root: Path, before: Watch, *, since: float | None = None) -> list[str]:
     """Move every protected path the run created or replaced into one new `.agent/quarantine/<time>-<id>/` folder
-    (a replaced symlink is put back); one note per path, saying exactly what was moved where."""
+    (a replaced symlink is put back); one note per path, saying exactly what was moved where.
+
+    `since` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
+    is recreated (the note says what it pointed to).
+    """
     mover = _Mover(root)
     for relative, link in before.fixed.items():
         path = root / relative
         now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
-        if now != link:
-            mover.move(relative, "created" if link is None else "replaced", restore_link=link)
+        if now != link and (since is None or (now is not None and _changed_since(path, since))):
+            mover.move(relative, "created" if link is None else "replaced",
+                       restore_link=link if since is None else None, was_link=link)
     for relative in new_glob_matches(root, before):
-        mover.move(relative, "created", restore_link=None)
+        if since is None or _changed_since(root / relative, since):
+            mover.move(relative, "created", restore_link=None, was_link=None)
     return mover.notes
+
+
+def _changed_since(path: Path, since: float) -> bool:
+    try:
+        return path.lstat().st_ctime >= since
+    except OSError:
+        return False
 
 
 def new_glob_matches(root: Path, before: Watch) -> list[str]:
@@ -97,7 +112,7 @@ class _Mover:
         self.folder: Path | None = None
         self.notes: list[str] = []
 
-    def move(self, relative: str, verb: str, *, restore_link: str | None) -> None:
+    def move(self, relative: str, verb: str, *, restore_link: str | None, was_link: str | None) -> None:
         path = self.root / relative
         try:
             target = self._folder() / relative
@@ -106,7 +121,8 @@ class _Mover:
                 os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
             if restore_link is not None:
                 os.symlink(restore_link, path)
-            put_back = f"; the symlink to {restore_link} was put back" if restore_link is not None else ""
+            put_back = (f"; the symlink to {restore_link} was put back" if restore_link is not None else
+                        f"; it was a symlink to {was_link} (recreate it if you want it)" if was_link is not None else "")
             self.notes.append(f"agent code {verb} the protected path {relative}; moved to "
                               f"{target.relative_to(self.root)}{put_back}; nothing else was changed: look at it, "
                               f"then delete it or move it back yourself")
@@ -159,13 +175,19 @@ def recover(root: Path) -> list[str]:
         if pid.isdigit() and _alive(int(pid)):
             continue
         try:
-            before = Watch.from_json(json.loads(record.read_text(encoding="utf-8")), set(protected.fixed_names(root)))
+            written = record.stat().st_mtime
+            before = Watch.from_json(json.loads(record.read_text(encoding="utf-8")), lambda name: _protected(root, name))
         except (OSError, ValueError):
             before = None
         if before is not None:
-            notes += [f"{note} (a run interrupted earlier)" for note in sweep(root, before)]
+            current = Watch(before.fixed, before.globbed, protected.user_globs(root))  # the user's globs, not the record's
+            notes += [f"{note} (a run interrupted earlier)" for note in sweep(root, current, since=written)]
         finish(record)
     return notes
+
+
+def _protected(root: Path, relative: str) -> bool:
+    return ".." not in Path(relative).parts and protected.matches_protected(root, relative) is not None
 
 
 def _alive(pid: int) -> bool:
