@@ -51,7 +51,8 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
             namespaces="new pid, ipc, uts and network namespaces; the process tree dies with its sandbox",
             filesystem="/ read-only; the project is the only writable place; a private /tmp",
             read_only_in_project="the protected paths below (bound read-only, `.agent/` as a whole); a protected path a run "
-                                 "creates is moved to .agent/quarantine/ right after the run",
+                                 "creates or replaces (a symlink, a new match of your globs) is moved to .agent/quarantine/ "
+                                 "right after the run (not blocked during it: that would need a file in your project)",
             read_only_runs="runs with project_writable=False (a tool's import and its own tests during validation, "
                            "startup and drift checks) see the whole project read-only, with a private /tmp",
             home="the user's home (and /root, /home) hidden behind an empty tmpfs, except the toolchain folders listed "
