@@ -147,3 +147,18 @@ async def test_a_forged_sweep_record_moves_and_creates_nothing_that_was_not_chan
     assert list(sweeps.iterdir()) == [] and box.notices == []
     assert user_tree(repo) == before and not os.path.lexists(repo / ".bashrc")
     assert not (repo / ".agent/quarantine").exists()
+
+
+async def test_a_quarantine_folder_redirected_by_a_symlink_is_refused_and_said(repo: Path, tmp_path: Path) -> None:
+    project = Project.at(repo)
+    project.ensure_layout()
+    (repo / "src").mkdir()
+    (repo / ".agent/quarantine").symlink_to("../src")  # what code on the rlimits tier could have planted
+    box = await Sandbox.start(project, tier="rlimits", warm_workers=0)
+    try:
+        result = await box.run_python("open('.envrc', 'w').write('evil')", policy=WRITABLE)
+    finally:
+        await box.aclose()
+    assert list((repo / "src").iterdir()) == []
+    assert "agent code created the protected path .envrc and it could not be moved away" in result.stderr
+    assert "a symlink on the way" in result.stderr and "check it before you use it" in result.stderr

@@ -134,8 +134,8 @@ class _Mover:
         if self.folder is None:
             base = self.root / QUARANTINE
             base.mkdir(parents=True, exist_ok=True)
-            if base.is_symlink() or not os.path.realpath(base).startswith(os.path.realpath(self.root) + os.sep):
-                raise OSError(f"{QUARANTINE} is not a folder inside the project")
+            if os.path.realpath(base) != os.path.join(os.path.realpath(self.root), QUARANTINE):
+                raise OSError(f"{QUARANTINE} is not a plain folder of the project (a symlink on the way)")
             folder = base / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
             folder.mkdir()
             self.folder = folder
