@@ -140,6 +140,24 @@ def test_headless_tells_the_person_and_the_model(repo: Path, broken_bwrap: dict[
     assert not (repo / "made.txt").exists()
 
 
+@pytest.mark.parametrize("output_format", ["json", "stream-json"])
+def test_headless_json_keeps_stdout_json_and_says_it_on_stderr(repo: Path, broken_bwrap: dict[str, str], api: FakeMessagesAPI,
+                                                              capsys: pytest.CaptureFixture[str], output_format: str) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "echo hi"})), reply(text("the sandbox is broken")))
+    assert main(["--project", str(repo), "-p", "say hi", "--yes", "--output-format", output_format]) == 0
+    captured = capsys.readouterr()
+    clear(captured.err)
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    result = lines[-1]
+    assert result["type"] == "result" and result["result"] == "the sandbox is broken"
+    if output_format == "json":
+        assert len(lines) == 1 and result["tool_calls"][0]["is_error"] is True
+    else:
+        tool_result = next(line for line in lines if line["type"] == "user")["message"]["content"][0]
+        assert tool_result["is_error"]
+        clear(tool_result["content"])
+
+
 async def test_the_tui_shows_the_error_as_a_notice(repo: Path, broken_bwrap: dict[str, str], api: FakeMessagesAPI) -> None:
     api.enqueue(reply(tool_use("run_python", {"code": "1 + 1"})), reply(text("the sandbox is broken")))
     app = make_app(repo)

@@ -82,6 +82,9 @@ class HeadlessPrinter:
             self._emit_new_messages()
         elif self.format == "text":
             self._print_text(event)
+        if self.format != "text" and isinstance(event, Notice) and event.level != "info":
+            self.err.write(f"[{event.level}] {event.message}\n")  # on stderr: stdout stays JSON
+            self.err.flush()
 
     def _emit(self, line: dict[str, Any]) -> None:
         self.out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
