@@ -1,11 +1,14 @@
 """After-run quarantine: protected paths a project-writable run created or replaced are moved to `.agent/quarantine/`.
 
 Why they are not blocked during the run: a bubblewrap bind needs a mount point, and a missing path's mount point
-is a new file in the user's project for as long as the sandbox lives (a warm fork server: the whole session);
-removing it on the host while the sandbox runs detaches the sandbox's mount, so the sandbox can create the path
-again. Landlock and seccomp cannot refuse one name in a folder while allowing others, and bubblewrap 0.8 has no
-overlay. So tuiagent records what could appear before each such run, and sweeps right after it (also after a
-crash: the record stays in `.agent/cache/sweeps/` and the next sandbox start sweeps for it).
+is a new file in the user's project (bwrap leaves an empty read-only file there) for as long as the sandbox lives,
+a warm fork server: the whole session. Removing it on the host while the sandbox runs detaches the sandbox's
+mount (the kernel lazily unmounts a mount point unlinked in another namespace), so the sandbox can create the
+path again. Landlock and seccomp cannot refuse one name in a folder while allowing others there. An overlay of
+the project (bubblewrap 0.10+, not 0.8) needs a work folder on the project's file system outside the project,
+and changes the user makes meanwhile are undefined behaviour for it. So tuiagent records what could appear
+before each such run and sweeps right after it (after a crash too: the record stays in `.agent/cache/sweeps/`
+and the next sandbox start sweeps for it).
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ NEVER_SWEPT = (".git", AGENT_DIR)
 
 @dataclass(frozen=True)
 class Watch:
-    """What a writable run could create: the fixed names that cannot be bound (None when absent, else the symlink's
-    target) and the paths matching the user's `[sandbox] protected` globs before the run."""
+    """What a writable run could create or replace: protected paths that are absent (None) or symlinks (their
+    target; a bind protects only what a link points to), and the matches of the user's globs before the run."""
 
     fixed: dict[str, str | None]
     globbed: frozenset[str]
