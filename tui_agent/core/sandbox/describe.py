@@ -28,6 +28,15 @@ FALLBACK_MISSES = (
     "(tests/hostile/delayed.py lists each case)",
 )
 
+BOTH_TIERS_MISSES = (
+    "protected paths that do not exist yet are moved to .agent/quarantine/ right after a run that may write the "
+    "project, not blocked during it: a program of yours reading them while the run lasts (direnv, an editor) "
+    "sees what agent code wrote",
+    "your own git hooks: one that runs a project file (./scripts/check.sh, a lint-staged or pre-commit config's "
+    "local command) runs what agent code last wrote there, outside the sandbox (without secrets in its "
+    "environment), when tuiagent makes a catalog commit",
+)
+
 
 def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) -> dict[str, Any]:
     strong = tier == TIER_BUBBLEWRAP
@@ -70,7 +79,7 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
             proc="tuiagent's own /proc/<pid>/environ is unreadable (non-dumpable)" if parent_undumpable
                  else "ancestors' /proc/<pid>/environ may be readable",
         )
-    misses = [] if strong else list(FALLBACK_MISSES)
+    misses = [*([] if strong else FALLBACK_MISSES), *BOTH_TIERS_MISSES]
     if pids_base() is not None:
         protections["processes"] = "a pids cgroup per run caps its processes and kills every one of them at the end"
     elif os.geteuid() == 0:
