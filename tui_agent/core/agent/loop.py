@@ -21,7 +21,7 @@ from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
-from tui_agent.core.agent.toolresults import count_failure, quarantine_notices, result_block, sandbox_failure, trimmed_traceback
+from tui_agent.core.agent.toolresults import count_failure, result_block, sandbox_failure, told_of_quarantine, trimmed_traceback
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
@@ -361,7 +361,7 @@ class Agent:
             except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
                 output = ToolOutput(trimmed_traceback(error), is_error=True)
         duration_ms = (time.perf_counter() - started) * 1000
-        context.events += quarantine_notices(self.sandbox, quarantined)
+        output = told_of_quarantine(output, self.sandbox, quarantined, context.events)
         for event in context.events:
             yield event
         if name == "create_tool" and not output.is_error:

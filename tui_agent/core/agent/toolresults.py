@@ -44,6 +44,12 @@ def sandbox_failure(name: str, error: Exception, events: list[Any]) -> ToolOutpu
     return ToolOutput(f"sandbox: {error}", is_error=True)
 
 
-def quarantine_notices(sandbox: Any, seen: int) -> list[Notice]:
-    """Notices for the protected paths a call's code created and the sandbox moved to `.agent/quarantine/`."""
-    return [Notice(note, level="warning") for note in getattr(sandbox, "notices", [])[seen:]]
+def told_of_quarantine(output: ToolOutput, sandbox: Any, seen: int, events: list[Any]) -> ToolOutput:
+    """The call's output with a line per protected path its code created and the sandbox moved to
+    `.agent/quarantine/` (after the first `seen` notes), each also a notice for the person."""
+    notes = getattr(sandbox, "notices", [])[seen:]
+    if not notes:
+        return output
+    events.extend(Notice(note, level="warning") for note in notes)
+    told = "".join(f"\n[tuiagent] {note}" for note in notes if note not in output.text)  # run_python shows stderr
+    return ToolOutput(output.text + told, is_error=output.is_error, truncated=output.truncated)
