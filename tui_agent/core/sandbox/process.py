@@ -144,8 +144,8 @@ class Worker:
             protocol_error = f"the sandboxed worker did not take the request: {exc}"
         waiter = asyncio.create_task(self.process.wait())
         flood_waiter = asyncio.create_task(flooded.wait())
-        done, _pending = await asyncio.wait({waiter, flood_waiter}, timeout=timeout_s,
-                                            return_when=asyncio.FIRST_COMPLETED)
+        left = max(0.0, timeout_s - (time.perf_counter() - started))  # the boot counts against the timeout
+        done, _pending = await asyncio.wait({waiter, flood_waiter}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
         timed_out = not done
         if timed_out or flooded.is_set() or self._cancelled:
             await self.kill()
@@ -164,15 +164,8 @@ class Worker:
         except (asyncio.TimeoutError, OSError):  # OSError: the worker died with the channel half-read
             raw = b""
         self.channel.close()
-        response: dict[str, Any] | None = None
-        if raw:
-            try:
-                decoded = json.loads(raw)
-                response = decoded if isinstance(decoded, dict) else None
-                if response is None:
-                    protocol_error = "the result channel carried something other than a result"
-            except ValueError:
-                protocol_error = "the result channel carried malformed data"
+        response, malformed = decode_result(raw)
+        protocol_error = malformed or protocol_error
         self._done.set()
         return Outcome(
             response=response, stdout=bytes(out.data), stderr=bytes(err.data),
@@ -261,6 +254,19 @@ class Worker:
         finally:
             self.channel.close()
             await self.release_cgroup()
+
+
+def decode_result(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """The result a worker sent (None when it sent nothing), or why what it sent is not one."""
+    if not raw:
+        return None, None
+    try:
+        decoded = json.loads(raw)
+    except ValueError:
+        return None, "the result channel carried malformed data"
+    if not isinstance(decoded, dict):
+        return None, "the result channel carried something other than a result"
+    return decoded, None
 
 
 async def _drain(stream: asyncio.StreamReader, capture: _Capture, flood_limit: int, flooded: asyncio.Event) -> None:
