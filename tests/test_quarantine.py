@@ -105,7 +105,8 @@ async def test_two_runs_quarantine_into_separate_folders(repo: Path, tier: str) 
     assert found == ["first", "second"] and not (repo / ".vscode").exists()
 
 
-def test_a_run_killed_with_tuiagent_is_swept_at_the_next_start(repo: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("next_command", [["tools", "list"], ["sandbox", "run", "NOOP"], ["sandbox", "status"]])
+def test_a_run_killed_with_tuiagent_is_swept_at_the_next_start(repo: Path, tmp_path: Path, next_command: list[str]) -> None:
     Project.at(repo).ensure_layout()
     Project.at(repo).config_path.write_text('[sandbox]\nprotected = ["secrets/*"]\n')
     script = tmp_path / "plant.py"
@@ -120,7 +121,10 @@ def test_a_run_killed_with_tuiagent_is_swept_at_the_next_start(repo: Path, tmp_p
     running.send_signal(signal.SIGKILL)  # no finally block runs: only the record can bring the sweep back
     running.wait()
     assert (repo / ".envrc").read_text() == "evil" and len(list((repo / ".agent/cache/sweeps").iterdir())) == 1
-    done = subprocess.run([*cli, "tools", "list"], capture_output=True, text=True, timeout=120)
+    noop = tmp_path / "noop.py"
+    noop.write_text("pass\n")
+    command = [str(noop) if part == "NOOP" else part for part in next_command]
+    done = subprocess.run([*cli, *command], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert not (repo / ".envrc").exists() and not (repo / "secrets/a.env").exists()
     assert [p.read_text() for p in (repo / ".agent/quarantine").glob("*/.envrc")] == ["evil"]

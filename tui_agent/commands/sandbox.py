@@ -84,6 +84,11 @@ def handle_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def print_notices(notices: list[str]) -> None:
+    for notice in notices:
+        print(f"tuiagent: {notice}", file=sys.stderr)
+
+
 def print_toolchain(toolchain: dict[str, Any]) -> None:
     """What agent code sees of the user's toolchain, and what stays hidden (names only)."""
     visible, hidden = toolchain["visible"], toolchain["hidden"]
@@ -111,6 +116,7 @@ async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
         # Without .agent/ yet, describe from a scratch folder: asking for the status creates nothing in the project.
         where = project if project.agent_dir.is_dir() else Project.at(scratch)
         sandbox = await Sandbox.start(where, tier=tier, warm_workers=0)
+        print_notices(sandbox.notices)
         try:
             info = sandbox.describe()
         finally:
@@ -167,6 +173,7 @@ async def _run_file(project: Project, file: Path, policy: SandboxPolicy, tier: s
     from tui_agent.core.sandbox import Sandbox
 
     sandbox = await Sandbox.start(project, tier=tier, warm_workers=0)
+    print_notices(sandbox.notices)  # what a run interrupted earlier had left, moved away at this start
     try:
         return await sandbox.run_file(file, policy=policy)
     finally:
