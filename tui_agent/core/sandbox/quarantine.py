@@ -63,7 +63,23 @@ def watch(root: Path) -> Watch:
     patterns = protected.user_globs(root)
     matches = protected.glob_matches(root, patterns, limit=GLOB_WATCH_LIMIT)
     links = {match: os.readlink(root / match) for match in matches if (root / match).is_symlink()}
-    return Watch({**links, **protected.unbound(root)}, frozenset(matches), patterns)
+    fixed = {**links, **protected.unbound(root)}
+    return Watch({**dangling_targets(root, fixed), **fixed}, frozenset(matches), patterns)
+
+
+def dangling_targets(root: Path, fixed: dict[str, str | None]) -> dict[str, str | None]:
+    """Where protected symlinks that point nowhere yet would land inside the project: creating that file would
+    give the protected path its content, so it is watched as absent too."""
+    inside = os.path.realpath(root)
+    targets: dict[str, str | None] = {}
+    for relative, link in fixed.items():
+        path = root / relative
+        if link is None or path.exists():
+            continue
+        landing = os.path.realpath(path)
+        if landing.startswith(inside + os.sep):
+            targets[Path(landing).relative_to(inside).as_posix()] = None
+    return targets
 
 
 def sweep(root: Path, before: Watch, *, since: float | None = None) -> list[str]:
