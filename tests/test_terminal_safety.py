@@ -8,7 +8,8 @@ from rich.console import Console
 from rich.text import Text
 from textual.content import Content
 
-from tui_agent.ui.terminal_safety import CONTROL_PICTURES, draw_control_characters_visibly, visible_controls
+from tui_agent.core.textsafety import CONTROL_PICTURES, visible_controls
+from tui_agent.ui.terminal_safety import draw_control_characters_visibly
 
 ALLOWED = {"\t", "\n"}
 

@@ -5,19 +5,9 @@ from __future__ import annotations
 import rich.control
 import textual.content
 
-CONTROL_PICTURES: dict[int, str] = {
-    **{code: chr(0x2400 + code) for code in range(0x20) if code not in (0x09, 0x0A)},  # ␀ … ␛ … ␟
-    0x7F: "\u2421",  # ␡
-    **{code: "\ufffd" for code in range(0x80, 0xA0)},  # C1 controls (CSI, OSC, … as one code point)
-}
-"""One visible character for each control character other than tab and newline (one for one: offsets hold)."""
+from tui_agent.core.textsafety import CONTROL_PICTURES
 
 _LIBRARY_TABLES = (rich.control._CONTROL_STRIP_TRANSLATE, textual.content._CONTROL_STRIP_TRANSLATE)
-
-
-def visible_controls(text: str) -> str:
-    """`text` with every control character but tab and newline replaced by its visible symbol (ESC shows as ␛)."""
-    return text.translate(CONTROL_PICTURES)
 
 
 def draw_control_characters_visibly() -> None:
