@@ -7,7 +7,6 @@ holding a value of the wrong type does not decode; it is left out and said, neve
 from __future__ import annotations
 
 import json
-import reprlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,9 +39,12 @@ EVENT_TYPES: dict[str, type[Event]] = {
 }
 """Every event a session records, by the name `SessionLog.append_event` writes."""
 
-_short = reprlib.Repr()
-_short.maxstring = 60
-_short.maxother = 60
+SHOWN_CHARS = 60
+
+
+def _cut(text: str) -> str:
+    """Text a problem quotes, cut short (agent code chose it)."""
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 
 class BadEventRecord(ValueError):
@@ -85,11 +87,11 @@ def decode_event(record: object) -> Event:
     name = record.get("event")
     cls = EVENT_TYPES.get(name) if isinstance(name, str) else None
     if cls is None:
-        raise BadEventRecord(f"unknown event {_short.repr(name)}")
+        raise BadEventRecord(f"unknown event {_cut(repr(name))}")
     try:
         data = json.dumps(record.get("data", {}), allow_nan=False)
     except (TypeError, ValueError, RecursionError) as error:
-        raise BadEventRecord(f"{name}: its data is not plain JSON ({error})") from None
+        raise BadEventRecord(f"{name}: its data is not plain JSON ({_cut(str(error))})") from None
     from pydantic import ValidationError
 
     try:
@@ -97,7 +99,7 @@ def decode_event(record: object) -> Event:
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise BadEventRecord(f"{name}{'.' + where if where else ''}: {first['msg']}") from None
+        raise BadEventRecord(f"{name}{'.' + _cut(where) if where else ''}: {_cut(first['msg'])}") from None
     assert isinstance(event, cls)
     return event
 
