@@ -32,7 +32,8 @@ async def send(pilot, app: TuiAgentApp, prompt: str) -> None:  # type: ignore[no
 
 
 async def live_turns(repo: Path, api: FakeMessagesAPI) -> tuple[list[Entry], str, tuple[int, int, float]]:
-    """Two turns: text, a truncated read, create_tool, a denied write, a cut-off reply; then a failed request."""
+    """Two turns: text, a truncated read, create_tool, a denied write, a cut-off reply; then a prompt with an attached
+    file and a failed request."""
     source = tool_source("double")
     api.enqueue(
         reply(text("Let me look."), tool_use("read_file", {"path": "big.txt"})),
@@ -41,6 +42,7 @@ async def live_turns(repo: Path, api: FakeMessagesAPI) -> tuple[list[Entry], str
         reply(text("Cut off"), stop_reason="max_tokens"),
         http_error(400, "invalid_request_error", "a scripted refusal"),
     )
+    (repo / "notes.md").write_text("one\ntwo\n")
     (repo / "big.txt").write_text("".join(f"line {n} " + "x" * 60 + "\n" for n in range(1500)))
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
@@ -49,7 +51,7 @@ async def live_turns(repo: Path, api: FakeMessagesAPI) -> tuple[list[Entry], str
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=60, message="the approval modal")
         await pilot.press("n")
         await wait_until(pilot, lambda: ended_turns(app) == 1, timeout=60, message="the first turn")
-        await send(pilot, app, "and now?")
+        await send(pilot, app, "and now? see @notes.md")
         await wait_until(pilot, lambda: ended_turns(app) == 2, timeout=60, message="the failed turn")
         await wait_until(pilot, lambda: any(e.text == PROMPT_BACK for e in app.conversation.entries), message="the prompt back")
         await wait_until(pilot, lambda: any(isinstance(e, ToolAuthored) for e in app.events_seen), message="the authored tool")
@@ -82,10 +84,12 @@ async def test_a_turn_folds_into_the_same_entries_live_and_after_resume(repo: Pa
     # what the old replay lost or worded differently
     kinds = [(entry.kind, entry.tool) for entry in resumed[:-1]]
     assert kinds == [("user", ""), ("assistant", ""), ("tool", "read_file"), ("assistant", ""), ("tool", "create_tool"),
-                     ("tool", "write_file"), ("notice", ""), ("assistant", ""), ("notice", ""), ("user", ""), ("notice", "")]
+                     ("tool", "write_file"), ("notice", ""), ("assistant", ""), ("notice", ""), ("user", ""), ("notice", ""),
+                     ("notice", "")]
     read, create = resumed[2], resumed[4]
     assert read.result is not None and read.result.endswith(TRUNCATION_MARK)
     assert create.authored and create.source == tool_source("double")
     assert resumed[6].text.startswith("write_file: ") and resumed[6].level == "warning"
     assert "cut off at the output limit" in resumed[8].text
-    assert resumed[10].text.startswith("turn failed (") and resumed[10].level == "error"
+    assert (resumed[9].text, resumed[10].text) == ("and now? see @notes.md", "Attached: notes.md")
+    assert resumed[11].text.startswith("turn failed (") and resumed[11].level == "error"

@@ -58,15 +58,16 @@ def test_a_finished_call_is_marked_truncated_and_an_authored_tool_completes_its_
                                      started=early.entries[0].started)
 
 
-def test_an_echoed_prompt_is_completed_by_its_turn_not_shown_twice() -> None:
+def test_an_echoed_prompt_is_not_shown_twice_and_a_resumed_one_notes_its_attachments_as_the_app_did() -> None:
     transcript = Transcript()
     echoed = transcript.echo_prompt("see @notes.md")
-    transcript.add(Entry("notice", text="Attached: notes.md"))
+    transcript.add(Entry("notice", text="Attached: notes.md"))  # what the app says as it sends the prompt
     sent = 'see @notes.md\n\n<attached-file path="notes.md" lines="2">\none\ntwo\n</attached-file>'
     step = transcript.apply(TurnStarted(sent, "s"))
-    assert step.changed == [echoed] and step.added == []
-    assert [e.text for e in transcript.entries] == ["see @notes.md\n📎 notes.md (2 lines)", "Attached: notes.md"]
-    assert transcript_of([TurnStarted(sent, "s")]).entries[0].text == echoed.text  # as /resume shows it
+    assert step.changed == [] and step.added == [] and echoed.text == "see @notes.md"
+    resumed = transcript_of([TurnStarted(sent, "s")])
+    assert [(e.kind, e.text) for e in resumed.entries] == [(e.kind, e.text) for e in transcript.entries]
+    assert [(e.kind, e.text) for e in resumed.entries] == [("user", "see @notes.md"), ("notice", "Attached: notes.md")]
 
 
 def test_a_failed_turn_reads_the_same_wherever_it_is_folded() -> None:

@@ -17,7 +17,7 @@ from tui_agent.core.events import (
     TurnFinished,
     TurnStarted,
 )
-from tui_agent.ui.completion import shown_prompt
+from tui_agent.ui.completion import attachment_note, split_attachments
 from tui_agent.ui.widgets.messages import Entry
 
 TRUNCATION_MARK = "\n… (truncated for the model)"
@@ -70,7 +70,8 @@ class Transcript:
             self._tools[entry.call_id] = entry
 
     def echo_prompt(self, prompt: str) -> Entry:
-        """Show the person's prompt at once, before the turn's TurnStarted (which then completes this entry)."""
+        """Show the person's prompt at once, before the turn's TurnStarted (which then adds nothing: the app notes
+        the files it attaches, in the same words as the fold of a TurnStarted does)."""
         entry = Entry("user", text=prompt)
         self.add(entry)
         self._echoed = entry
@@ -140,12 +141,14 @@ class Transcript:
         return folded
 
     def _turn_started(self, event: TurnStarted, folded: Folded) -> None:
+        """The prompt as typed, and which files went along with it (as the app noted when it was sent)."""
         echoed, self._echoed = self._echoed, None
-        if echoed is None:
-            self._new(Entry("user", text=shown_prompt(event.prompt)), folded)
-        elif echoed.text != shown_prompt(event.prompt):  # the sent prompt holds the @files attached to it
-            echoed.text = shown_prompt(event.prompt)
-            folded.changed.append(echoed)
+        if echoed is not None:
+            return  # shown when it was sent, and its attachments noted then
+        typed, attached = split_attachments(event.prompt)
+        self._new(Entry("user", text=typed), folded)
+        if attached:
+            self._new(Entry("notice", text=attachment_note(attached)), folded)
 
     def _finished(self, event: ToolCallFinished, folded: Folded) -> None:
         entry = self._tools.get(event.call_id)

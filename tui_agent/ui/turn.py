@@ -19,7 +19,7 @@ from tui_agent.core.events import (
     Usage,
     UsageChanged,
 )
-from tui_agent.ui.completion import attach_mentions
+from tui_agent.ui.completion import attach_mentions, attachment_note
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.screens.approval import ApprovalScreen
@@ -175,7 +175,7 @@ class TurnMixin:
         """`prompt` with the text of each `@path` it mentions appended; says what was attached and what was not."""
         sent, attached, problems = await asyncio.to_thread(attach_mentions, prompt, self.project_root)
         if attached:
-            await self.conversation.add(Entry("notice", text="Attached: " + ", ".join(attached)))
+            await self.conversation.add(Entry("notice", text=attachment_note(attached)))
         for problem in problems:
             await self.conversation.add(Entry("notice", text=problem, level="warning"))
         return sent
