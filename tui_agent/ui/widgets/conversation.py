@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding
@@ -53,6 +54,7 @@ class Conversation(VerticalScroll, can_focus=True):
         self._later = EdgeMarker("later")
         self._streaming: AssistantMessage | None = None
         self._widgets: dict[int, Widget] = {}  # id(entry) -> its mounted widget
+        self._updating = asyncio.Lock()  # an event's entries get their widgets before the next event is folded in
 
     @property
     def entries(self) -> list[Entry]:
@@ -95,8 +97,12 @@ class Conversation(VerticalScroll, can_focus=True):
 
     async def load_transcript(self, transcript: Transcript) -> None:
         """Replace everything with `transcript` (a resumed session); mounts only the newest entries."""
-        await self.clear()
-        self.transcript = transcript
+        async with self._updating:
+            await self._clear()
+            self.transcript = transcript
+            await self._mount_newest()
+
+    async def _mount_newest(self) -> None:
         self.first_mounted = max(0, len(self.entries) - INITIAL_WINDOW)
         self.last_mounted = len(self.entries)
         await self.mount_all([self._make(entry) for entry in self.entries[self.first_mounted :]], before=self._later)
@@ -104,7 +110,11 @@ class Conversation(VerticalScroll, can_focus=True):
         self.anchor()
 
     async def clear(self) -> None:
-        await self.finish_stream()
+        async with self._updating:
+            await self._clear()
+
+    async def _clear(self) -> None:
+        await self._finish_widget()
         self._unmount(self.entries[self.first_mounted : self.last_mounted])
         self.transcript = Transcript()
         self.first_mounted = self.last_mounted = 0
@@ -233,41 +243,47 @@ class Conversation(VerticalScroll, can_focus=True):
 
     async def add(self, entry: Entry) -> Widget:
         """Append an entry that no event made (the app's own notices, a manual tool run) and its widget."""
-        self.transcript.add(entry)
-        await self._finish_widget()
-        return await self._show_new(entry, pending=1)
+        async with self._updating:
+            self.transcript.add(entry)
+            await self._finish_widget()
+            return await self._show_new(entry)
 
     async def echo_prompt(self, prompt: str) -> None:
-        """Show the person's prompt at once; the turn's TurnStarted completes it (see `Transcript.echo_prompt`)."""
-        self.transcript.echo_prompt(prompt)
-        await self._finish_widget()
-        await self._show_new(self.entries[-1], pending=1)
+        """Show the person's prompt at once (see `Transcript.echo_prompt`)."""
+        async with self._updating:
+            entry = self.transcript.echo_prompt(prompt)
+            await self._finish_widget()
+            await self._show_new(entry)
 
     async def show_event(self, event: Event) -> Folded:
         """Fold a core event into the transcript and show what it changed: new widgets, streamed text, refreshed ones."""
-        folded = self.transcript.apply(event)
-        unshown = list(folded.added)
-        for entry, chunk in folded.text:
-            if any(entry is new for new in unshown):
+        async with self._updating:
+            folded = self.transcript.apply(event)
+            for entry, chunk in folded.text:
+                if any(entry is new for new in folded.added) and id(entry) not in self._widgets:  # a new reply
+                    await self._finish_widget()
+                    await self._show_new(entry)
+                if self._streaming is not None and self._streaming.entry is entry:
+                    await self._streaming.append_text(chunk)
+                else:  # its live widget is gone (the turn was cancelled meanwhile, or a window slide showed it)
+                    self.refresh_entry(entry)
+            if self._streaming is not None and self._streaming.entry is not self.transcript.open_text:
                 await self._finish_widget()
-                await self._show_new(entry, pending=len(unshown))
-                unshown = [new for new in unshown if new is not entry]
-            if self._streaming is not None and self._streaming.entry is entry:
-                await self._streaming.append_text(chunk)
-            else:  # streamed into an entry whose live widget is gone (the turn was cancelled meanwhile)
+            for entry in folded.added:
+                await self._show_new(entry)
+            for entry in folded.changed:
                 self.refresh_entry(entry)
-        if self._streaming is not None and self._streaming.entry is not self.transcript.open_text:
-            await self._finish_widget()
-        for index, entry in enumerate(unshown):
-            await self._show_new(entry, pending=len(unshown) - index)
-        for entry in folded.changed:
-            self.refresh_entry(entry)
-        return folded
+            return folded
 
-    async def _show_new(self, entry: Entry, *, pending: int) -> Widget:
-        """Mount the widget of an entry the transcript just appended (`pending`: it and those after it have none yet)."""
-        await self.jump_to_end(pending)
-        self.last_mounted += 1
+    async def _show_new(self, entry: Entry) -> Widget:
+        """Mount the widget of an entry the transcript just appended, after the newest shown ones."""
+        shown = self._widgets.get(id(entry))
+        if shown is not None:
+            return shown  # shown already (sliding the window down while we waited mounted it)
+        index = next(i for i in range(len(self.entries) - 1, -1, -1) if self.entries[i] is entry)
+        if self.last_mounted != index:
+            await self.jump_to_end(pending=len(self.entries) - index)
+        self.last_mounted = index + 1
         widget: Widget
         if entry is self.transcript.open_text:
             from tui_agent.ui.widgets.streaming import AssistantMessage  # Markdown loads with the first reply
@@ -282,8 +298,9 @@ class Conversation(VerticalScroll, can_focus=True):
 
     async def finish_stream(self) -> None:
         """End the reply being streamed (text that follows starts a new entry) and make its widget a light one."""
-        self.transcript.close_text()
-        await self._finish_widget()
+        async with self._updating:
+            self.transcript.close_text()
+            await self._finish_widget()
 
     async def _finish_widget(self) -> None:
         """Swap the live Markdown stream's widget tree for one light widget with the same text."""
