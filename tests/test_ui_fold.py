@@ -65,9 +65,10 @@ async def live_turns(repo: Path, api: FakeMessagesAPI) -> tuple[list[Entry], str
 
 async def test_a_turn_folds_into_the_same_entries_live_and_after_resume(repo: Path, api: FakeMessagesAPI) -> None:
     live, session_id, live_header = await live_turns(repo, api)
-    app = make_app(repo, resume=session_id)
+    app = make_app(repo)  # a new app, then /resume: the session as the file has it
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
+        await send(pilot, app, f"/resume {session_id}")
         await wait_until(pilot, lambda: any(e.text == f"Resumed session {session_id}." for e in app.conversation.entries),
                          message="the resumed session")
         resumed = list(app.conversation.entries)
