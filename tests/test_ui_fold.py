@@ -94,3 +94,27 @@ async def test_a_turn_folds_into_the_same_entries_live_and_after_resume(repo: Pa
     assert "cut off at the output limit" in resumed[8].text
     assert (resumed[9].text, resumed[10].text) == ("and now? see @notes.md", "Attached: notes.md")
     assert resumed[11].text.startswith("turn failed (") and resumed[11].level == "error"
+
+
+async def test_resume_shows_what_decodes_and_says_what_did_not(repo: Path) -> None:
+    """A session file agent code tampered with: the good events are shown, the bad records named, nothing raises."""
+    import json
+
+    lines = [
+        {"type": "session", "id": "tampered", "model": "m"},
+        {"type": "event", "event": "TurnStarted", "data": {"prompt": "hi", "session_id": "tampered"}},
+        {"type": "event", "event": "ToolCallStarted", "data": {"call_id": "c1", "name": "grep", "arguments": "not a dict"}},
+        {"type": "event", "event": "Explode", "data": {}},
+        {"type": "event", "event": "TextDelta", "data": {"text": "Hello."}},
+    ]
+    sessions = repo / ".agent" / "sessions"
+    sessions.mkdir(parents=True, exist_ok=True)
+    (sessions / "tampered.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines) + "{half a line")
+    app = make_app(repo, resume="tampered")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: any(e.text == "Resumed session tampered." for e in app.conversation.entries), message="the session")
+        shown = [(e.kind, e.text) for e in app.conversation.entries]
+    assert shown[:2] == [("user", "hi"), ("assistant", "Hello.")]
+    assert shown[2] == ("notice", "2 event record(s) in tampered.jsonl could not be read and are not shown "
+                                  "(first: record 3: ToolCallStarted.arguments: Input should be an object).")
