@@ -85,8 +85,11 @@ def handle_status(args: argparse.Namespace) -> int:
 
 
 def print_notices(notices: list[str]) -> None:
+    """One line each on stderr; file names in them come from agent code, so control characters are shown, not sent."""
+    from tui_agent.core.textsafety import for_terminal
+
     for notice in notices:
-        print(f"tuiagent: {notice}", file=sys.stderr)
+        print(for_terminal(sys.stderr, f"tuiagent: {notice}"), file=sys.stderr)
 
 
 def print_toolchain(toolchain: dict[str, Any]) -> None:

@@ -84,7 +84,7 @@ class HeadlessPrinter:
         elif self.format == "text":
             self._print_text(event)
         if self.format != "text" and isinstance(event, Notice) and event.level != "info":
-            self.err.write(f"[{event.level}] {event.message}\n")  # on stderr: stdout stays JSON
+            self.err.write(for_terminal(self.err, f"[{event.level}] {event.message}") + "\n")  # stdout stays JSON
             self.err.flush()
 
     def _emit(self, line: dict[str, Any]) -> None:
