@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -37,6 +37,10 @@ from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.prompt import PromptArea
 from tui_agent.ui.widgets.completion_menu import CompletionMenu
 from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
+
+if TYPE_CHECKING:  # the core is imported in a thread after the first frame (runtime_bridge)
+    from tui_agent.core.project import Project
+    from tui_agent.core.runtime import Runtime
 
 NARROW_WIDTH = 120
 PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab/shift+tab focus"
@@ -81,7 +85,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         self.options = replace(options, extra={"watch": watch_catalog, **options.extra})
         self.requested_model = self.options.model
         self.clock = clock
-        self.runtime: Any = None
+        self.runtime: Runtime | None = None
         self.runtime_error: str | None = None
         self.active_pane = "conversation"
         self.ready = asyncio.Event()
@@ -160,9 +164,9 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
             return
         self.runtime = runtime
         self.header.loading = ""
-        await self.runtime_ready()
+        await self.runtime_ready(runtime)
         self.ready.set()
-        if getattr(runtime, "agent", None) is None:
+        if runtime.agent is None:
             await self.hand_back_queued_prompts()
         else:
             self.send_queued_prompt()
@@ -178,40 +182,33 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         self.prompt_area.text = "\n\n".join([*waiting, *([draft] if draft.strip() else [])])
         await self.add_notice("The prompt typed while the project opened was not sent (no agent): it is back in the prompt box.", "warning")
 
-    async def runtime_ready(self) -> None:
-        runtime = self.runtime
+    async def runtime_ready(self, runtime: Runtime) -> None:
         header = self.header
         header.model = self.model_name()
-        sandbox = getattr(runtime, "sandbox", None)
-        header.sandbox_tier = str(getattr(sandbox, "tier", "")) if sandbox is not None else "none"
+        header.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"
         self.refresh_branch()
         self.refresh_catalog_now()
-        self.start_catalog_sync()
-        for problem in getattr(runtime, "problems", ()) or ():
-            await self.add_notice(str(problem), "error")
+        self.start_catalog_sync(runtime)
+        for problem in runtime.problems:
+            await self.add_notice(problem, "error")
         for warning in runtime.settings.warnings:
             await self.add_notice(warning, "warning")
-        if getattr(runtime, "resumed", False) and getattr(runtime, "session", None) is not None:
+        if runtime.resumed and runtime.session is not None:
             await self.show_session(runtime.session.path, runtime.session.id)
-        if getattr(runtime, "agent", None) is None:
+        if runtime.agent is None:
             await self.add_notice(self.no_model_message(), "warning")
         else:
             self.call_later(self.send_queued_prompt)  # prompts typed while the project opened
-            usage = getattr(runtime.agent, "usage", None)
-            if usage is not None:
-                self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
-        recipes = getattr(runtime, "recipes", None)
-        if recipes is not None and hasattr(recipes, "session_started"):
-            self.run_worker(recipes.session_started(), group="recipes-start")
+            usage = runtime.agent.usage
+            self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
+        if runtime.recipes is not None:
+            self.run_worker(runtime.recipes.session_started(), group="recipes-start")
 
     def model_name(self) -> str:
-        agent = getattr(self.runtime, "agent", None)
-        model = getattr(agent, "model", None) if agent is not None else None
-        if model:
-            return str(model)
-        if agent is None:
+        runtime = self.runtime
+        if runtime is None or runtime.agent is None:
             return "no model"
-        return str(getattr(self.runtime, "model", None) or self.requested_model or "default")
+        return runtime.agent.model or runtime.model or self.requested_model or "default"
 
     def no_model_message(self) -> str:
         lines = [
@@ -248,12 +245,12 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
                 self.pop_screen()
             raise
 
-    async def ask_init_git(self, root: Path | None = None) -> bool:
+    async def ask_init_git(self, project: Project | None = None) -> bool:
         from tui_agent.ui.screens.confirm import ConfirmScreen
 
         if self.options.init_git:
             return True
-        where = getattr(root, "root", root) or self.project_root
+        where = project.root if project is not None else self.project_root
         question = f"[b]{where}[/b] is not a git repository.\nCreate one? Tools are versioned in git; without it the catalog still works but nothing is committed."
         return bool(await self.ask(ConfirmScreen(question, yes="Create repository", no="Continue without")))
 
@@ -319,11 +316,9 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         yield from self.palette_commands()
 
     async def on_unmount(self) -> None:
-        runtime = self.runtime
-        close = getattr(runtime, "aclose", None) if runtime is not None else None
-        if close is not None:
+        if self.runtime is not None:
             try:
-                await asyncio.wait_for(close(), timeout=5)
+                await asyncio.wait_for(self.runtime.aclose(), timeout=5)
             except Exception:  # closing must never block quitting
                 pass
         thaw()
@@ -337,22 +332,22 @@ def warm_up_rendering() -> None:
 
 
 def launch_options(args: argparse.Namespace) -> LaunchOptions:
-    """The runtime-shaping flags the CLI parsed (absent ones stay at their defaults)."""
+    """The runtime-shaping flags the CLI parsed (`tuiagent` without -p)."""
     return LaunchOptions(
-        model=getattr(args, "model", None),
-        resume=getattr(args, "resume", None),
-        continue_latest=bool(getattr(args, "continue_latest", False) or getattr(args, "continue_", False)),
-        permission_mode=getattr(args, "permission_mode", None) or getattr(args, "mode", None),
-        sandbox_tier=getattr(args, "sandbox_tier", None),
-        allowed_tools=tuple(getattr(args, "allow", None) or ()),
-        approve_all=bool(getattr(args, "yes", False)),
-        init_git=bool(getattr(args, "init_git", False)),
+        model=args.model,
+        resume=args.resume,
+        continue_latest=bool(args.continue_latest),
+        permission_mode=args.permission_mode,
+        sandbox_tier=args.sandbox_tier,
+        allowed_tools=tuple(args.allow or ()),
+        approve_all=bool(args.yes),
+        init_git=bool(args.init_git),
     )
 
 
 def build_app(args: argparse.Namespace, **overrides: Any) -> TuiAgentApp:
     """The app as the CLI builds it (tests use this same factory)."""
-    return TuiAgentApp(Path(getattr(args, "project", ".") or "."), options=launch_options(args), **overrides)
+    return TuiAgentApp(Path(args.project or "."), options=launch_options(args), **overrides)
 
 
 def run_tui(args: argparse.Namespace) -> int:

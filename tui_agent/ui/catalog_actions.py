@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from textual import work
 
+from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.versioning.store import VersionedStore
 from tui_agent.ui.catalog_care import open_catalog_care, repair_tool, suggestion_action
 from tui_agent.ui.catalog_rows import CatalogRow
@@ -20,25 +23,33 @@ from tui_agent.ui.widgets.catalog_pane import CatalogPane
 from tui_agent.ui.widgets.messages import Entry
 
 if TYPE_CHECKING:
+    from tui_agent.core.sandbox.policy import RunResult
     from tui_agent.ui.app import TuiAgentApp
 
-CATALOG_ACTIONS = ("view", "run", "prune", "revert", "revert_to", "history", "drift", "restore", "repair")
+CatalogAction = Callable[[CatalogRow], Awaitable[None]]
 
 
-def run_result_text(run: Any) -> tuple[str, bool]:
+def run_result_text(run: RunResult) -> tuple[str, bool]:
     """What a manual run shows: the value (or the error) and the captured output."""
-    if getattr(run, "ok", False):
+    if run.ok:
         value = run.value
-        text = value if isinstance(value, str) and getattr(run, "value_is_repr", False) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
+        text = value if isinstance(value, str) and run.value_is_repr else json.dumps(value, indent=2, ensure_ascii=False, default=str)
     else:
         text = f"{run.error_kind or 'error'}: {run.error}"
-    if getattr(run, "stdout", ""):
+    if run.stdout:
         text += f"\n--- stdout\n{run.stdout}"
-    if getattr(run, "stderr", ""):
+    if run.stderr:
         text += f"\n--- stderr\n{run.stderr}"
-    if getattr(run, "output_truncated", False):
+    if run.output_truncated:
         text += "\n(output truncated)"
-    return text, not getattr(run, "ok", False)
+    return text, not run.ok
+
+
+def action_failure(action: str, name: str, exc: Exception) -> str:
+    """The notification of a failed catalog action: a PipelineError's stage in brackets, then its message."""
+    if isinstance(exc, PipelineError):
+        return f"{action} {name}: [{exc.stage}] {exc.message}"
+    return f"{action} {name}: {exc}"
 
 
 def run_confirmation(name: str, writes: bool, network: bool, arguments: dict[str, Any]) -> ConfirmScreen:
@@ -79,7 +90,7 @@ class CatalogActionsMixin:
     @work(group="catalog-pruned", exclusive=True)
     async def load_pruned(self: "TuiAgentApp") -> None:
         """The pruned tools git history can restore, into the catalog pane's pruned view."""
-        catalog = getattr(self.runtime, "catalog", None)
+        catalog = self.runtime.catalog if self.runtime is not None else None
         if catalog is None:
             self.notify("the catalog is still opening", severity="warning")
             return
@@ -92,9 +103,17 @@ class CatalogActionsMixin:
 
     def store_for(self: "TuiAgentApp", row: CatalogRow) -> VersionedStore:
         """The versioned store of the row's kind: the same verbs for tools and recipes (catalog_action checked it)."""
-        store = self.runtime.store(row.kind)
+        store = self.runtime.store(row.kind) if self.runtime is not None else None
         assert store is not None
         return store
+
+    def catalog_actions(self: "TuiAgentApp") -> dict[str, CatalogAction]:
+        """The catalog pane's actions by name (its keys, the command palette, catalog care)."""
+        return {
+            "view": self.catalog_view, "run": self.catalog_run, "prune": self.catalog_prune, "revert": self.catalog_revert,
+            "revert_to": self.catalog_revert_to, "history": self.catalog_history, "drift": self.catalog_drift,
+            "restore": self.catalog_restore, "repair": self.catalog_repair,
+        }
 
     @work(group="catalog-action")
     async def catalog_action(self: "TuiAgentApp", action: str, row: CatalogRow) -> None:
@@ -110,15 +129,14 @@ class CatalogActionsMixin:
         if self.runtime is None or self.runtime.store(row.kind) is None:
             self.notify("the catalog is still opening", severity="warning")
             return
-        if action not in CATALOG_ACTIONS:
+        handler = self.catalog_actions().get(action)
+        if handler is None:
             self.notify(f"unknown catalog action {action}", severity="error")
             return
         try:
-            await getattr(self, f"catalog_{action}")(row)
+            await handler(row)
         except Exception as exc:
-            message = getattr(exc, "message", None) or str(exc)
-            stage = getattr(exc, "stage", None)
-            self.notify(f"{action} {row.name}: {f'[{stage}] ' if stage else ''}{message}", severity="error", timeout=8)
+            self.notify(action_failure(action, row.name, exc), severity="error", timeout=8)
         self.schedule_catalog_refresh()
 
     async def catalog_view(self: "TuiAgentApp", row: CatalogRow) -> None:
@@ -130,13 +148,15 @@ class CatalogActionsMixin:
         await self.ask(SourceScreen(title, source, lexer="python" if row.kind == "tool" else "toml"))
 
     async def catalog_run(self: "TuiAgentApp", row: CatalogRow) -> None:
-        if row.kind == "recipe":
-            runs = await self.runtime.recipes.run_recipe(row.name)
+        runtime = self.runtime
+        if runtime is not None and row.kind == "recipe" and runtime.recipes is not None:
+            runs = await runtime.recipes.run_recipe(row.name)
             for run in runs:
                 await self.add_notice(f"recipe {row.name}: {run.summary}", "info" if run.ok else "error")
             return
-        record = self.runtime.catalog.get(row.name)
-        if record is None or record.spec is None:
+        catalog = runtime.catalog if runtime is not None and row.kind == "tool" else None
+        record = catalog.get(row.name) if catalog is not None else None
+        if catalog is None or record is None or record.spec is None:
             self.notify(f"{row.name} has no working version to run", severity="error")
             return
         arguments = await self.ask(ArgumentFormScreen(row.name, record.spec.input_schema, description=record.spec.description.strip().splitlines()[0] if record.spec.description.strip() else ""))
@@ -146,9 +166,9 @@ class CatalogActionsMixin:
         if (spec.writes or spec.network) and not await self.ask(run_confirmation(row.name, spec.writes, spec.network, arguments)):
             self.notify(f"{row.name}: not run")
             return
-        entry = Entry("tool", call_id=f"manual-{self.catalog_refreshes}-{row.name}", tool=row.name, arguments=arguments)
+        entry = Entry("tool", call_id=f"manual-{uuid.uuid4().hex[:12]}-{row.name}", tool=row.name, arguments=arguments)
         block = await self.conversation.add(entry)
-        run = await self.runtime.catalog.call_tool(row.name, arguments, allow_writes=spec.writes, allow_network=spec.network)
+        run = await catalog.call_tool(row.name, arguments, allow_writes=spec.writes, allow_network=spec.network)
         entry.result, entry.is_error = run_result_text(run)
         entry.duration_ms = run.duration_ms
         block.collapsed = False  # type: ignore[attr-defined]
@@ -214,7 +234,11 @@ class CatalogActionsMixin:
         if row.kind == "recipe":
             self.notify("drift applies to tools", severity="warning")
             return
-        reports = await self.runtime.catalog.drift(row.name)
+        catalog = self.runtime.catalog if self.runtime is not None else None
+        if catalog is None:
+            self.notify("the tool catalog is not open", severity="warning")
+            return
+        reports = await catalog.drift(row.name)
         report = reports[0] if reports else None
         if report is None:
             self.notify(f"no drift report for {row.name}")

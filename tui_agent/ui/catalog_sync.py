@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import work
 
@@ -15,16 +15,16 @@ from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.mcp_rows import mcp_header, mcp_rows
 
 if TYPE_CHECKING:
+    from tui_agent.core.runtime import Runtime
     from tui_agent.ui.app import TuiAgentApp
 
 
-def catalog_rows(runtime: Any) -> list[CatalogRow]:
+def catalog_rows(runtime: Runtime) -> list[CatalogRow]:
     """Every tool and recipe of the runtime as rows (reads state.db for fresh usage counts)."""
     rows = [item for store in runtime.stores() for item in store.items()]
-    rows.extend(mcp_rows(getattr(runtime, "mcp", None)))
-    book = getattr(runtime, "suggestions", None)
-    if book is not None:
-        rows.extend(as_row(chain) for chain in book.current())
+    rows.extend(mcp_rows(runtime.mcp))
+    if runtime.suggestions is not None:
+        rows.extend(as_row(chain) for chain in runtime.suggestions.current())
     return rows
 
 
@@ -36,18 +36,15 @@ class CatalogSyncMixin:
         self._refresh_scheduled = False
         self._refresh_again = False
         self._pending_select: str | None = None
-        self.catalog_refreshes = 0
         self._recipe_events: asyncio.Queue[Event] = asyncio.Queue()
 
-    def start_catalog_sync(self: "TuiAgentApp") -> None:
-        self.runtime.changes.add_listener(self._on_recipe_event)  # every store change and watcher finding, once
-        recipes = getattr(self.runtime, "recipes", None)
-        if recipes is not None:
-            recipes.add_listener(self._on_recipe_event, changes=False)  # its tool calls and notices
+    def start_catalog_sync(self: "TuiAgentApp", runtime: Runtime) -> None:
+        runtime.changes.add_listener(self._on_recipe_event)  # every store change and watcher finding, once
+        if runtime.recipes is not None:
+            runtime.recipes.add_listener(self._on_recipe_event, changes=False)  # its tool calls and notices
         self.show_recipe_events()
-        mcp = getattr(self.runtime, "mcp", None)
-        if mcp is not None:  # a server dying or changing its tools: the pane and the header follow
-            mcp.add_listener(self._on_mcp_changed)
+        if runtime.mcp is not None:  # a server dying or changing its tools: the pane and the header follow
+            runtime.mcp.add_listener(self._on_mcp_changed)
 
     def _on_mcp_changed(self: "TuiAgentApp") -> None:
         """MCP hub listener: may be called from the app's loop or from another thread."""
@@ -105,10 +102,9 @@ class CatalogSyncMixin:
             self.apply_rows(catalog_rows(self.runtime))
 
     def apply_rows(self: "TuiAgentApp", rows: list[CatalogRow]) -> None:
-        self.header.mcp, self.header.mcp_failed = mcp_header(getattr(self.runtime, "mcp", None))
+        self.header.mcp, self.header.mcp_failed = mcp_header(self.runtime.mcp if self.runtime is not None else None)
         pane = self.catalog_pane
         pane.set_rows(rows)
-        self.catalog_refreshes += 1
         if self._pending_select is not None and pane.select(self._pending_select):
             self._pending_select = None
 

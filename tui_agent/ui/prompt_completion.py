@@ -33,9 +33,9 @@ class PromptCompletionMixin:
     def prompt_candidates(self: "TuiAgentApp", token: str) -> list[Candidate]:
         if token.startswith("/"):
             return slash_candidates(token, self.command_descriptions())
-        if time.monotonic() - getattr(self, "_project_files_at", 0.0) > FILES_TTL_S:
+        if time.monotonic() - self._project_files_at > FILES_TTL_S:
             self.load_project_files()
-        return file_candidates(token, getattr(self, "_project_files", []))
+        return file_candidates(token, self._project_files)
 
     @work(group="project-files", exclusive=True)
     async def load_project_files(self: "TuiAgentApp") -> None:

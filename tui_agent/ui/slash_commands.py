@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING
 
 from textual.app import SystemCommand
 
+from tui_agent.ui.errors import error_message
 from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
 
 if TYPE_CHECKING:
+    from tui_agent.core.recipes.engine import RecipeEngine
     from tui_agent.ui.app import TuiAgentApp
+
+SlashHandler = Callable[[str], Awaitable[None]]
 
 KEYS_HELP = """\
 Keys: enter send · ctrl+j new line · ↑/↓ prompt history · pgup/pgdn scroll the conversation (shift: top/end) · tab/shift+tab move focus · esc cancel the turn · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
@@ -38,33 +42,36 @@ class SlashCommandsMixin:
             return
         await self.run_slash(command)
 
+    def slash_handlers(self: "TuiAgentApp") -> dict[str, SlashHandler]:
+        """The built-in commands (BUILTIN_COMMANDS and /restore) → the coroutine that runs one with its arguments."""
+        return {
+            "help": self.slash_help, "tools": self.slash_tools, "diff": self.slash_diff, "undo": self.slash_undo,
+            "rewind": self.slash_rewind, "permissions": self.slash_permissions, "model": self.slash_model,
+            "cost": self.slash_cost, "clear": self.slash_clear, "resume": self.slash_resume, "recipes": self.slash_recipes,
+            "care": self.slash_care, "restore": self.slash_restore,
+        }
+
     def recipe_commands(self: "TuiAgentApp") -> dict[str, str]:
         """Slash commands contributed by recipes with a `command` trigger: name -> description."""
-        recipes = getattr(self.runtime, "recipes", None)
-        provider = getattr(recipes, "slash_commands", None)
-        if provider is None:
-            return {}
-        try:
-            return {str(name): str(description) for name, description in dict(provider()).items()}
-        except Exception:
-            return {}
+        recipes = self.runtime.recipes if self.runtime is not None else None
+        return dict(recipes.slash_commands()) if recipes is not None else {}
 
     async def run_slash(self: "TuiAgentApp", command: SlashCommand) -> None:
-        handler = getattr(self, f"slash_{command.name}", None)
-        if command.name in BUILTIN_COMMANDS or command.name == "restore":
-            assert handler is not None
+        handler = self.slash_handlers().get(command.name)
+        if handler is not None:
             await handler(command.args)
             return
-        if command.name in self.recipe_commands():
-            await self.run_recipe_command(command)
+        recipes = self.runtime.recipes if self.runtime is not None else None
+        if recipes is not None and command.name in self.recipe_commands():
+            await self.run_recipe_command(recipes, command)
             return
         await self.add_notice(f"Unknown command /{command.name}. /help lists the commands.", "warning")
 
-    async def run_recipe_command(self: "TuiAgentApp", command: SlashCommand) -> None:
+    async def run_recipe_command(self: "TuiAgentApp", recipes: RecipeEngine, command: SlashCommand) -> None:
         try:
-            runs = await self.runtime.recipes.run_command(command.name, command.args)
+            runs = await recipes.run_command(command.name, command.args)
         except Exception as exc:
-            await self.add_notice(f"/{command.name}: {getattr(exc, 'message', None) or exc}", "error")
+            await self.add_notice(f"/{command.name}: {error_message(exc)}", "error")
             return
         for run in runs:
             await self.add_notice(f"/{command.name}: {run.summary}", "info" if run.ok else "error")
@@ -108,32 +115,31 @@ class SlashCommandsMixin:
             self._palette_restore()
             await self.add_notice("Pruned tools are listed in the catalog pane: enter or r restores the selected one (/restore NAME works too).")
             return
+        catalog = self.runtime.catalog if self.runtime is not None else None
+        if catalog is None:
+            await self.add_notice("/restore failed: the tool catalog is not open", "error")
+            return
         try:
-            await self.runtime.catalog.restore(name)
+            await catalog.restore(name)
         except Exception as exc:
-            await self.add_notice(f"/restore failed: {getattr(exc, 'message', None) or exc}", "error")
+            await self.add_notice(f"/restore failed: {error_message(exc)}", "error")
             return
         await self.add_notice(f"Restored tool {name} from git history (a new commit).")
         self.schedule_catalog_refresh(select=name)
 
     async def slash_model(self: "TuiAgentApp", args: str) -> None:
-        agent = getattr(self.runtime, "agent", None)
+        agent = self.runtime.agent if self.runtime is not None else None
         if agent is None:
             await self.add_notice(self.no_model_message(), "warning")
             return
         name = args.strip()
-        client = getattr(agent, "client", None)
-        base_url = str(getattr(client, "base_url", DEFAULT_SERVER))
-        server, note = await server_models(client) if base_url.rstrip("/") != DEFAULT_SERVER else ([], "")
+        base_url = agent.client.base_url
+        server, note = await server_models(agent.client) if base_url.rstrip("/") != DEFAULT_SERVER else ([], "")
         sdk = sdk_models()
         if not name:
             await self.add_notice(model_listing(self.model_name(), sdk, server, base_url, note))
             return
-        setter = getattr(agent, "set_model", None)
-        if setter is not None:
-            setter(name)
-        else:
-            agent.model = name
+        agent.model = name
         self.header.model = self.model_name()
         await self.add_notice(f"Model set to {self.model_name()} for the next turns.")
         warning = unknown_model_warning(name, sdk, server)
@@ -148,7 +154,7 @@ class SlashCommandsMixin:
     async def slash_cost(self: "TuiAgentApp", args: str) -> None:
         from tui_agent.core.agent.pricing import cost_report
 
-        agent = getattr(self.runtime, "agent", None)
+        agent = self.runtime.agent if self.runtime is not None else None
         if agent is None:
             await self.add_notice(self.no_model_message(), "warning")
             return
@@ -159,12 +165,12 @@ class SlashCommandsMixin:
             self.prompt_queue.push(f"/clear {args}".strip(), "command")  # runs when the turn is over
             return
         await self.conversation.clear()
-        agent = getattr(self.runtime, "agent", None)
-        if agent is None:
+        runtime = self.runtime
+        if runtime is None or runtime.agent is None:
             await self.add_notice("Conversation cleared.")
             return
-        earlier = getattr(self.runtime, "session", None)
-        await asyncio.to_thread(self.runtime.new_session)  # a new session file: /resume finds the earlier one
+        earlier = runtime.session
+        await asyncio.to_thread(runtime.new_session)  # a new session file: /resume finds the earlier one
         self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = 0, 0, 0.0
         back = f"; /resume {earlier.id} goes back to the earlier one" if earlier is not None and earlier.path.exists() else ""
         await self.add_notice(f"Conversation cleared: a new session started{back}.")
@@ -177,9 +183,10 @@ class SlashCommandsMixin:
             self.prompt_queue.push(f"/resume {args}".strip(), "command")  # runs when the turn is over
             return
         project = Project.at(self.project_root)
+        runtime = self.runtime
         session_id = args.strip()
         if not session_id:
-            current = getattr(getattr(self.runtime, "session", None), "id", None)
+            current = runtime.session.id if runtime is not None and runtime.session is not None else None
             sessions = [info for info in await asyncio.to_thread(list_sessions, project) if info.id != current]
             choices = [Choice(info.id, f"{info.id}  {info.model or '-':<18} {info.first_prompt[:60] or '(no prompt)'}") for info in sessions[:50]]
             session_id = await self.ask(ChoiceScreen("Resume a session", choices, empty="no earlier sessions in .agent/sessions")) or ""
@@ -187,13 +194,13 @@ class SlashCommandsMixin:
                 return
         try:
             path = session_path(project, session_id)
-            if getattr(self.runtime, "agent", None) is not None:
-                await asyncio.to_thread(self.runtime.resume, session_id)  # the core switches session, messages and usage
+            if runtime is not None and runtime.agent is not None:
+                await asyncio.to_thread(runtime.resume, session_id)  # the core switches session, messages and usage
         except LookupError as exc:
             await self.add_notice(str(exc), "error")
             return
         await self.show_session(path, session_id)
-        agent = getattr(self.runtime, "agent", None)
+        agent = runtime.agent if runtime is not None else None
         if agent is None:
             await self.add_notice("(shown only: no model is configured to continue it)", "warning")
         else:
@@ -235,8 +242,3 @@ class SlashCommandsMixin:
     def _palette_filter(self: "TuiAgentApp") -> None:
         self.action_show_pane("catalog")
         self.catalog_pane.action_focus_filter()
-
-    def describe_runtime(self: "TuiAgentApp") -> dict[str, Any]:
-        sandbox = getattr(self.runtime, "sandbox", None)
-        describe = getattr(sandbox, "describe", None)
-        return describe() if describe is not None else {}

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 
 if TYPE_CHECKING:
+    from tui_agent.core.agent.permissions import Permissions
+    from tui_agent.core.agent.sessions import SessionLog
+    from tui_agent.core.undo.service import UndoResult, UndoService
     from tui_agent.ui.app import TuiAgentApp
 
 NO_GIT = "Undo needs a git repository: turns are checkpointed in git's object store (the user's index and branches are never touched)."
@@ -15,29 +18,36 @@ NO_GIT = "Undo needs a git repository: turns are checkpointed in git's object st
 class UndoCommandsMixin:
     """Slash commands over the core's UndoService (runtime.undo) and Permissions (runtime.permissions)."""
 
-    def _undo_service(self: "TuiAgentApp") -> Any:
-        return getattr(self.runtime, "undo", None)
+    def _undo_parts(self: "TuiAgentApp") -> tuple[UndoService, SessionLog] | None:
+        """The undo service and the session whose turns it takes back; None outside a git work tree (or still opening)."""
+        runtime = self.runtime
+        if runtime is None or runtime.undo is None or runtime.session is None:
+            return None
+        return runtime.undo, runtime.session
 
-    async def _undo_ready(self: "TuiAgentApp") -> bool:
+    async def _undo_ready(self: "TuiAgentApp") -> tuple[UndoService, SessionLog] | None:
         if self.turn_running:
             self.notify("Cancel the running turn first (esc).", severity="warning")
-            return False
-        if self._undo_service() is None or getattr(self.runtime, "session", None) is None:
+            return None
+        parts = self._undo_parts()
+        if parts is None:
             await self.add_notice(NO_GIT, "warning")
-            return False
-        return True
+        return parts
 
     async def slash_undo(self: "TuiAgentApp", args: str) -> None:
         """Undo the last turn: its file changes (any tool, shell included) and what it authored in the catalog."""
-        if await self._undo_ready():
-            await self._show_undo(await self._undo_service().undo_last(self.runtime.session))
+        parts = await self._undo_ready()
+        if parts is not None:
+            undo, session = parts
+            await self._show_undo(await undo.undo_last(session))
 
     async def slash_rewind(self: "TuiAgentApp", args: str) -> None:
         """Undo an earlier turn and every turn after it: `/rewind N`, or pick the turn from a list."""
-        if not await self._undo_ready():
+        parts = await self._undo_ready()
+        if parts is None:
             return
-        undo = self._undo_service()
-        turns = [turn for turn in undo.turns(self.runtime.session) if not turn.undone]
+        undo, session = parts
+        turns = [turn for turn in undo.turns(session) if not turn.undone]
         number = args.strip()
         if not number:
             choices = [Choice(str(turn.turn), f"turn {turn.turn:>3}  {turn.prompt[:70] or '(no prompt)'}") for turn in reversed(turns)]
@@ -48,17 +58,16 @@ class UndoCommandsMixin:
         if not number.isdigit():
             await self.add_notice("Usage: /rewind [TURN NUMBER]", "warning")
             return
-        await self._show_undo(await undo.rewind(self.runtime.session, int(number)))
+        await self._show_undo(await undo.rewind(session, int(number)))
 
-    async def _show_undo(self: "TuiAgentApp", result: Any) -> None:
+    async def _show_undo(self: "TuiAgentApp", result: UndoResult) -> None:
         if result.conflict_diff:
             self.diff_pane.show("Your changes since that turn (not overwritten)", result.conflict_diff, subject="undo-conflict")
             self.reveal_diff()
         await self.add_notice(result.message, "info" if result.ok else ("error" if result.conflict_diff else "warning"))
         if result.ok:
-            agent = getattr(self.runtime, "agent", None)
-            if agent is not None:
-                agent.add_note(result.note_for_model)
+            if self.runtime is not None and self.runtime.agent is not None:
+                self.runtime.agent.add_note(result.note_for_model)
             self.schedule_catalog_refresh()
             self.refresh_branch()
 
@@ -73,11 +82,12 @@ class UndoCommandsMixin:
 
     async def show_turn_edits(self: "TuiAgentApp", *, announce: bool = False, turn: int | None = None) -> bool:
         """Put a turn's edits to project files in the diff pane; False when there are none."""
-        undo, session = self._undo_service(), getattr(self.runtime, "session", None)
-        if undo is None or session is None:
+        parts = self._undo_parts()
+        if parts is None:
             if not announce:
                 await self.add_notice(NO_GIT, "warning")
             return False
+        undo, session = parts
         try:
             diff = await undo.turn_diff(session, turn)
         except Exception as exc:  # a git failure: say so, the conversation goes on
@@ -95,13 +105,13 @@ class UndoCommandsMixin:
 
     async def slash_permissions(self: "TuiAgentApp", args: str) -> None:
         """List the allow rules; `/permissions remove RULE`, or pick one to remove."""
-        permissions = getattr(self.runtime, "permissions", None)
-        if permissions is None:
+        if self.runtime is None:
             await self.add_notice("Still opening the project…", "warning")
             return
+        permissions = self.runtime.permissions
         verb, _, rest = args.strip().partition(" ")
         if verb == "remove" and rest.strip():
-            await self._remove_rule(rest.strip())
+            await self._remove_rule(permissions, rest.strip())
             return
         rules = permissions.rules()
         lines = [f"Permission mode: {permissions.mode}. Allow rules (no approval asked for what they cover):"]
@@ -111,11 +121,11 @@ class UndoCommandsMixin:
             choices = [Choice(rule, f"remove {rule}  ({source})") for rule, source in rules]
             chosen = await self.ask(ChoiceScreen("Remove an allow rule (esc keeps them all)", choices))
             if chosen:
-                await self._remove_rule(chosen)
+                await self._remove_rule(permissions, chosen)
 
-    async def _remove_rule(self: "TuiAgentApp", rule: str) -> None:
+    async def _remove_rule(self: "TuiAgentApp", permissions: Permissions, rule: str) -> None:
         try:
-            message = self.runtime.permissions.remove_rule(rule)
+            message = permissions.remove_rule(rule)
         except (ValueError, OSError) as exc:
             await self.add_notice(f"/permissions: {exc}", "error")
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import work
 
@@ -34,6 +34,8 @@ from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 
 if TYPE_CHECKING:
+    from tui_agent.core.agent.loop import Agent
+    from tui_agent.core.agent.permissions import ApprovalAnswer, ApprovalRequest
     from tui_agent.ui.app import TuiAgentApp
 
 AGENT_GROUP = "agent"
@@ -44,7 +46,6 @@ class TurnMixin:
 
     def init_turn_state(self: "TuiAgentApp") -> None:
         self.turn_running = False
-        self.events_seen: list[Event] = []
         self.prompt_queue = PromptQueue()
         self.turn_prompt = ""  # what the person sent for the running turn: back into the box if it fails
 
@@ -58,7 +59,7 @@ class TurnMixin:
 
     def send_queued_prompt(self: "TuiAgentApp") -> None:
         """Start the oldest queued prompt when the agent is free (called when the runtime is ready and after a turn)."""
-        if self.turn_running or getattr(self.runtime, "agent", None) is None:
+        if self.turn_running or self.runtime is None or self.runtime.agent is None:
             return
         item = self.prompt_queue.pop()
         if item is not None and item.source == "command":
@@ -89,7 +90,7 @@ class TurnMixin:
             self.prompt_queue.push(prompt, source)
             self.run_worker(self.add_notice(f"Queued until the project is open: {prompt[:80]}", "info"))
             return False
-        agent = getattr(self.runtime, "agent", None)
+        agent = self.runtime.agent if self.runtime is not None else None
         if agent is None:
             self.run_worker(self.add_notice(self.no_model_message(), "warning"))
             return False
@@ -100,12 +101,11 @@ class TurnMixin:
         self.turn_running = True
         self.header.busy = True
         self.refresh_bindings()
-        self.run_turn(prompt)
+        self.run_turn(agent, prompt)
         return True
 
     @work(exclusive=True, group=AGENT_GROUP)
-    async def run_turn(self: "TuiAgentApp", prompt: str) -> None:
-        agent = self.runtime.agent
+    async def run_turn(self: "TuiAgentApp", agent: Agent, prompt: str) -> None:
         conversation = self.conversation
         header = self.header
         await conversation.add(Entry("user", text=prompt))
@@ -130,12 +130,10 @@ class TurnMixin:
         except Exception as exc:  # the agent should yield TurnFailed; this catches what escaped it
             await conversation.add(Entry("notice", text=f"turn failed: {type(exc).__name__}: {exc}", level="error"))
         finally:
-            close = getattr(stream, "aclose", None)
-            if close is not None:
-                try:
-                    await asyncio.shield(close())
-                except (Exception, asyncio.CancelledError):
-                    pass
+            try:
+                await asyncio.shield(stream.aclose())
+            except (Exception, asyncio.CancelledError):
+                pass
             await conversation.finish_stream()
             self.turn_running = False
             header.busy = False
@@ -150,7 +148,6 @@ class TurnMixin:
 
     async def handle_event(self: "TuiAgentApp", event: Event) -> None:
         """One core event into pixels."""
-        self.events_seen.append(event)
         conversation = self.conversation
         if isinstance(event, TextDelta):
             await conversation.add_text(event.text)
@@ -189,7 +186,7 @@ class TurnMixin:
         elif isinstance(event, ApprovalDenied):
             await conversation.add(Entry("notice", text=f"{event.name}: {event.reason}", level="warning"))
         elif isinstance(event, TurnFailed):
-            failed = getattr(event, "prompt", None) or self.turn_prompt
+            failed = event.prompt or self.turn_prompt
             back = " The prompt is back in the input box: edit it or press enter to resend." if failed else ""
             await conversation.add(Entry("notice", text=f"turn failed ({event.kind}): {event.message}.{back}", level="error"))
             if failed:
@@ -221,16 +218,15 @@ class TurnMixin:
         if not self.turn_running:
             return
         self.workers.cancel_group(self, AGENT_GROUP)
-        sandbox = getattr(self.runtime, "sandbox", None)
-        cancel_running = getattr(sandbox, "cancel_running", None)
-        if cancel_running is not None:
-            self.run_worker(cancel_running(), group="cancel")
+        sandbox = self.runtime.sandbox if self.runtime is not None else None
+        if sandbox is not None:
+            self.run_worker(sandbox.cancel_running(), group="cancel")
 
-    async def approve(self: "TuiAgentApp", request: Any) -> Any:
+    async def approve(self: "TuiAgentApp", request: ApprovalRequest) -> bool | ApprovalAnswer:
         """The approval callback given to the runtime: a modal showing the exact command or diff."""
         if self.options.approve_all:
             return True
         screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail),
-                                subject=getattr(request, "subject", None), protected=bool(getattr(request, "protected", False)))
+                                subject=request.subject, protected=request.protected)
         answer = await self.ask(screen)
         return answer if answer is not None else False

@@ -191,7 +191,7 @@ class Agent:
 
     # ------------------------------------------------------------------ the turn
 
-    async def run_turn(self, prompt: str) -> AsyncIterator[Event]:
+    async def run_turn(self, prompt: str) -> AsyncGenerator[Event, None]:
         """Run one user prompt to the end, yielding every event (and appending each to the session file)."""
         recorder = self.recorder
         if recorder is not None:
