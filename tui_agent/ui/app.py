@@ -20,14 +20,15 @@ from textual.widgets import Footer, Tab, Tabs
 from textual.worker import NoActiveWorker, get_current_worker
 
 from tui_agent.core.settings import ConfigError
-from tui_agent.ui.catalog_sync import CatalogSyncMixin
-from tui_agent.ui.catalog_actions import CatalogActionsMixin
+from tui_agent.ui.catalog_sync import CatalogSync
+from tui_agent.ui.catalog_actions import CatalogActions
+from tui_agent.ui.catalog_care import open_catalog_care
 from tui_agent.ui.diffs import warm_up_highlighting
 from tui_agent.ui.heap import freeze_long_lived, thaw
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
-from tui_agent.ui.prompt_completion import PromptCompletionMixin
-from tui_agent.ui.slash_commands import SlashCommandsMixin
-from tui_agent.ui.slash_undo import UndoCommandsMixin
+from tui_agent.ui.prompt_completion import PromptCompletion
+from tui_agent.ui.slash_commands import SlashCommands
+from tui_agent.ui.slash_undo import UndoCommands
 from tui_agent.ui.turn import TurnMixin
 from tui_agent.ui.widgets.catalog_pane import CatalogPane
 from tui_agent.ui.widgets.conversation import Conversation
@@ -50,7 +51,7 @@ PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item:
 ScreenResult = TypeVar("ScreenResult")
 
 
-class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommandsMixin, SlashCommandsMixin, PromptCompletionMixin, App[int]):
+class TuiAgentApp(TurnMixin, App[int]):
     """Three panes; every action goes through the runtime's core objects (catalog, agent, sandbox)."""
 
     CSS_PATH = "app.tcss"
@@ -90,8 +91,11 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         self.active_pane = "conversation"
         self.ready = asyncio.Event()
         self.init_turn_state()
-        self.init_catalog_sync()
-        self.init_prompt_completion()
+        self.catalog_sync = CatalogSync(self)
+        self.prompt_completion = PromptCompletion(self)
+        self.undo_commands = UndoCommands(self)
+        self.slash_commands = SlashCommands(self)
+        self.catalog_actions = CatalogActions(self)
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
@@ -100,7 +104,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
             with Vertical(id="conversation-pane", classes="pane"):
                 yield Conversation(id="conversation")
                 yield QueuedPrompts(self.prompt_queue, id="prompt-queue")
-                yield PromptArea(id="prompt", placeholder=PROMPT_HINT, completions=self.prompt_candidates)
+                yield PromptArea(id="prompt", placeholder=PROMPT_HINT, completions=self.prompt_completion.candidates)
                 yield CompletionMenu(id="completion-menu")
             with Vertical(id="side"):
                 yield CatalogPane(id="catalog-pane", classes="pane", clock=self.clock)
@@ -186,9 +190,8 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         header = self.header
         header.model = self.model_name()
         header.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"
-        self.refresh_branch()
-        self.refresh_catalog_now()
-        self.start_catalog_sync(runtime)
+        self.catalog_sync.refresh_branch()
+        self.catalog_sync.start(runtime)
         for problem in runtime.problems:
             await self.add_notice(problem, "error")
         for warning in runtime.settings.warnings:
@@ -209,6 +212,10 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         if runtime is None or runtime.agent is None:
             return "no model"
         return runtime.agent.model or runtime.model or self.requested_model or "default"
+
+    def schedule_catalog_refresh(self, select: str | None = None) -> None:
+        """Refresh the catalog pane soon (bursts coalesce); `select` a row by name once it is there."""
+        self.catalog_sync.schedule(select)
 
     def no_model_message(self) -> str:
         lines = [
@@ -290,6 +297,20 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
                 screen.maximize(pane, container=False)
                 return
 
+    def reveal_diff(self) -> None:
+        """In the narrow layout the diff pane is a tab: switch to it."""
+        if self.screen.has_class("-narrow"):
+            self.action_show_pane("diff")
+
+    def on_catalog_pane_action_requested(self, message: CatalogPane.ActionRequested) -> None:
+        self.catalog_actions.request(message.action, message.row)
+
+    def on_catalog_pane_care_requested(self, message: CatalogPane.CareRequested) -> None:
+        self.run_worker(open_catalog_care(self), group="catalog-care", exclusive=True)
+
+    def on_catalog_pane_pruned_requested(self, message: CatalogPane.PrunedRequested) -> None:
+        self.catalog_actions.load_pruned()
+
     def action_next_pane(self) -> None:
         self.action_show_pane(PANES[(PANES.index(self.active_pane) + 1) % len(PANES)])
 
@@ -304,16 +325,16 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
     @on(PromptArea.Submitted)
     def _prompt_submitted(self, event: PromptArea.Submitted) -> None:
         # a worker: slash commands may wait on a modal, which needs the app's message loop free
-        self.run_worker(self.handle_input(event.text), group="input")
+        self.run_worker(self.slash_commands.handle_input(event.text), group="input")
 
     def action_slash(self, name: str) -> None:
-        self.run_worker(self.handle_input(f"/{name}"), group="slash")
+        self.run_worker(self.slash_commands.handle_input(f"/{name}"), group="slash")
 
     # ---------------------------------------------------------------- command palette
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield from self.palette_commands()
+        yield from self.slash_commands.palette_commands()
 
     async def on_unmount(self) -> None:
         if self.runtime is not None:

@@ -69,7 +69,7 @@ class TurnMixin:
 
     async def run_queued_command(self: "TuiAgentApp", text: str) -> None:
         """A slash command typed during a turn (/clear, /resume) runs after it; then the queue moves on."""
-        await self.handle_input(text)
+        await self.slash_commands.handle_input(text)
         self.send_queued_prompt()
 
     async def show_session(self: "TuiAgentApp", path: Path, session_id: str) -> None:
@@ -141,9 +141,9 @@ class TurnMixin:
                 self.refresh_bindings()
         if not self.is_running:
             return
-        self.refresh_branch()
+        self.catalog_sync.refresh_branch()
         self.schedule_catalog_refresh()
-        await self.show_turn_edits(announce=True)
+        await self.undo_commands.show_turn_edits(announce=True)
         self.call_later(self.send_queued_prompt)
 
     async def handle_event(self: "TuiAgentApp", event: Event) -> None:
