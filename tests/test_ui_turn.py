@@ -10,6 +10,7 @@ from tests.gitrepo import git, user_state
 from tests.test_ui_support import (SIZE, authored_announcements, make_app, notifications, ready, row_names, tool_source,
                                    turn_answered, wait_until)
 from tui_agent.ui.app import TuiAgentApp
+from tui_agent.ui.palette import palette_commands
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, ToolCallBlock, tool_title
 
@@ -134,7 +135,7 @@ async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> N
         assert "Unknown command /nosuch" in notices[5]
         app.catalog_pane.query_one("#catalog-filter").value = ""  # /recipes filtered the pane to recipes
         await pilot.pause(0.1)
-        titles = [command.title for command in app.get_system_commands(app.screen)]
+        titles = [command.title for command in palette_commands(app)]  # what the palette's TuiAgentCommands provider offers
         for expected in ("/help", "/tools", "/diff", "/undo", "/model", "/clear", "/resume", "/recipes", "Cancel the turn", "Prune double", "Revert double", "History double", "Drift double", "Run double", "View double"):
             assert expected in titles, expected
         await send(pilot, app, "/clear")

@@ -6,13 +6,13 @@ import argparse
 import asyncio
 import importlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -26,6 +26,7 @@ from tui_agent.ui.catalog_care import open_catalog_care
 from tui_agent.ui.diffs import warm_up_highlighting
 from tui_agent.ui.heap import freeze_long_lived, thaw
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
+from tui_agent.ui.palette import TuiAgentCommands
 from tui_agent.ui.prompt_completion import PromptCompletion
 from tui_agent.ui.slash_commands import SlashCommands
 from tui_agent.ui.slash_undo import UndoCommands
@@ -55,6 +56,7 @@ class TuiAgentApp(TurnMixin, App[int]):
     """Three panes; every action goes through the runtime's core objects (catalog, agent, sandbox)."""
 
     CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {TuiAgentCommands}  # ctrl+p: tuiagent's commands next to Textual's own
     TITLE = "tuiagent"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
     BINDINGS = [
@@ -329,12 +331,6 @@ class TuiAgentApp(TurnMixin, App[int]):
 
     def action_slash(self, name: str) -> None:
         self.run_worker(self.slash_commands.handle_input(f"/{name}"), group="slash")
-
-    # ---------------------------------------------------------------- command palette
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield from self.slash_commands.palette_commands()
 
     async def on_unmount(self) -> None:
         if self.runtime is not None:

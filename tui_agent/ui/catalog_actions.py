@@ -147,8 +147,8 @@ class CatalogActions:
         runtime = self.app.runtime
         if runtime is not None and row.kind == "recipe" and runtime.recipes is not None:
             runs = await runtime.recipes.run_recipe(row.name)
-            for run in runs:
-                await self.app.add_notice(f"recipe {row.name}: {run.summary}", "info" if run.ok else "error")
+            for recipe_run in runs:
+                await self.app.add_notice(f"recipe {row.name}: {recipe_run.summary}", "info" if recipe_run.ok else "error")
             return
         catalog = runtime.catalog if runtime is not None and row.kind == "tool" else None
         record = catalog.get(row.name) if catalog is not None else None

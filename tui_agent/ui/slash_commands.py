@@ -1,14 +1,13 @@
-"""Slash commands typed in the prompt, recipe commands, and the same actions in the command palette."""
+"""Slash commands typed in the prompt, built-in and from recipes (palette.py offers the same in the command palette)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from textual.app import SystemCommand
-
 from tui_agent.ui.errors import error_message
+from tui_agent.ui.palette import show_pruned
 from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
@@ -25,14 +24,9 @@ Catalog: v view · r run · d prune · u revert · U revert to a picked version 
 Diff: m unified / side-by-side"""
 
 
-def escape(text: str) -> str:
-    """Text shown literally in the palette (its help is markup; textual.markup.escape misses `[ID]`)."""
-    return text.replace("[", "\\[")
-
-
 class SlashCommands:
-    """`/help /tools /model /clear /resume /recipes /care /cost`, `/restore NAME`, recipe `/name args` commands, and the
-    same actions for the command palette (`/undo /rewind /diff /permissions` are slash_undo.UndoCommands')."""
+    """`/help /tools /model /clear /resume /recipes /care /cost`, `/restore NAME` and recipe `/name args` commands
+    (`/undo /rewind /diff /permissions` are slash_undo.UndoCommands')."""
 
     def __init__(self, app: TuiAgentApp) -> None:
         self.app = app
@@ -115,7 +109,7 @@ class SlashCommands:
     async def slash_restore(self, args: str) -> None:
         name = args.strip()
         if not name:
-            self._palette_restore()
+            show_pruned(self.app)
             await self.app.add_notice("Pruned tools are listed in the catalog pane: enter or r restores the selected one (/restore NAME works too).")
             return
         catalog = self.app.runtime.catalog if self.app.runtime is not None else None
@@ -208,40 +202,3 @@ class SlashCommands:
             await self.app.add_notice("(shown only: no model is configured to continue it)", "warning")
         else:
             self.app.header.input_tokens, self.app.header.output_tokens, self.app.header.cost_usd = agent.usage.prompt_tokens, agent.usage.output_tokens, agent.usage.cost_usd
-
-    def palette_commands(self) -> Iterator[SystemCommand]:
-        """Every slash command, pane and catalog action, for the command palette."""
-        for name, description in BUILTIN_COMMANDS.items():
-            yield SystemCommand(f"/{name}", escape(description), lambda name=name: self.app.action_slash(name))
-        yield SystemCommand("/restore", escape("bring back a pruned tool (/restore NAME); from here: pick one"), self._palette_restore)
-        for name, description in self.recipe_commands().items():
-            yield SystemCommand(f"/{name}", escape(f"{description} (recipe)"), lambda name=name: self.app.action_slash(name))
-        yield SystemCommand("Cancel the turn", "stop the agent (esc)", self.app.action_cancel_turn)
-        yield SystemCommand("Zoom the pane", "maximize the focused pane, or restore the layout (F5)", self.app.action_zoom)
-        yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", self._palette_restore)
-        for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):
-            yield SystemCommand(f"Show the {pane} pane", key, lambda pane=pane: self.app.action_show_pane(pane))
-        yield SystemCommand("Diff: unified / side-by-side", "m in the diff pane", self.app.diff_pane.action_toggle_mode)
-        yield SystemCommand("Catalog: sort by next column", "s in the catalog", self.app.catalog_pane.action_cycle_sort)
-        yield SystemCommand("Catalog: filter", "/ in the catalog", self._palette_filter)
-        selected = self.app.catalog_pane.selected()
-        if selected is not None:
-            for action, key, what in (
-                ("view", "v", "view the source"),
-                ("run", "r", "run with an argument form"),
-                ("prune", "d", "prune (asks first)"),
-                ("revert", "u", "revert to the previous version"),
-                ("revert_to", "U", "pick a version from the history and revert to it"),
-                ("history", "h", "pick a version and see its diff"),
-                ("drift", "f", "drift diff and test re-run"),
-                ("repair", "R", "hand a drifted or broken tool to the agent"),
-            ):
-                yield SystemCommand(f"{action.replace('_', ' ').capitalize()} {selected.name}", f"{what} ({key})", lambda action=action, row=selected: self.app.catalog_actions.request(action, row))
-
-    def _palette_restore(self) -> None:
-        self.app.action_show_pane("catalog")
-        self.app.catalog_pane.show_pruned = True
-
-    def _palette_filter(self) -> None:
-        self.app.action_show_pane("catalog")
-        self.app.catalog_pane.action_focus_filter()
