@@ -11,6 +11,7 @@ from tui_agent.core.versioning.branch import current_branch
 from tui_agent.core.tending.suggestions import as_row
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.mcp_rows import mcp_header, mcp_rows
+from tui_agent.ui.widgets.header import StatusHeader
 
 if TYPE_CHECKING:
     from tui_agent.core.runtime import Runtime
@@ -112,4 +113,7 @@ class CatalogSync:
         self.app.run_worker(self._refresh_branch(), group="branch", exclusive=True)
 
     async def _refresh_branch(self) -> None:
-        self.app.header.branch = await asyncio.to_thread(current_branch, self.app.project_root) or "no git"
+        branch = await asyncio.to_thread(current_branch, self.app.project_root) or "no git"
+        if self.app.is_running and self.app.screen_stack:  # not while the app shuts down (its widgets may be gone)
+            for header in self.app.screen_stack[0].query(StatusHeader):  # the main screen's, under any open modal
+                header.branch = branch

@@ -28,9 +28,9 @@ class UndoCommands:
             return None
         return runtime.undo, runtime.session
 
-    async def _undo_ready(self) -> tuple[UndoService, SessionLog] | None:
-        if self.app.turn_running:
-            self.app.notify("Cancel the running turn first (esc).", severity="warning")
+    async def _undo_ready(self, command: str) -> tuple[UndoService, SessionLog] | None:
+        if self.app.turn_running:  # typed during a turn, it undoes that turn once it is over (esc cancels the turn sooner)
+            self.app.prompt_queue.push(command.strip(), "command")
             return None
         parts = self._undo_parts()
         if parts is None:
@@ -39,14 +39,14 @@ class UndoCommands:
 
     async def undo(self, args: str) -> None:
         """Undo the last turn: its file changes (any tool, shell included) and what it authored in the catalog."""
-        parts = await self._undo_ready()
+        parts = await self._undo_ready(f"/undo {args}")
         if parts is not None:
             undo, session = parts
             await self._show_undo(await undo.undo_last(session))
 
     async def rewind(self, args: str) -> None:
         """Undo an earlier turn and every turn after it: `/rewind N`, or pick the turn from a list."""
-        parts = await self._undo_ready()
+        parts = await self._undo_ready(f"/rewind {args}")
         if parts is None:
             return
         undo, session = parts
