@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, TextIO
 
 from tui_agent.core.agent.pricing import UsageTotals, api_usage
+from tui_agent.core.textsafety import for_terminal
 from tui_agent.core.events import (
     ApprovalDenied, Event, Notice, TextDelta, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, Usage,
 )
@@ -126,12 +127,12 @@ class HeadlessPrinter:
         if not self._at_line_start:
             self.out.write("\n")
             self._at_line_start = True
-        target.write(text + "\n")
+        target.write(for_terminal(target, text) + "\n")
         target.flush()
 
     def _print_text(self, event: Event) -> None:
         if isinstance(event, TextDelta):
-            self.out.write(event.text)
+            self.out.write(for_terminal(self.out, event.text))
             self.out.flush()
             self._at_line_start = event.text.endswith("\n")
         elif isinstance(event, ToolCallStarted):

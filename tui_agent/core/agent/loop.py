@@ -31,7 +31,7 @@ from tui_agent.core.watch import ProjectWatcher
 
 
 class TurnRecorder(Protocol):
-    """Told when a turn begins and ends, and of each of its events (core/undo/service.py)."""
+    """Told when a turn begins and ends, and of each of its events (core/undo/service.py); `end` may come twice."""
 
     async def begin(self, session: SessionLog, prompt: str) -> None: ...
     def observe(self, event: Event) -> None: ...
@@ -202,6 +202,8 @@ class Agent:
                 self.session.append_event(event)
                 if recorder is not None:
                     recorder.observe(event)
+                    if isinstance(event, TurnFinished):  # the last checkpoint before anyone hears the turn is over:
+                        await recorder.end(self.session)  # an edit the person makes then is theirs, not the turn's
                 yield event
         finally:
             await inner.aclose()
