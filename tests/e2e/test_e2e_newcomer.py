@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,9 +52,15 @@ def send_prompt(terminal: TmuxSession, text: str) -> None:
 
 
 def close(terminal: TmuxSession, text: str) -> None:
-    """Esc, then wait until `text` is gone: a key sent right after a lone Esc would read as Alt+key."""
-    terminal.send("Escape")
-    terminal.wait_for(lambda s: text not in s, what=f"{text!r} gone")
+    """Esc, then wait until `text` is gone for good: a key sent right after a lone Esc would read as Alt+key, and a
+    toast passing over `text` hides it for a moment without anything having closed (then Esc again, as a person would)."""
+    for _attempt in range(3):
+        terminal.send("Escape")
+        terminal.wait_for(lambda s: text not in s, what=f"{text!r} gone")
+        time.sleep(0.7)
+        if text not in terminal.screen():
+            return
+    raise AssertionError(f"{text!r} is still on screen after three Esc presses:\n{terminal.screen()}")
 
 
 def catalog_keys(terminal: TmuxSession, repo: Path) -> None:
