@@ -62,6 +62,7 @@ class ProjectWatcher:
         self._probe_dir = project.cache_dir
         self._probe_ids = itertools.count(1)
         self._barriers: dict[str, asyncio.Event] = {}
+        self.probe_error: OSError | None = None  # why the last readiness probe could not be written
         self._branch: str | None = None
         self._git_dir = _git_dir_inside(project.root)
 
@@ -187,15 +188,19 @@ class ProjectWatcher:
         """Write a probe until the watch reports it: then the OS watch is live."""
         probe = self._probe_dir / f"{PROBE_PREFIX}-{os.getpid()}-ready"
         while not self.ready.is_set():
-            probe.write_text("probe\n")
-            await asyncio.sleep(0.05)
+            try:
+                probe.write_text("probe\n")
+                self.probe_error = None
+            except OSError as error:  # a read-only or full disk: settle() cannot wait on probes meanwhile
+                self.probe_error = error
+            await asyncio.sleep(0.05 if self.probe_error is None else 1.0)
         probe.unlink(missing_ok=True)
 
     async def settle(self, timeout_s: float = 30.0, ready_timeout_s: float = 2.0) -> None:
         """Return once every file change made before this call has been handled (a probe written now has come
         back through the watch), or after `timeout_s`; at once when the watcher is not running. A watch that is not
         live yet gets `ready_timeout_s` (what changed before it went live is re-checked when it does)."""
-        if not self.running:
+        if not self.running or (self.probe_error is not None and not self.ready.is_set()):
             return
         try:
             await asyncio.wait_for(self.ready.wait(), ready_timeout_s)
@@ -207,6 +212,8 @@ class ProjectWatcher:
         try:
             probe.write_text("probe\n")
             await asyncio.wait_for(barrier.wait(), timeout_s)
+        except OSError as error:  # a read-only or full disk: no probe, so nothing to wait for
+            log.info("the project watcher cannot write its probe: %s", error)
         except (TimeoutError, asyncio.TimeoutError):
             log.warning("the project watcher did not report a probe within %.0f s", timeout_s)
         finally:

@@ -200,6 +200,9 @@ class Agent:
         try:
             async for event in inner:
                 self.session.append_event(event)
+                if not isinstance(event, TextDelta):  # told between texts, so a streaming reply is not split
+                    for message, level in self.session.take_problems():
+                        yield Notice(message, level)
                 if recorder is not None:
                     recorder.observe(event)
                 yield event
