@@ -126,7 +126,16 @@ async def run_recipes_command(args: argparse.Namespace) -> int:
             result = await COMMANDS[args.recipes_command](runtime.recipes, args)
         except PipelineError as error:
             result = error_result(error)
+        finally:
+            for notice in later_notices(runtime):
+                print(f"tuiagent: {notice}", file=sys.stderr)
     return print_result(result, args.json)
+
+
+def later_notices(runtime: Any) -> list[str]:
+    """What could not be recorded during the command (read-only or full disk), not already said at start-up."""
+    found = [*runtime.catalog.state.notices, *runtime.sandbox.audit.notices, *runtime.recipes.runlog.notices]
+    return [notice for notice in dict.fromkeys(found) if notice not in runtime.problems]
 
 
 def need_recipe(engine: Any, name: str) -> Any:
