@@ -180,3 +180,28 @@ async def test_the_tui_opens_a_read_only_project_shows_the_catalog_and_explains_
         assert "cannot write .agent/recipes/lines.toml: Read-only file system" in reverted and "make it writable" in reverted
         assert {"double", "lines"} <= set(row_names(app))
     assert snapshot(repo) == before
+
+
+async def test_the_tui_on_a_full_disk_explains_and_leaves_nothing_half_written(disk: Path) -> None:
+    repo = init_repo(disk / "project")
+    recipe = with_recipe_in_two_versions(repo, cli_process)
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: {"double", "lines"} <= set(row_names(app)), message="the catalog rows")
+        before = snapshot(repo)
+        fill(disk, 0)
+        app.action_show_pane("catalog")
+        assert app.catalog_pane.select("lines")
+        await pilot.pause()
+        await pilot.press("u")
+        await wait_until(pilot, lambda: any(note.startswith("revert lines:") for note in notifications(app)), timeout=30,
+                         message="why the revert cannot write")
+        [reverted] = [note for note in notifications(app) if note.startswith("revert lines:")]
+        assert "No space left on device; the disk is full: free some space and try again" in reverted, reverted
+        assert recipe.read_text() == RECIPE_V2 and not list(recipe.parent.glob("*.tmp"))
+        assert snapshot(repo) == before
+        free(disk)
+        await pilot.press("u")
+        await wait_until(pilot, lambda: recipe.read_text() == RECIPE, timeout=30, message="the revert once there is room")
+        assert {"double", "lines"} <= set(row_names(app))
