@@ -104,6 +104,20 @@ def test_recipes_commands_on_a_read_only_project(repo: Path, capsys: pytest.Capt
     assert snapshot(repo) == before
 
 
+def test_a_read_only_checkout_without_agent_folder_lists_and_runs(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A read-only clone nobody ran tuiagent in yet: nothing to list, but no failure either, and the sandbox runs."""
+    (repo / "hello.py").write_text("print('hello from a read-only checkout')\n")
+    with read_only(repo):
+        code, out, err = tuiagent(repo, capsys, "tools", "list")
+        assert (code, out.strip()) == (0, "no tools yet (.agent/tools/ is empty)"), err
+        assert "state.db cannot be written" in err and len(err.strip().splitlines()) == 1
+        code, out, _ = tuiagent(repo, capsys, "recipes", "list", "--json")
+        assert (code, json.loads(out)) == (0, [])
+        code, out, err = tuiagent(repo, capsys, "sandbox", "run", str(repo / "hello.py"))
+        assert code == 0 and "hello from a read-only checkout" in out, err
+    assert not (repo / ".agent").exists()
+
+
 @pytest.fixture
 def disk(tmp_path: Path) -> Iterator[Path]:
     with tmpfs(tmp_path, "4m") as mount_point:
