@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -116,6 +119,33 @@ def test_a_read_only_checkout_without_agent_folder_lists_and_runs(repo: Path, ca
         code, out, err = tuiagent(repo, capsys, "sandbox", "run", str(repo / "hello.py"))
         assert code == 0 and "hello from a read-only checkout" in out, err
     assert not (repo / ".agent").exists()
+
+
+def first_lines(process: subprocess.Popen[str], count: int, timeout_s: float) -> list[str]:
+    """The first `count` lines a process prints, or as many as came within `timeout_s`."""
+    assert process.stdout is not None
+    deadline, lines = time.monotonic() + timeout_s, []
+    while len(lines) < count and time.monotonic() < deadline:
+        if select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            lines.append(process.stdout.readline())
+    return lines
+
+
+def test_watch_on_a_read_only_project_says_it_is_watching(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No readiness probe can be written there; the watch is taken as live after a moment instead of never."""
+    with_recipe_in_two_versions(repo, lambda repo, *argv: tuiagent(repo, capsys, *argv))
+    with read_only(repo):
+        watch = subprocess.Popen([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "watch"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+        try:
+            lines = first_lines(watch, 2, timeout_s=60)
+        finally:
+            watch.send_signal(signal.SIGINT)
+            rest, err = watch.communicate(timeout=60)
+    assert lines[0].startswith("[warning] .agent/state.db cannot be written"), lines
+    assert len(lines) == 2 and lines[1].startswith(f"[info] watching {repo}: 0 file_changed recipe(s)"), (lines, err)
+    assert rest.strip().endswith("[info] stopped") and watch.returncode == 0 and "Traceback" not in err
 
 
 @pytest.fixture

@@ -118,6 +118,6 @@ async def test_the_tui_shows_a_notice_when_the_session_file_cannot_be_written_an
         assert [(entry.kind, entry.tool) for entry in app.conversation.entries if entry.kind != "notice"] == [
             ("user", ""), ("assistant", ""), ("tool", "read_file"), ("assistant", ""), ("tool", "list_files"), ("assistant", "")]
         assert entries(app, "assistant") == ["Reading the readme.", LONG, "It is a demo project."]
-        assert not app.header.busy
+        await wait_until(pilot, lambda: not app.header.busy, timeout=30, message="the turn's end (not busy)")
     messages = load_messages(session_file(repo))
     assert texts(messages)[-2:] == ["toolu", "It is a demo project."] and len(messages) == 6

@@ -190,17 +190,20 @@ class ProjectWatcher:
         while not self.ready.is_set():
             try:
                 probe.write_text("probe\n")
-                self.probe_error = None
-            except OSError as error:  # a read-only or full disk: settle() cannot wait on probes meanwhile
-                self.probe_error = error
-            await asyncio.sleep(0.05 if self.probe_error is None else 1.0)
+            except OSError as error:  # a read-only or full disk: no probe can prove the watch live, so after a
+                self.probe_error = error  # moment it is taken as live (with the same catch-up as a probe's)
+                await asyncio.sleep(1.0)
+                if not self.ready.is_set():
+                    await self._handle(Batch(probes={probe.name}))
+                return
+            await asyncio.sleep(0.05)
         probe.unlink(missing_ok=True)
 
     async def settle(self, timeout_s: float = 30.0, ready_timeout_s: float = 2.0) -> None:
         """Return once every file change made before this call has been handled (a probe written now has come
         back through the watch), or after `timeout_s`; at once when the watcher is not running. A watch that is not
         live yet gets `ready_timeout_s` (what changed before it went live is re-checked when it does)."""
-        if not self.running or (self.probe_error is not None and not self.ready.is_set()):
+        if not self.running:
             return
         try:
             await asyncio.wait_for(self.ready.wait(), ready_timeout_s)
