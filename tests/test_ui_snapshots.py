@@ -69,6 +69,7 @@ def project(tmp_path: Path) -> Path:
 
 async def settled(pilot) -> None:  # type: ignore[no-untyped-def]
     app = await ready(pilot)
+    app.prompt_area.cursor_blink = False  # a blinking cursor is caught on or off by chance when the machine is slow
     await wait_until(pilot, lambda: app.header.branch == "main" and len(row_names(app)) == 4, message="branch and catalog")
     await pilot.pause(0.2)
 

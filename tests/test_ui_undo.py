@@ -80,3 +80,21 @@ async def test_undo_and_diff_cover_shell_made_changes_and_never_overwrite_the_us
         await wait_until(pilot, lambda: (repo / "app.py").read_text() == original_app, message="the rewind", timeout=30)
         assert not (repo / "extra.txt").exists() and (repo / "README.md").read_text() == "# demo project\n"
         await wait_until(pilot, lambda: "the user undid your changes" in str(app.runtime.agent.messages[-1]), message="the model told", timeout=30)
+
+
+async def test_undo_typed_during_a_turn_waits_for_it_then_undoes_it(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"})), reply(text("done"), delay_s=1.5))
+    (repo / ".agent").mkdir()
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["write_file"]\n')
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "readme")
+        await wait_until(pilot, lambda: (repo / "README.md").read_text() == "agent readme\n", timeout=60, message="the agent's write")
+        assert app.turn_running
+        await send(pilot, app, "/undo")  # the model is still answering: the undo is queued, not refused
+        assert [item.text for item in app.prompt_queue] == ["/undo"]
+        await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=60, message="the undo after the turn")
+        assert not app.turn_running and not app.prompt_queue
+        notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
+        assert any(text.startswith("Undid turn") for text in notices), notices

@@ -18,9 +18,9 @@ class UndoCommandsMixin:
     def _undo_service(self: "TuiAgentApp") -> Any:
         return getattr(self.runtime, "undo", None)
 
-    async def _undo_ready(self: "TuiAgentApp") -> bool:
-        if self.turn_running:
-            self.notify("Cancel the running turn first (esc).", severity="warning")
+    async def _undo_ready(self: "TuiAgentApp", command: str) -> bool:
+        if self.turn_running:  # typed during a turn, it undoes that turn once it is over (esc cancels the turn sooner)
+            self.prompt_queue.push(command.strip(), "command")
             return False
         if self._undo_service() is None or getattr(self.runtime, "session", None) is None:
             await self.add_notice(NO_GIT, "warning")
@@ -29,12 +29,12 @@ class UndoCommandsMixin:
 
     async def slash_undo(self: "TuiAgentApp", args: str) -> None:
         """Undo the last turn: its file changes (any tool, shell included) and what it authored in the catalog."""
-        if await self._undo_ready():
+        if await self._undo_ready(f"/undo {args}"):
             await self._show_undo(await self._undo_service().undo_last(self.runtime.session))
 
     async def slash_rewind(self: "TuiAgentApp", args: str) -> None:
         """Undo an earlier turn and every turn after it: `/rewind N`, or pick the turn from a list."""
-        if not await self._undo_ready():
+        if not await self._undo_ready(f"/rewind {args}"):
             return
         undo = self._undo_service()
         turns = [turn for turn in undo.turns(self.runtime.session) if not turn.undone]

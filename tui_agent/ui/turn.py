@@ -32,6 +32,8 @@ from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import entries_from_records
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
+from tui_agent.ui.widgets.conversation import Conversation
+from tui_agent.ui.widgets.header import StatusHeader
 
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
@@ -67,7 +69,7 @@ class TurnMixin:
             self.start_turn(item.text, source=item.source)
 
     async def run_queued_command(self: "TuiAgentApp", text: str) -> None:
-        """A slash command typed during a turn (/clear, /resume) runs after it; then the queue moves on."""
+        """A slash command typed during a turn (/clear, /resume, /undo, /rewind) runs after it; then the queue moves on."""
         await self.handle_input(text)
         self.send_queued_prompt()
 
@@ -107,7 +109,6 @@ class TurnMixin:
     async def run_turn(self: "TuiAgentApp", prompt: str) -> None:
         agent = self.runtime.agent
         conversation = self.conversation
-        header = self.header
         await conversation.add(Entry("user", text=prompt))
         if self.turn_prompt:  # the person's own prompt: the files it @mentions go along
             prompt = await self.with_attachments(prompt)
@@ -117,15 +118,7 @@ class TurnMixin:
                 if not isinstance(event, (ToolAuthored, CatalogChanged)):  # those reach the app through the change feed
                     await self.handle_event(event)
         except asyncio.CancelledError:
-            await conversation.finish_stream()
-            now = time.monotonic()
-            for entry in conversation.tool_entries():
-                if entry.result is None:
-                    entry.result, entry.is_error, entry.cancelled = "cancelled (esc): the call was stopped", True, True
-                    entry.duration_ms = (now - entry.started) * 1000
-                    conversation.refresh_tool(entry.call_id)
-            await conversation.add(Entry("notice", text="Turn cancelled.", level="warning"))
-            self.call_later(self.send_queued_prompt)  # a prompt queued during the turn goes now, as after any turn
+            await self.mark_turn_cancelled(conversation)
             raise
         except Exception as exc:  # the agent should yield TurnFailed; this catches what escaped it
             await conversation.add(Entry("notice", text=f"turn failed: {type(exc).__name__}: {exc}", level="error"))
@@ -137,16 +130,37 @@ class TurnMixin:
                 except (Exception, asyncio.CancelledError):
                     pass
             await conversation.finish_stream()
-            self.turn_running = False
-            header.busy = False
-            if self.is_running and self.screen_stack:  # not while the app shuts down
-                self.refresh_bindings()
-        if not self.is_running:
-            return
-        self.refresh_branch()
-        self.schedule_catalog_refresh()
-        await self.show_turn_edits(announce=True)
+        try:
+            if self.is_running:
+                self.refresh_branch()
+                self.schedule_catalog_refresh()
+                # still inside the turn: a /undo typed now waits for this diff instead of having its own replaced by it
+                await self.show_turn_edits(announce=True)
+        finally:
+            self.end_turn()
+        if self.is_running:
+            self.call_later(self.send_queued_prompt)
+
+    async def mark_turn_cancelled(self: "TuiAgentApp", conversation: Conversation) -> None:
+        """Esc: calls still running show as cancelled, the turn ends, and a prompt queued during it goes next."""
+        await conversation.finish_stream()
+        now = time.monotonic()
+        for entry in conversation.tool_entries():
+            if entry.result is None:
+                entry.result, entry.is_error, entry.cancelled = "cancelled (esc): the call was stopped", True, True
+                entry.duration_ms = (now - entry.started) * 1000
+                conversation.refresh_tool(entry.call_id)
+        await conversation.add(Entry("notice", text="Turn cancelled.", level="warning"))
+        self.end_turn()
         self.call_later(self.send_queued_prompt)
+
+    def end_turn(self: "TuiAgentApp") -> None:
+        """The turn is over: the header stops showing busy and the footer's keys follow."""
+        self.turn_running = False
+        if self.is_running and self.screen_stack:  # not while the app shuts down (its widgets may be gone)
+            for header in self.screen_stack[0].query(StatusHeader):  # the main screen's, under any open modal
+                header.busy = False
+            self.refresh_bindings()
 
     async def handle_event(self: "TuiAgentApp", event: Event) -> None:
         """One core event into pixels."""
