@@ -73,8 +73,8 @@ class Project:
             if not gitignore.exists():
                 gitignore.write_text(AGENT_GITIGNORE, encoding="utf-8")
         except OSError as error:
-            if error.errno != errno.EROFS or self.agent_dir.exists():
-                raise
+            if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM) or self.agent_dir.exists():
+                raise  # a read-only checkout without .agent/ is read as an empty catalog; anything else is an error
 
     def tool_path(self, name: str) -> Path:
         return self.tools_dir / f"{_plain(name)}.py"

@@ -62,7 +62,6 @@ class ProjectWatcher:
         self._probe_dir = project.cache_dir
         self._probe_ids = itertools.count(1)
         self._barriers: dict[str, asyncio.Event] = {}
-        self.probe_error: OSError | None = None  # why the last readiness probe could not be written
         self._branch: str | None = None
         self._git_dir = _git_dir_inside(project.root)
 
@@ -191,8 +190,8 @@ class ProjectWatcher:
             try:
                 probe.write_text("probe\n")
             except OSError as error:  # a read-only or full disk: no probe can prove the watch live, so after a
-                self.probe_error = error  # moment it is taken as live (with the same catch-up as a probe's)
-                await asyncio.sleep(1.0)
+                log.info("the project watcher cannot write its probe (%s); taking the watch as live", error)
+                await asyncio.sleep(1.0)  # moment it is taken as live (with the same catch-up as a probe's)
                 if not self.ready.is_set():
                     await self._handle(Batch(probes={probe.name}))
                 return
