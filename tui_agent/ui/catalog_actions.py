@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import work
 
-from tui_agent.core.catalog.errors import os_failure_hint
+from tui_agent.core.catalog.errors import failure_reason
 from tui_agent.core.versioning.store import VersionedStore
 from tui_agent.ui.catalog_care import open_catalog_care, repair_tool, suggestion_action
 from tui_agent.ui.catalog_rows import CatalogRow
@@ -117,7 +117,7 @@ class CatalogActionsMixin:
         try:
             await getattr(self, f"catalog_{action}")(row)
         except Exception as exc:
-            message = getattr(exc, "message", None) or (os_failure_hint(exc) if isinstance(exc, OSError) else str(exc))
+            message = getattr(exc, "message", None) or failure_reason(exc)
             stage = getattr(exc, "stage", None)
             self.notify(f"{action} {row.name}: {f'[{stage}] ' if stage else ''}{message}", severity="error", timeout=8)
         self.schedule_catalog_refresh()

@@ -45,6 +45,11 @@ def os_failure_hint(error: OSError) -> str:
     return f"{reason}; check the folder and try again"
 
 
+def failure_reason(error: Exception) -> str:
+    """An exception as the end of a one-line message: an OSError in words (see os_failure_hint), else its text."""
+    return os_failure_hint(error) if isinstance(error, OSError) else str(error)
+
+
 def write_failed(rel: str, error: OSError) -> PipelineError:
     """A file of `.agent/` could not be written, and nothing was changed."""
     return PipelineError("write", f"cannot write {rel}: {os_failure_hint(error)} (nothing was changed)")

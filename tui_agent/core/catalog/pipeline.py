@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from tui_agent.core.catalog.errors import STAGES, PipelineError, os_failure_hint, write_failed
+from tui_agent.core.catalog.errors import STAGES, PipelineError, failure_reason, write_failed
 from tui_agent.core.versioning.gitstore import CommitOutcome
 from tui_agent.core.versioning.writelock import WriterLock
 from tui_agent.core.catalog.files import Undo, atomic_delete, atomic_write, read_bytes_or_none
@@ -197,7 +197,7 @@ class Pipeline:
         except Exception as exc:
             undo.restore()
             self.registry.restore_entry(name, previous_entry)
-            raise PipelineError("commit", f"git commit failed, the file was put back: {exc}") from exc
+            raise PipelineError("commit", f"git commit failed, the file was put back: {failure_reason(exc)}") from exc
         undo.discard()
         return self.register(name, spec, data, outcome.sha), outcome
 
@@ -258,8 +258,7 @@ class Pipeline:
                 undo.restore()
             finally:
                 self.registry.restore_entry(name, previous_entry)
-            reason = os_failure_hint(exc) if isinstance(exc, OSError) else exc
-            raise PipelineError("commit", f"removing {name} failed; the file is as it was: {reason}") from exc
+            raise PipelineError("commit", f"removing {name} failed; the file is as it was: {failure_reason(exc)}") from exc
         undo.discard()
         return outcome
 
