@@ -58,7 +58,8 @@ def run_main(argv: list[str]) -> tuple[int, str, str]:
 def assert_clean_failure(argv: list[str], code: int, out: str, err: str) -> None:
     """A failure is one short message (JSON on stdout with --json), never a traceback or an internal error."""
     assert "Traceback" not in out + err, (argv, err)
-    if code != 0 and wants_json(argv) and out.strip():
+    if code != 0 and wants_json(argv):
+        assert out.strip(), f"{argv}: a --json failure printed no JSON (stderr: {err})"
         last = json.loads(out.strip().splitlines()[-1]) if out.strip().startswith("{\"") else json.loads(out)
         assert isinstance(last, dict) and "error" in last and "stage" in last, (argv, out)
 

@@ -13,7 +13,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
-from tui_agent.commands.failures import CommandFailure
+from tui_agent.commands.failures import EXIT_USAGE, CommandFailure, report
 
 
 
@@ -103,8 +103,7 @@ def agent_prompt_runner(holder: dict[str, Any], out: Any) -> Any:
 def handle_recipes(args: argparse.Namespace) -> int:
     refusal = name_refusal(args, "recipe")
     if refusal:
-        print(refusal, file=sys.stderr)
-        return 2
+        return report(refusal, "usage", EXIT_USAGE, as_json=args.json)
     try:
         return asyncio.run(run_recipes_command(args))
     except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM or SIGHUP: the run was cancelled
