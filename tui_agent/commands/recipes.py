@@ -58,7 +58,7 @@ async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> Asyn
     try:
         approve = flag_approver(yes=bool(getattr(args, "yes", False)), allowed_tools=getattr(args, "allow", []) or [])
     except ValueError as error:  # a malformed --allow rule
-        raise SystemExit(f"tuiagent: {error}") from None
+        raise CommandFailure(str(error), "usage", EXIT_USAGE) from None
     runtime = await open_runtime(
         args.project,
         approve=approve,
