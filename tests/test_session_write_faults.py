@@ -130,7 +130,7 @@ def test_headless_on_a_read_only_repository_answers_and_warns(repo: Path, api: F
         code = main(["--project", str(repo), "-p", "what is this?", "--output-format", "json"])
     out, err = capsys.readouterr()
     result = json.loads(out)
-    assert code == 0 and result["result"] == "A demo project." and "Traceback" not in err, err
+    assert code == 0 and result["result"] == "A demo project." and "Traceback" not in err, (result, err)
     assert any("cannot be written (Read-only file system)" in warning for warning in result["warnings"]), result
     assert "demo project" in api.requests[1].tool_result_text()
     assert not (repo / ".agent").exists()
