@@ -126,11 +126,14 @@ async def test_the_tui_shows_a_notice_when_the_session_file_cannot_be_written_an
 def test_headless_on_a_read_only_repository_answers_and_warns(repo: Path, api: FakeMessagesAPI,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     api.enqueue(reply(text("Looking."), tool_use("read_file", {"path": "README.md"})), reply(text("A demo project.")))
+    (repo / "notes.txt").write_text("untracked: checkpointing it needs a new git object, which cannot be written\n")
     with read_only(repo):
         code = main(["--project", str(repo), "-p", "what is this?", "--output-format", "json"])
     out, err = capsys.readouterr()
     result = json.loads(out)
     assert code == 0 and result["result"] == "A demo project." and "Traceback" not in err, (result, err)
     assert any("cannot be written (Read-only file system)" in warning for warning in result["warnings"]), result
+    assert any(warning.startswith("this turn cannot be undone: the work tree could not be checkpointed")
+               for warning in result["warnings"]), result
     assert "demo project" in api.requests[1].tool_result_text()
     assert not (repo / ".agent").exists()
