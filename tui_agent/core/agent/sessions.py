@@ -10,10 +10,10 @@ from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from tui_agent.core.appendfile import append_whole
 from tui_agent.core.agent.session_events import BadEventRecord, DecodedEvents, decode_event, decode_events, is_event_record
 from tui_agent.core.events import Event, ToolCallFinished, TurnStarted, Usage
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox.audit import append_whole
 
 INTERRUPTED_RESULT = "interrupted: the session ended before this call returned a result"
 
