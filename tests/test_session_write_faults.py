@@ -13,10 +13,9 @@ import pytest
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import init_repo
 from tests.mounts import fill, free, needs_mount, read_only, tmpfs
-from tests.test_ui_support import SIZE, make_app, ready, wait_until
+from tests.test_ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tui_agent.cli import main
 from tui_agent.core.agent.sessions import load_messages
-from tui_agent.core.events import TurnFinished
 from tui_agent.ui.app import TuiAgentApp
 
 pytestmark = needs_mount
@@ -109,8 +108,7 @@ async def test_the_tui_shows_a_notice_when_the_session_file_cannot_be_written_an
         app.prompt_area.focus()
         app.prompt_area.insert("what is this?")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: any(isinstance(event, TurnFinished) for event in app.events_seen), timeout=60,
-                         message="the turn to finish")
+        await wait_until(pilot, lambda: turn_answered(app, "It is a demo project."), timeout=60, message="the turn to finish")
         await wait_until(pilot, notice_with(app, "is written again; nothing was lost"), message="the recovery notice")
         [full] = [entry for entry in app.conversation.entries if entry.kind == "notice" and "cannot be written" in entry.text]
         assert full.level == "warning" and "(No space left on device)" in full.text
