@@ -8,13 +8,13 @@ import shlex
 import sqlite3
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.gitrepo import init_repo
+from tests.mounts import fill, needs_mount, tmpfs
 from tui_agent.cli import main
 
 TOOL = '''def add(x: int, y: int = 2) -> int:
@@ -86,15 +86,6 @@ def test_a_deleted_cache_folder_is_rebuilt(repo: Path, capsys: pytest.CaptureFix
     assert tools(repo, capsys, "list", "--json")[0] == 0
 
 
-def can_mount() -> bool:
-    if os.geteuid() != 0:
-        return False
-    return subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode == 0
-
-
-needs_mount = pytest.mark.skipif(not can_mount(), reason="needs root and mount namespaces (read-only bind / tmpfs)")
-
-
 def cli_in(shell_setup: str, project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a private mount namespace prepared by `shell_setup`."""
     command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "tui_agent.cli", "--project", str(project), *argv])
@@ -140,25 +131,8 @@ def test_a_read_only_project_still_lists_shows_diffs_and_runs_and_says_why_it_ca
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 3 MB tmpfs, mounted for this test and removed after it."""
-    mount_point = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
-    mount_point.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount_point)], check=True)
-    try:
+    with tmpfs(tmp_path, "3m") as mount_point:
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
-def fill(disk: Path, leave_bytes: int) -> None:
-    filler = disk / "filler"
-    filler.unlink(missing_ok=True)
-    with open(filler, "wb", buffering=0) as handle:
-        try:
-            while True:
-                handle.write(b"\0" * 4096)
-        except OSError:  # full
-            pass
-    os.truncate(filler, max(0, filler.stat().st_size - leave_bytes))
 
 
 def run_cli(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:

@@ -39,6 +39,29 @@ def test_argument_errors_are_one_line_or_a_json_object(repo: Path, capsys: pytes
     assert code == 2 and failure["stage"] == "usage" and message in failure["error"] and err == ""
 
 
+@pytest.mark.parametrize("argv,message", [
+    (["tools", "show", "Bad Name"], "tuiagent tools show: 'Bad Name' is not a valid tool name"),
+    (["tools", "run", "../x"], "tuiagent tools run: '../x' is not a tool name but a path"),
+    (["recipes", "show", "Bad Name"], "tuiagent recipes show: 'Bad Name' is not a valid recipe name"),
+])
+def test_a_name_that_cannot_name_anything_is_one_line_or_a_json_object(repo: Path, capsys: pytest.CaptureFixture[str],
+                                                                       argv: list[str], message: str) -> None:
+    code, out, err = run(capsys, repo, *argv)
+    assert code == 2 and out == "" and err.startswith(message) and len(err.splitlines()) == 1
+    code, out, err = run(capsys, repo, *argv, "--json")
+    failure = json.loads(out)
+    assert code == 2 and failure["stage"] == "usage" and failure["error"].startswith(message) and err == ""
+
+
+def test_a_malformed_allow_rule_for_recipes_is_a_json_object_with_json(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    message = "'run_shell(' is not an allow rule: use TOOL, TOOL(exact command) or TOOL(prefix:*)"
+    code, out, err = run(capsys, repo, "--allow", "run_shell(", "recipes", "list", "--json")
+    failure = json.loads(out)
+    assert code == 2 and failure["stage"] == "usage" and failure["error"].startswith(message) and err == ""
+    code, out, err = run(capsys, repo, "--allow", "run_shell(", "recipes", "list")
+    assert code == 2 and out == "" and err.startswith(f"tuiagent: {message}")
+
+
 def test_headless_failures_are_json_with_output_format_json(repo: Path, capsys: pytest.CaptureFixture[str],
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):

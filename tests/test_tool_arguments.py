@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent_helpers import agent_runtime, of_type, run_turn
-from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use, tool_use_raw
 from tui_agent.cli import main
 from tui_agent.core.catalog.argcheck import check_arguments
 from tui_agent.core.catalog.errors import PipelineError
@@ -119,3 +119,21 @@ async def test_a_model_call_with_bad_arguments_is_an_error_result_and_nothing_ru
     assert results[4]["is_error"] and "scale: argument 'x' must be an integer, not a list of 1" in results[4]["content"]
     assert [e.is_error for e in of_type(events, ToolCallFinished)] == [True, True, True, False, True]
     assert usage["scale"].calls == 1, "only the valid call ran"
+
+
+async def test_a_model_call_with_a_number_too_large_for_a_float_is_refused(repo: Path) -> None:
+    """The model's raw JSON `1e400` reads as inf: an error result, never a run with inf."""
+    write_tool(repo)
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(tool_use_raw("scale", '{"x": 2, "factor": 1e400}')),
+                    reply(tool_use_raw("call_tool", '{"name": "scale", "args": {"x": 1e400}}')),
+                    reply(text("done")))
+        async with agent_runtime(repo, api) as runtime:
+            events = await run_turn(runtime, "scale by a lot")
+            usage = runtime.catalog.state.usage()
+    results = [request.tool_results()[0] for request in api.requests[1:]]
+    assert results[0]["is_error"] and "argument 'factor' must be a finite number, not inf" in results[0]["content"]
+    assert results[1]["is_error"] and "argument 'args'['x'] must be a finite number, not inf" in results[1]["content"]
+    assert all(request.messages[1]["content"][0]["input"] == {} for request in api.requests[1:]), "replayed as {}"
+    assert [e.is_error for e in of_type(events, ToolCallFinished)] == [True, True]
+    assert "scale" not in usage or usage["scale"].calls == 0, "nothing ran"

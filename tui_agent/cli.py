@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,7 @@ from tui_agent.core.settings import ConfigError
 from tui_agent.core.versioning.gitrunner import GitFailure
 
 
+@functools.cache  # built once per process: argparse spends tens of ms on its ~600 help strings (gettext look-ups)
 def build_parser() -> argparse.ArgumentParser:
     parser = CliParser(prog="tuiagent", description=__doc__)
     parser.add_argument("--project", default=".", help="project folder (default: the current directory)")

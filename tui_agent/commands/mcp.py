@@ -8,6 +8,8 @@ import json
 import sys
 from typing import Any
 
+from tui_agent.commands.failures import EXIT_USAGE, report
+
 
 def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     mcp = subparsers.add_parser("mcp", help="serve the catalog over MCP, or inspect the MCP servers this project uses")
@@ -58,8 +60,7 @@ def handle_list(args: argparse.Namespace) -> int:
     try:
         data, text, code = asyncio.run(list_servers(args.project))
     except ConfigError as error:
-        print(f"tuiagent mcp list: {error}", file=sys.stderr)
-        return 2
+        return report(f"tuiagent mcp list: {error}", "config", EXIT_USAGE, as_json=args.json)
     print(json.dumps(data, indent=2) if args.json else text)
     return code
 

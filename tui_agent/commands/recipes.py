@@ -13,7 +13,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
-from tui_agent.commands.failures import CommandFailure
+from tui_agent.commands.failures import EXIT_USAGE, CommandFailure, report
 
 
 
@@ -58,7 +58,7 @@ async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> Asyn
     try:
         approve = flag_approver(yes=bool(getattr(args, "yes", False)), allowed_tools=getattr(args, "allow", []) or [])
     except ValueError as error:  # a malformed --allow rule
-        raise SystemExit(f"tuiagent: {error}") from None
+        raise CommandFailure(str(error), "usage", EXIT_USAGE) from None
     runtime = await open_runtime(
         args.project,
         approve=approve,
@@ -103,8 +103,7 @@ def agent_prompt_runner(holder: dict[str, Any], out: Any) -> Any:
 def handle_recipes(args: argparse.Namespace) -> int:
     refusal = name_refusal(args, "recipe")
     if refusal:
-        print(refusal, file=sys.stderr)
-        return 2
+        return report(refusal, "usage", EXIT_USAGE, as_json=args.json)
     try:
         return asyncio.run(run_recipes_command(args))
     except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM or SIGHUP: the run was cancelled
@@ -126,7 +125,16 @@ async def run_recipes_command(args: argparse.Namespace) -> int:
             result = await COMMANDS[args.recipes_command](runtime.recipes, args)
         except PipelineError as error:
             result = error_result(error)
+        finally:
+            for notice in later_notices(runtime):
+                print(f"tuiagent: {notice}", file=sys.stderr)
     return print_result(result, args.json)
+
+
+def later_notices(runtime: Any) -> list[str]:
+    """What could not be recorded during the command (read-only or full disk), not already said at start-up."""
+    found = [*runtime.catalog.state.notices, *runtime.sandbox.audit.notices, *runtime.recipes.runlog.notices]
+    return [notice for notice in dict.fromkeys(found) if notice not in runtime.problems]
 
 
 def need_recipe(engine: Any, name: str) -> Any:

@@ -50,8 +50,7 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     refusal = name_refusal(args, "tool")
     if refusal:
-        print(refusal, file=sys.stderr)
-        return 2
+        return report(refusal, "usage", EXIT_USAGE, as_json=wants_json_output(args))
     try:
         return asyncio.run(run_command(args))
     except UsageError as exc:

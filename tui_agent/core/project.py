@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,11 +66,15 @@ class Project:
 
     def ensure_layout(self) -> None:
         """Create `.agent/` and its folders and `.gitignore` if missing; never overwrites."""
-        for folder in (self.tools_dir, self.recipes_dir, self.sessions_dir, self.runs_dir, self.cache_dir):
-            folder.mkdir(parents=True, exist_ok=True)
-        gitignore = self.agent_dir / ".gitignore"
-        if not gitignore.exists():
-            gitignore.write_text(AGENT_GITIGNORE, encoding="utf-8")
+        try:
+            for folder in (self.tools_dir, self.recipes_dir, self.sessions_dir, self.runs_dir, self.cache_dir):
+                folder.mkdir(parents=True, exist_ok=True)
+            gitignore = self.agent_dir / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text(AGENT_GITIGNORE, encoding="utf-8")
+        except OSError as error:
+            if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM) or self.agent_dir.exists():
+                raise  # a read-only checkout without .agent/ is read as an empty catalog; anything else is an error
 
     def tool_path(self, name: str) -> Path:
         return self.tools_dir / f"{_plain(name)}.py"

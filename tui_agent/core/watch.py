@@ -187,7 +187,14 @@ class ProjectWatcher:
         """Write a probe until the watch reports it: then the OS watch is live."""
         probe = self._probe_dir / f"{PROBE_PREFIX}-{os.getpid()}-ready"
         while not self.ready.is_set():
-            probe.write_text("probe\n")
+            try:
+                probe.write_text("probe\n")
+            except OSError as error:  # a read-only or full disk: no probe can prove the watch live, so after a
+                log.info("the project watcher cannot write its probe (%s); taking the watch as live", error)
+                await asyncio.sleep(1.0)  # moment it is taken as live (with the same catch-up as a probe's)
+                if not self.ready.is_set():
+                    await self._handle(Batch(probes={probe.name}))
+                return
             await asyncio.sleep(0.05)
         probe.unlink(missing_ok=True)
 
@@ -207,6 +214,8 @@ class ProjectWatcher:
         try:
             probe.write_text("probe\n")
             await asyncio.wait_for(barrier.wait(), timeout_s)
+        except OSError as error:  # a read-only or full disk: no probe, so nothing to wait for
+            log.info("the project watcher cannot write its probe: %s", error)
         except (TimeoutError, asyncio.TimeoutError):
             log.warning("the project watcher did not report a probe within %.0f s", timeout_s)
         finally:

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.catalog.errors import PipelineError, failure_reason
 from tui_agent.core.versioning.store import VersionedStore
 from tui_agent.ui.catalog_care import repair_tool, suggestion_action
 from tui_agent.ui.catalog_rows import CatalogRow
@@ -46,7 +46,7 @@ def action_failure(action: str, name: str, exc: Exception) -> str:
     """The notification of a failed catalog action: a PipelineError's stage in brackets, then its message."""
     if isinstance(exc, PipelineError):
         return f"{action} {name}: [{exc.stage}] {exc.message}"
-    return f"{action} {name}: {exc}"
+    return f"{action} {name}: {failure_reason(exc)}"
 
 
 def run_confirmation(name: str, writes: bool, network: bool, arguments: dict[str, Any]) -> ConfirmScreen:

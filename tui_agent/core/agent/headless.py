@@ -2,7 +2,7 @@
 
 `json` prints one object shaped like Claude Code's `-p --output-format json` result (type, subtype, is_error,
 duration_ms, num_turns, result, session_id, total_cost_usd, usage with the cache figures) plus tuiagent's
-own fields (model, error, error_kind, tool_calls, session_usage). `stream-json` prints Claude Code's event
+own fields (model, error, error_kind, tool_calls, session_usage, edited_files, warnings). `stream-json` prints Claude Code's event
 lines: a `system` `init` line, then `assistant` and `user` (tool results) messages as the conversation
 grows, then the same `result` object.
 """
@@ -68,6 +68,7 @@ class HeadlessPrinter:
         self._messages: list[dict[str, Any]] = []
         self._emitted = 0
         self._last_usage: Usage | None = None
+        self.warnings: list[str] = []  # warning/error notices (e.g. the session file cannot be written)
 
     def start(self, info: RunInfo, messages: list[dict[str, Any]]) -> None:
         """Begin the run: remember the conversation to follow (new messages only) and print the init line."""
@@ -120,6 +121,11 @@ class HeadlessPrinter:
             self.denials.append({"tool_name": event.name, "tool_use_id": event.call_id, "tool_input": denied["input"] if denied else {}})
         elif isinstance(event, Usage):
             self._last_usage = event
+        elif isinstance(event, Notice) and event.level != "info":
+            self.warnings.append(event.message)
+            if self.format != "text":  # text prints it with the rest; JSON output keeps stdout to JSON objects
+                self.err.write(f"[{event.level}] {event.message}\n")
+                self.err.flush()
         elif isinstance(event, TurnFinished):
             self.final_text, self.finished = event.text, True
         elif isinstance(event, TurnFailed):
@@ -175,7 +181,7 @@ class HeadlessPrinter:
                 "total_cost_usd": round(run_usage.cost_usd, 6), "usage": api_usage(run_usage), "permission_denials": self.denials,
                 "model": model, "error": self.error.message if self.error else None,
                 "error_kind": self.error.kind if self.error else None, "tool_calls": self.tool_calls,
-                "session_usage": session_usage.to_dict(), "edited_files": edited_files,
+                "session_usage": session_usage.to_dict(), "edited_files": edited_files, "warnings": self.warnings,
             })
         return 0 if ok else 1
 

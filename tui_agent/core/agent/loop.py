@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
@@ -201,6 +201,9 @@ class Agent:
         try:
             async for event in inner:
                 self.session.append_event(event)
+                if not isinstance(event, TextDelta):  # told between texts, so a streaming reply is not split
+                    for message, level in [*self.session.take_problems(), *taken(recorder)]:
+                        yield Notice(message, level)
                 if recorder is not None:
                     recorder.observe(event)
                     if isinstance(event, TurnFinished):  # the last checkpoint before anyone hears the turn is over:
@@ -401,3 +404,11 @@ class Agent:
             if provider.handles(name):
                 return await provider.call(context, name, arguments)
         raise ToolFailure(f"there is no tool named {name!r}; use search_tools to find catalog tools, or call_tool {{name, args}}")
+
+
+def taken(recorder: TurnRecorder | None) -> list[tuple[str, Literal["warning"]]]:
+    """The recorder's failed checkpoints since the last call, as warnings (its list is emptied)."""
+    problems: list[str] = getattr(recorder, "problems", None) or []
+    found: list[tuple[str, Literal["warning"]]] = [(problem, "warning") for problem in problems]
+    problems.clear()
+    return found

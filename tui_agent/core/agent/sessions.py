@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import time
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, Literal
 
+from tui_agent.core.appendfile import append_whole
 from tui_agent.core.agent.session_events import BadEventRecord, DecodedEvents, decode_event, decode_events, is_event_record
 from tui_agent.core.events import Event, ToolCallFinished, TurnStarted, Usage
 from tui_agent.core.project import Project
@@ -36,17 +38,21 @@ def new_session_id() -> str:
 
 
 class SessionLog:
-    """An append-only JSONL transcript; every record is flushed as soon as it is written."""
+    """An append-only JSONL transcript; every record is written whole as soon as it is appended.
+
+    When the file cannot be written (disk full, read-only `.agent/sessions/`), the conversation goes on: the records
+    wait in memory and are written, in order, by the first append that succeeds; `take_problems()` says what happened."""
 
     def __init__(self, path: Path, session_id: str) -> None:
         self.path = path
         self.id = session_id
-        self._file: IO[str] | None = None
         self._pending_header: dict[str, Any] | None = None
+        self._unwritten: list[bytes] = []
+        self._failing: str | None = None  # why the last write failed, while it keeps failing
+        self._problems: list[tuple[str, Literal["info", "warning"]]] = []
 
     @classmethod
     def create(cls, project: Project, *, model: str) -> "SessionLog":
-        project.sessions_dir.mkdir(parents=True, exist_ok=True)
         session_id = new_session_id()
         log = cls(project.sessions_dir / f"{session_id}.jsonl", session_id)
         # Written with the first record, so that opening the app without saying anything leaves no empty session.
@@ -56,17 +62,43 @@ class SessionLog:
     @classmethod
     def reopen(cls, project: Project, session_id: str) -> "SessionLog":
         path = session_path(project, session_id)
-        _drop_truncated_tail(path)
+        with contextlib.suppress(OSError):  # read-only: appends will say so
+            _drop_truncated_tail(path)
         return cls(path, session_id)
 
     def append(self, record: dict[str, Any]) -> None:
-        if self._file is None:
-            self._file = self.path.open("a", encoding="utf-8")
         if self._pending_header is not None:
             header, self._pending_header = self._pending_header, None
-            self.append(header)
-        self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        self._file.flush()
+            self._unwritten.append(_line(header))
+        self._unwritten.append(_line(record))
+        self._write_unwritten()
+
+    def _write_unwritten(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            while self._unwritten:
+                append_whole(self.path, self._unwritten[0])
+                self._unwritten.pop(0)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            if self._failing is None:
+                self._problems.append((f"the session file {self.shown} cannot be written ({reason}); the conversation "
+                                       "goes on and is kept in memory until it can be written (free some space or make "
+                                       ".agent/sessions/ writable)", "warning"))
+            self._failing = reason
+            return
+        if self._failing is not None:
+            self._failing = None
+            self._problems.append((f"the session file {self.shown} is written again; nothing was lost", "info"))
+
+    @property
+    def shown(self) -> str:
+        return f".agent/sessions/{self.path.name}"
+
+    def take_problems(self) -> list[tuple[str, Literal["info", "warning"]]]:
+        """What went wrong (or right again) with the file since the last call: (one line, level) each."""
+        problems, self._problems = self._problems, []
+        return problems
 
     def append_message(self, message: dict[str, Any]) -> None:
         self.append({"type": "message", "message": message})
@@ -76,9 +108,13 @@ class SessionLog:
         self.append({"type": "event", "event": type(event).__name__, "data": data, "time": time.time()})
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Try once more to write what waits in memory (every record is otherwise written as it comes)."""
+        if self._unwritten:
+            self._write_unwritten()
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
 
 
 def session_path(project: Project, session_id: str) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,4 +107,19 @@ def _parse_input(raw: str) -> tuple[dict[str, Any], str]:
         return {}, f"the input of this call is not valid JSON ({error.msg} at character {error.pos}): {shown}"
     if not isinstance(value, dict):
         return {}, f"the input of this call must be a JSON object, not {type(value).__name__}"
+    where = _non_finite(value)
+    if where is not None:  # 1e400 reads as inf, which no request can carry back: the call is refused, not replayed
+        return {}, f"argument {where[0]} must be a finite number, not {where[1]} (JSON has no infinity or NaN)"
     return value, ""
+
+
+def _non_finite(value: Any, path: str = "") -> tuple[str, float] | None:
+    """Where the first infinite or NaN number sits in a parsed input (e.g. ("'x'", inf)), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _non_finite(item, f"{path}[{key!r}]" if path else repr(key))
+        if found is not None:
+            return found
+    return None

@@ -129,7 +129,7 @@ class Undo:
         if self.link is not None:
             os.replace(self.link, self.path)
             fsync_dir(self.path.parent)
-        else:
+        elif read_bytes_or_none(self.path) != self.previous:  # e.g. a delete refused on a read-only disk: as it was
             put_back(self.path, self.previous)
 
     def discard(self) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from tui_agent.core.catalog.errors import STAGES, PipelineError
+from tui_agent.core.catalog.errors import STAGES, PipelineError, failure_reason, write_failed
 from tui_agent.core.versioning.gitstore import CommitOutcome
 from tui_agent.core.versioning.writelock import WriterLock
 from tui_agent.core.catalog.files import Undo, atomic_delete, atomic_write, read_bytes_or_none
@@ -191,13 +191,13 @@ class Pipeline:
         except OSError as exc:
             undo.discard()
             self.registry.restore_entry(name, previous_entry)
-            raise PipelineError("write", f"cannot write {rel}: {exc}") from exc
+            raise write_failed(rel, exc) from exc
         try:
             outcome = await self.commit({rel: data}, message)
         except Exception as exc:
             undo.restore()
             self.registry.restore_entry(name, previous_entry)
-            raise PipelineError("commit", f"git commit failed, the file was put back: {exc}") from exc
+            raise PipelineError("commit", f"git commit failed, the file was put back: {failure_reason(exc)}") from exc
         undo.discard()
         return self.register(name, spec, data, outcome.sha), outcome
 
@@ -254,9 +254,11 @@ class Pipeline:
             atomic_delete(path)
             outcome = await self.commit({self.project.relative(path): None}, message)
         except Exception as exc:
-            undo.restore()
-            self.registry.restore_entry(name, previous_entry)
-            raise PipelineError("commit", f"removing {name} failed, the file was put back: {exc}") from exc
+            try:
+                undo.restore()
+            finally:
+                self.registry.restore_entry(name, previous_entry)
+            raise PipelineError("commit", f"removing {name} failed; the file is as it was: {failure_reason(exc)}") from exc
         undo.discard()
         return outcome
 

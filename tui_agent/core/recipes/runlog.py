@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from tui_agent.core.catalog.statefile import open_state_db
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.model import RecipeRun
 from tui_agent.core.sandbox.audit import AuditLog
@@ -44,16 +45,29 @@ class RunLog:
         self.audit = AuditLog(project.runs_dir)
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._notices: list[str] = []
+
+    @property
+    def notices(self) -> list[str]:
+        """Why runs are not recorded (a read-only or full disk), one line each; the runs themselves went ahead."""
+        return [*self._notices, *self.audit.notices]
 
     def _connection(self) -> sqlite3.Connection:
-        if self._db is None:
-            self.project.state_db.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(str(self.project.state_db), timeout=10.0, check_same_thread=False, isolation_level=None)
-            db.execute("PRAGMA busy_timeout = 10000")
-            db.execute("PRAGMA journal_mode = WAL")
-            db.executescript(SCHEMA)
-            self._db = db
+        if self._db is None:  # a read-only or full disk gives an in-memory copy (and a notice), never an error
+            self._db = open_state_db(self.project.state_db, SCHEMA, self._notices)
         return self._db
+
+    def _count(self, run: RecipeRun) -> None:
+        try:
+            with self._lock:
+                self._connection().execute(
+                    "INSERT INTO recipe_runs (recipe, trigger, started_at, duration_ms, ok) VALUES (?, ?, ?, ?, ?)",
+                    (run.recipe, run.trigger, time.time() - run.duration_ms / 1000, run.duration_ms, int(run.ok)),
+                )
+        except sqlite3.OperationalError as error:  # the disk filled up since: this run is not counted
+            notice = f"state.db: {error}; recipe run counts are not saved (nothing was half-written)"
+            if notice not in self._notices:
+                self._notices.append(notice)
 
     def record(self, run: RecipeRun, *, version: str | None = None) -> dict[str, Any]:
         """Append the run to the audit log and the counters; returns the audit entry."""
@@ -68,11 +82,7 @@ class RunLog:
         args = {"trigger": run.trigger, "action": run.action, **detail}
         entry = self.audit.record(label=f"recipe {run.recipe}", version=version, kind="recipe", result=result, args=args,
                                   module=None, code=None)
-        with self._lock:
-            self._connection().execute(
-                "INSERT INTO recipe_runs (recipe, trigger, started_at, duration_ms, ok) VALUES (?, ?, ?, ?, ?)",
-                (run.recipe, run.trigger, time.time() - run.duration_ms / 1000, run.duration_ms, int(run.ok)),
-            )
+        self._count(run)
         return entry
 
     def entries(self, recipe: str | None = None) -> list[dict[str, Any]]:

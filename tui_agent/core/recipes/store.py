@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.catalog.errors import PipelineError, failure_reason, write_failed
 from tui_agent.core.catalog.files import Undo, atomic_delete, atomic_write, read_bytes_or_none
 from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.versioning.unsaved import unsaved_work
@@ -93,13 +93,13 @@ class RecipeStore:
             atomic_write(path, raw)
         except OSError as exc:
             undo.discard()
-            raise PipelineError("write", f"cannot write {self.rel(recipe.name)}: {exc}") from exc
+            raise write_failed(self.rel(recipe.name), exc) from exc
         commit_message = message or f"tuiagent: {verb or ('add' if created else 'update')} recipe {recipe.name}"
         try:
             outcome = self.git.commit({self.rel(recipe.name): raw}, commit_message)
         except Exception as exc:
             undo.restore()
-            raise PipelineError("commit", f"git commit failed, nothing changed: {exc}") from exc
+            raise PipelineError("commit", f"git commit failed, nothing changed: {failure_reason(exc)}") from exc
         undo.discard()
         self.book.accept(recipe)
         if outcome.committed:
@@ -125,7 +125,7 @@ class RecipeStore:
                 outcome = self.git.commit({self.rel(name): None}, f"tuiagent: prune recipe {name}")
             except Exception as exc:
                 undo.restore()
-                raise PipelineError("commit", f"git commit failed, the recipe is still there: {exc}") from exc
+                raise PipelineError("commit", f"git commit failed, the recipe is still there: {failure_reason(exc)}") from exc
             undo.discard()
         self.book.forget(name)
         self.book.set_commit(name, outcome.sha)

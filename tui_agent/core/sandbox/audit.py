@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import errno
 import json
-import os
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.appendfile import append_whole
 from tui_agent.core.sandbox.policy import RunResult
 
 FIELD_LIMIT = 4000
@@ -25,21 +24,6 @@ def _compact(value: Any) -> Any:
     except (TypeError, ValueError):
         return _cut(repr(value))
     return value if len(text) <= FIELD_LIMIT else _cut(text)
-
-
-def append_whole(path: Path, data: bytes) -> None:
-    """Append `data` as one write; when it fails part-way (disk full), cut the file back so no half line is left."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        try:
-            if os.write(fd, data) != len(data):
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        except OSError:
-            os.ftruncate(fd, size)
-            raise
-    finally:
-        os.close(fd)
 
 
 class AuditLog:

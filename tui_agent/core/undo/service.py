@@ -53,11 +53,17 @@ class UndoService:
         self.recipes = recipes
         self._open_turn: int | None = None
         self._authored: list[Authored] = []
+        self.problems: list[str] = []  # checkpoints that failed; the agent loop tells the person and clears it
 
     # ------------------------------------------------------------------ recording (called by the agent loop)
 
     async def begin(self, session: Session, prompt: str) -> None:
-        before = await asyncio.to_thread(self.checkpoints.snapshot)
+        try:
+            before = await asyncio.to_thread(self.checkpoints.snapshot)
+        except (GitFailure, OSError) as error:  # e.g. a read-only repository: the turn goes on, without its undo
+            self._open_turn = None
+            self.problems.append(f"this turn cannot be undone: the work tree could not be checkpointed ({error})")
+            return
         number = max((turn.turn for turn in load_turns(session.path)), default=0) + 1 if session.path.exists() else 1
         record_start(session, number, prompt, before)
         self._open_turn, self._authored = number, []
@@ -70,7 +76,11 @@ class UndoService:
         if self._open_turn is None:
             return
         number, self._open_turn = self._open_turn, None
-        after = await asyncio.to_thread(self.checkpoints.snapshot)
+        try:
+            after = await asyncio.to_thread(self.checkpoints.snapshot)
+        except (GitFailure, OSError) as error:  # the turn's end is checkpointed when /undo runs instead
+            self.problems.append(f"the end of this turn could not be checkpointed ({error})")
+            return
         record_end(session, number, after, self._authored)
 
     # ------------------------------------------------------------------ queries
