@@ -19,6 +19,8 @@ SECCOMP_MODE_FILTER = 2
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
 SECCOMP_RET_KILL_PROCESS = 0x80000000
+WALL = 0x40000000
+"""waitpid's __WALL: children whose exit signal is not SIGCHLD (made by a raw clone) count too."""
 EPERM = 1
 ENOSYS = 38
 CLONE_NEWUSER = 0x10000000
@@ -220,10 +222,23 @@ def descendants(root_pid: int) -> list[int]:
     return found
 
 
+def reap_children() -> bool:
+    """Reap the children that exited; whether any child is left (without one there is nothing to scan /proc for)."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG | WALL)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+
+
 def kill_descendants() -> int:
     """SIGKILL every descendant of this process (repeat: a dying fork bomb may still be spawning)."""
     killed = 0
     for _round in range(5):
+        if not reap_children():
+            break  # no child at all, so no descendant: every one has an ancestor that is our child
         pids = descendants(os.getpid())
         if not pids:
             break
