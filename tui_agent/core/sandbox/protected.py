@@ -65,12 +65,14 @@ def protected_paths(root: Path) -> list[str]:
 
 
 def _bindable(root: Path, relative: str) -> bool:
-    """Whether the path exists and really lies inside the project (a symlink out of it is left to the sweep)."""
-    inside = root / relative
-    if not inside.exists():
+    """Whether the path exists and really lies inside the project (a symlink out of it is left to the sweep).
+
+    Plain `os.path` on strings: this runs for every protected name before every sandboxed run."""
+    inside = os.path.join(root, relative)
+    if not os.path.exists(inside):
         return False
-    real = Path(os.path.realpath(inside))
-    return real == root or real.is_relative_to(root)
+    real, top = os.path.realpath(inside), str(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def read_only_binds(root: Path) -> list[str]:
@@ -97,8 +99,8 @@ def unbound(root: Path) -> dict[str, str | None]:
         names.append(hooks)
     state: dict[str, str | None] = {}
     for name in names:
-        path = root / name
-        if path.is_symlink() and not _bindable(root, name):
+        path = os.path.join(root, name)
+        if os.path.islink(path) and not _bindable(root, name):
             state[name] = os.readlink(path)
         elif not os.path.lexists(path):
             state[name] = None
@@ -111,10 +113,10 @@ def sweep_created(root: Path, before: dict[str, str | None]) -> list[str]:
     notes: list[str] = []
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for relative, link in before.items():
-        path = root / relative
-        now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
+        now = _link_or_presence(os.path.join(root, relative))
         if now == link:
             continue
+        path = root / relative
         target = root / QUARANTINE / stamp / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -127,6 +129,14 @@ def sweep_created(root: Path, before: dict[str, str | None]) -> list[str]:
         except OSError as exc:
             notes.append(f"agent code changed the protected path {relative} and it could not be moved away: {exc}")
     return notes
+
+
+def _link_or_presence(path: str) -> str | None:
+    """A symbolic link's target, "" for anything else that is there, None when nothing is."""
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "" if os.path.lexists(path) else None
 
 
 def matches_protected(root: Path, relative: str) -> str | None:
