@@ -100,11 +100,18 @@ def become_subreaper() -> bool:
     return _prctl(PR_SET_CHILD_SUBREAPER, 1) == 0
 
 
+def drop_bounding_set() -> None:
+    """Empty the bounding set (inherited by every process this one starts).
+
+    The first failure ends it: EINVAL is past the last capability, EPERM (no CAP_SETPCAP) refuses every one."""
+    for cap in range(64):
+        if _prctl(PR_CAPBSET_DROP, cap) != 0:
+            break
+
+
 def drop_capabilities() -> bool:
     """Drop every capability (bounding, effective, permitted, inheritable); root keeps its uid but loses its powers."""
-    for cap in range(64):
-        if _prctl(PR_CAPBSET_DROP, cap) != 0 and ctypes.get_errno() == 22:
-            break
+    drop_bounding_set()
     header = struct.pack("Ii", LINUX_CAPABILITY_VERSION_3, 0)
     data = bytes(24)
     header_buf = ctypes.create_string_buffer(header, len(header))
