@@ -155,6 +155,9 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
     sandboxed run that forks a child per tool (its own process, limits and private folders; see
     `Sandbox.call_each`), then their runnable copies written with one sync."""
     outcomes: list[ToolSpec | PipelineError | None] = [None] * len(items)
+    prewarm = getattr(pipeline.sandbox, "prewarm", None)
+    if prewarm is not None and len(even_chunks(list(range(len(items))), BATCH_SIZE, BATCH_CONCURRENCY)) > 1:
+        prewarm(BATCH_CONCURRENCY)  # the fork servers boot while the tools are checked and staged
     inspected: list[int] = []
     for index, (name, data) in enumerate(items):
         try:
@@ -164,10 +167,10 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
             outcomes[index] = error
     if not inspected:
         return [outcome for outcome in outcomes if outcome is not None]
+    chunks = even_chunks(inspected, BATCH_SIZE, BATCH_CONCURRENCY)
     staging = pipeline.project.cache_dir / "staging" / f"batch-{os.getpid()}-{secrets.token_hex(4)}"
     staged = await asyncio.to_thread(stage_all, staging, [items[index] for index in inspected])
     paths: dict[int, Path] = dict(zip(inspected, staged, strict=False))
-    chunks = even_chunks(inspected, BATCH_SIZE, BATCH_CONCURRENCY)
     gate = asyncio.Semaphore(BATCH_CONCURRENCY)
 
     async def validate_chunk(indexes: list[int]) -> None:
@@ -192,6 +195,8 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
 def even_chunks(indexes: list[int], most: int, concurrency: int) -> list[list[int]]:
     """`indexes` cut into chunks of at most `most`, as many as a multiple of `concurrency` and of even sizes, so the
     runs going at once finish together (no last chunk left running alone); a handful stays in one chunk."""
+    if not indexes:
+        return []
     count = -(-len(indexes) // most)
     if len(indexes) >= concurrency * SPLIT_AT_LEAST:
         count = -(-count // concurrency) * concurrency

@@ -112,6 +112,11 @@ class Sandbox:
 
         self._prestart = asyncio.get_running_loop().create_task(boot())
 
+    def prewarm(self, runs: int) -> None:
+        """Have fork servers for `runs` offline read-only runs at once booting now (a cold catalog open)."""
+        if self.fork_pool is not None and not self._closed:
+            self.fork_pool.warm(False, runs)
+
     @property
     def warning(self) -> str | None:
         """A visible warning when isolation is weaker than the strong tier."""
