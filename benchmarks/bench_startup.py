@@ -52,7 +52,7 @@ client = anthropic.Anthropic(api_key="bench", base_url=sys.argv[1], max_retries=
 with client.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]) as stream:
     stream.get_final_message()
 """
-PROMPT_MARK = "Ask, or /help"
+PROMPT_MARK = "Ask, /help, @file"  # the prompt box placeholder (ui/app.py PROMPT_HINT)
 
 
 class Window:

@@ -50,7 +50,7 @@ from tui_agent.core.events import TurnFinished  # noqa: E402
 from tui_agent.core.runtime import open_runtime  # noqa: E402
 from tui_agent.ui.app import TuiAgentApp  # noqa: E402
 from tui_agent.ui.runtime_bridge import LaunchOptions  # noqa: E402
-from tui_agent.ui.transcript import entries_from_records  # noqa: E402
+from tui_agent.ui.transcript import transcript_of  # noqa: E402
 from tui_agent.ui.widgets.messages import widget_for  # noqa: E402
 
 SIZE = (160, 48)
@@ -266,7 +266,7 @@ async def bench_session(messages: int = 2000) -> None:
         stalls = await beats.stop()
         mounted = len(conversation.children)
     naive_started = time.perf_counter()
-    naive = NaiveApp(entries_from_records(_records(root, session_id)))
+    naive = NaiveApp(transcript_of(_events(root, session_id)).entries)
     async with naive.run_test(size=SIZE) as pilot:
         await pilot.pause()
     naive_s = time.perf_counter() - naive_started
@@ -305,10 +305,10 @@ class Heartbeat:
         return self.gaps or [0.0]
 
 
-def _records(root: Path, session_id: str) -> list[dict]:
-    from tui_agent.core.agent.sessions import read_records
+def _events(root: Path, session_id: str) -> list:
+    from tui_agent.core.agent.sessions import read_events
 
-    return read_records(root / ".agent" / "sessions" / f"{session_id}.jsonl")
+    return read_events(root / ".agent" / "sessions" / f"{session_id}.jsonl").events
 
 
 class NaiveApp(App[None]):

@@ -4,6 +4,7 @@ Each command opens the catalog afresh (start-up: validation from the cache, git 
 command does, and closes it again; each answers with one JSON line on stdout:
   open             only the start-up
   prune NAME       what `tuiagent tools prune NAME` does
+  prune-on-go NAME the same, but once the catalog is open it says so and waits for a line ("go") before pruning
   restore NAME     what `tuiagent tools restore NAME` does
 """
 
@@ -33,7 +34,10 @@ async def run(root: Path) -> None:
         catalog = await Catalog.open(project, sandbox)
         if command == "open":
             say(caught_up=catalog.load_report.caught_up, git_message=catalog.load_report.git_message)
-        elif command == "prune":
+        elif command in ("prune", "prune-on-go"):
+            if command == "prune-on-go":
+                say(opened=True)
+                await asyncio.to_thread(sys.stdin.readline)
             outcome = await catalog.prune(args[0])
             say(committed=outcome.committed, message=outcome.message)
         elif command == "restore":

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -149,3 +153,29 @@ def test_the_turns_project_file_edits_are_reported(repo: Path, api: FakeMessages
     api.enqueue(reply(tool_use("write_file", {"path": "notes.txt", "content": "newer\n"})), reply(text("again")))
     assert tuiagent(repo, "-p", "rewrite notes", "--yes") == 0
     assert "[edited] 1 project file(s): notes.txt" in capsys.readouterr().err
+
+
+def test_escape_sequences_in_the_reply_are_shown_on_a_terminal_and_kept_in_a_pipe(repo: Path, api: FakeMessagesAPI,
+                                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    hostile = "title\x1b]0;PWNED\x07 erase\x1b[2J done"
+    api.enqueue(reply(text(hostile)), reply(text(hostile)))
+    assert tuiagent(repo, "-p", "hi") == 0
+    assert capsys.readouterr().out == hostile + "\n"  # a pipe gets the bytes as they are (scripts may want them)
+    leader, follower = pty.openpty()
+    env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.base_url}
+    process = subprocess.Popen([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "-p", "hi"], stdout=follower,
+                               stderr=subprocess.PIPE, env=env)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed: the process is done
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert process.wait(timeout=60) == 0
+    os.close(leader)
+    shown = seen.decode()
+    assert "title␛]0;PWNED␇ erase␛[2J done" in shown and "\x1b" not in shown

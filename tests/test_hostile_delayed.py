@@ -15,8 +15,8 @@ import pytest
 from tests.agent_helpers import GOOD_TOOL
 from tests.gitrepo import git, make_user_changes
 from tests.hostile.delayed import (
-    CALL, CLI, COMMIT, CONFIG, CONFIG_FILE, DELAYED_CASES, ENV, FILES, HISTORY, HUSKY, INDEX, OPEN, OUTSIDE, PROTECTED,
-    RECIPES, RESUME, DelayedCase,
+    CALL, CLI, COMMIT, CONFIG, CONFIG_FILE, DELAYED_CASES, ENV, ENVRC_LINK, FILES, GLOBS, HISTORY, HOOKS_ABSENT, HUSKY,
+    INDEX, OPEN, OUTSIDE, PROTECTED, RECIPES, RESUME, DelayedCase,
 )
 from tui_agent.core.agent.permissions import deny_all
 from tui_agent.core.agent.sessions import SessionLog
@@ -28,7 +28,7 @@ from tui_agent.core.sandbox.protected import PROTECTED_NAMES
 
 TIERS = ["bubblewrap", "rlimits"]
 NEW_TOOL = GOOD_TOOL.replace("count_lines", "count_rows")
-PROTECTED_FILES = (".git/config", ".git/hooks", ".husky")
+PROTECTED_FILES = (".git/config", ".git/hooks", ".husky", "githooks", "secrets")
 
 
 def digest(path: Path) -> str:
@@ -100,6 +100,16 @@ async def make_world(repo: Path, tmp_path: Path, case_: DelayedCase, secret_valu
         git(repo, "config", "core.hooksPath", ".husky")
     if CONFIG_FILE in case_.setup:
         project.config_path.write_text('[permissions]\nmode = "ask"\n')
+    if GLOBS in case_.setup:
+        project.config_path.write_text('[sandbox]\nprotected = ["secrets/*"]\n')
+        (repo / "secrets").mkdir()
+        (repo / "secrets/prod.env").write_text("KEY=1\n")
+    if ENVRC_LINK in case_.setup:
+        (repo / "env").mkdir()
+        (repo / "env/dev.envrc").write_text("export A=1\n")
+        (repo / ".envrc").symlink_to("env/dev.envrc")
+    if HOOKS_ABSENT in case_.setup:
+        git(repo, "config", "core.hooksPath", "githooks")
     box = await Sandbox.start(project, warm_workers=0)  # tuiagent ran here before: cached copies, state.db rows
     try:
         await (await Catalog.open(project, box)).aclose()

@@ -45,3 +45,12 @@ def test_git_is_reached_only_through_core_versioning() -> None:
     found = json.loads(result.stdout)
     assert found["modules"] > 50 and found["versioning_importing_git"]
     assert found["importing"] == [] and found["running"] == []
+
+
+def test_the_first_paint_imports_nothing_heavy() -> None:
+    """The TUI module imports no SDK, git, sandbox, catalog or watcher: those load in workers after the first screen."""
+    heavy = ["anthropic", "git", "watchfiles", "mcp", "tui_agent.core.sandbox", "tui_agent.core.catalog.api",
+             "tui_agent.core.agent.loop", "tui_agent.core.runtime"]
+    probe = f"import sys, tui_agent.ui.app; print([name for name in {heavy!r} if name in sys.modules])"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]", loaded

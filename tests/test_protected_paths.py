@@ -31,7 +31,7 @@ def context(repo: Path, asked: list[ApprovalRequest], answer: bool = False) -> T
 
 
 @pytest.mark.parametrize("path", [".vscode/settings.json", ".envrc", ".agent/config.toml", ".mcp.json", ".bashrc",
-                                  ".gitmodules", ".husky/pre-commit", "secrets/prod.env"])
+                                  ".gitmodules", ".husky/pre-commit", "secrets/prod.env", "secrets/new.env"])
 async def test_writes_to_protected_paths_ask_even_in_auto_mode(repo: Path, path: str) -> None:
     (repo / ".agent").mkdir(exist_ok=True)
     (repo / ".agent/config.toml").write_text('[sandbox]\nprotected = ["secrets/*"]\n')

@@ -12,7 +12,8 @@ from tui_agent.ui.catalog_rows import CatalogRow, filter_rows, format_last_used,
 from tui_agent.ui.diffs import diff_stats, parse_unified, render_side_by_side, render_unified, side_by_side
 from tui_agent.ui.schema_form import ArgumentError, collect_arguments, fields_from_schema
 from tui_agent.ui.slash import parse_slash, unescape_prompt
-from tui_agent.ui.transcript import entries_from_records
+from tui_agent.core.agent.session_events import decode_events
+from tui_agent.ui.transcript import transcript_of
 from tui_agent.ui.widgets.prompt import PromptHistory
 
 DIFF = """\
@@ -152,6 +153,6 @@ def test_entries_from_session_records() -> None:
         {"type": "event", "event": "ToolCallFinished", "data": {"call_id": "c1", "name": "grep", "result": "3 hits", "is_error": False, "duration_ms": 12.0}},
         {"type": "event", "event": "TurnFailed", "data": {"message": "boom"}},
     ]
-    entries = entries_from_records(records)
+    entries = transcript_of(decode_events(records).events).entries
     assert [e.kind for e in entries] == ["user", "assistant", "tool", "notice"]
     assert entries[1].text == "Hello" and entries[2].result == "3 hits" and entries[2].duration_ms == 12.0

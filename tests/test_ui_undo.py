@@ -96,5 +96,5 @@ async def test_undo_typed_during_a_turn_waits_for_it_then_undoes_it(repo: Path, 
         assert [item.text for item in app.prompt_queue] == ["/undo"]
         await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=60, message="the undo after the turn")
         assert not app.turn_running and not app.prompt_queue
-        notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
-        assert any(text.startswith("Undid turn") for text in notices), notices
+        await wait_until(pilot, lambda: any(entry.kind == "notice" and entry.text.startswith("Undid turn") for entry in app.conversation.entries),
+                         message="the undo's notice", timeout=30)

@@ -11,6 +11,7 @@ from tests.agent_helpers import agent_runtime, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, make_user_changes, user_state
 from tui_agent.cli import main
+from tui_agent.core.events import TurnFinished
 
 NOTE_TOOL = '''"""Write a note file."""
 WRITES = True
@@ -103,6 +104,17 @@ async def test_undo_stops_and_shows_the_diff_when_the_user_changed_a_file_since(
         assert not result.ok and "app.py" in result.message
         assert "+my own line" in result.conflict_diff
         assert (repo / "app.py").read_text() == "agent\nmy own line\n" and (repo / "other.py").exists()
+
+
+async def test_an_edit_made_as_soon_as_the_turn_says_it_finished_is_the_persons_not_the_turns(repo: Path, api: FakeMessagesAPI) -> None:
+    async with agent_runtime(repo, api) as runtime:
+        api.enqueue(reply(tool_use("write_file", {"path": "app.py", "content": "agent\n"})), reply(text("ok")))
+        async for event in runtime.agent.run_turn("edit"):
+            if isinstance(event, TurnFinished):  # a front end shows "done"; the person edits at once
+                (repo / "app.py").write_text("agent\nmy own line\n")
+        result = await runtime.undo.undo_last(runtime.session)
+        assert not result.ok and "+my own line" in result.conflict_diff
+        assert (repo / "app.py").read_text() == "agent\nmy own line\n"
 
 
 async def test_rewind_undoes_a_run_of_turns_and_takes_back_authored_tools(repo: Path, api: FakeMessagesAPI) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tui_agent.commands import COMMAND_GROUPS
 from tui_agent.commands.failures import (EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, CliParser,
-                                         CommandFailure, UsageFailure, git_failure_message, os_error_message, report, silence_stdout,
+                                         CommandFailure, UsageFailure, git_failure_message, is_sandbox_unavailable, os_error_message, report, silence_stdout,
                                          wants_json)
 from tui_agent.core.settings import ConfigError
 from tui_agent.core.versioning.gitrunner import GitFailure
@@ -68,6 +68,10 @@ def dispatch(arguments: list[str], as_json: bool) -> int:
         return report(os_error_message(error), "filesystem", EXIT_FAILURE, as_json=as_json)
     except GitFailure as error:
         return report(git_failure_message(error), "git", EXIT_FAILURE, as_json=as_json)
+    except RuntimeError as error:
+        if not is_sandbox_unavailable(error):
+            raise
+        return report(f"sandbox: {error}", "sandbox", EXIT_FAILURE, as_json=as_json)  # e.g. bubblewrap refused to start
 
 
 def opens_tui(args: argparse.Namespace) -> bool:

@@ -64,6 +64,12 @@ def report(message: str, stage: str, code: int, *, as_json: bool, **details: Any
     return code
 
 
+def is_sandbox_unavailable(error: BaseException) -> bool:
+    """Whether `error` is a SandboxUnavailable (without importing the sandbox package when no command used it)."""
+    policy = sys.modules.get("tui_agent.core.sandbox.policy")
+    return policy is not None and isinstance(error, policy.SandboxUnavailable)
+
+
 def os_error_message(error: OSError) -> str:
     """What a filesystem error means for the user and what to do about it."""
     where = f" {error.filename}" if error.filename else ""

@@ -84,6 +84,14 @@ def handle_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def print_notices(notices: list[str]) -> None:
+    """One line each on stderr; file names in them come from agent code, so control characters are shown, not sent."""
+    from tui_agent.core.textsafety import for_terminal
+
+    for notice in notices:
+        print(for_terminal(sys.stderr, f"tuiagent: {notice}"), file=sys.stderr)
+
+
 def print_toolchain(toolchain: dict[str, Any]) -> None:
     """What agent code sees of the user's toolchain, and what stays hidden (names only)."""
     visible, hidden = toolchain["visible"], toolchain["hidden"]
@@ -111,6 +119,7 @@ async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
         # Without .agent/ yet, describe from a scratch folder: asking for the status creates nothing in the project.
         where = project if project.agent_dir.is_dir() else Project.at(scratch)
         sandbox = await Sandbox.start(where, tier=tier, warm_workers=0)
+        print_notices(sandbox.notices)
         try:
             info = sandbox.describe()
         finally:
@@ -167,6 +176,7 @@ async def _run_file(project: Project, file: Path, policy: SandboxPolicy, tier: s
     from tui_agent.core.sandbox import Sandbox
 
     sandbox = await Sandbox.start(project, tier=tier, warm_workers=0)
+    print_notices(sandbox.notices)  # what a run interrupted earlier had left, moved away at this start
     try:
         return await sandbox.run_file(file, policy=policy)
     finally:

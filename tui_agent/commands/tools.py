@@ -94,7 +94,7 @@ async def run_command(args: argparse.Namespace) -> int:
         except PipelineError as error:
             result = error_result(error)
         finally:
-            for notice in [*catalog.state.notices, *sandbox.audit.notices]:
+            for notice in [*catalog.state.notices, *sandbox.audit.notices, *sandbox.notices]:
                 print(f"tuiagent: {notice}", file=sys.stderr)
             await catalog.aclose()
     finally:

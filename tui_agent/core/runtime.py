@@ -157,6 +157,7 @@ async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_t
         runtime.problems.append(f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled")
         return
     progress.done("sandbox")
+    runtime.problems.extend(runtime.sandbox.notices)  # protected paths a run interrupted earlier had created
     toolchain = getattr(runtime.sandbox, "toolchain", None)
     runtime.problems.extend(f"sandbox toolchain: {problem}" for problem in getattr(toolchain, "problems", ()))
     try:

@@ -29,6 +29,7 @@ from tui_agent.ui.prompt_completion import PromptCompletionMixin
 from tui_agent.ui.slash_commands import SlashCommandsMixin
 from tui_agent.ui.slash_undo import UndoCommandsMixin
 from tui_agent.ui.turn import TurnMixin
+from tui_agent.ui.terminal_safety import draw_control_characters_visibly
 from tui_agent.ui.widgets.catalog_pane import CatalogPane
 from tui_agent.ui.widgets.conversation import Conversation
 from tui_agent.ui.widgets.diff_pane import DiffPane
@@ -73,6 +74,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         clock: Callable[[], float] = time.time,
         watch_catalog: bool = True,
     ) -> None:
+        draw_control_characters_visibly()  # tool output, model text and file names are untrusted
         super().__init__()
         self.project_root = Path(project_root).resolve()
         self.runtime_opener = runtime_opener

@@ -7,6 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from textual import work
+from textual.css.query import NoMatches
 
 from tui_agent.core.events import Event
 from tui_agent.core.versioning.branch import current_branch
@@ -116,4 +117,8 @@ class CatalogSyncMixin:
         self.run_worker(self._refresh_branch(), group="branch", exclusive=True)
 
     async def _refresh_branch(self: "TuiAgentApp") -> None:
-        self.header.branch = await asyncio.to_thread(current_branch, self.project_root) or "no git"
+        branch = await asyncio.to_thread(current_branch, self.project_root) or "no git"
+        try:
+            self.header.branch = branch
+        except NoMatches:  # the app closed while git answered
+            pass

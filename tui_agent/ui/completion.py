@@ -117,6 +117,15 @@ def attach_mentions(prompt: str, root: Path) -> tuple[str, list[str], list[str]]
     return (prompt + "".join(f"\n\n{block}" for block in blocks), attached, problems)
 
 
+def split_attachments(sent: str) -> tuple[str, list[str]]:
+    """A sent prompt as the person typed it (the attached files' blocks taken out), and the paths it attached."""
+    return ATTACHMENT_RE.sub("", sent), [match.group(1) for match in ATTACHMENT_RE.finditer(sent)]
+
+
+def attachment_note(paths: list[str]) -> str:
+    return "Attached: " + ", ".join(paths)
+
+
 def shown_prompt(prompt: str) -> str:
     """A sent prompt as the conversation shows it: each attached file as one line."""
     return ATTACHMENT_RE.sub(lambda match: f"\n📎 {match.group(1)} ({match.group(2)} lines)", prompt)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
@@ -115,11 +116,24 @@ def lexer_name_for(path: str) -> str:
         return "text"
 
 
+_LEXER_BUILD = threading.Lock()
+"""Pygments compiles a lexer class's rules when its first instance is made, and not thread-safely: the warm-up
+thread and the event loop building the same lexer at once gave a line half its colours (and a flaky snapshot)."""
+
+
 @lru_cache(maxsize=8)
 def highlighter(lexer: str) -> Syntax:
+    """A Syntax for `lexer` holding one lexer instance built under a lock (safe to share across threads after)."""
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
     from rich.syntax import Syntax
 
-    return Syntax("", lexer, theme=THEME, background_color="default")
+    try:
+        with _LEXER_BUILD:
+            built = get_lexer_by_name(lexer, stripnl=False, ensurenl=True, tabsize=4)  # as Rich would build it
+    except ClassNotFound:
+        return Syntax("", lexer, theme=THEME, background_color="default")  # Rich shows it uncoloured
+    return Syntax("", built, theme=THEME, background_color="default")
 
 
 WARM_LEXERS = ("python", "json", "bash", "toml", "diff")

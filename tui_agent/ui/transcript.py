@@ -1,54 +1,178 @@
-"""Rebuild conversation entries from a session transcript's event records (for /resume and large sessions)."""
+"""The one fold of core events into conversation entries, for a live turn and for a resumed session (/resume, paging) alike."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass, field
 
-from tui_agent.ui.completion import shown_prompt
+from tui_agent.core.events import (
+    ApprovalDenied,
+    Event,
+    Notice,
+    TextDelta,
+    ToolAuthored,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+)
+from tui_agent.ui.completion import attachment_note, split_attachments
 from tui_agent.ui.widgets.messages import Entry
 
+TRUNCATION_MARK = "\n… (truncated for the model)"
+SEGMENT_CHARS = 1500
+"""A long reply continues in a new entry at a paragraph break once the current one holds this much text (the live
+Markdown widget then re-parses a bounded document per chunk, and a resumed session pages in bounded pieces)."""
 
-def entries_from_records(records: Iterable[dict[str, Any]]) -> list[Entry]:
-    """Fold `{"type": "event", "event": Name, "data": {...}}` records into the entries the conversation shows."""
-    entries: list[Entry] = []
-    tools: dict[str, Entry] = {}
-    streaming: Entry | None = None
-    for record in records:
-        if record.get("type") != "event":
-            continue
-        name = record.get("event")
-        data = record.get("data") or {}
-        if name == "TextDelta":
-            if streaming is None:
-                streaming = Entry("assistant")
-                entries.append(streaming)
-            streaming.text += str(data.get("text", ""))
-            continue
-        streaming = None
-        if name == "TurnStarted":
-            entries.append(Entry("user", text=shown_prompt(str(data.get("prompt", "")))))
-        elif name == "ToolCallStarted":
-            entry = Entry(
-                "tool",
-                call_id=str(data.get("call_id", "")),
-                tool=str(data.get("name", "")),
-                arguments=dict(data.get("arguments") or {}),
-                authored=bool(data.get("authored", False)),
-            )
-            tools[entry.call_id] = entry
-            entries.append(entry)
-        elif name == "ToolCallFinished":
-            entry = tools.get(str(data.get("call_id", "")))
-            if entry is not None:
-                entry.result = str(data.get("result", ""))
-                entry.is_error = bool(data.get("is_error", False))
-                entry.duration_ms = float(data.get("duration_ms", 0.0) or 0.0)
-                entry.authored = entry.authored or bool(data.get("authored", False))
-        elif name == "Notice":
-            entries.append(Entry("notice", text=str(data.get("message", "")), level=str(data.get("level", "info"))))
-        elif name == "TurnFailed":
-            entries.append(Entry("notice", text=f"turn failed: {data.get('message', '')}", level="error"))
-        elif name == "ApprovalDenied":
-            entries.append(Entry("notice", text=f"{data.get('name', '')}: {data.get('reason', '')}", level="warning"))
-    return entries
+AUTHORING_TOOLS = ("create_tool", "create_recipe")
+
+
+def paragraph_break(text: str, chunk: str) -> int | None:
+    """Where in `chunk` a paragraph ends outside a code fence (the index after the blank line), if anywhere."""
+    joined = text + chunk
+    position = joined.rfind("\n\n", max(0, len(text) - 1))
+    if position < 0 or joined[:position].count("```") % 2 == 1:
+        return None
+    return position + 2 - len(text)
+
+
+def failure_text(event: TurnFailed) -> str:
+    return f"turn failed ({event.kind}): {event.message}."
+
+
+@dataclass
+class Folded:
+    """What one event did to the entries: entries added (in order), assistant text appended (entry, chunk), earlier
+    entries whose fields changed."""
+
+    added: list[Entry] = field(default_factory=list)
+    text: list[tuple[Entry, str]] = field(default_factory=list)
+    changed: list[Entry] = field(default_factory=list)
+
+
+class Transcript:
+    """The conversation's entries, and the fold that grows them from events; no widgets, no I/O."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self.open_text: Entry | None = None
+        """The assistant entry streamed text goes into; None once anything else came after it."""
+        self._tools: dict[str, Entry] = {}
+        self._continues = False  # the open reply was cut at a paragraph: the next text continues it in a new entry
+        self._echoed: Entry | None = None  # the user entry shown before its TurnStarted arrived
+
+    def add(self, entry: Entry) -> None:
+        """Append an entry that no event made (a notice of the app's own, a manual tool run); it ends any open reply."""
+        self.close_text()
+        self.entries.append(entry)
+        if entry.kind == "tool" and entry.call_id:
+            self._tools[entry.call_id] = entry
+
+    def echo_prompt(self, prompt: str) -> Entry:
+        """Show the person's prompt at once, before the turn's TurnStarted (which then adds nothing: the app notes
+        the files it attaches, in the same words as the fold of a TurnStarted does)."""
+        entry = Entry("user", text=prompt)
+        self.add(entry)
+        self._echoed = entry
+        return entry
+
+    def tool_entry(self, call_id: str) -> Entry | None:
+        return self._tools.get(call_id)
+
+    def tool_entries(self) -> list[Entry]:
+        return list(self._tools.values())
+
+    def apply(self, event: Event) -> Folded:
+        """Fold one event in; what changed tells a live view which widgets to add or refresh.
+
+        Only an event that adds an entry, and the turn's end, close the reply text streams into: usage, catalog and
+        file changes, a finished call and an authored tool arrive in their own time and leave it open."""
+        if isinstance(event, TextDelta):
+            return self._text(event.text)
+        folded = Folded()
+        if isinstance(event, TurnStarted):
+            self._turn_started(event, folded)
+        elif isinstance(event, ToolCallStarted):
+            self._new(Entry("tool", call_id=event.call_id, tool=event.name, arguments=dict(event.arguments),
+                            authored=event.authored), folded)
+        elif isinstance(event, ToolCallFinished):
+            self._finished(event, folded)
+        elif isinstance(event, ToolAuthored):
+            self._authored(event, folded)
+        elif isinstance(event, Notice):
+            self._new(Entry("notice", text=event.message, level=event.level), folded)
+        elif isinstance(event, ApprovalDenied):
+            self._new(Entry("notice", text=f"{event.name}: {event.reason}", level="warning"), folded)
+        elif isinstance(event, TurnFailed):
+            self._new(Entry("notice", text=failure_text(event), level="error"), folded)
+        elif isinstance(event, TurnFinished):
+            self.close_text()
+        return folded
+
+    def _new(self, entry: Entry, folded: Folded) -> None:
+        self.add(entry)
+        folded.added.append(entry)
+
+    def close_text(self) -> None:
+        """End the reply text streams into: text that follows starts a new entry."""
+        self.open_text = None
+        self._continues = False
+
+    def _text(self, chunk: str) -> Folded:
+        folded = Folded()
+        current = self.open_text
+        if current is not None and len(current.text) >= SEGMENT_CHARS:
+            cut = paragraph_break(current.text, chunk)
+            if cut is not None:
+                if chunk[:cut]:
+                    current.text += chunk[:cut]
+                    folded.text.append((current, chunk[:cut]))
+                chunk, current, self.open_text, self._continues = chunk[cut:], None, None, True
+        if not chunk:
+            return folded
+        if current is None:
+            current = Entry("assistant", continued=self._continues)
+            self.entries.append(current)
+            self.open_text, self._continues = current, False
+            folded.added.append(current)
+        current.text += chunk
+        folded.text.append((current, chunk))
+        return folded
+
+    def _turn_started(self, event: TurnStarted, folded: Folded) -> None:
+        """The prompt as typed, and which files went along with it (as the app noted when it was sent)."""
+        echoed, self._echoed = self._echoed, None
+        if echoed is not None:
+            return  # shown when it was sent, and its attachments noted then
+        typed, attached = split_attachments(event.prompt)
+        self._new(Entry("user", text=typed), folded)
+        if attached:
+            self._new(Entry("notice", text=attachment_note(attached)), folded)
+
+    def _finished(self, event: ToolCallFinished, folded: Folded) -> None:
+        entry = self._tools.get(event.call_id)
+        if entry is None:
+            return
+        entry.result = event.result + (TRUNCATION_MARK if event.truncated else "")
+        entry.is_error = event.is_error
+        entry.duration_ms = event.duration_ms
+        entry.authored = entry.authored or event.authored
+        folded.changed.append(entry)
+
+    def _authored(self, event: ToolAuthored, folded: Folded) -> None:
+        """The call that authored it shows the source as registered, and is marked authored."""
+        for entry in reversed(self.tool_entries()):
+            if entry.tool in AUTHORING_TOOLS and entry.arguments.get("name") == event.name:
+                entry.source = event.source
+                entry.authored = True
+                folded.changed.append(entry)
+                return
+
+
+def transcript_of(events: Iterable[Event]) -> Transcript:
+    """The entries a sequence of events folds into (a resumed session)."""
+    transcript = Transcript()
+    for event in events:
+        transcript.apply(event)
+    return transcript

@@ -10,26 +10,20 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 
 from tui_agent.core.events import (
-    ApprovalDenied,
     BranchChanged,
     CatalogChanged,
     Event,
     FilesChanged,
-    Notice,
-    TextDelta,
     ToolAuthored,
-    ToolCallFinished,
-    ToolCallStarted,
     TurnFailed,
-    TurnFinished,
     Usage,
     UsageChanged,
 )
-from tui_agent.ui.completion import attach_mentions
+from tui_agent.ui.completion import attach_mentions, attachment_note
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.screens.approval import ApprovalScreen
-from tui_agent.ui.transcript import entries_from_records
+from tui_agent.ui.transcript import transcript_of
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 from tui_agent.ui.widgets.conversation import Conversation
@@ -39,6 +33,7 @@ if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
 
 AGENT_GROUP = "agent"
+PROMPT_BACK = "The prompt is back in the input box: edit it or press enter to resend."
 
 
 class TurnMixin:
@@ -74,11 +69,15 @@ class TurnMixin:
         self.send_queued_prompt()
 
     async def show_session(self: "TuiAgentApp", path: Path, session_id: str) -> None:
-        """Show a session transcript from its file (only the newest entries get widgets)."""
-        from tui_agent.core.agent.sessions import read_records
+        """Show a session from its file: its events folded as a live turn folds them (only the newest entries get widgets)."""
+        from tui_agent.core.agent.sessions import read_events
 
-        records = await asyncio.to_thread(read_records, path)
-        await self.conversation.load_entries(entries_from_records(records))
+        decoded = await asyncio.to_thread(read_events, path)
+        await self.conversation.load_transcript(transcript_of(decoded.events))
+        if decoded.problems:
+            await self.conversation.add(Entry("notice", level="warning", text=(
+                f"{len(decoded.problems)} event record(s) in {path.name} could not be read and are not shown "
+                f"(first: {decoded.problems[0]}).")))
         await self.conversation.add(Entry("notice", text=f"Resumed session {session_id}."))
         freeze_long_lived()
 
@@ -109,7 +108,7 @@ class TurnMixin:
     async def run_turn(self: "TuiAgentApp", prompt: str) -> None:
         agent = self.runtime.agent
         conversation = self.conversation
-        await conversation.add(Entry("user", text=prompt))
+        await conversation.echo_prompt(prompt)
         if self.turn_prompt:  # the person's own prompt: the files it @mentions go along
             prompt = await self.with_attachments(prompt)
         stream = agent.run_turn(prompt)
@@ -163,28 +162,10 @@ class TurnMixin:
             self.refresh_bindings()
 
     async def handle_event(self: "TuiAgentApp", event: Event) -> None:
-        """One core event into pixels."""
+        """One core event into pixels: the conversation folds it into entries; here only its other effects."""
         self.events_seen.append(event)
-        conversation = self.conversation
-        if isinstance(event, TextDelta):
-            await conversation.add_text(event.text)
-        elif isinstance(event, ToolCallStarted):
-            await conversation.add(Entry("tool", call_id=event.call_id, tool=event.name, arguments=dict(event.arguments), authored=event.authored))
-        elif isinstance(event, ToolCallFinished):
-            entry = conversation.tool_entry(event.call_id)
-            if entry is not None:
-                entry.result = event.result + ("\n… (truncated for the model)" if event.truncated else "")
-                entry.is_error = event.is_error
-                entry.duration_ms = event.duration_ms
-                entry.authored = entry.authored or event.authored
-                conversation.refresh_tool(event.call_id)
-        elif isinstance(event, ToolAuthored):
-            for entry in reversed(conversation.tool_entries()):
-                if entry.tool in ("create_tool", "create_recipe") and entry.arguments.get("name") == event.name:
-                    entry.source = event.source
-                    entry.authored = True
-                    conversation.refresh_tool(entry.call_id)
-                    break
+        await self.conversation.show_event(event)
+        if isinstance(event, ToolAuthored):
             verb = "created" if event.created else "updated"
             self.notify(f"{event.kind} {event.name} {verb}" + (f" · {event.commit[:7]}" if event.commit else " · not committed"))
             self.schedule_catalog_refresh(select=event.name)
@@ -198,24 +179,17 @@ class TurnMixin:
             header.input_tokens = event.session_input_tokens + event.session_cache_read_tokens + event.session_cache_write_tokens
             header.output_tokens = event.session_output_tokens or header.output_tokens + event.output_tokens
             header.cost_usd = event.session_cost_usd
-        elif isinstance(event, Notice):
-            await conversation.add(Entry("notice", text=event.message, level=event.level))
-        elif isinstance(event, ApprovalDenied):
-            await conversation.add(Entry("notice", text=f"{event.name}: {event.reason}", level="warning"))
         elif isinstance(event, TurnFailed):
-            failed = getattr(event, "prompt", None) or self.turn_prompt
-            back = " The prompt is back in the input box: edit it or press enter to resend." if failed else ""
-            await conversation.add(Entry("notice", text=f"turn failed ({event.kind}): {event.message}.{back}", level="error"))
+            failed = event.prompt or self.turn_prompt
             if failed:
                 self.return_to_prompt_box(failed)
-        elif isinstance(event, TurnFinished):
-            await conversation.finish_stream()
+                await self.conversation.add(Entry("notice", text=PROMPT_BACK, level="info"))
 
     async def with_attachments(self: "TuiAgentApp", prompt: str) -> str:
         """`prompt` with the text of each `@path` it mentions appended; says what was attached and what was not."""
         sent, attached, problems = await asyncio.to_thread(attach_mentions, prompt, self.project_root)
         if attached:
-            await self.conversation.add(Entry("notice", text="Attached: " + ", ".join(attached)))
+            await self.conversation.add(Entry("notice", text=attachment_note(attached)))
         for problem in problems:
             await self.conversation.add(Entry("notice", text=problem, level="warning"))
         return sent

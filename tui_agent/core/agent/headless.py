@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, TextIO
 
 from tui_agent.core.agent.pricing import UsageTotals, api_usage
+from tui_agent.core.textsafety import for_terminal
 from tui_agent.core.events import (
     ApprovalDenied, Event, Notice, TextDelta, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, Usage,
 )
@@ -82,6 +83,9 @@ class HeadlessPrinter:
             self._emit_new_messages()
         elif self.format == "text":
             self._print_text(event)
+        if self.format != "text" and isinstance(event, Notice) and event.level != "info":
+            self.err.write(for_terminal(self.err, f"[{event.level}] {event.message}") + "\n")  # stdout stays JSON
+            self.err.flush()
 
     def _emit(self, line: dict[str, Any]) -> None:
         self.out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
@@ -126,12 +130,12 @@ class HeadlessPrinter:
         if not self._at_line_start:
             self.out.write("\n")
             self._at_line_start = True
-        target.write(text + "\n")
+        target.write(for_terminal(target, text) + "\n")
         target.flush()
 
     def _print_text(self, event: Event) -> None:
         if isinstance(event, TextDelta):
-            self.out.write(event.text)
+            self.out.write(for_terminal(self.out, event.text))
             self.out.flush()
             self._at_line_start = event.text.endswith("\n")
         elif isinstance(event, ToolCallStarted):

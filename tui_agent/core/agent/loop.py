@@ -21,17 +21,18 @@ from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
-from tui_agent.core.agent.toolresults import count_failure, result_block, trimmed_traceback
+from tui_agent.core.agent.toolresults import count_failure, result_block, sandbox_failure, told_of_quarantine, trimmed_traceback
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import Model
+from tui_agent.core.sandbox.policy import SandboxUnavailable
 from tui_agent.core.tending.suggestions import SuggestionBook, suggestion_blocks
 from tui_agent.core.watch import ProjectWatcher
 
 
 class TurnRecorder(Protocol):
-    """Told when a turn begins and ends, and of each of its events (core/undo/service.py)."""
+    """Told when a turn begins and ends, and of each of its events (core/undo/service.py); `end` may come twice."""
 
     async def begin(self, session: SessionLog, prompt: str) -> None: ...
     def observe(self, event: Event) -> None: ...
@@ -202,6 +203,8 @@ class Agent:
                 self.session.append_event(event)
                 if recorder is not None:
                     recorder.observe(event)
+                    if isinstance(event, TurnFinished):  # the last checkpoint before anyone hears the turn is over:
+                        await recorder.end(self.session)  # an edit the person makes then is theirs, not the turn's
                 yield event
         finally:
             await inner.aclose()
@@ -345,7 +348,7 @@ class Agent:
         authored = name not in self.builtins and not any(provider.handles(name) for provider in self.tool_providers)
         yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
         context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
-        started = time.perf_counter()
+        started, quarantined = time.perf_counter(), len(getattr(self.sandbox, "notices", ()))  # quarantine notes so far
         with self._forwarding_store_changes(context.events):
             try:
                 if cut_off:
@@ -355,9 +358,12 @@ class Agent:
                 output = await self._dispatch(context, name, arguments)
             except ToolFailure as failure:
                 output = ToolOutput(str(failure), is_error=True)
+            except SandboxUnavailable as error:  # e.g. bubblewrap refused to start: the person must see it too
+                output = sandbox_failure(name, error, context.events)
             except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
                 output = ToolOutput(trimmed_traceback(error), is_error=True)
         duration_ms = (time.perf_counter() - started) * 1000
+        output = told_of_quarantine(output, self.sandbox, quarantined, context.events)
         for event in context.events:
             yield event
         if name == "create_tool" and not output.is_error:

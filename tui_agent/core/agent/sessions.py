@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from tui_agent.core.events import Event
+from tui_agent.core.agent.session_events import BadEventRecord, DecodedEvents, decode_event, decode_events, is_event_record
+from tui_agent.core.events import Event, ToolCallFinished, TurnStarted, Usage
 from tui_agent.core.project import Project
 
 INTERRUPTED_RESULT = "interrupted: the session ended before this call returned a result"
@@ -96,11 +97,16 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         for line in handle:
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # RecursionError: nested deeper than the parser goes
                 continue
             if isinstance(record, dict):
                 records.append(record)
     return records
+
+
+def read_events(path: Path) -> DecodedEvents:
+    """The session's events as the typed events the turn emitted; event records that do not decode are named in `problems`."""
+    return decode_events(read_records(path))
 
 
 def _drop_truncated_tail(path: Path) -> None:
@@ -119,21 +125,27 @@ def load_messages(path: Path) -> list[dict[str, Any]]:
             messages.clear()  # /clear: the model started afresh; what came before stays in the file only
         elif record.get("type") == "message" and isinstance(record.get("message"), dict):
             messages.append(record["message"])
-        elif record.get("type") == "event" and record.get("event") == "ToolCallFinished":
-            data = record.get("data")
-            if isinstance(data, dict) and isinstance(data.get("call_id"), str) and isinstance(data.get("result"), str):
-                finished[data["call_id"]] = data
+        elif is_event_record(record) and record.get("event") == "ToolCallFinished":
+            event = _event_or_none(record)
+            if isinstance(event, ToolCallFinished):
+                finished[event.call_id] = {"result": event.result, "is_error": event.is_error}
     return repair_messages(messages, finished)
+
+
+def _event_or_none(record: dict[str, Any]) -> Event | None:
+    try:
+        return decode_event(record)
+    except BadEventRecord:
+        return None
 
 
 def load_usage(path: Path) -> dict[str, float]:
     """The session's usage totals from its Usage events (so a resumed session keeps counting)."""
     totals = {"input_tokens": 0.0, "output_tokens": 0.0, "cache_read_tokens": 0.0, "cache_write_tokens": 0.0, "cost_usd": 0.0}
-    for record in read_records(path):
-        if record.get("type") == "event" and record.get("event") == "Usage":
-            data = record.get("data", {})
+    for event in read_events(path).events:
+        if isinstance(event, Usage):
             for key in totals:
-                totals[key] += float(data.get(key, 0) or 0)
+                totals[key] += float(getattr(event, key))
     return totals
 
 
@@ -201,9 +213,11 @@ def list_sessions(project: Project) -> list[SessionInfo]:
         for record in read_records(path):
             if record.get("type") == "session":
                 model = str(record.get("model", ""))
-            if record.get("type") == "event" and record.get("event") == "TurnStarted":
-                first_prompt = str(record.get("data", {}).get("prompt", ""))
-                break
+            if is_event_record(record) and record.get("event") == "TurnStarted":
+                event = _event_or_none(record)
+                if isinstance(event, TurnStarted):
+                    first_prompt = event.prompt
+                    break
         infos.append(SessionInfo(path.stem, path, path.stat().st_mtime, first_prompt, model))
     return sorted(infos, key=lambda info: (info.modified, info.id), reverse=True)
 

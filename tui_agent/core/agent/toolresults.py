@@ -1,4 +1,4 @@
-"""What a tool call gives back to the model: its tool_result block, a trimmed traceback, repeated-failure counting."""
+"""What a tool call gives back: its tool_result block, a trimmed traceback, repeated-failure counting, sandbox notices."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import traceback
 from typing import Any
 
 from tui_agent.core.agent.toolbase import ToolOutput, truncate
+from tui_agent.core.events import Notice
 
 REPEATED_FAILURE_LIMIT = 3
 MAX_TRACEBACK_LINES = 12
@@ -35,3 +36,20 @@ def trimmed_traceback(error: BaseException) -> str:
     text = "".join(lines[-MAX_TRACEBACK_LINES:]) if len(lines) > MAX_TRACEBACK_LINES else "".join(lines)
     text, _ = truncate(text, 4000)
     return f"internal error in the tool: {type(error).__name__}: {error}\n{text}"
+
+
+def sandbox_failure(name: str, error: Exception, events: list[Any]) -> ToolOutput:
+    """The result of a call whose sandbox could not start (told to the model, and to the person as a notice)."""
+    events.append(Notice(f"{name} could not run: sandbox: {error}", level="error"))
+    return ToolOutput(f"sandbox: {error}", is_error=True)
+
+
+def told_of_quarantine(output: ToolOutput, sandbox: Any, seen: int, events: list[Any]) -> ToolOutput:
+    """The call's output with a line per protected path its code created and the sandbox moved to
+    `.agent/quarantine/` (after the first `seen` notes), each also a notice for the person."""
+    notes = getattr(sandbox, "notices", [])[seen:]
+    if not notes:
+        return output
+    events.extend(Notice(note, level="warning") for note in notes)
+    told = "".join(f"\n[tuiagent] {note}" for note in notes if note not in output.text)  # run_python shows stderr
+    return ToolOutput(output.text + told, is_error=output.is_error, truncated=output.truncated)

@@ -28,6 +28,15 @@ FALLBACK_MISSES = (
     "(tests/hostile/delayed.py lists each case)",
 )
 
+BOTH_TIERS_MISSES = (
+    "protected paths that do not exist yet are moved to .agent/quarantine/ right after a run that may write the "
+    "project, not blocked during it: a program of yours reading them while the run lasts (direnv, an editor) "
+    "sees what agent code wrote",
+    "your own git hooks: one that runs a project file (./scripts/check.sh, a lint-staged or pre-commit config's "
+    "local command) runs what agent code last wrote there, outside the sandbox (without secrets in its "
+    "environment), when tuiagent makes a catalog commit",
+)
+
 
 def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) -> dict[str, Any]:
     strong = tier == TIER_BUBBLEWRAP
@@ -51,7 +60,8 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
             namespaces="new pid, ipc, uts and network namespaces; the process tree dies with its sandbox",
             filesystem="/ read-only; the project is the only writable place; a private /tmp",
             read_only_in_project="the protected paths below (bound read-only, `.agent/` as a whole); a protected path a run "
-                                 "creates is moved to .agent/quarantine/ right after the run",
+                                 "creates or replaces (a symlink, a new match of your globs) is moved to .agent/quarantine/ "
+                                 "right after the run (not blocked during it: that would need a file in your project)",
             read_only_runs="runs with project_writable=False (a tool's import and its own tests during validation, "
                            "startup and drift checks) see the whole project read-only, with a private /tmp",
             home="the user's home (and /root, /home) hidden behind an empty tmpfs, except the toolchain folders listed "
@@ -69,7 +79,7 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
             proc="tuiagent's own /proc/<pid>/environ is unreadable (non-dumpable)" if parent_undumpable
                  else "ancestors' /proc/<pid>/environ may be readable",
         )
-    misses = [] if strong else list(FALLBACK_MISSES)
+    misses = [*([] if strong else FALLBACK_MISSES), *BOTH_TIERS_MISSES]
     if pids_base() is not None:
         protections["processes"] = "a pids cgroup per run caps its processes and kills every one of them at the end"
     elif os.geteuid() == 0:

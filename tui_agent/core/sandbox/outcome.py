@@ -16,6 +16,11 @@ from tui_agent.core.sandbox.policy import (
 from tui_agent.core.sandbox.process import Outcome
 
 STDERR_TAIL = 2000
+BWRAP_FIX = ("How to fix: check that `bwrap --unshare-pid --ro-bind / / true` works for this user (unprivileged "
+             "user namespaces may be off: sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ "
+             "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap), or run with "
+             "`--sandbox-tier rlimits` (`--tier rlimits` for `tuiagent sandbox run`): resource limits only, "
+             "no filesystem isolation")
 
 
 def output_text(data: bytes, total: int, cap: int, stream: str) -> tuple[str, bool]:
@@ -50,6 +55,8 @@ def failure(outcome: Outcome, policy: SandboxPolicy, tier: str, stderr: str) -> 
         return ERROR_TIMEOUT, f"timed out after {policy.timeout_s:g} s: the run's process tree was killed"
     if outcome.flooded:
         return ERROR_LIMIT, "output flood: the run wrote far beyond the output cap and was killed"
+    if outcome.start_failed:
+        return ERROR_SANDBOX, start_failure_message(outcome, tier, stderr)
     if outcome.protocol_error:
         return ERROR_SANDBOX, outcome.protocol_error
     number = death_signal(outcome.exit_code, tier)
@@ -62,6 +69,16 @@ def failure(outcome: Outcome, policy: SandboxPolicy, tier: str, stderr: str) -> 
     if number is not None:
         return ERROR_SANDBOX, f"the sandboxed process died from {_signal_name(number)} without a result{detail}"
     return ERROR_SANDBOX, f"the sandboxed process exited with status {outcome.exit_code} without a result{detail}"
+
+
+def start_failure_message(outcome: Outcome, tier: str, stderr: str) -> str:
+    """What failed when the sandbox exited before its interpreter started, its own words, and how to fix it."""
+    said = stderr[-STDERR_TAIL:].strip() or "(nothing on stderr)"
+    status = f" (exit status {outcome.exit_code})" if outcome.exit_code is not None else ""
+    if tier == TIER_BUBBLEWRAP:
+        return f"the bubblewrap sandbox could not start{status}; bwrap said: {said}\n{BWRAP_FIX}"
+    return (f"the sandboxed interpreter could not start{status}: {said}\n"
+            "How to fix: check that this Python can start (`python -I -c pass`) and that the project folder is readable")
 
 
 def to_run_result(outcome: Outcome, policy: SandboxPolicy, tier: str) -> RunResult:

@@ -22,6 +22,8 @@ from tui_agent.core.sandbox.toolchain import Toolchain
 RESULT_LIMIT = 8 * 1024 * 1024
 TERM_GRACE_S = 0.3
 DRAIN_AFTER_EXIT_S = 0.5
+BOOTED = b"U"
+"""As in worker.py: the first byte on the channel, sent once the sandboxed interpreter started."""
 
 
 @dataclass
@@ -39,6 +41,8 @@ class Outcome:
     flooded: bool = False
     protocol_error: str | None = None
     duration_ms: float = 0.0
+    start_failed: bool = False
+    """The sandbox exited before its interpreter started (bubblewrap refused to start): stderr says why."""
 
 
 @dataclass
@@ -129,6 +133,9 @@ class Worker:
             asyncio.create_task(_drain(self.process.stdout, out, flood_limit, flooded)),
             asyncio.create_task(_drain(self.process.stderr, err, flood_limit, flooded)),
         ]
+        booted = await self._await_boot(timeout_s)
+        if booted is not True:
+            return await self._unstarted(readers, out, err, flooded, timed_out=booted is None, started=started)
         protocol_error: str | None = None
         result_task = asyncio.create_task(self._read_result() if bridge is None else serve_channel(self.channel, bridge))
         try:
@@ -137,8 +144,8 @@ class Worker:
             protocol_error = f"the sandboxed worker did not take the request: {exc}"
         waiter = asyncio.create_task(self.process.wait())
         flood_waiter = asyncio.create_task(flooded.wait())
-        done, _pending = await asyncio.wait({waiter, flood_waiter}, timeout=timeout_s,
-                                            return_when=asyncio.FIRST_COMPLETED)
+        left = max(0.0, timeout_s - (time.perf_counter() - started))  # the boot counts against the timeout
+        done, _pending = await asyncio.wait({waiter, flood_waiter}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
         timed_out = not done
         if timed_out or flooded.is_set() or self._cancelled:
             await self.kill()
@@ -154,18 +161,11 @@ class Worker:
             pass
         try:
             raw = await asyncio.wait_for(result_task, DRAIN_AFTER_EXIT_S)
-        except asyncio.TimeoutError:
+        except (asyncio.TimeoutError, OSError):  # OSError: the worker died with the channel half-read
             raw = b""
         self.channel.close()
-        response: dict[str, Any] | None = None
-        if raw:
-            try:
-                decoded = json.loads(raw)
-                response = decoded if isinstance(decoded, dict) else None
-                if response is None:
-                    protocol_error = "the result channel carried something other than a result"
-            except ValueError:
-                protocol_error = "the result channel carried malformed data"
+        response, malformed = decode_result(raw)
+        protocol_error = malformed or protocol_error
         self._done.set()
         return Outcome(
             response=response, stdout=bytes(out.data), stderr=bytes(err.data),
@@ -174,12 +174,54 @@ class Worker:
             protocol_error=protocol_error, duration_ms=(time.perf_counter() - started) * 1000,
         )
 
+    async def _await_boot(self, timeout_s: float) -> bool | None:
+        """True once the sandboxed interpreter announced itself; False when the sandbox exited (or was killed)
+        first; None when neither happened within `timeout_s`."""
+        loop = asyncio.get_running_loop()
+        announced = asyncio.ensure_future(loop.sock_recv(self.channel, len(BOOTED)))
+        exited = asyncio.ensure_future(self.process.wait())
+        try:
+            done, _pending = await asyncio.wait({announced, exited}, timeout=timeout_s,
+                                                return_when=asyncio.FIRST_COMPLETED)
+            if not done:
+                return None
+            if announced not in done:  # it exited: a byte it sent before is already there
+                await asyncio.wait({announced}, timeout=DRAIN_AFTER_EXIT_S)
+            if announced.done() and not announced.cancelled() and announced.exception() is None:
+                return announced.result() == BOOTED
+            return False
+        finally:
+            announced.cancel()
+            exited.cancel()
+
+    async def _unstarted(self, readers: list[asyncio.Task[None]], out: _Capture, err: _Capture,
+                         flooded: asyncio.Event, *, timed_out: bool, started: float) -> Outcome:
+        """The outcome of a run whose sandbox never started its interpreter (or took longer than the timeout)."""
+        await self.kill()
+        await self.process.wait()
+        await self.release_cgroup()
+        try:
+            await asyncio.wait_for(asyncio.gather(*readers), DRAIN_AFTER_EXIT_S)
+        except asyncio.TimeoutError:
+            pass
+        self.channel.close()
+        self._done.set()
+        return Outcome(
+            response=None, stdout=bytes(out.data), stderr=bytes(err.data), stdout_total=out.total,
+            stderr_total=err.total, exit_code=self.process.returncode, timed_out=timed_out,
+            cancelled=self._cancelled, flooded=flooded.is_set(), start_failed=not (timed_out or self._cancelled),
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+
     async def _read_result(self) -> bytes:
         loop = asyncio.get_running_loop()
         chunks: list[bytes] = []
         size = 0
         while size <= RESULT_LIMIT:
-            chunk = await loop.sock_recv(self.channel, 65536)
+            try:
+                chunk = await loop.sock_recv(self.channel, 65536)
+            except OSError:  # the worker died mid-write (connection reset): what came so far is all there is
+                break
             if not chunk:
                 break
             chunks.append(chunk)
@@ -212,6 +254,19 @@ class Worker:
         finally:
             self.channel.close()
             await self.release_cgroup()
+
+
+def decode_result(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """The result a worker sent (None when it sent nothing), or why what it sent is not one."""
+    if not raw:
+        return None, None
+    try:
+        decoded = json.loads(raw)
+    except ValueError:
+        return None, "the result channel carried malformed data"
+    if not isinstance(decoded, dict):
+        return None, "the result channel carried something other than a result"
+    return decoded, None
 
 
 async def _drain(stream: asyncio.StreamReader, capture: _Capture, flood_limit: int, flooded: asyncio.Event) -> None:

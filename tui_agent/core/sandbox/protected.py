@@ -2,7 +2,7 @@
 
 Existing ones are bound read-only inside bubblewrap (`.agent/` as a whole, so it cannot be renamed away: a
 mount point cannot be renamed). A path that does not exist yet cannot be bound without creating it in the
-user's project, so after every run that could write the project, `sweep_created` moves any protected path
+user's project, so after every run that could write the project, `quarantine.sweep` moves any protected path
 that appeared during the run into `.agent/quarantine/` before tuiagent does anything else.
 """
 
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import shutil
-import time
 from pathlib import Path
 
 from tui_agent.core.project import AGENT_DIR, ConfigError, Project
@@ -38,8 +36,8 @@ def user_globs(root: Path) -> tuple[str, ...]:
         return ()
 
 
-def glob_matches(root: Path, patterns: tuple[str, ...]) -> list[str]:
-    """Existing project paths matching the user's globs (relative, POSIX), at most MAX_GLOB_MATCHES."""
+def glob_matches(root: Path, patterns: tuple[str, ...], limit: int = MAX_GLOB_MATCHES) -> list[str]:
+    """Existing project paths matching the user's globs (relative, POSIX), at most `limit`."""
     found: list[str] = []
     for pattern in patterns:
         clean = pattern.strip().lstrip("/")
@@ -49,7 +47,7 @@ def glob_matches(root: Path, patterns: tuple[str, ...]) -> list[str]:
             relative = match.relative_to(root).as_posix()
             if relative not in found:
                 found.append(relative)
-            if len(found) >= MAX_GLOB_MATCHES:
+            if len(found) >= limit:
                 return found
     return found
 
@@ -90,53 +88,26 @@ def layout(root: Path) -> tuple[tuple[str, bool], ...]:
     return tuple((relative, _bindable(root, relative)) for relative in protected_paths(root))
 
 
-def unbound(root: Path) -> dict[str, str | None]:
-    """The fixed protected names and the hooks folder that cannot be bound (absent, or a symlink out of the
-    project), with what is there now (None, or the link's target): what a run could create or replace."""
+def fixed_names(root: Path) -> list[str]:
+    """The fixed protected names and the hooks folder when it lies in the work tree."""
     names = list(PROTECTED_NAMES)
     hooks = hooks_path(root)
-    if hooks and not hooks.startswith(".git/"):
+    if hooks and not hooks.startswith(".git/") and hooks not in names:
         names.append(hooks)
+    return names
+
+
+def unbound(root: Path) -> dict[str, str | None]:
+    """The fixed protected names and the hooks folder a run could create or replace, with what is there now:
+    None when absent, the target when a symlink (a bind protects what a link points to, never the link itself)."""
     state: dict[str, str | None] = {}
-    for name in names:
+    for name in fixed_names(root):
         path = os.path.join(root, name)
-        if os.path.islink(path) and not _bindable(root, name):
+        if os.path.islink(path):
             state[name] = os.readlink(path)
         elif not os.path.lexists(path):
             state[name] = None
     return state
-
-
-def sweep_created(root: Path, before: dict[str, str | None]) -> list[str]:
-    """Move protected paths a run created or replaced into `.agent/quarantine/<time>/` (a replaced symlink is put
-    back); one note per path moved."""
-    notes: list[str] = []
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for relative, link in before.items():
-        now = _link_or_presence(os.path.join(root, relative))
-        if now == link:
-            continue
-        path = root / relative
-        target = root / QUARANTINE / stamp / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            if now is not None:
-                shutil.move(str(path), str(target))
-            if link is not None:
-                os.symlink(link, path)
-            verb = "created" if link is None else "replaced"
-            notes.append(f"agent code {verb} the protected path {relative}; moved to {target.relative_to(root)}")
-        except OSError as exc:
-            notes.append(f"agent code changed the protected path {relative} and it could not be moved away: {exc}")
-    return notes
-
-
-def _link_or_presence(path: str) -> str | None:
-    """A symbolic link's target, "" for anything else that is there, None when nothing is."""
-    try:
-        return os.readlink(path)
-    except OSError:
-        return "" if os.path.lexists(path) else None
 
 
 def matches_protected(root: Path, relative: str) -> str | None:

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import protected, tiers
+from tui_agent.core.sandbox import protected, quarantine, tiers
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.forkpool import ForkPool
 from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
-from tui_agent.core.sandbox.outcome import to_run_result
+from tui_agent.core.sandbox.outcome import BWRAP_FIX, to_run_result
 from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
     TIER_RLIMITS,
@@ -70,6 +70,8 @@ class Sandbox:
         """The project's toolchain (PATH, virtualenv, read-only folders, build variables) every worker sees."""
         self.bridge: SandboxBridge | None = None
         """What `run_python` snippets may ask the runtime for (the session's MCP tools), set by the runtime."""
+        self.notices: list[str] = []
+        """Protected paths agent code created and tuiagent moved to `.agent/quarantine/` (also after a crash)."""
 
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
@@ -86,10 +88,11 @@ class Sandbox:
         if tier is None:
             tier = TIER_BUBBLEWRAP if problem is None else TIER_RLIMITS
         elif tier == TIER_BUBBLEWRAP and problem is not None:
-            raise SandboxUnavailable(f"the bubblewrap tier is not available: {problem}")
+            raise SandboxUnavailable(f"the bubblewrap tier is not available: {problem}\n{BWRAP_FIX}")
         check_level(tier, min_level)
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
+        sandbox.notices += await asyncio.to_thread(quarantine.recover, project.root)
         sandbox.toolchain = await asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
                                                     extra_paths=settings.sandbox_paths)
         if sandbox.fork_pool is not None:
@@ -232,7 +235,8 @@ class Sandbox:
         request["policy"] = effective.to_dict()
         request["tool_dirs"] = [] if "tool_paths" in request else [str(self.project.tools_dir)]
         writable = self._project_writable(effective)
-        absent_before = protected.unbound(self.project.root) if writable else {}
+        watched = await asyncio.to_thread(quarantine.watch, self.project.root) if writable else None
+        record = quarantine.begin(self.project.root, watched) if watched is not None else None
         swept: list[str] = []
         try:
             outcome = None
@@ -241,9 +245,14 @@ class Sandbox:
             if outcome is None:
                 outcome = await self._run_fresh(request, effective, writable, bridge)
         finally:
-            if absent_before:
-                swept = protected.sweep_created(self.project.root, absent_before)
-        return self._with_notes(to_run_result(outcome, effective, self.tier), swept)
+            if watched is not None:
+                swept = quarantine.sweep(self.project.root, watched)
+                quarantine.finish(record)
+                self.notices += swept
+        result = self._with_notes(to_run_result(outcome, effective, self.tier), swept)
+        if outcome.start_failed:  # not the code's failure: nothing is recorded against a tool
+            raise SandboxUnavailable(result.error or "the sandbox could not start")
+        return result
 
     async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
                          bridge: SandboxBridge | None) -> Outcome:

@@ -236,6 +236,9 @@ def run_script(path: str, code: str) -> Any:
     return None
 
 
+BOOTED = b"U"
+
+
 def main() -> None:
     channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     guard = load_guard()
@@ -245,6 +248,7 @@ def main() -> None:
                             run_one=lambda run_channel, prepare: run_request(run_channel, project, package_parent,
                                                                              guard, prepare))
         os._exit(0)
+    os.write(channel, BOOTED)  # the sandbox started: what fails after this is the run's, not bubblewrap's
     run_request(channel, project, package_parent, guard)
 
 

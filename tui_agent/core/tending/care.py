@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.prompt import catalog_index, entries_from_records, estimate_tokens, rank
-from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.tending.chains import Chain
 from tui_agent.core.tending.doctor import DoctorInput, Finding, examine, summary
 from tui_agent.core.tending.suggestions import SuggestionBook
+
+if TYPE_CHECKING:
+    from tui_agent.core.catalog.api import Catalog
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
-"""The conversation pane: entries as plain data, with widgets for a bounded window of them (older and newer load on demand)."""
+"""The conversation pane: its transcript's entries, with widgets for a bounded window of them (older and newer load on demand)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding
@@ -9,6 +10,8 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from tui_agent.core.events import Event
+from tui_agent.ui.transcript import Folded, Transcript
 from tui_agent.ui.widgets.messages import AssistantText, Entry, ToolCallBlock, widget_for, widget_type_for
 
 if TYPE_CHECKING:
@@ -17,16 +20,6 @@ if TYPE_CHECKING:
 INITIAL_WINDOW = 40
 MAX_MOUNTED = 60
 LOAD_STEP = 10
-SEGMENT_CHARS = 1500
-
-
-def paragraph_break(text: str, chunk: str) -> int | None:
-    """Where in `chunk` a paragraph ends outside a code fence (the index after the blank line), if anywhere."""
-    joined = text + chunk
-    position = joined.rfind("\n\n", max(0, len(text) - 1))
-    if position < 0 or joined[: position].count("```") % 2 == 1:
-        return None
-    return position + 2 - len(text)
 
 
 class EdgeMarker(Static):
@@ -54,14 +47,18 @@ class Conversation(VerticalScroll, can_focus=True):
         super().__init__(id=id)
         self._restoring = 0
         """Window slides whose scroll position is not restored yet: the scroll offset meanwhile is not the reader's."""
-        self.entries: list[Entry] = []
+        self.transcript = Transcript()
         self.first_mounted = 0
         self.last_mounted = 0
         self._earlier = EdgeMarker("earlier")
         self._later = EdgeMarker("later")
         self._streaming: AssistantMessage | None = None
-        self._tool_entries: dict[str, Entry] = {}
         self._widgets: dict[int, Widget] = {}  # id(entry) -> its mounted widget
+        self._updating = asyncio.Lock()  # an event's entries get their widgets before the next event is folded in
+
+    @property
+    def entries(self) -> list[Entry]:
+        return self.transcript.entries
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield self._earlier
@@ -98,13 +95,14 @@ class Conversation(VerticalScroll, can_focus=True):
     def at_end(self) -> bool:
         return self.last_mounted == len(self.entries)
 
-    async def load_entries(self, entries: list[Entry]) -> None:
-        """Replace everything with `entries` (a resumed session); mounts only the newest ones."""
-        await self.clear()
-        self.entries = list(entries)
-        for entry in self.entries:
-            if entry.kind == "tool" and entry.call_id:
-                self._tool_entries[entry.call_id] = entry
+    async def load_transcript(self, transcript: Transcript) -> None:
+        """Replace everything with `transcript` (a resumed session); mounts only the newest entries."""
+        async with self._updating:
+            await self._clear()
+            self.transcript = transcript
+            await self._mount_newest()
+
+    async def _mount_newest(self) -> None:
         self.first_mounted = max(0, len(self.entries) - INITIAL_WINDOW)
         self.last_mounted = len(self.entries)
         await self.mount_all([self._make(entry) for entry in self.entries[self.first_mounted :]], before=self._later)
@@ -112,11 +110,14 @@ class Conversation(VerticalScroll, can_focus=True):
         self.anchor()
 
     async def clear(self) -> None:
-        await self.finish_stream()
+        async with self._updating:
+            await self._clear()
+
+    async def _clear(self) -> None:
+        await self._finish_widget()
         self._unmount(self.entries[self.first_mounted : self.last_mounted])
-        self.entries = []
+        self.transcript = Transcript()
         self.first_mounted = self.last_mounted = 0
-        self._tool_entries.clear()
         self._widgets.clear()
         self._update_markers()
 
@@ -225,63 +226,84 @@ class Conversation(VerticalScroll, can_focus=True):
         self._load_at_edges()
         super().action_scroll_home()
 
-    async def jump_to_end(self) -> None:
-        """New activity while reading old messages: show the newest window again."""
-        if self.at_end:
+    async def jump_to_end(self, pending: int = 0) -> None:
+        """New activity while reading old messages: show the newest window again (but for the last `pending` entries,
+        which get their widgets next)."""
+        end = len(self.entries) - pending
+        if self.last_mounted == end:
             return
         self._unmount(self.entries[self.first_mounted : self.last_mounted])
-        self.first_mounted = max(0, len(self.entries) - INITIAL_WINDOW)
-        self.last_mounted = len(self.entries)
-        await self.mount_all([self._make(entry) for entry in self.entries[self.first_mounted :]], before=self._later)
+        self.first_mounted = max(0, end - INITIAL_WINDOW)
+        self.last_mounted = end
+        await self.mount_all([self._make(entry) for entry in self.entries[self.first_mounted : end]], before=self._later)
         self._update_markers()
         self.anchor()
 
     # ------------------------------------------------------------------ live entries
 
     async def add(self, entry: Entry) -> Widget:
-        """Append an entry and its widget (back at the newest messages)."""
-        await self.finish_stream()
-        await self.jump_to_end()
-        self.entries.append(entry)
-        self.last_mounted = len(self.entries)
-        if entry.kind == "tool" and entry.call_id:
-            self._tool_entries[entry.call_id] = entry
-        widget = self._make(entry)
+        """Append an entry that no event made (the app's own notices, a manual tool run) and its widget."""
+        async with self._updating:
+            self.transcript.add(entry)
+            await self._finish_widget()
+            return await self._show_new(entry)
+
+    async def echo_prompt(self, prompt: str) -> None:
+        """Show the person's prompt at once (see `Transcript.echo_prompt`)."""
+        async with self._updating:
+            entry = self.transcript.echo_prompt(prompt)
+            await self._finish_widget()
+            await self._show_new(entry)
+
+    async def show_event(self, event: Event) -> Folded:
+        """Fold a core event into the transcript and show what it changed: new widgets, streamed text, refreshed ones."""
+        async with self._updating:
+            folded = self.transcript.apply(event)
+            for entry, chunk in folded.text:
+                if any(entry is new for new in folded.added) and id(entry) not in self._widgets:  # a new reply
+                    await self._finish_widget()
+                    await self._show_new(entry)
+                if self._streaming is not None and self._streaming.entry is entry:
+                    await self._streaming.append_text(chunk)
+                else:  # its live widget is gone (the turn was cancelled meanwhile, or a window slide showed it)
+                    self.refresh_entry(entry)
+            if self._streaming is not None and self._streaming.entry is not self.transcript.open_text:
+                await self._finish_widget()
+            for entry in folded.added:
+                await self._show_new(entry)
+            for entry in folded.changed:
+                self.refresh_entry(entry)
+            return folded
+
+    async def _show_new(self, entry: Entry) -> Widget:
+        """Mount the widget of an entry the transcript just appended, after the newest shown ones."""
+        shown = self._widgets.get(id(entry))
+        if shown is not None:
+            return shown  # shown already (sliding the window down while we waited mounted it)
+        index = next(i for i in range(len(self.entries) - 1, -1, -1) if self.entries[i] is entry)
+        if self.last_mounted != index:
+            await self.jump_to_end(pending=len(self.entries) - index)
+        self.last_mounted = index + 1
+        widget: Widget
+        if entry is self.transcript.open_text:
+            from tui_agent.ui.widgets.streaming import AssistantMessage  # Markdown loads with the first reply
+
+            widget = self._streaming = AssistantMessage(entry)
+            self._widgets[id(entry)] = widget
+        else:
+            widget = self._make(entry)
         await self.mount(widget, before=self._later)
+        self._update_markers()
         return widget
 
-    async def add_text(self, chunk: str) -> None:
-        """Stream assistant text into the current assistant message (starting one if needed).
-
-        A long reply continues in a new Markdown widget at a paragraph break once the current one holds
-        SEGMENT_CHARS, so each append re-parses and re-lays out a bounded document, not the whole reply.
-        """
-        if self._streaming is not None and len(self._streaming.entry.text) >= SEGMENT_CHARS:
-            cut = paragraph_break(self._streaming.entry.text, chunk)
-            if cut is not None:
-                await self._streaming.append_text(chunk[:cut])
-                chunk = chunk[cut:]
-                await self.finish_stream()
-                await self._start_stream(continued=True)
-        if self._streaming is None:
-            await self._start_stream(continued=False)
-        assert self._streaming is not None
-        if chunk:
-            await self._streaming.append_text(chunk)
-
-    async def _start_stream(self, *, continued: bool) -> None:
-        await self.jump_to_end()
-        entry = Entry("assistant", continued=continued)
-        self.entries.append(entry)
-        self.last_mounted = len(self.entries)
-        from tui_agent.ui.widgets.streaming import AssistantMessage  # Markdown loads with the first reply
-
-        self._streaming = AssistantMessage(entry)
-        self._widgets[id(entry)] = self._streaming
-        await self.mount(self._streaming, before=self._later)
-
     async def finish_stream(self) -> None:
-        """End the live Markdown stream and swap its widget tree for one light widget with the same text."""
+        """End the reply being streamed (text that follows starts a new entry) and make its widget a light one."""
+        async with self._updating:
+            self.transcript.close_text()
+            await self._finish_widget()
+
+    async def _finish_widget(self) -> None:
+        """Swap the live Markdown stream's widget tree for one light widget with the same text."""
         if self._streaming is not None:
             message, self._streaming = self._streaming, None
             await message.finish()
@@ -291,16 +313,24 @@ class Conversation(VerticalScroll, can_focus=True):
                 await self.mount(light, after=message)
                 await message.remove()
 
+    def refresh_entry(self, entry: Entry) -> None:
+        """Show an entry's current fields in its widget, if it has one."""
+        widget = self._widgets.get(id(entry))
+        if isinstance(widget, ToolCallBlock):
+            widget.refresh_entry()
+        elif widget is not None and widget is not self._streaming:
+            widget.rebind(entry)  # type: ignore[attr-defined]
+
     def tool_entry(self, call_id: str) -> Entry | None:
-        return self._tool_entries.get(call_id)
+        return self.transcript.tool_entry(call_id)
 
     def tool_block(self, call_id: str) -> ToolCallBlock | None:
-        entry = self._tool_entries.get(call_id)
+        entry = self.transcript.tool_entry(call_id)
         widget = self._widgets.get(id(entry)) if entry is not None else None
         return widget if isinstance(widget, ToolCallBlock) else None
 
     def tool_entries(self) -> list[Entry]:
-        return list(self._tool_entries.values())
+        return self.transcript.tool_entries()
 
     def refresh_tool(self, call_id: str) -> None:
         block = self.tool_block(call_id)

@@ -10,19 +10,20 @@ from tui_agent.ui.widgets.messages import Entry
 
 
 class AssistantMessage(Markdown):
-    """Assistant text while it streams: chunks are batched (at most every FLUSH_S) into a `MarkdownStream`."""
+    """Assistant text while it streams: chunks are batched (at most every FLUSH_S) into a `MarkdownStream`.
+
+    It starts empty and is fed every chunk of its entry's text (the transcript keeps the entry's text)."""
 
     FLUSH_S = 0.05
 
     def __init__(self, entry: Entry) -> None:
-        super().__init__(entry.text, classes="message assistant" + (" -continued" if entry.continued else ""))
+        super().__init__("", classes="message assistant" + (" -continued" if entry.continued else ""))
         self.entry = entry
         self._stream: MarkdownStream | None = None
         self._buffer: list[str] = []
         self._flush_timer: Timer | None = None
 
     async def append_text(self, chunk: str) -> None:
-        self.entry.text += chunk
         self._buffer.append(chunk)
         if self._flush_timer is None:
             self._flush_timer = self.set_timer(self.FLUSH_S, self._flush)

@@ -1,0 +1,26 @@
+"""Control characters made visible: untrusted text (tool output, model replies, file names) never drives a terminal."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+CONTROL_PICTURES: dict[int, str] = {
+    **{code: chr(0x2400 + code) for code in range(0x20) if code not in (0x09, 0x0A)},  # ␀ … ␛ … ␟
+    0x7F: "\u2421",  # ␡
+    **{code: "\ufffd" for code in range(0x80, 0xA0)},  # C1 controls (CSI, OSC, … as one code point)
+}
+"""One visible character for each control character other than tab and newline (one for one: offsets hold)."""
+
+
+def visible_controls(text: str) -> str:
+    """`text` with every control character but tab and newline replaced by its visible symbol (ESC shows as ␛)."""
+    return text.translate(CONTROL_PICTURES)
+
+
+def for_terminal(stream: TextIO, text: str) -> str:
+    """`text` as it may be written to `stream`: made visible when the stream is a terminal, unchanged for a pipe."""
+    try:
+        interactive = stream.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream
+        interactive = False
+    return visible_controls(text) if interactive else text
