@@ -46,7 +46,6 @@ from textual.widgets import Input  # noqa: E402
 
 from tests.gitrepo import git, init_repo  # noqa: E402
 from tui_agent.core.agent.permissions import deny_all  # noqa: E402
-from tui_agent.core.events import TurnFinished  # noqa: E402
 from tui_agent.core.runtime import open_runtime  # noqa: E402
 from tui_agent.ui.app import TuiAgentApp  # noqa: E402
 from tui_agent.ui.runtime_bridge import LaunchOptions  # noqa: E402
@@ -207,7 +206,7 @@ async def bench_streaming(tokens_per_s: float = 500, seconds: float = 10) -> Non
             started = time.perf_counter()
             app.start_turn("stream a long answer")
             await wait(lambda: app.conversation.streaming, 30)
-            busy = await key_latencies(app, lambda: any(isinstance(e, TurnFinished) for e in app.events_seen))
+            busy = await key_latencies(app, lambda: not app.turn_running)
             duration = time.perf_counter() - started
             await wait(lambda: not app.turn_running, 30)
             shown = sum(len(entry.text) for entry in app.conversation.entries if entry.kind == "assistant")

@@ -23,7 +23,6 @@ sys.path.insert(0, str(ROOT))
 from tests.agent_helpers import FLAKY_TOOL, write_traces  # noqa: E402
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use  # noqa: E402
 from tests.gitrepo import git, init_repo  # noqa: E402
-from tui_agent.core.events import TurnFinished  # noqa: E402
 from tui_agent.ui.app import TuiAgentApp  # noqa: E402
 from tui_agent.ui.runtime_bridge import LaunchOptions  # noqa: E402
 from tui_agent.ui.screens.pickers import ChoiceScreen  # noqa: E402
@@ -65,7 +64,9 @@ async def wait(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-unt
 
 
 def finished(app: TuiAgentApp) -> int:
-    return sum(isinstance(event, TurnFinished) for event in app.events_seen)
+    """Turns over so far: every prompt shown, less the one still running."""
+    prompts = sum(1 for entry in app.conversation.entries if entry.kind == "user")
+    return prompts - 1 if app.turn_running else prompts
 
 
 async def shoot(out: Path) -> list[Path]:

@@ -46,7 +46,7 @@ async def test_slash_command_recipe_runs_and_shows_in_the_conversation(dirty_rep
         await wait_until(pilot, lambda: {"yell", "lines", "oops"} <= set(row_names(app)), message="recipes in the catalog pane")
         rows = {row.name: row for row in app.catalog_pane.rows if row.kind == "recipe"}
         assert rows["yell"].status == "ok" and rows["oops"].status == "broken"
-        assert app.recipe_commands() == {"ask": "ask the agent", "yell": "shout the words"}
+        assert app.slash_commands.recipe_commands() == {"ask": "ask the agent", "yell": "shout the words"}
 
         app.prompt_area.focus()
         app.prompt_area.insert("/yell hello from the tui")

@@ -16,10 +16,9 @@ import pytest
 from tests.agent_helpers import GOOD_TOOL
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git
-from tests.test_ui_support import SIZE, make_app, ready, wait_until
+from tests.test_ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tui_agent.cli import main
 from tui_agent.core.catalog.api import Catalog
-from tui_agent.core.events import TurnFinished
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxUnavailable
 
@@ -166,8 +165,7 @@ async def test_the_tui_shows_the_error_as_a_notice(repo: Path, broken_bwrap: dic
         app.prompt_area.focus()
         app.prompt_area.insert("add one and one")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: any(isinstance(e, TurnFinished) for e in app.events_seen), timeout=30,
-                         message="the turn to finish")
+        await wait_until(pilot, lambda: turn_answered(app, "the sandbox is broken"), timeout=30, message="the turn to finish")
         notices = [entry for entry in app.conversation.entries if entry.kind == "notice" and entry.level == "error"]
         assert notices and notices[0].text.startswith("run_python could not run: sandbox: "), notices
         clear(notices[0].text)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
-from tests.test_ui_support import SIZE, make_app, ready, wait_until
-from tui_agent.core.events import TurnFinished
+from tests.test_ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tui_agent.ui.completion import attach_mentions, file_candidates, shown_prompt, slash_candidates
 from tui_agent.ui.widgets.completion_menu import CompletionMenu
 
@@ -52,7 +51,7 @@ async def test_typing_completes_commands_and_files_and_the_file_is_attached(repo
         await pilot.press("enter")  # enter takes the completion, it does not send
         assert app.prompt_area.text == "what is in @docs/limits.txt " and not app.turn_running
         await pilot.press("escape", "enter")
-        await wait_until(pilot, lambda: any(isinstance(e, TurnFinished) for e in app.events_seen), timeout=30, message="the turn")
+        await wait_until(pilot, lambda: turn_answered(app, "Max is 10."), timeout=30, message="the turn")
         sent = api.requests[-1].last_user_text()
         assert sent.startswith("what is in @docs/limits.txt") and '<attached-file path="docs/limits.txt" lines="1">\nmax=10\n</attached-file>' in sent
         assert [e.text for e in app.conversation.entries if e.kind == "user"] == ["what is in @docs/limits.txt "]

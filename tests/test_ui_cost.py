@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.test_ui_support import SIZE, make_app, ready, wait_until
-from tui_agent.core.events import TurnFinished
+from tests.test_ui_support import SIZE, make_app, ready, turn_answered, wait_until
 
 
 async def test_cost_shows_cache_writes_and_reads_and_the_header_counts_them(repo: Path, api: FakeMessagesAPI) -> None:
@@ -16,7 +15,7 @@ async def test_cost_shows_cache_writes_and_reads_and_the_header_counts_them(repo
         await ready(pilot)
         app.prompt_area.insert("list the markdown files")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: any(isinstance(e, TurnFinished) for e in app.events_seen), timeout=30, message="the turn")
+        await wait_until(pilot, lambda: turn_answered(app, "One file."), timeout=30, message="the turn")
         usage = app.runtime.agent.usage
         assert usage.cache_read_tokens == sum(u.read for u in api.cache_log) > 0
         assert usage.cache_write_tokens == sum(u.write for u in api.cache_log) > 0

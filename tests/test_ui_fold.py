@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
-from tests.test_ui_support import SIZE, make_app, ready, tool_source, wait_until
-from tui_agent.core.events import ApprovalDenied, Notice, ToolAuthored, ToolCallFinished, TurnFailed, TurnFinished
+from tests.test_ui_support import (SIZE, authored_announcements, make_app, ready, tool_source, turn_answered, turn_failed_shown,
+                                   wait_until)
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import TRUNCATION_MARK
@@ -19,10 +19,6 @@ from tui_agent.ui.widgets.messages import Entry
 def fields(entries: list[Entry]) -> list[dict[str, Any]]:
     """Every field of every entry but `started` (when its widget was made)."""
     return [{key: value for key, value in dataclasses.asdict(entry).items() if key != "started"} for entry in entries]
-
-
-def ended_turns(app: TuiAgentApp) -> int:
-    return sum(isinstance(event, (TurnFinished, TurnFailed)) for event in app.events_seen)
 
 
 async def send(pilot, app: TuiAgentApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
@@ -50,15 +46,17 @@ async def live_turns(repo: Path, api: FakeMessagesAPI) -> tuple[list[Entry], str
         await send(pilot, app, "look at big.txt and make a tool")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=60, message="the approval modal")
         await pilot.press("n")
-        await wait_until(pilot, lambda: ended_turns(app) == 1, timeout=60, message="the first turn")
+        await wait_until(pilot, lambda: turn_answered(app, "Cut off"), timeout=60, message="the first turn")
         await send(pilot, app, "and now? see @notes.md")
-        await wait_until(pilot, lambda: ended_turns(app) == 2, timeout=60, message="the failed turn")
+        await wait_until(pilot, lambda: turn_failed_shown(app), timeout=60, message="the failed turn")
         await wait_until(pilot, lambda: any(e.text == PROMPT_BACK for e in app.conversation.entries), message="the prompt back")
-        await wait_until(pilot, lambda: any(isinstance(e, ToolAuthored) for e in app.events_seen), message="the authored tool")
+        await wait_until(pilot, lambda: any(m.startswith("tool double created · ") for m in authored_announcements(app)),
+                         message="the authored tool")
         await pilot.pause(0.3)
-        seen = app.events_seen
-        assert any(isinstance(e, ToolCallFinished) and e.truncated for e in seen)
-        assert any(isinstance(e, ApprovalDenied) for e in seen) and any(isinstance(e, Notice) for e in seen)
+        shown = app.conversation.entries  # a truncated result, a denied call and a notice, as the events made them
+        assert any(e.kind == "tool" and e.tool == "read_file" and (e.result or "").endswith(TRUNCATION_MARK) for e in shown)
+        assert any(e.kind == "notice" and e.text.startswith("write_file: ") and e.level == "warning" for e in shown)
+        assert any(e.kind == "notice" and "cut off at the output limit" in e.text for e in shown)
         header = (app.header.input_tokens, app.header.output_tokens, round(app.header.cost_usd, 9))
         return list(app.conversation.entries), app.runtime.session.id, header
 

@@ -9,6 +9,7 @@ from textual import events
 
 from tests.test_ui_support import make_app, notifications, ready, row_names, tool_source, wait_until
 from tui_agent.ui.app import TuiAgentApp
+from tui_agent.ui.palette import palette_commands
 from tui_agent.ui.screens.source import SourceScreen
 
 
@@ -81,7 +82,7 @@ async def test_the_palette_lists_catalog_actions_zoom_and_restore_without_eating
         await app.runtime.catalog.save_tool("double", tool_source("double"))
         await wait_until(pilot, lambda: "double" in row_names(app))
         await pilot.press("f3")
-        commands = {command.title: command.help for command in app.get_system_commands(app.screen)}
+        commands = {command.title: command.help for command in palette_commands(app)}
         for title in ("View double", "Run double", "Prune double", "Revert double", "History double", "Drift double",
                       "Catalog: show pruned tools", "/restore", "Zoom the pane"):
             assert title in commands, title

@@ -156,3 +156,17 @@ def test_entries_from_session_records() -> None:
     entries = transcript_of(decode_events(records).events).entries
     assert [e.kind for e in entries] == ["user", "assistant", "tool", "notice"]
     assert entries[1].text == "Hello" and entries[2].result == "3 hits" and entries[2].duration_ms == 12.0
+
+
+def test_every_builtin_command_and_catalog_key_has_a_handler(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import re
+
+    from tui_agent.ui.app import TuiAgentApp
+    from tui_agent.ui.slash import BUILTIN_COMMANDS
+    from tui_agent.ui.widgets.catalog_pane import CatalogPane
+
+    app = TuiAgentApp(tmp_path)
+    assert set(app.slash_commands.handlers()) == {*BUILTIN_COMMANDS, "restore"}
+    requested = {match.group(1) for binding in CatalogPane.BINDINGS if (match := re.fullmatch(r"request\('(\w+)'\)", binding.action))}
+    suggestion_only = {"author", "dismiss"}  # keys of `suggested` rows, answered by catalog_care.suggestion_action
+    assert requested - suggestion_only <= set(app.catalog_actions.actions()) and "restore" in app.catalog_actions.actions()

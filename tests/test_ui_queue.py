@@ -5,14 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text
-from tests.test_ui_support import SIZE, make_app, ready, wait_until
-from tui_agent.core.events import TurnFailed, TurnFinished
+from tests.test_ui_support import SIZE, make_app, ready, turn_answered, turn_failed_shown, wait_until
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
-
-
-def finished(app: TuiAgentApp) -> int:
-    return sum(isinstance(event, (TurnFinished, TurnFailed)) for event in app.events_seen)
 
 
 async def type_and_send(pilot, app: TuiAgentApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
@@ -39,7 +34,7 @@ async def test_prompts_typed_during_a_turn_are_shown_queued_and_sent_in_order(re
         assert [item.text for item in app.prompt_queue] == ["second", "/clear", "third"]
         widget = queue_widget(app)
         assert widget.display and widget.option_count == 3 and "queued 1 second" in str(widget.get_option_at_index(0).prompt)
-        await wait_until(pilot, lambda: finished(app) == 3, timeout=40, message="all three turns")
+        await wait_until(pilot, lambda: turn_answered(app, "Third answer.") and not app.prompt_queue, timeout=40, message="all three turns")
         assert [request.last_user_text() for request in api.requests] == ["first", "second", "third"]
         assert len(api.requests[-1].messages) == 1  # /clear ran between "second" and "third": a fresh conversation
         assert not widget.display
@@ -63,7 +58,7 @@ async def test_a_queued_prompt_can_be_edited_or_cancelled(repo: Path, api: FakeM
         assert len(app.prompt_queue) == 0 and app.prompt_area.text == "fix me" and app.focused is app.prompt_area
         app.prompt_area.insert(", edited")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: finished(app) == 2, timeout=40, message="both turns")
+        await wait_until(pilot, lambda: turn_answered(app, "Edited answer."), timeout=40, message="both turns")
         assert [request.last_user_text() for request in api.requests] == ["slow one", "fix me, edited"]
 
 
@@ -73,7 +68,7 @@ async def test_a_failed_turn_puts_its_prompt_back_in_the_box(repo: Path, api: Fa
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await type_and_send(pilot, app, "a very long paste")
-        await wait_until(pilot, lambda: finished(app) == 1, timeout=30, message="the failed turn")
+        await wait_until(pilot, lambda: turn_failed_shown(app), timeout=30, message="the failed turn")
         await wait_until(pilot, lambda: app.prompt_area.text == "a very long paste", message="the prompt back in the box")
         assert any("back in the input box" in entry.text for entry in app.conversation.entries if entry.kind == "notice")
         assert app.focused is app.prompt_area
@@ -98,5 +93,5 @@ async def test_a_prompt_typed_while_the_project_opens_is_queued_then_sent(repo: 
         await type_and_send(pilot, app, "early bird")
         assert [item.text for item in app.prompt_queue] == ["early bird"] and queue_widget(app).display
         release.set()
-        await wait_until(pilot, lambda: finished(app) == 1, timeout=40, message="the queued prompt's turn")
+        await wait_until(pilot, lambda: turn_answered(app, "Opened and answered."), timeout=40, message="the queued prompt's turn")
         assert api.requests[-1].last_user_text() == "early bird" and not queue_widget(app).display

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.test_ui_support import SIZE, make_app, ready, tool_source, wait_until
-from tui_agent.core.events import TurnFinished
+from tests.test_ui_support import SIZE, make_app, ready, tool_source, turn_answered, wait_until
 
 
 def write_earlier_session(root: Path) -> None:
@@ -37,7 +36,7 @@ async def test_resume_switches_the_session_through_the_runtime(repo: Path, api: 
         runtime, agent = app.runtime, app.runtime.agent
         app.prompt_area.insert("make a doubling tool")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: sum(isinstance(e, TurnFinished) for e in app.events_seen) == 1, timeout=30, message="the first turn")
+        await wait_until(pilot, lambda: turn_answered(app, "Done."), timeout=30, message="the first turn")
         assert agent.authored_names == ["double"] and runtime.session.id != "earlier"
 
         app.prompt_area.insert("/resume earlier")
@@ -50,7 +49,7 @@ async def test_resume_switches_the_session_through_the_runtime(repo: Path, api: 
 
         app.prompt_area.insert("and now?")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: sum(isinstance(e, TurnFinished) for e in app.events_seen) == 2, timeout=30, message="the next turn")
+        await wait_until(pilot, lambda: turn_answered(app, "Still hello."), timeout=30, message="the next turn")
         assert "what is in app.py?" in json.dumps(api.requests[-1].messages[0])
     saved = (repo / ".agent" / "sessions" / "earlier.jsonl").read_text()
     assert "and now?" in saved and "Still hello." in saved
@@ -65,7 +64,7 @@ async def test_clear_starts_a_new_session_file_that_resume_can_leave(repo: Path,
         await ready(pilot)
         app.prompt_area.insert("say hello")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: sum(isinstance(e, TurnFinished) for e in app.events_seen) == 1, timeout=30, message="the turn")
+        await wait_until(pilot, lambda: turn_answered(app, "Hello there."), timeout=30, message="the turn")
         first = app.runtime.session.id
         app.prompt_area.insert("/clear")
         await pilot.press("enter")

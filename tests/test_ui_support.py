@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -62,3 +63,19 @@ def row_names(app: TuiAgentApp) -> list[str]:
 
 def notifications(app: TuiAgentApp) -> list[str]:
     return [notification.message for notification in app._notifications]
+
+
+def turn_answered(app: TuiAgentApp, answer: str, times: int = 1) -> bool:
+    """The turn is over and the conversation shows `answer` as the assistant's reply (`times` times so far)."""
+    shown = sum(1 for entry in app.conversation.entries if entry.kind == "assistant" and entry.text == answer)
+    return not app.turn_running and shown == times
+
+
+def turn_failed_shown(app: TuiAgentApp) -> bool:
+    """The turn is over and the conversation says it failed."""
+    return not app.turn_running and any(entry.kind == "notice" and entry.text.startswith("turn failed (") for entry in app.conversation.entries)
+
+
+def authored_announcements(app: TuiAgentApp) -> list[str]:
+    """The toasts that announced a tool or recipe the agent created or updated (one per ToolAuthored)."""
+    return [message for message in notifications(app) if re.match(r"(tool|recipe) \S+ (created|updated) · ", message)]

@@ -7,15 +7,12 @@ from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, user_state
-from tests.test_ui_support import SIZE, make_app, notifications, ready, row_names, tool_source, wait_until
-from tui_agent.core.events import ToolAuthored, TurnFinished
+from tests.test_ui_support import (SIZE, authored_announcements, make_app, notifications, ready, row_names, tool_source,
+                                   turn_answered, wait_until)
 from tui_agent.ui.app import TuiAgentApp
+from tui_agent.ui.palette import palette_commands
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, ToolCallBlock, tool_title
-
-
-def finished_turns(app: TuiAgentApp) -> int:
-    return sum(1 for event in app.events_seen if isinstance(event, TurnFinished))
 
 
 async def send(pilot, app: TuiAgentApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
@@ -35,7 +32,7 @@ async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: F
         await ready(pilot)
         assert app.header.model == app.runtime.agent.model
         await send(pilot, app, "make a doubling tool")
-        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=30, message="the turn to finish")
+        await wait_until(pilot, lambda: turn_answered(app, "Done: `double` is in the catalog."), timeout=30, message="the turn to finish")
         await pilot.pause(0.2)
 
         kinds = [(entry.kind, entry.tool) for entry in app.conversation.entries]
@@ -53,7 +50,8 @@ async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: F
         assert str(block._title.label).endswith("(enter/click: fold)")
         assert block.entry.source == source and not block.entry.is_error and block.entry.duration_ms
         assert "authored" in block.title and "create_tool double" in block.title
-        assert any(isinstance(event, ToolAuthored) and event.name == "double" for event in app.events_seen)
+        await wait_until(pilot, lambda: any(message.startswith("tool double created · ") for message in authored_announcements(app)),
+                         message="the authored tool announced")
         await wait_until(pilot, lambda: row_names(app) == ["double"], message="the new tool in the catalog pane")
         assert git(repo, "log", "-1", "--format=%s").strip() == "tuiagent: add tool double"
         assert app.header.input_tokens > 0 and app.header.output_tokens > 0 and not app.header.busy
@@ -79,7 +77,7 @@ async def test_approval_modal_shows_the_diff_and_turn_edits_reach_the_diff_pane(
         modal = app.screen
         assert isinstance(modal, ApprovalScreen) and modal.kind == "write" and "+hello" in modal.detail
         await pilot.press("y")
-        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=20, message="the first turn")
+        await wait_until(pilot, lambda: turn_answered(app, "Wrote the notes."), timeout=20, message="the first turn")
         assert (dirty_repo / "docs" / "notes.md").read_text() == "# Notes\nhello\n"
         await wait_until(pilot, lambda: app.diff_pane.subject == "turn", message="the turn's edits in the diff pane")
         assert "+hello" in app.diff_pane.diff_text and "docs/notes.md" in app.diff_pane.diff_text
@@ -88,7 +86,7 @@ async def test_approval_modal_shows_the_diff_and_turn_edits_reach_the_diff_pane(
         await send(pilot, app, "write another")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=20, message="the second approval")
         await pilot.press("n")
-        await wait_until(pilot, lambda: finished_turns(app) == 2, timeout=20, message="the second turn")
+        await wait_until(pilot, lambda: turn_answered(app, "Fine, I won't."), timeout=20, message="the second turn")
         assert not (dirty_repo / "docs" / "other.md").exists()
         assert any(entry.kind == "tool" and entry.is_error and "denied" in (entry.result or "") for entry in app.conversation.entries)
     (dirty_repo / "docs" / "notes.md").unlink()
@@ -115,7 +113,7 @@ async def test_escape_cancels_the_turn_and_the_next_turn_works(repo: Path, api: 
         assert messages[-1]["role"] == "assistant" and "[interrupted by the user]" in messages[-1]["content"][0]["text"]
 
         await send(pilot, app, "are you there?")
-        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=20, message="the next turn")
+        await wait_until(pilot, lambda: turn_answered(app, "Back again."), timeout=20, message="the next turn")
         assert app.conversation.entries[-1].text == "Back again."
         assert api.requests[-1].last_user_text() == "are you there?"
 
@@ -137,7 +135,7 @@ async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> N
         assert "Unknown command /nosuch" in notices[5]
         app.catalog_pane.query_one("#catalog-filter").value = ""  # /recipes filtered the pane to recipes
         await pilot.pause(0.1)
-        titles = [command.title for command in app.get_system_commands(app.screen)]
+        titles = [command.title for command in palette_commands(app)]  # what the palette's TuiAgentCommands provider offers
         for expected in ("/help", "/tools", "/diff", "/undo", "/model", "/clear", "/resume", "/recipes", "Cancel the turn", "Prune double", "Revert double", "History double", "Drift double", "Run double", "View double"):
             assert expected in titles, expected
         await send(pilot, app, "/clear")
@@ -164,7 +162,7 @@ async def test_escape_stops_a_sandboxed_run(repo: Path, api: FakeMessagesAPI) ->
         messages = app.runtime.agent.messages
         assert messages[-1]["role"] == "user" and messages[-1]["content"][0]["type"] == "tool_result"  # every tool_use answered
         await send(pilot, app, "ok?")
-        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=20, message="the next turn")
+        await wait_until(pilot, lambda: turn_answered(app, "Stopped."), timeout=20, message="the next turn")
 
 
 RECIPE = 'description = "Explain a file"\n[trigger]\non = "command"\n[action]\nprompt = "Explain {args}"\n'
@@ -176,9 +174,9 @@ async def test_create_recipe_is_announced_once_and_undone_once(repo: Path, api: 
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "add an explain command")
-        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=30, message="the turn to finish")
+        await wait_until(pilot, lambda: turn_answered(app, "recipe ready"), timeout=30, message="the turn to finish")
         await pilot.pause(0.3)
-        assert [(e.kind, e.name) for e in app.events_seen if isinstance(e, ToolAuthored)] == [("recipe", "explain")]
+        assert [message.split(" · ")[0] for message in authored_announcements(app)] == ["recipe explain created"]
         authored = app.runtime.undo.turns(app.runtime.session)[-1].authored
         assert [(item.kind, item.name, item.created) for item in authored] == [("recipe", "explain", True)]
         assert sum("recipe explain created" in message for message in notifications(app)) == 1

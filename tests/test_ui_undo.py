@@ -6,8 +6,8 @@ import tomllib
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.test_ui_support import SIZE, make_app, ready, wait_until
-from tests.test_ui_turn import finished_turns, send
+from tests.test_ui_support import SIZE, make_app, ready, turn_answered, wait_until
+from tests.test_ui_turn import send
 from tui_agent.core.agent.permissions import ApprovalAnswer
 from tui_agent.ui.screens.approval import ApprovalScreen, answer_choices
 from tui_agent.ui.screens.pickers import ChoiceScreen
@@ -34,11 +34,11 @@ async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, 
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=60, message="the approval")
         assert "no network" in app.screen.summary
         await pilot.press("P")
-        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=60, message="the first turn")
+        await wait_until(pilot, lambda: turn_answered(app, "ok"), timeout=60, message="the first turn")
         config = tomllib.loads((repo / ".agent" / "config.toml").read_text())
         assert config["permissions"]["allow"] == ["run_shell(echo:*)"]
         await send(pilot, app, "say two")  # covered by the rule: no modal
-        await wait_until(pilot, lambda: finished_turns(app) == 2, timeout=60, message="the second turn")
+        await wait_until(pilot, lambda: turn_answered(app, "ok again"), timeout=60, message="the second turn")
         assert "three" in str(api.requests[-1].messages[-1])
         await send(pilot, app, "/permissions")
         await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the rule picker", timeout=30)
@@ -58,11 +58,11 @@ async def test_undo_and_diff_cover_shell_made_changes_and_never_overwrite_the_us
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "change things")
-        await wait_until(pilot, lambda: finished_turns(app) == 1, timeout=60, message="the turn")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
         await wait_until(pilot, lambda: app.diff_pane.subject == "turn", message="the turn's changes in the diff pane", timeout=30)
         assert "+shell-made" in app.diff_pane.diff_text and "extra.txt" in app.diff_pane.diff_text
         await send(pilot, app, "readme")
-        await wait_until(pilot, lambda: finished_turns(app) == 2, timeout=60, message="the second turn")
+        await wait_until(pilot, lambda: turn_answered(app, "done", times=2), timeout=60, message="the second turn")
         (repo / "README.md").write_text("agent readme\nmy edit\n")
         await send(pilot, app, "/undo")
         await wait_until(pilot, lambda: app.diff_pane.subject == "undo-conflict", message="the conflict diff", timeout=30)

@@ -1,4 +1,4 @@
-"""The seams between the agent loop and its parts, as typing Protocols: the model today, more as they are typed."""
+"""The seams between the agent loop and its parts, as typing Protocols: the model, the sandbox, the catalog, the recipes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,12 @@ from tui_agent.core.events import Event
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.model import ModelReply
+    from tui_agent.core.catalog.models import ToolRecord, ToolSpec
+    from tui_agent.core.catalog.registry import Registry
+    from tui_agent.core.catalog.state import StateStore
+    from tui_agent.core.recipes.model import RecipeRecord
+    from tui_agent.core.sandbox.policy import RunResult, SandboxPolicy
+    from tui_agent.core.versioning.gitstore import CommitOutcome
 
 
 class Model(Protocol):
@@ -23,3 +29,58 @@ class Model(Protocol):
     ) -> AsyncIterator[Event | ModelReply]: ...
 
     async def aclose(self) -> None: ...
+
+
+class AgentSandbox(Protocol):
+    """What the agent needs of the sandbox (core.sandbox.Sandbox): run Python under a policy, stop what runs."""
+
+    @property
+    def tier(self) -> str:
+        """"bubblewrap" or "rlimits": only bubblewrap can keep the project read-only."""
+        ...
+
+    @property
+    def policy(self) -> SandboxPolicy:
+        """The default policy of a run."""
+        ...
+
+    async def run_python(self, code: str, *, policy: SandboxPolicy | None = None) -> RunResult: ...
+
+    async def cancel_running(self) -> None: ...
+
+
+class AgentCatalog(Protocol):
+    """What the agent needs of the versioned tool catalog (core.catalog.Catalog): list, author, prune, call."""
+
+    @property
+    def registry(self) -> Registry:
+        """The tools loaded now (their last good spec, or the error of a broken file)."""
+        ...
+
+    @property
+    def state(self) -> StateStore:
+        """Usage counts and suggestions (state.db)."""
+        ...
+
+    @property
+    def failing_drift(self) -> dict[str, str]:
+        """Drifted tools whose tests fail → the source_sha they failed at."""
+        ...
+
+    def get(self, name: str) -> ToolRecord | None: ...
+    def search(self, query: str, limit: int = 20) -> list[ToolSpec]: ...
+    def commit_blocker(self) -> str | None: ...
+    async def save_tool(self, name: str, source: str, *, author: str = "agent") -> ToolRecord: ...
+    async def prune(self, name: str) -> CommitOutcome: ...
+
+    async def call_tool(self, name: str, args: dict[str, Any], *, allow_network: bool = False,
+                        allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult: ...
+
+    async def run_python(self, code: str, *, allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult: ...
+
+
+class AgentRecipes(Protocol):
+    """What the agent needs of the recipe store (core.recipes.RecipeEngine): look one up, save one."""
+
+    def get(self, name: str) -> RecipeRecord | None: ...
+    async def save_recipe(self, name: str, source: str, *, author: str = "agent") -> RecipeRecord: ...

@@ -22,6 +22,11 @@ from tui_agent.core.versioning.checkpoints import Checkpoints
 from tui_agent.core.watch import ProjectWatcher
 
 if TYPE_CHECKING:
+    from tui_agent.core.catalog.api import AskInitGit, Catalog
+    from tui_agent.core.agent.providers import ToolProvider
+    from tui_agent.core.mcp.hub import McpHub
+    from tui_agent.core.recipes.engine import RecipeEngine, SubmitPrompt
+    from tui_agent.core.sandbox import Sandbox
     from tui_agent.core.tending.drift_watch import DriftWatch
     from tui_agent.core.tending.suggestions import SuggestionBook
 
@@ -34,10 +39,11 @@ class Runtime:
     settings: Settings
     permissions: Permissions
     model: str
-    sandbox: Any = None
-    catalog: Any = None
-    recipes: Any = None
-    mcp: Any = None  # the session's MCP servers (core.mcp.hub.McpHub)
+    sandbox: Sandbox | None = None
+    catalog: Catalog | None = None
+    recipes: RecipeEngine | None = None
+    mcp: McpHub | None = None
+    """The session's MCP servers (`.mcp.json`, `[mcp.servers]`)."""
     agent: Agent | None = None
     session: SessionLog | None = None
     model_error: str | None = None
@@ -139,8 +145,8 @@ def load_sdk(model: str | None) -> str:
     return model or default_model()
 
 
-async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_tier: str | None, ask_init_git: Any,
-                       submit_prompt: Any) -> None:
+async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_tier: str | None,
+                       ask_init_git: AskInitGit | None, submit_prompt: SubmitPrompt | None) -> None:
     """Sandbox, then catalog, then recipes; a part that fails is reported in `problems` and the ones after it are skipped."""
     from tui_agent.core.catalog.api import Catalog
     from tui_agent.core.catalog.versioned import ToolVersions
@@ -158,8 +164,8 @@ async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_t
         return
     progress.done("sandbox")
     runtime.problems.extend(runtime.sandbox.notices)  # protected paths a run interrupted earlier had created
-    toolchain = getattr(runtime.sandbox, "toolchain", None)
-    runtime.problems.extend(f"sandbox toolchain: {problem}" for problem in getattr(toolchain, "problems", ()))
+    toolchain = runtime.sandbox.toolchain
+    runtime.problems.extend(f"sandbox toolchain: {problem}" for problem in (toolchain.problems if toolchain else ()))
     try:
         runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git, changes=runtime.changes)
     except Exception as error:
@@ -197,7 +203,7 @@ def both(*callbacks: Callable[[Iterable[str]], None]) -> Callable[[Iterable[str]
     return call
 
 
-async def _start_mcp(runtime: Runtime, starting: "asyncio.Task[Any]") -> None:
+async def _start_mcp(runtime: Runtime, starting: asyncio.Task[McpHub]) -> None:
     """The MCP servers of `.mcp.json` and `[mcp.servers]` (started meanwhile); one that fails is a problem shown."""
     from tui_agent.core.mcp.sandbox_bridge import attach_to_sandbox
 
@@ -235,7 +241,7 @@ async def open_runtime(
     denial_hint: str = "",
     base_url: str | None = None,
     api_key: str | None = None,
-    submit_prompt: Callable[..., Any] | None = None,
+    submit_prompt: SubmitPrompt | None = None,
     max_retries: int = 4,
     retry_base_delay_s: float = 1.0,
     watch: bool = True,
@@ -283,7 +289,7 @@ async def open_runtime(
     return runtime
 
 
-def _mcp_hub_starting(project: Project) -> asyncio.Task[Any]:
+def _mcp_hub_starting(project: Project) -> asyncio.Task[McpHub]:
     from tui_agent.core.mcp.hub import McpHub
 
     return asyncio.create_task(McpHub.start(project))
@@ -314,7 +320,7 @@ def open_undo(runtime: Runtime) -> UndoService | None:
     return UndoService(checkpoints, catalog=runtime.catalog, recipes=runtime.recipes)
 
 
-def _mcp_providers(runtime: Runtime) -> list[Any]:
+def _mcp_providers(runtime: Runtime) -> list[ToolProvider]:
     from tui_agent.core.mcp.agent_tools import McpToolProvider
 
     return [McpToolProvider(runtime.mcp)] if runtime.mcp is not None and runtime.mcp.connections else []

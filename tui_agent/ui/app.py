@@ -6,13 +6,13 @@ import argparse
 import asyncio
 import importlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -20,14 +20,16 @@ from textual.widgets import Footer, Tab, Tabs
 from textual.worker import NoActiveWorker, get_current_worker
 
 from tui_agent.core.settings import ConfigError
-from tui_agent.ui.catalog_sync import CatalogSyncMixin
-from tui_agent.ui.catalog_actions import CatalogActionsMixin
+from tui_agent.ui.catalog_sync import CatalogSync
+from tui_agent.ui.catalog_actions import CatalogActions
+from tui_agent.ui.catalog_care import open_catalog_care
 from tui_agent.ui.diffs import warm_up_highlighting
 from tui_agent.ui.heap import freeze_long_lived, thaw
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
-from tui_agent.ui.prompt_completion import PromptCompletionMixin
-from tui_agent.ui.slash_commands import SlashCommandsMixin
-from tui_agent.ui.slash_undo import UndoCommandsMixin
+from tui_agent.ui.palette import TuiAgentCommands
+from tui_agent.ui.prompt_completion import PromptCompletion
+from tui_agent.ui.slash_commands import SlashCommands
+from tui_agent.ui.slash_undo import UndoCommands
 from tui_agent.ui.turn import TurnMixin
 from tui_agent.ui.terminal_safety import draw_control_characters_visibly
 from tui_agent.ui.widgets.catalog_pane import CatalogPane
@@ -39,6 +41,10 @@ from tui_agent.ui.widgets.prompt import PromptArea
 from tui_agent.ui.widgets.completion_menu import CompletionMenu
 from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 
+if TYPE_CHECKING:  # the core is imported in a thread after the first frame (runtime_bridge)
+    from tui_agent.core.project import Project
+    from tui_agent.core.runtime import Runtime
+
 NARROW_WIDTH = 120
 PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab/shift+tab focus"
 PANES = ("conversation", "catalog", "diff")
@@ -47,10 +53,11 @@ PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item:
 ScreenResult = TypeVar("ScreenResult")
 
 
-class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommandsMixin, SlashCommandsMixin, PromptCompletionMixin, App[int]):
+class TuiAgentApp(TurnMixin, App[int]):
     """Three panes; every action goes through the runtime's core objects (catalog, agent, sandbox)."""
 
     CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {TuiAgentCommands}  # ctrl+p: tuiagent's commands next to Textual's own
     TITLE = "tuiagent"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
     BINDINGS = [
@@ -83,13 +90,16 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         self.options = replace(options, extra={"watch": watch_catalog, **options.extra})
         self.requested_model = self.options.model
         self.clock = clock
-        self.runtime: Any = None
+        self.runtime: Runtime | None = None
         self.runtime_error: str | None = None
         self.active_pane = "conversation"
         self.ready = asyncio.Event()
         self.init_turn_state()
-        self.init_catalog_sync()
-        self.init_prompt_completion()
+        self.catalog_sync = CatalogSync(self)
+        self.prompt_completion = PromptCompletion(self)
+        self.undo_commands = UndoCommands(self)
+        self.slash_commands = SlashCommands(self)
+        self.catalog_actions = CatalogActions(self)
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
@@ -98,7 +108,7 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
             with Vertical(id="conversation-pane", classes="pane"):
                 yield Conversation(id="conversation")
                 yield QueuedPrompts(self.prompt_queue, id="prompt-queue")
-                yield PromptArea(id="prompt", placeholder=PROMPT_HINT, completions=self.prompt_candidates)
+                yield PromptArea(id="prompt", placeholder=PROMPT_HINT, completions=self.prompt_completion.candidates)
                 yield CompletionMenu(id="completion-menu")
             with Vertical(id="side"):
                 yield CatalogPane(id="catalog-pane", classes="pane", clock=self.clock)
@@ -162,9 +172,9 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
             return
         self.runtime = runtime
         self.header.loading = ""
-        await self.runtime_ready()
+        await self.runtime_ready(runtime)
         self.ready.set()
-        if getattr(runtime, "agent", None) is None:
+        if runtime.agent is None:
             await self.hand_back_queued_prompts()
         else:
             self.send_queued_prompt()
@@ -180,40 +190,36 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
         self.prompt_area.text = "\n\n".join([*waiting, *([draft] if draft.strip() else [])])
         await self.add_notice("The prompt typed while the project opened was not sent (no agent): it is back in the prompt box.", "warning")
 
-    async def runtime_ready(self) -> None:
-        runtime = self.runtime
+    async def runtime_ready(self, runtime: Runtime) -> None:
         header = self.header
         header.model = self.model_name()
-        sandbox = getattr(runtime, "sandbox", None)
-        header.sandbox_tier = str(getattr(sandbox, "tier", "")) if sandbox is not None else "none"
-        self.refresh_branch()
-        self.refresh_catalog_now()
-        self.start_catalog_sync()
-        for problem in getattr(runtime, "problems", ()) or ():
-            await self.add_notice(str(problem), "error")
+        header.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"
+        self.catalog_sync.refresh_branch()
+        self.catalog_sync.start(runtime)
+        for problem in runtime.problems:
+            await self.add_notice(problem, "error")
         for warning in runtime.settings.warnings:
             await self.add_notice(warning, "warning")
-        if getattr(runtime, "resumed", False) and getattr(runtime, "session", None) is not None:
+        if runtime.resumed and runtime.session is not None:
             await self.show_session(runtime.session.path, runtime.session.id)
-        if getattr(runtime, "agent", None) is None:
+        if runtime.agent is None:
             await self.add_notice(self.no_model_message(), "warning")
         else:
             self.call_later(self.send_queued_prompt)  # prompts typed while the project opened
-            usage = getattr(runtime.agent, "usage", None)
-            if usage is not None:
-                self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
-        recipes = getattr(runtime, "recipes", None)
-        if recipes is not None and hasattr(recipes, "session_started"):
-            self.run_worker(recipes.session_started(), group="recipes-start")
+            usage = runtime.agent.usage
+            self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
+        if runtime.recipes is not None:
+            self.run_worker(runtime.recipes.session_started(), group="recipes-start")
 
     def model_name(self) -> str:
-        agent = getattr(self.runtime, "agent", None)
-        model = getattr(agent, "model", None) if agent is not None else None
-        if model:
-            return str(model)
-        if agent is None:
+        runtime = self.runtime
+        if runtime is None or runtime.agent is None:
             return "no model"
-        return str(getattr(self.runtime, "model", None) or self.requested_model or "default")
+        return runtime.agent.model or runtime.model or self.requested_model or "default"
+
+    def schedule_catalog_refresh(self, select: str | None = None) -> None:
+        """Refresh the catalog pane soon (bursts coalesce); `select` a row by name once it is there."""
+        self.catalog_sync.schedule(select)
 
     def no_model_message(self) -> str:
         lines = [
@@ -250,12 +256,12 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
                 self.pop_screen()
             raise
 
-    async def ask_init_git(self, root: Path | None = None) -> bool:
+    async def ask_init_git(self, project: Project | None = None) -> bool:
         from tui_agent.ui.screens.confirm import ConfirmScreen
 
         if self.options.init_git:
             return True
-        where = getattr(root, "root", root) or self.project_root
+        where = project.root if project is not None else self.project_root
         question = f"[b]{where}[/b] is not a git repository.\nCreate one? Tools are versioned in git; without it the catalog still works but nothing is committed."
         return bool(await self.ask(ConfirmScreen(question, yes="Create repository", no="Continue without")))
 
@@ -295,6 +301,20 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
                 screen.maximize(pane, container=False)
                 return
 
+    def reveal_diff(self) -> None:
+        """In the narrow layout the diff pane is a tab: switch to it."""
+        if self.screen.has_class("-narrow"):
+            self.action_show_pane("diff")
+
+    def on_catalog_pane_action_requested(self, message: CatalogPane.ActionRequested) -> None:
+        self.catalog_actions.request(message.action, message.row)
+
+    def on_catalog_pane_care_requested(self, message: CatalogPane.CareRequested) -> None:
+        self.run_worker(open_catalog_care(self), group="catalog-care", exclusive=True)
+
+    def on_catalog_pane_pruned_requested(self, message: CatalogPane.PrunedRequested) -> None:
+        self.catalog_actions.load_pruned()
+
     def action_next_pane(self) -> None:
         self.action_show_pane(PANES[(PANES.index(self.active_pane) + 1) % len(PANES)])
 
@@ -309,23 +329,15 @@ class TuiAgentApp(TurnMixin, CatalogActionsMixin, CatalogSyncMixin, UndoCommands
     @on(PromptArea.Submitted)
     def _prompt_submitted(self, event: PromptArea.Submitted) -> None:
         # a worker: slash commands may wait on a modal, which needs the app's message loop free
-        self.run_worker(self.handle_input(event.text), group="input")
+        self.run_worker(self.slash_commands.handle_input(event.text), group="input")
 
     def action_slash(self, name: str) -> None:
-        self.run_worker(self.handle_input(f"/{name}"), group="slash")
-
-    # ---------------------------------------------------------------- command palette
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield from self.palette_commands()
+        self.run_worker(self.slash_commands.handle_input(f"/{name}"), group="slash")
 
     async def on_unmount(self) -> None:
-        runtime = self.runtime
-        close = getattr(runtime, "aclose", None) if runtime is not None else None
-        if close is not None:
+        if self.runtime is not None:
             try:
-                await asyncio.wait_for(close(), timeout=5)
+                await asyncio.wait_for(self.runtime.aclose(), timeout=5)
             except Exception:  # closing must never block quitting
                 pass
         thaw()
@@ -339,22 +351,22 @@ def warm_up_rendering() -> None:
 
 
 def launch_options(args: argparse.Namespace) -> LaunchOptions:
-    """The runtime-shaping flags the CLI parsed (absent ones stay at their defaults)."""
+    """The runtime-shaping flags the CLI parsed (`tuiagent` without -p)."""
     return LaunchOptions(
-        model=getattr(args, "model", None),
-        resume=getattr(args, "resume", None),
-        continue_latest=bool(getattr(args, "continue_latest", False) or getattr(args, "continue_", False)),
-        permission_mode=getattr(args, "permission_mode", None) or getattr(args, "mode", None),
-        sandbox_tier=getattr(args, "sandbox_tier", None),
-        allowed_tools=tuple(getattr(args, "allow", None) or ()),
-        approve_all=bool(getattr(args, "yes", False)),
-        init_git=bool(getattr(args, "init_git", False)),
+        model=args.model,
+        resume=args.resume,
+        continue_latest=bool(args.continue_latest),
+        permission_mode=args.permission_mode,
+        sandbox_tier=args.sandbox_tier,
+        allowed_tools=tuple(args.allow or ()),
+        approve_all=bool(args.yes),
+        init_git=bool(args.init_git),
     )
 
 
 def build_app(args: argparse.Namespace, **overrides: Any) -> TuiAgentApp:
     """The app as the CLI builds it (tests use this same factory)."""
-    return TuiAgentApp(Path(getattr(args, "project", ".") or "."), options=launch_options(args), **overrides)
+    return TuiAgentApp(Path(args.project or "."), options=launch_options(args), **overrides)
 
 
 def run_tui(args: argparse.Namespace) -> int:

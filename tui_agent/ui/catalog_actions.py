@@ -4,41 +4,49 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from textual import work
-
+from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.versioning.store import VersionedStore
-from tui_agent.ui.catalog_care import open_catalog_care, repair_tool, suggestion_action
+from tui_agent.ui.catalog_care import repair_tool, suggestion_action
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
 from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.screens.source import SourceScreen
-from tui_agent.ui.widgets.catalog_pane import CatalogPane
 from tui_agent.ui.widgets.messages import Entry
 
 if TYPE_CHECKING:
+    from tui_agent.core.sandbox.policy import RunResult
     from tui_agent.ui.app import TuiAgentApp
 
-CATALOG_ACTIONS = ("view", "run", "prune", "revert", "revert_to", "history", "drift", "restore", "repair")
+CatalogAction = Callable[[CatalogRow], Awaitable[None]]
 
 
-def run_result_text(run: Any) -> tuple[str, bool]:
+def run_result_text(run: RunResult) -> tuple[str, bool]:
     """What a manual run shows: the value (or the error) and the captured output."""
-    if getattr(run, "ok", False):
+    if run.ok:
         value = run.value
-        text = value if isinstance(value, str) and getattr(run, "value_is_repr", False) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
+        text = value if isinstance(value, str) and run.value_is_repr else json.dumps(value, indent=2, ensure_ascii=False, default=str)
     else:
         text = f"{run.error_kind or 'error'}: {run.error}"
-    if getattr(run, "stdout", ""):
+    if run.stdout:
         text += f"\n--- stdout\n{run.stdout}"
-    if getattr(run, "stderr", ""):
+    if run.stderr:
         text += f"\n--- stderr\n{run.stderr}"
-    if getattr(run, "output_truncated", False):
+    if run.output_truncated:
         text += "\n(output truncated)"
-    return text, not getattr(run, "ok", False)
+    return text, not run.ok
+
+
+def action_failure(action: str, name: str, exc: Exception) -> str:
+    """The notification of a failed catalog action: a PipelineError's stage in brackets, then its message."""
+    if isinstance(exc, PipelineError):
+        return f"{action} {name}: [{exc.stage}] {exc.message}"
+    return f"{action} {name}: {exc}"
 
 
 def run_confirmation(name: str, writes: bool, network: bool, arguments: dict[str, Any]) -> ConfirmScreen:
@@ -57,179 +65,186 @@ def drift_tests_text(row: CatalogRow, tests_pass: bool | None) -> str:
     return {True: "its tests pass", False: "its tests FAIL", None: "no tests"}[tests_pass]
 
 
-class CatalogActionsMixin:
-    """Each action calls the row's versioned store (`runtime.store(kind)`): the same verbs for tools and recipes."""
+class CatalogActions:
+    """The catalog pane's actions: each calls the row's versioned store (`runtime.store(kind)`), the same verbs for
+    tools and recipes."""
 
-    def on_catalog_pane_action_requested(self: "TuiAgentApp", message: CatalogPane.ActionRequested) -> None:
-        self.catalog_action(message.action, message.row)
+    def __init__(self, app: TuiAgentApp) -> None:
+        self.app = app
 
-    def on_catalog_pane_care_requested(self: "TuiAgentApp", message: CatalogPane.CareRequested) -> None:
-        self.run_worker(open_catalog_care(self), group="catalog-care", exclusive=True)
-
-    async def catalog_repair(self: "TuiAgentApp", row: CatalogRow) -> None:
+    async def repair(self, row: CatalogRow) -> None:
         if row.kind != "tool":
-            self.notify("repair hands a drifted or broken tool to the agent; recipes are fixed by editing them",
+            self.app.notify("repair hands a drifted or broken tool to the agent; recipes are fixed by editing them",
                         severity="warning")
             return
-        await repair_tool(self, row.name)
+        await repair_tool(self.app, row.name)
 
-    def on_catalog_pane_pruned_requested(self: "TuiAgentApp", message: CatalogPane.PrunedRequested) -> None:
-        self.load_pruned()
+    def load_pruned(self) -> None:
+        """The pruned tools git history can restore, into the catalog pane's pruned view (in a worker)."""
+        self.app.run_worker(self._load_pruned(), group="catalog-pruned", exclusive=True)
 
-    @work(group="catalog-pruned", exclusive=True)
-    async def load_pruned(self: "TuiAgentApp") -> None:
-        """The pruned tools git history can restore, into the catalog pane's pruned view."""
-        catalog = getattr(self.runtime, "catalog", None)
+    async def _load_pruned(self) -> None:
+        catalog = self.app.runtime.catalog if self.app.runtime is not None else None
         if catalog is None:
-            self.notify("the catalog is still opening", severity="warning")
+            self.app.notify("the catalog is still opening", severity="warning")
             return
         try:
             names = await asyncio.to_thread(catalog.pruned)
         except Exception as exc:
-            self.notify(f"could not list pruned tools: {exc}", severity="error")
+            self.app.notify(f"could not list pruned tools: {exc}", severity="error")
             return
-        self.catalog_pane.set_pruned(names)
+        self.app.catalog_pane.set_pruned(names)
 
-    def store_for(self: "TuiAgentApp", row: CatalogRow) -> VersionedStore:
-        """The versioned store of the row's kind: the same verbs for tools and recipes (catalog_action checked it)."""
-        store = self.runtime.store(row.kind)
+    def store_for(self, row: CatalogRow) -> VersionedStore:
+        """The versioned store of the row's kind: the same verbs for tools and recipes (`request` checked it)."""
+        store = self.app.runtime.store(row.kind) if self.app.runtime is not None else None
         assert store is not None
         return store
 
-    @work(group="catalog-action")
-    async def catalog_action(self: "TuiAgentApp", action: str, row: CatalogRow) -> None:
-        """Run one catalog action in a worker; errors become notifications, never crashes."""
+    def actions(self) -> dict[str, CatalogAction]:
+        """The catalog pane's actions by name (its keys, the command palette, catalog care)."""
+        return {
+            "view": self.view, "run": self.run, "prune": self.prune, "revert": self.revert,
+            "revert_to": self.revert_to, "history": self.history, "drift": self.drift,
+            "restore": self.restore, "repair": self.repair,
+        }
+
+    def request(self, action: str, row: CatalogRow) -> None:
+        """Run one catalog action on `row` in a worker; errors become notifications, never crashes."""
+        self.app.run_worker(self._request(action, row), group="catalog-action")
+
+    async def _request(self, action: str, row: CatalogRow) -> None:
         if row.kind == "suggestion":
-            await suggestion_action(self, action, row.name)
+            await suggestion_action(self.app, action, row.name)
             return
         if row.kind == "mcp":
             detail = f": {row.error}" if row.error else ""
-            self.notify(f"{row.name} comes from an MCP server ({row.status}{detail}); {action} applies to catalog tools "
+            self.app.notify(f"{row.name} comes from an MCP server ({row.status}{detail}); {action} applies to catalog tools "
                         "and recipes. The agent calls MCP tools, and run_python imports them.", severity="warning", timeout=8)
             return
-        if self.runtime is None or self.runtime.store(row.kind) is None:
-            self.notify("the catalog is still opening", severity="warning")
+        if self.app.runtime is None or self.app.runtime.store(row.kind) is None:
+            self.app.notify("the catalog is still opening", severity="warning")
             return
-        if action not in CATALOG_ACTIONS:
-            self.notify(f"unknown catalog action {action}", severity="error")
+        handler = self.actions().get(action)
+        if handler is None:
+            self.app.notify(f"unknown catalog action {action}", severity="error")
             return
         try:
-            await getattr(self, f"catalog_{action}")(row)
+            await handler(row)
         except Exception as exc:
-            message = getattr(exc, "message", None) or str(exc)
-            stage = getattr(exc, "stage", None)
-            self.notify(f"{action} {row.name}: {f'[{stage}] ' if stage else ''}{message}", severity="error", timeout=8)
-        self.schedule_catalog_refresh()
+            self.app.notify(action_failure(action, row.name, exc), severity="error", timeout=8)
+        self.app.schedule_catalog_refresh()
 
-    async def catalog_view(self: "TuiAgentApp", row: CatalogRow) -> None:
+    async def view(self, row: CatalogRow) -> None:
         source = self.store_for(row).source(row.name)
         if source is None:
-            self.notify(f"no source for {row.name}", severity="error")
+            self.app.notify(f"no source for {row.name}", severity="error")
             return
         title = f"{row.name}  ({row.status})" + (f"  — {row.error}" if row.error else "")
-        await self.ask(SourceScreen(title, source, lexer="python" if row.kind == "tool" else "toml"))
+        await self.app.ask(SourceScreen(title, source, lexer="python" if row.kind == "tool" else "toml"))
 
-    async def catalog_run(self: "TuiAgentApp", row: CatalogRow) -> None:
-        if row.kind == "recipe":
-            runs = await self.runtime.recipes.run_recipe(row.name)
-            for run in runs:
-                await self.add_notice(f"recipe {row.name}: {run.summary}", "info" if run.ok else "error")
+    async def run(self, row: CatalogRow) -> None:
+        runtime = self.app.runtime
+        if runtime is not None and row.kind == "recipe" and runtime.recipes is not None:
+            runs = await runtime.recipes.run_recipe(row.name)
+            for recipe_run in runs:
+                await self.app.add_notice(f"recipe {row.name}: {recipe_run.summary}", "info" if recipe_run.ok else "error")
             return
-        record = self.runtime.catalog.get(row.name)
-        if record is None or record.spec is None:
-            self.notify(f"{row.name} has no working version to run", severity="error")
+        catalog = runtime.catalog if runtime is not None and row.kind == "tool" else None
+        record = catalog.get(row.name) if catalog is not None else None
+        if catalog is None or record is None or record.spec is None:
+            self.app.notify(f"{row.name} has no working version to run", severity="error")
             return
-        arguments = await self.ask(ArgumentFormScreen(row.name, record.spec.input_schema, description=record.spec.description.strip().splitlines()[0] if record.spec.description.strip() else ""))
+        arguments = await self.app.ask(ArgumentFormScreen(row.name, record.spec.input_schema, description=record.spec.description.strip().splitlines()[0] if record.spec.description.strip() else ""))
         if arguments is None:
             return
         spec = record.spec
-        if (spec.writes or spec.network) and not await self.ask(run_confirmation(row.name, spec.writes, spec.network, arguments)):
-            self.notify(f"{row.name}: not run")
+        if (spec.writes or spec.network) and not await self.app.ask(run_confirmation(row.name, spec.writes, spec.network, arguments)):
+            self.app.notify(f"{row.name}: not run")
             return
-        entry = Entry("tool", call_id=f"manual-{self.catalog_refreshes}-{row.name}", tool=row.name, arguments=arguments)
-        block = await self.conversation.add(entry)
-        run = await self.runtime.catalog.call_tool(row.name, arguments, allow_writes=spec.writes, allow_network=spec.network)
+        entry = Entry("tool", call_id=f"manual-{uuid.uuid4().hex[:12]}-{row.name}", tool=row.name, arguments=arguments)
+        block = await self.app.conversation.add(entry)
+        run = await catalog.call_tool(row.name, arguments, allow_writes=spec.writes, allow_network=spec.network)
         entry.result, entry.is_error = run_result_text(run)
         entry.duration_ms = run.duration_ms
         block.collapsed = False  # type: ignore[attr-defined]
         block.refresh_entry()  # type: ignore[attr-defined]
-        self.conversation.refresh(layout=True)  # repaint the whole pane: no stale line left where the block grew
-        where = " (F2 shows the output)" if self.screen.has_class("-narrow") else ""
-        self.notify(f"{row.name}: {'ok' if run.ok else 'failed'} in {run.duration_ms:.0f} ms{where}", severity="information" if run.ok else "error")
+        self.app.conversation.refresh(layout=True)  # repaint the whole pane: no stale line left where the block grew
+        where = " (F2 shows the output)" if self.app.screen.has_class("-narrow") else ""
+        self.app.notify(f"{row.name}: {'ok' if run.ok else 'failed'} in {run.duration_ms:.0f} ms{where}", severity="information" if run.ok else "error")
 
-    async def catalog_prune(self: "TuiAgentApp", row: CatalogRow) -> None:
+    async def prune(self, row: CatalogRow) -> None:
         calls = f"It was called {row.calls} time(s)." if row.calls else "It was never called."
         question = f"Prune {row.kind} [b]{row.name}[/b]?\n{calls} The file is deleted in a new commit; `restore` brings it back."
-        if not await self.ask(ConfirmScreen(question, yes="Prune", no="Keep")):
+        if not await self.app.ask(ConfirmScreen(question, yes="Prune", no="Keep")):
             return
         change = await self.store_for(row).prune(row.name)
-        self.notify(f"pruned {row.name}" + change.note)
+        self.app.notify(f"pruned {row.name}" + change.note)
 
-    async def catalog_revert(self: "TuiAgentApp", row: CatalogRow) -> None:
+    async def revert(self, row: CatalogRow) -> None:
         store = self.store_for(row)
         change = await store.revert(row.name)
-        self.notify(f"reverted {row.name} to its previous version" + change.note)
+        self.app.notify(f"reverted {row.name} to its previous version" + change.note)
         try:
-            self.diff_pane.show(f"{row.name}: reverted (the revert's changes)", store.diff(row.name), subject=row.name)
+            self.app.diff_pane.show(f"{row.name}: reverted (the revert's changes)", store.diff(row.name), subject=row.name)
         except Exception:  # the revert is done; only its diff could not be shown
             pass
 
-    async def catalog_restore(self: "TuiAgentApp", row: CatalogRow) -> None:
+    async def restore(self, row: CatalogRow) -> None:
         change = await self.store_for(row).restore(row.name)
-        self.notify(f"restored {row.name}" + change.note)
-        if self.catalog_pane.show_pruned:
+        self.app.notify(f"restored {row.name}" + change.note)
+        if self.app.catalog_pane.show_pruned:
             self.load_pruned()
 
-    async def catalog_revert_to(self: "TuiAgentApp", row: CatalogRow) -> None:
+    async def revert_to(self, row: CatalogRow) -> None:
         """U: pick a version from the history list, see its diff, and revert to it (a new commit)."""
         store = self.store_for(row)
         choices = [
             Choice(entry.rev, f"{entry.rev[:8]}  {str(entry.date)[:16].replace('T', ' ')}  {entry.message}")
             for entry in store.history(row.name) if not entry.deleted
         ][1:]  # the newest commit is the current version
-        rev = await self.ask(ChoiceScreen(f"Revert {row.name} to which version?", choices, empty="no earlier version in git"))
+        rev = await self.app.ask(ChoiceScreen(f"Revert {row.name} to which version?", choices, empty="no earlier version in git"))
         if rev is None:
             return
-        self.diff_pane.show(f"{row.name}: {rev[:8]} → current (the revert goes back to the left side)", store.diff(row.name, rev), subject=row.name)
+        self.app.diff_pane.show(f"{row.name}: {rev[:8]} → current (the revert goes back to the left side)", store.diff(row.name, rev), subject=row.name)
         question = f"Revert {row.kind} [b]{row.name}[/b] to {rev[:8]}?\nThe diff pane shows that version against the current file. The revert is a new commit."
-        if not await self.ask(ConfirmScreen(question, yes="Revert", no="Keep")):
+        if not await self.app.ask(ConfirmScreen(question, yes="Revert", no="Keep")):
             return
         change = await store.revert(row.name, rev)
-        self.notify(f"reverted {row.name} to {rev[:8]}" + change.note)
+        self.app.notify(f"reverted {row.name} to {rev[:8]}" + change.note)
 
-    async def catalog_history(self: "TuiAgentApp", row: CatalogRow) -> None:
+    async def history(self, row: CatalogRow) -> None:
         store = self.store_for(row)
         history = store.history(row.name)
         choices = [
             Choice(entry.rev, f"{entry.rev[:8]}  {str(entry.date)[:16].replace('T', ' ')}  {entry.message}{'  (deleted)' if entry.deleted else ''}")
             for entry in history
         ]
-        rev = await self.ask(ChoiceScreen(f"History of {row.name}: pick a version to diff against the current file", choices, empty="no history in git"))
+        rev = await self.app.ask(ChoiceScreen(f"History of {row.name}: pick a version to diff against the current file", choices, empty="no history in git"))
         if rev is None:
             return
-        self.diff_pane.show(f"{row.name}: {rev[:8]} → current", store.diff(row.name, rev), subject=row.name)
-        self.reveal_diff()
+        self.app.diff_pane.show(f"{row.name}: {rev[:8]} → current", store.diff(row.name, rev), subject=row.name)
+        self.app.reveal_diff()
 
-    async def catalog_drift(self: "TuiAgentApp", row: CatalogRow) -> None:
+    async def drift(self, row: CatalogRow) -> None:
         if row.kind == "recipe":
-            self.notify("drift applies to tools", severity="warning")
+            self.app.notify("drift applies to tools", severity="warning")
             return
-        reports = await self.runtime.catalog.drift(row.name)
+        catalog = self.app.runtime.catalog if self.app.runtime is not None else None
+        if catalog is None:
+            self.app.notify("the tool catalog is not open", severity="warning")
+            return
+        reports = await catalog.drift(row.name)
         report = reports[0] if reports else None
         if report is None:
-            self.notify(f"no drift report for {row.name}")
+            self.app.notify(f"no drift report for {row.name}")
             return
         tests = drift_tests_text(row, report.tests_pass)
         since = (report.since_commit or "?")[:8]
         if not report.changed_files:
-            self.notify(f"{row.name}: no drift since {since} ({len(report.watched_files)} watched files; {tests})")
-            self.diff_pane.show(f"{row.name}: no drift since {since}; {tests}", "", subject=row.name)
+            self.app.notify(f"{row.name}: no drift since {since} ({len(report.watched_files)} watched files; {tests})")
+            self.app.diff_pane.show(f"{row.name}: no drift since {since}; {tests}", "", subject=row.name)
             return
         title = f"{row.name} drifted since {since}: {', '.join(report.changed_files)}; {tests}"
-        self.diff_pane.show(title, report.diff, subject=row.name)
-        self.reveal_diff()
-
-    def reveal_diff(self: "TuiAgentApp") -> None:
-        """In the narrow layout the diff pane is a tab: switch to it."""
-        if self.screen.has_class("-narrow"):
-            self.action_show_pane("diff")
+        self.app.diff_pane.show(title, report.diff, subject=row.name)
+        self.app.reveal_diff()

@@ -35,7 +35,7 @@ async def open_catalog_care(app: TuiAgentApp) -> None:
     elif choice.action == "act" and 0 <= choice.finding < len(report.findings):
         finding = report.findings[choice.finding]
         if finding.action == "prune":
-            await app.catalog_prune(CatalogRow(finding.tools[0], "tool", finding.kind, 0, None, finding.detail))
+            await app.catalog_actions.prune(CatalogRow(finding.tools[0], "tool", finding.kind, 0, None, finding.detail))
         elif finding.action in ("repair", "fix"):
             await repair_tool(app, finding.tools[0])
         elif finding.prompt:

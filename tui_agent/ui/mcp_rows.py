@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tui_agent.core.versioning.store import first_line
 from tui_agent.ui.catalog_rows import CatalogRow
 
+if TYPE_CHECKING:
+    from tui_agent.core.mcp.hub import McpHub
+
 MCP_ACCESS = "mcp"
 
 
-def mcp_rows(hub: Any) -> list[CatalogRow]:
+def mcp_rows(hub: McpHub | None) -> list[CatalogRow]:
     """One row per server (`mcp__<server>`: status, tool count or error) and one per tool it offers, with call counts."""
     if hub is None:
         return []
@@ -25,7 +28,7 @@ def mcp_rows(hub: Any) -> list[CatalogRow]:
     return rows
 
 
-def mcp_header(hub: Any) -> tuple[str, bool]:
+def mcp_header(hub: McpHub | None) -> tuple[str, bool]:
     """('2/3 up', True when one failed or died), or ('', False) without configured servers."""
     if hub is None or not hub.connections:
         return "", False

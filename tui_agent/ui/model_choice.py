@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import typing
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tui_agent.core.protocols import Model
 
 DEFAULT_SERVER = "https://api.anthropic.com"
 
@@ -19,15 +22,20 @@ def sdk_models() -> list[str]:
     return names
 
 
-async def server_models(client: Any) -> tuple[list[str], str]:
+async def server_models(client: Model) -> tuple[list[str], str]:
     """(model ids the server lists, a note); the note says why the list is empty."""
-    lister = getattr(client, "server_models", None)
-    if lister is None:
+    import anthropic
+
+    from tui_agent.core.agent.model import ModelClient
+
+    if not isinstance(client, ModelClient):  # e.g. an in-process scripted model
         return [], "this client cannot list the server's models"
     try:
-        return list(await lister()), ""
-    except Exception as exc:  # a server without GET /v1/models, or unreachable
-        return [], f"the server gave no model list ({type(exc).__name__}: {getattr(exc, 'message', None) or exc})"
+        return await client.server_models(), ""
+    except anthropic.APIError as exc:  # a server without GET /v1/models
+        return [], f"the server gave no model list ({type(exc).__name__}: {exc.message})"
+    except Exception as exc:  # unreachable, or an answer the SDK cannot read
+        return [], f"the server gave no model list ({type(exc).__name__}: {exc})"
 
 
 def model_listing(current: str, sdk: list[str], server: list[str], base_url: str, note: str) -> str:

@@ -6,8 +6,6 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from textual import work
-
 from tui_agent.ui.completion import Candidate, file_candidates, project_files, slash_candidates
 from tui_agent.ui.slash import BUILTIN_COMMANDS
 
@@ -17,28 +15,28 @@ if TYPE_CHECKING:
 FILES_TTL_S = 15.0
 
 
-class PromptCompletionMixin:
-    """`prompt_candidates(token)` for the prompt box; the file list is read in a thread and kept for FILES_TTL_S."""
+class PromptCompletion:
+    """`candidates(token)` for the prompt box; the file list is read in a thread and kept for FILES_TTL_S."""
 
-    def init_prompt_completion(self: "TuiAgentApp") -> None:
+    def __init__(self, app: TuiAgentApp) -> None:
+        self.app = app
         self._project_files: list[str] = []
         self._project_files_at = 0.0
 
-    def command_descriptions(self: "TuiAgentApp") -> dict[str, str]:
+    def command_descriptions(self) -> dict[str, str]:
         commands = dict(BUILTIN_COMMANDS)
         commands["restore"] = "bring back a pruned tool (/restore NAME; alone: list them)"
-        commands.update({name: f"{description} (recipe)" for name, description in self.recipe_commands().items()})
+        commands.update({name: f"{description} (recipe)" for name, description in self.app.slash_commands.recipe_commands().items()})
         return commands
 
-    def prompt_candidates(self: "TuiAgentApp", token: str) -> list[Candidate]:
+    def candidates(self, token: str) -> list[Candidate]:
         if token.startswith("/"):
             return slash_candidates(token, self.command_descriptions())
-        if time.monotonic() - getattr(self, "_project_files_at", 0.0) > FILES_TTL_S:
-            self.load_project_files()
-        return file_candidates(token, getattr(self, "_project_files", []))
+        if time.monotonic() - self._project_files_at > FILES_TTL_S:
+            self._project_files_at = time.monotonic()
+            self.app.run_worker(self._load_project_files(), group="project-files", exclusive=True)
+        return file_candidates(token, self._project_files)
 
-    @work(group="project-files", exclusive=True)
-    async def load_project_files(self: "TuiAgentApp") -> None:
-        self._project_files_at = time.monotonic()
-        self._project_files = await asyncio.to_thread(project_files, self.project_root)
-        self.prompt_area.update_completions()  # the menu opened before the list was read
+    async def _load_project_files(self) -> None:
+        self._project_files = await asyncio.to_thread(project_files, self.app.project_root)
+        self.app.prompt_area.update_completions()  # the menu opened before the list was read

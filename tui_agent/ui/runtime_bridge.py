@@ -7,15 +7,20 @@ import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # the core itself is imported in a thread (below)
+    from tui_agent.core.agent.permissions import ApprovalAnswer, ApprovalRequest
+    from tui_agent.core.project import Project
+    from tui_agent.core.runtime import Runtime
 
 
 @dataclass(frozen=True)
 class UICallbacks:
     """What the runtime needs from a person, answered by the app with modals, and the recipes' prompt hand-off."""
 
-    approve: Callable[[Any], Awaitable[Any]]
-    ask_init_git: Callable[..., Awaitable[bool]]
+    approve: Callable[[ApprovalRequest], Awaitable[bool | ApprovalAnswer]]
+    ask_init_git: Callable[[Project], Awaitable[bool]]
     submit_prompt: Callable[[str], Awaitable[None]]
     progress: Callable[[tuple[str, ...]], None] | None = None
 
@@ -36,16 +41,16 @@ class LaunchOptions:
 
 
 class RuntimeOpener(Protocol):
-    def __call__(self, root: Path, callbacks: UICallbacks, options: LaunchOptions) -> Awaitable[Any]: ...
+    def __call__(self, root: Path, callbacks: UICallbacks, options: LaunchOptions) -> Awaitable[Runtime]: ...
 
 
-async def open_runtime_for_ui(root: Path, callbacks: UICallbacks, options: LaunchOptions) -> Any:
+async def open_runtime_for_ui(root: Path, callbacks: UICallbacks, options: LaunchOptions) -> Runtime:
     """The real runtime (project, settings, sandbox, catalog, recipes, agent) for `root`.
 
     The core is imported in a thread: its imports must not hold up the event loop that paints the screen.
     """
     module = await asyncio.to_thread(importlib.import_module, "tui_agent.core.runtime")
-    return await module.open_runtime(
+    runtime: Runtime = await module.open_runtime(
         root,
         approve=callbacks.approve,
         ask_init_git=callbacks.ask_init_git,
@@ -59,4 +64,5 @@ async def open_runtime_for_ui(root: Path, callbacks: UICallbacks, options: Launc
         allowed_tools=options.allowed_tools,
         **options.extra,
     )
+    return runtime
 

@@ -1,19 +1,22 @@
-"""Slash commands typed in the prompt, recipe commands, and the same actions in the command palette."""
+"""Slash commands typed in the prompt, built-in and from recipes (palette.py offers the same in the command palette)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-from textual.app import SystemCommand
-
+from tui_agent.ui.errors import error_message
+from tui_agent.ui.palette import show_pruned
 from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
 
 if TYPE_CHECKING:
+    from tui_agent.core.recipes.engine import RecipeEngine
     from tui_agent.ui.app import TuiAgentApp
+
+SlashHandler = Callable[[str], Awaitable[None]]
 
 KEYS_HELP = """\
 Keys: enter send · ctrl+j new line · ↑/↓ prompt history · pgup/pgdn scroll the conversation (shift: top/end) · tab/shift+tab move focus · esc cancel the turn · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
@@ -21,66 +24,67 @@ Catalog: v view · r run · d prune · u revert · U revert to a picked version 
 Diff: m unified / side-by-side"""
 
 
-def escape(text: str) -> str:
-    """Text shown literally in the palette (its help is markup; textual.markup.escape misses `[ID]`)."""
-    return text.replace("[", "\\[")
+class SlashCommands:
+    """`/help /tools /model /clear /resume /recipes /care /cost`, `/restore NAME` and recipe `/name args` commands
+    (`/undo /rewind /diff /permissions` are slash_undo.UndoCommands')."""
 
+    def __init__(self, app: TuiAgentApp) -> None:
+        self.app = app
 
-class SlashCommandsMixin:
-    """`/help /tools /model /clear /resume /recipes`, `/restore NAME`, and recipe `/name args` commands
-    (`/undo /rewind /diff /permissions` are in slash_undo.py)."""
-
-    async def handle_input(self: "TuiAgentApp", text: str) -> None:
+    async def handle_input(self, text: str) -> None:
         """A submitted prompt: a slash command, or a turn for the agent."""
         command = parse_slash(text)
         if command is None:
-            self.start_turn(unescape_prompt(text))
+            self.app.start_turn(unescape_prompt(text))
             return
         await self.run_slash(command)
 
-    def recipe_commands(self: "TuiAgentApp") -> dict[str, str]:
-        """Slash commands contributed by recipes with a `command` trigger: name -> description."""
-        recipes = getattr(self.runtime, "recipes", None)
-        provider = getattr(recipes, "slash_commands", None)
-        if provider is None:
-            return {}
-        try:
-            return {str(name): str(description) for name, description in dict(provider()).items()}
-        except Exception:
-            return {}
+    def handlers(self) -> dict[str, SlashHandler]:
+        """The built-in commands (BUILTIN_COMMANDS and /restore) → the coroutine that runs one with its arguments."""
+        return {
+            "help": self.slash_help, "tools": self.slash_tools, "diff": self.app.undo_commands.diff, "undo": self.app.undo_commands.undo,
+            "rewind": self.app.undo_commands.rewind, "permissions": self.app.undo_commands.permissions, "model": self.slash_model,
+            "cost": self.slash_cost, "clear": self.slash_clear, "resume": self.slash_resume, "recipes": self.slash_recipes,
+            "care": self.slash_care, "restore": self.slash_restore,
+        }
 
-    async def run_slash(self: "TuiAgentApp", command: SlashCommand) -> None:
-        handler = getattr(self, f"slash_{command.name}", None)
-        if command.name in BUILTIN_COMMANDS or command.name == "restore":
-            assert handler is not None
+    def recipe_commands(self) -> dict[str, str]:
+        """Slash commands contributed by recipes with a `command` trigger: name -> description."""
+        recipes = self.app.runtime.recipes if self.app.runtime is not None else None
+        return dict(recipes.slash_commands()) if recipes is not None else {}
+
+    async def run_slash(self, command: SlashCommand) -> None:
+        handler = self.handlers().get(command.name)
+        if handler is not None:
             await handler(command.args)
             return
-        if command.name in self.recipe_commands():
-            await self.run_recipe_command(command)
+        recipes = self.app.runtime.recipes if self.app.runtime is not None else None
+        if recipes is not None and command.name in self.recipe_commands():
+            await self.run_recipe_command(recipes, command)
             return
-        await self.add_notice(f"Unknown command /{command.name}. /help lists the commands.", "warning")
+        await self.app.add_notice(f"Unknown command /{command.name}. /help lists the commands.", "warning")
 
-    async def run_recipe_command(self: "TuiAgentApp", command: SlashCommand) -> None:
+    async def run_recipe_command(self, recipes: RecipeEngine, command: SlashCommand) -> None:
         try:
-            runs = await self.runtime.recipes.run_command(command.name, command.args)
+            runs = await recipes.run_command(command.name, command.args)
         except Exception as exc:
-            await self.add_notice(f"/{command.name}: {getattr(exc, 'message', None) or exc}", "error")
+            await self.app.add_notice(f"/{command.name}: {error_message(exc)}", "error")
             return
         for run in runs:
-            await self.add_notice(f"/{command.name}: {run.summary}", "info" if run.ok else "error")
-        self.schedule_catalog_refresh()
+            await self.app.add_notice(f"/{command.name}: {run.summary}", "info" if run.ok else "error")
+        self.app.schedule_catalog_refresh()
 
-    async def slash_help(self: "TuiAgentApp", args: str) -> None:
+    async def slash_help(self, args: str) -> None:
         lines = ["Commands:"] + [f"  /{name:<8} {description}" for name, description in BUILTIN_COMMANDS.items()]
         lines.append("  /restore  bring back a pruned tool: /restore NAME")
         for name, description in self.recipe_commands().items():
             lines.append(f"  /{name:<8} {description} (recipe)")
         lines.append("  //text    send text starting with a slash")
         lines.append(KEYS_HELP)
-        await self.add_notice("\n".join(lines))
+        await self.app.add_notice("\n".join(lines))
 
-    async def slash_tools(self: "TuiAgentApp", args: str) -> None:
-        pane = self.catalog_pane
+    async def slash_tools(self, args: str) -> None:
+        pane = self.app.catalog_pane
         pane.query_one("#catalog-filter").value = args  # type: ignore[attr-defined]
         rows = pane.rows
         by_status: dict[str, int] = {}
@@ -88,155 +92,113 @@ class SlashCommandsMixin:
             if row.kind == "tool":
                 by_status[row.status] = by_status.get(row.status, 0) + 1
         summary = ", ".join(f"{count} {status}" for status, count in sorted(by_status.items())) or "none yet"
-        await self.add_notice(f"{sum(by_status.values())} tools ({summary}). The catalog pane is focused: v r d u h f act on the selected tool.")
-        self.action_show_pane("catalog")
+        await self.app.add_notice(f"{sum(by_status.values())} tools ({summary}). The catalog pane is focused: v r d u h f act on the selected tool.")
+        self.app.action_show_pane("catalog")
 
-    async def slash_recipes(self: "TuiAgentApp", args: str) -> None:
-        recipes = [row for row in self.catalog_pane.rows if row.kind == "recipe"]
+    async def slash_recipes(self, args: str) -> None:
+        recipes = [row for row in self.app.catalog_pane.rows if row.kind == "recipe"]
         if not recipes:
-            await self.add_notice("No recipes yet. A recipe is a rule file in .agent/recipes/NAME.toml (a trigger and an action).")
+            await self.app.add_notice("No recipes yet. A recipe is a rule file in .agent/recipes/NAME.toml (a trigger and an action).")
         else:
             lines = [f"{len(recipes)} recipe(s):"] + [f"  {row.name:<24} {row.status:<8} {row.summary}" for row in recipes]
             commands = self.recipe_commands()
             if commands:
                 lines.append("Slash commands from recipes: " + " ".join(f"/{name}" for name in commands))
-            await self.add_notice("\n".join(lines))
+            await self.app.add_notice("\n".join(lines))
 
-    async def slash_restore(self: "TuiAgentApp", args: str) -> None:
+    async def slash_restore(self, args: str) -> None:
         name = args.strip()
         if not name:
-            self._palette_restore()
-            await self.add_notice("Pruned tools are listed in the catalog pane: enter or r restores the selected one (/restore NAME works too).")
+            show_pruned(self.app)
+            await self.app.add_notice("Pruned tools are listed in the catalog pane: enter or r restores the selected one (/restore NAME works too).")
+            return
+        catalog = self.app.runtime.catalog if self.app.runtime is not None else None
+        if catalog is None:
+            await self.app.add_notice("/restore failed: the tool catalog is not open", "error")
             return
         try:
-            await self.runtime.catalog.restore(name)
+            await catalog.restore(name)
         except Exception as exc:
-            await self.add_notice(f"/restore failed: {getattr(exc, 'message', None) or exc}", "error")
+            await self.app.add_notice(f"/restore failed: {error_message(exc)}", "error")
             return
-        await self.add_notice(f"Restored tool {name} from git history (a new commit).")
-        self.schedule_catalog_refresh(select=name)
+        await self.app.add_notice(f"Restored tool {name} from git history (a new commit).")
+        self.app.schedule_catalog_refresh(select=name)
 
-    async def slash_model(self: "TuiAgentApp", args: str) -> None:
-        agent = getattr(self.runtime, "agent", None)
+    async def slash_model(self, args: str) -> None:
+        agent = self.app.runtime.agent if self.app.runtime is not None else None
         if agent is None:
-            await self.add_notice(self.no_model_message(), "warning")
+            await self.app.add_notice(self.app.no_model_message(), "warning")
             return
         name = args.strip()
-        client = getattr(agent, "client", None)
-        base_url = str(getattr(client, "base_url", DEFAULT_SERVER))
-        server, note = await server_models(client) if base_url.rstrip("/") != DEFAULT_SERVER else ([], "")
+        base_url = agent.client.base_url
+        server, note = await server_models(agent.client) if base_url.rstrip("/") != DEFAULT_SERVER else ([], "")
         sdk = sdk_models()
         if not name:
-            await self.add_notice(model_listing(self.model_name(), sdk, server, base_url, note))
+            await self.app.add_notice(model_listing(self.app.model_name(), sdk, server, base_url, note))
             return
-        setter = getattr(agent, "set_model", None)
-        if setter is not None:
-            setter(name)
-        else:
-            agent.model = name
-        self.header.model = self.model_name()
-        await self.add_notice(f"Model set to {self.model_name()} for the next turns.")
+        agent.model = name
+        self.app.header.model = self.app.model_name()
+        await self.app.add_notice(f"Model set to {self.app.model_name()} for the next turns.")
         warning = unknown_model_warning(name, sdk, server)
         if warning:
-            await self.add_notice(warning, "warning")
+            await self.app.add_notice(warning, "warning")
 
-    async def slash_care(self: "TuiAgentApp", args: str) -> None:
+    async def slash_care(self, args: str) -> None:
         from tui_agent.ui.catalog_care import open_catalog_care
 
-        await open_catalog_care(self)
+        await open_catalog_care(self.app)
 
-    async def slash_cost(self: "TuiAgentApp", args: str) -> None:
+    async def slash_cost(self, args: str) -> None:
         from tui_agent.core.agent.pricing import cost_report
 
-        agent = getattr(self.runtime, "agent", None)
+        agent = self.app.runtime.agent if self.app.runtime is not None else None
         if agent is None:
-            await self.add_notice(self.no_model_message(), "warning")
+            await self.app.add_notice(self.app.no_model_message(), "warning")
             return
-        await self.add_notice(cost_report(agent.usage, agent.model))
+        await self.app.add_notice(cost_report(agent.usage, agent.model))
 
-    async def slash_clear(self: "TuiAgentApp", args: str) -> None:
-        if self.turn_running:
-            self.prompt_queue.push(f"/clear {args}".strip(), "command")  # runs when the turn is over
+    async def slash_clear(self, args: str) -> None:
+        if self.app.turn_running:
+            self.app.prompt_queue.push(f"/clear {args}".strip(), "command")  # runs when the turn is over
             return
-        await self.conversation.clear()
-        agent = getattr(self.runtime, "agent", None)
-        if agent is None:
-            await self.add_notice("Conversation cleared.")
+        await self.app.conversation.clear()
+        runtime = self.app.runtime
+        if runtime is None or runtime.agent is None:
+            await self.app.add_notice("Conversation cleared.")
             return
-        earlier = getattr(self.runtime, "session", None)
-        await asyncio.to_thread(self.runtime.new_session)  # a new session file: /resume finds the earlier one
-        self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = 0, 0, 0.0
+        earlier = runtime.session
+        await asyncio.to_thread(runtime.new_session)  # a new session file: /resume finds the earlier one
+        self.app.header.input_tokens, self.app.header.output_tokens, self.app.header.cost_usd = 0, 0, 0.0
         back = f"; /resume {earlier.id} goes back to the earlier one" if earlier is not None and earlier.path.exists() else ""
-        await self.add_notice(f"Conversation cleared: a new session started{back}.")
+        await self.app.add_notice(f"Conversation cleared: a new session started{back}.")
 
-    async def slash_resume(self: "TuiAgentApp", args: str) -> None:
+    async def slash_resume(self, args: str) -> None:
         from tui_agent.core.agent.sessions import list_sessions, session_path
         from tui_agent.core.project import Project
 
-        if self.turn_running:
-            self.prompt_queue.push(f"/resume {args}".strip(), "command")  # runs when the turn is over
+        if self.app.turn_running:
+            self.app.prompt_queue.push(f"/resume {args}".strip(), "command")  # runs when the turn is over
             return
-        project = Project.at(self.project_root)
+        project = Project.at(self.app.project_root)
+        runtime = self.app.runtime
         session_id = args.strip()
         if not session_id:
-            current = getattr(getattr(self.runtime, "session", None), "id", None)
+            current = runtime.session.id if runtime is not None and runtime.session is not None else None
             sessions = [info for info in await asyncio.to_thread(list_sessions, project) if info.id != current]
             choices = [Choice(info.id, f"{info.id}  {info.model or '-':<18} {info.first_prompt[:60] or '(no prompt)'}") for info in sessions[:50]]
-            session_id = await self.ask(ChoiceScreen("Resume a session", choices, empty="no earlier sessions in .agent/sessions")) or ""
+            session_id = await self.app.ask(ChoiceScreen("Resume a session", choices, empty="no earlier sessions in .agent/sessions")) or ""
             if not session_id:
                 return
         try:
             path = session_path(project, session_id)
-            if getattr(self.runtime, "agent", None) is not None:
-                await asyncio.to_thread(self.runtime.resume, session_id)  # the core switches session, messages and usage
+            if runtime is not None and runtime.agent is not None:
+                await asyncio.to_thread(runtime.resume, session_id)  # the core switches session, messages and usage
         except LookupError as exc:
-            await self.add_notice(str(exc), "error")
+            await self.app.add_notice(str(exc), "error")
             return
-        await self.show_session(path, session_id)
-        agent = getattr(self.runtime, "agent", None)
+        await self.app.show_session(path, session_id)
+        agent = runtime.agent if runtime is not None else None
         if agent is None:
-            await self.add_notice("(shown only: no model is configured to continue it)", "warning")
+            await self.app.add_notice("(shown only: no model is configured to continue it)", "warning")
         else:
-            self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = agent.usage.prompt_tokens, agent.usage.output_tokens, agent.usage.cost_usd
-
-    def palette_commands(self: "TuiAgentApp") -> Iterator[SystemCommand]:
-        """Every slash command, pane and catalog action, for the command palette."""
-        for name, description in BUILTIN_COMMANDS.items():
-            yield SystemCommand(f"/{name}", escape(description), lambda name=name: self.action_slash(name))
-        yield SystemCommand("/restore", escape("bring back a pruned tool (/restore NAME); from here: pick one"), self._palette_restore)
-        for name, description in self.recipe_commands().items():
-            yield SystemCommand(f"/{name}", escape(f"{description} (recipe)"), lambda name=name: self.action_slash(name))
-        yield SystemCommand("Cancel the turn", "stop the agent (esc)", self.action_cancel_turn)
-        yield SystemCommand("Zoom the pane", "maximize the focused pane, or restore the layout (F5)", self.action_zoom)
-        yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", self._palette_restore)
-        for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):
-            yield SystemCommand(f"Show the {pane} pane", key, lambda pane=pane: self.action_show_pane(pane))
-        yield SystemCommand("Diff: unified / side-by-side", "m in the diff pane", self.diff_pane.action_toggle_mode)
-        yield SystemCommand("Catalog: sort by next column", "s in the catalog", self.catalog_pane.action_cycle_sort)
-        yield SystemCommand("Catalog: filter", "/ in the catalog", self._palette_filter)
-        selected = self.catalog_pane.selected()
-        if selected is not None:
-            for action, key, what in (
-                ("view", "v", "view the source"),
-                ("run", "r", "run with an argument form"),
-                ("prune", "d", "prune (asks first)"),
-                ("revert", "u", "revert to the previous version"),
-                ("revert_to", "U", "pick a version from the history and revert to it"),
-                ("history", "h", "pick a version and see its diff"),
-                ("drift", "f", "drift diff and test re-run"),
-                ("repair", "R", "hand a drifted or broken tool to the agent"),
-            ):
-                yield SystemCommand(f"{action.replace('_', ' ').capitalize()} {selected.name}", f"{what} ({key})", lambda action=action, row=selected: self.catalog_action(action, row))
-
-    def _palette_restore(self: "TuiAgentApp") -> None:
-        self.action_show_pane("catalog")
-        self.catalog_pane.show_pruned = True
-
-    def _palette_filter(self: "TuiAgentApp") -> None:
-        self.action_show_pane("catalog")
-        self.catalog_pane.action_focus_filter()
-
-    def describe_runtime(self: "TuiAgentApp") -> dict[str, Any]:
-        sandbox = getattr(self.runtime, "sandbox", None)
-        describe = getattr(sandbox, "describe", None)
-        return describe() if describe is not None else {}
+            self.app.header.input_tokens, self.app.header.output_tokens, self.app.header.cost_usd = agent.usage.prompt_tokens, agent.usage.output_tokens, agent.usage.cost_usd

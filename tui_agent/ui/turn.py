@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import work
 
@@ -30,6 +30,8 @@ from tui_agent.ui.widgets.conversation import Conversation
 from tui_agent.ui.widgets.header import StatusHeader
 
 if TYPE_CHECKING:
+    from tui_agent.core.agent.loop import Agent
+    from tui_agent.core.agent.permissions import ApprovalAnswer, ApprovalRequest
     from tui_agent.ui.app import TuiAgentApp
 
 AGENT_GROUP = "agent"
@@ -41,7 +43,6 @@ class TurnMixin:
 
     def init_turn_state(self: "TuiAgentApp") -> None:
         self.turn_running = False
-        self.events_seen: list[Event] = []
         self.prompt_queue = PromptQueue()
         self.turn_prompt = ""  # what the person sent for the running turn: back into the box if it fails
 
@@ -55,7 +56,7 @@ class TurnMixin:
 
     def send_queued_prompt(self: "TuiAgentApp") -> None:
         """Start the oldest queued prompt when the agent is free (called when the runtime is ready and after a turn)."""
-        if self.turn_running or getattr(self.runtime, "agent", None) is None:
+        if self.turn_running or self.runtime is None or self.runtime.agent is None:
             return
         item = self.prompt_queue.pop()
         if item is not None and item.source == "command":
@@ -65,7 +66,7 @@ class TurnMixin:
 
     async def run_queued_command(self: "TuiAgentApp", text: str) -> None:
         """A slash command typed during a turn (/clear, /resume, /undo, /rewind) runs after it; then the queue moves on."""
-        await self.handle_input(text)
+        await self.slash_commands.handle_input(text)
         self.send_queued_prompt()
 
     async def show_session(self: "TuiAgentApp", path: Path, session_id: str) -> None:
@@ -90,7 +91,7 @@ class TurnMixin:
             self.prompt_queue.push(prompt, source)
             self.run_worker(self.add_notice(f"Queued until the project is open: {prompt[:80]}", "info"))
             return False
-        agent = getattr(self.runtime, "agent", None)
+        agent = self.runtime.agent if self.runtime is not None else None
         if agent is None:
             self.run_worker(self.add_notice(self.no_model_message(), "warning"))
             return False
@@ -101,12 +102,11 @@ class TurnMixin:
         self.turn_running = True
         self.header.busy = True
         self.refresh_bindings()
-        self.run_turn(prompt)
+        self.run_turn(agent, prompt)
         return True
 
     @work(exclusive=True, group=AGENT_GROUP)
-    async def run_turn(self: "TuiAgentApp", prompt: str) -> None:
-        agent = self.runtime.agent
+    async def run_turn(self: "TuiAgentApp", agent: Agent, prompt: str) -> None:
         conversation = self.conversation
         await conversation.echo_prompt(prompt)
         if self.turn_prompt:  # the person's own prompt: the files it @mentions go along
@@ -122,19 +122,17 @@ class TurnMixin:
         except Exception as exc:  # the agent should yield TurnFailed; this catches what escaped it
             await conversation.add(Entry("notice", text=f"turn failed: {type(exc).__name__}: {exc}", level="error"))
         finally:
-            close = getattr(stream, "aclose", None)
-            if close is not None:
-                try:
-                    await asyncio.shield(close())
-                except (Exception, asyncio.CancelledError):
-                    pass
+            try:
+                await asyncio.shield(stream.aclose())
+            except (Exception, asyncio.CancelledError):
+                pass
             await conversation.finish_stream()
         try:
             if self.is_running:
-                self.refresh_branch()
+                self.catalog_sync.refresh_branch()
                 self.schedule_catalog_refresh()
                 # still inside the turn: a /undo typed now waits for this diff instead of having its own replaced by it
-                await self.show_turn_edits(announce=True)
+                await self.undo_commands.show_turn_edits(announce=True)
         finally:
             self.end_turn()
         if self.is_running:
@@ -163,7 +161,6 @@ class TurnMixin:
 
     async def handle_event(self: "TuiAgentApp", event: Event) -> None:
         """One core event into pixels: the conversation folds it into entries; here only its other effects."""
-        self.events_seen.append(event)
         await self.conversation.show_event(event)
         if isinstance(event, ToolAuthored):
             verb = "created" if event.created else "updated"
@@ -209,16 +206,15 @@ class TurnMixin:
         if not self.turn_running:
             return
         self.workers.cancel_group(self, AGENT_GROUP)
-        sandbox = getattr(self.runtime, "sandbox", None)
-        cancel_running = getattr(sandbox, "cancel_running", None)
-        if cancel_running is not None:
-            self.run_worker(cancel_running(), group="cancel")
+        sandbox = self.runtime.sandbox if self.runtime is not None else None
+        if sandbox is not None:
+            self.run_worker(sandbox.cancel_running(), group="cancel")
 
-    async def approve(self: "TuiAgentApp", request: Any) -> Any:
+    async def approve(self: "TuiAgentApp", request: ApprovalRequest) -> bool | ApprovalAnswer:
         """The approval callback given to the runtime: a modal showing the exact command or diff."""
         if self.options.approve_all:
             return True
         screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail),
-                                subject=getattr(request, "subject", None), protected=bool(getattr(request, "protected", False)))
+                                subject=request.subject, protected=request.protected)
         answer = await self.ask(screen)
         return answer if answer is not None else False

@@ -10,21 +10,23 @@ from typing import Any
 
 from tui_agent.core.agent.exec_tools import format_run_result
 from tui_agent.core.agent.permissions import ApprovalRequest
+from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.names import lookup_problem
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, require_str, schema
 from tui_agent.core.events import Notice
+from tui_agent.core.protocols import AgentCatalog
 from tui_agent.core.recipes.formathelp import FORMAT_HELP
 
 SEARCH_RESULTS = 10
 
 
-def _catalog(ctx: ToolContext) -> Any:
+def _catalog(ctx: ToolContext) -> AgentCatalog:
     if ctx.catalog is None:
         raise ToolFailure("the tool catalog is not available in this session")
     return ctx.catalog
 
 
-def pipeline_failure(error: Any) -> ToolOutput:
+def pipeline_failure(error: PipelineError) -> ToolOutput:
     """A PipelineError as an is_error result the model can act on: the stage, the message, the line."""
     details = error.to_dict()
     return ToolOutput(
@@ -43,8 +45,6 @@ def checked_name(args: dict[str, Any], noun: str) -> str:
 
 
 async def create_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    from tui_agent.core.catalog.errors import PipelineError
-
     name = checked_name(args, "tool")
     source = require_str(args, "source")
     catalog = _catalog(ctx)
@@ -72,8 +72,6 @@ async def create_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 
 async def prune_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    from tui_agent.core.catalog.errors import PipelineError
-
     name = checked_name(args, "tool")
     catalog = _catalog(ctx)
     if catalog.get(name) is None:
@@ -103,7 +101,6 @@ async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: dict[str, An
     if record is None or record.spec is None:
         problem = f" (it is broken: {record.error.message})" if record is not None and record.error is not None else ""
         raise ToolFailure(f"no callable catalog tool named {name!r}{problem}; use search_tools to find one")
-    from tui_agent.core.catalog.errors import PipelineError
     from tui_agent.core.catalog.reports import check_arguments
 
     try:
@@ -135,8 +132,6 @@ async def create_recipe(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     source = require_str(args, "source")
     if ctx.recipes is None:
         raise ToolFailure("recipes are not available in this session")
-    from tui_agent.core.catalog.errors import PipelineError
-
     existed = ctx.recipes.get(name) is not None
     try:
         record = await ctx.recipes.save_recipe(name, source, author="agent")

@@ -7,13 +7,15 @@ from typing import Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
+from tui_agent.core.protocols import AgentSandbox
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult, SandboxPolicy
 
 DEFAULT_SHELL_TIMEOUT_S = 120
 MAX_SHELL_TIMEOUT_S = 600
 SHELL_OUTPUT_CHARS = 20_000
 
 
-def format_run_result(result: Any) -> ToolOutput:
+def format_run_result(result: RunResult) -> ToolOutput:
     """A sandbox RunResult as the text the model reads: the value, the output, or the trimmed error."""
     parts: list[str] = []
     if result.ok:
@@ -31,7 +33,7 @@ def format_run_result(result: Any) -> ToolOutput:
     return ToolOutput(text, is_error=not result.ok, truncated=truncated or bool(result.output_truncated))
 
 
-def _sandbox(ctx: ToolContext) -> Any:
+def _sandbox(ctx: ToolContext) -> AgentSandbox:
     if ctx.sandbox is None:
         raise ToolFailure("the sandbox is not available in this session")
     return ctx.sandbox
@@ -66,8 +68,6 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         request = ApprovalRequest("shell", "run_shell", f"run `{command[:80]}` (no network)", command,
                                   subject=command)
     await ctx.require_approval(request)
-    from tui_agent.core.sandbox.policy import SandboxPolicy
-
     policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=network)
     result = await sandbox.run_python(shell_snippet(command, timeout), policy=policy)
     if not result.ok or not isinstance(result.value, dict):
@@ -88,20 +88,18 @@ async def run_python(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     """Code-as-harness: cheap in every mode because the project is read-only for the snippet, except in `auto`
     mode (edits accepted) where it may write. Where the sandbox cannot make the project read-only (rlimits
     tier), the snippet could write anyway, so it asks (or is refused) like a shell command."""
-    from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, SandboxPolicy
-
     code = require_str(args, "code")
     sandbox = _sandbox(ctx)
     writable = ctx.permissions.mode == "auto"
-    enforced = getattr(sandbox, "tier", None) == TIER_BUBBLEWRAP
+    enforced = sandbox.tier == TIER_BUBBLEWRAP
     if not writable and not enforced:
         await ctx.require_approval(ApprovalRequest(
-            "shell", "run_python", f"run a Python snippet (the {getattr(sandbox, 'tier', '?')} sandbox cannot keep "
+            "shell", "run_python", f"run a Python snippet (the {sandbox.tier} sandbox cannot keep "
                                    "project files read-only)", code))
     if ctx.catalog is not None:  # tools import at their last good version
         result = await ctx.catalog.run_python(code, allow_writes=writable)
     else:
-        result = await sandbox.run_python(code, policy=(getattr(sandbox, "policy", None) or SandboxPolicy()).with_(project_writable=writable))
+        result = await sandbox.run_python(code, policy=sandbox.policy.with_(project_writable=writable))
     output = format_run_result(result)
     if not writable and not result.ok and "Read-only file system" in (result.error or "") + result.stderr:
         note = ("\n[the project is read-only for run_python in this permission mode: change files with "

@@ -25,7 +25,7 @@ from tui_agent.core.agent.toolresults import count_failure, result_block, sandbo
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
-from tui_agent.core.protocols import Model
+from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox, Model
 from tui_agent.core.sandbox.policy import SandboxUnavailable
 from tui_agent.core.tending.suggestions import SuggestionBook, suggestion_blocks
 from tui_agent.core.watch import ProjectWatcher
@@ -56,9 +56,9 @@ class Agent:
         client: Model,
         permissions: Permissions,
         session: SessionLog,
-        sandbox: Any = None,
-        catalog: Any = None,
-        recipes: Any = None,
+        sandbox: AgentSandbox | None = None,
+        catalog: AgentCatalog | None = None,
+        recipes: AgentRecipes | None = None,
         messages: list[dict[str, Any]] | None = None,
         usage: UsageTotals | None = None,
         context_limit_tokens: int = CONTEXT_LIMIT_TOKENS,
@@ -192,7 +192,7 @@ class Agent:
 
     # ------------------------------------------------------------------ the turn
 
-    async def run_turn(self, prompt: str) -> AsyncIterator[Event]:
+    async def run_turn(self, prompt: str) -> AsyncGenerator[Event, None]:
         """Run one user prompt to the end, yielding every event (and appending each to the session file)."""
         recorder = self.recorder
         if recorder is not None:

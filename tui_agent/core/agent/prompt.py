@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tui_agent.core.catalog.models import ToolRecord
+    from tui_agent.core.protocols import AgentCatalog
 
 
 CHARS_PER_TOKEN = 4
@@ -49,7 +53,8 @@ class CatalogEntry:
     api: dict[str, Any] | None  # the full definition, None when the tool has no good version
 
 
-def entries_from_records(records: Iterable[Any]) -> list[CatalogEntry]:
+def entries_from_records(records: Iterable[ToolRecord]) -> list[CatalogEntry]:
+    """Prompt entries from catalog records (the catalog doctor's token estimate)."""
     entries = []
     for record in records:
         spec = record.spec
@@ -59,18 +64,15 @@ def entries_from_records(records: Iterable[Any]) -> list[CatalogEntry]:
     return entries
 
 
-def catalog_entries(catalog: Any) -> list[CatalogEntry]:
+def catalog_entries(catalog: AgentCatalog) -> list[CatalogEntry]:
     """Prompt entries straight from the registry and usage table: no git query per tool, so cheap before every request.
 
     Drift needs git, so only what the catalog last found is flagged: broken tools, and drifted tools whose own tests
     failed (for the version that failed)."""
-    registry, state = getattr(catalog, "registry", None), getattr(catalog, "state", None)
-    if registry is None or state is None:
-        return entries_from_records(catalog.tools())
-    usage = state.usage()
-    failing: dict[str, str] = getattr(catalog, "failing_drift", {})
+    usage = catalog.state.usage()
+    failing = catalog.failing_drift
     entries = []
-    for entry in registry.entries():
+    for entry in catalog.registry.entries():
         stats = usage.get(entry.name)
         description = entry.spec.description.strip() if entry.spec is not None else ""
         summary = description.splitlines()[0][:120] if description else ""

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
 from tui_agent.core.events import ApprovalDenied, Event, Notice
 from tui_agent.core.project import Project
-
-if TYPE_CHECKING:
-    from tui_agent.core.catalog.api import Catalog
-    from tui_agent.core.sandbox import Sandbox
+from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
 
 MAX_RESULT_CHARS = 30_000
 
@@ -36,9 +33,9 @@ class ToolContext:
 
     project: Project
     permissions: Permissions
-    sandbox: "Sandbox | None" = None
-    catalog: "Catalog | None" = None
-    recipes: Any = None
+    sandbox: AgentSandbox | None = None
+    catalog: AgentCatalog | None = None
+    recipes: AgentRecipes | None = None
     call_id: str = ""
     tool_name: str = ""
     events: list[Event] = field(default_factory=list)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import TextArea
 
 from tui_agent.ui.completion import Candidate, current_token
@@ -16,7 +17,10 @@ from tui_agent.ui.widgets.completion_menu import CompletionMenu
 CompletionSource = Callable[[str], list[Candidate]]
 
 
-SCROLL_KEYS = {"pageup": "page_up", "pagedown": "page_down", "shift+pageup": "scroll_home", "shift+pagedown": "scroll_end"}
+SCROLL_KEYS: dict[str, Callable[[Widget], None]] = {
+    "pageup": Widget.action_page_up, "pagedown": Widget.action_page_down,
+    "shift+pageup": Widget.action_scroll_home, "shift+pagedown": Widget.action_scroll_end,
+}
 
 
 class PromptHistory:
@@ -181,12 +185,12 @@ class PromptArea(TextArea):
                 return
         await super()._on_key(event)
 
-    def scroll_conversation(self, action: str) -> None:
-        """Run a scroll action (`page_up`, …) on the conversation next to this prompt."""
+    def scroll_conversation(self, scroll: Callable[[Widget], None]) -> None:
+        """Run a scroll action (`Widget.action_page_up`, …) on the conversation next to this prompt."""
         parent = self.parent
         targets = parent.query("Conversation") if parent is not None else []
         for target in targets:
-            getattr(target, f"action_{action}")()
+            scroll(target)
 
     def _show(self, text: str) -> None:
         self.load_text(text)

@@ -1,0 +1,83 @@
+"""The command palette's tuiagent commands: slash commands, pane keys and the selected catalog row's actions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from textual.app import SystemCommand
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from tui_agent.ui.slash import BUILTIN_COMMANDS
+
+if TYPE_CHECKING:
+    from tui_agent.ui.app import TuiAgentApp
+
+ROW_ACTIONS = (
+    ("view", "v", "view the source"),
+    ("run", "r", "run with an argument form"),
+    ("prune", "d", "prune (asks first)"),
+    ("revert", "u", "revert to the previous version"),
+    ("revert_to", "U", "pick a version from the history and revert to it"),
+    ("history", "h", "pick a version and see its diff"),
+    ("drift", "f", "drift diff and test re-run"),
+    ("repair", "R", "hand a drifted or broken tool to the agent"),
+)
+
+
+def escape(text: str) -> str:
+    """Text shown literally in the palette (its help is markup; textual.markup.escape misses `[ID]`)."""
+    return text.replace("[", "\\[")
+
+
+def show_pruned(app: TuiAgentApp) -> None:
+    """The catalog pane's pruned view, where enter restores the selected tool."""
+    app.action_show_pane("catalog")
+    app.catalog_pane.show_pruned = True
+
+
+def focus_filter(app: TuiAgentApp) -> None:
+    app.action_show_pane("catalog")
+    app.catalog_pane.action_focus_filter()
+
+
+def palette_commands(app: TuiAgentApp) -> Iterator[SystemCommand]:
+    """Every slash command, pane and catalog action, for the command palette."""
+    for name, description in BUILTIN_COMMANDS.items():
+        yield SystemCommand(f"/{name}", escape(description), lambda name=name: app.action_slash(name))
+    yield SystemCommand("/restore", escape("bring back a pruned tool (/restore NAME); from here: pick one"), lambda: show_pruned(app))
+    for name, description in app.slash_commands.recipe_commands().items():
+        yield SystemCommand(f"/{name}", escape(f"{description} (recipe)"), lambda name=name: app.action_slash(name))
+    yield SystemCommand("Cancel the turn", "stop the agent (esc)", app.action_cancel_turn)
+    yield SystemCommand("Zoom the pane", "maximize the focused pane, or restore the layout (F5)", app.action_zoom)
+    yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", lambda: show_pruned(app))
+    for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):
+        yield SystemCommand(f"Show the {pane} pane", key, lambda pane=pane: app.action_show_pane(pane))
+    yield SystemCommand("Diff: unified / side-by-side", "m in the diff pane", app.diff_pane.action_toggle_mode)
+    yield SystemCommand("Catalog: sort by next column", "s in the catalog", app.catalog_pane.action_cycle_sort)
+    yield SystemCommand("Catalog: filter", "/ in the catalog", lambda: focus_filter(app))
+    selected = app.catalog_pane.selected()
+    if selected is not None:
+        for action, key, what in ROW_ACTIONS:
+            yield SystemCommand(f"{action.replace('_', ' ').capitalize()} {selected.name}", f"{what} ({key})",
+                                lambda action=action, row=selected: app.catalog_actions.request(action, row))
+
+
+class TuiAgentCommands(Provider):
+    """tuiagent's commands in the palette (ctrl+p), next to Textual's own (quit, theme, keys, screenshot)."""
+
+    def _commands(self) -> list[SystemCommand]:
+        from tui_agent.ui.app import TuiAgentApp  # the app module registers this provider: imported when it runs
+
+        return list(palette_commands(self.app)) if isinstance(self.app, TuiAgentApp) else []
+
+    async def discover(self) -> Hits:
+        for command in sorted(self._commands(), key=lambda command: command.title):
+            yield DiscoveryHit(command.title, command.callback, help=command.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for command in self._commands():
+            score = matcher.match(command.title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(command.title), command.callback, help=command.help)
