@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.gitrepo import git
 from tests.test_catalog_support import tool_source
 from tui_agent.core.catalog.api import Catalog
-from tui_agent.core.catalog.startup import BATCH_SIZE
+from tui_agent.core.catalog.startup import BATCH_CONCURRENCY, BATCH_SIZE, even_chunks
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import AuditLog, Sandbox
 
@@ -77,3 +77,14 @@ async def test_a_cold_open_validates_each_tool_in_isolation_and_the_cache_guards
         await warm.aclose()
     finally:
         await sandbox.aclose()
+
+
+def test_chunks_are_even_a_multiple_of_the_concurrency_and_a_handful_stays_whole() -> None:
+    for count in (0, 1, 3, 39, 40, 101, 300, 1001):
+        chunks = even_chunks(list(range(count)), BATCH_SIZE, BATCH_CONCURRENCY)
+        assert [index for chunk in chunks for index in chunk] == list(range(count))
+        assert all(len(chunk) <= BATCH_SIZE for chunk in chunks)
+        if chunks:
+            assert max(map(len, chunks)) - min(map(len, chunks)) <= 1
+    assert len(even_chunks(list(range(39)), BATCH_SIZE, BATCH_CONCURRENCY)) == 1  # one run: no second server to boot
+    assert len(even_chunks(list(range(101)), BATCH_SIZE, BATCH_CONCURRENCY)) == 4  # not 50 + 50 + 1 left alone

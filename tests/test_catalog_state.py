@@ -59,3 +59,55 @@ def test_temp_files_of_dead_writers_are_removed(tmp_path: Path) -> None:
     finally:
         live.kill()
         live.wait()
+
+
+GOOD = {"ok": True, "schema": {"name": "t", "description": "T.", "input_schema": {"type": "object", "properties": {}}}}
+
+
+def test_deferred_writes_are_one_transaction_that_reads_see(tmp_path: Path) -> None:
+    store, other = StateStore(tmp_path / "state.db"), StateStore(tmp_path / "state.db")
+    commits: list[str] = []
+    store._db.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+    with store.deferred():
+        for index in range(100):
+            store.cache_validation(f"sha{index}", 5, GOOD)
+            store.record_version(f"t{index}", f"sha{index}", None)
+        assert other.all_cached_validations(5) == {}  # nothing is committed yet
+        assert commits == []
+        assert store.version_commit("t7", "sha7") is None and len(store.all_cached_validations(5)) == 100  # a read saves first
+        assert commits == ["COMMIT"] and len(other.all_cached_validations(5)) == 100
+        with store.deferred():  # nested: saved by the outermost end
+            store.record_version("late", "sha-late", None)
+        assert ("late", "sha-late") not in other.all_version_commits()
+    assert commits == ["COMMIT", "COMMIT"] and ("late", "sha-late") in other.all_version_commits()
+    store.record_run("x", ok=True, duration_ms=1.0)  # outside: at once, as before
+    assert other.usage()["x"].calls == 1
+    store.close()
+    other.close()
+
+
+KILLED_MID_BATCH = """
+import os, signal, sys
+from tui_agent.core.catalog.state import StateStore
+good = {"ok": True, "schema": {"name": "t", "description": "T.", "input_schema": {"type": "object", "properties": {}}}}
+store = StateStore(__import__("pathlib").Path(sys.argv[1]))
+with store.deferred():
+    for index in range(50):
+        store.cache_validation(f"kept{index}", 5, good)
+    store.flush()
+    for index in range(50):
+        store.cache_validation(f"lost{index}", 5, good)
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_process_killed_inside_a_deferred_batch_leaves_a_usable_state_db(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", KILLED_MID_BATCH, str(tmp_path / "state.db")], capture_output=True)
+    assert done.returncode == -9, done.stderr
+    store = StateStore(tmp_path / "state.db")
+    assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert set(store.all_cached_validations(5)) == {f"kept{index}" for index in range(50)}  # the flushed batch, whole
+    assert store.notices == []
+    store.cache_validation("after", 5, GOOD)
+    assert "after" in store.all_cached_validations(5)
+    store.close()

@@ -139,3 +139,26 @@ async def test_back_to_back_calls_are_faster_forked_than_with_a_fresh_sandbox_ea
 
     forked, fresh = await burst(True), await burst(False)
     assert forked < fresh, f"forked p50 {forked * 1000:.1f} ms, fresh sandboxes {fresh * 1000:.1f} ms"
+
+
+async def test_prewarm_boots_the_servers_a_cold_open_will_use_and_they_are_released_when_idle(project: Project) -> None:
+    box = await Sandbox.start(project, warm_workers=0)
+    try:
+        box.prewarm(2)
+        assert box.fork_pool is not None
+        deadline = time.monotonic() + 60
+        while len(box.fork_pool.servers()) < 2 and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        servers = box.fork_pool.servers()
+        assert len(servers) == 2 and not any(server.busy for server in servers)
+        box.prewarm(2)  # already there: nothing more starts
+        await asyncio.sleep(0.2)
+        assert box.fork_pool.servers() == servers
+        policy = SandboxPolicy(project_writable=False)
+        results = await asyncio.gather(*(box.run_python(f"{i} * 2", policy=policy) for i in range(4)))
+        assert [result.value for result in results] == [0, 2, 4, 6]
+        assert box.fork_pool.servers() == servers  # the runs used the warm ones
+        await asyncio.sleep(IDLE_RELEASE_S * 2.5)
+        assert len(box.fork_pool.servers()) == 1
+    finally:
+        await box.aclose()

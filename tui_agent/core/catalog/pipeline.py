@@ -57,6 +57,7 @@ class Pipeline:
         self.writer = WriterLock(project.root)  # across processes: held from reading the file to its commit
         self.last_commit_note: str | None = None
         self._gitignore_done = False
+        self._runnable_dir = project.cache_dir / "tools"
 
     # validation ----------------------------------------------------------------
     async def validate(self, name: str, data: bytes, *, use_cache: bool = False, staged: Path | None = None) -> ToolSpec:
@@ -157,7 +158,7 @@ class Pipeline:
 
     # runnable copies -------------------------------------------------------------
     def runnable_path(self, sha: str) -> Path:
-        return self.project.cache_dir / "tools" / f"{sha}.py"
+        return self._runnable_dir / f"{sha}.py"
 
     def keep_runnable(self, data: bytes) -> Path:
         sha = source_sha(data)
@@ -173,6 +174,17 @@ class Pipeline:
         if commit:
             self.state.set_version_commit(name, spec.source_sha, commit)
         return self.registry.register(name, spec, runnable, self.state.version_commit(name, spec.source_sha))
+
+    def register_all(self, versions: list[tuple[str, ToolSpec, bytes]]) -> None:
+        """`register` for many uncommitted versions (a cold open): their rows saved in one transaction, read back once."""
+        runnable: dict[str, Path] = {}
+        with self.state.deferred():
+            for name, spec, data in versions:
+                runnable[name] = self.keep_runnable(data)
+                self.state.record_version(name, spec.source_sha, None)
+        recorded = self.state.all_version_commits()
+        for name, spec, _data in versions:
+            self.registry.register(name, spec, runnable[name], recorded.get((name, spec.source_sha)))
 
     # mutations (callers hold self.lock) -------------------------------------------
     async def write_validated(self, name: str, data: bytes, spec: ToolSpec, message: str) -> tuple[Entry, CommitOutcome]:

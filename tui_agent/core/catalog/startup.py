@@ -18,6 +18,7 @@ from tui_agent.core.catalog.inspector import INSPECTOR_VERSION
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.pipeline import INSPECTOR_MODULE, Pipeline
 from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
+from tui_agent.core.project import Project
 from tui_agent.core.sandbox.policy import RunResult, SandboxUnavailable
 
 
@@ -25,6 +26,8 @@ BATCH_SIZE = 50
 """Tools per batched sandbox run at a cold open (each still in its own forked process)."""
 BATCH_CONCURRENCY = 2
 """Batched runs at once: one per core, each in its own fork server."""
+SPLIT_AT_LEAST = 20
+"""Tools per chunk worth a second fork server: fewer ones are validated in one run."""
 
 
 @dataclass
@@ -53,6 +56,12 @@ def remove_stale_temp_files(tools_dir: Path, max_live_age_s: float = 60.0) -> No
             continue
 
 
+def tool_relative(project: Project, tools_rel: str, path: Path) -> str:
+    """`project.relative(path)` for a file listed in the tools folder (`tools_rel`, resolved once): only a
+    symbolic link needs resolving on its own."""
+    return project.relative(path) if path.is_symlink() else f"{tools_rel}/{path.name}"
+
+
 def head_tool_blobs(git: CatalogGit, tools_dir: Path) -> dict[str, str] | None:
     """Tool file name → blob id in HEAD (one `git ls-tree`); empty without a repository or commit (nothing is committed)."""
     return git.folder_blobs(Path(os.path.relpath(tools_dir, git.root)).as_posix())
@@ -70,6 +79,7 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
     known_failures: list[tuple[str, Path, bytes, PipelineError]] = []
     pending_commit: dict[str, bytes | None] = {}
     on_disk = sorted(project.tools_dir.glob("*.py"))
+    tools_rel = project.relative(project.tools_dir) if on_disk or head_blobs else ""
     for gone in sorted(set(head_blobs or {}) - {path.name for path in on_disk}):
         if gone.endswith(".py") and not gone.startswith("."):  # deleted while tuiagent was not running
             pending_commit[project.relative(project.tools_dir / gone)] = None
@@ -86,7 +96,7 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
             registry.register(name, spec, runnable, commits.get((name, sha)))
             report.cached.append(name)
             if head_blobs is not None and head_blobs.get(path.name) != blob_sha(data):
-                pending_commit[project.relative(path)] = data
+                pending_commit[tool_relative(project, tools_rel, path)] = data
         elif result is not None and pipeline.cached_failure_applies(result, name):
             known_failures.append((name, path, data, PipelineError.from_dict(result["error"])))
         else:
@@ -95,18 +105,20 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
     checked = [*fresh, *((name, path, data) for name, path, data, _ in known_failures)]
     outcomes += [error for *_, error in known_failures]
     report.cached_broken = sorted(name for name, *_ in known_failures)
+    good: list[tuple[str, ToolSpec, bytes]] = []
     for (name, path, data), outcome in sorted(zip(checked, outcomes, strict=False), key=lambda item: item[0][0]):
-        rel = project.relative(path)
+        rel = tool_relative(project, tools_rel, path)
         if isinstance(outcome, PipelineError):
             await keep_head_version(pipeline, git, name, rel, data, head_blobs)
             registry.mark_broken(name, outcome, source_sha(data))
             report.broken.append(name)
             continue
-        pipeline.register(name, outcome, data, None)
+        good.append((name, outcome, data))
         report.validated.append(name)
         if head_blobs is not None and head_blobs.get(path.name) != blob_sha(data):
             pending_commit[rel] = data
-    resolve_commits(pipeline, git, head_blobs)
+    pipeline.register_all(good)
+    resolve_commits(pipeline, git, head_blobs, {name: data for name, _, data in good})
     async with pipeline.writer.hold():  # three processes starting at once make one catch-up commit, not three
         await catch_up_git(pipeline, git, pending_commit, report)
     return report
@@ -143,6 +155,9 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
     sandboxed run that forks a child per tool (its own process, limits and private folders; see
     `Sandbox.call_each`), then their runnable copies written with one sync."""
     outcomes: list[ToolSpec | PipelineError | None] = [None] * len(items)
+    prewarm = getattr(pipeline.sandbox, "prewarm", None)
+    if prewarm is not None and len(even_chunks(list(range(len(items))), BATCH_SIZE, BATCH_CONCURRENCY)) > 1:
+        prewarm(BATCH_CONCURRENCY)  # the fork servers boot while the tools are checked and staged
     inspected: list[int] = []
     for index, (name, data) in enumerate(items):
         try:
@@ -152,18 +167,19 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
             outcomes[index] = error
     if not inspected:
         return [outcome for outcome in outcomes if outcome is not None]
+    chunks = even_chunks(inspected, BATCH_SIZE, BATCH_CONCURRENCY)
     staging = pipeline.project.cache_dir / "staging" / f"batch-{os.getpid()}-{secrets.token_hex(4)}"
     staged = await asyncio.to_thread(stage_all, staging, [items[index] for index in inspected])
     paths: dict[int, Path] = dict(zip(inspected, staged, strict=False))
-    chunks = [inspected[start:start + BATCH_SIZE] for start in range(0, len(inspected), BATCH_SIZE)]
     gate = asyncio.Semaphore(BATCH_CONCURRENCY)
 
     async def validate_chunk(indexes: list[int]) -> None:
         async with gate:
             runs = await inspect_chunk(pipeline, [(items[i][0], paths[i]) for i in indexes])
-        for index, run in zip(indexes, runs, strict=False):
-            name, data = items[index]
-            outcomes[index] = await finish_one(pipeline, name, data, paths[index], run)
+        with pipeline.state.deferred():  # the chunk's validation results: one transaction
+            for index, run in zip(indexes, runs, strict=False):
+                name, data = items[index]
+                outcomes[index] = await finish_one(pipeline, name, data, paths[index], run)
 
     try:
         await asyncio.gather(*(validate_chunk(chunk) for chunk in chunks))
@@ -174,6 +190,23 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
                 if isinstance(outcome, ToolSpec)}
     await asyncio.to_thread(atomic_write_many, {path: data for path, data in runnable.items() if not path.exists()})
     return done
+
+
+def even_chunks(indexes: list[int], most: int, concurrency: int) -> list[list[int]]:
+    """`indexes` cut into chunks of at most `most`, as many as a multiple of `concurrency` and of even sizes, so the
+    runs going at once finish together (no last chunk left running alone); a handful stays in one chunk."""
+    if not indexes:
+        return []
+    count = -(-len(indexes) // most)
+    if len(indexes) >= concurrency * SPLIT_AT_LEAST:
+        count = -(-count // concurrency) * concurrency
+    size, extra = divmod(len(indexes), count)
+    chunks, start = [], 0
+    for number in range(count):
+        end = start + size + (1 if number < extra else 0)
+        chunks.append(indexes[start:end])
+        start = end
+    return chunks
 
 
 async def inspect_chunk(pipeline: Pipeline, chunk: list[tuple[str, Path]]) -> list[RunResult | None]:
@@ -216,26 +249,32 @@ def last_commits(git: CatalogGit, tools_dir: Path) -> dict[str, str]:
     return git.newest_commits(Path(os.path.relpath(tools_dir, git.root)).as_posix())
 
 
-def resolve_commits(pipeline: Pipeline, git: CatalogGit, head_blobs: dict[str, str] | None) -> None:
-    """Give every registered version that is committed unchanged in HEAD the commit that wrote it (drift baseline)."""
+def resolve_commits(pipeline: Pipeline, git: CatalogGit, head_blobs: dict[str, str] | None,
+                    read: dict[str, bytes] | None = None) -> None:
+    """Give every registered version that is committed unchanged in HEAD the commit that wrote it (drift baseline).
+
+    `read`: tool name -> the bytes just registered for it (not read again); other tools are read from disk."""
     registry, state = pipeline.registry, pipeline.state
     unknown = [e for e in registry.entries() if e.spec is not None and e.commit is None and e.error is None]
     if not unknown or not head_blobs:
         return
     commits: dict[str, str] | None = None
-    for entry in unknown:
-        assert entry.spec is not None  # `unknown` holds registered versions only
-        path = pipeline.project.tool_path(entry.name)
-        data = read_bytes_or_none(path)
-        if data is None or head_blobs.get(path.name) != blob_sha(data):
-            continue
-        if commits is None:
-            commits = last_commits(git, pipeline.project.tools_dir)
-        commit = commits.get(path.name)
-        if commit:
-            state.record_version(entry.name, entry.spec.source_sha, commit)
-            state.set_version_commit(entry.name, entry.spec.source_sha, commit)
-            registry.set_commit(entry.name, commit)
+    with state.deferred():
+        for entry in unknown:
+            assert entry.spec is not None  # `unknown` holds registered versions only
+            file_name = f"{entry.name}.py"
+            data = (read or {}).get(entry.name)
+            if data is None:
+                data = read_bytes_or_none(pipeline.project.tool_path(entry.name))
+            if data is None or head_blobs.get(file_name) != blob_sha(data):
+                continue
+            if commits is None:
+                commits = last_commits(git, pipeline.project.tools_dir)
+            commit = commits.get(file_name)
+            if commit:
+                state.record_version(entry.name, entry.spec.source_sha, commit)
+                state.set_version_commit(entry.name, entry.spec.source_sha, commit)
+                registry.set_commit(entry.name, commit)
 
 
 async def keep_head_version(pipeline: Pipeline, git: CatalogGit, name: str, rel: str, data: bytes,

@@ -6,6 +6,8 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -82,31 +84,74 @@ class StateStore:
         self.notices: list[str] = []
         self._lock = threading.Lock()
         self._db = open_state_db(path, SCHEMA, self.notices)
+        self._deferred: list[Callable[[sqlite3.Connection], Any]] | None = None
+        """Writes waiting for one shared transaction (inside `deferred()`), or None when writes commit at once."""
+        self._defer_depth = 0
 
     def close(self) -> None:
         with self._lock:
+            self._flush_locked()
             self._db.close()
 
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Writes made inside are kept in memory and saved together in ONE transaction: at the end, at `flush()`, or
+        before any read (reads see them). A crash before then loses them all, never half of them (state.db is a cache)."""
+        with self._lock:
+            self._defer_depth += 1
+            if self._deferred is None:
+                self._deferred = []
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._defer_depth -= 1
+                if self._defer_depth == 0:
+                    try:
+                        self._flush_locked()
+                    finally:
+                        self._deferred = None
+
+    def flush(self) -> None:
+        """Save the deferred writes now, in one transaction."""
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        if self._deferred:
+            works = list(self._deferred)
+            self._deferred.clear()
+            self._commit_locked(works)
+
     def _write(self, sql: str, params: Iterable[Any] = ()) -> None:
-        self._transaction(lambda db: db.execute(sql, tuple(params)))
+        values = tuple(params)
+        self._transaction(lambda db: db.execute(sql, values))
 
     def _transaction(self, work: Callable[[sqlite3.Connection], Any]) -> None:
-        """Run `work` in one transaction; when the database cannot be written, nothing of it is kept and a notice says why."""
+        """Run `work` in one transaction (or queue it for the deferred one); when the database cannot be written,
+        nothing of that transaction is kept and a notice says why."""
         with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as error:
-                self._not_saved(error)
+            if self._deferred is not None:
+                self._deferred.append(work)
                 return
-            try:
+            self._commit_locked([work])
+
+    def _commit_locked(self, works: list[Callable[[sqlite3.Connection], Any]]) -> None:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            self._not_saved(error)
+            return
+        try:
+            for work in works:
                 work(self._db)
-                self._db.execute("COMMIT")
-            except sqlite3.OperationalError as error:  # disk full, read-only: the whole transaction is dropped
-                self._rollback()
-                self._not_saved(error)
-            except BaseException:
-                self._rollback()
-                raise
+            self._db.execute("COMMIT")
+        except sqlite3.OperationalError as error:  # disk full, read-only: the whole transaction is dropped
+            self._rollback()
+            self._not_saved(error)
+        except BaseException:
+            self._rollback()
+            raise
 
     def _rollback(self) -> None:
         if self._db.in_transaction:
@@ -120,6 +165,7 @@ class StateStore:
     def _read(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of a query; a database damaged since it was opened reads as empty (and says so in `notices`)."""
         with self._lock:
+            self._flush_locked()
             try:
                 return self._db.execute(sql, tuple(params)).fetchall()
             except sqlite3.DatabaseError as error:

@@ -26,6 +26,31 @@ def _compact(value: Any) -> Any:
     return value if len(text) <= FIELD_LIMIT else _cut(text)
 
 
+def entry_for(moment: datetime, *, label: str, version: str | None, kind: str, result: RunResult,
+              args: Any = None, code: str | None = None, module: str | None = None) -> dict[str, Any]:
+    """The audit line of one run, as a dict."""
+    return {
+        "time": moment.isoformat(timespec="milliseconds"),
+        "kind": kind,
+        "label": label,
+        "version": version,
+        "module": module,
+        "args": _compact(args),
+        "code": _cut(code) if code is not None else None,
+        "ok": result.ok,
+        "value": _compact(result.value) if result.ok else None,
+        "error": _cut(result.error) if result.error else None,
+        "error_kind": result.error_kind,
+        "stdout": _cut(result.stdout, 1000),
+        "stderr": _cut(result.stderr, 1000),
+        "output_truncated": result.output_truncated,
+        "files_read": list(result.files_read),
+        "duration_ms": round(result.duration_ms, 2),
+        "tier": result.tier,
+        "exit_code": result.exit_code,
+    }
+
+
 class AuditLog:
     """Appends and flushes one line per run; safe to call from several tasks and threads."""
 
@@ -39,37 +64,23 @@ class AuditLog:
 
     def record(self, *, label: str, version: str | None, kind: str, result: RunResult,
                args: Any = None, code: str | None = None, module: str | None = None) -> dict[str, Any]:
+        return self.record_many([dict(label=label, version=version, kind=kind, result=result, args=args, code=code,
+                                      module=module)])[0]
+
+    def record_many(self, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One line per run (each given as `record`'s keyword arguments), appended in one write."""
         moment = datetime.now(timezone.utc)
-        entry: dict[str, Any] = {
-            "time": moment.isoformat(timespec="milliseconds"),
-            "kind": kind,
-            "label": label,
-            "version": version,
-            "module": module,
-            "args": _compact(args),
-            "code": _cut(code) if code is not None else None,
-            "ok": result.ok,
-            "value": _compact(result.value) if result.ok else None,
-            "error": _cut(result.error) if result.error else None,
-            "error_kind": result.error_kind,
-            "stdout": _cut(result.stdout, 1000),
-            "stderr": _cut(result.stderr, 1000),
-            "output_truncated": result.output_truncated,
-            "files_read": list(result.files_read),
-            "duration_ms": round(result.duration_ms, 2),
-            "tier": result.tier,
-            "exit_code": result.exit_code,
-        }
-        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        entries = [entry_for(moment, **run) for run in runs]
+        data = "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries).encode("utf-8")
         with self._lock:
             try:
                 self.runs_dir.mkdir(parents=True, exist_ok=True)
-                append_whole(self.path_for(moment), line.encode("utf-8"))
+                append_whole(self.path_for(moment), data)
             except OSError as error:  # read-only or full disk: the run itself still counts
                 notice = f"the audit log .agent/runs/ cannot be written ({error.strerror or error}); runs are not logged"
                 if notice not in self.notices:
                     self.notices.append(notice)
-        return entry
+        return entries
 
     def entries(self) -> list[dict[str, Any]]:
         """Every recorded line, oldest file first (for tests and `sandbox` CLI output)."""

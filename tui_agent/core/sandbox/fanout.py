@@ -9,6 +9,7 @@ and its own address-space limit, so every call gets the same limits a run of its
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -26,15 +27,53 @@ def call_each(calls: list[Any], run_call: Callable[[Any], Any], *, timeout_s: fl
               encode: Callable[[Any], tuple[Any, bool]], describe_error: Callable[[BaseException], tuple[str, str]],
               between: Callable[[], None]) -> list[dict[str, Any]]:
     """The answer dict of each call, in order (see `one_call`)."""
+    gc.freeze()  # the children share these pages untouched: no collection of theirs walks (and copies) them
+    wakeup = ChildExits()
     answers = []
-    for call in calls:
-        answers.append(one_call(call, run_call, timeout_s=timeout_s, encode=encode, describe_error=describe_error))
-        between()
+    try:
+        for call in calls:
+            answers.append(one_call(call, run_call, timeout_s=timeout_s, encode=encode, describe_error=describe_error,
+                                    wakeup=wakeup))
+            between()
+    finally:
+        wakeup.close()
     return answers
 
 
+class ChildExits:
+    """A pipe that becomes readable when a child exits (SIGCHLD through the signal wakeup fd), for `select`."""
+
+    def __init__(self) -> None:
+        self.fd, self._write_fd = os.pipe()
+        for fd in (self.fd, self._write_fd):
+            os.set_blocking(fd, False)
+        self._previous_fd = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
+        self._previous_handler = signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
+
+    def drain(self) -> None:
+        try:
+            while os.read(self.fd, 512):
+                pass
+        except BlockingIOError:
+            pass
+
+    def forget_in_child(self) -> None:
+        """In a forked child: the call starts with the signal state and descriptors a run of its own would have."""
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.close(self.fd)
+        os.close(self._write_fd)
+
+    def close(self) -> None:
+        signal.set_wakeup_fd(self._previous_fd)
+        signal.signal(signal.SIGCHLD, self._previous_handler)
+        os.close(self.fd)
+        os.close(self._write_fd)
+
+
 def one_call(call: Any, run_call: Callable[[Any], Any], *, timeout_s: float,
-             encode: Callable[[Any], tuple[Any, bool]], describe_error: Callable[[BaseException], tuple[str, str]]) -> dict[str, Any]:
+             encode: Callable[[Any], tuple[Any, bool]], describe_error: Callable[[BaseException], tuple[str, str]],
+             wakeup: ChildExits) -> dict[str, Any]:
     """Run one call in a forked child: {ok, value, value_is_repr, error, error_kind, stdout, stderr, exit_code, duration_ms}."""
     started = time.perf_counter()
     answer_read, answer_write = os.pipe()
@@ -45,11 +84,12 @@ def one_call(call: Any, run_call: Callable[[Any], Any], *, timeout_s: float,
         os.close(answer_read)
         os.close(out_read)
         os.close(err_read)
+        wakeup.forget_in_child()
         serve_child(call, run_call, answer_write, out_write, err_write, encode, describe_error)
     for fd in (answer_write, out_write, err_write):
         os.close(fd)
     streams = {answer_read: bytearray(), out_read: bytearray(), err_read: bytearray()}
-    status = collect(pid, streams, answer_read, deadline=started + timeout_s)
+    status = collect(pid, streams, answer_read, deadline=started + timeout_s, wakeup=wakeup)
     timed_out = status is None
     if status is None:
         _kill(pid)
@@ -87,20 +127,23 @@ def serve_child(call: Any, run_call: Callable[[Any], Any], answer_fd: int, out_f
         os._exit(0)
 
 
-def collect(pid: int, streams: dict[int, bytearray], answer_fd: int, deadline: float) -> int | None:
-    """Read the pipes until all are closed, or for a moment after the child exited (something it started may
-    hold them open); the child's wait status, or None when the deadline passed first."""
+def collect(pid: int, streams: dict[int, bytearray], answer_fd: int, deadline: float, wakeup: ChildExits) -> int | None:
+    """Read the pipes until all are closed and the child exited, or for a moment after it exited (something it
+    started may hold them open); the child's wait status, or None when the deadline passed first."""
     open_fds = list(streams)
     status: int | None = None
     drained_by: float | None = None
-    while open_fds:
+    while open_fds or status is None:
         now = time.perf_counter()
         if now >= deadline and status is None:
             return None
         if drained_by is not None and now >= drained_by:
             break
-        readable, _, _ = select.select(open_fds, [], [], max(0.0, min(deadline - now, 0.05)))
+        readable, _, _ = select.select([*open_fds, wakeup.fd], [], [], max(0.0, (drained_by or deadline) - now))
         for fd in readable:
+            if fd == wakeup.fd:
+                wakeup.drain()
+                continue
             chunk = os.read(fd, 65536)
             if not chunk:
                 open_fds.remove(fd)
@@ -110,13 +153,6 @@ def collect(pid: int, streams: dict[int, bytearray], answer_fd: int, deadline: f
             reaped, wait_status = os.waitpid(pid, os.WNOHANG)
             if reaped:
                 status, drained_by = wait_status, time.perf_counter() + DRAIN_AFTER_EXIT_S
-    while status is None:  # every pipe is closed: the child is exiting, or hanging without its pipes
-        reaped, wait_status = os.waitpid(pid, os.WNOHANG)
-        if reaped:
-            return wait_status
-        if time.perf_counter() >= deadline:
-            return None
-        time.sleep(0.002)
     return status
 
 

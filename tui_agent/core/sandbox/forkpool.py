@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from tui_agent.core.sandbox import tiers
-from tui_agent.core.sandbox.forkserver import ForkServer
+from tui_agent.core.sandbox.forkserver import ForkServer, ForkServerError
 from tui_agent.core.sandbox.toolchain import Toolchain
 
 MAX_SERVERS_PER_MODE = 2
@@ -29,6 +29,7 @@ class ForkPool:
         self._freed = asyncio.Event()
         self._trim_handle: asyncio.TimerHandle | None = None
         self._closed = False
+        self._warming: set[asyncio.Task[None]] = set()
         self.toolchain: Toolchain | None = None
         """The sandbox's toolchain (PATH, read-only folders, build variables): fork servers start with it."""
 
@@ -52,6 +53,22 @@ class ForkPool:
                 return await self._start(project_writable)
             self._freed.clear()
             await self._freed.wait()
+
+    def warm(self, project_writable: bool, count: int) -> None:
+        """Boot servers in the background until `count` of this mode (at most the pool's room) are up or starting:
+        runs about to go at once (a cold open's batches) then find them ready. Idle extras are closed as usual."""
+        pool = self._servers[project_writable]
+        missing = min(count, MAX_SERVERS_PER_MODE) - len(pool) - self._starting[project_writable]
+        for _ in range(max(0, missing) if not self._closed else 0):
+            task = asyncio.get_running_loop().create_task(self._start_idle(project_writable))
+            self._warming.add(task)
+            task.add_done_callback(self._warming.discard)
+
+    async def _start_idle(self, project_writable: bool) -> None:
+        try:
+            self.release(await self._start(project_writable))
+        except (ForkServerError, OSError, asyncio.CancelledError):
+            pass  # a run that needs the server starts (or reports) one itself
 
     async def _start(self, project_writable: bool) -> ForkServer:
         self._starting[project_writable] += 1
@@ -103,6 +120,7 @@ class ForkPool:
         self._closed = True
         if self._trim_handle is not None:
             self._trim_handle.cancel()
+        await asyncio.gather(*list(self._warming), return_exceptions=True)  # each closes its server when it sees _closed
         servers = self.servers()
         self._servers = {True: [], False: []}
         await asyncio.gather(*(server.cancel() for server in servers if server.busy), return_exceptions=True)

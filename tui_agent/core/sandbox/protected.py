@@ -63,12 +63,14 @@ def protected_paths(root: Path) -> list[str]:
 
 
 def _bindable(root: Path, relative: str) -> bool:
-    """Whether the path exists and really lies inside the project (a symlink out of it is left to the sweep)."""
-    inside = root / relative
-    if not inside.exists():
+    """Whether the path exists and really lies inside the project (a symlink out of it is left to the sweep).
+
+    Plain `os.path` on strings: this runs for every protected name before every sandboxed run."""
+    inside = os.path.join(root, relative)
+    if not os.path.exists(inside):
         return False
-    real = Path(os.path.realpath(inside))
-    return real == root or real.is_relative_to(root)
+    real, top = os.path.realpath(inside), str(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def read_only_binds(root: Path) -> list[str]:
@@ -100,8 +102,8 @@ def unbound(root: Path) -> dict[str, str | None]:
     None when absent, the target when a symlink (a bind protects what a link points to, never the link itself)."""
     state: dict[str, str | None] = {}
     for name in fixed_names(root):
-        path = root / name
-        if path.is_symlink():
+        path = os.path.join(root, name)
+        if os.path.islink(path):
             state[name] = os.readlink(path)
         elif not os.path.lexists(path):
             state[name] = None

@@ -115,6 +115,11 @@ class Sandbox:
 
         self._prestart = asyncio.get_running_loop().create_task(boot())
 
+    def prewarm(self, runs: int) -> None:
+        """Have fork servers for `runs` offline read-only runs at once booting now (a cold catalog open)."""
+        if self.fork_pool is not None and not self._closed:
+            self.fork_pool.warm(False, runs)
+
     @property
     def warning(self) -> str | None:
         """A visible warning when isolation is weaker than the strong tier."""
@@ -167,9 +172,10 @@ class Sandbox:
         if not isinstance(answers, list) or len(answers) != len(calls) or not all(isinstance(a, dict) for a in answers):
             raise SandboxUnavailable(f"the batched run failed: {result.error_kind}: {(result.error or '')[-300:]}")
         results = [answer_result(answer, self.tier) for answer in answers]
-        for index, (kwargs, one) in enumerate(zip(calls, results, strict=False)):
-            label = labels[index] if labels and index < len(labels) else f"{module}.{function}"
-            self.audit.record(label=label, version=None, kind="call", result=one, args=kwargs, module=module)
+        self.audit.record_many([
+            dict(label=labels[index] if labels and index < len(labels) else f"{module}.{function}", version=None,
+                 kind="call", result=one, args=kwargs, module=module)
+            for index, (kwargs, one) in enumerate(zip(calls, results, strict=False))])
         return results
 
     async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,

@@ -19,6 +19,8 @@ SECCOMP_MODE_FILTER = 2
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
 SECCOMP_RET_KILL_PROCESS = 0x80000000
+WALL = 0x40000000
+"""waitpid's __WALL: children whose exit signal is not SIGCHLD (made by a raw clone) count too."""
 EPERM = 1
 ENOSYS = 38
 CLONE_NEWUSER = 0x10000000
@@ -98,11 +100,18 @@ def become_subreaper() -> bool:
     return _prctl(PR_SET_CHILD_SUBREAPER, 1) == 0
 
 
+def drop_bounding_set() -> None:
+    """Empty the bounding set (inherited by every process this one starts).
+
+    The first failure ends it: EINVAL is past the last capability, EPERM (no CAP_SETPCAP) refuses every one."""
+    for cap in range(64):
+        if _prctl(PR_CAPBSET_DROP, cap) != 0:
+            break
+
+
 def drop_capabilities() -> bool:
     """Drop every capability (bounding, effective, permitted, inheritable); root keeps its uid but loses its powers."""
-    for cap in range(64):
-        if _prctl(PR_CAPBSET_DROP, cap) != 0 and ctypes.get_errno() == 22:
-            break
+    drop_bounding_set()
     header = struct.pack("Ii", LINUX_CAPABILITY_VERSION_3, 0)
     data = bytes(24)
     header_buf = ctypes.create_string_buffer(header, len(header))
@@ -220,10 +229,23 @@ def descendants(root_pid: int) -> list[int]:
     return found
 
 
+def reap_children() -> bool:
+    """Reap the children that exited; whether any child is left (without one there is nothing to scan /proc for)."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG | WALL)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+
+
 def kill_descendants() -> int:
     """SIGKILL every descendant of this process (repeat: a dying fork bomb may still be spawning)."""
     killed = 0
     for _round in range(5):
+        if not reap_children():
+            break  # no child at all, so no descendant: every one has an ancestor that is our child
         pids = descendants(os.getpid())
         if not pids:
             break

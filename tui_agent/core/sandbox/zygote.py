@@ -10,6 +10,7 @@ the hidden homes), so no run sees what an earlier one left there.
 
 from __future__ import annotations
 
+import gc
 import os
 import select
 import signal
@@ -128,6 +129,7 @@ def serve(control_fd: int, *, scratch: list[str], preload: Callable[[], None], h
     folders = private_folders(scratch)
     harden()
     preload()
+    gc.freeze()  # what is loaded now is shared with every child: no collection of theirs walks (and copies) it
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
     os.set_blocking(wake_write, False)

@@ -12,15 +12,20 @@ _hooks_cache: dict[tuple[str, int], str | None] = {}
 
 
 def _git_config_stamp(root: Path) -> int:
-    """Changes whenever the repository's config may have changed (the cache key of the hooks path)."""
-    stamp = 0
-    for folder in (root, *root.parents):
-        config = folder / ".git" / "config"
-        if config.exists():
-            return config.stat().st_mtime_ns
-        if (folder / ".git").exists():
-            return (folder / ".git").stat().st_mtime_ns
-    return stamp
+    """Changes whenever the repository's config may have changed (the cache key of the hooks path).
+
+    Plain `os.stat` on strings: this runs before every sandboxed run."""
+    folder = str(root)
+    while True:
+        for candidate in (os.path.join(folder, ".git", "config"), os.path.join(folder, ".git")):
+            try:
+                return os.stat(candidate).st_mtime_ns
+            except OSError:
+                continue
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return 0
+        folder = parent
 
 
 def hooks_path(root: Path) -> str | None:

@@ -1,0 +1,68 @@
+"""fanout.py on its own (a plain process, no sandbox): each call in a forked child that starts clean, answers,
+times out or dies on its own; what it leaves behind is killed before the next call."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+FANOUT = Path(__file__).resolve().parent.parent / "tui_agent" / "core" / "sandbox" / "fanout.py"
+
+SCRIPT = r"""
+import importlib.util, json, os, signal, sys, time
+spec = importlib.util.spec_from_file_location("fanout", sys.argv[1])
+fanout = importlib.util.module_from_spec(spec); spec.loader.exec_module(fanout)
+guard_spec = importlib.util.spec_from_file_location("guard", sys.argv[2])
+guard = importlib.util.module_from_spec(guard_spec); guard_spec.loader.exec_module(guard)
+guard.become_subreaper()
+
+def run(kind):
+    if kind == "signals":  # what the batch process set up to hear its children exit is not inherited
+        return [signal.getsignal(signal.SIGCHLD) == signal.SIG_DFL, signal.set_wakeup_fd(-1)]
+    if kind == "daemon":  # a grandchild in its own session, holding no pipe of the call (as subprocess starts one)
+        if os.fork() == 0:
+            os.setsid()
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.closerange(3, 4096)
+            time.sleep(300)
+            os._exit(0)
+        return "started"
+    if kind == "exits":
+        os._exit(5)
+    if kind == "hangs":
+        time.sleep(300)
+    return kind
+
+left = []
+def between():
+    left.append(len(guard.descendants(os.getpid())))
+    guard.kill_descendants()
+
+started = time.perf_counter()
+answers = fanout.call_each(["signals", "daemon", "exits", "hangs", "plain"], run, timeout_s=1.0,
+                           encode=lambda v: (v, False), describe_error=lambda e: ("exception", repr(e)), between=between)
+print(json.dumps({"answers": answers, "left": left, "after": len(guard.descendants(os.getpid())),
+                  "sigchld_restored": signal.getsignal(signal.SIGCHLD) == signal.SIG_DFL,
+                  "seconds": time.perf_counter() - started}))
+"""
+
+
+def test_each_call_gets_a_clean_child_and_leaves_nothing_behind() -> None:
+    guard = FANOUT.with_name("worker_guard.py")
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(FANOUT), str(guard)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    signals, daemon, exits, hangs, plain = report["answers"]
+    assert signals["ok"] and signals["value"] == [True, -1]
+    assert daemon["ok"] and daemon["value"] == "started"
+    assert not exits["ok"] and exits["exit_code"] == 5 and exits["error_kind"] == "sandbox"
+    assert not hangs["ok"] and hangs["error_kind"] == "timeout"
+    assert plain["ok"] and plain["value"] == "plain"
+    assert report["left"] == [0, 1, 0, 0, 0]  # the daemon was still there after its call, and killed before the next
+    assert report["after"] == 0 and report["sigchld_restored"]
+    assert daemon["duration_ms"] < 400  # its exit is heard at once, with no wait for the daemon's pipes
