@@ -84,15 +84,13 @@ async def shoot(out: Path) -> list[Path]:
             await app.ready.wait()
             app.prompt_area.insert("Which recipe runs are flaky? Look at traces/.")
             await pilot.press("enter")
-            await wait(lambda: any(e.kind == "tool" and e.tool == "create_tool" and e.result is None for e in app.conversation.entries))
-            for block in app.conversation.query("ToolCallBlock"):
-                block.collapsed = False  # type: ignore[attr-defined]  # unfolded to show the source being authored
-            await pilot.pause(0.05)
-            written.append(save(app, out, "authoring"))
-
             await wait(lambda: finished(app) == 1)
             await pilot.pause(0.3)
             block = next(w for w in app.conversation.query("ToolCallBlock") if w.entry.tool == "create_tool")  # type: ignore[attr-defined]
+            block.collapsed = False  # unfolded: the source the agent authored, validated and committed
+            app.conversation.scroll_to_widget(block, animate=False, top=True)
+            await pilot.pause(0.2)
+            written.append(save(app, out, "authoring"))
             block.collapsed = True
             await pilot.pause(0.2)
             app.conversation.scroll_end(animate=False)
