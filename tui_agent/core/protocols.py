@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tui_agent.core.events import Event
 
 if TYPE_CHECKING:
+    from tui_agent.core.agent.sessions import SessionLog
     from tui_agent.core.agent.model import ModelReply
     from tui_agent.core.catalog.models import ToolRecord, ToolSpec
     from tui_agent.core.catalog.registry import Registry
@@ -84,3 +85,14 @@ class AgentRecipes(Protocol):
 
     def get(self, name: str) -> RecipeRecord | None: ...
     async def save_recipe(self, name: str, source: str, *, author: str = "agent") -> RecipeRecord: ...
+
+
+class TurnRecorder(Protocol):
+    """Told when a turn begins and ends, and of each of its events (core/undo/service.py); `end` may come twice."""
+
+    problems: list[str]
+    """Checkpoints that failed since the agent last looked; it tells the person and empties the list."""
+
+    async def begin(self, session: SessionLog, prompt: str) -> None: ...
+    def observe(self, event: Event) -> None: ...
+    async def end(self, session: SessionLog) -> None: ...

@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
@@ -25,18 +25,10 @@ from tui_agent.core.agent.toolresults import count_failure, result_block, sandbo
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
-from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox, Model
+from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox, Model, TurnRecorder
 from tui_agent.core.sandbox.policy import SandboxUnavailable
 from tui_agent.core.tending.suggestions import SuggestionBook, suggestion_blocks
 from tui_agent.core.watch import ProjectWatcher
-
-
-class TurnRecorder(Protocol):
-    """Told when a turn begins and ends, and of each of its events (core/undo/service.py); `end` may come twice."""
-
-    async def begin(self, session: SessionLog, prompt: str) -> None: ...
-    def observe(self, event: Event) -> None: ...
-    async def end(self, session: SessionLog) -> None: ...
 
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
@@ -408,7 +400,7 @@ class Agent:
 
 def taken(recorder: TurnRecorder | None) -> list[tuple[str, Literal["warning"]]]:
     """The recorder's failed checkpoints since the last call, as warnings (its list is emptied)."""
-    problems: list[str] = getattr(recorder, "problems", None) or []
+    problems = recorder.problems if recorder is not None else []
     found: list[tuple[str, Literal["warning"]]] = [(problem, "warning") for problem in problems]
     problems.clear()
     return found

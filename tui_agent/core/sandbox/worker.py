@@ -280,18 +280,7 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
         os._exit(3)
     if prepare is not None:
         prepare()
-    tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
-    own_files = {SNIPPET_NAME, *(os.path.realpath(p) for p in request.get("own_files", []))}
-    tool_paths = request.get("tool_paths")
-    if isinstance(tool_paths, dict):
-        install_tool_finder({str(name): str(path) for name, path in tool_paths.items()})
-        own_files.update(os.path.realpath(str(path)) for path in tool_paths.values())
-    if isinstance(request.get("bridge_tools"), dict):  # MCP tools, called through the runtime (bridge_client.py)
-        load_guard("bridge_client.py").install(channel, request["bridge_tools"])
-    sys.path[:0] = tool_dirs
-    reads = FileReads(project, tool_dirs, list(own_files - {SNIPPET_NAME}))  # the tool folders are excluded whole
-    own = OwnFiles(own_files, tool_dirs)
-    sys.addaudithook(reads.hook)
+    reads, own = install_request_context(request, channel, project)
     protections = {
         "subreaper": guard.become_subreaper(),
         "capabilities_dropped": guard.drop_capabilities(),
@@ -305,56 +294,83 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
     exit_status = 0
     reads.active = True
     try:
-        op = request["op"]
-        if op == "call":
-            value = run_call(request, package_parent)
-        elif op == "exec":
-            value = run_exec(request["code"])
-        elif op == "script":
-            value = run_script(request["path"], request["code"])
-        elif op == "call_each":
-            reads.active = False  # no call of a batch reports the files it read: the hook would only cost time
-            value = run_call_each(request, package_parent, own, guard, prepare)
-        else:
-            raise ValueError(f"unknown op {op!r}")
+        value = run_op(request, package_parent, own, guard, prepare, reads)
         reads.active = False
         encoded, is_repr = encode_value(value)
         response.update(ok=True, value=encoded, value_is_repr=is_repr)
     except SystemExit as exc:
         reads.active = False
-        code = exc.code
-        exit_status = code if isinstance(code, int) else (0 if code is None else 1)
-        if code is not None and not isinstance(code, int):
-            print(code, file=sys.stderr)
-        ok = exit_status == 0
-        response.update(ok=ok, value=None, value_is_repr=False, exit_status=exit_status)
-        if not ok:
-            response.update(error=f"SystemExit: {code}", error_kind="exception")
+        exit_status = exit_answer(exc, response)
     except BaseException as exc:  # everything the code raises is reported, never re-raised
         reads.active = False
-        kind = "limit" if isinstance(exc, LIMIT_ERRORS) or (isinstance(exc, OSError) and exc.errno == 27) else "exception"
         exit_status = 1
-        try:
-            message = trimmed_traceback(exc, own)
-        except BaseException:
-            message = f"{type(exc).__name__} (its message could not be formatted)"
+        kind, message = describe_error(exc, own)
         response.update(ok=False, value=None, value_is_repr=False, error=message, error_kind=kind)
     if os.getpid() != worker_pid:
         os._exit(exit_status)  # a fork of the code fell through to here: only the worker itself answers
     response["files_read"] = sorted(reads.paths)
     response["exit_status"] = exit_status
+    send_answer(channel, response, guard)
+    os._exit(exit_status)
+
+
+def install_request_context(request: dict[str, Any], channel: int, project: str) -> tuple[FileReads, OwnFiles]:
+    """Make the request's tools importable (and its MCP tools callable), and start recording the files it reads."""
+    tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
+    own_files = {SNIPPET_NAME, *(os.path.realpath(p) for p in request.get("own_files", []))}
+    tool_paths = request.get("tool_paths")
+    if isinstance(tool_paths, dict):
+        install_tool_finder({str(name): str(path) for name, path in tool_paths.items()})
+        own_files.update(os.path.realpath(str(path)) for path in tool_paths.values())
+    if isinstance(request.get("bridge_tools"), dict):  # MCP tools, called through the runtime (bridge_client.py)
+        load_guard("bridge_client.py").install(channel, request["bridge_tools"])
+    sys.path[:0] = tool_dirs
+    reads = FileReads(project, tool_dirs, list(own_files - {SNIPPET_NAME}))  # the tool folders are excluded whole
+    sys.addaudithook(reads.hook)
+    return reads, OwnFiles(own_files, tool_dirs)
+
+
+def run_op(request: dict[str, Any], package_parent: str, own: Any, guard: types.ModuleType,
+           prepare: Callable[[], None] | None, reads: FileReads) -> Any:
+    """The value of the request's operation: a call, a snippet, a script, or a batch of calls."""
+    op = request["op"]
+    if op == "call":
+        return run_call(request, package_parent)
+    if op == "exec":
+        return run_exec(request["code"])
+    if op == "script":
+        return run_script(request["path"], request["code"])
+    if op == "call_each":
+        reads.active = False  # no call of a batch reports the files it read: the hook would only cost time
+        return run_call_each(request, package_parent, own, guard, prepare)
+    raise ValueError(f"unknown op {op!r}")
+
+
+def exit_answer(exc: SystemExit, response: dict[str, Any]) -> int:
+    """The answer for code that called `sys.exit`: ok on status 0; its exit status."""
+    code = exc.code
+    exit_status = code if isinstance(code, int) else (0 if code is None else 1)
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+    ok = exit_status == 0
+    response.update(ok=ok, value=None, value_is_repr=False, exit_status=exit_status)
+    if not ok:
+        response.update(error=f"SystemExit: {code}", error_kind="exception")
+    return exit_status
+
+
+def send_answer(channel: int, response: dict[str, Any], guard: types.ModuleType) -> None:
+    """Flush what the code printed, end what it left running, then write the answer line on the channel."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except BaseException:  # the code under test may have closed or replaced the stream; the answer goes on its own pipe
             pass
     guard.kill_descendants()
-    payload = (json.dumps(response) + "\n").encode()
-    view = memoryview(payload)
+    view = memoryview((json.dumps(response) + "\n").encode())
     while view:
         written = os.write(channel, view)
         view = view[written:]
-    os._exit(exit_status)
 
 
 if __name__ == "__main__":
