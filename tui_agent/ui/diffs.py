@@ -117,8 +117,8 @@ def lexer_name_for(path: str) -> str:
 
 
 _LEXER_BUILD = threading.Lock()
-"""Pygments compiles a lexer class's rules when its first instance is made, and not thread-safely: the warm-up
-thread and the event loop building the same lexer at once gave a line half its colours (and a flaky snapshot)."""
+"""Pygments compiles a lexer class's rules when its first instance is made, without a lock of its own; the warm-up
+thread and the event loop may build the same lexer at once."""
 
 
 @lru_cache(maxsize=8)
