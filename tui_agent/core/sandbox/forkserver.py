@@ -21,7 +21,7 @@ from typing import Any
 
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import PidsCgroup, pids_base
-from tui_agent.core.sandbox.process import DRAIN_AFTER_EXIT_S, RESULT_LIMIT, Outcome, Worker, _Capture, _drain
+from tui_agent.core.sandbox.process import DRAIN_AFTER_EXIT_S, RESULT_LIMIT, Outcome, Worker, _Capture, _drain, decode_result
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.toolchain import Toolchain
 
@@ -204,7 +204,7 @@ class ForkServer:
             raw = await asyncio.wait_for(result_task, DRAIN_AFTER_EXIT_S)
         except asyncio.TimeoutError:
             raw = b""
-        response, decode_error = _decode(raw)
+        response, decode_error = decode_result(raw)
         if exit_code is None and protocol_error is None:
             protocol_error = "the sandboxed fork server died during the run"
         return Outcome(response=response, stdout=bytes(out.data), stderr=bytes(err.data), stdout_total=out.total,
@@ -311,18 +311,6 @@ async def _read_result(channel: socket.socket) -> bytes:
         chunks.append(chunk)
         size += len(chunk)
     return b"".join(chunks) if size <= RESULT_LIMIT else b""
-
-
-def _decode(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
-    if not raw:
-        return None, None
-    try:
-        decoded = json.loads(raw)
-    except ValueError:
-        return None, "the result channel carried malformed data"
-    if not isinstance(decoded, dict):
-        return None, "the result channel carried something other than a result"
-    return decoded, None
 
 
 
