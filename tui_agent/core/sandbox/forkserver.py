@@ -313,8 +313,6 @@ async def _read_result(channel: socket.socket) -> bytes:
     return b"".join(chunks) if size <= RESULT_LIMIT else b""
 
 
-
-
 async def _stderr_tail(zygote: Worker) -> str:
     stream = zygote.process.stderr
     if stream is None:
