@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,85 +21,15 @@ from pathlib import Path
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-import watchfiles
 
 from tui_agent.core.catalog.api import Catalog
-from tui_agent.core.catalog.toolfile import source_sha
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox
 from tui_agent.core.watch import ProjectWatcher
 
-TOOL = '''def scale(x: int) -> int:
-    """Multiply x by a constant.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_hot_reload import TOOL, catalog_latency, make_project, percentile, raw_watchfiles_latency  # noqa: E402
 
-    Args:
-        x: the number
-    """
-    return x * {factor}
-
-
-def test_scale():
-    assert scale(1) == {factor}
-'''
-
-
-def make_project(root: Path) -> Project:
-    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
-    for key, value in (("user.email", "bench@example.com"), ("user.name", "Bench"), ("commit.gpgsign", "false")):
-        subprocess.run(["git", "config", key, value], cwd=root, check=True)
-    (root / "README.md").write_text("bench\n")
-    subprocess.run(["git", "add", "."], cwd=root, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", "init"], cwd=root, check=True)
-    return Project.at(root)
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
-
-
-async def raw_watchfiles_latency(folder: Path, writes: int, step_ms: int, debounce_ms: int) -> list[float]:
-    """write -> watchfiles.awatch yields, with the project watcher's step and debounce."""
-    folder.mkdir()
-    seen: asyncio.Queue[float] = asyncio.Queue()
-
-    async def watch() -> None:
-        async for _ in watchfiles.awatch(folder, watch_filter=None, debounce=debounce_ms, step=step_ms):
-            seen.put_nowait(time.perf_counter())
-
-    task = asyncio.create_task(watch())
-    await asyncio.sleep(0.3)
-    latencies = []
-    for index in range(writes):
-        started = time.perf_counter()
-        (folder / "probe.py").write_text(f"value = {index}\n")
-        latencies.append(await asyncio.wait_for(seen.get(), 10) - started)
-        await asyncio.sleep(0.05)
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
-    return latencies
-
-
-async def catalog_latency(project: Project, catalog: Catalog, writes: int) -> list[float]:
-    """write -> the in-process catalog's registry serves the new version (validated, committed)."""
-    watch = asyncio.create_task(catalog.watch())
-    await asyncio.sleep(1.0)  # the watcher is live
-    path = project.tool_path("scale")
-    latencies = []
-    for index in range(writes):
-        source = DESCRIBED_TOOL.format(factor=index + 100)
-        wanted = source_sha(source.encode())
-        started = time.perf_counter()
-        path.write_text(source)
-        while (entry := catalog.registry.get("scale")) is None or entry.spec is None or entry.spec.source_sha != wanted:
-            if time.perf_counter() - started > 10:
-                raise TimeoutError("the registry was not updated within 10 s")
-            await asyncio.sleep(0.002)
-        latencies.append(time.perf_counter() - started)
-        await asyncio.sleep(0.1)
-    watch.cancel()
-    await asyncio.gather(watch, return_exceptions=True)
-    return latencies
 
 
 DESCRIBED_TOOL = TOOL.replace("Multiply x by a constant.", "Multiply x by {factor}.")
@@ -161,7 +90,7 @@ async def main(writes: int) -> None:
         (tools / "scale.py").write_text(DESCRIBED_TOOL.format(factor=2))
         notified, listed = await served_latency(root, writes)
         probe = ProjectWatcher(Project.at(root))
-        raw = await raw_watchfiles_latency(Path(folder) / "raw", writes, probe.step_ms, probe.debounce_ms)
+        raw = await raw_watchfiles_latency(Path(folder) / "raw", writes, probe)
         reload = await in_process_reload(root, writes)
     n50, n90, l50, l90 = (percentile(v, f) for v in (notified, listed) for f in (0.5, 0.9))
     raw50 = percentile(raw, 0.5)
