@@ -55,3 +55,17 @@ def _shorten_tool_inputs(content: list[dict[str, Any]]) -> int:
                 block["input"][key] = f"{value[:SHORTENED_KEEP_CHARS]}\n{SHORTENED_MARK}: {len(value) - SHORTENED_KEEP_CHARS} characters removed]"
                 shortened += 1
     return shortened
+
+
+COMPACTION_KEEP_RECENT = (4, 2, 1)
+"""Messages left intact by each successive shortening."""
+
+
+def shorten_more(messages: list[dict[str, Any]], level: int) -> tuple[int, int]:
+    """Shorten old tool results, keeping fewer recent messages at each level, until something was shortened:
+    (results shortened, the next level)."""
+    count = 0
+    while not count and level < len(COMPACTION_KEEP_RECENT):
+        count = shorten_old_tool_results(messages, keep_recent=COMPACTION_KEEP_RECENT[level])
+        level += 1
+    return count, level

@@ -7,11 +7,11 @@ import contextlib
 import dataclasses
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from typing import Any, Literal
+from typing import Any
 
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
-from tui_agent.core.agent.compaction import request_tokens, shorten_old_tool_results
+from tui_agent.core.agent.compaction import request_tokens, shorten_more
 from tui_agent.core.agent.history import request_messages
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
@@ -21,7 +21,7 @@ from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
-from tui_agent.core.agent.toolresults import count_failure, result_block, sandbox_failure, told_of_quarantine, trimmed_traceback
+from tui_agent.core.agent.toolresults import count_failure, result_block, sandbox_failure, checkpoint_warnings, told_of_quarantine, trimmed_traceback
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
@@ -34,7 +34,6 @@ from tui_agent.core.watch import ProjectWatcher
 CANCELLED_RESULT = "cancelled by the user before this call finished"
 CONTEXT_LIMIT_TOKENS = 200_000
 COMPACT_AT = 0.85
-COMPACTION_KEEP_RECENT = (4, 2, 1)  # messages left intact by each successive shortening
 
 
 class Agent:
@@ -194,7 +193,7 @@ class Agent:
             async for event in inner:
                 self.session.append_event(event)
                 if not isinstance(event, TextDelta):  # told between texts, so a streaming reply is not split
-                    for message, level in [*self.session.take_problems(), *taken(recorder)]:
+                    for message, level in [*self.session.take_problems(), *checkpoint_warnings(recorder)]:
                         yield Notice(message, level)
                 if recorder is not None:
                     recorder.observe(event)
@@ -243,18 +242,11 @@ class Agent:
                     yield TurnFinished(text=reply.text, stop_reason=reply.stop_reason)
                     return
                 pending_calls, answered = list(reply.tool_uses), []
-                cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason == "max_tokens" else None
-                stop_message = ""
-                for call in reply.tool_uses:
-                    output: ToolOutput | None = None
-                    async for event in self._call(call, cut_off=call["id"] == cut_call_id, bad_input=reply.invalid_inputs.get(call["id"])):
-                        if isinstance(event, ToolOutput):
-                            output = event
-                        else:
-                            yield event
-                    assert output is not None
-                    answered.append(result_block(call["id"], output))
-                    stop_message = count_failure(failures, call, output) or stop_message
+                outputs: list[tuple[dict[str, Any], ToolOutput]] = []
+                async for event in self._answer_calls(reply, answered, outputs):
+                    yield event
+                stops = [count_failure(failures, call, output) for call, output in outputs]  # counted in order
+                stop_message = next((message for message in reversed(stops) if message), "")
                 pending_calls = []
                 self._add_user_content(answered)
                 if stop_message:
@@ -267,6 +259,21 @@ class Agent:
             if self.sandbox is not None:
                 await self.sandbox.cancel_running()
             raise
+
+    async def _answer_calls(self, reply: ModelReply, answered: list[dict[str, Any]],
+                            outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
+        """Run the reply's tool calls one after another: their events go out, their result blocks into `answered`."""
+        cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason == "max_tokens" else None
+        for call in reply.tool_uses:
+            output: ToolOutput | None = None
+            async for event in self._call(call, cut_off=call["id"] == cut_call_id, bad_input=reply.invalid_inputs.get(call["id"])):
+                if isinstance(event, ToolOutput):
+                    output = event
+                else:
+                    yield event
+            assert output is not None
+            answered.append(result_block(call["id"], output))
+            outputs.append((call, output))
 
     def _close_after_cancel(self, partial_text: list[str], pending: list[dict[str, Any]], answered: list[dict[str, Any]]) -> None:
         """Leave the transcript consistent: keep the prompt and the shown text, answer every tool_use."""
@@ -291,7 +298,7 @@ class Agent:
         while True:
             system, tools = self.build_request()
             if compactions == 0 and request_tokens(system, tools, self.messages) > self.context_limit_tokens * COMPACT_AT:
-                count, compactions = self._shorten(compactions)
+                count, compactions = shorten_more(self.messages, compactions)
                 if count:
                     yield Notice(f"the conversation is near the context limit: shortened {count} old tool results", "warning")
             try:
@@ -308,7 +315,7 @@ class Agent:
                 return
             except ModelError as error:
                 if error.kind == "context_too_long":
-                    count, compactions = self._shorten(compactions)
+                    count, compactions = shorten_more(self.messages, compactions)
                     if count:
                         yield Notice(f"{error.message}: shortened {count} old tool results and retrying", "warning")
                         continue
@@ -316,14 +323,6 @@ class Agent:
                     return
                 yield TurnFailed(error.message, kind=error.kind, details={"status": error.status, "base_url": self.client.base_url})
                 return
-
-    def _shorten(self, level: int) -> tuple[int, int]:
-        """Shorten old tool results, keeping fewer recent messages at each level, until something was shortened."""
-        count = 0
-        while not count and level < len(COMPACTION_KEEP_RECENT):
-            count = shorten_old_tool_results(self.messages, keep_recent=COMPACTION_KEEP_RECENT[level])
-            level += 1
-        return count, level
 
     async def _sync_catalog(self) -> AsyncIterator[Event]:
         """Let the project watcher handle the files changed so far (tool files someone else edited, the agent's own
@@ -396,11 +395,3 @@ class Agent:
             if provider.handles(name):
                 return await provider.call(context, name, arguments)
         raise ToolFailure(f"there is no tool named {name!r}; use search_tools to find catalog tools, or call_tool {{name, args}}")
-
-
-def taken(recorder: TurnRecorder | None) -> list[tuple[str, Literal["warning"]]]:
-    """The recorder's failed checkpoints since the last call, as warnings (its list is emptied)."""
-    problems = recorder.problems if recorder is not None else []
-    found: list[tuple[str, Literal["warning"]]] = [(problem, "warning") for problem in problems]
-    problems.clear()
-    return found

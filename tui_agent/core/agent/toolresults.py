@@ -1,13 +1,16 @@
-"""What a tool call gives back: its tool_result block, a trimmed traceback, repeated-failure counting, sandbox notices."""
+"""What a tool call gives back: its tool_result block, a trimmed traceback, repeated-failure counting, sandbox and checkpoint notices."""
 
 from __future__ import annotations
 
 import json
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tui_agent.core.agent.toolbase import ToolOutput, truncate
 from tui_agent.core.events import Notice
+
+if TYPE_CHECKING:
+    from tui_agent.core.protocols import TurnRecorder
 
 REPEATED_FAILURE_LIMIT = 3
 MAX_TRACEBACK_LINES = 12
@@ -53,3 +56,11 @@ def told_of_quarantine(output: ToolOutput, sandbox: Any, seen: int, events: list
     events.extend(Notice(note, level="warning") for note in notes)
     told = "".join(f"\n[tuiagent] {note}" for note in notes if note not in output.text)  # run_python shows stderr
     return ToolOutput(output.text + told, is_error=output.is_error, truncated=output.truncated)
+
+
+def checkpoint_warnings(recorder: TurnRecorder | None) -> list[tuple[str, Literal["warning"]]]:
+    """The recorder's failed checkpoints since the last call, as warnings (its list is emptied)."""
+    problems = recorder.problems if recorder is not None else []
+    found: list[tuple[str, Literal["warning"]]] = [(problem, "warning") for problem in problems]
+    problems.clear()
+    return found

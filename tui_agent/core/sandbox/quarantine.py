@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tui_agent.core.catalog.files import process_alive
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox import protected
 
@@ -191,7 +192,7 @@ def recover(root: Path) -> list[str]:
         return notes
     for record in sorted(folder.glob("*.json")):
         pid = record.name.split("-")[0]
-        if pid.isdigit() and _alive(int(pid)):
+        if pid.isdigit() and process_alive(int(pid)):
             continue
         try:
             written = record.stat().st_mtime
@@ -207,13 +208,3 @@ def recover(root: Path) -> list[str]:
 
 def _protected(root: Path, relative: str) -> bool:
     return ".." not in Path(relative).parts and protected.matches_protected(root, relative) is not None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
