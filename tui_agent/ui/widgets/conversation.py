@@ -13,13 +13,16 @@ from textual.widgets import Static
 from tui_agent.core.events import Event
 from tui_agent.ui.transcript import Folded, Transcript
 from tui_agent.ui.widgets.messages import AssistantText, Entry, ToolCallBlock, widget_for, widget_type_for
+from tui_agent.ui.widgets.rendered import rendered_messages
 
 if TYPE_CHECKING:
     from tui_agent.ui.widgets.streaming import AssistantMessage
 
-INITIAL_WINDOW = 40
-MAX_MOUNTED = 60
-LOAD_STEP = 10
+INITIAL_WINDOW = 24
+MAX_MOUNTED = 30
+LOAD_STEP = 6
+PRERENDER = 2 * LOAD_STEP
+"""Messages on each side of the mounted window rendered ahead, one per loop turn while it idles (a slide then only mounts)."""
 
 
 class EdgeMarker(Static):
@@ -54,6 +57,7 @@ class Conversation(VerticalScroll, can_focus=True):
         self._later = EdgeMarker("later")
         self._streaming: AssistantMessage | None = None
         self._widgets: dict[int, Widget] = {}  # id(entry) -> its mounted widget
+        self._prerendering = False
         self._updating = asyncio.Lock()  # an event's entries get their widgets before the next event is folded in
 
     @property
@@ -76,6 +80,35 @@ class Conversation(VerticalScroll, can_focus=True):
         self._earlier.display = earlier > 0
         self._later.update(f"▼ {later:,} newer messages — scroll down")
         self._later.display = later > 0
+        self.call_after_refresh(self._prerender_edges)
+
+    def _prerender_edges(self) -> None:
+        """Render the messages just outside the window now, a few milliseconds at a time, before the reader gets there."""
+        if self.mounted_count < len(self.entries) and not self._prerendering:
+            self._prerendering = True
+            self.run_worker(self._prerender(), group="prerender")
+
+    async def _prerender(self) -> None:
+        try:
+            while (width := self._message_width()) and (entry := self._next_unrendered(width)) is not None:
+                options = self.app.console_options.update_width(width).update(highlight=False)
+                rendered_messages.get(entry, entry.text).render(self.app.console, options)
+                await asyncio.sleep(0)
+        finally:
+            self._prerendering = False
+
+    def _message_width(self) -> int:
+        """The width assistant messages render at (0 until one is laid out)."""
+        return next((widget.size.width for widget in self._widgets.values() if isinstance(widget, AssistantText) and widget.size.width), 0)
+
+    def _next_unrendered(self, width: int) -> Entry | None:
+        """The nearest assistant message outside the window, above then below, not rendered at `width` yet."""
+        above = self.entries[max(0, self.first_mounted - PRERENDER) : self.first_mounted][::-1]
+        below = self.entries[self.last_mounted : self.last_mounted + PRERENDER]
+        for entry in [*above, *below]:
+            if entry.kind == "assistant" and not rendered_messages.get(entry, entry.text).rendered_at(width):
+                return entry
+        return None
 
     def _make(self, entry: Entry) -> Widget:
         widget = widget_for(entry)

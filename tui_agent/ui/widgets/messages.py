@@ -15,6 +15,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from tui_agent.ui.diffs import highlighted_source
+from tui_agent.ui.widgets.rendered import rendered_messages
 
 EntryKind = Literal["user", "assistant", "tool", "notice"]
 RESULT_PREVIEW_CHARS = 4000
@@ -125,13 +126,6 @@ class NoticeMessage(Static):
         self.update(Text(entry.text))
 
 
-def rich_markdown(text: str) -> RenderableType:
-    """Rich's Markdown for `text` (markdown-it loads on the first message shown, not at startup)."""
-    from rich.markdown import Markdown as RichMarkdown
-
-    return RichMarkdown(text, code_theme="monokai")
-
-
 def __getattr__(name: str) -> Any:
     """`AssistantMessage` (the streaming widget) lives in streaming.py: importing Markdown costs startup time."""
     if name == "AssistantMessage":
@@ -142,16 +136,16 @@ def __getattr__(name: str) -> Any:
 
 
 class AssistantText(Static):
-    """A finished assistant message from history: one light widget rendering Rich Markdown."""
+    """A finished assistant message from history: one light widget rendering Rich Markdown (rendered once per width)."""
 
     def __init__(self, entry: Entry) -> None:
-        super().__init__(rich_markdown(entry.text), classes="message assistant" + (" -continued" if entry.continued else ""))
+        super().__init__(rendered_messages.get(entry, entry.text), classes="message assistant" + (" -continued" if entry.continued else ""))
         self.entry = entry
 
     def rebind(self, entry: Entry) -> None:
         self.entry = entry
         self.set_class(entry.continued, "-continued")
-        self.update(rich_markdown(entry.text))
+        self.update(rendered_messages.get(entry, entry.text))
 
 
 class ToolCallBlock(Collapsible):
