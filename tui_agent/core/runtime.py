@@ -268,6 +268,8 @@ async def open_runtime(
                                submit_prompt=submit_prompt)
         finally:
             await _start_mcp(runtime, mcp_starting)
+        if watch:  # live (its OS watch set up on another core) by the first request, which waits for it
+            runtime.start_watching()
         chosen_model = runtime.model = await sdk_loading
         if not runtime.resumed:
             runtime.session = SessionLog.create(project, model=chosen_model)
@@ -276,8 +278,6 @@ async def open_runtime(
             sdk_loading.cancel()
         await runtime.aclose()
         raise
-    if watch:
-        runtime.start_watching()
     runtime.undo = await asyncio.to_thread(open_undo, runtime)
     if not wants_model:
         runtime.model_error = f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual tool runs work without one."
