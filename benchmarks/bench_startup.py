@@ -6,9 +6,10 @@
 2. A prompt typed at once: the person types a prompt and presses Enter as soon as the prompt box shows; time from
    process start until the local Messages API server (tests/fake_messages_api.py) receives it. Baseline: the bare
    app's first paint (the floor for any Textual program).
-3. Headless `tuiagent -p "hi"` against that local server (answering at once): process start to exit. Baseline:
+3. Headless `tuiagent -p "hi"` against that local server (answering at once): process start to exit. Baselines:
    `python -c "import anthropic"` plus one streamed request through the SDK to the same server (the floor for any
-   program using the SDK).
+   program using the SDK), and the same script ending in `os._exit(0)` (no interpreter teardown: the floor for a
+   program that skips it, as `tuiagent` does once nothing is left running).
 4. Memory of the idle tree: the TUI started as in 1 with a model configured, left idle until the header says
    nothing is loading and then 5 s more; the proportional set size (PSS, /proc/PID/smaps_rollup) of the app and
    every process under it (sandbox fork servers included). Baseline: the bare Textual app's PSS.
@@ -52,6 +53,7 @@ client = anthropic.Anthropic(api_key="bench", base_url=sys.argv[1], max_retries=
 with client.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]) as stream:
     stream.get_final_message()
 """
+SDK_FLOOR_NO_TEARDOWN = SDK_FLOOR + "import os; os._exit(0)\n"  # the same, without freeing the modules at exit
 PROMPT_MARK = "Ask, /help, @file"  # the prompt box placeholder (ui/app.py PROMPT_HINT)
 
 
@@ -173,15 +175,17 @@ def bench_headless(project: Path, runs: int, folder: Path) -> None:
     server = Server(folder)
     env = {**os.environ, "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": server.base_url}
     try:
-        floor, ours = [], []
+        floor, bare, ours = [], [], []
         for _ in range(runs):
             floor.append(timed([PYTHON, "-c", SDK_FLOOR, server.base_url], env, project))
+            bare.append(timed([PYTHON, "-c", SDK_FLOOR_NO_TEARDOWN, server.base_url], env, project))
             ours.append(timed([PYTHON, "-m", "tui_agent.cli", "--project", str(project), "-p", "hi"], env, project))
     finally:
         server.stop()
-    mf, mo = statistics.median(floor), statistics.median(ours)
+    mf, mb, mo = statistics.median(floor), statistics.median(bare), statistics.median(ours)
     print(f"headless `tuiagent -p hi` against a local server answering at once (median of {runs}):")
     print(f"  process start to exit       {mo * 1000:6.0f} ms   {mo / mf:4.1f}x `import anthropic` + one SDK request ({mf * 1000:.0f} ms)")
+    print(f"                                          {mo / mb:4.1f}x the same without the interpreter's teardown at exit ({mb * 1000:.0f} ms)")
 
 
 def tree_pss_mib(root: int) -> float:
