@@ -136,6 +136,7 @@ class ProjectWatcher:
     async def _handle(self, batch: Batch) -> None:
         if batch.probes and not self.ready.is_set():
             self.ready.set()
+            batch.probes.add(self._announce_probe_name())  # what `settle` calls made before now wait for
             self._files_on_disk(batch)  # what changed before the OS watch was live
         steps: list[tuple[str, Callable[[], Awaitable[object]]]] = []
         if batch.tools and self.on_tools is not None:
@@ -185,7 +186,7 @@ class ProjectWatcher:
 
     async def _announce(self) -> None:
         """Write a probe until the watch reports it: then the OS watch is live."""
-        probe = self._probe_dir / f"{PROBE_PREFIX}-{os.getpid()}-ready"
+        probe = self._probe_dir / self._announce_probe_name()
         while not self.ready.is_set():
             try:
                 probe.write_text("probe\n")
@@ -198,15 +199,23 @@ class ProjectWatcher:
             await asyncio.sleep(0.05)
         probe.unlink(missing_ok=True)
 
+    def _announce_probe_name(self) -> str:
+        return f"{PROBE_PREFIX}-{os.getpid()}-ready"
+
     async def settle(self, timeout_s: float = 30.0, ready_timeout_s: float = 2.0) -> None:
         """Return once every file change made before this call has been handled (a probe written now has come
         back through the watch), or after `timeout_s`; at once when the watcher is not running. A watch that is not
         live yet gets `ready_timeout_s` (what changed before it went live is re-checked when it does)."""
         if not self.running:
             return
-        try:
-            await asyncio.wait_for(self.ready.wait(), ready_timeout_s)
-        except (TimeoutError, asyncio.TimeoutError):
+        if not self.ready.is_set():
+            # The batch that proves the watch live re-reads every tool and recipe file after this call: once it
+            # is handled, so is every change made before this call (no probe of our own needed).
+            live = self._barriers.setdefault(self._announce_probe_name(), asyncio.Event())
+            try:
+                await asyncio.wait_for(live.wait(), ready_timeout_s)
+            except (TimeoutError, asyncio.TimeoutError):
+                pass
             return
         name = f"{PROBE_PREFIX}-{os.getpid()}-{next(self._probe_ids)}"
         barrier = self._barriers[name] = asyncio.Event()
