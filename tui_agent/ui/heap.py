@@ -15,6 +15,17 @@ def freeze_long_lived() -> None:
     gc.freeze()
 
 
+def release_dropped_widgets() -> None:
+    """Let the rendered lines of widgets that are gone be freed (call after removing or recycling many widgets).
+
+    Textual memoizes `StylesCache.get_inner_outer` with an `lru_cache` of 1,024 entries keyed by the cache object
+    itself: each removed widget's styles cache, with every line it rendered, stayed alive until pushed out. Paging
+    a long session piled up thousands of such lines, and each full garbage collection walked them all."""
+    from textual._styles_cache import StylesCache
+
+    StylesCache.get_inner_outer.cache_clear()
+
+
 def thaw() -> None:
     """Give frozen objects back to the collector (when the app closes, so a process that opens apps again can free them)."""
     gc.unfreeze()

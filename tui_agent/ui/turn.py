@@ -74,7 +74,11 @@ class TurnMixin:
         from tui_agent.core.agent.sessions import read_events
 
         decoded = await asyncio.to_thread(read_events, path)
-        await self.conversation.load_transcript(transcript_of(decoded.events))
+        transcript = await asyncio.to_thread(transcript_of, decoded.events)  # thousands of events: off the event loop
+        from tui_agent.ui.app import warm_up_rendering  # (app.py imports this module)
+
+        await asyncio.to_thread(warm_up_rendering)  # Markdown and pygments load off the event loop, not on the first message
+        await self.conversation.load_transcript(transcript)
         if decoded.problems:
             await self.conversation.add(Entry("notice", level="warning", text=(
                 f"{len(decoded.problems)} event record(s) in {path.name} could not be read and are not shown "

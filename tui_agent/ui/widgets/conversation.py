@@ -11,6 +11,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from tui_agent.core.events import Event
+from tui_agent.ui.heap import release_dropped_widgets
 from tui_agent.ui.transcript import Folded, Transcript
 from tui_agent.ui.widgets.messages import AssistantText, Entry, ToolCallBlock, widget_for, widget_type_for
 from tui_agent.ui.widgets.rendered import rendered_messages
@@ -18,8 +19,11 @@ from tui_agent.ui.widgets.rendered import rendered_messages
 if TYPE_CHECKING:
     from tui_agent.ui.widgets.streaming import AssistantMessage
 
-INITIAL_WINDOW = 24
+INITIAL_WINDOW = 20
 MAX_MOUNTED = 30
+TALL_WINDOW = 24
+"""Widgets kept when the mounted ones are over three screens tall: fewer rendered lines alive for each full garbage
+collection to walk, and still two screens and more to scroll through before the next slide."""
 LOAD_STEP = 6
 PRERENDER = 2 * LOAD_STEP
 """Messages on each side of the mounted window rendered ahead, one per loop turn while it idles (a slide then only mounts)."""
@@ -136,11 +140,22 @@ class Conversation(VerticalScroll, can_focus=True):
             await self._mount_newest()
 
     async def _mount_newest(self) -> None:
-        self.first_mounted = max(0, len(self.entries) - INITIAL_WINDOW)
-        self.last_mounted = len(self.entries)
-        await self.mount_all([self._make(entry) for entry in self.entries[self.first_mounted :]], before=self._later)
-        self._update_markers()
+        """The newest INITIAL_WINDOW entries, a step at a time from the bottom up, a frame apart (each frame lays out
+        and renders only a few new messages)."""
+        self.first_mounted = self.last_mounted = len(self.entries)
         self.anchor()
+        target = max(0, len(self.entries) - INITIAL_WINDOW)
+        while self.first_mounted > target:  # a slide up meanwhile (load_earlier) lowers first_mounted too
+            start = max(target, self.first_mounted - LOAD_STEP)
+            await self.mount_all([self._make(entry) for entry in self.entries[start : self.first_mounted]], after=self._earlier)
+            self.first_mounted = start
+            self._update_markers()
+            await self._next_frame()
+
+    async def _next_frame(self) -> None:
+        shown = asyncio.Event()
+        self.call_after_refresh(shown.set)
+        await shown.wait()
 
     async def clear(self) -> None:
         async with self._updating:
@@ -160,7 +175,7 @@ class Conversation(VerticalScroll, can_focus=True):
             return
         start = max(0, self.first_mounted - min(count, MAX_MOUNTED - 1))
         anchor = self._widgets.get(id(self.entries[self.first_mounted])) if self.mounted_count else None
-        excess = self.mounted_count + (self.first_mounted - start) - MAX_MOUNTED
+        excess = self.mounted_count + (self.first_mounted - start) - self._window_limit()
         dropped: list[Entry] = []
         if excess > 0 and self._streaming is None:
             dropped = self.entries[self.last_mounted - excess : self.last_mounted]
@@ -177,13 +192,18 @@ class Conversation(VerticalScroll, can_focus=True):
             return
         end = min(len(self.entries), self.last_mounted + min(count, MAX_MOUNTED - 1))
         anchor = self._widgets.get(id(self.entries[self.last_mounted - 1])) if self.mounted_count else None
-        excess = self.mounted_count + (end - self.last_mounted) - MAX_MOUNTED
+        excess = self.mounted_count + (end - self.last_mounted) - self._window_limit()
         dropped = self.entries[self.first_mounted : self.first_mounted + excess] if excess > 0 else []
         self.first_mounted += len(dropped)
         self._keep_in_view(anchor)
         self._show(self.entries[self.last_mounted : end], dropped, before=self._later)
         self.last_mounted = end
         self._update_markers()
+
+    def _window_limit(self) -> int:
+        """How many widgets a slide keeps: MAX_MOUNTED, or TALL_WINDOW when the mounted ones are over three screens tall."""
+        mounted_rows = sum(widget.outer_size.height for widget in self._widgets.values())
+        return TALL_WINDOW if mounted_rows > 3 * self.size.height else MAX_MOUNTED
 
     def _show(self, entries: list[Entry], dropped: list[Entry], *, after: Widget | None = None, before: Widget | None = None) -> None:
         """Widgets for `entries`, in order, next to a marker: the dropped entries' widgets of the same kind are rebound
@@ -210,6 +230,7 @@ class Conversation(VerticalScroll, can_focus=True):
         leftovers = [widget for widgets in pool.values() for widget in widgets]
         if leftovers:
             self.remove_children(leftovers)
+        release_dropped_widgets()
 
     def _keep_in_view(self, anchor: Widget | None) -> None:
         """After the next layout, scroll so `anchor` sits where it is now on screen (content changed above or below it)."""

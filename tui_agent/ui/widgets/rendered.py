@@ -12,7 +12,7 @@ from rich.segment import Segment
 if TYPE_CHECKING:
     from rich.markdown import Markdown
 
-CACHED_MESSAGES = 120
+CACHED_MESSAGES = 64
 """How many messages keep their rendered lines: over a conversation's mounted window and its prerendered edges."""
 
 
