@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import itertools
 import logging
 import os
@@ -119,6 +120,7 @@ class ProjectWatcher:
     async def run(self) -> None:
         self.project.ensure_layout()
         self._branch = await asyncio.to_thread(current_branch, self.project.root)
+        await asyncio.to_thread(importlib.import_module, "anyio._backends._asyncio")  # what awatch loads on first use
         announcer = asyncio.create_task(self._announce())
         self.running = True
         try:

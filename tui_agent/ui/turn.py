@@ -78,6 +78,7 @@ class TurnMixin:
         from tui_agent.ui.app import warm_up_rendering  # (app.py imports this module)
 
         await asyncio.to_thread(warm_up_rendering)  # Markdown and pygments load off the event loop, not on the first message
+        freeze_long_lived()  # the session's entries: before its first widgets are laid out, a frame at a time
         await self.conversation.load_transcript(transcript)
         if decoded.problems:
             await self.conversation.add(Entry("notice", level="warning", text=(
