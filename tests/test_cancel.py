@@ -142,7 +142,7 @@ async def test_escape_in_the_tui_ends_an_approved_run_shell_within_a_second(repo
         pressed = time.monotonic()
         await ui_wait_until(pilot, lambda: not processes_with(tag), timeout=1.0, message="every process of the turn to end")
         assert time.monotonic() - pressed < 1.5
-        await ui_wait_until(pilot, lambda: not app.turn_running, timeout=10, message="the cancel")
+        await ui_wait_until(pilot, lambda: not app.turns.running, timeout=10, message="the cancel")
     await asyncio.sleep(6.5)
     assert not (repo / "PROBE.txt").exists() and not processes_with(tag)
 

@@ -91,10 +91,10 @@ async def test_undo_typed_during_a_turn_waits_for_it_then_undoes_it(repo: Path, 
         await ready(pilot)
         await send(pilot, app, "readme")
         await wait_until(pilot, lambda: (repo / "README.md").read_text() == "agent readme\n", timeout=60, message="the agent's write")
-        assert app.turn_running
+        assert app.turns.running
         await send(pilot, app, "/undo")  # the model is still answering: the undo is queued, not refused
-        assert [item.text for item in app.prompt_queue] == ["/undo"]
+        assert [item.text for item in app.turns.queue] == ["/undo"]
         await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=60, message="the undo after the turn")
-        assert not app.turn_running and not app.prompt_queue
+        assert not app.turns.running and not app.turns.queue
         await wait_until(pilot, lambda: any(entry.kind == "notice" and entry.text.startswith("Undid turn") for entry in app.conversation.entries),
                          message="the undo's notice", timeout=30)

@@ -35,7 +35,7 @@ class SlashCommands:
         """A submitted prompt: a slash command, or a turn for the agent."""
         command = parse_slash(text)
         if command is None:
-            self.app.start_turn(unescape_prompt(text))
+            self.app.turns.start(unescape_prompt(text))
             return
         await self.run_slash(command)
 
@@ -158,8 +158,8 @@ class SlashCommands:
         await self.app.add_notice(cost_report(agent.usage, agent.model))
 
     async def slash_clear(self, args: str) -> None:
-        if self.app.turn_running:
-            self.app.prompt_queue.push(f"/clear {args}".strip(), "command")  # runs when the turn is over
+        if self.app.turns.running:
+            self.app.turns.queue.push(f"/clear {args}".strip(), "command")  # runs when the turn is over
             return
         await self.app.conversation.clear()
         runtime = self.app.runtime
@@ -176,8 +176,8 @@ class SlashCommands:
         from tui_agent.core.agent.sessions import list_sessions, session_path
         from tui_agent.core.project import Project
 
-        if self.app.turn_running:
-            self.app.prompt_queue.push(f"/resume {args}".strip(), "command")  # runs when the turn is over
+        if self.app.turns.running:
+            self.app.turns.queue.push(f"/resume {args}".strip(), "command")  # runs when the turn is over
             return
         project = Project.at(self.app.project_root)
         runtime = self.app.runtime
@@ -196,7 +196,7 @@ class SlashCommands:
         except LookupError as exc:
             await self.app.add_notice(str(exc), "error")
             return
-        await self.app.show_session(path, session_id)
+        await self.app.turns.show_session(path, session_id)
         agent = runtime.agent if runtime is not None else None
         if agent is None:
             await self.app.add_notice("(shown only: no model is configured to continue it)", "warning")
