@@ -9,7 +9,7 @@ import json
 import signal
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
@@ -39,14 +39,6 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     watch = subparsers.add_parser("watch", help="run file_changed recipes without the TUI until Ctrl-C (for CI or a spare terminal)")
     watch.add_argument("--json", action="store_true", help="one JSON object per line")
     watch.set_defaults(handler=handle_watch)
-
-
-def jsonable(value: Any) -> Any:
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    return value
 
 
 @contextlib.asynccontextmanager
@@ -194,11 +186,11 @@ async def cmd_run(engine: Any, args: argparse.Namespace) -> Result:
 
 
 async def cmd_history(engine: Any, args: argparse.Namespace) -> Result:
-    entries = engine.store.history(args.name)
+    entries = engine.history(args.name)
     if not entries:
         return [], f"recipe {args.name} has no history in git", 1
     lines = [f"{entry.short}  {entry.date[:19]}  {entry.author:<12} {entry.message}" for entry in entries]
-    return [jsonable(entry) for entry in entries], "\n".join(lines), 0
+    return [asdict(entry) for entry in entries], "\n".join(lines), 0
 
 
 async def cmd_diff(engine: Any, args: argparse.Namespace) -> Result:

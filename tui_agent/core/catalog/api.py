@@ -311,8 +311,7 @@ class Catalog:
 
     def default_policy(self) -> SandboxPolicy:
         """The sandbox's own limits (what a call without a policy would get)."""
-        policy = getattr(self.sandbox, "policy", None)
-        return policy if isinstance(policy, SandboxPolicy) else SandboxPolicy()
+        return self.sandbox.policy
 
     def _recover_runnable(self, entry: Entry) -> None:
         """Rewrite a deleted `.agent/cache/tools/<sha>.py` from the file on disk or from git, if one matches the sha."""

@@ -26,11 +26,29 @@ TRANSIENT_FAILURES = (ERROR_SANDBOX, ERROR_CANCELLED)
 
 
 class SandboxLike(Protocol):
+    """What the catalog needs of the sandbox (core.sandbox.Sandbox): call a tool's function, run a snippet,
+    validate many tools in one run."""
+
+    @property
+    def tier(self) -> str:
+        """"bubblewrap" or "rlimits": only bubblewrap can keep the project read-only."""
+        ...
+
+    @property
+    def policy(self) -> SandboxPolicy:
+        """The limits a run without its own policy gets."""
+        ...
+
+    def prewarm(self, runs: int) -> None: ...
+
     async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any], module_path: Path | None = None,
                             policy: SandboxPolicy | None = None, label: str = "", version: str | None = None) -> RunResult: ...
 
     async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,
                          tool_paths: Mapping[str, str | Path] | None = None) -> RunResult: ...
+
+    async def call_each(self, *, module: str, function: str, calls: list[dict[str, Any]],
+                        policy: SandboxPolicy | None = None, labels: list[str] | None = None) -> list[RunResult]: ...
 
 
 class GitLike(Protocol):
