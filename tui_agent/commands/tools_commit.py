@@ -26,7 +26,7 @@ async def cmd_commit(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) 
     released = getattr(args, "released_hold", None)  # set by tools.run_command before the catalog opened
     if isinstance(released, str):
         return {"error": released}, f"tuiagent tools commit: {released}", 1
-    outcome = await asyncio.to_thread(catalog.git.catch_up)
+    outcome = await asyncio.to_thread(catalog.git.catch_up)  # the hold was lifted before the catalog opened
     causes = list(released.causes) if isinstance(released, hookhold.Hold) else []
     pending = catalog.git.pending()
     data = {"released_hold": causes, "committed": outcome.committed, "sha": outcome.sha,

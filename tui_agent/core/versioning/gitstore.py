@@ -13,7 +13,8 @@ Contract (the catalog codes against it):
   written: the caller writes the files (atomically) before committing.
 - A commit is deferred (returned with `committed=False` and a `deferred_reason`) when there is no
   repository, no commit yet, a detached HEAD, a merge/rebase/cherry-pick/revert/bisect in
-  progress, a failing hook, or a lock held by a live git process. Deferred changes are journaled
+  progress, a failing hook, a lock held by a live git process, or the hooks hold (hooks would run after
+  agent code could change project files; `hookhold`). Deferred changes are journaled
   in `.agent/cache/pending.json` (later changes of a path override earlier ones); the next commit
   that can go through includes them and its message says it catches up (`catch_up_message`).
   `committed=False` with no `deferred_reason` means there was nothing to commit.

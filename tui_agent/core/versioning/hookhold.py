@@ -44,7 +44,7 @@ class Hold:
 def hold(root: Path, cause: str) -> str | None:
     """Record that agent code may have changed project files; a warning when the record could not be written."""
     root = Path(root).resolve()
-    cause = f"{time.strftime('%H:%M:%S')} {' '.join(cause.split())[:MAX_CAUSE_CHARS]}"
+    cause = f"{time.strftime('%H:%M:%S')} {_clean(cause)}"
     current = held(root)
     causes = [*(current.causes if current else ()), cause][-MAX_CAUSES:]
     record = root / HOLD_FILE
@@ -79,7 +79,12 @@ def _read_causes(record: Path) -> tuple[str, ...]:
     causes = data.get("causes") if isinstance(data, dict) else None
     if not isinstance(causes, list) or not all(isinstance(cause, str) for cause in causes):
         return ("an unreadable hold record",)
-    return tuple(" ".join(cause.split())[:MAX_CAUSE_CHARS] for cause in causes[-MAX_CAUSES:])
+    return tuple(_clean(cause) for cause in causes[-MAX_CAUSES:])
+
+
+def _clean(text: str) -> str:
+    """One short printable line (a cause names files agent code chose, and it is shown to the person)."""
+    return "".join(char if char.isprintable() else "?" for char in " ".join(text.split()))[:MAX_CAUSE_CHARS]
 
 
 def release(root: Path) -> Hold | None:
