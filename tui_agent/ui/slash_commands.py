@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from tui_agent.ui.errors import error_message
@@ -11,6 +12,7 @@ from tui_agent.ui.palette import show_pruned
 from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
+from tui_agent.ui.slash_commit import slash_commit
 
 if TYPE_CHECKING:
     from tui_agent.core.recipes.engine import RecipeEngine
@@ -45,7 +47,7 @@ class SlashCommands:
             "help": self.slash_help, "tools": self.slash_tools, "diff": self.app.undo_commands.diff, "undo": self.app.undo_commands.undo,
             "rewind": self.app.undo_commands.rewind, "permissions": self.app.undo_commands.permissions, "model": self.slash_model,
             "cost": self.slash_cost, "clear": self.slash_clear, "resume": self.slash_resume, "recipes": self.slash_recipes,
-            "care": self.slash_care, "restore": self.slash_restore,
+            "care": self.slash_care, "restore": self.slash_restore, "commit": partial(slash_commit, self.app),
         }
 
     def recipe_commands(self) -> dict[str, str]:

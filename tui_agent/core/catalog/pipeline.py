@@ -74,6 +74,7 @@ class Pipeline:
         self.lock = asyncio.Lock()
         self.writer = WriterLock(project.root)  # across processes: held from reading the file to its commit
         self.last_commit_note: str | None = None
+        self.last_deferred_reason: str | None = None
         self._gitignore_done = False
         self._runnable_dir = project.cache_dir / "tools"
 
@@ -297,6 +298,7 @@ class Pipeline:
         changes = {**self.untracked_gitignore(), **changes}
         outcome = await asyncio.to_thread(self.git.commit, changes, message)
         self.last_commit_note = outcome.message
+        self.last_deferred_reason = outcome.deferred_reason
         return outcome
 
     def untracked_gitignore(self) -> dict[str, bytes]:
