@@ -196,3 +196,19 @@ async def test_slash_commit_in_the_tui_runs_the_hooks_and_commits_what_waited(re
     assert runs.read_text().splitlines() == ["user-script"]
     assert ".agent/tools/count_rows.py" in git(repo, "show", "--name-only", "--format=", "HEAD")
     assert hookhold.held(repo) is None
+
+
+def test_a_headless_turn_says_why_its_tool_is_not_committed_and_the_model_is_told(repo: Path, api, capsys) -> None:  # type: ignore[no-untyped-def]
+    from tests.fake_messages_api import reply, text, tool_use
+    from tui_agent.cli import main
+
+    runs = add_hook(repo)
+    api.enqueue(reply(tool_use("run_shell", {"command": "printf '#!/bin/sh\\necho agent > owned.txt\\n' > scripts/check.sh"})),
+                reply(tool_use("create_tool", {"name": "count_rows", "source": NEW_TOOL})),
+                reply(text("done")))
+    assert main(["--project", str(repo), "-p", "lint, then make a tool", "--yes"]) == 0
+    err = capsys.readouterr().err
+    assert "tool count_rows saved but not committed" in err and "tuiagent tools commit" in err, err
+    told = json.dumps(api.requests[-1].messages[-1])
+    assert "registered, not committed" in told and "pre-commit" in told
+    assert not (repo / "owned.txt").exists() and not runs.exists()

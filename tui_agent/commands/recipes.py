@@ -6,7 +6,9 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
+import stat
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import asdict
@@ -227,6 +229,17 @@ def handle_watch(args: argparse.Namespace) -> int:
         return 130
 
 
+def stop_when_reader_leaves(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    """`tuiagent watch | head -1`: stop once the pipe's reader is gone, not at the next line written into it."""
+    try:
+        descriptor = sys.stdout.fileno()
+        is_pipe = stat.S_ISFIFO(os.fstat(descriptor).st_mode)
+    except (OSError, ValueError):  # no real stdout (closed, or replaced by an object without a descriptor)
+        return
+    if is_pipe:  # a pipe's write end turns "readable" (an error) only when its last reader closed it
+        loop.add_reader(descriptor, stop.set)
+
+
 def event_line(event: Any, as_json: bool) -> str | None:
     from tui_agent.core.events import CatalogChanged, Notice
 
@@ -245,6 +258,7 @@ async def run_watch(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, stop.set)
+    stop_when_reader_leaves(loop, stop)
 
     def emit(event: Any) -> None:
         line = event_line(event, args.json)

@@ -124,10 +124,14 @@ def parse_call_args(args: argparse.Namespace) -> dict[str, Any]:
         if not isinstance(loaded, dict):
             raise UsageError("--json arguments must be a JSON object")
         values.update(loaded)
+    given: set[str] = set()
     for item in args.arg:
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise UsageError(f"--arg needs KEY=VALUE, got {item!r}")
+        if key in given:
+            raise UsageError(f"--arg {key} is given twice; pass each argument once")
+        given.add(key)
         values[key] = raw  # typed against the schema once the tool is known
     return values
 

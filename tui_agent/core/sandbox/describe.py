@@ -53,7 +53,9 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
         "seccomp": (f"filter ({seccomp}): no socket() when the network is off, no ptrace, no raising rlimits, "
                     "no mount/unshare/new user namespace, no kernel module, bpf, keyctl or io_uring")
                    if seccomp else "not available on this architecture",
-        "capabilities": "all dropped before agent code runs",
+        "capabilities": "none held when agent code runs (effective, permitted, inheritable and ambient sets empty)"
+                        + (" and no_new_privs set, so no program it starts can gain one (the bounding set is emptied "
+                           "where the kernel allows it; inside bubblewrap's user namespace it cannot be)" if seccomp else ""),
         "git_hooks": "catalog commits run your hooks without secrets in their environment; after agent code could write "
                      "the project (a run with the project writable, an unreviewed write_file or edit_file), a catalog "
                      "commit that would run a hook is deferred, nothing lost, until you run `tuiagent tools commit` "
