@@ -13,6 +13,7 @@ from tui_agent.core.events import (
     Event,
     FilesChanged,
     ToolAuthored,
+    TurnCancelled,
     TurnFailed,
     Usage,
     UsageChanged,
@@ -154,11 +155,9 @@ class TurnRunner:
         await conversation.finish_stream()
         now = time.monotonic()
         for entry in conversation.tool_entries():
-            if entry.result is None:
-                entry.result, entry.is_error, entry.cancelled = "cancelled (esc): the call was stopped", True, True
+            if entry.result is None:  # the fold marks it stopped, as /resume will; only the live view knows for how long
                 entry.duration_ms = (now - entry.started) * 1000
-                conversation.refresh_tool(entry.call_id)
-        await conversation.add(Entry("notice", text="Turn cancelled.", level="warning"))
+        await conversation.show_event(TurnCancelled())
         self.end()
         self.app.call_later(self.send_queued)
 
