@@ -175,7 +175,7 @@ def test_tools_commit_with_nothing_waiting_says_so(repo: Path) -> None:
 
 
 async def test_slash_commit_in_the_tui_runs_the_hooks_and_commits_what_waited(repo: Path) -> None:
-    from tests.test_ui_support import SIZE, make_app, ready, wait_until
+    from tests.ui_support import SIZE, make_app, ready, wait_until
 
     runs = add_hook(repo)
     project = Project.at(repo)

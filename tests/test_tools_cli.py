@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import user_state
-from tests.test_catalog_support import files_in, subjects, tool_source
+from tests.catalog_support import files_in, subjects, tool_source
 from tui_agent.cli import main
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
-from tests.test_ui_support import SIZE, make_app, ready, turn_answered, wait_until
+from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tui_agent.ui.completion import attach_mentions, file_candidates, shown_prompt, slash_candidates
 from tui_agent.ui.widgets.completion_menu import CompletionMenu
 

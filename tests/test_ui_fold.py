@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
-from tests.test_ui_support import (SIZE, authored_announcements, make_app, ready, tool_source, turn_answered, turn_failed_shown,
+from tests.ui_support import (SIZE, authored_announcements, make_app, ready, tool_source, turn_answered, turn_failed_shown,
                                    wait_until)
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.screens.approval import ApprovalScreen

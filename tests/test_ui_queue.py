@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text
-from tests.test_ui_support import SIZE, make_app, ready, turn_answered, turn_failed_shown, wait_until
+from tests.ui_support import SIZE, make_app, ready, turn_answered, turn_failed_shown, wait_until
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
-from tests.test_ui_support import SIZE, make_app, wait_until
+from tests.ui_support import SIZE, make_app, wait_until
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.runtime_bridge import LaunchOptions, UICallbacks, open_runtime_for_ui
 

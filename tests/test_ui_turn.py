@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, user_state
-from tests.test_ui_support import (SIZE, authored_announcements, make_app, notifications, ready, row_names, tool_source,
+from tests.ui_support import (SIZE, authored_announcements, make_app, notifications, ready, row_names, tool_source,
                                    turn_answered, wait_until)
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.palette import palette_commands

@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.test_ui_support import SIZE, make_app, ready, turn_answered, wait_until
+from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tests.test_ui_turn import send
 from tui_agent.core.agent.permissions import ApprovalAnswer
 from tui_agent.ui.screens.approval import ApprovalScreen, answer_choices
