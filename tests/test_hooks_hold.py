@@ -212,3 +212,24 @@ def test_a_headless_turn_says_why_its_tool_is_not_committed_and_the_model_is_tol
     told = json.dumps(api.requests[-1].messages[-1])
     assert "registered, not committed" in told and "pre-commit" in told
     assert not (repo / "owned.txt").exists() and not runs.exists()
+
+
+async def test_the_hold_starts_with_the_run_not_after_it(repo: Path) -> None:
+    """A catalog commit made while agent code is still running (another terminal's CLI) already waits."""
+    import asyncio
+
+    runs = add_hook(repo)
+    project = Project.at(repo)
+    project.ensure_layout()
+    running = asyncio.create_task(write_project_from_agent_code(
+        project, "import time\nopen('scripts/check.sh', 'w').write('#!/bin/sh\\necho agent > owned.txt\\n')\ntime.sleep(10)"))
+    deadline = asyncio.get_running_loop().time() + 30
+    while hookhold.held(repo) is None and not running.done():
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.05)
+    assert not running.done(), "the hold came only after the run"
+    commit, why = await save_new_tool(project)
+    assert not running.done(), "the commit was made after the run: this test needs a longer run"
+    await running
+    assert commit is None and why is not None and "tuiagent tools commit" in why, why
+    assert not (repo / "owned.txt").exists() and not runs.exists()

@@ -238,6 +238,8 @@ class Sandbox:
         writable = self._project_writable(effective)
         watched = await asyncio.to_thread(quarantine.watch, self.project.root) if writable else None
         record = quarantine.begin(self.project.root, watched) if watched is not None else None
+        if effective.project_writable:  # before the run: a commit made while it runs must not run hooks either
+            self._hold_hooks(request)
         swept: list[str] = []
         try:
             outcome = None
@@ -250,7 +252,7 @@ class Sandbox:
                 swept = quarantine.sweep(self.project.root, watched)
                 quarantine.finish(record)
                 self.notices += swept
-            if effective.project_writable:
+            if effective.project_writable:  # again: on the fallback tier the run itself could remove the record
                 self._hold_hooks(request)
         result = self._with_notes(to_run_result(outcome, effective, self.tier), swept)
         if outcome.start_failed:  # not the code's failure: nothing is recorded against a tool
@@ -275,7 +277,7 @@ class Sandbox:
             self._schedule_refill()
 
     def _hold_hooks(self, request: dict[str, Any]) -> None:
-        """Agent code could have changed files the user's git hooks run: catalog commits with hooks wait for the person."""
+        """Agent code may change files the user's git hooks run: catalog commits with hooks wait for the person."""
         what = {"call": f"a call of {request.get('module')}", "exec": "run_python or run_shell",
                 "script": f"sandbox run {Path(str(request.get('path', ''))).name}"}.get(str(request.get("op")), "agent code")
         warning = hookhold.hold(self.project.root, f"{what} with the project writable")

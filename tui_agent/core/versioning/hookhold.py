@@ -46,6 +46,8 @@ def hold(root: Path, cause: str) -> str | None:
     root = Path(root).resolve()
     cause = f"{time.strftime('%H:%M:%S')} {_clean(cause)}"
     current = held(root)
+    if current is not None and current.causes and current.causes[-1] == cause:
+        return None  # the same run, recorded before and after it
     causes = [*(current.causes if current else ()), cause][-MAX_CAUSES:]
     record = root / HOLD_FILE
     try:
