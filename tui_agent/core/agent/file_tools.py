@@ -89,11 +89,11 @@ async def _check_writable(ctx: ToolContext, real: Path, old: str | None, new: st
 
 def _write_reviewed_or_held(ctx: ToolContext, real: Path, content: str, reviewed: bool) -> None:
     """Write the file; a change no person looked at holds catalog commits that would run git hooks (hookhold)."""
-    _atomic_write(real, content)
-    if not reviewed:
+    if not reviewed:  # before the write: no commit in between runs hooks on it
         warning = hookhold.hold(ctx.project.root, f"{ctx.tool_name} {relative_name(ctx.project.root, real)} (not reviewed)")
         if warning:
             ctx.events.append(Notice(warning))
+    _atomic_write(real, content)
 
 
 def _atomic_write(real: Path, content: str) -> None:
