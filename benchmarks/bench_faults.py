@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.gitrepo import git, init_repo, make_user_changes, user_state  # noqa: E402
 from tests.test_faults import Child, allowed_contents, check_ready, parse_events, wait_group_gone  # noqa: E402
-from tests.test_faults_child import NAME, VERSIONS, digest  # noqa: E402
+from tests.faults_child import NAME, VERSIONS, digest  # noqa: E402
 from tui_agent.core.versioning.gitstore import CatalogGit  # noqa: E402
 
 

@@ -14,7 +14,7 @@ import mcp_types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.test_catalog_support import tool_source
+from tests.catalog_support import tool_source
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox

@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import user_state
-from tests.test_catalog_support import tool_source
+from tests.catalog_support import tool_source
 from tests.test_catalog_writes import WRITE_APP_SNIPPET, writer_source
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.events import ApprovalDenied

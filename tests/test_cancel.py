@@ -124,7 +124,7 @@ async def test_a_resumed_session_reports_a_finished_call_with_its_result_after_a
 
 
 async def test_escape_in_the_tui_ends_an_approved_run_shell_within_a_second(repo: Path, api: FakeMessagesAPI) -> None:
-    from tests.test_ui_support import SIZE, make_app, ready, wait_until as ui_wait_until
+    from tests.ui_support import SIZE, make_app, ready, wait_until as ui_wait_until
     from tui_agent.ui.screens.approval import ApprovalScreen
 
     tag = f"probe-{secrets.token_hex(5)}"
@@ -142,7 +142,7 @@ async def test_escape_in_the_tui_ends_an_approved_run_shell_within_a_second(repo
         pressed = time.monotonic()
         await ui_wait_until(pilot, lambda: not processes_with(tag), timeout=1.0, message="every process of the turn to end")
         assert time.monotonic() - pressed < 1.5
-        await ui_wait_until(pilot, lambda: not app.turn_running, timeout=10, message="the cancel")
+        await ui_wait_until(pilot, lambda: not app.turns.running, timeout=10, message="the cancel")
     await asyncio.sleep(6.5)
     assert not (repo / "PROBE.txt").exists() and not processes_with(tag)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_catalog_support import files_in, head, opened_catalog, started_sandbox, subjects, tool_source
+from tests.catalog_support import files_in, head, opened_catalog, started_sandbox, subjects, tool_source
 from tests.gitrepo import git, user_state
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.catalog.errors import PipelineError

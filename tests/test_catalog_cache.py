@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.test_catalog_support import tool_source
+from tests.catalog_support import tool_source
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.catalog.inspector import INSPECTOR_VERSION
 from tui_agent.core.catalog.toolfile import source_sha

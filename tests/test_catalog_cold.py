@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from tests.gitrepo import git
-from tests.test_catalog_support import tool_source
+from tests.catalog_support import tool_source
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.catalog.startup import BATCH_CONCURRENCY, BATCH_SIZE, even_chunks
 from tui_agent.core.project import Project

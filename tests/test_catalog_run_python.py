@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_catalog_support import tool_source
+from tests.catalog_support import tool_source
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.test_catalog_support import head, subjects, tool_source, wait_for
+from tests.catalog_support import head, subjects, tool_source, wait_for
 from tests.gitrepo import user_state
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.catalog.toolfile import source_sha

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import user_state
-from tests.test_catalog_support import opened_catalog, started_sandbox
+from tests.catalog_support import opened_catalog, started_sandbox
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.inspector import INSPECTOR_VERSION

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from tests.gitrepo import git
-from tests.test_catalog_support import tool_source
+from tests.catalog_support import tool_source
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.events import BranchChanged, CatalogChanged, FilesChanged, ToolAuthored, UsageChanged
 from tui_agent.core.runtime import open_runtime

@@ -114,3 +114,11 @@ def test_a_closed_pipe_ends_the_command_quietly(repo: Path) -> None:
                             f"{sys.executable} -m tui_agent.cli --project {repo} tools list --json | head -1"],
                            capture_output=True, text=True, env=env, timeout=120)
     assert shell.stdout == "[\n" and shell.stderr == ""
+
+
+def test_watch_ends_when_its_reader_leaves(repo: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    shell = subprocess.run(["bash", "-o", "pipefail", "-c", f"{sys.executable} -m tui_agent.cli --project {repo} watch | head -1"],
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert shell.stdout.startswith("[info] watching ") and shell.stderr == ""
+    assert shell.returncode == 141  # ended by the closed pipe, as `tools list | head -1` is: no Ctrl-C needed

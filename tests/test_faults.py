@@ -23,11 +23,11 @@ from pathlib import Path
 from tests.gitrepo import git, user_state
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox.sandbox import Sandbox
-from tests.test_catalog_support import opened_catalog, started_sandbox
-from tests.test_faults_child import NAME, VERSIONS, digest
+from tests.catalog_support import opened_catalog, started_sandbox
+from tests.faults_child import NAME, VERSIONS, digest
 
 ROOT = Path(__file__).resolve().parent.parent
-CHILD = Path(__file__).with_name("test_faults_child.py")
+CHILD = Path(__file__).with_name("faults_child.py")
 TRIALS = int(os.environ.get("TUIAGENT_FAULT_TRIALS", "50"))
 MAX_DELAY_S = 0.3
 LOCKS = ("index.lock", "HEAD.lock", "refs/heads/main.lock")

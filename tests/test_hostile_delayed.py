@@ -15,7 +15,7 @@ import pytest
 from tests.agent_helpers import GOOD_TOOL
 from tests.gitrepo import git, make_user_changes
 from tests.hostile.delayed import (
-    CALL, CLI, COMMIT, CONFIG, CONFIG_FILE, DELAYED_CASES, ENV, ENVRC_LINK, FILES, GLOBS, HISTORY, HOOKS_ABSENT, HUSKY,
+    CALL, CLI, COMMIT, CONFIG, CONFIG_FILE, DELAYED_CASES, ENV, ENVRC_LINK, FILES, GLOBS, HISTORY, HOOK_SCRIPT, HOOKS_ABSENT, HUSKY,
     INDEX, OPEN, OUTSIDE, PROTECTED, RECIPES, RESUME, DelayedCase,
 )
 from tui_agent.core.agent.permissions import deny_all
@@ -98,6 +98,8 @@ async def make_world(repo: Path, tmp_path: Path, case_: DelayedCase, secret_valu
         git(repo, "add", ".husky")
         git(repo, "commit", "-q", "-m", "husky")
         git(repo, "config", "core.hooksPath", ".husky")
+    if HOOK_SCRIPT in case_.setup:
+        add_hook_running_a_script(repo)
     if CONFIG_FILE in case_.setup:
         project.config_path.write_text('[permissions]\nmode = "ask"\n')
     if GLOBS in case_.setup:
@@ -123,6 +125,20 @@ async def make_world(repo: Path, tmp_path: Path, case_: DelayedCase, secret_valu
     outside.mkdir()
     (outside / "victim.txt").write_text("original")
     return World(project, outside, secret_values)
+
+
+def add_hook_running_a_script(repo: Path) -> None:
+    """The user's pre-commit and commit-msg hooks run a committed project script, as lint setups do."""
+    script = repo / "scripts" / "check.sh"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    git(repo, "add", "scripts/check.sh")
+    git(repo, "commit", "-q", "-m", "lint script")
+    for name in ("pre-commit", "commit-msg"):
+        hook = repo / ".git" / "hooks" / name
+        hook.write_text("#!/bin/sh\nexec ./scripts/check.sh\n")
+        hook.chmod(0o755)
 
 
 async def run_agent_code(world: World, case_: DelayedCase, tier: str) -> None:

@@ -54,3 +54,31 @@ def test_the_first_paint_imports_nothing_heavy() -> None:
     probe = f"import sys, tui_agent.ui.app; print([name for name in {heavy!r} if name in sys.modules])"
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]", loaded
+
+
+def test_the_app_holds_collaborators_instead_of_mixins_and_probes_nothing() -> None:
+    """TuiAgentApp's parts (turn runner, catalog sync, slash and undo commands, catalog actions) are objects it holds;
+    the UI reads the typed runtime directly: no getattr/hasattr call anywhere in tui_agent/ui/."""
+    from textual.app import App
+
+    from tui_agent.ui.app import TuiAgentApp
+    from tui_agent.ui.turn import TurnRunner
+
+    assert TuiAgentApp.__bases__ == (App,)
+    assert isinstance(TuiAgentApp(CORE.parent.parent).turns, TurnRunner)
+    ui = CORE.parent / "ui"
+    probes = [f"{path.relative_to(ui)}:{node.lineno}" for path in ui.rglob("*.py") for node in ast.walk(ast.parse(path.read_text()))
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")]
+    assert list(ui.rglob("*.py")) and probes == []
+
+
+def test_test_helpers_are_not_named_like_tests() -> None:
+    """A `test_*.py` file holds tests; shared helpers are named for what they provide (ui_support.py, gitrepo.py)."""
+    tests_folder = Path(__file__).parent
+    without_tests = []
+    for path in sorted(tests_folder.rglob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if not any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_")
+                   and node.col_offset in (0, 4) for node in ast.walk(tree)):
+            without_tests.append(path.relative_to(tests_folder).as_posix())
+    assert without_tests == []

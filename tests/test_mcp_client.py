@@ -15,7 +15,7 @@ import pytest
 
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.test_catalog_support import tool_source, wait_for
+from tests.catalog_support import tool_source, wait_for
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.events import Notice, ToolCallFinished
 from tui_agent.core.mcp.naming import API_NAME

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_mcp_client import NOW, configure, private_trust_store, server_pid  # noqa: F401  (fixture)
-from tests.test_ui_support import SIZE, make_app, notifications, ready, row_names, wait_until
+from tests.ui_support import SIZE, make_app, notifications, ready, row_names, wait_until
 
 
 @pytest.fixture(autouse=True)

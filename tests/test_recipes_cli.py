@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git, user_state
-from tests.test_recipes_helpers import COUNT_LINES, SHOUT, recipe_text
+from tests.recipes_helpers import COUNT_LINES, SHOUT, recipe_text
 from tui_agent.cli import main
 
 YELL = recipe_text('on = "command"', 'tool = "shout"\nargs = { text = "{args}" }', description="shout it")

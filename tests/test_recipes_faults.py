@@ -18,7 +18,7 @@ import pytest
 
 from tests.gitrepo import init_repo
 from tests.mounts import fill, free, needs_mount, read_only, tmpfs
-from tests.test_ui_support import SIZE, make_app, notifications, ready, row_names, wait_until
+from tests.ui_support import SIZE, make_app, notifications, ready, row_names, wait_until
 from tui_agent.cli import main
 from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.source import SourceScreen

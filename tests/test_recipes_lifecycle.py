@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git, user_state
-from tests.test_recipes_helpers import COUNT_LINES, SHOUT, open_stack, recipe_text, wait_for, watching
+from tests.recipes_helpers import COUNT_LINES, SHOUT, open_stack, recipe_text, wait_for, watching
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.events import CatalogChanged, ToolAuthored
 

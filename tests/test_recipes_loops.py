@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.test_recipes_helpers import COUNT_LINES, STAMP_FILE, open_stack, recipe_text, wait_for, watching
+from tests.recipes_helpers import COUNT_LINES, STAMP_FILE, open_stack, recipe_text, wait_for, watching
 from tui_agent.core.recipes import LoopGuard
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git, user_state
-from tests.test_recipes_helpers import COUNT_LINES, SHOUT, recipe_text
-from tests.test_ui_support import SIZE, make_app, ready, row_names, wait_until
+from tests.recipes_helpers import COUNT_LINES, SHOUT, recipe_text
+from tests.ui_support import SIZE, make_app, ready, row_names, wait_until
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.gitrepo import user_state
 from tests.test_catalog_writes import writer_source
-from tests.test_recipes_helpers import open_stack, recipe_text
+from tests.recipes_helpers import open_stack, recipe_text
 from tui_agent.core.agent.permissions import ApprovalRequest, approve_all
 
 COMMAND = 'on = "command"'

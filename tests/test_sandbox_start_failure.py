@@ -16,7 +16,7 @@ import pytest
 from tests.agent_helpers import GOOD_TOOL
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git
-from tests.test_ui_support import SIZE, make_app, ready, turn_answered, wait_until
+from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tui_agent.cli import main
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.project import Project

@@ -13,7 +13,7 @@ import pytest
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import init_repo
 from tests.mounts import fill, free, needs_mount, read_only, tmpfs
-from tests.test_ui_support import SIZE, make_app, ready, turn_answered, wait_until
+from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tui_agent.cli import main
 from tui_agent.core.agent.sessions import load_messages
 from tui_agent.ui.app import TuiAgentApp

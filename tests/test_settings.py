@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_ui_support import SIZE, make_app
+from tests.ui_support import SIZE, make_app
 from tui_agent.cli import main
 from tui_agent.core.agent.permissions import PERMISSION_MODES
 from tui_agent.core.sandbox.policy import TIER_LEVELS

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from tests.gitrepo import git
-from tests.test_catalog_support import opened_catalog, started_sandbox, subjects, tool_source, wait_for
+from tests.catalog_support import opened_catalog, started_sandbox, subjects, tool_source, wait_for
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
 from tui_agent.core.recipes.store import RecipeStore

@@ -10,7 +10,7 @@ import pytest
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
 from tests.gitrepo import git, user_state
 from tests.tending_sessions import flaky_workflow, write_session
-from tests.test_catalog_support import tool_source
+from tests.catalog_support import tool_source
 from tui_agent.cli import main
 from tui_agent.core.project import Project
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -34,3 +36,54 @@ def test_rich_and_textual_never_pass_a_control_character_through(text: str) -> N
     console = Console(width=80, record=True, color_system=None, force_terminal=True)
     console.print(Text(text), end="")
     assert "\x1b" not in console.export_text(styles=False)
+
+
+HOSTILE_TOOL = '''"""Print hostile bytes."""
+
+
+def shout() -> str:
+    """Return text that would retitle the window and clear the screen."""
+    print("out\\x1b]0;PWNED\\x07 x")
+    return "value\\x1b[2J done"
+'''
+
+
+def on_a_terminal(argv: list[str]) -> str:
+    """What a command writes to a real pseudo-terminal (stdout and stderr both)."""
+    import os
+    import pty
+    import subprocess
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(argv, stdout=follower, stderr=follower)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed: the process is done
+            break
+        if not chunk:
+            break
+        seen += chunk
+    process.wait(timeout=120)
+    os.close(leader)
+    return seen.decode("utf-8", "replace")
+
+
+def test_cli_commands_show_control_characters_of_agent_output_on_a_terminal(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "project")
+    (repo / ".agent" / "tools").mkdir(parents=True)
+    (repo / ".agent" / "tools" / "shout.py").write_text(HOSTILE_TOOL)
+    (repo / "hostile.py").write_text("import sys\nprint('a\\x1b[2J b')\nsys.stderr.write('c\\x1b]0;T\\x07 d\\n')\n")
+    cli = [sys.executable, "-m", "tui_agent.cli", "--project", str(repo)]
+    shown = on_a_terminal([*cli, "tools", "run", "shout"]) + on_a_terminal([*cli, "sandbox", "run", str(repo / "hostile.py")])
+    assert "value␛[2J done" in shown and "a␛[2J b" in shown and "c␛]0;T␇ d" in shown, shown
+    assert "\x1b" not in shown and "\x07" not in shown
+    piped = subprocess.run([*cli, "sandbox", "run", str(repo / "hostile.py")], capture_output=True, text=True, timeout=120)
+    assert "a\x1b[2J b" in piped.stdout  # a pipe gets the bytes as they are

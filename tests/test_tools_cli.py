@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import user_state
-from tests.test_catalog_support import files_in, subjects, tool_source
+from tests.catalog_support import files_in, subjects, tool_source
 from tui_agent.cli import main
 
 
@@ -81,6 +81,8 @@ def test_tools_commands(dirty_repo: Path, capsys: pytest.CaptureFixture[str]) ->
     assert code == 1 and "has no argument(s) y" in err
     code, _, err = cli(capsys, dirty_repo, "run", "double", "--arg", "novalue")
     assert code == 2 and "KEY=VALUE" in err
+    code, _, err = cli(capsys, dirty_repo, "run", "double", "--arg", "x=1", "--arg", "x=2")
+    assert code == 2 and "--arg x is given twice" in err
     code, out, _ = cli(capsys, dirty_repo, "run", "double", "--json", "[1]")
     assert code == 2 and "JSON object" in json.loads(out)["error"] and json.loads(out)["stage"] == "usage"
     code, out, err = cli(capsys, dirty_repo, "run", "double", "--json", '{"x": null}')

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git, user_state
-from tests.test_ui_support import SIZE, make_app, ready, row_names, wait_until
+from tests.ui_support import SIZE, make_app, ready, row_names, wait_until
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
 from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.widgets.messages import ToolCallBlock

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
-from tests.test_ui_support import SIZE, make_app, ready, turn_answered, wait_until
+from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tui_agent.ui.completion import attach_mentions, file_candidates, shown_prompt, slash_candidates
 from tui_agent.ui.widgets.completion_menu import CompletionMenu
 
@@ -49,7 +49,7 @@ async def test_typing_completes_commands_and_files_and_the_file_is_attached(repo
         await pilot.press(*"what is in @lim")
         await wait_until(pilot, lambda: menu.is_open and menu.candidates[0].label == "@docs/limits.txt", message="the file candidate")
         await pilot.press("enter")  # enter takes the completion, it does not send
-        assert app.prompt_area.text == "what is in @docs/limits.txt " and not app.turn_running
+        assert app.prompt_area.text == "what is in @docs/limits.txt " and not app.turns.running
         await pilot.press("escape", "enter")
         await wait_until(pilot, lambda: turn_answered(app, "Max is 10."), timeout=30, message="the turn")
         sent = api.requests[-1].last_user_text()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.test_ui_support import SIZE, make_app, ready, turn_answered, wait_until
+from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
 
 
 async def test_cost_shows_cache_writes_and_reads_and_the_header_counts_them(repo: Path, api: FakeMessagesAPI) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_ui_support import make_app, ready, tool_source, wait_until
+from tests.ui_support import make_app, ready, tool_source, wait_until
 
 DEPENDS = '''
 DEPENDS_ON = ["data/*.txt"]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
-from tests.test_ui_support import (SIZE, authored_announcements, make_app, ready, tool_source, turn_answered, turn_failed_shown,
+from tests.ui_support import (SIZE, authored_announcements, make_app, ready, tool_source, turn_answered, turn_failed_shown,
                                    wait_until)
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.screens.approval import ApprovalScreen
@@ -116,3 +116,35 @@ async def test_resume_shows_what_decodes_and_says_what_did_not(repo: Path) -> No
     assert shown[:2] == [("user", "hi"), ("assistant", "Hello.")]
     assert shown[2] == ("notice", "2 event record(s) in tampered.jsonl could not be read and are not shown "
                                   "(first: record 3: ToolCallStarted.arguments: Input should be an object).")
+
+
+async def test_a_cancelled_turn_folds_the_same_live_and_after_resume(repo: Path, api: FakeMessagesAPI) -> None:
+    """Esc while a call runs: the finished call keeps its result and the stopped one says so, live and read back alike."""
+    api.enqueue(reply(tool_use("read_file", {"path": "README.md"}), tool_use("run_shell", {"command": "sleep 30"})))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "read, then wait")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=60, message="the approval modal")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: any(e.tool == "read_file" and e.result for e in app.conversation.entries),
+                         timeout=30, message="the finished read")
+        await pilot.pause(0.5)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.turns.running, timeout=20, message="the cancel")
+        live, session_id = list(app.conversation.entries), app.runtime.session.id
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, f"/resume {session_id}")
+        await wait_until(pilot, lambda: any(e.text == f"Resumed session {session_id}." for e in app.conversation.entries),
+                         message="the resumed session")
+        resumed = list(app.conversation.entries)[:-1]
+    live = live[next(index for index, entry in enumerate(live) if entry.kind == "user"):]
+    stopped = next(entry for entry in live if entry.tool == "run_shell")
+    assert stopped.cancelled and stopped.is_error and stopped.duration_ms is not None and stopped.duration_ms > 0
+    read = next(entry for entry in resumed if entry.tool == "read_file")
+    assert read.result and "demo project" in read.result and not read.cancelled
+    assert live[-1].text == "Turn cancelled." and resumed[-1].text == "Turn cancelled."
+    without_duration = [{**item, "duration_ms": None if item["cancelled"] else item["duration_ms"]} for item in fields(live)]
+    assert without_duration == fields(resumed)  # only the live view knows how long the stopped call ran

@@ -9,7 +9,7 @@ import pytest
 from textual.widget import Widget
 
 from tests.test_ui_layout import write_session
-from tests.test_ui_support import SIZE, make_app, ready, wait_until
+from tests.ui_support import SIZE, make_app, ready, wait_until
 from tui_agent.ui.widgets.conversation import MAX_MOUNTED, EdgeMarker
 
 

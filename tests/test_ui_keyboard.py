@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from textual import events
 
-from tests.test_ui_support import make_app, notifications, ready, row_names, tool_source, wait_until
+from tests.ui_support import make_app, notifications, ready, row_names, tool_source, wait_until
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.palette import palette_commands
 from tui_agent.ui.screens.source import SourceScreen

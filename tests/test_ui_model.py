@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI
-from tests.test_ui_support import SIZE, make_app, ready, wait_until
+from tests.ui_support import SIZE, make_app, ready, wait_until
 from tui_agent.ui.model_choice import sdk_models
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text
-from tests.test_ui_support import SIZE, make_app, ready, turn_answered, turn_failed_shown, wait_until
+from tests.ui_support import SIZE, make_app, ready, turn_answered, turn_failed_shown, wait_until
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 
@@ -27,14 +27,14 @@ async def test_prompts_typed_during_a_turn_are_shown_queued_and_sent_in_order(re
         await ready(pilot)
         assert not queue_widget(app).display
         await type_and_send(pilot, app, "first")
-        await wait_until(pilot, lambda: app.turn_running, message="the first turn")
+        await wait_until(pilot, lambda: app.turns.running, message="the first turn")
         await type_and_send(pilot, app, "second")
         await type_and_send(pilot, app, "/clear")  # a command waits its turn too
         await type_and_send(pilot, app, "third")
-        assert [item.text for item in app.prompt_queue] == ["second", "/clear", "third"]
+        assert [item.text for item in app.turns.queue] == ["second", "/clear", "third"]
         widget = queue_widget(app)
         assert widget.display and widget.option_count == 3 and "queued 1 second" in str(widget.get_option_at_index(0).prompt)
-        await wait_until(pilot, lambda: turn_answered(app, "Third answer.") and not app.prompt_queue, timeout=40, message="all three turns")
+        await wait_until(pilot, lambda: turn_answered(app, "Third answer.") and not app.turns.queue, timeout=40, message="all three turns")
         assert [request.last_user_text() for request in api.requests] == ["first", "second", "third"]
         assert len(api.requests[-1].messages) == 1  # /clear ran between "second" and "third": a fresh conversation
         assert not widget.display
@@ -46,16 +46,16 @@ async def test_a_queued_prompt_can_be_edited_or_cancelled(repo: Path, api: FakeM
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await type_and_send(pilot, app, "slow one")
-        await wait_until(pilot, lambda: app.turn_running, message="the turn")
+        await wait_until(pilot, lambda: app.turns.running, message="the turn")
         await type_and_send(pilot, app, "drop me")
         await type_and_send(pilot, app, "fix me")
         widget = queue_widget(app)
         app.screen.set_focus(widget)
         widget.highlighted = 0
         await pilot.press("x")
-        assert [item.text for item in app.prompt_queue] == ["fix me"]
+        assert [item.text for item in app.turns.queue] == ["fix me"]
         await pilot.press("e")
-        assert len(app.prompt_queue) == 0 and app.prompt_area.text == "fix me" and app.focused is app.prompt_area
+        assert len(app.turns.queue) == 0 and app.prompt_area.text == "fix me" and app.focused is app.prompt_area
         app.prompt_area.insert(", edited")
         await pilot.press("enter")
         await wait_until(pilot, lambda: turn_answered(app, "Edited answer."), timeout=40, message="both turns")
@@ -91,7 +91,7 @@ async def test_a_prompt_typed_while_the_project_opens_is_queued_then_sent(repo: 
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.2)
         await type_and_send(pilot, app, "early bird")
-        assert [item.text for item in app.prompt_queue] == ["early bird"] and queue_widget(app).display
+        assert [item.text for item in app.turns.queue] == ["early bird"] and queue_widget(app).display
         release.set()
         await wait_until(pilot, lambda: turn_answered(app, "Opened and answered."), timeout=40, message="the queued prompt's turn")
         assert api.requests[-1].last_user_text() == "early bird" and not queue_widget(app).display

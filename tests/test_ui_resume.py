@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.test_ui_support import SIZE, make_app, ready, tool_source, turn_answered, wait_until
+from tests.ui_support import SIZE, make_app, ready, tool_source, turn_answered, wait_until
 
 
 def write_earlier_session(root: Path) -> None:

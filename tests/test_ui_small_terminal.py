@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import init_repo
-from tests.test_ui_support import make_app, ready, row_names, wait_until
+from tests.ui_support import make_app, ready, row_names, wait_until
 from tui_agent.core.agent.permissions import deny_all
 from tui_agent.core.runtime import open_runtime
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import init_repo
-from tests.test_ui_support import make_app, ready, row_names, tool_source, wait_until
+from tests.ui_support import make_app, ready, row_names, tool_source, wait_until
 from tui_agent.core.agent.permissions import ApprovalRequest, deny_all
 from tui_agent.core.runtime import open_runtime
 from tui_agent.ui.screens.approval import ApprovalScreen
@@ -111,7 +111,7 @@ def test_approval_modal(project: Path, snap_compare) -> None:  # type: ignore[no
         await settled(pilot)
         command = "pytest -q tests/test_flaky.py -k 'recipe and not slow'"
         request = ApprovalRequest("shell", "run_shell", "run `pytest -q tests/test_flaky.py` (no network)", command, subject=command)
-        pilot.app.run_worker(pilot.app.approve(request))
+        pilot.app.run_worker(pilot.app.turns.approve(request))
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen), message="the modal")
         await pilot.wait_for_scheduled_animations()
         await pilot.pause(0.3)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
-from tests.test_ui_support import SIZE, make_app, wait_until
+from tests.ui_support import SIZE, make_app, wait_until
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.runtime_bridge import LaunchOptions, UICallbacks, open_runtime_for_ui
 
@@ -53,13 +53,13 @@ async def test_a_prompt_typed_while_the_project_opens_is_sent_once_the_model_is_
         await type_prompt(pilot, app, "first question")
         await type_prompt(pilot, app, "second question")
         await pilot.pause()
-        assert [item.text for item in app.prompt_queue] == ["first question", "second question"]
+        assert [item.text for item in app.turns.queue] == ["first question", "second question"]
         assert api.requests == []
         opener.gate.set()
         await wait_until(pilot, lambda: len(api.requests) == 2, timeout=30, message="both queued prompts sent")
         sent = [request.body["messages"][-1]["content"] for request in api.requests]
         assert "first question" in str(sent[0]) and "second question" in str(sent[1])
-        await wait_until(pilot, lambda: not app.turn_running and not app.prompt_queue, timeout=30, message="the turns")
+        await wait_until(pilot, lambda: not app.turns.running and not app.turns.queue, timeout=30, message="the turns")
         assert app.header.loading == ""
         users = [entry.text for entry in app.conversation.entries if entry.kind == "user"]
         assert users == ["first question", "second question"]
@@ -81,7 +81,7 @@ async def test_without_a_model_a_queued_prompt_goes_back_into_the_prompt_box(rep
         opener.gate.set()
         await wait_until(pilot, lambda: app.ready.is_set(), timeout=30, message="the runtime")
         await wait_until(pilot, lambda: app.prompt_area.text == "explain the build", message="the prompt handed back")
-        assert not app.prompt_queue
+        assert not app.turns.queue
         notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
         assert any("back in the prompt box" in notice for notice in notices)
 

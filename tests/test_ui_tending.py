@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.tending_sessions import flaky_workflow, write_session
-from tests.test_ui_support import make_app, ready, tool_source, wait_until
+from tests.ui_support import make_app, ready, tool_source, wait_until
 from tui_agent.core.project import Project
 from tui_agent.ui.screens.catalog_care import CatalogCareScreen
 

@@ -8,12 +8,14 @@ from tui_agent.core.events import (
     ToolAuthored,
     ToolCallFinished,
     ToolCallStarted,
+    TurnCancelled,
     TurnFailed,
     TurnFinished,
     TurnStarted,
     Usage,
 )
-from tui_agent.ui.transcript import SEGMENT_CHARS, TRUNCATION_MARK, Transcript, transcript_of
+from tui_agent.core.agent.session_events import decode_events
+from tui_agent.ui.transcript import CANCELLED_CALL, INTERRUPTED_CALL, SEGMENT_CHARS, TRUNCATION_MARK, Transcript, transcript_of
 from tui_agent.ui.widgets.messages import Entry
 
 USAGE = Usage(10, 5, 0, 0, 0.01, 0.01)
@@ -73,3 +75,28 @@ def test_an_echoed_prompt_is_not_shown_twice_and_a_resumed_one_notes_its_attachm
 def test_a_failed_turn_reads_the_same_wherever_it_is_folded() -> None:
     [entry] = transcript_of([TurnFailed("the model server rejected the request", kind="bad_request")]).entries
     assert (entry.kind, entry.level, entry.text) == ("notice", "error", "turn failed (bad_request): the model server rejected the request.")
+
+
+def test_a_cancelled_turn_read_back_shows_which_calls_finished_and_which_were_stopped() -> None:
+    records = [
+        {"type": "event", "event": "TurnStarted", "data": {"prompt": "go", "session_id": "s"}},
+        {"type": "event", "event": "ToolCallStarted", "data": {"call_id": "a", "name": "run_shell", "arguments": {}}},
+        {"type": "event", "event": "ToolCallStarted", "data": {"call_id": "b", "name": "run_shell", "arguments": {}}},
+        {"type": "event", "event": "ToolCallFinished",
+         "data": {"call_id": "a", "name": "run_shell", "result": "ok", "is_error": False, "duration_ms": 3.0}},
+        {"type": "cancelled", "time": 1.0},
+        {"type": "event", "event": "TurnStarted", "data": {"prompt": "next", "session_id": "s"}},
+    ]
+    events = decode_events(records).events
+    assert isinstance(events[4], TurnCancelled)
+    entries = transcript_of(events).entries
+    first, second = (entry for entry in entries if entry.kind == "tool")
+    assert (first.result, first.is_error, first.cancelled) == ("ok", False, False)
+    assert (second.result, second.is_error, second.cancelled) == (CANCELLED_CALL, True, True)
+    assert [(e.kind, e.text) for e in entries if e.kind != "tool"] == [("user", "go"), ("notice", "Turn cancelled."), ("user", "next")]
+
+
+def test_a_call_still_running_when_the_session_ended_reads_back_as_interrupted_not_running() -> None:
+    entries = transcript_of([TurnStarted("go", "s"), ToolCallStarted("a", "run_shell", {})]).entries
+    call = entries[-1]
+    assert (call.result, call.is_error, call.cancelled) == (INTERRUPTED_CALL, True, False)

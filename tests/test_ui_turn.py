@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, user_state
-from tests.test_ui_support import (SIZE, authored_announcements, make_app, notifications, ready, row_names, tool_source,
+from tests.ui_support import (SIZE, authored_announcements, make_app, notifications, ready, row_names, tool_source,
                                    turn_answered, wait_until)
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.palette import palette_commands
@@ -103,7 +103,7 @@ async def test_escape_cancels_the_turn_and_the_next_turn_works(repo: Path, api: 
         await send(pilot, app, "talk a lot")
         await wait_until(pilot, lambda: app.conversation.streaming and len(app.conversation.entries[-1].text) > 30, timeout=20, message="streaming")
         await pilot.press("escape")
-        await wait_until(pilot, lambda: not app.turn_running, message="the turn to stop")
+        await wait_until(pilot, lambda: not app.turns.running, message="the turn to stop")
         shown = app.conversation.entries[-2].text
         assert 0 < len(shown) < len(long_text)
         assert app.conversation.entries[-1].text == "Turn cancelled." and not app.header.busy
@@ -155,7 +155,7 @@ async def test_escape_stops_a_sandboxed_run(repo: Path, api: FakeMessagesAPI) ->
             await pilot.press("y")
         await pilot.pause(0.5)
         await pilot.press("escape")
-        await wait_until(pilot, lambda: not app.turn_running, timeout=10, message="the cancel")
+        await wait_until(pilot, lambda: not app.turns.running, timeout=10, message="the cancel")
         call = next(e for e in app.conversation.entries if e.kind == "tool" and e.tool == "run_python")
         assert call.is_error and "cancelled" in (call.result or "")
         assert re.search(r"\)  cancelled · (\d{3} ms|\d+\.\d s)$", tool_title(call)), tool_title(call)  # it ran 0.5 s or more

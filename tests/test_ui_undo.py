@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.test_ui_support import SIZE, make_app, ready, turn_answered, wait_until
+from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tests.test_ui_turn import send
 from tui_agent.core.agent.permissions import ApprovalAnswer
 from tui_agent.ui.screens.approval import ApprovalScreen, answer_choices
@@ -91,10 +91,10 @@ async def test_undo_typed_during_a_turn_waits_for_it_then_undoes_it(repo: Path, 
         await ready(pilot)
         await send(pilot, app, "readme")
         await wait_until(pilot, lambda: (repo / "README.md").read_text() == "agent readme\n", timeout=60, message="the agent's write")
-        assert app.turn_running
+        assert app.turns.running
         await send(pilot, app, "/undo")  # the model is still answering: the undo is queued, not refused
-        assert [item.text for item in app.prompt_queue] == ["/undo"]
+        assert [item.text for item in app.turns.queue] == ["/undo"]
         await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=60, message="the undo after the turn")
-        assert not app.turn_running and not app.prompt_queue
+        assert not app.turns.running and not app.turns.queue
         await wait_until(pilot, lambda: any(entry.kind == "notice" and entry.text.startswith("Undid turn") for entry in app.conversation.entries),
                          message="the undo's notice", timeout=30)

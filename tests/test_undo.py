@@ -118,7 +118,7 @@ async def test_an_edit_made_as_soon_as_the_turn_says_it_finished_is_the_persons_
 
 
 async def test_rewind_undoes_a_run_of_turns_and_takes_back_authored_tools(repo: Path, api: FakeMessagesAPI) -> None:
-    from tests.test_catalog_support import tool_source
+    from tests.catalog_support import tool_source
 
     async with agent_runtime(repo, api) as runtime:
         head = git(repo, "rev-parse", "HEAD")

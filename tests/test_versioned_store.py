@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git
-from tests.test_catalog_support import subjects, tool_source
+from tests.catalog_support import subjects, tool_source
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.runtime import open_runtime
 from tui_agent.core.versioning.store import Change, StoreItem

@@ -29,6 +29,7 @@ CONFIG_FILE = "config_file"  # .agent/config.toml exists (mode = "ask")
 GLOBS = "globs"      # .agent/config.toml protects secrets/* (secrets/prod.env exists)
 ENVRC_LINK = "envrc_link"    # .envrc is a symlink to env/dev.envrc (inside the project)
 HOOKS_ABSENT = "hooks_absent"  # core.hooksPath = githooks, a folder that does not exist yet
+HOOK_SCRIPT = "hook_script"  # the user's .git/hooks/pre-commit and commit-msg run ./scripts/check.sh (committed)
 
 SWEPT_NOTE = "moved to .agent/quarantine"
 
@@ -89,10 +90,10 @@ DELAYED_CASES: list[DelayedCase] = [
             "open('.agent/config.toml', 'w').write('[permissions]\\nmode = \"auto\"\\n')", RESUME, CONFIG),
     delayed("in_tree_hook_rewritten",
             "open('.husky/pre-commit', 'w').write('#!/bin/sh\\nenv > {outside}/hook_env\\nenv > hook_env.txt\\n')",
-            COMMIT, PROTECTED, OUTSIDE, FILES, setup=(HUSKY,)),
+            COMMIT, PROTECTED, setup=(HUSKY,)),
     delayed("git_hook_planted",
             "import os\nopen('.git/hooks/pre-commit', 'w').write('#!/bin/sh\\nenv > hook_env.txt\\n')\n"
-            "os.chmod('.git/hooks/pre-commit', 0o755)", COMMIT, PROTECTED, FILES),
+            "os.chmod('.git/hooks/pre-commit', 0o755)", COMMIT, PROTECTED),
     delayed("git_config_fsmonitor",
             "open('.git/config', 'a').write('[core]\\n\\tfsmonitor = \"env > fsmonitor_env.txt; false\"\\n')",
             CLI, PROTECTED, FILES, ENV),
@@ -115,6 +116,13 @@ DELAYED_CASES: list[DelayedCase] = [
     delayed("absent_hooks_path_created",
             "import os\nos.makedirs('githooks')\nopen('githooks/pre-commit', 'w').write('#!/bin/sh\\nenv > hook_env.txt\\n')\n"
             "os.chmod('githooks/pre-commit', 0o755)", COMMIT, setup=(HOOKS_ABSENT,)),
+    delayed("hook_runs_a_project_script",
+            "open('scripts/check.sh', 'w').write('#!/bin/sh\\nenv > {outside}/hook_env\\necho ran > hooked.txt\\n')",
+            COMMIT, setup=(HOOK_SCRIPT,)),
+    delayed("hook_script_rewritten_then_hold_record_removed",
+            "import os\nopen('scripts/check.sh', 'w').write('#!/bin/sh\\necho ran > {outside}/hooked\\n')\n"
+            "os.makedirs('.agent/cache', exist_ok=True)\nopen('.agent/cache/hooks-hold.json', 'w').write('{{}}')\n"
+            "os.remove('.agent/cache/hooks-hold.json')", COMMIT, setup=(HOOK_SCRIPT,)),
     delayed("cached_tool_copy_swapped",
             "import glob\nfor path in glob.glob('.agent/cache/tools/*.py'):\n"
             "    open(path, 'w').write('def count_lines(path):\\n    open(\"{outside}/swapped\", \"w\").write(\"x\")\\n    return 0\\n')",

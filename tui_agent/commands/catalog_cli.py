@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from tui_agent.core.textsafety import for_terminal
+
 Result = tuple[Any, str, int]  # (data for --json, text for people, exit code)
 
 
@@ -50,7 +52,8 @@ def print_result(result: Result, as_json: bool) -> int:
     if as_json:
         print(json.dumps(data, indent=2, default=str))
     elif text:
-        print(text, file=sys.stderr if code else sys.stdout)
+        stream = sys.stderr if code else sys.stdout
+        print(for_terminal(stream, text), file=stream)  # tool output, names, descriptions: agent code chose them
     return code
 
 

@@ -6,10 +6,12 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
+import stat
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
@@ -39,14 +41,6 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
     watch = subparsers.add_parser("watch", help="run file_changed recipes without the TUI until Ctrl-C (for CI or a spare terminal)")
     watch.add_argument("--json", action="store_true", help="one JSON object per line")
     watch.set_defaults(handler=handle_watch)
-
-
-def jsonable(value: Any) -> Any:
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    return value
 
 
 @contextlib.asynccontextmanager
@@ -194,11 +188,11 @@ async def cmd_run(engine: Any, args: argparse.Namespace) -> Result:
 
 
 async def cmd_history(engine: Any, args: argparse.Namespace) -> Result:
-    entries = engine.store.history(args.name)
+    entries = engine.history(args.name)
     if not entries:
         return [], f"recipe {args.name} has no history in git", 1
     lines = [f"{entry.short}  {entry.date[:19]}  {entry.author:<12} {entry.message}" for entry in entries]
-    return [jsonable(entry) for entry in entries], "\n".join(lines), 0
+    return [asdict(entry) for entry in entries], "\n".join(lines), 0
 
 
 async def cmd_diff(engine: Any, args: argparse.Namespace) -> Result:
@@ -235,6 +229,17 @@ def handle_watch(args: argparse.Namespace) -> int:
         return 130
 
 
+def stop_when_reader_leaves(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    """`tuiagent watch | head -1`: stop once the pipe's reader is gone, not at the next line written into it."""
+    try:
+        descriptor = sys.stdout.fileno()
+        is_pipe = stat.S_ISFIFO(os.fstat(descriptor).st_mode)
+    except (OSError, ValueError):  # no real stdout (closed, or replaced by an object without a descriptor)
+        return
+    if is_pipe:  # a pipe's write end turns "readable" (an error) only when its last reader closed it
+        loop.add_reader(descriptor, stop.set)
+
+
 def event_line(event: Any, as_json: bool) -> str | None:
     from tui_agent.core.events import CatalogChanged, Notice
 
@@ -253,6 +258,7 @@ async def run_watch(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, stop.set)
+    stop_when_reader_leaves(loop, stop)
 
     def emit(event: Any) -> None:
         line = event_line(event, args.json)

@@ -146,11 +146,13 @@ def handle_run(args: argparse.Namespace) -> int:
         return report(f"sandbox: {exc}", "sandbox", EXIT_SANDBOX_REFUSED, as_json=args.json)
     if args.json:
         return print_run_json(result)
-    sys.stdout.write(result.stdout)
+    from tui_agent.core.textsafety import for_terminal
+
+    sys.stdout.write(for_terminal(sys.stdout, result.stdout))
     sys.stdout.flush()
-    sys.stderr.write(result.stderr)
+    sys.stderr.write(for_terminal(sys.stderr, result.stderr))
     if not result.ok and result.error and not result.error.startswith("SystemExit:"):
-        sys.stderr.write(result.error if result.error.endswith("\n") else result.error + "\n")
+        sys.stderr.write(for_terminal(sys.stderr, result.error if result.error.endswith("\n") else result.error + "\n"))
     sys.stderr.flush()
     return exit_status(result)
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tui_agent.commands import tools_tending
+from tui_agent.commands import tools_commit, tools_tending
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
 from tui_agent.commands.failures import EXIT_USAGE, report
 from tui_agent.core.project import Project
@@ -45,6 +45,7 @@ def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
                      help="JSON output; with a value, the arguments as a JSON object")
     action("drift", "dependency files changed since a tool was written, and its tests re-run").add_argument("name", nargs="?")
     tools_tending.register_actions(action)
+    action("commit", tools_commit.HELP)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -83,6 +84,8 @@ async def run_command(args: argparse.Namespace) -> int:
     want_json = wants_json_output(args)
     call_args = parse_call_args(args) if command == "run" else {}
     project = Project.at(args.project)
+    if command == "commit":
+        args.released_hold = tools_commit.release_hold(project)
     sandbox = await Sandbox.start(project)
     try:
         catalog = await Catalog.open(project, sandbox, ask_init_git=make_ask_init_git(getattr(args, "init_git", False)))
@@ -121,10 +124,14 @@ def parse_call_args(args: argparse.Namespace) -> dict[str, Any]:
         if not isinstance(loaded, dict):
             raise UsageError("--json arguments must be a JSON object")
         values.update(loaded)
+    given: set[str] = set()
     for item in args.arg:
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise UsageError(f"--arg needs KEY=VALUE, got {item!r}")
+        if key in given:
+            raise UsageError(f"--arg {key} is given twice; pass each argument once")
+        given.add(key)
         values[key] = raw  # typed against the schema once the tool is known
     return values
 
@@ -292,5 +299,5 @@ async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, dict], Awaitable[Result]]] = {
     "list": cmd_list, "show": cmd_show, "history": cmd_history, "diff": cmd_diff, "revert": cmd_revert,
     "prune": cmd_prune, "restore": cmd_restore, "run": cmd_run, "drift": cmd_drift,
-    "suggest": tools_tending.cmd_suggest, "doctor": tools_tending.cmd_doctor, "repair": tools_tending.cmd_repair,
+    "commit": tools_commit.cmd_commit, "suggest": tools_tending.cmd_suggest, "doctor": tools_tending.cmd_doctor, "repair": tools_tending.cmd_repair,
 }

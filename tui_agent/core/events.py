@@ -134,6 +134,13 @@ class TurnFinished(Event):
 
 
 @dataclass(frozen=True)
+class TurnCancelled(Event):
+    """The person stopped the turn (Esc, a signal): its calls that had no result yet were stopped.
+
+    The turn cannot yield it (its task is being cancelled): the session records it, and a front end folds it in."""
+
+
+@dataclass(frozen=True)
 class TurnFailed(Event):
     """The turn stopped on an error; the conversation can continue.
 

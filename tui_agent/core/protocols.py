@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tui_agent.core.events import Event
@@ -43,6 +43,11 @@ class AgentSandbox(Protocol):
     @property
     def policy(self) -> SandboxPolicy:
         """The default policy of a run."""
+        ...
+
+    @property
+    def notices(self) -> Sequence[str]:
+        """Protected paths agent code created and the sandbox moved to `.agent/quarantine/`, oldest first."""
         ...
 
     async def run_python(self, code: str, *, policy: SandboxPolicy | None = None) -> RunResult: ...

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from tui_agent.core.catalog.api import AskInitGit, Catalog
     from tui_agent.core.agent.providers import ToolProvider
     from tui_agent.core.mcp.hub import McpHub
-    from tui_agent.core.recipes.engine import RecipeEngine, SubmitPrompt
+    from tui_agent.core.recipes.engine import RecipeEngine
+    from tui_agent.core.recipes.seams import SubmitPrompt
     from tui_agent.core.sandbox import Sandbox
     from tui_agent.core.tending.drift_watch import DriftWatch
     from tui_agent.core.tending.suggestions import SuggestionBook

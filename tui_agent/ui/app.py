@@ -30,7 +30,7 @@ from tui_agent.ui.palette import TuiAgentCommands
 from tui_agent.ui.prompt_completion import PromptCompletion
 from tui_agent.ui.slash_commands import SlashCommands
 from tui_agent.ui.slash_undo import UndoCommands
-from tui_agent.ui.turn import TurnMixin
+from tui_agent.ui.turn import TurnRunner
 from tui_agent.ui.terminal_safety import draw_control_characters_visibly
 from tui_agent.ui.widgets.catalog_pane import CatalogPane
 from tui_agent.ui.widgets.conversation import Conversation
@@ -53,7 +53,7 @@ PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item:
 ScreenResult = TypeVar("ScreenResult")
 
 
-class TuiAgentApp(TurnMixin, App[int]):
+class TuiAgentApp(App[int]):
     """Three panes; every action goes through the runtime's core objects (catalog, agent, sandbox)."""
 
     CSS_PATH = "app.tcss"
@@ -94,7 +94,7 @@ class TuiAgentApp(TurnMixin, App[int]):
         self.runtime_error: str | None = None
         self.active_pane = "conversation"
         self.ready = asyncio.Event()
-        self.init_turn_state()
+        self.turns = TurnRunner(self)
         self.catalog_sync = CatalogSync(self)
         self.prompt_completion = PromptCompletion(self)
         self.undo_commands = UndoCommands(self)
@@ -107,7 +107,7 @@ class TuiAgentApp(TurnMixin, App[int]):
         with Horizontal(id="panes"):
             with Vertical(id="conversation-pane", classes="pane"):
                 yield Conversation(id="conversation")
-                yield QueuedPrompts(self.prompt_queue, id="prompt-queue")
+                yield QueuedPrompts(self.turns.queue, id="prompt-queue")
                 yield PromptArea(id="prompt", placeholder=PROMPT_HINT, completions=self.prompt_completion.candidates)
                 yield CompletionMenu(id="completion-menu")
             with Vertical(id="side"):
@@ -156,7 +156,7 @@ class TuiAgentApp(TurnMixin, App[int]):
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
         try:
-            callbacks = UICallbacks(approve=self.approve, ask_init_git=self.ask_init_git, submit_prompt=self.submit_prompt,
+            callbacks = UICallbacks(approve=self.turns.approve, ask_init_git=self.ask_init_git, submit_prompt=self.turns.submit_prompt,
                                     progress=self.show_loading)
             runtime = await self.runtime_opener(self.project_root, callbacks, self.options)
         except ConfigError as exc:  # one precise line: file:line, what is wrong, how to fix it
@@ -169,27 +169,18 @@ class TuiAgentApp(TurnMixin, App[int]):
             self.header.loading = ""
             await self.add_notice(f"Could not open the project: {self.runtime_error}", "error")
             self.ready.set()
-            await self.hand_back_queued_prompts()
+            await self.turns.hand_back_queued()
             return
         self.runtime = runtime
         self.header.loading = ""
         await self.runtime_ready(runtime)
         self.ready.set()
         if runtime.agent is None:
-            await self.hand_back_queued_prompts()
+            await self.turns.hand_back_queued()
         else:
-            self.send_queued_prompt()
+            self.turns.send_queued()
         await asyncio.to_thread(warm_up_rendering)
         freeze_long_lived()
-
-    async def hand_back_queued_prompts(self) -> None:
-        """No agent to send them to: prompts typed while the project opened go back into the prompt box."""
-        waiting = [item.text for item in self.prompt_queue.clear()]
-        if not waiting:
-            return
-        draft = self.prompt_area.text
-        self.prompt_area.text = "\n\n".join([*waiting, *([draft] if draft.strip() else [])])
-        await self.add_notice("The prompt typed while the project opened was not sent (no agent): it is back in the prompt box.", "warning")
 
     async def runtime_ready(self, runtime: Runtime) -> None:
         header = self.header
@@ -202,11 +193,11 @@ class TuiAgentApp(TurnMixin, App[int]):
         for warning in runtime.settings.warnings:
             await self.add_notice(warning, "warning")
         if runtime.resumed and runtime.session is not None:
-            await self.show_session(runtime.session.path, runtime.session.id)
+            await self.turns.show_session(runtime.session.path, runtime.session.id)
         if runtime.agent is None:
             await self.add_notice(self.no_model_message(), "warning")
         else:
-            self.call_later(self.send_queued_prompt)  # prompts typed while the project opened
+            self.call_later(self.turns.send_queued)  # prompts typed while the project opened
             usage = runtime.agent.usage
             self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
         if runtime.recipes is not None:
@@ -286,7 +277,7 @@ class TuiAgentApp(TurnMixin, App[int]):
         if action in PANE_ACTIONS and len(self.screen_stack) > 1:
             return False
         if action == "cancel_turn":
-            return self.turn_running  # the footer shows "esc Cancel turn" only while there is one
+            return self.turns.running  # the footer shows "esc Cancel turn" only while there is one
         return True
 
     def action_zoom(self) -> None:
@@ -306,6 +297,12 @@ class TuiAgentApp(TurnMixin, App[int]):
         """In the narrow layout the diff pane is a tab: switch to it."""
         if self.screen.has_class("-narrow"):
             self.action_show_pane("diff")
+
+    def action_cancel_turn(self) -> None:
+        self.turns.cancel()
+
+    def on_queued_prompts_edit_requested(self, message: QueuedPrompts.EditRequested) -> None:
+        self.turns.edit_queued(message.text)
 
     def on_catalog_pane_action_requested(self, message: CatalogPane.ActionRequested) -> None:
         self.catalog_actions.request(message.action, message.row)

@@ -27,7 +27,7 @@ async def open_catalog_care(app: TuiAgentApp) -> None:
         return
     chain = next((chain for chain in report.suggestions if chain.id == choice.suggestion_id), None)
     if choice.action == "author" and chain is not None:
-        await app.submit_prompt(author_prompt(chain))
+        await app.turns.submit_prompt(author_prompt(chain))
     elif choice.action == "dismiss" and chain is not None:
         book = SuggestionBook(catalog.project.sessions_dir, catalog.state)
         await asyncio.to_thread(book.dismiss, chain.id)
@@ -39,7 +39,7 @@ async def open_catalog_care(app: TuiAgentApp) -> None:
         elif finding.action in ("repair", "fix"):
             await repair_tool(app, finding.tools[0])
         elif finding.prompt:
-            await app.submit_prompt(finding.prompt)
+            await app.turns.submit_prompt(finding.prompt)
         else:
             app.notify(finding.command)
 
@@ -56,7 +56,7 @@ async def repair_tool(app: TuiAgentApp, name: str) -> None:
     if record.status != "broken" and (report is None or (not report.drifted and report.tests_pass is not False)):
         app.notify(f"{name} needs no repair: not broken, not drifted, and its tests pass")
         return
-    await app.submit_prompt(repair_prompt(record, report, catalog.source(name) or ""))
+    await app.turns.submit_prompt(repair_prompt(record, report, catalog.source(name) or ""))
 
 
 async def suggestion_action(app: TuiAgentApp, action: str, chain_id: str) -> None:
@@ -66,7 +66,7 @@ async def suggestion_action(app: TuiAgentApp, action: str, chain_id: str) -> Non
     if book is None or chain is None:
         app.notify("that suggestion is gone (authored, covered or dismissed)", severity="warning")
     elif action == "author":
-        await app.submit_prompt(author_prompt(chain))
+        await app.turns.submit_prompt(author_prompt(chain))
     elif action == "dismiss":
         await asyncio.to_thread(book.dismiss, chain.id)
         app.notify(f"suggestion {' → '.join(chain.steps)} dismissed for good")

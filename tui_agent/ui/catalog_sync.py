@@ -71,7 +71,7 @@ class CatalogSync:
         while True:
             event = await self._events.get()
             try:
-                await self.app.handle_event(event)
+                await self.app.turns.handle_event(event)
             except Exception as exc:
                 self.app.notify(f"could not show a recipe event: {exc}", severity="error")
 

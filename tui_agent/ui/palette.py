@@ -48,7 +48,7 @@ def palette_commands(app: TuiAgentApp) -> Iterator[SystemCommand]:
     yield SystemCommand("/restore", escape("bring back a pruned tool (/restore NAME); from here: pick one"), lambda: show_pruned(app))
     for name, description in app.slash_commands.recipe_commands().items():
         yield SystemCommand(f"/{name}", escape(f"{description} (recipe)"), lambda name=name: app.action_slash(name))
-    yield SystemCommand("Cancel the turn", "stop the agent (esc)", app.action_cancel_turn)
+    yield SystemCommand("Cancel the turn", "stop the agent (esc)", app.turns.cancel)
     yield SystemCommand("Zoom the pane", "maximize the focused pane, or restore the layout (F5)", app.action_zoom)
     yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", lambda: show_pruned(app))
     for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):

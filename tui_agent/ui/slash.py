@@ -17,6 +17,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "resume": "resume an earlier session (/resume [ID])",
     "recipes": "list the recipes",
     "care": "suggested tools from repeated call chains, and the catalog doctor's findings (c in the catalog)",
+    "commit": "run your git hooks and commit the catalog changes held since agent code wrote the project",
 }
 
 

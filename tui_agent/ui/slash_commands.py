@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from tui_agent.ui.errors import error_message
@@ -11,6 +12,7 @@ from tui_agent.ui.palette import show_pruned
 from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
+from tui_agent.ui.slash_commit import slash_commit
 
 if TYPE_CHECKING:
     from tui_agent.core.recipes.engine import RecipeEngine
@@ -35,7 +37,7 @@ class SlashCommands:
         """A submitted prompt: a slash command, or a turn for the agent."""
         command = parse_slash(text)
         if command is None:
-            self.app.start_turn(unescape_prompt(text))
+            self.app.turns.start(unescape_prompt(text))
             return
         await self.run_slash(command)
 
@@ -45,7 +47,7 @@ class SlashCommands:
             "help": self.slash_help, "tools": self.slash_tools, "diff": self.app.undo_commands.diff, "undo": self.app.undo_commands.undo,
             "rewind": self.app.undo_commands.rewind, "permissions": self.app.undo_commands.permissions, "model": self.slash_model,
             "cost": self.slash_cost, "clear": self.slash_clear, "resume": self.slash_resume, "recipes": self.slash_recipes,
-            "care": self.slash_care, "restore": self.slash_restore,
+            "care": self.slash_care, "restore": self.slash_restore, "commit": partial(slash_commit, self.app),
         }
 
     def recipe_commands(self) -> dict[str, str]:
@@ -158,8 +160,8 @@ class SlashCommands:
         await self.app.add_notice(cost_report(agent.usage, agent.model))
 
     async def slash_clear(self, args: str) -> None:
-        if self.app.turn_running:
-            self.app.prompt_queue.push(f"/clear {args}".strip(), "command")  # runs when the turn is over
+        if self.app.turns.running:
+            self.app.turns.queue.push(f"/clear {args}".strip(), "command")  # runs when the turn is over
             return
         await self.app.conversation.clear()
         runtime = self.app.runtime
@@ -176,8 +178,8 @@ class SlashCommands:
         from tui_agent.core.agent.sessions import list_sessions, session_path
         from tui_agent.core.project import Project
 
-        if self.app.turn_running:
-            self.app.prompt_queue.push(f"/resume {args}".strip(), "command")  # runs when the turn is over
+        if self.app.turns.running:
+            self.app.turns.queue.push(f"/resume {args}".strip(), "command")  # runs when the turn is over
             return
         project = Project.at(self.app.project_root)
         runtime = self.app.runtime
@@ -196,7 +198,7 @@ class SlashCommands:
         except LookupError as exc:
             await self.app.add_notice(str(exc), "error")
             return
-        await self.app.show_session(path, session_id)
+        await self.app.turns.show_session(path, session_id)
         agent = runtime.agent if runtime is not None else None
         if agent is None:
             await self.app.add_notice("(shown only: no model is configured to continue it)", "warning")

@@ -29,8 +29,8 @@ class UndoCommands:
         return runtime.undo, runtime.session
 
     async def _undo_ready(self, command: str) -> tuple[UndoService, SessionLog] | None:
-        if self.app.turn_running:  # typed during a turn, it undoes that turn once it is over (esc cancels the turn sooner)
-            self.app.prompt_queue.push(command.strip(), "command")
+        if self.app.turns.running:  # typed during a turn, it undoes that turn once it is over (esc cancels the turn sooner)
+            self.app.turns.queue.push(command.strip(), "command")
             return None
         parts = self._undo_parts()
         if parts is None:

@@ -13,6 +13,7 @@ from tui_agent.core.events import (
     ToolAuthored,
     ToolCallFinished,
     ToolCallStarted,
+    TurnCancelled,
     TurnFailed,
     TurnFinished,
     TurnStarted,
@@ -26,6 +27,8 @@ SEGMENT_CHARS = 1500
 Markdown widget then re-parses a bounded document per chunk, and a resumed session pages in bounded pieces)."""
 
 AUTHORING_TOOLS = ("create_tool", "create_recipe")
+CANCELLED_CALL = "cancelled: the turn was stopped before this call finished"
+INTERRUPTED_CALL = "interrupted: the session ended before this call returned a result"
 
 
 def paragraph_break(text: str, chunk: str) -> int | None:
@@ -106,6 +109,9 @@ class Transcript:
             self._new(Entry("notice", text=f"{event.name}: {event.reason}", level="warning"), folded)
         elif isinstance(event, TurnFailed):
             self._new(Entry("notice", text=failure_text(event), level="error"), folded)
+        elif isinstance(event, TurnCancelled):
+            self._stop_unfinished(CANCELLED_CALL, folded, cancelled=True)
+            self._new(Entry("notice", text="Turn cancelled.", level="warning"), folded)
         elif isinstance(event, TurnFinished):
             self.close_text()
         return folded
@@ -160,6 +166,18 @@ class Transcript:
         entry.authored = entry.authored or event.authored
         folded.changed.append(entry)
 
+    def _stop_unfinished(self, result: str, folded: Folded, *, cancelled: bool) -> None:
+        """Calls that never got a result: the turn was cancelled, or the session ended while they ran."""
+        for entry in self._tools.values():
+            if entry.result is None:
+                entry.result, entry.is_error, entry.cancelled = result, True, cancelled
+                folded.changed.append(entry)
+
+    def end_of_session(self) -> None:
+        """A session read back has ended: a call still without a result was interrupted (tuiagent was killed)."""
+        self._stop_unfinished(INTERRUPTED_CALL, Folded(), cancelled=False)
+        self.close_text()
+
     def _authored(self, event: ToolAuthored, folded: Folded) -> None:
         """The call that authored it shows the source as registered, and is marked authored."""
         for entry in reversed(self.tool_entries()):
@@ -175,4 +193,5 @@ def transcript_of(events: Iterable[Event]) -> Transcript:
     transcript = Transcript()
     for event in events:
         transcript.apply(event)
+    transcript.end_of_session()
     return transcript

@@ -13,6 +13,8 @@ from tui_agent.core.agent.paths import PathRefused, agent_area, confine, refuse_
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.sandbox.protected import matches_protected
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
+from tui_agent.core.events import Notice
+from tui_agent.core.versioning import hookhold
 
 DEFAULT_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -61,9 +63,9 @@ async def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput(text, truncated=truncated)
 
 
-async def _check_writable(ctx: ToolContext, real: Path, old: str | None, new: str) -> None:
+async def _check_writable(ctx: ToolContext, real: Path, old: str | None, new: str) -> bool:
     """Refuse git's and tuiagent's own areas; ask (with the diff) for every other write, and for a protected path
-    (`.agent/config.toml`, `.vscode/`, `.envrc`, ...) even in auto mode."""
+    (`.agent/config.toml`, `.vscode/`, `.envrc`, ...) even in auto mode. True when the person saw this diff."""
     root = ctx.project.root
     try:
         refuse_git_internals(root, real)
@@ -82,7 +84,16 @@ async def _check_writable(ctx: ToolContext, real: Path, old: str | None, new: st
     summary = f"{'edit' if old is not None else 'create'} {name}"
     if guard is not None:
         summary += f" (protected path {guard}: always asked, even in auto mode)"
-    await ctx.require_approval(ApprovalRequest("write", ctx.tool_name, summary, diff or "(no change)", protected=guard is not None))
+    return await ctx.require_approval(ApprovalRequest("write", ctx.tool_name, summary, diff or "(no change)", protected=guard is not None))
+
+
+def _write_reviewed_or_held(ctx: ToolContext, real: Path, content: str, reviewed: bool) -> None:
+    """Write the file; a change no person looked at holds catalog commits that would run git hooks (hookhold)."""
+    if not reviewed:  # before the write: no commit in between runs hooks on it
+        warning = hookhold.hold(ctx.project.root, f"{ctx.tool_name} {relative_name(ctx.project.root, real)} (not reviewed)")
+        if warning:
+            ctx.events.append(Notice(warning))
+    _atomic_write(real, content)
 
 
 def _atomic_write(real: Path, content: str) -> None:
@@ -115,8 +126,8 @@ async def write_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     real = _confined(ctx, require_str(args, "path"))
     content = require_str(args, "content", allow_empty=True)
     old = _read_text(real)
-    await _check_writable(ctx, real, old, content)
-    _atomic_write(real, content)
+    reviewed = await _check_writable(ctx, real, old, content)
+    _write_reviewed_or_held(ctx, real, content, reviewed)
     name = relative_name(ctx.project.root, real)
     verb = "overwrote" if old is not None else "created"
     return ToolOutput(f"{verb} {name} ({len(content.splitlines())} lines)")
@@ -136,8 +147,8 @@ async def edit_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if count > 1:
         raise ToolFailure(f"`old` occurs {count} times in {name}; include more surrounding lines so it matches exactly once")
     updated = current.replace(old_text, new_text, 1)
-    await _check_writable(ctx, real, current, updated)
-    _atomic_write(real, updated)
+    reviewed = await _check_writable(ctx, real, current, updated)
+    _write_reviewed_or_held(ctx, real, updated, reviewed)
     line = current[: current.index(old_text)].count("\n") + 1
     return ToolOutput(f"edited {name} at line {line} (-{len(old_text.splitlines())} +{len(new_text.splitlines())} lines)")
 

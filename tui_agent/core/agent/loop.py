@@ -342,7 +342,8 @@ class Agent:
         authored = name not in self.builtins and not any(provider.handles(name) for provider in self.tool_providers)
         yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
         context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
-        started, quarantined = time.perf_counter(), len(getattr(self.sandbox, "notices", ()))  # quarantine notes so far
+        started = time.perf_counter()
+        quarantined = len(self.sandbox.notices) if self.sandbox is not None else 0  # quarantine notes so far
         with self._forwarding_store_changes(context.events):
             try:
                 if cut_off:

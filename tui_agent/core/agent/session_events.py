@@ -22,6 +22,7 @@ from tui_agent.core.events import (
     ToolAuthored,
     ToolCallFinished,
     ToolCallStarted,
+    TurnCancelled,
     TurnFailed,
     TurnFinished,
     TurnStarted,
@@ -40,6 +41,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
 """Every event a session records, by the name `SessionLog.append_event` writes."""
 
 SHOWN_CHARS = 60
+CANCELLED_RECORD = "cancelled"
+"""The record a cancelled turn leaves (`{"type": "cancelled", "time": …}`): read back as a TurnCancelled event."""
 
 
 def _cut(text: str) -> str:
@@ -108,6 +111,8 @@ def decode_events(records: Iterable[object]) -> DecodedEvents:
     """Every event record's typed event, in order; other records are passed over, bad event records named in `problems`."""
     decoded = DecodedEvents()
     for number, record in enumerate(records, start=1):
+        if isinstance(record, dict) and record.get("type") == CANCELLED_RECORD:
+            decoded.events.append(TurnCancelled())
         if not is_event_record(record):
             continue
         try:

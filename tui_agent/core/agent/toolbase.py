@@ -40,14 +40,16 @@ class ToolContext:
     tool_name: str = ""
     events: list[Event] = field(default_factory=list)
 
-    async def require_approval(self, request: ApprovalRequest) -> None:
-        """Raise ToolFailure (and record ApprovalDenied) unless the permission mode or the person allows it."""
+    async def require_approval(self, request: ApprovalRequest) -> bool:
+        """Raise ToolFailure (and record ApprovalDenied) unless the permission mode or the person allows it;
+        True when the person was asked (and said yes), False when the mode or a rule allowed it."""
         decision = await self.permissions.check(request)
         if not decision.allowed:
             self.events.append(ApprovalDenied(self.call_id, self.tool_name, decision.reason))
             raise ToolFailure(decision.reason)
         if decision.note:
             self.events.append(Notice(decision.note))
+        return decision.asked
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolOutput | str]]

@@ -10,7 +10,7 @@ from tui_agent.core.agent.toolbase import ToolOutput, truncate
 from tui_agent.core.events import Notice
 
 if TYPE_CHECKING:
-    from tui_agent.core.protocols import TurnRecorder
+    from tui_agent.core.protocols import AgentSandbox, TurnRecorder
 
 REPEATED_FAILURE_LIMIT = 3
 MAX_TRACEBACK_LINES = 12
@@ -47,10 +47,10 @@ def sandbox_failure(name: str, error: Exception, events: list[Any]) -> ToolOutpu
     return ToolOutput(f"sandbox: {error}", is_error=True)
 
 
-def told_of_quarantine(output: ToolOutput, sandbox: Any, seen: int, events: list[Any]) -> ToolOutput:
+def told_of_quarantine(output: ToolOutput, sandbox: AgentSandbox | None, seen: int, events: list[Any]) -> ToolOutput:
     """The call's output with a line per protected path its code created and the sandbox moved to
     `.agent/quarantine/` (after the first `seen` notes), each also a notice for the person."""
-    notes = getattr(sandbox, "notices", [])[seen:]
+    notes = sandbox.notices[seen:] if sandbox is not None else []
     if not notes:
         return output
     events.extend(Notice(note, level="warning") for note in notes)

@@ -181,8 +181,9 @@ class Catalog:
         return diff_since(self.git, self.project.relative(self.project.tool_path(name)), rev, name)
 
     def commit_blocker(self) -> str | None:
-        """Why git cannot commit right now (a detached HEAD, a merge in progress, no repository), None when it can."""
-        return self.git.status().reason
+        """Why the catalog's changes are not committed: git cannot commit now (a detached HEAD, a merge in progress, no
+        repository) or the last commit was deferred (a failing hook, the hooks hold); None when nothing stands in the way."""
+        return self.git.status().reason or self.pipeline.last_deferred_reason
 
     # mutations -------------------------------------------------------------------
     async def save_tool(self, name: str, source: str, *, author: str = "agent") -> ToolRecord:
@@ -311,8 +312,7 @@ class Catalog:
 
     def default_policy(self) -> SandboxPolicy:
         """The sandbox's own limits (what a call without a policy would get)."""
-        policy = getattr(self.sandbox, "policy", None)
-        return policy if isinstance(policy, SandboxPolicy) else SandboxPolicy()
+        return self.sandbox.policy
 
     def _recover_runnable(self, entry: Entry) -> None:
         """Rewrite a deleted `.agent/cache/tools/<sha>.py` from the file on disk or from git, if one matches the sha."""

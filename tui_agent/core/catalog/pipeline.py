@@ -26,11 +26,29 @@ TRANSIENT_FAILURES = (ERROR_SANDBOX, ERROR_CANCELLED)
 
 
 class SandboxLike(Protocol):
+    """What the catalog needs of the sandbox (core.sandbox.Sandbox): call a tool's function, run a snippet,
+    validate many tools in one run."""
+
+    @property
+    def tier(self) -> str:
+        """"bubblewrap" or "rlimits": only bubblewrap can keep the project read-only."""
+        ...
+
+    @property
+    def policy(self) -> SandboxPolicy:
+        """The limits a run without its own policy gets."""
+        ...
+
+    def prewarm(self, runs: int) -> None: ...
+
     async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any], module_path: Path | None = None,
                             policy: SandboxPolicy | None = None, label: str = "", version: str | None = None) -> RunResult: ...
 
     async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,
                          tool_paths: Mapping[str, str | Path] | None = None) -> RunResult: ...
+
+    async def call_each(self, *, module: str, function: str, calls: list[dict[str, Any]],
+                        policy: SandboxPolicy | None = None, labels: list[str] | None = None) -> list[RunResult]: ...
 
 
 class GitLike(Protocol):
@@ -56,6 +74,7 @@ class Pipeline:
         self.lock = asyncio.Lock()
         self.writer = WriterLock(project.root)  # across processes: held from reading the file to its commit
         self.last_commit_note: str | None = None
+        self.last_deferred_reason: str | None = None
         self._gitignore_done = False
         self._runnable_dir = project.cache_dir / "tools"
 
@@ -279,6 +298,7 @@ class Pipeline:
         changes = {**self.untracked_gitignore(), **changes}
         outcome = await asyncio.to_thread(self.git.commit, changes, message)
         self.last_commit_note = outcome.message
+        self.last_deferred_reason = outcome.deferred_reason
         return outcome
 
     def untracked_gitignore(self) -> dict[str, bytes]:

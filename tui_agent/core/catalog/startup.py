@@ -155,9 +155,8 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
     sandboxed run that forks a child per tool (its own process, limits and private folders; see
     `Sandbox.call_each`), then their runnable copies written with one sync."""
     outcomes: list[ToolSpec | PipelineError | None] = [None] * len(items)
-    prewarm = getattr(pipeline.sandbox, "prewarm", None)
-    if prewarm is not None and len(even_chunks(list(range(len(items))), BATCH_SIZE, BATCH_CONCURRENCY)) > 1:
-        prewarm(BATCH_CONCURRENCY)  # the fork servers boot while the tools are checked and staged
+    if len(even_chunks(list(range(len(items))), BATCH_SIZE, BATCH_CONCURRENCY)) > 1:
+        pipeline.sandbox.prewarm(BATCH_CONCURRENCY)  # the fork servers boot while the tools are checked and staged
     inspected: list[int] = []
     for index, (name, data) in enumerate(items):
         try:
@@ -211,14 +210,12 @@ def even_chunks(indexes: list[int], most: int, concurrency: int) -> list[list[in
 
 async def inspect_chunk(pipeline: Pipeline, chunk: list[tuple[str, Path]]) -> list[RunResult | None]:
     """The inspector's run for each tool of the chunk, in one sandboxed run; None for each when that run failed."""
-    call_each = getattr(pipeline.sandbox, "call_each", None)
-    if call_each is None:
-        return [None] * len(chunk)
     calls = [{"path": str(path), "name": name, "run_tests": True, "test_timeout_s": pipeline.test_timeout_s}
              for name, path in chunk]
     try:
-        return list(await call_each(module=INSPECTOR_MODULE, function="inspect_tool_file", calls=calls,
-                                    policy=pipeline.inspect_policy, labels=[f"inspect {name}" for name, _ in chunk]))
+        runs = await pipeline.sandbox.call_each(module=INSPECTOR_MODULE, function="inspect_tool_file", calls=calls,
+                                                policy=pipeline.inspect_policy, labels=[f"inspect {name}" for name, _ in chunk])
+        return list(runs)
     except SandboxUnavailable:
         return [None] * len(chunk)
 

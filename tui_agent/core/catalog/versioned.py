@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from tui_agent.core.catalog.api import Catalog
-from tui_agent.core.catalog.models import ToolRecord
+from tui_agent.core.catalog.models import ToolRecord, ToolSpec
 from tui_agent.core.versioning.gitqueries import HistoryEntry
 from tui_agent.core.versioning.store import Change, StoreItem, as_timestamp, first_line
 
 
-def tool_access(spec: Any) -> str:
+def tool_access(spec: ToolSpec | None) -> str:
     """The ACCESS column: `writes` (WRITES = True), `network` (NETWORK = True), both, or `-`."""
-    flags = [flag for flag in ("writes", "network") if spec is not None and bool(getattr(spec, flag, False))]
+    declared = (("writes", spec.writes), ("network", spec.network)) if spec is not None else ()
+    flags = [flag for flag, on in declared if on]
     return ",".join(flags) or "-"
 
 

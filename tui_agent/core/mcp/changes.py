@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from tui_agent.core.catalog.api import Catalog
 
 
 class ChangeFeed(Protocol):
@@ -18,7 +21,7 @@ class CatalogListenerFeed:
     """The catalog's tool changes from the project's ChangeFeed (`Catalog.add_listener` filters it: own mutations,
     calls) and its ProjectWatcher (`Catalog.watch()`: files changed by another process, an editor, git)."""
 
-    def __init__(self, catalog: Any) -> None:
+    def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
 
     def subscribe(self, callback: Callable[[], None]) -> None:

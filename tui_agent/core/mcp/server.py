@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
@@ -20,6 +20,9 @@ from tui_agent.core.mcp.changes import CatalogListenerFeed, ChangeFeed
 from tui_agent.core.mcp.config import ServeOptions
 from tui_agent.core.mcp.results import pipeline_error_result, run_result, text_result
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
+
+if TYPE_CHECKING:
+    from tui_agent.core.catalog.api import Catalog
 
 log = logging.getLogger(__name__)
 RUN_PYTHON = "run_python"
@@ -37,7 +40,7 @@ def _version() -> str:
         return "0"
 
 
-def listed_specs(catalog: Any) -> list[ToolSpec]:
+def listed_specs(catalog: Catalog) -> list[ToolSpec]:
     """The tools offered: every registered tool with a good version whose file on disk is not broken."""
     return [entry.spec for entry in catalog.registry.entries() if entry.spec is not None and entry.error is None]
 
@@ -50,7 +53,7 @@ def tool_definition(spec: ToolSpec) -> types.Tool:
 class CatalogServer:
     """Lists and calls catalog tools through the catalog (sandbox, limits, audit log) and announces list changes."""
 
-    def __init__(self, catalog: Any, options: ServeOptions, feed: ChangeFeed | None = None) -> None:
+    def __init__(self, catalog: Catalog, options: ServeOptions, feed: ChangeFeed | None = None) -> None:
         self.catalog = catalog
         self.options = options
         self.feed = feed or CatalogListenerFeed(catalog)
@@ -139,7 +142,7 @@ class CatalogServer:
         code = arguments.get("code")
         if not isinstance(code, str) or not code.strip():
             return text_result("run_python needs `code`: a non-empty Python snippet", is_error=True)
-        if getattr(self.catalog.sandbox, "tier", None) != TIER_BUBBLEWRAP and not self.options.allow_writes:
+        if self.catalog.sandbox.tier != TIER_BUBBLEWRAP and not self.options.allow_writes:
             return text_result("refused: this sandbox tier cannot keep project files read-only for run_python; install "
                                "bubblewrap, or allow it with `tuiagent mcp serve --run-python --allow-writes`", is_error=True)
         await self._sync()

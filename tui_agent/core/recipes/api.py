@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
 from tui_agent.core.catalog.startup import head_tool_blobs
 from tui_agent.core.changes import ChangeFeed
@@ -12,7 +11,8 @@ from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.recipes.recipefile import recipe_name_problem
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
-from tui_agent.core.recipes.engine import RecipeEngine, SubmitPrompt, ToolRunner, WriteApprover
+from tui_agent.core.recipes.engine import RecipeEngine
+from tui_agent.core.recipes.seams import SubmitPrompt, ToolRunner, WriteApprover
 from tui_agent.core.recipes.loopguard import LoopGuard
 from tui_agent.core.recipes.runlog import RunLog
 from tui_agent.core.recipes.store import RecipeStore
@@ -41,7 +41,7 @@ async def catch_up(engine: RecipeEngine) -> None:
 def _tool_status(catalog: ToolRunner) -> Callable[[str], str | None]:
     def status(name: str) -> str | None:
         record = catalog.get(name)
-        return None if record is None else str(getattr(record, "status", "ok"))
+        return None if record is None else record.status
 
     return status
 
@@ -59,13 +59,13 @@ async def open_recipes(
 ) -> RecipeEngine:
     """Load `.agent/recipes/` (a broken file is recorded, never fatal) and return the engine.
 
-    `catalog` provides `get(name)` (a record with `status`, None if missing) and `async call_tool(name, args)`;
-    if it has `add_listener`, the engine re-checks required tools whenever the catalog changes.
+    `catalog` is the tool catalog: the engine calls its tools and, with `listen_to_catalog`, re-checks required
+    tools whenever it changes; `git` defaults to the catalog's.
     `submit_prompt` hands `prompt` actions to the agent; without it they fail with a clear message.
     `permissions` (the runtime's `Permissions`, as the agent gets it) approves tool actions on tools that declare
     WRITES = True; without it those actions are refused. Every other tool runs with the project read-only.
     `changes` is the project's change feed (the catalog's), where the engine publishes recipe changes."""
-    git = git or getattr(catalog, "git", None) or CatalogGit(project.root)
+    git = git or catalog.git
 
     def committed(name: str) -> bytes | None:
         try:
@@ -80,7 +80,6 @@ async def open_recipes(
     engine = RecipeEngine(project, book, RecipeStore(project, git, book), catalog, runlog=RunLog(project),
                           submit_prompt=submit_prompt, guard=guard, permissions=permissions, changes=changes)
     await catch_up(engine)
-    add_listener: Any = getattr(catalog, "add_listener", None)
-    if listen_to_catalog and callable(add_listener):
-        add_listener(engine.handle_event)
+    if listen_to_catalog:
+        catalog.add_listener(engine.handle_event)
     return engine

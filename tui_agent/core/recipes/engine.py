@@ -6,10 +6,10 @@ import asyncio
 import itertools
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
-from tui_agent.core.agent.permissions import ApprovalRequest, Decision
+from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CHANGE_EVENTS, CatalogChanged, Event, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted
@@ -22,29 +22,17 @@ from tui_agent.core.recipes.model import Recipe, RecipeRecord, RecipeRun
 from tui_agent.core.recipes.placeholders import fill_text, fill_value, uses
 from tui_agent.core.recipes.reload import reload_recipe_files
 from tui_agent.core.recipes.runlog import RunLog
+from tui_agent.core.recipes.seams import SubmitPrompt, ToolRunner, WriteApprover
 from tui_agent.core.recipes.store import RecipeChange, RecipeStore
 from tui_agent.core.watch import ProjectWatcher
 
-SubmitPrompt = Callable[[str], Awaitable[Any]]
-"""Hands the agent a user turn; should return when the turn is over (loop protection covers the whole turn)."""
+if TYPE_CHECKING:
+    from tui_agent.core.versioning.gitqueries import HistoryEntry
 
 EventListener = Callable[[Event], Any]
 NOTICE_TEXT_LIMIT = 300
 AUTHORED_REASONS = frozenset({"add", "update"})
 """`CatalogChanged.reason` values (before any `; commit note`) the catalog sends when save_tool registered a version."""
-
-
-class ToolRunner(Protocol):
-    """What the engine needs from the catalog."""
-
-    def get(self, name: str) -> Any: ...
-    async def call_tool(self, name: str, args: dict[str, Any], *, allow_writes: bool = False) -> Any: ...
-
-
-class WriteApprover(Protocol):
-    """The runtime's permission check (`Permissions`): the mode, `--allow TOOL`, then the approval callback."""
-
-    async def check(self, request: ApprovalRequest) -> Decision: ...
 
 
 def _short(text: str, limit: int = NOTICE_TEXT_LIMIT) -> str:
@@ -180,6 +168,10 @@ class RecipeEngine:
             self.emit(ToolAuthored(name, "recipe", source, change.commit, change.created))
             self._changed(change, name, f"recipe {'added' if change.created else 'updated'} by {author}")
         return change
+
+    def history(self, name: str) -> list[HistoryEntry]:
+        """The commits that touched the recipe's file, newest first."""
+        return self.store.history(name)
 
     async def revert(self, name: str, rev: str | None = None) -> RecipeChange:
         change = await self.store.revert(name, rev)
@@ -348,7 +340,7 @@ class RecipeEngine:
         self.emit(ToolCallStarted(call_id, tool, args, authored=True))
         started = time.perf_counter()
         record = self.catalog.get(tool)
-        writes = bool(getattr(getattr(record, "spec", None), "writes", False))
+        writes = record is not None and record.spec is not None and record.spec.writes
         if writes:
             refusal = await self._write_refusal(recipe, tool, args)
             if refusal is not None:
@@ -367,7 +359,7 @@ class RecipeEngine:
         else:
             summary = f"{tool} failed: {result.error or 'error'}"
         self.emit(ToolCallFinished(call_id, tool, summary, not result.ok, result.duration_ms, authored=True,
-                                   truncated=bool(getattr(result, "output_truncated", False))))
+                                   truncated=result.output_truncated))
         detail = {"tool": tool, "args": args, "value": result.value, "error": result.error, "error_kind": result.error_kind,
                   "stdout": result.stdout, "stderr": result.stderr, "tier": result.tier}
         return bool(result.ok), summary, detail

@@ -9,6 +9,7 @@ from typing import Any
 
 from tui_agent.core.catalog.errors import PipelineError, failure_reason, write_failed
 from tui_agent.core.catalog.files import Undo, atomic_delete, atomic_write, read_bytes_or_none
+from tui_agent.core.versioning.gitqueries import HistoryEntry
 from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.versioning.unsaved import unsaved_work
 from tui_agent.core.versioning.versions import diff_since, revert_target
@@ -182,7 +183,7 @@ class RecipeStore:
         except ValueError:
             return None
 
-    def history(self, name: str) -> list[Any]:
+    def history(self, name: str) -> list[HistoryEntry]:
         self._check_name(name)
         return self.git.history(self.rel(name))
 

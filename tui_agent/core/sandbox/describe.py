@@ -32,9 +32,9 @@ BOTH_TIERS_MISSES = (
     "protected paths that do not exist yet are moved to .agent/quarantine/ right after a run that may write the "
     "project, not blocked during it: a program of yours reading them while the run lasts (direnv, an editor) "
     "sees what agent code wrote",
-    "your own git hooks: one that runs a project file (./scripts/check.sh, a lint-staged or pre-commit config's "
-    "local command) runs what agent code last wrote there, outside the sandbox (without secrets in its "
-    "environment), when tuiagent makes a catalog commit",
+    "MCP servers you trusted (`tuiagent mcp trust`) run outside the sandbox, as in Claude Code: one whose command runs a "
+    "project file (python server.py, npx resolving the project's node_modules) runs what agent code last wrote there "
+    "when a later session starts it (with HOME, PATH, USER, SHELL, TERM and what its config lists in its environment, no API key)",
 )
 
 
@@ -53,7 +53,13 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
         "seccomp": (f"filter ({seccomp}): no socket() when the network is off, no ptrace, no raising rlimits, "
                     "no mount/unshare/new user namespace, no kernel module, bpf, keyctl or io_uring")
                    if seccomp else "not available on this architecture",
-        "capabilities": "all dropped before agent code runs",
+        "capabilities": "none held when agent code runs (effective, permitted, inheritable and ambient sets empty)"
+                        + (" and no_new_privs set, so no program it starts can gain one (the bounding set is emptied "
+                           "where the kernel allows it; inside bubblewrap's user namespace it cannot be)" if seccomp else ""),
+        "git_hooks": "catalog commits run your hooks without secrets in their environment; after agent code could write "
+                     "the project (a run with the project writable, an unreviewed write_file or edit_file), a catalog "
+                     "commit that would run a hook is deferred, nothing lost, until you run `tuiagent tools commit` "
+                     "or /commit: a hook may run project files (./scripts/check.sh, lint-staged) agent code changed",
     }
     if strong:
         protections.update(

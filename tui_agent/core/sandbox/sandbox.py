@@ -12,6 +12,7 @@ from typing import Any
 
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import protected, quarantine, tiers
+from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
@@ -237,6 +238,8 @@ class Sandbox:
         writable = self._project_writable(effective)
         watched = await asyncio.to_thread(quarantine.watch, self.project.root) if writable else None
         record = quarantine.begin(self.project.root, watched) if watched is not None else None
+        if effective.project_writable:  # before the run: a commit made while it runs must not run hooks either
+            self._hold_hooks(request)
         swept: list[str] = []
         try:
             outcome = None
@@ -249,6 +252,8 @@ class Sandbox:
                 swept = quarantine.sweep(self.project.root, watched)
                 quarantine.finish(record)
                 self.notices += swept
+            if effective.project_writable:  # again: on the fallback tier the run itself could remove the record
+                self._hold_hooks(request)
         result = self._with_notes(to_run_result(outcome, effective, self.tier), swept)
         if outcome.start_failed:  # not the code's failure: nothing is recorded against a tool
             raise SandboxUnavailable(result.error or "the sandbox could not start")
@@ -270,6 +275,14 @@ class Sandbox:
             self._running.discard(worker)
             self._release_private_dirs(worker)
             self._schedule_refill()
+
+    def _hold_hooks(self, request: dict[str, Any]) -> None:
+        """Agent code may change files the user's git hooks run: catalog commits with hooks wait for the person."""
+        what = {"call": f"a call of {request.get('module')}", "exec": "run_python or run_shell",
+                "script": f"sandbox run {Path(str(request.get('path', ''))).name}"}.get(str(request.get("op")), "agent code")
+        warning = hookhold.hold(self.project.root, f"{what} with the project writable")
+        if warning:
+            self.notices.append(warning)
 
     @staticmethod
     def _with_notes(result: RunResult, notes: list[str]) -> RunResult:

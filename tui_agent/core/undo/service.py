@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.events import Event, ToolAuthored
 from tui_agent.core.undo.journal import Authored, TurnRecord, load_turns, record_end, record_start, record_undo
 from tui_agent.core.undo.plan import UnrecordedTurn, plan_undo
 from tui_agent.core.undo.restore import RestoreError, apply_changes
 from tui_agent.core.versioning.checkpoints import Checkpoints, GitFailure
+from tui_agent.core.versioning.gitqueries import HistoryEntry
 
 
 class Session(Protocol):
@@ -23,6 +25,7 @@ class Session(Protocol):
 class VersionedStore(Protocol):
     """The catalog or the recipe engine: what undo needs to take a tool or recipe back."""
 
+    def history(self, name: str) -> list[HistoryEntry]: ...
     async def revert(self, name: str, rev: str | None = None) -> Any: ...
     async def prune(self, name: str) -> Any: ...
 
@@ -47,7 +50,8 @@ class UndoResult:
 class UndoService:
     """Turn checkpoints for one project; the catalog and recipe stores take back what turns authored."""
 
-    def __init__(self, checkpoints: Checkpoints, *, catalog: Any = None, recipes: Any = None) -> None:
+    def __init__(self, checkpoints: Checkpoints, *, catalog: VersionedStore | None = None,
+                 recipes: VersionedStore | None = None) -> None:
         self.checkpoints = checkpoints
         self.catalog = catalog
         self.recipes = recipes
@@ -152,22 +156,21 @@ class UndoService:
                     await store.prune(name)
                     done.append(f"{kind} {name} pruned (/restore brings it back)")
                 else:
-                    await store.revert(name, _version_before(store, kind, name, item.commit))
+                    await store.revert(name, _version_before(store, name, item.commit))
                     done.append(f"{kind} {name} reverted to its version before the turn")
             except Exception as error:  # PipelineError and the like: the files are back, say what is left
-                done.append(f"{kind} {name} NOT taken back: {getattr(error, 'message', None) or error}")
+                done.append(f"{kind} {name} NOT taken back: {error.message if isinstance(error, PipelineError) else error}")
         return done
 
 
-def _version_before(store: Any, kind: str, name: str, commit: str | None) -> str | None:
+def _version_before(store: VersionedStore, name: str, commit: str | None) -> str | None:
     """The commit holding the version just before `commit`; None lets the store pick its previous version."""
-    history_of = getattr(store, "history", None) or getattr(getattr(store, "store", None), "history", None)
-    if commit is None or history_of is None:
+    if commit is None:
         return None
-    history = [entry for entry in history_of(name) if not getattr(entry, "deleted", False)]
+    history = [entry for entry in store.history(name) if not entry.deleted]
     for index, entry in enumerate(history):
         if entry.rev == commit and index + 1 < len(history):
-            return str(history[index + 1].rev)
+            return history[index + 1].rev
     return None
 
 

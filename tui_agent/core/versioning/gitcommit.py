@@ -10,11 +10,13 @@ from pathlib import Path
 
 from tui_agent.core.catalog.files import process_alive
 from tui_agent.core.versioning.hookenv import scrubbed
+from tui_agent.core.versioning.hookhold import Hold
 from tui_agent.core.versioning.gitlocks import LockInspection, inspect_lock, remove_stale_lock
 from tui_agent.core.versioning.gitpending import PendingChange
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
 
 HOOK_TIMEOUT_S = 300
+COMMIT_HOOKS = ("pre-commit", "commit-msg", "post-commit")  # the hooks a catalog commit runs
 CAS_ATTEMPTS = 3
 DEFAULT_MODE = "100644"
 FALLBACK_IDENTITY = {
@@ -71,8 +73,9 @@ class BuildResult:
 class CommitBuilder:
     """One commit attempt in one repository; paths are project-relative, `prefix` maps them into the repository."""
 
-    def __init__(self, runner: GitRunner, prefix: str, min_stale_lock_age_s: float) -> None:
+    def __init__(self, runner: GitRunner, prefix: str, min_stale_lock_age_s: float, *, hold: Hold | None = None) -> None:
         self.runner = runner
+        self.hold = hold
         self.prefix = prefix
         self.min_stale_lock_age_s = min_stale_lock_age_s
         self.notices: list[str] = []
@@ -197,6 +200,7 @@ class CommitBuilder:
     def _build(self, ref: str | None, head: str | None, effective: dict[str, str | None],
                modes: dict[str, tuple[str, str]], message: str) -> str | None:
         """Make the commit and move `ref` from `head` to it; None when the branch moved meanwhile."""
+        self._refuse_held_hooks()
         index = self._temp_file("index")
         message_file = self._temp_file("msg")
         env = {"GIT_INDEX_FILE": str(index)}
@@ -259,6 +263,12 @@ class CommitBuilder:
         if not result.ok:
             raise Deferral(f"git commit-tree failed: {result.stderr}", tuple(self.notices))
         return result.text
+
+    def _refuse_held_hooks(self) -> None:
+        """Defer rather than run the user's hooks on project files agent code may have changed (see hookhold)."""
+        hooks = [name for name in COMMIT_HOOKS if self._hook_path(name) is not None] if self.hold is not None else []
+        if self.hold is not None and hooks:
+            raise Deferral(self.hold.reason(hooks), tuple(self.notices))
 
     def _hook_path(self, name: str) -> Path | None:
         if self._hooks_dir is None:

@@ -13,7 +13,8 @@ Contract (the catalog codes against it):
   written: the caller writes the files (atomically) before committing.
 - A commit is deferred (returned with `committed=False` and a `deferred_reason`) when there is no
   repository, no commit yet, a detached HEAD, a merge/rebase/cherry-pick/revert/bisect in
-  progress, a failing hook, or a lock held by a live git process. Deferred changes are journaled
+  progress, a failing hook, a lock held by a live git process, or the hooks hold (hooks would run after
+  agent code could change project files; `hookhold`). Deferred changes are journaled
   in `.agent/cache/pending.json` (later changes of a path override earlier ones); the next commit
   that can go through includes them and its message says it catches up (`catch_up_message`).
   `committed=False` with no `deferred_reason` means there was nothing to commit.
@@ -34,7 +35,7 @@ from pathlib import Path, PurePosixPath
 
 import git
 
-from tui_agent.core.versioning import journalcheck
+from tui_agent.core.versioning import hookhold, journalcheck
 from tui_agent.core.versioning.gitcommit import CommitBuilder, Deferral, catch_up_message
 from tui_agent.core.versioning.gitpending import PendingChange, PendingJournal, exclusive_lock
 from tui_agent.core.versioning.gitqueries import GitQueries, HistoryEntry
@@ -115,7 +116,7 @@ class CatalogGit:
         assert store._runner is not None
         gitignore = root / ".agent" / ".gitignore"
         files = {".agent/.gitignore": gitignore.read_bytes()} if gitignore.is_file() else {}
-        CommitBuilder(store._runner, store._prefix, store.min_stale_lock_age_s).root_commit(
+        CommitBuilder(store._runner, store._prefix, store.min_stale_lock_age_s, hold=hookhold.held(root)).root_commit(
             files, "tuiagent: initialize repository for the tool catalog")
         return store
 
@@ -205,7 +206,7 @@ class CatalogGit:
         self._journal.save(journal)
         if not status.can_commit or runner is None:
             return self._deferred(journal, status.reason or "git is unavailable", changes)
-        builder = CommitBuilder(runner, self._prefix, self.min_stale_lock_age_s)
+        builder = CommitBuilder(runner, self._prefix, self.min_stale_lock_age_s, hold=hookhold.held(self.root))
         try:
             result = builder.commit(changes, earlier, message)
         except Deferral as deferral:

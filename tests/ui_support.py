@@ -68,12 +68,12 @@ def notifications(app: TuiAgentApp) -> list[str]:
 def turn_answered(app: TuiAgentApp, answer: str, times: int = 1) -> bool:
     """The turn is over and the conversation shows `answer` as the assistant's reply (`times` times so far)."""
     shown = sum(1 for entry in app.conversation.entries if entry.kind == "assistant" and entry.text == answer)
-    return not app.turn_running and shown == times
+    return not app.turns.running and shown == times
 
 
 def turn_failed_shown(app: TuiAgentApp) -> bool:
     """The turn is over and the conversation says it failed."""
-    return not app.turn_running and any(entry.kind == "notice" and entry.text.startswith("turn failed (") for entry in app.conversation.entries)
+    return not app.turns.running and any(entry.kind == "notice" and entry.text.startswith("turn failed (") for entry in app.conversation.entries)
 
 
 def authored_announcements(app: TuiAgentApp) -> list[str]:
