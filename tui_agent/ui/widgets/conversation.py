@@ -19,9 +19,9 @@ from tui_agent.ui.widgets.rendered import rendered_messages
 if TYPE_CHECKING:
     from tui_agent.ui.widgets.streaming import AssistantMessage
 
-INITIAL_WINDOW = 18
+INITIAL_WINDOW = 20
 MAX_MOUNTED = 30
-TALL_WINDOW = 16
+TALL_WINDOW = 24
 """Widgets kept when the mounted ones are over three screens tall: fewer rendered lines alive for each full garbage
 collection to walk, and still two screens and more to scroll through before the next slide."""
 LOAD_STEP = 6
