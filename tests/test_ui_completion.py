@@ -56,3 +56,24 @@ async def test_typing_completes_commands_and_files_and_the_file_is_attached(repo
         assert sent.startswith("what is in @docs/limits.txt") and '<attached-file path="docs/limits.txt" lines="1">\nmax=10\n</attached-file>' in sent
         assert [e.text for e in app.conversation.entries if e.kind == "user"] == ["what is in @docs/limits.txt "]
         assert any(e.text == "Attached: docs/limits.txt" for e in app.conversation.entries)
+
+
+async def test_a_command_typed_in_one_burst_runs_as_typed_not_as_the_menu_first_showed_it(repo: Path) -> None:
+    """Keys that arrive together are handled before the text's Changed messages: enter must see "/clear", not "/c"."""
+    from textual import events
+
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        menu = app.query_one("#completion-menu", CompletionMenu)
+        await pilot.press("slash", "c")
+        assert menu.is_open and menu.chosen() is not None and menu.chosen().label == "/care"  # type: ignore[union-attr]
+        driver = app._driver  # the way Pilot.press sends keys, without its wait for idle between them: a burst
+        assert driver is not None
+        for key, char in [*((c, c) for c in "lear"), ("enter", "\r")]:
+            event = events.Key(key, char)
+            event.set_sender(app)
+            driver.send_message(event)
+        await wait_until(pilot, lambda: any(e.text.startswith("Conversation cleared") for e in app.conversation.entries),
+                         message="/clear's notice")
+        assert not any(screen.__class__.__name__ == "CatalogCareScreen" for screen in app.screen_stack)

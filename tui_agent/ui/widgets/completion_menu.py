@@ -18,6 +18,8 @@ class CompletionMenu(OptionList, can_focus=False):
         self.display = False
 
     def show(self, candidates: list[Candidate]) -> None:
+        if self.is_open and list(candidates) == self.candidates:
+            return  # the same choices: the highlighted one stays
         self.candidates = list(candidates)
         self.clear_options()
         width = max((len(candidate.label) for candidate in candidates), default=0)

@@ -128,6 +128,12 @@ class PromptArea(TextArea):
         menu = self.menu
         if menu is None or not menu.is_open:
             return False
+        if key in ("enter", "tab"):
+            # keys typed in one burst arrive before the text's Changed messages: narrow the menu to what is typed now,
+            # or "/clear" typed fast would run the "/c" menu's first choice
+            self.update_completions()
+            if not menu.is_open:
+                return False
         if key in ("down", "up"):
             menu.move(1 if key == "down" else -1)
             return True
