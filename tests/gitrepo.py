@@ -51,3 +51,17 @@ def user_state(repo: Path) -> dict[str, str]:
     status = git(repo, "status", "--porcelain", "--untracked-files=all")
     state["status"] = "\n".join(line for line in status.splitlines() if ".agent/" not in line)
     return state
+
+
+def add_hooks_running_a_script(repo: Path, script_body: str, hooks: tuple[str, ...] = ("pre-commit",)) -> None:
+    """The user's git hooks run a committed project script, ./scripts/check.sh, as lint setups do."""
+    script = repo / "scripts" / "check.sh"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(script_body)
+    script.chmod(0o755)
+    git(repo, "add", "scripts/check.sh")
+    git(repo, "commit", "-q", "-m", "lint script")
+    for name in hooks:
+        hook = repo / ".git" / "hooks" / name
+        hook.write_text("#!/bin/sh\nexec ./scripts/check.sh\n")
+        hook.chmod(0o755)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.pty_output import on_a_terminal
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
 from tui_agent.cli import main
 from tui_agent.core.agent.pricing import price_for
@@ -161,21 +160,7 @@ def test_escape_sequences_in_the_reply_are_shown_on_a_terminal_and_kept_in_a_pip
     api.enqueue(reply(text(hostile)), reply(text(hostile)))
     assert tuiagent(repo, "-p", "hi") == 0
     assert capsys.readouterr().out == hostile + "\n"  # a pipe gets the bytes as they are (scripts may want them)
-    leader, follower = pty.openpty()
     env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.base_url}
-    process = subprocess.Popen([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "-p", "hi"], stdout=follower,
-                               stderr=subprocess.PIPE, env=env)
-    os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # the terminal closed: the process is done
-            break
-        if not chunk:
-            break
-        seen += chunk
-    assert process.wait(timeout=60) == 0
-    os.close(leader)
-    shown = seen.decode()
+    code, shown = on_a_terminal([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "-p", "hi"], env)
+    assert code == 0
     assert "title␛]0;PWNED␇ erase␛[2J done" in shown and "\x1b" not in shown

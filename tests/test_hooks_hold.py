@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent_helpers import GOOD_TOOL
-from tests.gitrepo import git, make_user_changes
+from tests.gitrepo import add_hooks_running_a_script, git, make_user_changes
 from tui_agent.core.agent.file_tools import edit_file, write_file
 from tui_agent.core.agent.permissions import Permissions, approve_all
 from tui_agent.core.agent.toolbase import ToolContext
@@ -25,16 +25,8 @@ NEW_TOOL = GOOD_TOOL.replace("count_lines", "count_rows")
 
 
 def add_hook(repo: Path) -> Path:
-    """A pre-commit hook running the committed ./scripts/check.sh, which leaves a mark of each run in the git dir."""
-    script = repo / "scripts" / "check.sh"
-    script.parent.mkdir(exist_ok=True)
-    script.write_text("#!/bin/sh\necho user-script >> .git/hook-runs\n")
-    script.chmod(0o755)
-    git(repo, "add", "scripts/check.sh")
-    git(repo, "commit", "-q", "-m", "lint script")
-    hook = repo / ".git" / "hooks" / "pre-commit"
-    hook.write_text("#!/bin/sh\nexec ./scripts/check.sh\n")
-    hook.chmod(0o755)
+    """A pre-commit hook running ./scripts/check.sh, which leaves a mark of each run in the git dir."""
+    add_hooks_running_a_script(repo, "#!/bin/sh\necho user-script >> .git/hook-runs\n")
     return repo / ".git" / "hook-runs"
 
 

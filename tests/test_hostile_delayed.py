@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent_helpers import GOOD_TOOL
-from tests.gitrepo import git, make_user_changes
+from tests.gitrepo import add_hooks_running_a_script, git, make_user_changes
 from tests.hostile.delayed import (
     CALL, CLI, COMMIT, CONFIG, CONFIG_FILE, DELAYED_CASES, ENV, ENVRC_LINK, FILES, GLOBS, HISTORY, HOOK_SCRIPT, HOOKS_ABSENT, HUSKY,
     INDEX, OPEN, OUTSIDE, PROTECTED, RECIPES, RESUME, DelayedCase,
@@ -99,7 +99,7 @@ async def make_world(repo: Path, tmp_path: Path, case_: DelayedCase, secret_valu
         git(repo, "commit", "-q", "-m", "husky")
         git(repo, "config", "core.hooksPath", ".husky")
     if HOOK_SCRIPT in case_.setup:
-        add_hook_running_a_script(repo)
+        add_hooks_running_a_script(repo, "#!/bin/sh\nexit 0\n", ("pre-commit", "commit-msg"))
     if CONFIG_FILE in case_.setup:
         project.config_path.write_text('[permissions]\nmode = "ask"\n')
     if GLOBS in case_.setup:
@@ -125,20 +125,6 @@ async def make_world(repo: Path, tmp_path: Path, case_: DelayedCase, secret_valu
     outside.mkdir()
     (outside / "victim.txt").write_text("original")
     return World(project, outside, secret_values)
-
-
-def add_hook_running_a_script(repo: Path) -> None:
-    """The user's pre-commit and commit-msg hooks run a committed project script, as lint setups do."""
-    script = repo / "scripts" / "check.sh"
-    script.parent.mkdir(exist_ok=True)
-    script.write_text("#!/bin/sh\nexit 0\n")
-    script.chmod(0o755)
-    git(repo, "add", "scripts/check.sh")
-    git(repo, "commit", "-q", "-m", "lint script")
-    for name in ("pre-commit", "commit-msg"):
-        hook = repo / ".git" / "hooks" / name
-        hook.write_text("#!/bin/sh\nexec ./scripts/check.sh\n")
-        hook.chmod(0o755)
 
 
 async def run_agent_code(world: World, case_: DelayedCase, tier: str) -> None:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 from textual.content import Content
 
+from tests.pty_output import on_a_terminal
 from tui_agent.core.textsafety import CONTROL_PICTURES, visible_controls
 from tui_agent.ui.terminal_safety import draw_control_characters_visibly
 
@@ -48,29 +49,6 @@ def shout() -> str:
 '''
 
 
-def on_a_terminal(argv: list[str]) -> str:
-    """What a command writes to a real pseudo-terminal (stdout and stderr both)."""
-    import os
-    import pty
-    import subprocess
-
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(argv, stdout=follower, stderr=follower)
-    os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # the terminal closed: the process is done
-            break
-        if not chunk:
-            break
-        seen += chunk
-    process.wait(timeout=120)
-    os.close(leader)
-    return seen.decode("utf-8", "replace")
-
-
 def test_cli_commands_show_control_characters_of_agent_output_on_a_terminal(tmp_path: Path) -> None:
     import subprocess
     import sys
@@ -82,7 +60,7 @@ def test_cli_commands_show_control_characters_of_agent_output_on_a_terminal(tmp_
     (repo / ".agent" / "tools" / "shout.py").write_text(HOSTILE_TOOL)
     (repo / "hostile.py").write_text("import sys\nprint('a\\x1b[2J b')\nsys.stderr.write('c\\x1b]0;T\\x07 d\\n')\n")
     cli = [sys.executable, "-m", "tui_agent.cli", "--project", str(repo)]
-    shown = on_a_terminal([*cli, "tools", "run", "shout"]) + on_a_terminal([*cli, "sandbox", "run", str(repo / "hostile.py")])
+    shown = on_a_terminal([*cli, "tools", "run", "shout"])[1] + on_a_terminal([*cli, "sandbox", "run", str(repo / "hostile.py")])[1]
     assert "value␛[2J done" in shown and "a␛[2J b" in shown and "c␛]0;T␇ d" in shown, shown
     assert "\x1b" not in shown and "\x07" not in shown
     piped = subprocess.run([*cli, "sandbox", "run", str(repo / "hostile.py")], capture_output=True, text=True, timeout=120)
