@@ -266,8 +266,10 @@ class CommitBuilder:
 
     def _refuse_held_hooks(self) -> None:
         """Defer rather than run the user's hooks on project files agent code may have changed (see hookhold)."""
-        hooks = [name for name in COMMIT_HOOKS if self._hook_path(name) is not None] if self.hold is not None else []
-        if self.hold is not None and hooks:
+        if self.hold is None:
+            return
+        hooks = [name for name in COMMIT_HOOKS if self._hook_path(name) is not None]
+        if hooks:
             raise Deferral(self.hold.reason(hooks), tuple(self.notices))
 
     def _hook_path(self, name: str) -> Path | None:
