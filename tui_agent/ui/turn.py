@@ -129,12 +129,13 @@ class TurnRunner:
         if self.prompt:  # the person's own prompt: the files it @mentions go along
             prompt = await self._with_attachments(prompt)
         stream = agent.run_turn(prompt)
+        cancelled = False
         try:
             async for event in stream:
                 if not isinstance(event, (ToolAuthored, CatalogChanged)):  # those reach the app through the change feed
                     await self.handle_event(event)
         except asyncio.CancelledError:
-            await self._mark_cancelled(conversation)
+            cancelled = True
             raise
         except Exception as exc:  # the agent should yield TurnFailed; this catches what escaped it
             await conversation.add(Entry("notice", text=f"turn failed: {type(exc).__name__}: {exc}", level="error"))
@@ -144,6 +145,8 @@ class TurnRunner:
             except (Exception, asyncio.CancelledError):
                 pass
             await conversation.finish_stream()
+            if cancelled:  # only once the turn's stream is closed: the next turn must not overlap its clean-up
+                await self._mark_cancelled(conversation)
         try:
             if app.is_running:
                 app.catalog_sync.refresh_branch()
