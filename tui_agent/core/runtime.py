@@ -260,10 +260,8 @@ async def open_runtime(
     runtime = Runtime(project=project, settings=settings, permissions=permissions, model=model or settings.model or "")
     runtime.problems.extend(permissions.problems)
     # The session first: a wrong --resume id fails before any process or thread is started.
-    if resume or continue_latest:  # decoding a long session takes a while: off the event loop
-        messages, usage = await asyncio.to_thread(_reopen, runtime, resume or latest_session_id(project))
-    else:
-        messages, usage = [], UsageTotals()
+    messages, usage = (await asyncio.to_thread(_reopen, runtime, resume or latest_session_id(project))  # off the loop:
+                       if resume or continue_latest else ([], UsageTotals()))  # a long session takes a while to decode
     sdk_loading = asyncio.ensure_future(asyncio.to_thread(load_sdk, model or settings.model))
     mcp_starting = _mcp_hub_starting(project)  # alongside the sandbox and the catalog
     try:
