@@ -69,7 +69,7 @@ def test_strips_that_answer_with_themselves_leave_no_cyclic_garbage() -> None:
     from rich.segment import Segment
     from textual.strip import Strip
 
-    from tui_agent.ui.heap import break_strip_cycles
+    from tui_agent.ui import lean_strips
 
     def divide_and_crop_to_themselves() -> None:
         for number in range(200):
@@ -79,7 +79,7 @@ def test_strips_that_answer_with_themselves_leave_no_cyclic_garbage() -> None:
             strip.divide([2, strip.cell_length])  # a real division is still cached
             assert strip.divide([2, strip.cell_length]) is strip.divide([2, strip.cell_length])
 
-    break_strip_cycles()
+    lean_strips.install()
     assert _cyclic_garbage_after(divide_and_crop_to_themselves) == 0
 
 
@@ -103,3 +103,19 @@ def test_a_full_collection_runs_between_frames_only_when_one_is_due() -> None:
         assert passes[-1] == 2
     finally:
         gc.callbacks.remove(count)
+
+
+def test_a_strip_makes_its_caches_only_when_it_uses_them() -> None:
+    from rich.segment import Segment
+    from textual.cache import FIFOCache
+    from textual.strip import Strip
+
+    from tui_agent.ui import lean_strips
+
+    lean_strips.install()
+    strip = Strip([Segment("hello world")])
+    assert not [held for held in gc.get_referents(strip) if isinstance(held, FIFOCache)]
+    assert strip.crop(0, 5).text == "hello" and strip.crop(0, 5) is strip.crop(0, 5)  # cached once made
+    assert [type(held) for held in gc.get_referents(strip) if isinstance(held, FIFOCache)] == [FIFOCache]
+    with pytest.raises(AttributeError):
+        strip.no_such_attribute  # type: ignore[attr-defined]  # noqa: B018

@@ -24,7 +24,8 @@ from tui_agent.ui.catalog_sync import CatalogSync
 from tui_agent.ui.catalog_actions import CatalogActions
 from tui_agent.ui.catalog_care import open_catalog_care
 from tui_agent.ui.diffs import warm_up_highlighting
-from tui_agent.ui.heap import break_strip_cycles, collect_between_frames, freeze_long_lived, thaw
+from tui_agent.ui import lean_strips
+from tui_agent.ui.heap import collect_between_frames, freeze_long_lived, thaw
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
 from tui_agent.ui.palette import TuiAgentCommands
 from tui_agent.ui.prompt_completion import PromptCompletion
@@ -136,7 +137,7 @@ class TuiAgentApp(App[int]):
         return self.query_one("#prompt", PromptArea)
 
     def on_mount(self) -> None:
-        break_strip_cycles()
+        lean_strips.install()
         freeze_long_lived()  # the modules imported so far: the collections while the project opens walk only what it adds
         self.query_one("#conversation-pane").border_title = "Conversation"
         self.catalog_pane.border_title = "Catalog"
