@@ -228,13 +228,18 @@ class TuiAgentApp(App[int]):
 
     # ---------------------------------------------------------------- modals from workers and callbacks
 
-    async def ask(self, screen: Screen[ScreenResult]) -> ScreenResult:
-        """Push a modal and wait for its result, from a worker or from any task on the app's loop."""
+    async def ask(self, screen: Screen[ScreenResult]) -> ScreenResult | None:
+        """Push a modal and wait for its result (None if dismissed without one), from a worker or any task on the app's loop."""
         try:
             get_current_worker()
         except NoActiveWorker:
-            future: asyncio.Future[ScreenResult] = asyncio.get_running_loop().create_future()
-            self.push_screen(screen, callback=lambda result: future.done() or future.set_result(result))
+            future: asyncio.Future[ScreenResult | None] = asyncio.get_running_loop().create_future()
+
+            def deliver(result: ScreenResult | None) -> None:
+                if not future.done():
+                    future.set_result(result)
+
+            self.push_screen(screen, callback=deliver)
             try:
                 return await future
             except asyncio.CancelledError:
@@ -255,7 +260,8 @@ class TuiAgentApp(App[int]):
             return True
         where = project.root if project is not None else self.project_root
         question = f"[b]{where}[/b] is not a git repository.\nCreate one? Tools are versioned in git; without it the catalog still works but nothing is committed."
-        return bool(await self.ask(ConfirmScreen(question, yes="Create repository", no="Continue without")))
+        create = await self.ask(ConfirmScreen(question, yes="Create repository", no="Continue without"))
+        return bool(create)
 
     # ---------------------------------------------------------------- panes
 
