@@ -143,14 +143,14 @@ class TuiAgentApp(App[int]):
             self.query_one(pane_id).ALLOW_MAXIMIZE = True  # type: ignore[misc]  # F5 zooms a whole pane
         self.screen.add_class("-show-conversation")
         self.header.model = self.requested_model or "…"
-        self.header.loading = "the project"
+        self.header.still_loading = "the project"
         self.prompt_area.focus()
         self.call_after_refresh(self.open_runtime)  # the first frame is painted before any of the work starts
         self.set_interval(0.05, collect_between_frames)
 
     def show_loading(self, pending: tuple[str, ...]) -> None:
         """The runtime's startup progress: what is still loading, in the header."""
-        self.header.loading = ", ".join(pending)
+        self.header.still_loading = ", ".join(pending)
 
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
@@ -166,13 +166,13 @@ class TuiAgentApp(App[int]):
             return
         except Exception as exc:  # the UI stays up and says what went wrong
             self.runtime_error = f"{type(exc).__name__}: {exc}"
-            self.header.loading = ""
+            self.header.still_loading = ""
             await self.add_notice(f"Could not open the project: {self.runtime_error}", "error")
             self.ready.set()
             await self.turns.hand_back_queued()
             return
         self.runtime = runtime
-        self.header.loading = ""
+        self.header.still_loading = ""
         await self.runtime_ready(runtime)
         self.ready.set()
         if runtime.agent is None:
