@@ -52,3 +52,54 @@ async def test_paging_reuses_message_widgets_and_keeps_the_reading_position(repo
         assert top_widget.entry is top and top_widget.region.y == on_screen  # the message being read stays put
         assert conversation.scroll_y > 0  # the older messages are above it, one page-up away
     assert gc.get_freeze_count() == 0  # handed back to the collector when the app closes
+
+
+def _cyclic_garbage_after(make_garbage) -> int:  # type: ignore[no-untyped-def]
+    """How many objects only the cycle collector could free after `make_garbage()` ran (reference counting did the rest)."""
+    gc.collect()
+    gc.disable()
+    try:
+        make_garbage()
+        return gc.collect()
+    finally:
+        gc.enable()
+
+
+def test_strips_that_answer_with_themselves_leave_no_cyclic_garbage() -> None:
+    from rich.segment import Segment
+    from textual.strip import Strip
+
+    from tui_agent.ui.heap import break_strip_cycles
+
+    def divide_and_crop_to_themselves() -> None:
+        for number in range(200):
+            strip = Strip([Segment(f"line {number}")])
+            strip.divide([strip.cell_length])
+            strip.crop_extend(0, strip.cell_length, None)
+            strip.divide([2, strip.cell_length])  # a real division is still cached
+            assert strip.divide([2, strip.cell_length]) is strip.divide([2, strip.cell_length])
+
+    break_strip_cycles()
+    assert _cyclic_garbage_after(divide_and_crop_to_themselves) == 0
+
+
+def test_a_full_collection_runs_between_frames_only_when_one_is_due() -> None:
+    from tui_agent.ui.heap import collect_between_frames
+
+    passes: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(count)
+    try:
+        collect_between_frames()
+        assert 2 not in passes  # just collected: nothing is due
+        while gc.get_count()[2] < gc.get_threshold()[2] - 1:
+            gc.collect(1)  # what the collector's own young passes do, over time
+        collect_between_frames()
+        assert passes[-1] == 2
+    finally:
+        gc.callbacks.remove(count)

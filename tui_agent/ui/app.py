@@ -24,7 +24,7 @@ from tui_agent.ui.catalog_sync import CatalogSync
 from tui_agent.ui.catalog_actions import CatalogActions
 from tui_agent.ui.catalog_care import open_catalog_care
 from tui_agent.ui.diffs import warm_up_highlighting
-from tui_agent.ui.heap import collect_between_frames, freeze_long_lived, thaw
+from tui_agent.ui.heap import break_strip_cycles, collect_between_frames, freeze_long_lived, thaw
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
 from tui_agent.ui.palette import TuiAgentCommands
 from tui_agent.ui.prompt_completion import PromptCompletion
@@ -136,6 +136,8 @@ class TuiAgentApp(App[int]):
         return self.query_one("#prompt", PromptArea)
 
     def on_mount(self) -> None:
+        break_strip_cycles()
+        freeze_long_lived()  # the modules imported so far: the collections while the project opens walk only what it adds
         self.query_one("#conversation-pane").border_title = "Conversation"
         self.catalog_pane.border_title = "Catalog"
         self.diff_pane.border_title = "Diff"
@@ -146,7 +148,6 @@ class TuiAgentApp(App[int]):
         self.header.still_loading = "the project"
         self.prompt_area.focus()
         self.call_after_refresh(self.open_runtime)  # the first frame is painted before any of the work starts
-        self.set_interval(0.05, collect_between_frames)
 
     def show_loading(self, pending: tuple[str, ...]) -> None:
         """The runtime's startup progress: what is still loading, in the header."""
@@ -181,6 +182,7 @@ class TuiAgentApp(App[int]):
             self.turns.send_queued()
         await asyncio.to_thread(warm_up_rendering)
         freeze_long_lived()
+        self.set_interval(0.05, collect_between_frames)
 
     async def runtime_ready(self, runtime: Runtime) -> None:
         header = self.header

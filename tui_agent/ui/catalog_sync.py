@@ -44,7 +44,7 @@ class CatalogSync:
         """Follow `runtime` (called on the app's thread once it is open): rows now, then on every change."""
         self.runtime = runtime
         self._app_thread = threading.get_ident()
-        self.apply_rows(catalog_rows(runtime))
+        self.schedule()  # read in a thread: a thousand tools and the recent sessions' suggestions take a while
         runtime.changes.add_listener(self._on_event)  # every store change and watcher finding, once
         if runtime.recipes is not None:
             runtime.recipes.add_listener(self._on_event, changes=False)  # its tool calls and notices

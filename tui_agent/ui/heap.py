@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.style import Style
 
 
 def freeze_long_lived() -> None:
@@ -33,13 +38,46 @@ def collect_between_frames() -> None:
     """Run the full collection that is about due now (call it from a timer: between frames), not inside the next frame.
 
     The automatic one starts when an allocation crosses a threshold, so nearly always in the middle of a render,
-    and adds its 20-40 ms to that frame's; run a little early from a timer it is a pause of its own (only once the
-    long-lived objects are frozen: before, a full pass walks all of them)."""
-    _young, middle, _old = gc.get_threshold()
-    if gc.get_freeze_count() and gc.get_count()[2] >= middle - 1:  # before the freeze a full pass is a long one: let
-        gc.collect()  # the collector's own rules space them out
+    and adds its 20-40 ms to that frame's; run a little early from a timer it is a pause of its own. Start the timer
+    only once the long-lived objects are frozen: before, each pass walks all of them (the collector's own rules
+    space those out)."""
+    if gc.get_count()[2] >= gc.get_threshold()[2] - 1:
+        gc.collect()
 
 
 def thaw() -> None:
     """Give frozen objects back to the collector (when the app closes, so a process that opens apps again can free them)."""
     gc.unfreeze()
+
+
+def break_strip_cycles() -> None:
+    """Stop Textual's `Strip` from caching itself in its own caches (call once, before the first frame).
+
+    `Strip.divide` with one cut at the strip's end returns `[self]` and stores that list in the strip's
+    `_divide_cache`; `crop_extend` can store the strip itself in `_crop_extend_cache`. Each such strip, with its seven
+    caches and segments, became cyclic garbage that only a full collection frees: paging a long session left about
+    10,000 such objects every half second, and each full pass that freed them blocked the loop for 30-60 ms.
+    Here the cache is emptied whenever the answer is the strip itself (computing it again costs nothing)."""
+    from textual.strip import Strip
+
+    if "_cycles_broken" in vars(Strip) or not {"_divide_cache", "_crop_extend_cache"} <= set(Strip.__slots__):
+        return  # patched already, or another Textual version
+    divide = Strip.divide
+    crop_extend = Strip.crop_extend
+
+    def divide_without_self(strip: Strip, cuts: Iterable[int]) -> Sequence[Strip]:
+        strips = divide(strip, cuts)
+        if len(strips) == 1 and strips[0] is strip:
+            strip._divide_cache.clear()
+        return strips
+
+    def crop_extend_without_self(strip: Strip, start: int, end: int, style: Style | None) -> Strip:
+        cropped = crop_extend(strip, start, end, style)
+        if cropped is strip:
+            strip._crop_extend_cache.clear()
+        return cropped
+
+    # mypy reads a function stored on a class as if it were already bound:
+    Strip.divide = divide_without_self  # type: ignore[method-assign, assignment]
+    Strip.crop_extend = crop_extend_without_self  # type: ignore[method-assign, assignment]
+    Strip._cycles_broken = True  # type: ignore[attr-defined]

@@ -85,6 +85,7 @@ class TurnRunner:
 
         conversation = self.app.conversation
         decoded = await asyncio.to_thread(read_events, path)
+        freeze_long_lived()  # the decoded events: each full collection while folding them would walk them all
         transcript = await asyncio.to_thread(transcript_of, decoded.events)  # thousands of events: off the event loop
         from tui_agent.ui.app import warm_up_rendering  # (app.py imports this module)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tui_agent.core.agent.pricing import RequestUsage, default_model, request_usage
 from tui_agent.core.agent.streamreply import AssembledReply, ReplyAssembler, StreamCut
+from tui_agent.core.bulkload import long_lived_objects
 from tui_agent.core.events import Event, Notice, TextDelta
 
 if TYPE_CHECKING:
@@ -22,6 +24,7 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 MAX_RETRY_AFTER_S = 60.0
 CONNECTION_RETRIES = 2  # an unreachable server rarely comes back within seconds; say so quickly
 TOO_LONG_MARKERS = ("prompt is too long", "too many tokens", "context length", "context window", "maximum context")
+_sdk_imported = threading.Event()  # set once the first import (collection paused, then frozen) is complete
 
 
 class ModelError(Exception):
@@ -54,8 +57,13 @@ class ModelReply:
 
 def sdk() -> ModuleType:
     """The `anthropic` SDK, imported on first use (about 3,000 modules: seconds on a busy machine)."""
-    import anthropic
+    if _sdk_imported.is_set():
+        import anthropic
 
+        return anthropic
+    with long_lived_objects():
+        import anthropic
+    _sdk_imported.set()
     return anthropic
 
 

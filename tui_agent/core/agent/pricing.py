@@ -7,9 +7,12 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
+from tui_agent.core.bulkload import long_lived_objects
+
 
 def _sdk_model_ids() -> tuple[str, ...]:
-    import anthropic.types  # the SDK takes a second or more to import: only when a default is needed
+    with long_lived_objects():
+        import anthropic.types  # the SDK takes a second or more to import: only when a default is needed
 
     model_type = anthropic.types.Model
     for argument in typing.get_args(model_type):
