@@ -49,7 +49,8 @@ async def test_a_prompt_typed_while_the_project_opens_is_sent_once_the_model_is_
     app = make_app(repo, runtime_opener=opener)
     async with app.run_test(size=SIZE) as pilot:
         await asyncio.wait_for(opener.started.wait(), 10)
-        assert app.runtime is None and "the project" in app.header.loading  # the screen says it is still loading
+        assert app.runtime is None and "the project" in app.header.still_loading  # the screen says it is still loading
+        assert app.header.loading is False  # in the header's own text, not hidden under Textual's loading indicator
         await type_prompt(pilot, app, "first question")
         await type_prompt(pilot, app, "second question")
         await pilot.pause()
@@ -60,7 +61,7 @@ async def test_a_prompt_typed_while_the_project_opens_is_sent_once_the_model_is_
         sent = [request.body["messages"][-1]["content"] for request in api.requests]
         assert "first question" in str(sent[0]) and "second question" in str(sent[1])
         await wait_until(pilot, lambda: not app.turns.running and not app.turns.queue, timeout=30, message="the turns")
-        assert app.header.loading == ""
+        assert app.header.still_loading == ""
         users = [entry.text for entry in app.conversation.entries if entry.kind == "user"]
         assert users == ["first question", "second question"]
     # the header named what was still loading, and ended with nothing pending

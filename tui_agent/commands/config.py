@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict
-from typing import Any
 
+from tui_agent.commands.failures import Subparsers
 from tui_agent.core.project import Project
 from tui_agent.core.settings import SETTINGS, markdown_table, toml_literal
 
 
-def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
+def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     config = subparsers.add_parser("config", help="show the effective settings (validating .agent/config.toml)")
     shown = config.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="machine-readable output")

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeAlias
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -39,6 +39,10 @@ class CliParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageFailure(f"{self.prog}: {message}", self.format_usage())
+
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""What `add_subparsers` returns: each command group's `register` adds its commands to it."""
 
 
 def wants_json(argv: Sequence[str]) -> bool:

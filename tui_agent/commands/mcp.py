@@ -8,10 +8,10 @@ import json
 import sys
 from typing import Any
 
-from tui_agent.commands.failures import EXIT_USAGE, report
+from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
 
 
-def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
+def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     mcp = subparsers.add_parser("mcp", help="serve the catalog over MCP, or inspect the MCP servers this project uses")
     actions = mcp.add_subparsers(dest="mcp_command", required=True)
     serve = actions.add_parser("serve", help="serve the catalog's tools to an MCP client over stdio "

@@ -15,11 +15,11 @@ from dataclasses import asdict
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
-from tui_agent.commands.failures import EXIT_USAGE, CommandFailure, report
+from tui_agent.commands.failures import EXIT_USAGE, CommandFailure, Subparsers, report
 
 
 
-def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
+def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     recipes = subparsers.add_parser("recipes", help="inspect, run and manage the project's recipes (.agent/recipes/*.toml)")
     actions = recipes.add_subparsers(dest="recipes_command", required=True)
 

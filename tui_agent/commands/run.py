@@ -6,16 +6,15 @@ import argparse
 import asyncio
 import dataclasses
 import sys
-from typing import Any
 
-from tui_agent.commands.failures import EXIT_USAGE, report
+from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
 from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter, RunInfo
 from tui_agent.core.agent.permissions import PERMISSION_MODES, flag_approver
 
 HEADLESS_DENIAL_HINT = "(headless run: approve with --yes, or an allow rule: --allow TOOL, --allow 'run_shell(pytest:*)')"
 
 
-def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
+def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", help="run PROMPT headless to the end and print the result")
     parser.add_argument("--continue", dest="continue_latest", action="store_true", help="resume the latest session")
     parser.add_argument("--resume", metavar="ID", help="resume the session ID (.agent/sessions/ID.jsonl)")

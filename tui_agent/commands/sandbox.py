@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui_agent.commands.failures import EXIT_USAGE, report
+from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
 
 if TYPE_CHECKING:  # imported where used: every `tuiagent` start (the TUI's too) registers these commands
     from tui_agent.core.project import Project
@@ -21,7 +21,7 @@ EXIT_TIMEOUT = 124
 EXIT_SANDBOX_REFUSED = 3
 
 
-def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
+def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     group = subparsers.add_parser("sandbox", help="the isolation agent code runs under")
     actions = group.add_subparsers(dest="sandbox_command", required=True)
     status = actions.add_parser("status", help="the tier in force and what each protection covers")

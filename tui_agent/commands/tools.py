@@ -12,14 +12,14 @@ from typing import Any
 
 from tui_agent.commands import tools_commit, tools_tending
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
-from tui_agent.commands.failures import EXIT_USAGE, report
+from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
 from tui_agent.core.project import Project
 
 class UsageError(Exception):
     """Bad input on the command line (exit code 2)."""
 
 
-def register(parser: argparse.ArgumentParser, subparsers: Any) -> None:
+def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     tools = subparsers.add_parser("tools", help="inspect and manage the project's tool catalog")
     tools.add_argument("--init-git", action="store_true", help="create a git repository when there is none")
     actions = tools.add_subparsers(dest="tools_command", required=True)
@@ -180,7 +180,7 @@ def access_notes(spec: Any) -> list[str]:
     return notes
 
 
-async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
     await catalog.recheck_drift()  # a drifted tool's own tests decide between `drifted` and `drifted · failing`
     records = catalog.tools()
     rows = [("NAME", "STATUS", "CALLS", "FAILS", "ACCESS", "LAST USED", "DESCRIPTION")]
@@ -193,7 +193,7 @@ async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
     return [r.to_dict() for r in records], text, 0
 
 
-async def cmd_show(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+async def cmd_show(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
     record = need_tool(catalog, args.name)
     source = catalog.source(args.name) or ""
     data = record.to_dict() | {"source": source}
@@ -210,7 +210,7 @@ async def cmd_show(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
     return data, "\n".join(lines), 0
 
 
-async def cmd_history(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+async def cmd_history(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
     entries = catalog.history(args.name)
     if not entries and catalog.get(args.name) is None:
         need_tool(catalog, args.name)
@@ -220,7 +220,7 @@ async def cmd_history(catalog: Any, args: argparse.Namespace, _: dict) -> Result
     return data, text, 0
 
 
-async def cmd_diff(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+async def cmd_diff(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
     diff = catalog.diff(args.name, args.rev)
     return {"name": args.name, "rev": args.rev, "diff": diff}, diff.rstrip("\n") or "no differences", 0
 
@@ -229,26 +229,26 @@ def change_text(verb: str, name: str, outcome_message: str | None) -> str:
     return f"{verb} {name}" + (f" ({outcome_message})" if outcome_message else "")
 
 
-async def cmd_revert(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+async def cmd_revert(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
     need_tool(catalog, args.name) if not catalog.project.tool_path(args.name).exists() else None
     record = await catalog.revert(args.name, args.rev)
     note = catalog.pipeline.last_commit_note
     return record.to_dict() | {"git": note}, change_text("reverted", args.name, note), 0
 
 
-async def cmd_prune(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+async def cmd_prune(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
     outcome = await catalog.prune(args.name)
     return {"name": args.name, "committed": outcome.committed, "commit": outcome.sha, "git": outcome.message}, \
         change_text("pruned", args.name, outcome.message), 0
 
 
-async def cmd_restore(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+async def cmd_restore(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
     record = await catalog.restore(args.name)
     note = catalog.pipeline.last_commit_note
     return record.to_dict() | {"git": note}, change_text("restored", args.name, note), 0
 
 
-async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: dict) -> Result:
+async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: dict[str, Any]) -> Result:
     record = need_tool(catalog, args.name)
     if record.spec is None:
         from tui_agent.core.catalog.errors import PipelineError
@@ -275,7 +275,7 @@ async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: dict) -> Re
     return result.to_dict(), text, 0 if result.ok else 1
 
 
-async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
+async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
     if args.name:
         need_tool(catalog, args.name)
     reports = await catalog.drift(args.name)
@@ -296,7 +296,7 @@ async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict) -> Result:
     return [r.to_dict() for r in reports], "\n\n".join(blocks) or "no tools", 0
 
 
-COMMANDS: dict[str, Callable[[Any, argparse.Namespace, dict], Awaitable[Result]]] = {
+COMMANDS: dict[str, Callable[[Any, argparse.Namespace, dict[str, Any]], Awaitable[Result]]] = {
     "list": cmd_list, "show": cmd_show, "history": cmd_history, "diff": cmd_diff, "revert": cmd_revert,
     "prune": cmd_prune, "restore": cmd_restore, "run": cmd_run, "drift": cmd_drift,
     "commit": tools_commit.cmd_commit, "suggest": tools_tending.cmd_suggest, "doctor": tools_tending.cmd_doctor, "repair": tools_tending.cmd_repair,

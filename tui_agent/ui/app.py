@@ -146,13 +146,13 @@ class TuiAgentApp(App[int]):
             self.query_one(pane_id).ALLOW_MAXIMIZE = True  # type: ignore[misc]  # F5 zooms a whole pane
         self.screen.add_class("-show-conversation")
         self.header.model = self.requested_model or "…"
-        self.header.loading = "the project"
+        self.header.still_loading = "the project"
         self.prompt_area.focus()
         self.call_after_refresh(self.open_runtime)  # the first frame is painted before any of the work starts
 
     def show_loading(self, pending: tuple[str, ...]) -> None:
         """The runtime's startup progress: what is still loading, in the header."""
-        self.header.loading = ", ".join(pending)
+        self.header.still_loading = ", ".join(pending)
 
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
@@ -168,13 +168,13 @@ class TuiAgentApp(App[int]):
             return
         except Exception as exc:  # the UI stays up and says what went wrong
             self.runtime_error = f"{type(exc).__name__}: {exc}"
-            self.header.loading = ""
+            self.header.still_loading = ""
             await self.add_notice(f"Could not open the project: {self.runtime_error}", "error")
             self.ready.set()
             await self.turns.hand_back_queued()
             return
         self.runtime = runtime
-        self.header.loading = ""
+        self.header.still_loading = ""
         await self.runtime_ready(runtime)
         self.ready.set()
         if runtime.agent is None:
@@ -231,13 +231,18 @@ class TuiAgentApp(App[int]):
 
     # ---------------------------------------------------------------- modals from workers and callbacks
 
-    async def ask(self, screen: Screen[ScreenResult]) -> ScreenResult:
-        """Push a modal and wait for its result, from a worker or from any task on the app's loop."""
+    async def ask(self, screen: Screen[ScreenResult]) -> ScreenResult | None:
+        """Push a modal and wait for its result (None if dismissed without one), from a worker or any task on the app's loop."""
         try:
             get_current_worker()
         except NoActiveWorker:
-            future: asyncio.Future[ScreenResult] = asyncio.get_running_loop().create_future()
-            self.push_screen(screen, callback=lambda result: future.done() or future.set_result(result))
+            future: asyncio.Future[ScreenResult | None] = asyncio.get_running_loop().create_future()
+
+            def deliver(result: ScreenResult | None) -> None:
+                if not future.done():
+                    future.set_result(result)
+
+            self.push_screen(screen, callback=deliver)
             try:
                 return await future
             except asyncio.CancelledError:
@@ -258,7 +263,8 @@ class TuiAgentApp(App[int]):
             return True
         where = project.root if project is not None else self.project_root
         question = f"[b]{where}[/b] is not a git repository.\nCreate one? Tools are versioned in git; without it the catalog still works but nothing is committed."
-        return bool(await self.ask(ConfirmScreen(question, yes="Create repository", no="Continue without")))
+        create = await self.ask(ConfirmScreen(question, yes="Create repository", no="Continue without"))
+        return bool(create)
 
     # ---------------------------------------------------------------- panes
 

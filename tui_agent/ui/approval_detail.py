@@ -14,7 +14,7 @@ def is_unified_diff(detail: str) -> bool:
     return detail.startswith(("--- ", "diff --git")) or ("\n+++ " in detail and "\n@@ " in detail)
 
 
-def json_arguments(detail: str) -> dict | None:
+def json_arguments(detail: str) -> dict[str, object] | None:
     """The detail as a JSON object (a catalog tool's arguments), or None."""
     try:
         value = json.loads(detail)

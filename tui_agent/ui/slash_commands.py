@@ -188,7 +188,8 @@ class SlashCommands:
             current = runtime.session.id if runtime is not None and runtime.session is not None else None
             sessions = [info for info in await asyncio.to_thread(list_sessions, project) if info.id != current]
             choices = [Choice(info.id, f"{info.id}  {info.model or '-':<18} {info.first_prompt[:60] or '(no prompt)'}") for info in sessions[:50]]
-            session_id = await self.app.ask(ChoiceScreen("Resume a session", choices, empty="no earlier sessions in .agent/sessions")) or ""
+            picked = await self.app.ask(ChoiceScreen("Resume a session", choices, empty="no earlier sessions in .agent/sessions"))
+            session_id = picked or ""
             if not session_id:
                 return
         try:

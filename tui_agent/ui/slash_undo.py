@@ -54,8 +54,9 @@ class UndoCommands:
         number = args.strip()
         if not number:
             choices = [Choice(str(turn.turn), f"turn {turn.turn:>3}  {turn.prompt[:70] or '(no prompt)'}") for turn in reversed(turns)]
-            number = await self.app.ask(ChoiceScreen("Rewind: undo this turn and every later one", choices,
-                                                 empty="no turn to rewind in this session")) or ""
+            picked = await self.app.ask(ChoiceScreen("Rewind: undo this turn and every later one", choices,
+                                                 empty="no turn to rewind in this session"))
+            number = picked or ""
             if not number:
                 return
         if not number.isdigit():

@@ -20,4 +20,4 @@ def draw_control_characters_visibly() -> None:
     """
     for table in _LIBRARY_TABLES:
         for code, picture in CONTROL_PICTURES.items():
-            table.setdefault(code, picture)  # type: ignore[arg-type]
+            table.setdefault(code, picture)  # type: ignore[call-overload]  # the libraries type their tables dict[int, None]; str.translate takes str values too

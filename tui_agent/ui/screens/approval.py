@@ -15,10 +15,10 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui_agent.core.agent.permission_rules import PATTERN_TOOLS, Rule, suggested_prefix
-from tui_agent.core.agent.permissions import ApprovalAnswer
+from tui_agent.core.agent.permissions import ApprovalAnswer, RuleScope
 from tui_agent.ui.approval_detail import approval_detail
 
-SCOPE_LABELS = {"session": "for this session", "project": "for this project (.agent/config.toml)"}
+SCOPE_LABELS: dict[RuleScope, str] = {"session": "for this session", "project": "for this project (.agent/config.toml)"}
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,8 @@ def answer_choices(kind: str, tool: str, subject: str | None, protected: bool = 
                 rules.append(("p", f"Always allow `{short} *`", Rule(tool, prefix, prefix=True).text))
         rules.append(("t", f"Always allow every {tool} call", Rule(tool).text))
         for key, label, rule in rules:
-            for scope_key, scope in ((key, "session"), (key.upper(), "project")):
+            scopes: tuple[tuple[str, RuleScope], ...] = ((key, "session"), (key.upper(), "project"))
+            for scope_key, scope in scopes:
                 text = f"{label:<36} {SCOPE_LABELS[scope]}"
                 choices.append(AnswerChoice(scope_key, text, ApprovalAnswer(True, rule, scope)))
     choices.append(AnswerChoice("n", "Deny (esc)", ApprovalAnswer(False)))

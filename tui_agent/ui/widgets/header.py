@@ -26,8 +26,8 @@ class StatusHeader(Static):
     output_tokens: reactive[int] = reactive(0)
     cost_usd: reactive[float] = reactive(0.0)
     busy: reactive[bool] = reactive(False)
-    loading: reactive[str] = reactive("")
-    """What is still loading while the project opens ("" once everything is up)."""
+    still_loading: reactive[str] = reactive("")
+    """What is still loading while the project opens ("" once everything is up); not Widget.loading, which would cover the header with a spinner."""
     mcp: reactive[str] = reactive("")  # the MCP servers: "2/3 up (name down)"
     mcp_failed: reactive[bool] = reactive(False)
 
@@ -64,8 +64,8 @@ class StatusHeader(Static):
         text.append(tokens if not compact else f"{format_tokens(self.input_tokens)}↑ {format_tokens(self.output_tokens)}↓")
         text.append(f"{gap}cost " if not compact else gap, style="dim")
         text.append(f"${self.cost_usd:.4f}")
-        if self.loading:
-            text.append(f"   ◌ loading {self.loading}…", style="italic #e5c07b")
+        if self.still_loading:
+            text.append(f"   ◌ loading {self.still_loading}…", style="italic #e5c07b")
         if self.busy:
             text.append(f"{gap}● working (esc cancels)" if not compact else f"{gap}● esc", style="bold #e5c07b")
         return text

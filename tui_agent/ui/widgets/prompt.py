@@ -87,7 +87,9 @@ class PromptArea(TextArea):
     @property
     def menu(self) -> CompletionMenu | None:
         parent = self.parent
-        menus = parent.query(CompletionMenu) if parent is not None else []
+        if parent is None:
+            return None
+        menus = parent.query(CompletionMenu)
         return menus.first() if menus else None
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
@@ -194,8 +196,9 @@ class PromptArea(TextArea):
     def scroll_conversation(self, scroll: Callable[[Widget], None]) -> None:
         """Run a scroll action (`Widget.action_page_up`, …) on the conversation next to this prompt."""
         parent = self.parent
-        targets = parent.query("Conversation") if parent is not None else []
-        for target in targets:
+        if parent is None:
+            return
+        for target in parent.query("Conversation"):
             scroll(target)
 
     def _show(self, text: str) -> None:
