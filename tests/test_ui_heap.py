@@ -84,7 +84,7 @@ def test_strips_that_answer_with_themselves_leave_no_cyclic_garbage() -> None:
 
 
 def test_a_full_collection_runs_between_frames_only_when_one_is_due() -> None:
-    from tui_agent.ui.heap import collect_between_frames
+    from tui_agent.ui.heap import FULL_PASS_EVERY, collect_between_frames
 
     passes: list[int] = []
 
@@ -97,7 +97,7 @@ def test_a_full_collection_runs_between_frames_only_when_one_is_due() -> None:
     try:
         collect_between_frames()
         assert 2 not in passes  # just collected: nothing is due
-        while gc.get_count()[2] < gc.get_threshold()[2] - 1:
+        while gc.get_count()[2] < FULL_PASS_EVERY:
             gc.collect(1)  # what the collector's own young passes do, over time
         collect_between_frames()
         assert passes[-1] == 2
