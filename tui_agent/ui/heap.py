@@ -48,4 +48,3 @@ def collect_between_frames() -> None:
 def thaw() -> None:
     """Give frozen objects back to the collector (when the app closes, so a process that opens apps again can free them)."""
     gc.unfreeze()
-
