@@ -206,11 +206,11 @@ async def bench_streaming(tokens_per_s: float = 500, seconds: float = 10) -> Non
             deadline = time.perf_counter() + 3
             idle = await key_latencies(app, lambda: time.perf_counter() > deadline)
             started = time.perf_counter()
-            app.start_turn("stream a long answer")
+            app.turns.start("stream a long answer")
             await wait(lambda: app.conversation.streaming, 30)
-            busy = await key_latencies(app, lambda: not app.turn_running)
+            busy = await key_latencies(app, lambda: not app.turns.running)
             duration = time.perf_counter() - started
-            await wait(lambda: not app.turn_running, 30)
+            await wait(lambda: not app.turns.running, 30)
             shown = sum(len(entry.text) for entry in app.conversation.entries if entry.kind == "assistant")
     finally:
         server.terminate()
