@@ -19,7 +19,7 @@ RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "hello"}
 def valid() -> dict[str, Any]:
     """A request using every feature the rules are about: tools, a system block, tool use, cache_control."""
     return copy.deepcopy({
-        "model": "claude-sonnet-4-5", "max_tokens": 100,
+        "model": "claude-sonnet-5-5", "max_tokens": 100,
         "tools": [{**TOOL, "cache_control": {"type": "ephemeral"}}],
         "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
         "messages": [
