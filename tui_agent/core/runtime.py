@@ -262,7 +262,7 @@ async def open_runtime(
     # The session first: a wrong --resume id fails before any process or thread is started.
     messages, usage = (await asyncio.to_thread(_reopen, runtime, resume or latest_session_id(project))  # off the loop:
                        if resume or continue_latest else ([], UsageTotals()))  # a long session takes a while to decode
-    sdk_loading = asyncio.ensure_future(asyncio.to_thread(load_sdk, model or settings.model))
+    sdk_loading = _model_choice(model or settings.model, wants_model)
     mcp_starting = _mcp_hub_starting(project)  # alongside the sandbox and the catalog
     try:
         try:
@@ -289,6 +289,16 @@ async def open_runtime(
     _attach_agent(runtime, client, messages, usage)
     tracker.done("model client")
     return runtime
+
+
+def _model_choice(model: str | None, wants_model: bool) -> asyncio.Future[str]:
+    """The model id to use, known once the SDK is imported in a thread; with no model configured the SDK is not
+    imported at all (seconds of CPU the catalog and the sandbox would otherwise share the machine with)."""
+    if wants_model:
+        return asyncio.ensure_future(asyncio.to_thread(load_sdk, model))
+    chosen: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    chosen.set_result(model or "")
+    return chosen
 
 
 def _mcp_hub_starting(project: Project) -> asyncio.Task[McpHub]:
