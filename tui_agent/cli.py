@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import functools
 import os
 import sys
@@ -120,10 +121,8 @@ def entry() -> None:
     if threading.active_count() > 1:
         sys.exit(code)
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can reach it
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe: nothing more can reach it
-            pass
     atexit._run_exitfuncs()  # logging's and the libraries' own exit handlers still run
     os._exit(code)
 

@@ -250,15 +250,11 @@ async def open_runtime(
 ) -> Runtime:
     """Open a project (a failing part is reported in `problems`, the rest still works); the SDK is imported in a thread
     meanwhile and `progress` told what is still loading. Without `watch`, `runtime.watcher.run()` is the caller's."""
-    project = Project.at(project_root)
-    settings = project.load_settings()
-    project.ensure_layout()
-    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint,
-                              project=project, project_rules=settings.allow_rules)
+    runtime = _new_runtime(Project.at(project_root), approve, model=model, permission_mode=permission_mode,
+                           allowed_tools=allowed_tools, denial_hint=denial_hint)
+    project, settings = runtime.project, runtime.settings
     wants_model = model_configured(api_key, base_url)
     tracker = StartupProgress(progress, ("sandbox", "tool catalog", "recipes", *(("model client",) if wants_model else ())))
-    runtime = Runtime(project=project, settings=settings, permissions=permissions, model=model or settings.model or "")
-    runtime.problems.extend(permissions.problems)
     # The session first: a wrong --resume id fails before any process or thread is started.
     messages, usage = (await asyncio.to_thread(_reopen, runtime, resume or latest_session_id(project))  # off the loop:
                        if resume or continue_latest else ([], UsageTotals()))  # a long session takes a while to decode
@@ -288,6 +284,18 @@ async def open_runtime(
                          max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
     _attach_agent(runtime, client, messages, usage)
     tracker.done("model client")
+    return runtime
+
+
+def _new_runtime(project: Project, approve: ApprovalCallback, *, model: str | None, permission_mode: str | None,
+                 allowed_tools: Iterable[str], denial_hint: str) -> Runtime:
+    """The project's settings and permissions, nothing started yet (a broken config raises ConfigError here)."""
+    settings = project.load_settings()
+    project.ensure_layout()
+    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint,
+                              project=project, project_rules=settings.allow_rules)
+    runtime = Runtime(project=project, settings=settings, permissions=permissions, model=model or settings.model or "")
+    runtime.problems.extend(permissions.problems)
     return runtime
 
 

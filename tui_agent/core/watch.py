@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import itertools
 import logging
@@ -214,10 +215,8 @@ class ProjectWatcher:
             # The batch that proves the watch live re-reads every tool and recipe file after this call: once it
             # is handled, so is every change made before this call (no probe of our own needed).
             live = self._barriers.setdefault(self._announce_probe_name(), asyncio.Event())
-            try:
+            with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
                 await asyncio.wait_for(live.wait(), ready_timeout_s)
-            except (TimeoutError, asyncio.TimeoutError):
-                pass
             return
         name = f"{PROBE_PREFIX}-{os.getpid()}-{next(self._probe_ids)}"
         barrier = self._barriers[name] = asyncio.Event()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 
 FULL_PASS_EVERY = 4
@@ -24,12 +25,10 @@ def release_dropped_widgets() -> None:
     Textual memoizes `StylesCache.get_inner_outer` with an `lru_cache` of 1,024 entries keyed by the cache object
     itself: each removed widget's styles cache, with every line it rendered, stayed alive until pushed out. Paging
     a long session piled up thousands of such lines, and each full garbage collection walked them all."""
-    try:
+    with contextlib.suppress(ImportError, AttributeError):  # a private part of Textual: another version may not have it
         from textual._styles_cache import StylesCache
 
         StylesCache.get_inner_outer.cache_clear()
-    except (ImportError, AttributeError):  # a private part of Textual: another version may not have it
-        pass
 
 
 def collect_between_frames() -> None:
