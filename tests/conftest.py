@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +10,35 @@ import pytest
 
 from tests.fake_api import FakeMessagesAPI
 from tests.gitrepo import init_repo, make_user_changes
+
+
+@pytest.fixture(scope="session", autouse=True)
+def trusted_test_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Workspace trust for the suite: a config folder of this worker's own (never the person's ~/.config) in which
+    pytest's base temp folder is trusted, so every project a test makes under tmp_path opens trusted, as before.
+    Subprocesses (the CLI, tmux) inherit it through the environment."""
+    from tui_agent.core.trust import trust_folder
+
+    base = tmp_path_factory.getbasetemp()
+    config = base / "xdg-config"
+    config.mkdir(exist_ok=True)
+    before = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(config)
+    trust_folder(str(base))
+    yield config
+    if before is None:
+        os.environ.pop("XDG_CONFIG_HOME", None)
+    else:
+        os.environ["XDG_CONFIG_HOME"] = before
+
+
+@pytest.fixture
+def untrusted_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A config folder with nothing trusted: every project opened in this test is untrusted (restricted)."""
+    config = tmp_path / "untrusted-xdg"
+    config.mkdir()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    return config
 
 
 @pytest.fixture

@@ -27,8 +27,12 @@ CONVERT = "mcp__time__convert_time"
 
 @pytest.fixture(autouse=True)
 def private_trust_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Approvals of MCP server commands go to a store of this test's own (it lives outside the project)."""
+    """Approvals of MCP server commands go to a store of this test's own (it lives outside the project), in which
+    the test's folder is a trusted workspace (MCP servers of an untrusted project never start)."""
+    from tui_agent.core.trust import trust_folder
+
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    trust_folder(str(tmp_path))
 
 
 def configure(repo: Path, *, approve: bool = True, **extra_servers: dict) -> None:

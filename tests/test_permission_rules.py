@@ -97,15 +97,15 @@ async def test_answers_teach_rules_for_the_session_and_the_project(tmp_path: Pat
     assert (await permissions.check(shell_request("make lint"))).allowed
     assert not (await permissions.check(shell_request("pytest -q", network=True))).allowed
     assert len(asked) == 3
-    saved = project.config_path.read_text()
-    assert saved.startswith("# my settings\nmodel = \"claude-x\"")
-    assert tomllib.loads(saved)["permissions"] == {"mode": "ask", "allow": ["run_shell(pytest:*)"]}
-    assert dict(permissions.rules()) == {"run_shell(pytest:*)": "project", "run_shell(make lint)": "session"}
-    # A new session reads the project rule back; removing it takes it out of the file.
-    again = Permissions("ask", approve, project=project, project_rules=project.load_settings().allow_rules)
+    # "Always allow for this project" goes to the person's git-ignored local file, never the committed config.
+    assert project.config_path.read_text() == '# my settings\nmodel = "claude-x"\n\n[permissions]\nmode = "ask"\n'
+    assert tomllib.loads(project.local_config_path.read_text())["permissions"] == {"allow": ["run_shell(pytest:*)"]}
+    assert dict(permissions.rules()) == {"run_shell(pytest:*)": "local", "run_shell(make lint)": "session"}
+    # A new session reads the local rule back; removing it takes it out of the local file.
+    again = Permissions("ask", approve, project=project, local_rules=["run_shell(pytest:*)"])
     assert (await again.check(shell_request("pytest"))).allowed
     assert "removed" in again.remove_rule("run_shell(pytest:*)")
-    assert tomllib.loads(project.config_path.read_text())["permissions"]["allow"] == []
+    assert tomllib.loads(project.local_config_path.read_text())["permissions"]["allow"] == []
     with pytest.raises(RuleError):
         again.remove_rule("run_shell(pytest:*)")
 

@@ -35,8 +35,9 @@ async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, 
         assert "no network" in app.screen.summary
         await pilot.press("P")
         await wait_until(pilot, lambda: turn_answered(app, "ok"), timeout=60, message="the first turn")
-        config = tomllib.loads((repo / ".agent" / "config.toml").read_text())
+        config = tomllib.loads((repo / ".agent" / "config.local.toml").read_text())  # the person's, git-ignored
         assert config["permissions"]["allow"] == ["run_shell(echo:*)"]
+        assert not (repo / ".agent" / "config.toml").exists()  # the committed config is never written by an answer
         await send(pilot, app, "say two")  # covered by the rule: no modal
         await wait_until(pilot, lambda: turn_answered(app, "ok again"), timeout=60, message="the second turn")
         assert "three" in str(api.requests[-1].messages[-1])
@@ -45,7 +46,7 @@ async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, 
         await pilot.press("enter")
         await wait_until(pilot, lambda: not isinstance(app.screen, ChoiceScreen), message="the picker to close", timeout=30)
         await wait_until(pilot, lambda: app.runtime.permissions.rules() == [], message="the rule removed", timeout=30)
-        assert tomllib.loads((repo / ".agent" / "config.toml").read_text())["permissions"]["allow"] == []
+        assert tomllib.loads((repo / ".agent" / "config.local.toml").read_text())["permissions"]["allow"] == []
 
 
 async def test_undo_and_diff_cover_shell_made_changes_and_never_overwrite_the_users(repo: Path, api: FakeMessagesAPI) -> None:

@@ -89,7 +89,7 @@ async def list_servers(project_root: str) -> tuple[dict[str, Any], str, int]:
 def handle_trust(args: argparse.Namespace) -> int:
     """Print each chosen server's command and record it as approved (outside the project, out of the agent's reach)."""
     from tui_agent.core.mcp.config import load_server_configs
-    from tui_agent.core.mcp.trust import trust, trust_file
+    from tui_agent.core.mcp.trust import project_files, trust, trust_file
     from tui_agent.core.project import ConfigError, Project
 
     project = Project.at(args.project)
@@ -112,5 +112,6 @@ def handle_trust(args: argparse.Namespace) -> int:
     for config in chosen:
         env = " ".join(f"{key}={value}" for key, value in sorted(config.env.items()))
         print(f"approved {config.name}: {' '.join([config.command, *config.args])}" + (f"  (env {env})" if env else ""))
+        print("".join(f"  pinned {name} (sha256 {digest[:12]})\n" for name, digest in project_files(config, project.root)), end="")
     print(f"(recorded in {trust_file()})")
     return 0

@@ -19,6 +19,7 @@ state.db-*
 sessions/
 runs/
 cache/
+config.local.toml
 """
 
 
@@ -47,6 +48,11 @@ class Project:
     @property
     def config_path(self) -> Path:
         return self.agent_dir / "config.toml"
+
+    @property
+    def local_config_path(self) -> Path:
+        """The person's own settings for this project (git-ignored; applies only once the project is trusted)."""
+        return self.agent_dir / "config.local.toml"
 
     @property
     def state_db(self) -> Path:

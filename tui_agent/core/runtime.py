@@ -16,12 +16,17 @@ from tui_agent.core.agent.pricing import UsageTotals, default_model
 from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_messages, load_usage
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.project import Project, Settings
+from tui_agent.core.runtime_restricted import (held_mcp_hub, preview_stores, project_permissions,
+                                               restricted_notes)
+from tui_agent.core.trust.check import TrustStatus, check
+from tui_agent.core.trust.restrict import restricted_settings
 from tui_agent.core.versioning.store import VersionedStore
 from tui_agent.core.undo.service import UndoService
 from tui_agent.core.versioning.checkpoints import Checkpoints
 from tui_agent.core.watch import ProjectWatcher
 
 if TYPE_CHECKING:
+    from tui_agent.core.runtime_state import RuntimeState
     from tui_agent.core.catalog.api import AskInitGit, Catalog
     from tui_agent.core.agent.providers import ToolProvider
     from tui_agent.core.mcp.hub import McpHub
@@ -34,12 +39,17 @@ if TYPE_CHECKING:
 
 @dataclass
 class Runtime:
-    """Everything a front end needs; `agent` is None when no model is configured (`model_error` says how)."""
+    """Everything a front end needs; `agent` is None when no model is configured (`model_error` says how).
+
+    `trust` says whether the project is trusted; a restricted runtime has no catalog, recipes or started MCP
+    servers, its `settings` are the project's without committed grants, and `state` names which of the states
+    below the runtime is in (front ends ask that one question)."""
 
     project: Project
     settings: Settings
     permissions: Permissions
     model: str
+    trust: TrustStatus
     sandbox: Sandbox | None = None
     catalog: Catalog | None = None
     recipes: RecipeEngine | None = None
@@ -63,6 +73,21 @@ class Runtime:
     """Repeated call chains worth a tool, for the catalog pane's `suggested` rows."""
     drift_watch: DriftWatch | None = None
     """Re-runs drifted tools' tests when their dependency files change (status `drifted · failing`, tool_drifted recipes)."""
+
+    @property
+    def restricted(self) -> bool:
+        return not self.trust.trusted
+
+    @property
+    def state(self) -> RuntimeState:
+        """Restricted, or trusted with or without a model: the one question a front end asks."""
+        from tui_agent.core.runtime_state import NoModel, Ready, Restricted
+
+        if self.restricted:
+            return Restricted(self, self.trust, self.agent)
+        if self.agent is None:
+            return NoModel(self, self.model_error or "no model is configured")
+        return Ready(self, self.agent)
 
     @property
     def sandbox_tier(self) -> str | None:
@@ -159,7 +184,8 @@ async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_t
 
     project, settings = runtime.project, runtime.settings
     try:
-        runtime.sandbox = await Sandbox.start(project, tier=sandbox_tier, min_level=settings.sandbox_min_level)
+        runtime.sandbox = await Sandbox.start(project, tier=sandbox_tier, min_level=settings.sandbox_min_level,
+                                              project_venv=not runtime.restricted, settings=settings)
     except Exception as error:  # SandboxUnavailable, or bubblewrap failing in an unexpected way
         runtime.problems.append(f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled")
         return
@@ -167,6 +193,11 @@ async def _start_parts(runtime: Runtime, progress: StartupProgress, *, sandbox_t
     runtime.problems.extend(runtime.sandbox.notices)  # protected paths a run interrupted earlier had created
     toolchain = runtime.sandbox.toolchain
     runtime.problems.extend(f"sandbox toolchain: {problem}" for problem in (toolchain.problems if toolchain else ()))
+    if runtime.restricted:  # the committed tools and recipes are listed, never imported, tested or run
+        runtime.versioned.update(await asyncio.to_thread(preview_stores, project))
+        progress.done("tool catalog")
+        progress.done("recipes")
+        return
     try:
         runtime.catalog = await Catalog.open(project, runtime.sandbox, ask_init_git=ask_init_git, changes=runtime.changes)
     except Exception as error:
@@ -247,11 +278,15 @@ async def open_runtime(
     retry_base_delay_s: float = 1.0,
     watch: bool = True,
     progress: Callable[[tuple[str, ...]], None] | None = None,
+    trust_project: bool = False,
 ) -> Runtime:
     """Open a project (a failing part is reported in `problems`, the rest still works); the SDK is imported in a thread
-    meanwhile and `progress` told what is still loading. Without `watch`, `runtime.watcher.run()` is the caller's."""
+    meanwhile and `progress` told what is still loading. Without `watch`, `runtime.watcher.run()` is the caller's.
+
+    An untrusted project opens restricted (`runtime.restricted`; `problems` says why and how to trust it);
+    `trust_project` trusts it for this run only (`--trust-project`), recording nothing."""
     runtime = _new_runtime(Project.at(project_root), approve, model=model, permission_mode=permission_mode,
-                           allowed_tools=allowed_tools, denial_hint=denial_hint)
+                           allowed_tools=allowed_tools, denial_hint=denial_hint, trust_project=trust_project)
     project, settings = runtime.project, runtime.settings
     wants_model = model_configured(api_key, base_url)
     tracker = StartupProgress(progress, ("sandbox", "tool catalog", "recipes", *(("model client",) if wants_model else ())))
@@ -259,7 +294,7 @@ async def open_runtime(
     messages, usage = (await asyncio.to_thread(_reopen, runtime, resume or latest_session_id(project))  # off the loop:
                        if resume or continue_latest else ([], UsageTotals()))  # a long session takes a while to decode
     sdk_loading = _model_choice(model or settings.model, wants_model)
-    mcp_starting = _mcp_hub_starting(project)  # alongside the sandbox and the catalog
+    mcp_starting = _mcp_hub_starting(project, not runtime.restricted)  # alongside the sandbox and the catalog
     try:
         try:
             await _start_parts(runtime, tracker, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git,
@@ -288,13 +323,18 @@ async def open_runtime(
 
 
 def _new_runtime(project: Project, approve: ApprovalCallback, *, model: str | None, permission_mode: str | None,
-                 allowed_tools: Iterable[str], denial_hint: str) -> Runtime:
-    """The project's settings and permissions, nothing started yet (a broken config raises ConfigError here)."""
+                 allowed_tools: Iterable[str], denial_hint: str, trust_project: bool = False) -> Runtime:
+    """The project's trust, settings and permissions, nothing started yet (a broken config raises ConfigError here)."""
     settings = project.load_settings()
+    status = TrustStatus(str(project.root), "this run") if trust_project else check(project)
     project.ensure_layout()
-    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools, denial_hint=denial_hint,
-                              project=project, project_rules=settings.allow_rules)
-    runtime = Runtime(project=project, settings=settings, permissions=permissions, model=model or settings.model or "")
+    permissions = project_permissions(project, settings, status, approve, permission_mode=permission_mode,
+                                      allowed_tools=allowed_tools, denial_hint=denial_hint)
+    effective = settings if status.trusted else restricted_settings(settings)
+    runtime = Runtime(project=project, settings=effective, permissions=permissions, model=model or settings.model or "",
+                      trust=status)
+    if not status.trusted:
+        runtime.problems.extend(restricted_notes(settings, status))
     runtime.problems.extend(permissions.problems)
     return runtime
 
@@ -309,10 +349,11 @@ def _model_choice(model: str | None, wants_model: bool) -> asyncio.Future[str]:
     return chosen
 
 
-def _mcp_hub_starting(project: Project) -> asyncio.Task[McpHub]:
+def _mcp_hub_starting(project: Project, trusted: bool) -> asyncio.Task[McpHub]:
+    """The project's MCP servers starting (a restricted project's are listed, none started)."""
     from tui_agent.core.mcp.hub import McpHub
 
-    return asyncio.create_task(McpHub.start(project))
+    return asyncio.create_task(McpHub.start(project) if trusted else held_mcp_hub(project))
 
 
 def _reopen(runtime: Runtime, session_id: str) -> tuple[list[dict[str, Any]], UsageTotals]:
@@ -343,4 +384,5 @@ def open_undo(runtime: Runtime) -> UndoService | None:
 def _mcp_providers(runtime: Runtime) -> list[ToolProvider]:
     from tui_agent.core.mcp.agent_tools import McpToolProvider
 
-    return [McpToolProvider(runtime.mcp)] if runtime.mcp is not None and runtime.mcp.connections else []
+    trusted = not runtime.restricted
+    return [McpToolProvider(runtime.mcp)] if trusted and runtime.mcp is not None and runtime.mcp.connections else []

@@ -1,7 +1,9 @@
-"""Project allow rules saved in `.agent/config.toml` (`[permissions] allow = [...]`), edited without losing the rest of the file."""
+"""Allow rules saved on disk, edited without losing the rest of the file: the person's own in the git-ignored
+`.agent/config.local.toml` ("always allow for this project"), the shared ones in the committed `.agent/config.toml`."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import tomlkit
@@ -14,44 +16,52 @@ def _load(path: Path) -> tomlkit.TOMLDocument:
     try:
         return tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
     except (TOMLKitError, UnicodeDecodeError) as error:
-        raise ConfigError(f".agent/config.toml: {error}; fix the file, then save the rule again") from error
+        raise ConfigError(f".agent/{path.name}: {error}; fix the file, then save the rule again") from error
 
 
-def _allow_array(document: tomlkit.TOMLDocument) -> tomlkit.items.Array:
+def _allow_array(document: tomlkit.TOMLDocument, name: str) -> tomlkit.items.Array:
     permissions = document.get("permissions")
     if permissions is None:
         permissions = tomlkit.table()
         document["permissions"] = permissions
     if not isinstance(permissions, dict):
-        raise ConfigError(".agent/config.toml: [permissions] must be a table")
+        raise ConfigError(f".agent/{name}: [permissions] must be a table")
     allow = permissions.get("allow")
     if allow is None:
         allow = tomlkit.array()
         allow.multiline(True)
         permissions["allow"] = allow
     if not isinstance(allow, tomlkit.items.Array):
-        raise ConfigError(".agent/config.toml: permissions.allow must be a list of rules")
+        raise ConfigError(f".agent/{name}: permissions.allow must be a list of rules")
     return allow
 
 
-def save_rule(project: Project, rule: str) -> bool:
-    """Add `rule` to the project's allow list; False when it was already there."""
-    document = _load(project.config_path)
-    allow = _allow_array(document)
+def _path(project: Project, local: bool) -> Path:
+    return project.local_config_path if local else project.config_path
+
+
+def save_rule(project: Project, rule: str, *, local: bool = True) -> bool:
+    """Add `rule` to the person's local allow list (or, `local=False`, the committed one); False when already there."""
+    path = _path(project, local)
+    document = _load(path)
+    allow = _allow_array(document, path.name)
     if rule in [str(item) for item in allow]:
         return False
     allow.append(rule)
-    project.config_path.parent.mkdir(parents=True, exist_ok=True)
-    project.config_path.write_text(tomlkit.dumps(document), encoding="utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if local:
+        exclude_locally(project)
+    path.write_text(tomlkit.dumps(document), encoding="utf-8")
     return True
 
 
-def remove_rule(project: Project, rule: str) -> bool:
-    """Remove `rule` from the project's allow list; False when it was not there."""
-    if not project.config_path.exists():
+def remove_rule(project: Project, rule: str, *, local: bool = True) -> bool:
+    """Remove `rule` from the local (or committed) allow list; False when it was not there."""
+    path = _path(project, local)
+    if not path.exists():
         return False
-    document = _load(project.config_path)
-    allow = _allow_array(document)
+    document = _load(path)
+    allow = _allow_array(document, path.name)
     kept = [str(item) for item in allow if str(item) != rule]
     if len(kept) == len(allow):
         return False
@@ -59,5 +69,36 @@ def remove_rule(project: Project, rule: str) -> bool:
         allow.pop()
     for item in kept:
         allow.append(item)
-    project.config_path.write_text(tomlkit.dumps(document), encoding="utf-8")
+    path.write_text(tomlkit.dumps(document), encoding="utf-8")
     return True
+
+
+def local_rules(project: Project) -> tuple[list[str], list[str]]:
+    """The rules of `.agent/config.local.toml` and the problems reading it (a broken file grants nothing)."""
+    path = project.local_config_path
+    if not path.is_file():
+        return [], []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        return [], [f".agent/{path.name}: {error}; its allow rules are ignored until it is fixed"]
+    allow = data.get("permissions", {}).get("allow", []) if isinstance(data.get("permissions"), dict) else []
+    if not isinstance(allow, list) or not all(isinstance(item, str) for item in allow):
+        return [], [f".agent/{path.name}: permissions.allow must be a list of rules; ignored"]
+    return list(allow), []
+
+
+def exclude_locally(project: Project) -> None:
+    """Add the local config to `.git/info/exclude` too (an older `.agent/.gitignore` does not name it)."""
+    info = project.root / ".git" / "info"
+    if not (project.root / ".git").is_dir():
+        return
+    line = f"/{project.local_config_path.relative_to(project.root).as_posix()}"
+    exclude = info / "exclude"
+    try:
+        text = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
+        if line not in text.splitlines():
+            info.mkdir(parents=True, exist_ok=True)
+            exclude.write_text(text + ("" if not text or text.endswith("\n") else "\n") + line + "\n", encoding="utf-8")
+    except OSError:
+        pass  # the .agent/.gitignore line still ignores it in new projects

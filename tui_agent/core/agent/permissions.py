@@ -81,12 +81,15 @@ def flag_approver(*, yes: bool = False, allowed_tools: Iterable[str] = ()) -> Ap
 class Permissions:
     """Decides, per mode and allow rule, whether a shell command, a write outside `.agent/` or a network call may run.
 
-    Rules come from the command line (`--allow`), the project (`[permissions] allow` in .agent/config.toml) and the
-    session (answers in the approval modal); `problems` lists project rules that could not be read.
+    Rules come from the command line (`--allow`), the project (`[permissions] allow` in the committed
+    .agent/config.toml), the person's local file (.agent/config.local.toml, "always allow for this project") and the
+    session (answers in the approval modal); `problems` lists project rules that could not be read. A restricted
+    (untrusted) project is opened with neither project nor local rules.
     """
 
     def __init__(self, mode: str, approve: ApprovalCallback, *, allowed_tools: Iterable[str] = (), denial_hint: str = "",
-                 project: "Project | None" = None, project_rules: Iterable[str] = ()) -> None:
+                 project: "Project | None" = None, project_rules: Iterable[str] = (),
+                 local_rules: Iterable[str] = ()) -> None:
         if mode not in PERMISSION_MODES:
             raise ValueError(f"permission mode must be one of {', '.join(PERMISSION_MODES)}, not {mode!r}")
         self.mode: str = mode
@@ -95,11 +98,12 @@ class Permissions:
         self.project = project
         self.problems: list[str] = []
         self._rules: dict[str, tuple[Rule, str]] = {}
-        for text in project_rules:
-            try:
-                self._add(parse_rule(text), "project")
-            except RuleError as error:
-                self.problems.append(f".agent/config.toml permissions.allow: {error}")
+        for source, texts, where in (("project", project_rules, "config.toml"), ("local", local_rules, "config.local.toml")):
+            for text in texts:
+                try:
+                    self._add(parse_rule(text), source)
+                except RuleError as error:
+                    self.problems.append(f".agent/{where} permissions.allow: {error}")
         for text in allowed_tools:
             self._add(parse_rule(text), "command line")  # RuleError: the caller reports the bad flag
 
@@ -107,32 +111,45 @@ class Permissions:
         self._rules.setdefault(rule.text, (rule, source))
 
     def rules(self) -> list[tuple[str, str]]:
-        """(rule, source) for every allow rule in force; source is "project", "session" or "command line"."""
+        """(rule, source) for every allow rule in force; source is "project", "local", "session" or "command line"."""
         return [(text, source) for text, (_rule, source) in self._rules.items()]
 
     def add_rule(self, text: str, scope: RuleScope = "session") -> str:
-        """Remember a rule for the session, or save it in .agent/config.toml too; returns what happened, in words."""
+        """Remember a rule for the session, or for the project in the person's own, git-ignored
+        .agent/config.local.toml (never the committed config); returns what happened, in words."""
         rule = parse_rule(text)
         if scope == "project" and self.project is not None:
             from tui_agent.core.agent.allow_config import save_rule
 
-            save_rule(self.project, rule.text)
-            self._rules[rule.text] = (rule, "project")
-            return f"saved allow rule {rule.text} in .agent/config.toml"
+            save_rule(self.project, rule.text, local=True)
+            self._rules[rule.text] = (rule, "local")
+            self._local_changed()
+            return f"saved allow rule {rule.text} in .agent/config.local.toml (yours: git-ignored, never committed)"
         self._add(rule, "session")
         return f"allowing {rule.text} for this session"
 
     def remove_rule(self, text: str) -> str:
-        """Forget a rule (and take a project rule out of .agent/config.toml)."""
+        """Forget a rule (and take a saved rule out of the file that holds it)."""
         found = self._rules.pop(text, None)
         if found is None:
             raise RuleError(f"no allow rule {text!r}; /permissions lists them")
-        if found[1] == "project" and self.project is not None:
+        if found[1] in ("project", "local") and self.project is not None:
             from tui_agent.core.agent.allow_config import remove_rule
 
-            remove_rule(self.project, text)
-            return f"removed {text} from .agent/config.toml"
+            local = found[1] == "local"
+            remove_rule(self.project, text, local=local)
+            if local:
+                self._local_changed()
+            return f"removed {text} from .agent/{'config.local.toml' if local else 'config.toml'}"
         return f"removed {text} ({found[1]})"
+
+    def _local_changed(self) -> None:
+        """The person changed their own rules: the trusted project's approval follows (a pull that changes the
+        file is still asked about)."""
+        if self.project is not None:
+            from tui_agent.core.trust.check import approve_local_change
+
+            approve_local_change(self.project)
 
     def allow_tool(self, name: str) -> None:
         """Approve every further call of `name` in this session without asking (an MCP tool after its first call)."""

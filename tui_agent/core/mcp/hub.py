@@ -72,7 +72,7 @@ class McpHub:
         hub = cls(project, configs, problems)
         for config in configs:
             if not is_trusted(project, config):
-                hub.connections[config.name].hold(untrusted_message(config))
+                hub.connections[config.name].hold(untrusted_message(config, project))
         await asyncio.gather(*(c.start() for c in hub.connections.values() if c.status == "starting"))
         hub._rename()
         return hub

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tui_agent.core.project import Project
+from tui_agent.core.project import Project, Settings
 from tui_agent.core.sandbox import protected, quarantine, tiers
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
@@ -77,12 +77,13 @@ class Sandbox:
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
                     min_level: str | None = None, warm_workers: int = DEFAULT_WARM_WORKERS,
-                    fork_servers: bool = True) -> "Sandbox":
+                    fork_servers: bool = True, project_venv: bool = True,
+                    settings: Settings | None = None) -> "Sandbox":
         """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers.
 
         `fork_servers` False makes every run start a fresh sandbox (the baseline the benchmarks compare with).
         """
-        settings = project.load_settings()
+        settings = settings or project.load_settings()  # a restricted runtime passes its own (no committed grants)
         if min_level is None:
             min_level = settings.sandbox_min_level
         problem = await asyncio.to_thread(tiers.probe_bubblewrap)
@@ -95,7 +96,7 @@ class Sandbox:
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
         sandbox.notices += await asyncio.to_thread(quarantine.recover, project.root)
         sandbox.toolchain = await asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
-                                                    extra_paths=settings.sandbox_paths)
+                                                    extra_paths=settings.sandbox_paths, project_venv=project_venv)
         if sandbox.fork_pool is not None:
             sandbox.fork_pool.toolchain = sandbox.toolchain
             if warm_workers > 0:

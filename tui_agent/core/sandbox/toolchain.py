@@ -83,13 +83,13 @@ class Toolchain:
 
 
 def discover(project_root: Path, *, environ: Mapping[str, str] | None = None, extra_env: Iterable[str] = (),
-             extra_paths: Iterable[str] = ()) -> Toolchain:
+             extra_paths: Iterable[str] = (), project_venv: bool = True) -> Toolchain:
     """The toolchain of `project_root` for the user whose environment is `environ` (default: this process')."""
     env_in = dict(os.environ if environ is None else environ)
     home = Path(os.path.abspath(os.path.expanduser(env_in.get("HOME") or "~")))
     problems: list[str] = []
     secrets = SecretMap(home)
-    venv = find_virtualenv(project_root, env_in, home)
+    venv = find_virtualenv(project_root, env_in, home) if project_venv else None  # False: an untrusted project
     env = passed_variables(env_in, extra_env, problems)
     env.update(tool_home_variables(home, env))
     if venv is not None:

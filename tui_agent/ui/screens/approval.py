@@ -18,7 +18,7 @@ from tui_agent.core.agent.permission_rules import PATTERN_TOOLS, Rule, suggested
 from tui_agent.core.agent.permissions import ApprovalAnswer, RuleScope
 from tui_agent.ui.approval_detail import approval_detail
 
-SCOPE_LABELS: dict[RuleScope, str] = {"session": "for this session", "project": "for this project (.agent/config.toml)"}
+SCOPE_LABELS: dict[RuleScope, str] = {"session": "for this session", "project": "for this project (yours: .agent/config.local.toml)"}
 
 
 @dataclass(frozen=True)

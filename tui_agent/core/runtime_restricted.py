@@ -1,0 +1,65 @@
+"""The parts of a restricted (untrusted) runtime: settings and permissions without committed grants, read-only
+previews of the catalog, MCP servers listed but held; nothing of the project imported, tested or started."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from tui_agent.core.agent.permissions import ApprovalCallback, Permissions
+from tui_agent.core.project import Project, Settings
+from tui_agent.core.trust.check import TrustStatus
+from tui_agent.core.trust.restrict import ignored_grants, restricted_settings
+
+if TYPE_CHECKING:
+    from tui_agent.core.mcp.hub import McpHub
+    from tui_agent.core.versioning.store import VersionedStore
+
+MCP_HELD = ("not started: the project is not trusted (MCP servers run outside the sandbox). "
+            "Run `tuiagent trust` to see its servers and trust it")
+
+
+def project_permissions(project: Project, settings: Settings, status: TrustStatus, approve: ApprovalCallback, *,
+                        permission_mode: str | None, allowed_tools: Iterable[str], denial_hint: str) -> Permissions:
+    """The session's permissions: the person's flags always; the project's and the local rules only when trusted."""
+    from tui_agent.core.agent.allow_config import local_rules
+
+    if not status.trusted:
+        return Permissions(permission_mode or restricted_settings(settings).permission_mode, approve,
+                           allowed_tools=allowed_tools, denial_hint=denial_hint, project=project)
+    local, problems = local_rules(project)
+    permissions = Permissions(permission_mode or settings.permission_mode, approve, allowed_tools=allowed_tools,
+                              denial_hint=denial_hint, project=project, project_rules=settings.allow_rules,
+                              local_rules=local)
+    permissions.problems.extend(problems)
+    return permissions
+
+
+def restricted_notes(settings: Settings, status: TrustStatus) -> list[str]:
+    """The warnings a restricted session starts with: why, how to trust, and which grants are ignored."""
+    notes = [f"restricted mode: {status.reason()}"]
+    ignored = ignored_grants(settings)
+    if ignored:
+        notes.append(f"restricted mode: ignoring the project's grants ({', '.join(ignored)})")
+    return notes
+
+
+def preview_stores(project: Project) -> dict[str, VersionedStore]:
+    """"tool" / "recipe" → read-only stores listing the files (status `untrusted`), with their git history."""
+    from tui_agent.core.trust.preview import PreviewStore
+    from tui_agent.core.versioning.gitstore import CatalogGit
+
+    git = CatalogGit(project.root)
+    return {"tool": PreviewStore(project, "tool", git), "recipe": PreviewStore(project, "recipe", git)}
+
+
+async def held_mcp_hub(project: Project) -> McpHub:
+    """The configured MCP servers as rows, none started."""
+    from tui_agent.core.mcp.config import load_server_configs
+    from tui_agent.core.mcp.hub import McpHub
+
+    configs, problems = load_server_configs(project)
+    hub = McpHub(project, configs, problems)
+    for connection in hub.connections.values():
+        connection.hold(MCP_HELD)
+    return hub

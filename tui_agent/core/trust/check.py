@@ -1,0 +1,77 @@
+"""Whether a project is trusted now, and why not: never seen, or its grants changed since the person approved them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from tui_agent.core.project import Project
+from tui_agent.core.trust import store
+from tui_agent.core.trust.grants import changes, fingerprint, project_grants
+
+TrustState = Literal["trusted", "folder", "new", "changed", "this run"]
+
+
+@dataclass(frozen=True)
+class TrustStatus:
+    """`trusted` is what the runtime acts on; `state` and `changed` say why, for the trust screen and the warnings."""
+
+    root: str
+    state: TrustState
+    changed: tuple[str, ...] = field(default=())
+    """For state "changed": what differs from the approved grants (new, changed, removed)."""
+    folder: str | None = None
+    """The trusted folder this project inherits its trust from (state "folder")."""
+
+    @property
+    def trusted(self) -> bool:
+        return self.state in ("trusted", "folder", "this run")
+
+    def reason(self) -> str:
+        """One sentence for a person: why the project is restricted, and how to trust it."""
+        if self.trusted:
+            return ""
+        how = ("Run `tuiagent trust` to see what it grants and trust it (or `--trust-project` for one headless run); "
+               "in the TUI, choose Trust on the trust screen.")
+        if self.state == "changed":
+            return (f"this project's grants changed since you trusted it ({len(self.changed)} change(s): "
+                    f"{'; '.join(self.changed)}), so it is restricted until you approve them again. {how}")
+        return ("this project is not trusted yet, so it opens restricted: its committed permission grants, recipes, "
+                f"tools and MCP servers do not run and its virtualenv is not used. {how}")
+
+
+def check(project: Project) -> TrustStatus:
+    """The project's trust as recorded outside it (parent folders included), compared by content."""
+    root = store.real_path(project.root)
+    entry = store.lookup(root)
+    if entry is None:
+        return TrustStatus(root, "new")
+    if entry.approved is None:
+        return TrustStatus(root, "folder", folder=entry.path)
+    differences = changes(entry.approved, project_grants(project))
+    return TrustStatus(root, "changed", tuple(differences)) if differences else TrustStatus(root, "trusted")
+
+
+def grant(project: Project) -> TrustStatus:
+    """Trust the project with exactly what it grants now (a later change asks again)."""
+    store.record(project.root, fingerprint(project_grants(project)))
+    return TrustStatus(store.real_path(project.root), "trusted")
+
+
+def trust_folder(folder: str) -> None:
+    """Trust a folder and every project below it, whatever they hold (VS Code's parent-folder trust)."""
+    store.record(folder, None)
+
+
+def revoke(project: Project) -> bool:
+    return store.forget(project.root)
+
+
+def approve_local_change(project: Project) -> None:
+    """The person saved or removed one of their own rules: update the approved local rules, nothing else."""
+    entry = store.lookup(project.root)
+    if entry is None or entry.approved is None or entry.path != store.real_path(project.root):
+        return
+    local = {grant.key: grant.digest for grant in project_grants(project) if grant.key.startswith("local.")}
+    approved = {key: digest for key, digest in entry.approved.items() if not key.startswith("local.")}
+    store.record(project.root, {**approved, **local})

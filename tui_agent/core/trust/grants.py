@@ -1,0 +1,123 @@
+"""What a project grants itself through its files: permission settings, automatic recipes, MCP servers, each with a
+digest of its content, so trust is approved by content and a pull that changes a grant is seen."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from tui_agent.core.project import ConfigError, Project, Settings
+
+AUTOMATIC_TRIGGERS = ("session_start", "file_changed", "tool_authored", "tool_drifted")
+"""Recipe triggers that fire without the person asking (`command` recipes run only when typed)."""
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One thing the project would get once trusted: `key` names it, `digest` pins its content, `text` says it."""
+
+    key: str
+    text: str
+    digest: str
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def settings_grants(settings: Settings) -> list[Grant]:
+    """Grants of the committed `.agent/config.toml`."""
+    grants: list[Grant] = []
+    if settings.permission_mode == "auto":
+        grants.append(Grant("permissions.mode", "permission mode auto: edits accepted without asking", _digest("auto")))
+    for rule in settings.allow_rules:
+        network = "" if "(" in rule else " (a tool-wide rule: its network calls too)"
+        grants.append(Grant(f"permissions.allow:{rule}", f"allow rule {rule}: calls it covers are not asked{network}",
+                            _digest(rule)))
+    for name in settings.sandbox_env:
+        grants.append(Grant(f"sandbox.env:{name}", f"environment variable {name} passed to agent code", _digest(name)))
+    for folder in settings.sandbox_paths:
+        grants.append(Grant(f"sandbox.paths:{folder}", f"folder {folder} readable by agent code", _digest(folder)))
+    serve = settings.extra.get("mcp", {}).get("serve") if isinstance(settings.extra.get("mcp"), dict) else None
+    if isinstance(serve, dict) and any(serve.get(key) for key in ("allow_writes", "allow_network", "run_python", "allow")):
+        grants.append(Grant("mcp.serve", f"`tuiagent mcp serve` options {json.dumps(serve, sort_keys=True)}", _digest(serve)))
+    return grants
+
+
+def local_grants(project: Project) -> list[Grant]:
+    """The rules of `.agent/config.local.toml` (git-ignored, but a repository can still commit one)."""
+    from tui_agent.core.agent.allow_config import local_rules
+
+    rules, _problems = local_rules(project)
+    return [Grant(f"local.allow:{rule}", f"allow rule {rule} (from .agent/config.local.toml)", _digest(rule))
+            for rule in rules]
+
+
+def recipe_grants(project: Project) -> list[Grant]:
+    """Recipes that fire by themselves, each pinned by its file's bytes (an unreadable one too: it may be fixed)."""
+    from tui_agent.core.recipes.recipefile import parse_recipe
+
+    grants: list[Grant] = []
+    for path in sorted(project.recipes_dir.glob("*.toml")) if project.recipes_dir.is_dir() else []:
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            continue
+        try:
+            recipe = parse_recipe(path.stem, raw)
+        except Exception as error:  # PipelineError and anything a hostile file provokes: shown, pinned, never run
+            grants.append(Grant(f"recipe:{path.stem}", f"recipe {path.stem} (not valid now: {error})", _digest(raw.hex())))
+            continue
+        if recipe.trigger.on not in AUTOMATIC_TRIGGERS:
+            continue
+        grants.append(Grant(f"recipe:{path.stem}", f"recipe {path.stem}: {recipe_line(recipe)}", _digest(raw.hex())))
+    return grants
+
+
+def recipe_line(recipe: Any) -> str:
+    """"on session_start → prompt '…'" for a parsed Recipe."""
+    paths = f" {list(recipe.trigger.paths)}" if recipe.trigger.paths else ""
+    action = recipe.action
+    what = (f"call tool {action.tool} {json.dumps(action.args)}" if action.tool is not None
+            else f"send the prompt {(action.prompt or '').strip()[:200]!r}")
+    return f"on {recipe.trigger.on}{paths} → {what}"
+
+
+def mcp_grants(project: Project) -> list[Grant]:
+    """Each configured MCP server (it runs outside the sandbox): its command and the project files it runs."""
+    from tui_agent.core.mcp.config import load_server_configs
+    from tui_agent.core.mcp.trust import project_files
+
+    grants: list[Grant] = []
+    configs, _problems = load_server_configs(project)
+    for config in configs:
+        files = project_files(config, project.root)
+        pinned = "".join(f"; runs {name} (sha256 {digest[:12]})" for name, digest in files)
+        env = f" env {sorted(config.env)}" if config.env else ""
+        text = f"MCP server {config.name} (outside the sandbox): {' '.join([config.command, *config.args])}{env}{pinned}"
+        grants.append(Grant(f"mcp:{config.name}", text, _digest([config.command, list(config.args), config.env, files])))
+    return grants
+
+
+def project_grants(project: Project) -> list[Grant]:
+    """Everything the project would grant itself once trusted (a broken config grants nothing: it does not open)."""
+    try:
+        settings = project.load_settings()
+    except ConfigError:
+        settings = Settings()
+    return [*settings_grants(settings), *local_grants(project), *recipe_grants(project), *mcp_grants(project)]
+
+
+def fingerprint(grants: list[Grant]) -> dict[str, str]:
+    return {grant.key: grant.digest for grant in grants}
+
+
+def changes(approved: dict[str, str], grants: list[Grant]) -> list[str]:
+    """What differs from the approved set, one line each ("new: …", "changed: …", "removed: …")."""
+    now = {grant.key: grant for grant in grants}
+    lines = [f"{'new' if grant.key not in approved else 'changed'}: {grant.text}"
+             for grant in grants if approved.get(grant.key) != grant.digest]
+    lines += [f"removed: {key}" for key in approved if key not in now]
+    return lines

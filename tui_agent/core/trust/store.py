@@ -1,0 +1,107 @@
+"""trust.json: which folders the person trusted, and what each trusted project granted then (outside every project)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TRUST_NAME = "trust.json"
+
+
+def config_dir() -> Path:
+    """`$XDG_CONFIG_HOME/tuiagent` (default `~/.config/tuiagent`): the person's, never a project's."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "tuiagent"
+
+
+def trust_file() -> Path:
+    return config_dir() / TRUST_NAME
+
+
+def real_path(path: str | Path) -> str:
+    """The key of a folder: absolute, symlinks followed (a link to a trusted folder is that folder)."""
+    return os.path.realpath(os.path.expanduser(str(path)))
+
+
+@dataclass(frozen=True)
+class TrustEntry:
+    """One trusted folder: `approved` maps each grant's key to its digest when trusted (None: a folder, trusted
+    with everything below it whatever it holds)."""
+
+    path: str
+    approved: dict[str, str] | None
+
+
+def _read() -> dict[str, Any]:
+    try:
+        data = json.loads(trust_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    folders = data.get("folders") if isinstance(data, dict) else None
+    return folders if isinstance(folders, dict) else {}
+
+
+def _write(folders: dict[str, Any]) -> None:
+    path = trust_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".trust-")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump({"version": 1, "folders": folders}, out, indent=1, sort_keys=True)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _entry(path: str, raw: Any) -> TrustEntry | None:
+    if not isinstance(raw, dict):
+        return None
+    approved = raw.get("approved")
+    if approved is None and raw.get("folder") is True:
+        return TrustEntry(path, None)
+    if isinstance(approved, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in approved.items()):
+        return TrustEntry(path, dict(approved))
+    return None
+
+
+def lookup(folder: str | Path) -> TrustEntry | None:
+    """The entry that trusts `folder`: its own, else the nearest trusted folder above it (parent trust)."""
+    folders = _read()
+    current = Path(real_path(folder))
+    own = _entry(str(current), folders.get(str(current)))
+    if own is not None:
+        return own
+    for parent in current.parents:
+        entry = _entry(str(parent), folders.get(str(parent)))
+        if entry is not None and entry.approved is None:
+            return entry
+    return None
+
+
+def record(folder: str | Path, approved: dict[str, str] | None) -> TrustEntry:
+    """Trust `folder` (atomic write): with `approved` the grants seen, or None for a whole folder tree."""
+    key = real_path(folder)
+    folders = _read()
+    folders[key] = {"folder": True} if approved is None else {"approved": dict(approved)}
+    _write(folders)
+    return TrustEntry(key, approved)
+
+
+def forget(folder: str | Path) -> bool:
+    """Untrust `folder` itself; False when it had no entry of its own (a parent's trust is not changed)."""
+    key = real_path(folder)
+    folders = _read()
+    if key not in folders:
+        return False
+    del folders[key]
+    _write(folders)
+    return True
+
+
+def trusted_folders() -> list[TrustEntry]:
+    return [entry for path, raw in sorted(_read().items()) if (entry := _entry(path, raw)) is not None]
