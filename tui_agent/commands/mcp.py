@@ -36,6 +36,9 @@ def handle_serve(args: argparse.Namespace) -> int:
     from tui_agent.core.mcp.server import serve_stdio
     from tui_agent.core.project import ConfigError, Project
 
+    from tui_agent.commands.trustgate import require_trust
+
+    require_trust(args, "tuiagent mcp serve")  # it imports and tests the project's tools, and reads its [mcp.serve] grants
     try:
         options = load_serve_options(Project.at(args.project)).merged(
             allow_writes=args.allow_writes, allow_network=args.allow_network, run_python=args.run_python,

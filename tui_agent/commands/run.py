@@ -27,6 +27,8 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     parser.add_argument("--undo", action="store_true",
                         help="undo the last agent turn of the latest session (its file changes and catalog changes)")
     parser.add_argument("--sandbox-tier", choices=("bubblewrap", "rlimits"), help="force a sandbox tier")
+    parser.add_argument("--trust-project", action="store_true",
+                        help="trust this project for this run only (an untrusted one runs restricted; `tuiagent trust` records it)")
     parser.set_defaults(handler=handle)
 
 
@@ -67,6 +69,7 @@ async def run_headless(args: argparse.Namespace) -> int:
             permission_mode=args.permission_mode,
             allowed_tools=args.allow,
             denial_hint=HEADLESS_DENIAL_HINT,
+            trust_project=bool(getattr(args, "trust_project", False)),
         )
     except ConfigError:
         raise
@@ -76,6 +79,8 @@ async def run_headless(args: argparse.Namespace) -> int:
     try:
         for problem in runtime.problems:
             print(f"[warning] {problem}", file=sys.stderr)
+        if runtime.restricted:  # in the JSON result too: a caller must not mistake a restricted run for a full one
+            printer.warnings.extend(problem for problem in runtime.problems if problem.startswith("restricted mode:"))
         if runtime.agent is None:
             return report(str(runtime.model_error), "model", EXIT_USAGE, as_json=args.output_format != "text")
         agent = runtime.agent

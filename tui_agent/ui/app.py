@@ -368,6 +368,7 @@ def launch_options(args: argparse.Namespace) -> LaunchOptions:
         allowed_tools=tuple(args.allow or ()),
         approve_all=bool(args.yes),
         init_git=bool(args.init_git),
+        extra={"trust_project": True} if getattr(args, "trust_project", False) else {},
     )
 
 
