@@ -26,6 +26,7 @@ from tui_agent.ui.catalog_care import open_catalog_care
 from tui_agent.ui.diffs import warm_up_highlighting
 from tui_agent.ui import lean_strips
 from tui_agent.ui.heap import collect_between_frames, freeze_long_lived, thaw
+from tui_agent.ui.screens.trust import settle_trust
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
 from tui_agent.ui.palette import TuiAgentCommands
 from tui_agent.ui.prompt_completion import PromptCompletion
@@ -160,6 +161,7 @@ class TuiAgentApp(App[int]):
         try:
             callbacks = UICallbacks(approve=self.turns.approve, ask_init_git=self.ask_init_git, submit_prompt=self.turns.submit_prompt,
                                     progress=self.show_loading)
+            await settle_trust(self, self.project_root, trust_for_run=bool(self.options.extra.get("trust_project")))
             runtime = await self.runtime_opener(self.project_root, callbacks, self.options)
         except ConfigError as exc:  # one precise line: file:line, what is wrong, how to fix it
             self.runtime_error = f"{exc} (fix the file and start tuiagent again)"
