@@ -78,7 +78,8 @@ class Notifications:
 
 
 def serve_parameters(repo: Path, *flags: str) -> StdioServerParameters:
-    env = {key: value for key, value in os.environ.items() if key in ("PATH", "HOME", "LANG", "PYTHONPATH", "TMPDIR")}
+    env = {key: value for key, value in os.environ.items() if key in ("PATH", "HOME", "LANG", "PYTHONPATH", "TMPDIR",
+                                                                      "XDG_CONFIG_HOME")}  # where the test folder is trusted
     return StdioServerParameters(command=sys.executable, args=["-m", "tui_agent.cli", "--project", str(repo), "mcp",
                                                                "serve", *flags], env=env, cwd=str(repo))
 

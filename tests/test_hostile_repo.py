@@ -20,7 +20,7 @@ from tui_agent.cli import main
 from tui_agent.core.agent.permissions import deny_all
 from tui_agent.core.project import Project
 from tui_agent.core.runtime import open_runtime
-from tui_agent.core.runtime_state import Ready, Restricted
+from tui_agent.core.runtime_state import NoModel, Restricted
 from tui_agent.core.sandbox.protected import matches_protected
 from tui_agent.core.trust import check, describe, trust_folder
 from tui_agent.core.trust.store import trust_file
@@ -203,6 +203,7 @@ class TestCommittedCode:
         trust(repo)
         runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits", watch=False)
         try:
+            assert isinstance(runtime.state, NoModel)
             assert runtime.recipes is not None and f"evil_{trigger}" in [r.name for r in runtime.recipes.book.records()]
         finally:
             await runtime.aclose()

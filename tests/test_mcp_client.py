@@ -172,7 +172,8 @@ async def test_list_changed_from_a_server_is_honoured_at_the_next_request(repo: 
 
     other = init_repo(tmp_path / "other")
     await seed_catalog(other, {"double": tool_source("double")})
-    configure(repo, other={"command": sys.executable, "args": ["-m", "tui_agent.cli", "--project", str(other), "mcp", "serve"]})
+    configure(repo, other={"command": sys.executable, "args": ["-m", "tui_agent.cli", "--project", str(other),
+                                                                  "--trust-project", "mcp", "serve"]})
     with FakeMessagesAPI() as api:
         api.enqueue(reply(text("first")))
         async with agent_runtime(repo, api) as runtime:
@@ -210,7 +211,7 @@ async def test_a_server_dying_during_a_call_answers_with_an_error(repo: Path, tm
     slow = tool_source("slow", "import time\n    time.sleep(20)\n    return x")
     other = init_repo(tmp_path / "other")
     await seed_catalog(other, {"slow": slow})
-    serve = ["-m", "tui_agent.cli", "--project", str(other), "mcp", "serve"]
+    serve = ["-m", "tui_agent.cli", "--project", str(other), "--trust-project", "mcp", "serve"]  # no XDG in its env
     configure(repo, other={"command": sys.executable, "args": serve})
     with FakeMessagesAPI() as api:
         api.enqueue(reply(tool_use("mcp__other__slow", {"x": 1})), reply(text("it died")))

@@ -370,7 +370,7 @@ def launch_options(args: argparse.Namespace) -> LaunchOptions:
         allowed_tools=tuple(args.allow or ()),
         approve_all=bool(args.yes),
         init_git=bool(args.init_git),
-        extra={"trust_project": True} if getattr(args, "trust_project", False) else {},
+        extra={"trust_project": True} if args.trust_project else {},
     )
 
 
