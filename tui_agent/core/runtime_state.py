@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.loop import Agent
+    from tui_agent.core.catalog.api import Catalog
+    from tui_agent.core.recipes.engine import RecipeEngine
+    from tui_agent.core.sandbox import Sandbox
+    from tui_agent.core.tending.suggestions import SuggestionBook
     from tui_agent.core.runtime import Runtime
     from tui_agent.core.trust.check import TrustStatus
 
@@ -59,3 +63,32 @@ def agent_of(state: RuntimeState) -> Agent | None:
 
 def runtime_of(state: RuntimeState) -> Runtime | None:
     return None if isinstance(state, Opening) else state.runtime
+
+
+def catalog_of(state: RuntimeState) -> Catalog | None:
+    """The live tool catalog: only a trusted project has one (None too when it failed to open)."""
+    return state.runtime.catalog if isinstance(state, (NoModel, Ready)) else None
+
+
+def recipes_of(state: RuntimeState) -> RecipeEngine | None:
+    """The recipe engine: only a trusted project's recipes are loaded."""
+    return state.runtime.recipes if isinstance(state, (NoModel, Ready)) else None
+
+
+def suggestions_of(state: RuntimeState) -> SuggestionBook | None:
+    return state.runtime.suggestions if isinstance(state, (NoModel, Ready)) else None
+
+
+def sandbox_of(state: RuntimeState) -> Sandbox | None:
+    runtime = runtime_of(state)
+    return runtime.sandbox if runtime is not None else None
+
+
+def unavailable(state: RuntimeState, what: str) -> str:
+    """Why `what` cannot be used in this state, and how to get it."""
+    if isinstance(state, Restricted):
+        return (f"{what} is not available: the project is restricted (not trusted). Run `tuiagent trust` and "
+                "start tuiagent again, or choose Trust on the trust screen")
+    if isinstance(state, Opening):
+        return f"{what} is not available: {state.error}" if state.error else f"{what} is not available yet: the project is still opening"
+    return f"{what} is not available (see the problems shown when the project opened)"

@@ -46,6 +46,7 @@ from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 if TYPE_CHECKING:  # the core is imported in a thread after the first frame (runtime_bridge)
     from tui_agent.core.project import Project
     from tui_agent.core.runtime import Runtime
+    from tui_agent.core.runtime_state import RuntimeState
 
 NARROW_WIDTH = 120
 PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab/shift+tab focus"
@@ -207,6 +208,15 @@ class TuiAgentApp(App[int]):
             self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
         if runtime.recipes is not None:
             self.run_worker(runtime.recipes.session_started(), group="recipes-start")
+
+    @property
+    def state(self) -> RuntimeState:
+        """The one question for the rest of the UI: opening, restricted, trusted without a model, or ready."""
+        if self.runtime is None:
+            from tui_agent.core.runtime_state import Opening
+
+            return Opening(self.runtime_error)
+        return self.runtime.state
 
     def model_name(self) -> str:
         runtime = self.runtime

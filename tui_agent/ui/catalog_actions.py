@@ -18,6 +18,7 @@ from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.screens.source import SourceScreen
 from tui_agent.ui.widgets.messages import Entry
+from tui_agent.core.runtime_state import Restricted, catalog_of, recipes_of, unavailable
 
 if TYPE_CHECKING:
     from tui_agent.core.sandbox.policy import RunResult
@@ -84,7 +85,7 @@ class CatalogActions:
         self.app.run_worker(self._load_pruned(), group="catalog-pruned", exclusive=True)
 
     async def _load_pruned(self) -> None:
-        catalog = self.app.runtime.catalog if self.app.runtime is not None else None
+        catalog = catalog_of(self.app.state)
         if catalog is None:
             self.app.notify("the catalog is still opening", severity="warning")
             return
@@ -144,13 +145,17 @@ class CatalogActions:
         await self.app.ask(SourceScreen(title, source, lexer="python" if row.kind == "tool" else "toml"))
 
     async def run(self, row: CatalogRow) -> None:
-        runtime = self.app.runtime
-        if runtime is not None and row.kind == "recipe" and runtime.recipes is not None:
-            runs = await runtime.recipes.run_recipe(row.name)
+        state = self.app.state
+        if isinstance(state, Restricted):
+            self.app.notify(unavailable(state, f"running {row.name}"), severity="warning", timeout=8)
+            return
+        recipes = recipes_of(state)
+        if row.kind == "recipe" and recipes is not None:
+            runs = await recipes.run_recipe(row.name)
             for recipe_run in runs:
                 await self.app.add_notice(f"recipe {row.name}: {recipe_run.summary}", "info" if recipe_run.ok else "error")
             return
-        catalog = runtime.catalog if runtime is not None and row.kind == "tool" else None
+        catalog = catalog_of(state) if row.kind == "tool" else None
         record = catalog.get(row.name) if catalog is not None else None
         if catalog is None or record is None or record.spec is None:
             self.app.notify(f"{row.name} has no working version to run", severity="error")
@@ -230,7 +235,7 @@ class CatalogActions:
         if row.kind == "recipe":
             self.app.notify("drift applies to tools", severity="warning")
             return
-        catalog = self.app.runtime.catalog if self.app.runtime is not None else None
+        catalog = catalog_of(self.app.state)
         if catalog is None:
             self.app.notify("the tool catalog is not open", severity="warning")
             return

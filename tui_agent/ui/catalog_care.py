@@ -10,6 +10,7 @@ from tui_agent.core.tending.repair import repair_prompt
 from tui_agent.core.tending.suggestions import SuggestionBook
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.screens.catalog_care import CareChoice, CatalogCareScreen
+from tui_agent.core.runtime_state import catalog_of, suggestions_of
 
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 async def open_catalog_care(app: TuiAgentApp) -> None:
     """Show suggestions and findings; act on the one the person picks."""
-    catalog = app.runtime.catalog if app.runtime is not None else None
+    catalog = catalog_of(app.state)
     if catalog is None:
         app.notify("the tool catalog is not open", severity="warning")
         return
@@ -46,7 +47,7 @@ async def open_catalog_care(app: TuiAgentApp) -> None:
 
 async def repair_tool(app: TuiAgentApp, name: str) -> None:
     """Hand the agent the tool's drift diff, failing test output and source (the `R` key, `tuiagent tools repair`)."""
-    catalog = app.runtime.catalog if app.runtime is not None else None
+    catalog = catalog_of(app.state)
     record = catalog.get(name) if catalog is not None else None
     if catalog is None or record is None:
         app.notify(f"no tool named {name}", severity="warning")
@@ -61,7 +62,7 @@ async def repair_tool(app: TuiAgentApp, name: str) -> None:
 
 async def suggestion_action(app: TuiAgentApp, action: str, chain_id: str) -> None:
     """A key on a `suggested` row: a asks the agent to author the tool, x dismisses it for good, others open care."""
-    book = app.runtime.suggestions if app.runtime is not None else None
+    book = suggestions_of(app.state)
     chain = next((chain for chain in await asyncio.to_thread(book.current) if chain.id == chain_id), None) if book else None
     if book is None or chain is None:
         app.notify("that suggestion is gone (authored, covered or dismissed)", severity="warning")

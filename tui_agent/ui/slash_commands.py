@@ -13,6 +13,7 @@ from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models,
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
 from tui_agent.ui.slash_commit import slash_commit
+from tui_agent.core.runtime_state import agent_of, catalog_of, recipes_of
 
 if TYPE_CHECKING:
     from tui_agent.core.recipes.engine import RecipeEngine
@@ -52,7 +53,7 @@ class SlashCommands:
 
     def recipe_commands(self) -> dict[str, str]:
         """Slash commands contributed by recipes with a `command` trigger: name -> description."""
-        recipes = self.app.runtime.recipes if self.app.runtime is not None else None
+        recipes = recipes_of(self.app.state)
         return dict(recipes.slash_commands()) if recipes is not None else {}
 
     async def run_slash(self, command: SlashCommand) -> None:
@@ -60,7 +61,7 @@ class SlashCommands:
         if handler is not None:
             await handler(command.args)
             return
-        recipes = self.app.runtime.recipes if self.app.runtime is not None else None
+        recipes = recipes_of(self.app.state)
         if recipes is not None and command.name in self.recipe_commands():
             await self.run_recipe_command(recipes, command)
             return
@@ -114,7 +115,7 @@ class SlashCommands:
             show_pruned(self.app)
             await self.app.add_notice("Pruned tools are listed in the catalog pane: enter or r restores the selected one (/restore NAME works too).")
             return
-        catalog = self.app.runtime.catalog if self.app.runtime is not None else None
+        catalog = catalog_of(self.app.state)
         if catalog is None:
             await self.app.add_notice("/restore failed: the tool catalog is not open", "error")
             return
@@ -127,7 +128,7 @@ class SlashCommands:
         self.app.schedule_catalog_refresh(select=name)
 
     async def slash_model(self, args: str) -> None:
-        agent = self.app.runtime.agent if self.app.runtime is not None else None
+        agent = agent_of(self.app.state)
         if agent is None:
             await self.app.add_notice(self.app.no_model_message(), "warning")
             return
@@ -153,7 +154,7 @@ class SlashCommands:
     async def slash_cost(self, args: str) -> None:
         from tui_agent.core.agent.pricing import cost_report
 
-        agent = self.app.runtime.agent if self.app.runtime is not None else None
+        agent = agent_of(self.app.state)
         if agent is None:
             await self.app.add_notice(self.app.no_model_message(), "warning")
             return

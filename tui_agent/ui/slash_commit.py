@@ -6,6 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from tui_agent.core.versioning import hookhold
+from tui_agent.core.runtime_state import catalog_of
 
 if TYPE_CHECKING:
     from tui_agent.core.versioning.gitstore import CatalogGit, CommitOutcome
@@ -19,7 +20,7 @@ def release_and_commit(git: CatalogGit) -> tuple[hookhold.Hold | None, CommitOut
 
 
 async def slash_commit(app: TuiAgentApp, args: str) -> None:
-    catalog = app.runtime.catalog if app.runtime is not None else None
+    catalog = catalog_of(app.state)
     if catalog is None:
         await app.add_notice("/commit: the project is still opening; try again in a moment.", "warning")
         return

@@ -26,6 +26,7 @@ from tui_agent.ui.transcript import transcript_of
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.conversation import Conversation
 from tui_agent.ui.widgets.header import StatusHeader
+from tui_agent.core.runtime_state import agent_of, sandbox_of
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.loop import Agent
@@ -55,8 +56,7 @@ class TurnRunner:
 
     def send_queued(self) -> None:
         """Start the oldest queued prompt when the agent is free (called when the runtime is ready and after a turn)."""
-        runtime = self.app.runtime
-        if self.running or runtime is None or runtime.agent is None:
+        if self.running or agent_of(self.app.state) is None:
             return
         item = self.queue.pop()
         if item is not None and item.source == "command":
@@ -109,7 +109,7 @@ class TurnRunner:
             self.queue.push(prompt, source)
             app.run_worker(app.add_notice(f"Queued until the project is open: {prompt[:80]}", "info"))
             return False
-        agent = app.runtime.agent if app.runtime is not None else None
+        agent = agent_of(app.state)
         if agent is None:
             app.run_worker(app.add_notice(app.no_model_message(), "warning"))
             return False
@@ -231,7 +231,7 @@ class TurnRunner:
             return
         app = self.app
         app.workers.cancel_group(app, AGENT_GROUP)
-        sandbox = app.runtime.sandbox if app.runtime is not None else None
+        sandbox = sandbox_of(app.state)
         if sandbox is not None:
             app.run_worker(sandbox.cancel_running(), group="cancel")
 
