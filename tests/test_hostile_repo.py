@@ -291,6 +291,8 @@ class TestMcpServers:
         })
         assert tuiagent(repo, "mcp", "trust", "--all") == 0  # even an approved command waits for the project's trust
         assert "pinned server.py" in capsys.readouterr().out
+        tuiagent(repo, "mcp", "list", "--json")
+        assert "this project is not trusted yet" in capsys.readouterr().out and not marker.exists()
         api.enqueue(reply(text("done")))
         assert headless(repo) == 0
         assert not marker.exists()
@@ -299,18 +301,23 @@ class TestMcpServers:
         headless(repo)
         assert marker.exists()
 
-    def test_an_edited_server_script_asks_again_with_the_diff(self, tmp_path: Path, api: FakeMessagesAPI,
+    @pytest.mark.parametrize("workspace", ["project", "folder"])
+    def test_an_edited_server_script_asks_again_with_the_diff(self, tmp_path: Path, workspace: str,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
         marker = tmp_path / "mcp-ran"
         repo = hostile_repo(tmp_path / "p", {
             ".mcp.json": json.dumps({"mcpServers": {"ping": {"command": sys.executable, "args": ["server.py"]}}}),
             "server.py": "import sys\nsys.exit(0)\n",
         })
-        trust(repo)
+        if workspace == "project":  # trusted by content: the workspace pin catches the edit first
+            trust(repo)
+        else:  # a trusted folder pins no content: the MCP approval's own pin catches it
+            trust_folder(str(tmp_path))
         assert tuiagent(repo, "mcp", "trust", "--all") == 0
         (repo / "server.py").write_text(PING_SERVER.format(marker=str(marker)))  # agent code edits the script
         capsys.readouterr()
-        assert tuiagent(repo, "mcp", "list", "--json") != 2
-        listed = capsys.readouterr().out
+        tuiagent(repo, "mcp", "list", "--json")
+        listed = json.loads(capsys.readouterr().out)["servers"][0]["error"]
         assert not marker.exists()
-        assert "server.py changed since its command was approved" in listed and "+open(" in listed
+        expected = "changed: MCP server ping" if workspace == "project" else "server.py changed since its command was approved"
+        assert expected in listed and "+open(" in listed and "--- server.py (approved)" in listed

@@ -18,7 +18,7 @@ from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.runtime_restricted import (held_mcp_hub, preview_stores, project_permissions,
                                                restricted_notes)
-from tui_agent.core.trust.check import TrustStatus, check
+from tui_agent.core.trust.check import TrustStatus, check, end_this_run, trust_for_this_run
 from tui_agent.core.trust.restrict import restricted_settings
 from tui_agent.core.versioning.store import VersionedStore
 from tui_agent.core.undo.service import UndoService
@@ -128,6 +128,8 @@ class Runtime:
             self.problems.append(f"the project watcher stopped: {task.exception()}")
 
     async def aclose(self) -> None:
+        if self.trust.state == "this run":
+            end_this_run(self.project)
         if self.watch_task is not None:
             self.watch_task.cancel()
             await asyncio.gather(self.watch_task, return_exceptions=True)
@@ -326,7 +328,7 @@ def _new_runtime(project: Project, approve: ApprovalCallback, *, model: str | No
                  allowed_tools: Iterable[str], denial_hint: str, trust_project: bool = False) -> Runtime:
     """The project's trust, settings and permissions, nothing started yet (a broken config raises ConfigError here)."""
     settings = project.load_settings()
-    status = TrustStatus(str(project.root), "this run") if trust_project else check(project)
+    status = trust_for_this_run(project) if trust_project else check(project)
     project.ensure_layout()
     permissions = project_permissions(project, settings, status, approve, permission_mode=permission_mode,
                                       allowed_tools=allowed_tools, denial_hint=denial_hint)

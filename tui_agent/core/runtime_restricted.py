@@ -61,5 +61,6 @@ async def held_mcp_hub(project: Project) -> McpHub:
     configs, problems = load_server_configs(project)
     hub = McpHub(project, configs, problems)
     for connection in hub.connections.values():
-        connection.hold(MCP_HELD)
+        connection.hold(f"{MCP_HELD} ({' '.join([connection.config.command, *connection.config.args])!r} from "
+                        f"{connection.config.source})")
     return hub

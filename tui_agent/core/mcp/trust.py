@@ -74,7 +74,14 @@ def _approved(project: Project) -> dict[str, str]:
 
 
 def is_trusted(project: Project, config: ServerConfig) -> bool:
-    return _approved(project).get(config.name) == fingerprint(config, project.root)
+    """Approved by its command and files, in a trusted workspace (no project MCP server starts in an untrusted one)."""
+    return workspace_trusted(project) and _approved(project).get(config.name) == fingerprint(config, project.root)
+
+
+def workspace_trusted(project: Project) -> bool:
+    from tui_agent.core.trust.check import check
+
+    return check(project).trusted
 
 
 def changed_files(project: Project, config: ServerConfig) -> list[str]:
@@ -134,11 +141,18 @@ def trust(project: Project, configs: list[ServerConfig]) -> None:
 
 
 def untrusted_message(config: ServerConfig, project: Project | None = None) -> str:
+    """Why the server was not started and how to start it, with the diff of each pinned file that changed."""
     command = " ".join([config.command, *config.args])
     changed = changed_files(project, config) if project is not None else []
-    if changed:
-        diffs = "\n".join(file_diff(project, config, name) for name in changed) if project is not None else ""
-        return (f"not started: {', '.join(changed)} changed since its command was approved ({command!r} from "
-                f"{config.source}). Check the change, then run `tuiagent mcp trust {config.name}`\n{diffs}").rstrip()
-    return (f"not started: its command is not approved yet ({command!r} from {config.source}). "
-            f"Check it, then run `tuiagent mcp trust {config.name}`")
+    diffs = "\n".join(file_diff(project, config, name) for name in changed) if project is not None else ""
+    if project is not None and not workspace_trusted(project):
+        from tui_agent.core.trust.check import check
+
+        text = f"not started ({command!r} from {config.source} would run outside the sandbox): {check(project).reason()}"
+    elif changed:
+        text = (f"not started: {', '.join(changed)} changed since its command was approved ({command!r} from "
+                f"{config.source}). Check the change, then run `tuiagent mcp trust {config.name}`")
+    else:
+        text = (f"not started: its command is not approved yet ({command!r} from {config.source}). "
+                f"Check it, then run `tuiagent mcp trust {config.name}`")
+    return f"{text}\n{diffs}".rstrip()

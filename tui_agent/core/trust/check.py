@@ -40,9 +40,25 @@ class TrustStatus:
                 f"tools and MCP servers do not run and its virtualenv is not used. {how}")
 
 
+_TRUSTED_THIS_RUN: set[str] = set()
+"""Projects this process was told to trust for its own run (`--trust-project`): nothing is recorded."""
+
+
+def trust_for_this_run(project: Project) -> TrustStatus:
+    root = store.real_path(project.root)
+    _TRUSTED_THIS_RUN.add(root)
+    return TrustStatus(root, "this run")
+
+
+def end_this_run(project: Project) -> None:
+    _TRUSTED_THIS_RUN.discard(store.real_path(project.root))
+
+
 def check(project: Project) -> TrustStatus:
     """The project's trust as recorded outside it (parent folders included), compared by content."""
     root = store.real_path(project.root)
+    if root in _TRUSTED_THIS_RUN:
+        return TrustStatus(root, "this run")
     entry = store.lookup(root)
     if entry is None:
         return TrustStatus(root, "new")
