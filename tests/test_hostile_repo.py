@@ -17,7 +17,7 @@ from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git
 from tests.hostile.repo import PING_SERVER, TOOL, Listener, hostile_repo, recipe
 from tui_agent.cli import main
-from tui_agent.core.agent.permissions import deny_all
+from tui_agent.core.agent.permissions import ApprovalAnswer, ApprovalRequest, Permissions, deny_all
 from tui_agent.core.project import Project
 from tui_agent.core.runtime import open_runtime
 from tui_agent.core.runtime_state import NoModel, Restricted
@@ -151,9 +151,11 @@ class TestTrustRecord:
         assert check(Project.at(repo)).state == "trusted"
         assert str(repo.resolve()) in json.loads(trust_file().read_text())["folders"]
         assert tuiagent(repo, "untrust") == 0 and check(Project.at(repo)).state == "new"
-        trust_folder(str(tmp_path / "team"))
+        assert tuiagent(repo, "trust", "--folder", str(tmp_path / "team")) == 0
         assert check(Project.at(repo)).state == "folder"
         assert tuiagent(repo, "untrust") == 1  # still trusted through the folder: it says which one
+        assert tuiagent(repo, "untrust", "--folder", str(tmp_path / "team")) == 0
+        assert check(Project.at(repo)).state == "new"
 
     def test_trust_project_trusts_for_one_run_only(self, tmp_path: Path, api: FakeMessagesAPI) -> None:
         repo = hostile_repo(tmp_path / "p", {".agent/config.toml": '[permissions]\nallow = ["run_shell"]\n'})
@@ -161,6 +163,22 @@ class TestTrustRecord:
         assert headless(repo, "--trust-project") == 0
         assert (repo / "once.txt").exists()
         assert check(Project.at(repo)).state == "new" and not trust_file().exists()
+
+    async def test_always_allow_goes_to_the_git_ignored_local_file_and_keeps_the_trust(self, tmp_path: Path) -> None:
+        repo = hostile_repo(tmp_path / "p", {".agent/.gitignore": "state.db\n", ".agent/config.toml": 'model = "m"\n'})
+        trust(repo)
+        project = Project.at(repo)
+
+        async def always(request: ApprovalRequest) -> ApprovalAnswer:
+            return ApprovalAnswer(True, "run_shell(pytest:*)", "project")
+
+        permissions = Permissions("ask", always, project=project)
+        decision = await permissions.check(ApprovalRequest("shell", "run_shell", "run pytest", "pytest -q", subject="pytest -q"))
+        assert decision.allowed and "config.local.toml" in decision.note
+        assert (repo / ".agent" / "config.toml").read_text() == 'model = "m"\n'
+        assert git(repo, "status", "--porcelain") == ""  # ignored through .git/info/exclude (an old .gitignore)
+        assert "/.agent/config.local.toml" in (repo / ".git" / "info" / "exclude").read_text()
+        assert check(project).state == "trusted"  # the person's own rule does not make the project ask again
 
     def test_the_local_config_is_a_protected_path(self, tmp_path: Path) -> None:
         assert matches_protected(tmp_path, ".agent/config.local.toml") == ".agent"

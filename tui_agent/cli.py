@@ -104,7 +104,7 @@ def resolve_project(args: argparse.Namespace) -> str | None:
     for warning in located.warnings:
         print(f"tuiagent: warning: {warning}", file=sys.stderr)
     args.project = str(located.root)
-    creates_agent_dir = getattr(args, "sandbox_command", None) != "status"
+    creates_agent_dir = getattr(args, "sandbox_command", None) != "status" and args.command not in ("trust", "untrust")
     asks_first = getattr(args, "command", None) is None and getattr(args, "prompt", None) is None  # the TUI asks
     if (not located.in_repository and not (located.root / ".agent").is_dir() and creates_agent_dir
             and not getattr(args, "init_git", False) and not asks_first):

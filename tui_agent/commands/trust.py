@@ -14,8 +14,11 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
                                                 "servers, virtualenv), then trust it")
     trust.add_argument("--show", action="store_true", help="only print what it grants and whether it is trusted")
     trust.add_argument("--json", action="store_true", help="machine-readable output")
+    trust.add_argument("--folder", metavar="DIR", help="trust DIR and every project below it, whatever they hold "
+                                                       "(no content pin: for a folder of your own repositories)")
     trust.set_defaults(handler=handle_trust)
     untrust = subparsers.add_parser("untrust", help="stop trusting the project (it opens restricted again)")
+    untrust.add_argument("--folder", metavar="DIR", help="stop trusting the folder DIR (trusted with --folder)")
     untrust.set_defaults(handler=handle_untrust)
 
 
@@ -24,6 +27,13 @@ def handle_trust(args: argparse.Namespace) -> int:
     from tui_agent.core.trust import check, describe, grant
     from tui_agent.core.trust.store import trust_file
 
+    if args.folder:
+        from tui_agent.core.trust import trust_folder
+        from tui_agent.core.trust.store import real_path
+
+        trust_folder(args.folder)
+        print(f"Trusted the folder {real_path(args.folder)} and every project below it; recorded in {trust_file()}.")
+        return 0
     project = Project.at(args.project)
     before, description = check(project), describe(project)
     after = before if args.show or before.trusted else grant(project)
@@ -65,12 +75,18 @@ def handle_untrust(args: argparse.Namespace) -> int:
     from tui_agent.core.project import Project
     from tui_agent.core.trust import check, revoke
 
+    if args.folder:
+        from tui_agent.core.trust.store import forget, real_path
+
+        removed_folder = forget(args.folder)
+        print(f"Untrusted the folder {real_path(args.folder)}." if removed_folder else f"{real_path(args.folder)} was not trusted.")
+        return 0
     project = Project.at(args.project)
     removed = revoke(project)
     status = check(project)
     if status.state == "folder":
         print(f"{project.root} is still trusted through the trusted folder {status.folder}; "
-              f"run `tuiagent --project {status.folder} untrust` to untrust that folder.")
+              f"run `tuiagent untrust --folder {status.folder}` to untrust that folder.")
         return 1
     print(f"Untrusted {project.root}: it opens restricted." if removed else f"{project.root} was not trusted.")
     return 0
