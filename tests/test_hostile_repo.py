@@ -63,7 +63,8 @@ class TestCommittedConfig:
         api.enqueue(reply(shell), reply(text("done")))
         assert headless(repo) == 0
         assert not (repo / "shell-ran.txt").exists()
-        assert "denied" in str(api.requests[-1].messages[-1])
+        refusal = str(api.requests[-1].messages[-1])
+        assert "denied" in refusal and "ignored until it is trusted (`tuiagent trust`)" in refusal
         trust(repo)
         api.enqueue(reply(shell), reply(text("done")))
         assert headless(repo) == 0

@@ -19,7 +19,7 @@ from tui_agent.core.project import Project, Settings
 from tui_agent.core.runtime_restricted import (held_mcp_hub, preview_stores, project_permissions,
                                                restricted_notes)
 from tui_agent.core.trust.check import TrustStatus, check, end_this_run, trust_for_this_run
-from tui_agent.core.trust.restrict import restricted_settings
+from tui_agent.core.trust.restrict import ignored_grants, restricted_settings
 from tui_agent.core.versioning.store import VersionedStore
 from tui_agent.core.undo.service import UndoService
 from tui_agent.core.versioning.checkpoints import Checkpoints
@@ -337,6 +337,9 @@ def _new_runtime(project: Project, approve: ApprovalCallback, *, model: str | No
                       trust=status)
     if not status.trusted:
         runtime.problems.extend(restricted_notes(settings, status))
+        if ignored_grants(settings):  # a refusal says why the project's own rules did not apply, and how they would
+            permissions.denial_hint = (f"{permissions.denial_hint} The project's own permission grants are ignored "
+                                       "until it is trusted (`tuiagent trust`).").strip()
     runtime.problems.extend(permissions.problems)
     return runtime
 
