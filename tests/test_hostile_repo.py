@@ -227,6 +227,19 @@ class TestCommittedCode:
         finally:
             await runtime.aclose()
 
+    def test_recipe_commands_refuse_with_why_and_how(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        marker = tmp_path / "recipe-ran"
+        repo = hostile_repo(tmp_path / "p", {
+            ".agent/tools/greet.py": TOOL.format(marker=str(marker)),
+            ".agent/recipes/boot.toml": recipe("session_start", 'tool = "greet"\nargs = { name = "x" }'),
+        })
+        assert tuiagent(repo, "--sandbox-tier", "rlimits", "recipes", "run", "boot") != 0
+        err = capsys.readouterr().err
+        assert "restricted (not trusted)" in err and "tuiagent trust" in err and not marker.exists()
+        trust(repo)
+        assert tuiagent(repo, "--sandbox-tier", "rlimits", "recipes", "run", "boot") == 0
+        assert marker.exists()
+
     async def test_a_file_changed_recipe_runs_no_tool_until_trusted(self, tmp_path: Path) -> None:
         import asyncio
 

@@ -66,6 +66,11 @@ async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> Asyn
         watch=False,  # `recipes watch` runs the runtime's watcher itself (engine.watch()); the others need none
     )
     try:
+        from tui_agent.core.runtime_state import Restricted, unavailable
+
+        state = runtime.state
+        if isinstance(state, Restricted):
+            raise CommandFailure(unavailable(state, "recipes"), "trust")
         if runtime.recipes is None:
             raise CommandFailure(f"recipes are unavailable: {'; '.join(runtime.problems) or 'no catalog'}", "runtime")
         yield runtime

@@ -53,6 +53,7 @@ async def run_headless(args: argparse.Namespace) -> int:
     from tui_agent.core.agent.sessions import SessionNotFound
     from tui_agent.core.project import ConfigError
     from tui_agent.core.runtime import open_runtime
+    from tui_agent.core.runtime_state import Restricted, agent_of
     from tui_agent.core.versioning.worktree_diff import TurnEdits, changed_paths
 
     cancel_current_task_on_signals()
@@ -79,11 +80,12 @@ async def run_headless(args: argparse.Namespace) -> int:
     try:
         for problem in runtime.problems:
             print(f"[warning] {problem}", file=sys.stderr)
-        if runtime.restricted:  # in the JSON result too: a caller must not mistake a restricted run for a full one
+        state = runtime.state
+        if isinstance(state, Restricted):  # in the JSON result too: a caller must not mistake it for a full run
             printer.warnings.extend(problem for problem in runtime.problems if problem.startswith("restricted mode:"))
-        if runtime.agent is None:
+        agent = agent_of(state)
+        if agent is None:
             return report(str(runtime.model_error), "model", EXIT_USAGE, as_json=args.output_format != "text")
-        agent = runtime.agent
         before = dataclasses.replace(agent.usage)
         _system, tools = agent.build_request()
         printer.start(RunInfo(agent.session_id, agent.model, str(agent.project.root), [tool["name"] for tool in tools],
