@@ -67,3 +67,25 @@ async def test_trust_records_it_and_the_project_opens_with_its_recipes(tmp_path:
         await wait_until(pilot, lambda: len(api.requests) == 1, timeout=60, message="the session_start prompt")
         assert BOOT_PROMPT in str(api.requests[0].messages[-1])
     assert check(Project.at(repo)).state == "trusted"
+
+
+async def test_a_pull_that_changed_the_grants_shows_what_changed(tmp_path: Path, api: FakeMessagesAPI) -> None:
+    from tests.gitrepo import git
+    from tui_agent.core.trust import grant
+
+    repo = hostile_repo(tmp_path / "p", {"README.md": "hello\n"})
+    grant(Project.at(repo))
+    (repo / ".agent").mkdir(exist_ok=True)
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell"]\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a pull")
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=30, message="the trust screen")
+        assert isinstance(app.screen, TrustScreen)
+        assert "changed since you trusted it" in app.screen.question()
+        assert "new: allow rule run_shell" in app.screen.detail()
+        await pilot.press("r")
+        await wait_until(pilot, lambda: app.ready.is_set(), timeout=60, message="the project to open")
+        assert isinstance(app.state, Restricted) and app.runtime is not None
+        assert app.runtime.permissions.rules() == []
