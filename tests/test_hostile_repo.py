@@ -144,6 +144,22 @@ class TestTrustRecord:
         assert headless(repo) == 0
         assert (repo / "pulled.txt").exists()
 
+    def test_tools_from_a_pull_need_no_approval_but_are_announced_once(self, tmp_path: Path, api: FakeMessagesAPI,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+        repo = hostile_repo(tmp_path / "p", {"README.md": "hi\n"})
+        trust(repo)
+        (repo / ".agent" / "tools").mkdir(parents=True, exist_ok=True)
+        (repo / ".agent" / "tools" / "greet.py").write_text(TOOL.format(marker=str(tmp_path / "ran")))
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "a pull with a new tool")
+        assert check(Project.at(repo)).state == "trusted"  # a tool is not a grant: it runs sandboxed
+        capsys.readouterr()
+        for announced in (True, False):
+            api.enqueue(reply(text("done")))
+            assert headless(repo) == 0
+            err = capsys.readouterr().err
+            assert ("new or changed since you last opened this project" in err and "tools greet" in err) is announced
+
     def test_trust_is_keyed_by_the_real_path_and_a_parent_folder_trusts_below(self, tmp_path: Path) -> None:
         repo = hostile_repo(tmp_path / "team" / "p", {"a.txt": "a\n"})
         link = tmp_path / "link"

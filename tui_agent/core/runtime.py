@@ -18,7 +18,8 @@ from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.runtime_restricted import (held_mcp_hub, preview_stores, project_permissions,
                                                restricted_notes)
-from tui_agent.core.trust.check import TrustStatus, check, end_this_run, trust_for_this_run
+from tui_agent.core.trust.check import (TrustStatus, check, end_this_run, tools_changed_since_last_seen,
+                                         trust_for_this_run)
 from tui_agent.core.trust.restrict import ignored_grants, restricted_settings
 from tui_agent.core.versioning.store import VersionedStore
 from tui_agent.core.undo.service import UndoService
@@ -130,6 +131,8 @@ class Runtime:
     async def aclose(self) -> None:
         if self.trust.state == "this run":
             end_this_run(self.project)
+        elif self.trust.state == "trusted":  # what this session authored is not news at the next open
+            await asyncio.to_thread(tools_changed_since_last_seen, self.project)
         if self.watch_task is not None:
             self.watch_task.cancel()
             await asyncio.gather(self.watch_task, return_exceptions=True)
@@ -335,6 +338,9 @@ def _new_runtime(project: Project, approve: ApprovalCallback, *, model: str | No
     effective = settings if status.trusted else restricted_settings(settings)
     runtime = Runtime(project=project, settings=effective, permissions=permissions, model=model or settings.model or "",
                       trust=status)
+    if status.state == "trusted" and (pulled := tools_changed_since_last_seen(project)):
+        runtime.problems.append(f"new or changed since you last opened this project (a pull, an outside edit): tools "
+                                f"{', '.join(pulled)}; they run sandboxed, look them over in the catalog pane")
     if not status.trusted:
         runtime.problems.extend(restricted_notes(settings, status))
         if ignored_grants(settings):  # a refusal says why the project's own rules did not apply, and how they would

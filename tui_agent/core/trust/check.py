@@ -71,7 +71,31 @@ def check(project: Project) -> TrustStatus:
 def grant(project: Project) -> TrustStatus:
     """Trust the project with exactly what it grants now (a later change asks again)."""
     store.record(project.root, fingerprint(project_grants(project)))
+    store.swap_seen_tools(project.root, tool_digests(project))
     return TrustStatus(store.real_path(project.root), "trusted")
+
+
+def tool_digests(project: Project) -> dict[str, str]:
+    """name -> sha256 of each tool file (what a pull may change without asking: tools run sandboxed)."""
+    import hashlib
+
+    digests = {}
+    for path in sorted(project.tools_dir.glob("*.py")) if project.tools_dir.is_dir() else []:
+        try:
+            digests[path.stem] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            continue
+    return digests
+
+
+def tools_changed_since_last_seen(project: Project) -> list[str]:
+    """The tools added or changed since this trusted project was last opened or closed (a pull, an outside edit),
+    recording the current ones as seen; [] for a folder-trusted project (nothing is recorded for it)."""
+    now = tool_digests(project)
+    before = store.swap_seen_tools(project.root, now)
+    if before is None:
+        return []
+    return sorted(name for name, digest in now.items() if before.get(name) != digest)
 
 
 def trust_folder(folder: str) -> None:

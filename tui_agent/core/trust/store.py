@@ -87,9 +87,26 @@ def record(folder: str | Path, approved: dict[str, str] | None) -> TrustEntry:
     """Trust `folder` (atomic write): with `approved` the grants seen, or None for a whole folder tree."""
     key = real_path(folder)
     folders = _read()
+    seen = folders.get(key, {}).get("seen_tools") if isinstance(folders.get(key), dict) else None
     folders[key] = {"folder": True} if approved is None else {"approved": dict(approved)}
+    if approved is not None and isinstance(seen, dict):
+        folders[key]["seen_tools"] = seen
     _write(folders)
     return TrustEntry(key, approved)
+
+
+def swap_seen_tools(folder: str | Path, tools: dict[str, str]) -> dict[str, str] | None:
+    """Record `tools` (name -> digest) as the tool files last seen in this trusted project and return the ones
+    recorded before (None when the project has no entry of its own, or none were recorded yet)."""
+    key = real_path(folder)
+    folders = _read()
+    raw = folders.get(key)
+    if not isinstance(raw, dict) or "approved" not in raw:
+        return None
+    before = raw.get("seen_tools")
+    raw["seen_tools"] = dict(tools)
+    _write(folders)
+    return {str(k): str(v) for k, v in before.items()} if isinstance(before, dict) else None
 
 
 def forget(folder: str | Path) -> bool:
