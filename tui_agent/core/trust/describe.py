@@ -103,7 +103,7 @@ def _virtualenv(root: Path) -> str | None:
     for candidate in candidates:
         if (candidate / "pyvenv.cfg").is_file() and (candidate / "bin").is_dir():
             link = f" (a symlink to {os.path.realpath(candidate)})" if candidate.is_symlink() else ""
-            return f"{candidate.relative_to(root)}{link}: its bin/ would come before the system's programs"
+            return f"{os.path.relpath(candidate, root)}{link}: its bin/ would come before the system's programs"
     return None
 
 
