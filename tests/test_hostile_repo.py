@@ -112,6 +112,15 @@ class TestCommittedConfig:
         assert headless(repo) == 0
         assert (repo / "local-ran.txt").exists()
 
+    async def test_a_committed_min_level_only_narrows_so_it_stays_in_restricted_mode(self, tmp_path: Path) -> None:
+        repo = hostile_repo(tmp_path / "p", {".agent/config.toml": '[sandbox]\nmin_level = "bubblewrap"\n'})
+        runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits", watch=False)
+        try:
+            assert isinstance(runtime.state, Restricted) and runtime.sandbox is None
+            assert any("below sandbox.min_level = 'bubblewrap'" in problem for problem in runtime.problems)
+        finally:
+            await runtime.aclose()
+
     def test_the_persons_flags_apply_in_restricted_mode(self, tmp_path: Path, api: FakeMessagesAPI) -> None:
         repo = hostile_repo(tmp_path / "p", {".agent/config.toml": '[permissions]\nmode = "auto"\n'})
         api.enqueue(reply(tool_use("run_shell", {"command": "echo mine > mine.txt"})), reply(text("done")))
