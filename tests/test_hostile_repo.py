@@ -230,6 +230,15 @@ class TestCommittedCode:
         assert marker.exists()  # the weak tier lets a test write outside: proof that it ran once trusted
         assert "greet" in api.requests[-1].tool_names
 
+    def test_mcp_serve_refuses_to_load_an_untrusted_catalog(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        marker = tmp_path / "tool-test-ran"
+        repo = hostile_repo(tmp_path / "p", {".agent/tools/greet.py": TOOL.format(marker=str(marker)),
+                                             ".agent/config.toml": "[mcp.serve]\nallow_writes = true\n"})
+        assert tuiagent(repo, "--sandbox-tier", "rlimits", "mcp", "serve") != 0
+        err = capsys.readouterr().err
+        assert "tuiagent mcp serve refused" in err and "tuiagent trust" in err and not marker.exists()
+        assert "`tuiagent mcp serve` options" in describe(Project.at(repo)).text()
+
     @pytest.mark.parametrize("trigger, extra", [("session_start", ""), ("file_changed", 'paths = ["**/*.txt"]\n'),
                                                 ("tool_authored", ""), ("tool_drifted", "")])
     async def test_no_recipe_of_any_trigger_is_loaded_until_trusted(self, tmp_path: Path, trigger: str, extra: str) -> None:
