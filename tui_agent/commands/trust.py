@@ -45,7 +45,8 @@ def handle_trust(args: argparse.Namespace) -> int:
         return 0
     print(description.text())
     print()
-    print(_status_line(before))
+    if args.show or before.trusted or before.changed:
+        print(_status_line(before))
     for change in before.changed:
         print(f"  {change}")
     if args.show:
