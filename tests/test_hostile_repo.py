@@ -239,6 +239,25 @@ class TestCommittedCode:
         assert "tuiagent mcp serve refused" in err and "tuiagent trust" in err and not marker.exists()
         assert "`tuiagent mcp serve` options" in describe(Project.at(repo)).text()
 
+    def test_a_tool_test_that_calls_a_listener_at_open_does_not_run_until_trusted(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        listener = Listener()
+        try:
+            calling = TOOL.format(marker=str(tmp_path / "unused")).replace(
+                '    open(MARKER, "w").write("a committed tool\'s test ran")',
+                f"    import socket\n    socket.create_connection(('127.0.0.1', {listener.port}), 5).close()")
+            repo = hostile_repo(tmp_path / "p", {".agent/tools/greet.py": calling})
+            assert tuiagent(repo, "--sandbox-tier", "rlimits", "tools", "list") == 0
+            assert "untrusted" in capsys.readouterr().out and listener.hits == 0  # listed, its test never started
+            trust(repo)
+            capsys.readouterr()
+            tuiagent(repo, "--sandbox-tier", "rlimits", "tools", "list")
+            listed = capsys.readouterr().out
+            # Once trusted its test runs at open, and the sandbox (no network for tests) is what stops it there.
+            assert "broken" in listed and "test_greet" in listed and listener.hits == 0
+        finally:
+            listener.close()
+
     @pytest.mark.parametrize("trigger, extra", [("session_start", ""), ("file_changed", 'paths = ["**/*.txt"]\n'),
                                                 ("tool_authored", ""), ("tool_drifted", "")])
     async def test_no_recipe_of_any_trigger_is_loaded_until_trusted(self, tmp_path: Path, trigger: str, extra: str) -> None:
