@@ -1,5 +1,5 @@
 """The parts of a restricted (untrusted) runtime: settings and permissions without committed grants, read-only
-previews of the catalog, MCP servers listed but held; nothing of the project imported, tested or started."""
+previews of the catalog; nothing of the project imported, tested or started."""
 
 from __future__ import annotations
 
@@ -12,11 +12,7 @@ from tui_agent.core.trust.check import TrustStatus
 from tui_agent.core.trust.restrict import ignored_grants, restricted_settings
 
 if TYPE_CHECKING:
-    from tui_agent.core.mcp.hub import McpHub
     from tui_agent.core.versioning.store import VersionedStore
-
-MCP_HELD = ("not started: the project is not trusted (MCP servers run outside the sandbox). "
-            "Run `tuiagent trust` to see its servers and trust it")
 
 
 def project_permissions(project: Project, settings: Settings, status: TrustStatus, approve: ApprovalCallback, *,
@@ -51,16 +47,3 @@ def preview_stores(project: Project) -> dict[str, VersionedStore]:
 
     git = CatalogGit(project.root)
     return {"tool": PreviewStore(project, "tool", git), "recipe": PreviewStore(project, "recipe", git)}
-
-
-async def held_mcp_hub(project: Project) -> McpHub:
-    """The configured MCP servers as rows, none started."""
-    from tui_agent.core.mcp.config import load_server_configs
-    from tui_agent.core.mcp.hub import McpHub
-
-    configs, problems = load_server_configs(project)
-    hub = McpHub(project, configs, problems)
-    for connection in hub.connections.values():
-        connection.hold(f"{MCP_HELD} ({' '.join([connection.config.command, *connection.config.args])!r} from "
-                        f"{connection.config.source})")
-    return hub
