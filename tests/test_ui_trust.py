@@ -89,3 +89,39 @@ async def test_a_pull_that_changed_the_grants_shows_what_changed(tmp_path: Path,
         await wait_until(pilot, lambda: app.ready.is_set(), timeout=60, message="the project to open")
         assert isinstance(app.state, Restricted) and app.runtime is not None
         assert app.runtime.permissions.rules() == []
+
+
+async def test_slash_trust_reopens_a_restricted_session_trusted_keeping_the_conversation(
+        tmp_path: Path, api: FakeMessagesAPI) -> None:
+    from tests.ui_support import turn_answered
+    from tui_agent.ui.slash import BUILTIN_COMMANDS
+
+    assert "trust" in BUILTIN_COMMANDS  # so /help and the command palette offer it
+    repo = boot_repo(tmp_path)
+    api.enqueue(reply(text("Restricted answer.")), reply(text("I will not do that.")))
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=30, message="the trust screen")
+        await pilot.press("r")
+        await wait_until(pilot, lambda: app.ready.is_set(), timeout=60, message="the project to open")
+        assert isinstance(app.state, Restricted)
+        app.turns.start("hello while restricted")
+        await wait_until(pilot, lambda: turn_answered(app, "Restricted answer."), timeout=60, message="the first turn")
+        session = app.runtime.session.id if app.runtime is not None and app.runtime.session is not None else None
+        app.action_slash("trust")
+        await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=30, message="the trust screen again")
+        assert isinstance(app.screen, TrustScreen) and "allow rule run_shell" in screen_text(app.screen)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: isinstance(app.state, Ready) and app.ready.is_set(), timeout=60,
+                         message="the project to reopen trusted")
+        runtime = app.runtime
+        assert runtime is not None and runtime.recipes is not None and runtime.catalog is not None
+        assert runtime.session is not None and runtime.session.id == session  # the same conversation goes on
+        assert runtime.agent is not None and "hello while restricted" in str(runtime.agent.messages)
+        await wait_until(pilot, lambda: len(api.requests) == 2, timeout=60, message="the session_start prompt")
+        assert BOOT_PROMPT in str(api.requests[1].messages[-1])
+        await wait_until(pilot, lambda: any(row.name == "greet" and row.status != "untrusted"
+                                            for row in app.catalog_pane.shown), timeout=30, message="the live catalog")
+        assert any(entry.kind == "assistant" and entry.text == "Restricted answer." for entry in app.conversation.entries)
+        assert any("Trusted: the project reopened" in entry.text for entry in app.conversation.entries)
+    assert check(Project.at(repo)).state == "trusted"

@@ -13,6 +13,7 @@ from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models,
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
 from tui_agent.ui.slash_commit import slash_commit
+from tui_agent.ui.trust_switch import slash_trust
 from tui_agent.core.runtime_state import agent_of, catalog_of, recipes_of
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class SlashCommands:
             "rewind": self.app.undo_commands.rewind, "permissions": self.app.undo_commands.permissions, "model": self.slash_model,
             "cost": self.slash_cost, "clear": self.slash_clear, "resume": self.slash_resume, "recipes": self.slash_recipes,
             "care": self.slash_care, "restore": self.slash_restore, "commit": partial(slash_commit, self.app),
+            "trust": partial(slash_trust, self.app),
         }
 
     def recipe_commands(self) -> dict[str, str]:

@@ -32,7 +32,7 @@ class TrustStatus:
         if self.trusted:
             return ""
         how = ("Run `tuiagent trust` to see what it grants and trust it (or `--trust-project` for one headless run); "
-               "in the TUI, choose Trust on the trust screen.")
+               "in the TUI, choose Trust on the trust screen, or type /trust later.")
         if self.state == "changed":
             return (f"this project's grants changed since you trusted it ({len(self.changed)} change(s): "
                     f"{'; '.join(self.changed)}), so it is restricted until you approve them again. {how}")

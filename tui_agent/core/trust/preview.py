@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 UNTRUSTED = "untrusted"
 REFUSAL = ("the project is not trusted, so its {kind}s are read-only and do not run. "
-           "Run `tuiagent trust` (or choose Trust on the trust screen) to use them")
+           "Run `tuiagent trust` (or /trust in the TUI) to use them")
 
 
 class PreviewStore:
