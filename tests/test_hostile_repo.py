@@ -230,6 +230,29 @@ class TestCommittedCode:
         assert marker.exists()  # the weak tier lets a test write outside: proof that it ran once trusted
         assert "greet" in api.requests[-1].tool_names
 
+    def test_read_only_tool_views_work_untrusted_and_import_nothing(self, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+        marker = tmp_path / "tool-test-ran"
+        repo = hostile_repo(tmp_path / "p", {".agent/tools/greet.py": TOOL.format(marker=str(marker))})
+        path = repo / ".agent" / "tools" / "greet.py"
+        path.write_text(path.read_text().replace("hello", "howdy"))
+        git(repo, "commit", "-qam", "greet says howdy")
+        capsys.readouterr()
+        assert tuiagent(repo, "tools", "show", "greet") == 0
+        shown = capsys.readouterr()
+        assert "greet  [untrusted]  Greet someone by name." in shown.out and 'return f"howdy {name}"' in shown.out
+        assert "tuiagent trust" in shown.err  # why it is only a preview, and how to trust
+        assert tuiagent(repo, "tools", "history", "greet", "--json") == 0
+        history = json.loads(capsys.readouterr().out)
+        assert [entry["message"] for entry in history][:1] == ["greet says howdy"] and len(history) == 2
+        assert tuiagent(repo, "tools", "diff", "greet") == 0
+        diff = capsys.readouterr().out
+        assert '-    return f"hello {name}"' in diff and '+    return f"howdy {name}"' in diff
+        assert tuiagent(repo, "tools", "show", "nope") != 0 and "no tool named 'nope'" in capsys.readouterr().err
+        assert tuiagent(repo, "tools", "drift", "greet") != 0  # drift re-runs tests: still refused
+        assert "tuiagent trust" in capsys.readouterr().err
+        assert not marker.exists()  # nothing was imported or tested
+
     def test_mcp_serve_refuses_to_load_an_untrusted_catalog(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         marker = tmp_path / "tool-test-ran"
         repo = hostile_repo(tmp_path / "p", {".agent/tools/greet.py": TOOL.format(marker=str(marker)),

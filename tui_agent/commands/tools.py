@@ -79,14 +79,15 @@ async def run_command(args: argparse.Namespace) -> int:
     from tui_agent.core.catalog.api import Catalog
     from tui_agent.core.catalog.errors import PipelineError
     from tui_agent.core.sandbox import Sandbox
-    from tui_agent.commands.trustgate import list_untrusted_tools, require_trust
+    from tui_agent.commands.tools_untrusted import preview_untrusted
+    from tui_agent.commands.trustgate import require_trust
 
     command = args.tools_command
     want_json = wants_json_output(args)
     call_args = parse_call_args(args) if command == "run" else {}
     project = Project.at(args.project)
-    if command == "list" and (listed := list_untrusted_tools(args)) is not None:
-        return listed
+    if (previewed := preview_untrusted(args)) is not None:  # list / show / history / diff: files and git only
+        return previewed
     require_trust(args, f"tuiagent tools {command}")  # an untrusted project's tools are never imported or tested
     if command == "commit":
         args.released_hold = tools_commit.release_hold(project)
