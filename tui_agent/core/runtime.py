@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from functools import partial
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from tui_agent.core.project import Project
 from tui_agent.core.runtime_restricted import preview_stores, project_permissions, restricted_notes
 from tui_agent.core.runtime_state import Core, NoModel, Ready, Restricted, Runtime, Workshop, usage_from_session
 from tui_agent.core.trust.check import check, tools_changed_since_last_seen, trust_for_this_run
+from tui_agent.core.trust.live import GrantWatch
 from tui_agent.core.trust.restrict import ignored_grants, restricted_settings
 from tui_agent.core.undo.service import UndoService
 from tui_agent.core.versioning.checkpoints import Checkpoints
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from tui_agent.core.catalog.api import AskInitGit
     from tui_agent.core.agent.providers import ToolProvider
     from tui_agent.core.mcp.hub import McpHub
+    from tui_agent.core.recipes.engine import RecipeEngine
     from tui_agent.core.recipes.seams import SubmitPrompt
 
 
@@ -112,9 +115,19 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
         progress.done("recipes")
     recipes = workshop.versioned["recipe"] = RecipeVersions(engine)
     drift.recipes = engine
-    watcher.on_recipes = recipes.outside_edit
+    grants = workshop.grant_watch = GrantWatch.for_session(project, core.trust.state, partial(warn, core, engine))
+    watcher.on_recipes = grants.gate(recipes.outside_edit, engine.book.disk_sha)  # a pulled grant is held
+    watcher.on_grants = grants.files_changed
     watcher.on_files = both(engine.files_changed, drift.files_changed)
     engine.watcher = watcher
+
+
+def warn(core: Core, engine: RecipeEngine, text: str) -> None:
+    """A warning shown live (the recipe engine's listeners: the TUI's conversation) and kept in `problems`."""
+    from tui_agent.core.events import Notice
+
+    core.problems.append(text)
+    engine.emit(Notice(text, "warning"))
 
 
 def both(*callbacks: Callable[[Iterable[str]], None]) -> Callable[[Iterable[str]], None]:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tui_agent.core.tending.drift_watch import DriftWatch
     from tui_agent.core.tending.suggestions import SuggestionBook
     from tui_agent.core.trust.check import TrustStatus
+    from tui_agent.core.trust.live import GrantWatch
     from tui_agent.core.undo.service import UndoService
     from tui_agent.core.versioning.store import VersionedStore
     from tui_agent.core.watch import ProjectWatcher
@@ -70,6 +71,8 @@ class Workshop:
     """"tool" / "recipe" → the same store verbs for both (save, revert, prune, restore, history, diff, outside edit)."""
     suggestions: SuggestionBook | None = None
     drift_watch: DriftWatch | None = None
+    grant_watch: GrantWatch | None = None
+    """Keeps the approved grants when a pull changes them during the session (and says what changed)."""
 
 
 class _Open:

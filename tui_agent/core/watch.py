@@ -30,6 +30,7 @@ IGNORED_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp", ".pyc")
 STATE_FILES = frozenset({"state.db", "state.db-wal"})
 GIT_HEAD_FILES = frozenset({"HEAD", "packed-refs"})
 
+GRANT_CONFIG_FILES = (".agent/config.toml", ".agent/config.local.toml")
 OnNames = Callable[[set[str]], Awaitable[object]]
 OnFiles = Callable[[list[str]], object]
 
@@ -42,6 +43,7 @@ class Batch:
     recipes: set[str] = field(default_factory=set)
     files: set[str] = field(default_factory=set)
     probes: set[str] = field(default_factory=set)
+    grants: set[str] = field(default_factory=set)
     usage: bool = False
     head: bool = False
 
@@ -58,6 +60,8 @@ class ProjectWatcher:
         self.project = project
         self.changes = changes
         self.on_tools, self.on_recipes, self.on_files = on_tools, on_recipes, on_files
+        self.on_grants: OnFiles | None = None
+        """Told the files that can change what the project grants itself (its config files, `.mcp.json`)."""
         self.step_ms, self.debounce_ms = step_ms, debounce_ms
         self.ready = asyncio.Event()
         self.running = False
@@ -78,6 +82,8 @@ class ProjectWatcher:
         if rel is None:
             return None
         parts = rel.split("/")
+        if rel in GRANT_CONFIG_FILES:
+            return ("grants", rel)
         if parts[0] == ".agent":
             return _classify_agent(parts)
         if parts[0] == ".git":
@@ -113,8 +119,12 @@ class ProjectWatcher:
                 batch.tools.add(value)
             elif kind == "recipe":
                 batch.recipes.add(value)
+            elif kind == "grants":
+                batch.grants.add(value)
             else:
                 batch.files.add(value)
+                if value == ".mcp.json":
+                    batch.grants.add(value)
         return batch
 
     # running ---------------------------------------------------------------------
@@ -167,6 +177,11 @@ class ProjectWatcher:
                 names.update(path.stem for path in folder.glob(f"*{suffix}") if not path.name.startswith("."))
 
     def _publish(self, batch: Batch) -> None:
+        if batch.grants and self.on_grants is not None:
+            try:
+                self.on_grants(sorted(batch.grants))
+            except Exception:
+                log.exception("handling changed config files failed")
         if batch.files:
             paths = sorted(batch.files)
             if self.on_files is not None:

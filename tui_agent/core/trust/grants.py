@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import ConfigError, Project, Settings
@@ -57,23 +58,25 @@ def local_grants(project: Project) -> list[Grant]:
 
 def recipe_grants(project: Project) -> list[Grant]:
     """Recipes that fire by themselves, each pinned by its file's bytes (an unreadable one too: it may be fixed)."""
+    paths = sorted(project.recipes_dir.glob("*.toml")) if project.recipes_dir.is_dir() else []
+    return [grant for path in paths if (grant := recipe_grant(path)) is not None]
+
+
+def recipe_grant(path: Path) -> Grant | None:
+    """The grant of one recipe file: None when it is missing or fires only when typed (a `command` recipe)."""
     from tui_agent.core.recipes.recipefile import parse_recipe
 
-    grants: list[Grant] = []
-    for path in sorted(project.recipes_dir.glob("*.toml")) if project.recipes_dir.is_dir() else []:
-        try:
-            raw = path.read_bytes()
-        except OSError:
-            continue
-        try:
-            recipe = parse_recipe(path.stem, raw)
-        except Exception as error:  # PipelineError and anything a hostile file provokes: shown, pinned, never run
-            grants.append(Grant(f"recipe:{path.stem}", f"recipe {path.stem} (not valid now: {error})", _digest(raw.hex())))
-            continue
-        if recipe.trigger.on not in AUTOMATIC_TRIGGERS:
-            continue
-        grants.append(Grant(f"recipe:{path.stem}", f"recipe {path.stem}: {recipe_line(recipe)}", _digest(raw.hex())))
-    return grants
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        recipe = parse_recipe(path.stem, raw)
+    except Exception as error:  # PipelineError and anything a hostile file provokes: shown, pinned, never run
+        return Grant(f"recipe:{path.stem}", f"recipe {path.stem} (not valid now: {error})", _digest(raw.hex()))
+    if recipe.trigger.on not in AUTOMATIC_TRIGGERS:
+        return None
+    return Grant(f"recipe:{path.stem}", f"recipe {path.stem}: {recipe_line(recipe)}", _digest(raw.hex()))
 
 
 def recipe_line(recipe: Any) -> str:

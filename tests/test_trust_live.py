@@ -1,0 +1,94 @@
+"""A pull that changes the grants during a trusted session is noticed, said, and not applied (issue 22): the session
+keeps what the person approved; the next open (or /trust) asks again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import git
+from tests.hostile.repo import TOOL, hostile_repo, recipe
+from tui_agent.core.agent.permissions import deny_all
+from tui_agent.core.project import Project
+from tui_agent.core.runtime import open_runtime
+from tui_agent.core.runtime_state import NoModel
+from tui_agent.core.trust import check, grant
+
+pytestmark = pytest.mark.usefixtures("untrusted_config")
+
+
+def marking_tool(marker: Path) -> str:
+    """greet, appending its argument to `marker` when called (its own test calls it with "x", the recipe with "edit")."""
+    return TOOL.format(marker=str(marker.parent / "unused")).replace(
+        'return f"hello {{name}}"'.replace("{{", "{").replace("}}", "}"),
+        f'open({str(marker)!r}, "a").write(name)\n    return f"hello {{name}}"')
+
+
+def recipe_ran(marker: Path) -> bool:
+    return marker.exists() and "edit" in marker.read_text()
+
+
+async def edit_and_wait(runtime: NoModel, repo: Path, name: str, marker: Path, seconds: float) -> bool:
+    """Edit a .txt file; True once the file_changed recipe has called greet."""
+    assert runtime.watcher is not None
+    (repo / name).write_text("x\n")
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not recipe_ran(marker) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.1)
+    return recipe_ran(marker)
+
+
+def pull(repo: Path, files: dict[str, str]) -> None:
+    """What `git pull` does to the work tree: the files change, a commit lands."""
+    for name, content in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the attacker's pull")
+
+
+async def test_a_pulled_grant_is_held_and_said_until_approved(tmp_path: Path) -> None:
+    marker = tmp_path / "recipe-tool-ran"
+    repo = hostile_repo(tmp_path / "p", {".agent/tools/greet.py": marking_tool(marker)})
+    project = Project.at(repo)
+    grant(project)
+    on_edit = recipe("file_changed", 'tool = "greet"\nargs = { name = "edit" }', 'paths = ["*.txt"]\ndebounce_ms = 0\n')
+    runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
+    try:
+        assert isinstance(runtime, NoModel) and runtime.watcher is not None and runtime.recipes is not None
+        await asyncio.wait_for(runtime.watcher.ready.wait(), 30)
+        pull(repo, {
+            ".agent/config.toml": '[permissions]\nallow = ["run_shell"]\n',
+            ".agent/recipes/on_edit.toml": on_edit,
+            ".agent/recipes/hello.toml": recipe("command", 'tool = "greet"\nargs = { name = "typed" }'),
+            ".mcp.json": json.dumps({"mcpServers": {"evil": {"command": sys.executable, "args": ["-c", "pass"]}}}),
+        })
+        await runtime.watcher.settle()
+        await runtime.watcher.settle()
+        said = " ".join(runtime.problems)
+        assert "allow rule run_shell" in said and "MCP server evil" in said and "recipe on_edit: on file_changed" in said
+        assert "/trust" in said
+        assert runtime.permissions.rules() == []  # the session keeps the approved set
+        names = [record.name for record in runtime.recipes.book.records()]
+        assert "on_edit" not in names and "hello" in names  # a typed command grants nothing: it loads
+        assert not await edit_and_wait(runtime, repo, "edited.txt", marker, 3)  # the held recipe never fires
+        problems_before = len(runtime.problems)
+        await runtime.watcher.settle()
+        assert len(runtime.problems) == problems_before  # said once, not at every event
+    finally:
+        await runtime.aclose()
+    status = check(project)
+    assert status.state == "changed" and any("on_edit" in line for line in status.changed)  # asked at the next open
+    grant(project)  # what /trust or `tuiagent trust` records
+    runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
+    try:
+        assert isinstance(runtime, NoModel) and runtime.watcher is not None
+        await asyncio.wait_for(runtime.watcher.ready.wait(), 30)
+        assert await edit_and_wait(runtime, repo, "edited-again.txt", marker, 30)  # approved: the same recipe fires
+    finally:
+        await runtime.aclose()

@@ -1,0 +1,94 @@
+"""GrantWatch: a trusted session keeps the grants approved when it opened; a pull (or any outside edit) that changes
+them (.agent/config.toml, config.local.toml, .mcp.json, an automatic recipe) is announced, not applied, and asked
+again at the next open or with /trust."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable, Iterable
+
+from tui_agent.core.project import Project
+from tui_agent.core.trust import store
+from tui_agent.core.trust.grants import Grant, project_grants, recipe_grant
+
+GRANT_FILES = (".agent/config.toml", ".agent/config.local.toml", ".mcp.json")
+"""The files whose change can change what a project grants itself (recipes are watched one by one)."""
+
+ASK = ("this session keeps what you approved; type /trust to see and approve the change (or it is asked when the "
+       "project next opens)")
+
+
+class GrantWatch:
+    """Compares what changed on disk with the grants approved by content (`trust.json`); `notify` is told once per
+    change. Inactive (everything passes, nothing is said) unless the project is trusted with a content pin: a
+    folder-trusted project, or one trusted for this run only, approved whatever it holds."""
+
+    def __init__(self, project: Project, approved: dict[str, str] | None, notify: Callable[[str], None]) -> None:
+        self.project = project
+        self.approved = approved
+        self.notify = notify
+        self.announced: set[str] = set()
+        self.held: set[str] = set()
+        """Recipes whose new content is waiting for approval (their approved version, if any, stays live)."""
+
+    @classmethod
+    def for_session(cls, project: Project, trust_state: str, notify: Callable[[str], None]) -> GrantWatch:
+        entry = store.lookup(project.root) if trust_state == "trusted" else None
+        return cls(project, entry.approved if entry is not None else None, notify)
+
+    @property
+    def active(self) -> bool:
+        return self.approved is not None
+
+    def _approved(self, grant: Grant) -> bool:
+        return self.approved is None or self.approved.get(grant.key) == grant.digest
+
+    def recipes(self, names: Iterable[str], known: Callable[[str], bool]) -> set[str]:
+        """The changed recipe files the session may reload: removals, `command` recipes, approved content and what
+        the engine already holds (`known`: e.g. its own save); new or changed automatic recipes are held."""
+        allowed: set[str] = set()
+        for name in sorted(set(names)):
+            grant = recipe_grant(self.project.recipe_path(name))
+            if grant is None or self._approved(grant) or known(name):
+                self.held.discard(name)
+                allowed.add(name)
+                continue
+            self.held.add(name)
+            self._announce([grant], "recipe changed on disk and not loaded")
+        return allowed
+
+    def gate(self, reload: Callable[[set[str]], Awaitable[object]],
+             disk_sha: Callable[[str], str | None]) -> Callable[[set[str]], Awaitable[object]]:
+        """`reload` (the recipe store's outside edit) for only the recipes `recipes` lets through; `disk_sha` is the
+        sha256 of the content the engine already holds for a name (what it saved itself is not news)."""
+        def known(name: str) -> bool:
+            try:
+                raw = self.project.recipe_path(name).read_bytes()
+            except OSError:
+                return False
+            return hashlib.sha256(raw).hexdigest() == disk_sha(name)
+
+        async def gated(names: set[str]) -> object:
+            allowed = self.recipes(names, known)
+            return await reload(allowed) if allowed else []
+        return gated
+
+    def files_changed(self, paths: Iterable[str]) -> None:
+        """Project files changed: when one can grant something, say what now differs from the approved set."""
+        if self.approved is None or not any(path in GRANT_FILES for path in paths):
+            return
+        now = [grant for grant in project_grants(self.project) if not grant.key.startswith("recipe:")]
+        keys = {grant.key for grant in now}
+        differ = [grant for grant in now if not self._approved(grant)]
+        removed = [key for key in self.approved if key not in keys and not key.startswith("recipe:")]
+        self._announce(differ, "changed on disk and not applied", removed)
+
+    def _announce(self, grants: list[Grant], what: str, removed: Iterable[str] = ()) -> None:
+        lines = [f"{'changed' if self.approved and grant.key in self.approved else 'new'}: {grant.text}"
+                 for grant in grants]
+        lines += [f"removed: {key}" for key in removed]
+        fresh = [line for line in lines if line not in self.announced]
+        if not fresh:
+            return
+        self.announced.update(fresh)
+        self.notify(f"The project's grants {what} (a pull, an outside edit): {'; '.join(fresh)}. {ASK}.")
