@@ -125,3 +125,32 @@ async def test_slash_trust_reopens_a_restricted_session_trusted_keeping_the_conv
         assert any(entry.kind == "assistant" and entry.text == "Restricted answer." for entry in app.conversation.entries)
         assert any("Trusted: the project reopened" in entry.text for entry in app.conversation.entries)
     assert check(Project.at(repo)).state == "trusted"
+
+
+async def test_a_pull_mid_session_is_said_and_slash_trust_approves_it(tmp_path: Path, api: FakeMessagesAPI) -> None:
+    from tests.gitrepo import git
+    from tui_agent.core.trust import grant
+
+    repo = hostile_repo(tmp_path / "p", {"README.md": "hello\n"})
+    grant(Project.at(repo))
+    app = make_app(repo, sandbox_tier="rlimits", watch_catalog=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.ready.is_set(), timeout=60, message="the project to open")
+        assert isinstance(app.state, Ready) and app.runtime is not None and app.runtime.watcher is not None
+        await wait_until(pilot, lambda: app.runtime is not None and app.runtime.watcher is not None
+                         and app.runtime.watcher.ready.is_set(), timeout=30, message="the watcher")
+        (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell"]\n')
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "a pull")
+        await wait_until(pilot, lambda: any("allow rule run_shell" in entry.text and "/trust" in entry.text
+                                            for entry in app.conversation.entries), timeout=30, message="the notice")
+        assert app.runtime.permissions.rules() == []  # not applied
+        app.action_slash("trust")
+        await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=30, message="the trust screen")
+        assert isinstance(app.screen, TrustScreen) and "new: allow rule run_shell" in app.screen.detail()
+        await pilot.press("t")
+        await wait_until(pilot, lambda: app.ready.is_set() and app.runtime is not None
+                         and app.runtime.permissions.rules() != [], timeout=60, message="the reopened project")
+        assert isinstance(app.state, Ready)
+        assert app.runtime.permissions.rules() == [("run_shell", "project")]
+    assert check(Project.at(repo)).state == "trusted"

@@ -11,6 +11,7 @@ state has no such part."""
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -75,7 +76,7 @@ class Workshop:
     """Keeps the approved grants when a pull changes them during the session (and says what changed)."""
 
 
-class _Open:
+class _Open(ABC):
     """What every open state shares: the core's parts as attributes, sessions, stores and closing."""
 
     core: Core
@@ -148,8 +149,9 @@ class _Open:
     def stores(self) -> list[VersionedStore]:
         return list(self._stores().values())
 
+    @abstractmethod
     def _stores(self) -> dict[str, VersionedStore]:
-        raise NotImplementedError  # every state defines it
+        """"tool" / "recipe" → the state's stores (live ones when trusted, read-only previews when restricted)."""
 
     def _agent(self) -> Agent | None:
         return None
@@ -177,6 +179,7 @@ class _Open:
             agent.session, agent.messages, agent.usage = session, messages, usage
             agent.authored_names.clear()
 
+    @abstractmethod
     def start_watching(self) -> None:
         """Run the project watcher until `aclose` (a restricted project has none)."""
 
@@ -198,6 +201,7 @@ class _Open:
         if core.sandbox is not None:
             await close_part(core, core.sandbox)
 
+    @abstractmethod
     async def _close_parts(self) -> None:
         """The state's own parts (before the agent, the session and the sandbox)."""
 
@@ -306,6 +310,12 @@ class Restricted(_Open):
 
     def _stores(self) -> dict[str, VersionedStore]:
         return self.previews
+
+    def start_watching(self) -> None:
+        return None  # nothing of an untrusted project is watched: no store reloads, no recipe fires
+
+    async def _close_parts(self) -> None:
+        return None  # previews hold nothing open
 
     def _agent(self) -> Agent | None:
         return self.agent
