@@ -138,6 +138,15 @@ class _Open(ABC):
         return not self.core.trust.trusted
 
     @property
+    def versioned(self) -> dict[str, VersionedStore]:
+        return self._stores()
+
+    @property
+    def runtime(self) -> Runtime:
+        """The state itself (what the earlier wrapper states called their `runtime`)."""
+        return self  # type: ignore[return-value]  # every subclass is one of Runtime's members
+
+    @property
     def state(self) -> Runtime:
         """The state itself (the runtime is its state)."""
         return self  # type: ignore[return-value]  # every subclass is one of Runtime's members

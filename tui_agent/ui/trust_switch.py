@@ -30,7 +30,7 @@ async def slash_trust(app: TuiAgentApp, args: str) -> None:
     project = state.project
     status = await asyncio.to_thread(trust.check, project)
     if status.trusted and not isinstance(state, Restricted):
-        await app.add_notice(f"/trust: this project is trusted ({status.state}); nothing changed since you approved it. "
+        await app.add_notice(f"/trust: this project is trusted ({status.state}); there is nothing new to approve. "
                              "`tuiagent untrust` takes it back.")
         return
     if not status.trusted:
@@ -51,6 +51,8 @@ async def reopen(app: TuiAgentApp, old: Runtime) -> None:
     options = dataclasses.replace(app.options, resume=session.id if keep and session is not None else None,
                                   continue_latest=False, model=agent.model if agent is not None else app.options.model)
     app.runtime = None  # the UI sees Opening while the parts restart
+    app.runtime_error = None
+    app.catalog_sync.runtime = None  # no refresh reads the closed stores
     app.ready.clear()
     app.header.still_loading = "the project"
     await old.aclose()
