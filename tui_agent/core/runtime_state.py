@@ -401,8 +401,8 @@ def sandbox_of(state: RuntimeState) -> Sandbox | None:
 def unavailable(state: RuntimeState, what: str) -> str:
     """Why `what` cannot be used in this state, and how to get it."""
     if isinstance(state, Restricted):
-        return (f"{what} is not available: the project is restricted (not trusted). Type /trust (or run "
-                "`tuiagent trust` and start tuiagent again) to see what it grants and trust it")
+        return (f"{what} is not available: the project is restricted (not trusted). Run `tuiagent trust` (in the "
+                "TUI: /trust) to see what it grants and trust it")
     if isinstance(state, Opening):
         return f"{what} is not available: {state.error}" if state.error else f"{what} is not available yet: the project is still opening"
     return f"{what} is not available (see the problems shown when the project opened)"
