@@ -63,3 +63,26 @@ def test_trust_in_tmux_then_the_recipes_run(tmp_path: Path) -> None:
     finally:
         terminal.close()
         server.stop()
+
+
+def test_slash_trust_in_tmux_reopens_trusted_and_the_recipes_run(tmp_path: Path) -> None:
+    terminal, server, marker = open_hostile(tmp_path)
+    try:
+        terminal.wait_text("Continue restricted", timeout=30)
+        terminal.send("r")
+        terminal.wait_text("restricted mode", timeout=30)
+        time.sleep(1)
+        assert not marker.exists()
+        terminal.type("/trust")
+        terminal.send("Enter")
+        terminal.wait_text("Continue restricted", timeout=30)  # the trust screen again
+        terminal.send("t")
+        terminal.wait_text("Trusted: the project reopened", timeout=60)
+        terminal.wait_text(ANSWER, timeout=60)  # the session_start recipes fire now
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marker.exists()
+    finally:
+        terminal.close()
+        server.stop()
