@@ -92,3 +92,24 @@ async def test_a_pulled_grant_is_held_and_said_until_approved(tmp_path: Path) ->
         assert await edit_and_wait(runtime, repo, "edited-again.txt", marker, 30)  # approved: the same recipe fires
     finally:
         await runtime.aclose()
+
+
+async def test_the_persons_own_saved_rule_is_not_news(tmp_path: Path) -> None:
+    repo = hostile_repo(tmp_path / "p", {"README.md": "hello\n"})
+    grant(Project.at(repo))
+    runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
+    try:
+        assert isinstance(runtime, NoModel) and runtime.watcher is not None
+        await asyncio.wait_for(runtime.watcher.ready.wait(), 30)
+        runtime.permissions.add_rule("run_shell(make:*)", scope="project")  # "always allow for this project"
+        assert (repo / ".agent" / "config.local.toml").exists()
+        await runtime.watcher.settle()
+        await runtime.watcher.settle()
+        assert not any("grants changed" in problem for problem in runtime.problems)
+        (repo / ".agent" / "config.local.toml").write_text('[permissions]\nallow = ["run_shell"]\n')  # not the person
+        await runtime.watcher.settle()
+        await runtime.watcher.settle()
+        assert any("grants changed" in problem and "allow rule run_shell (from .agent/config.local.toml)" in problem
+                   for problem in runtime.problems)
+    finally:
+        await runtime.aclose()

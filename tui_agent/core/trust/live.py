@@ -23,9 +23,9 @@ class GrantWatch:
     change. Inactive (everything passes, nothing is said) unless the project is trusted with a content pin: a
     folder-trusted project, or one trusted for this run only, approved whatever it holds."""
 
-    def __init__(self, project: Project, approved: dict[str, str] | None, notify: Callable[[str], None]) -> None:
+    def __init__(self, project: Project, active: bool, notify: Callable[[str], None]) -> None:
         self.project = project
-        self.approved = approved
+        self.active = active
         self.notify = notify
         self.announced: set[str] = set()
         self.held: set[str] = set()
@@ -33,28 +33,32 @@ class GrantWatch:
 
     @classmethod
     def for_session(cls, project: Project, trust_state: str, notify: Callable[[str], None]) -> GrantWatch:
-        entry = store.lookup(project.root) if trust_state == "trusted" else None
-        return cls(project, entry.approved if entry is not None else None, notify)
+        return cls(project, trust_state == "trusted", notify)
 
-    @property
-    def active(self) -> bool:
-        return self.approved is not None
+    def approved(self) -> dict[str, str] | None:
+        """The grants approved now, read again each time: the person's own saved rules, or `tuiagent trust` run
+        meanwhile, are not news."""
+        if not self.active:
+            return None
+        entry = store.lookup(self.project.root)
+        return entry.approved if entry is not None else None
 
-    def _approved(self, grant: Grant) -> bool:
-        return self.approved is None or self.approved.get(grant.key) == grant.digest
+    def _approved(self, grant: Grant, approved: dict[str, str] | None) -> bool:
+        return approved is None or approved.get(grant.key) == grant.digest
 
     def recipes(self, names: Iterable[str], known: Callable[[str], bool]) -> set[str]:
         """The changed recipe files the session may reload: removals, `command` recipes, approved content and what
         the engine already holds (`known`: e.g. its own save); new or changed automatic recipes are held."""
         allowed: set[str] = set()
+        approved = self.approved()
         for name in sorted(set(names)):
             grant = recipe_grant(self.project.recipe_path(name))
-            if grant is None or self._approved(grant) or known(name):
+            if grant is None or self._approved(grant, approved) or known(name):
                 self.held.discard(name)
                 allowed.add(name)
                 continue
             self.held.add(name)
-            self._announce([grant], "recipe changed on disk and not loaded")
+            self._announce([grant], approved, "recipe changed on disk and not loaded")
         return allowed
 
     def gate(self, reload: Callable[[set[str]], Awaitable[object]],
@@ -75,17 +79,18 @@ class GrantWatch:
 
     def files_changed(self, paths: Iterable[str]) -> None:
         """Project files changed: when one can grant something, say what now differs from the approved set."""
-        if self.approved is None or not any(path in GRANT_FILES for path in paths):
+        approved = self.approved() if any(path in GRANT_FILES for path in paths) else None
+        if approved is None:
             return
         now = [grant for grant in project_grants(self.project) if not grant.key.startswith("recipe:")]
         keys = {grant.key for grant in now}
-        differ = [grant for grant in now if not self._approved(grant)]
-        removed = [key for key in self.approved if key not in keys and not key.startswith("recipe:")]
-        self._announce(differ, "changed on disk and not applied", removed)
+        differ = [grant for grant in now if not self._approved(grant, approved)]
+        removed = [key for key in approved if key not in keys and not key.startswith("recipe:")]
+        self._announce(differ, approved, "changed on disk and not applied", removed)
 
-    def _announce(self, grants: list[Grant], what: str, removed: Iterable[str] = ()) -> None:
-        lines = [f"{'changed' if self.approved and grant.key in self.approved else 'new'}: {grant.text}"
-                 for grant in grants]
+    def _announce(self, grants: list[Grant], approved: dict[str, str] | None, what: str,
+                  removed: Iterable[str] = ()) -> None:
+        lines = [f"{'changed' if approved and grant.key in approved else 'new'}: {grant.text}" for grant in grants]
         lines += [f"removed: {key}" for key in removed]
         fresh = [line for line in lines if line not in self.announced]
         if not fresh:
