@@ -186,7 +186,9 @@ async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) ->
     rows = [("NAME", "STATUS", "CALLS", "FAILS", "ACCESS", "LAST USED", "DESCRIPTION")]
     for r in records:
         description = r.description or (r.error.message if r.error else "")
-        rows.append((r.name, r.status, str(r.calls), str(r.failures), access(r.spec), ago(r.last_used), description[:70]))
+        if r.error is not None and r.error.stage == "conflict":
+            description = f"{r.error.message} (line {r.error.line}); serving the last good version"
+        rows.append((r.name, r.status_label, str(r.calls), str(r.failures), access(r.spec), ago(r.last_used), description[:70]))
     widths = [max(len(row[i]) for row in rows) for i in range(6)]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:6])) + "  " + row[6] for row in rows]
     text = "\n".join(lines) if records else "no tools yet (.agent/tools/ is empty)"
@@ -197,7 +199,7 @@ async def cmd_show(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) ->
     record = need_tool(catalog, args.name)
     source = catalog.source(args.name) or ""
     data = record.to_dict() | {"source": source}
-    lines = [f"{record.name}  [{record.status}]  {record.description}", f"file: {record.path}",
+    lines = [f"{record.name}  [{record.status_label}]  {record.description}", f"file: {record.path}",
              f"commit: {record.commit or 'none'}   calls: {record.calls}   failures: {record.failures}   last used: {ago(record.last_used)}"]
     if record.error:
         lines.append(f"error [{record.error.stage}]: {record.error.message}" + (f" (line {record.error.line})" if record.error.line else ""))

@@ -324,7 +324,7 @@ class Catalog:
         for candidate in candidates:
             data = candidate()
             if data is not None and source_sha(data) == entry.spec.source_sha:
-                self.pipeline.keep_runnable(data)
+                self.pipeline.keep_runnable(data, entry.name)
                 return
         raise PipelineError("missing", f"the last good version of {entry.name} is gone from .agent/cache and git")
 

@@ -77,6 +77,11 @@ class ToolRecord:
     def description(self) -> str:
         return self.spec.description if self.spec else ""
 
+    @property
+    def status_label(self) -> str:
+        """The status for people: `broken: unresolved conflict` for a file holding git's conflict markers."""
+        return broken_label(self.error) if self.status == "broken" else self.status
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -118,3 +123,8 @@ class DriftReport:
         data["watched_files"] = list(self.watched_files)
         data["tests"] = [asdict(t) for t in self.tests]
         return data
+
+
+def broken_label(error: PipelineError | None) -> str:
+    """`broken`, or `broken: unresolved conflict` when the file holds git's conflict markers."""
+    return "broken: unresolved conflict" if error is not None and error.stage == "conflict" else "broken"

@@ -41,6 +41,8 @@ class LoadReport:
     """The broken ones whose failure was known for these exact bytes (not run again)."""
     caught_up: list[str] = field(default_factory=list)
     git_message: str | None = None
+    refused: dict[str, str] = field(default_factory=dict)
+    """Catalog paths differing from HEAD that no commit may touch (unmerged, sparse, conflict markers) -> why."""
 
 
 def remove_stale_temp_files(tools_dir: Path, max_live_age_s: float = 60.0) -> None:
@@ -92,7 +94,7 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
         result = cached.get(sha)
         if result is not None and result.get("ok") and result["schema"]["name"] == name:
             spec = ToolSpec.from_inspection(result, sha)
-            runnable = pipeline.keep_runnable(data)
+            runnable = pipeline.keep_runnable(data, name)
             registry.register(name, spec, runnable, commits.get((name, sha)))
             report.cached.append(name)
             if head_blobs is not None and head_blobs.get(path.name) != blob_sha(data):
@@ -131,6 +133,9 @@ async def catch_up_git(pipeline: Pipeline, git: CatalogGit, pending_commit: dict
     pending_commit = {rel: data for rel, data in pending_commit.items()
                       if read_bytes_or_none(project.root / rel) == data
                       and (head_now or {}).get(Path(rel).name) != (None if data is None else blob_sha(data))}
+    refused = await asyncio.to_thread(git.refusals, pending_commit) if pending_commit else {}
+    pending_commit = {rel: data for rel, data in pending_commit.items() if rel not in refused}
+    report.refused = refused
     if pending_commit:
         names = sorted(Path(rel).stem for rel in pending_commit)
         listed = ", ".join(names) if len(names) <= 5 else f"{', '.join(names[:5])} and {len(names) - 5} more"
@@ -168,7 +173,10 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
         return [outcome for outcome in outcomes if outcome is not None]
     chunks = even_chunks(inspected, BATCH_SIZE, BATCH_CONCURRENCY)
     staging = pipeline.project.cache_dir / "staging" / f"batch-{os.getpid()}-{secrets.token_hex(4)}"
-    staged = await asyncio.to_thread(stage_all, staging, [items[index] for index in inspected])
+    if pipeline.read_only:  # nothing can change the files of a read-only project: inspect them where they are
+        staged = [pipeline.project.tool_path(items[index][0]) for index in inspected]
+    else:
+        staged = await asyncio.to_thread(stage_all, staging, [items[index] for index in inspected])
     paths: dict[int, Path] = dict(zip(inspected, staged, strict=False))
     gate = asyncio.Semaphore(BATCH_CONCURRENCY)
 
@@ -187,7 +195,8 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
     done = [outcome for outcome in outcomes if outcome is not None]
     runnable = {pipeline.runnable_path(outcome.source_sha): data for (_name, data), outcome in zip(items, outcomes, strict=False)
                 if isinstance(outcome, ToolSpec)}
-    await asyncio.to_thread(atomic_write_many, {path: data for path, data in runnable.items() if not path.exists()})
+    if not pipeline.read_only:
+        await asyncio.to_thread(atomic_write_many, {path: data for path, data in runnable.items() if not path.exists()})
     return done
 
 

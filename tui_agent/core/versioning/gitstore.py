@@ -40,6 +40,7 @@ from tui_agent.core.versioning.gitcommit import CommitBuilder, Deferral, catch_u
 from tui_agent.core.versioning.gitpending import PendingChange, PendingJournal, exclusive_lock
 from tui_agent.core.versioning.gitqueries import GitQueries, HistoryEntry
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
+from tui_agent.core.versioning.indexguard import IndexFlags, index_flags, refusal
 
 __all__ = ["CatalogGit", "CommitOutcome", "GitStatus", "HistoryEntry", "catch_up_message"]
 
@@ -248,6 +249,15 @@ class CatalogGit:
         listed = runner.run("ls-files", "-s", "--", repo_path)
         fields = listed.text.split() if listed.ok else []
         return head, fields[1] if len(fields) >= 2 else None
+
+    def refusals(self, changes: Mapping[str, bytes | None]) -> dict[str, str]:
+        """path -> why a commit would refuse that change (unmerged, skip-worktree/sparse, conflict markers); see
+        indexguard. Without a repository only conflict markers count."""
+        runner = self._discover()
+        repo_paths = {f"{self._prefix}{path}": path for path in changes}
+        flags = index_flags(runner, list(repo_paths)) if runner else IndexFlags(frozenset(), frozenset())
+        found = {path: refusal(repo_path, changes[path], flags) for repo_path, path in repo_paths.items()}
+        return {path: reason for path, reason in found.items() if reason is not None}
 
     def pending_change(self, path: str) -> PendingChange | None:
         """The deferred change of `path` in the journal, if any."""

@@ -1,0 +1,197 @@
+"""A catalog shared through git: sparse checkouts, conflicts left by stash/squash merges, old branches, read-only clones."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.catalog_support import tool_source
+from tests.gitrepo import git, init_repo
+from tests.mounts import needs_mount
+from tui_agent.cli import main
+from tui_agent.core.versioning.gitstore import CatalogGit
+
+
+def tools(repo: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["--project", str(repo), "tools", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def team_remote(tmp_path: Path) -> Path:
+    """A teammate's repository with two committed tools (no tuiagent state of its own)."""
+    origin = init_repo(tmp_path / "origin")
+    tools_dir = origin / ".agent" / "tools"
+    tools_dir.mkdir(parents=True)
+    (tools_dir / "double.py").write_text(tool_source("double"))
+    (tools_dir / "twice.py").write_text(tool_source("twice"))
+    (origin / "src").mkdir()
+    (origin / "src" / "lib.py").write_text("x = 1\n")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "team tools")
+    return origin
+
+
+def clone(origin: Path, target: Path, *options: str) -> Path:
+    git(origin.parent, "clone", "-q", *options, str(origin), str(target))
+    git(target, "config", "user.email", "b@example.com")
+    git(target, "config", "user.name", "Bea")
+    return target
+
+
+def untracked_or_changed(repo: Path) -> list[str]:
+    return git(repo, "status", "--porcelain", "--untracked-files=all").splitlines()
+
+
+def test_a_sparse_checkout_without_agent_commits_no_deletion(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    origin = team_remote(tmp_path)
+    mine = clone(origin, tmp_path / "mine", "--no-checkout")
+    git(mine, "sparse-checkout", "set", "--no-cone", "/*", "!/.agent/")
+    git(mine, "checkout", "-q", "main")
+    assert not (mine / ".agent" / "tools" / "double.py").exists()
+    head = git(mine, "rev-parse", "HEAD")
+    code, _, err = tools(mine, capsys, "list", "--json")
+    assert code == 0, err
+    assert git(mine, "rev-parse", "HEAD") == head  # no "catch up" commit deleting the team's tools
+    assert git(mine, "ls-tree", "--name-only", "HEAD", ".agent/tools/").split() == [".agent/tools/double.py",
+                                                                                   ".agent/tools/twice.py"]
+    assert untracked_or_changed(mine) == []  # nor any local state showing up
+
+
+def test_a_skip_worktree_tool_missing_from_disk_is_not_a_deletion(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = clone(team_remote(tmp_path), tmp_path / "mine")
+    git(mine, "update-index", "--skip-worktree", ".agent/tools/twice.py")
+    (mine / ".agent" / "tools" / "twice.py").unlink()
+    (mine / ".agent" / "tools" / "double.py").write_text(tool_source("double", "return x + x"))
+    code, _, err = tools(mine, capsys, "list", "--json")
+    assert code == 0, err
+    changed = git(mine, "show", "--name-status", "--format=%s", "HEAD").split("\n")
+    assert changed[0].startswith("tuiagent: catch up tool double") and "twice" not in changed[0]
+    assert [line for line in changed[1:] if line.strip()] == ["A\t.agent/.gitignore", "M\t.agent/tools/double.py"]
+    assert ".agent/tools/twice.py" in git(mine, "ls-tree", "-r", "--name-only", "HEAD")
+    # The git layer itself refuses, whoever asks: a journaled or direct deletion of a skip-worktree path defers.
+    outcome = CatalogGit(mine).commit({".agent/tools/twice.py": None}, "tuiagent: remove tool twice")
+    assert not outcome.committed and "skip-worktree" in (outcome.deferred_reason or "")
+    assert ".agent/tools/twice.py" in git(mine, "ls-tree", "-r", "--name-only", "HEAD")
+
+
+def conflicting_tool(repo: Path) -> Path:
+    """A tool edited on both sides in its docstring: the markers land inside the docstring, so the file still imports."""
+    init_repo(repo)
+    tool = repo / ".agent" / "tools" / "double.py"
+    tool.parent.mkdir(parents=True)
+    tool.write_text(tool_source("double"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "add double")
+    return tool
+
+
+def assert_conflict_kept(repo: Path, head: str, capsys: pytest.CaptureFixture[str]) -> None:
+    stages = git(repo, "ls-files", "-s", ".agent/tools/double.py").splitlines()
+    listed = tools(repo, capsys, "list")
+    assert listed[0] == 0 and "broken: unresolved conflict" in listed[1], listed
+    records = json.loads(tools(repo, capsys, "list", "--json")[1])
+    assert records[0]["status"] == "broken" and records[0]["error"]["stage"] == "conflict"
+    shown = tools(repo, capsys, "show", "double")[1]
+    assert "[broken: unresolved conflict]" in shown
+    assert git(repo, "rev-parse", "HEAD") == head  # the markers were never committed
+    assert git(repo, "ls-files", "-s", ".agent/tools/double.py").splitlines() == stages  # still unmerged
+    assert "UU .agent/tools/double.py" in untracked_or_changed(repo)
+
+
+def test_stash_pop_conflict_inside_a_docstring_is_broken_and_never_committed(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    repo = tmp_path / "repo"
+    tool = conflicting_tool(repo)
+    tool.write_text(tool_source("double").replace("Double a number.", "Double a number (mine)."))
+    git(repo, "stash", "-q")
+    tool.write_text(tool_source("double").replace("Double a number.", "Double a number (theirs)."))
+    git(repo, "commit", "-q", "-am", "theirs")
+    git(repo, "stash", "pop", check=False)
+    assert "<<<<<<<" in tool.read_text() and not (repo / ".git" / "MERGE_HEAD").exists()
+    assert_conflict_kept(repo, git(repo, "rev-parse", "HEAD"), capsys)
+
+
+def test_squash_merge_conflict_is_broken_and_never_committed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = tmp_path / "repo"
+    tool = conflicting_tool(repo)
+    git(repo, "checkout", "-q", "-b", "feature")
+    tool.write_text(tool_source("double").replace("Double a number.", "Double a number (feature)."))
+    git(repo, "commit", "-q", "-am", "feature")
+    git(repo, "checkout", "-q", "main")
+    tool.write_text(tool_source("double").replace("Double a number.", "Double a number (main)."))
+    git(repo, "commit", "-q", "-am", "main")
+    git(repo, "merge", "--squash", "feature", check=False)
+    assert "<<<<<<<" in tool.read_text() and not (repo / ".git" / "MERGE_HEAD").exists()
+    assert_conflict_kept(repo, git(repo, "rev-parse", "HEAD"), capsys)
+
+
+def test_the_git_layer_never_commits_markers_or_over_unmerged_entries(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    tool = conflicting_tool(repo)
+    store = CatalogGit(repo)
+    marked = tool_source("double").replace('"""Double', '"""\n<<<<<<< ours\nA\n=======\nB\n>>>>>>> theirs\nDouble').encode()
+    outcome = store.commit({".agent/tools/double.py": marked}, "tuiagent: update tool double")
+    assert not outcome.committed and "conflict markers (line 4)" in (outcome.deferred_reason or "")
+    git(repo, "checkout", "-q", "-b", "other")
+    tool.write_text(tool_source("double", "return x * 2"))
+    git(repo, "commit", "-q", "-am", "other")
+    git(repo, "checkout", "-q", "main")
+    tool.write_text(tool_source("double", "return x + x"))
+    git(repo, "commit", "-q", "-am", "main")
+    git(repo, "cherry-pick", "other", check=False)
+    git(repo, "cherry-pick", "--quit")  # CHERRY_PICK_HEAD gone, the unmerged entries stay
+    stages = git(repo, "ls-files", "-s", ".agent/tools/double.py")
+    outcome = store.commit({".agent/tools/double.py": tool_source("double", "return 3 * x").encode()}, "tuiagent: x")
+    assert not outcome.committed and "unresolved conflicts in the index" in (outcome.deferred_reason or "")
+    assert git(repo, "ls-files", "-s", ".agent/tools/double.py") == stages
+
+
+def test_local_state_stays_out_of_git_on_an_old_branch_and_never_blocks_a_checkout(tmp_path: Path,
+                                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    repo = init_repo(tmp_path / "repo")
+    git(repo, "branch", "old")  # a branch from before the catalog
+    (repo / ".agent" / "tools").mkdir(parents=True)
+    (repo / ".agent" / "tools" / "double.py").write_text(tool_source("double"))
+    assert tools(repo, capsys, "list")[0] == 0
+    assert ".agent/.gitignore" in git(repo, "ls-tree", "-r", "--name-only", "HEAD")  # shared with the team
+    git(repo, "checkout", "-q", "old")
+    assert tools(repo, capsys, "list")[0] == 0  # state.db, sessions/, runs/, cache/ are all written here
+    assert untracked_or_changed(repo) == []
+    git(repo, "checkout", "-q", "main")  # nothing untracked stands in the way
+    assert untracked_or_changed(repo) == []
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", str(linked), "old")
+    assert tools(linked, capsys, "list")[0] == 0
+    assert untracked_or_changed(linked) == []
+    exclude = (repo / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("/.agent/state.db\n") == 1  # the worktrees share the rules, written once
+
+
+@needs_mount
+@pytest.mark.timeout(300)
+def test_a_read_only_fresh_clone_lists_shows_and_runs_tools(tmp_path: Path) -> None:
+    mine = clone(team_remote(tmp_path), tmp_path / "mine")
+    assert not (mine / ".agent" / "cache").exists() and not (mine / ".agent" / "recipes").exists()
+    setup = f"mount --bind {shlex.quote(str(mine))} {shlex.quote(str(mine))} && " \
+            f"mount -o remount,ro,bind {shlex.quote(str(mine))}"
+
+    def cli(*argv: str) -> subprocess.CompletedProcess[str]:
+        command = " ".join(shlex.quote(p) for p in [sys.executable, "-m", "tui_agent.cli", "--project", str(mine), *argv])
+        return subprocess.run(["unshare", "-m", "sh", "-c", f"{setup} && {command}"], capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+
+    listed = cli("tools", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [(t["name"], t["status"]) for t in json.loads(listed.stdout)] == [("double", "unused"), ("twice", "unused")]
+    shown = cli("tools", "show", "twice")
+    assert shown.returncode == 0 and "def twice" in shown.stdout, shown.stderr
+    ran = cli("tools", "run", "double", "--arg", "x=21")
+    assert ran.returncode == 0 and ran.stdout.strip() == "42", ran.stderr
+    assert untracked_or_changed(mine) == []
