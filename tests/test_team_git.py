@@ -195,3 +195,72 @@ def test_a_read_only_fresh_clone_lists_shows_and_runs_tools(tmp_path: Path) -> N
     ran = cli("tools", "run", "double", "--arg", "x=21")
     assert ran.returncode == 0 and ran.stdout.strip() == "42", ran.stderr
     assert untracked_or_changed(mine) == []
+
+
+def conflicted_merge(tmp_path: Path) -> tuple[Path, Path]:
+    repo = tmp_path / "repo"
+    tool = conflicting_tool(repo)
+    git(repo, "checkout", "-q", "-b", "teammate")
+    tool.write_text(tool_source("double", "return x * 2"))
+    git(repo, "-c", "user.name=Tea Mate", "commit", "-q", "-am", "teammate's double")
+    git(repo, "checkout", "-q", "main")
+    tool.write_text(tool_source("double", "return x + x"))
+    git(repo, "commit", "-q", "-am", "my double")
+    return repo, tool
+
+
+@pytest.mark.parametrize("how", ["merge", "rebase", "cherry-pick", "stash"])
+def test_refusals_during_a_conflict_name_the_state_and_only_safe_ways_out(tmp_path: Path, how: str,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    repo, tool = conflicted_merge(tmp_path)
+    if how == "stash":
+        git(repo, "reset", "-q", "--hard", "HEAD~1")
+        tool.write_text(tool_source("double", "return x + x"))
+        git(repo, "stash", "-q")
+        git(repo, "merge", "-q", "--ff-only", "teammate")
+        git(repo, "stash", "pop", check=False)
+    else:
+        git(repo, how, "teammate", check=False)
+    stages = git(repo, "ls-files", "-s", ".agent/tools/double.py")
+    assert len(stages.splitlines()) == 3
+    expected = {"merge": "git merge --abort", "rebase": "git rebase --continue", "cherry-pick": "git cherry-pick --continue",
+                "stash": "stash entry is kept"}[how]
+    for verb in ("revert", "prune"):
+        code, out, err = tools(repo, capsys, verb, "double")
+        assert code != 0
+        assert "unresolved conflict" in out + err and expected in out + err and "git add .agent/tools/double.py" in out + err
+        assert "restore --staged" not in out + err
+    assert git(repo, "ls-files", "-s", ".agent/tools/double.py") == stages
+
+
+def test_history_lists_both_sides_of_a_merge_with_their_authors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, tool = conflicted_merge(tmp_path)
+    git(repo, "merge", "teammate", check=False)
+    tool.write_text(tool_source("double", "return x + x"))  # keep mine
+    git(repo, "commit", "-q", "-am", "merge teammate, keep mine")
+    full = git(repo, "log", "--full-history", "--format=%H", "--", ".agent/tools/double.py").split()
+    assert len(full) == 4 and len(git(repo, "log", "--format=%H", "--", ".agent/tools/double.py").split()) < 4
+    history = json.loads(tools(repo, capsys, "history", "double", "--json")[1])
+    assert [entry["rev"] for entry in history] == full
+    assert "teammate's double" in [entry["message"] for entry in history]
+    assert [entry["merge"] for entry in history] == [True, False, False, False]
+    text = tools(repo, capsys, "history", "double")[1]
+    assert "Tea Mate  teammate's double" in text
+    # the version picker of the TUI reads the same list, through the versioned-store interface
+    code, out, err = tools(repo, capsys, "revert", "double", [e["rev"] for e in history if e["message"] == "teammate's double"][0])
+    assert code == 0, err
+    assert "return x * 2" in tool.read_text()
+
+
+def test_a_shallow_clone_says_it_is_shallow_instead_of_no_earlier_version(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    origin = team_remote(tmp_path)
+    (origin / ".agent" / "tools" / "double.py").write_text(tool_source("double", "return x + x"))
+    git(origin, "commit", "-q", "-am", "double, second version")
+    mine = tmp_path / "mine"
+    git(tmp_path, "clone", "-q", "--depth=1", f"file://{origin}", str(mine))
+    code, out, err = tools(mine, capsys, "revert", "double")
+    assert code != 0 and "shallow clone" in out + err and "git fetch --unshallow" in out + err
+    assert "shallow clone" in tools(mine, capsys, "history", "double")[1]
+    code, out, err = tools(mine, capsys, "diff", "double")
+    assert "shallow clone" in out + err

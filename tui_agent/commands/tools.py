@@ -216,9 +216,12 @@ async def cmd_history(catalog: Any, args: argparse.Namespace, _: dict[str, Any])
     entries = catalog.history(args.name)
     if not entries and catalog.get(args.name) is None:
         need_tool(catalog, args.name)
-    data = [{"rev": e.rev, "short": e.short, "date": e.date, "author": e.author, "message": e.message, "deleted": e.deleted}
-            for e in entries]
-    text = "\n".join(f"{e.short}  {e.date}  {e.message}" for e in entries) or f"{args.name} has no commits yet"
+    data = [{"rev": e.rev, "short": e.short, "date": e.date, "author": e.author, "message": e.message, "deleted": e.deleted,
+             "merge": e.merge} for e in entries]
+    text = "\n".join(f"{e.short}  {e.date}  {e.author}  {e.message}" for e in entries) or f"{args.name} has no commits yet"
+    shallow = catalog.git.shallow_note()
+    if shallow:
+        text += f"\n({shallow})"
     return data, text, 0
 
 

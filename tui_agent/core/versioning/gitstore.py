@@ -259,6 +259,27 @@ class CatalogGit:
         found = {path: refusal(repo_path, changes[path], flags) for repo_path, path in repo_paths.items()}
         return {path: reason for path, reason in found.items() if reason is not None}
 
+    def shallow_note(self) -> str | None:
+        """In a shallow clone, a sentence saying older versions are not here (and how to get them); else None."""
+        queries = self._queries()
+        if queries is None or not queries.is_shallow():
+            return None
+        return ("this is a shallow clone: versions older than its cut-off are not in it; "
+                "`git fetch --unshallow` brings the whole history")
+
+    def operation_in_progress(self) -> str | None:
+        """The merge, rebase, cherry-pick, revert or bisect under way, with its safe ways out; None when there is none."""
+        runner = self._discover()
+        if runner is None:
+            return None
+        return next((reason for marker, reason in IN_PROGRESS if (runner.git_dir / marker).exists()), None)
+
+    def unmerged(self, path: str) -> bool:
+        """Whether the index holds unresolved conflict stages for `path` (project-relative)."""
+        runner = self._discover()
+        repo_path = f"{self._prefix}{path}"
+        return runner is not None and repo_path in index_flags(runner, [repo_path]).unmerged
+
     def pending_change(self, path: str) -> PendingChange | None:
         """The deferred change of `path` in the journal, if any."""
         return self._load_journal(check_disk=False)[0].get(path)
