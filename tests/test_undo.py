@@ -185,3 +185,28 @@ async def test_a_cancelled_turn_is_still_undoable(repo: Path, api: FakeMessagesA
         assert runtime.undo.turns(runtime.session)[-1].after is not None
         result = await runtime.undo.undo_last(runtime.session)
         assert result.ok and not (repo / "half.txt").exists(), result.message
+
+
+async def test_undo_takes_back_only_what_the_agents_calls_changed_and_keeps_the_persons_edits(repo: Path,
+                                                                                          api: FakeMessagesAPI) -> None:
+    """The person edits and creates files in another editor while the turn runs (between the agent's calls): undo
+    puts back the agent's writes and shell changes, keeps the person's files and says so."""
+    from tui_agent.core.events import ToolCallFinished
+
+    async with agent_runtime(repo, api) as runtime:
+        api.enqueue(reply(tool_use("write_file", {"path": "agent.txt", "content": "agent\n"})),
+                    reply(tool_use("run_shell", {"command": "echo shell > shell.txt && printf 'x\\n' >> README.md"})),
+                    reply(text("done")))
+        assert runtime.agent is not None
+        async for event in runtime.agent.run_turn("write two files"):
+            if isinstance(event, ToolCallFinished) and event.name == "write_file":  # the model thinks; the person types
+                (repo / "mine.txt").write_text("my new file\n")
+                (repo / "app.py").write_text("print('my edit')\n")
+        assert (repo / "agent.txt").exists() and (repo / "shell.txt").exists()
+        result = await runtime.undo.undo_last(runtime.session)
+        assert result.ok, result.message
+        assert not (repo / "agent.txt").exists() and not (repo / "shell.txt").exists()
+        assert (repo / "README.md").read_text() == "# demo project\n"
+        assert (repo / "mine.txt").read_text() == "my new file\n"  # kept
+        assert (repo / "app.py").read_text() == "print('my edit')\n"  # kept
+        assert result.kept == ["app.py", "mine.txt"] and "Kept as they are: app.py, mine.txt" in result.message

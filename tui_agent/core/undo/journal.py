@@ -38,6 +38,9 @@ class TurnRecord:
     after: str | None = None
     authored: list[Authored] = field(default_factory=list)
     undone: bool = False
+    calls: list[tuple[str, str]] | None = None
+    """(before, after) checkpoints around each of the turn's calls that may write; None when not recorded (older
+    sessions, or a checkpoint failed): then every change of the turn counts as the agent's."""
 
 
 def load_turns(path: Path) -> list[TurnRecord]:
@@ -50,6 +53,7 @@ def load_turns(path: Path) -> list[TurnRecord]:
         elif kind == CHECKPOINT_END and number in turns and isinstance(record.get("after"), str):
             turns[number].after = record["after"]
             turns[number].authored = _authored(record.get("authored"))
+            turns[number].calls = _calls(record.get("calls"))
         elif kind == UNDO and isinstance(record.get("turns"), list):
             for undone in record["turns"]:
                 if undone in turns:
@@ -66,13 +70,26 @@ def _authored(raw: Any) -> list[Authored]:
     return items
 
 
+def _calls(raw: Any) -> list[tuple[str, str]] | None:
+    if not isinstance(raw, list):
+        return None
+    calls = [(pair[0], pair[1]) for pair in raw
+             if isinstance(pair, list) and len(pair) == 2 and all(isinstance(sha, str) for sha in pair)]
+    return calls if len(calls) == len(raw) else None  # one malformed window: attribution cannot be trusted
+
+
 def record_start(log: Appender, turn: int, prompt: str, before: str) -> None:
     log.append({"type": CHECKPOINT, "turn": turn, "prompt": prompt[:500], "before": before, "time": time.time()})
 
 
-def record_end(log: Appender, turn: int, after: str, authored: list[Authored]) -> None:
-    log.append({"type": CHECKPOINT_END, "turn": turn, "after": after, "time": time.time(),
-                "authored": [{"kind": a.kind, "name": a.name, "created": a.created, "commit": a.commit} for a in authored]})
+def record_end(log: Appender, turn: int, after: str, authored: list[Authored],
+               calls: list[tuple[str, str]] | None = None) -> None:
+    record: dict[str, Any] = {
+        "type": CHECKPOINT_END, "turn": turn, "after": after, "time": time.time(),
+        "authored": [{"kind": a.kind, "name": a.name, "created": a.created, "commit": a.commit} for a in authored]}
+    if calls is not None:
+        record["calls"] = [list(pair) for pair in calls]
+    log.append(record)
 
 
 def record_undo(log: Appender, turns: list[int]) -> None:
