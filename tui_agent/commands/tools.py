@@ -43,7 +43,11 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
                      help="let a tool that declares WRITES = True change project files (otherwise the project is read-only)")
     run.add_argument("--json", nargs="?", const="", default=None, metavar="ARGS",
                      help="JSON output; with a value, the arguments as a JSON object")
-    action("drift", "dependency files changed since a tool was written, and its tests re-run").add_argument("name", nargs="?")
+    drift = action("drift", "dependency files changed since a tool was written, and its tests re-run")
+    drift.add_argument("name", nargs="?")
+    drift.add_argument("--accept", action="store_true",
+                       help="mark NAME's drift reviewed: its dependency files as they are now become the reference "
+                            "(committed in .agent/drift-reviews.json)")
     tools_tending.register_actions(action)
     action("commit", tools_commit.HELP)
 
@@ -283,20 +287,32 @@ async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: dict[str, A
 async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
     if args.name:
         need_tool(catalog, args.name)
+    if args.accept:
+        if not args.name:
+            return {"error": "--accept needs a tool NAME", "stage": "usage"}, "--accept needs a tool NAME", 2
+        change = await catalog.accept_drift(args.name)
+        return change.to_dict(), f"accepted the drift of {args.name}: its dependency files as they are now are the " \
+                                 f"reference{change.note}", 0
     reports = await catalog.drift(args.name)
     blocks = []
     for r in reports:
-        state = "drifted" if r.drifted else "no drift"
+        state = r.broken or ("drifted" if r.drifted else "no drift")
+        since = f"the review at {r.reviewed_at[:8]}" if r.reviewed_at else (r.since_commit or "unknown")[:8]
         tests = "tests FAIL" if r.tests_pass is False else (f"{len(r.tests)} tests pass" if r.tests else "no tests")
-        head = f"{r.name}: {state} since {(r.since_commit or 'unknown')[:8]}; {tests}"
+        head = f"{r.name}: {state}" + ("" if r.broken else f" since {since}") + f"; {tests}"
         if r.test_error and not r.tests_pass:
             head += f" ({r.test_error['message']})"
         lines = [head]
         if r.changed_files:
             lines.append("changed: " + ", ".join(r.changed_files))
             lines.append(r.diff.rstrip("\n"))
-        elif r.note:
+        if r.added_files:
+            verdict = "and the tests fail with them" if r.tests_pass is False else "no drift while the tests pass"
+            lines.append("new files matching its dependencies: " + ", ".join(r.added_files) + f" ({verdict})")
+        if r.note and not r.changed_files:
             lines.append(r.note)
+        if r.drifted and not r.broken:
+            lines.append(f"(reviewed it? `tuiagent tools drift {r.name} --accept` settles it)")
         blocks.append("\n".join(lines))
     return [r.to_dict() for r in reports], "\n\n".join(blocks) or "no tools", 0
 

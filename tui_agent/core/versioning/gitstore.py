@@ -259,6 +259,12 @@ class CatalogGit:
         found = {path: refusal(repo_path, changes[path], flags) for repo_path, path in repo_paths.items()}
         return {path: reason for path, reason in found.items() if reason is not None}
 
+    def author_name(self) -> str:
+        """The person's git identity (`user.name`), "" when unset."""
+        runner = self._discover()
+        result = runner.run("config", "user.name") if runner else None
+        return result.text if result is not None and result.ok else ""
+
     def shallow_note(self) -> str | None:
         """In a shallow clone, a sentence saying older versions are not here (and how to get them); else None."""
         queries = self._queries()
