@@ -19,6 +19,7 @@ from tui_agent.core.catalog.pipeline import Pipeline, SandboxLike
 from tui_agent.core.catalog.registry import Entry, Registry
 from tui_agent.core.catalog.reports import check_arguments, search_specs
 from tui_agent.core.catalog.startup import LoadReport, load_existing
+from tui_agent.core.catalog.settle import SETTLE_S, SettleTimers
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
 from tui_agent.core.versioning.store import Change
@@ -49,6 +50,7 @@ class Catalog:
         self.pipeline = pipeline
         self.registry: Registry = pipeline.registry
         self.drift_tracker = DriftTracker(project, state, pipeline, self.version_commit, git.author_name)
+        self.settle = SettleTimers(self._commit_settled, SETTLE_S)  # hand edits commit once a burst of saves settles
         self.load_report = LoadReport()
         self.watcher: ProjectWatcher | None = None  # the runtime's project watcher, or the one `watch()` runs
         self.changes = changes or ChangeFeed()
@@ -76,6 +78,7 @@ class Catalog:
         return catalog
 
     async def aclose(self) -> None:
+        await self.settle.flush()  # a hand edit still settling is committed now, not left to the next start
         self.state.close()
         self.git.close()
 
@@ -197,6 +200,7 @@ class Catalog:
 
     async def save_change(self, name: str, source: str, *, author: str = "agent") -> Change:
         check_name(name)
+        await self.settle.flush(name)  # the person's settling edit becomes its own version first
         async with self.pipeline.lock:
             existed = self.registry.get(name) is not None or self.project.tool_path(name).exists()
             verb = "update" if existed else "add"
@@ -212,6 +216,7 @@ class Catalog:
 
     async def revert_change(self, name: str, rev: str | None = None) -> Change:
         check_lookup_name(name)
+        await self.settle.flush(name)
         rel = self.project.relative(self.project.tool_path(name))
         async with self.pipeline.lock:
             self._refuse_unsaved(name, "revert")
@@ -226,6 +231,7 @@ class Catalog:
 
     async def prune_change(self, name: str) -> Change:
         check_lookup_name(name)
+        await self.settle.flush(name)
         async with self.pipeline.lock:
             if self.registry.get(name) is None and not self.project.tool_path(name).exists():
                 raise PipelineError("missing", f"no tool named {name!r}")
@@ -379,6 +385,7 @@ class Catalog:
                 data = read_bytes_or_none(path)
                 entry = self.registry.get(name)
                 if data is None:
+                    self.settle.forget(name)
                     if entry is not None:
                         await self._removed_outside(name)
                         changed.append(name)
@@ -386,11 +393,37 @@ class Catalog:
                 if entry is not None and entry.disk_sha == source_sha(data):
                     continue
                 verb = "update" if entry is not None else "add"
-                await self.pipeline.accept_disk(name, f"tuiagent: {verb} tool {name} (edited outside tuiagent)")
+                accepted, _ = await self.pipeline.accept_disk(name, "", commit=False)
+                if accepted is not None and accepted.error is None and accepted.commit is None:
+                    self.settle.touch(name, verb)
                 changed.append(name)
         if changed:
             self._notify(changed, "edited outside tuiagent")
         return changed
+
+    async def _commit_settled(self, name: str, verb: str) -> None:
+        """Commit a hand edit that settled, if the file still holds the registered good version and HEAD lacks it."""
+        path = self.project.tool_path(name)
+        rel = self.project.relative(path)
+        try:
+            async with self.pipeline.lock:
+                entry = self.registry.get(name)
+                data = read_bytes_or_none(path)
+                if entry is None or entry.spec is None or entry.error is not None or data is None \
+                        or source_sha(data) != entry.spec.source_sha:
+                    return  # broken or changed again since: a later event decides
+                async with self.pipeline.writer.hold():
+                    if await asyncio.to_thread(self.pipeline.committed, rel) == data and not self.pipeline.pending(rel):
+                        commit = await asyncio.to_thread(self.git.last_commit_for, rel)  # another process committed it
+                    else:
+                        message = f"tuiagent: {verb} tool {name} (edited outside tuiagent)"
+                        commit = (await self.pipeline.commit({rel: data}, message)).sha
+                if commit:
+                    self.state.record_version(name, entry.spec.source_sha, commit)
+                    self.state.set_version_commit(name, entry.spec.source_sha, commit)
+                    self.registry.set_commit(name, commit)
+        except Exception as error:  # a timer's task: the edit stays on disk and the next start commits it
+            self.pipeline.last_commit_note = f"committing the hand edit of {name} failed: {error}"
 
     async def _removed_outside(self, name: str) -> None:
         """The file is gone: commit the deletion, unless HEAD has it deleted already (another process pruned it)."""

@@ -255,10 +255,10 @@ class Pipeline:
         async with self.writer.hold():
             return await self.write_validated(name, data, spec, message)
 
-    async def accept_disk(self, name: str, message: str) -> tuple[Entry | None, CommitOutcome | None]:
+    async def accept_disk(self, name: str, message: str, *, commit: bool = True) -> tuple[Entry | None, CommitOutcome | None]:
         """A person edited or created the file: validate what is on disk; commit + register, or mark it broken.
         A version another process already committed (its own write, seen by this process's watcher) is registered
-        without a second commit."""
+        without a second commit. With `commit` False a new version is registered only (its commit comes later)."""
         path = self.project.tool_path(name)
         data = read_bytes_or_none(path)
         if data is None:
@@ -274,6 +274,8 @@ class Pipeline:
                 return self.registry.get(name), None
             if await asyncio.to_thread(self.committed, rel) == data and not self.pending(rel):
                 return self.register(name, spec, data, await asyncio.to_thread(self.git.last_commit_for, rel)), None
+            if not commit:
+                return self.register(name, spec, data, None), None
             outcome = await self.commit({rel: data}, message)
         return self.register(name, spec, data, outcome.sha), outcome
 
