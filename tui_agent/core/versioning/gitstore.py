@@ -182,10 +182,13 @@ class CatalogGit:
         for content in normalized.values():
             if content is not None and not isinstance(content, (bytes, bytearray)):
                 raise ValueError("change contents must be bytes or None")
-        with self._mutex, exclusive_lock(self.root / LOCK_FILE):
-            journal, dropped = self._load_journal(set(normalized))
-            outcome = self._commit_locked({p: bytes(c) if c is not None else None for p, c in normalized.items()},
-                                          message, journal)
+        try:
+            with self._mutex, exclusive_lock(self.root / LOCK_FILE):
+                journal, dropped = self._load_journal(set(normalized))
+                outcome = self._commit_locked({p: bytes(c) if c is not None else None for p, c in normalized.items()},
+                                              message, journal)
+        except TimeoutError as waited:  # the files are on disk: the next start's catch-up commits them
+            return CommitOutcome(False, None, str(waited), f"commit deferred: {waited}")
         if not dropped:
             return outcome
         return CommitOutcome(outcome.committed, outcome.sha, outcome.deferred_reason,
