@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -264,3 +266,64 @@ def test_a_shallow_clone_says_it_is_shallow_instead_of_no_earlier_version(tmp_pa
     assert "shallow clone" in tools(mine, capsys, "history", "double")[1]
     code, out, err = tools(mine, capsys, "diff", "double")
     assert "shallow clone" in out + err
+
+
+def test_a_deferred_prune_is_caught_up_under_its_own_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = clone(team_remote(tmp_path), tmp_path / "mine")
+    hook = mine / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'lint says no' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    code, out, err = tools(mine, capsys, "prune", "twice")
+    assert code == 0 and "deferred" in out + err
+    hook.unlink()
+    assert tools(mine, capsys, "list")[0] == 0
+    subject = git(mine, "log", "-1", "--format=%s").strip()
+    assert subject.startswith("tuiagent: prune tool twice") and "not running" not in subject
+    assert ".agent/tools/twice.py" not in git(mine, "ls-tree", "-r", "--name-only", "HEAD")
+
+
+@pytest.mark.timeout(120)
+def test_a_save_killed_before_its_commit_is_caught_up_under_its_own_name(tmp_path: Path) -> None:
+    mine = clone(team_remote(tmp_path), tmp_path / "mine")
+    (mine / ".agent" / "tools" / "double.py").write_text(tool_source("double", "return x + x"))
+    git(mine, "commit", "-q", "-am", "double, second version")
+    hook = mine / ".git" / "hooks" / "pre-commit"
+    started = mine / "hook-started"
+    hook.write_text(f"#!/bin/sh\ntouch {started}\nsleep 60\n")
+    hook.chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    reverting = subprocess.Popen([sys.executable, "-m", "tui_agent.cli", "--project", str(mine), "tools", "revert", "double"],
+                                 env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists():
+            assert time.monotonic() < deadline and reverting.poll() is None, "the revert never reached its commit"
+            time.sleep(0.05)
+    finally:
+        os.killpg(reverting.pid, signal.SIGKILL)  # kill -9 mid-commit: the file is written, the commit is not
+        reverting.wait()
+    hook.unlink()
+    started.unlink()
+    assert "return 2 * x" in (mine / ".agent" / "tools" / "double.py").read_text()
+    listed = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(mine), "tools", "list"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    subject = git(mine, "log", "-1", "--format=%s").strip()
+    assert subject.startswith("tuiagent: revert tool double to") and "not running" not in subject
+    assert "return 2 * x" in git(mine, "show", "HEAD:.agent/tools/double.py")
+
+
+def test_stale_staging_folders_of_killed_runs_are_cleaned(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = clone(team_remote(tmp_path), tmp_path / "mine")
+    assert tools(mine, capsys, "list")[0] == 0
+    staging = mine / ".agent" / "cache" / "staging"
+    dead = staging / "batch-999999-deadbeef"
+    dead.mkdir(parents=True)
+    (dead / "double.py").write_text("x = 1\n")
+    old = staging / "double-0123456789abcdef.py"
+    old.write_text("x = 1\n")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    live = staging / f"batch-{os.getpid()}-cafe"
+    live.mkdir()
+    assert tools(mine, capsys, "list")[0] == 0
+    assert not dead.exists() and not old.exists() and live.exists()

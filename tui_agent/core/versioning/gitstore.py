@@ -173,6 +173,13 @@ class CatalogGit:
         """The journal's entries that are safe to commit (see journalcheck), and notes on the dropped ones."""
         return journalcheck.trusted(self.root, self._journal.load(), own, check_disk=check_disk)
 
+    def journal_subject(self) -> str:
+        """The subject of a commit catching up the journal: its one message when all entries share it (a deferred
+        `tuiagent: prune tool x`), else a generic one; the body lists each entry either way."""
+        messages = {change.message.splitlines()[0] for change in self._load_journal(check_disk=False)[0].values()
+                    if change.message.strip()}
+        return messages.pop() if len(messages) == 1 else "tuiagent: catch up deferred catalog changes"
+
     def catch_up(self, message: str = "tuiagent: catch up deferred catalog changes") -> CommitOutcome:
         """Commit the pending changes, if any and if possible."""
         return self.commit({}, message)
