@@ -16,7 +16,7 @@ from tui_agent.core.catalog.inspector import DEFAULT_TEST_TIMEOUT_S, INSPECTOR_V
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.registry import Entry, Registry
 from tui_agent.core.catalog.state import StateStore
-from tui_agent.core.catalog.untrusted import intact_copy
+from tui_agent.core.catalog.untrusted import intact_copy, result_problem
 from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
 from tui_agent.core.project import AGENT_GITIGNORE, Project
 from tui_agent.core.sandbox.policy import ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, RunResult, SandboxPolicy
@@ -370,31 +370,3 @@ def interpret_inspection(run: RunResult, timeout_s: float) -> dict[str, Any]:
     if problem is not None:
         raise PipelineError("inspect", f"the inspector's result is malformed (did the tool tamper with it?): {problem}")
     return value
-
-
-MAX_DESCRIPTION_CHARS = 4000
-
-
-def result_problem(value: dict[str, Any]) -> str | None:
-    """What is wrong with a successful inspector result; it comes from a process that ran the tool's code."""
-    schema = value.get("schema")
-    if not isinstance(schema, dict) or not isinstance(schema.get("name"), str):
-        return "no schema"
-    description = schema.get("description")
-    if not isinstance(description, str) or not description or len(description) > MAX_DESCRIPTION_CHARS:
-        return f"the description must be non-empty text of at most {MAX_DESCRIPTION_CHARS} characters"
-    input_schema = schema.get("input_schema")
-    if not isinstance(input_schema, dict) or input_schema.get("type") != "object" \
-            or not isinstance(input_schema.get("properties"), dict):
-        return "input_schema must be a JSON object schema"
-    depends_on = value.get("depends_on", [])
-    if not isinstance(depends_on, list) or not all(isinstance(g, str) for g in depends_on):
-        return "depends_on must be a list of strings"
-    if not isinstance(value.get("network", False), bool):
-        return "network must be a boolean"
-    if not isinstance(value.get("writes", False), bool):
-        return "writes must be a boolean"
-    tests = value.get("tests", [])
-    if not isinstance(tests, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tests):
-        return "tests must be a list of results"
-    return None

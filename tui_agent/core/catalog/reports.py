@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tui_agent.core.catalog import argcheck
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.state import UsageStats
-
-if TYPE_CHECKING:
-    pass
 
 
 def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
