@@ -327,3 +327,23 @@ def test_stale_staging_folders_of_killed_runs_are_cleaned(tmp_path: Path, capsys
     live.mkdir()
     assert tools(mine, capsys, "list")[0] == 0
     assert not dead.exists() and not old.exists() and live.exists()
+
+
+async def test_a_conflicted_tool_is_flagged_in_the_prompt_index_and_the_catalog_pane(tmp_path: Path) -> None:
+    from tests.catalog_support import opened_catalog, started_sandbox
+    from tui_agent.core.agent.prompt import catalog_entries, catalog_index
+    from tui_agent.core.catalog.versioned import ToolVersions
+
+    repo = tmp_path / "repo"
+    tool = conflicting_tool(repo)
+    tool.write_text(tool_source("double").replace("Double a number.", "Double a number (mine)."))
+    git(repo, "stash", "-q")
+    tool.write_text(tool_source("double").replace("Double a number.", "Double a number (theirs)."))
+    git(repo, "commit", "-q", "-am", "theirs")
+    git(repo, "stash", "pop", check=False)
+    async with started_sandbox(repo) as box, opened_catalog(repo, box) as catalog:
+        index = catalog_index(catalog_entries(catalog), 2000)
+        assert "- double: Double a number (theirs). [broken: unresolved conflict]" in index
+        [item] = ToolVersions(catalog).items()
+        assert item.status == "broken" and item.summary.startswith("conflict: unresolved conflict")
+        assert (await catalog.call_tool("double", {"x": 2})).value == 4  # the last good version still runs
