@@ -61,6 +61,8 @@ def test_a_sparse_checkout_without_agent_commits_no_deletion(tmp_path: Path, cap
     code, _, err = tools(mine, capsys, "list", "--json")
     assert code == 0, err
     assert git(mine, "rev-parse", "HEAD") == head  # no "catch up" commit deleting the team's tools
+    assert "2 tools committed but outside your sparse checkout (not deleted, not loaded): double, twice" \
+        in tools(mine, capsys, "list")[1]
     assert git(mine, "ls-tree", "--name-only", "HEAD", ".agent/tools/").split() == [".agent/tools/double.py",
                                                                                    ".agent/tools/twice.py"]
     assert untracked_or_changed(mine) == []  # nor any local state showing up

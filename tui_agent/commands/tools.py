@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 import time
+from pathlib import Path
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -196,6 +197,10 @@ async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) ->
     widths = [max(len(row[i]) for row in rows) for i in range(6)]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:6])) + "  " + row[6] for row in rows]
     text = "\n".join(lines) if records else "no tools yet (.agent/tools/ is empty)"
+    sparse = sorted(Path(rel).stem for rel, why in catalog.load_report.refused.items() if "sparse" in why)
+    if sparse:
+        text += (f"\n{len(sparse)} tool{'s' if len(sparse) != 1 else ''} committed but outside your sparse checkout "
+                 f"(not deleted, not loaded): {', '.join(sparse)}")
     return [r.to_dict() for r in records], text, 0
 
 
