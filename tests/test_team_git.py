@@ -349,3 +349,17 @@ async def test_a_conflicted_tool_is_flagged_in_the_prompt_index_and_the_catalog_
         [item] = ToolVersions(catalog).items()
         assert item.status == "broken" and item.summary.startswith("conflict: unresolved conflict")
         assert (await catalog.call_tool("double", {"x": 2})).value == 4  # the last good version still runs
+
+
+async def test_a_tool_leaving_the_sparse_checkout_while_open_is_not_a_deletion(tmp_path: Path) -> None:
+    from tests.catalog_support import opened_catalog, started_sandbox
+
+    mine = clone(team_remote(tmp_path), tmp_path / "mine")
+    async with started_sandbox(mine) as box, opened_catalog(mine, box) as catalog:
+        head = git(mine, "rev-parse", "HEAD")
+        git(mine, "sparse-checkout", "set", "--no-cone", "/*", "!/.agent/tools/twice.py")
+        assert not (mine / ".agent" / "tools" / "twice.py").exists()
+        assert await catalog.handle_file_changes({"twice"}) == ["twice"]
+        assert git(mine, "rev-parse", "HEAD") == head
+        assert catalog.git.pending() == {}  # not even a deferred deletion
+        assert catalog.get("twice") is None and catalog.get("double") is not None

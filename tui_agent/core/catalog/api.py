@@ -435,6 +435,9 @@ class Catalog:
             if not in_head and not self.pipeline.pending(rel):
                 self.registry.unregister(name)
                 return
+            if await asyncio.to_thread(self.git.refusals, {rel: None}):  # left out of a sparse checkout: no deletion
+                self.registry.unregister(name)
+                return
             await self.pipeline.remove_locked(name, f"tuiagent: remove tool {name} (file deleted outside tuiagent)")
 
     async def watch(self) -> None:
