@@ -210,3 +210,21 @@ async def test_undo_takes_back_only_what_the_agents_calls_changed_and_keeps_the_
         assert (repo / "mine.txt").read_text() == "my new file\n"  # kept
         assert (repo / "app.py").read_text() == "print('my edit')\n"  # kept
         assert result.kept == ["app.py", "mine.txt"] and "Kept as they are: app.py, mine.txt" in result.message
+
+
+async def test_a_file_the_person_edits_while_a_write_waits_for_approval_is_kept(repo: Path, api: FakeMessagesAPI) -> None:
+    """The approval modal is open (the write_file call has started); meanwhile the person saves another file."""
+
+    async def approve_after_editing(request: object) -> bool:
+        (repo / "app.py").write_text("print('edited while the question was open')\n")
+        return True
+
+    async with agent_runtime(repo, api, approve=approve_after_editing, permission_mode="ask") as runtime:
+        api.enqueue(reply(tool_use("write_file", {"path": "agent.txt", "content": "agent\n"})), reply(text("done")))
+        await run_turn(runtime, "write a file")
+        assert (repo / "agent.txt").exists()
+        result = await runtime.undo.undo_last(runtime.session)
+        assert result.ok, result.message
+        assert not (repo / "agent.txt").exists()
+        assert (repo / "app.py").read_text() == "print('edited while the question was open')\n"
+        assert result.kept == ["app.py"]

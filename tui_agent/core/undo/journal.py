@@ -28,6 +28,16 @@ class Authored:
     commit: str | None
 
 
+@dataclass(frozen=True)
+class CallWindow:
+    """Checkpoints before and after one call; `paths` (repository paths) when the call can only write those
+    (`write_file`, `edit_file`): other files changed meanwhile are someone else's."""
+
+    before: str
+    after: str
+    paths: tuple[str, ...] | None = None
+
+
 @dataclass
 class TurnRecord:
     """One turn: its number in the session, its prompt, the checkpoints around it and what it authored."""
@@ -38,9 +48,9 @@ class TurnRecord:
     after: str | None = None
     authored: list[Authored] = field(default_factory=list)
     undone: bool = False
-    calls: list[tuple[str, str]] | None = None
-    """(before, after) checkpoints around each of the turn's calls that may write; None when not recorded (older
-    sessions, or a checkpoint failed): then every change of the turn counts as the agent's."""
+    calls: list[CallWindow] | None = None
+    """The checkpoints around each of the turn's calls that may write; None when not recorded (older sessions, or a
+    checkpoint failed): then every change of the turn counts as the agent's."""
 
 
 def load_turns(path: Path) -> list[TurnRecord]:
@@ -70,12 +80,18 @@ def _authored(raw: Any) -> list[Authored]:
     return items
 
 
-def _calls(raw: Any) -> list[tuple[str, str]] | None:
+def _calls(raw: Any) -> list[CallWindow] | None:
     if not isinstance(raw, list):
         return None
-    calls = [(pair[0], pair[1]) for pair in raw
-             if isinstance(pair, list) and len(pair) == 2 and all(isinstance(sha, str) for sha in pair)]
-    return calls if len(calls) == len(raw) else None  # one malformed window: attribution cannot be trusted
+    calls: list[CallWindow] = []
+    for item in raw:
+        if not isinstance(item, list) or len(item) not in (2, 3) or not all(isinstance(sha, str) for sha in item[:2]):
+            return None  # one malformed window: attribution cannot be trusted
+        paths = item[2] if len(item) == 3 else None
+        if paths is not None and not (isinstance(paths, list) and all(isinstance(p, str) for p in paths)):
+            return None
+        calls.append(CallWindow(item[0], item[1], tuple(paths) if paths is not None else None))
+    return calls
 
 
 def record_start(log: Appender, turn: int, prompt: str, before: str) -> None:
@@ -83,12 +99,12 @@ def record_start(log: Appender, turn: int, prompt: str, before: str) -> None:
 
 
 def record_end(log: Appender, turn: int, after: str, authored: list[Authored],
-               calls: list[tuple[str, str]] | None = None) -> None:
+               calls: list[CallWindow] | None = None) -> None:
     record: dict[str, Any] = {
         "type": CHECKPOINT_END, "turn": turn, "after": after, "time": time.time(),
         "authored": [{"kind": a.kind, "name": a.name, "created": a.created, "commit": a.commit} for a in authored]}
     if calls is not None:
-        record["calls"] = [list(pair) for pair in calls]
+        record["calls"] = [[c.before, c.after] + ([list(c.paths)] if c.paths is not None else []) for c in calls]
     log.append(record)
 
 

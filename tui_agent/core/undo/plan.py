@@ -75,10 +75,13 @@ def _changed(checkpoints: Checkpoints, turn: TurnRecord) -> tuple[list[str], lis
     if turn.calls is None:
         return sorted(every), []
     agent: set[str] = set()
-    for before, after in turn.calls:
-        agent.update(checkpoints.changed_paths(before, after))
-    points = [turn.before, *(sha for call in turn.calls for sha in call), turn.after]
     others: set[str] = set()
+    for call in turn.calls:
+        during = set(checkpoints.changed_paths(call.before, call.after))
+        mine = during & set(call.paths) if call.paths is not None else during
+        agent.update(mine)
+        others.update(during - mine)
+    points = [turn.before, *(sha for call in turn.calls for sha in (call.before, call.after)), turn.after]
     for start, end in zip(points[0::2], points[1::2], strict=True):
         if start != end:
             others.update(checkpoints.changed_paths(start, end))

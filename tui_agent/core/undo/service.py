@@ -9,7 +9,8 @@ from typing import Any, Protocol
 
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.events import Event, ToolAuthored, ToolCallFinished, ToolCallStarted
-from tui_agent.core.undo.journal import Authored, TurnRecord, load_turns, record_end, record_start, record_undo
+from tui_agent.core.agent.paths import PathRefused, confine
+from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start, record_undo
 from tui_agent.core.undo.plan import UnrecordedTurn, plan_undo
 from tui_agent.core.undo.restore import RestoreError, apply_changes
 from tui_agent.core.versioning.checkpoints import Checkpoints, GitFailure
@@ -19,6 +20,10 @@ from tui_agent.core.versioning.gitqueries import HistoryEntry
 READ_ONLY_CALLS = frozenset({"read_file", "list_files", "grep", "search_tools"})
 """Built-in calls that never write: no checkpoint around them. Every other call (a write, a shell run, run_python, a
 catalog tool) is checkpointed before and after, so what it changed is told apart from what changed between calls."""
+
+
+PATH_CALLS = frozenset({"write_file", "edit_file"})
+"""Calls that write only the file their `path` names: a change to any other file during them is someone else's."""
 
 
 class Session(Protocol):
@@ -64,8 +69,8 @@ class UndoService:
         self.recipes = recipes
         self._open_turn: int | None = None
         self._authored: list[Authored] = []
-        self._calls: list[tuple[str, str]] | None = []
-        self._call_open: tuple[str, str] | None = None  # (call id, checkpoint before it)
+        self._calls: list[CallWindow] | None = []
+        self._call_open: tuple[str, str, tuple[str, ...] | None] | None = None  # (call id, checkpoint before, paths)
         self.problems: list[str] = []  # checkpoints that failed; the agent loop tells the person and clears it
 
     # ------------------------------------------------------------------ recording (called by the agent loop)
@@ -93,12 +98,24 @@ class UndoService:
         if isinstance(event, ToolCallStarted) and event.name not in READ_ONLY_CALLS:
             before = await self._call_checkpoint()
             if before is not None:
-                self._call_open = (event.call_id, before)
+                self._call_open = (event.call_id, before, self._written_paths(event))
         elif isinstance(event, ToolCallFinished) and self._call_open is not None and self._call_open[0] == event.call_id:
             after = await self._call_checkpoint()
             if after is not None and self._calls is not None:
-                self._calls.append((self._call_open[1], after))
+                self._calls.append(CallWindow(self._call_open[1], after, self._call_open[2]))
             self._call_open = None
+
+    def _written_paths(self, event: ToolCallStarted) -> tuple[str, ...] | None:
+        """The repository path a `write_file`/`edit_file` call can write; None (any file) for every other call."""
+        raw = event.arguments.get("path")
+        if event.name not in PATH_CALLS or not isinstance(raw, str):
+            return None
+        work_tree = self.checkpoints.work_tree
+        try:
+            real = confine(work_tree / self.checkpoints.prefix, raw)
+            return (real.relative_to(work_tree.resolve()).as_posix(),)
+        except (PathRefused, ValueError, OSError):
+            return None
 
     async def _call_checkpoint(self) -> str | None:
         try:
@@ -120,7 +137,7 @@ class UndoService:
             return
         calls = self._calls
         if calls is not None and self._call_open is not None:  # cancelled mid-call: the call ran until now
-            calls = [*calls, (self._call_open[1], after)]
+            calls = [*calls, CallWindow(self._call_open[1], after, self._call_open[2])]
         self._call_open = None
         record_end(session, number, after, self._authored, calls)
 
@@ -155,7 +172,8 @@ class UndoService:
         return await self._undo(session, live)
 
     async def _undo(self, session: Session, turns: list[TurnRecord]) -> UndoResult:
-        bad = [turn.turn for turn in turns for sha in (turn.before, turn.after, *(s for c in turn.calls or () for s in c))
+        bad = [turn.turn for turn in turns
+               for sha in (turn.before, turn.after, *(s for c in turn.calls or () for s in (c.before, c.after)))
                if sha and not self.checkpoints.is_tree(sha)]
         if bad:
             return UndoResult(False, f"The checkpoint of turn {bad[0]} is missing from git's objects; cannot undo it.")
