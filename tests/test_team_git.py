@@ -170,6 +170,11 @@ def test_local_state_stays_out_of_git_on_an_old_branch_and_never_blocks_a_checko
     assert untracked_or_changed(repo) == []
     git(repo, "checkout", "-q", "main")  # nothing untracked stands in the way
     assert untracked_or_changed(repo) == []
+    git(repo, "checkout", "-q", "old")
+    (repo / ".agent" / ".gitignore").write_text("state.db\n")  # what an older tuiagent left on an old branch
+    assert tools(repo, capsys, "list")[0] == 0
+    assert untracked_or_changed(repo) == []
+    git(repo, "checkout", "-q", "main")  # the leftover is ignored, so git may replace it
     linked = tmp_path / "linked"
     git(repo, "worktree", "add", "-q", str(linked), "old")
     assert tools(linked, capsys, "list")[0] == 0
