@@ -368,3 +368,19 @@ async def test_a_tool_leaving_the_sparse_checkout_while_open_is_not_a_deletion(t
         assert git(mine, "rev-parse", "HEAD") == head
         assert catalog.git.pending() == {}  # not even a deferred deletion
         assert catalog.get("twice") is None and catalog.get("double") is not None
+
+
+def test_a_planted_git_file_never_leads_the_ignore_rules_outside(tmp_path: Path) -> None:
+    from tui_agent.core.versioning.localexclude import ensure_excluded
+
+    repo = init_repo(tmp_path / "repo")
+    project = repo / "sub"
+    project.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".git").write_text(f"gitdir: {elsewhere}\n")  # what agent code could write in the project
+    assert ensure_excluded(project) is False
+    assert list(elsewhere.iterdir()) == []
+    (project / ".git").unlink()
+    assert ensure_excluded(project) is True  # the real repository above: rules for sub/.agent/
+    assert "/sub/.agent/state.db" in (repo / ".git" / "info" / "exclude").read_text()

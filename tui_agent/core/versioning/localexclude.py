@@ -31,8 +31,13 @@ def find_git(root: Path) -> tuple[Path, Path] | None:
             common = git_dir
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 common = (git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()).resolve()
-            return folder, common
+            return (folder, common) if looks_like_git_dir(common) else None
     return None
+
+
+def looks_like_git_dir(folder: Path) -> bool:
+    """A `.git` file is plain text anyone in the project could write: follow it only to a real git directory."""
+    return (folder / "HEAD").is_file() and (folder / "objects").is_dir() and not folder.is_symlink()
 
 
 def exclude_rules(prefix: str) -> list[str]:
@@ -55,6 +60,8 @@ def ensure_excluded(root: Path) -> bool:
         return False
     rules = exclude_rules("" if relative == "." else relative + "/")
     exclude = common / "info" / "exclude"
+    if exclude.is_symlink() or (exclude.parent.exists() and exclude.parent.is_symlink()):
+        return False  # never write through a link
     try:
         text = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
     except (OSError, UnicodeDecodeError):
