@@ -228,3 +228,20 @@ async def test_a_file_the_person_edits_while_a_write_waits_for_approval_is_kept(
         assert not (repo / "agent.txt").exists()
         assert (repo / "app.py").read_text() == "print('edited while the question was open')\n"
         assert result.kept == ["app.py"]
+
+
+async def test_undo_keeps_a_tool_the_person_edited_after_the_agent_wrote_it(repo: Path, api: FakeMessagesAPI) -> None:
+    from tests.catalog_support import tool_source
+
+    async with agent_runtime(repo, api) as runtime:
+        api.enqueue(reply(tool_use("create_tool", {"name": "shout", "source": tool_source("shout")})), reply(text("ok")))
+        await run_turn(runtime, "make a tool")
+        mine = tool_source("shout", body="return 5 * x")
+        (repo / ".agent" / "tools" / "shout.py").write_text(mine)  # the person improves it in an editor
+        await runtime.catalog.handle_file_changes({"shout"})
+        await runtime.catalog.settle.flush()
+        result = await runtime.undo.undo_last(runtime.session)
+        assert result.ok, result.message
+        assert "tool shout kept as it is" in result.message
+        assert (repo / ".agent" / "tools" / "shout.py").read_text() == mine
+        assert runtime.catalog.get("shout") is not None

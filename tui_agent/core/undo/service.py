@@ -189,7 +189,7 @@ class UndoService:
             restored = await asyncio.to_thread(apply_changes, self.checkpoints, plan.changes())
         except (UnrecordedTurn, RestoreError, GitFailure, OSError) as error:
             return UndoResult(False, f"Not undone: {error}")
-        catalog = await self._take_back_authored(turns)
+        catalog = await self._take_back_authored(turns, self.turns(session))
         record_undo(session, [turn.turn for turn in turns])
         files = f"{len(restored)} file(s) put back: {', '.join(restored)}" if restored else "no project file to put back"
         kept = (f" Kept as they are: {', '.join(plan.kept)} (changed during the turn outside the agent's calls, by you "
@@ -197,8 +197,9 @@ class UndoService:
         return UndoResult(True, f"Undid {label}: {files}." + (" " + "; ".join(catalog) + "." if catalog else "") + kept,
                           restored, catalog, kept=plan.kept)
 
-    async def _take_back_authored(self, turns: list[TurnRecord]) -> list[str]:
-        """Prune what the turns created, revert what they updated to the version before them (through the stores)."""
+    async def _take_back_authored(self, turns: list[TurnRecord], session_turns: list[TurnRecord]) -> list[str]:
+        """Prune what the turns created, revert what they updated to the version before them (through the stores);
+        a tool or recipe someone changed since (it holds none of the versions the agent wrote) is kept."""
         first: dict[tuple[str, str], Authored] = {}
         for turn in turns:
             for item in turn.authored:
@@ -208,6 +209,12 @@ class UndoService:
             store = self.catalog if kind == "tool" else self.recipes
             if store is None:
                 done.append(f"{kind} {name} NOT taken back (the {kind} store is not open)")
+                continue
+            agent_versions = {a.commit for turn in session_turns for a in turn.authored
+                              if (a.kind, a.name) == (kind, name) and a.commit}
+            if _changed_by_someone_else(store, name, agent_versions):
+                done.append(f"{kind} {name} kept as it is: it was changed after the agent wrote it (its history has "
+                            "the agent's versions)")
                 continue
             try:
                 if item.created:
@@ -219,6 +226,20 @@ class UndoService:
             except Exception as error:  # PipelineError and the like: the files are back, say what is left
                 done.append(f"{kind} {name} NOT taken back: {error.message if isinstance(error, PipelineError) else error}")
         return done
+
+
+def _changed_by_someone_else(store: VersionedStore, name: str, agent_versions: set[str]) -> bool:
+    """Whether the file holds none of the versions the agent committed (an empty diff from one means it does)."""
+    diff = getattr(store, "diff", None)
+    if diff is None or not agent_versions:
+        return False  # nothing to compare with (a deferred commit): take it back as before
+    for commit in agent_versions:
+        try:
+            if diff(name, commit) == "":
+                return False
+        except Exception:  # PipelineError, ValueError: that version cannot be read; try the others
+            continue
+    return True
 
 
 def _version_before(store: VersionedStore, name: str, commit: str | None) -> str | None:
