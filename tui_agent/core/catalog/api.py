@@ -19,7 +19,7 @@ from tui_agent.core.catalog.pipeline import Pipeline, SandboxLike
 from tui_agent.core.catalog.registry import Entry, Registry
 from tui_agent.core.catalog.reports import check_arguments, search_specs
 from tui_agent.core.catalog.startup import LoadReport, load_existing
-from tui_agent.core.catalog.settle import SETTLE_S, SettleTimers
+from tui_agent.core.catalog.outside_edits import OutsideEdits
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
 from tui_agent.core.versioning.store import Change
@@ -50,7 +50,8 @@ class Catalog:
         self.pipeline = pipeline
         self.registry: Registry = pipeline.registry
         self.drift_tracker = DriftTracker(project, state, pipeline, self.version_commit, git.author_name)
-        self.settle = SettleTimers(self._commit_settled, SETTLE_S)  # hand edits commit once a burst of saves settles
+        self.outside = OutsideEdits(project, pipeline, git, state)
+        self.settle = self.outside.settle  # hand edits commit once a burst of saves settles
         self.load_report = LoadReport()
         self.watcher: ProjectWatcher | None = None  # the runtime's project watcher, or the one `watch()` runs
         self.changes = changes or ChangeFeed()
@@ -377,68 +378,12 @@ class Catalog:
 
     # hot reload --------------------------------------------------------------------
     async def handle_file_changes(self, names: set[str]) -> list[str]:
-        """Revalidate tool files changed outside the catalog; own writes (same content hash) are ignored."""
-        changed: list[str] = []
-        async with self.pipeline.lock:
-            for name in sorted(names):
-                path = self.project.tool_path(name)
-                data = read_bytes_or_none(path)
-                entry = self.registry.get(name)
-                if data is None:
-                    self.settle.forget(name)
-                    if entry is not None:
-                        await self._removed_outside(name)
-                        changed.append(name)
-                    continue
-                if entry is not None and entry.disk_sha == source_sha(data):
-                    continue
-                verb = "update" if entry is not None else "add"
-                accepted, _ = await self.pipeline.accept_disk(name, "", commit=False)
-                if accepted is not None and accepted.error is None and accepted.commit is None:
-                    self.settle.touch(name, verb)
-                changed.append(name)
+        """Revalidate tool files changed outside the catalog (own writes, same content hash, are ignored); a good
+        edit is live at once and commits once it settles (`outside_edits`)."""
+        changed = await self.outside.handle(names)
         if changed:
             self._notify(changed, "edited outside tuiagent")
         return changed
-
-    async def _commit_settled(self, name: str, verb: str) -> None:
-        """Commit a hand edit that settled, if the file still holds the registered good version and HEAD lacks it."""
-        path = self.project.tool_path(name)
-        rel = self.project.relative(path)
-        try:
-            async with self.pipeline.lock:
-                entry = self.registry.get(name)
-                data = read_bytes_or_none(path)
-                if entry is None or entry.spec is None or entry.error is not None or data is None \
-                        or source_sha(data) != entry.spec.source_sha:
-                    return  # broken or changed again since: a later event decides
-                async with self.pipeline.writer.hold():
-                    if await asyncio.to_thread(self.pipeline.committed, rel) == data and not self.pipeline.pending(rel):
-                        commit = await asyncio.to_thread(self.git.last_commit_for, rel)  # another process committed it
-                    else:
-                        message = f"tuiagent: {verb} tool {name} (edited outside tuiagent)"
-                        commit = (await self.pipeline.commit({rel: data}, message)).sha
-                if commit:
-                    self.state.record_version(name, entry.spec.source_sha, commit)
-                    self.state.set_version_commit(name, entry.spec.source_sha, commit)
-                    self.registry.set_commit(name, commit)
-        except Exception as error:  # a timer's task: the edit stays on disk and the next start commits it
-            self.pipeline.last_commit_note = f"committing the hand edit of {name} failed: {error}"
-
-    async def _removed_outside(self, name: str) -> None:
-        """The file is gone: commit the deletion, unless HEAD has it deleted already (another process pruned it)."""
-        rel = self.project.relative(self.project.tool_path(name))
-        async with self.pipeline.writer.hold():
-            if read_bytes_or_none(self.project.tool_path(name)) is not None:
-                return  # back already: the event for its return handles it
-            in_head = await asyncio.to_thread(self.pipeline.committed, rel) is not None
-            if not in_head and not self.pipeline.pending(rel):
-                self.registry.unregister(name)
-                return
-            if await asyncio.to_thread(self.git.refusals, {rel: None}):  # left out of a sparse checkout: no deletion
-                self.registry.unregister(name)
-                return
-            await self.pipeline.remove_locked(name, f"tuiagent: remove tool {name} (file deleted outside tuiagent)")
 
     async def watch(self) -> None:
         """Hot reload on its own (no runtime): a project watcher feeding only this catalog, until cancelled."""
