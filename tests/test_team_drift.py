@@ -91,6 +91,11 @@ def test_accepting_a_drift_settles_it_for_the_team(tmp_path: Path, capsys: pytes
     assert statuses(teammate, capsys) == {"errors": "unused"}  # the review travels with the catalog
     (repo / "logs" / "a.log").write_text("ok\nrotated\nagain\n")
     assert statuses(repo, capsys) == {"errors": "drifted"}  # a later change drifts again
+    (repo / "logs" / "b.log").write_text("uncommitted\n")
+    tools(repo, capsys, "drift", "errors", "--accept")  # reviewed with an uncommitted dependency
+    (repo / "logs" / "b.log").write_text("uncommitted\nthen changed\n")
+    [report] = json.loads(tools(repo, capsys, "drift", "errors", "--json")[1])
+    assert report["changed_files"] == ["logs/b.log"] and "+then changed" in report["diff"]
 
 
 def test_a_conflicted_tool_is_never_no_drift(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

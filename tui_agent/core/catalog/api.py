@@ -49,7 +49,7 @@ class Catalog:
         self.state = state
         self.pipeline = pipeline
         self.registry: Registry = pipeline.registry
-        self.drift_tracker = DriftTracker(project, state, pipeline, self.version_commit, git.author_name)
+        self.drift_tracker = DriftTracker(project, state, pipeline, self.version_commit, git.author_name, git.store_blobs)
         self.outside = OutsideEdits(project, pipeline, git, state)
         self.settle = self.outside.settle  # hand edits commit once a burst of saves settles
         self.load_report = LoadReport()

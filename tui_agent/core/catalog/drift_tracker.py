@@ -6,6 +6,7 @@ commit its version was written at, or the review a person accepted (`drift_revie
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -49,12 +50,14 @@ class DriftTracker:
     """Drift for one catalog. `version_commit(entry)` gives the commit a registered version was written at."""
 
     def __init__(self, project: Project, state: StateStore, pipeline: Inspecting,
-                 version_commit: Callable[[Entry], str | None], author: Callable[[], str]) -> None:
+                 version_commit: Callable[[Entry], str | None], author: Callable[[], str],
+                 store_blobs: Callable[[list[str]], None] | None = None) -> None:
         self.project = project
         self.state = state
         self.pipeline = pipeline
         self.version_commit = version_commit
         self.author = author
+        self.store_blobs = store_blobs
         self.checker = DriftChecker(project.root)
         self.failing: dict[str, str] = {}  # drifted tools whose tests fail -> the source_sha they failed at
         self._known: dict[str, tuple[str, bool]] = {}
@@ -187,6 +190,8 @@ class DriftTracker:
         if found is None:
             raise PipelineError("missing", f"{entry.name} has nothing to compare (no commit, no DEPENDS_ON, no file read)")
         files = {rel: self.checker.current_blob(rel) for rel in found.watched}
+        if self.store_blobs is not None:  # uncommitted dependency contents too, so a later drift diff can show them
+            await asyncio.to_thread(self.store_blobs, [rel for rel, blob in files.items() if blob is not None])
         reviews = dict(self._reviews)
         reviews[entry.name] = Review(entry.spec.source_sha, head, files, self.author())
         data = dump_reviews(reviews)

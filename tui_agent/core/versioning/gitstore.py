@@ -269,6 +269,14 @@ class CatalogGit:
         found = {path: refusal(repo_path, changes[path], flags) for repo_path, path in repo_paths.items()}
         return {path: reason for path, reason in found.items() if reason is not None}
 
+    def store_blobs(self, paths: list[str]) -> None:
+        """Write these project files' contents into git's object store (unreferenced until a commit holds them), so a
+        later diff against them works; nothing else changes."""
+        runner = self._discover()
+        files = [path for path in paths if (self.root / path).is_file() and not (self.root / path).is_symlink()]
+        if runner is not None and files:
+            runner.run("hash-object", "-w", "--", *(str(self.root / path) for path in files))
+
     def author_name(self) -> str:
         """The person's git identity (`user.name`), "" when unset."""
         runner = self._discover()
