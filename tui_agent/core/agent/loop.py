@@ -197,6 +197,8 @@ class Agent:
                         yield Notice(message, level)
                 if recorder is not None:
                     recorder.observe(event)
+                    if isinstance(event, (ToolCallStarted, ToolCallFinished)):
+                        await recorder.around_call(event)  # undo attributes changes per call (core/undo)
                     if isinstance(event, TurnFinished):  # the last checkpoint before anyone hears the turn is over:
                         await recorder.end(self.session)  # an edit the person makes then is theirs, not the turn's
                 yield event

@@ -69,6 +69,8 @@ def catalog_entries(catalog: AgentCatalog) -> list[CatalogEntry]:
 
     Drift needs git, so only what the catalog last found is flagged: broken tools, and drifted tools whose own tests
     failed (for the version that failed)."""
+    from tui_agent.core.catalog.models import broken_label  # loaded with the catalog, not with the first paint
+
     usage = catalog.state.usage()
     failing = catalog.failing_drift
     entries = []
@@ -76,7 +78,7 @@ def catalog_entries(catalog: AgentCatalog) -> list[CatalogEntry]:
         stats = usage.get(entry.name)
         description = entry.spec.description.strip() if entry.spec is not None else ""
         summary = description.splitlines()[0][:120] if description else ""
-        status = "broken" if entry.error is not None else "ok"
+        status = broken_label(entry.error) if entry.error is not None else "ok"
         if entry.spec is not None and failing.get(entry.name) == entry.spec.source_sha:
             status = "drifted · failing"
         entries.append(CatalogEntry(entry.name, summary, status, stats.calls if stats else 0,
@@ -104,7 +106,7 @@ def catalog_index(ranked: Sequence[CatalogEntry], token_budget: int) -> str:
     chosen: list[str] = []
     used = 0
     for entry in ranked:
-        flag = f" [{entry.status}]" if entry.status in ("broken", "drifted", "drifted · failing") else ""
+        flag = f" [{entry.status}]" if entry.status.startswith("broken") or entry.status in ("drifted", "drifted · failing") else ""
         line = f"- {entry.name}: {entry.summary}{flag}"
         if used + len(line) + 1 > budget_chars:
             break
