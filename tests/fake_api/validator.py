@@ -15,13 +15,16 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from tests.fake_api import thinking_rules as thinking
+
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_CACHE_BREAKPOINTS = 4
 
 
-def problems(body: dict[str, Any]) -> list[str]:
-    """Every rule the request breaks, as the API would word it; empty when the request is valid."""
-    found: list[str] = []
+def problems(body: dict[str, Any], ledger: thinking.ThinkingLedger | None = None) -> list[str]:
+    """Every rule the request breaks, as the API would word it; empty when the request is valid. The thinking rules
+    (tests/fake_api/thinking_rules.py) check signatures always, and the final-assistant-turn rule with the server's ledger."""
+    found: list[str] = list(thinking.problems(body, ledger))
     for key in ("model", "max_tokens", "messages"):
         if key not in body:
             found.append(f"{key}: Field required")

@@ -20,6 +20,8 @@ from tui_agent.core.agent.providers import ToolProvider, with_provided_tools
 from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
+from tui_agent.core.agent.stops import CUT_OFF, REFUSED_PLACEHOLDER, handling
+from tui_agent.core.agent.thinking import thinking_from
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
 from tui_agent.core.agent.toolresults import count_failure, result_block, sandbox_failure, checkpoint_warnings, told_of_quarantine, trimmed_traceback
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
@@ -81,6 +83,7 @@ class Agent:
         self._told_before_prompt: tuple[dict[str, tuple[str, str]], str] | None = None
         self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
         self.tool_providers: list[ToolProvider] = list(tool_providers or [])  # e.g. MCP servers' tools
+        self.thinking, self._setup_notes = thinking_from(settings)
 
     @property
     def model(self) -> str:
@@ -181,6 +184,10 @@ class Agent:
     def _suggestion_blocks(self, turn_running: bool) -> list[dict[str, Any]]:
         return suggestion_blocks(self.suggestions, turn_running=turn_running)
 
+    def _max_tokens(self) -> int:
+        """The max_tokens the requests carry (thinking raises the client's own)."""
+        return self.thinking.request_params(self.client.model, self.client.max_tokens)[1]
+
     # ------------------------------------------------------------------ the turn
 
     async def run_turn(self, prompt: str) -> AsyncGenerator[Event, None]:
@@ -207,6 +214,9 @@ class Agent:
 
     async def _turn(self, prompt: str) -> AsyncGenerator[Event, None]:
         yield TurnStarted(prompt=prompt, session_id=self.session_id)
+        for note in self._setup_notes:
+            yield Notice(note, "warning")
+        self._setup_notes = []
         if not prompt.strip():
             yield TurnFailed("the prompt is empty: type something to send", kind="empty_prompt", prompt=prompt)
             return
@@ -235,11 +245,17 @@ class Agent:
                     return
                 partial_text.clear()
                 self._log_prompt()
-                self._record_message({"role": "assistant", "content": reply.content or [{"type": "text", "text": "(no content)"}]})
-                if not reply.tool_uses:
-                    if reply.stop_reason == "max_tokens":
-                        yield Notice(f"the reply was cut off at the output limit ({self.client.max_tokens} tokens); say 'continue' for the rest", "warning")
-                    yield TurnFinished(text=reply.text, stop_reason=reply.stop_reason)
+                stop = handling(reply.stop_reason, max_tokens=self._max_tokens(), stop_sequence=reply.stop_sequence)
+                content = [{"type": "text", "text": REFUSED_PLACEHOLDER}] if stop.drop_reply else reply.content
+                self._record_message({"role": "assistant", "content": content or [{"type": "text", "text": "(no content)"}]})
+                if stop.message:
+                    yield Notice(stop.message, stop.level)
+                if stop.shorten:
+                    shorten_more(self.messages, 0)
+                if stop.continue_turn and not reply.tool_uses:
+                    continue
+                if not reply.tool_uses or stop.drop_reply:
+                    yield TurnFinished(text="" if stop.drop_reply else reply.text, stop_reason=reply.stop_reason)
                     return
                 pending_calls, answered = list(reply.tool_uses), []
                 outputs: list[tuple[dict[str, Any], ToolOutput]] = []
@@ -263,7 +279,7 @@ class Agent:
     async def _answer_calls(self, reply: ModelReply, answered: list[dict[str, Any]],
                             outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
         """Run the reply's tool calls one after another: their events go out, their result blocks into `answered`."""
-        cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason == "max_tokens" else None
+        cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason in CUT_OFF else None
         for call in reply.tool_uses:
             output: ToolOutput | None = None
             async for event in self._call(call, cut_off=call["id"] == cut_call_id, bad_input=reply.invalid_inputs.get(call["id"])):
@@ -303,7 +319,7 @@ class Agent:
                     yield Notice(f"the conversation is near the context limit: shortened {count} old tool results", "warning")
             try:
                 messages, end = with_breakpoints(request_messages(self.messages), self._previous_end)
-                async for item in self.client.stream_reply(system=system, tools=tools, messages=messages):
+                async for item in self.client.stream_reply(system=system, tools=tools, messages=messages, thinking=self.thinking):
                     if isinstance(item, ModelReply):
                         self._previous_end = end
                         self.usage.add(item.usage)
@@ -347,7 +363,8 @@ class Agent:
         with self._forwarding_store_changes(context.events):
             try:
                 if cut_off:
-                    raise ToolFailure("your reply was cut off (max_tokens) before this call's input was complete; send it again, shorter")
+                    raise ToolFailure("your reply was cut off (max_tokens or the context window) before this call's input was complete; "
+                                      "send it again, shorter")
                 if bad_input:
                     raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
                 output = await self._dispatch(context, name, arguments)
