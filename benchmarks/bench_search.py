@@ -3,7 +3,7 @@
 Method: a temporary git repository with N tracked source files in nested packages, a git-ignored `node_modules` and
 `.venv` (many more files each), and a `.agent/` holding big session and run logs. Each search runs through the
 built-in tool (ToolContext + handler, as the agent calls it) and, in the same run, as the equivalent plain `rg`
-command in a subprocess (`rg PATTERN`, `rg -l`, `rg -c`, `rg --files`; with `--sortr modified` where the tool's answer
+command in a subprocess, its output read through a pipe (rg stops at the first match when its output is /dev/null) (`rg PATTERN`, `rg -l`, `rg -c`, `rg --files`; with `--sortr modified` where the tool's answer
 is sorted newest first, so both give the same list); both are timed over several trials, median reported. The tool must stay within 2x of rg for each search. `--fallback` times the pathspec walk instead
 (no target: it is the correctness fallback for machines without rg).
 
@@ -109,8 +109,8 @@ def main() -> None:
         print(f"{'search':34} {'tool':>9} {'rg':>9} {'ratio':>6}")
         for label, tool, args, rg_args in CASES:
             handler = grep if tool == "grep" else list_files
-            tool_s = median_time(lambda: loop.run_until_complete(handler(context, args)), options.trials)
-            rg_s = median_time(lambda: subprocess.run([rg, *rg_args], cwd=root, stdout=subprocess.DEVNULL, check=False), options.trials)
+            tool_s = median_time(lambda h=handler, a=args: loop.run_until_complete(h(context, a)), options.trials)  # type: ignore[misc]
+            rg_s = median_time(lambda r=rg_args: subprocess.run([rg, *r], cwd=root, capture_output=True, check=False), options.trials)  # type: ignore[misc]
             ratio = tool_s / rg_s
             verdict = "" if options.fallback else ("ok" if ratio <= 2 else "OVER 2x")
             print(f"{label:34} {tool_s * 1000:8.1f}ms {rg_s * 1000:8.1f}ms {ratio:5.2f}x {verdict}")

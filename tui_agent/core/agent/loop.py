@@ -13,6 +13,7 @@ from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
 from tui_agent.core.agent.compaction import request_tokens, shorten_more
 from tui_agent.core.agent.history import request_messages
+from tui_agent.core.agent.instructions import Environment, project_instructions
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
@@ -84,6 +85,7 @@ class Agent:
         self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
         self.tool_providers: list[ToolProvider] = list(tool_providers or [])  # e.g. MCP servers' tools
         self.thinking, self._setup_notes = thinking_from(settings)
+        self._context: tuple[str, str] | None = None  # project instructions and environment, once per session
 
     @property
     def model(self) -> str:
@@ -101,6 +103,7 @@ class Agent:
         """Forget the conversation (the session file keeps what was said)."""
         self.messages.clear()
         self.plan.reset()
+        self._context = None  # a new conversation reads AGENTS.md and the environment again
         self.session.append({"type": "clear", "time": time.time()})
 
     def add_note(self, text: str) -> None:
@@ -116,13 +119,21 @@ class Agent:
         """The system blocks and the `tools` array of the next request: fixed when the conversation starts (see promptplan)."""
         ranked = self._ranked_entries()
         if not self.plan.frozen or self._plan_messages is not self.messages or not self.messages:
+            instructions, environment = self._session_context()
             self.plan.freeze(root=str(self.project.root), mode=self.permissions.mode, ranked=ranked,
-                             budget=self.settings.catalog_token_budget, top_k=self.settings.catalog_top_k, builtins=self.builtins)
+                             budget=self.settings.catalog_token_budget, top_k=self.settings.catalog_top_k, builtins=self.builtins,
+                             instructions=instructions, environment=environment)
             self._plan_messages = self.messages if self.messages else None
             self._previous_end = None
         assert self.plan.system is not None
         return list(self.plan.system), with_provided_tools(self.plan.tools(self.builtins, ranked or [], self.authored_names),
                                                       self.tool_providers)
+
+    def _session_context(self) -> tuple[str, str]:
+        """AGENTS.md/CLAUDE.md and the environment, read at the session's first request and kept for the session."""
+        if self._context is None:
+            self._context = (project_instructions(self.project.root), Environment.capture(self.project.root).text())
+        return self._context
 
     def _announce_changes(self) -> None:
         """Tell the model what changed in the catalog (or the permission mode) since it was told, in the conversation."""

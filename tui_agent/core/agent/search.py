@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 from dataclasses import dataclass
+from typing import NamedTuple
 from pathlib import Path
 
 from tui_agent.core.agent.search_walk import FILE_TYPES, glob_spec, type_spec, walk_files
@@ -43,14 +44,28 @@ class GrepQuery:
     multiline: bool = False
 
 
-@dataclass(frozen=True)
-class Hit:
-    """One output line of content mode: a match (`:`) or a context line (`-`); `line` 0 is a `--` group break."""
+class Hit(NamedTuple):
+    """One output line of content mode as rg prints it after the file name: `12:text` for a match, `12-text` for a
+    context line, "" for a `--` group break. Parsed only when shown (a search may find 100,000 lines)."""
 
     path: str
-    line: int
-    text: str
-    is_match: bool = True
+    raw: str
+
+    @property
+    def is_break(self) -> bool:
+        return not self.raw
+
+    def shown(self) -> str:
+        if not self.raw:
+            return "--"
+        match = _LINE.match(self.raw)
+        if match is None:
+            return f"{self.path}: {self.raw}"
+        mark = match.group(2)
+        return f"{self.path}{mark}{match.group(1)}{mark} {self.raw[match.end():]}"
+
+
+_LINE = re.compile(r"(\d+)([:-])")
 
 
 @dataclass
@@ -151,22 +166,21 @@ def _parse_rg(out: bytes, mode: str, cut: bool) -> SearchResult:
         names = [_clean(name) for name in text.split("\0") if name]
         result.files = [name for name in names if not is_agent_state(name)]
         return result
+    hits = result.hits
     for raw in text.splitlines():
-        if raw == "--" or "\0" not in raw:
-            if raw == "--" and result.hits:
-                result.hits.append(Hit(result.hits[-1].path, 0, "", False))
+        name, null, rest = raw.partition("\0")
+        if not null:
+            if raw == "--" and hits:
+                hits.append(Hit(hits[-1].path, ""))
             continue
-        name, rest = raw.split("\0", 1)
-        name = _clean(name)
-        if is_agent_state(name):
+        if name.startswith("./"):
+            name = name[2:]
+        if name.startswith(".agent/") and is_agent_state(name):
             continue
         if mode == "count":
             result.counts[name] = int(rest) if rest.isdigit() else 0
-            continue
-        match = re.match(r"(\d+)([:-])", rest)
-        if match is None:
-            continue
-        result.hits.append(Hit(name, int(match.group(1)), rest[match.end():], match.group(2) == ":"))
+        else:
+            hits.append(Hit(name, rest))
     return result
 
 
@@ -200,7 +214,7 @@ def _grep_fallback(root: Path, query: GrepQuery) -> SearchResult:
         else:
             lines = text.splitlines()
             result.hits.extend(_with_context(name, lines, matched, query.before, query.after, bool(result.hits)))
-            size += sum(len(hit.text) for hit in result.hits[-len(matched):])
+            size += sum(len(hit.raw) for hit in result.hits[-len(matched):])
             if size > MAX_OUTPUT_BYTES:
                 result.cut = True
                 break
@@ -226,11 +240,11 @@ def _with_context(name: str, lines: list[str], matched: list[int], before: int, 
     previous = None
     for number in shown:
         if (before or after) and (previous is not None and number != previous + 1 or previous is None and separate):
-            hits.append(Hit(name, 0, "", False))
+            hits.append(Hit(name, ""))
         text = lines[number]
         if len(text) > MAX_LINE_CHARS:
             text = text[:MAX_LINE_CHARS] + " [... omitted end of long line]"
-        hits.append(Hit(name, number + 1, text, number in wanted))
+        hits.append(Hit(name, f"{number + 1}{':' if number in wanted else '-'}{text}"))
         previous = number
     return hits
 

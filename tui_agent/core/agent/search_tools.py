@@ -99,7 +99,9 @@ def _grep_output(root: Path, query: GrepQuery, found: SearchResult, limit: int |
         lines = [f"{name}:{found.counts[name]}" for name in sorted(found.counts)]
         unit = "files"
     else:
-        lines = [_hit_line(hit) for hit in _by_path(found.hits, bool(query.before or query.after))]
+        ordered = _by_path(found.hits, bool(query.before or query.after))
+        cap = limit or DEFAULT_CONTENT_LINES
+        lines = [hit.shown() for hit in ordered[:cap]] + [""] * max(0, len(ordered) - cap)  # only what is shown is formatted
         unit = "lines"
     if not lines:
         return ToolOutput(f"no match for {query.pattern!r}")
@@ -121,24 +123,21 @@ def _by_path(hits: list[Hit], with_context: bool) -> list[Hit]:
     lines, groups are parted by `--` as rg parts them."""
     groups: dict[str, list[Hit]] = {}
     for hit in hits:
-        groups.setdefault(hit.path, []).append(hit)
+        group = groups.get(hit.path)
+        if group is None:
+            groups[hit.path] = group = []
+        group.append(hit)
     ordered: list[Hit] = []
     for name in sorted(groups):
         group = groups[name]
-        while group and not group[0].line:
+        while group and group[0].is_break:
             group = group[1:]
-        while group and not group[-1].line:
+        while group and group[-1].is_break:
             group = group[:-1]
         if with_context and ordered and group:
-            ordered.append(Hit(name, 0, "", False))
-        ordered.extend(hit for index, hit in enumerate(group) if hit.line or group[index - 1].line)
+            ordered.append(Hit(name, ""))
+        ordered.extend(hit for index, hit in enumerate(group) if not hit.is_break or not group[index - 1].is_break)
     return ordered
-
-
-def _hit_line(hit: Hit) -> str:
-    if not hit.line:
-        return "--"
-    return f"{hit.path}{':' if hit.is_match else '-'}{hit.line}{':' if hit.is_match else '-'} {hit.text}"
 
 
 async def list_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
