@@ -114,6 +114,7 @@ def _block_problems(messages: list[dict[str, Any]], index: int) -> Iterator[str]
             yield f"messages.{index}.content.{position}.tool_use.input: Input should be a valid dictionary"
     if message.get("role") == "user":
         yield from _tool_result_problems(messages, index)
+        yield from _image_problems(blocks, f"messages.{index}.content")
     elif message.get("role") == "assistant":
         asked = [block.get("id") for block in blocks if block.get("type") == "tool_use"]
         following = _blocks(messages[index + 1]) if index + 1 < len(messages) else None
@@ -123,6 +124,28 @@ def _block_problems(messages: list[dict[str, Any]], index: int) -> Iterator[str]
             if missing:
                 yield (f"messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately after: "
                        f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.")
+
+
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+MAX_IMAGE_BASE64 = 5 * 1024 * 1024
+
+
+def _image_problems(blocks: list[dict[str, Any]], where: str) -> Iterator[str]:
+    """Image blocks, at the top of a user message or inside a tool_result's content list."""
+    for position, block in enumerate(blocks):
+        inner = block.get("content") if block.get("type") == "tool_result" else None
+        if isinstance(inner, list):
+            yield from _image_problems([part for part in inner if isinstance(part, dict)], f"{where}.{position}.content")
+        if block.get("type") != "image":
+            continue
+        source = block.get("source") if isinstance(block.get("source"), dict) else {}
+        data = source.get("data")
+        if source.get("media_type") not in IMAGE_TYPES:
+            yield f"{where}.{position}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
+        elif not isinstance(data, str) or not data:
+            yield f"{where}.{position}.image.source.base64.data: Field required"
+        elif len(data) > MAX_IMAGE_BASE64:
+            yield f"{where}.{position}.image.source.base64: image exceeds 5 MB maximum: {len(data)} bytes > {MAX_IMAGE_BASE64} bytes"
 
 
 def _tool_result_problems(messages: list[dict[str, Any]], index: int) -> Iterator[str]:

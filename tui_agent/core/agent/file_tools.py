@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.agent.images import ImageFile, image_block, refusal, sniff
 from tui_agent.core.agent.paths import PathRefused, agent_area, confine, refuse_git_internals, relative_name
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.sandbox.protected import matches_protected
@@ -43,6 +44,9 @@ async def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if not real.is_file():
         raise ToolFailure(f"{relative_name(ctx.project.root, real)} does not exist")
     data = real.read_bytes()
+    image = sniff(data)
+    if image is not None:
+        return _image_output(relative_name(ctx.project.root, real), data, image)
     if _is_binary(data):
         return ToolOutput(f"{relative_name(ctx.project.root, real)} is a binary file ({len(data)} bytes); not shown")
     lines = data.decode("utf-8", errors="replace").splitlines()
@@ -57,6 +61,14 @@ async def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         text += f"\n[showing lines {offset}-{offset - 1 + len(chosen)} of {len(lines)}; read on with offset={offset + len(chosen)}]"
     text, truncated = truncate(text)
     return ToolOutput(text, truncated=truncated)
+
+
+def _image_output(name: str, data: bytes, image: ImageFile) -> ToolOutput:
+    why_not = refusal(name, data, image)
+    if why_not:
+        return ToolOutput(why_not, is_error=True)
+    size = f", {image.size[0]}x{image.size[1]} pixels" if image.size else ""
+    return ToolOutput(f"{name}: {image.media_type}, {len(data)} bytes{size} (the image follows)", images=(image_block(data, image),))
 
 
 async def _check_writable(ctx: ToolContext, real: Path, old: str | None, new: str) -> bool:
@@ -160,7 +172,8 @@ async def edit_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 PATH = {"type": "string", "description": "path relative to the project root"}
 
 FILE_TOOLS: tuple[BuiltinTool, ...] = (
-    BuiltinTool("read_file", "Read a text file of the project, with line numbers. `offset` is the 1-based first line, `limit` the number of lines (default 2000).",
+    BuiltinTool("read_file", "Read a text file of the project, with line numbers. `offset` is the 1-based first line, `limit` the number of lines "
+                "(default 2000). A PNG, JPEG, GIF or WebP image is shown to you as an image (at most 3.75 MB).",
                 schema({"path": PATH, "offset": {"type": "integer", "minimum": 1}, "limit": {"type": "integer", "minimum": 1}}, ["path"]), read_file),
     BuiltinTool("write_file", "Create or overwrite a project file with the full `content`. Outside .agent/ this may need the user's approval.",
                 schema({"path": PATH, "content": {"type": "string"}}, ["path", "content"]), write_file),
