@@ -11,6 +11,7 @@ import pytest
 
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, redacted_thinking, reply, text, thinking, tool_use
+from tui_agent.core.agent.sessions import read_events
 from tui_agent.core.agent.thinking import ThinkingConfig, ThinkingSettingError, support
 from tui_agent.core.events import Notice, TextDelta, ThinkingDelta, TurnFinished
 
@@ -49,6 +50,9 @@ async def test_adaptive_thinking_round_trips_signed_blocks_through_a_tool_loop_a
     assert of_type(resumed, TurnFinished)[-1].text == "Listed."
     saved = [r["message"] for r in session_records(repo) if r.get("type") == "message" and r["message"]["role"] == "assistant"]
     assert saved[0]["content"][0] == assistant["content"][0]  # the session file keeps the block verbatim, signature included
+    [path] = (repo / ".agent" / "sessions").glob("*.jsonl")
+    decoded = read_events(path)
+    assert not decoded.problems and any(isinstance(event, ThinkingDelta) for event in decoded.events)
 
 
 async def test_a_local_model_gets_no_thinking_and_off_turns_it_off(repo: Path) -> None:
@@ -158,3 +162,22 @@ def test_the_fake_api_refuses_what_the_real_api_refuses_with_thinking() -> None:
         api.enqueue(reply(text("ok")))
         fine = client.messages.create(**{**base, "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [block, call]}, result]})  # type: ignore[call-overload]
         assert fine.content[0].model_dump()["text"] == "ok"
+
+
+def test_headless_text_leaves_thinking_out_and_stream_json_carries_it(repo: Path, api: FakeMessagesAPI,
+                                                                       capsys: pytest.CaptureFixture[str],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from tui_agent.cli import main
+
+    monkeypatch.delenv("TUIAGENT_THINKING", raising=False)
+    monkeypatch.delenv("TUIAGENT_EFFORT", raising=False)
+    api.enqueue(reply(thinking("secret musing"), text("Plain answer.")))
+    assert main(["--project", str(repo), "--model", ADAPTIVE_MODEL, "-p", "hi"]) == 0
+    assert capsys.readouterr().out == "Plain answer.\n"
+    api.enqueue(reply(thinking("visible musing"), text("Streamed answer.")))
+    assert main(["--project", str(repo), "--model", ADAPTIVE_MODEL, "-p", "hi", "--output-format", "stream-json",
+                 "--thinking", "adaptive", "--effort", "high"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    content = next(line for line in lines if line["type"] == "assistant")["message"]["content"]
+    assert content[0]["type"] == "thinking" and content[0]["thinking"] == "visible musing" and content[0]["signature"]
+    assert api.requests[-1].body["output_config"] == {"effort": "high"}
