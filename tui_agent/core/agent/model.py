@@ -129,7 +129,8 @@ class ModelClient:
                 assembler = ReplyAssembler()
                 stream = await self._client.messages.create(
                     model=self.model, max_tokens=max_tokens, stream=True,
-                    system=cast(Any, system), tools=cast(Any, tools), messages=cast(Any, messages), **extra,
+                    system=cast(Any, system), tools=cast(Any, tools), messages=cast(Any, messages),
+                    extra_body=extra or None,  # thinking / output_config: the same wire shape with any SDK version
                 )
                 try:
                     async for event in stream:
