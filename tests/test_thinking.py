@@ -17,6 +17,7 @@ from tui_agent.core.events import Notice, TextDelta, ThinkingDelta, TurnFinished
 
 ADAPTIVE_MODEL = "claude-opus-4-6"
 LOCAL_MODEL = "qwen2.5-coder:7b"
+BUDGET_MODEL = "claude-sonnet-4-5"
 
 
 def session_records(repo: Path) -> list[dict[str, object]]:
@@ -68,17 +69,24 @@ async def test_a_local_model_gets_no_thinking_and_off_turns_it_off(repo: Path) -
     assert "thinking" not in api.requests[1].body
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the SDK warns of the older model's end of life
 async def test_budget_and_effort_from_the_config_obey_the_budget_rule(repo: Path) -> None:
     (repo / ".agent").mkdir(exist_ok=True)
     (repo / ".agent" / "config.toml").write_text('[agent]\nthinking = "16000"\neffort = "low"\n')
     with FakeMessagesAPI() as api:
-        api.enqueue(reply(thinking("budgeted"), tool_use("read_file", {"path": "README.md"})), reply(text("done")))
-        async with agent_runtime(repo, api, model=ADAPTIVE_MODEL) as runtime:
+        api.enqueue(reply(thinking("budgeted"), tool_use("read_file", {"path": "README.md"})), reply(text("done")),
+                    reply(text("adaptive instead")))
+        async with agent_runtime(repo, api, model=BUDGET_MODEL) as runtime:
             events = await run_turn(runtime, "go")
+        async with agent_runtime(repo, api, model=ADAPTIVE_MODEL) as runtime:
+            adaptive = await run_turn(runtime, "go")
     body = api.requests[0].body
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 16000} and body["max_tokens"] > 16000
     assert body["output_config"] == {"effort": "low"}
     assert api.requests[1].body["messages"][1]["content"][0]["type"] == "thinking" and of_type(events, TurnFinished)
+    # a model that thinks adaptively gets adaptive thinking (fixed budgets are deprecated for it), and the person is told
+    assert api.requests[2].body["thinking"] == {"type": "adaptive"}
+    assert any("thinks adaptively" in e.message for e in of_type(adaptive, Notice))
 
 
 async def test_the_thinking_flag_overrides_the_config_and_a_bad_config_value_says_so(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,7 +127,7 @@ def test_model_support_and_request_params() -> None:
     assert ThinkingConfig().request_params("claude-sonnet-4-5", 8192) == ({}, 8192)  # auto: adaptive models only
     params, _ = ThinkingConfig("adaptive").request_params("claude-sonnet-4-5", 8192)
     assert params["thinking"]["type"] == "enabled"  # an older thinking model asked to think gets the budget form
-    params, max_tokens = ThinkingConfig("budget", 30_000).request_params(ADAPTIVE_MODEL, 8192)
+    params, max_tokens = ThinkingConfig("budget", 30_000).request_params(BUDGET_MODEL, 8192)
     assert params["thinking"]["budget_tokens"] == 30_000 < max_tokens
     with pytest.raises(ThinkingSettingError):
         ThinkingConfig.parse("500")

@@ -85,6 +85,8 @@ class Agent:
         self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
         self.tool_providers: list[ToolProvider] = list(tool_providers or [])  # e.g. MCP servers' tools
         self.thinking, self._setup_notes = thinking_from(settings)
+        if self.thinking.note_for(client.model):
+            self._setup_notes.append(self.thinking.note_for(client.model))
         self._context: tuple[str, str] | None = None  # project instructions and environment, once per session
 
     @property

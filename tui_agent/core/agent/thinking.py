@@ -81,7 +81,18 @@ class ThinkingConfig:
             return "adaptive" if kind == "adaptive" else "off"
         if self.mode == "adaptive" and kind == "budget":
             return "budget"  # an older thinking model: the fixed-budget form is the one it knows
+        if self.mode == "budget" and kind == "adaptive":
+            return "adaptive"  # fixed budgets are deprecated for these models, and refused by the newest
         return self.mode
+
+    def note_for(self, model: str) -> str:
+        """What the person should know about how their setting applies to this model ("" when it applies as written)."""
+        if self.mode == "budget" and support(model) == "adaptive":
+            return (f"thinking = {self.budget}: {model} thinks adaptively (a fixed budget is deprecated or refused for it), "
+                    "so adaptive thinking is used; set `effort` to steer how much it thinks")
+        if self.mode in ("adaptive", "budget") and support(model) is None:
+            return f"thinking = {self.mode if self.mode == 'adaptive' else self.budget} is sent to {model}, which tuiagent does not know to think"
+        return ""
 
     def request_params(self, model: str, max_tokens: int) -> tuple[dict[str, Any], int]:
         """The request's extra parameters (`thinking`, `output_config`) and the max_tokens to send with them."""
