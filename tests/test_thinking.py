@@ -189,3 +189,16 @@ def test_headless_text_leaves_thinking_out_and_stream_json_carries_it(repo: Path
     content = next(line for line in lines if line["type"] == "assistant")["message"]["content"]
     assert content[0]["type"] == "thinking" and content[0]["thinking"] == "visible musing" and content[0]["signature"]
     assert api.requests[-1].body["output_config"] == {"effort": "high"}
+
+
+async def test_a_session_resumed_on_a_local_model_leaves_the_thinking_blocks_out(repo: Path) -> None:
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(thinking("only for Claude"), text("first")), reply(redacted_thinking(), text("second")), reply(text("local")))
+        async with agent_runtime(repo, api, model=ADAPTIVE_MODEL) as runtime:
+            await run_turn(runtime, "one")
+            await run_turn(runtime, "two")
+        async with agent_runtime(repo, api, model=LOCAL_MODEL, continue_latest=True) as runtime:
+            await run_turn(runtime, "three")
+    assert api.requests[1].body["messages"][1]["content"][0]["type"] == "thinking"  # Claude gets them back
+    sent = json.dumps(api.requests[2].body["messages"])
+    assert '"thinking"' not in sent and "redacted_thinking" not in sent and '"first"' in sent and '"second"' in sent

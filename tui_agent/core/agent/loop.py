@@ -12,7 +12,7 @@ from typing import Any
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
 from tui_agent.core.agent.compaction import request_tokens, shorten_more
-from tui_agent.core.agent.history import request_messages
+from tui_agent.core.agent.history import request_messages, without_thinking
 from tui_agent.core.agent.instructions import Environment, project_instructions
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
@@ -331,7 +331,10 @@ class Agent:
                 if count:
                     yield Notice(f"the conversation is near the context limit: shortened {count} old tool results", "warning")
             try:
-                messages, end = with_breakpoints(request_messages(self.messages), self._previous_end)
+                sendable = request_messages(self.messages)
+                if self.thinking.strips_thinking(self.client.model):
+                    sendable = without_thinking(sendable)
+                messages, end = with_breakpoints(sendable, self._previous_end)
                 async for item in self.client.stream_reply(system=system, tools=tools, messages=messages, thinking=self.thinking):
                     if isinstance(item, ModelReply):
                         self._previous_end = end

@@ -85,6 +85,11 @@ class ThinkingConfig:
             return "adaptive"  # fixed budgets are deprecated for these models, and refused by the newest
         return self.mode
 
+    def strips_thinking(self, model: str) -> bool:
+        """True when earlier thinking blocks must not be sent: no thinking for a model tuiagent does not know to think
+        (a local server may refuse the block types); Claude models ignore earlier turns' thinking by themselves."""
+        return self.resolved(model) == "off" and support(model) is None
+
     def note_for(self, model: str) -> str:
         """What the person should know about how their setting applies to this model ("" when it applies as written)."""
         if self.mode == "budget" and support(model) == "adaptive":
