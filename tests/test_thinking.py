@@ -109,7 +109,6 @@ def test_the_cli_flags_are_validated_and_reach_the_agent(monkeypatch: pytest.Mon
     from tui_agent.cli import build_parser
     from tui_agent.commands.failures import UsageFailure
 
-    monkeypatch.delenv("TUIAGENT_THINKING", raising=False)
     parser = build_parser()
     args = parser.parse_args(["--thinking", "4096", "--effort", "high"])
     assert (args.thinking, args.effort) == ("4096", "high")
@@ -177,8 +176,9 @@ def test_headless_text_leaves_thinking_out_and_stream_json_carries_it(repo: Path
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from tui_agent.cli import main
 
-    monkeypatch.delenv("TUIAGENT_THINKING", raising=False)
-    monkeypatch.delenv("TUIAGENT_EFFORT", raising=False)
+    for name in ("TUIAGENT_THINKING", "TUIAGENT_EFFORT"):  # recorded as unset, so what the CLI sets is undone afterwards
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     api.enqueue(reply(thinking("secret musing"), text("Plain answer.")))
     assert main(["--project", str(repo), "--model", ADAPTIVE_MODEL, "-p", "hi"]) == 0
     assert capsys.readouterr().out == "Plain answer.\n"
@@ -200,5 +200,6 @@ async def test_a_session_resumed_on_a_local_model_leaves_the_thinking_blocks_out
         async with agent_runtime(repo, api, model=LOCAL_MODEL, continue_latest=True) as runtime:
             await run_turn(runtime, "three")
     assert api.requests[1].body["messages"][1]["content"][0]["type"] == "thinking"  # Claude gets them back
+    assert api.requests[2].body["model"] == LOCAL_MODEL, api.requests[2].body.get("thinking")
     sent = json.dumps(api.requests[2].body["messages"])
     assert '"thinking"' not in sent and "redacted_thinking" not in sent and '"first"' in sent and '"second"' in sent
