@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from tui_agent.core.agent.builtins import builtin_tools
-from tui_agent.core.agent.catalog_tools import call_catalog_tool
+from tui_agent.core.agent.executor import ToolExecutor
 from tui_agent.core.agent.compaction import request_tokens, shorten_more
 from tui_agent.core.agent.history import request_messages, without_thinking
 from tui_agent.core.agent.instructions import Environment, project_instructions
@@ -21,15 +20,14 @@ from tui_agent.core.agent.providers import ToolProvider, with_provided_tools
 from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
-from tui_agent.core.agent.stops import CUT_OFF, REFUSED_PLACEHOLDER, handling
+from tui_agent.core.agent.stops import REFUSED_PLACEHOLDER, handling
 from tui_agent.core.agent.thinking import thinking_from
-from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
-from tui_agent.core.agent.toolresults import count_failure, result_block, sandbox_failure, checkpoint_warnings, told_of_quarantine, trimmed_traceback
-from tui_agent.core.changes import ChangeEvent, ChangeFeed
-from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
+from tui_agent.core.agent.toolbase import BuiltinTool, ToolOutput
+from tui_agent.core.agent.toolresults import count_failure, result_block, checkpoint_warnings
+from tui_agent.core.changes import ChangeFeed
+from tui_agent.core.events import Event, Notice, TextDelta, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox, Model, TurnRecorder
-from tui_agent.core.sandbox.policy import SandboxUnavailable
 from tui_agent.core.tending.suggestions import SuggestionBook, suggestion_blocks
 from tui_agent.core.watch import ProjectWatcher
 
@@ -84,6 +82,9 @@ class Agent:
         self._told_before_prompt: tuple[dict[str, tuple[str, str]], str] | None = None
         self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
         self.tool_providers: list[ToolProvider] = list(tool_providers or [])  # e.g. MCP servers' tools
+        self.executor = ToolExecutor(project=project, permissions=permissions, builtins=self.builtins, providers=self.tool_providers,
+                                     authored_names=self.authored_names, sandbox=sandbox, catalog=catalog, recipes=recipes,
+                                     changes=changes)
         self.thinking, self._setup_notes = thinking_from(settings)
         if self.thinking.note_for(client.model):
             self._setup_notes.append(self.thinking.note_for(client.model))
@@ -272,7 +273,7 @@ class Agent:
                     return
                 pending_calls, answered = list(reply.tool_uses), []
                 outputs: list[tuple[dict[str, Any], ToolOutput]] = []
-                async for event in self._answer_calls(reply, answered, outputs):
+                async for event in self.executor.answer_calls(reply, answered, outputs):
                     yield event
                 stops = [count_failure(failures, call, output) for call, output in outputs]  # counted in order
                 stop_message = next((message for message in reversed(stops) if message), "")
@@ -288,21 +289,6 @@ class Agent:
             if self.sandbox is not None:
                 await self.sandbox.cancel_running()
             raise
-
-    async def _answer_calls(self, reply: ModelReply, answered: list[dict[str, Any]],
-                            outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
-        """Run the reply's tool calls one after another: their events go out, their result blocks into `answered`."""
-        cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason in CUT_OFF else None
-        for call in reply.tool_uses:
-            output: ToolOutput | None = None
-            async for event in self._call(call, cut_off=call["id"] == cut_call_id, bad_input=reply.invalid_inputs.get(call["id"])):
-                if isinstance(event, ToolOutput):
-                    output = event
-                else:
-                    yield event
-            assert output is not None
-            answered.append(result_block(call["id"], output))
-            outputs.append((call, output))
 
     def _close_after_cancel(self, partial_text: list[str], pending: list[dict[str, Any]], answered: list[dict[str, Any]]) -> None:
         """Leave the transcript consistent: keep the prompt and the shown text, answer every tool_use."""
@@ -362,70 +348,7 @@ class Agent:
         if self.watcher is None:
             return
         published: list[Event] = []
-        with self._forwarding_store_changes(published):
+        with self.executor.forwarding_store_changes(published):
             await self.watcher.settle()
         for event in published:
             yield event
-
-    async def _call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
-        name, call_id = call["name"], call["id"]
-        raw_input = call.get("input")
-        arguments: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
-        authored = name not in self.builtins and not any(provider.handles(name) for provider in self.tool_providers)
-        yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
-        context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
-        started = time.perf_counter()
-        quarantined = len(self.sandbox.notices) if self.sandbox is not None else 0  # quarantine notes so far
-        with self._forwarding_store_changes(context.events):
-            try:
-                if cut_off:
-                    raise ToolFailure("your reply was cut off (max_tokens or the context window) before this call's input was complete; "
-                                      "send it again, shorter")
-                if bad_input:
-                    raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
-                output = await self._dispatch(context, name, arguments)
-            except ToolFailure as failure:
-                output = ToolOutput(str(failure), is_error=True)
-            except SandboxUnavailable as error:  # e.g. bubblewrap refused to start: the person must see it too
-                output = sandbox_failure(name, error, context.events)
-            except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
-                output = ToolOutput(trimmed_traceback(error), is_error=True)
-        duration_ms = (time.perf_counter() - started) * 1000
-        output = told_of_quarantine(output, self.sandbox, quarantined, context.events)
-        for event in context.events:
-            yield event
-        if name == "create_tool" and not output.is_error:
-            tool_name = arguments.get("name", "")
-            if tool_name in self.authored_names:
-                self.authored_names.remove(tool_name)
-            self.authored_names.append(tool_name)
-        yield ToolCallFinished(call_id, name, output.text, output.is_error, duration_ms, authored=authored, truncated=output.truncated)
-        yield output
-
-    @contextlib.contextmanager
-    def _forwarding_store_changes(self, into: list[Event]) -> Iterator[None]:
-        """While a call runs, what the catalog and the recipe store publish (ToolAuthored, CatalogChanged) joins its events."""
-        def forward(event: ChangeEvent) -> None:
-            if isinstance(event, (ToolAuthored, CatalogChanged)):
-                into.append(event)
-
-        if self.changes is None:
-            yield
-            return
-        self.changes.add_listener(forward)
-        try:
-            yield
-        finally:
-            self.changes.remove_listener(forward)
-
-    async def _dispatch(self, context: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput:
-        builtin = self.builtins.get(name)
-        if builtin is not None:
-            result = await builtin.handler(context, arguments)
-            return result if isinstance(result, ToolOutput) else ToolOutput(str(result))
-        if self.catalog is not None and self.catalog.get(name) is not None:
-            return await call_catalog_tool(context, name, arguments)
-        for provider in self.tool_providers:
-            if provider.handles(name):
-                return await provider.call(context, name, arguments)
-        raise ToolFailure(f"there is no tool named {name!r}; use search_tools to find catalog tools, or call_tool {{name, args}}")
