@@ -111,6 +111,9 @@ async def test_grep_refuses_bookkeeping_paths_and_bad_regex(project: Path, engin
 async def test_grep_searches_an_explicit_ignored_file_like_rg(project: Path, engine: str) -> None:
     out = await grep(ctx(project), {"pattern": "model_validate", "path": "debug.log"})
     assert out.text == "debug.log:1: model_validate failed"
+    inside = await grep(ctx(project), {"pattern": "model_validate", "path": "node_modules"})  # asked for: searched
+    assert inside.text == "node_modules/lib/index.js:1: function model_validate() {}"
+    assert (await list_files(ctx(project), {"pattern": "*.js", "path": "node_modules"})).text == "node_modules/lib/index.js"
     # as in rg, a glob naming an ignored file overrides its file-level rule; an ignored folder is still not entered
     named = await grep(ctx(project), {"pattern": "model_validate", "glob": "*.py", "output_mode": "files_with_matches"})
     assert "vendor/generated.py" in named.text and "build/out.py" not in named.text

@@ -66,12 +66,18 @@ def _read_rules(root: Path, relative: str) -> _Rules | None:
 
 
 def _ignored(stack: list[_Rules], relative: str, is_dir: bool) -> bool:
-    """Whether the deepest ignore file with a pattern for this path ignores it (a `!pattern` un-ignores)."""
+    """Whether the deepest ignore file with a pattern for this path ignores it (a `!pattern` un-ignores). As in rg, a
+    path is matched for itself: a match it only inherits from its folder does not count (the walk prunes ignored
+    folders, so it is inside one only when it was asked to search there)."""
     for rules in reversed(stack):
         inner = relative[len(rules.base) + 1:] if rules.base else relative
         result = rules.spec.check_file(inner + "/" if is_dir else inner)
-        if result.include is not None:
-            return bool(result.include)
+        if result.include is None:
+            continue
+        parent = inner.rpartition("/")[0]
+        if result.include and parent and rules.spec.check_file(parent + "/").include:
+            continue
+        return bool(result.include)
     return False
 
 
