@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tui_agent.core.agent.stops import REFUSED_PLACEHOLDER
-from tui_agent.core.events import Notice, ToolCallFinished, TurnFinished
+from tui_agent.core.events import Notice, ToolCallFinished, TurnFailed, TurnFinished
 
 
 async def test_refusal_is_said_and_the_refused_reply_leaves_the_conversation(repo: Path) -> None:
@@ -16,11 +19,19 @@ async def test_refusal_is_said_and_the_refused_reply_leaves_the_conversation(rep
         async with agent_runtime(repo, api) as runtime:
             events = await run_turn(runtime, "something")
             await run_turn(runtime, "something else")
-    finished = of_type(events, TurnFinished)[-1]
-    assert finished.stop_reason == "refusal" and finished.text == ""
-    assert any("declined" in e.message and e.level == "error" for e in of_type(events, Notice))
+    failed = of_type(events, TurnFailed)[-1]
+    assert failed.kind == "refusal" and "declined" in failed.message and failed.prompt == "" and not of_type(events, TurnFinished)
     sent = api.requests[1].messages[1]
-    assert sent["content"] == [{"type": "text", "text": REFUSED_PLACEHOLDER}]
+    assert sent["content"] == [{"type": "text", "text": REFUSED_PLACEHOLDER}]  # the prompt stays, the refused text does not
+
+
+def test_headless_reports_a_refusal_as_a_failed_run(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:
+    from tui_agent.cli import main
+
+    api.enqueue(reply(text("I can't"), stop_reason="refusal"))
+    assert main(["--project", str(repo), "-p", "something", "--output-format", "json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["is_error"] is True and result["error_kind"] == "refusal" and "declined" in result["error"]
 
 
 async def test_context_window_exceeded_cuts_the_last_call_and_says_so(repo: Path) -> None:

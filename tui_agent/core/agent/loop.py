@@ -262,14 +262,17 @@ class Agent:
                 stop = handling(reply.stop_reason, max_tokens=self._max_tokens(), stop_sequence=reply.stop_sequence)
                 content = [{"type": "text", "text": REFUSED_PLACEHOLDER}] if stop.drop_reply else reply.content
                 self._record_message({"role": "assistant", "content": content or [{"type": "text", "text": "(no content)"}]})
+                if stop.drop_reply:  # a refusal ends the turn as a failure (headless exits 1), its reply not kept
+                    yield TurnFailed(stop.message, kind=reply.stop_reason)
+                    return
                 if stop.message:
                     yield Notice(stop.message, stop.level)
                 if stop.shorten:
                     shorten_more(self.messages, 0)
                 if stop.continue_turn and not reply.tool_uses:
                     continue
-                if not reply.tool_uses or stop.drop_reply:
-                    yield TurnFinished(text="" if stop.drop_reply else reply.text, stop_reason=reply.stop_reason)
+                if not reply.tool_uses:
+                    yield TurnFinished(text=reply.text, stop_reason=reply.stop_reason)
                     return
                 pending_calls, answered = list(reply.tool_uses), []
                 outputs: list[tuple[dict[str, Any], ToolOutput]] = []
