@@ -10,6 +10,7 @@ from typing import Any
 
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.executor import ToolExecutor
+from tui_agent.core.agent.conversation import CANCELLED_RESULT as CANCELLED_RESULT, Conversation
 from tui_agent.core.agent.compaction import request_tokens, shorten_more
 from tui_agent.core.agent.history import request_messages, without_thinking
 from tui_agent.core.agent.instructions import Environment, project_instructions
@@ -23,16 +24,15 @@ from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.stops import REFUSED_PLACEHOLDER, handling
 from tui_agent.core.agent.thinking import thinking_from
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolOutput
-from tui_agent.core.agent.toolresults import count_failure, result_block, checkpoint_warnings
+from tui_agent.core.agent.toolresults import count_failure, checkpoint_warnings
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.events import Event, Notice, TextDelta, TurnFailed, TurnFinished, TurnStarted, Usage
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox, Model, TurnRecorder
-from tui_agent.core.tending.suggestions import SuggestionBook, suggestion_blocks
+from tui_agent.core.tending.suggestions import SuggestionBook
 from tui_agent.core.watch import ProjectWatcher
 
 
-CANCELLED_RESULT = "cancelled by the user before this call finished"
 CONTEXT_LIMIT_TOKENS = 200_000
 COMPACT_AT = 0.85
 
@@ -62,11 +62,11 @@ class Agent:
         self.settings = settings
         self.client = client
         self.permissions = permissions
-        self.session = session
         self.sandbox = sandbox
         self.catalog = catalog
         self.recipes = recipes
-        self.messages: list[dict[str, Any]] = list(messages or [])
+        suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
+        self.conversation = Conversation(list(messages or []), session, suggestions)
         self.usage = usage or UsageTotals()
         self.context_limit_tokens = context_limit_tokens
         self.changes = changes  # the project's change feed: what the stores publish during a call joins the turn
@@ -78,9 +78,7 @@ class Agent:
         self.plan = PromptPlan()  # the cache-stable system prompt and tools of this conversation
         self._plan_messages: list[dict[str, Any]] | None = None  # the conversation the plan was frozen for
         self._previous_end: tuple[int, int] | None = None  # where the last request's messages ended (a breakpoint)
-        self._unlogged_prompt: tuple[int, int] | None = None  # where this turn's prompt sits, until the session has it
-        self._told_before_prompt: tuple[dict[str, tuple[str, str]], str] | None = None
-        self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
+        self._told_before_prompt: tuple[dict[str, tuple[str, str]], str] | None = None  # taken back with an unanswered prompt
         self.tool_providers: list[ToolProvider] = list(tool_providers or [])  # e.g. MCP servers' tools
         self.executor = ToolExecutor(project=project, permissions=permissions, builtins=self.builtins, providers=self.tool_providers,
                                      authored_names=self.authored_names, sandbox=sandbox, catalog=catalog, recipes=recipes,
@@ -102,6 +100,26 @@ class Agent:
     def session_id(self) -> str:
         return self.session.id
 
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.conversation.messages
+
+    @messages.setter
+    def messages(self, messages: list[dict[str, Any]]) -> None:
+        self.conversation.messages = messages
+
+    @property
+    def session(self) -> SessionLog:
+        return self.conversation.session
+
+    @session.setter
+    def session(self, session: SessionLog) -> None:
+        self.conversation.session = session
+
+    @property
+    def suggestions(self) -> SuggestionBook | None:
+        return self.conversation.suggestions
+
     def clear(self) -> None:
         """Forget the conversation (the session file keeps what was said)."""
         self.messages.clear()
@@ -111,7 +129,7 @@ class Agent:
 
     def add_note(self, text: str) -> None:
         """Tell the model something with the next request (e.g. that the person undid its last turn)."""
-        self._add_user_content([{"type": "text", "text": text}])
+        self.conversation.add_user_content([{"type": "text", "text": text}])
 
     # ------------------------------------------------------------------ requests
 
@@ -142,61 +160,25 @@ class Agent:
         """Tell the model what changed in the catalog (or the permission mode) since it was told, in the conversation."""
         if not self.plan.frozen or self._plan_messages is not self.messages or not self.messages:
             return
-        if self._unlogged_prompt is not None:  # if this prompt is taken back, so is the note: the model was not told
+        if self.conversation.unlogged_prompt is not None:  # if this prompt is taken back, so is the note: the model was not told
             self._told_before_prompt = (dict(self.plan.told), self.plan.mode)
         note = self.plan.changes(self._ranked_entries(), self.permissions.mode)
         if note and self.messages[-1]["role"] == "user":
-            block = {"type": "text", "text": note}
-            self.messages[-1]["content"].append(block)
-            if self._unlogged_prompt is None:  # else it is written with the prompt it follows
-                self.session.append_message({"role": "user", "content": [block]})
-
-    def _record_message(self, message: dict[str, Any]) -> None:
-        self.messages.append(message)
-        self.session.append_message(message)
-
-    def _add_user_content(self, blocks: list[dict[str, Any]]) -> None:
-        turn_running = any(block.get("type") == "tool_result" for block in blocks)
-        blocks = blocks + self._suggestion_blocks(turn_running)
-        if self.messages and self.messages[-1]["role"] == "user":
-            # A cancelled turn or one stopped by a limit ended on a user message; the next one continues it.
-            self.messages[-1]["content"].extend(blocks)
-            self.session.append_message({"role": "user", "content": blocks})
-        else:
-            self._record_message({"role": "user", "content": blocks})
-
-    def _begin_prompt(self, prompt: str) -> None:
-        """Add the prompt to the conversation; it is written to the session once the model answers (or the turn is cancelled)."""
-        blocks = [{"type": "text", "text": prompt}, *self._suggestion_blocks(turn_running=False)]
-        if self.messages and self.messages[-1]["role"] == "user":
-            self.messages[-1]["content"].extend(blocks)
-        else:
-            self.messages.append({"role": "user", "content": blocks})
-        self._unlogged_prompt = (len(self.messages) - 1, len(self.messages[-1]["content"]) - len(blocks))
-
-    def _log_prompt(self) -> None:
-        """Write the prompt (and any note that followed it) to the session."""
-        self._told_before_prompt = None
-        if self._unlogged_prompt is not None:
-            (index, position), self._unlogged_prompt = self._unlogged_prompt, None
-            self.session.append_message({"role": "user", "content": self.messages[index]["content"][position:]})
+            self.conversation.add_note_to_prompt({"type": "text", "text": note})
 
     def _fail_turn(self, failed: TurnFailed, prompt: str) -> TurnFailed:
         """Leave a valid history after a failed request: take an unanswered prompt back, or close the answered turn."""
-        if self._unlogged_prompt is not None:  # the model never answered: the prompt leaves the conversation
-            (index, position), self._unlogged_prompt = self._unlogged_prompt, None
-            del self.messages[index]["content"][position:]
-            if not self.messages[index]["content"]:
-                del self.messages[index]
+        if self.conversation.take_back_prompt():  # the model never answered: the prompt leaves the conversation
             if self._told_before_prompt is not None:
                 self.plan.told, self.plan.mode = self._told_before_prompt
+            self._told_before_prompt = None
             return dataclasses.replace(failed, prompt=prompt, message=f"{failed.message} (the prompt was not kept: edit it and send it again)")
-        if self.messages and self.messages[-1]["role"] == "user":
-            self._record_message({"role": "assistant", "content": [{"type": "text", "text": f"[this turn stopped on an error: {failed.message}]"}]})
+        self.conversation.close_failed_turn(failed.message)
         return failed
 
-    def _suggestion_blocks(self, turn_running: bool) -> list[dict[str, Any]]:
-        return suggestion_blocks(self.suggestions, turn_running=turn_running)
+    def _log_prompt(self) -> None:
+        self._told_before_prompt = None
+        self.conversation.log_prompt()
 
     def _max_tokens(self) -> int:
         """The max_tokens the requests carry (thinking raises the client's own)."""
@@ -234,7 +216,7 @@ class Agent:
         if not prompt.strip():
             yield TurnFailed("the prompt is empty: type something to send", kind="empty_prompt", prompt=prompt)
             return
-        self._begin_prompt(prompt)
+        self.conversation.begin_prompt(prompt)
         failures: dict[str, int] = {}
         partial_text: list[str] = []
         pending_calls: list[dict[str, Any]] = []
@@ -261,7 +243,7 @@ class Agent:
                 self._log_prompt()
                 stop = handling(reply.stop_reason, max_tokens=self._max_tokens(), stop_sequence=reply.stop_sequence)
                 content = [{"type": "text", "text": REFUSED_PLACEHOLDER}] if stop.drop_reply else reply.content
-                self._record_message({"role": "assistant", "content": content or [{"type": "text", "text": "(no content)"}]})
+                self.conversation.record({"role": "assistant", "content": content or [{"type": "text", "text": "(no content)"}]})
                 if stop.drop_reply:  # a refusal ends the turn as a failure (headless exits 1), its reply not kept
                     yield TurnFailed(stop.message, kind=reply.stop_reason)
                     return
@@ -281,28 +263,18 @@ class Agent:
                 stops = [count_failure(failures, call, output) for call, output in outputs]  # counted in order
                 stop_message = next((message for message in reversed(stops) if message), "")
                 pending_calls = []
-                self._add_user_content(answered)
+                self.conversation.add_user_content(answered)
                 if stop_message:
                     yield TurnFailed(stop_message, kind="repeated_failure")
                     return
             yield TurnFailed(f"stopped after {self.settings.max_turns} model requests for one prompt (the limit is max_turns in "
                              "[agent] of .agent/config.toml); say 'continue' to go on", kind="max_turns")
         except (asyncio.CancelledError, GeneratorExit):
-            self._close_after_cancel(partial_text, pending_calls, answered)
+            self._told_before_prompt = None
+            self.conversation.close_after_cancel(partial_text, pending_calls, answered)
             if self.sandbox is not None:
                 await self.sandbox.cancel_running()
             raise
-
-    def _close_after_cancel(self, partial_text: list[str], pending: list[dict[str, Any]], answered: list[dict[str, Any]]) -> None:
-        """Leave the transcript consistent: keep the prompt and the shown text, answer every tool_use."""
-        self._log_prompt()
-        if partial_text and "".join(partial_text).strip():
-            self._record_message({"role": "assistant", "content": [{"type": "text", "text": "".join(partial_text) + "\n[interrupted by the user]"}]})
-        if pending:
-            done = {block["tool_use_id"] for block in answered}
-            missing = [result_block(call["id"], ToolOutput(CANCELLED_RESULT, is_error=True)) for call in pending if call["id"] not in done]
-            self._add_user_content(answered + missing)
-        self.session.append({"type": "cancelled", "time": time.time()})
 
     async def _request(self) -> AsyncIterator[Event | ModelReply]:
         """One model request (with context shortening when needed); yields TurnFailed instead of raising."""
