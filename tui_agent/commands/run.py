@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import asyncio
 import dataclasses
 import sys
@@ -29,10 +30,28 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     parser.add_argument("--sandbox-tier", choices=("bubblewrap", "rlimits"), help="force a sandbox tier")
     parser.add_argument("--trust-project", action="store_true",
                         help="trust this project for this run only (an untrusted one runs restricted; `tuiagent trust` records it)")
+    parser.add_argument("--thinking", type=_thinking_value, metavar="adaptive|off|TOKENS",
+                        help="extended thinking (default: `thinking` in [agent], else adaptive where the model has it)")
+    parser.add_argument("--effort", choices=("low", "medium", "high", "xhigh", "max"), help="the model's effort level")
     parser.set_defaults(handler=handle)
 
 
+def _thinking_value(value: str) -> str:
+    from tui_agent.core.agent.thinking import ThinkingConfig, ThinkingSettingError
+
+    try:
+        ThinkingConfig.parse(value)
+    except ThinkingSettingError as error:
+        raise argparse.ArgumentTypeError(str(error).replace("thinking = ", "")) from None
+    return value
+
+
 def handle(args: argparse.Namespace) -> int:
+    from tui_agent.core.agent.thinking import EFFORT_ENV, THINKING_ENV  # read by the agent, in the TUI and headless
+
+    for variable, value in ((THINKING_ENV, getattr(args, "thinking", None)), (EFFORT_ENV, getattr(args, "effort", None))):
+        if value:
+            os.environ[variable] = value
     if getattr(args, "undo", False):
         from tui_agent.commands.undo import run_undo
 

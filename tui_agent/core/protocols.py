@@ -10,6 +10,7 @@ from tui_agent.core.events import Event
 if TYPE_CHECKING:
     from tui_agent.core.agent.sessions import SessionLog
     from tui_agent.core.agent.model import ModelReply
+    from tui_agent.core.agent.thinking import ThinkingConfig
     from tui_agent.core.catalog.models import ToolRecord, ToolSpec
     from tui_agent.core.catalog.registry import Registry
     from tui_agent.core.catalog.state import StateStore
@@ -26,7 +27,8 @@ class Model(Protocol):
     max_tokens: int
 
     def stream_reply(
-        self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+        self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]],
+        thinking: ThinkingConfig | None = None,
     ) -> AsyncIterator[Event | ModelReply]: ...
 
     async def aclose(self) -> None: ...

@@ -18,6 +18,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "recipes": "list the recipes",
     "care": "suggested tools from repeated call chains, and the catalog doctor's findings (c in the catalog)",
     "commit": "run your git hooks and commit the catalog changes held since agent code wrote the project",
+    "init": "ask the model to draft AGENTS.md (the project's instructions) from the repository (/init [FOCUS])",
 }
 
 

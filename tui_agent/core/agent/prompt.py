@@ -18,7 +18,9 @@ INSTRUCTIONS = """\
 You are tuiagent, a coding assistant working inside the user's project (a git repository) at {root}.
 Work step by step with your tools; keep answers short; say plainly what you changed.
 
-Files: read_file, write_file, edit_file (exact, unique match), list_files and grep work on project paths only.
+Files: read_file, write_file, edit_file (exact, unique match; replace_all for every occurrence), list_files and grep
+(ripgrep: .gitignore honoured; glob, type, -i, context, output_mode) work on project paths only; read_file shows
+images (PNG, JPEG, GIF, WebP) too.
 Permission mode: {mode}. In `ask` mode shell commands, writes outside .agent/, tools that declare WRITES and network
 tools need the user's approval; if a call is denied, do not retry it unchanged: explain or choose another way.
 
@@ -118,7 +120,10 @@ def catalog_index(ranked: Sequence[CatalogEntry], token_budget: int) -> str:
     return "\n".join(lines)
 
 
-def system_blocks(*, root: str, mode: str, index: str, extra: str = "") -> list[dict[str, Any]]:
-    text = INSTRUCTIONS.format(root=root, mode=mode) + "\n" + index + (f"\n\n{extra}" if extra else "")
+def system_blocks(*, root: str, mode: str, index: str, extra: str = "", instructions: str = "", environment: str = "") -> list[dict[str, Any]]:
+    """One cached block: how to work, the project's instructions, the catalog index, the environment (the parts that
+    change least between sessions first)."""
+    parts = [INSTRUCTIONS.format(root=root, mode=mode), instructions, index, environment, extra]
+    text = parts[0] + "\n" + "\n\n".join(part for part in parts[1:] if part)
     return [{"type": "text", "text": text, "cache_control": dict(CACHE)}]
 

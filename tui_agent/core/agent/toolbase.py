@@ -25,6 +25,7 @@ class ToolOutput:
     text: str
     is_error: bool = False
     truncated: bool = False
+    images: tuple[dict[str, Any], ...] = ()  # image content blocks sent after the text (read_file on a picture)
 
 
 @dataclass

@@ -28,7 +28,9 @@ def count_failure(failures: dict[str, int], call: dict[str, Any], output: ToolOu
 
 
 def result_block(call_id: str, output: ToolOutput) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": output.text if output.text.strip() else "(empty)"}
+    text = output.text if output.text.strip() else "(empty)"
+    content: str | list[dict[str, Any]] = [{"type": "text", "text": text}, *output.images] if output.images else text
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": content}
     if output.is_error:
         block["is_error"] = True
     return block
