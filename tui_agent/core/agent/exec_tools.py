@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tui_agent.core.agent.command_view import one_line
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.protocols import AgentSandbox
@@ -13,6 +14,8 @@ from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult, SandboxPol
 DEFAULT_SHELL_TIMEOUT_S = 120
 MAX_SHELL_TIMEOUT_S = 600
 SHELL_OUTPUT_CHARS = 20_000
+SUMMARY_LIMIT = 300
+"""How much of a command (in its visible one-line form) an approval title or a denial message shows before saying what it cut."""
 
 
 def format_run_result(result: RunResult) -> ToolOutput:
@@ -52,6 +55,15 @@ def shell_snippet(command: str, timeout_s: int) -> str:
     )
 
 
+def shell_summary(command: str, network: bool) -> str:
+    """The approval's one-line summary: the whole command (lines joined, padding and control characters visible),
+    how many lines it has, and what is cut if it is very long; a denial message repeats it."""
+    lines = command.count("\n") + 1
+    size = f" ({lines} lines)" if lines > 1 else ""
+    access = "WITH NETWORK ACCESS (internet)" if network else "(no network)"
+    return f"run `{one_line(command, SUMMARY_LIMIT)}`{size} {access}"
+
+
 async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     command = require_str(args, "command")
     timeout = optional_int(args, "timeout", DEFAULT_SHELL_TIMEOUT_S) or DEFAULT_SHELL_TIMEOUT_S
@@ -61,12 +73,8 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if not isinstance(network, bool):
         raise ToolFailure("`network` must be true or false")
     sandbox = _sandbox(ctx)
-    if network:
-        request = ApprovalRequest("network", "run_shell", f"run `{command[:80]}` WITH NETWORK ACCESS", command,
-                                  subject=command)
-    else:
-        request = ApprovalRequest("shell", "run_shell", f"run `{command[:80]}` (no network)", command,
-                                  subject=command)
+    summary = shell_summary(command, network)
+    request = ApprovalRequest("network" if network else "shell", "run_shell", summary, command, subject=command)
     await ctx.require_approval(request)
     policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=network)
     result = await sandbox.run_python(shell_snippet(command, timeout), policy=policy)
