@@ -87,4 +87,4 @@ def one_line(text: str, limit: int = 200) -> str:
 def needs_plain_view(text: str) -> bool:
     """Whether highlighting would hide something: padding, control characters or runs of empty lines."""
     rows, lines = visible_lines(text), text.split("\n")
-    return len(rows) != len(lines) or any(row != line for (_numbers, row), line in zip(rows, lines))
+    return len(rows) != len(lines) or any(row != line for (_numbers, row), line in zip(rows, lines, strict=True))
