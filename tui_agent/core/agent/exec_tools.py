@@ -74,7 +74,8 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         raise ToolFailure("`network` must be true or false")
     sandbox = _sandbox(ctx)
     summary = shell_summary(command, network)
-    request = ApprovalRequest("network" if network else "shell", "run_shell", summary, command, subject=command)
+    request = ApprovalRequest("network" if network else "shell", "run_shell", summary, command, subject=command,
+                              notes=tuple(sandbox.program_notes(command)))
     await ctx.require_approval(request)
     policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=network)
     result = await sandbox.run_python(shell_snippet(command, timeout), policy=policy)

@@ -29,6 +29,7 @@ from tui_agent.core.sandbox.policy import (
 )
 from tui_agent.core.sandbox.process import Outcome, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
+from tui_agent.core.sandbox.venvs import programs_from_venv
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 
 DEFAULT_WARM_WORKERS = 2
@@ -77,10 +78,11 @@ class Sandbox:
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
                     min_level: str | None = None, warm_workers: int = DEFAULT_WARM_WORKERS,
-                    fork_servers: bool = True) -> "Sandbox":
+                    fork_servers: bool = True, project_venv: bool = True) -> "Sandbox":
         """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers.
 
         `fork_servers` False makes every run start a fresh sandbox (the baseline the benchmarks compare with).
+        `project_venv` False (a project not trusted yet) uses no virtualenv inside the project.
         """
         settings = project.load_settings()
         if min_level is None:
@@ -95,7 +97,7 @@ class Sandbox:
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
         sandbox.notices += await asyncio.to_thread(quarantine.recover, project.root)
         sandbox.toolchain = await asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
-                                                    extra_paths=settings.sandbox_paths)
+                                                    extra_paths=settings.sandbox_paths, project_venv=project_venv)
         if sandbox.fork_pool is not None:
             sandbox.fork_pool.toolchain = sandbox.toolchain
             if warm_workers > 0:
@@ -128,6 +130,13 @@ class Sandbox:
             return None
         why = f" ({self.bubblewrap_problem})" if self.bubblewrap_problem else " (forced)"
         return f"Weak isolation: resource limits only, no filesystem or namespace isolation{why}."
+
+    def program_notes(self, command: str) -> list[str]:
+        """What an approval of shell `command` must say: each program it runs from the project's virtualenv
+        rather than the system."""
+        if self.toolchain is None:
+            return []
+        return programs_from_venv(command, self.toolchain.path, self.toolchain.venv, self.project.root)
 
     def describe(self) -> dict[str, Any]:
         """The tier in force and what each protection covers (for `sandbox status` and the UI header)."""

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 from tui_agent.core.sandbox import protected
+from tui_agent.core.sandbox.hostpaths import socket_folders
 from tui_agent.core.sandbox.toolchain import Toolchain, bwrap_arguments
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
@@ -75,18 +76,9 @@ def _is_under(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
-"""Where a host keeps its sockets (D-Bus, Docker, ssh-agent, gpg-agent, tmux, systemd): hidden, with
-$XDG_RUNTIME_DIR, whether or not the run has the network."""
-
-
 def hidden_paths() -> list[Path]:
     """Folders replaced by empty tmpfs inside bubblewrap: homes, /tmp and the folders holding host sockets."""
-    candidates = [Path("/root"), Path("/home"), Path(os.path.expanduser("~")),
-                  *(Path(folder) for folder in HOST_SOCKET_FOLDERS)]
-    runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime_dir and os.path.isabs(runtime_dir):
-        candidates.append(Path(runtime_dir))
+    candidates = [Path("/root"), Path("/home"), Path(os.path.expanduser("~")), *socket_folders()]
     unique: list[Path] = []
     for path in candidates:
         resolved = path.resolve() if path.exists() else None

@@ -62,8 +62,9 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
     BINDINGS = [Binding("escape", "answer('n')", "Deny", show=False)]
 
     def __init__(self, *, kind: str, tool: str, summary: str, detail: str, subject: str | None = None,
-                 protected: bool = False) -> None:
+                 protected: bool = False, notes: tuple[str, ...] = ()) -> None:
         super().__init__(classes=f"-{kind}")
+        self.notes = notes
         self.kind = kind
         self.tool = tool
         self.summary = summary
@@ -75,6 +76,8 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
             yield Static(self._title(), id="approval-title")
             with VerticalScroll(id="approval-detail"):
                 yield Static(self._detail_renderable())
+            for note in self.notes:
+                yield Static(Text(f"⚠ {note}", style="bold #e5c07b"), classes="approval-note")
             options = [Option(Text.assemble((f" {choice.key} ", "bold reverse"), "  ", choice.label), id=choice.key)
                        for choice in self.choices]
             yield OptionList(*options, id="approval-choices")
