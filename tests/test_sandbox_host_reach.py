@@ -177,3 +177,18 @@ async def test_positive_control_listeners_are_reachable(host: Host) -> None:
         threading.Event().wait(0.05)
     assert all(host.heard(t) for t in (PROJECT_SOCKET, RUNTIME_SOCKET, ABSTRACT_SOCKET, DGRAM_SOCKET, TMUX))
     assert os.path.exists(host.tmux_socket)
+
+
+def test_sandbox_status_lists_the_protection_and_the_fallback_misses(repo: Path) -> None:
+    import json
+    import sys
+
+    strong = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "sandbox", "status",
+                             "--json"], capture_output=True, text=True, timeout=60)
+    info = json.loads(strong.stdout)
+    assert "unix socket" in info["protections"]["host_sockets"] and "/run" in info["protections"]["host_sockets"]
+    assert "process 1" in info["protections"]["processes_inside"]
+    assert any("loopback" in miss for miss in info["expected_misses"])  # a network grant: said, not hidden
+    fallback = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "sandbox", "status",
+                               "--tier", "rlimits"], capture_output=True, text=True, timeout=60)
+    assert "/proc/<pid>/mem" in fallback.stdout and "host socket folders" in fallback.stdout
