@@ -105,15 +105,13 @@ def test_pyvenv_home_must_be_a_real_python_installation(repo: Path) -> None:
     assert real_prefix in discover(repo).read_only or str(real_prefix).startswith("/usr")
 
 
-def test_a_virtualenv_in_a_host_socket_folder_is_refused(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_link_from_the_project_to_a_virtualenv_in_tmp_is_refused(repo: Path) -> None:
     outside = Path(f"/tmp/tuiagent-venv-{secrets.token_hex(4)}")
     try:
         fake_venv(outside)
         (repo / ".venv").symlink_to(outside)  # made by agent code, untracked
         toolchain = discover(repo)
         assert toolchain.venv is None and any("hides" in p for p in toolchain.problems), toolchain.problems
-        monkeypatch.setenv("VIRTUAL_ENV", str(outside))
-        assert discover(repo).venv is None
     finally:
         shutil.rmtree(outside)
 

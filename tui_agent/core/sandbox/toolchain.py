@@ -189,11 +189,11 @@ def poetry_virtualenvs(root: Path, environ: Mapping[str, str], home: Path) -> li
         return []
 
 
-def venv_base(venv: Path) -> Path | None:
+def venv_base(venv: Path, user_home: Path | None = None) -> Path | None:
     """The prefix of the interpreter a virtualenv was made from (`home = …/bin` in pyvenv.cfg), only when it is a
     real Python installation outside the host's socket folders (venvs.real_python_prefix)."""
     home = venvs.interpreter_home(venv)
-    return venvs.real_python_prefix(home) if home is not None else None
+    return venvs.real_python_prefix(home, user_home) if home is not None else None
 
 
 def toolchain_folders(home: Path, path: list[str], venv: Path | None, env: Mapping[str, str], root: Path) -> list[Path]:
@@ -202,7 +202,7 @@ def toolchain_folders(home: Path, path: list[str], venv: Path | None, env: Mappi
     folders += [Path(entry) for entry in path]
     if venv is not None:
         folders.append(venv)
-        base = venv_base(venv)
+        base = venv_base(venv, home)
         if base is not None and base.is_dir():
             folders.append(base)
     for name in TOOL_HOME_VARIABLES:

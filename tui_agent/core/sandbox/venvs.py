@@ -42,9 +42,11 @@ def refusal(root: Path, venv: Path) -> str | None:
     """Why the virtualenv at `venv` must not be used, or None."""
     if git_tracks(root, venv):
         return f"{venv} is tracked by git (a committed virtualenv runs the repository's own programs); not used"
-    real = Path(os.path.realpath(venv))
-    if not is_inside(real, Path(os.path.realpath(root))) and in_socket_folder(real):
-        return f"{venv} lies in {real}, where the sandbox hides the host's sockets and private files; not used"
+    real, real_root = Path(os.path.realpath(venv)), Path(os.path.realpath(root))
+    inside = is_inside(Path(os.path.abspath(venv)), Path(os.path.abspath(root)))
+    if inside and not is_inside(real, real_root) and in_socket_folder(real):
+        # A link in the project (agent code can make one) to /tmp or /run; the person's own VIRTUAL_ENV may be anywhere.
+        return f"{venv} leads to {real}, where the sandbox hides the host's sockets and private files; not used"
     return None
 
 
@@ -60,16 +62,21 @@ def interpreter_home(venv: Path) -> Path | None:
     return None
 
 
-def real_python_prefix(home: Path) -> Path | None:
+def real_python_prefix(home: Path, user_home: Path | None = None) -> Path | None:
     """The prefix of the Python installation `home` names, or None when it is not one: `home` must hold an
-    executable python3/python and its prefix a lib/python3.* folder, and neither may be in a host socket folder."""
-    if not home.is_absolute() or in_socket_folder(home):
+    executable python3/python and its prefix a lib/python3.* folder, and neither may be in a host socket folder
+    (unless inside the person's own home, as pyenv's are)."""
+    def hidden_place(path: Path) -> bool:
+        own = user_home is not None and is_inside(Path(os.path.realpath(path)), Path(os.path.realpath(user_home)))
+        return in_socket_folder(path) and not own
+
+    if not home.is_absolute() or hidden_place(home):
         return None
     executables = [home / name for name in PYTHON_NAMES]
     if not any(path.is_file() and os.access(path, os.X_OK) for path in executables):
         return None
     prefix = Path(os.path.realpath(home)).parent
-    if in_socket_folder(prefix):
+    if hidden_place(prefix):
         return None
     try:
         has_stdlib = any(entry.name.startswith("python3") and entry.is_dir() for entry in (prefix / "lib").iterdir())
