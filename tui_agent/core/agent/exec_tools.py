@@ -55,13 +55,14 @@ def shell_snippet(command: str, timeout_s: int) -> str:
     )
 
 
-def shell_summary(command: str, network: bool) -> str:
+def shell_summary(command: str, network: bool, changes_venv: bool = False) -> str:
     """The approval's one-line summary: the whole command (lines joined, padding and control characters visible),
     how many lines it has, and what is cut if it is very long; a denial message repeats it."""
     lines = command.count("\n") + 1
     size = f" ({lines} lines)" if lines > 1 else ""
     access = "WITH NETWORK ACCESS (internet)" if network else "(no network)"
-    return f"run `{one_line(command, SUMMARY_LIMIT)}`{size} {access}"
+    venv = " AND IT MAY CHANGE THE PROJECT'S VIRTUALENV (install packages)" if changes_venv else ""
+    return f"run `{one_line(command, SUMMARY_LIMIT)}`{size} {access}{venv}"
 
 
 async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
@@ -72,12 +73,17 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     network = args.get("network", False)
     if not isinstance(network, bool):
         raise ToolFailure("`network` must be true or false")
+    changes_venv = args.get("changes_venv", False)
+    if not isinstance(changes_venv, bool):
+        raise ToolFailure("`changes_venv` must be true or false")
     sandbox = _sandbox(ctx)
-    summary = shell_summary(command, network)
-    request = ApprovalRequest("network" if network else "shell", "run_shell", summary, command, subject=command,
-                              notes=tuple(sandbox.program_notes(command)))
+    summary = shell_summary(command, network, changes_venv)
+    # A call that may change the virtualenv is its own approval: no command rule covers it, only the tool-wide one.
+    request = ApprovalRequest("network" if network else "shell", "run_shell", summary, command,
+                              subject=None if changes_venv else command, notes=tuple(sandbox.program_notes(command)))
     await ctx.require_approval(request)
-    policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=network)
+    policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=network,
+                           venv_writable=changes_venv)
     result = await sandbox.run_python(shell_snippet(command, timeout), policy=policy)
     if not result.ok or not isinstance(result.value, dict):
         return format_run_result(result)
@@ -121,10 +127,14 @@ EXEC_TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool(
         "run_shell",
         "Run a shell command in the project folder inside the sandbox, with the project's toolchain (its virtualenv, "
-        "the user's PATH) and resource limits. The network is off unless you pass network: true (the user is told). "
+        "the user's PATH) and resource limits. The network is off unless you pass network: true (the user is told); the "
+        "project's virtualenv is read-only unless you pass changes_venv: true (the user is told). "
         "Returns the exit code and output. May need the user's approval.",
         schema({"command": {"type": "string"}, "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_SHELL_TIMEOUT_S, "description": "seconds (default 120)"},
-                "network": {"type": "boolean", "description": "allow network access for this command (default false)"}}, ["command"]),
+                "network": {"type": "boolean", "description": "allow network access for this command (default false)"},
+                "changes_venv": {"type": "boolean", "description": "the command installs or removes packages in the "
+                                 "project's virtualenv, which is otherwise read-only (default false; the user is told)"}},
+               ["command"]),
         run_shell,
     ),
     BuiltinTool(

@@ -21,6 +21,8 @@ FALLBACK_MISSES = (
     "where the kernel allows ptrace between them (Yama ptrace_scope 0 or absent), their memory is writable through "
     "/proc/<pid>/mem unless non-dumpable (only the tuiagent process is made non-dumpable): a dumpable program of "
     "yours (a shell, an editor, a tmux server) can be made to run code outside the sandbox",
+    "the project's virtualenv is not read-only during runs that may write the project (no mount namespace): a "
+    ".pth or sitecustomize planted in it is flagged after the run, not prevented",
     "host socket folders (/run, /var/run, /var/tmp, /tmp, $XDG_RUNTIME_DIR) are visible (no mount namespace); "
     "their unix sockets stay unreachable only through seccomp's refusal of socket(AF_UNIX)",
     "read-only runs (project_writable=False: a tool's import and its own tests during validation, startup and "
@@ -64,6 +66,12 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
                          "ssh-agent, gpg-agent and tmux sockets, by path or abstract name, are unreachable"
                          + ("; /run, /var/run, /var/tmp, /tmp and $XDG_RUNTIME_DIR are hidden" if strong else ""))
                         if seccomp else "NOT protected: no seccomp on this architecture",
+        "ignored_files": ("after a run that may write the project, every change to a file git ignores (caches such as "
+                          "__pycache__ and .pytest_cache aside) is told to you and the model, and a .pth, "
+                          "sitecustomize.py or usercustomize.py created or changed in the project, its virtualenv or "
+                          "your user site-packages is flagged; /undo does not restore ignored files"
+                          + ("; the project's virtualenv is read-only in such runs unless the call says it changes "
+                             "it (run_shell changes_venv: true, its own approval)" if strong else "")),
         "capabilities": "none held when agent code runs (effective, permitted, inheritable and ambient sets empty)"
                         + (" and no_new_privs set, so no program it starts can gain one (the bounding set is emptied "
                            "where the kernel allows it; inside bubblewrap's user namespace it cannot be)" if seccomp else ""),

@@ -75,7 +75,7 @@ class Worker:
     @classmethod
     async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path, processes: int,
                     project_writable: bool = True, toolchain: Toolchain | None = None,
-                    serve: bool = False) -> "Worker":
+                    serve: bool = False, venv_writable: bool = False) -> "Worker":
         """Start a worker; `project_writable` False (bubblewrap only) mounts the whole project read-only.
 
         `serve` (bubblewrap only) starts a fork server instead, driven by `forkserver.ForkServer`.
@@ -89,7 +89,7 @@ class Worker:
             if tier == TIER_BUBBLEWRAP:
                 argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd,
                                                 project_writable=project_writable, toolchain=toolchain,
-                                                serve=serve, seccomp_fd=base_filter)
+                                                serve=serve, seccomp_fd=base_filter, venv_writable=venv_writable)
                 env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token,
                                         toolchain=toolchain)
                 private: str | None = None

@@ -113,7 +113,7 @@ def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None
 
 def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project_writable: bool = True,
                        serve: bool = False, toolchain: Toolchain | None = None,
-                       seccomp_fd: int | None = None) -> list[str]:
+                       seccomp_fd: int | None = None, venv_writable: bool = False) -> list[str]:
     """The bwrap command line: / read-only, homes, /tmp and host socket folders hidden, the project the only
     writable place; the worker is process 1 (no unfiltered bubblewrap init), under the base filter read from
     `seccomp_fd` before it starts.
@@ -145,6 +145,9 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project
     if project_writable:
         command += ["--bind", str(project), str(project)]
         command += protected.read_only_binds(project)
+        venv = toolchain.venv if toolchain is not None else None
+        if venv is not None and not venv_writable and _is_under(venv.resolve(), project.resolve()):
+            command += ["--ro-bind", str(venv.resolve()), str(venv.resolve())]
     else:
         command += ["--ro-bind", str(project), str(project)]
     for path in interpreter:
