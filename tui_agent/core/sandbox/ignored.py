@@ -73,18 +73,28 @@ def take(root: Path, site_dirs: list[Path]) -> IgnoredState:
 
 def _walk(start: Path, root: Path, state: IgnoredState) -> bool:
     """Stamp the files under `start` (never following links); False once WALK_LIMIT is reached."""
-    stack = [start]
+    prefix = str(root) + os.sep
+    if not start.is_dir() or start.is_symlink():
+        _stamp(start, root, state)
+        return True
+    stack = [str(start)]
     while stack:
-        path = stack.pop()
-        if path.name in CACHE_NAMES:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
             continue
-        if path.is_dir() and not path.is_symlink():
+        for entry in entries:
+            if entry.name in CACHE_NAMES:
+                continue
             try:
-                stack.extend(Path(entry.path) for entry in os.scandir(path))
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                    continue
+                info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-        else:
-            _stamp(path, root, state)
+            name = entry.path[len(prefix):] if entry.path.startswith(prefix) else entry.path
+            state.files[name] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         if len(state.files) >= WALK_LIMIT:
             state.complete = False
             return False
