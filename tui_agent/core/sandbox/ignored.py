@@ -74,6 +74,8 @@ def take(root: Path, site_dirs: list[Path]) -> IgnoredState:
 def _walk(start: Path, root: Path, state: IgnoredState) -> bool:
     """Stamp the files under `start` (never following links); False once WALK_LIMIT is reached."""
     prefix = str(root) + os.sep
+    if start.name in CACHE_NAMES:
+        return True
     if not start.is_dir() or start.is_symlink():
         _stamp(start, root, state)
         return True
