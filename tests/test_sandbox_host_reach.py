@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.hostile.host_reach import (
-    ABSTRACT_SOCKET, CASES, DGRAM_SOCKET, INSIDE, PROJECT_SOCKET, RUNTIME_SOCKET, SHELLCODE, TMUX, ReachCase,
+    ABSTRACT_SOCKET, CASES, DGRAM_SOCKET, INSIDE, PROJECT_SOCKET, RUN_SOCKET, RUNTIME_SOCKET, SHELLCODE, TMUX,
+    ReachCase,
 )
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
@@ -79,6 +80,8 @@ class Host:
             "runtime_socket": self.listeners[RUNTIME_SOCKET].address,
             "abstract_socket": self.listeners[ABSTRACT_SOCKET].address,
             "dgram_socket": self.listeners[DGRAM_SOCKET].address,
+            "run_socket": self.listeners[RUN_SOCKET].address,
+            "var_run_socket": self.listeners[RUN_SOCKET].address.replace("/run/", "/var/run/", 1),
             "runtime_dir": str(self.runtime_dir),
             "tmux_socket": str(self.tmux_socket),
             "tmux_canary": str(self.tmux_canary),
@@ -107,6 +110,9 @@ def host(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
         ABSTRACT_SOCKET: UnixListener(f"\0tuiagent-test-{tag}"),
         DGRAM_SOCKET: UnixListener(f"\0tuiagent-dgram-{tag}", socket.SOCK_DGRAM),
     }
+    # Like /run/docker.sock: in /run itself where this user may create one (root), else in its runtime folder.
+    run_folder = Path("/run") if os.access("/run", os.W_OK) else runtime_dir
+    listeners[RUN_SOCKET] = UnixListener(str(run_folder / f"tuiagent-docker-{tag}.sock"))
     tmux_dir = Path(f"/tmp/tuiagent-tmux-{tag}")
     tmux_dir.mkdir(mode=0o700)
     tmux_socket = tmux_dir / "default"
@@ -117,6 +123,7 @@ def host(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     subprocess.run(["tmux", "-S", str(tmux_socket), "kill-server"], capture_output=True, timeout=10)
     for listener in listeners.values():
         listener.close()
+    Path(listeners[RUN_SOCKET].address).unlink(missing_ok=True)
     shutil.rmtree(tmux_dir, ignore_errors=True)
     shutil.rmtree(runtime_dir, ignore_errors=True)
 
@@ -163,7 +170,7 @@ async def test_host_reach(case_: ReachCase, tier: str, host: Host) -> None:
 
 async def test_positive_control_listeners_are_reachable(host: Host) -> None:
     """The listeners really hear a client on this machine (else every case above would pass vacuously)."""
-    for target in (PROJECT_SOCKET, RUNTIME_SOCKET, ABSTRACT_SOCKET):
+    for target in (PROJECT_SOCKET, RUNTIME_SOCKET, ABSTRACT_SOCKET, RUN_SOCKET):
         with socket.socket(socket.AF_UNIX) as client:
             client.connect(host.listeners[target].address)
             client.sendall(b"hello")
@@ -172,10 +179,11 @@ async def test_positive_control_listeners_are_reachable(host: Host) -> None:
     subprocess.run(["tmux", "-S", str(host.tmux_socket), "run-shell", f"touch {host.tmux_canary}"], check=True,
                    timeout=10)
     deadline = 50
-    while deadline and not all(host.heard(t) for t in (PROJECT_SOCKET, RUNTIME_SOCKET, ABSTRACT_SOCKET, DGRAM_SOCKET)):
+    while deadline and not all(host.heard(t) for t in (PROJECT_SOCKET, RUNTIME_SOCKET, ABSTRACT_SOCKET, DGRAM_SOCKET,
+                                                       RUN_SOCKET)):
         deadline -= 1
         threading.Event().wait(0.05)
-    assert all(host.heard(t) for t in (PROJECT_SOCKET, RUNTIME_SOCKET, ABSTRACT_SOCKET, DGRAM_SOCKET, TMUX))
+    assert all(host.heard(t) for t in (PROJECT_SOCKET, RUNTIME_SOCKET, ABSTRACT_SOCKET, DGRAM_SOCKET, RUN_SOCKET, TMUX))
     assert os.path.exists(host.tmux_socket)
 
 

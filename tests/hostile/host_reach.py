@@ -12,6 +12,7 @@ PROJECT_SOCKET = "project"    # a unix listener inside the project (visible insi
 RUNTIME_SOCKET = "runtime"    # a unix listener under a private $XDG_RUNTIME_DIR-like folder of the host
 ABSTRACT_SOCKET = "abstract"  # an abstract unix listener in the host's network namespace
 DGRAM_SOCKET = "dgram"        # an abstract datagram unix listener (journald-like)
+RUN_SOCKET = "run"            # a unix listener directly in /run, where Docker, D-Bus and systemd keep theirs
 TMUX = "tmux"                 # a real tmux server whose socket sits in the host's /tmp
 INSIDE = "inside"             # a fact checked inside the sandbox: the snippet must finish ok with value True
 
@@ -110,6 +111,10 @@ CASES: list[ReachCase] = [
               network=True),
     ReachCase("abstract_socket", CONNECT.replace("{address!r}", "{abstract_socket!r}"), ABSTRACT_SOCKET),
     ReachCase("abstract_socket_network", CONNECT.replace("{address!r}", "{abstract_socket!r}"), ABSTRACT_SOCKET,
+              network=True),
+    ReachCase("run_socket", CONNECT.replace("{address!r}", "{run_socket!r}"), RUN_SOCKET),
+    ReachCase("run_socket_network", CONNECT.replace("{address!r}", "{run_socket!r}"), RUN_SOCKET, network=True),
+    ReachCase("run_socket_via_var_run_network", CONNECT.replace("{address!r}", "{var_run_socket!r}"), RUN_SOCKET,
               network=True),
     ReachCase("project_socket_network", CONNECT.replace("{address!r}", "{project_socket!r}"), PROJECT_SOCKET,
               network=True),
