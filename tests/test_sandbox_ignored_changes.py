@@ -109,3 +109,16 @@ async def test_a_quiet_run_reports_nothing(repo: Path, tier: str) -> None:
     project_with_venv(repo)
     _output, notices, _asked = await shell(repo, tier, "ls -la", answer=True)
     assert not any("ignores" in note or "start-up" in note for note in notices), notices
+
+
+async def test_an_unused_project_venv_is_read_only_too(repo: Path) -> None:
+    """A restricted project's .venv is not used, yet the person may run it later: it stays read-only."""
+    site = project_with_venv(repo)
+    box = await Sandbox.start(Project.at(repo), tier="bubblewrap", warm_workers=0, project_venv=False)
+    try:
+        assert box.toolchain is not None and box.toolchain.venv != repo / ".venv"
+        result = await box.run_python(PLANT)
+    finally:
+        await box.aclose()
+    assert not result.ok and "Read-only file system" in (result.error or ""), result
+    assert not (site / "evil.pth").exists()

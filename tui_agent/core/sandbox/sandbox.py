@@ -29,7 +29,7 @@ from tui_agent.core.sandbox.policy import (
 )
 from tui_agent.core.sandbox.process import Outcome, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
-from tui_agent.core.sandbox.venvs import programs_from_venv
+from tui_agent.core.sandbox.venvs import programs_from_venv, project_venvs
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 
 DEFAULT_WARM_WORKERS = 2
@@ -367,9 +367,11 @@ class Sandbox:
         return worker
 
     def _site_dirs(self) -> list[Path]:
-        """The site-packages folders of the virtualenv runs use (its start-up files are checked after each run)."""
-        venv = self.toolchain.venv if self.toolchain is not None else None
-        return sorted((venv / "lib").glob("python3*/site-packages")) if venv is not None else []
+        """The site-packages folders of the project's virtualenvs and of the one runs use (their start-up files are
+        checked after each writable run)."""
+        used = self.toolchain.venv if self.toolchain is not None else None
+        venvs = [*project_venvs(self.project.root, used), *([used] if used is not None else [])]
+        return sorted({folder for venv in venvs for folder in (venv / "lib").glob("python3*/site-packages")})
 
     def _venv_writable(self, policy: SandboxPolicy) -> bool:
         return policy.venv_writable and self._project_writable(policy) and self.tier == TIER_BUBBLEWRAP

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tui_agent.core.sandbox import protected
 from tui_agent.core.sandbox.hostpaths import socket_folders
+from tui_agent.core.sandbox.venvs import project_venvs
 from tui_agent.core.sandbox.toolchain import Toolchain, bwrap_arguments
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
@@ -145,9 +146,9 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project
     if project_writable:
         command += ["--bind", str(project), str(project)]
         command += protected.read_only_binds(project)
-        venv = toolchain.venv if toolchain is not None else None
-        if venv is not None and not venv_writable and _is_under(venv.resolve(), project.resolve()):
-            command += ["--ro-bind", str(venv.resolve()), str(venv.resolve())]
+        if not venv_writable:  # a test run must not plant a .pth in a virtualenv (used or not) the person runs later
+            for venv in project_venvs(project, toolchain.venv if toolchain is not None else None):
+                command += ["--ro-bind", str(venv), str(venv)]
     else:
         command += ["--ro-bind", str(project), str(project)]
     for path in interpreter:

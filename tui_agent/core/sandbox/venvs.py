@@ -50,6 +50,19 @@ def refusal(root: Path, venv: Path) -> str | None:
     return None
 
 
+def project_venvs(root: Path, used: Path | None) -> list[Path]:
+    """Every virtualenv inside the project (resolved), used or not (`used`: the toolchain's): each is kept
+    read-only in writable runs, and its start-up files are checked after them."""
+    real_root = Path(os.path.realpath(root))
+    candidates = [root / ".venv", root / "venv", *([used] if used is not None else [])]
+    found: list[Path] = []
+    for candidate in candidates:
+        real = Path(os.path.realpath(candidate))
+        if (real / "pyvenv.cfg").is_file() and is_inside(real, real_root) and real != real_root and real not in found:
+            found.append(real)
+    return found
+
+
 def interpreter_home(venv: Path) -> Path | None:
     """The `home = …/bin` folder of pyvenv.cfg, as written (None when absent or unreadable)."""
     try:
