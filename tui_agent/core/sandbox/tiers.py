@@ -159,5 +159,6 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project
 
 
 def project_layout(project: Path) -> tuple[tuple[str, bool], ...]:
-    """Which read-only paths exist; a warm worker started under another layout must not be used."""
-    return protected.layout(project)
+    """Which read-only paths exist (the project's virtualenvs too); a warm worker started under another layout
+    must not be used."""
+    return (*protected.layout(project), *((f"virtualenv {venv}", True) for venv in project_venvs(project, None)))
