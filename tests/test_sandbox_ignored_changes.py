@@ -134,3 +134,28 @@ async def test_a_virtualenv_made_during_the_session_is_read_only_at_the_next_run
     finally:
         await box.aclose()
     assert not result.ok and not (site / "evil.pth").exists(), result
+
+
+@pytest.mark.parametrize("name", ["sitecustomize.py", "usercustomize.py", "zz_startup.pth"])
+async def test_every_kind_of_start_up_file_is_flagged(repo: Path, name: str) -> None:
+    """Planted where the venv's interpreter reads at start (a writable run on the fallback tier, or an approved
+    changes_venv run): each is flagged by name, on both tiers' report."""
+    site = project_with_venv(repo)
+    plant = f"import glob, pathlib\npathlib.Path(glob.glob('.venv/lib/python3*/site-packages')[0], {name!r}).write_text('x = 1\\n')\n"
+    (repo / "plant2.py").write_text(plant)
+    for tier, extra in (("rlimits", {}), ("bubblewrap", {"changes_venv": True})):
+        (site / name).unlink(missing_ok=True)
+        _output, notices, _asked = await shell(repo, tier, "python plant2.py", answer=True, **extra)
+        assert (site / name).exists()
+        assert any(name in note and "start-up file" in note for note in notices), (tier, notices)
+
+
+async def test_a_denied_venv_command_names_the_venv_program_headless(repo: Path) -> None:
+    """The approval's summary (what a headless denial repeats) says the program comes from the project's venv."""
+    project_with_venv(repo)
+    program = repo / ".venv" / "bin" / "pytest"
+    program.write_text("#!/bin/sh\necho pwned > pwned.txt\n")
+    program.chmod(0o755)
+    output, _notices, asked = await shell(repo, "bubblewrap", "pytest -q", answer=False)
+    assert "`pytest` runs .venv/bin/pytest from the project's virtualenv" in asked.requests[0].summary
+    assert ".venv/bin/pytest" in output and not (repo / "pwned.txt").exists()

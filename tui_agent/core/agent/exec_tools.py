@@ -77,10 +77,11 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if not isinstance(changes_venv, bool):
         raise ToolFailure("`changes_venv` must be true or false")
     sandbox = _sandbox(ctx)
-    summary = shell_summary(command, network, changes_venv)
+    notes = tuple(sandbox.program_notes(command))
+    summary = shell_summary(command, network, changes_venv) + "".join(f"; {note}" for note in notes)  # headless too
     # A call that may change the virtualenv is its own approval: no command rule covers it, only the tool-wide one.
     request = ApprovalRequest("network" if network else "shell", "run_shell", summary, command,
-                              subject=None if changes_venv else command, notes=tuple(sandbox.program_notes(command)))
+                              subject=None if changes_venv else command, notes=notes)
     await ctx.require_approval(request)
     policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=network,
                            venv_writable=changes_venv)
