@@ -56,6 +56,10 @@ class AgentSandbox(Protocol):
 
     async def cancel_running(self) -> None: ...
 
+    def program_notes(self, command: str) -> list[str]:
+        """What an approval of shell `command` must say (a program from the project's virtualenv, not the system's)."""
+        ...
+
 
 class AgentCatalog(Protocol):
     """What the agent needs of the versioned tool catalog (core.catalog.Catalog): list, author, prune, call."""
