@@ -26,7 +26,8 @@ from tui_agent.core.agent.thinking import thinking_from
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolOutput
 from tui_agent.core.agent.toolresults import count_failure, checkpoint_warnings
 from tui_agent.core.changes import ChangeFeed
-from tui_agent.core.events import Event, Notice, TextDelta, TurnFailed, TurnFinished, TurnStarted, Usage
+from tui_agent.core.events import (Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished,
+                                   TurnStarted, Usage)
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox, Model, TurnRecorder
 from tui_agent.core.tending.suggestions import SuggestionBook
