@@ -57,7 +57,7 @@ def test_stream_json_follows_claude_codes_event_schema(repo: Path, api: FakeMess
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line["type"] for line in lines] == ["system", "assistant", "user", "assistant", "result"]
     init, first, results, last, result = lines
-    assert init["subtype"] == "init" and init["cwd"] == str(repo) and "read_file" in init["tools"] and init["permissionMode"] == "ask"
+    assert init["subtype"] == "init" and init["cwd"] == str(repo) and "read_file" in init["tools"] and init["permissionMode"] == "default"
     assert {line["session_id"] for line in lines} == {init["session_id"]}
     assert first["message"]["role"] == "assistant" and [b["type"] for b in first["message"]["content"]] == ["text", "tool_use"]
     assert first["message"]["usage"]["cache_creation_input_tokens"] == api.cache_log[0].write and first["parent_tool_use_id"] is None
@@ -66,6 +66,17 @@ def test_stream_json_follows_claude_codes_event_schema(repo: Path, api: FakeMess
     assert last["message"]["content"] == [{"type": "text", "text": "Hi there, streaming."}]
     assert result["subtype"] == "success" and result["result"] == "Hi there, streaming." and result["num_turns"] == 2
     assert set(result) >= {"duration_ms", "total_cost_usd", "usage", "is_error", "session_id"}
+    # what Claude Code's published types require of each line
+    assert set(init) >= {"uuid", "session_id", "apiKeySource", "claude_code_version", "cwd", "tools", "mcp_servers",
+                         "model", "permissionMode", "slash_commands", "output_style", "skills", "plugins"}
+    assert set(first) >= {"uuid", "session_id", "message", "parent_tool_use_id"}
+    assert set(first["message"]) >= {"id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage"}
+    assert first["message"]["stop_reason"] == "tool_use" and last["message"]["stop_reason"] == "end_turn"
+    assert set(results) >= {"uuid", "session_id", "message", "parent_tool_use_id"}
+    assert set(result) >= {"uuid", "duration_api_ms", "stop_reason", "modelUsage", "permission_denials", "num_turns"}
+    usage = result["modelUsage"][result["model"]]
+    assert usage["inputTokens"] == result["usage"]["input_tokens"] and usage["costUSD"] == result["total_cost_usd"]
+    assert len({line["uuid"] for line in lines}) == len(lines)
 
 
 def test_a_failed_run_has_an_error_subtype(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:

@@ -73,9 +73,19 @@ class McpHub:
         for config in configs:
             if not is_trusted(project, config):
                 hub.connections[config.name].hold(untrusted_message(config))
-        await asyncio.gather(*(c.start() for c in hub.connections.values() if c.status == "starting"))
-        hub._rename()
+        await hub._start_all()
         return hub
+
+    @classmethod
+    async def start_given(cls, project: Project, configs: list[ServerConfig], problems: list[str]) -> "McpHub":
+        """Start servers the caller named on the command line (`--mcp-config`): approved by being given."""
+        hub = cls(project, configs, problems)
+        await hub._start_all()
+        return hub
+
+    async def _start_all(self) -> None:
+        await asyncio.gather(*(c.start() for c in self.connections.values() if c.status == "starting"))
+        self._rename()
 
     def add_listener(self, callback: Callable[[], None]) -> None:
         """Called when a server's status or tool list changes (e.g. it died)."""
