@@ -36,6 +36,9 @@ class _Ignored(argparse.Action):
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    # --allow, --allowedTools and --allowed-tools share a prefix: abbreviations would make a subcommand's own `--all`
+    # (`tuiagent mcp trust --all`) ambiguous at the top level, so only whole option names are taken there.
+    parser.allow_abbrev = False
     parser.add_argument("--input-format", choices=("text", "stream-json"), default="text", action=_StreamInput,
                         help="stream-json: user messages and control requests on stdin, as Claude Code reads them")
     parser.add_argument("--verbose", action="store_true", help="accepted for Claude Code compatibility (stream-json is always complete)")

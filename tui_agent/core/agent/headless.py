@@ -108,9 +108,6 @@ class HeadlessPrinter:
             self._emit_new_messages()
         elif self.format == "text":
             self._print_text(event)
-        if self.format != "text" and isinstance(event, Notice) and event.level != "info":
-            self.err.write(for_terminal(self.err, f"[{event.level}] {event.message}") + "\n")  # stdout stays JSON
-            self.err.flush()
 
     def emit(self, line: dict[str, Any]) -> None:
         self.out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
@@ -154,7 +151,7 @@ class HeadlessPrinter:
         elif isinstance(event, Notice) and event.level != "info":
             self.warnings.append(event.message)
             if self.format != "text":  # text prints it with the rest; JSON output keeps stdout to JSON objects
-                self.err.write(f"[{event.level}] {event.message}\n")
+                self.err.write(for_terminal(self.err, f"[{event.level}] {event.message}") + "\n")
                 self.err.flush()
         elif isinstance(event, TurnFinished):
             self.final_text, self.finished, self.stop_reason = event.text, True, event.stop_reason
