@@ -12,6 +12,7 @@ from tui_agent.commands import claude_flags
 from tui_agent.commands.claude_flags import STDIN_PROMPT
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
 from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter
+from tui_agent.core.headless.claude_names import MODES
 
 if TYPE_CHECKING:
     from tui_agent.commands.headless_session import Approvals, Session
@@ -30,7 +31,7 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     parser.add_argument("--model", help="model id (default: `model` in .agent/config.toml, else a current Sonnet)")
     parser.add_argument("--yes", action="store_true", help="approve every shell command, write and network call")
     parser.add_argument("--allow", action="append", default=[], metavar="RULE", help="approve what RULE covers: TOOL, 'run_shell(make test)' (exact) or 'run_shell(pytest:*)' (prefix); repeatable")
-    parser.add_argument("--permission-mode", metavar="MODE",
+    parser.add_argument("--permission-mode", choices=tuple(MODES), metavar="MODE",
                         help="default (ask), acceptEdits (edits accepted), plan (read-only), bypassPermissions (approve "
                              "all), dontAsk (deny what no rule allows); tuiagent's ask, auto and read-only too")
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text", help="headless output: text, json or stream-json")
@@ -83,7 +84,8 @@ async def run_headless(args: argparse.Namespace) -> int:
         runtime = await open_runtime(
             args.project, approve=approvals, model=args.model, ask_init_git=(lambda project: bool(args.init_git)),
             sandbox_tier=args.sandbox_tier, resume=args.resume, continue_latest=args.continue_latest,
-            permission_mode=options.mode, allowed_tools=options.allow_rules, denial_hint=HEADLESS_DENIAL_HINT)
+            permission_mode=options.mode, allowed_tools=options.allow_rules, denial_hint=HEADLESS_DENIAL_HINT,
+            watch=channel is not None)  # a one-shot prompt needs no project watcher (nor its probe before each request)
     except (SessionNotFound, ValueError) as error:
         if isinstance(error, McpConfigError) or type(error).__name__ == "ConfigError":
             raise
