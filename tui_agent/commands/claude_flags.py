@@ -95,10 +95,13 @@ def translate(args: argparse.Namespace) -> ClaudeOptions:
         system_prompt = Path(args.system_prompt_file).read_text(encoding="utf-8")
     warnings = [f"{flag} is accepted for Claude Code compatibility and ignored" for flag in dict.fromkeys(args.ignored_flags)]
     rules = [translate_rule(rule) for rule in split_tool_list(args.allowed_tools)]
+    disallowed = split_tool_list(args.disallowed_tools)
+    warnings += [f"--disallowedTools {name}: a pattern disallows nothing (tuiagent has no deny rules; name the whole "
+                 "tool)" for name in disallowed if "(" in name]
     return ClaudeOptions(
         mode=MODES[mode] if mode else None, bypass=mode == "bypassPermissions",
         ask_caller=args.permission_prompt_tool == "stdio" and mode != "dontAsk",
         allow_rules=[*args.allow, *rules],
-        hidden=frozenset(our_tool(name) for name in split_tool_list(args.disallowed_tools)),
+        hidden=frozenset(our_tool(name) for name in disallowed if "(" not in name),
         system_prompt=system_prompt or None, append_system_prompt=args.append_system_prompt or "",
         max_turns=args.max_turns, warnings=warnings)
