@@ -135,7 +135,15 @@ class Session:
         return {"mcpServers": server_rows(*self.hubs)}
 
 
-async def answer_initialize(request: dict[str, Any]) -> dict[str, Any]:
-    """Claude Code's initialize response, with what tuiagent has of it (no slash commands, agents or models list)."""
-    return {"commands": [], "agents": [], "output_style": "default", "available_output_styles": ["default"],
-            "models": [], "account": {}, "pid": os.getpid()}
+def initialize_handler(warnings: list[str]) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
+    """Claude Code's initialize response, with what tuiagent has of it (no slash commands, agents or models list);
+    hooks and agents the caller registers are not run, and a warning says so."""
+
+    async def answer(request: dict[str, Any]) -> dict[str, Any]:
+        for key in ("hooks", "agents"):
+            if request.get(key):
+                warnings.append(f"initialize: {key} from the SDK are not supported by tuiagent and are ignored")
+        return {"commands": [], "agents": [], "output_style": "default", "available_output_styles": ["default"],
+                "models": [], "account": {}, "pid": os.getpid()}
+
+    return answer

@@ -61,7 +61,7 @@ def handle(args: argparse.Namespace) -> int:
 
 async def run_headless(args: argparse.Namespace) -> int:
     from tui_agent.commands.cancel_signals import cancel_current_task_on_signals
-    from tui_agent.commands.headless_session import Approvals, answer_initialize
+    from tui_agent.commands.headless_session import Approvals, initialize_handler
     from tui_agent.core.agent.sessions import SessionNotFound
     from tui_agent.core.headless.control import ControlChannel
     from tui_agent.core.mcp.config import McpConfigError
@@ -77,7 +77,7 @@ async def run_headless(args: argparse.Namespace) -> int:
     printer.warnings.extend(options.warnings)
     channel: ControlChannel | None = None
     if args.input_format == "stream-json":
-        channel = ControlChannel(printer.emit, {"initialize": answer_initialize})
+        channel = ControlChannel(printer.emit, {"initialize": initialize_handler(printer.warnings)})
         channel.start(sys.stdin)
     approvals = Approvals(printer, channel, yes=args.yes, allow=options.allow_rules, options=options)
     try:
