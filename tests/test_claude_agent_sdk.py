@@ -137,3 +137,11 @@ async def test_interrupt_ends_the_turn_and_the_client_goes_on(repo: Path, api: F
         async for message in client.receive_response():
             last = message
         assert isinstance(last, ResultMessage) and last.result == "after the interrupt" and not last.is_error
+
+
+async def test_a_run_that_cannot_start_ends_in_an_error_result(repo: Path, api: FakeMessagesAPI) -> None:
+    messages: list[Any] = []
+    with pytest.raises(ResultError, match="no-such-session"):
+        async for message in query(prompt=one("hi"), options=options(repo, resume="no-such-session")):
+            messages.append(message)
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].is_error

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from tui_agent.commands import claude_flags
 from tui_agent.commands.claude_flags import STDIN_PROMPT
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
-from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter
+from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter, failed_result
 from tui_agent.core.headless.claude_names import MODES
 
 if TYPE_CHECKING:
@@ -69,10 +69,16 @@ async def run_headless(args: argparse.Namespace) -> int:
 
     as_json = args.output_format != "text"
     cancel_current_task_on_signals()
+
+    def fail(message: str, stage: str) -> int:
+        """One failure before any turn: in stream-json, a `result` line as Claude Code's parsers require it."""
+        details = failed_result(message) if args.output_format == "stream-json" else {}
+        return report(message, stage, EXIT_USAGE, as_json=as_json, **details)
+
     try:
         options = claude_flags.translate(args)
     except (ValueError, OSError) as error:
-        return report(str(error), "usage", EXIT_USAGE, as_json=as_json)
+        return fail(str(error), "usage")
     printer = HeadlessPrinter(args.output_format, sys.stdout, sys.stderr)
     printer.warnings.extend(options.warnings)
     channel: ControlChannel | None = None
@@ -89,19 +95,18 @@ async def run_headless(args: argparse.Namespace) -> int:
     except (SessionNotFound, ValueError) as error:
         if isinstance(error, McpConfigError) or type(error).__name__ == "ConfigError":
             raise
-        stage = "session" if isinstance(error, SessionNotFound) else "start"
-        return report(str(error), stage, EXIT_USAGE, as_json=as_json)
+        return fail(str(error), "session" if isinstance(error, SessionNotFound) else "start")
     extra: McpHub | None = None
     try:
         for problem in [*runtime.problems, *options.warnings]:
             print(f"[warning] {problem}", file=sys.stderr)
         printer.warnings.extend(runtime.problems)
         if runtime.agent is None:
-            return report(str(runtime.model_error), "model", EXIT_USAGE, as_json=as_json)
+            return fail(str(runtime.model_error), "model")
         try:
             extra = await _given_servers(runtime, args.mcp_config, printer)
         except McpConfigError as error:
-            return report(str(error), "usage", EXIT_USAGE, as_json=as_json)
+            return fail(str(error), "usage")
         session = _session(runtime, printer, approvals, options, extra)
         if channel is not None:
             channel.handlers.update(session.handlers())

@@ -243,8 +243,16 @@ class HeadlessPrinter:
                 "maxOutputTokens": self._info.max_output_tokens if self._info else 0}
 
 
+def failed_result(message: str) -> dict[str, Any]:
+    """The fields of a `result` line for a run that failed before any turn (no session, no usage)."""
+    return {"type": "result", "subtype": "error_during_execution", "uuid": new_uuid(), "is_error": True,
+            "duration_ms": 0, "duration_api_ms": 0, "num_turns": 0, "result": "", "stop_reason": None,
+            "session_id": "", "total_cost_usd": 0.0, "usage": api_usage(UsageTotals()), "modelUsage": {},
+            "permission_denials": [], "terminal_reason": "error", "errors": [message]}
+
+
 def _usage_totals(event: Usage) -> UsageTotals:
     return UsageTotals(event.input_tokens, event.output_tokens, event.cache_read_tokens, event.cache_write_tokens, event.cost_usd, 1)
 
 
-__all__ = ["HeadlessPrinter", "OUTPUT_FORMATS", "RunInfo", "event_json"]
+__all__ = ["HeadlessPrinter", "OUTPUT_FORMATS", "RunInfo", "event_json", "failed_result"]
