@@ -91,3 +91,20 @@ def test_a_model_of_unknown_price_has_an_unknown_cost(repo: Path, api: FakeMessa
     result = json.loads(done.stdout)
     assert result["total_cost_usd"] is None and result["modelUsage"]["gpt-4o-sonnet-alias"]["costUSD"] is None
     assert result["usage"]["output_tokens"] > 0
+
+
+def test_the_reference_git_server_through_mcp_config(repo: Path, api: FakeMessagesAPI) -> None:
+    pytest.importorskip("mcp_server_git")
+    config = json.dumps({"mcpServers": {"git": {"command": sys.executable,
+                                                "args": ["-m", "mcp_server_git", "--repository", str(repo)]}}})
+    (repo / "new.txt").write_text("untracked\n")
+    api.enqueue(reply(tool_use("mcp__git__git_status", {"repo_path": str(repo)}),
+                      tool_use("mcp__git__git_log", {"repo_path": str(repo), "max_count": 1})), reply(text("clean-ish")))
+    done = tuiagent(repo, "-p", "status?", "--output-format", "json", "--mcp-config", config,
+                    "--allowedTools", "mcp__git__git_status,mcp__git__git_log")
+    assert done.returncode == 0, done.stderr
+    calls = {call["name"]: call for call in json.loads(done.stdout)["tool_calls"]}
+    assert not calls["mcp__git__git_status"]["is_error"] and not calls["mcp__git__git_log"]["is_error"]
+    answers = {block["tool_use_id"]: block["content"] for block in api.requests[1].messages[-1]["content"]
+               if block.get("type") == "tool_result"}
+    assert "new.txt" in answers[calls["mcp__git__git_status"]["id"]]
