@@ -17,6 +17,7 @@ from tui_agent.core.headless.claude_names import MODES
 if TYPE_CHECKING:
     from tui_agent.commands.headless_session import Approvals, Session
     from tui_agent.core.headless.control import ControlChannel
+    from tui_agent.core.mcp.config import ServerConfig
     from tui_agent.core.mcp.hub import McpHub
     from tui_agent.core.runtime import Runtime
 
@@ -64,7 +65,8 @@ async def run_headless(args: argparse.Namespace) -> int:
     from tui_agent.commands.headless_session import Approvals, initialize_handler
     from tui_agent.core.agent.sessions import SessionNotFound
     from tui_agent.core.headless.control import ControlChannel
-    from tui_agent.core.mcp.config import McpConfigError
+    from tui_agent.core.mcp.config import parse_mcp_config
+    from tui_agent.core.project import ConfigError
     from tui_agent.core.runtime import open_runtime
 
     as_json = args.output_format != "text"
@@ -77,7 +79,8 @@ async def run_headless(args: argparse.Namespace) -> int:
 
     try:
         options = claude_flags.translate(args)
-    except (ValueError, OSError) as error:
+        given = [parse_mcp_config(value) for value in args.mcp_config]
+    except (ValueError, OSError) as error:  # McpConfigError is a ValueError
         return fail(str(error), "usage")
     printer = HeadlessPrinter(args.output_format, sys.stdout, sys.stderr)
     printer.warnings.extend(options.warnings)
@@ -92,9 +95,9 @@ async def run_headless(args: argparse.Namespace) -> int:
             sandbox_tier=args.sandbox_tier, resume=args.resume, continue_latest=args.continue_latest,
             permission_mode=options.mode, allowed_tools=options.allow_rules, denial_hint=HEADLESS_DENIAL_HINT,
             watch=channel is not None)  # a one-shot prompt needs no project watcher (nor its probe before each request)
+    except ConfigError:
+        raise
     except (SessionNotFound, ValueError) as error:
-        if isinstance(error, McpConfigError) or type(error).__name__ == "ConfigError":
-            raise
         return fail(str(error), "session" if isinstance(error, SessionNotFound) else "start")
     extra: McpHub | None = None
     try:
@@ -103,10 +106,7 @@ async def run_headless(args: argparse.Namespace) -> int:
         printer.warnings.extend(runtime.problems)
         if runtime.agent is None:
             return fail(str(runtime.model_error), "model")
-        try:
-            extra = await _given_servers(runtime, args.mcp_config, printer)
-        except McpConfigError as error:
-            return fail(str(error), "usage")
+        extra = await _given_servers(runtime, given, printer)
         session = _session(runtime, printer, approvals, options, extra)
         if channel is not None:
             channel.handlers.update(session.handlers())
@@ -138,17 +138,17 @@ def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, o
     return Session(agent, printer, approvals, (runtime.mcp, extra))
 
 
-async def _given_servers(runtime: Runtime, values: list[str], printer: HeadlessPrinter) -> McpHub | None:
+async def _given_servers(runtime: Runtime, given: list[tuple[list[ServerConfig], list[str]]],
+                         printer: HeadlessPrinter) -> McpHub | None:
     """The servers of --mcp-config, started for this run (a name the project configures too is skipped)."""
-    if not values:
+    if not given:
         return None
-    from tui_agent.core.mcp.config import parse_mcp_config
     from tui_agent.core.mcp.hub import McpHub
 
     taken = set(runtime.mcp.connections) if runtime.mcp is not None else set()
-    configs, problems = [], []
-    for value in values:
-        found, trouble = parse_mcp_config(value)
+    configs: list[ServerConfig] = []
+    problems: list[str] = []
+    for found, trouble in given:
         problems += trouble
         for config in found:
             if config.name in taken:
