@@ -103,7 +103,7 @@ def structured_content(value: Any, schema: dict[str, Any]) -> dict[str, Any] | N
     content = {"result": value}
     try:
         jsonschema.validate(content, schema)
-    except (jsonschema.ValidationError, jsonschema.SchemaError):
+    except (jsonschema.ValidationError, jsonschema.SchemaError, RecursionError):  # the value is the tool's: hostile
         return None
     return content
 
