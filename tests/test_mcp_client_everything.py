@@ -72,3 +72,35 @@ async def test_server_everything_images_resources_roots_elicitation_and_tasks(re
     assert "[resource" in resource and "not shown" not in resource
     assert "declin" in finished[api_name("trigger-elicitation-request")].result.lower()
     assert any("asked for input, declined" in note for note in notes)
+
+
+@pytest.mark.timeout(300)
+async def test_the_tui_asks_the_person_when_a_server_elicits(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from textual.widgets import Input
+
+    from tests.ui_support import SIZE, make_app, ready as app_ready, wait_until
+    from tui_agent.ui.screens.elicitation import ElicitationScreen
+
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"everything": EVERYTHING}}))
+    assert cli(repo, "mcp", "trust", "--all").returncode == 0
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await app_ready(pilot)
+        await ready(app.runtime)
+        call = asyncio.get_running_loop().create_task(app.runtime.mcp.call(api_name("trigger-elicitation-request"), {}))
+        await wait_until(pilot, lambda: isinstance(app.screen, ElicitationScreen) and "everything asks" in
+                         str(app.screen.query_one("#form-title").render()), timeout=30, message="the form")
+        form = app.screen
+        form.query_one("#arg-name", Input).value = "Ada Lovelace"
+        form.query_one("#arg-email", Input).value = "ada@example.com"
+        await pilot.press("ctrl+s")
+        outcome = await asyncio.wait_for(call, 30)
+        assert "accept" in outcome.text and "Ada Lovelace" in outcome.text, outcome.text
+
+        call = asyncio.get_running_loop().create_task(app.runtime.mcp.call(api_name("trigger-elicitation-request"), {}))
+        await wait_until(pilot, lambda: isinstance(app.screen, ElicitationScreen), timeout=30, message="the form again")
+        await pilot.press("escape")
+        declined = await asyncio.wait_for(call, 30)
+        assert "decline" in declined.text.lower(), declined.text

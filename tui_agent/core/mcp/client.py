@@ -7,7 +7,7 @@ import contextlib
 import logging
 import tempfile
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -23,6 +23,8 @@ from tui_agent.core.mcp.models import CallOutcome, McpServerError, RemoteTool
 START_TIMEOUT_S = 30.0
 CALL_TIMEOUT_S = 120.0
 STDERR_TAIL_CHARS = 600
+ElicitAsk = Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+"""Asks the person for what a server requests: (server, message, requested JSON schema) → the answers, or None."""
 NOISE_SAMPLE_CHARS = 120
 
 
@@ -49,6 +51,7 @@ class ServerConnection:
         self.tools: list[RemoteTool] = []
         self.stale = False  # the server sent tools/list_changed: list again before the next request
         self.notes: list[str] = []  # things to tell the person once (noise on stdout, tools not offered)
+        self.ask: ElicitAsk | None = None  # the TUI's form; None (headless): elicitation is declined
         self._noise = 0
         self.session: ClientSession | None = None
         self._ready = asyncio.Event()
@@ -133,10 +136,16 @@ class ServerConnection:
         return types.ListRootsResult(roots=[types.Root(uri=root.as_uri(), name=root.name)])  # type: ignore[arg-type]
 
     async def _elicit(self, context: Any, params: Any) -> types.ElicitResult:
-        """A server asking the person for input: declined (no one is asked yet, in the TUI or headless)."""
-        message = getattr(params, "message", "")
-        self.notes.append(f"MCP server {self.config.name} asked for input, declined (tuiagent does not ask yet): "
-                          f"{str(message)[:200]}")
+        """A server asking the person for input: the form is shown when someone can answer (the TUI), else
+        declined; a URL to open is always declined."""
+        message = str(getattr(params, "message", ""))
+        schema = getattr(params, "requested_schema", None)
+        if self.ask is not None and isinstance(schema, dict) and getattr(params, "url", None) is None:
+            answers = await self.ask(self.config.name, message, schema)
+            if answers is not None:
+                return types.ElicitResult(action="accept", content=answers)
+            return types.ElicitResult(action="decline")
+        self.notes.append(f"MCP server {self.config.name} asked for input, declined (nobody to ask here): {message[:200]}")
         self.on_change()
         return types.ElicitResult(action="decline")
 

@@ -15,7 +15,7 @@ from tui_agent.core.mcp.trust import is_trusted, untrusted_message
 from tui_agent.core.project import Project
 
 if TYPE_CHECKING:
-    from tui_agent.core.mcp.client import ServerConnection
+    from tui_agent.core.mcp.client import ElicitAsk, ServerConnection
 
 log = logging.getLogger(__name__)
 READY_WAIT_S = 5.0
@@ -100,6 +100,11 @@ class McpHub:
 
     def still_starting(self) -> list[str]:
         return sorted(name for name, c in self.connections.items() if c.status == "starting")
+
+    def set_elicitation(self, ask: ElicitAsk | None) -> None:
+        """Who answers a server's request for input (elicitation): the TUI's form; None declines (headless)."""
+        for connection in self.connections.values():
+            connection.ask = ask
 
     def add_listener(self, callback: Callable[[], None]) -> None:
         """Called when a server's status or tool list changes (e.g. it died)."""
