@@ -42,8 +42,9 @@ def test_json_output_is_one_object(repo: Path, api: FakeMessagesAPI, capsys: pyt
     assert result["session_usage"]["requests"] == 2 and (repo / f".agent/sessions/{result['session_id']}.jsonl").is_file()
     # usage under the API's names, with the cache figures the server reported, and the cost at the cache prices
     write, read = sum(u.write for u in api.cache_log), sum(u.read for u in api.cache_log)
-    assert result["usage"] == {"input_tokens": sum(u.uncached for u in api.cache_log), "cache_creation_input_tokens": write,
-                               "cache_read_input_tokens": read, "output_tokens": result["usage"]["output_tokens"]}
+    assert result["usage"].items() >= {"input_tokens": sum(u.uncached for u in api.cache_log), "cache_creation_input_tokens": write,
+                                       "cache_read_input_tokens": read, "output_tokens": result["usage"]["output_tokens"]}.items()
+    assert result["usage"]["cache_creation"] == {"ephemeral_5m_input_tokens": write, "ephemeral_1h_input_tokens": 0}
     assert read > 0 and write > 0
     price = price_for(result["model"])
     assert price is not None and result["total_cost_usd"] == pytest.approx(
@@ -70,7 +71,9 @@ def test_stream_json_follows_claude_codes_event_schema(repo: Path, api: FakeMess
     assert set(init) >= {"uuid", "session_id", "apiKeySource", "claude_code_version", "cwd", "tools", "mcp_servers",
                          "model", "permissionMode", "slash_commands", "output_style", "skills", "plugins"}
     assert set(first) >= {"uuid", "session_id", "message", "parent_tool_use_id"}
-    assert set(first["message"]) >= {"id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage"}
+    assert set(first["message"]) >= {"id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage",
+                                     "container", "context_management", "diagnostics", "stop_details"}
+    assert set(first["message"]["usage"]) >= {"cache_creation", "server_tool_use", "service_tier", "speed"}
     assert first["message"]["stop_reason"] == "tool_use" and last["message"]["stop_reason"] == "end_turn"
     assert set(results) >= {"uuid", "session_id", "message", "parent_tool_use_id"}
     assert set(result) >= {"uuid", "duration_api_ms", "stop_reason", "modelUsage", "permission_denials", "num_turns"}

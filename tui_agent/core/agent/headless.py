@@ -124,8 +124,9 @@ class HeadlessPrinter:
                 body: dict[str, Any] = {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
                                         "model": self._info.model if self._info else "", "content": content,
                                         "stop_reason": "tool_use" if calls else (self.stop_reason or "end_turn"),
-                                        "stop_sequence": None}
-                body["usage"] = api_usage(_usage_totals(self._last_usage) if self._last_usage else UsageTotals())
+                                        "stop_sequence": None, "stop_details": None, "container": None,
+                                        "context_management": None, "diagnostics": None}
+                body["usage"] = full_usage(_usage_totals(self._last_usage) if self._last_usage else UsageTotals())
                 self.emit({"type": "assistant", "uuid": new_uuid(), "message": body, "parent_tool_use_id": None,
                             "session_id": session_id})
             elif message.get("role") == "user" and isinstance(content, list):
@@ -225,7 +226,7 @@ class HeadlessPrinter:
             "type": "result", "subtype": subtype, "uuid": new_uuid(), "is_error": not ok,
             "duration_ms": round((time.monotonic() - self._started) * 1000), "duration_api_ms": round(self._api_ms * 1000),
             "num_turns": run_usage.requests, "result": self.final_text, "stop_reason": self.stop_reason,
-            "session_id": session_id, "total_cost_usd": cost, "usage": api_usage(run_usage),
+            "session_id": session_id, "total_cost_usd": cost, "usage": full_usage(run_usage),
             "modelUsage": {model: self._model_usage(run_usage, cost)} if run_usage.requests else {},
             "permission_denials": self.denials, "terminal_reason": terminal,
             "model": model, "error": message, "error_kind": "interrupted" if self.interrupted else self.error.kind if self.error else None,
@@ -243,11 +244,21 @@ class HeadlessPrinter:
                 "maxOutputTokens": self._info.max_output_tokens if self._info else 0}
 
 
+def full_usage(totals: UsageTotals) -> dict[str, Any]:
+    """Usage with every key of the API's (Beta)Usage: the cache writes are 5-minute ones (tuiagent's breakpoints),
+    no server tools are used; what tuiagent does not keep (service tier, speed, geography...) is null."""
+    return {**api_usage(totals),
+            "cache_creation": {"ephemeral_5m_input_tokens": totals.cache_write_tokens, "ephemeral_1h_input_tokens": 0},
+            "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": None,
+            "speed": None, "inference_geo": None, "iterations": None, "output_tokens_details": None,
+            "fallback_credit": None}
+
+
 def failed_result(message: str) -> dict[str, Any]:
     """The fields of a `result` line for a run that failed before any turn (no session, no usage)."""
     return {"type": "result", "subtype": "error_during_execution", "uuid": new_uuid(), "is_error": True,
             "duration_ms": 0, "duration_api_ms": 0, "num_turns": 0, "result": "", "stop_reason": None,
-            "session_id": "", "total_cost_usd": 0.0, "usage": api_usage(UsageTotals()), "modelUsage": {},
+            "session_id": "", "total_cost_usd": 0.0, "usage": full_usage(UsageTotals()), "modelUsage": {},
             "permission_denials": [], "terminal_reason": "error", "errors": [message]}
 
 
