@@ -39,19 +39,19 @@ async def test_pictures_become_image_blocks_and_their_type_comes_from_the_bytes(
     (repo / "fake.png").write_text("not a picture\n")
     out = await read_file(ctx(repo), {"path": "shot.png"})
     assert "image/png" in out.text and "3x2 pixels" in out.text
-    assert out.images[0]["source"] == {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png(3, 2)).decode()}
+    assert out.blocks[0]["source"] == {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png(3, 2)).decode()}
     assert "40x30" in (await read_file(ctx(repo), {"path": "anim.gif"})).text
     webp = await read_file(ctx(repo), {"path": "photo.webp"})
-    assert webp.images[0]["source"]["media_type"] == "image/webp" and "100x50" in webp.text
+    assert webp.blocks[0]["source"]["media_type"] == "image/webp" and "100x50" in webp.text
     fake = await read_file(ctx(repo), {"path": "fake.png"})
-    assert not fake.images and "not a picture" in fake.text
+    assert not fake.blocks and "not a picture" in fake.text
 
 
 async def test_too_big_pictures_are_refused_with_what_to_do(repo: Path) -> None:
     (repo / "huge.png").write_bytes(png(10, 10, padding=4_000_000))
     (repo / "wide.png").write_bytes(png(9000, 10))
     huge = await read_file(ctx(repo), {"path": "huge.png"})
-    assert huge.is_error and not huge.images and "too big" in huge.text and "resize" in huge.text
+    assert huge.is_error and not huge.blocks and "too big" in huge.text and "resize" in huge.text
     wide = await read_file(ctx(repo), {"path": "wide.png"})
     assert wide.is_error and "9000x10" in wide.text
 

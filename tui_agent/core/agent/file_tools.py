@@ -68,7 +68,7 @@ def _image_output(name: str, data: bytes, image: ImageFile) -> ToolOutput:
     if why_not:
         return ToolOutput(why_not, is_error=True)
     size = f", {image.size[0]}x{image.size[1]} pixels" if image.size else ""
-    return ToolOutput(f"{name}: {image.media_type}, {len(data)} bytes{size} (the image follows)", images=(image_block(data, image),))
+    return ToolOutput(f"{name}: {image.media_type}, {len(data)} bytes{size} (the image follows)", blocks=(image_block(data, image),))
 
 
 async def _check_writable(ctx: ToolContext, real: Path, old: str | None, new: str) -> bool:

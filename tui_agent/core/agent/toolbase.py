@@ -25,7 +25,8 @@ class ToolOutput:
     text: str
     is_error: bool = False
     truncated: bool = False
-    images: tuple[dict[str, Any], ...] = ()  # image content blocks sent after the text (read_file on a picture)
+    blocks: tuple[dict[str, Any], ...] = ()
+    """Content blocks sent after the text (images from an MCP server), as the Messages API takes them."""
 
 
 @dataclass
