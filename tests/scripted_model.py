@@ -34,9 +34,10 @@ class ScriptedModel:
         return self
 
     async def stream_reply(
-        self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+        self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]],
+        thinking: Any = None,
     ) -> AsyncIterator[Event | ModelReply]:
-        self.requests.append(copy.deepcopy({"system": system, "tools": tools, "messages": messages}))
+        self.requests.append(copy.deepcopy({"system": system, "tools": tools, "messages": messages, "thinking": thinking}))
         if not self.replies:
             raise AssertionError(f"the script has no reply left for request {len(self.requests)}")
         reply = self.replies.popleft()

@@ -42,7 +42,7 @@ def register_many(catalog: object, repo: Path) -> None:
 
 
 def index_part(system_text: str) -> str:
-    return system_text[system_text.index("Catalog index"):]
+    return system_text[system_text.index("Catalog index"):].split("\n\n# Environment", 1)[0]
 
 
 async def test_a_thousand_tools_stay_within_the_bounds_and_all_are_reachable(repo: Path) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import user_state
-from tui_agent.core.agent.file_tools import edit_file, grep, list_files, read_file, write_file
+from tui_agent.core.agent.file_tools import edit_file, read_file, write_file
+from tui_agent.core.agent.search_tools import grep, list_files
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions, approve_all, deny_all
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
 from tui_agent.core.events import ApprovalDenied

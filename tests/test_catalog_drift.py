@@ -69,8 +69,8 @@ async def test_drift(repo: Path) -> None:
         assert {r.name: r.status for r in catalog.tools()} == {"limits": "drifted", "reader": "drifted"}
 
         [report] = await catalog.drift("limits")
-        assert report.changed_files == ("data/extra.txt", "data/limits.txt")
-        assert "-max=10" in report.diff and "+max=12" in report.diff and "+new" in report.diff
+        assert report.changed_files == ("data/limits.txt",) and report.added_files == ("data/extra.txt",)
+        assert "-max=10" in report.diff and "+max=12" in report.diff
         assert report.tests_pass is False and "test_max_is_ten" in report.test_error["message"]
         assert report.since_commit == catalog.get("limits").commit
 

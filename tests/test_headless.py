@@ -42,8 +42,9 @@ def test_json_output_is_one_object(repo: Path, api: FakeMessagesAPI, capsys: pyt
     assert result["session_usage"]["requests"] == 2 and (repo / f".agent/sessions/{result['session_id']}.jsonl").is_file()
     # usage under the API's names, with the cache figures the server reported, and the cost at the cache prices
     write, read = sum(u.write for u in api.cache_log), sum(u.read for u in api.cache_log)
-    assert result["usage"] == {"input_tokens": sum(u.uncached for u in api.cache_log), "cache_creation_input_tokens": write,
-                               "cache_read_input_tokens": read, "output_tokens": result["usage"]["output_tokens"]}
+    assert result["usage"].items() >= {"input_tokens": sum(u.uncached for u in api.cache_log), "cache_creation_input_tokens": write,
+                                       "cache_read_input_tokens": read, "output_tokens": result["usage"]["output_tokens"]}.items()
+    assert result["usage"]["cache_creation"] == {"ephemeral_5m_input_tokens": write, "ephemeral_1h_input_tokens": 0}
     assert read > 0 and write > 0
     price = price_for(result["model"])
     assert price is not None and result["total_cost_usd"] == pytest.approx(
@@ -57,7 +58,7 @@ def test_stream_json_follows_claude_codes_event_schema(repo: Path, api: FakeMess
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line["type"] for line in lines] == ["system", "assistant", "user", "assistant", "result"]
     init, first, results, last, result = lines
-    assert init["subtype"] == "init" and init["cwd"] == str(repo) and "read_file" in init["tools"] and init["permissionMode"] == "ask"
+    assert init["subtype"] == "init" and init["cwd"] == str(repo) and "read_file" in init["tools"] and init["permissionMode"] == "default"
     assert {line["session_id"] for line in lines} == {init["session_id"]}
     assert first["message"]["role"] == "assistant" and [b["type"] for b in first["message"]["content"]] == ["text", "tool_use"]
     assert first["message"]["usage"]["cache_creation_input_tokens"] == api.cache_log[0].write and first["parent_tool_use_id"] is None
@@ -66,6 +67,19 @@ def test_stream_json_follows_claude_codes_event_schema(repo: Path, api: FakeMess
     assert last["message"]["content"] == [{"type": "text", "text": "Hi there, streaming."}]
     assert result["subtype"] == "success" and result["result"] == "Hi there, streaming." and result["num_turns"] == 2
     assert set(result) >= {"duration_ms", "total_cost_usd", "usage", "is_error", "session_id"}
+    # what Claude Code's published types require of each line
+    assert set(init) >= {"uuid", "session_id", "apiKeySource", "claude_code_version", "cwd", "tools", "mcp_servers",
+                         "model", "permissionMode", "slash_commands", "output_style", "skills", "plugins"}
+    assert set(first) >= {"uuid", "session_id", "message", "parent_tool_use_id"}
+    assert set(first["message"]) >= {"id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage",
+                                     "container", "context_management", "diagnostics", "stop_details"}
+    assert set(first["message"]["usage"]) >= {"cache_creation", "server_tool_use", "service_tier", "speed"}
+    assert first["message"]["stop_reason"] == "tool_use" and last["message"]["stop_reason"] == "end_turn"
+    assert set(results) >= {"uuid", "session_id", "message", "parent_tool_use_id"}
+    assert set(result) >= {"uuid", "duration_api_ms", "stop_reason", "modelUsage", "permission_denials", "num_turns"}
+    usage = result["modelUsage"][result["model"]]
+    assert usage["inputTokens"] == result["usage"]["input_tokens"] and usage["costUSD"] == result["total_cost_usd"]
+    assert len({line["uuid"] for line in lines}) == len(lines)
 
 
 def test_a_failed_run_has_an_error_subtype(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:

@@ -145,6 +145,9 @@ def test_the_model_gets_the_note_once_at_the_next_request_and_not_after_the_tool
     notes = [request for request in api.requests  # type: ignore[attr-defined]
              if "[tuiagent] Repeated call chain" in json.dumps(request.messages[-1])]
     assert len(notes) == 1, [(r.last_user_text()[:80], len(r.messages)) for r in notes]
+    # at the request right after the second repetition ended (its last call's result), not one call later
+    assert api.requests.index(notes[0]) == 9  # type: ignore[attr-defined]
+    assert notes[0].messages[-1]["content"][0]["type"] == "tool_result"
     assert "grep → read_file → run_shell → run_shell ran 2 times" in json.dumps(notes[0].messages[-1], ensure_ascii=False)
 
     api.enqueue(reply(tool_use("create_tool", {"name": "flaky_diff", "source": FLAKY_TOOL})),  # type: ignore[attr-defined]

@@ -44,6 +44,10 @@ def test_uv_and_poetry_environments_are_found(tmp_path: Path) -> None:
     digest = base64.urlsafe_b64encode(hashlib.sha256(os.path.normcase(os.path.realpath(project)).encode()).digest()).decode()[:8]
     poetry_env = make_venv(home / ".cache" / "pypoetry" / "virtualenvs" / f"my_app-{digest}-py3.12", home=str(home / ".pyenv" / "versions" / "3.12.1" / "bin"))
     (home / ".pyenv" / "versions" / "3.12.1" / "bin").mkdir(parents=True)
+    (home / ".pyenv" / "versions" / "3.12.1" / "lib" / "python3.12").mkdir(parents=True)  # a real installation
+    python = home / ".pyenv" / "versions" / "3.12.1" / "bin" / "python3"
+    python.write_text("#!/bin/sh\n")
+    python.chmod(0o755)
     chain = discover(project, environ=environ(home))
     assert chain.venv == poetry_env
     assert poetry_env in chain.read_only and home / ".pyenv" / "versions" / "3.12.1" in chain.read_only

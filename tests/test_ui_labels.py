@@ -37,4 +37,4 @@ def test_a_writes_approval_shows_labelled_arguments_and_a_file_edit_shows_its_di
     diff = rendered(approval_detail("write", "edit_file", "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n"))
     assert "+++ b/x.py" in diff and any(line.strip().startswith("1") and "a = 2" in line for line in diff.splitlines())
     command = rendered(approval_detail("shell", "run_shell", "pytest -q"))
-    assert command.strip() == "pytest -q"
+    assert command.strip().splitlines() == ["command: 1 line, 9 characters", "pytest -q"]

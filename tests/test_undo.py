@@ -185,3 +185,63 @@ async def test_a_cancelled_turn_is_still_undoable(repo: Path, api: FakeMessagesA
         assert runtime.undo.turns(runtime.session)[-1].after is not None
         result = await runtime.undo.undo_last(runtime.session)
         assert result.ok and not (repo / "half.txt").exists(), result.message
+
+
+async def test_undo_takes_back_only_what_the_agents_calls_changed_and_keeps_the_persons_edits(repo: Path,
+                                                                                          api: FakeMessagesAPI) -> None:
+    """The person edits and creates files in another editor while the turn runs (between the agent's calls): undo
+    puts back the agent's writes and shell changes, keeps the person's files and says so."""
+    from tui_agent.core.events import ToolCallFinished
+
+    async with agent_runtime(repo, api) as runtime:
+        api.enqueue(reply(tool_use("write_file", {"path": "agent.txt", "content": "agent\n"})),
+                    reply(tool_use("run_shell", {"command": "echo shell > shell.txt && printf 'x\\n' >> README.md"})),
+                    reply(text("done")))
+        assert runtime.agent is not None
+        async for event in runtime.agent.run_turn("write two files"):
+            if isinstance(event, ToolCallFinished) and event.name == "write_file":  # the model thinks; the person types
+                (repo / "mine.txt").write_text("my new file\n")
+                (repo / "app.py").write_text("print('my edit')\n")
+        assert (repo / "agent.txt").exists() and (repo / "shell.txt").exists()
+        result = await runtime.undo.undo_last(runtime.session)
+        assert result.ok, result.message
+        assert not (repo / "agent.txt").exists() and not (repo / "shell.txt").exists()
+        assert (repo / "README.md").read_text() == "# demo project\n"
+        assert (repo / "mine.txt").read_text() == "my new file\n"  # kept
+        assert (repo / "app.py").read_text() == "print('my edit')\n"  # kept
+        assert result.kept == ["app.py", "mine.txt"] and "Kept as they are: app.py, mine.txt" in result.message
+
+
+async def test_a_file_the_person_edits_while_a_write_waits_for_approval_is_kept(repo: Path, api: FakeMessagesAPI) -> None:
+    """The approval modal is open (the write_file call has started); meanwhile the person saves another file."""
+
+    async def approve_after_editing(request: object) -> bool:
+        (repo / "app.py").write_text("print('edited while the question was open')\n")
+        return True
+
+    async with agent_runtime(repo, api, approve=approve_after_editing, permission_mode="ask") as runtime:
+        api.enqueue(reply(tool_use("write_file", {"path": "agent.txt", "content": "agent\n"})), reply(text("done")))
+        await run_turn(runtime, "write a file")
+        assert (repo / "agent.txt").exists()
+        result = await runtime.undo.undo_last(runtime.session)
+        assert result.ok, result.message
+        assert not (repo / "agent.txt").exists()
+        assert (repo / "app.py").read_text() == "print('edited while the question was open')\n"
+        assert result.kept == ["app.py"]
+
+
+async def test_undo_keeps_a_tool_the_person_edited_after_the_agent_wrote_it(repo: Path, api: FakeMessagesAPI) -> None:
+    from tests.catalog_support import tool_source
+
+    async with agent_runtime(repo, api) as runtime:
+        api.enqueue(reply(tool_use("create_tool", {"name": "shout", "source": tool_source("shout")})), reply(text("ok")))
+        await run_turn(runtime, "make a tool")
+        mine = tool_source("shout", body="return 5 * x")
+        (repo / ".agent" / "tools" / "shout.py").write_text(mine)  # the person improves it in an editor
+        await runtime.catalog.handle_file_changes({"shout"})
+        await runtime.catalog.settle.flush()
+        result = await runtime.undo.undo_last(runtime.session)
+        assert result.ok, result.message
+        assert "tool shout kept as it is" in result.message
+        assert (repo / ".agent" / "tools" / "shout.py").read_text() == mine
+        assert runtime.catalog.get("shout") is not None

@@ -16,12 +16,12 @@ from tests.fake_api.cache import CacheUsage, PromptCache, prompt_blocks
 from tests.fake_api.recorded import RecordedRequest
 from tests.fake_api.script import (
     ERROR_TYPES, Block, CutStream, HttpError, MidStreamError, Reply, Response, cut_stream, http_error, load_script,
-    mid_stream_error, reply, response_from_json, text, tool_use, tool_use_raw,
+    mid_stream_error, redacted_thinking, reply, response_from_json, text, thinking, tool_use, tool_use_raw,
 )
 from tests.fake_api.server import FakeMessagesAPI, InvalidRequestsSent
 
 __all__ = [
     "ERROR_TYPES", "Block", "CacheUsage", "CutStream", "FakeMessagesAPI", "HttpError", "InvalidRequestsSent", "MidStreamError",
     "PromptCache", "RecordedRequest", "Reply", "Response", "cut_stream", "http_error", "load_script", "mid_stream_error",
-    "prompt_blocks", "reply", "response_from_json", "text", "tool_use", "tool_use_raw",
+    "prompt_blocks", "redacted_thinking", "reply", "response_from_json", "text", "thinking", "tool_use", "tool_use_raw",
 ]

@@ -29,7 +29,7 @@ def next_id(prefix: str) -> str:
 class Block:
     """One content block of a scripted assistant message; `raw_input` streams that exact JSON text instead of `input`."""
 
-    kind: str  # "text" | "tool_use"
+    kind: str  # "text" | "tool_use" | "thinking" (text is the thinking) | "redacted_thinking" (text seeds the data)
     text: str = ""
     name: str = ""
     input: dict[str, Any] = field(default_factory=dict)
@@ -85,6 +85,15 @@ def text(value: str) -> Block:
     return Block(kind="text", text=value)
 
 
+def thinking(value: str) -> Block:
+    """A thinking block: sent (signed) only when the request enables thinking, as the real API does."""
+    return Block(kind="thinking", text=value)
+
+
+def redacted_thinking(seed: str = "redacted") -> Block:
+    return Block(kind="redacted_thinking", text=seed)
+
+
 def tool_use(name: str, input: dict[str, Any] | None = None, id: str | None = None) -> Block:
     return Block(kind="tool_use", name=name, input=dict(input or {}), id=id or next_id("toolu"))
 
@@ -128,6 +137,10 @@ def response_from_json(item: dict[str, Any]) -> Response:
     for block in item.get("content", []):
         if block.get("type") == "tool_use":
             blocks.append(tool_use(block["name"], block.get("input", {}), block.get("id")))
+        elif block.get("type") == "thinking":
+            blocks.append(thinking(block.get("thinking", "")))
+        elif block.get("type") == "redacted_thinking":
+            blocks.append(redacted_thinking(block.get("data", "redacted")))
         else:
             blocks.append(text(block.get("text", "")))
     if "mid_stream_error" in item:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -10,7 +11,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.fake_api import validator
+from tests.fake_api import thinking_rules as thinking, validator
 from tests.fake_api.cache import CacheUsage, PromptCache
 from tests.fake_api.recorded import RecordedRequest
 from tests.fake_api.script import CutStream, HttpError, MidStreamError, Reply, Response, http_error, next_id
@@ -39,6 +40,7 @@ class FakeMessagesAPI:
         self.requests: list[RecordedRequest] = []
         self.violations: list[tuple[RecordedRequest, str]] = []
         self.cache = PromptCache()
+        self.thinking_ledger = thinking.ThinkingLedger()  # tool_use ids sent in replies that thought
         self._usage: dict[int, CacheUsage] = {}  # by id() of a request kept in self.requests
         self._queue: deque[Response] = deque()
         self._callback: Callable[[RecordedRequest], Response] | None = None
@@ -122,7 +124,7 @@ class FakeMessagesAPI:
             if self.request_log is not None:
                 with open(self.request_log, "a", encoding="utf-8") as log:
                     log.write(f"{time.time()} {request.path}\n")
-            found = validator.problems(request.body) if self.strict else []
+            found = validator.problems(request.body, self.thinking_ledger) if self.strict else []
             if found:
                 self.violations.append((request, found[0]))
                 if self.on_violation is not None:
@@ -147,6 +149,25 @@ class FakeMessagesAPI:
                  "cache_creation_input_tokens": cache.write, "cache_read_input_tokens": cache.read}
         usage.update(override or {})
         return usage
+
+
+def _as_sent(api: FakeMessagesAPI, request: RecordedRequest, response: Response) -> Response:
+    """Thinking blocks go out only when the request enables thinking (as the real API); the ledger notes the calls
+    of a reply that thought."""
+    if isinstance(response, (Reply, CutStream)):
+        blocks = response.blocks
+    elif isinstance(response, MidStreamError):
+        blocks = response.blocks_before
+    else:
+        return response
+    if not thinking.enabled(request.body):
+        kept = tuple(block for block in blocks if block.kind not in ("thinking", "redacted_thinking"))
+        if isinstance(response, MidStreamError):
+            return dataclasses.replace(response, blocks_before=kept)
+        return dataclasses.replace(response, blocks=kept)
+    if blocks and blocks[0].kind in ("thinking", "redacted_thinking"):
+        api.thinking_ledger.record([block.id for block in blocks if block.kind == "tool_use"])
+    return response
 
 
 def _handler_class(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
@@ -174,7 +195,7 @@ def _handler_class(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
                 self._send_error(http_error(401, message="invalid x-api-key"))
                 return
             refusal = api._admit(request)
-            response = refusal or api._next_response(request)
+            response = refusal or _as_sent(api, request, api._next_response(request))
             try:
                 if isinstance(response, HttpError):
                     self._send_error(response)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tests.fake_api.script import Block
+from tests.fake_api.thinking_rules import redacted_data, sign
 
 
 def sse(event: str, data: dict[str, Any]) -> bytes:
@@ -20,7 +21,19 @@ def _chunks(value: str, size: int) -> Iterator[str]:
 
 def block_events(index: int, block: Block, cut_chars: int | None = None) -> Iterator[bytes]:
     """The frames of one block; with `cut_chars`, only that many characters of its text/input and no stop frame."""
-    if block.kind == "text":
+    if block.kind == "thinking":
+        yield sse("content_block_start", {"type": "content_block_start", "index": index,
+                                          "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+        body = block.text if cut_chars is None else block.text[:cut_chars]
+        for piece in _chunks(body, 12):
+            yield sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": piece}})
+        if cut_chars is None:
+            yield sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                              "delta": {"type": "signature_delta", "signature": sign(block.text)}})
+    elif block.kind == "redacted_thinking":
+        yield sse("content_block_start", {"type": "content_block_start", "index": index,
+                                          "content_block": {"type": "redacted_thinking", "data": redacted_data(block.text)}})
+    elif block.kind == "text":
         yield sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
         body = block.text if cut_chars is None else block.text[:cut_chars]
         for piece in _chunks(body, 12) if body else [""]:
@@ -37,6 +50,10 @@ def block_events(index: int, block: Block, cut_chars: int | None = None) -> Iter
 
 
 def block_json(block: Block) -> dict[str, Any]:
+    if block.kind == "thinking":
+        return {"type": "thinking", "thinking": block.text, "signature": sign(block.text)}
+    if block.kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": redacted_data(block.text)}
     if block.kind == "text":
         return {"type": "text", "text": block.text}
     return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}

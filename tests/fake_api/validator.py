@@ -15,13 +15,16 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from tests.fake_api import thinking_rules as thinking
+
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_CACHE_BREAKPOINTS = 4
 
 
-def problems(body: dict[str, Any]) -> list[str]:
-    """Every rule the request breaks, as the API would word it; empty when the request is valid."""
-    found: list[str] = []
+def problems(body: dict[str, Any], ledger: thinking.ThinkingLedger | None = None) -> list[str]:
+    """Every rule the request breaks, as the API would word it; empty when the request is valid. The thinking rules
+    (tests/fake_api/thinking_rules.py) check signatures always, and the final-assistant-turn rule with the server's ledger."""
+    found: list[str] = list(thinking.problems(body, ledger))
     for key in ("model", "max_tokens", "messages"):
         if key not in body:
             found.append(f"{key}: Field required")
@@ -111,6 +114,7 @@ def _block_problems(messages: list[dict[str, Any]], index: int) -> Iterator[str]
             yield f"messages.{index}.content.{position}.tool_use.input: Input should be a valid dictionary"
     if message.get("role") == "user":
         yield from _tool_result_problems(messages, index)
+        yield from _image_problems(blocks, f"messages.{index}.content")
     elif message.get("role") == "assistant":
         asked = [block.get("id") for block in blocks if block.get("type") == "tool_use"]
         following = _blocks(messages[index + 1]) if index + 1 < len(messages) else None
@@ -120,6 +124,28 @@ def _block_problems(messages: list[dict[str, Any]], index: int) -> Iterator[str]
             if missing:
                 yield (f"messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately after: "
                        f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.")
+
+
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+MAX_IMAGE_BASE64 = 5 * 1024 * 1024
+
+
+def _image_problems(blocks: list[dict[str, Any]], where: str) -> Iterator[str]:
+    """Image blocks, at the top of a user message or inside a tool_result's content list."""
+    for position, block in enumerate(blocks):
+        inner = block.get("content") if block.get("type") == "tool_result" else None
+        if isinstance(inner, list):
+            yield from _image_problems([part for part in inner if isinstance(part, dict)], f"{where}.{position}.content")
+        if block.get("type") != "image":
+            continue
+        source = block.get("source") if isinstance(block.get("source"), dict) else {}
+        data = source.get("data")
+        if source.get("media_type") not in IMAGE_TYPES:
+            yield f"{where}.{position}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
+        elif not isinstance(data, str) or not data:
+            yield f"{where}.{position}.image.source.base64.data: Field required"
+        elif len(data) > MAX_IMAGE_BASE64:
+            yield f"{where}.{position}.image.source.base64: image exceeds 5 MB maximum: {len(data)} bytes > {MAX_IMAGE_BASE64} bytes"
 
 
 def _tool_result_problems(messages: list[dict[str, Any]], index: int) -> Iterator[str]:

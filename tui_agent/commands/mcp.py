@@ -73,16 +73,17 @@ async def list_servers(project_root: str) -> tuple[dict[str, Any], str, int]:
     from tui_agent.core.mcp.hub import McpHub
     from tui_agent.core.project import Project
 
-    hub = await McpHub.start(Project.at(project_root))
+    hub = await McpHub.start(Project.at(project_root), wait_s=None)
     try:
         rows = hub.rows()
         data = {"servers": [{"name": row.name, "status": row.status, "error": row.error,
                              "tools": [{"name": t.name, "tool": t.tool, "description": t.description} for t in row.tools]}
-                            for row in rows], "problems": hub.problems}
+                            for row in rows], "problems": hub.problems, "notes": hub.notes()}
         lines = [f"{row.name}: {row.status}" + (f" — {row.error}" if row.error else f", {len(row.tools)} tools") for row in rows]
         for row in rows:
             lines.extend(f"  {tool.name}  {(tool.description.splitlines() or [''])[0][:80]}" for tool in row.tools)
         lines.extend(f"problem: {problem}" for problem in hub.problems)
+        lines.extend(f"note: {note}" for note in hub.notes())
         text = "\n".join(lines) or "no MCP servers configured (.mcp.json or [mcp.servers.NAME] in .agent/config.toml)"
         return data, text, 1 if hub.failures() else 0
     finally:

@@ -1,27 +1,41 @@
-"""Top-level options (-p, --continue, --resume, --model, --yes, --allow, ...) and the default handler: headless or the TUI."""
+"""Top-level options (-p, --continue, --resume, --model, --yes, --allow, Claude Code's headless flags, ...) and the
+default handler: headless or the TUI."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import asyncio
-import dataclasses
 import sys
+from typing import TYPE_CHECKING
 
+from tui_agent.commands import claude_flags
+from tui_agent.commands.claude_flags import STDIN_PROMPT
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
-from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter, RunInfo
-from tui_agent.core.agent.permissions import PERMISSION_MODES, flag_approver
+from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter, failed_result
+from tui_agent.core.headless.claude_names import MODES
+
+if TYPE_CHECKING:
+    from tui_agent.commands.headless_session import Approvals, Session
+    from tui_agent.core.headless.control import ControlChannel
+    from tui_agent.core.mcp.config import ServerConfig
+    from tui_agent.core.mcp.hub import McpHub
+    from tui_agent.core.runtime import Runtime
 
 HEADLESS_DENIAL_HINT = "(headless run: approve with --yes, or an allow rule: --allow TOOL, --allow 'run_shell(pytest:*)')"
 
 
 def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
-    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", help="run PROMPT headless to the end and print the result")
+    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const=STDIN_PROMPT,
+                        help="run PROMPT headless to the end and print the result (no PROMPT: read it from stdin)")
     parser.add_argument("--continue", dest="continue_latest", action="store_true", help="resume the latest session")
     parser.add_argument("--resume", metavar="ID", help="resume the session ID (.agent/sessions/ID.jsonl)")
     parser.add_argument("--model", help="model id (default: `model` in .agent/config.toml, else a current Sonnet)")
     parser.add_argument("--yes", action="store_true", help="approve every shell command, write and network call")
     parser.add_argument("--allow", action="append", default=[], metavar="RULE", help="approve what RULE covers: TOOL, 'run_shell(make test)' (exact) or 'run_shell(pytest:*)' (prefix); repeatable")
-    parser.add_argument("--permission-mode", choices=PERMISSION_MODES, help="ask (default), auto (edits accepted) or read-only")
+    parser.add_argument("--permission-mode", choices=tuple(MODES), metavar="MODE",
+                        help="default (ask), acceptEdits (edits accepted), plan (read-only), bypassPermissions (approve "
+                             "all), dontAsk (deny what no rule allows); tuiagent's ask, auto and read-only too")
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text", help="headless output: text, json or stream-json")
     parser.add_argument("--init-git", action="store_true", help="create a git repository if the project has none")
     parser.add_argument("--undo", action="store_true",
@@ -29,10 +43,29 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     parser.add_argument("--sandbox-tier", choices=("bubblewrap", "rlimits"), help="force a sandbox tier")
     parser.add_argument("--trust-project", action="store_true",
                         help="trust this project for this run only (an untrusted one runs restricted; `tuiagent trust` records it)")
+    parser.add_argument("--thinking", type=_thinking_value, metavar="adaptive|off|TOKENS",
+                        help="extended thinking (default: `thinking` in [agent], else adaptive where the model has it)")
+    parser.add_argument("--effort", choices=("low", "medium", "high", "xhigh", "max"), help="the model's effort level")
+    claude_flags.register(parser)
     parser.set_defaults(handler=handle)
 
 
+def _thinking_value(value: str) -> str:
+    from tui_agent.core.agent.thinking import ThinkingConfig, ThinkingSettingError
+
+    try:
+        ThinkingConfig.parse(value)
+    except ThinkingSettingError as error:
+        raise argparse.ArgumentTypeError(str(error).replace("thinking = ", "")) from None
+    return value
+
+
 def handle(args: argparse.Namespace) -> int:
+    from tui_agent.core.agent.thinking import EFFORT_ENV, THINKING_ENV  # read by the agent, in the TUI and headless
+
+    for variable, value in ((THINKING_ENV, getattr(args, "thinking", None)), (EFFORT_ENV, getattr(args, "effort", None))):
+        if value:
+            os.environ[variable] = value
     if getattr(args, "undo", False):
         from tui_agent.commands.undo import run_undo
 
@@ -50,53 +83,135 @@ def handle(args: argparse.Namespace) -> int:
 
 async def run_headless(args: argparse.Namespace) -> int:
     from tui_agent.commands.cancel_signals import cancel_current_task_on_signals
+    from tui_agent.commands.headless_session import Approvals, initialize_handler
     from tui_agent.core.agent.sessions import SessionNotFound
+    from tui_agent.core.headless.control import ControlChannel
+    from tui_agent.core.mcp.config import parse_mcp_config
     from tui_agent.core.project import ConfigError
     from tui_agent.core.runtime import open_runtime
-    from tui_agent.core.runtime_state import Restricted, agent_of
-    from tui_agent.core.versioning.worktree_diff import TurnEdits, changed_paths
 
+    as_json = args.output_format != "text"
     cancel_current_task_on_signals()
+
+    def fail(message: str, stage: str) -> int:
+        """One failure before any turn: in stream-json, a `result` line as Claude Code's parsers require it."""
+        details = failed_result(message) if args.output_format == "stream-json" else {}
+        return report(message, stage, EXIT_USAGE, as_json=as_json, **details)
+
     try:
-        printer = HeadlessPrinter(args.output_format, sys.stdout, sys.stderr)
+        options = claude_flags.translate(args)
+        given = [parse_mcp_config(value) for value in args.mcp_config]
+    except (ValueError, OSError) as error:  # McpConfigError is a ValueError
+        return fail(str(error), "usage")
+    printer = HeadlessPrinter(args.output_format, sys.stdout, sys.stderr)
+    printer.warnings.extend(options.warnings)
+    channel: ControlChannel | None = None
+    if args.input_format == "stream-json":
+        channel = ControlChannel(printer.emit, {"initialize": initialize_handler(printer.warnings)})
+        channel.start(sys.stdin)
+    approvals = Approvals(printer, channel, yes=args.yes, allow=options.allow_rules, options=options)
+    try:
         runtime = await open_runtime(
-            args.project,
-            approve=flag_approver(yes=args.yes, allowed_tools=args.allow),
-            model=args.model,
-            ask_init_git=(lambda project: bool(args.init_git)),
-            sandbox_tier=args.sandbox_tier,
-            resume=args.resume,
-            continue_latest=args.continue_latest,
-            permission_mode=args.permission_mode,
-            allowed_tools=args.allow,
-            denial_hint=HEADLESS_DENIAL_HINT,
-            trust_project=bool(getattr(args, "trust_project", False)),
-        )
+            args.project, approve=approvals, model=args.model, ask_init_git=(lambda project: bool(args.init_git)),
+            sandbox_tier=args.sandbox_tier, resume=args.resume, continue_latest=args.continue_latest,
+            permission_mode=options.mode, allowed_tools=options.allow_rules, denial_hint=HEADLESS_DENIAL_HINT,
+            watch=channel is not None,
+            trust_project=bool(getattr(args, "trust_project", False)))  # a one-shot prompt needs no project watcher (nor its probe before each request)
     except ConfigError:
         raise
     except (SessionNotFound, ValueError) as error:
-        stage = "session" if isinstance(error, SessionNotFound) else "start"
-        return report(str(error), stage, EXIT_USAGE, as_json=args.output_format != "text")
+        return fail(str(error), "session" if isinstance(error, SessionNotFound) else "start")
+    extra: McpHub | None = None
     try:
-        for problem in runtime.problems:
+        for problem in [*runtime.problems, *options.warnings]:
             print(f"[warning] {problem}", file=sys.stderr)
-        state = runtime.state
-        if isinstance(state, Restricted):  # in the JSON result too: a caller must not mistake it for a full run
-            printer.warnings.extend(problem for problem in runtime.problems if problem.startswith("restricted mode:"))
-        agent = agent_of(state)
-        if agent is None:
-            return report(str(runtime.model_error), "model", EXIT_USAGE, as_json=args.output_format != "text")
-        before = dataclasses.replace(agent.usage)
-        _system, tools = agent.build_request()
-        printer.start(RunInfo(agent.session_id, agent.model, str(agent.project.root), [tool["name"] for tool in tools],
-                              agent.permissions.mode), agent.messages)
-        edits = TurnEdits(runtime.project.root)
-        await edits.start()
-        async for event in agent.run_turn(args.prompt):
-            printer.handle(event)
-        diff = await edits.diff()
-        return printer.finish(session_id=agent.session_id, model=agent.model, run_usage=agent.usage.since(before),
-                              session_usage=agent.usage, edited_files=changed_paths(diff) if diff is not None else None)
+        printer.warnings.extend(runtime.problems)
+        if runtime.agent is None:
+            return fail(str(runtime.model_error), "model")
+        extra = await _given_servers(runtime, given, printer)
+        session = _session(runtime, printer, approvals, options, extra)
+        if channel is not None:
+            channel.handlers.update(session.handlers())
+            return await _stream_turns(session, channel, runtime)
+        prompt = args.prompt if args.prompt != STDIN_PROMPT else await asyncio.to_thread(sys.stdin.read)
+        return await _one_turn(session, prompt, runtime)
     finally:
+        if extra is not None:
+            await extra.aclose()
         await runtime.aclose()
 
+
+def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, options: claude_flags.ClaudeOptions,
+             extra: McpHub | None) -> Session:
+    import dataclasses
+
+    from tui_agent.commands.headless_session import Session
+    from tui_agent.core.headless.shaping import shape
+
+    agent = runtime.agent
+    assert agent is not None
+    if extra is not None and extra.connections:
+        from tui_agent.core.mcp.agent_tools import McpToolProvider
+
+        agent.tool_providers.append(McpToolProvider(extra))
+    shape(agent, system_prompt=options.system_prompt, append=options.append_system_prompt, hidden=options.hidden)
+    if options.max_turns is not None:
+        agent.settings = dataclasses.replace(agent.settings, max_turns=options.max_turns)
+    return Session(agent, printer, approvals, (runtime.mcp, extra))
+
+
+async def _given_servers(runtime: Runtime, given: list[tuple[list[ServerConfig], list[str]]],
+                         printer: HeadlessPrinter) -> McpHub | None:
+    """The servers of --mcp-config, started for this run (a name the project configures too is skipped)."""
+    if not given:
+        return None
+    from tui_agent.core.mcp.hub import McpHub
+
+    taken = set(runtime.mcp.connections) if runtime.mcp is not None else set()
+    configs: list[ServerConfig] = []
+    problems: list[str] = []
+    for found, trouble in given:
+        problems += trouble
+        for config in found:
+            if config.name in taken:
+                problems.append(f"--mcp-config: server {config.name!r} is configured by the project already; skipped")
+            else:
+                taken.add(config.name)
+                configs.append(config)
+    hub = await McpHub.start_given(runtime.project, configs, problems)
+    for line in hub.failures():
+        print(f"[warning] {line}", file=sys.stderr)
+        printer.warnings.append(line)
+    return hub
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("tuiagent")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+async def _one_turn(session: Session, prompt: str, runtime: Runtime) -> int:
+    from tui_agent.core.versioning.worktree_diff import TurnEdits, changed_paths
+
+    edits = TurnEdits(runtime.project.root)
+
+    async def edited() -> list[str] | None:
+        diff = await edits.diff()
+        return changed_paths(diff) if diff is not None else None
+
+    session.edited = edited
+    return await session.run(prompt, _version(), edits.start)
+
+
+async def _stream_turns(session: Session, channel: ControlChannel, runtime: Runtime) -> int:
+    """Each user message on stdin is a turn (its own init, messages and result lines) until stdin closes."""
+    code = 0
+    while True:
+        prompt = await channel.prompts.get()
+        if prompt is None:
+            return code
+        code = await _one_turn(session, prompt, runtime)

@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 import time
+from pathlib import Path
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -43,7 +44,11 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
                      help="let a tool that declares WRITES = True change project files (otherwise the project is read-only)")
     run.add_argument("--json", nargs="?", const="", default=None, metavar="ARGS",
                      help="JSON output; with a value, the arguments as a JSON object")
-    action("drift", "dependency files changed since a tool was written, and its tests re-run").add_argument("name", nargs="?")
+    drift = action("drift", "dependency files changed since a tool was written, and its tests re-run")
+    drift.add_argument("name", nargs="?")
+    drift.add_argument("--accept", action="store_true",
+                       help="mark NAME's drift reviewed: its dependency files as they are now become the reference "
+                            "(committed in .agent/drift-reviews.json)")
     tools_tending.register_actions(action)
     action("commit", tools_commit.HELP)
 
@@ -191,10 +196,16 @@ async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) ->
     rows = [("NAME", "STATUS", "CALLS", "FAILS", "ACCESS", "LAST USED", "DESCRIPTION")]
     for r in records:
         description = r.description or (r.error.message if r.error else "")
-        rows.append((r.name, r.status, str(r.calls), str(r.failures), access(r.spec), ago(r.last_used), description[:70]))
+        if r.error is not None and r.error.stage == "conflict":
+            description = f"{r.error.message} (line {r.error.line}); serving the last good version"
+        rows.append((r.name, r.status_label, str(r.calls), str(r.failures), access(r.spec), ago(r.last_used), description[:70]))
     widths = [max(len(row[i]) for row in rows) for i in range(6)]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:6])) + "  " + row[6] for row in rows]
     text = "\n".join(lines) if records else "no tools yet (.agent/tools/ is empty)"
+    sparse = sorted(Path(rel).stem for rel, why in catalog.load_report.refused.items() if "sparse" in why)
+    if sparse:
+        text += (f"\n{len(sparse)} tool{'s' if len(sparse) != 1 else ''} committed but outside your sparse checkout "
+                 f"(not deleted, not loaded): {', '.join(sparse)}")
     return [r.to_dict() for r in records], text, 0
 
 
@@ -202,7 +213,7 @@ async def cmd_show(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) ->
     record = need_tool(catalog, args.name)
     source = catalog.source(args.name) or ""
     data = record.to_dict() | {"source": source}
-    lines = [f"{record.name}  [{record.status}]  {record.description}", f"file: {record.path}",
+    lines = [f"{record.name}  [{record.status_label}]  {record.description}", f"file: {record.path}",
              f"commit: {record.commit or 'none'}   calls: {record.calls}   failures: {record.failures}   last used: {ago(record.last_used)}"]
     if record.error:
         lines.append(f"error [{record.error.stage}]: {record.error.message}" + (f" (line {record.error.line})" if record.error.line else ""))
@@ -219,9 +230,12 @@ async def cmd_history(catalog: Any, args: argparse.Namespace, _: dict[str, Any])
     entries = catalog.history(args.name)
     if not entries and catalog.get(args.name) is None:
         need_tool(catalog, args.name)
-    data = [{"rev": e.rev, "short": e.short, "date": e.date, "author": e.author, "message": e.message, "deleted": e.deleted}
-            for e in entries]
-    text = "\n".join(f"{e.short}  {e.date}  {e.message}" for e in entries) or f"{args.name} has no commits yet"
+    data = [{"rev": e.rev, "short": e.short, "date": e.date, "author": e.author, "message": e.message, "deleted": e.deleted,
+             "merge": e.merge} for e in entries]
+    text = "\n".join(f"{e.short}  {e.date}  {e.author}  {e.message}" for e in entries) or f"{args.name} has no commits yet"
+    shallow = catalog.git.shallow_note()
+    if shallow:
+        text += f"\n({shallow})"
     return data, text, 0
 
 
@@ -283,20 +297,32 @@ async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: dict[str, A
 async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
     if args.name:
         need_tool(catalog, args.name)
+    if args.accept:
+        if not args.name:
+            return {"error": "--accept needs a tool NAME", "stage": "usage"}, "--accept needs a tool NAME", 2
+        change = await catalog.accept_drift(args.name)
+        return change.to_dict(), f"accepted the drift of {args.name}: its dependency files as they are now are the " \
+                                 f"reference{change.note}", 0
     reports = await catalog.drift(args.name)
     blocks = []
     for r in reports:
-        state = "drifted" if r.drifted else "no drift"
+        state = r.broken or ("drifted" if r.drifted else "no drift")
+        since = f"the review at {r.reviewed_at[:8]}" if r.reviewed_at else (r.since_commit or "unknown")[:8]
         tests = "tests FAIL" if r.tests_pass is False else (f"{len(r.tests)} tests pass" if r.tests else "no tests")
-        head = f"{r.name}: {state} since {(r.since_commit or 'unknown')[:8]}; {tests}"
+        head = f"{r.name}: {state}" + ("" if r.broken else f" since {since}") + f"; {tests}"
         if r.test_error and not r.tests_pass:
             head += f" ({r.test_error['message']})"
         lines = [head]
         if r.changed_files:
             lines.append("changed: " + ", ".join(r.changed_files))
             lines.append(r.diff.rstrip("\n"))
-        elif r.note:
+        if r.added_files:
+            verdict = "and the tests fail with them" if r.tests_pass is False else "no drift while the tests pass"
+            lines.append("new files matching its dependencies: " + ", ".join(r.added_files) + f" ({verdict})")
+        if r.note and not r.changed_files:
             lines.append(r.note)
+        if r.drifted and not r.broken:
+            lines.append(f"(reviewed it? `tuiagent tools drift {r.name} --accept` settles it)")
         blocks.append("\n".join(lines))
     return [r.to_dict() for r in reports], "\n\n".join(blocks) or "no tools", 0
 

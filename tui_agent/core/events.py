@@ -152,3 +152,10 @@ class TurnFailed(Event):
     kind: str = "error"
     details: dict[str, Any] = field(default_factory=dict)
     prompt: str = ""
+
+
+@dataclass(frozen=True)
+class ThinkingDelta(Event):
+    """A piece of the model's extended thinking as it streams (shown folded; never in headless text output)."""
+
+    text: str

@@ -71,16 +71,21 @@ class Project:
         return self.agent_dir / "cache"
 
     def ensure_layout(self) -> None:
-        """Create `.agent/` and its folders and `.gitignore` if missing; never overwrites."""
+        """Create `.agent/` and its folders if missing and keep local state out of git (never overwrites): ignore
+        rules in the repository's `info/exclude`, or `.agent/.gitignore` outside a repository. A read-only project
+        is left as it is (read as a catalog that cannot change)."""
+        from tui_agent.core.versioning.localexclude import ensure_excluded  # plain file work, no git process
+
+        in_git = ensure_excluded(self.root)
         try:
             for folder in (self.tools_dir, self.recipes_dir, self.sessions_dir, self.runs_dir, self.cache_dir):
                 folder.mkdir(parents=True, exist_ok=True)
             gitignore = self.agent_dir / ".gitignore"
-            if not gitignore.exists():
+            if not in_git and not gitignore.exists():
                 gitignore.write_text(AGENT_GITIGNORE, encoding="utf-8")
         except OSError as error:
-            if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM) or self.agent_dir.exists():
-                raise  # a read-only checkout without .agent/ is read as an empty catalog; anything else is an error
+            if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise  # a read-only checkout is read as it is; anything else is an error
 
     def tool_path(self, name: str) -> Path:
         return self.tools_dir / f"{_plain(name)}.py"

@@ -10,6 +10,7 @@ from tui_agent.core.events import Event
 if TYPE_CHECKING:
     from tui_agent.core.agent.sessions import SessionLog
     from tui_agent.core.agent.model import ModelReply
+    from tui_agent.core.agent.thinking import ThinkingConfig
     from tui_agent.core.catalog.models import ToolRecord, ToolSpec
     from tui_agent.core.catalog.registry import Registry
     from tui_agent.core.catalog.state import StateStore
@@ -26,7 +27,8 @@ class Model(Protocol):
     max_tokens: int
 
     def stream_reply(
-        self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+        self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]],
+        thinking: ThinkingConfig | None = None,
     ) -> AsyncIterator[Event | ModelReply]: ...
 
     async def aclose(self) -> None: ...
@@ -53,6 +55,10 @@ class AgentSandbox(Protocol):
     async def run_python(self, code: str, *, policy: SandboxPolicy | None = None) -> RunResult: ...
 
     async def cancel_running(self) -> None: ...
+
+    def program_notes(self, command: str) -> list[str]:
+        """What an approval of shell `command` must say (a program from the project's virtualenv, not the system's)."""
+        ...
 
 
 class AgentCatalog(Protocol):
@@ -100,4 +106,5 @@ class TurnRecorder(Protocol):
 
     async def begin(self, session: SessionLog, prompt: str) -> None: ...
     def observe(self, event: Event) -> None: ...
+    async def around_call(self, event: Event) -> None: ...  # each ToolCallStarted (call not run yet) and ToolCallFinished
     async def end(self, session: SessionLog) -> None: ...

@@ -73,6 +73,10 @@ SETTINGS: tuple[Setting, ...] = (
             minimum=0, maximum=10_000),
     Setting("agent.max_turns", int, 50, "model requests allowed for one prompt before the turn stops",
             minimum=1, maximum=100_000, attr="max_turns"),
+    Setting("agent.thinking", str, None, "extended thinking: \"adaptive\", \"off\" or a budget in tokens (\"16000\"); "
+            "default adaptive for Claude models that have it, off for others (--thinking)", attr="thinking"),
+    Setting("agent.effort", str, None, "how much effort the model puts into a reply (output_config.effort; --effort); "
+            "default: the model's own", choices=("low", "medium", "high", "xhigh", "max"), attr="effort"),
 )
 BY_KEY: dict[str, Setting] = {setting.key: setting for setting in SETTINGS}
 SECTIONS: frozenset[str] = frozenset(setting.section for setting in SETTINGS if setting.section)
@@ -96,6 +100,8 @@ class Settings:
     catalog_token_budget: int = default("catalog.token_budget")
     catalog_top_k: int = default("catalog.top_k")
     max_turns: int = default("agent.max_turns")
+    thinking: str | None = default("agent.thinking")
+    effort: str | None = default("agent.effort")
     extra: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 

@@ -189,6 +189,8 @@ class TuiAgentApp(App[int]):
         self.set_interval(0.05, collect_between_frames)
 
     async def runtime_ready(self, runtime: Runtime) -> None:
+        if runtime.mcp is not None:  # an MCP server asking for input gets a form (headless runs decline)
+            runtime.mcp.set_elicitation(self.ask_elicitation)
         header = self.header
         header.model = self.model_name()
         header.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"
@@ -267,6 +269,12 @@ class TuiAgentApp(App[int]):
             if screen in self.screen_stack:
                 self.pop_screen()
             raise
+
+    async def ask_elicitation(self, server: str, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """An MCP server's request for input (elicitation) as a form; None: the person declined."""
+        from tui_agent.ui.screens.elicitation import ElicitationScreen
+
+        return await self.ask(ElicitationScreen(server, message, schema))
 
     async def ask_init_git(self, project: Project | None = None) -> bool:
         from tui_agent.ui.screens.confirm import ConfirmScreen

@@ -7,6 +7,7 @@ import json
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from tui_agent.core.agent.command_view import needs_plain_view, shape, visible_lines
 from tui_agent.ui.diffs import highlighted_source, render_unified
 
 
@@ -38,4 +39,45 @@ def approval_detail(kind: str, tool: str, detail: str) -> RenderableType:
         return Group(*parts)
     if kind == "write":
         return Text(detail)
-    return highlighted_source(detail, "python" if tool == "run_python" else "bash", line_numbers=detail.count("\n") > 0)
+    return command_detail(tool, detail)
+
+
+MARKER = "bold black on yellow"
+
+
+def command_detail(tool: str, command: str) -> RenderableType:
+    """The whole command: its size first; padding, control characters and empty-line runs shown as labelled
+    markers (⟨400 spaces⟩, ⟨\\x1b⟩, ⟨59 empty lines⟩) instead of highlighted source, which would hide them."""
+    header = Text(f"command: {shape(command)}", style="bold dim")
+    if not needs_plain_view(command):
+        source = highlighted_source(command, "python" if tool == "run_python" else "bash",
+                                    line_numbers=command.count("\n") > 0)
+        return Group(header, source)
+    rows = visible_lines(command)
+    width = max(len(numbers) for numbers, _row in rows)
+    body = Text()
+    for index, (numbers, row) in enumerate(rows):
+        if index:
+            body.append("\n")
+        body.append(f"{numbers:>{width}} │ ", style="dim")
+        for piece, is_marker in marker_pieces(row):
+            body.append(piece, style=MARKER if is_marker else "")
+    note = Text("markers stand for what the command really holds there; nothing is left out", style="dim italic")
+    return Group(header, body, note)
+
+
+def marker_pieces(row: str) -> list[tuple[str, bool]]:
+    """Split a visible row into plain text and ⟨…⟩ markers."""
+    pieces: list[tuple[str, bool]] = []
+    rest = row
+    while rest:
+        start = rest.find("⟨")
+        end = rest.find("⟩", start)
+        if start < 0 or end < 0:
+            pieces.append((rest, False))
+            break
+        if start:
+            pieces.append((rest[:start], False))
+        pieces.append((rest[start:end + 1], True))
+        rest = rest[end + 1:]
+    return pieces

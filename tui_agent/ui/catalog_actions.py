@@ -205,7 +205,7 @@ class CatalogActions:
         """U: pick a version from the history list, see its diff, and revert to it (a new commit)."""
         store = self.store_for(row)
         choices = [
-            Choice(entry.rev, f"{entry.rev[:8]}  {str(entry.date)[:16].replace('T', ' ')}  {entry.message}")
+            Choice(entry.rev, f"{entry.rev[:8]}  {str(entry.date)[:16].replace('T', ' ')}  {entry.author}  {entry.message}")
             for entry in store.history(row.name) if not entry.deleted
         ][1:]  # the newest commit is the current version
         rev = await self.app.ask(ChoiceScreen(f"Revert {row.name} to which version?", choices, empty="no earlier version in git"))
@@ -222,7 +222,8 @@ class CatalogActions:
         store = self.store_for(row)
         history = store.history(row.name)
         choices = [
-            Choice(entry.rev, f"{entry.rev[:8]}  {str(entry.date)[:16].replace('T', ' ')}  {entry.message}{'  (deleted)' if entry.deleted else ''}")
+            Choice(entry.rev, f"{entry.rev[:8]}  {str(entry.date)[:16].replace('T', ' ')}  {entry.author}  {entry.message}"
+                              f"{'  (deleted)' if entry.deleted else ''}")
             for entry in history
         ]
         rev = await self.app.ask(ChoiceScreen(f"History of {row.name}: pick a version to diff against the current file", choices, empty="no history in git"))

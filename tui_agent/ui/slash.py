@@ -19,6 +19,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "care": "suggested tools from repeated call chains, and the catalog doctor's findings (c in the catalog)",
     "commit": "run your git hooks and commit the catalog changes held since agent code wrote the project",
     "trust": "see what the project grants and trust it (reopens it with its tools, recipes and MCP servers)",
+    "init": "ask the model to draft AGENTS.md (the project's instructions) from the repository (/init [FOCUS])",
 }
 
 

@@ -51,7 +51,13 @@ class SlashCommands:
             "cost": self.slash_cost, "clear": self.slash_clear, "resume": self.slash_resume, "recipes": self.slash_recipes,
             "care": self.slash_care, "restore": self.slash_restore, "commit": partial(slash_commit, self.app),
             "trust": partial(slash_trust, self.app),
+            "init": self.slash_init,
         }
+
+    async def slash_init(self, args: str) -> None:
+        from tui_agent.core.agent.instructions import init_prompt
+
+        self.app.turns.start(init_prompt(args))
 
     def recipe_commands(self) -> dict[str, str]:
         """Slash commands contributed by recipes with a `command` trigger: name -> description."""

@@ -10,6 +10,7 @@ from tui_agent.core.events import (
     Event,
     Notice,
     TextDelta,
+    ThinkingDelta,
     ToolAuthored,
     ToolCallFinished,
     ToolCallStarted,
@@ -94,6 +95,9 @@ class Transcript:
         if isinstance(event, TextDelta):
             return self._text(event.text)
         folded = Folded()
+        if isinstance(event, ThinkingDelta):
+            self._thinking(event.text, folded)
+            return folded
         if isinstance(event, TurnStarted):
             self._turn_started(event, folded)
         elif isinstance(event, ToolCallStarted):
@@ -115,6 +119,15 @@ class Transcript:
         elif isinstance(event, TurnFinished):
             self.close_text()
         return folded
+
+    def _thinking(self, chunk: str, folded: Folded) -> None:
+        """Thinking streams into one folded entry until anything else comes (the reply's text, a call)."""
+        last = self.entries[-1] if self.entries else None
+        if last is not None and last.kind == "thinking" and self.open_text is None:
+            last.text += chunk
+            folded.changed.append(last)
+        else:
+            self._new(Entry("thinking", text=chunk), folded)
 
     def _new(self, entry: Entry, folded: Folded) -> None:
         self.add(entry)

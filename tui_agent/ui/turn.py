@@ -240,6 +240,6 @@ class TurnRunner:
         if self.app.options.approve_all:
             return True
         screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail),
-                                subject=request.subject, protected=request.protected)
+                                subject=request.subject, protected=request.protected, notes=request.notes)
         answer = await self.app.ask(screen)
         return answer if answer is not None else False

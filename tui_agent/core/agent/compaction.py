@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tui_agent.core.agent.images import image_token_correction
 from tui_agent.core.agent.prompt import estimate_tokens
 
 KEEP_RECENT_MESSAGES = 4
@@ -13,7 +14,8 @@ SHORTENED_MARK = "[shortened to save context"
 
 
 def request_tokens(system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]]) -> int:
-    return estimate_tokens(json.dumps(system)) + estimate_tokens(json.dumps(tools)) + estimate_tokens(json.dumps(messages))
+    return (estimate_tokens(json.dumps(system)) + estimate_tokens(json.dumps(tools)) + estimate_tokens(json.dumps(messages))
+            - image_token_correction(messages))
 
 
 def _result_text(block: dict[str, Any]) -> str:
@@ -35,6 +37,10 @@ def shorten_old_tool_results(messages: list[dict[str, Any]], *, keep_recent: int
             continue
         for block in content:
             if block.get("type") != "tool_result":
+                continue
+            if isinstance(block.get("content"), list) and any(part.get("type") == "image" for part in block["content"]):
+                block["content"] = f"{_result_text(block)}\n{SHORTENED_MARK}: the image was removed; read the file again to see it]"
+                shortened += 1
                 continue
             text = _result_text(block)
             if len(text) <= SHORTENED_KEEP_CHARS * 2 or SHORTENED_MARK in text:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tui_agent.core.agent.command_view import one_line
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.protocols import AgentSandbox
@@ -13,6 +14,8 @@ from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult, SandboxPol
 DEFAULT_SHELL_TIMEOUT_S = 120
 MAX_SHELL_TIMEOUT_S = 600
 SHELL_OUTPUT_CHARS = 20_000
+SUMMARY_LIMIT = 300
+"""How much of a command (in its visible one-line form) an approval title or a denial message shows before saying what it cut."""
 
 
 def format_run_result(result: RunResult) -> ToolOutput:
@@ -52,6 +55,16 @@ def shell_snippet(command: str, timeout_s: int) -> str:
     )
 
 
+def shell_summary(command: str, network: bool, changes_venv: bool = False) -> str:
+    """The approval's one-line summary: the whole command (lines joined, padding and control characters visible),
+    how many lines it has, and what is cut if it is very long; a denial message repeats it."""
+    lines = command.count("\n") + 1
+    size = f" ({lines} lines)" if lines > 1 else ""
+    access = "WITH NETWORK ACCESS (internet)" if network else "(no network)"
+    venv = " AND IT MAY CHANGE THE PROJECT'S VIRTUALENV (install packages)" if changes_venv else ""
+    return f"run `{one_line(command, SUMMARY_LIMIT)}`{size} {access}{venv}"
+
+
 async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     command = require_str(args, "command")
     timeout = optional_int(args, "timeout", DEFAULT_SHELL_TIMEOUT_S) or DEFAULT_SHELL_TIMEOUT_S
@@ -60,15 +73,18 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     network = args.get("network", False)
     if not isinstance(network, bool):
         raise ToolFailure("`network` must be true or false")
+    changes_venv = args.get("changes_venv", False)
+    if not isinstance(changes_venv, bool):
+        raise ToolFailure("`changes_venv` must be true or false")
     sandbox = _sandbox(ctx)
-    if network:
-        request = ApprovalRequest("network", "run_shell", f"run `{command[:80]}` WITH NETWORK ACCESS", command,
-                                  subject=command)
-    else:
-        request = ApprovalRequest("shell", "run_shell", f"run `{command[:80]}` (no network)", command,
-                                  subject=command)
+    notes = tuple(sandbox.program_notes(command))
+    summary = shell_summary(command, network, changes_venv) + "".join(f"; {note}" for note in notes)  # headless too
+    # A call that may change the virtualenv is its own approval: no command rule covers it, only the tool-wide one.
+    request = ApprovalRequest("network" if network else "shell", "run_shell", summary, command,
+                              subject=None if changes_venv else command, notes=notes)
     await ctx.require_approval(request)
-    policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=network)
+    policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=network,
+                           venv_writable=changes_venv)
     result = await sandbox.run_python(shell_snippet(command, timeout), policy=policy)
     if not result.ok or not isinstance(result.value, dict):
         return format_run_result(result)
@@ -112,10 +128,14 @@ EXEC_TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool(
         "run_shell",
         "Run a shell command in the project folder inside the sandbox, with the project's toolchain (its virtualenv, "
-        "the user's PATH) and resource limits. The network is off unless you pass network: true (the user is told). "
+        "the user's PATH) and resource limits. The network is off unless you pass network: true (the user is told); the "
+        "project's virtualenv is read-only unless you pass changes_venv: true (the user is told). "
         "Returns the exit code and output. May need the user's approval.",
         schema({"command": {"type": "string"}, "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_SHELL_TIMEOUT_S, "description": "seconds (default 120)"},
-                "network": {"type": "boolean", "description": "allow network access for this command (default false)"}}, ["command"]),
+                "network": {"type": "boolean", "description": "allow network access for this command (default false)"},
+                "changes_venv": {"type": "boolean", "description": "the command installs or removes packages in the "
+                                 "project's virtualenv, which is otherwise read-only (default false; the user is told)"}},
+               ["command"]),
         run_shell,
     ),
     BuiltinTool(

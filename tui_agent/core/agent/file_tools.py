@@ -4,24 +4,21 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.agent.images import ImageFile, image_block, refusal, sniff
 from tui_agent.core.agent.paths import PathRefused, agent_area, confine, refuse_git_internals, relative_name
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.sandbox.protected import matches_protected
+from tui_agent.core.agent.search_tools import SEARCH_TOOLS
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.events import Notice
 from tui_agent.core.versioning import hookhold
 
 DEFAULT_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
-MAX_LISTED = 1000
-MAX_GREP_MATCHES = 500
-MAX_GREP_FILE_BYTES = 2_000_000
-SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox"})
 
 
 def _confined(ctx: ToolContext, path: str) -> Path:
@@ -47,6 +44,9 @@ async def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if not real.is_file():
         raise ToolFailure(f"{relative_name(ctx.project.root, real)} does not exist")
     data = real.read_bytes()
+    image = sniff(data)
+    if image is not None:
+        return _image_output(relative_name(ctx.project.root, real), data, image)
     if _is_binary(data):
         return ToolOutput(f"{relative_name(ctx.project.root, real)} is a binary file ({len(data)} bytes); not shown")
     lines = data.decode("utf-8", errors="replace").splitlines()
@@ -61,6 +61,14 @@ async def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         text += f"\n[showing lines {offset}-{offset - 1 + len(chosen)} of {len(lines)}; read on with offset={offset + len(chosen)}]"
     text, truncated = truncate(text)
     return ToolOutput(text, truncated=truncated)
+
+
+def _image_output(name: str, data: bytes, image: ImageFile) -> ToolOutput:
+    why_not = refusal(name, data, image)
+    if why_not:
+        return ToolOutput(why_not, is_error=True)
+    size = f", {image.size[0]}x{image.size[1]} pixels" if image.size else ""
+    return ToolOutput(f"{name}: {image.media_type}, {len(data)} bytes{size} (the image follows)", blocks=(image_block(data, image),))
 
 
 async def _check_writable(ctx: ToolContext, real: Path, old: str | None, new: str) -> bool:
@@ -141,100 +149,37 @@ async def edit_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     name = relative_name(ctx.project.root, real)
     if current is None:
         raise ToolFailure(f"{name} does not exist; use write_file to create it")
+    replace_all = args.get("replace_all", False)
+    if not isinstance(replace_all, bool):
+        raise ToolFailure("`replace_all` must be true or false")
     count = current.count(old_text)
     if count == 0:
         raise ToolFailure(f"`old` was not found in {name}; it must match the file exactly (whitespace included). Read the file again.")
-    if count > 1:
-        raise ToolFailure(f"`old` occurs {count} times in {name}; include more surrounding lines so it matches exactly once")
-    updated = current.replace(old_text, new_text, 1)
+    if count > 1 and not replace_all:
+        raise ToolFailure(f"`old` occurs {count} times in {name}; include more surrounding lines so it matches exactly once, "
+                          "or set replace_all to change every occurrence")
+    if old_text == new_text:
+        raise ToolFailure("`old` and `new` are the same: nothing to change")
+    updated = current.replace(old_text, new_text) if replace_all else current.replace(old_text, new_text, 1)
     reviewed = await _check_writable(ctx, real, current, updated)
     _write_reviewed_or_held(ctx, real, updated, reviewed)
     line = current[: current.index(old_text)].count("\n") + 1
+    if replace_all and count > 1:
+        return ToolOutput(f"edited {name}: replaced {count} occurrences (the first at line {line})")
     return ToolOutput(f"edited {name} at line {line} (-{len(old_text.splitlines())} +{len(new_text.splitlines())} lines)")
-
-
-def _check_pattern(pattern: str) -> None:
-    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-        raise ToolFailure("refused: the pattern must be relative to the project and must not contain `..`")
-
-
-async def list_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    pattern = require_str(args, "pattern")
-    _check_pattern(pattern)
-    root = Path(os.path.realpath(ctx.project.root))
-    found: list[str] = []
-    for path in root.glob(pattern):
-        parts = path.relative_to(root).parts
-        if any(part in SKIPPED_DIRS for part in parts[:-1]) or (parts and parts[0] == ".git"):
-            continue
-        try:
-            real = confine(root, str(path))
-        except PathRefused:
-            continue
-        found.append(relative_name(root, real) + ("/" if real.is_dir() else ""))
-    found = sorted(set(found))
-    if not found:
-        return ToolOutput(f"no files match {pattern!r}")
-    shown = found[:MAX_LISTED]
-    more = f"\n[{len(found) - MAX_LISTED} more not shown; narrow the pattern]" if len(found) > MAX_LISTED else ""
-    return ToolOutput("\n".join(shown) + more, truncated=bool(more))
-
-
-def _walk_files(root: Path, start: Path) -> list[Path]:
-    if start.is_file():
-        return [start]
-    files: list[Path] = []
-    for folder, dirs, names in os.walk(start):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
-        files.extend(Path(folder) / name for name in sorted(names))
-    return files
-
-
-async def grep(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    pattern = require_str(args, "pattern")
-    start = _confined(ctx, args.get("path") or ".")
-    try:
-        regex = re.compile(pattern)
-    except re.error as error:
-        raise ToolFailure(f"invalid regular expression: {error}") from None
-    root = Path(os.path.realpath(ctx.project.root))
-    matches: list[str] = []
-    for path in _walk_files(root, start):
-        try:
-            real = confine(root, str(path))
-            if not real.is_file() or real.stat().st_size > MAX_GREP_FILE_BYTES:
-                continue
-            data = real.read_bytes()
-        except (PathRefused, OSError):
-            continue
-        if _is_binary(data):
-            continue
-        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
-            if regex.search(line):
-                matches.append(f"{path.relative_to(root).as_posix()}:{number}: {line[:500]}")
-                if len(matches) > MAX_GREP_MATCHES:
-                    break
-        if len(matches) > MAX_GREP_MATCHES:
-            break
-    if not matches:
-        return ToolOutput(f"no match for {pattern!r}")
-    more = len(matches) > MAX_GREP_MATCHES
-    text = "\n".join(matches[:MAX_GREP_MATCHES]) + (f"\n[stopped after {MAX_GREP_MATCHES} matches; narrow the pattern or the path]" if more else "")
-    text, truncated = truncate(text)
-    return ToolOutput(text, truncated=truncated or more)
 
 
 PATH = {"type": "string", "description": "path relative to the project root"}
 
 FILE_TOOLS: tuple[BuiltinTool, ...] = (
-    BuiltinTool("read_file", "Read a text file of the project, with line numbers. `offset` is the 1-based first line, `limit` the number of lines (default 2000).",
+    BuiltinTool("read_file", "Read a text file of the project, with line numbers. `offset` is the 1-based first line, `limit` the number of lines "
+                "(default 2000). A PNG, JPEG, GIF or WebP image is shown to you as an image (at most 3.75 MB).",
                 schema({"path": PATH, "offset": {"type": "integer", "minimum": 1}, "limit": {"type": "integer", "minimum": 1}}, ["path"]), read_file),
     BuiltinTool("write_file", "Create or overwrite a project file with the full `content`. Outside .agent/ this may need the user's approval.",
                 schema({"path": PATH, "content": {"type": "string"}}, ["path", "content"]), write_file),
-    BuiltinTool("edit_file", "Replace the exact text `old` (which must occur exactly once) with `new` in a project file.",
-                schema({"path": PATH, "old": {"type": "string"}, "new": {"type": "string"}}, ["path", "old", "new"]), edit_file),
-    BuiltinTool("list_files", "List project files matching a glob pattern relative to the project root, e.g. `**/*.py` or `src/*`.",
-                schema({"pattern": {"type": "string"}}, ["pattern"]), list_files),
-    BuiltinTool("grep", "Search project files for a Python regular expression; prints `path:line: text`. `path` narrows the search to a file or folder.",
-                schema({"pattern": {"type": "string"}, "path": PATH}, ["pattern"]), grep),
+    BuiltinTool("edit_file", "Replace the exact text `old` (which must occur exactly once, unless `replace_all`) with `new` in a project file.",
+                schema({"path": PATH, "old": {"type": "string"}, "new": {"type": "string"},
+                        "replace_all": {"type": "boolean", "description": "replace every occurrence of `old` (e.g. to rename)"}},
+                       ["path", "old", "new"]), edit_file),
+    *SEARCH_TOOLS,
 )

@@ -1,10 +1,11 @@
 """Headless output of a turn: plain text, one JSON result object, or Claude Code's stream-json lines.
 
-`json` prints one object shaped like Claude Code's `-p --output-format json` result (type, subtype, is_error,
-duration_ms, num_turns, result, session_id, total_cost_usd, usage with the cache figures) plus tuiagent's
-own fields (model, error, error_kind, tool_calls, session_usage, edited_files, warnings). `stream-json` prints Claude Code's event
-lines: a `system` `init` line, then `assistant` and `user` (tool results) messages as the conversation
-grows, then the same `result` object.
+`json` prints one object shaped like Claude Code's `-p --output-format json` result (type, subtype, uuid, is_error,
+duration_ms, duration_api_ms, num_turns, result, stop_reason, session_id, total_cost_usd, usage with the cache
+figures, modelUsage, permission_denials, terminal_reason) plus tuiagent's own fields (model, error, error_kind,
+tool_calls, session_usage, edited_files, warnings). `stream-json` prints Claude Code's event lines: a `system`
+`init` line, then `assistant` and `user` (tool results) messages as the conversation grows, then the same `result`.
+The cost is null when the model is not one whose price is known (a non-Claude model behind a proxy).
 """
 
 from __future__ import annotations
@@ -12,16 +13,21 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import asdict, dataclass
+import uuid
+from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
-from tui_agent.core.agent.pricing import UsageTotals, api_usage
+from tui_agent.core.agent.pricing import UsageTotals, api_usage, price_for
 from tui_agent.core.textsafety import for_terminal
 from tui_agent.core.events import (
     ApprovalDenied, Event, Notice, TextDelta, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, Usage,
 )
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
+CLAUDE_CODE_PROTOCOL = "2.0.0"
+"""`claude_code_version` of the init line: the Claude Code stream-json protocol these lines follow (the Agent SDK
+reads it for feature detection); tuiagent's own version is `tuiagent_version`."""
+CONTEXT_WINDOW = 200_000
 
 
 def event_type(event: Event) -> str:
@@ -37,15 +43,24 @@ def _short_args(arguments: dict[str, Any], limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def new_uuid() -> str:
+    return str(uuid.uuid4())
+
+
 @dataclass(frozen=True)
 class RunInfo:
-    """What the `system` `init` line tells: the session, where, with which model, tools and permission mode."""
+    """What the `system` `init` line tells: the session, where, with which model, tools, MCP servers (name and
+    status) and permission mode (Claude Code's name for it)."""
 
     session_id: str
     model: str
     cwd: str
     tools: list[str]
     permission_mode: str
+    mcp_servers: list[dict[str, str]] = field(default_factory=list)
+    api_key_source: str = "none"
+    version: str = "0"
+    max_output_tokens: int = 0
 
 
 class HeadlessPrinter:
@@ -69,14 +84,23 @@ class HeadlessPrinter:
         self._emitted = 0
         self._last_usage: Usage | None = None
         self.warnings: list[str] = []  # warning/error notices (e.g. the session file cannot be written)
+        self.stop_reason: str | None = None
+        self.interrupted = False
+        self._api_ms = 0.0
+        self._request_began: float | None = None
 
     def start(self, info: RunInfo, messages: list[dict[str, Any]]) -> None:
-        """Begin the run: remember the conversation to follow (new messages only) and print the init line."""
+        """Begin a turn: remember the conversation to follow (new messages only) and print the init line."""
         self._info, self._messages, self._emitted = info, messages, len(messages)
-        self._started = time.monotonic()
+        self.tool_calls, self.denials, self.final_text, self.error, self.finished = [], [], "", None, False
+        self.stop_reason, self.interrupted, self._api_ms = None, False, 0.0
+        self._started = self._request_began = time.monotonic()
         if self.format == "stream-json":
-            self._emit({"type": "system", "subtype": "init", "session_id": info.session_id, "cwd": info.cwd, "model": info.model,
-                        "tools": info.tools, "mcp_servers": [], "permissionMode": info.permission_mode})
+            self.emit({"type": "system", "subtype": "init", "uuid": new_uuid(), "session_id": info.session_id,
+                        "apiKeySource": info.api_key_source, "claude_code_version": CLAUDE_CODE_PROTOCOL,
+                        "cwd": info.cwd, "tools": info.tools, "mcp_servers": info.mcp_servers, "model": info.model,
+                        "permissionMode": info.permission_mode, "slash_commands": [], "output_style": "default",
+                        "skills": [], "plugins": [], "tuiagent_version": info.version})
 
     def handle(self, event: Event) -> None:
         self._remember(event)
@@ -84,11 +108,8 @@ class HeadlessPrinter:
             self._emit_new_messages()
         elif self.format == "text":
             self._print_text(event)
-        if self.format != "text" and isinstance(event, Notice) and event.level != "info":
-            self.err.write(for_terminal(self.err, f"[{event.level}] {event.message}") + "\n")  # stdout stays JSON
-            self.err.flush()
 
-    def _emit(self, line: dict[str, Any]) -> None:
+    def emit(self, line: dict[str, Any]) -> None:
         self.out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
         self.out.flush()
 
@@ -99,17 +120,24 @@ class HeadlessPrinter:
         for message in self._messages[self._emitted:]:
             content = message.get("content")
             if message.get("role") == "assistant" and isinstance(content, list):
-                body: dict[str, Any] = {"type": "message", "role": "assistant", "model": self._info.model if self._info else "", "content": content}
-                if self._last_usage is not None:
-                    body["usage"] = api_usage(_usage_totals(self._last_usage))
-                self._emit({"type": "assistant", "message": body, "parent_tool_use_id": None, "session_id": session_id})
+                calls = any(isinstance(block, dict) and block.get("type") == "tool_use" for block in content)
+                body: dict[str, Any] = {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
+                                        "model": self._info.model if self._info else "", "content": content,
+                                        "stop_reason": "tool_use" if calls else (self.stop_reason or "end_turn"),
+                                        "stop_sequence": None, "stop_details": None, "container": None,
+                                        "context_management": None, "diagnostics": None}
+                body["usage"] = full_usage(_usage_totals(self._last_usage) if self._last_usage else UsageTotals())
+                self.emit({"type": "assistant", "uuid": new_uuid(), "message": body, "parent_tool_use_id": None,
+                            "session_id": session_id})
             elif message.get("role") == "user" and isinstance(content, list):
                 results = [block for block in content if block.get("type") == "tool_result"]
                 if results:  # the prompt itself is not echoed, as in Claude Code
-                    self._emit({"type": "user", "message": {"role": "user", "content": results}, "parent_tool_use_id": None, "session_id": session_id})
+                    self.emit({"type": "user", "uuid": new_uuid(), "message": {"role": "user", "content": results},
+                                "parent_tool_use_id": None, "session_id": session_id})
         self._emitted = len(self._messages)
 
     def _remember(self, event: Event) -> None:
+        self._time_requests(event)
         if isinstance(event, ToolCallStarted):
             self.tool_calls.append({"id": event.call_id, "name": event.name, "input": event.arguments})
         elif isinstance(event, ToolCallFinished):
@@ -124,12 +152,21 @@ class HeadlessPrinter:
         elif isinstance(event, Notice) and event.level != "info":
             self.warnings.append(event.message)
             if self.format != "text":  # text prints it with the rest; JSON output keeps stdout to JSON objects
-                self.err.write(f"[{event.level}] {event.message}\n")
+                self.err.write(for_terminal(self.err, f"[{event.level}] {event.message}") + "\n")
                 self.err.flush()
         elif isinstance(event, TurnFinished):
-            self.final_text, self.finished = event.text, True
+            self.final_text, self.finished, self.stop_reason = event.text, True, event.stop_reason
         elif isinstance(event, TurnFailed):
             self.error = event
+
+    def _time_requests(self, event: Event) -> None:
+        """duration_api_ms: each model request runs from the prompt (or the last tool result) to its usage report."""
+        now = time.monotonic()
+        if isinstance(event, ToolCallFinished):
+            self._request_began = now
+        elif isinstance(event, Usage) and self._request_began is not None:
+            self._api_ms += now - self._request_began
+            self._request_began = None
 
     def _line(self, text: str, stream: TextIO | None = None) -> None:
         target = stream or self.out
@@ -167,27 +204,66 @@ class HeadlessPrinter:
                edited_files: list[str] | None = None) -> int:
         """Print the final result object (json and stream-json) and return the exit code. `edited_files`: the project
         files (outside `.agent/`) the turn changed, None outside a git work tree."""
-        ok = self.finished and self.error is None
+        ok = self.finished and self.error is None and not self.interrupted
         if self.format == "text" and edited_files:
             self._line(f"[edited] {len(edited_files)} project file(s): {', '.join(edited_files)}", self.err)
         if self.format == "stream-json":
             self._emit_new_messages()
         if self.format in ("json", "stream-json"):
-            subtype = "success" if ok else ("error_max_turns" if self.error and self.error.kind == "max_turns" else "error_during_execution")
-            self._emit({
-                "type": "result", "subtype": subtype, "is_error": not ok,
-                "duration_ms": round((time.monotonic() - self._started) * 1000),
-                "num_turns": run_usage.requests, "result": self.final_text, "session_id": session_id,
-                "total_cost_usd": round(run_usage.cost_usd, 6), "usage": api_usage(run_usage), "permission_denials": self.denials,
-                "model": model, "error": self.error.message if self.error else None,
-                "error_kind": self.error.kind if self.error else None, "tool_calls": self.tool_calls,
-                "session_usage": session_usage.to_dict(), "edited_files": edited_files, "warnings": self.warnings,
-            })
+            self.emit(self._result(ok, session_id=session_id, model=model, run_usage=run_usage,
+                                    session_usage=session_usage, edited_files=edited_files))
         return 0 if ok else 1
+
+    def _result(self, ok: bool, *, session_id: str, model: str, run_usage: UsageTotals, session_usage: UsageTotals,
+                edited_files: list[str] | None) -> dict[str, Any]:
+        max_turns = self.error is not None and self.error.kind == "max_turns"
+        subtype = "success" if ok else ("error_max_turns" if max_turns else "error_during_execution")
+        terminal = ("completed" if ok else "aborted_streaming" if self.interrupted else "max_turns" if max_turns
+                    else "error")
+        message = "interrupted" if self.interrupted else self.error.message if self.error else None
+        cost = round(run_usage.cost_usd, 6) if price_for(model) is not None else None  # unknown, not guessed
+        line: dict[str, Any] = {
+            "type": "result", "subtype": subtype, "uuid": new_uuid(), "is_error": not ok,
+            "duration_ms": round((time.monotonic() - self._started) * 1000), "duration_api_ms": round(self._api_ms * 1000),
+            "num_turns": run_usage.requests, "result": self.final_text, "stop_reason": self.stop_reason,
+            "session_id": session_id, "total_cost_usd": cost, "usage": full_usage(run_usage),
+            "modelUsage": {model: self._model_usage(run_usage, cost)} if run_usage.requests else {},
+            "permission_denials": self.denials, "terminal_reason": terminal,
+            "model": model, "error": message, "error_kind": "interrupted" if self.interrupted else self.error.kind if self.error else None,
+            "tool_calls": self.tool_calls, "session_usage": session_usage.to_dict(), "edited_files": edited_files,
+            "warnings": self.warnings,
+        }
+        if not ok:
+            line["errors"] = [message] if message else []
+        return line
+
+    def _model_usage(self, usage: UsageTotals, cost: float | None) -> dict[str, Any]:
+        return {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens,
+                "cacheReadInputTokens": usage.cache_read_tokens, "cacheCreationInputTokens": usage.cache_write_tokens,
+                "webSearchRequests": 0, "costUSD": cost, "contextWindow": CONTEXT_WINDOW,
+                "maxOutputTokens": self._info.max_output_tokens if self._info else 0}
+
+
+def full_usage(totals: UsageTotals) -> dict[str, Any]:
+    """Usage with every key of the API's (Beta)Usage: the cache writes are 5-minute ones (tuiagent's breakpoints),
+    no server tools are used; what tuiagent does not keep (service tier, speed, geography...) is null."""
+    return {**api_usage(totals),
+            "cache_creation": {"ephemeral_5m_input_tokens": totals.cache_write_tokens, "ephemeral_1h_input_tokens": 0},
+            "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": None,
+            "speed": None, "inference_geo": None, "iterations": None, "output_tokens_details": None,
+            "fallback_credit": None}
+
+
+def failed_result(message: str) -> dict[str, Any]:
+    """The fields of a `result` line for a run that failed before any turn (no session, no usage)."""
+    return {"type": "result", "subtype": "error_during_execution", "uuid": new_uuid(), "is_error": True,
+            "duration_ms": 0, "duration_api_ms": 0, "num_turns": 0, "result": "", "stop_reason": None,
+            "session_id": "", "total_cost_usd": 0.0, "usage": full_usage(UsageTotals()), "modelUsage": {},
+            "permission_denials": [], "terminal_reason": "error", "errors": [message]}
 
 
 def _usage_totals(event: Usage) -> UsageTotals:
     return UsageTotals(event.input_tokens, event.output_tokens, event.cache_read_tokens, event.cache_write_tokens, event.cost_usd, 1)
 
 
-__all__ = ["HeadlessPrinter", "OUTPUT_FORMATS", "RunInfo", "event_json"]
+__all__ = ["HeadlessPrinter", "OUTPUT_FORMATS", "RunInfo", "event_json", "failed_result"]

@@ -38,3 +38,15 @@ def request_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if last.get("type") == "text" and last["text"] != last["text"].rstrip():
             cleaned[-1]["content"] = cleaned[-1]["content"][:-1] + [{**last, "text": last["text"].rstrip()}]
     return cleaned
+
+
+THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+def without_thinking(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages without thinking blocks, for a server that is not sent thinking and may not know them (a local
+    model after /model, a session resumed with another server); a message left empty gets the placeholder."""
+    if not any(block.get("type") in THINKING_TYPES for message in messages for block in message["content"]):
+        return messages
+    return [{**message, "content": [block for block in message["content"] if block.get("type") not in THINKING_TYPES]
+             or [{"type": "text", "text": EMPTY_PLACEHOLDER}]} for message in messages]

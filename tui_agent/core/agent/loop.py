@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from tui_agent.core.agent.builtins import builtin_tools
-from tui_agent.core.agent.catalog_tools import call_catalog_tool
+from tui_agent.core.agent.executor import ToolExecutor
+from tui_agent.core.agent.conversation import CANCELLED_RESULT as CANCELLED_RESULT, Conversation
 from tui_agent.core.agent.compaction import request_tokens, shorten_more
-from tui_agent.core.agent.history import request_messages
+from tui_agent.core.agent.history import request_messages, without_thinking
+from tui_agent.core.agent.instructions import Environment, project_instructions
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
@@ -20,18 +21,19 @@ from tui_agent.core.agent.providers import ToolProvider, with_provided_tools
 from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
-from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
-from tui_agent.core.agent.toolresults import count_failure, result_block, sandbox_failure, checkpoint_warnings, told_of_quarantine, trimmed_traceback
-from tui_agent.core.changes import ChangeEvent, ChangeFeed
-from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, TurnStarted, Usage
+from tui_agent.core.agent.stops import REFUSED_PLACEHOLDER, handling
+from tui_agent.core.agent.thinking import thinking_from
+from tui_agent.core.agent.toolbase import BuiltinTool, ToolOutput
+from tui_agent.core.agent.toolresults import count_failure, checkpoint_warnings
+from tui_agent.core.changes import ChangeFeed
+from tui_agent.core.events import (Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished,
+                                   TurnStarted, Usage)
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox, Model, TurnRecorder
-from tui_agent.core.sandbox.policy import SandboxUnavailable
-from tui_agent.core.tending.suggestions import SuggestionBook, suggestion_blocks
+from tui_agent.core.tending.suggestions import SuggestionBook
 from tui_agent.core.watch import ProjectWatcher
 
 
-CANCELLED_RESULT = "cancelled by the user before this call finished"
 CONTEXT_LIMIT_TOKENS = 200_000
 COMPACT_AT = 0.85
 
@@ -61,11 +63,11 @@ class Agent:
         self.settings = settings
         self.client = client
         self.permissions = permissions
-        self.session = session
         self.sandbox = sandbox
         self.catalog = catalog
         self.recipes = recipes
-        self.messages: list[dict[str, Any]] = list(messages or [])
+        suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
+        self.conversation = Conversation(list(messages or []), session, suggestions)
         self.usage = usage or UsageTotals()
         self.context_limit_tokens = context_limit_tokens
         self.changes = changes  # the project's change feed: what the stores publish during a call joins the turn
@@ -77,10 +79,15 @@ class Agent:
         self.plan = PromptPlan()  # the cache-stable system prompt and tools of this conversation
         self._plan_messages: list[dict[str, Any]] | None = None  # the conversation the plan was frozen for
         self._previous_end: tuple[int, int] | None = None  # where the last request's messages ended (a breakpoint)
-        self._unlogged_prompt: tuple[int, int] | None = None  # where this turn's prompt sits, until the session has it
-        self._told_before_prompt: tuple[dict[str, tuple[str, str]], str] | None = None
-        self.suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
+        self._told_before_prompt: tuple[dict[str, tuple[str, str]], str] | None = None  # taken back with an unanswered prompt
         self.tool_providers: list[ToolProvider] = list(tool_providers or [])  # e.g. MCP servers' tools
+        self.executor = ToolExecutor(project=project, permissions=permissions, builtins=self.builtins, providers=self.tool_providers,
+                                     authored_names=self.authored_names, sandbox=sandbox, catalog=catalog, recipes=recipes,
+                                     changes=changes)
+        self.thinking, self._setup_notes = thinking_from(settings)
+        if self.thinking.note_for(client.model):
+            self._setup_notes.append(self.thinking.note_for(client.model))
+        self._context: tuple[str, str] | None = None  # project instructions and environment, once per session
 
     @property
     def model(self) -> str:
@@ -94,15 +101,36 @@ class Agent:
     def session_id(self) -> str:
         return self.session.id
 
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.conversation.messages
+
+    @messages.setter
+    def messages(self, messages: list[dict[str, Any]]) -> None:
+        self.conversation.messages = messages
+
+    @property
+    def session(self) -> SessionLog:
+        return self.conversation.session
+
+    @session.setter
+    def session(self, session: SessionLog) -> None:
+        self.conversation.session = session
+
+    @property
+    def suggestions(self) -> SuggestionBook | None:
+        return self.conversation.suggestions
+
     def clear(self) -> None:
         """Forget the conversation (the session file keeps what was said)."""
         self.messages.clear()
         self.plan.reset()
+        self._context = None  # a new conversation reads AGENTS.md and the environment again
         self.session.append({"type": "clear", "time": time.time()})
 
     def add_note(self, text: str) -> None:
         """Tell the model something with the next request (e.g. that the person undid its last turn)."""
-        self._add_user_content([{"type": "text", "text": text}])
+        self.conversation.add_user_content([{"type": "text", "text": text}])
 
     # ------------------------------------------------------------------ requests
 
@@ -113,73 +141,49 @@ class Agent:
         """The system blocks and the `tools` array of the next request: fixed when the conversation starts (see promptplan)."""
         ranked = self._ranked_entries()
         if not self.plan.frozen or self._plan_messages is not self.messages or not self.messages:
+            instructions, environment = self._session_context()
             self.plan.freeze(root=str(self.project.root), mode=self.permissions.mode, ranked=ranked,
-                             budget=self.settings.catalog_token_budget, top_k=self.settings.catalog_top_k, builtins=self.builtins)
+                             budget=self.settings.catalog_token_budget, top_k=self.settings.catalog_top_k, builtins=self.builtins,
+                             instructions=instructions, environment=environment)
             self._plan_messages = self.messages if self.messages else None
             self._previous_end = None
         assert self.plan.system is not None
         return list(self.plan.system), with_provided_tools(self.plan.tools(self.builtins, ranked or [], self.authored_names),
                                                       self.tool_providers)
 
+    def _session_context(self) -> tuple[str, str]:
+        """AGENTS.md/CLAUDE.md and the environment, read at the session's first request and kept for the session."""
+        if self._context is None:
+            self._context = (project_instructions(self.project.root), Environment.capture(self.project.root).text())
+        return self._context
+
     def _announce_changes(self) -> None:
         """Tell the model what changed in the catalog (or the permission mode) since it was told, in the conversation."""
         if not self.plan.frozen or self._plan_messages is not self.messages or not self.messages:
             return
-        if self._unlogged_prompt is not None:  # if this prompt is taken back, so is the note: the model was not told
+        if self.conversation.unlogged_prompt is not None:  # if this prompt is taken back, so is the note: the model was not told
             self._told_before_prompt = (dict(self.plan.told), self.plan.mode)
         note = self.plan.changes(self._ranked_entries(), self.permissions.mode)
         if note and self.messages[-1]["role"] == "user":
-            block = {"type": "text", "text": note}
-            self.messages[-1]["content"].append(block)
-            if self._unlogged_prompt is None:  # else it is written with the prompt it follows
-                self.session.append_message({"role": "user", "content": [block]})
-
-    def _record_message(self, message: dict[str, Any]) -> None:
-        self.messages.append(message)
-        self.session.append_message(message)
-
-    def _add_user_content(self, blocks: list[dict[str, Any]]) -> None:
-        turn_running = any(block.get("type") == "tool_result" for block in blocks)
-        blocks = blocks + self._suggestion_blocks(turn_running)
-        if self.messages and self.messages[-1]["role"] == "user":
-            # A cancelled turn or one stopped by a limit ended on a user message; the next one continues it.
-            self.messages[-1]["content"].extend(blocks)
-            self.session.append_message({"role": "user", "content": blocks})
-        else:
-            self._record_message({"role": "user", "content": blocks})
-
-    def _begin_prompt(self, prompt: str) -> None:
-        """Add the prompt to the conversation; it is written to the session once the model answers (or the turn is cancelled)."""
-        blocks = [{"type": "text", "text": prompt}, *self._suggestion_blocks(turn_running=False)]
-        if self.messages and self.messages[-1]["role"] == "user":
-            self.messages[-1]["content"].extend(blocks)
-        else:
-            self.messages.append({"role": "user", "content": blocks})
-        self._unlogged_prompt = (len(self.messages) - 1, len(self.messages[-1]["content"]) - len(blocks))
-
-    def _log_prompt(self) -> None:
-        """Write the prompt (and any note that followed it) to the session."""
-        self._told_before_prompt = None
-        if self._unlogged_prompt is not None:
-            (index, position), self._unlogged_prompt = self._unlogged_prompt, None
-            self.session.append_message({"role": "user", "content": self.messages[index]["content"][position:]})
+            self.conversation.add_note_to_prompt({"type": "text", "text": note})
 
     def _fail_turn(self, failed: TurnFailed, prompt: str) -> TurnFailed:
         """Leave a valid history after a failed request: take an unanswered prompt back, or close the answered turn."""
-        if self._unlogged_prompt is not None:  # the model never answered: the prompt leaves the conversation
-            (index, position), self._unlogged_prompt = self._unlogged_prompt, None
-            del self.messages[index]["content"][position:]
-            if not self.messages[index]["content"]:
-                del self.messages[index]
+        if self.conversation.take_back_prompt():  # the model never answered: the prompt leaves the conversation
             if self._told_before_prompt is not None:
                 self.plan.told, self.plan.mode = self._told_before_prompt
+            self._told_before_prompt = None
             return dataclasses.replace(failed, prompt=prompt, message=f"{failed.message} (the prompt was not kept: edit it and send it again)")
-        if self.messages and self.messages[-1]["role"] == "user":
-            self._record_message({"role": "assistant", "content": [{"type": "text", "text": f"[this turn stopped on an error: {failed.message}]"}]})
+        self.conversation.close_failed_turn(failed.message)
         return failed
 
-    def _suggestion_blocks(self, turn_running: bool) -> list[dict[str, Any]]:
-        return suggestion_blocks(self.suggestions, turn_running=turn_running)
+    def _log_prompt(self) -> None:
+        self._told_before_prompt = None
+        self.conversation.log_prompt()
+
+    def _max_tokens(self) -> int:
+        """The max_tokens the requests carry (thinking raises the client's own)."""
+        return self.thinking.request_params(self.client.model, self.client.max_tokens)[1]
 
     # ------------------------------------------------------------------ the turn
 
@@ -197,6 +201,8 @@ class Agent:
                         yield Notice(message, level)
                 if recorder is not None:
                     recorder.observe(event)
+                    if isinstance(event, (ToolCallStarted, ToolCallFinished)):
+                        await recorder.around_call(event)  # undo attributes changes per call (core/undo)
                     if isinstance(event, TurnFinished):  # the last checkpoint before anyone hears the turn is over:
                         await recorder.end(self.session)  # an edit the person makes then is theirs, not the turn's
                 yield event
@@ -207,10 +213,13 @@ class Agent:
 
     async def _turn(self, prompt: str) -> AsyncGenerator[Event, None]:
         yield TurnStarted(prompt=prompt, session_id=self.session_id)
+        for note in self._setup_notes:
+            yield Notice(note, "warning")
+        self._setup_notes = []
         if not prompt.strip():
             yield TurnFailed("the prompt is empty: type something to send", kind="empty_prompt", prompt=prompt)
             return
-        self._begin_prompt(prompt)
+        self.conversation.begin_prompt(prompt)
         failures: dict[str, int] = {}
         partial_text: list[str] = []
         pending_calls: list[dict[str, Any]] = []
@@ -235,56 +244,40 @@ class Agent:
                     return
                 partial_text.clear()
                 self._log_prompt()
-                self._record_message({"role": "assistant", "content": reply.content or [{"type": "text", "text": "(no content)"}]})
+                stop = handling(reply.stop_reason, max_tokens=self._max_tokens(), stop_sequence=reply.stop_sequence)
+                content = [{"type": "text", "text": REFUSED_PLACEHOLDER}] if stop.drop_reply else reply.content
+                self.conversation.record({"role": "assistant", "content": content or [{"type": "text", "text": "(no content)"}]})
+                if stop.drop_reply:  # a refusal ends the turn as a failure (headless exits 1), its reply not kept
+                    yield TurnFailed(stop.message, kind=reply.stop_reason)
+                    return
+                if stop.message:
+                    yield Notice(stop.message, stop.level)
+                if stop.shorten:
+                    shorten_more(self.messages, 0)
+                if stop.continue_turn and not reply.tool_uses:
+                    continue
                 if not reply.tool_uses:
-                    if reply.stop_reason == "max_tokens":
-                        yield Notice(f"the reply was cut off at the output limit ({self.client.max_tokens} tokens); say 'continue' for the rest", "warning")
                     yield TurnFinished(text=reply.text, stop_reason=reply.stop_reason)
                     return
                 pending_calls, answered = list(reply.tool_uses), []
                 outputs: list[tuple[dict[str, Any], ToolOutput]] = []
-                async for event in self._answer_calls(reply, answered, outputs):
+                async for event in self.executor.answer_calls(reply, answered, outputs):
                     yield event
                 stops = [count_failure(failures, call, output) for call, output in outputs]  # counted in order
                 stop_message = next((message for message in reversed(stops) if message), "")
                 pending_calls = []
-                self._add_user_content(answered)
+                self.conversation.add_user_content(answered)
                 if stop_message:
                     yield TurnFailed(stop_message, kind="repeated_failure")
                     return
             yield TurnFailed(f"stopped after {self.settings.max_turns} model requests for one prompt (the limit is max_turns in "
                              "[agent] of .agent/config.toml); say 'continue' to go on", kind="max_turns")
         except (asyncio.CancelledError, GeneratorExit):
-            self._close_after_cancel(partial_text, pending_calls, answered)
+            self._told_before_prompt = None
+            self.conversation.close_after_cancel(partial_text, pending_calls, answered)
             if self.sandbox is not None:
                 await self.sandbox.cancel_running()
             raise
-
-    async def _answer_calls(self, reply: ModelReply, answered: list[dict[str, Any]],
-                            outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
-        """Run the reply's tool calls one after another: their events go out, their result blocks into `answered`."""
-        cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason == "max_tokens" else None
-        for call in reply.tool_uses:
-            output: ToolOutput | None = None
-            async for event in self._call(call, cut_off=call["id"] == cut_call_id, bad_input=reply.invalid_inputs.get(call["id"])):
-                if isinstance(event, ToolOutput):
-                    output = event
-                else:
-                    yield event
-            assert output is not None
-            answered.append(result_block(call["id"], output))
-            outputs.append((call, output))
-
-    def _close_after_cancel(self, partial_text: list[str], pending: list[dict[str, Any]], answered: list[dict[str, Any]]) -> None:
-        """Leave the transcript consistent: keep the prompt and the shown text, answer every tool_use."""
-        self._log_prompt()
-        if partial_text and "".join(partial_text).strip():
-            self._record_message({"role": "assistant", "content": [{"type": "text", "text": "".join(partial_text) + "\n[interrupted by the user]"}]})
-        if pending:
-            done = {block["tool_use_id"] for block in answered}
-            missing = [result_block(call["id"], ToolOutput(CANCELLED_RESULT, is_error=True)) for call in pending if call["id"] not in done]
-            self._add_user_content(answered + missing)
-        self.session.append({"type": "cancelled", "time": time.time()})
 
     async def _request(self) -> AsyncIterator[Event | ModelReply]:
         """One model request (with context shortening when needed); yields TurnFailed instead of raising."""
@@ -302,8 +295,11 @@ class Agent:
                 if count:
                     yield Notice(f"the conversation is near the context limit: shortened {count} old tool results", "warning")
             try:
-                messages, end = with_breakpoints(request_messages(self.messages), self._previous_end)
-                async for item in self.client.stream_reply(system=system, tools=tools, messages=messages):
+                sendable = request_messages(self.messages)
+                if self.thinking.strips_thinking(self.client.model):
+                    sendable = without_thinking(sendable)
+                messages, end = with_breakpoints(sendable, self._previous_end)
+                async for item in self.client.stream_reply(system=system, tools=tools, messages=messages, thinking=self.thinking):
                     if isinstance(item, ModelReply):
                         self._previous_end = end
                         self.usage.add(item.usage)
@@ -330,69 +326,7 @@ class Agent:
         if self.watcher is None:
             return
         published: list[Event] = []
-        with self._forwarding_store_changes(published):
+        with self.executor.forwarding_store_changes(published):
             await self.watcher.settle()
         for event in published:
             yield event
-
-    async def _call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
-        name, call_id = call["name"], call["id"]
-        raw_input = call.get("input")
-        arguments: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
-        authored = name not in self.builtins and not any(provider.handles(name) for provider in self.tool_providers)
-        yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
-        context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
-        started = time.perf_counter()
-        quarantined = len(self.sandbox.notices) if self.sandbox is not None else 0  # quarantine notes so far
-        with self._forwarding_store_changes(context.events):
-            try:
-                if cut_off:
-                    raise ToolFailure("your reply was cut off (max_tokens) before this call's input was complete; send it again, shorter")
-                if bad_input:
-                    raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
-                output = await self._dispatch(context, name, arguments)
-            except ToolFailure as failure:
-                output = ToolOutput(str(failure), is_error=True)
-            except SandboxUnavailable as error:  # e.g. bubblewrap refused to start: the person must see it too
-                output = sandbox_failure(name, error, context.events)
-            except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
-                output = ToolOutput(trimmed_traceback(error), is_error=True)
-        duration_ms = (time.perf_counter() - started) * 1000
-        output = told_of_quarantine(output, self.sandbox, quarantined, context.events)
-        for event in context.events:
-            yield event
-        if name == "create_tool" and not output.is_error:
-            tool_name = arguments.get("name", "")
-            if tool_name in self.authored_names:
-                self.authored_names.remove(tool_name)
-            self.authored_names.append(tool_name)
-        yield ToolCallFinished(call_id, name, output.text, output.is_error, duration_ms, authored=authored, truncated=output.truncated)
-        yield output
-
-    @contextlib.contextmanager
-    def _forwarding_store_changes(self, into: list[Event]) -> Iterator[None]:
-        """While a call runs, what the catalog and the recipe store publish (ToolAuthored, CatalogChanged) joins its events."""
-        def forward(event: ChangeEvent) -> None:
-            if isinstance(event, (ToolAuthored, CatalogChanged)):
-                into.append(event)
-
-        if self.changes is None:
-            yield
-            return
-        self.changes.add_listener(forward)
-        try:
-            yield
-        finally:
-            self.changes.remove_listener(forward)
-
-    async def _dispatch(self, context: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput:
-        builtin = self.builtins.get(name)
-        if builtin is not None:
-            result = await builtin.handler(context, arguments)
-            return result if isinstance(result, ToolOutput) else ToolOutput(str(result))
-        if self.catalog is not None and self.catalog.get(name) is not None:
-            return await call_catalog_tool(context, name, arguments)
-        for provider in self.tool_providers:
-            if provider.handles(name):
-                return await provider.call(context, name, arguments)
-        raise ToolFailure(f"there is no tool named {name!r}; use search_tools to find catalog tools, or call_tool {{name, args}}")

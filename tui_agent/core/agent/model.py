@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, cast
 from tui_agent.core.agent.pricing import RequestUsage, default_model, request_usage
 from tui_agent.core.agent.streamreply import AssembledReply, ReplyAssembler, StreamCut
 from tui_agent.core.bulkload import long_lived_objects
-from tui_agent.core.events import Event, Notice, TextDelta
+from tui_agent.core.agent.thinking import ThinkingConfig
+from tui_agent.core.events import Event, Notice, TextDelta, ThinkingDelta
 
 if TYPE_CHECKING:
     import anthropic
@@ -45,6 +46,7 @@ class ModelReply:
     stop_reason: str
     usage: RequestUsage
     invalid_inputs: dict[str, str] = field(default_factory=dict)  # tool_use id -> why its input JSON is unusable
+    stop_sequence: str | None = None
 
     @property
     def text(self) -> str:
@@ -112,10 +114,13 @@ class ModelClient:
         return [model.id for model in page.data]
 
     async def stream_reply(
-        self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+        self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]],
+        thinking: ThinkingConfig | None = None,
     ) -> AsyncIterator[Event | ModelReply]:
-        """Yield TextDelta and Notice events as they arrive, then the final ModelReply; raise ModelError."""
+        """Yield TextDelta, ThinkingDelta and Notice events as they arrive, then the final ModelReply; raise ModelError.
+        `thinking` None sends no thinking parameter (the model's default)."""
         anthropic = sdk()
+        extra, max_tokens = thinking.request_params(self.model, self.max_tokens) if thinking is not None else ({}, self.max_tokens)
         shown = ""  # text already shown to the person in this request, across attempts
         attempt = 0
         while True:
@@ -123,12 +128,15 @@ class ModelClient:
             try:
                 assembler = ReplyAssembler()
                 stream = await self._client.messages.create(
-                    model=self.model, max_tokens=self.max_tokens, stream=True,
+                    model=self.model, max_tokens=max_tokens, stream=True,
                     system=cast(Any, system), tools=cast(Any, tools), messages=cast(Any, messages),
+                    extra_body=extra or None,  # thinking / output_config: the same wire shape with any SDK version
                 )
                 try:
                     async for event in stream:
                         received += assembler.feed(event)
+                        if assembler.thinking:
+                            yield ThinkingDelta(assembler.thinking)
                         if len(received) > len(shown):
                             if not received.startswith(shown):
                                 yield Notice("the retried reply differs from the partial text shown above", "warning")
@@ -170,6 +178,7 @@ class ModelClient:
                 cache_write_tokens=parts.cache_write_tokens,
             ),
             invalid_inputs=parts.invalid_inputs,
+            stop_sequence=parts.stop_sequence,
         )
 
     def _classify_status(self, error: anthropic.APIStatusError) -> ModelError:

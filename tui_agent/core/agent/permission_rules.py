@@ -9,6 +9,10 @@ from dataclasses import dataclass
 RULE_SYNTAX = re.compile(r"^(?P<tool>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<pattern>.+)\))?$", re.DOTALL)
 PREFIX_SUFFIX = ":*"
 CONTROL_OPERATORS = {"&&", "||", ";", "|", "&", "|&", ";;", "\n"}
+REDIRECTIONS = {">", ">>", "&>", "&>>", ">|", ">&", "<>", "<", "<<", "<<<", "<&"}
+WRITING_REDIRECTIONS = {">", ">>", "&>", "&>>", ">|", ">&", "<>"}
+HARMLESS_TARGETS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
+"""Redirection targets a prefix rule still covers: every other file a redirection writes must be named by the rule."""
 UNSAFE_FOR_PATTERNS = ("$(", "`", "<(", ">(")
 """A command holding one of these runs a hidden command; only a tool-wide rule or an exact rule covers it."""
 MULTI_WORD_RUNNERS = {"npm", "pnpm", "yarn", "cargo", "go", "uv", "poetry", "git", "make", "pip", "pip3", "docker",
@@ -46,7 +50,11 @@ class Rule:
         if not self.prefix:
             return subject.strip() == self.pattern.strip()
         parts = simple_commands(subject)
-        return parts is not None and all(_starts_with(words, self.pattern) for words in parts)
+        if parts is None or not all(_starts_with(words, self.pattern) for words in parts):
+            return False
+        written = file_redirections(parts)
+        named = file_redirections(simple_commands(self.pattern) or [])
+        return written is not None and named is not None and set(written) <= set(named)
 
 
 def parse_rule(text: str) -> Rule:
@@ -70,10 +78,13 @@ def parse_rule(text: str) -> Rule:
 
 
 def simple_commands(command: str) -> list[list[str]] | None:
-    """The words of each simple command in `command`, or None when it cannot be split safely."""
+    """The words of each simple command in `command`, or None when it cannot be split safely.
+
+    A redirection operator (`>`, `2>`'s `>`, `&>`, `>>`, `<`) is a word of its own, so `git status>x` and
+    `git status > x` both read as `git status > x`."""
     if any(marker in command for marker in UNSAFE_FOR_PATTERNS):
         return None
-    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
+    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|<>")
     lexer.whitespace_split = True
     lexer.commenters = ""  # shlex would drop the rest of the line at a `#` inside a word, where the shell does not
     parts: list[list[str]] = [[]]
@@ -81,7 +92,9 @@ def simple_commands(command: str) -> list[list[str]] | None:
         for token in lexer:
             if token in CONTROL_OPERATORS:
                 parts.append([])
-            elif set(token) <= set(";&|"):
+            elif token in REDIRECTIONS:
+                parts[-1].append(token)
+            elif set(token) <= set(";&|<>"):
                 return None
             else:
                 parts[-1].append(token)
@@ -89,6 +102,24 @@ def simple_commands(command: str) -> list[list[str]] | None:
         return None
     commands = [words for words in parts if words]
     return commands or None
+
+
+def file_redirections(parts: list[list[str]]) -> list[str] | None:
+    """The files the commands' redirections write (`>`, `>>`, `2>`, `&>`, `>|`, `<>`, `>& file`), without
+    /dev/null and descriptor copies (`2>&1`); None when a redirection has no target."""
+    written: list[str] = []
+    for words in parts:
+        for index, word in enumerate(words):
+            if word not in WRITING_REDIRECTIONS:
+                continue
+            if index + 1 >= len(words):
+                return None
+            target = words[index + 1]
+            if word.endswith("&") and (target.isdigit() or target == "-"):
+                continue  # 2>&1, >&-: a descriptor, not a file
+            if target not in HARMLESS_TARGETS:
+                written.append(target)
+    return written
 
 
 def _starts_with(words: list[str], prefix: str) -> bool:

@@ -29,6 +29,8 @@ class ApprovalRequest:
     protected: bool = False
     """A write to a protected path (.agent/, .git, editor and shell files...): asked even in auto mode, and no allow
     rule covers it (`.agent/config.toml` holds the rules)."""
+    notes: tuple[str, ...] = ()
+    """What the person should know before answering (a program from the project's virtualenv, not the system's)."""
 
 
 RuleScope = Literal["session", "project"]

@@ -53,8 +53,8 @@ class Price:
 
 
 # From Anthropic's public pricing page (anthropic.com/pricing, "API" section, as of 2025): keyed by the
-# first matching substring of the model id. Ids not listed here (newer releases, local models behind
-# ANTHROPIC_BASE_URL) are priced by family; a model of no known family is counted as free (0.0), not guessed.
+# first matching substring of a Claude model id. Claude ids not listed here (newer releases) are priced by family;
+# any other model (behind ANTHROPIC_BASE_URL, e.g. a LiteLLM proxy) has no price: its cost is unknown.
 PRICES: tuple[tuple[str, Price], ...] = (
     ("opus-4-5", Price(5.0, 25.0)),
     ("opus-4-1", Price(15.0, 75.0)),
@@ -69,7 +69,11 @@ PRICES: tuple[tuple[str, Price], ...] = (
 
 
 def price_for(model: str) -> Price | None:
+    """The price of a Claude model; None for any other (a proxy's model is not priced as Claude because its
+    name contains "sonnet"): its cost is unknown, not guessed."""
     lowered = model.lower()
+    if "claude" not in lowered:
+        return None
     for key, price in PRICES:
         if key in lowered:
             return price

@@ -18,7 +18,9 @@ INSTRUCTIONS = """\
 You are tuiagent, a coding assistant working inside the user's project (a git repository) at {root}.
 Work step by step with your tools; keep answers short; say plainly what you changed.
 
-Files: read_file, write_file, edit_file (exact, unique match), list_files and grep work on project paths only.
+Files: read_file, write_file, edit_file (exact, unique match; replace_all for every occurrence), list_files and grep
+(ripgrep: .gitignore honoured; glob, type, -i, context, output_mode) work on project paths only; read_file shows
+images (PNG, JPEG, GIF, WebP) too.
 Permission mode: {mode}. In `ask` mode shell commands, writes outside .agent/, tools that declare WRITES and network
 tools need the user's approval; if a call is denied, do not retry it unchanged: explain or choose another way.
 
@@ -69,6 +71,8 @@ def catalog_entries(catalog: AgentCatalog) -> list[CatalogEntry]:
 
     Drift needs git, so only what the catalog last found is flagged: broken tools, and drifted tools whose own tests
     failed (for the version that failed)."""
+    from tui_agent.core.catalog.models import broken_label  # loaded with the catalog, not with the first paint
+
     usage = catalog.state.usage()
     failing = catalog.failing_drift
     entries = []
@@ -76,7 +80,7 @@ def catalog_entries(catalog: AgentCatalog) -> list[CatalogEntry]:
         stats = usage.get(entry.name)
         description = entry.spec.description.strip() if entry.spec is not None else ""
         summary = description.splitlines()[0][:120] if description else ""
-        status = "broken" if entry.error is not None else "ok"
+        status = broken_label(entry.error) if entry.error is not None else "ok"
         if entry.spec is not None and failing.get(entry.name) == entry.spec.source_sha:
             status = "drifted · failing"
         entries.append(CatalogEntry(entry.name, summary, status, stats.calls if stats else 0,
@@ -104,7 +108,7 @@ def catalog_index(ranked: Sequence[CatalogEntry], token_budget: int) -> str:
     chosen: list[str] = []
     used = 0
     for entry in ranked:
-        flag = f" [{entry.status}]" if entry.status in ("broken", "drifted", "drifted · failing") else ""
+        flag = f" [{entry.status}]" if entry.status.startswith("broken") or entry.status in ("drifted", "drifted · failing") else ""
         line = f"- {entry.name}: {entry.summary}{flag}"
         if used + len(line) + 1 > budget_chars:
             break
@@ -116,7 +120,10 @@ def catalog_index(ranked: Sequence[CatalogEntry], token_budget: int) -> str:
     return "\n".join(lines)
 
 
-def system_blocks(*, root: str, mode: str, index: str, extra: str = "") -> list[dict[str, Any]]:
-    text = INSTRUCTIONS.format(root=root, mode=mode) + "\n" + index + (f"\n\n{extra}" if extra else "")
+def system_blocks(*, root: str, mode: str, index: str, extra: str = "", instructions: str = "", environment: str = "") -> list[dict[str, Any]]:
+    """One cached block: how to work, the project's instructions, the catalog index, the environment (the parts that
+    change least between sessions first)."""
+    parts = [INSTRUCTIONS.format(root=root, mode=mode), instructions, index, environment, extra]
+    text = parts[0] + "\n" + "\n\n".join(part for part in parts[1:] if part)
     return [{"type": "text", "text": text, "cache_control": dict(CACHE)}]
 

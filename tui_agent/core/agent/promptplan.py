@@ -52,11 +52,12 @@ class PromptPlan:
         self.system, self.tool_order, self.known, self.told, self.mode = None, [], set(), {}, ""
 
     def freeze(self, *, root: str, mode: str, ranked: Sequence[CatalogEntry] | None, budget: int, top_k: int,
-               builtins: Mapping[str, BuiltinTool]) -> None:
-        """Fix the system prompt and the tools array from the catalog as it is now (best-ranked tools first)."""
+               builtins: Mapping[str, BuiltinTool], instructions: str = "", environment: str = "") -> None:
+        """Fix the system prompt and the tools array from the catalog as it is now (best-ranked tools first);
+        `instructions` (AGENTS.md ...) and `environment` are the session's, read once when it started."""
         entries = list(ranked or [])
         index = catalog_index(entries, budget) if ranked is not None else NO_CATALOG
-        self.system = system_blocks(root=root, mode=mode, index=index)
+        self.system = system_blocks(root=root, mode=mode, index=index, instructions=instructions, environment=environment)
         callable_entries = [entry for entry in entries if sendable(entry.api) and entry.name not in builtins]
         self.tool_order = sorted(entry.name for entry in callable_entries[:top_k])
         self.told = {entry.name: (entry.summary, entry.status) for entry in entries}

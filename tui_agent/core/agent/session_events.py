@@ -19,6 +19,7 @@ from tui_agent.core.events import (
     FilesChanged,
     Notice,
     TextDelta,
+    ThinkingDelta,
     ToolAuthored,
     ToolCallFinished,
     ToolCallStarted,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__name__: cls
     for cls in (TurnStarted, TextDelta, ToolCallStarted, ToolCallFinished, ApprovalDenied, ToolAuthored, CatalogChanged,
-                FilesChanged, BranchChanged, UsageChanged, Notice, Usage, TurnFinished, TurnFailed)
+                FilesChanged, BranchChanged, UsageChanged, Notice, Usage, TurnFinished, TurnFailed, ThinkingDelta)
 }
 """Every event a session records, by the name `SessionLog.append_event` writes."""
 

@@ -23,37 +23,50 @@ class AssembledReply:
     cache_read_tokens: int
     cache_write_tokens: int
     invalid_inputs: dict[str, str] = field(default_factory=dict)
+    stop_sequence: str | None = None
 
 
 class ReplyAssembler:
-    """Feed it every raw stream event (`feed` returns the text delta, if any); `finish()` once the stream ended."""
+    """Feed it every raw stream event (`feed` returns the text delta, if any, and `thinking` holds the thinking delta
+    of the last event fed); `finish()` once the stream ended. Thinking and redacted_thinking blocks are kept exactly as
+    they came (text, signature, data): the API refuses a modified one when it is sent back."""
 
     def __init__(self) -> None:
         self._blocks: dict[int, dict[str, Any]] = {}
         self._raw_inputs: dict[int, list[str]] = {}
         self._usage: dict[str, int] = {}
         self._stop_reason: str | None = None
+        self._stop_sequence: str | None = None
         self._stopped = False
+        self.thinking = ""
 
     def feed(self, event: Any) -> str:
+        self.thinking = ""
         kind = getattr(event, "type", "")
         if kind == "message_start":
             self._take_usage(event.message.usage)
         elif kind == "content_block_start":
-            block = event.content_block
-            if block.type == "text":
-                self._blocks[event.index] = {"type": "text", "text": block.text or ""}
-            elif block.type == "tool_use":
-                self._blocks[event.index] = {"type": "tool_use", "id": block.id, "name": block.name}
-                self._raw_inputs[event.index] = []
+            self._start(event.index, event.content_block)
         elif kind == "content_block_delta":
             return self._delta(event.index, event.delta)
         elif kind == "message_delta":
             self._stop_reason = event.delta.stop_reason or self._stop_reason
+            self._stop_sequence = getattr(event.delta, "stop_sequence", None) or self._stop_sequence
             self._take_usage(event.usage)
         elif kind == "message_stop":
             self._stopped = True
         return ""
+
+    def _start(self, index: int, block: Any) -> None:
+        if block.type == "text":
+            self._blocks[index] = {"type": "text", "text": block.text or ""}
+        elif block.type == "tool_use":
+            self._blocks[index] = {"type": "tool_use", "id": block.id, "name": block.name}
+            self._raw_inputs[index] = []
+        elif block.type == "thinking":
+            self._blocks[index] = {"type": "thinking", "thinking": block.thinking or "", "signature": block.signature or ""}
+        elif block.type == "redacted_thinking":
+            self._blocks[index] = {"type": "redacted_thinking", "data": block.data}
 
     def _delta(self, index: int, delta: Any) -> str:
         block = self._blocks.get(index)
@@ -64,6 +77,11 @@ class ReplyAssembler:
             return str(delta.text)
         if delta.type == "input_json_delta" and index in self._raw_inputs:
             self._raw_inputs[index].append(delta.partial_json)
+        elif delta.type == "thinking_delta" and block["type"] == "thinking":
+            block["thinking"] += delta.thinking
+            self.thinking = str(delta.thinking)
+        elif delta.type == "signature_delta" and block["type"] == "thinking":
+            block["signature"] += delta.signature
         return ""
 
     def _take_usage(self, usage: Any) -> None:
@@ -84,6 +102,9 @@ class ReplyAssembler:
                 if block["text"].strip():  # models send "\n\n" before a tool call; the API refuses it when replayed
                     content.append(block)
                 continue
+            if block["type"] in ("thinking", "redacted_thinking"):
+                content.append(block)
+                continue
             tool_input, problem = _parse_input("".join(self._raw_inputs.get(index, [])))
             if problem:
                 invalid[block["id"]] = problem
@@ -93,6 +114,7 @@ class ReplyAssembler:
             input_tokens=self._usage.get("input_tokens", 0), output_tokens=self._usage.get("output_tokens", 0),
             cache_read_tokens=self._usage.get("cache_read_input_tokens", 0),
             cache_write_tokens=self._usage.get("cache_creation_input_tokens", 0), invalid_inputs=invalid,
+            stop_sequence=self._stop_sequence,
         )
 
 

@@ -25,6 +25,8 @@ class ToolOutput:
     text: str
     is_error: bool = False
     truncated: bool = False
+    blocks: tuple[dict[str, Any], ...] = ()
+    """Content blocks sent after the text (images from an MCP server), as the Messages API takes them."""
 
 
 @dataclass

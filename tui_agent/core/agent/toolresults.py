@@ -29,6 +29,8 @@ def count_failure(failures: dict[str, int], call: dict[str, Any], output: ToolOu
 
 def result_block(call_id: str, output: ToolOutput) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": output.text if output.text.strip() else "(empty)"}
+    if output.blocks:
+        block["content"] = [{"type": "text", "text": block["content"]}, *output.blocks]
     if output.is_error:
         block["is_error"] = True
     return block
@@ -55,7 +57,7 @@ def told_of_quarantine(output: ToolOutput, sandbox: AgentSandbox | None, seen: i
         return output
     events.extend(Notice(note, level="warning") for note in notes)
     told = "".join(f"\n[tuiagent] {note}" for note in notes if note not in output.text)  # run_python shows stderr
-    return ToolOutput(output.text + told, is_error=output.is_error, truncated=output.truncated)
+    return ToolOutput(output.text + told, is_error=output.is_error, truncated=output.truncated, blocks=output.blocks)
 
 
 def checkpoint_warnings(recorder: TurnRecorder | None) -> list[tuple[str, Literal["warning"]]]:

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tui_agent.core.catalog.drift import DriftChecker
+from tui_agent.core.catalog.drift_tracker import DRIFTED_FAILING, DriftTracker
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import read_bytes_or_none
 from tui_agent.core.versioning.gitstore import CatalogGit, CommitOutcome, HistoryEntry
@@ -16,9 +17,9 @@ from tui_agent.core.catalog.models import DriftReport, ToolRecord, ToolSpec
 from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES, check_lookup_name
 from tui_agent.core.catalog.pipeline import Pipeline, SandboxLike
 from tui_agent.core.catalog.registry import Entry, Registry
-from tui_agent.core.catalog.drift_status import DRIFTED_FAILING, recheck, remember, status_of
-from tui_agent.core.catalog.reports import build_drift_report, check_arguments, search_specs
+from tui_agent.core.catalog.reports import check_arguments, search_specs
 from tui_agent.core.catalog.startup import LoadReport, load_existing
+from tui_agent.core.catalog.outside_edits import OutsideEdits
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
 from tui_agent.core.versioning.store import Change
@@ -48,9 +49,9 @@ class Catalog:
         self.state = state
         self.pipeline = pipeline
         self.registry: Registry = pipeline.registry
-        self.drift_checker = DriftChecker(project.root)
-        self._drift_tests: dict[str, tuple[str, bool]] = {}  # tool -> (dependency fingerprint, tests passed), from state.db
-        self.failing_drift: dict[str, str] = {}  # drifted tools whose tests fail -> the source_sha they failed at
+        self.drift_tracker = DriftTracker(project, state, pipeline, self.version_commit, git.author_name, git.store_blobs)
+        self.outside = OutsideEdits(project, pipeline, git, state)
+        self.settle = self.outside.settle  # hand edits commit once a burst of saves settles
         self.load_report = LoadReport()
         self.watcher: ProjectWatcher | None = None  # the runtime's project watcher, or the one `watch()` runs
         self.changes = changes or ChangeFeed()
@@ -78,6 +79,7 @@ class Catalog:
         return catalog
 
     async def aclose(self) -> None:
+        await self.settle.flush()  # a hand edit still settling is committed now, not left to the next start
         self.state.close()
         self.git.close()
 
@@ -104,7 +106,7 @@ class Catalog:
         stats = usage.get(entry.name)
         calls = stats.calls if stats else 0
         commit = self.version_commit(entry)
-        drift = status_of(self, entry, commit, self._drift_tests) if entry.error is None else None
+        drift = self.drift_tracker.status(entry)
         if entry.error is not None:
             status = "broken"
         elif drift is not None:
@@ -141,19 +143,26 @@ class Catalog:
 
     def tools(self) -> list[ToolRecord]:
         usage = self.state.usage()
-        self.drift_checker.fresh()
-        self._drift_tests = self.state.drift_tests()
+        self.drift_tracker.fresh()
         records = [self._record(entry, usage) for entry in self.registry.entries()]
-        self.failing_drift = {r.name: r.spec.source_sha for r in records if r.status == DRIFTED_FAILING and r.spec}
+        self.drift_tracker.failing = {r.name: r.spec.source_sha for r in records if r.status == DRIFTED_FAILING and r.spec}
         return records
+
+    @property
+    def failing_drift(self) -> dict[str, str]:
+        """Drifted tools whose tests fail -> the source_sha they failed at (for the prompt's index)."""
+        return self.drift_tracker.failing
+
+    @property
+    def drift_checker(self) -> DriftChecker:
+        return self.drift_tracker.checker
 
     def get(self, name: str) -> ToolRecord | None:
         entry = self.registry.get(name)
         return self._current(entry) if entry else None
 
     def _current(self, entry: Entry) -> ToolRecord:
-        self.drift_checker.fresh()
-        self._drift_tests = self.state.drift_tests()
+        self.drift_tracker.fresh()
         return self._record(entry, self.state.usage())
 
     def specs(self) -> list[ToolSpec]:
@@ -192,6 +201,7 @@ class Catalog:
 
     async def save_change(self, name: str, source: str, *, author: str = "agent") -> Change:
         check_name(name)
+        await self.settle.flush(name)  # the person's settling edit becomes its own version first
         async with self.pipeline.lock:
             existed = self.registry.get(name) is not None or self.project.tool_path(name).exists()
             verb = "update" if existed else "add"
@@ -207,6 +217,7 @@ class Catalog:
 
     async def revert_change(self, name: str, rev: str | None = None) -> Change:
         check_lookup_name(name)
+        await self.settle.flush(name)
         rel = self.project.relative(self.project.tool_path(name))
         async with self.pipeline.lock:
             self._refuse_unsaved(name, "revert")
@@ -221,6 +232,7 @@ class Catalog:
 
     async def prune_change(self, name: str) -> Change:
         check_lookup_name(name)
+        await self.settle.flush(name)
         async with self.pipeline.lock:
             if self.registry.get(name) is None and not self.project.tool_path(name).exists():
                 raise PipelineError("missing", f"no tool named {name!r}")
@@ -324,67 +336,54 @@ class Catalog:
         for candidate in candidates:
             data = candidate()
             if data is not None and source_sha(data) == entry.spec.source_sha:
-                self.pipeline.keep_runnable(data)
+                self.pipeline.keep_runnable(data, entry.name)
                 return
         raise PipelineError("missing", f"the last good version of {entry.name} is gone from .agent/cache and git")
 
     # drift -----------------------------------------------------------------------
     async def drift(self, name: str | None = None) -> list[DriftReport]:
-        """Drift reports (the diff of dependency files since each tool's commit, tests re-run) for one or all tools."""
-        self.drift_checker.fresh()
+        """Drift reports (the diff of dependency files since each tool's commit or accepted review, tests re-run) for
+        one tool (a broken one too: the report says so) or every callable one."""
+        self.drift_tracker.fresh()
         names = [name] if name else [e.name for e in self.registry.entries() if e.spec is not None]
         reports = []
         for tool in names:
             entry = self.registry.get(tool)
-            if entry is None or entry.spec is None:
+            if entry is None or entry.spec is None or entry.runnable is None:
                 raise PipelineError("missing", f"no callable tool named {tool!r}")
-            report = await build_drift_report(self, entry)
-            remember(self, entry, report)
-            reports.append(report)
+            reports.append(await self.drift_tracker.report(entry))
         return reports
 
     async def recheck_drift(self) -> list[DriftReport]:
         """Run the tests of tools that drifted since their last check; their status (`drifted · failing`) follows."""
-        reports = await recheck(self)
+        reports = await self.drift_tracker.recheck(self.registry.entries())
         self.tools()  # refreshes failing_drift for the prompt's index
         if reports:
             self._notify([report.name for report in reports], "drift re-checked")
         return reports
 
+    async def accept_drift(self, name: str) -> Change:
+        """Mark a drifted tool reviewed at the current commit: its dependency files as they are now become the
+        reference drift is measured from (committed in `.agent/drift-reviews.json`)."""
+        check_lookup_name(name)
+        async with self.pipeline.lock:
+            entry = self.registry.get(name)
+            if entry is None:
+                raise PipelineError("missing", f"no tool named {name!r}")
+            outcome = await self.drift_tracker.accept(entry, self.git.status().head)
+        record = self._current(entry)
+        self._notify([name], "drift accepted" if outcome.committed else f"drift accepted; {outcome.message}")
+        return Change("tool", name, "accept-drift", outcome.committed, outcome.sha, outcome.deferred_reason,
+                      outcome.message, record=record)
+
     # hot reload --------------------------------------------------------------------
     async def handle_file_changes(self, names: set[str]) -> list[str]:
-        """Revalidate tool files changed outside the catalog; own writes (same content hash) are ignored."""
-        changed: list[str] = []
-        async with self.pipeline.lock:
-            for name in sorted(names):
-                path = self.project.tool_path(name)
-                data = read_bytes_or_none(path)
-                entry = self.registry.get(name)
-                if data is None:
-                    if entry is not None:
-                        await self._removed_outside(name)
-                        changed.append(name)
-                    continue
-                if entry is not None and entry.disk_sha == source_sha(data):
-                    continue
-                verb = "update" if entry is not None else "add"
-                await self.pipeline.accept_disk(name, f"tuiagent: {verb} tool {name} (edited outside tuiagent)")
-                changed.append(name)
+        """Revalidate tool files changed outside the catalog (own writes, same content hash, are ignored); a good
+        edit is live at once and commits once it settles (`outside_edits`)."""
+        changed = await self.outside.handle(names)
         if changed:
             self._notify(changed, "edited outside tuiagent")
         return changed
-
-    async def _removed_outside(self, name: str) -> None:
-        """The file is gone: commit the deletion, unless HEAD has it deleted already (another process pruned it)."""
-        rel = self.project.relative(self.project.tool_path(name))
-        async with self.pipeline.writer.hold():
-            if read_bytes_or_none(self.project.tool_path(name)) is not None:
-                return  # back already: the event for its return handles it
-            in_head = await asyncio.to_thread(self.pipeline.committed, rel) is not None
-            if not in_head and not self.pipeline.pending(rel):
-                self.registry.unregister(name)
-                return
-            await self.pipeline.remove_locked(name, f"tuiagent: remove tool {name} (file deleted outside tuiagent)")
 
     async def watch(self) -> None:
         """Hot reload on its own (no runtime): a project watcher feeding only this catalog, until cancelled."""

@@ -60,46 +60,57 @@ class DriftChecker:
         path = self.root / rel
         return path.read_bytes() if path.is_file() else None
 
-    def changed_files(self, commit: str | None, watched: Iterable[str]) -> list[str]:
-        if not commit:
-            return []
-        blobs = self.tree_blobs(commit)
-        changed = []
-        for rel in watched:
-            if rel not in self._worktree_blobs:
-                data = self._worktree_bytes(rel)
-                self._worktree_blobs[rel] = blob_sha(data) if data is not None else None
-            if blobs.get(rel) != self._worktree_blobs[rel] and not self._unchanged_untracked(commit, rel, blobs):
-                changed.append(rel)
-        return changed
+    def current_blob(self, rel: str) -> str | None:
+        """The blob id of the work-tree file now (None: absent); cached until `fresh()`."""
+        if rel not in self._worktree_blobs:
+            data = self._worktree_bytes(rel)
+            self._worktree_blobs[rel] = blob_sha(data) if data is not None else None
+        return self._worktree_blobs[rel]
 
-    def _unchanged_untracked(self, commit: str, rel: str, blobs: dict[str, str]) -> bool:
-        """A file git never had at `commit` (untracked) counts as drifted only if it changed after that commit was made."""
-        if rel in blobs or self._worktree_blobs.get(rel) is None:
-            return False
+    def reference(self, commit: str | None, review_files: dict[str, str | None] | None) -> dict[str, str | None]:
+        """What the dependency files are compared against: a review's blobs, else the files of `commit`."""
+        if review_files is not None:
+            return review_files
+        return dict(self.tree_blobs(commit)) if commit else {}
+
+    def compare(self, reference: dict[str, str | None], watched: Iterable[str]) -> tuple[list[str], list[str]]:
+        """(changed, added): files the reference has that differ now (edited or deleted), and files it lacks that
+        exist now. An added file alone is no drift (a new log matching `logs/*.log`): the tool's tests decide."""
+        changed: list[str] = []
+        added: list[str] = []
+        for rel in watched:
+            now = self.current_blob(rel)
+            if reference.get(rel) is not None:
+                if reference[rel] != now:
+                    changed.append(rel)
+            elif now is not None:
+                added.append(rel)
+        return changed, added
+
+    def older_than(self, commit: str, rel: str) -> bool:
+        """Whether the work-tree file was last modified before `commit` was made."""
         try:
             modified = (self.root / rel).stat().st_mtime
         except OSError:
             return False
-        # Commit times have whole seconds: a file touched in the commit's own second counts as changed (reported, not hidden).
+        # Commit times have whole seconds: a file touched in the commit's own second counts as new.
         return int(modified) < self.trees.commit_time(commit)
 
     def fingerprint(self, source_sha: str, changed: Iterable[str]) -> str:
-        """Names one version of a tool against one state of its changed dependency files (after `changed_files`)."""
+        """Names one version of a tool against one state of its changed (or added) dependency files."""
         digest = hashlib.sha256(source_sha.encode())
         for rel in sorted(changed):
-            digest.update(f"\0{rel}\0{self._worktree_blobs.get(rel)}".encode())
+            digest.update(f"\0{rel}\0{self.current_blob(rel)}".encode())
         return digest.hexdigest()[:20]
 
-    def old_bytes(self, commit: str, rel: str) -> bytes | None:
-        blob = self.tree_blobs(commit).get(rel)
-        return self.trees.blob_bytes(blob) if blob is not None else None
-
-    def diff(self, commit: str, changed: Iterable[str]) -> str:
-        """A unified diff of the changed files between `commit` and the work tree."""
+    def diff(self, reference: dict[str, str | None], changed: Iterable[str]) -> str:
+        """A unified diff of the changed files from the reference blobs to the work tree."""
         chunks: list[str] = []
         for rel in changed:
-            old, new = self.old_bytes(commit, rel), self._worktree_bytes(rel)
+            blob = reference.get(rel)
+            old, new = (self.trees.blob_bytes(blob) if blob else None), self._worktree_bytes(rel)
+            if blob and old is None:  # an untracked file's or a teammate's reviewed content: not in git's objects
+                chunks.append(f"{rel}: its earlier content (blob {blob[:8]}) is not in git's objects; as it is now:\n")
             if (old is not None and b"\0" in old) or (new is not None and b"\0" in new):
                 chunks.append(f"Binary file {rel} changed\n")
                 continue

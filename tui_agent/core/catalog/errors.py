@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-STAGES = ("name", "read", "parse", "inspect", "schema", "tests", "write", "commit", "missing", "run", "unsaved")
+STAGES = ("name", "read", "parse", "inspect", "schema", "tests", "write", "commit", "missing", "run", "unsaved", "conflict")
 
 
 class PipelineError(Exception):

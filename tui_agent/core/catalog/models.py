@@ -77,6 +77,11 @@ class ToolRecord:
     def description(self) -> str:
         return self.spec.description if self.spec else ""
 
+    @property
+    def status_label(self) -> str:
+        """The status for people: `broken: unresolved conflict` for a file holding git's conflict markers."""
+        return broken_label(self.error) if self.status == "broken" else self.status
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -106,15 +111,28 @@ class DriftReport:
     watched_files: tuple[str, ...] = ()
     note: str = ""
     tests: tuple[ToolTest, ...] = field(default=())
+    added_files: tuple[str, ...] = ()
+    """Dependency files that appeared since the reference: drift only when the tests then fail."""
+    broken: str = ""
+    """`broken: unresolved conflict: …` and the like when the file on disk is broken (the report is the last good
+    version's)."""
+    reviewed_at: str | None = None
+    """The commit of the accepted review the files were compared with (`tools drift NAME --accept`), if any."""
 
     @property
     def drifted(self) -> bool:
-        return bool(self.changed_files)
+        return bool(self.changed_files) or (bool(self.added_files) and self.tests_pass is False)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["drifted"] = self.drifted
         data["changed_files"] = list(self.changed_files)
         data["watched_files"] = list(self.watched_files)
+        data["added_files"] = list(self.added_files)
         data["tests"] = [asdict(t) for t in self.tests]
         return data
+
+
+def broken_label(error: PipelineError | None) -> str:
+    """`broken`, or `broken: unresolved conflict` when the file holds git's conflict markers."""
+    return "broken: unresolved conflict" if error is not None and error.stage == "conflict" else "broken"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -15,9 +16,9 @@ from tui_agent.core.catalog.inspector import DEFAULT_TEST_TIMEOUT_S, INSPECTOR_V
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.registry import Entry, Registry
 from tui_agent.core.catalog.state import StateStore
-from tui_agent.core.catalog.untrusted import intact_copy
+from tui_agent.core.catalog.untrusted import intact_copy, result_problem
 from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
-from tui_agent.core.project import Project
+from tui_agent.core.project import AGENT_GITIGNORE, Project
 from tui_agent.core.sandbox.policy import ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, RunResult, SandboxPolicy
 
 INSPECTOR_MODULE = "tui_agent.core.catalog.inspector"
@@ -77,6 +78,8 @@ class Pipeline:
         self.last_deferred_reason: str | None = None
         self._gitignore_done = False
         self._runnable_dir = project.cache_dir / "tools"
+        self.read_only = not writable_folder(self._runnable_dir)
+        """`.agent/cache` cannot be written (a read-only clone): tools are inspected and run from their files."""
 
     # validation ----------------------------------------------------------------
     async def validate(self, name: str, data: bytes, *, use_cache: bool = False, staged: Path | None = None) -> ToolSpec:
@@ -159,6 +162,8 @@ class Pipeline:
         """
         if staged is not None:
             return await self._inspect_file(staged, name, run_tests)
+        if self.read_only:
+            return await self._inspect_file(self.file_as_copy(name, data), name, run_tests)
         staging = self.project.cache_dir / "staging"
         staging.mkdir(parents=True, exist_ok=True)
         path = staging / f"{name}-{source_sha(data)[:16]}.py"
@@ -179,16 +184,28 @@ class Pipeline:
     def runnable_path(self, sha: str) -> Path:
         return self._runnable_dir / f"{sha}.py"
 
-    def keep_runnable(self, data: bytes) -> Path:
+    def keep_runnable(self, data: bytes, name: str) -> Path:
+        """The copy of `data` tools run from: `.agent/cache/tools/<sha>.py`, or in a read-only project the tool file."""
         sha = source_sha(data)
         path = self.runnable_path(sha)
-        if not intact_copy(path, sha):  # absent, or changed behind tuiagent's back: never import that
-            path.unlink(missing_ok=True)
-            atomic_write(path, data)
+        if intact_copy(path, sha):
+            return path
+        if self.read_only:
+            return self.file_as_copy(name, data)
+        path.unlink(missing_ok=True)  # changed behind tuiagent's back: never import that
+        atomic_write(path, data)
+        return path
+
+    def file_as_copy(self, name: str, data: bytes) -> Path:
+        """In a read-only project, the tool file itself when it holds exactly `data` (nothing can change it here)."""
+        path = self.project.tool_path(name)
+        if not intact_copy(path, source_sha(data)):
+            raise PipelineError("write", f"{self.project.relative(self.project.cache_dir)}/ is read-only and this "
+                                         f"version of {name} is not the file on disk, so it cannot be kept or checked")
         return path
 
     def register(self, name: str, spec: ToolSpec, data: bytes, commit: str | None) -> Entry:
-        runnable = self.keep_runnable(data)
+        runnable = self.keep_runnable(data, name)
         self.state.record_version(name, spec.source_sha, commit)
         if commit:
             self.state.set_version_commit(name, spec.source_sha, commit)
@@ -199,7 +216,7 @@ class Pipeline:
         runnable: dict[str, Path] = {}
         with self.state.deferred():
             for name, spec, data in versions:
-                runnable[name] = self.keep_runnable(data)
+                runnable[name] = self.keep_runnable(data, name)
                 self.state.record_version(name, spec.source_sha, None)
         recorded = self.state.all_version_commits()
         for name, spec, _data in versions:
@@ -238,10 +255,10 @@ class Pipeline:
         async with self.writer.hold():
             return await self.write_validated(name, data, spec, message)
 
-    async def accept_disk(self, name: str, message: str) -> tuple[Entry | None, CommitOutcome | None]:
+    async def accept_disk(self, name: str, message: str, *, commit: bool = True) -> tuple[Entry | None, CommitOutcome | None]:
         """A person edited or created the file: validate what is on disk; commit + register, or mark it broken.
         A version another process already committed (its own write, seen by this process's watcher) is registered
-        without a second commit."""
+        without a second commit. With `commit` False a new version is registered only (its commit comes later)."""
         path = self.project.tool_path(name)
         data = read_bytes_or_none(path)
         if data is None:
@@ -257,6 +274,8 @@ class Pipeline:
                 return self.registry.get(name), None
             if await asyncio.to_thread(self.committed, rel) == data and not self.pending(rel):
                 return self.register(name, spec, data, await asyncio.to_thread(self.git.last_commit_for, rel)), None
+            if not commit:
+                return self.register(name, spec, data, None), None
             outcome = await self.commit({rel: data}, message)
         return self.register(name, spec, data, outcome.sha), outcome
 
@@ -312,10 +331,22 @@ class Pipeline:
             committed = self.git.show(rel, "HEAD")
         except ValueError:
             committed = None
-        if data is None or committed is not None:
+        if committed is not None:
             self._gitignore_done = True
             return {}
+        if data is None:  # in a repository the rules live in info/exclude; the committed copy is for teammates
+            data = AGENT_GITIGNORE.encode("utf-8")
+            atomic_write(path, data)
         return {rel: data}
+
+def writable_folder(folder: Path) -> bool:
+    """Whether `folder` exists or can be made, and can be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK)
+
 
 def interpret_inspection(run: RunResult, timeout_s: float) -> dict[str, Any]:
     """Turn the sandbox's RunResult of the inspector into its result dict, or a PipelineError."""
@@ -339,31 +370,3 @@ def interpret_inspection(run: RunResult, timeout_s: float) -> dict[str, Any]:
     if problem is not None:
         raise PipelineError("inspect", f"the inspector's result is malformed (did the tool tamper with it?): {problem}")
     return value
-
-
-MAX_DESCRIPTION_CHARS = 4000
-
-
-def result_problem(value: dict[str, Any]) -> str | None:
-    """What is wrong with a successful inspector result; it comes from a process that ran the tool's code."""
-    schema = value.get("schema")
-    if not isinstance(schema, dict) or not isinstance(schema.get("name"), str):
-        return "no schema"
-    description = schema.get("description")
-    if not isinstance(description, str) or not description or len(description) > MAX_DESCRIPTION_CHARS:
-        return f"the description must be non-empty text of at most {MAX_DESCRIPTION_CHARS} characters"
-    input_schema = schema.get("input_schema")
-    if not isinstance(input_schema, dict) or input_schema.get("type") != "object" \
-            or not isinstance(input_schema.get("properties"), dict):
-        return "input_schema must be a JSON object schema"
-    depends_on = value.get("depends_on", [])
-    if not isinstance(depends_on, list) or not all(isinstance(g, str) for g in depends_on):
-        return "depends_on must be a list of strings"
-    if not isinstance(value.get("network", False), bool):
-        return "network must be a boolean"
-    if not isinstance(value.get("writes", False), bool):
-        return "writes must be a boolean"
-    tests = value.get("tests", [])
-    if not isinstance(tests, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tests):
-        return "tests must be a list of results"
-    return None

@@ -1,54 +1,13 @@
-"""Catalog answers built from several parts: drift reports, argument checks before a call, and tool search."""
+"""Catalog answers built from several parts: argument checks before a call, and tool search."""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tui_agent.core.catalog import argcheck
-from tui_agent.core.catalog.errors import PipelineError
-from tui_agent.core.catalog.files import read_bytes_or_none
-from tui_agent.core.catalog.models import DriftReport, ToolSpec, ToolTest
-from tui_agent.core.catalog.registry import Entry
+from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.state import UsageStats
-
-if TYPE_CHECKING:
-    from tui_agent.core.catalog.api import Catalog
-
-
-async def build_drift_report(catalog: "Catalog", entry: Entry) -> DriftReport:
-    """Dependency files (DEPENDS_ON globs + files runs read) changed since the version's commit, their diff, tests re-run."""
-    assert entry.spec is not None and entry.runnable is not None
-    spec = entry.spec
-    commit = catalog.version_commit(entry)
-    files_read = catalog.state.files_read(entry.name)
-    checker = catalog.drift_checker
-    note = ""
-    if commit is None:
-        watched = checker.watched_files(None, spec.depends_on, files_read)
-        changed: list[str] = []
-        diff = ""
-        note = "no commit is recorded for this version (no repository, or its commit is deferred): no baseline to compare"
-    else:
-        watched = checker.watched_files(commit, spec.depends_on, files_read)
-        changed = checker.changed_files(commit, watched)
-        diff = checker.diff(commit, changed)
-    if not watched and not note:
-        note = "the tool declares no DEPENDS_ON and no run has read a project file yet"
-    data = read_bytes_or_none(entry.runnable) or b""
-    tests: tuple[ToolTest, ...] = ()
-    test_error = None
-    try:
-        result = await catalog.pipeline.inspect(entry.name, data, run_tests=True)
-        tests = ToolSpec.from_inspection(result, spec.source_sha).tests
-        passed: bool | None = True
-    except PipelineError as error:
-        passed = False
-        test_error = error.to_dict()
-        tests = tuple(ToolTest(t["name"], bool(t["ok"]), t.get("error"), t.get("line"), float(t.get("duration_ms", 0)))
-                      for t in error.details.get("tests", ()))
-    return DriftReport(name=entry.name, since_commit=commit, changed_files=tuple(changed), diff=diff,
-                       tests_pass=passed, test_error=test_error, watched_files=tuple(watched), note=note, tests=tests)
 
 
 def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:

@@ -41,6 +41,8 @@ class LoadReport:
     """The broken ones whose failure was known for these exact bytes (not run again)."""
     caught_up: list[str] = field(default_factory=list)
     git_message: str | None = None
+    refused: dict[str, str] = field(default_factory=dict)
+    """Catalog paths differing from HEAD that no commit may touch (unmerged, sparse, conflict markers) -> why."""
 
 
 def remove_stale_temp_files(tools_dir: Path, max_live_age_s: float = 60.0) -> None:
@@ -54,6 +56,30 @@ def remove_stale_temp_files(tools_dir: Path, max_live_age_s: float = 60.0) -> No
                 temp.unlink()
         except FileNotFoundError:
             continue
+
+
+def remove_stale_staging(staging: Path, max_age_s: float = 3600.0) -> list[str]:
+    """Delete what killed runs left in `.agent/cache/staging/`: batch folders of dead processes, and single staged
+    copies older than `max_age_s` (a validation takes seconds). Returns the names removed."""
+    removed: list[str] = []
+    try:
+        items = list(staging.iterdir())
+    except OSError:
+        return removed
+    now = time.time()
+    for item in items:
+        parts = item.name.split("-")
+        try:
+            if item.is_dir() and not item.is_symlink() and parts[0] == "batch" and len(parts) >= 3 and parts[1].isdigit():
+                if int(parts[1]) != os.getpid() and not process_alive(int(parts[1])):
+                    shutil.rmtree(item, ignore_errors=True)
+                    removed.append(item.name)
+            elif (item.is_file() or item.is_symlink()) and now - item.lstat().st_mtime > max_age_s:
+                item.unlink()
+                removed.append(item.name)
+        except OSError:
+            continue
+    return removed
 
 
 def tool_relative(project: Project, tools_rel: str, path: Path) -> str:
@@ -75,6 +101,7 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
     commits = state.all_version_commits()
     head_blobs = head_tool_blobs(git, project.tools_dir) if project.tools_dir.is_dir() else None
     remove_stale_temp_files(project.tools_dir)
+    await asyncio.to_thread(remove_stale_staging, project.cache_dir / "staging")
     fresh: list[tuple[str, Path, bytes]] = []
     known_failures: list[tuple[str, Path, bytes, PipelineError]] = []
     pending_commit: dict[str, bytes | None] = {}
@@ -92,7 +119,7 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
         result = cached.get(sha)
         if result is not None and result.get("ok") and result["schema"]["name"] == name:
             spec = ToolSpec.from_inspection(result, sha)
-            runnable = pipeline.keep_runnable(data)
+            runnable = pipeline.keep_runnable(data, name)
             registry.register(name, spec, runnable, commits.get((name, sha)))
             report.cached.append(name)
             if head_blobs is not None and head_blobs.get(path.name) != blob_sha(data):
@@ -131,6 +158,14 @@ async def catch_up_git(pipeline: Pipeline, git: CatalogGit, pending_commit: dict
     pending_commit = {rel: data for rel, data in pending_commit.items()
                       if read_bytes_or_none(project.root / rel) == data
                       and (head_now or {}).get(Path(rel).name) != (None if data is None else blob_sha(data))}
+    refused = await asyncio.to_thread(git.refusals, pending_commit) if pending_commit else {}
+    pending_commit = {rel: data for rel, data in pending_commit.items() if rel not in refused}
+    report.refused = refused
+    # A change the journal already holds (a deferred prune, a create_tool killed before its commit) keeps its own
+    # message: it is caught up below, not relabelled as changed while tuiagent was not running.
+    journaled = {rel for rel, data in pending_commit.items()
+                 if (entry := git.pending_change(rel)) is not None and entry.content == data}
+    pending_commit = {rel: data for rel, data in pending_commit.items() if rel not in journaled}
     if pending_commit:
         names = sorted(Path(rel).stem for rel in pending_commit)
         listed = ", ".join(names) if len(names) <= 5 else f"{', '.join(names[:5])} and {len(names) - 5} more"
@@ -146,8 +181,10 @@ async def catch_up_git(pipeline: Pipeline, git: CatalogGit, pending_commit: dict
                 state.set_version_commit(name, source_sha(data), outcome.sha)
                 registry.set_commit(name, outcome.sha)
     elif git.pending():
-        outcome = await asyncio.to_thread(git.catch_up)
+        outcome = await asyncio.to_thread(git.catch_up, git.journal_subject())
         report.git_message = outcome.message
+        if outcome.sha:
+            report.caught_up = sorted(Path(rel).stem for rel in journaled)
 
 
 async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> list[ToolSpec | PipelineError]:
@@ -168,7 +205,10 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
         return [outcome for outcome in outcomes if outcome is not None]
     chunks = even_chunks(inspected, BATCH_SIZE, BATCH_CONCURRENCY)
     staging = pipeline.project.cache_dir / "staging" / f"batch-{os.getpid()}-{secrets.token_hex(4)}"
-    staged = await asyncio.to_thread(stage_all, staging, [items[index] for index in inspected])
+    if pipeline.read_only:  # nothing can change the files of a read-only project: inspect them where they are
+        staged = [pipeline.project.tool_path(items[index][0]) for index in inspected]
+    else:
+        staged = await asyncio.to_thread(stage_all, staging, [items[index] for index in inspected])
     paths: dict[int, Path] = dict(zip(inspected, staged, strict=False))
     gate = asyncio.Semaphore(BATCH_CONCURRENCY)
 
@@ -187,7 +227,8 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
     done = [outcome for outcome in outcomes if outcome is not None]
     runnable = {pipeline.runnable_path(outcome.source_sha): data for (_name, data), outcome in zip(items, outcomes, strict=False)
                 if isinstance(outcome, ToolSpec)}
-    await asyncio.to_thread(atomic_write_many, {path: data for path, data in runnable.items() if not path.exists()})
+    if not pipeline.read_only:
+        await asyncio.to_thread(atomic_write_many, {path: data for path, data in runnable.items() if not path.exists()})
     return done
 
 

@@ -60,6 +60,12 @@ CREATE TABLE IF NOT EXISTS suggestions (
     changed_at REAL NOT NULL,
     tool TEXT
 );
+CREATE TABLE IF NOT EXISTS drift_baselines (
+    tool TEXT NOT NULL,
+    source_sha TEXT NOT NULL,
+    files TEXT NOT NULL,
+    PRIMARY KEY (tool, source_sha)
+);
 """
 
 
@@ -257,3 +263,21 @@ class StateStore:
         """tool -> (fingerprint, whether its tests passed); malformed rows are skipped."""
         rows = self._read("SELECT tool, fingerprint, tests_pass FROM drift_tests")
         return {str(tool): (str(fingerprint), bool(passed)) for tool, fingerprint, passed in rows if passed in (0, 1)}
+
+    def set_drift_baseline(self, tool: str, source_sha: str, files: dict[str, str]) -> None:
+        """The untracked dependency files a version was written against (path -> blob), first seen older than its commit."""
+        self._write("INSERT OR REPLACE INTO drift_baselines(tool, source_sha, files) VALUES (?,?,?)",
+                    (tool, source_sha, json.dumps(files, sort_keys=True)))
+
+    def drift_baseline(self, tool: str, source_sha: str) -> dict[str, str] | None:
+        """What `set_drift_baseline` kept for this version; None when nothing was kept (rows are untrusted)."""
+        rows = self._read("SELECT files FROM drift_baselines WHERE tool = ? AND source_sha = ?", (tool, source_sha))
+        if not rows:
+            return None
+        try:
+            files = json.loads(rows[0][0])
+        except (TypeError, ValueError):
+            return None
+        if not isinstance(files, dict):
+            return None
+        return {rel: blob for rel, blob in files.items() if isinstance(rel, str) and isinstance(blob, str)}

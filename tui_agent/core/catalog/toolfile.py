@@ -7,6 +7,7 @@ import hashlib
 
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.names import name_problem
+from tui_agent.core.versioning.indexguard import conflict_marker_line
 
 MAX_TOOL_BYTES = 256 * 1024
 
@@ -62,5 +63,14 @@ def check_tool_bytes(name: str, data: bytes) -> str:
     """All static checks for one tool file; returns the source text or raises PipelineError."""
     check_name(name)
     source = decode_source(data)
+    check_no_conflict(data)
     check_source(name, source)
     return source
+
+
+def check_no_conflict(data: bytes) -> None:
+    """A file holding git's conflict markers is an unresolved conflict, even when it still imports (markers in a docstring)."""
+    line = conflict_marker_line(data)
+    if line is not None:
+        raise PipelineError("conflict", "unresolved conflict: git conflict markers (<<<<<<< … >>>>>>>) are in the file; "
+                                        "resolve them and `git add` it (the catalog commits nothing until then)", line)

@@ -26,8 +26,6 @@ def project_path(value: object) -> bool:
 
 def validation(raw: object) -> dict[str, Any] | None:
     """A cached validation result, or None when it is not JSON or not shaped like one the inspector returns."""
-    from tui_agent.core.catalog.pipeline import result_problem
-
     try:
         result = json.loads(raw) if isinstance(raw, (str, bytes)) else None
     except ValueError:
@@ -58,4 +56,32 @@ def last_good_copy(state: Any, pipeline: Any, name: str) -> tuple[str, bytes] | 
         path = pipeline.runnable_path(sha)
         if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha) and intact_copy(path, sha):
             return "the last good copy in .agent/cache", path.read_bytes()
+    return None
+
+
+MAX_DESCRIPTION_CHARS = 4000
+
+
+def result_problem(value: dict[str, Any]) -> str | None:
+    """What is wrong with a successful inspector result; it comes from a process that ran the tool's code."""
+    schema = value.get("schema")
+    if not isinstance(schema, dict) or not isinstance(schema.get("name"), str):
+        return "no schema"
+    description = schema.get("description")
+    if not isinstance(description, str) or not description or len(description) > MAX_DESCRIPTION_CHARS:
+        return f"the description must be non-empty text of at most {MAX_DESCRIPTION_CHARS} characters"
+    input_schema = schema.get("input_schema")
+    if not isinstance(input_schema, dict) or input_schema.get("type") != "object" \
+            or not isinstance(input_schema.get("properties"), dict):
+        return "input_schema must be a JSON object schema"
+    depends_on = value.get("depends_on", [])
+    if not isinstance(depends_on, list) or not all(isinstance(g, str) for g in depends_on):
+        return "depends_on must be a list of strings"
+    if not isinstance(value.get("network", False), bool):
+        return "network must be a boolean"
+    if not isinstance(value.get("writes", False), bool):
+        return "writes must be a boolean"
+    tests = value.get("tests", [])
+    if not isinstance(tests, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tests):
+        return "tests must be a list of results"
     return None

@@ -61,3 +61,7 @@ class ToolVersions:
 
     async def outside_edit(self, names: set[str]) -> list[str]:
         return await self.catalog.handle_file_changes(names)
+
+    async def accept_drift(self, name: str) -> Change:
+        """Tools only: mark a drifted tool reviewed at the current commit (what a catalog-pane key calls)."""
+        return await self.catalog.accept_drift(name)

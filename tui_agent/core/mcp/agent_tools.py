@@ -21,7 +21,7 @@ class McpToolProvider:
 
     async def prepare(self) -> list[Event]:
         warnings = await self.hub.refresh()
-        fresh = [line for line in [*warnings, *self.hub.failures()] if line not in self._reported]
+        fresh = [line for line in [*warnings, *self.hub.failures(), *self.hub.notes()] if line not in self._reported]
         self._reported.update(fresh)
         return [Notice(line, "warning") for line in fresh]
 
@@ -43,4 +43,4 @@ class McpToolProvider:
         except McpServerError as error:
             raise ToolFailure(str(error)) from None
         text, cut = truncate(outcome.text)
-        return ToolOutput(text, is_error=outcome.is_error, truncated=cut)
+        return ToolOutput(text, is_error=outcome.is_error, truncated=cut, blocks=outcome.blocks)

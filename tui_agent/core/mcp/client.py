@@ -4,39 +4,39 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import logging
 import tempfile
-from collections.abc import Callable
+from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from pydantic import ValidationError
 
 from tui_agent.core.mcp.config import ServerConfig
+from tui_agent.core.mcp.content import outcome_of
 from tui_agent.core.mcp.models import CallOutcome, McpServerError, RemoteTool
 
 START_TIMEOUT_S = 30.0
 CALL_TIMEOUT_S = 120.0
 STDERR_TAIL_CHARS = 600
+ElicitAsk = Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+"""Asks the person for what a server requests: (server, message, requested JSON schema) → the answers, or None."""
+NOISE_SAMPLE_CHARS = 120
 
 
-def outcome_of(result: types.CallToolResult) -> CallOutcome:
-    parts: list[str] = []
-    for block in result.content:
-        if isinstance(block, types.TextContent):
-            parts.append(block.text)
-        else:
-            parts.append(f"[{block.type} content: {getattr(block, 'mime_type', None) or 'not shown'}]")
-    text = "\n".join(parts)
-    value: Any = result.structured_content
-    if value is None:
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = text
-    return CallOutcome(text or "(empty result)", value, bool(result.is_error))
+class _OneLinePerServer(logging.Filter):
+    """The SDK logs a traceback for every stdout line of a server that is not JSON-RPC; each connection says it
+    once instead (ServerConnection.notes)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "Failed to parse JSONRPC message from server"
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_OneLinePerServer())
 
 
 class ServerConnection:
@@ -50,6 +50,9 @@ class ServerConnection:
         self.error: str | None = None
         self.tools: list[RemoteTool] = []
         self.stale = False  # the server sent tools/list_changed: list again before the next request
+        self.notes: list[str] = []  # things to tell the person once (noise on stdout, tools not offered)
+        self.ask: ElicitAsk | None = None  # the TUI's form; None (headless): elicitation is declined
+        self._noise = 0
         self.session: ClientSession | None = None
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
@@ -92,7 +95,9 @@ class ServerConnection:
                 watched_send, watched_read = anyio.create_memory_object_stream[Any](0)
                 async with anyio.create_task_group() as group:
                     group.start_soon(self._forward, read, watched_send)
-                    async with ClientSession(watched_read, write, message_handler=self._on_message) as session:
+                    async with ClientSession(watched_read, write, message_handler=self._on_message,
+                                             list_roots_callback=self._roots,
+                                             elicitation_callback=self._elicit) as session:
                         await session.initialize()
                         self.session = session
                         await self.refresh()
@@ -110,9 +115,39 @@ class ServerConnection:
         """Pass the server's messages to the session; the stream ending means the server exited."""
         async with send:
             async for message in read:
+                if isinstance(message, Exception):  # a line that is not JSON-RPC: said once, then counted
+                    self._noisy(message)
+                    continue
                 await send.send(message)
         if not self._stop.is_set():
             self._fail("exited" if self.status == "running" else "failed", "the server exited")
+
+    def _noisy(self, problem: Exception) -> None:
+        self._noise += 1
+        if self._noise == 1:
+            sample = str(line_of(problem))[:NOISE_SAMPLE_CHARS]
+            self.notes.append(f"MCP server {self.config.name} writes text that is not JSON-RPC on stdout (ignored; "
+                              f"it should log to stderr): {sample}")
+            self.on_change()
+
+    async def _roots(self, context: Any) -> types.ListRootsResult:
+        """The one root a server may work in: the project."""
+        root = Path(self.cwd).resolve()
+        return types.ListRootsResult(roots=[types.Root(uri=root.as_uri(), name=root.name)])  # type: ignore[arg-type]
+
+    async def _elicit(self, context: Any, params: Any) -> types.ElicitResult:
+        """A server asking the person for input: the form is shown when someone can answer (the TUI), else
+        declined; a URL to open is always declined."""
+        message = str(getattr(params, "message", ""))
+        schema = getattr(params, "requested_schema", None)
+        if self.ask is not None and isinstance(schema, dict) and getattr(params, "url", None) is None:
+            answers = await self.ask(self.config.name, message, schema)
+            if answers is not None:
+                return types.ElicitResult(action="accept", content=answers)
+            return types.ElicitResult(action="decline")
+        self.notes.append(f"MCP server {self.config.name} asked for input, declined (nobody to ask here): {message[:200]}")
+        self.on_change()
+        return types.ElicitResult(action="decline")
 
     async def _on_message(self, message: object) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -126,7 +161,14 @@ class ServerConnection:
         while True:
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
             listed = await asyncio.wait_for(session.list_tools(params=params), CALL_TIMEOUT_S)
-            tools.extend(RemoteTool(t.name, t.description or "", dict(t.input_schema or {"type": "object"})) for t in listed.tools)
+            for tool in listed.tools:
+                if tool.execution is not None and tool.execution.task_support == "required":
+                    note = (f"MCP server {self.config.name}: {tool.name} is not offered (it runs only as a task, "
+                            "which tuiagent does not support)")
+                    if note not in self.notes:
+                        self.notes.append(note)
+                    continue
+                tools.append(RemoteTool(tool.name, tool.description or "", dict(tool.input_schema or {"type": "object"})))
             cursor = listed.next_cursor
             if not cursor:
                 break
@@ -153,10 +195,18 @@ class ServerConnection:
 
     async def aclose(self) -> None:
         self._stop.set()
+        if self._task is not None and self.status == "starting":
+            self._task.cancel()  # one that hangs before answering initialize is not waited for
         if self._task is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(self._task, 10)
         self._stderr.close()
+
+
+def line_of(problem: Exception) -> object:
+    """The offending line of a parse failure (pydantic keeps it as the error's input), else the error."""
+    errors = problem.errors() if isinstance(problem, ValidationError) else []
+    return errors[0].get("input", problem) if errors else problem
 
 
 def describe(error: BaseException) -> str:

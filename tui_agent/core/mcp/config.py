@@ -130,3 +130,33 @@ def load_server_configs(project: Project) -> tuple[list[ServerConfig], list[str]
     except (McpConfigError, ValueError) as error:
         problems.append(str(error))
     return list(servers.values()), problems
+
+
+MCP_CONFIG_FLAG = "--mcp-config"
+
+
+def parse_mcp_config(value: str) -> tuple[list[ServerConfig], list[str]]:
+    """Claude Code's `--mcp-config`: a JSON string or a file holding {"mcpServers": {name: {command, args, env}}}.
+    Raises McpConfigError when it is neither; a server that cannot be used is a problem (skipped)."""
+    text = value
+    if not value.lstrip().startswith("{"):
+        try:
+            with open(value, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as error:
+            raise McpConfigError(f"{MCP_CONFIG_FLAG} {value}: {error.strerror or error}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise McpConfigError(f"{MCP_CONFIG_FLAG}: not JSON: {error}") from None
+    table = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(table, dict):
+        raise McpConfigError(f"{MCP_CONFIG_FLAG}: expected {{\"mcpServers\": {{name: {{command, args, env}}}}}}")
+    servers: list[ServerConfig] = []
+    problems: list[str] = []
+    for name, raw in table.items():
+        try:
+            servers.append(_server(name, raw, MCP_CONFIG_FLAG))
+        except McpConfigError as error:
+            problems.append(str(error))
+    return servers, problems

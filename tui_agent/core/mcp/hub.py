@@ -15,9 +15,12 @@ from tui_agent.core.mcp.trust import is_trusted, untrusted_message
 from tui_agent.core.project import Project
 
 if TYPE_CHECKING:
-    from tui_agent.core.mcp.client import ServerConnection
+    from tui_agent.core.mcp.client import ElicitAsk, ServerConnection
 
 log = logging.getLogger(__name__)
+READY_WAIT_S = 5.0
+"""How long a session's first request waits for MCP servers to be ready; one that hangs is given up on later
+(client.START_TIMEOUT_S) without holding the session back."""
 
 
 @dataclass(frozen=True)
@@ -64,18 +67,44 @@ class McpHub:
         self._listeners: list[Callable[[], None]] = []
         self._names: dict[tuple[str, str], str] = {}
         self._by_name: dict[str, tuple[str, RemoteTool]] = {}
+        self._starting: set[asyncio.Task[None]] = set()
 
     @classmethod
-    async def start(cls, project: Project) -> "McpHub":
-        """Read `.mcp.json` and `[mcp.servers]` and start every server concurrently; failures are kept as rows."""
+    async def start(cls, project: Project, *, wait_s: float | None = READY_WAIT_S) -> "McpHub":
+        """Read `.mcp.json` and `[mcp.servers]` and start every server concurrently; failures are kept as rows.
+
+        Returns when every server is ready or after `wait_s` (None: until each is ready or given up on): a server
+        still starting goes on in the background, and its tools join the session when it is ready."""
         configs, problems = load_server_configs(project)
         hub = cls(project, configs, problems)
         for config in configs:
             if not is_trusted(project, config):
                 hub.connections[config.name].hold(untrusted_message(config, project))
-        await asyncio.gather(*(c.start() for c in hub.connections.values() if c.status == "starting"))
-        hub._rename()
+        await hub._start_all(wait_s)
         return hub
+
+    @classmethod
+    async def start_given(cls, project: Project, configs: list[ServerConfig], problems: list[str], *,
+                          wait_s: float | None = READY_WAIT_S) -> "McpHub":
+        """Start servers the caller named on the command line (`--mcp-config`): approved by being given."""
+        hub = cls(project, configs, problems)
+        await hub._start_all(wait_s)
+        return hub
+
+    async def _start_all(self, wait_s: float | None) -> None:
+        starting = [c for c in self.connections.values() if c.status == "starting"]
+        self._starting = {asyncio.create_task(c.start(), name=f"start MCP server {c.config.name}") for c in starting}
+        if self._starting:
+            await asyncio.wait(self._starting, timeout=wait_s)
+        self._rename()
+
+    def still_starting(self) -> list[str]:
+        return sorted(name for name, c in self.connections.items() if c.status == "starting")
+
+    def set_elicitation(self, ask: ElicitAsk | None) -> None:
+        """Who answers a server's request for input (elicitation): the TUI's form; None declines (headless)."""
+        for connection in self.connections.values():
+            connection.ask = ask
 
     def add_listener(self, callback: Callable[[], None]) -> None:
         """Called when a server's status or tool list changes (e.g. it died)."""
@@ -145,5 +174,13 @@ class McpHub:
                  if row.status in ("failed", "exited", "untrusted")]
         return self.problems + lines
 
+    def notes(self) -> list[str]:
+        """What the servers did that the person should hear of once: noise on stdout, tools not offered, input
+        asked for and declined, a server still starting."""
+        waiting = [f"MCP server {name} is still starting: its tools join when it is ready" for name in self.still_starting()]
+        return [note for connection in self.connections.values() for note in connection.notes] + waiting
+
     async def aclose(self) -> None:
+        for task in self._starting:
+            task.cancel()
         await asyncio.gather(*(connection.aclose() for connection in self.connections.values()), return_exceptions=True)

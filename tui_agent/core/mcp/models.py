@@ -22,6 +22,8 @@ class CallOutcome:
     text: str
     value: Any
     is_error: bool
+    blocks: tuple[dict[str, Any], ...] = ()
+    """Images (and PDFs) as Messages API content blocks, sent to the model after the text."""
 
 
 class McpServerError(Exception):

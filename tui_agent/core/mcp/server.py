@@ -16,9 +16,13 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.models import ToolSpec
+from tui_agent.core.mcp.cancel import cancelled_result, until_cancelled
 from tui_agent.core.mcp.changes import CatalogListenerFeed, ChangeFeed
 from tui_agent.core.mcp.config import ServeOptions
+from tui_agent.core.mcp.definitions import OutputSchemas, tool_definition
+from tui_agent.core.mcp.wire import answering_malformed
 from tui_agent.core.mcp.results import pipeline_error_result, run_result, text_result
+from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 
 if TYPE_CHECKING:
@@ -45,9 +49,22 @@ def listed_specs(catalog: Catalog) -> list[ToolSpec]:
     return [entry.spec for entry in catalog.registry.entries() if entry.spec is not None and entry.error is None]
 
 
-def tool_definition(spec: ToolSpec) -> types.Tool:
-    return types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema,
-                      annotations=types.ToolAnnotations(read_only_hint=not spec.writes, open_world_hint=spec.network))
+RUN_PYTHON_TOOL = types.Tool(
+    name=RUN_PYTHON, title="Run Python", description=RUN_PYTHON_DESCRIPTION,
+    input_schema={"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"],
+                  "additionalProperties": False},
+    annotations=types.ToolAnnotations(title="Run Python", read_only_hint=True, destructive_hint=False,
+                                      open_world_hint=False))
+
+
+class _Link:
+    """One client connection: the latest request's session, whose standalone channel is the connection's.
+
+    The SDK builds a new ServerSession for every request, so sessions are not connections: remembering each one
+    would send every later notification once per request the client ever made."""
+
+    def __init__(self) -> None:
+        self.session: ServerSession | None = None
 
 
 class CatalogServer:
@@ -58,23 +75,25 @@ class CatalogServer:
         self.options = options
         self.feed = feed or CatalogListenerFeed(catalog)
         self.bus = InMemorySubscriptionBus()
-        self.server: Server[Any] = Server("tuiagent", version=_version(), instructions=INSTRUCTIONS,
-                                          on_list_tools=self._list_tools, on_call_tool=self._call_tool,
-                                          on_subscriptions_listen=ListenHandler(self.bus))
-        self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
-        self._sessions: list[ServerSession] = []
+        self._links: list[_Link] = []
+        self.output_schemas = OutputSchemas()
+        self.audit = AuditLog(catalog.project.runs_dir)  # the sandbox's log file: a cancelled run leaves its line too
         self._announced = self._fingerprint()
         self._dirty = asyncio.Event()
         self.feed.subscribe(self._dirty.set)
 
     # the list and its changes ----------------------------------------------------------
     def tools(self) -> list[types.Tool]:
-        tools = [tool_definition(spec) for spec in listed_specs(self.catalog)]
+        tools = [tool_definition(spec, self._output_schema(spec.name)) for spec in listed_specs(self.catalog)]
         if self.options.run_python:
-            tools.append(types.Tool(name=RUN_PYTHON, description=RUN_PYTHON_DESCRIPTION, input_schema={
-                "type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]},
-                annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False)))
+            tools.append(RUN_PYTHON_TOOL)
         return tools
+
+    def _output_schema(self, name: str) -> dict[str, Any] | None:
+        entry = self.catalog.registry.get(name)
+        if entry is None or entry.spec is None:
+            return None
+        return self.output_schemas.get(entry.spec, entry.runnable)
 
     def _fingerprint(self) -> tuple[tuple[Any, ...], ...]:
         return tuple((s.name, s.source_sha, s.description, json.dumps(s.input_schema, sort_keys=True), s.writes, s.network)
@@ -97,27 +116,37 @@ class CatalogServer:
             if fingerprint == self._announced:
                 continue
             self._announced = fingerprint
-            for session in list(self._sessions):
-                try:
-                    await session.send_tool_list_changed()
-                except Exception:  # a closed connection; the others still hear about it
-                    self._sessions.remove(session)
+            for link in list(self._links):  # once per connection, however many requests it made
+                if link.session is not None:
+                    await link.session.send_tool_list_changed()  # best effort: never raises
             await self.bus.publish(ToolsListChanged())
 
-    def _remember(self, session: ServerSession) -> None:
-        if session not in self._sessions:
-            self._sessions.append(session)
+    def _server_for(self, link: _Link) -> Server[Any]:
+        """A low-level Server for one connection: its handlers know which connection they answer."""
 
-    async def _initialized(self, ctx: ServerRequestContext[Any], params: Any) -> None:
-        self._remember(ctx.session)
+        async def initialized(ctx: ServerRequestContext[Any], params: Any) -> None:
+            link.session = ctx.session
 
-    async def _list_tools(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
-        self._remember(ctx.session)
+        async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+            link.session = ctx.session
+            return await self._list_tools()
+
+        async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+            link.session = ctx.session
+            return await self._call_tool(params)
+
+        server: Server[Any] = Server("tuiagent", version=_version(), instructions=INSTRUCTIONS,
+                                     on_list_tools=list_tools, on_call_tool=call_tool,
+                                     on_subscriptions_listen=ListenHandler(self.bus))
+        server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
+        return server
+
+    async def _list_tools(self) -> types.ListToolsResult:
         await self._sync()
         return types.ListToolsResult(tools=self.tools())
 
     # calls -------------------------------------------------------------------------------
-    async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(self, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, arguments = params.name, dict(params.arguments or {})
         if name == RUN_PYTHON and self.options.run_python:
             return await self._run_python(arguments)
@@ -132,11 +161,17 @@ class CatalogServer:
         refusal = self.options.refusal(name, writes=spec.writes, network=spec.network)
         if refusal is not None:
             return text_result(refusal, is_error=True)
+        call = self.catalog.call_tool(name, arguments, allow_network=spec.network, allow_writes=spec.writes)
         try:
-            result = await self.catalog.call_tool(name, arguments, allow_network=spec.network, allow_writes=spec.writes)
+            result = await until_cancelled(call, lambda ms: self._audit_cancelled(f"tool {name}", spec.source_sha, ms,
+                                                                                  args=arguments, module=name))
         except PipelineError as error:  # arguments that do not fit the schema, or the tool vanished meanwhile
             return text_result(f"{name}: {error.message}", is_error=True)
-        return run_result(result)
+        return run_result(result, name=name, output_schema=self.output_schemas.get(spec, entry.runnable))
+
+    def _audit_cancelled(self, label: str, version: str | None, duration_ms: float, **fields: Any) -> None:
+        self.audit.record(label=label, version=version, kind="exec" if label == RUN_PYTHON else "call",
+                          result=cancelled_result(self.catalog.sandbox.tier, duration_ms), **fields)
 
     async def _run_python(self, arguments: dict[str, Any]) -> types.CallToolResult:
         code = arguments.get("code")
@@ -146,16 +181,22 @@ class CatalogServer:
             return text_result("refused: this sandbox tier cannot keep project files read-only for run_python; install "
                                "bubblewrap, or allow it with `tuiagent mcp serve --run-python --allow-writes`", is_error=True)
         await self._sync()
-        return run_result(await self.catalog.run_python(code, allow_writes=False))
+        result = await until_cancelled(self.catalog.run_python(code, allow_writes=False),
+                                       lambda ms: self._audit_cancelled(RUN_PYTHON, None, ms, code=code))
+        return run_result(result)
 
     # serving -----------------------------------------------------------------------------
     async def serve(self, read_stream: Any, write_stream: Any) -> None:
         """Serve one connection, watching the catalog meanwhile; returns when the client closes the connection."""
         background = [asyncio.create_task(self.feed.run()), asyncio.create_task(self.announce_changes())]
+        link = _Link()
+        self._links.append(link)
         try:
-            options = self.server.create_initialization_options(NotificationOptions(tools_changed=True))
-            await self.server.run(read_stream, write_stream, options)
+            server = self._server_for(link)
+            options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+            await server.run(read_stream, write_stream, options)
         finally:
+            self._links.remove(link)
             for task in background:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
@@ -174,8 +215,9 @@ async def serve_stdio(project_root: str, options: ServeOptions, *, sandbox_tier:
     try:
         catalog = await Catalog.open(project, sandbox)
         try:
-            async with stdio_server() as (read_stream, write_stream):
-                await CatalogServer(catalog, options).serve(read_stream, write_stream)
+            async with stdio_server() as (read_stream, write_stream), \
+                    answering_malformed(read_stream, write_stream) as messages:
+                await CatalogServer(catalog, options).serve(messages, write_stream)
         finally:
             await catalog.aclose()
     finally:

@@ -17,8 +17,14 @@ FALLBACK_MISSES = (
     "validates the journal and hashes of cached copies, and scrubs secrets from hook runs); new ones are quarantined "
     "after the run",
     "home directory: ~/.ssh and other files of the user are readable",
-    "/proc: other same-user processes are visible; their /proc/<pid>/environ is readable unless non-dumpable "
-    "(only the tuiagent process is made non-dumpable)",
+    "/proc: no pid namespace, so other same-user processes are visible; their /proc/<pid>/environ is readable and, "
+    "where the kernel allows ptrace between them (Yama ptrace_scope 0 or absent), their memory is writable through "
+    "/proc/<pid>/mem unless non-dumpable (only the tuiagent process is made non-dumpable): a dumpable program of "
+    "yours (a shell, an editor, a tmux server) can be made to run code outside the sandbox",
+    "the project's virtualenv is not read-only during runs that may write the project (no mount namespace): a "
+    ".pth or sitecustomize planted in it is flagged after the run, not prevented",
+    "host socket folders (/run, /var/run, /var/tmp, /tmp, $XDG_RUNTIME_DIR) are visible (no mount namespace); "
+    "their unix sockets stay unreachable only through seccomp's refusal of socket(AF_UNIX)",
     "read-only runs (project_writable=False: a tool's import and its own tests during validation, startup and "
     "drift checks) are not enforced: that code can change the user's project files",
     "daemons that double-fork, change session and re-exec with a cleared environment after the worker died "
@@ -29,6 +35,8 @@ FALLBACK_MISSES = (
 )
 
 BOTH_TIERS_MISSES = (
+    "a network grant is the host's network: internet access, and also services listening on this machine's "
+    "loopback (127.0.0.1, ::1) or LAN; unix sockets (D-Bus, Docker, ssh-agent, tmux) stay refused",
     "protected paths that do not exist yet are moved to .agent/quarantine/ right after a run that may write the "
     "project, not blocked during it: a program of yours reading them while the run lasts (direnv, an editor) "
     "sees what agent code wrote",
@@ -50,9 +58,20 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
         "environment": "allow-listed variables only (" + ", ".join(tiers.ALLOWED_ENV)
                        + ", PATH, HOME, TMPDIR, and the build variables listed under toolchain); API keys and every "
                        "*_TOKEN, *_KEY, *_SECRET or password variable never reach agent code, even when configured",
-        "seccomp": (f"filter ({seccomp}): no socket() when the network is off, no ptrace, no raising rlimits, "
+        "seccomp": (f"filter ({seccomp}): no socket() when the network is off (IPv4/IPv6 only when on), no ptrace, no raising rlimits, "
                     "no mount/unshare/new user namespace, no kernel module, bpf, keyctl or io_uring")
                    if seccomp else "not available on this architecture",
+        "host_sockets": ("no unix socket can be created, with or without the network (socket(AF_UNIX) refused by "
+                         "seccomp; socket pairs inside still work, datagram pairs are refused): D-Bus, Docker, "
+                         "ssh-agent, gpg-agent and tmux sockets, by path or abstract name, are unreachable"
+                         + ("; /run, /var/run, /var/tmp, /tmp and $XDG_RUNTIME_DIR are hidden" if strong else ""))
+                        if seccomp else "NOT protected: no seccomp on this architecture",
+        "ignored_files": ("after a run that may write the project, every change to a file git ignores (caches such as "
+                          "__pycache__ and .pytest_cache aside) is told to you and the model, and a .pth, "
+                          "sitecustomize.py or usercustomize.py created or changed in the project, its virtualenv or "
+                          "your user site-packages is flagged; /undo does not restore ignored files"
+                          + ("; the project's virtualenv is read-only in such runs unless the call says it changes "
+                             "it (run_shell changes_venv: true, its own approval)" if strong else "")),
         "capabilities": "none held when agent code runs (effective, permitted, inheritable and ambient sets empty)"
                         + (" and no_new_privs set, so no program it starts can gain one (the bounding set is emptied "
                            "where the kernel allows it; inside bubblewrap's user namespace it cannot be)" if seccomp else ""),
@@ -75,8 +94,13 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
                  "~/.ssh, ~/.aws, ~/.gnupg, ~/.netrc, ~/.git-credentials, ~/.config/gh, ~/.docker/config.json, ~/.kube, "
                  "password stores and browser profiles are never bound",
             network="off (own empty network namespace) unless a tool declares NETWORK = True or a run_shell call asks "
-                    "for it (network: true, shown in its approval)",
+                    "for it (network: true, shown in its approval); a grant means internet access: IPv4 and IPv6 "
+                    "sockets only, host socket folders stay hidden",
             proc="own /proc: ancestors and their environment are invisible",
+            processes_inside="the worker is process 1 of its pid namespace (no bubblewrap init); bubblewrap installs "
+                             "a seccomp filter and no_new_privs before it starts, so every process inside is "
+                             "filtered; fork servers and waiting children are non-dumpable, so no process's "
+                             "memory is writable from agent code (/proc/<pid>/mem, ptrace)",
         )
     else:
         protections.update(

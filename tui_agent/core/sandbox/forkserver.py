@@ -265,10 +265,14 @@ class ForkServer:
                 pass
             else:
                 child.discard()
+        if self._exit_reader is not None:
+            # Stop the reader before the channel closes: a socket closed under a pending `sock_recv` is dropped by
+            # epoll and the read never wakes (a forked child can hold the server's end open past the server's death,
+            # so EOF may never come either). That was a hang on exit with nothing left to wait for.
+            self._exit_reader.cancel()
+            await asyncio.gather(self._exit_reader, return_exceptions=True)
         await self.zygote.discard()
         await asyncio.gather(*list(self._removing.values()), return_exceptions=True)
-        if self._exit_reader is not None:
-            await asyncio.gather(self._exit_reader, return_exceptions=True)
 
 
 async def _pipe_reader(fd: int) -> asyncio.StreamReader:

@@ -39,6 +39,9 @@ class SandboxPolicy:
     output_bytes: int = 64_000
     network: bool = False
     project_writable: bool = True
+    venv_writable: bool = False
+    """The project's virtualenv may change in this run (installing packages: its own approval); otherwise it is
+    read-only even when the project is writable (bubblewrap), so a test cannot plant a .pth or sitecustomize in it."""
 
     def with_(self, **changes: Any) -> "SandboxPolicy":
         return replace(self, **changes)
@@ -54,6 +57,7 @@ class SandboxPolicy:
             "output_bytes": self.output_bytes,
             "network": self.network,
             "project_writable": self.project_writable,
+            "venv_writable": self.venv_writable,
         }
 
 

@@ -18,6 +18,7 @@ from tui_agent.core.sandbox.cgroups import PidsCgroup
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.reaper import kill_tree
 from tui_agent.core.sandbox.toolchain import Toolchain
+from tui_agent.core.sandbox.worker_guard import base_filter_bytes
 
 RESULT_LIMIT = 8 * 1024 * 1024
 TERM_GRACE_S = 0.3
@@ -74,19 +75,21 @@ class Worker:
     @classmethod
     async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path, processes: int,
                     project_writable: bool = True, toolchain: Toolchain | None = None,
-                    serve: bool = False) -> "Worker":
+                    serve: bool = False, venv_writable: bool = False) -> "Worker":
         """Start a worker; `project_writable` False (bubblewrap only) mounts the whole project read-only.
 
         `serve` (bubblewrap only) starts a fork server instead, driven by `forkserver.ForkServer`.
         """
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
+        base_filter = base_filter_fd(network) if tier == TIER_BUBBLEWRAP else None
         try:
             fd = child_end.fileno()
+            passed = (fd,) if base_filter is None else (fd, base_filter)
             if tier == TIER_BUBBLEWRAP:
                 argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd,
                                                 project_writable=project_writable, toolchain=toolchain,
-                                                serve=serve)
+                                                serve=serve, seccomp_fd=base_filter, venv_writable=venv_writable)
                 env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token,
                                         toolchain=toolchain)
                 private: str | None = None
@@ -104,11 +107,13 @@ class Worker:
                 argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cgroup.procs_file), *argv]
             process = await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, pass_fds=(fd,), env=env, cwd=str(project),
+                stderr=asyncio.subprocess.PIPE, pass_fds=passed, env=env, cwd=str(project),
                 start_new_session=True,
             )
         finally:
             child_end.close()
+            if base_filter is not None:
+                os.close(base_filter)
         parent_end.setblocking(False)
         return cls(process, parent_end, tier, token, network, tiers.project_layout(project), private, cgroup,
                    project_writable)
@@ -254,6 +259,17 @@ class Worker:
         finally:
             self.channel.close()
             await self.release_cgroup()
+
+
+def base_filter_fd(network: bool) -> int | None:
+    """A fresh memfd holding the base seccomp filter for bubblewrap's `--seccomp` (None on an unknown arch)."""
+    program = base_filter_bytes(network)
+    if program is None:
+        return None
+    fd = os.memfd_create("tuiagent-seccomp", os.MFD_CLOEXEC)
+    os.write(fd, program)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def decode_result(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:

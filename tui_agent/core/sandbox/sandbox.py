@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project, Settings
-from tui_agent.core.sandbox import protected, quarantine, tiers
+from tui_agent.core.sandbox import ignored, protected, quarantine, tiers
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
@@ -29,6 +29,7 @@ from tui_agent.core.sandbox.policy import (
 )
 from tui_agent.core.sandbox.process import Outcome, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
+from tui_agent.core.sandbox.venvs import programs_from_venv, project_venvs
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 
 DEFAULT_WARM_WORKERS = 2
@@ -82,6 +83,7 @@ class Sandbox:
         """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers.
 
         `fork_servers` False makes every run start a fresh sandbox (the baseline the benchmarks compare with).
+        `project_venv` False (a project not trusted yet) uses no virtualenv inside the project.
         """
         settings = settings or project.load_settings()  # a restricted runtime passes its own (no committed grants)
         if min_level is None:
@@ -129,6 +131,13 @@ class Sandbox:
             return None
         why = f" ({self.bubblewrap_problem})" if self.bubblewrap_problem else " (forced)"
         return f"Weak isolation: resource limits only, no filesystem or namespace isolation{why}."
+
+    def program_notes(self, command: str) -> list[str]:
+        """What an approval of shell `command` must say: each program it runs from the project's virtualenv
+        rather than the system."""
+        if self.toolchain is None:
+            return []
+        return programs_from_venv(command, self.toolchain.path, self.toolchain.venv, self.project.root)
 
     def describe(self) -> dict[str, Any]:
         """The tier in force and what each protection covers (for `sandbox status` and the UI header)."""
@@ -241,10 +250,12 @@ class Sandbox:
         record = quarantine.begin(self.project.root, watched) if watched is not None else None
         if effective.project_writable:  # before the run: a commit made while it runs must not run hooks either
             self._hold_hooks(request)
+        ignored_before = await asyncio.to_thread(ignored.take, self.project.root, self._site_dirs()) \
+            if effective.project_writable else None
         swept: list[str] = []
         try:
             outcome = None
-            if self.fork_pool is not None and not effective.network:
+            if self.fork_pool is not None and not effective.network and not self._venv_writable(effective):
                 outcome = await self._run_forked(request, effective, bridge)
             if outcome is None:
                 outcome = await self._run_fresh(request, effective, writable, bridge)
@@ -255,6 +266,11 @@ class Sandbox:
                 self.notices += swept
             if effective.project_writable:  # again: on the fallback tier the run itself could remove the record
                 self._hold_hooks(request)
+            if ignored_before is not None:
+                after = await asyncio.to_thread(ignored.take, self.project.root, self._site_dirs())
+                changed = ignored.report(ignored_before, after)
+                self.notices += changed
+                swept = swept + changed
         result = self._with_notes(to_run_result(outcome, effective, self.tier), swept)
         if outcome.start_failed:  # not the code's failure: nothing is recorded against a tool
             raise SandboxUnavailable(result.error or "the sandbox could not start")
@@ -263,7 +279,10 @@ class Sandbox:
     async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
                          bridge: SandboxBridge | None) -> Outcome:
         """The run in a fresh pre-started worker (network runs, or no fork server)."""
-        worker = await self._acquire(policy.network, writable)
+        if self._venv_writable(policy):  # never a warm worker: those keep the virtualenv read-only
+            worker = await self._spawn(policy.network, writable, venv_writable=True)
+        else:
+            worker = await self._acquire(policy.network, writable)
         self._running.add(worker)
         try:
             return await worker.run(request, timeout_s=policy.timeout_s,
@@ -348,10 +367,20 @@ class Sandbox:
             worker = await self._spawn(network, project_writable)
         return worker
 
-    async def _spawn(self, network: bool, project_writable: bool = True) -> Worker:
+    def _site_dirs(self) -> list[Path]:
+        """The site-packages folders of the project's virtualenvs and of the one runs use (their start-up files are
+        checked after each writable run)."""
+        used = self.toolchain.venv if self.toolchain is not None else None
+        venvs = [*project_venvs(self.project.root, used), *([used] if used is not None else [])]
+        return sorted({folder for venv in venvs for folder in (venv / "lib").glob("python3*/site-packages")})
+
+    def _venv_writable(self, policy: SandboxPolicy) -> bool:
+        return policy.venv_writable and self._project_writable(policy) and self.tier == TIER_BUBBLEWRAP
+
+    async def _spawn(self, network: bool, project_writable: bool = True, venv_writable: bool = False) -> Worker:
         return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
                                   processes=self.policy.processes, project_writable=project_writable,
-                                  toolchain=self.toolchain)
+                                  toolchain=self.toolchain, venv_writable=venv_writable)
 
     async def _fill(self) -> None:
         if self.fork_pool is not None:

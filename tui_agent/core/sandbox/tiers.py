@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 
 from tui_agent.core.sandbox import protected
+from tui_agent.core.sandbox.hostpaths import socket_folders
+from tui_agent.core.sandbox.venvs import project_venvs
 from tui_agent.core.sandbox.toolchain import Toolchain, bwrap_arguments
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
@@ -39,7 +41,7 @@ def probe_bubblewrap() -> str | None:
         if binary is None:
             reason: str | None = "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
         else:
-            command = [binary, *NAMESPACES, "--unshare-net", "--die-with-parent", "--new-session",
+            command = [binary, *NAMESPACES, "--as-pid-1", "--unshare-net", "--die-with-parent", "--new-session",
                        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "true"]
             try:
                 done = subprocess.run(command, capture_output=True, timeout=10, env={"PATH": "/usr/bin:/bin"})
@@ -76,14 +78,25 @@ def _is_under(path: Path, folder: Path) -> bool:
 
 
 def hidden_paths() -> list[Path]:
-    """Folders replaced by empty tmpfs inside bubblewrap: homes and /tmp."""
-    candidates = [Path("/root"), Path("/home"), Path(os.path.expanduser("~")), Path("/tmp")]
+    """Folders replaced by empty tmpfs inside bubblewrap: homes, /tmp and the folders holding host sockets."""
+    candidates = [Path("/root"), Path("/home"), Path(os.path.expanduser("~")), *socket_folders()]
     unique: list[Path] = []
     for path in candidates:
         resolved = path.resolve() if path.exists() else None
-        if resolved is not None and resolved != Path("/") and resolved not in unique:
-            unique.append(resolved)
+        if resolved is None or resolved == Path("/") or any(_is_under(resolved, folder) for folder in unique):
+            continue
+        unique = [folder for folder in unique if not _is_under(folder, resolved)] + [resolved]
     return unique
+
+
+def revealed_files(hidden: list[Path]) -> list[Path]:
+    """Plain files the sandbox needs from a hidden folder: /etc/resolv.conf often links into /run (systemd-resolved)."""
+    found: list[Path] = []
+    for name in ("/etc/resolv.conf",):
+        target = Path(name).resolve()
+        if target.is_file() and any(_is_under(target, folder) for folder in hidden):
+            found.append(target)
+    return found
 
 
 def interpreter_paths() -> list[Path]:
@@ -100,22 +113,29 @@ def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None
 
 
 def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project_writable: bool = True,
-                       serve: bool = False, toolchain: Toolchain | None = None) -> list[str]:
-    """The bwrap command line: / read-only, homes and /tmp hidden, the project the only writable place.
+                       serve: bool = False, toolchain: Toolchain | None = None,
+                       seccomp_fd: int | None = None, venv_writable: bool = False) -> list[str]:
+    """The bwrap command line: / read-only, homes, /tmp and host socket folders hidden, the project the only
+    writable place; the worker is process 1 (no unfiltered bubblewrap init), under the base filter read from
+    `seccomp_fd` before it starts.
 
     With `project_writable` False the whole project is read-only too; only the private /tmp can be written.
     """
     binary = bwrap_path()
     assert binary is not None
-    command = [binary, *NAMESPACES, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
+    command = [binary, *NAMESPACES, "--as-pid-1", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     if not network:
         command.append("--unshare-net")
     if os.geteuid() == 0:
         command += ["--cap-drop", "ALL"]
+    if seccomp_fd is not None:
+        command += ["--seccomp", str(seccomp_fd)]
     command += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     hidden = hidden_paths()
     for folder in hidden:
         command += ["--tmpfs", str(folder)]
+    for file in revealed_files(hidden):
+        command += ["--ro-bind", str(file), str(file)]
     command += ["--dir", SANDBOX_HOME]
     interpreter = interpreter_paths()
     for path in interpreter:
@@ -126,6 +146,9 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project
     if project_writable:
         command += ["--bind", str(project), str(project)]
         command += protected.read_only_binds(project)
+        if not venv_writable:  # a test run must not plant a .pth in a virtualenv (used or not) the person runs later
+            for venv in project_venvs(project, toolchain.venv if toolchain is not None else None):
+                command += ["--ro-bind", str(venv), str(venv)]
     else:
         command += ["--ro-bind", str(project), str(project)]
     for path in interpreter:
@@ -136,5 +159,6 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project
 
 
 def project_layout(project: Path) -> tuple[tuple[str, bool], ...]:
-    """Which read-only paths exist; a warm worker started under another layout must not be used."""
-    return protected.layout(project)
+    """Which read-only paths exist (the project's virtualenvs too); a warm worker started under another layout
+    must not be used."""
+    return (*protected.layout(project), *((f"virtualenv {venv}", True) for venv in project_venvs(project, None)))

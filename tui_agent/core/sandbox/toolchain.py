@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.sandbox import venvs
+from tui_agent.core.sandbox.hostpaths import holds_socket_folder
 from tui_agent.core.sandbox.secrets import SecretMap, is_inside, is_secret_env_name
 
 TOOLCHAIN_HOME_DIRS: tuple[str, ...] = (
@@ -84,17 +86,21 @@ class Toolchain:
 
 def discover(project_root: Path, *, environ: Mapping[str, str] | None = None, extra_env: Iterable[str] = (),
              extra_paths: Iterable[str] = (), project_venv: bool = True) -> Toolchain:
-    """The toolchain of `project_root` for the user whose environment is `environ` (default: this process')."""
+    """The toolchain of `project_root` for the user whose environment is `environ` (default: this process').
+
+    `project_venv` False (a project not trusted yet): no virtualenv inside the project is used or put on PATH."""
     env_in = dict(os.environ if environ is None else environ)
     home = Path(os.path.abspath(os.path.expanduser(env_in.get("HOME") or "~")))
     problems: list[str] = []
     secrets = SecretMap(home)
-    venv = find_virtualenv(project_root, env_in, home) if project_venv else None  # False: an untrusted project
+    venv = find_virtualenv(project_root, env_in, home, problems, project_venv=project_venv)
     env = passed_variables(env_in, extra_env, problems)
     env.update(tool_home_variables(home, env))
     if venv is not None:
         env["VIRTUAL_ENV"] = str(venv)
     path = search_path(env_in.get("PATH", ""), venv, secrets)
+    if not project_venv:
+        path = [entry for entry in path if not is_inside(Path(entry), project_root)]
     folders = toolchain_folders(home, path, venv, env, project_root)
     folders += configured_folders(extra_paths, secrets, project_root, problems)
     read_only = _dedupe([folder for folder in folders if not secrets.touches(folder)])
@@ -135,8 +141,12 @@ def search_path(user_path: str, venv: Path | None, secrets: SecretMap) -> list[s
     return _dedupe(entries)
 
 
-def find_virtualenv(root: Path, environ: Mapping[str, str], home: Path) -> Path | None:
-    """The project's virtualenv: uv's UV_PROJECT_ENVIRONMENT, .venv, venv, poetry's, then an active VIRTUAL_ENV."""
+def find_virtualenv(root: Path, environ: Mapping[str, str], home: Path, problems: list[str] | None = None, *,
+                    project_venv: bool = True) -> Path | None:
+    """The project's virtualenv: uv's UV_PROJECT_ENVIRONMENT, .venv, venv, poetry's, then an active VIRTUAL_ENV.
+
+    One git tracks, or one lying in a host socket folder, is refused (`problems` says so); with `project_venv`
+    False none inside the project is used."""
     candidates: list[Path] = []
     if environ.get("UV_PROJECT_ENVIRONMENT"):
         candidates.append(root / os.path.expanduser(environ["UV_PROJECT_ENVIRONMENT"]))
@@ -145,8 +155,16 @@ def find_virtualenv(root: Path, environ: Mapping[str, str], home: Path) -> Path 
     if environ.get("VIRTUAL_ENV"):
         candidates.append(Path(environ["VIRTUAL_ENV"]))
     for candidate in candidates:
-        if (candidate / "pyvenv.cfg").is_file() and (candidate / "bin").is_dir():
-            return Path(os.path.abspath(candidate))
+        if not ((candidate / "pyvenv.cfg").is_file() and (candidate / "bin").is_dir()):
+            continue
+        if not project_venv and is_inside(Path(os.path.realpath(candidate)), Path(os.path.realpath(root))):
+            continue
+        reason = venvs.refusal(root, candidate)
+        if reason is not None:
+            if problems is not None:
+                problems.append(reason)
+            continue
+        return Path(os.path.abspath(candidate))
     return None
 
 
@@ -171,16 +189,11 @@ def poetry_virtualenvs(root: Path, environ: Mapping[str, str], home: Path) -> li
         return []
 
 
-def venv_base(venv: Path) -> Path | None:
-    """The prefix of the interpreter a virtualenv was made from (`home = …/bin` in pyvenv.cfg)."""
-    try:
-        for line in (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines():
-            key, _, value = line.partition("=")
-            if key.strip() == "home" and value.strip():
-                return Path(value.strip()).parent
-    except OSError:
-        return None
-    return None
+def venv_base(venv: Path, user_home: Path | None = None) -> Path | None:
+    """The prefix of the interpreter a virtualenv was made from (`home = …/bin` in pyvenv.cfg), only when it is a
+    real Python installation outside the host's socket folders (venvs.real_python_prefix)."""
+    home = venvs.interpreter_home(venv)
+    return venvs.real_python_prefix(home, user_home) if home is not None else None
 
 
 def toolchain_folders(home: Path, path: list[str], venv: Path | None, env: Mapping[str, str], root: Path) -> list[Path]:
@@ -189,7 +202,7 @@ def toolchain_folders(home: Path, path: list[str], venv: Path | None, env: Mappi
     folders += [Path(entry) for entry in path]
     if venv is not None:
         folders.append(venv)
-        base = venv_base(venv)
+        base = venv_base(venv, home)
         if base is not None and base.is_dir():
             folders.append(base)
     for name in TOOL_HOME_VARIABLES:
@@ -255,6 +268,7 @@ def bwrap_arguments(toolchain: Toolchain, hidden: Iterable[Path]) -> list[str]:
         if any(is_inside(folder, parent) for parent in hidden_folders):
             bound.append(folder)
             arguments += ["--ro-bind", str(folder), str(folder)]
+    arguments = _without_socket_folders(arguments)
     for secret in toolchain.masked:
         if secret.is_symlink() or not any(is_inside(secret, folder) for folder in bound):
             continue  # a symlink's target is masked in its own right
@@ -263,3 +277,16 @@ def bwrap_arguments(toolchain: Toolchain, hidden: Iterable[Path]) -> list[str]:
         else:
             arguments += ["--ro-bind", "/dev/null", str(secret)]
     return arguments
+
+
+def _without_socket_folders(arguments: list[str]) -> list[str]:
+    """Drop every --ro-bind that would show a whole host socket folder (/tmp, /run, $XDG_RUNTIME_DIR) again."""
+    kept: list[str] = []
+    index = 0
+    while index < len(arguments):
+        if arguments[index] == "--ro-bind" and holds_socket_folder(Path(arguments[index + 1])):
+            index += 3
+            continue
+        kept.append(arguments[index])
+        index += 1
+    return kept

@@ -287,8 +287,8 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
     }
     guard.apply_rlimits(request["policy"])
     protections["seccomp"] = guard.install_seccomp(
-        bool(request["policy"].get("network")), protected_pid=os.getppid(), own_group=os.getpgrp()
-    )
+        bool(request["policy"].get("network")), protected_pid=os.getppid() or -1, own_group=os.getpgrp()
+    )  # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway
     worker_pid = os.getpid()
     response: dict[str, Any] = {"protections": protections}
     exit_status = 0

@@ -31,6 +31,13 @@ LD_W_ABS = 0x20
 JEQ_K = 0x15
 JSET_K = 0x45
 RET_K = 0x06
+AND_K = 0x54
+
+AF_INET = 2
+AF_INET6 = 10
+SOCK_STREAM = 1
+SOCK_SEQPACKET = 5
+SOCK_TYPE_MASK = 0xF
 
 ARCHES: dict[str, tuple[int, dict[str, int]]] = {
     "x86_64": (0xC000003E, {
@@ -44,7 +51,7 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "reboot": 169, "swapon": 167,
         "swapoff": 168, "acct": 163, "sethostname": 170, "setdomainname": 171, "iopl": 172,
         "ioperm": 173, "quotactl": 179, "capset": 126,
-        "kill": 62, "tkill": 200, "tgkill": 234, "pidfd_open": 434, "pidfd_send_signal": 424,
+        "kill": 62, "tkill": 200, "tgkill": 234, "pidfd_open": 434, "pidfd_send_signal": 424, "socketpair": 53,
     }),
     "aarch64": (0xC00000B7, {
         "socket": 198, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
@@ -57,6 +64,7 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "reboot": 142, "swapon": 224,
         "swapoff": 225, "acct": 89, "sethostname": 161, "setdomainname": 162, "quotactl": 60,
         "capset": 91, "kill": 129, "tkill": 130, "tgkill": 131, "pidfd_open": 434, "pidfd_send_signal": 424,
+        "socketpair": 199,
     }),
 }
 
@@ -137,9 +145,36 @@ def _signal_rules(numbers: dict[str, int], protected_pid: int, own_group: int) -
     return rules
 
 
-def _seccomp_program(arch: str, network: bool, protected_pid: int, own_group: int) -> list[tuple[int, int, int, int]]:
-    audit_arch, numbers = ARCHES[arch]
+def _socket_rules(numbers: dict[str, int], network: bool) -> list[tuple[int, int, int, int]]:
+    """socket(): none without the network, only AF_INET/AF_INET6 with it (never a unix socket: a host's D-Bus,
+    Docker, ssh-agent or tmux server, by path or abstract name). socketpair(): stream or seqpacket only (a
+    datagram pair could sendto() any unix address)."""
     deny = SECCOMP_RET_ERRNO | EPERM
+    if network:
+        rules = [
+            (JEQ_K, 0, 4, numbers["socket"]),
+            (LD_W_ABS, 0, 0, 16),
+            (JEQ_K, 2, 0, AF_INET),
+            (JEQ_K, 1, 0, AF_INET6),
+            (RET_K, 0, 0, deny),
+            (LD_W_ABS, 0, 0, 0),
+        ]
+    else:
+        rules = [(JEQ_K, 0, 1, numbers["socket"]), (RET_K, 0, 0, deny)]
+    return rules + [
+        (JEQ_K, 0, 5, numbers["socketpair"]),
+        (LD_W_ABS, 0, 0, 24),
+        (AND_K, 0, 0, SOCK_TYPE_MASK),
+        (JEQ_K, 2, 0, SOCK_STREAM),
+        (JEQ_K, 1, 0, SOCK_SEQPACKET),
+        (RET_K, 0, 0, deny),
+        (LD_W_ABS, 0, 0, 0),
+    ]
+
+
+def _prologue(arch: str) -> list[tuple[int, int, int, int]]:
+    """Kill a call from another architecture; refuse the x32 ABI; load the syscall number."""
+    audit_arch, _numbers = ARCHES[arch]
     prog: list[tuple[int, int, int, int]] = [
         (LD_W_ABS, 0, 0, 4),
         (JEQ_K, 1, 0, audit_arch),
@@ -147,14 +182,14 @@ def _seccomp_program(arch: str, network: bool, protected_pid: int, own_group: in
         (LD_W_ABS, 0, 0, 0),
     ]
     if arch == "x86_64":
-        prog += [(0x35, 0, 1, 0x40000000), (RET_K, 0, 0, deny)]  # JGE: the x32 ABI is refused
-    denied = [name for name in ALWAYS_DENIED if name in numbers]
-    if not network:
-        denied.append("socket")
-    for name in denied:
-        prog += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, deny)]
+        prog += [(0x35, 0, 1, 0x40000000), (RET_K, 0, 0, SECCOMP_RET_ERRNO | EPERM)]  # JGE: x32 refused
+    return prog
+
+
+def _namespace_rules(numbers: dict[str, int]) -> list[tuple[int, int, int, int]]:
+    deny = SECCOMP_RET_ERRNO | EPERM
     # clone3 passes its flags in memory where BPF cannot see them: ENOSYS makes libc fall back to clone.
-    prog += [(JEQ_K, 0, 1, numbers["clone3"]), (RET_K, 0, 0, SECCOMP_RET_ERRNO | ENOSYS)]
+    prog = [(JEQ_K, 0, 1, numbers["clone3"]), (RET_K, 0, 0, SECCOMP_RET_ERRNO | ENOSYS)]
     # clone(CLONE_NEWUSER) is refused; plain clone/fork is allowed.
     prog += [
         (JEQ_K, 0, 3, numbers["clone"]),
@@ -163,6 +198,54 @@ def _seccomp_program(arch: str, network: bool, protected_pid: int, own_group: in
         (RET_K, 0, 0, deny),
         (LD_W_ABS, 0, 0, 0),
     ]
+    return prog
+
+
+BASE_ALLOWED = ("setrlimit", "capset")
+"""What the base filter still allows: the worker sets its run's limits and drops capabilities under it."""
+
+
+def base_program(arch: str, network: bool) -> list[tuple[int, int, int, int]]:
+    """The filter bubblewrap installs before the sandbox's first process exists (`--seccomp`), so no process inside
+    is ever unfiltered; each run then adds the stricter `_seccomp_program` on top."""
+    _audit_arch, numbers = ARCHES[arch]
+    deny = SECCOMP_RET_ERRNO | EPERM
+    prog = _prologue(arch)
+    for name in ALWAYS_DENIED:
+        if name in numbers and name not in BASE_ALLOWED:
+            prog += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, deny)]
+    prog += _socket_rules(numbers, network)
+    prog += _namespace_rules(numbers)
+    # prctl(PR_SET_DUMPABLE, 1) is refused: a process that made itself undumpable stays so.
+    prog += [
+        (JEQ_K, 0, 5, numbers["prctl"]),
+        (LD_W_ABS, 0, 0, 16),
+        (JEQ_K, 0, 3, PR_SET_DUMPABLE),
+        (LD_W_ABS, 0, 0, 24),
+        (JEQ_K, 1, 0, 0),
+        (RET_K, 0, 0, deny),
+        (RET_K, 0, 0, SECCOMP_RET_ALLOW),
+    ]
+    return prog
+
+
+def base_filter_bytes(network: bool) -> bytes | None:
+    """The base filter as bubblewrap's `--seccomp FD` reads it (struct sock_filter[]), or None on an unknown arch."""
+    arch = seccomp_arch()
+    if arch is None:
+        return None
+    return b"".join(struct.pack("HBBI", code, jt, jf, k) for code, jt, jf, k in base_program(arch, network))
+
+
+def _seccomp_program(arch: str, network: bool, protected_pid: int, own_group: int) -> list[tuple[int, int, int, int]]:
+    _audit_arch, numbers = ARCHES[arch]
+    deny = SECCOMP_RET_ERRNO | EPERM
+    prog = _prologue(arch)
+    for name in ALWAYS_DENIED:
+        if name in numbers:
+            prog += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, deny)]
+    prog += _socket_rules(numbers, network)
+    prog += _namespace_rules(numbers)
     # prlimit64 may read limits (new_limit == NULL) but never set them.
     prog += [
         (JEQ_K, 0, 5, numbers["prlimit64"]),

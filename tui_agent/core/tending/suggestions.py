@@ -89,22 +89,40 @@ class SuggestionBook:
     def note_for_next_request(self, *, turn_running: bool = False) -> str | None:
         """The chains not yet offered, as one short note for the model; each is offered once.
 
-        While a turn runs, a chain that ends at the newest call may still be growing (step 3 of a 4-step
-        workflow), so it waits for the next call that does not extend it, or for the next prompt.
+        While a turn runs, a chain that ends at the newest call is offered at once when it cannot grow (the second
+        repetition is complete: the earlier one was not followed by a further common step), so the note reaches the
+        request right after it; one that may still grow (step 3 of a 4-step workflow) waits for the next call.
         """
         ledger = self.state.suggestions()
         fresh = [chain for chain in self.current() if chain.id not in ledger]
         if turn_running:
-            fresh = [chain for chain in fresh if not self._ends_at_newest_call(chain)]
+            fresh = [chain for chain in fresh if not self._may_still_grow(chain)]
         for chain in fresh:
             self.state.set_suggestion(chain.id, "offered", _steps(chain))
         return "\n".join(describe(chain) for chain in fresh) or None
 
-    def _ends_at_newest_call(self, chain: Chain) -> bool:
+    def _may_still_grow(self, chain: Chain) -> bool:
+        """True when the chain ends at the newest call and every earlier repetition went on with the same next tool
+        (the newest one may be about to take that step too); a repetition's next call that starts another
+        repetition of the chain does not count as a step of it."""
         paths = recent_sessions(self.sessions_dir, limit=1)
-        calls = self._read(paths[0])[0] if paths else []
-        newest = (calls[-1].session, calls[-1].position) if calls else None
-        return any((o.calls[-1].session, o.calls[-1].position) == newest for o in chain.occurrences)
+        newest_calls = self._read(paths[0])[0] if paths else []
+        newest = (newest_calls[-1].session, newest_calls[-1].position) if newest_calls else None
+        if not any((o.calls[-1].session, o.calls[-1].position) == newest for o in chain.occurrences):
+            return False
+        by_session = {path.stem: self._read(path)[0] for path in recent_sessions(self.sessions_dir)}
+        starts = {(o.calls[0].session, o.calls[0].position) for o in chain.occurrences}
+        next_tools: set[str] = set()
+        for occurrence in chain.occurrences:
+            last = occurrence.calls[-1]
+            if (last.session, last.position) == newest:
+                continue
+            calls = by_session.get(last.session, [])
+            following = calls[last.position + 1] if last.position + 1 < len(calls) else None
+            if following is None or (following.session, following.position) in starts:
+                return False
+            next_tools.add(following.tool)
+        return len(next_tools) == 1
 
     def dismiss(self, chain_id: str) -> bool:
         """Never suggest this chain again; False when no current suggestion has that id."""

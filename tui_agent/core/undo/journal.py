@@ -28,6 +28,16 @@ class Authored:
     commit: str | None
 
 
+@dataclass(frozen=True)
+class CallWindow:
+    """Checkpoints before and after one call; `paths` (repository paths) when the call can only write those
+    (`write_file`, `edit_file`): other files changed meanwhile are someone else's."""
+
+    before: str
+    after: str
+    paths: tuple[str, ...] | None = None
+
+
 @dataclass
 class TurnRecord:
     """One turn: its number in the session, its prompt, the checkpoints around it and what it authored."""
@@ -38,6 +48,9 @@ class TurnRecord:
     after: str | None = None
     authored: list[Authored] = field(default_factory=list)
     undone: bool = False
+    calls: list[CallWindow] | None = None
+    """The checkpoints around each of the turn's calls that may write; None when not recorded (older sessions, or a
+    checkpoint failed): then every change of the turn counts as the agent's."""
 
 
 def load_turns(path: Path) -> list[TurnRecord]:
@@ -50,6 +63,7 @@ def load_turns(path: Path) -> list[TurnRecord]:
         elif kind == CHECKPOINT_END and number in turns and isinstance(record.get("after"), str):
             turns[number].after = record["after"]
             turns[number].authored = _authored(record.get("authored"))
+            turns[number].calls = _calls(record.get("calls"))
         elif kind == UNDO and isinstance(record.get("turns"), list):
             for undone in record["turns"]:
                 if undone in turns:
@@ -66,13 +80,32 @@ def _authored(raw: Any) -> list[Authored]:
     return items
 
 
+def _calls(raw: Any) -> list[CallWindow] | None:
+    if not isinstance(raw, list):
+        return None
+    calls: list[CallWindow] = []
+    for item in raw:
+        if not isinstance(item, list) or len(item) not in (2, 3) or not all(isinstance(sha, str) for sha in item[:2]):
+            return None  # one malformed window: attribution cannot be trusted
+        paths = item[2] if len(item) == 3 else None
+        if paths is not None and not (isinstance(paths, list) and all(isinstance(p, str) for p in paths)):
+            return None
+        calls.append(CallWindow(item[0], item[1], tuple(paths) if paths is not None else None))
+    return calls
+
+
 def record_start(log: Appender, turn: int, prompt: str, before: str) -> None:
     log.append({"type": CHECKPOINT, "turn": turn, "prompt": prompt[:500], "before": before, "time": time.time()})
 
 
-def record_end(log: Appender, turn: int, after: str, authored: list[Authored]) -> None:
-    log.append({"type": CHECKPOINT_END, "turn": turn, "after": after, "time": time.time(),
-                "authored": [{"kind": a.kind, "name": a.name, "created": a.created, "commit": a.commit} for a in authored]})
+def record_end(log: Appender, turn: int, after: str, authored: list[Authored],
+               calls: list[CallWindow] | None = None) -> None:
+    record: dict[str, Any] = {
+        "type": CHECKPOINT_END, "turn": turn, "after": after, "time": time.time(),
+        "authored": [{"kind": a.kind, "name": a.name, "created": a.created, "commit": a.commit} for a in authored]}
+    if calls is not None:
+        record["calls"] = [[c.before, c.after] + ([list(c.paths)] if c.paths is not None else []) for c in calls]
+    log.append(record)
 
 
 def record_undo(log: Appender, turns: list[int]) -> None:

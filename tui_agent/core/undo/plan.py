@@ -18,6 +18,8 @@ class UndoPlan:
     conflict_turn: int | None = None
     conflict_paths: list[str] = field(default_factory=list)
     conflict_diff: str = ""
+    kept: list[str] = field(default_factory=list)
+    """Files changed during the turns outside the agent's calls (by the person or another program): not undone."""
 
     @property
     def ok(self) -> bool:
@@ -39,7 +41,12 @@ def plan_undo(checkpoints: Checkpoints, turns: list[TurnRecord], now: str) -> Un
     person changed it since, and the plan stops there with the diff of their change.
     """
     plan = UndoPlan(turns)
-    changed = {turn.turn: _changed(checkpoints, turn) for turn in turns}
+    changed: dict[int, list[str]] = {}
+    kept: set[str] = set()
+    for turn in turns:
+        changed[turn.turn], others = _changed(checkpoints, turn)
+        kept.update(others)
+    plan.kept = sorted(kept)
     every_path = sorted({path for paths in changed.values() for path in paths})
     plan.current = checkpoints.entries(now, every_path)
     state: dict[str, Entry | None] = {path: plan.current.get(path) for path in every_path}
@@ -58,8 +65,24 @@ def plan_undo(checkpoints: Checkpoints, turns: list[TurnRecord], now: str) -> Un
     return plan
 
 
-def _changed(checkpoints: Checkpoints, turn: TurnRecord) -> list[str]:
+def _changed(checkpoints: Checkpoints, turn: TurnRecord) -> tuple[list[str], list[str]]:
+    """(files the turn's calls changed, files changed during the turn outside its calls): a file changed by both is
+    the person's too, so it is kept."""
     if turn.after is None:
         raise UnrecordedTurn(f"turn {turn.turn} ({turn.prompt[:60]!r}) has no end checkpoint: it was interrupted before "
                              "tuiagent could record what it changed; /diff shows its changes, put them back by hand")
-    return checkpoints.changed_paths(turn.before, turn.after)
+    every = set(checkpoints.changed_paths(turn.before, turn.after))
+    if turn.calls is None:
+        return sorted(every), []
+    agent: set[str] = set()
+    others: set[str] = set()
+    for call in turn.calls:
+        during = set(checkpoints.changed_paths(call.before, call.after))
+        mine = during & set(call.paths) if call.paths is not None else during
+        agent.update(mine)
+        others.update(during - mine)
+    points = [turn.before, *(sha for call in turn.calls for sha in (call.before, call.after)), turn.after]
+    for start, end in zip(points[0::2], points[1::2], strict=True):
+        if start != end:
+            others.update(checkpoints.changed_paths(start, end))
+    return sorted((agent - others) & every), sorted(others & every)

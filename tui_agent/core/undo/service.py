@@ -8,12 +8,22 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tui_agent.core.catalog.errors import PipelineError
-from tui_agent.core.events import Event, ToolAuthored
-from tui_agent.core.undo.journal import Authored, TurnRecord, load_turns, record_end, record_start, record_undo
+from tui_agent.core.events import Event, ToolAuthored, ToolCallFinished, ToolCallStarted
+from tui_agent.core.agent.paths import PathRefused, confine
+from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start, record_undo
 from tui_agent.core.undo.plan import UnrecordedTurn, plan_undo
 from tui_agent.core.undo.restore import RestoreError, apply_changes
 from tui_agent.core.versioning.checkpoints import Checkpoints, GitFailure
 from tui_agent.core.versioning.gitqueries import HistoryEntry
+
+
+READ_ONLY_CALLS = frozenset({"read_file", "list_files", "grep", "search_tools"})
+"""Built-in calls that never write: no checkpoint around them. Every other call (a write, a shell run, run_python, a
+catalog tool) is checkpointed before and after, so what it changed is told apart from what changed between calls."""
+
+
+PATH_CALLS = frozenset({"write_file", "edit_file"})
+"""Calls that write only the file their `path` names: a change to any other file during them is someone else's."""
 
 
 class Session(Protocol):
@@ -39,6 +49,8 @@ class UndoResult:
     restored: list[str] = field(default_factory=list)
     catalog: list[str] = field(default_factory=list)
     conflict_diff: str = ""
+    kept: list[str] = field(default_factory=list)
+    """Files changed during the turns but not by the agent's calls: left as they are."""
 
     @property
     def note_for_model(self) -> str:
@@ -57,6 +69,8 @@ class UndoService:
         self.recipes = recipes
         self._open_turn: int | None = None
         self._authored: list[Authored] = []
+        self._calls: list[CallWindow] | None = []
+        self._call_open: tuple[str, str, tuple[str, ...] | None] | None = None  # (call id, checkpoint before, paths)
         self.problems: list[str] = []  # checkpoints that failed; the agent loop tells the person and clears it
 
     # ------------------------------------------------------------------ recording (called by the agent loop)
@@ -70,11 +84,47 @@ class UndoService:
             return
         number = max((turn.turn for turn in load_turns(session.path)), default=0) + 1 if session.path.exists() else 1
         record_start(session, number, prompt, before)
-        self._open_turn, self._authored = number, []
+        self._open_turn, self._authored, self._calls, self._call_open = number, [], [], None
 
     def observe(self, event: Event) -> None:
         if isinstance(event, ToolAuthored) and self._open_turn is not None:
             self._authored.append(Authored(event.kind, event.name, event.created, event.commit))
+
+    async def around_call(self, event: Event) -> None:
+        """A checkpoint before a call that may write starts and after it ends (the loop awaits it, so the call has
+        not begun yet / has finished): what changed in between is the agent's, the rest is not."""
+        if self._open_turn is None or self._calls is None:
+            return
+        if isinstance(event, ToolCallStarted) and event.name not in READ_ONLY_CALLS:
+            before = await self._call_checkpoint()
+            if before is not None:
+                self._call_open = (event.call_id, before, self._written_paths(event))
+        elif isinstance(event, ToolCallFinished) and self._call_open is not None and self._call_open[0] == event.call_id:
+            after = await self._call_checkpoint()
+            if after is not None and self._calls is not None:
+                self._calls.append(CallWindow(self._call_open[1], after, self._call_open[2]))
+            self._call_open = None
+
+    def _written_paths(self, event: ToolCallStarted) -> tuple[str, ...] | None:
+        """The repository path a `write_file`/`edit_file` call can write; None (any file) for every other call."""
+        raw = event.arguments.get("path")
+        if event.name not in PATH_CALLS or not isinstance(raw, str):
+            return None
+        work_tree = self.checkpoints.work_tree
+        try:
+            real = confine(work_tree / self.checkpoints.prefix, raw)
+            return (real.relative_to(work_tree.resolve()).as_posix(),)
+        except (PathRefused, ValueError, OSError):
+            return None
+
+    async def _call_checkpoint(self) -> str | None:
+        try:
+            return await asyncio.to_thread(self.checkpoints.snapshot)
+        except (GitFailure, OSError) as error:  # attribution is lost for this turn: undo treats every change as the agent's
+            self._calls, self._call_open = None, None
+            self.problems.append(f"a call of this turn could not be checkpointed ({error}); undo will take back every "
+                                 "change the turn saw, yours included")
+            return None
 
     async def end(self, session: Session) -> None:
         if self._open_turn is None:
@@ -85,7 +135,11 @@ class UndoService:
         except (GitFailure, OSError) as error:  # the turn's end is checkpointed when /undo runs instead
             self.problems.append(f"the end of this turn could not be checkpointed ({error})")
             return
-        record_end(session, number, after, self._authored)
+        calls = self._calls
+        if calls is not None and self._call_open is not None:  # cancelled mid-call: the call ran until now
+            calls = [*calls, CallWindow(self._call_open[1], after, self._call_open[2])]
+        self._call_open = None
+        record_end(session, number, after, self._authored, calls)
 
     # ------------------------------------------------------------------ queries
 
@@ -118,7 +172,9 @@ class UndoService:
         return await self._undo(session, live)
 
     async def _undo(self, session: Session, turns: list[TurnRecord]) -> UndoResult:
-        bad = [turn.turn for turn in turns for sha in (turn.before, turn.after) if sha and not self.checkpoints.is_tree(sha)]
+        bad = [turn.turn for turn in turns
+               for sha in (turn.before, turn.after, *(s for c in turn.calls or () for s in (c.before, c.after)))
+               if sha and not self.checkpoints.is_tree(sha)]
         if bad:
             return UndoResult(False, f"The checkpoint of turn {bad[0]} is missing from git's objects; cannot undo it.")
         label = _label(turns)
@@ -133,14 +189,17 @@ class UndoService:
             restored = await asyncio.to_thread(apply_changes, self.checkpoints, plan.changes())
         except (UnrecordedTurn, RestoreError, GitFailure, OSError) as error:
             return UndoResult(False, f"Not undone: {error}")
-        catalog = await self._take_back_authored(turns)
+        catalog = await self._take_back_authored(turns, self.turns(session))
         record_undo(session, [turn.turn for turn in turns])
         files = f"{len(restored)} file(s) put back: {', '.join(restored)}" if restored else "no project file to put back"
-        return UndoResult(True, f"Undid {label}: {files}." + (" " + "; ".join(catalog) + "." if catalog else ""),
-                          restored, catalog)
+        kept = (f" Kept as they are: {', '.join(plan.kept)} (changed during the turn outside the agent's calls, by you "
+                "or another program; undo takes back only what the agent changed)." if plan.kept else "")
+        return UndoResult(True, f"Undid {label}: {files}." + (" " + "; ".join(catalog) + "." if catalog else "") + kept,
+                          restored, catalog, kept=plan.kept)
 
-    async def _take_back_authored(self, turns: list[TurnRecord]) -> list[str]:
-        """Prune what the turns created, revert what they updated to the version before them (through the stores)."""
+    async def _take_back_authored(self, turns: list[TurnRecord], session_turns: list[TurnRecord]) -> list[str]:
+        """Prune what the turns created, revert what they updated to the version before them (through the stores);
+        a tool or recipe someone changed since (it holds none of the versions the agent wrote) is kept."""
         first: dict[tuple[str, str], Authored] = {}
         for turn in turns:
             for item in turn.authored:
@@ -150,6 +209,12 @@ class UndoService:
             store = self.catalog if kind == "tool" else self.recipes
             if store is None:
                 done.append(f"{kind} {name} NOT taken back (the {kind} store is not open)")
+                continue
+            agent_versions = {a.commit for turn in session_turns for a in turn.authored
+                              if (a.kind, a.name) == (kind, name) and a.commit}
+            if _changed_by_someone_else(store, name, agent_versions):
+                done.append(f"{kind} {name} kept as it is: it was changed after the agent wrote it (its history has "
+                            "the agent's versions)")
                 continue
             try:
                 if item.created:
@@ -161,6 +226,20 @@ class UndoService:
             except Exception as error:  # PipelineError and the like: the files are back, say what is left
                 done.append(f"{kind} {name} NOT taken back: {error.message if isinstance(error, PipelineError) else error}")
         return done
+
+
+def _changed_by_someone_else(store: VersionedStore, name: str, agent_versions: set[str]) -> bool:
+    """Whether the file holds none of the versions the agent committed (an empty diff from one means it does)."""
+    diff = getattr(store, "diff", None)
+    if diff is None or not agent_versions:
+        return False  # nothing to compare with (a deferred commit): take it back as before
+    for commit in agent_versions:
+        try:
+            if diff(name, commit) == "":
+                return False
+        except Exception:  # PipelineError, ValueError: that version cannot be read; try the others
+            continue
+    return True
 
 
 def _version_before(store: VersionedStore, name: str, commit: str | None) -> str | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from tui_agent.core.catalog.files import process_alive
 from tui_agent.core.versioning.hookenv import scrubbed
 from tui_agent.core.versioning.hookhold import Hold
+from tui_agent.core.versioning.indexguard import index_flags, refusal
 from tui_agent.core.versioning.gitlocks import LockInspection, inspect_lock, remove_stale_lock
 from tui_agent.core.versioning.gitpending import PendingChange
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
@@ -152,6 +153,7 @@ class CommitBuilder:
 
     def _attempt(self, ref: str, head: str, changes: dict[str, bytes | None],
                  earlier: dict[str, PendingChange], message: str) -> BuildResult | None:
+        earlier, skipped = self._guard(changes, earlier)
         paths = list(changes) + list(earlier)
         head_blobs = {p[len(self.prefix):]: v for p, v in self.runner.tree_blobs(head, [self.repo_path(p) for p in paths]).items()}
         wanted: dict[str, str | None] = {}
@@ -172,7 +174,8 @@ class CommitBuilder:
         effective = {p: b for p, b in wanted.items() if b != head_blobs.get(p, (None, None))[1]}
         if not effective:
             synced = self.sync_real_index(wanted, head_blobs)
-            return BuildResult(None, message, set(paths) if synced else set(paths) - set(wanted), tuple(self.notices), synced)
+            done = set(paths) if synced else set(paths) - set(wanted)
+            return BuildResult(None, message, done | skipped, tuple(self.notices), synced)
         full_message = catch_up_message(message, caught_up)
         sha = self._build(ref, head, effective, head_blobs, full_message)
         if sha is None:
@@ -180,7 +183,29 @@ class CommitBuilder:
         if self.hook_rewrote_tree:
             wanted.update(self._hook_blobs(sha, wanted))
         synced = self.sync_real_index(wanted, head_blobs)
-        return BuildResult(sha, full_message, set(paths) if synced else set(paths) - set(wanted), tuple(self.notices), synced)
+        done = set(paths) if synced else set(paths) - set(wanted)
+        return BuildResult(sha, full_message, done | skipped, tuple(self.notices), synced)
+
+    def _guard(self, changes: dict[str, bytes | None],
+               earlier: dict[str, PendingChange]) -> tuple[dict[str, PendingChange], set[str]]:
+        """Never touch an unmerged, skip-worktree (sparse) or conflict-marked path: a change asked now defers the whole
+        commit; a journaled one waits in the journal (a skip-worktree deletion is dropped: it never was a deletion).
+        Returns the journaled changes that may go in, and the dropped paths."""
+        flags = index_flags(self.runner, [self.repo_path(path) for path in [*changes, *earlier]])
+        refused = [reason for path, content in changes.items()
+                   if (reason := refusal(self.repo_path(path), content, flags)) is not None]
+        if refused:
+            raise Deferral("; ".join(refused), tuple(self.notices))
+        allowed: dict[str, PendingChange] = {}
+        dropped: set[str] = set()
+        for path, change in earlier.items():
+            reason = refusal(self.repo_path(path), change.content, flags)
+            if reason is None:
+                allowed[path] = change
+            elif change.content is None and self.repo_path(path) in flags.skip_worktree:
+                dropped.add(path)
+                self.notices.append(f"dropped the deferred deletion of {path}: {reason}")
+        return allowed, dropped
 
     def _index_args(self, blobs: dict[str, str | None], modes: dict[str, tuple[str, str]]) -> list[str]:
         args: list[str] = []

@@ -104,12 +104,22 @@ class PendingJournal:
 
 
 @contextmanager
-def exclusive_lock(lock_file: Path) -> Iterator[None]:
-    """Hold an exclusive flock on `lock_file` (released by the kernel even if the process is killed)."""
+def exclusive_lock(lock_file: Path, timeout_s: float = 360.0) -> Iterator[None]:
+    """Hold an exclusive flock on `lock_file` (released by the kernel even if the process is killed); TimeoutError
+    naming the file after `timeout_s` (longer than a commit with its hooks)."""
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"waited {timeout_s:.0f} s for {lock_file.name}, held by another process "
+                                       "committing the catalog") from None
+                time.sleep(0.02)
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)

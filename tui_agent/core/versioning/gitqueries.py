@@ -14,7 +14,8 @@ RECORD = "\x1e"
 
 @dataclass(frozen=True)
 class HistoryEntry:
-    """One commit touching a path: full sha, short sha, ISO author date, author name, subject; `deleted` when it removed the path."""
+    """One commit touching a path: full sha, short sha, ISO author date, author name, subject; `deleted` when it removed
+    the path, `merge` for a merge commit (listed when its version differs from one of its parents)."""
 
     rev: str
     short: str
@@ -22,6 +23,7 @@ class HistoryEntry:
     author: str
     message: str
     deleted: bool = False
+    merge: bool = False
 
 
 class GitQueries:
@@ -41,17 +43,24 @@ class GitQueries:
     def history(self, path: str) -> list[HistoryEntry]:
         if self.runner.head() is None:
             return []
-        fmt = FIELD.join(["%H", "%h", "%aI", "%an", "%s"]) + RECORD
-        log = self.runner.must("log", f"--format={fmt}", "--", self.repo_path(path))
-        deletions = set(self.runner.must("log", "--diff-filter=D", "--format=%H", "--", self.repo_path(path)).text.split())
+        # --full-history: both sides of a merge, as `git log --full-history` lists them (the default simplification
+        # follows one parent and hides the other side's versions).
+        fmt = FIELD.join(["%H", "%h", "%aI", "%an", "%P", "%s"]) + RECORD
+        log = self.runner.must("log", "--full-history", f"--format={fmt}", "--", self.repo_path(path))
+        deletions = set(self.runner.must("log", "--full-history", "--diff-filter=D", "--format=%H", "--",
+                                         self.repo_path(path)).text.split())
         entries: list[HistoryEntry] = []
         for record in log.stdout.decode("utf-8", errors="replace").split(RECORD):
             record = record.strip("\n")
             if not record:
                 continue
-            rev, short, date, author, subject = record.split(FIELD, 4)
-            entries.append(HistoryEntry(rev, short, date, author, subject, rev in deletions))
+            rev, short, date, author, parents, subject = record.split(FIELD, 5)
+            entries.append(HistoryEntry(rev, short, date, author, subject, rev in deletions, len(parents.split()) > 1))
         return entries
+
+    def is_shallow(self) -> bool:
+        result = self.runner.run("rev-parse", "--is-shallow-repository")
+        return result.ok and result.text == "true"
 
     def folder_blobs(self, folder: str) -> dict[str, str]:
         """File name -> blob sha of the files directly in `folder` (project-relative) in HEAD; {} without a commit."""

@@ -29,6 +29,11 @@ class GitResult:
         return self.stdout.decode("utf-8", errors="replace").strip()
 
 
+GIT_TIMEOUT_S = 120.0
+"""No git command the catalog runs may take longer (a stuck filesystem, a filter that hangs): it is killed and its
+stderr says which command timed out."""
+
+
 class GitRunner:
     """Runs `git <args>` in a repository's work tree via GitPython."""
 
@@ -43,7 +48,7 @@ class GitRunner:
         if input is None:
             status, out, err = self.repo.git.execute(
                 command, with_extended_output=True, with_exceptions=False, stdout_as_string=False,
-                strip_newline_in_stdout=False, env=env,
+                strip_newline_in_stdout=False, env=env, kill_after_timeout=GIT_TIMEOUT_S,
             )
         else:
             with tempfile.TemporaryFile() as stdin:
@@ -51,7 +56,7 @@ class GitRunner:
                 stdin.seek(0)
                 status, out, err = self.repo.git.execute(
                     command, istream=stdin, with_extended_output=True, with_exceptions=False,
-                    stdout_as_string=False, strip_newline_in_stdout=False, env=env,
+                    stdout_as_string=False, strip_newline_in_stdout=False, env=env, kill_after_timeout=GIT_TIMEOUT_S,
                 )
         error = err.decode("utf-8", errors="replace") if isinstance(err, bytes) else str(err)
         return GitResult(int(status or 0), bytes(out or b""), error.strip())

@@ -40,6 +40,7 @@ from tui_agent.core.versioning.gitcommit import CommitBuilder, Deferral, catch_u
 from tui_agent.core.versioning.gitpending import PendingChange, PendingJournal, exclusive_lock
 from tui_agent.core.versioning.gitqueries import GitQueries, HistoryEntry
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
+from tui_agent.core.versioning.indexguard import IndexFlags, index_flags, refusal
 
 __all__ = ["CatalogGit", "CommitOutcome", "GitStatus", "HistoryEntry", "catch_up_message"]
 
@@ -172,6 +173,13 @@ class CatalogGit:
         """The journal's entries that are safe to commit (see journalcheck), and notes on the dropped ones."""
         return journalcheck.trusted(self.root, self._journal.load(), own, check_disk=check_disk)
 
+    def journal_subject(self) -> str:
+        """The subject of a commit catching up the journal: its one message when all entries share it (a deferred
+        `tuiagent: prune tool x`), else a generic one; the body lists each entry either way."""
+        messages = {change.message.splitlines()[0] for change in self._load_journal(check_disk=False)[0].values()
+                    if change.message.strip()}
+        return messages.pop() if len(messages) == 1 else "tuiagent: catch up deferred catalog changes"
+
     def catch_up(self, message: str = "tuiagent: catch up deferred catalog changes") -> CommitOutcome:
         """Commit the pending changes, if any and if possible."""
         return self.commit({}, message)
@@ -181,10 +189,13 @@ class CatalogGit:
         for content in normalized.values():
             if content is not None and not isinstance(content, (bytes, bytearray)):
                 raise ValueError("change contents must be bytes or None")
-        with self._mutex, exclusive_lock(self.root / LOCK_FILE):
-            journal, dropped = self._load_journal(set(normalized))
-            outcome = self._commit_locked({p: bytes(c) if c is not None else None for p, c in normalized.items()},
-                                          message, journal)
+        try:
+            with self._mutex, exclusive_lock(self.root / LOCK_FILE):
+                journal, dropped = self._load_journal(set(normalized))
+                outcome = self._commit_locked({p: bytes(c) if c is not None else None for p, c in normalized.items()},
+                                              message, journal)
+        except TimeoutError as waited:  # the files are on disk: the next start's catch-up commits them
+            return CommitOutcome(False, None, str(waited), f"commit deferred: {waited}")
         if not dropped:
             return outcome
         return CommitOutcome(outcome.committed, outcome.sha, outcome.deferred_reason,
@@ -248,6 +259,50 @@ class CatalogGit:
         listed = runner.run("ls-files", "-s", "--", repo_path)
         fields = listed.text.split() if listed.ok else []
         return head, fields[1] if len(fields) >= 2 else None
+
+    def refusals(self, changes: Mapping[str, bytes | None]) -> dict[str, str]:
+        """path -> why a commit would refuse that change (unmerged, skip-worktree/sparse, conflict markers); see
+        indexguard. Without a repository only conflict markers count."""
+        runner = self._discover()
+        repo_paths = {f"{self._prefix}{path}": path for path in changes}
+        flags = index_flags(runner, list(repo_paths)) if runner else IndexFlags(frozenset(), frozenset())
+        found = {path: refusal(repo_path, changes[path], flags) for repo_path, path in repo_paths.items()}
+        return {path: reason for path, reason in found.items() if reason is not None}
+
+    def store_blobs(self, paths: list[str]) -> None:
+        """Write these project files' contents into git's object store (unreferenced until a commit holds them), so a
+        later diff against them works; nothing else changes."""
+        runner = self._discover()
+        files = [path for path in paths if (self.root / path).is_file() and not (self.root / path).is_symlink()]
+        if runner is not None and files:
+            runner.run("hash-object", "-w", "--", *(str(self.root / path) for path in files))
+
+    def author_name(self) -> str:
+        """The person's git identity (`user.name`), "" when unset."""
+        runner = self._discover()
+        result = runner.run("config", "user.name") if runner else None
+        return result.text if result is not None and result.ok else ""
+
+    def shallow_note(self) -> str | None:
+        """In a shallow clone, a sentence saying older versions are not here (and how to get them); else None."""
+        queries = self._queries()
+        if queries is None or not queries.is_shallow():
+            return None
+        return ("this is a shallow clone: versions older than its cut-off are not in it; "
+                "`git fetch --unshallow` brings the whole history")
+
+    def operation_in_progress(self) -> str | None:
+        """The merge, rebase, cherry-pick, revert or bisect under way, with its safe ways out; None when there is none."""
+        runner = self._discover()
+        if runner is None:
+            return None
+        return next((reason for marker, reason in IN_PROGRESS if (runner.git_dir / marker).exists()), None)
+
+    def unmerged(self, path: str) -> bool:
+        """Whether the index holds unresolved conflict stages for `path` (project-relative)."""
+        runner = self._discover()
+        repo_path = f"{self._prefix}{path}"
+        return runner is not None and repo_path in index_flags(runner, [repo_path]).unmerged
 
     def pending_change(self, path: str) -> PendingChange | None:
         """The deferred change of `path` in the journal, if any."""

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from tui_agent.core.versioning.gitpending import PendingChange
 
-JOURNAL_PATH = re.compile(r"\.agent/(?:tools/[A-Za-z0-9_-]{1,64}\.py|recipes/[A-Za-z0-9_-]{1,64}\.toml|\.gitignore)")
+JOURNAL_PATH = re.compile(r"\.agent/(?:tools/[A-Za-z0-9_-]{1,64}\.py|recipes/[A-Za-z0-9_-]{1,64}\.toml|\.gitignore|drift-reviews\.json)")
 MAX_ENTRY_BYTES = 1024 * 1024
 
 
 def path_problem(root: Path, path: str) -> str | None:
     """Why `path` (project-relative) may not be committed from the journal, or None."""
     if not isinstance(path, str) or not JOURNAL_PATH.fullmatch(path):
-        return f"{path!r} is not a catalog file (.agent/tools/<name>.py, .agent/recipes/<name>.toml, .agent/.gitignore)"
+        return f"{path!r} is not a catalog file (.agent/tools/<name>.py, .agent/recipes/<name>.toml, .agent/.gitignore, .agent/drift-reviews.json)"
     current = root
     for part in path.split("/"):
         current = current / part

@@ -66,5 +66,7 @@ class CommitTrees:
         try:
             data: bytes = repo.odb.stream(bytes.fromhex(blob)).read()
             return data
+        except (ValueError, OSError, git.BadObject):  # not in this clone's objects (a teammate's uncommitted file)
+            return None
         finally:
             repo.close()

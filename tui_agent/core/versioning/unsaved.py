@@ -15,19 +15,37 @@ OUTSIDE_EDIT_MARKERS = ("edited outside tuiagent", "changed while tuiagent was n
 class BlobSource(Protocol):
     def head_and_index_blobs(self, path: str) -> tuple[str | None, str | None] | None: ...
     def pending_change(self, path: str) -> PendingChange | None: ...
+    def operation_in_progress(self) -> str | None: ...
+    def unmerged(self, path: str) -> bool: ...
 
 
 def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+def conflict_advice(rel: str, operation: str | None, verb: str) -> str:
+    """The refusal for a path with unresolved conflicts: the state, and only ways out that keep both sides."""
+    state = operation or ("a conflict is left in the index (from `git stash pop`, `git merge --squash`, "
+                          "`git cherry-pick --no-commit` or similar)")
+    return (f"refused: {rel} has an unresolved conflict: {state}. {verb} would drop one side of it. "
+            f"Resolve it first: edit {rel} to keep what you want and `git add {rel}` to mark it resolved "
+            f"(`git checkout --merge -- {rel}` brings the conflict markers back if needed). After `git stash pop` the "
+            "stash entry is kept (`git stash list`) until you drop it. Nothing was changed.")
+
+
 def unsaved_work(git: BlobSource, root: Path, rel: str, verb: str) -> str | None:
     """Why `verb` (revert, prune, restore) of the catalog file `rel` would discard the user's work, or None."""
+    operation = git.operation_in_progress()
+    if git.unmerged(rel):
+        return conflict_advice(rel, operation, verb)
     blobs = git.head_and_index_blobs(rel)
     head_blob, index_blob = blobs if blobs is not None else (None, None)
     if blobs is not None and index_blob != head_blob:
+        if operation is not None:
+            return (f"refused: {rel} has staged changes and {operation}; {verb} would discard them. "
+                    "Finish or abort that first, then try again. Nothing was changed.")
         return (f"refused: {rel} has staged changes that are not committed; {verb} would discard them. "
-                f"Commit them, or unstage them (`git restore --staged {rel}`), then try again.")
+                f"Commit them (`git commit -- {rel}`), then try again. Nothing was changed.")
     try:
         disk = (root / rel).read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):

@@ -12,6 +12,7 @@ class VersionedGit(Protocol):
     def history(self, path: str) -> list[HistoryEntry]: ...
     def show(self, path: str, rev: str) -> bytes | None: ...
     def diff(self, path: str, rev_a: str, rev_b: str | None = None) -> str: ...
+    def shallow_note(self) -> str | None: ...
 
 
 def diff_since(git: VersionedGit, rel: str, rev: str | None, label: str) -> str:
@@ -24,6 +25,9 @@ def diff_since(git: VersionedGit, rel: str, rev: str | None, label: str) -> str:
             try:
                 return git.diff(rel, f"{history[0].rev}^", history[0].rev)
             except ValueError:  # written by the repository's first commit: there is no parent to diff against
+                shallow = git.shallow_note()
+                if shallow:
+                    raise PipelineError("missing", f"{label} has no earlier version in this clone: {shallow}") from None
                 data = git.show(rel, history[0].rev)
                 return unified_diff(rel, None, data, "absent", history[0].short) if data is not None else ""
         rev = history[1].rev
@@ -42,6 +46,9 @@ def revert_target(git: VersionedGit, rel: str, current: bytes | None, rev: str |
             data = git.show(rel, entry.rev)
             if data is not None and data != current:
                 return entry.rev, data
+        shallow = git.shallow_note()
+        if shallow:
+            raise PipelineError("missing", f"{label} has no earlier version in this clone to revert to: {shallow}")
         raise PipelineError("missing", f"{label} has no earlier version to revert to")
     try:
         data = git.show(rel, rev)

@@ -16,8 +16,13 @@ from textual.widgets.option_list import Option
 
 from tui_agent.core.agent.permission_rules import PATTERN_TOOLS, Rule, suggested_prefix
 from tui_agent.core.agent.permissions import ApprovalAnswer, RuleScope
-from tui_agent.ui.approval_detail import approval_detail
+from tui_agent.core.agent.command_view import one_line, shape
+from tui_agent.ui.approval_detail import approval_detail, is_unified_diff, json_arguments
 
+COMMAND_TOOLS = (*PATTERN_TOOLS, "run_python")
+TITLE_LIMIT = 160
+SHORT_SCOPES: dict[RuleScope, str] = {"session": "this session", "project": "this project *"}
+"""Short enough for every option to fit one line of an 80-column terminal; the footnote says where * is saved."""
 SCOPE_LABELS: dict[RuleScope, str] = {"session": "for this session", "project": "for this project (yours: .agent/config.local.toml)"}
 
 
@@ -45,7 +50,7 @@ def answer_choices(kind: str, tool: str, subject: str | None, protected: bool = 
         for key, label, rule in rules:
             scopes: tuple[tuple[str, RuleScope], ...] = ((key, "session"), (key.upper(), "project"))
             for scope_key, scope in scopes:
-                text = f"{label:<36} {SCOPE_LABELS[scope]}"
+                text = f"{label}, {SHORT_SCOPES[scope]}"
                 choices.append(AnswerChoice(scope_key, text, ApprovalAnswer(True, rule, scope)))
     choices.append(AnswerChoice("n", "Deny (esc)", ApprovalAnswer(False)))
     return choices
@@ -57,8 +62,9 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
     BINDINGS = [Binding("escape", "answer('n')", "Deny", show=False)]
 
     def __init__(self, *, kind: str, tool: str, summary: str, detail: str, subject: str | None = None,
-                 protected: bool = False) -> None:
+                 protected: bool = False, notes: tuple[str, ...] = ()) -> None:
         super().__init__(classes=f"-{kind}")
+        self.notes = notes
         self.kind = kind
         self.tool = tool
         self.summary = summary
@@ -67,16 +73,29 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog", classes="dialog"):
-            title = Text()
-            title.append(f"Approve {self.kind}? ", style="bold")
-            title.append(f"{self.tool}: ", style="bold #e5c07b")
-            title.append(self.summary)
-            yield Static(title, id="approval-title")
+            yield Static(self._title(), id="approval-title")
             with VerticalScroll(id="approval-detail"):
                 yield Static(self._detail_renderable())
+            for note in self.notes:
+                yield Static(Text(f"⚠ {note}", style="bold #e5c07b"), classes="approval-note")
             options = [Option(Text.assemble((f" {choice.key} ", "bold reverse"), "  ", choice.label), id=choice.key)
                        for choice in self.choices]
             yield OptionList(*options, id="approval-choices")
+            if any(choice.answer.scope == "project" and choice.answer.rule for choice in self.choices):
+                yield Static(Text(f"* {SCOPE_LABELS['project']}", style="dim"), id="approval-footnote")
+
+    def _title(self) -> Text:
+        """The question on one line; a command's own text is shown whole in the detail, never only its first line."""
+        title = Text()
+        title.append(f"Approve {self.kind}? ", style="bold")
+        title.append(f"{self.tool}: ", style="bold #e5c07b")
+        if self.tool in COMMAND_TOOLS and not is_unified_diff(self.detail) and json_arguments(self.detail) is None:
+            title.append(f"the command below ({shape(self.detail)})")
+            if self.kind == "network":
+                title.append(" WITH NETWORK ACCESS (internet)", style="bold")
+        else:
+            title.append(one_line(self.summary, TITLE_LIMIT))
+        return title
 
     def _detail_renderable(self) -> RenderableType:
         return approval_detail(self.kind, self.tool, self.detail)

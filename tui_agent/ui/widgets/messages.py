@@ -17,7 +17,7 @@ from textual.widgets import Collapsible, Static
 from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.widgets.rendered import rendered_messages
 
-EntryKind = Literal["user", "assistant", "tool", "notice"]
+EntryKind = Literal["user", "assistant", "tool", "notice", "thinking"]
 RESULT_PREVIEW_CHARS = 4000
 SOURCE_ARGUMENT_NAMES = ("source", "code")
 
@@ -211,9 +211,27 @@ class ToolCallBlock(Collapsible):
         self._result_view.update(self._result_renderable())
 
 
+class ThinkingBlock(Collapsible):
+    """The model's extended thinking, folded under a one-line title (unfold to read it)."""
+
+    def __init__(self, entry: Entry) -> None:
+        self.entry = entry
+        self._body = Static(Text(entry.text, style="italic dim"), classes="thinking-text")
+        super().__init__(self._body, title=thinking_title(entry), collapsed=True, classes="message thinking")
+
+    def rebind(self, entry: Entry) -> None:
+        self.entry = entry
+        self.title = thinking_title(entry)
+        self._body.update(Text(entry.text, style="italic dim"))
+
+
+def thinking_title(entry: Entry) -> str:
+    return f"thinking · {len(entry.text.split())} words  (enter/click: unfold)"
+
+
 def widget_type_for(entry: Entry) -> type[Widget]:
     """The widget class that shows entries of this kind (recycled widgets must match it)."""
-    return {"user": UserMessage, "assistant": AssistantText, "tool": ToolCallBlock}.get(entry.kind, NoticeMessage)
+    return {"user": UserMessage, "assistant": AssistantText, "tool": ToolCallBlock, "thinking": ThinkingBlock}.get(entry.kind, NoticeMessage)
 
 
 def widget_for(entry: Entry) -> Widget:
@@ -224,4 +242,6 @@ def widget_for(entry: Entry) -> Widget:
         return AssistantText(entry)
     if entry.kind == "tool":
         return ToolCallBlock(entry)
+    if entry.kind == "thinking":
+        return ThinkingBlock(entry)
     return NoticeMessage(entry)

@@ -1,0 +1,70 @@
+"""Benchmark: headless start-up against the SDK's floor, in the same run.
+
+`tuiagent -p hi` against a local Messages API (tests/fake_messages_api.py, answering at once), from process start to
+exit, beside `import anthropic` plus one streamed request through the SDK to the same server in a fresh interpreter
+(the floor of any program using the SDK), and the same floor ending in `os._exit(0)` (tuiagent also skips the
+interpreter's teardown once nothing is left running). The three commands alternate, so a busy machine weighs on
+each alike; the medians and the ratios are printed.
+
+    .venv/bin/python benchmarks/bench_headless.py [--runs 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_startup import SDK_FLOOR, SDK_FLOOR_NO_TEARDOWN, Server  # noqa: E402
+from tests.gitrepo import init_repo  # noqa: E402
+
+PYTHON = sys.executable
+
+
+def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"{command[:4]} failed: {done.stderr[-2000:]}")
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    options = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench-headless-"))
+    project = init_repo(folder / "project")
+    server = Server(folder)
+    env = {**os.environ, "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": server.base_url}
+    commands = {
+        "tuiagent": [PYTHON, "-m", "tui_agent.cli", "--project", str(project), "-p", "hi"],
+        "floor": [PYTHON, "-c", SDK_FLOOR, server.base_url],
+        "floor_no_teardown": [PYTHON, "-c", SDK_FLOOR_NO_TEARDOWN, server.base_url],
+    }
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    try:
+        timed(commands["tuiagent"], env, project)  # the first run creates .agent/ and warms the OS caches
+        for _ in range(options.runs):
+            for name, command in commands.items():
+                times[name].append(timed(command, env, project))
+    finally:
+        server.stop()
+    ours, floor, bare = (statistics.median(times[name]) for name in ("tuiagent", "floor", "floor_no_teardown"))
+    print(f"headless start-up, median of {options.runs} alternated runs (load average {os.getloadavg()[0]:.1f}):")
+    print(f"  tuiagent -p hi                                    {ours * 1000:6.0f} ms")
+    print(f"  import anthropic + one streamed request           {floor * 1000:6.0f} ms   ratio {ours / floor:.2f}")
+    print(f"  the same, ending in os._exit(0) (no teardown)     {bare * 1000:6.0f} ms   ratio {ours / bare:.2f}")
+
+
+if __name__ == "__main__":
+    main()

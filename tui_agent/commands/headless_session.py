@@ -1,0 +1,149 @@
+"""One headless session: its approvals (flags, or the stream-json caller's can_use_tool), control requests, turns."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from tui_agent.core.agent.headless import HeadlessPrinter, RunInfo
+from tui_agent.core.agent.permissions import ApprovalRequest, flag_approver
+from tui_agent.core.headless.claude_names import MODES, claude_mode, claude_tool
+from tui_agent.core.headless.control import ControlChannel
+
+if TYPE_CHECKING:
+    from tui_agent.commands.claude_flags import ClaudeOptions
+    from tui_agent.core.agent.loop import Agent
+    from tui_agent.core.mcp.hub import McpHub
+
+CLAUDE_STATUS = {"running": "connected", "starting": "pending", "untrusted": "disabled"}
+
+
+class Approvals:
+    """The approval callback: --yes / bypassPermissions approve; with --permission-prompt-tool stdio the caller is
+    asked (a can_use_tool control request, with the tool's Claude Code name and its input); else the flag rules."""
+
+    def __init__(self, printer: HeadlessPrinter, channel: ControlChannel | None, *, yes: bool, allow: list[str],
+                 options: ClaudeOptions) -> None:
+        self.printer = printer
+        self.channel = channel
+        self.bypass = yes or options.bypass
+        self.ask_caller = options.ask_caller and channel is not None
+        self._flags = flag_approver(yes=self.bypass, allowed_tools=allow)
+        self._asked: set[str] = set()
+
+    async def __call__(self, request: ApprovalRequest) -> bool:
+        if self.bypass or not self.ask_caller or self.channel is None:
+            return bool(await self._flags(request))
+        call = next((c for c in self.printer.tool_calls
+                     if c["name"] == request.tool and "is_error" not in c and c["id"] not in self._asked), None)
+        if call is not None:
+            self._asked.add(call["id"])
+        try:
+            answer = await self.channel.request({
+            "subtype": "can_use_tool", "tool_name": claude_tool(request.tool),
+                "input": call["input"] if call else {}, "tool_use_id": call["id"] if call else None,
+                "permission_suggestions": None, "blocked_path": None, "title": request.summary,
+                "description": request.detail[:4000], "decision_reason": f"tuiagent asks before a {request.kind} call"})
+        except (RuntimeError, EOFError):  # the caller failed to answer, or is gone: not approved
+            return False
+        return answer.get("behavior") == "allow"
+
+
+def server_rows(*hubs: McpHub | None) -> list[dict[str, str]]:
+    """The init line's `mcp_servers`: name and Claude Code's status word, plus ours and the reason it failed."""
+    rows: list[dict[str, str]] = []
+    for hub in hubs:
+        for row in hub.rows() if hub is not None else []:
+            line = {"name": row.name, "status": CLAUDE_STATUS.get(row.status, "failed"), "tuiagent_status": row.status}
+            if row.error:
+                line["error"] = row.error
+            rows.append(line)
+    return rows
+
+
+@dataclasses.dataclass
+class Session:
+    """Runs prompts on an agent, printing each turn; `interrupt()` ends the running turn (its result says so)."""
+
+    agent: Agent
+    printer: HeadlessPrinter
+    approvals: Approvals
+    hubs: tuple[McpHub | None, ...]
+    edited: Callable[[], Awaitable[list[str] | None]] | None = None
+    _turn: asyncio.Task[None] | None = None
+
+    def info(self, tools: list[str], version: str) -> RunInfo:
+        agent = self.agent
+        return RunInfo(agent.session_id, agent.model, str(agent.project.root), tools,
+                       claude_mode(agent.permissions.mode, bypass=self.approvals.bypass), server_rows(*self.hubs),
+                       "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none", version,
+                       getattr(agent.client, "max_tokens", 0))
+
+    async def run(self, prompt: str, version: str, start_edits: Callable[[], Awaitable[None]] | None = None) -> int:
+        agent = self.agent
+        before = dataclasses.replace(agent.usage)
+        _system, tools = agent.build_request()
+        self.printer.start(self.info([tool["name"] for tool in tools], version), agent.messages)
+        if start_edits is not None:
+            await start_edits()
+        self._turn = asyncio.create_task(self._consume(prompt))
+        try:
+            await asyncio.wait({self._turn})
+        except asyncio.CancelledError:  # the whole run (Ctrl-C, SIGTERM): the turn goes with it
+            self._turn.cancel()
+            await asyncio.gather(self._turn, return_exceptions=True)
+            raise
+        if self._turn.cancelled():
+            self.printer.interrupted = True
+        elif self._turn.exception() is not None:
+            raise self._turn.exception()  # type: ignore[misc]
+        edited = await self.edited() if self.edited is not None else None
+        return self.printer.finish(session_id=agent.session_id, model=agent.model, run_usage=agent.usage.since(before),
+                                   session_usage=agent.usage, edited_files=edited)
+
+    async def _consume(self, prompt: str) -> None:
+        async for event in self.agent.run_turn(prompt):
+            self.printer.handle(event)
+
+    # control requests -----------------------------------------------------------------------------
+    def handlers(self) -> dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]]:
+        return {"interrupt": self._interrupt, "set_permission_mode": self._set_mode, "set_model": self._set_model,
+                "mcp_status": self._mcp_status}
+
+    async def _interrupt(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self._turn is not None and not self._turn.done():
+            self._turn.cancel()
+        return {}
+
+    async def _set_mode(self, request: dict[str, Any]) -> dict[str, Any]:
+        mode = str(request.get("mode"))
+        if mode not in MODES:
+            raise ValueError(f"unknown permission mode {mode!r}")
+        self.agent.permissions.set_mode(MODES[mode])
+        self.approvals.bypass = mode == "bypassPermissions"
+        return {}
+
+    async def _set_model(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("model"):
+            self.agent.model = str(request["model"])
+        return {}
+
+    async def _mcp_status(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"mcpServers": server_rows(*self.hubs)}
+
+
+def initialize_handler(warnings: list[str]) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
+    """Claude Code's initialize response, with what tuiagent has of it (no slash commands, agents or models list);
+    hooks and agents the caller registers are not run, and a warning says so."""
+
+    async def answer(request: dict[str, Any]) -> dict[str, Any]:
+        for key in ("hooks", "agents"):
+            if request.get(key):
+                warnings.append(f"initialize: {key} from the SDK are not supported by tuiagent and are ignored")
+        return {"commands": [], "agents": [], "output_style": "default", "available_output_styles": ["default"],
+                "models": [], "account": {}, "pid": os.getpid()}
+
+    return answer

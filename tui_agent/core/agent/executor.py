@@ -1,0 +1,119 @@
+"""The tool executor: runs a reply's tool calls one after another, yielding their events and their tool_result blocks."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from tui_agent.core.agent.catalog_tools import call_catalog_tool
+from tui_agent.core.agent.model import ModelReply
+from tui_agent.core.agent.permissions import Permissions
+from tui_agent.core.agent.providers import ToolProvider
+from tui_agent.core.agent.stops import CUT_OFF
+from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
+from tui_agent.core.agent.toolresults import result_block, sandbox_failure, told_of_quarantine, trimmed_traceback
+from tui_agent.core.changes import ChangeEvent, ChangeFeed
+from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, ToolCallFinished, ToolCallStarted
+from tui_agent.core.project import Project
+from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
+from tui_agent.core.sandbox.policy import SandboxUnavailable
+
+
+class ToolExecutor:
+    """Runs tool calls: built-ins, catalog tools (in the sandbox), providers' tools (MCP). `authored_names` is the
+    agent's list of tools authored this session (newest last), kept up to date here; `builtins` and `providers` are
+    the agent's own (shared, not copied)."""
+
+    def __init__(self, *, project: Project, permissions: Permissions, builtins: dict[str, BuiltinTool],
+                 providers: list[ToolProvider], authored_names: list[str], sandbox: AgentSandbox | None = None,
+                 catalog: AgentCatalog | None = None, recipes: AgentRecipes | None = None,
+                 changes: ChangeFeed | None = None) -> None:
+        self.project = project
+        self.permissions = permissions
+        self.builtins = builtins
+        self.tool_providers = providers
+        self.authored_names = authored_names
+        self.sandbox = sandbox
+        self.catalog = catalog
+        self.recipes = recipes
+        self.changes = changes
+
+    async def answer_calls(self, reply: ModelReply, answered: list[dict[str, Any]],
+                            outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
+        """Run the reply's tool calls one after another: their events go out, their result blocks into `answered`."""
+        cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason in CUT_OFF else None
+        for call in reply.tool_uses:
+            output: ToolOutput | None = None
+            async for event in self.call(call, cut_off=call["id"] == cut_call_id, bad_input=reply.invalid_inputs.get(call["id"])):
+                if isinstance(event, ToolOutput):
+                    output = event
+                else:
+                    yield event
+            assert output is not None
+            answered.append(result_block(call["id"], output))
+            outputs.append((call, output))
+
+    async def call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
+        name, call_id = call["name"], call["id"]
+        raw_input = call.get("input")
+        arguments: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+        authored = name not in self.builtins and not any(provider.handles(name) for provider in self.tool_providers)
+        yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
+        context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
+        started = time.perf_counter()
+        quarantined = len(self.sandbox.notices) if self.sandbox is not None else 0  # quarantine notes so far
+        with self.forwarding_store_changes(context.events):
+            try:
+                if cut_off:
+                    raise ToolFailure("your reply was cut off (max_tokens or the context window) before this call's input was complete; "
+                                      "send it again, shorter")
+                if bad_input:
+                    raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
+                output = await self.dispatch(context, name, arguments)
+            except ToolFailure as failure:
+                output = ToolOutput(str(failure), is_error=True)
+            except SandboxUnavailable as error:  # e.g. bubblewrap refused to start: the person must see it too
+                output = sandbox_failure(name, error, context.events)
+            except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
+                output = ToolOutput(trimmed_traceback(error), is_error=True)
+        duration_ms = (time.perf_counter() - started) * 1000
+        output = told_of_quarantine(output, self.sandbox, quarantined, context.events)
+        for event in context.events:
+            yield event
+        if name == "create_tool" and not output.is_error:
+            tool_name = arguments.get("name", "")
+            if tool_name in self.authored_names:
+                self.authored_names.remove(tool_name)
+            self.authored_names.append(tool_name)
+        yield ToolCallFinished(call_id, name, output.text, output.is_error, duration_ms, authored=authored, truncated=output.truncated)
+        yield output
+
+    @contextlib.contextmanager
+    def forwarding_store_changes(self, into: list[Event]) -> Iterator[None]:
+        """While a call runs, what the catalog and the recipe store publish (ToolAuthored, CatalogChanged) joins its events."""
+        def forward(event: ChangeEvent) -> None:
+            if isinstance(event, (ToolAuthored, CatalogChanged)):
+                into.append(event)
+
+        if self.changes is None:
+            yield
+            return
+        self.changes.add_listener(forward)
+        try:
+            yield
+        finally:
+            self.changes.remove_listener(forward)
+
+    async def dispatch(self, context: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        builtin = self.builtins.get(name)
+        if builtin is not None:
+            result = await builtin.handler(context, arguments)
+            return result if isinstance(result, ToolOutput) else ToolOutput(str(result))
+        if self.catalog is not None and self.catalog.get(name) is not None:
+            return await call_catalog_tool(context, name, arguments)
+        for provider in self.tool_providers:
+            if provider.handles(name):
+                return await provider.call(context, name, arguments)
+        raise ToolFailure(f"there is no tool named {name!r}; use search_tools to find catalog tools, or call_tool {{name, args}}")

@@ -1,0 +1,119 @@
+"""Project instructions (AGENTS.md, CLAUDE.md, the person's own) and the environment block, read once per session.
+
+Both go into the system prompt, which is frozen for the whole conversation (promptplan): an edit to AGENTS.md is
+picked up by the next session, and nothing here changes a byte of a running conversation's cached prefix.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+from tui_agent.core.agent.paths import PathRefused, confine
+
+PROJECT_FILES = ("AGENTS.md", "CLAUDE.md")
+MAX_FILE_CHARS = 40_000
+PERSONAL_NAME = "AGENTS.md"
+
+INIT_PROMPT = """\
+Please analyse this repository and write an AGENTS.md file at its root: the instructions a coding agent (you, in a
+later session) should read first. Explore with list_files, grep and read_file (README, build and CI files, the
+package layout, a few representative modules and tests) before writing. Keep it short and specific to this project:
+- the commands to build, lint, type-check and run the tests (a single test too);
+- the layout: where the code, the tests and the docs live, and the main modules' jobs;
+- the conventions a newcomer would get wrong (style, naming, error handling, how changes are committed);
+- anything surprising (generated files not to edit, slow or flaky tests, required services).
+Do not repeat what any README says at length, and do not invent commands you did not find. If AGENTS.md (or
+CLAUDE.md) already exists, improve it rather than starting over: read it first and keep what is still right.
+Write the file with write_file (or edit_file), then say in two lines what you put in it."""
+
+
+def init_prompt(extra: str = "") -> str:
+    """The `/init` prompt; `extra` is what the person typed after /init (a focus, a wish)."""
+    return INIT_PROMPT + (f"\n\nThe person adds: {extra.strip()}" if extra.strip() else "")
+
+
+def config_folder() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "tuiagent"
+
+
+def _read_limited(path: Path) -> str | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    text = data.decode("utf-8", errors="replace").strip()
+    if len(text) > MAX_FILE_CHARS:
+        text = text[:MAX_FILE_CHARS] + f"\n[... cut: the file has {len(data)} bytes; only the first {MAX_FILE_CHARS} characters are read]"
+    return text or None
+
+
+def project_instructions(root: Path) -> str:
+    """The instruction files as one text for the system prompt ("" when there are none). A project file is read only
+    when it is a regular file inside the project (a symlink out of it, e.g. to a key file, is not followed)."""
+    parts: list[str] = []
+    personal = _read_limited(config_folder() / PERSONAL_NAME)
+    if personal:
+        parts.append(f"The person's own instructions (their {PERSONAL_NAME} in {config_folder()}), for every project:\n{personal}")
+    seen: set[str] = set()
+    for name in PROJECT_FILES:
+        try:
+            real = confine(root, name)
+        except PathRefused:
+            continue
+        if not real.is_file():
+            continue
+        text = _read_limited(real)
+        if text and text not in seen:
+            seen.add(text)
+            parts.append(f"The project's instructions ({name} at the project root):\n{text}")
+    if not parts:
+        return ""
+    return ("# Instructions for this project\nFollow these instructions; where they conflict, the project's files "
+            "win over the person's own, and the person's words in the conversation win over both.\n\n" + "\n\n".join(parts))
+
+
+@dataclass(frozen=True)
+class Environment:
+    """What the model should know about where it runs, captured once when the session starts."""
+
+    date: str
+    platform: str
+    cwd: str
+    is_repo: bool
+    branch: str
+    status: tuple[str, ...]
+    more_changes: int
+    recent: tuple[str, ...]
+
+    @classmethod
+    def capture(cls, root: Path) -> "Environment":
+        from tui_agent.core.versioning.snapshot import snapshot
+
+        glance = snapshot(root)
+        system = f"{platform.system().lower()} ({platform.platform(terse=True)}, Python {platform.python_version()})"
+        return cls(datetime.date.today().isoformat(), system, str(root), glance.is_repo, glance.branch,
+                   tuple(glance.status), glance.more_changes, tuple(glance.recent))
+
+    def text(self) -> str:
+        lines = ["# Environment (captured when this session started; it is not updated)",
+                 f"- Date: {self.date}", f"- Platform: {self.platform}", f"- Working directory: {self.cwd}"]
+        if not self.is_repo:
+            lines.append("- Not a git repository")
+            return "\n".join(lines)
+        lines.append(f"- Git branch: {self.branch or '(none yet)'}")
+        if self.status:
+            lines.append("- Git status (short; .agent/ left out):")
+            lines += [f"    {line}" for line in self.status]
+            if self.more_changes:
+                lines.append(f"    ... and {self.more_changes} more changed files")
+        else:
+            lines.append("- Git status: clean")
+        if self.recent:
+            lines.append("- Recent commits:")
+            lines += [f"    {line}" for line in self.recent]
+        return "\n".join(lines)

@@ -1,0 +1,62 @@
+"""SettleTimers: a hand edit commits once it settles, one commit per burst of saves (`settle_s` after the last).
+
+The edit is validated and live at once; only its commit waits. Nothing is lost if the process dies first: the file
+is on disk, and the next start's catch-up commits what differs from HEAD."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+SETTLE_S = 2.0
+
+
+class SettleTimers:
+    """One timer per tool name; `touch` restarts it, `flush` commits now (before a revert or prune, at close)."""
+
+    def __init__(self, commit: Callable[[str, str], Coroutine[Any, Any, None]], settle_s: float = SETTLE_S) -> None:
+        self._commit = commit
+        self.settle_s = settle_s
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._verbs: dict[str, str] = {}
+        self._running: dict[str, asyncio.Task[None]] = {}
+
+    def touch(self, name: str, verb: str) -> None:
+        """A good version of `name` was saved by hand: commit it `settle_s` after the last save of the burst."""
+        timer = self._timers.pop(name, None)
+        if timer is not None:
+            timer.cancel()
+        self._verbs.setdefault(name, verb)  # the burst's first save says whether it added the tool
+        self._timers[name] = asyncio.get_running_loop().call_later(self.settle_s, self._fire, name)
+
+    def forget(self, name: str) -> None:
+        """The file is gone or was committed another way: no commit is due any more."""
+        timer = self._timers.pop(name, None)
+        if timer is not None:
+            timer.cancel()
+        self._verbs.pop(name, None)
+
+    def waiting(self) -> list[str]:
+        return sorted(set(self._timers) | set(self._running))
+
+    def _fire(self, name: str) -> None:
+        self._timers.pop(name, None)
+        verb = self._verbs.pop(name, "update")
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(self._commit(name, verb))
+        self._running[name] = task
+        task.add_done_callback(lambda _done: self._running.pop(name, None) if self._running.get(name) is task else None)
+
+    async def flush(self, name: str | None = None) -> None:
+        """Commit now what waits for `name` (or for every tool), and wait for commits already under way."""
+        names = [name] if name is not None else list(self._timers)
+        for item in names:
+            timer = self._timers.pop(item, None)
+            if timer is not None:
+                timer.cancel()
+                await self._commit(item, self._verbs.pop(item, "update"))
+        running = [task for item, task in self._running.items() if name is None or item == name]
+        for task in running:
+            with contextlib.suppress(Exception):
+                await task
