@@ -92,14 +92,14 @@ async def test_a_denied_call_is_not_run_and_is_reported(repo: Path, api: FakeMes
 
 
 async def test_allowed_and_disallowed_tools_and_modes_use_claude_codes_names(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("run_shell", {"command": "echo ok > allowed.txt"})), reply(text("done")))
-    messages = await run("go", options(repo, allowed_tools=["Bash(echo ok:*)"], disallowed_tools=["Write", "WebFetch"],
+    api.enqueue(reply(tool_use("run_shell", {"command": "touch allowed.txt"})), reply(text("done")))
+    messages = await run("go", options(repo, allowed_tools=["Bash(touch allowed.txt:*)"], disallowed_tools=["Write", "WebFetch"],
                                        system_prompt={"type": "preset", "preset": "claude_code", "append": "Be kind."},
                                        permission_mode="acceptEdits", max_turns=3))
     init, result = messages[0], messages[-1]
     assert init.data["permissionMode"] == "acceptEdits" and "write_file" not in init.data["tools"]
     assert isinstance(result, ResultMessage) and result.subtype == "success"
-    assert (repo / "allowed.txt").read_text().strip() == "ok"  # approved by the translated rule, nobody asked
+    assert (repo / "allowed.txt").exists()  # approved by the translated rule, nobody asked (no prefix rule covers `>`)
     assert "write_file" not in [tool["name"] for tool in api.requests[0].body["tools"]]
     system = api.requests[0].body["system"][0]["text"]
     assert system.startswith("You are tuiagent") and system.rstrip().endswith("Be kind.")

@@ -123,9 +123,9 @@ class TestCommittedConfig:
 
     def test_the_persons_flags_apply_in_restricted_mode(self, tmp_path: Path, api: FakeMessagesAPI) -> None:
         repo = hostile_repo(tmp_path / "p", {".agent/config.toml": '[permissions]\nmode = "auto"\n'})
-        api.enqueue(reply(tool_use("run_shell", {"command": "echo mine > mine.txt"})), reply(text("done")))
-        assert headless(repo, "--allow", "run_shell(echo:*)") == 0
-        assert (repo / "mine.txt").read_text().strip() == "mine"
+        api.enqueue(reply(tool_use("run_shell", {"command": "touch mine.txt"})), reply(text("done")))
+        assert headless(repo, "--allow", "run_shell(touch:*)") == 0  # (a prefix rule never covers a redirection)
+        assert (repo / "mine.txt").exists()
         assert check(Project.at(repo)).state == "new"
 
 
@@ -363,7 +363,8 @@ class TestProjectEnvironment:
         runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits", watch=False)
         try:
             assert runtime.sandbox is not None and runtime.sandbox.toolchain is not None
-            assert runtime.sandbox.toolchain.venv is None and str(elsewhere) not in runtime.sandbox.toolchain.path[0]
+            toolchain = runtime.sandbox.toolchain  # (the person's own active VIRTUAL_ENV, as in CI, may be used)
+            assert str(elsewhere) not in str(toolchain.venv) and not any(str(elsewhere) in entry for entry in toolchain.path)
         finally:
             await runtime.aclose()
         trust(repo)
