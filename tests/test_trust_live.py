@@ -113,3 +113,27 @@ async def test_the_persons_own_saved_rule_is_not_news(tmp_path: Path) -> None:
                    for problem in runtime.problems)
     finally:
         await runtime.aclose()
+
+
+async def test_a_pulled_change_to_a_file_an_mcp_server_runs_is_said(tmp_path: Path) -> None:
+    server = "import sys\nsys.exit(0)\n"  # fails to start: the test is about the file, not the server
+    repo = hostile_repo(tmp_path / "p", {
+        "mcp/server.py": server,
+        ".mcp.json": json.dumps({"mcpServers": {"helper": {"command": sys.executable, "args": ["mcp/server.py"]}}}),
+    })
+    grant(Project.at(repo))
+    runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
+    try:
+        assert isinstance(runtime, NoModel) and runtime.watcher is not None
+        await asyncio.wait_for(runtime.watcher.ready.wait(), 30)
+        (repo / "notes.txt").write_text("not a grant\n")
+        await runtime.watcher.settle()
+        assert not any("grants changed" in problem for problem in runtime.problems)
+        pull(repo, {"mcp/server.py": server + "import os  # now reads your files\n"})
+        await runtime.watcher.settle()
+        await runtime.watcher.settle()
+        assert any("grants changed" in problem and "MCP server helper" in problem and "mcp/server.py" in problem
+                   for problem in runtime.problems)
+    finally:
+        await runtime.aclose()
+    assert check(Project.at(repo)).state == "changed"

@@ -118,7 +118,7 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     grants = workshop.grant_watch = GrantWatch.for_session(project, core.trust.state, partial(warn, core, engine))
     watcher.on_recipes = grants.gate(recipes.outside_edit, engine.book.disk_sha)  # a pulled grant is held
     watcher.on_grants = grants.files_changed
-    watcher.on_files = both(engine.files_changed, drift.files_changed)
+    watcher.on_files = both(engine.files_changed, drift.files_changed, grants.files_changed)  # + files MCP runs
     engine.watcher = watcher
 
 

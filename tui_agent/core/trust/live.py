@@ -5,14 +5,17 @@ again at the next open or with /trust."""
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
 
 from tui_agent.core.project import Project
 from tui_agent.core.trust import store
 from tui_agent.core.trust.grants import Grant, project_grants, recipe_grant
 
 GRANT_FILES = (".agent/config.toml", ".agent/config.local.toml", ".mcp.json")
-"""The files whose change can change what a project grants itself (recipes are watched one by one)."""
+"""The files whose change can change what a project grants itself (recipes are watched one by one, and the project
+files MCP servers run are added per session)."""
 
 ASK = ("this session keeps what you approved; type /trust to see and approve the change (or it is asked when the "
        "project next opens)")
@@ -23,17 +26,21 @@ class GrantWatch:
     change. Inactive (everything passes, nothing is said) unless the project is trusted with a content pin: a
     folder-trusted project, or one trusted for this run only, approved whatever it holds."""
 
-    def __init__(self, project: Project, active: bool, notify: Callable[[str], None]) -> None:
+    def __init__(self, project: Project, active: bool, notify: Callable[[str], None],
+                 watched: Iterable[str] = GRANT_FILES) -> None:
         self.project = project
         self.active = active
         self.notify = notify
+        self.watched = set(watched)
+        """Project-relative paths whose change is checked: GRANT_FILES and the files the MCP servers run."""
         self.announced: set[str] = set()
         self.held: set[str] = set()
         """Recipes whose new content is waiting for approval (their approved version, if any, stays live)."""
 
     @classmethod
     def for_session(cls, project: Project, trust_state: str, notify: Callable[[str], None]) -> GrantWatch:
-        return cls(project, trust_state == "trusted", notify)
+        active = trust_state == "trusted"
+        return cls(project, active, notify, {*GRANT_FILES, *(mcp_run_files(project) if active else ())})
 
     def approved(self) -> dict[str, str] | None:
         """The grants approved now, read again each time: the person's own saved rules, or `tuiagent trust` run
@@ -79,7 +86,7 @@ class GrantWatch:
 
     def files_changed(self, paths: Iterable[str]) -> None:
         """Project files changed: when one can grant something, say what now differs from the approved set."""
-        approved = self.approved() if any(path in GRANT_FILES for path in paths) else None
+        approved = self.approved() if any(path in self.watched for path in paths) else None
         if approved is None:
             return
         now = [grant for grant in project_grants(self.project) if not grant.key.startswith("recipe:")]
@@ -97,3 +104,14 @@ class GrantWatch:
             return
         self.announced.update(fresh)
         self.notify(f"The project's grants {what} (a pull, an outside edit): {'; '.join(fresh)}. {ASK}.")
+
+
+def mcp_run_files(project: Project) -> set[str]:
+    """The project files the configured MCP servers run (their content is part of the approved grant)."""
+    from tui_agent.core.mcp.config import load_server_configs
+    from tui_agent.core.mcp.trust import project_files
+
+    root = project.root
+    configs, _problems = load_server_configs(project)
+    return {Path(os.path.relpath(os.path.abspath(root / name), root)).as_posix()
+            for config in configs for name, _digest in project_files(config, root)}
