@@ -36,7 +36,10 @@ async def slash_trust(app: TuiAgentApp, args: str) -> None:
     if not status.trusted:
         description = await asyncio.to_thread(trust.describe, project)
         if not await app.push_screen_wait(TrustScreen(description, status)):
-            await app.add_notice("Still restricted: the project's grants, recipes, tools and MCP servers stay off.")
+            await app.add_notice("Still restricted: the project's grants, recipes, tools and MCP servers stay off."
+                                 if isinstance(state, Restricted) else
+                                 "Not approved: this session keeps the grants you approved before; the changes are "
+                                 "asked again when the project next opens.")
             return
         await asyncio.to_thread(trust.grant, project)
     await reopen(app, state)

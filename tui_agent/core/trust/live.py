@@ -1,4 +1,4 @@
-"""GrantWatch: a trusted session keeps the grants approved when it opened; a pull (or any outside edit) that changes
+"""GrantWatch: a trusted session keeps the grants the person approved; a pull (or any outside edit) that changes
 them (.agent/config.toml, config.local.toml, .mcp.json, an automatic recipe) is announced, not applied, and asked
 again at the next open or with /trust."""
 
