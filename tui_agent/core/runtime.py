@@ -139,13 +139,13 @@ def both(*callbacks: Callable[[Iterable[str]], None]) -> Callable[[Iterable[str]
     return call
 
 
-async def _start_mcp(core: Core, workshop: Workshop) -> None:
-    """The MCP servers of `.mcp.json` and `[mcp.servers]` (a trusted project's); one that fails is a problem shown."""
-    from tui_agent.core.mcp.hub import McpHub
+async def _start_mcp(core: Core, workshop: Workshop, starting: asyncio.Task[McpHub]) -> None:
+    """The MCP servers of `.mcp.json` and `[mcp.servers]` (started meanwhile), attached once the sandbox is known;
+    one that fails is a problem shown."""
     from tui_agent.core.mcp.sandbox_bridge import attach_to_sandbox
 
     try:
-        workshop.mcp = await McpHub.start(core.project)
+        workshop.mcp = await starting
     except Exception as error:
         core.problems.append(f"MCP servers unavailable: {error}")
         return
@@ -235,14 +235,16 @@ async def _start_parts(opening: Runtime, progress: StartupProgress, *, sandbox_t
         progress.done("tool catalog")
         progress.done("recipes")
         return
+    from tui_agent.core.mcp.hub import McpHub
+
     workshop = opening.workshop
-    mcp_starting = asyncio.create_task(_start_mcp(core, workshop))  # alongside the sandbox and the catalog
+    mcp_starting = asyncio.create_task(McpHub.start(core.project))  # alongside the sandbox and the catalog
     try:
         if await _start_sandbox(core, sandbox_tier):
             progress.done("sandbox")
             await _start_workshop(core, workshop, progress, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
     finally:
-        await mcp_starting
+        await _start_mcp(core, workshop, mcp_starting)
 
 
 def _new_core(project: Project, approve: ApprovalCallback, *, model: str | None, permission_mode: str | None,
