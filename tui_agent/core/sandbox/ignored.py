@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import site
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tui_agent.core.versioning.plainfiles import ignored_entries
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 """Folders a test run rewrites every time: their changes are not reported."""
@@ -32,19 +33,6 @@ def is_startup_file(name: str) -> bool:
     return name.endswith(".pth") or name in STARTUP_NAMES
 
 
-def ignored_entries(root: Path) -> list[str]:
-    """The paths git ignores in the work tree (whole folders as one entry), relative to `root`."""
-    try:
-        done = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--others", "--ignored",
-             "--exclude-standard", "--directory"],
-            capture_output=True, timeout=30, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    if done.returncode != 0:
-        return []
-    return [entry.rstrip("/") for entry in done.stdout.decode(errors="surrogateescape").split("\0") if entry]
 
 
 def site_folders(extra: list[Path]) -> list[Path]:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+
+from tui_agent.core.versioning.plainfiles import git_tracks
 
 from tui_agent.core.sandbox.hostpaths import in_socket_folder
 from tui_agent.core.sandbox.secrets import is_inside
@@ -16,26 +17,6 @@ from tui_agent.core.sandbox.secrets import is_inside
 PYTHON_NAMES = ("python3", "python")
 
 
-def git_tracks(root: Path, path: Path) -> bool:
-    """Whether git tracks `path` (a folder: anything in it; a symlink: the link itself) in the repository at `root`.
-
-    Unsure (git missing or failing) counts as tracked: the virtualenv is then not used."""
-    try:
-        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
-    except ValueError:
-        return False
-    if relative.startswith(".."):
-        return False
-    if not (root / ".git").exists():
-        return False
-    try:
-        done = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--", relative],
-            capture_output=True, timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return True
-    return done.returncode != 0 or bool(done.stdout)
 
 
 def refusal(root: Path, venv: Path) -> str | None:

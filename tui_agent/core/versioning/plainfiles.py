@@ -1,0 +1,45 @@
+"""Two quick questions to git about plain files, without GitPython (called from the sandbox on every writable run):
+which paths git ignores, and whether it tracks a path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+
+def ignored_entries(root: Path) -> list[str]:
+    """The paths git ignores in the work tree (whole folders as one entry), relative to `root`."""
+    try:
+        done = subprocess.run(
+            ["git", "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--others", "--ignored",
+             "--exclude-standard", "--directory"],
+            capture_output=True, timeout=30, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if done.returncode != 0:
+        return []
+    return [entry.rstrip("/") for entry in done.stdout.decode(errors="surrogateescape").split("\0") if entry]
+
+
+def git_tracks(root: Path, path: Path) -> bool:
+    """Whether git tracks `path` (a folder: anything in it; a symlink: the link itself) in the repository at `root`.
+
+    Unsure (git missing or failing) counts as tracked: the virtualenv is then not used."""
+    try:
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    except ValueError:
+        return False
+    if relative.startswith(".."):
+        return False
+    if not (root / ".git").exists():
+        return False
+    try:
+        done = subprocess.run(
+            ["git", "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--", relative],
+            capture_output=True, timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return True
+    return done.returncode != 0 or bool(done.stdout)
