@@ -335,6 +335,7 @@ class TuiAgentApp(App[int]):
 
     @on(PromptArea.Submitted)
     def _prompt_submitted(self, event: PromptArea.Submitted) -> None:
+        self.conversation.follow()  # the person sent something: what it does is shown
         # a worker: slash commands may wait on a modal, which needs the app's message loop free
         self.run_worker(self.slash_commands.handle_input(event.text), group="input")
 
