@@ -8,6 +8,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+
 from tui_agent.core.catalog.errors import PipelineError, failure_reason
 from tui_agent.core.versioning.store import VersionedStore
 from tui_agent.ui.catalog_care import repair_tool, suggestion_action
@@ -182,8 +184,20 @@ class CatalogActions:
         self.app.notify(f"pruned {row.name}" + change.note)
 
     async def revert(self, row: CatalogRow) -> None:
+        """u: name the version the revert goes back to, show its diff against the current file, and ask (as U and d do)."""
         store = self.store_for(row)
-        change = await store.revert(row.name)
+        versions = [entry for entry in store.history(row.name) if not entry.deleted]
+        if len(versions) < 2:
+            self.app.notify(f"{row.name} has no earlier version in git to revert to", severity="warning")
+            return
+        previous = versions[1]
+        self.app.diff_pane.show(f"{row.name}: {previous.rev[:8]} → current (the revert goes back to the left side)",
+                                store.diff(row.name, previous.rev), subject=row.name)
+        question = (f"Revert {row.kind} [b]{escape(row.name)}[/b] to its previous version {previous.rev[:8]} "
+                    f"({escape(previous.message)})?\nThe diff pane shows that version against the current file. The revert is a new commit.")
+        if not await self.app.ask(ConfirmScreen(question, yes="Revert", no="Keep")):
+            return
+        change = await store.revert(row.name, previous.rev)
         self.app.notify(f"reverted {row.name} to its previous version" + change.note)
         try:
             self.app.diff_pane.show(f"{row.name}: reverted (the revert's changes)", store.diff(row.name), subject=row.name)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+
+from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.permissions import Permissions
     from tui_agent.core.agent.sessions import SessionLog
+    from tui_agent.core.undo.journal import TurnRecord
     from tui_agent.core.undo.service import UndoResult, UndoService
     from tui_agent.ui.app import TuiAgentApp
 
@@ -42,6 +46,9 @@ class UndoCommands:
         parts = await self._undo_ready(f"/undo {args}")
         if parts is not None:
             undo, session = parts
+            live = [turn for turn in undo.turns(session) if not turn.undone]
+            if live and not await self._confirm_undo(live[-1:]):
+                return
             await self._show_undo(await undo.undo_last(session))
 
     async def rewind(self, args: str) -> None:
@@ -62,7 +69,27 @@ class UndoCommands:
         if not number.isdigit():
             await self.app.add_notice("Usage: /rewind [TURN NUMBER]", "warning")
             return
+        taken_back = [turn for turn in turns if turn.turn >= int(number)]
+        if taken_back and taken_back[0].turn == int(number) and not await self._confirm_undo(taken_back):
+            return
         await self._show_undo(await undo.rewind(session, int(number)))
+
+    async def _confirm_undo(self, turns: list[TurnRecord]) -> bool:
+        """Say what undoing `turns` does (the files back, each authored tool pruned or reverted) and ask."""
+        if len(turns) == 1:
+            what = f"turn {turns[0].turn} ({turns[0].prompt[:60]!r})"
+            await self.show_turn_edits(announce=True, turn=turns[0].turn)
+        else:
+            what = f"turns {turns[0].turn} to {turns[-1].turn} ({len(turns)} turns)"
+        authored: dict[tuple[str, str], bool] = {}
+        for turn in turns:
+            for item in turn.authored:
+                authored.setdefault((item.kind, item.name), item.created)
+        lines = [f"Undo {escape(what)}?", "The project files it changed are put back as they were before it (the diff pane shows a single turn's edits)."]
+        if authored:
+            lines.append("Taken back: " + ", ".join(f"{kind} {name} ({'pruned' if created else 'reverted'})" for (kind, name), created in authored.items()) + ".")
+        lines.append("Your own later edits are never overwritten.")
+        return bool(await self.app.ask(ConfirmScreen("\n".join(lines), yes="Undo", no="Keep")))
 
     async def _show_undo(self, result: UndoResult) -> None:
         if result.conflict_diff:
@@ -108,26 +135,39 @@ class UndoCommands:
         return True
 
     async def permissions(self, args: str) -> None:
-        """List the allow rules; `/permissions remove RULE`, or pick one to remove."""
+        """List the allow rules; `/permissions remove [RULE]` removes one after naming it and asking."""
         if self.app.runtime is None:
             await self.app.add_notice("Still opening the project…", "warning")
             return
         permissions = self.app.runtime.permissions
         verb, _, rest = args.strip().partition(" ")
-        if verb == "remove" and rest.strip():
+        if verb == "remove":
             await self._remove_rule(permissions, rest.strip())
             return
         rules = permissions.rules()
-        lines = [f"Permission mode: {permissions.mode}. Allow rules (no approval asked for what they cover):"]
+        lines = [f"Permission mode: {permissions.mode} (shift+tab cycles it). Allow rules (no approval asked for what they cover):"]
         lines += [f"  {rule:<40} {source}" for rule, source in rules] or ["  (none: answer 'always allow' in an approval to add one)"]
-        await self.app.add_notice("\n".join(lines))
         if rules:
-            choices = [Choice(rule, f"remove {rule}  ({source})") for rule, source in rules]
-            chosen = await self.app.ask(ChoiceScreen("Remove an allow rule (esc keeps them all)", choices))
-            if chosen:
-                await self._remove_rule(permissions, chosen)
+            lines.append("To remove one: /permissions remove (pick it) or /permissions remove RULE; you are asked first.")
+        await self.app.add_notice("\n".join(lines))
 
     async def _remove_rule(self, permissions: Permissions, rule: str) -> None:
+        """Remove `rule` (picked from a list when empty) once the person confirmed, naming it and where it is kept."""
+        sources = dict(permissions.rules())
+        if not rule:
+            choices = [Choice(text, f"{text}  ({source})") for text, source in sources.items()]
+            rule = await self.app.ask(ChoiceScreen("Which allow rule to remove? (esc: none)", choices, empty="no allow rules")) or ""
+            if not rule:
+                return
+        source = sources.get(rule)
+        if source is None:
+            await self.app.add_notice(f"/permissions: no allow rule {rule!r}; /permissions lists them", "error")
+            return
+        where = "it is deleted from .agent/config.toml" if source == "project" else f"it came from the {source}"
+        question = f"Remove the allow rule [b]{escape(rule)}[/b]?\n{escape(where.capitalize())}; what it covers asks for approval again."
+        if not await self.app.ask(ConfirmScreen(question, yes="Remove", no="Keep")):
+            await self.app.add_notice(f"Allow rule {rule} kept.")
+            return
         try:
             message = permissions.remove_rule(rule)
         except (ValueError, OSError) as exc:
