@@ -68,9 +68,9 @@ class TuiAgentApp(App[int]):
         Binding("f3", "show_pane('catalog')", "Catalog", priority=True, group=PANE_KEYS),
         Binding("f4", "show_pane('diff')", "Diff", priority=True, group=PANE_KEYS),
         Binding("ctrl+t", "next_pane", "Next pane", show=False, priority=True),
-        Binding("f5", "zoom", "Zoom", priority=True),
+        Binding("f5", "zoom", "Zoom", priority=True, group=PANE_KEYS),
         Binding("ctrl+l", "slash('clear')", "Clear", show=False),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+q", "quit", "Quit", priority=True, show=False),  # the welcome line and /help say it: the footer keeps the pane's keys
     ]
 
     def __init__(
