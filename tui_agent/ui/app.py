@@ -94,6 +94,7 @@ class TuiAgentApp(App[int]):
         self.runtime: Runtime | None = None
         self.runtime_error: str | None = None
         self.active_pane = "conversation"
+        self.git_declined = False
         self.ready = asyncio.Event()
         self.turns = TurnRunner(self)
         self.catalog_sync = CatalogSync(self)
@@ -154,9 +155,29 @@ class TuiAgentApp(App[int]):
         """The runtime's startup progress: what is still loading, in the header."""
         self.header.still_loading = ", ".join(pending)
 
+    async def outside_git_answer(self) -> bool:
+        """Outside any repository, with no `.agent/` yet: ask before anything is written (False: the person quit)."""
+        if self.options.init_git:
+            return True
+        from tui_agent.ui.screens.git_question import GitQuestionScreen
+
+        if await asyncio.to_thread(lambda: (self.project_root / ".agent").exists() or in_repository(self.project_root)):
+            return True
+        answer = await self.ask(GitQuestionScreen(self.project_root))
+        if answer == "create":
+            self.options = replace(self.options, init_git=True)
+            return True
+        if answer == "without":
+            self.git_declined = True
+            return True
+        self.exit(0, message=f"tuiagent: nothing was created in {self.project_root}.")
+        return False
+
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
+        if not await self.outside_git_answer():
+            return
         try:
             callbacks = UICallbacks(approve=self.turns.approve, ask_init_git=self.ask_init_git, submit_prompt=self.turns.submit_prompt,
                                     progress=self.show_loading)
@@ -261,6 +282,8 @@ class TuiAgentApp(App[int]):
 
         if self.options.init_git:
             return True
+        if self.git_declined:  # asked already, before anything was written
+            return False
         where = project.root if project is not None else self.project_root
         question = f"[b]{where}[/b] is not a git repository.\nCreate one? Tools are versioned in git; without it the catalog still works but nothing is committed."
         create = await self.ask(ConfirmScreen(question, yes="Create repository", no="Continue without"))
@@ -349,6 +372,16 @@ class TuiAgentApp(App[int]):
             except Exception:  # closing must never block quitting
                 pass
         thaw()
+
+
+def in_repository(folder: Path) -> bool:
+    """Whether `folder` is inside a git work tree (git itself answers, as the core's root finding does)."""
+    from tui_agent.core.rootfind import repository_top
+
+    try:
+        return repository_top(folder) is not None
+    except ValueError:  # a repository git refuses: the runtime says why
+        return True
 
 
 def warm_up_rendering() -> None:
