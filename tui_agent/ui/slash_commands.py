@@ -83,6 +83,8 @@ class SlashCommands:
             lines.append(f"  /{name:<8} {description} (recipe)")
         lines.append("  //text    send text starting with a slash")
         lines.append(KEYS_HELP)
+        if self.app.runtime is not None and self.app.runtime.agent is None:
+            lines.append(self.app.no_model_message())
         await self.app.add_notice("\n".join(lines))
 
     async def slash_tools(self, args: str) -> None:

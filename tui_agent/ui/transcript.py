@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -40,8 +41,12 @@ def paragraph_break(text: str, chunk: str) -> int | None:
     return position + 2 - len(text)
 
 
+NOT_KEPT = re.compile(r" \(the prompt was not kept[^)]*\)$")
+"""The core's words for a front end with no input box (headless); the TUI puts the prompt back in its box instead."""
+
+
 def failure_text(event: TurnFailed) -> str:
-    return f"turn failed ({event.kind}): {event.message}."
+    return f"turn failed ({event.kind}): {NOT_KEPT.sub('', event.message)}."
 
 
 @dataclass

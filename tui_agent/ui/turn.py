@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 AGENT_GROUP = "agent"
 PROMPT_BACK = "The prompt is back in the input box: edit it or press enter to resend."
+NOT_SENT = "Not sent: no model is configured (how to set one up is above; /help repeats it). The prompt is back in the input box."
 
 
 class TurnRunner:
@@ -111,7 +112,9 @@ class TurnRunner:
             return False
         agent = app.runtime.agent if app.runtime is not None else None
         if agent is None:
-            app.run_worker(app.add_notice(app.no_model_message(), "warning"))
+            if source == "person":
+                self.return_to_prompt_box(prompt)
+            app.run_worker(app.add_notice(NOT_SENT, "warning"))
             return False
         if self.running:
             self.queue.push(prompt, source)

@@ -1,0 +1,46 @@
+"""Everyday bugs of the TUI, each with the app as people run it: no model, a failed request, a resumed transcript, pruning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text
+from tests.test_ui_turn import send
+from tests.ui_support import SIZE, make_app, ready, turn_failed_shown, wait_until
+from tui_agent.ui.turn import NOT_SENT
+
+
+@pytest.fixture
+def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+async def test_without_a_model_a_prompt_goes_back_to_the_box_and_the_setup_note_is_not_repeated(repo: Path, no_model: None) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "hello there")
+        await wait_until(pilot, lambda: app.prompt_area.text == "hello there", message="the prompt back in the box")
+        app.prompt_area.load_text("")
+        await send(pilot, app, "again")
+        await wait_until(pilot, lambda: app.prompt_area.text == "again", message="the second prompt back in the box")
+        await pilot.pause(0.2)
+        notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
+        assert sum("No model is configured" in notice for notice in notices) == 1, notices  # once, at start
+        assert notices.count(NOT_SENT) == 2 and "\n" not in NOT_SENT
+
+
+async def test_a_failed_request_says_once_where_the_prompt_went(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(http_error(400, "invalid_request_error", "a scripted refusal"), reply(text("ok")))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "try this")
+        await wait_until(pilot, lambda: turn_failed_shown(app), timeout=60, message="the failed turn")
+        await wait_until(pilot, lambda: app.prompt_area.text == "try this", message="the prompt back in the box")
+        notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
+        assert not any("not kept" in notice for notice in notices), notices
+        assert sum("back in the input box" in notice for notice in notices) == 1, notices
