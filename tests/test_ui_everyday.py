@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text
+from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
 from tests.test_ui_turn import send
-from tests.ui_support import SIZE, make_app, ready, turn_failed_shown, wait_until
+from tests.ui_support import SIZE, answer_confirm, make_app, ready, turn_answered, turn_failed_shown, wait_until
 from tui_agent.ui.turn import NOT_SENT
+from tui_agent.ui.widgets.messages import UserMessage, tool_outcome
 
 
 @pytest.fixture
@@ -44,3 +45,40 @@ async def test_a_failed_request_says_once_where_the_prompt_went(repo: Path, api:
         notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
         assert not any("not kept" in notice for notice in notices), notices
         assert sum("back in the input box" in notice for notice in notices) == 1, notices
+
+
+async def test_an_undone_turn_and_a_cancelled_call_read_back_as_they_were(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"})), reply(text("done")),
+                reply(tool_use("run_shell", {"command": "sleep 30"})))
+    (repo / ".agent").mkdir()
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["write_file", "run_shell"]\n')
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "change the readme")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
+        await send(pilot, app, "/undo")
+        await answer_confirm(pilot)
+        await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=30, message="the undo")
+        user = next(entry for entry in app.conversation.entries if entry.kind == "user")
+        await wait_until(pilot, lambda: user.undone, message="the turn marked undone")
+        widget = next(w for w in app.conversation.children if isinstance(w, UserMessage) and w.entry is user)
+        assert "undone" in str(widget.render())
+        await send(pilot, app, "sleep a while")
+        await wait_until(pilot, lambda: any(e.kind == "tool" and e.tool == "run_shell" for e in app.conversation.entries), timeout=30,
+                         message="the shell call running")
+        await pilot.pause(0.5)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.turns.running, timeout=30, message="the cancel")
+        session_id = app.runtime.session.id
+
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, f"/resume {session_id}")
+        await wait_until(pilot, lambda: any(e.text == f"Resumed session {session_id}." for e in app.conversation.entries),
+                         message="the resumed session")
+        users = [entry for entry in app.conversation.entries if entry.kind == "user"]
+        assert [(entry.text, entry.undone) for entry in users[:2]] == [("change the readme", True), ("sleep a while", False)]
+        shell = next(entry for entry in app.conversation.entries if entry.kind == "tool" and entry.tool == "run_shell")
+        assert tool_outcome(shell) == "cancelled", tool_outcome(shell)

@@ -97,6 +97,11 @@ class UndoCommands:
             self.app.reveal_diff()
         await self.app.add_notice(result.message, "info" if result.ok else ("error" if result.conflict_diff else "warning"))
         if result.ok:
+            conversation = self.app.conversation
+            parts = self._undo_parts()
+            recorded = parts[0].turns(parts[1]) if parts is not None else []
+            for entry in conversation.transcript.mark_undone([(turn.prompt, turn.undone) for turn in recorded]):
+                conversation.refresh_entry(entry)
             if self.app.runtime is not None and self.app.runtime.agent is not None:
                 self.app.runtime.agent.add_note(result.note_for_model)
             self.app.schedule_catalog_refresh()

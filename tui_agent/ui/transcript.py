@@ -178,6 +178,21 @@ class Transcript:
                 entry.result, entry.is_error, entry.cancelled = result, True, cancelled
                 folded.changed.append(entry)
 
+    def mark_undone(self, turns: list[tuple[str, bool]]) -> list[Entry]:
+        """Mark the user entries of turns /undo took back. `turns`: every recorded turn's (prompt, undone), oldest
+        first; each is matched to the next user entry with its text. Returns the entries newly marked."""
+        marked: list[Entry] = []
+        users = iter([entry for entry in self.entries if entry.kind == "user"])
+        for prompt, undone in turns:
+            typed = split_attachments(prompt)[0]
+            entry = next((entry for entry in users if entry.text == typed), None)
+            if entry is None:
+                break
+            if undone and not entry.undone:
+                entry.undone = True
+                marked.append(entry)
+        return marked
+
     def end_of_session(self) -> None:
         """A session read back has ended: a call still without a result was interrupted (tuiagent was killed)."""
         self._stop_unfinished(INTERRUPTED_CALL, Folded(), cancelled=False)

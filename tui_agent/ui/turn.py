@@ -37,6 +37,13 @@ PROMPT_BACK = "The prompt is back in the input box: edit it or press enter to re
 NOT_SENT = "Not sent: no model is configured (how to set one up is above; /help repeats it). The prompt is back in the input box."
 
 
+def recorded_turns(path: Path) -> list[tuple[str, bool]]:
+    """Each recorded turn of a session file, oldest first: its prompt, and whether /undo or /rewind took it back."""
+    from tui_agent.core.undo.journal import load_turns
+
+    return [(turn.prompt, turn.undone) for turn in load_turns(path)]
+
+
 class TurnRunner:
     """Starts turns, renders their events, answers approvals with a modal, cancels on Escape (the app holds one)."""
 
@@ -88,6 +95,7 @@ class TurnRunner:
         decoded = await asyncio.to_thread(read_events, path)
         freeze_long_lived()  # the decoded events: each full collection while folding them would walk them all
         transcript = await asyncio.to_thread(transcript_of, decoded.events)  # thousands of events: off the event loop
+        transcript.mark_undone(await asyncio.to_thread(recorded_turns, path))
         from tui_agent.ui.app import warm_up_rendering  # (app.py imports this module)
 
         await asyncio.to_thread(warm_up_rendering)  # Markdown and pygments load off the event loop, not on the first message

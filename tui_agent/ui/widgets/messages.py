@@ -40,6 +40,8 @@ class Entry:
     continued: bool = False
     started: float = field(default_factory=time.monotonic)
     cancelled: bool = False
+    undone: bool = False
+    """A user entry whose turn /undo or /rewind took back."""
 
 
 def argument_preview(arguments: dict[str, Any], limit: int = 60) -> str:
@@ -69,11 +71,12 @@ def tool_outcome(entry: Entry) -> str:
     """'running…', 'ok · 12 ms', 'error · 3.1 s', 'cancelled · 2.4 s', 'unknown tool'."""
     if entry.result is None:
         return "running…"
+    took = f" · {format_duration(entry.duration_ms)}" if entry.duration_ms is not None else ""  # unknown after /resume
     if entry.cancelled:
-        return f"cancelled · {format_duration(entry.duration_ms)}"
+        return f"cancelled{took}"
     if entry.is_error and UNKNOWN_TOOL.match(entry.result):
         return "unknown tool"
-    return f"{'error' if entry.is_error else 'ok'} · {format_duration(entry.duration_ms)}"
+    return f"{'error' if entry.is_error else 'ok'}{took}"
 
 
 TESTS_PASSED = re.compile(r"tests: (\d+/\d+ passed|none)")
@@ -99,17 +102,26 @@ def tool_title(entry: Entry) -> str:
     return f"{entry.tool}({argument_preview(entry.arguments)})  {outcome}{authored}"
 
 
+def user_text(entry: Entry) -> Text:
+    """The prompt as typed; struck through and marked once its turn was undone."""
+    if not entry.undone:
+        return Text(entry.text)
+    shown = Text(entry.text, style="strike dim")
+    shown.append("\n↶ undone: this turn's changes were taken back", style="italic")
+    return shown
+
+
 class UserMessage(Static):
     """What the person typed."""
 
     def __init__(self, entry: Entry) -> None:
-        super().__init__(Text(entry.text), classes="message user")
+        super().__init__(user_text(entry), classes="message user")
         self.entry = entry
 
     def rebind(self, entry: Entry) -> None:
         """Show another entry of the same kind (the conversation recycles widgets as its window slides)."""
         self.entry = entry
-        self.update(Text(entry.text))
+        self.update(user_text(entry))
 
 
 class NoticeMessage(Static):
