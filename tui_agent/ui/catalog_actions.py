@@ -92,10 +92,11 @@ class CatalogActions:
             return
         try:
             names = await asyncio.to_thread(catalog.pruned)
+            usage = await asyncio.to_thread(catalog.state.usage)  # the calls made before the prune
         except Exception as exc:
             self.app.notify(f"could not list pruned tools: {exc}", severity="error")
             return
-        self.app.catalog_pane.set_pruned(names)
+        self.app.catalog_pane.set_pruned(names, {name: (stats.calls, stats.last_used) for name, stats in usage.items()})
 
     def store_for(self, row: CatalogRow) -> VersionedStore:
         """The versioned store of the row's kind: the same verbs for tools and recipes (`request` checked it)."""
@@ -207,8 +208,9 @@ class CatalogActions:
     async def restore(self, row: CatalogRow) -> None:
         change = await self.store_for(row).restore(row.name)
         self.app.notify(f"restored {row.name}" + change.note)
-        if self.app.catalog_pane.show_pruned:
-            self.load_pruned()
+        pane = self.app.catalog_pane
+        pane.show_pruned = False  # back to the catalog, on the tool just restored
+        self.app.schedule_catalog_refresh(select=row.name)
 
     async def revert_to(self, row: CatalogRow) -> None:
         """U: pick a version from the history list, see its diff, and revert to it (a new commit)."""

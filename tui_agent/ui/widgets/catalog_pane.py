@@ -141,9 +141,12 @@ class CatalogPane(Vertical):
             self._fit_columns()
         self._render_rows()
 
-    def set_pruned(self, names: list[str]) -> None:
-        """The pruned tools git can restore (shown instead of the catalog while `show_pruned`)."""
-        self.pruned = [CatalogRow(name, "tool", "pruned", 0, None, "pruned: enter or r restores it (a new commit)") for name in names]
+    def set_pruned(self, names: list[str], usage: dict[str, tuple[int, float | None]] | None = None) -> None:
+        """The pruned tools git can restore (shown instead of the catalog while `show_pruned`), with the calls and
+        last use they had (`usage`: name -> (calls, last used))."""
+        usage = usage or {}
+        self.pruned = [CatalogRow(name, "tool", "pruned", *usage.get(name, (0, None)), "pruned: enter or r restores it (a new commit)")
+                       for name in names]
         if self.show_pruned:
             self._render_rows()
 
