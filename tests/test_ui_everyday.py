@@ -82,3 +82,19 @@ async def test_an_undone_turn_and_a_cancelled_call_read_back_as_they_were(repo: 
         assert [(entry.text, entry.undone) for entry in users[:2]] == [("change the readme", True), ("sleep a while", False)]
         shell = next(entry for entry in app.conversation.entries if entry.kind == "tool" and entry.tool == "run_shell")
         assert tool_outcome(shell) == "cancelled", tool_outcome(shell)
+
+
+@pytest.mark.parametrize(("size", "target"), [(SIZE, "catalog-table"), ((80, 24), "conversation")])
+async def test_tab_in_the_prompt_completes_or_moves_to_the_next_pane_never_the_filter(repo: Path, no_model: None,
+                                                                                        size: tuple[int, int], target: str) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        app.prompt_area.focus()
+        await pilot.press("slash", "h", "e", "l")
+        await pilot.press("tab")
+        assert app.prompt_area.text.startswith("/help") and app.focused is app.prompt_area
+        app.prompt_area.load_text("")
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.focused is not None and app.focused.id == target, app.focused
