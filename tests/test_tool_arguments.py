@@ -75,7 +75,7 @@ def cli(capsys: pytest.CaptureFixture[str], repo: Path, *argv: str) -> tuple[int
 def test_tools_run_refuses_bad_arguments_before_running(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_tool(repo)
     code, _, err = cli(capsys, repo, "run", "scale", "--arg", "x=abc")
-    assert code == 1 and "error [arguments]: scale: argument 'x' must be an integer, not the string 'abc'" in err
+    assert code == 1 and "tuiagent: arguments: scale: argument 'x' must be an integer, not the string 'abc'" in err
     code, out, _ = cli(capsys, repo, "run", "scale", "--args", '{"x": 1e400}', "--json")
     failure = json.loads(out)
     assert code == 1 and failure["stage"] == "arguments" and "must be a finite number, not inf" in failure["error"]

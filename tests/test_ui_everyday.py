@@ -8,7 +8,7 @@ import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
 from tests.test_ui_turn import send
-from tests.ui_support import SIZE, answer_confirm, make_app, ready, turn_answered, turn_failed_shown, wait_until
+from tests.ui_support import SIZE, answer_confirm, make_app, notifications, ready, turn_answered, turn_failed_shown, wait_until
 from tui_agent.ui.turn import NOT_SENT
 from tui_agent.ui.widgets.messages import UserMessage, tool_outcome
 
@@ -98,3 +98,51 @@ async def test_tab_in_the_prompt_completes_or_moves_to_the_next_pane_never_the_f
         await pilot.press("tab")
         await pilot.pause()
         assert app.focused is not None and app.focused.id == target, app.focused
+
+
+async def test_ctrl_c_clears_then_quits_on_the_second_press_with_no_toast_about_ctrl_q(repo: Path, no_model: None) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        welcome = app.conversation.welcome
+        assert welcome.display and "ctrl+p palette" in str(welcome.render()) and str(repo.name) in str(welcome.render())
+        app.prompt_area.focus()
+        app.prompt_area.insert("half a thought")
+        await pilot.press("ctrl+c")
+        assert app.prompt_area.text == "" and app.is_running
+        await pilot.press("up")  # not lost: in the history
+        assert app.prompt_area.text == "half a thought"
+        app.prompt_area.load_text("")
+        await pilot.press("ctrl+c")
+        assert app.is_running and any("ctrl+c again" in message for message in notifications(app))
+        assert not any("Do you want to quit" in str(n.title) for n in app._notifications)
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: not app.is_running, message="the app to quit")
+    assert app.farewell() == "tuiagent: nothing to resume from this run."
+
+
+async def test_shift_tab_cycles_the_permission_mode_and_the_header_shows_it(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "notes.md", "content": "x\n"})), reply(text("refused, fine")), reply(text("hi")))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.runtime.permissions.mode == "ask"
+        await pilot.press("shift+tab")
+        assert app.runtime.permissions.mode == "auto" and "auto" in app.header.render().plain
+        await pilot.press("shift+tab")
+        assert app.runtime.permissions.mode == "read-only" and "read-only" in app.header.render().plain
+        await send(pilot, app, "write notes")  # refused without a modal: the mode is in force
+        await wait_until(pilot, lambda: turn_answered(app, "refused, fine"), timeout=60, message="the refused turn")
+        assert not (repo / "notes.md").exists()
+        await pilot.press("shift+tab")
+        assert app.runtime.permissions.mode == "ask" and "read-only" not in app.header.render().plain
+        await send(pilot, app, "hello")
+        await wait_until(pilot, lambda: turn_answered(app, "hi"), timeout=60, message="a second turn")
+        assert app.farewell().startswith(f"tuiagent: session {app.runtime.session.id} is kept; `tuiagent --resume ")
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from tui_agent.cli import main
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip().startswith("tuiagent ")

@@ -21,9 +21,20 @@ from tui_agent.core.versioning.gitrunner import GitFailure
 
 
 @functools.cache  # built once per process: argparse spends tens of ms on its ~600 help strings (gettext look-ups)
+def installed_version() -> str:
+    """The installed distribution's version ("unknown" when run from a tree that was never installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tuiagent")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = CliParser(prog="tuiagent", description=__doc__)
     parser.add_argument("--project", default=".", help="project folder (default: the current directory)")
+    parser.add_argument("--version", action="version", version=f"tuiagent {installed_version()}")
     subparsers = parser.add_subparsers(dest="command")
     for group in COMMAND_GROUPS:
         group.register(parser, subparsers)

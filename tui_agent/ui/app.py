@@ -11,12 +11,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from rich.markup import escape
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Tab, Tabs
+from textual.widgets import Footer, Input, Tab, Tabs, TextArea
 from textual.worker import NoActiveWorker, get_current_worker
 
 from tui_agent.core.settings import ConfigError
@@ -47,7 +48,16 @@ if TYPE_CHECKING:  # the core is imported in a thread after the first frame (run
     from tui_agent.core.runtime import Runtime
 
 NARROW_WIDTH = 120
-PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab/shift+tab focus"
+PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab next pane · shift+tab mode"
+QUIT_AGAIN_S = 2.0
+PERMISSION_MODE_CYCLE = ("ask", "auto", "read-only")
+PERMISSION_MODE_HELP = {
+    "ask": "Shell commands, edits and tools that write ask first (allow rules still apply).",
+    "auto": "Edits to project files are approved without asking; shell commands and network still ask.",
+    "read-only": "Nothing that writes or runs a shell command is allowed; the agent is told it was refused.",
+}
+WELCOME = ("[b]tuiagent[/b] in {root}: ask for anything; the agent writes Python tools it reuses (the catalog, F3).\n"
+           "enter sends · /help commands and keys · @file attaches · ctrl+p palette · ctrl+c twice or ctrl+q quits")
 PANES = ("conversation", "catalog", "diff")
 PANE_ACTIONS = ("show_pane", "next_pane", "zoom")
 PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item: narrow terminals keep the pane's own keys
@@ -70,6 +80,8 @@ class TuiAgentApp(App[int]):
         Binding("ctrl+t", "next_pane", "Next pane", show=False, priority=True),
         Binding("f5", "zoom", "Zoom", priority=True, group=PANE_KEYS),
         Binding("ctrl+l", "slash('clear')", "Clear", show=False),
+        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
+        Binding("shift+tab", "cycle_permission_mode", "Permission mode", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),  # the welcome line and /help say it: the footer keeps the pane's keys
     ]
 
@@ -95,6 +107,7 @@ class TuiAgentApp(App[int]):
         self.runtime_error: str | None = None
         self.active_pane = "conversation"
         self.git_declined = False
+        self._interrupted_at = -QUIT_AGAIN_S
         self.ready = asyncio.Event()
         self.turns = TurnRunner(self)
         self.catalog_sync = CatalogSync(self)
@@ -140,6 +153,8 @@ class TuiAgentApp(App[int]):
     def on_mount(self) -> None:
         lean_strips.install()
         freeze_long_lived()  # the modules imported so far: the collections while the project opens walk only what it adds
+        self.conversation.welcome.update(WELCOME.format(root=escape(str(self.project_root))))
+        self.conversation.welcome.display = True
         self.query_one("#conversation-pane").border_title = "Conversation"
         self.catalog_pane.border_title = "Catalog"
         self.diff_pane.border_title = "Diff"
@@ -210,6 +225,7 @@ class TuiAgentApp(App[int]):
         header = self.header
         header.model = self.model_name()
         header.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"
+        header.permission_mode = runtime.permissions.mode
         self.catalog_sync.refresh_branch()
         self.catalog_sync.start(runtime)
         for problem in runtime.problems:
@@ -306,7 +322,7 @@ class TuiAgentApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pane keys act on the main screen only (a modal keeps its keys)."""
-        if action in PANE_ACTIONS and len(self.screen_stack) > 1:
+        if action in (*PANE_ACTIONS, "interrupt", "cycle_permission_mode") and len(self.screen_stack) > 1:
             return False
         if action == "cancel_turn":
             return self.turns.running  # the footer shows "esc Cancel turn" only while there is one
@@ -332,6 +348,37 @@ class TuiAgentApp(App[int]):
 
     def action_cancel_turn(self) -> None:
         self.turns.cancel()
+
+    def action_cycle_permission_mode(self) -> None:
+        """shift+tab, as in Claude Code: ask → auto → read-only → ask, for the next tool calls of this session."""
+        if self.runtime is None:
+            self.notify("The project is still opening.", severity="warning")
+            return
+        permissions = self.runtime.permissions
+        modes = PERMISSION_MODE_CYCLE
+        mode = modes[(modes.index(permissions.mode) + 1) % len(modes)] if permissions.mode in modes else modes[0]
+        permissions.set_mode(mode)
+        self.header.permission_mode = mode
+        self.notify(f"Permission mode: {mode}. {PERMISSION_MODE_HELP[mode]}", timeout=6)
+
+    def action_interrupt(self) -> None:
+        """ctrl+c as in Claude Code: copy a selection, else stop the turn, else clear the prompt, else (twice) quit."""
+        focused = self.focused
+        if isinstance(focused, (TextArea, Input)) and focused.selected_text:
+            focused.action_copy()
+            return
+        now, armed = time.monotonic(), self._interrupted_at
+        self._interrupted_at = -QUIT_AGAIN_S  # only a press right after the "again" notice quits
+        if self.turns.running:
+            self.turns.cancel()
+        elif self.prompt_area.text.strip():
+            self.prompt_area.prompt_history.add(self.prompt_area.text)  # ↑ brings it back
+            self.prompt_area.load_text("")
+        elif now - armed < QUIT_AGAIN_S:
+            self.exit(0)
+        else:
+            self.notify("Press ctrl+c again to quit (ctrl+q quits at once).", timeout=QUIT_AGAIN_S)
+            self._interrupted_at = now
 
     def on_queued_prompts_edit_requested(self, message: QueuedPrompts.EditRequested) -> None:
         self.turns.edit_queued(message.text)
@@ -364,6 +411,13 @@ class TuiAgentApp(App[int]):
 
     def action_slash(self, name: str) -> None:
         self.run_worker(self.slash_commands.handle_input(f"/{name}"), group="slash")
+
+    def farewell(self) -> str:
+        """The line printed once the screen is gone: where the conversation is kept and how to come back to it."""
+        session = self.runtime.session if self.runtime is not None else None
+        if session is None or not session.path.exists():
+            return "tuiagent: nothing to resume from this run."
+        return f"tuiagent: session {session.id} is kept; `tuiagent --resume {session.id}` (or --continue) goes on with it."
 
     async def on_unmount(self) -> None:
         if self.runtime is not None:
@@ -414,6 +468,7 @@ def run_tui(args: argparse.Namespace) -> int:
     """Run the TUI until the person quits; the exit code for the CLI."""
     app = build_app(args)
     result = app.run()
+    print(app.farewell())
     return int(result or 0)
 
 

@@ -49,6 +49,7 @@ def palette_commands(app: TuiAgentApp) -> Iterator[SystemCommand]:
     for name, description in app.slash_commands.recipe_commands().items():
         yield SystemCommand(f"/{name}", escape(f"{description} (recipe)"), lambda name=name: app.action_slash(name))
     yield SystemCommand("Cancel the turn", "stop the agent (esc)", app.turns.cancel)
+    yield SystemCommand("Permission mode: next", "ask → auto → read-only (shift+tab)", app.action_cycle_permission_mode)
     yield SystemCommand("Zoom the pane", "maximize the focused pane, or restore the layout (F5)", app.action_zoom)
     yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", lambda: show_pruned(app))
     for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):

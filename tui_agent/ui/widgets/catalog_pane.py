@@ -24,7 +24,7 @@ ACCESS_MARKERS = {"-": Text("-", style="dim", justify="center"), "writes": Text(
                   "network": Text("net", style="bold #61afef"), "writes,network": Text("wr+net", style="bold #e5c07b")}
 COLUMNS = (("status", "status", 9), ("name", "name", 22), ("access", "access", 6), ("calls", "calls", 5), ("last_used", "last use", 8),
            ("summary", "summary", None))
-OPTIONAL_COLUMNS = ("calls", "last_used", "access")
+OPTIONAL_COLUMNS = ("access", "calls", "last_used")
 """Shown, in this order, while the summary keeps MIN_SUMMARY columns (a narrow side pane drops the last ones first)."""
 MIN_SUMMARY = 16
 CELL_PADDING = 2  # DataTable's cell_padding=1 on each side

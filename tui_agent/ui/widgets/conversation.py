@@ -73,6 +73,8 @@ class Conversation(VerticalScroll, can_focus=True):
         self._earlier = EdgeMarker("earlier")
         self._later = EdgeMarker("later")
         self.new_below = NewBelow()
+        self.welcome = Static("", id="welcome", classes="welcome")
+        """The first screen's line: where this is and the keys to start with (shown while the top of the transcript is)."""
         self._streaming: AssistantMessage | None = None
         self._widgets: dict[int, Widget] = {}  # id(entry) -> its mounted widget
         self._prerendering = False
@@ -83,6 +85,7 @@ class Conversation(VerticalScroll, can_focus=True):
         return self.transcript.entries
 
     def compose(self):  # type: ignore[no-untyped-def]
+        yield self.welcome
         yield self._earlier
         yield self._later
         yield self.new_below
@@ -95,6 +98,7 @@ class Conversation(VerticalScroll, can_focus=True):
 
     def _update_markers(self) -> None:
         earlier, later = self.first_mounted, len(self.entries) - self.last_mounted
+        self.welcome.display = earlier == 0 and bool(self.welcome.content)
         self._earlier.update(f"▲ {earlier:,} earlier messages — scroll up, or ctrl+u")
         self._earlier.display = earlier > 0
         self._later.update(f"▼ {later:,} newer messages — scroll down")
