@@ -146,3 +146,41 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip().startswith("tuiagent ")
+
+
+def test_the_resume_picker_row_says_when_how_big_and_what(tmp_path: Path) -> None:
+    import time
+
+    from tui_agent.ui.slash_commands import session_label
+
+    path = tmp_path / "s.jsonl"
+    path.write_text("x" * 3000)
+    moment = time.mktime((2026, 11, 26, 9, 5, 0, 0, 0, -1))
+    label = session_label(path, moment, "claude-sonnet-4-5", "fix the\nflaky test")
+    assert label.startswith("2026-11-26 09:05") and "2.9 KB" in label and "claude-sonnet-4-5" in label
+    assert label.endswith("fix the flaky test")
+
+
+async def test_the_header_shows_context_use_and_compact_frees_it(repo: Path, api: FakeMessagesAPI) -> None:
+    (repo / "big.txt").write_text("".join(f"line {n} " + "x" * 70 + "\n" for n in range(400)))
+    api.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("read it")),
+                reply(text("ok"), usage={"input_tokens": 150_000, "output_tokens": 5}), reply(text("after")))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert "ctx" not in app.header.render().plain  # no request yet
+        await send(pilot, app, "read big.txt")
+        await wait_until(pilot, lambda: turn_answered(app, "read it"), timeout=60, message="the first turn")
+        assert 0 <= app.header.context_percent < 50 and f"ctx {app.header.context_percent}%" in app.header.render().plain
+        await send(pilot, app, "and?")
+        await wait_until(pilot, lambda: turn_answered(app, "ok"), timeout=60, message="the big request")
+        assert app.header.context_percent >= 75  # 150k uncached (and the cached prefix) of the 200k limit
+        read = next(block for message in app.runtime.agent.messages for block in message["content"]
+                    if isinstance(block, dict) and block.get("type") == "tool_result")
+        assert len(str(read["content"])) > 20_000
+        await send(pilot, app, "/compact")
+        await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Compacted: 1 ") for e in app.conversation.entries),
+                         message="the compaction")
+        assert len(str(read["content"])) < 2_000 and app.header.context_percent < 50
+        await send(pilot, app, "go on")  # the next request is valid (the fake API enforces the API's rules)
+        await wait_until(pilot, lambda: turn_answered(app, "after"), timeout=60, message="a turn after /compact")

@@ -14,6 +14,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "model": "list the models (the SDK's, the server's), or switch with /model NAME",
     "cost": "show the session's tokens and cost (cache writes and reads at their prices)",
     "clear": "clear the conversation and start a new session",
+    "compact": "free context now: shorten old tool results and long tool inputs (the header's ctx % shows how full it is)",
     "resume": "resume an earlier session (/resume [ID])",
     "recipes": "list the recipes",
     "care": "suggested tools from repeated call chains, and the catalog doctor's findings (c in the catalog)",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
+from pathlib import Path
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING
@@ -24,6 +26,26 @@ KEYS_HELP = """\
 Keys: enter send · ctrl+j new line · ↑/↓ prompt history · tab complete or next pane · shift+tab permission mode (ask → auto → read-only) · pgup/pgdn scroll the conversation (shift: top/end) · esc cancel the turn · ctrl+c copy / stop / clear / twice quits · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
 Catalog: v view · r run · d prune · u revert · U revert to a picked version · h history · f drift · s sort · p pruned tools (enter restores) · / filter (esc clears)
 Diff: m unified / side-by-side"""
+
+
+def format_size(size: int) -> str:
+    """1234 -> '1.2 KB', 3_400_000 -> '3.2 MB'."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / 1024 / 1024:.1f} MB"
+
+
+def session_label(path: Path, modified: float, model: str, first_prompt: str) -> str:
+    """A /resume picker row: when it was last written, how big it is, its model and its first prompt."""
+    try:
+        size = format_size(path.stat().st_size)
+    except OSError:
+        size = "?"
+    when = datetime.fromtimestamp(modified).strftime("%Y-%m-%d %H:%M")
+    prompt = " ".join(first_prompt.split())[:60] or "(no prompt)"
+    return f"{when}  {size:>8}  {model or '-':<18.18} {prompt}"
 
 
 class SlashCommands:
@@ -48,6 +70,7 @@ class SlashCommands:
             "rewind": self.app.undo_commands.rewind, "permissions": self.app.undo_commands.permissions, "model": self.slash_model,
             "cost": self.slash_cost, "clear": self.slash_clear, "resume": self.slash_resume, "recipes": self.slash_recipes,
             "care": self.slash_care, "restore": self.slash_restore, "commit": partial(slash_commit, self.app),
+            "compact": self.slash_compact,
         }
 
     def recipe_commands(self) -> dict[str, str]:
@@ -173,8 +196,27 @@ class SlashCommands:
         earlier = runtime.session
         await asyncio.to_thread(runtime.new_session)  # a new session file: /resume finds the earlier one
         self.app.header.input_tokens, self.app.header.output_tokens, self.app.header.cost_usd = 0, 0, 0.0
+        self.app.header.context_percent = -1
         back = f"; /resume {earlier.id} goes back to the earlier one" if earlier is not None and earlier.path.exists() else ""
         await self.app.add_notice(f"Conversation cleared: a new session started{back}.")
+
+    async def slash_compact(self, args: str) -> None:
+        from tui_agent.ui.context_usage import compact
+
+        if self.app.turns.running:
+            self.app.turns.queue.push("/compact", "command")  # the turn's messages are in use: runs when it is over
+            return
+        agent = self.app.runtime.agent if self.app.runtime is not None else None
+        if agent is None:
+            await self.app.add_notice(self.app.no_model_message(), "warning")
+            return
+        shortened, before, after = await asyncio.to_thread(compact, agent)
+        self.app.header.context_percent = after
+        if not shortened:
+            await self.app.add_notice(f"Nothing to compact: no long old tool result or input (the conversation is about {after}% of the context).")
+            return
+        await self.app.add_notice(f"Compacted: {shortened} old tool result(s) and input(s) shortened to their first lines "
+                                  f"(about {before}% → {after}% of the context). The model is told what was cut and can call the tool again.")
 
     async def slash_resume(self, args: str) -> None:
         from tui_agent.core.agent.sessions import list_sessions, session_path
@@ -189,7 +231,8 @@ class SlashCommands:
         if not session_id:
             current = runtime.session.id if runtime is not None and runtime.session is not None else None
             sessions = [info for info in await asyncio.to_thread(list_sessions, project) if info.id != current]
-            choices = [Choice(info.id, f"{info.id}  {info.model or '-':<18} {info.first_prompt[:60] or '(no prompt)'}") for info in sessions[:50]]
+            labels = await asyncio.to_thread(lambda: [session_label(info.path, info.modified, info.model, info.first_prompt) for info in sessions[:50]])
+            choices = [Choice(info.id, label) for info, label in zip(sessions, labels)]
             picked = await self.app.ask(ChoiceScreen("Resume a session", choices, empty="no earlier sessions in .agent/sessions"))
             session_id = picked or ""
             if not session_id:
@@ -207,3 +250,6 @@ class SlashCommands:
             await self.app.add_notice("(shown only: no model is configured to continue it)", "warning")
         else:
             self.app.header.input_tokens, self.app.header.output_tokens, self.app.header.cost_usd = agent.usage.prompt_tokens, agent.usage.output_tokens, agent.usage.cost_usd
+            from tui_agent.ui.context_usage import estimated_percent
+
+            self.app.header.context_percent = estimated_percent(agent)

@@ -19,6 +19,7 @@ from tui_agent.core.events import (
     UsageChanged,
 )
 from tui_agent.ui.completion import attach_mentions, attachment_note
+from tui_agent.ui.context_usage import context_percent_of
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.screens.approval import ApprovalScreen
@@ -208,6 +209,9 @@ class TurnRunner:
             header.input_tokens = event.session_input_tokens + event.session_cache_read_tokens + event.session_cache_write_tokens
             header.output_tokens = event.session_output_tokens or header.output_tokens + event.output_tokens
             header.cost_usd = event.session_cost_usd
+            agent = app.runtime.agent if app.runtime is not None else None
+            if agent is not None:
+                header.context_percent = context_percent_of(event, agent.context_limit_tokens)
         elif isinstance(event, TurnFailed):
             failed = event.prompt or self.prompt
             if failed:

@@ -30,6 +30,8 @@ class StatusHeader(Static):
     """What is still loading while the project opens ("" once everything is up); not Widget.loading, which would cover the header with a spinner."""
     mcp: reactive[str] = reactive("")  # the MCP servers: "2/3 up (name down)"
     mcp_failed: reactive[bool] = reactive(False)
+    context_percent: reactive[int] = reactive(-1)
+    """How full the model's context was at the last request (-1: no request yet)."""
     permission_mode: reactive[str] = reactive("ask")
     """Shown when it is not the default `ask` (shift+tab cycles it)."""
 
@@ -71,6 +73,10 @@ class StatusHeader(Static):
         text.append(tokens if not compact else f"{format_tokens(self.input_tokens)}↑ {format_tokens(self.output_tokens)}↓")
         text.append(f"{gap}cost " if not compact else gap, style="dim")
         text.append(f"${self.cost_usd:.4f}")
+        if self.context_percent >= 0:
+            text.append(f"{gap}ctx " if not compact else gap, style="dim")
+            level = "bold red" if self.context_percent >= 85 else "bold #e5c07b" if self.context_percent >= 70 else ""
+            text.append(f"{self.context_percent}%" + ("" if not compact else " ctx"), style=level)
         if self.still_loading:
             text.append(f"   ◌ loading {self.still_loading}…", style="italic #e5c07b")
         if self.busy:
