@@ -9,6 +9,7 @@ import pytest
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
 from tests.test_ui_turn import send
 from tests.ui_support import SIZE, answer_confirm, make_app, notifications, ready, turn_answered, turn_failed_shown, wait_until
+from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.turn import NOT_SENT
 from tui_agent.ui.widgets.messages import UserMessage, tool_outcome
 
@@ -184,3 +185,26 @@ async def test_the_header_shows_context_use_and_compact_frees_it(repo: Path, api
         assert len(str(read["content"])) < 2_000 and app.header.context_percent < 50
         await send(pilot, app, "go on")  # the next request is valid (the fake API enforces the API's rules)
         await wait_until(pilot, lambda: turn_answered(app, "after"), timeout=60, message="a turn after /compact")
+
+
+async def test_a_bang_command_runs_in_the_sandbox_through_run_shells_approval(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("seen it")))
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "!echo bang-$((40 + 2))")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="run_shell's approval")
+        assert app.screen.kind == "shell" and "echo bang" in app.screen.detail
+        await pilot.press("n")
+        entry = next(entry for entry in app.conversation.entries if entry.kind == "tool")
+        await wait_until(pilot, lambda: entry.result is not None, timeout=30, message="the refusal")
+        assert entry.is_error and "denied" in entry.result
+        await send(pilot, app, "!echo bang-$((40 + 2))")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="the approval again")
+        await pilot.press("y")
+        ran = [entry for entry in app.conversation.entries if entry.kind == "tool"][-1]
+        await wait_until(pilot, lambda: ran.result is not None, timeout=60, message="the command's output")
+        assert "bang-42" in ran.result and "exit code: 0" in ran.result and not ran.is_error
+        await send(pilot, app, "what did I run?")
+        await wait_until(pilot, lambda: turn_answered(app, "seen it"), timeout=60, message="the turn")
+        assert "bang-42" in str(api.requests[-1].messages[-1]) and "The user ran a shell command" in str(api.requests[-1].messages[-1])

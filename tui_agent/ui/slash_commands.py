@@ -14,6 +14,7 @@ from tui_agent.ui.palette import show_pruned
 from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
+from tui_agent.ui.shell_prompt import bang_command, run_bang
 from tui_agent.ui.slash_commit import slash_commit
 
 if TYPE_CHECKING:
@@ -57,6 +58,10 @@ class SlashCommands:
 
     async def handle_input(self, text: str) -> None:
         """A submitted prompt: a slash command, or a turn for the agent."""
+        shell = bang_command(text)
+        if shell is not None:
+            await run_bang(self.app, shell)
+            return
         command = parse_slash(text)
         if command is None:
             self.app.turns.start(unescape_prompt(text))
@@ -105,6 +110,7 @@ class SlashCommands:
         for name, description in self.recipe_commands().items():
             lines.append(f"  /{name:<8} {description} (recipe)")
         lines.append("  //text    send text starting with a slash")
+        lines.append("  !command  run a shell command yourself, in the sandbox like the agent's run_shell (same approvals); the model sees its output")
         lines.append(KEYS_HELP)
         if self.app.runtime is not None and self.app.runtime.agent is None:
             lines.append(self.app.no_model_message())

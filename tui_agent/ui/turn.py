@@ -74,7 +74,8 @@ class TurnRunner:
             self.start(item.text, source=item.source)
 
     async def _run_queued_command(self, text: str) -> None:
-        """A slash command typed during a turn (/clear, /resume, /undo, /rewind) runs after it; then the queue moves on."""
+        """A slash or `!` command typed during a turn (/clear, /resume, /undo, /rewind, !ls) runs after it; then the queue
+        moves on."""
         await self.app.slash_commands.handle_input(text)
         self.send_queued()
 
