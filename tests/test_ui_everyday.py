@@ -208,3 +208,38 @@ async def test_a_bang_command_runs_in_the_sandbox_through_run_shells_approval(re
         await send(pilot, app, "what did I run?")
         await wait_until(pilot, lambda: turn_answered(app, "seen it"), timeout=60, message="the turn")
         assert "bang-42" in str(api.requests[-1].messages[-1]) and "The user ran a shell command" in str(api.requests[-1].messages[-1])
+
+
+async def test_copy_the_last_reply_or_its_code_block(repo: Path, api: FakeMessagesAPI) -> None:
+    answer = "Run this:\n\n```sh\npytest -q tests\n```\n\nThen look."
+    api.enqueue(reply(text(answer)))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "/copy")
+        await wait_until(pilot, lambda: any("Nothing to copy" in m for m in notifications(app)), message="nothing yet")
+        await send(pilot, app, "how do I test?")
+        await wait_until(pilot, lambda: turn_answered(app, answer), timeout=60, message="the reply")
+        await send(pilot, app, "/copy code")
+        await wait_until(pilot, lambda: app.clipboard == "pytest -q tests\n", message="the code block copied")
+        await send(pilot, app, "/copy")
+        await wait_until(pilot, lambda: app.clipboard == answer, message="the reply copied")
+
+
+async def test_light_theme_and_side_pane_width(repo: Path, no_model: None) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "/theme light")
+        await wait_until(pilot, lambda: app.theme == "textual-light", message="the light theme")
+        side = app.query_one("#side")
+        before = side.size.width
+        await pilot.press("alt+left", "alt+left")
+        await pilot.pause(0.2)
+        assert side.size.width >= before + 2 * 160 * 5 // 100 - 2, (before, side.size.width)
+        await pilot.press("alt+right", "alt+right", "alt+right")
+        await pilot.pause(0.2)
+        assert side.size.width < before
+        await pilot.resize_terminal(80, 24)  # narrow: one pane at a time fills the screen, whatever the share
+        await pilot.pause(0.3)
+        assert app.screen.has_class("-narrow") and app.query_one("#conversation-pane").outer_size.width == 80

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.markup import escape
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -25,6 +25,7 @@ from tui_agent.ui.catalog_sync import CatalogSync
 from tui_agent.ui.catalog_actions import CatalogActions
 from tui_agent.ui.catalog_care import open_catalog_care
 from tui_agent.ui.diffs import warm_up_highlighting
+from tui_agent.ui.everyday_actions import DEFAULT_SIDE_SHARE, apply_side_share, edit_in_editor, resize_side
 from tui_agent.ui import lean_strips
 from tui_agent.ui.heap import collect_between_frames, freeze_long_lived, thaw
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
@@ -82,6 +83,9 @@ class TuiAgentApp(App[int]):
         Binding("ctrl+l", "slash('clear')", "Clear", show=False),
         Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
         Binding("shift+tab", "cycle_permission_mode", "Permission mode", show=False, priority=True),
+        Binding("ctrl+g", "edit_prompt", "Prompt in $EDITOR", show=False),
+        Binding("alt+left", "resize_side(1)", "Wider side panes", show=False),
+        Binding("alt+right", "resize_side(-1)", "Narrower side panes", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),  # the welcome line and /help say it: the footer keeps the pane's keys
     ]
 
@@ -108,6 +112,7 @@ class TuiAgentApp(App[int]):
         self.active_pane = "conversation"
         self.git_declined = False
         self._interrupted_at = -QUIT_AGAIN_S
+        self.side_share = DEFAULT_SIDE_SHARE
         self.ready = asyncio.Event()
         self.turns = TurnRunner(self)
         self.catalog_sync = CatalogSync(self)
@@ -360,6 +365,16 @@ class TuiAgentApp(App[int]):
         permissions.set_mode(mode)
         self.header.permission_mode = mode
         self.notify(f"Permission mode: {mode}. {PERMISSION_MODE_HELP[mode]}", timeout=6)
+
+    def action_edit_prompt(self) -> None:
+        edit_in_editor(self)
+
+    def action_resize_side(self, step: int) -> None:
+        resize_side(self, step)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.side_share != DEFAULT_SIDE_SHARE:  # the chosen widths side by side only: narrow, one pane fills the screen
+            self.call_after_refresh(apply_side_share, self)
 
     def action_interrupt(self) -> None:
         """ctrl+c as in Claude Code: copy a selection, else stop the turn, else clear the prompt, else (twice) quit."""

@@ -14,6 +14,8 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "model": "list the models (the SDK's, the server's), or switch with /model NAME",
     "cost": "show the session's tokens and cost (cache writes and reads at their prices)",
     "clear": "clear the conversation and start a new session",
+    "copy": "copy the last reply to the clipboard (/copy code: its last code block)",
+    "theme": "switch the colours: /theme light or /theme dark",
     "compact": "free context now: shorten old tool results and long tool inputs (the header's ctx % shows how full it is)",
     "resume": "resume an earlier session (/resume [ID])",
     "recipes": "list the recipes",

@@ -10,6 +10,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from tui_agent.ui.errors import error_message
+from tui_agent.ui.everyday_actions import THEMES, copy_last, set_theme
 from tui_agent.ui.palette import show_pruned
 from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 SlashHandler = Callable[[str], Awaitable[None]]
 
 KEYS_HELP = """\
-Keys: enter send · ctrl+j new line · ↑/↓ prompt history · tab complete or next pane · shift+tab permission mode (ask → auto → read-only) · pgup/pgdn scroll the conversation (shift: top/end) · esc cancel the turn · ctrl+c copy / stop / clear / twice quits · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
+Keys: enter send · ctrl+j new line · ctrl+g the prompt in $EDITOR · alt+←/alt+→ side panes wider/narrower · ↑/↓ prompt history · tab complete or next pane · shift+tab permission mode (ask → auto → read-only) · pgup/pgdn scroll the conversation (shift: top/end) · esc cancel the turn · ctrl+c copy / stop / clear / twice quits · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
 Catalog: v view · r run · d prune · u revert · U revert to a picked version · h history · f drift · s sort · p pruned tools (enter restores) · / filter (esc clears)
 Diff: m unified / side-by-side"""
 
@@ -75,7 +76,7 @@ class SlashCommands:
             "rewind": self.app.undo_commands.rewind, "permissions": self.app.undo_commands.permissions, "model": self.slash_model,
             "cost": self.slash_cost, "clear": self.slash_clear, "resume": self.slash_resume, "recipes": self.slash_recipes,
             "care": self.slash_care, "restore": self.slash_restore, "commit": partial(slash_commit, self.app),
-            "compact": self.slash_compact,
+            "compact": self.slash_compact, "copy": self.slash_copy, "theme": self.slash_theme,
         }
 
     def recipe_commands(self) -> dict[str, str]:
@@ -205,6 +206,16 @@ class SlashCommands:
         self.app.header.context_percent = -1
         back = f"; /resume {earlier.id} goes back to the earlier one" if earlier is not None and earlier.path.exists() else ""
         await self.app.add_notice(f"Conversation cleared: a new session started{back}.")
+
+    async def slash_copy(self, args: str) -> None:
+        copy_last(self.app, "code" if args.strip() == "code" else "reply")
+
+    async def slash_theme(self, args: str) -> None:
+        name = args.strip() or ("light" if self.app.theme == THEMES["dark"] else "dark")
+        if name not in THEMES:
+            await self.app.add_notice("Usage: /theme light | /theme dark", "warning")
+            return
+        set_theme(self.app, name)
 
     async def slash_compact(self, args: str) -> None:
         from tui_agent.ui.context_usage import compact
