@@ -249,7 +249,7 @@ class SlashCommands:
             current = runtime.session.id if runtime is not None and runtime.session is not None else None
             sessions = [info for info in await asyncio.to_thread(list_sessions, project) if info.id != current]
             labels = await asyncio.to_thread(lambda: [session_label(info.path, info.modified, info.model, info.first_prompt) for info in sessions[:50]])
-            choices = [Choice(info.id, label) for info, label in zip(sessions, labels)]
+            choices = [Choice(info.id, label) for info, label in zip(sessions[:50], labels, strict=True)]
             picked = await self.app.ask(ChoiceScreen("Resume a session", choices, empty="no earlier sessions in .agent/sessions"))
             session_id = picked or ""
             if not session_id:

@@ -89,7 +89,8 @@ class UndoCommands:
         if authored:
             lines.append("Taken back: " + ", ".join(f"{kind} {name} ({'pruned' if created else 'reverted'})" for (kind, name), created in authored.items()) + ".")
         lines.append("Your own later edits are never overwritten.")
-        return bool(await self.app.ask(ConfirmScreen("\n".join(lines), yes="Undo", no="Keep")))
+        answer = await self.app.ask(ConfirmScreen("\n".join(lines), yes="Undo", no="Keep"))
+        return bool(answer)
 
     async def _show_undo(self, result: UndoResult) -> None:
         if result.conflict_diff:
@@ -161,9 +162,10 @@ class UndoCommands:
         sources = dict(permissions.rules())
         if not rule:
             choices = [Choice(text, f"{text}  ({source})") for text, source in sources.items()]
-            rule = await self.app.ask(ChoiceScreen("Which allow rule to remove? (esc: none)", choices, empty="no allow rules")) or ""
-            if not rule:
+            picked = await self.app.ask(ChoiceScreen("Which allow rule to remove? (esc: none)", choices, empty="no allow rules"))
+            if not picked:
                 return
+            rule = picked
         source = sources.get(rule)
         if source is None:
             await self.app.add_notice(f"/permissions: no allow rule {rule!r}; /permissions lists them", "error")
