@@ -8,7 +8,8 @@ import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
 from tests.test_ui_turn import send
-from tests.ui_support import SIZE, answer_confirm, make_app, notifications, ready, turn_answered, turn_failed_shown, wait_until
+from tests.ui_support import (SIZE, answer_confirm, make_app, notifications, ready, row_names, tool_source, turn_answered,
+                              turn_failed_shown, wait_until)
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.turn import NOT_SENT
 from tui_agent.ui.widgets.messages import UserMessage, tool_outcome
@@ -243,3 +244,36 @@ async def test_light_theme_and_side_pane_width(repo: Path, no_model: None) -> No
         await pilot.resize_terminal(80, 24)  # narrow: one pane at a time fills the screen, whatever the share
         await pilot.pause(0.3)
         assert app.screen.has_class("-narrow") and app.query_one("#conversation-pane").outer_size.width == 80
+
+
+async def test_redo_takes_back_an_undo_files_and_tools_and_undo_works_again(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"}),
+                      tool_use("create_tool", {"name": "double", "source": tool_source("double")})), reply(text("done")))
+    (repo / ".agent").mkdir()
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["write_file"]\n')
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "/redo")
+        await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Nothing to redo") for e in app.conversation.entries),
+                         message="nothing to redo yet")
+        await send(pilot, app, "readme and a tool")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
+        await wait_until(pilot, lambda: row_names(app) == ["double"], message="the tool")
+        await send(pilot, app, "/undo")
+        await answer_confirm(pilot)
+        await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n" and row_names(app) == [], timeout=30,
+                         message="the undo")
+        user = next(entry for entry in app.conversation.entries if entry.kind == "user")
+        await wait_until(pilot, lambda: user.undone, message="marked undone")
+        (repo / "notes.txt").write_text("mine\n")  # an unrelated edit of the person's: redo leaves it alone
+        await send(pilot, app, "/redo")
+        await answer_confirm(pilot)
+        await wait_until(pilot, lambda: (repo / "README.md").read_text() == "agent readme\n", timeout=30, message="the redo")
+        await wait_until(pilot, lambda: row_names(app) == ["double"], timeout=30, message="the tool restored")
+        assert (repo / "notes.txt").read_text() == "mine\n"
+        await wait_until(pilot, lambda: not user.undone, message="the mark gone")
+        assert not app.runtime.undo.turns(app.runtime.session)[-1].undone
+        await send(pilot, app, "/undo")  # the journal knows the turn is back: undo takes it back again
+        await answer_confirm(pilot)
+        await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=30, message="undo again")

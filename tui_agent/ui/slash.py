@@ -10,6 +10,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "diff": "show the last turn's changes to project files, shell commands' included (/diff [TURN])",
     "undo": "undo the last turn: the files it changed and the tools it authored",
     "rewind": "undo an earlier turn and every later one (/rewind [TURN])",
+    "redo": "take back the last /undo or /rewind (before any new turn)",
     "permissions": "list the allow rules; /permissions remove [RULE] removes one after asking",
     "model": "list the models (the SDK's, the server's), or switch with /model NAME",
     "cost": "show the session's tokens and cost (cache writes and reads at their prices)",

@@ -73,7 +73,7 @@ class SlashCommands:
         """The built-in commands (BUILTIN_COMMANDS and /restore) → the coroutine that runs one with its arguments."""
         return {
             "help": self.slash_help, "tools": self.slash_tools, "diff": self.app.undo_commands.diff, "undo": self.app.undo_commands.undo,
-            "rewind": self.app.undo_commands.rewind, "permissions": self.app.undo_commands.permissions, "model": self.slash_model,
+            "rewind": self.app.undo_commands.rewind, "redo": self.app.undo_commands.redo, "permissions": self.app.undo_commands.permissions, "model": self.slash_model,
             "cost": self.slash_cost, "clear": self.slash_clear, "resume": self.slash_resume, "recipes": self.slash_recipes,
             "care": self.slash_care, "restore": self.slash_restore, "commit": partial(slash_commit, self.app),
             "compact": self.slash_compact, "copy": self.slash_copy, "theme": self.slash_theme,

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
+from tui_agent.ui.redo import RedoPoint, after_undo, before_undo, redo_refusal
+from tui_agent.ui.redo import redo as apply_redo
 from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 
@@ -24,6 +27,8 @@ class UndoCommands:
 
     def __init__(self, app: TuiAgentApp) -> None:
         self.app = app
+        self.redo_point: RedoPoint | None = None
+        """What the last /undo or /rewind changed, for /redo."""
 
     def _undo_parts(self) -> tuple[UndoService, SessionLog] | None:
         """The undo service and the session whose turns it takes back; None outside a git work tree (or still opening)."""
@@ -49,7 +54,7 @@ class UndoCommands:
             live = [turn for turn in undo.turns(session) if not turn.undone]
             if live and not await self._confirm_undo(live[-1:]):
                 return
-            await self._show_undo(await undo.undo_last(session))
+            await self._undo_with_redo_point(undo, live[-1:], undo.undo_last(session))
 
     async def rewind(self, args: str) -> None:
         """Undo an earlier turn and every turn after it: `/rewind N`, or pick the turn from a list."""
@@ -72,7 +77,46 @@ class UndoCommands:
         taken_back = [turn for turn in turns if turn.turn >= int(number)]
         if taken_back and taken_back[0].turn == int(number) and not await self._confirm_undo(taken_back):
             return
-        await self._show_undo(await undo.rewind(session, int(number)))
+        await self._undo_with_redo_point(undo, taken_back, undo.rewind(session, int(number)))
+
+    async def _undo_with_redo_point(self, undo: UndoService, turns: list[TurnRecord], undoing: Awaitable[UndoResult]) -> None:
+        """Run the undo, keeping what /redo needs to take it back."""
+        store_of = self.app.runtime.store if self.app.runtime is not None else (lambda kind: None)
+        try:
+            point = await before_undo(undo, turns, store_of) if turns else None
+        except Exception:  # no redo point (e.g. git failed): the undo itself still runs and says what it did
+            point = None
+        result = await undoing
+        self.redo_point = await after_undo(undo, point) if result.ok and point is not None else None
+        await self._show_undo(result)
+
+    async def redo(self, args: str) -> None:
+        """Take back the last /undo or /rewind (right after it: no turn since), never over the person's later edits."""
+        parts = await self._undo_ready(f"/redo {args}")
+        if parts is None:
+            return
+        undo, session = parts
+        refusal = redo_refusal(undo, session, self.redo_point)
+        if refusal is not None or self.redo_point is None:
+            await self.app.add_notice(refusal or "Nothing to redo.", "warning")
+            return
+        point = self.redo_point
+        what = f"turn {point.turns[0].turn}" if len(point.turns) == 1 else f"turns {point.turns[0].turn} to {point.turns[-1].turn}"
+        back = ", ".join(f"{kind} {name} ({'restored' if head is None else 'reverted back'})" for (kind, name), head in point.heads.items())
+        question = (f"Redo {escape(what)}?\nThe files the undo put back get the turn's changes again" + (f"; {escape(back)}" if back else "")
+                    + ".\nYour own edits since the undo are never overwritten.")
+        answer = await self.app.ask(ConfirmScreen(question, yes="Redo", no="Keep"))
+        if not answer:
+            return
+        store_of = self.app.runtime.store if self.app.runtime is not None else (lambda kind: None)
+        result = await apply_redo(undo, session, point, store_of)
+        if result.conflict_diff:
+            self.app.diff_pane.show("Your changes since the undo (not overwritten)", result.conflict_diff, subject="undo-conflict")
+            self.app.reveal_diff()
+        await self.app.add_notice(result.message, "info" if result.ok else "error")
+        if result.ok:
+            self.redo_point = None
+            await self._after_change(f"The user redid {what}: the changes you made in it are back in the project.")
 
     async def _confirm_undo(self, turns: list[TurnRecord]) -> bool:
         """Say what undoing `turns` does (the files back, each authored tool pruned or reverted) and ask."""
@@ -98,15 +142,19 @@ class UndoCommands:
             self.app.reveal_diff()
         await self.app.add_notice(result.message, "info" if result.ok else ("error" if result.conflict_diff else "warning"))
         if result.ok:
-            conversation = self.app.conversation
-            parts = self._undo_parts()
-            recorded = parts[0].turns(parts[1]) if parts is not None else []
-            for entry in conversation.transcript.mark_undone([(turn.prompt, turn.undone) for turn in recorded]):
-                conversation.refresh_entry(entry)
-            if self.app.runtime is not None and self.app.runtime.agent is not None:
-                self.app.runtime.agent.add_note(result.note_for_model)
-            self.app.schedule_catalog_refresh()
-            self.app.catalog_sync.refresh_branch()
+            await self._after_change(result.note_for_model)
+
+    async def _after_change(self, note_for_model: str) -> None:
+        """After an undo or a redo: the turns' marks, the model told, the catalog and the branch refreshed."""
+        conversation = self.app.conversation
+        parts = self._undo_parts()
+        recorded = parts[0].turns(parts[1]) if parts is not None else []
+        for entry in conversation.transcript.mark_undone([(turn.prompt, turn.undone) for turn in recorded]):
+            conversation.refresh_entry(entry)
+        if self.app.runtime is not None and self.app.runtime.agent is not None:
+            self.app.runtime.agent.add_note(note_for_model)
+        self.app.schedule_catalog_refresh()
+        self.app.catalog_sync.refresh_branch()
 
     async def diff(self, args: str) -> None:
         """The last turn's changes to project files (or turn N's): every tool's, shell commands' included."""

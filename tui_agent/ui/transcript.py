@@ -179,8 +179,9 @@ class Transcript:
                 folded.changed.append(entry)
 
     def mark_undone(self, turns: list[tuple[str, bool]]) -> list[Entry]:
-        """Mark the user entries of turns /undo took back. `turns`: every recorded turn's (prompt, undone), oldest
-        first; each is matched to the next user entry with its text. Returns the entries newly marked."""
+        """Mark the user entries of turns /undo took back (and unmark those /redo brought back). `turns`: every
+        recorded turn's (prompt, undone), oldest first; each is matched to the next user entry with its text.
+        Returns the entries whose mark changed."""
         marked: list[Entry] = []
         users = iter([entry for entry in self.entries if entry.kind == "user"])
         for prompt, undone in turns:
@@ -188,8 +189,8 @@ class Transcript:
             entry = next((entry for entry in users if entry.text == typed), None)
             if entry is None:
                 break
-            if undone and not entry.undone:
-                entry.undone = True
+            if undone != entry.undone:
+                entry.undone = undone
                 marked.append(entry)
         return marked
 
