@@ -12,7 +12,7 @@ from tests.ui_support import (SIZE, answer_confirm, make_app, notifications, rea
                               turn_failed_shown, wait_until)
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.turn import NOT_SENT
-from tui_agent.ui.widgets.messages import UserMessage, tool_outcome
+from tui_agent.ui.widgets.messages import ToolCallBlock, UserMessage, tool_outcome
 
 
 @pytest.fixture
@@ -277,3 +277,18 @@ async def test_redo_takes_back_an_undo_files_and_tools_and_undo_works_again(repo
         await send(pilot, app, "/undo")  # the journal knows the turn is back: undo takes it back again
         await answer_confirm(pilot)
         await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=30, message="undo again")
+
+
+async def test_a_running_shell_command_shows_its_elapsed_time(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "sleep 3; echo slept"})), reply(text("done")))
+    (repo / ".agent").mkdir()
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell"]\n')
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "sleep")
+        await wait_until(pilot, lambda: any(isinstance(w, ToolCallBlock) for w in app.conversation.children), timeout=30, message="the block")
+        block = next(w for w in app.conversation.children if isinstance(w, ToolCallBlock))
+        await wait_until(pilot, lambda: "running · 2." in block.title, timeout=30, message="the timer at 2 s")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
+        assert "running" not in block.title and " ok · " in block.title

@@ -68,9 +68,10 @@ def format_duration(ms: float | None) -> str:
 
 
 def tool_outcome(entry: Entry) -> str:
-    """'running…', 'ok · 12 ms', 'error · 3.1 s', 'cancelled · 2.4 s', 'unknown tool'."""
+    """'running…' ('running · 4.0 s' after a second), 'ok · 12 ms', 'error · 3.1 s', 'cancelled · 2.4 s', 'unknown tool'."""
     if entry.result is None:
-        return "running…"
+        elapsed_ms = (time.monotonic() - entry.started) * 1000
+        return "running…" if elapsed_ms < 1000 else f"running · {format_duration(elapsed_ms)} (esc stops it)"
     took = f" · {format_duration(entry.duration_ms)}" if entry.duration_ms is not None else ""  # unknown after /resume
     if entry.cancelled:
         return f"cancelled{took}"
@@ -175,6 +176,24 @@ class ToolCallBlock(Collapsible):
             classes="message tool",
         )
         self._refresh_classes()
+        self._ticking = False
+
+    def on_mount(self) -> None:
+        self._tick_while_running()
+
+    def _tick_while_running(self) -> None:
+        """While the call runs, its title counts the seconds (a long shell command is visibly alive)."""
+        if self.entry.result is not None or self._ticking:
+            return
+        self._ticking = True
+
+        def tick() -> None:
+            if self.entry.result is not None:
+                ticker.stop()
+                self._ticking = False
+            self.title = tool_title(self.entry)
+
+        ticker = self.set_interval(1.0, tick)
 
     def _watch_title(self, title: str) -> None:
         """The title literally (arguments may hold `[`), with how to fold or unfold."""
@@ -214,6 +233,7 @@ class ToolCallBlock(Collapsible):
         self.entry = entry
         self.collapsed = True
         self.refresh_entry()
+        self._tick_while_running()
 
     def refresh_entry(self) -> None:
         """Show the entry's current state (after the call finished or the tool got authored)."""
