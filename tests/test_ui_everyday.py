@@ -292,3 +292,14 @@ async def test_a_running_shell_command_shows_its_elapsed_time(repo: Path, api: F
         await wait_until(pilot, lambda: "running · 2." in block.title, timeout=30, message="the timer at 2 s")
         await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
         assert "running" not in block.title and " ok · " in block.title
+
+
+def test_retries_of_one_failure_fold_into_one_notice() -> None:
+    from tui_agent.core.events import Notice
+    from tui_agent.ui.transcript import transcript_of
+
+    failure = "could not connect to http://127.0.0.1:9/v1\n(connection refused): is the server running?"
+    events = [Notice(f"{failure} — retrying ({n}/3) in {0.5 * 2 ** n:.1f}s", "warning") for n in (1, 2, 3)]
+    events.append(Notice("something else — retrying (1/3) in 0.5s", "warning"))
+    entries = transcript_of(events).entries
+    assert [entry.text for entry in entries] == [f"{failure} — retrying (3/3) in 4.0s", "something else — retrying (1/3) in 0.5s"]

@@ -41,6 +41,8 @@ def paragraph_break(text: str, chunk: str) -> int | None:
     return position + 2 - len(text)
 
 
+RETRY = re.compile(r"^(?P<failure>.*) — retrying \((?P<attempt>\d+)/(?P<of>\d+)\) in [\d.]+s$", re.DOTALL)
+"""The model client's notice before each retry (core/agent/model.py): one entry per failure, its count updated."""
 NOT_KEPT = re.compile(r" \(the prompt was not kept[^)]*\)$")
 """The core's words for a front end with no input box (headless); the TUI puts the prompt back in its box instead."""
 
@@ -109,7 +111,7 @@ class Transcript:
         elif isinstance(event, ToolAuthored):
             self._authored(event, folded)
         elif isinstance(event, Notice):
-            self._new(Entry("notice", text=event.message, level=event.level), folded)
+            self._notice(event, folded)
         elif isinstance(event, ApprovalDenied):
             self._new(Entry("notice", text=f"{event.name}: {event.reason}", level="warning"), folded)
         elif isinstance(event, TurnFailed):
@@ -120,6 +122,17 @@ class Transcript:
         elif isinstance(event, TurnFinished):
             self.close_text()
         return folded
+
+    def _notice(self, event: Notice, folded: Folded) -> None:
+        """A notice; the model client's next retry of the same failure updates the previous one ("retrying (2/4)")."""
+        retry = RETRY.match(event.message)
+        last = self.entries[-1] if self.entries else None
+        previous = RETRY.match(last.text) if last is not None and last.kind == "notice" else None
+        if retry is not None and previous is not None and last is not None and previous["failure"] == retry["failure"]:
+            last.text = event.message
+            folded.changed.append(last)
+            return
+        self._new(Entry("notice", text=event.message, level=event.level), folded)
 
     def _new(self, entry: Entry, folded: Folded) -> None:
         self.add(entry)
