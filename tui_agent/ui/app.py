@@ -23,7 +23,6 @@ from textual.worker import NoActiveWorker, get_current_worker
 from tui_agent.core.settings import ConfigError
 from tui_agent.ui.catalog_sync import CatalogSync
 from tui_agent.ui.catalog_actions import CatalogActions
-from tui_agent.ui.catalog_care import open_catalog_care
 from tui_agent.ui.diffs import warm_up_highlighting
 from tui_agent.ui.everyday_actions import DEFAULT_SIDE_SHARE, apply_side_share, edit_in_editor, resize_side
 from tui_agent.ui import lean_strips
@@ -402,6 +401,8 @@ class TuiAgentApp(App[int]):
         self.catalog_actions.request(message.action, message.row)
 
     def on_catalog_pane_care_requested(self, message: CatalogPane.CareRequested) -> None:
+        from tui_agent.ui.catalog_care import open_catalog_care  # the tending modules load when first asked for
+
         self.run_worker(open_catalog_care(self), group="catalog-care", exclusive=True)
 
     def on_catalog_pane_pruned_requested(self, message: CatalogPane.PrunedRequested) -> None:

@@ -12,7 +12,6 @@ from rich.markup import escape
 
 from tui_agent.core.catalog.errors import PipelineError, failure_reason
 from tui_agent.core.versioning.store import VersionedStore
-from tui_agent.ui.catalog_care import repair_tool, suggestion_action
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
@@ -79,6 +78,8 @@ class CatalogActions:
             self.app.notify("repair hands a drifted or broken tool to the agent; recipes are fixed by editing them",
                         severity="warning")
             return
+        from tui_agent.ui.catalog_care import repair_tool  # the tending modules: not on the first frame's path
+
         await repair_tool(self.app, row.name)
 
     def load_pruned(self) -> None:
@@ -118,6 +119,8 @@ class CatalogActions:
 
     async def _request(self, action: str, row: CatalogRow) -> None:
         if row.kind == "suggestion":
+            from tui_agent.ui.catalog_care import suggestion_action
+
             await suggestion_action(self.app, action, row.name)
             return
         if row.kind == "mcp":
