@@ -157,7 +157,7 @@ class TuiAgentApp(App[int]):
     def on_mount(self) -> None:
         lean_strips.install()
         freeze_long_lived()  # the modules imported so far: the collections while the project opens walk only what it adds
-        self.conversation.welcome.update(WELCOME.format(root=escape(str(self.project_root))))
+        self.conversation.welcome.update(WELCOME.format(root=escape(self.project_root.name or str(self.project_root))))
         self.conversation.welcome.display = True
         self.query_one("#conversation-pane").border_title = "Conversation"
         self.catalog_pane.border_title = "Catalog"
