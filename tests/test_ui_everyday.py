@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -227,7 +229,8 @@ async def test_copy_the_last_reply_or_its_code_block(repo: Path, api: FakeMessag
         await wait_until(pilot, lambda: app.clipboard == answer, message="the reply copied")
 
 
-async def test_light_theme_and_side_pane_width(repo: Path, no_model: None) -> None:
+async def test_light_theme_and_side_pane_width(repo: Path, no_model: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # the preferences file: this test's own
     app = make_app(repo)
     async with app.run_test(size=(160, 40)) as pilot:
         await ready(pilot)
@@ -244,6 +247,14 @@ async def test_light_theme_and_side_pane_width(repo: Path, no_model: None) -> No
         await pilot.resize_terminal(80, 24)  # narrow: one pane at a time fills the screen, whatever the share
         await pilot.pause(0.3)
         assert app.screen.has_class("-narrow") and app.query_one("#conversation-pane").outer_size.width == 80
+    await asyncio.sleep(0.2)  # the preferences are written in a thread
+    assert json.loads((tmp_path / "config" / "tuiagent" / "ui.json").read_text()) == {"theme": "light", "side_share": 35}
+    app = make_app(repo)  # the next run starts with them
+    async with app.run_test(size=(160, 40)) as pilot:
+        await ready(pilot)
+        await pilot.pause(0.2)
+        assert app.theme == "textual-light" and app.side_share == 35
+        assert app.query_one("#side").outer_size.width == 160 * 35 // 100
 
 
 async def test_redo_takes_back_an_undo_files_and_tools_and_undo_works_again(repo: Path, api: FakeMessagesAPI) -> None:

@@ -24,7 +24,7 @@ from tui_agent.core.settings import ConfigError
 from tui_agent.ui.catalog_sync import CatalogSync
 from tui_agent.ui.catalog_actions import CatalogActions
 from tui_agent.ui.diffs import warm_up_highlighting
-from tui_agent.ui.everyday_actions import DEFAULT_SIDE_SHARE, apply_side_share, edit_in_editor, resize_side
+from tui_agent.ui.everyday_actions import DEFAULT_SIDE_SHARE, apply_preferences, apply_side_share, edit_in_editor, resize_side
 from tui_agent.ui import lean_strips
 from tui_agent.ui.heap import collect_between_frames, freeze_long_lived, thaw
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
@@ -157,6 +157,7 @@ class TuiAgentApp(App[int]):
     def on_mount(self) -> None:
         lean_strips.install()
         freeze_long_lived()  # the modules imported so far: the collections while the project opens walk only what it adds
+        apply_preferences(self)
         self.conversation.welcome.update(WELCOME.format(root=escape(self.project_root.name or str(self.project_root))))
         self.conversation.welcome.display = True
         self.query_one("#conversation-pane").border_title = "Conversation"

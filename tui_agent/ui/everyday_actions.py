@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shlex
@@ -9,6 +10,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from tui_agent.ui.preferences import load_preferences, save_preferences
 
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
@@ -53,9 +56,28 @@ def copy_last(app: TuiAgentApp, what: str) -> None:
 
 
 def set_theme(app: TuiAgentApp, name: str) -> None:
-    """`light` or `dark` (the messages, diffs and tables follow the theme's colours)."""
+    """`light` or `dark` (the messages, diffs and tables follow the theme's colours), remembered for the next runs."""
     app.theme = THEMES[name]
-    app.notify(f"Theme: {name} (/theme light|dark; ctrl+p → Theme lists every Textual theme).")
+    remember(app, theme=name)
+    app.notify(f"Theme: {name}, remembered (/theme light|dark; ctrl+p → Theme lists every Textual theme).")
+
+
+def remember(app: TuiAgentApp, *, theme: str | None = None) -> None:
+    """Save the theme and the side panes' width for the next runs (in a thread: never on the frame's path)."""
+    current = load_preferences()
+    current.theme = theme or current.theme
+    current.side_share = app.side_share
+    app.run_worker(asyncio.to_thread(save_preferences, current), group="preferences")
+
+
+def apply_preferences(app: TuiAgentApp) -> None:
+    """The saved theme and side width, at start-up (a tiny file; a missing one means the defaults)."""
+    preferences = load_preferences()
+    app.side_share = preferences.side_share
+    if preferences.theme != "dark":
+        app.theme = THEMES[preferences.theme]
+    if app.side_share != DEFAULT_SIDE_SHARE:
+        app.call_after_refresh(apply_side_share, app)
 
 
 def resize_side(app: TuiAgentApp, step: int) -> None:
@@ -66,6 +88,7 @@ def resize_side(app: TuiAgentApp, step: int) -> None:
     index = SIDE_SHARES.index(app.side_share) if app.side_share in SIDE_SHARES else SIDE_SHARES.index(DEFAULT_SIDE_SHARE)
     app.side_share = SIDE_SHARES[max(0, min(len(SIDE_SHARES) - 1, index + step))]
     apply_side_share(app)
+    remember(app)
 
 
 def apply_side_share(app: TuiAgentApp) -> None:
