@@ -314,3 +314,22 @@ def test_retries_of_one_failure_fold_into_one_notice() -> None:
     events.append(Notice("something else — retrying (1/3) in 0.5s", "warning"))
     entries = transcript_of(events).entries
     assert [entry.text for entry in entries] == [f"{failure} — retrying (3/3) in 4.0s", "something else — retrying (1/3) in 0.5s"]
+
+
+async def test_every_new_feature_is_in_the_palette_and_in_help(repo: Path, no_model: None) -> None:
+    from tui_agent.ui.palette import palette_commands
+
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        titles = {command.title for command in palette_commands(app)}
+        for title in ("/compact", "/copy", "/theme", "/redo", "!command", "Copy the last code block", "Edit the prompt in $EDITOR",
+                      "Side panes: wider", "Side panes: narrower", "Permission mode: next"):
+            assert title in titles, title
+        await send(pilot, app, "/help")
+        await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Commands:") for e in app.conversation.entries),
+                         message="the help")
+        shown = next(e.text for e in app.conversation.entries if e.kind == "notice" and e.text.startswith("Commands:"))
+        for words in ("/compact", "/copy", "/theme", "/redo", "!command", "shift+tab permission mode", "ctrl+g the prompt in $EDITOR",
+                      "alt+←/alt+→ side panes", "ctrl+c copy / stop / clear / twice quits", "No model is configured"):
+            assert words in shown, words
