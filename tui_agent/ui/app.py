@@ -20,7 +20,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Tab, Tabs, TextArea
 from textual.worker import NoActiveWorker, get_current_worker
 
-from tui_agent.core.settings import ConfigError
 from tui_agent.ui.catalog_sync import CatalogSync
 from tui_agent.ui.catalog_actions import CatalogActions
 from tui_agent.ui.diffs import warm_up_highlighting
@@ -198,6 +197,8 @@ class TuiAgentApp(App[int]):
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
         if not await self.outside_git_answer():
             return
+        from tui_agent.core.settings import ConfigError  # the core loads after the first frame
+
         try:
             callbacks = UICallbacks(approve=self.turns.approve, ask_init_git=self.ask_init_git, submit_prompt=self.turns.submit_prompt,
                                     progress=self.show_loading)

@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from tui_agent.core.catalog.errors import PipelineError, failure_reason
-from tui_agent.core.versioning.store import VersionedStore
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
@@ -21,6 +19,7 @@ from tui_agent.ui.screens.source import SourceScreen
 from tui_agent.ui.widgets.messages import Entry
 
 if TYPE_CHECKING:
+    from tui_agent.core.versioning.store import VersionedStore
     from tui_agent.core.sandbox.policy import RunResult
     from tui_agent.ui.app import TuiAgentApp
 
@@ -45,6 +44,8 @@ def run_result_text(run: RunResult) -> tuple[str, bool]:
 
 def action_failure(action: str, name: str, exc: Exception) -> str:
     """The notification of a failed catalog action: a PipelineError's stage in brackets, then its message."""
+    from tui_agent.core.catalog.errors import PipelineError, failure_reason  # the core: not on the first frame's path
+
     if isinstance(exc, PipelineError):
         return f"{action} {name}: [{exc.stage}] {exc.message}"
     return f"{action} {name}: {failure_reason(exc)}"

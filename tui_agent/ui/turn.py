@@ -22,7 +22,6 @@ from tui_agent.ui.completion import attach_mentions, attachment_note
 from tui_agent.ui.context_usage import context_percent_of
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
-from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import transcript_of
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.conversation import Conversation
@@ -255,6 +254,8 @@ class TurnRunner:
         """The approval callback given to the runtime: a modal showing the exact command or diff."""
         if self.app.options.approve_all:
             return True
+        from tui_agent.ui.screens.approval import ApprovalScreen  # (and the permission rules): loaded with the first approval
+
         screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail),
                                 subject=request.subject, protected=request.protected)
         answer = await self.app.ask(screen)
