@@ -333,3 +333,18 @@ async def test_every_new_feature_is_in_the_palette_and_in_help(repo: Path, no_mo
         for words in ("/compact", "/copy", "/theme", "/redo", "!command", "shift+tab permission mode", "ctrl+g the prompt in $EDITOR",
                       "alt+←/alt+→ side panes", "ctrl+c copy / stop / clear / twice quits", "No model is configured"):
             assert words in shown, words
+
+
+async def test_tab_goes_to_the_queued_prompts_while_there_are_some(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("slow answer"), delay_s=2.0), reply(text("second")))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "first")
+        await wait_until(pilot, lambda: app.turns.running, message="the turn")
+        await send(pilot, app, "queued one")
+        await wait_until(pilot, lambda: len(app.turns.queue) == 1, message="the queued prompt")
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.focused is not None and app.focused.id == "prompt-queue"
+        await wait_until(pilot, lambda: turn_answered(app, "second"), timeout=60, message="both turns")

@@ -201,9 +201,14 @@ class PromptArea(TextArea):
         await super()._on_key(event)
 
     def focus_next_pane(self) -> None:
-        """Focus the next pane's focusable widget: not a text box (a filter has its own key, `/`), not the tab bar (F2-F4)."""
+        """Focus the queued prompts when there are any, else the next pane's focusable widget: not a text box (a filter has
+        its own key, `/`), not the tab bar (F2-F4)."""
         chain = self.screen.focus_chain
         if self not in chain:
+            return
+        queued = [widget for widget in chain if widget.id == "prompt-queue"]  # prompts waiting for the turn: first
+        if queued:
+            self.screen.set_focus(queued[0])
             return
         index = chain.index(self)
         for widget in chain[index + 1 :] + chain[:index]:
