@@ -97,7 +97,6 @@ def test_catalog_diff_and_palette_fit(terminal: TmuxSession) -> None:
     terminal.send("C-p")
     terminal.wait_text("Search for commands")
     terminal.type("undo")
-    screen = terminal.wait_text("/undo")
-    assert "undo the last turn" in screen
+    terminal.wait_for(lambda s: "/undo" in s and "undo the last turn" in s, what="the palette's /undo with its description")
     terminal.send("Escape")
     terminal.wait_for(lambda s: "Search for commands" not in s, what="the palette closed")
