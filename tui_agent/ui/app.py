@@ -17,12 +17,13 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Tab, Tabs, TextArea
+from textual.widgets import Footer, Tab, Tabs
 from textual.worker import NoActiveWorker, get_current_worker
 
 from tui_agent.ui.catalog_sync import CatalogSync
 from tui_agent.ui.catalog_actions import CatalogActions
 from tui_agent.ui.diffs import warm_up_highlighting
+from tui_agent.ui.app_keys import QUIT_AGAIN_S, cycle_permission_mode, interrupt
 from tui_agent.ui.everyday_actions import DEFAULT_SIDE_SHARE, apply_preferences, apply_side_share, edit_in_editor, resize_side
 from tui_agent.ui import lean_strips
 from tui_agent.ui.heap import collect_between_frames, freeze_long_lived, thaw
@@ -48,13 +49,6 @@ if TYPE_CHECKING:  # the core is imported in a thread after the first frame (run
 
 NARROW_WIDTH = 120
 PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab next pane · shift+tab mode"
-QUIT_AGAIN_S = 2.0
-PERMISSION_MODE_CYCLE = ("ask", "auto", "read-only")
-PERMISSION_MODE_HELP = {
-    "ask": "Shell commands, edits and tools that write ask first (allow rules still apply).",
-    "auto": "Edits to project files are approved without asking; shell commands and network still ask.",
-    "read-only": "Nothing that writes or runs a shell command is allowed; the agent is told it was refused.",
-}
 WELCOME = ("[b]tuiagent[/b] in {root}: ask for anything; the agent writes Python tools it reuses (the catalog, F3).\n"
            "enter sends · /help commands and keys · @file attaches · ctrl+p palette · ctrl+c twice or ctrl+q quits")
 PANES = ("conversation", "catalog", "diff")
@@ -109,7 +103,8 @@ class TuiAgentApp(App[int]):
         self.runtime_error: str | None = None
         self.active_pane = "conversation"
         self.git_declined = False
-        self._interrupted_at = -QUIT_AGAIN_S
+        self.interrupted_at = -QUIT_AGAIN_S
+        """When ctrl+c last asked "again to quit" (another press within QUIT_AGAIN_S quits)."""
         self.side_share = DEFAULT_SIDE_SHARE
         self.ready = asyncio.Event()
         self.turns = TurnRunner(self)
@@ -174,28 +169,12 @@ class TuiAgentApp(App[int]):
         """The runtime's startup progress: what is still loading, in the header."""
         self.header.still_loading = ", ".join(pending)
 
-    async def outside_git_answer(self) -> bool:
-        """Outside any repository, with no `.agent/` yet: ask before anything is written (False: the person quit)."""
-        if self.options.init_git:
-            return True
-        from tui_agent.ui.screens.git_question import GitQuestionScreen
-
-        if await asyncio.to_thread(lambda: (self.project_root / ".agent").exists() or in_repository(self.project_root)):
-            return True
-        answer = await self.ask(GitQuestionScreen(self.project_root))
-        if answer == "create":
-            self.options = replace(self.options, init_git=True)
-            return True
-        if answer == "without":
-            self.git_declined = True
-            return True
-        self.exit(0, message=f"tuiagent: nothing was created in {self.project_root}.")
-        return False
-
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
-        if not await self.outside_git_answer():
+        from tui_agent.ui.screens.git_question import outside_git_answer
+
+        if not await outside_git_answer(self):
             return
         from tui_agent.core.settings import ConfigError  # the core loads after the first frame
 
@@ -356,16 +335,7 @@ class TuiAgentApp(App[int]):
         self.turns.cancel()
 
     def action_cycle_permission_mode(self) -> None:
-        """shift+tab, as in Claude Code: ask → auto → read-only → ask, for the next tool calls of this session."""
-        if self.runtime is None:
-            self.notify("The project is still opening.", severity="warning")
-            return
-        permissions = self.runtime.permissions
-        modes = PERMISSION_MODE_CYCLE
-        mode = modes[(modes.index(permissions.mode) + 1) % len(modes)] if permissions.mode in modes else modes[0]
-        permissions.set_mode(mode)
-        self.header.permission_mode = mode
-        self.notify(f"Permission mode: {mode}. {PERMISSION_MODE_HELP[mode]}", timeout=6)
+        cycle_permission_mode(self)
 
     def action_edit_prompt(self) -> None:
         edit_in_editor(self)
@@ -378,23 +348,7 @@ class TuiAgentApp(App[int]):
             self.call_after_refresh(apply_side_share, self)
 
     def action_interrupt(self) -> None:
-        """ctrl+c as in Claude Code: copy a selection, else stop the turn, else clear the prompt, else (twice) quit."""
-        focused = self.focused
-        if isinstance(focused, (TextArea, Input)) and focused.selected_text:
-            focused.action_copy()
-            return
-        now, armed = time.monotonic(), self._interrupted_at
-        self._interrupted_at = -QUIT_AGAIN_S  # only a press right after the "again" notice quits
-        if self.turns.running:
-            self.turns.cancel()
-        elif self.prompt_area.text.strip():
-            self.prompt_area.prompt_history.add(self.prompt_area.text)  # ↑ brings it back
-            self.prompt_area.load_text("")
-        elif now - armed < QUIT_AGAIN_S:
-            self.exit(0)
-        else:
-            self.notify("Press ctrl+c again to quit (ctrl+q quits at once).", timeout=QUIT_AGAIN_S)
-            self._interrupted_at = now
+        interrupt(self)
 
     def on_queued_prompts_edit_requested(self, message: QueuedPrompts.EditRequested) -> None:
         self.turns.edit_queued(message.text)
@@ -444,16 +398,6 @@ class TuiAgentApp(App[int]):
             except Exception:  # closing must never block quitting
                 pass
         thaw()
-
-
-def in_repository(folder: Path) -> bool:
-    """Whether `folder` is inside a git work tree (git itself answers, as the core's root finding does)."""
-    from tui_agent.core.rootfind import repository_top
-
-    try:
-        return repository_top(folder) is not None
-    except ValueError:  # a repository git refuses: the runtime says why
-        return True
 
 
 def warm_up_rendering() -> None:

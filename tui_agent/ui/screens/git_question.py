@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.markup import escape
 from textual.app import ComposeResult
@@ -12,7 +14,36 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+if TYPE_CHECKING:
+    from tui_agent.ui.app import TuiAgentApp
+
 GitAnswer = Literal["create", "without", "quit"]
+
+
+def in_repository(folder: Path) -> bool:
+    """Whether `folder` is inside a git work tree (git itself answers, as the core's root finding does)."""
+    from tui_agent.core.rootfind import repository_top
+
+    try:
+        return repository_top(folder) is not None
+    except ValueError:  # a repository git refuses: the runtime says why
+        return True
+
+
+async def outside_git_answer(app: TuiAgentApp) -> bool:
+    """Outside any repository, with no `.agent/` yet: ask before anything is written (False: the person quit)."""
+    root = app.project_root
+    if app.options.init_git or await asyncio.to_thread(lambda: (root / ".agent").exists() or in_repository(root)):
+        return True
+    answer = await app.ask(GitQuestionScreen(root))
+    if answer == "create":
+        app.options = replace(app.options, init_git=True)
+        return True
+    if answer == "without":
+        app.git_declined = True  # the core's own question (ask_init_git) is answered with this
+        return True
+    app.exit(0, message=f"tuiagent: nothing was created in {root}.")
+    return False
 
 
 class GitQuestionScreen(ModalScreen[GitAnswer]):
