@@ -71,3 +71,41 @@ async def test_a_reader_scrolled_up_sees_a_new_below_marker_and_is_not_moved(rep
         await app.add_notice("and more\n" + "line\n" * 6)
         await pilot.pause(0.2)
         assert at_bottom(app) and not marker.display
+
+
+async def test_after_unfolding_a_tool_call_and_after_resume_sending_still_follows(repo: Path, api: FakeMessagesAPI) -> None:
+    from tests.fake_messages_api import tool_use
+    from tui_agent.ui.widgets.messages import ToolCallBlock
+
+    (repo / "notes.txt").write_text("".join(f"note {n}\n" for n in range(200)))
+    api.enqueue(reply(tool_use("read_file", {"path": "notes.txt"})), reply(text(LONG)), reply(text("Second answer. " + LONG)),
+                reply(text("Third answer. " + LONG)))
+    app = make_app(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "read the notes")
+        await wait_until(pilot, lambda: answered(app, 1), timeout=30, message="the first answer")
+        block = next(w for w in app.conversation.children if isinstance(w, ToolCallBlock))
+        block.collapsed = False  # unfolded: 200 lines of result, the reader up there
+        app.conversation.scroll_to_widget(block, animate=False, top=True)
+        await pilot.pause(0.2)
+        assert not at_bottom(app)
+        await send(pilot, app, "second")
+        await wait_until(pilot, lambda: answered(app, 2), timeout=30, message="the second answer")
+        await pilot.pause(0.3)
+        assert at_bottom(app)
+        session_id = app.runtime.session.id
+
+    app = make_app(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, f"/resume {session_id}")
+        await wait_until(pilot, lambda: any(e.text == f"Resumed session {session_id}." for e in app.conversation.entries),
+                         message="the resumed session")
+        app.conversation.focus()
+        await pilot.press("pageup", "pageup")
+        await pilot.pause(0.2)
+        await send(pilot, app, "third")
+        await wait_until(pilot, lambda: answered(app, 3), timeout=30, message="the third answer")
+        await pilot.pause(0.3)
+        assert at_bottom(app) and not app.conversation.new_below.display
