@@ -66,7 +66,7 @@ async def wait(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-unt
 def finished(app: TuiAgentApp) -> int:
     """Turns over so far: every prompt shown, less the one still running."""
     prompts = sum(1 for entry in app.conversation.entries if entry.kind == "user")
-    return prompts - 1 if app.turn_running else prompts
+    return prompts - 1 if app.turns.running else prompts
 
 
 async def shoot(out: Path) -> list[Path]:

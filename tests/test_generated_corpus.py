@@ -270,7 +270,7 @@ def skeletons(draw: st.DrawFn) -> list[str]:
                          + ([draw(name)] if draw(st.booleans()) else []),
         "tools run": lambda: ["tools", "run", draw(name)] + [part for pair in draw(st.lists(st.sampled_from(ARG_PAIRS), max_size=2))
                                                             for part in ("--arg", pair)]
-                             + (["--json", draw(st.sampled_from(JSON_ARGS))] if draw(st.booleans()) else []),
+                             + (["--args", draw(st.sampled_from(JSON_ARGS))] if draw(st.booleans()) else []),
         "sandbox": lambda: ["sandbox", "status"] + (["--tier", draw(st.sampled_from(["rlimits", "bubblewrap", "x"]))]
                                                     if draw(st.booleans()) else []),
         "sandbox run": lambda: ["sandbox", "run", draw(st.sampled_from(["script.py", "missing.py", "."])),

@@ -18,7 +18,7 @@ import pytest
 
 from tests.gitrepo import init_repo
 from tests.mounts import fill, free, needs_mount, read_only, tmpfs
-from tests.ui_support import SIZE, make_app, notifications, ready, row_names, wait_until
+from tests.ui_support import SIZE, answer_confirm, make_app, notifications, ready, row_names, wait_until
 from tui_agent.cli import main
 from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.source import SourceScreen
@@ -226,6 +226,7 @@ async def test_the_tui_opens_a_read_only_project_shows_the_catalog_and_explains_
         assert app.catalog_pane.select("lines")
         await pilot.pause()
         await pilot.press("u")
+        await answer_confirm(pilot)
         await wait_until(pilot, lambda: any(note.startswith("revert lines:") for note in notifications(app)),
                          message="why the revert cannot write")
         [reverted] = [note for note in notifications(app) if note.startswith("revert lines:")]
@@ -247,6 +248,7 @@ async def test_the_tui_on_a_full_disk_explains_and_leaves_nothing_half_written(d
         assert app.catalog_pane.select("lines")
         await pilot.pause()
         await pilot.press("u")
+        await answer_confirm(pilot)
         await wait_until(pilot, lambda: any(note.startswith("revert lines:") for note in notifications(app)), timeout=30,
                          message="why the revert cannot write")
         [reverted] = [note for note in notifications(app) if note.startswith("revert lines:")]
@@ -257,5 +259,6 @@ async def test_the_tui_on_a_full_disk_explains_and_leaves_nothing_half_written(d
         assert files_that_matter(repo) == before
         free(disk)
         await pilot.press("u")
+        await answer_confirm(pilot)
         await wait_until(pilot, lambda: recipe.read_text() == RECIPE, timeout=30, message="the revert once there is room")
         assert {"double", "lines"} <= set(row_names(app))

@@ -118,7 +118,7 @@ def test_tools_run_says_what_failed_as_text_and_json(repo: Path, broken_bwrap: d
     done = cli(repo, broken_bwrap, "tools", "run", "count_lines", "--arg", "path=README.md")
     assert done.returncode == 1 and done.stdout == ""
     clear(done.stderr)
-    as_json = cli(repo, broken_bwrap, "tools", "run", "count_lines", "--json", '{"path": "README.md"}')
+    as_json = cli(repo, broken_bwrap, "tools", "run", "count_lines", "--args", '{"path": "README.md"}', "--json")
     assert as_json.returncode == 1
     answer = json.loads(as_json.stdout)
     assert answer["stage"] == "sandbox"

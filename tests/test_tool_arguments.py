@@ -75,15 +75,15 @@ def cli(capsys: pytest.CaptureFixture[str], repo: Path, *argv: str) -> tuple[int
 def test_tools_run_refuses_bad_arguments_before_running(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_tool(repo)
     code, _, err = cli(capsys, repo, "run", "scale", "--arg", "x=abc")
-    assert code == 1 and "error [arguments]: scale: argument 'x' must be an integer, not the string 'abc'" in err
-    code, out, _ = cli(capsys, repo, "run", "scale", "--json", '{"x": 1e400}')
+    assert code == 1 and "tuiagent: arguments: scale: argument 'x' must be an integer, not the string 'abc'" in err
+    code, out, _ = cli(capsys, repo, "run", "scale", "--args", '{"x": 1e400}', "--json")
     failure = json.loads(out)
     assert code == 1 and failure["stage"] == "arguments" and "must be a finite number, not inf" in failure["error"]
-    code, out, _ = cli(capsys, repo, "run", "scale", "--json", '{"x": 2, "factor": NaN}')
+    code, out, _ = cli(capsys, repo, "run", "scale", "--args", '{"x": 2, "factor": NaN}', "--json")
     assert code == 1 and "'factor' must be a finite number" in json.loads(out)["error"]
     code, _, err = cli(capsys, repo, "run", "scale", "--arg", "x=" + "9" * 5000)
     assert code == 1 and "argument 'x' must be an integer, not the string '999" in err
-    code, out, _ = cli(capsys, repo, "run", "scale", "--json", '{"x": ' + "9" * 5000 + "}")
+    code, out, _ = cli(capsys, repo, "run", "scale", "--args", '{"x": ' + "9" * 5000 + "}", "--json")
     assert code == 2 and "not valid JSON: Exceeds the limit" in json.loads(out)["error"]
     code, out, _ = cli(capsys, repo, "list", "--json")
     assert json.loads(out)[0]["calls"] == 0, "nothing ran"

@@ -38,7 +38,7 @@ def test_tools_commands(dirty_repo: Path, capsys: pytest.CaptureFixture[str]) ->
     assert subjects(dirty_repo)[0].startswith("tuiagent: catch up tool double")
 
     assert cli_json(capsys, dirty_repo, "run", "double", "--arg", "x=4", "--json")["value"] == 8
-    assert cli_json(capsys, dirty_repo, "run", "double", "--json", '{"x": 2}')["value"] == 4
+    assert cli_json(capsys, dirty_repo, "run", "double", "--args", '{"x": 2}', "--json")["value"] == 4
     code, out, _ = cli(capsys, dirty_repo, "run", "double", "--arg", "x=3")
     assert (code, out.strip()) == (0, "6")
     code, out, _ = cli(capsys, dirty_repo, "list")
@@ -83,9 +83,9 @@ def test_tools_commands(dirty_repo: Path, capsys: pytest.CaptureFixture[str]) ->
     assert code == 2 and "KEY=VALUE" in err
     code, _, err = cli(capsys, dirty_repo, "run", "double", "--arg", "x=1", "--arg", "x=2")
     assert code == 2 and "--arg x is given twice" in err
-    code, out, _ = cli(capsys, dirty_repo, "run", "double", "--json", "[1]")
+    code, out, _ = cli(capsys, dirty_repo, "run", "double", "--args", "[1]", "--json")
     assert code == 2 and "JSON object" in json.loads(out)["error"] and json.loads(out)["stage"] == "usage"
-    code, out, err = cli(capsys, dirty_repo, "run", "double", "--json", '{"x": null}')
+    code, out, err = cli(capsys, dirty_repo, "run", "double", "--args", '{"x": null}', "--json")
     assert code == 1 and json.loads(out)["stage"] == "arguments" and "must be an integer, not null" in json.loads(out)["error"]
     code, _, err = cli(capsys, dirty_repo, "revert", "ghost")
     assert code == 1

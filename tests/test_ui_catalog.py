@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git, user_state
-from tests.ui_support import SIZE, make_app, notifications, ready, row_names, tool_source, wait_until
+from tests.ui_support import SIZE, answer_confirm, make_app, notifications, ready, row_names, tool_source, wait_until
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
 from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.pickers import ChoiceScreen
@@ -48,6 +48,13 @@ async def test_revert_and_history_keys_make_commits_and_show_diffs(dirty_repo: P
         await select_tool(pilot, app, "double")
 
         await pilot.press("u")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the revert's question")
+        assert "previous version" in str(app.screen.question) and "-    return x + x" in app.diff_pane.diff_text
+        await pilot.press("enter")  # the focused answer keeps the tool: nothing happens on one key
+        await pilot.pause(0.3)
+        assert subjects(dirty_repo)[0].startswith("tuiagent: update tool double")
+        await pilot.press("u")
+        await answer_confirm(pilot)
         await wait_until(pilot, lambda: subjects(dirty_repo)[0].startswith("tuiagent: revert tool double"), message="the revert commit")
         assert "return x + x" in tool_file(dirty_repo, "double").read_text()
         await wait_until(pilot, lambda: "reverted" in app.diff_pane.title)

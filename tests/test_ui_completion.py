@@ -41,9 +41,9 @@ async def test_typing_completes_commands_and_files_and_the_file_is_attached(repo
         await ready(pilot)
         menu = app.query_one("#completion-menu", CompletionMenu)
         await pilot.press("slash", "r", "e")
-        assert menu.is_open and [c.label for c in menu.candidates][:2] == ["/recipes", "/restore"]
+        assert menu.is_open and [c.label for c in menu.candidates][:4] == ["/recipes", "/redo", "/restore", "/resume"]
         assert "list the recipes" in menu.candidates[0].description
-        await pilot.press("down", "down", "tab")
+        await pilot.press("down", "down", "down", "tab")
         assert app.prompt_area.text == "/resume " and not menu.is_open
         app.prompt_area.load_text("")
         await pilot.press(*"what is in @lim")

@@ -10,7 +10,7 @@ from textual.widget import Widget
 
 from tests.test_ui_layout import write_session
 from tests.ui_support import SIZE, make_app, ready, wait_until
-from tui_agent.ui.widgets.conversation import MAX_MOUNTED, EdgeMarker
+from tui_agent.ui.widgets.conversation import MAX_MOUNTED
 
 
 @pytest.fixture(autouse=True)
@@ -33,11 +33,11 @@ async def test_paging_reuses_message_widgets_and_keeps_the_reading_position(repo
         while conversation.first_mounted > start - 100:
             await pilot.press("pageup")
             for widget in conversation.children:
-                if not isinstance(widget, EdgeMarker):
+                if hasattr(widget, "entry"):  # message widgets (not the edge markers, the welcome line, the new-below marker)
                     seen[id(widget)] = widget
         assert conversation.mounted_count <= MAX_MOUNTED
         assert len(seen) <= MAX_MOUNTED + 15, f"{len(seen)} message widgets built to page over 100 entries"
-        shown = [widget.entry.text for widget in conversation.children if not isinstance(widget, EdgeMarker)]
+        shown = [widget.entry.text for widget in conversation.children if hasattr(widget, "entry")]
         expected = [entry.text for entry in conversation.entries[conversation.first_mounted : conversation.last_mounted]]
         assert shown == expected  # rebound widgets show their entries, in order
 

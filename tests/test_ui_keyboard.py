@@ -99,16 +99,20 @@ async def test_pruned_tools_view_restores_with_one_key(repo: Path) -> None:
         await ready(pilot)
         await app.runtime.catalog.save_tool("double", tool_source("double"))
         await app.runtime.catalog.save_tool("triple", tool_source("triple", "return 3 * x"))
+        for x in (1, 2):
+            assert (await app.runtime.catalog.call_tool("triple", {"x": x})).ok
         await app.runtime.catalog.prune("triple")
         await wait_until(pilot, lambda: row_names(app) == ["double"])
         await pilot.press("f3", "p")
         await wait_until(pilot, lambda: row_names(app) == ["triple"], message="the pruned view")
-        assert app.catalog_pane.shown[0].status == "pruned"
+        pruned = app.catalog_pane.shown[0]
+        assert pruned.status == "pruned" and pruned.calls == 2 and pruned.last_used is not None  # what it had been used for
         await pilot.press("enter")
         await wait_until(pilot, lambda: (repo / ".agent" / "tools" / "triple.py").exists(), message="the restore")
-        await wait_until(pilot, lambda: row_names(app) == [], message="the pruned view emptied")
-        await pilot.press("p")
+        # back in the catalog, on the tool just restored
         await wait_until(pilot, lambda: row_names(app) == ["double", "triple"], message="both tools back in the catalog")
+        assert not app.catalog_pane.show_pruned
+        await wait_until(pilot, lambda: getattr(app.catalog_pane.selected(), "name", "") == "triple", message="the restored row selected")
 
 
 async def test_page_up_in_the_prompt_scrolls_the_conversation(repo: Path) -> None:

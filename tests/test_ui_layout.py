@@ -9,7 +9,7 @@ import pytest
 
 from tests.gitrepo import git
 from tests.ui_support import SIZE, make_app, ready, row_names, tool_source, wait_until
-from tui_agent.ui.screens.confirm import ConfirmScreen
+from tui_agent.ui.screens.git_question import GitQuestionScreen
 from tui_agent.ui.screens.pickers import ChoiceScreen
 from tui_agent.ui.widgets.conversation import MAX_MOUNTED
 
@@ -52,15 +52,27 @@ async def test_without_a_git_repo_it_asks_whether_to_create_one(tmp_path: Path, 
     folder.mkdir()
     app = make_app(folder)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=20, message="the git question")
+        await wait_until(pilot, lambda: isinstance(app.screen, GitQuestionScreen), timeout=20, message="the git question")
         assert "not a git repository" in str(app.screen.question)  # type: ignore[attr-defined]
-        await pilot.press("y" if create else "n")
+        assert list(folder.iterdir()) == []  # asked before anything is written
+        await pilot.press("y" if create else "c")
         await ready(pilot)
         assert (folder / ".git").is_dir() == create
         await app.runtime.catalog.save_tool("double", tool_source("double"))
         await wait_until(pilot, lambda: row_names(app) == ["double"], message="the tool in the pane")
         if create:
             assert git(folder, "log", "--format=%s").splitlines()[0] == "tuiagent: add tool double"
+
+
+async def test_quitting_at_the_git_question_creates_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    app = make_app(folder)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, GitQuestionScreen), timeout=20, message="the git question")
+        await pilot.press("enter")  # the focused answer is the one that writes nothing
+        await wait_until(pilot, lambda: not app.is_running, timeout=20, message="the app to quit")
+    assert list(folder.iterdir()) == [] and app.runtime is None
 
 
 async def test_prompt_is_multiline_with_history(repo: Path) -> None:
@@ -109,7 +121,8 @@ async def test_a_2000_message_session_opens_with_a_bounded_window(repo: Path) ->
             conversation.load_earlier(300)
             await pilot.pause()
         assert conversation.first_mounted == 0 and conversation.mounted_count <= MAX_MOUNTED
-        assert "question 0" in str(conversation.children[1].render())  # after the "earlier" marker
+        first = conversation.children[conversation.children.index(conversation._earlier) + 1]
+        assert "question 0" in str(first.render())  # right after the "earlier" marker
         await app.add_notice("something new")
         assert conversation.at_end and conversation.entries[-1].text == "something new"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, user_state
-from tests.ui_support import (SIZE, authored_announcements, make_app, notifications, ready, row_names, tool_source,
+from tests.ui_support import (SIZE, answer_confirm, authored_announcements, make_app, notifications, ready, row_names, tool_source,
                                    turn_answered, wait_until)
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.palette import palette_commands
@@ -57,6 +57,7 @@ async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: F
         assert app.header.input_tokens > 0 and app.header.output_tokens > 0 and not app.header.busy
 
         await send(pilot, app, "/undo")  # the session created it, so undo prunes it (a new commit)
+        await answer_confirm(pilot)
         await wait_until(pilot, lambda: git(repo, "log", "-1", "--format=%s").strip() == "tuiagent: prune tool double", message="the undo")
         await wait_until(pilot, lambda: row_names(app) == [], message="the tool gone from the pane")
 
@@ -182,6 +183,7 @@ async def test_create_recipe_is_announced_once_and_undone_once(repo: Path, api: 
         assert sum("recipe explain created" in message for message in notifications(app)) == 1
 
         await send(pilot, app, "/undo")
+        await answer_confirm(pilot)
         await wait_until(pilot, lambda: git(repo, "log", "-1", "--format=%s").strip() == "tuiagent: prune recipe explain", message="the undo")
         await send(pilot, app, "/undo")
         await wait_until(pilot, lambda: any("Nothing to undo" in (entry.text or "") for entry in app.conversation.entries),

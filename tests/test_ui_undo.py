@@ -6,10 +6,11 @@ import tomllib
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
+from tests.ui_support import SIZE, answer_confirm, make_app, ready, turn_answered, wait_until
 from tests.test_ui_turn import send
 from tui_agent.core.agent.permissions import ApprovalAnswer
 from tui_agent.ui.screens.approval import ApprovalScreen, answer_choices
+from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.pickers import ChoiceScreen
 
 
@@ -41,10 +42,22 @@ async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, 
         await send(pilot, app, "say two")  # covered by the rule: no modal
         await wait_until(pilot, lambda: turn_answered(app, "ok again"), timeout=60, message="the second turn")
         assert "three" in str(api.requests[-1].messages[-1])
-        await send(pilot, app, "/permissions")
+        rule = app.runtime.permissions.rules()[0][0]
+        await send(pilot, app, "/permissions")  # lists, never removes: a following Enter or prompt changes nothing
+        await send(pilot, app, "/model")
+        await pilot.pause(0.5)
+        assert not isinstance(app.screen, (ChoiceScreen, ConfirmScreen)) and app.runtime.permissions.rules() == [(rule, "project")]
+        assert any(entry.kind == "notice" and "/permissions remove" in entry.text for entry in app.conversation.entries)
+        await send(pilot, app, "/permissions remove")
         await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the rule picker", timeout=30)
         await pilot.press("enter")
-        await wait_until(pilot, lambda: not isinstance(app.screen, ChoiceScreen), message="the picker to close", timeout=30)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the question naming the rule", timeout=30)
+        assert rule in str(app.screen.question) and ".agent/config.toml" in str(app.screen.question)
+        await pilot.press("enter")  # the focused answer keeps it
+        await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), message="the question to close", timeout=30)
+        assert app.runtime.permissions.rules() == [(rule, "project")]
+        await send(pilot, app, f"/permissions remove {rule}")
+        await answer_confirm(pilot)
         await wait_until(pilot, lambda: app.runtime.permissions.rules() == [], message="the rule removed", timeout=30)
         assert tomllib.loads((repo / ".agent" / "config.local.toml").read_text())["permissions"]["allow"] == []
 
@@ -66,6 +79,7 @@ async def test_undo_and_diff_cover_shell_made_changes_and_never_overwrite_the_us
         await wait_until(pilot, lambda: turn_answered(app, "done", times=2), timeout=60, message="the second turn")
         (repo / "README.md").write_text("agent readme\nmy edit\n")
         await send(pilot, app, "/undo")
+        await answer_confirm(pilot)
         await wait_until(pilot, lambda: app.diff_pane.subject == "undo-conflict", message="the conflict diff", timeout=30)
         assert "+my edit" in app.diff_pane.diff_text and (repo / "README.md").read_text().endswith("my edit\n")
         await send(pilot, app, "/diff 1")
@@ -74,10 +88,12 @@ async def test_undo_and_diff_cover_shell_made_changes_and_never_overwrite_the_us
         await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the turn picker", timeout=30)
         await pilot.press("down", "enter")  # newest first: pick turn 1
         await wait_until(pilot, lambda: not isinstance(app.screen, ChoiceScreen), message="the picker to close", timeout=30)
+        await answer_confirm(pilot)
         await pilot.pause(0.3)
         assert (repo / "app.py").read_text() == "shell-made\n"  # stopped at turn 2: nothing changed
         (repo / "README.md").write_text("agent readme\n")  # the user drops their edit
         await send(pilot, app, "/rewind 1")
+        await answer_confirm(pilot)
         await wait_until(pilot, lambda: (repo / "app.py").read_text() == original_app, message="the rewind", timeout=30)
         assert not (repo / "extra.txt").exists() and (repo / "README.md").read_text() == "# demo project\n"
         await wait_until(pilot, lambda: "the user undid your changes" in str(app.runtime.agent.messages[-1]), message="the model told", timeout=30)
@@ -95,6 +111,7 @@ async def test_undo_typed_during_a_turn_waits_for_it_then_undoes_it(repo: Path, 
         assert app.turns.running
         await send(pilot, app, "/undo")  # the model is still answering: the undo is queued, not refused
         assert [item.text for item in app.turns.queue] == ["/undo"]
+        await answer_confirm(pilot, timeout=60)
         await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=60, message="the undo after the turn")
         assert not app.turns.running and not app.turns.queue
         await wait_until(pilot, lambda: any(entry.kind == "notice" and entry.text.startswith("Undid turn") for entry in app.conversation.entries),

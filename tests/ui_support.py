@@ -80,3 +80,12 @@ def turn_failed_shown(app: TuiAgentApp) -> bool:
 def authored_announcements(app: TuiAgentApp) -> list[str]:
     """The toasts that announced a tool or recipe the agent created or updated (one per ToolAuthored)."""
     return [message for message in notifications(app) if re.match(r"(tool|recipe) \S+ (created|updated) · ", message)]
+
+
+async def answer_confirm(pilot: Pilot, key: str = "y", timeout: float = 30.0) -> None:
+    """Wait for the confirmation modal (every destructive action asks) and answer it with `key`."""
+    from tui_agent.ui.screens.confirm import ConfirmScreen
+
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen), timeout=timeout, message="the confirmation")
+    await pilot.press(key)
+    await wait_until(pilot, lambda: not isinstance(pilot.app.screen, ConfirmScreen), timeout=timeout, message="the confirmation to close")

@@ -21,9 +21,33 @@ from tui_agent.core.versioning.gitrunner import GitFailure
 
 
 @functools.cache  # built once per process: argparse spends tens of ms on its ~600 help strings (gettext look-ups)
+def installed_version() -> str:
+    """The installed distribution's version ("unknown" when run from a tree that was never installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tuiagent")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class VersionAction(argparse.Action):
+    """`--version`: the installed version, looked up only when asked (importlib.metadata is not free at start-up)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, default: str = argparse.SUPPRESS,
+                 help: str = "print the version and exit") -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        print(f"tuiagent {installed_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = CliParser(prog="tuiagent", description=__doc__)
     parser.add_argument("--project", default=".", help="project folder (default: the current directory)")
+    parser.add_argument("--version", action=VersionAction)
     subparsers = parser.add_subparsers(dest="command")
     for group in COMMAND_GROUPS:
         group.register(parser, subparsers)

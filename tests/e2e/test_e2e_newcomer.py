@@ -92,6 +92,8 @@ def catalog_keys(terminal: TmuxSession, repo: Path) -> None:
     terminal.wait_text("Revert count_words to which version?")
     close(terminal, "Revert count_words to which version?")
     terminal.send("u")
+    terminal.wait_text("Revert tool count_words to its previous version")  # it says what it will do, and asks
+    terminal.send("y")
     wait_git(repo, "tuiagent: revert tool count_words", terminal)
     assert (repo / ".agent" / "tools" / "count_words.py").read_text() == TOOL_V1
     terminal.send("F3", "d")
@@ -103,8 +105,8 @@ def catalog_keys(terminal: TmuxSession, repo: Path) -> None:
     terminal.wait_for(lambda s: "1 pruned tools" in s and "count_words" in s, what="the pruned view")
     terminal.send("Enter")
     wait_git(repo, "tuiagent: restore tool count_words", terminal)
-    terminal.send("p")
-    terminal.wait_for(lambda s: "1 tools" in s and "count_words" in s, what="the tool back")
+    # the restore goes back to the catalog, on the tool it restored
+    terminal.wait_for(lambda s: "1 tools" in s and "count_words" in s and "pruned tools" not in s, what="the tool back")
 
 
 def test_a_newcomers_first_ten_minutes(newcomer: tuple[TmuxSession, Path, tuple[int, int]]) -> None:

@@ -91,6 +91,8 @@ def test_scripted_session_in_tmux(session: tuple[TmuxSession, Path]) -> None:
     terminal.send("F3")
     terminal.wait_for(lambda s: "v View" in s, what="catalog bindings in the footer")
     terminal.send("u")
+    terminal.wait_text("Revert tool count_words to its previous version")  # it says what it will do, and asks
+    terminal.send("y")
     wait_git(repo, "tuiagent: revert tool count_words", terminal)
     assert (repo / ".agent" / "tools" / "count_words.py").read_text() == TOOL_V1
     terminal.wait_text("reverted")

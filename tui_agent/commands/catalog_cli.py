@@ -36,10 +36,11 @@ def need(record: Any, noun: str, name: str) -> Any:
 
 
 def error_result(error: Any) -> Result:
-    """A PipelineError as a result: `{"error", "stage", "line"}` for --json, `error [stage]: message (line N)` for people, exit 1."""
+    """A PipelineError as a result: `{"error", "stage", "line"}` for --json, `tuiagent: stage: message (line N)` for
+    people (the one failure format of every command), exit 1."""
     line = f" (line {error.line})" if error.line else ""
     return ({"error": error.message, "stage": error.stage, "line": error.line},
-            f"error [{error.stage}]: {error.message}{line}", 1)
+            f"tuiagent: {error.stage}: {error.message}{line}", 1)
 
 
 def print_result(result: Result, as_json: bool) -> int:

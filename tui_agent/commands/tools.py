@@ -28,8 +28,7 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     def action(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = actions.add_parser(name, help=help_text)
         sub.add_argument("--init-git", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-        if name != "run":
-            sub.add_argument("--json", action="store_true", help="machine-readable output")
+        sub.add_argument("--json", action="store_true", help="machine-readable output")
         sub.set_defaults(handler=handle)
         return sub
 
@@ -42,8 +41,8 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     run.add_argument("--allow-network", action="store_true", help="let a tool that declares NETWORK = True use the network")
     run.add_argument("--allow-writes", action="store_true",
                      help="let a tool that declares WRITES = True change project files (otherwise the project is read-only)")
-    run.add_argument("--json", nargs="?", const="", default=None, metavar="ARGS",
-                     help="JSON output; with a value, the arguments as a JSON object")
+    run.add_argument("--args", default=None, metavar="JSON", dest="call_json",
+                     help="the arguments as one JSON object (with --arg too: --arg wins for its key)")
     drift = action("drift", "dependency files changed since a tool was written, and its tests re-run")
     drift.add_argument("name", nargs="?")
     drift.add_argument("--accept", action="store_true",
@@ -64,7 +63,7 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def wants_json_output(args: argparse.Namespace) -> bool:
-    return args.json is not None if args.tools_command == "run" else bool(args.json)
+    return bool(args.json)
 
 
 def make_ask_init_git(init_git: bool) -> Callable[[Project], bool]:
@@ -126,13 +125,13 @@ async def hand_to_agent(args: argparse.Namespace, prompt: str) -> int:
 
 def parse_call_args(args: argparse.Namespace) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    if args.json:
+    if args.call_json is not None:
         try:
-            loaded = json.loads(args.json)
+            loaded = json.loads(args.call_json)
         except ValueError as exc:  # not JSON, or an integer too long to convert
-            raise UsageError(f"--json arguments are not valid JSON: {exc}") from exc
+            raise UsageError(f"--args is not valid JSON: {exc}") from exc
         if not isinstance(loaded, dict):
-            raise UsageError("--json arguments must be a JSON object")
+            raise UsageError("--args must be a JSON object")
         values.update(loaded)
     given: set[str] = set()
     for item in args.arg:

@@ -11,7 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from textual import on, work
+from rich.markup import escape
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -19,11 +20,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Tab, Tabs
 from textual.worker import NoActiveWorker, get_current_worker
 
-from tui_agent.core.settings import ConfigError
 from tui_agent.ui.catalog_sync import CatalogSync
 from tui_agent.ui.catalog_actions import CatalogActions
-from tui_agent.ui.catalog_care import open_catalog_care
 from tui_agent.ui.diffs import warm_up_highlighting
+from tui_agent.ui.app_keys import QUIT_AGAIN_S, cycle_permission_mode, interrupt
+from tui_agent.ui.everyday_actions import DEFAULT_SIDE_SHARE, apply_preferences, apply_side_share, edit_in_editor, resize_side
 from tui_agent.ui import lean_strips
 from tui_agent.ui.heap import collect_between_frames, freeze_long_lived, thaw
 from tui_agent.ui.screens.trust import settle_trust
@@ -49,7 +50,9 @@ if TYPE_CHECKING:  # the core is imported in a thread after the first frame (run
     from tui_agent.core.runtime_state import RuntimeState
 
 NARROW_WIDTH = 120
-PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab/shift+tab focus"
+PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab next pane · shift+tab mode"
+WELCOME = ("[b]tuiagent[/b] in {root}: ask for anything; the agent writes Python tools it reuses (the catalog, F3).\n"
+           "enter sends · /help commands and keys · @file attaches · ctrl+p palette · ctrl+c twice or ctrl+q quits")
 PANES = ("conversation", "catalog", "diff")
 PANE_ACTIONS = ("show_pane", "next_pane", "zoom")
 PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item: narrow terminals keep the pane's own keys
@@ -70,9 +73,14 @@ class TuiAgentApp(App[int]):
         Binding("f3", "show_pane('catalog')", "Catalog", priority=True, group=PANE_KEYS),
         Binding("f4", "show_pane('diff')", "Diff", priority=True, group=PANE_KEYS),
         Binding("ctrl+t", "next_pane", "Next pane", show=False, priority=True),
-        Binding("f5", "zoom", "Zoom", priority=True),
+        Binding("f5", "zoom", "Zoom", priority=True, group=PANE_KEYS),
         Binding("ctrl+l", "slash('clear')", "Clear", show=False),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
+        Binding("shift+tab", "cycle_permission_mode", "Permission mode", show=False, priority=True),
+        Binding("ctrl+g", "edit_prompt", "Prompt in $EDITOR", show=False),
+        Binding("alt+left", "resize_side(1)", "Wider side panes", show=False),
+        Binding("alt+right", "resize_side(-1)", "Narrower side panes", show=False),
+        Binding("ctrl+q", "quit", "Quit", priority=True, show=False),  # the welcome line and /help say it: the footer keeps the pane's keys
     ]
 
     def __init__(
@@ -96,6 +104,10 @@ class TuiAgentApp(App[int]):
         self.runtime: Runtime | None = None
         self.runtime_error: str | None = None
         self.active_pane = "conversation"
+        self.git_declined = False
+        self.interrupted_at = -QUIT_AGAIN_S
+        """When ctrl+c last asked "again to quit" (another press within QUIT_AGAIN_S quits)."""
+        self.side_share = DEFAULT_SIDE_SHARE
         self.ready = asyncio.Event()
         self.turns = TurnRunner(self)
         self.catalog_sync = CatalogSync(self)
@@ -141,6 +153,9 @@ class TuiAgentApp(App[int]):
     def on_mount(self) -> None:
         lean_strips.install()
         freeze_long_lived()  # the modules imported so far: the collections while the project opens walk only what it adds
+        apply_preferences(self)
+        self.conversation.welcome.update(WELCOME.format(root=escape(self.project_root.name or str(self.project_root))))
+        self.conversation.welcome.display = True
         self.query_one("#conversation-pane").border_title = "Conversation"
         self.catalog_pane.border_title = "Catalog"
         self.diff_pane.border_title = "Diff"
@@ -159,6 +174,12 @@ class TuiAgentApp(App[int]):
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
+        from tui_agent.ui.screens.git_question import outside_git_answer
+
+        if not await outside_git_answer(self):
+            return
+        from tui_agent.core.settings import ConfigError  # the core loads after the first frame
+
         try:
             callbacks = UICallbacks(approve=self.turns.approve, ask_init_git=self.ask_init_git, submit_prompt=self.turns.submit_prompt,
                                     progress=self.show_loading)
@@ -194,6 +215,7 @@ class TuiAgentApp(App[int]):
         header = self.header
         header.model = self.model_name()
         header.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"
+        header.permission_mode = runtime.permissions.mode
         self.catalog_sync.refresh_branch()
         self.catalog_sync.start(runtime)
         for problem in runtime.problems:
@@ -281,6 +303,8 @@ class TuiAgentApp(App[int]):
 
         if self.options.init_git:
             return True
+        if self.git_declined:  # asked already, before anything was written
+            return False
         where = project.root if project is not None else self.project_root
         question = f"[b]{where}[/b] is not a git repository.\nCreate one? Tools are versioned in git; without it the catalog still works but nothing is committed."
         create = await self.ask(ConfirmScreen(question, yes="Create repository", no="Continue without"))
@@ -303,7 +327,7 @@ class TuiAgentApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pane keys act on the main screen only (a modal keeps its keys)."""
-        if action in PANE_ACTIONS and len(self.screen_stack) > 1:
+        if action in (*PANE_ACTIONS, "interrupt", "cycle_permission_mode") and len(self.screen_stack) > 1:
             return False
         if action == "cancel_turn":
             return self.turns.running  # the footer shows "esc Cancel turn" only while there is one
@@ -330,6 +354,22 @@ class TuiAgentApp(App[int]):
     def action_cancel_turn(self) -> None:
         self.turns.cancel()
 
+    def action_cycle_permission_mode(self) -> None:
+        cycle_permission_mode(self)
+
+    def action_edit_prompt(self) -> None:
+        edit_in_editor(self)
+
+    def action_resize_side(self, step: int) -> None:
+        resize_side(self, step)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.side_share != DEFAULT_SIDE_SHARE:  # the chosen widths side by side only: narrow, one pane fills the screen
+            self.call_after_refresh(apply_side_share, self)
+
+    def action_interrupt(self) -> None:
+        interrupt(self)
+
     def on_queued_prompts_edit_requested(self, message: QueuedPrompts.EditRequested) -> None:
         self.turns.edit_queued(message.text)
 
@@ -337,6 +377,8 @@ class TuiAgentApp(App[int]):
         self.catalog_actions.request(message.action, message.row)
 
     def on_catalog_pane_care_requested(self, message: CatalogPane.CareRequested) -> None:
+        from tui_agent.ui.catalog_care import open_catalog_care  # the tending modules load when first asked for
+
         self.run_worker(open_catalog_care(self), group="catalog-care", exclusive=True)
 
     def on_catalog_pane_pruned_requested(self, message: CatalogPane.PrunedRequested) -> None:
@@ -355,11 +397,19 @@ class TuiAgentApp(App[int]):
 
     @on(PromptArea.Submitted)
     def _prompt_submitted(self, event: PromptArea.Submitted) -> None:
+        self.conversation.follow()  # the person sent something: what it does is shown
         # a worker: slash commands may wait on a modal, which needs the app's message loop free
         self.run_worker(self.slash_commands.handle_input(event.text), group="input")
 
     def action_slash(self, name: str) -> None:
         self.run_worker(self.slash_commands.handle_input(f"/{name}"), group="slash")
+
+    def farewell(self) -> str:
+        """The line printed once the screen is gone: where the conversation is kept and how to come back to it."""
+        session = self.runtime.session if self.runtime is not None else None
+        if session is None or not session.path.exists():
+            return "tuiagent: nothing to resume from this run."
+        return f"tuiagent: session {session.id} is kept; `tuiagent --resume {session.id}` (or --continue) goes on with it."
 
     async def on_unmount(self) -> None:
         if self.runtime is not None:
@@ -401,6 +451,7 @@ def run_tui(args: argparse.Namespace) -> int:
     """Run the TUI until the person quits; the exit code for the CLI."""
     app = build_app(args)
     result = app.run()
+    print(app.farewell())
     return int(result or 0)
 
 

@@ -8,9 +8,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from tui_agent.core.catalog.errors import PipelineError, failure_reason
-from tui_agent.core.versioning.store import VersionedStore
-from tui_agent.ui.catalog_care import repair_tool, suggestion_action
+from rich.markup import escape
+
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
@@ -21,6 +20,7 @@ from tui_agent.ui.widgets.messages import Entry
 from tui_agent.core.runtime_state import Restricted, catalog_of, recipes_of, unavailable
 
 if TYPE_CHECKING:
+    from tui_agent.core.versioning.store import VersionedStore
     from tui_agent.core.sandbox.policy import RunResult
     from tui_agent.ui.app import TuiAgentApp
 
@@ -45,6 +45,8 @@ def run_result_text(run: RunResult) -> tuple[str, bool]:
 
 def action_failure(action: str, name: str, exc: Exception) -> str:
     """The notification of a failed catalog action: a PipelineError's stage in brackets, then its message."""
+    from tui_agent.core.catalog.errors import PipelineError, failure_reason  # the core: not on the first frame's path
+
     if isinstance(exc, PipelineError):
         return f"{action} {name}: [{exc.stage}] {exc.message}"
     return f"{action} {name}: {failure_reason(exc)}"
@@ -78,6 +80,8 @@ class CatalogActions:
             self.app.notify("repair hands a drifted or broken tool to the agent; recipes are fixed by editing them",
                         severity="warning")
             return
+        from tui_agent.ui.catalog_care import repair_tool  # the tending modules: not on the first frame's path
+
         await repair_tool(self.app, row.name)
 
     def load_pruned(self) -> None:
@@ -91,10 +95,11 @@ class CatalogActions:
             return
         try:
             names = await asyncio.to_thread(catalog.pruned)
+            usage = await asyncio.to_thread(catalog.state.usage)  # the calls made before the prune
         except Exception as exc:
             self.app.notify(f"could not list pruned tools: {exc}", severity="error")
             return
-        self.app.catalog_pane.set_pruned(names)
+        self.app.catalog_pane.set_pruned(names, {name: (stats.calls, stats.last_used) for name, stats in usage.items()})
 
     def store_for(self, row: CatalogRow) -> VersionedStore:
         """The versioned store of the row's kind: the same verbs for tools and recipes (`request` checked it)."""
@@ -116,6 +121,8 @@ class CatalogActions:
 
     async def _request(self, action: str, row: CatalogRow) -> None:
         if row.kind == "suggestion":
+            from tui_agent.ui.catalog_care import suggestion_action
+
             await suggestion_action(self.app, action, row.name)
             return
         if row.kind == "mcp":
@@ -187,8 +194,20 @@ class CatalogActions:
         self.app.notify(f"pruned {row.name}" + change.note)
 
     async def revert(self, row: CatalogRow) -> None:
+        """u: name the version the revert goes back to, show its diff against the current file, and ask (as U and d do)."""
         store = self.store_for(row)
-        change = await store.revert(row.name)
+        versions = [entry for entry in store.history(row.name) if not entry.deleted]
+        if len(versions) < 2:
+            self.app.notify(f"{row.name} has no earlier version in git to revert to", severity="warning")
+            return
+        previous = versions[1]
+        self.app.diff_pane.show(f"{row.name}: {previous.rev[:8]} → current (the revert goes back to the left side)",
+                                store.diff(row.name, previous.rev), subject=row.name)
+        question = (f"Revert {row.kind} [b]{escape(row.name)}[/b] to its previous version {previous.rev[:8]} "
+                    f"({escape(previous.message)})?\nThe diff pane shows that version against the current file. The revert is a new commit.")
+        if not await self.app.ask(ConfirmScreen(question, yes="Revert", no="Keep")):
+            return
+        change = await store.revert(row.name, previous.rev)
         self.app.notify(f"reverted {row.name} to its previous version" + change.note)
         try:
             self.app.diff_pane.show(f"{row.name}: reverted (the revert's changes)", store.diff(row.name), subject=row.name)
@@ -198,8 +217,9 @@ class CatalogActions:
     async def restore(self, row: CatalogRow) -> None:
         change = await self.store_for(row).restore(row.name)
         self.app.notify(f"restored {row.name}" + change.note)
-        if self.app.catalog_pane.show_pruned:
-            self.load_pruned()
+        pane = self.app.catalog_pane
+        pane.show_pruned = False  # back to the catalog, on the tool just restored
+        self.app.schedule_catalog_refresh(select=row.name)
 
     async def revert_to(self, row: CatalogRow) -> None:
         """U: pick a version from the history list, see its diff, and revert to it (a new commit)."""

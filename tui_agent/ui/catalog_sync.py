@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from tui_agent.core.events import Event
 from tui_agent.core.versioning.branch import current_branch
-from tui_agent.core.tending.suggestions import as_row
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.mcp_rows import mcp_header, mcp_rows
 from tui_agent.ui.widgets.header import StatusHeader
@@ -19,7 +18,9 @@ if TYPE_CHECKING:
 
 
 def catalog_rows(runtime: Runtime) -> list[CatalogRow]:
-    """Every tool and recipe of the runtime as rows (reads state.db for fresh usage counts)."""
+    """Every tool and recipe of the runtime as rows (reads state.db for fresh usage counts); run in a thread."""
+    from tui_agent.core.tending.suggestions import as_row  # off the first frame's import path
+
     rows = [item for store in runtime.stores() for item in store.items()]
     rows.extend(mcp_rows(runtime.mcp))
     if runtime.suggestions is not None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from tui_agent.ui.everyday_actions import copy_last
 from tui_agent.ui.slash import BUILTIN_COMMANDS
 
 if TYPE_CHECKING:
@@ -36,6 +37,12 @@ def show_pruned(app: TuiAgentApp) -> None:
     app.catalog_pane.show_pruned = True
 
 
+def prefill_prompt(app: TuiAgentApp, text: str) -> None:
+    app.action_show_pane("conversation")
+    app.prompt_area.load_text(text)
+    app.prompt_area.move_cursor(app.prompt_area.document.end)
+
+
 def focus_filter(app: TuiAgentApp) -> None:
     app.action_show_pane("catalog")
     app.catalog_pane.action_focus_filter()
@@ -49,6 +56,13 @@ def palette_commands(app: TuiAgentApp) -> Iterator[SystemCommand]:
     for name, description in app.slash_commands.recipe_commands().items():
         yield SystemCommand(f"/{name}", escape(f"{description} (recipe)"), lambda name=name: app.action_slash(name))
     yield SystemCommand("Cancel the turn", "stop the agent (esc)", app.turns.cancel)
+    yield SystemCommand("!command", "run a shell command yourself (in the sandbox, approved like run_shell): types ! in the prompt",
+                        lambda: prefill_prompt(app, "!"))
+    yield SystemCommand("Copy the last code block", "to the clipboard (/copy code)", lambda: copy_last(app, "code"))
+    yield SystemCommand("Edit the prompt in $EDITOR", "ctrl+g", app.action_edit_prompt)
+    yield SystemCommand("Side panes: wider", "alt+← (wide layout)", lambda: app.action_resize_side(1))
+    yield SystemCommand("Side panes: narrower", "alt+→ (wide layout)", lambda: app.action_resize_side(-1))
+    yield SystemCommand("Permission mode: next", "ask → auto → read-only (shift+tab)", app.action_cycle_permission_mode)
     yield SystemCommand("Zoom the pane", "maximize the focused pane, or restore the layout (F5)", app.action_zoom)
     yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", lambda: show_pruned(app))
     for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
+from pathlib import Path
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
 from tui_agent.ui.errors import error_message
+from tui_agent.ui.everyday_actions import THEMES, copy_last, set_theme
 from tui_agent.ui.palette import show_pruned
 from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import BUILTIN_COMMANDS, SlashCommand, parse_slash, unescape_prompt
+from tui_agent.ui.shell_prompt import bang_command, run_bang
 from tui_agent.ui.slash_commit import slash_commit
 from tui_agent.ui.trust_switch import slash_trust
 from tui_agent.core.runtime_state import agent_of, catalog_of, recipes_of
@@ -23,9 +27,29 @@ if TYPE_CHECKING:
 SlashHandler = Callable[[str], Awaitable[None]]
 
 KEYS_HELP = """\
-Keys: enter send · ctrl+j new line · ↑/↓ prompt history · pgup/pgdn scroll the conversation (shift: top/end) · tab/shift+tab move focus · esc cancel the turn · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
+Keys: enter send · ctrl+j new line · ctrl+g the prompt in $EDITOR · alt+←/alt+→ side panes wider/narrower · ↑/↓ prompt history · tab complete or next pane · shift+tab permission mode (ask → auto → read-only) · pgup/pgdn scroll the conversation (shift: top/end) · esc cancel the turn · ctrl+c copy / stop / clear / twice quits · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
 Catalog: v view · r run · d prune · u revert · U revert to a picked version · h history · f drift · s sort · p pruned tools (enter restores) · / filter (esc clears)
 Diff: m unified / side-by-side"""
+
+
+def format_size(size: int) -> str:
+    """1234 -> '1.2 KB', 3_400_000 -> '3.2 MB'."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / 1024 / 1024:.1f} MB"
+
+
+def session_label(path: Path, modified: float, model: str, first_prompt: str) -> str:
+    """A /resume picker row: when it was last written, how big it is, its model and its first prompt."""
+    try:
+        size = format_size(path.stat().st_size)
+    except OSError:
+        size = "?"
+    when = datetime.fromtimestamp(modified).strftime("%Y-%m-%d %H:%M")
+    prompt = " ".join(first_prompt.split())[:60] or "(no prompt)"
+    return f"{when}  {size:>8}  {model or '-':<18.18} {prompt}"
 
 
 class SlashCommands:
@@ -37,6 +61,10 @@ class SlashCommands:
 
     async def handle_input(self, text: str) -> None:
         """A submitted prompt: a slash command, or a turn for the agent."""
+        shell = bang_command(text)
+        if shell is not None:
+            await run_bang(self.app, shell)
+            return
         command = parse_slash(text)
         if command is None:
             self.app.turns.start(unescape_prompt(text))
@@ -47,11 +75,12 @@ class SlashCommands:
         """The built-in commands (BUILTIN_COMMANDS and /restore) → the coroutine that runs one with its arguments."""
         return {
             "help": self.slash_help, "tools": self.slash_tools, "diff": self.app.undo_commands.diff, "undo": self.app.undo_commands.undo,
-            "rewind": self.app.undo_commands.rewind, "permissions": self.app.undo_commands.permissions, "model": self.slash_model,
+            "rewind": self.app.undo_commands.rewind, "redo": self.app.undo_commands.redo, "permissions": self.app.undo_commands.permissions, "model": self.slash_model,
             "cost": self.slash_cost, "clear": self.slash_clear, "resume": self.slash_resume, "recipes": self.slash_recipes,
             "care": self.slash_care, "restore": self.slash_restore, "commit": partial(slash_commit, self.app),
             "trust": partial(slash_trust, self.app),
             "init": self.slash_init,
+            "compact": self.slash_compact, "copy": self.slash_copy, "theme": self.slash_theme,
         }
 
     async def slash_init(self, args: str) -> None:
@@ -91,7 +120,10 @@ class SlashCommands:
         for name, description in self.recipe_commands().items():
             lines.append(f"  /{name:<8} {description} (recipe)")
         lines.append("  //text    send text starting with a slash")
+        lines.append("  !command  run a shell command yourself, in the sandbox like the agent's run_shell (same approvals); the model sees its output")
         lines.append(KEYS_HELP)
+        if self.app.runtime is not None and self.app.runtime.agent is None:
+            lines.append(self.app.no_model_message())
         await self.app.add_notice("\n".join(lines))
 
     async def slash_tools(self, args: str) -> None:
@@ -180,8 +212,37 @@ class SlashCommands:
         earlier = runtime.session
         await asyncio.to_thread(runtime.new_session)  # a new session file: /resume finds the earlier one
         self.app.header.input_tokens, self.app.header.output_tokens, self.app.header.cost_usd = 0, 0, 0.0
+        self.app.header.context_percent = -1
         back = f"; /resume {earlier.id} goes back to the earlier one" if earlier is not None and earlier.path.exists() else ""
         await self.app.add_notice(f"Conversation cleared: a new session started{back}.")
+
+    async def slash_copy(self, args: str) -> None:
+        copy_last(self.app, "code" if args.strip() == "code" else "reply")
+
+    async def slash_theme(self, args: str) -> None:
+        name = args.strip() or ("light" if self.app.theme == THEMES["dark"] else "dark")
+        if name not in THEMES:
+            await self.app.add_notice("Usage: /theme light | /theme dark", "warning")
+            return
+        set_theme(self.app, name)
+
+    async def slash_compact(self, args: str) -> None:
+        from tui_agent.ui.context_usage import compact
+
+        if self.app.turns.running:
+            self.app.turns.queue.push("/compact", "command")  # the turn's messages are in use: runs when it is over
+            return
+        agent = self.app.runtime.agent if self.app.runtime is not None else None
+        if agent is None:
+            await self.app.add_notice(self.app.no_model_message(), "warning")
+            return
+        shortened, before, after = await asyncio.to_thread(compact, agent)
+        self.app.header.context_percent = after
+        if not shortened:
+            await self.app.add_notice(f"Nothing to compact: no long old tool result or input (the conversation is about {after}% of the context).")
+            return
+        await self.app.add_notice(f"Compacted: {shortened} old tool result(s) and input(s) shortened to their first lines "
+                                  f"(about {before}% → {after}% of the context). The model is told what was cut and can call the tool again.")
 
     async def slash_resume(self, args: str) -> None:
         from tui_agent.core.agent.sessions import list_sessions, session_path
@@ -196,7 +257,8 @@ class SlashCommands:
         if not session_id:
             current = runtime.session.id if runtime is not None and runtime.session is not None else None
             sessions = [info for info in await asyncio.to_thread(list_sessions, project) if info.id != current]
-            choices = [Choice(info.id, f"{info.id}  {info.model or '-':<18} {info.first_prompt[:60] or '(no prompt)'}") for info in sessions[:50]]
+            labels = await asyncio.to_thread(lambda: [session_label(info.path, info.modified, info.model, info.first_prompt) for info in sessions[:50]])
+            choices = [Choice(info.id, label) for info, label in zip(sessions[:50], labels, strict=True)]
             picked = await self.app.ask(ChoiceScreen("Resume a session", choices, empty="no earlier sessions in .agent/sessions"))
             session_id = picked or ""
             if not session_id:
@@ -214,3 +276,6 @@ class SlashCommands:
             await self.app.add_notice("(shown only: no model is configured to continue it)", "warning")
         else:
             self.app.header.input_tokens, self.app.header.output_tokens, self.app.header.cost_usd = agent.usage.prompt_tokens, agent.usage.output_tokens, agent.usage.cost_usd
+            from tui_agent.ui.context_usage import estimated_percent
+
+            self.app.header.context_percent = estimated_percent(agent)

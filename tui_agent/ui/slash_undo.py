@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+
+from tui_agent.ui.redo import RedoPoint, after_undo, before_undo, redo_refusal
+from tui_agent.ui.redo import redo as apply_redo
+from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.permissions import Permissions
     from tui_agent.core.agent.sessions import SessionLog
+    from tui_agent.core.undo.journal import TurnRecord
     from tui_agent.core.undo.service import UndoResult, UndoService
     from tui_agent.ui.app import TuiAgentApp
 
@@ -20,6 +27,8 @@ class UndoCommands:
 
     def __init__(self, app: TuiAgentApp) -> None:
         self.app = app
+        self.redo_point: RedoPoint | None = None
+        """What the last /undo or /rewind changed, for /redo."""
 
     def _undo_parts(self) -> tuple[UndoService, SessionLog] | None:
         """The undo service and the session whose turns it takes back; None outside a git work tree (or still opening)."""
@@ -42,7 +51,10 @@ class UndoCommands:
         parts = await self._undo_ready(f"/undo {args}")
         if parts is not None:
             undo, session = parts
-            await self._show_undo(await undo.undo_last(session))
+            live = [turn for turn in undo.turns(session) if not turn.undone]
+            if live and not await self._confirm_undo(live[-1:]):
+                return
+            await self._undo_with_redo_point(undo, live[-1:], undo.undo_last(session))
 
     async def rewind(self, args: str) -> None:
         """Undo an earlier turn and every turn after it: `/rewind N`, or pick the turn from a list."""
@@ -62,7 +74,67 @@ class UndoCommands:
         if not number.isdigit():
             await self.app.add_notice("Usage: /rewind [TURN NUMBER]", "warning")
             return
-        await self._show_undo(await undo.rewind(session, int(number)))
+        taken_back = [turn for turn in turns if turn.turn >= int(number)]
+        if taken_back and taken_back[0].turn == int(number) and not await self._confirm_undo(taken_back):
+            return
+        await self._undo_with_redo_point(undo, taken_back, undo.rewind(session, int(number)))
+
+    async def _undo_with_redo_point(self, undo: UndoService, turns: list[TurnRecord], undoing: Awaitable[UndoResult]) -> None:
+        """Run the undo, keeping what /redo needs to take it back."""
+        store_of = self.app.runtime.store if self.app.runtime is not None else (lambda kind: None)
+        try:
+            point = await before_undo(undo, turns, store_of) if turns else None
+        except Exception:  # no redo point (e.g. git failed): the undo itself still runs and says what it did
+            point = None
+        result = await undoing
+        self.redo_point = await after_undo(undo, point) if result.ok and point is not None else None
+        await self._show_undo(result)
+
+    async def redo(self, args: str) -> None:
+        """Take back the last /undo or /rewind (right after it: no turn since), never over the person's later edits."""
+        parts = await self._undo_ready(f"/redo {args}")
+        if parts is None:
+            return
+        undo, session = parts
+        refusal = redo_refusal(undo, session, self.redo_point)
+        if refusal is not None or self.redo_point is None:
+            await self.app.add_notice(refusal or "Nothing to redo.", "warning")
+            return
+        point = self.redo_point
+        what = f"turn {point.turns[0].turn}" if len(point.turns) == 1 else f"turns {point.turns[0].turn} to {point.turns[-1].turn}"
+        back = ", ".join(f"{kind} {name} ({'restored' if head is None else 'reverted back'})" for (kind, name), head in point.heads.items())
+        question = (f"Redo {escape(what)}?\nThe files the undo put back get the turn's changes again" + (f"; {escape(back)}" if back else "")
+                    + ".\nYour own edits since the undo are never overwritten.")
+        answer = await self.app.ask(ConfirmScreen(question, yes="Redo", no="Keep"))
+        if not answer:
+            return
+        store_of = self.app.runtime.store if self.app.runtime is not None else (lambda kind: None)
+        result = await apply_redo(undo, session, point, store_of)
+        if result.conflict_diff:
+            self.app.diff_pane.show("Your changes since the undo (not overwritten)", result.conflict_diff, subject="undo-conflict")
+            self.app.reveal_diff()
+        await self.app.add_notice(result.message, "info" if result.ok else "error")
+        if result.ok:
+            self.redo_point = None
+            await self._after_change(f"The user redid {what}: the changes you made in it are back in the project.")
+
+    async def _confirm_undo(self, turns: list[TurnRecord]) -> bool:
+        """Say what undoing `turns` does (the files back, each authored tool pruned or reverted) and ask."""
+        if len(turns) == 1:
+            what = f"turn {turns[0].turn} ({turns[0].prompt[:60]!r})"
+            await self.show_turn_edits(announce=True, turn=turns[0].turn)
+        else:
+            what = f"turns {turns[0].turn} to {turns[-1].turn} ({len(turns)} turns)"
+        authored: dict[tuple[str, str], bool] = {}
+        for turn in turns:
+            for item in turn.authored:
+                authored.setdefault((item.kind, item.name), item.created)
+        lines = [f"Undo {escape(what)}?", "The project files it changed are put back as they were before it (the diff pane shows a single turn's edits)."]
+        if authored:
+            lines.append("Taken back: " + ", ".join(f"{kind} {name} ({'pruned' if created else 'reverted'})" for (kind, name), created in authored.items()) + ".")
+        lines.append("Your own later edits are never overwritten.")
+        answer = await self.app.ask(ConfirmScreen("\n".join(lines), yes="Undo", no="Keep"))
+        return bool(answer)
 
     async def _show_undo(self, result: UndoResult) -> None:
         if result.conflict_diff:
@@ -70,10 +142,19 @@ class UndoCommands:
             self.app.reveal_diff()
         await self.app.add_notice(result.message, "info" if result.ok else ("error" if result.conflict_diff else "warning"))
         if result.ok:
-            if self.app.runtime is not None and self.app.runtime.agent is not None:
-                self.app.runtime.agent.add_note(result.note_for_model)
-            self.app.schedule_catalog_refresh()
-            self.app.catalog_sync.refresh_branch()
+            await self._after_change(result.note_for_model)
+
+    async def _after_change(self, note_for_model: str) -> None:
+        """After an undo or a redo: the turns' marks, the model told, the catalog and the branch refreshed."""
+        conversation = self.app.conversation
+        parts = self._undo_parts()
+        recorded = parts[0].turns(parts[1]) if parts is not None else []
+        for entry in conversation.transcript.mark_undone([(turn.prompt, turn.undone) for turn in recorded]):
+            conversation.refresh_entry(entry)
+        if self.app.runtime is not None and self.app.runtime.agent is not None:
+            self.app.runtime.agent.add_note(note_for_model)
+        self.app.schedule_catalog_refresh()
+        self.app.catalog_sync.refresh_branch()
 
     async def diff(self, args: str) -> None:
         """The last turn's changes to project files (or turn N's): every tool's, shell commands' included."""
@@ -108,26 +189,40 @@ class UndoCommands:
         return True
 
     async def permissions(self, args: str) -> None:
-        """List the allow rules; `/permissions remove RULE`, or pick one to remove."""
+        """List the allow rules; `/permissions remove [RULE]` removes one after naming it and asking."""
         if self.app.runtime is None:
             await self.app.add_notice("Still opening the project…", "warning")
             return
         permissions = self.app.runtime.permissions
         verb, _, rest = args.strip().partition(" ")
-        if verb == "remove" and rest.strip():
+        if verb == "remove":
             await self._remove_rule(permissions, rest.strip())
             return
         rules = permissions.rules()
-        lines = [f"Permission mode: {permissions.mode}. Allow rules (no approval asked for what they cover):"]
+        lines = [f"Permission mode: {permissions.mode} (shift+tab cycles it). Allow rules (no approval asked for what they cover):"]
         lines += [f"  {rule:<40} {source}" for rule, source in rules] or ["  (none: answer 'always allow' in an approval to add one)"]
-        await self.app.add_notice("\n".join(lines))
         if rules:
-            choices = [Choice(rule, f"remove {rule}  ({source})") for rule, source in rules]
-            chosen = await self.app.ask(ChoiceScreen("Remove an allow rule (esc keeps them all)", choices))
-            if chosen:
-                await self._remove_rule(permissions, chosen)
+            lines.append("To remove one: /permissions remove (pick it) or /permissions remove RULE; you are asked first.")
+        await self.app.add_notice("\n".join(lines))
 
     async def _remove_rule(self, permissions: Permissions, rule: str) -> None:
+        """Remove `rule` (picked from a list when empty) once the person confirmed, naming it and where it is kept."""
+        sources = dict(permissions.rules())
+        if not rule:
+            choices = [Choice(text, f"{text}  ({source})") for text, source in sources.items()]
+            picked = await self.app.ask(ChoiceScreen("Which allow rule to remove? (esc: none)", choices, empty="no allow rules"))
+            if not picked:
+                return
+            rule = picked
+        source = sources.get(rule)
+        if source is None:
+            await self.app.add_notice(f"/permissions: no allow rule {rule!r}; /permissions lists them", "error")
+            return
+        where = "it is deleted from .agent/config.toml" if source == "project" else f"it came from the {source}"
+        question = f"Remove the allow rule [b]{escape(rule)}[/b]?\n{escape(where.capitalize())}; what it covers asks for approval again."
+        if not await self.app.ask(ConfirmScreen(question, yes="Remove", no="Keep")):
+            await self.app.add_notice(f"Allow rule {rule} kept.")
+            return
         try:
             message = permissions.remove_rule(rule)
         except (ValueError, OSError) as exc:

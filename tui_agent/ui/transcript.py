@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -41,8 +42,14 @@ def paragraph_break(text: str, chunk: str) -> int | None:
     return position + 2 - len(text)
 
 
+RETRY = re.compile(r"^(?P<failure>.*) — retrying \((?P<attempt>\d+)/(?P<of>\d+)\) in [\d.]+s$", re.DOTALL)
+"""The model client's notice before each retry (core/agent/model.py): one entry per failure, its count updated."""
+NOT_KEPT = re.compile(r" \(the prompt was not kept[^)]*\)$")
+"""The core's words for a front end with no input box (headless); the TUI puts the prompt back in its box instead."""
+
+
 def failure_text(event: TurnFailed) -> str:
-    return f"turn failed ({event.kind}): {event.message}."
+    return f"turn failed ({event.kind}): {NOT_KEPT.sub('', event.message)}."
 
 
 @dataclass
@@ -108,7 +115,7 @@ class Transcript:
         elif isinstance(event, ToolAuthored):
             self._authored(event, folded)
         elif isinstance(event, Notice):
-            self._new(Entry("notice", text=event.message, level=event.level), folded)
+            self._notice(event, folded)
         elif isinstance(event, ApprovalDenied):
             self._new(Entry("notice", text=f"{event.name}: {event.reason}", level="warning"), folded)
         elif isinstance(event, TurnFailed):
@@ -128,6 +135,17 @@ class Transcript:
             folded.changed.append(last)
         else:
             self._new(Entry("thinking", text=chunk), folded)
+
+    def _notice(self, event: Notice, folded: Folded) -> None:
+        """A notice; the model client's next retry of the same failure updates the previous one ("retrying (2/4)")."""
+        retry = RETRY.match(event.message)
+        last = self.entries[-1] if self.entries else None
+        previous = RETRY.match(last.text) if last is not None and last.kind == "notice" else None
+        if retry is not None and previous is not None and last is not None and previous["failure"] == retry["failure"]:
+            last.text = event.message
+            folded.changed.append(last)
+            return
+        self._new(Entry("notice", text=event.message, level=event.level), folded)
 
     def _new(self, entry: Entry, folded: Folded) -> None:
         self.add(entry)
@@ -185,6 +203,22 @@ class Transcript:
             if entry.result is None:
                 entry.result, entry.is_error, entry.cancelled = result, True, cancelled
                 folded.changed.append(entry)
+
+    def mark_undone(self, turns: list[tuple[str, bool]]) -> list[Entry]:
+        """Mark the user entries of turns /undo took back (and unmark those /redo brought back). `turns`: every
+        recorded turn's (prompt, undone), oldest first; each is matched to the next user entry with its text.
+        Returns the entries whose mark changed."""
+        marked: list[Entry] = []
+        users = iter([entry for entry in self.entries if entry.kind == "user"])
+        for prompt, undone in turns:
+            typed = split_attachments(prompt)[0]
+            entry = next((entry for entry in users if entry.text == typed), None)
+            if entry is None:
+                break
+            if undone != entry.undone:
+                entry.undone = undone
+                marked.append(entry)
+        return marked
 
     def end_of_session(self) -> None:
         """A session read back has ended: a call still without a result was interrupted (tuiagent was killed)."""

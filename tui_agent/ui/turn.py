@@ -19,9 +19,9 @@ from tui_agent.core.events import (
     UsageChanged,
 )
 from tui_agent.ui.completion import attach_mentions, attachment_note
+from tui_agent.ui.context_usage import context_percent_of
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
-from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import transcript_of
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.conversation import Conversation
@@ -35,6 +35,14 @@ if TYPE_CHECKING:
 
 AGENT_GROUP = "agent"
 PROMPT_BACK = "The prompt is back in the input box: edit it or press enter to resend."
+NOT_SENT = "Not sent: no model is configured (how to set one up is above; /help repeats it). The prompt is back in the input box."
+
+
+def recorded_turns(path: Path) -> list[tuple[str, bool]]:
+    """Each recorded turn of a session file, oldest first: its prompt, and whether /undo or /rewind took it back."""
+    from tui_agent.core.undo.journal import load_turns
+
+    return [(turn.prompt, turn.undone) for turn in load_turns(path)]
 
 
 class TurnRunner:
@@ -65,7 +73,8 @@ class TurnRunner:
             self.start(item.text, source=item.source)
 
     async def _run_queued_command(self, text: str) -> None:
-        """A slash command typed during a turn (/clear, /resume, /undo, /rewind) runs after it; then the queue moves on."""
+        """A slash or `!` command typed during a turn (/clear, /resume, /undo, /rewind, !ls) runs after it; then the queue
+        moves on."""
         await self.app.slash_commands.handle_input(text)
         self.send_queued()
 
@@ -87,6 +96,7 @@ class TurnRunner:
         decoded = await asyncio.to_thread(read_events, path)
         freeze_long_lived()  # the decoded events: each full collection while folding them would walk them all
         transcript = await asyncio.to_thread(transcript_of, decoded.events)  # thousands of events: off the event loop
+        transcript.mark_undone(await asyncio.to_thread(recorded_turns, path))
         from tui_agent.ui.app import warm_up_rendering  # (app.py imports this module)
 
         await asyncio.to_thread(warm_up_rendering)  # Markdown and pygments load off the event loop, not on the first message
@@ -111,7 +121,9 @@ class TurnRunner:
             return False
         agent = agent_of(app.state)
         if agent is None:
-            app.run_worker(app.add_notice(app.no_model_message(), "warning"))
+            if source == "person":
+                self.return_to_prompt_box(prompt)
+            app.run_worker(app.add_notice(NOT_SENT, "warning"))
             return False
         if self.running:
             self.queue.push(prompt, source)
@@ -197,6 +209,9 @@ class TurnRunner:
             header.input_tokens = event.session_input_tokens + event.session_cache_read_tokens + event.session_cache_write_tokens
             header.output_tokens = event.session_output_tokens or header.output_tokens + event.output_tokens
             header.cost_usd = event.session_cost_usd
+            agent = app.runtime.agent if app.runtime is not None else None
+            if agent is not None:
+                header.context_percent = context_percent_of(event, agent.context_limit_tokens)
         elif isinstance(event, TurnFailed):
             failed = event.prompt or self.prompt
             if failed:
@@ -239,6 +254,8 @@ class TurnRunner:
         """The approval callback given to the runtime: a modal showing the exact command or diff."""
         if self.app.options.approve_all:
             return True
+        from tui_agent.ui.screens.approval import ApprovalScreen  # (and the permission rules): loaded with the first approval
+
         screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail),
                                 subject=request.subject, protected=request.protected, notes=request.notes)
         answer = await self.app.ask(screen)

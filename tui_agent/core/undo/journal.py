@@ -12,6 +12,7 @@ from tui_agent.core.agent.sessions import read_records
 CHECKPOINT = "checkpoint"
 CHECKPOINT_END = "checkpoint_end"
 UNDO = "undo"
+REDO = "redo"
 
 
 class Appender(Protocol):
@@ -68,6 +69,10 @@ def load_turns(path: Path) -> list[TurnRecord]:
             for undone in record["turns"]:
                 if undone in turns:
                     turns[undone].undone = True
+        elif kind == REDO and isinstance(record.get("turns"), list):  # /redo right after an /undo (the TUI)
+            for redone in record["turns"]:
+                if redone in turns:
+                    turns[redone].undone = False
     return [turns[number] for number in sorted(turns)]
 
 
@@ -110,3 +115,7 @@ def record_end(log: Appender, turn: int, after: str, authored: list[Authored],
 
 def record_undo(log: Appender, turns: list[int]) -> None:
     log.append({"type": UNDO, "turns": turns, "time": time.time()})
+
+
+def record_redo(log: Appender, turns: list[int]) -> None:
+    log.append({"type": REDO, "turns": turns, "time": time.time()})

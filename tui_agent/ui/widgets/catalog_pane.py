@@ -24,6 +24,27 @@ ACCESS_MARKERS = {"-": Text("-", style="dim", justify="center"), "writes": Text(
                   "network": Text("net", style="bold #61afef"), "writes,network": Text("wr+net", style="bold #e5c07b")}
 COLUMNS = (("status", "status", 9), ("name", "name", 22), ("access", "access", 6), ("calls", "calls", 5), ("last_used", "last use", 8),
            ("summary", "summary", None))
+OPTIONAL_COLUMNS = ("access", "calls", "last_used")
+"""Shown, in this order, while the summary keeps MIN_SUMMARY columns (a narrow side pane drops the last ones first)."""
+MIN_SUMMARY = 16
+CELL_PADDING = 2  # DataTable's cell_padding=1 on each side
+
+
+def fit_columns(width: int, longest_name: int = 22) -> list[tuple[str, str, int]]:
+    """The columns shown in a table `width` cells wide: status, name (as wide as the longest, up to 22) and the summary
+    always; the summary takes what is left."""
+    widths = {key: size for key, _label, size in COLUMNS if size is not None}
+    widths["name"] = max(8, min(widths["name"], longest_name))
+    shown = ["status", "name"]
+    used = sum(widths[key] + CELL_PADDING for key in shown)
+    for key in OPTIONAL_COLUMNS:
+        if width - used - widths[key] - CELL_PADDING - CELL_PADDING >= MIN_SUMMARY:
+            shown.append(key)
+            used += widths[key] + CELL_PADDING
+    shown.append("summary")
+    labels = {key: label for key, label, _size in COLUMNS}
+    widths["summary"] = max(8, width - used - CELL_PADDING)
+    return [(key, labels[key], widths[key]) for key, _label, _size in COLUMNS if key in shown]
 
 
 class CatalogTable(DataTable[Text]):
@@ -85,14 +106,29 @@ class CatalogPane(Vertical):
         self.pruned: list[CatalogRow] = []
         self.shown: list[CatalogRow] = []
         self.clock = clock
+        self.columns: list[tuple[str, str, int]] = []
 
     def compose(self) -> ComposeResult:
         yield Static("", id="catalog-title", classes="pane-title")
         yield CatalogFilter(placeholder="filter: words, status:broken, is:recipe  (/ here, esc clears)", id="catalog-filter", compact=True)
-        table = CatalogTable(id="catalog-table", cursor_type="row", zebra_stripes=True)
-        for key, label, width in COLUMNS:
-            table.add_column(label, key=key, width=width)
-        yield table
+        yield CatalogTable(id="catalog-table", cursor_type="row", zebra_stripes=True)
+
+    def on_resize(self) -> None:
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Columns for the table's width now (re-laid out when it changed: a resize, a narrow/wide layout switch)."""
+        table = self.table
+        width = table.scrollable_content_region.width
+        longest = max((len(row.name) + (3 if row.kind != "tool" else 0) for row in [*self.rows, *self.pruned]), default=22)
+        columns = fit_columns(width if width > 0 else 80, longest)
+        if columns == self.columns:
+            return
+        self.columns = columns
+        table.clear(columns=True)
+        for key, label, size in columns:
+            table.add_column(label, key=key, width=size)
+        self._render_rows()
 
     @property
     def table(self) -> CatalogTable:
@@ -101,11 +137,16 @@ class CatalogPane(Vertical):
     def set_rows(self, rows: list[CatalogRow]) -> None:
         """Replace the rows (after any catalog change); keeps the selection on the same tool."""
         self.rows = list(rows)
+        if self.is_mounted:
+            self._fit_columns()
         self._render_rows()
 
-    def set_pruned(self, names: list[str]) -> None:
-        """The pruned tools git can restore (shown instead of the catalog while `show_pruned`)."""
-        self.pruned = [CatalogRow(name, "tool", "pruned", 0, None, "pruned: enter or r restores it (a new commit)") for name in names]
+    def set_pruned(self, names: list[str], usage: dict[str, tuple[int, float | None]] | None = None) -> None:
+        """The pruned tools git can restore (shown instead of the catalog while `show_pruned`), with the calls and
+        last use they had (`usage`: name -> (calls, last used))."""
+        usage = usage or {}
+        self.pruned = [CatalogRow(name, "tool", "pruned", *usage.get(name, (0, None)), "pruned: enter or r restores it (a new commit)")
+                       for name in names]
         if self.show_pruned:
             self._render_rows()
 
@@ -131,17 +172,8 @@ class CatalogPane(Vertical):
         self.shown = sort_rows(filter_rows(source, self.filter_text), self.sort_key, reverse=self.sort_reverse)
         now = self.clock()
         table.clear()
-        table.add_rows(
-            (
-                Text(row.status, style=STATUS_STYLES.get(row.status, "")),
-                Text(row.name + {"recipe": "  ⚙", "mcp": "  ⇄"}.get(row.kind, ""), style="bold" if row.kind == "tool" else "italic"),
-                ACCESS_MARKERS.get(row.access, Text(row.access)).copy(),
-                Text(str(row.calls), justify="right"),
-                Text(format_last_used(row.last_used, now), style="dim"),
-                Text(row.summary, style="red" if row.status == "broken" else ""),
-            )
-            for row in self.shown
-        )
+        keys = [key for key, _label, _size in self.columns]
+        table.add_rows([cells[key] for key in keys] for cells in (self._cells(row, now) for row in self.shown))
         if previous is not None:
             self.select(previous.name)
         counts = {status: sum(1 for row in self.rows if row.status == status) for status in ("broken", "drifted", "unused")}
@@ -161,8 +193,19 @@ class CatalogPane(Vertical):
             title.append(f"   {len(self.shown)} shown (filter: {self.filter_text}; / then esc clears)", style="bold #e5c07b")
         self.query_one("#catalog-title", Static).update(title)
 
+    @staticmethod
+    def _cells(row: CatalogRow, now: float) -> dict[str, Text]:
+        return {
+            "status": Text(row.status, style=STATUS_STYLES.get(row.status, "")),
+            "name": Text(row.name + {"recipe": "  ⚙", "mcp": "  ⇄"}.get(row.kind, ""), style="bold" if row.kind == "tool" else "italic"),
+            "access": ACCESS_MARKERS.get(row.access, Text(row.access)).copy(),
+            "calls": Text(str(row.calls), justify="right"),
+            "last_used": Text(format_last_used(row.last_used, now), style="dim"),
+            "summary": Text(row.summary, style="red" if row.status == "broken" else ""),
+        }
+
     def on_mount(self) -> None:
-        self._render_rows()
+        self._fit_columns()
 
     def watch_sort_key(self) -> None:
         self._render_rows()

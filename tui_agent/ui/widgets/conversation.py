@@ -45,6 +45,19 @@ class EdgeMarker(Static):
                 conversation.load_later()
 
 
+class NewBelow(Static):
+    """Docked at the bottom of the conversation while the reader is scrolled up and something new arrived; a click follows."""
+
+    def __init__(self) -> None:
+        super().__init__("▼ new below — end or click to follow", id="new-below")
+        self.display = False
+
+    def on_click(self) -> None:
+        conversation = self.parent
+        if isinstance(conversation, Conversation):
+            conversation.follow()
+
+
 class Conversation(VerticalScroll, can_focus=True):
     """`entries[first_mounted:last_mounted]` have widgets; scrolling past either end slides that window."""
 
@@ -59,6 +72,9 @@ class Conversation(VerticalScroll, can_focus=True):
         self.last_mounted = 0
         self._earlier = EdgeMarker("earlier")
         self._later = EdgeMarker("later")
+        self.new_below = NewBelow()
+        self.welcome = Static("", id="welcome", classes="welcome")
+        """The first screen's line: where this is and the keys to start with (shown while the top of the transcript is)."""
         self._streaming: AssistantMessage | None = None
         self._widgets: dict[int, Widget] = {}  # id(entry) -> its mounted widget
         self._prerendering = False
@@ -69,8 +85,10 @@ class Conversation(VerticalScroll, can_focus=True):
         return self.transcript.entries
 
     def compose(self):  # type: ignore[no-untyped-def]
+        yield self.welcome
         yield self._earlier
         yield self._later
+        yield self.new_below
 
     def on_mount(self) -> None:
         self._update_markers()
@@ -80,6 +98,7 @@ class Conversation(VerticalScroll, can_focus=True):
 
     def _update_markers(self) -> None:
         earlier, later = self.first_mounted, len(self.entries) - self.last_mounted
+        self.welcome.display = earlier == 0 and bool(self.welcome.content)
         self._earlier.update(f"▲ {earlier:,} earlier messages — scroll up, or ctrl+u")
         self._earlier.display = earlier > 0
         self._later.update(f"▼ {later:,} newer messages — scroll down")
@@ -259,8 +278,27 @@ class Conversation(VerticalScroll, can_focus=True):
         elif self.scroll_y >= self.max_scroll_y and not self.at_end:
             self.load_later()
 
+    @property
+    def following(self) -> bool:
+        """The view stays at the end as content arrives (the reader has not scrolled away from it)."""
+        return self.is_anchored and not self._anchor_released
+
+    def follow(self) -> None:
+        """Scroll to the end and stay there as content arrives (the person sent something, or asked to)."""
+        if not self.at_end:
+            self.run_worker(self.jump_to_end(), group="follow")
+        self.anchor()
+        self.new_below.display = False
+
+    def _note_new_content(self) -> None:
+        """Something was added: a reader scrolled up is told, never moved."""
+        if not self.following:
+            self.new_below.display = True
+
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
+        if self.new_below.display and self.following:
+            self.new_below.display = False
         if round(old) != round(new):
             self._load_at_edges()
 
@@ -319,6 +357,7 @@ class Conversation(VerticalScroll, can_focus=True):
                     await self._show_new(entry)
                 if self._streaming is not None and self._streaming.entry is entry:
                     await self._streaming.append_text(chunk)
+                    self._note_new_content()
                 else:  # its live widget is gone (the turn was cancelled meanwhile, or a window slide showed it)
                     self.refresh_entry(entry)
             if self._streaming is not None and self._streaming.entry is not self.transcript.open_text:
@@ -348,6 +387,7 @@ class Conversation(VerticalScroll, can_focus=True):
             widget = self._make(entry)
         await self.mount(widget, before=self._later)
         self._update_markers()
+        self._note_new_content()
         return widget
 
     async def finish_stream(self) -> None:

@@ -12,6 +12,10 @@ from textual.widgets import Static
 from tui_agent.ui.diffs import diff_stats, render_side_by_side, render_unified
 
 
+SIDE_BY_SIDE_MIN_WIDTH = 100
+"""Narrower than this, side-by-side halves wrap into noise: the pane shows the unified view (and says why)."""
+
+
 class DiffPane(Vertical):
     """Shows one diff (a tool's history, its drift, or the turn's edits); `m` switches the view mode."""
 
@@ -24,6 +28,7 @@ class DiffPane(Vertical):
         self.title = "Diff"
         self.diff_text = ""
         self.subject = ""
+        self._rendered_mode = ""
 
     def compose(self) -> ComposeResult:
         yield Static("", id="diff-title", classes="pane-title")
@@ -47,15 +52,29 @@ class DiffPane(Vertical):
             added, deleted = diff_stats(self.diff_text)
             header.append(f"   +{added}", style="green")
             header.append(f" -{deleted}", style="red")
-        header.append(f"   [{self.mode}]  m: switch", style="dim")
+        shown = self.shown_mode
+        squeezed = ": too narrow for side-by-side (F5 zooms)" if shown != self.mode else ""
+        header.append(f"   [{shown}{squeezed}]  m: switch", style="dim")
         self.query_one("#diff-title", Static).update(header)
+        self._rendered_mode = shown
         if not self.diff_text and self.title == "Diff":
             return
-        body = render_side_by_side(self.diff_text) if self.mode == "side-by-side" else render_unified(self.diff_text)
+        body = render_side_by_side(self.diff_text) if shown == "side-by-side" else render_unified(self.diff_text)
         self.query_one("#diff-body", Static).update(body)
+
+    @property
+    def shown_mode(self) -> str:
+        """The chosen mode, but unified while the pane is too narrow for two readable halves."""
+        if self.mode == "side-by-side" and 0 < self.size.width < SIDE_BY_SIDE_MIN_WIDTH:
+            return "unified"
+        return self.mode
 
     def on_mount(self) -> None:
         self._render_diff()
+
+    def on_resize(self) -> None:
+        if self.shown_mode != self._rendered_mode:
+            self._render_diff()
 
     def watch_mode(self) -> None:
         self.set_class(self.mode == "side-by-side", "-side-by-side")

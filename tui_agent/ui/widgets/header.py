@@ -30,19 +30,25 @@ class StatusHeader(Static):
     """What is still loading while the project opens ("" once everything is up); not Widget.loading, which would cover the header with a spinner."""
     mcp: reactive[str] = reactive("")  # the MCP servers: "2/3 up (name down)"
     mcp_failed: reactive[bool] = reactive(False)
+    context_percent: reactive[int] = reactive(-1)
+    """How full the model's context was at the last request (-1: no request yet)."""
+    permission_mode: reactive[str] = reactive("ask")
+    """Shown when it is not the default `ask` (shift+tab cycles it)."""
 
     def render(self) -> Text:
         """The full line when it fits; else short labels; the tokens and cost are never dropped."""
         width = self.size.width or 200
-        for compact in (False, True):
-            text = self._line(compact)
+        for compact, brand in ((False, True), (True, True), (True, False)):
+            text = self._line(compact, brand)
             if text.cell_len <= width:
                 return text
         return text
 
-    def _line(self, compact: bool) -> Text:
+    def _line(self, compact: bool, brand: bool = True) -> Text:
+        """The full line, or (compact) the same facts without their labels: full names, arrows for tokens in/out."""
         text = Text()
-        text.append(" tuiagent " if not compact else " ta ", style="bold reverse")
+        if brand:
+            text.append(" tuiagent ", style="bold reverse")
         text.append("  " if not compact else " ")
         gap = "   " if not compact else "  "
         if not compact:
@@ -54,8 +60,11 @@ class StatusHeader(Static):
         if self.sandbox_tier:
             text.append(f"{gap}sandbox " if not compact else gap, style="dim")
             strong = self.sandbox_tier == "bubblewrap"
-            tier = self.sandbox_tier if not compact else {"bubblewrap": "bwrap"}.get(self.sandbox_tier, self.sandbox_tier)
-            text.append(tier, style="bold green" if strong else "bold yellow")
+            text.append(self.sandbox_tier, style="bold green" if strong else "bold yellow")
+        if self.permission_mode != "ask":
+            text.append(gap)
+            text.append(f"⚠ {self.permission_mode}" if self.permission_mode == "auto" else self.permission_mode,
+                        style="bold reverse #e5c07b" if self.permission_mode == "auto" else "bold #61afef")
         if self.mcp:
             text.append(f"{gap}mcp ", style="dim")
             text.append(self.mcp, style="bold red" if self.mcp_failed else "bold green")
@@ -64,6 +73,10 @@ class StatusHeader(Static):
         text.append(tokens if not compact else f"{format_tokens(self.input_tokens)}↑ {format_tokens(self.output_tokens)}↓")
         text.append(f"{gap}cost " if not compact else gap, style="dim")
         text.append(f"${self.cost_usd:.4f}")
+        if self.context_percent >= 0:
+            text.append(f"{gap}ctx " if not compact else gap, style="dim")
+            level = "bold red" if self.context_percent >= 85 else "bold #e5c07b" if self.context_percent >= 70 else ""
+            text.append(f"{self.context_percent}%" + ("" if not compact else " ctx"), style=level)
         if self.still_loading:
             text.append(f"   ◌ loading {self.still_loading}…", style="italic #e5c07b")
         if self.busy:

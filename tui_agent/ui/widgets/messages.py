@@ -40,6 +40,8 @@ class Entry:
     continued: bool = False
     started: float = field(default_factory=time.monotonic)
     cancelled: bool = False
+    undone: bool = False
+    """A user entry whose turn /undo or /rewind took back."""
 
 
 def argument_preview(arguments: dict[str, Any], limit: int = 60) -> str:
@@ -66,14 +68,16 @@ def format_duration(ms: float | None) -> str:
 
 
 def tool_outcome(entry: Entry) -> str:
-    """'running…', 'ok · 12 ms', 'error · 3.1 s', 'cancelled · 2.4 s', 'unknown tool'."""
+    """'running…' ('running · 4.0 s' after a second), 'ok · 12 ms', 'error · 3.1 s', 'cancelled · 2.4 s', 'unknown tool'."""
     if entry.result is None:
-        return "running…"
+        elapsed_ms = (time.monotonic() - entry.started) * 1000
+        return "running…" if elapsed_ms < 1000 else f"running · {format_duration(elapsed_ms)} (esc stops it)"
+    took = f" · {format_duration(entry.duration_ms)}" if entry.duration_ms is not None else ""  # unknown after /resume
     if entry.cancelled:
-        return f"cancelled · {format_duration(entry.duration_ms)}"
+        return f"cancelled{took}"
     if entry.is_error and UNKNOWN_TOOL.match(entry.result):
         return "unknown tool"
-    return f"{'error' if entry.is_error else 'ok'} · {format_duration(entry.duration_ms)}"
+    return f"{'error' if entry.is_error else 'ok'}{took}"
 
 
 TESTS_PASSED = re.compile(r"tests: (\d+/\d+ passed|none)")
@@ -99,17 +103,26 @@ def tool_title(entry: Entry) -> str:
     return f"{entry.tool}({argument_preview(entry.arguments)})  {outcome}{authored}"
 
 
+def user_text(entry: Entry) -> Text:
+    """The prompt as typed; struck through and marked once its turn was undone."""
+    if not entry.undone:
+        return Text(entry.text)
+    shown = Text(entry.text, style="strike dim")
+    shown.append("\n↶ undone: this turn's changes were taken back", style="italic")
+    return shown
+
+
 class UserMessage(Static):
     """What the person typed."""
 
     def __init__(self, entry: Entry) -> None:
-        super().__init__(Text(entry.text), classes="message user")
+        super().__init__(user_text(entry), classes="message user")
         self.entry = entry
 
     def rebind(self, entry: Entry) -> None:
         """Show another entry of the same kind (the conversation recycles widgets as its window slides)."""
         self.entry = entry
-        self.update(Text(entry.text))
+        self.update(user_text(entry))
 
 
 class NoticeMessage(Static):
@@ -163,6 +176,24 @@ class ToolCallBlock(Collapsible):
             classes="message tool",
         )
         self._refresh_classes()
+        self._ticking = False
+
+    def on_mount(self) -> None:
+        self._tick_while_running()
+
+    def _tick_while_running(self) -> None:
+        """While the call runs, its title counts the seconds (a long shell command is visibly alive)."""
+        if self.entry.result is not None or self._ticking:
+            return
+        self._ticking = True
+
+        def tick() -> None:
+            if self.entry.result is not None:
+                ticker.stop()
+                self._ticking = False
+            self.title = tool_title(self.entry)
+
+        ticker = self.set_interval(1.0, tick)
 
     def _watch_title(self, title: str) -> None:
         """The title literally (arguments may hold `[`), with how to fold or unfold."""
@@ -202,6 +233,7 @@ class ToolCallBlock(Collapsible):
         self.entry = entry
         self.collapsed = True
         self.refresh_entry()
+        self._tick_while_running()
 
     def refresh_entry(self) -> None:
         """Show the entry's current state (after the call finished or the tool got authored)."""

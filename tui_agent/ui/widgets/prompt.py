@@ -9,7 +9,7 @@ from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import TextArea
+from textual.widgets import Input, Tabs, TextArea
 
 from tui_agent.ui.completion import Candidate, current_token
 from tui_agent.ui.widgets.completion_menu import CompletionMenu
@@ -172,6 +172,13 @@ class PromptArea(TextArea):
             event.prevent_default()
             self.submit()
             return
+        if event.key == "tab":  # completes a /command or @file at the cursor; otherwise on to the next pane's list
+            event.stop()
+            event.prevent_default()
+            self.update_completions()
+            if self.menu is None or not self.menu.is_open:
+                self.focus_next_pane()
+            return
         if event.key in ("shift+enter", "alt+enter"):
             event.stop()
             event.prevent_default()
@@ -192,6 +199,22 @@ class PromptArea(TextArea):
                 self._show(recalled)
                 return
         await super()._on_key(event)
+
+    def focus_next_pane(self) -> None:
+        """Focus the queued prompts when there are any, else the next pane's focusable widget: not a text box (a filter has
+        its own key, `/`), not the tab bar (F2-F4)."""
+        chain = self.screen.focus_chain
+        if self not in chain:
+            return
+        queued = [widget for widget in chain if widget.id == "prompt-queue"]  # prompts waiting for the turn: first
+        if queued:
+            self.screen.set_focus(queued[0])
+            return
+        index = chain.index(self)
+        for widget in chain[index + 1 :] + chain[:index]:
+            if not isinstance(widget, (Input, TextArea, Tabs)):
+                self.screen.set_focus(widget)
+                return
 
     def scroll_conversation(self, scroll: Callable[[Widget], None]) -> None:
         """Run a scroll action (`Widget.action_page_up`, …) on the conversation next to this prompt."""

@@ -1,0 +1,102 @@
+"""The catalog, diff and palette screens in a real terminal at 80×24, 120×40 and 200×50: nothing hidden, no overprinted footer."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.tmux_session import TmuxSession
+from tests.gitrepo import init_repo
+from tests.ui_support import tool_source
+from tui_agent.core.agent.permissions import deny_all
+from tui_agent.core.runtime import open_runtime
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+SUMMARY = "Double a number given on the command line, then print it and explain every step taken on the way there."
+CATALOG_KEYS = ("v View", "r Run", "d Prune", "u Revert", "h History", "f Drift", "p Pruned", "/ Filter")
+
+
+async def two_versions(repo: Path) -> None:
+    runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
+    try:
+        await runtime.catalog.save_tool("double", tool_source("double", "return x + x", summary=SUMMARY))
+        await runtime.catalog.save_tool("double", tool_source("double", "return 2 * x", summary=SUMMARY))
+    finally:
+        await runtime.aclose()
+
+
+@pytest.fixture(params=[(80, 24), (120, 40), (200, 50)], ids=lambda size: f"{size[0]}x{size[1]}")
+def terminal(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TmuxSession]:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    repo = init_repo(tmp_path / "project")
+    asyncio.run(two_versions(repo))
+    width, height = request.param
+    env = {"TERM": "xterm-256color", "COLORTERM": "truecolor", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    session = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "--sandbox-tier", "rlimits"],
+                          env=env, cwd=repo, width=width, height=height)
+    session.width, session.height = width, height  # type: ignore[attr-defined]
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def footer(screen: str) -> str:
+    return [line for line in screen.splitlines() if line.strip()][-1]
+
+
+def assert_clean_footer(screen: str, *keys: str) -> None:
+    """The footer ends with the palette key and nothing after it; every key named is there whole."""
+    line = footer(screen)
+    assert re.search(r"▏\^p palette\s*$", line), f"overprinted footer: {line!r}"
+    for key in keys:
+        assert key in line, f"{key!r} missing from the footer {line!r}"
+
+
+def test_catalog_diff_and_palette_fit(terminal: TmuxSession) -> None:
+    width = terminal.width  # type: ignore[attr-defined]
+    terminal.wait_for(lambda s: "rlimits" in s and "No model is configured" in s, timeout=40, what="the app, open")
+    terminal.send("F3")
+    screen = terminal.wait_for(lambda s: "v View" in footer(s) and "double" in s, what="the catalog focused")
+    header = next(line for line in screen.splitlines() if "status" in line and "name" in line)
+    assert "summary" in header, header  # every width keeps status, name and the summary
+    if width >= 200:
+        assert "calls" in header and "last use" in header, header
+    row = next(line for line in screen.splitlines() if "double" in line and "unused" in line)
+    shown = re.search(r"Double a number[^│]*", row)
+    assert shown is not None, row
+    assert len(shown.group().strip()) >= {80: 25, 120: 8, 200: 25}[width], row
+    assert_clean_footer(screen, *CATALOG_KEYS)
+
+    terminal.send("h")  # the history: newest first, the older version second
+    terminal.wait_text("History of double")
+    terminal.send("Down", "Enter")
+    screen = terminal.wait_for(lambda s: re.search(r"\+\s+return 2 \* x", s) is not None, what="the diff")
+    assert re.search(r"-\s+return x \+ x", screen)
+    terminal.send("F4", "m")
+    if width < 100 or width >= 120:  # a pane under 100 columns: the unified view, saying why
+        screen = terminal.wait_text("too narrow for side-by-side")
+        assert re.search(r"-\s+return x \+ x", screen)
+    assert_clean_footer(terminal.screen(), "m Unified/side-by-side")
+    if width >= 200:  # zoomed, the pane is wide enough: side by side
+        terminal.send("F5")
+        screen = terminal.wait_text("[side-by-side]")
+        line = next(line for line in screen.splitlines() if "return x + x" in line)
+        assert "return 2 * x" in line, line  # old and new on one row
+        terminal.send("F5")
+    terminal.send("m")
+
+    terminal.send("C-p")
+    terminal.wait_text("Search for commands")
+    terminal.type("undo")
+    terminal.wait_for(lambda s: "/undo" in s and "undo the last turn" in s, what="the palette's /undo with its description")
+    terminal.send("Escape")
+    terminal.wait_for(lambda s: "Search for commands" not in s, what="the palette closed")

@@ -1,0 +1,350 @@
+"""Everyday bugs of the TUI, each with the app as people run it: no model, a failed request, a resumed transcript, pruning."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
+from tests.test_ui_turn import send
+from tests.ui_support import (SIZE, answer_confirm, make_app, notifications, ready, row_names, tool_source, turn_answered,
+                              turn_failed_shown, wait_until)
+from tui_agent.ui.screens.approval import ApprovalScreen
+from tui_agent.ui.turn import NOT_SENT
+from tui_agent.ui.widgets.messages import ToolCallBlock, UserMessage, tool_outcome
+
+
+@pytest.fixture
+def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+async def test_without_a_model_a_prompt_goes_back_to_the_box_and_the_setup_note_is_not_repeated(repo: Path, no_model: None) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "hello there")
+        await wait_until(pilot, lambda: app.prompt_area.text == "hello there", message="the prompt back in the box")
+        app.prompt_area.load_text("")
+        await send(pilot, app, "again")
+        await wait_until(pilot, lambda: app.prompt_area.text == "again", message="the second prompt back in the box")
+        await pilot.pause(0.2)
+        notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
+        assert sum("No model is configured" in notice for notice in notices) == 1, notices  # once, at start
+        assert notices.count(NOT_SENT) == 2 and "\n" not in NOT_SENT
+
+
+async def test_a_failed_request_says_once_where_the_prompt_went(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(http_error(400, "invalid_request_error", "a scripted refusal"), reply(text("ok")))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "try this")
+        await wait_until(pilot, lambda: turn_failed_shown(app), timeout=60, message="the failed turn")
+        await wait_until(pilot, lambda: app.prompt_area.text == "try this", message="the prompt back in the box")
+        notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
+        assert not any("not kept" in notice for notice in notices), notices
+        assert sum("back in the input box" in notice for notice in notices) == 1, notices
+
+
+async def test_an_undone_turn_and_a_cancelled_call_read_back_as_they_were(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"})), reply(text("done")),
+                reply(tool_use("run_shell", {"command": "sleep 30"})))
+    (repo / ".agent").mkdir()
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["write_file", "run_shell"]\n')
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "change the readme")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
+        await send(pilot, app, "/undo")
+        await answer_confirm(pilot)
+        await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=30, message="the undo")
+        user = next(entry for entry in app.conversation.entries if entry.kind == "user")
+        await wait_until(pilot, lambda: user.undone, message="the turn marked undone")
+        widget = next(w for w in app.conversation.children if isinstance(w, UserMessage) and w.entry is user)
+        assert "undone" in str(widget.render())
+        await send(pilot, app, "sleep a while")
+        await wait_until(pilot, lambda: any(e.kind == "tool" and e.tool == "run_shell" for e in app.conversation.entries), timeout=30,
+                         message="the shell call running")
+        await pilot.pause(0.5)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.turns.running, timeout=30, message="the cancel")
+        session_id = app.runtime.session.id
+
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, f"/resume {session_id}")
+        await wait_until(pilot, lambda: any(e.text == f"Resumed session {session_id}." for e in app.conversation.entries),
+                         message="the resumed session")
+        users = [entry for entry in app.conversation.entries if entry.kind == "user"]
+        assert [(entry.text, entry.undone) for entry in users[:2]] == [("change the readme", True), ("sleep a while", False)]
+        shell = next(entry for entry in app.conversation.entries if entry.kind == "tool" and entry.tool == "run_shell")
+        assert tool_outcome(shell) == "cancelled", tool_outcome(shell)
+
+
+@pytest.mark.parametrize(("size", "target"), [(SIZE, "catalog-table"), ((80, 24), "conversation")])
+async def test_tab_in_the_prompt_completes_or_moves_to_the_next_pane_never_the_filter(repo: Path, no_model: None,
+                                                                                        size: tuple[int, int], target: str) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        app.prompt_area.focus()
+        await pilot.press("slash", "h", "e", "l")
+        await pilot.press("tab")
+        assert app.prompt_area.text.startswith("/help") and app.focused is app.prompt_area
+        app.prompt_area.load_text("")
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.focused is not None and app.focused.id == target, app.focused
+
+
+async def test_ctrl_c_clears_then_quits_on_the_second_press_with_no_toast_about_ctrl_q(repo: Path, no_model: None) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        welcome = app.conversation.welcome
+        assert welcome.display and "ctrl+p palette" in str(welcome.render()) and str(repo.name) in str(welcome.render())
+        app.prompt_area.focus()
+        app.prompt_area.insert("half a thought")
+        await pilot.press("ctrl+c")
+        assert app.prompt_area.text == "" and app.is_running
+        await pilot.press("up")  # not lost: in the history
+        assert app.prompt_area.text == "half a thought"
+        app.prompt_area.load_text("")
+        await pilot.press("ctrl+c")
+        assert app.is_running and any("ctrl+c again" in message for message in notifications(app))
+        assert not any("Do you want to quit" in str(n.title) for n in app._notifications)
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: not app.is_running, message="the app to quit")
+    assert app.farewell() == "tuiagent: nothing to resume from this run."
+
+
+async def test_shift_tab_cycles_the_permission_mode_and_the_header_shows_it(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "notes.md", "content": "x\n"})), reply(text("refused, fine")), reply(text("hi")))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.runtime.permissions.mode == "ask"
+        await pilot.press("shift+tab")
+        assert app.runtime.permissions.mode == "auto" and "auto" in app.header.render().plain
+        await pilot.press("shift+tab")
+        assert app.runtime.permissions.mode == "read-only" and "read-only" in app.header.render().plain
+        await send(pilot, app, "write notes")  # refused without a modal: the mode is in force
+        await wait_until(pilot, lambda: turn_answered(app, "refused, fine"), timeout=60, message="the refused turn")
+        assert not (repo / "notes.md").exists()
+        await pilot.press("shift+tab")
+        assert app.runtime.permissions.mode == "ask" and "read-only" not in app.header.render().plain
+        await send(pilot, app, "hello")
+        await wait_until(pilot, lambda: turn_answered(app, "hi"), timeout=60, message="a second turn")
+        assert app.farewell().startswith(f"tuiagent: session {app.runtime.session.id} is kept; `tuiagent --resume ")
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from tui_agent.cli import main
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip().startswith("tuiagent ")
+
+
+def test_the_resume_picker_row_says_when_how_big_and_what(tmp_path: Path) -> None:
+    import time
+
+    from tui_agent.ui.slash_commands import session_label
+
+    path = tmp_path / "s.jsonl"
+    path.write_text("x" * 3000)
+    moment = time.mktime((2026, 11, 26, 9, 5, 0, 0, 0, -1))
+    label = session_label(path, moment, "claude-sonnet-4-5", "fix the\nflaky test")
+    assert label.startswith("2026-11-26 09:05") and "2.9 KB" in label and "claude-sonnet-4-5" in label
+    assert label.endswith("fix the flaky test")
+
+
+async def test_the_header_shows_context_use_and_compact_frees_it(repo: Path, api: FakeMessagesAPI) -> None:
+    (repo / "big.txt").write_text("".join(f"line {n} " + "x" * 70 + "\n" for n in range(400)))
+    api.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("read it")),
+                reply(text("ok"), usage={"input_tokens": 150_000, "output_tokens": 5}), reply(text("after")))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert "ctx" not in app.header.render().plain  # no request yet
+        await send(pilot, app, "read big.txt")
+        await wait_until(pilot, lambda: turn_answered(app, "read it"), timeout=60, message="the first turn")
+        assert 0 <= app.header.context_percent < 50 and f"ctx {app.header.context_percent}%" in app.header.render().plain
+        await send(pilot, app, "and?")
+        await wait_until(pilot, lambda: turn_answered(app, "ok"), timeout=60, message="the big request")
+        assert app.header.context_percent >= 75  # 150k uncached (and the cached prefix) of the 200k limit
+        read = next(block for message in app.runtime.agent.messages for block in message["content"]
+                    if isinstance(block, dict) and block.get("type") == "tool_result")
+        assert len(str(read["content"])) > 20_000
+        await send(pilot, app, "/compact")
+        await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Compacted: 1 ") for e in app.conversation.entries),
+                         message="the compaction")
+        assert len(str(read["content"])) < 2_000 and app.header.context_percent < 50
+        await send(pilot, app, "go on")  # the next request is valid (the fake API enforces the API's rules)
+        await wait_until(pilot, lambda: turn_answered(app, "after"), timeout=60, message="a turn after /compact")
+
+
+async def test_a_bang_command_runs_in_the_sandbox_through_run_shells_approval(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("seen it")))
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "!echo bang-$((40 + 2))")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="run_shell's approval")
+        assert app.screen.kind == "shell" and "echo bang" in app.screen.detail
+        await pilot.press("n")
+        entry = next(entry for entry in app.conversation.entries if entry.kind == "tool")
+        await wait_until(pilot, lambda: entry.result is not None, timeout=30, message="the refusal")
+        assert entry.is_error and "denied" in entry.result
+        await send(pilot, app, "!echo bang-$((40 + 2))")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="the approval again")
+        await pilot.press("y")
+        ran = [entry for entry in app.conversation.entries if entry.kind == "tool"][-1]
+        await wait_until(pilot, lambda: ran.result is not None, timeout=60, message="the command's output")
+        assert "bang-42" in ran.result and "exit code: 0" in ran.result and not ran.is_error
+        await send(pilot, app, "what did I run?")
+        await wait_until(pilot, lambda: turn_answered(app, "seen it"), timeout=60, message="the turn")
+        assert "bang-42" in str(api.requests[-1].messages[-1]) and "The user ran a shell command" in str(api.requests[-1].messages[-1])
+
+
+async def test_copy_the_last_reply_or_its_code_block(repo: Path, api: FakeMessagesAPI) -> None:
+    answer = "Run this:\n\n```sh\npytest -q tests\n```\n\nThen look."
+    api.enqueue(reply(text(answer)))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "/copy")
+        await wait_until(pilot, lambda: any("Nothing to copy" in m for m in notifications(app)), message="nothing yet")
+        await send(pilot, app, "how do I test?")
+        await wait_until(pilot, lambda: turn_answered(app, answer), timeout=60, message="the reply")
+        await send(pilot, app, "/copy code")
+        await wait_until(pilot, lambda: app.clipboard == "pytest -q tests\n", message="the code block copied")
+        await send(pilot, app, "/copy")
+        await wait_until(pilot, lambda: app.clipboard == answer, message="the reply copied")
+
+
+async def test_light_theme_and_side_pane_width(repo: Path, no_model: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # the preferences file: this test's own
+    app = make_app(repo)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "/theme light")
+        await wait_until(pilot, lambda: app.theme == "textual-light", message="the light theme")
+        side = app.query_one("#side")
+        before = side.size.width
+        await pilot.press("alt+left", "alt+left")
+        await pilot.pause(0.2)
+        assert side.size.width >= before + 2 * 160 * 5 // 100 - 2, (before, side.size.width)
+        await pilot.press("alt+right", "alt+right", "alt+right")
+        await pilot.pause(0.2)
+        assert side.size.width < before
+        await pilot.resize_terminal(80, 24)  # narrow: one pane at a time fills the screen, whatever the share
+        await pilot.pause(0.3)
+        assert app.screen.has_class("-narrow") and app.query_one("#conversation-pane").outer_size.width == 80
+    await asyncio.sleep(0.2)  # the preferences are written in a thread
+    assert json.loads((tmp_path / "config" / "tuiagent" / "ui.json").read_text()) == {"theme": "light", "side_share": 35}
+    app = make_app(repo)  # the next run starts with them
+    async with app.run_test(size=(160, 40)) as pilot:
+        await ready(pilot)
+        await pilot.pause(0.2)
+        assert app.theme == "textual-light" and app.side_share == 35
+        assert app.query_one("#side").outer_size.width == 160 * 35 // 100
+
+
+async def test_redo_takes_back_an_undo_files_and_tools_and_undo_works_again(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"}),
+                      tool_use("create_tool", {"name": "double", "source": tool_source("double")})), reply(text("done")))
+    (repo / ".agent").mkdir()
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["write_file"]\n')
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "/redo")
+        await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Nothing to redo") for e in app.conversation.entries),
+                         message="nothing to redo yet")
+        await send(pilot, app, "readme and a tool")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
+        await wait_until(pilot, lambda: row_names(app) == ["double"], message="the tool")
+        await send(pilot, app, "/undo")
+        await answer_confirm(pilot)
+        await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n" and row_names(app) == [], timeout=30,
+                         message="the undo")
+        user = next(entry for entry in app.conversation.entries if entry.kind == "user")
+        await wait_until(pilot, lambda: user.undone, message="marked undone")
+        (repo / "notes.txt").write_text("mine\n")  # an unrelated edit of the person's: redo leaves it alone
+        await send(pilot, app, "/redo")
+        await answer_confirm(pilot)
+        await wait_until(pilot, lambda: (repo / "README.md").read_text() == "agent readme\n", timeout=30, message="the redo")
+        await wait_until(pilot, lambda: row_names(app) == ["double"], timeout=30, message="the tool restored")
+        assert (repo / "notes.txt").read_text() == "mine\n"
+        await wait_until(pilot, lambda: not user.undone, message="the mark gone")
+        assert not app.runtime.undo.turns(app.runtime.session)[-1].undone
+        await send(pilot, app, "/undo")  # the journal knows the turn is back: undo takes it back again
+        await answer_confirm(pilot)
+        await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=30, message="undo again")
+
+
+async def test_a_running_shell_command_shows_its_elapsed_time(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "sleep 3; echo slept"})), reply(text("done")))
+    (repo / ".agent").mkdir()
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell"]\n')
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "sleep")
+        await wait_until(pilot, lambda: any(isinstance(w, ToolCallBlock) for w in app.conversation.children), timeout=30, message="the block")
+        block = next(w for w in app.conversation.children if isinstance(w, ToolCallBlock))
+        await wait_until(pilot, lambda: "running · 2." in block.title, timeout=30, message="the timer at 2 s")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
+        assert "running" not in block.title and " ok · " in block.title
+
+
+def test_retries_of_one_failure_fold_into_one_notice() -> None:
+    from tui_agent.core.events import Notice
+    from tui_agent.ui.transcript import transcript_of
+
+    failure = "could not connect to http://127.0.0.1:9/v1\n(connection refused): is the server running?"
+    events = [Notice(f"{failure} — retrying ({n}/3) in {0.5 * 2 ** n:.1f}s", "warning") for n in (1, 2, 3)]
+    events.append(Notice("something else — retrying (1/3) in 0.5s", "warning"))
+    entries = transcript_of(events).entries
+    assert [entry.text for entry in entries] == [f"{failure} — retrying (3/3) in 4.0s", "something else — retrying (1/3) in 0.5s"]
+
+
+async def test_every_new_feature_is_in_the_palette_and_in_help(repo: Path, no_model: None) -> None:
+    from tui_agent.ui.palette import palette_commands
+
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        titles = {command.title for command in palette_commands(app)}
+        for title in ("/compact", "/copy", "/theme", "/redo", "!command", "Copy the last code block", "Edit the prompt in $EDITOR",
+                      "Side panes: wider", "Side panes: narrower", "Permission mode: next"):
+            assert title in titles, title
+        await send(pilot, app, "/help")
+        await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Commands:") for e in app.conversation.entries),
+                         message="the help")
+        shown = next(e.text for e in app.conversation.entries if e.kind == "notice" and e.text.startswith("Commands:"))
+        for words in ("/compact", "/copy", "/theme", "/redo", "!command", "shift+tab permission mode", "ctrl+g the prompt in $EDITOR",
+                      "alt+←/alt+→ side panes", "ctrl+c copy / stop / clear / twice quits", "No model is configured"):
+            assert words in shown, words
+
+
+async def test_tab_goes_to_the_queued_prompts_while_there_are_some(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("slow answer"), delay_s=2.0), reply(text("second")))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "first")
+        await wait_until(pilot, lambda: app.turns.running, message="the turn")
+        await send(pilot, app, "queued one")
+        await wait_until(pilot, lambda: len(app.turns.queue) == 1, message="the queued prompt")
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.focused is not None and app.focused.id == "prompt-queue"
+        await wait_until(pilot, lambda: turn_answered(app, "second"), timeout=60, message="both turns")

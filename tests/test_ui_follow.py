@@ -1,0 +1,111 @@
+"""The conversation follows: sending a prompt scrolls to the end; a reader scrolled up gets a "new below" marker instead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fake_messages_api import FakeMessagesAPI, reply, text
+from tests.ui_support import make_app, ready, wait_until
+from tui_agent.ui.app import TuiAgentApp
+
+LONG = "\n\n".join(f"Paragraph {i}: " + "words " * 20 for i in range(30))
+
+
+async def send(pilot, app: TuiAgentApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
+    app.prompt_area.focus()
+    app.prompt_area.insert(prompt)
+    await pilot.press("enter")
+
+
+def answered(app: TuiAgentApp, turns: int) -> bool:
+    """`turns` turns are over and the last one's whole (long) answer is in the conversation."""
+    users = sum(1 for entry in app.conversation.entries if entry.kind == "user")
+    last = app.conversation.entries[-1] if app.conversation.entries else None
+    return not app.turns.running and users == turns and last is not None and last.kind == "assistant" and "Paragraph 29" in last.text
+
+
+def at_bottom(app: TuiAgentApp) -> bool:
+    conversation = app.conversation
+    return conversation.max_scroll_y > 0 and conversation.scroll_y >= conversation.max_scroll_y - 1
+
+
+async def test_sending_a_prompt_after_page_up_scrolls_to_the_end(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text(LONG)), reply(text("Second answer. " + LONG)))
+    app = make_app(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "first")
+        await wait_until(pilot, lambda: answered(app, 1), timeout=30, message="the first answer")
+        await wait_until(pilot, lambda: at_bottom(app), message="the view at the end")
+        app.conversation.focus()
+        await pilot.press("pageup", "pageup")
+        await pilot.pause(0.2)
+        assert not at_bottom(app)
+        await send(pilot, app, "second")
+        await wait_until(pilot, lambda: answered(app, 2), timeout=30, message="the second answer")
+        await pilot.pause(0.3)
+        assert at_bottom(app), (app.conversation.scroll_y, app.conversation.max_scroll_y)
+        assert not app.conversation.new_below.display
+
+
+async def test_a_reader_scrolled_up_sees_a_new_below_marker_and_is_not_moved(repo: Path, api: FakeMessagesAPI) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        for i in range(6):
+            await app.add_notice(f"notice {i}\n" + "line\n" * 6)
+        await pilot.pause(0.2)
+        assert at_bottom(app)
+        app.conversation.focus()
+        await pilot.press("pageup")
+        await pilot.pause(0.2)
+        where = app.conversation.scroll_y
+        await app.add_notice("something new happened")
+        await pilot.pause(0.2)
+        assert app.conversation.scroll_y == where  # the reader is not moved
+        marker = app.conversation.new_below
+        assert marker.display and "new below" in str(marker.render())
+        await pilot.press("end")  # back at the end: the marker goes, the view follows again
+        await pilot.pause(0.2)
+        assert not marker.display
+        await app.add_notice("and more\n" + "line\n" * 6)
+        await pilot.pause(0.2)
+        assert at_bottom(app) and not marker.display
+
+
+async def test_after_unfolding_a_tool_call_and_after_resume_sending_still_follows(repo: Path, api: FakeMessagesAPI) -> None:
+    from tests.fake_messages_api import tool_use
+    from tui_agent.ui.widgets.messages import ToolCallBlock
+
+    (repo / "notes.txt").write_text("".join(f"note {n}\n" for n in range(200)))
+    api.enqueue(reply(tool_use("read_file", {"path": "notes.txt"})), reply(text(LONG)), reply(text("Second answer. " + LONG)),
+                reply(text("Third answer. " + LONG)))
+    app = make_app(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "read the notes")
+        await wait_until(pilot, lambda: answered(app, 1), timeout=30, message="the first answer")
+        block = next(w for w in app.conversation.children if isinstance(w, ToolCallBlock))
+        block.collapsed = False  # unfolded: 200 lines of result, the reader up there
+        app.conversation.scroll_to_widget(block, animate=False, top=True)
+        await pilot.pause(0.2)
+        assert not at_bottom(app)
+        await send(pilot, app, "second")
+        await wait_until(pilot, lambda: answered(app, 2), timeout=30, message="the second answer")
+        await pilot.pause(0.3)
+        assert at_bottom(app)
+        session_id = app.runtime.session.id
+
+    app = make_app(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, f"/resume {session_id}")
+        await wait_until(pilot, lambda: any(e.text == f"Resumed session {session_id}." for e in app.conversation.entries),
+                         message="the resumed session")
+        app.conversation.focus()
+        await pilot.press("pageup", "pageup")
+        await pilot.pause(0.2)
+        await send(pilot, app, "third")
+        await wait_until(pilot, lambda: answered(app, 3), timeout=30, message="the third answer")
+        await pilot.pause(0.3)
+        assert at_bottom(app) and not app.conversation.new_below.display

@@ -1,0 +1,53 @@
+"""Two keys as Claude Code has them: ctrl+c (copy, stop, clear, twice quits) and shift+tab (the permission mode)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from textual.widgets import Input, TextArea
+
+if TYPE_CHECKING:
+    from tui_agent.ui.app import TuiAgentApp
+
+QUIT_AGAIN_S = 2.0
+PERMISSION_MODE_CYCLE = ("ask", "auto", "read-only")
+PERMISSION_MODE_HELP = {
+    "ask": "Shell commands, edits and tools that write ask first (allow rules still apply).",
+    "auto": "Edits to project files are approved without asking; shell commands and network still ask.",
+    "read-only": "Nothing that writes or runs a shell command is allowed; the agent is told it was refused.",
+}
+
+
+def interrupt(app: TuiAgentApp) -> None:
+    """ctrl+c: copy a selection, else stop the turn, else clear the prompt (↑ brings it back), else press twice to quit."""
+    focused = app.focused
+    if isinstance(focused, (TextArea, Input)) and focused.selected_text:
+        focused.action_copy()
+        return
+    now, armed = time.monotonic(), app.interrupted_at
+    app.interrupted_at = -QUIT_AGAIN_S  # only a press right after the "again" notice quits
+    prompt = app.prompt_area
+    if app.turns.running:
+        app.turns.cancel()
+    elif prompt.text.strip():
+        prompt.prompt_history.add(prompt.text)
+        prompt.load_text("")
+    elif now - armed < QUIT_AGAIN_S:
+        app.exit(0)
+    else:
+        app.notify("Press ctrl+c again to quit (ctrl+q quits at once).", timeout=QUIT_AGAIN_S)
+        app.interrupted_at = now
+
+
+def cycle_permission_mode(app: TuiAgentApp) -> None:
+    """shift+tab: ask → auto → read-only → ask, for the next tool calls of this session (the header shows it)."""
+    if app.runtime is None:
+        app.notify("The project is still opening.", severity="warning")
+        return
+    permissions = app.runtime.permissions
+    modes = PERMISSION_MODE_CYCLE
+    mode = modes[(modes.index(permissions.mode) + 1) % len(modes)] if permissions.mode in modes else modes[0]
+    permissions.set_mode(mode)
+    app.header.permission_mode = mode
+    app.notify(f"Permission mode: {mode}. {PERMISSION_MODE_HELP[mode]}", timeout=6)

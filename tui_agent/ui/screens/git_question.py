@@ -1,0 +1,82 @@
+"""The question before a project outside any git repository is opened: create one, go on without git, or quit."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+if TYPE_CHECKING:
+    from tui_agent.ui.app import TuiAgentApp
+
+GitAnswer = Literal["create", "without", "quit"]
+
+
+def in_repository(folder: Path) -> bool:
+    """Whether `folder` is inside a git work tree (git itself answers, as the core's root finding does)."""
+    from tui_agent.core.rootfind import repository_top
+
+    try:
+        return repository_top(folder) is not None
+    except ValueError:  # a repository git refuses: the runtime says why
+        return True
+
+
+async def outside_git_answer(app: TuiAgentApp) -> bool:
+    """Outside any repository, with no `.agent/` yet: ask before anything is written (False: the person quit)."""
+    root = app.project_root
+    if app.options.init_git or await asyncio.to_thread(lambda: (root / ".agent").exists() or in_repository(root)):
+        return True
+    answer = await app.ask(GitQuestionScreen(root))
+    if answer == "create":
+        app.options = replace(app.options, init_git=True)
+        return True
+    if answer == "without":
+        app.git_declined = True  # the core's own question (ask_init_git) is answered with this
+        return True
+    app.exit(0, message=f"tuiagent: nothing was created in {root}.")
+    return False
+
+
+class GitQuestionScreen(ModalScreen[GitAnswer]):
+    """Asked before anything is written: y creates the repository, c goes on without git, n or Escape quits."""
+
+    BINDINGS = [Binding("y", "answer('create')", "Create"), Binding("c", "answer('without')", "Without git"),
+                Binding("n,escape", "answer('quit')", "Quit")]
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.folder = folder
+
+    @property
+    def question(self) -> str:
+        return (f"[b]{escape(str(self.folder))}[/b] is not a git repository and nothing has been written to it yet.\n"
+                "y: create a repository (git init); tools are kept in .agent/ and versioned in git.\n"
+                "c: continue without git; tools are kept in .agent/ here, uncommitted (no /undo).\n"
+                "n: quit; nothing is created.")
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-dialog", classes="dialog"):
+            yield Static(self.question, id="confirm-question")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Create repo (y)", id="create", variant="primary")
+                yield Button("Without git (c)", id="without")
+                yield Button("Quit (n)", id="quit")
+
+    def on_mount(self) -> None:
+        self.query_one("#quit", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.action_answer(str(event.button.id))
+
+    def action_answer(self, answer: str) -> None:
+        if answer in ("create", "without", "quit"):
+            self.dismiss(answer)  # type: ignore[arg-type]

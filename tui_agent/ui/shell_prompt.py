@@ -1,0 +1,56 @@
+"""`!command` typed in the prompt: the command runs through run_shell's own path (the permission check, then the
+sandbox), shows as a tool block, and the model is told what ran and what it printed."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+from tui_agent.ui.widgets.messages import Entry
+
+if TYPE_CHECKING:
+    from tui_agent.ui.app import TuiAgentApp
+
+NOTE_CHARS = 4000
+"""How much of the output the model is told (the block shows all of it)."""
+
+
+def bang_command(text: str) -> str | None:
+    """The command of a `!command` prompt (None for anything else; `!` alone is not one)."""
+    stripped = text.strip()
+    if not stripped.startswith("!") or stripped.startswith("!!"):
+        return None
+    return stripped[1:].strip() or None
+
+
+async def run_bang(app: TuiAgentApp, command: str) -> None:
+    """Run `command` as run_shell would for the agent (asked, refused or allowed by the same mode and rules)."""
+    from tui_agent.core.agent.exec_tools import run_shell
+    from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
+
+    if app.turns.running:
+        app.turns.queue.push(f"!{command}", "command")  # one sandbox, one thing at a time: after the turn
+        return
+    runtime = app.runtime
+    if runtime is None:
+        await app.add_notice("The project is still opening: try again in a moment.", "warning")
+        return
+    call_id = f"bang-{uuid.uuid4().hex[:12]}"
+    entry = Entry("tool", call_id=call_id, tool="run_shell", arguments={"command": command})
+    block = await app.conversation.add(entry)
+    context = ToolContext(project=runtime.project, permissions=runtime.permissions, sandbox=runtime.sandbox,
+                          call_id=call_id, tool_name="run_shell")
+    started = time.monotonic()
+    try:
+        output = await run_shell(context, {"command": command})
+        entry.result, entry.is_error = output.text, output.is_error
+    except ToolFailure as failure:
+        entry.result, entry.is_error = str(failure), True
+    entry.duration_ms = (time.monotonic() - started) * 1000
+    block.collapsed = False  # type: ignore[attr-defined]
+    app.conversation.refresh_entry(entry)
+    agent = runtime.agent
+    if agent is not None:
+        shown = entry.result if len(entry.result) <= NOTE_CHARS else entry.result[:NOTE_CHARS] + "\n[…cut]"
+        agent.add_note(f"The user ran a shell command themselves (`!{command}`):\n{shown}")
