@@ -232,7 +232,7 @@ class SlashCommands:
         if self.app.turns.running:
             self.app.turns.queue.push("/compact", "command")  # the turn's messages are in use: runs when it is over
             return
-        agent = self.app.runtime.agent if self.app.runtime is not None else None
+        agent = agent_of(self.app.state)
         if agent is None:
             await self.app.add_notice(self.app.no_model_message(), "warning")
             return
@@ -271,7 +271,7 @@ class SlashCommands:
             await self.app.add_notice(str(exc), "error")
             return
         await self.app.turns.show_session(path, session_id)
-        agent = runtime.agent if runtime is not None else None
+        agent = agent_of(self.app.state)
         if agent is None:
             await self.app.add_notice("(shown only: no model is configured to continue it)", "warning")
         else:

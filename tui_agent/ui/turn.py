@@ -209,7 +209,7 @@ class TurnRunner:
             header.input_tokens = event.session_input_tokens + event.session_cache_read_tokens + event.session_cache_write_tokens
             header.output_tokens = event.session_output_tokens or header.output_tokens + event.output_tokens
             header.cost_usd = event.session_cost_usd
-            agent = app.runtime.agent if app.runtime is not None else None
+            agent = agent_of(app.state)
             if agent is not None:
                 header.context_percent = context_percent_of(event, agent.context_limit_tokens)
         elif isinstance(event, TurnFailed):
