@@ -263,7 +263,7 @@ def _new_core(project: Project, approve: ApprovalCallback, *, model: str | None,
         core.problems.append(f"new or changed since you last opened this project (a pull, an outside edit): tools "
                              f"{', '.join(pulled)}; they run sandboxed, look them over in the catalog pane")
     if not status.trusted:
-        core.problems.extend(restricted_notes(settings, status))
+        core.problems.extend(restricted_notes(core.project, settings, status))
         if ignored_grants(settings):  # a refusal says why the project's own rules did not apply, and how they would
             permissions.denial_hint = (f"{permissions.denial_hint} The project's own permission grants are ignored "
                                        "until it is trusted (`tuiagent trust`).").strip()
@@ -296,7 +296,7 @@ def _agent(opening: Runtime, client: ModelClient, messages: list[dict[str, Any]]
     agent = Agent(project=core.project, settings=core.settings, client=client, permissions=core.permissions,
                   session=core.session, sandbox=core.sandbox, catalog=workshop.catalog, recipes=workshop.recipes,
                   messages=messages, usage=usage, changes=core.changes, watcher=workshop.watcher,
-                  tool_providers=_mcp_providers(workshop.mcp))
+                  tool_providers=_mcp_providers(workshop.mcp), trusted=not isinstance(opening, Restricted))
     agent.recorder = core.undo
     return agent
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from tui_agent.core.agent.instructions import unread_instructions
 from tui_agent.core.agent.permissions import ApprovalCallback, Permissions
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.trust.check import TrustStatus
@@ -31,12 +32,16 @@ def project_permissions(project: Project, settings: Settings, status: TrustStatu
     return permissions
 
 
-def restricted_notes(settings: Settings, status: TrustStatus) -> list[str]:
+def restricted_notes(project: Project, settings: Settings, status: TrustStatus) -> list[str]:
     """The warnings a restricted session starts with: why, how to trust, and which grants are ignored."""
     notes = [f"restricted mode: {status.reason()}"]
     ignored = ignored_grants(settings)
     if ignored:
         notes.append(f"restricted mode: ignoring the project's grants ({', '.join(ignored)})")
+    unread = unread_instructions(project.root)
+    if unread:
+        notes.append(f"restricted mode: {' and '.join(unread)} not given to the model as instructions until you trust "
+                     "the project (the model can still read them as files)")
     return notes
 
 

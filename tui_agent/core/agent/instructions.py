@@ -36,6 +36,18 @@ def init_prompt(extra: str = "") -> str:
     return INIT_PROMPT + (f"\n\nThe person adds: {extra.strip()}" if extra.strip() else "")
 
 
+def unread_instructions(root: Path) -> list[str]:
+    """The project's instruction files that exist (what a restricted session leaves out of the prompt)."""
+    found = []
+    for name in PROJECT_FILES:
+        try:
+            if confine(root, name).is_file():  # a symlink out of the project is not an instruction file
+                found.append(name)
+        except PathRefused:
+            continue
+    return found
+
+
 def config_folder() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "tuiagent"
@@ -52,15 +64,16 @@ def _read_limited(path: Path) -> str | None:
     return text or None
 
 
-def project_instructions(root: Path) -> str:
+def project_instructions(root: Path, *, trusted: bool = True) -> str:
     """The instruction files as one text for the system prompt ("" when there are none). A project file is read only
-    when it is a regular file inside the project (a symlink out of it, e.g. to a key file, is not followed)."""
+    when it is a regular file inside the project (a symlink out of it, e.g. to a key file, is not followed), and only
+    in a trusted project: a cloned repository's AGENTS.md is whoever pushed it, speaking as the project's owner."""
     parts: list[str] = []
     personal = _read_limited(config_folder() / PERSONAL_NAME)
     if personal:
         parts.append(f"The person's own instructions (their {PERSONAL_NAME} in {config_folder()}), for every project:\n{personal}")
     seen: set[str] = set()
-    for name in PROJECT_FILES:
+    for name in PROJECT_FILES if trusted else ():
         try:
             real = confine(root, name)
         except PathRefused:

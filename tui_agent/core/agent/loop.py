@@ -58,8 +58,11 @@ class Agent:
         changes: ChangeFeed | None = None,
         watcher: ProjectWatcher | None = None,
         tool_providers: list[ToolProvider] | None = None,
+        trusted: bool = True,
     ) -> None:
         self.project = project
+        self.trusted = trusted
+        """False in a restricted (untrusted) project: its AGENTS.md/CLAUDE.md stay out of the system prompt."""
         self.settings = settings
         self.client = client
         self.permissions = permissions
@@ -154,7 +157,7 @@ class Agent:
     def _session_context(self) -> tuple[str, str]:
         """AGENTS.md/CLAUDE.md and the environment, read at the session's first request and kept for the session."""
         if self._context is None:
-            self._context = (project_instructions(self.project.root), Environment.capture(self.project.root).text())
+            self._context = (project_instructions(self.project.root, trusted=self.trusted), Environment.capture(self.project.root).text())
         return self._context
 
     def _announce_changes(self) -> None:

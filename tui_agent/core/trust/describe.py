@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from tui_agent.core.agent.instructions import unread_instructions
 from tui_agent.core.project import ConfigError, Project
 from tui_agent.core.trust.grants import AUTOMATIC_TRIGGERS, Grant, project_grants, recipe_line
 
@@ -25,6 +26,7 @@ class Description:
     virtualenv: str | None
     symlinks: tuple[str, ...]
     problems: tuple[str, ...]
+    instructions: tuple[str, ...] = ()
 
     def sections(self) -> list[tuple[str, list[str]]]:
         """(title, lines) in reading order; an empty section says so."""
@@ -37,6 +39,7 @@ class Description:
             ("MCP servers (run outside the sandbox)", list(self.mcp) or ["none"]),
             ("Virtualenv (first on the sandbox's PATH)", [self.virtualenv or "none"]),
             ("Symlinks under .agent/", list(self.symlinks) or ["none"]),
+            ("Instructions to the model (read into its system prompt)", list(self.instructions) or ["none"]),
             *([("Problems", list(self.problems))] if self.problems else []),
         ]
 
@@ -57,7 +60,18 @@ def describe(project: Project) -> Description:
     grants = project_grants(project)
     return Description(str(project.root), tuple(grants), tuple(_recipes(project)), tuple(_tools(project)),
                        tuple(grant.text for grant in grants if grant.key.startswith("mcp:")),
-                       _virtualenv(project.root), tuple(_symlinks(project)), tuple(problems))
+                       _virtualenv(project.root), tuple(_symlinks(project)), tuple(problems),
+                       tuple(_instructions(project.root)))
+
+
+def _instructions(root: Path) -> list[str]:
+    """AGENTS.md / CLAUDE.md at the root, each with its size and first line."""
+    lines = []
+    for name in unread_instructions(root):
+        text = (root / name).read_text(encoding="utf-8", errors="replace")
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        lines.append(f"{name} ({len(text.splitlines())} lines): {first[:100]}")
+    return lines
 
 
 def _recipes(project: Project) -> list[str]:
