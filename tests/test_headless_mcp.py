@@ -24,7 +24,11 @@ BROKEN = {"command": "/nonexistent/mcp-server"}
 
 @pytest.fixture(autouse=True)
 def private_trust_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config folder of the test's own, where the test's folder is a trusted workspace (MCP servers still need theirs)."""
+    from tui_agent.core.trust import trust_folder
+
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    trust_folder(str(tmp_path))
 
 
 def tuiagent(repo: Path, *args: str, stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess[str]:

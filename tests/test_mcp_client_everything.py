@@ -28,7 +28,11 @@ def api_name(tool: str) -> str:
 
 @pytest.fixture(autouse=True)
 def private_trust_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config folder of the test's own, where the test's folder is a trusted workspace (MCP servers still need theirs)."""
+    from tui_agent.core.trust import trust_folder
+
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    trust_folder(str(tmp_path))
 
 
 async def ready(runtime, name: str = "everything", timeout: float = 180.0) -> None:
