@@ -82,7 +82,8 @@ def solved(answer: str, expected: list[str]) -> bool:
 
 async def run_condition(root: Path, expected: dict[str, list[str]], *, authoring: bool, model: str | None,
                         base_url: str | None = None, api_key: str | None = None) -> Outcome:
-    runtime = await open_runtime(root, approve=approve_all, model=model, base_url=base_url, api_key=api_key)
+    runtime = await open_runtime(root, approve=approve_all, model=model, base_url=base_url, api_key=api_key,
+                                 trust_project=True)  # the project this benchmark generated: trusted for the run
     try:
         agent = runtime.agent
         if agent is None:

@@ -133,4 +133,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from trusted_temp import trust_temporary_projects
+
+    trust_temporary_projects()
     main()

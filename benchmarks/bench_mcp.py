@@ -105,6 +105,9 @@ async def main(writes: int) -> None:
 
 
 if __name__ == "__main__":
+    from trusted_temp import trust_temporary_projects
+
+    trust_temporary_projects()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--writes", type=int, default=20)
     asyncio.run(main(parser.parse_args().writes))

@@ -261,4 +261,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from trusted_temp import trust_temporary_projects
+
+    trust_temporary_projects()
     main()
