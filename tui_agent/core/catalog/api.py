@@ -64,8 +64,8 @@ class Catalog:
         """Create `.agent/`, find (or, if `ask_init_git` agrees, create) the repository, then load the tools."""
         if project.outside_git:
             raise ValueError(f"{project.root} is used without git, so it has no tools or recipes (they are kept in "
-                             ".agent/ and versioned in git); to have them, create the repository: start again and "
-                             "answer y, or pass --init-git")
+                             ".agent/ and versioned in git); to have them, create the repository (git init, or "
+                             "start with --init-git)")
         project.ensure_layout()
         git = CatalogGit(project.root)
         if not git.status().has_repo and ask_init_git is not None:
