@@ -46,8 +46,8 @@ async def test_narrow_terminal_switches_to_tabs_and_back(repo: Path) -> None:
         assert app.header.sandbox_tier in ("bubblewrap", "rlimits") and app.header.branch == "main" and app.header.model == "no model"
 
 
-@pytest.mark.parametrize("create", [True, False])
-async def test_without_a_git_repo_it_asks_whether_to_create_one(tmp_path: Path, create: bool) -> None:
+async def test_without_a_git_repo_it_asks_whether_to_create_one(tmp_path: Path) -> None:
+    """`y` creates the repository; `c` (without git) is tests/test_ui_startup.py's."""
     folder = tmp_path / "plain"
     folder.mkdir()
     app = make_app(folder)
@@ -55,13 +55,12 @@ async def test_without_a_git_repo_it_asks_whether_to_create_one(tmp_path: Path, 
         await wait_until(pilot, lambda: isinstance(app.screen, GitQuestionScreen), timeout=20, message="the git question")
         assert "not a git repository" in str(app.screen.question)  # type: ignore[attr-defined]
         assert list(folder.iterdir()) == []  # asked before anything is written
-        await pilot.press("y" if create else "c")
+        await pilot.press("y")
         await ready(pilot)
-        assert (folder / ".git").is_dir() == create
+        assert (folder / ".git").is_dir()
         await app.runtime.catalog.save_tool("double", tool_source("double"))
         await wait_until(pilot, lambda: row_names(app) == ["double"], message="the tool in the pane")
-        if create:
-            assert git(folder, "log", "--format=%s").splitlines()[0] == "tuiagent: add tool double"
+        assert git(folder, "log", "--format=%s").splitlines()[0] == "tuiagent: add tool double"
 
 
 async def test_quitting_at_the_git_question_creates_nothing(tmp_path: Path) -> None:

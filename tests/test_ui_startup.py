@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text
-from tests.ui_support import SIZE, make_app, wait_until
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.ui_support import SIZE, make_app, turn_answered, wait_until
+from tui_agent.ui.screens.git_question import GitQuestionScreen
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.runtime_bridge import LaunchOptions, UICallbacks, open_runtime_for_ui
 
@@ -85,6 +87,33 @@ async def test_without_a_model_a_queued_prompt_goes_back_into_the_prompt_box(rep
         assert not app.turns.queue
         notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
         assert any("back in the prompt box" in notice for notice in notices)
+
+
+async def test_continuing_without_git_writes_nothing_to_the_folder(tmp_path: Path, api: FakeMessagesAPI) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("remember the milk\n")
+    api.enqueue(reply(tool_use("read_file", {"path": "notes.txt"}), tool_use("run_shell", {"command": "cat notes.txt"})),
+                reply(text("It says: remember the milk.")))
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, GitQuestionScreen), timeout=20, message="the git question")
+        assert "nothing is written here" in str(app.screen.question)  # type: ignore[attr-defined]
+        await pilot.press("c")
+        await wait_until(pilot, lambda: app.ready.is_set(), timeout=30, message="the runtime")
+        runtime = app.runtime
+        assert runtime is not None and runtime.catalog is None and runtime.project.outside_git
+        notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
+        assert any("used without git" in notice for notice in notices), notices  # why there are no tools
+        await type_prompt(pilot, app, "what does notes.txt say?")
+        await wait_until(pilot, lambda: len(app.screen_stack) > 1, timeout=30, message="the run_shell approval")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: turn_answered(app, "It says: remember the milk."), timeout=30, message="the answer")
+        read, shell = api.requests[1].tool_results()
+        assert "remember the milk" in read["content"] and "remember the milk" in shell["content"]
+        assert os.listdir(folder) == ["notes.txt"]
+        assert any(runtime.project.sessions_dir.iterdir())  # the session is kept, outside the folder
+    assert os.listdir(folder) == ["notes.txt"]
 
 
 def test_prompt_queue_keeps_order_and_tells_listeners() -> None:

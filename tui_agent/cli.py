@@ -129,7 +129,8 @@ def resolve_project(args: argparse.Namespace) -> str | None:
         print(f"tuiagent: warning: {warning}", file=sys.stderr)
     args.project = str(located.root)
     creates_agent_dir = getattr(args, "sandbox_command", None) != "status" and args.command not in ("trust", "untrust")
-    asks_first = getattr(args, "command", None) is None and getattr(args, "prompt", None) is None  # the TUI asks
+    # the TUI asks; a headless prompt goes on without git (nothing is written to the folder)
+    asks_first = getattr(args, "command", None) is None
     if (not located.in_repository and not (located.root / ".agent").is_dir() and creates_agent_dir
             and not getattr(args, "init_git", False) and not asks_first):
         return outside_repository_message(located.root)

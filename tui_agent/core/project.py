@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import errno
+import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,19 +25,40 @@ config.local.toml
 """
 
 
+def outside_state_home() -> Path:
+    """`$XDG_STATE_HOME/tuiagent/projects` (default `~/.local/state/...`): local state of folders outside git."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "tuiagent" / "projects"
+
+
 @dataclass(frozen=True)
 class Project:
-    """Paths of one project: its root and everything under `.agent/`."""
+    """Paths of one project: its root and everything under `.agent/` (or, for a folder the person chose to use
+    without git, under `kept_at`, a folder of the person's own outside it: that folder is never written to)."""
 
     root: Path
+    kept_at: Path | None = None
 
     @classmethod
     def at(cls, root: str | Path) -> "Project":
         return cls(Path(root).resolve())
 
+    @classmethod
+    def kept_outside(cls, root: str | Path) -> "Project":
+        """A folder used without git: its local state (sessions, run logs, caches) lives in
+        `outside_state_home()/<name>-<hash of the real path>/`, so nothing is created in the folder itself."""
+        real = Path(root).resolve()
+        digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+        return cls(real, outside_state_home() / f"{real.name or 'root'}-{digest}")
+
+    @property
+    def outside_git(self) -> bool:
+        """Used without git by the person's choice: no `.agent/` in the folder, no tools or recipes."""
+        return self.kept_at is not None
+
     @property
     def agent_dir(self) -> Path:
-        return self.root / AGENT_DIR
+        return self.kept_at if self.kept_at is not None else self.root / AGENT_DIR
 
     @property
     def tools_dir(self) -> Path:
@@ -76,6 +99,10 @@ class Project:
         is left as it is (read as a catalog that cannot change)."""
         from tui_agent.core.versioning.localexclude import ensure_excluded  # plain file work, no git process
 
+        if self.kept_at is not None:  # the person's own folder, outside the project: no ignore rules needed
+            for folder in (self.sessions_dir, self.runs_dir, self.cache_dir):
+                folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            return
         in_git = ensure_excluded(self.root)
         try:
             for folder in (self.tools_dir, self.recipes_dir, self.sessions_dir, self.runs_dir, self.cache_dir):

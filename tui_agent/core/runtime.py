@@ -15,6 +15,7 @@ from tui_agent.core.agent.permissions import ApprovalCallback
 from tui_agent.core.agent.pricing import UsageTotals, default_model
 from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_messages
 from tui_agent.core.changes import ChangeFeed
+from tui_agent.core.outside_git import project_for
 from tui_agent.core.project import Project
 from tui_agent.core.runtime_restricted import preview_stores, project_permissions, restricted_notes
 from tui_agent.core.runtime_state import Core, NoModel, Ready, Restricted, Runtime, Workshop, usage_from_session
@@ -184,7 +185,7 @@ async def open_runtime(
 
     An untrusted project opens `Restricted` (`problems` says why and how to trust it); a trusted one `NoModel` or
     `Ready`. `trust_project` trusts it for this run only (`--trust-project`), recording nothing."""
-    core = _new_core(Project.at(project_root), approve, model=model, permission_mode=permission_mode,
+    core = _new_core(await project_for(project_root, ask_init_git), approve, model=model, permission_mode=permission_mode,
                      allowed_tools=allowed_tools, denial_hint=denial_hint, trust_project=trust_project)
     project, settings = core.project, core.settings
     wants_model = model_configured(api_key, base_url)

@@ -251,8 +251,8 @@ class SlashCommands:
         if self.app.turns.running:
             self.app.turns.queue.push(f"/resume {args}".strip(), "command")  # runs when the turn is over
             return
-        project = Project.at(self.app.project_root)
         runtime = self.app.runtime
+        project = runtime.project if runtime is not None else Project.at(self.app.project_root)  # its sessions folder
         session_id = args.strip()
         if not session_id:
             current = runtime.session.id if runtime is not None and runtime.session is not None else None

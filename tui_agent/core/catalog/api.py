@@ -62,6 +62,10 @@ class Catalog:
                    inspect_timeout_s: float = 60.0, test_timeout_s: float = 10.0,
                    changes: ChangeFeed | None = None) -> "Catalog":
         """Create `.agent/`, find (or, if `ask_init_git` agrees, create) the repository, then load the tools."""
+        if project.outside_git:
+            raise ValueError(f"{project.root} is used without git, so it has no tools or recipes (they are kept in "
+                             ".agent/ and versioned in git); to have them, create the repository (git init, or "
+                             "start with --init-git)")
         project.ensure_layout()
         git = CatalogGit(project.root)
         if not git.status().has_repo and ask_init_git is not None:

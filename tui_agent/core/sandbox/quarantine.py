@@ -162,9 +162,10 @@ class _Mover:
         return self.folder
 
 
-def begin(root: Path, before: Watch) -> Path | None:
-    """Record the watch so that a crash during the run does not skip the sweep; None if it cannot be written."""
-    folder = root / SWEEPS
+def begin(root: Path, before: Watch, records: Path | None = None) -> Path | None:
+    """Record the watch (in `records`, by default `.agent/cache/sweeps`) so that a crash during the run does not skip
+    the sweep; None if it cannot be written."""
+    folder = records or root / SWEEPS
     record = folder / f"{os.getpid()}-{secrets.token_hex(4)}.json"
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -184,10 +185,10 @@ def finish(record: Path | None) -> None:
             pass
 
 
-def recover(root: Path) -> list[str]:
+def recover(root: Path, records: Path | None = None) -> list[str]:
     """Sweep for the records of runs whose tuiagent process died before it could (at the next sandbox start)."""
     notes: list[str] = []
-    folder = root / SWEEPS
+    folder = records or root / SWEEPS
     if not folder.is_dir() or folder.is_symlink():
         return notes
     for record in sorted(folder.glob("*.json")):

@@ -96,7 +96,7 @@ class Sandbox:
         check_level(tier, min_level)
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
-        sandbox.notices += await asyncio.to_thread(quarantine.recover, project.root)
+        sandbox.notices += await asyncio.to_thread(quarantine.recover, project.root, project.cache_dir / "sweeps")
         sandbox.toolchain = await asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
                                                     extra_paths=settings.sandbox_paths, project_venv=project_venv)
         if sandbox.fork_pool is not None:
@@ -247,7 +247,7 @@ class Sandbox:
         request["tool_dirs"] = [] if "tool_paths" in request else [str(self.project.tools_dir)]
         writable = self._project_writable(effective)
         watched = await asyncio.to_thread(quarantine.watch, self.project.root) if writable else None
-        record = quarantine.begin(self.project.root, watched) if watched is not None else None
+        record = quarantine.begin(self.project.root, watched, self.project.cache_dir / "sweeps") if watched is not None else None
         if effective.project_writable:  # before the run: a commit made while it runs must not run hooks either
             self._hold_hooks(request)
         ignored_before = await asyncio.to_thread(ignored.take, self.project.root, self._site_dirs()) \
@@ -298,6 +298,8 @@ class Sandbox:
 
     def _hold_hooks(self, request: dict[str, Any]) -> None:
         """Agent code may change files the user's git hooks run: catalog commits with hooks wait for the person."""
+        if self.project.outside_git:
+            return  # no repository, no catalog commits, no hooks (and nothing may be written to the folder)
         what = {"call": f"a call of {request.get('module')}", "exec": "run_python or run_shell",
                 "script": f"sandbox run {Path(str(request.get('path', ''))).name}"}.get(str(request.get("op")), "agent code")
         warning = hookhold.hold(self.project.root, f"{what} with the project writable")

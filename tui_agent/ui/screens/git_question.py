@@ -60,7 +60,8 @@ class GitQuestionScreen(ModalScreen[GitAnswer]):
     def question(self) -> str:
         return (f"[b]{escape(str(self.folder))}[/b] is not a git repository and nothing has been written to it yet.\n"
                 "y: create a repository (git init); tools are kept in .agent/ and versioned in git.\n"
-                "c: continue without git; tools are kept in .agent/ here, uncommitted (no /undo).\n"
+                "c: continue without git; nothing is written here (sessions are kept in ~/.local/state/tuiagent), "
+                "no tools, recipes or /undo.\n"
                 "n: quit; nothing is created.")
 
     def compose(self) -> ComposeResult:
