@@ -129,3 +129,29 @@ async def test_a_turns_journal_cannot_make_undo_write_outside_the_project(repo: 
     assert result.ok, result.message
     assert outside.read_text() == "keep me\n"
     assert {item.path for item in result.ignored_not_undone} == {str(outside), "../outside.txt"}
+
+
+async def test_the_tui_asks_naming_the_planted_pth_then_lists_what_was_not_undone(repo: Path, api: FakeMessagesAPI) -> None:
+    from tests.test_ui_turn import send
+    from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
+    from tui_agent.ui.screens.confirm import ConfirmScreen
+
+    site = project(repo)
+    (repo / ".agent").mkdir(exist_ok=True)
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell"]\n')
+    change_all_turn(api, "rlimits")
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "rebuild")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
+        assert (site / "evil.pth").exists()
+        await send(pilot, app, "/undo")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=30, message="the question")
+        question = str(app.screen.question)
+        assert "Files git ignores that its runs changed: 5" in question and "evil.pth" in question
+        await pilot.press("y")
+        await wait_until(pilot, lambda: not (site / "evil.pth").exists(), timeout=30, message="the undo")
+        await wait_until(pilot, lambda: any(entry.kind == "notice" and "NOT undone: build/big.dat" in entry.text
+                                            for entry in app.conversation.entries), timeout=30, message="the notice")
+    assert (repo / "build" / "out.txt").read_text() == "built by the person\n"
