@@ -155,3 +155,23 @@ async def test_the_tui_asks_naming_the_planted_pth_then_lists_what_was_not_undon
         await wait_until(pilot, lambda: any(entry.kind == "notice" and "NOT undone: build/big.dat" in entry.text
                                             for entry in app.conversation.entries), timeout=30, message="the notice")
     assert (repo / "build" / "out.txt").read_text() == "built by the person\n"
+
+
+def test_keeping_bytes_never_follows_a_link_nor_blocks_on_a_fifo(repo: Path, tmp_path: Path) -> None:
+    """Agent code may have planted these in an ignored folder before: the next run's `keep` must not hang on a FIFO
+    nor read a file outside the project through a symlink."""
+    import os
+
+    from tui_agent.core.sandbox import ignored
+
+    (repo / ".gitignore").write_text("build/\n")
+    (repo / "build").mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside\n")
+    os.mkfifo(repo / "build" / "pipe")
+    (repo / "build" / "link").symlink_to(secret)
+    (repo / "build" / "plain.txt").write_text("plain\n")
+    state = ignored.take(repo, [])
+    assert {"build/pipe", "build/link", "build/plain.txt"} <= set(state.files)
+    ignored.keep(repo, state, [])
+    assert state.kept == {"build/plain.txt": b"plain\n"}
