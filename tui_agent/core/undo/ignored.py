@@ -138,6 +138,8 @@ def _take_back(root: Path, store: BlobStore, first: IgnoredRecord, last: Ignored
         return str(error)
     now = _stamp(target)
     if now != last.after:
+        if last.after is None:
+            return "it was made again after the run removed it"
         return "it was changed again after the run" if now is not None else "it was removed after the run"
     if first.change == "created":
         try:
