@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from tui_agent.core.agent.permissions import deny_all
@@ -11,7 +12,8 @@ from tui_agent.core.project import ConfigError
 
 
 async def run_undo(args: argparse.Namespace) -> int:
-    """0 when the turn was undone; 1 when nothing was (a conflict shows the diff); 2 when the project cannot be opened."""
+    """0 when the turn was undone; 1 when nothing was (a conflict shows the diff); 2 when the project cannot be opened.
+    With `--output-format json`, the result is one JSON object on stdout (UndoResult.to_json)."""
     from tui_agent.core.runtime import open_runtime
 
     try:
@@ -25,9 +27,12 @@ async def run_undo(args: argparse.Namespace) -> int:
             print("tuiagent --undo: the project is not in a git repository, so turns were not checkpointed", file=sys.stderr)
             return 2
         result = await runtime.undo.undo_last(runtime.session)
-        if result.conflict_diff:
-            print(result.conflict_diff, end="" if result.conflict_diff.endswith("\n") else "\n")
-        print(result.message, file=sys.stdout if result.ok else sys.stderr)
+        if getattr(args, "output_format", "text") == "json":  # git-ignored files put back and not undone, listed
+            print(json.dumps(result.to_json()))
+        else:
+            if result.conflict_diff:
+                print(result.conflict_diff, end="" if result.conflict_diff.endswith("\n") else "\n")
+            print(result.message, file=sys.stdout if result.ok else sys.stderr)
         if result.ok:  # a resumed conversation tells the model, as /undo does in the app
             runtime.session.append_message({"role": "user", "content": [{"type": "text", "text": result.note_for_model}]})
         return 0 if result.ok else 1

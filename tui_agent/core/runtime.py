@@ -308,7 +308,7 @@ def open_undo(core: Core, opening: Runtime) -> UndoService | None:
     if checkpoints is None:
         core.problems.append("no git repository: turns are not checkpointed, so /undo, /rewind and /diff are unavailable")
         return None
-    return UndoService(checkpoints, catalog=opening.catalog, recipes=opening.recipes)
+    return UndoService(checkpoints, catalog=opening.catalog, recipes=opening.recipes, ignored=core.sandbox)
 
 
 def _mcp_providers(hub: McpHub | None) -> list[ToolProvider]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
+from tui_agent.core.sandbox.ignored import is_startup_file
 from tui_agent.ui.redo import RedoPoint, after_undo, before_undo, redo_refusal
 from tui_agent.ui.redo import redo as apply_redo
 from tui_agent.ui.screens.confirm import ConfirmScreen
@@ -132,6 +134,12 @@ class UndoCommands:
         lines = [f"Undo {escape(what)}?", "The project files it changed are put back as they were before it (the diff pane shows a single turn's edits)."]
         if authored:
             lines.append("Taken back: " + ", ".join(f"{kind} {name} ({'pruned' if created else 'reverted'})" for (kind, name), created in authored.items()) + ".")
+        ignored = sorted({record.path for turn in turns for record in turn.ignored})
+        if ignored:
+            startup = [path for path in ignored if is_startup_file(PurePosixPath(path).name)]
+            lines.append(f"Files git ignores that its runs changed: {len(ignored)}, put back where their content was kept, "
+                         "the others listed as not undone" + (f" (Python start-up files: {escape(', '.join(startup))})"
+                                                             if startup else "") + ".")
         lines.append("Your own later edits are never overwritten.")
         answer = await self.app.ask(ConfirmScreen("\n".join(lines), yes="Undo", no="Keep"))
         return bool(answer)

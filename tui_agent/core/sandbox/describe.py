@@ -69,7 +69,8 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
         "ignored_files": ("after a run that may write the project, every change to a file git ignores (caches such as "
                           "__pycache__ and .pytest_cache aside) is told to you and the model, and a .pth, "
                           "sitecustomize.py or usercustomize.py created or changed in the project, its virtualenv or "
-                          "your user site-packages is flagged; /undo does not restore ignored files"
+                          "your user site-packages is flagged; /undo removes the files a turn created and puts back those it "
+                          "changed whose bytes it kept (up to 256 KiB each), and lists every other one as not undone"
                           + ("; the project's virtualenv is read-only in such runs unless the call says it changes "
                              "it (run_shell changes_venv: true, its own approval)" if strong else "")),
         "capabilities": "none held when agent code runs (effective, permitted, inheritable and ambient sets empty)"

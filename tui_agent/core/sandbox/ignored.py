@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import site
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,10 @@ STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
 WALK_LIMIT = 50_000
 """Files looked at per run at most; beyond it the report says the check was incomplete."""
 LISTED = 20
+KEEP_FILE_BYTES = 256 * 1024
+KEEP_TOTAL_BYTES = 16 * 1024 * 1024
+KEEP_FILES = 5_000
+"""What `keep` reads before a run at most: files up to 256 KiB, 16 MiB and 5,000 files in all."""
 
 Stamp = tuple[int, int, int]  # size, mtime_ns, ctime_ns (agent code can reset mtime, never ctime)
 
@@ -27,11 +32,24 @@ class IgnoredState:
 
     files: dict[str, Stamp] = field(default_factory=dict)
     complete: bool = True
+    kept: dict[str, bytes] = field(default_factory=dict)
+    """The bytes of small project files before a run (`keep`), so that /undo can put back what the run changed."""
+
+
+@dataclass(frozen=True)
+class IgnoredChange:
+    """One ignored file a run created, changed or removed; `before` holds its bytes before the run when they were kept,
+    else `not_kept` says why; `after` is its stamp after the run (None: removed), to tell a later change apart."""
+
+    path: str
+    change: str
+    after: Stamp | None
+    before: bytes | None = None
+    not_kept: str = ""
 
 
 def is_startup_file(name: str) -> bool:
     return name.endswith(".pth") or name in STARTUP_NAMES
-
 
 
 
@@ -57,6 +75,45 @@ def take(root: Path, site_dirs: list[Path]) -> IgnoredState:
         for name in names:
             _stamp(folder / name, root, state)
     return state
+
+
+def keep(root: Path, state: IgnoredState, skip: list[str]) -> None:
+    """Read the bytes of the project's small ignored files into `state.kept` (start-up files first, then the smallest),
+    within the KEEP_ limits; files under the folders of `skip` (ones the run cannot write) are left out."""
+    prefixes = tuple(folder.rstrip("/") + "/" for folder in skip)
+    candidates = sorted((not is_startup_file(Path(name).name), stamp[0], name) for name, stamp in state.files.items()
+                        if not os.path.isabs(name) and stamp[0] <= KEEP_FILE_BYTES and not name.startswith(prefixes))
+    budget = KEEP_TOTAL_BYTES
+    for _, size, name in candidates[:KEEP_FILES]:
+        if size > budget:
+            break
+        data = _read_regular(root / name)
+        if data is not None:
+            state.kept[name] = data
+            budget -= len(data)
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file (never through a symlink, never blocking on a FIFO), None past KEEP_FILE_BYTES."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return None
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(handle, 65536):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > KEEP_FILE_BYTES:
+                return None
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
 
 
 def _walk(start: Path, root: Path, state: IgnoredState) -> bool:
@@ -116,9 +173,34 @@ def report(before: IgnoredState, after: IgnoredState) -> list[str]:
     others += [f"{name} (removed)" for name in removed]
     if others:
         shown = ", ".join(others[:LISTED]) + (f" and {len(others) - LISTED} more" if len(others) > LISTED else "")
-        notes.append(f"the run changed files git ignores (git status does not show them, /undo does not restore "
-                     f"them): {shown}")
+        notes.append(f"the run changed files git ignores (git status does not show them; /undo puts back what it "
+                     f"can and lists the rest): {shown}")
     if not (before.complete and after.complete):
         notes.append(f"files git ignores were checked only in part (more than {WALK_LIMIT}): other changes may be "
                      "unreported")
     return notes
+
+
+def changes(before: IgnoredState, after: IgnoredState) -> list[IgnoredChange]:
+    """Every ignored file the run created, changed or removed, with its bytes before the run when `keep` had them."""
+    found: list[IgnoredChange] = []
+    for name in sorted(set(before.files) | set(after.files)):
+        old, new = before.files.get(name), after.files.get(name)
+        if old == new:
+            continue
+        if old is None:
+            found.append(IgnoredChange(name, "created", new))
+            continue
+        data = before.kept.get(name)
+        found.append(IgnoredChange(name, "changed" if new is not None else "removed", new, data,
+                                   "" if data is not None else _why_not_kept(name, old)))
+    return found
+
+
+def _why_not_kept(name: str, stamp: Stamp) -> str:
+    if os.path.isabs(name):
+        return "it is outside the project"
+    if stamp[0] > KEEP_FILE_BYTES:
+        return f"its content before the run was not kept (larger than {KEEP_FILE_BYTES // 1024} KiB)"
+    return (f"its content before the run was not kept (not a regular file, unreadable, a read-only virtualenv, or past "
+            f"the {KEEP_TOTAL_BYTES // (1024 * 1024)} MiB kept per run)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -74,6 +75,8 @@ class Sandbox:
         """What `run_python` snippets may ask the runtime for (the session's MCP tools), set by the runtime."""
         self.notices: list[str] = []
         """Protected paths agent code created and tuiagent moved to `.agent/quarantine/` (also after a crash)."""
+        self.ignored_changes: list[ignored.IgnoredChange] = []
+        """Ignored files writable runs changed, until the undo journal takes them (`take_ignored_changes`)."""
 
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
@@ -250,8 +253,7 @@ class Sandbox:
         record = quarantine.begin(self.project.root, watched, self.project.cache_dir / "sweeps") if watched is not None else None
         if effective.project_writable:  # before the run: a commit made while it runs must not run hooks either
             self._hold_hooks(request)
-        ignored_before = await asyncio.to_thread(ignored.take, self.project.root, self._site_dirs()) \
-            if effective.project_writable else None
+        ignored_before = await asyncio.to_thread(self._ignored_before, effective) if effective.project_writable else None
         swept: list[str] = []
         try:
             outcome = None
@@ -269,6 +271,7 @@ class Sandbox:
             if ignored_before is not None:
                 after = await asyncio.to_thread(ignored.take, self.project.root, self._site_dirs())
                 changed = ignored.report(ignored_before, after)
+                self.ignored_changes += ignored.changes(ignored_before, after)
                 self.notices += changed
                 swept = swept + changed
         result = self._with_notes(to_run_result(outcome, effective, self.tier), swept)
@@ -375,6 +378,22 @@ class Sandbox:
         used = self.toolchain.venv if self.toolchain is not None else None
         venvs = [*project_venvs(self.project.root, used), *([used] if used is not None else [])]
         return sorted({folder for venv in venvs for folder in (venv / "lib").glob("python3*/site-packages")})
+
+    def _ignored_before(self, policy: SandboxPolicy) -> ignored.IgnoredState:
+        """The ignored files before a writable run, small ones' bytes kept for /undo (not those of a virtualenv the
+        run cannot write)."""
+        state = ignored.take(self.project.root, self._site_dirs())
+        read_only = self.tier == TIER_BUBBLEWRAP and not self._venv_writable(policy)
+        venvs = project_venvs(self.project.root, self.toolchain.venv if self.toolchain else None) if read_only else []
+        inside = [os.path.relpath(venv, self.project.root) for venv in venvs]
+        skip = [folder for folder in inside if not folder.startswith("..")]
+        ignored.keep(self.project.root, state, skip)
+        return state
+
+    def take_ignored_changes(self) -> list[ignored.IgnoredChange]:
+        """The ignored files changed by writable runs since the last call (the undo journal records them per turn)."""
+        found, self.ignored_changes = self.ignored_changes, []
+        return found
 
     def _venv_writable(self, policy: SandboxPolicy) -> bool:
         return policy.venv_writable and self._project_writable(policy) and self.tier == TIER_BUBBLEWRAP

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tui_agent.core.agent.sessions import read_records
+from tui_agent.core.undo.ignored import IgnoredRecord, from_json, to_json
 
 CHECKPOINT = "checkpoint"
 CHECKPOINT_END = "checkpoint_end"
@@ -52,6 +53,8 @@ class TurnRecord:
     calls: list[CallWindow] | None = None
     """The checkpoints around each of the turn's calls that may write; None when not recorded (older sessions, or a
     checkpoint failed): then every change of the turn counts as the agent's."""
+    ignored: list[IgnoredRecord] = field(default_factory=list)
+    """The git-ignored files the turn's sandbox runs changed (no checkpoint holds them)."""
 
 
 def load_turns(path: Path) -> list[TurnRecord]:
@@ -65,6 +68,7 @@ def load_turns(path: Path) -> list[TurnRecord]:
             turns[number].after = record["after"]
             turns[number].authored = _authored(record.get("authored"))
             turns[number].calls = _calls(record.get("calls"))
+            turns[number].ignored = from_json(record.get("ignored"))
         elif kind == UNDO and isinstance(record.get("turns"), list):
             for undone in record["turns"]:
                 if undone in turns:
@@ -104,12 +108,14 @@ def record_start(log: Appender, turn: int, prompt: str, before: str) -> None:
 
 
 def record_end(log: Appender, turn: int, after: str, authored: list[Authored],
-               calls: list[CallWindow] | None = None) -> None:
+               calls: list[CallWindow] | None = None, ignored: list[IgnoredRecord] | None = None) -> None:
     record: dict[str, Any] = {
         "type": CHECKPOINT_END, "turn": turn, "after": after, "time": time.time(),
         "authored": [{"kind": a.kind, "name": a.name, "created": a.created, "commit": a.commit} for a in authored]}
     if calls is not None:
         record["calls"] = [[c.before, c.after] + ([list(c.paths)] if c.paths is not None else []) for c in calls]
+    if ignored:
+        record["ignored"] = to_json(ignored)
     log.append(record)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -10,6 +11,8 @@ from typing import Any, Protocol
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.events import Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.agent.paths import PathRefused, confine
+from tui_agent.core.sandbox.ignored import IgnoredChange
+from tui_agent.core.undo.ignored import NotUndone, summary, to_records, undo_ignored
 from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start, record_undo
 from tui_agent.core.undo.plan import UnrecordedTurn, plan_undo
 from tui_agent.core.undo.restore import RestoreError, apply_changes
@@ -32,6 +35,12 @@ class Session(Protocol):
     def append(self, record: dict[str, Any]) -> None: ...
 
 
+class IgnoredSource(Protocol):
+    """The sandbox: the git-ignored files its writable runs changed since it was last asked."""
+
+    def take_ignored_changes(self) -> list[IgnoredChange]: ...
+
+
 class VersionedStore(Protocol):
     """The catalog or the recipe engine: what undo needs to take a tool or recipe back."""
 
@@ -51,6 +60,15 @@ class UndoResult:
     conflict_diff: str = ""
     kept: list[str] = field(default_factory=list)
     """Files changed during the turns but not by the agent's calls: left as they are."""
+    ignored_restored: list[str] = field(default_factory=list)
+    """Git-ignored files the turns' runs changed, put back (a created one removed)."""
+    ignored_not_undone: list[NotUndone] = field(default_factory=list)
+    """Git-ignored files the turns' runs changed that undo left as they are, each with the reason."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "message": self.message, "restored": self.restored, "catalog": self.catalog,
+                "kept": self.kept, "conflict_diff": self.conflict_diff, "ignored_restored": self.ignored_restored,
+                "ignored_not_undone": [item.to_json() for item in self.ignored_not_undone]}
 
     @property
     def note_for_model(self) -> str:
@@ -63,8 +81,9 @@ class UndoService:
     """Turn checkpoints for one project; the catalog and recipe stores take back what turns authored."""
 
     def __init__(self, checkpoints: Checkpoints, *, catalog: VersionedStore | None = None,
-                 recipes: VersionedStore | None = None) -> None:
+                 recipes: VersionedStore | None = None, ignored: IgnoredSource | None = None) -> None:
         self.checkpoints = checkpoints
+        self.ignored = ignored
         self.catalog = catalog
         self.recipes = recipes
         self._open_turn: int | None = None
@@ -84,6 +103,8 @@ class UndoService:
             return
         number = max((turn.turn for turn in load_turns(session.path)), default=0) + 1 if session.path.exists() else 1
         record_start(session, number, prompt, before)
+        if self.ignored is not None:
+            self.ignored.take_ignored_changes()  # runs before this turn (a manual tool run) are not the turn's
         self._open_turn, self._authored, self._calls, self._call_open = number, [], [], None
 
     def observe(self, event: Event) -> None:
@@ -139,7 +160,9 @@ class UndoService:
         if calls is not None and self._call_open is not None:  # cancelled mid-call: the call ran until now
             calls = [*calls, CallWindow(self._call_open[1], after, self._call_open[2])]
         self._call_open = None
-        record_end(session, number, after, self._authored, calls)
+        changes = self.ignored.take_ignored_changes() if self.ignored is not None else []
+        ignored = await asyncio.to_thread(to_records, self.checkpoints, changes) if changes else []
+        record_end(session, number, after, self._authored, calls, ignored)
 
     # ------------------------------------------------------------------ queries
 
@@ -187,6 +210,8 @@ class UndoService:
                                          "not overwrite your changes. Their diff is shown; revert them first or keep them.",
                                   conflict_diff=plan.conflict_diff)
             restored = await asyncio.to_thread(apply_changes, self.checkpoints, plan.changes())
+            ignored_back, ignored_left = await asyncio.to_thread(
+                undo_ignored, self._project_root(), self.checkpoints, [turn.ignored for turn in turns])
         except (UnrecordedTurn, RestoreError, GitFailure, OSError) as error:
             return UndoResult(False, f"Not undone: {error}")
         catalog = await self._take_back_authored(turns, self.turns(session))
@@ -194,8 +219,13 @@ class UndoService:
         files = f"{len(restored)} file(s) put back: {', '.join(restored)}" if restored else "no project file to put back"
         kept = (f" Kept as they are: {', '.join(plan.kept)} (changed during the turn outside the agent's calls, by you "
                 "or another program; undo takes back only what the agent changed)." if plan.kept else "")
-        return UndoResult(True, f"Undid {label}: {files}." + (" " + "; ".join(catalog) + "." if catalog else "") + kept,
-                          restored, catalog, kept=plan.kept)
+        ignored = summary(ignored_back, ignored_left)
+        return UndoResult(True, f"Undid {label}: {files}." + (" " + "; ".join(catalog) + "." if catalog else "") + kept
+                          + (" " + ignored if ignored else ""), restored, catalog, kept=plan.kept,
+                          ignored_restored=ignored_back, ignored_not_undone=ignored_left)
+
+    def _project_root(self) -> Path:
+        return Path(os.path.realpath(self.checkpoints.work_tree / self.checkpoints.prefix))
 
     async def _take_back_authored(self, turns: list[TurnRecord], session_turns: list[TurnRecord]) -> list[str]:
         """Prune what the turns created, revert what they updated to the version before them (through the stores);

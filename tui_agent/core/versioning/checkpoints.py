@@ -83,6 +83,17 @@ class Checkpoints:
         """The file's bytes as checked out at `path` (smudge filters and end-of-line conversion applied)."""
         return self.runner.must("cat-file", "--filters", f"--path={path}", sha).stdout
 
+    def store(self, data: bytes) -> str:
+        """Write `data` as a blob in the repository's objects (unreferenced, like the checkpoints); its id."""
+        return self.runner.must("hash-object", "-w", "--stdin", input=data).text
+
+    def stored(self, sha: str) -> bytes | None:
+        """The bytes of a blob `store` wrote; None when `sha` is not a blob here (journals are hostile input)."""
+        if not isinstance(sha, str) or len(sha) not in (40, 64) or any(c not in "0123456789abcdef" for c in sha):
+            return None
+        result = self.runner.run("cat-file", "blob", sha)
+        return result.stdout if result.ok else None
+
     def diff(self, before: str, after: str, paths: list[str] | None = None) -> str:
         """The unified diff between two checkpoints (limited to `paths` when given)."""
         spec = [f":(literal){path}" for path in paths] if paths is not None else self.pathspec
