@@ -46,16 +46,16 @@ async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, 
         await send(pilot, app, "/permissions")  # lists, never removes: a following Enter or prompt changes nothing
         await send(pilot, app, "/model")
         await pilot.pause(0.5)
-        assert not isinstance(app.screen, (ChoiceScreen, ConfirmScreen)) and app.runtime.permissions.rules() == [(rule, "project")]
+        assert not isinstance(app.screen, (ChoiceScreen, ConfirmScreen)) and app.runtime.permissions.rules() == [(rule, "local")]
         assert any(entry.kind == "notice" and "/permissions remove" in entry.text for entry in app.conversation.entries)
         await send(pilot, app, "/permissions remove")
         await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the rule picker", timeout=30)
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the question naming the rule", timeout=30)
-        assert rule in str(app.screen.question) and ".agent/config.toml" in str(app.screen.question)
+        assert rule in str(app.screen.question) and ".agent/config.local.toml" in str(app.screen.question)
         await pilot.press("enter")  # the focused answer keeps it
         await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), message="the question to close", timeout=30)
-        assert app.runtime.permissions.rules() == [(rule, "project")]
+        assert app.runtime.permissions.rules() == [(rule, "local")]
         await send(pilot, app, f"/permissions remove {rule}")
         await answer_confirm(pilot)
         await wait_until(pilot, lambda: app.runtime.permissions.rules() == [], message="the rule removed", timeout=30)

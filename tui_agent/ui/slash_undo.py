@@ -226,7 +226,9 @@ class UndoCommands:
         if source is None:
             await self.app.add_notice(f"/permissions: no allow rule {rule!r}; /permissions lists them", "error")
             return
-        where = "it is deleted from .agent/config.toml" if source == "project" else f"it came from the {source}"
+        kept_in = {"project": ".agent/config.toml (shared: committed with the project)",
+                   "local": "your own .agent/config.local.toml"}
+        where = f"it is deleted from {kept_in[source]}" if source in kept_in else f"it came from the {source}"
         question = f"Remove the allow rule [b]{escape(rule)}[/b]?\n{escape(where.capitalize())}; what it covers asks for approval again."
         if not await self.app.ask(ConfirmScreen(question, yes="Remove", no="Keep")):
             await self.app.add_notice(f"Allow rule {rule} kept.")
