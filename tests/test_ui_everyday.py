@@ -231,7 +231,7 @@ async def test_copy_the_last_reply_or_its_code_block(repo: Path, api: FakeMessag
 
 async def test_light_theme_and_side_pane_width(repo: Path, no_model: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # the preferences file: this test's own
-    app = make_app(repo)
+    app = make_app(repo, trust_project=True)
     async with app.run_test(size=(160, 40)) as pilot:
         await ready(pilot)
         await send(pilot, app, "/theme light")
@@ -249,7 +249,7 @@ async def test_light_theme_and_side_pane_width(repo: Path, no_model: None, tmp_p
         assert app.screen.has_class("-narrow") and app.query_one("#conversation-pane").outer_size.width == 80
     await asyncio.sleep(0.2)  # the preferences are written in a thread
     assert json.loads((tmp_path / "config" / "tuiagent" / "ui.json").read_text()) == {"theme": "light", "side_share": 35}
-    app = make_app(repo)  # the next run starts with them
+    app = make_app(repo, trust_project=True)  # the next run starts with them
     async with app.run_test(size=(160, 40)) as pilot:
         await ready(pilot)
         await pilot.pause(0.2)

@@ -20,7 +20,7 @@ def test_ctrl_g_edits_the_prompt_in_the_editor(tmp_path: Path) -> None:
     editor.write_text('#!/bin/sh\nprintf "%s\\n\\nwith a second paragraph from the editor\\n" "$(cat "$1") (edited)" > "$1"\n')
     editor.chmod(0o755)
     env = {"TERM": "xterm-256color", "EDITOR": str(editor), "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    terminal = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "--sandbox-tier", "rlimits"],
+    terminal = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "--sandbox-tier", "rlimits", "--trust-project"],
                            env=env, cwd=repo, width=100, height=30)
     try:
         terminal.wait_for(lambda s: "rlimits" in s and "No model is configured" in s, timeout=40, what="the app, open")

@@ -40,7 +40,7 @@ def terminal(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest
     asyncio.run(two_versions(repo))
     width, height = request.param
     env = {"TERM": "xterm-256color", "COLORTERM": "truecolor", "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    session = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "--sandbox-tier", "rlimits"],
+    session = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "--sandbox-tier", "rlimits", "--trust-project"],
                           env=env, cwd=repo, width=width, height=height)
     session.width, session.height = width, height  # type: ignore[attr-defined]
     try:
