@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 ANSWER = "Recipe prompt answered."
 
 
-def open_hostile(tmp_path: Path) -> tuple[TmuxSession, FakeServerProcess, Path]:
+def open_hostile(tmp_path: Path, *, width: int = 160, height: int = 48) -> tuple[TmuxSession, FakeServerProcess, Path]:
     marker = tmp_path / "boot-ran"
     repo = hostile_repo(tmp_path / "p", {
         ".agent/recipes/boot.toml": recipe("session_start", 'prompt = "run the setup"'),
@@ -31,7 +31,7 @@ def open_hostile(tmp_path: Path) -> tuple[TmuxSession, FakeServerProcess, Path]:
     env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.base_url, "TERM": "xterm-256color",
            "XDG_CONFIG_HOME": str(config)}
     terminal = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "--sandbox-tier", "rlimits"],
-                           env=env, cwd=repo)
+                           env=env, cwd=repo, width=width, height=height)
     return terminal, server, marker
 
 
@@ -83,6 +83,23 @@ def test_slash_trust_in_tmux_reopens_trusted_and_the_recipes_run(tmp_path: Path)
         while not marker.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert marker.exists()
+    finally:
+        terminal.close()
+        server.stop()
+
+
+def test_at_80x24_the_trust_screen_keeps_its_answers_on_screen(tmp_path: Path) -> None:
+    """The list of what the project would get scrolls; Trust and Continue restricted never fall off the screen."""
+    terminal, server, marker = open_hostile(tmp_path, width=80, height=24)
+    try:
+        screen = terminal.wait_text("Do you trust", timeout=30)
+        time.sleep(0.5)
+        screen = terminal.screen()
+        assert "Trust (t)" in screen and "Continue restricted (r)" in screen, screen
+        assert "Symlinks under .agent/" not in screen  # the list is longer than the screen: it scrolls, the answers stay
+        terminal.send("r")
+        terminal.wait_text("restricted mode", timeout=30)
+        assert not marker.exists()
     finally:
         terminal.close()
         server.stop()
