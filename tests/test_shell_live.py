@@ -46,6 +46,21 @@ async def test_a_shell_commands_output_arrives_while_it_runs_and_the_model_gets_
             assert "ToolCallFinished" in recorded and "ToolOutputDelta" not in recorded
 
 
+async def test_a_command_that_times_out_reports_what_it_printed_as_text(repo: Path) -> None:
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(tool_use("run_shell", {"command": "echo before; sleep 30", "timeout": 2})))
+        api.enqueue(reply(text("done")))
+        async with agent_runtime(repo, api, sandbox_tier="rlimits") as runtime:
+            agent = runtime.agent
+            assert agent is not None
+            started = time.monotonic()
+            events = [event async for event in agent.run_turn("run it")]
+            assert time.monotonic() - started < 10
+            finished = of_type(events, ToolCallFinished)[0]
+            assert finished.result == "exit code: timeout\n[stdout]\nbefore\n\n[stderr]\ntimed out after 2s" and finished.is_error
+            assert "before" in "".join(event.text for event in of_type(events, ToolOutputDelta))
+
+
 def test_consecutive_deltas_of_one_call_are_merged_and_nothing_else_is() -> None:
     events: list[Event] = [ToolOutputDelta("a", "1"), ToolOutputDelta("a", "2"), ToolOutputDelta("b", "3"), TextDelta("x"),
                            ToolOutputDelta("b", "4")]

@@ -296,7 +296,10 @@ async def _drain(stream: asyncio.StreamReader, capture: _Capture, flood_limit: i
             return
         capture.total += len(chunk)
         if capture.listener is not None:
-            capture.listener(chunk)
+            try:
+                capture.listener(chunk)
+            except Exception:  # a failing live view must not fail the run: it stops hearing of it
+                capture.listener = None
         room = capture.cap - len(capture.data)
         if room > 0:
             capture.data += chunk[:room]
