@@ -9,7 +9,7 @@ from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.test_ui_turn import send
 from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tui_agent.ui.app import TuiAgentApp
-from tui_agent.ui.live_output import LIVE_LINES
+from tui_agent.ui.live_output import LIVE_CHARS, LIVE_LINES, live_tail, live_text
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.widgets.messages import Entry, ToolCallBlock
 
@@ -57,3 +57,13 @@ async def test_a_bang_command_streams_into_its_block_too(repo: Path, api: FakeMe
         assert entry.result is None and "bang-second" not in entry.live
         await wait_until(pilot, lambda: entry.result is not None, timeout=60, message="the result")
         assert "bang-first\nbang-second" in (entry.result or "")
+
+
+def test_the_kept_output_is_bounded_and_a_redrawn_progress_line_shows_its_latest_state() -> None:
+    kept = ""
+    for number in range(1000):
+        kept = live_tail(kept, f"line {number}\n")
+    assert kept.split("\n")[-2] == "line 999" and len(kept.split("\n")) <= LIVE_LINES + 1
+    assert live_text(kept).plain.splitlines() == [f"line {number}" for number in range(1000 - LIVE_LINES, 1000)]
+    assert len(live_tail("", "x" * 100_000)) == LIVE_CHARS  # one endless line
+    assert live_text(live_tail(live_tail("", "10%\r50%"), "\r90%")).plain == "90%"
