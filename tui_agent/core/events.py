@@ -159,3 +159,13 @@ class ThinkingDelta(Event):
     """A piece of the model's extended thinking as it streams (shown folded; never in headless text output)."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class ToolOutputDelta(Event):
+    """Output a running call printed (run_shell's stdout and stderr, as they come); front ends may show it live.
+
+    Only a live view: the session does not record it, and the model gets the call's final result, not these."""
+
+    call_id: str
+    text: str

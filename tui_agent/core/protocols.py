@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tui_agent.core.events import Event
@@ -52,7 +52,8 @@ class AgentSandbox(Protocol):
         """Protected paths agent code created and the sandbox moved to `.agent/quarantine/`, oldest first."""
         ...
 
-    async def run_python(self, code: str, *, policy: SandboxPolicy | None = None) -> RunResult: ...
+    async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,
+                         on_output: Callable[[bytes], None] | None = None) -> RunResult: ...
 
     async def cancel_running(self) -> None: ...
 

@@ -7,6 +7,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
+from tui_agent.core.events import Event, ToolOutputDelta
 from tui_agent.ui.widgets.messages import Entry
 
 if TYPE_CHECKING:
@@ -39,8 +40,14 @@ async def run_bang(app: TuiAgentApp, command: str) -> None:
     call_id = f"bang-{uuid.uuid4().hex[:12]}"
     entry = Entry("tool", call_id=call_id, tool="run_shell", arguments={"command": command})
     block = await app.conversation.add(entry)
+    conversation = app.conversation
+
+    def show_live(event: Event) -> None:  # the output as it comes, as a turn's run_shell shows it
+        if isinstance(event, ToolOutputDelta):
+            conversation.show_live_output(event)
+
     context = ToolContext(project=runtime.project, permissions=runtime.permissions, sandbox=runtime.sandbox,
-                          call_id=call_id, tool_name="run_shell")
+                          call_id=call_id, tool_name="run_shell", live=show_live)
     started = time.monotonic()
     try:
         output = await run_shell(context, {"command": command})

@@ -15,12 +15,14 @@ from tui_agent.core.events import (
     ToolAuthored,
     ToolCallFinished,
     ToolCallStarted,
+    ToolOutputDelta,
     TurnCancelled,
     TurnFailed,
     TurnFinished,
     TurnStarted,
 )
 from tui_agent.ui.completion import attachment_note, split_attachments
+from tui_agent.ui.live_output import live_tail
 from tui_agent.ui.widgets.messages import Entry
 
 TRUNCATION_MARK = "\n… (truncated for the model)"
@@ -55,11 +57,12 @@ def failure_text(event: TurnFailed) -> str:
 @dataclass
 class Folded:
     """What one event did to the entries: entries added (in order), assistant text appended (entry, chunk), earlier
-    entries whose fields changed."""
+    entries whose fields changed, running calls whose live output grew."""
 
     added: list[Entry] = field(default_factory=list)
     text: list[tuple[Entry, str]] = field(default_factory=list)
     changed: list[Entry] = field(default_factory=list)
+    live: list[Entry] = field(default_factory=list)
 
 
 class Transcript:
@@ -102,6 +105,12 @@ class Transcript:
         if isinstance(event, TextDelta):
             return self._text(event.text)
         folded = Folded()
+        if isinstance(event, ToolOutputDelta):
+            entry = self._tools.get(event.call_id)
+            if entry is not None and entry.result is None:
+                entry.live = live_tail(entry.live, event.text)
+                folded.live.append(entry)
+            return folded
         if isinstance(event, ThinkingDelta):
             self._thinking(event.text, folded)
             return folded
@@ -192,6 +201,7 @@ class Transcript:
         if entry is None:
             return
         entry.result = event.result + (TRUNCATION_MARK if event.truncated else "")
+        entry.live = ""
         entry.is_error = event.is_error
         entry.duration_ms = event.duration_ms
         entry.authored = entry.authored or event.authored

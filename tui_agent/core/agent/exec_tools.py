@@ -7,6 +7,7 @@ from typing import Any
 
 from tui_agent.core.agent.command_view import one_line
 from tui_agent.core.agent.permissions import ApprovalRequest
+from tui_agent.core.agent.shell_run import live_listener, shell_snippet
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.protocols import AgentSandbox
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult, SandboxPolicy
@@ -42,19 +43,6 @@ def _sandbox(ctx: ToolContext) -> AgentSandbox:
     return ctx.sandbox
 
 
-def shell_snippet(command: str, timeout_s: int) -> str:
-    """Python run inside the sandbox that runs `command` with the shell and reports its exit code and output."""
-    return (
-        "import subprocess\n"
-        "try:\n"
-        f"    _done = subprocess.run({command!r}, shell=True, capture_output=True, text=True, errors='replace', timeout={timeout_s})\n"
-        "    _report = {'exit_code': _done.returncode, 'stdout': _done.stdout, 'stderr': _done.stderr}\n"
-        "except subprocess.TimeoutExpired as _expired:\n"
-        f"    _report = {{'exit_code': None, 'stdout': str(_expired.stdout or ''), 'stderr': 'timed out after {timeout_s}s'}}\n"
-        "_report\n"
-    )
-
-
 def shell_summary(command: str, network: bool, changes_venv: bool = False) -> str:
     """The approval's one-line summary: the whole command (lines joined, padding and control characters visible),
     how many lines it has, and what is cut if it is very long; a denial message repeats it."""
@@ -85,7 +73,8 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     await ctx.require_approval(request)
     policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=network,
                            venv_writable=changes_venv)
-    result = await sandbox.run_python(shell_snippet(command, timeout), policy=policy)
+    listener = live_listener(ctx.call_id, ctx.live) if ctx.live is not None else None
+    result = await sandbox.run_python(shell_snippet(command, timeout), policy=policy, on_output=listener)
     if not result.ok or not isinstance(result.value, dict):
         return format_run_result(result)
     report = result.value

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
+from tui_agent.core.agent.livecall import LiveCall
 from tui_agent.core.agent.model import ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.providers import ToolProvider
@@ -65,19 +66,10 @@ class ToolExecutor:
         started = time.perf_counter()
         quarantined = len(self.sandbox.notices) if self.sandbox is not None else 0  # quarantine notes so far
         with self.forwarding_store_changes(context.events):
-            try:
-                if cut_off:
-                    raise ToolFailure("your reply was cut off (max_tokens or the context window) before this call's input was complete; "
-                                      "send it again, shorter")
-                if bad_input:
-                    raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
-                output = await self.dispatch(context, name, arguments)
-            except ToolFailure as failure:
-                output = ToolOutput(str(failure), is_error=True)
-            except SandboxUnavailable as error:  # e.g. bubblewrap refused to start: the person must see it too
-                output = sandbox_failure(name, error, context.events)
-            except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
-                output = ToolOutput(trimmed_traceback(error), is_error=True)
+            running = LiveCall(self.run_guarded(context, name, arguments, cut_off=cut_off, bad_input=bad_input), context)
+            async for live_event in running.events():
+                yield live_event
+            output = running.output()
         duration_ms = (time.perf_counter() - started) * 1000
         output = told_of_quarantine(output, self.sandbox, quarantined, context.events)
         for event in context.events:
@@ -89,6 +81,23 @@ class ToolExecutor:
             self.authored_names.append(tool_name)
         yield ToolCallFinished(call_id, name, output.text, output.is_error, duration_ms, authored=authored, truncated=output.truncated)
         yield output
+
+    async def run_guarded(self, context: ToolContext, name: str, arguments: dict[str, Any], *, cut_off: bool,
+                          bad_input: str | None) -> ToolOutput:
+        """The call's output; a failure (expected or not) becomes an error result, never an exception."""
+        try:
+            if cut_off:
+                raise ToolFailure("your reply was cut off (max_tokens or the context window) before this call's input was complete; "
+                                  "send it again, shorter")
+            if bad_input:
+                raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
+            return await self.dispatch(context, name, arguments)
+        except ToolFailure as failure:
+            return ToolOutput(str(failure), is_error=True)
+        except SandboxUnavailable as error:  # e.g. bubblewrap refused to start: the person must see it too
+            return sandbox_failure(name, error, context.events)
+        except Exception as error:  # a bug or an unexpected failure in a tool must not end the conversation
+            return ToolOutput(trimmed_traceback(error), is_error=True)
 
     @contextlib.contextmanager
     def forwarding_store_changes(self, into: list[Event]) -> Iterator[None]:

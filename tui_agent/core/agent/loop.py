@@ -26,7 +26,7 @@ from tui_agent.core.agent.thinking import thinking_from
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolOutput
 from tui_agent.core.agent.toolresults import count_failure, checkpoint_warnings
 from tui_agent.core.changes import ChangeFeed
-from tui_agent.core.events import (Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished,
+from tui_agent.core.events import (Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, ToolOutputDelta, TurnFailed, TurnFinished,
                                    TurnStarted, Usage)
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox, Model, TurnRecorder
@@ -198,6 +198,9 @@ class Agent:
         inner = self._turn(prompt)
         try:
             async for event in inner:
+                if isinstance(event, ToolOutputDelta):  # a live view only: not recorded, not a step of the turn
+                    yield event
+                    continue
                 self.session.append_event(event)
                 if not isinstance(event, TextDelta):  # told between texts, so a streaming reply is not split
                     for message, level in [*self.session.take_problems(), *checkpoint_warnings(recorder)]:

@@ -31,7 +31,8 @@ class ToolOutput:
 
 @dataclass
 class ToolContext:
-    """Everything a built-in tool may use; `events` collects extra events for the loop to yield."""
+    """Everything a built-in tool may use; `events` collects extra events for the loop to yield after the call,
+    `live` (when the caller shows them) takes events to show while the call still runs (ToolOutputDelta)."""
 
     project: Project
     permissions: Permissions
@@ -41,6 +42,7 @@ class ToolContext:
     call_id: str = ""
     tool_name: str = ""
     events: list[Event] = field(default_factory=list)
+    live: Callable[[Event], None] | None = None
 
     async def require_approval(self, request: ApprovalRequest) -> bool:
         """Raise ToolFailure (and record ApprovalDenied) unless the permission mode or the person allows it;

@@ -21,7 +21,8 @@ from typing import Any
 
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import PidsCgroup, pids_base
-from tui_agent.core.sandbox.process import DRAIN_AFTER_EXIT_S, RESULT_LIMIT, Outcome, Worker, _Capture, _drain, decode_result
+from tui_agent.core.sandbox.process import (DRAIN_AFTER_EXIT_S, RESULT_LIMIT, Outcome, OutputListener, Worker, _Capture, _drain,
+                                            decode_result)
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.toolchain import Toolchain
 
@@ -148,7 +149,8 @@ class ForkServer:
         return armed
 
     async def run(self, request: dict[str, Any], *, timeout_s: float, output_bytes: int, processes: int,
-                  cancelled: bool = False, bridge: SandboxBridge | None = None) -> Outcome:
+                  cancelled: bool = False, bridge: SandboxBridge | None = None,
+                  on_output: OutputListener | None = None) -> Outcome:
         """Hand `request` to the armed child, collect its result and output, clean up after it, arm the next.
 
         `cancelled`: the caller was cancelled while it waited for this server (the run is killed at once).
@@ -163,17 +165,17 @@ class ForkServer:
         try:
             child.cgroup.set_limit(processes, overhead=RUN_CGROUP_OVERHEAD)
             self.arm()  # the next child is forked and moved while this one runs
-            return await self._collect(child, request, timeout_s, output_bytes, started, bridge)
+            return await self._collect(child, request, timeout_s, output_bytes, started, bridge, on_output)
         finally:
             child.channel.close()
             self._run_cgroup = None
             await self._remove_cgroup(child.cgroup)
 
     async def _collect(self, child: ArmedChild, request: dict[str, Any], timeout_s: float, output_bytes: int,
-                       started: float, bridge: SandboxBridge | None) -> Outcome:
+                       started: float, bridge: SandboxBridge | None, on_output: OutputListener | None) -> Outcome:
         flood_limit = max(16 * 1024 * 1024, output_bytes * 64)
         flooded = asyncio.Event()
-        out, err = _Capture(output_bytes), _Capture(output_bytes)
+        out, err = _Capture(output_bytes, listener=on_output), _Capture(output_bytes)
         readers = [asyncio.create_task(_drain(await _pipe_reader(child.out_read), out, flood_limit, flooded)),
                    asyncio.create_task(_drain(await _pipe_reader(child.err_read), err, flood_limit, flooded))]
         exited = self._exits[child.run_id]

@@ -8,6 +8,7 @@ import os
 import secrets
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ TERM_GRACE_S = 0.3
 DRAIN_AFTER_EXIT_S = 0.5
 BOOTED = b"U"
 """As in worker.py: the first byte on the channel, sent once the sandboxed interpreter started."""
+OutputListener = Callable[[bytes], None]
+"""Called with each chunk a run writes to its stdout, as it arrives (run_shell's live output)."""
 
 
 @dataclass
@@ -51,6 +54,7 @@ class _Capture:
     cap: int
     data: bytearray = field(default_factory=bytearray)
     total: int = 0
+    listener: OutputListener | None = None
 
 
 class Worker:
@@ -123,7 +127,7 @@ class Worker:
         return self.process.returncode is None
 
     async def run(self, request: dict[str, Any], *, timeout_s: float, output_bytes: int,
-                  processes: int, bridge: SandboxBridge | None = None) -> Outcome:
+                  processes: int, bridge: SandboxBridge | None = None, on_output: OutputListener | None = None) -> Outcome:
         """Send the request, wait for the result, the exit and the output; kill the tree on timeout."""
         self.used = True
         if self.cgroup is not None:
@@ -132,7 +136,7 @@ class Worker:
         started = time.perf_counter()
         flood_limit = max(16 * 1024 * 1024, output_bytes * 64)
         flooded = asyncio.Event()
-        out, err = _Capture(output_bytes), _Capture(output_bytes)
+        out, err = _Capture(output_bytes, listener=on_output), _Capture(output_bytes)
         assert self.process.stdout is not None and self.process.stderr is not None
         readers = [
             asyncio.create_task(_drain(self.process.stdout, out, flood_limit, flooded)),
@@ -291,6 +295,11 @@ async def _drain(stream: asyncio.StreamReader, capture: _Capture, flood_limit: i
         if not chunk:
             return
         capture.total += len(chunk)
+        if capture.listener is not None:
+            try:
+                capture.listener(chunk)
+            except Exception:  # a failing live view must not fail the run: it stops hearing of it
+                capture.listener = None
         room = capture.cap - len(capture.data)
         if room > 0:
             capture.data += chunk[:room]

@@ -28,7 +28,7 @@ from tui_agent.core.sandbox.policy import (
     SandboxUnavailable,
     check_level,
 )
-from tui_agent.core.sandbox.process import Outcome, Worker
+from tui_agent.core.sandbox.process import Outcome, OutputListener, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.venvs import programs_from_venv, project_venvs
 from tui_agent.core.sandbox.worker_guard import make_undumpable
@@ -193,8 +193,11 @@ class Sandbox:
         return results
 
     async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,
-                         tool_paths: Mapping[str, str | Path] | None = None) -> RunResult:
+                         tool_paths: Mapping[str, str | Path] | None = None,
+                         on_output: OutputListener | None = None) -> RunResult:
         """Run a snippet with every catalog tool importable by name; a final expression is the result value.
+
+        `on_output` gets each chunk the snippet writes to its stdout while it runs (run_shell's live output).
 
         `tool_paths` (name → file, e.g. the catalog's last good versions) makes `import name` load exactly that file,
         the catalog's last good version, and nothing else from `.agent/tools/`. Without it the snippet imports
@@ -205,7 +208,7 @@ class Sandbox:
             request["tool_paths"] = {name: str(path) for name, path in tool_paths.items()}
         if self.bridge is not None:
             request["bridge_tools"] = self.bridge.modules()
-        result = await self._run(request, policy, bridge=self.bridge)
+        result = await self._run(request, policy, bridge=self.bridge, on_output=on_output)
         self.audit.record(label="run_python", version=None, kind="exec", result=result, code=code)
         return result
 
@@ -242,7 +245,7 @@ class Sandbox:
         shutil.rmtree(self._scratch, ignore_errors=True)
 
     async def _run(self, request: dict[str, Any], policy: SandboxPolicy | None,
-                   bridge: SandboxBridge | None = None) -> RunResult:
+                   bridge: SandboxBridge | None = None, on_output: OutputListener | None = None) -> RunResult:
         if self._closed:
             raise SandboxUnavailable("the sandbox is closed")
         effective = policy or self.policy
@@ -258,9 +261,9 @@ class Sandbox:
         try:
             outcome = None
             if self.fork_pool is not None and not effective.network and not self._venv_writable(effective):
-                outcome = await self._run_forked(request, effective, bridge)
+                outcome = await self._run_forked(request, effective, bridge, on_output)
             if outcome is None:
-                outcome = await self._run_fresh(request, effective, writable, bridge)
+                outcome = await self._run_fresh(request, effective, writable, bridge, on_output)
         finally:
             if watched is not None:
                 swept = quarantine.sweep(self.project.root, watched)
@@ -280,7 +283,7 @@ class Sandbox:
         return result
 
     async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
-                         bridge: SandboxBridge | None) -> Outcome:
+                         bridge: SandboxBridge | None, on_output: OutputListener | None = None) -> Outcome:
         """The run in a fresh pre-started worker (network runs, or no fork server)."""
         if self._venv_writable(policy):  # never a warm worker: those keep the virtualenv read-only
             worker = await self._spawn(policy.network, writable, venv_writable=True)
@@ -290,7 +293,7 @@ class Sandbox:
         try:
             return await worker.run(request, timeout_s=policy.timeout_s,
                                     output_bytes=policy.output_bytes, processes=policy.processes,
-                                    bridge=bridge)
+                                    bridge=bridge, on_output=on_output)
         except asyncio.CancelledError:
             await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
             raise
@@ -316,7 +319,7 @@ class Sandbox:
         return dataclasses.replace(result, stderr=result.stderr + "".join(f"[tuiagent] {note}\n" for note in notes))
 
     async def _run_forked(self, request: dict[str, Any], policy: SandboxPolicy,
-                          bridge: SandboxBridge | None) -> Outcome | None:
+                          bridge: SandboxBridge | None, on_output: OutputListener | None = None) -> Outcome | None:
         """The run in a child of a warm fork server; None when no server could take it (a fresh worker will)."""
         pool = self.fork_pool
         assert pool is not None
@@ -329,7 +332,8 @@ class Sandbox:
         self._running.add(server)
         try:
             outcome = await server.run(request, timeout_s=policy.timeout_s, output_bytes=policy.output_bytes,
-                                       processes=policy.processes, cancelled=cancels != self._cancels, bridge=bridge)
+                                       processes=policy.processes, cancelled=cancels != self._cancels, bridge=bridge,
+                                       on_output=on_output)
         except (ForkServerError, OSError):
             pool.discard(server)  # this run goes to a fresh worker; the next one starts a new server
             return None

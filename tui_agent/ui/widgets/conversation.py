@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui_agent.core.events import Event
+from tui_agent.core.events import Event, ToolOutputDelta
 from tui_agent.ui.heap import release_dropped_widgets
 from tui_agent.ui.transcript import Folded, Transcript
 from tui_agent.ui.widgets.messages import AssistantText, Entry, ToolCallBlock, widget_for, widget_type_for
@@ -366,7 +366,18 @@ class Conversation(VerticalScroll, can_focus=True):
                 await self._show_new(entry)
             for entry in folded.changed:
                 self.refresh_entry(entry)
+            self._show_live(folded.live)
             return folded
+
+    def show_live_output(self, event: ToolOutputDelta) -> None:
+        """A running call's output as it comes (a `!command` run outside a turn): its block shows the newest lines."""
+        self._show_live(self.transcript.apply(event).live)
+
+    def _show_live(self, entries: list[Entry]) -> None:
+        for entry in entries:
+            widget = self._widgets.get(id(entry))
+            if isinstance(widget, ToolCallBlock):
+                widget.show_live()
 
     async def _show_new(self, entry: Entry) -> Widget:
         """Mount the widget of an entry the transcript just appended, after the newest shown ones."""

@@ -10,11 +10,13 @@ from typing import Any, Literal
 
 from rich.console import Group, RenderableType
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from tui_agent.ui.diffs import highlighted_source
+from tui_agent.ui.live_output import live_text
 from tui_agent.ui.widgets.rendered import rendered_messages
 
 EntryKind = Literal["user", "assistant", "tool", "notice", "thinking"]
@@ -42,6 +44,8 @@ class Entry:
     cancelled: bool = False
     undone: bool = False
     """A user entry whose turn /undo or /rewind took back."""
+    live: str = ""
+    """A running call's newest output lines (ui/live_output.py), shown until its result comes."""
 
 
 def argument_preview(arguments: dict[str, Any], limit: int = 60) -> str:
@@ -168,6 +172,7 @@ class ToolCallBlock(Collapsible):
         self.entry = entry
         self._arguments_view = Static(self._arguments_renderable(), classes="tool-arguments")
         self._result_view = Static(self._result_renderable(), classes="tool-result")
+        self._live_view = Static("", classes="tool-live")
         super().__init__(
             self._arguments_view,
             self._result_view,
@@ -177,9 +182,21 @@ class ToolCallBlock(Collapsible):
         )
         self._refresh_classes()
         self._ticking = False
+        self.show_live()
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        yield self._live_view  # outside the folded contents: a running command's output shows folded too
 
     def on_mount(self) -> None:
         self._tick_while_running()
+
+    def show_live(self) -> None:
+        """While the call runs, the newest lines it printed; nothing once its result is in."""
+        running = self.entry.result is None and bool(self.entry.live)
+        self._live_view.display = running
+        if running:
+            self._live_view.update(live_text(self.entry.live))
 
     def _tick_while_running(self) -> None:
         """While the call runs, its title counts the seconds (a long shell command is visibly alive)."""
@@ -241,6 +258,7 @@ class ToolCallBlock(Collapsible):
         self._refresh_classes()
         self._arguments_view.update(self._arguments_renderable())
         self._result_view.update(self._result_renderable())
+        self.show_live()
 
 
 class ThinkingBlock(Collapsible):
