@@ -127,6 +127,12 @@ def _starts_with(words: list[str], prefix: str) -> bool:
     return words[: len(wanted)] == wanted
 
 
+def suggested_rule(tool: str, subject: str | None) -> str:
+    """The narrowest rule that would have covered a request: `run_shell(python -m pytest:*)`, else the tool's name."""
+    prefix = suggested_prefix(subject) if tool in PATTERN_TOOLS and subject and "\n" not in subject else None
+    return Rule(tool, prefix, prefix=True).text if prefix else Rule(tool).text
+
+
 def suggested_prefix(command: str) -> str | None:
     """The prefix offered for "always allow commands like this": `pytest`, `npm run`, `python -m pytest`."""
     parts = simple_commands(command)
