@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from tui_agent.core.events import CatalogChanged, Event
 from tui_agent.core.versioning.branch import current_branch
 from tui_agent.ui.catalog_rows import CatalogRow
-from tui_agent.ui.mcp_rows import mcp_header, mcp_rows
+from tui_agent.core.runtime_state import Restricted
+from tui_agent.ui.mcp_rows import held_mcp_rows, mcp_header, mcp_rows
 from tui_agent.ui.widgets.header import StatusHeader
 
 OUTSIDE_EDIT = "edited outside tuiagent"
@@ -25,7 +26,7 @@ def catalog_rows(runtime: Runtime) -> list[CatalogRow]:
     from tui_agent.core.tending.suggestions import as_row  # off the first frame's import path
 
     rows = [item for store in runtime.stores() for item in store.items()]
-    rows.extend(mcp_rows(runtime.mcp))
+    rows.extend(mcp_rows(runtime.mcp) if not isinstance(runtime, Restricted) else held_mcp_rows(runtime.core.project))
     if runtime.suggestions is not None:
         rows.extend(as_row(chain) for chain in runtime.suggestions.current())
     return rows

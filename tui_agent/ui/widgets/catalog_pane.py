@@ -78,6 +78,7 @@ class CatalogPane(Vertical):
         Binding("h", "request('history')", "History"),
         Binding("f", "request('drift')", "Drift"),
         Binding("R", "request('repair')", "Repair", show=False),
+        Binding("A", "request('accept_drift')", "Accept drift", show=False),  # asks first; palette and /help name it
         Binding("c", "care", "Care", show=False),
         Binding("a", "request('author')", "Author", show=False),  # on a suggested row
         Binding("x", "request('dismiss')", "Dismiss", show=False),  # on a suggested row
