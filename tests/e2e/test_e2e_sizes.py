@@ -39,7 +39,7 @@ def terminal(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest
     repo = init_repo(tmp_path / "project")
     asyncio.run(two_versions(repo))
     width, height = request.param
-    env = {"TERM": "xterm-256color", "COLORTERM": "truecolor", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env = {"TERM": "xterm-256color", "COLORTERM": "truecolor"}  # XDG_CONFIG_HOME: conftest's, which trusts the project
     session = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "--sandbox-tier", "rlimits"],
                           env=env, cwd=repo, width=width, height=height)
     session.width, session.height = width, height  # type: ignore[attr-defined]
