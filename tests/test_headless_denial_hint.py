@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tui_agent.cli import main
+from tui_agent.commands.run import HEADLESS_DENIAL_HINT
+from tui_agent.core.agent.permissions import ApprovalRequest, Permissions, deny_all
 
 COMMAND = "python -m pytest -q"
 
@@ -36,3 +39,16 @@ def test_a_tool_without_command_patterns_gets_its_tool_wide_rule(repo: Path, api
     content = denied_hint(repo, api, ("write_file", {"path": "notes.txt", "content": "hi\n"}))
     assert "--allow write_file" in content, content
     assert not (repo / "notes.txt").exists()
+
+
+@pytest.mark.parametrize(("kind", "command", "rule"), [
+    ("shell", "npm run build", "run_shell(npm run:*)"),
+    ("shell", "pytest -q > report.txt", "run_shell(pytest -q > report.txt)"),  # a prefix rule names no redirection
+    ("network", "pip download requests", "run_shell"),  # a network call takes only the tool-wide rule
+])
+async def test_the_suggested_rule_covers_the_call(kind: str, command: str, rule: str) -> None:
+    request = ApprovalRequest(kind, "run_shell", command, command, subject=command)  # type: ignore[arg-type]
+    denied = await Permissions("ask", deny_all, denial_hint=HEADLESS_DENIAL_HINT).check(request)
+    assert f"--allow {shlex.quote(rule)}" in denied.reason, denied.reason
+    allowed = await Permissions("ask", deny_all, allowed_tools=[rule]).check(request)
+    assert allowed.allowed

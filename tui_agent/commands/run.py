@@ -109,7 +109,10 @@ async def run_headless(args: argparse.Namespace) -> int:
     if args.input_format == "stream-json":
         channel = ControlChannel(printer.emit, {"initialize": initialize_handler(printer.warnings)})
         channel.start(sys.stdin)
-    approvals = Approvals(printer, channel, yes=args.yes, allow=options.allow_rules, options=options)
+    try:
+        approvals = Approvals(printer, channel, yes=args.yes, allow=options.allow_rules, options=options)
+    except ValueError as error:  # an --allow rule that does not parse (RuleError)
+        return fail(str(error), "usage")
     try:
         runtime = await open_runtime(
             args.project, approve=approvals, model=args.model, ask_init_git=(lambda project: bool(args.init_git)),

@@ -183,7 +183,7 @@ class Permissions:
         if allowed:
             note = self._learn(answer) if isinstance(answer, ApprovalAnswer) and not request.protected else ""
             return Decision(True, asked=True, note=note)
-        rule = shlex.quote(suggested_rule(request.tool, request.subject))
+        rule = shlex.quote(suggested_rule(request.tool, request.subject, request.kind == "network"))
         hint = f" {self.denial_hint.replace(RULE_PLACEHOLDER, rule)}" if self.denial_hint else ""
         return Decision(False, f"denied: the user did not approve this {request.kind} call ({request.summary}).{hint}", asked=True)
 
