@@ -129,3 +129,18 @@ async def test_a_restricted_project_lists_its_mcp_servers_as_held_rows(tmp_path:
         assert "not trusted" in row.error
         assert "1 mcp" in str(app.query_one("#catalog-title").render())
     assert not marker.exists()  # listed, never started
+
+
+async def test_a_tool_another_program_changes_while_open_is_marked_new(repo: Path) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save_tool("double", tool_source("double"))  # the agent's own: not news
+        await wait_until(pilot, lambda: [row.name for row in app.catalog_pane.rows] == ["double"], message="double")
+        await pilot.pause(0.3)
+        assert not name_cell(app, "double").endswith(NEW_MARK)
+        commit_tools(repo, "a pull while the TUI is open", double="return x + x", square="return x * x")
+        await wait_until(pilot, lambda: {"double", "square"} <= set(app.catalog_pane.new_names), timeout=20,
+                         message="the pulled tools marked new")
+        await wait_until(pilot, lambda: len(app.catalog_pane.shown) == 2, message="both rows")
+        assert name_cell(app, "double").endswith(NEW_MARK) and name_cell(app, "square").endswith(NEW_MARK)
