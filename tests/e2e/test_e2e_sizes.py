@@ -1,4 +1,4 @@
-"""The catalog, diff and palette screens in a real terminal at 80×24, 120×40 and 200×50: nothing hidden, no overprinted footer."""
+"""The approval, catalog, diff and palette screens in a real terminal at 80×24, 120×40 and 200×50: nothing hidden, no overprinted footer."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.tmux_session import TmuxSession
-from tests.gitrepo import init_repo
+from tests.e2e.tmux_session import FakeServerProcess, TmuxSession
+from tests.gitrepo import git, init_repo
 from tests.ui_support import tool_source
 from tui_agent.core.agent.permissions import deny_all
 from tui_agent.core.runtime import open_runtime
@@ -100,3 +100,60 @@ def test_catalog_diff_and_palette_fit(terminal: TmuxSession) -> None:
     terminal.wait_for(lambda s: "/undo" in s and "undo the last turn" in s, what="the palette's /undo with its description")
     terminal.send("Escape")
     terminal.wait_for(lambda s: "Search for commands" not in s, what="the palette closed")
+
+
+NOTES = "".join(f"line {number}\n" for number in range(60))
+EDITED = NOTES.replace("line 5\n", "LINE five\n").replace("line 50\n", "LINE fifty\n")
+PADDED_COMMAND = "pytest -q tests/" + " " * 300 + "\n" * 20 + "echo TAIL"
+APPROVAL_SCRIPT = [
+    {"content": [{"type": "tool_use", "name": "write_file", "input": {"path": "notes.txt", "content": EDITED}}]},
+    {"content": [{"type": "tool_use", "name": "run_shell", "input": {"command": "pytest -q tests/test_flaky.py -k 'recipe and not slow'"}}]},
+    {"content": [{"type": "tool_use", "name": "run_shell", "input": {"command": PADDED_COMMAND}}]},
+    {"repeat": {"text": "Nothing more to do."}},
+]
+EDIT_OPTIONS = ("Allow once", "every write_file call, this session", "every write_file call, this project *", "Deny (esc)")
+SHELL_OPTIONS = ("Allow once", "exact command, this session", "exact command, this project *", "`pytest *`, this session",
+                 "`pytest *`, this project *", "every run_shell call, this session", "every run_shell call, this project *",
+                 "Deny (esc)")
+PADDED_OPTIONS = ("Allow once", "every run_shell call, this session", "every run_shell call, this project *", "Deny (esc)")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)], ids=lambda size: f"{size[0]}x{size[1]}")
+def test_the_approval_modal_fits(size: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every option of an edit's and of a shell command's approval (a padded one too) on screen, inside the frame."""
+    repo = init_repo(tmp_path / "project")
+    (repo / "notes.txt").write_text(NOTES)
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-qm", "notes")
+    server = FakeServerProcess(APPROVAL_SCRIPT, tmp_path)
+    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.base_url, "TERM": "xterm-256color",
+           "COLORTERM": "truecolor"}
+    terminal = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "--sandbox-tier", "rlimits"],
+                           env=env, cwd=repo, width=size[0], height=size[1])
+    try:
+        terminal.wait_for(lambda s: "rlimits" in s and "palette" in s, timeout=40, what="the app, open")
+        terminal.type("tidy notes.txt and run the tests")
+        terminal.send("Enter")
+        for what, options in (("write", EDIT_OPTIONS), ("shell", SHELL_OPTIONS), ("shell", PADDED_OPTIONS)):
+            screen = terminal.wait_for(lambda s, what=what: f"Approve {what}?" in s and "Deny (esc)" in s, timeout=40,
+                                       what=f"the {what} approval")
+            assert_whole_modal(screen, options)
+            if options is PADDED_OPTIONS:
+                assert "echo TAIL" in screen and "19 empty lines" in screen, screen
+            terminal.send("n")
+            terminal.wait_for(lambda s: "Deny (esc)" not in s, what="the modal closed")
+        terminal.wait_text("Nothing more to do.", timeout=40)
+        assert (repo / "notes.txt").read_text() == NOTES
+    finally:
+        terminal.close()
+        server.stop()
+
+
+def assert_whole_modal(screen: str, options: tuple[str, ...]) -> None:
+    rows = screen.splitlines()
+    top = next(number for number, row in enumerate(rows) if "Approve " in row) - 1
+    bottom = next(number for number in range(top + 1, len(rows)) if "▄▄▄" in rows[number])
+    assert "▀▀▀" in rows[top], f"the frame's top is clipped:\n{screen}"
+    inside = "\n".join(rows[top:bottom])
+    for option in options:
+        assert option in inside, f"{option!r} is not inside the modal:\n{screen}"

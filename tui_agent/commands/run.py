@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from tui_agent.core.mcp.hub import McpHub
     from tui_agent.core.runtime import Runtime
 
-HEADLESS_DENIAL_HINT = "(headless run: approve with --yes, or an allow rule: --allow TOOL, --allow 'run_shell(pytest:*)')"
+HEADLESS_DENIAL_HINT = "(headless run: approve with --yes, or an allow rule that covers this call: --allow {rule})"
 
 
 def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:

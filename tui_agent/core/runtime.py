@@ -261,6 +261,7 @@ def _new_core(project: Project, approve: ApprovalCallback, *, model: str | None,
     core = Core(project=project, settings=effective, permissions=permissions, trust=status,
                 model=model or settings.model or "", changes=ChangeFeed())
     if status.state == "trusted" and (pulled := tools_changed_since_last_seen(project)):
+        core.new_tools = tuple(pulled)
         core.problems.append(f"new or changed since you last opened this project (a pull, an outside edit): tools "
                              f"{', '.join(pulled)}; they run sandboxed, look them over in the catalog pane")
     if not status.trusted:

@@ -50,6 +50,8 @@ class Core:
     """The conversation's file (set once the project is open; /clear and /resume switch it)."""
     resumed: bool = False
     model_error: str | None = None
+    new_tools: tuple[str, ...] = ()
+    """Tools added or changed since this trusted project was last opened or closed (a pull): shown as new."""
 
 
 @dataclass

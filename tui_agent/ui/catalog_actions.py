@@ -112,7 +112,7 @@ class CatalogActions:
         return {
             "view": self.view, "run": self.run, "prune": self.prune, "revert": self.revert,
             "revert_to": self.revert_to, "history": self.history, "drift": self.drift,
-            "restore": self.restore, "repair": self.repair,
+            "accept_drift": self.accept_drift, "restore": self.restore, "repair": self.repair,
         }
 
     def request(self, action: str, row: CatalogRow) -> None:
@@ -274,3 +274,27 @@ class CatalogActions:
         title = f"{row.name} drifted since {since}: {', '.join(report.changed_files)}; {tests}"
         self.app.diff_pane.show(title, report.diff, subject=row.name)
         self.app.reveal_diff()
+
+    async def accept_drift(self, row: CatalogRow) -> None:
+        """A: show the drift, say what accepting does and ask; then mark the tool reviewed at the current commit."""
+        catalog = catalog_of(self.app.state) if row.kind == "tool" else None
+        if catalog is None:
+            self.app.notify("accepting drift applies to the tools of an open catalog", severity="warning")
+            return
+        if not row.status.startswith("drifted"):
+            self.app.notify(f"{row.name} has not drifted ({row.status}): nothing to accept", severity="warning")
+            return
+        reports = await catalog.drift(row.name)
+        report = reports[0] if reports else None
+        files = ", ".join(report.changed_files) if report is not None and report.changed_files else "its dependency files"
+        if report is not None:
+            self.app.diff_pane.show(f"{row.name} drifted: {files}; {drift_tests_text(row, report.tests_pass)}",
+                                    report.diff, subject=row.name)
+            self.app.reveal_diff()
+        question = (f"Accept the drift of tool [b]{escape(row.name)}[/b]?\n{escape(files)} as they are now become the "
+                    "reference its drift is measured from: the tool is marked reviewed at the current commit (a new "
+                    "commit of .agent/drift-reviews.json). The diff pane shows what changed.")
+        if not await self.app.ask(ConfirmScreen(question, yes="Accept", no="Keep drifted")):
+            return
+        change = await catalog.accept_drift(row.name)
+        self.app.notify(f"accepted the drift of {row.name}" + change.note)

@@ -6,11 +6,15 @@ import asyncio
 import threading
 from typing import TYPE_CHECKING
 
-from tui_agent.core.events import Event
+from tui_agent.core.events import CatalogChanged, Event
 from tui_agent.core.versioning.branch import current_branch
 from tui_agent.ui.catalog_rows import CatalogRow
-from tui_agent.ui.mcp_rows import mcp_header, mcp_rows
+from tui_agent.core.runtime_state import Restricted
+from tui_agent.ui.mcp_rows import held_mcp_rows, mcp_header, mcp_rows
 from tui_agent.ui.widgets.header import StatusHeader
+
+OUTSIDE_EDIT = "edited outside tuiagent"
+"""The catalog's reason for tools changed on disk by something other than this process (Catalog.handle_file_changes)."""
 
 if TYPE_CHECKING:
     from tui_agent.core.runtime import Runtime
@@ -22,7 +26,7 @@ def catalog_rows(runtime: Runtime) -> list[CatalogRow]:
     from tui_agent.core.tending.suggestions import as_row  # off the first frame's import path
 
     rows = [item for store in runtime.stores() for item in store.items()]
-    rows.extend(mcp_rows(runtime.mcp))
+    rows.extend(mcp_rows(runtime.mcp) if not isinstance(runtime, Restricted) else held_mcp_rows(runtime.core.project))
     if runtime.suggestions is not None:
         rows.extend(as_row(chain) for chain in runtime.suggestions.current())
     return rows
@@ -45,6 +49,7 @@ class CatalogSync:
         """Follow `runtime` (called on the app's thread once it is open): rows now, then on every change."""
         self.runtime = runtime
         self._app_thread = threading.get_ident()
+        self.app.catalog_pane.mark_new(runtime.core.new_tools)  # what a pull brought since the last session
         self.schedule()  # read in a thread: a thousand tools and the recent sessions' suggestions take a while
         runtime.changes.add_listener(self._on_event)  # every store change and watcher finding, once
         if runtime.recipes is not None:
@@ -71,6 +76,8 @@ class CatalogSync:
         """One consumer, so a recipe's tool call start and finish render in order."""
         while True:
             event = await self._events.get()
+            if isinstance(event, CatalogChanged) and event.kind == "tool" and event.reason == OUTSIDE_EDIT:
+                self.app.catalog_pane.mark_new(event.names)  # a pull or another program changed them
             try:
                 await self.app.turns.handle_event(event)
             except Exception as exc:

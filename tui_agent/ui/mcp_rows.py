@@ -9,6 +9,7 @@ from tui_agent.ui.catalog_rows import CatalogRow
 
 if TYPE_CHECKING:
     from tui_agent.core.mcp.hub import McpHub
+    from tui_agent.core.project import Project
 
 MCP_ACCESS = "mcp"
 
@@ -26,6 +27,23 @@ def mcp_rows(hub: McpHub | None) -> list[CatalogRow]:
                                last_used=None, summary=first_line(tool.description) or f"{server.name}/{tool.tool}")
                     for tool in server.tools)
     return rows
+
+
+def held_mcp_rows(project: Project) -> list[CatalogRow]:
+    """A restricted project's configured servers, none started: one `untrusted` row each, naming the command it
+    would run (its text made visible: it is the repository's, not the person's)."""
+    from tui_agent.core.agent.command_view import one_line
+    from tui_agent.core.mcp.config import McpConfigError, load_server_configs
+
+    try:
+        configs, _problems = load_server_configs(project)
+    except (McpConfigError, OSError, ValueError):
+        return []
+    why = "not started: the project is not trusted (tuiagent trust, or /trust)"
+    return [CatalogRow(name=f"mcp__{config.name}", kind="mcp", status="untrusted", calls=0, last_used=None,
+                       summary=f"held MCP server: {one_line(' '.join([config.command, *config.args]), 120)} "
+                               f"({config.source})", error=why)
+            for config in configs]
 
 
 def mcp_header(hub: McpHub | None) -> tuple[str, bool]:

@@ -22,6 +22,7 @@ ROW_ACTIONS = (
     ("revert_to", "U", "pick a version from the history and revert to it"),
     ("history", "h", "pick a version and see its diff"),
     ("drift", "f", "drift diff and test re-run"),
+    ("accept_drift", "A", "accept a drifted tool's drift: reviewed at the current commit (asks first)"),
     ("repair", "R", "hand a drifted or broken tool to the agent"),
 )
 

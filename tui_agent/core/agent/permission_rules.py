@@ -127,6 +127,17 @@ def _starts_with(words: list[str], prefix: str) -> bool:
     return words[: len(wanted)] == wanted
 
 
+def suggested_rule(tool: str, subject: str | None, network: bool = False) -> str:
+    """The narrowest rule that covers a request: `run_shell(python -m pytest:*)`, else the exact command, else the
+    tool's name (a network call, or a command whose prefix rule would not cover its redirections)."""
+    candidates: list[Rule] = []
+    if tool in PATTERN_TOOLS and subject and "\n" not in subject:
+        prefix = suggested_prefix(subject)
+        candidates = [Rule(tool, prefix, prefix=True)] if prefix else []
+        candidates.append(Rule(tool, subject.strip()))
+    return next((rule.text for rule in candidates if rule.matches(tool, subject, network)), Rule(tool).text)
+
+
 def suggested_prefix(command: str) -> str | None:
     """The prefix offered for "always allow commands like this": `pytest`, `npm run`, `python -m pytest`."""
     parts = simple_commands(command)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from tui_agent.core.agent.permission_rules import Rule, RuleError, parse_rule
+from tui_agent.core.agent.permission_rules import Rule, RuleError, parse_rule, suggested_rule
 
 if TYPE_CHECKING:
     from tui_agent.core.project import Project
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
 PermissionMode = Literal["ask", "auto", "read-only"]
 PERMISSION_MODES: tuple[str, ...] = ("ask", "auto", "read-only")
 ApprovalKind = Literal["shell", "write", "network", "mcp"]  # mcp: a tool of a configured MCP server
+RULE_PLACEHOLDER = "{rule}"
+"""In a denial hint, stands for the narrowest allow rule that would have covered the denied call."""
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,8 @@ class Permissions:
         if allowed:
             note = self._learn(answer) if isinstance(answer, ApprovalAnswer) and not request.protected else ""
             return Decision(True, asked=True, note=note)
-        hint = f" {self.denial_hint}" if self.denial_hint else ""
+        rule = shlex.quote(suggested_rule(request.tool, request.subject, request.kind == "network"))
+        hint = f" {self.denial_hint.replace(RULE_PLACEHOLDER, rule)}" if self.denial_hint else ""
         return Decision(False, f"denied: the user did not approve this {request.kind} call ({request.summary}).{hint}", asked=True)
 
     def _learn(self, answer: ApprovalAnswer) -> str:

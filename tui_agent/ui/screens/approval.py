@@ -21,6 +21,7 @@ from tui_agent.ui.approval_detail import approval_detail, is_unified_diff, json_
 
 COMMAND_TOOLS = (*PATTERN_TOOLS, "run_python")
 TITLE_LIMIT = 160
+MIN_DETAIL_ROWS, MAX_DETAIL_ROWS = 3, 30
 SHORT_SCOPES: dict[RuleScope, str] = {"session": "this session", "project": "this project *"}
 """Short enough for every option to fit one line of an 80-column terminal; the footnote says where * is saved."""
 SCOPE_LABELS: dict[RuleScope, str] = {"session": "for this session", "project": "for this project (yours: .agent/config.local.toml)"}
@@ -104,6 +105,20 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
         options = self.query_one("#approval-choices", OptionList)
         options.highlighted = len(self.choices) - 1  # Enter alone denies
         options.focus()
+        self.call_after_refresh(self._fit_detail)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self._fit_detail)
+
+    def _fit_detail(self) -> None:
+        """The diff or command scrolls in what the screen leaves once the title, notes and every option are shown."""
+        dialog = self.query_one("#approval-dialog", Vertical)
+        detail = self.query_one("#approval-detail", VerticalScroll)
+        others = sum(child.outer_size.height for child in dialog.children if child is not detail)
+        room = self.size.height - dialog.styles.gutter.height - others - detail.styles.margin.height
+        height = max(MIN_DETAIL_ROWS, min(MAX_DETAIL_ROWS, room))
+        if detail.styles.max_height is None or detail.styles.max_height.value != height:
+            detail.styles.max_height = height
 
     def on_key(self, event: events.Key) -> None:
         if event.character and any(choice.key == event.character for choice in self.choices):

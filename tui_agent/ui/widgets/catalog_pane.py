@@ -27,7 +27,10 @@ COLUMNS = (("status", "status", 9), ("name", "name", 22), ("access", "access", 6
 OPTIONAL_COLUMNS = ("access", "calls", "last_used")
 """Shown, in this order, while the summary keeps MIN_SUMMARY columns (a narrow side pane drops the last ones first)."""
 MIN_SUMMARY = 16
+NEW_STYLE = "bold #56b6c2"
 CELL_PADDING = 2  # DataTable's cell_padding=1 on each side
+NEW_MARK = "  new"
+"""After the name of a tool a pull (or another program) added or changed, until the person views or uses it."""
 
 
 def fit_columns(width: int, longest_name: int = 22) -> list[tuple[str, str, int]]:
@@ -75,6 +78,7 @@ class CatalogPane(Vertical):
         Binding("h", "request('history')", "History"),
         Binding("f", "request('drift')", "Drift"),
         Binding("R", "request('repair')", "Repair", show=False),
+        Binding("A", "request('accept_drift')", "Accept drift", show=False),  # asks first; palette and /help name it
         Binding("c", "care", "Care", show=False),
         Binding("a", "request('author')", "Author", show=False),  # on a suggested row
         Binding("x", "request('dismiss')", "Dismiss", show=False),  # on a suggested row
@@ -107,6 +111,28 @@ class CatalogPane(Vertical):
         self.shown: list[CatalogRow] = []
         self.clock = clock
         self.columns: list[tuple[str, str, int]] = []
+        self.new_names: dict[str, int | None] = {}
+        """Tools marked new -> their calls when first listed (a call since, by anyone, is a use)."""
+
+    def mark_new(self, names: tuple[str, ...] | list[str]) -> None:
+        """Mark tools as new (from a pull, another program) until the person views them or they are used."""
+        calls = {row.name: row.calls for row in self.rows if row.kind == "tool"}
+        for name in names:
+            self.new_names.setdefault(name, calls.get(name))
+        self.set_rows(self.rows)
+
+    def unmark(self, name: str) -> None:
+        if self.new_names.pop(name, False) is not False:
+            self._render_rows()
+
+    def _forget_used(self) -> None:
+        for row in self.rows:
+            if row.kind == "tool" and row.name in self.new_names:
+                before = self.new_names[row.name]
+                if before is None:
+                    self.new_names[row.name] = row.calls
+                elif row.calls > before:
+                    del self.new_names[row.name]
 
     def compose(self) -> ComposeResult:
         yield Static("", id="catalog-title", classes="pane-title")
@@ -120,7 +146,8 @@ class CatalogPane(Vertical):
         """Columns for the table's width now (re-laid out when it changed: a resize, a narrow/wide layout switch)."""
         table = self.table
         width = table.scrollable_content_region.width
-        longest = max((len(row.name) + (3 if row.kind != "tool" else 0) for row in [*self.rows, *self.pruned]), default=22)
+        longest = max((len(row.name) + (3 if row.kind != "tool" else 0) + (len(NEW_MARK) if row.name in self.new_names else 0)
+                       for row in [*self.rows, *self.pruned]), default=22)
         columns = fit_columns(width if width > 0 else 80, longest)
         if columns == self.columns:
             return
@@ -137,6 +164,7 @@ class CatalogPane(Vertical):
     def set_rows(self, rows: list[CatalogRow]) -> None:
         """Replace the rows (after any catalog change); keeps the selection on the same tool."""
         self.rows = list(rows)
+        self._forget_used()
         if self.is_mounted:
             self._fit_columns()
         self._render_rows()
@@ -173,7 +201,7 @@ class CatalogPane(Vertical):
         now = self.clock()
         table.clear()
         keys = [key for key, _label, _size in self.columns]
-        table.add_rows([cells[key] for key in keys] for cells in (self._cells(row, now) for row in self.shown))
+        table.add_rows([cells[key] for key in keys] for cells in (self._cells(row, now, self._is_new(row)) for row in self.shown))
         if previous is not None:
             self.select(previous.name)
         counts = {status: sum(1 for row in self.rows if row.status == status) for status in ("broken", "drifted", "unused")}
@@ -187,17 +215,25 @@ class CatalogPane(Vertical):
         for status, count in counts.items():
             if count:
                 title.append(f"  {count} {status}", style=STATUS_STYLES[status])
+        if fresh := sum(1 for row in self.rows if self._is_new(row)):
+            title.append(f"  {fresh} new", style=NEW_STYLE)
         arrow = "↓" if not self.sort_reverse else "↑"
         title.append(f"   sort: {self.sort_key} {arrow} (s)", style="dim")
         if self.filter_text:
             title.append(f"   {len(self.shown)} shown (filter: {self.filter_text}; / then esc clears)", style="bold #e5c07b")
         self.query_one("#catalog-title", Static).update(title)
 
+    def _is_new(self, row: CatalogRow) -> bool:
+        return row.kind == "tool" and row.status != "pruned" and row.name in self.new_names
+
     @staticmethod
-    def _cells(row: CatalogRow, now: float) -> dict[str, Text]:
+    def _cells(row: CatalogRow, now: float, new: bool = False) -> dict[str, Text]:
+        name = Text(row.name + {"recipe": "  ⚙", "mcp": "  ⇄"}.get(row.kind, ""), style="bold" if row.kind == "tool" else "italic")
+        if new:
+            name.append(NEW_MARK, style=NEW_STYLE)
         return {
             "status": Text(row.status, style=STATUS_STYLES.get(row.status, "")),
-            "name": Text(row.name + {"recipe": "  ⚙", "mcp": "  ⇄"}.get(row.kind, ""), style="bold" if row.kind == "tool" else "italic"),
+            "name": name,
             "access": ACCESS_MARKERS.get(row.access, Text(row.access)).copy(),
             "calls": Text(str(row.calls), justify="right"),
             "last_used": Text(format_last_used(row.last_used, now), style="dim"),
@@ -274,6 +310,7 @@ class CatalogPane(Vertical):
                 self.notify(f"{row.name} is pruned: enter or r restores it", severity="warning")
                 return
             action = "restore"
+        self.unmark(row.name)  # looked at or used: no longer news
         self.post_message(self.ActionRequested(self, action, row))
 
     def action_cycle_sort(self) -> None:
