@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
-from tui_agent.core.sandbox.ignored import is_startup_file
 from tui_agent.ui.redo import RedoPoint, after_undo, before_undo, redo_refusal
 from tui_agent.ui.redo import redo as apply_redo
 from tui_agent.ui.screens.confirm import ConfirmScreen
@@ -136,6 +135,8 @@ class UndoCommands:
             lines.append("Taken back: " + ", ".join(f"{kind} {name} ({'pruned' if created else 'reverted'})" for (kind, name), created in authored.items()) + ".")
         ignored = sorted({record.path for turn in turns for record in turn.ignored})
         if ignored:
+            from tui_agent.core.sandbox.ignored import is_startup_file  # here: the first paint loads no sandbox
+
             startup = [path for path in ignored if is_startup_file(PurePosixPath(path).name)]
             lines.append(f"Files git ignores that its runs changed: {len(ignored)}, put back where their content was kept, "
                          "the others listed as not undone" + (f" (Python start-up files: {escape(', '.join(startup))})"
