@@ -67,13 +67,13 @@ async def run(root: Path, seed: int) -> None:
                 else:
                     new = rng.choice(VERSIONS)
                     say(op="create", old=None, new=digest(new))
-                    await catalog.save_tool(NAME, new.decode())
+                    await catalog.save(NAME, new.decode())
             else:
                 op = rng.choice(["update", "update", "revert", "prune"])
                 if op == "update":
                     new = rng.choice([v for v in VERSIONS if v != old])
                     say(op=op, old=digest(old), new=digest(new))
-                    await catalog.save_tool(NAME, new.decode())
+                    await catalog.save(NAME, new.decode())
                 elif op == "revert":
                     earlier = [h for h in catalog.history(NAME) if not h.deleted and catalog.git.show(rel, h.rev) != old]
                     if not earlier:

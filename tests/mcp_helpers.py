@@ -44,7 +44,7 @@ async def seed_catalog(repo: Path, tools: dict[str, str]) -> None:
         catalog = await Catalog.open(project, sandbox)
         try:
             for name, source in tools.items():
-                await catalog.save_tool(name, source, author="test")
+                await catalog.save(name, source, author="test")
         finally:
             await catalog.aclose()
     finally:

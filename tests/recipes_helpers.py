@@ -88,7 +88,7 @@ async def open_stack(root: Path, *, tools: dict[str, str] | None = None, recipes
     sandbox = await Sandbox.start(project, tier=tier)
     catalog = await Catalog.open(project, sandbox)
     for name, source in (tools or {}).items():
-        await catalog.save_tool(name, source)
+        await catalog.save(name, source)
     for name, text in (recipes or {}).items():
         project.recipes_dir.mkdir(parents=True, exist_ok=True)
         project.recipe_path(name).write_text(text, encoding="utf-8")

@@ -41,7 +41,7 @@ async def run(root: Path) -> None:
             outcome = await catalog.prune(args[0])
             say(committed=outcome.committed, message=outcome.message)
         elif command == "restore":
-            record = await catalog.restore(args[0])
+            record = (await catalog.restore(args[0])).record
             say(commit=record.commit)
         else:
             say(error=f"unknown command {line.strip()!r}")

@@ -32,7 +32,7 @@ async def test_create_call_and_usage(dirty_repo: Path, catalog: Catalog) -> None
     before = user_state(dirty_repo)
     events = []
     catalog.add_listener(events.append)
-    record = await catalog.save_tool("double", tool_source("double", test="assert double(2) == 4"))
+    record = (await catalog.save("double", tool_source("double", test="assert double(2) == 4"))).record
     assert record.status == "unused" and record.commit == head(dirty_repo)
     assert record.spec is not None and record.spec.to_api()["input_schema"]["required"] == ["x"]
     assert [t.name for t in record.spec.tests] == ["test_double"]
@@ -46,7 +46,7 @@ async def test_create_call_and_usage(dirty_repo: Path, catalog: Catalog) -> None
     with pytest.raises(PipelineError) as info:  # checked against the schema: nothing runs
         await catalog.call_tool("double", {"x": None})
     assert info.value.stage == "arguments" and "must be an integer, not null" in info.value.message
-    await catalog.save_tool("boom", tool_source("boom", "raise ValueError('boom')"))
+    await catalog.save("boom", tool_source("boom", "raise ValueError('boom')"))
     failing = await catalog.call_tool("boom", {"x": 1})  # valid arguments, a failing run
     assert not failing.ok and "boom" in (failing.error or "")
     record = catalog.get("double")
@@ -86,7 +86,7 @@ BAD_FILES = [
 
 
 async def test_bad_files_never_enter_the_catalog(dirty_repo: Path, catalog: Catalog) -> None:
-    await catalog.save_tool("keeper", tool_source("keeper"))
+    await catalog.save("keeper", tool_source("keeper"))
     before_state, before_head = user_state(dirty_repo), head(dirty_repo)
     tools_before = sorted(p.name for p in catalog.project.tools_dir.iterdir())
     messages = {}
@@ -96,7 +96,7 @@ async def test_bad_files_never_enter_the_catalog(dirty_repo: Path, catalog: Cata
             if isinstance(data, bytes):
                 await catalog.pipeline.save(name, data, "x")
             else:
-                await catalog.save_tool(name, data)
+                await catalog.save(name, data)
         assert (info.value.stage, info.value.line) == (stage, line), (name, info.value.to_dict())
         assert catalog.get(name) is None
         messages[name] = info.value.message
@@ -113,11 +113,11 @@ async def test_bad_files_never_enter_the_catalog(dirty_repo: Path, catalog: Cata
 
 
 async def test_failed_update_keeps_previous_version(dirty_repo: Path, catalog: Catalog) -> None:
-    await catalog.save_tool("double", tool_source("double"))
+    await catalog.save("double", tool_source("double"))
     path = catalog.project.tool_path("double")
     good, before_head = path.read_bytes(), head(dirty_repo)
     with pytest.raises(PipelineError) as info:
-        await catalog.save_tool("double", tool_source("double", "return oops(x)", test="assert double(1) == 2"))
+        await catalog.save("double", tool_source("double", "return oops(x)", test="assert double(1) == 2"))
     assert info.value.stage == "tests" and "NameError" in info.value.message
     assert path.read_bytes() == good and head(dirty_repo) == before_head
     assert (await catalog.call_tool("double", {"x": 3})).value == 6
@@ -125,13 +125,13 @@ async def test_failed_update_keeps_previous_version(dirty_repo: Path, catalog: C
 
 async def test_revert_prune_restore_are_new_commits(dirty_repo: Path, catalog: Catalog) -> None:
     before = user_state(dirty_repo)
-    await catalog.save_tool("double", tool_source("double"))
+    await catalog.save("double", tool_source("double"))
     first = head(dirty_repo)
-    await catalog.save_tool("double", tool_source("double", "return x + x + 0"))
+    await catalog.save("double", tool_source("double", "return x + x + 0"))
     assert subjects(dirty_repo)[0] == "tuiagent: update tool double"
     assert "+    return x + x + 0" in catalog.diff("double")
 
-    record = await catalog.revert("double")
+    record = (await catalog.revert("double")).record
     assert subjects(dirty_repo)[0] == f"tuiagent: revert tool double to {first[:8]}"
     assert catalog.project.tool_path("double").read_text() == tool_source("double")
     assert record.commit == head(dirty_repo)
@@ -158,7 +158,7 @@ async def test_revert_prune_restore_are_new_commits(dirty_repo: Path, catalog: C
 async def test_startup_validates_caches_and_catches_up(dirty_repo: Path, sandbox: Sandbox) -> None:
     project = Project.at(dirty_repo)
     first = await Catalog.open(project, sandbox)
-    await first.save_tool("double", tool_source("double"))
+    await first.save("double", tool_source("double"))
     await first.aclose()
     # edited while tuiagent was not running: a valid new tool, and a broken edit of a committed one
     project.tool_path("triple").write_text(tool_source("triple", "return 3 * x"))
@@ -196,12 +196,12 @@ async def test_detached_head_defers_then_catches_up(repo: Path, sandbox: Sandbox
     before = head(repo)
     reasons = []
     catalog.add_listener(lambda event: reasons.append(event.reason))
-    record = await catalog.save_tool("double", tool_source("double"))
+    record = (await catalog.save("double", tool_source("double"))).record
     assert head(repo) == before and record.status == "unused"
     assert "deferred" in reasons[-1] and "detached" in reasons[-1]
     assert (await catalog.call_tool("double", {"x": 1})).value == 2
     git(repo, "checkout", "-q", "main")
-    await catalog.save_tool("triple", tool_source("triple", "return 3 * x"))
+    await catalog.save("triple", tool_source("triple", "return 3 * x"))
     assert "catching up" in subjects(repo)[0]
     assert {".agent/tools/double.py", ".agent/tools/triple.py"} <= set(files_in(repo))
     await catalog.aclose()
@@ -214,7 +214,7 @@ async def test_no_repository_asks_through_the_callback(tmp_path: Path) -> None:
     sandbox = await Sandbox.start(Project.at(plain), warm_workers=1)
     catalog = await Catalog.open(Project.at(plain), sandbox, ask_init_git=lambda p: asked.append(p) or False)
     assert asked and not (plain / ".git").exists()
-    await catalog.save_tool("double", tool_source("double"))
+    await catalog.save("double", tool_source("double"))
     assert catalog.get("double") is not None
     await catalog.aclose()
 
@@ -223,7 +223,7 @@ async def test_no_repository_asks_through_the_callback(tmp_path: Path) -> None:
 
     catalog = await Catalog.open(Project.at(plain), sandbox, ask_init_git=yes)
     assert (plain / ".git").is_dir()
-    await catalog.save_tool("triple", tool_source("triple", "return 3 * x"))
+    await catalog.save("triple", tool_source("triple", "return 3 * x"))
     assert {".agent/tools/double.py", ".agent/tools/triple.py"} <= set(files_in(plain))
     await catalog.aclose()
     await sandbox.aclose()

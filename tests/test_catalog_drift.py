@@ -52,8 +52,8 @@ async def test_drift(repo: Path) -> None:
     sandbox = await Sandbox.start(project, warm_workers=1)
     catalog = await Catalog.open(project, sandbox)
     try:
-        await catalog.save_tool("limits", LIMITS)
-        await catalog.save_tool("reader", READER)
+        await catalog.save("limits", LIMITS)
+        await catalog.save("reader", READER)
         assert (await catalog.call_tool("limits", {"key": "max"})).value == 10
         assert (await catalog.call_tool("reader", {"section": "mode"})).value == "mode=fast"
         assert catalog.state.files_read("reader") == ["config.ini"]
@@ -113,7 +113,7 @@ async def test_network_tools_get_the_network_only_when_allowed(repo: Path) -> No
     sandbox = await Sandbox.start(project, warm_workers=1)
     catalog = await Catalog.open(project, sandbox)
     try:
-        record = await catalog.save_tool("ping", NETTOOL)
+        record = (await catalog.save("ping", NETTOOL)).record
         assert record.spec is not None and record.spec.network is True
         denied = await catalog.call_tool("ping", {"port": port})
         assert not denied.ok
@@ -147,7 +147,7 @@ async def test_an_untracked_dependency_drifts_only_when_it_changes_after_authori
     sandbox = await Sandbox.start(project, warm_workers=1)
     catalog = await Catalog.open(project, sandbox)
     try:
-        await catalog.save_tool("notes", NOTES)
+        await catalog.save("notes", NOTES)
         assert git(repo, "status", "--porcelain", "--", "notes") == "?? notes/\n"
         assert catalog.get("notes").status == "unused"
         [report] = await catalog.drift("notes")

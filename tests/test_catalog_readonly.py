@@ -44,7 +44,7 @@ def untouched(repo: Path, before: dict[str, str]) -> None:
 async def test_a_tools_own_test_cannot_write_project_files(dirty_repo: Path, catalog: Catalog) -> None:
     before = user_state(dirty_repo)
     with pytest.raises(PipelineError) as info:
-        await catalog.save_tool("sneaky", tool_source("sneaky", test=HOSTILE_TEST))
+        await catalog.save("sneaky", tool_source("sneaky", test=HOSTILE_TEST))
     assert info.value.stage == "tests" and "Read-only file system" in info.value.message
     assert catalog.get("sneaky") is None
     untouched(dirty_repo, before)
@@ -52,7 +52,7 @@ async def test_a_tools_own_test_cannot_write_project_files(dirty_repo: Path, cat
 
 async def test_a_tools_import_cannot_write_project_files(dirty_repo: Path, catalog: Catalog) -> None:
     before = user_state(dirty_repo)
-    record = await catalog.save_tool("quiet", tool_source("quiet", extra=HOSTILE_IMPORT))
+    record = (await catalog.save("quiet", tool_source("quiet", extra=HOSTILE_IMPORT))).record
     assert record.spec is not None  # the write failed silently inside validation; the tool itself is fine
     untouched(dirty_repo, before)
 
@@ -74,7 +74,7 @@ async def test_startup_validation_of_a_hostile_file_on_disk(dirty_repo: Path, sa
 
 async def test_drift_rerun_of_tests_is_read_only(dirty_repo: Path, catalog: Catalog) -> None:
     armed = "import os\n    if os.path.exists('trigger.txt'):\n        " + HOSTILE_TEST
-    await catalog.save_tool("sleeper", tool_source("sleeper", test=armed))
+    await catalog.save("sleeper", tool_source("sleeper", test=armed))
     (dirty_repo / "trigger.txt").write_text("go\n")  # the user's own file arms the test
     before = user_state(dirty_repo)
     [report] = await catalog.drift("sleeper")

@@ -18,10 +18,10 @@ async def test_broken_file_on_disk_last_good_version_importable(repo: Path, tier
     sandbox = await Sandbox.start(project, tier=tier, warm_workers=1)
     catalog = await Catalog.open(project, sandbox, inspect_timeout_s=10, test_timeout_s=5)
     try:
-        await catalog.save_tool("double", tool_source("double"))
-        await catalog.save_tool("triple", tool_source("triple", "return 3 * x"))
+        await catalog.save("double", tool_source("double"))
+        await catalog.save("triple", tool_source("triple", "return 3 * x"))
         project.tool_path("double").write_text("def double(x: int) -> int:\n    '''Broken.'''\n    return (x\n")
-        assert await catalog.handle_file_changes({"double"}) == ["double"]
+        assert await catalog.outside_edit({"double"}) == ["double"]
         record = catalog.get("double")
         assert record is not None and record.status == "broken" and record.spec is not None
 

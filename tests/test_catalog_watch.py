@@ -19,7 +19,7 @@ async def test_hot_reload(dirty_repo: Path) -> None:
     catalog = await Catalog.open(project, sandbox, inspect_timeout_s=10)
     reasons: list[str] = []
     catalog.add_listener(lambda event: reasons.append(event.reason))
-    await catalog.save_tool("double", tool_source("double"))
+    await catalog.save("double", tool_source("double"))
     before = user_state(dirty_repo)
     watch = asyncio.create_task(catalog.watch())
     try:
@@ -56,12 +56,12 @@ async def test_hot_reload(dirty_repo: Path) -> None:
 
         commits_before = len(subjects(dirty_repo))
         reasons.clear()
-        await catalog.save_tool("triple", tool_source("triple", "return 3 * x"))
-        await catalog.save_tool("triple", tool_source("triple", "return x * 3"))
+        await catalog.save("triple", tool_source("triple", "return 3 * x"))
+        await catalog.save("triple", tool_source("triple", "return x * 3"))
         await asyncio.sleep(0.8)  # give any echo of our own writes time to arrive
         assert len(subjects(dirty_repo)) == commits_before + 2
         assert reasons == ["add", "update"]
-        assert await catalog.handle_file_changes({"triple"}) == []
+        assert await catalog.outside_edit({"triple"}) == []
         assert user_state(dirty_repo) == before
     finally:
         watch.cancel()
@@ -78,9 +78,9 @@ async def test_last_good_copy_is_recovered_when_the_cache_is_cleared(repo: Path)
     sandbox = await Sandbox.start(project, warm_workers=1)
     catalog = await Catalog.open(project, sandbox)
     try:
-        await catalog.save_tool("double", tool_source("double"))
+        await catalog.save("double", tool_source("double"))
         project.tool_path("double").write_text("broken(\n")
-        assert await catalog.handle_file_changes({"double"}) == ["double"]
+        assert await catalog.outside_edit({"double"}) == ["double"]
         shutil.rmtree(project.cache_dir / "tools")
         assert (await catalog.call_tool("double", {"x": 7})).value == 14  # rebuilt from the commit, not the broken file
     finally:

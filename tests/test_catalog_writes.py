@@ -48,20 +48,20 @@ async def catalog(dirty_repo: Path) -> AsyncIterator[Catalog]:
 
 async def test_writes_is_read_into_the_spec_and_must_be_a_bool(catalog: Catalog) -> None:
     assert INSPECTOR_VERSION >= 4  # cached validations from before WRITES existed are not reused
-    plain = await catalog.save_tool("plain_writer", writer_source("plain_writer"))
-    declared = await catalog.save_tool("app_writer", writer_source("app_writer", "WRITES = True"))
+    plain = (await catalog.save("plain_writer", writer_source("plain_writer"))).record
+    declared = (await catalog.save("app_writer", writer_source("app_writer", "WRITES = True"))).record
     assert plain.spec is not None and plain.spec.writes is False
     assert declared.spec is not None and declared.spec.writes is True and declared.spec.network is False
     assert declared.to_dict()["spec"]["writes"] is True
     with pytest.raises(PipelineError) as info:
-        await catalog.save_tool("odd_writer", writer_source("odd_writer", 'WRITES = "yes"'))
+        await catalog.save("odd_writer", writer_source("odd_writer", 'WRITES = "yes"'))
     assert info.value.stage == "inspect" and "WRITES must be True or False" in info.value.message
     assert catalog.get("odd_writer") is None
 
 
 async def test_a_tool_writes_only_when_it_declares_writes_and_the_caller_allows(dirty_repo: Path, catalog: Catalog) -> None:
-    await catalog.save_tool("plain_writer", writer_source("plain_writer"))
-    await catalog.save_tool("app_writer", writer_source("app_writer", "WRITES = True"))
+    await catalog.save("plain_writer", writer_source("plain_writer"))
+    await catalog.save("app_writer", writer_source("app_writer", "WRITES = True"))
     before = user_state(dirty_repo)
 
     for name, allow in (("plain_writer", False), ("plain_writer", True), ("app_writer", False)):

@@ -31,7 +31,7 @@ async def test_subscribers_get_each_change_once_in_order(repo: Path) -> None:
         assert runtime.watcher is not None
         await asyncio.wait_for(runtime.watcher.ready.wait(), 10)
         async with runtime.changes.subscribe() as changes, runtime.changes.subscribe() as other:
-            await runtime.catalog.save_tool("double", tool_source("double"))
+            await runtime.catalog.save("double", tool_source("double"))
             authored = await next_of(changes, ToolAuthored)
             assert (authored.name, authored.kind, authored.created) == ("double", "tool", True)
             changed = await next_of(changes, CatalogChanged)

@@ -192,7 +192,7 @@ def test_sigkill_at_random_points_leaves_a_consistent_catalog(dirty_repo: Path, 
 
 async def save_first_version(repo: Path, sandbox: Sandbox) -> None:
     async with opened_catalog(repo, sandbox) as catalog:
-        await catalog.save_tool(NAME, VERSIONS[1].decode())
+        await catalog.save(NAME, VERSIONS[1].decode())
 
 
 async def restart(repo: Path, sandbox: Sandbox) -> None:

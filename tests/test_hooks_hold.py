@@ -54,7 +54,7 @@ async def save_new_tool(project: Project, source: str = NEW_TOOL) -> tuple[str |
     try:
         catalog = await Catalog.open(project, box)
         try:
-            record = await catalog.save_tool("count_rows", source)
+            record = (await catalog.save("count_rows", source)).record
             return record.commit, catalog.commit_blocker()
         finally:
             await catalog.aclose()

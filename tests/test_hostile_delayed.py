@@ -158,7 +158,7 @@ async def next_step(world: World, step: str, tier: str) -> None:
         try:
             catalog = await Catalog.open(world.project, box)
             if step == COMMIT:
-                await catalog.save_tool("count_rows", NEW_TOOL)
+                await catalog.save("count_rows", NEW_TOOL)
             elif step == CALL:
                 await catalog.call_tool("count_lines", {"path": "README.md"})
             else:

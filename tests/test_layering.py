@@ -6,6 +6,7 @@ import ast
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parent.parent / "tui_agent" / "core"
@@ -82,3 +83,64 @@ def test_test_helpers_are_not_named_like_tests() -> None:
                    and node.col_offset in (0, 4) for node in ast.walk(tree)):
             without_tests.append(path.relative_to(tests_folder).as_posix())
     assert without_tests == []
+
+
+def module_level_imports(root: Path, package: str) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports when it is imported (not under `if TYPE_CHECKING:`, not in functions)."""
+    modules = {".".join((package, *path.relative_to(root).with_suffix("").parts)).removesuffix(".__init__"): path
+               for path in root.rglob("*.py")}
+
+    def targets(body: list[ast.stmt], name: str) -> Iterator[str]:
+        for node in body:
+            if isinstance(node, ast.If):
+                if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                    yield from targets(node.body, name)
+                yield from targets(node.orelse, name)
+            elif isinstance(node, ast.Try):
+                for block in (node.body, node.orelse, node.finalbody, *(handler.body for handler in node.handlers)):
+                    yield from targets(block, name)
+            elif isinstance(node, ast.Import):
+                yield from (alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = name.split(".")
+                    parts = parts[: len(parts) - node.level + (modules[name].name == "__init__.py")]
+                    base = ".".join([*parts, *([node.module] if node.module else [])])
+                yield base
+                yield from (f"{base}.{alias.name}" for alias in node.names)
+
+    return {name: {target for target in targets(ast.parse(path.read_text(encoding="utf-8")).body, name)
+                   if target in modules and target != name} for name, path in modules.items()}
+
+
+def cycle_through(graph: dict[str, set[str]], start: str) -> list[str] | None:
+    """An import path from `start` back to itself, or None."""
+    seen: set[str] = set()
+    paths = [[start]]
+    while paths:
+        path = paths.pop()
+        for target in sorted(graph[path[-1]]):
+            if target == start:
+                return [*path, start]
+            if target not in seen:
+                seen.add(target)
+                paths.append([*path, target])
+    return None
+
+
+def test_catalog_and_recipes_have_no_module_level_import_cycle() -> None:
+    graph = module_level_imports(CORE.parent, "tui_agent")
+    ours = [name for name in graph if name.startswith(("tui_agent.core.catalog.", "tui_agent.core.recipes."))]
+    assert len(ours) > 20 and "tui_agent.core.catalog.pipeline" in graph["tui_agent.core.catalog.api"]
+    assert [cycle for name in ours if (cycle := cycle_through(graph, name))] == []
+
+
+def test_the_cycle_check_finds_a_cycle_and_skips_type_checking_imports(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("from pkg.b import B\n")
+    (tmp_path / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.c import C\nB = 1\n")
+    (tmp_path / "c.py").write_text("from pkg import a\n")
+    graph = module_level_imports(tmp_path, "pkg")
+    assert cycle_through(graph, "pkg.a") is None
+    (tmp_path / "b.py").write_text("from .c import C\n")
+    assert cycle_through(module_level_imports(tmp_path, "pkg"), "pkg.a") == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]

@@ -129,7 +129,7 @@ async def test_mcp_tools_compose_with_catalog_tools_in_run_python(repo: Path) ->
                     reply(tool_use("run_python", {"code": f"from {NOW} import {NOW}\n{NOW}(timezone='Nowhere/City')"})),
                     reply(text("seen")))
         async with agent_runtime(repo, api, approve=approvals) as runtime:
-            await runtime.catalog.save_tool("double", tool_source("double"))
+            await runtime.catalog.save("double", tool_source("double"))
             composed = results(await run_turn(runtime, "compose"))["run_python"]
             failed = results(await run_turn(runtime, "bad zone"))["run_python"]
             calls = {t.name: t.calls for t in runtime.mcp.tools()}

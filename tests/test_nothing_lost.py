@@ -76,11 +76,11 @@ async def close(catalog: Catalog, box: Sandbox) -> None:
 async def test_revert_and_prune_refuse_an_uncommitted_hand_edit_naming_the_file(repo: Path) -> None:
     catalog, box = await open_catalog(repo)
     try:
-        await catalog.save_tool("double", DOUBLE)
-        await catalog.save_tool("double", DOUBLE_V2)
+        await catalog.save("double", DOUBLE)
+        await catalog.save("double", DOUBLE_V2)
         broken = DOUBLE_V2 + "\ndef half(:\n"  # the user's work in progress: broken, so never committed by tuiagent
         (repo / TOOL_PATH).write_text(broken)
-        await catalog.handle_file_changes({"double"})
+        await catalog.outside_edit({"double"})
         for action in (catalog.revert("double"), catalog.prune("double")):
             with pytest.raises(PipelineError, match=r"\.agent/tools/double\.py has edits that are not committed") as info:
                 await action
@@ -97,7 +97,7 @@ async def test_revert_and_prune_refuse_an_uncommitted_hand_edit_naming_the_file(
 async def test_a_valid_hand_edit_is_saved_as_a_version_before_a_revert(repo: Path) -> None:
     catalog, box = await open_catalog(repo)
     try:
-        await catalog.save_tool("double", DOUBLE)
+        await catalog.save("double", DOUBLE)
     finally:
         await close(catalog, box)
     (repo / TOOL_PATH).write_text(DOUBLE_V2)  # edited while tuiagent was not running
@@ -146,10 +146,10 @@ async def test_restore_works_in_every_deferral_state(tmp_path: Path, state) -> N
     state(root)
     catalog, box = await open_catalog(root)
     try:
-        await catalog.save_tool("double", DOUBLE)
-        outcome = await catalog.prune("double")
-        assert not outcome.committed and not (root / TOOL_PATH).exists()
-        record = await catalog.restore("double")
+        await catalog.save("double", DOUBLE)
+        change = await catalog.prune("double")
+        assert not change.committed and not (root / TOOL_PATH).exists()
+        record = (await catalog.restore("double")).record
         assert record.spec is not None and (root / TOOL_PATH).read_text() == DOUBLE
     finally:
         await close(catalog, box)
@@ -166,16 +166,16 @@ async def test_restore_works_in_every_deferral_state(tmp_path: Path, state) -> N
 async def test_a_commit_that_failed_at_the_git_stage_is_never_committed_later(repo: Path) -> None:
     catalog, box = await open_catalog(repo)
     try:
-        await catalog.save_tool("double", DOUBLE)
+        await catalog.save("double", DOUBLE)
         blocker = repo / ".git" / "tuiagent"  # where the commit builds its temporary index: a file breaks it
         if blocker.is_dir():
             blocker.rmdir()
         blocker.write_text("in the way")
         with pytest.raises(PipelineError, match="git commit failed, the file was put back"):
-            await catalog.save_tool("double", DOUBLE_V2)
+            await catalog.save("double", DOUBLE_V2)
         assert (repo / TOOL_PATH).read_text() == DOUBLE
         blocker.unlink()
-        await catalog.save_tool("other", DOUBLE.replace("double", "other"))
+        await catalog.save("other", DOUBLE.replace("double", "other"))
     finally:
         await close(catalog, box)
     assert "x + x" not in git(repo, "log", "-p", "--all")

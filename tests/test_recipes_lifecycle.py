@@ -119,11 +119,11 @@ async def test_required_tool_broken_or_missing_shows_and_heals(repo: Path) -> No
     lines = recipe_text('on = "command"', 'tool = "count_lines"\nargs = { path = "app.py" }', extra='requires = ["shout"]')
     async with open_stack(repo, tools={"shout": SHOUT}, recipes={"lines": lines}) as stack:
         assert stack.engine.get("lines").status == "broken"
-        await stack.catalog.save_tool("count_lines", COUNT_LINES)
+        await stack.catalog.save("count_lines", COUNT_LINES)
         assert stack.engine.get("lines").status == "ok"
         assert any(isinstance(e, CatalogChanged) and "lines" in e.names for e in stack.events)
         stack.project.tool_path("shout").write_text("def shout(:\n")  # a person breaks the tool in an editor
-        await stack.catalog.handle_file_changes({"shout"})
+        await stack.catalog.outside_edit({"shout"})
         record = stack.engine.get("lines")
         assert record.status == "broken" and record.problems == ("requires tool shout, which is broken",)
 

@@ -57,7 +57,7 @@ async def test_prompt_action_without_agent_fails_clearly(repo: Path) -> None:
 async def test_tool_authored_fires_with_the_tool_name(repo: Path) -> None:
     on_new_tool = recipe_text('on = "tool_authored"', 'tool = "shout"\nargs = { text = "new tool {name}" }')
     async with open_stack(repo, tools={"shout": SHOUT}, recipes={"announce": on_new_tool}) as stack:
-        await stack.catalog.save_tool("count_lines", COUNT_LINES)
+        await stack.catalog.save("count_lines", COUNT_LINES)
         await wait_for(lambda: stack.engine.runlog.entries("announce"))
         await stack.engine.idle()
         entries = stack.engine.runlog.entries("announce")

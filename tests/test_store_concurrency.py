@@ -115,7 +115,7 @@ async def test_a_prune_from_another_process_commits_as_a_prune_while_a_watcher_r
     as its own ("file deleted outside tuiagent"), and leave the prune nothing to commit; with it, the watcher waits
     for the prune to finish (and a prune never starts while the TUI's own commit is under way)."""
     async with started_sandbox(repo, tier="rlimits") as sandbox, opened_catalog(repo, sandbox) as catalog:
-        await catalog.save_tool("double", tool_source("double"))
+        await catalog.save("double", tool_source("double"))
         slow_recipe_hook(repo, 0.1)
         watch = asyncio.create_task(catalog.watch())
         writer = RecipeWriter(repo)
@@ -146,7 +146,7 @@ async def test_a_prune_from_another_process_commits_as_a_prune_while_a_watcher_r
 async def test_the_watcher_waits_for_another_process_holding_the_writer_lock(repo: Path) -> None:
     """Deterministic: the other process pauses half a second between deleting the file and committing the prune."""
     async with started_sandbox(repo, tier="rlimits") as sandbox, opened_catalog(repo, sandbox) as catalog:
-        await catalog.save_tool("double", tool_source("double"))
+        await catalog.save("double", tool_source("double"))
         watch = asyncio.create_task(catalog.watch())
         try:
             await wait_for(lambda: catalog.watcher is not None and catalog.watcher.ready.is_set())

@@ -339,7 +339,6 @@ def test_stale_staging_folders_of_killed_runs_are_cleaned(tmp_path: Path, capsys
 async def test_a_conflicted_tool_is_flagged_in_the_prompt_index_and_the_catalog_pane(tmp_path: Path) -> None:
     from tests.catalog_support import opened_catalog, started_sandbox
     from tui_agent.core.agent.prompt import catalog_entries, catalog_index
-    from tui_agent.core.catalog.versioned import ToolVersions
 
     repo = tmp_path / "repo"
     tool = conflicting_tool(repo)
@@ -351,7 +350,7 @@ async def test_a_conflicted_tool_is_flagged_in_the_prompt_index_and_the_catalog_
     async with started_sandbox(repo) as box, opened_catalog(repo, box) as catalog:
         index = catalog_index(catalog_entries(catalog), 2000)
         assert "- double: Double a number (theirs). [broken: unresolved conflict]" in index
-        [item] = ToolVersions(catalog).items()
+        [item] = catalog.items()
         assert item.status == "broken" and item.summary.startswith("conflict: unresolved conflict")
         assert (await catalog.call_tool("double", {"x": 2})).value == 4  # the last good version still runs
 
@@ -364,7 +363,7 @@ async def test_a_tool_leaving_the_sparse_checkout_while_open_is_not_a_deletion(t
         head = git(mine, "rev-parse", "HEAD")
         git(mine, "sparse-checkout", "set", "--no-cone", "/*", "!/.agent/tools/twice.py")
         assert not (mine / ".agent" / "tools" / "twice.py").exists()
-        assert await catalog.handle_file_changes({"twice"}) == ["twice"]
+        assert await catalog.outside_edit({"twice"}) == ["twice"]
         assert git(mine, "rev-parse", "HEAD") == head
         assert catalog.git.pending() == {}  # not even a deferred deletion
         assert catalog.get("twice") is None and catalog.get("double") is not None

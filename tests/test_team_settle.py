@@ -12,7 +12,7 @@ from tests.gitrepo import git
 
 async def test_a_burst_of_editor_saves_makes_one_commit_under_the_persons_name(repo: Path) -> None:
     async with started_sandbox(repo) as box, opened_catalog(repo, box) as catalog:
-        await catalog.save_tool("double", tool_source("double"))
+        await catalog.save("double", tool_source("double"))
         commits = len(subjects(repo))
         watch = asyncio.create_task(catalog.watch())
         try:
@@ -40,9 +40,9 @@ async def test_a_burst_of_editor_saves_makes_one_commit_under_the_persons_name(r
 async def test_a_settling_edit_is_not_lost_when_the_process_never_commits_it(repo: Path) -> None:
     async with started_sandbox(repo) as box:
         async with opened_catalog(repo, box) as first:
-            await first.save_tool("double", tool_source("double"))
+            await first.save("double", tool_source("double"))
             first.project.tool_path("double").write_text(tool_source("double", "return x + x"))
-            assert await first.handle_file_changes({"double"}) == ["double"]
+            assert await first.outside_edit({"double"}) == ["double"]
             assert first.settle.waiting() == ["double"]
             head = git(repo, "rev-parse", "HEAD")
             # the process dies here (no timer fires, no close): another one starts on the project
@@ -55,9 +55,9 @@ async def test_a_settling_edit_is_not_lost_when_the_process_never_commits_it(rep
 
 async def test_a_revert_first_commits_the_settling_hand_edit(repo: Path) -> None:
     async with started_sandbox(repo) as box, opened_catalog(repo, box) as catalog:
-        await catalog.save_tool("double", tool_source("double"))
+        await catalog.save("double", tool_source("double"))
         catalog.project.tool_path("double").write_text(tool_source("double", "return x + x"))
-        await catalog.handle_file_changes({"double"})
+        await catalog.outside_edit({"double"})
         await catalog.revert("double")
         assert subjects(repo)[:2] == ["tuiagent: revert tool double to " + subjects(repo)[0].rsplit(" ", 1)[1],
                                       "tuiagent: update tool double (edited outside tuiagent)"]

@@ -43,8 +43,8 @@ async def test_revert_and_history_keys_make_commits_and_show_diffs(dirty_repo: P
     app = make_app(dirty_repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double", "return x + x"))
-        await app.runtime.catalog.save_tool("double", tool_source("double", "return 2 * x"))
+        await app.runtime.catalog.save("double", tool_source("double", "return x + x"))
+        await app.runtime.catalog.save("double", tool_source("double", "return 2 * x"))
         await select_tool(pilot, app, "double")
 
         await pilot.press("u")
@@ -78,7 +78,7 @@ async def test_prune_asks_first_and_restore_brings_it_back(dirty_repo: Path) -> 
     app = make_app(dirty_repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
+        await app.runtime.catalog.save("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
         await select_tool(pilot, app, "triple")
         head = git(dirty_repo, "rev-parse", "HEAD")
 
@@ -107,7 +107,7 @@ async def test_run_key_opens_a_form_from_the_schema_and_records_the_call(repo: P
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save("double", tool_source("double"))
         await select_tool(pilot, app, "double")
         head = git(repo, "rev-parse", "HEAD")
 
@@ -132,7 +132,7 @@ async def test_view_and_drift_keys(repo: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         source = tool_source("greeting", "return open('app.py').read() * x", extra="DEPENDS_ON = ['app.py']\n", summary="Repeat app.py.")
-        await app.runtime.catalog.save_tool("greeting", source)
+        await app.runtime.catalog.save("greeting", source)
         await select_tool(pilot, app, "greeting")
 
         await pilot.press("v")
@@ -156,7 +156,7 @@ async def test_pane_follows_changes_from_another_process_and_from_the_watcher(re
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save("double", tool_source("double"))
         await wait_until(pilot, lambda: row_names(app) == ["double"])
 
         # another terminal: `tuiagent tools run` records a call in state.db; `tuiagent tools prune` commits
@@ -177,11 +177,11 @@ async def test_a_git_checkout_in_another_terminal_reaches_the_open_app(repo: Pat
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save("double", tool_source("double"))
         await wait_until(pilot, lambda: app.header.branch == "main", message="the branch in the header")
         git(repo, "checkout", "-q", "-b", "feature")
         await wait_until(pilot, lambda: app.header.branch == "feature", timeout=5, message="the new branch from the watcher")
-        await app.runtime.catalog.save_tool("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
+        await app.runtime.catalog.save("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
         await wait_until(pilot, lambda: row_names(app) == ["double", "triple"])
         main_log = git(repo, "log", "--format=%s", "main")
         git(repo, "checkout", "-q", "main")  # git removes triple.py from the work tree
@@ -198,8 +198,8 @@ async def test_filter_and_sort_keys(repo: Path) -> None:
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
-        await app.runtime.catalog.save_tool("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
+        await app.runtime.catalog.save("double", tool_source("double"))
+        await app.runtime.catalog.save("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
         await app.runtime.catalog.call_tool("triple", {"x": 1})
         await wait_until(pilot, lambda: [row.calls for row in app.catalog_pane.rows if row.name == "triple"] == [1], message="the call count")
         app.action_show_pane("catalog")

@@ -102,7 +102,7 @@ async def test_a_writes_tool_runs_with_the_project_writable_after_a_confirmation
     app = make_app(dirty_repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("write_note", NOTE_WRITER)
+        await app.runtime.catalog.save("write_note", NOTE_WRITER)
         await wait_until(pilot, lambda: [row.access for row in app.catalog_pane.rows] == ["writes"], message="the writes marker")
         assert "writes" in str(app.catalog_pane.table.get_row_at(0)[2])
 
@@ -126,7 +126,7 @@ async def test_a_network_tool_reaches_the_network_only_after_a_confirmation(repo
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("read_port", PORT_READER)
+        await app.runtime.catalog.save("read_port", PORT_READER)
         await wait_until(pilot, lambda: [row.access for row in app.catalog_pane.rows] == ["network"], message="the network marker")
         plain = await app.runtime.catalog.call_tool("read_port", {"port": greeting_server})
         assert not plain.ok  # the catalog's default: no network

@@ -38,7 +38,7 @@ async def test_an_edited_dependency_shows_drifted_without_pressing_f(repo: Path)
     app = make_app(repo)
     async with app.run_test(size=(160, 40)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("limit", DEPENDS)
+        await app.runtime.catalog.save("limit", DEPENDS)
         await wait_until(pilot, lambda: status_of(app, "limit") == "unused", message="the new tool, not drifted")
         await pilot.pause(0.5)
         assert status_of(app, "limit") == "unused"
@@ -52,7 +52,7 @@ async def test_a_broken_tool_shows_its_line_and_drift_does_not_claim_its_tests_p
     app = make_app(repo)
     async with app.run_test(size=(160, 40)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save("double", tool_source("double"))
         (repo / ".agent" / "tools" / "double.py").write_text("def double(x: int) -> int:\n    return (x\n")
         await wait_until(pilot, lambda: status_of(app, "double") == "broken", message="the broken status")
         row = next(row for row in app.catalog_pane.rows if row.name == "double")

@@ -34,7 +34,7 @@ async def test_a_key_right_after_pane_keys_reaches_the_selected_pane(repo: Path,
     app = make_app(repo)
     async with app.run_test(size=size) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save("double", tool_source("double"))
         await wait_until(pilot, lambda: "double" in row_names(app))
         burst(app, *keys)
         await wait_until(pilot, lambda: isinstance(app.screen, SourceScreen), message=f"the source view ({notifications(app)}, focus {app.focused})")
@@ -45,7 +45,7 @@ async def test_pane_keys_stay_inside_a_modal(repo: Path) -> None:
     app = make_app(repo)
     async with app.run_test(size=(120, 30)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save("double", tool_source("double"))
         await wait_until(pilot, lambda: "double" in row_names(app))
         await pilot.press("f3", "v")
         await wait_until(pilot, lambda: isinstance(app.screen, SourceScreen))
@@ -57,7 +57,7 @@ async def test_escape_clears_and_leaves_the_filter_and_recipes_do_not_hide_tools
     app = make_app(repo)
     async with app.run_test(size=(120, 30)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save("double", tool_source("double"))
         await wait_until(pilot, lambda: "double" in row_names(app))
         await pilot.press("f3", "slash", "z", "z")
         assert app.catalog_pane.filter_text == "zz" and row_names(app) == []
@@ -79,7 +79,7 @@ async def test_the_palette_lists_catalog_actions_zoom_and_restore_without_eating
     app = make_app(repo)
     async with app.run_test(size=(120, 30)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save("double", tool_source("double"))
         await wait_until(pilot, lambda: "double" in row_names(app))
         await pilot.press("f3")
         commands = {command.title: command.help for command in palette_commands(app)}
@@ -97,8 +97,8 @@ async def test_pruned_tools_view_restores_with_one_key(repo: Path) -> None:
     app = make_app(repo)
     async with app.run_test(size=(120, 30)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
-        await app.runtime.catalog.save_tool("triple", tool_source("triple", "return 3 * x"))
+        await app.runtime.catalog.save("double", tool_source("double"))
+        await app.runtime.catalog.save("triple", tool_source("triple", "return 3 * x"))
         for x in (1, 2):
             assert (await app.runtime.catalog.call_tool("triple", {"x": x})).ok
         await app.runtime.catalog.prune("triple")
@@ -143,7 +143,7 @@ async def test_shift_u_reverts_to_a_version_picked_from_the_history(repo: Path) 
     async with app.run_test(size=(160, 40)) as pilot:
         await ready(pilot)
         for body in ("return x + x", "return 2 * x", "return x * 2"):
-            await app.runtime.catalog.save_tool("double", tool_source("double", body))
+            await app.runtime.catalog.save("double", tool_source("double", body))
         await wait_until(pilot, lambda: "double" in row_names(app))
         await pilot.press("f3", "U")
         await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the version picker")

@@ -58,7 +58,7 @@ async def test_without_a_git_repo_it_asks_whether_to_create_one(tmp_path: Path) 
         await pilot.press("y")
         await ready(pilot)
         assert (folder / ".git").is_dir()
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save("double", tool_source("double"))
         await wait_until(pilot, lambda: row_names(app) == ["double"], message="the tool in the pane")
         assert git(folder, "log", "--format=%s").splitlines()[0] == "tuiagent: add tool double"
 

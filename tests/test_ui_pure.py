@@ -7,7 +7,7 @@ from rich.console import Console
 
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.models import ToolRecord, ToolSpec
-from tui_agent.core.catalog.versioned import tool_item as row_from_tool  # the store builds the rows since issue 9
+from tui_agent.core.catalog.items import tool_item as row_from_tool  # the store builds the rows since issue 9
 from tui_agent.ui.catalog_rows import CatalogRow, filter_rows, format_last_used, sort_rows
 from tui_agent.ui.diffs import diff_stats, parse_unified, render_side_by_side, render_unified, side_by_side
 from tui_agent.ui.schema_form import ArgumentError, collect_arguments, fields_from_schema

@@ -37,7 +37,7 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
 async def add_tool(repo: Path) -> None:
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
     try:
-        await runtime.catalog.save_tool("find_slow", THREE_ARGUMENTS)
+        await runtime.catalog.save("find_slow", THREE_ARGUMENTS)
     finally:
         await runtime.aclose()
 

@@ -52,9 +52,9 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
 async def add_tools(repo: Path) -> None:
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
     try:
-        await runtime.catalog.save_tool("double", tool_source("double"))
-        await runtime.catalog.save_tool("grep_name", tool_source("grep_name", "return x", summary="Find where a name is used in the project."))
-        await runtime.catalog.save_tool("sort_by_time", tool_source("sort_by_time", "return x", summary="Sort trace files by their modification time."))
+        await runtime.catalog.save("double", tool_source("double"))
+        await runtime.catalog.save("grep_name", tool_source("grep_name", "return x", summary="Find where a name is used in the project."))
+        await runtime.catalog.save("sort_by_time", tool_source("sort_by_time", "return x", summary="Sort trace files by their modification time."))
     finally:
         await runtime.aclose()
     (repo / ".agent" / "tools" / "bad_tool.py").write_text(BROKEN)

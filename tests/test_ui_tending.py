@@ -39,7 +39,7 @@ async def test_the_care_view_lists_suggestions_and_doctor_findings(repo: Path) -
     app = make_app(repo)
     async with app.run_test(size=(160, 40)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save("double", tool_source("double"))
         await pilot.press("f3", "c")
         await wait_until(pilot, lambda: isinstance(app.screen, CatalogCareScreen), message="the care view")
         report = app.screen.report  # type: ignore[attr-defined]

@@ -123,7 +123,7 @@ async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> N
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save_tool("double", tool_source("double"))
+        await app.runtime.catalog.save("double", tool_source("double"))
         for command in ("/help", "/tools", "/recipes", "/model claude-test-model", "/nosuch"):
             await send(pilot, app, command)
             await pilot.pause(0.1)

@@ -238,7 +238,7 @@ async def test_undo_keeps_a_tool_the_person_edited_after_the_agent_wrote_it(repo
         await run_turn(runtime, "make a tool")
         mine = tool_source("shout", body="return 5 * x")
         (repo / ".agent" / "tools" / "shout.py").write_text(mine)  # the person improves it in an editor
-        await runtime.catalog.handle_file_changes({"shout"})
+        await runtime.catalog.outside_edit({"shout"})
         await runtime.catalog.settle.flush()
         result = await runtime.undo.undo_last(runtime.session)
         assert result.ok, result.message

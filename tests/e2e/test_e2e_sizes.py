@@ -26,8 +26,8 @@ CATALOG_KEYS = ("v View", "r Run", "d Prune", "u Revert", "h History", "f Drift"
 async def two_versions(repo: Path) -> None:
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
     try:
-        await runtime.catalog.save_tool("double", tool_source("double", "return x + x", summary=SUMMARY))
-        await runtime.catalog.save_tool("double", tool_source("double", "return 2 * x", summary=SUMMARY))
+        await runtime.catalog.save("double", tool_source("double", "return x + x", summary=SUMMARY))
+        await runtime.catalog.save("double", tool_source("double", "return 2 * x", summary=SUMMARY))
     finally:
         await runtime.aclose()
 

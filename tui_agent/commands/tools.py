@@ -249,19 +249,19 @@ def change_text(verb: str, name: str, outcome_message: str | None) -> str:
 
 async def cmd_revert(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
     need_tool(catalog, args.name) if not catalog.project.tool_path(args.name).exists() else None
-    record = await catalog.revert(args.name, args.rev)
+    record = (await catalog.revert(args.name, args.rev)).record
     note = catalog.pipeline.last_commit_note
     return record.to_dict() | {"git": note}, change_text("reverted", args.name, note), 0
 
 
 async def cmd_prune(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
-    outcome = await catalog.prune(args.name)
-    return {"name": args.name, "committed": outcome.committed, "commit": outcome.sha, "git": outcome.message}, \
-        change_text("pruned", args.name, outcome.message), 0
+    change = await catalog.prune(args.name)
+    return {"name": args.name, "committed": change.committed, "commit": change.commit, "git": change.message}, \
+        change_text("pruned", args.name, change.message), 0
 
 
 async def cmd_restore(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
-    record = await catalog.restore(args.name)
+    record = (await catalog.restore(args.name)).record
     note = catalog.pipeline.last_commit_note
     return record.to_dict() | {"git": note}, change_text("restored", args.name, note), 0
 

@@ -85,7 +85,6 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     """Catalog, then recipes (a trusted project's); a part that fails is reported in `problems` and the ones after it
     are skipped."""
     from tui_agent.core.catalog.api import Catalog
-    from tui_agent.core.catalog.versioned import ToolVersions
     from tui_agent.core.recipes import open_recipes
     from tui_agent.core.recipes.versioned import RecipeVersions
     from tui_agent.core.tending.drift_watch import DriftWatch
@@ -99,7 +98,7 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
         core.problems.append(f"tool catalog unavailable: {error}")
         return
     progress.done("tool catalog")
-    tools = workshop.versioned["tool"] = ToolVersions(catalog)
+    tools = workshop.versioned["tool"] = catalog
     drift = workshop.drift_watch = DriftWatch(catalog)
     workshop.suggestions = SuggestionBook(project.sessions_dir, catalog.state)
     watcher = workshop.watcher = ProjectWatcher(project, core.changes, on_tools=tools.outside_edit,

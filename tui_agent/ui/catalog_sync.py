@@ -14,7 +14,7 @@ from tui_agent.ui.mcp_rows import held_mcp_rows, mcp_header, mcp_rows
 from tui_agent.ui.widgets.header import StatusHeader
 
 OUTSIDE_EDIT = "edited outside tuiagent"
-"""The catalog's reason for tools changed on disk by something other than this process (Catalog.handle_file_changes)."""
+"""The catalog's reason for tools changed on disk by something other than this process (Catalog.outside_edit)."""
 
 if TYPE_CHECKING:
     from tui_agent.core.runtime import Runtime

@@ -11,6 +11,7 @@ from typing import Any
 from tui_agent.core.agent.exec_tools import format_run_result
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.catalog.models import ToolRecord
 from tui_agent.core.catalog.names import lookup_problem
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, require_str, schema
 from tui_agent.core.events import Notice
@@ -50,7 +51,7 @@ async def create_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     catalog = _catalog(ctx)
     existed = catalog.get(name) is not None
     try:
-        record = await catalog.save_tool(name, source, author="agent")
+        record: ToolRecord = (await catalog.save(name, source, author="agent")).record
     except PipelineError as error:
         return pipeline_failure(error)
     spec = record.spec

@@ -6,12 +6,13 @@ import asyncio
 import inspect
 from pathlib import Path
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from tui_agent.core.catalog.drift import DriftChecker
 from tui_agent.core.catalog.drift_tracker import DRIFTED_FAILING, DriftTracker
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import read_bytes_or_none
+from tui_agent.core.catalog.items import tool_item
 from tui_agent.core.versioning.gitstore import CatalogGit, CommitOutcome, HistoryEntry
 from tui_agent.core.catalog.models import DriftReport, ToolRecord, ToolSpec
 from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES, check_lookup_name
@@ -22,7 +23,7 @@ from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.outside_edits import OutsideEdits
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
-from tui_agent.core.versioning.store import Change
+from tui_agent.core.versioning.store import Change, StoreItem
 from tui_agent.core.catalog import untrusted
 from tui_agent.core.catalog.untrusted import intact_copy, last_good_copy
 from tui_agent.core.versioning.unsaved import unsaved_work
@@ -39,7 +40,10 @@ AskInitGit = Callable[[Project], "bool | Awaitable[bool]"]
 
 
 class Catalog:
-    """The project's tool catalog. Every mutation runs the authoring pipeline under one lock."""
+    """The project's tool catalog, a `VersionedStore` of kind "tool". Every mutation runs the authoring pipeline
+    (validate → atomic write → commit → register) under one lock and returns a `Change`."""
+
+    kind: Literal["tool", "recipe"] = "tool"
 
     def __init__(self, project: Project, sandbox: SandboxLike, git: CatalogGit, state: StateStore,
                  pipeline: Pipeline, changes: ChangeFeed | None = None) -> None:
@@ -161,6 +165,9 @@ class Catalog:
     def drift_checker(self) -> DriftChecker:
         return self.drift_tracker.checker
 
+    def items(self) -> list[StoreItem]:
+        return [tool_item(record) for record in self.tools()]
+
     def get(self, name: str) -> ToolRecord | None:
         entry = self.registry.get(name)
         return self._current(entry) if entry else None
@@ -199,11 +206,8 @@ class Catalog:
         return self.git.status().reason or self.pipeline.last_deferred_reason
 
     # mutations -------------------------------------------------------------------
-    async def save_tool(self, name: str, source: str, *, author: str = "agent") -> ToolRecord:
+    async def save(self, name: str, source: str, *, author: str = "agent") -> Change:
         """Create or update a tool through the whole pipeline; raises PipelineError, leaving everything as it was."""
-        return self._record_of(await self.save_change(name, source, author=author))
-
-    async def save_change(self, name: str, source: str, *, author: str = "agent") -> Change:
         check_name(name)
         await self.settle.flush(name)  # the person's settling edit becomes its own version first
         async with self.pipeline.lock:
@@ -215,11 +219,8 @@ class Catalog:
         self.changes.publish(ToolAuthored(name, "tool", source, record.commit, verb == "add"))
         return self._changed(name, verb, outcome, record)
 
-    async def revert(self, name: str, rev: str | None = None) -> ToolRecord:
+    async def revert(self, name: str, rev: str | None = None) -> Change:
         """Back to the previous (or the given) committed version, through the pipeline, as a new commit."""
-        return self._record_of(await self.revert_change(name, rev))
-
-    async def revert_change(self, name: str, rev: str | None = None) -> Change:
         check_lookup_name(name)
         await self.settle.flush(name)
         rel = self.project.relative(self.project.tool_path(name))
@@ -229,12 +230,8 @@ class Catalog:
             entry, outcome = await self.pipeline.save(name, data, f"tuiagent: revert tool {name} to {rev[:8]}")
         return self._changed(name, "revert", outcome, self._current(entry))
 
-    async def prune(self, name: str) -> CommitOutcome:
+    async def prune(self, name: str) -> Change:
         """Delete the tool (a new commit; `restore` brings it back)."""
-        change = await self.prune_change(name)
-        return CommitOutcome(change.committed, change.commit, change.deferred_reason, change.message)
-
-    async def prune_change(self, name: str) -> Change:
         check_lookup_name(name)
         await self.settle.flush(name)
         async with self.pipeline.lock:
@@ -250,11 +247,8 @@ class Catalog:
         names = [Path(path).stem for path in self.git.deleted_files(folder) if path.endswith(".py")]
         return [name for name in names if not self.project.tool_path(name).exists()]
 
-    async def restore(self, name: str) -> ToolRecord:
+    async def restore(self, name: str) -> Change:
         """Bring a pruned or deleted tool back from git history, through the pipeline, as a new commit."""
-        return self._record_of(await self.restore_change(name))
-
-    async def restore_change(self, name: str) -> Change:
         check_lookup_name(name)
         async with self.pipeline.lock:
             if self.project.tool_path(name).exists():
@@ -272,11 +266,6 @@ class Catalog:
         problem = unsaved_work(self.git, self.project.root, self.project.relative(self.project.tool_path(name)), verb)
         if problem is not None:
             raise PipelineError("unsaved", problem)
-
-    @staticmethod
-    def _record_of(change: Change) -> ToolRecord:
-        assert isinstance(change.record, ToolRecord)
-        return change.record
 
     def _changed(self, name: str, verb: str, outcome: CommitOutcome, record: ToolRecord | None) -> Change:
         """Publish the CatalogChanged of a mutation and describe it as a Change."""
@@ -381,7 +370,7 @@ class Catalog:
                       outcome.message, record=record)
 
     # hot reload --------------------------------------------------------------------
-    async def handle_file_changes(self, names: set[str]) -> list[str]:
+    async def outside_edit(self, names: set[str]) -> list[str]:
         """Revalidate tool files changed outside the catalog (own writes, same content hash, are ignored); a good
         edit is live at once and commits once it settles (`outside_edits`)."""
         changed = await self.outside.handle(names)
@@ -391,5 +380,5 @@ class Catalog:
 
     async def watch(self) -> None:
         """Hot reload on its own (no runtime): a project watcher feeding only this catalog, until cancelled."""
-        self.watcher = ProjectWatcher(self.project, self.changes, on_tools=self.handle_file_changes)
+        self.watcher = ProjectWatcher(self.project, self.changes, on_tools=self.outside_edit)
         await self.watcher.run()

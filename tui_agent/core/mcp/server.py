@@ -103,7 +103,7 @@ class CatalogServer:
         """Pick up tool files changed on disk that the watcher has not handled yet (as the agent does per request)."""
         names = {path.stem for path in self.catalog.project.tools_dir.glob("*.py")} | set(self.catalog.registry.names())
         try:
-            await self.catalog.handle_file_changes(names)
+            await self.catalog.outside_edit(names)
         except Exception:  # the catalog keeps its last good state
             log.exception("reloading changed tool files failed")
 

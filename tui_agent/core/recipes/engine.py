@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 EventListener = Callable[[Event], Any]
 NOTICE_TEXT_LIMIT = 300
 AUTHORED_REASONS = frozenset({"add", "update"})
-"""`CatalogChanged.reason` values (before any `; commit note`) the catalog sends when save_tool registered a version."""
+"""`CatalogChanged.reason` values (before any `; commit note`) the catalog sends when save registered a version."""
 
 
 def _short(text: str, limit: int = NOTICE_TEXT_LIMIT) -> str:
@@ -109,7 +109,7 @@ class RecipeEngine:
                 continue
 
     def handle_event(self, event: Event) -> None:
-        """The catalog's listener. A tool added or updated through the pipeline (`save_tool`: the agent's
+        """The catalog's listener. A tool added or updated through the pipeline (`save`: the agent's
         `create_tool`, or a person via the CLI) fires tool_authored recipes; any change re-checks which
         recipes are broken because of their required tools."""
         if not isinstance(event, CatalogChanged) or event.kind != "tool":

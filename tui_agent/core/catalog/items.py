@@ -1,0 +1,23 @@
+"""A tool's row in a list (the catalog pane, `tools list`): its StoreItem and ACCESS column."""
+
+from __future__ import annotations
+
+from tui_agent.core.catalog.models import ToolRecord, ToolSpec
+from tui_agent.core.versioning.store import StoreItem, as_timestamp, first_line
+
+
+def tool_access(spec: ToolSpec | None) -> str:
+    """The ACCESS column: `writes` (WRITES = True), `network` (NETWORK = True), both, or `-`."""
+    declared = (("writes", spec.writes), ("network", spec.network)) if spec is not None else ()
+    flags = [flag for flag, on in declared if on]
+    return ",".join(flags) or "-"
+
+
+def tool_item(record: ToolRecord) -> StoreItem:
+    """A tool's list entry: the first line of its description (or its error), status, usage, access."""
+    spec, error = record.spec, record.error
+    summary = first_line(spec.description) if spec is not None else ""
+    error_text = f"{error.stage}: {error.message}" + (f" (line {error.line})" if error.line else "") if error is not None else ""
+    return StoreItem(name=record.name, kind="tool", status=record.status, calls=record.calls,
+                     last_used=as_timestamp(record.last_used), summary=error_text or summary, failures=record.failures,
+                     mean_ms=record.mean_ms, error=error_text, access=tool_access(spec))
