@@ -103,7 +103,7 @@ async def main(writes: int) -> None:
         sandbox = await Sandbox.start(project)
         catalog = await Catalog.open(project, sandbox)
         try:
-            await catalog.save_tool("scale", TOOL.format(factor=2))
+            await catalog.save("scale", TOOL.format(factor=2))
             ours = await catalog_latency(project, catalog, writes)
             raw = await raw_watchfiles_latency(Path(folder) / "raw", writes, ProjectWatcher(project))
         finally:

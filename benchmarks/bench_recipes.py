@@ -91,7 +91,7 @@ async def main(trials: int) -> None:
         raw = await raw_watchfiles(root, trials)
         sandbox = await Sandbox.start(project)
         catalog = await Catalog.open(project, sandbox)
-        await catalog.save_tool("count_lines", TOOL)
+        await catalog.save("count_lines", TOOL)
         direct: list[float] = []
         (root / "src" / "mod.py").write_text("a = 1\n")
         for _ in range(trials):

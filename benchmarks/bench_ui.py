@@ -334,7 +334,7 @@ async def bench_freshness(runs: int = 5) -> None:
     cli = [sys.executable, "-m", "tui_agent.cli", "--project", str(root), "tools"]
     async with app.run_test(size=SIZE):
         await app.ready.wait()
-        await app.runtime.catalog.save_tool("double", TOOL.format(name="double", i=2))
+        await app.runtime.catalog.save("double", TOOL.format(name="double", i=2))
         await wait(lambda: len(app.catalog_pane.rows) == 1)
         latencies, cli_times = [], []
         for run in range(1, runs + 1):
