@@ -23,7 +23,6 @@ from tui_agent.core.trust.live import GrantWatch
 from tui_agent.core.trust.restrict import ignored_grants, restricted_settings
 from tui_agent.core.undo.service import UndoService
 from tui_agent.core.versioning.checkpoints import Checkpoints
-from tui_agent.core.watch import ProjectWatcher
 
 __all__ = ["Core", "NoModel", "Ready", "Restricted", "Runtime", "Workshop", "open_runtime", "usage_from_session"]
 
@@ -89,6 +88,7 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     from tui_agent.core.recipes.versioned import RecipeVersions
     from tui_agent.core.tending.drift_watch import DriftWatch
     from tui_agent.core.tending.suggestions import SuggestionBook
+    from tui_agent.core.watch import ProjectWatcher
 
     project, sandbox = core.project, core.sandbox
     assert sandbox is not None
