@@ -311,6 +311,8 @@ def open_undo(core: Core, opening: Runtime) -> UndoService | None:
 
 
 def _mcp_providers(hub: McpHub | None) -> list[ToolProvider]:
+    if hub is None or not hub.connections:  # no server connected: the MCP tool code is not imported
+        return []
     from tui_agent.core.mcp.agent_tools import McpToolProvider
 
-    return [McpToolProvider(hub)] if hub is not None and hub.connections else []
+    return [McpToolProvider(hub)]
