@@ -4,9 +4,10 @@
 exit, beside `import anthropic` plus one streamed request through the SDK to the same server in a fresh interpreter
 (the floor of any program using the SDK), and the same floor ending in `os._exit(0)` (tuiagent also skips the
 interpreter's teardown once nothing is left running). The three commands alternate, so a busy machine weighs on
-each alike; the medians and the ratios are printed.
+each alike; the medians and the ratios are printed. The project is a fresh repository, so it opens restricted (not
+trusted: no catalog, recipes or MCP servers) unless `--trusted` passes `--trust-project` (a trusted project's start).
 
-    .venv/bin/python benchmarks/bench_headless.py [--runs 15]
+    .venv/bin/python benchmarks/bench_headless.py [--runs 15] [--trusted]
 """
 
 from __future__ import annotations
@@ -41,13 +42,15 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--trusted", action="store_true", help="run tuiagent with --trust-project")
     options = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-headless-"))
     project = init_repo(folder / "project")
     server = Server(folder)
     env = {**os.environ, "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": server.base_url}
     commands = {
-        "tuiagent": [PYTHON, "-m", "tui_agent.cli", "--project", str(project), "-p", "hi"],
+        "tuiagent": [PYTHON, "-m", "tui_agent.cli", "--project", str(project), "-p", "hi",
+                     *(["--trust-project"] if options.trusted else [])],
         "floor": [PYTHON, "-c", SDK_FLOOR, server.base_url],
         "floor_no_teardown": [PYTHON, "-c", SDK_FLOOR_NO_TEARDOWN, server.base_url],
     }
@@ -61,7 +64,8 @@ def main() -> None:
         server.stop()
     ours, floor, bare = (statistics.median(times[name]) for name in ("tuiagent", "floor", "floor_no_teardown"))
     print(f"headless start-up, median of {options.runs} alternated runs (load average {os.getloadavg()[0]:.1f}):")
-    print(f"  tuiagent -p hi                                    {ours * 1000:6.0f} ms")
+    label = "tuiagent -p hi --trust-project" if options.trusted else "tuiagent -p hi (restricted)"
+    print(f"  {label:<50}{ours * 1000:6.0f} ms")
     print(f"  import anthropic + one streamed request           {floor * 1000:6.0f} ms   ratio {ours / floor:.2f}")
     print(f"  the same, ending in os._exit(0) (no teardown)     {bare * 1000:6.0f} ms   ratio {ours / bare:.2f}")
 

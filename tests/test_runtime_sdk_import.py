@@ -59,11 +59,11 @@ from tui_agent.cli import main
 sys.exit(main(sys.argv[3:]))
 """
 
-NOT_FOR_A_ONE_SHOT_PROMPT = ("watchfiles", "mcp", "tui_agent.core.mcp.agent_tools", "tomlkit",
+NOT_FOR_A_ONE_SHOT_PROMPT = ("watchfiles", "mcp", "tui_agent.core.mcp.agent_tools", "tomlkit", "pathspec",
                              "tui_agent.core.tending.care", "tui_agent.core.tending.doctor")
 """What `tuiagent -p` never needs before its first request: it runs no project watcher, has no MCP server here (so
-no MCP tools), writes no permission rule (tomlkit only writes them), and the catalog doctor is a `tuiagent tools`
-command."""
+no MCP tools), writes no permission rule (tomlkit only writes them), has searched nothing (pathspec is the search
+tools' walk when `rg` is missing), and the catalog doctor is a `tuiagent tools` command."""
 
 
 def _modules_at_first_request(repo: Path, api: FakeMessagesAPI, tmp_path: Path, *, env: dict[str, str]) -> set[str]:
