@@ -104,3 +104,14 @@ def test_loading_the_cli_loads_no_catalog_tending_or_git() -> None:
     assert "tui_agent.commands.tools" in modules
     assert _loaded(modules, ("git", "anthropic", "watchfiles", "tui_agent.core.catalog", "tui_agent.core.tending",
                              "tui_agent.core.recipes", "tui_agent.core.sandbox", "tui_agent.core.versioning.hookhold")) == []
+
+
+def test_the_system_line_is_known_when_the_runtime_opens(tmp_path: Path) -> None:
+    """`platform.platform()` runs `uname -p` (tens of ms): it is made in a thread while the SDK imports, so the first
+    request does not wait for it."""
+    script = OPEN_AND_REPORT.replace('print("agent" if', 'from tui_agent.core.agent.instructions import system_line\n'
+                                     '    print(system_line.cache_info().currsize)\n    print("agent" if')
+    clean = {name: value for name, value in os.environ.items() if not name.startswith("ANTHROPIC_")}
+    done = subprocess.run([sys.executable, "-c", script, str(init_repo(tmp_path / "repo"))],
+                          env={**clean, "ANTHROPIC_API_KEY": "test-key"}, capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip().splitlines()[-2:] == ["1", "agent True"]

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tui_agent.core.agent.instructions import system_line
 from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.model import ModelClient, configuration_hint, configured_base_url
 from tui_agent.core.agent.permissions import ApprovalCallback
@@ -193,6 +194,7 @@ async def open_runtime(
     messages, usage = (await asyncio.to_thread(_reopen, core, resume or latest_session_id(project))  # off the loop:
                        if resume or continue_latest else ([], UsageTotals()))  # a long session takes a while to decode
     sdk_loading = _model_choice(model or settings.model, wants_model)
+    system_known = asyncio.ensure_future(asyncio.to_thread(system_line))  # its `uname -p` while the SDK imports
     opening: Runtime = (NoModel(core, Workshop(), "") if core.trust.trusted else Restricted(core, {}))
     try:
         await _start_parts(opening, tracker, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git,
@@ -200,11 +202,13 @@ async def open_runtime(
         if watch:  # live (its OS watch set up on another core) by the first request, which waits for it
             opening.start_watching()
         chosen_model = core.model = await sdk_loading
+        await system_known
         if not core.resumed:
             core.session = SessionLog.create(project, model=chosen_model)
     except BaseException:
-        if not sdk_loading.done():
-            sdk_loading.cancel()
+        for pending in (sdk_loading, system_known):
+            if not pending.done():
+                pending.cancel()
         await opening.aclose()
         raise
     core.undo = await asyncio.to_thread(open_undo, core, opening)
