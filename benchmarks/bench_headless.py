@@ -4,15 +4,18 @@
 exit, beside `import anthropic` plus one streamed request through the SDK to the same server in a fresh interpreter
 (the floor of any program using the SDK), and the same floor ending in `os._exit(0)` (tuiagent also skips the
 interpreter's teardown once nothing is left running). The three commands alternate, so a busy machine weighs on
-each alike; the medians and the ratios are printed.
+each alike; the medians and the ratios are printed, of the wall time and of the CPU time (user + system, the
+process and every child it waited for: git, bubblewrap, the sandbox worker), which a busy machine disturbs far less. The project is a fresh repository, so it opens restricted (not
+trusted: no catalog, recipes or MCP servers) unless `--trusted` passes `--trust-project` (a trusted project's start).
 
-    .venv/bin/python benchmarks/bench_headless.py [--runs 15]
+    .venv/bin/python benchmarks/bench_headless.py [--runs 15] [--trusted]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,28 +33,34 @@ from tests.gitrepo import init_repo  # noqa: E402
 PYTHON = sys.executable
 
 
-def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
+def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one run (CPU: user + system of the command and the children it waited for)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise RuntimeError(f"{command[:4]} failed: {done.stderr[-2000:]}")
-    return time.perf_counter() - started
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--trusted", action="store_true", help="run tuiagent with --trust-project")
     options = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-headless-"))
     project = init_repo(folder / "project")
     server = Server(folder)
     env = {**os.environ, "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": server.base_url}
     commands = {
-        "tuiagent": [PYTHON, "-m", "tui_agent.cli", "--project", str(project), "-p", "hi"],
+        "tuiagent": [PYTHON, "-m", "tui_agent.cli", "--project", str(project), "-p", "hi",
+                     *(["--trust-project"] if options.trusted else [])],
         "floor": [PYTHON, "-c", SDK_FLOOR, server.base_url],
         "floor_no_teardown": [PYTHON, "-c", SDK_FLOOR_NO_TEARDOWN, server.base_url],
     }
-    times: dict[str, list[float]] = {name: [] for name in commands}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     try:
         timed(commands["tuiagent"], env, project)  # the first run creates .agent/ and warms the OS caches
         for _ in range(options.runs):
@@ -59,12 +68,17 @@ def main() -> None:
                 times[name].append(timed(command, env, project))
     finally:
         server.stop()
-    ours, floor, bare = (statistics.median(times[name]) for name in ("tuiagent", "floor", "floor_no_teardown"))
+    wall = {name: statistics.median(run[0] for run in runs) for name, runs in times.items()}
+    cpu = {name: statistics.median(run[1] for run in runs) for name, runs in times.items()}
     print(f"headless start-up, median of {options.runs} alternated runs (load average {os.getloadavg()[0]:.1f}):")
-    print(f"  tuiagent -p hi                                    {ours * 1000:6.0f} ms")
-    print(f"  import anthropic + one streamed request           {floor * 1000:6.0f} ms   ratio {ours / floor:.2f}")
-    print(f"  the same, ending in os._exit(0) (no teardown)     {bare * 1000:6.0f} ms   ratio {ours / bare:.2f}")
-
+    label = "tuiagent -p hi --trust-project" if options.trusted else "tuiagent -p hi (restricted)"
+    print(f"  {'':<50}{'wall':>7}{'ratio':>7}{'CPU':>9}{'ratio':>7}")
+    rows = [(label, "tuiagent"), ("import anthropic + one streamed request", "floor"),
+            ("the same, ending in os._exit(0) (no teardown)", "floor_no_teardown")]
+    for text, name in rows:
+        ratio = "" if name == "tuiagent" else f"{wall['tuiagent'] / wall[name]:7.2f}"
+        cpu_ratio = "" if name == "tuiagent" else f"{cpu['tuiagent'] / cpu[name]:7.2f}"
+        print(f"  {text:<50}{wall[name] * 1000:5.0f}ms{ratio:>7}{cpu[name] * 1000:7.0f}ms{cpu_ratio:>7}")
 
 if __name__ == "__main__":
     from trusted_temp import trust_temporary_projects

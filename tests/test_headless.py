@@ -168,6 +168,19 @@ def test_the_turns_project_file_edits_are_reported(repo: Path, api: FakeMessages
     assert "[edited] 1 project file(s): notes.txt" in capsys.readouterr().err
 
 
+def test_edited_files_are_what_the_turn_changed_not_what_was_changed_before_it(
+        repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:
+    """`edited_files` comes from the undo checkpoints around the turn: a file changed before the turn is not listed,
+    nor `.agent/` (the session file), and a turn that edits nothing lists nothing."""
+    (repo / "README.md").write_text("changed before the turn\n")
+    api.enqueue(reply(tool_use("write_file", {"path": "docs/notes.txt", "content": "new\n"})), reply(text("wrote it")))
+    assert tuiagent(repo, "-p", "write notes", "--yes", "--output-format", "json") == 0
+    assert json.loads(capsys.readouterr().out)["edited_files"] == ["docs/notes.txt"]
+    api.enqueue(reply(text("nothing to do")))
+    assert tuiagent(repo, "-p", "rest", "--output-format", "json") == 0
+    assert json.loads(capsys.readouterr().out)["edited_files"] == []
+
+
 def test_escape_sequences_in_the_reply_are_shown_on_a_terminal_and_kept_in_a_pipe(repo: Path, api: FakeMessagesAPI,
                                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     hostile = "title\x1b]0;PWNED\x07 erase\x1b[2J done"

@@ -82,13 +82,11 @@ class Session:
                        "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none", version,
                        getattr(agent.client, "max_tokens", 0))
 
-    async def run(self, prompt: str, version: str, start_edits: Callable[[], Awaitable[None]] | None = None) -> int:
+    async def run(self, prompt: str, version: str) -> int:
         agent = self.agent
         before = dataclasses.replace(agent.usage)
         _system, tools = agent.build_request()
         self.printer.start(self.info([tool["name"] for tool in tools], version), agent.messages)
-        if start_edits is not None:
-            await start_edits()
         self._turn = asyncio.create_task(self._consume(prompt))
         try:
             await asyncio.wait({self._turn})

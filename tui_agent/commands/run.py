@@ -198,16 +198,13 @@ def _version() -> str:
 
 
 async def _one_turn(session: Session, prompt: str, runtime: Runtime) -> int:
-    from tui_agent.core.versioning.worktree_diff import TurnEdits, changed_paths
+    undo = runtime.undo
 
-    edits = TurnEdits(runtime.project.root)
-
-    async def edited() -> list[str] | None:
-        diff = await edits.diff()
-        return changed_paths(diff) if diff is not None else None
+    async def edited() -> list[str] | None:  # the files between the turn's own undo checkpoints (no git work tree: None)
+        return await asyncio.to_thread(undo.last_turn_paths) if undo is not None else None
 
     session.edited = edited
-    return await session.run(prompt, _version(), edits.start)
+    return await session.run(prompt, _version())
 
 
 async def _stream_turns(session: Session, channel: ControlChannel, runtime: Runtime) -> int:

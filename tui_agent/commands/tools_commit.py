@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.commands.catalog_cli import Result
-from tui_agent.core.project import Project
-from tui_agent.core.versioning import hookhold
+
+if TYPE_CHECKING:  # imported when the command runs, not with every `tuiagent` start (the TUI and `-p` included)
+    from tui_agent.core.project import Project
+    from tui_agent.core.versioning.hookhold import Hold
 
 HELP = ("run your git hooks and commit the catalog changes waiting for them (after agent code wrote the project, "
         "catalog commits that would run hooks wait for this)")
 
 
-def release_hold(project: Project) -> hookhold.Hold | str | None:
+def release_hold(project: Project) -> Hold | str | None:
     """Lift the hooks hold before the catalog opens (its catch-up then runs the hooks); the error text if it cannot."""
+    from tui_agent.core.versioning import hookhold
+
     try:
         return hookhold.release(project.root)
     except OSError as exc:
@@ -27,7 +31,9 @@ async def cmd_commit(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) 
     if isinstance(released, str):
         return {"error": released}, f"tuiagent tools commit: {released}", 1
     outcome = await asyncio.to_thread(catalog.git.catch_up)  # the hold was lifted before the catalog opened
-    causes = list(released.causes) if isinstance(released, hookhold.Hold) else []
+    from tui_agent.core.versioning.hookhold import Hold
+
+    causes = list(released.causes) if isinstance(released, Hold) else []
     pending = catalog.git.pending()
     data = {"released_hold": causes, "committed": outcome.committed, "sha": outcome.sha,
             "deferred_reason": outcome.deferred_reason, "message": outcome.message, "pending": sorted(pending)}

@@ -1,4 +1,7 @@
-"""`tuiagent tools suggest|doctor|repair`: suggested tools, the catalog doctor and the repair prompt for a drifted tool."""
+"""`tuiagent tools suggest|doctor|repair`: suggested tools, the catalog doctor and the repair prompt for a drifted tool.
+
+The core modules are imported in the command that uses them: every `tuiagent` start registers these actions (the TUI
+and `-p` included), and only these three commands need the tending code."""
 
 from __future__ import annotations
 
@@ -6,10 +9,6 @@ import argparse
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result
-from tui_agent.core.tending.care import doctor_input
-from tui_agent.core.tending.doctor import examine, summary
-from tui_agent.core.tending.repair import repair_prompt
-from tui_agent.core.tending.suggestions import SuggestionBook, to_report
 
 
 def register_actions(action: Any) -> None:
@@ -23,6 +22,8 @@ def register_actions(action: Any) -> None:
 
 
 async def cmd_suggest(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+    from tui_agent.core.tending.suggestions import SuggestionBook, to_report
+
     book = SuggestionBook(catalog.project.sessions_dir, catalog.state)
     if args.dismiss:
         if not book.dismiss(args.dismiss):
@@ -39,6 +40,9 @@ async def cmd_doctor(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) 
     if args.unused_days < 1:
         return {"error": "--unused-days must be at least 1", "stage": "arguments"}, \
             "tuiagent tools: --unused-days must be at least 1", 2
+    from tui_agent.core.tending.care import doctor_input
+    from tui_agent.core.tending.doctor import examine, summary
+
     data = doctor_input(catalog, args.unused_days)
     findings = examine(data)
     numbers = summary(data, findings)
@@ -52,6 +56,8 @@ async def cmd_doctor(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) 
 
 async def cmd_repair(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
     """The repair prompt for NAME (its drift report made fresh, tests included); `tools` hands it to the agent."""
+    from tui_agent.core.tending.repair import repair_prompt
+
     record = next((r for r in catalog.tools() if r.name == args.name), None)
     if record is None:
         return {"error": f"no tool named {args.name!r}", "stage": "arguments"}, f"tuiagent tools: no tool named {args.name!r}", 1

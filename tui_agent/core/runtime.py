@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tui_agent.core.agent.instructions import system_line
 from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.model import ModelClient, configuration_hint, configured_base_url
 from tui_agent.core.agent.permissions import ApprovalCallback
@@ -24,7 +25,6 @@ from tui_agent.core.trust.live import GrantWatch
 from tui_agent.core.trust.restrict import ignored_grants, restricted_settings
 from tui_agent.core.undo.service import UndoService
 from tui_agent.core.versioning.checkpoints import Checkpoints
-from tui_agent.core.watch import ProjectWatcher
 
 __all__ = ["Core", "NoModel", "Ready", "Restricted", "Runtime", "Workshop", "open_runtime", "usage_from_session"]
 
@@ -89,6 +89,7 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     from tui_agent.core.recipes.versioned import RecipeVersions
     from tui_agent.core.tending.drift_watch import DriftWatch
     from tui_agent.core.tending.suggestions import SuggestionBook
+    from tui_agent.core.watch import ProjectWatcher
 
     project, sandbox = core.project, core.sandbox
     assert sandbox is not None
@@ -193,6 +194,7 @@ async def open_runtime(
     messages, usage = (await asyncio.to_thread(_reopen, core, resume or latest_session_id(project))  # off the loop:
                        if resume or continue_latest else ([], UsageTotals()))  # a long session takes a while to decode
     sdk_loading = _model_choice(model or settings.model, wants_model)
+    system_known = asyncio.ensure_future(asyncio.to_thread(system_line))  # its `uname -p` while the SDK imports
     opening: Runtime = (NoModel(core, Workshop(), "") if core.trust.trusted else Restricted(core, {}))
     try:
         await _start_parts(opening, tracker, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git,
@@ -200,11 +202,13 @@ async def open_runtime(
         if watch:  # live (its OS watch set up on another core) by the first request, which waits for it
             opening.start_watching()
         chosen_model = core.model = await sdk_loading
+        await system_known
         if not core.resumed:
             core.session = SessionLog.create(project, model=chosen_model)
     except BaseException:
-        if not sdk_loading.done():
-            sdk_loading.cancel()
+        for pending in (sdk_loading, system_known):
+            if not pending.done():
+                pending.cancel()
         await opening.aclose()
         raise
     core.undo = await asyncio.to_thread(open_undo, core, opening)
@@ -312,6 +316,8 @@ def open_undo(core: Core, opening: Runtime) -> UndoService | None:
 
 
 def _mcp_providers(hub: McpHub | None) -> list[ToolProvider]:
+    if hub is None or not hub.connections:  # no server connected: the MCP tool code is not imported
+        return []
     from tui_agent.core.mcp.agent_tools import McpToolProvider
 
-    return [McpToolProvider(hub)] if hub is not None and hub.connections else []
+    return [McpToolProvider(hub)]

@@ -11,13 +11,15 @@ import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import watchfiles
+from typing import TYPE_CHECKING
 
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.events import BranchChanged, FilesChanged, UsageChanged
 from tui_agent.core.project import Project
 from tui_agent.core.versioning.branch import current_branch
+
+if TYPE_CHECKING:  # watchfiles loads when the watcher runs (in a thread): a one-shot `-p` builds one but never runs it
+    import watchfiles
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +133,10 @@ class ProjectWatcher:
     async def run(self) -> None:
         self.project.ensure_layout()
         self._branch = await asyncio.to_thread(current_branch, self.project.root)
+        await asyncio.to_thread(importlib.import_module, "watchfiles")
         await asyncio.to_thread(importlib.import_module, "anyio._backends._asyncio")  # what awatch loads on first use
+        import watchfiles  # loaded just above, off the event loop
+
         announcer = asyncio.create_task(self._announce())
         self.running = True
         try:

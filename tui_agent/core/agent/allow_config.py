@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-
-import tomlkit
-from tomlkit.exceptions import TOMLKitError
+from typing import TYPE_CHECKING
 
 from tui_agent.core.project import ConfigError, Project
 
+if TYPE_CHECKING:  # tomlkit (which keeps comments and layout) loads when a rule is saved or removed, not to read them
+    import tomlkit
+
 
 def _load(path: Path) -> tomlkit.TOMLDocument:
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
     try:
         return tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
     except (TOMLKitError, UnicodeDecodeError) as error:
@@ -20,6 +24,8 @@ def _load(path: Path) -> tomlkit.TOMLDocument:
 
 
 def _allow_array(document: tomlkit.TOMLDocument, name: str) -> tomlkit.items.Array:
+    import tomlkit
+
     permissions = document.get("permissions")
     if permissions is None:
         permissions = tomlkit.table()
@@ -51,7 +57,7 @@ def save_rule(project: Project, rule: str, *, local: bool = True) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True)
     if local:
         exclude_locally(project)
-    path.write_text(tomlkit.dumps(document), encoding="utf-8")
+    path.write_text(document.as_string(), encoding="utf-8")
     return True
 
 
@@ -69,7 +75,7 @@ def remove_rule(project: Project, rule: str, *, local: bool = True) -> bool:
         allow.pop()
     for item in kept:
         allow.append(item)
-    path.write_text(tomlkit.dumps(document), encoding="utf-8")
+    path.write_text(document.as_string(), encoding="utf-8")
     return True
 
 

@@ -8,12 +8,14 @@ so a request that fails before any answer takes it back without a trace (`take_b
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import ToolOutput
 from tui_agent.core.agent.toolresults import result_block
-from tui_agent.core.tending.suggestions import SuggestionBook, suggestion_blocks
+
+if TYPE_CHECKING:
+    from tui_agent.core.tending.suggestions import SuggestionBook
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
 
@@ -87,3 +89,13 @@ class Conversation:
             missing = [result_block(call["id"], ToolOutput(CANCELLED_RESULT, is_error=True)) for call in pending if call["id"] not in done]
             self.add_user_content(answered + missing)
         self.session.append({"type": "cancelled", "time": time.time()})
+
+
+def suggestion_blocks(book: SuggestionBook | None, *, turn_running: bool) -> list[dict[str, Any]]:
+    """The book's note for the next request; without a book (no catalog: a restricted project) the tending code is
+    not imported."""
+    if book is None:
+        return []
+    from tui_agent.core.tending.suggestions import suggestion_blocks as note_blocks
+
+    return note_blocks(book, turn_running=turn_running)

@@ -7,6 +7,7 @@ picked up by the next session, and nothing here changes a byte of a running conv
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import platform
 from dataclasses import dataclass
@@ -108,8 +109,7 @@ class Environment:
         from tui_agent.core.versioning.snapshot import snapshot
 
         glance = snapshot(root)
-        system = f"{platform.system().lower()} ({platform.platform(terse=True)}, Python {platform.python_version()})"
-        return cls(datetime.date.today().isoformat(), system, str(root), glance.is_repo, glance.branch,
+        return cls(datetime.date.today().isoformat(), system_line(), str(root), glance.is_repo, glance.branch,
                    tuple(glance.status), glance.more_changes, tuple(glance.recent))
 
     def text(self) -> str:
@@ -130,3 +130,10 @@ class Environment:
             lines.append("- Recent commits:")
             lines += [f"    {line}" for line in self.recent]
         return "\n".join(lines)
+
+
+@functools.cache
+def system_line() -> str:
+    """The operating system and Python, e.g. `linux (Linux-6.1-x86_64-with-glibc2.36, Python 3.11.7)`. The first call
+    runs `uname -p` (tens of ms): `open_runtime` makes it in a thread while the SDK imports, off the first request's way."""
+    return f"{platform.system().lower()} ({platform.platform(terse=True)}, Python {platform.python_version()})"

@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.executor import ToolExecutor
@@ -30,8 +30,10 @@ from tui_agent.core.events import (Event, Notice, TextDelta, ToolCallFinished, T
                                    TurnStarted, Usage)
 from tui_agent.core.project import Project, Settings
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox, Model, TurnRecorder
-from tui_agent.core.tending.suggestions import SuggestionBook
-from tui_agent.core.watch import ProjectWatcher
+
+if TYPE_CHECKING:  # the watcher (watchfiles) and the suggestion book load with the catalog that uses them
+    from tui_agent.core.tending.suggestions import SuggestionBook
+    from tui_agent.core.watch import ProjectWatcher
 
 
 CONTEXT_LIMIT_TOKENS = 200_000
@@ -69,7 +71,11 @@ class Agent:
         self.sandbox = sandbox
         self.catalog = catalog
         self.recipes = recipes
-        suggestions = SuggestionBook(project.sessions_dir, catalog.state) if catalog is not None else None
+        suggestions = None
+        if catalog is not None:
+            from tui_agent.core.tending.suggestions import SuggestionBook
+
+            suggestions = SuggestionBook(project.sessions_dir, catalog.state)
         self.conversation = Conversation(list(messages or []), session, suggestions)
         self.usage = usage or UsageTotals()
         self.context_limit_tokens = context_limit_tokens

@@ -7,8 +7,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:  # pathspec loads with the first search that needs this walk (no `rg`), not with the agent
+    import pathspec
 
 IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")  # in rg's order of precedence, lowest first
 
@@ -36,11 +38,17 @@ def expand_braces(glob: str) -> list[str]:
     return [expanded for option in match.group(1).split(",") for expanded in expand_braces(head + option + tail)]
 
 
+def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
 def glob_spec(globs: list[str]) -> tuple[pathspec.GitIgnoreSpec, pathspec.GitIgnoreSpec]:
     """The include and exclude specs of rg-style `--glob` values (a leading `!` excludes)."""
     include = [item for glob in globs if not glob.startswith("!") for item in expand_braces(glob)]
     exclude = [item for glob in globs if glob.startswith("!") for item in expand_braces(glob[1:])]
-    return pathspec.GitIgnoreSpec.from_lines(include), pathspec.GitIgnoreSpec.from_lines(exclude)
+    return _spec(include), _spec(exclude)
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,7 @@ def _read_rules(root: Path, relative: str) -> _Rules | None:
             lines = (root / ".git" / "info" / "exclude").read_text(encoding="utf-8", errors="replace").splitlines() + lines
         except OSError:
             pass
-    return _Rules(relative, pathspec.GitIgnoreSpec.from_lines(lines)) if lines else None
+    return _Rules(relative, _spec(lines)) if lines else None
 
 
 def _ignored(stack: list[_Rules], relative: str, is_dir: bool) -> bool:
@@ -124,4 +132,4 @@ def type_spec(name: str) -> pathspec.GitIgnoreSpec:
     globs = FILE_TYPES.get(name)
     if globs is None:
         raise KeyError(name)
-    return pathspec.GitIgnoreSpec.from_lines(list(globs))
+    return _spec(list(globs))

@@ -91,10 +91,13 @@ class UndoService:
         self._calls: list[CallWindow] | None = []
         self._call_open: tuple[str, str, tuple[str, ...] | None] | None = None  # (call id, checkpoint before, paths)
         self.problems: list[str] = []  # checkpoints that failed; the agent loop tells the person and clears it
+        self.last_turn: tuple[str, str] | None = None  # (before, after) of the last turn that ended checkpointed
+        self._turn_before = ""
 
     # ------------------------------------------------------------------ recording (called by the agent loop)
 
     async def begin(self, session: Session, prompt: str) -> None:
+        self.last_turn = None
         try:
             before = await asyncio.to_thread(self.checkpoints.snapshot)
         except (GitFailure, OSError) as error:  # e.g. a read-only repository: the turn goes on, without its undo
@@ -105,6 +108,7 @@ class UndoService:
         record_start(session, number, prompt, before)
         if self.ignored is not None:
             self.ignored.take_ignored_changes()  # runs before this turn (a manual tool run) are not the turn's
+        self._turn_before = before
         self._open_turn, self._authored, self._calls, self._call_open = number, [], [], None
 
     def observe(self, event: Event) -> None:
@@ -163,8 +167,19 @@ class UndoService:
         changes = self.ignored.take_ignored_changes() if self.ignored is not None else []
         ignored = await asyncio.to_thread(to_records, self.checkpoints, changes) if changes else []
         record_end(session, number, after, self._authored, calls, ignored)
+        self.last_turn = (self._turn_before, after)
 
     # ------------------------------------------------------------------ queries
+
+    def last_turn_paths(self) -> list[str] | None:
+        """The files (repository paths, `.agent/` left out) the last turn changed, from its own checkpoints; None when
+        it was not checkpointed (headless reports them as `edited_files`)."""
+        if self.last_turn is None:
+            return None
+        try:
+            return self.checkpoints.changed_paths(*self.last_turn)
+        except (GitFailure, OSError):
+            return None
 
     def turns(self, session: Session) -> list[TurnRecord]:
         """The session's recorded turns, oldest first (undone ones included, marked)."""
