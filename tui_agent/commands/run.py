@@ -88,7 +88,6 @@ async def run_headless(args: argparse.Namespace) -> int:
     from tui_agent.core.headless.control import ControlChannel
     from tui_agent.core.mcp.config import parse_mcp_config
     from tui_agent.core.project import ConfigError
-    from tui_agent.core.runtime import open_runtime
 
     as_json = args.output_format != "text"
     cancel_current_task_on_signals()
@@ -114,12 +113,7 @@ async def run_headless(args: argparse.Namespace) -> int:
     except ValueError as error:  # RuleError: an --allow / --allowedTools rule that does not parse
         return fail(str(error), "usage")
     try:
-        runtime = await open_runtime(
-            args.project, approve=approvals, model=args.model, ask_init_git=(lambda project: bool(args.init_git)),
-            sandbox_tier=args.sandbox_tier, resume=args.resume, continue_latest=args.continue_latest,
-            permission_mode=options.mode, allowed_tools=options.allow_rules, denial_hint=HEADLESS_DENIAL_HINT,
-            watch=channel is not None,
-            trust_project=bool(getattr(args, "trust_project", False)))  # a one-shot prompt needs no project watcher (nor its probe before each request)
+        runtime = await _open(args, approvals, options, watch=channel is not None)
     except ConfigError:
         raise
     except (SessionNotFound, ValueError) as error:
@@ -142,6 +136,19 @@ async def run_headless(args: argparse.Namespace) -> int:
         if extra is not None:
             await extra.aclose()
         await runtime.aclose()
+
+
+async def _open(args: argparse.Namespace, approvals: Approvals, options: claude_flags.ClaudeOptions, *,
+                watch: bool) -> Runtime:
+    """The project as the flags ask; `watch` only for a stream of prompts (a one-shot prompt needs no project
+    watcher, nor its probe before each request)."""
+    from tui_agent.core.runtime import open_runtime
+
+    return await open_runtime(
+        args.project, approve=approvals, model=args.model, ask_init_git=(lambda project: bool(args.init_git)),
+        sandbox_tier=args.sandbox_tier, resume=args.resume, continue_latest=args.continue_latest,
+        permission_mode=options.mode, allowed_tools=options.allow_rules, denial_hint=HEADLESS_DENIAL_HINT,
+        watch=watch, trust_project=bool(getattr(args, "trust_project", False)))
 
 
 def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, options: claude_flags.ClaudeOptions,

@@ -213,18 +213,30 @@ async def open_runtime(
         raise
     core.undo = await asyncio.to_thread(open_undo, core, opening)
     if not wants_model:
-        core.model_error = f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual tool runs work without one."
-        if isinstance(opening, NoModel):
-            opening.reason = core.model_error
-        return opening
+        return _without_model(opening)
     client = ModelClient(model=chosen_model, api_key=api_key, base_url=configured_base_url(base_url),
                          max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
-    agent = _agent(opening, client, messages, usage)
+    ready = _with_agent(opening, _agent(opening, client, messages, usage))
     tracker.done("model client")
+    return ready
+
+
+def _without_model(opening: Runtime) -> Runtime:
+    """The opened project with no model configured: `model_error` says how to configure one."""
+    opening.core.model_error = (f"No model is configured. {configuration_hint()} The catalog, diffs, history and manual "
+                                "tool runs work without one.")
+    if isinstance(opening, NoModel):
+        opening.reason = opening.core.model_error
+    return opening
+
+
+def _with_agent(opening: Runtime, agent: Agent) -> Runtime:
+    """A restricted project keeps its state with an agent added; a trusted one becomes `Ready`."""
     if isinstance(opening, Restricted):
         opening.agent = agent
         return opening
-    return Ready(core, opening.workshop, agent)
+    assert isinstance(opening, NoModel)
+    return Ready(opening.core, opening.workshop, agent)
 
 
 async def _start_parts(opening: Runtime, progress: StartupProgress, *, sandbox_tier: str | None,

@@ -21,7 +21,7 @@ from tui_agent.core.agent.providers import ToolProvider, with_provided_tools
 from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
 from tui_agent.core.agent.sessions import SessionLog
-from tui_agent.core.agent.stops import REFUSED_PLACEHOLDER, handling
+from tui_agent.core.agent.stops import REFUSED_PLACEHOLDER, StopHandling, handling
 from tui_agent.core.agent.thinking import thinking_from
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolOutput
 from tui_agent.core.agent.toolresults import count_failure, checkpoint_warnings
@@ -238,27 +238,22 @@ class Agent:
         answered: list[dict[str, Any]] = []
         try:
             for _ in range(max(1, self.settings.max_turns)):
-                reply: ModelReply | None = None
-                failed: TurnFailed | None = None
+                outcome: ModelReply | TurnFailed | None = None
                 partial_text.clear()
                 async for item in self._request():
-                    if isinstance(item, ModelReply):
-                        reply = item
-                    elif isinstance(item, TurnFailed):
-                        failed = item
-                    else:
-                        if isinstance(item, TextDelta):
-                            partial_text.append(item.text)
-                        yield item
-                if reply is None:
-                    assert failed is not None
-                    yield self._fail_turn(failed, prompt)
+                    if isinstance(item, (ModelReply, TurnFailed)):
+                        outcome = item
+                        continue
+                    if isinstance(item, TextDelta):
+                        partial_text.append(item.text)
+                    yield item
+                if not isinstance(outcome, ModelReply):
+                    assert outcome is not None
+                    yield self._fail_turn(outcome, prompt)
                     return
+                reply = outcome
                 partial_text.clear()
-                self._log_prompt()
-                stop = handling(reply.stop_reason, max_tokens=self._max_tokens(), stop_sequence=reply.stop_sequence)
-                content = [{"type": "text", "text": REFUSED_PLACEHOLDER}] if stop.drop_reply else reply.content
-                self.conversation.record({"role": "assistant", "content": content or [{"type": "text", "text": "(no content)"}]})
+                stop = self._record_reply(reply)
                 if stop.drop_reply:  # a refusal ends the turn as a failure (headless exits 1), its reply not kept
                     yield TurnFailed(stop.message, kind=reply.stop_reason)
                     return
@@ -290,6 +285,14 @@ class Agent:
             if self.sandbox is not None:
                 await self.sandbox.cancel_running()
             raise
+
+    def _record_reply(self, reply: ModelReply) -> StopHandling:
+        """Log the prompt, then the reply (a placeholder for a refused one); what its stop reason asks of the turn."""
+        self._log_prompt()
+        stop = handling(reply.stop_reason, max_tokens=self._max_tokens(), stop_sequence=reply.stop_sequence)
+        content = [{"type": "text", "text": REFUSED_PLACEHOLDER}] if stop.drop_reply else reply.content
+        self.conversation.record({"role": "assistant", "content": content or [{"type": "text", "text": "(no content)"}]})
+        return stop
 
     async def _request(self) -> AsyncIterator[Event | ModelReply]:
         """One model request (with context shortening when needed); yields TurnFailed instead of raising."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterator
@@ -66,10 +67,8 @@ def _read_rules(root: Path, relative: str) -> _Rules | None:
         except OSError:
             continue
     if not relative:
-        try:
+        with contextlib.suppress(OSError):
             lines = (root / ".git" / "info" / "exclude").read_text(encoding="utf-8", errors="replace").splitlines() + lines
-        except OSError:
-            pass
     return _Rules(relative, _spec(lines)) if lines else None
 
 

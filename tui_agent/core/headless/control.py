@@ -4,6 +4,7 @@ own (can_use_tool) answered there too; `initialize`, `interrupt`, `set_permissio
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -44,11 +45,9 @@ class ControlChannel:
         loop = asyncio.get_running_loop()
 
         def read() -> None:
-            try:
+            with contextlib.suppress(OSError, ValueError):  # stdin closed under us
                 for line in stdin:
                     loop.call_soon_threadsafe(self._line, line)
-            except (OSError, ValueError):  # stdin closed under us
-                pass
             loop.call_soon_threadsafe(self._closed)
 
         threading.Thread(target=read, name="stream-json stdin", daemon=True).start()

@@ -8,6 +8,7 @@ edits such a file makes the server ask again."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -130,10 +131,8 @@ def trust(project: Project, configs: list[ServerConfig]) -> None:
         for name, _digest in project_files(config, project.root):
             copy = _snapshot_path(project, config, name)
             copy.parent.mkdir(parents=True, exist_ok=True)
-            try:
+            with contextlib.suppress(OSError):  # no copy: a later change is asked about without a diff
                 copy.write_bytes((project.root / name).read_bytes()[:MAX_PINNED_BYTES])
-            except OSError:
-                pass
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".mcp-trust-")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         json.dump(data, out, indent=1)

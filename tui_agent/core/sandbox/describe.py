@@ -81,35 +81,7 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
                      "commit that would run a hook is deferred, nothing lost, until you run `tuiagent tools commit` "
                      "or /commit: a hook may run project files (./scripts/check.sh, lint-staged) agent code changed",
     }
-    if strong:
-        protections.update(
-            namespaces="new pid, ipc, uts and network namespaces; the process tree dies with its sandbox",
-            filesystem="/ read-only; the project is the only writable place; a private /tmp",
-            read_only_in_project="the protected paths below (bound read-only, `.agent/` as a whole); a protected path a run "
-                                 "creates or replaces (a symlink, a new match of your globs) is moved to .agent/quarantine/ "
-                                 "right after the run (not blocked during it: that would need a file in your project)",
-            read_only_runs="runs with project_writable=False (a tool's import and its own tests during validation, "
-                           "startup and drift checks) see the whole project read-only, with a private /tmp",
-            home="the user's home (and /root, /home) hidden behind an empty tmpfs, except the toolchain folders listed "
-                 "under toolchain, bound read-only with the secrets inside them (e.g. ~/.cargo/credentials) masked; "
-                 "~/.ssh, ~/.aws, ~/.gnupg, ~/.netrc, ~/.git-credentials, ~/.config/gh, ~/.docker/config.json, ~/.kube, "
-                 "password stores and browser profiles are never bound",
-            network="off (own empty network namespace) unless a tool declares NETWORK = True or a run_shell call asks "
-                    "for it (network: true, shown in its approval); a grant means internet access: IPv4 and IPv6 "
-                    "sockets only, host socket folders stay hidden",
-            proc="own /proc: ancestors and their environment are invisible",
-            processes_inside="the worker is process 1 of its pid namespace (no bubblewrap init); bubblewrap installs "
-                             "a seccomp filter and no_new_privs before it starts, so every process inside is "
-                             "filtered; fork servers and waiting children are non-dumpable, so no process's "
-                             "memory is writable from agent code (/proc/<pid>/mem, ptrace)",
-        )
-    else:
-        protections.update(
-            network="off through seccomp only (socket() refused) unless a tool declares NETWORK = True"
-                    if seccomp else "NOT isolated: no namespace and no seccomp on this machine",
-            proc="tuiagent's own /proc/<pid>/environ is unreadable (non-dumpable)" if parent_undumpable
-                 else "ancestors' /proc/<pid>/environ may be readable",
-        )
+    protections.update(_bubblewrap_protections() if strong else _fallback_protections(seccomp, parent_undumpable))
     misses = [*([] if strong else FALLBACK_MISSES), *BOTH_TIERS_MISSES]
     if pids_base() is not None:
         protections["processes"] = "a pids cgroup per run caps its processes and kills every one of them at the end"
@@ -123,6 +95,41 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
         "protections": protections,
         "expected_misses": misses,
     }
+
+
+def _bubblewrap_protections() -> dict[str, str]:
+    """What the bubblewrap tier adds: namespaces, a read-only root, a hidden home, its own network and /proc."""
+    return dict(
+        namespaces="new pid, ipc, uts and network namespaces; the process tree dies with its sandbox",
+        filesystem="/ read-only; the project is the only writable place; a private /tmp",
+        read_only_in_project="the protected paths below (bound read-only, `.agent/` as a whole); a protected path a run "
+                             "creates or replaces (a symlink, a new match of your globs) is moved to .agent/quarantine/ "
+                             "right after the run (not blocked during it: that would need a file in your project)",
+        read_only_runs="runs with project_writable=False (a tool's import and its own tests during validation, "
+                       "startup and drift checks) see the whole project read-only, with a private /tmp",
+        home="the user's home (and /root, /home) hidden behind an empty tmpfs, except the toolchain folders listed "
+             "under toolchain, bound read-only with the secrets inside them (e.g. ~/.cargo/credentials) masked; "
+             "~/.ssh, ~/.aws, ~/.gnupg, ~/.netrc, ~/.git-credentials, ~/.config/gh, ~/.docker/config.json, ~/.kube, "
+             "password stores and browser profiles are never bound",
+        network="off (own empty network namespace) unless a tool declares NETWORK = True or a run_shell call asks "
+                "for it (network: true, shown in its approval); a grant means internet access: IPv4 and IPv6 "
+                "sockets only, host socket folders stay hidden",
+        proc="own /proc: ancestors and their environment are invisible",
+        processes_inside="the worker is process 1 of its pid namespace (no bubblewrap init); bubblewrap installs "
+                         "a seccomp filter and no_new_privs before it starts, so every process inside is "
+                         "filtered; fork servers and waiting children are non-dumpable, so no process's "
+                         "memory is writable from agent code (/proc/<pid>/mem, ptrace)",
+    )
+
+
+def _fallback_protections(seccomp: str | None, parent_undumpable: bool) -> dict[str, str]:
+    """What the rlimits tier can say of the network and /proc without namespaces."""
+    return dict(
+        network="off through seccomp only (socket() refused) unless a tool declares NETWORK = True"
+                if seccomp else "NOT isolated: no namespace and no seccomp on this machine",
+        proc="tuiagent's own /proc/<pid>/environ is unreadable (non-dumpable)" if parent_undumpable
+             else "ancestors' /proc/<pid>/environ may be readable",
+    )
 
 
 def process_cap_enforced() -> bool:
