@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 
 from tests.catalog_support import opened_catalog, started_sandbox, subjects, tool_source, wait_for
 from tests.gitrepo import git
+from tui_agent.core.catalog.watching import WatchRecord, live_watchers
 
 
 async def test_a_burst_of_editor_saves_makes_one_commit_under_the_persons_name(repo: Path) -> None:
@@ -62,3 +68,79 @@ async def test_a_revert_first_commits_the_settling_hand_edit(repo: Path) -> None
         assert subjects(repo)[:2] == ["tuiagent: revert tool double to " + subjects(repo)[0].rsplit(" ", 1)[1],
                                       "tuiagent: update tool double (edited outside tuiagent)"]
         assert "return 2 * x" in catalog.project.tool_path("double").read_text()
+
+
+HOLDER = textwrap.dedent("""
+    import asyncio, sys
+    from tui_agent.core.runtime import open_runtime
+
+    async def main() -> None:
+        async def approve(*_args, **_kwargs):
+            return True
+        runtime = await open_runtime(sys.argv[1], approve=approve)  # watching, as the TUI does
+        runtime.catalog.settle.settle_s = float(sys.argv[2])  # a settle window the CLI surely runs inside
+        await asyncio.wait_for(runtime.watcher.ready.wait(), 60)
+        print("ready", flush=True)
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            await runtime.aclose()
+
+    asyncio.run(main())
+""")
+
+
+def test_a_cli_command_during_a_settling_hand_edit_leaves_it_to_the_open_tuiagent(repo: Path) -> None:
+    """The CLI's start-up catch-up used to commit the open TUI's settling edit as "changed while tuiagent was not
+    running" (a lie, and a burst cut in two); it now leaves it to the process that watches it."""
+    tools_dir = repo / ".agent" / "tools"
+    tools_dir.mkdir(parents=True)
+    (tools_dir / "double.py").write_text(tool_source("double"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a tool")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(repo), "12"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        head = git(repo, "rev-parse", "HEAD")
+        edited = tool_source("double", "return x + x")
+        (tools_dir / "double.py").write_text(edited)
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools", "list", "--json"],
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert time.monotonic() - started < 12, "the CLI did not run inside the settle window"
+        assert git(repo, "rev-parse", "HEAD") == head, subjects(repo)[:3]  # the CLI committed nothing
+        assert (tools_dir / "double.py").read_text() == edited
+        deadline = time.monotonic() + 60
+        while git(repo, "rev-parse", "HEAD") == head and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert holder.poll() is None, "the open runtime died"
+    finally:
+        os.killpg(holder.pid, signal.SIGTERM)
+        holder.wait(timeout=30)
+    new = git(repo, "log", "--format=%s|%an <%ae>", f"{head.strip()}..HEAD").splitlines()
+    assert new == ["tuiagent: update tool double (edited outside tuiagent)|Dev <dev@example.com>"]  # one honest commit
+    assert git(repo, "show", "HEAD:.agent/tools/double.py") == edited  # nothing lost
+    assert not any("not running" in subject for subject in subjects(repo))
+    assert git(repo, "status", "--porcelain", "--", ".agent").strip() == ""
+
+
+def test_a_watch_record_counts_while_its_process_lives_and_not_after_a_kill(repo: Path) -> None:
+    cache = repo / ".agent" / "cache"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    script = ("import sys, time; from pathlib import Path; from tui_agent.core.catalog.watching import WatchRecord; "
+              "record = WatchRecord.take(Path(sys.argv[1])); print('held', flush=True); time.sleep(600)")
+    holder = subprocess.Popen([sys.executable, "-c", script, str(cache)], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert live_watchers(cache) == [holder.pid]
+        mine = WatchRecord.take(cache)
+        assert mine is not None and live_watchers(cache) == [holder.pid]  # this process's own record is not counted
+        mine.release()
+    finally:
+        holder.kill()  # no release: the kernel drops its lock
+        holder.wait(timeout=30)
+    assert live_watchers(cache) == []
+    assert list((cache / "watchers").iterdir()) == []  # the dead process's record is removed

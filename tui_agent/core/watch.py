@@ -137,6 +137,10 @@ class ProjectWatcher:
         await asyncio.to_thread(importlib.import_module, "anyio._backends._asyncio")  # what awatch loads on first use
         import watchfiles  # loaded just above, off the event loop
 
+        from tui_agent.core.catalog.watching import WatchRecord
+
+        # other processes' start-up catch-ups leave the hand edits this watcher settles to it (catalog/watching.py)
+        record = WatchRecord.take(self.project.cache_dir) if self.on_tools is not None else None
         announcer = asyncio.create_task(self._announce())
         self.running = True
         try:
@@ -145,6 +149,8 @@ class ProjectWatcher:
                 await self._handle(self.sort(changes))
         finally:
             self.running = False
+            if record is not None:
+                record.release()
             announcer.cancel()
             for event in self._barriers.values():
                 event.set()

@@ -18,6 +18,7 @@ from tui_agent.core.catalog.inspector import INSPECTOR_VERSION
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.pipeline import INSPECTOR_MODULE, Pipeline
 from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
+from tui_agent.core.catalog.watching import live_watchers
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox.policy import RunResult, SandboxUnavailable
 
@@ -43,6 +44,8 @@ class LoadReport:
     git_message: str | None = None
     refused: dict[str, str] = field(default_factory=dict)
     """Catalog paths differing from HEAD that no commit may touch (unmerged, sparse, conflict markers) -> why."""
+    left_to_watcher: list[str] = field(default_factory=list)
+    """Tools whose hand edits another live tuiagent process watches and commits once they settle (not committed here)."""
 
 
 def remove_stale_temp_files(tools_dir: Path, max_live_age_s: float = 60.0) -> None:
@@ -166,10 +169,12 @@ async def catch_up_git(pipeline: Pipeline, git: CatalogGit, pending_commit: dict
     journaled = {rel for rel, data in pending_commit.items()
                  if (entry := git.pending_change(rel)) is not None and entry.content == data}
     pending_commit = {rel: data for rel, data in pending_commit.items() if rel not in journaled}
+    if pending_commit and (watchers := await asyncio.to_thread(live_watchers, project.cache_dir)):
+        leave_to_watcher(pending_commit, watchers, report)
+        pending_commit = {}
     if pending_commit:
         names = sorted(Path(rel).stem for rel in pending_commit)
-        listed = ", ".join(names) if len(names) <= 5 else f"{', '.join(names[:5])} and {len(names) - 5} more"
-        message = f"tuiagent: catch up tool{'s' if len(names) > 1 else ''} {listed} (changed while tuiagent was not running)"
+        message = f"tuiagent: catch up tool{'s' if len(names) > 1 else ''} {listing(names)} (changed while tuiagent was not running)"
         outcome = await pipeline.commit(pending_commit, message)
         report.caught_up = names
         report.git_message = outcome.message
@@ -182,9 +187,25 @@ async def catch_up_git(pipeline: Pipeline, git: CatalogGit, pending_commit: dict
                 registry.set_commit(name, outcome.sha)
     elif git.pending():
         outcome = await asyncio.to_thread(git.catch_up, git.journal_subject())
-        report.git_message = outcome.message
+        report.git_message = "; ".join(filter(None, (report.git_message, outcome.message)))
         if outcome.sha:
             report.caught_up = sorted(Path(rel).stem for rel in journaled)
+
+
+def leave_to_watcher(pending_commit: dict[str, bytes | None], watchers: list[int], report: LoadReport) -> None:
+    """A tuiagent open on the project (the TUI, a headless run) watches these files: they are hand edits it commits
+    once they settle, under the person's name. Committing them here would split the burst and say they changed
+    while tuiagent was not running."""
+    names = sorted(Path(rel).stem for rel in pending_commit)
+    report.left_to_watcher = names
+    holders = ", ".join(str(pid) for pid in watchers)
+    report.git_message = (f"not committing hand edit{'s' if len(names) > 1 else ''} of {listing(names)}: the tuiagent "
+                          f"open on this project (process {holders}) commits {'them' if len(names) > 1 else 'it'} "
+                          "once the edit settles")
+
+
+def listing(names: list[str]) -> str:
+    return ", ".join(names) if len(names) <= 5 else f"{', '.join(names[:5])} and {len(names) - 5} more"
 
 
 async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> list[ToolSpec | PipelineError]:
