@@ -5,13 +5,19 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.catalog_support import tool_source
+from tests.gitrepo import git
+
 from tui_agent.core.sandbox.forkserver import ForkServer
 from tui_agent.core.sandbox.tiers import bwrap_path
+from tui_agent.core.versioning.snapshot import snapshot
 from tui_agent.core.versioning.writelock import LockTimeout, WriterLock
 
 PIDFD_GETFD = 438  # x86_64 and aarch64 syscall number
@@ -66,3 +72,46 @@ async def test_a_writer_lock_wait_is_bounded_and_names_what_it_waited_for(repo: 
                 pass
     async with second.hold(timeout_s=0.3):
         pass
+
+
+def test_a_git_command_that_hangs_is_killed_at_its_bound_with_a_message_naming_it(repo: Path) -> None:
+    """A clean filter that never returns (the person's own git config) blocks `git hash-object --path`: the catch-up
+    commit's git command is killed at its bound and the command ends saying which git command it waited for."""
+    stuck = f"sleep 987.{os.getpid()}"  # this test's own: no other run's leftovers count
+    git(repo, "config", "filter.stuck.clean", stuck)
+    (repo / ".gitattributes").write_text("*.py filter=stuck\n")
+    tools_dir = repo / ".agent" / "tools"
+    tools_dir.mkdir(parents=True)
+    (tools_dir / "double.py").write_text(tool_source("double"))  # not committed yet: the catch-up hashes it
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), "TUIAGENT_GIT_TIMEOUT_S": "2"}
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools", "list"],
+                          env=env, capture_output=True, text=True, timeout=100)
+    took = time.monotonic() - started
+    output = done.stdout + done.stderr
+    assert took < 60
+    assert done.returncode == 0 and "double" in done.stdout, output  # the list still comes, the commit defers
+    assert 'the command "git hash-object' in output and "did not complete in 2 secs" in output, output
+    assert "commit deferred" in output, output
+    assert not [line for line in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+                if stuck in line], "the hanging filter was left running"
+    git(repo, "config", "--unset", "filter.stuck.clean")  # the filter fixed: nothing was lost, the next run commits it
+    again = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools", "list"],
+                           env=env, capture_output=True, text=True, timeout=100)
+    assert again.returncode == 0, again.stderr
+    assert git(repo, "show", "HEAD:.agent/tools/double.py") == tool_source("double")
+
+
+def test_the_prompts_git_status_is_bounded_and_says_it_did_not_finish(repo: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An fsmonitor hook that never answers blocks `git status` (the repository glance in the system prompt)."""
+    hook = tmp_path / "fsmonitor.sh"
+    hook.write_text("#!/bin/sh\nsleep 986\n")
+    hook.chmod(0o755)
+    git(repo, "config", "core.fsmonitor", str(hook))
+    monkeypatch.setenv("TUIAGENT_GIT_TIMEOUT_S", "2")
+    started = time.monotonic()
+    glance = snapshot(repo)
+    assert time.monotonic() - started < 30
+    assert glance.status == ["(git status did not finish within 2 s: the work tree's state is unknown)"]
+    assert glance.recent and glance.recent[0].endswith(" initial")

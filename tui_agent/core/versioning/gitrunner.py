@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,16 @@ class GitResult:
 
 GIT_TIMEOUT_S = 120.0
 """No git command the catalog runs may take longer (a stuck filesystem, a filter that hangs): it is killed and its
-stderr says which command timed out."""
+stderr says which command timed out. `TUIAGENT_GIT_TIMEOUT_S` overrides it (read at each command)."""
+
+
+def git_timeout_s() -> float:
+    """The bound of one git command: `TUIAGENT_GIT_TIMEOUT_S` when it is a positive number, else GIT_TIMEOUT_S."""
+    try:
+        value = float(os.environ.get("TUIAGENT_GIT_TIMEOUT_S", ""))
+    except ValueError:
+        return GIT_TIMEOUT_S
+    return value if value > 0 else GIT_TIMEOUT_S
 
 
 class GitRunner:
@@ -48,7 +58,7 @@ class GitRunner:
         if input is None:
             status, out, err = self.repo.git.execute(
                 command, with_extended_output=True, with_exceptions=False, stdout_as_string=False,
-                strip_newline_in_stdout=False, env=env, kill_after_timeout=GIT_TIMEOUT_S,
+                strip_newline_in_stdout=False, env=env, kill_after_timeout=git_timeout_s(),
             )
         else:
             with tempfile.TemporaryFile() as stdin:
@@ -56,7 +66,7 @@ class GitRunner:
                 stdin.seek(0)
                 status, out, err = self.repo.git.execute(
                     command, istream=stdin, with_extended_output=True, with_exceptions=False,
-                    stdout_as_string=False, strip_newline_in_stdout=False, env=env, kill_after_timeout=GIT_TIMEOUT_S,
+                    stdout_as_string=False, strip_newline_in_stdout=False, env=env, kill_after_timeout=git_timeout_s(),
                 )
         error = err.decode("utf-8", errors="replace") if isinstance(err, bytes) else str(err)
         return GitResult(int(status or 0), bytes(out or b""), error.strip())

@@ -222,6 +222,8 @@ class CatalogGit:
             result = builder.commit(changes, earlier, message)
         except Deferral as deferral:
             return self._deferred(journal, deferral.reason, changes, deferral.notices)
+        except GitFailure as failure:  # a git command failed or hit its bound: the journal keeps the change
+            return self._deferred(journal, str(failure), changes, tuple(builder.notices))
         remaining = {path: change for path, change in journal.items() if path not in result.done_paths}
         if not result.index_synced:
             remaining = {path: PendingChange(c.path, c.content, c.message, "committed; the index is not updated yet",

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core.versioning.branch import current_branch
+from tui_agent.core.versioning.gitrunner import git_timeout_s
 
 MAX_STATUS_LINES = 20
 RECENT_COMMITS = 5
@@ -30,18 +31,23 @@ def snapshot(root: Path) -> RepoSnapshot:
         repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return RepoSnapshot()
+    bound = git_timeout_s()
+    timed_out: list[str] = []
     try:
         try:
             status = repo.git.execute(["git", "--no-optional-locks", "status", "--short", "--untracked-files=normal", "--", "."],
-                                      with_extended_output=False, as_process=False, stdout_as_string=True)
-        except git.GitCommandError:
+                                      with_extended_output=False, as_process=False, stdout_as_string=True,
+                                      kill_after_timeout=bound)
+        except git.GitCommandError as error:
             status = ""
+            if "did not complete" in str(error.stderr):  # killed at its bound (a slow fsmonitor hook, a stuck disk)
+                timed_out.append(f"(git status did not finish within {bound:g} s: the work tree's state is unknown)")
         try:
-            log = repo.git.log(f"-{RECENT_COMMITS}", "--format=%h %s")
-        except git.GitCommandError:  # no commit yet
+            log = repo.git.log(f"-{RECENT_COMMITS}", "--format=%h %s", kill_after_timeout=bound)
+        except git.GitCommandError:  # no commit yet, or killed at its bound
             log = ""
     finally:
         repo.close()
-    lines = [line for line in str(status).splitlines() if line.strip() and not line[3:].startswith(".agent/")]
+    lines = timed_out + [line for line in str(status).splitlines() if line.strip() and not line[3:].startswith(".agent/")]
     return RepoSnapshot(True, current_branch(root), lines[:MAX_STATUS_LINES], max(0, len(lines) - MAX_STATUS_LINES),
                         [line for line in str(log).splitlines() if line.strip()])

@@ -1,4 +1,6 @@
-"""Commit trees and blobs read straight from git's object store (drift detection compares work-tree files against them)."""
+"""Commit trees and blobs read straight from git's object store (drift detection compares work-tree files against them).
+
+Every read is one bounded git command (`gitrunner.GitRunner`: killed after `git_timeout_s()`, its stderr naming it)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import hashlib
 from pathlib import Path
 
 import git
+
+from tui_agent.core.versioning.gitrunner import GitRunner
 
 
 def blob_sha(data: bytes) -> str:
@@ -21,9 +25,9 @@ class CommitTrees:
         self._trees: dict[str, dict[str, str]] = {}
         self._times: dict[str, float] = {}
 
-    def _repo(self) -> git.Repo | None:
+    def _runner(self) -> GitRunner | None:
         try:
-            return git.Repo(self.root)
+            return GitRunner(git.Repo(self.root))
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             return None
 
@@ -31,42 +35,42 @@ class CommitTrees:
         """{} for an unknown commit or outside a repository (nothing to compare against)."""
         if commit not in self._trees:
             blobs: dict[str, str] = {}
-            repo = self._repo()
-            if repo is not None:
+            runner = self._runner()
+            if runner is not None and not commit.startswith("-"):
                 try:
-                    for item in repo.commit(commit).tree.traverse():
-                        if isinstance(item, git.Blob):
-                            blobs[str(item.path)] = item.hexsha
-                except (ValueError, git.BadName, git.GitCommandError):  # an unknown commit has no files to compare
-                    pass
+                    listed = runner.run("ls-tree", "-r", "-z", "--full-tree", f"{commit}^{{commit}}")
                 finally:
-                    repo.close()
+                    runner.repo.close()
+                for record in listed.stdout.decode("utf-8", "surrogateescape").split("\0") if listed.ok else ():
+                    meta, _, path = record.partition("\t")
+                    fields = meta.split()
+                    if len(fields) == 3 and fields[1] == "blob":
+                        blobs[path] = fields[2]
             self._trees[commit] = blobs
         return self._trees[commit]
 
     def commit_time(self, commit: str) -> float:
         """When `commit` was made (POSIX seconds; 0 for an unknown commit or outside a repository); cached."""
         if commit not in self._times:
-            repo = self._repo()
+            runner = self._runner()
             when = 0.0
-            if repo is not None:
+            if runner is not None and not commit.startswith("-"):
                 try:
-                    when = float(repo.commit(commit).committed_date)
-                except (ValueError, git.BadName, git.GitCommandError):
-                    pass
+                    shown = runner.run("show", "-s", "--format=%ct", f"{commit}^{{commit}}", "--")
                 finally:
-                    repo.close()
+                    runner.repo.close()
+                if shown.ok and shown.text.isdigit():
+                    when = float(shown.text)
             self._times[commit] = when
         return self._times[commit]
 
     def blob_bytes(self, blob: str) -> bytes | None:
-        repo = self._repo()
-        if repo is None:
+        """None when the blob is not in this clone's objects (a teammate's uncommitted file) or git cannot say."""
+        runner = self._runner()
+        if runner is None or not all(c in "0123456789abcdef" for c in blob) or not blob:
             return None
         try:
-            data: bytes = repo.odb.stream(bytes.fromhex(blob)).read()
-            return data
-        except (ValueError, OSError, git.BadObject):  # not in this clone's objects (a teammate's uncommitted file)
-            return None
+            shown = runner.run("cat-file", "blob", blob)
         finally:
-            repo.close()
+            runner.repo.close()
+        return shown.stdout if shown.ok else None
