@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 from pathlib import Path
 
 GIT_TIMEOUT_S = 10
+log = logging.getLogger(__name__)
 
 _hooks_cache: dict[tuple[str, int], str | None] = {}
 
@@ -44,7 +46,10 @@ def hooks_path(root: Path) -> str | None:
             real = Path(os.path.realpath(hooks))
             if real.is_relative_to(root) and real != root:
                 found = real.relative_to(root).as_posix()
-    except (OSError, subprocess.TimeoutExpired):
+    except subprocess.TimeoutExpired:
+        log.warning("git rev-parse --git-path hooks did not finish within %s s in %s", GIT_TIMEOUT_S, root)
+        found = None
+    except OSError:
         found = None
     _hooks_cache.clear()
     _hooks_cache[key] = found

@@ -3,9 +3,12 @@ which paths git ignores, and whether it tracks a path."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 
 def ignored_entries(root: Path) -> list[str]:
@@ -16,7 +19,10 @@ def ignored_entries(root: Path) -> list[str]:
              "--exclude-standard", "--directory"],
             capture_output=True, timeout=30, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except subprocess.TimeoutExpired:
+        log.warning("git ls-files --ignored did not finish within 30 s in %s: no ignored path is known", root)
+        return []
+    except OSError:
         return []
     if done.returncode != 0:
         return []
@@ -40,6 +46,9 @@ def git_tracks(root: Path, path: Path) -> bool:
             ["git", "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--", relative],
             capture_output=True, timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except subprocess.TimeoutExpired:
+        log.warning("git ls-files did not finish within 10 s for %s: taken as tracked", path)
+        return True
+    except OSError:
         return True
     return done.returncode != 0 or bool(done.stdout)
