@@ -383,3 +383,21 @@ def test_a_planted_git_file_never_leads_the_ignore_rules_outside(tmp_path: Path)
     (project / ".git").unlink()
     assert ensure_excluded(project) is True  # the real repository above: rules for sub/.agent/
     assert "/sub/.agent/state.db" in (repo / ".git" / "info" / "exclude").read_text()
+
+
+@pytest.mark.usefixtures("untrusted_config")
+def test_history_in_an_untrusted_clone_shows_authors_merges_and_a_shallow_cut(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A freshly cloned teammate's repository is untrusted: its read-only `tools history` tells the same truth."""
+    repo, tool = conflicted_merge(tmp_path)
+    git(repo, "merge", "teammate", check=False)
+    tool.write_text(tool_source("double", "return x + x"))
+    git(repo, "commit", "-q", "-am", "merge teammate, keep mine")
+    code, out, err = tools(repo, capsys, "history", "double")
+    assert code == 0 and "not trusted" in err.lower(), err
+    assert "Tea Mate  teammate's double" in out and "Dev  my double" in out
+    history = json.loads(tools(repo, capsys, "history", "double", "--json")[1])
+    assert [entry["merge"] for entry in history] == [True, False, False, False]
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth=1", f"file://{repo}", str(shallow))
+    assert "shallow clone" in tools(shallow, capsys, "history", "double")[1]

@@ -14,6 +14,7 @@ from typing import Any
 from tui_agent.commands import tools_commit, tools_tending
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
+from tui_agent.commands.tools_history import history_result
 from tui_agent.core.project import Project
 
 class UsageError(Exception):
@@ -229,13 +230,7 @@ async def cmd_history(catalog: Any, args: argparse.Namespace, _: dict[str, Any])
     entries = catalog.history(args.name)
     if not entries and catalog.get(args.name) is None:
         need_tool(catalog, args.name)
-    data = [{"rev": e.rev, "short": e.short, "date": e.date, "author": e.author, "message": e.message, "deleted": e.deleted,
-             "merge": e.merge} for e in entries]
-    text = "\n".join(f"{e.short}  {e.date}  {e.author}  {e.message}" for e in entries) or f"{args.name} has no commits yet"
-    shallow = catalog.git.shallow_note()
-    if shallow:
-        text += f"\n({shallow})"
-    return data, text, 0
+    return history_result(args.name, entries, catalog.git.shallow_note())
 
 
 async def cmd_diff(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result, error_result, print_result
+from tui_agent.commands.tools_history import history_result
 
 READ_ONLY = ("list", "show", "history", "diff")
 """The `tools` commands that only read files and git, so they work before the project is trusted."""
@@ -63,9 +64,7 @@ def _history(store: Any, args: argparse.Namespace) -> Result:
     entries = store.history(args.name)
     if not entries and store.source(args.name) is None:
         return _missing(args.name)
-    data = [{"rev": e.rev, "short": e.short, "date": e.date, "author": e.author, "message": e.message, "deleted": e.deleted}
-            for e in entries]
-    return data, "\n".join(f"{e.short}  {e.date}  {e.message}" for e in entries) or f"{args.name} has no commits yet", 0
+    return history_result(args.name, entries, store.git.shallow_note())
 
 
 def _diff(store: Any, args: argparse.Namespace) -> Result:
