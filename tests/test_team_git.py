@@ -401,3 +401,51 @@ def test_history_in_an_untrusted_clone_shows_authors_merges_and_a_shallow_cut(tm
     shallow = tmp_path / "shallow"
     git(tmp_path, "clone", "-q", "--depth=1", f"file://{repo}", str(shallow))
     assert "shallow clone" in tools(shallow, capsys, "history", "double")[1]
+
+
+async def test_a_conflict_arriving_while_the_catalog_is_open_is_never_committed(tmp_path: Path) -> None:
+    """`git stash pop` with a conflict inside a docstring while a TUI watches: the watcher's outside edit marks the
+    tool broken, schedules no commit, and closing the catalog commits nothing either."""
+    from tests.catalog_support import opened_catalog, started_sandbox
+
+    repo = tmp_path / "repo"
+    tool = conflicting_tool(repo)
+    async with started_sandbox(repo) as box:
+        async with opened_catalog(repo, box) as catalog:
+            tool.write_text(tool_source("double").replace("Double a number.", "Double a number (mine)."))
+            git(repo, "stash", "-q")
+            await catalog.outside_edit({"double"})
+            tool.write_text(tool_source("double").replace("Double a number.", "Double a number (theirs)."))
+            git(repo, "commit", "-q", "-am", "theirs")
+            await catalog.outside_edit({"double"})
+            await catalog.settle.flush()
+            head = git(repo, "rev-parse", "HEAD")
+            git(repo, "stash", "pop", check=False)
+            stages = git(repo, "ls-files", "-s", ".agent/tools/double.py")
+            assert len(stages.splitlines()) == 3 and "<<<<<<<" in tool.read_text()
+            assert await catalog.outside_edit({"double"}) == ["double"]
+            assert catalog.settle.waiting() == []  # no commit scheduled for the markers
+            assert catalog.get("double").status_label == "broken: unresolved conflict"
+            assert (await catalog.call_tool("double", {"x": 2})).value == 4  # the last good version runs
+        assert git(repo, "rev-parse", "HEAD") == head
+        assert git(repo, "ls-files", "-s", ".agent/tools/double.py") == stages
+
+
+def test_a_linked_worktree_commits_its_catalog_on_its_own_branch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = clone(team_remote(tmp_path), tmp_path / "mine")
+    linked = tmp_path / "linked"
+    git(mine, "worktree", "add", "-q", "-b", "feature", str(linked))
+    main_head, main_index = git(mine, "rev-parse", "main"), git(mine, "ls-files", "-s")
+    (linked / ".agent" / "tools" / "double.py").write_text(tool_source("double", "return x + x"))
+    assert tools(linked, capsys, "list")[0] == 0
+    assert git(linked, "log", "-1", "--format=%s%n%an").splitlines() == [
+        "tuiagent: catch up tool double (changed while tuiagent was not running)", "Bea"]
+    assert "return x + x" in git(linked, "show", "feature:.agent/tools/double.py")
+    assert git(mine, "rev-parse", "main") == main_head and git(mine, "ls-files", "-s") == main_index
+    assert untracked_or_changed(linked) == [] and untracked_or_changed(mine) == []
+    code, out, err = tools(linked, capsys, "revert", "double")
+    assert code == 0, err
+    assert "return 2 * x" in (linked / ".agent" / "tools" / "double.py").read_text()
+    assert git(linked, "log", "-1", "--format=%s").startswith("tuiagent: revert tool double to")
+    assert git(mine, "rev-parse", "main") == main_head and "return 2 * x" in (mine / ".agent/tools/double.py").read_text()
+    assert untracked_or_changed(linked) == [] and untracked_or_changed(mine) == []
