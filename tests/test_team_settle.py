@@ -144,3 +144,23 @@ def test_a_watch_record_counts_while_its_process_lives_and_not_after_a_kill(repo
         holder.wait(timeout=30)
     assert live_watchers(cache) == []
     assert list((cache / "watchers").iterdir()) == []  # the dead process's record is removed
+
+
+async def test_a_process_settling_an_edit_without_a_watcher_is_left_its_commit(repo: Path) -> None:
+    """A settle timer alone (no watcher: the MCP server's or the agent's own re-check) also keeps a CLI from
+    committing the edit as changed while tuiagent was not running."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    async with started_sandbox(repo) as box, opened_catalog(repo, box) as catalog:
+        await catalog.save("double", tool_source("double"))
+        catalog.settle.settle_s = 60.0
+        catalog.project.tool_path("double").write_text(tool_source("double", "return x + x"))
+        assert await catalog.outside_edit({"double"}) == ["double"]
+        head = git(repo, "rev-parse", "HEAD")
+        done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "tui_agent.cli", "--project", str(repo),
+                                                        "tools", "list"], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert git(repo, "rev-parse", "HEAD") == head
+        await catalog.settle.flush()
+        assert live_watchers(repo / ".agent" / "cache") == [] and not list((repo / ".agent/cache/watchers").iterdir())
+    assert subjects(repo)[0] == "tuiagent: update tool double (edited outside tuiagent)"
+    assert "return x + x" in git(repo, "show", "HEAD:.agent/tools/double.py")

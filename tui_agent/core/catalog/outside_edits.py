@@ -27,7 +27,7 @@ class OutsideEdits:
         self.registry = pipeline.registry
         self.git = git
         self.state = state
-        self.settle = SettleTimers(self._commit_settled, settle_s)
+        self.settle = SettleTimers(self._commit_settled, settle_s, None if pipeline.read_only else project.cache_dir)
 
     async def handle(self, names: set[str]) -> list[str]:
         """The names whose registration changed."""

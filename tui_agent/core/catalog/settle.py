@@ -1,14 +1,18 @@
 """SettleTimers: a hand edit commits once it settles, one commit per burst of saves (`settle_s` after the last).
 
 The edit is validated and live at once; only its commit waits. Nothing is lost if the process dies first: the file
-is on disk, and the next start's catch-up commits what differs from HEAD."""
+is on disk, and the next start's catch-up commits what differs from HEAD. While a commit waits, the process holds a
+watch record (`watching.py`), so another process's start-up catch-up leaves the edit to it."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
+
+from tui_agent.core.catalog.watching import WatchRecord
 
 SETTLE_S = 2.0
 
@@ -16,9 +20,12 @@ SETTLE_S = 2.0
 class SettleTimers:
     """One timer per tool name; `touch` restarts it, `flush` commits now (before a revert or prune, at close)."""
 
-    def __init__(self, commit: Callable[[str, str], Coroutine[Any, Any, None]], settle_s: float = SETTLE_S) -> None:
+    def __init__(self, commit: Callable[[str, str], Coroutine[Any, Any, None]], settle_s: float = SETTLE_S,
+                 cache_dir: Path | None = None) -> None:
         self._commit = commit
         self.settle_s = settle_s
+        self._cache_dir = cache_dir
+        self._record: WatchRecord | None = None
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._verbs: dict[str, str] = {}
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -30,6 +37,8 @@ class SettleTimers:
             timer.cancel()
         self._verbs.setdefault(name, verb)  # the burst's first save says whether it added the tool
         self._timers[name] = asyncio.get_running_loop().call_later(self.settle_s, self._fire, name)
+        if self._record is None and self._cache_dir is not None:
+            self._record = WatchRecord.take(self._cache_dir)
 
     def forget(self, name: str) -> None:
         """The file is gone or was committed another way: no commit is due any more."""
@@ -37,6 +46,7 @@ class SettleTimers:
         if timer is not None:
             timer.cancel()
         self._verbs.pop(name, None)
+        self._release_if_idle()
 
     def waiting(self) -> list[str]:
         return sorted(set(self._timers) | set(self._running))
@@ -46,7 +56,17 @@ class SettleTimers:
         verb = self._verbs.pop(name, "update")
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(self._commit(name, verb))
         self._running[name] = task
-        task.add_done_callback(lambda _done: self._running.pop(name, None) if self._running.get(name) is task else None)
+        task.add_done_callback(lambda _done: self._done(name, task))
+
+    def _done(self, name: str, task: asyncio.Task[None]) -> None:
+        if self._running.get(name) is task:
+            self._running.pop(name, None)
+        self._release_if_idle()
+
+    def _release_if_idle(self) -> None:
+        if self._record is not None and not self._timers and not self._running:
+            self._record.release()
+            self._record = None
 
     async def flush(self, name: str | None = None) -> None:
         """Commit now what waits for `name` (or for every tool), and wait for commits already under way."""
@@ -60,3 +80,4 @@ class SettleTimers:
         for task in running:
             with contextlib.suppress(Exception):
                 await task
+        self._release_if_idle()

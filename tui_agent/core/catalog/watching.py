@@ -1,9 +1,10 @@
 """Which live processes take this project's hand edits: one flocked file per watching process in `.agent/cache/watchers/`.
 
-A process whose watcher feeds its catalog (the TUI, a headless run, `tuiagent mcp serve`) holds a record while the
-watcher runs; it validates every hand edit and commits it once it settles. Another process's start-up catch-up
-asks `live_watchers` and leaves those edits to it, instead of committing them mid-burst as "changed while tuiagent
-was not running". The kernel drops the lock when the holder dies, so a killed TUI never counts as live."""
+A process whose watcher feeds its catalog (the TUI, a headless run, `tuiagent mcp serve`) holds a record while
+the watcher runs, and any process holds one while a hand edit's commit waits to settle (`settle.SettleTimers`).
+Another process's start-up catch-up asks `live_watchers` and leaves those edits to it, instead of committing them
+mid-burst as "changed while tuiagent was not running". The kernel drops the lock when the holder dies, so a killed
+TUI never counts as live."""
 
 from __future__ import annotations
 
@@ -79,4 +80,4 @@ def live_watchers(cache_dir: Path) -> list[int]:
                 record.unlink()  # nobody holds it: its process died without releasing it
         finally:
             os.close(fd)
-    return live
+    return sorted(set(live))  # a process may hold two: its watcher's and its settling commits'
