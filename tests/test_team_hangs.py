@@ -115,3 +115,50 @@ def test_the_prompts_git_status_is_bounded_and_says_it_did_not_finish(repo: Path
     assert time.monotonic() - started < 30
     assert glance.status == ["(git status did not finish within 2 s: the work tree's state is unknown)"]
     assert glance.recent and glance.recent[0].endswith(" initial")
+
+
+def test_a_hook_that_hangs_defers_the_commit_at_its_bound_and_leaves_nothing_running(repo: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pre-commit hook whose child never ends (a watcher-style lint daemon left in the foreground): the commit defers
+    naming the hook, and the hook's whole process group is stopped (its child held the output pipe open)."""
+    from tui_agent.core.versioning import gitcommit
+    from tui_agent.core.versioning.gitstore import CatalogGit
+
+    stuck = f"sleep 985.{os.getpid()}"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\n{stuck}\necho done\n")
+    hook.chmod(0o755)
+    monkeypatch.setattr(gitcommit, "HOOK_TIMEOUT_S", 1)
+    head = git(repo, "rev-parse", "HEAD")
+    started = time.monotonic()
+    outcome = CatalogGit(repo).commit({".agent/tools/double.py": tool_source("double").encode()}, "tuiagent: add tool double")
+    assert time.monotonic() - started < 30
+    assert not outcome.committed and outcome.deferred_reason is not None
+    assert outcome.deferred_reason.startswith("the pre-commit hook timed out after 1s"), outcome.deferred_reason
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert not [line for line in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+                if stuck in line], "the hook's child was left running"
+
+
+def test_a_wait_for_the_gitstore_lock_is_bounded_and_names_the_lock(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process holding `.agent/cache/gitstore.lock` (a commit stuck in a hook): this commit defers, naming it."""
+    from tui_agent.core.versioning import gitpending
+    from tui_agent.core.versioning.gitstore import CatalogGit
+
+    lock = repo / ".agent" / "cache" / "gitstore.lock"
+    lock.parent.mkdir(parents=True)
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(600)", str(lock)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(gitpending, "LOCK_WAIT_S", 0.5)
+        started = time.monotonic()
+        outcome = CatalogGit(repo).commit({".agent/tools/double.py": tool_source("double").encode()}, "tuiagent: add")
+        assert time.monotonic() - started < 10
+        assert not outcome.committed
+        assert f"waited 0.5 s for {lock}, held by another process committing the catalog" in outcome.message
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    assert CatalogGit(repo).commit({".agent/tools/double.py": tool_source("double").encode()}, "tuiagent: add").committed

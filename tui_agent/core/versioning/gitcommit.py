@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import signal
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -312,11 +314,11 @@ class CommitBuilder:
             return False
         hook_env = scrubbed({**os.environ, **env, "GIT_EDITOR": ":"})  # no secret reaches a hook
         try:
-            done = subprocess.run([str(hook), *args], cwd=self.runner.work_tree, env=hook_env, capture_output=True,
-                                  timeout=HOOK_TIMEOUT_S, check=False)
+            done = run_bounded([str(hook), *args], self.runner.work_tree, hook_env, HOOK_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             if check:
-                raise Deferral(f"the {name} hook timed out after {HOOK_TIMEOUT_S}s", tuple(self.notices)) from None
+                raise Deferral(f"the {name} hook timed out after {HOOK_TIMEOUT_S:g}s (it and what it started were "
+                               "stopped)", tuple(self.notices)) from None
             return True
         except OSError as exc:
             if check:
@@ -351,3 +353,18 @@ class CommitBuilder:
         if sha:
             self.sync_real_index(blobs, {})
         return sha
+
+
+def run_bounded(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> subprocess.CompletedProcess[bytes]:
+    """Run a hook in a process group of its own, its output captured; past `timeout_s` the whole group is killed
+    (a hook's children too, which would otherwise run on holding its output open) and TimeoutExpired raised."""
+    with subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, process_group=0) as process:
+        try:
+            out, err = process.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
+        return subprocess.CompletedProcess(argv, process.returncode, out, err)

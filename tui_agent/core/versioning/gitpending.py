@@ -103,10 +103,15 @@ class PendingJournal:
         os.replace(temp, self.file)
 
 
+LOCK_WAIT_S = 360.0
+"""The longest wait for the gitstore lock: longer than a commit with its hooks (read at each wait)."""
+
+
 @contextmanager
-def exclusive_lock(lock_file: Path, timeout_s: float = 360.0) -> Iterator[None]:
+def exclusive_lock(lock_file: Path, timeout_s: float | None = None) -> Iterator[None]:
     """Hold an exclusive flock on `lock_file` (released by the kernel even if the process is killed); TimeoutError
-    naming the file after `timeout_s` (longer than a commit with its hooks)."""
+    naming the file after `timeout_s` (LOCK_WAIT_S when not given)."""
+    timeout_s = LOCK_WAIT_S if timeout_s is None else timeout_s
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -117,7 +122,7 @@ def exclusive_lock(lock_file: Path, timeout_s: float = 360.0) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"waited {timeout_s:.0f} s for {lock_file.name}, held by another process "
+                    raise TimeoutError(f"waited {timeout_s:g} s for {lock_file}, held by another process "
                                        "committing the catalog") from None
                 time.sleep(0.02)
         yield
