@@ -1,0 +1,56 @@
+"""The TUI's version picker lists every version across a merge with its author (issue 24), as `tools history` does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import git, init_repo
+from tests.ui_support import SIZE, make_app, notifications, ready, row_names, tool_source, wait_until
+from tui_agent.ui.screens.pickers import ChoiceScreen
+
+
+@pytest.fixture(autouse=True)
+def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def merged_with_a_teammate(repo: Path) -> None:
+    init_repo(repo)
+    tool = repo / ".agent" / "tools" / "double.py"
+    tool.parent.mkdir(parents=True)
+    tool.write_text(tool_source("double"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "add double")
+    git(repo, "checkout", "-q", "-b", "teammate")
+    tool.write_text(tool_source("double", "return x * 2"))
+    git(repo, "-c", "user.name=Tea Mate", "commit", "-q", "-am", "teammate's double")
+    git(repo, "checkout", "-q", "main")
+    tool.write_text(tool_source("double", "return x + x"))
+    git(repo, "commit", "-q", "-am", "my double")
+    git(repo, "merge", "teammate", check=False)
+    tool.write_text(tool_source("double", "return x + x"))  # keep mine
+    git(repo, "commit", "-q", "-am", "merge teammate, keep mine")
+
+
+async def test_the_version_picker_shows_both_sides_of_a_merge_with_their_authors(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    merged_with_a_teammate(repo)
+    full = git(repo, "log", "--full-history", "--format=%H", "--", ".agent/tools/double.py").split()
+    assert len(full) == 4 and len(git(repo, "log", "--format=%H", "--", ".agent/tools/double.py").split()) < 4
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: "double" in row_names(app), message="double in the catalog pane")
+        app.action_show_pane("catalog")
+        assert app.catalog_pane.select("double")
+        await pilot.pause()
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message=f"the history picker {notifications(app)}")
+        assert isinstance(app.screen, ChoiceScreen)
+        choices = app.screen.choices
+        assert [choice.value for choice in choices] == full
+        assert any("Tea Mate  teammate's double" in choice.label for choice in choices)
+        assert any("Dev  my double" in choice.label for choice in choices)
