@@ -164,3 +164,35 @@ async def test_a_process_settling_an_edit_without_a_watcher_is_left_its_commit(r
         assert live_watchers(repo / ".agent" / "cache") == [] and not list((repo / ".agent/cache/watchers").iterdir())
     assert subjects(repo)[0] == "tuiagent: update tool double (edited outside tuiagent)"
     assert "return x + x" in git(repo, "show", "HEAD:.agent/tools/double.py")
+
+
+def test_a_settling_edit_survives_a_kill_of_the_open_tuiagent(repo: Path) -> None:
+    """kill -9 of the process that was settling a hand edit: its watch records go with it (the kernel drops the
+    locks), so the next command commits the edit; nothing is lost."""
+    tools_dir = repo / ".agent" / "tools"
+    tools_dir.mkdir(parents=True)
+    (tools_dir / "double.py").write_text(tool_source("double"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a tool")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(repo), "600"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    records = repo / ".agent" / "cache" / "watchers"
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        edited = tool_source("double", "return x + x")
+        (tools_dir / "double.py").write_text(edited)
+        deadline = time.monotonic() + 60  # the watcher's record, then the settling commit's
+        while len([p for p in records.glob("*.lock") if p.name.startswith(f"{holder.pid}-")]) < 2:
+            assert time.monotonic() < deadline, "the open runtime never took the edit"
+            time.sleep(0.1)
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL)
+        holder.wait(timeout=30)
+    head = git(repo, "rev-parse", "HEAD")
+    done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools", "list"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert git(repo, "rev-parse", "HEAD~1") == head
+    assert git(repo, "show", "HEAD:.agent/tools/double.py") == edited
+    assert list(records.glob("*.lock")) == []  # the dead process's records were cleared
