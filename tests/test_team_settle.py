@@ -196,3 +196,34 @@ def test_a_settling_edit_survives_a_kill_of_the_open_tuiagent(repo: Path) -> Non
     assert git(repo, "rev-parse", "HEAD~1") == head
     assert git(repo, "show", "HEAD:.agent/tools/double.py") == edited
     assert list(records.glob("*.lock")) == []  # the dead process's records were cleared
+
+
+def test_a_cli_revert_during_a_settling_hand_edit_commits_the_edit_first(repo: Path) -> None:
+    """As in one process (a revert commits the settling edit first), across processes: the CLI commits the open
+    tuiagent's settling edit under the person's name, then reverts; the open one then commits nothing more."""
+    tools_dir = repo / ".agent" / "tools"
+    tools_dir.mkdir(parents=True)
+    (tools_dir / "double.py").write_text(tool_source("double"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a tool")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(repo), "6"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        head = git(repo, "rev-parse", "HEAD").strip()
+        edited = tool_source("double", "return x + x")
+        (tools_dir / "double.py").write_text(edited)
+        done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools", "revert", "double"],
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        time.sleep(10)  # past the open runtime's settle window
+        assert holder.poll() is None, "the open runtime died"
+    finally:
+        os.killpg(holder.pid, signal.SIGTERM)
+        holder.wait(timeout=30)
+    new = git(repo, "log", "--format=%s|%an", f"{head}..HEAD").splitlines()
+    assert len(new) == 2 and new[0].startswith("tuiagent: revert tool double to "), new
+    assert new[1] == "tuiagent: update tool double (edited outside tuiagent)|Dev", new
+    assert git(repo, "show", "HEAD~1:.agent/tools/double.py") == edited  # the hand edit is a version of its own
+    assert (tools_dir / "double.py").read_text() == tool_source("double")

@@ -29,16 +29,23 @@ class SettleTimers:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._verbs: dict[str, str] = {}
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._adopted: dict[str, str] = {}
+        """Edits another live process settles (`watching.py`): committed here only before a verb on that tool."""
 
     def touch(self, name: str, verb: str) -> None:
         """A good version of `name` was saved by hand: commit it `settle_s` after the last save of the burst."""
         timer = self._timers.pop(name, None)
         if timer is not None:
             timer.cancel()
-        self._verbs.setdefault(name, verb)  # the burst's first save says whether it added the tool
+        self._verbs.setdefault(name, self._adopted.pop(name, verb))  # the burst's first save: whether it added the tool
         self._timers[name] = asyncio.get_running_loop().call_later(self.settle_s, self._fire, name)
         if self._record is None and self._cache_dir is not None:
             self._record = WatchRecord.take(self._cache_dir)
+
+    def adopt(self, name: str, verb: str) -> None:
+        """Another live process settles this hand edit: `flush(name)` (a save, revert or prune here) commits it
+        first; `flush()` at close leaves it to that process."""
+        self._adopted[name] = verb
 
     def forget(self, name: str) -> None:
         """The file is gone or was committed another way: no commit is due any more."""
@@ -46,6 +53,7 @@ class SettleTimers:
         if timer is not None:
             timer.cancel()
         self._verbs.pop(name, None)
+        self._adopted.pop(name, None)
         self._release_if_idle()
 
     def waiting(self) -> list[str]:
@@ -73,9 +81,12 @@ class SettleTimers:
         names = [name] if name is not None else list(self._timers)
         for item in names:
             timer = self._timers.pop(item, None)
+            adopted = self._adopted.pop(item, None) if name is not None else None
             if timer is not None:
                 timer.cancel()
                 await self._commit(item, self._verbs.pop(item, "update"))
+            elif adopted is not None:
+                await self._commit(item, adopted)
         running = [task for item, task in self._running.items() if name is None or item == name]
         for task in running:
             with contextlib.suppress(Exception):

@@ -44,8 +44,9 @@ class LoadReport:
     git_message: str | None = None
     refused: dict[str, str] = field(default_factory=dict)
     """Catalog paths differing from HEAD that no commit may touch (unmerged, sparse, conflict markers) -> why."""
-    left_to_watcher: list[str] = field(default_factory=list)
-    """Tools whose hand edits another live tuiagent process watches and commits once they settle (not committed here)."""
+    left_to_watcher: dict[str, str] = field(default_factory=dict)
+    """Tool -> "add", "update" or "remove": hand edits another live tuiagent process watches and commits once they
+    settle (not committed here at start; a verb on the tool here commits it first)."""
 
 
 def remove_stale_temp_files(tools_dir: Path, max_live_age_s: float = 60.0) -> None:
@@ -170,7 +171,7 @@ async def catch_up_git(pipeline: Pipeline, git: CatalogGit, pending_commit: dict
                  if (entry := git.pending_change(rel)) is not None and entry.content == data}
     pending_commit = {rel: data for rel, data in pending_commit.items() if rel not in journaled}
     if pending_commit and (watchers := await asyncio.to_thread(live_watchers, project.cache_dir)):
-        leave_to_watcher(pending_commit, watchers, report)
+        leave_to_watcher(pending_commit, head_now or {}, watchers, report)
         pending_commit = {}
     if pending_commit:
         names = sorted(Path(rel).stem for rel in pending_commit)
@@ -192,12 +193,14 @@ async def catch_up_git(pipeline: Pipeline, git: CatalogGit, pending_commit: dict
             report.caught_up = sorted(Path(rel).stem for rel in journaled)
 
 
-def leave_to_watcher(pending_commit: dict[str, bytes | None], watchers: list[int], report: LoadReport) -> None:
+def leave_to_watcher(pending_commit: dict[str, bytes | None], head_blobs: dict[str, str], watchers: list[int],
+                     report: LoadReport) -> None:
     """A tuiagent open on the project (the TUI, a headless run) watches these files: they are hand edits it commits
     once they settle, under the person's name. Committing them here would split the burst and say they changed
     while tuiagent was not running."""
     names = sorted(Path(rel).stem for rel in pending_commit)
-    report.left_to_watcher = names
+    report.left_to_watcher = {Path(rel).stem: "remove" if data is None else "update" if Path(rel).name in head_blobs
+                              else "add" for rel, data in pending_commit.items()}
     holders = ", ".join(str(pid) for pid in watchers)
     report.git_message = (f"not committing hand edit{'s' if len(names) > 1 else ''} of {listing(names)}: the tuiagent "
                           f"open on this project (process {holders}) commits {'them' if len(names) > 1 else 'it'} "
