@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from functools import partial
 from collections.abc import Awaitable, Callable, Iterable
@@ -179,14 +180,18 @@ async def open_runtime(
     watch: bool = True,
     progress: Callable[[tuple[str, ...]], None] | None = None,
     trust_project: bool = False,
+    thinking: str | None = None,
+    effort: str | None = None,
 ) -> Runtime:
     """Open a project (a failing part is reported in `problems`, the rest still works); the SDK is imported in a thread
     meanwhile and `progress` told what is still loading. Without `watch`, `runtime.watcher.run()` is the caller's.
 
     An untrusted project opens `Restricted` (`problems` says why and how to trust it); a trusted one `NoModel` or
-    `Ready`. `trust_project` trusts it for this run only (`--trust-project`), recording nothing."""
+    `Ready`. `trust_project` trusts it for this run only (`--trust-project`), recording nothing. `thinking` and
+    `effort` (--thinking/--effort) take the place of the `[agent]` settings of those names."""
     core = _new_core(await project_for(project_root, ask_init_git), approve, model=model, permission_mode=permission_mode,
-                     allowed_tools=allowed_tools, denial_hint=denial_hint, trust_project=trust_project)
+                     allowed_tools=allowed_tools, denial_hint=denial_hint, trust_project=trust_project,
+                     thinking=thinking, effort=effort)
     project, settings = core.project, core.settings
     wants_model = model_configured(api_key, base_url)
     tracker = StartupProgress(progress, ("sandbox", "tool catalog", "recipes", *(("model client",) if wants_model else ())))
@@ -264,7 +269,8 @@ async def _start_parts(opening: Runtime, progress: StartupProgress, *, sandbox_t
 
 
 def _new_core(project: Project, approve: ApprovalCallback, *, model: str | None, permission_mode: str | None,
-              allowed_tools: Iterable[str], denial_hint: str, trust_project: bool = False) -> Core:
+              allowed_tools: Iterable[str], denial_hint: str, trust_project: bool = False, thinking: str | None = None,
+              effort: str | None = None) -> Core:
     """The project's trust, settings and permissions, nothing started yet (a broken config raises ConfigError here)."""
 
     settings = project.load_settings()
@@ -273,6 +279,8 @@ def _new_core(project: Project, approve: ApprovalCallback, *, model: str | None,
     permissions = project_permissions(project, settings, status, approve, permission_mode=permission_mode,
                                       allowed_tools=allowed_tools, denial_hint=denial_hint)
     effective = settings if status.trusted else restricted_settings(settings)
+    if thinking or effort:
+        effective = dataclasses.replace(effective, thinking=thinking or effective.thinking, effort=effort or effective.effort)
     core = Core(project=project, settings=effective, permissions=permissions, trust=status,
                 model=model or settings.model or "", changes=ChangeFeed())
     if status.state == "trusted" and (pulled := tools_changed_since_last_seen(project)):

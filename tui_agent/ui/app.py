@@ -438,7 +438,8 @@ def launch_options(args: argparse.Namespace) -> LaunchOptions:
         allowed_tools=tuple(args.allow or ()),
         approve_all=bool(args.yes),
         init_git=bool(args.init_git),
-        extra={"trust_project": True} if args.trust_project else {},
+        extra={**({"trust_project": True} if args.trust_project else {}),
+               **{name: value for name in ("thinking", "effort") if (value := getattr(args, name, None))}},
     )
 
 

@@ -9,16 +9,12 @@ first in the assistant turn they came in (history.py keeps them).
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tui_agent.core.settings import Settings
-
-THINKING_ENV = "TUIAGENT_THINKING"  # set by --thinking / --effort (commands/run.py) for the TUI and headless alike
-EFFORT_ENV = "TUIAGENT_EFFORT"
 
 MODES = ("adaptive", "off")
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
@@ -121,11 +117,9 @@ class ThinkingConfig:
 
 
 def thinking_from(settings: Settings) -> tuple[ThinkingConfig, list[str]]:
-    """The session's thinking: --thinking/--effort (their variables) over `[agent]` settings; a bad value falls back
-    to the default, with a line saying so."""
-    thinking = os.environ.get(THINKING_ENV) or settings.thinking
-    effort = os.environ.get(EFFORT_ENV) or settings.effort
+    """The session's thinking from `[agent]` settings (`open_runtime(thinking=, effort=)` put --thinking/--effort
+    there); a bad value falls back to the default, with a line saying so."""
     try:
-        return ThinkingConfig.parse(thinking, effort), []
+        return ThinkingConfig.parse(settings.thinking, settings.effort), []
     except ThinkingSettingError as error:
         return ThinkingConfig(), [f"{error}; using the default (adaptive where the model has it)"]
