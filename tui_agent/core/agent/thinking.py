@@ -116,6 +116,17 @@ class ThinkingConfig:
         return text + (f", effort {self.effort}" if self.effort else "")
 
 
+THINKING_DROPPED = ("the API refused the thinking blocks of earlier turns (signed for another key or model, e.g. a "
+                    "session resumed elsewhere); they were left out of the request, which was sent again")
+
+
+def refuses_thinking(error: Any) -> bool:
+    """True for a 400 that refuses a thinking block itself (a bad `signature`, redacted `data`), which leaving earlier
+    turns' thinking out can cure; not for a missing one ("Expected `thinking`..."), which it cannot."""
+    message = str(getattr(error, "message", error)).lower()
+    return getattr(error, "status", None) == 400 and "thinking" in message and ("signature" in message or "invalid" in message)
+
+
 def thinking_from(settings: Settings) -> tuple[ThinkingConfig, list[str]]:
     """The session's thinking from `[agent]` settings (`open_runtime(thinking=, effort=)` put --thinking/--effort
     there); a bad value falls back to the default, with a line saying so."""
