@@ -439,7 +439,7 @@ def launch_options(args: argparse.Namespace) -> LaunchOptions:
         approve_all=bool(args.yes),
         init_git=bool(args.init_git),
         extra={**({"trust_project": True} if args.trust_project else {}),
-               **{name: value for name in ("thinking", "effort") if (value := getattr(args, name, None))}},
+               **({"thinking": args.thinking} if args.thinking else {}), **({"effort": args.effort} if args.effort else {})},
     )
 
 
