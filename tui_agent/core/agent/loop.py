@@ -12,14 +12,13 @@ from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.executor import ToolExecutor
 from tui_agent.core.agent.conversation import CANCELLED_RESULT as CANCELLED_RESULT, Conversation
 from tui_agent.core.agent.compaction import request_tokens
-from tui_agent.core.agent.instructions import Environment, project_instructions
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
-from tui_agent.core.agent.providers import ToolProvider, with_provided_tools
-from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
+from tui_agent.core.agent.providers import ToolProvider
+from tui_agent.core.agent.prompting import Prompting
 from tui_agent.core.agent.promptplan import PromptPlan
-from tui_agent.core.agent.request import PromptParts, RequestSettings, build_request
+from tui_agent.core.agent.request import CacheMark, PromptParts, RequestSettings, build_request
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.stops import REFUSED_PLACEHOLDER, StopHandling, handling
 from tui_agent.core.agent.thinking import THINKING_DROPPED, refuses_thinking, thinking_from
@@ -99,18 +98,16 @@ class Agent:
         self.authored_names: list[str] = []  # tools authored in this session, newest last
         self.recorder: TurnRecorder | None = None
         """Records a checkpoint of the work tree before and after each turn (the undo service), when git is there."""
-        self.plan = PromptPlan()  # the cache-stable system prompt and tools of this conversation
-        self._plan_turns: list[Turn] | None = None  # the conversation the plan was frozen for
-        self._previous_end: tuple[int, int] | None = None  # where the last request's messages ended (a breakpoint)
-        self._told_before_prompt: tuple[dict[str, tuple[str, str]], str] | None = None  # taken back with an unanswered prompt
+        self._previous_end: CacheMark | None = None  # where the last request's messages ended (a breakpoint)
         self.tool_providers: list[ToolProvider] = list(tool_providers or [])  # e.g. MCP servers' tools
+        self.prompting = Prompting(project=project, permissions=permissions, catalog=catalog, trusted=trusted,
+                                   builtins=self.builtins, providers=self.tool_providers, authored_names=self.authored_names)
         self.executor = ToolExecutor(project=project, permissions=permissions, builtins=self.builtins, providers=self.tool_providers,
                                      authored_names=self.authored_names, sandbox=sandbox, catalog=catalog, recipes=recipes,
                                      changes=changes)
         self.thinking, self._setup_notes = thinking_from(settings)
         if self.thinking.note_for(client.model):
             self._setup_notes.append(self.thinking.note_for(client.model))
-        self._context: tuple[str, str] | None = None  # project instructions and environment, once per session
 
     @property
     def model(self) -> str:
@@ -152,8 +149,7 @@ class Agent:
     def clear(self) -> None:
         """Forget the conversation (the session file keeps what was said)."""
         self.conversation.replace([])
-        self.plan.reset()
-        self._context = None  # a new conversation reads AGENTS.md and the environment again
+        self.prompting.reset()
         self.session.append({"type": "clear", "time": time.time()})
 
     def add_note(self, text: str) -> None:
@@ -166,59 +162,37 @@ class Agent:
 
     # ------------------------------------------------------------------ requests
 
-    def _ranked_entries(self) -> list[CatalogEntry] | None:
-        return rank(catalog_entries(self.catalog), self.authored_names) if self.catalog is not None else None
+    @property
+    def plan(self) -> PromptPlan:
+        """The cache-stable system prompt and tools of this conversation (headless shaping replaces it)."""
+        return self.prompting.plan
+
+    @plan.setter
+    def plan(self, plan: PromptPlan) -> None:
+        self.prompting.plan = plan
 
     def build_request(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The system blocks and the `tools` array of the next request (see `prompt_parts`)."""
         parts = self.prompt_parts()
         return parts.system, parts.tools
 
-    def _plan_is_current(self) -> bool:
-        return self.plan.frozen and self._plan_turns is self.conversation.turns and bool(self.conversation.turns)
-
     def prompt_parts(self) -> PromptParts:
         """The system blocks and the `tools` array of the next request: fixed when the conversation starts (see promptplan)."""
-        ranked = self._ranked_entries()
-        if not self._plan_is_current():
-            instructions, environment = self._session_context()
-            self.plan.freeze(root=str(self.project.root), mode=self.permissions.mode, ranked=ranked,
-                             budget=self.settings.catalog_token_budget, top_k=self.settings.catalog_top_k, builtins=self.builtins,
-                             instructions=instructions, environment=environment)
-            self._plan_turns = self.conversation.turns if self.conversation.turns else None
+        parts, fresh = self.prompting.parts(self.conversation, self.settings)
+        if fresh:
             self._previous_end = None
-        assert self.plan.system is not None
-        return PromptParts(list(self.plan.system), with_provided_tools(self.plan.tools(self.builtins, ranked or [], self.authored_names),
-                                                                       self.tool_providers))
-
-    def _session_context(self) -> tuple[str, str]:
-        """AGENTS.md/CLAUDE.md and the environment, read at the session's first request and kept for the session."""
-        if self._context is None:
-            self._context = (project_instructions(self.project.root, trusted=self.trusted), Environment.capture(self.project.root).text())
-        return self._context
-
-    def _announce_changes(self) -> None:
-        """Tell the model what changed in the catalog (or the permission mode) since it was told, in the conversation."""
-        if not self._plan_is_current():
-            return
-        if self.conversation.pending_prompt is not None:  # if this prompt is taken back, so is the note: the model was not told
-            self._told_before_prompt = (dict(self.plan.told), self.plan.mode)
-        note = self.plan.changes(self._ranked_entries(), self.permissions.mode)
-        if note and self.conversation.turns[-1].role == "user":
-            self.conversation.add_note(note, with_suggestion=False)
+        return parts
 
     def _fail_turn(self, failed: TurnFailed, prompt: str) -> TurnFailed:
         """Leave a valid history after a failed request: take an unanswered prompt back, or close the answered turn."""
         if self.conversation.take_back_prompt():  # the model never answered: the prompt leaves the conversation
-            if self._told_before_prompt is not None:
-                self.plan.told, self.plan.mode = self._told_before_prompt
-            self._told_before_prompt = None
+            self.prompting.prompt_taken_back()
             return dataclasses.replace(failed, prompt=prompt, message=f"{failed.message} (the prompt was not kept: edit it and send it again)")
         self.conversation.close_failed_turn(failed.message)
         return failed
 
     def _log_prompt(self) -> None:
-        self._told_before_prompt = None
+        self.prompting.prompt_answered()
         self.conversation.log_prompt()
 
     def _max_tokens(self) -> int:
@@ -273,7 +247,7 @@ class Agent:
             yield TurnFailed(f"stopped after {self.settings.max_turns} model requests for one prompt (the limit is max_turns in "
                              "[agent] of .agent/config.toml); say 'continue' to go on", kind="max_turns")
         except (asyncio.CancelledError, GeneratorExit):
-            self._told_before_prompt = None
+            self.prompting.prompt_answered()
             self.conversation.cancel("".join(step.partial_text), step.results)
             if self.sandbox is not None:
                 await self.sandbox.cancel_running()
@@ -344,7 +318,7 @@ class Agent:
         yields TurnFailed instead of raising."""
         async for event in self._sync_catalog():
             yield event
-        self._announce_changes()
+        self.prompting.announce_changes(self.conversation)
         for provider in self.tool_providers:
             for event in await provider.prepare():
                 yield event
