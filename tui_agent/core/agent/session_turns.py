@@ -27,7 +27,7 @@ def load_turns(path: Path) -> list[Turn]:
         kind = record.get("type")
         if kind == "clear":
             turns.clear()
-        elif kind == ROLLBACK_RECORD and isinstance(record.get("drop"), int) and record["drop"] > 0:
+        elif kind == ROLLBACK_RECORD and type(record.get("drop")) is int and record["drop"] > 0:
             del turns[-record["drop"]:]
         elif kind == "message" and (turn := turn_of(record.get("message"), record.get("turn"))) is not None:
             turns.append(turn)
