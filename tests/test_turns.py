@@ -148,6 +148,9 @@ async def test_a_resumed_session_whose_signatures_are_refused_leaves_earlier_thi
         async with agent_runtime(repo, api, model=ADAPTIVE_MODEL, continue_latest=True) as runtime:
             events = await run_turn(runtime, "list the markdown files")
         refused = api.take_violations()
+        api.enqueue(reply(text("Still here.")))
+        async with agent_runtime(repo, api, model=ADAPTIVE_MODEL, continue_latest=True) as runtime:
+            again = await run_turn(runtime, "anything else?")  # the session file says the old thinking is left out
     assert len(refused) == 1 and "Invalid `signature` in `thinking` block" in refused[0]
     assert [e.message for e in of_type(events, Notice) if e.message == THINKING_DROPPED] == [THINKING_DROPPED]
     assert not of_type(events, TurnFailed) and of_type(events, TurnFinished)[-1].text == "Two files."
@@ -156,6 +159,9 @@ async def test_a_resumed_session_whose_signatures_are_refused_leaves_earlier_thi
     continued = api.requests[4].body["messages"]  # the turn in flight keeps its own (valid) thinking, first
     assert continued[-2]["content"][0] == {"type": "thinking", "thinking": "new thought", "signature": sign("new thought")}
     assert sum(b["type"] == "thinking" for m in continued for b in m["content"]) == 1
+    assert not api.take_violations() and not [e for e in of_type(again, Notice) if e.message == THINKING_DROPPED]
+    kept = [b for m in api.requests[5].body["messages"] for b in m["content"] if b["type"] == "thinking"]
+    assert [b["thinking"] for b in kept] == ["new thought", "listed"]  # this key's own thinking still goes back
 
 
 def test_leaving_thinking_out_spares_the_turn_a_tool_result_continues(repo: Path) -> None:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.compaction import shorten_more
-from tui_agent.core.agent.session_turns import ROLLBACK_RECORD
+from tui_agent.core.agent.session_turns import ROLLBACK_RECORD, THINKING_DROPPED_RECORD
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import ToolOutput
 from tui_agent.core.agent.toolresults import result_block
@@ -152,13 +152,16 @@ class Conversation:
 
     def drop_earlier_thinking(self) -> int:
         """Leave out the thinking of every assistant turn but the one in flight (the API allows that for earlier
-        turns, not for the turn a tool result continues); how many turns lost some."""
+        turns, not for the turn a tool result continues); how many turns lost some. With none in flight the session
+        file records it, so that a resumed session leaves it out too."""
         keep = self.in_flight()
         changed = 0
         for index, turn in enumerate(list(self.turns)):
             if isinstance(turn, AssistantTurn) and turn is not keep and turn.thinking:
                 self._swap(index, turn.without_thinking())
                 changed += 1
+        if changed and keep is None:
+            self.session.append({"type": THINKING_DROPPED_RECORD, "time": time.time()})
         return changed
 
     def _swap(self, index: int, turn: Turn) -> None:

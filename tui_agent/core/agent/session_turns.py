@@ -2,7 +2,8 @@
 
 Records: `{"type": "message", "turn": kind, "message": {"role", "content"}}` (an older file has no `turn`: the
 role and the blocks say which turn it is), `{"type": "rollback", "drop": n}` (the last n turns were taken back),
-`{"type": "clear"}` (the model started afresh). Every tool_use is answered by the results after it: by the
+`{"type": "clear"}` (the model started afresh), `{"type": "thinking_dropped"}` (the API refused the thinking
+blocks so far: they are left out). Every tool_use is answered by the results after it: by the
 result its ToolCallFinished event recorded, else as interrupted.
 """
 
@@ -17,6 +18,7 @@ from tui_agent.core.agent.turns import AssistantTurn, Block, ToolResults, Turn, 
 from tui_agent.core.events import ToolCallFinished
 
 ROLLBACK_RECORD = "rollback"
+THINKING_DROPPED_RECORD = "thinking_dropped"
 
 
 def load_turns(path: Path) -> list[Turn]:
@@ -29,6 +31,8 @@ def load_turns(path: Path) -> list[Turn]:
             turns.clear()
         elif kind == ROLLBACK_RECORD and type(record.get("drop")) is int and record["drop"] > 0:
             del turns[-record["drop"]:]
+        elif kind == THINKING_DROPPED_RECORD:
+            turns = [turn.without_thinking() if isinstance(turn, AssistantTurn) and turn.thinking else turn for turn in turns]
         elif kind == "message" and (turn := turn_of(record.get("message"), record.get("turn"))) is not None:
             turns.append(turn)
         elif is_event_record(record) and record.get("event") == "ToolCallFinished":
