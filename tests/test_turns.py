@@ -173,3 +173,26 @@ def test_leaving_thinking_out_spares_the_turn_a_tool_result_continues(repo: Path
     assert conversation.in_flight() is in_flight and conversation.drop_earlier_thinking() == 1
     assert conversation.turns[1].blocks == ({"type": "text", "text": "hi"},) and conversation.turns[3] is in_flight
     assert conversation.drop_earlier_thinking() == 0  # nothing more it may leave out: the error stands
+
+
+def test_hostile_session_records_load_as_a_sendable_conversation(repo: Path) -> None:
+    """Session files are hostile input: odd records are left out or typed by what they hold, never a traceback."""
+    path = repo / ".agent" / "sessions" / "odd.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    odd = [
+        {"type": "message", "turn": "assistant", "message": {"role": "user", "content": "typed by its role, not its claim"}},
+        {"type": "message", "message": {"role": "system", "content": "no such role"}},
+        {"type": "message", "message": "not a message"},
+        {"type": "message", "turn": "prompt", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "nobody", "content": "answers no call"}, 7, {"no": "type"}]}},
+        {"type": "rollback", "drop": True},
+        {"type": "rollback", "drop": -3},
+        {"type": "message", "message": {"role": "assistant", "content": {"not": "a list"}}},
+        {"type": "message", "message": {"role": "assistant", "content": [call("t1")]}},
+    ]
+    path.write_text("".join(json.dumps(record) + "\n" for record in odd))
+    turns = load_turns(path)
+    assert [type(turn).__name__ for turn in turns] == ["UserTurn", "AssistantTurn", "AssistantTurn", "ToolResults"]
+    assert turns[-1].blocks[0]["content"] == INTERRUPTED_RESULT
+    request = build_request(turns, PromptParts([], []), RequestSettings(ADAPTIVE_MODEL, ThinkingConfig()))
+    assert [m["role"] for m in request.kwargs["messages"]] == ["user", "assistant", "user"]
