@@ -13,7 +13,7 @@ from typing import Any
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_api.thinking_rules import sign
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, thinking, tool_use
-from tui_agent.core.agent.conversation import CANCELLED_RESULT, Conversation
+from tui_agent.core.agent.conversation import CANCELLED_RESULT, RESULTS_CLOSED, Conversation
 from tui_agent.core.agent.request import PromptParts, RequestSettings, build_request
 from tui_agent.core.agent.session_turns import load_turns
 from tui_agent.core.agent.sessions import INTERRUPTED_RESULT, SessionLog
@@ -130,6 +130,15 @@ def foreign_signature(thinking_text: str) -> str:
     return base64.b64encode(hmac.new(b"another key", b"thinking:" + thinking_text.encode(), hashlib.sha256).digest()).decode()
 
 
+def sign_for_another_key(path: Path) -> None:
+    lines = records(path)
+    for record in lines:
+        for block in record.get("message", {}).get("content", []) if record.get("type") == "message" else []:
+            if block.get("type") == "thinking":
+                block["signature"] = foreign_signature(block["thinking"])
+    path.write_text("".join(json.dumps(record) + "\n" for record in lines))
+
+
 async def test_a_resumed_session_whose_signatures_are_refused_leaves_earlier_thinking_out_once(repo: Path) -> None:
     with FakeMessagesAPI() as api:
         api.enqueue(reply(thinking("plan the read"), tool_use("read_file", {"path": "README.md"})),
@@ -137,12 +146,7 @@ async def test_a_resumed_session_whose_signatures_are_refused_leaves_earlier_thi
         async with agent_runtime(repo, api, model=ADAPTIVE_MODEL) as runtime:
             await run_turn(runtime, "what does the README say?")
         [path] = (repo / ".agent" / "sessions").glob("*.jsonl")
-        lines = records(path)
-        for record in lines:  # the same session, as if signed for another key
-            for block in record.get("message", {}).get("content", []) if record.get("type") == "message" else []:
-                if block.get("type") == "thinking":
-                    block["signature"] = foreign_signature(block["thinking"])
-        path.write_text("".join(json.dumps(record) + "\n" for record in lines))
+        sign_for_another_key(path)  # the same session, as if signed for another key
         api.enqueue(reply(thinking("new thought"), tool_use("list_files", {"pattern": "*.md"})),
                     reply(thinking("listed"), text("Two files.")))
         async with agent_runtime(repo, api, model=ADAPTIVE_MODEL, continue_latest=True) as runtime:
@@ -162,6 +166,34 @@ async def test_a_resumed_session_whose_signatures_are_refused_leaves_earlier_thi
     assert not api.take_violations() and not [e for e in of_type(again, Notice) if e.message == THINKING_DROPPED]
     kept = [b for m in api.requests[5].body["messages"] for b in m["content"] if b["type"] == "thinking"]
     assert [b["thinking"] for b in kept] == ["new thought", "listed"]  # this key's own thinking still goes back
+
+
+async def test_a_turn_stopped_after_its_results_is_closed_when_its_refused_thinking_is_left_out(repo: Path) -> None:
+    """The prompt after a turn stopped at max_turns joins that turn's results: the API would read it as continuing the
+    turn and require its thinking, so once that thinking is left out an assistant line closes the turn first."""
+    (repo / ".agent").mkdir(exist_ok=True)
+    (repo / ".agent" / "config.toml").write_text("[agent]\nmax_turns = 1\n")
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(thinking("read it"), tool_use("read_file", {"path": "README.md"})))
+        async with agent_runtime(repo, api, model=ADAPTIVE_MODEL) as runtime:
+            stopped = await run_turn(runtime, "read the README")
+        assert of_type(stopped, TurnFailed)[-1].kind == "max_turns"
+        [path] = (repo / ".agent" / "sessions").glob("*.jsonl")
+        sign_for_another_key(path)
+        api.enqueue(reply(text("Continued.")), reply(text("And again.")))
+        async with agent_runtime(repo, api, model=ADAPTIVE_MODEL, continue_latest=True) as runtime:
+            events = await run_turn(runtime, "continue")
+        async with agent_runtime(repo, api, model=ADAPTIVE_MODEL, continue_latest=True) as runtime:
+            again = await run_turn(runtime, "once more")
+        refused = api.take_violations()
+    assert len(refused) == 1 and "Invalid `signature`" in refused[0]
+    assert of_type(events, TurnFinished)[-1].text == "Continued." and of_type(again, TurnFinished)[-1].text == "And again."
+    retried = api.requests[2].body["messages"]
+    assert [m["role"] for m in retried] == ["user", "assistant", "user", "assistant", "user"]
+    assert retried[3]["content"] == [{"type": "text", "text": RESULTS_CLOSED}]
+    assert [b["type"] for b in retried[2]["content"]] == ["tool_result"] and retried[4]["content"][0]["text"] == "continue"
+    assert api.requests[3].body["messages"][:5] == [{**m, "content": [{k: v for k, v in b.items() if k != "cache_control"}
+                                                                      for b in m["content"]]} for m in retried]
 
 
 def test_leaving_thinking_out_spares_the_turn_a_tool_result_continues(repo: Path) -> None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tui_agent.core.tending.suggestions import SuggestionBook
 
 CANCELLED_RESULT = "cancelled by the user before this call finished"
+RESULTS_CLOSED = "[the turn that made these calls ended here]"
 
 
 class Conversation:
@@ -155,14 +156,26 @@ class Conversation:
         turns, not for the turn a tool result continues); how many turns lost some. With none in flight the session
         file records it, so that a resumed session leaves it out too."""
         keep = self.in_flight()
-        changed = 0
+        stripped: list[Turn] = []
         for index, turn in enumerate(list(self.turns)):
             if isinstance(turn, AssistantTurn) and turn is not keep and turn.thinking:
-                self._swap(index, turn.without_thinking())
-                changed += 1
-        if changed and keep is None:
+                self._swap(index, stripped_turn := turn.without_thinking())
+                stripped.append(stripped_turn)
+        if stripped and keep is None:
             self.session.append({"type": THINKING_DROPPED_RECORD, "time": time.time()})
-        return changed
+            self._close_results_before_prompt(stripped)
+        return len(stripped)
+
+    def _close_results_before_prompt(self, stripped: list[Turn]) -> None:
+        """A turn that stopped after its tool results (a cancel, max_turns) has the prompt join its results in one user
+        message, which the API reads as continuing that turn, whose thinking it then requires. When that thinking was
+        left out, an assistant line ends the turn first, so the prompt starts a new one."""
+        prompt = self.pending_prompt
+        index = self._index(prompt) if prompt is not None else 0
+        if index >= 2 and isinstance(self.turns[index - 1], ToolResults) and self.turns[index - 2] in stripped:
+            closing = AssistantTurn(({"type": "text", "text": RESULTS_CLOSED},))
+            self.turns.insert(index, closing)
+            self.session.append_turn(closing)
 
     def _swap(self, index: int, turn: Turn) -> None:
         old = self.turns[index]
