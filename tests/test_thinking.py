@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -89,29 +90,30 @@ async def test_budget_and_effort_from_the_config_obey_the_budget_rule(repo: Path
     assert any("thinks adaptively" in e.message for e in of_type(adaptive, Notice))
 
 
-async def test_the_thinking_flag_overrides_the_config_and_a_bad_config_value_says_so(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_thinking_flag_overrides_the_config_and_a_bad_config_value_says_so(repo: Path) -> None:
     (repo / ".agent").mkdir(exist_ok=True)
     (repo / ".agent" / "config.toml").write_text('[agent]\nthinking = "sometimes"\n')
     with FakeMessagesAPI() as api:
         api.enqueue(reply(text("a")), reply(text("b")))
         async with agent_runtime(repo, api, model=ADAPTIVE_MODEL) as runtime:
             events = await run_turn(runtime, "go")
-        monkeypatch.setenv("TUIAGENT_THINKING", "off")
-        monkeypatch.setenv("TUIAGENT_EFFORT", "max")
-        async with agent_runtime(repo, api, model=ADAPTIVE_MODEL) as runtime:
+        async with agent_runtime(repo, api, model=ADAPTIVE_MODEL, thinking="off", effort="max") as runtime:
             await run_turn(runtime, "go")
     assert any("sometimes" in e.message and e.level == "warning" for e in of_type(events, Notice))
     assert api.requests[0].body["thinking"] == {"type": "adaptive"}
     assert "thinking" not in api.requests[1].body and api.requests[1].body["output_config"] == {"effort": "max"}
 
 
-def test_the_cli_flags_are_validated_and_reach_the_agent(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli_flags_are_validated_and_reach_the_agent() -> None:
     from tui_agent.cli import build_parser
     from tui_agent.commands.failures import UsageFailure
+    from tui_agent.ui.app import launch_options
 
     parser = build_parser()
     args = parser.parse_args(["--thinking", "4096", "--effort", "high"])
     assert (args.thinking, args.effort) == ("4096", "high")
+    assert launch_options(args).extra == {"thinking": "4096", "effort": "high"}  # the TUI passes them to open_runtime
+    assert launch_options(parser.parse_args([])).extra == {}
     with pytest.raises(UsageFailure, match="at least 1024"):
         parser.parse_args(["--thinking", "12"])
     with pytest.raises(UsageFailure, match="extreme"):
@@ -172,13 +174,9 @@ def test_the_fake_api_refuses_what_the_real_api_refuses_with_thinking() -> None:
 
 
 def test_headless_text_leaves_thinking_out_and_stream_json_carries_it(repo: Path, api: FakeMessagesAPI,
-                                                                       capsys: pytest.CaptureFixture[str],
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     from tui_agent.cli import main
 
-    for name in ("TUIAGENT_THINKING", "TUIAGENT_EFFORT"):  # recorded as unset, so what the CLI sets is undone afterwards
-        monkeypatch.setenv(name, "")
-        monkeypatch.delenv(name)
     api.enqueue(reply(thinking("secret musing"), text("Plain answer.")))
     assert main(["--project", str(repo), "--model", ADAPTIVE_MODEL, "-p", "hi"]) == 0
     assert capsys.readouterr().out == "Plain answer.\n"
@@ -189,6 +187,10 @@ def test_headless_text_leaves_thinking_out_and_stream_json_carries_it(repo: Path
     content = next(line for line in lines if line["type"] == "assistant")["message"]["content"]
     assert content[0]["type"] == "thinking" and content[0]["thinking"] == "visible musing" and content[0]["signature"]
     assert api.requests[-1].body["output_config"] == {"effort": "high"}
+    assert "TUIAGENT_THINKING" not in os.environ and "TUIAGENT_EFFORT" not in os.environ  # a parameter, not a side channel
+    api.enqueue(reply(text("No effort sent.")))
+    assert main(["--project", str(repo), "--model", ADAPTIVE_MODEL, "-p", "hi"]) == 0  # the flag of one run stays there
+    assert "output_config" not in api.requests[-1].body
 
 
 async def test_a_session_resumed_on_a_local_model_leaves_the_thinking_blocks_out(repo: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -179,13 +180,15 @@ async def test_the_header_shows_context_use_and_compact_frees_it(repo: Path, api
         await send(pilot, app, "and?")
         await wait_until(pilot, lambda: turn_answered(app, "ok"), timeout=60, message="the big request")
         assert app.header.context_percent >= 75  # 150k uncached (and the cached prefix) of the 200k limit
-        read = next(block for message in app.runtime.agent.messages for block in message["content"]
-                    if isinstance(block, dict) and block.get("type") == "tool_result")
-        assert len(str(read["content"])) > 20_000
+        def first_result() -> dict[str, Any]:  # read anew: the agent's messages are derived from its turns
+            return next(block for message in app.runtime.agent.messages for block in message["content"]
+                        if isinstance(block, dict) and block.get("type") == "tool_result")
+
+        assert len(str(first_result()["content"])) > 20_000
         await send(pilot, app, "/compact")
         await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Compacted: 1 ") for e in app.conversation.entries),
                          message="the compaction")
-        assert len(str(read["content"])) < 2_000 and app.header.context_percent < 50
+        assert len(str(first_result()["content"])) < 2_000 and app.header.context_percent < 50
         await send(pilot, app, "go on")  # the next request is valid (the fake API enforces the API's rules)
         await wait_until(pilot, lambda: turn_answered(app, "after"), timeout=60, message="a turn after /compact")
 

@@ -86,7 +86,7 @@ class Session:
         agent = self.agent
         before = dataclasses.replace(agent.usage)
         _system, tools = agent.build_request()
-        self.printer.start(self.info([tool["name"] for tool in tools], version), agent.messages)
+        self.printer.start(self.info([tool["name"] for tool in tools], version), agent.turns)
         self._turn = asyncio.create_task(self._consume(prompt))
         try:
             await asyncio.wait({self._turn})

@@ -4,7 +4,6 @@ default handler: headless or the TUI."""
 from __future__ import annotations
 
 import argparse
-import os
 import asyncio
 import sys
 from typing import TYPE_CHECKING
@@ -61,11 +60,6 @@ def _thinking_value(value: str) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from tui_agent.core.agent.thinking import EFFORT_ENV, THINKING_ENV  # read by the agent, in the TUI and headless
-
-    for variable, value in ((THINKING_ENV, getattr(args, "thinking", None)), (EFFORT_ENV, getattr(args, "effort", None))):
-        if value:
-            os.environ[variable] = value
     if getattr(args, "undo", False):
         from tui_agent.commands.undo import run_undo
 
@@ -148,7 +142,7 @@ async def _open(args: argparse.Namespace, approvals: Approvals, options: claude_
         args.project, approve=approvals, model=args.model, ask_init_git=(lambda project: bool(args.init_git)),
         sandbox_tier=args.sandbox_tier, resume=args.resume, continue_latest=args.continue_latest,
         permission_mode=options.mode, allowed_tools=options.allow_rules, denial_hint=HEADLESS_DENIAL_HINT,
-        watch=watch, trust_project=bool(getattr(args, "trust_project", False)))
+        watch=watch, trust_project=bool(getattr(args, "trust_project", False)), thinking=args.thinking, effort=args.effort)
 
 
 def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, options: claude_flags.ClaudeOptions,

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from functools import partial
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tui_agent.core.agent.instructions import system_line
 from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.model import ModelClient, configuration_hint, configured_base_url
 from tui_agent.core.agent.permissions import ApprovalCallback
 from tui_agent.core.agent.pricing import UsageTotals, default_model
-from tui_agent.core.agent.sessions import SessionLog, latest_session_id, load_messages
+from tui_agent.core.agent.session_turns import load_turns
+from tui_agent.core.agent.sessions import SessionLog, latest_session_id
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.outside_git import project_for
 from tui_agent.core.project import Project
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from tui_agent.core.mcp.hub import McpHub
     from tui_agent.core.recipes.engine import RecipeEngine
     from tui_agent.core.recipes.seams import SubmitPrompt
+    from tui_agent.core.agent.turns import Turn
 
 
 class StartupProgress:
@@ -179,19 +182,23 @@ async def open_runtime(
     watch: bool = True,
     progress: Callable[[tuple[str, ...]], None] | None = None,
     trust_project: bool = False,
+    thinking: str | None = None,
+    effort: str | None = None,
 ) -> Runtime:
     """Open a project (a failing part is reported in `problems`, the rest still works); the SDK is imported in a thread
     meanwhile and `progress` told what is still loading. Without `watch`, `runtime.watcher.run()` is the caller's.
 
     An untrusted project opens `Restricted` (`problems` says why and how to trust it); a trusted one `NoModel` or
-    `Ready`. `trust_project` trusts it for this run only (`--trust-project`), recording nothing."""
+    `Ready`. `trust_project` trusts it for this run only (`--trust-project`), recording nothing. `thinking` and
+    `effort` (--thinking/--effort) take the place of the `[agent]` settings of those names."""
     core = _new_core(await project_for(project_root, ask_init_git), approve, model=model, permission_mode=permission_mode,
-                     allowed_tools=allowed_tools, denial_hint=denial_hint, trust_project=trust_project)
+                     allowed_tools=allowed_tools, denial_hint=denial_hint, trust_project=trust_project,
+                     thinking=thinking, effort=effort)
     project, settings = core.project, core.settings
     wants_model = model_configured(api_key, base_url)
     tracker = StartupProgress(progress, ("sandbox", "tool catalog", "recipes", *(("model client",) if wants_model else ())))
     # The session first: a wrong --resume id fails before any process or thread is started.
-    messages, usage = (await asyncio.to_thread(_reopen, core, resume or latest_session_id(project))  # off the loop:
+    turns, usage = (await asyncio.to_thread(_reopen, core, resume or latest_session_id(project))  # off the loop:
                        if resume or continue_latest else ([], UsageTotals()))  # a long session takes a while to decode
     sdk_loading = _model_choice(model or settings.model, wants_model)
     system_known = asyncio.ensure_future(asyncio.to_thread(system_line))  # its `uname -p` while the SDK imports
@@ -216,7 +223,7 @@ async def open_runtime(
         return _without_model(opening)
     client = ModelClient(model=chosen_model, api_key=api_key, base_url=configured_base_url(base_url),
                          max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
-    ready = _with_agent(opening, _agent(opening, client, messages, usage))
+    ready = _with_agent(opening, _agent(opening, client, turns, usage))
     tracker.done("model client")
     return ready
 
@@ -264,7 +271,8 @@ async def _start_parts(opening: Runtime, progress: StartupProgress, *, sandbox_t
 
 
 def _new_core(project: Project, approve: ApprovalCallback, *, model: str | None, permission_mode: str | None,
-              allowed_tools: Iterable[str], denial_hint: str, trust_project: bool = False) -> Core:
+              allowed_tools: Iterable[str], denial_hint: str, trust_project: bool = False, thinking: str | None = None,
+              effort: str | None = None) -> Core:
     """The project's trust, settings and permissions, nothing started yet (a broken config raises ConfigError here)."""
 
     settings = project.load_settings()
@@ -273,6 +281,8 @@ def _new_core(project: Project, approve: ApprovalCallback, *, model: str | None,
     permissions = project_permissions(project, settings, status, approve, permission_mode=permission_mode,
                                       allowed_tools=allowed_tools, denial_hint=denial_hint)
     effective = settings if status.trusted else restricted_settings(settings)
+    if thinking or effort:
+        effective = dataclasses.replace(effective, thinking=thinking or effective.thinking, effort=effort or effective.effort)
     core = Core(project=project, settings=effective, permissions=permissions, trust=status,
                 model=model or settings.model or "", changes=ChangeFeed())
     if status.state == "trusted" and (pulled := tools_changed_since_last_seen(project)):
@@ -298,21 +308,21 @@ def _model_choice(model: str | None, wants_model: bool) -> asyncio.Future[str]:
     return chosen
 
 
-def _reopen(core: Core, session_id: str) -> tuple[list[dict[str, Any]], UsageTotals]:
-    """Resume a session: its file becomes the runtime's, its messages and usage the agent's."""
+def _reopen(core: Core, session_id: str) -> tuple[list[Turn], UsageTotals]:
+    """Resume a session: its file becomes the runtime's, its turns and usage the agent's."""
     session = SessionLog.reopen(core.project, session_id)
     core.resumed, core.session = True, session
-    return load_messages(session.path), usage_from_session(session.path)
+    return load_turns(session.path), usage_from_session(session.path)
 
 
-def _agent(opening: Runtime, client: ModelClient, messages: list[dict[str, Any]], usage: UsageTotals) -> Agent:
+def _agent(opening: Runtime, client: ModelClient, turns: list[Turn], usage: UsageTotals) -> Agent:
     """The agent: a restricted project's has only the built-in tools (no catalog, recipes or MCP tools)."""
     core = opening.core
     assert core.session is not None
     workshop = opening.workshop if not isinstance(opening, Restricted) else Workshop()
     agent = Agent(project=core.project, settings=core.settings, client=client, permissions=core.permissions,
                   session=core.session, sandbox=core.sandbox, catalog=workshop.catalog, recipes=workshop.recipes,
-                  messages=messages, usage=usage, changes=core.changes, watcher=workshop.watcher,
+                  turns=turns, usage=usage, changes=core.changes, watcher=workshop.watcher,
                   tool_providers=_mcp_providers(workshop.mcp), trusted=not isinstance(opening, Restricted))
     agent.recorder = core.undo
     return agent

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from tui_agent.core.agent.permissions import Permissions
     from tui_agent.core.agent.pricing import UsageTotals
     from tui_agent.core.agent.sessions import SessionLog
+    from tui_agent.core.agent.turns import Turn
     from tui_agent.core.catalog.api import Catalog
     from tui_agent.core.changes import ChangeFeed
     from tui_agent.core.mcp.hub import McpHub
@@ -163,10 +164,11 @@ class OpenState(ABC):
 
     def resume(self, session_id: str) -> None:
         """Switch the agent to an earlier session (its messages and usage; appends go to its file)."""
-        from tui_agent.core.agent.sessions import SessionLog, load_messages
+        from tui_agent.core.agent.session_turns import load_turns
+        from tui_agent.core.agent.sessions import SessionLog
 
         session = SessionLog.reopen(self.core.project, session_id)
-        self._switch(session, load_messages(session.path), usage_from_session(session.path))
+        self._switch(session, load_turns(session.path), usage_from_session(session.path))
 
     def new_session(self) -> None:
         """Start a fresh conversation in a new session file (what /clear does)."""
@@ -175,13 +177,14 @@ class OpenState(ABC):
 
         self._switch(SessionLog.create(self.core.project, model=self.core.model), [], UsageTotals())
 
-    def _switch(self, session: SessionLog, messages: list[dict[str, Any]], usage: UsageTotals) -> None:
+    def _switch(self, session: SessionLog, turns: list[Turn], usage: UsageTotals) -> None:
         if self.core.session is not None:
             self.core.session.close()
         self.core.session = session
         agent = self._agent()
         if agent is not None:
-            agent.session, agent.messages, agent.usage = session, messages, usage
+            agent.session, agent.usage = session, usage
+            agent.conversation.replace(turns)
             agent.authored_names.clear()
 
     @abstractmethod

@@ -438,7 +438,8 @@ def launch_options(args: argparse.Namespace) -> LaunchOptions:
         allowed_tools=tuple(args.allow or ()),
         approve_all=bool(args.yes),
         init_git=bool(args.init_git),
-        extra={"trust_project": True} if args.trust_project else {},
+        extra={**({"trust_project": True} if args.trust_project else {}),
+               **({"thinking": args.thinking} if args.thinking else {}), **({"effort": args.effort} if args.effort else {})},
     )
 
 

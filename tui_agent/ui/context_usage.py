@@ -28,12 +28,10 @@ def estimated_percent(agent: Agent) -> int:
 def compact(agent: Agent) -> tuple[int, int, int]:
     """Shorten every old tool result and long tool input, keeping the newest message whole (what the agent loop does
     by itself near the limit, now): (items shortened, estimated % before, estimated % after)."""
-    from tui_agent.core.agent.compaction import shorten_more
-
     before = estimated_percent(agent)
     total, level = 0, 0
     while True:
-        count, level = shorten_more(agent.messages, level)
+        count, level = agent.shorten_context(level)  # agent.messages is a copy derived from the conversation's turns
         total += count
         if not count:
             break

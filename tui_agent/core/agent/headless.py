@@ -15,9 +15,11 @@ import re
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from tui_agent.core.agent.pricing import UsageTotals, api_usage, price_for
+from tui_agent.core.agent.turns import Turn, message_of
 from tui_agent.core.textsafety import for_terminal
 from tui_agent.core.events import (
     ApprovalDenied, Event, Notice, TextDelta, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, Usage,
@@ -80,7 +82,7 @@ class HeadlessPrinter:
         self._at_line_start = True
         self._started = time.monotonic()
         self._info: RunInfo | None = None
-        self._messages: list[dict[str, Any]] = []
+        self._turns: Sequence[Turn] = ()
         self._emitted = 0
         self._last_usage: Usage | None = None
         self.warnings: list[str] = []  # warning/error notices (e.g. the session file cannot be written)
@@ -89,9 +91,9 @@ class HeadlessPrinter:
         self._api_ms = 0.0
         self._request_began: float | None = None
 
-    def start(self, info: RunInfo, messages: list[dict[str, Any]]) -> None:
-        """Begin a turn: remember the conversation to follow (new messages only) and print the init line."""
-        self._info, self._messages, self._emitted = info, messages, len(messages)
+    def start(self, info: RunInfo, turns: Sequence[Turn]) -> None:
+        """Begin a turn: remember the conversation's turns to follow (new ones only) and print the init line."""
+        self._info, self._turns, self._emitted = info, turns, len(turns)
         self.tool_calls, self.denials, self.final_text, self.error, self.finished = [], [], "", None, False
         self.stop_reason, self.interrupted, self._api_ms = None, False, 0.0
         self._started = self._request_began = time.monotonic()
@@ -114,10 +116,11 @@ class HeadlessPrinter:
         self.out.flush()
 
     def _emit_new_messages(self) -> None:
-        """Print the messages added to the conversation since the last call: assistant replies and tool results."""
-        self._emitted = min(self._emitted, len(self._messages))  # a failed prompt taken back
+        """Print the turns added to the conversation since the last call: assistant replies and tool results."""
+        self._emitted = min(self._emitted, len(self._turns))  # a failed prompt taken back
         session_id = self._info.session_id if self._info else ""
-        for message in self._messages[self._emitted:]:
+        for turn in self._turns[self._emitted:]:
+            message = message_of(turn)
             content = message.get("content")
             if message.get("role") == "assistant" and isinstance(content, list):
                 calls = any(isinstance(block, dict) and block.get("type") == "tool_use" for block in content)
@@ -134,7 +137,7 @@ class HeadlessPrinter:
                 if results:  # the prompt itself is not echoed, as in Claude Code
                     self.emit({"type": "user", "uuid": new_uuid(), "message": {"role": "user", "content": results},
                                 "parent_tool_use_id": None, "session_id": session_id})
-        self._emitted = len(self._messages)
+        self._emitted = len(self._turns)
 
     def _remember(self, event: Event) -> None:
         self._time_requests(event)

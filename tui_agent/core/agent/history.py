@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tui_agent.core.agent.turns import THINKING_TYPES
+
 EMPTY_PLACEHOLDER = "(no content)"
 
 
@@ -38,9 +40,6 @@ def request_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if last.get("type") == "text" and last["text"] != last["text"].rstrip():
             cleaned[-1]["content"] = cleaned[-1]["content"][:-1] + [{**last, "text": last["text"].rstrip()}]
     return cleaned
-
-
-THINKING_TYPES = ("thinking", "redacted_thinking")
 
 
 def without_thinking(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -11,20 +11,20 @@ from typing import TYPE_CHECKING, Any
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.executor import ToolExecutor
 from tui_agent.core.agent.conversation import CANCELLED_RESULT as CANCELLED_RESULT, Conversation
-from tui_agent.core.agent.compaction import request_tokens, shorten_more
-from tui_agent.core.agent.history import request_messages, without_thinking
-from tui_agent.core.agent.instructions import Environment, project_instructions
+from tui_agent.core.agent.compaction import request_tokens
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
-from tui_agent.core.agent.providers import ToolProvider, with_provided_tools
-from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
-from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
+from tui_agent.core.agent.providers import ToolProvider
+from tui_agent.core.agent.prompting import Prompting
+from tui_agent.core.agent.promptplan import PromptPlan
+from tui_agent.core.agent.request import CacheMark, PromptParts, RequestSettings, build_request
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.stops import REFUSED_PLACEHOLDER, StopHandling, handling
-from tui_agent.core.agent.thinking import thinking_from
+from tui_agent.core.agent.thinking import THINKING_DROPPED, refuses_thinking, thinking_from
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolOutput
 from tui_agent.core.agent.toolresults import count_failure, checkpoint_warnings
+from tui_agent.core.agent.turns import AssistantTurn, Turn, turns_of
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.events import (Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, ToolOutputDelta, TurnFailed, TurnFinished,
                                    TurnStarted, Usage)
@@ -38,6 +38,18 @@ if TYPE_CHECKING:  # the watcher (watchfiles) and the suggestion book load with 
 
 CONTEXT_LIMIT_TOKENS = 200_000
 COMPACT_AT = 0.85
+
+
+@dataclasses.dataclass
+class Step:
+    """Where a turn stands: its prompt, the text streamed by the request under way, the results of the calls that
+    finished (both needed to close the conversation on a cancel), failures counted, and whether it ended."""
+
+    prompt: str
+    partial_text: list[str] = dataclasses.field(default_factory=list)
+    results: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    failures: dict[str, int] = dataclasses.field(default_factory=dict)
+    ended: bool = False
 
 
 class Agent:
@@ -55,6 +67,7 @@ class Agent:
         catalog: AgentCatalog | None = None,
         recipes: AgentRecipes | None = None,
         messages: list[dict[str, Any]] | None = None,
+        turns: list[Turn] | None = None,
         usage: UsageTotals | None = None,
         context_limit_tokens: int = CONTEXT_LIMIT_TOKENS,
         changes: ChangeFeed | None = None,
@@ -76,7 +89,7 @@ class Agent:
             from tui_agent.core.tending.suggestions import SuggestionBook
 
             suggestions = SuggestionBook(project.sessions_dir, catalog.state)
-        self.conversation = Conversation(list(messages or []), session, suggestions)
+        self.conversation = Conversation(turns if turns is not None else turns_of(messages or []), session, suggestions)
         self.usage = usage or UsageTotals()
         self.context_limit_tokens = context_limit_tokens
         self.changes = changes  # the project's change feed: what the stores publish during a call joins the turn
@@ -85,18 +98,16 @@ class Agent:
         self.authored_names: list[str] = []  # tools authored in this session, newest last
         self.recorder: TurnRecorder | None = None
         """Records a checkpoint of the work tree before and after each turn (the undo service), when git is there."""
-        self.plan = PromptPlan()  # the cache-stable system prompt and tools of this conversation
-        self._plan_messages: list[dict[str, Any]] | None = None  # the conversation the plan was frozen for
-        self._previous_end: tuple[int, int] | None = None  # where the last request's messages ended (a breakpoint)
-        self._told_before_prompt: tuple[dict[str, tuple[str, str]], str] | None = None  # taken back with an unanswered prompt
+        self._previous_end: CacheMark | None = None  # where the last request's messages ended (a breakpoint)
         self.tool_providers: list[ToolProvider] = list(tool_providers or [])  # e.g. MCP servers' tools
+        self.prompting = Prompting(project=project, permissions=permissions, catalog=catalog, trusted=trusted,
+                                   builtins=self.builtins, providers=self.tool_providers, authored_names=self.authored_names)
         self.executor = ToolExecutor(project=project, permissions=permissions, builtins=self.builtins, providers=self.tool_providers,
                                      authored_names=self.authored_names, sandbox=sandbox, catalog=catalog, recipes=recipes,
                                      changes=changes)
         self.thinking, self._setup_notes = thinking_from(settings)
         if self.thinking.note_for(client.model):
             self._setup_notes.append(self.thinking.note_for(client.model))
-        self._context: tuple[str, str] | None = None  # project instructions and environment, once per session
 
     @property
     def model(self) -> str:
@@ -112,11 +123,16 @@ class Agent:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
+        """The conversation as API messages (a copy derived from its turns)."""
         return self.conversation.messages
 
     @messages.setter
     def messages(self, messages: list[dict[str, Any]]) -> None:
-        self.conversation.messages = messages
+        self.conversation.replace(turns_of(messages))
+
+    @property
+    def turns(self) -> list[Turn]:
+        return self.conversation.turns
 
     @property
     def session(self) -> SessionLog:
@@ -132,62 +148,51 @@ class Agent:
 
     def clear(self) -> None:
         """Forget the conversation (the session file keeps what was said)."""
-        self.messages.clear()
-        self.plan.reset()
-        self._context = None  # a new conversation reads AGENTS.md and the environment again
+        self.conversation.replace([])
+        self.prompting.reset()
         self.session.append({"type": "clear", "time": time.time()})
 
     def add_note(self, text: str) -> None:
         """Tell the model something with the next request (e.g. that the person undid its last turn)."""
-        self.conversation.add_user_content([{"type": "text", "text": text}])
+        self.conversation.add_note(text)
+
+    def shorten_context(self, level: int) -> tuple[int, int]:
+        """Shorten old tool results (the TUI's context meter does when asked): (how many, the next level)."""
+        return self.conversation.shorten(level)
 
     # ------------------------------------------------------------------ requests
 
-    def _ranked_entries(self) -> list[CatalogEntry] | None:
-        return rank(catalog_entries(self.catalog), self.authored_names) if self.catalog is not None else None
+    @property
+    def plan(self) -> PromptPlan:
+        """The cache-stable system prompt and tools of this conversation (headless shaping replaces it)."""
+        return self.prompting.plan
+
+    @plan.setter
+    def plan(self, plan: PromptPlan) -> None:
+        self.prompting.plan = plan
 
     def build_request(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The system blocks and the `tools` array of the next request (see `prompt_parts`)."""
+        parts = self.prompt_parts()
+        return parts.system, parts.tools
+
+    def prompt_parts(self) -> PromptParts:
         """The system blocks and the `tools` array of the next request: fixed when the conversation starts (see promptplan)."""
-        ranked = self._ranked_entries()
-        if not self.plan.frozen or self._plan_messages is not self.messages or not self.messages:
-            instructions, environment = self._session_context()
-            self.plan.freeze(root=str(self.project.root), mode=self.permissions.mode, ranked=ranked,
-                             budget=self.settings.catalog_token_budget, top_k=self.settings.catalog_top_k, builtins=self.builtins,
-                             instructions=instructions, environment=environment)
-            self._plan_messages = self.messages if self.messages else None
+        parts, fresh = self.prompting.parts(self.conversation, self.settings)
+        if fresh:
             self._previous_end = None
-        assert self.plan.system is not None
-        return list(self.plan.system), with_provided_tools(self.plan.tools(self.builtins, ranked or [], self.authored_names),
-                                                      self.tool_providers)
-
-    def _session_context(self) -> tuple[str, str]:
-        """AGENTS.md/CLAUDE.md and the environment, read at the session's first request and kept for the session."""
-        if self._context is None:
-            self._context = (project_instructions(self.project.root, trusted=self.trusted), Environment.capture(self.project.root).text())
-        return self._context
-
-    def _announce_changes(self) -> None:
-        """Tell the model what changed in the catalog (or the permission mode) since it was told, in the conversation."""
-        if not self.plan.frozen or self._plan_messages is not self.messages or not self.messages:
-            return
-        if self.conversation.unlogged_prompt is not None:  # if this prompt is taken back, so is the note: the model was not told
-            self._told_before_prompt = (dict(self.plan.told), self.plan.mode)
-        note = self.plan.changes(self._ranked_entries(), self.permissions.mode)
-        if note and self.messages[-1]["role"] == "user":
-            self.conversation.add_note_to_prompt({"type": "text", "text": note})
+        return parts
 
     def _fail_turn(self, failed: TurnFailed, prompt: str) -> TurnFailed:
         """Leave a valid history after a failed request: take an unanswered prompt back, or close the answered turn."""
         if self.conversation.take_back_prompt():  # the model never answered: the prompt leaves the conversation
-            if self._told_before_prompt is not None:
-                self.plan.told, self.plan.mode = self._told_before_prompt
-            self._told_before_prompt = None
+            self.prompting.prompt_taken_back()
             return dataclasses.replace(failed, prompt=prompt, message=f"{failed.message} (the prompt was not kept: edit it and send it again)")
         self.conversation.close_failed_turn(failed.message)
         return failed
 
     def _log_prompt(self) -> None:
-        self._told_before_prompt = None
+        self.prompting.prompt_answered()
         self.conversation.log_prompt()
 
     def _max_tokens(self) -> int:
@@ -224,116 +229,134 @@ class Agent:
                 await recorder.end(self.session)
 
     async def _turn(self, prompt: str) -> AsyncGenerator[Event, None]:
+        """The loop: ask the model, record its reply, run its tool calls, until it stops calling tools."""
         yield TurnStarted(prompt=prompt, session_id=self.session_id)
-        for note in self._setup_notes:
+        for note in self._take_setup_notes():
             yield Notice(note, "warning")
-        self._setup_notes = []
         if not prompt.strip():
             yield TurnFailed("the prompt is empty: type something to send", kind="empty_prompt", prompt=prompt)
             return
+        step = Step(prompt)
         self.conversation.begin_prompt(prompt)
-        failures: dict[str, int] = {}
-        partial_text: list[str] = []
-        pending_calls: list[dict[str, Any]] = []
-        answered: list[dict[str, Any]] = []
         try:
             for _ in range(max(1, self.settings.max_turns)):
-                outcome: ModelReply | TurnFailed | None = None
-                partial_text.clear()
-                async for item in self._request():
-                    if isinstance(item, (ModelReply, TurnFailed)):
-                        outcome = item
-                        continue
-                    if isinstance(item, TextDelta):
-                        partial_text.append(item.text)
-                    yield item
-                if not isinstance(outcome, ModelReply):
-                    assert outcome is not None
-                    yield self._fail_turn(outcome, prompt)
-                    return
-                reply = outcome
-                partial_text.clear()
-                stop = self._record_reply(reply)
-                if stop.drop_reply:  # a refusal ends the turn as a failure (headless exits 1), its reply not kept
-                    yield TurnFailed(stop.message, kind=reply.stop_reason)
-                    return
-                if stop.message:
-                    yield Notice(stop.message, stop.level)
-                if stop.shorten:
-                    shorten_more(self.messages, 0)
-                if stop.continue_turn and not reply.tool_uses:
-                    continue
-                if not reply.tool_uses:
-                    yield TurnFinished(text=reply.text, stop_reason=reply.stop_reason)
-                    return
-                pending_calls, answered = list(reply.tool_uses), []
-                outputs: list[tuple[dict[str, Any], ToolOutput]] = []
-                async for event in self.executor.answer_calls(reply, answered, outputs):
+                async for event in self._step(step):
                     yield event
-                stops = [count_failure(failures, call, output) for call, output in outputs]  # counted in order
-                stop_message = next((message for message in reversed(stops) if message), "")
-                pending_calls = []
-                self.conversation.add_user_content(answered)
-                if stop_message:
-                    yield TurnFailed(stop_message, kind="repeated_failure")
+                if step.ended:
                     return
             yield TurnFailed(f"stopped after {self.settings.max_turns} model requests for one prompt (the limit is max_turns in "
                              "[agent] of .agent/config.toml); say 'continue' to go on", kind="max_turns")
         except (asyncio.CancelledError, GeneratorExit):
-            self._told_before_prompt = None
-            self.conversation.close_after_cancel(partial_text, pending_calls, answered)
+            self.prompting.prompt_answered()
+            self.conversation.cancel("".join(step.partial_text), step.results)
             if self.sandbox is not None:
                 await self.sandbox.cancel_running()
             raise
+
+    async def _step(self, step: Step) -> AsyncIterator[Event]:
+        """One request and what its reply asks for; `step.ended` once the turn is over."""
+        step.partial_text.clear()
+        outcome: ModelReply | TurnFailed | None = None
+        async for item in self._request():
+            if isinstance(item, (ModelReply, TurnFailed)):
+                outcome = item
+                continue
+            if isinstance(item, TextDelta):
+                step.partial_text.append(item.text)
+            yield item
+        step.partial_text.clear()
+        assert outcome is not None
+        if isinstance(outcome, TurnFailed):
+            step.ended = True
+            yield self._fail_turn(outcome, step.prompt)
+            return
+        stop = self._record_reply(outcome)
+        if stop.drop_reply:  # a refusal ends the turn as a failure (headless exits 1), its reply not kept
+            step.ended = True
+            yield TurnFailed(stop.message, kind=outcome.stop_reason)
+            return
+        if stop.message:
+            yield Notice(stop.message, stop.level)
+        if stop.shorten:
+            self.conversation.shorten(0)
+        if not outcome.tool_uses:
+            step.ended = not stop.continue_turn
+            if step.ended:
+                yield TurnFinished(text=outcome.text, stop_reason=outcome.stop_reason)
+            return
+        async for event in self._answer(outcome, step):
+            yield event
+
+    async def _answer(self, reply: ModelReply, step: Step) -> AsyncIterator[Event]:
+        """Run the reply's tool calls and add their results; stop the turn when the same call keeps failing."""
+        outputs: list[tuple[dict[str, Any], ToolOutput]] = []
+        step.results = []
+        async for event in self.executor.answer_calls(reply, step.results, outputs):
+            yield event
+        stops = [count_failure(step.failures, call, output) for call, output in outputs]  # counted in order
+        self.conversation.add_results(step.results)
+        step.results = []
+        stop_message = next((message for message in reversed(stops) if message), "")
+        if stop_message:
+            step.ended = True
+            yield TurnFailed(stop_message, kind="repeated_failure")
+
+    def _take_setup_notes(self) -> list[str]:
+        notes, self._setup_notes = self._setup_notes, []
+        return notes
 
     def _record_reply(self, reply: ModelReply) -> StopHandling:
         """Log the prompt, then the reply (a placeholder for a refused one); what its stop reason asks of the turn."""
         self._log_prompt()
         stop = handling(reply.stop_reason, max_tokens=self._max_tokens(), stop_sequence=reply.stop_sequence)
         content = [{"type": "text", "text": REFUSED_PLACEHOLDER}] if stop.drop_reply else reply.content
-        self.conversation.record({"role": "assistant", "content": content or [{"type": "text", "text": "(no content)"}]})
+        self.conversation.append(AssistantTurn(tuple(content or [{"type": "text", "text": "(no content)"}])))
         return stop
 
     async def _request(self) -> AsyncIterator[Event | ModelReply]:
-        """One model request (with context shortening when needed); yields TurnFailed instead of raising."""
-        compactions = 0
+        """One model request (with context shortening, and earlier thinking left out once when the API refuses it);
+        yields TurnFailed instead of raising."""
         async for event in self._sync_catalog():
             yield event
-        self._announce_changes()
+        self.prompting.announce_changes(self.conversation)
         for provider in self.tool_providers:
             for event in await provider.prepare():
                 yield event
+        compactions, thinking_dropped = 0, False
         while True:
-            system, tools = self.build_request()
-            if compactions == 0 and request_tokens(system, tools, self.messages) > self.context_limit_tokens * COMPACT_AT:
-                count, compactions = shorten_more(self.messages, compactions)
+            prompt = self.prompt_parts()
+            if compactions == 0 and request_tokens(prompt.system, prompt.tools, self.messages) > self.context_limit_tokens * COMPACT_AT:
+                count, compactions = self.conversation.shorten(compactions)
                 if count:
                     yield Notice(f"the conversation is near the context limit: shortened {count} old tool results", "warning")
+            request = build_request(self.conversation.turns, prompt, RequestSettings(self.client.model, self.thinking, self._previous_end))
             try:
-                sendable = request_messages(self.messages)
-                if self.thinking.strips_thinking(self.client.model):
-                    sendable = without_thinking(sendable)
-                messages, end = with_breakpoints(sendable, self._previous_end)
-                async for item in self.client.stream_reply(system=system, tools=tools, messages=messages, thinking=self.thinking):
+                async for item in self.client.stream_reply(**request.kwargs):
                     if isinstance(item, ModelReply):
-                        self._previous_end = end
+                        self._previous_end = request.end
                         self.usage.add(item.usage)
-                        yield Usage(item.usage.input_tokens, item.usage.output_tokens, item.usage.cache_read_tokens,
-                                    item.usage.cache_write_tokens, item.usage.cost_usd, self.usage.cost_usd,
-                                    self.usage.input_tokens, self.usage.output_tokens,
-                                    self.usage.cache_read_tokens, self.usage.cache_write_tokens)
+                        yield self._usage_event(item)
                     yield item
                 return
             except ModelError as error:
                 if error.kind == "context_too_long":
-                    count, compactions = shorten_more(self.messages, compactions)
+                    count, compactions = self.conversation.shorten(compactions)
                     if count:
                         yield Notice(f"{error.message}: shortened {count} old tool results and retrying", "warning")
                         continue
                     yield TurnFailed(f"{error.message}; nothing older to shorten: shorten the prompt, or start a new conversation (/clear)", kind=error.kind)
                     return
+                if not thinking_dropped and refuses_thinking(error) and self.conversation.drop_earlier_thinking():
+                    thinking_dropped = True
+                    yield Notice(THINKING_DROPPED, "warning")
+                    continue
                 yield TurnFailed(error.message, kind=error.kind, details={"status": error.status, "base_url": self.client.base_url})
                 return
+
+    def _usage_event(self, reply: ModelReply) -> Usage:
+        used, total = reply.usage, self.usage
+        return Usage(used.input_tokens, used.output_tokens, used.cache_read_tokens, used.cache_write_tokens, used.cost_usd,
+                     total.cost_usd, total.input_tokens, total.output_tokens, total.cache_read_tokens, total.cache_write_tokens)
 
     async def _sync_catalog(self) -> AsyncIterator[Event]:
         """Let the project watcher handle the files changed so far (tool files someone else edited, the agent's own

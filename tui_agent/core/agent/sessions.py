@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from tui_agent.core.appendfile import append_whole
 from tui_agent.core.agent.session_events import BadEventRecord, DecodedEvents, decode_event, decode_events, is_event_record
-from tui_agent.core.events import Event, ToolCallFinished, TurnStarted, Usage
+from tui_agent.core.agent.turns import Turn, merged_messages, message_of
+from tui_agent.core.events import Event, TurnStarted, Usage
 from tui_agent.core.project import Project
 
 INTERRUPTED_RESULT = "interrupted: the session ended before this call returned a result"
@@ -103,6 +104,10 @@ class SessionLog:
     def append_message(self, message: dict[str, Any]) -> None:
         self.append({"type": "message", "message": message})
 
+    def append_turn(self, turn: Turn) -> None:
+        """A turn, as a message record that names its kind (an older reader still reads the message)."""
+        self.append({"type": "message", "turn": turn.record_kind, "message": message_of(turn)})
+
     def append_event(self, event: Event) -> None:
         data = asdict(event) if is_dataclass(event) else {}
         self.append({"type": "event", "event": type(event).__name__, "data": data, "time": time.time()})
@@ -153,19 +158,11 @@ def _drop_truncated_tail(path: Path) -> None:
 
 
 def load_messages(path: Path) -> list[dict[str, Any]]:
-    """Rebuild the API message list of a session since its last `clear`, repaired so it can be sent again."""
-    messages: list[dict[str, Any]] = []
-    finished: dict[str, dict[str, Any]] = {}
-    for record in read_records(path):
-        if record.get("type") == "clear":
-            messages.clear()  # /clear: the model started afresh; what came before stays in the file only
-        elif record.get("type") == "message" and isinstance(record.get("message"), dict):
-            messages.append(record["message"])
-        elif is_event_record(record) and record.get("event") == "ToolCallFinished":
-            event = _event_or_none(record)
-            if isinstance(event, ToolCallFinished):
-                finished[event.call_id] = {"result": event.result, "is_error": event.is_error}
-    return repair_messages(messages, finished)
+    """The API message list of a session since its last `clear`, repaired so it can be sent again (its typed turns:
+    `session_turns.load_turns`)."""
+    from tui_agent.core.agent.session_turns import load_turns
+
+    return merged_messages(load_turns(path))
 
 
 def _event_or_none(record: dict[str, Any]) -> Event | None:

@@ -9,16 +9,12 @@ first in the assistant turn they came in (history.py keeps them).
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tui_agent.core.settings import Settings
-
-THINKING_ENV = "TUIAGENT_THINKING"  # set by --thinking / --effort (commands/run.py) for the TUI and headless alike
-EFFORT_ENV = "TUIAGENT_EFFORT"
 
 MODES = ("adaptive", "off")
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
@@ -120,12 +116,21 @@ class ThinkingConfig:
         return text + (f", effort {self.effort}" if self.effort else "")
 
 
+THINKING_DROPPED = ("the API refused the thinking blocks of earlier turns (signed for another key or model, e.g. a "
+                    "session resumed elsewhere); they were left out of the request, which was sent again")
+
+
+def refuses_thinking(error: Any) -> bool:
+    """True for a 400 that refuses a thinking block itself (a bad `signature`, redacted `data`), which leaving earlier
+    turns' thinking out can cure; not for a missing one ("Expected `thinking`..."), which it cannot."""
+    message = str(getattr(error, "message", error)).lower()
+    return getattr(error, "status", None) == 400 and "thinking" in message and ("signature" in message or "invalid" in message)
+
+
 def thinking_from(settings: Settings) -> tuple[ThinkingConfig, list[str]]:
-    """The session's thinking: --thinking/--effort (their variables) over `[agent]` settings; a bad value falls back
-    to the default, with a line saying so."""
-    thinking = os.environ.get(THINKING_ENV) or settings.thinking
-    effort = os.environ.get(EFFORT_ENV) or settings.effort
+    """The session's thinking from `[agent]` settings (`open_runtime(thinking=, effort=)` put --thinking/--effort
+    there); a bad value falls back to the default, with a line saying so."""
     try:
-        return ThinkingConfig.parse(thinking, effort), []
+        return ThinkingConfig.parse(settings.thinking, settings.effort), []
     except ThinkingSettingError as error:
         return ThinkingConfig(), [f"{error}; using the default (adaptive where the model has it)"]
