@@ -104,6 +104,7 @@ async def run_headless(args: argparse.Namespace) -> int:
         return fail(str(error), "usage")
     printer = HeadlessPrinter(args.output_format, sys.stdout, sys.stderr)
     printer.warnings.extend(options.warnings)
+    printer.partial = options.partial_messages
     channel: ControlChannel | None = None
     if args.input_format == "stream-json":
         channel = ControlChannel(printer.emit, {"initialize": initialize_handler(printer.warnings)})
@@ -158,8 +159,12 @@ def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, o
     from tui_agent.commands.headless_session import Session
     from tui_agent.core.headless.shaping import shape
 
+    from tui_agent.core.agent.model import ModelClient
+
     agent = runtime.agent
     assert agent is not None
+    if isinstance(agent.client, ModelClient):  # the API's message ids, usage and raw events for the printer
+        agent.client.stream_listener = printer.stream_event
     if extra is not None and extra.connections:
         from tui_agent.core.mcp.agent_tools import McpToolProvider
 

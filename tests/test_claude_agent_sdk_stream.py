@@ -1,0 +1,89 @@
+"""The official Claude Agent SDK against tuiagent (as its CLI) and tests/fake_api: the API's own message ids and usage
+in the assistant and result lines, every usage field Claude Code's types require, and partial messages."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("claude_agent_sdk")
+from anthropic.types.beta import BetaMessage  # noqa: E402
+from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent  # noqa: E402
+
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use  # noqa: E402
+from tests.test_claude_agent_sdk import CLI, options, run  # noqa: E402
+
+FAKE_API_ID = re.compile(r"msg_\d{6}$")  # tests/fake_api's ids; tuiagent's own would be msg_ + 24 hex digits
+REQUIRED_USAGE = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                  "cache_creation", "server_tool_use", "service_tier", "inference_geo", "iterations", "speed")
+"""The keys of Claude Code's NonNullableUsage (its empty usage object has exactly these, fallback_credit aside)."""
+
+
+async def test_assistant_lines_carry_the_apis_message_and_the_result_every_required_usage_field(
+        repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("list_files", {"pattern": "*"}), usage={"service_tier": "priority"}),  # type: ignore[dict-item]
+                reply(text("Listed."), usage={"cache_creation_input_tokens": 7}))
+    messages = await run("list", options(repo))
+    assistants = [m for m in messages if isinstance(m, AssistantMessage)]
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.subtype == "success"
+
+    ids = [m.message_id for m in assistants]
+    assert len(ids) == 2 and len(set(ids)) == 2 and all(FAKE_API_ID.match(str(i)) for i in ids)
+    assert [m.stop_reason for m in assistants] == ["tool_use", "end_turn"]
+    first, second = (m.usage or {} for m in assistants)
+    assert first["service_tier"] == "priority"  # the API's own value, passed on
+    assert second["service_tier"] == "standard"  # not reported: Claude Code's default
+    assert second["cache_creation"] == {"ephemeral_5m_input_tokens": 7, "ephemeral_1h_input_tokens": 0}
+    for usage in (first, second, result.usage or {}):
+        missing = [key for key in REQUIRED_USAGE if usage.get(key) is None]
+        assert not missing, missing
+    assert result.usage and result.usage["service_tier"] == "priority"  # the newest reported, as Claude Code keeps it
+    assert result.usage["cache_creation"]["ephemeral_5m_input_tokens"] == result.usage["cache_creation_input_tokens"]
+    assert result.usage["speed"] == "standard" and result.usage["iterations"] == [] and result.usage["inference_geo"] == ""
+    assert result.usage["server_tool_use"] == {"web_search_requests": 0, "web_fetch_requests": 0}
+
+
+def test_assistant_message_is_a_valid_api_message(repo: Path, api: FakeMessagesAPI) -> None:
+    """The `message` of an assistant line parses as the API's own BetaMessage (the SDK keeps only parts of it, so
+    the line is read from the CLI's stdout)."""
+    api.enqueue(reply(text("Hello.")))
+    done = subprocess.run([CLI, "-p", "hi", "--output-format", "stream-json", "--verbose"], cwd=repo,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    line = next(line for line in lines if line["type"] == "assistant")
+    message = BetaMessage.model_validate(line["message"])
+    assert FAKE_API_ID.match(message.id) and message.model == api.requests[0].body["model"]
+    assert message.usage.service_tier == "standard" and message.usage.cache_creation is not None
+
+
+async def test_partial_messages_reach_the_sdk_as_stream_events(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("Hello there."), tool_use("list_files", {"pattern": "*"})), reply(text("Done.")))
+    messages = await run("hi", options(repo, include_partial_messages=True))
+    events = [m for m in messages if isinstance(m, StreamEvent)]
+    kinds = [e.event["type"] for e in events]
+    assert kinds.count("message_start") == 2 and kinds.count("message_stop") == 2
+    assert "content_block_delta" in kinds and all(e.uuid and e.session_id and e.parent_tool_use_id is None for e in events)
+    deltas = [e.event["delta"] for e in events if e.event["type"] == "content_block_delta"]
+    assert "".join(d.get("text", "") for d in deltas if d["type"] == "text_delta") == "Hello there.Done."
+    assert any(d["type"] == "input_json_delta" for d in deltas)
+    starts = [e.event["message"]["id"] for e in events if e.event["type"] == "message_start"]
+    assistants = [m for m in messages if isinstance(m, AssistantMessage)]
+    assert [m.message_id for m in assistants] == starts
+    # each request's events come before its assistant message
+    order = [("start", m.event["message"]["id"]) if isinstance(m, StreamEvent) and m.event["type"] == "message_start"
+             else ("assistant", m.message_id) for m in messages
+             if isinstance(m, AssistantMessage) or (isinstance(m, StreamEvent) and m.event["type"] == "message_start")]
+    assert order == [("start", starts[0]), ("assistant", starts[0]), ("start", starts[1]), ("assistant", starts[1])]
+
+
+async def test_without_the_flag_no_stream_events(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("Hi.")))
+    messages = await run("hi", options(repo))
+    assert not any(isinstance(m, StreamEvent) for m in messages)
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "Hi."
