@@ -7,12 +7,13 @@ import json
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 pytest.importorskip("claude_agent_sdk")
 from anthropic.types.beta import BetaMessage  # noqa: E402
-from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent  # noqa: E402
+from claude_agent_sdk import AssistantMessage, PermissionResultAllow, ResultMessage, StreamEvent  # noqa: E402
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use  # noqa: E402
 from tests.test_claude_agent_sdk import CLI, options, run  # noqa: E402
@@ -87,3 +88,31 @@ async def test_without_the_flag_no_stream_events(repo: Path, api: FakeMessagesAP
     messages = await run("hi", options(repo))
     assert not any(isinstance(m, StreamEvent) for m in messages)
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "Hi."
+
+
+async def test_an_allow_with_updated_input_runs_the_updated_input(repo: Path, api: FakeMessagesAPI) -> None:
+    asked: list[dict[str, Any]] = []
+
+    async def rewrite(name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        asked.append(tool_input)
+        return PermissionResultAllow(updated_input={"command": "echo safer > changed.txt"})
+
+    api.enqueue(reply(tool_use("run_shell", {"command": "echo hi > original.txt"})), reply(text("Done.")))
+    messages = await run("go", options(repo, can_use_tool=rewrite))
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].subtype == "success"
+    assert asked == [{"command": "echo hi > original.txt"}]  # asked once; the restart is not asked about again
+    assert not (repo / "original.txt").exists() and (repo / "changed.txt").read_text().strip() == "safer"
+    result = api.requests[1].messages[-1]["content"][0]
+    assert result["type"] == "tool_result" and not result.get("is_error")
+
+
+async def test_an_updated_input_is_checked_like_the_models(repo: Path, api: FakeMessagesAPI) -> None:
+    async def break_it(name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        return PermissionResultAllow(updated_input={"command": 5})
+
+    api.enqueue(reply(tool_use("run_shell", {"command": "echo hi > original.txt"})), reply(text("Understood.")))
+    messages = await run("go", options(repo, can_use_tool=break_it))
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].subtype == "success"
+    assert not (repo / "original.txt").exists()
+    result = api.requests[1].messages[-1]["content"][0]
+    assert result["is_error"] and "`command`" in json.dumps(result["content"]) and "Traceback" not in json.dumps(result)

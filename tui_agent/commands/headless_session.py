@@ -8,8 +8,10 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from tui_agent.core.agent.executor import InputReplaced
 from tui_agent.core.agent.headless import HeadlessPrinter, RunInfo
 from tui_agent.core.agent.permissions import ApprovalRequest, flag_approver
+from tui_agent.core.agent.toolbase import ToolFailure
 from tui_agent.core.headless.claude_names import MODES, claude_mode, claude_tool
 from tui_agent.core.headless.control import ControlChannel
 
@@ -23,7 +25,9 @@ CLAUDE_STATUS = {"running": "connected", "starting": "pending", "untrusted": "di
 
 class Approvals:
     """The approval callback: --yes / bypassPermissions approve; with --permission-prompt-tool stdio the caller is
-    asked (a can_use_tool control request, with the tool's Claude Code name and its input); else the flag rules."""
+    asked (a can_use_tool control request, with the tool's Claude Code name and its input); else the flag rules.
+    An allow with another input (`updatedInput`) restarts the call with that input (InputReplaced), checked like the
+    model's input and not asked about again."""
 
     def __init__(self, printer: HeadlessPrinter, channel: ControlChannel | None, *, yes: bool, allow: list[str],
                  options: ClaudeOptions) -> None:
@@ -33,12 +37,18 @@ class Approvals:
         self.ask_caller = options.ask_caller and channel is not None
         self._flags = flag_approver(yes=self.bypass, allowed_tools=allow)
         self._asked: set[str] = set()
+        self._replaced: set[str] = set()
+        """Calls the caller allowed with an input of its own: their restart's approval is already given."""
 
     async def __call__(self, request: ApprovalRequest) -> bool:
         if self.bypass or not self.ask_caller or self.channel is None:
             return bool(await self._flags(request))
-        call = next((c for c in self.printer.tool_calls
-                     if c["name"] == request.tool and "is_error" not in c and c["id"] not in self._asked), None)
+        running = [c for c in self.printer.tool_calls if c["name"] == request.tool and "is_error" not in c]
+        restarted = next((c for c in running if c["id"] in self._replaced), None)
+        if restarted is not None:
+            self._replaced.discard(restarted["id"])
+            return True
+        call = next((c for c in running if c["id"] not in self._asked), None)
         if call is not None:
             self._asked.add(call["id"])
         try:
@@ -49,7 +59,17 @@ class Approvals:
                 "description": request.detail[:4000], "decision_reason": f"tuiagent asks before a {request.kind} call"})
         except (RuntimeError, EOFError):  # the caller failed to answer, or is gone: not approved
             return False
-        return answer.get("behavior") == "allow"
+        if answer.get("behavior") != "allow":
+            return False
+        updated = answer.get("updatedInput")
+        if call is not None and updated is not None and updated != call["input"]:
+            if not isinstance(updated, dict):
+                raise ToolFailure(f"the caller allowed this call with an input that is not a JSON object ({updated!r}); "
+                                  "nothing was run")
+            self._replaced.add(call["id"])
+            call.update(input=updated, input_replaced=True)
+            raise InputReplaced(updated)
+        return True
 
 
 def server_rows(*hubs: McpHub | None) -> list[dict[str, str]]:

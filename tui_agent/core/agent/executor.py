@@ -22,6 +22,15 @@ from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
 from tui_agent.core.sandbox.policy import SandboxUnavailable
 
 
+class InputReplaced(Exception):
+    """Raised by an approval callback whose approver allowed the call with another input (the Claude Agent SDK's
+    `updatedInput`): the call starts again with `arguments`, checked like the model's input."""
+
+    def __init__(self, arguments: dict[str, Any]) -> None:
+        super().__init__("the approver replaced the call's input")
+        self.arguments = arguments
+
+
 class ToolExecutor:
     """Runs tool calls: built-ins, catalog tools (in the sandbox), providers' tools (MCP). `authored_names` is the
     agent's list of tools authored this session (newest last), kept up to date here; `builtins` and `providers` are
@@ -91,7 +100,10 @@ class ToolExecutor:
                                   "send it again, shorter")
             if bad_input:
                 raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
-            return await self.dispatch(context, name, arguments)
+            try:
+                return await self.dispatch(context, name, arguments)
+            except InputReplaced as replaced:
+                return await self.dispatch(context, name, replaced.arguments)
         except ToolFailure as failure:
             return ToolOutput(str(failure), is_error=True)
         except SandboxUnavailable as error:  # e.g. bubblewrap refused to start: the person must see it too
