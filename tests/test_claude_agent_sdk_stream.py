@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("claude_agent_sdk")
 from anthropic.types.beta import BetaMessage  # noqa: E402
-from claude_agent_sdk import AssistantMessage, PermissionResultAllow, ResultMessage, StreamEvent  # noqa: E402
+from claude_agent_sdk import AssistantMessage, HookMatcher, PermissionResultAllow, ResultMessage, StreamEvent  # noqa: E402
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use  # noqa: E402
 from tests.test_claude_agent_sdk import CLI, options, run  # noqa: E402
@@ -116,3 +116,47 @@ async def test_an_updated_input_is_checked_like_the_models(repo: Path, api: Fake
     assert not (repo / "original.txt").exists()
     result = api.requests[1].messages[-1]["content"][0]
     assert result["is_error"] and "`command`" in json.dumps(result["content"]) and "Traceback" not in json.dumps(result)
+
+
+async def test_pre_tool_use_hooks_deny_or_allow_with_a_new_input(repo: Path, api: FakeMessagesAPI) -> None:
+    seen: list[dict[str, Any]] = []
+
+    async def guard(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append(hook_input)
+        command = hook_input["tool_input"]["command"]
+        if "rm " in command:
+            return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                           "permissionDecisionReason": "no deleting"}}
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                                       "updatedInput": {"command": command.replace("first", "second")}}}
+
+    (repo / "keep.txt").write_text("keep\n")
+    api.enqueue(reply(tool_use("run_shell", {"command": "rm keep.txt"}), tool_use("run_shell", {"command": "echo first > out.txt"}),
+                      tool_use("list_files", {"pattern": "*"})),
+                reply(text("Done.")))
+    messages = await run("go", options(repo, hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[guard])]}))
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.subtype == "success"
+    assert (repo / "keep.txt").exists() and (repo / "out.txt").read_text().strip() == "second"  # allowed: nobody asked
+    assert [s["tool_name"] for s in seen] == ["Bash", "Bash"]  # the matcher: list_files (Glob) is not Bash
+    assert seen[0]["hook_event_name"] == "PreToolUse" and seen[0]["session_id"] == result.session_id
+    assert seen[0]["tool_use_id"] and seen[0]["cwd"] == str(repo)
+    denied, ran, listed = api.requests[1].messages[-1]["content"]
+    assert denied["is_error"] and "no deleting" in json.dumps(denied["content"])
+    assert not ran.get("is_error") and not listed.get("is_error")
+    assert result.permission_denials and result.permission_denials[0]["tool_name"] == "run_shell"
+
+
+async def test_post_tool_use_hooks_add_to_what_the_model_gets(repo: Path, api: FakeMessagesAPI) -> None:
+    responses: list[Any] = []
+
+    async def note(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        responses.append(hook_input["tool_response"])
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "README is important"}}
+
+    api.enqueue(reply(tool_use("read_file", {"path": "README.md"})), reply(text("Noted.")))
+    messages = await run("read", options(repo, hooks={"PostToolUse": [HookMatcher(matcher="Read", hooks=[note])]}))
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].subtype == "success"
+    assert len(responses) == 1 and (repo / "README.md").read_text().splitlines()[0] in responses[0]
+    sent = json.dumps(api.requests[1].messages[-1]["content"][0]["content"])
+    assert "README is important" in sent

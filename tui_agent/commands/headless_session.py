@@ -18,6 +18,7 @@ from tui_agent.core.headless.control import ControlChannel
 if TYPE_CHECKING:
     from tui_agent.commands.claude_flags import ClaudeOptions
     from tui_agent.core.agent.loop import Agent
+    from tui_agent.core.headless.hooks import SdkHooks
     from tui_agent.core.mcp.hub import McpHub
 
 CLAUDE_STATUS = {"running": "connected", "starting": "pending", "untrusted": "disabled"}
@@ -30,8 +31,9 @@ class Approvals:
     model's input and not asked about again."""
 
     def __init__(self, printer: HeadlessPrinter, channel: ControlChannel | None, *, yes: bool, allow: list[str],
-                 options: ClaudeOptions) -> None:
+                 options: ClaudeOptions, hooks: SdkHooks | None = None) -> None:
         self.printer = printer
+        self.hooks = hooks
         self.channel = channel
         self.bypass = yes or options.bypass
         self.ask_caller = options.ask_caller and channel is not None
@@ -41,6 +43,9 @@ class Approvals:
         """Calls the caller allowed with an input of its own: their restart's approval is already given."""
 
     async def __call__(self, request: ApprovalRequest) -> bool:
+        approved = self.hooks.approved if self.hooks is not None else set()
+        if any(c["name"] == request.tool and "is_error" not in c and c["id"] in approved for c in self.printer.tool_calls):
+            return True  # a PreToolUse hook allowed this call
         if self.bypass or not self.ask_caller or self.channel is None:
             return bool(await self._flags(request))
         running = [c for c in self.printer.tool_calls if c["name"] == request.tool and "is_error" not in c]
@@ -102,6 +107,18 @@ class Session:
                        "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none", version,
                        getattr(agent.client, "max_tokens", 0))
 
+    def run_hooks(self, hooks: SdkHooks) -> None:
+        """The SDK's hooks around every tool call, their inputs carrying this session's fields."""
+        agent = self.agent
+
+        def base() -> dict[str, Any]:
+            return {"session_id": agent.session_id, "cwd": str(agent.project.root),
+                    "transcript_path": str(agent.project.sessions_dir / f"{agent.session_id}.jsonl"),
+                    "permission_mode": claude_mode(agent.permissions.mode, bypass=self.approvals.bypass)}
+
+        hooks.base = base
+        agent.executor.gate = hooks
+
     async def run(self, prompt: str, version: str) -> int:
         agent = self.agent
         before = dataclasses.replace(agent.usage)
@@ -153,15 +170,17 @@ class Session:
         return {"mcpServers": server_rows(*self.hubs)}
 
 
-def initialize_handler(warnings: list[str]) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
+def initialize_handler(warnings: list[str], hooks: SdkHooks) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
     """Claude Code's initialize response, with what tuiagent has of it (no slash commands, agents or models list);
-    hooks and agents the caller registers are not run, and a warning says so."""
+    the caller's PreToolUse/PostToolUse hooks are registered, its other hooks and its agents are not run (a warning
+    says so)."""
 
     async def answer(request: dict[str, Any]) -> dict[str, Any]:
-        for key in ("hooks", "agents"):
-            if request.get(key):
-                warnings.append(f"initialize: {key} from the SDK are not supported by tuiagent and are ignored")
+        warnings.extend(hooks.register(request.get("hooks")))
+        if request.get("agents"):
+            warnings.append("initialize: agents from the SDK are not supported by tuiagent and are ignored")
         return {"commands": [], "agents": [], "output_style": "default", "available_output_styles": ["default"],
-                "models": [], "account": {}, "pid": os.getpid()}
+                "models": [], "account": {}, "pid": os.getpid(), "hook_on_failure_supported": True,
+                "hooks_applied": True}
 
     return answer

@@ -18,6 +18,7 @@ from tui_agent.core.headless.claude_names import MODES
 if TYPE_CHECKING:
     from tui_agent.commands.headless_session import Approvals, Session
     from tui_agent.core.headless.control import ControlChannel
+    from tui_agent.core.headless.hooks import SdkHooks
     from tui_agent.core.mcp.config import ServerConfig
     from tui_agent.core.mcp.hub import McpHub
     from tui_agent.core.runtime import Runtime
@@ -86,6 +87,7 @@ async def run_headless(args: argparse.Namespace) -> int:
     from tui_agent.commands.headless_session import Approvals, initialize_handler
     from tui_agent.core.agent.sessions import SessionNotFound
     from tui_agent.core.headless.control import ControlChannel
+    from tui_agent.core.headless.hooks import SdkHooks
     from tui_agent.core.mcp.config import parse_mcp_config
     from tui_agent.core.project import ConfigError
 
@@ -106,11 +108,14 @@ async def run_headless(args: argparse.Namespace) -> int:
     printer.warnings.extend(options.warnings)
     printer.partial = options.partial_messages
     channel: ControlChannel | None = None
+    hooks: SdkHooks | None = None
     if args.input_format == "stream-json":
-        channel = ControlChannel(printer.emit, {"initialize": initialize_handler(printer.warnings)})
+        channel = ControlChannel(printer.emit)
+        hooks = SdkHooks(channel.request)
+        channel.handlers["initialize"] = initialize_handler(printer.warnings, hooks)
         channel.start(sys.stdin)
     try:
-        approvals = Approvals(printer, channel, yes=args.yes, allow=options.allow_rules, options=options)
+        approvals = Approvals(printer, channel, yes=args.yes, allow=options.allow_rules, options=options, hooks=hooks)
     except ValueError as error:  # RuleError: an --allow / --allowedTools rule that does not parse
         return fail(str(error), "usage")
     try:
@@ -128,6 +133,8 @@ async def run_headless(args: argparse.Namespace) -> int:
             return fail(str(runtime.model_error), "model")
         extra = await _given_servers(runtime, given, printer)
         session = _session(runtime, printer, approvals, options, extra)
+        if hooks is not None and hooks.events:
+            session.run_hooks(hooks)
         if channel is not None:
             channel.handlers.update(session.handlers())
             return await _stream_turns(session, channel, runtime)

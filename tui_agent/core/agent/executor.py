@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
 from tui_agent.core.agent.livecall import LiveCall
@@ -31,6 +31,15 @@ class InputReplaced(Exception):
         self.arguments = arguments
 
 
+class CallGate(Protocol):
+    """Consulted around every call (the Claude Agent SDK's PreToolUse / PostToolUse hooks): `before_call` returns the
+    arguments to run with or raises ToolFailure to refuse the call; `after_call` may change the output."""
+
+    async def before_call(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def after_call(self, context: ToolContext, arguments: dict[str, Any], output: ToolOutput) -> ToolOutput: ...
+
+
 class ToolExecutor:
     """Runs tool calls: built-ins, catalog tools (in the sandbox), providers' tools (MCP). `authored_names` is the
     agent's list of tools authored this session (newest last), kept up to date here; `builtins` and `providers` are
@@ -49,6 +58,7 @@ class ToolExecutor:
         self.catalog = catalog
         self.recipes = recipes
         self.changes = changes
+        self.gate: CallGate | None = None
 
     async def answer_calls(self, reply: ModelReply, answered: list[dict[str, Any]],
                             outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
@@ -100,10 +110,14 @@ class ToolExecutor:
                                   "send it again, shorter")
             if bad_input:
                 raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
+            if self.gate is not None:
+                arguments = await self.gate.before_call(context, arguments)
             try:
-                return await self.dispatch(context, name, arguments)
+                output = await self.dispatch(context, name, arguments)
             except InputReplaced as replaced:
-                return await self.dispatch(context, name, replaced.arguments)
+                arguments = replaced.arguments
+                output = await self.dispatch(context, name, arguments)
+            return output if self.gate is None else await self.gate.after_call(context, arguments, output)
         except ToolFailure as failure:
             return ToolOutput(str(failure), is_error=True)
         except SandboxUnavailable as error:  # e.g. bubblewrap refused to start: the person must see it too
