@@ -165,7 +165,6 @@ def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, o
 
     from tui_agent.commands.headless_session import Session
     from tui_agent.core.headless.shaping import shape
-    from tui_agent.core.mcp.sampling import offer_sampling
 
     from tui_agent.core.agent.model import ModelClient
 
@@ -180,7 +179,10 @@ def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, o
     shape(agent, system_prompt=options.system_prompt, append=options.append_system_prompt, hidden=options.hidden)
     if options.max_turns is not None:
         agent.settings = dataclasses.replace(agent.settings, max_turns=options.max_turns)
-    offer_sampling(agent, runtime.mcp, extra)
+    if any(hub is not None and hub.connections for hub in (runtime.mcp, extra)):  # (imports the MCP types)
+        from tui_agent.core.mcp.sampling import offer_sampling
+
+        offer_sampling(agent, runtime.mcp, extra)
     return Session(agent, printer, approvals, (runtime.mcp, extra))
 
 
