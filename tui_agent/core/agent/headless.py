@@ -117,12 +117,11 @@ class HeadlessPrinter:
             self._print_text(event)
 
     def stream_event(self, event: Any) -> None:
-        """The model client's listener: every raw API stream event, as it arrives."""
-        kind = getattr(event, "type", "")
+        """The model client's listener: every raw API stream event (an `anthropic` SDK model), as it arrives."""
         partial = self.partial and self.format == "stream-json"
-        if not partial and kind not in USAGE_EVENTS:
+        if not partial and event.type not in USAGE_EVENTS:
             return
-        raw: dict[str, Any] = event.to_dict(mode="json") if hasattr(event, "to_dict") else {"type": kind}
+        raw: dict[str, Any] = event.to_dict(mode="json")  # as the API sent it (the SDK's models keep unset fields out)
         self.replies.feed(raw)
         if partial:
             self.emit({"type": "stream_event", "uuid": new_uuid(), "session_id": self._info.session_id if self._info else "",
