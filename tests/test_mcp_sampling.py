@@ -43,7 +43,7 @@ def test_an_approved_sampling_request_is_answered_by_the_sessions_model(repo: Pa
     done = tuiagent(repo, "-p", "ask", "--output-format", "stream-json", "--mcp-config", config(tmp_path), "--yes")
     assert done.returncode == 0, done.stderr
     lines = lines_of(done.stdout)
-    assert lines[-1]["result"] == "It is blue."
+    assert lines[-1]["result"] == "It is blue." and lines[-1]["num_turns"] == 3  # the sampling request counts
     assert [line["message"]["content"][0]["type"] for line in lines if line["type"] == "assistant"] == ["tool_use", "text"]
     sampling = api.requests[1].body
     assert sampling["system"] == [{"type": "text", "text": "Answer in one word."}] and sampling["max_tokens"] == 50

@@ -4,7 +4,8 @@ Every server is offered sampling; each request is an `mcp` approval of the tool 
 name), so the TUI asks the person, and a headless run declines unless `--yes`, `--allow mcp_sampling` (or
 `mcp_sampling(SERVER)`) or the SDK's `can_use_tool` allows it. The request goes to the configured model with the
 server's messages (text and images), its system prompt and at most its `maxTokens`; the model preferences, context
-inclusion, temperature and stop sequences are not applied, and tools in a sampling request are refused.
+inclusion, temperature and stop sequences are not applied, and tools in a sampling request are refused. Its tokens
+and cost count in the session's usage (a model request of its own).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from tui_agent.core.agent.loop import Agent
     from tui_agent.core.agent.model import ModelClient
     from tui_agent.core.agent.permissions import Permissions
+    from tui_agent.core.agent.pricing import RequestUsage
     from tui_agent.core.mcp.hub import McpHub
 
 Sampler = Callable[[str, types.CreateMessageRequestParams], Awaitable["types.CreateMessageResult | types.ErrorData"]]
@@ -61,8 +63,10 @@ def _shown(messages: list[dict[str, Any]], system: str | None) -> str:
     return "\n".join(lines)
 
 
-def model_sampler(client: ModelClient, permissions: Permissions) -> Sampler:
-    """Answers sampling requests with `client`'s model, each approved first (module docstring)."""
+def model_sampler(client: ModelClient, permissions: Permissions,
+                  on_usage: Callable[[RequestUsage], None] | None = None) -> Sampler:
+    """Answers sampling requests with `client`'s model, each approved first (module docstring); `on_usage` gets
+    each answered request's usage (the session counts it)."""
 
     async def sample(server: str, params: types.CreateMessageRequestParams) -> types.CreateMessageResult | types.ErrorData:
         if params.tools:
@@ -89,6 +93,8 @@ def model_sampler(client: ModelClient, permissions: Permissions) -> Sampler:
             return types.ErrorData(code=types.INTERNAL_ERROR, message=f"the model request failed: {error.message}")
         if reply is None:
             return types.ErrorData(code=types.INTERNAL_ERROR, message="the model gave no reply")
+        if on_usage is not None:
+            on_usage(reply.usage)
         return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text=reply.text),
                                          model=client.model, stop_reason=STOP_REASONS.get(reply.stop_reason, reply.stop_reason))
 
@@ -101,7 +107,7 @@ def offer_sampling(agent: Agent, *hubs: McpHub | None) -> None:
     from tui_agent.core.agent.model import ModelClient
 
     if isinstance(agent.client, ModelClient):
-        sampler = model_sampler(agent.client, agent.permissions)
+        sampler = model_sampler(agent.client, agent.permissions, lambda usage: agent.usage.add(usage))
         for hub in hubs:
             if hub is not None:
                 hub.set_sampling(sampler)
