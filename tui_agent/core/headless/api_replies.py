@@ -93,8 +93,9 @@ def message_usage(sent: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_usage(totals: UsageTotals, replies: list[ApiReply]) -> dict[str, Any]:
-    """The result line's `usage`: the run's token totals, the cache writes and server tool uses summed over its
-    replies, and the newest reported tier, speed, region and iterations (as Claude Code accumulates them)."""
+    """The result line's `usage`: the run's token totals (MCP sampling requests included), the 1-hour cache writes
+    and server tool uses summed over its replies, and the newest reported tier, speed, region and iterations (as
+    Claude Code accumulates them)."""
     shaped = [message_usage(reply.usage) for reply in replies]
     cache = {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
     server = {"web_search_requests": 0, "web_fetch_requests": 0}
@@ -103,8 +104,8 @@ def run_usage(totals: UsageTotals, replies: list[ApiReply]) -> dict[str, Any]:
             cache[key] += _count(usage["cache_creation"], key)
         for key in server:
             server[key] += _count(usage["server_tool_use"], key)
-    if not shaped:  # no reply of the API's (a scripted model): tuiagent's own counts, written with 5-minute TTLs
-        cache["ephemeral_5m_input_tokens"] = totals.cache_write_tokens
+    # the cache writes the replies did not say were 1-hour ones (or a model not the API's) were 5-minute writes
+    cache["ephemeral_5m_input_tokens"] = max(0, totals.cache_write_tokens - cache["ephemeral_1h_input_tokens"])
     result: dict[str, Any] = {**api_usage(totals), "cache_creation": cache, "server_tool_use": server}
     for key, default in DEFAULTS.items():
         result[key] = next((reply.usage[key] for reply in reversed(replies) if reply.usage.get(key) is not None), default)
