@@ -1,5 +1,6 @@
 """The official Claude Agent SDK against tuiagent (as its CLI) and tests/fake_api: the API's own message ids and usage
-in the assistant and result lines, every usage field Claude Code's types require, and partial messages."""
+in the assistant and result lines, every usage field Claude Code's types require, partial messages, can_use_tool's
+updated input, and the SDK's hooks (PreToolUse, PostToolUse, UserPromptSubmit, Stop)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ import pytest
 
 pytest.importorskip("claude_agent_sdk")
 from anthropic.types.beta import BetaMessage  # noqa: E402
-from claude_agent_sdk import AssistantMessage, HookMatcher, PermissionResultAllow, ResultMessage, StreamEvent  # noqa: E402
+from claude_agent_sdk import (  # noqa: E402
+    AssistantMessage, HookMatcher, PermissionResultAllow, ResultError, ResultMessage, StreamEvent, query,
+)
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use  # noqa: E402
-from tests.test_claude_agent_sdk import CLI, options, run  # noqa: E402
+from tests.test_claude_agent_sdk import CLI, one, options, run  # noqa: E402
 
 FAKE_API_ID = re.compile(r"msg_\d{6}$")  # tests/fake_api's ids; tuiagent's own would be msg_ + 24 hex digits
 REQUIRED_USAGE = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
@@ -160,3 +163,40 @@ async def test_post_tool_use_hooks_add_to_what_the_model_gets(repo: Path, api: F
     assert len(responses) == 1 and (repo / "README.md").read_text().splitlines()[0] in responses[0]
     sent = json.dumps(api.requests[1].messages[-1]["content"][0]["content"])
     assert "README is important" in sent
+
+
+async def test_user_prompt_submit_hooks_add_context_or_block_the_prompt(repo: Path, api: FakeMessagesAPI) -> None:
+    async def add(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        assert hook_input["hook_event_name"] == "UserPromptSubmit" and hook_input["prompt"] == "what day is it?"
+        return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "Today is Tuesday."}}
+
+    api.enqueue(reply(text("Tuesday.")))
+    messages = await run("what day is it?", options(repo, hooks={"UserPromptSubmit": [HookMatcher(hooks=[add])]}))
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "Tuesday."
+    assert api.requests[0].messages[0]["content"][0]["text"] == "what day is it?\n\nToday is Tuesday."
+
+    async def block(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        return {"decision": "block", "reason": "no secrets in prompts"}
+
+    seen: list[Any] = []
+    with pytest.raises(ResultError, match="no secrets in prompts"):
+        async for message in query(prompt=one("my password is hunter2"),
+                                   options=options(repo, hooks={"UserPromptSubmit": [HookMatcher(hooks=[block])]})):
+            seen.append(message)
+    assert isinstance(seen[-1], ResultMessage) and seen[-1].is_error
+    assert len(api.requests) == 1  # the blocked prompt never reached the model
+
+
+async def test_a_stop_hook_that_blocks_makes_the_turn_go_on(repo: Path, api: FakeMessagesAPI) -> None:
+    active: list[bool] = []
+
+    async def not_yet(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        active.append(hook_input["stop_hook_active"])
+        return {} if hook_input["stop_hook_active"] else {"decision": "block", "reason": "Run the tests too."}
+
+    api.enqueue(reply(text("Done.")), reply(text("Tests pass.")))
+    messages = await run("fix it", options(repo, hooks={"Stop": [HookMatcher(hooks=[not_yet])]}))
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.subtype == "success" and result.result == "Tests pass."
+    assert active == [False, True]
+    assert api.requests[1].messages[-1]["content"][0]["text"] == "Run the tests too."

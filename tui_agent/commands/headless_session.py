@@ -12,6 +12,7 @@ from tui_agent.core.agent.executor import InputReplaced
 from tui_agent.core.agent.headless import HeadlessPrinter, RunInfo
 from tui_agent.core.agent.permissions import ApprovalRequest, flag_approver
 from tui_agent.core.agent.toolbase import ToolFailure
+from tui_agent.core.events import TurnFailed
 from tui_agent.core.headless.claude_names import MODES, claude_mode, claude_tool
 from tui_agent.core.headless.control import ControlChannel
 
@@ -98,6 +99,7 @@ class Session:
     approvals: Approvals
     hubs: tuple[McpHub | None, ...]
     edited: Callable[[], Awaitable[list[str] | None]] | None = None
+    hooks: SdkHooks | None = None
     _turn: asyncio.Task[None] | None = None
 
     def info(self, tools: list[str], version: str) -> RunInfo:
@@ -118,6 +120,7 @@ class Session:
 
         hooks.base = base
         agent.executor.gate = hooks
+        self.hooks = hooks
 
     async def run(self, prompt: str, version: str) -> int:
         agent = self.agent
@@ -140,8 +143,22 @@ class Session:
                                    session_usage=agent.usage, edited_files=edited)
 
     async def _consume(self, prompt: str) -> None:
-        async for event in self.agent.run_turn(prompt):
-            self.printer.handle(event)
+        """The prompt's turn (after the UserPromptSubmit hooks), and the turns a Stop hook asks for after it."""
+        hooks = self.hooks
+        if hooks is not None:
+            prompt, blocked = await hooks.prompt_submitted(prompt)
+            if blocked is not None:
+                self.printer.handle(TurnFailed(f"a UserPromptSubmit hook blocked the prompt: {blocked}", kind="hook_blocked"))
+                return
+        for again in [False] + [True] * max(0, self.agent.settings.max_turns - 1):
+            async for event in self.agent.run_turn(prompt):
+                self.printer.handle(event)
+            if hooks is None or not self.printer.finished or self.printer.error is not None:
+                return
+            reason = await hooks.go_on(again)
+            if reason is None:
+                return
+            prompt = reason
 
     # control requests -----------------------------------------------------------------------------
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]]:

@@ -3,9 +3,11 @@
 PreToolUse (before every call: `permissionDecision` deny refuses the call, allow approves it without asking, ask
 leaves it to the permission rules; `updatedInput` replaces the input, checked like the model's) and PostToolUse
 (after a call that returned: `additionalContext`, a `decision: "block"` reason, or `updatedToolOutput` reach the
-model with the result) are run. A hook that fails or times out is passed over, unless its matcher says
-`onFailure: "block"` (then the call is refused). `continue: false` and `systemMessage` are not acted on; other hook
-events are named in a warning and not run.
+model with the result), UserPromptSubmit (`decision: "block"` keeps the prompt from running; `additionalContext`
+is added after it) and Stop (`decision: "block"` with a reason: the turn goes on with the reason as the next
+prompt, at most max_turns times). A hook that fails or times out is passed over, unless its matcher says
+`onFailure: "block"` (then the call or prompt is refused). `continue: false` and `systemMessage` are not acted on;
+other hook events are named in a warning and not run.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from tui_agent.core.agent.toolbase import ToolContext, ToolFailure, ToolOutput
 from tui_agent.core.events import ApprovalDenied
 from tui_agent.core.headless.claude_names import claude_tool
 
-SUPPORTED = ("PreToolUse", "PostToolUse")
+SUPPORTED = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop")
 DEFAULT_TIMEOUT_S = 60.0
 Requester = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -84,19 +86,21 @@ class SdkHooks:
             if event in SUPPORTED:
                 self.events[event] = _matchers(entries)
             else:
-                warnings.append(f"initialize: the SDK's {event} hooks are not run by tuiagent (it runs PreToolUse "
-                                "and PostToolUse hooks)")
+                warnings.append(f"initialize: the SDK's {event} hooks are not run by tuiagent (it runs "
+                                f"{', '.join(SUPPORTED)} hooks)")
         return warnings
 
-    async def _run(self, event: str, tool: str, payload: dict[str, Any], call_id: str) -> list[dict[str, Any]]:
-        """Every matching callback's answer, in order; a failed one is {} or, with onFailure block, a deny."""
+    async def _run(self, event: str, payload: dict[str, Any], tool: str | None = None,
+                   call_id: str | None = None) -> list[dict[str, Any]]:
+        """Every matching callback's answer, in order (a tool event's matchers name tools; the others match always);
+        a failed one is left out or, with onFailure block, a deny / block."""
         answers: list[dict[str, Any]] = []
+        named = {"tool_name": claude_tool(tool), "tool_use_id": call_id} if tool is not None else {}
         for matcher in self.events.get(event, []):
-            if not matcher.matches(tool):
+            if tool is not None and not matcher.matches(tool):
                 continue
             for callback_id in matcher.callback_ids:
-                hook_input = {**self.base(), "hook_event_name": event, "tool_name": claude_tool(tool), **payload,
-                              "tool_use_id": call_id}
+                hook_input = {**self.base(), "hook_event_name": event, **payload, **named}
                 try:
                     answer = await asyncio.wait_for(self.request({
                         "subtype": "hook_callback", "callback_id": callback_id, "input": hook_input,
@@ -104,13 +108,33 @@ class SdkHooks:
                 except (RuntimeError, EOFError, TimeoutError) as error:
                     if not matcher.blocks_on_failure:
                         continue
-                    answer = {"hookSpecificOutput": {"permissionDecision": "deny",
-                                                     "permissionDecisionReason": f"the {event} hook failed ({error or 'timed out'})"}}
+                    reason = f"the {event} hook failed ({error or 'timed out'})"
+                    answer = {"decision": "block", "reason": reason,
+                              "hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": reason}}
                 answers.append(answer if isinstance(answer, dict) else {})
         return answers
 
+    async def prompt_submitted(self, prompt: str) -> tuple[str, str | None]:
+        """UserPromptSubmit: the prompt (with each hook's `additionalContext` after it), and the reason when a hook
+        blocked it (`decision: "block"`: the prompt is not run)."""
+        for answer in await self._run("UserPromptSubmit", {"prompt": prompt}):
+            if answer.get("decision") == "block":
+                return prompt, str(answer.get("reason") or "a UserPromptSubmit hook blocked the prompt")
+            context = _specific(answer).get("additionalContext")
+            if context:
+                prompt = f"{prompt}\n\n{context}"
+        return prompt, None
+
+    async def go_on(self, again: bool) -> str | None:
+        """Stop, when a turn ends: the reason to go on when a hook blocks the stop (`decision: "block"`), else None.
+        `again`: this turn was itself a Stop hook's continuation (`stop_hook_active`)."""
+        for answer in await self._run("Stop", {"stop_hook_active": again}):
+            if answer.get("decision") == "block" and answer.get("reason"):
+                return str(answer["reason"])
+        return None
+
     async def before_call(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-        answers = await self._run("PreToolUse", context.tool_name, {"tool_input": arguments}, context.call_id)
+        answers = await self._run("PreToolUse", {"tool_input": arguments}, context.tool_name, context.call_id)
         for answer in answers:
             specific = _specific(answer)
             decision = specific.get("permissionDecision") or {"block": "deny", "approve": "allow"}.get(str(answer.get("decision")))
@@ -131,8 +155,8 @@ class SdkHooks:
 
     async def after_call(self, context: ToolContext, arguments: dict[str, Any], output: ToolOutput) -> ToolOutput:
         self.approved.discard(context.call_id)
-        answers = await self._run("PostToolUse", context.tool_name,
-                                  {"tool_input": arguments, "tool_response": output.text}, context.call_id)
+        answers = await self._run("PostToolUse", {"tool_input": arguments, "tool_response": output.text},
+                                  context.tool_name, context.call_id)
         text, notes = output.text, []
         for answer in answers:
             specific = _specific(answer)
