@@ -8,7 +8,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from tui_agent.core.agent.executor import InputReplaced
+from tui_agent.core.agent.callgate import InputReplaced
 from tui_agent.core.agent.headless import HeadlessPrinter, RunInfo
 from tui_agent.core.agent.permissions import ApprovalRequest, flag_approver
 from tui_agent.core.agent.toolbase import ToolFailure

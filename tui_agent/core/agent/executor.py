@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Protocol
+from typing import Any
 
+from tui_agent.core.agent.callgate import CallGate, InputReplaced
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
 from tui_agent.core.agent.livecall import LiveCall
 from tui_agent.core.agent.model import ModelReply
@@ -20,24 +21,6 @@ from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, ToolCallF
 from tui_agent.core.project import Project
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
 from tui_agent.core.sandbox.policy import SandboxUnavailable
-
-
-class InputReplaced(Exception):
-    """Raised by an approval callback whose approver allowed the call with another input (the Claude Agent SDK's
-    `updatedInput`): the call starts again with `arguments`, checked like the model's input."""
-
-    def __init__(self, arguments: dict[str, Any]) -> None:
-        super().__init__("the approver replaced the call's input")
-        self.arguments = arguments
-
-
-class CallGate(Protocol):
-    """Consulted around every call (the Claude Agent SDK's PreToolUse / PostToolUse hooks): `before_call` returns the
-    arguments to run with or raises ToolFailure to refuse the call; `after_call` may change the output."""
-
-    async def before_call(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]: ...
-
-    async def after_call(self, context: ToolContext, arguments: dict[str, Any], output: ToolOutput) -> ToolOutput: ...
 
 
 class ToolExecutor:
