@@ -84,7 +84,7 @@ def test_the_prompt_comes_from_stdin_and_compatibility_flags_are_named(repo: Pat
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert api.requests[0].messages[0]["content"][0]["text"] == "a prompt\nover two lines\n"
-    assert "--include-partial-messages is accepted for Claude Code compatibility and ignored" in result["warnings"]
+    assert "--include-partial-messages only applies to --output-format stream-json; ignored" in result["warnings"]
     assert any(warning.startswith("--setting-sources") for warning in result["warnings"])
 
 

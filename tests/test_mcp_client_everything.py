@@ -1,6 +1,7 @@
 """The session's MCP client against `@modelcontextprotocol/server-everything` (the strictest reference server, run
 with npx): images reach the model as image blocks, resources as text, roots are the project, elicitation is
-declined, and a tool that runs only as a task is not offered."""
+declined, a tool that runs only as a task is not offered, and sampling is answered by the session's model once
+approved (the TUI asks the person)."""
 
 from __future__ import annotations
 
@@ -108,3 +109,62 @@ async def test_the_tui_asks_the_person_when_a_server_elicits(repo: Path, monkeyp
         await pilot.press("escape")
         declined = await asyncio.wait_for(call, 30)
         assert "decline" in declined.text.lower(), declined.text
+
+
+@pytest.mark.timeout(300)
+async def test_server_everything_samples_with_the_sessions_model_once_approved(repo: Path) -> None:
+    """Offered sampling, server-everything registers its sampling tool; the request it sends from inside the call
+    is asked about, then answered by the session's model."""
+    from tui_agent.core.agent.permissions import ApprovalRequest
+    from tui_agent.core.mcp.sampling import offer_sampling
+
+    asked: list[ApprovalRequest] = []
+
+    async def approve(request: ApprovalRequest) -> bool:
+        asked.append(request)
+        return True
+
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"everything": EVERYTHING}}))
+    assert cli(repo, "mcp", "trust", "--all").returncode == 0
+    with FakeMessagesAPI() as api:
+        async with agent_runtime(repo, api, approve=approve) as runtime:
+            await ready(runtime)
+            assert runtime.agent is not None
+            offer_sampling(runtime.agent, runtime.mcp)
+            api.enqueue(reply(tool_use(api_name("trigger-sampling-request"), {"prompt": "say hi", "maxTokens": 20})),
+                        reply(text("hi there")), reply(text("done")))
+            events = await run_turn(runtime, "sample")
+    assert api_name("trigger-sampling-request") in api.requests[0].tool_names
+    sampling = api.requests[1].body
+    assert sampling["max_tokens"] == 20 and sampling["system"][0]["text"] == "You are a helpful test server."
+    assert "say hi" in sampling["messages"][0]["content"][0]["text"] and not sampling.get("tools")
+    assert [request.tool for request in asked][-1] == "mcp_sampling" and asked[-1].subject == "everything"
+    result = results(events)[api_name("trigger-sampling-request")]
+    assert not result.is_error and "hi there" in result.result and "endTurn" in result.result
+
+
+@pytest.mark.timeout(300)
+async def test_the_tui_asks_the_person_before_a_server_samples(repo: Path, api: FakeMessagesAPI) -> None:
+    from tests.ui_support import SIZE, make_app, ready as app_ready, wait_until
+    from tui_agent.ui.screens.approval import ApprovalScreen
+
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"everything": EVERYTHING}}))
+    assert cli(repo, "mcp", "trust", "--all").returncode == 0
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await app_ready(pilot)
+        await ready(app.runtime)
+        api.enqueue(reply(text("hi there")))
+        arguments = {"prompt": "say hi", "maxTokens": 20}
+        call = asyncio.get_running_loop().create_task(app.runtime.mcp.call(api_name("trigger-sampling-request"), arguments))
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="the approval")
+        await pilot.press("y")
+        outcome = await asyncio.wait_for(call, 30)
+        assert "hi there" in outcome.text and not outcome.is_error, outcome.text
+
+        call = asyncio.get_running_loop().create_task(app.runtime.mcp.call(api_name("trigger-sampling-request"), arguments))
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="the approval again")
+        await pilot.press("n")
+        declined = await asyncio.wait_for(call, 30)
+        assert declined.is_error and "declined" in declined.text, declined.text
+    assert len(api.requests) == 1 and api.requests[0].body["max_tokens"] == 20

@@ -14,7 +14,7 @@ STDIN_PROMPT = "\0stdin"
 IGNORED_WITH_VALUE = ("--setting-sources", "--settings", "--add-dir", "--session-id", "--max-budget-usd",
                       "--fallback-model", "--betas", "--max-thinking-tokens", "--thinking-display",
                       "--tools", "--task-budget", "--json-schema", "--plugin-dir", "--resume-session-at")
-IGNORED_SWITCHES = ("--include-partial-messages", "--include-hook-events", "--fork-session", "--strict-mcp-config",
+IGNORED_SWITCHES = ("--include-hook-events", "--fork-session", "--strict-mcp-config",
                     "--session-mirror", "--dangerously-skip-permissions")
 """Accepted so a Claude Code caller starts, and named in a warning: tuiagent does not act on them (yet)."""
 
@@ -55,6 +55,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                             help="tools the model is not offered (Claude Code or tuiagent names)" if flag == "--disallowedTools" else argparse.SUPPRESS)
     parser.add_argument("--mcp-config", action="append", default=[], metavar="JSON_OR_FILE",
                         help='more MCP servers for this run: {"mcpServers": {name: {command, args, env}}}')
+    parser.add_argument("--include-partial-messages", action="store_true",
+                        help="stream-json: also print each raw API stream event as a `stream_event` line")
     parser.add_argument("--permission-prompt-tool", metavar="stdio",
                         help="stdio: ask the stream-json caller (can_use_tool control requests) instead of denying")
     parser.set_defaults(ignored_flags=[])
@@ -76,6 +78,7 @@ class ClaudeOptions:
     system_prompt: str | None = None
     append_system_prompt: str = ""
     max_turns: int | None = None
+    partial_messages: bool = False
     warnings: list[str] = field(default_factory=list)
 
 
@@ -94,6 +97,8 @@ def translate(args: argparse.Namespace) -> ClaudeOptions:
     if args.system_prompt_file:
         system_prompt = Path(args.system_prompt_file).read_text(encoding="utf-8")
     warnings = [f"{flag} is accepted for Claude Code compatibility and ignored" for flag in dict.fromkeys(args.ignored_flags)]
+    if args.include_partial_messages and args.output_format != "stream-json":
+        warnings.append("--include-partial-messages only applies to --output-format stream-json; ignored")
     rules = [translate_rule(rule) for rule in split_tool_list(args.allowed_tools)]
     disallowed = split_tool_list(args.disallowed_tools)
     warnings += [f"--disallowedTools {name}: a pattern disallows nothing (tuiagent has no deny rules; name the whole "
@@ -104,4 +109,5 @@ def translate(args: argparse.Namespace) -> ClaudeOptions:
         allow_rules=[*args.allow, *rules],
         hidden=frozenset(our_tool(name) for name in disallowed if "(" not in name),
         system_prompt=system_prompt or None, append_system_prompt=args.append_system_prompt or "",
-        max_turns=args.max_turns, warnings=warnings)
+        max_turns=args.max_turns, partial_messages=args.include_partial_messages and args.output_format == "stream-json",
+        warnings=warnings)

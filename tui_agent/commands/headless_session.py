@@ -8,14 +8,18 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from tui_agent.core.agent.callgate import InputReplaced
 from tui_agent.core.agent.headless import HeadlessPrinter, RunInfo
 from tui_agent.core.agent.permissions import ApprovalRequest, flag_approver
+from tui_agent.core.agent.toolbase import ToolFailure
+from tui_agent.core.events import TurnFailed
 from tui_agent.core.headless.claude_names import MODES, claude_mode, claude_tool
 from tui_agent.core.headless.control import ControlChannel
 
 if TYPE_CHECKING:
     from tui_agent.commands.claude_flags import ClaudeOptions
     from tui_agent.core.agent.loop import Agent
+    from tui_agent.core.headless.hooks import SdkHooks
     from tui_agent.core.mcp.hub import McpHub
 
 CLAUDE_STATUS = {"running": "connected", "starting": "pending", "untrusted": "disabled"}
@@ -23,22 +27,34 @@ CLAUDE_STATUS = {"running": "connected", "starting": "pending", "untrusted": "di
 
 class Approvals:
     """The approval callback: --yes / bypassPermissions approve; with --permission-prompt-tool stdio the caller is
-    asked (a can_use_tool control request, with the tool's Claude Code name and its input); else the flag rules."""
+    asked (a can_use_tool control request, with the tool's Claude Code name and its input); else the flag rules.
+    An allow with another input (`updatedInput`) restarts the call with that input (InputReplaced), checked like the
+    model's input and not asked about again."""
 
     def __init__(self, printer: HeadlessPrinter, channel: ControlChannel | None, *, yes: bool, allow: list[str],
-                 options: ClaudeOptions) -> None:
+                 options: ClaudeOptions, hooks: SdkHooks | None = None) -> None:
         self.printer = printer
+        self.hooks = hooks
         self.channel = channel
         self.bypass = yes or options.bypass
         self.ask_caller = options.ask_caller and channel is not None
         self._flags = flag_approver(yes=self.bypass, allowed_tools=allow)
         self._asked: set[str] = set()
+        self._replaced: set[str] = set()
+        """Calls the caller allowed with an input of its own: their restart's approval is already given."""
 
     async def __call__(self, request: ApprovalRequest) -> bool:
+        approved = self.hooks.approved if self.hooks is not None else set()
+        if any(c["name"] == request.tool and "is_error" not in c and c["id"] in approved for c in self.printer.tool_calls):
+            return True  # a PreToolUse hook allowed this call
         if self.bypass or not self.ask_caller or self.channel is None:
             return bool(await self._flags(request))
-        call = next((c for c in self.printer.tool_calls
-                     if c["name"] == request.tool and "is_error" not in c and c["id"] not in self._asked), None)
+        running = [c for c in self.printer.tool_calls if c["name"] == request.tool and "is_error" not in c]
+        restarted = next((c for c in running if c["id"] in self._replaced), None)
+        if restarted is not None:
+            self._replaced.discard(restarted["id"])
+            return True
+        call = next((c for c in running if c["id"] not in self._asked), None)
         if call is not None:
             self._asked.add(call["id"])
         try:
@@ -49,7 +65,17 @@ class Approvals:
                 "description": request.detail[:4000], "decision_reason": f"tuiagent asks before a {request.kind} call"})
         except (RuntimeError, EOFError):  # the caller failed to answer, or is gone: not approved
             return False
-        return answer.get("behavior") == "allow"
+        if answer.get("behavior") != "allow":
+            return False
+        updated = answer.get("updatedInput")
+        if call is not None and updated is not None and updated != call["input"]:
+            if not isinstance(updated, dict):
+                raise ToolFailure(f"the caller allowed this call with an input that is not a JSON object ({updated!r}); "
+                                  "nothing was run")
+            self._replaced.add(call["id"])
+            call.update(input=updated, input_replaced=True)
+            raise InputReplaced(updated)
+        return True
 
 
 def server_rows(*hubs: McpHub | None) -> list[dict[str, str]]:
@@ -73,6 +99,7 @@ class Session:
     approvals: Approvals
     hubs: tuple[McpHub | None, ...]
     edited: Callable[[], Awaitable[list[str] | None]] | None = None
+    hooks: SdkHooks | None = None
     _turn: asyncio.Task[None] | None = None
 
     def info(self, tools: list[str], version: str) -> RunInfo:
@@ -81,6 +108,19 @@ class Session:
                        claude_mode(agent.permissions.mode, bypass=self.approvals.bypass), server_rows(*self.hubs),
                        "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none", version,
                        getattr(agent.client, "max_tokens", 0))
+
+    def run_hooks(self, hooks: SdkHooks) -> None:
+        """The SDK's hooks around every tool call, their inputs carrying this session's fields."""
+        agent = self.agent
+
+        def base() -> dict[str, Any]:
+            return {"session_id": agent.session_id, "cwd": str(agent.project.root),
+                    "transcript_path": str(agent.project.sessions_dir / f"{agent.session_id}.jsonl"),
+                    "permission_mode": claude_mode(agent.permissions.mode, bypass=self.approvals.bypass)}
+
+        hooks.base = base
+        agent.executor.gate = hooks
+        self.hooks = hooks
 
     async def run(self, prompt: str, version: str) -> int:
         agent = self.agent
@@ -103,8 +143,22 @@ class Session:
                                    session_usage=agent.usage, edited_files=edited)
 
     async def _consume(self, prompt: str) -> None:
-        async for event in self.agent.run_turn(prompt):
-            self.printer.handle(event)
+        """The prompt's turn (after the UserPromptSubmit hooks), and the turns a Stop hook asks for after it."""
+        hooks = self.hooks
+        if hooks is not None:
+            prompt, blocked = await hooks.prompt_submitted(prompt)
+            if blocked is not None:
+                self.printer.handle(TurnFailed(f"a UserPromptSubmit hook blocked the prompt: {blocked}", kind="hook_blocked"))
+                return
+        for again in [False] + [True] * max(0, self.agent.settings.max_turns - 1):
+            async for event in self.agent.run_turn(prompt):
+                self.printer.handle(event)
+            if hooks is None or not self.printer.finished or self.printer.error is not None:
+                return
+            reason = await hooks.go_on(again)
+            if reason is None:
+                return
+            prompt = reason
 
     # control requests -----------------------------------------------------------------------------
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]]:
@@ -133,15 +187,17 @@ class Session:
         return {"mcpServers": server_rows(*self.hubs)}
 
 
-def initialize_handler(warnings: list[str]) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
+def initialize_handler(warnings: list[str], hooks: SdkHooks) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
     """Claude Code's initialize response, with what tuiagent has of it (no slash commands, agents or models list);
-    hooks and agents the caller registers are not run, and a warning says so."""
+    the caller's PreToolUse/PostToolUse hooks are registered, its other hooks and its agents are not run (a warning
+    says so)."""
 
     async def answer(request: dict[str, Any]) -> dict[str, Any]:
-        for key in ("hooks", "agents"):
-            if request.get(key):
-                warnings.append(f"initialize: {key} from the SDK are not supported by tuiagent and are ignored")
+        warnings.extend(hooks.register(request.get("hooks")))
+        if request.get("agents"):
+            warnings.append("initialize: agents from the SDK are not supported by tuiagent and are ignored")
         return {"commands": [], "agents": [], "output_style": "default", "available_output_styles": ["default"],
-                "models": [], "account": {}, "pid": os.getpid()}
+                "models": [], "account": {}, "pid": os.getpid(), "hook_on_failure_supported": True,
+                "hooks_applied": True}
 
     return answer

@@ -17,6 +17,7 @@ from tui_agent.core.headless.claude_names import MODES
 if TYPE_CHECKING:
     from tui_agent.commands.headless_session import Approvals, Session
     from tui_agent.core.headless.control import ControlChannel
+    from tui_agent.core.headless.hooks import SdkHooks
     from tui_agent.core.mcp.config import ServerConfig
     from tui_agent.core.mcp.hub import McpHub
     from tui_agent.core.runtime import Runtime
@@ -80,6 +81,7 @@ async def run_headless(args: argparse.Namespace) -> int:
     from tui_agent.commands.headless_session import Approvals, initialize_handler
     from tui_agent.core.agent.sessions import SessionNotFound
     from tui_agent.core.headless.control import ControlChannel
+    from tui_agent.core.headless.hooks import SdkHooks
     from tui_agent.core.mcp.config import parse_mcp_config
     from tui_agent.core.project import ConfigError
 
@@ -98,12 +100,16 @@ async def run_headless(args: argparse.Namespace) -> int:
         return fail(str(error), "usage")
     printer = HeadlessPrinter(args.output_format, sys.stdout, sys.stderr)
     printer.warnings.extend(options.warnings)
+    printer.partial = options.partial_messages
     channel: ControlChannel | None = None
+    hooks: SdkHooks | None = None
     if args.input_format == "stream-json":
-        channel = ControlChannel(printer.emit, {"initialize": initialize_handler(printer.warnings)})
+        channel = ControlChannel(printer.emit)
+        hooks = SdkHooks(channel.request)
+        channel.handlers["initialize"] = initialize_handler(printer.warnings, hooks)
         channel.start(sys.stdin)
     try:
-        approvals = Approvals(printer, channel, yes=args.yes, allow=options.allow_rules, options=options)
+        approvals = Approvals(printer, channel, yes=args.yes, allow=options.allow_rules, options=options, hooks=hooks)
     except ValueError as error:  # RuleError: an --allow / --allowedTools rule that does not parse
         return fail(str(error), "usage")
     try:
@@ -121,6 +127,8 @@ async def run_headless(args: argparse.Namespace) -> int:
             return fail(str(runtime.model_error), "model")
         extra = await _given_servers(runtime, given, printer)
         session = _session(runtime, printer, approvals, options, extra)
+        if hooks is not None and hooks.events:
+            session.run_hooks(hooks)
         if channel is not None:
             channel.handlers.update(session.handlers())
             return await _stream_turns(session, channel, runtime)
@@ -152,8 +160,12 @@ def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, o
     from tui_agent.commands.headless_session import Session
     from tui_agent.core.headless.shaping import shape
 
+    from tui_agent.core.agent.model import ModelClient
+
     agent = runtime.agent
     assert agent is not None
+    if isinstance(agent.client, ModelClient):  # the API's message ids, usage and raw events for the printer
+        agent.client.stream_listener = printer.stream_event
     if extra is not None and extra.connections:
         from tui_agent.core.mcp.agent_tools import McpToolProvider
 
@@ -161,6 +173,10 @@ def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, o
     shape(agent, system_prompt=options.system_prompt, append=options.append_system_prompt, hidden=options.hidden)
     if options.max_turns is not None:
         agent.settings = dataclasses.replace(agent.settings, max_turns=options.max_turns)
+    if any(hub is not None and hub.connections for hub in (runtime.mcp, extra)):  # (imports the MCP types)
+        from tui_agent.core.mcp.sampling import offer_sampling
+
+        offer_sampling(agent, runtime.mcp, extra)
     return Session(agent, printer, approvals, (runtime.mcp, extra))
 
 

@@ -212,6 +212,11 @@ class TuiAgentApp(App[int]):
     async def runtime_ready(self, runtime: Runtime) -> None:
         if runtime.mcp is not None:  # an MCP server asking for input gets a form (headless runs decline)
             runtime.mcp.set_elicitation(self.ask_elicitation)
+            from tui_agent.core.mcp.sampling import offer_sampling  # sampling: the model, after the approval modal
+            from tui_agent.core.runtime_state import agent_of
+
+            if (agent := agent_of(runtime)) is not None:
+                offer_sampling(agent, runtime.mcp)
         header = self.header
         header.model = self.model_name()
         header.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"

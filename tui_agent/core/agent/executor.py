@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from tui_agent.core.agent.callgate import CallGate, InputReplaced
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
 from tui_agent.core.agent.livecall import LiveCall
 from tui_agent.core.agent.model import ModelReply
@@ -40,6 +41,7 @@ class ToolExecutor:
         self.catalog = catalog
         self.recipes = recipes
         self.changes = changes
+        self.gate: CallGate | None = None
 
     async def answer_calls(self, reply: ModelReply, answered: list[dict[str, Any]],
                             outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
@@ -91,7 +93,14 @@ class ToolExecutor:
                                   "send it again, shorter")
             if bad_input:
                 raise ToolFailure(f"{bad_input}; nothing was run: send the call again with a complete JSON object as input")
-            return await self.dispatch(context, name, arguments)
+            if self.gate is not None:
+                arguments = await self.gate.before_call(context, arguments)
+            try:
+                output = await self.dispatch(context, name, arguments)
+            except InputReplaced as replaced:
+                arguments = replaced.arguments
+                output = await self.dispatch(context, name, arguments)
+            return output if self.gate is None else await self.gate.after_call(context, arguments, output)
         except ToolFailure as failure:
             return ToolOutput(str(failure), is_error=True)
         except SandboxUnavailable as error:  # e.g. bubblewrap refused to start: the person must see it too

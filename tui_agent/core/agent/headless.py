@@ -4,7 +4,9 @@
 duration_ms, duration_api_ms, num_turns, result, stop_reason, session_id, total_cost_usd, usage with the cache
 figures, modelUsage, permission_denials, terminal_reason) plus tuiagent's own fields (model, error, error_kind,
 tool_calls, session_usage, edited_files, warnings). `stream-json` prints Claude Code's event lines: a `system`
-`init` line, then `assistant` and `user` (tool results) messages as the conversation grows, then the same `result`.
+`init` line, then `assistant` and `user` (tool results) messages as the conversation grows, then the same `result`;
+with `partial` (--include-partial-messages) each raw API stream event too, as a `stream_event` line. An assistant
+line's `message` is the API's message (its id, model and usage, see core/headless/api_replies).
 The cost is null when the model is not one whose price is known (a non-Claude model behind a proxy).
 """
 
@@ -20,6 +22,7 @@ from typing import Any, TextIO
 
 from tui_agent.core.agent.pricing import UsageTotals, api_usage, price_for
 from tui_agent.core.agent.turns import Turn, message_of
+from tui_agent.core.headless.api_replies import USAGE_EVENTS, ReplyTracker, message_usage, run_usage as result_usage
 from tui_agent.core.textsafety import for_terminal
 from tui_agent.core.events import (
     ApprovalDenied, Event, Notice, TextDelta, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, Usage,
@@ -90,6 +93,9 @@ class HeadlessPrinter:
         self.interrupted = False
         self._api_ms = 0.0
         self._request_began: float | None = None
+        self.partial = False
+        """stream-json: print each raw API stream event as a `stream_event` line (--include-partial-messages)."""
+        self.replies = ReplyTracker()
 
     def start(self, info: RunInfo, turns: Sequence[Turn]) -> None:
         """Begin a turn: remember the conversation's turns to follow (new ones only) and print the init line."""
@@ -97,6 +103,7 @@ class HeadlessPrinter:
         self.tool_calls, self.denials, self.final_text, self.error, self.finished = [], [], "", None, False
         self.stop_reason, self.interrupted, self._api_ms = None, False, 0.0
         self._started = self._request_began = time.monotonic()
+        self.replies.reset()
         if self.format == "stream-json":
             self.emit({"type": "system", "subtype": "init", "uuid": new_uuid(), "session_id": info.session_id,
                         "apiKeySource": info.api_key_source, "claude_code_version": CLAUDE_CODE_PROTOCOL,
@@ -111,6 +118,17 @@ class HeadlessPrinter:
         elif self.format == "text":
             self._print_text(event)
 
+    def stream_event(self, event: Any) -> None:
+        """The model client's listener: every raw API stream event (an `anthropic` SDK model), as it arrives."""
+        partial = self.partial and self.format == "stream-json"
+        if not partial and event.type not in USAGE_EVENTS:
+            return
+        raw: dict[str, Any] = event.to_dict(mode="json")  # as the API sent it (the SDK's models keep unset fields out)
+        self.replies.feed(raw)
+        if partial:
+            self.emit({"type": "stream_event", "uuid": new_uuid(), "session_id": self._info.session_id if self._info else "",
+                       "event": raw, "parent_tool_use_id": None})
+
     def emit(self, line: dict[str, Any]) -> None:
         self.out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
         self.out.flush()
@@ -123,14 +141,7 @@ class HeadlessPrinter:
             message = message_of(turn)
             content = message.get("content")
             if message.get("role") == "assistant" and isinstance(content, list):
-                calls = any(isinstance(block, dict) and block.get("type") == "tool_use" for block in content)
-                body: dict[str, Any] = {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
-                                        "model": self._info.model if self._info else "", "content": content,
-                                        "stop_reason": "tool_use" if calls else (self.stop_reason or "end_turn"),
-                                        "stop_sequence": None, "stop_details": None, "container": None,
-                                        "context_management": None, "diagnostics": None}
-                body["usage"] = full_usage(_usage_totals(self._last_usage) if self._last_usage else UsageTotals())
-                self.emit({"type": "assistant", "uuid": new_uuid(), "message": body, "parent_tool_use_id": None,
+                self.emit({"type": "assistant", "uuid": new_uuid(), "message": self._api_message(content), "parent_tool_use_id": None,
                             "session_id": session_id})
             elif message.get("role") == "user" and isinstance(content, list):
                 results = [block for block in content if block.get("type") == "tool_result"]
@@ -138,6 +149,22 @@ class HeadlessPrinter:
                     self.emit({"type": "user", "uuid": new_uuid(), "message": {"role": "user", "content": results},
                                 "parent_tool_use_id": None, "session_id": session_id})
         self._emitted = len(self._turns)
+
+    def _api_message(self, content: list[Any]) -> dict[str, Any]:
+        """The API's message this assistant line shows: its id, model and usage as the API sent them (ours only for a
+        model that is not the API's, e.g. a scripted one in tests)."""
+        calls = any(isinstance(block, dict) and block.get("type") == "tool_use" for block in content)
+        api = self.replies.take()
+        if api is not None:
+            usage = message_usage(api.usage)
+        else:
+            usage = message_usage(api_usage(_usage_totals(self._last_usage) if self._last_usage else UsageTotals()))
+        return {"id": api.id if api and api.id else f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
+                "model": api.model if api and api.model else self._info.model if self._info else "", "content": content,
+                "stop_reason": (api.stop_reason if api and api.stop_reason else
+                                "tool_use" if calls else (self.stop_reason or "end_turn")),
+                "stop_sequence": api.stop_sequence if api else None,
+                "stop_details": None, "container": None, "context_management": None, "diagnostics": None, "usage": usage}
 
     def _remember(self, event: Event) -> None:
         self._time_requests(event)
@@ -213,24 +240,24 @@ class HeadlessPrinter:
         if self.format == "stream-json":
             self._emit_new_messages()
         if self.format in ("json", "stream-json"):
-            self.emit(self._result(ok, session_id=session_id, model=model, run_usage=run_usage,
+            self.emit(self._result(ok, session_id=session_id, model=model, totals=run_usage,
                                     session_usage=session_usage, edited_files=edited_files))
         return 0 if ok else 1
 
-    def _result(self, ok: bool, *, session_id: str, model: str, run_usage: UsageTotals, session_usage: UsageTotals,
+    def _result(self, ok: bool, *, session_id: str, model: str, totals: UsageTotals, session_usage: UsageTotals,
                 edited_files: list[str] | None) -> dict[str, Any]:
         max_turns = self.error is not None and self.error.kind == "max_turns"
         subtype = "success" if ok else ("error_max_turns" if max_turns else "error_during_execution")
         terminal = ("completed" if ok else "aborted_streaming" if self.interrupted else "max_turns" if max_turns
                     else "error")
         message = "interrupted" if self.interrupted else self.error.message if self.error else None
-        cost = round(run_usage.cost_usd, 6) if price_for(model) is not None else None  # unknown, not guessed
+        cost = round(totals.cost_usd, 6) if price_for(model) is not None else None  # unknown, not guessed
         line: dict[str, Any] = {
             "type": "result", "subtype": subtype, "uuid": new_uuid(), "is_error": not ok,
             "duration_ms": round((time.monotonic() - self._started) * 1000), "duration_api_ms": round(self._api_ms * 1000),
-            "num_turns": run_usage.requests, "result": self.final_text, "stop_reason": self.stop_reason,
-            "session_id": session_id, "total_cost_usd": cost, "usage": full_usage(run_usage),
-            "modelUsage": {model: self._model_usage(run_usage, cost)} if run_usage.requests else {},
+            "num_turns": totals.requests, "result": self.final_text, "stop_reason": self.stop_reason,
+            "session_id": session_id, "total_cost_usd": cost, "usage": result_usage(totals, self.replies.replies),
+            "modelUsage": {model: self._model_usage(totals, cost)} if totals.requests else {},
             "permission_denials": self.denials, "terminal_reason": terminal,
             "model": model, "error": message, "error_kind": "interrupted" if self.interrupted else self.error.kind if self.error else None,
             "tool_calls": self.tool_calls, "session_usage": session_usage.to_dict(), "edited_files": edited_files,
@@ -247,21 +274,11 @@ class HeadlessPrinter:
                 "maxOutputTokens": self._info.max_output_tokens if self._info else 0}
 
 
-def full_usage(totals: UsageTotals) -> dict[str, Any]:
-    """Usage with every key of the API's (Beta)Usage: the cache writes are 5-minute ones (tuiagent's breakpoints),
-    no server tools are used; what tuiagent does not keep (service tier, speed, geography...) is null."""
-    return {**api_usage(totals),
-            "cache_creation": {"ephemeral_5m_input_tokens": totals.cache_write_tokens, "ephemeral_1h_input_tokens": 0},
-            "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": None,
-            "speed": None, "inference_geo": None, "iterations": None, "output_tokens_details": None,
-            "fallback_credit": None}
-
-
 def failed_result(message: str) -> dict[str, Any]:
     """The fields of a `result` line for a run that failed before any turn (no session, no usage)."""
     return {"type": "result", "subtype": "error_during_execution", "uuid": new_uuid(), "is_error": True,
             "duration_ms": 0, "duration_api_ms": 0, "num_turns": 0, "result": "", "stop_reason": None,
-            "session_id": "", "total_cost_usd": 0.0, "usage": full_usage(UsageTotals()), "modelUsage": {},
+            "session_id": "", "total_cost_usd": 0.0, "usage": result_usage(UsageTotals(), []), "modelUsage": {},
             "permission_denials": [], "terminal_reason": "error", "errors": [message]}
 
 

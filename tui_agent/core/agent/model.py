@@ -6,7 +6,7 @@ import asyncio
 import os
 import random
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
@@ -99,6 +99,9 @@ class ModelClient:
         self.max_tokens = max_tokens
         self.max_retries = max_retries
         self.retry_base_delay_s = retry_base_delay_s
+        self.stream_listener: Callable[[Any], None] | None = None
+        """Given every raw stream event as it arrives (headless stream-json: the message id, the API's usage, and
+        --include-partial-messages); it must not raise."""
         key = api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
         # A local server behind ANTHROPIC_BASE_URL usually needs no key; the SDK still wants a value.
         self._client = sdk().AsyncAnthropic(
@@ -134,6 +137,8 @@ class ModelClient:
                 )
                 try:
                     async for event in stream:
+                        if self.stream_listener is not None:
+                            self.stream_listener(event)
                         received += assembler.feed(event)
                         if assembler.thinking:
                             yield ThinkingDelta(assembler.thinking)

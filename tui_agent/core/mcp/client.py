@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from tui_agent.core.mcp.config import ServerConfig
 from tui_agent.core.mcp.content import outcome_of
 from tui_agent.core.mcp.models import CallOutcome, McpServerError, RemoteTool
+from tui_agent.core.mcp.sampling import DECLINED, Sampler
 
 START_TIMEOUT_S = 30.0
 CALL_TIMEOUT_S = 120.0
@@ -52,6 +53,7 @@ class ServerConnection:
         self.stale = False  # the server sent tools/list_changed: list again before the next request
         self.notes: list[str] = []  # things to tell the person once (noise on stdout, tools not offered)
         self.ask: ElicitAsk | None = None  # the TUI's form; None (headless): elicitation is declined
+        self.sample: Sampler | None = None  # the session's model, behind an approval; None: sampling is declined
         self._noise = 0
         self.session: ClientSession | None = None
         self._ready = asyncio.Event()
@@ -96,7 +98,7 @@ class ServerConnection:
                 async with anyio.create_task_group() as group:
                     group.start_soon(self._forward, read, watched_send)
                     async with ClientSession(watched_read, write, message_handler=self._on_message,
-                                             list_roots_callback=self._roots,
+                                             list_roots_callback=self._roots, sampling_callback=self._sample,
                                              elicitation_callback=self._elicit) as session:
                         await session.initialize()
                         self.session = session
@@ -148,6 +150,14 @@ class ServerConnection:
         self.notes.append(f"MCP server {self.config.name} asked for input, declined (nobody to ask here): {message[:200]}")
         self.on_change()
         return types.ElicitResult(action="decline")
+
+    async def _sample(self, context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult | types.ErrorData:
+        """A server asking the model (sampling/createMessage): see core/mcp/sampling.py."""
+        if self.sample is not None:
+            return await self.sample(self.config.name, params)
+        self.notes.append(f"MCP server {self.config.name} asked the model for a message, declined (no model here)")
+        self.on_change()
+        return types.ErrorData(code=DECLINED, message="tuiagent declined the sampling request: no model here")
 
     async def _on_message(self, message: object) -> None:
         if isinstance(message, types.ToolListChangedNotification):

@@ -16,6 +16,7 @@ from tui_agent.core.project import Project
 
 if TYPE_CHECKING:
     from tui_agent.core.mcp.client import ElicitAsk, ServerConnection
+    from tui_agent.core.mcp.sampling import Sampler
 
 log = logging.getLogger(__name__)
 READY_WAIT_S = 5.0
@@ -105,6 +106,11 @@ class McpHub:
         """Who answers a server's request for input (elicitation): the TUI's form; None declines (headless)."""
         for connection in self.connections.values():
             connection.ask = ask
+
+    def set_sampling(self, sample: Sampler | None) -> None:
+        """Who answers a server's sampling request (core/mcp/sampling.py); None declines (no model)."""
+        for connection in self.connections.values():
+            connection.sample = sample
 
     def add_listener(self, callback: Callable[[], None]) -> None:
         """Called when a server's status or tool list changes (e.g. it died)."""
