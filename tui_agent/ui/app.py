@@ -21,6 +21,7 @@ from textual.widgets import Footer, Tab, Tabs
 from textual.worker import NoActiveWorker, get_current_worker
 
 from tui_agent.ui.catalog_sync import CatalogSync
+from tui_agent.ui.command_registry import CommandRegistry
 from tui_agent.ui.catalog_actions import CatalogActions
 from tui_agent.ui.diffs import warm_up_highlighting
 from tui_agent.ui.app_keys import QUIT_AGAIN_S, cycle_permission_mode, interrupt
@@ -113,7 +114,9 @@ class TuiAgentApp(App[int]):
         self.catalog_sync = CatalogSync(self)
         self.prompt_completion = PromptCompletion(self)
         self.undo_commands = UndoCommands(self)
-        self.slash_commands = SlashCommands(self)
+        self.commands = CommandRegistry()
+        """The slash commands: what /help, the palette and completion list, and what a typed `/name` runs."""
+        self.slash_commands = SlashCommands(self, self.commands)
         self.catalog_actions = CatalogActions(self)
 
     def compose(self) -> ComposeResult:

@@ -9,7 +9,6 @@ from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from tui_agent.ui.everyday_actions import copy_last
-from tui_agent.ui.slash import BUILTIN_COMMANDS
 
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
@@ -51,11 +50,8 @@ def focus_filter(app: TuiAgentApp) -> None:
 
 def palette_commands(app: TuiAgentApp) -> Iterator[SystemCommand]:
     """Every slash command, pane and catalog action, for the command palette."""
-    for name, description in BUILTIN_COMMANDS.items():
-        yield SystemCommand(f"/{name}", escape(description), lambda name=name: app.action_slash(name))
-    yield SystemCommand("/restore", escape("bring back a pruned tool (/restore NAME); from here: pick one"), lambda: show_pruned(app))
-    for name, description in app.slash_commands.recipe_commands().items():
-        yield SystemCommand(f"/{name}", escape(f"{description} (recipe)"), lambda name=name: app.action_slash(name))
+    for command in app.commands.commands():
+        yield SystemCommand(f"/{command.name}", escape(command.label), lambda name=command.name: app.action_slash(name))
     yield SystemCommand("Cancel the turn", "stop the agent (esc)", app.turns.cancel)
     yield SystemCommand("!command", "run a shell command yourself (in the sandbox, approved like run_shell): types ! in the prompt",
                         lambda: prefill_prompt(app, "!"))

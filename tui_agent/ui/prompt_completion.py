@@ -7,7 +7,6 @@ import time
 from typing import TYPE_CHECKING
 
 from tui_agent.ui.completion import Candidate, file_candidates, project_files, slash_candidates
-from tui_agent.ui.slash import BUILTIN_COMMANDS
 
 if TYPE_CHECKING:
     from tui_agent.ui.app import TuiAgentApp
@@ -23,15 +22,9 @@ class PromptCompletion:
         self._project_files: list[str] = []
         self._project_files_at = 0.0
 
-    def command_descriptions(self) -> dict[str, str]:
-        commands = dict(BUILTIN_COMMANDS)
-        commands["restore"] = "bring back a pruned tool (/restore NAME; alone: list them)"
-        commands.update({name: f"{description} (recipe)" for name, description in self.app.slash_commands.recipe_commands().items()})
-        return commands
-
     def candidates(self, token: str) -> list[Candidate]:
         if token.startswith("/"):
-            return slash_candidates(token, self.command_descriptions())
+            return slash_candidates(token, self.app.commands.descriptions())
         if time.monotonic() - self._project_files_at > FILES_TTL_S:
             self._project_files_at = time.monotonic()
             self.app.run_worker(self._load_project_files(), group="project-files", exclusive=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 from pathlib import Path
-from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
+from tui_agent.ui.command_registry import Command, CommandRegistry, SlashHandler, always
 from tui_agent.ui.errors import error_message
 from tui_agent.ui.everyday_actions import THEMES, copy_last, set_theme
 from tui_agent.ui.palette import show_pruned
@@ -23,8 +23,6 @@ from tui_agent.core.runtime_state import agent_of, catalog_of, recipes_of
 if TYPE_CHECKING:
     from tui_agent.core.recipes.engine import RecipeEngine
     from tui_agent.ui.app import TuiAgentApp
-
-SlashHandler = Callable[[str], Awaitable[None]]
 
 KEYS_HELP = """\
 Keys: enter send · ctrl+j new line · ctrl+g the prompt in $EDITOR · alt+←/alt+→ side panes wider/narrower · ↑/↓ prompt history · tab complete or next pane · shift+tab permission mode (ask → auto → read-only) · pgup/pgdn scroll the conversation (shift: top/end) · esc cancel the turn · ctrl+c copy / stop / clear / twice quits · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
@@ -56,8 +54,17 @@ class SlashCommands:
     """`/help /tools /model /clear /resume /recipes /care /cost`, `/restore NAME` and recipe `/name args` commands
     (`/undo /rewind /diff /permissions` are slash_undo.UndoCommands')."""
 
-    def __init__(self, app: TuiAgentApp) -> None:
+    def __init__(self, app: TuiAgentApp, registry: CommandRegistry) -> None:
         self.app = app
+        self.registry = registry
+        needs_model = {"model", "cost", "compact", "init"}
+        for name, handler in self.handlers().items():
+            registry.add(name, BUILTIN_COMMANDS[name], handler, self.model_missing if name in needs_model else always)
+        registry.add_source(self.recipe_command_list)
+
+    def model_missing(self) -> str | None:
+        """Why a command that talks to the model cannot run now (None: it can)."""
+        return self.app.no_model_message() if agent_of(self.app.state) is None else None
 
     async def handle_input(self, text: str) -> None:
         """A submitted prompt: a slash command, or a turn for the agent."""
@@ -72,7 +79,7 @@ class SlashCommands:
         await self.run_slash(command)
 
     def handlers(self) -> dict[str, SlashHandler]:
-        """The built-in commands (BUILTIN_COMMANDS and /restore) → the coroutine that runs one with its arguments."""
+        """The built-in commands (BUILTIN_COMMANDS) → the coroutine that runs one with its arguments."""
         return {
             "help": self.slash_help, "tools": self.slash_tools, "diff": self.app.undo_commands.diff, "undo": self.app.undo_commands.undo,
             "rewind": self.app.undo_commands.rewind, "redo": self.app.undo_commands.redo, "permissions": self.app.undo_commands.permissions, "model": self.slash_model,
@@ -83,6 +90,14 @@ class SlashCommands:
             "compact": self.slash_compact, "copy": self.slash_copy, "theme": self.slash_theme,
         }
 
+    def recipe_command_list(self) -> list[Command]:
+        """The recipes' slash commands, for the registry (read each time: recipes come and go)."""
+        recipes = recipes_of(self.app.state)
+        if recipes is None:
+            return []
+        return [Command(name, description, partial(self.run_recipe_command, recipes, name), source="recipe")
+                for name, description in recipes.slash_commands()]
+
     async def slash_init(self, args: str) -> None:
         from tui_agent.core.agent.instructions import init_prompt
 
@@ -90,35 +105,31 @@ class SlashCommands:
 
     def recipe_commands(self) -> dict[str, str]:
         """Slash commands contributed by recipes with a `command` trigger: name -> description."""
-        recipes = recipes_of(self.app.state)
-        return dict(recipes.slash_commands()) if recipes is not None else {}
+        return {command.name: command.description for command in self.recipe_command_list()}
 
     async def run_slash(self, command: SlashCommand) -> None:
-        handler = self.handlers().get(command.name)
-        if handler is not None:
-            await handler(command.args)
+        found = self.registry.find(command.name)
+        if found is None:
+            await self.app.add_notice(f"Unknown command /{command.name}. /help lists the commands.", "warning")
             return
-        recipes = recipes_of(self.app.state)
-        if recipes is not None and command.name in self.recipe_commands():
-            await self.run_recipe_command(recipes, command)
+        refusal = found.available()
+        if refusal is not None:
+            await self.app.add_notice(refusal, "warning")
             return
-        await self.app.add_notice(f"Unknown command /{command.name}. /help lists the commands.", "warning")
+        await found.handler(command.args)
 
-    async def run_recipe_command(self, recipes: RecipeEngine, command: SlashCommand) -> None:
+    async def run_recipe_command(self, recipes: RecipeEngine, name: str, args: str) -> None:
         try:
-            runs = await recipes.run_command(command.name, command.args)
+            runs = await recipes.run_command(name, args)
         except Exception as exc:
-            await self.app.add_notice(f"/{command.name}: {error_message(exc)}", "error")
+            await self.app.add_notice(f"/{name}: {error_message(exc)}", "error")
             return
         for run in runs:
-            await self.app.add_notice(f"/{command.name}: {run.summary}", "info" if run.ok else "error")
+            await self.app.add_notice(f"/{name}: {run.summary}", "info" if run.ok else "error")
         self.app.schedule_catalog_refresh()
 
     async def slash_help(self, args: str) -> None:
-        lines = ["Commands:"] + [f"  /{name:<8} {description}" for name, description in BUILTIN_COMMANDS.items()]
-        lines.append("  /restore  bring back a pruned tool: /restore NAME")
-        for name, description in self.recipe_commands().items():
-            lines.append(f"  /{name:<8} {description} (recipe)")
+        lines = ["Commands:", *self.registry.help_lines()]
         lines.append("  //text    send text starting with a slash")
         lines.append("  !command  run a shell command yourself, in the sandbox like the agent's run_shell (same approvals); the model sees its output")
         lines.append(KEYS_HELP)
@@ -169,8 +180,7 @@ class SlashCommands:
 
     async def slash_model(self, args: str) -> None:
         agent = agent_of(self.app.state)
-        if agent is None:
-            await self.app.add_notice(self.app.no_model_message(), "warning")
+        if agent is None:  # (the registry's availability check said why)
             return
         name = args.strip()
         base_url = agent.client.base_url
@@ -195,8 +205,7 @@ class SlashCommands:
         from tui_agent.core.agent.pricing import cost_report
 
         agent = agent_of(self.app.state)
-        if agent is None:
-            await self.app.add_notice(self.app.no_model_message(), "warning")
+        if agent is None:  # (the registry's availability check said why)
             return
         await self.app.add_notice(cost_report(agent.usage, agent.model))
 
@@ -233,8 +242,7 @@ class SlashCommands:
             self.app.turns.queue.push("/compact", "command")  # the turn's messages are in use: runs when it is over
             return
         agent = agent_of(self.app.state)
-        if agent is None:
-            await self.app.add_notice(self.app.no_model_message(), "warning")
+        if agent is None:  # (the registry's availability check said why)
             return
         shortened, before, after = await asyncio.to_thread(compact, agent)
         self.app.header.context_percent = after
