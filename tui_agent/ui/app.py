@@ -15,6 +15,7 @@ from rich.markup import escape
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.reactive import reactive
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Tab, Tabs
@@ -22,6 +23,7 @@ from textual.worker import NoActiveWorker, get_current_worker
 
 from tui_agent.ui.catalog_sync import CatalogSync
 from tui_agent.ui.command_registry import CommandRegistry
+from tui_agent.ui.context_usage import UsageFigures, usage_figures
 from tui_agent.ui.catalog_actions import CatalogActions
 from tui_agent.ui.diffs import warm_up_highlighting
 from tui_agent.ui.app_keys import QUIT_AGAIN_S, cycle_permission_mode, interrupt
@@ -83,6 +85,14 @@ class TuiAgentApp(App[int]):
         Binding("alt+right", "resize_side(-1)", "Narrower side panes", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),  # the welcome line and /help say it: the footer keeps the pane's keys
     ]
+    # the session's shared state: controllers set these, the header is bound to them (data_bind)
+    model: reactive[str] = reactive("…")
+    branch: reactive[str] = reactive("")
+    busy: reactive[bool] = reactive(False)
+    loading: reactive[str] = reactive("")
+    """What is still loading while the project opens ("" once everything is up)."""
+    usage: reactive[UsageFigures] = reactive(UsageFigures())
+    permission_mode: reactive[str] = reactive("ask")
 
     def __init__(
         self,
@@ -120,7 +130,8 @@ class TuiAgentApp(App[int]):
         self.catalog_actions = CatalogActions(self)
 
     def compose(self) -> ComposeResult:
-        yield StatusHeader(id="header")
+        yield StatusHeader(id="header").data_bind(TuiAgentApp.model, TuiAgentApp.branch, TuiAgentApp.busy, TuiAgentApp.usage,
+                                                  TuiAgentApp.permission_mode, still_loading=TuiAgentApp.loading)
         yield Tabs(Tab("Conversation F2", id="tab-conversation"), Tab("Catalog F3", id="tab-catalog"), Tab("Diff F4", id="tab-diff"), id="pane-tabs")
         with Horizontal(id="panes"):
             with Vertical(id="conversation-pane", classes="pane"):
@@ -165,14 +176,14 @@ class TuiAgentApp(App[int]):
         for pane_id in ("#conversation-pane", "#catalog-pane", "#diff-pane"):
             self.query_one(pane_id).ALLOW_MAXIMIZE = True  # type: ignore[misc]  # F5 zooms a whole pane
         self.screen.add_class("-show-conversation")
-        self.header.model = self.requested_model or "…"
-        self.header.still_loading = "the project"
+        self.model = self.requested_model or "…"
+        self.loading = "the project"
         self.prompt_area.focus()
         self.call_after_refresh(self.open_runtime)  # the first frame is painted before any of the work starts
 
     def show_loading(self, pending: tuple[str, ...]) -> None:
         """The runtime's startup progress: what is still loading, in the header."""
-        self.header.still_loading = ", ".join(pending)
+        self.loading = ", ".join(pending)
 
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
@@ -195,13 +206,13 @@ class TuiAgentApp(App[int]):
             return
         except Exception as exc:  # the UI stays up and says what went wrong
             self.runtime_error = f"{type(exc).__name__}: {exc}"
-            self.header.still_loading = ""
+            self.loading = ""
             await self.add_notice(f"Could not open the project: {self.runtime_error}", "error")
             self.ready.set()
             await self.turns.hand_back_queued()
             return
         self.runtime = runtime
-        self.header.still_loading = ""
+        self.loading = ""
         await self.runtime_ready(runtime)
         self.ready.set()
         if runtime.agent is None:
@@ -215,10 +226,9 @@ class TuiAgentApp(App[int]):
     async def runtime_ready(self, runtime: Runtime) -> None:
         if runtime.mcp is not None:  # an MCP server asking for input gets a form (headless runs decline)
             runtime.mcp.set_elicitation(self.ask_elicitation)
-        header = self.header
-        header.model = self.model_name()
-        header.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"
-        header.permission_mode = runtime.permissions.mode
+        self.model = self.model_name()
+        self.header.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"
+        self.permission_mode = runtime.permissions.mode
         self.catalog_sync.refresh_branch()
         self.catalog_sync.start(runtime)
         for problem in runtime.problems:
@@ -231,8 +241,7 @@ class TuiAgentApp(App[int]):
             await self.add_notice(self.no_model_message(), "warning")
         else:
             self.call_later(self.turns.send_queued)  # prompts typed while the project opened
-            usage = runtime.agent.usage
-            self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
+            self.usage = usage_figures(runtime.agent.usage)
         if runtime.recipes is not None:
             self.run_worker(runtime.recipes.session_started(), group="recipes-start")
 

@@ -49,5 +49,5 @@ def cycle_permission_mode(app: TuiAgentApp) -> None:
     modes = PERMISSION_MODE_CYCLE
     mode = modes[(modes.index(permissions.mode) + 1) % len(modes)] if permissions.mode in modes else modes[0]
     permissions.set_mode(mode)
-    app.header.permission_mode = mode
+    app.permission_mode = mode
     app.notify(f"Permission mode: {mode}. {PERMISSION_MODE_HELP[mode]}", timeout=6)

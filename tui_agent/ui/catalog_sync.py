@@ -11,7 +11,6 @@ from tui_agent.core.versioning.branch import current_branch
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.core.runtime_state import Restricted
 from tui_agent.ui.mcp_rows import held_mcp_rows, mcp_header, mcp_rows
-from tui_agent.ui.widgets.header import StatusHeader
 
 OUTSIDE_EDIT = "edited outside tuiagent"
 """The catalog's reason for tools changed on disk by something other than this process (Catalog.outside_edit)."""
@@ -122,6 +121,4 @@ class CatalogSync:
 
     async def _refresh_branch(self) -> None:
         branch = await asyncio.to_thread(current_branch, self.app.project_root) or "no git"
-        if self.app.is_running and self.app.screen_stack:  # not while the app shuts down (its widgets may be gone)
-            for header in self.app.screen_stack[0].query(StatusHeader):  # the main screen's, under any open modal
-                header.branch = branch
+        self.app.branch = branch

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from functools import partial
 from typing import TYPE_CHECKING
 
+from tui_agent.ui.context_usage import UsageFigures, estimated_percent, usage_figures
 from tui_agent.ui.command_registry import Command, CommandRegistry, SlashHandler, always
 from tui_agent.ui.errors import error_message
 from tui_agent.ui.everyday_actions import THEMES, copy_last, set_theme
@@ -190,7 +192,7 @@ class SlashCommands:
             await self.app.add_notice(model_listing(self.app.model_name(), sdk, server, base_url, note))
             return
         agent.model = name
-        self.app.header.model = self.app.model_name()
+        self.app.model = self.app.model_name()
         await self.app.add_notice(f"Model set to {self.app.model_name()} for the next turns.")
         warning = unknown_model_warning(name, sdk, server)
         if warning:
@@ -220,8 +222,7 @@ class SlashCommands:
             return
         earlier = runtime.session
         await asyncio.to_thread(runtime.new_session)  # a new session file: /resume finds the earlier one
-        self.app.header.input_tokens, self.app.header.output_tokens, self.app.header.cost_usd = 0, 0, 0.0
-        self.app.header.context_percent = -1
+        self.app.usage = UsageFigures()
         back = f"; /resume {earlier.id} goes back to the earlier one" if earlier is not None and earlier.path.exists() else ""
         await self.app.add_notice(f"Conversation cleared: a new session started{back}.")
 
@@ -245,7 +246,7 @@ class SlashCommands:
         if agent is None:  # (the registry's availability check said why)
             return
         shortened, before, after = await asyncio.to_thread(compact, agent)
-        self.app.header.context_percent = after
+        self.app.usage = replace(self.app.usage, context_percent=after)
         if not shortened:
             await self.app.add_notice(f"Nothing to compact: no long old tool result or input (the conversation is about {after}% of the context).")
             return
@@ -283,7 +284,4 @@ class SlashCommands:
         if agent is None:
             await self.app.add_notice("(shown only: no model is configured to continue it)", "warning")
         else:
-            self.app.header.input_tokens, self.app.header.output_tokens, self.app.header.cost_usd = agent.usage.prompt_tokens, agent.usage.output_tokens, agent.usage.cost_usd
-            from tui_agent.ui.context_usage import estimated_percent
-
-            self.app.header.context_percent = estimated_percent(agent)
+            self.app.usage = usage_figures(agent.usage, estimated_percent(agent))

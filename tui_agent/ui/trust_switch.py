@@ -57,7 +57,7 @@ async def reopen(app: TuiAgentApp, old: Runtime) -> None:
     app.runtime_error = None
     app.catalog_sync.runtime = None  # no refresh reads the closed stores
     app.ready.clear()
-    app.header.still_loading = "the project"
+    app.loading = "the project"
     await old.aclose()
     callbacks = UICallbacks(approve=app.turns.approve, ask_init_git=app.ask_init_git,
                             submit_prompt=app.turns.submit_prompt, progress=app.show_loading)
@@ -65,14 +65,14 @@ async def reopen(app: TuiAgentApp, old: Runtime) -> None:
         runtime = await app.runtime_opener(app.project_root, callbacks, options)
     except Exception as exc:  # the UI stays up and says what went wrong
         app.runtime_error = f"{type(exc).__name__}: {exc}"
-        app.header.still_loading = ""
+        app.loading = ""
         app.ready.set()
         await app.add_notice(f"Could not reopen the project: {app.runtime_error}", "error")
         return
     if keep:
         await app.conversation.clear()  # runtime_ready shows the resumed session again, from its file
     app.runtime = runtime
-    app.header.still_loading = ""
+    app.loading = ""
     await app.runtime_ready(runtime)
     app.ready.set()
     what = "its tools, recipes and MCP servers are on" if not isinstance(runtime, Restricted) else "it is still restricted"

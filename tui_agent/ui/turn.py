@@ -19,13 +19,12 @@ from tui_agent.core.events import (
     UsageChanged,
 )
 from tui_agent.ui.completion import attach_mentions, attachment_note
-from tui_agent.ui.context_usage import context_percent_of
+from tui_agent.ui.context_usage import context_percent_of, session_totals, usage_figures
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.transcript import transcript_of
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.conversation import Conversation
-from tui_agent.ui.widgets.header import StatusHeader
 from tui_agent.core.runtime_state import agent_of, sandbox_of
 
 if TYPE_CHECKING:
@@ -130,7 +129,7 @@ class TurnRunner:
             return False
         self.prompt = prompt if source == "person" else ""
         self.running = True
-        app.header.busy = True
+        app.busy = True
         app.refresh_bindings()
         app.run_worker(self._run(agent, prompt), group=AGENT_GROUP, exclusive=True)
         return True
@@ -186,9 +185,8 @@ class TurnRunner:
         """The turn is over: the header stops showing busy and the footer's keys follow."""
         self.running = False
         app = self.app
+        app.busy = False
         if app.is_running and app.screen_stack:  # not while the app shuts down (its widgets may be gone)
-            for header in app.screen_stack[0].query(StatusHeader):  # the main screen's, under any open modal
-                header.busy = False
             app.refresh_bindings()
 
     async def handle_event(self, event: Event) -> None:
@@ -202,16 +200,11 @@ class TurnRunner:
         elif isinstance(event, (CatalogChanged, FilesChanged, UsageChanged)):
             app.schedule_catalog_refresh()
         elif isinstance(event, BranchChanged):
-            app.header.branch = event.branch or "no git"
+            app.branch = event.branch or "no git"
         elif isinstance(event, Usage):
-            header = app.header
-            # tokens in: uncached, cache writes and cache reads alike (the cost prices each at its rate)
-            header.input_tokens = event.session_input_tokens + event.session_cache_read_tokens + event.session_cache_write_tokens
-            header.output_tokens = event.session_output_tokens or header.output_tokens + event.output_tokens
-            header.cost_usd = event.session_cost_usd
             agent = agent_of(app.state)
-            if agent is not None:
-                header.context_percent = context_percent_of(event, agent.context_limit_tokens)
+            context = context_percent_of(event, agent.context_limit_tokens) if agent is not None else app.usage.context_percent
+            app.usage = usage_figures(session_totals(event), context)
         elif isinstance(event, TurnFailed):
             failed = event.prompt or self.prompt
             if failed:

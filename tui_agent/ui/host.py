@@ -1,0 +1,119 @@
+"""What the UI's controllers may ask of the app (`UIHost`, a Protocol the app implements): they never hold the app itself."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+    from textual.screen import Screen
+    from textual.worker import Worker, WorkType
+
+    from tui_agent.core.runtime import Runtime
+    from tui_agent.core.runtime_state import RuntimeState
+    from tui_agent.ui.context_usage import UsageFigures
+    from tui_agent.ui.runtime_bridge import LaunchOptions
+    from tui_agent.ui.widgets.catalog_pane import CatalogPane
+    from tui_agent.ui.widgets.conversation import Conversation
+    from tui_agent.ui.widgets.diff_pane import DiffPane
+    from tui_agent.ui.widgets.prompt import PromptArea
+
+ScreenResult = TypeVar("ScreenResult")
+ResultType = TypeVar("ResultType")
+
+
+class Ask(Protocol):
+    """Push a modal and wait for its result (None: dismissed without one)."""
+
+    async def __call__(self, screen: Screen[ScreenResult]) -> ScreenResult | None: ...
+
+
+class UIHost(Protocol):
+    """Notify, ask, show a pane, refresh the catalog; the runtime; the panes a controller renders into; and the
+    session's shared state, which the header is bound to (set it here, never on a widget)."""
+
+    project_root: Path
+    options: LaunchOptions
+    model: str
+    branch: str
+    busy: bool
+    loading: str
+    usage: UsageFigures
+    permission_mode: str
+    mcp_status: str
+    mcp_failed: bool
+
+    @property
+    def runtime(self) -> Runtime | None: ...
+
+    @property
+    def state(self) -> RuntimeState: ...
+
+    @property
+    def is_running(self) -> bool: ...
+
+    @property
+    def narrow(self) -> bool:
+        """One pane at a time (the narrow layout): a controller's result on another pane needs a hint."""
+        ...
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
+               markup: bool = True) -> None: ...
+
+    async def add_notice(self, text: str, level: str = "info") -> None: ...
+
+    async def ask(self, screen: Screen[ScreenResult]) -> ScreenResult | None: ...
+
+    def action_show_pane(self, pane: str) -> None: ...
+
+    def reveal_diff(self) -> None: ...
+
+    def schedule_catalog_refresh(self, select: str | None = None) -> None: ...
+
+    def refresh_branch(self) -> None: ...
+
+    def no_model_message(self) -> str: ...
+
+    def model_name(self) -> str: ...
+
+    def run_worker(self, work: WorkType[ResultType], name: str | None = "", group: str = "default", description: str = "",
+                   exit_on_error: bool = True, start: bool = True, exclusive: bool = False, thread: bool = False) -> Worker[ResultType]: ...
+
+    def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
+
+    def call_from_thread(self, callback: Callable[..., Any | Awaitable[Any]], *args: Any, **kwargs: Any) -> Any: ...
+
+    def refresh_bindings(self) -> None: ...
+
+    @property
+    def conversation(self) -> Conversation: ...
+
+    @property
+    def prompt_area(self) -> PromptArea: ...
+
+    @property
+    def catalog_pane(self) -> CatalogPane: ...
+
+    @property
+    def diff_pane(self) -> DiffPane: ...
+
+
+@runtime_checkable
+class PaletteHost(UIHost, Protocol):
+    """The app's own actions, which the command palette offers beside the slash commands."""
+
+    def action_slash(self, name: str) -> None: ...
+
+    def action_cancel_turn(self) -> None: ...
+
+    def action_edit_prompt(self) -> None: ...
+
+    def action_resize_side(self, step: int) -> None: ...
+
+    def action_cycle_permission_mode(self) -> None: ...
+
+    def action_zoom(self) -> None: ...
+
+    def request_catalog_action(self, action: str, name: str) -> None: ...
