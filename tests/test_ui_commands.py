@@ -56,10 +56,13 @@ def test_a_command_name_is_registered_once_and_a_recipe_never_shadows_a_builtin(
     async def nothing(args: str) -> None:
         return None
 
-    registry = CommandRegistry()
-    registry.add("help", "show help", nothing)
+    registry = CommandRegistry({"help": "show help", "tools": "list tools"})
+    registry.add("help", nothing)
     with pytest.raises(ValueError):
-        registry.add("help", "again", nothing)
+        registry.add("help", nothing)
+    with pytest.raises(KeyError):
+        registry.add("undescribed", nothing)
+    assert registry.missing() == ["tools"]
     from tui_agent.ui.command_registry import Command
 
     registry.add_source(lambda: [Command("help", "a recipe's help", nothing, source="recipe"), Command("yell", "shout", nothing, source="recipe")])

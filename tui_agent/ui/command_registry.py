@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 SlashHandler = Callable[[str], Awaitable[None]]
@@ -31,23 +31,31 @@ class Command:
 
 
 class CommandRegistry:
-    """Built-in commands in the order they were added, then those of the dynamic sources (recipes) that do not shadow one."""
+    """The built-in commands (described in one table, each handler added by the controller that runs it) in the
+    table's order, then those of the dynamic sources (recipes) that do not shadow one."""
 
-    def __init__(self) -> None:
+    def __init__(self, descriptions: Mapping[str, str]) -> None:
+        self._descriptions = dict(descriptions)
         self._builtins: dict[str, Command] = {}
         self._sources: list[Callable[[], Iterable[Command]]] = []
 
-    def add(self, name: str, description: str, handler: SlashHandler, available: Availability = always) -> None:
+    def add(self, name: str, handler: SlashHandler, available: Availability = always) -> None:
         if name in self._builtins:
             raise ValueError(f"/{name} is registered twice")
-        self._builtins[name] = Command(name, description, handler, available)
+        if name not in self._descriptions:
+            raise KeyError(f"/{name} has no description in the built-in commands' table")
+        self._builtins[name] = Command(name, self._descriptions[name], handler, available)
+
+    def missing(self) -> list[str]:
+        """Described commands no controller added a handler for (none once the app is built)."""
+        return [name for name in self._descriptions if name not in self._builtins]
 
     def add_source(self, source: Callable[[], Iterable[Command]]) -> None:
         """Commands that come and go (a recipe's `command` trigger): asked for each time the list is read."""
         self._sources.append(source)
 
     def commands(self) -> list[Command]:
-        found = dict(self._builtins)
+        found = {name: self._builtins[name] for name in self._descriptions if name in self._builtins}
         for source in self._sources:
             for command in source():
                 found.setdefault(command.name, command)
@@ -57,7 +65,7 @@ class CommandRegistry:
         return self._builtins.get(name) or next((command for command in self.commands() if command.name == name), None)
 
     def builtin_names(self) -> list[str]:
-        return list(self._builtins)
+        return [name for name in self._descriptions if name in self._builtins]
 
     def descriptions(self) -> dict[str, str]:
         """name -> label, for the prompt's completion menu."""

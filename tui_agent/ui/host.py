@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
@@ -55,6 +55,11 @@ class UIHost(Protocol):
     def is_running(self) -> bool: ...
 
     @property
+    def opening(self) -> bool:
+        """The runtime is still opening (a prompt now is queued until it is ready)."""
+        ...
+
+    @property
     def narrow(self) -> bool:
         """One pane at a time (the narrow layout): a controller's result on another pane needs a hint."""
         ...
@@ -88,6 +93,11 @@ class UIHost(Protocol):
     def refresh_bindings(self) -> None: ...
 
     @property
+    def screen_stack(self) -> list[Screen[Any]]:
+        """Empty while the app shuts down (its widgets may be gone)."""
+        ...
+
+    @property
     def conversation(self) -> Conversation: ...
 
     @property
@@ -98,22 +108,3 @@ class UIHost(Protocol):
 
     @property
     def diff_pane(self) -> DiffPane: ...
-
-
-@runtime_checkable
-class PaletteHost(UIHost, Protocol):
-    """The app's own actions, which the command palette offers beside the slash commands."""
-
-    def action_slash(self, name: str) -> None: ...
-
-    def action_cancel_turn(self) -> None: ...
-
-    def action_edit_prompt(self) -> None: ...
-
-    def action_resize_side(self, step: int) -> None: ...
-
-    def action_cycle_permission_mode(self) -> None: ...
-
-    def action_zoom(self) -> None: ...
-
-    def request_catalog_action(self, action: str, name: str) -> None: ...
