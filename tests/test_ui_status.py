@@ -15,7 +15,7 @@ from tui_agent.ui.context_usage import UsageFigures, usage_figures
 from tui_agent.ui.screens.confirm import ConfirmScreen
 
 UI = Path(__file__).resolve().parent.parent / "tui_agent" / "ui"
-BOUND = {"model", "branch", "busy", "still_loading", "usage", "permission_mode"}
+BOUND = {"model", "branch", "busy", "still_loading", "usage", "permission_mode", "sandbox_tier", "mcp", "mcp_failed"}
 
 
 @pytest.fixture

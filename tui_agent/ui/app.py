@@ -1,8 +1,7 @@
-"""The tuiagent Textual app: conversation, catalog and diff panes over the core runtime; `run_tui` for the CLI."""
+"""The tuiagent Textual app: conversation, catalog and diff panes over the core runtime (ui/launch.py starts it for the CLI)."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import time
 from collections.abc import Callable, Iterable
@@ -23,7 +22,7 @@ from textual.widgets import Footer, Tab, Tabs
 from tui_agent.ui.catalog_sync import CatalogSync
 from tui_agent.ui.command_registry import CommandRegistry
 from tui_agent.ui.modal import ask_modal
-from tui_agent.ui.context_usage import UsageFigures, usage_figures
+from tui_agent.ui.context_usage import UsageFigures
 from tui_agent.ui.catalog_actions import CatalogActions
 from tui_agent.ui.app_keys import QUIT_AGAIN_S, cycle_permission_mode, interrupt
 from tui_agent.ui.everyday_actions import (DEFAULT_SIDE_SHARE, apply_preferences, apply_side_share, edit_in_editor, register_everyday_commands,
@@ -31,8 +30,10 @@ from tui_agent.ui.everyday_actions import (DEFAULT_SIDE_SHARE, apply_preferences
 from tui_agent.ui import lean_strips
 from tui_agent.ui.heap import collect_between_frames, freeze_long_lived, thaw
 from tui_agent.ui.screens.trust import settle_trust
-from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
+from tui_agent.ui.runtime_bridge import NO_MODEL, LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
+from tui_agent.ui.runtime_ready import show_runtime
 from tui_agent.ui.palette import palette_commands
+from tui_agent.ui.panes import PaneLayout
 from tui_agent.ui.prompt_completion import PromptCompletion
 from tui_agent.ui.slash_commands import SlashCommands
 from tui_agent.ui.slash_undo import UndoCommands
@@ -61,16 +62,8 @@ NARROW_WIDTH = 120
 PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab next pane · shift+tab mode"
 WELCOME = ("[b]tuiagent[/b] in {root}: ask for anything; the agent writes Python tools it reuses (the catalog, F3).\n"
            "enter sends · /help commands and keys · @file attaches · ctrl+p palette · ctrl+c twice or ctrl+q quits")
-PANES = ("conversation", "catalog", "diff")
 PANE_ACTIONS = ("show_pane", "next_pane", "zoom")
 PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item: narrow terminals keep the pane's own keys
-NO_MODEL = "\n".join([
-    "No model is configured, so the agent is off. The catalog, diffs, history and manual tool runs all work.",
-    "To talk to Claude: export ANTHROPIC_API_KEY=sk-ant-…",
-    "For a local model: export ANTHROPIC_BASE_URL=http://127.0.0.1:11434 (any server speaking the Messages API:",
-    "Ollama ≥ 0.14, llama-server, vLLM, LM Studio, LiteLLM), and set `model = \"…\"` in .agent/config.toml.",
-    "Then restart tuiagent.",
-])
 
 
 class TuiAgentApp(App[int]):
@@ -104,6 +97,7 @@ class TuiAgentApp(App[int]):
     """What is still loading while the project opens ("" once everything is up)."""
     usage: reactive[UsageFigures] = reactive(UsageFigures())
     permission_mode: reactive[str] = reactive("ask")
+    sandbox_tier: reactive[str] = reactive("")
     mcp_status: reactive[str] = reactive("")
     mcp_failed: reactive[bool] = reactive(False)
 
@@ -127,7 +121,7 @@ class TuiAgentApp(App[int]):
         self.clock = clock
         self.runtime: Runtime | None = None
         self.runtime_error: str | None = None
-        self.active_pane = "conversation"
+        self.panes = PaneLayout(self)
         self.git_declined = False
         self.interrupted_at = -QUIT_AGAIN_S
         """When ctrl+c last asked "again to quit" (another press within QUIT_AGAIN_S quits)."""
@@ -147,7 +141,7 @@ class TuiAgentApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header").data_bind(TuiAgentApp.model, TuiAgentApp.branch, TuiAgentApp.busy, TuiAgentApp.usage,
-                                                  TuiAgentApp.permission_mode, still_loading=TuiAgentApp.loading,
+                                                  TuiAgentApp.permission_mode, TuiAgentApp.sandbox_tier, still_loading=TuiAgentApp.loading,
                                                   mcp=TuiAgentApp.mcp_status, mcp_failed=TuiAgentApp.mcp_failed)
         yield Tabs(Tab("Conversation F2", id="tab-conversation"), Tab("Catalog F3", id="tab-catalog"), Tab("Diff F4", id="tab-diff"), id="pane-tabs")
         with Horizontal(id="panes"):
@@ -187,12 +181,7 @@ class TuiAgentApp(App[int]):
         apply_preferences(self)
         self.conversation.welcome.update(WELCOME.format(root=escape(self.project_root.name or str(self.project_root))))
         self.conversation.welcome.display = True
-        self.query_one("#conversation-pane").border_title = "Conversation"
-        self.catalog_pane.border_title = "Catalog"
-        self.diff_pane.border_title = "Diff"
-        for pane_id in ("#conversation-pane", "#catalog-pane", "#diff-pane"):
-            self.query_one(pane_id).ALLOW_MAXIMIZE = True  # type: ignore[misc]  # F5 zooms a whole pane
-        self.screen.add_class("-show-conversation")
+        self.panes.prepare()
         self.model = self.requested_model or "…"
         self.loading = "the project"
         self.prompt_area.focus()
@@ -243,7 +232,7 @@ class TuiAgentApp(App[int]):
             if clear_conversation:
                 await self.conversation.clear()  # runtime_ready shows the resumed session again, from its file
             self.runtime, self.loading = runtime, ""
-            await self.runtime_ready(runtime)
+            await show_runtime(self, runtime, turns=self.turns, catalog_sync=self.catalog_sync)
             self.ready.set()
             return runtime
         self.loading = ""
@@ -260,28 +249,6 @@ class TuiAgentApp(App[int]):
         if old is not None:
             await old.aclose()
         return await self.start_runtime(options, "Could not reopen the project", clear_conversation=clear_conversation)
-
-    async def runtime_ready(self, runtime: Runtime) -> None:
-        if runtime.mcp is not None:  # an MCP server asking for input gets a form (headless runs decline)
-            runtime.mcp.set_elicitation(self.ask_elicitation)
-        self.model = self.model_name()
-        self.header.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"
-        self.permission_mode = runtime.permissions.mode
-        self.catalog_sync.refresh_branch()
-        self.catalog_sync.start(runtime)
-        for problem in runtime.problems:
-            await self.add_notice(problem, "error")
-        for warning in runtime.settings.warnings:
-            await self.add_notice(warning, "warning")
-        if runtime.resumed and runtime.session is not None:
-            await self.turns.show_session(runtime.session.path, runtime.session.id)
-        if runtime.agent is None:
-            await self.add_notice(self.no_model_message(), "warning")
-        else:
-            self.call_later(self.turns.send_queued)  # prompts typed while the project opened
-            self.usage = usage_figures(runtime.agent.usage)
-        if runtime.recipes is not None:
-            self.run_worker(runtime.recipes.session_started(), group="recipes-start")
 
     @property
     def state(self) -> RuntimeState:
@@ -319,7 +286,7 @@ class TuiAgentApp(App[int]):
 
     @property
     def narrow(self) -> bool:
-        return self.screen.has_class("-narrow")
+        return self.panes.narrow
 
     def no_model_message(self) -> str:
         return NO_MODEL
@@ -333,38 +300,18 @@ class TuiAgentApp(App[int]):
         """Push a modal and wait for its result (None if dismissed without one), from a worker or any task on the app's loop."""
         return await ask_modal(self, screen)
 
-    async def ask_elicitation(self, server: str, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-        """An MCP server's request for input (elicitation) as a form; None: the person declined."""
-        from tui_agent.ui.screens.elicitation import ElicitationScreen
-
-        return await self.ask(ElicitationScreen(server, message, schema))
-
     async def ask_init_git(self, project: Project | None = None) -> bool:
-        from tui_agent.ui.screens.confirm import ConfirmScreen
+        """The core's question before it creates a repository (asked once: the answer before anything was written stands)."""
+        from tui_agent.ui.screens.git_question import init_git_answer
 
-        if self.options.init_git:
-            return True
-        if self.git_declined:  # asked already, before anything was written
-            return False
-        where = project.root if project is not None else self.project_root
-        question = f"[b]{where}[/b] is not a git repository.\nCreate one? Tools are versioned in git; without it the catalog still works but nothing is committed."
-        create = await self.ask(ConfirmScreen(question, yes="Create repository", no="Continue without"))
-        return bool(create)
+        if self.options.init_git or self.git_declined:
+            return self.options.init_git
+        return await init_git_answer(self.ask, project.root if project is not None else self.project_root)
 
     # ---------------------------------------------------------------- panes
 
     def action_show_pane(self, pane: str) -> None:
-        if pane not in PANES:
-            return
-        self.active_pane = pane
-        for name in PANES:
-            self.screen.set_class(name == pane, f"-show-{name}")
-        tabs = self.query_one("#pane-tabs", Tabs)
-        if tabs.active != f"tab-{pane}":
-            tabs.active = f"tab-{pane}"
-        target = {"conversation": self.prompt_area, "catalog": self.catalog_pane.table}.get(pane) or self.query_one("#diff-scroll")
-        # at once, not `target.focus()` (deferred): a key typed right after F3 must reach the pane it selected
-        self.screen.set_focus(target)
+        self.panes.show(pane)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pane keys act on the main screen only (a modal keeps its keys)."""
@@ -375,22 +322,21 @@ class TuiAgentApp(App[int]):
         return True
 
     def action_zoom(self) -> None:
-        """Maximize the pane that has focus (F5 again restores the layout)."""
-        screen = self.screen
-        if screen.maximized is not None:
-            screen.minimize()
-            return
-        focused = self.focused
-        for pane_id in ("#conversation-pane", "#catalog-pane", "#diff-pane"):
-            pane = self.query_one(pane_id)
-            if focused is not None and (focused is pane or pane in focused.ancestors):
-                screen.maximize(pane, container=False)
-                return
+        self.panes.zoom()
+
+    def action_next_pane(self) -> None:
+        self.panes.next()
 
     def reveal_diff(self) -> None:
-        """In the narrow layout the diff pane is a tab: switch to it."""
-        if self.screen.has_class("-narrow"):
-            self.action_show_pane("diff")
+        self.panes.reveal_diff()
+
+    @property
+    def active_pane(self) -> str:
+        return self.panes.active
+
+    @on(Tabs.TabActivated, "#pane-tabs")
+    def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        self.panes.tab_activated(event)
 
     def action_cancel_turn(self) -> None:
         self.turns.cancel()
@@ -426,17 +372,6 @@ class TuiAgentApp(App[int]):
     def on_catalog_pane_pruned_requested(self, message: CatalogPane.PrunedRequested) -> None:
         self.catalog_actions.load_pruned()
 
-    def action_next_pane(self) -> None:
-        self.action_show_pane(PANES[(PANES.index(self.active_pane) + 1) % len(PANES)])
-
-    @on(Tabs.TabActivated, "#pane-tabs")
-    def _tab_activated(self, event: Tabs.TabActivated) -> None:
-        if event.tabs.active != event.tab.id:
-            return  # stale: F-keys pressed faster than the tab bar's messages arrive already moved on
-        pane = str(event.tab.id).removeprefix("tab-")
-        if pane != self.active_pane:
-            self.action_show_pane(pane)
-
     @on(PromptArea.Submitted)
     def _prompt_submitted(self, event: PromptArea.Submitted) -> None:
         self.conversation.follow()  # the person sent something: what it does is shown
@@ -460,33 +395,3 @@ class TuiAgentApp(App[int]):
             except Exception:  # closing must never block quitting
                 pass
         thaw()
-
-
-def launch_options(args: argparse.Namespace) -> LaunchOptions:
-    """The runtime-shaping flags the CLI parsed (`tuiagent` without -p)."""
-    return LaunchOptions(
-        model=args.model,
-        resume=args.resume,
-        continue_latest=bool(args.continue_latest),
-        permission_mode=args.permission_mode,
-        sandbox_tier=args.sandbox_tier,
-        allowed_tools=tuple(args.allow or ()),
-        approve_all=bool(args.yes),
-        init_git=bool(args.init_git),
-        extra={"trust_project": True} if args.trust_project else {},
-    )
-
-
-def build_app(args: argparse.Namespace, **overrides: Any) -> TuiAgentApp:
-    """The app as the CLI builds it (tests use this same factory)."""
-    return TuiAgentApp(Path(args.project or "."), options=launch_options(args), **overrides)
-
-
-def run_tui(args: argparse.Namespace) -> int:
-    """Run the TUI until the person quits; the exit code for the CLI."""
-    app = build_app(args)
-    result = app.run()
-    print(app.farewell())
-    return int(result or 0)
-
-

@@ -42,6 +42,7 @@ class UIHost(Protocol):
     loading: str
     usage: UsageFigures
     permission_mode: str
+    sandbox_tier: str
     mcp_status: str
     mcp_failed: bool
 

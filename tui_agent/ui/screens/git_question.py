@@ -37,6 +37,16 @@ async def outside_git_answer(ask: Ask, root: Path, init_git: bool) -> GitAnswer 
     return await ask(GitQuestionScreen(root)) or "quit"
 
 
+async def init_git_answer(ask: Ask, where: Path) -> bool:
+    """The core's own question (a runtime opened with no repository): create one?"""
+    from tui_agent.ui.screens.confirm import ConfirmScreen
+
+    question = (f"[b]{escape(str(where))}[/b] is not a git repository.\nCreate one? Tools are versioned in git; without it the catalog "
+                "still works but nothing is committed.")
+    create = await ask(ConfirmScreen(question, yes="Create repository", no="Continue without"))
+    return bool(create)
+
+
 class GitQuestionScreen(ModalScreen[GitAnswer]):
     """Asked before anything is written: y creates the repository, c goes on without git, n or Escape quits."""
 
