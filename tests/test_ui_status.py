@@ -69,3 +69,21 @@ def test_no_ui_module_writes_the_headers_bound_fields() -> None:
               and ((isinstance(node.value, ast.Attribute) and node.value.attr == "header")
                    or (isinstance(node.value, ast.Name) and node.value.id == "header"))]
     assert writes == []
+
+
+async def test_core_events_published_on_another_thread_arrive_as_messages(repo: Path, no_model: None) -> None:
+    """The change feed's listener posts a CoreEvent message to the app (thread-safe); the branch it carries lands in the
+    app's state and the header."""
+    import asyncio
+
+    from tui_agent.core.events import BranchChanged
+    from tui_agent.ui.catalog_sync import CoreEvent
+
+    app = make_app(repo)
+    received: list[CoreEvent] = []
+    async with app.run_test(size=SIZE, message_hook=lambda message: received.append(message) if isinstance(message, CoreEvent) else None) as pilot:
+        await ready(pilot)
+        assert app.runtime is not None
+        await asyncio.to_thread(app.runtime.changes.publish, BranchChanged("elsewhere"))
+        await wait_until(pilot, lambda: app.branch == "elsewhere" and app.header.branch == "elsewhere", message="the branch")
+        assert [message.event for message in received if isinstance(message.event, BranchChanged)] == [BranchChanged("elsewhere")]

@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Tab, Tabs
 
-from tui_agent.ui.catalog_sync import CatalogSync
+from tui_agent.ui.catalog_sync import CatalogSync, CoreEvent
 from tui_agent.ui.command_registry import CommandRegistry
 from tui_agent.ui.modal import ask_modal
 from tui_agent.ui.context_usage import UsageFigures
@@ -330,9 +330,8 @@ class TuiAgentApp(App[int]):
     def reveal_diff(self) -> None:
         self.panes.reveal_diff()
 
-    @property
-    def active_pane(self) -> str:
-        return self.panes.active
+    def show_diff(self, title: str, diff_text: str, *, subject: str = "") -> None:
+        self.diff_pane.show(title, diff_text, subject=subject)
 
     @on(Tabs.TabActivated, "#pane-tabs")
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
@@ -360,6 +359,9 @@ class TuiAgentApp(App[int]):
     def on_queued_prompts_edit_requested(self, message: QueuedPrompts.EditRequested) -> None:
         self.turns.return_to_prompt_box(message.text)  # back in the prompt box, which gets the focus
         self.screen.set_focus(self.prompt_area)
+
+    def on_core_event(self, message: CoreEvent) -> None:
+        self.catalog_sync.receive(message.event)
 
     def on_catalog_pane_action_requested(self, message: CatalogPane.ActionRequested) -> None:
         self.catalog_actions.request(message.action, message.row)

@@ -203,7 +203,7 @@ class CatalogActions:
             self.host.notify(f"{row.name} has no earlier version in git to revert to", severity="warning")
             return
         previous = versions[1]
-        self.host.diff_pane.show(f"{row.name}: {previous.rev[:8]} → current (the revert goes back to the left side)",
+        self.host.show_diff(f"{row.name}: {previous.rev[:8]} → current (the revert goes back to the left side)",
                                 store.diff(row.name, previous.rev), subject=row.name)
         question = (f"Revert {row.kind} [b]{escape(row.name)}[/b] to its previous version {previous.rev[:8]} "
                     f"({escape(previous.message)})?\nThe diff pane shows that version against the current file. The revert is a new commit.")
@@ -212,7 +212,7 @@ class CatalogActions:
         change = await store.revert(row.name, previous.rev)
         self.host.notify(f"reverted {row.name} to its previous version" + change.note)
         try:
-            self.host.diff_pane.show(f"{row.name}: reverted (the revert's changes)", store.diff(row.name), subject=row.name)
+            self.host.show_diff(f"{row.name}: reverted (the revert's changes)", store.diff(row.name), subject=row.name)
         except Exception:  # the revert is done; only its diff could not be shown
             pass
 
@@ -233,7 +233,7 @@ class CatalogActions:
         rev = await self.host.ask(ChoiceScreen(f"Revert {row.name} to which version?", choices, empty="no earlier version in git"))
         if rev is None:
             return
-        self.host.diff_pane.show(f"{row.name}: {rev[:8]} → current (the revert goes back to the left side)", store.diff(row.name, rev), subject=row.name)
+        self.host.show_diff(f"{row.name}: {rev[:8]} → current (the revert goes back to the left side)", store.diff(row.name, rev), subject=row.name)
         question = f"Revert {row.kind} [b]{row.name}[/b] to {rev[:8]}?\nThe diff pane shows that version against the current file. The revert is a new commit."
         if not await self.host.ask(ConfirmScreen(question, yes="Revert", no="Keep")):
             return
@@ -251,7 +251,7 @@ class CatalogActions:
         rev = await self.host.ask(ChoiceScreen(f"History of {row.name}: pick a version to diff against the current file", choices, empty="no history in git"))
         if rev is None:
             return
-        self.host.diff_pane.show(f"{row.name}: {rev[:8]} → current", store.diff(row.name, rev), subject=row.name)
+        self.host.show_diff(f"{row.name}: {rev[:8]} → current", store.diff(row.name, rev), subject=row.name)
         self.host.reveal_diff()
 
     async def drift(self, row: CatalogRow) -> None:
@@ -271,10 +271,10 @@ class CatalogActions:
         since = (report.since_commit or "?")[:8]
         if not report.changed_files:
             self.host.notify(f"{row.name}: no drift since {since} ({len(report.watched_files)} watched files; {tests})")
-            self.host.diff_pane.show(f"{row.name}: no drift since {since}; {tests}", "", subject=row.name)
+            self.host.show_diff(f"{row.name}: no drift since {since}; {tests}", "", subject=row.name)
             return
         title = f"{row.name} drifted since {since}: {', '.join(report.changed_files)}; {tests}"
-        self.host.diff_pane.show(title, report.diff, subject=row.name)
+        self.host.show_diff(title, report.diff, subject=row.name)
         self.host.reveal_diff()
 
     async def accept_drift(self, row: CatalogRow) -> None:
@@ -290,7 +290,7 @@ class CatalogActions:
         report = reports[0] if reports else None
         files = ", ".join(report.changed_files) if report is not None and report.changed_files else "its dependency files"
         if report is not None:
-            self.host.diff_pane.show(f"{row.name} drifted: {files}; {drift_tests_text(row, report.tests_pass)}",
+            self.host.show_diff(f"{row.name} drifted: {files}; {drift_tests_text(row, report.tests_pass)}",
                                     report.diff, subject=row.name)
             self.host.reveal_diff()
         question = (f"Accept the drift of tool [b]{escape(row.name)}[/b]?\n{escape(files)} as they are now become the "

@@ -7,6 +7,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from textual.message import Message
+
 from tui_agent.core.events import CatalogChanged, Event
 from tui_agent.core.versioning.branch import current_branch
 from tui_agent.ui.catalog_rows import CatalogRow
@@ -30,6 +32,15 @@ def catalog_rows(runtime: Runtime) -> list[CatalogRow]:
     if runtime.suggestions is not None:
         rows.extend(as_row(chain) for chain in runtime.suggestions.current())
     return rows
+
+
+class CoreEvent(Message):
+    """A core event from the runtime's change feed or the recipe engine, posted to the app (from any thread); the app
+    hands it to CatalogSync.receive."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
 
 
 class CatalogSync:
@@ -68,11 +79,12 @@ class CatalogSync:
             self.host.call_from_thread(self.schedule)
 
     def _on_event(self, event: Event) -> None:
-        """Listener of the change feed and of the recipe engine: shown in order, like the agent's events."""
-        if self._app_thread == threading.get_ident():
-            self._events.put_nowait(event)
-        else:
-            self.host.call_from_thread(self._events.put_nowait, event)
+        """Listener of the change feed and of the recipe engine (any thread): a message to the app."""
+        self.host.post_message(CoreEvent(event))
+
+    def receive(self, event: Event) -> None:
+        """A core event the app received: shown in order, like the agent's events (one consumer)."""
+        self._events.put_nowait(event)
 
     async def _show_events(self) -> None:
         """One consumer, so a recipe's tool call start and finish render in order."""

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from textual.message import Message
     from textual.notifications import SeverityLevel
     from textual.screen import Screen
     from textual.worker import Worker, WorkType
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     from tui_agent.ui.runtime_bridge import LaunchOptions
     from tui_agent.ui.widgets.catalog_pane import CatalogPane
     from tui_agent.ui.widgets.conversation import Conversation
-    from tui_agent.ui.widgets.diff_pane import DiffPane
     from tui_agent.ui.widgets.prompt import PromptArea
 
 ScreenResult = TypeVar("ScreenResult")
@@ -74,6 +74,10 @@ class UIHost(Protocol):
 
     def action_show_pane(self, pane: str) -> None: ...
 
+    def show_diff(self, title: str, diff_text: str, *, subject: str = "") -> None:
+        """Put a diff in the diff pane (reveal_diff switches to it in the narrow layout)."""
+        ...
+
     def reveal_diff(self) -> None: ...
 
     def schedule_catalog_refresh(self, select: str | None = None) -> None: ...
@@ -93,6 +97,10 @@ class UIHost(Protocol):
 
     def refresh_bindings(self) -> None: ...
 
+    def post_message(self, message: Message) -> bool:
+        """Thread-safe: how events from the core's listeners reach the app."""
+        ...
+
     @property
     def screen_stack(self) -> list[Screen[Any]]:
         """Empty while the app shuts down (its widgets may be gone)."""
@@ -106,6 +114,3 @@ class UIHost(Protocol):
 
     @property
     def catalog_pane(self) -> CatalogPane: ...
-
-    @property
-    def diff_pane(self) -> DiffPane: ...

@@ -12,6 +12,7 @@ from tui_agent.ui.host import UIHost
 if TYPE_CHECKING:
     from tui_agent.ui.catalog_rows import CatalogRow
     from tui_agent.ui.command_registry import CommandRegistry
+    from tui_agent.ui.widgets.diff_pane import DiffPane
 
 ROW_ACTIONS = (
     ("view", "v", "view the source"),
@@ -30,6 +31,9 @@ class PaletteHost(UIHost, Protocol):
     """The app's own actions, which the palette offers beside the slash commands."""
 
     commands: CommandRegistry
+
+    @property
+    def diff_pane(self) -> DiffPane: ...
 
     def action_slash(self, name: str) -> None: ...
 

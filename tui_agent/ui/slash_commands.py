@@ -141,7 +141,7 @@ class SlashCommands:
 
     async def slash_tools(self, args: str) -> None:
         pane = self.host.catalog_pane
-        pane.query_one("#catalog-filter").value = args  # type: ignore[attr-defined]
+        pane.set_filter(args)
         rows = pane.rows
         by_status: dict[str, int] = {}
         for row in rows:

@@ -118,7 +118,7 @@ class UndoCommands:
         store_of = self.host.runtime.store if self.host.runtime is not None else (lambda kind: None)
         result = await apply_redo(undo, session, point, store_of)
         if result.conflict_diff:
-            self.host.diff_pane.show("Your changes since the undo (not overwritten)", result.conflict_diff, subject="undo-conflict")
+            self.host.show_diff("Your changes since the undo (not overwritten)", result.conflict_diff, subject="undo-conflict")
             self.host.reveal_diff()
         await self.host.add_notice(result.message, "info" if result.ok else "error")
         if result.ok:
@@ -153,7 +153,7 @@ class UndoCommands:
 
     async def _show_undo(self, result: UndoResult) -> None:
         if result.conflict_diff:
-            self.host.diff_pane.show("Your changes since that turn (not overwritten)", result.conflict_diff, subject="undo-conflict")
+            self.host.show_diff("Your changes since that turn (not overwritten)", result.conflict_diff, subject="undo-conflict")
             self.host.reveal_diff()
         await self.host.add_notice(result.message, "info" if result.ok else ("error" if result.conflict_diff else "warning"))
         if result.ok:
@@ -197,7 +197,7 @@ class UndoCommands:
             if not announce:
                 self.host.notify("No edits to project files in that turn." if diff is not None else "No turn yet in this session.")
             return False
-        self.host.diff_pane.show("This turn's edits to project files" if turn is None else f"Turn {turn}'s edits", diff, subject="turn")
+        self.host.show_diff("This turn's edits to project files" if turn is None else f"Turn {turn}'s edits", diff, subject="turn")
         if announce:
             files = sum(1 for line in diff.splitlines() if line.startswith("diff --git"))
             await self.host.add_notice(f"The agent changed {files} project file(s) in this turn: see the diff pane (/diff, /undo).")
