@@ -67,3 +67,21 @@ def test_a_command_name_is_registered_once_and_a_recipe_never_shadows_a_builtin(
 
     registry.add_source(lambda: [Command("help", "a recipe's help", nothing, source="recipe"), Command("yell", "shout", nothing, source="recipe")])
     assert [(command.name, command.label) for command in registry.commands()] == [("help", "show help"), ("yell", "shout (recipe)")]
+
+
+async def test_while_the_project_opens_a_model_command_says_so_and_init_is_queued(dirty_repo: Path) -> None:
+    import asyncio
+
+    from tests.test_ui_startup import GatedOpener
+
+    opener = GatedOpener()
+    app = make_app(dirty_repo, runtime_opener=opener, watch_catalog=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await asyncio.wait_for(opener.started.wait(), 10)
+        command = app.commands.find("cost")
+        assert command is not None and command.available() == "The project is still opening: try again in a moment."
+        app.prompt_area.load_text("/init")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(app.turns.queue) == 1, message="/init's prompt queued")
+        opener.gate.set()
+        await wait_until(pilot, lambda: app.ready.is_set(), timeout=30, message="the project open")

@@ -62,14 +62,16 @@ class SlashCommands:
         self.registry = registry
         self.turns = turns
         self.catalog_actions = catalog_actions
-        needs_model = {"model", "cost", "compact", "init"}
+        needs_model = {"model", "cost", "compact"}  # (/init is a prompt: queued while the project opens, like any other)
         for name, handler in self.handlers().items():
             registry.add(name, handler, self.model_missing if name in needs_model else always)
         registry.add_source(self.recipe_command_list)
 
     def model_missing(self) -> str | None:
         """Why a command that talks to the model cannot run now (None: it can)."""
-        return self.host.no_model_message() if agent_of(self.host.state) is None else None
+        if agent_of(self.host.state) is not None:
+            return None
+        return "The project is still opening: try again in a moment." if self.host.opening else self.host.no_model_message()
 
     async def handle_input(self, text: str) -> None:
         """A submitted prompt: a slash command, or a turn for the agent."""
