@@ -130,10 +130,10 @@ class TuiAgentApp(App[int]):
         self.commands = CommandRegistry(BUILTIN_COMMANDS)
         """The slash commands: what /help, the palette and completion list, and what a typed `/name` runs."""
         self.turns = TurnRunner(self)
-        self.catalog_sync = CatalogSync(self, show_event=self.turns.handle_event)
+        self.catalog_sync = CatalogSync(self, show_event=self.turns.handle_event, pane=lambda: self.catalog_pane)
         self.prompt_completion = PromptCompletion(self, self.commands)
         self.undo_commands = UndoCommands(self, self.turns, self.commands)
-        self.catalog_actions = CatalogActions(self, submit_prompt=self.turns.submit_prompt)
+        self.catalog_actions = CatalogActions(self, submit_prompt=self.turns.submit_prompt, pane=lambda: self.catalog_pane)
         self.slash_commands = SlashCommands(self, self.commands, self.turns, self.catalog_actions)
         self.commands.add("trust", partial(slash_trust, self, self.turns))
         register_everyday_commands(self, self.commands)

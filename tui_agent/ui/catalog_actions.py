@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from tui_agent.core.versioning.store import VersionedStore
     from tui_agent.core.sandbox.policy import RunResult
     from tui_agent.ui.host import UIHost
+    from tui_agent.ui.widgets.catalog_pane import CatalogPane
 
 CatalogAction = Callable[[CatalogRow], Awaitable[None]]
 
@@ -72,8 +73,9 @@ class CatalogActions:
     """The catalog pane's actions: each calls the row's versioned store (`runtime.store(kind)`), the same verbs for
     tools and recipes."""
 
-    def __init__(self, host: UIHost, *, submit_prompt: Callable[[str], Awaitable[None]]) -> None:
+    def __init__(self, host: UIHost, *, submit_prompt: Callable[[str], Awaitable[None]], pane: Callable[[], CatalogPane]) -> None:
         self.host = host
+        self.pane = pane
         self.submit_prompt = submit_prompt
         """Hands the agent a prompt (repair, a suggestion to author): now, or after the running turn."""
 
@@ -101,7 +103,7 @@ class CatalogActions:
         except Exception as exc:
             self.host.notify(f"could not list pruned tools: {exc}", severity="error")
             return
-        self.host.catalog_pane.set_pruned(names, {name: (stats.calls, stats.last_used) for name, stats in usage.items()})
+        self.pane().set_pruned(names, {name: (stats.calls, stats.last_used) for name, stats in usage.items()})
 
     def store_for(self, row: CatalogRow) -> VersionedStore:
         """The versioned store of the row's kind: the same verbs for tools and recipes (`request` checked it)."""
@@ -219,7 +221,7 @@ class CatalogActions:
     async def restore(self, row: CatalogRow) -> None:
         change = await self.store_for(row).restore(row.name)
         self.host.notify(f"restored {row.name}" + change.note)
-        pane = self.host.catalog_pane
+        pane = self.pane()
         pane.show_pruned = False  # back to the catalog, on the tool just restored
         self.host.schedule_catalog_refresh(select=row.name)
 

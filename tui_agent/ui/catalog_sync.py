@@ -21,6 +21,7 @@ OUTSIDE_EDIT = "edited outside tuiagent"
 if TYPE_CHECKING:
     from tui_agent.core.runtime import Runtime
     from tui_agent.ui.host import UIHost
+    from tui_agent.ui.widgets.catalog_pane import CatalogPane
 
 
 def catalog_rows(runtime: Runtime) -> list[CatalogRow]:
@@ -47,8 +48,9 @@ class CatalogSync:
     """Refreshes the catalog rows whenever the change feed says something changed: this process's stores, or the
     project watcher (an editor, another process's CLI, a `git checkout`); shows the feed's events in order."""
 
-    def __init__(self, host: UIHost, *, show_event: Callable[[Event], Awaitable[None]]) -> None:
+    def __init__(self, host: UIHost, *, show_event: Callable[[Event], Awaitable[None]], pane: Callable[[], CatalogPane]) -> None:
         self.host = host
+        self.pane = pane
         self.show_event = show_event
         """Renders one event as a turn's are (the turn runner's handle_event)."""
         self.runtime: Runtime | None = None
@@ -62,7 +64,7 @@ class CatalogSync:
         """Follow `runtime` (called on the app's thread once it is open): rows now, then on every change."""
         self.runtime = runtime
         self._app_thread = threading.get_ident()
-        self.host.catalog_pane.mark_new(runtime.core.new_tools)  # what a pull brought since the last session
+        self.pane().mark_new(runtime.core.new_tools)  # what a pull brought since the last session
         self.schedule()  # read in a thread: a thousand tools and the recent sessions' suggestions take a while
         runtime.changes.add_listener(self._on_event)  # every store change and watcher finding, once
         if runtime.recipes is not None:
@@ -91,7 +93,7 @@ class CatalogSync:
         while True:
             event = await self._events.get()
             if isinstance(event, CatalogChanged) and event.kind == "tool" and event.reason == OUTSIDE_EDIT:
-                self.host.catalog_pane.mark_new(event.names)  # a pull or another program changed them
+                self.pane().mark_new(event.names)  # a pull or another program changed them
             try:
                 await self.show_event(event)
             except Exception as exc:
@@ -124,7 +126,7 @@ class CatalogSync:
 
     def apply_rows(self, rows: list[CatalogRow]) -> None:
         self.host.mcp_status, self.host.mcp_failed = mcp_header(self.runtime.mcp if self.runtime is not None else None)
-        pane = self.host.catalog_pane
+        pane = self.pane()
         pane.set_rows(rows)
         if self._pending_select is not None and pane.select(self._pending_select):
             self._pending_select = None

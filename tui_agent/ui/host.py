@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from tui_agent.core.runtime_state import RuntimeState
     from tui_agent.ui.context_usage import UsageFigures
     from tui_agent.ui.runtime_bridge import LaunchOptions
-    from tui_agent.ui.widgets.catalog_pane import CatalogPane
     from tui_agent.ui.widgets.conversation import Conversation
     from tui_agent.ui.widgets.prompt import PromptArea
 
@@ -31,8 +30,9 @@ class Ask(Protocol):
 
 
 class UIHost(Protocol):
-    """Notify, ask, show a pane, refresh the catalog; the runtime; the panes a controller renders into; and the
-    session's shared state, which the header is bound to (set it here, never on a widget)."""
+    """Notify, ask, show a pane, refresh the catalog; the runtime; the conversation and prompt box a controller renders
+    into (the catalog pane is given only to the catalog's controllers); and the session's shared state, which the
+    header is bound to (set it here, never on a widget)."""
 
     project_root: Path
     options: LaunchOptions
@@ -111,6 +111,3 @@ class UIHost(Protocol):
 
     @property
     def prompt_area(self) -> PromptArea: ...
-
-    @property
-    def catalog_pane(self) -> CatalogPane: ...

@@ -12,6 +12,7 @@ from tui_agent.ui.host import UIHost
 if TYPE_CHECKING:
     from tui_agent.ui.catalog_rows import CatalogRow
     from tui_agent.ui.command_registry import CommandRegistry
+    from tui_agent.ui.widgets.catalog_pane import CatalogPane
     from tui_agent.ui.widgets.diff_pane import DiffPane
 
 ROW_ACTIONS = (
@@ -35,6 +36,9 @@ class PaletteHost(UIHost, Protocol):
     @property
     def diff_pane(self) -> DiffPane: ...
 
+    @property
+    def catalog_pane(self) -> CatalogPane: ...
+
     def action_slash(self, name: str) -> None: ...
 
     def action_cancel_turn(self) -> None: ...
@@ -55,10 +59,10 @@ def escape(text: str) -> str:
     return text.replace("[", "\\[")
 
 
-def show_pruned(app: UIHost) -> None:
+def show_pruned(app: UIHost, pane: CatalogPane) -> None:
     """The catalog pane's pruned view, where enter restores the selected tool."""
     app.action_show_pane("catalog")
-    app.catalog_pane.show_pruned = True
+    pane.show_pruned = True
 
 
 def prefill_prompt(app: UIHost, text: str) -> None:
@@ -67,7 +71,7 @@ def prefill_prompt(app: UIHost, text: str) -> None:
     app.prompt_area.move_cursor(app.prompt_area.document.end)
 
 
-def focus_filter(app: UIHost) -> None:
+def focus_filter(app: PaletteHost) -> None:
     app.action_show_pane("catalog")
     app.catalog_pane.action_focus_filter()
 
@@ -85,7 +89,7 @@ def palette_commands(app: PaletteHost) -> Iterator[SystemCommand]:
     yield SystemCommand("Side panes: narrower", "alt+→ (wide layout)", lambda: app.action_resize_side(-1))
     yield SystemCommand("Permission mode: next", "ask → auto → read-only (shift+tab)", app.action_cycle_permission_mode)
     yield SystemCommand("Zoom the pane", "maximize the focused pane, or restore the layout (F5)", app.action_zoom)
-    yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", lambda: show_pruned(app))
+    yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", lambda: show_pruned(app, app.catalog_pane))
     for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):
         yield SystemCommand(f"Show the {pane} pane", key, lambda pane=pane: app.action_show_pane(pane))
     yield SystemCommand("Diff: unified / side-by-side", "m in the diff pane", app.diff_pane.action_toggle_mode)

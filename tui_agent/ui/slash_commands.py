@@ -142,7 +142,7 @@ class SlashCommands:
         await self.host.add_notice("\n".join(lines))
 
     async def slash_tools(self, args: str) -> None:
-        pane = self.host.catalog_pane
+        pane = self.catalog_actions.pane()
         pane.set_filter(args)
         rows = pane.rows
         by_status: dict[str, int] = {}
@@ -154,7 +154,7 @@ class SlashCommands:
         self.host.action_show_pane("catalog")
 
     async def slash_recipes(self, args: str) -> None:
-        recipes = [row for row in self.host.catalog_pane.rows if row.kind == "recipe"]
+        recipes = [row for row in self.catalog_actions.pane().rows if row.kind == "recipe"]
         if not recipes:
             await self.host.add_notice("No recipes yet. A recipe is a rule file in .agent/recipes/NAME.toml (a trigger and an action).")
         else:
@@ -167,7 +167,7 @@ class SlashCommands:
     async def slash_restore(self, args: str) -> None:
         name = args.strip()
         if not name:
-            show_pruned(self.host)
+            show_pruned(self.host, self.catalog_actions.pane())
             await self.host.add_notice("Pruned tools are listed in the catalog pane: enter or r restores the selected one (/restore NAME works too).")
             return
         catalog = catalog_of(self.host.state)
