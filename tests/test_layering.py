@@ -146,3 +146,19 @@ def test_the_cycle_check_finds_a_cycle_and_skips_type_checking_imports(tmp_path:
     assert cycle_through(graph, "pkg.a") is None
     (tmp_path / "b.py").write_text("from .c import C\n")
     assert cycle_through(module_level_imports(tmp_path, "pkg"), "pkg.a") == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
+
+
+def test_no_ui_module_but_the_app_imports_the_app() -> None:
+    """The UI's controllers get the app as `ui.host.UIHost` (or a Protocol extending it), never TuiAgentApp: only
+    ui/app.py itself and the CLI's launch (ui/launch.py) import the app module."""
+    package = CORE.parent
+    allowed = {"ui/app.py", "ui/launch.py"}
+    importers = []
+    for path in package.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = imported_modules(path) | {f"{node.module}.{alias.name}" for node in ast.walk(tree)
+                                          if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
+        if any(name == "tui_agent.ui.app" or name.startswith("tui_agent.ui.app.") for name in names) \
+                or any(isinstance(node, ast.Name) and node.id == "TuiAgentApp" for node in ast.walk(tree)):
+            importers.append(str(path.relative_to(package)))
+    assert "ui/app.py" in importers and sorted(set(importers) - allowed) == []

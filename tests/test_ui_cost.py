@@ -19,8 +19,8 @@ async def test_cost_shows_cache_writes_and_reads_and_the_header_counts_them(repo
         usage = app.runtime.agent.usage
         assert usage.cache_read_tokens == sum(u.read for u in api.cache_log) > 0
         assert usage.cache_write_tokens == sum(u.write for u in api.cache_log) > 0
-        await wait_until(pilot, lambda: app.header.input_tokens == usage.prompt_tokens, message="the header's token count")
-        assert app.header.cost_usd == usage.cost_usd
+        await wait_until(pilot, lambda: app.usage.tokens_in == usage.prompt_tokens, message="the header's token count")
+        assert app.usage.cost_usd == usage.cost_usd
         app.prompt_area.insert("/cost")
         await pilot.press("enter")
         await wait_until(pilot, lambda: any("cache reads (0.1x)" in entry.text for entry in app.conversation.entries), message="the /cost report")

@@ -176,10 +176,10 @@ async def test_the_header_shows_context_use_and_compact_frees_it(repo: Path, api
         assert "ctx" not in app.header.render().plain  # no request yet
         await send(pilot, app, "read big.txt")
         await wait_until(pilot, lambda: turn_answered(app, "read it"), timeout=60, message="the first turn")
-        assert 0 <= app.header.context_percent < 50 and f"ctx {app.header.context_percent}%" in app.header.render().plain
+        assert 0 <= app.usage.context_percent < 50 and f"ctx {app.usage.context_percent}%" in app.header.render().plain
         await send(pilot, app, "and?")
         await wait_until(pilot, lambda: turn_answered(app, "ok"), timeout=60, message="the big request")
-        assert app.header.context_percent >= 75  # 150k uncached (and the cached prefix) of the 200k limit
+        assert app.usage.context_percent >= 75  # 150k uncached (and the cached prefix) of the 200k limit
         def first_result() -> dict[str, Any]:  # read anew: the agent's messages are derived from its turns
             return next(block for message in app.runtime.agent.messages for block in message["content"]
                         if isinstance(block, dict) and block.get("type") == "tool_result")
@@ -188,7 +188,7 @@ async def test_the_header_shows_context_use_and_compact_frees_it(repo: Path, api
         await send(pilot, app, "/compact")
         await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Compacted: 1 ") for e in app.conversation.entries),
                          message="the compaction")
-        assert len(str(first_result()["content"])) < 2_000 and app.header.context_percent < 50
+        assert len(str(first_result()["content"])) < 2_000 and app.usage.context_percent < 50
         await send(pilot, app, "go on")  # the next request is valid (the fake API enforces the API's rules)
         await wait_until(pilot, lambda: turn_answered(app, "after"), timeout=60, message="a turn after /compact")
 

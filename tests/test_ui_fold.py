@@ -57,7 +57,7 @@ async def live_turns(repo: Path, api: FakeMessagesAPI) -> tuple[list[Entry], str
         assert any(e.kind == "tool" and e.tool == "read_file" and (e.result or "").endswith(TRUNCATION_MARK) for e in shown)
         assert any(e.kind == "notice" and e.text.startswith("write_file: ") and e.level == "warning" for e in shown)
         assert any(e.kind == "notice" and "cut off at the output limit" in e.text for e in shown)
-        header = (app.header.input_tokens, app.header.output_tokens, round(app.header.cost_usd, 9))
+        header = (app.usage.tokens_in, app.usage.tokens_out, round(app.usage.cost_usd, 9))
         return list(app.conversation.entries), app.runtime.session.id, header
 
 
@@ -70,7 +70,7 @@ async def test_a_turn_folds_into_the_same_entries_live_and_after_resume(repo: Pa
         await wait_until(pilot, lambda: any(e.text == f"Resumed session {session_id}." for e in app.conversation.entries),
                          message="the resumed session")
         resumed = list(app.conversation.entries)
-        resumed_header = (app.header.input_tokens, app.header.output_tokens, round(app.header.cost_usd, 9))
+        resumed_header = (app.usage.tokens_in, app.usage.tokens_out, round(app.usage.cost_usd, 9))
 
     first_prompt = next(index for index, entry in enumerate(live) if entry.kind == "user")
     live = live[first_prompt:]  # before it: the app's own start-up notices, if any

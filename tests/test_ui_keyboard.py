@@ -50,7 +50,7 @@ async def test_pane_keys_stay_inside_a_modal(repo: Path) -> None:
         await pilot.press("f3", "v")
         await wait_until(pilot, lambda: isinstance(app.screen, SourceScreen))
         await pilot.press("f2")
-        assert isinstance(app.screen, SourceScreen) and app.active_pane == "catalog"
+        assert isinstance(app.screen, SourceScreen) and app.panes.active == "catalog"
 
 
 async def test_escape_clears_and_leaves_the_filter_and_recipes_do_not_hide_tools(repo: Path) -> None:

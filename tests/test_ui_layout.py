@@ -38,7 +38,7 @@ async def test_narrow_terminal_switches_to_tabs_and_back(repo: Path) -> None:
         assert app.query_one("#pane-tabs").active == "tab-catalog"  # type: ignore[attr-defined]
         await pilot.press("ctrl+t")
         await pilot.pause()
-        assert visible(app, "#diff-pane") and app.active_pane == "diff"
+        assert visible(app, "#diff-pane") and app.panes.active == "diff"
         await pilot.resize_terminal(*SIZE)
         await pilot.pause()
         assert app.screen.has_class("-wide") and not visible(app, "#pane-tabs")

@@ -69,7 +69,7 @@ async def test_clear_starts_a_new_session_file_that_resume_can_leave(repo: Path,
         app.prompt_area.insert("/clear")
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.runtime.session.id != first, message="a new session")
-        assert app.runtime.agent.messages == [] and app.header.input_tokens == 0
+        assert app.runtime.agent.messages == [] and app.usage.tokens_in == 0
         records = [json.loads(line) for line in (repo / ".agent" / "sessions" / f"{first}.jsonl").read_text().splitlines()]
         assert all(record.get("type") != "clear" for record in records)  # the earlier file is left as it was
         app.prompt_area.insert("/resume")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tui_agent.ui.context_usage import UsageFigures
 from tests.gitrepo import init_repo
 from tests.ui_support import make_app, ready, row_names, wait_until
 from tui_agent.core.agent.permissions import deny_all
@@ -101,7 +102,7 @@ def test_narrow_layout_80x24_snapshot(project: Path, snap_compare) -> None:  # t
     async def before(pilot) -> None:  # type: ignore[no-untyped-def]
         app = await ready(pilot)
         await wait_until(pilot, lambda: app.header.branch == "main" and row_names(app) == ["find_slow"], message="branch and catalog")
-        app.header.input_tokens, app.header.output_tokens, app.header.cost_usd = 12_400, 3_100, 0.0873
+        app.usage = UsageFigures(12_400, 3_100, 0.0873)
         steady_cursors(app)
         await pilot.pause(0.2)
 
@@ -113,7 +114,7 @@ async def test_at_80_columns_the_header_keeps_tokens_and_cost_and_the_footer_eve
     async with app.run_test(size=SMALL) as pilot:
         await ready(pilot)
         await wait_until(pilot, lambda: app.header.branch == "main", message="the branch")
-        app.header.input_tokens, app.header.output_tokens, app.header.cost_usd, app.header.busy = 12_400, 3_100, 0.0873, True
+        app.usage, app.busy = UsageFigures(12_400, 3_100, 0.0873), True
         await pilot.pause(0.1)
         line = app.header.render().plain
         assert len(line) <= 80 and "12.4k" in line and "3.1k" in line and "$0.0873" in line and "main" in line and "rlimits" in line

@@ -54,7 +54,7 @@ async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: F
                          message="the authored tool announced")
         await wait_until(pilot, lambda: row_names(app) == ["double"], message="the new tool in the catalog pane")
         assert git(repo, "log", "-1", "--format=%s").strip() == "tuiagent: add tool double"
-        assert app.header.input_tokens > 0 and app.header.output_tokens > 0 and not app.header.busy
+        assert app.usage.tokens_in > 0 and app.usage.tokens_out > 0 and not app.header.busy
 
         await send(pilot, app, "/undo")  # the session created it, so undo prunes it (a new commit)
         await answer_confirm(pilot)

@@ -12,7 +12,8 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from tui_agent.ui.app import TuiAgentApp, build_app
+from tui_agent.ui.app import TuiAgentApp
+from tui_agent.ui.launch import build_app
 
 SIZE = (160, 48)
 

@@ -66,7 +66,7 @@ def handle(args: argparse.Namespace) -> int:
 
         return asyncio.run(run_undo(args))
     if args.prompt is None:
-        from tui_agent.ui.app import run_tui  # imported here so that the headless path never imports textual
+        from tui_agent.ui.launch import run_tui  # imported here so that the headless path never imports textual
 
         return int(run_tui(args) or 0)
     try:

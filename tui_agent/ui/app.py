@@ -1,45 +1,53 @@
-"""The tuiagent Textual app: conversation, catalog and diff panes over the core runtime; `run_tui` for the CLI."""
+"""The tuiagent Textual app: conversation, catalog and diff panes over the core runtime (ui/launch.py starts it for the CLI)."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import importlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from textual import events, on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.reactive import reactive
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Tab, Tabs
-from textual.worker import NoActiveWorker, get_current_worker
 
-from tui_agent.ui.catalog_sync import CatalogSync
+from tui_agent.ui.catalog_sync import CatalogSync, CoreEvent
+from tui_agent.ui.command_registry import CommandRegistry
+from tui_agent.ui.modal import ask_modal
+from tui_agent.ui.context_usage import UsageFigures
 from tui_agent.ui.catalog_actions import CatalogActions
-from tui_agent.ui.diffs import warm_up_highlighting
 from tui_agent.ui.app_keys import QUIT_AGAIN_S, cycle_permission_mode, interrupt
-from tui_agent.ui.everyday_actions import DEFAULT_SIDE_SHARE, apply_preferences, apply_side_share, edit_in_editor, resize_side
+from tui_agent.ui.everyday_actions import (DEFAULT_SIDE_SHARE, apply_preferences, apply_side_share, edit_in_editor, register_everyday_commands,
+                                           resize_side)
 from tui_agent.ui import lean_strips
 from tui_agent.ui.heap import collect_between_frames, freeze_long_lived, thaw
 from tui_agent.ui.screens.trust import settle_trust
-from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
-from tui_agent.ui.palette import TuiAgentCommands
+from tui_agent.ui.runtime_bridge import NO_MODEL, LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
+from tui_agent.ui.runtime_ready import show_runtime
+from tui_agent.ui.palette import palette_commands
+from tui_agent.ui.panes import PaneLayout
 from tui_agent.ui.prompt_completion import PromptCompletion
 from tui_agent.ui.slash_commands import SlashCommands
 from tui_agent.ui.slash_undo import UndoCommands
+from tui_agent.ui.slash import BUILTIN_COMMANDS
+from tui_agent.ui.trust_switch import slash_trust
 from tui_agent.ui.turn import TurnRunner
+from tui_agent.ui.warm_up import warm_up_rendering
 from tui_agent.ui.terminal_safety import draw_control_characters_visibly
 from tui_agent.ui.widgets.catalog_pane import CatalogPane
 from tui_agent.ui.widgets.conversation import Conversation
 from tui_agent.ui.widgets.diff_pane import DiffPane
 from tui_agent.ui.widgets.header import StatusHeader
 from tui_agent.ui.widgets.messages import Entry
+from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.widgets.prompt import PromptArea
 from tui_agent.ui.widgets.completion_menu import CompletionMenu
 from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
@@ -48,22 +56,21 @@ if TYPE_CHECKING:  # the core is imported in a thread after the first frame (run
     from tui_agent.core.project import Project
     from tui_agent.core.runtime import Runtime
     from tui_agent.core.runtime_state import RuntimeState
+    from tui_agent.ui.host import ScreenResult
 
 NARROW_WIDTH = 120
 PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab next pane · shift+tab mode"
 WELCOME = ("[b]tuiagent[/b] in {root}: ask for anything; the agent writes Python tools it reuses (the catalog, F3).\n"
            "enter sends · /help commands and keys · @file attaches · ctrl+p palette · ctrl+c twice or ctrl+q quits")
-PANES = ("conversation", "catalog", "diff")
 PANE_ACTIONS = ("show_pane", "next_pane", "zoom")
 PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item: narrow terminals keep the pane's own keys
-ScreenResult = TypeVar("ScreenResult")
 
 
 class TuiAgentApp(App[int]):
-    """Three panes; every action goes through the runtime's core objects (catalog, agent, sandbox)."""
+    """Three panes; every action goes through the runtime's core objects (catalog, agent, sandbox). The app is the
+    controllers' `ui.host.UIHost`: they get it as that Protocol (and each other as they need), never as the app."""
 
     CSS_PATH = "app.tcss"
-    COMMANDS = App.COMMANDS | {TuiAgentCommands}  # ctrl+p: tuiagent's commands next to Textual's own
     TITLE = "tuiagent"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
     BINDINGS = [
@@ -82,6 +89,17 @@ class TuiAgentApp(App[int]):
         Binding("alt+right", "resize_side(-1)", "Narrower side panes", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),  # the welcome line and /help say it: the footer keeps the pane's keys
     ]
+    # the session's shared state: controllers set these, the header is bound to them (data_bind)
+    model: reactive[str] = reactive("…")
+    branch: reactive[str] = reactive("")
+    busy: reactive[bool] = reactive(False)
+    loading: reactive[str] = reactive("")
+    """What is still loading while the project opens ("" once everything is up)."""
+    usage: reactive[UsageFigures] = reactive(UsageFigures())
+    permission_mode: reactive[str] = reactive("ask")
+    sandbox_tier: reactive[str] = reactive("")
+    mcp_status: reactive[str] = reactive("")
+    mcp_failed: reactive[bool] = reactive(False)
 
     def __init__(
         self,
@@ -103,21 +121,28 @@ class TuiAgentApp(App[int]):
         self.clock = clock
         self.runtime: Runtime | None = None
         self.runtime_error: str | None = None
-        self.active_pane = "conversation"
+        self.panes = PaneLayout(self)
         self.git_declined = False
         self.interrupted_at = -QUIT_AGAIN_S
         """When ctrl+c last asked "again to quit" (another press within QUIT_AGAIN_S quits)."""
         self.side_share = DEFAULT_SIDE_SHARE
         self.ready = asyncio.Event()
+        self.commands = CommandRegistry(BUILTIN_COMMANDS)
+        """The slash commands: what /help, the palette and completion list, and what a typed `/name` runs."""
         self.turns = TurnRunner(self)
-        self.catalog_sync = CatalogSync(self)
-        self.prompt_completion = PromptCompletion(self)
-        self.undo_commands = UndoCommands(self)
-        self.slash_commands = SlashCommands(self)
-        self.catalog_actions = CatalogActions(self)
+        self.catalog_sync = CatalogSync(self, show_event=self.turns.handle_event, pane=lambda: self.catalog_pane)
+        self.prompt_completion = PromptCompletion(self, self.commands)
+        self.undo_commands = UndoCommands(self, self.turns, self.commands)
+        self.catalog_actions = CatalogActions(self, submit_prompt=self.turns.submit_prompt, pane=lambda: self.catalog_pane)
+        self.slash_commands = SlashCommands(self, self.commands, self.turns, self.catalog_actions)
+        self.commands.add("trust", partial(slash_trust, self, self.turns))
+        register_everyday_commands(self, self.commands)
+        self.turns.connect(run_input=self.slash_commands.handle_input, after_turn=partial(self.undo_commands.show_turn_edits, announce=True))
 
     def compose(self) -> ComposeResult:
-        yield StatusHeader(id="header")
+        yield StatusHeader(id="header").data_bind(TuiAgentApp.model, TuiAgentApp.branch, TuiAgentApp.busy, TuiAgentApp.usage,
+                                                  TuiAgentApp.permission_mode, TuiAgentApp.sandbox_tier, still_loading=TuiAgentApp.loading,
+                                                  mcp=TuiAgentApp.mcp_status, mcp_failed=TuiAgentApp.mcp_failed)
         yield Tabs(Tab("Conversation F2", id="tab-conversation"), Tab("Catalog F3", id="tab-catalog"), Tab("Diff F4", id="tab-diff"), id="pane-tabs")
         with Horizontal(id="panes"):
             with Vertical(id="conversation-pane", classes="pane"):
@@ -156,87 +181,74 @@ class TuiAgentApp(App[int]):
         apply_preferences(self)
         self.conversation.welcome.update(WELCOME.format(root=escape(self.project_root.name or str(self.project_root))))
         self.conversation.welcome.display = True
-        self.query_one("#conversation-pane").border_title = "Conversation"
-        self.catalog_pane.border_title = "Catalog"
-        self.diff_pane.border_title = "Diff"
-        for pane_id in ("#conversation-pane", "#catalog-pane", "#diff-pane"):
-            self.query_one(pane_id).ALLOW_MAXIMIZE = True  # type: ignore[misc]  # F5 zooms a whole pane
-        self.screen.add_class("-show-conversation")
-        self.header.model = self.requested_model or "…"
-        self.header.still_loading = "the project"
+        self.panes.prepare()
+        self.model = self.requested_model or "…"
+        self.loading = "the project"
         self.prompt_area.focus()
         self.call_after_refresh(self.open_runtime)  # the first frame is painted before any of the work starts
 
     def show_loading(self, pending: tuple[str, ...]) -> None:
         """The runtime's startup progress: what is still loading, in the header."""
-        self.header.still_loading = ", ".join(pending)
+        self.loading = ", ".join(pending)
 
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
         from tui_agent.ui.screens.git_question import outside_git_answer
 
-        if not await outside_git_answer(self):
+        answer = await outside_git_answer(self.ask, self.project_root, self.options.init_git)
+        if answer == "quit":
+            self.exit(0, message=f"tuiagent: nothing was created in {self.project_root}.")
             return
-        from tui_agent.core.settings import ConfigError  # the core loads after the first frame
-
-        try:
-            callbacks = UICallbacks(approve=self.turns.approve, ask_init_git=self.ask_init_git, submit_prompt=self.turns.submit_prompt,
-                                    progress=self.show_loading)
-            await settle_trust(self, self.project_root, trust_for_run=bool(self.options.extra.get("trust_project")))
-            runtime = await self.runtime_opener(self.project_root, callbacks, self.options)
-        except ConfigError as exc:  # one precise line: file:line, what is wrong, how to fix it
-            self.runtime_error = f"{exc} (fix the file and start tuiagent again)"
-            await self.add_notice(f"Could not open the project: {self.runtime_error}", "error")
-            self.ready.set()
-            return
-        except Exception as exc:  # the UI stays up and says what went wrong
-            self.runtime_error = f"{type(exc).__name__}: {exc}"
-            self.header.still_loading = ""
-            await self.add_notice(f"Could not open the project: {self.runtime_error}", "error")
-            self.ready.set()
-            await self.turns.hand_back_queued()
-            return
-        self.runtime = runtime
-        self.header.still_loading = ""
-        await self.runtime_ready(runtime)
-        self.ready.set()
-        if runtime.agent is None:
+        if answer == "create":
+            self.options = replace(self.options, init_git=True)
+        self.git_declined = answer == "without"  # the core's own question (ask_init_git) is answered with this
+        runtime = await self.start_runtime(self.options, "Could not open the project", settle=True)
+        if runtime is None or runtime.agent is None:
             await self.turns.hand_back_queued()
         else:
             self.turns.send_queued()
-        await asyncio.to_thread(warm_up_rendering)
-        freeze_long_lived()
-        self.set_interval(0.05, collect_between_frames)
+        if runtime is not None:
+            await asyncio.to_thread(warm_up_rendering)
+            freeze_long_lived()
+            self.set_interval(0.05, collect_between_frames)
 
-    async def runtime_ready(self, runtime: Runtime) -> None:
-        if runtime.mcp is not None:  # an MCP server asking for input gets a form (headless runs decline)
-            runtime.mcp.set_elicitation(self.ask_elicitation)
-            from tui_agent.core.mcp.sampling import offer_sampling  # sampling: the model, after the approval modal
-            from tui_agent.core.runtime_state import agent_of
+    async def start_runtime(self, options: LaunchOptions, failure: str, *, settle: bool = False,
+                            clear_conversation: bool = False) -> Runtime | None:
+        """Open the runtime with `options` (after the trust screen when `settle`); None, said in the conversation, when it fails."""
+        from tui_agent.core.settings import ConfigError  # the core loads after the first frame
 
-            if (agent := agent_of(runtime)) is not None:
-                offer_sampling(agent, runtime.mcp)
-        header = self.header
-        header.model = self.model_name()
-        header.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"
-        header.permission_mode = runtime.permissions.mode
-        self.catalog_sync.refresh_branch()
-        self.catalog_sync.start(runtime)
-        for problem in runtime.problems:
-            await self.add_notice(problem, "error")
-        for warning in runtime.settings.warnings:
-            await self.add_notice(warning, "warning")
-        if runtime.resumed and runtime.session is not None:
-            await self.turns.show_session(runtime.session.path, runtime.session.id)
-        if runtime.agent is None:
-            await self.add_notice(self.no_model_message(), "warning")
+        callbacks = UICallbacks(approve=self.turns.approve, ask_init_git=self.ask_init_git, submit_prompt=self.turns.submit_prompt,
+                                progress=self.show_loading)
+        try:
+            if settle:
+                await settle_trust(self, self.project_root, trust_for_run=bool(self.options.extra.get("trust_project")))
+            runtime = await self.runtime_opener(self.project_root, callbacks, options)
+        except ConfigError as exc:  # one precise line: file:line, what is wrong, how to fix it
+            self.runtime_error = f"{exc} (fix the file and start tuiagent again)"
+        except Exception as exc:  # the UI stays up and says what went wrong
+            self.runtime_error = f"{type(exc).__name__}: {exc}"
         else:
-            self.call_later(self.turns.send_queued)  # prompts typed while the project opened
-            usage = runtime.agent.usage
-            self.header.input_tokens, self.header.output_tokens, self.header.cost_usd = usage.prompt_tokens, usage.output_tokens, usage.cost_usd
-        if runtime.recipes is not None:
-            self.run_worker(runtime.recipes.session_started(), group="recipes-start")
+            if clear_conversation:
+                await self.conversation.clear()  # runtime_ready shows the resumed session again, from its file
+            self.runtime, self.loading = runtime, ""
+            await show_runtime(self, runtime, turns=self.turns, catalog_sync=self.catalog_sync)
+            self.ready.set()
+            return runtime
+        self.loading = ""
+        await self.add_notice(f"{failure}: {self.runtime_error}", "error")
+        self.ready.set()
+        return None
+
+    async def reopen_runtime(self, options: LaunchOptions, *, clear_conversation: bool) -> Runtime | None:
+        """Close the runtime and open the project again with `options` (/trust); the UI sees Opening meanwhile."""
+        old = self.runtime
+        self.runtime, self.runtime_error, self.loading = None, None, "the project"
+        self.catalog_sync.runtime = None  # no refresh reads the closed stores
+        self.ready.clear()
+        if old is not None:
+            await old.aclose()
+        return await self.start_runtime(options, "Could not reopen the project", clear_conversation=clear_conversation)
 
     @property
     def state(self) -> RuntimeState:
@@ -257,15 +269,27 @@ class TuiAgentApp(App[int]):
         """Refresh the catalog pane soon (bursts coalesce); `select` a row by name once it is there."""
         self.catalog_sync.schedule(select)
 
+    def refresh_branch(self) -> None:
+        self.catalog_sync.refresh_branch()
+
+    def request_catalog_action(self, action: str, row: CatalogRow) -> None:
+        self.catalog_actions.request(action, row)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """ctrl+p: Textual's own commands (quit, theme, keys, screenshot), then tuiagent's."""
+        yield from super().get_system_commands(screen)
+        yield from palette_commands(self)
+
+    @property
+    def opening(self) -> bool:
+        return self.runtime is None and not self.ready.is_set()
+
+    @property
+    def narrow(self) -> bool:
+        return self.panes.narrow
+
     def no_model_message(self) -> str:
-        lines = [
-            "No model is configured, so the agent is off. The catalog, diffs, history and manual tool runs all work.",
-            "To talk to Claude: export ANTHROPIC_API_KEY=sk-ant-…",
-            "For a local model: export ANTHROPIC_BASE_URL=http://127.0.0.1:11434 (any server speaking the Messages API:",
-            "Ollama ≥ 0.14, llama-server, vLLM, LM Studio, LiteLLM), and set `model = \"…\"` in .agent/config.toml.",
-            "Then restart tuiagent.",
-        ]
-        return "\n".join(lines)
+        return NO_MODEL
 
     async def add_notice(self, text: str, level: str = "info") -> None:
         await self.conversation.add(Entry("notice", text=text, level=level))
@@ -274,61 +298,20 @@ class TuiAgentApp(App[int]):
 
     async def ask(self, screen: Screen[ScreenResult]) -> ScreenResult | None:
         """Push a modal and wait for its result (None if dismissed without one), from a worker or any task on the app's loop."""
-        try:
-            get_current_worker()
-        except NoActiveWorker:
-            future: asyncio.Future[ScreenResult | None] = asyncio.get_running_loop().create_future()
-
-            def deliver(result: ScreenResult | None) -> None:
-                if not future.done():
-                    future.set_result(result)
-
-            self.push_screen(screen, callback=deliver)
-            try:
-                return await future
-            except asyncio.CancelledError:
-                if screen.is_attached:
-                    screen.dismiss(None)
-                raise
-        try:
-            return await self.push_screen(screen, wait_for_dismiss=True)
-        except asyncio.CancelledError:
-            if screen in self.screen_stack:
-                self.pop_screen()
-            raise
-
-    async def ask_elicitation(self, server: str, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-        """An MCP server's request for input (elicitation) as a form; None: the person declined."""
-        from tui_agent.ui.screens.elicitation import ElicitationScreen
-
-        return await self.ask(ElicitationScreen(server, message, schema))
+        return await ask_modal(self, screen)
 
     async def ask_init_git(self, project: Project | None = None) -> bool:
-        from tui_agent.ui.screens.confirm import ConfirmScreen
+        """The core's question before it creates a repository (asked once: the answer before anything was written stands)."""
+        from tui_agent.ui.screens.git_question import init_git_answer
 
-        if self.options.init_git:
-            return True
-        if self.git_declined:  # asked already, before anything was written
-            return False
-        where = project.root if project is not None else self.project_root
-        question = f"[b]{where}[/b] is not a git repository.\nCreate one? Tools are versioned in git; without it the catalog still works but nothing is committed."
-        create = await self.ask(ConfirmScreen(question, yes="Create repository", no="Continue without"))
-        return bool(create)
+        if self.options.init_git or self.git_declined:
+            return self.options.init_git
+        return await init_git_answer(self.ask, project.root if project is not None else self.project_root)
 
     # ---------------------------------------------------------------- panes
 
     def action_show_pane(self, pane: str) -> None:
-        if pane not in PANES:
-            return
-        self.active_pane = pane
-        for name in PANES:
-            self.screen.set_class(name == pane, f"-show-{name}")
-        tabs = self.query_one("#pane-tabs", Tabs)
-        if tabs.active != f"tab-{pane}":
-            tabs.active = f"tab-{pane}"
-        target = {"conversation": self.prompt_area, "catalog": self.catalog_pane.table}.get(pane) or self.query_one("#diff-scroll")
-        # at once, not `target.focus()` (deferred): a key typed right after F3 must reach the pane it selected
-        self.screen.set_focus(target)
+        self.panes.show(pane)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pane keys act on the main screen only (a modal keeps its keys)."""
@@ -339,22 +322,20 @@ class TuiAgentApp(App[int]):
         return True
 
     def action_zoom(self) -> None:
-        """Maximize the pane that has focus (F5 again restores the layout)."""
-        screen = self.screen
-        if screen.maximized is not None:
-            screen.minimize()
-            return
-        focused = self.focused
-        for pane_id in ("#conversation-pane", "#catalog-pane", "#diff-pane"):
-            pane = self.query_one(pane_id)
-            if focused is not None and (focused is pane or pane in focused.ancestors):
-                screen.maximize(pane, container=False)
-                return
+        self.panes.zoom()
+
+    def action_next_pane(self) -> None:
+        self.panes.next()
 
     def reveal_diff(self) -> None:
-        """In the narrow layout the diff pane is a tab: switch to it."""
-        if self.screen.has_class("-narrow"):
-            self.action_show_pane("diff")
+        self.panes.reveal_diff()
+
+    def show_diff(self, title: str, diff_text: str, *, subject: str = "") -> None:
+        self.diff_pane.show(title, diff_text, subject=subject)
+
+    @on(Tabs.TabActivated, "#pane-tabs")
+    def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        self.panes.tab_activated(event)
 
     def action_cancel_turn(self) -> None:
         self.turns.cancel()
@@ -373,10 +354,14 @@ class TuiAgentApp(App[int]):
             self.call_after_refresh(apply_side_share, self)
 
     def action_interrupt(self) -> None:
-        interrupt(self)
+        interrupt(self, self.turns)
 
     def on_queued_prompts_edit_requested(self, message: QueuedPrompts.EditRequested) -> None:
-        self.turns.edit_queued(message.text)
+        self.turns.return_to_prompt_box(message.text)  # back in the prompt box, which gets the focus
+        self.screen.set_focus(self.prompt_area)
+
+    def on_core_event(self, message: CoreEvent) -> None:
+        self.catalog_sync.receive(message.event)
 
     def on_catalog_pane_action_requested(self, message: CatalogPane.ActionRequested) -> None:
         self.catalog_actions.request(message.action, message.row)
@@ -384,21 +369,10 @@ class TuiAgentApp(App[int]):
     def on_catalog_pane_care_requested(self, message: CatalogPane.CareRequested) -> None:
         from tui_agent.ui.catalog_care import open_catalog_care  # the tending modules load when first asked for
 
-        self.run_worker(open_catalog_care(self), group="catalog-care", exclusive=True)
+        self.run_worker(open_catalog_care(self, self.catalog_actions), group="catalog-care", exclusive=True)
 
     def on_catalog_pane_pruned_requested(self, message: CatalogPane.PrunedRequested) -> None:
         self.catalog_actions.load_pruned()
-
-    def action_next_pane(self) -> None:
-        self.action_show_pane(PANES[(PANES.index(self.active_pane) + 1) % len(PANES)])
-
-    @on(Tabs.TabActivated, "#pane-tabs")
-    def _tab_activated(self, event: Tabs.TabActivated) -> None:
-        if event.tabs.active != event.tab.id:
-            return  # stale: F-keys pressed faster than the tab bar's messages arrive already moved on
-        pane = str(event.tab.id).removeprefix("tab-")
-        if pane != self.active_pane:
-            self.action_show_pane(pane)
 
     @on(PromptArea.Submitted)
     def _prompt_submitted(self, event: PromptArea.Submitted) -> None:
@@ -423,41 +397,3 @@ class TuiAgentApp(App[int]):
             except Exception:  # closing must never block quitting
                 pass
         thaw()
-
-
-def warm_up_rendering() -> None:
-    """Import what the first reply and the first diff render with (Markdown, pygments), in a thread after startup."""
-    importlib.import_module("tui_agent.ui.widgets.streaming")
-    importlib.import_module("rich.markdown")
-    warm_up_highlighting()
-
-
-def launch_options(args: argparse.Namespace) -> LaunchOptions:
-    """The runtime-shaping flags the CLI parsed (`tuiagent` without -p)."""
-    return LaunchOptions(
-        model=args.model,
-        resume=args.resume,
-        continue_latest=bool(args.continue_latest),
-        permission_mode=args.permission_mode,
-        sandbox_tier=args.sandbox_tier,
-        allowed_tools=tuple(args.allow or ()),
-        approve_all=bool(args.yes),
-        init_git=bool(args.init_git),
-        extra={**({"trust_project": True} if args.trust_project else {}),
-               **({"thinking": args.thinking} if args.thinking else {}), **({"effort": args.effort} if args.effort else {})},
-    )
-
-
-def build_app(args: argparse.Namespace, **overrides: Any) -> TuiAgentApp:
-    """The app as the CLI builds it (tests use this same factory)."""
-    return TuiAgentApp(Path(args.project or "."), options=launch_options(args), **overrides)
-
-
-def run_tui(args: argparse.Namespace) -> int:
-    """Run the TUI until the person quits; the exit code for the CLI."""
-    app = build_app(args)
-    result = app.run()
-    print(app.farewell())
-    return int(result or 0)
-
-

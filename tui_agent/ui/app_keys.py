@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
+from tui_agent.ui.host import UIHost
+
 if TYPE_CHECKING:
-    from tui_agent.ui.app import TuiAgentApp
+    from tui_agent.ui.turn import TurnRunner
 
 QUIT_AGAIN_S = 2.0
 PERMISSION_MODE_CYCLE = ("ask", "auto", "read-only")
@@ -19,7 +22,18 @@ PERMISSION_MODE_HELP = {
 }
 
 
-def interrupt(app: TuiAgentApp) -> None:
+class KeyHost(UIHost, Protocol):
+    """The app's side of ctrl+c: what has focus, when ctrl+c last asked "again to quit", and quitting."""
+
+    interrupted_at: float
+
+    @property
+    def focused(self) -> Widget | None: ...
+
+    def exit(self, result: int | None = None, return_code: int = 0, message: str | None = None) -> None: ...
+
+
+def interrupt(app: KeyHost, turns: TurnRunner) -> None:
     """ctrl+c: copy a selection, else stop the turn, else clear the prompt (↑ brings it back), else press twice to quit."""
     focused = app.focused
     if isinstance(focused, (TextArea, Input)) and focused.selected_text:
@@ -28,8 +42,8 @@ def interrupt(app: TuiAgentApp) -> None:
     now, armed = time.monotonic(), app.interrupted_at
     app.interrupted_at = -QUIT_AGAIN_S  # only a press right after the "again" notice quits
     prompt = app.prompt_area
-    if app.turns.running:
-        app.turns.cancel()
+    if turns.running:
+        turns.cancel()
     elif prompt.text.strip():
         prompt.prompt_history.add(prompt.text)
         prompt.load_text("")
@@ -40,7 +54,7 @@ def interrupt(app: TuiAgentApp) -> None:
         app.interrupted_at = now
 
 
-def cycle_permission_mode(app: TuiAgentApp) -> None:
+def cycle_permission_mode(app: UIHost) -> None:
     """shift+tab: ask → auto → read-only → ask, for the next tool calls of this session (the header shows it)."""
     if app.runtime is None:
         app.notify("The project is still opening.", severity="warning")
@@ -49,5 +63,5 @@ def cycle_permission_mode(app: TuiAgentApp) -> None:
     modes = PERMISSION_MODE_CYCLE
     mode = modes[(modes.index(permissions.mode) + 1) % len(modes)] if permissions.mode in modes else modes[0]
     permissions.set_mode(mode)
-    app.header.permission_mode = mode
+    app.permission_mode = mode
     app.notify(f"Permission mode: {mode}. {PERMISSION_MODE_HELP[mode]}", timeout=6)

@@ -22,7 +22,8 @@ from tui_agent.core.runtime_state import Restricted, catalog_of, recipes_of, una
 if TYPE_CHECKING:
     from tui_agent.core.versioning.store import VersionedStore
     from tui_agent.core.sandbox.policy import RunResult
-    from tui_agent.ui.app import TuiAgentApp
+    from tui_agent.ui.host import UIHost
+    from tui_agent.ui.widgets.catalog_pane import CatalogPane
 
 CatalogAction = Callable[[CatalogRow], Awaitable[None]]
 
@@ -72,38 +73,41 @@ class CatalogActions:
     """The catalog pane's actions: each calls the row's versioned store (`runtime.store(kind)`), the same verbs for
     tools and recipes."""
 
-    def __init__(self, app: TuiAgentApp) -> None:
-        self.app = app
+    def __init__(self, host: UIHost, *, submit_prompt: Callable[[str], Awaitable[None]], pane: Callable[[], CatalogPane]) -> None:
+        self.host = host
+        self.pane = pane
+        self.submit_prompt = submit_prompt
+        """Hands the agent a prompt (repair, a suggestion to author): now, or after the running turn."""
 
     async def repair(self, row: CatalogRow) -> None:
         if row.kind != "tool":
-            self.app.notify("repair hands a drifted or broken tool to the agent; recipes are fixed by editing them",
+            self.host.notify("repair hands a drifted or broken tool to the agent; recipes are fixed by editing them",
                         severity="warning")
             return
         from tui_agent.ui.catalog_care import repair_tool  # the tending modules: not on the first frame's path
 
-        await repair_tool(self.app, row.name)
+        await repair_tool(self.host, self.submit_prompt, row.name)
 
     def load_pruned(self) -> None:
         """The pruned tools git history can restore, into the catalog pane's pruned view (in a worker)."""
-        self.app.run_worker(self._load_pruned(), group="catalog-pruned", exclusive=True)
+        self.host.run_worker(self._load_pruned(), group="catalog-pruned", exclusive=True)
 
     async def _load_pruned(self) -> None:
-        catalog = catalog_of(self.app.state)
+        catalog = catalog_of(self.host.state)
         if catalog is None:
-            self.app.notify("the catalog is still opening", severity="warning")
+            self.host.notify("the catalog is still opening", severity="warning")
             return
         try:
             names = await asyncio.to_thread(catalog.pruned)
             usage = await asyncio.to_thread(catalog.state.usage)  # the calls made before the prune
         except Exception as exc:
-            self.app.notify(f"could not list pruned tools: {exc}", severity="error")
+            self.host.notify(f"could not list pruned tools: {exc}", severity="error")
             return
-        self.app.catalog_pane.set_pruned(names, {name: (stats.calls, stats.last_used) for name, stats in usage.items()})
+        self.pane().set_pruned(names, {name: (stats.calls, stats.last_used) for name, stats in usage.items()})
 
     def store_for(self, row: CatalogRow) -> VersionedStore:
         """The versioned store of the row's kind: the same verbs for tools and recipes (`request` checked it)."""
-        store = self.app.runtime.store(row.kind) if self.app.runtime is not None else None
+        store = self.host.runtime.store(row.kind) if self.host.runtime is not None else None
         assert store is not None
         return store
 
@@ -117,109 +121,109 @@ class CatalogActions:
 
     def request(self, action: str, row: CatalogRow) -> None:
         """Run one catalog action on `row` in a worker; errors become notifications, never crashes."""
-        self.app.run_worker(self._request(action, row), group="catalog-action")
+        self.host.run_worker(self._request(action, row), group="catalog-action")
 
     async def _request(self, action: str, row: CatalogRow) -> None:
         if row.kind == "suggestion":
             from tui_agent.ui.catalog_care import suggestion_action
 
-            await suggestion_action(self.app, action, row.name)
+            await suggestion_action(self.host, self, action, row.name)
             return
         if row.kind == "mcp":
             detail = f": {row.error}" if row.error else ""
-            self.app.notify(f"{row.name} comes from an MCP server ({row.status}{detail}); {action} applies to catalog tools "
+            self.host.notify(f"{row.name} comes from an MCP server ({row.status}{detail}); {action} applies to catalog tools "
                         "and recipes. The agent calls MCP tools, and run_python imports them.", severity="warning", timeout=8)
             return
-        if self.app.runtime is None or self.app.runtime.store(row.kind) is None:
-            self.app.notify("the catalog is still opening", severity="warning")
+        if self.host.runtime is None or self.host.runtime.store(row.kind) is None:
+            self.host.notify("the catalog is still opening", severity="warning")
             return
         handler = self.actions().get(action)
         if handler is None:
-            self.app.notify(f"unknown catalog action {action}", severity="error")
+            self.host.notify(f"unknown catalog action {action}", severity="error")
             return
         try:
             await handler(row)
         except Exception as exc:
-            self.app.notify(action_failure(action, row.name, exc), severity="error", timeout=8)
-        self.app.schedule_catalog_refresh()
+            self.host.notify(action_failure(action, row.name, exc), severity="error", timeout=8)
+        self.host.schedule_catalog_refresh()
 
     async def view(self, row: CatalogRow) -> None:
         source = self.store_for(row).source(row.name)
         if source is None:
-            self.app.notify(f"no source for {row.name}", severity="error")
+            self.host.notify(f"no source for {row.name}", severity="error")
             return
         title = f"{row.name}  ({row.status})" + (f"  — {row.error}" if row.error else "")
-        await self.app.ask(SourceScreen(title, source, lexer="python" if row.kind == "tool" else "toml"))
+        await self.host.ask(SourceScreen(title, source, lexer="python" if row.kind == "tool" else "toml"))
 
     async def run(self, row: CatalogRow) -> None:
-        state = self.app.state
+        state = self.host.state
         if isinstance(state, Restricted):
-            self.app.notify(unavailable(state, f"running {row.name}"), severity="warning", timeout=8)
+            self.host.notify(unavailable(state, f"running {row.name}"), severity="warning", timeout=8)
             return
         recipes = recipes_of(state)
         if row.kind == "recipe" and recipes is not None:
             runs = await recipes.run_recipe(row.name)
             for recipe_run in runs:
-                await self.app.add_notice(f"recipe {row.name}: {recipe_run.summary}", "info" if recipe_run.ok else "error")
+                await self.host.add_notice(f"recipe {row.name}: {recipe_run.summary}", "info" if recipe_run.ok else "error")
             return
         catalog = catalog_of(state) if row.kind == "tool" else None
         record = catalog.get(row.name) if catalog is not None else None
         if catalog is None or record is None or record.spec is None:
-            self.app.notify(f"{row.name} has no working version to run", severity="error")
+            self.host.notify(f"{row.name} has no working version to run", severity="error")
             return
-        arguments = await self.app.ask(ArgumentFormScreen(row.name, record.spec.input_schema, description=record.spec.description.strip().splitlines()[0] if record.spec.description.strip() else ""))
+        arguments = await self.host.ask(ArgumentFormScreen(row.name, record.spec.input_schema, description=record.spec.description.strip().splitlines()[0] if record.spec.description.strip() else ""))
         if arguments is None:
             return
         spec = record.spec
-        if (spec.writes or spec.network) and not await self.app.ask(run_confirmation(row.name, spec.writes, spec.network, arguments)):
-            self.app.notify(f"{row.name}: not run")
+        if (spec.writes or spec.network) and not await self.host.ask(run_confirmation(row.name, spec.writes, spec.network, arguments)):
+            self.host.notify(f"{row.name}: not run")
             return
         entry = Entry("tool", call_id=f"manual-{uuid.uuid4().hex[:12]}-{row.name}", tool=row.name, arguments=arguments)
-        block = await self.app.conversation.add(entry)
+        block = await self.host.conversation.add(entry)
         run = await catalog.call_tool(row.name, arguments, allow_writes=spec.writes, allow_network=spec.network)
         entry.result, entry.is_error = run_result_text(run)
         entry.duration_ms = run.duration_ms
         block.collapsed = False  # type: ignore[attr-defined]
         block.refresh_entry()  # type: ignore[attr-defined]
-        self.app.conversation.refresh(layout=True)  # repaint the whole pane: no stale line left where the block grew
-        where = " (F2 shows the output)" if self.app.screen.has_class("-narrow") else ""
-        self.app.notify(f"{row.name}: {'ok' if run.ok else 'failed'} in {run.duration_ms:.0f} ms{where}", severity="information" if run.ok else "error")
+        self.host.conversation.refresh(layout=True)  # repaint the whole pane: no stale line left where the block grew
+        where = " (F2 shows the output)" if self.host.narrow else ""
+        self.host.notify(f"{row.name}: {'ok' if run.ok else 'failed'} in {run.duration_ms:.0f} ms{where}", severity="information" if run.ok else "error")
 
     async def prune(self, row: CatalogRow) -> None:
         calls = f"It was called {row.calls} time(s)." if row.calls else "It was never called."
         question = f"Prune {row.kind} [b]{row.name}[/b]?\n{calls} The file is deleted in a new commit; `restore` brings it back."
-        if not await self.app.ask(ConfirmScreen(question, yes="Prune", no="Keep")):
+        if not await self.host.ask(ConfirmScreen(question, yes="Prune", no="Keep")):
             return
         change = await self.store_for(row).prune(row.name)
-        self.app.notify(f"pruned {row.name}" + change.note)
+        self.host.notify(f"pruned {row.name}" + change.note)
 
     async def revert(self, row: CatalogRow) -> None:
         """u: name the version the revert goes back to, show its diff against the current file, and ask (as U and d do)."""
         store = self.store_for(row)
         versions = [entry for entry in store.history(row.name) if not entry.deleted]
         if len(versions) < 2:
-            self.app.notify(f"{row.name} has no earlier version in git to revert to", severity="warning")
+            self.host.notify(f"{row.name} has no earlier version in git to revert to", severity="warning")
             return
         previous = versions[1]
-        self.app.diff_pane.show(f"{row.name}: {previous.rev[:8]} → current (the revert goes back to the left side)",
+        self.host.show_diff(f"{row.name}: {previous.rev[:8]} → current (the revert goes back to the left side)",
                                 store.diff(row.name, previous.rev), subject=row.name)
         question = (f"Revert {row.kind} [b]{escape(row.name)}[/b] to its previous version {previous.rev[:8]} "
                     f"({escape(previous.message)})?\nThe diff pane shows that version against the current file. The revert is a new commit.")
-        if not await self.app.ask(ConfirmScreen(question, yes="Revert", no="Keep")):
+        if not await self.host.ask(ConfirmScreen(question, yes="Revert", no="Keep")):
             return
         change = await store.revert(row.name, previous.rev)
-        self.app.notify(f"reverted {row.name} to its previous version" + change.note)
+        self.host.notify(f"reverted {row.name} to its previous version" + change.note)
         try:
-            self.app.diff_pane.show(f"{row.name}: reverted (the revert's changes)", store.diff(row.name), subject=row.name)
+            self.host.show_diff(f"{row.name}: reverted (the revert's changes)", store.diff(row.name), subject=row.name)
         except Exception:  # the revert is done; only its diff could not be shown
             pass
 
     async def restore(self, row: CatalogRow) -> None:
         change = await self.store_for(row).restore(row.name)
-        self.app.notify(f"restored {row.name}" + change.note)
-        pane = self.app.catalog_pane
+        self.host.notify(f"restored {row.name}" + change.note)
+        pane = self.pane()
         pane.show_pruned = False  # back to the catalog, on the tool just restored
-        self.app.schedule_catalog_refresh(select=row.name)
+        self.host.schedule_catalog_refresh(select=row.name)
 
     async def revert_to(self, row: CatalogRow) -> None:
         """U: pick a version from the history list, see its diff, and revert to it (a new commit)."""
@@ -228,15 +232,15 @@ class CatalogActions:
             Choice(entry.rev, f"{entry.rev[:8]}  {str(entry.date)[:16].replace('T', ' ')}  {entry.author}  {entry.message}")
             for entry in store.history(row.name) if not entry.deleted
         ][1:]  # the newest commit is the current version
-        rev = await self.app.ask(ChoiceScreen(f"Revert {row.name} to which version?", choices, empty="no earlier version in git"))
+        rev = await self.host.ask(ChoiceScreen(f"Revert {row.name} to which version?", choices, empty="no earlier version in git"))
         if rev is None:
             return
-        self.app.diff_pane.show(f"{row.name}: {rev[:8]} → current (the revert goes back to the left side)", store.diff(row.name, rev), subject=row.name)
+        self.host.show_diff(f"{row.name}: {rev[:8]} → current (the revert goes back to the left side)", store.diff(row.name, rev), subject=row.name)
         question = f"Revert {row.kind} [b]{row.name}[/b] to {rev[:8]}?\nThe diff pane shows that version against the current file. The revert is a new commit."
-        if not await self.app.ask(ConfirmScreen(question, yes="Revert", no="Keep")):
+        if not await self.host.ask(ConfirmScreen(question, yes="Revert", no="Keep")):
             return
         change = await store.revert(row.name, rev)
-        self.app.notify(f"reverted {row.name} to {rev[:8]}" + change.note)
+        self.host.notify(f"reverted {row.name} to {rev[:8]}" + change.note)
 
     async def history(self, row: CatalogRow) -> None:
         store = self.store_for(row)
@@ -246,55 +250,55 @@ class CatalogActions:
                               f"{'  (deleted)' if entry.deleted else ''}")
             for entry in history
         ]
-        rev = await self.app.ask(ChoiceScreen(f"History of {row.name}: pick a version to diff against the current file", choices, empty="no history in git"))
+        rev = await self.host.ask(ChoiceScreen(f"History of {row.name}: pick a version to diff against the current file", choices, empty="no history in git"))
         if rev is None:
             return
-        self.app.diff_pane.show(f"{row.name}: {rev[:8]} → current", store.diff(row.name, rev), subject=row.name)
-        self.app.reveal_diff()
+        self.host.show_diff(f"{row.name}: {rev[:8]} → current", store.diff(row.name, rev), subject=row.name)
+        self.host.reveal_diff()
 
     async def drift(self, row: CatalogRow) -> None:
         if row.kind == "recipe":
-            self.app.notify("drift applies to tools", severity="warning")
+            self.host.notify("drift applies to tools", severity="warning")
             return
-        catalog = catalog_of(self.app.state)
+        catalog = catalog_of(self.host.state)
         if catalog is None:
-            self.app.notify("the tool catalog is not open", severity="warning")
+            self.host.notify("the tool catalog is not open", severity="warning")
             return
         reports = await catalog.drift(row.name)
         report = reports[0] if reports else None
         if report is None:
-            self.app.notify(f"no drift report for {row.name}")
+            self.host.notify(f"no drift report for {row.name}")
             return
         tests = drift_tests_text(row, report.tests_pass)
         since = (report.since_commit or "?")[:8]
         if not report.changed_files:
-            self.app.notify(f"{row.name}: no drift since {since} ({len(report.watched_files)} watched files; {tests})")
-            self.app.diff_pane.show(f"{row.name}: no drift since {since}; {tests}", "", subject=row.name)
+            self.host.notify(f"{row.name}: no drift since {since} ({len(report.watched_files)} watched files; {tests})")
+            self.host.show_diff(f"{row.name}: no drift since {since}; {tests}", "", subject=row.name)
             return
         title = f"{row.name} drifted since {since}: {', '.join(report.changed_files)}; {tests}"
-        self.app.diff_pane.show(title, report.diff, subject=row.name)
-        self.app.reveal_diff()
+        self.host.show_diff(title, report.diff, subject=row.name)
+        self.host.reveal_diff()
 
     async def accept_drift(self, row: CatalogRow) -> None:
         """A: show the drift, say what accepting does and ask; then mark the tool reviewed at the current commit."""
-        catalog = catalog_of(self.app.state) if row.kind == "tool" else None
+        catalog = catalog_of(self.host.state) if row.kind == "tool" else None
         if catalog is None:
-            self.app.notify("accepting drift applies to the tools of an open catalog", severity="warning")
+            self.host.notify("accepting drift applies to the tools of an open catalog", severity="warning")
             return
         if not row.status.startswith("drifted"):
-            self.app.notify(f"{row.name} has not drifted ({row.status}): nothing to accept", severity="warning")
+            self.host.notify(f"{row.name} has not drifted ({row.status}): nothing to accept", severity="warning")
             return
         reports = await catalog.drift(row.name)
         report = reports[0] if reports else None
         files = ", ".join(report.changed_files) if report is not None and report.changed_files else "its dependency files"
         if report is not None:
-            self.app.diff_pane.show(f"{row.name} drifted: {files}; {drift_tests_text(row, report.tests_pass)}",
+            self.host.show_diff(f"{row.name} drifted: {files}; {drift_tests_text(row, report.tests_pass)}",
                                     report.diff, subject=row.name)
-            self.app.reveal_diff()
+            self.host.reveal_diff()
         question = (f"Accept the drift of tool [b]{escape(row.name)}[/b]?\n{escape(files)} as they are now become the "
                     "reference its drift is measured from: the tool is marked reviewed at the current commit (a new "
                     "commit of .agent/drift-reviews.json). The diff pane shows what changed.")
-        if not await self.app.ask(ConfirmScreen(question, yes="Accept", no="Keep drifted")):
+        if not await self.host.ask(ConfirmScreen(question, yes="Accept", no="Keep drifted")):
             return
         change = await catalog.accept_drift(row.name)
-        self.app.notify(f"accepted the drift of {row.name}" + change.note)
+        self.host.notify(f"accepted the drift of {row.name}" + change.note)

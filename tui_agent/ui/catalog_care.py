@@ -13,10 +13,13 @@ from tui_agent.ui.screens.catalog_care import CareChoice, CatalogCareScreen
 from tui_agent.core.runtime_state import catalog_of, suggestions_of
 
 if TYPE_CHECKING:
-    from tui_agent.ui.app import TuiAgentApp
+    from collections.abc import Awaitable, Callable
+
+    from tui_agent.ui.catalog_actions import CatalogActions
+    from tui_agent.ui.host import UIHost
 
 
-async def open_catalog_care(app: TuiAgentApp) -> None:
+async def open_catalog_care(app: UIHost, actions: CatalogActions) -> None:
     """Show suggestions and findings; act on the one the person picks."""
     catalog = catalog_of(app.state)
     if catalog is None:
@@ -28,7 +31,7 @@ async def open_catalog_care(app: TuiAgentApp) -> None:
         return
     chain = next((chain for chain in report.suggestions if chain.id == choice.suggestion_id), None)
     if choice.action == "author" and chain is not None:
-        await app.turns.submit_prompt(author_prompt(chain))
+        await actions.submit_prompt(author_prompt(chain))
     elif choice.action == "dismiss" and chain is not None:
         book = SuggestionBook(catalog.project.sessions_dir, catalog.state)
         await asyncio.to_thread(book.dismiss, chain.id)
@@ -36,16 +39,16 @@ async def open_catalog_care(app: TuiAgentApp) -> None:
     elif choice.action == "act" and 0 <= choice.finding < len(report.findings):
         finding = report.findings[choice.finding]
         if finding.action == "prune":
-            await app.catalog_actions.prune(CatalogRow(finding.tools[0], "tool", finding.kind, 0, None, finding.detail))
+            await actions.prune(CatalogRow(finding.tools[0], "tool", finding.kind, 0, None, finding.detail))
         elif finding.action in ("repair", "fix"):
-            await repair_tool(app, finding.tools[0])
+            await repair_tool(app, actions.submit_prompt, finding.tools[0])
         elif finding.prompt:
-            await app.turns.submit_prompt(finding.prompt)
+            await actions.submit_prompt(finding.prompt)
         else:
             app.notify(finding.command)
 
 
-async def repair_tool(app: TuiAgentApp, name: str) -> None:
+async def repair_tool(app: UIHost, submit_prompt: Callable[[str], Awaitable[None]], name: str) -> None:
     """Hand the agent the tool's drift diff, failing test output and source (the `R` key, `tuiagent tools repair`)."""
     catalog = catalog_of(app.state)
     record = catalog.get(name) if catalog is not None else None
@@ -57,20 +60,20 @@ async def repair_tool(app: TuiAgentApp, name: str) -> None:
     if record.status != "broken" and (report is None or (not report.drifted and report.tests_pass is not False)):
         app.notify(f"{name} needs no repair: not broken, not drifted, and its tests pass")
         return
-    await app.turns.submit_prompt(repair_prompt(record, report, catalog.source(name) or ""))
+    await submit_prompt(repair_prompt(record, report, catalog.source(name) or ""))
 
 
-async def suggestion_action(app: TuiAgentApp, action: str, chain_id: str) -> None:
+async def suggestion_action(app: UIHost, actions: CatalogActions, action: str, chain_id: str) -> None:
     """A key on a `suggested` row: a asks the agent to author the tool, x dismisses it for good, others open care."""
     book = suggestions_of(app.state)
     chain = next((chain for chain in await asyncio.to_thread(book.current) if chain.id == chain_id), None) if book else None
     if book is None or chain is None:
         app.notify("that suggestion is gone (authored, covered or dismissed)", severity="warning")
     elif action == "author":
-        await app.turns.submit_prompt(author_prompt(chain))
+        await actions.submit_prompt(author_prompt(chain))
     elif action == "dismiss":
         await asyncio.to_thread(book.dismiss, chain.id)
         app.notify(f"suggestion {' → '.join(chain.steps)} dismissed for good")
     else:
-        await open_catalog_care(app)
+        await open_catalog_care(app, actions)
     app.schedule_catalog_refresh()

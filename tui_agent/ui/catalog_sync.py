@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
+
+from textual.message import Message
 
 from tui_agent.core.events import CatalogChanged, Event
 from tui_agent.core.versioning.branch import current_branch
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.core.runtime_state import Restricted
 from tui_agent.ui.mcp_rows import held_mcp_rows, mcp_header, mcp_rows
-from tui_agent.ui.widgets.header import StatusHeader
 
 OUTSIDE_EDIT = "edited outside tuiagent"
 """The catalog's reason for tools changed on disk by something other than this process (Catalog.outside_edit)."""
 
 if TYPE_CHECKING:
     from tui_agent.core.runtime import Runtime
-    from tui_agent.ui.app import TuiAgentApp
+    from tui_agent.ui.host import UIHost
+    from tui_agent.ui.widgets.catalog_pane import CatalogPane
 
 
 def catalog_rows(runtime: Runtime) -> list[CatalogRow]:
@@ -32,12 +35,24 @@ def catalog_rows(runtime: Runtime) -> list[CatalogRow]:
     return rows
 
 
+class CoreEvent(Message):
+    """A core event from the runtime's change feed or the recipe engine, posted to the app (from any thread); the app
+    hands it to CatalogSync.receive."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
 class CatalogSync:
     """Refreshes the catalog rows whenever the change feed says something changed: this process's stores, or the
     project watcher (an editor, another process's CLI, a `git checkout`); shows the feed's events in order."""
 
-    def __init__(self, app: TuiAgentApp) -> None:
-        self.app = app
+    def __init__(self, host: UIHost, *, show_event: Callable[[Event], Awaitable[None]], pane: Callable[[], CatalogPane]) -> None:
+        self.host = host
+        self.pane = pane
+        self.show_event = show_event
+        """Renders one event as a turn's are (the turn runner's handle_event)."""
         self.runtime: Runtime | None = None
         self._refresh_scheduled = False
         self._refresh_again = False
@@ -49,12 +64,12 @@ class CatalogSync:
         """Follow `runtime` (called on the app's thread once it is open): rows now, then on every change."""
         self.runtime = runtime
         self._app_thread = threading.get_ident()
-        self.app.catalog_pane.mark_new(runtime.core.new_tools)  # what a pull brought since the last session
+        self.pane().mark_new(runtime.core.new_tools)  # what a pull brought since the last session
         self.schedule()  # read in a thread: a thousand tools and the recent sessions' suggestions take a while
         runtime.changes.add_listener(self._on_event)  # every store change and watcher finding, once
         if runtime.recipes is not None:
             runtime.recipes.add_listener(self._on_event, changes=False)  # its tool calls and notices
-        self.app.run_worker(self._show_events(), group="recipe-events", exclusive=True)
+        self.host.run_worker(self._show_events(), group="recipe-events", exclusive=True)
         if runtime.mcp is not None:  # a server dying or changing its tools: the pane and the header follow
             runtime.mcp.add_listener(self._on_mcp_changed)
 
@@ -63,25 +78,26 @@ class CatalogSync:
         if self._app_thread == threading.get_ident():
             self.schedule()
         else:
-            self.app.call_from_thread(self.schedule)
+            self.host.call_from_thread(self.schedule)
 
     def _on_event(self, event: Event) -> None:
-        """Listener of the change feed and of the recipe engine: shown in order, like the agent's events."""
-        if self._app_thread == threading.get_ident():
-            self._events.put_nowait(event)
-        else:
-            self.app.call_from_thread(self._events.put_nowait, event)
+        """Listener of the change feed and of the recipe engine (any thread): a message to the app."""
+        self.host.post_message(CoreEvent(event))
+
+    def receive(self, event: Event) -> None:
+        """A core event the app received: shown in order, like the agent's events (one consumer)."""
+        self._events.put_nowait(event)
 
     async def _show_events(self) -> None:
         """One consumer, so a recipe's tool call start and finish render in order."""
         while True:
             event = await self._events.get()
             if isinstance(event, CatalogChanged) and event.kind == "tool" and event.reason == OUTSIDE_EDIT:
-                self.app.catalog_pane.mark_new(event.names)  # a pull or another program changed them
+                self.pane().mark_new(event.names)  # a pull or another program changed them
             try:
-                await self.app.turns.handle_event(event)
+                await self.show_event(event)
             except Exception as exc:
-                self.app.notify(f"could not show a recipe event: {exc}", severity="error")
+                self.host.notify(f"could not show a recipe event: {exc}", severity="error")
 
     def schedule(self, select: str | None = None) -> None:
         """Coalesce bursts of changes into one refresh; `select` the named row once it is there."""
@@ -91,7 +107,7 @@ class CatalogSync:
             self._refresh_again = True
             return
         self._refresh_scheduled = True
-        self.app.run_worker(self._refresh(), group="catalog-refresh")
+        self.host.run_worker(self._refresh(), group="catalog-refresh")
 
     async def _refresh(self) -> None:
         try:
@@ -104,24 +120,21 @@ class CatalogSync:
                 if not self._refresh_again:
                     return
         except Exception as exc:
-            self.app.notify(f"catalog refresh failed: {exc}", severity="error")
+            self.host.notify(f"catalog refresh failed: {exc}", severity="error")
         finally:
             self._refresh_scheduled = False
 
     def apply_rows(self, rows: list[CatalogRow]) -> None:
-        header = self.app.header
-        header.mcp, header.mcp_failed = mcp_header(self.runtime.mcp if self.runtime is not None else None)
-        pane = self.app.catalog_pane
+        self.host.mcp_status, self.host.mcp_failed = mcp_header(self.runtime.mcp if self.runtime is not None else None)
+        pane = self.pane()
         pane.set_rows(rows)
         if self._pending_select is not None and pane.select(self._pending_select):
             self._pending_select = None
 
     def refresh_branch(self) -> None:
         """The header's branch, read off the app's loop."""
-        self.app.run_worker(self._refresh_branch(), group="branch", exclusive=True)
+        self.host.run_worker(self._refresh_branch(), group="branch", exclusive=True)
 
     async def _refresh_branch(self) -> None:
-        branch = await asyncio.to_thread(current_branch, self.app.project_root) or "no git"
-        if self.app.is_running and self.app.screen_stack:  # not while the app shuts down (its widgets may be gone)
-            for header in self.app.screen_stack[0].query(StatusHeader):  # the main screen's, under any open modal
-                header.branch = branch
+        branch = await asyncio.to_thread(current_branch, self.host.project_root) or "no git"
+        self.host.branch = branch

@@ -8,13 +8,19 @@ import re
 import shlex
 import subprocess
 import tempfile
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
+from tui_agent.ui.host import UIHost
 from tui_agent.ui.preferences import load_preferences, save_preferences
 
 if TYPE_CHECKING:
-    from tui_agent.ui.app import TuiAgentApp
+    from textual.geometry import Size
+    from textual.screen import Screen
+
+    from tui_agent.ui.command_registry import CommandRegistry
 
 CODE_BLOCK = re.compile(r"^```[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
@@ -24,7 +30,43 @@ DEFAULT_SIDE_SHARE = 40
 WIDE_FROM = 120  # the app's breakpoint (app.NARROW_WIDTH): panes side by side from this width
 
 
-def last_reply(app: TuiAgentApp) -> str:
+class ShellHost(UIHost, Protocol):
+    """The app as a terminal program: its theme, size, side panes' share, the clipboard, suspending for an editor."""
+
+    theme: str
+    side_share: int
+
+    @property
+    def size(self) -> Size: ...
+
+    @property
+    def screen(self) -> Screen[object]: ...
+
+    def copy_to_clipboard(self, text: str) -> None: ...
+
+    def suspend(self) -> AbstractContextManager[None]: ...
+
+    def call_after_refresh(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
+
+
+def register_everyday_commands(app: ShellHost, registry: CommandRegistry) -> None:
+    """`/copy [code]` and `/theme light|dark`."""
+
+    async def copy(args: str) -> None:
+        copy_last(app, "code" if args.strip() == "code" else "reply")
+
+    async def theme(args: str) -> None:
+        name = args.strip() or ("light" if app.theme == THEMES["dark"] else "dark")
+        if name not in THEMES:
+            await app.add_notice("Usage: /theme light | /theme dark", "warning")
+            return
+        set_theme(app, name)
+
+    registry.add("copy", copy)
+    registry.add("theme", theme)
+
+
+def last_reply(app: UIHost) -> str:
     """The newest assistant reply, whole (a long reply is kept in several entries)."""
     entries = app.conversation.entries
     end = next((index for index in range(len(entries) - 1, -1, -1) if entries[index].kind == "assistant"), None)
@@ -42,7 +84,7 @@ def last_code_block(text: str) -> str:
     return blocks[-1] if blocks else ""
 
 
-def copy_last(app: TuiAgentApp, what: str) -> None:
+def copy_last(app: ShellHost, what: str) -> None:
     """Copy the last reply (`reply`) or its last code block (`code`) to the terminal's clipboard (OSC 52)."""
     reply = last_reply(app)
     text = last_code_block(reply) if what == "code" else reply
@@ -55,14 +97,14 @@ def copy_last(app: TuiAgentApp, what: str) -> None:
     app.notify(f"Copied the last {'code block' if what == 'code' else 'reply'} ({lines} line(s)) to the clipboard.")
 
 
-def set_theme(app: TuiAgentApp, name: str) -> None:
+def set_theme(app: ShellHost, name: str) -> None:
     """`light` or `dark` (the messages, diffs and tables follow the theme's colours), remembered for the next runs."""
     app.theme = THEMES[name]
     remember(app, theme=name)
     app.notify(f"Theme: {name}, remembered (/theme light|dark; ctrl+p → Theme lists every Textual theme).")
 
 
-def remember(app: TuiAgentApp, *, theme: str | None = None) -> None:
+def remember(app: ShellHost, *, theme: str | None = None) -> None:
     """Save the theme and the side panes' width for the next runs (in a thread: never on the frame's path)."""
     current = load_preferences()
     current.theme = theme or current.theme
@@ -70,7 +112,7 @@ def remember(app: TuiAgentApp, *, theme: str | None = None) -> None:
     app.run_worker(asyncio.to_thread(save_preferences, current), group="preferences")
 
 
-def apply_preferences(app: TuiAgentApp) -> None:
+def apply_preferences(app: ShellHost) -> None:
     """The saved theme and side width, at start-up (a tiny file; a missing one means the defaults)."""
     preferences = load_preferences()
     app.side_share = preferences.side_share
@@ -80,7 +122,7 @@ def apply_preferences(app: TuiAgentApp) -> None:
         app.call_after_refresh(apply_side_share, app)
 
 
-def resize_side(app: TuiAgentApp, step: int) -> None:
+def resize_side(app: ShellHost, step: int) -> None:
     """Make the side panes (catalog, diff) wider (`step` > 0) or narrower, in the wide layout."""
     if app.size.width < WIDE_FROM:
         app.notify("The panes are side by side only 120 columns and wider; here F2/F3/F4 show one at a time.", severity="warning")
@@ -91,11 +133,14 @@ def resize_side(app: TuiAgentApp, step: int) -> None:
     remember(app)
 
 
-def apply_side_share(app: TuiAgentApp) -> None:
+def apply_side_share(app: ShellHost) -> None:
     """The chosen widths in the wide layout; none of their own in the narrow one (one pane fills the screen)."""
     wide = app.size.width >= WIDE_FROM and app.side_share != DEFAULT_SIDE_SHARE
-    app.query_one("#side").styles.width = f"{app.side_share}%" if wide else None
-    app.query_one("#conversation-pane").styles.width = f"{100 - app.side_share}%" if wide else None
+    if not app.screen_stack:
+        return
+    main = app.screen_stack[0]  # the panes' screen, under any modal
+    main.query_one("#side").styles.width = f"{app.side_share}%" if wide else None
+    main.query_one("#conversation-pane").styles.width = f"{100 - app.side_share}%" if wide else None
 
 
 def editor_command() -> list[str]:
@@ -103,7 +148,7 @@ def editor_command() -> list[str]:
     return shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
 
 
-def edit_in_editor(app: TuiAgentApp) -> None:
+def edit_in_editor(app: ShellHost) -> None:
     """ctrl+g: the prompt in $EDITOR (the app suspends while it runs); what was saved comes back into the prompt box."""
     prompt = app.prompt_area
     with tempfile.TemporaryDirectory(prefix="tuiagent-prompt-") as folder:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from textual.app import SystemCommand
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from tui_agent.ui.everyday_actions import copy_last
-from tui_agent.ui.slash import BUILTIN_COMMANDS
+from tui_agent.ui.host import UIHost
 
 if TYPE_CHECKING:
-    from tui_agent.ui.app import TuiAgentApp
+    from tui_agent.ui.catalog_rows import CatalogRow
+    from tui_agent.ui.command_registry import CommandRegistry
+    from tui_agent.ui.widgets.catalog_pane import CatalogPane
+    from tui_agent.ui.widgets.diff_pane import DiffPane
 
 ROW_ACTIONS = (
     ("view", "v", "view the source"),
@@ -27,45 +28,68 @@ ROW_ACTIONS = (
 )
 
 
+class PaletteHost(UIHost, Protocol):
+    """The app's own actions, which the palette offers beside the slash commands."""
+
+    commands: CommandRegistry
+
+    @property
+    def diff_pane(self) -> DiffPane: ...
+
+    @property
+    def catalog_pane(self) -> CatalogPane: ...
+
+    def action_slash(self, name: str) -> None: ...
+
+    def action_cancel_turn(self) -> None: ...
+
+    def action_edit_prompt(self) -> None: ...
+
+    def action_resize_side(self, step: int) -> None: ...
+
+    def action_cycle_permission_mode(self) -> None: ...
+
+    def action_zoom(self) -> None: ...
+
+    def request_catalog_action(self, action: str, row: CatalogRow) -> None: ...
+
+
 def escape(text: str) -> str:
     """Text shown literally in the palette (its help is markup; textual.markup.escape misses `[ID]`)."""
     return text.replace("[", "\\[")
 
 
-def show_pruned(app: TuiAgentApp) -> None:
+def show_pruned(app: UIHost, pane: CatalogPane) -> None:
     """The catalog pane's pruned view, where enter restores the selected tool."""
     app.action_show_pane("catalog")
-    app.catalog_pane.show_pruned = True
+    pane.show_pruned = True
 
 
-def prefill_prompt(app: TuiAgentApp, text: str) -> None:
+def prefill_prompt(app: UIHost, text: str) -> None:
     app.action_show_pane("conversation")
     app.prompt_area.load_text(text)
     app.prompt_area.move_cursor(app.prompt_area.document.end)
 
 
-def focus_filter(app: TuiAgentApp) -> None:
+def focus_filter(app: PaletteHost) -> None:
     app.action_show_pane("catalog")
     app.catalog_pane.action_focus_filter()
 
 
-def palette_commands(app: TuiAgentApp) -> Iterator[SystemCommand]:
+def palette_commands(app: PaletteHost) -> Iterator[SystemCommand]:
     """Every slash command, pane and catalog action, for the command palette."""
-    for name, description in BUILTIN_COMMANDS.items():
-        yield SystemCommand(f"/{name}", escape(description), lambda name=name: app.action_slash(name))
-    yield SystemCommand("/restore", escape("bring back a pruned tool (/restore NAME); from here: pick one"), lambda: show_pruned(app))
-    for name, description in app.slash_commands.recipe_commands().items():
-        yield SystemCommand(f"/{name}", escape(f"{description} (recipe)"), lambda name=name: app.action_slash(name))
-    yield SystemCommand("Cancel the turn", "stop the agent (esc)", app.turns.cancel)
+    for command in app.commands.commands():
+        yield SystemCommand(f"/{command.name}", escape(command.label), lambda name=command.name: app.action_slash(name))
+    yield SystemCommand("Cancel the turn", "stop the agent (esc)", app.action_cancel_turn)
     yield SystemCommand("!command", "run a shell command yourself (in the sandbox, approved like run_shell): types ! in the prompt",
                         lambda: prefill_prompt(app, "!"))
-    yield SystemCommand("Copy the last code block", "to the clipboard (/copy code)", lambda: copy_last(app, "code"))
+    yield SystemCommand("Copy the last code block", "to the clipboard (/copy code)", lambda: app.action_slash("copy code"))
     yield SystemCommand("Edit the prompt in $EDITOR", "ctrl+g", app.action_edit_prompt)
     yield SystemCommand("Side panes: wider", "alt+← (wide layout)", lambda: app.action_resize_side(1))
     yield SystemCommand("Side panes: narrower", "alt+→ (wide layout)", lambda: app.action_resize_side(-1))
     yield SystemCommand("Permission mode: next", "ask → auto → read-only (shift+tab)", app.action_cycle_permission_mode)
     yield SystemCommand("Zoom the pane", "maximize the focused pane, or restore the layout (F5)", app.action_zoom)
-    yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", lambda: show_pruned(app))
+    yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", lambda: show_pruned(app, app.catalog_pane))
     for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):
         yield SystemCommand(f"Show the {pane} pane", key, lambda pane=pane: app.action_show_pane(pane))
     yield SystemCommand("Diff: unified / side-by-side", "m in the diff pane", app.diff_pane.action_toggle_mode)
@@ -75,24 +99,4 @@ def palette_commands(app: TuiAgentApp) -> Iterator[SystemCommand]:
     if selected is not None:
         for action, key, what in ROW_ACTIONS:
             yield SystemCommand(f"{action.replace('_', ' ').capitalize()} {selected.name}", f"{what} ({key})",
-                                lambda action=action, row=selected: app.catalog_actions.request(action, row))
-
-
-class TuiAgentCommands(Provider):
-    """tuiagent's commands in the palette (ctrl+p), next to Textual's own (quit, theme, keys, screenshot)."""
-
-    def _commands(self) -> list[SystemCommand]:
-        from tui_agent.ui.app import TuiAgentApp  # the app module registers this provider: imported when it runs
-
-        return list(palette_commands(self.app)) if isinstance(self.app, TuiAgentApp) else []
-
-    async def discover(self) -> Hits:
-        for command in sorted(self._commands(), key=lambda command: command.title):
-            yield DiscoveryHit(command.title, command.callback, help=command.help)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for command in self._commands():
-            score = matcher.match(command.title)
-            if score > 0:
-                yield Hit(score, matcher.highlight(command.title), command.callback, help=command.help)
+                                lambda action=action, row=selected: app.request_catalog_action(action, row))

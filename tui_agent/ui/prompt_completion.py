@@ -7,10 +7,10 @@ import time
 from typing import TYPE_CHECKING
 
 from tui_agent.ui.completion import Candidate, file_candidates, project_files, slash_candidates
-from tui_agent.ui.slash import BUILTIN_COMMANDS
+from tui_agent.ui.command_registry import CommandRegistry
 
 if TYPE_CHECKING:
-    from tui_agent.ui.app import TuiAgentApp
+    from tui_agent.ui.host import UIHost
 
 FILES_TTL_S = 15.0
 
@@ -18,25 +18,20 @@ FILES_TTL_S = 15.0
 class PromptCompletion:
     """`candidates(token)` for the prompt box; the file list is read in a thread and kept for FILES_TTL_S."""
 
-    def __init__(self, app: TuiAgentApp) -> None:
-        self.app = app
+    def __init__(self, host: UIHost, commands: CommandRegistry) -> None:
+        self.host = host
+        self.commands = commands
         self._project_files: list[str] = []
         self._project_files_at = 0.0
 
-    def command_descriptions(self) -> dict[str, str]:
-        commands = dict(BUILTIN_COMMANDS)
-        commands["restore"] = "bring back a pruned tool (/restore NAME; alone: list them)"
-        commands.update({name: f"{description} (recipe)" for name, description in self.app.slash_commands.recipe_commands().items()})
-        return commands
-
     def candidates(self, token: str) -> list[Candidate]:
         if token.startswith("/"):
-            return slash_candidates(token, self.command_descriptions())
+            return slash_candidates(token, self.commands.descriptions())
         if time.monotonic() - self._project_files_at > FILES_TTL_S:
             self._project_files_at = time.monotonic()
-            self.app.run_worker(self._load_project_files(), group="project-files", exclusive=True)
+            self.host.run_worker(self._load_project_files(), group="project-files", exclusive=True)
         return file_candidates(token, self._project_files)
 
     async def _load_project_files(self) -> None:
-        self._project_files = await asyncio.to_thread(project_files, self.app.project_root)
-        self.app.prompt_area.update_completions()  # the menu opened before the list was read
+        self._project_files = await asyncio.to_thread(project_files, self.host.project_root)
+        self.host.prompt_area.update_completions()  # the menu opened before the list was read

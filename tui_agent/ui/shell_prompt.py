@@ -11,7 +11,8 @@ from tui_agent.core.events import Event, ToolOutputDelta
 from tui_agent.ui.widgets.messages import Entry
 
 if TYPE_CHECKING:
-    from tui_agent.ui.app import TuiAgentApp
+    from tui_agent.ui.host import UIHost
+    from tui_agent.ui.turn import TurnRunner
 
 NOTE_CHARS = 4000
 """How much of the output the model is told (the block shows all of it)."""
@@ -25,13 +26,13 @@ def bang_command(text: str) -> str | None:
     return stripped[1:].strip() or None
 
 
-async def run_bang(app: TuiAgentApp, command: str) -> None:
+async def run_bang(app: UIHost, turns: TurnRunner, command: str) -> None:
     """Run `command` as run_shell would for the agent (asked, refused or allowed by the same mode and rules)."""
     from tui_agent.core.agent.exec_tools import run_shell
     from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
 
-    if app.turns.running:
-        app.turns.queue.push(f"!{command}", "command")  # one sandbox, one thing at a time: after the turn
+    if turns.running:
+        turns.queue.push(f"!{command}", "command")  # one sandbox, one thing at a time: after the turn
         return
     runtime = app.runtime
     if runtime is None:

@@ -1,4 +1,4 @@
-"""Slash commands typed in the prompt: parsing and the built-in command table."""
+"""Slash commands typed in the prompt: parsing, and the built-in commands' descriptions (command_registry lists them)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "theme": "switch the colours: /theme light or /theme dark",
     "compact": "free context now: shorten old tool results and long tool inputs (the header's ctx % shows how full it is)",
     "resume": "resume an earlier session (/resume [ID])",
+    "restore": "bring back a pruned tool (/restore NAME; alone: list the pruned tools)",
     "recipes": "list the recipes",
     "care": "suggested tools from repeated call chains, and the catalog doctor's findings (c in the catalog)",
     "commit": "run your git hooks and commit the catalog changes held since agent code wrote the project",

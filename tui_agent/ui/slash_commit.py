@@ -10,7 +10,7 @@ from tui_agent.core.runtime_state import catalog_of
 
 if TYPE_CHECKING:
     from tui_agent.core.versioning.gitstore import CatalogGit, CommitOutcome
-    from tui_agent.ui.app import TuiAgentApp
+    from tui_agent.ui.host import UIHost
 
 
 def release_and_commit(git: CatalogGit) -> tuple[hookhold.Hold | None, CommitOutcome]:
@@ -19,7 +19,7 @@ def release_and_commit(git: CatalogGit) -> tuple[hookhold.Hold | None, CommitOut
     return released, git.catch_up()
 
 
-async def slash_commit(app: TuiAgentApp, args: str) -> None:
+async def slash_commit(app: UIHost, args: str) -> None:
     catalog = catalog_of(app.state)
     if catalog is None:
         await app.add_notice("/commit: the project is still opening; try again in a moment.", "warning")

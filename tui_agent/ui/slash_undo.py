@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from tui_agent.core.agent.sessions import SessionLog
     from tui_agent.core.undo.journal import TurnRecord
     from tui_agent.core.undo.service import UndoResult, UndoService
-    from tui_agent.ui.app import TuiAgentApp
+    from tui_agent.ui.command_registry import CommandRegistry
+    from tui_agent.ui.host import UIHost
+    from tui_agent.ui.turn import TurnRunner
 
 NO_GIT = "Undo needs a git repository: turns are checkpointed in git's object store (the user's index and branches are never touched)."
 
@@ -26,25 +28,29 @@ NO_GIT = "Undo needs a git repository: turns are checkpointed in git's object st
 class UndoCommands:
     """Slash commands over the core's UndoService (runtime.undo) and Permissions (runtime.permissions)."""
 
-    def __init__(self, app: TuiAgentApp) -> None:
-        self.app = app
+    def __init__(self, host: UIHost, turns: TurnRunner, registry: CommandRegistry) -> None:
+        self.host = host
+        self.turns = turns
+        for name, handler in (("diff", self.diff), ("undo", self.undo), ("rewind", self.rewind), ("redo", self.redo),
+                              ("permissions", self.permissions)):
+            registry.add(name, handler)
         self.redo_point: RedoPoint | None = None
         """What the last /undo or /rewind changed, for /redo."""
 
     def _undo_parts(self) -> tuple[UndoService, SessionLog] | None:
         """The undo service and the session whose turns it takes back; None outside a git work tree (or still opening)."""
-        runtime = self.app.runtime
+        runtime = self.host.runtime
         if runtime is None or runtime.undo is None or runtime.session is None:
             return None
         return runtime.undo, runtime.session
 
     async def _undo_ready(self, command: str) -> tuple[UndoService, SessionLog] | None:
-        if self.app.turns.running:  # typed during a turn, it undoes that turn once it is over (esc cancels the turn sooner)
-            self.app.turns.queue.push(command.strip(), "command")
+        if self.turns.running:  # typed during a turn, it undoes that turn once it is over (esc cancels the turn sooner)
+            self.turns.queue.push(command.strip(), "command")
             return None
         parts = self._undo_parts()
         if parts is None:
-            await self.app.add_notice(NO_GIT, "warning")
+            await self.host.add_notice(NO_GIT, "warning")
         return parts
 
     async def undo(self, args: str) -> None:
@@ -67,13 +73,13 @@ class UndoCommands:
         number = args.strip()
         if not number:
             choices = [Choice(str(turn.turn), f"turn {turn.turn:>3}  {turn.prompt[:70] or '(no prompt)'}") for turn in reversed(turns)]
-            picked = await self.app.ask(ChoiceScreen("Rewind: undo this turn and every later one", choices,
+            picked = await self.host.ask(ChoiceScreen("Rewind: undo this turn and every later one", choices,
                                                  empty="no turn to rewind in this session"))
             number = picked or ""
             if not number:
                 return
         if not number.isdigit():
-            await self.app.add_notice("Usage: /rewind [TURN NUMBER]", "warning")
+            await self.host.add_notice("Usage: /rewind [TURN NUMBER]", "warning")
             return
         taken_back = [turn for turn in turns if turn.turn >= int(number)]
         if taken_back and taken_back[0].turn == int(number) and not await self._confirm_undo(taken_back):
@@ -82,7 +88,7 @@ class UndoCommands:
 
     async def _undo_with_redo_point(self, undo: UndoService, turns: list[TurnRecord], undoing: Awaitable[UndoResult]) -> None:
         """Run the undo, keeping what /redo needs to take it back."""
-        store_of = self.app.runtime.store if self.app.runtime is not None else (lambda kind: None)
+        store_of = self.host.runtime.store if self.host.runtime is not None else (lambda kind: None)
         try:
             point = await before_undo(undo, turns, store_of) if turns else None
         except Exception:  # no redo point (e.g. git failed): the undo itself still runs and says what it did
@@ -99,22 +105,22 @@ class UndoCommands:
         undo, session = parts
         refusal = redo_refusal(undo, session, self.redo_point)
         if refusal is not None or self.redo_point is None:
-            await self.app.add_notice(refusal or "Nothing to redo.", "warning")
+            await self.host.add_notice(refusal or "Nothing to redo.", "warning")
             return
         point = self.redo_point
         what = f"turn {point.turns[0].turn}" if len(point.turns) == 1 else f"turns {point.turns[0].turn} to {point.turns[-1].turn}"
         back = ", ".join(f"{kind} {name} ({'restored' if head is None else 'reverted back'})" for (kind, name), head in point.heads.items())
         question = (f"Redo {escape(what)}?\nThe files the undo put back get the turn's changes again" + (f"; {escape(back)}" if back else "")
                     + ".\nYour own edits since the undo are never overwritten.")
-        answer = await self.app.ask(ConfirmScreen(question, yes="Redo", no="Keep"))
+        answer = await self.host.ask(ConfirmScreen(question, yes="Redo", no="Keep"))
         if not answer:
             return
-        store_of = self.app.runtime.store if self.app.runtime is not None else (lambda kind: None)
+        store_of = self.host.runtime.store if self.host.runtime is not None else (lambda kind: None)
         result = await apply_redo(undo, session, point, store_of)
         if result.conflict_diff:
-            self.app.diff_pane.show("Your changes since the undo (not overwritten)", result.conflict_diff, subject="undo-conflict")
-            self.app.reveal_diff()
-        await self.app.add_notice(result.message, "info" if result.ok else "error")
+            self.host.show_diff("Your changes since the undo (not overwritten)", result.conflict_diff, subject="undo-conflict")
+            self.host.reveal_diff()
+        await self.host.add_notice(result.message, "info" if result.ok else "error")
         if result.ok:
             self.redo_point = None
             await self._after_change(f"The user redid {what}: the changes you made in it are back in the project.")
@@ -142,67 +148,67 @@ class UndoCommands:
                          "the others listed as not undone" + (f" (Python start-up files: {escape(', '.join(startup))})"
                                                              if startup else "") + ".")
         lines.append("Your own later edits are never overwritten.")
-        answer = await self.app.ask(ConfirmScreen("\n".join(lines), yes="Undo", no="Keep"))
+        answer = await self.host.ask(ConfirmScreen("\n".join(lines), yes="Undo", no="Keep"))
         return bool(answer)
 
     async def _show_undo(self, result: UndoResult) -> None:
         if result.conflict_diff:
-            self.app.diff_pane.show("Your changes since that turn (not overwritten)", result.conflict_diff, subject="undo-conflict")
-            self.app.reveal_diff()
-        await self.app.add_notice(result.message, "info" if result.ok else ("error" if result.conflict_diff else "warning"))
+            self.host.show_diff("Your changes since that turn (not overwritten)", result.conflict_diff, subject="undo-conflict")
+            self.host.reveal_diff()
+        await self.host.add_notice(result.message, "info" if result.ok else ("error" if result.conflict_diff else "warning"))
         if result.ok:
             await self._after_change(result.note_for_model)
 
     async def _after_change(self, note_for_model: str) -> None:
         """After an undo or a redo: the turns' marks, the model told, the catalog and the branch refreshed."""
-        conversation = self.app.conversation
+        conversation = self.host.conversation
         parts = self._undo_parts()
         recorded = parts[0].turns(parts[1]) if parts is not None else []
         for entry in conversation.transcript.mark_undone([(turn.prompt, turn.undone) for turn in recorded]):
             conversation.refresh_entry(entry)
-        if self.app.runtime is not None and self.app.runtime.agent is not None:
-            self.app.runtime.agent.add_note(note_for_model)
-        self.app.schedule_catalog_refresh()
-        self.app.catalog_sync.refresh_branch()
+        if self.host.runtime is not None and self.host.runtime.agent is not None:
+            self.host.runtime.agent.add_note(note_for_model)
+        self.host.schedule_catalog_refresh()
+        self.host.refresh_branch()
 
     async def diff(self, args: str) -> None:
         """The last turn's changes to project files (or turn N's): every tool's, shell commands' included."""
         number = args.strip()
         if number and not number.isdigit():
-            await self.app.add_notice("Usage: /diff [TURN NUMBER]", "warning")
+            await self.host.add_notice("Usage: /diff [TURN NUMBER]", "warning")
             return
         if await self.show_turn_edits(turn=int(number) if number else None):
-            self.app.reveal_diff()
+            self.host.reveal_diff()
 
     async def show_turn_edits(self, *, announce: bool = False, turn: int | None = None) -> bool:
         """Put a turn's edits to project files in the diff pane; False when there are none."""
         parts = self._undo_parts()
         if parts is None:
             if not announce:
-                await self.app.add_notice(NO_GIT, "warning")
+                await self.host.add_notice(NO_GIT, "warning")
             return False
         undo, session = parts
         try:
             diff = await undo.turn_diff(session, turn)
         except Exception as exc:  # a git failure: say so, the conversation goes on
-            self.app.notify(f"could not compute the turn's edits: {exc}", severity="error")
+            self.host.notify(f"could not compute the turn's edits: {exc}", severity="error")
             return False
         if not diff:
             if not announce:
-                self.app.notify("No edits to project files in that turn." if diff is not None else "No turn yet in this session.")
+                self.host.notify("No edits to project files in that turn." if diff is not None else "No turn yet in this session.")
             return False
-        self.app.diff_pane.show("This turn's edits to project files" if turn is None else f"Turn {turn}'s edits", diff, subject="turn")
+        self.host.show_diff("This turn's edits to project files" if turn is None else f"Turn {turn}'s edits", diff, subject="turn")
         if announce:
             files = sum(1 for line in diff.splitlines() if line.startswith("diff --git"))
-            await self.app.add_notice(f"The agent changed {files} project file(s) in this turn: see the diff pane (/diff, /undo).")
+            await self.host.add_notice(f"The agent changed {files} project file(s) in this turn: see the diff pane (/diff, /undo).")
         return True
 
     async def permissions(self, args: str) -> None:
         """List the allow rules; `/permissions remove [RULE]` removes one after naming it and asking."""
-        if self.app.runtime is None:
-            await self.app.add_notice("Still opening the project…", "warning")
+        if self.host.runtime is None:
+            await self.host.add_notice("Still opening the project…", "warning")
             return
-        permissions = self.app.runtime.permissions
+        permissions = self.host.runtime.permissions
         verb, _, rest = args.strip().partition(" ")
         if verb == "remove":
             await self._remove_rule(permissions, rest.strip())
@@ -212,31 +218,31 @@ class UndoCommands:
         lines += [f"  {rule:<40} {source}" for rule, source in rules] or ["  (none: answer 'always allow' in an approval to add one)"]
         if rules:
             lines.append("To remove one: /permissions remove (pick it) or /permissions remove RULE; you are asked first.")
-        await self.app.add_notice("\n".join(lines))
+        await self.host.add_notice("\n".join(lines))
 
     async def _remove_rule(self, permissions: Permissions, rule: str) -> None:
         """Remove `rule` (picked from a list when empty) once the person confirmed, naming it and where it is kept."""
         sources = dict(permissions.rules())
         if not rule:
             choices = [Choice(text, f"{text}  ({source})") for text, source in sources.items()]
-            picked = await self.app.ask(ChoiceScreen("Which allow rule to remove? (esc: none)", choices, empty="no allow rules"))
+            picked = await self.host.ask(ChoiceScreen("Which allow rule to remove? (esc: none)", choices, empty="no allow rules"))
             if not picked:
                 return
             rule = picked
         source = sources.get(rule)
         if source is None:
-            await self.app.add_notice(f"/permissions: no allow rule {rule!r}; /permissions lists them", "error")
+            await self.host.add_notice(f"/permissions: no allow rule {rule!r}; /permissions lists them", "error")
             return
         kept_in = {"project": ".agent/config.toml (shared: committed with the project)",
                    "local": "your own .agent/config.local.toml"}
         where = f"it is deleted from {kept_in[source]}" if source in kept_in else f"it came from the {source}"
         question = f"Remove the allow rule [b]{escape(rule)}[/b]?\n{escape(where.capitalize())}; what it covers asks for approval again."
-        if not await self.app.ask(ConfirmScreen(question, yes="Remove", no="Keep")):
-            await self.app.add_notice(f"Allow rule {rule} kept.")
+        if not await self.host.ask(ConfirmScreen(question, yes="Remove", no="Keep")):
+            await self.host.add_notice(f"Allow rule {rule} kept.")
             return
         try:
             message = permissions.remove_rule(rule)
         except (ValueError, OSError) as exc:
-            await self.app.add_notice(f"/permissions: {exc}", "error")
+            await self.host.add_notice(f"/permissions: {exc}", "error")
             return
-        await self.app.add_notice(f"Allow rule {message}.")
+        await self.host.add_notice(f"Allow rule {message}.")

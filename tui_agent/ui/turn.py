@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,19 +20,20 @@ from tui_agent.core.events import (
     UsageChanged,
 )
 from tui_agent.ui.completion import attach_mentions, attachment_note
-from tui_agent.ui.context_usage import context_percent_of
+from tui_agent.ui.context_usage import context_percent_of, session_totals, usage_figures
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.transcript import transcript_of
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.widgets.conversation import Conversation
-from tui_agent.ui.widgets.header import StatusHeader
 from tui_agent.core.runtime_state import agent_of, sandbox_of
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.loop import Agent
     from tui_agent.core.agent.permissions import ApprovalAnswer, ApprovalRequest
-    from tui_agent.ui.app import TuiAgentApp
+    from textual.worker import Worker
+
+    from tui_agent.ui.host import UIHost
 
 AGENT_GROUP = "agent"
 PROMPT_BACK = "The prompt is back in the input box: edit it or press enter to resend."
@@ -48,34 +50,44 @@ def recorded_turns(path: Path) -> list[tuple[str, bool]]:
 class TurnRunner:
     """Starts turns, renders their events, answers approvals with a modal, cancels on Escape (the app holds one)."""
 
-    def __init__(self, app: TuiAgentApp) -> None:
-        self.app = app
+    def __init__(self, host: UIHost) -> None:
+        self.host = host
+        self.run_input: Callable[[str], Awaitable[None]] | None = None
+        """Runs a slash or `!` command typed during a turn, once it is over (the slash commands' handle_input)."""
+        self.after_turn: Callable[[], Awaitable[object]] | None = None
+        """Shows what the turn changed in the project's files (the undo commands' turn diff), still inside the turn."""
         self.running = False
+        self._worker: Worker[None] | None = None
         self.queue = PromptQueue()  # shown above the prompt box; each item is sent when the turn before it ends
         self.prompt = ""  # what the person sent for the running turn: back into the box if it fails
+
+    def connect(self, *, run_input: Callable[[str], Awaitable[None]], after_turn: Callable[[], Awaitable[object]]) -> None:
+        """The controllers built after this one (they queue into it): the slash commands and the turn's diff."""
+        self.run_input, self.after_turn = run_input, after_turn
 
     async def submit_prompt(self, text: str) -> None:
         """A recipe hands the agent a prompt: run it now, or after the running turn."""
         if self.running:
             self.queue.push(text, "recipe")
-            self.app.notify("A recipe queued a prompt for after this turn.")
+            self.host.notify("A recipe queued a prompt for after this turn.")
         else:
             self.start(text, source="recipe")
 
     def send_queued(self) -> None:
         """Start the oldest queued prompt when the agent is free (called when the runtime is ready and after a turn)."""
-        if self.running or agent_of(self.app.state) is None:
+        if self.running or agent_of(self.host.state) is None:
             return
         item = self.queue.pop()
         if item is not None and item.source == "command":
-            self.app.run_worker(self._run_queued_command(item.text), group="input")
+            self.host.run_worker(self._run_queued_command(item.text), group="input")
         elif item is not None:
             self.start(item.text, source=item.source)
 
     async def _run_queued_command(self, text: str) -> None:
         """A slash or `!` command typed during a turn (/clear, /resume, /undo, /rewind, !ls) runs after it; then the queue
         moves on."""
-        await self.app.slash_commands.handle_input(text)
+        if self.run_input is not None:
+            await self.run_input(text)
         self.send_queued()
 
     async def hand_back_queued(self) -> None:
@@ -83,21 +95,21 @@ class TurnRunner:
         waiting = [item.text for item in self.queue.clear()]
         if not waiting:
             return
-        prompt_area = self.app.prompt_area
+        prompt_area = self.host.prompt_area
         draft = prompt_area.text
         prompt_area.text = "\n\n".join([*waiting, *([draft] if draft.strip() else [])])
-        await self.app.add_notice("The prompt typed while the project opened was not sent (no agent): it is back in the prompt box.", "warning")
+        await self.host.add_notice("The prompt typed while the project opened was not sent (no agent): it is back in the prompt box.", "warning")
 
     async def show_session(self, path: Path, session_id: str) -> None:
         """Show a session from its file: its events folded as a live turn folds them (only the newest entries get widgets)."""
         from tui_agent.core.agent.sessions import read_events
 
-        conversation = self.app.conversation
+        conversation = self.host.conversation
         decoded = await asyncio.to_thread(read_events, path)
         freeze_long_lived()  # the decoded events: each full collection while folding them would walk them all
         transcript = await asyncio.to_thread(transcript_of, decoded.events)  # thousands of events: off the event loop
         transcript.mark_undone(await asyncio.to_thread(recorded_turns, path))
-        from tui_agent.ui.app import warm_up_rendering  # (app.py imports this module)
+        from tui_agent.ui.warm_up import warm_up_rendering
 
         await asyncio.to_thread(warm_up_rendering)  # Markdown and pygments load off the event loop, not on the first message
         freeze_long_lived()  # the session's entries: before its first widgets are laid out, a frame at a time
@@ -114,8 +126,8 @@ class TurnRunner:
 
         While the project is still opening the prompt is queued, and sent as soon as the model client is ready.
         """
-        app = self.app
-        if app.runtime is None and not app.ready.is_set():
+        app = self.host
+        if app.opening:
             self.queue.push(prompt, source)
             app.run_worker(app.add_notice(f"Queued until the project is open: {prompt[:80]}", "info"))
             return False
@@ -130,14 +142,14 @@ class TurnRunner:
             return False
         self.prompt = prompt if source == "person" else ""
         self.running = True
-        app.header.busy = True
+        app.busy = True
         app.refresh_bindings()
-        app.run_worker(self._run(agent, prompt), group=AGENT_GROUP, exclusive=True)
+        self._worker = app.run_worker(self._run(agent, prompt), group=AGENT_GROUP, exclusive=True)
         return True
 
     async def _run(self, agent: Agent, prompt: str) -> None:
         """The turn's worker: its events into the conversation until it ends, fails or is cancelled."""
-        app, conversation = self.app, self.app.conversation
+        app, conversation = self.host, self.host.conversation
         await conversation.echo_prompt(prompt)
         if self.prompt:  # the person's own prompt: the files it @mentions go along
             prompt = await self._with_attachments(prompt)
@@ -162,10 +174,11 @@ class TurnRunner:
                 await self._mark_cancelled(conversation)
         try:
             if app.is_running:
-                app.catalog_sync.refresh_branch()
+                app.refresh_branch()
                 app.schedule_catalog_refresh()
                 # still inside the turn: a /undo typed now waits for this diff instead of having its own replaced by it
-                await app.undo_commands.show_turn_edits(announce=True)
+                if self.after_turn is not None:
+                    await self.after_turn()
         finally:
             self.end()
         if app.is_running:
@@ -180,20 +193,19 @@ class TurnRunner:
                 entry.duration_ms = (now - entry.started) * 1000
         await conversation.show_event(TurnCancelled())
         self.end()
-        self.app.call_later(self.send_queued)
+        self.host.call_later(self.send_queued)
 
     def end(self) -> None:
         """The turn is over: the header stops showing busy and the footer's keys follow."""
         self.running = False
-        app = self.app
+        app = self.host
+        app.busy = False
         if app.is_running and app.screen_stack:  # not while the app shuts down (its widgets may be gone)
-            for header in app.screen_stack[0].query(StatusHeader):  # the main screen's, under any open modal
-                header.busy = False
             app.refresh_bindings()
 
     async def handle_event(self, event: Event) -> None:
         """One core event into pixels: the conversation folds it into entries; here only its other effects."""
-        app = self.app
+        app = self.host
         await app.conversation.show_event(event)
         if isinstance(event, ToolAuthored):
             verb = "created" if event.created else "updated"
@@ -202,16 +214,11 @@ class TurnRunner:
         elif isinstance(event, (CatalogChanged, FilesChanged, UsageChanged)):
             app.schedule_catalog_refresh()
         elif isinstance(event, BranchChanged):
-            app.header.branch = event.branch or "no git"
+            app.branch = event.branch or "no git"
         elif isinstance(event, Usage):
-            header = app.header
-            # tokens in: uncached, cache writes and cache reads alike (the cost prices each at its rate)
-            header.input_tokens = event.session_input_tokens + event.session_cache_read_tokens + event.session_cache_write_tokens
-            header.output_tokens = event.session_output_tokens or header.output_tokens + event.output_tokens
-            header.cost_usd = event.session_cost_usd
             agent = agent_of(app.state)
-            if agent is not None:
-                header.context_percent = context_percent_of(event, agent.context_limit_tokens)
+            context = context_percent_of(event, agent.context_limit_tokens) if agent is not None else app.usage.context_percent
+            app.usage = usage_figures(session_totals(event), context)
         elif isinstance(event, TurnFailed):
             failed = event.prompt or self.prompt
             if failed:
@@ -220,8 +227,8 @@ class TurnRunner:
 
     async def _with_attachments(self, prompt: str) -> str:
         """`prompt` with the text of each `@path` it mentions appended; says what was attached and what was not."""
-        conversation = self.app.conversation
-        sent, attached, problems = await asyncio.to_thread(attach_mentions, prompt, self.app.project_root)
+        conversation = self.host.conversation
+        sent, attached, problems = await asyncio.to_thread(attach_mentions, prompt, self.host.project_root)
         if attached:
             await conversation.add(Entry("notice", text=attachment_note(attached)))
         for problem in problems:
@@ -230,33 +237,29 @@ class TurnRunner:
 
     def return_to_prompt_box(self, text: str) -> None:
         """Put `text` back in the prompt box, ahead of whatever draft is there (nothing typed is lost)."""
-        prompt_area = self.app.prompt_area
+        prompt_area = self.host.prompt_area
         draft = prompt_area.text
         prompt_area.load_text(text + (f"\n\n{draft}" if draft.strip() else ""))
         prompt_area.move_cursor(prompt_area.document.end)
-
-    def edit_queued(self, text: str) -> None:
-        """A queued prompt the person chose to edit: back in the prompt box, which gets the focus."""
-        self.return_to_prompt_box(text)
-        self.app.screen.set_focus(self.app.prompt_area)
 
     def cancel(self) -> None:
         """Escape: stop the running turn (the HTTP stream and any sandboxed run go with its task)."""
         if not self.running:
             return
-        app = self.app
-        app.workers.cancel_group(app, AGENT_GROUP)
+        app = self.host
+        if self._worker is not None:
+            self._worker.cancel()
         sandbox = sandbox_of(app.state)
         if sandbox is not None:
             app.run_worker(sandbox.cancel_running(), group="cancel")
 
     async def approve(self, request: ApprovalRequest) -> bool | ApprovalAnswer:
         """The approval callback given to the runtime: a modal showing the exact command or diff."""
-        if self.app.options.approve_all:
+        if self.host.options.approve_all:
             return True
         from tui_agent.ui.screens.approval import ApprovalScreen  # (and the permission rules): loaded with the first approval
 
         screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail),
                                 subject=request.subject, protected=request.protected, notes=request.notes)
-        answer = await self.app.ask(screen)
+        answer = await self.host.ask(screen)
         return answer if answer is not None else False

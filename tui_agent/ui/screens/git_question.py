@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -15,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 if TYPE_CHECKING:
-    from tui_agent.ui.app import TuiAgentApp
+    from tui_agent.ui.host import Ask
 
 GitAnswer = Literal["create", "without", "quit"]
 
@@ -30,20 +29,22 @@ def in_repository(folder: Path) -> bool:
         return True
 
 
-async def outside_git_answer(app: TuiAgentApp) -> bool:
-    """Outside any repository, with no `.agent/` yet: ask before anything is written (False: the person quit)."""
-    root = app.project_root
-    if app.options.init_git or await asyncio.to_thread(lambda: (root / ".agent").exists() or in_repository(root)):
-        return True
-    answer = await app.ask(GitQuestionScreen(root))
-    if answer == "create":
-        app.options = replace(app.options, init_git=True)
-        return True
-    if answer == "without":
-        app.git_declined = True  # the core's own question (ask_init_git) is answered with this
-        return True
-    app.exit(0, message=f"tuiagent: nothing was created in {root}.")
-    return False
+async def outside_git_answer(ask: Ask, root: Path, init_git: bool) -> GitAnswer | None:
+    """Outside any repository, with no `.agent/` yet: the person's answer, asked before anything is written (None: no
+    question, a repository or `.agent/` is there, or --init-git; dismissed counts as quit)."""
+    if init_git or await asyncio.to_thread(lambda: (root / ".agent").exists() or in_repository(root)):
+        return None
+    return await ask(GitQuestionScreen(root)) or "quit"
+
+
+async def init_git_answer(ask: Ask, where: Path) -> bool:
+    """The core's own question (a runtime opened with no repository): create one?"""
+    from tui_agent.ui.screens.confirm import ConfirmScreen
+
+    question = (f"[b]{escape(str(where))}[/b] is not a git repository.\nCreate one? Tools are versioned in git; without it the catalog "
+                "still works but nothing is committed.")
+    create = await ask(ConfirmScreen(question, yes="Create repository", no="Continue without"))
+    return bool(create)
 
 
 class GitQuestionScreen(ModalScreen[GitAnswer]):

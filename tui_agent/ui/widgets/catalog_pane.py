@@ -316,6 +316,10 @@ class CatalogPane(Vertical):
     def action_cycle_sort(self) -> None:
         self.sort_key = SORT_KEYS[(SORT_KEYS.index(self.sort_key) + 1) % len(SORT_KEYS)]
 
+    def set_filter(self, text: str) -> None:
+        """Filter the rows as if `text` were typed in the filter box (/tools ARGS)."""
+        self.query_one("#catalog-filter", Input).value = text
+
     def action_focus_filter(self) -> None:
         self.screen.set_focus(self.query_one("#catalog-filter", Input))
 

@@ -14,6 +14,7 @@ from tui_agent.core.events import Event, ToolOutputDelta
 from tui_agent.ui.heap import release_dropped_widgets
 from tui_agent.ui.transcript import Folded, Transcript
 from tui_agent.ui.widgets.messages import AssistantText, Entry, ToolCallBlock, widget_for, widget_type_for
+from tui_agent.ui.widgets.conversation_edges import LOAD_STEP, EdgeMarker, NewBelow, next_unrendered
 from tui_agent.ui.widgets.rendered import rendered_messages
 
 if TYPE_CHECKING:
@@ -24,38 +25,6 @@ MAX_MOUNTED = 30
 TALL_WINDOW = 24
 """Widgets kept when the mounted ones are over three screens tall: fewer rendered lines alive for each full garbage
 collection to walk, and still two screens and more to scroll through before the next slide."""
-LOAD_STEP = 6
-PRERENDER = 2 * LOAD_STEP
-"""Messages on each side of the mounted window rendered ahead, one per loop turn while it idles (a slide then only mounts)."""
-
-
-class EdgeMarker(Static):
-    """Stands in for entries outside the mounted window; clicking it loads more in that direction."""
-
-    def __init__(self, direction: str) -> None:
-        super().__init__("", classes=f"edge -{direction}")
-        self.direction = direction
-
-    def on_click(self) -> None:
-        conversation = self.parent
-        if isinstance(conversation, Conversation):
-            if self.direction == "earlier":
-                conversation.load_earlier()
-            else:
-                conversation.load_later()
-
-
-class NewBelow(Static):
-    """Docked at the bottom of the conversation while the reader is scrolled up and something new arrived; a click follows."""
-
-    def __init__(self) -> None:
-        super().__init__("▼ new below — end or click to follow", id="new-below")
-        self.display = False
-
-    def on_click(self) -> None:
-        conversation = self.parent
-        if isinstance(conversation, Conversation):
-            conversation.follow()
 
 
 class Conversation(VerticalScroll, can_focus=True):
@@ -70,9 +39,9 @@ class Conversation(VerticalScroll, can_focus=True):
         self.transcript = Transcript()
         self.first_mounted = 0
         self.last_mounted = 0
-        self._earlier = EdgeMarker("earlier")
-        self._later = EdgeMarker("later")
-        self.new_below = NewBelow()
+        self._earlier = EdgeMarker("earlier", self.load_earlier)
+        self._later = EdgeMarker("later", self.load_later)
+        self.new_below = NewBelow(self.follow)
         self.welcome = Static("", id="welcome", classes="welcome")
         """The first screen's line: where this is and the keys to start with (shown while the top of the transcript is)."""
         self._streaming: AssistantMessage | None = None
@@ -113,7 +82,8 @@ class Conversation(VerticalScroll, can_focus=True):
 
     async def _prerender(self) -> None:
         try:
-            while (width := self._message_width()) and (entry := self._next_unrendered(width)) is not None:
+            while (width := self._message_width()) and (
+                    entry := next_unrendered(self.entries, self.first_mounted, self.last_mounted, width)) is not None:
                 options = self.app.console_options.update_width(width).update(highlight=False)
                 rendered_messages.get(entry, entry.text).render(self.app.console, options)
                 await asyncio.sleep(0)
@@ -123,15 +93,6 @@ class Conversation(VerticalScroll, can_focus=True):
     def _message_width(self) -> int:
         """The width assistant messages render at (0 until one is laid out)."""
         return next((widget.size.width for widget in self._widgets.values() if isinstance(widget, AssistantText) and widget.size.width), 0)
-
-    def _next_unrendered(self, width: int) -> Entry | None:
-        """The nearest assistant message outside the window, above then below, not rendered at `width` yet."""
-        above = self.entries[max(0, self.first_mounted - PRERENDER) : self.first_mounted][::-1]
-        below = self.entries[self.last_mounted : self.last_mounted + PRERENDER]
-        for entry in [*above, *below]:
-            if entry.kind == "assistant" and not rendered_messages.get(entry, entry.text).rendered_at(width):
-                return entry
-        return None
 
     def _make(self, entry: Entry) -> Widget:
         widget = widget_for(entry)

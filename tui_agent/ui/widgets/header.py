@@ -6,6 +6,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from tui_agent.ui.context_usage import UsageFigures
+
 
 def format_tokens(count: int) -> str:
     """1234 -> '1.2k', 2_500_000 -> '2.5M'."""
@@ -17,21 +19,18 @@ def format_tokens(count: int) -> str:
 
 
 class StatusHeader(Static):
-    """Shows what the session runs on; each field is reactive and set by the app from core events."""
+    """Shows what the session runs on; model, branch, busy, loading, usage and permission mode are bound to the app's
+    reactives (`data_bind`), the sandbox tier and MCP servers are set on it."""
 
     model: reactive[str] = reactive("no model")
     branch: reactive[str] = reactive("")
     sandbox_tier: reactive[str] = reactive("")
-    input_tokens: reactive[int] = reactive(0)
-    output_tokens: reactive[int] = reactive(0)
-    cost_usd: reactive[float] = reactive(0.0)
+    usage: reactive[UsageFigures] = reactive(UsageFigures())
     busy: reactive[bool] = reactive(False)
     still_loading: reactive[str] = reactive("")
     """What is still loading while the project opens ("" once everything is up); not Widget.loading, which would cover the header with a spinner."""
     mcp: reactive[str] = reactive("")  # the MCP servers: "2/3 up (name down)"
     mcp_failed: reactive[bool] = reactive(False)
-    context_percent: reactive[int] = reactive(-1)
-    """How full the model's context was at the last request (-1: no request yet)."""
     permission_mode: reactive[str] = reactive("ask")
     """Shown when it is not the default `ask` (shift+tab cycles it)."""
 
@@ -69,14 +68,15 @@ class StatusHeader(Static):
             text.append(f"{gap}mcp ", style="dim")
             text.append(self.mcp, style="bold red" if self.mcp_failed else "bold green")
         text.append(f"{gap}tokens " if not compact else gap, style="dim")
-        tokens = f"{format_tokens(self.input_tokens)} in / {format_tokens(self.output_tokens)} out"
-        text.append(tokens if not compact else f"{format_tokens(self.input_tokens)}↑ {format_tokens(self.output_tokens)}↓")
+        usage = self.usage
+        tokens_in, tokens_out = format_tokens(usage.tokens_in), format_tokens(usage.tokens_out)
+        text.append(f"{tokens_in} in / {tokens_out} out" if not compact else f"{tokens_in}↑ {tokens_out}↓")
         text.append(f"{gap}cost " if not compact else gap, style="dim")
-        text.append(f"${self.cost_usd:.4f}")
-        if self.context_percent >= 0:
+        text.append(f"${usage.cost_usd:.4f}")
+        if usage.context_percent >= 0:
             text.append(f"{gap}ctx " if not compact else gap, style="dim")
-            level = "bold red" if self.context_percent >= 85 else "bold #e5c07b" if self.context_percent >= 70 else ""
-            text.append(f"{self.context_percent}%" + ("" if not compact else " ctx"), style=level)
+            level = "bold red" if usage.context_percent >= 85 else "bold #e5c07b" if usage.context_percent >= 70 else ""
+            text.append(f"{usage.context_percent}%" + ("" if not compact else " ctx"), style=level)
         if self.still_loading:
             text.append(f"   ◌ loading {self.still_loading}…", style="italic #e5c07b")
         if self.busy:

@@ -1,0 +1,49 @@
+"""What the UI does once the project's runtime is open: the header's facts, the catalog's feed, the notices, a resumed session."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tui_agent.ui.context_usage import usage_figures
+
+if TYPE_CHECKING:
+    from tui_agent.core.runtime import Runtime
+    from tui_agent.ui.catalog_sync import CatalogSync
+    from tui_agent.ui.host import UIHost
+    from tui_agent.ui.turn import TurnRunner
+
+
+async def show_runtime(host: UIHost, runtime: Runtime, *, turns: TurnRunner, catalog_sync: CatalogSync) -> None:
+    """Bind the UI to `runtime` (just opened, or reopened by /trust)."""
+
+    async def ask_elicitation(server: str, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """An MCP server's request for input (elicitation) as a form; None: the person declined."""
+        from tui_agent.ui.screens.elicitation import ElicitationScreen
+
+        return await host.ask(ElicitationScreen(server, message, schema))
+
+    if runtime.mcp is not None:  # an MCP server asking for input gets a form (headless runs decline)
+        runtime.mcp.set_elicitation(ask_elicitation)
+        from tui_agent.core.mcp.sampling import offer_sampling  # sampling: the model, after the approval modal
+        from tui_agent.core.runtime_state import agent_of
+
+        if (agent := agent_of(runtime)) is not None:
+            offer_sampling(agent, runtime.mcp)
+    host.model = host.model_name()
+    host.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"
+    host.permission_mode = runtime.permissions.mode
+    catalog_sync.refresh_branch()
+    catalog_sync.start(runtime)
+    for problem in runtime.problems:
+        await host.add_notice(problem, "error")
+    for warning in runtime.settings.warnings:
+        await host.add_notice(warning, "warning")
+    if runtime.resumed and runtime.session is not None:
+        await turns.show_session(runtime.session.path, runtime.session.id)
+    if runtime.agent is None:
+        await host.add_notice(host.no_model_message(), "warning")
+    else:
+        host.call_later(turns.send_queued)  # prompts typed while the project opened
+        host.usage = usage_figures(runtime.agent.usage)
+    if runtime.recipes is not None:
+        host.run_worker(runtime.recipes.session_started(), group="recipes-start")
