@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import importlib
 import time
 from collections.abc import Callable
@@ -116,6 +117,12 @@ class TuiAgentApp(App[int]):
         self.slash_commands = SlashCommands(self)
         self.catalog_actions = CatalogActions(self)
 
+    def get_default_screen(self) -> Screen[Any]:
+        """The main screen, born with the classes its first frame needs (each class added after mounting restyles every widget)."""
+        width = self.size.width
+        breakpoint = next(name for edge, name in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True) if width >= edge)
+        return Screen(id="_default", classes=f"-show-conversation {breakpoint}")
+
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
         yield Tabs(Tab("Conversation F2", id="tab-conversation"), Tab("Catalog F3", id="tab-catalog"), Tab("Diff F4", id="tab-diff"), id="pane-tabs")
@@ -161,7 +168,6 @@ class TuiAgentApp(App[int]):
         self.diff_pane.border_title = "Diff"
         for pane_id in ("#conversation-pane", "#catalog-pane", "#diff-pane"):
             self.query_one(pane_id).ALLOW_MAXIMIZE = True  # type: ignore[misc]  # F5 zooms a whole pane
-        self.screen.add_class("-show-conversation")
         self.header.model = self.requested_model or "…"
         self.header.still_loading = "the project"
         self.prompt_area.focus()
@@ -174,6 +180,7 @@ class TuiAgentApp(App[int]):
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
+        gc.enable()  # `tuiagent` starts with the collector off until the first frame (cli.entry)
         from tui_agent.ui.screens.git_question import outside_git_answer
 
         if not await outside_git_answer(self):
