@@ -227,22 +227,9 @@ class SlashCommands:
         set_theme(self.app, name)
 
     async def slash_compact(self, args: str) -> None:
-        from tui_agent.ui.context_usage import compact
+        from tui_agent.ui.context_usage import run_compact
 
-        if self.app.turns.running:
-            self.app.turns.queue.push("/compact", "command")  # the turn's messages are in use: runs when it is over
-            return
-        agent = agent_of(self.app.state)
-        if agent is None:
-            await self.app.add_notice(self.app.no_model_message(), "warning")
-            return
-        shortened, before, after = await asyncio.to_thread(compact, agent)
-        self.app.header.context_percent = after
-        if not shortened:
-            await self.app.add_notice(f"Nothing to compact: no long old tool result or input (the conversation is about {after}% of the context).")
-            return
-        await self.app.add_notice(f"Compacted: {shortened} old tool result(s) and input(s) shortened to their first lines "
-                                  f"(about {before}% → {after}% of the context). The model is told what was cut and can call the tool again.")
+        await run_compact(self.app, args)
 
     async def slash_resume(self, args: str) -> None:
         from tui_agent.core.agent.sessions import list_sessions, session_path

@@ -1,0 +1,111 @@
+"""/compact in the core: one summarizing request through the real SDK to the fake API, the summary replacing the conversation."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from pathlib import Path
+
+import pytest
+
+from tests.agent_helpers import agent_runtime, of_type, run_turn
+from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, thinking, tool_use
+from tui_agent.core.agent.compact import SUMMARY_HEADER, SUMMARY_INSTRUCTION, CompactError, compact_agent
+from tui_agent.core.agent.sessions import load_messages, load_usage
+from tui_agent.core.events import TurnFinished
+
+ADAPTIVE_MODEL = "claude-opus-4-6"  # thinks: the fake API checks the thinking rules on every request
+
+
+async def test_compact_sends_the_history_with_the_instruction_and_the_conversation_continues_from_the_summary(repo: Path) -> None:
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(thinking("Read it first."), text("Reading."), tool_use("read_file", {"path": "README.md"})),
+                    reply(thinking("Done."), text("The README greets you.")),
+                    reply(thinking("Summarizing."), text("The person asked what README.md says; it was read: it greets."),
+                          usage={"input_tokens": 900, "output_tokens": 40}),
+                    reply(text("Continuing.")),
+                    reply(text("Resumed.")))
+        async with agent_runtime(repo, api, model=ADAPTIVE_MODEL) as runtime:
+            agent = runtime.agent
+            assert agent is not None
+            await run_turn(runtime, "what does the README say?")
+            history = copy.deepcopy(agent.messages)
+            cost_before = agent.usage.output_tokens
+            summary = await compact_agent(agent, "focus on the README")
+            sent = api.requests[2]
+            # the history as a turn sends it (thinking blocks, the tool call and its result), then the instruction
+            assert [m["role"] for m in sent.messages] == ["user", "assistant", "user", "assistant", "user"]
+            assert sent.messages[:3] == api.requests[1].messages and sent.messages[3]["content"][0]["type"] == "thinking"
+            assert sent.messages[2]["content"][0]["type"] == "tool_result" and sent.messages[-1]["content"][0]["type"] == "text"
+            instruction = sent.messages[-1]["content"][-1]["text"]
+            assert instruction.startswith(SUMMARY_INSTRUCTION) and "focus on the README" in instruction
+            assert "tool_choice" not in sent.body and sent.body["thinking"] == {"type": "adaptive"}
+            assert [tool["name"] for tool in sent.tools] == [tool["name"] for tool in api.requests[1].tools]
+            # the conversation is now the summary, the usage counted, the session records it
+            assert summary.text.startswith("The person asked")
+            assert agent.messages == [{"role": "user", "content": [{"type": "text", "text": SUMMARY_HEADER + summary.text}]}]
+            assert agent.usage.output_tokens == cost_before + 40
+            assert load_messages(agent.session.path) == agent.messages
+            assert load_usage(agent.session.path)["output_tokens"] >= 40
+            events = await run_turn(runtime, "go on")
+            assert of_type(events, TurnFinished)[-1].text == "Continuing."
+            after = api.requests[3].messages
+            assert [m["role"] for m in after] == ["user"]
+            assert after[0]["content"][0]["text"].startswith(SUMMARY_HEADER) and after[0]["content"][1]["text"] == "go on"
+        async with agent_runtime(repo, api, model=ADAPTIVE_MODEL, continue_latest=True) as runtime:
+            assert runtime.agent is not None
+            resumed = runtime.agent.messages
+            assert resumed[0]["content"][0]["text"].startswith(SUMMARY_HEADER) and resumed[-1]["content"][0]["text"] == "Continuing."
+            await run_turn(runtime, "still there?")
+        assert api.requests[4].messages[0]["content"][0]["text"].startswith(SUMMARY_HEADER)
+
+
+async def test_a_failed_summary_request_leaves_the_conversation_and_the_session_unchanged(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("Hello.")), http_error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"))
+    async with agent_runtime(repo, api) as runtime:
+        agent = runtime.agent
+        assert agent is not None
+        await run_turn(runtime, "hi")
+        before = copy.deepcopy(agent.messages)
+        with pytest.raises(CompactError, match="too long"):
+            await compact_agent(agent)
+        assert agent.messages == before and load_messages(agent.session.path) == before
+        assert len(api.requests) == 2
+
+
+async def test_a_cancelled_summary_leaves_the_conversation_unchanged(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("Hello.")), reply(text("A summary that comes too late."), delay_s=5))
+    async with agent_runtime(repo, api) as runtime:
+        agent = runtime.agent
+        assert agent is not None
+        await run_turn(runtime, "hi")
+        before = copy.deepcopy(agent.messages)
+        task = asyncio.create_task(compact_agent(agent))
+        for _ in range(500):
+            if len(api.requests) == 2:
+                break
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert agent.messages == before and load_messages(agent.session.path) == before
+
+
+async def test_a_reply_without_text_is_not_taken_as_a_summary(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("Hello.")), reply(tool_use("list_files", {"pattern": "*"})))
+    async with agent_runtime(repo, api) as runtime:
+        agent = runtime.agent
+        assert agent is not None
+        await run_turn(runtime, "hi")
+        before = copy.deepcopy(agent.messages)
+        with pytest.raises(CompactError, match="called a tool"):
+            await compact_agent(agent)
+        assert agent.messages == before
+
+
+async def test_an_empty_conversation_has_nothing_to_compact(repo: Path, api: FakeMessagesAPI) -> None:
+    async with agent_runtime(repo, api) as runtime:
+        assert runtime.agent is not None
+        with pytest.raises(CompactError, match="empty"):
+            await compact_agent(runtime.agent)
+    assert api.requests == []
