@@ -110,7 +110,7 @@ def bench_paint(project: Path, runs: int) -> None:
         bare.append(paint_once([PYTHON, "-c", BARE_APP], project, "bare-ready", no_model()))
         ours.append(paint_once([PYTHON, "-m", "tui_agent.cli", "--project", str(project)], project, PROMPT_MARK, no_model()))
     mb, mo = statistics.median(bare), statistics.median(ours)
-    ratios = [o / b for o, b in zip(ours, bare)]  # each run beside the bare app started just before it
+    ratios = [o / b for o, b in zip(ours, bare, strict=True)]  # each run beside the bare app started just before it
     print(f"first paint in tmux, from process start (median of {runs}):")
     print(f"  tuiagent: prompt box shown  {mo * 1000:6.0f} ms   {mo / mb:4.2f}x a bare Textual app ({mb * 1000:.0f} ms); "
           f"median of the runs' ratios {statistics.median(ratios):.2f}x")

@@ -29,7 +29,6 @@ async def test_compact_sends_the_history_with_the_instruction_and_the_conversati
             agent = runtime.agent
             assert agent is not None
             await run_turn(runtime, "what does the README say?")
-            history = copy.deepcopy(agent.messages)
             cost_before = agent.usage.output_tokens
             summary = await compact_agent(agent, "focus on the README")
             sent = api.requests[2]
