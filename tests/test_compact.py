@@ -10,9 +10,9 @@ import pytest
 
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, thinking, tool_use
-from tui_agent.core.agent.compact import SUMMARY_HEADER, SUMMARY_INSTRUCTION, CompactError, compact_agent
-from tui_agent.core.agent.sessions import load_messages, load_usage
-from tui_agent.core.events import TurnFinished
+from tui_agent.core.agent.compact import COMPACTED, SUMMARY_HEADER, SUMMARY_INSTRUCTION, CompactError, compact_agent
+from tui_agent.core.agent.sessions import load_messages, load_usage, read_events
+from tui_agent.core.events import Notice, TurnFinished
 
 ADAPTIVE_MODEL = "claude-opus-4-6"  # thinks: the fake API checks the thinking rules on every request
 
@@ -46,6 +46,8 @@ async def test_compact_sends_the_history_with_the_instruction_and_the_conversati
             assert agent.usage.output_tokens == cost_before + 40
             assert load_messages(agent.session.path) == agent.messages
             assert load_usage(agent.session.path)["output_tokens"] >= 40
+            notices = [event.message for event in read_events(agent.session.path).events if isinstance(event, Notice)]
+            assert notices[-1] == f"{COMPACTED}:\n\n{summary.text}"  # a resumed transcript shows where and what
             events = await run_turn(runtime, "go on")
             assert of_type(events, TurnFinished)[-1].text == "Continuing."
             after = api.requests[3].messages

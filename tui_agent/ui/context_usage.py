@@ -71,5 +71,5 @@ async def run_compact(app: TuiAgentApp, focus: str) -> None:
     app.header.input_tokens, app.header.output_tokens, app.header.cost_usd = usage.input_tokens, usage.output_tokens, usage.cost_usd
     after = estimated_percent(agent)
     app.header.context_percent = after
-    await app.add_notice(f"Compacted: the conversation is now the model's summary (about {before}% → {after}% of the context; "
-                         f"{len(summary.text):,} characters). The next prompt continues from it.")
+    await app.add_notice(f"Compacted: about {before}% → {after}% of the context. The model continues from its summary "
+                         f"(the next prompt joins it):\n\n{summary.text}")

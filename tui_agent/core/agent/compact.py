@@ -29,6 +29,7 @@ SUMMARY_INSTRUCTION = (
     "outcome, errors met and how they were fixed, what is still open, and the next step that was about to be taken."
 )
 SUMMARY_HEADER = "[This conversation was compacted (/compact). A summary of it so far, written by the assistant:]\n\n"
+COMPACTED = "Conversation compacted (/compact): the model continues from its summary"
 
 
 class CompactError(Exception):
@@ -96,7 +97,7 @@ async def summarize(client: Model, *, system: list[dict[str, Any]], tools: list[
 async def compact_agent(agent: Agent, focus: str = "") -> Summary:
     """Summarize the agent's conversation and replace it with the summary: its messages, its usage totals, and the
     session file (a `clear` record, the summary message, the request's Usage event), so /resume continues from the
-    summary. Raises CompactError (or CancelledError) with the conversation unchanged."""
+    summary (its transcript shows the summary as a notice). Raises CompactError (or CancelledError) with the conversation unchanged."""
     system, tools = agent.build_request()
     summary = await summarize(agent.client, system=system, tools=tools, messages=agent.messages, thinking=agent.thinking, focus=focus)
     agent.usage.add(summary.usage)
@@ -106,6 +107,7 @@ async def compact_agent(agent: Agent, focus: str = "") -> Summary:
                   usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens)
     session = agent.session
     session.append_event(event)
+    session.append_event(Notice(f"{COMPACTED}:\n\n{summary.text}"))  # what a resumed transcript shows at this point
     session.append({"type": "clear", "reason": "compact", "time": time.time()})  # load_messages starts again here
     for message in summary.replacement:
         session.append_message(message)
