@@ -153,8 +153,10 @@ async def test_the_first_frame_has_its_layout_classes_and_the_collector_runs_aga
         gc.enable()
 
 
-def test_a_command_other_than_the_tui_turns_the_collector_on_at_once(repo: Path) -> None:
-    """Every other command runs with the collector on: `tuiagent tools list` through the console script's entry."""
+@pytest.mark.parametrize("command", [["tools", "list"], ["--undo"]])
+def test_a_command_other_than_the_tui_turns_the_collector_on_at_once(repo: Path, command: list[str]) -> None:
+    """Every other command runs with the collector on (`tuiagent tools list`, `tuiagent --undo`: no screen), through the
+    console script's entry."""
     result = subprocess.run([sys.executable, "-c", (
         "import gc, sys, tui_agent.cli as cli\n"
         "states = []\n"
@@ -165,8 +167,7 @@ def test_a_command_other_than_the_tui_turns_the_collector_on_at_once(repo: Path)
         "    states.append(gc.isenabled())\n"
         "    return code\n"
         "cli.dispatch = dispatch\n"
-        "sys.argv = ['tuiagent', '--project', sys.argv[1], 'tools', 'list']\n"
+        "sys.argv = ['tuiagent', '--project', *sys.argv[1:]]\n"
         "import atexit; atexit.register(lambda: print(states, flush=True))\n"
-        "cli.entry()\n"), str(repo)], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
+        "cli.entry()\n"), str(repo), *command], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip().splitlines()[-1] == "[False, True]"

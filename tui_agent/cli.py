@@ -76,7 +76,7 @@ def dispatch(arguments: list[str], as_json: bool) -> int:
         return report(f"{failure}", "usage", EXIT_USAGE, as_json=as_json)
     except SystemExit as done:  # --help and --version print and exit 0
         return done.code if isinstance(done.code, int) else EXIT_USAGE
-    if not opens_tui(args):
+    if not opens_tui(args) or getattr(args, "undo", False):
         gc.enable()  # the TUI enables it after its first frame
     handler = getattr(args, "handler", None)
     if handler is None:
@@ -86,7 +86,7 @@ def dispatch(arguments: list[str], as_json: bool) -> int:
     if problem is not None:
         return report(problem, "project", EXIT_USAGE, as_json=as_json)
     try:
-        if not opens_tui(args):
+        if not opens_tui(args) or getattr(args, "undo", False):
             check_config(args.project)
         return int(handler(args) or 0)
     except ConfigError as error:
