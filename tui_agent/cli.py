@@ -86,7 +86,7 @@ def dispatch(arguments: list[str], as_json: bool) -> int:
     if problem is not None:
         return report(problem, "project", EXIT_USAGE, as_json=as_json)
     try:
-        if not opens_tui(args) or getattr(args, "undo", False):
+        if not opens_tui(args):
             check_config(args.project)
         return int(handler(args) or 0)
     except ConfigError as error:
