@@ -110,3 +110,17 @@ async def test_an_empty_conversation_has_nothing_to_compact(repo: Path, api: Fak
         with pytest.raises(CompactError, match="empty"):
             await compact_agent(runtime.agent)
     assert api.requests == []
+
+
+def test_the_instruction_joins_a_last_user_message_or_comes_as_its_own() -> None:
+    from tui_agent.core.agent.compact import summary_request
+
+    ended = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}, {"role": "assistant", "content": [{"type": "text", "text": "Hello."}]}]
+    request = summary_request(ended, "  the parser ")
+    assert [m["role"] for m in request] == ["user", "assistant", "user"] and request[:2] == ended
+    assert request[-1]["content"][0]["text"].endswith("focus on: the parser")
+    cancelled = [*ended[:1], {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "list_files", "input": {}}]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "cancelled", "is_error": True}]}]
+    request = summary_request(cancelled)
+    assert len(request) == 3 and [block["type"] for block in request[-1]["content"]] == ["tool_result", "text"]
+    assert request[-1]["content"][-1]["text"] == SUMMARY_INSTRUCTION and cancelled[-1]["content"][-1]["type"] == "tool_result"
