@@ -18,7 +18,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Tab, Tabs
+from textual.widgets import Static, Tab, Tabs
 from textual.worker import NoActiveWorker, get_current_worker
 
 from tui_agent.ui.catalog_sync import CatalogSync
@@ -135,7 +135,7 @@ class TuiAgentApp(App[int]):
             with Vertical(id="side"):
                 yield CatalogPane(id="catalog-pane", classes="pane", clock=self.clock)
                 yield DiffPane(id="diff-pane", classes="pane")
-        yield Footer(compact=True)
+        yield Static(id="footer-slot")  # the footer's row, kept for it until it is mounted after the first frame
 
     @property
     def conversation(self) -> Conversation:
@@ -171,7 +171,17 @@ class TuiAgentApp(App[int]):
         self.header.model = self.requested_model or "…"
         self.header.still_loading = "the project"
         self.prompt_area.focus()
+        self.call_after_refresh(self.mount_footer)
         self.call_after_refresh(self.open_runtime)  # the first frame is painted before any of the work starts
+
+    async def mount_footer(self) -> None:
+        """The key footer, just after the first frame: composing its keys (twice: focus changes the bindings) took a
+        good part of that frame. Its row was kept, so nothing moves."""
+        from textual.widgets import Footer
+
+        slot = self.query_one("#footer-slot", Static)
+        await slot.screen.mount(Footer(compact=True), before=slot)
+        await slot.remove()
 
     def show_loading(self, pending: tuple[str, ...]) -> None:
         """The runtime's startup progress: what is still loading, in the header."""
