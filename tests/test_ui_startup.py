@@ -171,3 +171,30 @@ def test_a_command_other_than_the_tui_turns_the_collector_on_at_once(repo: Path,
         "import atexit; atexit.register(lambda: print(states, flush=True))\n"
         "cli.entry()\n"), str(repo), *command], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip().splitlines()[-1] == "[False, True]"
+
+
+async def test_what_mounts_after_the_first_frame_arrives_in_place(repo: Path) -> None:
+    """The footer, the catalog's table and filter and the diff body mount just after the first frame: they come,
+    the footer where its row was kept, and the table with columns fitted to its width."""
+    import io
+
+    from rich.console import Console
+    from textual.widgets import Footer
+
+    opener = GatedOpener()
+    app = make_app(repo, runtime_opener=opener)
+    async with app.run_test(size=SIZE) as pilot:
+        await asyncio.wait_for(opener.started.wait(), 10)
+        await pilot.pause()
+        footer = app.screen.query_one(Footer)
+        assert footer.region.y == SIZE[1] - 1 and not app.screen.query("#footer-slot")
+        table = app.catalog_pane.table
+        assert table.is_mounted and app.catalog_pane.filter_box.is_mounted and app.diff_pane.body.is_mounted
+        assert table.columns and sum(column.width for column in table.columns.values()) <= table.scrollable_content_region.width
+        app.diff_pane.show("a diff", "--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n")
+        await pilot.pause()
+        console = Console(width=60, record=True, file=io.StringIO())
+        console.print(app.diff_pane.body.content)
+        assert "+new" in console.export_text().replace(" ", "")
+        opener.gate.set()
+        await pilot.pause()

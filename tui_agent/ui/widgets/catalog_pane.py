@@ -54,10 +54,10 @@ def fit_columns(width: int, longest_name: int = 22) -> list[tuple[str, str, int]
 class CatalogTable(DataTable[Text]):
     """The table itself; action keys live on the pane so they work with the filter focused too."""
 
-    def on_mount(self) -> None:
+    def on_resize(self) -> None:
         pane = self.parent
-        if isinstance(pane, CatalogPane):  # mounted after the first frame (textual.lazy): columns for the width it got
-            self.call_after_refresh(pane._fit_columns)
+        if isinstance(pane, CatalogPane):  # mounted after the first frame (textual.lazy): its own size comes later
+            pane._fit_columns()
 
 
 class CatalogFilter(Input):
