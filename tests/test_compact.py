@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,27 @@ def test_the_instruction_joins_a_last_user_message_or_comes_as_its_own() -> None
     request = summary_request(cancelled)
     assert len(request) == 3 and [block["type"] for block in request[-1]["content"]] == ["tool_result", "text"]
     assert request[-1]["content"][-1]["text"] == SUMMARY_INSTRUCTION and cancelled[-1]["content"][-1]["type"] == "tool_result"
+
+
+async def test_a_conversation_too_long_to_summarize_whole_has_its_old_tool_results_shortened_for_the_summary(repo: Path, api: FakeMessagesAPI) -> None:
+    from tui_agent.core.agent.compaction import SHORTENED_MARK
+
+    (repo / "big.txt").write_text("".join(f"line {n} " + "x" * 70 + "\n" for n in range(400)))
+    too_long = http_error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")
+    api.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("Read.")), reply(text("Noted.")), reply(text("Sure.")),
+                too_long, too_long, too_long, reply(text("big.txt: 400 lines of x, read.")))
+    async with agent_runtime(repo, api) as runtime:
+        agent = runtime.agent
+        assert agent is not None
+        await run_turn(runtime, "read big.txt")
+        await run_turn(runtime, "and then?")
+        await run_turn(runtime, "ok")
+        before = copy.deepcopy(agent.messages)
+        with pytest.raises(CompactError, match="even with old tool results shortened"):
+            await compact_agent(agent)  # too long, shortened, still too long, nothing more to shorten
+        assert agent.messages == before  # the shortening was done on a copy
+        summary = await compact_agent(agent)
+        first, second = api.requests[6].body["messages"], api.requests[7].body["messages"]
+        assert SHORTENED_MARK not in json.dumps(first) and SHORTENED_MARK in json.dumps(second)
+        assert summary.text == "big.txt: 400 lines of x, read." and agent.messages == summary.replacement
+        assert any("shortened 1 old tool results" in notice.message for notice in summary.notices)

@@ -6,10 +6,12 @@ an agent (its messages, usage and session file). A failure (a ModelError, a canc
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tui_agent.core.agent.compaction import shorten_more
 from tui_agent.core.agent.history import request_messages, without_thinking
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.promptplan import with_breakpoints
@@ -66,23 +68,24 @@ async def summarize(client: Model, *, system: list[dict[str, Any]], tools: list[
                     thinking: ThinkingConfig | None, focus: str = "") -> Summary:
     """One request for a summary of `messages` (not modified). The same system prompt and tools as the conversation's
     requests (a history with tool calls needs its tools defined; its cached prefix is reused), no tool_choice (which
-    thinking forbids forcing). Raises CompactError, or CancelledError when cancelled."""
+    thinking forbids forcing). Too long even for that: old tool results are shortened in a copy, and it is asked again.
+    Raises CompactError, or CancelledError when cancelled."""
     if not messages:
         raise CompactError("nothing to compact: the conversation is empty")
-    sendable = summary_request(messages, focus)
-    if thinking is not None and thinking.strips_thinking(client.model):
-        sendable = without_thinking(sendable)
-    sendable, _ = with_breakpoints(sendable, None)
-    reply: ModelReply | None = None
     notices: list[Notice] = []
-    try:
-        async for item in client.stream_reply(system=system, tools=tools, messages=sendable, thinking=thinking):
-            if isinstance(item, ModelReply):
-                reply = item
-            elif isinstance(item, Notice):
-                notices.append(item)
-    except ModelError as error:
-        raise CompactError(error.message) from error
+    history, level = messages, 0
+    while True:
+        try:
+            reply = await _request(client, system, tools, summary_request(history, focus), thinking, notices)
+            break
+        except ModelError as error:
+            if error.kind != "context_too_long":
+                raise CompactError(error.message) from error
+            history = copy.deepcopy(history) if history is messages else history
+            count, level = shorten_more(history, level)  # too long even to summarize: old tool results shortened first
+            if not count:
+                raise CompactError(f"{error.message}; even with old tool results shortened") from error
+            notices.append(Notice(f"too long to summarize whole: shortened {count} old tool results for the summary", "warning"))
     if reply is None:
         raise CompactError("the model's reply ended without a message")
     text = reply.text.strip()
@@ -92,6 +95,20 @@ async def summarize(client: Model, *, system: list[dict[str, Any]], tools: list[
     if reply.stop_reason == "max_tokens":
         raise CompactError("the summary was cut off at the output limit (max_tokens)")
     return Summary(text, replacement_messages(text), reply.usage, notices)
+
+
+async def _request(client: Model, system: list[dict[str, Any]], tools: list[dict[str, Any]], sendable: list[dict[str, Any]],
+                   thinking: ThinkingConfig | None, notices: list[Notice]) -> ModelReply | None:
+    if thinking is not None and thinking.strips_thinking(client.model):
+        sendable = without_thinking(sendable)
+    sendable, _ = with_breakpoints(sendable, None)
+    reply: ModelReply | None = None
+    async for item in client.stream_reply(system=system, tools=tools, messages=sendable, thinking=thinking):
+        if isinstance(item, ModelReply):
+            reply = item
+        elif isinstance(item, Notice):
+            notices.append(item)
+    return reply
 
 
 async def compact_agent(agent: Agent, focus: str = "") -> Summary:
