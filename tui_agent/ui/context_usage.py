@@ -67,6 +67,8 @@ async def run_compact(app: TuiAgentApp, focus: str) -> None:
         app.call_later(turns.send_queued)
     summary = worker.result
     assert summary is not None
+    for notice in summary.notices:  # retries, or old tool results shortened to fit the summary request
+        await app.add_notice(notice.message, notice.level)
     usage = agent.usage
     app.header.input_tokens, app.header.output_tokens, app.header.cost_usd = usage.input_tokens, usage.output_tokens, usage.cost_usd
     after = estimated_percent(agent)
