@@ -338,7 +338,7 @@ class TuiAgentApp(App[int]):
         tabs = self.query_one("#pane-tabs", Tabs)
         if tabs.active != f"tab-{pane}":
             tabs.active = f"tab-{pane}"
-        target = {"conversation": self.prompt_area, "catalog": self.catalog_pane.table}.get(pane) or self.query_one("#diff-scroll")
+        target = {"conversation": self.prompt_area, "catalog": self.catalog_pane.table}.get(pane) or self.diff_pane.scroll
         # at once, not `target.focus()` (deferred): a key typed right after F3 must reach the pane it selected
         self.screen.set_focus(target)
 
