@@ -14,12 +14,13 @@
    nothing is loading and then 5 s more; the proportional set size (PSS, /proc/PID/smaps_rollup) of the app and
    every process under it (sandbox fork servers included). Baseline: the bare Textual app's PSS.
 
-    .venv/bin/python benchmarks/bench_startup.py [--runs 5] [--only paint|prompt|headless|memory]
+    .venv/bin/python benchmarks/bench_startup.py [--runs 5] [--only paint|prompt|headless|memory] [--compare TREE]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shlex
@@ -103,14 +104,32 @@ def paint_once(command: list[str], cwd: Path, mark: str, env: dict[str, str]) ->
         window.close()
 
 
-def bench_paint(project: Path, runs: int) -> None:
-    bare, ours = [], []
+FROM_TREE = """
+import runpy, sys
+sys.meta_path = [f for f in sys.meta_path if "editable" not in getattr(type(f), "__module__", "") + getattr(f, "__module__", "")]
+sys.path.insert(0, sys.argv.pop(1))
+sys.argv[0] = "tuiagent"
+runpy.run_module("tui_agent.cli", run_name="__main__")
+"""
+"""`python -m tui_agent.cli` from another source tree (the editable install's finder set aside)."""
+
+
+def bench_paint(project: Path, runs: int, compare: Path | None = None) -> None:
+    bare: list[float] = []
+    results: dict[str, list[float]] = {"tuiagent": [], **({f"{compare}": []} if compare is not None else {})}
     for _ in range(runs):
         bare.append(paint_once([PYTHON, "-c", BARE_APP], project, "bare-ready", no_model()))
-        ours.append(paint_once([PYTHON, "-m", "tui_agent.cli", "--project", str(project)], project, PROMPT_MARK, no_model()))
-    mb, mo = statistics.median(bare), statistics.median(ours)
+        results["tuiagent"].append(paint_once([PYTHON, "-m", "tui_agent.cli", "--project", str(project)], project, PROMPT_MARK, no_model()))
+        if compare is not None:  # alternated with the others: the same machine load for all three
+            results[f"{compare}"].append(paint_once([PYTHON, "-c", FROM_TREE, str(compare), "--project", str(project)], project,
+                                                    PROMPT_MARK, no_model()))
+    mb = statistics.median(bare)
     print(f"first paint in tmux, from process start (median of {runs}):")
-    print(f"  tuiagent: prompt box shown  {mo * 1000:6.0f} ms   {mo / mb:4.1f}x a bare Textual app ({mb * 1000:.0f} ms)")
+    for name, ours in results.items():
+        mo = statistics.median(ours)
+        ratios = [o / b for o, b in zip(ours, bare, strict=True)]  # each run beside the bare app started just before it
+        print(f"  {name}: prompt box shown  {mo * 1000:6.0f} ms   {mo / mb:4.2f}x a bare Textual app ({mb * 1000:.0f} ms); "
+              f"median of the runs' ratios {statistics.median(ratios):.2f}x")
 
 
 class Server:
@@ -242,14 +261,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", choices=("paint", "prompt", "headless", "memory"))
+    parser.add_argument("--compare", type=Path, help="paint: also another tuiagent source tree (the folder holding tui_agent/)")
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is required")
+    # as on a person's machine, where the first start (or pip) wrote the bytecode: PYTHONDONTWRITEBYTECODE=1 in this
+    # environment would otherwise make every measured start compile tuiagent's modules (the bare app's are compiled)
+    for tree in (ROOT, *([args.compare] if args.compare else [])):
+        compileall.compile_dir(tree / "tui_agent", quiet=1)
     folder = Path(tempfile.mkdtemp(prefix="bench-startup-"))
     try:
         project = init_repo(folder / "project")
         if args.only in (None, "paint"):
-            bench_paint(project, args.runs)
+            bench_paint(project, args.runs, args.compare)
         if args.only in (None, "prompt"):
             bench_prompt(project, args.runs, folder)
         if args.only in (None, "headless"):

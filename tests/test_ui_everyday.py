@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,6 +12,7 @@ from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, to
 from tests.test_ui_turn import send
 from tests.ui_support import (SIZE, answer_confirm, make_app, notifications, ready, row_names, tool_source, turn_answered,
                               turn_failed_shown, wait_until)
+from tui_agent.core.agent.compact import SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.turn import NOT_SENT
 from tui_agent.ui.widgets.messages import ToolCallBlock, UserMessage, tool_outcome
@@ -166,10 +166,12 @@ def test_the_resume_picker_row_says_when_how_big_and_what(tmp_path: Path) -> Non
     assert label.endswith("fix the flaky test")
 
 
-async def test_the_header_shows_context_use_and_compact_frees_it(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_the_header_shows_context_use_and_compact_replaces_the_conversation_with_a_summary(repo: Path, api: FakeMessagesAPI) -> None:
     (repo / "big.txt").write_text("".join(f"line {n} " + "x" * 70 + "\n" for n in range(400)))
     api.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("read it")),
-                reply(text("ok"), usage={"input_tokens": 150_000, "output_tokens": 5}), reply(text("after")))
+                reply(text("ok"), usage={"input_tokens": 150_000, "output_tokens": 5}),
+                reply(text("big.txt has 400 numbered lines of x."), usage={"input_tokens": 151_000, "output_tokens": 12}),
+                reply(text("after")))
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
@@ -180,17 +182,44 @@ async def test_the_header_shows_context_use_and_compact_frees_it(repo: Path, api
         await send(pilot, app, "and?")
         await wait_until(pilot, lambda: turn_answered(app, "ok"), timeout=60, message="the big request")
         assert app.usage.context_percent >= 75  # 150k uncached (and the cached prefix) of the 200k limit
-        def first_result() -> dict[str, Any]:  # read anew: the agent's messages are derived from its turns
-            return next(block for message in app.runtime.agent.messages for block in message["content"]
-                        if isinstance(block, dict) and block.get("type") == "tool_result")
-
-        assert len(str(first_result()["content"])) > 20_000
-        await send(pilot, app, "/compact")
-        await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Compacted: 1 ") for e in app.conversation.entries),
-                         message="the compaction")
-        assert len(str(first_result()["content"])) < 2_000 and app.usage.context_percent < 50
+        await send(pilot, app, "/compact focus on big.txt")
+        await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Compacted:") for e in app.conversation.entries),
+                         timeout=60, message="the compaction")
+        request = api.requests[3].body
+        assert "tool_choice" not in request and request["tools"]
+        instruction = request["messages"][-1]["content"][-1]["text"]
+        assert instruction.startswith(SUMMARY_INSTRUCTION) and instruction.endswith("focus on: focus on big.txt")
+        assert any(block.get("type") == "tool_result" for message in request["messages"] for block in message["content"])
+        agent = app.runtime.agent
+        assert agent.messages == [{"role": "user", "content": [{"type": "text", "text": SUMMARY_HEADER + "big.txt has 400 numbered lines of x."}]}]
+        assert app.usage.context_percent < 10 and app.usage.tokens_out == agent.usage.output_tokens
         await send(pilot, app, "go on")  # the next request is valid (the fake API enforces the API's rules)
         await wait_until(pilot, lambda: turn_answered(app, "after"), timeout=60, message="a turn after /compact")
+        assert api.requests[4].body["messages"][0]["content"][0]["text"].startswith(SUMMARY_HEADER)
+
+
+async def test_a_failed_or_cancelled_compact_leaves_the_conversation_and_says_so(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("hello")), http_error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
+                reply(text("too late"), delay_s=10))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "hi")
+        await wait_until(pilot, lambda: turn_answered(app, "hello"), timeout=60, message="the first turn")
+        agent = app.runtime.agent
+        before = json.loads(json.dumps(agent.messages))
+        await send(pilot, app, "/compact")
+        await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Could not compact:") for e in app.conversation.entries),
+                         timeout=60, message="the failure")
+        failure = next(e.text for e in app.conversation.entries if e.kind == "notice" and e.text.startswith("Could not compact:"))
+        assert "too long" in failure and "unchanged" in failure and agent.messages == before and not app.turns.running
+        await send(pilot, app, "/compact")
+        await wait_until(pilot, lambda: len(api.requests) == 3 and app.turns.running, timeout=30, message="the second compaction running")
+        assert app.busy
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Compaction cancelled") for e in app.conversation.entries),
+                         timeout=30, message="the cancel")
+        assert agent.messages == before and not app.turns.running and not app.busy
 
 
 async def test_a_bang_command_runs_in_the_sandbox_through_run_shells_approval(repo: Path, api: FakeMessagesAPI) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -130,3 +133,68 @@ def test_prompt_queue_keeps_order_and_tells_listeners() -> None:
     assert [item.text for item in queue.clear()] == ["a"]
     assert queue.pop() is None and not queue
     assert changes == [1, 2, 1, 2, 1, 0]
+
+
+async def test_the_first_frame_has_its_layout_classes_and_the_collector_runs_again_after_it(repo: Path) -> None:
+    """`tuiagent` starts with the garbage collector off (cli.entry); the app turns it on once the first frame is drawn.
+    The main screen is born with its pane and breakpoint classes (adding them after mounting restyled every widget)."""
+    opener = GatedOpener()
+    app = make_app(repo, runtime_opener=opener)
+    gc.disable()
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await asyncio.wait_for(opener.started.wait(), 10)
+            assert gc.isenabled()
+            assert app.screen.has_class("-show-conversation") and app.screen.has_class("-wide" if SIZE[0] >= 120 else "-narrow")
+            assert app.conversation.welcome.display
+            opener.gate.set()
+            await pilot.pause()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("command", [["tools", "list"], ["--undo"]])
+def test_a_command_other_than_the_tui_turns_the_collector_on_at_once(repo: Path, command: list[str]) -> None:
+    """Every other command runs with the collector on (`tuiagent tools list`, `tuiagent --undo`: no screen), through the
+    console script's entry."""
+    result = subprocess.run([sys.executable, "-c", (
+        "import gc, sys, tui_agent.cli as cli\n"
+        "states = []\n"
+        "real_dispatch = cli.dispatch\n"
+        "def dispatch(arguments, as_json):\n"
+        "    states.append(gc.isenabled())\n"
+        "    code = real_dispatch(arguments, as_json)\n"
+        "    states.append(gc.isenabled())\n"
+        "    return code\n"
+        "cli.dispatch = dispatch\n"
+        "sys.argv = ['tuiagent', '--project', *sys.argv[1:]]\n"
+        "import atexit; atexit.register(lambda: print(states, flush=True))\n"
+        "cli.entry()\n"), str(repo), *command], capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip().splitlines()[-1] == "[False, True]"
+
+
+async def test_what_mounts_after_the_first_frame_arrives_in_place(repo: Path) -> None:
+    """The footer, the catalog's table and filter and the diff body mount just after the first frame: they come,
+    the footer where its row was kept, and the table with columns fitted to its width."""
+    import io
+
+    from rich.console import Console
+    from textual.widgets import Footer
+
+    opener = GatedOpener()
+    app = make_app(repo, runtime_opener=opener)
+    async with app.run_test(size=SIZE) as pilot:
+        await asyncio.wait_for(opener.started.wait(), 10)
+        await pilot.pause()
+        footer = app.screen.query_one(Footer)
+        assert footer.region.y == SIZE[1] - 1 and not app.screen.query("#footer-slot")
+        table = app.catalog_pane.table
+        assert table.is_mounted and app.catalog_pane.filter_box.is_mounted and app.diff_pane.body.is_mounted
+        assert table.columns and sum(column.width for column in table.columns.values()) <= table.scrollable_content_region.width
+        app.diff_pane.show("a diff", "--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n")
+        await pilot.pause()
+        console = Console(width=60, record=True, file=io.StringIO())
+        console.print(app.diff_pane.body.content)
+        assert "+new" in console.export_text().replace(" ", "")
+        opener.gate.set()
+        await pilot.pause()

@@ -6,6 +6,7 @@ import argparse
 import atexit
 import contextlib
 import functools
+import gc
 import os
 import sys
 import threading
@@ -75,6 +76,8 @@ def dispatch(arguments: list[str], as_json: bool) -> int:
         return report(f"{failure}", "usage", EXIT_USAGE, as_json=as_json)
     except SystemExit as done:  # --help and --version print and exit 0
         return done.code if isinstance(done.code, int) else EXIT_USAGE
+    if not opens_tui(args) or getattr(args, "undo", False):
+        gc.enable()  # the TUI enables it after its first frame
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -142,6 +145,7 @@ def entry() -> None:
 
     Everything was closed by then (sessions, sandboxes, servers); freeing the modules one by one, the SDK's
     thousands of classes among them, would only add about 0.3 s before the shell prompt comes back."""
+    gc.disable()  # start-up only allocates what lives on: collecting while it runs is wasted (dispatch/the TUI enable it)
     code = main()
     if threading.active_count() > 1:
         sys.exit(code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -17,7 +18,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Tab, Tabs
+from textual.widgets import Static, Tab, Tabs
 
 from tui_agent.ui.catalog_sync import CatalogSync, CoreEvent
 from tui_agent.ui.command_registry import CommandRegistry
@@ -139,6 +140,12 @@ class TuiAgentApp(App[int]):
         register_everyday_commands(self, self.commands)
         self.turns.connect(run_input=self.slash_commands.handle_input, after_turn=partial(self.undo_commands.show_turn_edits, announce=True))
 
+    def get_default_screen(self) -> Screen[Any]:
+        """The main screen, born with the classes its first frame needs (each class added after mounting restyles every widget)."""
+        width = self.size.width
+        breakpoint = next(name for edge, name in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True) if width >= edge)
+        return Screen(id="_default", classes=f"-show-conversation {breakpoint}")
+
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header").data_bind(TuiAgentApp.model, TuiAgentApp.branch, TuiAgentApp.busy, TuiAgentApp.usage,
                                                   TuiAgentApp.permission_mode, TuiAgentApp.sandbox_tier, still_loading=TuiAgentApp.loading,
@@ -153,7 +160,7 @@ class TuiAgentApp(App[int]):
             with Vertical(id="side"):
                 yield CatalogPane(id="catalog-pane", classes="pane", clock=self.clock)
                 yield DiffPane(id="diff-pane", classes="pane")
-        yield Footer(compact=True)
+        yield Static(id="footer-slot")  # the footer's row, kept for it until it is mounted after the first frame
 
     @property
     def conversation(self) -> Conversation:
@@ -185,7 +192,17 @@ class TuiAgentApp(App[int]):
         self.model = self.requested_model or "…"
         self.loading = "the project"
         self.prompt_area.focus()
+        self.call_after_refresh(self.mount_footer)
         self.call_after_refresh(self.open_runtime)  # the first frame is painted before any of the work starts
+
+    async def mount_footer(self) -> None:
+        """The key footer, just after the first frame: composing its keys (twice: focus changes the bindings) took a
+        good part of that frame. Its row was kept, so nothing moves."""
+        from textual.widgets import Footer
+
+        slot = self.query_one("#footer-slot", Static)
+        await slot.screen.mount(Footer(compact=True), before=slot)
+        await slot.remove()
 
     def show_loading(self, pending: tuple[str, ...]) -> None:
         """The runtime's startup progress: what is still loading, in the header."""
@@ -194,6 +211,7 @@ class TuiAgentApp(App[int]):
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
+        gc.enable()  # `tuiagent` starts with the collector off until the first frame (cli.entry)
         from tui_agent.ui.screens.git_question import outside_git_answer
 
         answer = await outside_git_answer(self.ask, self.project_root, self.options.init_git)

@@ -1,4 +1,4 @@
-"""The header's usage figures (tokens, cost, how full the context is: one formula) and `/compact`."""
+"""The header's usage figures (tokens, cost, how full the context is: one formula) and `/compact`, which replaces the conversation by a summary."""
 
 from __future__ import annotations
 
@@ -6,11 +6,15 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from textual.worker import WorkerCancelled, WorkerFailed
+
 from tui_agent.core.events import Usage
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.loop import Agent
     from tui_agent.core.agent.pricing import UsageTotals
+    from tui_agent.ui.host import UIHost
+    from tui_agent.ui.turn import TurnRunner
 
 
 @dataclass(frozen=True)
@@ -51,14 +55,46 @@ def estimated_percent(agent: Agent) -> int:
     return min(100, round(100 * used / agent.context_limit_tokens)) if agent.context_limit_tokens > 0 else 0
 
 
-def compact(agent: Agent) -> tuple[int, int, int]:
-    """Shorten every old tool result and long tool input, keeping the newest message whole (what the agent loop does
-    by itself near the limit, now): (items shortened, estimated % before, estimated % after)."""
+async def run_compact(host: UIHost, turns: TurnRunner, focus: str) -> None:
+    """`/compact [focus]`: the model summarizes the conversation, which the summary then replaces (core/agent/compact).
+    Runs as the agent's turn would (busy header, Esc cancels it); a failure or a cancel leaves the conversation as it was."""
+    from tui_agent.core.agent.compact import CompactError, compact_agent
+    from tui_agent.core.runtime_state import agent_of
+    from tui_agent.ui.turn import AGENT_GROUP
+
+    if turns.running:
+        turns.queue.push(f"/compact {focus}".strip(), "command")  # the turn's messages are in use: runs when it is over
+        return
+    agent = agent_of(host.state)
+    if agent is None:  # (the registry's availability check said why)
+        return
+    if not agent.messages:
+        await host.add_notice("Nothing to compact: the conversation is empty.")
+        return
     before = estimated_percent(agent)
-    total, level = 0, 0
-    while True:
-        count, level = agent.shorten_context(level)  # agent.messages is a copy derived from the conversation's turns
-        total += count
-        if not count:
-            break
-    return total, before, estimated_percent(agent)
+    turns.running = True
+    host.busy = True
+    host.refresh_bindings()
+    worker = host.run_worker(compact_agent(agent, focus), group=AGENT_GROUP, exclusive=True, exit_on_error=False)
+    await host.add_notice("Compacting: the model is summarizing the conversation (esc cancels)…")
+    try:
+        await worker.wait()
+    except WorkerCancelled:
+        await host.add_notice("Compaction cancelled: the conversation is unchanged.", "warning")
+        return
+    except WorkerFailed as failed:
+        error = failed.error
+        reason = str(error) if isinstance(error, CompactError) else f"{type(error).__name__}: {error}"
+        await host.add_notice(f"Could not compact: {reason}. The conversation is unchanged.", "error")
+        return
+    finally:
+        turns.end()
+        host.call_later(turns.send_queued)
+    summary = worker.result
+    assert summary is not None
+    for notice in summary.notices:  # retries, or old tool results shortened to fit the summary request
+        await host.add_notice(notice.message, notice.level)
+    after = estimated_percent(agent)
+    host.usage = usage_figures(agent.usage, after)
+    await host.add_notice(f"Compacted: about {before}% → {after}% of the context. The model continues from its summary "
+                         f"(the next prompt joins it):\n\n{summary.text}")

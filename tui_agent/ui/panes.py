@@ -9,6 +9,7 @@ from textual.widget import Widget
 from textual.widgets import Tabs
 
 from tui_agent.ui.widgets.catalog_pane import CatalogPane
+from tui_agent.ui.widgets.diff_pane import DiffPane
 
 PANES = ("conversation", "catalog", "diff")
 PANE_IDS = {"conversation": "#conversation-pane", "catalog": "#catalog-pane", "diff": "#diff-pane"}
@@ -22,19 +23,18 @@ class PaneLayout:
         self.active = "conversation"
 
     def prepare(self) -> None:
-        """At mount: the panes' titles, F5 may maximize each, the conversation shows first."""
+        """At mount: the panes' titles, and F5 may maximize each (the screen is born showing the conversation)."""
         for name, pane_id in PANE_IDS.items():
             pane = self.app.query_one(pane_id)
             pane.border_title = name.capitalize()
             pane.ALLOW_MAXIMIZE = True  # type: ignore[misc]  # F5 zooms a whole pane
-        self.app.screen.add_class("-show-conversation")
 
     def focus_target(self, pane: str) -> Widget:
         if pane == "conversation":
             return self.app.query_one("#prompt")
         if pane == "catalog":
             return self.app.query_one("#catalog-pane", CatalogPane).table
-        return self.app.query_one("#diff-scroll")
+        return self.app.query_one("#diff-pane", DiffPane).scroll  # (mounted after the first frame: the pane keeps it)
 
     def show(self, pane: str) -> None:
         if pane not in PANES:

@@ -17,7 +17,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "clear": "clear the conversation and start a new session",
     "copy": "copy the last reply to the clipboard (/copy code: its last code block)",
     "theme": "switch the colours: /theme light or /theme dark",
-    "compact": "free context now: shorten old tool results and long tool inputs (the header's ctx % shows how full it is)",
+    "compact": "free context: the model summarizes the conversation, which continues from the summary (/compact focus on X)",
     "resume": "resume an earlier session (/resume [ID])",
     "restore": "bring back a pruned tool (/restore NAME; alone: list the pruned tools)",
     "recipes": "list the recipes",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from functools import partial
@@ -229,21 +228,9 @@ class SlashCommands:
         await self.host.add_notice(f"Conversation cleared: a new session started{back}.")
 
     async def slash_compact(self, args: str) -> None:
-        from tui_agent.ui.context_usage import compact
+        from tui_agent.ui.context_usage import run_compact
 
-        if self.turns.running:
-            self.turns.queue.push("/compact", "command")  # the turn's messages are in use: runs when it is over
-            return
-        agent = agent_of(self.host.state)
-        if agent is None:  # (the registry's availability check said why)
-            return
-        shortened, before, after = await asyncio.to_thread(compact, agent)
-        self.host.usage = replace(self.host.usage, context_percent=after)
-        if not shortened:
-            await self.host.add_notice(f"Nothing to compact: no long old tool result or input (the conversation is about {after}% of the context).")
-            return
-        await self.host.add_notice(f"Compacted: {shortened} old tool result(s) and input(s) shortened to their first lines "
-                                  f"(about {before}% → {after}% of the context). The model is told what was cut and can call the tool again.")
+        await run_compact(self.host, self.turns, args)
 
     async def slash_resume(self, args: str) -> None:
         from tui_agent.core.agent.sessions import list_sessions, session_path

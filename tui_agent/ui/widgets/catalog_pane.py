@@ -11,6 +11,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.lazy import Lazy
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable, Input, Static
@@ -52,6 +53,11 @@ def fit_columns(width: int, longest_name: int = 22) -> list[tuple[str, str, int]
 
 class CatalogTable(DataTable[Text]):
     """The table itself; action keys live on the pane so they work with the filter focused too."""
+
+    def on_resize(self) -> None:
+        pane = self.parent
+        if isinstance(pane, CatalogPane):  # mounted after the first frame (textual.lazy): its own size comes later
+            pane._fit_columns()
 
 
 class CatalogFilter(Input):
@@ -113,6 +119,8 @@ class CatalogPane(Vertical):
         self.columns: list[tuple[str, str, int]] = []
         self.new_names: dict[str, int | None] = {}
         """Tools marked new -> their calls when first listed (a call since, by anyone, is a use)."""
+        self._table = CatalogTable(id="catalog-table", cursor_type="row", zebra_stripes=True)
+        self.filter_box = CatalogFilter(placeholder="filter: words, status:broken, is:recipe  (/ here, esc clears)", id="catalog-filter", compact=True)
 
     def mark_new(self, names: tuple[str, ...] | list[str]) -> None:
         """Mark tools as new (from a pull, another program) until the person views them or they are used."""
@@ -136,8 +144,10 @@ class CatalogPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="catalog-title", classes="pane-title")
-        yield CatalogFilter(placeholder="filter: words, status:broken, is:recipe  (/ here, esc clears)", id="catalog-filter", compact=True)
-        yield CatalogTable(id="catalog-table", cursor_type="row", zebra_stripes=True)
+        # mounted just after the first frame (the pane's frame and title are in it): the empty table and the filter
+        # were a tenth of that frame; the rows come when the project has opened anyway
+        yield Lazy(self.filter_box)
+        yield Lazy(self._table)
 
     def on_resize(self) -> None:
         self._fit_columns()
@@ -145,6 +155,8 @@ class CatalogPane(Vertical):
     def _fit_columns(self) -> None:
         """Columns for the table's width now (re-laid out when it changed: a resize, a narrow/wide layout switch)."""
         table = self.table
+        if not table.is_mounted:
+            return
         width = table.scrollable_content_region.width
         longest = max((len(row.name) + (3 if row.kind != "tool" else 0) + (len(NEW_MARK) if row.name in self.new_names else 0)
                        for row in [*self.rows, *self.pruned]), default=22)
@@ -159,7 +171,7 @@ class CatalogPane(Vertical):
 
     @property
     def table(self) -> CatalogTable:
-        return self.query_one(CatalogTable)
+        return self._table
 
     def set_rows(self, rows: list[CatalogRow]) -> None:
         """Replace the rows (after any catalog change); keeps the selection on the same tool."""
@@ -192,7 +204,7 @@ class CatalogPane(Vertical):
         return False
 
     def _render_rows(self) -> None:
-        if not self.is_mounted:
+        if not self.is_mounted or not self._table.is_mounted:  # the table renders the rows it finds when it mounts
             return
         table = self.table
         previous = self.selected()
@@ -321,9 +333,9 @@ class CatalogPane(Vertical):
         self.query_one("#catalog-filter", Input).value = text
 
     def action_focus_filter(self) -> None:
-        self.screen.set_focus(self.query_one("#catalog-filter", Input))
+        self.screen.set_focus(self.filter_box)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "request" and self.query_one("#catalog-filter", Input).has_focus:
+        if action == "request" and self.filter_box.has_focus:
             return False
         return True

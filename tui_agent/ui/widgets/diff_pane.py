@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.lazy import Lazy
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -29,11 +30,14 @@ class DiffPane(Vertical):
         self.diff_text = ""
         self.subject = ""
         self._rendered_mode = ""
+        self.scroll = VerticalScroll(id="diff-scroll", can_focus=True)
+        self.body = Static(Text("Nothing to show yet: pick a tool's history (h) or drift (f), or /diff for this turn's edits.",
+                                style="dim italic"), id="diff-body")
 
     def compose(self) -> ComposeResult:
         yield Static("", id="diff-title", classes="pane-title")
-        with VerticalScroll(id="diff-scroll", can_focus=True):
-            yield Static(Text("Nothing to show yet: pick a tool's history (h) or drift (f), or /diff for this turn's edits.", style="dim italic"), id="diff-body")
+        with Lazy(self.scroll):  # mounted just after the first frame, with what it has been given to show by then
+            yield self.body
 
     def show(self, title: str, diff_text: str, *, subject: str = "") -> None:
         """Display `diff_text` (unified format) under `title`."""
@@ -41,7 +45,8 @@ class DiffPane(Vertical):
         self.diff_text = diff_text
         self.subject = subject
         self._render_diff()
-        self.query_one("#diff-scroll", VerticalScroll).scroll_home(animate=False)
+        if self.scroll.is_mounted:
+            self.scroll.scroll_home(animate=False)
 
     def _render_diff(self) -> None:
         if not self.is_mounted:
@@ -60,7 +65,7 @@ class DiffPane(Vertical):
         if not self.diff_text and self.title == "Diff":
             return
         body = render_side_by_side(self.diff_text) if shown == "side-by-side" else render_unified(self.diff_text)
-        self.query_one("#diff-body", Static).update(body)
+        self.body.update(body)
 
     @property
     def shown_mode(self) -> str:
