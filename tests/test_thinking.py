@@ -107,7 +107,7 @@ async def test_the_thinking_flag_overrides_the_config_and_a_bad_config_value_say
 def test_the_cli_flags_are_validated_and_reach_the_agent() -> None:
     from tui_agent.cli import build_parser
     from tui_agent.commands.failures import UsageFailure
-    from tui_agent.ui.app import launch_options
+    from tui_agent.ui.launch import launch_options
 
     parser = build_parser()
     args = parser.parse_args(["--thinking", "4096", "--effort", "high"])

@@ -60,7 +60,6 @@ async def run_compact(host: UIHost, turns: TurnRunner, focus: str) -> None:
     Runs as the agent's turn would (busy header, Esc cancels it); a failure or a cancel leaves the conversation as it was."""
     from tui_agent.core.agent.compact import CompactError, compact_agent
     from tui_agent.core.runtime_state import agent_of
-    from tui_agent.ui.turn import AGENT_GROUP
 
     if turns.running:
         turns.queue.push(f"/compact {focus}".strip(), "command")  # the turn's messages are in use: runs when it is over
@@ -72,10 +71,7 @@ async def run_compact(host: UIHost, turns: TurnRunner, focus: str) -> None:
         await host.add_notice("Nothing to compact: the conversation is empty.")
         return
     before = estimated_percent(agent)
-    turns.running = True
-    host.busy = True
-    host.refresh_bindings()
-    worker = host.run_worker(compact_agent(agent, focus), group=AGENT_GROUP, exclusive=True, exit_on_error=False)
+    worker = turns.run_as_turn(compact_agent(agent, focus))
     await host.add_notice("Compacting: the model is summarizing the conversation (esc cancels)…")
     try:
         await worker.wait()

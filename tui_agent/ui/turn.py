@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tui_agent.core.events import (
     BranchChanged,
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from tui_agent.ui.host import UIHost
 
+ResultType = TypeVar("ResultType")
 AGENT_GROUP = "agent"
 PROMPT_BACK = "The prompt is back in the input box: edit it or press enter to resend."
 NOT_SENT = "Not sent: no model is configured (how to set one up is above; /help repeats it). The prompt is back in the input box."
@@ -241,6 +242,16 @@ class TurnRunner:
         draft = prompt_area.text
         prompt_area.load_text(text + (f"\n\n{draft}" if draft.strip() else ""))
         prompt_area.move_cursor(prompt_area.document.end)
+
+    def run_as_turn(self, work: Coroutine[Any, Any, ResultType]) -> Worker[ResultType]:
+        """Run `work` in the turn's place (/compact): the header shows busy, prompts typed meanwhile queue, Esc cancels
+        it; the caller ends it with `end()`."""
+        self.running = True
+        self.host.busy = True
+        self.host.refresh_bindings()
+        worker = self.host.run_worker(work, group=AGENT_GROUP, exclusive=True, exit_on_error=False)
+        self._worker = worker  # type: ignore[assignment]  # (only cancelled, never awaited, through this reference)
+        return worker
 
     def cancel(self) -> None:
         """Escape: stop the running turn (the HTTP stream and any sandboxed run go with its task)."""
