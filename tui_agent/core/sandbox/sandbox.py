@@ -395,9 +395,13 @@ class Sandbox:
             outcome = await server.run(request, timeout_s=policy.timeout_s, output_bytes=policy.output_bytes,
                                        processes=policy.processes, cancelled=cancels != self._cancels, bridge=bridge,
                                        on_output=on_output)
-        except (ForkServerError, OSError):
-            pool.discard(server)  # this run goes to a fresh worker; the next one starts a new server
-            return None
+        except (ForkServerError, OSError) as error:
+            pool.discard(server)  # the next run starts a new server
+            if server.request_sent:  # never run a request twice: its child may have done part of it
+                return Outcome(response=None, stdout=b"", stderr=b"", stdout_total=0, stderr_total=0, exit_code=None,
+                               cancelled=cancels != self._cancels,
+                               protocol_error=f"the sandboxed fork server failed during the run ({error}); not run again")
+            return None  # it never reached a child: a fresh worker runs it
         except asyncio.CancelledError:
             await asyncio.shield(server.cancel())  # a cancelled turn leaves no process of its own behind
             pool.discard(server)
