@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project, Settings
-from tui_agent.core.sandbox import ignored, ignored_watch, overlay as overlays, protected, quarantine, tiers
+from tui_agent.core.sandbox import ignored, ignored_watch, overlay as overlays, overlay_records, protected, quarantine, tiers
 from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites, collect, writes_of
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
@@ -108,6 +108,7 @@ class Sandbox:
         check_level(tier, min_level)
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
+        sandbox.notices += await asyncio.to_thread(overlay_records.recover, project.root, project.cache_dir)
         sandbox.notices += await asyncio.to_thread(quarantine.recover, project.root, project.cache_dir / "sweeps")
         sandbox.toolchain, overlay_problem = await asyncio.gather(
             asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
@@ -322,6 +323,8 @@ class Sandbox:
             worker = await self._acquire(policy.network, writable, overlay=attributed)
         self._running.add(worker)
         since = time.time_ns()
+        dirs = worker.overlay
+        record = await asyncio.to_thread(overlay_records.begin, self.project.cache_dir, dirs, since) if dirs else None
         try:
             outcome = await worker.run(request, timeout_s=policy.timeout_s,
                                        output_bytes=policy.output_bytes, processes=policy.processes,
@@ -330,29 +333,28 @@ class Sandbox:
             await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.shield(asyncio.wait_for(worker.process.wait(), 2.0))
-            if worker.overlay is not None:  # what it wrote before the kill is applied (and undoable)
-                self._collect(worker.overlay, since)
-                self._remove_later(worker.overlay)
+            if dirs is not None:  # what it wrote before the kill is applied (and undoable)
+                self._collect(dirs, since, record)
             raise
         finally:
             self._running.discard(worker)
             self._release_private_dirs(worker)
             self._schedule_refill()
-        if worker.overlay is not None and outcome.start_failed and outcome.exit_code == overlays.MOUNT_FAILED:
-            worker.overlay.remove()
+        if dirs is not None and outcome.start_failed and outcome.exit_code == overlays.MOUNT_FAILED:
+            overlay_records.finish(record)
+            self._remove_later(dirs)
             self.overlay_problem = f"the project could not be mounted as an overlay; {PER_CALL_ONLY}"
             self.run_writes.append(RunWrites(False))
             return await self._run_fresh(request, policy, writable, bridge, on_output)  # it never started: safe
-        if worker.overlay is None:
-            return outcome, []
-        try:
-            return outcome, await asyncio.to_thread(self._collect, worker.overlay, since)
-        finally:
-            self._remove_later(worker.overlay)
+        return outcome, (await asyncio.to_thread(self._collect, dirs, since, record) if dirs is not None else [])
 
-    def _collect(self, dirs: overlays.OverlayDirs, since: int) -> list[str]:
+    def _collect(self, dirs: overlays.OverlayDirs, since: int, record: Path | None) -> list[str]:
         """Apply what an overlay run wrote onto the project and record exactly that for undo (its notes returned)."""
-        found = collect(dirs, self.project.root, self.project.cache_dir, since)
+        try:
+            found = collect(dirs, self.project.root, self.project.cache_dir, since)
+        finally:
+            overlay_records.finish(record)
+            self._loop.call_soon_threadsafe(self._remove_later, dirs)
         self.run_writes.append(writes_of(found))
         self.notices += found.notes
         return found.notes
