@@ -131,7 +131,8 @@ async def test_back_to_back_calls_are_faster_forked_than_with_a_fresh_sandbox_ea
             for _ in range(20):
                 started = time.perf_counter()
                 result = await box.call_function(module="ping", function="ping", kwargs={"x": 1},
-                                                 module_path=project.tool_path("ping"))
+                                                 module_path=project.tool_path("ping"),
+                                                 policy=SandboxPolicy(project_writable=False))  # a tool without WRITES
                 samples.append(time.perf_counter() - started)
                 assert result.ok and result.value == 1, result
             return statistics.median(samples)

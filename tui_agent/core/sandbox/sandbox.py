@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import time
 import shutil
 import tempfile
@@ -21,7 +20,7 @@ from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.forkpool import ForkPool
 from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
-from tui_agent.core.sandbox.outcome import BWRAP_FIX, to_run_result
+from tui_agent.core.sandbox.outcome import BWRAP_FIX, answer_result, to_run_result, with_notes
 from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
     TIER_RLIMITS,
@@ -33,6 +32,7 @@ from tui_agent.core.sandbox.policy import (
 from tui_agent.core.sandbox.process import Outcome, OutputListener, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.venvs import programs_from_venv
+from tui_agent.core.sandbox.warmpool import WarmPool
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 
 DEFAULT_WARM_WORKERS = 2
@@ -56,13 +56,10 @@ class Sandbox:
         self.audit = AuditLog(project.runs_dir)
         self.parent_undumpable = make_undumpable()
         self._scratch = Path(tempfile.mkdtemp(prefix="tuiagent-sandbox-"))
-        self._warm: dict[bool, list[Worker]] = {True: [], False: []}
-        """Pre-started workers without network, by whether the project is writable for them."""
-        self._kept_warm: set[bool] = {True}
-        """Pools the refill keeps full; the read-only pool joins after its first use (catalog validation)."""
+        self.warm = WarmPool(project.root, warm_workers, self._spawn, self._warm_kinds,
+                             lambda: self._attributed(self.policy.with_(project_writable=True)))
         self._running: set[Any] = set()
         """Workers and fork servers running a request (what `cancel_running` kills)."""
-        self._refill_task: asyncio.Task[None] | None = None
         self._closed = False
         self.fork_pool: ForkPool | None = (ForkPool(project.root, self._scratch, policy.processes)
                                            if fork_servers and fork_servers_supported(tier) else None)
@@ -120,7 +117,7 @@ class Sandbox:
             sandbox.fork_pool.toolchain = sandbox.toolchain
             if warm_workers > 0:
                 sandbox._prestart_fork_server(project_writable=False)
-        await sandbox._fill()
+        await sandbox.warm.fill()
         return sandbox
 
     def _probe_overlay(self) -> str | None:
@@ -250,20 +247,13 @@ class Sandbox:
 
     async def aclose(self) -> None:
         self._closed = True
-        if self._refill_task is not None:
-            # Not cancelled: cancelling a half-created subprocess can hang; _fill stops after the current spawn.
-            try:
-                await self._refill_task
-            except Exception:  # a failed refill spawn only means fewer warm workers to close
-                pass
+        await self.warm.aclose()
         await self.cancel_running()
         if self.fork_pool is not None:
             await self.fork_pool.aclose()
         if self._prestart is not None:
             await asyncio.gather(self._prestart, return_exceptions=True)
-        warm = [worker for pool in self._warm.values() for worker in pool]
-        self._warm = {True: [], False: []}
-        await asyncio.gather(*(worker.discard() for worker in warm), return_exceptions=True)
+        await self.warm.discard_all()
         await asyncio.gather(*self._removals, return_exceptions=True)
         shutil.rmtree(self._scratch, ignore_errors=True)
 
@@ -306,7 +296,7 @@ class Sandbox:
                 self.ignored_changes += found
                 self.notices += changed
                 swept = swept + changed
-        result = self._with_notes(to_run_result(outcome, effective, self.tier), swept)
+        result = with_notes(to_run_result(outcome, effective, self.tier), swept)
         if outcome.start_failed:  # not the code's failure: nothing is recorded against a tool
             raise SandboxUnavailable(result.error or "the sandbox could not start")
         return result
@@ -318,9 +308,9 @@ class Sandbox:
         and the notes about what of its writes was not applied."""
         attributed = self._attributed(policy)
         if self._venv_writable(policy):  # never a warm worker: those keep the virtualenv read-only
-            worker = await self._spawn(policy.network, writable, venv_writable=True, overlay=attributed)
+            worker = await self._spawn(policy.network, writable, attributed, venv_writable=True)
         else:
-            worker = await self._acquire(policy.network, writable, overlay=attributed)
+            worker = await self.warm.acquire(policy.network, writable, attributed)
         self._running.add(worker)
         since = time.time_ns()
         dirs = worker.overlay
@@ -339,7 +329,7 @@ class Sandbox:
         finally:
             self._running.discard(worker)
             self._release_private_dirs(worker)
-            self._schedule_refill()
+            self.warm.schedule_refill()
         if dirs is not None and outcome.start_failed and outcome.exit_code == overlays.MOUNT_FAILED:
             overlay_records.finish(record)
             self._remove_later(dirs)
@@ -374,12 +364,6 @@ class Sandbox:
         warning = hookhold.hold(self.project.root, f"{what} with the project writable")
         if warning:
             self.notices.append(warning)
-
-    @staticmethod
-    def _with_notes(result: RunResult, notes: list[str]) -> RunResult:
-        if not notes:
-            return result
-        return dataclasses.replace(result, stderr=result.stderr + "".join(f"[tuiagent] {note}\n" for note in notes))
 
     async def _run_forked(self, request: dict[str, Any], policy: SandboxPolicy,
                           bridge: SandboxBridge | None, on_output: OutputListener | None = None) -> Outcome | None:
@@ -427,22 +411,6 @@ class Sandbox:
         """Only bubblewrap can make the project read-only; the rlimits tier runs every call the same way."""
         return policy.project_writable or self.tier != TIER_BUBBLEWRAP
 
-    async def _acquire(self, network: bool, project_writable: bool, overlay: bool = False) -> Worker:
-        worker: Worker | None = None
-        if not network:
-            self._kept_warm.add(project_writable)
-            layout = tiers.project_layout(self.project.root)
-            pool = self._warm[project_writable]
-            while pool:
-                candidate = pool.pop(0)
-                if candidate.alive and candidate.layout == layout and (candidate.overlay is not None) == overlay:
-                    worker = candidate
-                    break
-                asyncio.get_running_loop().create_task(candidate.discard())
-        if worker is None:
-            worker = await self._spawn(network, project_writable, overlay=overlay)
-        return worker
-
     def _attributed(self, policy: SandboxPolicy) -> bool:
         """Whether this run's writes are known exactly: a writable bubblewrap run through an overlay."""
         return self.tier == TIER_BUBBLEWRAP and policy.project_writable and self.overlay_problem is None
@@ -467,8 +435,7 @@ class Sandbox:
     def _venv_writable(self, policy: SandboxPolicy) -> bool:
         return policy.venv_writable and self._project_writable(policy) and self.tier == TIER_BUBBLEWRAP
 
-    async def _spawn(self, network: bool, project_writable: bool = True, venv_writable: bool = False,
-                     overlay: bool = False) -> Worker:
+    async def _spawn(self, network: bool, project_writable: bool, overlay: bool, venv_writable: bool = False) -> Worker:
         dirs = overlays.prepare(self._scratch) if overlay else None
         try:
             return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
@@ -486,30 +453,6 @@ class Sandbox:
             return (True, False)
         return (True,) if self.overlay_problem is None and self.tier == TIER_BUBBLEWRAP else ()
 
-    async def _fill(self) -> None:
-        for project_writable in self._warm_kinds():
-            pool = self._warm[project_writable]
-            while not self._closed and project_writable in self._kept_warm and len(pool) < self.warm_workers:
-                overlay = project_writable and self._attributed(self.policy.with_(project_writable=True))
-                pool.append(await self._spawn(False, project_writable, overlay=overlay))
-
-    def _schedule_refill(self) -> None:
-        if self._closed or (self._refill_task is not None and not self._refill_task.done()):
-            return
-        self._refill_task = asyncio.get_running_loop().create_task(self._fill())
-
     def _release_private_dirs(self, worker: Worker) -> None:
         if worker.private_dirs:
             shutil.rmtree(worker.private_dirs, ignore_errors=True)
-
-
-def answer_result(answer: dict[str, Any], tier: str) -> RunResult:
-    """One call's answer from a `call_each` run as a RunResult."""
-    return RunResult(
-        ok=bool(answer.get("ok")), value=answer.get("value"), value_is_repr=bool(answer.get("value_is_repr")),
-        error=answer.get("error") if isinstance(answer.get("error"), str) else None,
-        error_kind=answer.get("error_kind") if isinstance(answer.get("error_kind"), str) else None,
-        stdout=str(answer.get("stdout", "")), stderr=str(answer.get("stderr", "")), output_truncated=False,
-        duration_ms=float(answer.get("duration_ms") or 0.0), files_read=(), tier=tier,
-        exit_code=answer.get("exit_code") if isinstance(answer.get("exit_code"), int) else None,
-    )
