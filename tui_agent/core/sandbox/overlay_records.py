@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import tempfile
 from pathlib import Path
 
@@ -16,22 +15,25 @@ from tui_agent.core.catalog.files import process_alive
 FOLDER = "overlays"
 
 
-def begin(cache_dir: Path, dirs: OverlayDirs, since_ns: int) -> Path | None:
-    """Record a run about to start; None if the record cannot be written (the run goes on, unrecorded)."""
-    folder = cache_dir / FOLDER
-    record = folder / f"{os.getpid()}-{secrets.token_hex(4)}.json"
+def record_of(cache_dir: Path, dirs: OverlayDirs) -> Path:
+    return cache_dir / FOLDER / f"{os.getpid()}-{dirs.folder.name}.json"
+
+
+def begin(cache_dir: Path, dirs: OverlayDirs) -> None:
+    """Record an overlay as its worker starts (ahead of its run: nothing on the run's path). Its time is the record's
+    own, earlier than the run: recovery then errs towards keeping what changed meanwhile. Unwritable: no record."""
+    record = record_of(cache_dir, dirs)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"folder": str(dirs.folder), "since": since_ns, "rootless": dirs.rootless}),
-                          encoding="utf-8")
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({"folder": str(dirs.folder), "rootless": dirs.rootless}), encoding="utf-8")
     except OSError:
-        return None
-    return record
+        pass
 
 
-def finish(record: Path | None) -> None:
-    if record is not None:
-        record.unlink(missing_ok=True)
+def finish(cache_dir: Path, dirs: OverlayDirs) -> None:
+    """The overlay's run was applied (or never ran): forget it and delete its folders."""
+    record_of(cache_dir, dirs).unlink(missing_ok=True)
+    dirs.remove()
 
 
 def recover(root: Path, cache_dir: Path) -> list[str]:
@@ -54,17 +56,17 @@ def recover(root: Path, cache_dir: Path) -> list[str]:
             notes += [f"{path}: written by a run interrupted earlier; applied" for path in harvest.paths]
             notes += [f"{note} (a run interrupted earlier)" for note in harvest.notes]
             dirs.remove()
-        finish(record)
+        record.unlink(missing_ok=True)
     return notes
 
 
 def _read(record: Path) -> tuple[OverlayDirs, int] | None:
     try:
         raw = json.loads(record.read_text(encoding="utf-8"))
-        folder, since, rootless = Path(raw["folder"]), raw["since"], raw["rootless"]
+        folder, rootless, since = Path(raw["folder"]), raw["rootless"], record.stat().st_mtime_ns
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not isinstance(since, int) or isinstance(since, bool) or not isinstance(rootless, bool):
+    if not isinstance(rootless, bool):
         return None
     temp = Path(os.path.realpath(tempfile.gettempdir()))
     real = Path(os.path.realpath(folder))

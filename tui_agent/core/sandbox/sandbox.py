@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 import shutil
 import tempfile
@@ -314,7 +315,6 @@ class Sandbox:
         self._running.add(worker)
         since = time.time_ns()
         dirs = worker.overlay
-        record = await asyncio.to_thread(overlay_records.begin, self.project.cache_dir, dirs, since) if dirs else None
         try:
             outcome = await worker.run(request, timeout_s=policy.timeout_s,
                                        output_bytes=policy.output_bytes, processes=policy.processes,
@@ -324,26 +324,30 @@ class Sandbox:
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.shield(asyncio.wait_for(worker.process.wait(), 2.0))
             if dirs is not None:  # what it wrote before the kill is applied (and undoable)
-                self._collect(dirs, since, record)
+                self._collect(dirs, since)
             raise
         finally:
             self._running.discard(worker)
             self._release_private_dirs(worker)
             self.warm.schedule_refill()
         if dirs is not None and outcome.start_failed and outcome.exit_code == overlays.MOUNT_FAILED:
-            overlay_records.finish(record)
             self._remove_later(dirs)
             self.overlay_problem = f"the project could not be mounted as an overlay; {PER_CALL_ONLY}"
             self.run_writes.append(RunWrites(False))
             return await self._run_fresh(request, policy, writable, bridge, on_output)  # it never started: safe
-        return outcome, (await asyncio.to_thread(self._collect, dirs, since, record) if dirs is not None else [])
+        if dirs is None:
+            return outcome, []
+        if not any(os.scandir(dirs.upper)):  # it wrote nothing (the usual read-mostly run): no thread hop
+            self.run_writes.append(RunWrites(True))
+            self._remove_later(dirs)
+            return outcome, []
+        return outcome, await asyncio.to_thread(self._collect, dirs, since)
 
-    def _collect(self, dirs: overlays.OverlayDirs, since: int, record: Path | None) -> list[str]:
+    def _collect(self, dirs: overlays.OverlayDirs, since: int) -> list[str]:
         """Apply what an overlay run wrote onto the project and record exactly that for undo (its notes returned)."""
         try:
             found = collect(dirs, self.project.root, self.project.cache_dir, since)
         finally:
-            overlay_records.finish(record)
             self._loop.call_soon_threadsafe(self._remove_later, dirs)
         self.run_writes.append(writes_of(found))
         self.notices += found.notes
@@ -351,7 +355,7 @@ class Sandbox:
 
     def _remove_later(self, dirs: overlays.OverlayDirs) -> None:
         """Deleting even empty folders takes milliseconds on a busy disk: not on the run's path."""
-        removal = self._loop.run_in_executor(None, dirs.remove)
+        removal = self._loop.run_in_executor(None, overlay_records.finish, self.project.cache_dir, dirs)
         self._removals.add(removal)
         removal.add_done_callback(self._removals.discard)
 
@@ -437,13 +441,15 @@ class Sandbox:
 
     async def _spawn(self, network: bool, project_writable: bool, overlay: bool, venv_writable: bool = False) -> Worker:
         dirs = overlays.prepare(self._scratch) if overlay else None
+        if dirs is not None:
+            await asyncio.to_thread(overlay_records.begin, self.project.cache_dir, dirs)
         try:
             return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
                                       processes=self.policy.processes, project_writable=project_writable,
                                       toolchain=self.toolchain, venv_writable=venv_writable, overlay=dirs)
         except BaseException:
             if dirs is not None:
-                dirs.remove()
+                overlay_records.finish(self.project.cache_dir, dirs)
             raise
 
     def _warm_kinds(self) -> tuple[bool, ...]:
