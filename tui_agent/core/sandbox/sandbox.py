@@ -111,7 +111,7 @@ class Sandbox:
         sandbox.toolchain, overlay_problem = await asyncio.gather(
             asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
                               extra_paths=settings.sandbox_paths, project_venv=project_venv),
-            asyncio.to_thread(sandbox._probe_overlay))
+            asyncio.to_thread(sandbox._probe_overlay) if tier == TIER_BUBBLEWRAP else asyncio.sleep(0, PER_CALL_ONLY))
         if sandbox.overlay_problem is None:
             sandbox.overlay_problem = overlay_problem
         if sandbox.fork_pool is not None:
