@@ -90,6 +90,7 @@ class Worker:
 
         `serve` (bubblewrap only) starts a fork server instead, driven by `forkserver.ForkServer`.
         """
+        layout = tiers.project_layout(project)  # before the command line: a path made meanwhile makes it stale, not unbound
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
         base_filter = base_filter_fd(network) if tier == TIER_BUBBLEWRAP else None
@@ -128,8 +129,7 @@ class Worker:
             if base_filter is not None:
                 os.close(base_filter)
         parent_end.setblocking(False)
-        return cls(process, parent_end, tier, token, network, tiers.project_layout(project), private, cgroup,
-                   project_writable, overlay)
+        return cls(process, parent_end, tier, token, network, layout, private, cgroup, project_writable, overlay)
 
     @property
     def alive(self) -> bool:
