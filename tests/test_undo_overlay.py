@@ -180,3 +180,30 @@ def os_readlink(path: Path) -> str:
     import os
 
     return os.readlink(path)
+
+
+async def test_a_folder_the_person_swaps_for_a_symlink_during_the_run_is_never_written_through(
+        repo: Path, tmp_path: Path) -> None:
+    """Hostile or not, applying a run's writes never follows a path out of the project: the person replaced the run's
+    folder with a symlink to elsewhere meanwhile; the run's file is set aside, nothing is written there."""
+    (repo / "d").mkdir()
+    (repo / "d" / "old.txt").write_text("old\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    box = await Sandbox.start(Project(repo), tier="bubblewrap", warm_workers=1)
+    started = asyncio.Event()
+    try:
+        code = ("import os, time\nopen('d/x.txt', 'w').write('run')\nos.mkfifo('pipe')\n"
+                "print('started', flush=True)\ntime.sleep(1.5)\n")
+        run = asyncio.create_task(box.run_python(code, policy=SandboxPolicy(project_writable=True),
+                                                 on_output=lambda chunk: started.set()))
+        await asyncio.wait_for(started.wait(), 30)
+        (repo / "d").rename(repo / "d-moved")
+        (repo / "d").symlink_to(elsewhere)
+        result = await run
+        assert result.ok, result.error
+    finally:
+        await box.aclose()
+    assert list(elsewhere.iterdir()) == [] and (repo / "d").is_symlink()
+    assert [p.read_text() for p in (repo / ".agent" / "cache" / "run-versions").glob("*/d/x.txt")] == ["run"]
+    assert not (repo / "pipe").exists() and "special file" in result.stderr and "d: " in result.stderr
