@@ -87,6 +87,7 @@ async def test_a_file_both_the_run_and_the_person_change_keeps_the_persons_and_s
         assert result.ok, result.message
         assert (repo / "app.py").read_bytes() == PERSON_APP and not (repo / "out.txt").exists()
         assert result.kept == ["app.py"] and "Kept as they are: app.py" in result.message
+        assert f"set aside: app.py (in {aside[0].relative_to(repo).as_posix()})" in result.message
 
 
 async def test_a_run_that_deletes_files_is_undone_and_a_file_edited_meanwhile_is_not_deleted(

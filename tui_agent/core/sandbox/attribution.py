@@ -22,6 +22,8 @@ class RunWrites:
     attributed: bool
     paths: tuple[str, ...] = ()
     kept: tuple[str, ...] = ()
+    aside: tuple[tuple[str, str], ...] = ()
+    """(path, where the run's version is) for each of `kept` the run had changed rather than deleted."""
 
 
 def collect(dirs: OverlayDirs, root: Path, cache_dir: Path, since_ns: int) -> Harvest:
@@ -32,4 +34,4 @@ def collect(dirs: OverlayDirs, root: Path, cache_dir: Path, since_ns: int) -> Ha
 
 
 def writes_of(found: Harvest) -> RunWrites:
-    return RunWrites(True, tuple(found.paths), tuple(found.kept))
+    return RunWrites(True, tuple(found.paths), tuple(found.kept), tuple(found.aside))

@@ -25,6 +25,8 @@ class Harvest:
     paths: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    aside: list[tuple[str, str]] = field(default_factory=list)
+    """(path, where the run's version of it is, relative to the project) for each version set aside."""
 
 
 def harvest(upper: Path, root: Path, *, since_ns: int, aside: Path, rootless: bool) -> Harvest:
@@ -156,6 +158,7 @@ class _Applier:
             _move(source, where)
         shown = os.path.relpath(where, self.root)
         self.result.kept.append(relative)
+        self.result.aside.append((relative, shown))
         self.result.notes.append(f"{relative}: {why}; yours is kept, the run's version is in {shown}")
 
     def changed(self, info: os.stat_result) -> bool:

@@ -37,6 +37,7 @@ from tui_agent.core.sandbox.warmpool import WarmPool
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 
 DEFAULT_WARM_WORKERS = 2
+KEPT_RUN_WRITES = 256
 
 
 class Sandbox:
@@ -283,7 +284,7 @@ class Sandbox:
                 swept += applied
         finally:
             if writable and not attributed:
-                self.run_writes.append(RunWrites(False))
+                self._ran(RunWrites(False))
             if watched is not None:
                 moved = quarantine.sweep(self.project.root, watched)
                 quarantine.finish(record)
@@ -333,12 +334,12 @@ class Sandbox:
         if dirs is not None and outcome.start_failed and outcome.exit_code == overlays.MOUNT_FAILED:
             self._remove_later(dirs)
             self.overlay_problem = f"the project could not be mounted as an overlay; {PER_CALL_ONLY}"
-            self.run_writes.append(RunWrites(False))
+            self._ran(RunWrites(False))
             return await self._run_fresh(request, policy, writable, bridge, on_output)  # it never started: safe
         if dirs is None:
             return outcome, []
         if not any(os.scandir(dirs.upper)):  # it wrote nothing (the usual read-mostly run): no thread hop
-            self.run_writes.append(RunWrites(True))
+            self._ran(RunWrites(True))
             self._remove_later(dirs)
             return outcome, []
         return outcome, await asyncio.to_thread(self._collect, dirs, since)
@@ -349,7 +350,7 @@ class Sandbox:
             found = collect(dirs, self.project.root, self.project.cache_dir, since)
         finally:
             self._loop.call_soon_threadsafe(self._remove_later, dirs)
-        self.run_writes.append(writes_of(found))
+        self._ran(writes_of(found))
         self.notices += found.notes
         return found.notes
 
@@ -425,6 +426,13 @@ class Sandbox:
     def _ignored_before(self, policy: SandboxPolicy) -> ignored.IgnoredState:
         read_only = self.tier == TIER_BUBBLEWRAP and not self._venv_writable(policy)
         return ignored_watch.before(self.project.root, self._used_venv(), venvs_read_only=read_only)
+
+    def _ran(self, writes: RunWrites) -> None:
+        """Keep what a run wrote until undo takes it; nobody taking them (no undo outside git) keeps only the last
+        ones, behind a marker that makes their call unattributed (undo then counts every change as the agent's)."""
+        self.run_writes.append(writes)
+        if len(self.run_writes) > KEPT_RUN_WRITES:
+            self.run_writes = [RunWrites(False), *self.run_writes[-KEPT_RUN_WRITES + 1:]]
 
     def take_run_writes(self) -> list[RunWrites]:
         """What each writable run wrote since the last call (the undo journal attributes each call's changes)."""

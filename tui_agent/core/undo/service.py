@@ -102,6 +102,7 @@ class UndoService:
         self._open_turn: int | None = None
         self._authored: list[Authored] = []
         self._calls: list[CallWindow] | None = []
+        self._set_aside: list[tuple[str, str]] = []
         self._call_open: tuple[str, str, tuple[str, ...] | None, str] | None = None  # (id, before, paths, name)
         self.problems: list[str] = []  # checkpoints that failed; the agent loop tells the person and clears it
         self.last_turn: tuple[str, str] | None = None  # (before, after) of the last turn that ended checkpointed
@@ -124,6 +125,7 @@ class UndoService:
         self._take_runs()
         self._turn_before = before
         self._open_turn, self._authored, self._calls, self._call_open = number, [], [], None
+        self._set_aside = []
 
     def observe(self, event: Event) -> None:
         if isinstance(event, ToolAuthored) and self._open_turn is not None:
@@ -150,6 +152,7 @@ class UndoService:
         could tell (an overlay), so a change someone else made to another file while it ran is kept."""
         _call_id, before, paths, name = call
         runs = self._take_runs()
+        self._set_aside += [(self.checkpoints.prefix + path, where) for run in runs for path, where in run.aside]
         if paths is None and all(run.attributed for run in runs) and (runs or name in SANDBOX_CALLS):
             paths = tuple(sorted({self.checkpoints.prefix + path for run in runs for path in run.paths}))
         return CallWindow(before, after, paths)
@@ -193,7 +196,7 @@ class UndoService:
         self._call_open = None
         changes = self.ignored.take_ignored_changes() if self.ignored is not None else []
         ignored = await asyncio.to_thread(to_records, self.checkpoints, changes) if changes else []
-        record_end(session, number, after, self._authored, calls, ignored)
+        record_end(session, number, after, self._authored, calls, ignored, self._set_aside)
         self.last_turn = (self._turn_before, after)
 
     # ------------------------------------------------------------------ queries
@@ -262,6 +265,9 @@ class UndoService:
         kept = (f" Kept as they are: {', '.join(plan.kept)} (changed by someone else during the turn, you or another "
                 "program, not by the agent's calls; undo takes back only what the agent changed)." if plan.kept else "")
         ignored = summary(ignored_back, ignored_left)
+        aside = [f"{path} (in {where})" for turn in turns for path, where in turn.set_aside]
+        kept += (f" The run's own versions of files you changed meanwhile were set aside: {', '.join(aside)}."
+                 if aside else "")
         return UndoResult(True, f"Undid {label}: {files}." + (" " + "; ".join(catalog) + "." if catalog else "") + kept
                           + (" " + ignored if ignored else ""), restored, catalog, kept=plan.kept,
                           ignored_restored=ignored_back, ignored_not_undone=ignored_left)
