@@ -324,6 +324,8 @@ class Sandbox:
             await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.shield(asyncio.wait_for(worker.process.wait(), 2.0))
+            with contextlib.suppress(asyncio.CancelledError):  # what the tree walk missed dies with the cgroup
+                await asyncio.shield(worker.release_cgroup())
             if dirs is not None:  # what it wrote before the kill is applied (and undoable)
                 self._collect(dirs, since)
             raise
