@@ -15,8 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from tui_agent.core.agent.shell_run import shell_snippet
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 
 ROUNDS = 40
 BURST = 20
@@ -59,9 +60,30 @@ async def sandboxed(project: Project, tier: str, *, paced: bool, fork_servers: b
                 await asyncio.sleep(0.5)  # a new burst of 20 back-to-back calls
             started = time.perf_counter()
             result = await box.call_function(module="ping", function="ping", kwargs={"x": 1},
-                                             module_path=project.tool_path("ping"))
+                                             module_path=project.tool_path("ping"),
+                                             policy=SandboxPolicy(project_writable=False))  # a tool without WRITES
             samples.append((time.perf_counter() - started) * 1000)
             assert result.ok and result.value == 1, result
+    finally:
+        await box.aclose()
+    return samples
+
+
+async def shell_true(project: Project, gap_s: float) -> dict[str, list[float]]:
+    """run_shell('true') (the project writable), alternating runs through an overlay (exact undo attribution) with
+    runs forked without one (what writable runs did before), so both see the same machine load."""
+    box = await Sandbox.start(project, tier="bubblewrap", warm_workers=2)
+    samples: dict[str, list[float]] = {"overlay": [], "no overlay": []}
+    try:
+        await asyncio.sleep(1.0)
+        for index in range(ROUNDS):
+            kind = "overlay" if index % 2 else "no overlay"
+            box.overlay_problem = None if kind == "overlay" else "off for the comparison"
+            await asyncio.sleep(gap_s)
+            started = time.perf_counter()
+            result = await box.run_python(shell_snippet("true", 10), policy=SandboxPolicy())
+            samples[kind].append((time.perf_counter() - started) * 1000)
+            assert result.ok, result
     finally:
         await box.aclose()
     return samples
@@ -83,6 +105,9 @@ def main() -> None:
             figures[f"sandbox {tier}, back-to-back calls"] = p50(asyncio.run(sandboxed(project, tier, paced=False)))
         figures["bubblewrap back-to-back, fork servers off"] = p50(
             asyncio.run(sandboxed(project, "bubblewrap", paced=False, fork_servers=False)))
+        for label, gap in (("paced", 0.15), ("back-to-back", 0.0)):
+            for kind, samples in asyncio.run(shell_true(project, gap)).items():
+                figures[f"run_shell('true') {label}, {kind}"] = p50(samples)
     print(f"p50 over {ROUNDS} calls (ms), ratio against a fresh `python -c pass` measured in the same run:")
     for name, value in figures.items():
         print(f"  {name:45s} {value:7.2f} ms   x{value / baseline:.2f}")

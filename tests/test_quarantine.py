@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -110,17 +112,18 @@ def test_a_run_killed_with_tuiagent_is_swept_at_the_next_start(repo: Path, tmp_p
     Project.at(repo).ensure_layout()
     Project.at(repo).config_path.write_text('[sandbox]\nprotected = ["secrets/*"]\n')
     script = tmp_path / "plant.py"
+    token = secrets.token_hex(8)
     script.write_text("import os, time\nopen('.envrc', 'w').write('evil')\nos.makedirs('secrets')\n"
-                      "open('secrets/a.env', 'w').write('x')\nopen('started', 'w').write('')\ntime.sleep(60)\n")
+                      f"open('secrets/a.env', 'w').write('x')\nopen('started', 'w').write({token!r})\ntime.sleep(60)\n")
     cli = [sys.executable, "-m", "tui_agent.cli", "--project", str(repo)]
     running = subprocess.Popen([*cli, "sandbox", "run", str(script)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    while not (repo / "started").exists():
+    while not written_by_the_run(repo, "started", token):  # (bubblewrap: in the run's overlay, not yet in the project)
         assert time.monotonic() < deadline and running.poll() is None, "the run did not start"
         time.sleep(0.05)
-    running.send_signal(signal.SIGKILL)  # no finally block runs: only the record can bring the sweep back
+    running.send_signal(signal.SIGKILL)  # no finally block runs: only the records can bring the writes and sweep back
     running.wait()
-    assert (repo / ".envrc").read_text() == "evil" and len(list((repo / ".agent/cache/sweeps").iterdir())) == 1
+    assert len(list((repo / ".agent/cache/sweeps").iterdir())) == 1
     noop = tmp_path / "noop.py"
     noop.write_text("pass\n")
     command = [str(noop) if part == "NOOP" else part for part in next_command]
@@ -131,6 +134,25 @@ def test_a_run_killed_with_tuiagent_is_swept_at_the_next_start(repo: Path, tmp_p
     assert "agent code created the protected path .envrc; moved to .agent/quarantine/" in done.stderr
     assert "(a run interrupted earlier)" in done.stderr and "secrets/a.env" in done.stderr
     assert list((repo / ".agent/cache/sweeps").iterdir()) == []
+    assert (repo / "started").read_text() == token  # what the killed run wrote (outside protected paths) was applied
+
+
+def written_by_the_run(repo: Path, name: str, content: str) -> bool:
+    """`name` holds `content` in the project, or in the upper folder of a run's overlay (bubblewrap)."""
+    temp = Path(tempfile.gettempdir())
+    candidates = [repo / name]
+    for scratch in temp.glob("tuiagent-sandbox-*"):
+        try:  # other tests' sandboxes come and go meanwhile
+            candidates += [Path(entry.path) / "upper" / name for entry in os.scandir(scratch)]
+        except OSError:
+            continue
+    for path in candidates:
+        try:
+            if path.read_text() == content:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 async def test_a_forged_sweep_record_moves_and_creates_nothing_that_was_not_changed_since(repo: Path) -> None:

@@ -35,7 +35,8 @@ def project(repo: Path) -> Project:
 async def test_each_forked_run_has_its_own_process_session_and_cgroup(project: Project) -> None:
     box = await Sandbox.start(project, warm_workers=0)
     try:
-        results = [await box.run_python(WHO_AM_I) for _ in range(4)]
+        # Read-only runs: a writable one sees the project through an overlay of its own (a fresh sandbox).
+        results = [await box.run_python(WHO_AM_I, policy=SandboxPolicy(project_writable=False)) for _ in range(4)]
         assert box.fork_pool is not None and len(box.fork_pool.servers()) == 1  # all four came from one server
     finally:
         await box.aclose()
@@ -130,7 +131,8 @@ async def test_back_to_back_calls_are_faster_forked_than_with_a_fresh_sandbox_ea
             for _ in range(20):
                 started = time.perf_counter()
                 result = await box.call_function(module="ping", function="ping", kwargs={"x": 1},
-                                                 module_path=project.tool_path("ping"))
+                                                 module_path=project.tool_path("ping"),
+                                                 policy=SandboxPolicy(project_writable=False))  # a tool without WRITES
                 samples.append(time.perf_counter() - started)
                 assert result.ok and result.value == 1, result
             return statistics.median(samples)
@@ -160,5 +162,31 @@ async def test_prewarm_boots_the_servers_a_cold_open_will_use_and_they_are_relea
         assert box.fork_pool.servers() == servers  # the runs used the warm ones
         await asyncio.sleep(IDLE_RELEASE_S * 2.5)
         assert len(box.fork_pool.servers()) == 1
+    finally:
+        await box.aclose()
+
+
+async def test_a_request_handed_to_a_forked_child_is_never_run_again(project: Project,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server fails after its child took the request (here: removing the run's cgroup): the run fails, and is not
+    sent again to a fresh worker (its child may already have done part of it: a file written, a command run)."""
+    from tui_agent.core.sandbox.forkserver import ForkServer
+
+    box = await Sandbox.start(project, warm_workers=0)
+    box.overlay_problem = "off for this test: writable runs are forked"
+    original = ForkServer._remove_cgroup
+    failures = []
+
+    async def failing_once(self: ForkServer, group: object) -> None:
+        if not failures:
+            failures.append(group)
+            raise OSError("cgroup removal failed")
+        await original(self, group)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ForkServer, "_remove_cgroup", failing_once)
+    try:
+        result = await box.run_python("open('count.txt', 'a').write('x')", policy=SandboxPolicy(project_writable=True))
+        assert failures and not result.ok and "not run again" in (result.error or "") + result.stderr
+        assert (project.root / "count.txt").read_text() == "x"
     finally:
         await box.aclose()

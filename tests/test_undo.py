@@ -11,7 +11,7 @@ from tests.agent_helpers import agent_runtime, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, make_user_changes, user_state
 from tui_agent.cli import main
-from tui_agent.core.events import TurnFinished
+from tui_agent.core.events import ToolOutputDelta, TurnFinished
 
 NOTE_TOOL = '''"""Write a note file."""
 WRITES = True
@@ -166,18 +166,18 @@ async def test_a_cancelled_turn_is_still_undoable(repo: Path, api: FakeMessagesA
     import asyncio
 
     async with agent_runtime(repo, api) as runtime:
-        api.enqueue(reply(tool_use("run_shell", {"command": "echo partial > half.txt && sleep 30"})), reply(text("never")))
+        api.enqueue(reply(tool_use("run_shell", {"command": "echo partial > half.txt && echo started && sleep 30"})),
+                    reply(text("never")))
         turn = runtime.agent.run_turn("start something long")
+        started = asyncio.Event()
 
         async def consume() -> None:
-            async for _event in turn:
-                pass
+            async for event in turn:
+                if isinstance(event, ToolOutputDelta) and "started" in event.text:
+                    started.set()  # the run's writes reach the project when it ends (an overlay): wait for its output
 
         task = asyncio.create_task(consume())
-        for _ in range(200):
-            if (repo / "half.txt").exists():
-                break
-            await asyncio.sleep(0.05)
+        await asyncio.wait_for(started.wait(), 30)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

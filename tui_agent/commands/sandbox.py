@@ -75,6 +75,8 @@ def handle_status(args: argparse.Namespace) -> int:
           "write_file/edit_file always ask):")
     for path in info.get("protected_paths", []):
         print(f"  {path}")
+    if info.get("run_attribution"):
+        print(f"what a run wrote (for /undo): {info['run_attribution']}")
     if info.get("toolchain"):
         print_toolchain(info["toolchain"])
     if info["expected_misses"]:

@@ -78,6 +78,8 @@ class ForkServer:
         self.processes = processes
         self.layout = zygote.layout
         self.busy = False
+        self.request_sent = False
+        """Whether the current run's request was handed to its child: from then on it is never run again elsewhere."""
         self.idle_since = time.monotonic()
         self._run_cgroup: PidsCgroup | None = None
         self._cancelled = False
@@ -157,6 +159,7 @@ class ForkServer:
         """
         started = time.perf_counter()
         self._cancelled = cancelled
+        self.request_sent = False
         self.arm()
         assert self._armed is not None
         arming, self._armed = self._armed, None
@@ -182,6 +185,7 @@ class ForkServer:
         result_task = asyncio.create_task(_read_result(child.channel) if bridge is None
                                           else serve_channel(child.channel, bridge))
         protocol_error: str | None = None
+        self.request_sent = True
         try:
             await asyncio.get_running_loop().sock_sendall(child.channel, (json.dumps(request) + "\n").encode())
         except OSError as error:
@@ -204,7 +208,7 @@ class ForkServer:
             pass
         try:
             raw = await asyncio.wait_for(result_task, DRAIN_AFTER_EXIT_S)
-        except asyncio.TimeoutError:
+        except (asyncio.TimeoutError, OSError):  # OSError: the child died with the channel half-read (a kill)
             raw = b""
         response, decode_error = decode_result(raw)
         if exit_code is None and protocol_error is None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import signal
+from typing import Any
 
 from tui_agent.core.sandbox.policy import (
     ERROR_CANCELLED,
@@ -108,3 +110,22 @@ def to_run_result(outcome: Outcome, policy: SandboxPolicy, tier: str) -> RunResu
         tier=tier,
         exit_code=outcome.exit_code,
     )
+
+
+def answer_result(answer: dict[str, Any], tier: str) -> RunResult:
+    """One call's answer from a `call_each` run as a RunResult."""
+    return RunResult(
+        ok=bool(answer.get("ok")), value=answer.get("value"), value_is_repr=bool(answer.get("value_is_repr")),
+        error=answer.get("error") if isinstance(answer.get("error"), str) else None,
+        error_kind=answer.get("error_kind") if isinstance(answer.get("error_kind"), str) else None,
+        stdout=str(answer.get("stdout", "")), stderr=str(answer.get("stderr", "")), output_truncated=False,
+        duration_ms=float(answer.get("duration_ms") or 0.0), files_read=(), tier=tier,
+        exit_code=answer.get("exit_code") if isinstance(answer.get("exit_code"), int) else None,
+    )
+
+
+def with_notes(result: RunResult, notes: list[str]) -> RunResult:
+    """The result with tuiagent's notes about the run (quarantined paths, ignored files, kept files) on its stderr."""
+    if not notes:
+        return result
+    return dataclasses.replace(result, stderr=result.stderr + "".join(f"[tuiagent] {note}\n" for note in notes))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox import overlay as overlays, tiers
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import PidsCgroup
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
@@ -62,7 +62,8 @@ class Worker:
 
     def __init__(self, process: asyncio.subprocess.Process, channel: socket.socket, tier: str,
                  token: str, network: bool, layout: tuple[tuple[str, bool], ...], home: str | None,
-                 cgroup: PidsCgroup | None, project_writable: bool = True) -> None:
+                 cgroup: PidsCgroup | None, project_writable: bool = True,
+                 overlay: overlays.OverlayDirs | None = None) -> None:
         self.process = process
         self.channel = channel
         self.tier = tier
@@ -72,6 +73,8 @@ class Worker:
         self.layout = layout
         self.private_dirs = home
         self.cgroup = cgroup
+        self.overlay = overlay
+        """The overlay folders the project is mounted with (what the run writes lands in its upper folder), or None."""
         self.used = False
         self._cancelled = False
         self._done = asyncio.Event()
@@ -79,11 +82,15 @@ class Worker:
     @classmethod
     async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path, processes: int,
                     project_writable: bool = True, toolchain: Toolchain | None = None,
-                    serve: bool = False, venv_writable: bool = False) -> "Worker":
+                    serve: bool = False, venv_writable: bool = False,
+                    overlay: overlays.OverlayDirs | None = None) -> "Worker":
         """Start a worker; `project_writable` False (bubblewrap only) mounts the whole project read-only.
+
+        `overlay` (bubblewrap, writable) mounts the project as an overlay first: the run's writes go to its upper folder.
 
         `serve` (bubblewrap only) starts a fork server instead, driven by `forkserver.ForkServer`.
         """
+        layout = tiers.project_layout(project)  # before the command line: a path made meanwhile makes it stale, not unbound
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
         base_filter = base_filter_fd(network) if tier == TIER_BUBBLEWRAP else None
@@ -93,7 +100,10 @@ class Worker:
             if tier == TIER_BUBBLEWRAP:
                 argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd,
                                                 project_writable=project_writable, toolchain=toolchain,
-                                                serve=serve, seccomp_fd=base_filter, venv_writable=venv_writable)
+                                                serve=serve, seccomp_fd=base_filter, venv_writable=venv_writable,
+                                                drop_caps=overlay is not None)
+                if overlay is not None:
+                    argv = [*overlays.launcher(overlay, project), *argv]
                 env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token,
                                         toolchain=toolchain)
                 private: str | None = None
@@ -119,8 +129,7 @@ class Worker:
             if base_filter is not None:
                 os.close(base_filter)
         parent_end.setblocking(False)
-        return cls(process, parent_end, tier, token, network, tiers.project_layout(project), private, cgroup,
-                   project_writable)
+        return cls(process, parent_end, tier, token, network, layout, private, cgroup, project_writable, overlay)
 
     @property
     def alive(self) -> bool:
@@ -263,6 +272,8 @@ class Worker:
         finally:
             self.channel.close()
             await self.release_cgroup()
+            if self.overlay is not None:
+                self.overlay.remove()
 
 
 def base_filter_fd(network: bool) -> int | None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import contextlib
 import os
+import time
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -12,14 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project, Settings
-from tui_agent.core.sandbox import ignored, protected, quarantine, tiers
+from tui_agent.core.sandbox import ignored, ignored_watch, overlay as overlays, overlay_records, protected, quarantine, tiers
+from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites, collect, writes_of
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.forkpool import ForkPool
 from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
-from tui_agent.core.sandbox.outcome import BWRAP_FIX, to_run_result
+from tui_agent.core.sandbox.outcome import BWRAP_FIX, answer_result, to_run_result, with_notes
 from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
     TIER_RLIMITS,
@@ -30,10 +32,12 @@ from tui_agent.core.sandbox.policy import (
 )
 from tui_agent.core.sandbox.process import Outcome, OutputListener, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
-from tui_agent.core.sandbox.venvs import programs_from_venv, project_venvs
+from tui_agent.core.sandbox.venvs import programs_from_venv
+from tui_agent.core.sandbox.warmpool import WarmPool
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 
 DEFAULT_WARM_WORKERS = 2
+KEPT_RUN_WRITES = 256
 
 
 class Sandbox:
@@ -54,13 +58,10 @@ class Sandbox:
         self.audit = AuditLog(project.runs_dir)
         self.parent_undumpable = make_undumpable()
         self._scratch = Path(tempfile.mkdtemp(prefix="tuiagent-sandbox-"))
-        self._warm: dict[bool, list[Worker]] = {True: [], False: []}
-        """Pre-started workers without network, by whether the project is writable for them."""
-        self._kept_warm: set[bool] = {True}
-        """Pools the refill keeps full; the read-only pool joins after its first use (catalog validation)."""
+        self.warm = WarmPool(project.root, warm_workers, self._spawn, self._warm_kinds,
+                             lambda: self._attributed(self.policy.with_(project_writable=True)))
         self._running: set[Any] = set()
         """Workers and fork servers running a request (what `cancel_running` kills)."""
-        self._refill_task: asyncio.Task[None] | None = None
         self._closed = False
         self.fork_pool: ForkPool | None = (ForkPool(project.root, self._scratch, policy.processes)
                                            if fork_servers and fork_servers_supported(tier) else None)
@@ -77,6 +78,13 @@ class Sandbox:
         """Protected paths agent code created and tuiagent moved to `.agent/quarantine/` (also after a crash)."""
         self.ignored_changes: list[ignored.IgnoredChange] = []
         """Ignored files writable runs changed, until the undo journal takes them (`take_ignored_changes`)."""
+        self.overlay_problem: str | None = PER_CALL_ONLY if tier != TIER_BUBBLEWRAP else None
+        """Why writable runs are not mounted as overlays (their writes not attributed), or None."""
+        self._removals: set[asyncio.Future[None]] = set()
+        """Overlay folders of finished runs being deleted in the background (`aclose` waits for them)."""
+        self._loop = asyncio.get_running_loop()
+        self.run_writes: list[RunWrites] = []
+        """What each writable run wrote, until the undo journal takes it (`take_run_writes`)."""
 
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
@@ -99,15 +107,26 @@ class Sandbox:
         check_level(tier, min_level)
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
+        sandbox.notices += await asyncio.to_thread(overlay_records.recover, project.root, project.cache_dir)
         sandbox.notices += await asyncio.to_thread(quarantine.recover, project.root, project.cache_dir / "sweeps")
-        sandbox.toolchain = await asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
-                                                    extra_paths=settings.sandbox_paths, project_venv=project_venv)
+        sandbox.toolchain, overlay_problem = await asyncio.gather(
+            asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
+                              extra_paths=settings.sandbox_paths, project_venv=project_venv),
+            asyncio.to_thread(sandbox._probe_overlay) if tier == TIER_BUBBLEWRAP else asyncio.sleep(0, PER_CALL_ONLY))
+        if sandbox.overlay_problem is None:
+            sandbox.overlay_problem = overlay_problem
         if sandbox.fork_pool is not None:
             sandbox.fork_pool.toolchain = sandbox.toolchain
             if warm_workers > 0:
                 sandbox._prestart_fork_server(project_writable=False)
-        await sandbox._fill()
+        await sandbox.warm.fill()
         return sandbox
+
+    def _probe_overlay(self) -> str | None:
+        if not overlays.usable_paths(self.project.root, self._scratch):
+            return f"the project path has a character an overlay mount cannot carry; {PER_CALL_ONLY}"
+        problem = overlays.probe(self._scratch)
+        return f"{problem}; {PER_CALL_ONLY}" if problem else None
 
     def _prestart_fork_server(self, *, project_writable: bool) -> None:
         """Boot a fork server in the background (read-only: catalog validation and most tool calls use it)."""
@@ -150,6 +169,8 @@ class Sandbox:
         info["warm_workers"] = self.warm_workers
         info["fork_servers"] = self.fork_pool is not None
         info["fork_problem"] = self.fork_problem
+        info["run_attribution"] = ("exact: writable runs see the project through an overlay, and only what they wrote "
+                                   "is applied and undone" if self.overlay_problem is None else self.overlay_problem)
         info["protected_paths"] = protected.protected_paths(self.project.root)
         if self.toolchain is not None:
             info["toolchain"] = self.toolchain.describe(paths_hidden=self.tier == TIER_BUBBLEWRAP)
@@ -228,20 +249,14 @@ class Sandbox:
 
     async def aclose(self) -> None:
         self._closed = True
-        if self._refill_task is not None:
-            # Not cancelled: cancelling a half-created subprocess can hang; _fill stops after the current spawn.
-            try:
-                await self._refill_task
-            except Exception:  # a failed refill spawn only means fewer warm workers to close
-                pass
+        await self.warm.aclose()
         await self.cancel_running()
         if self.fork_pool is not None:
             await self.fork_pool.aclose()
         if self._prestart is not None:
             await asyncio.gather(self._prestart, return_exceptions=True)
-        warm = [worker for pool in self._warm.values() for worker in pool]
-        self._warm = {True: [], False: []}
-        await asyncio.gather(*(worker.discard() for worker in warm), return_exceptions=True)
+        await self.warm.discard_all()
+        await asyncio.gather(*self._removals, return_exceptions=True)
         shutil.rmtree(self._scratch, ignore_errors=True)
 
     async def _run(self, request: dict[str, Any], policy: SandboxPolicy | None,
@@ -258,49 +273,94 @@ class Sandbox:
             self._hold_hooks(request)
         ignored_before = await asyncio.to_thread(self._ignored_before, effective) if effective.project_writable else None
         swept: list[str] = []
+        attributed = self._attributed(effective)
         try:
             outcome = None
-            if self.fork_pool is not None and not effective.network and not self._venv_writable(effective):
+            if (self.fork_pool is not None and not effective.network and not self._venv_writable(effective)
+                    and not attributed):
                 outcome = await self._run_forked(request, effective, bridge, on_output)
             if outcome is None:
-                outcome = await self._run_fresh(request, effective, writable, bridge, on_output)
+                outcome, applied = await self._run_fresh(request, effective, writable, bridge, on_output)
+                swept += applied
         finally:
+            if writable and not attributed:
+                self._ran(RunWrites(False))
             if watched is not None:
-                swept = quarantine.sweep(self.project.root, watched)
+                moved = quarantine.sweep(self.project.root, watched)
                 quarantine.finish(record)
-                self.notices += swept
+                self.notices += moved
+                swept += moved
             if effective.project_writable:  # again: on the fallback tier the run itself could remove the record
                 self._hold_hooks(request)
             if ignored_before is not None:
-                after = await asyncio.to_thread(ignored.take, self.project.root, self._site_dirs())
-                changed = ignored.report(ignored_before, after)
-                self.ignored_changes += ignored.changes(ignored_before, after)
+                changed, found = await asyncio.to_thread(ignored_watch.after, self.project.root, self._used_venv(),
+                                                         ignored_before)
+                self.ignored_changes += found
                 self.notices += changed
                 swept = swept + changed
-        result = self._with_notes(to_run_result(outcome, effective, self.tier), swept)
+        result = with_notes(to_run_result(outcome, effective, self.tier), swept)
         if outcome.start_failed:  # not the code's failure: nothing is recorded against a tool
             raise SandboxUnavailable(result.error or "the sandbox could not start")
         return result
 
     async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
-                         bridge: SandboxBridge | None, on_output: OutputListener | None = None) -> Outcome:
-        """The run in a fresh pre-started worker (network runs, or no fork server)."""
+                         bridge: SandboxBridge | None,
+                         on_output: OutputListener | None = None) -> tuple[Outcome, list[str]]:
+        """The run in a fresh pre-started worker (network runs, writable runs through an overlay, or no fork server),
+        and the notes about what of its writes was not applied."""
+        attributed = self._attributed(policy)
         if self._venv_writable(policy):  # never a warm worker: those keep the virtualenv read-only
-            worker = await self._spawn(policy.network, writable, venv_writable=True)
+            worker = await self._spawn(policy.network, writable, attributed, venv_writable=True)
         else:
-            worker = await self._acquire(policy.network, writable)
+            worker = await self.warm.acquire(policy.network, writable, attributed)
         self._running.add(worker)
+        since = time.time_ns()
+        dirs = worker.overlay
         try:
-            return await worker.run(request, timeout_s=policy.timeout_s,
-                                    output_bytes=policy.output_bytes, processes=policy.processes,
-                                    bridge=bridge, on_output=on_output)
+            outcome = await worker.run(request, timeout_s=policy.timeout_s,
+                                       output_bytes=policy.output_bytes, processes=policy.processes,
+                                       bridge=bridge, on_output=on_output)
         except asyncio.CancelledError:
             await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.shield(asyncio.wait_for(worker.process.wait(), 2.0))
+            with contextlib.suppress(asyncio.CancelledError):  # what the tree walk missed dies with the cgroup
+                await asyncio.shield(worker.release_cgroup())
+            if dirs is not None:  # what it wrote before the kill is applied (and undoable)
+                self._collect(dirs, since)
             raise
         finally:
             self._running.discard(worker)
             self._release_private_dirs(worker)
-            self._schedule_refill()
+            self.warm.schedule_refill()
+        if dirs is not None and outcome.start_failed and outcome.exit_code == overlays.MOUNT_FAILED:
+            self._remove_later(dirs)
+            self.overlay_problem = f"the project could not be mounted as an overlay; {PER_CALL_ONLY}"
+            self._ran(RunWrites(False))
+            return await self._run_fresh(request, policy, writable, bridge, on_output)  # it never started: safe
+        if dirs is None:
+            return outcome, []
+        if not any(os.scandir(dirs.upper)):  # it wrote nothing (the usual read-mostly run): no thread hop
+            self._ran(RunWrites(True))
+            self._remove_later(dirs)
+            return outcome, []
+        return outcome, await asyncio.to_thread(self._collect, dirs, since)
+
+    def _collect(self, dirs: overlays.OverlayDirs, since: int) -> list[str]:
+        """Apply what an overlay run wrote onto the project and record exactly that for undo (its notes returned)."""
+        try:
+            found = collect(dirs, self.project.root, self.project.cache_dir, since)
+        finally:
+            self._loop.call_soon_threadsafe(self._remove_later, dirs)
+        self._ran(writes_of(found))
+        self.notices += found.notes
+        return found.notes
+
+    def _remove_later(self, dirs: overlays.OverlayDirs) -> None:
+        """Deleting even empty folders takes milliseconds on a busy disk: not on the run's path."""
+        removal = self._loop.run_in_executor(None, overlay_records.finish, self.project.cache_dir, dirs)
+        self._removals.add(removal)
+        removal.add_done_callback(self._removals.discard)
 
     def _hold_hooks(self, request: dict[str, Any]) -> None:
         """Agent code may change files the user's git hooks run: catalog commits with hooks wait for the person."""
@@ -311,12 +371,6 @@ class Sandbox:
         warning = hookhold.hold(self.project.root, f"{what} with the project writable")
         if warning:
             self.notices.append(warning)
-
-    @staticmethod
-    def _with_notes(result: RunResult, notes: list[str]) -> RunResult:
-        if not notes:
-            return result
-        return dataclasses.replace(result, stderr=result.stderr + "".join(f"[tuiagent] {note}\n" for note in notes))
 
     async def _run_forked(self, request: dict[str, Any], policy: SandboxPolicy,
                           bridge: SandboxBridge | None, on_output: OutputListener | None = None) -> Outcome | None:
@@ -334,9 +388,13 @@ class Sandbox:
             outcome = await server.run(request, timeout_s=policy.timeout_s, output_bytes=policy.output_bytes,
                                        processes=policy.processes, cancelled=cancels != self._cancels, bridge=bridge,
                                        on_output=on_output)
-        except (ForkServerError, OSError):
-            pool.discard(server)  # this run goes to a fresh worker; the next one starts a new server
-            return None
+        except (ForkServerError, OSError) as error:
+            pool.discard(server)  # the next run starts a new server
+            if server.request_sent:  # never run a request twice: its child may have done part of it
+                return Outcome(response=None, stdout=b"", stderr=b"", stdout_total=0, stderr_total=0, exit_code=None,
+                               cancelled=cancels != self._cancels,
+                               protocol_error=f"the sandboxed fork server failed during the run ({error}); not run again")
+            return None  # it never reached a child: a fresh worker runs it
         except asyncio.CancelledError:
             await asyncio.shield(server.cancel())  # a cancelled turn leaves no process of its own behind
             pool.discard(server)
@@ -360,39 +418,28 @@ class Sandbox:
         """Only bubblewrap can make the project read-only; the rlimits tier runs every call the same way."""
         return policy.project_writable or self.tier != TIER_BUBBLEWRAP
 
-    async def _acquire(self, network: bool, project_writable: bool) -> Worker:
-        worker: Worker | None = None
-        if not network:
-            self._kept_warm.add(project_writable)
-            layout = tiers.project_layout(self.project.root)
-            pool = self._warm[project_writable]
-            while pool:
-                candidate = pool.pop(0)
-                if candidate.alive and candidate.layout == layout:
-                    worker = candidate
-                    break
-                asyncio.get_running_loop().create_task(candidate.discard())
-        if worker is None:
-            worker = await self._spawn(network, project_writable)
-        return worker
+    def _attributed(self, policy: SandboxPolicy) -> bool:
+        """Whether this run's writes are known exactly: a writable bubblewrap run through an overlay."""
+        return self.tier == TIER_BUBBLEWRAP and policy.project_writable and self.overlay_problem is None
 
-    def _site_dirs(self) -> list[Path]:
-        """The site-packages folders of the project's virtualenvs and of the one runs use (their start-up files are
-        checked after each writable run)."""
-        used = self.toolchain.venv if self.toolchain is not None else None
-        venvs = [*project_venvs(self.project.root, used), *([used] if used is not None else [])]
-        return sorted({folder for venv in venvs for folder in (venv / "lib").glob("python3*/site-packages")})
+    def _used_venv(self) -> Path | None:
+        return self.toolchain.venv if self.toolchain is not None else None
 
     def _ignored_before(self, policy: SandboxPolicy) -> ignored.IgnoredState:
-        """The ignored files before a writable run, small ones' bytes kept for /undo (not those of a virtualenv the
-        run cannot write)."""
-        state = ignored.take(self.project.root, self._site_dirs())
         read_only = self.tier == TIER_BUBBLEWRAP and not self._venv_writable(policy)
-        venvs = project_venvs(self.project.root, self.toolchain.venv if self.toolchain else None) if read_only else []
-        inside = [os.path.relpath(venv, self.project.root) for venv in venvs]
-        skip = [folder for folder in inside if not folder.startswith("..")]
-        ignored.keep(self.project.root, state, skip)
-        return state
+        return ignored_watch.before(self.project.root, self._used_venv(), venvs_read_only=read_only)
+
+    def _ran(self, writes: RunWrites) -> None:
+        """Keep what a run wrote until undo takes it; nobody taking them (no undo outside git) keeps only the last
+        ones, behind a marker that makes their call unattributed (undo then counts every change as the agent's)."""
+        self.run_writes.append(writes)
+        if len(self.run_writes) > KEPT_RUN_WRITES:
+            self.run_writes = [RunWrites(False), *self.run_writes[-KEPT_RUN_WRITES + 1:]]
+
+    def take_run_writes(self) -> list[RunWrites]:
+        """What each writable run wrote since the last call (the undo journal attributes each call's changes)."""
+        found, self.run_writes = self.run_writes, []
+        return found
 
     def take_ignored_changes(self) -> list[ignored.IgnoredChange]:
         """The ignored files changed by writable runs since the last call (the undo journal records them per turn)."""
@@ -402,36 +449,26 @@ class Sandbox:
     def _venv_writable(self, policy: SandboxPolicy) -> bool:
         return policy.venv_writable and self._project_writable(policy) and self.tier == TIER_BUBBLEWRAP
 
-    async def _spawn(self, network: bool, project_writable: bool = True, venv_writable: bool = False) -> Worker:
-        return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
-                                  processes=self.policy.processes, project_writable=project_writable,
-                                  toolchain=self.toolchain, venv_writable=venv_writable)
+    async def _spawn(self, network: bool, project_writable: bool, overlay: bool, venv_writable: bool = False) -> Worker:
+        dirs = overlays.prepare(self._scratch) if overlay else None
+        if dirs is not None:
+            await asyncio.to_thread(overlay_records.begin, self.project.cache_dir, dirs)
+        try:
+            return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
+                                      processes=self.policy.processes, project_writable=project_writable,
+                                      toolchain=self.toolchain, venv_writable=venv_writable, overlay=dirs)
+        except BaseException:
+            if dirs is not None:
+                overlay_records.finish(self.project.cache_dir, dirs)
+            raise
 
-    async def _fill(self) -> None:
-        if self.fork_pool is not None:
-            return  # offline runs are forked: no fresh workers are kept waiting for them
-        for project_writable in (True, False):
-            pool = self._warm[project_writable]
-            while not self._closed and project_writable in self._kept_warm and len(pool) < self.warm_workers:
-                pool.append(await self._spawn(False, project_writable))
-
-    def _schedule_refill(self) -> None:
-        if self._closed or (self._refill_task is not None and not self._refill_task.done()):
-            return
-        self._refill_task = asyncio.get_running_loop().create_task(self._fill())
+    def _warm_kinds(self) -> tuple[bool, ...]:
+        """Which warm pools (by project writable) fresh workers are kept in: offline runs are forked from fork servers,
+        except writable runs through an overlay (a fresh mount per run: it caches what it looked up)."""
+        if self.fork_pool is None:
+            return (True, False)
+        return (True,) if self.overlay_problem is None and self.tier == TIER_BUBBLEWRAP else ()
 
     def _release_private_dirs(self, worker: Worker) -> None:
         if worker.private_dirs:
             shutil.rmtree(worker.private_dirs, ignore_errors=True)
-
-
-def answer_result(answer: dict[str, Any], tier: str) -> RunResult:
-    """One call's answer from a `call_each` run as a RunResult."""
-    return RunResult(
-        ok=bool(answer.get("ok")), value=answer.get("value"), value_is_repr=bool(answer.get("value_is_repr")),
-        error=answer.get("error") if isinstance(answer.get("error"), str) else None,
-        error_kind=answer.get("error_kind") if isinstance(answer.get("error_kind"), str) else None,
-        stdout=str(answer.get("stdout", "")), stderr=str(answer.get("stderr", "")), output_truncated=False,
-        duration_ms=float(answer.get("duration_ms") or 0.0), files_read=(), tier=tier,
-        exit_code=answer.get("exit_code") if isinstance(answer.get("exit_code"), int) else None,
-    )

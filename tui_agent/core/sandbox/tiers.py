@@ -114,19 +114,21 @@ def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None
 
 def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project_writable: bool = True,
                        serve: bool = False, toolchain: Toolchain | None = None,
-                       seccomp_fd: int | None = None, venv_writable: bool = False) -> list[str]:
+                       seccomp_fd: int | None = None, venv_writable: bool = False,
+                       drop_caps: bool = False) -> list[str]:
     """The bwrap command line: / read-only, homes, /tmp and host socket folders hidden, the project the only
     writable place; the worker is process 1 (no unfiltered bubblewrap init), under the base filter read from
     `seccomp_fd` before it starts.
 
     With `project_writable` False the whole project is read-only too; only the private /tmp can be written.
+    `drop_caps`: bubblewrap runs as root of a user namespace (an overlay launcher's) even for a user without privileges.
     """
     binary = bwrap_path()
     assert binary is not None
     command = [binary, *NAMESPACES, "--as-pid-1", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     if not network:
         command.append("--unshare-net")
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 or drop_caps:
         command += ["--cap-drop", "ALL"]
     if seccomp_fd is not None:
         command += ["--seccomp", str(seccomp_fd)]

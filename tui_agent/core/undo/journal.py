@@ -55,6 +55,8 @@ class TurnRecord:
     checkpoint failed): then every change of the turn counts as the agent's."""
     ignored: list[IgnoredRecord] = field(default_factory=list)
     """The git-ignored files the turn's sandbox runs changed (no checkpoint holds them)."""
+    set_aside: list[tuple[str, str]] = field(default_factory=list)
+    """(repository path, where the run's version is) for files a run and someone else both changed: theirs kept."""
 
 
 def load_turns(path: Path) -> list[TurnRecord]:
@@ -69,6 +71,7 @@ def load_turns(path: Path) -> list[TurnRecord]:
             turns[number].authored = _authored(record.get("authored"))
             turns[number].calls = _calls(record.get("calls"))
             turns[number].ignored = from_json(record.get("ignored"))
+            turns[number].set_aside = _pairs(record.get("set_aside"))
         elif kind == UNDO and isinstance(record.get("turns"), list):
             for undone in record["turns"]:
                 if undone in turns:
@@ -87,6 +90,11 @@ def _authored(raw: Any) -> list[Authored]:
             commit = item.get("commit")
             items.append(Authored(item["kind"], item["name"], bool(item.get("created")), commit if isinstance(commit, str) else None))
     return items
+
+
+def _pairs(raw: Any) -> list[tuple[str, str]]:
+    return [(item[0], item[1]) for item in raw if isinstance(item, list) and len(item) == 2
+            and all(isinstance(part, str) for part in item)] if isinstance(raw, list) else []
 
 
 def _calls(raw: Any) -> list[CallWindow] | None:
@@ -108,7 +116,8 @@ def record_start(log: Appender, turn: int, prompt: str, before: str) -> None:
 
 
 def record_end(log: Appender, turn: int, after: str, authored: list[Authored],
-               calls: list[CallWindow] | None = None, ignored: list[IgnoredRecord] | None = None) -> None:
+               calls: list[CallWindow] | None = None, ignored: list[IgnoredRecord] | None = None,
+               set_aside: list[tuple[str, str]] | None = None) -> None:
     record: dict[str, Any] = {
         "type": CHECKPOINT_END, "turn": turn, "after": after, "time": time.time(),
         "authored": [{"kind": a.kind, "name": a.name, "created": a.created, "commit": a.commit} for a in authored]}
@@ -116,6 +125,8 @@ def record_end(log: Appender, turn: int, after: str, authored: list[Authored],
         record["calls"] = [[c.before, c.after] + ([list(c.paths)] if c.paths is not None else []) for c in calls]
     if ignored:
         record["ignored"] = to_json(ignored)
+    if set_aside:
+        record["set_aside"] = [list(pair) for pair in set_aside]
     log.append(record)
 
 

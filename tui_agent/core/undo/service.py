@@ -6,11 +6,12 @@ import asyncio
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.events import Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.agent.paths import PathRefused, confine
+from tui_agent.core.sandbox.attribution import RunWrites
 from tui_agent.core.sandbox.ignored import IgnoredChange
 from tui_agent.core.undo.ignored import NotUndone, summary, to_records, undo_ignored
 from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start, record_undo
@@ -28,6 +29,9 @@ catalog tool) is checkpointed before and after, so what it changed is told apart
 PATH_CALLS = frozenset({"write_file", "edit_file"})
 """Calls that write only the file their `path` names: a change to any other file during them is someone else's."""
 
+SANDBOX_CALLS = frozenset({"run_shell", "run_python"})
+"""Calls whose only way to write the project is a sandboxed run: with no writable run, they wrote nothing."""
+
 
 class Session(Protocol):
     path: Path
@@ -39,6 +43,13 @@ class IgnoredSource(Protocol):
     """The sandbox: the git-ignored files its writable runs changed since it was last asked."""
 
     def take_ignored_changes(self) -> list[IgnoredChange]: ...
+
+
+@runtime_checkable
+class RunSource(Protocol):
+    """The sandbox: what each writable run wrote since it was last asked (exactly, through an overlay, or unknown)."""
+
+    def take_run_writes(self) -> list[RunWrites]: ...
 
 
 class VersionedStore(Protocol):
@@ -81,15 +92,18 @@ class UndoService:
     """Turn checkpoints for one project; the catalog and recipe stores take back what turns authored."""
 
     def __init__(self, checkpoints: Checkpoints, *, catalog: VersionedStore | None = None,
-                 recipes: VersionedStore | None = None, ignored: IgnoredSource | None = None) -> None:
+                 recipes: VersionedStore | None = None, ignored: IgnoredSource | None = None,
+                 runs: RunSource | None = None) -> None:
         self.checkpoints = checkpoints
         self.ignored = ignored
+        self.runs = runs if runs is not None else (ignored if isinstance(ignored, RunSource) else None)
         self.catalog = catalog
         self.recipes = recipes
         self._open_turn: int | None = None
         self._authored: list[Authored] = []
         self._calls: list[CallWindow] | None = []
-        self._call_open: tuple[str, str, tuple[str, ...] | None] | None = None  # (call id, checkpoint before, paths)
+        self._set_aside: list[tuple[str, str]] = []
+        self._call_open: tuple[str, str, tuple[str, ...] | None, str] | None = None  # (id, before, paths, name)
         self.problems: list[str] = []  # checkpoints that failed; the agent loop tells the person and clears it
         self.last_turn: tuple[str, str] | None = None  # (before, after) of the last turn that ended checkpointed
         self._turn_before = ""
@@ -108,8 +122,10 @@ class UndoService:
         record_start(session, number, prompt, before)
         if self.ignored is not None:
             self.ignored.take_ignored_changes()  # runs before this turn (a manual tool run) are not the turn's
+        self._take_runs()
         self._turn_before = before
         self._open_turn, self._authored, self._calls, self._call_open = number, [], [], None
+        self._set_aside = []
 
     def observe(self, event: Event) -> None:
         if isinstance(event, ToolAuthored) and self._open_turn is not None:
@@ -122,13 +138,27 @@ class UndoService:
             return
         if isinstance(event, ToolCallStarted) and event.name not in READ_ONLY_CALLS:
             before = await self._call_checkpoint()
+            self._take_runs()  # runs before this call are not its own
             if before is not None:
-                self._call_open = (event.call_id, before, self._written_paths(event))
+                self._call_open = (event.call_id, before, self._written_paths(event), event.name)
         elif isinstance(event, ToolCallFinished) and self._call_open is not None and self._call_open[0] == event.call_id:
             after = await self._call_checkpoint()
             if after is not None and self._calls is not None:
-                self._calls.append(CallWindow(self._call_open[1], after, self._call_open[2]))
+                self._calls.append(self._window(self._call_open, after))
             self._call_open = None
+
+    def _window(self, call: tuple[str, str, tuple[str, ...] | None, str], after: str) -> CallWindow:
+        """The call's window; a shell or tool run's `paths` are exactly what its sandboxed runs wrote when the sandbox
+        could tell (an overlay), so a change someone else made to another file while it ran is kept."""
+        _call_id, before, paths, name = call
+        runs = self._take_runs()
+        self._set_aside += [(self.checkpoints.prefix + path, where) for run in runs for path, where in run.aside]
+        if paths is None and all(run.attributed for run in runs) and (runs or name in SANDBOX_CALLS):
+            paths = tuple(sorted({self.checkpoints.prefix + path for run in runs for path in run.paths}))
+        return CallWindow(before, after, paths)
+
+    def _take_runs(self) -> list[RunWrites]:
+        return self.runs.take_run_writes() if self.runs is not None else []
 
     def _written_paths(self, event: ToolCallStarted) -> tuple[str, ...] | None:
         """The repository path a `write_file`/`edit_file` call can write; None (any file) for every other call."""
@@ -162,11 +192,11 @@ class UndoService:
             return
         calls = self._calls
         if calls is not None and self._call_open is not None:  # cancelled mid-call: the call ran until now
-            calls = [*calls, CallWindow(self._call_open[1], after, self._call_open[2])]
+            calls = [*calls, self._window(self._call_open, after)]
         self._call_open = None
         changes = self.ignored.take_ignored_changes() if self.ignored is not None else []
         ignored = await asyncio.to_thread(to_records, self.checkpoints, changes) if changes else []
-        record_end(session, number, after, self._authored, calls, ignored)
+        record_end(session, number, after, self._authored, calls, ignored, self._set_aside)
         self.last_turn = (self._turn_before, after)
 
     # ------------------------------------------------------------------ queries
@@ -232,9 +262,12 @@ class UndoService:
         catalog = await self._take_back_authored(turns, self.turns(session))
         record_undo(session, [turn.turn for turn in turns])
         files = f"{len(restored)} file(s) put back: {', '.join(restored)}" if restored else "no project file to put back"
-        kept = (f" Kept as they are: {', '.join(plan.kept)} (changed during the turn outside the agent's calls, by you "
-                "or another program; undo takes back only what the agent changed)." if plan.kept else "")
+        kept = (f" Kept as they are: {', '.join(plan.kept)} (changed by someone else during the turn, you or another "
+                "program, not by the agent's calls; undo takes back only what the agent changed)." if plan.kept else "")
         ignored = summary(ignored_back, ignored_left)
+        aside = [f"{path} (in {where})" for turn in turns for path, where in turn.set_aside]
+        kept += (f" The run's own versions of files you changed meanwhile were set aside: {', '.join(aside)}."
+                 if aside else "")
         return UndoResult(True, f"Undid {label}: {files}." + (" " + "; ".join(catalog) + "." if catalog else "") + kept
                           + (" " + ignored if ignored else ""), restored, catalog, kept=plan.kept,
                           ignored_restored=ignored_back, ignored_not_undone=ignored_left)
