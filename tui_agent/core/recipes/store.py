@@ -167,12 +167,16 @@ class RecipeStore:
             committed = self._show(rel, "HEAD")
             if committed == raw and rel not in self.git.pending():
                 return None
+            # A change the journal already holds (tuiagent's own revert or prune whose commit was deferred) keeps its
+            # message: relabelled as an outside edit, the next revert or prune would refuse it as the person's work.
+            journaled = self.git.pending_change(rel)
+            own = journaled.message if journaled is not None and journaled.content == raw else None
             if raw is None:
-                outcome = self.git.commit({rel: None}, f"tuiagent: remove recipe {name} (file deleted outside tuiagent)")
+                outcome = self.git.commit({rel: None}, own or f"tuiagent: remove recipe {name} (file deleted outside tuiagent)")
                 return RecipeChange(None, False, True, outcome.sha, outcome.deferred_reason, outcome.message)
             recipe = parse_recipe(name, raw)
             verb = "add" if committed is None else "update"
-            outcome = self.git.commit({rel: raw}, f"tuiagent: {verb} recipe {name} (edited outside tuiagent)")
+            outcome = self.git.commit({rel: raw}, own or f"tuiagent: {verb} recipe {name} (edited outside tuiagent)")
         if outcome.committed:
             self.book.set_commit(name, outcome.sha)
         return RecipeChange(self.book.get(recipe.name), committed is None, True, outcome.sha, outcome.deferred_reason, outcome.message)

@@ -219,6 +219,18 @@ class CommitBuilder:
                 args += ["--add", "--cacheinfo", f"{mode},{blob},{self.repo_path(path)}"]
         return args
 
+    def _moved_anyway(self, stderr: str, head: str | None, sha: str, ref: str | None) -> bool:
+        """After a failed `update-ref`: True when the branch points to our commit all the same (only its reflog
+        failed), False when another commit raced (retry); a Deferral naming git's error when the branch did not
+        move at all (a live lock, a full disk): that is not a race and retrying cannot help."""
+        now = self.runner.head()
+        if now == sha:
+            self.notices.append(f"the branch moved but git reported: {stderr}")
+            return True
+        if now == (head or None) or ("lock" in stderr and "exists" in stderr):
+            raise Deferral(f"could not move {ref or 'HEAD'}: {stderr}", tuple(self.notices))
+        return False
+
     def _temp_file(self, kind: str) -> Path:
         folder = self.runner.git_dir / TEMP_FOLDER
         folder.mkdir(exist_ok=True)
@@ -249,9 +261,7 @@ class CommitBuilder:
             sha = self._commit_tree(tree, head, message_file)
             subject = final_message.splitlines()[0] if final_message.strip() else "tuiagent"
             moved = self.runner.run("update-ref", "-m", f"commit: {subject}", ref or "HEAD", sha, head or "")
-            if not moved.ok:
-                if "lock" in moved.stderr and "exists" in moved.stderr:
-                    raise Deferral(f"could not move {ref}: {moved.stderr}", tuple(self.notices))
+            if not moved.ok and not self._moved_anyway(moved.stderr, head, sha, ref):
                 return None
             self._run_hook("post-commit", [], env, check=False)
             return sha
