@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git
-from tests.test_nothing_lost import DOUBLE, RECIPE
+from tests.test_nothing_lost import DOUBLE, DOUBLE_V2, RECIPE
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.project import Project
@@ -73,6 +73,52 @@ def test_recipe_revert_and_prune_refuse_a_hand_edit_naming_the_file(repo: Path, 
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert f"{RECIPE_PATH} has edits that are not committed (made outside tuiagent); {action} would discard them" in done.stderr
     assert (repo / RECIPE_PATH).read_text() == mine and state(repo) == before
+
+
+def failing_pre_commit_hook(repo: Path) -> Path:
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'lint says no' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    return hook
+
+
+def subjects(repo: Path) -> list[str]:
+    return git(repo, "log", "--format=%s").splitlines()
+
+
+@pytest.mark.parametrize("kind", ["recipes", "tools"])
+def test_a_deferred_revert_stays_tuiagents_own_and_the_next_prune_goes_ahead(repo: Path, kind: str) -> None:
+    """tuiagent's own revert whose commit was deferred is not the person's unsaved edit: the next command's start
+    catches it up under its own message (never relabelled "edited outside tuiagent"), and prune is not refused."""
+    path, name, first = (RECIPE_PATH, "hello", RECIPE) if kind == "recipes" else (TOOL, "double", DOUBLE)
+    committed(repo, path, first)
+    committed(repo, path, first.replace("say hi", "say hello") if kind == "recipes" else DOUBLE_V2)
+    hook, setup = failing_pre_commit_hook(repo), len(subjects(repo))
+    done = tuiagent(repo, kind, "revert", name)
+    assert done.returncode == 0 and "commit deferred" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert (repo / path).read_text() == first
+    done = tuiagent(repo, kind, "prune", name)
+    assert "not committed (made outside tuiagent)" not in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 0 and "commit deferred" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert not (repo / path).exists() and len(subjects(repo)) == setup
+    hook.unlink()
+    assert tuiagent(repo, kind, "list").returncode == 0
+    [pruned] = subjects(repo)[:-setup]
+    assert pruned.startswith(f"tuiagent: prune {kind.removesuffix('s')} {name}") and "outside" not in pruned, pruned
+    assert path not in git(repo, "ls-files") and git(repo, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("kind", ["recipes", "tools"])
+def test_a_deferred_revert_is_committed_under_its_own_message(repo: Path, kind: str) -> None:
+    path, name, first = (RECIPE_PATH, "hello", RECIPE) if kind == "recipes" else (TOOL, "double", DOUBLE)
+    committed(repo, path, first)
+    committed(repo, path, first.replace("say hi", "say hello") if kind == "recipes" else DOUBLE_V2)
+    hook = failing_pre_commit_hook(repo)
+    assert "commit deferred" in tuiagent(repo, kind, "revert", name).stdout
+    hook.unlink()
+    assert tuiagent(repo, kind, "list").returncode == 0
+    assert subjects(repo)[0].startswith(f"tuiagent: revert {kind.removesuffix('s')} {name} to "), subjects(repo)[:3]
+    assert git(repo, "show", f"HEAD:{path}") == first and git(repo, "status", "--porcelain") == ""
 
 
 async def test_every_store_entry_point_refuses_a_path_as_a_name(repo: Path, tmp_path: Path) -> None:
