@@ -6,6 +6,7 @@ import stat
 from pathlib import Path
 
 from tests.gitrepo import git, init_repo, make_user_changes, user_state
+from tests.mounts import needs_mount, read_only
 from tui_agent.core.versioning.gitstore import CatalogGit
 
 TOOL_A = ".agent/tools/tool_a.py"
@@ -198,3 +199,20 @@ def test_journaled_change_already_committed_is_not_repeated(repo: Path) -> None:
     assert git(repo, "rev-parse", "HEAD").strip() == first.sha
     assert git(repo, "status", "--porcelain", "--", TOOL_A) == ""
     assert store.pending() == {}
+
+
+@needs_mount
+def test_a_branch_git_cannot_move_defers_with_gits_reason_not_as_a_race(repo: Path) -> None:
+    """update-ref failing with the branch unmoved (here its folder is read-only; on a full disk, its lock cannot be
+    written) is no race with another commit: the commit defers at once naming git's error, and catches up later."""
+    head = git(repo, "rev-parse", "HEAD")
+    store = CatalogGit(repo)
+    put(repo, TOOL_A, A)
+    with read_only(repo / ".git" / "refs" / "heads"):
+        outcome = store.commit({TOOL_A: A}, "tuiagent: add tool tool_a")
+    assert not outcome.committed and git(repo, "rev-parse", "HEAD") == head
+    assert "another commit raced" not in outcome.message and "could not move refs/heads/" in outcome.message, outcome.message
+    assert "Read-only file system" in outcome.message and list(store.pending()) == [TOOL_A]
+    assert store.catch_up(store.journal_subject()).committed and store.pending() == {}
+    assert git(repo, "log", "-1", "--format=%s").startswith("tuiagent: add tool tool_a")
+    assert git(repo, "show", "HEAD:" + TOOL_A) == A.decode() and git(repo, "fsck", "--no-dangling").strip() == ""

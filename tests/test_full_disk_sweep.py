@@ -1,0 +1,55 @@
+"""`tuiagent tools …` and `tuiagent recipes …` on a full disk at many fill levels (the point where a write or a
+commit fails moves as other parts write more or less): each command works or says the disk is full, a file is one
+whole version, a deferred change of tuiagent's own is never refused as the person's edit, and once there is space
+again every deferred change is committed and nothing was lost."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import init_repo
+from tests.mounts import fill, free, needs_mount
+from tests.test_recipes_faults import DISK_FULL_WORDS, RECIPE, RECIPE_V2, TOOL, disk, no_model, tuiagent
+
+pytestmark = needs_mount
+__all__ = ["disk", "no_model"]  # fixtures, used by name
+
+TOOL_V2 = TOOL.replace("return 2 * x", "return x + x")
+LEVELS = (0, 16384, 49152, 57344, 61440, 65536, 73728, 81920, 90112)
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("kind", ["tools", "recipes"])
+def test_commands_on_a_full_disk_at_many_levels(disk: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+    repo = init_repo(disk / "project")
+    tool = repo / ".agent" / "tools" / "double.py"
+    tool.parent.mkdir(parents=True)
+    tool.write_text(TOOL)
+    name, file, versions = ("double", tool, (TOOL, TOOL_V2)) if kind == "tools" else (
+        "lines", repo / ".agent" / "recipes" / "lines.toml", (RECIPE, RECIPE_V2))
+    file.parent.mkdir(parents=True, exist_ok=True)
+    for version in versions:
+        file.write_text(version)
+        assert tuiagent(repo, capsys, kind, "list")[0] == 0
+    for leave in LEVELS:
+        fill(disk, leave)
+        for verb in ("list", "revert", "prune", "restore"):
+            code, out, err = tuiagent(repo, capsys, kind, verb, *([] if verb == "list" else [name]))
+            assert "made outside tuiagent" not in out + err, (leave, verb, err)
+            if code != 0:
+                assert any(words in out + err for words in DISK_FULL_WORDS), (leave, verb, out, err)
+            if file.exists():
+                assert file.read_text() in versions, "a file is one whole version"
+            assert [path.name for path in file.parent.iterdir() if path.name.endswith(".tmp")] == [], (leave, verb)
+        free(disk)
+        fsck = subprocess.run(["git", "fsck", "--no-dangling"], cwd=repo, capture_output=True, text=True)
+        assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+        if not file.exists():
+            assert tuiagent(repo, capsys, kind, "restore", name)[0] == 0
+        code, out, err = tuiagent(repo, capsys, kind, "list")
+        assert code == 0 and name in out, (leave, out, err)
+        status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+        assert status == "", (leave, status)
