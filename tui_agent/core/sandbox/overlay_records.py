@@ -32,10 +32,7 @@ def begin(cache_dir: Path, dirs: OverlayDirs) -> None:
 
 def finish(cache_dir: Path, dirs: OverlayDirs) -> None:
     """The overlay's run was applied (or never ran): forget it and delete its folders."""
-    try:
-        record_of(cache_dir, dirs).unlink(missing_ok=True)
-    except OSError:  # a read-only project (unlink says so even for an absent file): `begin` wrote no record either
-        pass
+    record_of(cache_dir, dirs).unlink(missing_ok=True)
     dirs.remove()
 
 
@@ -59,10 +56,7 @@ def recover(root: Path, cache_dir: Path) -> list[str]:
             notes += [f"{path}: written by a run interrupted earlier; applied" for path in harvest.paths]
             notes += [f"{note} (a run interrupted earlier)" for note in harvest.notes]
             dirs.remove()
-        try:
-            record.unlink(missing_ok=True)
-        except OSError:  # a read-only project: the record stays for a start that can remove it
-            pass
+        record.unlink(missing_ok=True)
     return notes
 
 
