@@ -81,6 +81,8 @@ class Sandbox:
         self.overlay_problem: str | None = PER_CALL_ONLY if tier != TIER_BUBBLEWRAP else None
         """Why writable runs are not mounted as overlays (their writes not attributed), or None."""
         self._removals: set[asyncio.Future[None]] = set()
+        self._overlays: set[overlays.OverlayDirs] = set()
+        """Overlays recorded for workers not finished yet (a warm worker discarded unused is forgotten at `aclose`)."""
         """Overlay folders of finished runs being deleted in the background (`aclose` waits for them)."""
         self._loop = asyncio.get_running_loop()
         self.run_writes: list[RunWrites] = []
@@ -257,6 +259,9 @@ class Sandbox:
             await asyncio.gather(self._prestart, return_exceptions=True)
         await self.warm.discard_all()
         await asyncio.gather(*self._removals, return_exceptions=True)
+        for dirs in list(self._overlays):  # warm workers that never ran: their records would outlive this process
+            self._overlays.discard(dirs)
+            await asyncio.to_thread(overlay_records.finish, self.project.cache_dir, dirs)
         shutil.rmtree(self._scratch, ignore_errors=True)
 
     async def _run(self, request: dict[str, Any], policy: SandboxPolicy | None,
@@ -358,6 +363,7 @@ class Sandbox:
 
     def _remove_later(self, dirs: overlays.OverlayDirs) -> None:
         """Deleting even empty folders takes milliseconds on a busy disk: not on the run's path."""
+        self._overlays.discard(dirs)
         removal = self._loop.run_in_executor(None, overlay_records.finish, self.project.cache_dir, dirs)
         self._removals.add(removal)
         removal.add_done_callback(self._removals.discard)
@@ -452,6 +458,7 @@ class Sandbox:
     async def _spawn(self, network: bool, project_writable: bool, overlay: bool, venv_writable: bool = False) -> Worker:
         dirs = overlays.prepare(self._scratch) if overlay else None
         if dirs is not None:
+            self._overlays.add(dirs)
             await asyncio.to_thread(overlay_records.begin, self.project.cache_dir, dirs)
         try:
             return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
@@ -459,6 +466,7 @@ class Sandbox:
                                       toolchain=self.toolchain, venv_writable=venv_writable, overlay=dirs)
         except BaseException:
             if dirs is not None:
+                self._overlays.discard(dirs)
                 overlay_records.finish(self.project.cache_dir, dirs)
             raise
 
