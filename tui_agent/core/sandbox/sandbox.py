@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project, Settings
-from tui_agent.core.sandbox import ignored, ignored_watch, overlay as overlays, overlay_records, protected, quarantine, tiers
+from tui_agent.core.sandbox import (ignored, ignored_watch, lowerstate, overlay as overlays, overlay_records, protected,
+                                    quarantine, tiers)
 from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites, collect, writes_of
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
@@ -276,16 +277,18 @@ class Sandbox:
         record = quarantine.begin(self.project.root, watched, self.project.cache_dir / "sweeps") if watched is not None else None
         if effective.project_writable:  # before the run: a commit made while it runs must not run hooks either
             self._hold_hooks(request)
-        ignored_before = await asyncio.to_thread(self._ignored_before, effective) if effective.project_writable else None
-        swept: list[str] = []
         attributed = self._attributed(effective)
+        ignored_before, lower = await asyncio.gather(
+            asyncio.to_thread(self._ignored_before, effective) if effective.project_writable else asyncio.sleep(0),
+            asyncio.to_thread(lowerstate.take, self.project.root) if attributed else asyncio.sleep(0))
+        swept: list[str] = []
         try:
             outcome = None
             if (self.fork_pool is not None and not effective.network and not self._venv_writable(effective)
                     and not attributed):
                 outcome = await self._run_forked(request, effective, bridge, on_output)
             if outcome is None:
-                outcome, applied = await self._run_fresh(request, effective, writable, bridge, on_output)
+                outcome, applied = await self._run_fresh(request, effective, writable, bridge, on_output, lower)
                 swept += applied
         finally:
             if writable and not attributed:
@@ -309,10 +312,10 @@ class Sandbox:
         return result
 
     async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
-                         bridge: SandboxBridge | None,
-                         on_output: OutputListener | None = None) -> tuple[Outcome, list[str]]:
+                         bridge: SandboxBridge | None, on_output: OutputListener | None = None,
+                         lower: lowerstate.LowerState | None = None) -> tuple[Outcome, list[str]]:
         """The run in a fresh pre-started worker (network runs, writable runs through an overlay, or no fork server),
-        and the notes about what of its writes was not applied."""
+        and the notes about what of its writes was not applied; `lower`: the project's stamps taken before it."""
         attributed = self._attributed(policy)
         if self._venv_writable(policy):  # never a warm worker: those keep the virtualenv read-only
             worker = await self._spawn(policy.network, writable, attributed, venv_writable=True)
@@ -332,7 +335,7 @@ class Sandbox:
             with contextlib.suppress(asyncio.CancelledError):  # what the tree walk missed dies with the cgroup
                 await asyncio.shield(worker.release_cgroup())
             if dirs is not None:  # what it wrote before the kill is applied (and undoable)
-                self._collect(dirs, since)
+                self._collect(dirs, since, lower)
             raise
         finally:
             self._running.discard(worker)
@@ -342,19 +345,19 @@ class Sandbox:
             self._remove_later(dirs)
             self.overlay_problem = f"the project could not be mounted as an overlay; {PER_CALL_ONLY}"
             self._ran(RunWrites(False))
-            return await self._run_fresh(request, policy, writable, bridge, on_output)  # it never started: safe
+            return await self._run_fresh(request, policy, writable, bridge, on_output, lower)  # never started: safe
         if dirs is None:
             return outcome, []
         if not any(os.scandir(dirs.upper)):  # it wrote nothing (the usual read-mostly run): no thread hop
             self._ran(RunWrites(True))
             self._remove_later(dirs)
             return outcome, []
-        return outcome, await asyncio.to_thread(self._collect, dirs, since)
+        return outcome, await asyncio.to_thread(self._collect, dirs, since, lower)
 
-    def _collect(self, dirs: overlays.OverlayDirs, since: int) -> list[str]:
+    def _collect(self, dirs: overlays.OverlayDirs, since: int, lower: lowerstate.LowerState | None) -> list[str]:
         """Apply what an overlay run wrote onto the project and record exactly that for undo (its notes returned)."""
         try:
-            found = collect(dirs, self.project.root, self.project.cache_dir, since)
+            found = collect(dirs, self.project.root, self.project.cache_dir, since, lower)
         finally:
             self._loop.call_soon_threadsafe(self._remove_later, dirs)
         self._ran(writes_of(found))
