@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tui_agent.core.sandbox import lowerstate, overlay as overlays
+from tui_agent.core.sandbox import ignored_watch, lowerstate, overlay as overlays
 from tui_agent.core.sandbox.harvest import Harvest, harvest
 
 
@@ -86,3 +86,21 @@ def test_a_path_the_start_stamps_do_not_cover_is_judged_by_its_change_time(tmp_p
     (project / "b.txt").write_text("person\n")
     found = apply(dirs, project, start, since, tmp_path / "aside")
     assert found.paths == ["a.txt"] and found.kept == ["b.txt"] and (project / "b.txt").read_text() == "person\n"
+
+
+def test_ignored_files_are_judged_by_the_stamps_the_ignored_check_took(tmp_path: Path, scratch: Path) -> None:
+    """The ignored files (a virtualenv, build output) are stamped once per run, by the ignored-files check."""
+    project = tmp_path / "project"
+    (project / "build").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text("build/\n")
+    (project / "build" / "old.txt").write_text("the previous call's output\n")
+    (project / "build" / "mine.txt").write_text("before\n")
+    before = ignored_watch.before(project, None, venvs_read_only=True)
+    start, since = lowerstate.take(project, before), time.time_ns()
+    assert "build/old.txt" not in start.stamps and start.knows("build/old.txt") and start.knows(".gitignore")
+    dirs = overlay_run(project, scratch, "rm build/old.txt build/mine.txt")
+    (project / "build" / "mine.txt").write_text("the person's, during the run\n")
+    found = apply(dirs, project, start, since, tmp_path / "aside")
+    assert (found.paths, found.kept) == (["build/old.txt"], ["build/mine.txt"])
+    assert sorted(path.name for path in (project / "build").iterdir()) == ["mine.txt"]

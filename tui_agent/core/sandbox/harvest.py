@@ -11,7 +11,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui_agent.core.sandbox.lowerstate import LowerState, stamp_of
+from tui_agent.core.sandbox.lowerstate import LowerState
 
 CHANGE_SLACK_NS = 20_000_000
 """Only for paths the run's start stamps do not cover (see lowerstate.py; a run recovered after a crash has none):
@@ -170,13 +170,13 @@ class _Applier:
     def changed(self, relative: str, info: os.stat_result) -> bool:
         """Whether `relative` (now `info`) is not as it was when the run started."""
         if self.start is not None and self.start.knows(relative):
-            return self.start.stamps.get(relative) != stamp_of(info)
+            return not self.start.matches(relative, info)
         return info.st_ctime_ns >= self.since_ns
 
     def deleted_meanwhile(self, relative: str, source: Path, target: Path) -> bool:
         """`relative`, gone now, was there when the run started (it changed that version: someone deleted it)."""
         if self.start is not None and self.start.knows(relative):
-            return relative in self.start.stamps
+            return self.start.existed(relative)
         return self.flag(source, "origin") and self.parent_changed(target)
 
     def parent_changed(self, target: Path) -> bool:

@@ -278,9 +278,8 @@ class Sandbox:
         if effective.project_writable:  # before the run: a commit made while it runs must not run hooks either
             self._hold_hooks(request)
         attributed = self._attributed(effective)
-        ignored_before, lower = await asyncio.gather(
-            asyncio.to_thread(self._ignored_before, effective) if effective.project_writable else asyncio.sleep(0),
-            asyncio.to_thread(lowerstate.take, self.project.root) if attributed else asyncio.sleep(0))
+        ignored_before, lower = (await asyncio.to_thread(self._before, effective, attributed)
+                                 if effective.project_writable else (None, None))
         swept: list[str] = []
         try:
             outcome = None
@@ -433,6 +432,12 @@ class Sandbox:
 
     def _used_venv(self) -> Path | None:
         return self.toolchain.venv if self.toolchain is not None else None
+
+    def _before(self, policy: SandboxPolicy, attributed: bool) -> tuple[ignored.IgnoredState,
+                                                                         lowerstate.LowerState | None]:
+        """Before a writable run: its ignored files, and (through an overlay) the project's stamps as it starts."""
+        ignored_state = self._ignored_before(policy)
+        return ignored_state, lowerstate.take(self.project.root, ignored_state) if attributed else None
 
     def _ignored_before(self, policy: SandboxPolicy) -> ignored.IgnoredState:
         read_only = self.tier == TIER_BUBBLEWRAP and not self._venv_writable(policy)
