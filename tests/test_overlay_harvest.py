@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tui_agent.core.sandbox import ignored_watch, lowerstate, overlay as overlays
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored_watch, lowerstate, overlay as overlays
 from tui_agent.core.sandbox.harvest import Harvest, harvest
+from tui_agent.core.sandbox.tiers import probe_bubblewrap
 
 
 @pytest.fixture
@@ -104,3 +106,20 @@ def test_ignored_files_are_judged_by_the_stamps_the_ignored_check_took(tmp_path:
     found = apply(dirs, project, start, since, tmp_path / "aside")
     assert (found.paths, found.kept) == (["build/old.txt"], ["build/mine.txt"])
     assert sorted(path.name for path in (project / "build").iterdir()) == ["mine.txt"]
+
+
+@pytest.mark.skipif(probe_bubblewrap() is not None, reason="needs bubblewrap")
+async def test_warm_overlay_workers_closed_unused_leave_no_record_for_the_next_start(tmp_path: Path,
+                                                                                 scratch: Path) -> None:
+    """A record outliving its process is what the next start applies (and what a read-only project cannot remove)."""
+    project = Project.at(tmp_path / "project")
+    project.root.mkdir()
+    box = await Sandbox.start(project, tier="bubblewrap", warm_workers=2)
+    try:
+        assert box.overlay_problem is None
+        assert len(list((project.cache_dir / "overlays").glob("*.json"))) == 2  # the two warm writable workers'
+        assert (await box.run_python("open('f.txt', 'w').write('x')", policy=SandboxPolicy())).ok
+    finally:
+        await box.aclose()
+    assert list((project.cache_dir / "overlays").glob("*.json")) == []
+    assert (project.root / "f.txt").read_text() == "x"
