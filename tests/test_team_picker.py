@@ -54,3 +54,29 @@ async def test_the_version_picker_shows_both_sides_of_a_merge_with_their_authors
         assert [choice.value for choice in choices] == full
         assert any("Tea Mate  teammate's double" in choice.label for choice in choices)
         assert any("Dev  my double" in choice.label for choice in choices)
+
+
+async def test_revert_in_a_shallow_clone_says_the_clone_is_shallow(tmp_path: Path) -> None:
+    origin = tmp_path / "origin"
+    init_repo(origin)
+    tool = origin / ".agent" / "tools" / "double.py"
+    tool.parent.mkdir(parents=True)
+    tool.write_text(tool_source("double"))
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "add double")
+    tool.write_text(tool_source("double", "return x + x"))
+    git(origin, "commit", "-q", "-am", "double, second version")
+    mine = tmp_path / "mine"
+    git(tmp_path, "clone", "-q", "--depth=1", f"file://{origin}", str(mine))
+    app = make_app(mine)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: "double" in row_names(app), message="double in the catalog pane")
+        app.action_show_pane("catalog")
+        assert app.catalog_pane.select("double")
+        await pilot.pause()
+        await pilot.press("u")
+        await wait_until(pilot, lambda: any("shallow clone" in note for note in notifications(app)),
+                         message=f"the shallow clone named {notifications(app)}")
+        assert any("git fetch --unshallow" in note for note in notifications(app))
+        assert tool.read_text() == (mine / ".agent" / "tools" / "double.py").read_text()

@@ -337,6 +337,24 @@ async def test_a_running_shell_command_shows_its_elapsed_time(repo: Path, api: F
         assert "running" not in block.title and " ok · " in block.title
 
 
+async def test_a_call_waiting_for_approval_says_so_and_its_time_leaves_the_wait_out(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "echo quick"})), reply(text("done")))
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "run it")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="the approval")
+        block = next(w for w in app.screen_stack[0].query(ToolCallBlock))
+        await asyncio.sleep(1.6)  # the person reads the command; a timer counting this would say "running · 1.6 s"
+        block.refresh_entry()
+        assert "waiting for your approval" in block.title and "running" not in block.title, block.title
+        await pilot.press("y")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
+        entry = app.conversation.tool_entries()[-1]
+        assert entry.duration_ms is not None and entry.duration_ms < 1500, entry.duration_ms  # the run, not the wait
+        assert " ok · " in block.title and not entry.awaiting_approval
+
+
 def test_retries_of_one_failure_fold_into_one_notice() -> None:
     from tui_agent.core.events import Notice
     from tui_agent.ui.transcript import transcript_of

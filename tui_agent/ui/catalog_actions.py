@@ -202,7 +202,7 @@ class CatalogActions:
         store = self.store_for(row)
         versions = [entry for entry in store.history(row.name) if not entry.deleted]
         if len(versions) < 2:
-            self.host.notify(f"{row.name} has no earlier version in git to revert to", severity="warning")
+            self.host.notify(self.no_earlier_version(row.name), severity="warning")
             return
         previous = versions[1]
         self.host.show_diff(f"{row.name}: {previous.rev[:8]} → current (the revert goes back to the left side)",
@@ -218,6 +218,12 @@ class CatalogActions:
         except Exception:  # the revert is done; only its diff could not be shown
             pass
 
+    def no_earlier_version(self, name: str) -> str:
+        """Why there is nothing to revert to: in a shallow clone, that the clone is shallow and how to fetch the rest."""
+        catalog = catalog_of(self.host.state)
+        shallow = catalog.git.shallow_note() if catalog is not None else None
+        return f"{name} has no earlier version in this clone to revert to: {shallow}" if shallow else f"{name} has no earlier version in git to revert to"
+
     async def restore(self, row: CatalogRow) -> None:
         change = await self.store_for(row).restore(row.name)
         self.host.notify(f"restored {row.name}" + change.note)
@@ -232,7 +238,7 @@ class CatalogActions:
             Choice(entry.rev, f"{entry.rev[:8]}  {str(entry.date)[:16].replace('T', ' ')}  {entry.author}  {entry.message}")
             for entry in store.history(row.name) if not entry.deleted
         ][1:]  # the newest commit is the current version
-        rev = await self.host.ask(ChoiceScreen(f"Revert {row.name} to which version?", choices, empty="no earlier version in git"))
+        rev = await self.host.ask(ChoiceScreen(f"Revert {row.name} to which version?", choices, empty=self.no_earlier_version(row.name)))
         if rev is None:
             return
         self.host.show_diff(f"{row.name}: {rev[:8]} → current (the revert goes back to the left side)", store.diff(row.name, rev), subject=row.name)

@@ -272,5 +272,18 @@ class TurnRunner:
 
         screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail),
                                 subject=request.subject, protected=request.protected, notes=request.notes)
-        answer = await self.host.ask(screen)
+        waiting = next((entry for entry in reversed(self.host.conversation.tool_entries()) if entry.result is None), None)
+        self._mark_awaiting(waiting, True)
+        try:
+            answer = await self.host.ask(screen)
+        finally:
+            self._mark_awaiting(waiting, False)
         return answer if answer is not None else False
+
+    def _mark_awaiting(self, entry: Entry | None, awaiting: bool) -> None:
+        """The call asking shows "waiting for your approval"; once answered, its timer starts from the answer."""
+        if entry is None:
+            return
+        entry.awaiting_approval = awaiting
+        entry.started = time.monotonic()
+        self.host.conversation.refresh_tool(entry.call_id)

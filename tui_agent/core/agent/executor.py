@@ -72,7 +72,7 @@ class ToolExecutor:
             async for live_event in running.events():
                 yield live_event
             output = running.output()
-        duration_ms = (time.perf_counter() - started) * 1000
+        duration_ms = (time.perf_counter() - started - context.approval_wait_s) * 1000  # the run's time, not the person's
         output = told_of_quarantine(output, self.sandbox, quarantined, context.events)
         for event in context.events:
             yield event

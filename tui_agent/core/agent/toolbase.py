@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,11 +44,16 @@ class ToolContext:
     tool_name: str = ""
     events: list[Event] = field(default_factory=list)
     live: Callable[[Event], None] | None = None
+    approval_wait_s: float = 0.0
+    """How long this call waited for the person's answers (its duration leaves that out)."""
 
     async def require_approval(self, request: ApprovalRequest) -> bool:
         """Raise ToolFailure (and record ApprovalDenied) unless the permission mode or the person allows it;
         True when the person was asked (and said yes), False when the mode or a rule allowed it."""
+        asked_at = time.perf_counter()
         decision = await self.permissions.check(request)
+        if decision.asked:
+            self.approval_wait_s += time.perf_counter() - asked_at
         if not decision.allowed:
             self.events.append(ApprovalDenied(self.call_id, self.tool_name, decision.reason))
             raise ToolFailure(decision.reason)

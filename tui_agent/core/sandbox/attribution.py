@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tui_agent.core.sandbox.harvest import Harvest, harvest
+from tui_agent.core.sandbox.lowerstate import LowerState
 from tui_agent.core.sandbox.overlay import OverlayDirs
 
 PER_CALL_ONLY = ("without an overlay mount, what a run wrote cannot be told apart from what someone else changed "
@@ -26,11 +27,12 @@ class RunWrites:
     """(path, where the run's version is) for each of `kept` the run had changed rather than deleted."""
 
 
-def collect(dirs: OverlayDirs, root: Path, cache_dir: Path, since_ns: int) -> Harvest:
+def collect(dirs: OverlayDirs, root: Path, cache_dir: Path, since_ns: int, start: LowerState | None = None) -> Harvest:
     """Apply the run's upper folder onto the project (the overlay is unmounted: its processes are gone); the caller
-    deletes the overlay's folders. A run's version that cannot be applied goes to `.agent/cache/run-versions/<run>/`."""
+    deletes the overlay's folders. `start`: the project's stamps as the run started (None after a crash).
+    A run's version that cannot be applied goes to `.agent/cache/run-versions/<run>/`."""
     aside = cache_dir / "run-versions" / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-    return harvest(dirs.upper, root, since_ns=since_ns, aside=aside, rootless=dirs.rootless)
+    return harvest(dirs.upper, root, since_ns=since_ns, aside=aside, rootless=dirs.rootless, start=start)
 
 
 def writes_of(found: Harvest) -> RunWrites:

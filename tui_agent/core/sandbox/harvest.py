@@ -11,8 +11,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui_agent.core.sandbox.lowerstate import LowerState
+
 CHANGE_SLACK_NS = 20_000_000
-"""File times come from a coarse clock (one tick, a few ms, behind): a change this soon before the run counts as
+"""Only for paths the run's start stamps do not cover (see lowerstate.py; a run recovered after a crash has none):
+file times come from a coarse clock (one tick, a few ms, behind), so a change this soon before the run counts as
 during it. That errs towards keeping a person's version and setting the run's aside, never the other way."""
 
 
@@ -29,19 +32,22 @@ class Harvest:
     """(path, where the run's version of it is, relative to the project) for each version set aside."""
 
 
-def harvest(upper: Path, root: Path, *, since_ns: int, aside: Path, rootless: bool) -> Harvest:
-    """Apply `upper` (an unmounted overlay's upper folder) onto the project `root`; `since_ns` is the run's start
-    (CLOCK_REALTIME): an entry of `root` whose ctime is later was changed by someone else (the run could not write
-    `root`). A run's version that cannot be applied goes to `aside` (same relative path)."""
-    applier = _Applier(root, since_ns - CHANGE_SLACK_NS, aside, "user." if rootless else "trusted.")
+def harvest(upper: Path, root: Path, *, since_ns: int, aside: Path, rootless: bool,
+            start: LowerState | None = None) -> Harvest:
+    """Apply `upper` (an unmounted overlay's upper folder) onto the project `root`. An entry of `root` that is not as
+    `start` (the project's stamps as the run started) has it was changed by someone else (the run could not write
+    `root`); one `start` does not cover, when its ctime is after `since_ns` (the run's start, CLOCK_REALTIME).
+    A run's version that cannot be applied goes to `aside` (same relative path)."""
+    applier = _Applier(root, since_ns - CHANGE_SLACK_NS, aside, "user." if rootless else "trusted.", start)
     applier.folder("", upper, opaque=False)
     applier.result.paths.sort()
     return applier.result
 
 
 class _Applier:
-    def __init__(self, root: Path, since_ns: int, aside: Path, xattr_prefix: str) -> None:
+    def __init__(self, root: Path, since_ns: int, aside: Path, xattr_prefix: str, start: LowerState | None) -> None:
         self.root = root
+        self.start = start
         self.real_root = os.path.realpath(root)
         self.since_ns = since_ns
         self.aside = aside
@@ -85,10 +91,10 @@ class _Applier:
             self.set_aside(relative, source, "a folder on its way now leads out of the project")
             return
         now = _lstat(target)
-        if now is not None and self.changed(now):
+        if now is not None and self.changed(relative, now):
             self.set_aside(relative, source, "changed by you or another program during the run, and by the run")
             return
-        if now is None and self.flag(source, "origin") and self.parent_changed(target):
+        if now is None and self.deleted_meanwhile(relative, source, target):
             self.set_aside(relative, source, "deleted by you or another program during the run, and changed by it")
             return
         if now is not None and stat.S_ISDIR(now.st_mode):
@@ -109,11 +115,11 @@ class _Applier:
         now = _lstat(target)
         if now is not None and stat.S_ISDIR(now.st_mode):
             return True
-        if now is None and self.flag(source, "origin") and self.parent_changed(target):
+        if now is None and self.deleted_meanwhile(relative, source, target):
             self.set_aside(relative, source, "deleted by you or another program during the run, and changed by it")
             return False
         if now is not None:
-            if self.changed(now):
+            if self.changed(relative, now):
                 self.set_aside(relative, source, "changed by you or another program during the run, and by the run")
                 return False
             target.unlink()  # the run replaced a file or symlink with a folder
@@ -138,7 +144,7 @@ class _Applier:
             except OSError:
                 pass  # something in it was kept
             return
-        if self.changed(now):
+        if self.changed(relative, now):
             self.result.kept.append(relative)
             self.result.notes.append(f"{relative}: the run deleted it, but you or another program changed it during "
                                      "the run; it is kept")
@@ -161,8 +167,17 @@ class _Applier:
         self.result.aside.append((relative, shown))
         self.result.notes.append(f"{relative}: {why}; yours is kept, the run's version is in {shown}")
 
-    def changed(self, info: os.stat_result) -> bool:
+    def changed(self, relative: str, info: os.stat_result) -> bool:
+        """Whether `relative` (now `info`) is not as it was when the run started."""
+        if self.start is not None and self.start.knows(relative):
+            return not self.start.matches(relative, info)
         return info.st_ctime_ns >= self.since_ns
+
+    def deleted_meanwhile(self, relative: str, source: Path, target: Path) -> bool:
+        """`relative`, gone now, was there when the run started (it changed that version: someone deleted it)."""
+        if self.start is not None and self.start.knows(relative):
+            return self.start.existed(relative)
+        return self.flag(source, "origin") and self.parent_changed(target)
 
     def parent_changed(self, target: Path) -> bool:
         if target.parent in self.made:

@@ -34,6 +34,8 @@ class IgnoredState:
     complete: bool = True
     kept: dict[str, bytes] = field(default_factory=dict)
     """The bytes of small project files before a run (`keep`), so that /undo can put back what the run changed."""
+    roots: list[str] = field(default_factory=list)
+    """The ignored entries of the project walked (files, or folders stamped but for caches): lowerstate.py skips them."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ def take(root: Path, site_dirs: list[Path]) -> IgnoredState:
     for entry in ignored_entries(root):
         if entry == ".agent" or entry.startswith(".agent/"):
             continue  # tuiagent's own files (run log, caches), read-only to agent code in bubblewrap
+        state.roots.append(entry)
         if not _walk(root / entry, root, state):
             break
     for folder in site_dirs:

@@ -32,7 +32,10 @@ def begin(cache_dir: Path, dirs: OverlayDirs) -> None:
 
 def finish(cache_dir: Path, dirs: OverlayDirs) -> None:
     """The overlay's run was applied (or never ran): forget it and delete its folders."""
-    record_of(cache_dir, dirs).unlink(missing_ok=True)
+    try:
+        record_of(cache_dir, dirs).unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only project has no record to forget (`begin` could not write one)
     dirs.remove()
 
 
@@ -52,11 +55,19 @@ def recover(root: Path, cache_dir: Path) -> list[str]:
         found = _read(record)
         if found is not None:
             dirs, since = found
-            harvest = collect(dirs, root, cache_dir, since)
+            try:
+                harvest = collect(dirs, root, cache_dir, since)
+            except OSError as error:  # a read-only project: its writes stay where they are, for a later start
+                notes.append(f"what a run interrupted earlier wrote is in {dirs.upper}; it could not be applied "
+                             f"to the project: {error.strerror or error}")
+                continue
             notes += [f"{path}: written by a run interrupted earlier; applied" for path in harvest.paths]
             notes += [f"{note} (a run interrupted earlier)" for note in harvest.notes]
             dirs.remove()
-        record.unlink(missing_ok=True)
+        try:
+            record.unlink(missing_ok=True)
+        except OSError:
+            pass  # a read-only project: the record stays; its folder is gone, the next start drops it
     return notes
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project, Settings
-from tui_agent.core.sandbox import ignored, ignored_watch, overlay as overlays, overlay_records, protected, quarantine, tiers
+from tui_agent.core.sandbox import (ignored, ignored_watch, lowerstate, overlay as overlays, overlay_records, protected,
+                                    quarantine, tiers)
 from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites, collect, writes_of
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
@@ -81,6 +82,8 @@ class Sandbox:
         self.overlay_problem: str | None = PER_CALL_ONLY if tier != TIER_BUBBLEWRAP else None
         """Why writable runs are not mounted as overlays (their writes not attributed), or None."""
         self._removals: set[asyncio.Future[None]] = set()
+        self._overlays: set[overlays.OverlayDirs] = set()
+        """Overlays recorded for workers not finished yet (a warm worker discarded unused is forgotten at `aclose`)."""
         """Overlay folders of finished runs being deleted in the background (`aclose` waits for them)."""
         self._loop = asyncio.get_running_loop()
         self.run_writes: list[RunWrites] = []
@@ -257,6 +260,9 @@ class Sandbox:
             await asyncio.gather(self._prestart, return_exceptions=True)
         await self.warm.discard_all()
         await asyncio.gather(*self._removals, return_exceptions=True)
+        for dirs in list(self._overlays):  # warm workers that never ran: their records would outlive this process
+            self._overlays.discard(dirs)
+            await asyncio.to_thread(overlay_records.finish, self.project.cache_dir, dirs)
         shutil.rmtree(self._scratch, ignore_errors=True)
 
     async def _run(self, request: dict[str, Any], policy: SandboxPolicy | None,
@@ -271,16 +277,17 @@ class Sandbox:
         record = quarantine.begin(self.project.root, watched, self.project.cache_dir / "sweeps") if watched is not None else None
         if effective.project_writable:  # before the run: a commit made while it runs must not run hooks either
             self._hold_hooks(request)
-        ignored_before = await asyncio.to_thread(self._ignored_before, effective) if effective.project_writable else None
-        swept: list[str] = []
         attributed = self._attributed(effective)
+        ignored_before, lower = (await asyncio.to_thread(self._before, effective, attributed)
+                                 if effective.project_writable else (None, None))
+        swept: list[str] = []
         try:
             outcome = None
             if (self.fork_pool is not None and not effective.network and not self._venv_writable(effective)
                     and not attributed):
                 outcome = await self._run_forked(request, effective, bridge, on_output)
             if outcome is None:
-                outcome, applied = await self._run_fresh(request, effective, writable, bridge, on_output)
+                outcome, applied = await self._run_fresh(request, effective, writable, bridge, on_output, lower)
                 swept += applied
         finally:
             if writable and not attributed:
@@ -304,10 +311,10 @@ class Sandbox:
         return result
 
     async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
-                         bridge: SandboxBridge | None,
-                         on_output: OutputListener | None = None) -> tuple[Outcome, list[str]]:
+                         bridge: SandboxBridge | None, on_output: OutputListener | None = None,
+                         lower: lowerstate.LowerState | None = None) -> tuple[Outcome, list[str]]:
         """The run in a fresh pre-started worker (network runs, writable runs through an overlay, or no fork server),
-        and the notes about what of its writes was not applied."""
+        and the notes about what of its writes was not applied; `lower`: the project's stamps taken before it."""
         attributed = self._attributed(policy)
         if self._venv_writable(policy):  # never a warm worker: those keep the virtualenv read-only
             worker = await self._spawn(policy.network, writable, attributed, venv_writable=True)
@@ -327,7 +334,7 @@ class Sandbox:
             with contextlib.suppress(asyncio.CancelledError):  # what the tree walk missed dies with the cgroup
                 await asyncio.shield(worker.release_cgroup())
             if dirs is not None:  # what it wrote before the kill is applied (and undoable)
-                self._collect(dirs, since)
+                self._collect(dirs, since, lower)
             raise
         finally:
             self._running.discard(worker)
@@ -337,19 +344,19 @@ class Sandbox:
             self._remove_later(dirs)
             self.overlay_problem = f"the project could not be mounted as an overlay; {PER_CALL_ONLY}"
             self._ran(RunWrites(False))
-            return await self._run_fresh(request, policy, writable, bridge, on_output)  # it never started: safe
+            return await self._run_fresh(request, policy, writable, bridge, on_output, lower)  # never started: safe
         if dirs is None:
             return outcome, []
         if not any(os.scandir(dirs.upper)):  # it wrote nothing (the usual read-mostly run): no thread hop
             self._ran(RunWrites(True))
             self._remove_later(dirs)
             return outcome, []
-        return outcome, await asyncio.to_thread(self._collect, dirs, since)
+        return outcome, await asyncio.to_thread(self._collect, dirs, since, lower)
 
-    def _collect(self, dirs: overlays.OverlayDirs, since: int) -> list[str]:
+    def _collect(self, dirs: overlays.OverlayDirs, since: int, lower: lowerstate.LowerState | None) -> list[str]:
         """Apply what an overlay run wrote onto the project and record exactly that for undo (its notes returned)."""
         try:
-            found = collect(dirs, self.project.root, self.project.cache_dir, since)
+            found = collect(dirs, self.project.root, self.project.cache_dir, since, lower)
         finally:
             self._loop.call_soon_threadsafe(self._remove_later, dirs)
         self._ran(writes_of(found))
@@ -358,6 +365,7 @@ class Sandbox:
 
     def _remove_later(self, dirs: overlays.OverlayDirs) -> None:
         """Deleting even empty folders takes milliseconds on a busy disk: not on the run's path."""
+        self._overlays.discard(dirs)
         removal = self._loop.run_in_executor(None, overlay_records.finish, self.project.cache_dir, dirs)
         self._removals.add(removal)
         removal.add_done_callback(self._removals.discard)
@@ -425,6 +433,12 @@ class Sandbox:
     def _used_venv(self) -> Path | None:
         return self.toolchain.venv if self.toolchain is not None else None
 
+    def _before(self, policy: SandboxPolicy, attributed: bool) -> tuple[ignored.IgnoredState,
+                                                                         lowerstate.LowerState | None]:
+        """Before a writable run: its ignored files, and (through an overlay) the project's stamps as it starts."""
+        ignored_state = self._ignored_before(policy)
+        return ignored_state, lowerstate.take(self.project.root, ignored_state) if attributed else None
+
     def _ignored_before(self, policy: SandboxPolicy) -> ignored.IgnoredState:
         read_only = self.tier == TIER_BUBBLEWRAP and not self._venv_writable(policy)
         return ignored_watch.before(self.project.root, self._used_venv(), venvs_read_only=read_only)
@@ -452,6 +466,7 @@ class Sandbox:
     async def _spawn(self, network: bool, project_writable: bool, overlay: bool, venv_writable: bool = False) -> Worker:
         dirs = overlays.prepare(self._scratch) if overlay else None
         if dirs is not None:
+            self._overlays.add(dirs)
             await asyncio.to_thread(overlay_records.begin, self.project.cache_dir, dirs)
         try:
             return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
@@ -459,6 +474,7 @@ class Sandbox:
                                       toolchain=self.toolchain, venv_writable=venv_writable, overlay=dirs)
         except BaseException:
             if dirs is not None:
+                self._overlays.discard(dirs)
                 overlay_records.finish(self.project.cache_dir, dirs)
             raise
 

@@ -42,6 +42,8 @@ class Entry:
     continued: bool = False
     started: float = field(default_factory=time.monotonic)
     cancelled: bool = False
+    awaiting_approval: bool = False
+    """A running call asking the person: its timer starts once they answer."""
     undone: bool = False
     """A user entry whose turn /undo or /rewind took back."""
     live: str = ""
@@ -72,7 +74,9 @@ def format_duration(ms: float | None) -> str:
 
 
 def tool_outcome(entry: Entry) -> str:
-    """'running…' ('running · 4.0 s' after a second), 'ok · 12 ms', 'error · 3.1 s', 'cancelled · 2.4 s', 'unknown tool'."""
+    """'waiting for your approval', 'running…' ('running · 4.0 s' after a second), 'ok · 12 ms', 'error · 3.1 s', 'cancelled · 2.4 s', 'unknown tool'."""
+    if entry.result is None and entry.awaiting_approval:
+        return "waiting for your approval"
     if entry.result is None:
         elapsed_ms = (time.monotonic() - entry.started) * 1000
         return "running…" if elapsed_ms < 1000 else f"running · {format_duration(elapsed_ms)} (esc stops it)"

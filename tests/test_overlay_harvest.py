@@ -1,0 +1,125 @@
+"""Applying a real overlay run's writes: what changed before the run started is the run's to change, what changed
+while it ran is kept (told apart by the project's stamps at the start, not by file times)."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored_watch, lowerstate, overlay as overlays
+from tui_agent.core.sandbox.harvest import Harvest, harvest
+from tui_agent.core.sandbox.tiers import probe_bubblewrap
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    problem = overlays.probe(folder)
+    if problem is not None:
+        pytest.skip(problem)
+    return folder
+
+
+def overlay_run(project: Path, scratch: Path, shell: str) -> overlays.OverlayDirs:
+    """Run `shell` in `project` mounted as an overlay (as writable bubblewrap runs see it); its writes stay upper."""
+    dirs = overlays.prepare(scratch)
+    subprocess.run([*overlays.launcher(dirs, project), "/bin/sh", "-c", f'cd "{project}" && {shell}'], check=True,
+                   env={"PATH": "/usr/bin:/bin"})
+    return dirs
+
+
+def apply(dirs: overlays.OverlayDirs, project: Path, start: lowerstate.LowerState, since: int,
+          aside: Path) -> Harvest:
+    return harvest(dirs.upper, project, since_ns=since, aside=aside, rootless=dirs.rootless, start=start)
+
+
+def test_files_written_just_before_the_run_are_the_runs_to_delete_and_change(tmp_path: Path, scratch: Path) -> None:
+    project = tmp_path / "project"
+    (project / "build").mkdir(parents=True)
+    (project / "build" / "old.txt").write_text("the previous call's output\n")  # a moment before the run
+    (project / "src.txt").write_text("the person's edit, saved just before\n")
+    start, since = lowerstate.take(project), time.time_ns()
+    dirs = overlay_run(project, scratch, "rm build/old.txt && echo run > src.txt")
+    found = apply(dirs, project, start, since, tmp_path / "aside")
+    assert (found.kept, found.notes, found.paths) == ([], [], ["build/old.txt", "src.txt"])
+    assert not (project / "build" / "old.txt").exists() and (project / "src.txt").read_text() == "run\n"
+
+
+def test_what_someone_changes_while_the_run_runs_is_kept_and_the_runs_version_set_aside(tmp_path: Path,
+                                                                                      scratch: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("deleted-by-run.txt", "changed-by-both.txt", "deleted-by-person.txt", "untouched.txt"):
+        (project / name).write_text("before\n")
+    start, since = lowerstate.take(project), time.time_ns()
+    dirs = overlay_run(project, scratch, "rm deleted-by-run.txt && echo run > changed-by-both.txt && "
+                                         "echo run > deleted-by-person.txt && echo run > created-by-both.txt && "
+                                         "echo run > created-by-run.txt")
+    (project / "deleted-by-run.txt").write_text("person\n")  # all during the run: after its start, before the harvest
+    (project / "changed-by-both.txt").write_text("person\n")
+    (project / "deleted-by-person.txt").unlink()
+    (project / "created-by-both.txt").write_text("person\n")
+    aside = tmp_path / "aside"
+    found = apply(dirs, project, start, since, aside)
+    assert sorted(found.kept) == ["changed-by-both.txt", "created-by-both.txt", "deleted-by-person.txt",
+                                  "deleted-by-run.txt"]
+    assert found.paths == ["created-by-run.txt"]
+    assert {path.name: path.read_text() for path in project.iterdir()} == {
+        "deleted-by-run.txt": "person\n", "changed-by-both.txt": "person\n", "created-by-both.txt": "person\n",
+        "untouched.txt": "before\n", "created-by-run.txt": "run\n"}
+    assert {path.name: path.read_text() for path in aside.iterdir()} == {
+        "changed-by-both.txt": "run\n", "created-by-both.txt": "run\n", "deleted-by-person.txt": "run\n"}
+
+
+def test_a_path_the_start_stamps_do_not_cover_is_judged_by_its_change_time(tmp_path: Path, scratch: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.txt").write_text("before\n")
+    (project / "b.txt").write_text("before\n")
+    time.sleep(0.1)  # past the slack a change time is given without stamps (see harvest.CHANGE_SLACK_NS)
+    start, since = lowerstate.take(project, limit=1), time.time_ns()  # only the project folder itself is stamped
+    assert not start.complete and not start.knows("a.txt")
+    dirs = overlay_run(project, scratch, "rm a.txt b.txt")
+    (project / "b.txt").write_text("person\n")
+    found = apply(dirs, project, start, since, tmp_path / "aside")
+    assert found.paths == ["a.txt"] and found.kept == ["b.txt"] and (project / "b.txt").read_text() == "person\n"
+
+
+def test_ignored_files_are_judged_by_the_stamps_the_ignored_check_took(tmp_path: Path, scratch: Path) -> None:
+    """The ignored files (a virtualenv, build output) are stamped once per run, by the ignored-files check."""
+    project = tmp_path / "project"
+    (project / "build").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text("build/\n")
+    (project / "build" / "old.txt").write_text("the previous call's output\n")
+    (project / "build" / "mine.txt").write_text("before\n")
+    before = ignored_watch.before(project, None, venvs_read_only=True)
+    start, since = lowerstate.take(project, before), time.time_ns()
+    assert "build/old.txt" not in start.stamps and start.knows("build/old.txt") and start.knows(".gitignore")
+    dirs = overlay_run(project, scratch, "rm build/old.txt build/mine.txt")
+    (project / "build" / "mine.txt").write_text("the person's, during the run\n")
+    found = apply(dirs, project, start, since, tmp_path / "aside")
+    assert (found.paths, found.kept) == (["build/old.txt"], ["build/mine.txt"])
+    assert sorted(path.name for path in (project / "build").iterdir()) == ["mine.txt"]
+
+
+@pytest.mark.skipif(probe_bubblewrap() is not None, reason="needs bubblewrap")
+async def test_warm_overlay_workers_closed_unused_leave_no_record_for_the_next_start(tmp_path: Path,
+                                                                                 scratch: Path) -> None:
+    """A record outliving its process is what the next start applies (and what a read-only project cannot remove)."""
+    project = Project.at(tmp_path / "project")
+    project.root.mkdir()
+    box = await Sandbox.start(project, tier="bubblewrap", warm_workers=2)
+    try:
+        assert box.overlay_problem is None
+        assert len(list((project.cache_dir / "overlays").glob("*.json"))) == 2  # the two warm writable workers'
+        assert (await box.run_python("open('f.txt', 'w').write('x')", policy=SandboxPolicy())).ok
+    finally:
+        await box.aclose()
+    assert list((project.cache_dir / "overlays").glob("*.json")) == []
+    assert (project.root / "f.txt").read_text() == "x"
