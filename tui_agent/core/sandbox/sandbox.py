@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import time
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -13,15 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project, Settings
-from tui_agent.core.sandbox import (ignored, ignored_watch, lowerstate, overlay as overlays, overlay_records, protected,
-                                    quarantine, tiers)
-from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites, collect, writes_of
+from tui_agent.core.sandbox import ignored, overlay_records, protected, quarantine, tiers
+from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
+from tui_agent.core.sandbox.dispatch import RunDispatch
 from tui_agent.core.sandbox.forkpool import ForkPool
-from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
 from tui_agent.core.sandbox.outcome import BWRAP_FIX, answer_result, to_run_result, with_notes
 from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
@@ -31,22 +27,21 @@ from tui_agent.core.sandbox.policy import (
     SandboxUnavailable,
     check_level,
 )
-from tui_agent.core.sandbox.process import Outcome, OutputListener, Worker
+from tui_agent.core.sandbox.process import OutputListener
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.venvs import programs_from_venv
 from tui_agent.core.sandbox.warmpool import WarmPool
 from tui_agent.core.sandbox.worker_guard import make_undumpable
+from tui_agent.core.sandbox.writable_runs import WritableRuns
 
 DEFAULT_WARM_WORKERS = 2
-KEPT_RUN_WRITES = 256
 
 
 class Sandbox:
     """Runs agent code in sandboxed processes, one fresh process per run.
 
-    Offline runs under bubblewrap (with per-run cgroups) are forked from warm fork servers (pre-imported
-    interpreters inside the sandbox); network runs, and every run on a machine without them, get a fresh
-    pre-started worker.
+    Where a run executes (a fork server's child or a fresh worker) is `RunDispatch`'s job; what a writable run
+    is stamped with before and leaves behind after is `WritableRuns`'.
     """
 
     def __init__(self, project: Project, tier: str, policy: SandboxPolicy, warm_workers: int,
@@ -59,35 +54,13 @@ class Sandbox:
         self.audit = AuditLog(project.runs_dir)
         self.parent_undumpable = make_undumpable()
         self._scratch = Path(tempfile.mkdtemp(prefix="tuiagent-sandbox-"))
-        self.warm = WarmPool(project.root, warm_workers, self._spawn, self._warm_kinds,
-                             lambda: self._attributed(self.policy.with_(project_writable=True)))
-        self._running: set[Any] = set()
-        """Workers and fork servers running a request (what `cancel_running` kills)."""
         self._closed = False
-        self.fork_pool: ForkPool | None = (ForkPool(project.root, self._scratch, policy.processes)
-                                           if fork_servers and fork_servers_supported(tier) else None)
-        self.fork_problem: str | None = None
-        """Why runs went back to fresh workers (a fork server failed to start), or None."""
-        self._prestart: asyncio.Task[None] | None = None
-        self._cancels = 0
-        """How many times `cancel_running` was called: a run waiting for a fork server notices one it missed."""
-        self.toolchain: Toolchain | None = None
-        """The project's toolchain (PATH, virtualenv, read-only folders, build variables) every worker sees."""
         self.bridge: SandboxBridge | None = None
         """What `run_python` snippets may ask the runtime for (the session's MCP tools), set by the runtime."""
         self.notices: list[str] = []
         """Protected paths agent code created and tuiagent moved to `.agent/quarantine/` (also after a crash)."""
-        self.ignored_changes: list[ignored.IgnoredChange] = []
-        """Ignored files writable runs changed, until the undo journal takes them (`take_ignored_changes`)."""
-        self.overlay_problem: str | None = PER_CALL_ONLY if tier != TIER_BUBBLEWRAP else None
-        """Why writable runs are not mounted as overlays (their writes not attributed), or None."""
-        self._removals: set[asyncio.Future[None]] = set()
-        self._overlays: set[overlays.OverlayDirs] = set()
-        """Overlays recorded for workers not finished yet (a warm worker discarded unused is forgotten at `aclose`)."""
-        """Overlay folders of finished runs being deleted in the background (`aclose` waits for them)."""
-        self._loop = asyncio.get_running_loop()
-        self.run_writes: list[RunWrites] = []
-        """What each writable run wrote, until the undo journal takes it (`take_run_writes`)."""
+        self.runs = WritableRuns(project, tier, self._scratch, self.notices)
+        self.dispatch = RunDispatch(project, tier, policy, warm_workers, self._scratch, self.runs, fork_servers)
 
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
@@ -115,34 +88,63 @@ class Sandbox:
         sandbox.toolchain, overlay_problem = await asyncio.gather(
             asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
                               extra_paths=settings.sandbox_paths, project_venv=project_venv),
-            asyncio.to_thread(sandbox._probe_overlay) if tier == TIER_BUBBLEWRAP else asyncio.sleep(0, PER_CALL_ONLY))
+            asyncio.to_thread(sandbox.runs.probe_overlay) if tier == TIER_BUBBLEWRAP else asyncio.sleep(0, PER_CALL_ONLY))
         if sandbox.overlay_problem is None:
             sandbox.overlay_problem = overlay_problem
-        if sandbox.fork_pool is not None:
-            sandbox.fork_pool.toolchain = sandbox.toolchain
-            if warm_workers > 0:
-                sandbox._prestart_fork_server(project_writable=False)
+        if sandbox.fork_pool is not None and warm_workers > 0:
+            sandbox.dispatch.prestart_fork_server(project_writable=False)
         await sandbox.warm.fill()
         return sandbox
 
-    def _probe_overlay(self) -> str | None:
-        if not overlays.usable_paths(self.project.root, self._scratch):
-            return f"the project path has a character an overlay mount cannot carry; {PER_CALL_ONLY}"
-        problem = overlays.probe(self._scratch)
-        return f"{problem}; {PER_CALL_ONLY}" if problem else None
+    @property
+    def toolchain(self) -> Toolchain | None:
+        """The project's toolchain (PATH, virtualenv, read-only folders, build variables) every worker sees."""
+        return self.dispatch.toolchain
 
-    def _prestart_fork_server(self, *, project_writable: bool) -> None:
-        """Boot a fork server in the background (read-only: catalog validation and most tool calls use it)."""
-        pool = self.fork_pool
-        assert pool is not None
+    @toolchain.setter
+    def toolchain(self, toolchain: Toolchain | None) -> None:
+        self.dispatch.use_toolchain(toolchain)
+        self.runs.venv = toolchain.venv if toolchain is not None else None
 
-        async def boot() -> None:
-            try:
-                pool.release(await pool.acquire(project_writable))
-            except (ForkServerError, OSError) as error:
-                self._fork_failed(error)
+    @property
+    def overlay_problem(self) -> str | None:
+        """Why writable runs are not mounted as overlays (their writes not attributed), or None."""
+        return self.runs.overlay_problem
 
-        self._prestart = asyncio.get_running_loop().create_task(boot())
+    @overlay_problem.setter
+    def overlay_problem(self, problem: str | None) -> None:
+        self.runs.overlay_problem = problem
+
+    @property
+    def fork_pool(self) -> ForkPool | None:
+        return self.dispatch.fork_pool
+
+    @property
+    def fork_problem(self) -> str | None:
+        """Why runs went back to fresh workers (a fork server failed to start), or None."""
+        return self.dispatch.fork_problem
+
+    @property
+    def warm(self) -> WarmPool:
+        return self.dispatch.warm
+
+    @property
+    def run_writes(self) -> list[RunWrites]:
+        """What each writable run wrote, until the undo journal takes it (`take_run_writes`)."""
+        return self.runs.run_writes
+
+    @property
+    def ignored_changes(self) -> list[ignored.IgnoredChange]:
+        """Ignored files writable runs changed, until the undo journal takes them (`take_ignored_changes`)."""
+        return self.runs.ignored_changes
+
+    def take_run_writes(self) -> list[RunWrites]:
+        """What each writable run wrote since the last call (the undo journal attributes each call's changes)."""
+        return self.runs.take_run_writes()
+
+    def take_ignored_changes(self) -> list[ignored.IgnoredChange]:
+        """The ignored files changed by writable runs since the last call (the undo journal records them per turn)."""
+        return self.runs.take_ignored_changes()
 
     def prewarm(self, runs: int) -> None:
         """Have fork servers for `runs` offline read-only runs at once booting now (a cold catalog open)."""
@@ -247,22 +249,12 @@ class Sandbox:
 
     async def cancel_running(self) -> None:
         """Kill every running sandboxed process tree; their calls return error_kind "cancelled"."""
-        self._cancels += 1
-        await asyncio.gather(*(worker.cancel() for worker in list(self._running)))
+        await self.dispatch.cancel_running()
 
     async def aclose(self) -> None:
         self._closed = True
-        await self.warm.aclose()
-        await self.cancel_running()
-        if self.fork_pool is not None:
-            await self.fork_pool.aclose()
-        if self._prestart is not None:
-            await asyncio.gather(self._prestart, return_exceptions=True)
-        await self.warm.discard_all()
-        await asyncio.gather(*self._removals, return_exceptions=True)
-        for dirs in list(self._overlays):  # warm workers that never ran: their records would outlive this process
-            self._overlays.discard(dirs)
-            await asyncio.to_thread(overlay_records.finish, self.project.cache_dir, dirs)
+        await self.dispatch.aclose()
+        await self.runs.aclose()
         shutil.rmtree(self._scratch, ignore_errors=True)
 
     async def _run(self, request: dict[str, Any], policy: SandboxPolicy | None,
@@ -272,26 +264,21 @@ class Sandbox:
         effective = policy or self.policy
         request["policy"] = effective.to_dict()
         request["tool_dirs"] = [] if "tool_paths" in request else [str(self.project.tools_dir)]
-        writable = self._project_writable(effective)
+        writable = self.runs.project_writable(effective)
         watched = await asyncio.to_thread(quarantine.watch, self.project.root) if writable else None
         record = quarantine.begin(self.project.root, watched, self.project.cache_dir / "sweeps") if watched is not None else None
         if effective.project_writable:  # before the run: a commit made while it runs must not run hooks either
             self._hold_hooks(request)
-        attributed = self._attributed(effective)
-        ignored_before, lower = (await asyncio.to_thread(self._before, effective, attributed)
+        attributed = self.runs.attributed(effective)
+        ignored_before, lower = (await asyncio.to_thread(self.runs.before, effective, attributed)
                                  if effective.project_writable else (None, None))
         swept: list[str] = []
         try:
-            outcome = None
-            if (self.fork_pool is not None and not effective.network and not self._venv_writable(effective)
-                    and not attributed):
-                outcome = await self._run_forked(request, effective, bridge, on_output)
-            if outcome is None:
-                outcome, applied = await self._run_fresh(request, effective, writable, bridge, on_output, lower)
-                swept += applied
+            outcome, applied = await self.dispatch.run(request, effective, attributed, bridge, on_output, lower)
+            swept += applied
         finally:
             if writable and not attributed:
-                self._ran(RunWrites(False))
+                self.runs.ran(RunWrites(False))
             if watched is not None:
                 moved = quarantine.sweep(self.project.root, watched)
                 quarantine.finish(record)
@@ -300,75 +287,11 @@ class Sandbox:
             if effective.project_writable:  # again: on the fallback tier the run itself could remove the record
                 self._hold_hooks(request)
             if ignored_before is not None:
-                changed, found = await asyncio.to_thread(ignored_watch.after, self.project.root, self._used_venv(),
-                                                         ignored_before)
-                self.ignored_changes += found
-                self.notices += changed
-                swept = swept + changed
+                swept = swept + await asyncio.to_thread(self.runs.ignored_after, ignored_before)
         result = with_notes(to_run_result(outcome, effective, self.tier), swept)
         if outcome.start_failed:  # not the code's failure: nothing is recorded against a tool
             raise SandboxUnavailable(result.error or "the sandbox could not start")
         return result
-
-    async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
-                         bridge: SandboxBridge | None, on_output: OutputListener | None = None,
-                         lower: lowerstate.LowerState | None = None) -> tuple[Outcome, list[str]]:
-        """The run in a fresh pre-started worker (network runs, writable runs through an overlay, or no fork server),
-        and the notes about what of its writes was not applied; `lower`: the project's stamps taken before it."""
-        attributed = self._attributed(policy)
-        if self._venv_writable(policy):  # never a warm worker: those keep the virtualenv read-only
-            worker = await self._spawn(policy.network, writable, attributed, venv_writable=True)
-        else:
-            worker = await self.warm.acquire(policy.network, writable, attributed)
-        self._running.add(worker)
-        since = time.time_ns()
-        dirs = worker.overlay
-        try:
-            outcome = await worker.run(request, timeout_s=policy.timeout_s,
-                                       output_bytes=policy.output_bytes, processes=policy.processes,
-                                       bridge=bridge, on_output=on_output)
-        except asyncio.CancelledError:
-            await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
-            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-                await asyncio.shield(asyncio.wait_for(worker.process.wait(), 2.0))
-            with contextlib.suppress(asyncio.CancelledError):  # what the tree walk missed dies with the cgroup
-                await asyncio.shield(worker.release_cgroup())
-            if dirs is not None:  # what it wrote before the kill is applied (and undoable)
-                self._collect(dirs, since, lower)
-            raise
-        finally:
-            self._running.discard(worker)
-            self._release_private_dirs(worker)
-            self.warm.schedule_refill()
-        if dirs is not None and outcome.start_failed and outcome.exit_code == overlays.MOUNT_FAILED:
-            self._remove_later(dirs)
-            self.overlay_problem = f"the project could not be mounted as an overlay; {PER_CALL_ONLY}"
-            self._ran(RunWrites(False))
-            return await self._run_fresh(request, policy, writable, bridge, on_output, lower)  # never started: safe
-        if dirs is None:
-            return outcome, []
-        if not any(os.scandir(dirs.upper)):  # it wrote nothing (the usual read-mostly run): no thread hop
-            self._ran(RunWrites(True))
-            self._remove_later(dirs)
-            return outcome, []
-        return outcome, await asyncio.to_thread(self._collect, dirs, since, lower)
-
-    def _collect(self, dirs: overlays.OverlayDirs, since: int, lower: lowerstate.LowerState | None) -> list[str]:
-        """Apply what an overlay run wrote onto the project and record exactly that for undo (its notes returned)."""
-        try:
-            found = collect(dirs, self.project.root, self.project.cache_dir, since, lower)
-        finally:
-            self._loop.call_soon_threadsafe(self._remove_later, dirs)
-        self._ran(writes_of(found))
-        self.notices += found.notes
-        return found.notes
-
-    def _remove_later(self, dirs: overlays.OverlayDirs) -> None:
-        """Deleting even empty folders takes milliseconds on a busy disk: not on the run's path."""
-        self._overlays.discard(dirs)
-        removal = self._loop.run_in_executor(None, overlay_records.finish, self.project.cache_dir, dirs)
-        self._removals.add(removal)
-        removal.add_done_callback(self._removals.discard)
 
     def _hold_hooks(self, request: dict[str, Any]) -> None:
         """Agent code may change files the user's git hooks run: catalog commits with hooks wait for the person."""
@@ -379,112 +302,3 @@ class Sandbox:
         warning = hookhold.hold(self.project.root, f"{what} with the project writable")
         if warning:
             self.notices.append(warning)
-
-    async def _run_forked(self, request: dict[str, Any], policy: SandboxPolicy,
-                          bridge: SandboxBridge | None, on_output: OutputListener | None = None) -> Outcome | None:
-        """The run in a child of a warm fork server; None when no server could take it (a fresh worker will)."""
-        pool = self.fork_pool
-        assert pool is not None
-        cancels = self._cancels
-        try:
-            server = await pool.acquire(self._project_writable(policy))
-        except (ForkServerError, OSError) as error:
-            self._fork_failed(error)
-            return None
-        self._running.add(server)
-        try:
-            outcome = await server.run(request, timeout_s=policy.timeout_s, output_bytes=policy.output_bytes,
-                                       processes=policy.processes, cancelled=cancels != self._cancels, bridge=bridge,
-                                       on_output=on_output)
-        except (ForkServerError, OSError) as error:
-            pool.discard(server)  # the next run starts a new server
-            if server.request_sent:  # never run a request twice: its child may have done part of it
-                return Outcome(response=None, stdout=b"", stderr=b"", stdout_total=0, stderr_total=0, exit_code=None,
-                               cancelled=cancels != self._cancels,
-                               protocol_error=f"the sandboxed fork server failed during the run ({error}); not run again")
-            return None  # it never reached a child: a fresh worker runs it
-        except asyncio.CancelledError:
-            await asyncio.shield(server.cancel())  # a cancelled turn leaves no process of its own behind
-            pool.discard(server)
-            raise
-        finally:
-            self._running.discard(server)
-        if outcome.exit_code is None and not server.alive:
-            pool.discard(server)  # the server died under this run: the next one starts a new server
-        else:
-            pool.release(server)
-        return outcome
-
-    def _fork_failed(self, error: BaseException) -> None:
-        """A fork server could not start or serve: every later run uses a fresh worker (and says why)."""
-        self.fork_problem = f"fork server unavailable, each run starts a fresh sandbox: {error}"
-        pool, self.fork_pool = self.fork_pool, None
-        if pool is not None:
-            asyncio.get_running_loop().create_task(pool.aclose())
-
-    def _project_writable(self, policy: SandboxPolicy) -> bool:
-        """Only bubblewrap can make the project read-only; the rlimits tier runs every call the same way."""
-        return policy.project_writable or self.tier != TIER_BUBBLEWRAP
-
-    def _attributed(self, policy: SandboxPolicy) -> bool:
-        """Whether this run's writes are known exactly: a writable bubblewrap run through an overlay."""
-        return self.tier == TIER_BUBBLEWRAP and policy.project_writable and self.overlay_problem is None
-
-    def _used_venv(self) -> Path | None:
-        return self.toolchain.venv if self.toolchain is not None else None
-
-    def _before(self, policy: SandboxPolicy, attributed: bool) -> tuple[ignored.IgnoredState,
-                                                                         lowerstate.LowerState | None]:
-        """Before a writable run: its ignored files, and (through an overlay) the project's stamps as it starts."""
-        ignored_state = self._ignored_before(policy)
-        return ignored_state, lowerstate.take(self.project.root, ignored_state) if attributed else None
-
-    def _ignored_before(self, policy: SandboxPolicy) -> ignored.IgnoredState:
-        read_only = self.tier == TIER_BUBBLEWRAP and not self._venv_writable(policy)
-        return ignored_watch.before(self.project.root, self._used_venv(), venvs_read_only=read_only)
-
-    def _ran(self, writes: RunWrites) -> None:
-        """Keep what a run wrote until undo takes it; nobody taking them (no undo outside git) keeps only the last
-        ones, behind a marker that makes their call unattributed (undo then counts every change as the agent's)."""
-        self.run_writes.append(writes)
-        if len(self.run_writes) > KEPT_RUN_WRITES:
-            self.run_writes = [RunWrites(False), *self.run_writes[-KEPT_RUN_WRITES + 1:]]
-
-    def take_run_writes(self) -> list[RunWrites]:
-        """What each writable run wrote since the last call (the undo journal attributes each call's changes)."""
-        found, self.run_writes = self.run_writes, []
-        return found
-
-    def take_ignored_changes(self) -> list[ignored.IgnoredChange]:
-        """The ignored files changed by writable runs since the last call (the undo journal records them per turn)."""
-        found, self.ignored_changes = self.ignored_changes, []
-        return found
-
-    def _venv_writable(self, policy: SandboxPolicy) -> bool:
-        return policy.venv_writable and self._project_writable(policy) and self.tier == TIER_BUBBLEWRAP
-
-    async def _spawn(self, network: bool, project_writable: bool, overlay: bool, venv_writable: bool = False) -> Worker:
-        dirs = overlays.prepare(self._scratch) if overlay else None
-        if dirs is not None:
-            self._overlays.add(dirs)
-            await asyncio.to_thread(overlay_records.begin, self.project.cache_dir, dirs)
-        try:
-            return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
-                                      processes=self.policy.processes, project_writable=project_writable,
-                                      toolchain=self.toolchain, venv_writable=venv_writable, overlay=dirs)
-        except BaseException:
-            if dirs is not None:
-                self._overlays.discard(dirs)
-                overlay_records.finish(self.project.cache_dir, dirs)
-            raise
-
-    def _warm_kinds(self) -> tuple[bool, ...]:
-        """Which warm pools (by project writable) fresh workers are kept in: offline runs are forked from fork servers,
-        except writable runs through an overlay (a fresh mount per run: it caches what it looked up)."""
-        if self.fork_pool is None:
-            return (True, False)
-        return (True,) if self.overlay_problem is None and self.tier == TIER_BUBBLEWRAP else ()
-
-    def _release_private_dirs(self, worker: Worker) -> None:
-        if worker.private_dirs:
-            shutil.rmtree(worker.private_dirs, ignore_errors=True)

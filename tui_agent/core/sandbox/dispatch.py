@@ -1,0 +1,197 @@
+"""Where a sandboxed run executes: a child of a warm fork server, or a fresh pre-started worker (with its overlay)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import lowerstate, overlay as overlays
+from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites
+from tui_agent.core.sandbox.bridge import SandboxBridge
+from tui_agent.core.sandbox.forkpool import ForkPool
+from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, SandboxPolicy
+from tui_agent.core.sandbox.process import Outcome, OutputListener, Worker
+from tui_agent.core.sandbox.toolchain import Toolchain
+from tui_agent.core.sandbox.warmpool import WarmPool
+from tui_agent.core.sandbox.writable_runs import WritableRuns
+
+
+class RunDispatch:
+    """Offline runs under bubblewrap (with per-run cgroups) are forked from warm fork servers (pre-imported
+    interpreters inside the sandbox); network runs, writable runs through an overlay, and every run on a machine
+    without fork servers get a fresh pre-started worker. Holds what is running, for `cancel_running`."""
+
+    def __init__(self, project: Project, tier: str, policy: SandboxPolicy, warm_workers: int, scratch: Path,
+                 runs: WritableRuns, fork_servers: bool) -> None:
+        self.project = project
+        self.tier = tier
+        self.runs = runs
+        self._processes = policy.processes
+        self._scratch = scratch
+        self.toolchain: Toolchain | None = None
+        """The project's toolchain every worker and fork server sees (set once it is discovered)."""
+        self.warm = WarmPool(project.root, warm_workers, self.spawn, self.warm_kinds,
+                             lambda: runs.attributed(policy.with_(project_writable=True)))
+        self.fork_pool: ForkPool | None = (ForkPool(project.root, scratch, policy.processes)
+                                           if fork_servers and fork_servers_supported(tier) else None)
+        self.fork_problem: str | None = None
+        """Why runs went back to fresh workers (a fork server failed to start), or None."""
+        self._running: set[Any] = set()
+        """Workers and fork servers running a request (what `cancel_running` kills)."""
+        self._prestart: asyncio.Task[None] | None = None
+        self._cancels = 0
+        """How many times `cancel_running` was called: a run waiting for a fork server notices one it missed."""
+
+    def use_toolchain(self, toolchain: Toolchain | None) -> None:
+        self.toolchain = toolchain
+        if self.fork_pool is not None:
+            self.fork_pool.toolchain = toolchain
+
+    def prestart_fork_server(self, *, project_writable: bool) -> None:
+        """Boot a fork server in the background (read-only: catalog validation and most tool calls use it)."""
+        pool = self.fork_pool
+        assert pool is not None
+
+        async def boot() -> None:
+            try:
+                pool.release(await pool.acquire(project_writable))
+            except (ForkServerError, OSError) as error:
+                self._fork_failed(error)
+
+        self._prestart = asyncio.get_running_loop().create_task(boot())
+
+    async def run(self, request: dict[str, Any], policy: SandboxPolicy, attributed: bool, bridge: SandboxBridge | None,
+                  on_output: OutputListener | None, lower: lowerstate.LowerState | None) -> tuple[Outcome, list[str]]:
+        """The run's outcome, and the notes about what of its writes was not applied; `attributed`: it goes through
+        an overlay (never forked), `lower`: the project's stamps taken before it."""
+        if self.fork_pool is not None and not policy.network and not self.runs.venv_writable(policy) and not attributed:
+            outcome = await self._run_forked(request, policy, bridge, on_output)
+            if outcome is not None:
+                return outcome, []
+        return await self._run_fresh(request, policy, self.runs.project_writable(policy), bridge, on_output, lower)
+
+    async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
+                         bridge: SandboxBridge | None, on_output: OutputListener | None = None,
+                         lower: lowerstate.LowerState | None = None) -> tuple[Outcome, list[str]]:
+        """The run in a fresh pre-started worker (network runs, writable runs through an overlay, or no fork server),
+        and the notes about what of its writes was not applied; `lower`: the project's stamps taken before it."""
+        attributed = self.runs.attributed(policy)
+        if self.runs.venv_writable(policy):  # never a warm worker: those keep the virtualenv read-only
+            worker = await self.spawn(policy.network, writable, attributed, venv_writable=True)
+        else:
+            worker = await self.warm.acquire(policy.network, writable, attributed)
+        self._running.add(worker)
+        since = time.time_ns()
+        dirs = worker.overlay
+        try:
+            outcome = await worker.run(request, timeout_s=policy.timeout_s,
+                                       output_bytes=policy.output_bytes, processes=policy.processes,
+                                       bridge=bridge, on_output=on_output)
+        except asyncio.CancelledError:
+            await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.shield(asyncio.wait_for(worker.process.wait(), 2.0))
+            with contextlib.suppress(asyncio.CancelledError):  # what the tree walk missed dies with the cgroup
+                await asyncio.shield(worker.release_cgroup())
+            if dirs is not None:  # what it wrote before the kill is applied (and undoable)
+                self.runs.collect(dirs, since, lower)
+            raise
+        finally:
+            self._running.discard(worker)
+            if worker.private_dirs:
+                shutil.rmtree(worker.private_dirs, ignore_errors=True)
+            self.warm.schedule_refill()
+        if dirs is not None and outcome.start_failed and outcome.exit_code == overlays.MOUNT_FAILED:
+            self.runs.remove_later(dirs)
+            self.runs.overlay_problem = f"the project could not be mounted as an overlay; {PER_CALL_ONLY}"
+            self.runs.ran(RunWrites(False))
+            return await self._run_fresh(request, policy, writable, bridge, on_output, lower)  # never started: safe
+        if dirs is None:
+            return outcome, []
+        if not any(os.scandir(dirs.upper)):  # it wrote nothing (the usual read-mostly run): no thread hop
+            self.runs.ran(RunWrites(True))
+            self.runs.remove_later(dirs)
+            return outcome, []
+        return outcome, await asyncio.to_thread(self.runs.collect, dirs, since, lower)
+
+    async def _run_forked(self, request: dict[str, Any], policy: SandboxPolicy,
+                          bridge: SandboxBridge | None, on_output: OutputListener | None = None) -> Outcome | None:
+        """The run in a child of a warm fork server; None when no server could take it (a fresh worker will)."""
+        pool = self.fork_pool
+        assert pool is not None
+        cancels = self._cancels
+        try:
+            server = await pool.acquire(self.runs.project_writable(policy))
+        except (ForkServerError, OSError) as error:
+            self._fork_failed(error)
+            return None
+        self._running.add(server)
+        try:
+            outcome = await server.run(request, timeout_s=policy.timeout_s, output_bytes=policy.output_bytes,
+                                       processes=policy.processes, cancelled=cancels != self._cancels, bridge=bridge,
+                                       on_output=on_output)
+        except (ForkServerError, OSError) as error:
+            pool.discard(server)  # the next run starts a new server
+            if server.request_sent:  # never run a request twice: its child may have done part of it
+                return Outcome(response=None, stdout=b"", stderr=b"", stdout_total=0, stderr_total=0, exit_code=None,
+                               cancelled=cancels != self._cancels,
+                               protocol_error=f"the sandboxed fork server failed during the run ({error}); not run again")
+            return None  # it never reached a child: a fresh worker runs it
+        except asyncio.CancelledError:
+            await asyncio.shield(server.cancel())  # a cancelled turn leaves no process of its own behind
+            pool.discard(server)
+            raise
+        finally:
+            self._running.discard(server)
+        if outcome.exit_code is None and not server.alive:
+            pool.discard(server)  # the server died under this run: the next one starts a new server
+        else:
+            pool.release(server)
+        return outcome
+
+    def _fork_failed(self, error: BaseException) -> None:
+        """A fork server could not start or serve: every later run uses a fresh worker (and says why)."""
+        self.fork_problem = f"fork server unavailable, each run starts a fresh sandbox: {error}"
+        pool, self.fork_pool = self.fork_pool, None
+        if pool is not None:
+            asyncio.get_running_loop().create_task(pool.aclose())
+
+    async def spawn(self, network: bool, project_writable: bool, overlay: bool, venv_writable: bool = False) -> Worker:
+        dirs = await self.runs.open_overlay() if overlay else None
+        try:
+            return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
+                                      processes=self._processes, project_writable=project_writable,
+                                      toolchain=self.toolchain, venv_writable=venv_writable, overlay=dirs)
+        except BaseException:
+            if dirs is not None:
+                self.runs.drop_overlay(dirs)
+            raise
+
+    def warm_kinds(self) -> tuple[bool, ...]:
+        """Which warm pools (by project writable) fresh workers are kept in: offline runs are forked from fork servers,
+        except writable runs through an overlay (a fresh mount per run: it caches what it looked up)."""
+        if self.fork_pool is None:
+            return (True, False)
+        return (True,) if self.runs.overlay_problem is None and self.tier == TIER_BUBBLEWRAP else ()
+
+    async def cancel_running(self) -> None:
+        """Kill every running sandboxed process tree; their calls return error_kind "cancelled"."""
+        self._cancels += 1
+        await asyncio.gather(*(worker.cancel() for worker in list(self._running)))
+
+    async def aclose(self) -> None:
+        """Stop refilling, kill what runs, close the fork servers and the warm workers."""
+        await self.warm.aclose()
+        await self.cancel_running()
+        if self.fork_pool is not None:
+            await self.fork_pool.aclose()
+        if self._prestart is not None:
+            await asyncio.gather(self._prestart, return_exceptions=True)
+        await self.warm.discard_all()

@@ -1,0 +1,122 @@
+"""The bookkeeping around writable runs: stamps before one, its overlay's writes and ignored changes after, kept for undo."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import ignored, ignored_watch, lowerstate, overlay as overlays, overlay_records
+from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites, collect, writes_of
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, SandboxPolicy
+
+KEPT_RUN_WRITES = 256
+
+
+class WritableRuns:
+    """What the Sandbox knows about runs that may write the project: whether they go through an overlay (their writes
+    attributed exactly), the overlay folders still in use, and what finished runs wrote until undo takes it.
+
+    Notes for the person are appended to `notices` (the Sandbox's own list)."""
+
+    def __init__(self, project: Project, tier: str, scratch: Path, notices: list[str]) -> None:
+        self.project = project
+        self.tier = tier
+        self.notices = notices
+        self.venv: Path | None = None
+        """The virtualenv the toolchain uses (its ignored files are watched; bound read-only unless asked)."""
+        self._scratch = scratch
+        self.overlay_problem: str | None = PER_CALL_ONLY if tier != TIER_BUBBLEWRAP else None
+        """Why writable runs are not mounted as overlays (their writes not attributed), or None."""
+        self.ignored_changes: list[ignored.IgnoredChange] = []
+        """Ignored files writable runs changed, until the undo journal takes them (`take_ignored_changes`)."""
+        self.run_writes: list[RunWrites] = []
+        """What each writable run wrote, until the undo journal takes it (`take_run_writes`)."""
+        self._overlays: set[overlays.OverlayDirs] = set()
+        """Overlays recorded for workers not finished yet (a warm worker discarded unused is forgotten at `aclose`)."""
+        self._removals: set[asyncio.Future[None]] = set()
+        """Overlay folders of finished runs being deleted in the background (`aclose` waits for them)."""
+        self._loop = asyncio.get_running_loop()
+
+    def probe_overlay(self) -> str | None:
+        """Why this project cannot be mounted as an overlay here, or None (run once, in a thread)."""
+        if not overlays.usable_paths(self.project.root, self._scratch):
+            return f"the project path has a character an overlay mount cannot carry; {PER_CALL_ONLY}"
+        problem = overlays.probe(self._scratch)
+        return f"{problem}; {PER_CALL_ONLY}" if problem else None
+
+    def project_writable(self, policy: SandboxPolicy) -> bool:
+        """Only bubblewrap can make the project read-only; the rlimits tier runs every call the same way."""
+        return policy.project_writable or self.tier != TIER_BUBBLEWRAP
+
+    def attributed(self, policy: SandboxPolicy) -> bool:
+        """Whether this run's writes are known exactly: a writable bubblewrap run through an overlay."""
+        return self.tier == TIER_BUBBLEWRAP and policy.project_writable and self.overlay_problem is None
+
+    def venv_writable(self, policy: SandboxPolicy) -> bool:
+        return policy.venv_writable and self.project_writable(policy) and self.tier == TIER_BUBBLEWRAP
+
+    def before(self, policy: SandboxPolicy, attributed: bool) -> tuple[ignored.IgnoredState, lowerstate.LowerState | None]:
+        """Before a writable run: its ignored files, and (through an overlay) the project's stamps as it starts."""
+        read_only = self.tier == TIER_BUBBLEWRAP and not self.venv_writable(policy)
+        ignored_state = ignored_watch.before(self.project.root, self.venv, venvs_read_only=read_only)
+        return ignored_state, lowerstate.take(self.project.root, ignored_state) if attributed else None
+
+    def ignored_after(self, ignored_before: ignored.IgnoredState) -> list[str]:
+        """After a writable run: keep the ignored files it changed for undo; the notes about them (also in `notices`)."""
+        changed, found = ignored_watch.after(self.project.root, self.venv, ignored_before)
+        self.ignored_changes += found
+        self.notices += changed
+        return changed
+
+    async def open_overlay(self) -> overlays.OverlayDirs:
+        """Fresh overlay folders for a worker about to start, recorded so a crash of tuiagent cannot lose its writes."""
+        dirs = overlays.prepare(self._scratch)
+        self._overlays.add(dirs)
+        await asyncio.to_thread(overlay_records.begin, self.project.cache_dir, dirs)
+        return dirs
+
+    def drop_overlay(self, dirs: overlays.OverlayDirs) -> None:
+        """The worker for `dirs` never started: forget its record now."""
+        self._overlays.discard(dirs)
+        overlay_records.finish(self.project.cache_dir, dirs)
+
+    def collect(self, dirs: overlays.OverlayDirs, since: int, lower: lowerstate.LowerState | None) -> list[str]:
+        """Apply what an overlay run wrote onto the project and record exactly that for undo (its notes returned)."""
+        try:
+            found = collect(dirs, self.project.root, self.project.cache_dir, since, lower)
+        finally:
+            self._loop.call_soon_threadsafe(self.remove_later, dirs)
+        self.ran(writes_of(found))
+        self.notices += found.notes
+        return found.notes
+
+    def remove_later(self, dirs: overlays.OverlayDirs) -> None:
+        """Deleting even empty folders takes milliseconds on a busy disk: not on the run's path."""
+        self._overlays.discard(dirs)
+        removal = self._loop.run_in_executor(None, overlay_records.finish, self.project.cache_dir, dirs)
+        self._removals.add(removal)
+        removal.add_done_callback(self._removals.discard)
+
+    def ran(self, writes: RunWrites) -> None:
+        """Keep what a run wrote until undo takes it; nobody taking them (no undo outside git) keeps only the last
+        ones, behind a marker that makes their call unattributed (undo then counts every change as the agent's)."""
+        self.run_writes.append(writes)
+        if len(self.run_writes) > KEPT_RUN_WRITES:
+            self.run_writes = [RunWrites(False), *self.run_writes[-KEPT_RUN_WRITES + 1:]]
+
+    def take_run_writes(self) -> list[RunWrites]:
+        found, self.run_writes = self.run_writes, []
+        return found
+
+    def take_ignored_changes(self) -> list[ignored.IgnoredChange]:
+        found, self.ignored_changes = self.ignored_changes, []
+        return found
+
+    async def aclose(self) -> None:
+        """Wait for the background removals; forget the records of warm workers that never ran (they would outlive
+        this process)."""
+        await asyncio.gather(*self._removals, return_exceptions=True)
+        for dirs in list(self._overlays):
+            self._overlays.discard(dirs)
+            await asyncio.to_thread(overlay_records.finish, self.project.cache_dir, dirs)
