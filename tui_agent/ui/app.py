@@ -407,11 +407,7 @@ class TuiAgentApp(App[int]):
         return False
 
     def size_panes(self, side_share: int | None) -> None:
-        if not self.screen_stack:
-            return
-        main = self.screen_stack[0]  # the panes' screen, under any modal
-        main.query_one("#side").styles.width = f"{side_share}%" if side_share is not None else None
-        main.query_one("#conversation-pane").styles.width = f"{100 - side_share}%" if side_share is not None else None
+        self.panes.size(side_share)
 
     def on_catalog_pane_action_requested(self, message: CatalogPane.ActionRequested) -> None:
         self.catalog_actions.request(message.action, message.row)
