@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -21,7 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Input, Static, Tab, Tabs, TextArea
 
-from tui_agent.ui.catalog_sync import CatalogSync, CoreEvent
+from tui_agent.ui.catalog_sync import CatalogSync, CoreEvent, McpChanged
 from tui_agent.ui.command_registry import CommandRegistry
 from tui_agent.ui.modal import ask_modal
 from tui_agent.ui.context_usage import UsageFigures
@@ -391,10 +390,10 @@ class TuiAgentApp(App[int]):
         self.post_message(CoreEvent(event))
 
     def mcp_changed(self) -> None:
-        if self._thread_id == threading.get_ident():
-            self.catalog_sync.schedule()
-        else:
-            self.call_from_thread(self.catalog_sync.schedule)
+        self.post_message(McpChanged())
+
+    def on_mcp_changed(self) -> None:
+        self.catalog_sync.schedule()
 
     def on_core_event(self, message: CoreEvent) -> None:
         self.catalog_sync.receive(message.event)

@@ -43,6 +43,11 @@ class CoreEvent(Message):
         self.event = event
 
 
+class McpChanged(Message):
+    """An MCP server died or changed its tools (the hub's listener, on any thread), posted to the app; the app has
+    CatalogSync refresh the pane and the header."""
+
+
 class CatalogSync:
     """Refreshes the catalog rows whenever the change feed says something changed: this process's stores, or the
     project watcher (an editor, another process's CLI, a `git checkout`); shows the feed's events in order."""

@@ -157,5 +157,6 @@ class UIHost(Protocol):
         ...
 
     def mcp_changed(self) -> None:
-        """Thread-safe: an MCP server died or changed its tools (the catalog pane and the header follow)."""
+        """Thread-safe: an MCP server died or changed its tools; arrives as an McpChanged message (the catalog pane and
+        the header follow)."""
         ...
