@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import json
 import subprocess
 import sys
@@ -162,3 +163,62 @@ def test_no_ui_module_but_the_app_imports_the_app() -> None:
                 or any(isinstance(node, ast.Name) and node.id == "TuiAgentApp" for node in ast.walk(tree)):
             importers.append(str(path.relative_to(package)))
     assert "ui/app.py" in importers and sorted(set(importers) - allowed) == []
+
+
+HOST_REACH = {"conversation", "prompt_area", "catalog_pane", "diff_pane", "screen_stack", "screen", "focused", "query_one",
+              "post_message", "call_from_thread", "refresh_bindings"}
+"""What a controller must not reach through the host: widgets, the screens, and Textual's own messaging."""
+CONTROLLERS = ("turn", "catalog_sync", "catalog_actions", "catalog_care", "slash_commands", "slash_undo", "slash_commit",
+               "palette", "prompt_completion", "shell_prompt", "everyday_actions", "app_keys", "trust_switch",
+               "context_usage", "runtime_ready", "redo")
+
+
+def host_reaches(source: str) -> list[str]:
+    """`host.X` / `app.X` / `self.host.X` accesses with X in HOST_REACH (the names controllers give their UIHost)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in HOST_REACH:
+            owner = node.value
+            if (isinstance(owner, ast.Name) and owner.id in ("host", "app")) or \
+                    (isinstance(owner, ast.Attribute) and owner.attr == "host"):
+                found.append(f"{ast.unparse(node)}:{node.lineno}")
+    return found
+
+
+def test_controllers_reach_no_widget_through_the_host() -> None:
+    """The controllers get the conversation and the prompt box as ConversationView / PromptBox, from the app and only
+    where they render into them; through the host they only notify, ask, show a pane, refresh the catalog, run work."""
+    ui = CORE.parent / "ui"
+    app_side = {"app", "launch", "modal", "panes"}  # the app itself, and its helpers given Textual's App (ask_modal, PaneLayout)
+    modules = {path.stem for path in ui.glob("*.py")} - app_side
+    assert set(CONTROLLERS) <= modules
+    reaches = {name: host_reaches((ui / f"{name}.py").read_text(encoding="utf-8")) for name in sorted(modules)}
+    assert {name: found for name, found in reaches.items() if found} == {}
+    assert sorted(host_reaches("async def f(host, app, self):\n    host.conversation.add(1)\n    app.prompt_area.text\n    self.host.screen_stack\n")) \
+        == ["app.prompt_area:3", "host.conversation:2", "self.host.screen_stack:4"]
+
+
+def test_the_host_protocols_have_no_widget_typed_member() -> None:
+    """UIHost (and the Protocols extending it) name no widget, screen stack or message posting: what a controller may
+    ask for is an intent (notify, ask, show a pane, refresh the catalog), the runtime, or the session's shared state."""
+    ui = CORE.parent / "ui"
+    widgets = ("Widget", "Conversation", "PromptArea", "CatalogPane", "DiffPane", "TextArea", "Input", "Screen[Any]",
+               "Screen[object]", "Message")
+    offenders = []
+    for path in ui.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ClassDef) and any(ast.unparse(base) in ("UIHost", "Protocol") for base in node.bases)):
+                continue
+            if not (node.name == "UIHost" or any(ast.unparse(base) == "UIHost" for base in node.bases)):
+                continue
+            for member in node.body:
+                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    name, typed = member.name, ast.unparse(member.returns) if member.returns else ""
+                elif isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name):
+                    name, typed = member.target.id, ast.unparse(member.annotation)
+                else:
+                    continue
+                if name in HOST_REACH or any(re.search(rf"\b{re.escape(widget)}(?![\w\[])" if "[" not in widget
+                                                       else re.escape(widget), typed) for widget in widgets):
+                    offenders.append(f"{path.name}:{node.name}.{name} -> {typed}")
+    assert offenders == []

@@ -29,7 +29,7 @@ async def test_dispatch_palette_completion_and_help_list_the_same_commands(dirty
         assert set(registered) == {*BUILTIN_COMMANDS, "yell", "ask"} and len(registered) == len(set(registered))
         assert all(app.commands.find(name) is not None for name in registered)  # each one dispatches
 
-        in_palette = {command.title.removeprefix("/") for command in palette_commands(app) if command.title.startswith("/")}
+        in_palette = {command.title.removeprefix("/") for command in palette_commands(app, app.prompt_area, app.catalog_pane, app.diff_pane) if command.title.startswith("/")}
         completed = {candidate.label.removeprefix("/") for name in registered
                      for candidate in app.prompt_completion.candidates(f"/{name}") if candidate.label == f"/{name}"}
         app.prompt_area.load_text("/help")

@@ -372,7 +372,7 @@ async def test_every_new_feature_is_in_the_palette_and_in_help(repo: Path, no_mo
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        titles = {command.title for command in palette_commands(app)}
+        titles = {command.title for command in palette_commands(app, app.prompt_area, app.catalog_pane, app.diff_pane)}
         for title in ("/compact", "/copy", "/theme", "/redo", "!command", "Copy the last code block", "Edit the prompt in $EDITOR",
                       "Side panes: wider", "Side panes: narrower", "Permission mode: next"):
             assert title in titles, title

@@ -82,7 +82,7 @@ async def test_the_palette_lists_catalog_actions_zoom_and_restore_without_eating
         await app.runtime.catalog.save("double", tool_source("double"))
         await wait_until(pilot, lambda: "double" in row_names(app))
         await pilot.press("f3")
-        commands = {command.title: command.help for command in palette_commands(app)}
+        commands = {command.title: command.help for command in palette_commands(app, app.prompt_area, app.catalog_pane, app.diff_pane)}
         for title in ("View double", "Run double", "Prune double", "Revert double", "History double", "Drift double",
                       "Catalog: show pruned tools", "/restore", "Zoom the pane"):
             assert title in commands, title

@@ -87,3 +87,24 @@ async def test_core_events_published_on_another_thread_arrive_as_messages(repo: 
         await asyncio.to_thread(app.runtime.changes.publish, BranchChanged("elsewhere"))
         await wait_until(pilot, lambda: app.branch == "elsewhere" and app.header.branch == "elsewhere", message="the branch")
         assert [message.event for message in received if isinstance(message.event, BranchChanged)] == [BranchChanged("elsewhere")]
+
+
+async def test_the_footer_offers_cancel_only_while_a_turn_runs(repo: Path, api: FakeMessagesAPI) -> None:
+    """Setting the app's `busy` (the turn runner does, never touching the footer) refreshes the footer's keys: "esc Cancel
+    turn" shows while the turn runs and goes when it ends, with the focus never moving."""
+    from textual.widgets._footer import FooterKey
+
+    def cancel_shown() -> bool:
+        return any(key.action == "cancel_turn" for key in app.screen.query(FooterKey))
+
+    api.enqueue(reply(text("Slow."), delay_s=2.0))
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: bool(app.screen.query(FooterKey)), message="the footer")
+        assert not cancel_shown()
+        await send(pilot, app, "hello")
+        await wait_until(pilot, lambda: app.turns.running and cancel_shown(), message="esc Cancel turn during the turn")
+        await wait_until(pilot, lambda: turn_answered(app, "Slow.") and not app.busy, timeout=30, message="the reply")
+        await wait_until(pilot, lambda: not cancel_shown(), message="no cancel once the turn is over")
+        assert app.focused is app.prompt_area

@@ -136,7 +136,7 @@ async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> N
         assert "Unknown command /nosuch" in notices[5]
         app.catalog_pane.query_one("#catalog-filter").value = ""  # /recipes filtered the pane to recipes
         await pilot.pause(0.1)
-        titles = [command.title for command in palette_commands(app)]  # what the palette's TuiAgentCommands provider offers
+        titles = [command.title for command in palette_commands(app, app.prompt_area, app.catalog_pane, app.diff_pane)]  # what the palette's TuiAgentCommands provider offers
         for expected in ("/help", "/tools", "/diff", "/undo", "/model", "/clear", "/resume", "/recipes", "Cancel the turn", "Prune double", "Revert double", "History double", "Drift double", "Run double", "View double"):
             assert expected in titles, expected
         await send(pilot, app, "/clear")

@@ -18,9 +18,9 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Static, Tab, Tabs
+from textual.widgets import Input, Static, Tab, Tabs, TextArea
 
-from tui_agent.ui.catalog_sync import CatalogSync, CoreEvent
+from tui_agent.ui.catalog_sync import CatalogSync, CoreEvent, McpChanged
 from tui_agent.ui.command_registry import CommandRegistry
 from tui_agent.ui.modal import ask_modal
 from tui_agent.ui.context_usage import UsageFigures
@@ -54,6 +54,7 @@ from tui_agent.ui.widgets.completion_menu import CompletionMenu
 from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 
 if TYPE_CHECKING:  # the core is imported in a thread after the first frame (runtime_bridge)
+    from tui_agent.core.events import Event as CoreEventPayload
     from tui_agent.core.project import Project
     from tui_agent.core.runtime import Runtime
     from tui_agent.core.runtime_state import RuntimeState
@@ -130,14 +131,16 @@ class TuiAgentApp(App[int]):
         self.ready = asyncio.Event()
         self.commands = CommandRegistry(BUILTIN_COMMANDS)
         """The slash commands: what /help, the palette and completion list, and what a typed `/name` runs."""
-        self.turns = TurnRunner(self)
+        # the widgets, looked up when used (they are composed later), go only to the controllers that render into them
+        self.turns = TurnRunner(self, view=lambda: self.conversation, prompt_box=lambda: self.prompt_area)
         self.catalog_sync = CatalogSync(self, show_event=self.turns.handle_event, pane=lambda: self.catalog_pane)
-        self.prompt_completion = PromptCompletion(self, self.commands)
+        self.prompt_completion = PromptCompletion(self, self.commands, files_loaded=lambda: self.prompt_area.update_completions())
         self.undo_commands = UndoCommands(self, self.turns, self.commands)
-        self.catalog_actions = CatalogActions(self, submit_prompt=self.turns.submit_prompt, pane=lambda: self.catalog_pane)
+        self.catalog_actions = CatalogActions(self, submit_prompt=self.turns.submit_prompt, pane=lambda: self.catalog_pane,
+                                              conversation_view=lambda: self.conversation)
         self.slash_commands = SlashCommands(self, self.commands, self.turns, self.catalog_actions)
         self.commands.add("trust", partial(slash_trust, self, self.turns))
-        register_everyday_commands(self, self.commands)
+        register_everyday_commands(self, self.commands, lambda: self.conversation)
         self.turns.connect(run_input=self.slash_commands.handle_input, after_turn=partial(self.undo_commands.show_turn_edits, announce=True))
 
     def get_default_screen(self) -> Screen[Any]:
@@ -296,7 +299,7 @@ class TuiAgentApp(App[int]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """ctrl+p: Textual's own commands (quit, theme, keys, screenshot), then tuiagent's."""
         yield from super().get_system_commands(screen)
-        yield from palette_commands(self)
+        yield from palette_commands(self, self.prompt_area, self.catalog_pane, self.diff_pane)
 
     @property
     def opening(self) -> bool:
@@ -362,7 +365,7 @@ class TuiAgentApp(App[int]):
         cycle_permission_mode(self)
 
     def action_edit_prompt(self) -> None:
-        edit_in_editor(self)
+        edit_in_editor(self, self.prompt_area)
 
     def action_resize_side(self, step: int) -> None:
         resize_side(self, step)
@@ -372,14 +375,38 @@ class TuiAgentApp(App[int]):
             self.call_after_refresh(apply_side_share, self)
 
     def action_interrupt(self) -> None:
-        interrupt(self, self.turns)
+        interrupt(self, self.turns, self.prompt_area)
 
     def on_queued_prompts_edit_requested(self, message: QueuedPrompts.EditRequested) -> None:
         self.turns.return_to_prompt_box(message.text)  # back in the prompt box, which gets the focus
         self.screen.set_focus(self.prompt_area)
 
+    def watch_busy(self) -> None:
+        """A turn started or ended: the footer's keys follow (esc Cancel turn); not while the app shuts down."""
+        if self.is_running and self.screen_stack:
+            self.refresh_bindings()
+
+    def deliver_core_event(self, event: CoreEventPayload) -> None:
+        self.post_message(CoreEvent(event))
+
+    def mcp_changed(self) -> None:
+        self.post_message(McpChanged())
+
+    def on_mcp_changed(self) -> None:
+        self.catalog_sync.schedule()
+
     def on_core_event(self, message: CoreEvent) -> None:
         self.catalog_sync.receive(message.event)
+
+    def copy_selection(self) -> bool:
+        focused = self.focused
+        if isinstance(focused, (TextArea, Input)) and focused.selected_text:
+            focused.action_copy()
+            return True
+        return False
+
+    def size_panes(self, side_share: int | None) -> None:
+        self.panes.size(side_share)
 
     def on_catalog_pane_action_requested(self, message: CatalogPane.ActionRequested) -> None:
         self.catalog_actions.request(message.action, message.row)

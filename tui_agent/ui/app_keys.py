@@ -5,10 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Protocol
 
-from textual.widget import Widget
-from textual.widgets import Input, TextArea
-
-from tui_agent.ui.host import UIHost
+from tui_agent.ui.host import PromptBox, UIHost
 
 if TYPE_CHECKING:
     from tui_agent.ui.turn import TurnRunner
@@ -23,30 +20,28 @@ PERMISSION_MODE_HELP = {
 
 
 class KeyHost(UIHost, Protocol):
-    """The app's side of ctrl+c: what has focus, when ctrl+c last asked "again to quit", and quitting."""
+    """The app's side of ctrl+c: copying a selection, when ctrl+c last asked "again to quit", and quitting."""
 
     interrupted_at: float
 
-    @property
-    def focused(self) -> Widget | None: ...
+    def copy_selection(self) -> bool:
+        """Copy the focused text field's selection; False when nothing is selected."""
+        ...
 
     def exit(self, result: int | None = None, return_code: int = 0, message: str | None = None) -> None: ...
 
 
-def interrupt(app: KeyHost, turns: TurnRunner) -> None:
+def interrupt(app: KeyHost, turns: TurnRunner, prompt: PromptBox) -> None:
     """ctrl+c: copy a selection, else stop the turn, else clear the prompt (↑ brings it back), else press twice to quit."""
-    focused = app.focused
-    if isinstance(focused, (TextArea, Input)) and focused.selected_text:
-        focused.action_copy()
+    if app.copy_selection():
         return
     now, armed = time.monotonic(), app.interrupted_at
     app.interrupted_at = -QUIT_AGAIN_S  # only a press right after the "again" notice quits
-    prompt = app.prompt_area
     if turns.running:
         turns.cancel()
     elif prompt.text.strip():
         prompt.prompt_history.add(prompt.text)
-        prompt.load_text("")
+        prompt.set_text("")
     elif now - armed < QUIT_AGAIN_S:
         app.exit(0)
     else:

@@ -22,7 +22,7 @@ from tui_agent.core.runtime_state import Restricted, catalog_of, recipes_of, una
 if TYPE_CHECKING:
     from tui_agent.core.versioning.store import VersionedStore
     from tui_agent.core.sandbox.policy import RunResult
-    from tui_agent.ui.host import UIHost
+    from tui_agent.ui.host import ConversationView, UIHost
     from tui_agent.ui.widgets.catalog_pane import CatalogPane
 
 CatalogAction = Callable[[CatalogRow], Awaitable[None]]
@@ -73,9 +73,12 @@ class CatalogActions:
     """The catalog pane's actions: each calls the row's versioned store (`runtime.store(kind)`), the same verbs for
     tools and recipes."""
 
-    def __init__(self, host: UIHost, *, submit_prompt: Callable[[str], Awaitable[None]], pane: Callable[[], CatalogPane]) -> None:
+    def __init__(self, host: UIHost, *, submit_prompt: Callable[[str], Awaitable[None]], pane: Callable[[], CatalogPane],
+                 conversation_view: Callable[[], ConversationView]) -> None:
         self.host = host
         self.pane = pane
+        self.conversation_view = conversation_view
+        """The conversation, where a tool run from the catalog shows its block."""
         self.submit_prompt = submit_prompt
         """Hands the agent a prompt (repair, a suggestion to author): now, or after the running turn."""
 
@@ -179,13 +182,12 @@ class CatalogActions:
             self.host.notify(f"{row.name}: not run")
             return
         entry = Entry("tool", call_id=f"manual-{uuid.uuid4().hex[:12]}-{row.name}", tool=row.name, arguments=arguments)
-        block = await self.host.conversation.add(entry)
+        conversation = self.conversation_view()  # a manual run shows as a tool block, as the agent's calls do
+        await conversation.add(entry)
         run = await catalog.call_tool(row.name, arguments, allow_writes=spec.writes, allow_network=spec.network)
         entry.result, entry.is_error = run_result_text(run)
         entry.duration_ms = run.duration_ms
-        block.collapsed = False  # type: ignore[attr-defined]
-        block.refresh_entry()  # type: ignore[attr-defined]
-        self.host.conversation.refresh(layout=True)  # repaint the whole pane: no stale line left where the block grew
+        conversation.show_result(entry)
         where = " (F2 shows the output)" if self.host.narrow else ""
         self.host.notify(f"{row.name}: {'ok' if run.ok else 'failed'} in {run.duration_ms:.0f} ms{where}", severity="information" if run.ok else "error")
 

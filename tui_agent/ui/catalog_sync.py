@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -44,6 +43,11 @@ class CoreEvent(Message):
         self.event = event
 
 
+class McpChanged(Message):
+    """An MCP server died or changed its tools (the hub's listener, on any thread), posted to the app; the app has
+    CatalogSync refresh the pane and the header."""
+
+
 class CatalogSync:
     """Refreshes the catalog rows whenever the change feed says something changed: this process's stores, or the
     project watcher (an editor, another process's CLI, a `git checkout`); shows the feed's events in order."""
@@ -58,31 +62,19 @@ class CatalogSync:
         self._refresh_again = False
         self._pending_select: str | None = None
         self._events: asyncio.Queue[Event] = asyncio.Queue()
-        self._app_thread = threading.get_ident()
 
     def start(self, runtime: Runtime) -> None:
         """Follow `runtime` (called on the app's thread once it is open): rows now, then on every change."""
         self.runtime = runtime
-        self._app_thread = threading.get_ident()
         self.pane().mark_new(runtime.core.new_tools)  # what a pull brought since the last session
         self.schedule()  # read in a thread: a thousand tools and the recent sessions' suggestions take a while
-        runtime.changes.add_listener(self._on_event)  # every store change and watcher finding, once
+        # listeners on any thread: each event reaches the app as a CoreEvent message, then `receive`
+        runtime.changes.add_listener(self.host.deliver_core_event)  # every store change and watcher finding, once
         if runtime.recipes is not None:
-            runtime.recipes.add_listener(self._on_event, changes=False)  # its tool calls and notices
+            runtime.recipes.add_listener(self.host.deliver_core_event, changes=False)  # its tool calls and notices
         self.host.run_worker(self._show_events(), group="recipe-events", exclusive=True)
         if runtime.mcp is not None:  # a server dying or changing its tools: the pane and the header follow
-            runtime.mcp.add_listener(self._on_mcp_changed)
-
-    def _on_mcp_changed(self) -> None:
-        """MCP hub listener: may be called from the app's loop or from another thread."""
-        if self._app_thread == threading.get_ident():
-            self.schedule()
-        else:
-            self.host.call_from_thread(self.schedule)
-
-    def _on_event(self, event: Event) -> None:
-        """Listener of the change feed and of the recipe engine (any thread): a message to the app."""
-        self.host.post_message(CoreEvent(event))
+            runtime.mcp.add_listener(self.host.mcp_changed)
 
     def receive(self, event: Event) -> None:
         """A core event the app received: shown in order, like the agent's events (one consumer)."""

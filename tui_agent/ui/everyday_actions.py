@@ -13,12 +13,11 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tui_agent.ui.host import UIHost
+from tui_agent.ui.host import ConversationView, PromptBox, UIHost
 from tui_agent.ui.preferences import load_preferences, save_preferences
 
 if TYPE_CHECKING:
     from textual.geometry import Size
-    from textual.screen import Screen
 
     from tui_agent.ui.command_registry import CommandRegistry
 
@@ -39,8 +38,9 @@ class ShellHost(UIHost, Protocol):
     @property
     def size(self) -> Size: ...
 
-    @property
-    def screen(self) -> Screen[object]: ...
+    def size_panes(self, side_share: int | None) -> None:
+        """The side panes' share of the width in percent (None: the layout's own widths)."""
+        ...
 
     def copy_to_clipboard(self, text: str) -> None: ...
 
@@ -49,11 +49,11 @@ class ShellHost(UIHost, Protocol):
     def call_after_refresh(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
 
 
-def register_everyday_commands(app: ShellHost, registry: CommandRegistry) -> None:
-    """`/copy [code]` and `/theme light|dark`."""
+def register_everyday_commands(app: ShellHost, registry: CommandRegistry, view: Callable[[], ConversationView]) -> None:
+    """`/copy [code]` (from the conversation `view` shows) and `/theme light|dark`."""
 
     async def copy(args: str) -> None:
-        copy_last(app, "code" if args.strip() == "code" else "reply")
+        copy_last(app, view(), "code" if args.strip() == "code" else "reply")
 
     async def theme(args: str) -> None:
         name = args.strip() or ("light" if app.theme == THEMES["dark"] else "dark")
@@ -66,9 +66,9 @@ def register_everyday_commands(app: ShellHost, registry: CommandRegistry) -> Non
     registry.add("theme", theme)
 
 
-def last_reply(app: UIHost) -> str:
+def last_reply(conversation: ConversationView) -> str:
     """The newest assistant reply, whole (a long reply is kept in several entries)."""
-    entries = app.conversation.entries
+    entries = conversation.entries
     end = next((index for index in range(len(entries) - 1, -1, -1) if entries[index].kind == "assistant"), None)
     if end is None:
         return ""
@@ -84,9 +84,9 @@ def last_code_block(text: str) -> str:
     return blocks[-1] if blocks else ""
 
 
-def copy_last(app: ShellHost, what: str) -> None:
+def copy_last(app: ShellHost, conversation: ConversationView, what: str) -> None:
     """Copy the last reply (`reply`) or its last code block (`code`) to the terminal's clipboard (OSC 52)."""
-    reply = last_reply(app)
+    reply = last_reply(conversation)
     text = last_code_block(reply) if what == "code" else reply
     if not text:
         app.notify("Nothing to copy: " + ("the last reply has no code block." if what == "code" and reply else "no reply yet."),
@@ -136,11 +136,7 @@ def resize_side(app: ShellHost, step: int) -> None:
 def apply_side_share(app: ShellHost) -> None:
     """The chosen widths in the wide layout; none of their own in the narrow one (one pane fills the screen)."""
     wide = app.size.width >= WIDE_FROM and app.side_share != DEFAULT_SIDE_SHARE
-    if not app.screen_stack:
-        return
-    main = app.screen_stack[0]  # the panes' screen, under any modal
-    main.query_one("#side").styles.width = f"{app.side_share}%" if wide else None
-    main.query_one("#conversation-pane").styles.width = f"{100 - app.side_share}%" if wide else None
+    app.size_panes(app.side_share if wide else None)
 
 
 def editor_command() -> list[str]:
@@ -148,9 +144,8 @@ def editor_command() -> list[str]:
     return shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
 
 
-def edit_in_editor(app: ShellHost) -> None:
+def edit_in_editor(app: ShellHost, prompt: PromptBox) -> None:
     """ctrl+g: the prompt in $EDITOR (the app suspends while it runs); what was saved comes back into the prompt box."""
-    prompt = app.prompt_area
     with tempfile.TemporaryDirectory(prefix="tuiagent-prompt-") as folder:
         path = Path(folder) / "prompt.md"
         path.write_text(prompt.text, encoding="utf-8")
@@ -165,6 +160,5 @@ def edit_in_editor(app: ShellHost) -> None:
             app.notify(f"The editor exited with {done.returncode}: the prompt is unchanged.", severity="warning")
             return
         text = path.read_text(encoding="utf-8", errors="replace").rstrip("\n")
-    prompt.load_text(text)
-    prompt.move_cursor(prompt.document.end)
-    app.screen.set_focus(prompt)
+    prompt.set_text(text)
+    prompt.take_focus()

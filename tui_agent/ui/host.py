@@ -1,23 +1,26 @@
-"""What the UI's controllers may ask of the app (`UIHost`, a Protocol the app implements): they never hold the app itself."""
+"""What the UI's controllers may ask of the app (`UIHost`, a Protocol the app implements): they never hold the app itself,
+nor reach a widget through it; the conversation and the prompt box are given, as the narrow `ConversationView` and
+`PromptBox`, only to the controllers whose job is to render into them."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from textual.message import Message
     from textual.notifications import SeverityLevel
     from textual.screen import Screen
     from textual.worker import Worker, WorkType
 
+    from tui_agent.core.events import Event, ToolOutputDelta
     from tui_agent.core.runtime import Runtime
     from tui_agent.core.runtime_state import RuntimeState
     from tui_agent.ui.context_usage import UsageFigures
     from tui_agent.ui.runtime_bridge import LaunchOptions
-    from tui_agent.ui.widgets.conversation import Conversation
-    from tui_agent.ui.widgets.prompt import PromptArea
+    from tui_agent.ui.transcript import Transcript
+    from tui_agent.ui.widgets.messages import Entry
+    from tui_agent.ui.widgets.prompt import PromptHistory
 
 ScreenResult = TypeVar("ScreenResult")
 ResultType = TypeVar("ResultType")
@@ -29,10 +32,64 @@ class Ask(Protocol):
     async def __call__(self, screen: Screen[ScreenResult]) -> ScreenResult | None: ...
 
 
+class ConversationView(Protocol):
+    """The conversation as a turn renders into it: entries added, core events folded and shown, tool blocks refreshed
+    (the Conversation widget implements it; the turn runner, a manual tool run and `/copy` are given it)."""
+
+    @property
+    def entries(self) -> list[Entry]: ...
+
+    async def add(self, entry: Entry) -> object:
+        """Append an entry no event made (a notice, a manual tool run) and show it."""
+        ...
+
+    async def echo_prompt(self, prompt: str) -> None: ...
+
+    async def show_event(self, event: Event) -> object: ...
+
+    def show_live_output(self, event: ToolOutputDelta) -> None: ...
+
+    async def finish_stream(self) -> None: ...
+
+    async def load_transcript(self, transcript: Transcript) -> None: ...
+
+    async def clear(self) -> None: ...
+
+    def tool_entries(self) -> list[Entry]: ...
+
+    def refresh_tool(self, call_id: str) -> None: ...
+
+    def refresh_entry(self, entry: Entry) -> None: ...
+
+    def show_result(self, entry: Entry) -> None:
+        """A finished call run outside a turn: its block unfolded with the result, the pane repainted."""
+        ...
+
+    def mark_undone(self, turns: list[tuple[str, bool]]) -> None:
+        """Each recorded turn (its prompt, whether /undo took it back): the undone ones' entries marked."""
+        ...
+
+
+class PromptBox(Protocol):
+    """The prompt box as controllers edit it: its text, replacing it (cursor at the end), its history, the focus."""
+
+    prompt_history: PromptHistory
+
+    @property
+    def text(self) -> str: ...
+
+    @text.setter
+    def text(self, value: str) -> None: ...
+
+    def set_text(self, text: str) -> None: ...
+
+    def take_focus(self) -> None: ...
+
+
 class UIHost(Protocol):
-    """Notify, ask, show a pane, refresh the catalog; the runtime; the conversation and prompt box a controller renders
-    into (the catalog pane is given only to the catalog's controllers); and the session's shared state, which the
-    header is bound to (set it here, never on a widget)."""
+    """Notify, ask, show a pane, refresh the catalog; the runtime; background work; and the session's shared state,
+    which the header is bound to (set it here, never on a widget: setting `busy` also refreshes the footer's keys).
+    No widget is reachable through it (tests/test_layering.py checks)."""
 
     project_root: Path
     options: LaunchOptions
@@ -91,23 +148,15 @@ class UIHost(Protocol):
     def run_worker(self, work: WorkType[ResultType], name: str | None = "", group: str = "default", description: str = "",
                    exit_on_error: bool = True, start: bool = True, exclusive: bool = False, thread: bool = False) -> Worker[ResultType]: ...
 
-    def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
-
-    def call_from_thread(self, callback: Callable[..., Any | Awaitable[Any]], *args: Any, **kwargs: Any) -> Any: ...
-
-    def refresh_bindings(self) -> None: ...
-
-    def post_message(self, message: Message) -> bool:
-        """Thread-safe: how events from the core's listeners reach the app."""
+    def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
+        """Run `callback` once the app's pending messages are handled (the next queued prompt, after a turn)."""
         ...
 
-    @property
-    def screen_stack(self) -> list[Screen[Any]]:
-        """Empty while the app shuts down (its widgets may be gone)."""
+    def deliver_core_event(self, event: Event) -> None:
+        """Thread-safe: a core event from a listener (the change feed, the recipe engine) arrives as a CoreEvent message."""
         ...
 
-    @property
-    def conversation(self) -> Conversation: ...
-
-    @property
-    def prompt_area(self) -> PromptArea: ...
+    def mcp_changed(self) -> None:
+        """Thread-safe: an MCP server died or changed its tools; arrives as an McpChanged message (the catalog pane and
+        the header follow)."""
+        ...

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from textual.app import SystemCommand
 
-from tui_agent.ui.host import UIHost
+from tui_agent.ui.host import PromptBox, UIHost
 
 if TYPE_CHECKING:
     from tui_agent.ui.catalog_rows import CatalogRow
@@ -29,15 +29,10 @@ ROW_ACTIONS = (
 
 
 class PaletteHost(UIHost, Protocol):
-    """The app's own actions, which the palette offers beside the slash commands."""
+    """The app's own actions, which the palette offers beside the slash commands (the panes' own actions are given
+    with the panes, to palette_commands)."""
 
     commands: CommandRegistry
-
-    @property
-    def diff_pane(self) -> DiffPane: ...
-
-    @property
-    def catalog_pane(self) -> CatalogPane: ...
 
     def action_slash(self, name: str) -> None: ...
 
@@ -65,37 +60,36 @@ def show_pruned(app: UIHost, pane: CatalogPane) -> None:
     pane.show_pruned = True
 
 
-def prefill_prompt(app: UIHost, text: str) -> None:
+def prefill_prompt(app: UIHost, prompt: PromptBox, text: str) -> None:
     app.action_show_pane("conversation")
-    app.prompt_area.load_text(text)
-    app.prompt_area.move_cursor(app.prompt_area.document.end)
+    prompt.set_text(text)
 
 
-def focus_filter(app: PaletteHost) -> None:
+def focus_filter(app: UIHost, pane: CatalogPane) -> None:
     app.action_show_pane("catalog")
-    app.catalog_pane.action_focus_filter()
+    pane.action_focus_filter()
 
 
-def palette_commands(app: PaletteHost) -> Iterator[SystemCommand]:
-    """Every slash command, pane and catalog action, for the command palette."""
+def palette_commands(app: PaletteHost, prompt: PromptBox, catalog: CatalogPane, diff: DiffPane) -> Iterator[SystemCommand]:
+    """Every slash command, pane and catalog action, for the command palette (the panes' own actions on the panes given)."""
     for command in app.commands.commands():
         yield SystemCommand(f"/{command.name}", escape(command.label), lambda name=command.name: app.action_slash(name))
     yield SystemCommand("Cancel the turn", "stop the agent (esc)", app.action_cancel_turn)
     yield SystemCommand("!command", "run a shell command yourself (in the sandbox, approved like run_shell): types ! in the prompt",
-                        lambda: prefill_prompt(app, "!"))
+                        lambda: prefill_prompt(app, prompt, "!"))
     yield SystemCommand("Copy the last code block", "to the clipboard (/copy code)", lambda: app.action_slash("copy code"))
     yield SystemCommand("Edit the prompt in $EDITOR", "ctrl+g", app.action_edit_prompt)
     yield SystemCommand("Side panes: wider", "alt+← (wide layout)", lambda: app.action_resize_side(1))
     yield SystemCommand("Side panes: narrower", "alt+→ (wide layout)", lambda: app.action_resize_side(-1))
     yield SystemCommand("Permission mode: next", "ask → auto → read-only (shift+tab)", app.action_cycle_permission_mode)
     yield SystemCommand("Zoom the pane", "maximize the focused pane, or restore the layout (F5)", app.action_zoom)
-    yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", lambda: show_pruned(app, app.catalog_pane))
+    yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", lambda: show_pruned(app, catalog))
     for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):
         yield SystemCommand(f"Show the {pane} pane", key, lambda pane=pane: app.action_show_pane(pane))
-    yield SystemCommand("Diff: unified / side-by-side", "m in the diff pane", app.diff_pane.action_toggle_mode)
-    yield SystemCommand("Catalog: sort by next column", "s in the catalog", app.catalog_pane.action_cycle_sort)
-    yield SystemCommand("Catalog: filter", "/ in the catalog", lambda: focus_filter(app))
-    selected = app.catalog_pane.selected()
+    yield SystemCommand("Diff: unified / side-by-side", "m in the diff pane", diff.action_toggle_mode)
+    yield SystemCommand("Catalog: sort by next column", "s in the catalog", catalog.action_cycle_sort)
+    yield SystemCommand("Catalog: filter", "/ in the catalog", lambda: focus_filter(app, catalog))
+    selected = catalog.selected()
     if selected is not None:
         for action, key, what in ROW_ACTIONS:
             yield SystemCommand(f"{action.replace('_', ' ').capitalize()} {selected.name}", f"{what} ({key})",

@@ -1,4 +1,4 @@
-"""The three panes' layout: which one shows (narrow) or has focus (wide), the tab bar, and F5's zoom."""
+"""The three panes' layout: which one shows (narrow) or has focus (wide), the tab bar, F5's zoom, the side panes' width."""
 
 from __future__ import annotations
 
@@ -80,3 +80,11 @@ class PaneLayout:
         """In the narrow layout the diff pane is a tab: switch to it."""
         if self.narrow:
             self.show("diff")
+
+    def size(self, side_share: int | None) -> None:
+        """The side panes' share of the width in percent, the conversation the rest (None: the layout's own widths)."""
+        if not self.app.screen_stack:
+            return
+        main = self.app.screen_stack[0]  # the panes' screen, under any modal
+        main.query_one("#side").styles.width = f"{side_share}%" if side_share is not None else None
+        main.query_one("#conversation-pane").styles.width = f"{100 - side_share}%" if side_share is not None else None

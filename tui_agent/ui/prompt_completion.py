@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tui_agent.ui.completion import Candidate, file_candidates, project_files, slash_candidates
@@ -18,9 +19,11 @@ FILES_TTL_S = 15.0
 class PromptCompletion:
     """`candidates(token)` for the prompt box; the file list is read in a thread and kept for FILES_TTL_S."""
 
-    def __init__(self, host: UIHost, commands: CommandRegistry) -> None:
+    def __init__(self, host: UIHost, commands: CommandRegistry, *, files_loaded: Callable[[], None]) -> None:
         self.host = host
         self.commands = commands
+        self.files_loaded = files_loaded
+        """Offers the completions again (the prompt box's menu opened before the list was read)."""
         self._project_files: list[str] = []
         self._project_files_at = 0.0
 
@@ -34,4 +37,4 @@ class PromptCompletion:
 
     async def _load_project_files(self) -> None:
         self._project_files = await asyncio.to_thread(project_files, self.host.project_root)
-        self.host.prompt_area.update_completions()  # the menu opened before the list was read
+        self.files_loaded()

@@ -40,8 +40,8 @@ async def run_bang(app: UIHost, turns: TurnRunner, command: str) -> None:
         return
     call_id = f"bang-{uuid.uuid4().hex[:12]}"
     entry = Entry("tool", call_id=call_id, tool="run_shell", arguments={"command": command})
-    block = await app.conversation.add(entry)
-    conversation = app.conversation
+    conversation = turns.view()  # the turn's place: shown as the agent's run_shell calls are
+    await conversation.add(entry)
 
     def show_live(event: Event) -> None:  # the output as it comes, as a turn's run_shell shows it
         if isinstance(event, ToolOutputDelta):
@@ -56,8 +56,7 @@ async def run_bang(app: UIHost, turns: TurnRunner, command: str) -> None:
     except ToolFailure as failure:
         entry.result, entry.is_error = str(failure), True
     entry.duration_ms = (time.monotonic() - started) * 1000
-    block.collapsed = False  # type: ignore[attr-defined]
-    app.conversation.refresh_entry(entry)
+    conversation.show_result(entry)
     agent = runtime.agent
     if agent is not None:
         shown = entry.result if len(entry.result) <= NOTE_CHARS else entry.result[:NOTE_CHARS] + "\n[…cut]"

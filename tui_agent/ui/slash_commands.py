@@ -216,7 +216,7 @@ class SlashCommands:
         if self.turns.running:
             self.turns.queue.push(f"/clear {args}".strip(), "command")  # runs when the turn is over
             return
-        await self.host.conversation.clear()
+        await self.turns.view().clear()
         runtime = self.host.runtime
         if runtime is None or runtime.agent is None:
             await self.host.add_notice("Conversation cleared.")

@@ -161,11 +161,9 @@ class UndoCommands:
 
     async def _after_change(self, note_for_model: str) -> None:
         """After an undo or a redo: the turns' marks, the model told, the catalog and the branch refreshed."""
-        conversation = self.host.conversation
         parts = self._undo_parts()
         recorded = parts[0].turns(parts[1]) if parts is not None else []
-        for entry in conversation.transcript.mark_undone([(turn.prompt, turn.undone) for turn in recorded]):
-            conversation.refresh_entry(entry)
+        self.turns.view().mark_undone([(turn.prompt, turn.undone) for turn in recorded])
         if self.host.runtime is not None and self.host.runtime.agent is not None:
             self.host.runtime.agent.add_note(note_for_model)
         self.host.schedule_catalog_refresh()

@@ -25,7 +25,6 @@ from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.transcript import transcript_of
 from tui_agent.ui.widgets.messages import Entry
-from tui_agent.ui.widgets.conversation import Conversation
 from tui_agent.core.runtime_state import agent_of, sandbox_of
 
 if TYPE_CHECKING:
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     from tui_agent.core.agent.permissions import ApprovalAnswer, ApprovalRequest
     from textual.worker import Worker
 
-    from tui_agent.ui.host import UIHost
+    from tui_agent.ui.host import ConversationView, PromptBox, UIHost
 
 ResultType = TypeVar("ResultType")
 AGENT_GROUP = "agent"
@@ -51,8 +50,12 @@ def recorded_turns(path: Path) -> list[tuple[str, bool]]:
 class TurnRunner:
     """Starts turns, renders their events, answers approvals with a modal, cancels on Escape (the app holds one)."""
 
-    def __init__(self, host: UIHost) -> None:
+    def __init__(self, host: UIHost, *, view: Callable[[], ConversationView], prompt_box: Callable[[], PromptBox]) -> None:
         self.host = host
+        self.view = view
+        """The conversation the turns render into (its job; a `!command` run and /undo's marks use it too)."""
+        self.prompt_box = prompt_box
+        """The prompt box, where a prompt that was not sent goes back."""
         self.run_input: Callable[[str], Awaitable[None]] | None = None
         """Runs a slash or `!` command typed during a turn, once it is over (the slash commands' handle_input)."""
         self.after_turn: Callable[[], Awaitable[object]] | None = None
@@ -96,16 +99,16 @@ class TurnRunner:
         waiting = [item.text for item in self.queue.clear()]
         if not waiting:
             return
-        prompt_area = self.host.prompt_area
-        draft = prompt_area.text
-        prompt_area.text = "\n\n".join([*waiting, *([draft] if draft.strip() else [])])
+        prompt_box = self.prompt_box()
+        draft = prompt_box.text
+        prompt_box.text = "\n\n".join([*waiting, *([draft] if draft.strip() else [])])
         await self.host.add_notice("The prompt typed while the project opened was not sent (no agent): it is back in the prompt box.", "warning")
 
     async def show_session(self, path: Path, session_id: str) -> None:
         """Show a session from its file: its events folded as a live turn folds them (only the newest entries get widgets)."""
         from tui_agent.core.agent.sessions import read_events
 
-        conversation = self.host.conversation
+        conversation = self.view()
         decoded = await asyncio.to_thread(read_events, path)
         freeze_long_lived()  # the decoded events: each full collection while folding them would walk them all
         transcript = await asyncio.to_thread(transcript_of, decoded.events)  # thousands of events: off the event loop
@@ -143,14 +146,13 @@ class TurnRunner:
             return False
         self.prompt = prompt if source == "person" else ""
         self.running = True
-        app.busy = True
-        app.refresh_bindings()
+        app.busy = True  # (the footer's keys follow)
         self._worker = app.run_worker(self._run(agent, prompt), group=AGENT_GROUP, exclusive=True)
         return True
 
     async def _run(self, agent: Agent, prompt: str) -> None:
         """The turn's worker: its events into the conversation until it ends, fails or is cancelled."""
-        app, conversation = self.host, self.host.conversation
+        app, conversation = self.host, self.view()
         await conversation.echo_prompt(prompt)
         if self.prompt:  # the person's own prompt: the files it @mentions go along
             prompt = await self._with_attachments(prompt)
@@ -185,7 +187,7 @@ class TurnRunner:
         if app.is_running:
             app.call_later(self.send_queued)
 
-    async def _mark_cancelled(self, conversation: Conversation) -> None:
+    async def _mark_cancelled(self, conversation: ConversationView) -> None:
         """Esc: calls still running show as cancelled, the turn ends, and a prompt queued during it goes next."""
         await conversation.finish_stream()
         now = time.monotonic()
@@ -199,15 +201,12 @@ class TurnRunner:
     def end(self) -> None:
         """The turn is over: the header stops showing busy and the footer's keys follow."""
         self.running = False
-        app = self.host
-        app.busy = False
-        if app.is_running and app.screen_stack:  # not while the app shuts down (its widgets may be gone)
-            app.refresh_bindings()
+        self.host.busy = False
 
     async def handle_event(self, event: Event) -> None:
         """One core event into pixels: the conversation folds it into entries; here only its other effects."""
         app = self.host
-        await app.conversation.show_event(event)
+        await self.view().show_event(event)
         if isinstance(event, ToolAuthored):
             verb = "created" if event.created else "updated"
             app.notify(f"{event.kind} {event.name} {verb}" + (f" · {event.commit[:7]}" if event.commit else " · not committed"))
@@ -224,11 +223,11 @@ class TurnRunner:
             failed = event.prompt or self.prompt
             if failed:
                 self.return_to_prompt_box(failed)
-                await app.conversation.add(Entry("notice", text=PROMPT_BACK, level="info"))
+                await self.view().add(Entry("notice", text=PROMPT_BACK, level="info"))
 
     async def _with_attachments(self, prompt: str) -> str:
         """`prompt` with the text of each `@path` it mentions appended; says what was attached and what was not."""
-        conversation = self.host.conversation
+        conversation = self.view()
         sent, attached, problems = await asyncio.to_thread(attach_mentions, prompt, self.host.project_root)
         if attached:
             await conversation.add(Entry("notice", text=attachment_note(attached)))
@@ -238,17 +237,15 @@ class TurnRunner:
 
     def return_to_prompt_box(self, text: str) -> None:
         """Put `text` back in the prompt box, ahead of whatever draft is there (nothing typed is lost)."""
-        prompt_area = self.host.prompt_area
-        draft = prompt_area.text
-        prompt_area.load_text(text + (f"\n\n{draft}" if draft.strip() else ""))
-        prompt_area.move_cursor(prompt_area.document.end)
+        prompt_box = self.prompt_box()
+        draft = prompt_box.text
+        prompt_box.set_text(text + (f"\n\n{draft}" if draft.strip() else ""))
 
     def run_as_turn(self, work: Coroutine[Any, Any, ResultType]) -> Worker[ResultType]:
         """Run `work` in the turn's place (/compact): the header shows busy, prompts typed meanwhile queue, Esc cancels
         it; the caller ends it with `end()`."""
         self.running = True
         self.host.busy = True
-        self.host.refresh_bindings()
         worker = self.host.run_worker(work, group=AGENT_GROUP, exclusive=True, exit_on_error=False)
         self._worker = worker  # type: ignore[assignment]  # (only cancelled, never awaited, through this reference)
         return worker
@@ -272,7 +269,7 @@ class TurnRunner:
 
         screen = ApprovalScreen(kind=str(request.kind), tool=str(request.tool), summary=str(request.summary), detail=str(request.detail),
                                 subject=request.subject, protected=request.protected, notes=request.notes)
-        waiting = next((entry for entry in reversed(self.host.conversation.tool_entries()) if entry.result is None), None)
+        waiting = next((entry for entry in reversed(self.view().tool_entries()) if entry.result is None), None)
         self._mark_awaiting(waiting, True)
         try:
             answer = await self.host.ask(screen)
@@ -286,4 +283,4 @@ class TurnRunner:
             return
         entry.awaiting_approval = awaiting
         entry.started = time.monotonic()
-        self.host.conversation.refresh_tool(entry.call_id)
+        self.view().refresh_tool(entry.call_id)

@@ -387,6 +387,20 @@ class Conversation(VerticalScroll, can_focus=True):
         elif widget is not None and widget is not self._streaming:
             widget.rebind(entry)  # type: ignore[attr-defined]
 
+    def show_result(self, entry: Entry) -> None:
+        """A call run outside a turn (a catalog run, a `!command`) has finished: its block unfolds with the result, and
+        the whole pane is repainted (no stale line left where the block grew)."""
+        widget = self._widgets.get(id(entry))
+        if isinstance(widget, ToolCallBlock):
+            widget.collapsed = False
+            widget.refresh_entry()
+        self.refresh(layout=True)
+
+    def mark_undone(self, turns: list[tuple[str, bool]]) -> None:
+        """`turns`: every recorded turn's (prompt, undone), oldest first; the entries whose mark changed are redrawn."""
+        for entry in self.transcript.mark_undone(turns):
+            self.refresh_entry(entry)
+
     def tool_entry(self, call_id: str) -> Entry | None:
         return self.transcript.tool_entry(call_id)
 

@@ -84,6 +84,15 @@ class PromptArea(TextArea):
         self.completions = completions
         self._typing = False
 
+    def set_text(self, text: str) -> None:
+        """Replace the text, the cursor at its end."""
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    def take_focus(self) -> None:
+        """Focus the prompt box now (not after the pending messages, as `focus()` does)."""
+        self.screen.set_focus(self)
+
     @property
     def menu(self) -> CompletionMenu | None:
         parent = self.parent
