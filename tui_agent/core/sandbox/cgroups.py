@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -111,6 +112,9 @@ class PidsCgroup:
             members = [pid for pid in self.members() if pid != os.getpid()]
             if not members or time.monotonic() > deadline:
                 break
+            for pid in members:  # all stopped first: no shell runs its next command when its child dies first
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGSTOP)
             for pid in members:
                 try:
                     os.kill(pid, signal.SIGKILL)

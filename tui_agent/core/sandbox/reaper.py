@@ -94,7 +94,11 @@ def kill_tree(root: int, token: str, grace_s: float, *, root_alive: bool = True)
     assert targets is not None
     seen = set(targets)
     if grace_s > 0 and targets:
+        # Stopped first, so no shell goes on to its next command when a child of its dies before it does (`sleep 6;
+        # echo > F`); each then meets its pending SIGTERM as it is continued.
+        _signal_all(targets, signal.SIGSTOP)
         _signal_all(targets, signal.SIGTERM)
+        _signal_all(targets, signal.SIGCONT)
         deadline = time.monotonic() + grace_s
         pause = 0.002  # most runs end within a few ms of SIGTERM: look early, then every 20 ms
         while time.monotonic() < deadline:
