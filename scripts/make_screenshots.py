@@ -79,7 +79,7 @@ async def shoot(out: Path) -> list[Path]:
     with FakeMessagesAPI() as api:
         script(api)
         os.environ.update(ANTHROPIC_API_KEY="screenshot", ANTHROPIC_BASE_URL=api.base_url)
-        app = TuiAgentApp(repo, options=LaunchOptions(model="claude-sonnet-4-5", sandbox_tier="bubblewrap"))
+        app = TuiAgentApp(repo, options=LaunchOptions(model="claude-sonnet-4-5", sandbox_tier="bubblewrap", extra={"trust_project": True}))
         async with app.run_test(size=SIZE) as pilot:
             await app.ready.wait()
             app.prompt_area.insert("Which recipe runs are flaky? Look at traces/.")
@@ -117,7 +117,7 @@ async def shoot(out: Path) -> list[Path]:
 
 async def shoot_narrow(repo: Path, out: Path) -> Path:
     """80×24: the conversation tab, a queued prompt, and the @ completion menu open."""
-    app = TuiAgentApp(repo, options=LaunchOptions(model="claude-sonnet-4-5", sandbox_tier="bubblewrap"))
+    app = TuiAgentApp(repo, options=LaunchOptions(model="claude-sonnet-4-5", sandbox_tier="bubblewrap", extra={"trust_project": True}))
     async with app.run_test(size=(80, 24)) as pilot:
         await app.ready.wait()
         await wait(lambda: app.header.branch != "")
