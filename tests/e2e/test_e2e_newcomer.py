@@ -159,7 +159,7 @@ def test_a_newcomers_first_ten_minutes(newcomer: tuple[TmuxSession, Path, tuple[
     send_prompt(terminal, "/resume")
     terminal.wait_text("Resume a session")
     terminal.send("Enter")
-    terminal.wait_text("Resumed session")
+    terminal.wait_text("Resumed session", timeout=45)  # the session file is read and folded off the event loop: slow on a loaded machine
 
     terminal.send("C-q")
     terminal.wait_text("EXITED-0", timeout=20)
