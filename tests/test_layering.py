@@ -170,7 +170,7 @@ HOST_REACH = {"conversation", "prompt_area", "catalog_pane", "diff_pane", "scree
 """What a controller must not reach through the host: widgets, the screens, and Textual's own messaging."""
 CONTROLLERS = ("turn", "catalog_sync", "catalog_actions", "catalog_care", "slash_commands", "slash_undo", "slash_commit",
                "palette", "prompt_completion", "shell_prompt", "everyday_actions", "app_keys", "trust_switch",
-               "context_usage", "runtime_ready", "redo")
+               "context_usage", "runtime_ready", "runtime_lifecycle", "redo")
 
 
 def host_reaches(source: str) -> list[str]:

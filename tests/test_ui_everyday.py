@@ -123,7 +123,7 @@ async def test_ctrl_c_clears_then_quits_on_the_second_press_with_no_toast_about_
         assert not any("Do you want to quit" in str(n.title) for n in app._notifications)
         await pilot.press("ctrl+c")
         await wait_until(pilot, lambda: not app.is_running, message="the app to quit")
-    assert app.farewell() == "tuiagent: nothing to resume from this run."
+    assert app.lifecycle.farewell() == "tuiagent: nothing to resume from this run."
 
 
 async def test_shift_tab_cycles_the_permission_mode_and_the_header_shows_it(repo: Path, api: FakeMessagesAPI) -> None:
@@ -143,7 +143,7 @@ async def test_shift_tab_cycles_the_permission_mode_and_the_header_shows_it(repo
         assert app.runtime.permissions.mode == "ask" and "read-only" not in app.header.render().plain
         await send(pilot, app, "hello")
         await wait_until(pilot, lambda: turn_answered(app, "hi"), timeout=60, message="a second turn")
-        assert app.farewell().startswith(f"tuiagent: session {app.runtime.session.id} is kept; `tuiagent --resume ")
+        assert app.lifecycle.farewell().startswith(f"tuiagent: session {app.runtime.session.id} is kept; `tuiagent --resume ")
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

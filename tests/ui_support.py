@@ -55,7 +55,7 @@ async def ready(pilot: Pilot) -> TuiAgentApp:
     app = pilot.app
     assert isinstance(app, TuiAgentApp)
     await asyncio.wait_for(app.ready.wait(), 30)
-    assert app.runtime is not None and app.runtime.catalog is not None, app.runtime_error
+    assert app.runtime is not None and app.runtime.catalog is not None, app.lifecycle.error
     await pilot.pause()
     return app
 
