@@ -9,7 +9,7 @@ from textual._context import active_message_pump
 from textual.message import Message
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.ui_support import SIZE, make_app, ready, tool_source, turn_answered, wait_until
+from tests.ui_support import SIZE, make_app, ready, send, tool_source, turn_answered, wait_until
 from tui_agent.core.events import ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFinished, Usage
 from tui_agent.ui.event_messages import ShowEvent
 from tui_agent.ui.screens.approval import ApprovalScreen
@@ -37,8 +37,7 @@ async def test_a_turns_events_and_the_feeds_arrive_at_the_conversation_as_messag
     app = make_app(repo)
     async with app.run_test(size=SIZE, message_hook=shown) as pilot:
         await ready(pilot)
-        app.prompt_area.insert("make a doubling tool")
-        await pilot.press("enter")
+        await send(pilot, app, "make a doubling tool")
         await wait_until(pilot, lambda: turn_answered(app, "Done."), timeout=30, message="the turn to finish")
         await wait_until(pilot, lambda: "ToolAuthored" in shown.kinds(awaited=False), message="the feed's authored event")
         await pilot.pause(0.2)
@@ -65,8 +64,7 @@ async def test_a_call_is_shown_before_its_approval_asks(dirty_repo: Path, api: F
     app = make_app(dirty_repo)
     async with app.run_test(size=SIZE, message_hook=shown) as pilot:
         await ready(pilot)
-        app.prompt_area.insert("write notes")
-        await pilot.press("enter")
+        await send(pilot, app, "write notes")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=20, message="the approval modal")
         # the call's start was posted, shown, and marked as the one waiting before the modal came up
         assert shown.kinds(awaited=True)[-1] == "ToolCallStarted"
