@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from tui_agent.core.mcp.hub import McpHub
     from tui_agent.core.recipes.engine import RecipeEngine
     from tui_agent.core.recipes.seams import SubmitPrompt
+    from tui_agent.core.settings import Settings
     from tui_agent.core.agent.turns import Turn
 
 
@@ -194,38 +195,47 @@ async def open_runtime(
     core = _new_core(await project_for(project_root, ask_init_git), approve, model=model, permission_mode=permission_mode,
                      allowed_tools=allowed_tools, denial_hint=denial_hint, trust_project=trust_project,
                      thinking=thinking, effort=effort)
-    project, settings = core.project, core.settings
     wants_model = model_configured(api_key, base_url)
     tracker = StartupProgress(progress, ("sandbox", "tool catalog", "recipes", *(("model client",) if wants_model else ())))
     # The session first: a wrong --resume id fails before any process or thread is started.
-    turns, usage = (await asyncio.to_thread(_reopen, core, resume or latest_session_id(project))  # off the loop:
+    turns, usage = (await asyncio.to_thread(_reopen, core, resume or latest_session_id(core.project))  # off the loop:
                        if resume or continue_latest else ([], UsageTotals()))  # a long session takes a while to decode
-    sdk_loading = _model_choice(model or settings.model, wants_model)
-    system_known = asyncio.ensure_future(asyncio.to_thread(system_line))  # its `uname -p` while the SDK imports
     opening: Runtime = (NoModel(core, Workshop(), "") if core.trust.trusted else Restricted(core, {}))
+    await _start_alongside_sdk(opening, tracker, _model_choice(model or core.settings.model, wants_model), watch=watch,
+                               sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
+    core.undo = await asyncio.to_thread(open_undo, core, opening)
+    if not wants_model:
+        return _without_model(opening)
+    client = ModelClient(model=core.model, api_key=api_key, base_url=configured_base_url(base_url),
+                         max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
+    ready = _with_agent(opening, _agent(opening, client, turns, usage))
+    tracker.done("model client")
+    return ready
+
+
+async def _start_alongside_sdk(opening: Runtime, tracker: StartupProgress, sdk_loading: asyncio.Future[str], *,
+                               watch: bool, sandbox_tier: str | None, ask_init_git: AskInitGit | None,
+                               submit_prompt: SubmitPrompt | None) -> None:
+    """Start the project's parts while the SDK imports (`sdk_loading`, the model id once it has) and the system line
+    is made; then `core.model` is that id and a fresh session is created unless one was resumed. On any failure the
+    pending threads are given up and what was started is closed."""
+    core = opening.core
+    system_known = asyncio.ensure_future(asyncio.to_thread(system_line))  # its `uname -p` while the SDK imports
     try:
         await _start_parts(opening, tracker, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git,
                            submit_prompt=submit_prompt)
         if watch:  # live (its OS watch set up on another core) by the first request, which waits for it
             opening.start_watching()
-        chosen_model = core.model = await sdk_loading
+        core.model = await sdk_loading
         await system_known
         if not core.resumed:
-            core.session = SessionLog.create(project, model=chosen_model)
+            core.session = SessionLog.create(core.project, model=core.model)
     except BaseException:
         for pending in (sdk_loading, system_known):
             if not pending.done():
                 pending.cancel()
         await opening.aclose()
         raise
-    core.undo = await asyncio.to_thread(open_undo, core, opening)
-    if not wants_model:
-        return _without_model(opening)
-    client = ModelClient(model=chosen_model, api_key=api_key, base_url=configured_base_url(base_url),
-                         max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
-    ready = _with_agent(opening, _agent(opening, client, turns, usage))
-    tracker.done("model client")
-    return ready
 
 
 def _without_model(opening: Runtime) -> Runtime:
@@ -280,10 +290,8 @@ def _new_core(project: Project, approve: ApprovalCallback, *, model: str | None,
     project.ensure_layout()
     permissions = project_permissions(project, settings, status, approve, permission_mode=permission_mode,
                                       allowed_tools=allowed_tools, denial_hint=denial_hint)
-    effective = settings if status.trusted else restricted_settings(settings)
-    if thinking or effort:
-        effective = dataclasses.replace(effective, thinking=thinking or effective.thinking, effort=effort or effective.effort)
-    core = Core(project=project, settings=effective, permissions=permissions, trust=status,
+    core = Core(project=project, settings=_effective_settings(settings, status.trusted, thinking, effort),
+                permissions=permissions, trust=status,
                 model=model or settings.model or "", changes=ChangeFeed())
     if status.state == "trusted" and (pulled := tools_changed_since_last_seen(project)):
         core.new_tools = tuple(pulled)
@@ -296,6 +304,15 @@ def _new_core(project: Project, approve: ApprovalCallback, *, model: str | None,
                                        "until it is trusted (`tuiagent trust`).").strip()
     core.problems.extend(permissions.problems)
     return core
+
+
+def _effective_settings(settings: Settings, trusted: bool, thinking: str | None, effort: str | None) -> Settings:
+    """The settings a session runs with: an untrusted project's grants left out, and --thinking/--effort in the place
+    of the `[agent]` settings of those names."""
+    effective = settings if trusted else restricted_settings(settings)
+    if thinking or effort:
+        effective = dataclasses.replace(effective, thinking=thinking or effective.thinking, effort=effort or effective.effort)
+    return effective
 
 
 def _model_choice(model: str | None, wants_model: bool) -> asyncio.Future[str]:
