@@ -100,7 +100,8 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     try:
         catalog = workshop.catalog = await Catalog.open(project, sandbox, ask_init_git=ask_init_git, changes=core.changes)
     except Exception as error:
-        core.problems.append(f"tool catalog unavailable: {error}")
+        workshop.failure = f"the tool catalog could not open: {part_failure(error, project.root)}"
+        core.problems.append(f"tool catalog unavailable: {part_failure(error, project.root)}")
         return
     progress.done("tool catalog")
     tools = workshop.versioned["tool"] = catalog
@@ -114,7 +115,8 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
         engine = workshop.recipes = await open_recipes(project, catalog, catalog.git, submit_prompt=submit_prompt,
                                                        permissions=core.permissions, changes=core.changes)
     except Exception as error:
-        core.problems.append(f"recipes unavailable: {error}")
+        workshop.failure = f"the recipes could not load: {part_failure(error, project.root)}"
+        core.problems.append(f"recipes unavailable: {part_failure(error, project.root)}")
         return
     finally:
         progress.done("recipes")
@@ -125,6 +127,19 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     watcher.on_grants = grants.files_changed
     watcher.on_files = both(engine.files_changed, drift.files_changed, grants.files_changed)  # + files MCP runs
     engine.watcher = watcher
+
+
+def part_failure(error: Exception, root: Path) -> str:
+    """Why a part of the project did not open: an OSError in words (the file, what it means, what to do), never
+    `[Errno N]`; anything else as its own message."""
+    if not isinstance(error, OSError):
+        return str(error)
+    from tui_agent.core.catalog.errors import os_failure_hint
+
+    where = Path(os.fsdecode(error.filename)) if error.filename else None
+    if where is not None and where.is_relative_to(root):
+        where = where.relative_to(root)
+    return f"{where}: {os_failure_hint(error)}" if where is not None else os_failure_hint(error)
 
 
 def warn(core: Core, engine: RecipeEngine, text: str) -> None:
