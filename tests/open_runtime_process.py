@@ -1,5 +1,5 @@
 """Helpers (no tests) for tests of a CLI beside an open tuiagent: a real process holding `open_runtime` on a project
-(what the TUI holds: catalog, watcher, drift watch), the real CLI in its own process, and a committed tool."""
+(what the TUI holds: catalog, watcher, drift watch), and the real CLI in its own process."""
 
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.catalog_support import tool_source
-from tests.gitrepo import git
 
 HOLDER = textwrap.dedent("""
     import asyncio, sys
@@ -61,13 +59,3 @@ def run_cli(repo: Path, *argv: str, timeout: float = 120) -> subprocess.Complete
     """`tuiagent --project REPO ARGV…` in its own process."""
     return subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), *argv], env=cli_env(),
                           capture_output=True, text=True, timeout=timeout)
-
-
-def committed_tool(repo: Path, source: str | None = None) -> Path:
-    """`.agent/tools/double.py` (`source`, else the plain `double`) written and committed; its folder returned."""
-    tools_dir = repo / ".agent" / "tools"
-    tools_dir.mkdir(parents=True)
-    (tools_dir / "double.py").write_text(source if source is not None else tool_source("double"))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "a tool")
-    return tools_dir

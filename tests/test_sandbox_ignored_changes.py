@@ -4,14 +4,12 @@ git-ignored file (caches aside) is reported to the person and the model. Both ti
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.gitrepo import git
+from tests.gitrepo import with_ignored_venv
 from tui_agent.core.agent.exec_tools import run_shell
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
@@ -35,13 +33,8 @@ class Asked:
 
 
 def project_with_venv(repo: Path) -> Path:
-    """The repository with a real, git-ignored .venv and a conftest.py that plants a .pth in it."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
-    (repo / ".gitignore").write_text(".venv/\nbuild/\n__pycache__/\n")
-    (repo / "plant.py").write_text(PLANT)
-    git(repo, "add", ".gitignore", "plant.py")
-    git(repo, "commit", "-q", "-m", "project")
-    return next((repo / ".venv" / "lib").glob("python3*/site-packages"))
+    """The repository with a real, git-ignored .venv and a script that plants a .pth in it."""
+    return with_ignored_venv(repo, "plant.py", PLANT)
 
 
 async def shell(repo: Path, tier: str, command: str, *, rules: tuple[str, ...] = (), answer: bool = False,

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from tests.catalog_support import opened_catalog, started_sandbox, subjects, tool_source, wait_for
 from tests.gitrepo import git
-from tests.open_runtime_process import cli_env, committed_tool, open_tuiagent, run_cli
+from tests.open_runtime_process import cli_env, open_tuiagent, run_cli
+from tests.team_repos import with_double
 from tui_agent.core.catalog.watching import WatchRecord, live_watchers
 
 
@@ -72,7 +73,7 @@ async def test_a_revert_first_commits_the_settling_hand_edit(repo: Path) -> None
 def test_a_cli_command_during_a_settling_hand_edit_leaves_it_to_the_open_tuiagent(repo: Path) -> None:
     """The CLI's start-up catch-up used to commit the open TUI's settling edit as "changed while tuiagent was not
     running" (a lie, and a burst cut in two); it now leaves it to the process that watches it."""
-    tools_dir = committed_tool(repo)
+    tools_dir = with_double(repo, "a tool").parent
     with open_tuiagent(repo, settle_s=12) as holder:
         head = git(repo, "rev-parse", "HEAD")
         edited = tool_source("double", "return x + x")
@@ -134,7 +135,7 @@ async def test_a_process_settling_an_edit_without_a_watcher_is_left_its_commit(r
 def test_a_settling_edit_survives_a_kill_of_the_open_tuiagent(repo: Path) -> None:
     """kill -9 of the process that was settling a hand edit: its watch records go with it (the kernel drops the
     locks), so the next command commits the edit; nothing is lost."""
-    tools_dir = committed_tool(repo)
+    tools_dir = with_double(repo, "a tool").parent
     records = repo / ".agent" / "cache" / "watchers"
     with open_tuiagent(repo, settle_s=600, stop=signal.SIGKILL) as holder:
         edited = tool_source("double", "return x + x")
@@ -154,7 +155,7 @@ def test_a_settling_edit_survives_a_kill_of_the_open_tuiagent(repo: Path) -> Non
 def test_a_cli_revert_during_a_settling_hand_edit_commits_the_edit_first(repo: Path) -> None:
     """As in one process (a revert commits the settling edit first), across processes: the CLI commits the open
     tuiagent's settling edit under the person's name, then reverts; the open one then commits nothing more."""
-    tools_dir = committed_tool(repo)
+    tools_dir = with_double(repo, "a tool").parent
     with open_tuiagent(repo, settle_s=6) as holder:
         head = git(repo, "rev-parse", "HEAD").strip()
         edited = tool_source("double", "return x + x")
