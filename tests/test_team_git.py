@@ -273,6 +273,29 @@ def test_a_deferred_prune_is_caught_up_under_its_own_name(tmp_path: Path, capsys
     assert ".agent/tools/twice.py" not in git(mine, "ls-tree", "-r", "--name-only", "HEAD")
 
 
+def test_restore_after_a_deferred_revert_and_a_deferred_prune_brings_back_the_reverted_version(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both commits deferred (a pre-commit hook says no): HEAD still has the version before the revert, but what the
+    prune removed is the reverted version, kept by no commit; restore brings that one back."""
+    repo = tmp_path / "repo"
+    tool = new_repo_with_double(repo)
+    tool.write_text(tool_source("double", "return x + x"))
+    git(repo, "commit", "-q", "-am", "double, second version")
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'lint says no' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    for verb in ("revert", "prune", "restore"):
+        code, out, err = tools(repo, capsys, verb, "double")
+        assert code == 0 and "deferred" in out + err, (verb, out, err)
+        if verb == "revert":
+            assert tool.read_text() == tool_source("double")
+    assert tool.read_text() == tool_source("double")  # the reverted version, not HEAD's `return x + x`
+    hook.unlink()
+    assert tools(repo, capsys, "list")[0] == 0
+    assert git(repo, "show", "HEAD:.agent/tools/double.py") == tool_source("double")
+    assert git(repo, "status", "--porcelain", "--", ".agent/tools").strip() == ""
+
+
 @pytest.mark.timeout(120)
 def test_a_save_killed_before_its_commit_is_caught_up_under_its_own_name(tmp_path: Path) -> None:
     mine = clone(team_remote(tmp_path), tmp_path / "mine")
