@@ -100,8 +100,9 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     try:
         catalog = workshop.catalog = await Catalog.open(project, sandbox, ask_init_git=ask_init_git, changes=core.changes)
     except Exception as error:
-        workshop.failure = f"the tool catalog could not open: {part_failure(error, project.root)}"
-        core.problems.append(f"tool catalog unavailable: {part_failure(error, project.root)}")
+        reason = part_failure(error, project.root)
+        workshop.failure = f"the tool catalog could not open: {reason}"
+        core.problems.append(f"tool catalog unavailable: {reason}")
         return
     progress.done("tool catalog")
     tools = workshop.versioned["tool"] = catalog
@@ -115,8 +116,9 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
         engine = workshop.recipes = await open_recipes(project, catalog, catalog.git, submit_prompt=submit_prompt,
                                                        permissions=core.permissions, changes=core.changes)
     except Exception as error:
-        workshop.failure = f"the recipes could not load: {part_failure(error, project.root)}"
-        core.problems.append(f"recipes unavailable: {part_failure(error, project.root)}")
+        reason = part_failure(error, project.root)
+        workshop.failure = f"the recipes could not load: {reason}"
+        core.problems.append(f"recipes unavailable: {reason}")
         return
     finally:
         progress.done("recipes")
