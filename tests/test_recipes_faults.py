@@ -186,6 +186,25 @@ def test_a_catalog_that_cannot_open_on_a_full_disk_is_said_in_words(tmp_path: Pa
         assert (repo / ".agent" / "recipes" / "lines.toml").read_text() == RECIPE
 
 
+def test_a_tool_prune_that_fails_when_no_new_file_can_be_made_leaves_the_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Out of inodes a hard link cannot be made either: the pruned file is moved aside (a rename), not deleted, so the
+    failed commit puts it back (it used to be deleted for good, the error naming a temporary file)."""
+    with tmpfs(tmp_path, "8m", inodes=2000) as disk:
+        repo = init_repo(disk / "project")
+        tool = repo / ".agent" / "tools" / "double.py"
+        tool.parent.mkdir(parents=True)
+        tool.write_text(TOOL)
+        assert tuiagent(repo, capsys, "tools", "list")[0] == 0  # the catalog's own files are made
+        use_up_inodes(disk)
+        code, _, err = tuiagent(repo, capsys, "tools", "prune", "double")
+        assert code == 1 and err.strip().splitlines()[-1] == (
+            "tuiagent: commit: removing double failed; the file is as it was: No space left on device; the disk is "
+            "full: free some space and try again"), err
+        assert tool.read_text() == TOOL
+        assert [path.name for path in tool.parent.iterdir() if path.name.endswith(".tmp")] == []
+
+
 DISK_FULL_WORDS = ("disk is full", "No space left", "Out of diskspace", "nothing to restore", "no earlier version",
                    "no recipe named", "no history", "database or disk is full")
 
