@@ -5,16 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
-from tests.ui_support import make_app, ready, wait_until
+from tests.ui_support import send, make_app, ready, wait_until
 from tui_agent.ui.app import TuiAgentApp
 
 LONG = "\n\n".join(f"Paragraph {i}: " + "words " * 20 for i in range(30))
-
-
-async def send(pilot, app: TuiAgentApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
-    app.prompt_area.focus()
-    app.prompt_area.insert(prompt)
-    await pilot.press("enter")
 
 
 def answered(app: TuiAgentApp, turns: int) -> bool:

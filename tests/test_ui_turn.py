@@ -7,18 +7,11 @@ from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, user_state
-from tests.ui_support import (SIZE, answer_confirm, authored_announcements, make_app, notifications, ready, row_names, tool_source,
+from tests.ui_support import (send, SIZE, answer_confirm, authored_announcements, make_app, notifications, ready, row_names, tool_source,
                                    turn_answered, wait_until)
-from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.palette import palette_commands
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, ToolCallBlock, tool_title
-
-
-async def send(pilot, app: TuiAgentApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
-    app.prompt_area.focus()
-    app.prompt_area.insert(prompt)
-    await pilot.press("enter")
 
 
 async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: FakeMessagesAPI) -> None:

@@ -126,7 +126,7 @@ class TuiAgentApp(App[int]):
         """The slash commands: what /help, the palette and completion list, and what a typed `/name` runs."""
         # the widgets, looked up when used (they are composed later), go only to the controllers that render into them
         self.turns = TurnRunner(self, view=lambda: self.conversation, prompt_box=lambda: self.prompt_area)
-        self.catalog_sync = CatalogSync(self, show_event=self.turns.handle_event, pane=lambda: self.catalog_pane)
+        self.catalog_sync = CatalogSync(self, show_event=self.turns.show_feed_event, pane=lambda: self.catalog_pane)
         self.prompt_completion = PromptCompletion(self, self.commands, files_loaded=lambda: self.prompt_area.update_completions())
         self.undo_commands = UndoCommands(self, self.turns, self.commands)
         self.catalog_actions = CatalogActions(self, submit_prompt=self.turns.submit_prompt, pane=lambda: self.catalog_pane,

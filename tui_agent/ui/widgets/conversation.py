@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from textual.widget import Widget
 
 from tui_agent.core.events import Event, ToolOutputDelta
+from tui_agent.ui.event_messages import ShowEvent
 from tui_agent.ui.transcript import Folded
 from tui_agent.ui.widgets.entry_window import EntryWindow
 from tui_agent.ui.widgets.messages import AssistantText, Entry, ToolCallBlock
@@ -35,6 +36,18 @@ class Conversation(EntryWindow):
             entry = self.transcript.echo_prompt(prompt)
             await self._finish_widget()
             await self._show_new(entry)
+
+    async def on_show_event(self, message: ShowEvent) -> None:
+        """A core event posted by the turn runner or the change feed: shown in the order posted, its sender told when."""
+        error: Exception | None = None
+        try:
+            await self.show_event(message.event)
+        except Exception as exc:  # a turn's sender gets it; the feed's events have nobody waiting, so it is said here
+            error = exc
+            if not message.awaited:
+                self.notify(f"could not show an event: {type(exc).__name__}: {exc}", severity="error")
+        finally:
+            message.done(error)
 
     async def show_event(self, event: Event) -> Folded:
         """Fold a core event into the transcript and show what it changed: new widgets, streamed text, refreshed ones."""
