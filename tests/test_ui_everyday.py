@@ -366,6 +366,31 @@ def test_retries_of_one_failure_fold_into_one_notice() -> None:
     assert [entry.text for entry in entries] == [f"{failure} — retrying (3/3) in 4.0s", "something else — retrying (1/3) in 0.5s"]
 
 
+async def test_an_unreachable_server_says_its_failure_once_retries_and_end_in_one_notice(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "hello")
+        await wait_until(pilot, lambda: turn_failed_shown(app) or any("after 2 retries" in e.text for e in app.conversation.entries),
+                         timeout=60, message="the failure")
+        await pilot.pause(0.2)
+        notices = [entry for entry in app.conversation.entries if entry.kind == "notice"]
+        mentions = [entry for entry in notices if "cannot reach the model server" in entry.text]
+        assert len(mentions) == 1, [entry.text for entry in notices]
+        failure = mentions[0]
+        assert failure.level == "error" and failure.text.startswith("turn failed (connection) after 2 retries: cannot reach")
+        assert failure.text.endswith("server.") and ".." not in failure.text and "not kept" not in failure.text
+        assert app.prompt_area.text == "hello"
+
+
 async def test_every_new_feature_is_in_the_palette_and_in_help(repo: Path, no_model: None) -> None:
     from tui_agent.ui.palette import palette_commands
 

@@ -150,7 +150,7 @@ class NoticeMessage(Static):
         self.entry = entry
 
     def rebind(self, entry: Entry) -> None:
-        self.remove_class(f"-{self.entry.level}")
+        self.remove_class("-info", "-warning", "-error")  # (the same entry may come back with its level changed)
         self.entry = entry
         self.add_class(f"-{entry.level}")
         self.update(Text(entry.text))
