@@ -24,6 +24,13 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+def test_the_no_model_notice_breaks_its_lines_between_sentences() -> None:
+    from tui_agent.ui.runtime_bridge import NO_MODEL
+
+    for line in NO_MODEL.splitlines():  # a line cut mid-sentence reads as two notices at 80 columns
+        assert line.endswith((".", "…")), line
+
+
 async def test_without_a_model_a_prompt_goes_back_to_the_box_and_the_setup_note_is_not_repeated(repo: Path, no_model: None) -> None:
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:

@@ -19,6 +19,14 @@ if TYPE_CHECKING:
 GitAnswer = Literal["create", "without", "quit"]
 
 
+def state_folder() -> str:
+    """Where a folder used without git keeps its sessions ($XDG_STATE_HOME/tuiagent), home shown as ~."""
+    from tui_agent.core.project import outside_state_home
+
+    folder, home = outside_state_home().parent, Path.home()
+    return f"~/{folder.relative_to(home)}" if folder.is_relative_to(home) else str(folder)
+
+
 def in_repository(folder: Path) -> bool:
     """Whether `folder` is inside a git work tree (git itself answers, as the core's root finding does)."""
     from tui_agent.core.rootfind import repository_top
@@ -61,7 +69,7 @@ class GitQuestionScreen(ModalScreen[GitAnswer]):
     def question(self) -> str:
         return (f"[b]{escape(str(self.folder))}[/b] is not a git repository and nothing has been written to it yet.\n"
                 "y: create a repository (git init); tools are kept in .agent/ and versioned in git.\n"
-                "c: continue without git; nothing is written here (sessions are kept in ~/.local/state/tuiagent), "
+                f"c: continue without git; nothing is written here (sessions are kept in {escape(state_folder())}), "
                 "no tools, recipes or /undo.\n"
                 "n: quit; nothing is created.")
 
