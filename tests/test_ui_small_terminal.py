@@ -123,3 +123,17 @@ async def test_at_80_columns_the_header_keeps_tokens_and_cost_and_the_footer_eve
         footer = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", app.export_screenshot().replace("&#160;", " ")))
         for key in ("v View", "r Run", "d Prune", "u Revert", "h History", "f Drift", "p Pruned", "/ Filter"):
             assert key in footer, key
+
+
+async def test_at_80_columns_a_busy_read_only_header_keeps_its_mode_context_and_busy_mark(project: Path) -> None:
+    app = make_app(project, sandbox_tier="bubblewrap", watch_catalog=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        app.model, app.branch, app.sandbox_tier = "claude-sonnet-5-5", "feature/parser", "bubblewrap"
+        app.permission_mode, app.busy = "read-only", True
+        app.usage = UsageFigures(129_300, 10_910, 12.0405, context_percent=42)
+        await pilot.pause(0.1)
+        line = app.header.render().plain
+        assert len(line) <= 80, line
+        for shown in ("read-only", "129.3k↑", "$12.0405", "42% ctx", "● esc", "sonnet-5-5"):
+            assert shown in line, (shown, line)
