@@ -137,3 +137,16 @@ async def test_at_80_columns_a_busy_read_only_header_keeps_its_mode_context_and_
         assert len(line) <= 80, line
         for shown in ("read-only", "129.3k↑", "$12.0405", "42% ctx", "● esc", "sonnet-5-5"):
             assert shown in line, (shown, line)
+
+
+async def test_at_80_columns_a_cut_summary_ends_with_an_ellipsis(project: Path) -> None:
+    app = make_app(project, sandbox_tier="rlimits", watch_catalog=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: row_names(app) == ["find_slow"], message="the catalog")
+        await pilot.press("f3")
+        await pilot.pause(0.2)
+        screen = re.sub(r"<[^>]+>", "", app.export_screenshot().replace("&#160;", " "))
+        shown = re.search(r"Find slow tests[^│\n]*", screen)
+        assert shown is not None and "Find slow tests in a pytest report." not in screen, screen
+        assert shown.group().rstrip().endswith("…"), shown.group()  # the person can tell there is more (v shows it)

@@ -249,7 +249,7 @@ class CatalogPane(Vertical):
             "access": ACCESS_MARKERS.get(row.access, Text(row.access)).copy(),
             "calls": Text(str(row.calls), justify="right"),
             "last_used": Text(format_last_used(row.last_used, now), style="dim"),
-            "summary": Text(row.summary, style="red" if row.status == "broken" else ""),
+            "summary": Text(row.summary, style="red" if row.status == "broken" else "", overflow="ellipsis", no_wrap=True),
         }
 
     def on_mount(self) -> None:
