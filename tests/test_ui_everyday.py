@@ -252,7 +252,8 @@ async def test_a_bang_command_runs_in_the_sandbox_through_run_shells_approval(re
         assert "bang-42" in str(api.requests[-1].messages[-1]) and "The user ran a shell command" in str(api.requests[-1].messages[-1])
 
 
-async def test_copy_the_last_reply_or_its_code_block(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_copy_the_last_reply_or_its_code_block(repo: Path, api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TMUX", raising=False)
     answer = "Run this:\n\n```sh\npytest -q tests\n```\n\nThen look."
     api.enqueue(reply(text(answer)))
     app = make_app(repo)
@@ -266,6 +267,10 @@ async def test_copy_the_last_reply_or_its_code_block(repo: Path, api: FakeMessag
         await wait_until(pilot, lambda: app.clipboard == "pytest -q tests\n", message="the code block copied")
         await send(pilot, app, "/copy")
         await wait_until(pilot, lambda: app.clipboard == answer, message="the reply copied")
+        assert not any("tmux" in message for message in notifications(app))
+        monkeypatch.setenv("TMUX", "/tmp/tmux-0/default,1,0")  # where a program's OSC 52 is dropped by default: say so
+        await send(pilot, app, "/copy code")
+        await wait_until(pilot, lambda: any("set -g set-clipboard on" in m for m in notifications(app)), message="the tmux hint")
 
 
 async def test_light_theme_and_side_pane_width(repo: Path, no_model: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
