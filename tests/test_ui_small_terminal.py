@@ -150,3 +150,21 @@ async def test_at_80_columns_a_cut_summary_ends_with_an_ellipsis(project: Path) 
         shown = re.search(r"Find slow tests[^│\n]*", screen)
         assert shown is not None and "Find slow tests in a pytest report." not in screen, screen
         assert shown.group().rstrip().endswith("…"), shown.group()  # the person can tell there is more (v shows it)
+
+
+async def test_at_80_columns_the_pruned_views_title_keeps_its_keys_and_sort_whole(project: Path) -> None:
+    from tests.ui_support import answer_confirm
+
+    app = make_app(project, sandbox_tier="rlimits", watch_catalog=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: row_names(app) == ["find_slow"], message="the catalog")
+        await pilot.press("f3", "d")
+        await answer_confirm(pilot)
+        await wait_until(pilot, lambda: row_names(app) == [], message="the tool pruned")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: row_names(app) == ["find_slow"], message="the pruned view")
+        title = app.catalog_pane.query_one("#catalog-title")
+        shown = str(title.render())
+        assert "(enter/r restores, p back)" in shown and "sort: " in shown, shown
+        assert len(shown) <= title.content_region.width, (shown, title.content_region.width)
