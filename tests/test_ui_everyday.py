@@ -107,9 +107,12 @@ async def test_tab_in_the_prompt_completes_or_moves_to_the_next_pane_never_the_f
         await pilot.press("tab")
         assert app.prompt_area.text.startswith("/help") and app.focused is app.prompt_area
         app.prompt_area.load_text("")
+        assert app.conversation.styles.background.a == 0
         await pilot.press("tab")
         await pilot.pause()
         assert app.focused is not None and app.focused.id == target, app.focused
+        if target == "conversation":  # it shows it has the keys now (nothing on screen changed before)
+            assert app.conversation.styles.background.a > 0
 
 
 async def test_ctrl_c_clears_then_quits_on_the_second_press_with_no_toast_about_ctrl_q(repo: Path, no_model: None) -> None:
