@@ -238,10 +238,10 @@ class ToolCallBlock(Collapsible):
 
     def _watch_title(self, title: str) -> None:
         """The title literally (arguments may hold `[`), with how to fold or unfold when that fits too."""
-        hint = "  (enter/click: fold)" if not self.collapsed else "  (enter/click: unfold)"
+        verb = "fold" if not self.collapsed else "unfold"
         width = self.label_width()
-        if width is not None and len(title) + len(hint) > width:
-            hint = ""
+        hints = (f"  (enter/click: {verb})", f"  (enter: {verb})", "")
+        hint = next(hint for hint in hints if width is None or len(title) + len(hint) <= width)
         self._title.label = Content.assemble(Content(title), (hint, "dim italic"))
 
     def _watch_collapsed(self, collapsed: bool) -> None:
