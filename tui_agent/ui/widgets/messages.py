@@ -241,7 +241,7 @@ class ToolCallBlock(Collapsible):
         verb = "fold" if not self.collapsed else "unfold"
         width = self.label_width()
         hints = (f"  (enter/click: {verb})", f"  (enter: {verb})", "")
-        hint = next(hint for hint in hints if width is None or len(title) + len(hint) <= width)
+        hint = next((hint for hint in hints if width is None or len(title) + len(hint) <= width), "")
         self._title.label = Content.assemble(Content(title), (hint, "dim italic"))
 
     def _watch_collapsed(self, collapsed: bool) -> None:
