@@ -1,0 +1,56 @@
+"""A question that pops up while the person types their next prompt takes none of that typing as its answer: the keys
+go on into the prompt box, and a key after a pause answers (ui/typeahead.py, used by the approval modal)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.test_ui_turn import send
+from tests.ui_support import make_app, notifications, ready, turn_answered, wait_until
+from tui_agent.ui.screens.approval import ApprovalScreen
+from tui_agent.ui.typeahead import TYPE_AHEAD_S
+
+TYPED = "and then run the tests please"  # t, e, p, n and the rest: answer keys of the shell approval
+
+
+async def test_typing_the_next_prompt_when_an_approval_pops_up_goes_on_into_the_prompt(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "echo hi"}), delay_s=0.3), reply(text("done")))
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "go")
+        typed = 0
+        while not isinstance(app.screen, ApprovalScreen):  # the person types on while the turn runs
+            assert typed < 200, "the approval never came"
+            await pilot.press(TYPED[typed % len(TYPED)].replace(" ", "space"))
+            typed += 1
+            await asyncio.sleep(0.08)
+        for key in "tyeT":  # a moment after it popped up: still the same typing
+            await pilot.press(key)
+            typed += 1
+            await asyncio.sleep(0.08)
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, ApprovalScreen), "a key of the typing answered the approval"
+        assert app.runtime.permissions.rules() == []
+        expected = "".join(TYPED[i % len(TYPED)] for i in range(typed - 4)) + "tyeT"
+        assert app.prompt_area.text == expected, (app.prompt_area.text, expected)  # nothing typed was lost
+        assert any("typing went on into the prompt box" in message for message in notifications(app))
+        await asyncio.sleep(TYPE_AHEAD_S + 0.2)  # the person stops, reads, answers
+        await pilot.press("n")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn, denied")
+        assert "denied" in str(api.requests[-1].messages[-1]) and app.runtime.permissions.rules() == []
+
+
+async def test_an_approval_that_finds_the_prompt_box_empty_answers_the_first_key(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "echo hi"})), reply(text("done")))
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await pilot.press(*"go")  # typed, then sent: the box is empty when the question comes
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="the approval")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn, allowed")
+        assert "hi" in str(api.requests[-1].messages[-1])
