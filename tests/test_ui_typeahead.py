@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.test_ui_turn import send
 from tests.ui_support import make_app, notifications, ready, turn_answered, wait_until
@@ -54,3 +56,59 @@ async def test_an_approval_that_finds_the_prompt_box_empty_answers_the_first_key
         await pilot.press("y")
         await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn, allowed")
         assert "hi" in str(api.requests[-1].messages[-1])
+
+
+@pytest.mark.parametrize("question", ["confirm", "git"])
+async def test_a_question_popping_up_over_typing_takes_none_of_its_keys(question: str, tmp_path: Path) -> None:
+    from textual.app import App, ComposeResult
+
+    from tui_agent.ui.screens.confirm import ConfirmScreen
+    from tui_agent.ui.screens.git_question import GitQuestionScreen
+    from tui_agent.ui.widgets.prompt import PromptArea
+
+    answers: list[object] = []
+
+    class Typing(App[None]):
+        def compose(self) -> ComposeResult:
+            yield PromptArea(id="prompt")
+
+    app = Typing()
+    async with app.run_test(size=(80, 24)) as pilot:
+        prompt = app.query_one(PromptArea)
+        prompt.focus()
+        await pilot.press(*"write a ")
+        screen = ConfirmScreen("Prune tool x?", yes="Prune") if question == "confirm" else GitQuestionScreen(tmp_path)
+        app.push_screen(screen, answers.append)
+        await pilot.pause()
+        await pilot.press(*"yes")  # answer keys of both questions (y), typed on
+        await pilot.pause()
+        assert app.screen is screen and answers == [] and prompt.text == "write a yes"
+        await asyncio.sleep(TYPE_AHEAD_S + 0.2)
+        await pilot.press("n")
+        await pilot.pause()
+        assert answers == [False] if question == "confirm" else answers == ["quit"]
+
+
+async def test_a_question_over_an_empty_prompt_box_answers_at_once() -> None:
+    from textual.app import App, ComposeResult
+
+    from tui_agent.ui.screens.confirm import ConfirmScreen
+    from tui_agent.ui.widgets.prompt import PromptArea
+
+    answers: list[bool | None] = []
+
+    class Typed(App[None]):
+        def compose(self) -> ComposeResult:
+            yield PromptArea(id="prompt")
+
+    app = Typed()
+    async with app.run_test(size=(80, 24)) as pilot:
+        prompt = app.query_one(PromptArea)
+        prompt.focus()
+        await pilot.press(*"/tools")  # typed, then the box emptied (sent): no typing goes on
+        prompt.load_text("")
+        app.push_screen(ConfirmScreen("Prune tool x?", yes="Prune"), answers.append)
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert answers == [True]

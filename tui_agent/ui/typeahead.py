@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from textual import events
+from textual.screen import Screen
 
 TYPE_AHEAD_S = 0.6
 """A key within this long of the previous one typed is still that typing (a person reading a question pauses longer)."""
@@ -47,3 +48,24 @@ class TypeAhead:
             self.box.action_delete_left()
         self.passed_on += 1
         return True
+
+
+NOTICE = "Your typing went on into the prompt box: after a pause, a key answers this question."
+
+
+def typing_below(screen: Screen[Any]) -> TypeAhead:
+    """The typing a question (`screen`, just pushed) pops up over: the focused widget of the screen below it."""
+    stack = screen.app.screen_stack
+    return TypeAhead(stack[-2].focused if len(stack) > 1 and stack[-1] is screen else None)
+
+
+def keep_typing(screen: Screen[Any], type_ahead: TypeAhead, event: events.Key) -> bool:
+    """A question's `on_key`: True when `event` continued the typing (it went into the prompt box, not to the
+    question's keys or buttons); the first such key brings a notice saying so."""
+    if not type_ahead.take(event):
+        return False
+    event.stop()
+    event.prevent_default()
+    if type_ahead.passed_on == 1:
+        screen.notify(NOTICE, severity="warning")
+    return True

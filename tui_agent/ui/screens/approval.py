@@ -18,7 +18,7 @@ from tui_agent.core.agent.permission_rules import PATTERN_TOOLS, Rule, suggested
 from tui_agent.core.agent.permissions import ApprovalAnswer, RuleScope
 from tui_agent.core.agent.command_view import one_line, shape
 from tui_agent.ui.approval_detail import approval_detail, is_unified_diff, json_arguments
-from tui_agent.ui.typeahead import TypeAhead
+from tui_agent.ui.typeahead import TypeAhead, keep_typing, typing_below
 
 COMMAND_TOOLS = (*PATTERN_TOOLS, "run_python")
 TITLE_LIMIT = 160
@@ -104,8 +104,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
         return approval_detail(self.kind, self.tool, self.detail)
 
     def on_mount(self) -> None:
-        stack = self.app.screen_stack  # the person may be typing a next prompt when this pops up: that goes on there
-        self.type_ahead = TypeAhead(stack[-2].focused if len(stack) > 1 else None)
+        self.type_ahead = typing_below(self)  # the person may be typing their next prompt: that goes on there
         options = self.query_one("#approval-choices", OptionList)
         options.highlighted = len(self.choices) - 1  # Enter alone denies
         options.focus()
@@ -125,12 +124,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
             detail.styles.max_height = height
 
     def on_key(self, event: events.Key) -> None:
-        if self.type_ahead.take(event):
-            event.stop()
-            event.prevent_default()
-            if self.type_ahead.passed_on == 1:
-                self.notify("Your typing went on into the prompt box: after a pause, a key answers this question.",
-                            severity="warning")
+        if keep_typing(self, self.type_ahead, event):
             return
         if event.character and any(choice.key == event.character for choice in self.choices):
             event.stop()
