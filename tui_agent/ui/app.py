@@ -64,7 +64,7 @@ PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ histor
 WELCOME = ("[b]tuiagent[/b] in {root}: ask for anything; the agent writes Python tools it reuses (the catalog, F3).\n"
            "enter sends · /help commands and keys · @file attaches · ctrl+p palette · ctrl+c twice or ctrl+q quits")
 PANE_ACTIONS = ("show_pane", "next_pane", "zoom")
-PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item: narrow terminals keep the pane's own keys
+PANE_KEYS = Binding.Group("chat/catalog/diff/zoom", compact=True)  # one footer item: narrow terminals keep the pane's own keys
 
 
 class TuiAgentApp(App[int]):
@@ -313,6 +313,10 @@ class TuiAgentApp(App[int]):
 
     def action_interrupt(self) -> None:
         interrupt(self, self.turns, self.prompt_area)
+
+    def on_conversation_typed_ahead(self, message: Conversation.TypedAhead) -> None:
+        self.prompt_area.insert(message.character)
+        self.screen.set_focus(self.prompt_area)
 
     def on_queued_prompts_edit_requested(self, message: QueuedPrompts.EditRequested) -> None:
         self.turns.return_to_prompt_box(message.text)  # back in the prompt box, which gets the focus

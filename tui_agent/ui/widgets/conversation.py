@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual import events
+from textual.message import Message
 from textual.widget import Widget
 
 from tui_agent.core.events import Event, ToolOutputDelta
@@ -19,9 +21,23 @@ if TYPE_CHECKING:
 class Conversation(EntryWindow):
     """The transcript as it happens, over the window of mounted entries (`EntryWindow`) that scrolling slides."""
 
+    class TypedAhead(Message):
+        """A character typed while the conversation (or a block in it) has the focus: it belongs in the prompt box."""
+
+        def __init__(self, character: str) -> None:
+            super().__init__()
+            self.character = character
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._streaming: AssistantMessage | None = None
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing while reading is typing a prompt: the character goes to the prompt box (which takes the focus)."""
+        if event.is_printable and event.character:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.TypedAhead(event.character))
 
     async def add(self, entry: Entry) -> Widget:
         """Append an entry that no event made (the app's own notices, a manual tool run) and its widget."""
