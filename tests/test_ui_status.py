@@ -43,7 +43,7 @@ async def test_the_header_follows_the_apps_state_even_under_a_modal(repo: Path, 
 
 
 async def test_after_a_turn_and_after_resume_the_figures_are_the_agents_totals(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("One.")))
+    api.enqueue(reply(text("One."), usage={"input_tokens": 50_000, "output_tokens": 5}))
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
@@ -52,13 +52,19 @@ async def test_after_a_turn_and_after_resume_the_figures_are_the_agents_totals(r
         agent = app.runtime.agent  # type: ignore[union-attr]
         assert agent is not None and agent.usage.cache_read_tokens + agent.usage.cache_write_tokens + agent.usage.input_tokens > 0
         after_turn = app.usage
-        assert after_turn == usage_figures(agent.usage, after_turn.context_percent) and after_turn.context_percent >= 0
+        assert after_turn == usage_figures(agent.usage, after_turn.context_percent) and after_turn.context_percent >= 25
         session_id = app.runtime.session.id  # type: ignore[union-attr]
         await send(pilot, app, "/clear")
         await wait_until(pilot, lambda: app.usage == UsageFigures(), message="cleared figures")
         await send(pilot, app, f"/resume {session_id}")
         await wait_until(pilot, lambda: app.usage.tokens_in == after_turn.tokens_in, timeout=20, message="the resumed figures")
-        assert app.usage == usage_figures(agent.usage, app.usage.context_percent)
+        # the context as the session's last request filled it (system prompt and tools included), not re-estimated
+        assert app.usage == after_turn == usage_figures(agent.usage, after_turn.context_percent)
+    reopened = make_app(repo, resume=session_id)  # and when tuiagent starts with --resume
+    async with reopened.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: reopened.usage.tokens_in == after_turn.tokens_in, timeout=20, message="the figures at start")
+        assert reopened.usage.context_percent == after_turn.context_percent
 
 
 def test_no_ui_module_writes_the_headers_bound_fields() -> None:

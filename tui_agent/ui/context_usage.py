@@ -55,6 +55,13 @@ def estimated_percent(agent: Agent) -> int:
     return min(100, round(100 * used / agent.context_limit_tokens)) if agent.context_limit_tokens > 0 else 0
 
 
+def resumed_figures(agent: Agent, last: Usage | None) -> UsageFigures:
+    """The header after a resume: the session's totals, and the context as its last request filled it (the system
+    prompt and tools included), estimated from the messages only when the session recorded no request."""
+    context = context_percent_of(last, agent.context_limit_tokens) if last is not None else estimated_percent(agent)
+    return usage_figures(agent.usage, context)
+
+
 async def run_compact(host: UIHost, turns: TurnRunner, focus: str) -> None:
     """`/compact [focus]`: the model summarizes the conversation, which the summary then replaces (core/agent/compact).
     Runs as the agent's turn would (busy header, Esc cancels it); a failure or a cancel leaves the conversation as it was."""

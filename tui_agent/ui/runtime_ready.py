@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tui_agent.ui.context_usage import usage_figures
+from tui_agent.ui.context_usage import resumed_figures, usage_figures
 
 if TYPE_CHECKING:
     from tui_agent.core.runtime import Runtime
@@ -38,12 +38,13 @@ async def show_runtime(host: UIHost, runtime: Runtime, *, turns: TurnRunner, cat
         await host.add_notice(problem, "error")
     for warning in runtime.settings.warnings:
         await host.add_notice(warning, "warning")
+    last_usage = None
     if runtime.resumed and runtime.session is not None:
-        await turns.show_session(runtime.session.path, runtime.session.id)
+        last_usage = await turns.show_session(runtime.session.path, runtime.session.id)
     if runtime.agent is None:
         await host.add_notice(host.no_model_message(), "warning")
     else:
         host.call_later(turns.send_queued)  # prompts typed while the project opened
-        host.usage = usage_figures(runtime.agent.usage)
+        host.usage = resumed_figures(runtime.agent, last_usage) if runtime.resumed else usage_figures(runtime.agent.usage)
     if runtime.recipes is not None:
         host.run_worker(runtime.recipes.session_started(), group="recipes-start")

@@ -8,7 +8,7 @@ from pathlib import Path
 from functools import partial
 from typing import TYPE_CHECKING
 
-from tui_agent.ui.context_usage import UsageFigures, estimated_percent, usage_figures
+from tui_agent.ui.context_usage import UsageFigures, resumed_figures
 from tui_agent.ui.command_registry import Command, CommandRegistry, SlashHandler, always
 from tui_agent.ui.errors import error_message
 from tui_agent.ui.palette import show_pruned
@@ -258,9 +258,9 @@ class SlashCommands:
         except LookupError as exc:
             await self.host.add_notice(str(exc), "error")
             return
-        await self.turns.show_session(path, session_id)
+        last_usage = await self.turns.show_session(path, session_id)
         agent = agent_of(self.host.state)
         if agent is None:
             await self.host.add_notice("(shown only: no model is configured to continue it)", "warning")
         else:
-            self.host.usage = usage_figures(agent.usage, estimated_percent(agent))
+            self.host.usage = resumed_figures(agent, last_usage)

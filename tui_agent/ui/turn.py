@@ -108,8 +108,9 @@ class TurnRunner:
         prompt_box.text = "\n\n".join([*waiting, *([draft] if draft.strip() else [])])
         await self.host.add_notice("The prompt typed while the project opened was not sent (no agent): it is back in the prompt box.", "warning")
 
-    async def show_session(self, path: Path, session_id: str) -> None:
-        """Show a session from its file: its events folded as a live turn folds them (only the newest entries get widgets)."""
+    async def show_session(self, path: Path, session_id: str) -> Usage | None:
+        """Show a session from its file: its events folded as a live turn folds them (only the newest entries get widgets);
+        its last recorded Usage, from which the header's context figure is taken again."""
         from tui_agent.core.agent.sessions import read_events
 
         conversation = self.view()
@@ -128,6 +129,7 @@ class TurnRunner:
                 f"(first: {decoded.problems[0]}).")))
         await conversation.add(Entry("notice", text=f"Resumed session {session_id}."))
         freeze_long_lived()
+        return next((event for event in reversed(decoded.events) if isinstance(event, Usage)), None)
 
     def start(self, prompt: str, source: str = "person") -> bool:
         """Run `prompt` as an agent turn; False (with a notice) when no agent or a turn is already running.
