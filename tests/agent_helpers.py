@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fake_messages_api import FakeMessagesAPI
 from tui_agent.core.agent.permissions import ApprovalCallback, approve_all
-from tui_agent.core.events import Event
+from tui_agent.core.events import Event, ToolOutputDelta
 from tui_agent.core.runtime import Runtime, open_runtime
 
 FLAKY_TOOL = '''"""Find the recipe runs whose outcome flips between pass and fail."""
@@ -83,3 +87,27 @@ async def run_turn(runtime: Runtime, prompt: str) -> list[Event]:
 
 def of_type(events: list[Event], kind: type) -> list[Any]:
     return [event for event in events if isinstance(event, kind)]
+
+
+async def cancel_once_started(runtime: Runtime, prompt: str, on_started: Callable[[], object] = lambda: None) -> float:
+    """Run a turn until its shell command prints `started` (then `on_started()`, as the person would act while it
+    runs), and cancel it as Esc does; the time of the cancel (time.monotonic()) is returned. A run's writes reach the
+    project when it ends (an overlay): its output is what says it is running."""
+    assert runtime.agent is not None
+    turn = runtime.agent.run_turn(prompt)
+    started = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in turn:
+            if isinstance(event, ToolOutputDelta) and "started" in event.text and not started.is_set():
+                on_started()
+                started.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(started.wait(), 30)
+    cancelled_at = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await turn.aclose()
+    return cancelled_at

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+import sys
 from pathlib import Path
 
 
@@ -65,3 +66,14 @@ def add_hooks_running_a_script(repo: Path, script_body: str, hooks: tuple[str, .
         hook = repo / ".git" / "hooks" / name
         hook.write_text("#!/bin/sh\nexec ./scripts/check.sh\n")
         hook.chmod(0o755)
+
+
+def with_ignored_venv(repo: Path, name: str, script: str) -> Path:
+    """A real virtualenv in `repo/.venv`, git-ignored (with build/ and __pycache__/), and the script `name` committed;
+    the virtualenv's site-packages folder."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    (repo / ".gitignore").write_text(".venv/\nbuild/\n__pycache__/\n")
+    (repo / name).write_text(script)
+    git(repo, "add", ".gitignore", name)
+    git(repo, "commit", "-q", "-m", "project")
+    return next((repo / ".venv" / "lib").glob("python3*/site-packages"))

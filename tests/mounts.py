@@ -24,11 +24,13 @@ needs_mount = pytest.mark.skipif(not can_mount(), reason="needs root and mount n
 
 
 @contextlib.contextmanager
-def tmpfs(parent: Path, size: str = "3m") -> Iterator[Path]:
-    """A tmpfs of `size` mounted in a new folder under `parent`, removed afterwards."""
+def tmpfs(parent: Path, size: str = "3m", inodes: int | None = None) -> Iterator[Path]:
+    """A tmpfs of `size` (and at most `inodes` files and folders) mounted in a new folder under `parent`, removed
+    afterwards."""
     mount_point = parent / f"disk-{uuid.uuid4().hex[:6]}"
     mount_point.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount_point)], check=True)
+    options = f"size={size}" + (f",nr_inodes={inodes}" if inodes is not None else "")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount_point)], check=True)
     try:
         yield mount_point
     finally:
@@ -50,6 +52,16 @@ def fill(disk: Path, leave_bytes: int) -> None:
 
 def free(disk: Path) -> None:
     (disk / "filler").unlink(missing_ok=True)
+
+
+def use_up_inodes(disk: Path) -> None:
+    """Create empty files on `disk` (a tmpfs with `inodes`) until no new file can be made: existing files can still
+    grow, but every new file or folder fails with ENOSPC."""
+    fillers = disk / "fillers"
+    fillers.mkdir()
+    with contextlib.suppress(OSError):
+        for n in range(1_000_000):
+            (fillers / str(n)).touch()
 
 
 @contextlib.contextmanager

@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, thinking, tool_use
+from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.compact import COMPACTED, SUMMARY_HEADER, SUMMARY_INSTRUCTION, CompactError, compact_agent
 from tui_agent.core.agent.sessions import load_messages, load_usage, read_events
 from tui_agent.core.events import Notice, TurnFinished
@@ -62,13 +66,21 @@ async def test_compact_sends_the_history_with_the_instruction_and_the_conversati
         assert api.requests[4].messages[0]["content"][0]["text"].startswith(SUMMARY_HEADER)
 
 
-async def test_a_failed_summary_request_leaves_the_conversation_and_the_session_unchanged(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("Hello.")), http_error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"))
+@asynccontextmanager
+async def said_hello(repo: Path, api: FakeMessagesAPI, summary_reply: Any) -> AsyncIterator[tuple[Agent, list[Any]]]:
+    """A conversation of one turn ("hi", "Hello."), the next request (the summary's) answered with `summary_reply`:
+    the agent, and a copy of its messages before any summary."""
+    api.enqueue(reply(text("Hello.")), summary_reply)
     async with agent_runtime(repo, api) as runtime:
         agent = runtime.agent
         assert agent is not None
         await run_turn(runtime, "hi")
-        before = copy.deepcopy(agent.messages)
+        yield agent, copy.deepcopy(agent.messages)
+
+
+async def test_a_failed_summary_request_leaves_the_conversation_and_the_session_unchanged(repo: Path, api: FakeMessagesAPI) -> None:
+    too_long = http_error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")
+    async with said_hello(repo, api, too_long) as (agent, before):
         with pytest.raises(CompactError, match="too long"):
             await compact_agent(agent)
         assert agent.messages == before and load_messages(agent.session.path) == before
@@ -76,12 +88,7 @@ async def test_a_failed_summary_request_leaves_the_conversation_and_the_session_
 
 
 async def test_a_cancelled_summary_leaves_the_conversation_unchanged(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("Hello.")), reply(text("A summary that comes too late."), delay_s=5))
-    async with agent_runtime(repo, api) as runtime:
-        agent = runtime.agent
-        assert agent is not None
-        await run_turn(runtime, "hi")
-        before = copy.deepcopy(agent.messages)
+    async with said_hello(repo, api, reply(text("A summary that comes too late."), delay_s=5)) as (agent, before):
         task = asyncio.create_task(compact_agent(agent))
         for _ in range(500):
             if len(api.requests) == 2:
@@ -94,12 +101,7 @@ async def test_a_cancelled_summary_leaves_the_conversation_unchanged(repo: Path,
 
 
 async def test_a_reply_without_text_is_not_taken_as_a_summary(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("Hello.")), reply(tool_use("list_files", {"pattern": "*"})))
-    async with agent_runtime(repo, api) as runtime:
-        agent = runtime.agent
-        assert agent is not None
-        await run_turn(runtime, "hi")
-        before = copy.deepcopy(agent.messages)
+    async with said_hello(repo, api, reply(tool_use("list_files", {"pattern": "*"}))) as (agent, before):
         with pytest.raises(CompactError, match="called a tool"):
             await compact_agent(agent)
         assert agent.messages == before

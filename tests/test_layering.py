@@ -170,7 +170,7 @@ HOST_REACH = {"conversation", "prompt_area", "catalog_pane", "diff_pane", "scree
 """What a controller must not reach through the host: widgets, the screens, and Textual's own messaging."""
 CONTROLLERS = ("turn", "catalog_sync", "catalog_actions", "catalog_care", "slash_commands", "slash_undo", "slash_commit",
                "palette", "prompt_completion", "shell_prompt", "everyday_actions", "app_keys", "trust_switch",
-               "context_usage", "runtime_ready", "redo")
+               "context_usage", "runtime_ready", "runtime_lifecycle", "redo")
 
 
 def host_reaches(source: str) -> list[str]:
@@ -222,3 +222,14 @@ def test_the_host_protocols_have_no_widget_typed_member() -> None:
                                                        else re.escape(widget), typed) for widget in widgets):
                     offenders.append(f"{path.name}:{node.name}.{name} -> {typed}")
     assert offenders == []
+
+
+def test_the_entry_window_knows_nothing_of_events_or_streaming() -> None:
+    """The conversation pane's two layers stay apart: widgets/entry_window.py (which entries have widgets, sliding,
+    following) imports no core event, transcript fold or streaming widget; widgets/conversation.py folds events live."""
+    widgets = CORE.parent / "ui" / "widgets"
+    window = imported_modules(widgets / "entry_window.py")
+    assert "tui_agent.ui.transcript" in window  # (the scan sees its imports)
+    assert sorted(name for name in window if name in ("tui_agent.core.events", "tui_agent.ui.widgets.streaming",
+                                                      "tui_agent.ui.widgets.conversation")) == []
+    assert "tui_agent.ui.widgets.entry_window" in imported_modules(widgets / "conversation.py")

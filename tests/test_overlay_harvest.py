@@ -123,3 +123,23 @@ async def test_warm_overlay_workers_closed_unused_leave_no_record_for_the_next_s
         await box.aclose()
     assert list((project.cache_dir / "overlays").glob("*.json")) == []
     assert (project.root / "f.txt").read_text() == "x"
+
+
+@pytest.mark.skipif(probe_bubblewrap() is not None, reason="needs bubblewrap")
+async def test_a_run_whose_overlay_cannot_be_recorded_says_so_once(tmp_path: Path, scratch: Path) -> None:
+    """No record, no crash recovery for that run: the person is told (the run's notes), not left to find out."""
+    project = Project.at(tmp_path / "project")
+    project.cache_dir.mkdir(parents=True)
+    (project.cache_dir / "overlays").write_text("a file where the records folder should be\n")
+    box = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
+    try:
+        assert box.overlay_problem is None
+        first = await box.run_python("open('f.txt', 'w').write('x')", policy=SandboxPolicy())
+        second = await box.run_python("open('g.txt', 'w').write('y')", policy=SandboxPolicy())
+    finally:
+        await box.aclose()
+    assert first.ok and second.ok
+    assert (project.root / "f.txt").read_text() == "x" and (project.root / "g.txt").read_text() == "y"
+    told = [note for note in box.notices if "cannot be recorded for crash recovery" in note]
+    assert len(told) == 1 and "File exists" in told[0] and ".agent/cache/overlays" in told[0]
+    assert told[0] in first.stderr and "crash recovery" not in second.stderr

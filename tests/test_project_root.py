@@ -92,3 +92,31 @@ def test_a_repository_git_refuses_as_dubious_ownership_gets_a_precise_message(re
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "dubious ownership" in done.stderr and "safe.directory" in done.stderr
     assert not (repo / ".agent").exists()
+
+
+def test_git_not_answering_where_the_project_is_is_an_error_not_no_repository(repo: Path, tmp_path: Path) -> None:
+    """A config include that is a fifo nobody writes: git blocks opening it, as on a stuck filesystem."""
+    fifo = tmp_path / "include.fifo"
+    os.mkfifo(fifo)
+    subprocess.run(["git", "config", "include.path", str(fifo)], cwd=repo, check=True)
+    done = tuiagent(repo, "tools", "list", env={"TUIAGENT_GIT_TIMEOUT_S": "1"})
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"`git rev-parse --show-toplevel` in {repo} did not answer within 1 s" in done.stderr, done.stderr
+    assert "TUIAGENT_GIT_TIMEOUT_S=SECONDS" in done.stderr and "not inside a git repository" not in done.stderr
+    assert not (repo / ".agent").exists()
+
+
+def test_git_not_answering_whether_agent_is_ignored_is_a_warning(repo: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rev-parse` answers; `check-ignore` blocks on the excludes file (a fifo) and is cut at the bound."""
+    from tui_agent.core.rootfind import locate
+
+    fifo = tmp_path / "excludes.fifo"
+    os.mkfifo(fifo)
+    subprocess.run(["git", "config", "core.excludesFile", str(fifo)], cwd=repo, check=True)
+    monkeypatch.setenv("TUIAGENT_GIT_TIMEOUT_S", "0.5")
+    located = locate(repo)
+    assert located.root == repo and located.in_repository
+    assert located.warnings == [f"`git check-ignore -v --no-index .agent/tools/x.py` in {repo} did not answer within "
+                                "0.5 s, so whether .agent/ is ignored by git is not known (TUIAGENT_GIT_TIMEOUT_S="
+                                "SECONDS gives git longer)."]

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.gitrepo import init_repo
-from tests.mounts import fill, free, needs_mount, read_only, tmpfs
+from tests.mounts import fill, free, needs_mount, read_only, tmpfs, use_up_inodes
 from tests.ui_support import SIZE, answer_confirm, make_app, notifications, ready, row_names, wait_until
 from tui_agent.cli import main
 from tui_agent.ui.screens.confirm import ConfirmScreen
@@ -160,6 +160,49 @@ def test_watch_on_a_read_only_project_says_it_is_watching(repo: Path, capsys: py
 def disk(tmp_path: Path) -> Iterator[Path]:
     with tmpfs(tmp_path, "4m") as mount_point:
         yield mount_point
+
+
+def test_a_catalog_that_cannot_open_on_a_full_disk_is_said_in_words(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The catalog's first new file (its lock) cannot be made: the CLI names the file, the full disk and what to do,
+    not `[Errno 28]` nor every note of the start."""
+    from tui_agent.core.project import Project
+
+    with tmpfs(tmp_path, "8m", inodes=2000) as disk:
+        repo = init_repo(disk / "project")
+        (repo / ".agent" / "tools").mkdir(parents=True)
+        (repo / ".agent" / "tools" / "double.py").write_text(TOOL)
+        (repo / ".agent" / "recipes").mkdir()
+        (repo / ".agent" / "recipes" / "lines.toml").write_text(RECIPE)
+        Project.at(repo).ensure_layout()  # its folders are there; no new file can be made in them
+        use_up_inodes(disk)
+        for verb in ("prune", "list"):
+            code, _, err = tuiagent(repo, capsys, "recipes", verb, *(["lines"] if verb == "prune" else []))
+            last = err.strip().splitlines()[-1]
+            assert code == 1 and last.startswith("tuiagent: recipes are unavailable: the tool catalog could not open: "
+                                                 ".agent/cache/"), err
+            assert last.endswith(": No space left on device; the disk is full: free some space and try again"), err
+            assert "Errno" not in err and "new or changed since" not in last
+        assert (repo / ".agent" / "recipes" / "lines.toml").read_text() == RECIPE
+
+
+def test_a_tool_prune_that_fails_when_no_new_file_can_be_made_leaves_the_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Out of inodes a hard link cannot be made either: the pruned file is moved aside (a rename), not deleted, so the
+    failed commit puts it back (it used to be deleted for good, the error naming a temporary file)."""
+    with tmpfs(tmp_path, "8m", inodes=2000) as disk:
+        repo = init_repo(disk / "project")
+        tool = repo / ".agent" / "tools" / "double.py"
+        tool.parent.mkdir(parents=True)
+        tool.write_text(TOOL)
+        assert tuiagent(repo, capsys, "tools", "list")[0] == 0  # the catalog's own files are made
+        use_up_inodes(disk)
+        code, _, err = tuiagent(repo, capsys, "tools", "prune", "double")
+        assert code == 1 and err.strip().splitlines()[-1] == (
+            "tuiagent: commit: removing double failed; the file is as it was: No space left on device; the disk is "
+            "full: free some space and try again"), err
+        assert tool.read_text() == TOOL
+        assert [path.name for path in tool.parent.iterdir() if path.name.endswith(".tmp")] == []
 
 
 DISK_FULL_WORDS = ("disk is full", "No space left", "Out of diskspace", "nothing to restore", "no earlier version",

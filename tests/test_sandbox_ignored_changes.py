@@ -4,14 +4,12 @@ git-ignored file (caches aside) is reported to the person and the model. Both ti
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.gitrepo import git
+from tests.gitrepo import with_ignored_venv
 from tui_agent.core.agent.exec_tools import run_shell
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
@@ -35,13 +33,8 @@ class Asked:
 
 
 def project_with_venv(repo: Path) -> Path:
-    """The repository with a real, git-ignored .venv and a conftest.py that plants a .pth in it."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
-    (repo / ".gitignore").write_text(".venv/\nbuild/\n__pycache__/\n")
-    (repo / "plant.py").write_text(PLANT)
-    git(repo, "add", ".gitignore", "plant.py")
-    git(repo, "commit", "-q", "-m", "project")
-    return next((repo / ".venv" / "lib").glob("python3*/site-packages"))
+    """The repository with a real, git-ignored .venv and a script that plants a .pth in it."""
+    return with_ignored_venv(repo, "plant.py", PLANT)
 
 
 async def shell(repo: Path, tier: str, command: str, *, rules: tuple[str, ...] = (), answer: bool = False,
@@ -159,3 +152,19 @@ async def test_a_denied_venv_command_names_the_venv_program_headless(repo: Path)
     output, _notices, asked = await shell(repo, "bubblewrap", "pytest -q", answer=False)
     assert "`pytest` runs .venv/bin/pytest from the project's virtualenv" in asked.requests[0].summary
     assert ".venv/bin/pytest" in output and not (repo / "pwned.txt").exists()
+
+
+def test_a_folder_holding_only_ignored_files_is_walked_once(repo: Path) -> None:
+    """git lists such a folder and the ignored folders inside it: only the outermost is walked (and skipped by the
+    project's stamps), and every file is still stamped."""
+    from tui_agent.core.sandbox import ignored
+    from tui_agent.core.versioning.plainfiles import ignored_entries
+
+    (repo / ".gitignore").write_text("*.o\nout/\n")
+    (repo / "src" / "deep" / "out" / "inner").mkdir(parents=True)
+    (repo / "src" / "x.o").write_text("object\n")
+    (repo / "src" / "deep" / "out" / "inner" / "c.txt").write_text("built\n")
+    assert {"src", "src/deep", "src/deep/out"} <= set(ignored_entries(repo))  # what git lists
+    state = ignored.take(repo, [])
+    assert state.roots == ["src"]
+    assert set(state.files) == {"src/x.o", "src/deep/out/inner/c.txt"}

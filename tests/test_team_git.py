@@ -16,6 +16,7 @@ import pytest
 from tests.catalog_support import tool_source
 from tests.gitrepo import git, init_repo
 from tests.mounts import needs_mount
+from tests.team_repos import diverged_from_a_teammate, merged_with_a_teammate, new_repo_with_double
 from tui_agent.cli import main
 from tui_agent.core.versioning.gitstore import CatalogGit
 
@@ -85,14 +86,15 @@ def test_a_skip_worktree_tool_missing_from_disk_is_not_a_deletion(tmp_path: Path
     assert ".agent/tools/twice.py" in git(mine, "ls-tree", "-r", "--name-only", "HEAD")
 
 
-def conflicting_tool(repo: Path) -> Path:
-    """A tool edited on both sides in its docstring: the markers land inside the docstring, so the file still imports."""
-    init_repo(repo)
-    tool = repo / ".agent" / "tools" / "double.py"
-    tool.parent.mkdir(parents=True)
-    tool.write_text(tool_source("double"))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "add double")
+def conflicted_by_a_stash_pop(repo: Path) -> Path:
+    """`double` edited on both sides in its docstring (a stash popped over a commit): the markers land inside the
+    docstring, so the file still imports."""
+    tool = new_repo_with_double(repo)
+    tool.write_text(tool_source("double").replace("Double a number.", "Double a number (mine)."))
+    git(repo, "stash", "-q")
+    tool.write_text(tool_source("double").replace("Double a number.", "Double a number (theirs)."))
+    git(repo, "commit", "-q", "-am", "theirs")
+    git(repo, "stash", "pop", check=False)
     return tool
 
 
@@ -112,19 +114,14 @@ def assert_conflict_kept(repo: Path, head: str, capsys: pytest.CaptureFixture[st
 def test_stash_pop_conflict_inside_a_docstring_is_broken_and_never_committed(tmp_path: Path,
                                                                            capsys: pytest.CaptureFixture[str]) -> None:
     repo = tmp_path / "repo"
-    tool = conflicting_tool(repo)
-    tool.write_text(tool_source("double").replace("Double a number.", "Double a number (mine)."))
-    git(repo, "stash", "-q")
-    tool.write_text(tool_source("double").replace("Double a number.", "Double a number (theirs)."))
-    git(repo, "commit", "-q", "-am", "theirs")
-    git(repo, "stash", "pop", check=False)
+    tool = conflicted_by_a_stash_pop(repo)
     assert "<<<<<<<" in tool.read_text() and not (repo / ".git" / "MERGE_HEAD").exists()
     assert_conflict_kept(repo, git(repo, "rev-parse", "HEAD"), capsys)
 
 
 def test_squash_merge_conflict_is_broken_and_never_committed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = tmp_path / "repo"
-    tool = conflicting_tool(repo)
+    tool = new_repo_with_double(repo)
     git(repo, "checkout", "-q", "-b", "feature")
     tool.write_text(tool_source("double").replace("Double a number.", "Double a number (feature)."))
     git(repo, "commit", "-q", "-am", "feature")
@@ -138,7 +135,7 @@ def test_squash_merge_conflict_is_broken_and_never_committed(tmp_path: Path, cap
 
 def test_the_git_layer_never_commits_markers_or_over_unmerged_entries(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    tool = conflicting_tool(repo)
+    tool = new_repo_with_double(repo)
     store = CatalogGit(repo)
     marked = tool_source("double").replace('"""Double', '"""\n<<<<<<< ours\nA\n=======\nB\n>>>>>>> theirs\nDouble').encode()
     outcome = store.commit({".agent/tools/double.py": marked}, "tuiagent: update tool double")
@@ -206,22 +203,11 @@ def test_a_read_only_fresh_clone_lists_shows_and_runs_tools(tmp_path: Path) -> N
     assert untracked_or_changed(mine) == []
 
 
-def conflicted_merge(tmp_path: Path) -> tuple[Path, Path]:
-    repo = tmp_path / "repo"
-    tool = conflicting_tool(repo)
-    git(repo, "checkout", "-q", "-b", "teammate")
-    tool.write_text(tool_source("double", "return x * 2"))
-    git(repo, "-c", "user.name=Tea Mate", "commit", "-q", "-am", "teammate's double")
-    git(repo, "checkout", "-q", "main")
-    tool.write_text(tool_source("double", "return x + x"))
-    git(repo, "commit", "-q", "-am", "my double")
-    return repo, tool
-
-
 @pytest.mark.parametrize("how", ["merge", "rebase", "cherry-pick", "stash"])
 def test_refusals_during_a_conflict_name_the_state_and_only_safe_ways_out(tmp_path: Path, how: str,
                                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    repo, tool = conflicted_merge(tmp_path)
+    repo = tmp_path / "repo"
+    tool = diverged_from_a_teammate(repo)
     if how == "stash":
         git(repo, "reset", "-q", "--hard", "HEAD~1")
         tool.write_text(tool_source("double", "return x + x"))
@@ -243,10 +229,8 @@ def test_refusals_during_a_conflict_name_the_state_and_only_safe_ways_out(tmp_pa
 
 
 def test_history_lists_both_sides_of_a_merge_with_their_authors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    repo, tool = conflicted_merge(tmp_path)
-    git(repo, "merge", "teammate", check=False)
-    tool.write_text(tool_source("double", "return x + x"))  # keep mine
-    git(repo, "commit", "-q", "-am", "merge teammate, keep mine")
+    repo = tmp_path / "repo"
+    tool = merged_with_a_teammate(repo)
     full = git(repo, "log", "--full-history", "--format=%H", "--", ".agent/tools/double.py").split()
     assert len(full) == 4 and len(git(repo, "log", "--format=%H", "--", ".agent/tools/double.py").split()) < 4
     history = json.loads(tools(repo, capsys, "history", "double", "--json")[1])
@@ -287,6 +271,29 @@ def test_a_deferred_prune_is_caught_up_under_its_own_name(tmp_path: Path, capsys
     subject = git(mine, "log", "-1", "--format=%s").strip()
     assert subject.startswith("tuiagent: prune tool twice") and "not running" not in subject
     assert ".agent/tools/twice.py" not in git(mine, "ls-tree", "-r", "--name-only", "HEAD")
+
+
+def test_restore_after_a_deferred_revert_and_a_deferred_prune_brings_back_the_reverted_version(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both commits deferred (a pre-commit hook says no): HEAD still has the version before the revert, but what the
+    prune removed is the reverted version, kept by no commit; restore brings that one back."""
+    repo = tmp_path / "repo"
+    tool = new_repo_with_double(repo)
+    tool.write_text(tool_source("double", "return x + x"))
+    git(repo, "commit", "-q", "-am", "double, second version")
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'lint says no' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    for verb in ("revert", "prune", "restore"):
+        code, out, err = tools(repo, capsys, verb, "double")
+        assert code == 0 and "deferred" in out + err, (verb, out, err)
+        if verb == "revert":
+            assert tool.read_text() == tool_source("double")
+    assert tool.read_text() == tool_source("double")  # the reverted version, not HEAD's `return x + x`
+    hook.unlink()
+    assert tools(repo, capsys, "list")[0] == 0
+    assert git(repo, "show", "HEAD:.agent/tools/double.py") == tool_source("double")
+    assert git(repo, "status", "--porcelain", "--", ".agent/tools").strip() == ""
 
 
 @pytest.mark.timeout(120)
@@ -341,12 +348,7 @@ async def test_a_conflicted_tool_is_flagged_in_the_prompt_index_and_the_catalog_
     from tui_agent.core.agent.prompt import catalog_entries, catalog_index
 
     repo = tmp_path / "repo"
-    tool = conflicting_tool(repo)
-    tool.write_text(tool_source("double").replace("Double a number.", "Double a number (mine)."))
-    git(repo, "stash", "-q")
-    tool.write_text(tool_source("double").replace("Double a number.", "Double a number (theirs)."))
-    git(repo, "commit", "-q", "-am", "theirs")
-    git(repo, "stash", "pop", check=False)
+    conflicted_by_a_stash_pop(repo)
     async with started_sandbox(repo) as box, opened_catalog(repo, box) as catalog:
         index = catalog_index(catalog_entries(catalog), 2000)
         assert "- double: Double a number (theirs). [broken: unresolved conflict]" in index
@@ -389,10 +391,8 @@ def test_a_planted_git_file_never_leads_the_ignore_rules_outside(tmp_path: Path)
 def test_history_in_an_untrusted_clone_shows_authors_merges_and_a_shallow_cut(tmp_path: Path,
                                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """A freshly cloned teammate's repository is untrusted: its read-only `tools history` tells the same truth."""
-    repo, tool = conflicted_merge(tmp_path)
-    git(repo, "merge", "teammate", check=False)
-    tool.write_text(tool_source("double", "return x + x"))
-    git(repo, "commit", "-q", "-am", "merge teammate, keep mine")
+    repo = tmp_path / "repo"
+    merged_with_a_teammate(repo)
     code, out, err = tools(repo, capsys, "history", "double")
     assert code == 0 and "not trusted" in err.lower(), err
     assert "Tea Mate  teammate's double" in out and "Dev  my double" in out
@@ -409,7 +409,7 @@ async def test_a_conflict_arriving_while_the_catalog_is_open_is_never_committed(
     from tests.catalog_support import opened_catalog, started_sandbox
 
     repo = tmp_path / "repo"
-    tool = conflicting_tool(repo)
+    tool = new_repo_with_double(repo)
     async with started_sandbox(repo) as box:
         async with opened_catalog(repo, box) as catalog:
             tool.write_text(tool_source("double").replace("Double a number.", "Double a number (mine)."))

@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
-from tests.gitrepo import git, init_repo
+from tests.gitrepo import git
+from tests.team_repos import merged_with_a_teammate, new_repo_with_double
 from tests.ui_support import SIZE, make_app, notifications, ready, row_names, tool_source, wait_until
+from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.screens.pickers import ChoiceScreen
 
 
@@ -17,22 +20,13 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def merged_with_a_teammate(repo: Path) -> None:
-    init_repo(repo)
-    tool = repo / ".agent" / "tools" / "double.py"
-    tool.parent.mkdir(parents=True)
-    tool.write_text(tool_source("double"))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "add double")
-    git(repo, "checkout", "-q", "-b", "teammate")
-    tool.write_text(tool_source("double", "return x * 2"))
-    git(repo, "-c", "user.name=Tea Mate", "commit", "-q", "-am", "teammate's double")
-    git(repo, "checkout", "-q", "main")
-    tool.write_text(tool_source("double", "return x + x"))
-    git(repo, "commit", "-q", "-am", "my double")
-    git(repo, "merge", "teammate", check=False)
-    tool.write_text(tool_source("double", "return x + x"))  # keep mine
-    git(repo, "commit", "-q", "-am", "merge teammate, keep mine")
+async def double_selected(pilot: Pilot[None], app: TuiAgentApp) -> None:
+    """Once the app is open: the catalog pane shown with `double` selected (ready for its keys)."""
+    await ready(pilot)
+    await wait_until(pilot, lambda: "double" in row_names(app), message="double in the catalog pane")
+    app.action_show_pane("catalog")
+    assert app.catalog_pane.select("double")
+    await pilot.pause()
 
 
 async def test_the_version_picker_shows_both_sides_of_a_merge_with_their_authors(tmp_path: Path) -> None:
@@ -42,11 +36,7 @@ async def test_the_version_picker_shows_both_sides_of_a_merge_with_their_authors
     assert len(full) == 4 and len(git(repo, "log", "--format=%H", "--", ".agent/tools/double.py").split()) < 4
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        await wait_until(pilot, lambda: "double" in row_names(app), message="double in the catalog pane")
-        app.action_show_pane("catalog")
-        assert app.catalog_pane.select("double")
-        await pilot.pause()
+        await double_selected(pilot, app)
         await pilot.press("h")
         await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message=f"the history picker {notifications(app)}")
         assert isinstance(app.screen, ChoiceScreen)
@@ -58,23 +48,14 @@ async def test_the_version_picker_shows_both_sides_of_a_merge_with_their_authors
 
 async def test_revert_in_a_shallow_clone_says_the_clone_is_shallow(tmp_path: Path) -> None:
     origin = tmp_path / "origin"
-    init_repo(origin)
-    tool = origin / ".agent" / "tools" / "double.py"
-    tool.parent.mkdir(parents=True)
-    tool.write_text(tool_source("double"))
-    git(origin, "add", "-A")
-    git(origin, "commit", "-q", "-m", "add double")
+    tool = new_repo_with_double(origin)
     tool.write_text(tool_source("double", "return x + x"))
     git(origin, "commit", "-q", "-am", "double, second version")
     mine = tmp_path / "mine"
     git(tmp_path, "clone", "-q", "--depth=1", f"file://{origin}", str(mine))
     app = make_app(mine)
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        await wait_until(pilot, lambda: "double" in row_names(app), message="double in the catalog pane")
-        app.action_show_pane("catalog")
-        assert app.catalog_pane.select("double")
-        await pilot.pause()
+        await double_selected(pilot, app)
         await pilot.press("u")
         await wait_until(pilot, lambda: any("shallow clone" in note for note in notifications(app)),
                          message=f"the shallow clone named {notifications(app)}")

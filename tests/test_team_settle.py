@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 from tests.catalog_support import opened_catalog, started_sandbox, subjects, tool_source, wait_for
 from tests.gitrepo import git
+from tests.open_runtime_process import cli_env, open_tuiagent, run_cli
+from tests.team_repos import with_double
 from tui_agent.core.catalog.watching import WatchRecord, live_watchers
 
 
@@ -70,45 +70,16 @@ async def test_a_revert_first_commits_the_settling_hand_edit(repo: Path) -> None
         assert "return 2 * x" in catalog.project.tool_path("double").read_text()
 
 
-HOLDER = textwrap.dedent("""
-    import asyncio, sys
-    from tui_agent.core.runtime import open_runtime
-
-    async def main() -> None:
-        async def approve(*_args, **_kwargs):
-            return True
-        runtime = await open_runtime(sys.argv[1], approve=approve)  # watching, as the TUI does
-        runtime.catalog.settle.settle_s = float(sys.argv[2])  # a settle window the CLI surely runs inside
-        await asyncio.wait_for(runtime.watcher.ready.wait(), 60)
-        print("ready", flush=True)
-        try:
-            await asyncio.sleep(3600)
-        finally:
-            await runtime.aclose()
-
-    asyncio.run(main())
-""")
-
-
 def test_a_cli_command_during_a_settling_hand_edit_leaves_it_to_the_open_tuiagent(repo: Path) -> None:
     """The CLI's start-up catch-up used to commit the open TUI's settling edit as "changed while tuiagent was not
     running" (a lie, and a burst cut in two); it now leaves it to the process that watches it."""
-    tools_dir = repo / ".agent" / "tools"
-    tools_dir.mkdir(parents=True)
-    (tools_dir / "double.py").write_text(tool_source("double"))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "a tool")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(repo), "12"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+    tools_dir = with_double(repo, "a tool").parent
+    with open_tuiagent(repo, settle_s=12) as holder:
         head = git(repo, "rev-parse", "HEAD")
         edited = tool_source("double", "return x + x")
         (tools_dir / "double.py").write_text(edited)
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools", "list", "--json"],
-                              env=env, capture_output=True, text=True, timeout=120)
+        done = run_cli(repo, "tools", "list", "--json")
         assert done.returncode == 0, done.stderr
         assert time.monotonic() - started < 12, "the CLI did not run inside the settle window"
         assert git(repo, "rev-parse", "HEAD") == head, subjects(repo)[:3]  # the CLI committed nothing
@@ -117,9 +88,6 @@ def test_a_cli_command_during_a_settling_hand_edit_leaves_it_to_the_open_tuiagen
         while git(repo, "rev-parse", "HEAD") == head and time.monotonic() < deadline:
             time.sleep(0.2)
         assert holder.poll() is None, "the open runtime died"
-    finally:
-        os.killpg(holder.pid, signal.SIGTERM)
-        holder.wait(timeout=30)
     new = git(repo, "log", "--format=%s|%an <%ae>", f"{head.strip()}..HEAD").splitlines()
     assert new == ["tuiagent: update tool double (edited outside tuiagent)|Dev <dev@example.com>"]  # one honest commit
     assert git(repo, "show", "HEAD:.agent/tools/double.py") == edited  # nothing lost
@@ -129,10 +97,10 @@ def test_a_cli_command_during_a_settling_hand_edit_leaves_it_to_the_open_tuiagen
 
 def test_a_watch_record_counts_while_its_process_lives_and_not_after_a_kill(repo: Path) -> None:
     cache = repo / ".agent" / "cache"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     script = ("import sys, time; from pathlib import Path; from tui_agent.core.catalog.watching import WatchRecord; "
               "record = WatchRecord.take(Path(sys.argv[1])); print('held', flush=True); time.sleep(600)")
-    holder = subprocess.Popen([sys.executable, "-c", script, str(cache)], env=env, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen([sys.executable, "-c", script, str(cache)], env=cli_env(), stdout=subprocess.PIPE,
+                              text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         assert live_watchers(cache) == [holder.pid]
@@ -149,15 +117,13 @@ def test_a_watch_record_counts_while_its_process_lives_and_not_after_a_kill(repo
 async def test_a_process_settling_an_edit_without_a_watcher_is_left_its_commit(repo: Path) -> None:
     """A settle timer alone (no watcher: the MCP server's or the agent's own re-check) also keeps a CLI from
     committing the edit as changed while tuiagent was not running."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     async with started_sandbox(repo) as box, opened_catalog(repo, box) as catalog:
         await catalog.save("double", tool_source("double"))
         catalog.settle.settle_s = 60.0
         catalog.project.tool_path("double").write_text(tool_source("double", "return x + x"))
         assert await catalog.outside_edit({"double"}) == ["double"]
         head = git(repo, "rev-parse", "HEAD")
-        done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "tui_agent.cli", "--project", str(repo),
-                                                        "tools", "list"], env=env, capture_output=True, text=True, timeout=120)
+        done = await asyncio.to_thread(run_cli, repo, "tools", "list")
         assert done.returncode == 0, done.stderr
         assert git(repo, "rev-parse", "HEAD") == head
         await catalog.settle.flush()
@@ -169,29 +135,17 @@ async def test_a_process_settling_an_edit_without_a_watcher_is_left_its_commit(r
 def test_a_settling_edit_survives_a_kill_of_the_open_tuiagent(repo: Path) -> None:
     """kill -9 of the process that was settling a hand edit: its watch records go with it (the kernel drops the
     locks), so the next command commits the edit; nothing is lost."""
-    tools_dir = repo / ".agent" / "tools"
-    tools_dir.mkdir(parents=True)
-    (tools_dir / "double.py").write_text(tool_source("double"))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "a tool")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(repo), "600"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    tools_dir = with_double(repo, "a tool").parent
     records = repo / ".agent" / "cache" / "watchers"
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+    with open_tuiagent(repo, settle_s=600, stop=signal.SIGKILL) as holder:
         edited = tool_source("double", "return x + x")
         (tools_dir / "double.py").write_text(edited)
         deadline = time.monotonic() + 60  # the watcher's record, then the settling commit's
         while len([p for p in records.glob("*.lock") if p.name.startswith(f"{holder.pid}-")]) < 2:
             assert time.monotonic() < deadline, "the open runtime never took the edit"
             time.sleep(0.1)
-    finally:
-        os.killpg(holder.pid, signal.SIGKILL)
-        holder.wait(timeout=30)
     head = git(repo, "rev-parse", "HEAD")
-    done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools", "list"],
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = run_cli(repo, "tools", "list")
     assert done.returncode == 0, done.stderr
     assert git(repo, "rev-parse", "HEAD~1") == head
     assert git(repo, "show", "HEAD:.agent/tools/double.py") == edited
@@ -201,27 +155,15 @@ def test_a_settling_edit_survives_a_kill_of_the_open_tuiagent(repo: Path) -> Non
 def test_a_cli_revert_during_a_settling_hand_edit_commits_the_edit_first(repo: Path) -> None:
     """As in one process (a revert commits the settling edit first), across processes: the CLI commits the open
     tuiagent's settling edit under the person's name, then reverts; the open one then commits nothing more."""
-    tools_dir = repo / ".agent" / "tools"
-    tools_dir.mkdir(parents=True)
-    (tools_dir / "double.py").write_text(tool_source("double"))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "a tool")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(repo), "6"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+    tools_dir = with_double(repo, "a tool").parent
+    with open_tuiagent(repo, settle_s=6) as holder:
         head = git(repo, "rev-parse", "HEAD").strip()
         edited = tool_source("double", "return x + x")
         (tools_dir / "double.py").write_text(edited)
-        done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools", "revert", "double"],
-                              env=env, capture_output=True, text=True, timeout=120)
+        done = run_cli(repo, "tools", "revert", "double")
         assert done.returncode == 0, done.stdout + done.stderr
         time.sleep(10)  # past the open runtime's settle window
         assert holder.poll() is None, "the open runtime died"
-    finally:
-        os.killpg(holder.pid, signal.SIGTERM)
-        holder.wait(timeout=30)
     new = git(repo, "log", "--format=%s|%an", f"{head}..HEAD").splitlines()
     assert len(new) == 2 and new[0].startswith("tuiagent: revert tool double to "), new
     assert new[1] == "tuiagent: update tool double (edited outside tuiagent)|Dev", new

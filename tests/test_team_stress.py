@@ -17,27 +17,10 @@ import pytest
 
 from tests.catalog_support import tool_source
 from tests.gitrepo import git
+from tests.open_runtime_process import cli_env, open_tuiagent, run_cli
 
 BOUND_S = 60.0
 RUNS = int(os.environ.get("TUIAGENT_STRESS_RUNS", "12"))
-
-HOLDER = textwrap.dedent("""
-    import asyncio, sys
-    from tui_agent.core.runtime import open_runtime
-
-    async def main() -> None:
-        async def approve(*_args, **_kwargs):
-            return True
-        runtime = await open_runtime(sys.argv[1], approve=approve)
-        await asyncio.wait_for(runtime.watcher.ready.wait(), 60)
-        print("open", flush=True)
-        try:
-            await asyncio.sleep(3600)
-        finally:
-            await runtime.aclose()
-
-    asyncio.run(main())
-""")
 
 PROJECT_SUITE = textwrap.dedent("""
     import hashlib
@@ -74,38 +57,34 @@ def test_cli_commands_beside_an_open_runtime_and_a_running_suite_never_exceed_th
     (repo / "tests" / "test_project.py").write_text(PROJECT_SUITE)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a tool and the project's suite")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(repo)], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    env = cli_env()
     suite = subprocess.Popen(["sh", "-c", SUITE_LOOP], cwd=repo, env={**env, "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"},
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     slowest, last = 0.0, -1
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
-        commands = [("list", "--json"), ("show", "double", "--json"), ("drift", "--json"), ("history", "double")]
-        for run in range(RUNS):
-            if run % 3 == 0:  # a person saving the tool, and a dependency changing, while commands run
-                (tools_dir / "double.py").write_text(edited_tool(run))
-                (repo / "data" / f"{run}.txt").write_text(f"{run}\n")
-                last = run
-            argv = commands[run % len(commands)]
-            started = time.monotonic()
-            try:
-                done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools", *argv],
-                                      env=env, capture_output=True, text=True, timeout=BOUND_S)
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"run {run}: `tuiagent tools {' '.join(argv)}` did not end within {BOUND_S:.0f} s")
-            slowest = max(slowest, time.monotonic() - started)
-            assert done.returncode == 0, (run, argv, done.stderr)
-        assert suite.poll() is None, "the project's suite loop stopped"
-        deadline = time.monotonic() + 30  # the last hand edit settles in the open runtime and is committed by it
-        while git(repo, "show", "HEAD:.agent/tools/double.py") != edited_tool(last) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert holder.poll() is None, "the open runtime died"
+        with open_tuiagent(repo) as holder:
+            commands = [("list", "--json"), ("show", "double", "--json"), ("drift", "--json"), ("history", "double")]
+            for run in range(RUNS):
+                if run % 3 == 0:  # a person saving the tool, and a dependency changing, while commands run
+                    (tools_dir / "double.py").write_text(edited_tool(run))
+                    (repo / "data" / f"{run}.txt").write_text(f"{run}\n")
+                    last = run
+                argv = commands[run % len(commands)]
+                started = time.monotonic()
+                try:
+                    done = run_cli(repo, "tools", *argv, timeout=BOUND_S)
+                except subprocess.TimeoutExpired:
+                    pytest.fail(f"run {run}: `tuiagent tools {' '.join(argv)}` did not end within {BOUND_S:.0f} s")
+                slowest = max(slowest, time.monotonic() - started)
+                assert done.returncode == 0, (run, argv, done.stderr)
+            assert suite.poll() is None, "the project's suite loop stopped"
+            deadline = time.monotonic() + 30  # the last hand edit settles in the open runtime and is committed by it
+            while git(repo, "show", "HEAD:.agent/tools/double.py") != edited_tool(last) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert holder.poll() is None, "the open runtime died"
     finally:
-        for process in (suite, holder):
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
+        os.killpg(suite.pid, signal.SIGTERM)
+        suite.wait(timeout=30)
     assert slowest < BOUND_S
     assert git(repo, "show", "HEAD:.agent/tools/double.py") == edited_tool(last)  # nothing lost
     subjects = git(repo, "log", "--format=%s").splitlines()

@@ -24,6 +24,13 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+def test_the_no_model_notice_breaks_its_lines_between_sentences() -> None:
+    from tui_agent.ui.runtime_bridge import NO_MODEL
+
+    for line in NO_MODEL.splitlines():  # a line cut mid-sentence reads as two notices at 80 columns
+        assert line.endswith((".", "…")), line
+
+
 async def test_without_a_model_a_prompt_goes_back_to_the_box_and_the_setup_note_is_not_repeated(repo: Path, no_model: None) -> None:
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
@@ -100,9 +107,12 @@ async def test_tab_in_the_prompt_completes_or_moves_to_the_next_pane_never_the_f
         await pilot.press("tab")
         assert app.prompt_area.text.startswith("/help") and app.focused is app.prompt_area
         app.prompt_area.load_text("")
+        assert app.conversation.styles.background.a == 0
         await pilot.press("tab")
         await pilot.pause()
         assert app.focused is not None and app.focused.id == target, app.focused
+        if target == "conversation":  # it shows it has the keys now (nothing on screen changed before)
+            assert app.conversation.styles.background.a > 0
 
 
 async def test_ctrl_c_clears_then_quits_on_the_second_press_with_no_toast_about_ctrl_q(repo: Path, no_model: None) -> None:
@@ -123,7 +133,7 @@ async def test_ctrl_c_clears_then_quits_on_the_second_press_with_no_toast_about_
         assert not any("Do you want to quit" in str(n.title) for n in app._notifications)
         await pilot.press("ctrl+c")
         await wait_until(pilot, lambda: not app.is_running, message="the app to quit")
-    assert app.farewell() == "tuiagent: nothing to resume from this run."
+    assert app.lifecycle.farewell() == "tuiagent: nothing to resume from this run."
 
 
 async def test_shift_tab_cycles_the_permission_mode_and_the_header_shows_it(repo: Path, api: FakeMessagesAPI) -> None:
@@ -143,7 +153,7 @@ async def test_shift_tab_cycles_the_permission_mode_and_the_header_shows_it(repo
         assert app.runtime.permissions.mode == "ask" and "read-only" not in app.header.render().plain
         await send(pilot, app, "hello")
         await wait_until(pilot, lambda: turn_answered(app, "hi"), timeout=60, message="a second turn")
-        assert app.farewell().startswith(f"tuiagent: session {app.runtime.session.id} is kept; `tuiagent --resume ")
+        assert app.lifecycle.farewell().startswith(f"tuiagent: session {app.runtime.session.id} is kept; `tuiagent --resume ")
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -245,7 +255,8 @@ async def test_a_bang_command_runs_in_the_sandbox_through_run_shells_approval(re
         assert "bang-42" in str(api.requests[-1].messages[-1]) and "The user ran a shell command" in str(api.requests[-1].messages[-1])
 
 
-async def test_copy_the_last_reply_or_its_code_block(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_copy_the_last_reply_or_its_code_block(repo: Path, api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TMUX", raising=False)
     answer = "Run this:\n\n```sh\npytest -q tests\n```\n\nThen look."
     api.enqueue(reply(text(answer)))
     app = make_app(repo)
@@ -259,6 +270,10 @@ async def test_copy_the_last_reply_or_its_code_block(repo: Path, api: FakeMessag
         await wait_until(pilot, lambda: app.clipboard == "pytest -q tests\n", message="the code block copied")
         await send(pilot, app, "/copy")
         await wait_until(pilot, lambda: app.clipboard == answer, message="the reply copied")
+        assert not any("tmux" in message for message in notifications(app))
+        monkeypatch.setenv("TMUX", "/tmp/tmux-0/default,1,0")  # where a program's OSC 52 is dropped by default: say so
+        await send(pilot, app, "/copy code")
+        await wait_until(pilot, lambda: any("set -g set-clipboard on" in m for m in notifications(app)), message="the tmux hint")
 
 
 async def test_light_theme_and_side_pane_width(repo: Path, no_model: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -364,6 +379,31 @@ def test_retries_of_one_failure_fold_into_one_notice() -> None:
     events.append(Notice("something else — retrying (1/3) in 0.5s", "warning"))
     entries = transcript_of(events).entries
     assert [entry.text for entry in entries] == [f"{failure} — retrying (3/3) in 4.0s", "something else — retrying (1/3) in 0.5s"]
+
+
+async def test_an_unreachable_server_says_its_failure_once_retries_and_end_in_one_notice(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "hello")
+        await wait_until(pilot, lambda: turn_failed_shown(app) or any("after 2 retries" in e.text for e in app.conversation.entries),
+                         timeout=60, message="the failure")
+        await pilot.pause(0.2)
+        notices = [entry for entry in app.conversation.entries if entry.kind == "notice"]
+        mentions = [entry for entry in notices if "cannot reach the model server" in entry.text]
+        assert len(mentions) == 1, [entry.text for entry in notices]
+        failure = mentions[0]
+        assert failure.level == "error" and failure.text.startswith("turn failed (connection) after 2 retries: cannot reach")
+        assert failure.text.endswith("server.") and ".." not in failure.text and "not kept" not in failure.text
+        assert app.prompt_area.text == "hello"
 
 
 async def test_every_new_feature_is_in_the_palette_and_in_help(repo: Path, no_model: None) -> None:

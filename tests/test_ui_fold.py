@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
-from tests.ui_support import (SIZE, authored_announcements, make_app, ready, tool_source, turn_answered, turn_failed_shown,
+from tests.ui_support import (send, SIZE, authored_announcements, make_app, ready, tool_source, turn_answered, turn_failed_shown,
                                    wait_until)
-from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import TRUNCATION_MARK
 from tui_agent.ui.turn import PROMPT_BACK
@@ -19,12 +18,6 @@ from tui_agent.ui.widgets.messages import Entry
 def fields(entries: list[Entry]) -> list[dict[str, Any]]:
     """Every field of every entry but `started` (when its widget was made)."""
     return [{key: value for key, value in dataclasses.asdict(entry).items() if key != "started"} for entry in entries]
-
-
-async def send(pilot, app: TuiAgentApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
-    app.prompt_area.focus()
-    app.prompt_area.insert(prompt)
-    await pilot.press("enter")
 
 
 async def live_turns(repo: Path, api: FakeMessagesAPI) -> tuple[list[Entry], str, tuple[int, int, float]]:

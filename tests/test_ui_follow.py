@@ -5,16 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
-from tests.ui_support import make_app, ready, wait_until
+from tests.ui_support import send, make_app, ready, wait_until
 from tui_agent.ui.app import TuiAgentApp
 
 LONG = "\n\n".join(f"Paragraph {i}: " + "words " * 20 for i in range(30))
-
-
-async def send(pilot, app: TuiAgentApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
-    app.prompt_area.focus()
-    app.prompt_area.insert(prompt)
-    await pilot.press("enter")
 
 
 def answered(app: TuiAgentApp, turns: int) -> bool:
@@ -109,3 +103,25 @@ async def test_after_unfolding_a_tool_call_and_after_resume_sending_still_follow
         await wait_until(pilot, lambda: answered(app, 3), timeout=30, message="the third answer")
         await pilot.pause(0.3)
         assert at_bottom(app) and not app.conversation.new_below.display
+
+
+async def test_the_new_below_marker_names_a_key_that_follows_from_the_prompt(repo: Path, api: FakeMessagesAPI) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        for i in range(6):
+            await app.add_notice(f"notice {i}\n" + "line\n" * 6)
+        await pilot.pause(0.2)
+        app.prompt_area.focus()  # where the person is: the keys below go to the prompt box
+        await pilot.press("pageup")
+        await pilot.pause(0.2)
+        await app.add_notice("something new happened")
+        await pilot.pause(0.2)
+        marker = app.conversation.new_below
+        assert marker.display and "shift+pgdn" in str(marker.render()), marker.render()
+        await pilot.press("shift+pagedown")
+        await pilot.pause(0.2)
+        assert not marker.display and at_bottom(app)
+        await app.add_notice("and more\n" + "line\n" * 6)
+        await pilot.pause(0.2)
+        assert at_bottom(app) and not marker.display

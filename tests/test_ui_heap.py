@@ -10,7 +10,7 @@ from textual.widget import Widget
 
 from tests.test_ui_layout import write_session
 from tests.ui_support import SIZE, make_app, ready, wait_until
-from tui_agent.ui.widgets.conversation import MAX_MOUNTED
+from tui_agent.ui.widgets.entry_window import MAX_MOUNTED
 
 
 @pytest.fixture(autouse=True)

@@ -153,3 +153,22 @@ async def test_shift_u_reverts_to_a_version_picked_from_the_history(repo: Path) 
         await pilot.press("y")
         await wait_until(pilot, lambda: "return x + x" in (repo / ".agent" / "tools" / "double.py").read_text(), message="the revert")
         await wait_until(pilot, lambda: git(repo, "log", "-1", "--format=%s").startswith("tuiagent: revert tool double"), message="its commit")
+
+
+@pytest.mark.parametrize("size", [(200, 50), (80, 24)])
+async def test_typing_while_the_conversation_has_the_focus_goes_to_the_prompt(repo: Path, size: tuple[int, int]) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        app.prompt_area.insert("draft ")
+        app.conversation.focus()
+        await pilot.pause()
+        assert app.focused is app.conversation
+        burst(app, "h", "i")  # both reach the conversation before the focus moves: neither is lost
+        await wait_until(pilot, lambda: app.focused is app.prompt_area, message="the focus in the prompt")
+        await pilot.press("space", "?")
+        await wait_until(pilot, lambda: app.prompt_area.text == "draft hi ?", message=f"the typed text in the prompt ({app.prompt_area.text!r})")
+        assert app.focused is app.prompt_area
+        app.conversation.focus()
+        await pilot.press("pageup", "ctrl+u")  # keys that are not text keep their meaning there
+        assert app.focused is app.conversation and app.prompt_area.text == "draft hi ?"

@@ -38,3 +38,28 @@ def test_a_writes_approval_shows_labelled_arguments_and_a_file_edit_shows_its_di
     assert "+++ b/x.py" in diff and any(line.strip().startswith("1") and "a = 2" in line for line in diff.splitlines())
     command = rendered(approval_detail("shell", "run_shell", "pytest -q"))
     assert command.strip().splitlines() == ["command: 1 line, 9 characters", "pytest -q"]
+
+
+async def test_a_title_wider_than_its_pane_is_shown_cut_without_a_hint() -> None:
+    from textual.app import App, ComposeResult
+
+    from tui_agent.ui.widgets.messages import ToolCallBlock
+
+    source = "def count_words(path: str) -> int:\n    return 1\n"
+    entry = Entry("tool", tool="create_tool", arguments={"name": "count_words", "source": source}, authored=True)
+
+    class Narrow(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ToolCallBlock(entry)
+
+    app = Narrow()
+    async with app.run_test(size=(40, 10)) as pilot:  # the running create_tool title cannot shorten below the pane
+        await pilot.pause()
+        block = app.query_one(ToolCallBlock)
+        width = block.label_width()
+        assert width is not None and len(block.title) > width
+        assert str(block._title.label) == block.title  # the title alone: no hint, and no error for want of one
+        entry.result, entry.duration_ms = "tests: none", 12.0
+        block.refresh_entry()
+        await pilot.pause()
+        assert block.title.startswith("create_tool count_words · 2 lines") and str(block._title.label).startswith(block.title)

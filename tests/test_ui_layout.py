@@ -11,7 +11,7 @@ from tests.gitrepo import git
 from tests.ui_support import SIZE, make_app, ready, row_names, tool_source, wait_until
 from tui_agent.ui.screens.git_question import GitQuestionScreen
 from tui_agent.ui.screens.pickers import ChoiceScreen
-from tui_agent.ui.widgets.conversation import MAX_MOUNTED
+from tui_agent.ui.widgets.entry_window import MAX_MOUNTED
 
 
 @pytest.fixture(autouse=True)

@@ -46,3 +46,4 @@ async def test_a_server_without_a_model_list_says_so(repo: Path, api: FakeMessag
         await wait_until(pilot, lambda: any(text.startswith("Model: ") for text in notices(app)), message="the listing")
         listing = next(text for text in notices(app) if text.startswith("Model: "))
         assert "the server gave no model list (NotFoundError" in listing and "Models the anthropic SDK knows:" in listing
+        assert "HTTP 404 for GET /v1/models" in listing and "request_id" not in listing  # not the error's whole body

@@ -12,7 +12,8 @@ from tests.fake_messages_api import FakeMessagesAPI, reply, text
 from tests.ui_support import make_app, ready, wait_until
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.transcript import Transcript
-from tui_agent.ui.widgets.conversation import INITIAL_WINDOW, Conversation
+from tui_agent.ui.widgets.conversation import Conversation
+from tui_agent.ui.widgets.entry_window import INITIAL_WINDOW
 from tui_agent.ui.widgets.messages import Entry
 
 

@@ -67,3 +67,26 @@ def test_the_kept_output_is_bounded_and_a_redrawn_progress_line_shows_its_latest
     assert live_text(kept).plain.splitlines() == [f"line {number}" for number in range(1000 - LIVE_LINES, 1000)]
     assert len(live_tail("", "x" * 100_000)) == LIVE_CHARS  # one endless line
     assert live_text(live_tail(live_tail("", "10%\r50%"), "\r90%")).plain == "90%"
+
+
+async def test_at_80x24_a_long_commands_title_keeps_its_timer_and_outcome_on_screen(repo: Path, api: FakeMessagesAPI) -> None:
+    command = "sleep 2.5; echo 'a command long enough to fill the whole title line of an 80 column terminal'"
+    api.enqueue(reply(tool_use("run_shell", {"command": command})), reply(text("done")))
+    (repo / ".agent").mkdir()
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell"]\n')
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "run it")
+        await wait_until(pilot, lambda: any(isinstance(w, ToolCallBlock) for w in app.conversation.children), timeout=30, message="the block")
+        block = next(w for w in app.conversation.children if isinstance(w, ToolCallBlock))
+
+        def on_screen(words: str) -> bool:
+            label = block._title.label.plain
+            return words in label and block._title.region.right <= block.content_region.right
+
+        await wait_until(pilot, lambda: on_screen("running · 1."), timeout=30, message="the timer, inside the pane")
+        assert "…" in block.title  # the command was shortened to make room
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
+        await pilot.pause(0.2)
+        assert on_screen(" ok · "), block._title.label.plain

@@ -123,3 +123,48 @@ async def test_at_80_columns_the_header_keeps_tokens_and_cost_and_the_footer_eve
         footer = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", app.export_screenshot().replace("&#160;", " ")))
         for key in ("v View", "r Run", "d Prune", "u Revert", "h History", "f Drift", "p Pruned", "/ Filter"):
             assert key in footer, key
+
+
+async def test_at_80_columns_a_busy_read_only_header_keeps_its_mode_context_and_busy_mark(project: Path) -> None:
+    app = make_app(project, sandbox_tier="bubblewrap", watch_catalog=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        app.model, app.branch, app.sandbox_tier = "claude-sonnet-5-5", "feature/parser", "bubblewrap"
+        app.permission_mode, app.busy = "read-only", True
+        app.usage = UsageFigures(129_300, 10_910, 12.0405, context_percent=42)
+        await pilot.pause(0.1)
+        line = app.header.render().plain
+        assert len(line) <= 80, line
+        for shown in ("read-only", "129.3k↑", "$12.0405", "42% ctx", "● esc", "sonnet-5-5"):
+            assert shown in line, (shown, line)
+
+
+async def test_at_80_columns_a_cut_summary_ends_with_an_ellipsis(project: Path) -> None:
+    app = make_app(project, sandbox_tier="rlimits", watch_catalog=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: row_names(app) == ["find_slow"], message="the catalog")
+        await pilot.press("f3")
+        await pilot.pause(0.2)
+        screen = re.sub(r"<[^>]+>", "", app.export_screenshot().replace("&#160;", " "))
+        shown = re.search(r"Find slow tests[^│\n]*", screen)
+        assert shown is not None and "Find slow tests in a pytest report." not in screen, screen
+        assert shown.group().rstrip().endswith("…"), shown.group()  # the person can tell there is more (v shows it)
+
+
+async def test_at_80_columns_the_pruned_views_title_keeps_its_keys_and_sort_whole(project: Path) -> None:
+    from tests.ui_support import answer_confirm
+
+    app = make_app(project, sandbox_tier="rlimits", watch_catalog=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: row_names(app) == ["find_slow"], message="the catalog")
+        await pilot.press("f3", "d")
+        await answer_confirm(pilot)
+        await wait_until(pilot, lambda: row_names(app) == [], message="the tool pruned")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: row_names(app) == ["find_slow"], message="the pruned view")
+        title = app.catalog_pane.query_one("#catalog-title")
+        shown = str(title.render())
+        assert "(enter/r restores, p back)" in shown and "sort: " in shown, shown
+        assert len(shown) <= title.content_region.width, (shown, title.content_region.width)

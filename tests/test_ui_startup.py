@@ -92,7 +92,9 @@ async def test_without_a_model_a_queued_prompt_goes_back_into_the_prompt_box(rep
         assert any("back in the prompt box" in notice for notice in notices)
 
 
-async def test_continuing_without_git_writes_nothing_to_the_folder(tmp_path: Path, api: FakeMessagesAPI) -> None:
+async def test_continuing_without_git_writes_nothing_to_the_folder(tmp_path: Path, api: FakeMessagesAPI,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state-elsewhere"))
     folder = tmp_path / "plain"
     folder.mkdir()
     (folder / "notes.txt").write_text("remember the milk\n")
@@ -102,6 +104,7 @@ async def test_continuing_without_git_writes_nothing_to_the_folder(tmp_path: Pat
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, GitQuestionScreen), timeout=20, message="the git question")
         assert "nothing is written here" in str(app.screen.question)  # type: ignore[attr-defined]
+        assert f"kept in {tmp_path / 'state-elsewhere' / 'tuiagent'})" in str(app.screen.question)  # type: ignore[attr-defined]
         await pilot.press("c")
         await wait_until(pilot, lambda: app.ready.is_set(), timeout=30, message="the runtime")
         runtime = app.runtime
@@ -116,6 +119,7 @@ async def test_continuing_without_git_writes_nothing_to_the_folder(tmp_path: Pat
         assert "remember the milk" in read["content"] and "remember the milk" in shell["content"]
         assert os.listdir(folder) == ["notes.txt"]
         assert any(runtime.project.sessions_dir.iterdir())  # the session is kept, outside the folder
+        assert runtime.project.sessions_dir.is_relative_to(tmp_path / "state-elsewhere" / "tuiagent")  # where the question said
     assert os.listdir(folder) == ["notes.txt"]
 
 

@@ -116,3 +116,27 @@ async def test_undo_typed_during_a_turn_waits_for_it_then_undoes_it(repo: Path, 
         assert not app.turns.running and not app.turns.queue
         await wait_until(pilot, lambda: any(entry.kind == "notice" and entry.text.startswith("Undid turn") for entry in app.conversation.entries),
                          message="the undo's notice", timeout=30)
+
+
+async def test_the_undo_question_shows_the_turns_diff_without_announcing_its_changes_again(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "notes.txt", "content": "hello\n"})), reply(text("done")))
+    (repo / ".agent").mkdir()
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["write_file"]\n')
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "write notes")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
+
+        def announcements() -> int:
+            return sum(1 for entry in app.conversation.entries if entry.kind == "notice" and "project file(s) in this turn" in entry.text)
+
+        await wait_until(pilot, lambda: announcements() == 1, message="the turn's changes announced", timeout=30)
+        app.diff_pane.show("something else", "", subject="other")
+        await send(pilot, app, "/undo")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the question", timeout=30)
+        assert app.diff_pane.subject == "turn" and "+hello" in app.diff_pane.diff_text  # the diff under the question
+        await pilot.press("n")
+        await pilot.pause(0.3)
+        assert announcements() == 1, [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
+        assert (repo / "notes.txt").exists()

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_helpers import agent_runtime, run_turn
+from tests.agent_helpers import agent_runtime, cancel_once_started, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, make_user_changes, user_state
 from tui_agent.cli import main
-from tui_agent.core.events import ToolOutputDelta, TurnFinished
+from tui_agent.core.events import TurnFinished
 
 NOTE_TOOL = '''"""Write a note file."""
 WRITES = True
@@ -163,25 +163,10 @@ def test_headless_undo_undoes_the_last_turn_of_the_latest_session(repo: Path, ap
 
 
 async def test_a_cancelled_turn_is_still_undoable(repo: Path, api: FakeMessagesAPI) -> None:
-    import asyncio
-
     async with agent_runtime(repo, api) as runtime:
         api.enqueue(reply(tool_use("run_shell", {"command": "echo partial > half.txt && echo started && sleep 30"})),
                     reply(text("never")))
-        turn = runtime.agent.run_turn("start something long")
-        started = asyncio.Event()
-
-        async def consume() -> None:
-            async for event in turn:
-                if isinstance(event, ToolOutputDelta) and "started" in event.text:
-                    started.set()  # the run's writes reach the project when it ends (an overlay): wait for its output
-
-        task = asyncio.create_task(consume())
-        await asyncio.wait_for(started.wait(), 30)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        await turn.aclose()
+        await cancel_once_started(runtime, "start something long")
         assert runtime.undo.turns(runtime.session)[-1].after is not None
         result = await runtime.undo.undo_last(runtime.session)
         assert result.ok and not (repo / "half.txt").exists(), result.message

@@ -5,15 +5,13 @@ other change is listed as not undone with its reason, a planted .pth always name
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.agent_helpers import agent_runtime, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.gitrepo import git
+from tests.gitrepo import with_ignored_venv
 from tui_agent.cli import main
 
 TIERS = ["bubblewrap", "rlimits"]
@@ -29,16 +27,12 @@ CHANGE_ALL = ("import pathlib, glob\n"
 
 def project(repo: Path) -> Path:
     """A git-ignored .venv and build/ with three files in it; the script the agent runs; the venv's site folder."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
-    (repo / ".gitignore").write_text(".venv/\nbuild/\n__pycache__/\n")
-    (repo / "change_all.py").write_text(CHANGE_ALL)
-    git(repo, "add", ".gitignore", "change_all.py")
-    git(repo, "commit", "-q", "-m", "project")
+    site = with_ignored_venv(repo, "change_all.py", CHANGE_ALL)
     (repo / "build").mkdir()
     (repo / "build" / "out.txt").write_text("built by the person\n")
     (repo / "build" / "old.txt").write_text("old output\n")
     (repo / "build" / "big.dat").write_bytes(b"x" * BIG)
-    return next((repo / ".venv" / "lib").glob("python3*/site-packages"))
+    return site
 
 
 def change_all_turn(api: FakeMessagesAPI, tier: str) -> None:

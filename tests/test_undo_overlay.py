@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_helpers import agent_runtime
+from tests.agent_helpers import agent_runtime, cancel_once_started
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git
 from tui_agent.core.events import Event, Notice, ToolOutputDelta
@@ -121,22 +121,8 @@ async def test_a_cancelled_run_keeps_what_it_wrote_before_the_kill_undoable_and_
         assert runtime.agent is not None
         api.enqueue(reply(tool_use("run_shell", {"command": "echo partial > half.txt; echo started; sleep 30"})),
                     reply(text("never")))
-        turn = runtime.agent.run_turn("start something long")
-        started = asyncio.Event()
-
-        async def consume() -> None:
-            async for event in turn:
-                if isinstance(event, ToolOutputDelta) and "started" in event.text:
-                    (repo / "app.py").write_bytes(PERSON_APP)
-                    started.set()
-
-        task = asyncio.create_task(consume())
-        await asyncio.wait_for(started.wait(), 30)
-        cancelled_at = time.monotonic()
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        await turn.aclose()
+        cancelled_at = await cancel_once_started(runtime, "start something long",
+                                                 lambda: (repo / "app.py").write_bytes(PERSON_APP))
         assert time.monotonic() - cancelled_at < 5
         assert (repo / "half.txt").read_text() == "partial\n"  # written before the kill: applied
         result = await runtime.undo.undo_last(runtime.session)

@@ -51,11 +51,18 @@ async def wait_until(pilot: Pilot, predicate: Callable[[], bool], timeout: float
         await pilot.pause(0.05)
 
 
+async def send(pilot: Pilot, app: TuiAgentApp, prompt: str) -> None:
+    """Type `prompt` into the prompt box and press enter, as a person sends it."""
+    app.prompt_area.focus()
+    app.prompt_area.insert(prompt)
+    await pilot.press("enter")
+
+
 async def ready(pilot: Pilot) -> TuiAgentApp:
     app = pilot.app
     assert isinstance(app, TuiAgentApp)
     await asyncio.wait_for(app.ready.wait(), 30)
-    assert app.runtime is not None and app.runtime.catalog is not None, app.runtime_error
+    assert app.runtime is not None and app.runtime.catalog is not None, app.lifecycle.error
     await pilot.pause()
     return app
 

@@ -72,10 +72,19 @@ async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> Asyn
         if isinstance(state, Restricted):
             raise CommandFailure(unavailable(state, "recipes"), "trust")
         if runtime.recipes is None:
-            raise CommandFailure(f"recipes are unavailable: {'; '.join(runtime.problems) or 'no catalog'}", "runtime")
+            raise CommandFailure(f"recipes are unavailable: {why_no_recipes(runtime)}", "runtime")
         yield runtime
     finally:
         await runtime.aclose()
+
+
+def why_no_recipes(runtime: Any) -> str:
+    """The part that failed (the sandbox, the catalog or the recipes themselves), not every note of the start."""
+    from tui_agent.core.runtime_state import NoModel, Ready
+
+    state = runtime.state
+    failure = state.workshop.failure if isinstance(state, (NoModel, Ready)) else None
+    return failure or runtime.core.sandbox_problem or "; ".join(runtime.problems) or "no catalog"
 
 
 def agent_prompt_runner(holder: dict[str, Any], out: Any) -> Any:

@@ -78,10 +78,8 @@ def handle(args: argparse.Namespace) -> int:
 
 async def run_headless(args: argparse.Namespace) -> int:
     from tui_agent.commands.cancel_signals import cancel_current_task_on_signals
-    from tui_agent.commands.headless_session import Approvals, initialize_handler
+    from tui_agent.commands.headless_session import Approvals
     from tui_agent.core.agent.sessions import SessionNotFound
-    from tui_agent.core.headless.control import ControlChannel
-    from tui_agent.core.headless.hooks import SdkHooks
     from tui_agent.core.mcp.config import parse_mcp_config
     from tui_agent.core.project import ConfigError
 
@@ -101,13 +99,7 @@ async def run_headless(args: argparse.Namespace) -> int:
     printer = HeadlessPrinter(args.output_format, sys.stdout, sys.stderr)
     printer.warnings.extend(options.warnings)
     printer.partial = options.partial_messages
-    channel: ControlChannel | None = None
-    hooks: SdkHooks | None = None
-    if args.input_format == "stream-json":
-        channel = ControlChannel(printer.emit)
-        hooks = SdkHooks(channel.request)
-        channel.handlers["initialize"] = initialize_handler(printer.warnings, hooks)
-        channel.start(sys.stdin)
+    channel, hooks = _control_channel(printer) if args.input_format == "stream-json" else (None, None)
     try:
         approvals = Approvals(printer, channel, yes=args.yes, allow=options.allow_rules, options=options, hooks=hooks)
     except ValueError as error:  # RuleError: an --allow / --allowedTools rule that does not parse
@@ -138,6 +130,20 @@ async def run_headless(args: argparse.Namespace) -> int:
         if extra is not None:
             await extra.aclose()
         await runtime.aclose()
+
+
+def _control_channel(printer: HeadlessPrinter) -> tuple[ControlChannel, SdkHooks]:
+    """--input-format stream-json: the control protocol on stdin, started (prompts, `initialize` and the SDK's
+    requests), and the SDK's hooks it carries."""
+    from tui_agent.commands.headless_session import initialize_handler
+    from tui_agent.core.headless.control import ControlChannel
+    from tui_agent.core.headless.hooks import SdkHooks
+
+    channel = ControlChannel(printer.emit)
+    hooks = SdkHooks(channel.request)
+    channel.handlers["initialize"] = initialize_handler(printer.warnings, hooks)
+    channel.start(sys.stdin)
+    return channel, hooks
 
 
 async def _open(args: argparse.Namespace, approvals: Approvals, options: claude_flags.ClaudeOptions, *,

@@ -27,7 +27,11 @@ def repository_top(start: Path) -> Path | None:
     """The work tree root holding `start`, None outside any repository; ProjectRootError when git refuses it."""
     try:
         done = ask_git(start, "rev-parse", "--show-toplevel")
-    except (OSError, subprocess.TimeoutExpired):
+    except subprocess.TimeoutExpired as error:
+        raise ProjectRootError(f"{no_answer(error, start)}, so tuiagent cannot tell whether {start} is in a repository "
+                               "(a stuck filesystem, or a config include or hook git waits on?). Fix what git waits "
+                               f"for, or give it longer: TUIAGENT_GIT_TIMEOUT_S=SECONDS.") from None
+    except OSError:
         return None
     if done.returncode == 0 and done.stdout.strip():
         return Path(done.stdout.strip())
@@ -37,6 +41,12 @@ def repository_top(start: Path) -> Path | None:
             f"git refuses the repository at {where}: it belongs to another user (git's \"dubious ownership\" check), "
             f"so tuiagent cannot version the catalog there. If you trust it: git config --global --add safe.directory {where}")
     return None
+
+
+def no_answer(error: subprocess.TimeoutExpired, folder: Path) -> str:
+    """What timed out: the git command, where, and its bound."""
+    command = " ".join(error.cmd) if isinstance(error.cmd, list) else str(error.cmd)
+    return f"`{command}` in {folder} did not answer within {error.timeout:g} s"
 
 
 def nearest_agent_dir(start: Path, stop: Path | None) -> Path | None:
@@ -63,7 +73,10 @@ def ignored_warning(root: Path) -> str | None:
     """A warning when the user's .gitignore ignores `.agent/` (commits still work; `git add` would skip it)."""
     try:
         done = ask_git(root, "check-ignore", "-v", "--no-index", f"{AGENT_DIR}/tools/x.py")
-    except (OSError, subprocess.TimeoutExpired):
+    except subprocess.TimeoutExpired as error:
+        return (f"{no_answer(error, root)}, so whether .agent/ is ignored by git is not known "
+                "(TUIAGENT_GIT_TIMEOUT_S=SECONDS gives git longer).")
+    except OSError:
         return None
     if done.returncode != 0 or not done.stdout.strip():
         return None

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from tui_agent.core.mcp.hub import McpHub
     from tui_agent.core.recipes.engine import RecipeEngine
     from tui_agent.core.recipes.seams import SubmitPrompt
+    from tui_agent.core.settings import Settings
     from tui_agent.core.agent.turns import Turn
 
 
@@ -99,7 +100,9 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     try:
         catalog = workshop.catalog = await Catalog.open(project, sandbox, ask_init_git=ask_init_git, changes=core.changes)
     except Exception as error:
-        core.problems.append(f"tool catalog unavailable: {error}")
+        reason = part_failure(error, project.root)
+        workshop.failure = f"the tool catalog could not open: {reason}"
+        core.problems.append(f"tool catalog unavailable: {reason}")
         return
     progress.done("tool catalog")
     tools = workshop.versioned["tool"] = catalog
@@ -113,7 +116,9 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
         engine = workshop.recipes = await open_recipes(project, catalog, catalog.git, submit_prompt=submit_prompt,
                                                        permissions=core.permissions, changes=core.changes)
     except Exception as error:
-        core.problems.append(f"recipes unavailable: {error}")
+        reason = part_failure(error, project.root)
+        workshop.failure = f"the recipes could not load: {reason}"
+        core.problems.append(f"recipes unavailable: {reason}")
         return
     finally:
         progress.done("recipes")
@@ -124,6 +129,19 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     watcher.on_grants = grants.files_changed
     watcher.on_files = both(engine.files_changed, drift.files_changed, grants.files_changed)  # + files MCP runs
     engine.watcher = watcher
+
+
+def part_failure(error: Exception, root: Path) -> str:
+    """Why a part of the project did not open: an OSError in words (the file, what it means, what to do), never
+    `[Errno N]`; anything else as its own message."""
+    if not isinstance(error, OSError):
+        return str(error)
+    from tui_agent.core.catalog.errors import os_failure_hint
+
+    where = Path(os.fsdecode(error.filename)) if error.filename else None
+    if where is not None and where.is_relative_to(root):
+        where = where.relative_to(root)
+    return f"{where}: {os_failure_hint(error)}" if where is not None else os_failure_hint(error)
 
 
 def warn(core: Core, engine: RecipeEngine, text: str) -> None:
@@ -194,38 +212,47 @@ async def open_runtime(
     core = _new_core(await project_for(project_root, ask_init_git), approve, model=model, permission_mode=permission_mode,
                      allowed_tools=allowed_tools, denial_hint=denial_hint, trust_project=trust_project,
                      thinking=thinking, effort=effort)
-    project, settings = core.project, core.settings
     wants_model = model_configured(api_key, base_url)
     tracker = StartupProgress(progress, ("sandbox", "tool catalog", "recipes", *(("model client",) if wants_model else ())))
     # The session first: a wrong --resume id fails before any process or thread is started.
-    turns, usage = (await asyncio.to_thread(_reopen, core, resume or latest_session_id(project))  # off the loop:
+    turns, usage = (await asyncio.to_thread(_reopen, core, resume or latest_session_id(core.project))  # off the loop:
                        if resume or continue_latest else ([], UsageTotals()))  # a long session takes a while to decode
-    sdk_loading = _model_choice(model or settings.model, wants_model)
-    system_known = asyncio.ensure_future(asyncio.to_thread(system_line))  # its `uname -p` while the SDK imports
     opening: Runtime = (NoModel(core, Workshop(), "") if core.trust.trusted else Restricted(core, {}))
+    await _start_alongside_sdk(opening, tracker, _model_choice(model or core.settings.model, wants_model), watch=watch,
+                               sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
+    core.undo = await asyncio.to_thread(open_undo, core, opening)
+    if not wants_model:
+        return _without_model(opening)
+    client = ModelClient(model=core.model, api_key=api_key, base_url=configured_base_url(base_url),
+                         max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
+    ready = _with_agent(opening, _agent(opening, client, turns, usage))
+    tracker.done("model client")
+    return ready
+
+
+async def _start_alongside_sdk(opening: Runtime, tracker: StartupProgress, sdk_loading: asyncio.Future[str], *,
+                               watch: bool, sandbox_tier: str | None, ask_init_git: AskInitGit | None,
+                               submit_prompt: SubmitPrompt | None) -> None:
+    """Start the project's parts while the SDK imports (`sdk_loading`, the model id once it has) and the system line
+    is made; then `core.model` is that id and a fresh session is created unless one was resumed. On any failure the
+    pending threads are given up and what was started is closed."""
+    core = opening.core
+    system_known = asyncio.ensure_future(asyncio.to_thread(system_line))  # its `uname -p` while the SDK imports
     try:
         await _start_parts(opening, tracker, sandbox_tier=sandbox_tier, ask_init_git=ask_init_git,
                            submit_prompt=submit_prompt)
         if watch:  # live (its OS watch set up on another core) by the first request, which waits for it
             opening.start_watching()
-        chosen_model = core.model = await sdk_loading
+        core.model = await sdk_loading
         await system_known
         if not core.resumed:
-            core.session = SessionLog.create(project, model=chosen_model)
+            core.session = SessionLog.create(core.project, model=core.model)
     except BaseException:
         for pending in (sdk_loading, system_known):
             if not pending.done():
                 pending.cancel()
         await opening.aclose()
         raise
-    core.undo = await asyncio.to_thread(open_undo, core, opening)
-    if not wants_model:
-        return _without_model(opening)
-    client = ModelClient(model=chosen_model, api_key=api_key, base_url=configured_base_url(base_url),
-                         max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
-    ready = _with_agent(opening, _agent(opening, client, turns, usage))
-    tracker.done("model client")
-    return ready
 
 
 def _without_model(opening: Runtime) -> Runtime:
@@ -280,10 +307,8 @@ def _new_core(project: Project, approve: ApprovalCallback, *, model: str | None,
     project.ensure_layout()
     permissions = project_permissions(project, settings, status, approve, permission_mode=permission_mode,
                                       allowed_tools=allowed_tools, denial_hint=denial_hint)
-    effective = settings if status.trusted else restricted_settings(settings)
-    if thinking or effort:
-        effective = dataclasses.replace(effective, thinking=thinking or effective.thinking, effort=effort or effective.effort)
-    core = Core(project=project, settings=effective, permissions=permissions, trust=status,
+    core = Core(project=project, settings=_effective_settings(settings, status.trusted, thinking, effort),
+                permissions=permissions, trust=status,
                 model=model or settings.model or "", changes=ChangeFeed())
     if status.state == "trusted" and (pulled := tools_changed_since_last_seen(project)):
         core.new_tools = tuple(pulled)
@@ -296,6 +321,15 @@ def _new_core(project: Project, approve: ApprovalCallback, *, model: str | None,
                                        "until it is trusted (`tuiagent trust`).").strip()
     core.problems.extend(permissions.problems)
     return core
+
+
+def _effective_settings(settings: Settings, trusted: bool, thinking: str | None, effort: str | None) -> Settings:
+    """The settings a session runs with: an untrusted project's grants left out, and --thinking/--effort in the place
+    of the `[agent]` settings of those names."""
+    effective = settings if trusted else restricted_settings(settings)
+    if thinking or effort:
+        effective = dataclasses.replace(effective, thinking=thinking or effective.thinking, effort=effort or effective.effort)
+    return effective
 
 
 def _model_choice(model: str | None, wants_model: bool) -> asyncio.Future[str]:

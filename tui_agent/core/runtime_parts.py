@@ -71,6 +71,8 @@ class Workshop:
     drift_watch: DriftWatch | None = None
     grant_watch: GrantWatch | None = None
     """Keeps the approved grants when a pull changes them during the session (and says what changed)."""
+    failure: str | None = None
+    """Why the catalog or the recipes did not open (also in `Core.problems`), None when both did."""
 
 
 class OpenState(ABC):

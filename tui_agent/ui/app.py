@@ -31,8 +31,8 @@ from tui_agent.ui.everyday_actions import (DEFAULT_SIDE_SHARE, apply_preferences
 from tui_agent.ui import lean_strips
 from tui_agent.ui.heap import collect_between_frames, freeze_long_lived, thaw
 from tui_agent.ui.screens.trust import settle_trust
-from tui_agent.ui.runtime_bridge import NO_MODEL, LaunchOptions, RuntimeOpener, UICallbacks, open_runtime_for_ui
-from tui_agent.ui.runtime_ready import show_runtime
+from tui_agent.ui.runtime_bridge import NO_MODEL, LaunchOptions, RuntimeOpener, open_runtime_for_ui
+from tui_agent.ui.runtime_lifecycle import RuntimeLifecycle
 from tui_agent.ui.palette import palette_commands
 from tui_agent.ui.panes import PaneLayout
 from tui_agent.ui.prompt_completion import PromptCompletion
@@ -55,7 +55,6 @@ from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 
 if TYPE_CHECKING:  # the core is imported in a thread after the first frame (runtime_bridge)
     from tui_agent.core.events import Event as CoreEventPayload
-    from tui_agent.core.project import Project
     from tui_agent.core.runtime import Runtime
     from tui_agent.core.runtime_state import RuntimeState
     from tui_agent.ui.host import ScreenResult
@@ -65,7 +64,7 @@ PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ histor
 WELCOME = ("[b]tuiagent[/b] in {root}: ask for anything; the agent writes Python tools it reuses (the catalog, F3).\n"
            "enter sends · /help commands and keys · @file attaches · ctrl+p palette · ctrl+c twice or ctrl+q quits")
 PANE_ACTIONS = ("show_pane", "next_pane", "zoom")
-PANE_KEYS = Binding.Group("chat/catalog/diff", compact=True)  # one footer item: narrow terminals keep the pane's own keys
+PANE_KEYS = Binding.Group("chat/catalog/diff/zoom", compact=True)  # one footer item: narrow terminals keep the pane's own keys
 
 
 class TuiAgentApp(App[int]):
@@ -115,25 +114,19 @@ class TuiAgentApp(App[int]):
         draw_control_characters_visibly()  # tool output, model text and file names are untrusted
         super().__init__()
         self.project_root = Path(project_root).resolve()
-        self.runtime_opener = runtime_opener
         options = options or LaunchOptions()
         # the runtime's project watcher: hot reload and other processes' changes (tests of a still screen turn it off)
         self.options = replace(options, extra={"watch": watch_catalog, **options.extra})
-        self.requested_model = self.options.model
         self.clock = clock
-        self.runtime: Runtime | None = None
-        self.runtime_error: str | None = None
         self.panes = PaneLayout(self)
-        self.git_declined = False
         self.interrupted_at = -QUIT_AGAIN_S
         """When ctrl+c last asked "again to quit" (another press within QUIT_AGAIN_S quits)."""
         self.side_share = DEFAULT_SIDE_SHARE
-        self.ready = asyncio.Event()
         self.commands = CommandRegistry(BUILTIN_COMMANDS)
         """The slash commands: what /help, the palette and completion list, and what a typed `/name` runs."""
         # the widgets, looked up when used (they are composed later), go only to the controllers that render into them
         self.turns = TurnRunner(self, view=lambda: self.conversation, prompt_box=lambda: self.prompt_area)
-        self.catalog_sync = CatalogSync(self, show_event=self.turns.handle_event, pane=lambda: self.catalog_pane)
+        self.catalog_sync = CatalogSync(self, show_event=self.turns.show_feed_event, pane=lambda: self.catalog_pane)
         self.prompt_completion = PromptCompletion(self, self.commands, files_loaded=lambda: self.prompt_area.update_completions())
         self.undo_commands = UndoCommands(self, self.turns, self.commands)
         self.catalog_actions = CatalogActions(self, submit_prompt=self.turns.submit_prompt, pane=lambda: self.catalog_pane,
@@ -142,6 +135,9 @@ class TuiAgentApp(App[int]):
         self.commands.add("trust", partial(slash_trust, self, self.turns))
         register_everyday_commands(self, self.commands, lambda: self.conversation)
         self.turns.connect(run_input=self.slash_commands.handle_input, after_turn=partial(self.undo_commands.show_turn_edits, announce=True))
+        self.lifecycle = RuntimeLifecycle(self, runtime_opener, turns=self.turns, catalog_sync=self.catalog_sync,
+                                          view=lambda: self.conversation, settle_trust=partial(settle_trust, self),
+                                          quit=lambda message: self.exit(0, message=message))
 
     def get_default_screen(self) -> Screen[Any]:
         """The main screen, born with the classes its first frame needs (each class added after mounting restyles every widget)."""
@@ -192,7 +188,7 @@ class TuiAgentApp(App[int]):
         self.conversation.welcome.update(WELCOME.format(root=escape(self.project_root.name or str(self.project_root))))
         self.conversation.welcome.display = True
         self.panes.prepare()
-        self.model = self.requested_model or "…"
+        self.model = self.options.model or "…"
         self.loading = "the project"
         self.prompt_area.focus()
         self.call_after_refresh(self.mount_footer)
@@ -207,84 +203,37 @@ class TuiAgentApp(App[int]):
         await slot.screen.mount(Footer(compact=True), before=slot)
         await slot.remove()
 
-    def show_loading(self, pending: tuple[str, ...]) -> None:
-        """The runtime's startup progress: what is still loading, in the header."""
-        self.loading = ", ".join(pending)
-
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
         gc.enable()  # `tuiagent` starts with the collector off until the first frame (cli.entry)
-        from tui_agent.ui.screens.git_question import outside_git_answer
-
-        answer = await outside_git_answer(self.ask, self.project_root, self.options.init_git)
-        if answer == "quit":
-            self.exit(0, message=f"tuiagent: nothing was created in {self.project_root}.")
-            return
-        if answer == "create":
-            self.options = replace(self.options, init_git=True)
-        self.git_declined = answer == "without"  # the core's own question (ask_init_git) is answered with this
-        runtime = await self.start_runtime(self.options, "Could not open the project", settle=True)
-        if runtime is None or runtime.agent is None:
-            await self.turns.hand_back_queued()
-        else:
-            self.turns.send_queued()
-        if runtime is not None:
+        if await self.lifecycle.open() is not None:
             await asyncio.to_thread(warm_up_rendering)
             freeze_long_lived()
             self.set_interval(0.05, collect_between_frames)
 
-    async def start_runtime(self, options: LaunchOptions, failure: str, *, settle: bool = False,
-                            clear_conversation: bool = False) -> Runtime | None:
-        """Open the runtime with `options` (after the trust screen when `settle`); None, said in the conversation, when it fails."""
-        from tui_agent.core.settings import ConfigError  # the core loads after the first frame
+    @property
+    def runtime(self) -> Runtime | None:
+        return self.lifecycle.runtime
 
-        callbacks = UICallbacks(approve=self.turns.approve, ask_init_git=self.ask_init_git, submit_prompt=self.turns.submit_prompt,
-                                progress=self.show_loading)
-        try:
-            if settle:
-                await settle_trust(self, self.project_root, trust_for_run=bool(self.options.extra.get("trust_project")))
-            runtime = await self.runtime_opener(self.project_root, callbacks, options)
-        except ConfigError as exc:  # one precise line: file:line, what is wrong, how to fix it
-            self.runtime_error = f"{exc} (fix the file and start tuiagent again)"
-        except Exception as exc:  # the UI stays up and says what went wrong
-            self.runtime_error = f"{type(exc).__name__}: {exc}"
-        else:
-            if clear_conversation:
-                await self.conversation.clear()  # runtime_ready shows the resumed session again, from its file
-            self.runtime, self.loading = runtime, ""
-            await show_runtime(self, runtime, turns=self.turns, catalog_sync=self.catalog_sync)
-            self.ready.set()
-            return runtime
-        self.loading = ""
-        await self.add_notice(f"{failure}: {self.runtime_error}", "error")
-        self.ready.set()
-        return None
-
-    async def reopen_runtime(self, options: LaunchOptions, *, clear_conversation: bool) -> Runtime | None:
-        """Close the runtime and open the project again with `options` (/trust); the UI sees Opening meanwhile."""
-        old = self.runtime
-        self.runtime, self.runtime_error, self.loading = None, None, "the project"
-        self.catalog_sync.runtime = None  # no refresh reads the closed stores
-        self.ready.clear()
-        if old is not None:
-            await old.aclose()
-        return await self.start_runtime(options, "Could not reopen the project", clear_conversation=clear_conversation)
+    @property
+    def ready(self) -> asyncio.Event:
+        """Set once the project's runtime has opened, or failed to."""
+        return self.lifecycle.ready
 
     @property
     def state(self) -> RuntimeState:
-        """The one question for the rest of the UI: opening, restricted, trusted without a model, or ready."""
-        if self.runtime is None:
-            from tui_agent.core.runtime_state import Opening
+        return self.lifecycle.state
 
-            return Opening(self.runtime_error)
-        return self.runtime.state
+    @property
+    def opening(self) -> bool:
+        return self.lifecycle.opening
 
     def model_name(self) -> str:
-        runtime = self.runtime
-        if runtime is None or runtime.agent is None:
-            return "no model"
-        return runtime.agent.model or runtime.model or self.requested_model or "default"
+        return self.lifecycle.model_name()
+
+    async def reopen_runtime(self, options: LaunchOptions, *, clear_conversation: bool) -> Runtime | None:
+        return await self.lifecycle.reopen(options, clear_conversation=clear_conversation)
 
     def schedule_catalog_refresh(self, select: str | None = None) -> None:
         """Refresh the catalog pane soon (bursts coalesce); `select` a row by name once it is there."""
@@ -302,10 +251,6 @@ class TuiAgentApp(App[int]):
         yield from palette_commands(self, self.prompt_area, self.catalog_pane, self.diff_pane)
 
     @property
-    def opening(self) -> bool:
-        return self.runtime is None and not self.ready.is_set()
-
-    @property
     def narrow(self) -> bool:
         return self.panes.narrow
 
@@ -320,14 +265,6 @@ class TuiAgentApp(App[int]):
     async def ask(self, screen: Screen[ScreenResult]) -> ScreenResult | None:
         """Push a modal and wait for its result (None if dismissed without one), from a worker or any task on the app's loop."""
         return await ask_modal(self, screen)
-
-    async def ask_init_git(self, project: Project | None = None) -> bool:
-        """The core's question before it creates a repository (asked once: the answer before anything was written stands)."""
-        from tui_agent.ui.screens.git_question import init_git_answer
-
-        if self.options.init_git or self.git_declined:
-            return self.options.init_git
-        return await init_git_answer(self.ask, project.root if project is not None else self.project_root)
 
     # ---------------------------------------------------------------- panes
 
@@ -376,6 +313,10 @@ class TuiAgentApp(App[int]):
 
     def action_interrupt(self) -> None:
         interrupt(self, self.turns, self.prompt_area)
+
+    def on_conversation_typed_ahead(self, message: Conversation.TypedAhead) -> None:
+        self.prompt_area.insert(message.character)
+        self.screen.set_focus(self.prompt_area)
 
     def on_queued_prompts_edit_requested(self, message: QueuedPrompts.EditRequested) -> None:
         self.turns.return_to_prompt_box(message.text)  # back in the prompt box, which gets the focus
@@ -428,17 +369,6 @@ class TuiAgentApp(App[int]):
     def action_slash(self, name: str) -> None:
         self.run_worker(self.slash_commands.handle_input(f"/{name}"), group="slash")
 
-    def farewell(self) -> str:
-        """The line printed once the screen is gone: where the conversation is kept and how to come back to it."""
-        session = self.runtime.session if self.runtime is not None else None
-        if session is None or not session.path.exists():
-            return "tuiagent: nothing to resume from this run."
-        return f"tuiagent: session {session.id} is kept; `tuiagent --resume {session.id}` (or --continue) goes on with it."
-
     async def on_unmount(self) -> None:
-        if self.runtime is not None:
-            try:
-                await asyncio.wait_for(self.runtime.aclose(), timeout=5)
-            except Exception:  # closing must never block quitting
-                pass
+        await self.lifecycle.close()
         thaw()

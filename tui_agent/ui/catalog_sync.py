@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -52,16 +52,15 @@ class CatalogSync:
     """Refreshes the catalog rows whenever the change feed says something changed: this process's stores, or the
     project watcher (an editor, another process's CLI, a `git checkout`); shows the feed's events in order."""
 
-    def __init__(self, host: UIHost, *, show_event: Callable[[Event], Awaitable[None]], pane: Callable[[], CatalogPane]) -> None:
+    def __init__(self, host: UIHost, *, show_event: Callable[[Event], None], pane: Callable[[], CatalogPane]) -> None:
         self.host = host
         self.pane = pane
         self.show_event = show_event
-        """Renders one event as a turn's are (the turn runner's handle_event)."""
+        """Posts one event to the conversation, behind the turn's (the turn runner's show_feed_event)."""
         self.runtime: Runtime | None = None
         self._refresh_scheduled = False
         self._refresh_again = False
         self._pending_select: str | None = None
-        self._events: asyncio.Queue[Event] = asyncio.Queue()
 
     def start(self, runtime: Runtime) -> None:
         """Follow `runtime` (called on the app's thread once it is open): rows now, then on every change."""
@@ -72,24 +71,15 @@ class CatalogSync:
         runtime.changes.add_listener(self.host.deliver_core_event)  # every store change and watcher finding, once
         if runtime.recipes is not None:
             runtime.recipes.add_listener(self.host.deliver_core_event, changes=False)  # its tool calls and notices
-        self.host.run_worker(self._show_events(), group="recipe-events", exclusive=True)
         if runtime.mcp is not None:  # a server dying or changing its tools: the pane and the header follow
             runtime.mcp.add_listener(self.host.mcp_changed)
 
     def receive(self, event: Event) -> None:
-        """A core event the app received: shown in order, like the agent's events (one consumer)."""
-        self._events.put_nowait(event)
-
-    async def _show_events(self) -> None:
-        """One consumer, so a recipe's tool call start and finish render in order."""
-        while True:
-            event = await self._events.get()
-            if isinstance(event, CatalogChanged) and event.kind == "tool" and event.reason == OUTSIDE_EDIT:
-                self.pane().mark_new(event.names)  # a pull or another program changed them
-            try:
-                await self.show_event(event)
-            except Exception as exc:
-                self.host.notify(f"could not show a recipe event: {exc}", severity="error")
+        """A core event the app received: posted to the conversation in the order received, like the agent's events
+        (a recipe's tool call start and finish render in order)."""
+        if isinstance(event, CatalogChanged) and event.kind == "tool" and event.reason == OUTSIDE_EDIT:
+            self.pane().mark_new(event.names)  # a pull or another program changed them
+        self.show_event(event)
 
     def schedule(self, select: str | None = None) -> None:
         """Coalesce bursts of changes into one refresh; `select` the named row once it is there."""

@@ -94,7 +94,9 @@ def copy_last(app: ShellHost, conversation: ConversationView, what: str) -> None
         return
     app.copy_to_clipboard(text)
     lines = text.count("\n") + (not text.endswith("\n"))
-    app.notify(f"Copied the last {'code block' if what == 'code' else 'reply'} ({lines} line(s)) to the clipboard.")
+    # tmux drops a program's OSC 52 unless told otherwise (its default `set-clipboard external`): say so there
+    inside_tmux = " (inside tmux this needs `set -g set-clipboard on`)" if os.environ.get("TMUX") else ""
+    app.notify(f"Copied the last {'code block' if what == 'code' else 'reply'} ({lines} line(s)) to the clipboard{inside_tmux}.")
 
 
 def set_theme(app: ShellHost, name: str) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from textual.message import Message
     from textual.notifications import SeverityLevel
     from textual.screen import Screen
     from textual.worker import Worker, WorkType
@@ -33,8 +34,13 @@ class Ask(Protocol):
 
 
 class ConversationView(Protocol):
-    """The conversation as a turn renders into it: entries added, core events folded and shown, tool blocks refreshed
-    (the Conversation widget implements it; the turn runner, a manual tool run and `/copy` are given it)."""
+    """The conversation as a turn renders into it: core events posted to it as ShowEvent messages (ui/event_messages),
+    entries added, tool blocks refreshed (the Conversation widget implements it; the turn runner, a manual tool run
+    and `/copy` are given it)."""
+
+    def post_message(self, message: Message) -> bool:
+        """Queue a message for it (a ShowEvent: it folds the event in and shows it, in the order posted)."""
+        ...
 
     @property
     def entries(self) -> list[Entry]: ...
@@ -44,8 +50,6 @@ class ConversationView(Protocol):
         ...
 
     async def echo_prompt(self, prompt: str) -> None: ...
-
-    async def show_event(self, event: Event) -> object: ...
 
     def show_live_output(self, event: ToolOutputDelta) -> None: ...
 

@@ -35,7 +35,7 @@ def run_tui(args: argparse.Namespace) -> int:
     """Run the TUI until the person quits; the exit code for the CLI."""
     app = build_app(args)
     result = app.run()
-    print(app.farewell())
+    print(app.lifecycle.farewell())
     return int(result or 0)
 
 

@@ -32,7 +32,9 @@ async def server_models(client: Model) -> tuple[list[str], str]:
         return [], "this client cannot list the server's models"
     try:
         return await client.server_models(), ""
-    except anthropic.APIError as exc:  # a server without GET /v1/models
+    except anthropic.APIStatusError as exc:  # a server without GET /v1/models: its status, not its whole error body
+        return [], f"the server gave no model list ({type(exc).__name__}: HTTP {exc.status_code} for GET /v1/models)"
+    except anthropic.APIError as exc:
         return [], f"the server gave no model list ({type(exc).__name__}: {exc.message})"
     except Exception as exc:  # unreachable, or an answer the SDK cannot read
         return [], f"the server gave no model list ({type(exc).__name__}: {exc})"

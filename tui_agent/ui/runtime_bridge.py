@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the core itself is imported in a thread (below)
 NO_MODEL = "\n".join([
     "No model is configured, so the agent is off. The catalog, diffs, history and manual tool runs all work.",
     "To talk to Claude: export ANTHROPIC_API_KEY=sk-ant-…",
-    "For a local model: export ANTHROPIC_BASE_URL=http://127.0.0.1:11434 (any server speaking the Messages API:",
+    "For a local model: export ANTHROPIC_BASE_URL=http://127.0.0.1:11434 (any server speaking the Messages API: "
     "Ollama ≥ 0.14, llama-server, vLLM, LM Studio, LiteLLM), and set `model = \"…\"` in .agent/config.toml.",
     "Then restart tuiagent.",
 ])

@@ -129,7 +129,7 @@ class UndoCommands:
         """Say what undoing `turns` does (the files back, each authored tool pruned or reverted) and ask."""
         if len(turns) == 1:
             what = f"turn {turns[0].turn} ({turns[0].prompt[:60]!r})"
-            await self.show_turn_edits(announce=True, turn=turns[0].turn)
+            await self.show_turn_edits(quiet=True, turn=turns[0].turn)
         else:
             what = f"turns {turns[0].turn} to {turns[-1].turn} ({len(turns)} turns)"
         authored: dict[tuple[str, str], bool] = {}
@@ -178,11 +178,13 @@ class UndoCommands:
         if await self.show_turn_edits(turn=int(number) if number else None):
             self.host.reveal_diff()
 
-    async def show_turn_edits(self, *, announce: bool = False, turn: int | None = None) -> bool:
-        """Put a turn's edits to project files in the diff pane; False when there are none."""
+    async def show_turn_edits(self, *, announce: bool = False, quiet: bool = False, turn: int | None = None) -> bool:
+        """Put a turn's edits to project files in the diff pane; False when there are none. `announce` (at a turn's end)
+        says so in the conversation; `quiet` (under a question that names the turn itself) says nothing."""
+        silent = announce or quiet
         parts = self._undo_parts()
         if parts is None:
-            if not announce:
+            if not silent:
                 await self.host.add_notice(NO_GIT, "warning")
             return False
         undo, session = parts
@@ -192,7 +194,7 @@ class UndoCommands:
             self.host.notify(f"could not compute the turn's edits: {exc}", severity="error")
             return False
         if not diff:
-            if not announce:
+            if not silent:
                 self.host.notify("No edits to project files in that turn." if diff is not None else "No turn yet in this session.")
             return False
         self.host.show_diff("This turn's edits to project files" if turn is None else f"Turn {turn}'s edits", diff, subject="turn")

@@ -50,8 +50,9 @@ NOT_KEPT = re.compile(r" \(the prompt was not kept[^)]*\)$")
 """The core's words for a front end with no input box (headless); the TUI puts the prompt back in its box instead."""
 
 
-def failure_text(event: TurnFailed) -> str:
-    return f"turn failed ({event.kind}): {NOT_KEPT.sub('', event.message)}."
+def failure_text(event: TurnFailed, retries: str = "") -> str:
+    """'turn failed (connection): cannot reach … server.' (`retries`: ' after 2 retries', when the notice it replaces said them)."""
+    return f"turn failed ({event.kind}){retries}: {NOT_KEPT.sub('', event.message).rstrip('.')}."
 
 
 @dataclass
@@ -128,7 +129,7 @@ class Transcript:
         elif isinstance(event, ApprovalDenied):
             self._new(Entry("notice", text=f"{event.name}: {event.reason}", level="warning"), folded)
         elif isinstance(event, TurnFailed):
-            self._new(Entry("notice", text=failure_text(event), level="error"), folded)
+            self._failed(event, folded)
         elif isinstance(event, TurnCancelled):
             self._stop_unfinished(CANCELLED_CALL, folded, cancelled=True)
             self._new(Entry("notice", text="Turn cancelled.", level="warning"), folded)
@@ -155,6 +156,18 @@ class Transcript:
             folded.changed.append(last)
             return
         self._new(Entry("notice", text=event.message, level=event.level), folded)
+
+    def _failed(self, event: TurnFailed, folded: Folded) -> None:
+        """The turn's failure; after retries of that same failure it replaces their notice (the words once, not twice)."""
+        last = self.entries[-1] if self.entries else None
+        retry = RETRY.match(last.text) if last is not None and last.kind == "notice" else None
+        if last is not None and retry is not None and retry["failure"] == NOT_KEPT.sub("", event.message):
+            count = int(retry["attempt"])
+            last.text = failure_text(event, f" after {count} {'retry' if count == 1 else 'retries'}")
+            last.level = "error"
+            folded.changed.append(last)
+            return
+        self._new(Entry("notice", text=failure_text(event), level="error"), folded)
 
     def _new(self, entry: Entry, folded: Folded) -> None:
         self.add(entry)

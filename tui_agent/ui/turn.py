@@ -21,6 +21,7 @@ from tui_agent.core.events import (
 )
 from tui_agent.ui.completion import attach_mentions, attachment_note
 from tui_agent.ui.context_usage import context_percent_of, session_totals, usage_figures
+from tui_agent.ui.event_messages import EventPoster
 from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.transcript import transcript_of
@@ -48,7 +49,8 @@ def recorded_turns(path: Path) -> list[tuple[str, bool]]:
 
 
 class TurnRunner:
-    """Starts turns, renders their events, answers approvals with a modal, cancels on Escape (the app holds one)."""
+    """Starts turns, posts their events to the conversation, answers approvals with a modal, cancels on Escape (the
+    app holds one)."""
 
     def __init__(self, host: UIHost, *, view: Callable[[], ConversationView], prompt_box: Callable[[], PromptBox]) -> None:
         self.host = host
@@ -56,6 +58,8 @@ class TurnRunner:
         """The conversation the turns render into (its job; a `!command` run and /undo's marks use it too)."""
         self.prompt_box = prompt_box
         """The prompt box, where a prompt that was not sent goes back."""
+        self.events = EventPoster(lambda message: self.view().post_message(message))
+        """Core events go to the conversation as ShowEvent messages (a turn's awaited one at a time)."""
         self.run_input: Callable[[str], Awaitable[None]] | None = None
         """Runs a slash or `!` command typed during a turn, once it is over (the slash commands' handle_input)."""
         self.after_turn: Callable[[], Awaitable[object]] | None = None
@@ -172,6 +176,7 @@ class TurnRunner:
                 await asyncio.shield(stream.aclose())
             except (Exception, asyncio.CancelledError):
                 pass
+            await self.events.settle()  # an event posted before the cancel is shown before the stream is closed
             await conversation.finish_stream()
             if cancelled:  # only once the turn's stream is closed: the next turn must not overlap its clean-up
                 await self._mark_cancelled(conversation)
@@ -194,7 +199,7 @@ class TurnRunner:
         for entry in conversation.tool_entries():
             if entry.result is None:  # the fold marks it stopped, as /resume will; only the live view knows for how long
                 entry.duration_ms = (now - entry.started) * 1000
-        await conversation.show_event(TurnCancelled())
+        await self.events.show(TurnCancelled())
         self.end()
         self.host.call_later(self.send_queued)
 
@@ -204,9 +209,23 @@ class TurnRunner:
         self.host.busy = False
 
     async def handle_event(self, event: Event) -> None:
-        """One core event into pixels: the conversation folds it into entries; here only its other effects."""
+        """One event of the turn: posted to the conversation and shown before the next one is; then its other effects."""
+        await self.events.show(event)
+        self.follow_up(event)
+        if isinstance(event, TurnFailed):
+            failed = event.prompt or self.prompt
+            if failed:
+                self.return_to_prompt_box(failed)
+                await self.view().add(Entry("notice", text=PROMPT_BACK, level="info"))
+
+    def show_feed_event(self, event: Event) -> None:
+        """An event from the change feed or a recipe: posted to the conversation behind what is there; its effects now."""
+        self.events.show_later(event)
+        self.follow_up(event)
+
+    def follow_up(self, event: Event) -> None:
+        """An event's effects outside the conversation: the catalog, the header's branch and usage, a toast."""
         app = self.host
-        await self.view().show_event(event)
         if isinstance(event, ToolAuthored):
             verb = "created" if event.created else "updated"
             app.notify(f"{event.kind} {event.name} {verb}" + (f" · {event.commit[:7]}" if event.commit else " · not committed"))
@@ -219,11 +238,6 @@ class TurnRunner:
             agent = agent_of(app.state)
             context = context_percent_of(event, agent.context_limit_tokens) if agent is not None else app.usage.context_percent
             app.usage = usage_figures(session_totals(event), context)
-        elif isinstance(event, TurnFailed):
-            failed = event.prompt or self.prompt
-            if failed:
-                self.return_to_prompt_box(failed)
-                await self.view().add(Entry("notice", text=PROMPT_BACK, level="info"))
 
     async def _with_attachments(self, prompt: str) -> str:
         """`prompt` with the text of each `@path` it mentions appended; says what was attached and what was not."""

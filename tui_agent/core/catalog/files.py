@@ -125,6 +125,20 @@ class Undo:
             except OSError:  # no hard links here: restore() writes the bytes back
                 pass
 
+    def delete(self) -> None:
+        """Delete the file so that `restore` can bring it back even on a full disk: without a hard link it is moved
+        aside to the link's name (a rename makes no new file), not unlinked."""
+        if self.link is not None or self.previous is None:
+            atomic_delete(self.path)
+            return
+        aside = self.path.with_name(f".{self.path.name}.{os.getpid()}_{secrets.token_hex(4)}.tmp")
+        try:
+            os.rename(self.path, aside)
+        except FileNotFoundError:
+            return
+        self.link = aside
+        fsync_dir(self.path.parent)
+
     def restore(self) -> None:
         if self.link is not None:
             os.replace(self.link, self.path)

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from tui_agent.core.catalog.errors import STAGES, PipelineError, failure_reason, write_failed
 from tui_agent.core.versioning.gitstore import CommitOutcome
 from tui_agent.core.versioning.writelock import WriterLock
-from tui_agent.core.catalog.files import Undo, atomic_delete, atomic_write, read_bytes_or_none
+from tui_agent.core.catalog.files import Undo, atomic_write, read_bytes_or_none
 from tui_agent.core.catalog.inspector import DEFAULT_TEST_TIMEOUT_S, INSPECTOR_VERSION
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.registry import Entry, Registry
@@ -301,7 +301,7 @@ class Pipeline:
         undo = Undo(path)
         previous_entry = self.registry.unregister(name)
         try:
-            atomic_delete(path)
+            undo.delete()
             outcome = await self.commit({self.project.relative(path): None}, message)
         except Exception as exc:
             try:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.catalog.errors import PipelineError, failure_reason, write_failed
-from tui_agent.core.catalog.files import Undo, atomic_delete, atomic_write, read_bytes_or_none
+from tui_agent.core.catalog.files import Undo, atomic_write, read_bytes_or_none
 from tui_agent.core.versioning.gitqueries import HistoryEntry
 from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.versioning.unsaved import unsaved_work
@@ -122,7 +122,7 @@ class RecipeStore:
             atomic_write(self.kept_copy(name), path.read_bytes())  # restore works even while commits are deferred
             undo = Undo(path)
             try:
-                atomic_delete(path)
+                undo.delete()
                 outcome = self.git.commit({self.rel(name): None}, f"tuiagent: prune recipe {name}")
             except Exception as exc:
                 undo.restore()

@@ -64,7 +64,7 @@ def site_folders(extra: list[Path]) -> list[Path]:
 def take(root: Path, site_dirs: list[Path]) -> IgnoredState:
     """Stamp every ignored file under `root` (caches left out) and every start-up file in `site_dirs`."""
     state = IgnoredState()
-    for entry in ignored_entries(root):
+    for entry in outermost(ignored_entries(root)):
         if entry == ".agent" or entry.startswith(".agent/"):
             continue  # tuiagent's own files (run log, caches), read-only to agent code in bubblewrap
         state.roots.append(entry)
@@ -78,6 +78,14 @@ def take(root: Path, site_dirs: list[Path]) -> IgnoredState:
         for name in names:
             _stamp(folder / name, root, state)
     return state
+
+
+def outermost(entries: list[str]) -> list[str]:
+    """The entries not inside another one: for a folder holding only ignored files git lists the folder and the
+    ignored folders inside it too, which would each be walked again."""
+    listed = set(entries)
+    return [entry for entry in entries
+            if not any("/".join(entry.split("/")[:depth]) in listed for depth in range(1, entry.count("/") + 1))]
 
 
 def keep(root: Path, state: IgnoredState, skip: list[str]) -> None:

@@ -19,15 +19,17 @@ def record_of(cache_dir: Path, dirs: OverlayDirs) -> Path:
     return cache_dir / FOLDER / f"{os.getpid()}-{dirs.folder.name}.json"
 
 
-def begin(cache_dir: Path, dirs: OverlayDirs) -> None:
+def begin(cache_dir: Path, dirs: OverlayDirs) -> str | None:
     """Record an overlay as its worker starts (ahead of its run: nothing on the run's path). Its time is the record's
-    own, earlier than the run: recovery then errs towards keeping what changed meanwhile. Unwritable: no record."""
+    own, earlier than the run: recovery then errs towards keeping what changed meanwhile. Unwritable: no record, and
+    why (a crash during that run would leave its writes unapplied) is returned."""
     record = record_of(cache_dir, dirs)
     try:
         record.parent.mkdir(parents=True, exist_ok=True)
         record.write_text(json.dumps({"folder": str(dirs.folder), "rootless": dirs.rootless}), encoding="utf-8")
-    except OSError:
-        pass
+    except OSError as error:
+        return f"{error.strerror or error} ({record.parent})"
+    return None
 
 
 def finish(cache_dir: Path, dirs: OverlayDirs) -> None:

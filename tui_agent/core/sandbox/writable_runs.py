@@ -34,6 +34,9 @@ class WritableRuns:
         """What each writable run wrote, until the undo journal takes it (`take_run_writes`)."""
         self._overlays: set[overlays.OverlayDirs] = set()
         """Overlays recorded for workers not finished yet (a warm worker discarded unused is forgotten at `aclose`)."""
+        self._unrecorded: dict[overlays.OverlayDirs, str] = {}
+        """Why an overlay in use has no crash-recovery record (`overlay_records.begin` could not write it)."""
+        self._told_unrecorded: set[str] = set()
         self._removals: set[asyncio.Future[None]] = set()
         """Overlay folders of finished runs being deleted in the background (`aclose` waits for them)."""
         self._loop = asyncio.get_running_loop()
@@ -73,27 +76,46 @@ class WritableRuns:
         """Fresh overlay folders for a worker about to start, recorded so a crash of tuiagent cannot lose its writes."""
         dirs = overlays.prepare(self._scratch)
         self._overlays.add(dirs)
-        await asyncio.to_thread(overlay_records.begin, self.project.cache_dir, dirs)
+        unrecorded = await asyncio.to_thread(overlay_records.begin, self.project.cache_dir, dirs)
+        if unrecorded is not None:
+            self._unrecorded[dirs] = unrecorded
         return dirs
 
     def drop_overlay(self, dirs: overlays.OverlayDirs) -> None:
         """The worker for `dirs` never started: forget its record now."""
-        self._overlays.discard(dirs)
+        self._forget(dirs)
         overlay_records.finish(self.project.cache_dir, dirs)
 
     def collect(self, dirs: overlays.OverlayDirs, since: int, lower: lowerstate.LowerState | None) -> list[str]:
         """Apply what an overlay run wrote onto the project and record exactly that for undo (its notes returned)."""
+        unrecorded = self._unrecorded_note(dirs)  # before `remove_later` (on the loop) forgets the overlay
         try:
             found = collect(dirs, self.project.root, self.project.cache_dir, since, lower)
         finally:
             self._loop.call_soon_threadsafe(self.remove_later, dirs)
         self.ran(writes_of(found))
-        self.notices += found.notes
-        return found.notes
+        notes = [*unrecorded, *found.notes]
+        self.notices += notes
+        return notes
+
+    def _unrecorded_note(self, dirs: overlays.OverlayDirs) -> list[str]:
+        """The note for a run whose overlay had no record: said once per reason (a full disk or an unwritable
+        `.agent/cache` would otherwise repeat it on every writable run)."""
+        reason = self._unrecorded.pop(dirs, None)
+        if reason is None or reason in self._told_unrecorded:
+            return []
+        self._told_unrecorded.add(reason)
+        return [f"writable runs cannot be recorded for crash recovery: {reason}. Had tuiagent stopped during this "
+                "run, the next start would not have applied what it wrote (it would stay in the sandbox's temporary "
+                "folder); free space, or make .agent/cache/overlays a folder tuiagent can write to. Said once."]
+
+    def _forget(self, dirs: overlays.OverlayDirs) -> None:
+        self._overlays.discard(dirs)
+        self._unrecorded.pop(dirs, None)
 
     def remove_later(self, dirs: overlays.OverlayDirs) -> None:
         """Deleting even empty folders takes milliseconds on a busy disk: not on the run's path."""
-        self._overlays.discard(dirs)
+        self._forget(dirs)
         removal = self._loop.run_in_executor(None, overlay_records.finish, self.project.cache_dir, dirs)
         self._removals.add(removal)
         removal.add_done_callback(self._removals.discard)
@@ -118,5 +140,5 @@ class WritableRuns:
         this process)."""
         await asyncio.gather(*self._removals, return_exceptions=True)
         for dirs in list(self._overlays):
-            self._overlays.discard(dirs)
+            self._forget(dirs)
             await asyncio.to_thread(overlay_records.finish, self.project.cache_dir, dirs)

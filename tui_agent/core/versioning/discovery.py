@@ -5,9 +5,13 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-GIT_TIMEOUT_S = 10
+from tui_agent.core.versioning.gitrunner import git_timeout_s
+
+GIT_TIMEOUT_S = 10.0
+"""The bound of these questions unless `TUIAGENT_GIT_TIMEOUT_S` sets another: they come before anything is shown."""
 
 
 def ask_git(start: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`git ARGS` run in `start` (raises OSError or TimeoutExpired when git cannot run)."""
-    return subprocess.run(["git", *args], cwd=start, capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
+    """`git ARGS` run in `start` (raises OSError or TimeoutExpired when git cannot run or does not answer in time)."""
+    return subprocess.run(["git", *args], cwd=start, capture_output=True, text=True,
+                          timeout=git_timeout_s(GIT_TIMEOUT_S))

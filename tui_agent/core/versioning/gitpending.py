@@ -22,6 +22,8 @@ class PendingChange:
 
     `base_blob` is the path's blob in HEAD when the change was recorded (None when absent or no
     commit existed): a later catch-up skips the change if someone else committed that path since.
+    A deletion that replaced a pending write keeps what it removed in `removed`: no commit holds it, and a restore
+    brings it back rather than HEAD's older version.
     """
 
     path: str
@@ -30,6 +32,7 @@ class PendingChange:
     reason: str
     base_blob: str | None
     recorded_at: float
+    removed: bytes | None = None
 
     def describe(self) -> str:
         action = "delete" if self.content is None else "write"
@@ -45,29 +48,45 @@ class PendingChange:
         if self.content is None:
             data["deleted"] = True
         else:
-            try:
-                data["text"] = self.content.decode("utf-8")
-            except UnicodeDecodeError:
-                data["base64"] = base64.b64encode(self.content).decode("ascii")
+            data.update(_content_json(self.content))
+        if self.removed is not None:
+            data["removed"] = _content_json(self.removed)
         return data
 
     @classmethod
     def from_json(cls, path: str, data: dict[str, Any]) -> "PendingChange":
-        content: bytes | None
-        if data.get("deleted"):
-            content = None
-        elif "text" in data:
-            content = str(data["text"]).encode("utf-8")
-        else:
-            content = base64.b64decode(str(data["base64"]))
+        removed = data.get("removed")
         return cls(
             path=path,
-            content=content,
+            content=None if data.get("deleted") else _content_of(data),
             message=str(data.get("message", "")),
             reason=str(data.get("reason", "")),
             base_blob=data.get("base_blob"),
             recorded_at=float(data.get("recorded_at", 0.0)),
+            removed=_content_of(removed) if data.get("deleted") and isinstance(removed, dict) else None,
         )
+
+
+def _content_json(content: bytes) -> dict[str, str]:
+    try:
+        return {"text": content.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(content).decode("ascii")}
+
+
+def _content_of(data: dict[str, Any]) -> bytes:
+    """The bytes of a `text` or `base64` entry (KeyError/TypeError/ValueError when it has neither: a hand edit)."""
+    if "text" in data:
+        return str(data["text"]).encode("utf-8")
+    return base64.b64decode(str(data["base64"]))
+
+
+def removed_by_deletion(earlier: PendingChange | None, content: bytes | None) -> bytes | None:
+    """What a new pending change keeps of the entry it replaces: a deletion of a pending write keeps that write's
+    content (or what an earlier pending deletion kept); anything else keeps nothing."""
+    if content is not None or earlier is None:
+        return None
+    return earlier.content if earlier.content is not None else earlier.removed
 
 
 class PendingJournal:

@@ -35,13 +35,13 @@ GIT_TIMEOUT_S = 120.0
 stderr says which command timed out. `TUIAGENT_GIT_TIMEOUT_S` overrides it (read at each command)."""
 
 
-def git_timeout_s() -> float:
-    """The bound of one git command: `TUIAGENT_GIT_TIMEOUT_S` when it is a positive number, else GIT_TIMEOUT_S."""
+def git_timeout_s(default: float = GIT_TIMEOUT_S) -> float:
+    """The bound of one git command: `TUIAGENT_GIT_TIMEOUT_S` when it is a positive number, else `default`."""
     try:
         value = float(os.environ.get("TUIAGENT_GIT_TIMEOUT_S", ""))
     except ValueError:
-        return GIT_TIMEOUT_S
-    return value if value > 0 else GIT_TIMEOUT_S
+        return default
+    return value if value > 0 else default
 
 
 class GitRunner:

@@ -26,6 +26,7 @@ Contract (the catalog codes against it):
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Mapping
@@ -37,7 +38,7 @@ import git
 
 from tui_agent.core.versioning import hookhold, journalcheck
 from tui_agent.core.versioning.gitcommit import CommitBuilder, Deferral, catch_up_message
-from tui_agent.core.versioning.gitpending import PendingChange, PendingJournal, exclusive_lock
+from tui_agent.core.versioning.gitpending import PendingChange, PendingJournal, exclusive_lock, removed_by_deletion
 from tui_agent.core.versioning.gitqueries import GitQueries, HistoryEntry
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
 from tui_agent.core.versioning.indexguard import IndexFlags, index_flags, refusal
@@ -210,7 +211,8 @@ class CatalogGit:
         now = time.time()
         reason = status.reason if not status.can_commit else "interrupted before its commit finished"
         for path, content in changes.items():
-            journal[path] = PendingChange(path, content, message, reason or "", bases.get(path), now)
+            journal[path] = PendingChange(path, content, message, reason or "", bases.get(path), now,
+                                          removed_by_deletion(journal.get(path), content))
         if not journal:
             self._journal.save({})  # drops entries that failed the checks
             return CommitOutcome(False, None, None, "nothing to commit")
@@ -226,8 +228,8 @@ class CatalogGit:
             return self._deferred(journal, str(failure), changes, tuple(builder.notices))
         remaining = {path: change for path, change in journal.items() if path not in result.done_paths}
         if not result.index_synced:
-            remaining = {path: PendingChange(c.path, c.content, c.message, "committed; the index is not updated yet",
-                                             c.base_blob, c.recorded_at) for path, c in remaining.items()}
+            remaining = {path: dataclasses.replace(c, reason="committed; the index is not updated yet")
+                         for path, c in remaining.items()}
         self._journal.save(remaining)
         notices = result.notices
         if result.sha is None:
@@ -244,7 +246,7 @@ class CatalogGit:
                   notices: tuple[str, ...] = ()) -> CommitOutcome:
         for path in changes:
             old = journal[path]
-            journal[path] = PendingChange(old.path, old.content, old.message, reason, old.base_blob, old.recorded_at)
+            journal[path] = dataclasses.replace(old, reason=reason)
         self._journal.save(journal)
         count = len(journal)
         text = (f"commit deferred: {reason}; {count} change{'s' if count != 1 else ''} kept in {PENDING_FILE} "
@@ -350,6 +352,8 @@ class CatalogGit:
         if queries is None:
             return None
         pending = self._load_journal(check_disk=False)[0].get(normalize_catalog_path(path)) if path.startswith(AGENT_PREFIX) else None
+        if pending is not None and pending.content is None and pending.removed is not None:  # hostile input, like
+            return "its uncommitted version", pending.removed  # the journal's writes: it goes through the pipeline
         if pending is not None and pending.content is None and queries.runner.head():
             writer = queries.last_commit_for(path)
             content = queries.show(path, "HEAD")

@@ -18,6 +18,7 @@ from tui_agent.core.agent.permission_rules import PATTERN_TOOLS, Rule, suggested
 from tui_agent.core.agent.permissions import ApprovalAnswer, RuleScope
 from tui_agent.core.agent.command_view import one_line, shape
 from tui_agent.ui.approval_detail import approval_detail, is_unified_diff, json_arguments
+from tui_agent.ui.typeahead import TypeAhead, keep_typing, typing_below
 
 COMMAND_TOOLS = (*PATTERN_TOOLS, "run_python")
 TITLE_LIMIT = 160
@@ -71,6 +72,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
         self.summary = summary
         self.detail = detail
         self.choices = answer_choices(kind, tool, subject, protected)
+        self.type_ahead = TypeAhead(None)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog", classes="dialog"):
@@ -102,6 +104,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
         return approval_detail(self.kind, self.tool, self.detail)
 
     def on_mount(self) -> None:
+        self.type_ahead = typing_below(self)  # the person may be typing their next prompt: that goes on there
         options = self.query_one("#approval-choices", OptionList)
         options.highlighted = len(self.choices) - 1  # Enter alone denies
         options.focus()
@@ -121,6 +124,8 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
             detail.styles.max_height = height
 
     def on_key(self, event: events.Key) -> None:
+        if keep_typing(self, self.type_ahead, event):
+            return
         if event.character and any(choice.key == event.character for choice in self.choices):
             event.stop()
             self.action_answer(event.character)

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from rich.console import RenderableType
 from textual.app import ComposeResult
+from textual import events
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from tui_agent.ui.typeahead import TypeAhead, keep_typing, typing_below
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """Dismisses with True on yes, False on no or Escape."""
+
+    type_ahead = TypeAhead(None)
+    """Set when shown (typing_below); this one, holding no box, takes no key."""
 
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
 
@@ -33,6 +39,10 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
+        self.type_ahead = typing_below(self)
+
+    def on_key(self, event: events.Key) -> None:
+        keep_typing(self, self.type_ahead, event)  # typing that goes on when this pops up answers nothing
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -8,15 +8,26 @@ from typing import TYPE_CHECKING, Literal
 
 from rich.markup import escape
 from textual.app import ComposeResult
+from textual import events
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from tui_agent.ui.typeahead import TypeAhead, keep_typing, typing_below
+
 if TYPE_CHECKING:
     from tui_agent.ui.host import Ask
 
 GitAnswer = Literal["create", "without", "quit"]
+
+
+def state_folder() -> str:
+    """Where a folder used without git keeps its sessions ($XDG_STATE_HOME/tuiagent), home shown as ~."""
+    from tui_agent.core.project import outside_state_home
+
+    folder, home = outside_state_home().parent, Path.home()
+    return f"~/{folder.relative_to(home)}" if folder.is_relative_to(home) else str(folder)
 
 
 def in_repository(folder: Path) -> bool:
@@ -50,6 +61,9 @@ async def init_git_answer(ask: Ask, where: Path) -> bool:
 class GitQuestionScreen(ModalScreen[GitAnswer]):
     """Asked before anything is written: y creates the repository, c goes on without git, n or Escape quits."""
 
+    type_ahead = TypeAhead(None)
+    """Set when shown (typing_below); this one, holding no box, takes no key."""
+
     BINDINGS = [Binding("y", "answer('create')", "Create"), Binding("c", "answer('without')", "Without git"),
                 Binding("n,escape", "answer('quit')", "Quit")]
 
@@ -61,7 +75,7 @@ class GitQuestionScreen(ModalScreen[GitAnswer]):
     def question(self) -> str:
         return (f"[b]{escape(str(self.folder))}[/b] is not a git repository and nothing has been written to it yet.\n"
                 "y: create a repository (git init); tools are kept in .agent/ and versioned in git.\n"
-                "c: continue without git; nothing is written here (sessions are kept in ~/.local/state/tuiagent), "
+                f"c: continue without git; nothing is written here (sessions are kept in {escape(state_folder())}), "
                 "no tools, recipes or /undo.\n"
                 "n: quit; nothing is created.")
 
@@ -75,6 +89,10 @@ class GitQuestionScreen(ModalScreen[GitAnswer]):
 
     def on_mount(self) -> None:
         self.query_one("#quit", Button).focus()
+        self.type_ahead = typing_below(self)
+
+    def on_key(self, event: events.Key) -> None:
+        keep_typing(self, self.type_ahead, event)  # typing that goes on when this pops up answers nothing
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_answer(str(event.button.id))

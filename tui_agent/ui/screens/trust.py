@@ -10,10 +10,13 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual import events
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from tui_agent.ui.typeahead import TypeAhead, keep_typing, typing_below
 
 if TYPE_CHECKING:
     from tui_agent.core.trust import Description, TrustStatus
@@ -21,6 +24,9 @@ if TYPE_CHECKING:
 
 class TrustScreen(ModalScreen[bool]):
     """Dismisses with True (trust the project with exactly what it lists) or False (continue restricted)."""
+
+    type_ahead = TypeAhead(None)
+    """Set when shown (typing_below); this one, holding no box, takes no key."""
 
     BINDINGS = [Binding("t", "answer(True)", "Trust"), Binding("r,escape", "answer(False)", "Continue restricted")]
 
@@ -57,6 +63,10 @@ class TrustScreen(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#restricted", Button).focus()
+        self.type_ahead = typing_below(self)
+
+    def on_key(self, event: events.Key) -> None:
+        keep_typing(self, self.type_ahead, event)  # typing that goes on when this pops up answers nothing
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "trust")

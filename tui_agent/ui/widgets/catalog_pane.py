@@ -221,14 +221,15 @@ class CatalogPane(Vertical):
         title.append("Catalog ", style="bold")
         tools = sum(1 for row in self.rows if row.kind == "tool")
         mcp = sum(1 for row in self.rows if row.kind == "mcp")
-        if self.show_pruned:
-            title.append(f"{len(self.pruned)} pruned tools (enter/r restores, p back) ", style="italic #c678dd")
-        title.append(f"{tools} tools, {len(self.rows) - tools - mcp} recipes" + (f", {mcp} mcp" if mcp else ""), style="dim")
-        for status, count in counts.items():
-            if count:
-                title.append(f"  {count} {status}", style=STATUS_STYLES[status])
-        if fresh := sum(1 for row in self.rows if self._is_new(row)):
-            title.append(f"  {fresh} new", style=NEW_STYLE)
+        if self.show_pruned:  # the catalog's own counts are not what this view lists: they would push its keys off a narrow pane
+            title.append(f"{len(self.pruned)} pruned tools (enter/r restores, p back)", style="italic #c678dd")
+        else:
+            title.append(f"{tools} tools, {len(self.rows) - tools - mcp} recipes" + (f", {mcp} mcp" if mcp else ""), style="dim")
+            for status, count in counts.items():
+                if count:
+                    title.append(f"  {count} {status}", style=STATUS_STYLES[status])
+            if fresh := sum(1 for row in self.rows if self._is_new(row)):
+                title.append(f"  {fresh} new", style=NEW_STYLE)
         arrow = "↓" if not self.sort_reverse else "↑"
         title.append(f"   sort: {self.sort_key} {arrow} (s)", style="dim")
         if self.filter_text:
@@ -249,7 +250,7 @@ class CatalogPane(Vertical):
             "access": ACCESS_MARKERS.get(row.access, Text(row.access)).copy(),
             "calls": Text(str(row.calls), justify="right"),
             "last_used": Text(format_last_used(row.last_used, now), style="dim"),
-            "summary": Text(row.summary, style="red" if row.status == "broken" else ""),
+            "summary": Text(row.summary, style="red" if row.status == "broken" else "", overflow="ellipsis", no_wrap=True),
         }
 
     def on_mount(self) -> None:

@@ -1,302 +1,43 @@
-"""The conversation pane: its transcript's entries, with widgets for a bounded window of them (older and newer load on demand)."""
+"""The conversation pane: core events folded into its transcript and shown live (replies streamed, tool blocks refreshed)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
-from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual import events
+from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Static
 
 from tui_agent.core.events import Event, ToolOutputDelta
-from tui_agent.ui.heap import release_dropped_widgets
-from tui_agent.ui.transcript import Folded, Transcript
-from tui_agent.ui.widgets.messages import AssistantText, Entry, ToolCallBlock, widget_for, widget_type_for
-from tui_agent.ui.widgets.conversation_edges import LOAD_STEP, EdgeMarker, NewBelow, next_unrendered
-from tui_agent.ui.widgets.rendered import rendered_messages
+from tui_agent.ui.event_messages import ShowEvent
+from tui_agent.ui.transcript import Folded
+from tui_agent.ui.widgets.entry_window import EntryWindow
+from tui_agent.ui.widgets.messages import AssistantText, Entry, ToolCallBlock
 
 if TYPE_CHECKING:
     from tui_agent.ui.widgets.streaming import AssistantMessage
 
-INITIAL_WINDOW = 20
-MAX_MOUNTED = 30
-TALL_WINDOW = 24
-"""Widgets kept when the mounted ones are over three screens tall: fewer rendered lines alive for each full garbage
-collection to walk, and still two screens and more to scroll through before the next slide."""
 
+class Conversation(EntryWindow):
+    """The transcript as it happens, over the window of mounted entries (`EntryWindow`) that scrolling slides."""
 
-class Conversation(VerticalScroll, can_focus=True):
-    """`entries[first_mounted:last_mounted]` have widgets; scrolling past either end slides that window."""
+    class TypedAhead(Message):
+        """A character typed while the conversation (or a block in it) has the focus: it belongs in the prompt box."""
 
-    BINDINGS = [Binding("ctrl+u", "load_earlier", "Earlier", show=False)]
+        def __init__(self, character: str) -> None:
+            super().__init__()
+            self.character = character
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._restoring = 0
-        """Window slides whose scroll position is not restored yet: the scroll offset meanwhile is not the reader's."""
-        self.transcript = Transcript()
-        self.first_mounted = 0
-        self.last_mounted = 0
-        self._earlier = EdgeMarker("earlier", self.load_earlier)
-        self._later = EdgeMarker("later", self.load_later)
-        self.new_below = NewBelow(self.follow)
-        self.welcome = Static("", id="welcome", classes="welcome")
-        """The first screen's line: where this is and the keys to start with (shown while the top of the transcript is)."""
         self._streaming: AssistantMessage | None = None
-        self._widgets: dict[int, Widget] = {}  # id(entry) -> its mounted widget
-        self._prerendering = False
-        self._updating = asyncio.Lock()  # an event's entries get their widgets before the next event is folded in
 
-    @property
-    def entries(self) -> list[Entry]:
-        return self.transcript.entries
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield self.welcome
-        yield self._earlier
-        yield self._later
-        yield self.new_below
-
-    def on_mount(self) -> None:
-        self._update_markers()
-        self.anchor()
-
-    # ------------------------------------------------------------------ window bookkeeping
-
-    def _update_markers(self) -> None:
-        earlier, later = self.first_mounted, len(self.entries) - self.last_mounted
-        self.welcome.display = earlier == 0 and bool(self.welcome.content)
-        self._earlier.update(f"▲ {earlier:,} earlier messages — scroll up, or ctrl+u")
-        self._earlier.display = earlier > 0
-        self._later.update(f"▼ {later:,} newer messages — scroll down")
-        self._later.display = later > 0
-        self.call_after_refresh(self._prerender_edges)
-
-    def _prerender_edges(self) -> None:
-        """Render the messages just outside the window now, a few milliseconds at a time, before the reader gets there."""
-        if self.mounted_count < len(self.entries) and not self._prerendering:
-            self._prerendering = True
-            self.run_worker(self._prerender(), group="prerender")
-
-    async def _prerender(self) -> None:
-        try:
-            while (width := self._message_width()) and (
-                    entry := next_unrendered(self.entries, self.first_mounted, self.last_mounted, width)) is not None:
-                options = self.app.console_options.update_width(width).update(highlight=False)
-                rendered_messages.get(entry, entry.text).render(self.app.console, options)
-                await asyncio.sleep(0)
-        finally:
-            self._prerendering = False
-
-    def _message_width(self) -> int:
-        """The width assistant messages render at (0 until one is laid out)."""
-        return next((widget.size.width for widget in self._widgets.values() if isinstance(widget, AssistantText) and widget.size.width), 0)
-
-    def _make(self, entry: Entry) -> Widget:
-        widget = widget_for(entry)
-        self._widgets[id(entry)] = widget
-        return widget
-
-    def _unmount(self, entries: list[Entry]) -> None:
-        widgets = [self._widgets.pop(id(entry)) for entry in entries if id(entry) in self._widgets]
-        if widgets:
-            self.remove_children(widgets)
-
-    @property
-    def mounted_count(self) -> int:
-        return self.last_mounted - self.first_mounted
-
-    @property
-    def at_end(self) -> bool:
-        return self.last_mounted == len(self.entries)
-
-    async def load_transcript(self, transcript: Transcript) -> None:
-        """Replace everything with `transcript` (a resumed session); mounts only the newest entries."""
-        async with self._updating:
-            await self._clear()
-            self.transcript = transcript
-            await self._mount_newest()
-
-    async def _mount_newest(self) -> None:
-        """The newest INITIAL_WINDOW entries, a step at a time from the bottom up, a frame apart (each frame lays out
-        and renders only a few new messages)."""
-        self.first_mounted = self.last_mounted = len(self.entries)
-        self.anchor()
-        target = max(0, len(self.entries) - INITIAL_WINDOW)
-        while self.first_mounted > target:  # a slide up meanwhile (load_earlier) lowers first_mounted too
-            start = max(target, self.first_mounted - LOAD_STEP)
-            widgets = [self._make(entry) for entry in self.entries[start : self.first_mounted]]
-            self.first_mounted = start  # before the mount is awaited: a slide up meanwhile starts above these
-            await self.mount_all(widgets, after=self._earlier)
-            self._update_markers()
-            await self._next_frame()
-
-    async def _next_frame(self) -> None:
-        shown = asyncio.Event()
-        self.call_after_refresh(shown.set)
-        await shown.wait()
-
-    async def clear(self) -> None:
-        async with self._updating:
-            await self._clear()
-
-    async def _clear(self) -> None:
-        await self._finish_widget()
-        await self.remove_children(list(self._widgets.values()))  # gone before anything else is mounted
-        self.transcript = Transcript()
-        self.first_mounted = self.last_mounted = 0
-        self._widgets.clear()
-        self._update_markers()
-
-    def load_earlier(self, count: int = LOAD_STEP) -> None:
-        """Show up to `count` older entries above, dropping as many from the bottom beyond MAX_MOUNTED (their widgets are reused)."""
-        if self.first_mounted == 0:
-            return
-        start = max(0, self.first_mounted - min(count, MAX_MOUNTED - 1))
-        anchor = self._widgets.get(id(self.entries[self.first_mounted])) if self.mounted_count else None
-        excess = self.mounted_count + (self.first_mounted - start) - self._window_limit()
-        dropped: list[Entry] = []
-        if excess > 0 and self._streaming is None:
-            dropped = self.entries[self.last_mounted - excess : self.last_mounted]
-            self.last_mounted -= excess
-        self.release_anchor()
-        self._keep_in_view(anchor)
-        self._show(self.entries[start : self.first_mounted], dropped, after=self._earlier)
-        self.first_mounted = start
-        self._update_markers()
-
-    def load_later(self, count: int = LOAD_STEP) -> None:
-        """Show up to `count` newer entries below, dropping as many from the top beyond MAX_MOUNTED (their widgets are reused)."""
-        if self.at_end:
-            return
-        end = min(len(self.entries), self.last_mounted + min(count, MAX_MOUNTED - 1))
-        anchor = self._widgets.get(id(self.entries[self.last_mounted - 1])) if self.mounted_count else None
-        excess = self.mounted_count + (end - self.last_mounted) - self._window_limit()
-        dropped = self.entries[self.first_mounted : self.first_mounted + excess] if excess > 0 else []
-        self.first_mounted += len(dropped)
-        self._keep_in_view(anchor)
-        self._show(self.entries[self.last_mounted : end], dropped, before=self._later)
-        self.last_mounted = end
-        self._update_markers()
-
-    def _window_limit(self) -> int:
-        """How many widgets a slide keeps: MAX_MOUNTED, or TALL_WINDOW when the mounted ones are over three screens tall."""
-        mounted_rows = sum(widget.outer_size.height for widget in self._widgets.values())
-        return TALL_WINDOW if mounted_rows > 3 * self.size.height else MAX_MOUNTED
-
-    def _show(self, entries: list[Entry], dropped: list[Entry], *, after: Widget | None = None, before: Widget | None = None) -> None:
-        """Widgets for `entries`, in order, next to a marker: the dropped entries' widgets of the same kind are rebound
-        and moved (no widget is built or torn down, so no garbage for the collector), the others built; leftovers removed."""
-        pool: dict[type[Widget], list[Widget]] = {}
-        for entry in dropped:
-            widget = self._widgets.pop(id(entry), None)
-            if widget is not None:
-                pool.setdefault(type(widget), []).append(widget)
-        previous = after
-        for entry in entries:
-            reusable = pool.get(widget_type_for(entry))
-            place = {"after": previous} if previous is not None else {"before": before}
-            if reusable:
-                widget = reusable.pop()
-                widget.rebind(entry)  # type: ignore[attr-defined]
-                self._widgets[id(entry)] = widget
-                self.move_child(widget, **place)
-            else:
-                widget = self._make(entry)
-                self.mount(widget, **place)
-            if previous is not None:
-                previous = widget
-        leftovers = [widget for widgets in pool.values() for widget in widgets]
-        if leftovers:
-            self.remove_children(leftovers)
-        release_dropped_widgets()
-
-    def _keep_in_view(self, anchor: Widget | None) -> None:
-        """After the next layout, scroll so `anchor` sits where it is now on screen (content changed above or below it)."""
-        if anchor is None:
-            return
-        offset = anchor.virtual_region.y - self.scroll_y
-        self._restoring += 1
-
-        def restore() -> None:
-            try:
-                if anchor.parent is self:
-                    self.scroll_to(y=max(0, anchor.virtual_region.y - offset), animate=False, immediate=True)
-            finally:
-                self._restoring -= 1
-
-        self.call_after_refresh(restore)
-
-    def action_load_earlier(self) -> None:
-        self.load_earlier()
-
-    def _load_at_edges(self) -> None:
-        if self._restoring:
-            return  # mid-slide: the layout changed and the reader's position is about to be put back
-        if self.scroll_y <= 0 and self.first_mounted > 0:
-            self.load_earlier()
-        elif self.scroll_y >= self.max_scroll_y and not self.at_end:
-            self.load_later()
-
-    @property
-    def following(self) -> bool:
-        """The view stays at the end as content arrives (the reader has not scrolled away from it)."""
-        return self.is_anchored and not self._anchor_released
-
-    def follow(self) -> None:
-        """Scroll to the end and stay there as content arrives (the person sent something, or asked to)."""
-        if not self.at_end:
-            self.run_worker(self.jump_to_end(), group="follow")
-        self.anchor()
-        self.new_below.display = False
-
-    def _note_new_content(self) -> None:
-        """Something was added: a reader scrolled up is told, never moved."""
-        if not self.following:
-            self.new_below.display = True
-
-    def watch_scroll_y(self, old: float, new: float) -> None:
-        # while following, the offset is the layout's (an anchored view shorter than the pane sits at a negative offset
-        # that a resize or a new mount clamps to 0): only a reader's scroll, which releases the anchor, slides the window
-        moved_by_reader = not self.following
-        super().watch_scroll_y(old, new)
-        if self.new_below.display and self.following:
-            self.new_below.display = False
-        if round(old) != round(new) and moved_by_reader:
-            self._load_at_edges()
-
-    def action_page_up(self) -> None:
-        self._load_at_edges()
-        super().action_page_up()
-
-    def action_page_down(self) -> None:
-        self._load_at_edges()
-        super().action_page_down()
-
-    def action_scroll_up(self) -> None:
-        self._load_at_edges()
-        super().action_scroll_up()
-
-    def action_scroll_home(self) -> None:
-        self._load_at_edges()
-        super().action_scroll_home()
-
-    async def jump_to_end(self, pending: int = 0) -> None:
-        """New activity while reading old messages: show the newest window again (but for the last `pending` entries,
-        which get their widgets next)."""
-        end = len(self.entries) - pending
-        if self.last_mounted == end:
-            return
-        self._unmount(self.entries[self.first_mounted : self.last_mounted])
-        self.first_mounted = max(0, end - INITIAL_WINDOW)
-        self.last_mounted = end
-        await self.mount_all([self._make(entry) for entry in self.entries[self.first_mounted : end]], before=self._later)
-        self._update_markers()
-        self.anchor()
-
-    # ------------------------------------------------------------------ live entries
+    def on_key(self, event: events.Key) -> None:
+        """Typing while reading is typing a prompt: the character goes to the prompt box (which takes the focus)."""
+        if event.is_printable and event.character:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.TypedAhead(event.character))
 
     async def add(self, entry: Entry) -> Widget:
         """Append an entry that no event made (the app's own notices, a manual tool run) and its widget."""
@@ -311,6 +52,18 @@ class Conversation(VerticalScroll, can_focus=True):
             entry = self.transcript.echo_prompt(prompt)
             await self._finish_widget()
             await self._show_new(entry)
+
+    async def on_show_event(self, message: ShowEvent) -> None:
+        """A core event posted by the turn runner or the change feed: shown in the order posted, its sender told when."""
+        error: Exception | None = None
+        try:
+            await self.show_event(message.event)
+        except Exception as exc:  # a turn's sender gets it; the feed's events have nobody waiting, so it is said here
+            error = exc
+            if not message.awaited:
+                self.notify(f"could not show an event: {type(exc).__name__}: {exc}", severity="error")
+        finally:
+            message.done(error)
 
     async def show_event(self, event: Event) -> Folded:
         """Fold a core event into the transcript and show what it changed: new widgets, streamed text, refreshed ones."""
@@ -423,4 +176,5 @@ class Conversation(VerticalScroll, can_focus=True):
 
     @property
     def streaming(self) -> bool:
+        """A reply is being streamed into its live Markdown widget."""
         return self._streaming is not None

@@ -28,10 +28,11 @@ class EdgeMarker(Static):
 
 
 class NewBelow(Static):
-    """Docked at the bottom of the conversation while the reader is scrolled up and something new arrived; a click follows."""
+    """Docked at the bottom of the conversation while the reader is scrolled up and something new arrived; a click follows,
+    and so do shift+pgdn in the prompt box (where `end` moves the cursor) and `end` in the conversation itself."""
 
     def __init__(self, follow: Callable[[], object]) -> None:
-        super().__init__("▼ new below — end or click to follow", id="new-below")
+        super().__init__("▼ new below — shift+pgdn, end or a click follows", id="new-below")
         self.display = False
         self._follow = follow
 

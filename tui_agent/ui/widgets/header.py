@@ -35,16 +35,18 @@ class StatusHeader(Static):
     """Shown when it is not the default `ask` (shift+tab cycles it)."""
 
     def render(self) -> Text:
-        """The full line when it fits; else short labels; the tokens and cost are never dropped."""
+        """The full line when it fits; else short labels, then no brand, then the model's family name alone, then no
+        branch: the mode, tokens, cost, context and busy mark are never dropped."""
         width = self.size.width or 200
-        for compact, brand in ((False, True), (True, True), (True, False)):
-            text = self._line(compact, brand)
+        for compact, brand, trim in ((False, True, 0), (True, True, 0), (True, False, 0), (True, False, 1), (True, False, 2)):
+            text = self._line(compact, brand, trim)
             if text.cell_len <= width:
                 return text
         return text
 
-    def _line(self, compact: bool, brand: bool = True) -> Text:
-        """The full line, or (compact) the same facts without their labels: full names, arrows for tokens in/out."""
+    def _line(self, compact: bool, brand: bool = True, trim: int = 0) -> Text:
+        """The full line, or (compact) the same facts without their labels: full names, arrows for tokens in/out;
+        `trim` 1 shows the model without its `claude-` prefix, 2 leaves the branch out too."""
         text = Text()
         if brand:
             text.append(" tuiagent ", style="bold reverse")
@@ -52,8 +54,8 @@ class StatusHeader(Static):
         gap = "   " if not compact else "  "
         if not compact:
             text.append("model ", style="dim")
-        text.append(self.model, style="bold")
-        if self.branch:
+        text.append(self.model.removeprefix("claude-") if trim else self.model, style="bold")
+        if self.branch and trim < 2:
             text.append(f"{gap}⎇ ", style="dim")
             text.append(self.branch, style="bold")
         if self.sandbox_tier:

@@ -22,6 +22,8 @@ from tui_agent.ui.widgets.rendered import rendered_messages
 EntryKind = Literal["user", "assistant", "tool", "notice", "thinking"]
 RESULT_PREVIEW_CHARS = 4000
 SOURCE_ARGUMENT_NAMES = ("source", "code")
+TITLE_CHROME = 4
+"""A folded call's title line around its label: the title's padding (1 each side) and "▶ "."""
 
 
 @dataclass
@@ -101,14 +103,21 @@ def authoring_summary(entry: Entry) -> str:
     return lines + (f" · tests {tests.group(1)}" if tests else "")
 
 
-def tool_title(entry: Entry) -> str:
-    """The folded line of a tool call: name, arguments, and its outcome."""
+ARGUMENTS_SHOWN = 60
+ARGUMENTS_MIN = 12
+
+
+def tool_title(entry: Entry, width: int | None = None) -> str:
+    """The folded line of a tool call: name, arguments, and its outcome; given the `width` it has, the arguments are
+    shortened first, so the outcome (a running call's timer, ok or error) stays on screen in a narrow pane."""
     outcome = tool_outcome(entry)
     authored = " · authored" if entry.authored and outcome != "unknown tool" else ""
     summary = authoring_summary(entry)
     if summary:  # the one line that matters first, so a narrow pane still shows it
         return f"create_tool {entry.arguments.get('name', '?')}{summary}  {outcome}{authored}"
-    return f"{entry.tool}({argument_preview(entry.arguments)})  {outcome}{authored}"
+    tail = f"  {outcome}{authored}"
+    limit = ARGUMENTS_SHOWN if width is None else max(ARGUMENTS_MIN, min(ARGUMENTS_SHOWN, width - len(entry.tool) - 2 - len(tail)))
+    return f"{entry.tool}({argument_preview(entry.arguments, limit)}){tail}"
 
 
 def user_text(entry: Entry) -> Text:
@@ -141,7 +150,7 @@ class NoticeMessage(Static):
         self.entry = entry
 
     def rebind(self, entry: Entry) -> None:
-        self.remove_class(f"-{self.entry.level}")
+        self.remove_class("-info", "-warning", "-error")  # (the same entry may come back with its level changed)
         self.entry = entry
         self.add_class(f"-{entry.level}")
         self.update(Text(entry.text))
@@ -212,13 +221,27 @@ class ToolCallBlock(Collapsible):
             if self.entry.result is not None:
                 ticker.stop()
                 self._ticking = False
-            self.title = tool_title(self.entry)
+            self.retitle()
 
         ticker = self.set_interval(1.0, tick)
 
+    def label_width(self) -> int | None:
+        """The columns the title's label has (the title's padding and ▶ taken off); None before the first layout."""
+        width = self.content_region.width - TITLE_CHROME
+        return width if width > 0 else None
+
+    def retitle(self) -> None:
+        self.title = tool_title(self.entry, self.label_width())
+
+    def on_resize(self) -> None:
+        self.retitle()
+
     def _watch_title(self, title: str) -> None:
-        """The title literally (arguments may hold `[`), with how to fold or unfold."""
-        hint = "  (enter/click: fold)" if not self.collapsed else "  (enter/click: unfold)"
+        """The title literally (arguments may hold `[`), with how to fold or unfold when that fits too."""
+        verb = "fold" if not self.collapsed else "unfold"
+        width = self.label_width()
+        hints = (f"  (enter/click: {verb})", f"  (enter: {verb})", "")
+        hint = next((hint for hint in hints if width is None or len(title) + len(hint) <= width), "")
         self._title.label = Content.assemble(Content(title), (hint, "dim italic"))
 
     def _watch_collapsed(self, collapsed: bool) -> None:
@@ -258,7 +281,7 @@ class ToolCallBlock(Collapsible):
 
     def refresh_entry(self) -> None:
         """Show the entry's current state (after the call finished or the tool got authored)."""
-        self.title = tool_title(self.entry)
+        self.retitle()
         self._refresh_classes()
         self._arguments_view.update(self._arguments_renderable())
         self._result_view.update(self._result_renderable())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -83,6 +85,8 @@ class PromptArea(TextArea):
         self.prompt_history = prompt_history or PromptHistory()
         self.completions = completions
         self._typing = False
+        self.last_typed: float | None = None
+        """When a character was last typed here (a question popping up meanwhile lets the typing go on: ui/typeahead.py)."""
 
     def set_text(self, text: str) -> None:
         """Replace the text, the cursor at its end."""
@@ -166,6 +170,8 @@ class PromptArea(TextArea):
         self.insert("\n")
 
     async def _on_key(self, event: events.Key) -> None:
+        if event.is_printable:
+            self.last_typed = time.monotonic()
         if self._menu_key(event.key):
             event.stop()
             event.prevent_default()

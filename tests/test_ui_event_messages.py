@@ -1,0 +1,75 @@
+"""Core events reach the conversation as ShowEvent messages: a turn's in the order the agent yielded them, each shown
+before the next (and before an approval asks), and the change feed's through the same queue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual._context import active_message_pump
+from textual.message import Message
+
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.ui_support import SIZE, make_app, ready, send, tool_source, turn_answered, wait_until
+from tui_agent.core.events import ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFinished, Usage
+from tui_agent.ui.event_messages import ShowEvent
+from tui_agent.ui.screens.approval import ApprovalScreen
+from tui_agent.ui.widgets.conversation import Conversation
+
+
+class ShownEvents:
+    """Every ShowEvent as it is dispatched: the event, whether its sender waits, and which widget handles it."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[object, bool, object]] = []
+
+    def __call__(self, message: Message) -> None:
+        if isinstance(message, ShowEvent):
+            self.seen.append((message.event, message.awaited, active_message_pump.get()))
+
+    def kinds(self, *, awaited: bool) -> list[str]:
+        return [type(event).__name__ for event, was_awaited, _ in self.seen if was_awaited is awaited]
+
+
+async def test_a_turns_events_and_the_feeds_arrive_at_the_conversation_as_messages(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("Writing it."), tool_use("create_tool", {"name": "double", "source": tool_source("double")})),
+                reply(text("Done.")))
+    shown = ShownEvents()
+    app = make_app(repo)
+    async with app.run_test(size=SIZE, message_hook=shown) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "make a doubling tool")
+        await wait_until(pilot, lambda: turn_answered(app, "Done."), timeout=30, message="the turn to finish")
+        await wait_until(pilot, lambda: "ToolAuthored" in shown.kinds(awaited=False), message="the feed's authored event")
+        await pilot.pause(0.2)
+
+        assert {type(pump) for _, _, pump in shown.seen} == {Conversation}  # handled by the conversation, nobody else
+        turn = [event for event, awaited, _ in shown.seen if awaited]
+        kinds = [type(event).__name__ for event in turn]
+        calls = [event for event in turn if isinstance(event, (ToolCallStarted, ToolCallFinished))]
+        assert [type(event) for event in calls] == [ToolCallStarted, ToolCallFinished] and calls[0].name == "create_tool"
+        assert kinds.index("TextDelta") < kinds.index("ToolCallStarted") < kinds.index("ToolCallFinished")
+        assert kinds[-1] == "TurnFinished" and isinstance(turn[-1], TurnFinished)
+        assert any(isinstance(event, Usage) for event in turn)
+        # the authoring reaches the app through the change feed, posted without waiting, and is shown once
+        assert "ToolAuthored" not in kinds
+        authored = [event for event, awaited, _ in shown.seen if not awaited and isinstance(event, ToolAuthored)]
+        assert [event.name for event in authored] == ["double"]
+        assert [(entry.kind, entry.tool) for entry in app.conversation.entries] == [
+            ("user", ""), ("assistant", ""), ("tool", "create_tool"), ("assistant", "")]
+
+
+async def test_a_call_is_shown_before_its_approval_asks(dirty_repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "docs/notes.md", "content": "hello\n"})), reply(text("Wrote it.")))
+    shown = ShownEvents()
+    app = make_app(dirty_repo)
+    async with app.run_test(size=SIZE, message_hook=shown) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "write notes")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=20, message="the approval modal")
+        # the call's start was posted, shown, and marked as the one waiting before the modal came up
+        assert shown.kinds(awaited=True)[-1] == "ToolCallStarted"
+        waiting = [entry for entry in app.conversation.tool_entries() if entry.result is None]
+        assert len(waiting) == 1 and waiting[0].awaiting_approval and waiting[0].tool == "write_file"
+        await pilot.press("y")
+        await wait_until(pilot, lambda: turn_answered(app, "Wrote it."), timeout=30, message="the turn to finish")
+        assert not waiting[0].awaiting_approval and waiting[0].result is not None
