@@ -132,8 +132,9 @@ class EntryWindow(VerticalScroll, can_focus=True):
         target = max(0, len(self.entries) - INITIAL_WINDOW)
         while self.first_mounted > target:  # a slide up meanwhile (load_earlier) lowers first_mounted too
             start = max(target, self.first_mounted - LOAD_STEP)
-            await self.mount_all([self._make(entry) for entry in self.entries[start : self.first_mounted]], after=self._earlier)
-            self.first_mounted = start
+            widgets = [self._make(entry) for entry in self.entries[start : self.first_mounted]]
+            self.first_mounted = start  # before the mount is awaited: a slide up meanwhile starts above these
+            await self.mount_all(widgets, after=self._earlier)
             self._update_markers()
             await self._next_frame()
 
@@ -148,7 +149,7 @@ class EntryWindow(VerticalScroll, can_focus=True):
 
     async def _clear(self) -> None:
         await self._finish_widget()
-        self._unmount(self.entries[self.first_mounted : self.last_mounted])
+        await self.remove_children(list(self._widgets.values()))  # gone before anything else is mounted
         self.transcript = Transcript()
         self.first_mounted = self.last_mounted = 0
         self._widgets.clear()
@@ -262,10 +263,13 @@ class EntryWindow(VerticalScroll, can_focus=True):
             self.new_below.display = True
 
     def watch_scroll_y(self, old: float, new: float) -> None:
+        # while following, the offset is the layout's (an anchored view shorter than the pane sits at a negative offset
+        # that a resize or a new mount clamps to 0): only a reader's scroll, which releases the anchor, slides the window
+        moved_by_reader = not self.following
         super().watch_scroll_y(old, new)
         if self.new_below.display and self.following:
             self.new_below.display = False
-        if round(old) != round(new):
+        if round(old) != round(new) and moved_by_reader:
             self._load_at_edges()
 
     def action_page_up(self) -> None:
