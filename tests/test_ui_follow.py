@@ -42,13 +42,18 @@ async def test_sending_a_prompt_after_page_up_scrolls_to_the_end(repo: Path, api
         assert not app.conversation.new_below.display
 
 
+async def fill_the_view(pilot, app: TuiAgentApp) -> None:  # type: ignore[no-untyped-def]
+    """Six tall notices: more than an 80x24 conversation shows."""
+    for i in range(6):
+        await app.add_notice(f"notice {i}\n" + "line\n" * 6)
+    await pilot.pause(0.2)
+
+
 async def test_a_reader_scrolled_up_sees_a_new_below_marker_and_is_not_moved(repo: Path, api: FakeMessagesAPI) -> None:
     app = make_app(repo)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
-        for i in range(6):
-            await app.add_notice(f"notice {i}\n" + "line\n" * 6)
-        await pilot.pause(0.2)
+        await fill_the_view(pilot, app)
         assert at_bottom(app)
         app.conversation.focus()
         await pilot.press("pageup")
@@ -109,9 +114,7 @@ async def test_the_new_below_marker_names_a_key_that_follows_from_the_prompt(rep
     app = make_app(repo)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
-        for i in range(6):
-            await app.add_notice(f"notice {i}\n" + "line\n" * 6)
-        await pilot.pause(0.2)
+        await fill_the_view(pilot, app)
         app.prompt_area.focus()  # where the person is: the keys below go to the prompt box
         await pilot.press("pageup")
         await pilot.pause(0.2)

@@ -9,10 +9,18 @@ from pathlib import Path
 import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.test_ui_turn import send
-from tests.ui_support import make_app, notifications, ready, turn_answered, wait_until
+from tests.ui_support import make_app, notifications, ready, send, turn_answered, wait_until
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.typeahead import TYPE_AHEAD_S
+from tui_agent.ui.widgets.prompt import PromptArea
+from textual.app import App, ComposeResult
+
+
+class PromptOnly(App[None]):
+    """Just a prompt box, for a question to pop up over."""
+
+    def compose(self) -> ComposeResult:
+        yield PromptArea(id="prompt")
 
 TYPED = "and then run the tests please"  # t, e, p, n and the rest: answer keys of the shell approval
 
@@ -60,19 +68,11 @@ async def test_an_approval_that_finds_the_prompt_box_empty_answers_the_first_key
 
 @pytest.mark.parametrize("question", ["confirm", "git"])
 async def test_a_question_popping_up_over_typing_takes_none_of_its_keys(question: str, tmp_path: Path) -> None:
-    from textual.app import App, ComposeResult
-
     from tui_agent.ui.screens.confirm import ConfirmScreen
     from tui_agent.ui.screens.git_question import GitQuestionScreen
-    from tui_agent.ui.widgets.prompt import PromptArea
 
     answers: list[object] = []
-
-    class Typing(App[None]):
-        def compose(self) -> ComposeResult:
-            yield PromptArea(id="prompt")
-
-    app = Typing()
+    app = PromptOnly()
     async with app.run_test(size=(80, 24)) as pilot:
         prompt = app.query_one(PromptArea)
         prompt.focus()
@@ -90,18 +90,10 @@ async def test_a_question_popping_up_over_typing_takes_none_of_its_keys(question
 
 
 async def test_a_question_over_an_empty_prompt_box_answers_at_once() -> None:
-    from textual.app import App, ComposeResult
-
     from tui_agent.ui.screens.confirm import ConfirmScreen
-    from tui_agent.ui.widgets.prompt import PromptArea
 
     answers: list[bool | None] = []
-
-    class Typed(App[None]):
-        def compose(self) -> ComposeResult:
-            yield PromptArea(id="prompt")
-
-    app = Typed()
+    app = PromptOnly()
     async with app.run_test(size=(80, 24)) as pilot:
         prompt = app.query_one(PromptArea)
         prompt.focus()
