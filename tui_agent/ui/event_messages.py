@@ -4,6 +4,7 @@ until it is shown, so what comes next (an approval, the cancel mark, the turn's 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -61,7 +62,5 @@ class EventPoster:
         """A cancelled turn: wait (bounded) for the event it was waiting on to be shown, so its marks come after it."""
         message, self._in_flight = self._in_flight, None
         if message is not None:
-            try:
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(message.shown.wait()), SETTLE_S)
-            except asyncio.TimeoutError:
-                pass

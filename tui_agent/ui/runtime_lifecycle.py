@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -149,7 +150,5 @@ class RuntimeLifecycle:
     async def close(self) -> None:
         """Close the runtime as the app quits (within 5 s, and never failing: closing must not block quitting)."""
         if self.runtime is not None:
-            try:
+            with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.runtime.aclose(), timeout=5)
-            except Exception:
-                pass

@@ -74,7 +74,7 @@ def live_watchers(cache_dir: Path) -> list[int]:
         except BlockingIOError:
             live.append(int(pid_text))  # its holder is alive and watching
         except OSError:
-            pass
+            continue  # (finally closes it) not lockable: whether its holder lives cannot be told, so it stays
         else:
             with contextlib.suppress(OSError):
                 record.unlink()  # nobody holds it: its process died without releasing it

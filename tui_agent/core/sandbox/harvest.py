@@ -3,6 +3,7 @@ someone else made to the same path during the run (that one is kept, the run's v
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -219,10 +220,8 @@ def _strip_overlay_attributes(path: Path, prefix: str) -> None:
         return
     for name in names:
         if name.startswith(f"{prefix}overlay."):
-            try:
+            with contextlib.suppress(OSError):
                 os.removexattr(path, name, follow_symlinks=False)
-            except OSError:
-                pass
 
 
 def _move(source: Path, target: Path) -> None:

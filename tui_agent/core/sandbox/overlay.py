@@ -3,6 +3,7 @@ so what a run wrote is exactly what its upper folder holds (`harvest.py` applies
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -40,10 +41,8 @@ class OverlayDirs:
     def remove(self) -> None:
         """Delete the folders (the kernel's work folder may be mode 000 for a user without privileges)."""
         for inner in (self.work / "work", self.work / "index"):
-            try:
+            with contextlib.suppress(OSError):
                 os.chmod(inner, 0o700)
-            except OSError:
-                pass
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -109,8 +108,6 @@ def _try_mount(scratch: Path) -> str | None:
         return None
     finally:
         for inner in trial.glob("overlay-*/work/work"):
-            try:
+            with contextlib.suppress(OSError):
                 os.chmod(inner, 0o700)
-            except OSError:
-                pass
         shutil.rmtree(trial, ignore_errors=True)

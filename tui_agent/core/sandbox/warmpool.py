@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -59,10 +60,8 @@ class WarmPool:
         self._closed = True
         if self._refill is not None:
             # Not cancelled: cancelling a half-created subprocess can hang; fill stops after the current spawn.
-            try:
+            with contextlib.suppress(Exception):  # a failed refill spawn only means fewer warm workers to close
                 await self._refill
-            except Exception:  # a failed refill spawn only means fewer warm workers to close
-                pass
 
     async def discard_all(self) -> None:
         waiting = [worker for workers in self._workers.values() for worker in workers]
