@@ -36,6 +36,12 @@ def private_trust_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     trust_folder(str(tmp_path))
 
 
+def with_everything(repo: Path) -> None:
+    """server-everything configured in the project's `.mcp.json` and trusted (`tuiagent mcp trust --all`)."""
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"everything": EVERYTHING}}))
+    assert cli(repo, "mcp", "trust", "--all").returncode == 0
+
+
 async def ready(runtime, name: str = "everything", timeout: float = 180.0) -> None:
     """npx may download the package first: wait until the server is running (the session does not)."""
     loop = asyncio.get_running_loop()
@@ -48,8 +54,7 @@ async def ready(runtime, name: str = "everything", timeout: float = 180.0) -> No
 
 @pytest.mark.timeout(300)
 async def test_server_everything_images_resources_roots_elicitation_and_tasks(repo: Path) -> None:
-    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"everything": EVERYTHING}}))
-    assert cli(repo, "mcp", "trust", "--all").returncode == 0
+    with_everything(repo)
     with FakeMessagesAPI() as api:
         async with agent_runtime(repo, api) as runtime:
             await ready(runtime)
@@ -88,8 +93,7 @@ async def test_the_tui_asks_the_person_when_a_server_elicits(repo: Path, monkeyp
 
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"everything": EVERYTHING}}))
-    assert cli(repo, "mcp", "trust", "--all").returncode == 0
+    with_everything(repo)
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await app_ready(pilot)
@@ -124,8 +128,7 @@ async def test_server_everything_samples_with_the_sessions_model_once_approved(r
         asked.append(request)
         return True
 
-    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"everything": EVERYTHING}}))
-    assert cli(repo, "mcp", "trust", "--all").returncode == 0
+    with_everything(repo)
     with FakeMessagesAPI() as api:
         async with agent_runtime(repo, api, approve=approve) as runtime:
             await ready(runtime)
@@ -148,8 +151,7 @@ async def test_the_tui_asks_the_person_before_a_server_samples(repo: Path, api: 
     from tests.ui_support import SIZE, make_app, ready as app_ready, wait_until
     from tui_agent.ui.screens.approval import ApprovalScreen
 
-    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"everything": EVERYTHING}}))
-    assert cli(repo, "mcp", "trust", "--all").returncode == 0
+    with_everything(repo)
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await app_ready(pilot)
