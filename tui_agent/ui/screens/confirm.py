@@ -16,14 +16,13 @@ from tui_agent.ui.typeahead import TypeAhead, keep_typing, typing_below
 class ConfirmScreen(ModalScreen[bool]):
     """Dismisses with True on yes, False on no or Escape."""
 
-    type_ahead = TypeAhead(None)
-    """Set when shown (typing_below); this one, holding no box, takes no key."""
-
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
 
     def __init__(self, question: str, *, yes: str = "Yes", no: str = "No", detail: RenderableType = "") -> None:
         super().__init__()
         self.question = question
+        self.type_ahead = TypeAhead(None)
+        """The typing this pops up over, found when shown (typing_below); until then no key is taken."""
         self.detail = detail
         self.yes_label = yes
         self.no_label = no

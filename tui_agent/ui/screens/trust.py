@@ -25,14 +25,13 @@ if TYPE_CHECKING:
 class TrustScreen(ModalScreen[bool]):
     """Dismisses with True (trust the project with exactly what it lists) or False (continue restricted)."""
 
-    type_ahead = TypeAhead(None)
-    """Set when shown (typing_below); this one, holding no box, takes no key."""
-
     BINDINGS = [Binding("t", "answer(True)", "Trust"), Binding("r,escape", "answer(False)", "Continue restricted")]
 
     def __init__(self, description: Description, status: TrustStatus) -> None:
         super().__init__()
         self.description = description
+        self.type_ahead = TypeAhead(None)
+        """The typing this pops up over, found when shown (typing_below); until then no key is taken."""
         self.status = status
 
     def compose(self) -> ComposeResult:
