@@ -134,7 +134,7 @@ class TuiAgentApp(App[int]):
         self.slash_commands = SlashCommands(self, self.commands, self.turns, self.catalog_actions)
         self.commands.add("trust", partial(slash_trust, self, self.turns))
         register_everyday_commands(self, self.commands, lambda: self.conversation)
-        self.turns.connect(run_input=self.slash_commands.handle_input, after_turn=partial(self.undo_commands.show_turn_edits, announce=True))
+        self.turns.connect(run_input=self.slash_commands.handle_input, after_turn=partial(self.undo_commands.show_turn_edits, when="turn_end"))
         self.lifecycle = RuntimeLifecycle(self, runtime_opener, turns=self.turns, catalog_sync=self.catalog_sync,
                                           view=lambda: self.conversation, settle_trust=partial(settle_trust, self),
                                           quit=lambda message: self.exit(0, message=message))

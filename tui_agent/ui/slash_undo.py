@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from rich.markup import escape
 
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from tui_agent.ui.host import UIHost
     from tui_agent.ui.turn import TurnRunner
 
+TurnEditsAsked = Literal["asked", "turn_end", "question"]
+"""Why a turn's edits are shown: /diff asked, the turn ended, or a question about the turn is on screen."""
 NO_GIT = "Undo needs a git repository: turns are checkpointed in git's object store (the user's index and branches are never touched)."
 
 
@@ -129,7 +131,7 @@ class UndoCommands:
         """Say what undoing `turns` does (the files back, each authored tool pruned or reverted) and ask."""
         if len(turns) == 1:
             what = f"turn {turns[0].turn} ({turns[0].prompt[:60]!r})"
-            await self.show_turn_edits(quiet=True, turn=turns[0].turn)
+            await self.show_turn_edits(when="question", turn=turns[0].turn)
         else:
             what = f"turns {turns[0].turn} to {turns[-1].turn} ({len(turns)} turns)"
         authored: dict[tuple[str, str], bool] = {}
@@ -178,13 +180,13 @@ class UndoCommands:
         if await self.show_turn_edits(turn=int(number) if number else None):
             self.host.reveal_diff()
 
-    async def show_turn_edits(self, *, announce: bool = False, quiet: bool = False, turn: int | None = None) -> bool:
-        """Put a turn's edits to project files in the diff pane; False when there are none. `announce` (at a turn's end)
-        says so in the conversation; `quiet` (under a question that names the turn itself) says nothing."""
-        silent = announce or quiet
+    async def show_turn_edits(self, *, when: TurnEditsAsked = "asked", turn: int | None = None) -> bool:
+        """Put a turn's edits to project files in the diff pane; False when there are none. Asked for (/diff), no edits
+        are said too; at a turn's end (`turn_end`) edits are announced in the conversation; under a question that
+        names the turn itself (`question`), nothing is said."""
         parts = self._undo_parts()
         if parts is None:
-            if not silent:
+            if when == "asked":
                 await self.host.add_notice(NO_GIT, "warning")
             return False
         undo, session = parts
@@ -194,11 +196,11 @@ class UndoCommands:
             self.host.notify(f"could not compute the turn's edits: {exc}", severity="error")
             return False
         if not diff:
-            if not silent:
+            if when == "asked":
                 self.host.notify("No edits to project files in that turn." if diff is not None else "No turn yet in this session.")
             return False
         self.host.show_diff("This turn's edits to project files" if turn is None else f"Turn {turn}'s edits", diff, subject="turn")
-        if announce:
+        if when == "turn_end":
             files = sum(1 for line in diff.splitlines() if line.startswith("diff --git"))
             await self.host.add_notice(f"The agent changed {files} project file(s) in this turn: see the diff pane (/diff, /undo).")
         return True
