@@ -61,15 +61,14 @@ async def init_git_answer(ask: Ask, where: Path) -> bool:
 class GitQuestionScreen(ModalScreen[GitAnswer]):
     """Asked before anything is written: y creates the repository, c goes on without git, n or Escape quits."""
 
-    type_ahead = TypeAhead(None)
-    """Set when shown (typing_below); this one, holding no box, takes no key."""
-
     BINDINGS = [Binding("y", "answer('create')", "Create"), Binding("c", "answer('without')", "Without git"),
                 Binding("n,escape", "answer('quit')", "Quit")]
 
     def __init__(self, folder: Path) -> None:
         super().__init__()
         self.folder = folder
+        self.type_ahead = TypeAhead(None)
+        """The typing this pops up over, found when shown (typing_below); until then no key is taken."""
 
     @property
     def question(self) -> str:
