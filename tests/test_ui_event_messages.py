@@ -10,7 +10,8 @@ from textual.message import Message
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.ui_support import SIZE, make_app, ready, send, tool_source, turn_answered, wait_until
-from tui_agent.core.events import ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFinished, Usage
+from tui_agent.core.events import CatalogChanged, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFinished, Usage
+from tui_agent.ui.catalog_sync import OUTSIDE_EDIT
 from tui_agent.ui.event_messages import ShowEvent
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.widgets.conversation import Conversation
@@ -73,3 +74,13 @@ async def test_a_call_is_shown_before_its_approval_asks(dirty_repo: Path, api: F
         await pilot.press("y")
         await wait_until(pilot, lambda: turn_answered(app, "Wrote it."), timeout=30, message="the turn to finish")
         assert not waiting[0].awaiting_approval and waiting[0].result is not None
+
+
+async def test_a_feed_event_arriving_as_the_app_closes_is_dropped(repo: Path) -> None:
+    """The change feed's listeners run on other threads: an event may reach the app after its screen is gone."""
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+    app.turns.show_feed_event(Notice("late news"))  # no conversation to show it: dropped, nothing raised
+    app.catalog_sync.receive(CatalogChanged(("double",), OUTSIDE_EDIT))  # nor a catalog pane to mark it new in
+    assert not app.turns.events.post(ShowEvent(Notice("later still")))

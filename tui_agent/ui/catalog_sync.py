@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from textual.css.query import NoMatches
 from textual.message import Message
 
 from tui_agent.core.events import CatalogChanged, Event
@@ -78,7 +80,8 @@ class CatalogSync:
         """A core event the app received: posted to the conversation in the order received, like the agent's events
         (a recipe's tool call start and finish render in order)."""
         if isinstance(event, CatalogChanged) and event.kind == "tool" and event.reason == OUTSIDE_EDIT:
-            self.pane().mark_new(event.names)  # a pull or another program changed them
+            with contextlib.suppress(NoMatches):  # (the pane is gone once the app closes; a listener may be late)
+                self.pane().mark_new(event.names)  # a pull or another program changed them
         self.show_event(event)
 
     def schedule(self, select: str | None = None) -> None:

@@ -8,6 +8,9 @@ from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from textual.css.query import NoMatches
+from textual.message import Message
+
 from tui_agent.core.events import (
     BranchChanged,
     CatalogChanged,
@@ -58,7 +61,7 @@ class TurnRunner:
         """The conversation the turns render into (its job; a `!command` run and /undo's marks use it too)."""
         self.prompt_box = prompt_box
         """The prompt box, where a prompt that was not sent goes back."""
-        self.events = EventPoster(lambda message: self.view().post_message(message))
+        self.events = EventPoster(self._post)
         """Core events go to the conversation as ShowEvent messages (a turn's awaited one at a time)."""
         self.run_input: Callable[[str], Awaitable[None]] | None = None
         """Runs a slash or `!` command typed during a turn, once it is over (the slash commands' handle_input)."""
@@ -68,6 +71,15 @@ class TurnRunner:
         self._worker: Worker[None] | None = None
         self.queue = PromptQueue()  # shown above the prompt box; each item is sent when the turn before it ends
         self.prompt = ""  # what the person sent for the running turn: back into the box if it fails
+
+    def _post(self, message: Message) -> bool:
+        """Post to the conversation; False once it is gone (the app is closing, and a listener on another thread
+        delivered one more event: nothing would show it)."""
+        try:
+            conversation = self.view()
+        except NoMatches:
+            return False
+        return conversation.post_message(message)
 
     def connect(self, *, run_input: Callable[[str], Awaitable[None]], after_turn: Callable[[], Awaitable[object]]) -> None:
         """The controllers built after this one (they queue into it): the slash commands and the turn's diff."""
