@@ -122,3 +122,17 @@ def test_watch_ends_when_its_reader_leaves(repo: Path) -> None:
                            capture_output=True, text=True, env=env, timeout=60)
     assert shell.stdout.startswith("[info] watching ") and shell.stderr == ""
     assert shell.returncode == 141  # ended by the closed pipe, as `tools list | head -1` is: no Ctrl-C needed
+
+
+@pytest.mark.parametrize("argv", [["-p", "hi"], ["tools", "list"], []])
+def test_without_git_on_the_path_every_command_says_so_in_one_line(repo: Path, argv: list[str]) -> None:
+    no_git = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": str(Path(sys.executable).parent)}
+    no_git.pop("GIT_PYTHON_GIT_EXECUTABLE", None)
+    assert not any((Path(folder) / "git").exists() for folder in no_git["PATH"].split(os.pathsep))
+    done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), *argv], capture_output=True,
+                          text=True, env=no_git, timeout=120)
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.stderr.startswith("tuiagent: git is not installed, or not on PATH") and done.stderr.count("\n") == 1
+    version = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--version"], capture_output=True, text=True,
+                             env=no_git, timeout=120)
+    assert version.returncode == 0 and version.stdout.startswith("tuiagent ")

@@ -8,6 +8,7 @@ import contextlib
 import functools
 import gc
 import os
+import shutil
 import sys
 import threading
 from collections.abc import Sequence
@@ -82,6 +83,9 @@ def dispatch(arguments: list[str], as_json: bool) -> int:
     if handler is None:
         parser.print_help()
         return EXIT_USAGE
+    no_git = missing_git()
+    if no_git is not None:
+        return report(no_git, "git", EXIT_FAILURE, as_json=as_json)
     problem = resolve_project(args)
     if problem is not None:
         return report(problem, "project", EXIT_USAGE, as_json=as_json)
@@ -105,6 +109,14 @@ def dispatch(arguments: list[str], as_json: bool) -> int:
         if not is_sandbox_unavailable(error):
             raise
         return report(f"sandbox: {error}", "sandbox", EXIT_FAILURE, as_json=as_json)  # e.g. bubblewrap refused to start
+
+
+def missing_git() -> str | None:
+    """Why nothing can start when git cannot be run (GitPython refuses to import without it), else None."""
+    if shutil.which("git") is not None:
+        return None
+    return ("git is not installed, or not on PATH: tuiagent keeps its tools and checkpoints in git. Install it "
+            "(Debian/Ubuntu: apt-get install git; macOS: xcode-select --install) and run tuiagent again")
 
 
 def opens_tui(args: argparse.Namespace) -> bool:
