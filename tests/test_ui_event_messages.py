@@ -84,3 +84,24 @@ async def test_a_feed_event_arriving_as_the_app_closes_is_dropped(repo: Path) ->
     app.turns.show_feed_event(Notice("late news"))  # no conversation to show it: dropped, nothing raised
     app.catalog_sync.receive(CatalogChanged(("double",), OUTSIDE_EDIT))  # nor a catalog pane to mark it new in
     assert not app.turns.events.post(ShowEvent(Notice("later still")))
+
+
+async def test_a_bang_commands_call_and_live_output_arrive_as_messages(repo: Path) -> None:
+    """`!command` is the UI's own run, but its block is drawn as a turn's run_shell is: from posted core events, the
+    output live while it runs (before the result), then the call's end."""
+    shown = ShownEvents()
+    app = make_app(repo, sandbox_tier="rlimits", trust_project=True)
+    async with app.run_test(size=SIZE, message_hook=shown) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "!echo first-line; sleep 1.5; echo second-line")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="run_shell's approval")
+        await pilot.press("y")
+        [entry] = app.conversation.tool_entries()
+        await wait_until(pilot, lambda: "first-line" in entry.live, timeout=30, message="the first line, live")
+        assert entry.result is None and "second-line" not in entry.live
+        await wait_until(pilot, lambda: entry.result is not None, timeout=30, message="the command's end")
+        assert "first-line\nsecond-line" in entry.result and not entry.is_error
+        assert {type(pump) for _, _, pump in shown.seen} == {Conversation}
+        kinds = [type(event).__name__ for event, _, _ in shown.seen]
+        assert kinds[0] == "ToolCallStarted" and kinds[-1] == "ToolCallFinished" and "ToolOutputDelta" in kinds
+        assert [entry.kind for entry in app.conversation.entries].count("tool") == 1

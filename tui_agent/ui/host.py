@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen
     from textual.worker import Worker, WorkType
 
-    from tui_agent.core.events import Event, ToolOutputDelta
+    from tui_agent.core.events import Event
     from tui_agent.core.runtime import Runtime
     from tui_agent.core.runtime_state import RuntimeState
     from tui_agent.ui.context_usage import UsageFigures
@@ -51,8 +51,6 @@ class ConversationView(Protocol):
 
     async def echo_prompt(self, prompt: str) -> None: ...
 
-    def show_live_output(self, event: ToolOutputDelta) -> None: ...
-
     async def finish_stream(self) -> None: ...
 
     async def load_transcript(self, transcript: Transcript) -> None: ...
@@ -60,6 +58,8 @@ class ConversationView(Protocol):
     async def clear(self) -> None: ...
 
     def tool_entries(self) -> list[Entry]: ...
+
+    def tool_entry(self, call_id: str) -> Entry | None: ...
 
     def refresh_tool(self, call_id: str) -> None: ...
 

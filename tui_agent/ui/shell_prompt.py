@@ -1,5 +1,6 @@
 """`!command` typed in the prompt: the command runs through run_shell's own path (the permission check, then the
-sandbox), shows as a tool block, and the model is told what ran and what it printed."""
+sandbox), shows as a tool block (its events posted to the conversation as a turn's are), and the model is told what
+ran and what it printed."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-from tui_agent.core.events import Event, ToolOutputDelta
-from tui_agent.ui.widgets.messages import Entry
+from tui_agent.core.events import Event, ToolCallFinished, ToolCallStarted, ToolOutputDelta
 
 if TYPE_CHECKING:
     from tui_agent.ui.host import UIHost
@@ -39,25 +39,28 @@ async def run_bang(app: UIHost, turns: TurnRunner, command: str) -> None:
         await app.add_notice("The project is still opening: try again in a moment.", "warning")
         return
     call_id = f"bang-{uuid.uuid4().hex[:12]}"
-    entry = Entry("tool", call_id=call_id, tool="run_shell", arguments={"command": command})
-    conversation = turns.view()  # the turn's place: shown as the agent's run_shell calls are
-    await conversation.add(entry)
+    events = turns.events  # shown as a turn's run_shell calls are: core events posted to the conversation, in order
+    await events.show(ToolCallStarted(call_id=call_id, name="run_shell", arguments={"command": command}))
 
-    def show_live(event: Event) -> None:  # the output as it comes, as a turn's run_shell shows it
+    def show_live(event: Event) -> None:  # the output as it comes (the call's end is posted behind it)
         if isinstance(event, ToolOutputDelta):
-            conversation.show_live_output(event)
+            events.show_later(event)
 
     context = ToolContext(project=runtime.project, permissions=runtime.permissions, sandbox=runtime.sandbox,
                           call_id=call_id, tool_name="run_shell", live=show_live)
     started = time.monotonic()
     try:
         output = await run_shell(context, {"command": command})
-        entry.result, entry.is_error = output.text, output.is_error
+        result, is_error = output.text, output.is_error
     except ToolFailure as failure:
-        entry.result, entry.is_error = str(failure), True
-    entry.duration_ms = (time.monotonic() - started) * 1000
-    conversation.show_result(entry)
+        result, is_error = str(failure), True
+    await events.show(ToolCallFinished(call_id=call_id, name="run_shell", result=result, is_error=is_error,
+                                       duration_ms=(time.monotonic() - started) * 1000))
+    conversation = turns.view()
+    entry = conversation.tool_entry(call_id)
+    if entry is not None:
+        conversation.show_result(entry)
     agent = runtime.agent
     if agent is not None:
-        shown = entry.result if len(entry.result) <= NOTE_CHARS else entry.result[:NOTE_CHARS] + "\n[…cut]"
+        shown = result if len(result) <= NOTE_CHARS else result[:NOTE_CHARS] + "\n[…cut]"
         agent.add_note(f"The user ran a shell command themselves (`!{command}`):\n{shown}")

@@ -8,7 +8,7 @@ from textual import events
 from textual.message import Message
 from textual.widget import Widget
 
-from tui_agent.core.events import Event, ToolOutputDelta
+from tui_agent.core.events import Event
 from tui_agent.ui.event_messages import ShowEvent
 from tui_agent.ui.transcript import Folded
 from tui_agent.ui.widgets.entry_window import EntryWindow
@@ -86,10 +86,6 @@ class Conversation(EntryWindow):
                 self.refresh_entry(entry)
             self._show_live(folded.live)
             return folded
-
-    def show_live_output(self, event: ToolOutputDelta) -> None:
-        """A running call's output as it comes (a `!command` run outside a turn): its block shows the newest lines."""
-        self._show_live(self.transcript.apply(event).live)
 
     def _show_live(self, entries: list[Entry]) -> None:
         for entry in entries:
