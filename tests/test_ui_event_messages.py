@@ -105,3 +105,24 @@ async def test_a_bang_commands_call_and_live_output_arrive_as_messages(repo: Pat
         kinds = [type(event).__name__ for event, _, _ in shown.seen]
         assert kinds[0] == "ToolCallStarted" and kinds[-1] == "ToolCallFinished" and "ToolOutputDelta" in kinds
         assert [entry.kind for entry in app.conversation.entries].count("tool") == 1
+
+
+async def test_esc_stops_a_bang_command_as_its_block_says(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("Noted.")))
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "!echo started; sleep 60")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="run_shell's approval")
+        await pilot.press("y")
+        [entry] = app.conversation.tool_entries()
+        await wait_until(pilot, lambda: "started" in entry.live, timeout=30, message="the command running")
+        assert app.busy and app.turns.running
+        await send(pilot, app, "queued meanwhile")  # one thing at a time: it waits for the command
+        assert app.turns.queue and not any(e.kind == "user" for e in app.conversation.entries), ([q.text for q in app.turns.queue], [(e.kind, e.text) for e in app.conversation.entries])
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: entry.result is not None, timeout=10, message="the command stopped")
+        assert entry.cancelled and entry.is_error and "you stopped the command" in entry.result
+        assert entry.duration_ms is not None and entry.duration_ms < 30_000
+        await wait_until(pilot, lambda: turn_answered(app, "Noted."), timeout=30, message="the queued prompt sent after it")
+        assert "you stopped the command" in str(api.requests[-1].messages[-1])  # the model is told

@@ -8,12 +8,15 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
+from textual.worker import WorkerCancelled, WorkerFailed
+
 from tui_agent.core.events import Event, ToolCallFinished, ToolCallStarted, ToolOutputDelta
 
 if TYPE_CHECKING:
     from tui_agent.ui.host import UIHost
     from tui_agent.ui.turn import TurnRunner
 
+STOPPED = "cancelled: you stopped the command (esc)"
 NOTE_CHARS = 4000
 """How much of the output the model is told (the block shows all of it)."""
 
@@ -49,16 +52,25 @@ async def run_bang(app: UIHost, turns: TurnRunner, command: str) -> None:
     context = ToolContext(project=runtime.project, permissions=runtime.permissions, sandbox=runtime.sandbox,
                           call_id=call_id, tool_name="run_shell", live=show_live)
     started = time.monotonic()
+    worker = turns.run_as_turn(run_shell(context, {"command": command}))  # busy, prompts queue, Esc stops it
+    cancelled = False
     try:
-        output = await run_shell(context, {"command": command})
+        output = await worker.wait()
         result, is_error = output.text, output.is_error
-    except ToolFailure as failure:
-        result, is_error = str(failure), True
+    except WorkerCancelled:
+        result, is_error, cancelled = STOPPED, True, True
+    except WorkerFailed as failed:
+        error = failed.error
+        result, is_error = (str(error) if isinstance(error, ToolFailure) else f"{type(error).__name__}: {error}"), True
+    finally:
+        turns.end()
+        app.call_later(turns.send_queued)
     await events.show(ToolCallFinished(call_id=call_id, name="run_shell", result=result, is_error=is_error,
                                        duration_ms=(time.monotonic() - started) * 1000))
     conversation = turns.view()
     entry = conversation.tool_entry(call_id)
     if entry is not None:
+        entry.cancelled = cancelled
         conversation.show_result(entry)
     agent = runtime.agent
     if agent is not None:
