@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from tui_agent.ui.host import UIHost
     from tui_agent.ui.turn import TurnRunner
 
-STOPPED = "cancelled: you stopped the command (esc)"
+STOPPED = "cancelled: you stopped the command"
 NOTE_CHARS = 4000
 """How much of the output the model is told (the block shows all of it)."""
 
