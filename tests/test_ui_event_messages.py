@@ -9,7 +9,7 @@ from textual._context import active_message_pump
 from textual.message import Message
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.ui_support import SIZE, make_app, ready, send, tool_source, turn_answered, wait_until
+from tests.ui_support import SIZE, approved_bang, make_app, ready, send, tool_source, turn_answered, wait_until
 from tui_agent.core.events import CatalogChanged, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFinished, Usage
 from tui_agent.ui.catalog_sync import OUTSIDE_EDIT
 from tui_agent.ui.event_messages import ShowEvent
@@ -93,10 +93,7 @@ async def test_a_bang_commands_call_and_live_output_arrive_as_messages(repo: Pat
     app = make_app(repo, sandbox_tier="rlimits", trust_project=True)
     async with app.run_test(size=SIZE, message_hook=shown) as pilot:
         await ready(pilot)
-        await send(pilot, app, "!echo first-line; sleep 1.5; echo second-line")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="run_shell's approval")
-        await pilot.press("y")
-        [entry] = app.conversation.tool_entries()
+        entry = await approved_bang(pilot, app, "echo first-line; sleep 1.5; echo second-line")
         await wait_until(pilot, lambda: "first-line" in entry.live, timeout=30, message="the first line, live")
         assert entry.result is None and "second-line" not in entry.live
         await wait_until(pilot, lambda: entry.result is not None, timeout=30, message="the command's end")
@@ -112,14 +109,11 @@ async def test_esc_stops_a_bang_command_as_its_block_says(repo: Path, api: FakeM
     app = make_app(repo, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await send(pilot, app, "!echo started; sleep 60")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="run_shell's approval")
-        await pilot.press("y")
-        [entry] = app.conversation.tool_entries()
+        entry = await approved_bang(pilot, app, "echo started; sleep 60")
         await wait_until(pilot, lambda: "started" in entry.live, timeout=30, message="the command running")
         assert app.busy and app.turns.running
         await send(pilot, app, "queued meanwhile")  # one thing at a time: it waits for the command
-        assert app.turns.queue and not any(e.kind == "user" for e in app.conversation.entries), ([q.text for q in app.turns.queue], [(e.kind, e.text) for e in app.conversation.entries])
+        assert app.turns.queue and not any(e.kind == "user" for e in app.conversation.entries)
         await pilot.press("escape")
         await wait_until(pilot, lambda: entry.result is not None, timeout=10, message="the command stopped")
         assert entry.cancelled and entry.is_error and "you stopped the command" in entry.result

@@ -7,10 +7,9 @@ from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.test_ui_turn import send
-from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
+from tests.ui_support import SIZE, approved_bang, make_app, ready, turn_answered, wait_until
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.live_output import LIVE_CHARS, LIVE_LINES, live_tail, live_text
-from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.widgets.messages import Entry, ToolCallBlock
 
 
@@ -49,10 +48,7 @@ async def test_a_bang_command_streams_into_its_block_too(repo: Path, api: FakeMe
     app = make_app(repo, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await send(pilot, app, "!printf 'bang-%s\\n' first; sleep 3; printf 'bang-%s\\n' second")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="run_shell's approval")
-        await pilot.press("y")
-        entry = next(entry for entry in app.conversation.entries if entry.kind == "tool")
+        entry = await approved_bang(pilot, app, "printf 'bang-%s\\n' first; sleep 3; printf 'bang-%s\\n' second")
         await wait_until(pilot, lambda: shows_live(app, entry, "bang-first"), timeout=30, message="the first line, live")
         assert entry.result is None and "bang-second" not in entry.live
         await wait_until(pilot, lambda: entry.result is not None, timeout=60, message="the result")

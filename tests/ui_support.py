@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.launch import build_app
+from tui_agent.ui.widgets.messages import Entry
 
 SIZE = (160, 48)
 
@@ -56,6 +57,16 @@ async def send(pilot: Pilot, app: TuiAgentApp, prompt: str) -> None:
     app.prompt_area.focus()
     app.prompt_area.insert(prompt)
     await pilot.press("enter")
+
+
+async def approved_bang(pilot: Pilot, app: TuiAgentApp, command: str) -> Entry:
+    """Send `!command`, allow it once in run_shell's approval modal, and return its tool entry."""
+    from tui_agent.ui.screens.approval import ApprovalScreen
+
+    await send(pilot, app, f"!{command}")
+    await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="run_shell's approval")
+    await pilot.press("y")
+    return app.conversation.tool_entries()[-1]
 
 
 async def ready(pilot: Pilot) -> TuiAgentApp:
