@@ -127,6 +127,28 @@ async def test_run_key_opens_a_form_from_the_schema_and_records_the_call(repo: P
         assert git(repo, "rev-parse", "HEAD") == head  # a run commits nothing
 
 
+async def test_esc_stops_a_tool_run_from_the_catalog(repo: Path) -> None:
+    """The block of a run from the catalog says "esc stops it" once it runs a second: Esc does, and the pane works on."""
+    app = make_app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await app.runtime.catalog.save("slow", tool_source("slow", "import time\n            time.sleep(60)\n            return x"))
+        await select_tool(pilot, app, "slow")
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ArgumentFormScreen), message="the argument form")
+        app.screen.query_one("#arg-x").value = "1"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: any(entry.tool == "slow" for entry in app.conversation.tool_entries()), message="the run's block")
+        [entry] = app.conversation.tool_entries()
+        await pilot.pause(1.2)
+        assert entry.result is None and app.busy
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: entry.result is not None, timeout=10, message="the run stopped")
+        assert entry.cancelled and entry.is_error and "you stopped the run" in entry.result and not app.busy
+        assert entry.duration_ms is not None and entry.duration_ms < 30_000
+        assert any("slow: stopped" in message for message in notifications(app))
+
+
 async def test_view_and_drift_keys(repo: Path) -> None:
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:

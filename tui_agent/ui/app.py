@@ -130,7 +130,8 @@ class TuiAgentApp(App[int]):
         self.prompt_completion = PromptCompletion(self, self.commands, files_loaded=lambda: self.prompt_area.update_completions())
         self.undo_commands = UndoCommands(self, self.turns, self.commands)
         self.catalog_actions = CatalogActions(self, submit_prompt=self.turns.submit_prompt, pane=lambda: self.catalog_pane,
-                                              conversation_view=lambda: self.conversation)
+                                              conversation_view=lambda: self.conversation,
+                                              run_stoppable=self.turns.run_stoppable)
         self.slash_commands = SlashCommands(self, self.commands, self.turns, self.catalog_actions)
         self.commands.add("trust", partial(slash_trust, self, self.turns))
         register_everyday_commands(self, self.commands, lambda: self.conversation)

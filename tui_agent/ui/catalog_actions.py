@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
+from textual.worker import WorkerCancelled
 
 from tui_agent.ui.catalog_rows import CatalogRow
 from tui_agent.ui.diffs import highlighted_source
@@ -22,10 +24,11 @@ from tui_agent.core.runtime_state import Restricted, catalog_of, recipes_of, una
 if TYPE_CHECKING:
     from tui_agent.core.versioning.store import VersionedStore
     from tui_agent.core.sandbox.policy import RunResult
-    from tui_agent.ui.host import ConversationView, UIHost
+    from tui_agent.ui.host import ConversationView, RunStoppable, UIHost
     from tui_agent.ui.widgets.catalog_pane import CatalogPane
 
 CatalogAction = Callable[[CatalogRow], Awaitable[None]]
+STOPPED_RUN = "cancelled: you stopped the run"
 
 
 def run_result_text(run: RunResult) -> tuple[str, bool]:
@@ -74,8 +77,10 @@ class CatalogActions:
     tools and recipes."""
 
     def __init__(self, host: UIHost, *, submit_prompt: Callable[[str], Awaitable[None]], pane: Callable[[], CatalogPane],
-                 conversation_view: Callable[[], ConversationView]) -> None:
+                 conversation_view: Callable[[], ConversationView], run_stoppable: RunStoppable) -> None:
         self.host = host
+        self.run_stoppable = run_stoppable
+        """Runs a tool the person started from the catalog in the turn's place, so Esc stops it."""
         self.pane = pane
         self.conversation_view = conversation_view
         """The conversation, where a tool run from the catalog shows its block."""
@@ -184,7 +189,16 @@ class CatalogActions:
         entry = Entry("tool", call_id=f"manual-{uuid.uuid4().hex[:12]}-{row.name}", tool=row.name, arguments=arguments)
         conversation = self.conversation_view()  # a manual run shows as a tool block, as the agent's calls do
         await conversation.add(entry)
-        run = await catalog.call_tool(row.name, arguments, allow_writes=spec.writes, allow_network=spec.network)
+        started = time.monotonic()
+        try:
+            run = await self.run_stoppable(catalog.call_tool(row.name, arguments, allow_writes=spec.writes,
+                                                             allow_network=spec.network))
+        except WorkerCancelled:
+            entry.result, entry.is_error, entry.cancelled = STOPPED_RUN, True, True
+            entry.duration_ms = (time.monotonic() - started) * 1000
+            conversation.show_result(entry)
+            self.host.notify(f"{row.name}: stopped", severity="warning")
+            return
         entry.result, entry.is_error = run_result_text(run)
         entry.duration_ms = run.duration_ms
         conversation.show_result(entry)

@@ -4,7 +4,7 @@ nor reach a widget through it; the conversation and the prompt box are given, as
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -25,6 +25,12 @@ if TYPE_CHECKING:
 
 ScreenResult = TypeVar("ScreenResult")
 ResultType = TypeVar("ResultType")
+
+
+class RunStoppable(Protocol):
+    """Run a person's own run in the turn's place (busy, Esc stops it: WorkerCancelled) and return its result."""
+
+    async def __call__(self, work: Coroutine[Any, Any, ResultType]) -> ResultType: ...
 
 
 class Ask(Protocol):

@@ -8,7 +8,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-from textual.worker import WorkerCancelled, WorkerFailed
+from textual.worker import WorkerCancelled
 
 from tui_agent.core.events import Event, ToolCallFinished, ToolCallStarted, ToolOutputDelta
 
@@ -52,19 +52,14 @@ async def run_bang(app: UIHost, turns: TurnRunner, command: str) -> None:
     context = ToolContext(project=runtime.project, permissions=runtime.permissions, sandbox=runtime.sandbox,
                           call_id=call_id, tool_name="run_shell", live=show_live)
     started = time.monotonic()
-    worker = turns.run_as_turn(run_shell(context, {"command": command}))  # busy, prompts queue, Esc stops it
     cancelled = False
     try:
-        output = await worker.wait()
+        output = await turns.run_stoppable(run_shell(context, {"command": command}))
         result, is_error = output.text, output.is_error
     except WorkerCancelled:
         result, is_error, cancelled = STOPPED, True, True
-    except WorkerFailed as failed:
-        error = failed.error
-        result, is_error = (str(error) if isinstance(error, ToolFailure) else f"{type(error).__name__}: {error}"), True
-    finally:
-        turns.end()
-        app.call_later(turns.send_queued)
+    except ToolFailure as failure:
+        result, is_error = str(failure), True
     await events.show(ToolCallFinished(call_id=call_id, name="run_shell", result=result, is_error=is_error,
                                        duration_ms=(time.monotonic() - started) * 1000))
     conversation = turns.view()

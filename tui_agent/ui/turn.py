@@ -278,6 +278,23 @@ class TurnRunner:
         self._worker = worker  # type: ignore[assignment]  # (only cancelled, never awaited, through this reference)
         return worker
 
+    async def run_stoppable(self, work: Coroutine[Any, Any, ResultType]) -> ResultType:
+        """Run a person's own run (a `!command`, a tool run from the catalog) in the turn's place and wait for it: the
+        header shows busy, prompts typed meanwhile queue, Esc stops it (raising WorkerCancelled here); its own failure
+        is raised as is. During a turn it runs alongside it (Esc stops both)."""
+        from textual.worker import WorkerFailed
+
+        if self.running:
+            return await work
+        worker = self.run_as_turn(work)
+        try:
+            return await worker.wait()
+        except WorkerFailed as failed:
+            raise failed.error from None
+        finally:
+            self.end()
+            self.host.call_later(self.send_queued)
+
     def cancel(self) -> None:
         """Escape: stop the running turn (the HTTP stream and any sandboxed run go with its task)."""
         if not self.running:
