@@ -95,22 +95,26 @@ async def test_core_events_published_on_another_thread_arrive_as_messages(repo: 
         assert [message.event for message in received if isinstance(message.event, BranchChanged)] == [BranchChanged("elsewhere")]
 
 
-async def test_the_footer_offers_cancel_only_while_a_turn_runs(repo: Path, api: FakeMessagesAPI) -> None:
-    """Setting the app's `busy` (the turn runner does, never touching the footer) refreshes the footer's keys: "esc Cancel
-    turn" shows while the turn runs and goes when it ends, with the focus never moving."""
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_while_a_run_goes_on_the_header_says_esc_stops_it_and_the_footer_still_fits(repo: Path, size: tuple[int, int]) -> None:
+    """The busy mark is the header's ("● esc", "● working (esc cancels)"): the footer keeps the pane's keys and never
+    grows past the screen (an "esc Cancel turn" key there overran the catalog's keys at 80 and 120 columns)."""
+    from textual.widgets import Footer
     from textual.widgets._footer import FooterKey
 
-    def cancel_shown() -> bool:
-        return any(key.action == "cancel_turn" for key in app.screen.query(FooterKey))
+    from tests.ui_support import approved_bang
 
-    api.enqueue(reply(text("Slow."), delay_s=2.0))
-    app = make_app(repo)
-    async with app.run_test(size=SIZE) as pilot:
+    app = make_app(repo, sandbox_tier="rlimits", trust_project=True)
+    async with app.run_test(size=size) as pilot:
         await ready(pilot)
         await wait_until(pilot, lambda: bool(app.screen.query(FooterKey)), message="the footer")
-        assert not cancel_shown()
-        await send(pilot, app, "hello")
-        await wait_until(pilot, lambda: app.turns.running and cancel_shown(), message="esc Cancel turn during the turn")
-        await wait_until(pilot, lambda: turn_answered(app, "Slow.") and not app.busy, timeout=30, message="the reply")
-        await wait_until(pilot, lambda: not cancel_shown(), message="no cancel once the turn is over")
-        assert app.focused is app.prompt_area
+        entry = await approved_bang(pilot, app, "echo started; sleep 60")
+        await wait_until(pilot, lambda: "started" in entry.live, timeout=30, message="the command running")
+        app.action_show_pane("catalog")
+        await pilot.pause(0.3)
+        footer = app.screen.query_one(Footer)
+        assert app.busy and footer.virtual_size.width <= footer.size.width, (footer.virtual_size, footer.size)
+        assert not any(key.action == "cancel_turn" for key in footer.query(FooterKey))
+        assert "esc" in str(app.query_one("#header").render())
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: entry.result is not None and not app.busy, timeout=10, message="the command stopped")

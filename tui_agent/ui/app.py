@@ -75,7 +75,7 @@ class TuiAgentApp(App[int]):
     TITLE = "tuiagent"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
     BINDINGS = [
-        Binding("escape", "cancel_turn", "Cancel turn", show=True),
+        Binding("escape", "cancel_turn", "Stop the turn or run", show=False),  # the header says it while busy
         # priority: handled the moment the key arrives, so the next key already goes to the pane it selected
         Binding("f2", "show_pane('conversation')", "Chat", priority=True, group=PANE_KEYS),
         Binding("f3", "show_pane('catalog')", "Catalog", priority=True, group=PANE_KEYS),
@@ -277,7 +277,7 @@ class TuiAgentApp(App[int]):
         if action in (*PANE_ACTIONS, "interrupt", "cycle_permission_mode") and len(self.screen_stack) > 1:
             return False
         if action == "cancel_turn":
-            return self.turns.running  # the footer shows "esc Cancel turn" only while there is one
+            return self.turns.running  # only then: Esc otherwise goes on to the focused widget
         return True
 
     def action_zoom(self) -> None:
@@ -322,11 +322,6 @@ class TuiAgentApp(App[int]):
     def on_queued_prompts_edit_requested(self, message: QueuedPrompts.EditRequested) -> None:
         self.turns.return_to_prompt_box(message.text)  # back in the prompt box, which gets the focus
         self.screen.set_focus(self.prompt_area)
-
-    def watch_busy(self) -> None:
-        """A turn started or ended: the footer's keys follow (esc Cancel turn); not while the app shuts down."""
-        if self.is_running and self.screen_stack:
-            self.refresh_bindings()
 
     def deliver_core_event(self, event: CoreEventPayload) -> None:
         self.post_message(CoreEvent(event))
