@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual import events
+from textual.screen import Screen
 
 from tests.ui_support import make_app, notifications, ready, row_names, tool_source, wait_until
 from tui_agent.ui.app import TuiAgentApp
@@ -172,3 +174,36 @@ async def test_typing_while_the_conversation_has_the_focus_goes_to_the_prompt(re
         app.conversation.focus()
         await pilot.press("pageup", "ctrl+u")  # keys that are not text keep their meaning there
         assert app.focused is app.conversation and app.prompt_area.text == "draft hi ?"
+
+
+def modal(name: str) -> Screen[Any]:
+    from tui_agent.ui.screens.approval import ApprovalScreen
+    from tui_agent.ui.screens.argument_form import ArgumentFormScreen
+    from tui_agent.core.tending.care import CareReport
+    from tui_agent.ui.screens.catalog_care import CatalogCareScreen
+    from tui_agent.ui.screens.confirm import ConfirmScreen
+    from tui_agent.ui.screens.elicitation import ElicitationScreen
+
+    schema = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    if name == "care":
+        return CatalogCareScreen(CareReport([], []))
+    if name == "elicitation":
+        return ElicitationScreen("everything", "a number?", schema)
+    if name == "source":
+        return SourceScreen("double", "def double(x):\n    return 2 * x\n")
+    if name == "confirm":
+        return ConfirmScreen("Prune double?", yes="Prune", no="Keep")
+    if name == "approval":
+        return ApprovalScreen(kind="shell", tool="run_shell", summary="ls", detail="ls")
+    return ArgumentFormScreen("double", schema)
+
+
+@pytest.mark.parametrize("name", ["source", "confirm", "approval", "form", "elicitation", "care"])
+async def test_quitting_while_a_modal_is_being_mounted_raises_nothing(repo: Path, name: str) -> None:
+    """A modal pushed the moment the app quits (v then ctrl+q, faster than a frame) is pruned while it mounts: it must
+    not look up its own children then (a focus query in on_mount raised NoMatches on the way out)."""
+    app = make_app(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        app.push_screen(modal(name))
+    assert app.return_code in (0, None)

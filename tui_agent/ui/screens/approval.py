@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from rich.console import RenderableType
@@ -10,6 +11,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -105,10 +107,11 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
 
     def on_mount(self) -> None:
         self.type_ahead = typing_below(self)  # the person may be typing their next prompt: that goes on there
-        options = self.query_one("#approval-choices", OptionList)
-        options.highlighted = len(self.choices) - 1  # Enter alone denies
-        options.focus()
-        self.call_after_refresh(self._fit_detail)
+        with contextlib.suppress(NoMatches):  # NoMatches: pruned as it mounts (the app quit as it opened)
+            options = self.query_one("#approval-choices", OptionList)
+            options.highlighted = len(self.choices) - 1  # Enter alone denies
+            options.focus()
+            self.call_after_refresh(self._fit_detail)
 
     def on_resize(self, event: events.Resize) -> None:
         self.call_after_refresh(self._fit_detail)

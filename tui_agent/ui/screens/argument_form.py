@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
@@ -57,10 +59,8 @@ class ArgumentFormScreen(ModalScreen[dict[str, Any] | None]):
         return Input(value=value, placeholder=field.placeholder, id=widget_id)
 
     def on_mount(self) -> None:
-        if self.fields:
-            self.query_one(f"#arg-{self.fields[0].name}").focus()
-        else:
-            self.query_one("#run").focus()
+        with contextlib.suppress(NoMatches):  # NoMatches: pruned as it mounts (the app quit as it opened)
+            self.query_one(f"#arg-{self.fields[0].name}" if self.fields else "#run").focus()
 
     def raw_values(self) -> dict[str, str | bool]:
         values: dict[str, str | bool] = {}

@@ -41,6 +41,7 @@ class CatalogCareScreen(ModalScreen[CareChoice | None]):
         Binding("enter", "choose('act')", "Do it", priority=True),
         Binding("escape,q", "close", "Close"),
     ]
+    AUTO_FOCUS = "#care-table"
 
     def __init__(self, report: CareReport) -> None:
         super().__init__()
@@ -57,21 +58,17 @@ class CatalogCareScreen(ModalScreen[CareChoice | None]):
             table: DataTable[Text] = DataTable(id="care-table", cursor_type="row", zebra_stripes=True)
             for label, width in (("kind", 14), ("what", 40), ("detail", None)):
                 table.add_column(label, width=width)
+            for chain in self.report.suggestions:
+                varied = ", ".join(str(values[0]) for values in chain.varied_values()) or "same arguments"
+                table.add_row(Text("suggested", style=KIND_STYLES["suggested"]), Text(" → ".join(chain.steps)),
+                              Text(f"ran {chain.count}× in {len(chain.sessions)} session(s); varied: {varied}  (a author · x dismiss)"))
+            for finding in self.report.findings:
+                table.add_row(Text(finding.kind, style=KIND_STYLES.get(finding.kind, "")), Text(", ".join(finding.tools) or "catalog"),
+                              Text(f"{finding.detail}  (enter: {finding.action})"))
+            if not self.report.suggestions and not self.report.findings:
+                table.add_row(Text("all good", style="green"), Text("no suggestion, no finding"), Text(""))
             yield table
             yield Footer()
-
-    def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for chain in self.report.suggestions:
-            varied = ", ".join(str(values[0]) for values in chain.varied_values()) or "same arguments"
-            table.add_row(Text("suggested", style=KIND_STYLES["suggested"]), Text(" → ".join(chain.steps)),
-                          Text(f"ran {chain.count}× in {len(chain.sessions)} session(s); varied: {varied}  (a author · x dismiss)"))
-        for finding in self.report.findings:
-            table.add_row(Text(finding.kind, style=KIND_STYLES.get(finding.kind, "")), Text(", ".join(finding.tools) or "catalog"),
-                          Text(f"{finding.detail}  (enter: {finding.action})"))
-        if not self.report.suggestions and not self.report.findings:
-            table.add_row(Text("all good", style="green"), Text("no suggestion, no finding"), Text(""))
-        table.focus()
 
     def _selected(self) -> tuple[str, int]:
         row = self.query_one(DataTable).cursor_row

@@ -17,6 +17,7 @@ class ConfirmScreen(ModalScreen[bool]):
     """Dismisses with True on yes, False on no or Escape."""
 
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+    AUTO_FOCUS = "#no"
 
     def __init__(self, question: str, *, yes: str = "Yes", no: str = "No", detail: RenderableType = "") -> None:
         super().__init__()
@@ -37,7 +38,6 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(f"{self.no_label} (n)", id="no", variant="primary")
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
         self.type_ahead = typing_below(self)
 
     def on_key(self, event: events.Key) -> None:

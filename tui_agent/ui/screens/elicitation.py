@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
+from textual.css.query import NoMatches
 from textual.widgets import Button, Static
 
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
@@ -18,6 +20,7 @@ class ElicitationScreen(ArgumentFormScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.query_one("#form-title", Static).update(f"[b]The MCP server {self.server} asks[/b]")
-        self.query_one("#run", Button).label = "Send (ctrl+s)"
-        self.query_one("#cancel", Button).label = "Decline (esc)"
+        with contextlib.suppress(NoMatches):  # NoMatches: pruned as it mounts (the app quit as it opened)
+            self.query_one("#form-title", Static).update(f"[b]The MCP server {self.server} asks[/b]")
+            self.query_one("#run", Button).label = "Send (ctrl+s)"
+            self.query_one("#cancel", Button).label = "Decline (esc)"

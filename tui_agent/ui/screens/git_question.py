@@ -63,6 +63,7 @@ class GitQuestionScreen(ModalScreen[GitAnswer]):
 
     BINDINGS = [Binding("y", "answer('create')", "Create"), Binding("c", "answer('without')", "Without git"),
                 Binding("n,escape", "answer('quit')", "Quit")]
+    AUTO_FOCUS = "#quit"
 
     def __init__(self, folder: Path) -> None:
         super().__init__()
@@ -87,7 +88,6 @@ class GitQuestionScreen(ModalScreen[GitAnswer]):
                 yield Button("Quit (n)", id="quit")
 
     def on_mount(self) -> None:
-        self.query_one("#quit", Button).focus()
         self.type_ahead = typing_below(self)
 
     def on_key(self, event: events.Key) -> None:

@@ -15,6 +15,7 @@ class SourceScreen(ModalScreen[None]):
     """Read-only source view; Escape or q closes it."""
 
     BINDINGS = [Binding("escape,q", "close", "Close")]
+    AUTO_FOCUS = "#source-scroll"  # (a query in on_mount raised when the app quit while this was being mounted)
 
     def __init__(self, title: str, source: str, *, lexer: str = "python") -> None:
         super().__init__()
@@ -27,9 +28,6 @@ class SourceScreen(ModalScreen[None]):
             yield Static(f"[b]{self.title_text}[/b]  [dim]esc to close[/dim]", id="source-title")
             with VerticalScroll(id="source-scroll"):
                 yield Static(highlighted_source(self.source, self.lexer))
-
-    def on_mount(self) -> None:
-        self.query_one("#source-scroll").focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

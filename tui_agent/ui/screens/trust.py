@@ -26,6 +26,7 @@ class TrustScreen(ModalScreen[bool]):
     """Dismisses with True (trust the project with exactly what it lists) or False (continue restricted)."""
 
     BINDINGS = [Binding("t", "answer(True)", "Trust"), Binding("r,escape", "answer(False)", "Continue restricted")]
+    AUTO_FOCUS = "#restricted"
 
     def __init__(self, description: Description, status: TrustStatus) -> None:
         super().__init__()
@@ -61,7 +62,6 @@ class TrustScreen(ModalScreen[bool]):
         return "\n".join(lines)
 
     def on_mount(self) -> None:
-        self.query_one("#restricted", Button).focus()
         self.type_ahead = typing_below(self)
 
     def on_key(self, event: events.Key) -> None:
