@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from textual.worker import WorkerCancelled, WorkerFailed
+from textual.worker import WorkerCancelled
 
 from tui_agent.core.events import Usage
 
@@ -65,7 +65,7 @@ def resumed_figures(agent: Agent, last: Usage | None) -> UsageFigures:
 async def run_compact(host: UIHost, turns: TurnRunner, focus: str) -> None:
     """`/compact [focus]`: the model summarizes the conversation, which the summary then replaces (core/agent/compact).
     Runs as the agent's turn would (busy header, Esc cancels it); a failure or a cancel leaves the conversation as it was."""
-    from tui_agent.core.agent.compact import CompactError, compact_agent
+    from tui_agent.core.agent.compact import CompactError, Summary, compact_agent
     from tui_agent.core.runtime_state import agent_of
 
     if turns.running:
@@ -78,23 +78,20 @@ async def run_compact(host: UIHost, turns: TurnRunner, focus: str) -> None:
         await host.add_notice("Nothing to compact: the conversation is empty.")
         return
     before = estimated_percent(agent)
-    worker = turns.run_as_turn(compact_agent(agent, focus))
-    await host.add_notice("Compacting: the model is summarizing the conversation (esc cancels)…")
+
+    async def compacting() -> Summary:  # in the turn's place from the start: a prompt sent meanwhile queues
+        await host.add_notice("Compacting: the model is summarizing the conversation (esc cancels)…")
+        return await compact_agent(agent, focus)
+
     try:
-        await worker.wait()
+        summary = await turns.run_stoppable(compacting())
     except WorkerCancelled:
         await host.add_notice("Compaction cancelled: the conversation is unchanged.", "warning")
         return
-    except WorkerFailed as failed:
-        error = failed.error
+    except Exception as error:
         reason = str(error) if isinstance(error, CompactError) else f"{type(error).__name__}: {error}"
         await host.add_notice(f"Could not compact: {reason}. The conversation is unchanged.", "error")
         return
-    finally:
-        turns.end()
-        host.call_later(turns.send_queued)
-    summary = worker.result
-    assert summary is not None
     for notice in summary.notices:  # retries, or old tool results shortened to fit the summary request
         await host.add_notice(notice.message, notice.level)
     after = estimated_percent(agent)

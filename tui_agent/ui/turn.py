@@ -269,24 +269,18 @@ class TurnRunner:
         draft = prompt_box.text
         prompt_box.set_text(text + (f"\n\n{draft}" if draft.strip() else ""))
 
-    def run_as_turn(self, work: Coroutine[Any, Any, ResultType]) -> Worker[ResultType]:
-        """Run `work` in the turn's place (/compact): the header shows busy, prompts typed meanwhile queue, Esc cancels
-        it; the caller ends it with `end()`."""
-        self.running = True
-        self.host.busy = True
-        worker = self.host.run_worker(work, group=AGENT_GROUP, exclusive=True, exit_on_error=False)
-        self._worker = worker  # type: ignore[assignment]  # (only cancelled, never awaited, through this reference)
-        return worker
-
     async def run_stoppable(self, work: Coroutine[Any, Any, ResultType]) -> ResultType:
-        """Run a person's own run (a `!command`, a tool run from the catalog) in the turn's place and wait for it: the
-        header shows busy, prompts typed meanwhile queue, Esc stops it (raising WorkerCancelled here); its own failure
-        is raised as is. During a turn it runs alongside it (Esc stops both)."""
+        """Run work other than a turn (/compact, a `!command`, a tool run from the catalog) in the turn's place and wait
+        for it: the header shows busy, prompts typed meanwhile queue, Esc stops it (raising WorkerCancelled here); its
+        own failure is raised as is. During a turn it runs alongside it (Esc stops both)."""
         from textual.worker import WorkerFailed
 
         if self.running:
             return await work
-        worker = self.run_as_turn(work)
+        self.running = True
+        self.host.busy = True
+        worker = self.host.run_worker(work, group=AGENT_GROUP, exclusive=True, exit_on_error=False)
+        self._worker = worker  # type: ignore[assignment]  # (only cancelled, never awaited, through this reference)
         try:
             return await worker.wait()
         except WorkerFailed as failed:
