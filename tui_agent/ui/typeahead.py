@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from textual import events
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
+
+Answer = TypeVar("Answer")
 
 TYPE_AHEAD_S = 0.6
 """A key within this long of the previous one typed is still that typing (a person reading a question pauses longer)."""
@@ -69,3 +71,23 @@ def keep_typing(screen: Screen[Any], type_ahead: TypeAhead, event: events.Key) -
     if type_ahead.passed_on == 1:
         screen.notify(NOTICE, severity="warning")
     return True
+
+
+class QuestionScreen(ModalScreen[Answer]):
+    """A question that pops up over the prompt box (the approval, confirm, trust and git screens): keys of typing that
+    goes on go into the box; after a pause a key answers (`answer_key`, or the screen's bindings)."""
+
+    def __init__(self, *, classes: str | None = None) -> None:
+        super().__init__(classes=classes)
+        self.type_ahead = TypeAhead(None)
+        """The typing this pops up over, found when shown (typing_below); until then no key is taken."""
+
+    def on_mount(self) -> None:
+        self.type_ahead = typing_below(self)
+
+    def on_key(self, event: events.Key) -> None:
+        if not keep_typing(self, self.type_ahead, event):
+            self.answer_key(event)
+
+    def answer_key(self, event: events.Key) -> None:
+        """A key that is not typing: a screen whose answers are not all bindings takes it here."""

@@ -12,7 +12,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -20,7 +19,7 @@ from tui_agent.core.agent.permission_rules import PATTERN_TOOLS, Rule, suggested
 from tui_agent.core.agent.permissions import ApprovalAnswer, RuleScope
 from tui_agent.core.agent.command_view import one_line, shape
 from tui_agent.ui.approval_detail import approval_detail, is_unified_diff, json_arguments
-from tui_agent.ui.typeahead import TypeAhead, keep_typing, typing_below
+from tui_agent.ui.typeahead import QuestionScreen
 
 COMMAND_TOOLS = (*PATTERN_TOOLS, "run_python")
 TITLE_LIMIT = 160
@@ -60,7 +59,7 @@ def answer_choices(kind: str, tool: str, subject: str | None, protected: bool = 
     return choices
 
 
-class ApprovalScreen(ModalScreen[ApprovalAnswer]):
+class ApprovalScreen(QuestionScreen[ApprovalAnswer]):
     """Dismisses with an ApprovalAnswer; y allows once, n or Escape denies, the other keys learn a rule."""
 
     BINDINGS = [Binding("escape", "answer('n')", "Deny", show=False)]
@@ -74,7 +73,6 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
         self.summary = summary
         self.detail = detail
         self.choices = answer_choices(kind, tool, subject, protected)
-        self.type_ahead = TypeAhead(None)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog", classes="dialog"):
@@ -106,7 +104,6 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
         return approval_detail(self.kind, self.tool, self.detail)
 
     def on_mount(self) -> None:
-        self.type_ahead = typing_below(self)  # the person may be typing their next prompt: that goes on there
         with contextlib.suppress(NoMatches):  # NoMatches: pruned as it mounts (the app quit as it opened)
             options = self.query_one("#approval-choices", OptionList)
             options.highlighted = len(self.choices) - 1  # Enter alone denies
@@ -126,9 +123,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
         if detail.styles.max_height is None or detail.styles.max_height.value != height:
             detail.styles.max_height = height
 
-    def on_key(self, event: events.Key) -> None:
-        if keep_typing(self, self.type_ahead, event):
-            return
+    def answer_key(self, event: events.Key) -> None:
         if event.character and any(choice.key == event.character for choice in self.choices):
             event.stop()
             self.action_answer(event.character)

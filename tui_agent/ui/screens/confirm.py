@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from rich.console import RenderableType
 from textual.app import ComposeResult
-from textual import events
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tui_agent.ui.typeahead import TypeAhead, keep_typing, typing_below
+from tui_agent.ui.typeahead import QuestionScreen
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(QuestionScreen[bool]):
     """Dismisses with True on yes, False on no or Escape."""
 
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
@@ -22,8 +20,6 @@ class ConfirmScreen(ModalScreen[bool]):
     def __init__(self, question: str, *, yes: str = "Yes", no: str = "No", detail: RenderableType = "") -> None:
         super().__init__()
         self.question = question
-        self.type_ahead = TypeAhead(None)
-        """The typing this pops up over, found when shown (typing_below); until then no key is taken."""
         self.detail = detail
         self.yes_label = yes
         self.no_label = no
@@ -36,12 +32,6 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button(f"{self.yes_label} (y)", id="yes", variant="warning")
                 yield Button(f"{self.no_label} (n)", id="no", variant="primary")
-
-    def on_mount(self) -> None:
-        self.type_ahead = typing_below(self)
-
-    def on_key(self, event: events.Key) -> None:
-        keep_typing(self, self.type_ahead, event)  # typing that goes on when this pops up answers nothing
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

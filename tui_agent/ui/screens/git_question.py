@@ -8,13 +8,11 @@ from typing import TYPE_CHECKING, Literal
 
 from rich.markup import escape
 from textual.app import ComposeResult
-from textual import events
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tui_agent.ui.typeahead import TypeAhead, keep_typing, typing_below
+from tui_agent.ui.typeahead import QuestionScreen
 
 if TYPE_CHECKING:
     from tui_agent.ui.host import Ask
@@ -58,7 +56,7 @@ async def init_git_answer(ask: Ask, where: Path) -> bool:
     return bool(create)
 
 
-class GitQuestionScreen(ModalScreen[GitAnswer]):
+class GitQuestionScreen(QuestionScreen[GitAnswer]):
     """Asked before anything is written: y creates the repository, c goes on without git, n or Escape quits."""
 
     BINDINGS = [Binding("y", "answer('create')", "Create"), Binding("c", "answer('without')", "Without git"),
@@ -68,8 +66,6 @@ class GitQuestionScreen(ModalScreen[GitAnswer]):
     def __init__(self, folder: Path) -> None:
         super().__init__()
         self.folder = folder
-        self.type_ahead = TypeAhead(None)
-        """The typing this pops up over, found when shown (typing_below); until then no key is taken."""
 
     @property
     def question(self) -> str:
@@ -86,12 +82,6 @@ class GitQuestionScreen(ModalScreen[GitAnswer]):
                 yield Button("Create repo (y)", id="create", variant="primary")
                 yield Button("Without git (c)", id="without")
                 yield Button("Quit (n)", id="quit")
-
-    def on_mount(self) -> None:
-        self.type_ahead = typing_below(self)
-
-    def on_key(self, event: events.Key) -> None:
-        keep_typing(self, self.type_ahead, event)  # typing that goes on when this pops up answers nothing
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_answer(str(event.button.id))

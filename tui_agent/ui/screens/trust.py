@@ -10,19 +10,17 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual import events
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tui_agent.ui.typeahead import TypeAhead, keep_typing, typing_below
+from tui_agent.ui.typeahead import QuestionScreen
 
 if TYPE_CHECKING:
     from tui_agent.core.trust import Description, TrustStatus
 
 
-class TrustScreen(ModalScreen[bool]):
+class TrustScreen(QuestionScreen[bool]):
     """Dismisses with True (trust the project with exactly what it lists) or False (continue restricted)."""
 
     BINDINGS = [Binding("t", "answer(True)", "Trust"), Binding("r,escape", "answer(False)", "Continue restricted")]
@@ -31,8 +29,6 @@ class TrustScreen(ModalScreen[bool]):
     def __init__(self, description: Description, status: TrustStatus) -> None:
         super().__init__()
         self.description = description
-        self.type_ahead = TypeAhead(None)
-        """The typing this pops up over, found when shown (typing_below); until then no key is taken."""
         self.status = status
 
     def compose(self) -> ComposeResult:
@@ -60,12 +56,6 @@ class TrustScreen(ModalScreen[bool]):
             lines.extend(f"  - {item}" for item in items)
         lines.append("\nYou can trust it later with `tuiagent trust`, and stop with `tuiagent untrust`.")
         return "\n".join(lines)
-
-    def on_mount(self) -> None:
-        self.type_ahead = typing_below(self)
-
-    def on_key(self, event: events.Key) -> None:
-        keep_typing(self, self.type_ahead, event)  # typing that goes on when this pops up answers nothing
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "trust")
