@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+import subprocess
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +15,11 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git
+from tui_agent.core.agent.exec_tools import run_shell
+from tui_agent.core.agent.permissions import Permissions, approve_all
+from tui_agent.core.agent.toolbase import ToolContext
+from tui_agent.core.agent.toolresults import told_of_quarantine
+from tui_agent.core.events import Event, Notice
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, lowerstate, overlay as overlays
 from tui_agent.core.sandbox.harvest import harvest
@@ -205,10 +211,29 @@ def test_a_folder_mode_someone_changed_during_the_run_is_kept(tmp_path: Path) ->
         pytest.skip("no overlay here")
     start, since = lowerstate.take(project), time.time_ns()
     dirs = overlays.prepare(scratch)
-    import subprocess
-
     subprocess.run([*overlays.launcher(dirs, project), "/bin/sh", "-c", f'cd "{project}" && echo x > mine/f'],
                    check=True, env={"PATH": "/usr/bin:/bin"})
     os.chmod(project / "mine", 0o711)  # the person, while the run ran
     harvest(dirs.upper, project, since_ns=since, aside=tmp_path / "aside", rootless=dirs.rootless, start=start)
     assert stat.S_IMODE(os.stat(project / "mine").st_mode) == 0o711 and (project / "mine" / "f").exists()
+
+
+async def test_without_an_overlay_git_stays_read_only_and_the_refusal_says_why(box: Sandbox, repo: Path) -> None:
+    box.overlay_problem = "forced off for this test"
+    result, report, notes = await shell(box, "echo new > feature.txt && git add feature.txt")
+    assert report["exit_code"] != 0 and "index.lock" in str(report["stderr"])
+    note = told(notes, result, "refused: writing .git ", "only a run whose writes go through an overlay")
+    assert note.startswith("refused: writing .git (git's folder is read-only for this run")
+
+
+async def test_a_run_shell_call_whose_writes_were_refused_is_not_shown_as_a_success(box: Sandbox, repo: Path) -> None:
+    ctx = ToolContext(Project.at(repo), Permissions("ask", approve_all), box, None, None, "c1", "run_shell")
+    seen = len(box.notices)
+    output = await run_shell(ctx, {"command": "git init -q sub && echo done"})
+    assert not output.is_error and "exit code: 0" in output.text  # the command itself succeeded
+    events: list[Event] = []
+    shown = told_of_quarantine(output, box, seen, events)
+    assert shown.is_error and "sub/.git: refused: a git repository inside the project" in shown.text
+    assert [event.message for event in events if isinstance(event, Notice)] == box.notices[seen:]
+    assert len(events) == 1 and "sub/.git: refused" in box.notices[-1]
+    assert not os.path.lexists(repo / "sub" / ".git")

@@ -16,7 +16,9 @@ from pathlib import Path
 from tui_agent.core.sandbox import quarantine
 from tui_agent.core.sandbox.leftovers import (
     GIT,
+    GIT_NOT_DATA,
     QUARANTINED_GIT,
+    REFUSED,
     SETID_BITS,
     HardLinks,
     copy_clean,
@@ -141,7 +143,8 @@ class _Applier:
         if git_lock(inner):
             return "a lock file an interrupted git command left (it would block your git)"
         if not git_writable(inner):
-            return (f"git's {inner.split('/', 1)[0]} decides what git runs or reads on your machine; a run may change "
+            what = inner if inner in GIT_NOT_DATA else inner.split("/", 1)[0]
+            return (f"git's {what} decides what git runs or reads on your machine; a run may change "
                     "only what commits need in .git (objects, refs, logs, index, HEAD)")
         if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
             return "a symlink inside git's folder"
@@ -161,7 +164,7 @@ class _Applier:
             except OSError as error:
                 kept = f" (no copy kept: {error.strerror or error})"
         self.result.refused.append(relative)
-        self.result.notes.append(f"{relative}: refused: {why}; not applied{kept}")
+        self.result.notes.append(f"{relative}: {REFUSED}{why}; not applied{kept}")
         return True
 
     def deletion(self, relative: str) -> None:
@@ -171,7 +174,7 @@ class _Applier:
             self.remove(relative)
         elif inner == "" or not git_writable(inner):
             self.result.refused.append(relative)
-            self.result.notes.append(f"{relative}: refused: the run deleted it, and a run may change only what commits "
+            self.result.notes.append(f"{relative}: {REFUSED}the run deleted it, and a run may change only what commits "
                                      "need in .git; kept")
         elif not inner.startswith("objects/"):
             self.remove(relative)

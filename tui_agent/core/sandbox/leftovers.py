@@ -9,15 +9,19 @@ import shutil
 import stat
 from pathlib import Path
 
+REFUSED = "refused: "
+"""In every note about a write the sandbox refused: the call that made it is not shown as a success."""
 GIT = ".git"
-GIT_COMMIT_FOLDERS = frozenset({"objects", "refs", "logs", "rebase-merge", "rebase-apply", "sequencer"})
+GIT_COMMIT_FOLDERS = frozenset({"objects", "refs", "logs"})
 GIT_COMMIT_FILES = frozenset({
     "index", "HEAD", "COMMIT_EDITMSG", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "MERGE_RR",
     "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "packed-refs",
 })
-"""What of the project's own `.git` an approved writable run may change: what commits, merges and rebases write.
-Everything else there (`config`, `hooks/`, `info/`, `modules/`, `commondir`...) decides what git runs or reads from
-where, on the person's machine: never applied."""
+GIT_NOT_DATA = frozenset({"objects/info/alternates", "objects/info/http-alternates"})
+"""What of the project's own `.git` an approved writable run may change: what commits and merges write. Everything
+else there (`config`, `hooks/`, `info/`, `modules/`, `commondir`, where objects come from, and a rebase's or
+cherry-pick's state, whose to-do list may `exec` commands when the person continues it) decides what git runs or
+reads from where, on the person's machine: never applied."""
 GIT_READ_ONLY = ("config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees")
 """Entries of `.git` bound read-only inside a run that may commit, so that writing them fails at once."""
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
@@ -35,7 +39,7 @@ def git_inner(relative: str) -> str | None:
 def git_writable(inner: str) -> bool:
     """Whether a run may change `.git/<inner>` (a path inside git's folder, not `.git` itself)."""
     first = inner.split("/", 1)[0]
-    return first in GIT_COMMIT_FOLDERS or inner in GIT_COMMIT_FILES
+    return (first in GIT_COMMIT_FOLDERS and inner not in GIT_NOT_DATA) or inner in GIT_COMMIT_FILES
 
 
 def git_lock(inner: str) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tui_agent.core.sandbox import protected
-from tui_agent.core.sandbox.leftovers import GIT, GIT_READ_ONLY
+from tui_agent.core.sandbox.leftovers import GIT, GIT_READ_ONLY, REFUSED
 from tui_agent.core.sandbox.policy import RunResult
 
 REFUSALS = ("read-only file system", "device or resource busy")
@@ -36,7 +36,7 @@ def refused_writes(root: Path, texts: Iterable[str], *, git_commits: bool) -> li
             entry = _named(line, entries, str(root))
             if entry is None:
                 continue
-            note = f"refused: writing {entry} ({_why(entry, git_commits)})"
+            note = f"{REFUSED}writing {entry} ({_why(entry, git_commits)})"
             if note not in notes:
                 notes.append(note)
             if len(notes) >= MAX_NOTES:
