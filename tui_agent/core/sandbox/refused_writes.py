@@ -26,22 +26,19 @@ _WHY = "a protected path (it decides what runs on your machine, or is tuiagent's
 def refused_writes(root: Path, texts: Iterable[str], *, git_commits: bool) -> list[str]:
     """One note per protected path a line of `texts` saying one of REFUSALS names; `git_commits`: the run could
     write what commits need in `.git`."""
+    lines = [line for text in texts if text for line in text.splitlines()
+             if any(refusal in line.lower() for refusal in REFUSALS)]
+    if not lines:  # the usual run: no protected path to list
+        return []
     entries = sorted({*protected.protected_paths(root), *(f"{GIT}/{name}" for name in GIT_READ_ONLY)},
                      key=len, reverse=True)
     notes: list[str] = []
-    for text in texts:
-        for line in text.splitlines():
-            if not any(refusal in line.lower() for refusal in REFUSALS):
-                continue
-            entry = _named(line, entries, str(root))
-            if entry is None:
-                continue
-            note = f"{REFUSED}writing {entry} ({_why(entry, git_commits)})"
-            if note not in notes:
-                notes.append(note)
-            if len(notes) >= MAX_NOTES:
-                return notes
-    return notes
+    for line in lines:
+        entry = _named(line, entries, str(root))
+        note = f"{REFUSED}writing {entry} ({_why(entry, git_commits)})" if entry is not None else None
+        if note is not None and note not in notes:
+            notes.append(note)
+    return notes[:MAX_NOTES]
 
 
 def _named(line: str, entries: list[str], root: str) -> str | None:
