@@ -72,10 +72,12 @@ async def test_a_nested_repository_is_refused_and_its_fsmonitor_never_runs_on_th
                                                                                      repo: Path) -> None:
     canary = repo.parent / "fsmonitor-ran"
     result, report, notes = await shell(box, f"git init -q sub && git -C sub config core.fsmonitor 'touch {canary}'"
-                                             " && echo kept > sub/work.txt")
+                                             " && echo kept > sub/work.txt && mkdir -p deep/er"
+                                             " && echo 'gitdir: /tmp/elsewhere' > deep/er/.git")
     assert report["exit_code"] == 0, report
     assert (repo / "sub" / "work.txt").read_text() == "kept\n"
-    assert not os.path.lexists(repo / "sub" / ".git")
+    assert not os.path.lexists(repo / "sub" / ".git") and not os.path.lexists(repo / "deep" / "er" / ".git")
+    told(notes, result, "deep/er/.git", "refused", "git repository")
     note = told(notes, result, "sub/.git", "refused", "git repository")
     copies = list((repo / ".agent" / "quarantine").glob("*/sub/dot-git/config"))
     assert len(copies) == 1 and "fsmonitor" in copies[0].read_text() and str(copies[0].parent.parent.relative_to(repo)) in note

@@ -17,11 +17,11 @@ from tui_agent.core.sandbox import quarantine
 from tui_agent.core.sandbox.leftovers import (
     GIT,
     GIT_NOT_DATA,
-    QUARANTINED_GIT,
     REFUSED,
     SETID_BITS,
     HardLinks,
     copy_clean,
+    inert,
     git_inner,
     git_lock,
     git_writable,
@@ -156,8 +156,7 @@ class _Applier:
             try:
                 if self.quarantined is None:
                     self.quarantined = quarantine.new_folder(self.root)
-                where = self.quarantined / "/".join(QUARANTINED_GIT if part == GIT else part
-                                                    for part in relative.split("/"))
+                where = self.quarantined / inert(relative)
                 where.parent.mkdir(parents=True, exist_ok=True)
                 copy_clean(source, where, self.links)
                 kept = f"; a copy to look at is in {where.relative_to(self.root)}"
@@ -269,7 +268,7 @@ class _Applier:
             self.result.paths.append(relative)
 
     def set_aside(self, relative: str, source: Path, why: str) -> None:
-        where = self.aside / relative
+        where = self.aside / inert(relative)  # a set-aside `.git/index` must not look like a repository
         where.parent.mkdir(parents=True, exist_ok=True)
         if _lstat(where) is not None and not _is_dir(where):
             where.unlink()

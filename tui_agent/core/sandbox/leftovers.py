@@ -12,7 +12,7 @@ from pathlib import Path
 REFUSED = "refused: "
 """In every note about a write the sandbox refused: the call that made it is not shown as a success."""
 GIT = ".git"
-GIT_COMMIT_FOLDERS = frozenset({"objects", "refs", "logs"})
+GIT_COMMIT_FOLDERS = frozenset({"objects", "refs", "logs", "lfs"})
 GIT_COMMIT_FILES = frozenset({
     "index", "HEAD", "COMMIT_EDITMSG", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "MERGE_RR",
     "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "packed-refs",
@@ -34,6 +34,11 @@ def git_inner(relative: str) -> str | None:
     if relative == GIT:
         return ""
     return relative[len(GIT) + 1:] if relative.startswith(GIT + "/") else None
+
+
+def inert(relative: str) -> str:
+    """`relative` with every `.git` in it renamed: a copy kept there is no repository for git."""
+    return "/".join(QUARANTINED_GIT if part == GIT else part for part in relative.split("/"))
 
 
 def git_writable(inner: str) -> bool:
