@@ -194,7 +194,11 @@ class _Applier:
                 before is None or self.changed(relative, before))):
             return
         with contextlib.suppress(OSError):
-            os.chmod(target, wanted)
+            handle = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)  # never a link put there since
+            try:
+                os.fchmod(handle, wanted)
+            finally:
+                os.close(handle)
 
     def file(self, relative: str, source: Path) -> None:
         target = self.root / relative
