@@ -239,3 +239,14 @@ async def test_a_run_shell_call_whose_writes_were_refused_is_not_shown_as_a_succ
     assert [event.message for event in events if isinstance(event, Notice)] == box.notices[seen:]
     assert len(events) == 1 and "sub/.git: refused" in box.notices[-1]
     assert not os.path.lexists(repo / "sub" / ".git")
+
+
+async def test_run_shell_commits_end_to_end(box: Sandbox, repo: Path) -> None:
+    ctx = ToolContext(Project.at(repo), Permissions("ask", approve_all), box, None, None, "c1", "run_shell")
+    seen = len(box.notices)
+    output = await run_shell(ctx, {"command": "echo shell > via_shell.txt && git add -A && git commit -qm 'from the "
+                                              "shell' && git log -1 --format=%s"})
+    shown = told_of_quarantine(output, box, seen, [])
+    assert not shown.is_error and "from the shell" in shown.text, shown.text
+    assert git(repo, "log", "-1", "--format=%s").strip() == "from the shell"
+    assert git(repo, "status", "--porcelain", "--untracked-files=no").strip() == ""
