@@ -58,15 +58,16 @@ def harvest(upper: Path, root: Path, *, since_ns: int, aside: Path, rootless: bo
     `start` (the project's stamps as the run started) has it was changed by someone else (the run could not write
     `root`); one `start` does not cover, when its ctime is after `since_ns` (the run's start, CLOCK_REALTIME).
     A run's version that cannot be applied goes to `aside` (same relative path)."""
-    applier = _Applier(root, since_ns - CHANGE_SLACK_NS, aside, "user." if rootless else "trusted.", start)
-    applier.links = HardLinks(upper)
+    applier = _Applier(root, since_ns - CHANGE_SLACK_NS, aside, "user." if rootless else "trusted.", start,
+                       HardLinks(upper))
     applier.folder("", upper, opaque=False)
     applier.result.paths.sort()
     return applier.result
 
 
 class _Applier:
-    def __init__(self, root: Path, since_ns: int, aside: Path, xattr_prefix: str, start: LowerState | None) -> None:
+    def __init__(self, root: Path, since_ns: int, aside: Path, xattr_prefix: str, start: LowerState | None,
+                 links: HardLinks) -> None:
         self.root = root
         self.start = start
         self.real_root = os.path.realpath(root)
@@ -77,7 +78,7 @@ class _Applier:
         self.made: set[Path] = set()
         """Folders this harvest made (the run made them): their change times say nothing about anyone else."""
         self.stamps: dict[Path, os.stat_result | None] = {}
-        self.links = HardLinks(root)
+        self.links = links
         self.quarantined: Path | None = None
 
     def folder(self, relative: str, source: Path, *, opaque: bool, mode: int | None = None) -> None:
