@@ -4,6 +4,7 @@ hard links out of the run are refused and said; a commit works while git's confi
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import stat
@@ -250,3 +251,21 @@ async def test_run_shell_commits_end_to_end(box: Sandbox, repo: Path) -> None:
     assert not shown.is_error and "from the shell" in shown.text, shown.text
     assert git(repo, "log", "-1", "--format=%s").strip() == "from the shell"
     assert git(repo, "status", "--porcelain", "--untracked-files=no").strip() == ""
+
+
+async def test_a_git_file_whose_lock_a_git_command_holds_is_set_aside_not_raced(box: Sandbox, repo: Path) -> None:
+    lock = repo / ".git" / "refs" / "heads" / "main.lock"
+    committed = asyncio.Event()
+    code = SHELL.format(command="echo x > f.txt && git add f.txt && git commit -qm run && echo committed && sleep 0.5")
+    run = asyncio.create_task(box.run_python(code.replace("capture_output=True", "stderr=subprocess.PIPE"),
+                                             on_output=lambda chunk: committed.set()))
+    await asyncio.wait_for(committed.wait(), 30)
+    lock.write_text("another git command\n")  # as the run ends, a git command of the person's holds the ref
+    try:
+        result = await run
+    finally:
+        lock.unlink()
+    assert result.ok and result.value["exit_code"] == 0, result.value
+    assert git(repo, "log", "-1", "--format=%s").strip() == "initial"
+    assert "refs/heads/main: a git command held its lock file" in result.stderr
+    assert len(list((repo / ".agent" / "cache" / "run-versions").glob("*/dot-git/refs/heads/main"))) == 1

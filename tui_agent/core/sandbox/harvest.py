@@ -219,7 +219,13 @@ class _Applier:
                 self.set_aside(relative, source, "a folder there holds files changed during the run")
                 return
         _strip_overlay_attributes(source, self.prefix)
-        _move(source, target)
+        inner = git_inner(relative)
+        if inner is not None and not inner.startswith("objects/"):
+            if not _move_under_git_lock(source, target):
+                self.set_aside(relative, source, "a git command held its lock file as the run ended")
+                return
+        else:
+            _move(source, target)
         self.record(relative)
 
     def make_folder(self, relative: str, source: Path) -> bool:
@@ -341,6 +347,26 @@ def _strip_overlay_attributes(path: Path, prefix: str) -> None:
         if name.startswith(f"{prefix}overlay."):
             with contextlib.suppress(OSError):
                 os.removexattr(path, name, follow_symlinks=False)
+
+
+def _move_under_git_lock(source: Path, target: Path) -> bool:
+    """Put a run's version of a file in `.git` (the index, a ref) in place the way git does, through `<file>.lock`:
+    False when a git command holds that lock now (its own rename would undo this one)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = target.with_name(target.name + ".lock")
+    try:
+        handle = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return False
+    try:
+        with os.fdopen(handle, "wb") as out, open(source, "rb") as data:
+            shutil.copyfileobj(data, out)
+            os.fchmod(out.fileno(), stat.S_IMODE(os.lstat(source).st_mode))
+        os.replace(lock, target)
+    except BaseException:
+        lock.unlink(missing_ok=True)
+        raise
+    return True
 
 
 def _move(source: Path, target: Path) -> None:
