@@ -96,12 +96,14 @@ def _git_folder(root: Path) -> bool:
 
 
 def read_only_binds_in_git(root: Path) -> list[str]:
+    """bwrap arguments binding `.git`'s config, hooks and the like read-only (a `core.hooksPath` in `.git` too)."""
     args: list[str] = []
-    for name in GIT_READ_ONLY:
-        relative = f"{GIT}/{name}"
+    hooks = hooks_path(root)
+    names = [f"{GIT}/{name}" for name in GIT_READ_ONLY]
+    for relative in [*names, *([hooks] if hooks and hooks.startswith(GIT + "/") and hooks not in names else [])]:
         if _bindable(root, relative):
-            inside = root / relative
-            args += ["--ro-bind", str(inside), str(inside)]
+            path = root / relative
+            args += ["--ro-bind", str(path), str(path)]
     return args
 
 
