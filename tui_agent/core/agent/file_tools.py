@@ -13,6 +13,7 @@ from tui_agent.core.agent.paths import PathRefused, agent_area, confine, refuse_
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.sandbox.protected import matches_protected
 from tui_agent.core.agent.search_tools import SEARCH_TOOLS
+from tui_agent.core.catalog.files import written_mode
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.events import Notice
 from tui_agent.core.versioning import hookhold
@@ -106,13 +107,12 @@ def _write_reviewed_or_held(ctx: ToolContext, real: Path, content: str, reviewed
 
 def _atomic_write(real: Path, content: str) -> None:
     real.parent.mkdir(parents=True, exist_ok=True)
-    mode = real.stat().st_mode & 0o7777 if real.exists() else None
+    mode = written_mode(real)  # an update keeps the file's mode, a new file follows the umask (mkstemp: 0600)
     handle, temp_name = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(content)
-        if mode is not None:
-            os.chmod(temp_name, mode)
+        os.chmod(temp_name, mode)
         os.replace(temp_name, real)
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)

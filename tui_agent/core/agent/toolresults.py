@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tui_agent.core.agent.toolbase import ToolOutput, truncate
 from tui_agent.core.events import Notice
+from tui_agent.core.sandbox.leftovers import REFUSED
 
 if TYPE_CHECKING:
     from tui_agent.core.protocols import AgentSandbox, TurnRecorder
@@ -51,13 +52,16 @@ def sandbox_failure(name: str, error: Exception, events: list[Any]) -> ToolOutpu
 
 def told_of_quarantine(output: ToolOutput, sandbox: AgentSandbox | None, seen: int, events: list[Any]) -> ToolOutput:
     """The call's output with a line per protected path its code created and the sandbox moved to
-    `.agent/quarantine/` (after the first `seen` notes), each also a notice for the person."""
+    `.agent/quarantine/`, or per write it refused (after the first `seen` notes), each also a notice for the person.
+    A call with a refused write is an error, whatever its own exit status."""
     notes = sandbox.notices[seen:] if sandbox is not None else []
     if not notes:
         return output
     events.extend(Notice(note, level="warning") for note in notes)
     told = "".join(f"\n[tuiagent] {note}" for note in notes if note not in output.text)  # run_python shows stderr
-    return ToolOutput(output.text + told, is_error=output.is_error, truncated=output.truncated, blocks=output.blocks)
+    refused = any(REFUSED in note for note in notes)
+    return ToolOutput(output.text + told, is_error=output.is_error or refused, truncated=output.truncated,
+                      blocks=output.blocks)
 
 
 def checkpoint_warnings(recorder: TurnRecorder | None) -> list[tuple[str, Literal["warning"]]]:

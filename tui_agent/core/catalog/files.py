@@ -1,18 +1,46 @@
-"""Crash-safe file helpers: atomic write (one file, or many with one sync) and delete (temp file in the same folder + fsync + rename), putting a file back, the tool-file name filter, whether a temp file's writer is alive."""
+"""Crash-safe file helpers: atomic write (one file, or many with one sync) and delete (temp file in the same folder + fsync + rename), putting a file back, the tool-file name filter, whether a temp file's writer is alive, the mode a written file gets."""
 
 from __future__ import annotations
 
 import os
 import secrets
+import stat
 import tempfile
 from pathlib import Path
 
 
+def umask() -> int:
+    """The process's umask, read without changing it (another thread may be creating files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+def written_mode(path: Path | str) -> int:
+    """The mode a file written at `path` gets: the one the file has (an update keeps it), else what the umask
+    gives a new file (a temporary file from mkstemp is 0600 whatever the umask)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return 0o666 & ~umask()
+    return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else 0o666 & ~umask()
+
+
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that a crash leaves either the old or the new content, never a mix."""
+    """Replace `path` with `data` so that a crash leaves either the old or the new content, never a mix; the file
+    keeps its mode (a new one follows the umask)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = written_mode(path)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}_", suffix=".tmp")
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -37,8 +65,10 @@ def atomic_write_many(files: dict[Path, bytes]) -> None:
     try:
         for path, data in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
+            mode = written_mode(path)
             fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}_", suffix=".tmp")
             temps.append((temp, path))
+            os.fchmod(fd, mode)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
         if temps and not _syncfs(Path(temps[0][0])):

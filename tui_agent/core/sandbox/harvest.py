@@ -1,5 +1,6 @@
 """Applying an overlay run's upper folder to the project: exactly the run's writes and deletions, never over a change
-someone else made to the same path during the run (that one is kept, the run's version set aside and named)."""
+someone else made to the same path during the run (that one is kept, the run's version set aside and named), never
+what a run may not leave behind (`leftovers.py`: refused, said, and quarantined when worth a look)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,22 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui_agent.core.sandbox import quarantine
+from tui_agent.core.sandbox.leftovers import (
+    GIT,
+    GIT_NOT_DATA,
+    REFUSED,
+    SETID_BITS,
+    HardLinks,
+    copy_clean,
+    inert,
+    git_inner,
+    git_lock,
+    git_writable,
+    nested_repository,
+    setid_words,
+    special_kind,
+)
 from tui_agent.core.sandbox.lowerstate import LowerState
 
 CHANGE_SLACK_NS = 20_000_000
@@ -23,11 +40,13 @@ during it. That errs towards keeping a person's version and setting the run's as
 @dataclass
 class Harvest:
     """What applying one run's writes did. `paths`: project paths (relative, POSIX) the run created, changed or
-    removed, now so in the project; `kept`: paths it also changed that someone else changed during the run
-    (theirs kept); `notes`: one sentence per kept path or skipped entry, for the person and the model."""
+    removed, now so in the project (git's own folder left out: undo does not take commits back); `kept`: paths it
+    also changed that someone else changed during the run (theirs kept); `refused`: what a run may not leave in the
+    project; `notes`: one sentence per kept, refused or altered path, for the person and the model."""
 
     paths: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     aside: list[tuple[str, str]] = field(default_factory=list)
     """(path, where the run's version of it is, relative to the project) for each version set aside."""
@@ -39,14 +58,16 @@ def harvest(upper: Path, root: Path, *, since_ns: int, aside: Path, rootless: bo
     `start` (the project's stamps as the run started) has it was changed by someone else (the run could not write
     `root`); one `start` does not cover, when its ctime is after `since_ns` (the run's start, CLOCK_REALTIME).
     A run's version that cannot be applied goes to `aside` (same relative path)."""
-    applier = _Applier(root, since_ns - CHANGE_SLACK_NS, aside, "user." if rootless else "trusted.", start)
+    applier = _Applier(root, since_ns - CHANGE_SLACK_NS, aside, "user." if rootless else "trusted.", start,
+                       HardLinks(upper))
     applier.folder("", upper, opaque=False)
     applier.result.paths.sort()
     return applier.result
 
 
 class _Applier:
-    def __init__(self, root: Path, since_ns: int, aside: Path, xattr_prefix: str, start: LowerState | None) -> None:
+    def __init__(self, root: Path, since_ns: int, aside: Path, xattr_prefix: str, start: LowerState | None,
+                 links: HardLinks) -> None:
         self.root = root
         self.start = start
         self.real_root = os.path.realpath(root)
@@ -55,16 +76,19 @@ class _Applier:
         self.prefix = xattr_prefix
         self.result = Harvest()
         self.made: set[Path] = set()
-        self.stamps: dict[Path, os.stat_result | None] = {}
         """Folders this harvest made (the run made them): their change times say nothing about anyone else."""
+        self.stamps: dict[Path, os.stat_result | None] = {}
+        self.links = links
+        self.quarantined: Path | None = None
 
-    def folder(self, relative: str, source: Path, *, opaque: bool) -> None:
-        """Apply one upper folder; `opaque` (the run removed the folder and made it anew) removes what it lacks."""
+    def folder(self, relative: str, source: Path, *, opaque: bool, mode: int | None = None) -> None:
+        """Apply one upper folder; `opaque` (the run removed the folder and made it anew) removes what it lacks
+        (never in git's folder); `mode`: the folder's mode in the run, applied once its entries are."""
         with os.scandir(source) as found:
             entries = sorted(found, key=lambda entry: entry.name)
         target_folder = self.root / relative if relative else self.root
         self.stamps[target_folder] = _lstat(target_folder)  # before this harvest changes it
-        if opaque:
+        if opaque and git_inner(relative) is None:
             names = {entry.name for entry in entries}
             try:
                 existing = sorted(os.listdir(target_folder)) if _is_dir(target_folder) else []
@@ -74,17 +98,108 @@ class _Applier:
                 if name not in names:
                     self.remove(_join(relative, name))
         for entry in entries:
-            path = _join(relative, entry.name)
-            info = entry.stat(follow_symlinks=False)
-            if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
-                self.remove(path)
-            elif stat.S_ISDIR(info.st_mode):
-                if self.make_folder(path, Path(entry.path)):
-                    self.folder(path, Path(entry.path), opaque=self.flag(Path(entry.path), "opaque"))
-            elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
-                self.file(path, Path(entry.path))
-            else:
-                self.result.notes.append(f"{path}: the run made a special file (fifo, socket or device); not applied")
+            self.entry(_join(relative, entry.name), Path(entry.path), entry.stat(follow_symlinks=False))
+        if mode is not None and relative and relative != GIT:
+            self.folder_mode(relative, target_folder, mode)
+
+    def entry(self, path: str, source: Path, info: os.stat_result) -> None:
+        if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
+            self.deletion(path)
+        elif self.refused(path, source, info):
+            return
+        elif stat.S_ISDIR(info.st_mode):
+            if self.make_folder(path, source):
+                self.folder(path, source, opaque=self.flag(source, "opaque"), mode=info.st_mode)
+        else:
+            if info.st_mode & SETID_BITS:
+                os.chmod(source, stat.S_IMODE(info.st_mode) & ~SETID_BITS)
+                self.result.notes.append(f"{path}: applied without its {setid_words(info.st_mode)} bit (a run may "
+                                         "not leave a program that runs as you when someone else starts it)")
+            self.file(path, source)
+
+    def refused(self, path: str, source: Path, info: os.stat_result) -> bool:
+        """Whether `path` is something a run may not leave in the project (then said, and copied to the quarantine
+        when there is something to look at)."""
+        kind = special_kind(info.st_mode)
+        if kind is not None:
+            return self.refuse(path, f"the run made a special file there ({kind})", None)
+        if nested_repository(path):
+            return self.refuse(path, "a git repository inside the project (its config and hooks would run commands "
+                               "on your machine when git works there)", source)
+        inner = git_inner(path)
+        if inner is not None:
+            why = self.git_refusal(inner, info)
+            if why is not None:
+                return self.refuse(path, why, None if git_lock(inner) else source)
+        if stat.S_ISREG(info.st_mode) and self.links.outside(info):
+            return self.refuse(path, "a hard link to a file outside what the run wrote", None)
+        return False
+
+    def git_refusal(self, inner: str, info: os.stat_result) -> str | None:
+        """Why the run's `.git/<inner>` may not be applied, or None (what a commit writes)."""
+        if inner == "":
+            if stat.S_ISDIR(info.st_mode) and _is_dir(self.root / GIT) and not (self.root / GIT).is_symlink():
+                return None
+            return "the run made or replaced git's folder of the project"
+        if git_lock(inner):
+            return "a lock file an interrupted git command left (it would block your git)"
+        if not git_writable(inner):
+            what = inner if inner in GIT_NOT_DATA else inner.split("/", 1)[0]
+            return (f"git's {what} decides what git runs or reads on your machine; a run may change "
+                    "only what commits need in .git (objects, refs, logs, index, HEAD)")
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            return "a symlink inside git's folder"
+        return None
+
+    def refuse(self, relative: str, why: str, source: Path | None) -> bool:
+        kept = ""
+        if source is not None:
+            try:
+                if self.quarantined is None:
+                    self.quarantined = quarantine.new_folder(self.root)
+                where = self.quarantined / inert(relative)
+                where.parent.mkdir(parents=True, exist_ok=True)
+                copy_clean(source, where, self.links)
+                kept = f"; a copy to look at is in {where.relative_to(self.root)}"
+            except OSError as error:
+                kept = f" (no copy kept: {error.strerror or error})"
+        self.result.refused.append(relative)
+        self.result.notes.append(f"{relative}: {REFUSED}{why}; not applied{kept}")
+        return True
+
+    def deletion(self, relative: str) -> None:
+        """The run deleted `relative`; in git's folder only what commits change (a loose object packed away stays)."""
+        inner = git_inner(relative)
+        if inner is None:
+            self.remove(relative)
+        elif inner == "" or not git_writable(inner):
+            self.result.refused.append(relative)
+            self.result.notes.append(f"{relative}: {REFUSED}the run deleted it, and a run may change only what commits "
+                                     "need in .git; kept")
+        elif not inner.startswith("objects/"):
+            self.remove(relative)
+
+    def folder_mode(self, relative: str, target: Path, mode: int) -> None:
+        """Give a folder the run made or changed the mode the run left it with (setuid never; setgid only where
+        the folder or its parent has it: new folders inherit it there)."""
+        now, parent = _lstat(target), _lstat(target.parent)
+        if now is None or not stat.S_ISDIR(now.st_mode):
+            return
+        inherited = bool((now.st_mode | (parent.st_mode if parent else 0)) & stat.S_ISGID)
+        refused = mode & (stat.S_ISUID if inherited else SETID_BITS)
+        if refused:
+            self.result.notes.append(f"{relative}/: applied without its {setid_words(refused)} bit")
+        wanted = stat.S_IMODE(mode) & ~refused
+        before = self.stamps.get(target)
+        if wanted == stat.S_IMODE(now.st_mode) or (target not in self.made and (
+                before is None or self.changed(relative, before))):
+            return
+        with contextlib.suppress(OSError):
+            handle = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)  # never a link put there since
+            try:
+                os.fchmod(handle, wanted)
+            finally:
+                os.close(handle)
 
     def file(self, relative: str, source: Path) -> None:
         target = self.root / relative
@@ -104,8 +219,14 @@ class _Applier:
                 self.set_aside(relative, source, "a folder there holds files changed during the run")
                 return
         _strip_overlay_attributes(source, self.prefix)
-        _move(source, target)
-        self.result.paths.append(relative)
+        inner = git_inner(relative)
+        if inner is not None and not inner.startswith("objects/"):
+            if not _move_under_git_lock(source, target):
+                self.set_aside(relative, source, "a git command held its lock file as the run ended")
+                return
+        else:
+            _move(source, target)
+        self.record(relative)
 
     def make_folder(self, relative: str, source: Path) -> bool:
         """The project folder for an upper folder exists (made if the run made it); False when it cannot be."""
@@ -124,7 +245,7 @@ class _Applier:
                 self.set_aside(relative, source, "changed by you or another program during the run, and by the run")
                 return False
             target.unlink()  # the run replaced a file or symlink with a folder
-            self.result.paths.append(relative)
+            self.record(relative)
         target.mkdir()
         self.made.add(target)
         return True
@@ -151,15 +272,19 @@ class _Applier:
                                      "the run; it is kept")
             return
         target.unlink()
-        self.result.paths.append(relative)
+        self.record(relative)
+
+    def record(self, relative: str) -> None:
+        if git_inner(relative) is None:
+            self.result.paths.append(relative)
 
     def set_aside(self, relative: str, source: Path, why: str) -> None:
-        where = self.aside / relative
+        where = self.aside / inert(relative)  # a set-aside `.git/index` must not look like a repository
         where.parent.mkdir(parents=True, exist_ok=True)
         if _lstat(where) is not None and not _is_dir(where):
             where.unlink()
         if _is_dir(source) and not source.is_symlink():
-            shutil.copytree(source, where, symlinks=True, dirs_exist_ok=True)
+            copy_clean(source, where, self.links)  # no special file, hard link out or setuid bit set aside either
         else:
             _strip_overlay_attributes(source, self.prefix)
             _move(source, where)
@@ -222,6 +347,26 @@ def _strip_overlay_attributes(path: Path, prefix: str) -> None:
         if name.startswith(f"{prefix}overlay."):
             with contextlib.suppress(OSError):
                 os.removexattr(path, name, follow_symlinks=False)
+
+
+def _move_under_git_lock(source: Path, target: Path) -> bool:
+    """Put a run's version of a file in `.git` (the index, a ref) in place the way git does, through `<file>.lock`:
+    False when a git command holds that lock now (its own rename would undo this one)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = target.with_name(target.name + ".lock")
+    try:
+        handle = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return False
+    try:
+        with os.fdopen(handle, "wb") as out, open(source, "rb") as data:
+            shutil.copyfileobj(data, out)
+            os.fchmod(out.fileno(), stat.S_IMODE(os.lstat(source).st_mode))
+        os.replace(lock, target)
+    except BaseException:
+        lock.unlink(missing_ok=True)
+        raise
+    return True
 
 
 def _move(source: Path, target: Path) -> None:

@@ -101,7 +101,7 @@ class Worker:
                 argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd,
                                                 project_writable=project_writable, toolchain=toolchain,
                                                 serve=serve, seccomp_fd=base_filter, venv_writable=venv_writable,
-                                                drop_caps=overlay is not None)
+                                                drop_caps=overlay is not None, git_commits=overlay is not None)
                 if overlay is not None:
                     argv = [*overlays.launcher(overlay, project), *argv]
                 env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token,

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from tui_agent.core.project import AGENT_DIR, ConfigError, Project
+from tui_agent.core.sandbox.leftovers import GIT, GIT_READ_ONLY
 from tui_agent.core.versioning.hookspath import hooks_path
 
 PROTECTED_NAMES: tuple[str, ...] = (
@@ -73,19 +74,43 @@ def _bindable(root: Path, relative: str) -> bool:
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
-def read_only_binds(root: Path) -> list[str]:
-    """bwrap arguments binding every existing protected path read-only (after the project's writable bind)."""
+def read_only_binds(root: Path, *, git_commits: bool = False) -> list[str]:
+    """bwrap arguments binding every existing protected path read-only (after the project's writable bind).
+
+    `git_commits` (a run whose writes the harvest filters: an overlay run) leaves the project's `.git` folder
+    writable but for its config, hooks and the like (`leftovers.GIT_READ_ONLY`), so that the run can commit."""
     args: list[str] = []
     for relative in protected_paths(root):
-        if _bindable(root, relative):
+        if git_commits and relative == GIT and _git_folder(root):
+            args += read_only_binds_in_git(root)
+        elif _bindable(root, relative):
             inside = root / relative
             args += ["--ro-bind", str(inside), str(inside)]
     return args
 
 
+def _git_folder(root: Path) -> bool:
+    """The project's `.git` is a real folder inside it (not a file pointing elsewhere, not a symlink)."""
+    path = os.path.join(root, GIT)
+    return os.path.isdir(path) and not os.path.islink(path)
+
+
+def read_only_binds_in_git(root: Path) -> list[str]:
+    """bwrap arguments binding `.git`'s config, hooks and the like read-only (a `core.hooksPath` in `.git` too)."""
+    args: list[str] = []
+    hooks = hooks_path(root)
+    names = [f"{GIT}/{name}" for name in GIT_READ_ONLY]
+    for relative in [*names, *([hooks] if hooks and hooks.startswith(GIT + "/") and hooks not in names else [])]:
+        if _bindable(root, relative):
+            path = root / relative
+            args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
 def layout(root: Path) -> tuple[tuple[str, bool], ...]:
     """Which protected paths are bound: a warm worker started under another layout must not be used."""
-    return tuple((relative, _bindable(root, relative)) for relative in protected_paths(root))
+    inside_git = tuple((f"{GIT}/{name}", _bindable(root, f"{GIT}/{name}")) for name in GIT_READ_ONLY)
+    return (*((relative, _bindable(root, relative)) for relative in protected_paths(root)), *inside_git)
 
 
 def fixed_names(root: Path) -> list[str]:

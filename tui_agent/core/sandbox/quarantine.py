@@ -152,14 +152,19 @@ class _Mover:
 
     def _folder(self) -> Path:
         if self.folder is None:
-            base = self.root / QUARANTINE
-            base.mkdir(parents=True, exist_ok=True)
-            if os.path.realpath(base) != os.path.join(os.path.realpath(self.root), QUARANTINE):
-                raise OSError(f"{QUARANTINE} is not a plain folder of the project (a symlink on the way)")
-            folder = base / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-            folder.mkdir()
-            self.folder = folder
+            self.folder = new_folder(self.root)
         return self.folder
+
+
+def new_folder(root: Path) -> Path:
+    """A new `.agent/quarantine/<time>-<id>/` folder (never made through a symlink)."""
+    base = root / QUARANTINE
+    base.mkdir(parents=True, exist_ok=True)
+    if os.path.realpath(base) != os.path.join(os.path.realpath(root), QUARANTINE):
+        raise OSError(f"{QUARANTINE} is not a plain folder of the project (a symlink on the way)")
+    folder = base / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+    folder.mkdir()
+    return folder
 
 
 def begin(root: Path, before: Watch, records: Path | None = None) -> Path | None:

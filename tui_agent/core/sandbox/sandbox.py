@@ -28,6 +28,7 @@ from tui_agent.core.sandbox.policy import (
     check_level,
 )
 from tui_agent.core.sandbox.process import OutputListener
+from tui_agent.core.sandbox.refused_writes import refused_writes, run_texts
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.venvs import programs_from_venv
 from tui_agent.core.sandbox.warmpool import WarmPool
@@ -288,7 +289,12 @@ class Sandbox:
                 self._hold_hooks(request)
             if ignored_before is not None:
                 swept = swept + await asyncio.to_thread(self.runs.ignored_after, ignored_before)
-        result = with_notes(to_run_result(outcome, effective, self.tier), swept)
+        result = to_run_result(outcome, effective, self.tier)
+        if writable and self.tier == TIER_BUBBLEWRAP:
+            refused = refused_writes(self.project.root, run_texts(result), git_commits=attributed)
+            self.notices += refused
+            swept += refused
+        result = with_notes(result, swept)
         if outcome.start_failed:  # not the code's failure: nothing is recorded against a tool
             raise SandboxUnavailable(result.error or "the sandbox could not start")
         return result

@@ -115,13 +115,14 @@ def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None
 def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project_writable: bool = True,
                        serve: bool = False, toolchain: Toolchain | None = None,
                        seccomp_fd: int | None = None, venv_writable: bool = False,
-                       drop_caps: bool = False) -> list[str]:
+                       drop_caps: bool = False, git_commits: bool = False) -> list[str]:
     """The bwrap command line: / read-only, homes, /tmp and host socket folders hidden, the project the only
     writable place; the worker is process 1 (no unfiltered bubblewrap init), under the base filter read from
     `seccomp_fd` before it starts.
 
     With `project_writable` False the whole project is read-only too; only the private /tmp can be written.
     `drop_caps`: bubblewrap runs as root of a user namespace (an overlay launcher's) even for a user without privileges.
+    `git_commits`: what a commit writes in the project's `.git` is writable (an overlay run: the harvest filters it).
     """
     binary = bwrap_path()
     assert binary is not None
@@ -147,7 +148,7 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project
         command += bwrap_arguments(toolchain, hidden)
     if project_writable:
         command += ["--bind", str(project), str(project)]
-        command += protected.read_only_binds(project)
+        command += protected.read_only_binds(project, git_commits=git_commits)
         if not venv_writable:  # a test run must not plant a .pth in a virtualenv (used or not) the person runs later
             for venv in project_venvs(project, toolchain.venv if toolchain is not None else None):
                 command += ["--ro-bind", str(venv), str(venv)]
