@@ -8,17 +8,17 @@ import os
 import subprocess
 from pathlib import Path
 
+from tui_agent.core.versioning.gitdoor import run_git
+
 log = logging.getLogger(__name__)
+PLAIN_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
 
 
 def ignored_entries(root: Path) -> list[str]:
     """The paths git ignores in the work tree (whole folders as one entry), relative to `root`."""
     try:
-        done = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--others", "--ignored",
-             "--exclude-standard", "--directory"],
-            capture_output=True, timeout=30, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
-        )
+        done = run_git(root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
+                       timeout=30, env=PLAIN_ENV)
     except subprocess.TimeoutExpired:
         log.warning("git ls-files --ignored did not finish within 30 s in %s: no ignored path is known", root)
         return []
@@ -42,10 +42,7 @@ def git_tracks(root: Path, path: Path) -> bool:
     if not (root / ".git").exists():
         return False
     try:
-        done = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--", relative],
-            capture_output=True, timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
-        )
+        done = run_git(root, "ls-files", "-z", "--", relative, timeout=10, env=PLAIN_ENV)
     except subprocess.TimeoutExpired:
         log.warning("git ls-files did not finish within 10 s for %s: taken as tracked", path)
         return True
