@@ -203,9 +203,17 @@ def commit_env(root: Path, work_tree: Path, git_dir: Path, common_dir: Path) -> 
     """The environment of the commits made for the person: git's own behaviour (hooks, filters, signing) when
     the project's configuration is approved as it is now, else None (the door's environment applies)."""
     found = scan(work_tree, git_dir, common_dir)
-    if not approved(root, found):
+    if not approved(root, found) and not (_trust_approves(root) and approved(root, found)):
         return None
     return {"GIT_CONFIG_COUNT": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": ":", "GIT_CONFIG_PARAMETERS": ""}
+
+
+def _trust_approves(root: Path) -> bool:
+    """Ask workspace trust afresh (its check approves the configuration it was trusted with, see trust.check)."""
+    from tui_agent.core.project import Project
+    from tui_agent.core.trust.check import check
+
+    return check(Project.at(root)).trusted
 
 
 def layout_problem(work_tree: Path, git_dir: Path) -> str | None:
