@@ -129,7 +129,8 @@ def test_a_nested_repository_planted_in_the_work_tree_is_left_out_and_never_run(
     assert second == third and "sub" not in checkpoints.entries(third, ["sub", "plain/deep"])
 
 
-@pytest.mark.parametrize("layout", ["malformed config", ".git is a garbage file", "gitdir inside the project"])
+@pytest.mark.parametrize("layout", ["malformed config", ".git is a garbage file", "gitdir inside the project",
+                                    "core.worktree elsewhere"])
 def test_a_broken_repository_is_one_clear_line_and_nothing_runs(tmp_path: Path, layout: str,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     project = init_repo(tmp_path / "project")
@@ -139,6 +140,9 @@ def test_a_broken_repository_is_one_clear_line_and_nothing_runs(tmp_path: Path, 
     elif layout == ".git is a garbage file":
         os.rename(project / ".git", tmp_path / "aside")
         (project / ".git").write_text("not a gitfile\n")
+    elif layout == "core.worktree elsewhere":
+        (tmp_path / "home").mkdir()
+        git(project, "config", "core.worktree", str(tmp_path / "home"))
     else:
         os.rename(project / ".git", project / "inner")
         (project / ".git").write_text("gitdir: inner\n")
@@ -149,8 +153,10 @@ def test_a_broken_repository_is_one_clear_line_and_nothing_runs(tmp_path: Path, 
     assert "\n" not in message and str(project) in message
     assert main(["--project", str(project), "tools", "list"]) != 0
     err = capsys.readouterr().err
-    assert "Traceback" not in err and ("bad config" in err or "gitfile" in err or "inside the work tree" in err)
+    assert "Traceback" not in err
+    assert any(words in err for words in ("bad config", "gitfile", "inside the work tree", "core.worktree"))
     assert sorted(str(p.relative_to(project)) for p in project.rglob("*")) == before
+    assert Checkpoints.open(project) is None and not CatalogGit(project).status().has_repo
 
 
 def test_nothing_in_versioning_but_the_door_opens_a_repository_or_starts_git() -> None:

@@ -36,7 +36,8 @@ def repository_top(start: Path) -> Path | None:
         return None
     if done.returncode == 0 and done.stdout.strip():
         top = Path(done.stdout.strip())
-        problem = layout_problem(top, Path(ask_git(start, "rev-parse", "--absolute-git-dir").stdout.strip() or top / ".git"))
+        git_dir = Path(ask_git(start, "rev-parse", "--absolute-git-dir").stdout.strip() or top / ".git")
+        problem = layout_problem(top, git_dir, start)
         if problem is not None:
             raise ProjectRootError(problem)
         return top

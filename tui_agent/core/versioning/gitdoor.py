@@ -177,7 +177,19 @@ def repo_env(work_tree: Path, git_dir: Path, common_dir: Path) -> dict[str, str]
     config (and what that includes) sets, so no filter, textconv or driver it names runs."""
     found = scan(work_tree, git_dir, common_dir)
     hooks = [("core.hooksPath", no_hooks_dir())]
-    return {**SAFE_ENV, **config_env([*SAFE_CONFIG, *hooks, *overrides(list(found.entries))])}
+    pinned = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work_tree)}  # what was checked, whatever core.worktree says
+    return {**SAFE_ENV, **pinned, **config_env([*SAFE_CONFIG, *hooks, *overrides(list(found.entries))])}
+
+
+def worktree_problem(found: Scan, git_dir: Path) -> str | None:
+    """A core.worktree naming a folder other than the one holding the repository (git would work there)."""
+    for entry in found.entries:
+        if entry.key.lower() == "core.worktree":
+            target = os.path.realpath(os.path.join(git_dir, os.path.expanduser(entry.value)))
+            if target != os.path.realpath(found.work_tree):
+                return (f"the repository at {found.work_tree} sets its work tree to {target} (core.worktree in "
+                        f"{entry.origin}): tuiagent works only in the folder holding .git. Remove that setting to use it.")
+    return None
 
 
 def approve(root: Path, digest: str) -> None:
@@ -216,13 +228,26 @@ def _trust_approves(root: Path) -> bool:
     return check(Project.at(root)).trusted
 
 
-def layout_problem(work_tree: Path, git_dir: Path) -> str | None:
-    """Why a repository cannot be used: its git folder inside the work tree but not at `.git` (agent code could
-    write it), or None."""
+def layout_problem(work_tree: Path, git_dir: Path, start: Path | None = None) -> str | None:
+    """Why a repository cannot be used, or None: its git folder inside the work tree but not at `.git` (agent code
+    could write it), or a work tree (core.worktree) other than the folder holding the `.git` found from `start`."""
     real_tree, real_git = Path(os.path.realpath(work_tree)), Path(os.path.realpath(git_dir))
     if real_git.is_relative_to(real_tree) and not real_git.is_relative_to(real_tree / ".git"):
         return (f"the git folder of {real_tree} is {real_git}, inside the work tree (a `gitdir:` pointing into the "
                 "project): tuiagent will not use it. Move it to .git, or point .git elsewhere outside the project.")
+    holder = dot_git_holder(start) if start is not None and "GIT_WORK_TREE" not in os.environ else None
+    if holder is not None and Path(os.path.realpath(holder)) != real_tree:
+        return (f"the repository at {holder} sets its work tree to {real_tree} (core.worktree): tuiagent works only "
+                f"in the folder holding .git. Remove core.worktree from {real_git / 'config'} to use it here.")
+    return None
+
+
+def dot_git_holder(start: Path) -> Path | None:
+    """The nearest folder from `start` upwards with a `.git` entry (what git finds first), or None."""
+    folder = Path(os.path.abspath(start))
+    for candidate in (folder, *folder.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
     return None
 
 
@@ -236,13 +261,17 @@ def open_repo(path: Path, *, search_parent_directories: bool = True) -> git.Repo
         repo.git.update_environment(**base_env())
         return repo
     work_tree = Path(repo.working_tree_dir).resolve()
-    problem = layout_problem(work_tree, Path(repo.git_dir))
+    problem = layout_problem(work_tree, Path(repo.git_dir), Path(path))
     if problem is not None:
         repo.close()
         raise GitDoorRefusal(problem)
+    git_dir, common_dir = Path(repo.git_dir).resolve(), Path(repo.common_dir).resolve()
     try:
-        repo.git.update_environment(**repo_env(work_tree, Path(repo.git_dir).resolve(), Path(repo.common_dir).resolve()))
-    except GitConfigError:
+        problem = worktree_problem(scan(work_tree, git_dir, common_dir), git_dir)
+        if problem is not None:
+            raise GitDoorRefusal(problem)
+        repo.git.update_environment(**repo_env(work_tree, git_dir, common_dir))
+    except (GitConfigError, GitDoorRefusal):
         repo.close()
         raise
     return repo
@@ -281,7 +310,7 @@ def scan_at(root: Path) -> Scan | None:
         raise GitConfigError(f"git cannot use the repository holding {root}: {message.removeprefix('fatal: ')}")
     work_tree, git_dir = Path(lines[0]), Path(lines[1])
     common = Path(lines[2]) if os.path.isabs(lines[2]) else root / lines[2]
-    problem = layout_problem(work_tree, git_dir)
+    problem = layout_problem(work_tree, git_dir, root)
     if problem is not None:
         raise GitDoorRefusal(problem)
     return scan(work_tree.resolve(), git_dir.resolve(), common.resolve())

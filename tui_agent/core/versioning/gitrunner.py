@@ -66,10 +66,13 @@ class GitRunner:
         return GitRunner(self.repo, env, approved=env is not None)
 
     def run(self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> GitResult:
-        from tui_agent.core.versioning.gitdoor import repo_env
+        from tui_agent.core.versioning.gitdoor import GitConfigError, repo_env
 
         command = ["git", *args]  # the door's environment is read afresh: config changed since open is neutralised too
-        env = {**repo_env(self.work_tree, self.git_dir, self.common_dir), **self.extra_env, **(env or {})}
+        try:
+            env = {**repo_env(self.work_tree, self.git_dir, self.common_dir), **self.extra_env, **(env or {})}
+        except GitConfigError as broken:  # the config broke since the repository was opened: git is not run
+            return GitResult(128, b"", str(broken))
         if input is None:
             status, out, err = self.repo.git.execute(
                 command, with_extended_output=True, with_exceptions=False, stdout_as_string=False,
