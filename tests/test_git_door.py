@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import ast
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -172,3 +175,24 @@ def test_nothing_in_versioning_but_the_door_opens_a_repository_or_starts_git() -
             if name in ("git.Repo", "git.Git", "git.Repo.init") or starts_git:
                 offenders.append(f"{path.name}: {ast.unparse(node)[:80]}")
     assert offenders == []
+
+
+@pytest.mark.usefixtures("untrusted_config")
+def test_every_cli_verb_in_an_untrusted_downloaded_project_runs_none_of_it(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    project, canaries = hostile_repo(tmp_path)
+    for verb in (["tools", "list"], ["tools", "history", "x"], ["recipes", "list"], ["config"], ["sandbox", "status"],
+                 ["mcp", "list"], ["trust", "--show"], ["tools", "commit"], ["tools", "run", "x"]):
+        main(["--project", str(project), *verb])
+    for verb in (["mcp", "serve"], ["watch"]):
+        entry = "import sys; from tui_agent.cli import main; sys.exit(main(sys.argv[1:]))"
+        with subprocess.Popen([sys.executable, "-c", entry, "--project", str(project), *verb], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as child:
+            try:
+                _out, err = child.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                child.send_signal(signal.SIGINT)
+                _out, err = child.communicate(timeout=20)
+            assert b"Traceback" not in err and b"No module" not in err, err
+    capsys.readouterr()
+    assert ran(canaries) == []
