@@ -18,6 +18,13 @@ def command_keys(canaries: Path, project: Path) -> dict[str, tuple[str, str]]:
     def run(name: str, tail: str = "cat") -> str:
         return canary_command(canaries, name, tail)
 
+    def program(name: str) -> str:  # keys git runs as a program, not through the shell
+        script = canaries.parent / "bin" / name
+        script.parent.mkdir(exist_ok=True)
+        script.write_text(f"#!/bin/sh\n{run(name, 'false')}\n")
+        script.chmod(0o755)
+        return str(script)
+
     return {
         "fsmonitor": ("core.fsmonitor", run("fsmonitor", "false")),
         "clean": ("filter.evil.clean", run("clean")),
@@ -30,16 +37,22 @@ def command_keys(canaries: Path, project: Path) -> dict[str, tuple[str, str]]:
         "pagerlog": ("pager.log", run("pagerlog")),
         "editor": ("core.editor", run("editor", "true")),
         "sequence": ("sequence.editor", run("sequence", "true")),
-        "gpg": ("gpg.program", run("gpg", "false")),
-        "gpgssh": ("gpg.ssh.program", run("gpgssh", "false")),
+        "gpg": ("gpg.program", program("gpg")),
+        "gpgssh": ("gpg.ssh.program", program("gpgssh")),
         "ssh": ("core.sshCommand", run("ssh", "false")),
-        "askpass": ("core.askPass", run("askpass", "false")),
+        "askpass": ("core.askPass", program("askpass")),
         "credential": ("credential.helper", f"!{run('credential', 'true')}"),
         "merge": ("merge.evil.driver", run("merge", "false")),
         "alternate": ("core.alternateRefsCommand", run("alternate", "true")),
         "trace2": ("trace2.eventTarget", str(canaries / "trace2")),
         "hookspath": ("core.hooksPath", str(project / "myhooks")),
+        "gpgsign": ("commit.gpgSign", "true"),  # runs gpg.program (or gpg.ssh.program) for every commit
+        "gpgformat": ("gpg.format", "ssh"),
     }
+
+
+EXTRAS = ("hooks",)
+"""Pseudo-keys: executable hooks in .git/hooks and in the core.hooksPath folder."""
 
 
 def hostile_repo(base: Path, keys: list[str] | None = None) -> tuple[Path, Path]:
@@ -53,13 +66,14 @@ def hostile_repo(base: Path, keys: list[str] | None = None) -> tuple[Path, Path]
     git(project, "add", ".gitattributes", "notes.txt")
     git(project, "commit", "-q", "-m", "attributes")
     table = command_keys(canaries, project)
-    for name in keys if keys is not None else list(table):
-        key, value = table[name]
-        git(project, "config", key, value)
+    chosen = list(table) + list(EXTRAS) if keys is None else keys
+    for name in chosen:
+        if name in table:
+            git(project, "config", *table[name])
     (project / "evil.cfg").write_text(f'[filter "inc"]\n\tclean = {canary_command(canaries, "included")}\n'
                                       f'\tsmudge = {canary_command(canaries, "included")}\n')
     git(project, "config", "include.path", "../evil.cfg")
-    for folder in (project / ".git" / "hooks", project / "myhooks"):
+    for folder in (project / ".git" / "hooks", project / "myhooks") if "hooks" in chosen else ():
         folder.mkdir(exist_ok=True)
         for hook in ("pre-commit", "commit-msg", "post-commit", "reference-transaction", "post-index-change",
                      "pre-auto-gc", "post-checkout"):

@@ -96,7 +96,7 @@ def test_an_untrusted_catalog_commit_waits_for_trust_and_then_runs_the_persons_h
 @pytest.mark.usefixtures("untrusted_config")
 def test_trust_show_lists_the_command_running_config_with_its_files(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    project, canaries = hostile_repo(tmp_path, ["fsmonitor", "clean", "textconv"])
+    project, canaries = hostile_repo(tmp_path, ["fsmonitor", "clean", "textconv", "hooks"])
     assert main(["--project", str(project), "trust", "--show"]) == 0
     out = capsys.readouterr().out
     section = out.split("Git configuration that runs commands", 1)[1]

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.git_door_helpers import command_keys, hostile_repo, ran
+from tests.git_door_helpers import EXTRAS, command_keys, hostile_repo, ran
 from tests.test_git_door import every_door_operation
 from tui_agent.core.rootfind import locate
 from tui_agent.core.versioning.hookspath import hooks_path
 from tui_agent.core.versioning.plainfiles import git_tracks, ignored_entries
 
-KEYS = sorted(command_keys(Path("/c"), Path("/p")))
+KEYS = sorted([*command_keys(Path("/c"), Path("/p")), *EXTRAS])
 
 
 @pytest.mark.usefixtures("untrusted_config")

@@ -22,6 +22,7 @@ _PLAIN: dict[str, str] = {
     "core.sshcommand": "ssh", "core.gitproxy": "", "core.alternaterefscommand": "", "diff.external": "",
     "gpg.program": "gpg", "credential.helper": "", "man.viewer": "man", "web.browser": "",
     "uploadpack.packobjectshook": LISTED_ONLY, "core.worktree": LISTED_ONLY, "include.path": LISTED_ONLY,
+    "core.hookspath": LISTED_ONLY,  # the door's fixed core.hooksPath (an empty folder) overrides it
 }
 _SUBSECTION: dict[tuple[str, str], str] = {
     ("filter", "clean"): "", ("filter", "smudge"): "", ("filter", "process"): "", ("filter", "required"): "false",
@@ -32,7 +33,9 @@ _SUBSECTION: dict[tuple[str, str], str] = {
     ("gpg", "program"): "gpg", ("gpg", "defaultkeycommand"): "",
 }
 _GPG_PROGRAMS = {"openpgp": "gpg", "x509": "gpgsm", "ssh": "ssh-keygen"}
-_NO_FALLBACK = ("credential.",)  # multi-valued: an empty value resets the list, the person's helpers are not needed
+_NO_FALLBACK = ("credential.", "core.fsmonitor")
+"""Kept neutral even when the person's own config sets them: credential helpers are multi-valued (an empty value resets
+the list) and never needed; the door turns every fsmonitor off."""
 
 
 @dataclass(frozen=True)
