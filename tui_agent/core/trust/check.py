@@ -38,7 +38,8 @@ class TrustStatus:
             return (f"this project's grants changed since you trusted it ({len(self.changed)} change(s): "
                     f"{'; '.join(self.changed)}), so it is restricted until you approve them again. {how}")
         return ("this project is not trusted yet, so it opens restricted: its committed permission grants, recipes, "
-                f"tools and MCP servers do not run and its virtualenv is not used. {how}")
+                "tools and MCP servers do not run, its virtualenv is not used and git runs none of the commands its "
+                f"git configuration names. {how}")
 
 
 _TRUSTED_THIS_RUN: set[str] = set()

@@ -38,6 +38,9 @@ SAFE_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_EDITOR": ":", "
             "GIT_ASKPASS": "", "SSH_ASKPASS": "", "GIT_CONFIG_PARAMETERS": ""}
 """Environment that beats config (git reads these before core.pager, core.editor, core.askPass...)."""
 
+MAX_HOOK_BYTES = 4 << 20
+"""A hook's pin covers its first 4 MiB (a hook file is a script; a huge one is not read whole at every check)."""
+
 _lock = threading.Lock()
 _no_hooks: list[str] = []
 _scans: dict[tuple[str, ...], tuple[tuple[tuple[str, int], ...], "Scan"]] = {}
@@ -158,7 +161,8 @@ def _hooks(folder: Path, work_tree: Path) -> list[tuple[str, str]]:
         if name.endswith(".sample") or not path.is_file() or not os.access(path, os.X_OK):
             continue
         try:
-            sha = hashlib.sha256(path.read_bytes()).hexdigest()
+            with open(path, "rb") as hook:
+                sha = hashlib.sha256(hook.read(MAX_HOOK_BYTES)).hexdigest()
         except OSError:
             sha = "unreadable"
         found.append((_shown(path, work_tree), sha))
