@@ -47,6 +47,9 @@ def every_door_operation(project: Path) -> None:
     trees = CommitTrees(project)
     head = git(project, "rev-parse", "HEAD").strip()
     assert "README.md" in trees.blobs(head)
+    assert "two" in store.diff_files_since(head, ["*.txt"])  # drift: DEPENDS_ON files changed since a commit
+    assert "notes.txt" in store.changed_files_since(head, ["*.txt"])
+    assert store.show("notes.txt", head) == b"one\n" and store.history("notes.txt")
     assert git_project_files(project)
     store.close()
 
