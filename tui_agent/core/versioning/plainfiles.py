@@ -11,14 +11,18 @@ from pathlib import Path
 from tui_agent.core.versioning.gitdoor import run_git
 
 log = logging.getLogger(__name__)
-PLAIN_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
+
+
+def plain_env() -> dict[str, str]:
+    """A bare environment (the person's variables are not needed to list files)."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
 
 
 def ignored_entries(root: Path) -> list[str]:
     """The paths git ignores in the work tree (whole folders as one entry), relative to `root`."""
     try:
         done = run_git(root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
-                       timeout=30, env=PLAIN_ENV)
+                       timeout=30, env=plain_env())
     except subprocess.TimeoutExpired:
         log.warning("git ls-files --ignored did not finish within 30 s in %s: no ignored path is known", root)
         return []
@@ -42,7 +46,7 @@ def git_tracks(root: Path, path: Path) -> bool:
     if not (root / ".git").exists():
         return False
     try:
-        done = run_git(root, "ls-files", "-z", "--", relative, timeout=10, env=PLAIN_ENV)
+        done = run_git(root, "ls-files", "-z", "--", relative, timeout=10, env=plain_env())
     except subprocess.TimeoutExpired:
         log.warning("git ls-files did not finish within 10 s for %s: taken as tracked", path)
         return True
