@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from tui_agent.core.versioning.gitconfigscan import (
     CommandEntry, ConfigEntry, GitConfigError, command_entries, overrides, read_config,
 )
-from tui_agent.core.versioning.gitrunner import git_timeout_s
+from tui_agent.core.versioning.gitrunner import GitFailure, git_timeout_s
 
 if TYPE_CHECKING:
     import git
@@ -286,7 +286,8 @@ def init_repo(root: Path) -> None:
     done = subprocess.run(["git", "init", "-q", str(root)], capture_output=True, text=True,
                           env={**os.environ, **base_env()}, timeout=git_timeout_s())
     if done.returncode != 0:
-        raise GitConfigError(f"git init failed in {root}: {done.stderr.strip().splitlines()[-1:] or done.returncode}")
+        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
+        raise GitFailure(f"git init failed in {root}: {last}")
 
 
 def run_git(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float | None = None,
