@@ -104,11 +104,17 @@ def test_a_git_command_that_hangs_is_killed_at_its_bound_with_a_message_naming_i
 
 def test_the_prompts_git_status_is_bounded_and_says_it_did_not_finish(repo: Path, tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """An fsmonitor hook that never answers blocks `git status` (the repository glance in the system prompt)."""
-    hook = tmp_path / "fsmonitor.sh"
+    """A clean filter of the person's own (global config: the git door keeps it) that never answers blocks
+    `git status` (the repository glance in the system prompt) on a changed file. (A repository's own fsmonitor or
+    filter never runs: tests/test_git_door.py.)"""
+    hook = tmp_path / "filter.sh"
     hook.write_text("#!/bin/sh\nsleep 986\n")
     hook.chmod(0o755)
-    git(repo, "config", "core.fsmonitor", str(hook))
+    global_config = tmp_path / "gitconfig"
+    global_config.write_text(f'[filter "slow"]\n\tclean = {hook}\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(global_config))
+    (repo / ".gitattributes").write_text("app.py filter=slow\n")
+    (repo / "app.py").write_text("print('HELLO')\n")  # same size: git must compare the content, through the filter
     monkeypatch.setenv("TUIAGENT_GIT_TIMEOUT_S", "2")
     started = time.monotonic()
     glance = snapshot(repo)

@@ -12,8 +12,10 @@ def require_trust(args: argparse.Namespace, what: str) -> None:
     """Raise CommandFailure (stage "trust") unless the project is trusted or `--trust-project` was given."""
     from tui_agent.core.project import Project
     from tui_agent.core.trust import check
+    from tui_agent.core.trust.check import trust_for_this_run
 
     if getattr(args, "trust_project", False):
+        trust_for_this_run(Project.at(args.project))  # its git configuration too, for this run's commits
         return
     status = check(Project.at(args.project))
     if not status.trusted:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.versioning.discovery import ask_git
+from tui_agent.core.versioning.gitdoor import layout_problem
 
 class ProjectRootError(ValueError):
     """The folder cannot be used as a project; the message says why and how to fix it."""
@@ -34,12 +35,21 @@ def repository_top(start: Path) -> Path | None:
     except OSError:
         return None
     if done.returncode == 0 and done.stdout.strip():
-        return Path(done.stdout.strip())
+        top = Path(done.stdout.strip())
+        git_dir = Path(ask_git(start, "rev-parse", "--absolute-git-dir").stdout.strip() or top / ".git")
+        problem = layout_problem(top, git_dir, start)
+        if problem is not None:
+            raise ProjectRootError(problem)
+        return top
     if "dubious ownership" in done.stderr:
         where = done.stderr.split("repository at", 1)[-1].split("\n", 1)[0].strip(" '") or str(start)
         raise ProjectRootError(
             f"git refuses the repository at {where}: it belongs to another user (git's \"dubious ownership\" check), "
             f"so tuiagent cannot version the catalog there. If you trust it: git config --global --add safe.directory {where}")
+    fatal = next((line for line in done.stderr.splitlines() if line.startswith("fatal:")), "")
+    if fatal and "not a git repository" not in fatal:  # a malformed config, a `.git` file that is not a gitfile
+        raise ProjectRootError(f"git cannot use the repository holding {start}: {fatal.removeprefix('fatal: ')}. "
+                               "Nothing was changed; fix it (or move the broken .git aside) and start again.")
     return None
 
 

@@ -7,7 +7,8 @@ from typing import Literal
 
 from tui_agent.core.project import Project
 from tui_agent.core.trust import store
-from tui_agent.core.trust.grants import changes, fingerprint, project_grants
+from tui_agent.core.trust.grants import Grant, changes, fingerprint, git_approval, git_grants, project_grants
+from tui_agent.core.versioning.gitdoor import approve, withdraw
 
 TrustState = Literal["trusted", "folder", "new", "changed", "this run"]
 
@@ -37,16 +38,24 @@ class TrustStatus:
             return (f"this project's grants changed since you trusted it ({len(self.changed)} change(s): "
                     f"{'; '.join(self.changed)}), so it is restricted until you approve them again. {how}")
         return ("this project is not trusted yet, so it opens restricted: its committed permission grants, recipes, "
-                f"tools and MCP servers do not run and its virtualenv is not used. {how}")
+                "tools and MCP servers do not run, its virtualenv is not used and git runs none of the commands its "
+                f"git configuration names. {how}")
 
 
 _TRUSTED_THIS_RUN: set[str] = set()
 """Projects this process was told to trust for its own run (`--trust-project`): nothing is recorded."""
 
 
+def approve_git(project: Project, grants: list[Grant] | None = None) -> None:
+    """Let the commits made for the person run under the repository's git configuration as `grants` show it
+    (read now when not given): a later change to it falls back to the git door's neutral configuration."""
+    approve(project.root, git_approval(grants if grants is not None else git_grants(project)))
+
+
 def trust_for_this_run(project: Project) -> TrustStatus:
     root = store.real_path(project.root)
     _TRUSTED_THIS_RUN.add(root)
+    approve_git(project)
     return TrustStatus(root, "this run")
 
 
@@ -58,19 +67,29 @@ def check(project: Project) -> TrustStatus:
     """The project's trust as recorded outside it (parent folders included), compared by content."""
     root = store.real_path(project.root)
     if root in _TRUSTED_THIS_RUN:
+        approve_git(project)
         return TrustStatus(root, "this run")
     entry = store.lookup(root)
     if entry is None:
+        withdraw(project.root)
         return TrustStatus(root, "new")
     if entry.approved is None:
+        approve_git(project)
         return TrustStatus(root, "folder", folder=entry.path)
-    differences = changes(entry.approved, project_grants(project))
-    return TrustStatus(root, "changed", tuple(differences)) if differences else TrustStatus(root, "trusted")
+    grants = project_grants(project)
+    differences = changes(entry.approved, grants)
+    if differences:
+        withdraw(project.root)
+        return TrustStatus(root, "changed", tuple(differences))
+    approve_git(project, grants)
+    return TrustStatus(root, "trusted")
 
 
 def grant(project: Project) -> TrustStatus:
     """Trust the project with exactly what it grants now (a later change asks again)."""
-    store.record(project.root, fingerprint(project_grants(project)))
+    grants = project_grants(project)
+    store.record(project.root, fingerprint(grants))
+    approve_git(project, grants)
     store.swap_seen_tools(project.root, tool_digests(project))
     return TrustStatus(store.real_path(project.root), "trusted")
 
@@ -104,6 +123,7 @@ def trust_folder(folder: str) -> None:
 
 
 def revoke(project: Project) -> bool:
+    withdraw(project.root)
     return store.forget(project.root)
 
 

@@ -38,6 +38,9 @@ class Description:
             ("Tools (.agent/tools/: their tests run at open; the model may call them)", list(self.tools) or ["none"]),
             ("MCP servers (run outside the sandbox)", list(self.mcp) or ["none"]),
             ("Virtualenv (first on the sandbox's PATH)", [self.virtualenv or "none"]),
+            ("Git configuration that runs commands (the repository's config, the files it includes, its hooks; "
+             "neutralised until trusted, then run for the commits made for you)",
+             [grant.text for grant in self.grants if grant.key.startswith(("git:", "git.hook:", "git.error"))] or ["none"]),
             ("Symlinks under .agent/", list(self.symlinks) or ["none"]),
             ("Instructions to the model (read into its system prompt)", list(self.instructions) or ["none"]),
             *([("Problems", list(self.problems))] if self.problems else []),

@@ -104,13 +104,47 @@ def mcp_grants(project: Project) -> list[Grant]:
     return grants
 
 
+GIT_PREFIX = "git"
+"""Keys of the grants of the repository's command-running git configuration and hooks (`git:`, `git.hook:`, `git.error`)."""
+
+
+def git_grants(project: Project) -> list[Grant]:
+    """The command-running keys the repository's own config (and what it includes) sets, and its hooks: each runs a
+    command once trusted (in the commits made for the person); before, the git door neutralises them all."""
+    from tui_agent.core.versioning.gitdoor import GitConfigError, GitDoorRefusal, hook_digest, scan_at
+
+    try:
+        found = scan_at(project.root)
+    except (GitConfigError, GitDoorRefusal) as error:
+        return [Grant("git.error", f"git configuration: {error}", _digest(str(error)))]
+    if found is None:
+        return []
+    grants: list[Grant] = []
+    seen: dict[str, int] = {}
+    for entry in found.entries:
+        key = f"git:{entry.key}@{entry.origin}"
+        seen[key] = seen.get(key, 0) + 1
+        grants.append(Grant(key if seen[key] == 1 else f"{key}#{seen[key]}", f"git config {entry.text()}", entry.digest))
+    for path, sha in found.hooks:
+        grants.append(Grant(f"git.hook:{path}", f"git hook {path} (sha256 {sha[:12]})", hook_digest(path, sha)))
+    return grants
+
+
+def git_approval(grants: list[Grant]) -> str:
+    """The digest the git door compares with the repository's configuration now (gitdoor.approval_digest)."""
+    from tui_agent.core.versioning.gitdoor import approval_digest
+
+    return approval_digest([grant.digest for grant in grants if grant.key.startswith(("git:", "git.hook:"))])
+
+
 def project_grants(project: Project) -> list[Grant]:
     """Everything the project would grant itself once trusted (a broken config grants nothing: it does not open)."""
     try:
         settings = project.load_settings()
     except ConfigError:
         settings = Settings()
-    return [*settings_grants(settings), *local_grants(project), *recipe_grants(project), *mcp_grants(project)]
+    return [*settings_grants(settings), *local_grants(project), *recipe_grants(project), *mcp_grants(project),
+            *git_grants(project)]
 
 
 def fingerprint(grants: list[Grant]) -> dict[str, str]:

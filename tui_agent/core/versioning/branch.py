@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tui_agent.core.versioning.gitdoor import GitConfigError, GitDoorRefusal, open_repo
 
 
 def current_branch(root: Path) -> str:
@@ -12,8 +13,8 @@ def current_branch(root: Path) -> str:
     import git  # GitPython loads when the branch is first asked for, not with the app
 
     try:
-        repo = git.Repo(root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        repo = open_repo(root)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, GitDoorRefusal, GitConfigError):
         return ""
     try:
         if not repo.head.is_detached:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import git
 
+from tui_agent.core.versioning.gitdoor import GitConfigError, GitDoorRefusal, open_repo
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
 
 Entry = tuple[str, str]
@@ -37,8 +38,8 @@ class Checkpoints:
     def open(cls, project_root: Path) -> "Checkpoints | None":
         """None when the project is not inside a git work tree."""
         try:
-            repo = git.Repo(project_root, search_parent_directories=True)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            repo = open_repo(project_root)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError, GitDoorRefusal, GitConfigError):
             return None
         if repo.bare or repo.working_tree_dir is None:
             return None
@@ -56,8 +57,16 @@ class Checkpoints:
                 if user_index.exists():
                     shutil.copyfile(user_index, self._index)
             env = {"GIT_INDEX_FILE": str(self._index)}
-            self.runner.must("add", "-A", "--", *self.pathspec, env=env)
+            nested = [f":(exclude,literal){path}" for path in self.nested_repositories(env)]
+            self.runner.must("add", "-A", "--", *self.pathspec, *nested, env=env)
             return self.runner.must("write-tree", env=env).text
+
+    def nested_repositories(self, env: dict[str, str]) -> list[str]:
+        """Untracked folders holding a repository of their own (`sub/.git`): left out of checkpoints, since adding
+        one would make git look into it (its config, its filters) and store it as a gitlink nobody committed."""
+        listed = self.runner.must("ls-files", "-z", "--others", "--exclude-standard", "--", *self.pathspec, env=env)
+        return [entry.rstrip("/") for entry in listed.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+                if entry.endswith("/")]
 
     def changed_paths(self, before: str, after: str) -> list[str]:
         """Files (repository paths) that differ between two checkpoints, `.agent/` excluded."""
@@ -99,7 +108,7 @@ class Checkpoints:
         spec = [f":(literal){path}" for path in paths] if paths is not None else self.pathspec
         if paths is not None and not paths:
             return ""
-        result = self.runner.must("diff", "--no-color", "--no-ext-diff", "--no-renames", before, after, "--", *spec)
+        result = self.runner.must("diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", before, after, "--", *spec)
         return result.stdout.decode("utf-8", errors="replace")
 
     def is_tree(self, sha: str) -> bool:

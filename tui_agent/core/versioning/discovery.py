@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from tui_agent.core.versioning.gitdoor import run_git
 from tui_agent.core.versioning.gitrunner import git_timeout_s
 
 GIT_TIMEOUT_S = 10.0
@@ -13,5 +14,4 @@ GIT_TIMEOUT_S = 10.0
 
 def ask_git(start: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`git ARGS` run in `start` (raises OSError or TimeoutExpired when git cannot run or does not answer in time)."""
-    return subprocess.run(["git", *args], cwd=start, capture_output=True, text=True,
-                          timeout=git_timeout_s(GIT_TIMEOUT_S))
+    return run_git(start, *args, text=True, timeout=git_timeout_s(GIT_TIMEOUT_S))

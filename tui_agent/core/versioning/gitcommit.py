@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core.catalog.files import process_alive
+from tui_agent.core.versioning.gitdoor import scan
 from tui_agent.core.versioning.hookenv import scrubbed
 from tui_agent.core.versioning.hookhold import Hold
 from tui_agent.core.versioning.indexguard import index_flags, refusal
@@ -239,6 +240,7 @@ class CommitBuilder:
     def _build(self, ref: str | None, head: str | None, effective: dict[str, str | None],
                modes: dict[str, tuple[str, str]], message: str) -> str | None:
         """Make the commit and move `ref` from `head` to it; None when the branch moved meanwhile."""
+        self._refuse_unapproved_hooks()
         self._refuse_held_hooks()
         index = self._temp_file("index")
         message_file = self._temp_file("msg")
@@ -300,6 +302,17 @@ class CommitBuilder:
         if not result.ok:
             raise Deferral(f"git commit-tree failed: {result.stderr}", tuple(self.notices))
         return result.text
+
+    def _refuse_unapproved_hooks(self) -> None:
+        """Defer rather than commit without the hooks git would run, until trust approves them (gitdoor)."""
+        if self.runner.approved:
+            return
+        found = scan(self.runner.work_tree, self.runner.git_dir, self.runner.common_dir)
+        hooks = sorted({Path(path).name for path, _sha in found.hooks} & set(COMMIT_HOOKS))
+        if hooks:
+            raise Deferral(f"the git hook{'s' if len(hooks) != 1 else ''} {', '.join(hooks)} run only once you trust "
+                           "this project with its git configuration as it is now (`tuiagent trust`); the commit waits",
+                           tuple(self.notices))
 
     def _refuse_held_hooks(self) -> None:
         """Defer rather than run the user's hooks on project files agent code may have changed (see hookhold)."""

@@ -132,7 +132,7 @@ class GitQueries:
             return ""
         sha = self.runner.verify_commit(rev)
         relative = [f"--relative={self.prefix}"] if self.prefix else []
-        tracked = self.runner.must("diff", "--no-renames", "--no-color", *relative, sha, "--", *self._pathspecs(paths))
+        tracked = self.runner.must("diff", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", *relative, sha, "--", *self._pathspecs(paths))
         parts = [tracked.stdout.decode("utf-8", errors="replace")]
         for name in self._untracked(paths):
             file = self.runner.work_tree / name

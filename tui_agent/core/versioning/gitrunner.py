@@ -47,14 +47,32 @@ def git_timeout_s(default: float = GIT_TIMEOUT_S) -> float:
 class GitRunner:
     """Runs `git <args>` in a repository's work tree via GitPython."""
 
-    def __init__(self, repo: git.Repo) -> None:
+    def __init__(self, repo: git.Repo, extra_env: dict[str, str] | None = None, *, approved: bool = False) -> None:
+        """`repo` comes from `gitdoor.open_repo` (its environment is the door's); `extra_env` goes on top of it
+        (`for_commits`: the person's approved configuration)."""
         self.repo = repo
         self.work_tree = Path(repo.working_tree_dir or repo.git_dir).resolve()
         self.git_dir = Path(repo.git_dir).resolve()
         self.common_dir = Path(repo.common_dir).resolve()
+        self.extra_env = extra_env or {}
+        self.approved = approved
+
+    def for_commits(self, root: Path) -> GitRunner:
+        """A runner for the commits made for the person: git as the person configured it (hooks, filters, signing)
+        once trust approved the repository's command-running configuration as it is now; the door's otherwise."""
+        from tui_agent.core.versioning.gitdoor import commit_env
+
+        env = commit_env(root, self.work_tree, self.git_dir, self.common_dir)
+        return GitRunner(self.repo, env, approved=env is not None)
 
     def run(self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> GitResult:
-        command = ["git", *args]
+        from tui_agent.core.versioning.gitdoor import GitConfigError, repo_env
+
+        command = ["git", *args]  # the door's environment is read afresh: config changed since open is neutralised too
+        try:
+            env = {**repo_env(self.work_tree, self.git_dir, self.common_dir), **self.extra_env, **(env or {})}
+        except GitConfigError as broken:  # the config broke since the repository was opened: git is not run
+            return GitResult(128, b"", str(broken))
         if input is None:
             status, out, err = self.repo.git.execute(
                 command, with_extended_output=True, with_exceptions=False, stdout_as_string=False,

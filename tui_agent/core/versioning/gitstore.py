@@ -37,6 +37,7 @@ from pathlib import Path, PurePosixPath
 import git
 
 from tui_agent.core.versioning import hookhold, journalcheck
+from tui_agent.core.versioning.gitdoor import GitConfigError, GitDoorRefusal, init_repo, open_repo
 from tui_agent.core.versioning.gitcommit import CommitBuilder, Deferral, catch_up_message
 from tui_agent.core.versioning.gitpending import PendingChange, PendingJournal, exclusive_lock, removed_by_deletion
 from tui_agent.core.versioning.gitqueries import GitQueries, HistoryEntry
@@ -103,6 +104,8 @@ class CatalogGit:
         self._journal = PendingJournal(self.root / PENDING_FILE)
         self._mutex = threading.RLock()
         self._runner: GitRunner | None = None
+        self.refusal: str | None = None
+        """Why the repository holding the project cannot be used (GitDoorRefusal, GitConfigError), when so."""
         self._prefix = ""
         self._discover()
 
@@ -113,12 +116,12 @@ class CatalogGit:
         existing = CatalogGit(root)
         if existing.status().has_repo:
             return existing
-        git.Repo.init(root)
+        init_repo(root)
         store = CatalogGit(root, min_stale_lock_age_s=existing.min_stale_lock_age_s)
         assert store._runner is not None
         gitignore = root / ".agent" / ".gitignore"
         files = {".agent/.gitignore": gitignore.read_bytes()} if gitignore.is_file() else {}
-        CommitBuilder(store._runner, store._prefix, store.min_stale_lock_age_s, hold=hookhold.held(root)).root_commit(
+        CommitBuilder(store._runner.for_commits(root), store._prefix, store.min_stale_lock_age_s, hold=hookhold.held(root)).root_commit(
             files, "tuiagent: initialize repository for the tool catalog")
         return store
 
@@ -126,9 +129,13 @@ class CatalogGit:
         if self._runner is not None and Path(self._runner.git_dir).exists():
             return self._runner
         self._runner = None
+        self.refusal = None
         try:
-            repo = git.Repo(self.root, search_parent_directories=True)
+            repo = open_repo(self.root)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return None
+        except (GitDoorRefusal, GitConfigError) as error:
+            self.refusal = str(error)
             return None
         if repo.bare or repo.working_tree_dir is None:
             return None
@@ -148,7 +155,7 @@ class CatalogGit:
     def status(self) -> GitStatus:
         runner = self._discover()
         if runner is None:
-            return GitStatus(False, False, "there is no git repository here", None, None)
+            return GitStatus(False, False, self.refusal or "there is no git repository here", None, None)
         head = runner.head()
         ref = runner.branch_ref()
         branch = ref.removeprefix("refs/heads/") if ref else None
@@ -219,7 +226,7 @@ class CatalogGit:
         self._journal.save(journal)
         if not status.can_commit or runner is None:
             return self._deferred(journal, status.reason or "git is unavailable", changes)
-        builder = CommitBuilder(runner, self._prefix, self.min_stale_lock_age_s, hold=hookhold.held(self.root))
+        builder = CommitBuilder(runner.for_commits(self.root), self._prefix, self.min_stale_lock_age_s, hold=hookhold.held(self.root))
         try:
             result = builder.commit(changes, earlier, message)
         except Deferral as deferral:

@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from tui_agent.core.versioning.gitdoor import run_git
+
 GIT_TIMEOUT_S = 10
 log = logging.getLogger(__name__)
 
@@ -37,9 +39,9 @@ def hooks_path(root: Path) -> str | None:
         return _hooks_cache[key]
     found: str | None = None
     try:
-        done = subprocess.run(["git", "rev-parse", "--show-toplevel", "--git-path", "hooks"], cwd=root,
-                              capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
-                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/")})
+        done = run_git(root, "rev-parse", "--show-toplevel", "--git-path", "hooks", text=True, timeout=GIT_TIMEOUT_S,
+                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/")},
+                       reveal_hooks=True)
         lines = done.stdout.splitlines() if done.returncode == 0 else []
         if len(lines) == 2:
             hooks = Path(lines[1]) if Path(lines[1]).is_absolute() else Path(lines[0]) / lines[1]

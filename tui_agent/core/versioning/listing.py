@@ -7,10 +7,15 @@ from pathlib import Path
 
 def git_project_files(root: Path) -> list[str] | None:
     """Paths relative to `root` (`git ls-files --cached --others --exclude-standard`); None outside a repository."""
-    import git  # here, not at the top: the TUI imports this module before its first paint, GitPython is not needed then
+    import subprocess
+
+    from tui_agent.core.versioning.gitdoor import run_git
 
     try:
-        output = git.Git(str(root)).ls_files("-z", "--cached", "--others", "--exclude-standard", "--", ".")
-    except git.GitCommandError:  # not a repository (or git failed): the caller walks the folder instead
+        done = run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".")
+    except (OSError, subprocess.TimeoutExpired):
         return None
-    return [name for name in str(output).split("\0") if name]  # run in `root`, so relative to it
+    if done.returncode != 0:  # not a repository (or git failed): the caller walks the folder instead
+        return None
+    output = done.stdout.decode("utf-8", errors="surrogateescape")
+    return [name for name in output.split("\0") if name]  # run in `root`, so relative to it

@@ -8,17 +8,21 @@ import os
 import subprocess
 from pathlib import Path
 
+from tui_agent.core.versioning.gitdoor import run_git
+
 log = logging.getLogger(__name__)
+
+
+def plain_env() -> dict[str, str]:
+    """A bare environment (the person's variables are not needed to list files)."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
 
 
 def ignored_entries(root: Path) -> list[str]:
     """The paths git ignores in the work tree (whole folders as one entry), relative to `root`."""
     try:
-        done = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--others", "--ignored",
-             "--exclude-standard", "--directory"],
-            capture_output=True, timeout=30, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
-        )
+        done = run_git(root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
+                       timeout=30, env=plain_env())
     except subprocess.TimeoutExpired:
         log.warning("git ls-files --ignored did not finish within 30 s in %s: no ignored path is known", root)
         return []
@@ -42,10 +46,7 @@ def git_tracks(root: Path, path: Path) -> bool:
     if not (root / ".git").exists():
         return False
     try:
-        done = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--", relative],
-            capture_output=True, timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
-        )
+        done = run_git(root, "ls-files", "-z", "--", relative, timeout=10, env=plain_env())
     except subprocess.TimeoutExpired:
         log.warning("git ls-files did not finish within 10 s for %s: taken as tracked", path)
         return True

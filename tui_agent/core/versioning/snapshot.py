@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core.versioning.branch import current_branch
+from tui_agent.core.versioning.gitdoor import GitConfigError, GitDoorRefusal, open_repo
 from tui_agent.core.versioning.gitrunner import git_timeout_s
 
 MAX_STATUS_LINES = 20
@@ -28,14 +29,15 @@ def snapshot(root: Path) -> RepoSnapshot:
     import git
 
     try:
-        repo = git.Repo(root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        repo = open_repo(root)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, GitDoorRefusal, GitConfigError):
         return RepoSnapshot()
     bound = git_timeout_s()
     timed_out: list[str] = []
     try:
         try:
-            status = repo.git.execute(["git", "--no-optional-locks", "status", "--short", "--untracked-files=normal", "--", "."],
+            status = repo.git.execute(["git", "--no-optional-locks", "status", "--short", "--untracked-files=normal",
+                                       "--ignore-submodules=dirty", "--", "."],
                                       with_extended_output=False, as_process=False, stdout_as_string=True,
                                       kill_after_timeout=bound)
         except git.GitCommandError as error:

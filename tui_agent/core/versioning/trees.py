@@ -9,6 +9,7 @@ from pathlib import Path
 
 import git
 
+from tui_agent.core.versioning.gitdoor import GitConfigError, GitDoorRefusal, open_repo
 from tui_agent.core.versioning.gitrunner import GitRunner
 
 
@@ -27,8 +28,8 @@ class CommitTrees:
 
     def _runner(self) -> GitRunner | None:
         try:
-            return GitRunner(git.Repo(self.root))
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return GitRunner(open_repo(self.root, search_parent_directories=False))
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError, GitDoorRefusal, GitConfigError):
             return None
 
     def blobs(self, commit: str) -> dict[str, str]:
