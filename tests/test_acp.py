@@ -1,0 +1,131 @@
+"""`tuiagent acp` driven by the official ACP Python SDK as the client, against a real project and the fake Messages API:
+streamed updates, approvals through session/request_permission, session/cancel, modes, and bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from acp import RequestError, text_block
+
+from tests.acp_helpers import RecordingClient, acp_agent, agent_command
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+
+
+async def test_a_prompt_streams_its_reply_and_an_approved_edit_with_its_diff(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("Writing the note."), tool_use("write_file", {"path": "note.txt", "content": "hello\n"})),
+                reply(text("Done.")))
+    client = RecordingClient("allow_once")
+    async with acp_agent(repo, client) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        assert session.modes is not None and session.modes.current_mode_id == "ask"
+        assert {mode.id for mode in session.modes.available_modes} == {"ask", "auto", "read-only"}
+        answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id,
+                                                     prompt=[text_block("write a note")]), 60)
+    assert answer.stop_reason == "end_turn"
+    assert (repo / "note.txt").read_text() == "hello\n"  # approved by the client, written by the agent
+
+    kinds = client.kinds()
+    assert kinds[0] == "agent_message_chunk" and kinds[-1] == "agent_message_chunk"
+    started = next(update for update in client.updates if update.session_update == "tool_call")
+    finished = next(update for update in client.updates if update.session_update == "tool_call_update")
+    assert kinds.index("tool_call") < kinds.index("tool_call_update")
+    assert "".join(u.content.text for u in client.updates[:kinds.index("tool_call")]) == "Writing the note."
+    assert "".join(u.content.text for u in client.updates[kinds.index("tool_call_update") + 1:]) == "Done."
+    assert started.kind == "edit" and started.status == "in_progress" and started.title == "write_file note.txt"
+    assert [location.path for location in started.locations] == [str(repo / "note.txt")]
+    assert finished.tool_call_id == started.tool_call_id and finished.status == "completed"
+    diff = next(item for item in finished.content if item.type == "diff")
+    assert diff.path == str(repo / "note.txt") and diff.old_text is None and diff.new_text == "hello\n"
+
+    [(asked_call, options)] = client.permission_requests  # asked once, about the call the client was told of
+    assert asked_call.tool_call_id == started.tool_call_id and asked_call.status == "pending"
+    assert [option.kind for option in options] == ["allow_once", "allow_always", "reject_once"]
+    assert any(item.type == "diff" and item.new_text == "hello\n" for item in asked_call.content)
+
+
+async def test_a_rejected_command_does_not_run_and_its_call_fails(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "touch canary.txt"})), reply(text("It was refused.")))
+    client = RecordingClient("reject_once")
+    async with acp_agent(repo, client) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("touch")]), 60)
+    assert answer.stop_reason == "end_turn"
+    assert not (repo / "canary.txt").exists()
+    [(asked_call, _options)] = client.permission_requests
+    assert asked_call.content[0].content.text == "touch canary.txt"
+    finished = next(update for update in client.updates if update.session_update == "tool_call_update")
+    assert finished.status == "failed" and "denied" in finished.content[-1].content.text
+
+
+async def test_cancel_stops_the_turn_and_its_sandboxed_command(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "sleep 20; touch canary.txt"})), reply(text("never asked")))
+    client = RecordingClient("allow_once")
+    async with acp_agent(repo, client) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        prompt = asyncio.ensure_future(agent.prompt(session_id=session.session_id, prompt=[text_block("slow")]))
+        await asyncio.wait_for(client.asked.wait(), 60)
+        await asyncio.sleep(1.5)  # the command is running in the sandbox now
+        cancelled_at = time.monotonic()
+        await agent.cancel(session_id=session.session_id)
+        answer = await asyncio.wait_for(prompt, 30)
+        assert answer.stop_reason == "cancelled" and time.monotonic() - cancelled_at < 5
+        api.enqueue(reply(text("Still here.")))  # the session goes on after a cancelled prompt
+        again = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("hi")]), 60)
+        assert again.stop_reason == "end_turn"
+    await asyncio.sleep(1.0)
+    assert not (repo / "canary.txt").exists()  # the command's process tree was killed, not left to finish
+    assert len(api.requests) == 2  # the cancelled turn asked nothing more of the model
+
+
+async def test_read_only_mode_refuses_an_edit_without_asking(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "note.txt", "content": "x"})), reply(text("Refused.")))
+    client = RecordingClient("allow_once")
+    async with acp_agent(repo, client) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        await agent.set_session_mode(session_id=session.session_id, mode_id="read-only")
+        with pytest.raises(RequestError):
+            await agent.set_session_mode(session_id=session.session_id, mode_id="yolo")
+        answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("edit")]), 60)
+    assert answer.stop_reason == "end_turn" and client.permission_requests == []
+    assert not (repo / "note.txt").exists()
+
+
+async def test_a_session_for_another_folder_is_refused_clearly(repo: Path, tmp_path: Path, api: FakeMessagesAPI) -> None:
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    async with acp_agent(repo, RecordingClient()) as agent:
+        with pytest.raises(RequestError) as refused:
+            await asyncio.wait_for(agent.new_session(cwd=str(other), mcp_servers=[]), 60)
+    assert refused.value.code == -32602 and str(repo) in str(refused.value.data)
+
+
+async def test_unknown_fields_are_tolerated_and_another_protocol_version_is_answered_with_1(repo: Path) -> None:
+    """Raw lines: initialize asking for version 7 with fields ACP does not define is answered with version 1 (the
+    spec: the latest the agent supports); a line that is not JSON gets a JSON-RPC error and the agent goes on."""
+    command = agent_command(repo)
+    process = await asyncio.create_subprocess_exec(*command, cwd=str(repo), env=dict(os.environ),
+                                                   stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": 7, "clientCapabilities": {"fs": {"readTextFile": False}, "futureThing": {"x": 1}},
+            "someNewField": True}}).encode() + b"\n")
+        process.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "session/nonexistent", "params": {}}\n')
+        await process.stdin.drain()
+        first = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
+        second = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
+        answers = {answer["id"]: answer for answer in (first, second)}
+        assert answers[1]["result"]["protocolVersion"] == 1
+        capabilities = answers[1]["result"]["agentCapabilities"]
+        assert capabilities["loadSession"] is False and capabilities["promptCapabilities"]["image"] is False
+        assert answers[1]["result"]["agentInfo"]["name"] == "tuiagent"
+        assert answers[2]["error"]["code"] == -32601
+    finally:
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), 30)
+    assert process.returncode == 0
