@@ -13,11 +13,11 @@ import pytest
 from acp import RequestError, text_block
 
 from tests.acp_helpers import RecordingClient, acp_agent, agent_command
-from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, thinking, tool_use
 
 
 async def test_a_prompt_streams_its_reply_and_an_approved_edit_with_its_diff(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("Writing the note."), tool_use("write_file", {"path": "note.txt", "content": "hello\n"})),
+    api.enqueue(reply(thinking("A note is asked for."), text("Writing the note."), tool_use("write_file", {"path": "note.txt", "content": "hello\n"})),
                 reply(text("Done.")))
     client = RecordingClient("allow_once")
     async with acp_agent(repo, client) as agent:
@@ -30,11 +30,13 @@ async def test_a_prompt_streams_its_reply_and_an_approved_edit_with_its_diff(rep
     assert (repo / "note.txt").read_text() == "hello\n"  # approved by the client, written by the agent
 
     kinds = client.kinds()
-    assert kinds[0] == "agent_message_chunk" and kinds[-1] == "agent_message_chunk"
+    assert kinds[0] == "agent_thought_chunk" and kinds[-1] == "agent_message_chunk"
+    assert "".join(u.content.text for u in client.updates if u.session_update == "agent_thought_chunk") == "A note is asked for."
     started = next(update for update in client.updates if update.session_update == "tool_call")
     finished = next(update for update in client.updates if update.session_update == "tool_call_update")
     assert kinds.index("tool_call") < kinds.index("tool_call_update")
-    assert "".join(u.content.text for u in client.updates[:kinds.index("tool_call")]) == "Writing the note."
+    assert "".join(u.content.text for u in client.updates[:kinds.index("tool_call")]
+                   if u.session_update == "agent_message_chunk") == "Writing the note."
     assert "".join(u.content.text for u in client.updates[kinds.index("tool_call_update") + 1:]) == "Done."
     assert started.kind == "edit" and started.status == "in_progress" and started.title == "write_file note.txt"
     assert [location.path for location in started.locations] == [str(repo / "note.txt")]
@@ -63,7 +65,7 @@ async def test_a_rejected_command_does_not_run_and_its_call_fails(repo: Path, ap
 
 
 async def test_cancel_stops_the_turn_and_its_sandboxed_command(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("run_shell", {"command": "sleep 20; touch canary.txt"})), reply(text("never asked")))
+    api.enqueue(reply(tool_use("run_shell", {"command": "sleep 4; touch canary.txt"})), reply(text("never asked")))
     client = RecordingClient("allow_once")
     async with acp_agent(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
@@ -77,7 +79,7 @@ async def test_cancel_stops_the_turn_and_its_sandboxed_command(repo: Path, api: 
         api.enqueue(reply(text("Still here.")))  # the session goes on after a cancelled prompt
         again = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("hi")]), 60)
         assert again.stop_reason == "end_turn"
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(max(0.0, cancelled_at + 5 - time.monotonic()))  # past the moment the command would touch it
     assert not (repo / "canary.txt").exists()  # the command's process tree was killed, not left to finish
     assert len(api.requests) == 2  # the cancelled turn asked nothing more of the model
 
@@ -129,3 +131,30 @@ async def test_unknown_fields_are_tolerated_and_another_protocol_version_is_answ
         process.stdin.close()
         await asyncio.wait_for(process.wait(), 30)
     assert process.returncode == 0
+
+
+async def test_load_replays_a_recorded_session_and_the_model_sees_it_again(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("Reading."), tool_use("read_file", {"path": "README.md"})), reply(text("A demo.")))
+    async with acp_agent(repo, RecordingClient()) as agent:
+        first = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        await asyncio.wait_for(agent.prompt(session_id=first.session_id, prompt=[text_block("what is it?")]), 60)
+
+    client = RecordingClient()
+    api.enqueue(reply(text("I remember.")))
+    async with acp_agent(repo, client) as agent:
+        with pytest.raises(RequestError) as missing:
+            await asyncio.wait_for(agent.load_session(cwd=str(repo), session_id="no-such-session", mcp_servers=[]), 60)
+        assert missing.value.code == -32602
+        loaded = await asyncio.wait_for(agent.load_session(cwd=str(repo), session_id=first.session_id, mcp_servers=[]), 60)
+        assert loaded is not None and loaded.modes is not None
+        replayed = list(client.updates)  # all of it arrived before the answer
+        answer = await asyncio.wait_for(agent.prompt(session_id=first.session_id, prompt=[text_block("and?")]), 60)
+    assert answer.stop_reason == "end_turn"
+    kinds = [update.session_update for update in replayed]
+    assert kinds[0] == "user_message_chunk" and replayed[0].content.text == "what is it?"
+    assert kinds.index("tool_call") < kinds.index("tool_call_update") and kinds[-1] == "agent_message_chunk"
+    call = replayed[kinds.index("tool_call")]
+    assert call.title == "read_file README.md" and call.locations[0].path == str(repo / "README.md")
+    assert "".join(u.content.text for u in replayed if u.session_update == "agent_message_chunk") == "Reading.A demo."
+    sent = api.requests[-1].messages
+    assert sent[0]["content"][0]["text"] == "what is it?" and len(sent) == 5

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp import PROTOCOL_VERSION, RequestError
-from acp.schema import (AgentCapabilities, Implementation, InitializeResponse, McpCapabilities, NewSessionResponse,
+from acp.schema import (AgentCapabilities, Implementation, InitializeResponse, LoadSessionResponse, McpCapabilities,
+                        NewSessionResponse,
                         PromptCapabilities, PromptResponse, SessionCapabilities, SetSessionModeResponse)
 
 from tui_agent.acp.approvals import AcpApprovals
@@ -55,24 +56,46 @@ class TuiAgentAcp:
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
                          **kwargs: Any) -> InitializeResponse:
         """Version 1 is the only one spoken: a client asking for another gets 1, and may disconnect (the spec's rule).
-        Images, audio, embedded context, session/load and HTTP/SSE MCP servers are not offered."""
-        capabilities = AgentCapabilities(load_session=False, prompt_capabilities=PromptCapabilities(
+        Images, audio, embedded context and HTTP/SSE MCP servers are not offered."""
+        capabilities = AgentCapabilities(load_session=True, prompt_capabilities=PromptCapabilities(
             image=False, audio=False, embedded_context=False), mcp_capabilities=McpCapabilities(http=False, sse=False),
             session_capabilities=SessionCapabilities())
         return InitializeResponse(protocol_version=PROTOCOL_VERSION, agent_capabilities=capabilities, auth_methods=[],
                                   agent_info=Implementation(name="tuiagent", title="tuiagent", version=_version()))
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
+        session = await self._open(cwd, mcp_servers or [], resume=None)
+        return NewSessionResponse(session_id=session.session_id, modes=modes(session.agent.permissions.mode))
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           **kwargs: Any) -> LoadSessionResponse:
+        """Reopen a recorded session (`.agent/sessions/ID.jsonl`): its conversation is replayed as updates, then the
+        model sees it again with the next prompt."""
+        from tui_agent.acp.replay import replayed
+
+        if session_id in self.sessions:
+            raise RequestError.invalid_params({"message": f"session {session_id!r} is open on this connection already"})
+        session = await self._open(cwd, mcp_servers or [], resume=session_id)
+        assert self.client is not None
+        for update in replayed(session.agent.project.root, session.agent.session.path):
+            await self.client.session_update(session_id=session.session_id, update=update)
+        return LoadSessionResponse(modes=modes(session.agent.permissions.mode))
+
+    async def _open(self, cwd: str, mcp_servers: list[Any], *, resume: str | None) -> AcpSession:
+        from tui_agent.core.agent.sessions import SessionNotFound
         from tui_agent.core.runtime import open_runtime
 
         self._check_cwd(cwd)
-        configs = client_servers(mcp_servers or [])
+        configs = client_servers(mcp_servers)
         approvals = AcpApprovals()
         options = self.options
-        runtime = await open_runtime(options.project, approve=approvals, model=options.model,
-                                     sandbox_tier=options.sandbox_tier, permission_mode=options.permission_mode,
-                                     trust_project=options.trust_project,
-                                     denial_hint="(the client did not approve this call)")
+        try:
+            runtime = await open_runtime(options.project, approve=approvals, model=options.model, resume=resume,
+                                         sandbox_tier=options.sandbox_tier, permission_mode=options.permission_mode,
+                                         trust_project=options.trust_project,
+                                         denial_hint="(the client did not approve this call)")
+        except SessionNotFound as error:
+            raise RequestError.invalid_params({"message": str(error)}) from None
         agent = runtime.agent
         if agent is None:
             await runtime.aclose()
@@ -87,7 +110,7 @@ class TuiAgentAcp:
             await session.aclose()
             raise
         self.sessions[session.session_id] = session
-        return NewSessionResponse(session_id=session.session_id, modes=modes(agent.permissions.mode))
+        return session
 
     def _check_cwd(self, cwd: str) -> None:
         if not Path(cwd).is_absolute():

@@ -51,9 +51,10 @@ def read_text(path: Path | None) -> str | None:
         return None
 
 
-def view_of(root: Path, call_id: str, name: str, arguments: dict[str, Any]) -> CallView:
+def view_of(root: Path, call_id: str, name: str, arguments: dict[str, Any], *, read: bool = True) -> CallView:
+    """The call as announced; `read`: an edit's file is read now (its text before the call runs)."""
     path = edited_path(root, name, arguments)
-    before = read_text(path) if KINDS.get(name) in ("edit", "delete") else None
+    before = read_text(path) if read and KINDS.get(name) in ("edit", "delete") else None
     return CallView(call_id, name, arguments, path, before)
 
 

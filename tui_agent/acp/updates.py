@@ -7,7 +7,7 @@ from typing import Any, Union
 
 from acp import text_block, tool_content, update_agent_message_text, update_agent_thought_text
 from acp.schema import (AgentMessageChunk, AgentThoughtChunk, ContentToolCallContent, FileEditToolCallContent,
-                        StopReason, TerminalToolCallContent, ToolCallProgress, ToolCallStart)
+                        StopReason, TerminalToolCallContent, ToolCallProgress, ToolCallStart, UserMessageChunk)
 
 from tui_agent.acp.toolcalls import (KINDS, CallView, clipped, diff, locations, proposed_text, read_text, title,
                                      view_of)
@@ -15,7 +15,7 @@ from tui_agent.core.events import (Event, Notice, TextDelta, ThinkingDelta, Tool
                                    ToolOutputDelta, TurnFailed, TurnFinished)
 
 ToolContent = Union[ContentToolCallContent, FileEditToolCallContent, TerminalToolCallContent]
-Update = Union[AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress]
+Update = Union[UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress]
 STOP_REASONS: dict[str, StopReason] = {"max_tokens": "max_tokens", "model_context_window_exceeded": "max_tokens",
                                        "refusal": "refusal", "max_turns": "max_turn_requests"}
 """The core's stop or failure kinds that ACP names; every other end of a turn is end_turn, or an error."""
@@ -28,8 +28,10 @@ class TurnFailure(Exception):
 class EventMapper:
     """Follows one turn's events; `updates(event)` gives what the client is told, `stop` how the turn ended."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, replay: bool = False) -> None:
         self.root = root
+        self.replay = replay
+        """Replaying a recorded session (session/load): no file is read for a diff, the files have moved on."""
         self.calls: dict[str, CallView] = {}
         self.running: CallView | None = None
         """The call being run (calls run one after another): the one an approval is about."""
@@ -56,7 +58,8 @@ class EventMapper:
         return []
 
     def _started(self, event: ToolCallStarted) -> ToolCallStart:
-        view = self.calls[event.call_id] = view_of(self.root, event.call_id, event.name, event.arguments)
+        view = self.calls[event.call_id] = view_of(self.root, event.call_id, event.name, event.arguments,
+                                                   read=not self.replay)
         self.running = view
         return ToolCallStart(session_update="tool_call", tool_call_id=event.call_id, title=title(view, self.root),
                              kind=KINDS.get(event.name, "other"), status="in_progress", locations=locations(view),
@@ -64,7 +67,7 @@ class EventMapper:
 
     def proposal(self, view: CallView) -> list[ToolContent] | None:
         """What the call is about to do: an edit's diff, or the command it runs."""
-        edit = diff(view, proposed_text(view))
+        edit = diff(view, proposed_text(view)) if not self.replay else None
         if edit is not None:
             return list(edit)
         for key in ("command", "code"):
@@ -84,7 +87,7 @@ class EventMapper:
         view = self.calls.get(event.call_id) or view_of(self.root, event.call_id, event.name, {})
         self.running = None
         content: list[Any] = []
-        if not event.is_error and KINDS.get(event.name) in ("edit", "delete"):
+        if not event.is_error and not self.replay and KINDS.get(event.name) in ("edit", "delete"):
             content += diff(view, read_text(view.path) if view.path is None or view.path.exists() else "") or []
         content.append(tool_content(text_block(clipped(event.result))))
         return ToolCallProgress(session_update="tool_call_update", tool_call_id=event.call_id,
