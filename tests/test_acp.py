@@ -147,7 +147,7 @@ async def test_load_replays_a_recorded_session_and_the_model_sees_it_again(repo:
         assert missing.value.code == -32602
         loaded = await asyncio.wait_for(agent.load_session(cwd=str(repo), session_id=first.session_id, mcp_servers=[]), 60)
         assert loaded is not None and loaded.modes is not None
-        replayed = list(client.updates)  # all of it arrived before the answer
+        replayed = [u for u in client.updates if u.session_update != "available_commands_update"]  # before the answer
         answer = await asyncio.wait_for(agent.prompt(session_id=first.session_id, prompt=[text_block("and?")]), 60)
     assert answer.stop_reason == "end_turn"
     kinds = [update.session_update for update in replayed]
@@ -158,3 +158,24 @@ async def test_load_replays_a_recorded_session_and_the_model_sees_it_again(repo:
     assert "".join(u.content.text for u in replayed if u.session_update == "agent_message_chunk") == "Reading.A demo."
     sent = api.requests[-1].messages
     assert sent[0]["content"][0]["text"] == "what is it?" and len(sent) == 5
+
+
+async def test_slash_commands_are_offered_and_undo_takes_back_the_last_turn(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "note.txt", "content": "to be undone\n"})), reply(text("Written.")))
+    client = RecordingClient("allow_once")
+    async with acp_agent(repo, client) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("write")]), 60)
+        assert (repo / "note.txt").exists()
+        answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("/undo")]), 60)
+        assert answer.stop_reason == "end_turn" and not (repo / "note.txt").exists()  # taken back, as the TUI's /undo
+        api.enqueue(reply(text("Drafting.")))
+        await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("/init keep it short")]), 60)
+    [offered] = [u for u in client.updates if u.session_update == "available_commands_update"]
+    assert {command.name for command in offered.available_commands} >= {"init", "undo"}
+    undo_reply = [u for u in client.updates if u.session_update == "agent_message_chunk"][1]
+    assert "undid" in undo_reply.content.text.lower() or "undo" in undo_reply.content.text.lower()
+    assert len(api.requests) == 3  # /undo asked nothing of the model; /init is a prompt
+    sent = api.requests[-1].messages[-1]["content"]
+    assert "AGENTS.md" in json.dumps(sent) and "keep it short" in json.dumps(sent)
+    assert "the user undid your changes" in json.dumps(api.requests[-1].messages)

@@ -65,6 +65,7 @@ class TuiAgentAcp:
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers or [], resume=None)
+        session.announce_commands()
         return NewSessionResponse(session_id=session.session_id, modes=modes(session.agent.permissions.mode))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
@@ -79,6 +80,7 @@ class TuiAgentAcp:
         assert self.client is not None
         for update in replayed(session.agent.project.root, session.agent.session.path):
             await self.client.session_update(session_id=session.session_id, update=update)
+        session.announce_commands()
         return LoadSessionResponse(modes=modes(session.agent.permissions.mode))
 
     async def _open(self, cwd: str, mcp_servers: list[Any], *, resume: str | None) -> AcpSession:

@@ -6,9 +6,10 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from acp import RequestError
+from acp import RequestError, update_agent_message_text
 from acp.schema import SessionMode, SessionModeState, StopReason
 
+from tui_agent.acp import commands
 from tui_agent.acp.approvals import AcpApprovals
 from tui_agent.acp.updates import EventMapper
 from tui_agent.core.agent.permissions import PERMISSION_MODES
@@ -44,6 +45,7 @@ class AcpSession:
         self.session_id = agent.session_id
         approvals.client, approvals.session_id = client, self.session_id
         self._turn: asyncio.Task[StopReason] | None = None
+        self._announcing: asyncio.Task[None] | None = None
         self.hub: McpHub | None = None
         """The MCP servers the client named in session/new (the project's own are the runtime's)."""
 
@@ -62,10 +64,26 @@ class AcpSession:
         if self.hub.connections:
             self.agent.tool_providers.append(McpToolProvider(self.hub))
 
+    def announce_commands(self, delay_s: float = 0.1) -> None:
+        """available_commands_update, sent just after the session/new (or load) answer has gone out."""
+
+        async def send() -> None:
+            await asyncio.sleep(delay_s)
+            await self.client.session_update(session_id=self.session_id, update=commands.available(self.runtime))
+
+        self._announcing = asyncio.get_running_loop().create_task(send())
+
     async def prompt(self, text: str) -> StopReason:
         if self._turn is not None and not self._turn.done():
             raise RequestError.invalid_request({"message": "a prompt is already running in this session: wait for "
                                                            "it, or send session/cancel"})
+        slash = commands.parse(text)
+        if slash is not None and commands.known(self.runtime, slash) and slash.name != "init":
+            reply = await commands.run_without_model(self.runtime, slash)
+            await self.client.session_update(session_id=self.session_id, update=update_agent_message_text(reply))
+            return "end_turn"
+        if slash is not None and slash.name == "init":
+            text = commands.init_text(slash)
         self._turn = asyncio.create_task(self._run(text))
         try:
             return await asyncio.shield(self._turn)
@@ -100,6 +118,8 @@ class AcpSession:
         self.agent.permissions.set_mode(mode)
 
     async def aclose(self) -> None:
+        if self._announcing is not None:
+            self._announcing.cancel()
         await self.cancel()
         if self.hub is not None:
             await self.hub.aclose()
