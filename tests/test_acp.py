@@ -179,3 +179,17 @@ async def test_slash_commands_are_offered_and_undo_takes_back_the_last_turn(repo
     sent = api.requests[-1].messages[-1]["content"]
     assert "AGENTS.md" in json.dumps(sent) and "keep it short" in json.dumps(sent)
     assert "the user undid your changes" in json.dumps(api.requests[-1].messages)
+
+
+def test_prompt_blocks_become_the_turns_text_and_an_image_is_refused_clearly() -> None:
+    from acp import image_block, resource_block, resource_link_block
+    from acp.helpers import embedded_text_resource
+
+    from tui_agent.acp.prompts import prompt_text
+
+    text_of = prompt_text([text_block("look at"), resource_link_block("main.py", "file:///p/main.py"),
+                           resource_block(embedded_text_resource("file:///p/a.txt", "A-TEXT"))])
+    assert text_of == 'look at\n[main.py](file:///p/main.py)\n<context uri="file:///p/a.txt">\nA-TEXT\n</context>'
+    with pytest.raises(RequestError) as refused:
+        prompt_text([image_block("aGk=", "image/png")])
+    assert refused.value.code == -32602 and "not image content" in str(refused.value.data)
