@@ -194,3 +194,26 @@ def test_prompt_blocks_become_the_turns_text_and_an_image_is_refused_clearly() -
     with pytest.raises(RequestError) as refused:
         prompt_text([image_block("aGk=", "image/png")])
     assert refused.value.code == -32602 and "not image content" in str(refused.value.data)
+
+
+async def test_authoring_and_pruning_a_tool_show_as_tool_calls_with_their_diffs(repo: Path, api: FakeMessagesAPI) -> None:
+    from tests.catalog_support import tool_source
+
+    source = tool_source("double")
+    api.enqueue(reply(tool_use("create_tool", {"name": "double", "source": source})),
+                reply(tool_use("prune_tool", {"name": "double"})), reply(text("Made and pruned.")))
+    client = RecordingClient("allow_once")
+    async with acp_agent(repo, client) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("tool")]), 90)
+    assert answer.stop_reason == "end_turn"
+    tool_file = str(repo / ".agent" / "tools" / "double.py")
+    created, pruned = [u for u in client.updates if u.session_update == "tool_call"]
+    assert created.kind == "edit" and created.title == "create_tool .agent/tools/double.py"
+    assert pruned.kind == "delete" and pruned.locations[0].path == tool_file
+    made, gone = [u for u in client.updates if u.session_update == "tool_call_update" and u.status]
+    assert made.status == "completed" and gone.status == "completed", (made, gone)
+    [made_diff] = [item for item in made.content if item.type == "diff"]
+    assert made_diff.path == tool_file and made_diff.old_text is None and made_diff.new_text == source
+    [gone_diff] = [item for item in gone.content if item.type == "diff"]
+    assert gone_diff.old_text == source and gone_diff.new_text == ""
