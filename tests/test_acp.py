@@ -34,11 +34,13 @@ async def test_a_prompt_streams_its_reply_and_an_approved_edit_with_its_diff(rep
     assert kinds[0] == "agent_thought_chunk" and kinds[-1] == "agent_message_chunk"
     assert "".join(u.content.text for u in client.updates if u.session_update == "agent_thought_chunk") == "A note is asked for."
     started = next(update for update in client.updates if update.session_update == "tool_call")
-    finished = next(update for update in client.updates if update.session_update == "tool_call_update")
+    running, finished = [update for update in client.updates if update.session_update == "tool_call_update"]
+    assert running.status == "in_progress" and running.tool_call_id == started.tool_call_id  # approved: it runs
     assert kinds.index("tool_call") < kinds.index("tool_call_update")
     assert "".join(u.content.text for u in client.updates[:kinds.index("tool_call")]
                    if u.session_update == "agent_message_chunk") == "Writing the note."
-    assert "".join(u.content.text for u in client.updates[kinds.index("tool_call_update") + 1:]) == "Done."
+    assert "".join(u.content.text for u in client.updates[kinds.index("tool_call_update") + 1:]
+                   if u.session_update == "agent_message_chunk") == "Done."
     assert started.kind == "edit" and started.status == "in_progress" and started.title == "write_file note.txt"
     assert [location.path for location in started.locations] == [str(repo / "note.txt")]
     assert finished.tool_call_id == started.tool_call_id and finished.status == "completed"

@@ -60,7 +60,8 @@ def test_acpx_exec_runs_an_approved_edit(acpx: Path, repo: Path, tmp_path: Path,
     [asked] = [line for line in lines if line.get("method") == "session/request_permission"]
     [call] = updates(lines, "tool_call")
     assert asked["params"]["toolCall"]["toolCallId"] == call["toolCallId"] and call["kind"] == "edit"
-    [finished] = updates(lines, "tool_call_update")
+    running, finished = updates(lines, "tool_call_update")
+    assert running == {"sessionUpdate": "tool_call_update", "toolCallId": call["toolCallId"], "status": "in_progress"}
     assert finished["status"] == "completed"
     assert {"type": "diff", "path": str(repo / "note.txt"), "newText": "from acpx\n"}.items() <= finished["content"][0].items()
     assert "".join(u["content"]["text"] for u in updates(lines, "agent_message_chunk")) == "Writing.The note is written."

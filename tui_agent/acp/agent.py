@@ -94,8 +94,7 @@ class TuiAgentAcp:
         try:
             runtime = await open_runtime(options.project, approve=approvals, model=options.model, resume=resume,
                                          sandbox_tier=options.sandbox_tier, permission_mode=options.permission_mode,
-                                         trust_project=options.trust_project,
-                                         denial_hint="(the client did not approve this call)")
+                                         trust_project=options.trust_project)
         except SessionNotFound as error:
             raise RequestError.invalid_params({"message": str(error)}) from None
         agent = runtime.agent

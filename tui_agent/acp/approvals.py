@@ -6,7 +6,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from acp import text_block, tool_content
-from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
+from acp.schema import AllowedOutcome, PermissionOption, ToolCallProgress, ToolCallUpdate
 
 from tui_agent.acp.toolcalls import KINDS
 from tui_agent.core.agent.permission_rules import suggested_rule
@@ -45,11 +45,14 @@ class AcpApprovals:
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
         if self.client is None:
             return ApprovalAnswer(False)
-        response = await self.client.request_permission(session_id=self.session_id, tool_call=self._call(request),
+        call = self._call(request)
+        response = await self.client.request_permission(session_id=self.session_id, tool_call=call,
                                                         options=options_for(request))
         outcome = response.outcome
         if not isinstance(outcome, AllowedOutcome) or outcome.option_id not in (ALLOW_ONCE, ALLOW_ALWAYS):
             return ApprovalAnswer(False)
+        await self.client.session_update(session_id=self.session_id, update=ToolCallProgress(
+            session_update="tool_call_update", tool_call_id=call.tool_call_id, status="in_progress"))
         if outcome.option_id == ALLOW_ALWAYS and not request.protected and request.kind != "network":
             return ApprovalAnswer(True, suggested_rule(request.tool, request.subject), "session")
         return ApprovalAnswer(True)
