@@ -219,3 +219,25 @@ async def test_authoring_and_pruning_a_tool_show_as_tool_calls_with_their_diffs(
     assert made_diff.path == tool_file and made_diff.old_text is None and made_diff.new_text == source
     [gone_diff] = [item for item in gone.content if item.type == "diff"]
     assert gone_diff.old_text == source and gone_diff.new_text == ""
+
+
+async def test_the_clients_stdio_mcp_server_joins_the_session_and_http_is_refused(repo: Path, api: FakeMessagesAPI) -> None:
+    import sys
+
+    from acp.schema import HttpMcpServer, McpServerStdio
+
+    clock = McpServerStdio(name="clock", command=sys.executable, args=["-m", "mcp_server_time", "--local-timezone", "UTC"],
+                           env=[])
+    api.enqueue(reply(tool_use("mcp__clock__get_current_time", {"timezone": "UTC"})), reply(text("It is now.")))
+    client = RecordingClient("allow_once")
+    async with acp_agent(repo, client) as agent:
+        with pytest.raises(RequestError) as refused:
+            await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[
+                HttpMcpServer(type="http", name="web", url="http://127.0.0.1:9/mcp", headers=[])]), 60)
+        assert refused.value.code == -32602 and "http servers are not supported" in str(refused.value.data)
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[clock]), 60)
+        answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("time?")]), 60)
+    assert answer.stop_reason == "end_turn"
+    assert "mcp__clock__get_current_time" in api.requests[0].tool_names
+    finished = [u for u in client.updates if u.session_update == "tool_call_update" and u.status == "completed"]
+    assert len(finished) == 1 and '"timezone": "UTC"' in finished[0].content[-1].content.text
