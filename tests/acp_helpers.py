@@ -12,7 +12,8 @@ from typing import Any
 
 from acp import PROTOCOL_VERSION
 from acp.client.connection import ClientSideConnection
-from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+from acp.schema import (AllowedOutcome, ClientCapabilities, DeniedOutcome, FileSystemCapabilities,
+                        ReadTextFileResponse, RequestPermissionResponse)
 from acp.stdio import spawn_agent_process
 
 
@@ -25,6 +26,8 @@ class RecordingClient:
         self.updates: list[Any] = []
         self.permission_requests: list[Any] = []
         self.asked = asyncio.Event()
+        self.buffers: dict[str, str] = {}
+        self.buffer_reads: list[str] = []
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
@@ -36,6 +39,12 @@ class RecordingClient:
         if self.answer is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.answer))
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
+                             **kwargs: Any) -> ReadTextFileResponse:
+        """The editor's buffer of `path` (`buffers`), else the file on disk, as an editor answers."""
+        self.buffer_reads.append(path)
+        return ReadTextFileResponse(content=self.buffers.get(path) or Path(path).read_text())
 
     def on_connect(self, conn: Any) -> None:
         pass
@@ -49,13 +58,16 @@ def agent_command(repo: Path, *flags: str) -> list[str]:
 
 
 @asynccontextmanager
-async def acp_agent(repo: Path, client: RecordingClient, *flags: str) -> AsyncIterator[ClientSideConnection]:
+async def acp_agent(repo: Path, client: RecordingClient, *flags: str,
+                    reads_buffers: bool = False) -> AsyncIterator[ClientSideConnection]:
     """`tuiagent acp` spawned by the SDK (the environment: the fake API's address, the trusted test folders), with
     `initialize` done."""
     command = agent_command(repo, *flags)
     async with spawn_agent_process(client, command[0], *command[1:], env=dict(os.environ), cwd=str(repo),
                                    transport_kwargs={"stderr": None}) as (connection, _process):
-        answer = await asyncio.wait_for(connection.initialize(protocol_version=PROTOCOL_VERSION), 60)
+        capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=reads_buffers))
+        answer = await asyncio.wait_for(connection.initialize(protocol_version=PROTOCOL_VERSION,
+                                                              client_capabilities=capabilities), 60)
         assert answer.protocol_version == PROTOCOL_VERSION
         yield connection
 

@@ -241,3 +241,20 @@ async def test_the_clients_stdio_mcp_server_joins_the_session_and_http_is_refuse
     assert "mcp__clock__get_current_time" in api.requests[0].tool_names
     finished = [u for u in client.updates if u.session_update == "tool_call_update" and u.status == "completed"]
     assert len(finished) == 1 and '"timezone": "UTC"' in finished[0].content[-1].content.text
+
+
+@pytest.mark.parametrize("offered", [True, False])
+async def test_read_file_shows_the_editors_unsaved_buffer_when_the_client_offers_it(repo: Path, api: FakeMessagesAPI,
+                                                                                    offered: bool) -> None:
+    readme = repo / "README.md"
+    on_disk = readme.read_text()
+    api.enqueue(reply(tool_use("read_file", {"path": "README.md"})), reply(text("Read.")))
+    client = RecordingClient()
+    client.buffers[str(readme)] = "UNSAVED-EDITOR-LINE\n"
+    async with acp_agent(repo, client, reads_buffers=offered) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("read it")]), 60)
+    result = json.dumps(api.requests[-1].messages[-1]["content"])
+    assert ("UNSAVED-EDITOR-LINE" in result) is offered and (on_disk.splitlines()[0] in result) is not offered
+    assert client.buffer_reads == ([str(readme)] if offered else [])  # never asked of a client that did not offer it
+    assert readme.read_text() == on_disk  # the buffer is shown, not written

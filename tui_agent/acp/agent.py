@@ -49,6 +49,8 @@ class TuiAgentAcp:
         self.options = options
         self.client: Client | None = None
         self.sessions: dict[str, AcpSession] = {}
+        self.reads_buffers = False
+        """The client offered fs/read_text_file: read_file shows the editor's unsaved text."""
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
@@ -57,6 +59,8 @@ class TuiAgentAcp:
                          **kwargs: Any) -> InitializeResponse:
         """Version 1 is the only one spoken: a client asking for another gets 1, and may disconnect (the spec's rule).
         Images, audio, embedded context and HTTP/SSE MCP servers are not offered."""
+        fs = getattr(client_capabilities, "fs", None)
+        self.reads_buffers = bool(getattr(fs, "read_text_file", False))
         capabilities = AgentCapabilities(load_session=True, prompt_capabilities=PromptCapabilities(
             image=False, audio=False, embedded_context=False), mcp_capabilities=McpCapabilities(http=False, sse=False),
             session_capabilities=SessionCapabilities())
@@ -105,6 +109,10 @@ class TuiAgentAcp:
             log.warning("%s", problem)
         assert self.client is not None
         session = AcpSession(runtime, agent, self.client, approvals)
+        if self.reads_buffers:
+            from tui_agent.acp.buffers import EditorBuffers
+
+            agent.executor.gate = EditorBuffers(self.client, session.session_id)
         try:
             await session.add_servers(configs)
         except BaseException:
