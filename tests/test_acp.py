@@ -68,13 +68,13 @@ async def test_a_rejected_command_does_not_run_and_its_call_fails(repo: Path, ap
 
 
 async def test_cancel_stops_the_turn_and_its_sandboxed_command(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("run_shell", {"command": "sleep 4; touch canary.txt"})), reply(text("never asked")))
+    api.enqueue(reply(tool_use("run_shell", {"command": "sleep 3; touch canary.txt"})), reply(text("never asked")))
     client = RecordingClient("allow_once")
     async with acp_agent(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         prompt = asyncio.ensure_future(agent.prompt(session_id=session.session_id, prompt=[text_block("slow")]))
         await asyncio.wait_for(client.asked.wait(), 60)
-        await asyncio.sleep(1.5)  # the command is running in the sandbox now
+        await asyncio.sleep(1.0)  # the command is running in the sandbox now
         cancelled_at = time.monotonic()
         await agent.cancel(session_id=session.session_id)
         answer = await asyncio.wait_for(prompt, 30)
@@ -82,7 +82,7 @@ async def test_cancel_stops_the_turn_and_its_sandboxed_command(repo: Path, api: 
         api.enqueue(reply(text("Still here.")))  # the session goes on after a cancelled prompt
         again = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("hi")]), 60)
         assert again.stop_reason == "end_turn"
-    await asyncio.sleep(max(0.0, cancelled_at + 5 - time.monotonic()))  # past the moment the command would touch it
+    await asyncio.sleep(max(0.0, cancelled_at + 3.5 - time.monotonic()))  # past the moment the command would touch it
     assert not (repo / "canary.txt").exists()  # the command's process tree was killed, not left to finish
     assert len(api.requests) == 2  # the cancelled turn asked nothing more of the model
 
