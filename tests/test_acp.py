@@ -258,3 +258,18 @@ async def test_read_file_shows_the_editors_unsaved_buffer_when_the_client_offers
     assert ("UNSAVED-EDITOR-LINE" in result) is offered and (on_disk.splitlines()[0] in result) is not offered
     assert client.buffer_reads == ([str(readme)] if offered else [])  # never asked of a client that did not offer it
     assert readme.read_text() == on_disk  # the buffer is shown, not written
+
+
+async def test_an_untrusted_project_says_so_with_the_first_prompt_and_runs_restricted(
+        repo: Path, untrusted_config: Path, api: FakeMessagesAPI) -> None:
+    (repo / ".agent").mkdir(exist_ok=True)
+    api.enqueue(reply(text("Hello.")), reply(text("Again.")))
+    client = RecordingClient()
+    async with acp_agent(repo, client) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        for words in ("hi", "hi again"):
+            await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block(words)]), 60)
+    warnings = [u.content.text for u in client.updates if u.session_update == "agent_thought_chunk"]
+    assert any("not trusted" in warning and "tuiagent trust" in warning for warning in warnings)
+    assert len([w for w in warnings if "not trusted" in w]) == 1  # told once, with the first prompt
+    assert "create_tool" not in api.requests[0].tool_names  # restricted: no catalog

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from acp import RequestError, update_agent_message_text
+from acp import RequestError, update_agent_message_text, update_agent_thought_text
 from acp.schema import SessionMode, SessionModeState, StopReason
 
 from tui_agent.acp import commands
@@ -46,6 +46,8 @@ class AcpSession:
         approvals.client, approvals.session_id = client, self.session_id
         self._turn: asyncio.Task[StopReason] | None = None
         self._announcing: asyncio.Task[None] | None = None
+        self._untold = list(runtime.problems)
+        """What the project's opening found (an untrusted project, a tool that failed): told with the first prompt."""
         self.hub: McpHub | None = None
         """The MCP servers the client named in session/new (the project's own are the runtime's)."""
 
@@ -95,6 +97,10 @@ class AcpSession:
     async def _run(self, text: str) -> StopReason:
         mapper = EventMapper(self.agent.project.root)
         self.approvals.mapper = mapper
+        untold, self._untold = self._untold, []
+        for problem in untold:
+            await self.client.session_update(session_id=self.session_id,
+                                             update=update_agent_thought_text(f"[warning] {problem}\n"))
         try:
             async for event in self.agent.run_turn(text):
                 for update in mapper.updates(event):
