@@ -273,3 +273,17 @@ async def test_an_untrusted_project_says_so_with_the_first_prompt_and_runs_restr
     assert any("not trusted" in warning and "tuiagent trust" in warning for warning in warnings)
     assert len([w for w in warnings if "not trusted" in w]) == 1  # told once, with the first prompt
     assert "create_tool" not in api.requests[0].tool_names  # restricted: no catalog
+
+
+async def test_allow_always_covers_the_next_call_of_its_rule_for_the_session(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("run_shell", {"command": "touch a.txt"})),
+                reply(tool_use("run_shell", {"command": "touch b.txt"})), reply(text("Both.")))
+    client = RecordingClient("allow_always")
+    async with acp_agent(repo, client) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("touch both")]), 60)
+    assert (repo / "a.txt").exists() and (repo / "b.txt").exists()
+    [(_call, options)] = client.permission_requests  # the second command was covered by `run_shell(touch:*)`
+    assert [option.name for option in options if option.kind == "allow_always"] == [
+        "Always allow run_shell(touch:*) (this session)"]
+    assert not (repo / ".agent" / "config.local.toml").exists()  # a session rule: nothing saved
