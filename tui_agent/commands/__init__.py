@@ -16,3 +16,4 @@ from tui_agent.commands import recipes; COMMAND_GROUPS.append(recipes)  # noqa: 
 from tui_agent.commands import config; COMMAND_GROUPS.append(config)  # noqa: E402,E702  (tuiagent config)
 from tui_agent.commands import mcp; COMMAND_GROUPS.append(mcp)  # noqa: E402,E702  (tuiagent mcp serve|list)
 from tui_agent.commands import trust; COMMAND_GROUPS.append(trust)  # noqa: E402,E702  (tuiagent trust|untrust)
+from tui_agent.commands import acp; COMMAND_GROUPS.append(acp)  # noqa: E402,E702  (tuiagent acp)

@@ -50,7 +50,12 @@ async def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         return _image_output(relative_name(ctx.project.root, real), data, image)
     if _is_binary(data):
         return ToolOutput(f"{relative_name(ctx.project.root, real)} is a binary file ({len(data)} bytes); not shown")
-    lines = data.decode("utf-8", errors="replace").splitlines()
+    return numbered_output(data.decode("utf-8", errors="replace"), offset, limit)
+
+
+def numbered_output(content: str, offset: int, limit: int) -> ToolOutput:
+    """read_file's view of a text: `limit` lines from line `offset`, numbered, long lines cut."""
+    lines = content.splitlines()
     chosen = lines[offset - 1 : offset - 1 + limit]
     numbered = []
     for number, line in enumerate(chosen, start=offset):

@@ -108,6 +108,20 @@ class Agent:
         self.thinking, self._setup_notes = thinking_from(settings)
         if self.thinking.note_for(client.model):
             self._setup_notes.append(self.thinking.note_for(client.model))
+        self._setup_notes += self._offer_skills()
+
+    def _offer_skills(self) -> list[str]:
+        """Agent Skills of the project (trusted) and the home: listed in the system prompt, loaded by use_skill;
+        a SKILL.md that is not valid is named in a warning at the first turn."""
+        from pathlib import Path
+
+        from tui_agent.core.agent.skill_provider import SkillProvider
+        from tui_agent.core.agent.skills import discover
+
+        skills, problems = discover(self.project.root, Path.home(), trusted=self.trusted)
+        if skills:
+            self.tool_providers.append(SkillProvider(skills))
+        return problems
 
     @property
     def model(self) -> str:

@@ -88,6 +88,12 @@ class Prompting:
     def _session_context(self) -> tuple[str, str]:
         """AGENTS.md/CLAUDE.md and the environment, read at the session's first request and kept for the session."""
         if self._context is None:
-            self._context = (project_instructions(self.project.root, trusted=self.trusted),
-                             Environment.capture(self.project.root).text())
+            from tui_agent.core.agent.skill_provider import SkillProvider
+            from tui_agent.core.agent.skills import skills_prompt
+
+            offered = [skill for provider in self.providers if isinstance(provider, SkillProvider)
+                       for skill in provider.skills.values()]
+            instructions = "\n\n".join(part for part in (project_instructions(self.project.root, trusted=self.trusted),
+                                                          skills_prompt(offered)) if part)
+            self._context = (instructions, Environment.capture(self.project.root).text())
         return self._context

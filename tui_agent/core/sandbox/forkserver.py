@@ -194,7 +194,11 @@ class ForkServer:
         if self._cancelled:
             await self.kill_run()  # cancelled while the child was being handed over
         waiters: set[asyncio.Future[Any]] = {exited, flood_waiter}
-        done, _pending = await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _pending = await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            await asyncio.shield(_stop_reading(result_task, flood_waiter))
+            raise
         timed_out = not done
         if timed_out or flooded.is_set() or self._cancelled:
             await self.kill_run()
@@ -279,6 +283,15 @@ class ForkServer:
             await asyncio.gather(self._exit_reader, return_exceptions=True)
         await self.zygote.discard()
         await asyncio.gather(*list(self._removing.values()), return_exceptions=True)
+
+
+async def _stop_reading(*tasks: asyncio.Task[Any]) -> None:
+    """End the reads of an abandoned run before its channel is closed: a closed socket with a pending read stays
+    registered with the event loop, and the next socket given the same descriptor number (the next armed child's)
+    would never be woken, so that run would wait for the boot timeout."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _pipe_reader(fd: int) -> asyncio.StreamReader:
