@@ -237,6 +237,8 @@ def run_script(path: str, code: str) -> Any:
 
 
 BOOTED = b"U"
+PROXY_PORT = 3128
+"""As netproxy.PROXY_PORT: where the network proxy listens on the sandbox's own loopback."""
 
 
 def main() -> None:
@@ -248,6 +250,9 @@ def main() -> None:
                             run_one=lambda run_channel, prepare: run_request(run_channel, project, package_parent,
                                                                              guard, prepare))
         os._exit(0)
+    if any(arg.startswith("net=") for arg in sys.argv[4:]):  # before any agent code runs, and before BOOTED
+        relay = load_sibling("netrelay.py")
+        relay.hand_over_listener(relay.handover_fd(sys.argv[4:]), PROXY_PORT)
     os.write(channel, BOOTED)  # the sandbox started: what fails after this is the run's, not bubblewrap's
     run_request(channel, project, package_parent, guard)
 

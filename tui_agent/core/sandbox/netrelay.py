@@ -1,0 +1,29 @@
+"""Inside the sandbox (stdlib only, run by the worker as process 1 before any agent code): open the proxy's listener
+on the sandbox's own loopback and hand it to the host, which serves it (netproxy.py says why no relay runs inside)."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+
+def hand_over_listener(handover_fd: int, port: int) -> None:
+    """Listen on 127.0.0.1:`port` of this network namespace, pass the socket over `handover_fd` and keep no copy."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
+        listener.listen(128)
+        with socket.socket(fileno=os.dup(handover_fd)) as channel:
+            socket.send_fds(channel, [b"L"], [listener.fileno()])
+    finally:
+        listener.close()
+        os.close(handover_fd)
+
+
+def handover_fd(argv: list[str]) -> int | None:
+    """The descriptor named by a `net=FD` argument of the worker, if any."""
+    for arg in argv:
+        if arg.startswith("net="):
+            return int(arg[4:])
+    return None
