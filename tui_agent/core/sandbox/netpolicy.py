@@ -103,26 +103,26 @@ class NetPolicy:
         self.test_public = [ipaddress.ip_network(part.strip()) for part in raw.split(",") if part.strip()]
 
     def address_refusal(self, address: IPAddress) -> str | None:
-        """Why a connection to this address is refused, or None for a public address that is not this host's."""
+        """What kind of address this is when a connection to it is refused ("a loopback address"), or None for a
+        public address that is not this machine's."""
         if isinstance(address, ipaddress.IPv6Address):
             if address.ipv4_mapped is not None:
                 return self.address_refusal(address.ipv4_mapped)
             if address in _NAT64:
                 return self.address_refusal(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
-        if address in self.own:
-            return f"{address} is an address of this machine"
+        for test, what in ((address.is_loopback, "a loopback address"), (address.is_unspecified, "the unspecified address"),
+                           (address in self.own, "an address of this machine"),
+                           (address.is_link_local, "a link-local address"), (address.is_multicast, "a multicast address")):
+            if test:
+                return what
         if any(address in net for net in self.test_public):
             return None
-        for test, what in ((address.is_loopback, "a loopback"), (address.is_unspecified, "an unspecified"),
-                           (address.is_link_local, "a link-local"), (address.is_multicast, "a multicast")):
-            if test:
-                return f"{address} is {what} address"
         if isinstance(address, ipaddress.IPv4Address) and address in _CGNAT:
-            return f"{address} is a carrier-grade NAT (shared) address"
+            return "a carrier-grade NAT (shared) address"
         if address.is_private:
-            return f"{address} is a private address"
+            return "a private address"
         if not address.is_global:
-            return f"{address} is not a public address"
+            return "not a public address"
         return None
 
     def check_name(self, host: str) -> None:
@@ -136,8 +136,8 @@ class NetPolicy:
             text = str(info[4][0]).split("%", 1)[0]
             reason = self.address_refusal(ipaddress.ip_address(text))
             if reason is not None:
-                shown = "" if text == host else f"{host} resolves to "
-                raise Refused(f"{shown}{reason}")
+                literal = text == host.strip("[]")
+                raise Refused(f"{text} is {reason}" if literal else f"{host} resolves to {text}, {reason}")
             if text not in addresses:
                 addresses.append(text)
         if not addresses:
