@@ -10,7 +10,8 @@ import ssl
 import urllib.parse
 from dataclasses import dataclass
 
-from tui_agent.core.sandbox.netpolicy import NetPolicy, NetworkGrant, Refused
+from tui_agent.core.sandbox.netpolicy import NetPolicy, Refused
+from tui_agent.core.sandbox.policy import NetworkGrant
 
 MAX_REDIRECTS = 5
 USER_AGENT = "tuiagent-web-fetch"

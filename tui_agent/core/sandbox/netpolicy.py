@@ -9,68 +9,24 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import re
 import socket
 from pathlib import Path
 from typing import Any, Union
 
-NetworkGrant = Union[bool, tuple[str, ...]]
-"""False: no network; True: any public name; a tuple: those names (and `*.` wildcards) only."""
+from tui_agent.core.hostnames import describe_grant, name_granted
+from tui_agent.core.sandbox.policy import NetworkGrant
 
 IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 TEST_PUBLIC_NETS_ENV = "TUIAGENT_TEST_PUBLIC_NETS"
 """TEST ONLY: comma-separated networks (e.g. 198.18.0.0/15) treated as public, so a test can stand up a fake
 "internet" host in a network namespace it made itself. Read when a `NetPolicy` is built; never set it otherwise."""
 
-_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
 class Refused(Exception):
     """A destination the grant does not allow; the message is the one-line reason the run is told."""
-
-
-def check_names(value: Any, origin: str) -> NetworkGrant:
-    """A grant from a tool's `NETWORK` or the config's `[sandbox] network`: a bool or a list of host names.
-
-    Raises ValueError with a one-line message naming `origin` when the value is neither."""
-    if isinstance(value, bool):
-        return value
-    if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
-        raise ValueError(f"{origin} must be True, False or a list of host names, not {value!r}")
-    names: list[str] = []
-    for raw in value:
-        name = raw.strip().lower().rstrip(".")
-        bare = name[2:] if name.startswith("*.") else name
-        if not bare or len(bare) > 253 or not all(_LABEL.match(label) for label in bare.split(".")):
-            raise ValueError(f"{origin}: {raw!r} is not a host name (letters, digits, '-', dots; '*.' may lead)")
-        if name not in names:
-            names.append(name)
-    return tuple(names) if names else False
-
-
-def describe_grant(grant: NetworkGrant) -> str:
-    """How an approval or a description says what a grant reaches."""
-    if grant is True:
-        return "any public host name"
-    if not grant:
-        return "no network"
-    return "only " + ", ".join(grant)
-
-
-def name_granted(host: str, grant: NetworkGrant) -> bool:
-    if grant is True:
-        return True
-    if not grant:
-        return False
-    host = host.lower().rstrip(".")
-    for name in grant:
-        if name.startswith("*.") and host.endswith(name[1:]) and len(host) > len(name) - 1:
-            return True
-        if host == name:
-            return True
-    return False
 
 
 def own_addresses() -> set[IPAddress]:
@@ -80,7 +36,7 @@ def own_addresses() -> set[IPAddress]:
         lines = Path("/proc/net/fib_trie").read_text().splitlines()
     except OSError:
         lines = []
-    for previous, line in zip(lines, lines[1:]):
+    for previous, line in zip(lines, lines[1:], strict=False):
         if "/32 host LOCAL" in line and previous.strip().startswith("|--"):
             found.add(ipaddress.ip_address(previous.strip()[3:].strip()))
     try:

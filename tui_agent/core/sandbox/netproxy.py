@@ -25,10 +25,13 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
-from tui_agent.core.sandbox.netpolicy import NetPolicy, NetworkGrant, Refused
+from tui_agent.core.sandbox.netpolicy import NetPolicy, Refused
+from tui_agent.core.sandbox.policy import NetworkGrant
 
 PROXY_PORT = 3128
 """The proxy's port on the sandbox's own loopback (its namespace is empty, so the port is always free)."""
+PROXY_REFUSED = "tuiagent network proxy refused: "
+"""How each refused destination is told after the run's own stderr (one line each, the reason after it)."""
 HEAD_LIMIT = 64 * 1024
 HEAD_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 15.0
@@ -172,12 +175,12 @@ class Attachment:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, sock=self.listener)
+        self._server = await asyncio.start_server(self._serve, sock=self.listener, limit=HEAD_LIMIT)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._tasks.add(task)  # type: ignore[arg-type]
+        self._tasks.add(task)
         try:
             first = await asyncio.wait_for(reader.readexactly(1), HEAD_TIMEOUT_S)
             if first == b"\x05":
@@ -194,7 +197,7 @@ class Attachment:
                 writer.write(b"HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
                              if not isinstance(exc, asyncio.IncompleteReadError) else b"")
         finally:
-            self._tasks.discard(task)  # type: ignore[arg-type]
+            self._tasks.discard(task)
             with contextlib.suppress(OSError, RuntimeError):
                 writer.close()
 

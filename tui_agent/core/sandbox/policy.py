@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
-
-from tui_agent.core.sandbox.netpolicy import NetworkGrant
+from typing import Any, Union
 
 TIER_BUBBLEWRAP = "bubblewrap"
 TIER_RLIMITS = "rlimits"
 TIER_LEVELS: dict[str, int] = {TIER_RLIMITS: 0, TIER_BUBBLEWRAP: 1}
 """Isolation tiers, weakest first; `sandbox.min_level` names one of them."""
+
+NetworkGrant = Union[bool, tuple[str, ...]]
+"""False: no network; True: any public host name; a tuple: those names (and `*.` wildcards) only (netpolicy.py)."""
 
 ERROR_EXCEPTION = "exception"
 ERROR_TIMEOUT = "timeout"

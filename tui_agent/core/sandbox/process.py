@@ -16,8 +16,8 @@ from typing import Any
 from tui_agent.core.sandbox import overlay as overlays, tiers
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import PidsCgroup
-from tui_agent.core.sandbox.netpolicy import NetworkGrant
-from tui_agent.core.sandbox.netproxy import Attachment, proxy_env, shared_proxy
+from tui_agent.core.sandbox.policy import NetworkGrant
+from tui_agent.core.sandbox.netproxy import PROXY_REFUSED, Attachment, proxy_env, shared_proxy
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.reaper import kill_tree
 from tui_agent.core.sandbox.toolchain import Toolchain
@@ -101,7 +101,7 @@ class Worker:
         net_host, net_child = socket.socketpair() if network and tier == TIER_BUBBLEWRAP else (None, None)
         try:
             fd = child_end.fileno()
-            passed = tuple(f for f in (fd, base_filter, net_child and net_child.fileno()) if f is not None)
+            passed = tuple(f for f in (fd, base_filter, net_child.fileno() if net_child else None) if f is not None)
             if tier == TIER_BUBBLEWRAP:
                 argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd,
                                                 project_writable=project_writable, toolchain=toolchain,
@@ -175,7 +175,7 @@ class Worker:
             if proxy is not None:
                 await proxy.close()
         if proxy is not None and proxy.refusals:
-            lines = "".join(f"tuiagent network proxy refused: {line}\n" for line in proxy.refusals)
+            lines = "".join(f"{PROXY_REFUSED}{line}\n" for line in proxy.refusals)
             outcome.stderr += lines.encode()
         return outcome
 
