@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from tui_agent.core.catalog.schema import SchemaError, build_schema
 
-INSPECTOR_VERSION = 5  # 5: a UTF-8 BOM is accepted; 4: WRITES
+INSPECTOR_VERSION = 6  # 6: NETWORK may list host names; 5: a UTF-8 BOM is accepted; 4: WRITES
 DEFAULT_TEST_TIMEOUT_S = 10.0
 
 
