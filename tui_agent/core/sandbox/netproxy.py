@@ -34,6 +34,8 @@ PROXY_REFUSED = "tuiagent network proxy refused: "
 """How each refused destination is told after the run's own stderr (one line each, the reason after it)."""
 HEAD_LIMIT = 64 * 1024
 HEAD_TIMEOUT_S = 30.0
+MAX_CONNECTIONS = 256
+"""Connections one run may hold open through the proxy at once."""
 CONNECT_TIMEOUT_S = 15.0
 _HOP_HEADERS = {"proxy-connection", "proxy-authorization", "connection", "keep-alive"}
 
@@ -158,6 +160,9 @@ async def _socks5(policy: NetPolicy, reader: asyncio.StreamReader, writer: async
     except Refused:
         writer.write(b"\x05\x02\x00\x01" + bytes(6))  # "connection not allowed by ruleset"
         raise
+    except ConnectionError:
+        writer.write(b"\x05\x05\x00\x01" + bytes(6))  # "connection refused"
+        return
     writer.write(b"\x05\x00\x00\x01" + bytes(6))
     await _splice((reader, writer), remote)
 
@@ -181,7 +186,10 @@ class Attachment:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
+        first = b""
         try:
+            if len(self._tasks) > MAX_CONNECTIONS:
+                raise Refused(f"more than {MAX_CONNECTIONS} connections at once")
             first = await asyncio.wait_for(reader.readexactly(1), HEAD_TIMEOUT_S)
             if first == b"\x05":
                 await _socks5(self.policy, reader, writer)
@@ -189,13 +197,14 @@ class Attachment:
                 await _http(self.policy, first, reader, writer)
         except Refused as refused:
             self.refusals.append(str(refused))
-            with contextlib.suppress(OSError):
-                writer.write(refusal(str(refused)))
+            if first != b"\x05":  # a SOCKS5 client was answered in its own protocol
+                with contextlib.suppress(OSError):
+                    writer.write(refusal(str(refused)))
         except (ConnectionError, ValueError, UnicodeError, asyncio.TimeoutError, asyncio.IncompleteReadError,
                 asyncio.LimitOverrunError) as exc:
-            with contextlib.suppress(OSError):
-                writer.write(b"HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-                             if not isinstance(exc, asyncio.IncompleteReadError) else b"")
+            if first not in (b"", b"\x05") and not isinstance(exc, asyncio.IncompleteReadError):
+                with contextlib.suppress(OSError):
+                    writer.write(b"HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
         finally:
             self._tasks.discard(task)
             with contextlib.suppress(OSError, RuntimeError):

@@ -28,9 +28,9 @@ def hand_over_listener(handover_fd: int, port: int) -> None:
         os.close(handover_fd)
 
 
-def handover_fd(argv: list[str]) -> int | None:
-    """The descriptor named by a `net=FD` argument of the worker, if any."""
+def hand_over_from_argv(argv: list[str]) -> None:
+    """Hand over the listener a `net=FD:PORT` argument of the worker asks for (none without one)."""
     for arg in argv:
         if arg.startswith("net="):
-            return int(arg[4:])
-    return None
+            fd, _, port = arg[4:].partition(":")
+            hand_over_listener(int(fd), int(port))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tui_agent.core.sandbox import protected
 from tui_agent.core.sandbox.hostpaths import socket_folders
+from tui_agent.core.sandbox.netproxy import PROXY_PORT
 from tui_agent.core.sandbox.venvs import project_venvs
 from tui_agent.core.sandbox.toolchain import Toolchain, bwrap_arguments
 
@@ -111,7 +112,7 @@ def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None
     """The worker's command line; `serve_scratch` makes it a fork server that wipes those private folders per run;
     `net_fd` is where it hands over its network proxy listener (netrelay.py)."""
     serve = ["serve", *(str(folder) for folder in serve_scratch)] if serve_scratch is not None else []
-    net = [f"net={net_fd}"] if net_fd is not None else []
+    net = [f"net={net_fd}:{PROXY_PORT}"] if net_fd is not None else []
     return [sys.executable, "-I", "-B", str(WORKER_SCRIPT), str(channel_fd), str(project), str(PACKAGE_PARENT), *serve,
             *net]
 

@@ -237,8 +237,6 @@ def run_script(path: str, code: str) -> Any:
 
 
 BOOTED = b"U"
-PROXY_PORT = 3128
-"""As netproxy.PROXY_PORT: where the network proxy listens on the sandbox's own loopback."""
 
 
 def main() -> None:
@@ -251,8 +249,7 @@ def main() -> None:
                                                                              guard, prepare))
         os._exit(0)
     if any(arg.startswith("net=") for arg in sys.argv[4:]):  # before any agent code runs, and before BOOTED
-        relay = load_sibling("netrelay.py")
-        relay.hand_over_listener(relay.handover_fd(sys.argv[4:]), PROXY_PORT)
+        load_sibling("netrelay.py").hand_over_from_argv(sys.argv[4:])
     os.write(channel, BOOTED)  # the sandbox started: what fails after this is the run's, not bubblewrap's
     run_request(channel, project, package_parent, guard)
 
