@@ -266,6 +266,9 @@ class Worker:
     async def _unstarted(self, readers: list[asyncio.Task[None]], out: _Capture, err: _Capture,
                          flooded: asyncio.Event, *, timed_out: bool, started: float) -> Outcome:
         """The outcome of a run whose sandbox never started its interpreter (or took longer than the timeout)."""
+        if self.net_channel is not None:
+            self.net_channel.close()
+            self.net_channel = None
         await self.kill()
         await self.process.wait()
         await self.release_cgroup()
