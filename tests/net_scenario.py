@@ -114,6 +114,8 @@ NAMED_PROBES = '''{
   "lan_name": forward("http://lan.example.org/lan-name"),
   "self_name": connect("self.example.org:{own_port}", "self-name"),
   "literal_outside_names": forward("http://198.18.0.1/literal"),
+  "outside_host_header": ask_proxy("GET http://files.example.org/host-header HTTP/1.1\\r\\nHost: other.example.net"
+                                   "\\r\\nConnection: close\\r\\n\\r\\n"),
 }'''
 
 ANY_PROBES = '''{

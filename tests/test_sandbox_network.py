@@ -99,6 +99,9 @@ def test_a_name_outside_the_grant_is_refused(net: dict[str, Any]) -> None:
     assert _refused(named["literal_outside_names"], "198.18.0.1 is not in the network grant")
     assert named["outside_direct"].startswith("failed") and named["files_direct"].startswith("failed")
     assert not _log(net, "/direct-files")
+    # A plain-HTTP request to a granted name goes with that name as its Host, not another one the server answers for.
+    assert named["outside_host_header"].startswith("HTTP/1.0 404")
+    assert _log(net, "198.18.0.1 files.example.org /host-header")
 
 
 def test_granted_names_are_reached_through_the_proxy(net: dict[str, Any]) -> None:

@@ -12,6 +12,10 @@ installs the base seccomp filter, which refuses socket(AF_UNIX), before the sand
 process inside could open a connection to it without weakening that filter for process 1; a listener handed out
 once needs no unix socket inside and no relay process at all. The proxy runs in its own thread and event loop,
 started the first time a run with a grant needs it.
+
+What it cannot see: inside a CONNECT tunnel (HTTPS), the TLS server name and the HTTP Host are the client's, so a
+server at a granted name's address that also serves other names (a CDN) can be asked for those (domain fronting).
+Plain HTTP requests are sent with the Host the grant was checked for.
 """
 
 from __future__ import annotations
@@ -108,11 +112,14 @@ def split_target(target: str, default_port: int) -> tuple[str, int]:
     return host, port
 
 
-def _forward_head(lines: list[str], path: str) -> bytes:
-    """The request head for the origin: origin-form target, no proxy or hop headers, one request per connection."""
+def _forward_head(lines: list[str], authority: str, path: str) -> bytes:
+    """The request head for the origin: origin-form target, the Host the grant was checked for (never another name
+    the same server also answers for), no proxy or hop headers, one request per connection."""
     method, _target, version = lines[0].split(" ", 2)
-    kept = [line for line in lines[1:] if line and line.split(":", 1)[0].strip().lower() not in _HOP_HEADERS]
-    return "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close", "", ""]).encode("latin-1")
+    dropped = _HOP_HEADERS | {"host"}
+    kept = [line for line in lines[1:] if line and line.split(":", 1)[0].strip().lower() not in dropped]
+    return "\r\n".join([f"{method} {path} {version}", f"Host: {authority}", *kept, "Connection: close", "", ""]
+                       ).encode("latin-1")
 
 
 async def _http(policy: NetPolicy, first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -131,9 +138,10 @@ async def _http(policy: NetPolicy, first: bytes, reader: asyncio.StreamReader, w
     if not target.lower().startswith("http://"):
         raise Refused("only http:// URLs are forwarded; use CONNECT (HTTPS_PROXY) for https")
     authority, slash, rest = target[7:].partition("/")
-    host, port = split_target(authority.rpartition("@")[2], 80)
+    authority = authority.rpartition("@")[2]
+    host, port = split_target(authority, 80)
     remote = await open_checked(policy, host, port)
-    remote[1].write(_forward_head(lines, slash + rest or "/"))
+    remote[1].write(_forward_head(lines, authority, slash + rest or "/"))
     await _splice((reader, writer), remote)
 
 
