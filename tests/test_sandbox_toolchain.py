@@ -269,3 +269,24 @@ async def test_the_configured_names_limit_a_shell_grant_and_the_approval_names_t
     text, recorder = await shell(project, fetch, network=True)
     assert "WITH NETWORK ACCESS (only pypi.org, *.pythonhosted.org)" in recorder.requests[0].summary
     assert "files.example.org is not in the network grant (only pypi.org, *.pythonhosted.org)" in text, text
+
+
+async def test_a_snippet_gets_the_network_only_when_it_asks_under_the_configured_names(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / ".agent").mkdir(parents=True)
+    (project / ".agent" / "config.toml").write_text('[sandbox]\nnetwork = ["pypi.org"]\n')
+    code = ("import urllib.request, urllib.error\ntry:\n    urllib.request.urlopen('http://files.example.org/')\n"
+            "except urllib.error.HTTPError as error:\n    answer = error.read().decode().strip()\nanswer")
+    recorder = Recorder()
+    sandbox = await Sandbox.start(Project.at(project), tier="bubblewrap", warm_workers=0)
+    try:
+        ctx = ToolContext(Project.at(project), Permissions("ask", recorder), sandbox)
+        offline = await run_python(ctx, {"code": code})
+        granted = await run_python(ctx, {"code": code, "network": True})
+        with pytest.raises(ToolFailure):
+            await run_python(ctx, {"code": "1", "network": "yes"})
+    finally:
+        await sandbox.aclose()
+    assert offline.is_error and recorder.requests[0].kind == "network"  # the first request is the granted call's
+    assert recorder.requests[0].summary == "run a Python snippet WITH NETWORK ACCESS (only pypi.org)"
+    assert "files.example.org is not in the network grant (only pypi.org)" in granted.text, granted.text

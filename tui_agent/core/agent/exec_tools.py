@@ -100,17 +100,24 @@ async def run_python(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     mode (edits accepted) where it may write. Where the sandbox cannot make the project read-only (rlimits
     tier), the snippet could write anyway, so it asks (or is refused) like a shell command."""
     code = require_str(args, "code")
+    network = args.get("network", False)
+    if not isinstance(network, bool):
+        raise ToolFailure("`network` must be true or false")
     sandbox = _sandbox(ctx)
     writable = ctx.permissions.mode == "auto"
     enforced = sandbox.tier == TIER_BUBBLEWRAP
-    if not writable and not enforced:
+    grant: NetworkGrant = sandbox.network_grant() if network else False
+    if network:  # its own approval, whatever the mode: the snippet may reach the network
+        await ctx.require_approval(ApprovalRequest(
+            "network", "run_python", f"run a Python snippet WITH NETWORK ACCESS ({describe_grant(grant)})", code))
+    elif not writable and not enforced:
         await ctx.require_approval(ApprovalRequest(
             "shell", "run_python", f"run a Python snippet (the {sandbox.tier} sandbox cannot keep "
                                    "project files read-only)", code))
     if ctx.catalog is not None:  # tools import at their last good version
-        result = await ctx.catalog.run_python(code, allow_writes=writable)
+        result = await ctx.catalog.run_python(code, allow_writes=writable, policy=sandbox.policy.with_(network=grant))
     else:
-        result = await sandbox.run_python(code, policy=sandbox.policy.with_(project_writable=writable))
+        result = await sandbox.run_python(code, policy=sandbox.policy.with_(project_writable=writable, network=grant))
     output = format_run_result(result)
     if not writable and not result.ok and "Read-only file system" in (result.error or "") + result.stderr:
         note = ("\n[the project is read-only for run_python in this permission mode: change files with "
@@ -140,7 +147,10 @@ EXEC_TOOLS: tuple[BuiltinTool, ...] = (
         "Run a Python snippet in the sandbox with every catalog tool importable by name (`from find_flaky_recipe_runs import find_flaky_recipe_runs`). "
         "Use it to compose several tools with loops and conditions in one step. The value of the last expression is returned. "
         "The project is read-only for the snippet (except in auto permission mode): change files with write_file/edit_file.",
-        schema({"code": {"type": "string"}}, ["code"]),
+        schema({"code": {"type": "string"},
+                "network": {"type": "boolean", "description": "allow network access for this snippet (default false; "
+                            "the user is asked): HTTP(S) through a proxy to public host names (the names `[sandbox] "
+                            "network` lists, when set), never this machine or its LAN"}}, ["code"]),
         run_python,
     ),
 )
