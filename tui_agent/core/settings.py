@@ -69,8 +69,8 @@ SETTINGS: tuple[Setting, ...] = (
             "(secret-looking names, `*_TOKEN`, `*_KEY`, `*_SECRET`, passwords, are never passed)"),
     Setting("sandbox.paths", list, (), "extra folders (absolute or `~/…`) agent code sees read-only; the home itself, "
             "secrets, /tmp and other users' homes are refused"),
-    Setting("sandbox.network", list, (), "host names (`*.example.com` covers names below it) a run_shell call granted "
-            "the network may reach, through the sandbox's proxy; empty: any public name (never this machine or its LAN)"),
+    Setting("sandbox.network", list, (), "host names (`*.example.com` covers names below it) a run_shell command or "
+            "run_python snippet granted the network may reach, through the sandbox's proxy; empty: any public name (never this machine or its LAN)"),
     Setting("catalog.token_budget", int, 2000, "tokens of catalog index carried in every system prompt",
             minimum=0, maximum=1_000_000),
     Setting("catalog.top_k", int, 40, "tools sent with a full schema; search_tools / call_tool reach the rest",

@@ -113,8 +113,8 @@ def _bubblewrap_protections() -> dict[str, str]:
              "~/.ssh, ~/.aws, ~/.gnupg, ~/.netrc, ~/.git-credentials, ~/.config/gh, ~/.docker/config.json, ~/.kube, "
              "password stores and browser profiles are never bound",
         network="always its own network namespace with only loopback; a grant (a tool's NETWORK = True or list of "
-                "names, a run_shell call's network: true, limited to `[sandbox] network` when set; shown in its "
-                "approval) adds one way out: a proxy on the host (HTTP CONNECT, HTTP, SOCKS5; HTTP_PROXY and "
+                "names, a run_shell or run_python call's network: true, limited to `[sandbox] network` when set; "
+                "shown in its approval) adds one way out: a proxy on the host (HTTP CONNECT, HTTP, SOCKS5; HTTP_PROXY and "
                 "ALL_PROXY point at it) that resolves names itself and refuses names outside the grant and any "
                 "loopback, private, link-local, unique-local, CGNAT or multicast address or one of this machine's, "
                 "and any name resolving to one",
