@@ -16,9 +16,8 @@ from typing import Any
 from tui_agent.core.sandbox import overlay as overlays, tiers
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import PidsCgroup
-from tui_agent.core.sandbox.policy import NetworkGrant
 from tui_agent.core.sandbox.netproxy import PROXY_REFUSED, Attachment, proxy_env, shared_proxy
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant
 from tui_agent.core.sandbox.reaper import kill_tree
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.worker_guard import base_filter_bytes
