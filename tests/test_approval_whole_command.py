@@ -28,7 +28,7 @@ def screen_text(svg: str) -> str:
     return "\n".join("".join(rows[y]) for y in sorted(rows))
 
 
-async def shown_modal(repo: Path, command: str, network: bool = False) -> str:
+async def shown_modal(repo: Path, command: str, network: bool | tuple[str, ...] = False) -> str:
     app = make_app(repo, sandbox_tier="rlimits", watch_catalog=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: app.runtime is not None, timeout=30, message="the runtime")
@@ -80,3 +80,10 @@ def test_a_headless_denial_names_the_whole_command(repo: Path, api: FakeMessages
     denial = next(line for line in err.splitlines() if line.startswith("[denied]"))
     assert "HIDDEN-TAIL" in denial and "61 lines" in denial and "400 spaces" in denial, denial
     assert not (repo / "hidden.txt").exists()
+
+
+async def test_a_network_command_shows_the_names_its_grant_reaches(repo: Path) -> None:
+    """Issue 33: the title says what the grant reaches (`[sandbox] network`), not just "internet"."""
+    shown = await shown_modal(repo, "pip install requests", network=("pypi.org", "*.pythonhosted.org"))
+    title = re.sub(r"█\s*\n\s*█", " ", shown)  # the title wraps inside the modal's border
+    assert "WITH NETWORK ACCESS (only pypi.org, *.pythonhosted.org)" in title, shown

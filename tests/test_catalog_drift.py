@@ -88,21 +88,25 @@ NETWORK = True
 
 
 def ping(port: int) -> str:
-    """Connect to a local port and read its greeting.
+    """Ask the sandbox's network proxy for a local port (issue 33: it refuses) and read its answer.
 
     Args:
         port: the TCP port on 127.0.0.1
     """
     import socket
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
-        return conn.recv(100).decode()
+    with socket.create_connection(("127.0.0.1", 3128), timeout=5) as conn:
+        conn.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\n\\r\\n".encode())
+        return conn.recv(300).decode()
 '''
 
 
 async def test_network_tools_get_the_network_only_when_allowed(repo: Path) -> None:
     import asyncio
 
+    greeted: list[bool] = []
+
     async def greet(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        greeted.append(True)
         writer.write(b"hello")
         await writer.drain()
         writer.close()
@@ -118,7 +122,8 @@ async def test_network_tools_get_the_network_only_when_allowed(repo: Path) -> No
         denied = await catalog.call_tool("ping", {"port": port})
         assert not denied.ok
         allowed = await catalog.call_tool("ping", {"port": port}, allow_network=True)
-        assert allowed.ok and allowed.value == "hello"
+        assert allowed.ok and allowed.value.startswith("HTTP/1.1 403 Forbidden"), allowed  # a way out, not to the host
+        assert "127.0.0.1 is a loopback address" in allowed.value and greeted == []
     finally:
         server.close()
         await catalog.aclose()

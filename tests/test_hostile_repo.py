@@ -74,15 +74,20 @@ class TestCommittedConfig:
         listener = Listener()
         try:
             repo = hostile_repo(tmp_path / "p", {".agent/config.toml": '[permissions]\nallow = ["run_shell"]\n'})
-            command = f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', {listener.port}), 5)\""
+            # Issue 33: a granted run reaches the network only through the proxy, which refuses this machine.
+            ask = (f"import pathlib, socket; s = socket.create_connection(('127.0.0.1', 3128), 5); "
+                   f"s.sendall(b'CONNECT 127.0.0.1:{listener.port} HTTP/1.1\\r\\n\\r\\n'); "
+                   f"pathlib.Path('net-ran.txt').write_bytes(s.recv(200))")
+            command = f"{sys.executable} -c \"{ask}\""
             shell = tool_use("run_shell", {"command": command, "network": True})
             api.enqueue(reply(shell), reply(text("done")))
             assert headless(repo) == 0
-            assert listener.hits == 0
+            assert listener.hits == 0 and not (repo / "net-ran.txt").exists()
             trust(repo)
             api.enqueue(reply(shell), reply(text("done")))
             assert headless(repo) == 0
-            assert listener.hits == 1
+            assert (repo / "net-ran.txt").read_text().startswith("HTTP/1.1 403 Forbidden")
+            assert listener.hits == 0
         finally:
             listener.close()
 

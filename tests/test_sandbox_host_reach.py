@@ -196,7 +196,9 @@ def test_sandbox_status_lists_the_protection_and_the_fallback_misses(repo: Path)
     info = json.loads(strong.stdout)
     assert "unix socket" in info["protections"]["host_sockets"] and "/run" in info["protections"]["host_sockets"]
     assert "process 1" in info["protections"]["processes_inside"]
-    assert any("loopback" in miss for miss in info["expected_misses"])  # a network grant: said, not hidden
+    assert not any("loopback" in miss for miss in info["expected_misses"])  # issue 33: the proxy refuses it
+    assert "proxy" in info["protections"]["network"] and "loopback" in info["protections"]["network"]
     fallback = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "sandbox", "status",
                                "--tier", "rlimits"], capture_output=True, text=True, timeout=60)
     assert "/proc/<pid>/mem" in fallback.stdout and "host socket folders" in fallback.stdout
+    assert "loopback" in fallback.stdout  # a network grant on the weak tier: said, not hidden

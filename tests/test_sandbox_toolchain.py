@@ -248,13 +248,45 @@ async def test_network_is_off_unless_the_call_asks_and_the_approval_says_so(tmp_
     text, recorder = await shell(project, connect)
     assert not text.startswith("exit code: 0") and received == []
     assert recorder.requests[0].kind == "shell" and "no network" in recorder.requests[0].summary
-    text, recorder = await shell(project, connect, network=True)
-    assert text.startswith("exit code: 0"), text
-    assert recorder.requests[0].kind == "network" and "NETWORK" in recorder.requests[0].summary
-    for _ in range(50):
-        if received:
-            break
-        await __import__("asyncio").sleep(0.05)
-    assert received == [b"hi"]
+    # Issue 33: a grant is a way out through the host's proxy, never to the host's own loopback.
+    ask_proxy = ("python3 -c \"import os, urllib.request; print(os.environ['HTTPS_PROXY']); "
+                 f"urllib.request.urlopen('http://sandbox-test.invalid:{port}/')\"")
+    text, recorder = await shell(project, f"{connect}; {ask_proxy}", network=True)
+    assert "http://127.0.0.1:3128" in text and "403" in text, text
+    assert recorder.requests[0].kind == "network"
+    assert "WITH NETWORK ACCESS (any public host name)" in recorder.requests[0].summary
+    await __import__("asyncio").sleep(0.3)
+    assert received == []
     with pytest.raises(ToolFailure):
         await shell(project, "true", network="yes")
+
+
+async def test_the_configured_names_limit_a_shell_grant_and_the_approval_names_them(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / ".agent").mkdir(parents=True)
+    (project / ".agent" / "config.toml").write_text('[sandbox]\nnetwork = ["pypi.org", "*.pythonhosted.org"]\n')
+    fetch = "python3 -c \"import urllib.request; urllib.request.urlopen('http://files.example.org/')\""
+    text, recorder = await shell(project, fetch, network=True)
+    assert "WITH NETWORK ACCESS (only pypi.org, *.pythonhosted.org)" in recorder.requests[0].summary
+    assert "files.example.org is not in the network grant (only pypi.org, *.pythonhosted.org)" in text, text
+
+
+async def test_a_snippet_gets_the_network_only_when_it_asks_under_the_configured_names(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / ".agent").mkdir(parents=True)
+    (project / ".agent" / "config.toml").write_text('[sandbox]\nnetwork = ["pypi.org"]\n')
+    code = ("import urllib.request, urllib.error\ntry:\n    urllib.request.urlopen('http://files.example.org/')\n"
+            "except urllib.error.HTTPError as error:\n    answer = error.read().decode().strip()\nanswer")
+    recorder = Recorder()
+    sandbox = await Sandbox.start(Project.at(project), tier="bubblewrap", warm_workers=0)
+    try:
+        ctx = ToolContext(Project.at(project), Permissions("ask", recorder), sandbox)
+        offline = await run_python(ctx, {"code": code})
+        granted = await run_python(ctx, {"code": code, "network": True})
+        with pytest.raises(ToolFailure):
+            await run_python(ctx, {"code": "1", "network": "yes"})
+    finally:
+        await sandbox.aclose()
+    assert offline.is_error and recorder.requests[0].kind == "network"  # the first request is the granted call's
+    assert recorder.requests[0].summary == "run a Python snippet WITH NETWORK ACCESS (only pypi.org)"
+    assert "files.example.org is not in the network grant (only pypi.org)" in granted.text, granted.text

@@ -47,13 +47,14 @@ PORT_READER = textwrap.dedent(
 
 
     def read_port(port: int) -> str:
-        """Read the greeting of a TCP server on this machine.
+        """Ask the sandbox's network proxy for a TCP server on this machine (issue 33: it refuses).
 
         Args:
             port: the server's port on 127.0.0.1
         """
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
-            return connection.recv(100).decode()
+        with socket.create_connection(("127.0.0.1", 3128), timeout=5) as connection:
+            connection.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\n\\r\\n".encode())
+            return connection.recv(300).decode()
     '''
 )
 
@@ -136,4 +137,6 @@ async def test_a_network_tool_reaches_the_network_only_after_a_confirmation(repo
         await pilot.press("y")
         await wait_until(pilot, lambda: any(block.entry.result for block in tool_blocks(app)), timeout=20, message="the run's result")
         block = tool_blocks(app)[0]
-        assert not block.entry.is_error and "hello from the host" in block.entry.result, block.entry.result
+        # The grant is a way out (the proxy answers) that never reaches this machine's own services.
+        assert not block.entry.is_error and "403 Forbidden" in block.entry.result, block.entry.result
+        assert "hello from the host" not in block.entry.result

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from tui_agent.core.catalog.registry import Registry
     from tui_agent.core.catalog.state import StateStore
     from tui_agent.core.recipes.model import RecipeRecord
-    from tui_agent.core.sandbox.policy import RunResult, SandboxPolicy
+    from tui_agent.core.sandbox.policy import NetworkGrant, RunResult, SandboxPolicy
     from tui_agent.core.versioning.store import Change
 
 
@@ -56,6 +56,10 @@ class AgentSandbox(Protocol):
                          on_output: Callable[[bytes], None] | None = None) -> RunResult: ...
 
     async def cancel_running(self) -> None: ...
+
+    def network_grant(self) -> NetworkGrant:
+        """What a shell command granted the network reaches: the names of `[sandbox] network`, or any public name."""
+        ...
 
     def program_notes(self, command: str) -> list[str]:
         """What an approval of shell `command` must say (a program from the project's virtualenv, not the system's)."""

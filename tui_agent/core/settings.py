@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.hostnames import check_names
+
 CONFIG_NAME = ".agent/config.toml"
 
 
@@ -67,6 +69,8 @@ SETTINGS: tuple[Setting, ...] = (
             "(secret-looking names, `*_TOKEN`, `*_KEY`, `*_SECRET`, passwords, are never passed)"),
     Setting("sandbox.paths", list, (), "extra folders (absolute or `~/…`) agent code sees read-only; the home itself, "
             "secrets, /tmp and other users' homes are refused"),
+    Setting("sandbox.network", list, (), "host names (`*.example.com` covers names below it) a run_shell command or "
+            "run_python snippet granted the network may reach, through the sandbox's proxy; empty: any public name (never this machine or its LAN)"),
     Setting("catalog.token_budget", int, 2000, "tokens of catalog index carried in every system prompt",
             minimum=0, maximum=1_000_000),
     Setting("catalog.top_k", int, 40, "tools sent with a full schema; search_tools / call_tool reach the rest",
@@ -97,6 +101,7 @@ class Settings:
     allow_rules: tuple[str, ...] = default("permissions.allow")
     sandbox_env: tuple[str, ...] = default("sandbox.env")
     sandbox_paths: tuple[str, ...] = default("sandbox.paths")
+    sandbox_network: tuple[str, ...] = default("sandbox.network")
     catalog_token_budget: int = default("catalog.token_budget")
     catalog_top_k: int = default("catalog.top_k")
     max_turns: int = default("agent.max_turns")
@@ -167,6 +172,11 @@ def check_value(setting: Setting, value: Any) -> str | None:
         return f"{setting.key} must be {TYPE_NAMES[setting.kind]}, not {describe_value(value)}; {fix}"
     if isinstance(value, float) and not math.isfinite(value):
         return f"{setting.key} must be a finite number, not {value}; {fix}"
+    if setting.key == "sandbox.network":
+        try:
+            check_names(value, setting.key)
+        except ValueError as exc:
+            return f"{exc}; {fix}"
     if setting.choices and value not in setting.choices:
         allowed = ", ".join(toml_literal(choice) for choice in setting.choices)
         return f"{setting.key} = {shown(value)} is not allowed; use one of {allowed}"

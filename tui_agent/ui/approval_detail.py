@@ -31,7 +31,7 @@ def approval_detail(kind: str, tool: str, detail: str) -> RenderableType:
     arguments = json_arguments(detail)
     if arguments is not None:
         note = {"write": f"{tool} declares WRITES = True: it may change project files; what it writes is known only after it runs.",
-                "network": f"{tool} declares NETWORK = True: it may reach the network."}.get(kind, "")
+                "network": f"{tool} declares NETWORK: it may reach the network."}.get(kind, "")
         parts: list[RenderableType] = [Text("arguments", style="bold dim"),
                                        highlighted_source(json.dumps(arguments, indent=2, ensure_ascii=False), "json", line_numbers=False)]
         if note:

@@ -19,6 +19,7 @@ from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.screens.source import SourceScreen
 from tui_agent.ui.widgets.messages import Entry
+from tui_agent.core.hostnames import Grant, describe_grant
 from tui_agent.core.runtime_state import Restricted, catalog_of, recipes_of, unavailable
 
 if TYPE_CHECKING:
@@ -56,9 +57,10 @@ def action_failure(action: str, name: str, exc: Exception) -> str:
     return f"{action} {name}: {failure_reason(exc)}"
 
 
-def run_confirmation(name: str, writes: bool, network: bool, arguments: dict[str, Any]) -> ConfirmScreen:
-    """The question before a manual run of a tool that declares WRITES = True and/or NETWORK = True."""
-    powers = [power for power, declared in (("change project files (WRITES = True)", writes), ("use the network (NETWORK = True)", network)) if declared]
+def run_confirmation(name: str, writes: bool, network: Grant, arguments: dict[str, Any]) -> ConfirmScreen:
+    """The question before a manual run of a tool that declares WRITES = True and/or NETWORK (True or names)."""
+    reach = f"use the network ({describe_grant(network)}: NETWORK)"
+    powers = [power for power, declared in (("change project files (WRITES = True)", writes), (reach, network)) if declared]
     question = f"Run [b]{name}[/b]? It may {' and '.join(powers)}.\nWith these arguments:"
     detail = highlighted_source(json.dumps(arguments, indent=2, ensure_ascii=False, default=str), "json", line_numbers=False)
     return ConfirmScreen(question, yes="Run", no="Cancel", detail=detail)
@@ -192,7 +194,7 @@ class CatalogActions:
         started = time.monotonic()
         try:
             run = await self.run_stoppable(catalog.call_tool(row.name, arguments, allow_writes=spec.writes,
-                                                             allow_network=spec.network))
+                                                             allow_network=bool(spec.network)))
         except WorkerCancelled:
             entry.result, entry.is_error, entry.cancelled = STOPPED_RUN, True, True
             entry.duration_ms = (time.monotonic() - started) * 1000

@@ -15,6 +15,7 @@ from tui_agent.core.catalog.models import ToolRecord
 from tui_agent.core.catalog.names import lookup_problem
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, require_str, schema
 from tui_agent.core.events import Notice
+from tui_agent.core.hostnames import describe_grant
 from tui_agent.core.protocols import AgentCatalog
 from tui_agent.core.recipes.formathelp import FORMAT_HELP
 
@@ -110,11 +111,12 @@ async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: dict[str, An
         raise ToolFailure(f"{name}: {error.message}") from None
     arguments = json.dumps(tool_args, indent=1)
     if record.spec.network:
-        await ctx.require_approval(ApprovalRequest("network", name, f"{name} uses the network", arguments))
+        reach = describe_grant(record.spec.network)
+        await ctx.require_approval(ApprovalRequest("network", name, f"{name} uses the network ({reach})", arguments))
     if record.spec.writes:  # WRITES = True: it runs with the project writable, so it asks like a file edit
         await ctx.require_approval(ApprovalRequest("write", name, f"{name} may change project files (WRITES = True)", arguments))
     try:
-        result = await catalog.call_tool(name, tool_args, allow_network=record.spec.network, allow_writes=record.spec.writes)
+        result = await catalog.call_tool(name, tool_args, allow_network=bool(record.spec.network), allow_writes=record.spec.writes)
     except PipelineError as error:  # bad arguments for the schema, or the tool vanished
         raise ToolFailure(f"{name}: {error.message}") from None
     return format_run_result(result)

@@ -10,7 +10,9 @@ from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.agent.shell_run import live_listener, shell_snippet
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.protocols import AgentSandbox
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult, SandboxPolicy
+from tui_agent.core.hostnames import describe_grant
+from tui_agent.core.sandbox.netproxy import PROXY_REFUSED
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant, RunResult, SandboxPolicy
 
 DEFAULT_SHELL_TIMEOUT_S = 120
 MAX_SHELL_TIMEOUT_S = 600
@@ -43,12 +45,12 @@ def _sandbox(ctx: ToolContext) -> AgentSandbox:
     return ctx.sandbox
 
 
-def shell_summary(command: str, network: bool, changes_venv: bool = False) -> str:
+def shell_summary(command: str, network: NetworkGrant, changes_venv: bool = False) -> str:
     """The approval's one-line summary: the whole command (lines joined, padding and control characters visible),
-    how many lines it has, and what is cut if it is very long; a denial message repeats it."""
+    how many lines it has, what it may reach, and what is cut if it is very long; a denial message repeats it."""
     lines = command.count("\n") + 1
     size = f" ({lines} lines)" if lines > 1 else ""
-    access = "WITH NETWORK ACCESS (internet)" if network else "(no network)"
+    access = f"WITH NETWORK ACCESS ({describe_grant(network)})" if network else "(no network)"
     venv = " AND IT MAY CHANGE THE PROJECT'S VIRTUALENV (install packages)" if changes_venv else ""
     return f"run `{one_line(command, SUMMARY_LIMIT)}`{size} {access}{venv}"
 
@@ -65,13 +67,14 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if not isinstance(changes_venv, bool):
         raise ToolFailure("`changes_venv` must be true or false")
     sandbox = _sandbox(ctx)
+    grant: NetworkGrant = sandbox.network_grant() if network else False
     notes = tuple(sandbox.program_notes(command))
-    summary = shell_summary(command, network, changes_venv) + "".join(f"; {note}" for note in notes)  # headless too
+    summary = shell_summary(command, grant, changes_venv) + "".join(f"; {note}" for note in notes)  # headless too
     # A call that may change the virtualenv is its own approval: no command rule covers it, only the tool-wide one.
     request = ApprovalRequest("network" if network else "shell", "run_shell", summary, command,
                               subject=None if changes_venv else command, notes=notes)
     await ctx.require_approval(request)
-    policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=network,
+    policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=grant,
                            venv_writable=changes_venv)
     listener = live_listener(ctx.call_id, ctx.live) if ctx.live is not None else None
     result = await sandbox.run_python(shell_snippet(command, timeout), policy=policy, on_output=listener)
@@ -86,6 +89,9 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         lines.append(f"[stdout]\n{stdout}")
     if stderr:
         lines.append(f"[stderr]\n{stderr}")
+    refused = [line for line in result.stderr.splitlines() if line.startswith(PROXY_REFUSED)]
+    if refused:  # what the proxy said no to, and why (a client shows only "403 Forbidden")
+        lines.append("[network]\n" + "\n".join(dict.fromkeys(refused)))
     return ToolOutput("\n".join(lines), is_error=exit_code != 0, truncated=cut_out or cut_err)
 
 
@@ -94,17 +100,24 @@ async def run_python(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     mode (edits accepted) where it may write. Where the sandbox cannot make the project read-only (rlimits
     tier), the snippet could write anyway, so it asks (or is refused) like a shell command."""
     code = require_str(args, "code")
+    network = args.get("network", False)
+    if not isinstance(network, bool):
+        raise ToolFailure("`network` must be true or false")
     sandbox = _sandbox(ctx)
     writable = ctx.permissions.mode == "auto"
     enforced = sandbox.tier == TIER_BUBBLEWRAP
-    if not writable and not enforced:
+    grant: NetworkGrant = sandbox.network_grant() if network else False
+    if network:  # its own approval, whatever the mode: the snippet may reach the network
+        await ctx.require_approval(ApprovalRequest(
+            "network", "run_python", f"run a Python snippet WITH NETWORK ACCESS ({describe_grant(grant)})", code))
+    elif not writable and not enforced:
         await ctx.require_approval(ApprovalRequest(
             "shell", "run_python", f"run a Python snippet (the {sandbox.tier} sandbox cannot keep "
                                    "project files read-only)", code))
     if ctx.catalog is not None:  # tools import at their last good version
-        result = await ctx.catalog.run_python(code, allow_writes=writable)
+        result = await ctx.catalog.run_python(code, allow_writes=writable, policy=sandbox.policy.with_(network=grant))
     else:
-        result = await sandbox.run_python(code, policy=sandbox.policy.with_(project_writable=writable))
+        result = await sandbox.run_python(code, policy=sandbox.policy.with_(project_writable=writable, network=grant))
     output = format_run_result(result)
     if not writable and not result.ok and "Read-only file system" in (result.error or "") + result.stderr:
         note = ("\n[the project is read-only for run_python in this permission mode: change files with "
@@ -121,7 +134,9 @@ EXEC_TOOLS: tuple[BuiltinTool, ...] = (
         "project's virtualenv is read-only unless you pass changes_venv: true (the user is told). "
         "Returns the exit code and output. May need the user's approval.",
         schema({"command": {"type": "string"}, "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_SHELL_TIMEOUT_S, "description": "seconds (default 120)"},
-                "network": {"type": "boolean", "description": "allow network access for this command (default false)"},
+                "network": {"type": "boolean", "description": "allow network access for this command (default false): "
+                            "HTTP(S) and SOCKS5 through a proxy to public host names (the names `[sandbox] network` "
+                            "lists, when set), never this machine or its LAN"},
                 "changes_venv": {"type": "boolean", "description": "the command installs or removes packages in the "
                                  "project's virtualenv, which is otherwise read-only (default false; the user is told)"}},
                ["command"]),
@@ -132,7 +147,10 @@ EXEC_TOOLS: tuple[BuiltinTool, ...] = (
         "Run a Python snippet in the sandbox with every catalog tool importable by name (`from find_flaky_recipe_runs import find_flaky_recipe_runs`). "
         "Use it to compose several tools with loops and conditions in one step. The value of the last expression is returned. "
         "The project is read-only for the snippet (except in auto permission mode): change files with write_file/edit_file.",
-        schema({"code": {"type": "string"}}, ["code"]),
+        schema({"code": {"type": "string"},
+                "network": {"type": "boolean", "description": "allow network access for this snippet (default false; "
+                            "the user is asked): HTTP(S) through a proxy to public host names (the names `[sandbox] "
+                            "network` lists, when set), never this machine or its LAN"}}, ["code"]),
         run_python,
     ),
 )

@@ -33,9 +33,10 @@ Your own tools (the catalog, `.agent/tools/<name>.py`, versioned in git) are fir
 - A tool file is plain Python that does not import tui_agent: one public function named like the file, type-hinted,
   with a docstring (a one-line summary, then `Args:`), optional `DEPENDS_ON = ["glob", ...]` naming project files it
   relies on, and `test_*` functions that test it (always write at least one). Tools run in a sandbox, without
-  network unless declared (`NETWORK = True`), from the project root, with the project READ-ONLY: a tool that must
-  change project files declares `WRITES = True` (each call then needs approval like a file edit; keep reading tools
-  free of it). A tool's own tests always see the project read-only: let them write only under tempfile folders.
+  network unless declared (`NETWORK = ["files.example.org"]`, the names it reaches, or `NETWORK = True` for any
+  public name; HTTP(S) goes through a proxy, never to this machine or its LAN), from the project root, with the
+  project READ-ONLY: a tool that must change project files declares `WRITES = True` (each call then needs approval
+  like a file edit; keep reading tools free of it). A tool's own tests always see the project read-only: let them write only under tempfile folders.
 - If create_tool fails, read the error (stage, message, line), fix the source and call create_tool again.
 - Use run_python to compose several catalog tools with loops and conditions in one step; it needs no approval
   because the project is read-only for it (except in `auto` mode): change files with write_file/edit_file.

@@ -283,13 +283,13 @@ class Catalog:
 
         The project is read-only for the call unless the tool declares WRITES = True and the caller passes
         `allow_writes` (the caller has the user's approval); the network is off unless it declares NETWORK = True
-        and the caller passes `allow_network`. (The rlimits tier cannot make the project read-only.)"""
+        and the caller passes `allow_network`; a tool that lists names reaches only those. (The rlimits tier cannot make the project read-only.)"""
         entry = self.registry.get(name)
         if entry is None or entry.spec is None or entry.runnable is None:
             raise PipelineError("missing", f"no callable tool named {name!r}")
         args = check_arguments(entry.spec, args)
         base = policy or self.default_policy()
-        policy = base.with_(network=base.network or (entry.spec.network and allow_network),
+        policy = base.with_(network=base.network or (entry.spec.network if allow_network else False),
                             project_writable=base.project_writable and entry.spec.writes and allow_writes)
         if not intact_copy(entry.runnable, entry.spec.source_sha):
             self._recover_runnable(entry)

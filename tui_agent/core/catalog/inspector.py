@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 import signal
 import sys
 import threading
@@ -14,7 +15,7 @@ from typing import Any, Callable
 
 from tui_agent.core.catalog.schema import SchemaError, build_schema
 
-INSPECTOR_VERSION = 5  # 5: a UTF-8 BOM is accepted; 4: WRITES
+INSPECTOR_VERSION = 6  # 6: NETWORK may list host names; 5: a UTF-8 BOM is accepted; 4: WRITES
 DEFAULT_TEST_TIMEOUT_S = 10.0
 
 
@@ -97,14 +98,27 @@ def run_module_tests(module: types.ModuleType, name: str, path: str, timeout_s: 
     return results
 
 
-def read_metadata(module: types.ModuleType) -> tuple[list[str], bool, bool]:
-    """DEPENDS_ON (globs), NETWORK and WRITES (booleans, False when absent); ValueError on a wrong type."""
+HOST_NAME = re.compile(r"^(\*\.)?(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?$")
+
+
+def read_network(module: types.ModuleType) -> bool | list[str]:
+    """NETWORK: True (any public host name), False (absent: none) or a list of host names (`*.example.com` allowed)."""
+    network = getattr(module, "NETWORK", False)
+    if isinstance(network, bool):
+        return network
+    if isinstance(network, (list, tuple)) and all(isinstance(n, str) and HOST_NAME.match(n) for n in network):
+        return [name.lower().rstrip(".") for name in network] or False
+    raise ValueError(f"NETWORK must be True, False or a list of host names like ['files.example.org', "
+                     f"'*.example.com'], not {network!r}"[:300])
+
+
+def read_metadata(module: types.ModuleType) -> tuple[list[str], bool | list[str], bool]:
+    """DEPENDS_ON (globs), NETWORK (see read_network) and WRITES (a boolean, False when absent); ValueError on a
+    wrong type."""
     depends_on = getattr(module, "DEPENDS_ON", [])
     if isinstance(depends_on, str) or not isinstance(depends_on, (list, tuple)) or not all(isinstance(g, str) for g in depends_on):
         raise ValueError("DEPENDS_ON must be a list of glob strings")
-    network = getattr(module, "NETWORK", False)
-    if not isinstance(network, bool):
-        raise ValueError("NETWORK must be True or False")
+    network = read_network(module)
     writes = getattr(module, "WRITES", False)
     if not isinstance(writes, bool):
         raise ValueError(f"WRITES must be True or False, not {type(writes).__name__} {writes!r}"[:200])

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.hostnames import Grant, grant_of
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,8 @@ class ToolSpec:
     input_schema: dict[str, Any]
     source_sha: str
     depends_on: tuple[str, ...] = ()
-    network: bool = False
+    network: Grant = False
+    """NETWORK: True (any public host name), a tuple of host names, or False."""
     writes: bool = False  # WRITES = True: may run with the project writable, when the caller allows it
     tests: tuple[ToolTest, ...] = ()
 
@@ -51,7 +53,7 @@ class ToolSpec:
             input_schema=schema["input_schema"],
             source_sha=source_sha,
             depends_on=tuple(result.get("depends_on", ())),
-            network=bool(result.get("network", False)),
+            network=grant_of(result.get("network", False)),
             writes=bool(result.get("writes", False)),
             tests=tuple(ToolTest(t["name"], bool(t["ok"]), t.get("error"), t.get("line"), float(t.get("duration_ms", 0.0)))
                         for t in result.get("tests", ())),

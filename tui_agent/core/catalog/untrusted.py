@@ -77,8 +77,9 @@ def result_problem(value: dict[str, Any]) -> str | None:
     depends_on = value.get("depends_on", [])
     if not isinstance(depends_on, list) or not all(isinstance(g, str) for g in depends_on):
         return "depends_on must be a list of strings"
-    if not isinstance(value.get("network", False), bool):
-        return "network must be a boolean"
+    network = value.get("network", False)
+    if not isinstance(network, bool) and not (isinstance(network, list) and all(isinstance(n, str) for n in network)):
+        return "network must be a boolean or a list of host names"
     if not isinstance(value.get("writes", False), bool):
         return "writes must be a boolean"
     tests = value.get("tests", [])

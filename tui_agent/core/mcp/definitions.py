@@ -27,7 +27,7 @@ def tool_definition(spec: ToolSpec, output_schema: dict[str, Any] | None) -> typ
     title = title_of(spec.name)
     input_schema = {**spec.input_schema, "additionalProperties": False}
     annotations = types.ToolAnnotations(title=title, read_only_hint=not spec.writes, destructive_hint=spec.writes,
-                                        open_world_hint=spec.network)
+                                        open_world_hint=bool(spec.network))
     return types.Tool(name=spec.name, title=title, description=spec.description, input_schema=input_schema,
                       output_schema=output_schema, annotations=annotations)
 

@@ -158,10 +158,10 @@ class CatalogServer:
             hint = " (run_python is offered only with `tuiagent mcp serve --run-python`)" if name == RUN_PYTHON else ""
             return text_result(f"no tool named {name!r} in this catalog{hint}; list the tools again", is_error=True)
         spec = entry.spec
-        refusal = self.options.refusal(name, writes=spec.writes, network=spec.network)
+        refusal = self.options.refusal(name, writes=spec.writes, network=bool(spec.network))
         if refusal is not None:
             return text_result(refusal, is_error=True)
-        call = self.catalog.call_tool(name, arguments, allow_network=spec.network, allow_writes=spec.writes)
+        call = self.catalog.call_tool(name, arguments, allow_network=bool(spec.network), allow_writes=spec.writes)
         try:
             result = await until_cancelled(call, lambda ms: self._audit_cancelled(f"tool {name}", spec.source_sha, ms,
                                                                                   args=arguments, module=name))

@@ -27,6 +27,9 @@ FALLBACK_MISSES = (
     "their unix sockets stay unreachable only through seccomp's refusal of socket(AF_UNIX)",
     "read-only runs (project_writable=False: a tool's import and its own tests during validation, startup and "
     "drift checks) are not enforced: that code can change the user's project files",
+    "a network grant is the host's network (no proxy on this tier): any host name, whatever a tool's NETWORK "
+    "lists, and also services listening on this machine's loopback (127.0.0.1, ::1) or LAN; unix sockets "
+    "(D-Bus, Docker, ssh-agent, tmux) stay refused",
     "daemons that double-fork, change session and re-exec with a cleared environment after the worker died "
     "can escape the cleanup",
     "delayed effects: a git config or hook rewritten by agent code runs (without secrets in its environment) when "
@@ -35,8 +38,6 @@ FALLBACK_MISSES = (
 )
 
 BOTH_TIERS_MISSES = (
-    "a network grant is the host's network: internet access, and also services listening on this machine's "
-    "loopback (127.0.0.1, ::1) or LAN; unix sockets (D-Bus, Docker, ssh-agent, tmux) stay refused",
     "protected paths that do not exist yet are moved to .agent/quarantine/ right after a run that may write the "
     "project, not blocked during it: a program of yours reading them while the run lasts (direnv, an editor) "
     "sees what agent code wrote",
@@ -111,9 +112,12 @@ def _bubblewrap_protections() -> dict[str, str]:
              "under toolchain, bound read-only with the secrets inside them (e.g. ~/.cargo/credentials) masked; "
              "~/.ssh, ~/.aws, ~/.gnupg, ~/.netrc, ~/.git-credentials, ~/.config/gh, ~/.docker/config.json, ~/.kube, "
              "password stores and browser profiles are never bound",
-        network="off (own empty network namespace) unless a tool declares NETWORK = True or a run_shell call asks "
-                "for it (network: true, shown in its approval); a grant means internet access: IPv4 and IPv6 "
-                "sockets only, host socket folders stay hidden",
+        network="always its own network namespace with only loopback; a grant (a tool's NETWORK = True or list of "
+                "names, a run_shell or run_python call's network: true, limited to `[sandbox] network` when set; "
+                "shown in its approval) adds one way out: a proxy on the host (HTTP CONNECT, HTTP, SOCKS5; HTTP_PROXY and "
+                "ALL_PROXY point at it) that resolves names itself and refuses names outside the grant and any "
+                "loopback, private, link-local, unique-local, CGNAT or multicast address or one of this machine's, "
+                "and any name resolving to one",
         proc="own /proc: ancestors and their environment are invisible",
         processes_inside="the worker is process 1 of its pid namespace (no bubblewrap init); bubblewrap installs "
                          "a seccomp filter and no_new_privs before it starts, so every process inside is "

@@ -84,9 +84,9 @@ class RunDispatch:
         and the notes about what of its writes was not applied; `lower`: the project's stamps taken before it."""
         attributed = self.runs.attributed(policy)
         if self.runs.venv_writable(policy):  # never a warm worker: those keep the virtualenv read-only
-            worker = await self.spawn(policy.network, writable, attributed, venv_writable=True)
+            worker = await self.spawn(bool(policy.network), writable, attributed, venv_writable=True)
         else:
-            worker = await self.warm.acquire(policy.network, writable, attributed)
+            worker = await self.warm.acquire(bool(policy.network), writable, attributed)
         self._running.add(worker)
         since = time.time_ns()
         dirs = worker.overlay

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Union
 
 TIER_BUBBLEWRAP = "bubblewrap"
 TIER_RLIMITS = "rlimits"
 TIER_LEVELS: dict[str, int] = {TIER_RLIMITS: 0, TIER_BUBBLEWRAP: 1}
 """Isolation tiers, weakest first; `sandbox.min_level` names one of them."""
+
+NetworkGrant = Union[bool, tuple[str, ...]]
+"""False: no network; True: any public host name; a tuple: those names (and `*.` wildcards) only (netpolicy.py)."""
 
 ERROR_EXCEPTION = "exception"
 ERROR_TIMEOUT = "timeout"
@@ -23,7 +26,8 @@ class SandboxUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class SandboxPolicy:
-    """Limits for one run. Sizes in MiB, times in seconds; `network` False cuts every socket.
+    """Limits for one run. Sizes in MiB, times in seconds; `network` False cuts every socket, True reaches any
+    public host name through the host's proxy, a tuple of names only those (netpolicy.py).
 
     `project_writable` False makes the whole project read-only for the run (bubblewrap tier; a private /tmp
     stays writable): the catalog runs a tool's import and its own tests that way. The rlimits tier cannot
@@ -37,7 +41,7 @@ class SandboxPolicy:
     open_files: int = 256
     processes: int = 64
     output_bytes: int = 64_000
-    network: bool = False
+    network: NetworkGrant = False
     project_writable: bool = True
     venv_writable: bool = False
     """The project's virtualenv may change in this run (installing packages: its own approval); otherwise it is
@@ -55,7 +59,7 @@ class SandboxPolicy:
             "open_files": self.open_files,
             "processes": self.processes,
             "output_bytes": self.output_bytes,
-            "network": self.network,
+            "network": list(self.network) if isinstance(self.network, tuple) else self.network,
             "project_writable": self.project_writable,
             "venv_writable": self.venv_writable,
         }

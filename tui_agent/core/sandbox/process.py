@@ -16,7 +16,8 @@ from typing import Any
 from tui_agent.core.sandbox import overlay as overlays, tiers
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import PidsCgroup
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
+from tui_agent.core.sandbox.netproxy import PROXY_REFUSED, Attachment, proxy_env, shared_proxy
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant
 from tui_agent.core.sandbox.reaper import kill_tree
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.worker_guard import base_filter_bytes
@@ -63,7 +64,7 @@ class Worker:
     def __init__(self, process: asyncio.subprocess.Process, channel: socket.socket, tier: str,
                  token: str, network: bool, layout: tuple[tuple[str, bool], ...], home: str | None,
                  cgroup: PidsCgroup | None, project_writable: bool = True,
-                 overlay: overlays.OverlayDirs | None = None) -> None:
+                 overlay: overlays.OverlayDirs | None = None, net_channel: socket.socket | None = None) -> None:
         self.process = process
         self.channel = channel
         self.tier = tier
@@ -75,6 +76,8 @@ class Worker:
         self.cgroup = cgroup
         self.overlay = overlay
         """The overlay folders the project is mounted with (what the run writes lands in its upper folder), or None."""
+        self.net_channel = net_channel
+        """Where the worker hands over its proxy listener (bubblewrap with a network grant), or None."""
         self.used = False
         self._cancelled = False
         self._done = asyncio.Event()
@@ -94,18 +97,22 @@ class Worker:
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
         base_filter = base_filter_fd(network) if tier == TIER_BUBBLEWRAP else None
+        net_host, net_child = socket.socketpair() if network and tier == TIER_BUBBLEWRAP else (None, None)
         try:
             fd = child_end.fileno()
-            passed = (fd,) if base_filter is None else (fd, base_filter)
+            passed = tuple(f for f in (fd, base_filter, net_child.fileno() if net_child else None) if f is not None)
             if tier == TIER_BUBBLEWRAP:
                 argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd,
                                                 project_writable=project_writable, toolchain=toolchain,
                                                 serve=serve, seccomp_fd=base_filter, venv_writable=venv_writable,
-                                                drop_caps=overlay is not None, git_commits=overlay is not None)
+                                                drop_caps=overlay is not None, git_commits=overlay is not None,
+                                                net_fd=net_child.fileno() if net_child is not None else None)
                 if overlay is not None:
                     argv = [*overlays.launcher(overlay, project), *argv]
                 env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token,
                                         toolchain=toolchain)
+                if net_child is not None:
+                    env.update(proxy_env())
                 private: str | None = None
             else:
                 private_dir = scratch / f"run-{token}"
@@ -124,12 +131,19 @@ class Worker:
                 stderr=asyncio.subprocess.PIPE, pass_fds=passed, env=env, cwd=str(project),
                 start_new_session=True,
             )
+        except BaseException:
+            if net_host is not None:
+                net_host.close()
+            raise
         finally:
             child_end.close()
+            if net_child is not None:
+                net_child.close()
             if base_filter is not None:
                 os.close(base_filter)
         parent_end.setblocking(False)
-        return cls(process, parent_end, tier, token, network, layout, private, cgroup, project_writable, overlay)
+        return cls(process, parent_end, tier, token, network, layout, private, cgroup, project_writable, overlay,
+                   net_host)
 
     @property
     def alive(self) -> bool:
@@ -141,7 +155,6 @@ class Worker:
         self.used = True
         if self.cgroup is not None:
             self.cgroup.set_limit(processes)
-        loop = asyncio.get_running_loop()
         started = time.perf_counter()
         flood_limit = max(16 * 1024 * 1024, output_bytes * 64)
         flooded = asyncio.Event()
@@ -154,6 +167,43 @@ class Worker:
         booted = await self._await_boot(timeout_s)
         if booted is not True:
             return await self._unstarted(readers, out, err, flooded, timed_out=booted is None, started=started)
+        proxy = await self._attach_proxy(request)
+        try:
+            outcome = await self._serve(request, bridge, readers, out, err, flooded, timeout_s, started)
+        finally:
+            if proxy is not None:
+                await proxy.close()
+        if proxy is not None and proxy.refusals:
+            lines = "".join(f"{PROXY_REFUSED}{line}\n" for line in proxy.refusals)
+            outcome.stderr += lines.encode()
+        return outcome
+
+    async def _attach_proxy(self, request: dict[str, Any]) -> Attachment | None:
+        """Serve the run's proxy listener (handed over before the worker announced itself) under its grant."""
+        if self.net_channel is None:
+            return None
+        channel, self.net_channel = self.net_channel, None
+        try:
+            channel.setblocking(False)
+            _data, fds, _flags, _address = socket.recv_fds(channel, 1, 1)
+        except OSError:
+            return None  # no listener: the run simply has no way out
+        finally:
+            channel.close()
+        if not fds:
+            return None
+        listener = socket.socket(fileno=fds[0])
+        for extra in fds[1:]:
+            os.close(extra)
+        raw = request.get("policy", {}).get("network")
+        grant: NetworkGrant = tuple(str(name) for name in raw) if isinstance(raw, list) else bool(raw)
+        return await shared_proxy().attach(listener, grant)
+
+    async def _serve(self, request: dict[str, Any], bridge: SandboxBridge | None, readers: list[asyncio.Task[None]],
+                     out: _Capture, err: _Capture, flooded: asyncio.Event, timeout_s: float,
+                     started: float) -> Outcome:
+        """Hand the booted worker its request and collect the outcome."""
+        loop = asyncio.get_running_loop()
         protocol_error: str | None = None
         result_task = asyncio.create_task(self._read_result() if bridge is None else serve_channel(self.channel, bridge))
         try:
@@ -215,6 +265,9 @@ class Worker:
     async def _unstarted(self, readers: list[asyncio.Task[None]], out: _Capture, err: _Capture,
                          flooded: asyncio.Event, *, timed_out: bool, started: float) -> Outcome:
         """The outcome of a run whose sandbox never started its interpreter (or took longer than the timeout)."""
+        if self.net_channel is not None:
+            self.net_channel.close()
+            self.net_channel = None
         await self.kill()
         await self.process.wait()
         await self.release_cgroup()
@@ -272,6 +325,8 @@ class Worker:
         finally:
             self.channel.close()
             await self.release_cgroup()
+            if self.net_channel is not None:
+                self.net_channel.close()
             if self.overlay is not None:
                 self.overlay.remove()
 

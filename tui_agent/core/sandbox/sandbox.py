@@ -18,10 +18,12 @@ from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.dispatch import RunDispatch
 from tui_agent.core.sandbox.forkpool import ForkPool
+from tui_agent.core.hostnames import configured_names
 from tui_agent.core.sandbox.outcome import BWRAP_FIX, answer_result, to_run_result, with_notes
 from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
     TIER_RLIMITS,
+    NetworkGrant,
     RunResult,
     SandboxPolicy,
     SandboxUnavailable,
@@ -52,6 +54,8 @@ class Sandbox:
         self.policy = policy
         self.warm_workers = warm_workers
         self.bubblewrap_problem = bubblewrap_problem
+        self.network_names: tuple[str, ...] = ()
+        """`[sandbox] network`: the only names a shell command granted the network reaches (empty: any public one)."""
         self.audit = AuditLog(project.runs_dir)
         self.parent_undumpable = make_undumpable()
         self._scratch = Path(tempfile.mkdtemp(prefix="tuiagent-sandbox-"))
@@ -84,6 +88,7 @@ class Sandbox:
         check_level(tier, min_level)
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
+        sandbox.network_names = configured_names(settings.sandbox_network)
         sandbox.notices += await asyncio.to_thread(overlay_records.recover, project.root, project.cache_dir)
         sandbox.notices += await asyncio.to_thread(quarantine.recover, project.root, project.cache_dir / "sweeps")
         sandbox.toolchain, overlay_problem = await asyncio.gather(
@@ -159,6 +164,10 @@ class Sandbox:
             return None
         why = f" ({self.bubblewrap_problem})" if self.bubblewrap_problem else " (forced)"
         return f"Weak isolation: resource limits only, no filesystem or namespace isolation{why}."
+
+    def network_grant(self) -> NetworkGrant:
+        """What a shell command granted the network reaches: the names of `[sandbox] network`, or any public name."""
+        return self.network_names or True
 
     def program_notes(self, command: str) -> list[str]:
         """What an approval of shell `command` must say: each program it runs from the project's virtualenv

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tui_agent.core.sandbox import protected
 from tui_agent.core.sandbox.hostpaths import socket_folders
+from tui_agent.core.sandbox.netproxy import PROXY_PORT
 from tui_agent.core.sandbox.venvs import project_venvs
 from tui_agent.core.sandbox.toolchain import Toolchain, bwrap_arguments
 
@@ -106,16 +107,21 @@ def interpreter_paths() -> list[Path]:
     return sorted({p.resolve() for p in paths if p.exists()})
 
 
-def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None = None) -> list[str]:
-    """The worker's command line; `serve_scratch` makes it a fork server that wipes those private folders per run."""
+def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None = None,
+                net_fd: int | None = None) -> list[str]:
+    """The worker's command line; `serve_scratch` makes it a fork server that wipes those private folders per run;
+    `net_fd` is where it hands over its network proxy listener (netrelay.py)."""
     serve = ["serve", *(str(folder) for folder in serve_scratch)] if serve_scratch is not None else []
-    return [sys.executable, "-I", "-B", str(WORKER_SCRIPT), str(channel_fd), str(project), str(PACKAGE_PARENT), *serve]
+    net = [f"net={net_fd}:{PROXY_PORT}"] if net_fd is not None else []
+    return [sys.executable, "-I", "-B", str(WORKER_SCRIPT), str(channel_fd), str(project), str(PACKAGE_PARENT), *serve,
+            *net]
 
 
 def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project_writable: bool = True,
                        serve: bool = False, toolchain: Toolchain | None = None,
                        seccomp_fd: int | None = None, venv_writable: bool = False,
-                       drop_caps: bool = False, git_commits: bool = False) -> list[str]:
+                       drop_caps: bool = False, git_commits: bool = False,
+                       net_fd: int | None = None) -> list[str]:
     """The bwrap command line: / read-only, homes, /tmp and host socket folders hidden, the project the only
     writable place; the worker is process 1 (no unfiltered bubblewrap init), under the base filter read from
     `seccomp_fd` before it starts.
@@ -123,12 +129,13 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project
     With `project_writable` False the whole project is read-only too; only the private /tmp can be written.
     `drop_caps`: bubblewrap runs as root of a user namespace (an overlay launcher's) even for a user without privileges.
     `git_commits`: what a commit writes in the project's `.git` is writable (an overlay run: the harvest filters it).
+    The network namespace is always the sandbox's own (only `lo`): a `network` grant is served by the host's proxy
+    through the listener the worker hands over on `net_fd` (netproxy.py), never by the host's interfaces.
     """
     binary = bwrap_path()
     assert binary is not None
-    command = [binary, *NAMESPACES, "--as-pid-1", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
-    if not network:
-        command.append("--unshare-net")
+    command = [binary, *NAMESPACES, "--as-pid-1", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+               "--unshare-net"]
     if os.geteuid() == 0 or drop_caps:
         command += ["--cap-drop", "ALL"]
     if seccomp_fd is not None:
@@ -157,7 +164,8 @@ def bubblewrap_command(project: Path, *, network: bool, channel_fd: int, project
     for path in interpreter:
         if _is_under(path, project):
             command += ["--ro-bind", str(path), str(path)]
-    command += ["--chdir", str(project), "--", *worker_argv(channel_fd, project, hidden if serve else None)]
+    command += ["--chdir", str(project), "--",
+                *worker_argv(channel_fd, project, hidden if serve else None, net_fd if network else None)]
     return command
 
 

@@ -248,6 +248,8 @@ def main() -> None:
                             run_one=lambda run_channel, prepare: run_request(run_channel, project, package_parent,
                                                                              guard, prepare))
         os._exit(0)
+    if any(arg.startswith("net=") for arg in sys.argv[4:]):  # before any agent code runs, and before BOOTED
+        load_sibling("netrelay.py").hand_over_from_argv(sys.argv[4:])
     os.write(channel, BOOTED)  # the sandbox started: what fails after this is the run's, not bubblewrap's
     run_request(channel, project, package_parent, guard)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass
 
 from rich.console import RenderableType
@@ -94,8 +95,9 @@ class ApprovalScreen(QuestionScreen[ApprovalAnswer]):
         title.append(f"{self.tool}: ", style="bold #e5c07b")
         if self.tool in COMMAND_TOOLS and not is_unified_diff(self.detail) and json_arguments(self.detail) is None:
             title.append(f"the command below ({shape(self.detail)})")
-            if self.kind == "network":
-                title.append(" WITH NETWORK ACCESS (internet)", style="bold")
+            if self.kind == "network":  # what the grant reaches, as the summary says it ("only pypi.org, …")
+                reach = re.search(r"WITH NETWORK ACCESS \([^)]*\)", self.summary)
+                title.append(" " + (reach.group(0) if reach else "WITH NETWORK ACCESS"), style="bold")
         else:
             title.append(one_line(self.summary, TITLE_LIMIT))
         return title
