@@ -26,6 +26,8 @@ async def run_undo(args: argparse.Namespace) -> int:
         if runtime.undo is None or runtime.session is None:
             print("tuiagent --undo: the project is not in a git repository, so turns were not checkpointed", file=sys.stderr)
             return 2
+        runtime.undo.progress = lambda done, total: print(f"undo: {done} of {total} files put back", file=sys.stderr,
+                                                          flush=True)
         result = await runtime.undo.undo_last(runtime.session)
         if getattr(args, "output_format", "text") == "json":  # git-ignored files put back and not undone, listed
             print(json.dumps(result.to_json()))

@@ -221,6 +221,8 @@ async def open_runtime(
     await _start_alongside_sdk(opening, tracker, _model_choice(model or core.settings.model, wants_model), watch=watch,
                                sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
     core.undo = await asyncio.to_thread(open_undo, core, opening)
+    if core.undo is not None and (finished := await core.undo.finish_interrupted()):
+        core.problems.append(finished)
     if not wants_model:
         return _without_model(opening)
     client = ModelClient(model=core.model, api_key=api_key, base_url=configured_base_url(base_url),

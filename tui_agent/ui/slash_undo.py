@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from collections.abc import Awaitable
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Literal
@@ -95,7 +97,21 @@ class UndoCommands:
             point = await before_undo(undo, turns, store_of) if turns else None
         except Exception:  # no redo point (e.g. git failed): the undo itself still runs and says what it did
             point = None
-        result = await undoing
+        loop, notices = asyncio.get_running_loop(), set()
+
+        def progress(done: int, total: int) -> None:  # from the undo's worker thread: a notice every few hundred files
+            def show() -> None:
+                task = asyncio.ensure_future(self.host.add_notice(f"Undo: {done} of {total} files put back…", "info"))
+                notices.add(task)
+                task.add_done_callback(notices.discard)
+
+            loop.call_soon_threadsafe(show)
+
+        undo.progress = progress
+        try:
+            result = await undoing
+        finally:
+            undo.progress = None
         self.redo_point = await after_undo(undo, point) if result.ok and point is not None else None
         await self._show_undo(result)
 

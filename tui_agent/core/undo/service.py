@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.sharedfile import SharedFileBusy
 from tui_agent.core.events import Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.agent.paths import PathRefused, confine
 from tui_agent.core.sandbox.attribution import RunWrites
 from tui_agent.core.sandbox.ignored import IgnoredChange
-from tui_agent.core.undo.ignored import NotUndone, summary, to_records, undo_ignored
-from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start, record_undo
-from tui_agent.core.undo.plan import UnrecordedTurn, plan_undo
-from tui_agent.core.undo.restore import RestoreError, apply_changes
+from tui_agent.core.undo.ignored import NotUndone, summary, to_records
+from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start
+from tui_agent.core.undo import transaction
+from tui_agent.core.undo.plan import UndoPlan, UnrecordedTurn, plan_undo
+from tui_agent.core.undo.transaction import Intent, Progress, Resumed, intent_file, read_intent
+from tui_agent.core.undo.restore import RestoreError
 from tui_agent.core.versioning.checkpoints import Checkpoints, GitFailure
 from tui_agent.core.versioning.gitqueries import HistoryEntry
 
@@ -107,6 +111,8 @@ class UndoService:
         self.problems: list[str] = []  # checkpoints that failed; the agent loop tells the person and clears it
         self.last_turn: tuple[str, str] | None = None  # (before, after) of the last turn that ended checkpointed
         self._turn_before = ""
+        self.progress: Progress | None = None
+        """Told (files done, files in all) every few hundred files of a large undo, from a worker thread."""
 
     # ------------------------------------------------------------------ recording (called by the agent loop)
 
@@ -246,21 +252,22 @@ class UndoService:
         if bad:
             return UndoResult(False, f"The checkpoint of turn {bad[0]} is missing from git's objects; cannot undo it.")
         label = _label(turns)
-        try:
-            now = await asyncio.to_thread(self.checkpoints.snapshot)
-            plan = await asyncio.to_thread(plan_undo, self.checkpoints, turns, now)
-            if not plan.ok:
-                files = ", ".join(plan.conflict_paths)
-                return UndoResult(False, f"Not undone: you changed {files} after turn {plan.conflict_turn}; tuiagent does "
-                                         "not overwrite your changes. Their diff is shown; revert them first or keep them.",
-                                  conflict_diff=plan.conflict_diff)
-            restored = await asyncio.to_thread(apply_changes, self.checkpoints, plan.changes())
-            ignored_back, ignored_left = await asyncio.to_thread(
-                undo_ignored, self._project_root(), self.checkpoints, [turn.ignored for turn in turns])
+        try:  # in one worker thread: cancelled (Esc, Ctrl-C), the files and the undo record still complete together
+            done = await asyncio.to_thread(self._undo_files, session, turns)
         except (UnrecordedTurn, RestoreError, GitFailure, OSError) as error:
             return UndoResult(False, f"Not undone: {error}")
-        catalog = await self._take_back_authored(turns, self.turns(session))
-        record_undo(session, [turn.turn for turn in turns])
+        if isinstance(done, str):
+            return UndoResult(False, done)
+        if isinstance(done, Resumed):  # this very undo had been interrupted: finishing it is what was asked
+            catalog = await self._finish_authored(done.turns, done.intent)
+            return UndoResult(True, _resumed_message(done, catalog), done.restored, catalog)
+        plan, restored, (ignored_back, ignored_left), intent = done
+        if not plan.ok:
+            files = ", ".join(plan.conflict_paths)
+            return UndoResult(False, f"Not undone: you changed {files} after turn {plan.conflict_turn}; tuiagent does "
+                                     "not overwrite your changes. Their diff is shown; revert them first or keep them.",
+                              conflict_diff=plan.conflict_diff)
+        catalog = await self._finish_authored(turns, intent)
         files = f"{len(restored)} file(s) put back: {', '.join(restored)}" if restored else "no project file to put back"
         kept = (f" Kept as they are: {', '.join(plan.kept)} (changed by someone else during the turn, you or another "
                 "program, not by the agent's calls; undo takes back only what the agent changed)." if plan.kept else "")
@@ -272,10 +279,77 @@ class UndoService:
                           + (" " + ignored if ignored else ""), restored, catalog, kept=plan.kept,
                           ignored_restored=ignored_back, ignored_not_undone=ignored_left)
 
+    def _undo_files(self, session: Session, turns: list[TurnRecord]) -> str | Resumed | tuple[
+            UndoPlan, list[str], tuple[list[str], list[NotUndone]], Intent | None]:
+        """Under the project's undo lock: finish an interrupted undo first, plan this one, then put the files back
+        and record it as one transaction (transaction.apply_files); a message when the turns are undone already."""
+        path = intent_file(self._project_root())
+        with transaction.lock(path):
+            resumed = self._roll_forward_locked(path)
+            numbers = {turn.turn for turn in turns}
+            if resumed is not None and resumed.intent.session == str(session.path) and set(resumed.intent.turns) == numbers:
+                return resumed
+            if any(turn.undone for turn in load_turns(session.path) if turn.turn in numbers):
+                return "Not undone: an earlier undo (interrupted, now completed) or another tuiagent already undid it."
+            now = self.checkpoints.snapshot()
+            plan = plan_undo(self.checkpoints, turns, now)
+            if not plan.ok:
+                return plan, [], ([], []), None
+            intent = Intent(str(session.path), sorted(numbers), now)
+            restored, ignored = transaction.apply_files(self.checkpoints, path, intent, plan, session,
+                                                        self._project_root(), [turn.ignored for turn in turns],
+                                                        self.progress)
+            return plan, restored, ignored, intent
+
+    def _roll_forward_locked(self, path: Path) -> Resumed | None:
+        intent = read_intent(path, self._project_root() / ".agent" / "sessions")
+        if intent is None:
+            transaction.clear_intent(path)
+            return None
+        return transaction.roll_forward(self.checkpoints, path, intent, self._project_root())
+
+    async def finish_interrupted(self) -> str | None:
+        """At start: complete an undo a killed process left part-way (its files, its record, its tools); a notice
+        saying what was done, or None when there was none (or another process's live undo is still running)."""
+        path = intent_file(self._project_root())
+        if not path.exists():
+            return None
+
+        def locked_roll() -> Resumed | None:
+            with transaction.lock(path, transaction.RECOVERY_WAIT_S):
+                return self._roll_forward_locked(path)
+
+        try:
+            resumed = await asyncio.to_thread(locked_roll)
+        except SharedFileBusy:
+            return None
+        except (UnrecordedTurn, RestoreError, GitFailure, OSError) as error:
+            return f"an undo interrupted earlier could not be finished ({error}); run /undo again to finish it"
+        if resumed is None:
+            return None
+        return _resumed_message(resumed, await self._finish_authored(resumed.turns, resumed.intent))
+
+    async def _finish_authored(self, turns: list[TurnRecord], intent: Intent | None) -> list[str]:
+        """Take back the tools and recipes the turns authored (each marked done in the intent as it goes), then
+        close the transaction."""
+        if intent is None:
+            return []
+        path = intent_file(self._project_root())
+        session_turns = load_turns(Path(intent.session)) if Path(intent.session).exists() else turns
+
+        def done(key: str) -> None:
+            intent.authored_done.append(key)
+            transaction.save_intent(path, intent)
+
+        catalog = await self._take_back_authored(turns, session_turns, set(intent.authored_done), done)
+        transaction.clear_intent(path)
+        return catalog
+
     def _project_root(self) -> Path:
         return Path(os.path.realpath(self.checkpoints.work_tree / self.checkpoints.prefix))
 
-    async def _take_back_authored(self, turns: list[TurnRecord], session_turns: list[TurnRecord]) -> list[str]:
+    async def _take_back_authored(self, turns: list[TurnRecord], session_turns: list[TurnRecord], skip: set[str],
+                                  done_one: Callable[[str], None]) -> list[str]:
         """Prune what the turns created, revert what they updated to the version before them (through the stores);
         a tool or recipe someone changed since (it holds none of the versions the agent wrote) is kept."""
         first: dict[tuple[str, str], Authored] = {}
@@ -284,6 +358,8 @@ class UndoService:
                 first.setdefault((item.kind, item.name), item)
         done: list[str] = []
         for (kind, name), item in reversed(list(first.items())):
+            if f"{kind}:{name}" in skip:
+                continue  # taken back before an interruption
             store = self.catalog if kind == "tool" else self.recipes
             if store is None:
                 done.append(f"{kind} {name} NOT taken back (the {kind} store is not open)")
@@ -301,6 +377,7 @@ class UndoService:
                 else:
                     await store.revert(name, _version_before(store, name, item.commit))
                     done.append(f"{kind} {name} reverted to its version before the turn")
+                done_one(f"{kind}:{name}")
             except Exception as error:  # PipelineError and the like: the files are back, say what is left
                 done.append(f"{kind} {name} NOT taken back: {error.message if isinstance(error, PipelineError) else error}")
         return done
@@ -329,6 +406,12 @@ def _version_before(store: VersionedStore, name: str, commit: str | None) -> str
         if entry.rev == commit and index + 1 < len(history):
             return history[index + 1].rev
     return None
+
+
+def _resumed_message(resumed: Resumed, catalog: list[str]) -> str:
+    left = f"; kept as you changed them since: {', '.join(resumed.left)}" if resumed.left else ""
+    return (f"The undo of {_label(resumed.turns)} was interrupted; it is now complete: "
+            f"{len(resumed.restored)} more file(s) put back{left}" + ("; " + "; ".join(catalog) if catalog else "") + ".")
 
 
 def _label(turns: list[TurnRecord]) -> str:
