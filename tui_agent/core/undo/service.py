@@ -19,6 +19,7 @@ from tui_agent.core.undo.ignored import NotUndone, summary, to_records
 from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start
 from tui_agent.core.undo import transaction
 from tui_agent.core.undo.plan import UndoPlan, UnrecordedTurn, plan_undo
+from tui_agent.core.undo.submodules import SubmoduleRecorder, apply_submodules, plan_submodules
 from tui_agent.core.undo.transaction import Intent, Progress, Resumed, intent_file, read_intent
 from tui_agent.core.undo.restore import RestoreError
 from tui_agent.core.versioning.checkpoints import Checkpoints, GitFailure
@@ -112,6 +113,7 @@ class UndoService:
         self.last_turn: tuple[str, str] | None = None  # (before, after) of the last turn that ended checkpointed
         self._turn_before = ""
         self.progress: Progress | None = None
+        self.submodules = SubmoduleRecorder(checkpoints)
         """Told (files done, files in all) every few hundred files of a large undo, from a worker thread."""
 
     # ------------------------------------------------------------------ recording (called by the agent loop)
@@ -126,6 +128,7 @@ class UndoService:
             return
         number = max((turn.turn for turn in load_turns(session.path)), default=0) + 1 if session.path.exists() else 1
         record_start(session, number, prompt, before)
+        await asyncio.to_thread(self.submodules.begin)
         if self.ignored is not None:
             self.ignored.take_ignored_changes()  # runs before this turn (a manual tool run) are not the turn's
         self._take_runs()
@@ -144,13 +147,16 @@ class UndoService:
             return
         if isinstance(event, ToolCallStarted) and event.name not in READ_ONLY_CALLS:
             before = await self._call_checkpoint()
+            await asyncio.to_thread(self.submodules.call_started)
             self._take_runs()  # runs before this call are not its own
             if before is not None:
                 self._call_open = (event.call_id, before, self._written_paths(event), event.name)
         elif isinstance(event, ToolCallFinished) and self._call_open is not None and self._call_open[0] == event.call_id:
             after = await self._call_checkpoint()
-            if after is not None and self._calls is not None:
-                self._calls.append(self._window(self._call_open, after))
+            window = self._window(self._call_open, after) if after is not None else None
+            if window is not None and self._calls is not None:
+                self._calls.append(window)
+            await asyncio.to_thread(self.submodules.call_finished, window.paths if window is not None else None)
             self._call_open = None
 
     def _window(self, call: tuple[str, str, tuple[str, ...] | None, str], after: str) -> CallWindow:
@@ -202,7 +208,8 @@ class UndoService:
         self._call_open = None
         changes = self.ignored.take_ignored_changes() if self.ignored is not None else []
         ignored = await asyncio.to_thread(to_records, self.checkpoints, changes) if changes else []
-        record_end(session, number, after, self._authored, calls, ignored, self._set_aside)
+        submodules = await asyncio.to_thread(self.submodules.end)
+        record_end(session, number, after, self._authored, calls, ignored, self._set_aside, submodules)
         self.last_turn = (self._turn_before, after)
 
     # ------------------------------------------------------------------ queries
@@ -213,7 +220,7 @@ class UndoService:
         if self.last_turn is None:
             return None
         try:
-            return self.checkpoints.changed_paths(*self.last_turn)
+            return self.checkpoints.changed_paths(*self.last_turn) + self.submodules.last_paths()
         except (GitFailure, OSError):
             return None
 
@@ -293,12 +300,20 @@ class UndoService:
                 return "Not undone: an earlier undo (interrupted, now completed) or another tuiagent already undid it."
             now = self.checkpoints.snapshot()
             plan = plan_undo(self.checkpoints, turns, now)
+            inside = plan_submodules(self.submodules, turns) if plan.ok else None
+            if inside is not None and inside.unavailable:
+                return (f"Not undone: the checkpoints inside submodule {inside.unavailable[0]} are gone (it was removed "
+                        "or re-cloned since); nothing was changed.")
+            if inside is not None and inside.conflict is not None:
+                where, sub_plan = inside.conflict
+                plan.conflict_turn, plan.conflict_diff = sub_plan.conflict_turn, sub_plan.conflict_diff
+                plan.conflict_paths = [f"{where}/{inner}" for inner in sub_plan.conflict_paths]
             if not plan.ok:
                 return plan, [], ([], []), None
             intent = Intent(str(session.path), sorted(numbers), now)
             restored, ignored = transaction.apply_files(self.checkpoints, path, intent, plan, session,
                                                         self._project_root(), [turn.ignored for turn in turns],
-                                                        self.progress)
+                                                        self.progress, lambda: apply_submodules(inside) if inside else [])
             return plan, restored, ignored, intent
 
     def _roll_forward_locked(self, path: Path) -> Resumed | None:

@@ -97,12 +97,13 @@ def lock(path: Path, timeout_s: float = LOCK_WAIT_S) -> Any:
 
 
 def apply_files(checkpoints: Checkpoints, path: Path, intent: Intent, plan: UndoPlan, session: Any, root: Path,
-                ignored: list[list[IgnoredRecord]], progress: Progress | None = None
-                ) -> tuple[list[str], tuple[list[str], list[NotUndone]]]:
+                ignored: list[list[IgnoredRecord]], progress: Progress | None = None,
+                inside: Callable[[], list[str]] | None = None) -> tuple[list[str], tuple[list[str], list[NotUndone]]]:
     """Write the intent, put the files (and the git-ignored ones) back, record the undo in its session: one step a
     kill cannot split (the next start rolls it forward). Runs with the lock held."""
     save_intent(path, intent)
     restored = apply_changes(checkpoints, plan.changes(), progress)
+    restored += inside() if inside is not None else []  # the files inside submodules
     ignored_done = undo_ignored(root, checkpoints, ignored)
     record_undo(session, intent.turns)
     intent.stage = "recorded"

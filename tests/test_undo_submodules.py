@@ -1,0 +1,43 @@
+"""Undo covers what the agent changed inside a submodule (a real `git submodule add`), reports it in the turn's
+edited files, and stops with the diff when the person changed such a file since."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.gitrepo import git, init_repo
+from tests.test_undo_interrupted import agent_turn, service
+from tui_agent.core.agent.sessions import SessionLog
+
+
+def with_submodule(tmp_path: Path) -> Path:
+    library = init_repo(tmp_path / "library")
+    repo = init_repo(tmp_path / "project")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    git(repo, "commit", "-q", "-m", "add the library")
+    return repo
+
+
+async def test_undo_takes_back_the_agents_edits_inside_a_submodule(tmp_path: Path) -> None:
+    repo = with_submodule(tmp_path)
+    session = SessionLog(repo / ".agent" / "sessions" / "s1.jsonl", "s1")
+    undo = service(repo)
+    await agent_turn(undo, session, "edit the library", {"lib/app.py": "print('agent')\n", "lib/new.txt": "new\n",
+                                                         "app.py": "print('top')\n"})
+    assert sorted(undo.last_turn_paths() or []) == ["app.py", "lib/app.py", "lib/new.txt"]
+    result = await undo.undo_last(session)
+    assert result.ok, result.message
+    assert "lib/app.py" in result.restored and "lib/new.txt" in result.restored
+    assert (repo / "lib" / "app.py").read_text() == "print('hello')\n" and not (repo / "lib" / "new.txt").exists()
+    assert git(repo / "lib", "status", "--porcelain") == "" and git(repo, "status", "--porcelain") == "?? .agent/\n"
+
+
+async def test_a_person_edit_inside_the_submodule_after_the_turn_stops_the_undo(tmp_path: Path) -> None:
+    repo = with_submodule(tmp_path)
+    session = SessionLog(repo / ".agent" / "sessions" / "s1.jsonl", "s1")
+    undo = service(repo)
+    await agent_turn(undo, session, "edit", {"lib/app.py": "print('agent')\n", "app.py": "print('top')\n"})
+    (repo / "lib" / "app.py").write_text("print('agent')\nmine = 1\n")
+    result = await undo.undo_last(session)
+    assert not result.ok and "lib/app.py" in result.message and "+mine = 1" in result.conflict_diff
+    assert (repo / "app.py").read_text() == "print('top')\n"  # nothing was changed
