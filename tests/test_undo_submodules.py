@@ -8,6 +8,7 @@ from pathlib import Path
 from tests.gitrepo import git, init_repo
 from tests.test_undo_interrupted import agent_turn, service
 from tui_agent.core.agent.sessions import SessionLog
+from tui_agent.core.events import ToolCallFinished, ToolCallStarted
 
 
 def with_submodule(tmp_path: Path) -> Path:
@@ -41,3 +42,20 @@ async def test_a_person_edit_inside_the_submodule_after_the_turn_stops_the_undo(
     result = await undo.undo_last(session)
     assert not result.ok and "lib/app.py" in result.message and "+mine = 1" in result.conflict_diff
     assert (repo / "app.py").read_text() == "print('top')\n"  # nothing was changed
+
+
+async def test_a_commit_inside_a_submodule_is_named_at_the_turns_end_and_never_reported_undone(tmp_path: Path) -> None:
+    repo = with_submodule(tmp_path)
+    session = SessionLog(repo / ".agent" / "sessions" / "s1.jsonl", "s1")
+    undo = service(repo)
+    await undo.begin(session, "commit in the library")
+    await undo.around_call(ToolCallStarted(call_id="c1", name="a_tool", arguments={}))
+    (repo / "lib" / "app.py").write_text("print('agent')\n")
+    git(repo / "lib", "commit", "-q", "-am", "agent commit")
+    await undo.around_call(ToolCallFinished(call_id="c1", name="a_tool", result="ok", is_error=False, duration_ms=1))
+    await undo.end(session)
+    assert any("submodule(s) lib" in problem and "cannot take those back" in problem for problem in undo.problems)
+    result = await undo.undo_last(session)
+    assert not result.ok and "submodule" in result.message and "Undid" not in result.message
+    assert git(repo / "lib", "log", "-1", "--format=%s").strip() == "agent commit"
+    assert not (repo / ".agent" / "cache" / "undo-intent.json").exists()  # refused before anything was written

@@ -34,10 +34,8 @@ PROGRESS_EVERY = 200
 """A large undo reports its progress every this many files."""
 
 
-def apply_changes(checkpoints: Checkpoints, changes: dict[str, Entry | None],
-                  progress: Callable[[int, int], None] | None = None) -> list[str]:
-    """Delete, then write, every changed path; returns the paths touched. Checks every path before changing any.
-    `progress(done, total)` is called every PROGRESS_EVERY files (only for undos larger than that)."""
+def check_changes(checkpoints: Checkpoints, changes: dict[str, Entry | None]) -> list[str]:
+    """Refuse (RestoreError) a change that cannot be made safely, before any is made; the removals, deepest first."""
     work_tree = checkpoints.work_tree
     removals = sorted((path for path, entry in changes.items() if entry is None), key=lambda p: -p.count("/"))
     for relative, entry in changes.items():
@@ -50,6 +48,15 @@ def apply_changes(checkpoints: Checkpoints, changes: dict[str, Entry | None],
             if leftovers:
                 raise RestoreError(f"{relative} was a file and is now a folder holding {leftovers[0].relative_to(work_tree)}; "
                                    "move that folder away and undo again")
+    return removals
+
+
+def apply_changes(checkpoints: Checkpoints, changes: dict[str, Entry | None],
+                  progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """Delete, then write, every changed path; returns the paths touched. Checks every path before changing any.
+    `progress(done, total)` is called every PROGRESS_EVERY files (only for undos larger than that)."""
+    work_tree = checkpoints.work_tree
+    removals = check_changes(checkpoints, changes)
     done, total = 0, len(changes)
 
     def step() -> None:

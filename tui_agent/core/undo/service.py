@@ -209,6 +209,11 @@ class UndoService:
         changes = self.ignored.take_ignored_changes() if self.ignored is not None else []
         ignored = await asyncio.to_thread(to_records, self.checkpoints, changes) if changes else []
         submodules = await asyncio.to_thread(self.submodules.end)
+        moved = await asyncio.to_thread(self.submodules.moved_heads)
+        if moved:
+            self.problems.append(f"this turn made commits (or switched branches) in submodule(s) {', '.join(moved)}: "
+                                 "/undo cannot take those back (it refuses rather than undo half the turn); use git "
+                                 "in the submodule")
         record_end(session, number, after, self._authored, calls, ignored, self._set_aside, submodules)
         self.last_turn = (self._turn_before, after)
 

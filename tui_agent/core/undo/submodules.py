@@ -116,12 +116,23 @@ class SubmoduleRecorder:
         self._paths: list[str] = []
         self._turn: dict[str, SubmoduleWindows] = {}
         self._call_before: dict[str, str] | None = None
+        self._heads: dict[str, str | None] = {}
         self.last: dict[str, SubmoduleWindows] = {}
 
     def begin(self) -> None:
         self._paths = self.submodules.paths()
         self._turn = {path: SubmoduleWindows(tree) for path, tree in self.submodules.snapshot(self._paths).items()}
+        self._heads = self._current_heads()
         self._call_before, self.last = None, {}
+
+    def _current_heads(self) -> dict[str, str | None]:
+        return {path: checkpoints.runner.head() for path in self._paths
+                if (checkpoints := self.submodules.checkpoints(path)) is not None}
+
+    def moved_heads(self) -> list[str]:
+        """The submodules whose commit (HEAD) the turn moved: undo puts their files back, not their history."""
+        now = self._current_heads()
+        return sorted(path for path, head in self._heads.items() if path in now and now[path] != head)
 
     def call_started(self) -> None:
         self._call_before = self.submodules.snapshot(self._paths) if self._turn else None
@@ -165,6 +176,7 @@ class SubmodulePlan:
 def plan_submodules(recorder: SubmoduleRecorder, turns: list[TurnRecord]) -> SubmodulePlan:
     """Plan the undo inside every submodule the turns changed, with the same rules as the superproject's plan."""
     from tui_agent.core.undo.plan import plan_undo
+    from tui_agent.core.undo.restore import check_changes
 
     result = SubmodulePlan()
     for path in sorted({path for turn in turns for path in turn.submodules}):
@@ -178,6 +190,7 @@ def plan_submodules(recorder: SubmoduleRecorder, turns: list[TurnRecord]) -> Sub
         if not plan.ok:
             result.conflict = (path, plan)
             return result
+        check_changes(checkpoints, plan.changes())  # refused before anything is written
         result.plans.append((path, checkpoints, plan))
     return result
 

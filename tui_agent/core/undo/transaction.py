@@ -19,7 +19,7 @@ from tui_agent.core.sharedfile import locked, read_json, replace_text
 from tui_agent.core.undo.ignored import IgnoredRecord, NotUndone, undo_ignored
 from tui_agent.core.undo.journal import TurnRecord, load_turns, record_undo
 from tui_agent.core.undo.plan import UndoPlan, plan_undo
-from tui_agent.core.undo.restore import apply_changes
+from tui_agent.core.undo.restore import apply_changes, check_changes
 from tui_agent.core.versioning.checkpoints import Checkpoints, Entry
 
 INTENT_FILE = ".agent/cache/undo-intent.json"
@@ -101,6 +101,7 @@ def apply_files(checkpoints: Checkpoints, path: Path, intent: Intent, plan: Undo
                 inside: Callable[[], list[str]] | None = None) -> tuple[list[str], tuple[list[str], list[NotUndone]]]:
     """Write the intent, put the files (and the git-ignored ones) back, record the undo in its session: one step a
     kill cannot split (the next start rolls it forward). Runs with the lock held."""
+    check_changes(checkpoints, plan.changes())  # a refused path refuses the undo before anything is written
     save_intent(path, intent)
     restored = apply_changes(checkpoints, plan.changes(), progress)
     restored += inside() if inside is not None else []  # the files inside submodules
