@@ -18,7 +18,7 @@ from tui_agent.core.sandbox.ignored import IgnoredChange
 from tui_agent.core.undo.ignored import NotUndone, summary, to_records
 from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start
 from tui_agent.core.undo import transaction
-from tui_agent.core.undo.plan import UndoPlan, UnrecordedTurn, plan_undo
+from tui_agent.core.undo.plan import UndoPlan, UnrecordedTurn, agent_paths, plan_undo
 from tui_agent.core.undo.submodules import SubmoduleRecorder, apply_submodules, plan_submodules
 from tui_agent.core.undo.transaction import Intent, Progress, Resumed, intent_file, read_intent
 from tui_agent.core.undo.restore import RestoreError
@@ -111,6 +111,7 @@ class UndoService:
         self._call_open: tuple[str, str, tuple[str, ...] | None, str] | None = None  # (id, before, paths, name)
         self.problems: list[str] = []  # checkpoints that failed; the agent loop tells the person and clears it
         self.last_turn: tuple[str, str] | None = None  # (before, after) of the last turn that ended checkpointed
+        self._last_calls: list[CallWindow] | None = None
         self._turn_before = ""
         self.progress: Progress | None = None
         self.submodules = SubmoduleRecorder(checkpoints)
@@ -215,17 +216,19 @@ class UndoService:
                                  "/undo cannot take those back (it refuses rather than undo half the turn); use git "
                                  "in the submodule")
         record_end(session, number, after, self._authored, calls, ignored, self._set_aside, submodules)
-        self.last_turn = (self._turn_before, after)
+        self.last_turn, self._last_calls = (self._turn_before, after), calls
 
     # ------------------------------------------------------------------ queries
 
     def last_turn_paths(self) -> list[str] | None:
-        """The files (repository paths, `.agent/` left out) the last turn changed, from its own checkpoints; None when
-        it was not checkpointed (headless reports them as `edited_files`)."""
+        """The files (repository paths, `.agent/` left out) the last turn's own calls wrote, from its checkpoints
+        (a file the person edited meanwhile is not the agent's); None when it was not checkpointed (headless reports
+        them as `edited_files`)."""
         if self.last_turn is None:
             return None
+        turn = TurnRecord(0, "", *self.last_turn, calls=self._last_calls)
         try:
-            return self.checkpoints.changed_paths(*self.last_turn) + self.submodules.last_paths()
+            return agent_paths(self.checkpoints, turn) + self.submodules.last_paths(turn)
         except (GitFailure, OSError):
             return None
 
@@ -239,7 +242,10 @@ class UndoService:
         if not turns or not self.checkpoints.is_tree(turns[-1].before):
             return None
         turn = turns[-1]
-        after = turn.after if turn.after and self.checkpoints.is_tree(turn.after) else await asyncio.to_thread(self.checkpoints.snapshot)
+        if turn.after and self.checkpoints.is_tree(turn.after):  # only what the turn's calls wrote, not the person's
+            paths = await asyncio.to_thread(agent_paths, self.checkpoints, turn)
+            return await asyncio.to_thread(self.checkpoints.diff, turn.before, turn.after, paths)
+        after = await asyncio.to_thread(self.checkpoints.snapshot)
         return await asyncio.to_thread(self.checkpoints.diff, turn.before, after)
 
     # ------------------------------------------------------------------ undo

@@ -159,9 +159,16 @@ class SubmoduleRecorder:
         self._turn, self.last = {}, changed
         return changed
 
-    def last_paths(self) -> list[str]:
-        """Repository paths of the files the last turn changed inside submodules."""
-        return self.submodules.changed({p: w.before for p, w in self.last.items()}, {p: w.after for p, w in self.last.items()})
+    def last_paths(self, turn: TurnRecord) -> list[str]:
+        """Repository paths of the files the last turn's calls wrote inside submodules."""
+        from tui_agent.core.undo.plan import agent_paths
+
+        found: list[str] = []
+        for path, windows in sorted(self.last.items()):
+            checkpoints = self.submodules.checkpoints(path)
+            if checkpoints is not None:
+                found += [f"{path}/{inner}" for inner in agent_paths(checkpoints, sub_turn(turn, windows))]
+        return found
 
 
 @dataclass
