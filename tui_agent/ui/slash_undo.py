@@ -150,13 +150,11 @@ class UndoCommands:
             await self.show_turn_edits(when="question", turn=turns[0].turn)
         else:
             what = f"turns {turns[0].turn} to {turns[-1].turn} ({len(turns)} turns)"
-        authored: dict[tuple[str, str], bool] = {}
-        for turn in turns:
-            for item in turn.authored:
-                authored.setdefault((item.kind, item.name), item.created)
+        parts = self._undo_parts()
+        authored = parts[0].authored_preview(parts[1], turns) if parts is not None else []  # as the undo will decide
         lines = [f"Undo {escape(what)}?", "The project files it changed are put back as they were before it (the diff pane shows a single turn's edits)."]
         if authored:
-            lines.append("Taken back: " + ", ".join(f"{kind} {name} ({'pruned' if created else 'reverted'})" for (kind, name), created in authored.items()) + ".")
+            lines.append("Tools and recipes: " + escape(", ".join(authored)) + ".")
         ignored = sorted({record.path for turn in turns for record in turn.ignored})
         if ignored:
             from tui_agent.core.sandbox.ignored import is_startup_file  # here: the first paint loads no sandbox

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.sharedfile import SharedFileBusy
 from tui_agent.core.events import Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.agent.paths import PathRefused, confine
@@ -18,12 +16,12 @@ from tui_agent.core.sandbox.ignored import IgnoredChange
 from tui_agent.core.undo.ignored import NotUndone, summary, to_records
 from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start
 from tui_agent.core.undo import transaction
+from tui_agent.core.undo.authored import VersionedStore, preview, take_back
 from tui_agent.core.undo.plan import UndoPlan, UnrecordedTurn, agent_paths, plan_undo
 from tui_agent.core.undo.submodules import SubmoduleRecorder, apply_submodules, plan_submodules
 from tui_agent.core.undo.transaction import Intent, Progress, Resumed, intent_file, read_intent
 from tui_agent.core.undo.restore import RestoreError
 from tui_agent.core.versioning.checkpoints import Checkpoints, GitFailure
-from tui_agent.core.versioning.gitqueries import HistoryEntry
 
 
 READ_ONLY_CALLS = frozenset({"read_file", "list_files", "grep", "search_tools"})
@@ -55,14 +53,6 @@ class RunSource(Protocol):
     """The sandbox: what each writable run wrote since it was last asked (exactly, through an overlay, or unknown)."""
 
     def take_run_writes(self) -> list[RunWrites]: ...
-
-
-class VersionedStore(Protocol):
-    """The catalog or the recipe engine: what undo needs to take a tool or recipe back."""
-
-    def history(self, name: str) -> list[HistoryEntry]: ...
-    async def revert(self, name: str, rev: str | None = None) -> Any: ...
-    async def prune(self, name: str) -> Any: ...
 
 
 @dataclass
@@ -367,71 +357,19 @@ class UndoService:
             intent.authored_done.append(key)
             transaction.save_intent(path, intent)
 
-        catalog = await self._take_back_authored(turns, session_turns, set(intent.authored_done), done)
+        catalog = await take_back(self._stores(), turns, session_turns, set(intent.authored_done), done)
         transaction.clear_intent(path)
         return catalog
 
     def _project_root(self) -> Path:
         return Path(os.path.realpath(self.checkpoints.work_tree / self.checkpoints.prefix))
 
-    async def _take_back_authored(self, turns: list[TurnRecord], session_turns: list[TurnRecord], skip: set[str],
-                                  done_one: Callable[[str], None]) -> list[str]:
-        """Prune what the turns created, revert what they updated to the version before them (through the stores);
-        a tool or recipe someone changed since (it holds none of the versions the agent wrote) is kept."""
-        first: dict[tuple[str, str], Authored] = {}
-        for turn in turns:
-            for item in turn.authored:
-                first.setdefault((item.kind, item.name), item)
-        done: list[str] = []
-        for (kind, name), item in reversed(list(first.items())):
-            if f"{kind}:{name}" in skip:
-                continue  # taken back before an interruption
-            store = self.catalog if kind == "tool" else self.recipes
-            if store is None:
-                done.append(f"{kind} {name} NOT taken back (the {kind} store is not open)")
-                continue
-            agent_versions = {a.commit for turn in session_turns for a in turn.authored
-                              if (a.kind, a.name) == (kind, name) and a.commit}
-            if _changed_by_someone_else(store, name, agent_versions):
-                done.append(f"{kind} {name} kept as it is: it was changed after the agent wrote it (its history has "
-                            "the agent's versions)")
-                continue
-            try:
-                if item.created:
-                    await store.prune(name)
-                    done.append(f"{kind} {name} pruned (/restore brings it back)")
-                else:
-                    await store.revert(name, _version_before(store, name, item.commit))
-                    done.append(f"{kind} {name} reverted to its version before the turn")
-                done_one(f"{kind}:{name}")
-            except Exception as error:  # PipelineError and the like: the files are back, say what is left
-                done.append(f"{kind} {name} NOT taken back: {error.message if isinstance(error, PipelineError) else error}")
-        return done
+    def authored_preview(self, session: Session, turns: list[TurnRecord]) -> list[str]:
+        """What undoing `turns` will do to each tool and recipe they authored, decided as the undo decides it."""
+        return preview(self._stores(), turns, self.turns(session))
 
-
-def _changed_by_someone_else(store: VersionedStore, name: str, agent_versions: set[str]) -> bool:
-    """Whether the file holds none of the versions the agent committed (an empty diff from one means it does)."""
-    diff = getattr(store, "diff", None)
-    if diff is None or not agent_versions:
-        return False  # nothing to compare with (a deferred commit): take it back as before
-    for commit in agent_versions:
-        try:
-            if diff(name, commit) == "":
-                return False
-        except Exception:  # PipelineError, ValueError: that version cannot be read; try the others
-            continue
-    return True
-
-
-def _version_before(store: VersionedStore, name: str, commit: str | None) -> str | None:
-    """The commit holding the version just before `commit`; None lets the store pick its previous version."""
-    if commit is None:
-        return None
-    history = [entry for entry in store.history(name) if not entry.deleted]
-    for index, entry in enumerate(history):
-        if entry.rev == commit and index + 1 < len(history):
-            return history[index + 1].rev
-    return None
+    def _stores(self) -> dict[str, VersionedStore | None]:
+        return {"tool": self.catalog, "recipe": self.recipes}
 
 
 def _resumed_message(resumed: Resumed, catalog: list[str]) -> str:
