@@ -12,7 +12,7 @@ def current_branch(root: Path) -> str:
     import git  # GitPython loads when the branch is first asked for, not with the app
 
     try:
-        repo = git.Repo(root, search_parent_directories=True)
+        repo = git.Repo(root, search_parent_directories=True, expand_vars=False)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return ""
     try:

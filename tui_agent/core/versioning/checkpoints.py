@@ -37,7 +37,7 @@ class Checkpoints:
     def open(cls, project_root: Path) -> "Checkpoints | None":
         """None when the project is not inside a git work tree."""
         try:
-            repo = git.Repo(project_root, search_parent_directories=True)
+            repo = git.Repo(project_root, search_parent_directories=True, expand_vars=False)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             return None
         if repo.bare or repo.working_tree_dir is None:

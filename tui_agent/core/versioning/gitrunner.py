@@ -52,6 +52,9 @@ class GitRunner:
         self.work_tree = Path(repo.working_tree_dir or repo.git_dir).resolve()
         self.git_dir = Path(repo.git_dir).resolve()
         self.common_dir = Path(repo.common_dir).resolve()
+        if repo.working_tree_dir is not None and repo.git.working_dir != repo.working_tree_dir:
+            # GitPython's Git() expands `$VAR` in its folder: in `ci$HOME` every command ran in another folder
+            repo.git._working_dir = repo.working_tree_dir
 
     def run(self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> GitResult:
         command = ["git", *args]

@@ -127,7 +127,7 @@ class CatalogGit:
             return self._runner
         self._runner = None
         try:
-            repo = git.Repo(self.root, search_parent_directories=True)
+            repo = git.Repo(self.root, search_parent_directories=True, expand_vars=False)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             return None
         if repo.bare or repo.working_tree_dir is None:

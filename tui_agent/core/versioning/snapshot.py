@@ -28,7 +28,7 @@ def snapshot(root: Path) -> RepoSnapshot:
     import git
 
     try:
-        repo = git.Repo(root, search_parent_directories=True)
+        repo = git.Repo(root, search_parent_directories=True, expand_vars=False)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return RepoSnapshot()
     bound = git_timeout_s()

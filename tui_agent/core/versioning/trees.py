@@ -27,7 +27,7 @@ class CommitTrees:
 
     def _runner(self) -> GitRunner | None:
         try:
-            return GitRunner(git.Repo(self.root))
+            return GitRunner(git.Repo(self.root, expand_vars=False))
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             return None
 
