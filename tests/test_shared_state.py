@@ -13,6 +13,8 @@ import pytest
 
 from tests.gitrepo import init_repo
 from tui_agent.core import sharedfile
+from tui_agent.core.project import Project
+from tui_agent.core.trust import grant
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,3 +86,24 @@ def test_concurrent_allow_rules_saved_by_eight_processes_all_stay(repo: Path) ->
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for index in range(8)])
     saved = (repo / ".agent" / "config.local.toml").read_text()
     assert sorted(rule for rule in (f"run_shell(make t{index})" for index in range(8)) if rule not in saved) == []
+
+
+def test_opening_and_closing_projects_never_undoes_a_concurrent_untrust(tmp_path: Path, untrusted_config: Path) -> None:
+    """A TUI or `-p` records the tools it saw at open and close (swap_seen_tools): six such writers racing six
+    `untrust` runs leave every untrusted project untrusted."""
+    opened = [init_repo(tmp_path / f"open{index}") for index in range(6)]
+    dropped = [init_repo(tmp_path / f"drop{index}") for index in range(6)]
+    for project in opened + dropped:
+        grant(Project.at(project))
+    code = ("import sys; from tui_agent.core.project import Project; "
+            "from tui_agent.core.trust.check import tools_changed_since_last_seen as seen; "
+            "[seen(Project.at(sys.argv[1])) for _ in range(5)]")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for project in opened:
+        (project / ".agent" / "tools").mkdir(parents=True)
+        (project / ".agent" / "tools" / "t.py").write_text("x = 1\n")  # a new tool: each open rewrites its entry
+    finish([subprocess.Popen([sys.executable, "-c", code, str(project)], env=env, text=True, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE) for project in opened]
+           + [start(project, "untrust") for project in dropped])
+    folders = recorded(untrusted_config)
+    assert sorted(Path(key).name for key in folders) == sorted(project.name for project in opened)
