@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, init_repo
 from tests.test_undo_interrupted import agent_turn, service
+from tui_agent.cli import main
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.events import ToolCallFinished, ToolCallStarted
 
@@ -59,3 +63,14 @@ async def test_a_commit_inside_a_submodule_is_named_at_the_turns_end_and_never_r
     assert not result.ok and "submodule" in result.message and "Undid" not in result.message
     assert git(repo / "lib", "log", "-1", "--format=%s").strip() == "agent commit"
     assert not (repo / ".agent" / "cache" / "undo-intent.json").exists()  # refused before anything was written
+
+
+def test_p_reports_the_edits_inside_a_submodule_and_undo_takes_them_back(
+        tmp_path: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = with_submodule(tmp_path)
+    api.enqueue(reply(tool_use("write_file", {"path": "lib/app.py", "content": "print('agent')\n"})), reply(text("ok")))
+    assert main(["--project", str(repo), "-p", "edit the library", "--yes"]) == 0
+    assert "[edited] 1 project file(s): lib/app.py" in capsys.readouterr().err
+    assert main(["--project", str(repo), "--undo"]) == 0
+    assert "lib/app.py" in capsys.readouterr().out
+    assert (repo / "lib" / "app.py").read_text() == "print('hello')\n"
