@@ -74,3 +74,20 @@ def test_p_reports_the_edits_inside_a_submodule_and_undo_takes_them_back(
     assert main(["--project", str(repo), "--undo"]) == 0
     assert "lib/app.py" in capsys.readouterr().out
     assert (repo / "lib" / "app.py").read_text() == "print('hello')\n"
+
+
+async def test_an_undo_killed_inside_a_submodule_is_completed_at_the_next_start(tmp_path: Path) -> None:
+    import signal
+
+    from tests.test_undo_interrupted import undo_killed_at
+
+    repo = with_submodule(tmp_path)
+    session = SessionLog(repo / ".agent" / "sessions" / "s1.jsonl", "s1")
+    await agent_turn(service(repo), session, "many in the library",
+                     {"app.py": "print('top')\n", **{f"lib/gen/f{index}.txt": f"{index}\n" for index in range(450)}})
+    undo_killed_at(repo, session, signal.SIGKILL, 1)
+    left = len(list((repo / "lib" / "gen").glob("*.txt")))
+    assert 0 < left < 450 and (repo / "app.py").read_text() == "print('hello')\n"
+    notice = await service(repo).finish_interrupted()
+    assert notice is not None and "now complete" in notice
+    assert not (repo / "lib" / "gen").exists() and git(repo / "lib", "status", "--porcelain") == ""

@@ -311,10 +311,10 @@ class UndoService:
                 plan.conflict_paths = [f"{where}/{inner}" for inner in sub_plan.conflict_paths]
             if not plan.ok:
                 return plan, [], ([], []), None
-            intent = Intent(str(session.path), sorted(numbers), now)
+            intent = Intent(str(session.path), sorted(numbers), now, submodules=inside.nows if inside else {})
             restored, ignored = transaction.apply_files(self.checkpoints, path, intent, plan, session,
                                                         self._project_root(), [turn.ignored for turn in turns],
-                                                        self.progress, lambda: apply_submodules(inside) if inside else [])
+                                                        self.progress, lambda: apply_submodules(inside, self.progress) if inside else [])
             return plan, restored, ignored, intent
 
     def _roll_forward_locked(self, path: Path) -> Resumed | None:

@@ -3,6 +3,7 @@ gitlink), so each checked-out submodule's files are snapshotted by its own git, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,6 +179,8 @@ class SubmodulePlan:
     plans: list[tuple[str, Checkpoints, Any]] = field(default_factory=list)
     conflict: tuple[str, Any] | None = None
     unavailable: list[str] = field(default_factory=list)
+    nows: dict[str, str] = field(default_factory=dict)
+    """Each submodule's checkpoint just before the undo (kept in the undo's intent, to finish it after a kill)."""
 
 
 def plan_submodules(recorder: SubmoduleRecorder, turns: list[TurnRecord]) -> SubmodulePlan:
@@ -193,7 +196,8 @@ def plan_submodules(recorder: SubmoduleRecorder, turns: list[TurnRecord]) -> Sub
                                           for t in sub_turns):
             result.unavailable.append(path)
             continue
-        plan = plan_undo(checkpoints, sub_turns, checkpoints.snapshot())
+        result.nows[path] = checkpoints.snapshot()
+        plan = plan_undo(checkpoints, sub_turns, result.nows[path])
         if not plan.ok:
             result.conflict = (path, plan)
             return result
@@ -202,11 +206,11 @@ def plan_submodules(recorder: SubmoduleRecorder, turns: list[TurnRecord]) -> Sub
     return result
 
 
-def apply_submodules(plan: SubmodulePlan) -> list[str]:
-    """Put the files back inside each submodule; their repository paths."""
+def apply_submodules(plan: SubmodulePlan, progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """Put the files back inside each submodule (progress told per submodule); their repository paths."""
     from tui_agent.core.undo.restore import apply_changes
 
     restored: list[str] = []
     for path, checkpoints, sub_plan in plan.plans:
-        restored += [f"{path}/{inner}" for inner in apply_changes(checkpoints, sub_plan.changes())]
+        restored += [f"{path}/{inner}" for inner in apply_changes(checkpoints, sub_plan.changes(), progress)]
     return restored

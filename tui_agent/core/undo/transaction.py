@@ -42,10 +42,12 @@ class Intent:
     """"files": the work tree may be part-way; "recorded": files done and the undo recorded, tools/recipes left."""
     authored_done: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.time)
+    submodules: dict[str, str] = field(default_factory=dict)
+    """Each submodule's checkpoint (a tree in its own repository) just before the undo."""
 
     def to_json(self) -> dict[str, Any]:
         return {"session": self.session, "turns": self.turns, "now": self.now, "stage": self.stage,
-                "authored_done": self.authored_done, "started": self.started}
+                "authored_done": self.authored_done, "started": self.started, "submodules": self.submodules}
 
 
 class Appender:
@@ -78,7 +80,9 @@ def read_intent(path: Path, sessions_dir: Path) -> Intent | None:
         return None
     if Path(os.path.realpath(session)).parent != Path(os.path.realpath(sessions_dir)):
         return None
-    return Intent(session, list(turns), now, str(stage), list(done), float(raw.get("started", 0) or 0))
+    subs = raw.get("submodules", {})
+    subs = {k: v for k, v in subs.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(subs, dict) else {}
+    return Intent(session, list(turns), now, str(stage), list(done), float(raw.get("started", 0) or 0), subs)
 
 
 def save_intent(path: Path, intent: Intent) -> None:
@@ -138,6 +142,20 @@ def roll_forward(checkpoints: Checkpoints, path: Path, intent: Intent, root: Pat
     if not plan.ok:
         clear_intent(path)
         return None
+    restored, left = _finish(checkpoints, plan)
+    for inner, (sub_checkpoints, sub_plan) in _submodule_plans(checkpoints, turns, intent).items():
+        done, kept = _finish(sub_checkpoints, sub_plan)
+        restored += [f"{inner}/{name}" for name in done]
+        left += [f"{inner}/{name}" for name in kept]
+    undo_ignored(root, checkpoints, [turn.ignored for turn in turns])
+    record_undo(Appender(Path(intent.session)), intent.turns)
+    intent.stage = "recorded"
+    save_intent(path, intent)
+    return Resumed(turns, restored, sorted(left), intent)
+
+
+def _finish(checkpoints: Checkpoints, plan: UndoPlan) -> tuple[list[str], list[str]]:
+    """Put back each planned file still as it was before the undo; (put back, changed by someone since: kept)."""
     wanted = plan.changes()
     current = checkpoints.entries(checkpoints.snapshot(), sorted(wanted))
     todo: dict[str, Entry | None] = {}
@@ -150,9 +168,22 @@ def roll_forward(checkpoints: Checkpoints, path: Path, intent: Intent, root: Pat
             todo[name] = entry
         else:
             left.append(name)
-    restored = apply_changes(checkpoints, todo)
-    undo_ignored(root, checkpoints, [turn.ignored for turn in turns])
-    record_undo(Appender(Path(intent.session)), intent.turns)
-    intent.stage = "recorded"
-    save_intent(path, intent)
-    return Resumed(turns, restored, sorted(left), intent)
+    return apply_changes(checkpoints, todo), sorted(left)
+
+
+def _submodule_plans(checkpoints: Checkpoints, turns: list[TurnRecord],
+                     intent: Intent) -> dict[str, tuple[Checkpoints, UndoPlan]]:
+    """The interrupted undo's plan inside each submodule, from the submodule checkpoints taken before it."""
+    from tui_agent.core.undo.submodules import Submodules, sub_turn
+
+    submodules = Submodules(checkpoints)
+    plans: dict[str, tuple[Checkpoints, UndoPlan]] = {}
+    for inner, now in sorted(intent.submodules.items()):
+        sub_checkpoints = submodules.checkpoints(inner)
+        sub_turns = [sub_turn(turn, turn.submodules[inner]) for turn in turns if inner in turn.submodules]
+        if sub_checkpoints is None or not sub_turns or not sub_checkpoints.is_tree(now):
+            continue
+        plan = plan_undo(sub_checkpoints, sub_turns, now)
+        if plan.ok:
+            plans[inner] = (sub_checkpoints, plan)
+    return plans
