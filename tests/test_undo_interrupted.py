@@ -121,3 +121,18 @@ async def test_a_large_undo_reports_its_progress(tmp_path: Path) -> None:
     undo.progress = lambda done, total: reports.append((done, total))
     assert (await undo.undo_last(session)).ok
     assert reports == [(200, FILES + 1), (400, FILES + 1), (FILES + 1, FILES + 1)]
+
+
+def test_tuiagent_undo_after_a_killed_one_finishes_it_and_undoes_nothing_more(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+
+    from tui_agent.cli import main
+
+    repo = init_repo(tmp_path / "project")
+    session = asyncio.run(two_turns(repo))
+    undo_killed_at(repo, session, signal.SIGKILL, 1)
+    assert main(["--project", str(repo), "--undo"]) == 0
+    out = capsys.readouterr().out
+    assert "interrupted" in out and "now complete" in out, out
+    assert generated(repo) == 0 and (repo / "app.py").read_text() == "print('turn one')\n"  # turn 1 stays

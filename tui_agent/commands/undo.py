@@ -28,6 +28,9 @@ async def run_undo(args: argparse.Namespace) -> int:
                        "the project is not in a git repository, so turns were not checkpointed")
             print(f"tuiagent --undo: {why}", file=sys.stderr)
             return 2
+        if runtime.undo.finished_at_open:  # the undo asked for before was killed part-way: finishing it is this one
+            print(runtime.undo.finished_at_open)
+            return 0
         runtime.undo.progress = lambda done, total: print(f"undo: {done} of {total} files put back", file=sys.stderr,
                                                           flush=True)
         result = await runtime.undo.undo_last(runtime.session)

@@ -104,6 +104,8 @@ class UndoService:
         self._last_calls: list[CallWindow] | None = None
         self._turn_before = ""
         self.progress: Progress | None = None
+        self.finished_at_open: str | None = None
+        """What finish_interrupted completed (an undo a killed process left part-way), for `tuiagent --undo`."""
         self.submodules = SubmoduleRecorder(checkpoints)
         """Told (files done, files in all) every few hundred files of a large undo, from a worker thread."""
 
@@ -343,7 +345,8 @@ class UndoService:
             return f"an undo interrupted earlier could not be finished ({error}); run /undo again to finish it"
         if resumed is None:
             return None
-        return _resumed_message(resumed, await self._finish_authored(resumed.turns, resumed.intent))
+        self.finished_at_open = _resumed_message(resumed, await self._finish_authored(resumed.turns, resumed.intent))
+        return self.finished_at_open
 
     async def _finish_authored(self, turns: list[TurnRecord], intent: Intent | None) -> list[str]:
         """Take back the tools and recipes the turns authored (each marked done in the intent as it goes), then
