@@ -136,3 +136,29 @@ def test_tuiagent_undo_after_a_killed_one_finishes_it_and_undoes_nothing_more(
     out = capsys.readouterr().out
     assert "interrupted" in out and "now complete" in out, out
     assert generated(repo) == 0 and (repo / "app.py").read_text() == "print('turn one')\n"  # turn 1 stays
+
+
+async def test_an_undo_failing_part_way_says_so_and_the_next_undo_finishes_it(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "project")
+    (repo / "docs").mkdir()
+    (repo / "docs" / "x.md").write_text("doc\n")
+    git(repo, "add", "docs/x.md")
+    git(repo, "commit", "-q", "-m", "docs")
+    session = SessionLog(repo / ".agent" / "sessions" / "s1.jsonl", "s1")
+    undo = service(repo)
+    await undo.begin(session, "tidy")
+    await undo.around_call(ToolCallStarted(call_id="c1", name="a_tool", arguments={}))
+    (repo / "app.py").write_text("print('agent')\n")
+    (repo / "docs" / "x.md").unlink()
+    (repo / "docs").rmdir()
+    await undo.around_call(ToolCallFinished(call_id="c1", name="a_tool", result="ok", is_error=False, duration_ms=1))
+    await undo.end(session)
+    (repo / "docs").write_text("the person's file named docs\n")  # docs/x.md cannot be put back under it
+    result = await undo.undo_last(session)
+    assert not result.ok and "stopped part-way" in result.message and "Not undone" not in result.message
+    assert (repo / "app.py").read_text() == "print('hello')\n"  # the first file was put back already
+    (repo / "docs").unlink()
+    result = await undo.undo_last(session)
+    assert result.ok and "now complete" in result.message, result.message
+    assert (repo / "docs" / "x.md").read_text() == "doc\n"
+    assert not (await undo.undo_last(session)).ok  # nothing left to undo: the turn is recorded undone once

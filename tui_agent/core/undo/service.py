@@ -264,7 +264,13 @@ class UndoService:
         label = _label(turns)
         try:  # in one worker thread: cancelled (Esc, Ctrl-C), the files and the undo record still complete together
             done = await asyncio.to_thread(self._undo_files, session, turns)
+        except SharedFileBusy:
+            return UndoResult(False, "Not undone: another tuiagent is undoing in this project; try again when it is done.")
         except (UnrecordedTurn, RestoreError, GitFailure, OSError) as error:
+            if intent_file(self._project_root()).exists():  # files were being put back: say so, never "not undone"
+                return UndoResult(False, f"The undo of {label} stopped part-way ({error}): some files are back, the "
+                                         "rest are not yet; run /undo again (or restart) to finish it. Nothing of "
+                                         "yours is overwritten.")
             return UndoResult(False, f"Not undone: {error}")
         if isinstance(done, str):
             return UndoResult(False, done)
