@@ -189,7 +189,7 @@ class CommitBuilder:
                 caught_up.append(f"{earlier[path].message} [{path}]")
         effective = {p: b for p, b in wanted.items() if b != head_blobs.get(p, (None, None))[1]}
         if not effective:
-            synced = self.sync_real_index(wanted, head_blobs)
+            synced = self.sync_real_index(wanted, head_blobs, ref)
             done = set(paths) if synced else set(paths) - set(wanted)
             return BuildResult(None, message, done | skipped, tuple(self.notices), synced)
         full_message = catch_up_message(message, caught_up)
@@ -282,7 +282,9 @@ class CommitBuilder:
                 moved = self.runner.run("update-ref", "-m", f"commit: {subject}", ref or "HEAD", sha, head or "")
                 if not moved.ok and not self._moved_anyway(moved.stderr, head, sha, ref):
                     return None
-                if wanted is not None:
+                if wanted is not None and ref is not None and self.runner.branch_ref() != ref:
+                    self.notices.append(f"HEAD left {ref} as the commit landed: the index was left as it is")
+                elif wanted is not None:
                     if self.hook_rewrote_tree:
                         wanted.update(self._hook_blobs(sha, wanted))
                     self.index_synced = self._write_index(lock, wanted, modes)
@@ -391,13 +393,18 @@ class CommitBuilder:
             temp.unlink(missing_ok=True)
             temp.with_name(temp.name + ".lock").unlink(missing_ok=True)
 
-    def sync_real_index(self, wanted: dict[str, str | None], modes: dict[str, tuple[str, str]]) -> bool:
+    def sync_real_index(self, wanted: dict[str, str | None], modes: dict[str, tuple[str, str]],
+                        ref: str | None = None) -> bool:
         """Make the real index agree with the commit for these paths only (other entries are left as they are),
-        holding git's index.lock for the read-modify-write; False (noted) when the index cannot be written now."""
+        holding git's index.lock for the read-modify-write; False (noted) when the index cannot be written now or
+        HEAD is no longer on `ref` (the index is another branch's then)."""
         if not wanted:
             return True
         try:
             with self._index_lock() as lock:
+                if ref is not None and self.runner.branch_ref() != ref:
+                    self.notices.append(f"HEAD left {ref}: the index was left as it is")
+                    return False
                 return self._write_index(lock, wanted, modes)
         except Deferral as deferral:
             self.notices.append(f"the index entries of .agent/ could not be updated now: {deferral.reason}")
