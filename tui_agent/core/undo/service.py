@@ -262,6 +262,10 @@ class UndoService:
         if bad:
             return UndoResult(False, f"The checkpoint of turn {bad[0]} is missing from git's objects; cannot undo it.")
         label = _label(turns)
+        pending = await self._finish_pending()  # an undo a killed process left part-way, completed first
+        if isinstance(pending, tuple) and pending[0].intent.session == str(session.path) and \
+                set(pending[0].intent.turns) == {turn.turn for turn in turns}:
+            return UndoResult(True, pending[1], pending[0].restored)  # that very undo: finishing it is what was asked
         try:  # in one worker thread: cancelled (Esc, Ctrl-C), the files and the undo record still complete together
             done = await asyncio.to_thread(self._undo_files, session, turns)
         except SharedFileBusy:
@@ -335,6 +339,14 @@ class UndoService:
     async def finish_interrupted(self) -> str | None:
         """At start: complete an undo a killed process left part-way (its files, its record, its tools); a notice
         saying what was done, or None when there was none (or another process's live undo is still running)."""
+        pending = await self._finish_pending()
+        if isinstance(pending, tuple):
+            self.finished_at_open = pending[1]
+            return pending[1]
+        return pending
+
+    async def _finish_pending(self) -> tuple[Resumed, str] | str | None:
+        """Roll a pending undo forward and take back its tools: (what was finished, the notice), a problem, or None."""
         path = intent_file(self._project_root())
         if not path.exists():
             return None
@@ -351,8 +363,7 @@ class UndoService:
             return f"an undo interrupted earlier could not be finished ({error}); run /undo again to finish it"
         if resumed is None:
             return None
-        self.finished_at_open = _resumed_message(resumed, await self._finish_authored(resumed.turns, resumed.intent))
-        return self.finished_at_open
+        return resumed, _resumed_message(resumed, await self._finish_authored(resumed.turns, resumed.intent))
 
     async def _finish_authored(self, turns: list[TurnRecord], intent: Intent | None) -> list[str]:
         """Take back the tools and recipes the turns authored (each marked done in the intent as it goes), then
