@@ -162,3 +162,16 @@ async def test_an_undo_failing_part_way_says_so_and_the_next_undo_finishes_it(tm
     assert result.ok and "now complete" in result.message, result.message
     assert (repo / "docs" / "x.md").read_text() == "doc\n"
     assert not (await undo.undo_last(session)).ok  # nothing left to undo: the turn is recorded undone once
+
+
+def test_tuiagent_undo_of_a_large_turn_prints_its_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+
+    from tui_agent.cli import main
+
+    repo = init_repo(tmp_path / "project")
+    asyncio.run(two_turns(repo))
+    assert main(["--project", str(repo), "--undo"]) == 0
+    err = capsys.readouterr().err
+    assert f"undo: 200 of {FILES + 1} files put back" in err and f"undo: {FILES + 1} of {FILES + 1}" in err, err
+    assert generated(repo) == 0
