@@ -48,7 +48,8 @@ def test_twelve_concurrent_trusts_all_stick(tmp_path: Path, untrusted_config: Pa
 def test_concurrent_trust_and_untrust_keep_each_decision(tmp_path: Path, untrusted_config: Path) -> None:
     kept = [init_repo(tmp_path / f"keep{index}") for index in range(5)]
     dropped = [init_repo(tmp_path / f"drop{index}") for index in range(5)]
-    finish([start(project, "trust") for project in dropped])
+    for project in dropped:
+        grant(Project.at(project))
     finish([start(project, "trust") for project in kept] + [start(project, "untrust") for project in dropped])
     folders = recorded(untrusted_config)
     assert sorted(Path(key).name for key in folders) == sorted(project.name for project in kept)
