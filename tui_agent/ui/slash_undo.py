@@ -151,7 +151,8 @@ class UndoCommands:
         else:
             what = f"turns {turns[0].turn} to {turns[-1].turn} ({len(turns)} turns)"
         parts = self._undo_parts()
-        authored = parts[0].authored_preview(parts[1], turns) if parts is not None else []  # as the undo will decide
+        authored = (await asyncio.to_thread(parts[0].authored_preview, parts[1], turns)  # as the undo will decide
+                    if parts is not None else [])
         lines = [f"Undo {escape(what)}?", "The project files it changed are put back as they were before it (the diff pane shows a single turn's edits)."]
         if authored:
             lines.append("Tools and recipes: " + escape(", ".join(authored)) + ".")
