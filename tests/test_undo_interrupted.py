@@ -175,3 +175,27 @@ def test_tuiagent_undo_of_a_large_turn_prints_its_progress(tmp_path: Path, capsy
     err = capsys.readouterr().err
     assert f"undo: 200 of {FILES + 1} files put back" in err and f"undo: {FILES + 1} of {FILES + 1}" in err, err
     assert generated(repo) == 0
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL])
+def test_a_real_tuiagent_undo_stopped_mid_way_is_finished_by_the_next_one(
+        tmp_path: Path, stop: signal.Signals, capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+
+    from tui_agent.cli import main
+
+    repo = init_repo(tmp_path / "project")
+    asyncio.run(two_turns(repo))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "--undo"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stderr is not None
+    line = child.stderr.readline()
+    assert line.startswith("undo: 200 of"), line + child.stderr.read()
+    child.send_signal(stop)
+    child.communicate(timeout=60)
+    assert main(["--project", str(repo), "--undo"]) == 0
+    out = capsys.readouterr().out
+    assert generated(repo) == 0 and (repo / "app.py").read_text() == "print('turn one')\n", out
+    assert main(["--project", str(repo), "--undo"]) == 0  # then turn 1, never "you changed gen/f0.txt"
+    assert "turn 1" in capsys.readouterr().out and (repo / "app.py").read_text() == "print('hello')\n"
