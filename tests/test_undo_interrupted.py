@@ -177,7 +177,7 @@ def test_tuiagent_undo_of_a_large_turn_prints_its_progress(tmp_path: Path, capsy
     assert generated(repo) == 0
 
 
-@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
 def test_a_real_tuiagent_undo_stopped_mid_way_is_finished_by_the_next_one(
         tmp_path: Path, stop: signal.Signals, capsys: pytest.CaptureFixture[str]) -> None:
     import asyncio
