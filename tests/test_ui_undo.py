@@ -140,3 +140,22 @@ async def test_the_undo_question_shows_the_turns_diff_without_announcing_its_cha
         await pilot.pause(0.3)
         assert announcements() == 1, [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
         assert (repo / "notes.txt").exists()
+
+
+async def test_the_undo_question_says_a_tool_changed_since_is_kept(repo: Path, api: FakeMessagesAPI) -> None:
+    from tests.catalog_support import tool_source
+
+    api.enqueue(reply(tool_use("create_tool", {"name": "shout", "source": tool_source("shout")})), reply(text("made")))
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "make a tool")
+        await wait_until(pilot, lambda: turn_answered(app, "made"), timeout=60, message="the turn")
+        (repo / ".agent" / "tools" / "shout.py").write_text(tool_source("shout", body="return 5 * x"))  # the person's
+        await app.runtime.catalog.outside_edit({"shout"})
+        await app.runtime.catalog.settle.flush()
+        await send(pilot, app, "/undo")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the question", timeout=30)
+        question = str(app.screen.question)
+        assert "tool shout (kept: changed after the agent wrote it)" in question and "pruned" not in question, question
+        await pilot.press("n")

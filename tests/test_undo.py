@@ -225,6 +225,9 @@ async def test_undo_keeps_a_tool_the_person_edited_after_the_agent_wrote_it(repo
         (repo / ".agent" / "tools" / "shout.py").write_text(mine)  # the person improves it in an editor
         await runtime.catalog.outside_edit({"shout"})
         await runtime.catalog.settle.flush()
+        last = [turn for turn in runtime.undo.turns(runtime.session) if not turn.undone][-1:]
+        assert runtime.undo.authored_preview(runtime.session, last) == [  # the /undo question says what undo does
+            "tool shout (kept: changed after the agent wrote it)"]
         result = await runtime.undo.undo_last(runtime.session)
         assert result.ok, result.message
         assert "tool shout kept as it is" in result.message

@@ -24,8 +24,15 @@ async def run_undo(args: argparse.Namespace) -> int:
         return 2
     try:
         if runtime.undo is None or runtime.session is None:
-            print("tuiagent --undo: the project is not in a git repository, so turns were not checkpointed", file=sys.stderr)
+            why = next((problem for problem in runtime.problems if "GIT_DIR" in problem or "GIT_WORK_TREE" in problem),
+                       "the project is not in a git repository, so turns were not checkpointed")
+            print(f"tuiagent --undo: {why}", file=sys.stderr)
             return 2
+        if runtime.undo.finished_at_open:  # the undo asked for before was killed part-way: finishing it is this one
+            print(runtime.undo.finished_at_open)
+            return 0
+        runtime.undo.progress = lambda done, total: print(f"undo: {done} of {total} files put back", file=sys.stderr,
+                                                          flush=True)
         result = await runtime.undo.undo_last(runtime.session)
         if getattr(args, "output_format", "text") == "json":  # git-ignored files put back and not undone, listed
             print(json.dumps(result.to_json()))

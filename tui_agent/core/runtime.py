@@ -31,7 +31,7 @@ from tui_agent.core.versioning.checkpoints import Checkpoints
 __all__ = ["Core", "NoModel", "Ready", "Restricted", "Runtime", "Workshop", "open_runtime", "usage_from_session"]
 
 if TYPE_CHECKING:
-    from tui_agent.core.catalog.api import AskInitGit
+    from tui_agent.core.catalog.api import AskInitGit, Catalog
     from tui_agent.core.agent.providers import ToolProvider
     from tui_agent.core.mcp.hub import McpHub
     from tui_agent.core.recipes.engine import RecipeEngine
@@ -221,6 +221,10 @@ async def open_runtime(
     await _start_alongside_sdk(opening, tracker, _model_choice(model or core.settings.model, wants_model), watch=watch,
                                sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
     core.undo = await asyncio.to_thread(open_undo, core, opening)
+    if core.undo is not None and (finished := await core.undo.finish_interrupted()):
+        core.problems.append(finished)
+    if opening.catalog is not None and (detached := await asyncio.to_thread(_detached_head, opening.catalog)):
+        core.problems.append(detached)
     if not wants_model:
         return _without_model(opening)
     client = ModelClient(model=core.model, api_key=api_key, base_url=configured_base_url(base_url),
@@ -366,9 +370,29 @@ def open_undo(core: Core, opening: Runtime) -> UndoService | None:
     """The undo service of the project, or None (with a problem noted) when it is not in a git work tree."""
     checkpoints = Checkpoints.open(core.project.root)
     if checkpoints is None:
-        core.problems.append("no git repository: turns are not checkpointed, so /undo, /rewind and /diff are unavailable")
+        core.problems.append(_no_repository())
         return None
     return UndoService(checkpoints, catalog=opening.catalog, recipes=opening.recipes, ignored=core.sandbox)
+
+
+def _no_repository() -> str:
+    """Why undo is off: no repository, or one named only by GIT_DIR/GIT_WORK_TREE (not followed: refused, said)."""
+    named = [name for name in ("GIT_DIR", "GIT_WORK_TREE") if os.environ.get(name)]
+    if named:
+        return (f"{' and '.join(named)} {'is' if len(named) == 1 else 'are'} set: tuiagent finds the repository from "
+                "the project folder and does not follow them, so turns are not checkpointed (/undo, /rewind and /diff "
+                "are unavailable) and tools are not committed; unset them and open the project from a checkout "
+                "(a clone or a `git worktree`)")
+    return "no git repository: turns are not checkpointed, so /undo, /rewind and /diff are unavailable"
+
+
+def _detached_head(catalog: Catalog) -> str | None:
+    """Said at open: on a detached HEAD the catalog's commits wait (tools still save and run), so none is missed."""
+    reason = catalog.git.status().reason
+    if reason is None or not reason.startswith("HEAD is detached"):
+        return None
+    return ("HEAD is detached: new and changed tools and recipes are saved and run, and their commits are deferred "
+            "until you check out a branch (`tuiagent tools commit` then, or the next catalog change, commits them)")
 
 
 def _mcp_providers(hub: McpHub | None) -> list[ToolProvider]:

@@ -8,6 +8,8 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tui_agent.core.sharedfile import locked, replace_text
+
 THEME_NAMES = ("dark", "light")
 SIDE_SHARE_RANGE = (25, 70)
 
@@ -44,7 +46,5 @@ def save_preferences(preferences: Preferences, path: Path | None = None) -> None
     """Write them (best effort: a read-only config folder only means they are not remembered)."""
     target = path or preferences_path()
     with contextlib.suppress(OSError):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_suffix(".tmp")
-        temporary.write_text(json.dumps(asdict(preferences)), encoding="utf-8")
-        temporary.replace(target)
+        with locked(target):
+            replace_text(target, json.dumps(asdict(preferences)))

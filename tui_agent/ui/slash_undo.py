@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from collections.abc import Awaitable
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Literal
@@ -95,7 +97,21 @@ class UndoCommands:
             point = await before_undo(undo, turns, store_of) if turns else None
         except Exception:  # no redo point (e.g. git failed): the undo itself still runs and says what it did
             point = None
-        result = await undoing
+        loop, notices = asyncio.get_running_loop(), set()
+
+        def progress(done: int, total: int) -> None:  # from the undo's worker thread: a notice every few hundred files
+            def show() -> None:
+                task = asyncio.ensure_future(self.host.add_notice(f"Undo: {done} of {total} files put back…", "info"))
+                notices.add(task)
+                task.add_done_callback(notices.discard)
+
+            loop.call_soon_threadsafe(show)
+
+        undo.progress = progress
+        try:
+            result = await undoing
+        finally:
+            undo.progress = None
         self.redo_point = await after_undo(undo, point) if result.ok and point is not None else None
         await self._show_undo(result)
 
@@ -134,13 +150,12 @@ class UndoCommands:
             await self.show_turn_edits(when="question", turn=turns[0].turn)
         else:
             what = f"turns {turns[0].turn} to {turns[-1].turn} ({len(turns)} turns)"
-        authored: dict[tuple[str, str], bool] = {}
-        for turn in turns:
-            for item in turn.authored:
-                authored.setdefault((item.kind, item.name), item.created)
+        parts = self._undo_parts()
+        authored = (await asyncio.to_thread(parts[0].authored_preview, parts[1], turns)  # as the undo will decide
+                    if parts is not None else [])
         lines = [f"Undo {escape(what)}?", "The project files it changed are put back as they were before it (the diff pane shows a single turn's edits)."]
         if authored:
-            lines.append("Taken back: " + ", ".join(f"{kind} {name} ({'pruned' if created else 'reverted'})" for (kind, name), created in authored.items()) + ".")
+            lines.append("Tools and recipes: " + escape(", ".join(authored)) + ".")
         ignored = sorted({record.path for turn in turns for record in turn.ignored})
         if ignored:
             from tui_agent.core.sandbox.ignored import is_startup_file  # here: the first paint loads no sandbox

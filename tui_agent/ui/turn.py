@@ -29,7 +29,7 @@ from tui_agent.ui.heap import freeze_long_lived
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.transcript import transcript_of
 from tui_agent.ui.widgets.messages import Entry
-from tui_agent.core.runtime_state import agent_of, sandbox_of
+from tui_agent.core.runtime_state import agent_of, catalog_of, sandbox_of
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.loop import Agent
@@ -242,7 +242,10 @@ class TurnRunner:
         app = self.host
         if isinstance(event, ToolAuthored):
             verb = "created" if event.created else "updated"
-            app.notify(f"{event.kind} {event.name} {verb}" + (f" · {event.commit[:7]}" if event.commit else " · not committed"))
+            catalog = catalog_of(app.state) if not event.commit else None
+            why = catalog.commit_blocker() if catalog is not None else None  # e.g. a detached HEAD: said, not hidden
+            app.notify(f"{event.kind} {event.name} {verb}" + (f" · {event.commit[:7]}" if event.commit else
+                                                              " · not committed" + (f": {why}" if why else "")))
             app.schedule_catalog_refresh(select=event.name)
         elif isinstance(event, (CatalogChanged, FilesChanged, UsageChanged)):
             app.schedule_catalog_refresh()

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import tomllib
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui_agent.core.project import ConfigError, Project
+from tui_agent.core.sharedfile import folder_locked, replace_text
 
 if TYPE_CHECKING:  # tomlkit (which keeps comments and layout) loads when a rule is saved or removed, not to read them
     import tomlkit
@@ -49,34 +51,41 @@ def _path(project: Project, local: bool) -> Path:
 def save_rule(project: Project, rule: str, *, local: bool = True) -> bool:
     """Add `rule` to the person's local allow list (or, `local=False`, the committed one); False when already there."""
     path = _path(project, local)
-    document = _load(path)
-    allow = _allow_array(document, path.name)
-    if rule in [str(item) for item in allow]:
-        return False
-    allow.append(rule)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if local:
-        exclude_locally(project)
-    path.write_text(document.as_string(), encoding="utf-8")
+    with _locked(path):
+        document = _load(path)
+        allow = _allow_array(document, path.name)
+        if rule in [str(item) for item in allow]:
+            return False
+        allow.append(rule)
+        if local:
+            exclude_locally(project)
+        replace_text(path, document.as_string())
     return True
 
 
 def remove_rule(project: Project, rule: str, *, local: bool = True) -> bool:
     """Remove `rule` from the local (or committed) allow list; False when it was not there."""
     path = _path(project, local)
-    if not path.exists():
-        return False
-    document = _load(path)
-    allow = _allow_array(document, path.name)
-    kept = [str(item) for item in allow if str(item) != rule]
-    if len(kept) == len(allow):
-        return False
-    while len(allow):
-        allow.pop()
-    for item in kept:
-        allow.append(item)
-    path.write_text(document.as_string(), encoding="utf-8")
+    with _locked(path):
+        if not path.exists():
+            return False
+        document = _load(path)
+        allow = _allow_array(document, path.name)
+        kept = [str(item) for item in allow if str(item) != rule]
+        if len(kept) == len(allow):
+            return False
+        while len(allow):
+            allow.pop()
+        for item in kept:
+            allow.append(item)
+        replace_text(path, document.as_string())
     return True
+
+
+def _locked(path: Path) -> AbstractContextManager[None]:
+    """Another tuiagent of this project saving a rule at the same time keeps its rule: one writer at a time (an
+    flock on `.agent/` itself, so no lock file shows in `git status`)."""
+    return folder_locked(path.parent)
 
 
 def local_rules(project: Project) -> tuple[list[str], list[str]]:
@@ -105,6 +114,6 @@ def exclude_locally(project: Project) -> None:
         text = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
         if line not in text.splitlines():
             info.mkdir(parents=True, exist_ok=True)
-            exclude.write_text(text + ("" if not text or text.endswith("\n") else "\n") + line + "\n", encoding="utf-8")
+            replace_text(exclude, text + ("" if not text or text.endswith("\n") else "\n") + line + "\n")
     except OSError:
         pass  # the .agent/.gitignore line still ignores it in new projects

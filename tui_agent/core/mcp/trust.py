@@ -12,11 +12,12 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
+from typing import Any
 
 from tui_agent.core.mcp.config import ServerConfig
 from tui_agent.core.project import Project
+from tui_agent.core.sharedfile import update_json
 
 MAX_PINNED_BYTES = 4_000_000
 
@@ -120,23 +121,21 @@ def _snapshot_path(project: Project, config: ServerConfig, name: str) -> Path:
 
 def trust(project: Project, configs: list[ServerConfig]) -> None:
     """Record these exact server commands (and the project files they run) as approved for this project."""
-    data = _load()
-    approved = data.get(str(project.root))
-    approved = dict(approved) if isinstance(approved, dict) else {}
-    approved.update({config.name: fingerprint(config, project.root) for config in configs})
-    data[str(project.root)] = approved
-    path = trust_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
     for config in configs:  # a copy of each pinned file, so a later change can be shown as a diff
         for name, _digest in project_files(config, project.root):
             copy = _snapshot_path(project, config, name)
             copy.parent.mkdir(parents=True, exist_ok=True)
             with contextlib.suppress(OSError):  # no copy: a later change is asked about without a diff
                 copy.write_bytes((project.root / name).read_bytes()[:MAX_PINNED_BYTES])
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".mcp-trust-")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=1)
-    os.replace(temporary, path)
+    fingerprints = {config.name: fingerprint(config, project.root) for config in configs}
+
+    def add(data: Any) -> tuple[Any, None]:
+        data = data if isinstance(data, dict) else {}
+        approved = data.get(str(project.root))
+        data[str(project.root)] = {**(approved if isinstance(approved, dict) else {}), **fingerprints}
+        return data, None
+
+    update_json(trust_file(), add)
 
 
 def untrusted_message(config: ServerConfig, project: Project | None = None) -> str:

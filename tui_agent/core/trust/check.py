@@ -129,9 +129,9 @@ def revoke(project: Project) -> bool:
 
 def approve_local_change(project: Project) -> None:
     """The person saved or removed one of their own rules: update the approved local rules, nothing else."""
-    entry = store.lookup(project.root)
-    if entry is None or entry.approved is None or entry.path != store.real_path(project.root):
-        return
     local = {grant.key: grant.digest for grant in project_grants(project) if grant.key.startswith("local.")}
-    approved = {key: digest for key, digest in entry.approved.items() if not key.startswith("local.")}
-    store.record(project.root, {**approved, **local})
+
+    def keep_committed(approved: dict[str, str]) -> dict[str, str]:
+        return {**{key: digest for key, digest in approved.items() if not key.startswith("local.")}, **local}
+
+    store.amend_approved(project.root, keep_committed)

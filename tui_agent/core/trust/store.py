@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from tui_agent.core.sharedfile import read_json, update_json
 
 TRUST_NAME = "trust.json"
+T = TypeVar("T")
 
 
 def config_dir() -> Path:
@@ -36,26 +38,24 @@ class TrustEntry:
     approved: dict[str, str] | None
 
 
-def _read() -> dict[str, Any]:
-    try:
-        data = json.loads(trust_file().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+def _folders(data: Any) -> dict[str, Any]:
     folders = data.get("folders") if isinstance(data, dict) else None
     return folders if isinstance(folders, dict) else {}
 
 
-def _write(folders: dict[str, Any]) -> None:
-    path = trust_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".trust-")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump({"version": 1, "folders": folders}, out, indent=1, sort_keys=True)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+def _read() -> dict[str, Any]:
+    return _folders(read_json(trust_file()))
+
+
+def _update(change: Callable[[dict[str, Any]], T]) -> T:
+    """Read-modify-write of the folders under trust.json's lock: a concurrent `trust`/`untrust` is never undone."""
+
+    def whole(data: Any) -> tuple[Any, T]:
+        folders = _folders(data)
+        result = change(folders)
+        return {"version": 1, "folders": folders}, result
+
+    return update_json(trust_file(), whole)
 
 
 def _entry(path: str, raw: Any) -> TrustEntry | None:
@@ -86,12 +86,14 @@ def lookup(folder: str | Path) -> TrustEntry | None:
 def record(folder: str | Path, approved: dict[str, str] | None) -> TrustEntry:
     """Trust `folder` (atomic write): with `approved` the grants seen, or None for a whole folder tree."""
     key = real_path(folder)
-    folders = _read()
-    seen = folders.get(key, {}).get("seen_tools") if isinstance(folders.get(key), dict) else None
-    folders[key] = {"folder": True} if approved is None else {"approved": dict(approved)}
-    if approved is not None and isinstance(seen, dict):
-        folders[key]["seen_tools"] = seen
-    _write(folders)
+
+    def change(folders: dict[str, Any]) -> None:
+        seen = folders.get(key, {}).get("seen_tools") if isinstance(folders.get(key), dict) else None
+        folders[key] = {"folder": True} if approved is None else {"approved": dict(approved)}
+        if approved is not None and isinstance(seen, dict):
+            folders[key]["seen_tools"] = seen
+
+    _update(change)
     return TrustEntry(key, approved)
 
 
@@ -99,25 +101,38 @@ def swap_seen_tools(folder: str | Path, tools: dict[str, str]) -> dict[str, str]
     """Record `tools` (name -> digest) as the tool files last seen in this trusted project and return the ones
     recorded before (None when the project has no entry of its own, or none were recorded yet)."""
     key = real_path(folder)
-    folders = _read()
-    raw = folders.get(key)
-    if not isinstance(raw, dict) or "approved" not in raw:
-        return None
-    before = raw.get("seen_tools")
-    raw["seen_tools"] = dict(tools)
-    _write(folders)
+
+    def change(folders: dict[str, Any]) -> Any:
+        raw = folders.get(key)
+        if not isinstance(raw, dict) or "approved" not in raw:
+            return None
+        before = raw.get("seen_tools")
+        raw["seen_tools"] = dict(tools)
+        return before if isinstance(before, dict) else None
+
+    before = _update(change)
     return {str(k): str(v) for k, v in before.items()} if isinstance(before, dict) else None
 
 
 def forget(folder: str | Path) -> bool:
     """Untrust `folder` itself; False when it had no entry of its own (a parent's trust is not changed)."""
     key = real_path(folder)
-    folders = _read()
-    if key not in folders:
-        return False
-    del folders[key]
-    _write(folders)
-    return True
+    return _update(lambda folders: folders.pop(key, None) is not None)
+
+
+def amend_approved(folder: str | Path, change: Callable[[dict[str, str]], dict[str, str]]) -> bool:
+    """Replace the approved grants of `folder`'s own entry by `change(approved)`, in one locked step (so a
+    concurrent untrust is not undone); False when it has no entry of its own with grants."""
+    key = real_path(folder)
+
+    def update(folders: dict[str, Any]) -> bool:
+        entry = _entry(key, folders.get(key))
+        if entry is None or entry.approved is None:
+            return False
+        folders[key]["approved"] = dict(change(entry.approved))
+        return True
+
+    return _update(update)
 
 
 def trusted_folders() -> list[TrustEntry]:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tui_agent.core.agent.sessions import read_records
 from tui_agent.core.undo.ignored import IgnoredRecord, from_json, to_json
+
+if TYPE_CHECKING:
+    from tui_agent.core.undo.submodules import SubmoduleWindows
 
 CHECKPOINT = "checkpoint"
 CHECKPOINT_END = "checkpoint_end"
@@ -57,6 +60,8 @@ class TurnRecord:
     """The git-ignored files the turn's sandbox runs changed (no checkpoint holds them)."""
     set_aside: list[tuple[str, str]] = field(default_factory=list)
     """(repository path, where the run's version is) for files a run and someone else both changed: theirs kept."""
+    submodules: dict[str, SubmoduleWindows] = field(default_factory=dict)
+    """Each checked-out submodule's own checkpoints around the turn and its calls (path -> windows)."""
 
 
 def load_turns(path: Path) -> list[TurnRecord]:
@@ -72,6 +77,9 @@ def load_turns(path: Path) -> list[TurnRecord]:
             turns[number].calls = _calls(record.get("calls"))
             turns[number].ignored = from_json(record.get("ignored"))
             turns[number].set_aside = _pairs(record.get("set_aside"))
+            from tui_agent.core.undo.submodules import from_json as submodules_from_json
+
+            turns[number].submodules = submodules_from_json(record.get("submodules"))
         elif kind == UNDO and isinstance(record.get("turns"), list):
             for undone in record["turns"]:
                 if undone in turns:
@@ -117,7 +125,8 @@ def record_start(log: Appender, turn: int, prompt: str, before: str) -> None:
 
 def record_end(log: Appender, turn: int, after: str, authored: list[Authored],
                calls: list[CallWindow] | None = None, ignored: list[IgnoredRecord] | None = None,
-               set_aside: list[tuple[str, str]] | None = None) -> None:
+               set_aside: list[tuple[str, str]] | None = None,
+               submodules: dict[str, SubmoduleWindows] | None = None) -> None:
     record: dict[str, Any] = {
         "type": CHECKPOINT_END, "turn": turn, "after": after, "time": time.time(),
         "authored": [{"kind": a.kind, "name": a.name, "created": a.created, "commit": a.commit} for a in authored]}
@@ -127,6 +136,8 @@ def record_end(log: Appender, turn: int, after: str, authored: list[Authored],
         record["ignored"] = to_json(ignored)
     if set_aside:
         record["set_aside"] = [list(pair) for pair in set_aside]
+    if submodules:
+        record["submodules"] = {path: windows.to_json() for path, windows in submodules.items()}
     log.append(record)
 
 

@@ -86,3 +86,16 @@ def _changed(checkpoints: Checkpoints, turn: TurnRecord) -> tuple[list[str], lis
         if start != end:
             others.update(checkpoints.changed_paths(start, end))
     return sorted((agent - others) & every), sorted(others & every)
+
+
+def agent_paths(checkpoints: Checkpoints, turn: TurnRecord) -> list[str]:
+    """The files the turn's own calls wrote and that differ at its end (what a report may call the agent's edits);
+    every change of the turn when its calls were not recorded."""
+    every = set(checkpoints.changed_paths(turn.before, str(turn.after)))
+    if turn.calls is None:
+        return sorted(every)
+    wrote: set[str] = set()
+    for call in turn.calls:
+        during = set(checkpoints.changed_paths(call.before, call.after))
+        wrote.update(during & set(call.paths) if call.paths is not None else during)
+    return sorted(wrote & every)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from tui_agent.core.versioning.checkpoints import Checkpoints, Entry
@@ -29,8 +30,12 @@ def safe_path(work_tree: Path, relative: str) -> Path:
     return path
 
 
-def apply_changes(checkpoints: Checkpoints, changes: dict[str, Entry | None]) -> list[str]:
-    """Delete, then write, every changed path; returns the paths touched. Checks every path before changing any."""
+PROGRESS_EVERY = 200
+"""A large undo reports its progress every this many files."""
+
+
+def check_changes(checkpoints: Checkpoints, changes: dict[str, Entry | None]) -> list[str]:
+    """Refuse (RestoreError) a change that cannot be made safely, before any is made; the removals, deepest first."""
     work_tree = checkpoints.work_tree
     removals = sorted((path for path, entry in changes.items() if entry is None), key=lambda p: -p.count("/"))
     for relative, entry in changes.items():
@@ -43,11 +48,30 @@ def apply_changes(checkpoints: Checkpoints, changes: dict[str, Entry | None]) ->
             if leftovers:
                 raise RestoreError(f"{relative} was a file and is now a folder holding {leftovers[0].relative_to(work_tree)}; "
                                    "move that folder away and undo again")
+    return removals
+
+
+def apply_changes(checkpoints: Checkpoints, changes: dict[str, Entry | None],
+                  progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """Delete, then write, every changed path; returns the paths touched. Checks every path before changing any.
+    `progress(done, total)` is called every PROGRESS_EVERY files (only for undos larger than that)."""
+    work_tree = checkpoints.work_tree
+    removals = check_changes(checkpoints, changes)
+    done, total = 0, len(changes)
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None and total > PROGRESS_EVERY and (done % PROGRESS_EVERY == 0 or done == total):
+            progress(done, total)
+
     for relative in removals:
         _remove(work_tree, safe_path(work_tree, relative))
+        step()
     for relative, entry in sorted(changes.items()):
         if entry is not None:
             _write(checkpoints, safe_path(work_tree, relative), relative, entry)
+            step()
     return sorted(changes)
 
 

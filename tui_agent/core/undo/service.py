@@ -8,17 +8,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.sharedfile import SharedFileBusy
 from tui_agent.core.events import Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.agent.paths import PathRefused, confine
 from tui_agent.core.sandbox.attribution import RunWrites
 from tui_agent.core.sandbox.ignored import IgnoredChange
-from tui_agent.core.undo.ignored import NotUndone, summary, to_records, undo_ignored
-from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start, record_undo
-from tui_agent.core.undo.plan import UnrecordedTurn, plan_undo
-from tui_agent.core.undo.restore import RestoreError, apply_changes
+from tui_agent.core.undo.ignored import NotUndone, summary, to_records
+from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start
+from tui_agent.core.undo import transaction
+from tui_agent.core.undo.authored import VersionedStore, preview, take_back
+from tui_agent.core.undo.plan import UndoPlan, UnrecordedTurn, agent_paths, plan_undo
+from tui_agent.core.undo.submodules import SubmoduleRecorder, apply_submodules, plan_submodules
+from tui_agent.core.undo.transaction import Intent, Progress, Resumed, intent_file, read_intent
+from tui_agent.core.undo.restore import RestoreError
 from tui_agent.core.versioning.checkpoints import Checkpoints, GitFailure
-from tui_agent.core.versioning.gitqueries import HistoryEntry
 
 
 READ_ONLY_CALLS = frozenset({"read_file", "list_files", "grep", "search_tools"})
@@ -50,14 +53,6 @@ class RunSource(Protocol):
     """The sandbox: what each writable run wrote since it was last asked (exactly, through an overlay, or unknown)."""
 
     def take_run_writes(self) -> list[RunWrites]: ...
-
-
-class VersionedStore(Protocol):
-    """The catalog or the recipe engine: what undo needs to take a tool or recipe back."""
-
-    def history(self, name: str) -> list[HistoryEntry]: ...
-    async def revert(self, name: str, rev: str | None = None) -> Any: ...
-    async def prune(self, name: str) -> Any: ...
 
 
 @dataclass
@@ -106,7 +101,13 @@ class UndoService:
         self._call_open: tuple[str, str, tuple[str, ...] | None, str] | None = None  # (id, before, paths, name)
         self.problems: list[str] = []  # checkpoints that failed; the agent loop tells the person and clears it
         self.last_turn: tuple[str, str] | None = None  # (before, after) of the last turn that ended checkpointed
+        self._last_calls: list[CallWindow] | None = None
         self._turn_before = ""
+        self.progress: Progress | None = None
+        self.finished_at_open: str | None = None
+        """What finish_interrupted completed (an undo a killed process left part-way), for `tuiagent --undo`."""
+        self.submodules = SubmoduleRecorder(checkpoints)
+        """Told (files done, files in all) every few hundred files of a large undo, from a worker thread."""
 
     # ------------------------------------------------------------------ recording (called by the agent loop)
 
@@ -120,6 +121,7 @@ class UndoService:
             return
         number = max((turn.turn for turn in load_turns(session.path)), default=0) + 1 if session.path.exists() else 1
         record_start(session, number, prompt, before)
+        await asyncio.to_thread(self.submodules.begin)
         if self.ignored is not None:
             self.ignored.take_ignored_changes()  # runs before this turn (a manual tool run) are not the turn's
         self._take_runs()
@@ -138,13 +140,16 @@ class UndoService:
             return
         if isinstance(event, ToolCallStarted) and event.name not in READ_ONLY_CALLS:
             before = await self._call_checkpoint()
+            await asyncio.to_thread(self.submodules.call_started)
             self._take_runs()  # runs before this call are not its own
             if before is not None:
                 self._call_open = (event.call_id, before, self._written_paths(event), event.name)
         elif isinstance(event, ToolCallFinished) and self._call_open is not None and self._call_open[0] == event.call_id:
             after = await self._call_checkpoint()
-            if after is not None and self._calls is not None:
-                self._calls.append(self._window(self._call_open, after))
+            window = self._window(self._call_open, after) if after is not None else None
+            if window is not None and self._calls is not None:
+                self._calls.append(window)
+            await asyncio.to_thread(self.submodules.call_finished, window.paths if window is not None else None)
             self._call_open = None
 
     def _window(self, call: tuple[str, str, tuple[str, ...] | None, str], after: str) -> CallWindow:
@@ -196,18 +201,26 @@ class UndoService:
         self._call_open = None
         changes = self.ignored.take_ignored_changes() if self.ignored is not None else []
         ignored = await asyncio.to_thread(to_records, self.checkpoints, changes) if changes else []
-        record_end(session, number, after, self._authored, calls, ignored, self._set_aside)
-        self.last_turn = (self._turn_before, after)
+        submodules = await asyncio.to_thread(self.submodules.end)
+        moved = await asyncio.to_thread(self.submodules.moved_heads)
+        if moved:
+            self.problems.append(f"this turn made commits (or switched branches) in submodule(s) {', '.join(moved)}: "
+                                 "/undo cannot take those back (it refuses rather than undo half the turn); use git "
+                                 "in the submodule")
+        record_end(session, number, after, self._authored, calls, ignored, self._set_aside, submodules)
+        self.last_turn, self._last_calls = (self._turn_before, after), calls
 
     # ------------------------------------------------------------------ queries
 
     def last_turn_paths(self) -> list[str] | None:
-        """The files (repository paths, `.agent/` left out) the last turn changed, from its own checkpoints; None when
-        it was not checkpointed (headless reports them as `edited_files`)."""
+        """The files (repository paths, `.agent/` left out) the last turn's own calls wrote, from its checkpoints
+        (a file the person edited meanwhile is not the agent's); None when it was not checkpointed (headless reports
+        them as `edited_files`)."""
         if self.last_turn is None:
             return None
+        turn = TurnRecord(0, "", *self.last_turn, calls=self._last_calls)
         try:
-            return self.checkpoints.changed_paths(*self.last_turn)
+            return agent_paths(self.checkpoints, turn) + self.submodules.last_paths(turn)
         except (GitFailure, OSError):
             return None
 
@@ -221,7 +234,10 @@ class UndoService:
         if not turns or not self.checkpoints.is_tree(turns[-1].before):
             return None
         turn = turns[-1]
-        after = turn.after if turn.after and self.checkpoints.is_tree(turn.after) else await asyncio.to_thread(self.checkpoints.snapshot)
+        if turn.after and self.checkpoints.is_tree(turn.after):  # only what the turn's calls wrote, not the person's
+            paths = await asyncio.to_thread(agent_paths, self.checkpoints, turn)
+            return await asyncio.to_thread(self.checkpoints.diff, turn.before, turn.after, paths)
+        after = await asyncio.to_thread(self.checkpoints.snapshot)
         return await asyncio.to_thread(self.checkpoints.diff, turn.before, after)
 
     # ------------------------------------------------------------------ undo
@@ -246,21 +262,32 @@ class UndoService:
         if bad:
             return UndoResult(False, f"The checkpoint of turn {bad[0]} is missing from git's objects; cannot undo it.")
         label = _label(turns)
-        try:
-            now = await asyncio.to_thread(self.checkpoints.snapshot)
-            plan = await asyncio.to_thread(plan_undo, self.checkpoints, turns, now)
-            if not plan.ok:
-                files = ", ".join(plan.conflict_paths)
-                return UndoResult(False, f"Not undone: you changed {files} after turn {plan.conflict_turn}; tuiagent does "
-                                         "not overwrite your changes. Their diff is shown; revert them first or keep them.",
-                                  conflict_diff=plan.conflict_diff)
-            restored = await asyncio.to_thread(apply_changes, self.checkpoints, plan.changes())
-            ignored_back, ignored_left = await asyncio.to_thread(
-                undo_ignored, self._project_root(), self.checkpoints, [turn.ignored for turn in turns])
+        pending = await self._finish_pending()  # an undo a killed process left part-way, completed first
+        if isinstance(pending, tuple) and pending[0].intent.session == str(session.path) and \
+                set(pending[0].intent.turns) == {turn.turn for turn in turns}:
+            return UndoResult(True, pending[1], pending[0].restored)  # that very undo: finishing it is what was asked
+        try:  # in one worker thread: cancelled (Esc, Ctrl-C), the files and the undo record still complete together
+            done = await asyncio.to_thread(self._undo_files, session, turns)
+        except SharedFileBusy:
+            return UndoResult(False, "Not undone: another tuiagent is undoing in this project; try again when it is done.")
         except (UnrecordedTurn, RestoreError, GitFailure, OSError) as error:
+            if intent_file(self._project_root()).exists():  # files were being put back: say so, never "not undone"
+                return UndoResult(False, f"The undo of {label} stopped part-way ({error}): some files are back, the "
+                                         "rest are not yet; run /undo again (or restart) to finish it. Nothing of "
+                                         "yours is overwritten.")
             return UndoResult(False, f"Not undone: {error}")
-        catalog = await self._take_back_authored(turns, self.turns(session))
-        record_undo(session, [turn.turn for turn in turns])
+        if isinstance(done, str):
+            return UndoResult(False, done)
+        if isinstance(done, Resumed):  # this very undo had been interrupted: finishing it is what was asked
+            catalog = await self._finish_authored(done.turns, done.intent)
+            return UndoResult(True, _resumed_message(done, catalog), done.restored, catalog)
+        plan, restored, (ignored_back, ignored_left), intent = done
+        if not plan.ok:
+            files = ", ".join(plan.conflict_paths)
+            return UndoResult(False, f"Not undone: you changed {files} after turn {plan.conflict_turn}; tuiagent does "
+                                     "not overwrite your changes. Their diff is shown; revert them first or keep them.",
+                              conflict_diff=plan.conflict_diff)
+        catalog = await self._finish_authored(turns, intent)
         files = f"{len(restored)} file(s) put back: {', '.join(restored)}" if restored else "no project file to put back"
         kept = (f" Kept as they are: {', '.join(plan.kept)} (changed by someone else during the turn, you or another "
                 "program, not by the agent's calls; undo takes back only what the agent changed)." if plan.kept else "")
@@ -272,63 +299,103 @@ class UndoService:
                           + (" " + ignored if ignored else ""), restored, catalog, kept=plan.kept,
                           ignored_restored=ignored_back, ignored_not_undone=ignored_left)
 
+    def _undo_files(self, session: Session, turns: list[TurnRecord]) -> str | Resumed | tuple[
+            UndoPlan, list[str], tuple[list[str], list[NotUndone]], Intent | None]:
+        """Under the project's undo lock: finish an interrupted undo first, plan this one, then put the files back
+        and record it as one transaction (transaction.apply_files); a message when the turns are undone already."""
+        path = intent_file(self._project_root())
+        with transaction.lock(path):
+            resumed = self._roll_forward_locked(path)
+            numbers = {turn.turn for turn in turns}
+            if resumed is not None and resumed.intent.session == str(session.path) and set(resumed.intent.turns) == numbers:
+                return resumed
+            if any(turn.undone for turn in load_turns(session.path) if turn.turn in numbers):
+                return "Not undone: an earlier undo (interrupted, now completed) or another tuiagent already undid it."
+            now = self.checkpoints.snapshot()
+            plan = plan_undo(self.checkpoints, turns, now)
+            inside = plan_submodules(self.submodules, turns) if plan.ok else None
+            if inside is not None and inside.unavailable:
+                return (f"Not undone: the checkpoints inside submodule {inside.unavailable[0]} are gone (it was removed "
+                        "or re-cloned since); nothing was changed.")
+            if inside is not None and inside.conflict is not None:
+                where, sub_plan = inside.conflict
+                plan.conflict_turn, plan.conflict_diff = sub_plan.conflict_turn, sub_plan.conflict_diff
+                plan.conflict_paths = [f"{where}/{inner}" for inner in sub_plan.conflict_paths]
+            if not plan.ok:
+                return plan, [], ([], []), None
+            intent = Intent(str(session.path), sorted(numbers), now, submodules=inside.nows if inside else {})
+            restored, ignored = transaction.apply_files(self.checkpoints, path, intent, plan, session,
+                                                        self._project_root(), [turn.ignored for turn in turns],
+                                                        self.progress, lambda: apply_submodules(inside, self.progress) if inside else [])
+            return plan, restored, ignored, intent
+
+    def _roll_forward_locked(self, path: Path) -> Resumed | None:
+        intent = read_intent(path, self._project_root() / ".agent" / "sessions")
+        if intent is None:
+            transaction.clear_intent(path)
+            return None
+        return transaction.roll_forward(self.checkpoints, path, intent, self._project_root())
+
+    async def finish_interrupted(self) -> str | None:
+        """At start: complete an undo a killed process left part-way (its files, its record, its tools); a notice
+        saying what was done, or None when there was none (or another process's live undo is still running)."""
+        pending = await self._finish_pending()
+        if isinstance(pending, tuple):
+            self.finished_at_open = pending[1]
+            return pending[1]
+        return pending
+
+    async def _finish_pending(self) -> tuple[Resumed, str] | str | None:
+        """Roll a pending undo forward and take back its tools: (what was finished, the notice), a problem, or None."""
+        path = intent_file(self._project_root())
+        if not path.exists():
+            return None
+
+        def locked_roll() -> Resumed | None:
+            with transaction.lock(path, transaction.RECOVERY_WAIT_S):
+                return self._roll_forward_locked(path)
+
+        try:
+            resumed = await asyncio.to_thread(locked_roll)
+        except SharedFileBusy:
+            return None
+        except (UnrecordedTurn, RestoreError, GitFailure, OSError) as error:
+            return f"an undo interrupted earlier could not be finished ({error}); run /undo again to finish it"
+        if resumed is None:
+            return None
+        return resumed, _resumed_message(resumed, await self._finish_authored(resumed.turns, resumed.intent))
+
+    async def _finish_authored(self, turns: list[TurnRecord], intent: Intent | None) -> list[str]:
+        """Take back the tools and recipes the turns authored (each marked done in the intent as it goes), then
+        close the transaction."""
+        if intent is None:
+            return []
+        path = intent_file(self._project_root())
+        session_turns = load_turns(Path(intent.session)) if Path(intent.session).exists() else turns
+
+        def done(key: str) -> None:
+            intent.authored_done.append(key)
+            transaction.save_intent(path, intent)
+
+        catalog = await take_back(self._stores(), turns, session_turns, set(intent.authored_done), done)
+        transaction.clear_intent(path)
+        return catalog
+
     def _project_root(self) -> Path:
         return Path(os.path.realpath(self.checkpoints.work_tree / self.checkpoints.prefix))
 
-    async def _take_back_authored(self, turns: list[TurnRecord], session_turns: list[TurnRecord]) -> list[str]:
-        """Prune what the turns created, revert what they updated to the version before them (through the stores);
-        a tool or recipe someone changed since (it holds none of the versions the agent wrote) is kept."""
-        first: dict[tuple[str, str], Authored] = {}
-        for turn in turns:
-            for item in turn.authored:
-                first.setdefault((item.kind, item.name), item)
-        done: list[str] = []
-        for (kind, name), item in reversed(list(first.items())):
-            store = self.catalog if kind == "tool" else self.recipes
-            if store is None:
-                done.append(f"{kind} {name} NOT taken back (the {kind} store is not open)")
-                continue
-            agent_versions = {a.commit for turn in session_turns for a in turn.authored
-                              if (a.kind, a.name) == (kind, name) and a.commit}
-            if _changed_by_someone_else(store, name, agent_versions):
-                done.append(f"{kind} {name} kept as it is: it was changed after the agent wrote it (its history has "
-                            "the agent's versions)")
-                continue
-            try:
-                if item.created:
-                    await store.prune(name)
-                    done.append(f"{kind} {name} pruned (/restore brings it back)")
-                else:
-                    await store.revert(name, _version_before(store, name, item.commit))
-                    done.append(f"{kind} {name} reverted to its version before the turn")
-            except Exception as error:  # PipelineError and the like: the files are back, say what is left
-                done.append(f"{kind} {name} NOT taken back: {error.message if isinstance(error, PipelineError) else error}")
-        return done
+    def authored_preview(self, session: Session, turns: list[TurnRecord]) -> list[str]:
+        """What undoing `turns` will do to each tool and recipe they authored, decided as the undo decides it."""
+        return preview(self._stores(), turns, self.turns(session))
+
+    def _stores(self) -> dict[str, VersionedStore | None]:
+        return {"tool": self.catalog, "recipe": self.recipes}
 
 
-def _changed_by_someone_else(store: VersionedStore, name: str, agent_versions: set[str]) -> bool:
-    """Whether the file holds none of the versions the agent committed (an empty diff from one means it does)."""
-    diff = getattr(store, "diff", None)
-    if diff is None or not agent_versions:
-        return False  # nothing to compare with (a deferred commit): take it back as before
-    for commit in agent_versions:
-        try:
-            if diff(name, commit) == "":
-                return False
-        except Exception:  # PipelineError, ValueError: that version cannot be read; try the others
-            continue
-    return True
-
-
-def _version_before(store: VersionedStore, name: str, commit: str | None) -> str | None:
-    """The commit holding the version just before `commit`; None lets the store pick its previous version."""
-    if commit is None:
-        return None
-    history = [entry for entry in store.history(name) if not entry.deleted]
-    for index, entry in enumerate(history):
-        if entry.rev == commit and index + 1 < len(history):
-            return history[index + 1].rev
-    return None
+def _resumed_message(resumed: Resumed, catalog: list[str]) -> str:
+    left = f"; kept as you changed them since: {', '.join(resumed.left)}" if resumed.left else ""
+    return (f"The undo of {_label(resumed.turns)} was interrupted; it is now complete: "
+            f"{len(resumed.restored)} more file(s) put back{left}" + ("; " + "; ".join(catalog) if catalog else "") + ".")
 
 
 def _label(turns: list[TurnRecord]) -> str:

@@ -55,7 +55,7 @@ class Checkpoints:
             if not self._index.exists():
                 user_index = self.runner.git_dir / "index"
                 if user_index.exists():
-                    shutil.copyfile(user_index, self._index)
+                    shutil.copy2(user_index, self._index)  # its mtime kept: git's racy-entry check needs it
             env = {"GIT_INDEX_FILE": str(self._index)}
             nested = [f":(exclude,literal){path}" for path in self.nested_repositories(env)]
             self.runner.must("add", "-A", "--", *self.pathspec, *nested, env=env)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import signal
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +17,8 @@ from tui_agent.core.versioning.gitdoor import scan
 from tui_agent.core.versioning.hookenv import scrubbed
 from tui_agent.core.versioning.hookhold import Hold
 from tui_agent.core.versioning.indexguard import index_flags, refusal
-from tui_agent.core.versioning.gitlocks import LockInspection, inspect_lock, remove_stale_lock
+from tui_agent.core.versioning.gitlocks import (LIVE_LOCK_WAIT_S, IndexBusy, IndexLock, LockInspection,
+                                                inspect_lock, remove_stale_lock, wait_for_commits, wait_while_live)
 from tui_agent.core.versioning.gitpending import PendingChange
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
 
@@ -85,6 +88,7 @@ class CommitBuilder:
         self.notices: list[str] = []
         self._hooks_dir: Path | None = None
         self.hook_rewrote_tree = False
+        self.index_synced = True
 
     # -- locks -----------------------------------------------------------------------------
     def _lock_files(self, ref: str | None) -> list[Path]:
@@ -108,7 +112,7 @@ class CommitBuilder:
     def clear_stale_locks(self, ref: str | None) -> None:
         """Remove locks left by killed processes (noted); raise Deferral on a live one."""
         for lock in self._lock_files(ref):
-            inspection = self._inspect(lock)
+            inspection = wait_while_live(lock, self._inspect, LIVE_LOCK_WAIT_S)  # a person's commit finishes first
             if inspection.state == "live":
                 raise Deferral(f"{lock.name} is held by a running git ({inspection.holder}); retrying later",
                                tuple(self.notices))
@@ -116,6 +120,16 @@ class CommitBuilder:
                 self.notices.append(f"removed a stale {self._display(lock)} "
                                     f"left by a killed process ({inspection.age_s:.0f}s old)")
         self._clear_own_temp_files()
+        self._wait_for_a_persons_commit()
+
+    def _wait_for_a_persons_commit(self) -> None:
+        """A person's `git commit` in progress (in its editor, its hooks) finishes first: moving HEAD under it would
+        make it fail. Waited for (bounded), then the catalog commit is deferred rather than breaking theirs."""
+        folders = (self.runner.work_tree, self.runner.git_dir, self.runner.common_dir)
+        running = wait_for_commits(folders, LIVE_LOCK_WAIT_S)
+        if running:
+            raise Deferral(f"a git commit is in progress in this repository (process {running[0]}); retrying later",
+                           tuple(self.notices))
 
     def _display(self, path: Path) -> str:
         try:
@@ -176,16 +190,14 @@ class CommitBuilder:
                 caught_up.append(f"{earlier[path].message} [{path}]")
         effective = {p: b for p, b in wanted.items() if b != head_blobs.get(p, (None, None))[1]}
         if not effective:
-            synced = self.sync_real_index(wanted, head_blobs)
+            synced = self.sync_real_index(wanted, head_blobs, ref)
             done = set(paths) if synced else set(paths) - set(wanted)
             return BuildResult(None, message, done | skipped, tuple(self.notices), synced)
         full_message = catch_up_message(message, caught_up)
-        sha = self._build(ref, head, effective, head_blobs, full_message)
+        sha = self._build(ref, head, effective, head_blobs, full_message, wanted)
         if sha is None:
             return None
-        if self.hook_rewrote_tree:
-            wanted.update(self._hook_blobs(sha, wanted))
-        synced = self.sync_real_index(wanted, head_blobs)
+        synced = self.index_synced
         done = set(paths) if synced else set(paths) - set(wanted)
         return BuildResult(sha, full_message, done | skipped, tuple(self.notices), synced)
 
@@ -238,8 +250,10 @@ class CommitBuilder:
         return folder / f"{kind}-{os.getpid()}-{secrets.token_hex(4)}"
 
     def _build(self, ref: str | None, head: str | None, effective: dict[str, str | None],
-               modes: dict[str, tuple[str, str]], message: str) -> str | None:
-        """Make the commit and move `ref` from `head` to it; None when the branch moved meanwhile."""
+               modes: dict[str, tuple[str, str]], message: str,
+               wanted: dict[str, str | None] | None = None) -> str | None:
+        """Make the commit and move `ref` from `head` to it, then set the real index's `wanted` entries, all under git's
+        own index.lock (a Deferral when HEAD left the branch meanwhile); None when the branch moved meanwhile."""
         self._refuse_unapproved_hooks()
         self._refuse_held_hooks()
         index = self._temp_file("index")
@@ -262,10 +276,21 @@ class CommitBuilder:
             final_message = message_file.read_text(encoding="utf-8")
             sha = self._commit_tree(tree, head, message_file)
             subject = final_message.splitlines()[0] if final_message.strip() else "tuiagent"
-            moved = self.runner.run("update-ref", "-m", f"commit: {subject}", ref or "HEAD", sha, head or "")
-            if not moved.ok and not self._moved_anyway(moved.stderr, head, sha, ref):
-                return None
-            self._run_hook("post-commit", [], env, check=False)
+            self._wait_for_a_persons_commit()  # one started while the hooks ran
+            with self._index_lock() as lock:  # no `git commit` or checkout starts between the ref move and the index sync
+                if ref is not None and self.runner.branch_ref() != ref:
+                    raise Deferral(f"HEAD moved to another branch while committing (was {ref}); retrying later",
+                                   tuple(self.notices))
+                moved = self.runner.run("update-ref", "-m", f"commit: {subject}", ref or "HEAD", sha, head or "")
+                if not moved.ok and not self._moved_anyway(moved.stderr, head, sha, ref):
+                    return None
+                if wanted is not None and ref is not None and self.runner.branch_ref() != ref:
+                    self.notices.append(f"HEAD left {ref} as the commit landed: the index was left as it is")
+                elif wanted is not None:
+                    if self.hook_rewrote_tree:
+                        wanted.update(self._hook_blobs(sha, wanted))
+                    self.index_synced = self._write_index(lock, wanted, modes)
+            self._run_hook("post-commit", [], {}, check=False)  # with the real index, synced: as after `git commit`
             return sha
         finally:
             for leftover in (index, index.with_name(index.name + ".lock"), message_file):
@@ -353,28 +378,59 @@ class CommitBuilder:
             raise Deferral(f"the {name} hook failed (exit {done.returncode}): {tail}", tuple(self.notices))
         return True
 
-    def sync_real_index(self, wanted: dict[str, str | None], modes: dict[str, tuple[str, str]]) -> bool:
-        """Make the real index agree with the commit for these paths only; other entries are left as they are."""
+    @contextlib.contextmanager
+    def _index_lock(self) -> Iterator[IndexLock]:
+        """git's index.lock, held (a Deferral when a running git kept it for the whole bounded wait)."""
+        try:
+            with IndexLock(self.runner.git_dir / "index", self._inspect) as lock:
+                if lock.removed_stale:
+                    self.notices.append("removed a stale .git/index.lock left by a killed process")
+                yield lock
+        except IndexBusy as busy:
+            raise Deferral(f"{busy}; retrying later", tuple(self.notices)) from None
+
+    def _write_index(self, lock: IndexLock, wanted: dict[str, str | None], modes: dict[str, tuple[str, str]]) -> bool:
+        """The real index (read under `lock`) with `wanted` set, written through the lock; False (noted) on failure."""
+        temp = self._temp_file("real-index")
+        try:
+            if lock.index.exists():
+                shutil.copy2(lock.index, temp)
+            result = self.runner.run("update-index", *self._index_args(wanted, modes), env={"GIT_INDEX_FILE": str(temp)})
+            if not result.ok:
+                self.notices.append(f"the index entries of .agent/ could not be updated now: {result.stderr}")
+                return False
+            if temp.exists():  # git writes no index when nothing changed in it
+                lock.commit(temp.read_bytes())
+            return True
+        finally:
+            temp.unlink(missing_ok=True)
+            temp.with_name(temp.name + ".lock").unlink(missing_ok=True)
+
+    def sync_real_index(self, wanted: dict[str, str | None], modes: dict[str, tuple[str, str]],
+                        ref: str | None = None) -> bool:
+        """Make the real index agree with the commit for these paths only (other entries are left as they are),
+        holding git's index.lock for the read-modify-write; False (noted) when the index cannot be written now or
+        HEAD is no longer on `ref` (the index is another branch's then)."""
         if not wanted:
             return True
-        inspection = self._inspect(self.runner.git_dir / "index.lock")
-        if inspection.state == "stale" and remove_stale_lock(inspection):
-            self.notices.append("removed a stale .git/index.lock left by a killed process")
-        result = self.runner.run("update-index", *self._index_args(wanted, modes))
-        if not result.ok:
-            self.notices.append(f"the index entries of .agent/ could not be updated now: {result.stderr}")
-        return result.ok
+        try:
+            with self._index_lock() as lock:
+                if ref is not None and self.runner.branch_ref() != ref:
+                    self.notices.append(f"HEAD left {ref}: the index was left as it is")
+                    return False
+                return self._write_index(lock, wanted, modes)
+        except Deferral as deferral:
+            self.notices.append(f"the index entries of .agent/ could not be updated now: {deferral.reason}")
+            return False
 
     def root_commit(self, files: dict[str, bytes], message: str) -> str | None:
         """The first commit of a fresh repository (`init_repo`), holding only `files`."""
         ref = self.runner.branch_ref() or "refs/heads/main"
         blobs: dict[str, str | None] = {path: self.hash_blob(path, content) for path, content in files.items()}
         try:
-            sha = self._build(ref, None, blobs, {}, message)
+            sha = self._build(ref, None, blobs, {}, message, dict(blobs))
         except (Deferral, GitFailure):
             return None
-        if sha:
-            self.sync_real_index(blobs, {})
         return sha
 
 

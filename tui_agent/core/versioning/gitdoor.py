@@ -260,7 +260,7 @@ def open_repo(path: Path, *, search_parent_directories: bool = True) -> git.Repo
     or git.NoSuchPathError outside a repository, GitDoorRefusal or GitConfigError for one that cannot be used."""
     import git
 
-    repo = git.Repo(path, search_parent_directories=search_parent_directories)
+    repo = git.Repo(path, search_parent_directories=search_parent_directories, expand_vars=False)
     if repo.working_tree_dir is None:
         repo.git.update_environment(**base_env())
         return repo

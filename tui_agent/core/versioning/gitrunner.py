@@ -56,6 +56,9 @@ class GitRunner:
         self.common_dir = Path(repo.common_dir).resolve()
         self.extra_env = extra_env or {}
         self.approved = approved
+        if repo.working_tree_dir is not None and repo.git.working_dir != repo.working_tree_dir:
+            # GitPython's Git() expands `$VAR` in its folder: in `ci$HOME` every command ran in another folder
+            repo.git._working_dir = repo.working_tree_dir
 
     def for_commits(self, root: Path) -> GitRunner:
         """A runner for the commits made for the person: git as the person configured it (hooks, filters, signing)
