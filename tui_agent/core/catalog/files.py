@@ -7,24 +7,13 @@ import secrets
 import tempfile
 from pathlib import Path
 
+from tui_agent.core import projectfs
+
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that a crash leaves either the old or the new content, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}_", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except FileNotFoundError:  # the rename already consumed it
-            pass
-        raise
-    fsync_dir(path.parent)
+    """Replace `path` with `data` so that a crash leaves either the old or the new content, never a mix (a link on
+    the way in `.agent/`, or at `path`, raises projectfs.LinkRefused)."""
+    projectfs.write_atomic(path, data)
 
 
 def atomic_write_many(files: dict[Path, bytes]) -> None:
@@ -36,7 +25,8 @@ def atomic_write_many(files: dict[Path, bytes]) -> None:
     temps: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
+            projectfs.make_dirs(path.parent)
+            projectfs.refuse_links(path)
             fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}_", suffix=".tmp")
             temps.append((temp, path))
             with os.fdopen(fd, "wb") as handle:
@@ -160,10 +150,8 @@ def put_back(path: Path, previous: bytes | None) -> None:
 
 
 def read_bytes_or_none(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
+    """The file's bytes, None when it is missing; a link on the way raises projectfs.LinkRefused (never read through)."""
+    return projectfs.read_or_none(path)
 
 
 def temp_writer_pid(temp: Path) -> int | None:

@@ -51,7 +51,7 @@ class Sandbox:
         self.policy = policy
         self.warm_workers = warm_workers
         self.bubblewrap_problem = bubblewrap_problem
-        self.audit = AuditLog(project.runs_dir)
+        self.audit = AuditLog(project.runs_dir, on_notice=lambda note: self.notices.append(note))
         self.parent_undumpable = make_undumpable()
         self._scratch = Path(tempfile.mkdtemp(prefix="tuiagent-sandbox-"))
         self._closed = False

@@ -1,0 +1,93 @@
+"""Host-side reads and writes under the project go through core/projectfs: committed links in `.agent/` state and
+links leading out of the project are refused with a message naming them; what they point at is never touched."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from tests.agent_helpers import agent_runtime, run_turn
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.gitrepo import git
+from tui_agent.core import projectfs
+from tui_agent.core.agent.sessions import SessionLog
+from tui_agent.core.catalog.files import atomic_write, read_bytes_or_none
+from tui_agent.core.catalog.statefile import open_state_db
+from tui_agent.core.events import Notice
+from tui_agent.core.project import Project
+
+BASHRC = "export PS1='$ '\n"
+
+
+def commit_link(repo: Path, rel: str, target: Path) -> None:
+    link = repo / rel
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+    git(repo, "add", "-f", rel)
+    git(repo, "commit", "-qm", f"add {rel}")
+
+
+async def test_run_python_line_is_not_appended_through_a_committed_audit_link(repo: Path, tmp_path: Path) -> None:
+    bashrc = tmp_path / "bashrc"
+    bashrc.write_text(BASHRC)
+    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    commit_link(repo, f".agent/runs/{today}.jsonl", bashrc)
+    with FakeMessagesAPI() as api:
+        api.enqueue(reply(tool_use("run_python", {"code": "print('$(touch /tmp/pwned)')\n21 * 2"})), reply(text("done")))
+        async with agent_runtime(repo, api, sandbox_tier="rlimits") as runtime:
+            events = await run_turn(runtime, "compute")
+    assert bashrc.read_text() == BASHRC
+    told = [event.message for event in events if isinstance(event, Notice)]
+    assert any(f".agent/runs/{today}.jsonl is a symbolic link (to {bashrc})" in note for note in told), told
+    assert (repo / ".agent" / "runs" / f"{today}.jsonl").is_symlink()
+
+
+def test_state_db_as_an_outside_or_dangling_link_is_refused_and_nothing_is_lost(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.db"
+    outside.write_bytes(b"precious")
+    project = Project.at(repo)
+    project.agent_dir.mkdir()
+    for target in (outside, tmp_path / "missing.db"):
+        project.state_db.unlink(missing_ok=True)
+        project.state_db.symlink_to(target)
+        notices: list[str] = []
+        db = open_state_db(project.state_db, "CREATE TABLE IF NOT EXISTS t (x INTEGER);", notices)
+        db.execute("INSERT INTO t VALUES (1)")  # works, in memory
+        db.close()
+        assert len(notices) == 1 and f".agent/state.db is a symbolic link (to {target})" in notices[0], notices
+        assert "\n" not in notices[0]
+    assert outside.read_bytes() == b"precious" and not (tmp_path / "missing.db").exists()
+    assert not list(tmp_path.glob("*.db-*"))  # no WAL or journal beside the target either
+    with pytest.raises(sqlite3.DatabaseError):
+        sqlite3.connect(outside).execute("SELECT * FROM t")
+
+
+def test_session_and_cache_writes_refuse_links_in_agent_state(repo: Path, tmp_path: Path) -> None:
+    project = Project.at(repo)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    project.agent_dir.mkdir()
+    project.sessions_dir.symlink_to(outside)
+    log = SessionLog.create(project, model="m")
+    log.append({"type": "message", "message": {"role": "user", "content": "hi"}})
+    problems = log.take_problems()
+    assert list(outside.iterdir()) == []
+    assert problems and ".agent/sessions is a symbolic link" in problems[0][0], problems
+    log.path = project.agent_dir / "elsewhere.jsonl"  # what waited in memory is written once the file can be
+    log.close()
+    assert b'"hi"' in (project.agent_dir / "elsewhere.jsonl").read_bytes()
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("canary-secret")
+    cache = project.cache_dir / "run-versions"
+    cache.mkdir(parents=True)
+    (cache / "tool.py").symlink_to(secret)
+    with pytest.raises(projectfs.LinkRefused, match=r"\.agent/cache/run-versions/tool\.py is a symbolic link"):
+        atomic_write(cache / "tool.py", b"overwritten")
+    with pytest.raises(projectfs.LinkRefused):
+        read_bytes_or_none(cache / "tool.py")
+    assert secret.read_text() == "canary-secret"
