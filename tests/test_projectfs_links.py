@@ -91,3 +91,42 @@ def test_session_and_cache_writes_refuse_links_in_agent_state(repo: Path, tmp_pa
     with pytest.raises(projectfs.LinkRefused):
         read_bytes_or_none(cache / "tool.py")
     assert secret.read_text() == "canary-secret"
+
+
+SETTINGS_TOOL = '''
+DEPENDS_ON = ["data/*"]
+
+
+def setting(key: str) -> str:
+    """Read one setting.
+
+    Args:
+        key: the setting's name
+    """
+    return open("data/settings.ini").read()
+'''
+
+
+def test_drift_never_reads_a_committed_link_to_a_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.gitrepo import init_repo
+    from tui_agent.cli import main
+
+    secret = tmp_path / "id_key"
+    secret.write_text("CANARY-SECRET-KEY\n")
+    repo = init_repo(tmp_path / "repo")
+    (repo / "data").mkdir()
+    (repo / "data" / "settings.ini").write_text("mode=fast\n")
+    (repo / ".agent" / "tools").mkdir(parents=True)
+    (repo / ".agent" / "tools" / "setting.py").write_text(SETTINGS_TOOL)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a tool and its data")
+    (repo / "data" / "settings.ini").unlink()
+    commit_link(repo, "data/settings.ini", secret)
+    outputs = []
+    for argv in (["tools", "drift"], ["tools", "drift", "setting", "--json"], ["tools", "list"]):
+        main(["--project", str(repo), *argv])
+        out, err = capsys.readouterr()
+        outputs.append(out + err)
+    assert not any("CANARY" in output for output in outputs), outputs
+    assert f"data/settings.ini is a symbolic link (to {secret})" in outputs[0], outputs[0]
+    assert secret.read_text() == "CANARY-SECRET-KEY\n"

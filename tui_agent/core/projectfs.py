@@ -67,13 +67,8 @@ def _walk(path: Path, *, create: bool, verb: str) -> tuple[int, str, str]:
     if not parts or any(part in ("", ".", "..") for part in parts):
         raise LinkRefused(f"refused: {escaped(str(path))} leads through '..'", str(path))
     fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        for index, part in enumerate(parts[:-1]):
-            shown = prefix + "/".join(parts[: index + 1])
-            fd = _step(fd, part, shown, create=create, verb=verb)
-    except BaseException:
-        os.close(fd)
-        raise
+    for index, part in enumerate(parts[:-1]):
+        fd = _step(fd, part, prefix + "/".join(parts[: index + 1]), create=create, verb=verb)  # closes the old fd
     return fd, parts[-1], prefix + "/".join(parts)
 
 
