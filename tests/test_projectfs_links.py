@@ -130,3 +130,24 @@ def test_drift_never_reads_a_committed_link_to_a_secret(tmp_path: Path, capsys: 
     assert not any("CANARY" in output for output in outputs), outputs
     assert f"data/settings.ini is a symbolic link (to {secret})" in outputs[0], outputs[0]
     assert secret.read_text() == "CANARY-SECRET-KEY\n"
+
+
+async def test_file_tools_refuse_links_out_of_the_project_and_any_link_in_agent_state(repo: Path, tmp_path: Path) -> None:
+    from tui_agent.core.agent.file_tools import read_file, write_file
+    from tui_agent.core.agent.permissions import Permissions, approve_all
+    from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("canary-secret\n")
+    commit_link(repo, "data/settings.ini", secret)
+    commit_link(repo, ".agent/notes.md", repo / "README.md")  # inside the project, but through .agent/
+    commit_link(repo, "docs/readme", repo / "README.md")  # a user's link inside the project: followed
+    ctx = ToolContext(Project.at(repo), Permissions("auto", approve_all), call_id="c1", tool_name="read_file")
+    with pytest.raises(ToolFailure, match=r"data/settings\.ini.*outside the project.*secret\.txt"):
+        await read_file(ctx, {"path": "data/settings.ini"})
+    with pytest.raises(ToolFailure, match=r"\.agent/notes\.md is a symbolic link .*never follows links in \.agent/"):
+        await read_file(ctx, {"path": ".agent/notes.md"})
+    with pytest.raises(ToolFailure, match=r"\.agent/notes\.md is a symbolic link"):
+        await write_file(ctx, {"path": ".agent/notes.md", "content": "pwned"})
+    assert (await read_file(ctx, {"path": "docs/readme"})).text == (await read_file(ctx, {"path": "README.md"})).text
+    assert secret.read_text() == "canary-secret\n" and "pwned" not in (repo / "README.md").read_text()

@@ -47,8 +47,9 @@ def anchor_of(path: Path) -> tuple[Path, tuple[str, ...], str]:
 
 def _refusal(shown: str, target: str, verb: str, inside_agent: bool) -> LinkRefused:
     where = "in .agent/" if inside_agent else "leading out of the project"
+    verb = verb if verb == "follows" else f"{verb} through"
     message = (f"refused: {escaped(shown)} is a symbolic link (to {escaped(target)}); "
-               f"tuiagent never {verb} through links {where}")
+               f"tuiagent never {verb} links {where}")
     return LinkRefused(message, shown)
 
 

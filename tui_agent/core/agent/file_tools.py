@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core import projectfs
 from tui_agent.core.agent.images import ImageFile, image_block, refusal, sniff
 from tui_agent.core.agent.paths import PathRefused, agent_area, confine, refuse_git_internals, relative_name
 from tui_agent.core.agent.permissions import ApprovalRequest
@@ -43,7 +44,7 @@ async def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         raise ToolFailure(f"{relative_name(ctx.project.root, real)} is a folder; use list_files")
     if not real.is_file():
         raise ToolFailure(f"{relative_name(ctx.project.root, real)} does not exist")
-    data = real.read_bytes()
+    data = projectfs.read_bytes(real)
     image = sniff(data)
     if image is not None:
         return _image_output(relative_name(ctx.project.root, real), data, image)
@@ -124,7 +125,7 @@ def _read_text(real: Path) -> str | None:
         return None
     if real.is_dir():
         raise ToolFailure(f"{real.name} is a folder")
-    data = real.read_bytes()
+    data = projectfs.read_bytes(real)
     if _is_binary(data):
         raise ToolFailure("refused: the file is binary")
     return data.decode("utf-8", errors="surrogateescape")
