@@ -3,7 +3,6 @@ links leading out of the project are refused with a message naming them; what th
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path

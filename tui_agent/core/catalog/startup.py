@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui_agent.core import projectfs
 from tui_agent.core.catalog.drift import blob_sha
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import atomic_write_many, process_alive, read_bytes_or_none, temp_writer_pid, tool_name_of
@@ -297,11 +298,10 @@ async def finish_one(pipeline: Pipeline, name: str, data: bytes, path: Path, run
 
 def stage_all(folder: Path, items: list[tuple[str, bytes]]) -> list[Path]:
     """Plain copies for the inspector to import (scratch files: removed after the batch, never read again)."""
-    folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, data in items:
         path = folder / f"{name}.py"
-        path.write_bytes(data)
+        projectfs.write_atomic(path, data, sync=False)
         paths.append(path)
     return paths
 

@@ -107,11 +107,18 @@ def revoke(project: Project) -> bool:
     return store.forget(project.root)
 
 
-def approve_local_change(project: Project) -> None:
-    """The person saved or removed one of their own rules: update the approved local rules, nothing else."""
+def approve_local_change(project: Project, *, added: str | None = None, removed: str | None = None) -> None:
+    """The person saved (`added`) or removed one of their own rules: that one rule's approval follows, nothing else.
+    Another rule in the file (one a pull put there, say) stays as approved or unapproved as it was."""
+    from tui_agent.core.trust.grants import local_grants
+
     entry = store.lookup(project.root)
     if entry is None or entry.approved is None or entry.path != store.real_path(project.root):
         return
-    local = {grant.key: grant.digest for grant in project_grants(project) if grant.key.startswith("local.")}
-    approved = {key: digest for key, digest in entry.approved.items() if not key.startswith("local.")}
-    store.record(project.root, {**approved, **local})
+    approved = dict(entry.approved)
+    if removed is not None:
+        approved.pop(f"local.allow:{removed}", None)
+    if added is not None:
+        key = f"local.allow:{added}"
+        approved.update({grant.key: grant.digest for grant in local_grants(project) if grant.key == key})
+    store.record(project.root, approved)
