@@ -150,3 +150,19 @@ async def test_file_tools_refuse_links_out_of_the_project_and_any_link_in_agent_
         await write_file(ctx, {"path": ".agent/notes.md", "content": "pwned"})
     assert (await read_file(ctx, {"path": "docs/readme"})).text == (await read_file(ctx, {"path": "README.md"})).text
     assert secret.read_text() == "canary-secret\n" and "pwned" not in (repo / "README.md").read_text()
+
+
+async def test_always_allow_never_writes_through_a_committed_local_config_link(repo: Path, tmp_path: Path) -> None:
+    from tui_agent.core.agent.permissions import ApprovalAnswer, ApprovalRequest, Permissions
+
+    bashrc = tmp_path / "bashrc"
+    bashrc.write_text("# my shell settings\n")  # valid TOML too: it would be rewritten through the link
+    commit_link(repo, ".agent/config.local.toml", bashrc)
+
+    async def always(request: ApprovalRequest) -> ApprovalAnswer:
+        return ApprovalAnswer(True, "run_shell(pytest:*)", "project")
+
+    permissions = Permissions("ask", always, project=Project.at(repo))
+    decision = await permissions.check(ApprovalRequest("shell", "run_shell", "run pytest", "pytest -q", subject="pytest -q"))
+    assert bashrc.read_text() == "# my shell settings\n"
+    assert decision.allowed and f".agent/config.local.toml is a symbolic link (to {bashrc})" in decision.note, decision.note
