@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tui_agent.core.agent.instructions import unread_instructions
 from tui_agent.core.project import ConfigError, Project
+from tui_agent.core.textsafety import escaped
 from tui_agent.core.trust.grants import AUTOMATIC_TRIGGERS, Grant, project_grants, recipe_line
 
 MAX_LISTED = 200
@@ -44,10 +45,12 @@ class Description:
         ]
 
     def text(self) -> str:
-        lines = [f"Project {self.root} would get:"]
+        """For a terminal: every project-controlled line escaped (an ESC or a newline in a docstring shows as `\\x1b`,
+        `\\n`; it cannot move the cursor over the lines above it)."""
+        lines = [f"Project {escaped(self.root)} would get:"]
         for title, items in self.sections():
             lines.append(f"\n{title}:")
-            lines.extend(f"  - {item}" for item in items)
+            lines.extend(f"  - {escaped(item)}" for item in items)
         return "\n".join(lines)
 
 
