@@ -88,6 +88,8 @@ def _step(fd: int, part: str, shown: str, *, create: bool, verb: str) -> int:
         except OSError as error:
             if error.errno in (errno.ELOOP, errno.ENOTDIR):
                 _check_link(fd, part, shown, verb)
+            if create and error.errno == errno.ENOTDIR:  # a file where a folder is made: as `mkdir -p` says it
+                raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), shown) from None
             raise
     finally:
         os.close(fd)
