@@ -166,3 +166,19 @@ async def test_always_allow_never_writes_through_a_committed_local_config_link(r
     decision = await permissions.check(ApprovalRequest("shell", "run_shell", "run pytest", "pytest -q", subject="pytest -q"))
     assert bashrc.read_text() == "# my shell settings\n"
     assert decision.allowed and f".agent/config.local.toml is a symbolic link (to {bashrc})" in decision.note, decision.note
+
+
+def test_a_tool_file_that_is_a_link_is_broken_and_named_never_read(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.gitrepo import init_repo
+    from tui_agent.cli import main
+
+    secret = tmp_path / "secret.py"
+    secret.write_text('def evil(x: int) -> int:\n    """CANARY docstring."""\n    return x\n')
+    repo = init_repo(tmp_path / "repo")
+    commit_link(repo, ".agent/tools/evil.py", secret)
+    for argv in (["trust", "--show"], ["tools", "list"], ["tools", "show", "evil"]):
+        main(["--project", str(repo), *argv])
+        out, err = capsys.readouterr()
+        assert "CANARY" not in out + err, (argv, out, err)
+        assert ".agent/tools/evil.py is a symbolic link" in out + err, (argv, out, err)
