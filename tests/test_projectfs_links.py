@@ -182,3 +182,26 @@ def test_a_tool_file_that_is_a_link_is_broken_and_named_never_read(tmp_path: Pat
         out, err = capsys.readouterr()
         assert "CANARY" not in out + err, (argv, out, err)
         assert ".agent/tools/evil.py is a symbolic link" in out + err, (argv, out, err)
+
+
+def test_projectfs_refuses_links_and_dotdot_anywhere_on_the_way(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / ".agent").symlink_to(outside)  # the state folder itself
+    with pytest.raises(projectfs.LinkRefused, match=r"refused: \.agent is a symbolic link .*never writes through"):
+        projectfs.append(repo / ".agent" / "runs" / "x.jsonl", b"line\n")
+    with pytest.raises(projectfs.LinkRefused, match=r"refused: \.agent is a symbolic link .*never reads through"):
+        projectfs.read_bytes(repo / ".agent" / "config.toml")
+    assert list(outside.iterdir()) == []
+    (repo / ".agent").unlink()
+    (repo / ".agent" / "cache").mkdir(parents=True)
+    with pytest.raises(projectfs.LinkRefused, match=r"leads through '\.\.'"):
+        projectfs.write_atomic(repo / ".agent" / "cache" / ".." / ".." / ".." / "escape.txt", b"x")
+    with pytest.raises(projectfs.LinkRefused, match=r"leads out of the project"):
+        projectfs.beneath(repo, Path("../outside/secret"))
+    (repo / ".agent" / "cache" / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(projectfs.LinkRefused, match=r"\.agent/cache/dangling is a symbolic link"):
+        projectfs.write_atomic(repo / ".agent" / "cache" / "dangling", b"x")
+    assert not (tmp_path / "nowhere").exists() and not (tmp_path / "escape.txt").exists()
+    projectfs.write_atomic(repo / ".agent" / "cache" / "new" / "file", b"ok")  # folders made on the way
+    assert projectfs.read_bytes(repo / ".agent" / "cache" / "new" / "file") == b"ok"

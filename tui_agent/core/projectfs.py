@@ -34,7 +34,7 @@ def _state_home() -> Path:
 def anchor_of(path: Path) -> tuple[Path, tuple[str, ...], str]:
     """Where a walk to `path` starts (the folder holding `.agent/`, the outside-state home, or the parent), the
     parts walked from it, and the prefix shown before them in a message."""
-    path = Path(os.path.abspath(path))
+    path = path if path.is_absolute() else Path.cwd() / path  # not normalised: a `..` in .agent/ is refused
     parts = path.parts
     if AGENT_PART in parts:
         at = len(parts) - 1 - parts[::-1].index(AGENT_PART)
