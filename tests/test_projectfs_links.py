@@ -205,3 +205,21 @@ def test_projectfs_refuses_links_and_dotdot_anywhere_on_the_way(repo: Path, tmp_
     assert not (tmp_path / "nowhere").exists() and not (tmp_path / "escape.txt").exists()
     projectfs.write_atomic(repo / ".agent" / "cache" / "new" / "file", b"ok")  # folders made on the way
     assert projectfs.read_bytes(repo / ".agent" / "cache" / "new" / "file") == b"ok"
+
+
+def test_an_instruction_file_linked_out_of_the_project_is_said_not_skipped(repo: Path, tmp_path: Path,
+                                                                          api: FakeMessagesAPI,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tui_agent.cli import main
+
+    secret = tmp_path / "notes.md"
+    secret.write_text("CANARY instructions\n")
+    commit_link(repo, "AGENTS.md", secret)
+    api.enqueue(reply(text("hello")))
+    assert main(["--project", str(repo), "-p", "hi", "--output-format", "json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert any(w.startswith("AGENTS.md is not given to the model as instructions: refused:") and str(secret) in w
+               for w in warnings), warnings
+    assert "CANARY" not in json.dumps(api.requests[0].body)
