@@ -223,3 +223,27 @@ def test_an_instruction_file_linked_out_of_the_project_is_said_not_skipped(repo:
     assert any(w.startswith("AGENTS.md is not given to the model as instructions: refused:") and str(secret) in w
                for w in warnings), warnings
     assert "CANARY" not in json.dumps(api.requests[0].body)
+
+
+def test_the_commit_journal_and_locks_refuse_links_in_agent_cache(repo: Path, tmp_path: Path) -> None:
+    from tui_agent.core.versioning.gitpending import PendingJournal, exclusive_lock
+    from tui_agent.core.versioning.writelock import WriterLock
+
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"canary": true}')
+    cache = repo / ".agent" / "cache"
+    cache.mkdir(parents=True)
+    (cache / "pending.json").symlink_to(secret)
+    (cache / "gitstore.lock").symlink_to(tmp_path / "created-by-lock")
+    (cache / "writer.lock").symlink_to(tmp_path / "created-by-writer")
+    journal = PendingJournal(cache / "pending.json")
+    with pytest.raises(projectfs.LinkRefused, match=r"\.agent/cache/pending\.json is a symbolic link"):
+        journal.load()
+    with pytest.raises(projectfs.LinkRefused, match=r"\.agent/cache/gitstore\.lock is a symbolic link"):
+        with exclusive_lock(cache / "gitstore.lock", timeout_s=1):
+            pass
+    with pytest.raises(projectfs.LinkRefused, match=r"\.agent/cache/writer\.lock is a symbolic link"):
+        with WriterLock(repo).held():
+            pass
+    assert secret.read_text() == '{"canary": true}' and (cache / "pending.json").is_symlink()
+    assert not (tmp_path / "created-by-lock").exists() and not (tmp_path / "created-by-writer").exists()
