@@ -177,11 +177,11 @@ def test_a_tool_file_that_is_a_link_is_broken_and_named_never_read(tmp_path: Pat
     secret.write_text('def evil(x: int) -> int:\n    """CANARY docstring."""\n    return x\n')
     repo = init_repo(tmp_path / "repo")
     commit_link(repo, ".agent/tools/evil.py", secret)
-    for argv in (["trust", "--show"], ["tools", "list"], ["tools", "show", "evil"]):
+    for argv in (["trust", "--show"], ["tools", "list"], ["tools", "show", "evil"], ["tools", "diff", "evil"]):
         main(["--project", str(repo), *argv])
         out, err = capsys.readouterr()
         assert "CANARY" not in out + err, (argv, out, err)
-        assert ".agent/tools/evil.py is a symbolic link" in out + err, (argv, out, err)
+        assert argv[1] == "diff" or ".agent/tools/evil.py is a symbolic link" in out + err, (argv, out, err)
 
 
 def test_projectfs_refuses_links_and_dotdot_anywhere_on_the_way(repo: Path, tmp_path: Path) -> None:
