@@ -69,8 +69,18 @@ def _walk(path: Path, *, create: bool, verb: str) -> tuple[int, str, str]:
         raise LinkRefused(f"refused: {escaped(str(path))} leads through '..'", str(path))
     fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     for index, part in enumerate(parts[:-1]):
-        fd = _step(fd, part, prefix + "/".join(parts[: index + 1]), create=create, verb=verb)  # closes the old fd
+        try:
+            fd = _step(fd, part, prefix + "/".join(parts[: index + 1]), create=create, verb=verb)  # closes the old fd
+        except OSError as error:
+            raise _named(error, anchor.joinpath(*parts[: index + 1])) from None
     return fd, parts[-1], prefix + "/".join(parts)
+
+
+def _named(error: OSError, path: Path) -> OSError:
+    """`error` naming the whole path (an error from a `dir_fd=` call names only the last part)."""
+    if isinstance(error, LinkRefused) or error.errno is None:
+        return error
+    return type(error)(error.errno, error.strerror, str(path))
 
 
 def _step(fd: int, part: str, shown: str, *, create: bool, verb: str) -> int:
@@ -105,7 +115,7 @@ def open_file(path: Path, flags: int, mode: int = 0o644) -> int:
     except OSError as error:
         if error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EEXIST):
             _check_link(folder, name, shown, verb)
-        raise
+        raise _named(error, path) from None
     finally:
         os.close(folder)
 
@@ -166,7 +176,10 @@ def make_dirs(path: Path) -> None:
 
 def open_dir(path: Path, *, create: bool = False) -> int:
     folder, name, shown = _walk(path, create=create, verb="writes" if create else "reads")
-    return _step(folder, name, shown, create=create, verb="writes" if create else "reads")
+    try:
+        return _step(folder, name, shown, create=create, verb="writes" if create else "reads")
+    except OSError as error:
+        raise _named(error, path) from None
 
 
 @contextmanager

@@ -182,7 +182,7 @@ class HeadlessPrinter:
         elif isinstance(event, Notice) and event.level != "info":
             self.warnings.append(event.message)
             if self.format != "text":  # text prints it with the rest; JSON output keeps stdout to JSON objects
-                self.err.write(for_terminal(self.err, f"[{event.level}] {event.message}") + "\n")
+                self.err.write(f"[{event.level}] {escaped(event.message)}\n")
                 self.err.flush()
         elif isinstance(event, TurnFinished):
             self.final_text, self.finished, self.stop_reason = event.text, True, event.stop_reason
@@ -221,8 +221,8 @@ class HeadlessPrinter:
             self._line(f"[authored] {event.kind} {escaped(event.name)} {verb}" + (f" (commit {event.commit[:10]})" if event.commit else " (not committed)"))
         elif isinstance(event, ApprovalDenied):
             self._line(f"[denied] {escaped(event.name)}: {event.reason}", self.err)
-        elif isinstance(event, Notice):
-            self._line(f"[{event.level}] {event.message}", self.err)
+        elif isinstance(event, Notice):  # file and tool names in it are the project's: one line, escaped
+            self._line(f"[{event.level}] {escaped(event.message)}", self.err)
         elif isinstance(event, TurnFailed):
             self._line(f"error: {event.message}", self.err)
         elif isinstance(event, TurnFinished) and not self._at_line_start:
