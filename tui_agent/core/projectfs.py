@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -134,8 +135,14 @@ def refuse_links(path: Path) -> None:
 
 
 def read_bytes(path: Path) -> bytes:
-    fd = open_file(path, os.O_RDONLY)
+    """A regular file's bytes (a fifo or device is refused, never waited on)."""
+    fd = open_file(path, os.O_RDONLY | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as handle:
+        kind = os.fstat(fd).st_mode
+        if stat.S_ISDIR(kind):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(kind):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         return handle.read()
 
 
@@ -149,24 +156,6 @@ def read_or_none(path: Path) -> bytes | None:
         return read_bytes(path)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
-
-
-def is_file(path: Path) -> bool:
-    """Whether `path` is a regular file reached with no link (a link raises LinkRefused)."""
-    try:
-        folder, name, shown = _walk(path, create=False, verb="reads")
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    try:
-        _check_link(folder, name, shown, "reads")
-        try:
-            import stat
-
-            return stat.S_ISREG(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
-        except OSError:
-            return False
-    finally:
-        os.close(folder)
 
 
 def make_dirs(path: Path) -> None:
