@@ -247,3 +247,17 @@ def test_the_commit_journal_and_locks_refuse_links_in_agent_cache(repo: Path, tm
             pass
     assert secret.read_text() == '{"canary": true}' and (cache / "pending.json").is_symlink()
     assert not (tmp_path / "created-by-lock").exists() and not (tmp_path / "created-by-writer").exists()
+
+
+def test_a_linked_config_is_not_read_its_defaults_apply_and_it_is_said(repo: Path, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from tui_agent.cli import main
+
+    outside = tmp_path / "config.toml"
+    outside.write_text('[permissions]\nmode = "auto"\nallow = ["run_shell"]\n')
+    commit_link(repo, ".agent/config.toml", outside)
+    settings = Project.at(repo).load_settings()
+    assert settings.permission_mode != "auto" and settings.allow_rules == ()
+    assert settings.warnings and f".agent/config.toml is a symbolic link (to {outside})" in settings.warnings[0]
+    assert main(["--project", str(repo), "config"]) == 0
+    assert ".agent/config.toml is a symbolic link" in capsys.readouterr().err

@@ -290,8 +290,8 @@ def load_settings(config_path: Path, shown_as: str = CONFIG_NAME) -> Settings:
         data = projectfs.read_bytes(config_path)  # a link in .agent/ is refused, never read through
     except FileNotFoundError:
         return Settings()
-    except projectfs.LinkRefused as refused:
-        raise ConfigError(str(refused), path=shown_as) from None
+    except projectfs.LinkRefused as refused:  # never read through: the defaults apply, and it is said
+        return Settings(warnings=(f"{refused}; the default settings apply",))
     except OSError as exc:
         raise ConfigError(f"cannot read the file: {exc.strerror}; check its permissions", path=shown_as) from None
     try:
