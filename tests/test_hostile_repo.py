@@ -450,3 +450,37 @@ class TestProjectInstructions:
         api.enqueue(reply(text("done")))
         assert headless(repo) == 0
         assert "ALWAYS-RUN-CURL-FIRST" in api.requests[-1].system_text
+
+
+class TestRestrictedAnswers:
+    def test_always_allow_while_restricted_saves_that_rule_and_approves_no_pulled_one(
+            self, tmp_path: Path, api: FakeMessagesAPI) -> None:
+        import asyncio
+
+        repo = hostile_repo(tmp_path / "p", {".agent/config.toml": 'model = "m"\n'})
+        trust(repo)
+        local = repo / ".agent" / "config.local.toml"
+        local.write_text('[permissions]\nallow = ["run_shell"]\n')  # a pull adds a tracked local config
+        git(repo, "add", "-f", ".agent/config.local.toml")
+        git(repo, "commit", "-qm", "pull: a tracked local config")
+
+        async def always(request: ApprovalRequest) -> ApprovalAnswer:
+            return ApprovalAnswer(True, "run_shell(pytest:*)", "project")
+
+        async def answer_always_allow() -> list[str]:
+            runtime = await open_runtime(repo, approve=always, sandbox_tier="rlimits", watch=False)
+            try:
+                assert isinstance(runtime.state, Restricted)
+                permissions = runtime.state.core.permissions
+                request = ApprovalRequest("shell", "run_shell", "run pytest", "pytest -q", subject="pytest -q")
+                assert (await permissions.check(request)).allowed
+                return [rule for rule, _ in permissions.rules()]
+            finally:
+                await runtime.aclose()
+
+        assert asyncio.run(answer_always_allow()) == ["run_shell(pytest:*)"]
+        assert '"run_shell(pytest:*)"' in local.read_text() and '"run_shell"' in local.read_text()
+        assert check(Project.at(repo)).state == "changed"  # the pulled rule is still not approved
+        api.enqueue(reply(tool_use("run_shell", {"command": "echo ran > pulled-ran.txt"})), reply(text("done")))
+        assert headless(repo) == 0
+        assert not (repo / "pulled-ran.txt").exists()

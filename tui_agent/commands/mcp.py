@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from tui_agent.core.textsafety import escaped
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
 
 
@@ -79,9 +80,10 @@ async def list_servers(project_root: str) -> tuple[dict[str, Any], str, int]:
         data = {"servers": [{"name": row.name, "status": row.status, "error": row.error,
                              "tools": [{"name": t.name, "tool": t.tool, "description": t.description} for t in row.tools]}
                             for row in rows], "problems": hub.problems, "notes": hub.notes()}
-        lines = [f"{row.name}: {row.status}" + (f" — {row.error}" if row.error else f", {len(row.tools)} tools") for row in rows]
+        lines = [f"{escaped(row.name)}: {row.status}" + (f" — {escaped(row.error)}" if row.error else f", {len(row.tools)} tools")
+                 for row in rows]
         for row in rows:
-            lines.extend(f"  {tool.name}  {(tool.description.splitlines() or [''])[0][:80]}" for tool in row.tools)
+            lines.extend(f"  {escaped(tool.name)}  {escaped((tool.description.splitlines() or [''])[0][:80])}" for tool in row.tools)
         lines.extend(f"problem: {problem}" for problem in hub.problems)
         lines.extend(f"note: {note}" for note in hub.notes())
         text = "\n".join(lines) or "no MCP servers configured (.mcp.json or [mcp.servers.NAME] in .agent/config.toml)"
@@ -115,7 +117,7 @@ def handle_trust(args: argparse.Namespace) -> int:
     trust(project, chosen)
     for config in chosen:
         env = " ".join(f"{key}={value}" for key, value in sorted(config.env.items()))
-        print(f"approved {config.name}: {' '.join([config.command, *config.args])}" + (f"  (env {env})" if env else ""))
-        print("".join(f"  pinned {name} (sha256 {digest[:12]})\n" for name, digest in project_files(config, project.root)), end="")
+        print(escaped(f"approved {config.name}: {' '.join([config.command, *config.args])}" + (f"  (env {env})" if env else "")))
+        print("".join(f"  pinned {escaped(name)} (sha256 {digest[:12]})\n" for name, digest in project_files(config, project.root)), end="")
     print(f"(recorded in {trust_file()})")
     return 0

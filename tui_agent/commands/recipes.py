@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict
 from typing import Any
 
+from tui_agent.core.textsafety import escaped
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
 from tui_agent.commands.failures import EXIT_USAGE, CommandFailure, Subparsers, report
 
@@ -135,7 +136,7 @@ async def run_recipes_command(args: argparse.Namespace) -> int:
             result = error_result(error)
         finally:
             for notice in later_notices(runtime):
-                print(f"tuiagent: {notice}", file=sys.stderr)
+                print(f"tuiagent: {escaped(notice)}", file=sys.stderr)
     return print_result(result, args.json)
 
 
@@ -166,7 +167,7 @@ async def cmd_list(engine: Any, args: argparse.Namespace) -> Result:
     for record in records:
         trigger = record.recipe.trigger.on if record.recipe else "?"
         rows.append(f"{record.name:<20} {record.status:<9} {trigger:<14} {record.runs:>4} {record.failures:>4}  "
-                    f"{record.last_run or '-':<19}  {record.description}")
+                    f"{record.last_run or '-':<19}  {escaped(record.description)}")
         rows.extend(status_lines(record))
     return [record.to_dict() for record in records], "\n".join(rows), 0
 
@@ -176,7 +177,7 @@ async def cmd_show(engine: Any, args: argparse.Namespace) -> Result:
     path = engine.project.recipe_path(args.name)
     source = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
     data = {**record.to_dict(), "path": engine.project.relative(path) if path.exists() else None, "source": source}
-    lines = [f"{record.name}: {record.status} — {record.description}"]
+    lines = [f"{record.name}: {record.status} — {escaped(record.description)}"]
     lines.extend(status_lines(record))
     if record.recipe is not None:
         recipe = record.recipe
@@ -205,7 +206,7 @@ async def cmd_history(engine: Any, args: argparse.Namespace) -> Result:
     entries = engine.history(args.name)
     if not entries:
         return [], f"recipe {args.name} has no history in git", 1
-    lines = [f"{entry.short}  {entry.date[:19]}  {entry.author:<12} {entry.message}" for entry in entries]
+    lines = [f"{entry.short}  {entry.date[:19]}  {escaped(entry.author):<12} {escaped(entry.message)}" for entry in entries]
     return [asdict(entry) for entry in entries], "\n".join(lines), 0
 
 

@@ -8,6 +8,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
+from tui_agent.core.textsafety import escaped
 from tui_agent.commands import claude_flags
 from tui_agent.commands.claude_flags import STDIN_PROMPT
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
@@ -113,7 +114,7 @@ async def run_headless(args: argparse.Namespace) -> int:
     extra: McpHub | None = None
     try:
         for problem in [*runtime.problems, *options.warnings]:
-            print(f"[warning] {problem}", file=sys.stderr)
+            print(f"[warning] {escaped(problem)}", file=sys.stderr)  # names and paths in it: the project's
         printer.warnings.extend(runtime.problems)
         if runtime.agent is None:
             return fail(str(runtime.model_error), "model")
@@ -206,7 +207,7 @@ async def _given_servers(runtime: Runtime, given: list[tuple[list[ServerConfig],
                 configs.append(config)
     hub = await McpHub.start_given(runtime.project, configs, problems)
     for line in hub.failures():
-        print(f"[warning] {line}", file=sys.stderr)
+        print(f"[warning] {escaped(line)}", file=sys.stderr)
         printer.warnings.append(line)
     return hub
 

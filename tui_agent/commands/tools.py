@@ -11,6 +11,7 @@ from pathlib import Path
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from tui_agent.core.textsafety import escaped
 from tui_agent.commands import tools_commit, tools_tending
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
@@ -107,7 +108,7 @@ async def run_command(args: argparse.Namespace) -> int:
             result = error_result(error)
         finally:
             for notice in [*catalog.state.notices, *sandbox.audit.notices, *sandbox.notices]:
-                print(f"tuiagent: {notice}", file=sys.stderr)
+                print(f"tuiagent: {escaped(notice)}", file=sys.stderr)
             await catalog.aclose()
     finally:
         await sandbox.aclose()
@@ -198,7 +199,7 @@ async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) ->
         description = r.description or (r.error.message if r.error else "")
         if r.error is not None and r.error.stage == "conflict":
             description = f"{r.error.message} (line {r.error.line}); serving the last good version"
-        rows.append((r.name, r.status_label, str(r.calls), str(r.failures), access(r.spec), ago(r.last_used), description[:70]))
+        rows.append((r.name, r.status_label, str(r.calls), str(r.failures), access(r.spec), ago(r.last_used), escaped(description[:70])))
     widths = [max(len(row[i]) for row in rows) for i in range(6)]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:6])) + "  " + row[6] for row in rows]
     text = "\n".join(lines) if records else "no tools yet (.agent/tools/ is empty)"
@@ -213,7 +214,7 @@ async def cmd_show(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) ->
     record = need_tool(catalog, args.name)
     source = catalog.source(args.name) or ""
     data = record.to_dict() | {"source": source}
-    lines = [f"{record.name}  [{record.status_label}]  {record.description}", f"file: {record.path}",
+    lines = [f"{record.name}  [{record.status_label}]  {escaped(record.description)}", f"file: {escaped(str(record.path))}",
              f"commit: {record.commit or 'none'}   calls: {record.calls}   failures: {record.failures}   last used: {ago(record.last_used)}"]
     if record.error:
         lines.append(f"error [{record.error.stage}]: {record.error.message}" + (f" (line {record.error.line})" if record.error.line else ""))
@@ -308,11 +309,12 @@ async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -
             head += f" ({r.test_error['message']})"
         lines = [head]
         if r.changed_files:
-            lines.append("changed: " + ", ".join(r.changed_files))
+            lines.append("changed: " + ", ".join(escaped(name) for name in r.changed_files))
             lines.append(r.diff.rstrip("\n"))
         if r.added_files:
             verdict = "and the tests fail with them" if r.tests_pass is False else "no drift while the tests pass"
-            lines.append("new files matching its dependencies: " + ", ".join(r.added_files) + f" ({verdict})")
+            lines.append("new files matching its dependencies: " + ", ".join(escaped(name) for name in r.added_files)
+                         + f" ({verdict})")
         if r.note and not r.changed_files:
             lines.append(r.note)
         if r.drifted and not r.broken:

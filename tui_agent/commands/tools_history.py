@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from tui_agent.core.textsafety import escaped
 from tui_agent.commands.catalog_cli import Result
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 def history_result(name: str, entries: Sequence[HistoryEntry], shallow: str | None) -> Result:
     data = [{"rev": e.rev, "short": e.short, "date": e.date, "author": e.author, "message": e.message, "deleted": e.deleted,
              "merge": e.merge} for e in entries]
-    text = "\n".join(f"{e.short}  {e.date}  {e.author}  {e.message}" for e in entries) or f"{name} has no commits yet"
+    text = "\n".join(f"{e.short}  {e.date}  {escaped(e.author)}  {escaped(e.message)}" for e in entries) or f"{name} has no commits yet"
     if shallow:
         text += f"\n({shallow})"
     return data, text, 0

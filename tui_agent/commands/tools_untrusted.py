@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Any
 
+from tui_agent.core.textsafety import escaped
 from tui_agent.commands.catalog_cli import Result, error_result, print_result
 from tui_agent.commands.tools_history import history_result
 
@@ -41,7 +42,7 @@ def preview_untrusted(args: argparse.Namespace) -> int | None:
 
 def _list(store: Any, args: argparse.Namespace) -> Result:
     rows = [{"name": item.name, "status": item.status, "summary": item.summary} for item in store.items()]
-    text = "\n".join(f"{row['name']:<32} {row['status']:<10} {row['summary']}" for row in rows)
+    text = "\n".join(f"{escaped(row['name']):<32} {row['status']:<10} {escaped(row['summary'])}" for row in rows)
     return rows, text or "no tools yet (.agent/tools/ is empty)", 0
 
 

@@ -25,6 +25,7 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
 def handle_trust(args: argparse.Namespace) -> int:
     from tui_agent.core.project import Project
     from tui_agent.core.trust import check, describe, grant
+    from tui_agent.core.textsafety import escaped
     from tui_agent.core.trust.store import trust_file
 
     if args.folder:
@@ -48,13 +49,13 @@ def handle_trust(args: argparse.Namespace) -> int:
     if args.show or before.trusted or before.changed:
         print(_status_line(before))
     for change in before.changed:
-        print(f"  {change}")
+        print(f"  {escaped(change)}")
     if args.show:
         if not before.trusted:
             print("Run `tuiagent trust` to trust it with exactly these grants.")
         return 0
     if not before.trusted:
-        print(f"Trusted {description.root} with exactly these grants; recorded in {trust_file()}. "
+        print(f"Trusted {escaped(description.root)} with exactly these grants; recorded in {trust_file()}. "
               "A change to them (a pull) makes it ask again.")
     return 0
 

@@ -121,8 +121,9 @@ class Project:
         return self.recipes_dir / f"{_plain(name)}.toml"
 
     def relative(self, path: Path) -> str:
-        """The path relative to the project root, with forward slashes (as git names it)."""
-        return path.resolve().relative_to(self.root).as_posix()
+        """The path relative to the project root, with forward slashes (as git names it); a link at `path` itself is
+        named, not followed (a committed `.agent/tools/x.py -> ~/key` is `.agent/tools/x.py`)."""
+        return (path.parent.resolve() / path.name).relative_to(self.root).as_posix()
 
     def load_settings(self) -> Settings:
         """Read `.agent/config.toml` (validated by core/settings.py); a missing file gives the defaults, a bad one a ConfigError."""

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui_agent.core.agent.instructions import system_line
+from tui_agent.core.agent.instructions import refused_instructions, system_line
 from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.model import ModelClient, configuration_hint, configured_base_url
 from tui_agent.core.agent.permissions import ApprovalCallback
@@ -324,6 +324,7 @@ def _new_core(project: Project, approve: ApprovalCallback, *, model: str | None,
             permissions.denial_hint = (f"{permissions.denial_hint} The project's own permission grants are ignored "
                                        "until it is trusted (`tuiagent trust`).").strip()
     core.problems.extend(permissions.problems)
+    core.problems.extend(refused_instructions(project.root))
     return core
 
 

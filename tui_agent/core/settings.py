@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.hostnames import check_names
+from tui_agent.core import projectfs
 
 CONFIG_NAME = ".agent/config.toml"
 
@@ -295,9 +296,11 @@ def collect(key: str, value: Any, values: dict[str, Any], warnings: list[str], l
 def load_settings(config_path: Path, shown_as: str = CONFIG_NAME) -> Settings:
     """Read and validate a config file; a missing file gives the defaults, an unreadable or invalid one a ConfigError."""
     try:
-        data = config_path.read_bytes()
+        data = projectfs.read_bytes(config_path)  # a link in .agent/ is refused, never read through
     except FileNotFoundError:
         return Settings()
+    except projectfs.LinkRefused as refused:  # never read through: the defaults apply, and it is said
+        return Settings(warnings=(f"{refused}; the default settings apply",))
     except OSError as exc:
         raise ConfigError(f"cannot read the file: {exc.strerror}; check its permissions", path=shown_as) from None
     try:

@@ -14,6 +14,8 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from tui_agent.core import projectfs
 from typing import Any, TypeVar
 
 from filelock import FileLock, Timeout
@@ -66,15 +68,6 @@ def folder_locked(folder: Path, timeout_s: float = LOCK_WAIT_S) -> Iterator[None
         os.close(fd)  # closing the descriptor releases the flock
 
 
-def _umask() -> int:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0o022
-
 
 def replace_text(path: Path, text: str, mode: int | None = None) -> None:
     """Write `text` to `path` atomically: a unique temporary file beside it, flushed to disk, then moved over it.
@@ -83,7 +76,7 @@ def replace_text(path: Path, text: str, mode: int | None = None) -> None:
         try:
             mode = path.stat().st_mode & 0o777
         except OSError:
-            mode = 0o666 & ~_umask()
+            mode = 0o666 & ~projectfs.umask()
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:

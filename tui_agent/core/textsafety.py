@@ -24,3 +24,22 @@ def for_terminal(stream: TextIO, text: str) -> str:
     except (AttributeError, ValueError):  # a closed or unusual stream
         interactive = False
     return visible_controls(text) if interactive else text
+
+
+def _escape(code: int) -> str:
+    return {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}.get(code, f"\\x{code:02x}")
+
+
+ESCAPES: dict[int, str] = {code: _escape(code) for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+"""Every control character as its Python escape (`\\x1b`, `\\n`): shown, never dropped, never acted on."""
+
+
+def escaped(text: str) -> str:
+    """Project-controlled text for one line of CLI or headless output: every control character (newline and tab
+    included) written as its escape, so an ESC cannot move the cursor and a newline cannot start a fake line."""
+    return text.translate(ESCAPES)
+
+
+def escaped_block(text: str) -> str:
+    """Like `escaped`, for text shown as several lines (a docstring): newlines and tabs kept, the rest escaped."""
+    return text.translate({code: value for code, value in ESCAPES.items() if code not in (0x09, 0x0A)})

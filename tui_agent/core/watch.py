@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui_agent.core import projectfs
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.events import BranchChanged, FilesChanged, UsageChanged
 from tui_agent.core.project import Project
@@ -218,7 +219,7 @@ class ProjectWatcher:
         probe = self._probe_dir / self._announce_probe_name()
         while not self.ready.is_set():
             try:
-                probe.write_text("probe\n")
+                projectfs.append(probe, b"probe\n")  # never through a link in .agent/
             except OSError as error:  # a read-only or full disk: no probe can prove the watch live, so after a
                 log.info("the project watcher cannot write its probe (%s); taking the watch as live", error)
                 await asyncio.sleep(1.0)  # moment it is taken as live (with the same catch-up as a probe's)
@@ -248,7 +249,7 @@ class ProjectWatcher:
         barrier = self._barriers[name] = asyncio.Event()
         probe = self._probe_dir / name
         try:
-            probe.write_text("probe\n")
+            projectfs.append(probe, b"probe\n")  # never through a link in .agent/
             await asyncio.wait_for(barrier.wait(), timeout_s)
         except OSError as error:  # a read-only or full disk: no probe, so nothing to wait for
             log.info("the project watcher cannot write its probe: %s", error)

@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui_agent.core import projectfs
 from tui_agent.core.project import ConfigError, Project
 from tui_agent.core.sharedfile import folder_locked, replace_text
 
@@ -20,7 +21,8 @@ def _load(path: Path) -> tomlkit.TOMLDocument:
     from tomlkit.exceptions import TOMLKitError
 
     try:
-        return tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+        text = projectfs.read_or_none(path)  # a link in .agent/ is refused (LinkRefused), never read or written through
+        return tomlkit.parse(text.decode("utf-8")) if text is not None else tomlkit.document()
     except (TOMLKitError, UnicodeDecodeError) as error:
         raise ConfigError(f".agent/{path.name}: {error}; fix the file, then save the rule again") from error
 
@@ -57,9 +59,10 @@ def save_rule(project: Project, rule: str, *, local: bool = True) -> bool:
         if rule in [str(item) for item in allow]:
             return False
         allow.append(rule)
+        projectfs.make_dirs(path.parent)
         if local:
             exclude_locally(project)
-        replace_text(path, document.as_string())
+        projectfs.write_atomic(path, document.as_string().encode("utf-8"))
     return True
 
 
@@ -78,7 +81,7 @@ def remove_rule(project: Project, rule: str, *, local: bool = True) -> bool:
             allow.pop()
         for item in kept:
             allow.append(item)
-        replace_text(path, document.as_string())
+        projectfs.write_atomic(path, document.as_string().encode("utf-8"))
     return True
 
 
@@ -94,7 +97,7 @@ def local_rules(project: Project) -> tuple[list[str], list[str]]:
     if not path.is_file():
         return [], []
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(projectfs.read_text(path))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         return [], [f".agent/{path.name}: {error}; its allow rules are ignored until it is fixed"]
     allow = data.get("permissions", {}).get("allow", []) if isinstance(data.get("permissions"), dict) else []

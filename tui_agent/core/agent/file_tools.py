@@ -8,12 +8,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core import projectfs
 from tui_agent.core.agent.images import ImageFile, image_block, refusal, sniff
 from tui_agent.core.agent.paths import PathRefused, agent_area, confine, refuse_git_internals, relative_name
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.sandbox.protected import matches_protected
 from tui_agent.core.agent.search_tools import SEARCH_TOOLS
-from tui_agent.core.catalog.files import written_mode
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.events import Notice
 from tui_agent.core.versioning import hookhold
@@ -44,7 +44,7 @@ async def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         raise ToolFailure(f"{relative_name(ctx.project.root, real)} is a folder; use list_files")
     if not real.is_file():
         raise ToolFailure(f"{relative_name(ctx.project.root, real)} does not exist")
-    data = real.read_bytes()
+    data = projectfs.read_bytes(real)
     image = sniff(data)
     if image is not None:
         return _image_output(relative_name(ctx.project.root, real), data, image)
@@ -112,7 +112,7 @@ def _write_reviewed_or_held(ctx: ToolContext, real: Path, content: str, reviewed
 
 def _atomic_write(real: Path, content: str) -> None:
     real.parent.mkdir(parents=True, exist_ok=True)
-    mode = written_mode(real)  # an update keeps the file's mode, a new file follows the umask (mkstemp: 0600)
+    mode = projectfs.written_mode(real)  # an update keeps the file's mode, a new file follows the umask (mkstemp: 0600)
     handle, temp_name = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
@@ -129,7 +129,7 @@ def _read_text(real: Path) -> str | None:
         return None
     if real.is_dir():
         raise ToolFailure(f"{real.name} is a folder")
-    data = real.read_bytes()
+    data = projectfs.read_bytes(real)
     if _is_binary(data):
         raise ToolFailure("refused: the file is binary")
     return data.decode("utf-8", errors="surrogateescape")

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 from tui_agent.core.agent.pricing import UsageTotals, api_usage, price_for
 from tui_agent.core.agent.turns import Turn, message_of
 from tui_agent.core.headless.api_replies import USAGE_EVENTS, ReplyTracker, message_usage, run_usage as result_usage
-from tui_agent.core.textsafety import for_terminal
+from tui_agent.core.textsafety import escaped, for_terminal
 from tui_agent.core.events import (
     ApprovalDenied, Event, Notice, TextDelta, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, Usage,
 )
@@ -44,7 +44,7 @@ def event_json(event: Event) -> dict[str, Any]:
 
 
 def _short_args(arguments: dict[str, Any], limit: int = 120) -> str:
-    text = json.dumps(arguments, ensure_ascii=False, default=str)
+    text = escaped(json.dumps(arguments, ensure_ascii=False, default=str))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -182,7 +182,7 @@ class HeadlessPrinter:
         elif isinstance(event, Notice) and event.level != "info":
             self.warnings.append(event.message)
             if self.format != "text":  # text prints it with the rest; JSON output keeps stdout to JSON objects
-                self.err.write(for_terminal(self.err, f"[{event.level}] {event.message}") + "\n")
+                self.err.write(f"[{event.level}] {escaped(event.message)}\n")
                 self.err.flush()
         elif isinstance(event, TurnFinished):
             self.final_text, self.finished, self.stop_reason = event.text, True, event.stop_reason
@@ -212,17 +212,17 @@ class HeadlessPrinter:
             self.out.flush()
             self._at_line_start = event.text.endswith("\n")
         elif isinstance(event, ToolCallStarted):
-            self._line(f"[tool] {event.name} {_short_args(event.arguments)}")
+            self._line(f"[tool] {escaped(event.name)} {_short_args(event.arguments)}")
         elif isinstance(event, ToolCallFinished) and event.is_error:
             first_line = event.result.strip().splitlines()[0] if event.result.strip() else ""
-            self._line(f"[tool] {event.name} failed: {first_line[:200]}")
+            self._line(f"[tool] {escaped(event.name)} failed: {escaped(first_line[:200])}")
         elif isinstance(event, ToolAuthored):
             verb = "created" if event.created else "updated"
-            self._line(f"[authored] {event.kind} {event.name} {verb}" + (f" (commit {event.commit[:10]})" if event.commit else " (not committed)"))
+            self._line(f"[authored] {event.kind} {escaped(event.name)} {verb}" + (f" (commit {event.commit[:10]})" if event.commit else " (not committed)"))
         elif isinstance(event, ApprovalDenied):
-            self._line(f"[denied] {event.name}: {event.reason}", self.err)
-        elif isinstance(event, Notice):
-            self._line(f"[{event.level}] {event.message}", self.err)
+            self._line(f"[denied] {escaped(event.name)}: {event.reason}", self.err)
+        elif isinstance(event, Notice):  # file and tool names in it are the project's: one line, escaped
+            self._line(f"[{event.level}] {escaped(event.message)}", self.err)
         elif isinstance(event, TurnFailed):
             self._line(f"error: {event.message}", self.err)
         elif isinstance(event, TurnFinished) and not self._at_line_start:
@@ -236,7 +236,8 @@ class HeadlessPrinter:
         files (outside `.agent/`) the turn changed, None outside a git work tree."""
         ok = self.finished and self.error is None and not self.interrupted
         if self.format == "text" and edited_files:
-            self._line(f"[edited] {len(edited_files)} project file(s): {', '.join(edited_files)}", self.err)
+            names = ", ".join(escaped(name) for name in edited_files)  # a newline in a name cannot fake a line
+            self._line(f"[edited] {len(edited_files)} project file(s): {names}", self.err)
         if self.format == "stream-json":
             self._emit_new_messages()
         if self.format in ("json", "stream-json"):

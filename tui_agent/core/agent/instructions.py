@@ -49,6 +49,19 @@ def unread_instructions(root: Path) -> list[str]:
     return found
 
 
+def refused_instructions(root: Path) -> list[str]:
+    """One line per instruction file that is a link leading out of the project (never read; said, not skipped)."""
+    refused = []
+    for name in PROJECT_FILES:
+        if not (root / name).is_symlink():
+            continue
+        try:
+            confine(root, name)
+        except PathRefused as why:
+            refused.append(f"{name} is not given to the model as instructions: {why}")
+    return refused
+
+
 def config_folder() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "tuiagent"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tui_agent.core import projectfs
 from tui_agent.core.project import AGENT_DIR
 
 
@@ -28,6 +29,10 @@ def confine(root: Path, path: str) -> Path:
         through_link = lexical == real_root or lexical.is_relative_to(real_root)
         why = "a symlink on the way leads to" if through_link else "it resolves to"
         raise PathRefused(f"refused: {path!r} is outside the project ({why} {real}); only paths inside {real_root} are allowed")
+    try:
+        projectfs.beneath(real_root, candidate)  # a link inside .agent/ is never followed, even to the project
+    except projectfs.LinkRefused as refused:
+        raise PathRefused(str(refused)) from None
     return real
 
 

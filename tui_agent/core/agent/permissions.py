@@ -128,7 +128,7 @@ class Permissions:
 
             save_rule(self.project, rule.text, local=True)
             self._rules[rule.text] = (rule, "local")
-            self._local_changed()
+            self._local_changed(added=rule.text)
             return f"saved allow rule {rule.text} in .agent/config.local.toml (yours: git-ignored, never committed)"
         self._add(rule, "session")
         return f"allowing {rule.text} for this session"
@@ -144,17 +144,17 @@ class Permissions:
             local = found[1] == "local"
             remove_rule(self.project, text, local=local)
             if local:
-                self._local_changed()
+                self._local_changed(removed=text)
             return f"removed {text} from .agent/{'config.local.toml' if local else 'config.toml'}"
         return f"removed {text} ({found[1]})"
 
-    def _local_changed(self) -> None:
-        """The person changed their own rules: the trusted project's approval follows (a pull that changes the
-        file is still asked about)."""
+    def _local_changed(self, *, added: str | None = None, removed: str | None = None) -> None:
+        """The person changed one of their own rules: the trusted project's approval of that one rule follows (the
+        file's other rules, e.g. a pull's, are still asked about)."""
         if self.project is not None:
             from tui_agent.core.trust.check import approve_local_change
 
-            approve_local_change(self.project)
+            approve_local_change(self.project, added=added, removed=removed)
 
     def allow_tool(self, name: str) -> None:
         """Approve every further call of `name` in this session without asking (an MCP tool after its first call)."""

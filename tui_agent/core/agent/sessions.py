@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import secrets
 import time
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from tui_agent.core import projectfs
 from tui_agent.core.appendfile import append_whole
 from tui_agent.core.agent.session_events import BadEventRecord, DecodedEvents, decode_event, decode_events, is_event_record
 from tui_agent.core.agent.turns import Turn, merged_messages, message_of
@@ -76,7 +78,7 @@ class SessionLog:
 
     def _write_unwritten(self) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            projectfs.make_dirs(self.path.parent)
             while self._unwritten:
                 append_whole(self.path, self._unwritten[0])
                 self._unwritten.pop(0)
@@ -134,7 +136,7 @@ def session_path(project: Project, session_id: str) -> Path:
 def read_records(path: Path) -> list[dict[str, Any]]:
     """Every complete JSON line of the file; a truncated or corrupt line (a crash mid-write) is skipped."""
     records: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8", errors="replace") as handle:
+    with open(projectfs.open_file(path, os.O_RDONLY), encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:
                 record = json.loads(line)
@@ -152,9 +154,9 @@ def read_events(path: Path) -> DecodedEvents:
 
 def _drop_truncated_tail(path: Path) -> None:
     """Cut a last line that was only half written, so that appends start on a fresh line."""
-    data = path.read_bytes()
+    data = projectfs.read_bytes(path)
     if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
+        projectfs.write_atomic(path, data[: data.rfind(b"\n") + 1])
 
 
 def load_messages(path: Path) -> list[dict[str, Any]]:

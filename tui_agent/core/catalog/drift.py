@@ -5,9 +5,11 @@ from __future__ import annotations
 import difflib
 import hashlib
 import fnmatch
+import os
 from pathlib import Path
 from typing import Iterable
 
+from tui_agent.core import projectfs
 from tui_agent.core.versioning.trees import CommitTrees, blob_sha
 
 __all__ = ["AGENT_PREFIX", "DriftChecker", "blob_sha"]
@@ -24,11 +26,13 @@ class DriftChecker:
         self._tree_matches: dict[tuple[str, str], list[str]] = {}
         self._globs: dict[str, list[str]] = {}
         self._worktree_blobs: dict[str, str | None] = {}
+        self.refused: dict[str, str] = {}  # dependency -> why it was not read (a link leading out of the project)
 
     def fresh(self) -> None:
         """Forget what was seen of the work tree (call before each batch of checks; commits stay cached)."""
         self._globs.clear()
         self._worktree_blobs.clear()
+        self.refused.clear()
 
     def _glob(self, pattern: str) -> list[str]:
         if pattern not in self._globs:
@@ -57,8 +61,17 @@ class DriftChecker:
         return sorted(p for p in found if not p.startswith((AGENT_PREFIX, ".git/")) and ".." not in p.split("/"))
 
     def _worktree_bytes(self, rel: str) -> bytes | None:
+        """The file's content as git sees it: a link's is its target (never read through: it may be a secret outside
+        the project); a file behind a folder link leading out of the project is refused (noted in `refused`)."""
         path = self.root / rel
-        return path.read_bytes() if path.is_file() else None
+        try:
+            projectfs.beneath(self.root, Path(rel).parent)
+        except projectfs.LinkRefused as refused:
+            self.refused[rel] = str(refused)
+            return None
+        if path.is_symlink():
+            return os.fsencode(os.readlink(path))
+        return projectfs.read_or_none(path) if path.is_file() else None
 
     def current_blob(self, rel: str) -> str | None:
         """The blob id of the work-tree file now (None: absent); cached until `fresh()`."""
@@ -108,6 +121,9 @@ class DriftChecker:
         chunks: list[str] = []
         for rel in changed:
             blob = reference.get(rel)
+            if (self.root / rel).is_symlink() or rel in self.refused:
+                chunks.append(f"{rel}: {self._link_note(rel)}\n")
+                continue
             old, new = (self.trees.blob_bytes(blob) if blob else None), self._worktree_bytes(rel)
             if blob and old is None:  # an untracked file's or a teammate's reviewed content: not in git's objects
                 chunks.append(f"{rel}: its earlier content (blob {blob[:8]}) is not in git's objects; as it is now:\n")
@@ -121,3 +137,9 @@ class DriftChecker:
             lines = list(difflib.unified_diff(old_lines, new_lines, fromfile, tofile))
             chunks.append("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines))
         return "".join(chunks)
+
+    def _link_note(self, rel: str) -> str:
+        if rel in self.refused:
+            return self.refused[rel]
+        return (f"refused: {rel} is a symbolic link (to {os.readlink(self.root / rel)}); its target is not read "
+                "(tuiagent compares the link itself, as git does)")

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core import projectfs
+
 REVIEWS_PATH = ".agent/drift-reviews.json"
 MAX_BYTES = 512 * 1024
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
@@ -34,7 +36,7 @@ def load_reviews(root: Path) -> dict[str, Review]:
     try:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
             return {}
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(projectfs.read_text(path))
     except (OSError, UnicodeDecodeError, ValueError):
         return {}
     tools = raw.get("tools") if isinstance(raw, dict) else None

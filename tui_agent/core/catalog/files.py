@@ -4,55 +4,19 @@ from __future__ import annotations
 
 import os
 import secrets
-import stat
 import tempfile
 from pathlib import Path
 
-
-def umask() -> int:
-    """The process's umask, read without changing it (another thread may be creating files)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
+from tui_agent.core import projectfs
 
 
-def written_mode(path: Path | str) -> int:
-    """The mode a file written at `path` gets: the one the file has (an update keeps it), else what the umask
-    gives a new file (a temporary file from mkstemp is 0600 whatever the umask)."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return 0o666 & ~umask()
-    return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else 0o666 & ~umask()
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that a crash leaves either the old or the new content, never a mix; the file
+    """Replace `path` with `data` so that a crash leaves either the old or the new content, never a mix (a link on
+    the way in `.agent/`, or at `path`, raises projectfs.LinkRefused); the file
     keeps its mode (a new one follows the umask)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = written_mode(path)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}_", suffix=".tmp")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except FileNotFoundError:  # the rename already consumed it
-            pass
-        raise
-    fsync_dir(path.parent)
+    projectfs.write_atomic(path, data)
 
 
 def atomic_write_many(files: dict[Path, bytes]) -> None:
@@ -64,8 +28,9 @@ def atomic_write_many(files: dict[Path, bytes]) -> None:
     temps: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            mode = written_mode(path)
+            projectfs.make_dirs(path.parent)
+            projectfs.refuse_links(path)
+            mode = projectfs.written_mode(path)
             fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}_", suffix=".tmp")
             temps.append((temp, path))
             os.fchmod(fd, mode)
@@ -190,10 +155,8 @@ def put_back(path: Path, previous: bytes | None) -> None:
 
 
 def read_bytes_or_none(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
+    """The file's bytes, None when it is missing; a link on the way raises projectfs.LinkRefused (never read through)."""
+    return projectfs.read_or_none(path)
 
 
 def temp_writer_pid(temp: Path) -> int | None:

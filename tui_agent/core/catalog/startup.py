@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui_agent.core import projectfs
 from tui_agent.core.catalog.drift import blob_sha
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import atomic_write_many, process_alive, read_bytes_or_none, temp_writer_pid, tool_name_of
@@ -87,9 +88,9 @@ def remove_stale_staging(staging: Path, max_age_s: float = 3600.0) -> list[str]:
 
 
 def tool_relative(project: Project, tools_rel: str, path: Path) -> str:
-    """`project.relative(path)` for a file listed in the tools folder (`tools_rel`, resolved once): only a
-    symbolic link needs resolving on its own."""
-    return project.relative(path) if path.is_symlink() else f"{tools_rel}/{path.name}"
+    """The path git names a file listed in the tools folder by (`tools_rel`, resolved once); a symbolic link is
+    named as itself (never followed: projectfs refuses it as a tool)."""
+    return f"{tools_rel}/{path.name}"
 
 
 def head_tool_blobs(git: CatalogGit, tools_dir: Path) -> dict[str, str] | None:
@@ -116,7 +117,12 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
             pending_commit[project.relative(project.tools_dir / gone)] = None
     for path in on_disk:
         name = tool_name_of(path)
-        data = read_bytes_or_none(path)
+        try:
+            data = read_bytes_or_none(path)
+        except projectfs.LinkRefused as refused:  # broken, saying why; never read through
+            if name is not None:
+                known_failures.append((name, path, b"", PipelineError("read", str(refused))))
+            continue
         if name is None or data is None:
             continue
         sha = source_sha(data)
@@ -297,11 +303,10 @@ async def finish_one(pipeline: Pipeline, name: str, data: bytes, path: Path, run
 
 def stage_all(folder: Path, items: list[tuple[str, bytes]]) -> list[Path]:
     """Plain copies for the inspector to import (scratch files: removed after the batch, never read again)."""
-    folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, data in items:
         path = folder / f"{name}.py"
-        path.write_bytes(data)
+        projectfs.write_atomic(path, data, sync=False)
         paths.append(path)
     return paths
 

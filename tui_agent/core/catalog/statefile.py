@@ -8,6 +8,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from tui_agent.core import projectfs
+
 CORRUPT_ERRORS = frozenset({"SQLITE_NOTADB", "SQLITE_CORRUPT"})
 
 
@@ -46,11 +48,28 @@ def disk_full(folder: Path) -> bool:
         return False
 
 
+def _refuse_links(path: Path) -> None:
+    """Make the folder (no link followed) and refuse a link at the database or the files sqlite opens beside it."""
+    try:
+        projectfs.make_dirs(path.parent)
+    except projectfs.LinkRefused:
+        raise
+    except OSError:
+        pass  # a read-only folder: connect says what is wrong
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        projectfs.refuse_links(path.with_name(path.name + suffix))
+
+
 def open_state_db(path: Path, schema: str, notices: list[str]) -> sqlite3.Connection:
     """The state database; problems are reported as one line each in `notices`, never raised."""
     shown = f".agent/{path.name}"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _refuse_links(path)
+    except projectfs.LinkRefused as refused:
+        notices.append(f"{refused}; usage counts and validations are kept in memory for this session only "
+                       "(nothing was read or written through it)")
+        return memory_copy(None, schema)
+    try:
         return connect(path, schema)
     except sqlite3.DatabaseError as error:
         reason = str(error)
@@ -75,10 +94,10 @@ def open_state_db(path: Path, schema: str, notices: list[str]) -> sqlite3.Connec
     return memory_copy(path, schema)
 
 
-def memory_copy(path: Path, schema: str) -> sqlite3.Connection:
+def memory_copy(path: Path | None, schema: str) -> sqlite3.Connection:
     """An in-memory database holding what the file has (if it can be read at all)."""
     memory = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-    if path.is_file():
+    if path is not None and path.is_file():
         try:
             source = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
             try:

@@ -8,6 +8,8 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tui_agent.core import projectfs
+
 COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -42,7 +44,7 @@ def intact_copy(path: Path, sha: str) -> bool:
     try:
         if path.is_symlink() or not path.is_file():
             return False
-        return hashlib.sha256(path.read_bytes()).hexdigest() == sha
+        return hashlib.sha256(projectfs.read_bytes(path)).hexdigest() == sha
     except OSError:
         return False
 
@@ -55,7 +57,7 @@ def last_good_copy(state: Any, pipeline: Any, name: str) -> tuple[str, bytes] | 
     for sha in state.versions_newest_first(name):
         path = pipeline.runnable_path(sha)
         if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha) and intact_copy(path, sha):
-            return "the last good copy in .agent/cache", path.read_bytes()
+            return "the last good copy in .agent/cache", projectfs.read_bytes(path)
     return None
 
 

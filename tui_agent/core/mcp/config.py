@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from tui_agent.core import projectfs
 from tui_agent.core.project import Project
 
 MCP_JSON = ".mcp.json"
@@ -107,7 +108,7 @@ def load_server_configs(project: Project) -> tuple[list[ServerConfig], list[str]
     path = project.root / MCP_JSON
     if path.exists():
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(projectfs.read_text(path))  # a link at .mcp.json is refused, never read through
             table = data.get("mcpServers", {}) if isinstance(data, dict) else None
             if not isinstance(table, dict):
                 raise McpConfigError(f"{MCP_JSON}: expected {{\"mcpServers\": {{name: {{command, args, env}}}}}}")
@@ -116,7 +117,7 @@ def load_server_configs(project: Project) -> tuple[list[ServerConfig], list[str]
                     servers[name] = _server(name, raw, MCP_JSON)
                 except McpConfigError as error:
                     problems.append(str(error))
-        except (ValueError, UnicodeDecodeError) as error:
+        except (ValueError, UnicodeDecodeError, OSError) as error:  # OSError: projectfs.LinkRefused, named
             problems.append(f"{MCP_JSON}: {error}" if not isinstance(error, McpConfigError) else str(error))
     try:
         table = _mcp_table(project).get("servers", {})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tui_agent.core import projectfs
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.model import Recipe, RecipeRecord, RecipeStatus
@@ -50,7 +51,7 @@ class RecipeBook:
             self._on_disk.pop(name, None)
             return before is not None
         try:
-            raw = path.read_bytes()
+            raw = projectfs.read_bytes(path)  # a link in .agent/ is refused, named in the error
         except OSError as exc:
             self._errors[name] = PipelineError("read", f"cannot read {self.project.relative(path)}: {exc}")
             return before != self.get(name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from tui_agent.core import projectfs
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.events import CatalogChanged, Notice
 from tui_agent.core.recipes.recipefile import source_sha
@@ -19,7 +20,9 @@ async def reload_recipe_files(engine: "RecipeEngine", names: Iterable[str]) -> l
     for name in sorted(set(names)):
         path = engine.project.recipe_path(name)
         try:
-            raw = path.read_bytes() if path.is_file() else None
+            raw = projectfs.read_bytes(path) if path.is_file() else None
+        except projectfs.LinkRefused:
+            raw = b""  # not None: the book reads it again and keeps the refusal as the recipe's error
         except OSError:
             raw = None
         if raw is not None and source_sha(raw) == engine.book.disk_sha(name):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core import projectfs
 from tui_agent.core.catalog.errors import PipelineError, failure_reason, write_failed
 from tui_agent.core.catalog.files import Undo, atomic_write, read_bytes_or_none
 from tui_agent.core.versioning.gitqueries import HistoryEntry
@@ -119,7 +120,7 @@ class RecipeStore:
             if not path.is_file():
                 raise PipelineError("missing", f"there is no recipe {name} to prune")
             self._refuse_unsaved(name, "prune")
-            atomic_write(self.kept_copy(name), path.read_bytes())  # restore works even while commits are deferred
+            atomic_write(self.kept_copy(name), projectfs.read_bytes(path))  # restore works even while commits are deferred
             undo = Undo(path)
             try:
                 undo.delete()
@@ -163,7 +164,7 @@ class RecipeStore:
     def _commit_outside_edit(self, name: str) -> RecipeChange | None:
         path, rel = self.project.recipe_path(name), self.rel(name)
         with self.writer.held():
-            raw = path.read_bytes() if path.is_file() else None
+            raw = projectfs.read_bytes(path) if path.is_file() else None
             committed = self._show(rel, "HEAD")
             if committed == raw and rel not in self.git.pending():
                 return None

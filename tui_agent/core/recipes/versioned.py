@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from tui_agent.core import projectfs
 from tui_agent.core.recipes.engine import RecipeEngine
 from tui_agent.core.recipes.model import RecipeRecord
 from tui_agent.core.recipes.store import RecipeChange
@@ -42,7 +43,7 @@ class RecipeVersions:
 
     def source(self, name: str) -> str | None:
         path = self.engine.project.recipe_path(name)
-        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+        return projectfs.read_text(path, errors="replace") if path.is_file() else None
 
     async def save(self, name: str, source: str, *, author: str = "agent") -> Change:
         return as_change(name, "save", await self.engine.save_change(name, source, author=author))

@@ -6,8 +6,9 @@ import json
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from tui_agent.core import projectfs
 from tui_agent.core.appendfile import append_whole
 from tui_agent.core.sandbox.policy import RunResult
 
@@ -54,9 +55,10 @@ def entry_for(moment: datetime, *, label: str, version: str | None, kind: str, r
 class AuditLog:
     """Appends and flushes one line per run; safe to call from several tasks and threads."""
 
-    def __init__(self, runs_dir: Path) -> None:
+    def __init__(self, runs_dir: Path, on_notice: Callable[[str], None] | None = None) -> None:
         self.runs_dir = runs_dir
         self.notices: list[str] = []
+        self.on_notice = on_notice  # told each new notice as it comes (the sandbox shows it with the run)
         self._lock = threading.Lock()
 
     def path_for(self, moment: datetime) -> Path:
@@ -74,12 +76,14 @@ class AuditLog:
         data = "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries).encode("utf-8")
         with self._lock:
             try:
-                self.runs_dir.mkdir(parents=True, exist_ok=True)
+                projectfs.make_dirs(self.runs_dir)
                 append_whole(self.path_for(moment), data)
-            except OSError as error:  # read-only or full disk: the run itself still counts
+            except OSError as error:  # read-only or full disk, or a link refused: the run itself still counts
                 notice = f"the audit log .agent/runs/ cannot be written ({error.strerror or error}); runs are not logged"
                 if notice not in self.notices:
                     self.notices.append(notice)
+                    if self.on_notice is not None:
+                        self.on_notice(notice)
         return entries
 
     def entries(self) -> list[dict[str, Any]]:
@@ -88,7 +92,7 @@ class AuditLog:
         if not self.runs_dir.is_dir():
             return lines
         for file in sorted(self.runs_dir.glob("*.jsonl")):
-            for raw in file.read_text(encoding="utf-8").splitlines():
+            for raw in projectfs.read_text(file).splitlines():
                 if raw.strip():
                     lines.append(json.loads(raw))
         return lines

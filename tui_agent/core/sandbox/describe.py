@@ -52,6 +52,10 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
     seccomp = seccomp_arch()
     protections: dict[str, str] = {
         "process": "a separate process per run (never the tuiagent process); warm workers are pre-started",
+        "host_files": ("tuiagent's own reads and writes under the project go through one door (core/projectfs): no "
+                       "symbolic link and no '..' inside .agent/ is followed (audit log, sessions, state.db, caches, "
+                       "records, config), the file tools refuse a link leading out of the project, and drift compares "
+                       "a linked dependency by its target text; each refusal names the link"),
         "limits": (f"CPU {policy.cpu_s} s, memory {policy.memory_mb} MiB, file size {policy.file_size_mb} MiB, "
                    f"open files {policy.open_files}, processes {policy.processes} (hard = soft)"),
         "timeout": f"wall clock {policy.timeout_s:g} s, then SIGTERM and SIGKILL of the whole process tree",

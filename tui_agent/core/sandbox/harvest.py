@@ -13,6 +13,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui_agent.core import projectfs
 from tui_agent.core.sandbox import quarantine
 from tui_agent.core.sandbox.leftovers import (
     GIT,
@@ -280,7 +281,7 @@ class _Applier:
 
     def set_aside(self, relative: str, source: Path, why: str) -> None:
         where = self.aside / inert(relative)  # a set-aside `.git/index` must not look like a repository
-        where.parent.mkdir(parents=True, exist_ok=True)
+        projectfs.make_dirs(where.parent)  # a link on the way in .agent/cache/ is refused, never written through
         if _lstat(where) is not None and not _is_dir(where):
             where.unlink()
         if _is_dir(source) and not source.is_symlink():

@@ -8,6 +8,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from tui_agent.core import projectfs
 from tui_agent.core.sandbox.attribution import collect
 from tui_agent.core.sandbox.overlay import OverlayDirs
 from tui_agent.core.catalog.files import process_alive
@@ -25,8 +26,8 @@ def begin(cache_dir: Path, dirs: OverlayDirs) -> str | None:
     why (a crash during that run would leave its writes unapplied) is returned."""
     record = record_of(cache_dir, dirs)
     try:
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"folder": str(dirs.folder), "rootless": dirs.rootless}), encoding="utf-8")
+        data = json.dumps({"folder": str(dirs.folder), "rootless": dirs.rootless}).encode("utf-8")
+        projectfs.write_atomic(record, data, sync=False)  # no link followed in .agent/cache/
     except OSError as error:
         return f"{error.strerror or error} ({record.parent})"
     return None
@@ -75,7 +76,7 @@ def recover(root: Path, cache_dir: Path) -> list[str]:
 
 def _read(record: Path) -> tuple[OverlayDirs, int] | None:
     try:
-        raw = json.loads(record.read_text(encoding="utf-8"))
+        raw = json.loads(projectfs.read_text(record))
         folder, rootless, since = Path(raw["folder"]), raw["rootless"], record.stat().st_mtime_ns
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tui_agent.core import projectfs
 from tui_agent.core.catalog.files import process_alive
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox import protected
@@ -173,10 +174,7 @@ def begin(root: Path, before: Watch, records: Path | None = None) -> Path | None
     folder = records or root / SWEEPS
     record = folder / f"{os.getpid()}-{secrets.token_hex(4)}.json"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        temporary = record.with_suffix(".tmp")
-        temporary.write_text(json.dumps(before.to_json()), encoding="utf-8")
-        os.replace(temporary, record)
+        projectfs.write_atomic(record, json.dumps(before.to_json()).encode("utf-8"), sync=False)
     except OSError:
         return None
     return record
@@ -202,7 +200,7 @@ def recover(root: Path, records: Path | None = None) -> list[str]:
             continue
         try:
             written = record.stat().st_mtime
-            before = Watch.from_json(json.loads(record.read_text(encoding="utf-8")), lambda name: _protected(root, name))
+            before = Watch.from_json(json.loads(projectfs.read_text(record)), lambda name: _protected(root, name))
         except (OSError, ValueError):
             before = None
         if before is not None:

@@ -56,7 +56,7 @@ class Sandbox:
         self.bubblewrap_problem = bubblewrap_problem
         self.network_names: tuple[str, ...] = ()
         """`[sandbox] network`: the only names a shell command granted the network reaches (empty: any public one)."""
-        self.audit = AuditLog(project.runs_dir)
+        self.audit = AuditLog(project.runs_dir, on_notice=lambda note: self.notices.append(note))
         self.parent_undumpable = make_undumpable()
         self._scratch = Path(tempfile.mkdtemp(prefix="tuiagent-sandbox-"))
         self._closed = False

@@ -127,11 +127,20 @@ def revoke(project: Project) -> bool:
     return store.forget(project.root)
 
 
-def approve_local_change(project: Project) -> None:
-    """The person saved or removed one of their own rules: update the approved local rules, nothing else."""
-    local = {grant.key: grant.digest for grant in project_grants(project) if grant.key.startswith("local.")}
+def approve_local_change(project: Project, *, added: str | None = None, removed: str | None = None) -> None:
+    """The person saved (`added`) or removed one of their own rules: that one rule's approval follows, nothing else.
+    Another rule in the file (one a pull put there, say) stays as approved or unapproved as it was. One locked step,
+    so a concurrent untrust is not undone."""
+    from tui_agent.core.trust.grants import local_grants
 
-    def keep_committed(approved: dict[str, str]) -> dict[str, str]:
-        return {**{key: digest for key, digest in approved.items() if not key.startswith("local.")}, **local}
+    key = f"local.allow:{added}" if added is not None else None
+    digests = {grant.key: grant.digest for grant in local_grants(project) if grant.key == key}
 
-    store.amend_approved(project.root, keep_committed)
+    def one_rule(approved: dict[str, str]) -> dict[str, str]:
+        changed = dict(approved)
+        if removed is not None:
+            changed.pop(f"local.allow:{removed}", None)
+        changed.update(digests)
+        return changed
+
+    store.amend_approved(project.root, one_rule)

@@ -7,8 +7,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from tui_agent.core import projectfs
 from tui_agent.core.agent.instructions import unread_instructions
 from tui_agent.core.project import ConfigError, Project
+from tui_agent.core.textsafety import escaped
 from tui_agent.core.trust.grants import AUTOMATIC_TRIGGERS, Grant, project_grants, recipe_line
 
 MAX_LISTED = 200
@@ -47,10 +49,12 @@ class Description:
         ]
 
     def text(self) -> str:
-        lines = [f"Project {self.root} would get:"]
+        """For a terminal: every project-controlled line escaped (an ESC or a newline in a docstring shows as `\\x1b`,
+        `\\n`; it cannot move the cursor over the lines above it)."""
+        lines = [f"Project {escaped(self.root)} would get:"]
         for title, items in self.sections():
             lines.append(f"\n{title}:")
-            lines.extend(f"  - {item}" for item in items)
+            lines.extend(f"  - {escaped(item)}" for item in items)
         return "\n".join(lines)
 
 
@@ -83,7 +87,7 @@ def _recipes(project: Project) -> list[str]:
     lines = []
     for path in _files(project.recipes_dir, "*.toml"):
         try:
-            recipe = parse_recipe(path.stem, path.read_bytes())
+            recipe = parse_recipe(path.stem, projectfs.read_bytes(path))
         except Exception as error:  # a hostile file: shown, never run
             lines.append(f"{path.stem}: not valid ({str(error).splitlines()[0][:120]})")
             continue
@@ -100,7 +104,9 @@ def _tools(project: Project) -> list[str]:
 def tool_summary(path: Path) -> str:
     """The first docstring line of the function named like the file (else the module's), parsed, never imported."""
     try:
-        tree = ast.parse(path.read_bytes())
+        tree = ast.parse(projectfs.read_bytes(path))
+    except projectfs.LinkRefused as refused:
+        return f"({refused})"
     except (OSError, SyntaxError, ValueError) as error:
         return f"(cannot be parsed: {type(error).__name__})"
     for node in tree.body:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core import projectfs
 from tui_agent.core.project import ConfigError, Project, Settings
 
 AUTOMATIC_TRIGGERS = ("session_start", "file_changed", "tool_authored", "tool_drifted")
@@ -67,7 +68,7 @@ def recipe_grant(path: Path) -> Grant | None:
     from tui_agent.core.recipes.recipefile import parse_recipe
 
     try:
-        raw = path.read_bytes()
+        raw = projectfs.read_bytes(path)  # a link in .agent/ is refused: never read, never a grant
     except OSError:
         return None
     try:

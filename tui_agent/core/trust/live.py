@@ -9,6 +9,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
+from tui_agent.core import projectfs
 from tui_agent.core.project import Project
 from tui_agent.core.trust import store
 from tui_agent.core.trust.grants import Grant, project_grants, recipe_grant
@@ -74,7 +75,7 @@ class GrantWatch:
         sha256 of the content the engine already holds for a name (what it saved itself is not news)."""
         def known(name: str) -> bool:
             try:
-                raw = self.project.recipe_path(name).read_bytes()
+                raw = projectfs.read_bytes(self.project.recipe_path(name))
             except OSError:
                 return False
             return hashlib.sha256(raw).hexdigest() == disk_sha(name)

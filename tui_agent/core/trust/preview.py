@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tui_agent.core import projectfs
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.project import Project
 from tui_agent.core.trust.describe import tool_summary
@@ -46,7 +47,9 @@ class PreviewStore:
     def source(self, name: str) -> str | None:
         path = self.project.root / self._path(name)
         try:
-            return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+            return projectfs.read_text(path, errors="replace") if path.is_file() else None
+        except projectfs.LinkRefused as refused:  # shown instead of the file, never read through
+            return f"# {refused}\n"
         except OSError:
             return None
 

@@ -7,6 +7,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from tui_agent.core import projectfs
 from tui_agent.core.versioning.checkpoints import Checkpoints, Entry
 
 SYMLINK_MODE = "120000"
@@ -100,7 +101,7 @@ def _write(checkpoints: Checkpoints, path: Path, relative: str, entry: Entry) ->
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
-        os.chmod(temp, (0o777 if mode == EXECUTABLE_MODE else 0o666) & ~_umask())
+        os.chmod(temp, (0o777 if mode == EXECUTABLE_MODE else 0o666) & ~projectfs.umask())
         if path.is_symlink():
             path.unlink()
         os.replace(temp, path)
@@ -114,8 +115,3 @@ def _remove_tree(folder: Path) -> None:
         inner.rmdir()
     folder.rmdir()
 
-
-def _umask() -> int:
-    current = os.umask(0o022)
-    os.umask(current)
-    return current

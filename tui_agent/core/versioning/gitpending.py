@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core import projectfs
+
 JOURNAL_VERSION = 1
 
 
@@ -97,7 +99,7 @@ class PendingJournal:
 
     def load(self) -> dict[str, PendingChange]:
         try:
-            raw = self.file.read_text(encoding="utf-8")
+            raw = projectfs.read_text(self.file)  # a link in .agent/ is refused (LinkRefused), never read through
         except FileNotFoundError:
             return {}
         try:
@@ -112,14 +114,11 @@ class PendingJournal:
         if not changes:
             self.file.unlink(missing_ok=True)
             return
-        self.file.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "version": JOURNAL_VERSION,
             "changes": {path: change.to_json() for path, change in sorted(changes.items())},
         }
-        temp = self.file.with_name(f".{self.file.name}.{os.getpid()}.tmp")
-        temp.write_text(json.dumps(payload, indent=1), encoding="utf-8")
-        os.replace(temp, self.file)
+        projectfs.write_atomic(self.file, json.dumps(payload, indent=1).encode("utf-8"), sync=False)
 
 
 LOCK_WAIT_S = 360.0
@@ -131,8 +130,7 @@ def exclusive_lock(lock_file: Path, timeout_s: float | None = None) -> Iterator[
     """Hold an exclusive flock on `lock_file` (released by the kernel even if the process is killed); TimeoutError
     naming the file after `timeout_s` (LOCK_WAIT_S when not given)."""
     timeout_s = LOCK_WAIT_S if timeout_s is None else timeout_s
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = projectfs.open_file(lock_file, os.O_RDWR | os.O_CREAT, 0o644)  # folders made; no link followed
     try:
         deadline = time.monotonic() + timeout_s
         while True:

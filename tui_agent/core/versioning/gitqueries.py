@@ -6,6 +6,7 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
+from tui_agent.core import projectfs
 from tui_agent.core.versioning.gitrunner import GitRunner
 
 FIELD = "\x1f"
@@ -102,7 +103,7 @@ class GitQueries:
         old = self.show(path, rev_a)
         if rev_b is None:
             file = self.project_root / path
-            new = file.read_bytes() if file.is_file() else None
+            new = projectfs.read_or_none(file)  # a link in .agent/ is refused, never read through
             new_label = "work tree"
         else:
             new = self.show(path, rev_b)
@@ -136,7 +137,7 @@ class GitQueries:
         parts = [tracked.stdout.decode("utf-8", errors="replace")]
         for name in self._untracked(paths):
             file = self.runner.work_tree / name
-            content = file.read_bytes() if file.is_file() else b""
+            content = projectfs.read_or_none(file) or b""
             parts.append(unified_diff(self.project_path(name), None, content, "absent", "work tree, untracked"))
         return "".join(part if part.endswith("\n") or not part else part + "\n" for part in parts)
 

@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 from typing import Protocol
 
+from tui_agent.core import projectfs
 from tui_agent.core.versioning.gitpending import PendingChange
 
 OUTSIDE_EDIT_MARKERS = ("edited outside tuiagent", "changed while tuiagent was not running", "deleted outside tuiagent")
@@ -47,7 +48,7 @@ def unsaved_work(git: BlobSource, root: Path, rel: str, verb: str) -> str | None
         return (f"refused: {rel} has staged changes that are not committed; {verb} would discard them. "
                 f"Commit them (`git commit -- {rel}`), then try again. Nothing was changed.")
     try:
-        disk = (root / rel).read_bytes()
+        disk = projectfs.read_bytes(root / rel)  # a link in .agent/ is refused (LinkRefused), never read through
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
     if head_blob is not None and blob_id(disk) == head_blob:

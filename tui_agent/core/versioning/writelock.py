@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+from tui_agent.core import projectfs
 from tui_agent.core.catalog.errors import PipelineError
 
 WRITER_LOCK_FILE = ".agent/cache/writer.lock"
@@ -38,13 +39,12 @@ class WriterLock:
     def _open(self) -> int | None:
         """The lock file's descriptor; None on a read-only project, where no process can write, so none to wait for."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            return projectfs.open_file(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # no link in .agent/ followed
         except OSError as error:
             if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
                 raise
         try:
-            return os.open(self.path, os.O_RDONLY)  # flock works on a read-only descriptor too
+            return projectfs.open_file(self.path, os.O_RDONLY)  # flock works on a read-only descriptor too
         except OSError:
             return None
 
