@@ -142,9 +142,15 @@ def test_export_never_replaces_a_skill_it_did_not_write(repo: Path, tmp_path: Pa
     (out / "word-stats").mkdir(parents=True)
     (out / "word-stats" / "SKILL.md").write_text("---\nname: word-stats\ndescription: Mine.\n---\nmine\n")
     code, _, err = exported(repo, out, capsys)
-    assert code == 1 and "was not written by tuiagent; nothing was written" in err and len(err.strip().splitlines()) == 1
+    assert code == 1 and "word-stats exists and was not written by tuiagent; nothing was written" in err and len(err.strip().splitlines()) == 1
     assert sorted(path.name for path in out.iterdir()) == ["word-stats"]
     assert (out / "word-stats" / "SKILL.md").read_text().endswith("mine\n")
+    other = tmp_path / "other"
+    (other / "double" / "scripts").mkdir(parents=True)
+    (other / "double" / "scripts" / "double.py").write_text("# mine\n")  # a folder with files but no SKILL.md
+    code, _, err = cli(capsys, repo, "export", "--skills", str(other))
+    assert code == 1 and "double exists and was not written by tuiagent" in err
+    assert (other / "double" / "scripts" / "double.py").read_text() == "# mine\n" and not (other / "word-stats").exists()
 
 
 def test_an_exported_skill_imports_into_a_fresh_project_through_the_pipeline(

@@ -51,8 +51,14 @@ def skill_description(spec: ToolSpec) -> str:
     return text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION - 1] + "…"
 
 
+PLAIN_UNSAFE = re.compile(r"^[-?:,\[\]{}#&*!|>'\"%@`\d.+~]|: | #|:$|^(true|false|yes|no|on|off|null)$", re.IGNORECASE)
+
+
 def yaml_scalar(text: str) -> str:
-    """A one-line YAML string that reads back as `text` (double quotes when no escape is needed, else single)."""
+    """A one-line YAML string that reads back as `text`, in the simplest style that can hold it (plain, then double
+    quotes without escapes, then single quotes), so naive frontmatter readers read it the same."""
+    if text == text.strip() and text and not PLAIN_UNSAFE.search(text):
+        return text
     if '"' not in text and "\\" not in text:
         return f'"{text}"'
     return "'" + text.replace("'", "''") + "'"
@@ -191,6 +197,21 @@ def strip_shim(data: bytes) -> bytes:
     return data[:start] if tail == expected else data
 
 
+def written_by_us(folder: Path) -> bool:
+    """Whether `folder` may be written: absent, empty, or a skill an earlier export wrote (its SKILL.md says so)."""
+    if not folder.exists() and not folder.is_symlink():
+        return True
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    skill = folder / SKILL_FILE
+    if not skill.exists():
+        return not any(folder.iterdir())
+    try:
+        return not skill.is_symlink() and f"\n  {MARKER_KEY}: " in skill.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
 def plan_export(specs: list[tuple[ToolSpec, bytes]], dest: Path) -> list[tuple[ExportedSkill, dict[Path, bytes]]]:
     """Every file to write, checked before any is written: names unique, no foreign SKILL.md replaced."""
     plans: list[tuple[ExportedSkill, dict[Path, bytes]]] = []
@@ -202,8 +223,8 @@ def plan_export(specs: list[tuple[ToolSpec, bytes]], dest: Path) -> list[tuple[E
         taken[name] = spec.name
         folder = dest / name
         existing = folder / SKILL_FILE
-        if existing.exists() and f"{MARKER_KEY}:" not in existing.read_text(encoding="utf-8", errors="replace"):
-            raise ExportError(f"{existing} exists and was not written by tuiagent; nothing was written (choose "
+        if not written_by_us(folder):
+            raise ExportError(f"{folder} exists and was not written by tuiagent; nothing was written (choose "
                               "another folder or move it)")
         files = {existing: skill_markdown(spec, name).encode("utf-8"),
                  folder / SCRIPTS / f"{spec.name}.py": exported_script(spec, data)}
