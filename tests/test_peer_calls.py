@@ -122,3 +122,16 @@ def test_acp_calls_count_and_feed_the_chain_miner(repo: Path, api: FakeMessagesA
     assert usage == {"stem": 2, "shout": 2, "double": 0}
     found = chain_suggestion(repo)
     assert found["count"] == 2 and not found["sessions"][0].startswith("mcp-")  # the ACP session's own transcript
+
+
+def test_an_unwritable_transcript_stops_recording_and_never_fails_a_call(repo: Path) -> None:
+    from tui_agent.core.tending.peer_calls import PeerCallLog
+
+    project = Project.at(repo)
+    project.sessions_dir.mkdir(parents=True, exist_ok=True)
+    (project.sessions_dir / "peers").write_text("a file where the folder would be")
+    calls = PeerCallLog(project, "mcp")
+    for _ in range(50):
+        call_id = calls.started("stem", {"path": "a/b.py"})
+        calls.finished(call_id, "stem", "b", is_error=False, duration_ms=1.0)
+    assert calls.stopped and len(calls.log._unwritten) == 2  # the header and the first call only, not 100 records

@@ -36,17 +36,27 @@ class PeerCallLog:
         self._header: dict[str, Any] | None = {"type": "session", "id": session_id, "via": via,
                                                "started": time.time(), "project": str(project.root)}
         self._ids = itertools.count(1)
+        self.stopped = False
 
     def started(self, name: str, arguments: dict[str, Any]) -> str:
         """Record that a call began; its id for `finished`."""
+        call_id = f"{self.via}_{next(self._ids)}"
         if self._header is not None:
             header, self._header = self._header, None
             self.log.append(header)
-        call_id = f"{self.via}_{next(self._ids)}"
-        self.log.append_event(ToolCallStarted(call_id=call_id, name=name, arguments=dict(arguments)))
+        self._append(ToolCallStarted(call_id=call_id, name=name, arguments=dict(arguments)))
         return call_id
 
     def finished(self, call_id: str, name: str, result: str, *, is_error: bool, duration_ms: float) -> None:
         text = result if len(result) <= MAX_RESULT_CHARS else result[:MAX_RESULT_CHARS] + "…"
-        self.log.append_event(ToolCallFinished(call_id=call_id, name=name, result=text, is_error=is_error,
-                                               duration_ms=duration_ms, truncated=len(result) > MAX_RESULT_CHARS))
+        self._append(ToolCallFinished(call_id=call_id, name=name, result=text, is_error=is_error,
+                                      duration_ms=duration_ms, truncated=len(result) > MAX_RESULT_CHARS))
+
+    def _append(self, event: ToolCallStarted | ToolCallFinished) -> None:
+        """Append, unless the file has proved unwritable (a read-only project): then recording stops, so a long-lived
+        server does not keep every call in memory waiting for a write that will not come."""
+        if self.stopped:
+            return
+        self.log.append_event(event)
+        if any(level == "warning" for _line, level in self.log.take_problems()):
+            self.stopped = True
