@@ -1,4 +1,4 @@
-"""`tuiagent tools list|show|history|diff|revert|prune|restore|run|drift`, each with `--json`."""
+"""`tuiagent tools list|show|history|diff|revert|prune|restore|run|drift|export|import-skill`, each with `--json`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tui_agent.core.textsafety import escaped
-from tui_agent.commands import tools_commit, tools_tending
+from tui_agent.commands import tools_commit, tools_skills, tools_tending
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
 from tui_agent.commands.tools_history import history_result
@@ -51,6 +51,7 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
                        help="mark NAME's drift reviewed: its dependency files as they are now become the reference "
                             "(committed in .agent/drift-reviews.json)")
     tools_tending.register_actions(action)
+    tools_skills.register_actions(action)
     action("commit", tools_commit.HELP)
 
 
@@ -326,5 +327,6 @@ async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, dict[str, Any]], Awaitable[Result]]] = {
     "list": cmd_list, "show": cmd_show, "history": cmd_history, "diff": cmd_diff, "revert": cmd_revert,
     "prune": cmd_prune, "restore": cmd_restore, "run": cmd_run, "drift": cmd_drift,
-    "commit": tools_commit.cmd_commit, "suggest": tools_tending.cmd_suggest, "doctor": tools_tending.cmd_doctor, "repair": tools_tending.cmd_repair,
+    "commit": tools_commit.cmd_commit, "export": tools_skills.cmd_export, "import-skill": tools_skills.cmd_import_skill,
+    "suggest": tools_tending.cmd_suggest, "doctor": tools_tending.cmd_doctor, "repair": tools_tending.cmd_repair,
 }

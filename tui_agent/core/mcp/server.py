@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
+from collections.abc import Awaitable
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +25,8 @@ from tui_agent.core.mcp.definitions import OutputSchemas, tool_definition
 from tui_agent.core.mcp.wire import answering_malformed
 from tui_agent.core.mcp.results import pipeline_error_result, run_result, text_result
 from tui_agent.core.sandbox.audit import AuditLog
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult
+from tui_agent.core.tending.peer_calls import PeerCallLog
 
 if TYPE_CHECKING:
     from tui_agent.core.catalog.api import Catalog
@@ -78,6 +81,7 @@ class CatalogServer:
         self._links: list[_Link] = []
         self.output_schemas = OutputSchemas()
         self.audit = AuditLog(catalog.project.runs_dir)  # the sandbox's log file: a cancelled run leaves its line too
+        self.calls = PeerCallLog(catalog.project, "mcp")  # what the repeated-chain miner reads, as a turn's calls
         self._announced = self._fingerprint()
         self._dirty = asyncio.Event()
         self.feed.subscribe(self._dirty.set)
@@ -163,11 +167,27 @@ class CatalogServer:
             return text_result(refusal, is_error=True)
         call = self.catalog.call_tool(name, arguments, allow_network=bool(spec.network), allow_writes=spec.writes)
         try:
-            result = await until_cancelled(call, lambda ms: self._audit_cancelled(f"tool {name}", spec.source_sha, ms,
-                                                                                  args=arguments, module=name))
+            result = await self._recorded(name, arguments, until_cancelled(
+                call, lambda ms: self._audit_cancelled(f"tool {name}", spec.source_sha, ms, args=arguments, module=name)))
         except PipelineError as error:  # arguments that do not fit the schema, or the tool vanished meanwhile
             return text_result(f"{name}: {error.message}", is_error=True)
         return run_result(result, name=name, output_schema=self.output_schemas.get(spec, entry.runnable))
+
+    async def _recorded(self, name: str, arguments: dict[str, Any], work: Awaitable[RunResult]) -> RunResult:
+        """Await a call another agent made, recorded whatever its outcome (usage counts are the catalog's own)."""
+        call_id = self.calls.started(name, arguments)
+        started = time.perf_counter()
+        outcome, failed = "cancelled", True
+        try:
+            result = await work
+            failed = not result.ok
+            outcome = f"{result.error_kind}: {result.error}" if failed else str(result.value)
+            return result
+        except PipelineError as error:
+            outcome = error.message
+            raise
+        finally:
+            self.calls.finished(call_id, name, outcome, is_error=failed, duration_ms=(time.perf_counter() - started) * 1000)
 
     def _audit_cancelled(self, label: str, version: str | None, duration_ms: float, **fields: Any) -> None:
         self.audit.record(label=label, version=version, kind="exec" if label == RUN_PYTHON else "call",
@@ -181,8 +201,8 @@ class CatalogServer:
             return text_result("refused: this sandbox tier cannot keep project files read-only for run_python; install "
                                "bubblewrap, or allow it with `tuiagent mcp serve --run-python --allow-writes`", is_error=True)
         await self._sync()
-        result = await until_cancelled(self.catalog.run_python(code, allow_writes=False),
-                                       lambda ms: self._audit_cancelled(RUN_PYTHON, None, ms, code=code))
+        result = await self._recorded(RUN_PYTHON, {"code": code}, until_cancelled(
+            self.catalog.run_python(code, allow_writes=False), lambda ms: self._audit_cancelled(RUN_PYTHON, None, ms, code=code)))
         return run_result(result)
 
     # serving -----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from tui_agent.core.agent.sessions import read_records
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.versioning.store import StoreItem
 from tui_agent.core.tending.chains import Call, Chain, calls_in_session, find_chains
+from tui_agent.core.tending.peer_calls import peer_transcripts
 
 RECENT_SESSIONS = 30
 SHOWN_VALUES = 3
@@ -25,9 +26,11 @@ class AuthoredTool:
 
 
 def recent_sessions(sessions_dir: Path, limit: int = RECENT_SESSIONS) -> list[Path]:
+    """The newest transcripts: the person's sessions and the calls other agents made over MCP (`peer_calls`)."""
     if not sessions_dir.is_dir():
         return []
-    paths = sorted(sessions_dir.glob("*.jsonl"), key=lambda path: (path.stat().st_mtime, path.name))
+    found = [*sessions_dir.glob("*.jsonl"), *peer_transcripts(sessions_dir)]
+    paths = sorted(found, key=lambda path: (path.stat().st_mtime, path.name))
     return paths[-limit:]
 
 
