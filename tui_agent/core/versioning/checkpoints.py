@@ -28,6 +28,9 @@ class Checkpoints:
         prefix = project_root.resolve().relative_to(self.work_tree).as_posix()
         self.prefix = "" if prefix == "." else prefix + "/"
         self.pathspec = [self.prefix or ".", f":(exclude){self.prefix}.agent"]
+        # `git add` refuses a plain pathspec naming an ignored path, even an exclusion (a `.gitignore` with `.*` or
+        # `.agent`): a wildcard one excludes the same files and is not checked against the ignore rules
+        self._add_pathspec = [self.prefix or ".", f":(exclude){_glob_escape(self.prefix)}.agen[t]/*"]
         folder = tempfile.mkdtemp(prefix="tuiagent-checkpoint-")
         self._index = Path(folder) / "index"
         self._lock = threading.Lock()
@@ -56,7 +59,7 @@ class Checkpoints:
                 if user_index.exists():
                     shutil.copyfile(user_index, self._index)
             env = {"GIT_INDEX_FILE": str(self._index)}
-            self.runner.must("add", "-A", "--", *self.pathspec, env=env)
+            self.runner.must("add", "-A", "--", *self._add_pathspec, env=env)
             return self.runner.must("write-tree", env=env).text
 
     def changed_paths(self, before: str, after: str) -> list[str]:
@@ -107,6 +110,11 @@ class Checkpoints:
         if not isinstance(sha, str) or len(sha) not in (40, 64) or any(c not in "0123456789abcdef" for c in sha):
             return False
         return self.runner.run("cat-file", "-e", f"{sha}^{{tree}}").ok
+
+
+def _glob_escape(text: str) -> str:
+    """`text` matched literally inside a wildcard pathspec."""
+    return "".join("\\" + char if char in "*?[]\\" else char for char in text)
 
 
 __all__ = ["Checkpoints", "Entry", "GitFailure"]
