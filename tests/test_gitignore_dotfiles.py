@@ -51,3 +51,20 @@ def test_a_checkpoint_leaves_the_agent_folder_out_whatever_the_gitignore_says(re
     after = checkpoints.snapshot()
     assert checkpoints.changed_paths(before, after) == ["new.txt"]
     assert ".agent" not in git(repo, "ls-tree", "-r", "--name-only", after)
+
+
+def test_a_project_in_a_subfolder_with_wildcard_characters_keeps_its_agent_folder_out(repo: Path) -> None:
+    from tui_agent.core.versioning.checkpoints import Checkpoints
+
+    (repo / ".gitignore").write_text(".*\n")
+    project = repo / "pkg[1]*"
+    (project / ".agent").mkdir(parents=True)
+    (project / ".agent" / "t.py").write_text("x = 1\n")
+    (repo / "pkg1x" / ".agent").mkdir(parents=True)  # what `pkg[1]*` would match as a wildcard
+    (repo / "pkg1x" / ".agent" / "u.py").write_text("y = 1\n")
+    checkpoints = Checkpoints.open(project)
+    assert checkpoints is not None
+    before = checkpoints.snapshot()
+    (project / "new.txt").write_text("new\n")
+    (project / ".agent" / "t.py").write_text("x = 2\n")
+    assert checkpoints.changed_paths(before, checkpoints.snapshot()) == ["pkg[1]*/new.txt"]
