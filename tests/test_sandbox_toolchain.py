@@ -258,3 +258,13 @@ async def test_network_is_off_unless_the_call_asks_and_the_approval_says_so(tmp_
     assert received == [b"hi"]
     with pytest.raises(ToolFailure):
         await shell(project, "true", network="yes")
+
+
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="tuiagent must run from a virtualenv of its own")
+async def test_tuiagents_own_activated_venv_is_never_taken_for_the_projects(tmp_path: Path, fake_home: Path) -> None:
+    project = tmp_path / "proj"  # no virtualenv of its own; tuiagent's is activated (fake_home's VIRTUAL_ENV, PATH)
+    project.mkdir()
+    text, recorder = await shell(project, "python3 -c 'import sys; print(sys.prefix)'; echo venv=$VIRTUAL_ENV")
+    assert text.startswith("exit code: 0"), text
+    assert sys.prefix not in text and "venv=\n" in text
+    assert not [note for request in recorder.requests for note in request.notes if "virtualenv" in note]
