@@ -7,7 +7,7 @@ from typing import Any
 
 from tui_agent.core.agent.command_view import one_line
 from tui_agent.core.agent.permissions import ApprovalRequest
-from tui_agent.core.agent.shell_run import live_listener, shell_snippet
+from tui_agent.core.agent.shell_run import live_listener, pipeline_failure, shell_snippet
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.protocols import AgentSandbox
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult, SandboxPolicy
@@ -82,11 +82,14 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     stdout, cut_out = truncate(str(report.get("stdout", "")), SHELL_OUTPUT_CHARS)
     stderr, cut_err = truncate(str(report.get("stderr", "")), SHELL_OUTPUT_CHARS // 2)
     lines = [f"exit code: {exit_code if exit_code is not None else 'timeout'}"]
+    failure = pipeline_failure(report)
+    if failure is not None:
+        lines[0] += f", but {failure}"
     if stdout:
         lines.append(f"[stdout]\n{stdout}")
     if stderr:
         lines.append(f"[stderr]\n{stderr}")
-    return ToolOutput("\n".join(lines), is_error=exit_code != 0, truncated=cut_out or cut_err)
+    return ToolOutput("\n".join(lines), is_error=exit_code != 0 or failure is not None, truncated=cut_out or cut_err)
 
 
 async def run_python(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
