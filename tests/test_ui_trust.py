@@ -175,3 +175,15 @@ async def test_the_trust_screen_scrolls_from_the_keyboard(tmp_path: Path) -> Non
         await pilot.press("home")
         await wait_until(pilot, lambda: detail.scroll_y == 0, message="home")
         assert app.screen is screen  # scrolling answers nothing
+
+
+def test_a_bare_repository_is_one_line_on_the_trust_screen_not_a_none_section_each(tmp_path: Path) -> None:
+    from tests.gitrepo import init_repo
+    from tui_agent.core.trust import describe
+
+    repo = init_repo(tmp_path / "bare")
+    project = Project.at(repo)
+    screen = TrustScreen(describe(project), check(project))
+    detail = screen.detail()
+    assert "  - none" not in detail and detail.count("none") == 0
+    assert "It grants nothing: no permission grants, recipes, tools, mcp servers" in detail

@@ -57,9 +57,16 @@ class TrustScreen(QuestionScreen[bool]):
         lines = []
         if self.status.changed:
             lines += ["Changed since you trusted it:", *(f"  {change}" for change in self.status.changed), ""]
+        empty: list[str] = []
         for title, items in self.description.sections():
+            if items == ["none"]:  # said once below, not as a section each
+                empty.append(title.split(" (")[0].lower())
+                continue
             lines.append(f"{title}:")
             lines.extend(f"  - {item}" for item in items)
+        if empty:
+            lines.append(("It grants nothing: no " if len(empty) == len(self.description.sections()) else "None: ")
+                         + ", ".join(empty) + ".")
         lines.append("\nYou can trust it later with `tuiagent trust`, and stop with `tuiagent untrust`.")
         return "\n".join(lines)
 
