@@ -186,4 +186,4 @@ def test_a_bare_repository_is_one_line_on_the_trust_screen_not_a_none_section_ea
     screen = TrustScreen(describe(project), check(project))
     detail = screen.detail()
     assert "  - none" not in detail and detail.count("none") == 0
-    assert "It grants nothing: no permission grants, recipes, tools, mcp servers" in detail
+    assert "It grants nothing: no permission grants, recipes, tools, MCP servers" in detail

@@ -60,7 +60,8 @@ class TrustScreen(QuestionScreen[bool]):
         empty: list[str] = []
         for title, items in self.description.sections():
             if items == ["none"]:  # said once below, not as a section each
-                empty.append(title.split(" (")[0].lower())
+                name = title.split(" (")[0]
+                empty.append(name if name[:2].isupper() else name[0].lower() + name[1:])
                 continue
             lines.append(f"{title}:")
             lines.extend(f"  - {item}" for item in items)
