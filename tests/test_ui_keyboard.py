@@ -224,3 +224,20 @@ async def test_ctrl_c_in_a_modal_does_what_escape_does(repo: Path, name: str) ->
             await wait_until(pilot, lambda screen=screen: app.screen is not screen, message=f"{key} closing the modal")
         assert answers["ctrl+c"] == answers["escape"]
         assert not any("again to quit" in message for message in notifications(app))
+
+
+async def test_the_filter_and_forms_keep_joiners_typed(repo: Path) -> None:
+    """Textual's Input drops what `str.isprintable` refuses: a ZWJ or ZWNJ typed in the catalog filter stays."""
+    app = make_app(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        app.action_show_pane("catalog")
+        box = app.catalog_pane.filter_box
+        box.focus()
+        await pilot.pause()
+        assert app._driver is not None
+        for key, character in (("a", "a"), ("zero_width_non_joiner", "\u200c"), ("b", "b")):
+            event = events.Key(key, character)
+            event.set_sender(app)
+            app._driver.send_message(event)
+        await wait_until(pilot, lambda: box.value == "a\u200cb", message=f"the joiner kept ({box.value!r})")
