@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--script", required=True, help="JSON file: a list of responses")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--api-key", default=None, help="answer 401 unless this key is sent")
+    parser.add_argument("--bodies", default=None, help="append each request's JSON body to this file, one a line")
     parser.add_argument("--lenient", action="store_true", help="accept requests the real API would refuse")
     parser.add_argument("--log", default=None, help="append one line to this file per request received")
     args = parser.parse_args(argv)
@@ -42,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
                           on_violation=lambda message: print(f"refused (400): {message}", file=sys.stderr, flush=True))
     api.enqueue(*responses)
     api.request_log = args.log
+    api.body_log = args.bodies
     print(f"listening on {api.base_url}", flush=True)
     try:
         api.serve_forever()

@@ -94,7 +94,7 @@ async def test_scenario_2_a_new_process_first_request_lists_the_tool(repo: Path)
     request = api.requests[first_of_new_process]
     assert request.messages == [{"role": "user", "content": [{"type": "text", "text": "flaky deploy runs?"}]}]
     assert "find_flaky_recipe_runs" in request.tool_names and "find_flaky_recipe_runs" in request.system_text
-    assert '[tool] find_flaky_recipe_runs {"name": "deploy"}' in done.stdout and "r1 is flaky" in done.stdout
+    assert '[tool] find_flaky_recipe_runs {"name": "deploy"}' in done.stderr and "r1 is flaky" in done.stdout
     assert '"r1"' in api.requests[-1].tool_result_text()
 
 

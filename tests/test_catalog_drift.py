@@ -166,3 +166,35 @@ async def test_an_untracked_dependency_drifts_only_when_it_changes_after_authori
     finally:
         await catalog.aclose()
         await sandbox.aclose()
+
+
+async def test_a_tool_is_not_drifted_at_birth_when_its_dependency_has_uncommitted_edits(repo: Path) -> None:
+    import os
+    import time
+
+    (repo / "data").mkdir()
+    limits = repo / "data" / "limits.txt"
+    limits.write_text("max=10\nmin=1\n")
+    git(repo, "add", "data")
+    git(repo, "commit", "-q", "-m", "data")
+    limits.write_text("max=10\nmin=2\n")  # the person's uncommitted edit, made before the tool is written
+    os.utime(limits, (time.time() - 60, time.time() - 60))
+    project = Project.at(repo)
+    sandbox = await Sandbox.start(project, warm_workers=1)
+    catalog = await Catalog.open(project, sandbox)
+    try:
+        await catalog.save("limits", LIMITS)
+        assert catalog.get("limits").status != "drifted"
+        [report] = await catalog.drift("limits")
+        assert report.changed_files == () and not report.drifted
+        await catalog.save("limits", LIMITS.replace("Read one limit", "Read a limit"))  # an update: same
+        assert catalog.get("limits").status != "drifted"
+        commit_time = catalog.drift_checker.trees.commit_time(catalog.get("limits").commit)
+        limits.write_text("max=10\nmin=3\n")  # an edit after the version was written: drift
+        os.utime(limits, (commit_time + 5, commit_time + 5))
+        assert catalog.get("limits").status == "drifted"
+        [report] = await catalog.drift("limits")
+        assert report.changed_files == ("data/limits.txt",) and "-min=2" in report.diff and "+min=3" in report.diff
+    finally:
+        await catalog.aclose()
+        await sandbox.aclose()

@@ -22,8 +22,9 @@ def tuiagent(repo: Path, *args: str) -> int:
 def test_text_output_prints_the_assistant_text_and_a_line_per_tool_call(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:
     api.enqueue(reply(text("Looking at the readme."), tool_use("read_file", {"path": "README.md"})), reply(text("It is a demo project.")))
     assert tuiagent(repo, "-p", "what is this?") == 0
-    out = capsys.readouterr().out
-    assert out == 'Looking at the readme.\n[tool] read_file {"path": "README.md"}\nIt is a demo project.\n'
+    out, err = capsys.readouterr()
+    assert out == "Looking at the readme.\nIt is a demo project.\n"  # the answer alone: tool lines go to stderr
+    assert err.splitlines()[0] == '[tool] read_file {"path": "README.md"}'
 
 
 def test_failure_exits_non_zero_with_the_reason(repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:

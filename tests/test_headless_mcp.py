@@ -112,3 +112,22 @@ def test_the_reference_git_server_through_mcp_config(repo: Path, api: FakeMessag
     answers = {block["tool_use_id"]: block["content"] for block in api.requests[1].messages[-1]["content"]
                if block.get("type") == "tool_result"}
     assert "new.txt" in answers[calls["mcp__git__git_status"]["id"]]
+
+
+def test_the_init_line_lists_a_held_server_of_a_restricted_project(tmp_path: Path, api: FakeMessagesAPI,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.gitrepo import git, init_repo
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing-trusted"))
+    repo = init_repo(tmp_path / "elsewhere" / "project")
+    marker = tmp_path / "server-ran"
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"ping": {"command": "sh", "args": ["-c", f"touch {marker}"]}}}))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a server")
+    api.enqueue(reply(text("hi")))
+    done = tuiagent(repo, "-p", "hi", "--output-format", "stream-json", "--verbose")
+    assert done.returncode == 0, done.stderr
+    init = lines_of(done.stdout)[0]
+    assert [(row["name"], row["status"], row["tuiagent_status"]) for row in init["mcp_servers"]] == [
+        ("ping", "disabled", "untrusted")]
+    assert "not trusted" in init["mcp_servers"][0]["error"] and not marker.exists()

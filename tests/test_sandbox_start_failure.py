@@ -132,7 +132,7 @@ def test_headless_tells_the_person_and_the_model(repo: Path, broken_bwrap: dict[
     captured = capsys.readouterr()
     clear(captured.err)
     assert "[error] run_shell could not run: sandbox: the bubblewrap sandbox could not start" in captured.err
-    assert "[tool] run_shell failed: sandbox: the bubblewrap sandbox could not start" in captured.out
+    assert "[tool] run_shell failed: sandbox: the bubblewrap sandbox could not start" in captured.err
     result = api.requests[1].tool_results()[0]
     assert result["is_error"]
     clear(result["content"])

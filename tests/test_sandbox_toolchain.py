@@ -290,3 +290,13 @@ async def test_a_snippet_gets_the_network_only_when_it_asks_under_the_configured
     assert offline.is_error and recorder.requests[0].kind == "network"  # the first request is the granted call's
     assert recorder.requests[0].summary == "run a Python snippet WITH NETWORK ACCESS (only pypi.org)"
     assert "files.example.org is not in the network grant (only pypi.org)" in granted.text, granted.text
+
+
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="tuiagent must run from a virtualenv of its own")
+async def test_tuiagents_own_activated_venv_is_never_taken_for_the_projects(tmp_path: Path, fake_home: Path) -> None:
+    project = tmp_path / "proj"  # no virtualenv of its own; tuiagent's is activated (fake_home's VIRTUAL_ENV, PATH)
+    project.mkdir()
+    text, recorder = await shell(project, "python3 -c 'import sys; print(sys.prefix)'; echo venv=$VIRTUAL_ENV")
+    assert text.startswith("exit code: 0"), text
+    assert sys.prefix not in text and "venv=\n" in text
+    assert not [note for request in recorder.requests for note in request.notes if "virtualenv" in note]

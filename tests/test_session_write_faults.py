@@ -61,7 +61,8 @@ def test_headless_on_a_disk_that_fills_mid_turn_warns_and_loses_nothing(disk: Pa
     full_disk_mid_turn(api, disk)
     assert main(["--project", str(repo), "-p", "what is this?"]) == 0
     out, err = capsys.readouterr()
-    assert out.startswith("Reading the readme.\n[tool] read_file") and out.endswith("It is a demo project.\n")
+    assert out.startswith("Reading the readme.\n") and out.endswith("It is a demo project.\n") and "[tool]" not in out
+    assert "[tool] read_file" in err
     session = session_file(repo).name
     assert f"[warning] the session file .agent/sessions/{session} cannot be written (No space left on device)" in err
     assert f"[info] the session file .agent/sessions/{session} is written again; nothing was lost" in err

@@ -106,6 +106,9 @@ async def test_a_key_accepts_a_drifted_tools_drift_after_asking(repo: Path) -> N
         await wait_until(pilot, lambda: not app.catalog_pane.rows[0].status.startswith("drifted"), timeout=20,
                          message="the drift accepted")
         assert ".agent/drift-reviews.json" in git(repo, "show", "--name-only", "--format=", "HEAD")
+        # the diff pane no longer shows a drift that is accepted
+        assert app.diff_pane.diff_text == "" and "drifted" not in app.diff_pane.title
+        assert "accepted" in app.diff_pane.title
 
 
 @pytest.mark.usefixtures("untrusted_config")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.gitrepo import git
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
 from tests.test_ui_turn import send
 from tests.ui_support import (SIZE, answer_confirm, make_app, notifications, ready, row_names, tool_source, turn_answered,
@@ -232,24 +233,23 @@ async def test_a_failed_or_cancelled_compact_leaves_the_conversation_and_says_so
         assert agent.messages == before and not app.turns.running and not app.busy
 
 
-async def test_a_bang_command_runs_in_the_sandbox_through_run_shells_approval(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_a_bang_command_runs_as_the_person_typed_it_without_approval_and_the_model_sees_it(
+        repo: Path, api: FakeMessagesAPI) -> None:
     api.enqueue(reply(text("seen it")))
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, sandbox_tier="bubblewrap")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await send(pilot, app, "!echo bang-$((40 + 2))")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="run_shell's approval")
-        assert app.screen.kind == "shell" and "echo bang" in app.screen.detail
-        await pilot.press("n")
+        (repo / "README.md").write_text("changed by the person\n")
+        await send(pilot, app, "!git commit -qam 'by hand' && echo bang-$((40 + 2))")
         entry = next(entry for entry in app.conversation.entries if entry.kind == "tool")
-        await wait_until(pilot, lambda: entry.result is not None, timeout=30, message="the refusal")
-        assert entry.is_error and "denied" in entry.result
-        await send(pilot, app, "!echo bang-$((40 + 2))")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="the approval again")
-        await pilot.press("y")
-        ran = [entry for entry in app.conversation.entries if entry.kind == "tool"][-1]
-        await wait_until(pilot, lambda: ran.result is not None, timeout=60, message="the command's output")
-        assert "bang-42" in ran.result and "exit code: 0" in ran.result and not ran.is_error
+        await wait_until(pilot, lambda: entry.result is not None, timeout=30, message="the command's output")
+        assert not isinstance(app.screen, ApprovalScreen)
+        assert "bang-42" in entry.result and "exit code: 0" in entry.result and not entry.is_error
+        assert git(repo, "log", "-1", "--format=%s").strip() == "by hand"  # .git written: the person's rights, not the sandbox's
+        await send(pilot, app, "!exit 3")
+        failed = app.conversation.tool_entries()[-1]
+        await wait_until(pilot, lambda: failed is not entry and failed.result is not None, timeout=30, message="the failure")
+        assert failed.is_error and "exit code: 3" in failed.result
         await send(pilot, app, "what did I run?")
         await wait_until(pilot, lambda: turn_answered(app, "seen it"), timeout=60, message="the turn")
         assert "bang-42" in str(api.requests[-1].messages[-1]) and "The user ran a shell command" in str(api.requests[-1].messages[-1])

@@ -207,3 +207,37 @@ async def test_quitting_while_a_modal_is_being_mounted_raises_nothing(repo: Path
         await ready(pilot)
         app.push_screen(modal(name))
     assert app.return_code in (0, None)
+
+
+@pytest.mark.parametrize("name", ["source", "confirm", "approval", "form", "elicitation", "care"])
+async def test_ctrl_c_in_a_modal_does_what_escape_does(repo: Path, name: str) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        answers: dict[str, Any] = {}
+        for key in ("escape", "ctrl+c"):
+            screen = modal(name)
+            app.push_screen(screen, callback=lambda result, key=key: answers.__setitem__(key, result))
+            await wait_until(pilot, lambda screen=screen: app.screen is screen and screen.is_mounted, message="the modal")
+            await pilot.pause(0.7)  # past the type-ahead pause: a key answers the question
+            await pilot.press(key)
+            await wait_until(pilot, lambda screen=screen: app.screen is not screen, message=f"{key} closing the modal")
+        assert answers["ctrl+c"] == answers["escape"]
+        assert not any("again to quit" in message for message in notifications(app))
+
+
+async def test_the_filter_and_forms_keep_joiners_typed(repo: Path) -> None:
+    """Textual's Input drops what `str.isprintable` refuses: a ZWJ or ZWNJ typed in the catalog filter stays."""
+    app = make_app(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        app.action_show_pane("catalog")
+        box = app.catalog_pane.filter_box
+        box.focus()
+        await pilot.pause()
+        assert app._driver is not None
+        for key, character in (("a", "a"), ("zero_width_non_joiner", "\u200c"), ("b", "b")):
+            event = events.Key(key, character)
+            event.set_sender(app)
+            app._driver.send_message(event)
+        await wait_until(pilot, lambda: box.value == "a\u200cb", message=f"the joiner kept ({box.value!r})")

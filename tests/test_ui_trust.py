@@ -154,3 +154,36 @@ async def test_a_pull_mid_session_is_said_and_slash_trust_approves_it(tmp_path: 
         assert isinstance(app.state, Ready)
         assert app.runtime.permissions.rules() == [("run_shell", "project")]
     assert check(Project.at(repo)).state == "trusted"
+
+
+async def test_the_trust_screen_scrolls_from_the_keyboard(tmp_path: Path) -> None:
+    tools = {f".agent/tools/tool_{i:02d}.py": f'def tool_{i:02d}() -> int:\n    """Tool {i}."""\n    return {i}\n' for i in range(40)}
+    repo = hostile_repo(tmp_path / "p", tools)
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=30, message="the trust screen")
+        screen = app.screen
+        await pilot.pause(0.8)  # mounted, and past the type-ahead pause
+        detail = screen.query_one("#trust-detail")
+        assert detail.max_scroll_y > 0 and detail.scroll_y == 0
+        await pilot.press("pagedown")
+        await wait_until(pilot, lambda: detail.scroll_y > 0, message="pagedown scrolling the detail")
+        await pilot.press("end")
+        await wait_until(pilot, lambda: detail.scroll_y == detail.max_scroll_y, message="end")
+        await pilot.press("up")
+        await wait_until(pilot, lambda: detail.scroll_y == detail.max_scroll_y - 1, message="up")
+        await pilot.press("home")
+        await wait_until(pilot, lambda: detail.scroll_y == 0, message="home")
+        assert app.screen is screen  # scrolling answers nothing
+
+
+def test_a_bare_repository_is_one_line_on_the_trust_screen_not_a_none_section_each(tmp_path: Path) -> None:
+    from tests.gitrepo import init_repo
+    from tui_agent.core.trust import describe
+
+    repo = init_repo(tmp_path / "bare")
+    project = Project.at(repo)
+    screen = TrustScreen(describe(project), check(project))
+    detail = screen.detail()
+    assert "  - none" not in detail and detail.count("none") == 0
+    assert "It grants nothing: no permission grants, recipes, tools, MCP servers" in detail

@@ -159,3 +159,28 @@ async def test_the_undo_question_says_a_tool_changed_since_is_kept(repo: Path, a
         question = str(app.screen.question)
         assert "tool shout (kept: changed after the agent wrote it)" in question and "pruned" not in question, question
         await pilot.press("n")
+
+
+async def test_the_diff_pane_names_its_turn_and_undoing_a_turn_without_edits_says_so(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "notes.txt", "content": "hello\n"})), reply(text("done")),
+                reply(text("just talking")), reply(text("still talking")))
+    (repo / ".agent").mkdir()
+    (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["write_file"]\n')
+    app = make_app(repo, sandbox_tier="rlimits")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "write notes")
+        await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn")
+        await wait_until(pilot, lambda: "+hello" in app.diff_pane.diff_text, message="the turn's diff", timeout=30)
+        assert app.diff_pane.title.startswith("Turn 1's edits")
+        for prompt, answer in (("and now?", "just talking"), ("and then?", "still talking")):
+            await send(pilot, app, prompt)
+            await wait_until(pilot, lambda answer=answer: turn_answered(app, answer), timeout=60, message="a turn")
+        await pilot.pause(0.3)
+        assert app.diff_pane.title.startswith("Turn 1's edits")  # not "this turn's": two turns without edits came since
+        await send(pilot, app, "/undo")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the question", timeout=30)
+        question = str(app.screen.question)  # type: ignore[attr-defined]
+        assert "turn 3" in question and "changed no project files" in question
+        assert "files it changed are put back" not in question
+        await pilot.press("n")

@@ -60,12 +60,10 @@ async def send(pilot: Pilot, app: TuiAgentApp, prompt: str) -> None:
 
 
 async def approved_bang(pilot: Pilot, app: TuiAgentApp, command: str) -> Entry:
-    """Send `!command`, allow it once in run_shell's approval modal, and return its tool entry."""
-    from tui_agent.ui.screens.approval import ApprovalScreen
-
+    """Send `!command` (the person's own: it runs without an approval) and return its tool entry once shown."""
+    before = len(app.conversation.tool_entries())
     await send(pilot, app, f"!{command}")
-    await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="run_shell's approval")
-    await pilot.press("y")
+    await wait_until(pilot, lambda: len(app.conversation.tool_entries()) > before, timeout=30, message="the command's block")
     return app.conversation.tool_entries()[-1]
 
 

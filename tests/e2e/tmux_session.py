@@ -23,13 +23,21 @@ class FakeServerProcess:
     def __init__(self, script: list[dict[str, Any]], folder: Path) -> None:
         path = folder / "script.json"
         path.write_text(json.dumps(script), encoding="utf-8")
-        self.process = subprocess.Popen([sys.executable, str(FAKE_SERVER), "--script", str(path)], stdout=subprocess.PIPE, text=True)
+        self.bodies = folder / "bodies.jsonl"
+        self.process = subprocess.Popen([sys.executable, str(FAKE_SERVER), "--script", str(path), "--bodies", str(self.bodies)],
+                                        stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         line = self.process.stdout.readline().strip()
         if not line.startswith("listening on "):
             self.stop()
             raise RuntimeError(f"fake server did not start: {line!r}")
         self.base_url = line.removeprefix("listening on ")
+
+    def received(self) -> list[dict[str, Any]]:
+        """The JSON bodies of the requests received so far, in order."""
+        if not self.bodies.exists():
+            return []
+        return [json.loads(line) for line in self.bodies.read_text(encoding="utf-8").splitlines() if line]
 
     def stop(self) -> None:
         self.process.terminate()

@@ -50,6 +50,7 @@ class FakeMessagesAPI:
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
         self.request_log: str | None = None
+        self.body_log: str | None = None  # each request's JSON body, one line each
         """A file getting one line per request received (script mode's --log), for timing from another process."""
 
     @property
@@ -124,6 +125,9 @@ class FakeMessagesAPI:
             if self.request_log is not None:
                 with open(self.request_log, "a", encoding="utf-8") as log:
                     log.write(f"{time.time()} {request.path}\n")
+            if self.body_log is not None:
+                with open(self.body_log, "a", encoding="utf-8") as log:
+                    log.write(json.dumps(request.body) + "\n")
             found = validator.problems(request.body, self.thinking_ledger) if self.strict else []
             if found:
                 self.violations.append((request, found[0]))

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from tui_agent.core.agent.loop import Agent
     from tui_agent.core.headless.hooks import SdkHooks
     from tui_agent.core.mcp.hub import McpHub
+    from tui_agent.core.project import Project
 
 CLAUDE_STATUS = {"running": "connected", "starting": "pending", "untrusted": "disabled"}
 
@@ -90,6 +91,19 @@ def server_rows(*hubs: McpHub | None) -> list[dict[str, str]]:
     return rows
 
 
+def held_server_rows(project: Project, listed: set[str]) -> list[dict[str, str]]:
+    """The project's configured servers no hub started (a restricted project holds them all), as init-line rows."""
+    from tui_agent.core.mcp.config import McpConfigError, load_server_configs
+
+    try:
+        configs, _problems = load_server_configs(project)
+    except (McpConfigError, OSError, ValueError):
+        return []
+    return [{"name": config.name, "status": CLAUDE_STATUS["untrusted"], "tuiagent_status": "untrusted",
+             "error": "not started: the project is not trusted (tuiagent trust)"}
+            for config in configs if config.name not in listed]
+
+
 @dataclasses.dataclass
 class Session:
     """Runs prompts on an agent, printing each turn; `interrupt()` ends the running turn (its result says so)."""
@@ -104,8 +118,10 @@ class Session:
 
     def info(self, tools: list[str], version: str) -> RunInfo:
         agent = self.agent
+        servers = server_rows(*self.hubs)
+        servers += held_server_rows(agent.project, {row["name"] for row in servers})
         return RunInfo(agent.session_id, agent.model, str(agent.project.root), tools,
-                       claude_mode(agent.permissions.mode, bypass=self.approvals.bypass), server_rows(*self.hubs),
+                       claude_mode(agent.permissions.mode, bypass=self.approvals.bypass), servers,
                        "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none", version,
                        getattr(agent.client, "max_tokens", 0))
 
@@ -184,7 +200,8 @@ class Session:
         return {}
 
     async def _mcp_status(self, request: dict[str, Any]) -> dict[str, Any]:
-        return {"mcpServers": server_rows(*self.hubs)}
+        servers = server_rows(*self.hubs)
+        return {"mcpServers": servers + held_server_rows(self.agent.project, {row["name"] for row in servers})}
 
 
 def initialize_handler(warnings: list[str], hooks: SdkHooks) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:

@@ -6,10 +6,13 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.textsafety import escaped
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
+
+if TYPE_CHECKING:
+    from tui_agent.core.project import Project
 
 
 def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
@@ -120,4 +123,25 @@ def handle_trust(args: argparse.Namespace) -> int:
         print(escaped(f"approved {config.name}: {' '.join([config.command, *config.args])}" + (f"  (env {env})" if env else "")))
         print("".join(f"  pinned {escaped(name)} (sha256 {digest[:12]})\n" for name, digest in project_files(config, project.root)), end="")
     print(f"(recorded in {trust_file()})")
+    note = approve_in_project_trust(project, [config.name for config in chosen])
+    if note:
+        print(note)
     return 0
+
+
+def approve_in_project_trust(project: Project, names: list[str]) -> str:
+    """`mcp trust NAME` is the person's approval of those servers: in a project trusted by content, their grants as
+    they are now join what was approved (nothing else does: a pulled rule still asks); what to do otherwise, or ""."""
+    from tui_agent.core.trust import store
+    from tui_agent.core.trust.grants import mcp_grants
+
+    entry = store.lookup(project.root)
+    if entry is None:
+        return ("the project itself is not trusted yet: sessions start no server of it until you run `tuiagent trust` "
+                "(it lists what the project grants)")
+    if entry.approved is None or entry.path != store.real_path(project.root):
+        return ""  # a trusted folder: its projects' grants are not pinned, the server approval above is all it takes
+    keys = {f"mcp:{name}" for name in names}
+    approved = {grant.key: grant.digest for grant in mcp_grants(project) if grant.key in keys}
+    store.record(project.root, {**entry.approved, **approved})
+    return ""

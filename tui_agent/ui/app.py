@@ -17,7 +17,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static, Tab, Tabs, TextArea
 
 from tui_agent.ui.catalog_sync import CatalogSync, CoreEvent, McpChanged
@@ -273,7 +273,9 @@ class TuiAgentApp(App[int]):
         self.panes.show(pane)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Pane keys act on the main screen only (a modal keeps its keys)."""
+        """Pane keys act on the main screen only (a modal keeps its keys; ctrl+c is its escape)."""
+        if action == "interrupt" and isinstance(self.screen, ModalScreen):
+            return True
         if action in (*PANE_ACTIONS, "interrupt", "cycle_permission_mode") and len(self.screen_stack) > 1:
             return False
         if action == "cancel_turn":
@@ -313,6 +315,9 @@ class TuiAgentApp(App[int]):
             self.call_after_refresh(apply_side_share, self)
 
     def action_interrupt(self) -> None:
+        if isinstance(self.screen, ModalScreen) and not self.copy_selection():  # a question: ctrl+c is its escape
+            self.simulate_key("escape")
+            return
         interrupt(self, self.turns, self.prompt_area)
 
     def on_conversation_typed_ahead(self, message: Conversation.TypedAhead) -> None:

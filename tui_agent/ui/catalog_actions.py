@@ -326,3 +326,6 @@ class CatalogActions:
             return
         change = await catalog.accept_drift(row.name)
         self.host.notify(f"accepted the drift of {row.name}" + change.note)
+        # the drift the pane showed is the reference now: no diff is left to show
+        self.host.show_diff(f"{row.name}: drift accepted (its dependency files as they are now are its reference)",
+                            "", subject=row.name)

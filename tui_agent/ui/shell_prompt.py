@@ -1,6 +1,6 @@
-"""`!command` typed in the prompt: the command runs through run_shell's own path (the permission check, then the
-sandbox), shows as a tool block (its events posted to the conversation as a turn's are), and the model is told what
-ran and what it printed."""
+"""`!command` typed in the prompt: the person's own command runs as typed, like their terminal (their shell and
+rights, no sandbox, no approval), shows as a tool block (its events posted to the conversation as a turn's are), and
+the model is told what ran and what it printed."""
 
 from __future__ import annotations
 
@@ -30,12 +30,11 @@ def bang_command(text: str) -> str | None:
 
 
 async def run_bang(app: UIHost, turns: TurnRunner, command: str) -> None:
-    """Run `command` as run_shell would for the agent (asked, refused or allowed by the same mode and rules)."""
-    from tui_agent.core.agent.exec_tools import run_shell
-    from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
+    """Run the person's `command` on the host in the project folder (core/agent/own_command)."""
+    from tui_agent.core.agent.own_command import run_own_command
 
     if turns.running:
-        turns.queue.push(f"!{command}", "command")  # one sandbox, one thing at a time: after the turn
+        turns.queue.push(f"!{command}", "command")  # one thing at a time: after the turn
         return
     runtime = app.runtime
     if runtime is None:
@@ -49,17 +48,15 @@ async def run_bang(app: UIHost, turns: TurnRunner, command: str) -> None:
         if isinstance(event, ToolOutputDelta):
             events.show_later(event)
 
-    context = ToolContext(project=runtime.project, permissions=runtime.permissions, sandbox=runtime.sandbox,
-                          call_id=call_id, tool_name="run_shell", live=show_live)
     started = time.monotonic()
     cancelled = False
     try:
-        output = await turns.run_stoppable(run_shell(context, {"command": command}))
+        output = await turns.run_stoppable(run_own_command(runtime.project.root, command, call_id, show_live))
         result, is_error = output.text, output.is_error
     except WorkerCancelled:
         result, is_error, cancelled = STOPPED, True, True
-    except ToolFailure as failure:
-        result, is_error = str(failure), True
+    except OSError as error:  # the shell could not start (the project folder gone)
+        result, is_error = f"could not run it: {error}", True
     await events.show(ToolCallFinished(call_id=call_id, name="run_shell", result=result, is_error=is_error,
                                        duration_ms=(time.monotonic() - started) * 1000))
     conversation = turns.view()

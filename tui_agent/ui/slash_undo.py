@@ -145,15 +145,18 @@ class UndoCommands:
 
     async def _confirm_undo(self, turns: list[TurnRecord]) -> bool:
         """Say what undoing `turns` does (the files back, each authored tool pruned or reverted) and ask."""
+        edited = True
         if len(turns) == 1:
             what = f"turn {turns[0].turn} ({turns[0].prompt[:60]!r})"
-            await self.show_turn_edits(when="question", turn=turns[0].turn)
+            edited = await self.show_turn_edits(when="question", turn=turns[0].turn)
         else:
             what = f"turns {turns[0].turn} to {turns[-1].turn} ({len(turns)} turns)"
         parts = self._undo_parts()
         authored = (await asyncio.to_thread(parts[0].authored_preview, parts[1], turns)  # as the undo will decide
                     if parts is not None else [])
-        lines = [f"Undo {escape(what)}?", "The project files it changed are put back as they were before it (the diff pane shows a single turn's edits)."]
+        files = ("The project files it changed are put back as they were before it (the diff pane shows a single turn's "
+                 "edits)." if edited else "It changed no project files.")
+        lines = [f"Undo {escape(what)}?", files]
         if authored:
             lines.append("Tools and recipes: " + escape(", ".join(authored)) + ".")
         ignored = sorted({record.path for turn in turns for record in turn.ignored})
@@ -214,7 +217,11 @@ class UndoCommands:
             if when == "asked":
                 self.host.notify("No edits to project files in that turn." if diff is not None else "No turn yet in this session.")
             return False
-        self.host.show_diff("This turn's edits to project files" if turn is None else f"Turn {turn}'s edits", diff, subject="turn")
+        if turn is None:  # the latest turn: named, so the title still says which once later turns changed nothing
+            recorded = undo.turns(session)
+            turn = recorded[-1].turn if recorded else None
+        self.host.show_diff(f"Turn {turn}'s edits to project files" if turn is not None else "The last turn's edits to "
+                            "project files", diff, subject="turn")
         if when == "turn_end":
             files = sum(1 for line in diff.splitlines() if line.startswith("diff --git"))
             await self.host.add_notice(f"The agent changed {files} project file(s) in this turn: see the diff pane (/diff, /undo).")

@@ -155,7 +155,12 @@ class Transcript:
             last.text = event.message
             folded.changed.append(last)
             return
-        self._new(Entry("notice", text=event.message, level=event.level), folded)
+        entry = Entry("notice", text=event.message, level=event.level)
+        if retry is not None and self.open_text is not None:  # a reply dropped mid-way: the retry, which the model
+            self.entries.append(entry)  # client resumes where the shown text stopped, goes on in that same message
+            folded.added.append(entry)
+            return
+        self._new(entry, folded)
 
     def _failed(self, event: TurnFailed, folded: Folded) -> None:
         """The turn's failure; after retries of that same failure it replaces their notice (the words once, not twice)."""

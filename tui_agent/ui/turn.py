@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 ResultType = TypeVar("ResultType")
 AGENT_GROUP = "agent"
 PROMPT_BACK = "The prompt is back in the input box: edit it or press enter to resend."
+QUEUE_WAITS = " The prompts queued after it wait, and follow it once it is sent."
 NOT_SENT = "Not sent: no model is configured (how to set one up is above; /help repeats it). The prompt is back in the input box."
 
 
@@ -71,6 +72,8 @@ class TurnRunner:
         self._worker: Worker[None] | None = None
         self.queue = PromptQueue()  # shown above the prompt box; each item is sent when the turn before it ends
         self.prompt = ""  # what the person sent for the running turn: back into the box if it fails
+        self.queue_held = False
+        """A failed prompt is back in the box: the prompts queued after it wait until the next prompt is sent."""
 
     def _post(self, message: Message) -> bool:
         """Post to the conversation; False once it is gone (the app is closing, and a listener on another thread
@@ -94,8 +97,9 @@ class TurnRunner:
             self.start(text, source="recipe")
 
     def send_queued(self) -> None:
-        """Start the oldest queued prompt when the agent is free (called when the runtime is ready and after a turn)."""
-        if self.running or agent_of(self.host.state) is None:
+        """Start the oldest queued prompt when the agent is free (called when the runtime is ready and after a turn);
+        not while a failed prompt waits in the box to be sent again (it was typed first)."""
+        if self.running or agent_of(self.host.state) is None or self.queue_held:
             return
         item = self.queue.pop()
         if item is not None and item.source == "command":
@@ -163,6 +167,7 @@ class TurnRunner:
             self.queue.push(prompt, source)
             return False
         self.prompt = prompt if source == "person" else ""
+        self.queue_held = False
         self.running = True
         app.busy = True  # (the footer's keys follow)
         self._worker = app.run_worker(self._run(agent, prompt), group=AGENT_GROUP, exclusive=True)
@@ -230,7 +235,9 @@ class TurnRunner:
             failed = event.prompt or self.prompt
             if failed:
                 self.return_to_prompt_box(failed)
-                await self.view().add(Entry("notice", text=PROMPT_BACK, level="info"))
+                self.queue_held = bool(len(self.queue))  # it goes first: the queue waits for it to be sent again
+                await self.view().add(Entry("notice", text=PROMPT_BACK + (QUEUE_WAITS if self.queue_held else ""),
+                                            level="info"))
 
     def show_feed_event(self, event: Event) -> None:
         """An event from the change feed or a recipe: posted to the conversation behind what is there; its effects now."""

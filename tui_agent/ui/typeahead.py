@@ -8,6 +8,8 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from textual import events
 from textual.screen import ModalScreen, Screen
 
+from tui_agent.ui.typed import typed_text
+
 Answer = TypeVar("Answer")
 
 TYPE_AHEAD_S = 0.6
@@ -44,8 +46,9 @@ class TypeAhead:
         if self.box is None or event.key == "escape" or now - self.last >= TYPE_AHEAD_S:
             return False
         self.last = now
-        if event.is_printable and event.character:
-            self.box.insert(event.character)
+        typed = typed_text(event)
+        if typed is not None:
+            self.box.insert(typed)
         elif event.key == "backspace":
             self.box.action_delete_left()
         self.passed_on += 1

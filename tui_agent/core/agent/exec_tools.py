@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from tui_agent.core.agent.command_view import one_line
+from tui_agent.core.agent.git_readonly import read_only_git
 from tui_agent.core.agent.permissions import ApprovalRequest
-from tui_agent.core.agent.shell_run import live_listener, shell_snippet
+from tui_agent.core.agent.shell_run import live_listener, pipeline_failure, shell_snippet
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.protocols import AgentSandbox
 from tui_agent.core.hostnames import describe_grant
@@ -73,9 +74,12 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     # A call that may change the virtualenv is its own approval: no command rule covers it, only the tool-wide one.
     request = ApprovalRequest("network" if network else "shell", "run_shell", summary, command,
                               subject=None if changes_venv else command, notes=notes)
-    await ctx.require_approval(request)
+    # a git command that only reads runs unasked, with the project read-only: only bubblewrap can make it so
+    reading_git = read_only_git(command) and not network and not changes_venv and sandbox.tier == TIER_BUBBLEWRAP
+    if not reading_git or ctx.permissions.mode == "read-only":
+        await ctx.require_approval(request)
     policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=grant,
-                           venv_writable=changes_venv)
+                           venv_writable=changes_venv, project_writable=not reading_git)
     listener = live_listener(ctx.call_id, ctx.live) if ctx.live is not None else None
     result = await sandbox.run_python(shell_snippet(command, timeout), policy=policy, on_output=listener)
     if not result.ok or not isinstance(result.value, dict):
@@ -85,6 +89,9 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     stdout, cut_out = truncate(str(report.get("stdout", "")), SHELL_OUTPUT_CHARS)
     stderr, cut_err = truncate(str(report.get("stderr", "")), SHELL_OUTPUT_CHARS // 2)
     lines = [f"exit code: {exit_code if exit_code is not None else 'timeout'}"]
+    failure = pipeline_failure(report)
+    if failure is not None:
+        lines[0] += f", but {failure}"
     if stdout:
         lines.append(f"[stdout]\n{stdout}")
     if stderr:
@@ -92,7 +99,7 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     refused = [line for line in result.stderr.splitlines() if line.startswith(PROXY_REFUSED)]
     if refused:  # what the proxy said no to, and why (a client shows only "403 Forbidden")
         lines.append("[network]\n" + "\n".join(dict.fromkeys(refused)))
-    return ToolOutput("\n".join(lines), is_error=exit_code != 0, truncated=cut_out or cut_err)
+    return ToolOutput("\n".join(lines), is_error=exit_code != 0 or failure is not None, truncated=cut_out or cut_err)
 
 
 async def run_python(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:

@@ -96,6 +96,7 @@ class HeadlessPrinter:
         self.partial = False
         """stream-json: print each raw API stream event as a `stream_event` line (--include-partial-messages)."""
         self.replies = ReplyTracker()
+        self._denied: set[str] = set()
 
     def start(self, info: RunInfo, turns: Sequence[Turn]) -> None:
         """Begin a turn: remember the conversation's turns to follow (new ones only) and print the init line."""
@@ -200,8 +201,9 @@ class HeadlessPrinter:
 
     def _line(self, text: str, stream: TextIO | None = None) -> None:
         target = stream or self.out
-        if not self._at_line_start:
+        if not self._at_line_start:  # the answer's line ends before a line on either stream
             self.out.write("\n")
+            self.out.flush()
             self._at_line_start = True
         target.write(for_terminal(target, text) + "\n")
         target.flush()
@@ -211,15 +213,16 @@ class HeadlessPrinter:
             self.out.write(for_terminal(self.out, event.text))
             self.out.flush()
             self._at_line_start = event.text.endswith("\n")
-        elif isinstance(event, ToolCallStarted):
-            self._line(f"[tool] {escaped(event.name)} {_short_args(event.arguments)}")
-        elif isinstance(event, ToolCallFinished) and event.is_error:
+        elif isinstance(event, ToolCallStarted):  # what the answer is made with: stderr, stdout is the answer's
+            self._line(f"[tool] {escaped(event.name)} {_short_args(event.arguments)}", self.err)
+        elif isinstance(event, ToolCallFinished) and event.is_error and event.call_id not in self._denied:
             first_line = event.result.strip().splitlines()[0] if event.result.strip() else ""
-            self._line(f"[tool] {escaped(event.name)} failed: {escaped(first_line[:200])}")
+            self._line(f"[tool] {escaped(event.name)} failed: {escaped(first_line[:200])}", self.err)
         elif isinstance(event, ToolAuthored):
             verb = "created" if event.created else "updated"
-            self._line(f"[authored] {event.kind} {escaped(event.name)} {verb}" + (f" (commit {event.commit[:10]})" if event.commit else " (not committed)"))
-        elif isinstance(event, ApprovalDenied):
+            self._line(f"[authored] {event.kind} {escaped(event.name)} {verb}" + (f" (commit {event.commit[:10]})" if event.commit else " (not committed)"), self.err)
+        elif isinstance(event, ApprovalDenied):  # its call's failure says the same: this line alone
+            self._denied.add(event.call_id)
             self._line(f"[denied] {escaped(event.name)}: {event.reason}", self.err)
         elif isinstance(event, Notice):  # file and tool names in it are the project's: one line, escaped
             self._line(f"[{event.level}] {escaped(event.message)}", self.err)

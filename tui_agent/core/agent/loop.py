@@ -201,7 +201,7 @@ class Agent:
         """Leave a valid history after a failed request: take an unanswered prompt back, or close the answered turn."""
         if self.conversation.take_back_prompt():  # the model never answered: the prompt leaves the conversation
             self.prompting.prompt_taken_back()
-            return dataclasses.replace(failed, prompt=prompt, message=f"{failed.message} (the prompt was not kept: edit it and send it again)")
+            return dataclasses.replace(failed, prompt=prompt, message=f"{failed.message} (the prompt was not kept)")
         self.conversation.close_failed_turn(failed.message)
         return failed
 

@@ -128,6 +128,7 @@ class ModelClient:
         attempt = 0
         while True:
             received = ""
+            answered = False  # the server answered: a connection error from now on is a drop, not "cannot reach"
             try:
                 assembler = ReplyAssembler()
                 stream = await self._client.messages.create(
@@ -135,6 +136,7 @@ class ModelClient:
                     system=cast(Any, system), tools=cast(Any, tools), messages=cast(Any, messages),
                     extra_body=extra or None,  # thinking / output_config: the same wire shape with any SDK version
                 )
+                answered = True
                 try:
                     async for event in stream:
                         if self.stream_listener is not None:
@@ -157,7 +159,7 @@ class ModelClient:
                 failure = self._classify_status(error)
                 delay = self._retry_delay(error.response, attempt)
             except anthropic.APIConnectionError as error:
-                failure = self._connection_error(error)
+                failure = self._dropped(error) if answered else self._connection_error(error)
                 delay = self.retry_base_delay_s * (2**attempt)
             except Exception as error:
                 if not isinstance(error, StreamCut) and not _is_transport_error(error):
@@ -215,6 +217,10 @@ class ModelClient:
             f"cannot reach the model server at {self.base_url} ({what}). Check your network connection, "
             "or set ANTHROPIC_BASE_URL to a reachable server.",
         )
+
+    def _dropped(self, error: anthropic.APIConnectionError) -> ModelError:
+        cause = error.__cause__ or error
+        return ModelError("connection", f"connection dropped mid-reply ({type(cause).__name__}{f': {cause}' if str(cause) else ''})")
 
     def _retry_delay(self, response: Any, attempt: int) -> float:
         headers = response.headers if response is not None else {}

@@ -13,14 +13,42 @@ LIVE_OUTPUT_BYTES = 1_000_000
 LIVE_CUT_NOTE = "\n[tuiagent: live output stops here after 1 MB; the rest comes with the result]\n"
 
 
+PIPELINE_TRAILER = '_tuiagent_p=("${PIPESTATUS[@]}"); echo "${_tuiagent_p[*]}" >&@FD@ 2>/dev/null; exit "${_tuiagent_p[-1]}"'
+"""Run after the command (a line of its own) by bash: keeps its exit status and reports, on a pipe (@FD@), the exit
+status of each command of the last pipeline it ran."""
+SIGPIPE_STATUS = 141
+"""A command stopped because what read its output had finished (`yes | head -1`): not a failure."""
+
+
+def pipeline_failure(report: dict[str, object]) -> str | None:
+    """Why a command that exited 0 still failed: a command before the last of its final pipeline failed (`python3 -m
+    pytest | tail` exits 0 when pytest is missing); None when nothing did."""
+    statuses = report.get("pipeline")
+    if report.get("exit_code") != 0 or not isinstance(statuses, list) or len(statuses) < 2:
+        return None
+    failed = [status for status in statuses[:-1] if isinstance(status, int) and status not in (0, SIGPIPE_STATUS)]
+    if not failed:
+        return None
+    return f"a command of the pipeline failed (its exit statuses: {' '.join(str(s) for s in statuses)})"
+
+
 def shell_snippet(command: str, timeout_s: int) -> str:
-    """Python run inside the sandbox that runs `command` with the shell and reports its exit code and output.
+    """Python run inside the sandbox that runs `command` with bash (sh without it) and reports its exit code, output
+    and, with bash, the exit status of each command of its last pipeline.
 
     The output it reports is what `subprocess.run(capture_output=True, text=True)` would give; while the command runs,
     both of its streams are also copied, as they come, to the snippet's own stdout (the first LIVE_OUTPUT_BYTES)."""
     return (
-        "import io, os, selectors, subprocess, time\n"
-        f"_proc = subprocess.Popen({command!r}, shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
+        "import io, os, selectors, shutil, subprocess, time\n"
+        "_bash = shutil.which('bash')\n"
+        "if _bash:\n"
+        "    _status_r, _status_w = os.pipe()\n"
+        f"    _script = {command + chr(10)!r} + {PIPELINE_TRAILER!r}.replace('@FD@', str(_status_w))\n"
+        "    _proc = subprocess.Popen([_bash, '-c', _script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,\n"
+        "                             pass_fds=(_status_w,))\n"
+        "    os.close(_status_w)\n"
+        "else:\n"
+        f"    _proc = subprocess.Popen({command!r}, shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
         "_kept = {_proc.stdout.fileno(): [], _proc.stderr.fileno(): []}\n"
         "_selector = selectors.DefaultSelector()\n"
         "for _fd in _kept:\n"
@@ -59,6 +87,12 @@ def shell_snippet(command: str, timeout_s: int) -> str:
         f"    _report = {{'exit_code': None, 'stdout': _out, 'stderr': 'timed out after {timeout_s}s'}}\n"
         "else:\n"
         "    _report = {'exit_code': _proc.returncode, 'stdout': _out, 'stderr': _err}\n"
+        "if _bash:\n"
+        "    os.set_blocking(_status_r, False)\n"
+        "    try:\n"
+        "        _report['pipeline'] = [int(_s) for _s in os.read(_status_r, 4096).split()]\n"
+        "    except (OSError, ValueError):\n"
+        "        pass\n"
         "_report\n"
     )
 

@@ -90,16 +90,20 @@ class DriftTracker:
 
     def _untracked_baseline(self, entry: Entry, commit: str, reference: dict[str, str | None],
                             watched: list[str]) -> dict[str, str]:
-        """Dependency files git did not have at `commit` but that were there already (older than it): their blobs
-        when first seen, kept in state.db, so a later edit is drift and a file that appears later is not."""
+        """Dependency files as they were when this version was written, where git's `commit` has them otherwise (not
+        at all, or without the person's uncommitted edits) and they are older than it: their blobs when first seen,
+        kept in state.db, so a later edit is drift and a file that appears later is not (never drifted at birth)."""
         assert entry.spec is not None
         kept = self.state.drift_baseline(entry.name, entry.spec.source_sha)
         if kept is None:
             kept = {}
             for rel in watched:
                 blob = self.checker.current_blob(rel)
-                if rel not in reference and blob is not None and self.checker.older_than(commit, rel):
+                if blob is not None and reference.get(rel) != blob and self.checker.older_than(commit, rel):
                     kept[rel] = blob
+            edited = [rel for rel in kept if rel in reference]
+            if edited and self.store_blobs is not None:  # so a later drift diff can show what they were
+                self.store_blobs(edited)
             self.state.set_drift_baseline(entry.name, entry.spec.source_sha, kept)
         return kept
 

@@ -132,11 +132,13 @@ def tool_home_variables(home: Path, passed: Mapping[str, str]) -> dict[str, str]
 
 
 def search_path(user_path: str, venv: Path | None, secrets: SecretMap) -> list[str]:
-    """The project's virtualenv first, then the user's PATH entries, then tuiagent's interpreter and the system folders."""
+    """The project's virtualenv first, then the user's PATH entries (tuiagent's own virtualenv left out), then
+    tuiagent's interpreter and the system folders."""
     entries: list[str] = [str(venv / "bin")] if venv is not None else []
     for entry in user_path.split(os.pathsep):
         if entry and os.path.isabs(entry) and os.path.isdir(entry) and not secrets.touches(Path(entry)):
-            entries.append(entry)
+            if not venvs.is_own_environment(Path(entry).parent):  # tuiagent's own, activated: after the person's
+                entries.append(entry)
     entries += [str(Path(sys.executable).parent), *SYSTEM_PATH]
     return _dedupe(entries)
 
@@ -152,7 +154,7 @@ def find_virtualenv(root: Path, environ: Mapping[str, str], home: Path, problems
         candidates.append(root / os.path.expanduser(environ["UV_PROJECT_ENVIRONMENT"]))
     candidates += [root / ".venv", root / "venv"]
     candidates += poetry_virtualenvs(root, environ, home)
-    if environ.get("VIRTUAL_ENV"):
+    if environ.get("VIRTUAL_ENV") and not venvs.is_own_environment(Path(environ["VIRTUAL_ENV"])):
         candidates.append(Path(environ["VIRTUAL_ENV"]))
     for candidate in candidates:
         if not ((candidate / "pyvenv.cfg").is_file() and (candidate / "bin").is_dir()):

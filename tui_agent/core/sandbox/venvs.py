@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,6 +18,11 @@ from tui_agent.core.sandbox.secrets import is_inside
 PYTHON_NAMES = ("python3", "python")
 
 
+
+
+def is_own_environment(venv: Path) -> bool:
+    """True when `venv` is the virtualenv tuiagent itself runs from (activated to start it): never the project's."""
+    return sys.prefix != sys.base_prefix and os.path.realpath(venv) == os.path.realpath(sys.prefix)
 
 
 def refusal(root: Path, venv: Path) -> str | None:

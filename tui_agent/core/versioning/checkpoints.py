@@ -29,6 +29,9 @@ class Checkpoints:
         prefix = project_root.resolve().relative_to(self.work_tree).as_posix()
         self.prefix = "" if prefix == "." else prefix + "/"
         self.pathspec = [self.prefix or ".", f":(exclude){self.prefix}.agent"]
+        # `git add` refuses a plain pathspec naming an ignored path, even an exclusion (a `.gitignore` with `.*` or
+        # `.agent`): a wildcard one excludes the same files and is not checked against the ignore rules
+        self._add_pathspec = [self.prefix or ".", f":(exclude){_glob_escape(self.prefix)}.agen[t]/*"]
         folder = tempfile.mkdtemp(prefix="tuiagent-checkpoint-")
         self._index = Path(folder) / "index"
         self._lock = threading.Lock()
@@ -58,7 +61,7 @@ class Checkpoints:
                     shutil.copy2(user_index, self._index)  # its mtime kept: git's racy-entry check needs it
             env = {"GIT_INDEX_FILE": str(self._index)}
             nested = [f":(exclude,literal){path}" for path in self.nested_repositories(env)]
-            self.runner.must("add", "-A", "--", *self.pathspec, *nested, env=env)
+            self.runner.must("add", "-A", "--", *self._add_pathspec, *nested, env=env)
             return self.runner.must("write-tree", env=env).text
 
     def nested_repositories(self, env: dict[str, str]) -> list[str]:
@@ -116,6 +119,11 @@ class Checkpoints:
         if not isinstance(sha, str) or len(sha) not in (40, 64) or any(c not in "0123456789abcdef" for c in sha):
             return False
         return self.runner.run("cat-file", "-e", f"{sha}^{{tree}}").ok
+
+
+def _glob_escape(text: str) -> str:
+    """`text` matched literally inside a wildcard pathspec."""
+    return "".join("\\" + char if char in "*?[]\\" else char for char in text)
 
 
 __all__ = ["Checkpoints", "Entry", "GitFailure"]

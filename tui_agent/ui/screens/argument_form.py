@@ -12,6 +12,7 @@ from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
+from tui_agent.ui.typed import TypedInput
 from tui_agent.ui.schema_form import ArgumentError, FormField, collect_arguments, fields_from_schema
 
 
@@ -56,7 +57,7 @@ class ArgumentFormScreen(ModalScreen[dict[str, Any] | None]):
             default = str(field.default) if field.default is not None else Select.NULL
             return Select(options, value=default, id=widget_id, allow_blank=not field.required)
         value = "" if field.default is None or field.type in ("array", "object") else str(field.default)
-        return Input(value=value, placeholder=field.placeholder, id=widget_id)
+        return TypedInput(value=value, placeholder=field.placeholder, id=widget_id)
 
     def on_mount(self) -> None:
         with contextlib.suppress(NoMatches):  # NoMatches: pruned as it mounts (the app quit as it opened)

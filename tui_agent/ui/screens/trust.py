@@ -20,10 +20,16 @@ if TYPE_CHECKING:
     from tui_agent.core.trust import Description, TrustStatus
 
 
+SCROLL_KEYS = {"up": "scroll_up", "down": "scroll_down", "pageup": "scroll_page_up", "pagedown": "scroll_page_down",
+               "home": "scroll_home", "end": "scroll_end"}
+"""The detail can be longer than the screen: these keys scroll it (the buttons keep the focus)."""
+
+
 class TrustScreen(QuestionScreen[bool]):
     """Dismisses with True (trust the project with exactly what it lists) or False (continue restricted)."""
 
-    BINDINGS = [Binding("t", "answer(True)", "Trust"), Binding("r,escape", "answer(False)", "Continue restricted")]
+    BINDINGS = [Binding("t", "answer(True)", "Trust"), Binding("r,escape", "answer(False)", "Continue restricted"),
+                *(Binding(key, f"scroll_detail('{how}')", show=False) for key, how in SCROLL_KEYS.items())]
     AUTO_FOCUS = "#restricted"
 
     def __init__(self, description: Description, status: TrustStatus) -> None:
@@ -51,9 +57,17 @@ class TrustScreen(QuestionScreen[bool]):
         lines = []
         if self.status.changed:
             lines += ["Changed since you trusted it:", *(f"  {change}" for change in self.status.changed), ""]
+        empty: list[str] = []
         for title, items in self.description.sections():
+            if items == ["none"]:  # said once below, not as a section each
+                name = title.split(" (")[0]
+                empty.append(name if name[:2].isupper() else name[0].lower() + name[1:])
+                continue
             lines.append(f"{title}:")
             lines.extend(f"  - {item}" for item in items)
+        if empty:
+            lines.append(("It grants nothing: no " if len(empty) == len(self.description.sections()) else "None: ")
+                         + ", ".join(empty) + ".")
         lines.append("\nYou can trust it later with `tuiagent trust`, and stop with `tuiagent untrust`.")
         return "\n".join(lines)
 
@@ -62,6 +76,10 @@ class TrustScreen(QuestionScreen[bool]):
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
+
+    def action_scroll_detail(self, how: str) -> None:
+        if how in SCROLL_KEYS.values():
+            getattr(self.query_one("#trust-detail", VerticalScroll), how)(animate=False)
 
 
 async def settle_trust(app: App[int], root: Path, *, trust_for_run: bool) -> None:

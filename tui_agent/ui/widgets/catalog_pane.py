@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable, Input, Static
 
+from tui_agent.ui.typed import TypedInput
 from tui_agent.ui.catalog_rows import SORT_KEYS, CatalogRow, filter_rows, format_last_used, sort_rows
 
 STATUS_STYLES = {"ok": "green", "broken": "bold red", "drifted": "bold yellow", "unused": "dim", "disabled": "dim italic",
@@ -60,7 +61,7 @@ class CatalogTable(DataTable[Text]):
             pane._fit_columns()
 
 
-class CatalogFilter(Input):
+class CatalogFilter(TypedInput):
     """The filter box: Enter keeps the filter and goes to the table; Esc clears it and goes to the table."""
 
     BINDINGS = [Binding("escape", "clear_and_leave", "Clear filter")]

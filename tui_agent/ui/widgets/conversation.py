@@ -11,6 +11,7 @@ from textual.widget import Widget
 from tui_agent.core.events import Event
 from tui_agent.ui.event_messages import ShowEvent
 from tui_agent.ui.transcript import Folded
+from tui_agent.ui.typed import typed_text
 from tui_agent.ui.widgets.entry_window import EntryWindow
 from tui_agent.ui.widgets.messages import AssistantText, Entry, ToolCallBlock
 
@@ -34,10 +35,11 @@ class Conversation(EntryWindow):
 
     def on_key(self, event: events.Key) -> None:
         """Typing while reading is typing a prompt: the character goes to the prompt box (which takes the focus)."""
-        if event.is_printable and event.character:
+        typed = typed_text(event)
+        if typed is not None:
             event.stop()
             event.prevent_default()
-            self.post_message(self.TypedAhead(event.character))
+            self.post_message(self.TypedAhead(typed))
 
     async def add(self, entry: Entry) -> Widget:
         """Append an entry that no event made (the app's own notices, a manual tool run) and its widget."""

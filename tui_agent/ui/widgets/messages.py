@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from rich.console import Group, RenderableType
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widget import Widget
@@ -21,6 +22,9 @@ from tui_agent.ui.widgets.rendered import rendered_messages
 
 EntryKind = Literal["user", "assistant", "tool", "notice", "thinking"]
 RESULT_PREVIEW_CHARS = 4000
+PASTE_FOLD_CHARS = 1000
+"""A prompt longer than this (a paste, usually) shows folded to its first PASTE_FOLD_LINES lines until clicked."""
+PASTE_FOLD_LINES = 3
 SOURCE_ARGUMENT_NAMES = ("source", "code")
 TITLE_CHROME = 4
 """A folded call's title line around its label: the title's padding (1 each side) and "▶ "."""
@@ -120,26 +124,46 @@ def tool_title(entry: Entry, width: int | None = None) -> str:
     return f"{entry.tool}({argument_preview(entry.arguments, limit)}){tail}"
 
 
-def user_text(entry: Entry) -> Text:
-    """The prompt as typed; struck through and marked once its turn was undone."""
+def user_text(entry: Entry, expanded: bool = False) -> Text:
+    """The prompt as typed (a long paste folded to its first lines unless `expanded`); struck through and marked once
+    its turn was undone."""
+    text = entry.text if expanded or len(entry.text) <= PASTE_FOLD_CHARS else folded_paste(entry.text)
     if not entry.undone:
-        return Text(entry.text)
-    shown = Text(entry.text, style="strike dim")
-    shown.append("\n↶ undone: this turn's changes were taken back", style="italic")
+        shown = Text(text)
+    else:
+        shown = Text(text, style="strike dim")
+    if text != entry.text:
+        lines = entry.text.count("\n") + 1
+        shown.append(f"\n… pasted text: {len(entry.text):,} characters, {lines:,} lines (click to expand)", style="dim italic")
+    if entry.undone:
+        shown.append("\n↶ undone: this turn's changes were taken back", style="italic")
     return shown
 
 
+def folded_paste(text: str) -> str:
+    """The first lines of a long prompt, each cut to a screen's width."""
+    lines = text.splitlines()[:PASTE_FOLD_LINES]
+    return "\n".join(line if len(line) <= 200 else line[:200] + "…" for line in lines)
+
+
 class UserMessage(Static):
-    """What the person typed."""
+    """What the person typed; a long paste shows folded to its first lines, a click unfolds it (and folds it again)."""
 
     def __init__(self, entry: Entry) -> None:
         super().__init__(user_text(entry), classes="message user")
         self.entry = entry
+        self.expanded = False
 
     def rebind(self, entry: Entry) -> None:
         """Show another entry of the same kind (the conversation recycles widgets as its window slides)."""
         self.entry = entry
+        self.expanded = False
         self.update(user_text(entry))
+
+    def on_click(self) -> None:
+        if len(self.entry.text) > PASTE_FOLD_CHARS:
+            self.expanded = not self.expanded
+            self.update(user_text(self.entry, self.expanded))
 
 
 class NoticeMessage(Static):
@@ -183,6 +207,8 @@ class ToolCallBlock(Collapsible):
 
     def __init__(self, entry: Entry) -> None:
         self.entry = entry
+        self.result_expanded = False
+        """A long result shows in full (clicked), not cut at RESULT_PREVIEW_CHARS."""
         self._arguments_view = Static(self._arguments_renderable(), classes="tool-arguments")
         self._result_view = Static(self._result_renderable(), classes="tool-result")
         self._live_view = Static("", classes="tool-live")
@@ -196,6 +222,13 @@ class ToolCallBlock(Collapsible):
         self._refresh_classes()
         self._ticking = False
         self.show_live()
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a long result shows all of it, in place (another folds it back)."""
+        if event.widget is self._result_view and len(self.entry.result or "") > RESULT_PREVIEW_CHARS:
+            event.stop()
+            self.result_expanded = not self.result_expanded
+            self._result_view.update(self._result_renderable())
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
@@ -262,8 +295,9 @@ class ToolCallBlock(Collapsible):
         if self.entry.result is None:
             return Text("running…", style="italic dim")
         result = self.entry.result
-        if len(result) > RESULT_PREVIEW_CHARS:
-            result = result[:RESULT_PREVIEW_CHARS] + f"\n… ({len(self.entry.result) - RESULT_PREVIEW_CHARS} more characters)"
+        if len(result) > RESULT_PREVIEW_CHARS and not self.result_expanded:
+            result = (result[:RESULT_PREVIEW_CHARS] + f"\n… ({len(self.entry.result) - RESULT_PREVIEW_CHARS} more characters: "
+                      "click the result to show them)")
         label = Text("error" if self.entry.is_error else "result", style="bold red" if self.entry.is_error else "bold dim")
         return Group(label, Text(result))
 
@@ -276,6 +310,7 @@ class ToolCallBlock(Collapsible):
         """Show another tool call (the conversation recycles widgets as its window slides)."""
         self.entry = entry
         self.collapsed = True
+        self.result_expanded = False
         self.refresh_entry()
         self._tick_while_running()
 

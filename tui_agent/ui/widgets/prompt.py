@@ -14,6 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Tabs, TextArea
 
 from tui_agent.ui.completion import Candidate, current_token
+from tui_agent.ui.typed import typed_text
 from tui_agent.ui.widgets.completion_menu import CompletionMenu
 
 CompletionSource = Callable[[str], list[Candidate]]
@@ -170,13 +171,19 @@ class PromptArea(TextArea):
         self.insert("\n")
 
     async def _on_key(self, event: events.Key) -> None:
-        if event.is_printable:
+        typed = typed_text(event)
+        if typed is not None:
             self.last_typed = time.monotonic()
         if self._menu_key(event.key):
             event.stop()
             event.prevent_default()
             return
-        self._typing = event.is_printable or event.key in ("backspace", "delete")
+        self._typing = typed is not None or event.key in ("backspace", "delete")
+        if typed is not None and not event.is_printable and not self.read_only:  # a joiner, a mark: TextArea drops them
+            event.stop()
+            event.prevent_default()
+            self._replace_via_keyboard(typed, *self.selection)
+            return
         if event.key in SCROLL_KEYS:  # the prompt is one line or a few: these keys scroll the conversation above it
             event.stop()
             event.prevent_default()

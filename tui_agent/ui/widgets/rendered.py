@@ -30,9 +30,10 @@ class RenderedMarkdown:
     @property
     def markdown(self) -> Markdown:
         if self._markdown is None:
-            from rich.markdown import Markdown  # markdown-it loads with the first message shown, not at startup
+            # markdown-it loads with the first message shown, not at startup
+            from tui_agent.ui.widgets.code_fence import IndentedMarkdown
 
-            self._markdown = Markdown(self.text, code_theme="monokai")
+            self._markdown = IndentedMarkdown(self.text, code_theme="monokai")
         return self._markdown
 
     def rendered_at(self, width: int) -> bool:

@@ -1,0 +1,52 @@
+"""Every character typed in a real terminal reaches the model as pasting would bring it: zero-width joiners and
+non-joiners (a Persian keyboard types ZWNJ), emoji sequences, combining marks, right-to-left text, no-break spaces."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.tmux_session import FakeServerProcess, TmuxSession
+from tests.gitrepo import init_repo
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+TYPED = "می\u200cخواهم 👩\u200d💻 cafe\u0301 \u05e9\u05dc\u05d5\u05dd 10\u202f% a\u00a0b \u200eok"
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Iterator[tuple[TmuxSession, FakeServerProcess]]:
+    repo = init_repo(tmp_path / "project")
+    server = FakeServerProcess([{"repeat": {"text": "Received."}}], tmp_path)
+    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.base_url, "TERM": "xterm-256color",
+           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    terminal = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo)], env=env, cwd=repo,
+                           width=100, height=30)
+    try:
+        yield terminal, server
+    finally:
+        terminal.close()
+        server.stop()
+
+
+def last_prompt(server: FakeServerProcess) -> str:
+    messages = server.received()[-1]["messages"]
+    content = messages[-1]["content"]
+    text = content if isinstance(content, str) else "".join(block.get("text", "") for block in content)
+    return str(text)
+
+
+def test_joiners_and_format_characters_typed_in_a_terminal_reach_the_model(
+        session: tuple[TmuxSession, FakeServerProcess]) -> None:
+    terminal, server = session
+    terminal.wait_for(lambda s: "Conversation" in s and "sandbox" in s, timeout=20, what="the app")
+    terminal.type(TYPED)
+    time.sleep(0.3)
+    terminal.send("Enter")
+    terminal.wait_text("Received.", timeout=20)
+    assert TYPED in last_prompt(server)
