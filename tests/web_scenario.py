@@ -63,7 +63,7 @@ async def calls(work: Path, loop: Recorder) -> dict[str, Any]:
                      ("localhost", f"http://localhost:{loop.port}/wf-localhost"),
                      ("sneaky", f"http://sneaky.example.org:{loop.port}/wf-sneaky"),
                      ("lan", "http://lan.example.org/wf-lan"),
-                     ("redirect", f"http://files.example.org/redirect?to=http://other.example.net/wf-redirected"),
+                     ("redirect", "http://files.example.org/redirect?to=http://other.example.net/wf-redirected"),
                      ("ftp", "ftp://files.example.org/x")):
         results[key] = await one(ask, url)
     results["asked"] = list(asked)

@@ -115,7 +115,7 @@ def handle_trust(args: argparse.Namespace) -> int:
     trust(project, chosen)
     for config in chosen:
         env = " ".join(f"{key}={value}" for key, value in sorted(config.env.items()))
-        print(f"approved {config.name}: {' '.join([config.command, *config.args])}" + (f"  (env {env})" if env else ""))
+        print(f"approved {config.name}: {config.launch}" + (f"  (env {env})" if env else ""))
         print("".join(f"  pinned {name} (sha256 {digest[:12]})\n" for name, digest in project_files(config, project.root)), end="")
     print(f"(recorded in {trust_file()})")
     return 0
