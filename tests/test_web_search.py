@@ -102,3 +102,19 @@ def test_the_fake_api_checks_search_tools_and_blocks_as_the_api_does() -> None:
         assert any(words in p for p in validator.problems({**good, "tools": [tool]})), tool
     old = {**good, "model": "claude-3-haiku-20240307"}
     assert any("does not support tool types: web_search_20250305" in p for p in validator.problems(old))
+
+
+async def test_the_tui_shows_the_search_as_a_tool_entry(repo: Path, api: FakeMessagesAPI) -> None:
+    from tests.ui_support import SIZE, make_app, ready, send, turn_answered, wait_until
+
+    enable(repo)
+    api.enqueue(searched_reply())
+    app = make_app(repo, model="claude-sonnet-4-5")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "latest python?")
+        await wait_until(pilot, lambda: turn_answered(app, "Python 3.14 is the latest."), timeout=30,
+                         message="the turn to finish")
+        tools = [entry for entry in app.conversation.entries if entry.kind == "tool"]
+        assert [(entry.tool, entry.arguments) for entry in tools] == [("web_search", {"query": "latest python release"})]
+        assert tools[0].result is not None and URL in tools[0].result
