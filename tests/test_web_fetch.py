@@ -89,3 +89,21 @@ def test_read_only_and_auto_modes_ask_and_a_domain_rule_covers_its_names(web: di
     assert web["auto"].startswith("ok: http://files.example.org/hello.txt")
     assert [line.split(" ")[1] for line in web["asked_modes"]] == ["domain:files.example.org"] * 2
     assert web["ruled"].startswith("ok: http://a.cdn.example.org/hello.txt")
+
+
+def test_domain_rules_parse_match_and_are_offered_by_the_approval() -> None:
+    from tui_agent.core.agent.permission_rules import RuleError, parse_rule, suggested_rule
+    from tui_agent.ui.screens.approval import answer_choices
+
+    wildcard = parse_rule("web_fetch(domain:*.Python.org)")
+    assert wildcard.text == "web_fetch(domain:*.python.org)"
+    assert wildcard.matches("web_fetch", "domain:docs.python.org", False)
+    assert not wildcard.matches("web_fetch", "domain:python.org", False)
+    assert not wildcard.matches("web_fetch", "domain:docs.python.org.evil.example", False)
+    assert not parse_rule("web_fetch(domain:docs.python.org)").matches("run_shell", "domain:docs.python.org", False)
+    for bad in ("web_fetch(docs.python.org)", "web_fetch(domain:)", "web_fetch(domain:a b)"):
+        with pytest.raises(RuleError, match="web_fetch takes a host"):
+            parse_rule(bad)
+    assert suggested_rule("web_fetch", "domain:docs.python.org") == "web_fetch(domain:docs.python.org)"
+    rules = {choice.answer.rule: choice.label for choice in answer_choices("web", "web_fetch", "domain:docs.python.org")}
+    assert rules["web_fetch(domain:docs.python.org)"].startswith("Always allow docs.python.org")
