@@ -65,7 +65,7 @@ async def web_fetch(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     except (OSError, ValueError, http.client.HTTPException) as exc:
         raise ToolFailure(f"could not fetch {url}: {exc or type(exc).__name__}") from None
     try:
-        text = page_text(got.body, got.content_type)
+        text = await asyncio.to_thread(page_text, got.body, got.content_type)  # a big page parses off the loop
     except NotText as exc:
         raise ToolFailure(f"{got.url}: {exc}") from None
     head = f"{got.url} (HTTP {got.status}, {got.content_type or 'no content type'})"
