@@ -17,6 +17,7 @@ from tests.fake_api.recorded import RecordedRequest
 from tests.fake_api.script import (
     ERROR_TYPES, Block, CutStream, HttpError, MidStreamError, Reply, Response, cut_stream, http_error, load_script,
     mid_stream_error, redacted_thinking, reply, response_from_json, text, thinking, tool_use, tool_use_raw,
+    web_search, cited_text,
 )
 from tests.fake_api.server import FakeMessagesAPI, InvalidRequestsSent
 
@@ -24,4 +25,5 @@ __all__ = [
     "ERROR_TYPES", "Block", "CacheUsage", "CutStream", "FakeMessagesAPI", "HttpError", "InvalidRequestsSent", "MidStreamError",
     "PromptCache", "RecordedRequest", "Reply", "Response", "cut_stream", "http_error", "load_script", "mid_stream_error",
     "prompt_blocks", "redacted_thinking", "reply", "response_from_json", "text", "thinking", "tool_use", "tool_use_raw",
+    "web_search", "cited_text",
 ]

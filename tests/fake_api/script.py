@@ -30,11 +30,14 @@ class Block:
     """One content block of a scripted assistant message; `raw_input` streams that exact JSON text instead of `input`."""
 
     kind: str  # "text" | "tool_use" | "thinking" (text is the thinking) | "redacted_thinking" (text seeds the data)
+    # | "server_tool_use" (a web search: input {"query"}) | "web_search_tool_result" (id: its call's, results)
     text: str = ""
     name: str = ""
     input: dict[str, Any] = field(default_factory=dict)
     id: str = ""
     raw_input: str | None = None
+    results: tuple[tuple[str, str], ...] = ()  # a web search's (title, url) results
+    citations: tuple[dict[str, Any], ...] = ()  # a text block's citations of search results
 
     @property
     def input_json(self) -> str:
@@ -101,6 +104,24 @@ def tool_use(name: str, input: dict[str, Any] | None = None, id: str | None = No
 def tool_use_raw(name: str, raw_json: str, id: str | None = None) -> Block:
     """A tool call whose streamed input is exactly `raw_json` (which may be invalid JSON)."""
     return Block(kind="tool_use", name=name, id=id or next_id("toolu"), raw_input=raw_json)
+
+
+def web_search(query: str, *results: tuple[str, str], id: str | None = None) -> tuple[Block, Block]:
+    """A search the API runs during a reply: its `server_tool_use` and its `web_search_tool_result` ((title, url)
+    pairs); sent only when the request offers the web_search tool, as the real API does."""
+    call_id = id or next_id("srvtoolu")
+    return (Block(kind="server_tool_use", name="web_search", input={"query": query}, id=call_id),
+            Block(kind="web_search_tool_result", id=call_id, results=tuple(results)))
+
+
+def cited_text(value: str, url: str, title: str, cited: str) -> Block:
+    """A text block citing a search result (its encrypted index made by the server)."""
+    from tests.fake_api.search_rules import citation
+
+    return Block(kind="text", text=value, citations=(citation(url, title, cited),))
+
+
+SEARCH_KINDS = ("server_tool_use", "web_search_tool_result")
 
 
 def reply(*blocks: Block, stop_reason: str | None = None, usage: dict[str, int] | None = None, delay_s: float = 0.0) -> Reply:

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.fake_api import thinking_rules as thinking, validator
+from tests.fake_api import search_rules, thinking_rules as thinking, validator
 from tests.fake_api.cache import CacheUsage, PromptCache
 from tests.fake_api.recorded import RecordedRequest
-from tests.fake_api.script import CutStream, HttpError, MidStreamError, Reply, Response, http_error, next_id
+from tests.fake_api.script import SEARCH_KINDS, CutStream, HttpError, MidStreamError, Reply, Response, http_error, next_id
 from tests.fake_api.sse import block_events, block_json, output_tokens, sse
 
 
@@ -164,6 +164,9 @@ def _as_sent(api: FakeMessagesAPI, request: RecordedRequest, response: Response)
         blocks = response.blocks_before
     else:
         return response
+    if any(block.kind in SEARCH_KINDS for block in blocks) and not search_rules.offered(request.body):
+        return http_error(400, message="fake server: the script answers with a web search, but the request offers no "
+                                       "web_search tool (the real API never would)")
     if not thinking.enabled(request.body):
         kept = tuple(block for block in blocks if block.kind not in ("thinking", "redacted_thinking"))
         if isinstance(response, MidStreamError):

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fake_api import thinking_rules as thinking
+from tests.fake_api import search_rules, thinking_rules as thinking
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_CACHE_BREAKPOINTS = 4
@@ -28,7 +28,7 @@ def problems(body: dict[str, Any], ledger: thinking.ThinkingLedger | None = None
     for key in ("model", "max_tokens", "messages"):
         if key not in body:
             found.append(f"{key}: Field required")
-    found.extend(_tool_problems(body.get("tools") or []))
+    found.extend(_tool_problems(body.get("tools") or [], str(body.get("model", ""))))
     found.extend(_system_problems(body.get("system")))
     messages = body.get("messages")
     if isinstance(messages, list):
@@ -39,7 +39,7 @@ def problems(body: dict[str, Any], ledger: thinking.ThinkingLedger | None = None
     return found
 
 
-def _tool_problems(tools: list[Any]) -> Iterator[str]:
+def _tool_problems(tools: list[Any], model: str) -> Iterator[str]:
     names: list[str] = []
     for index, tool in enumerate(tools):
         if not isinstance(tool, dict):
@@ -47,6 +47,9 @@ def _tool_problems(tools: list[Any]) -> Iterator[str]:
             continue
         name = tool.get("name")
         names.append(str(name))
+        if tool.get("type", "custom") != "custom":  # a server tool (tests/fake_api/search_rules.py)
+            yield from search_rules.tool_problems(index, tool, model)
+            continue
         if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
             yield f"tools.{index}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'"
         schema = tool.get("input_schema")
@@ -112,6 +115,7 @@ def _block_problems(messages: list[dict[str, Any]], index: int) -> Iterator[str]
             yield from _text_block_problems(block, f"messages.{index}.content.{position}", "messages")
         elif kind == "tool_use" and not isinstance(block.get("input"), dict):
             yield f"messages.{index}.content.{position}.tool_use.input: Input should be a valid dictionary"
+    yield from search_rules.block_problems(blocks, f"messages.{index}.content", message.get("role"))
     if message.get("role") == "user":
         yield from _tool_result_problems(messages, index)
         yield from _image_problems(blocks, f"messages.{index}.content")

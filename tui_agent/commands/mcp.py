@@ -120,7 +120,7 @@ def handle_trust(args: argparse.Namespace) -> int:
     trust(project, chosen)
     for config in chosen:
         env = " ".join(f"{key}={value}" for key, value in sorted(config.env.items()))
-        print(escaped(f"approved {config.name}: {' '.join([config.command, *config.args])}" + (f"  (env {env})" if env else "")))
+        print(escaped(f"approved {config.name}: {config.launch}" + (f"  (env {env})" if env else "")))
         print("".join(f"  pinned {escaped(name)} (sha256 {digest[:12]})\n" for name, digest in project_files(config, project.root)), end="")
     print(f"(recorded in {trust_file()})")
     note = approve_in_project_trust(project, [config.name for config in chosen])
@@ -143,5 +143,5 @@ def approve_in_project_trust(project: Project, names: list[str]) -> str:
         return ""  # a trusted folder: its projects' grants are not pinned, the server approval above is all it takes
     keys = {f"mcp:{name}" for name in names}
     approved = {grant.key: grant.digest for grant in mcp_grants(project) if grant.key in keys}
-    store.record(project.root, {**entry.approved, **approved})
+    store.amend_approved(project.root, lambda current: {**current, **approved})  # locked: a concurrent untrust stays
     return ""

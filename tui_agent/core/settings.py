@@ -82,6 +82,9 @@ SETTINGS: tuple[Setting, ...] = (
             "default adaptive for Claude models that have it, off for others (--thinking)", attr="thinking"),
     Setting("agent.effort", str, None, "how much effort the model puts into a reply (output_config.effort; --effort); "
             "default: the model's own", choices=("low", "medium", "high", "xhigh", "max"), attr="effort"),
+    Setting("web.search", bool, False, "offer the API's server-side web search tool to models that have it "
+            "(searches run at Anthropic and are billed per search)"),
+    Setting("web.search_max_uses", int, 5, "web searches the model may run in one request", minimum=1, maximum=50),
 )
 BY_KEY: dict[str, Setting] = {setting.key: setting for setting in SETTINGS}
 SECTIONS: frozenset[str] = frozenset(setting.section for setting in SETTINGS if setting.section)
@@ -108,6 +111,8 @@ class Settings:
     max_turns: int = default("agent.max_turns")
     thinking: str | None = default("agent.thinking")
     effort: str | None = default("agent.effort")
+    web_search: bool = default("web.search")
+    web_search_max_uses: int = default("web.search_max_uses")
     extra: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 

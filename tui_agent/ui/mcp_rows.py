@@ -41,7 +41,7 @@ def held_mcp_rows(project: Project) -> list[CatalogRow]:
         return []
     why = "not started: the project is not trusted (tuiagent trust, or /trust)"
     return [CatalogRow(name=f"mcp__{config.name}", kind="mcp", status="untrusted", calls=0, last_used=None,
-                       summary=f"held MCP server: {one_line(' '.join([config.command, *config.args]), 120)} "
+                       summary=f"held MCP server: {one_line(config.launch, 120)} "
                                f"({config.source})", error=why)
             for config in configs]
 

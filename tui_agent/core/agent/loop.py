@@ -29,6 +29,7 @@ from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.events import (Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, ToolOutputDelta, TurnFailed, TurnFinished,
                                    TurnStarted, Usage)
 from tui_agent.core.project import Project, Settings
+from tui_agent.core.web.search import search_note, search_tool, server_calls
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox, Model, TurnRecorder
 
 if TYPE_CHECKING:  # the watcher (watchfiles) and the suggestion book load with the catalog that uses them
@@ -109,6 +110,8 @@ class Agent:
         if self.thinking.note_for(client.model):
             self._setup_notes.append(self.thinking.note_for(client.model))
         self._setup_notes += self._offer_skills()
+        if search_note(client.model, settings):
+            self._setup_notes.append(search_note(client.model, settings))
 
     def _offer_skills(self) -> list[str]:
         """Agent Skills of the project (trusted) and the home: listed in the system prompt, loaded by use_skill;
@@ -191,11 +194,13 @@ class Agent:
         return parts.system, parts.tools
 
     def prompt_parts(self) -> PromptParts:
-        """The system blocks and the `tools` array of the next request: fixed when the conversation starts (see promptplan)."""
+        """The system blocks and the `tools` array of the next request: fixed when the conversation starts (see
+        promptplan); the API's web search, when enabled for a model that has it, leads the tools (it stays put)."""
         parts, fresh = self.prompting.parts(self.conversation, self.settings)
         if fresh:
             self._previous_end = None
-        return parts
+        search = search_tool(self.client.model, self.settings)
+        return PromptParts(parts.system, [search, *parts.tools]) if search is not None else parts
 
     def _fail_turn(self, failed: TurnFailed, prompt: str) -> TurnFailed:
         """Leave a valid history after a failed request: take an unanswered prompt back, or close the answered turn."""
@@ -285,6 +290,9 @@ class Agent:
             yield self._fail_turn(outcome, step.prompt)
             return
         stop = self._record_reply(outcome)
+        for call in server_calls(outcome.content):  # searches the API ran: shown as tool calls, nothing to answer
+            yield ToolCallStarted(call.call_id, call.name, call.arguments)
+            yield ToolCallFinished(call.call_id, call.name, call.result, call.is_error, 0.0)
         if stop.drop_reply:  # a refusal ends the turn as a failure (headless exits 1), its reply not kept
             step.ended = True
             yield TurnFailed(stop.message, kind=outcome.stop_reason)

@@ -6,6 +6,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from tui_agent.core.hostnames import check_names, name_granted
+
 RULE_SYNTAX = re.compile(r"^(?P<tool>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<pattern>.+)\))?$", re.DOTALL)
 PREFIX_SUFFIX = ":*"
 CONTROL_OPERATORS = {"&&", "||", ";", "|", "&", "|&", ";;", "\n"}
@@ -19,6 +21,9 @@ MULTI_WORD_RUNNERS = {"npm", "pnpm", "yarn", "cargo", "go", "uv", "poetry", "git
                       "npx", "bundle", "dotnet", "gradle", "mvn", "rake", "hatch", "pdm", "tox", "nox", "just"}
 PATTERN_TOOLS = ("run_shell",)
 """Tools whose requests carry a command that patterns match; other tools take only the tool-wide rule."""
+DOMAIN_TOOLS = ("web_fetch",)
+"""Tools whose rules name a host: `web_fetch(domain:docs.python.org)`, `web_fetch(domain:*.python.org)`."""
+DOMAIN_PREFIX = "domain:"
 
 
 class RuleError(ValueError):
@@ -45,6 +50,9 @@ class Rule:
             return False
         if self.pattern is None:
             return True
+        if tool in DOMAIN_TOOLS:
+            return subject is not None and subject.startswith(DOMAIN_PREFIX) and \
+                name_granted(subject[len(DOMAIN_PREFIX):], (self.pattern[len(DOMAIN_PREFIX):],))
         if network or subject is None:
             return False
         if not self.prefix:
@@ -66,6 +74,8 @@ def parse_rule(text: str) -> Rule:
     tool, pattern = match.group("tool"), match.group("pattern")
     if pattern is None:
         return Rule(tool)
+    if tool in DOMAIN_TOOLS:
+        return _domain_rule(text, tool, pattern.strip())
     if tool not in PATTERN_TOOLS:
         raise RuleError(f"{text!r}: only {', '.join(PATTERN_TOOLS)} takes a command pattern; allow the whole tool with {tool}")
     prefix = pattern.endswith(PREFIX_SUFFIX)
@@ -75,6 +85,18 @@ def parse_rule(text: str) -> Rule:
     if prefix and simple_commands(body) != [shlex.split(body)]:
         raise RuleError(f"{text!r}: a prefix must be plain words (no ;, &&, |, $( or backticks)")
     return Rule(tool, body, prefix)
+
+
+def _domain_rule(text: str, tool: str, pattern: str) -> Rule:
+    host = pattern[len(DOMAIN_PREFIX):].strip().lower().rstrip(".") if pattern.startswith(DOMAIN_PREFIX) else ""
+    try:
+        check_names([host], "the host")
+    except ValueError:
+        host = ""
+    if not host:
+        raise RuleError(f"{text!r}: {tool} takes a host, as in {tool}(domain:docs.python.org) or "
+                        f"{tool}(domain:*.python.org)")
+    return Rule(tool, DOMAIN_PREFIX + host)
 
 
 def simple_commands(command: str) -> list[list[str]] | None:
@@ -131,6 +153,8 @@ def suggested_rule(tool: str, subject: str | None, network: bool = False) -> str
     """The narrowest rule that covers a request: `run_shell(python -m pytest:*)`, else the exact command, else the
     tool's name (a network call, or a command whose prefix rule would not cover its redirections)."""
     candidates: list[Rule] = []
+    if tool in DOMAIN_TOOLS and subject and subject.startswith(DOMAIN_PREFIX):
+        return Rule(tool, subject).text
     if tool in PATTERN_TOOLS and subject and "\n" not in subject:
         prefix = suggested_prefix(subject)
         candidates = [Rule(tool, prefix, prefix=True)] if prefix else []

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 PermissionMode = Literal["ask", "auto", "read-only"]
 PERMISSION_MODES: tuple[str, ...] = ("ask", "auto", "read-only")
-ApprovalKind = Literal["shell", "write", "network", "mcp"]  # mcp: a tool of a configured MCP server
+ApprovalKind = Literal["shell", "write", "network", "mcp", "web"]  # mcp: a tool of a configured MCP server; web: web_fetch
 RULE_PLACEHOLDER = "{rule}"
 """In a denial hint, stands for the narrowest allow rule that would have covered the denied call."""
 
@@ -34,6 +34,8 @@ class ApprovalRequest:
     rule covers it (`.agent/config.toml` holds the rules)."""
     notes: tuple[str, ...] = ()
     """What the person should know before answering (a program from the project's virtualenv, not the system's)."""
+    read_only_safe: bool = False
+    """Changes nothing (web_fetch reads a page): read-only mode asks about it like `ask` mode instead of refusing."""
 
 
 RuleScope = Literal["session", "project"]
@@ -171,7 +173,7 @@ class Permissions:
 
     async def check(self, request: ApprovalRequest) -> Decision:
         """Allow, refuse or ask the injected callback, according to the mode and the rules."""
-        if self.mode == "read-only":
+        if self.mode == "read-only" and not request.read_only_safe:
             return Decision(False, f"refused: the session is in read-only mode ({request.kind} not allowed)")
         if not request.protected:
             if self.covered_by_rule(request):

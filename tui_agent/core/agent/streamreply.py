@@ -67,6 +67,11 @@ class ReplyAssembler:
             self._blocks[index] = {"type": "thinking", "thinking": block.thinking or "", "signature": block.signature or ""}
         elif block.type == "redacted_thinking":
             self._blocks[index] = {"type": "redacted_thinking", "data": block.data}
+        elif block.type == "server_tool_use":  # a web search the API runs itself; its input streams as a tool's
+            self._blocks[index] = {"type": "server_tool_use", "id": block.id, "name": block.name}
+            self._raw_inputs[index] = []
+        elif block.type == "web_search_tool_result":  # complete at its start; sent back exactly as it came
+            self._blocks[index] = block.model_dump(mode="json", exclude_none=True)
 
     def _delta(self, index: int, delta: Any) -> str:
         block = self._blocks.get(index)
@@ -82,6 +87,8 @@ class ReplyAssembler:
             self.thinking = str(delta.thinking)
         elif delta.type == "signature_delta" and block["type"] == "thinking":
             block["signature"] += delta.signature
+        elif delta.type == "citations_delta" and block["type"] == "text":  # a search result the text cites
+            block.setdefault("citations", []).append(delta.citation.model_dump(mode="json", exclude_none=True))
         return ""
 
     def _take_usage(self, usage: Any) -> None:
@@ -102,10 +109,13 @@ class ReplyAssembler:
                 if block["text"].strip():  # models send "\n\n" before a tool call; the API refuses it when replayed
                     content.append(block)
                 continue
-            if block["type"] in ("thinking", "redacted_thinking"):
+            if block["type"] in ("thinking", "redacted_thinking", "web_search_tool_result"):
                 content.append(block)
                 continue
             tool_input, problem = _parse_input("".join(self._raw_inputs.get(index, [])))
+            if block["type"] == "server_tool_use":  # the API ran it: nothing to refuse, no result to send
+                content.append({**block, "input": tool_input})
+                continue
             if problem:
                 invalid[block["id"]] = problem
             content.append({**block, "input": tool_input})

@@ -89,11 +89,19 @@ class ServerConnection:
         self._ready.set()
         self.on_change()
 
-    async def _run(self) -> None:
+    def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        """The SDK's transport: the server's process over stdio, or its URL over streamable HTTP."""
+        if self.config.url:
+            from tui_agent.core.mcp.http_transport import http_transport
+
+            return http_transport(self.config.url, self.config.headers)
         params = StdioServerParameters(command=self.config.command, args=list(self.config.args),
                                        env=self.config.env or None, cwd=self.cwd)
+        return stdio_client(params, errlog=self._stderr)
+
+    async def _run(self) -> None:
         try:
-            async with stdio_client(params, errlog=self._stderr) as (read, write):
+            async with self._transport() as (read, write):
                 watched_send, watched_read = anyio.create_memory_object_stream[Any](0)
                 async with anyio.create_task_group() as group:
                     group.start_soon(self._forward, read, watched_send)
@@ -111,7 +119,8 @@ class ServerConnection:
         except asyncio.CancelledError:
             raise
         except Exception as error:  # OSError (no such command), protocol errors, the process exiting early
-            self._fail("failed" if self.status == "starting" else "exited", f"{self.config.command}: {describe(error)}")
+            self._fail("failed" if self.status == "starting" else "exited",
+                       f"{self.config.url or self.config.command}: {describe(error)}")
 
     async def _forward(self, read: Any, send: Any) -> None:
         """Pass the server's messages to the session; the stream ending means the server exited."""

@@ -47,15 +47,36 @@ class ServeOptions:
                 f"this tool only), or add `{keys}` (or `allow = [\"{name}\"]`) under [mcp.serve] in .agent/config.toml.")
 
 
+HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
+"""`type` values of a server reached over streamable HTTP at its `url` (Claude Code writes "http")."""
+
+
 @dataclass(frozen=True)
 class ServerConfig:
-    """One MCP server to start as a subprocess over stdio; `source` says which file configured it."""
+    """One MCP server: started as a subprocess over stdio, or (with `url`) reached over streamable HTTP;
+    `source` says which file configured it."""
 
     name: str
     command: str
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     source: str = ""
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def launch(self) -> str:
+        """What approving this server approves, in words: the command line, or the URL (header names only: their
+        values may be secrets)."""
+        if self.url:
+            names = f" with headers {', '.join(sorted(self.headers))}" if self.headers else ""
+            return f"{self.url} (streamable HTTP{names})"
+        return " ".join([self.command, *self.args])
+
+    def identity(self) -> list[Any]:
+        """What an approval pins (trust fingerprints, project grants): the command, or the URL and headers."""
+        base: list[Any] = [self.command, list(self.args), sorted(self.env.items())]
+        return base + [self.url, sorted(self.headers.items())] if self.url else base
 
 
 def _mcp_table(project: Project) -> dict[str, Any]:
@@ -85,12 +106,25 @@ def load_serve_options(project: Project) -> ServeOptions:
                         _bool(serve, "run_python", where), frozenset(allowed))
 
 
+def _http_server(name: str, raw: dict[str, Any], where: str) -> ServerConfig:
+    url, headers = raw.get("url"), raw.get("headers", {})
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise McpConfigError(f"{where}: server {name!r} needs a \"url\" starting with http:// or https://")
+    if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
+        raise McpConfigError(f"{where}: server {name!r}: \"headers\" must map names to string values")
+    return ServerConfig(name, "", source=where, url=url, headers=dict(headers))
+
+
 def _server(name: str, raw: Any, where: str) -> ServerConfig:
     if not isinstance(raw, dict):
-        raise McpConfigError(f"{where}: server {name!r} must be a table/object with a command")
+        raise McpConfigError(f"{where}: server {name!r} must be a table/object with a command or a url")
+    kind = raw.get("type", "http" if "url" in raw and "command" not in raw else "stdio")
+    if kind in HTTP_TYPES:
+        return _http_server(name, raw, where)
     command, args, env = raw.get("command"), raw.get("args", []), raw.get("env", {})
-    if raw.get("type", "stdio") != "stdio" or "url" in raw:
-        raise McpConfigError(f"{where}: server {name!r} is not a stdio server (only `command` servers are supported)")
+    if kind != "stdio" or "url" in raw:
+        raise McpConfigError(f"{where}: server {name!r} has type {kind!r}: tuiagent connects to \"stdio\" servers "
+                             "(a command) and \"http\" servers (streamable HTTP at a url), not SSE")
     if not isinstance(command, str) or not command:
         raise McpConfigError(f"{where}: server {name!r} needs a \"command\" (the program to start)")
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):

@@ -58,7 +58,7 @@ def fingerprint(config: ServerConfig, root: Path | None = None) -> str:
     """The command, arguments and environment, plus (given the project root) the content of the project files
     the command runs."""
     files = project_files(config, root) if root is not None else []
-    exact = json.dumps([config.command, list(config.args), sorted(config.env.items()), files])
+    exact = json.dumps([*config.identity(), files])
     return hashlib.sha256(exact.encode()).hexdigest()
 
 
@@ -140,13 +140,14 @@ def trust(project: Project, configs: list[ServerConfig]) -> None:
 
 def untrusted_message(config: ServerConfig, project: Project | None = None) -> str:
     """Why the server was not started and how to start it, with the diff of each pinned file that changed."""
-    command = " ".join([config.command, *config.args])
+    command = config.launch
     changed = changed_files(project, config) if project is not None else []
     diffs = "\n".join(file_diff(project, config, name) for name in changed) if project is not None else ""
     if project is not None and not workspace_trusted(project):
         from tui_agent.core.trust.check import check
 
-        text = f"not started ({command!r} from {config.source} would run outside the sandbox): {check(project).reason()}"
+        where = "would be called" if config.url else "would run"
+        text = f"not started ({command!r} from {config.source} {where} outside the sandbox): {check(project).reason()}"
     elif changed:
         text = (f"not started: {', '.join(changed)} changed since its command was approved ({command!r} from "
                 f"{config.source}). Check the change, then run `tuiagent mcp trust {config.name}`")

@@ -100,8 +100,9 @@ def mcp_grants(project: Project) -> list[Grant]:
         files = project_files(config, project.root)
         pinned = "".join(f"; runs {name} (sha256 {digest[:12]})" for name, digest in files)
         env = f" env {sorted(config.env)}" if config.env else ""
-        text = f"MCP server {config.name} (outside the sandbox): {' '.join([config.command, *config.args])}{env}{pinned}"
-        grants.append(Grant(f"mcp:{config.name}", text, _digest([config.command, list(config.args), config.env, files])))
+        text = f"MCP server {config.name} (outside the sandbox): {config.launch}{env}{pinned}"
+        pins: list[Any] = [config.command, list(config.args), config.env, files]
+        grants.append(Grant(f"mcp:{config.name}", text, _digest(pins + [config.url, config.headers] if config.url else pins)))
     return grants
 
 

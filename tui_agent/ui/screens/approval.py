@@ -16,7 +16,7 @@ from textual.css.query import NoMatches
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from tui_agent.core.agent.permission_rules import PATTERN_TOOLS, Rule, suggested_prefix
+from tui_agent.core.agent.permission_rules import DOMAIN_TOOLS, PATTERN_TOOLS, Rule, suggested_prefix
 from tui_agent.core.agent.permissions import ApprovalAnswer, RuleScope
 from tui_agent.core.agent.command_view import one_line, shape
 from tui_agent.ui.approval_detail import approval_detail, is_unified_diff, json_arguments
@@ -50,6 +50,8 @@ def answer_choices(kind: str, tool: str, subject: str | None, protected: bool = 
             if prefix:
                 short = prefix if len(prefix) <= 24 else prefix[:23] + "…"
                 rules.append(("p", f"Always allow `{short} *`", Rule(tool, prefix, prefix=True).text))
+        if tool in DOMAIN_TOOLS and subject:  # web_fetch: the host (subject is "domain:HOST")
+            rules.append(("d", f"Always allow {subject.partition(':')[2]}", Rule(tool, subject).text))
         rules.append(("t", f"Always allow every {tool} call", Rule(tool).text))
         for key, label, rule in rules:
             scopes: tuple[tuple[str, RuleScope], ...] = ((key, "session"), (key.upper(), "project"))
