@@ -90,10 +90,14 @@ async def list_servers(project_root: str) -> tuple[dict[str, Any], str, int]:
         await hub.aclose()
 
 
+MAX_LISTED = 20
+"""Pinned files listed one by one by `mcp trust` (the rest are counted)."""
+
+
 def handle_trust(args: argparse.Namespace) -> int:
     """Print each chosen server's command and record it as approved (outside the project, out of the agent's reach)."""
     from tui_agent.core.mcp.config import load_server_configs
-    from tui_agent.core.mcp.trust import project_files, trust, trust_file
+    from tui_agent.core.mcp.trust import McpTrustRefused, server_coverage, trust, trust_file
     from tui_agent.core.project import ConfigError, Project
 
     project = Project.at(args.project)
@@ -112,10 +116,19 @@ def handle_trust(args: argparse.Namespace) -> int:
               + (f"; unknown: {', '.join(unknown)}" if unknown else ""), file=sys.stderr)
         return 2
     chosen = configs if args.all else [by_name[name] for name in args.names]
-    trust(project, chosen)
+    try:
+        trust(project, chosen)
+    except McpTrustRefused as error:
+        print(f"tuiagent mcp trust: nothing approved: {error}", file=sys.stderr)
+        return 2
     for config in chosen:
         env = " ".join(f"{key}={value}" for key, value in sorted(config.env.items()))
         print(f"approved {config.name}: {' '.join([config.command, *config.args])}" + (f"  (env {env})" if env else ""))
-        print("".join(f"  pinned {name} (sha256 {digest[:12]})\n" for name, digest in project_files(config, project.root)), end="")
+        covered = server_coverage(config, project.root)
+        if covered.sources:
+            print(f"  covers {covered.summary()}: a change to any of these files asks again")
+        print("".join(f"  pinned {name} (sha256 {digest[:12]})\n" for name, digest in covered.files[:MAX_LISTED]), end="")
+        if len(covered.files) > MAX_LISTED:
+            print(f"  … and {len(covered.files) - MAX_LISTED} more files")
     print(f"(recorded in {trust_file()})")
     return 0
