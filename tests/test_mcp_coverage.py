@@ -152,4 +152,6 @@ def test_what_a_folder_covers_skips_caches_virtualenvs_and_hidden_folders(tmp_pa
     assert [name for name, _ in covered.files] == ["srv/a.py", "srv/data/b.json", "srv/link.py"]
     assert covered.sources == ["srv/"] and covered.refusal is None
     assert coverage.coverage("uv", ["run", "--directory=srv", "a.py"], root).sources == ["srv/"]
+    (tmp_path / "outside.py").write_text("print('linked')\n")  # a link is pinned by what it points to, too
+    assert coverage.coverage("node", ["srv/a.py"], root).files != covered.files
     assert coverage.coverage("python3", ["-m", "nothere"], root).files == []

@@ -47,15 +47,20 @@ class Coverage:
 
 
 def file_digest(path: Path, limit: int = MAX_BYTES) -> str:
-    """The sha256 of a file's content, read without following a symlink (a link is pinned by its target path)."""
+    """The sha256 of a file's content; a symlink is pinned by where it points and what it points to."""
     try:
         if path.is_symlink():
-            return "symlink: " + hashlib.sha256(os.readlink(path).encode()).hexdigest()
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            digest.update(handle.read(limit + 1))
+            target = hashlib.sha256(os.readlink(path).encode()).hexdigest()
+            return f"symlink {target} to " + (_content_digest(path, limit) if path.is_file() else "no file")
+        return _content_digest(path, limit)
     except OSError as error:
         return f"unreadable: {error.strerror}"
+
+
+def _content_digest(path: Path, limit: int) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        digest.update(handle.read(limit + 1))
     return digest.hexdigest()
 
 

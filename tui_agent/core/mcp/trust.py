@@ -44,10 +44,11 @@ def project_files(config: ServerConfig, root: Path) -> list[tuple[str, str]]:
     return server_coverage(config, root).files
 
 
-def fingerprint(config: ServerConfig, root: Path | None = None) -> str:
+def fingerprint(config: ServerConfig, root: Path | None = None, covered: Coverage | None = None) -> str:
     """The command, arguments and environment, plus (given the project root) the content of the project files
     the command runs."""
-    covered = server_coverage(config, root) if root is not None else Coverage()
+    if covered is None:
+        covered = server_coverage(config, root) if root is not None else Coverage()
     exact = json.dumps([config.command, list(config.args), sorted(config.env.items()), covered.files, covered.refusal])
     return hashlib.sha256(exact.encode()).hexdigest()
 
@@ -67,8 +68,10 @@ def _approved(project: Project) -> dict[str, str]:
 
 def is_trusted(project: Project, config: ServerConfig) -> bool:
     """Approved by its command and files, in a trusted workspace (no project MCP server starts in an untrusted one)."""
-    return (workspace_trusted(project) and server_coverage(config, project.root).refusal is None
-            and _approved(project).get(config.name) == fingerprint(config, project.root))
+    if not workspace_trusted(project):
+        return False
+    covered = server_coverage(config, project.root)
+    return covered.refusal is None and _approved(project).get(config.name) == fingerprint(config, covered=covered)
 
 
 def workspace_trusted(project: Project) -> bool:
@@ -146,7 +149,7 @@ def trust(project: Project, configs: list[ServerConfig]) -> None:
     data = _load()
     approved = data.get(str(project.root))
     approved = dict(approved) if isinstance(approved, dict) else {}
-    approved.update({config.name: fingerprint(config, project.root) for config in configs})
+    approved.update({config.name: fingerprint(config, covered=covered[config.name]) for config in configs})
     data[str(project.root)] = approved
     path = trust_file()
     path.parent.mkdir(parents=True, exist_ok=True)
