@@ -46,9 +46,11 @@ BOTH_TIERS_MISSES = (
     "protected paths that do not exist yet are moved to .agent/quarantine/ right after a run that may write the "
     "project, not blocked during it: a program of yours reading them while the run lasts (direnv, an editor) "
     "sees what agent code wrote",
-    "MCP servers you trusted (`tuiagent mcp trust`) run outside the sandbox, as in Claude Code: one whose command runs a "
-    "project file (python server.py, npx resolving the project's node_modules) runs what agent code last wrote there "
-    "when a later session starts it (with HOME, PATH, USER, SHELL, TERM and what its config lists in its environment, no API key)",
+    "MCP servers you trusted (`tuiagent mcp trust`) run outside the sandbox, as in Claude Code (with HOME, PATH, USER, "
+    "SHELL, TERM and what its config lists in its environment, no API key): their approval pins the project files "
+    "they can load (see host doors), not what they load from node_modules, a virtualenv, a hidden folder, a folder a "
+    "symlink leads to, or a root-level module a `python -m` package imports; agent code that changes those runs "
+    "when a later session starts the server",
 )
 
 
