@@ -15,7 +15,7 @@ from tui_agent.core.sandbox import describe, leftovers
 from tui_agent.core.sandbox.netpolicy import NetPolicy
 from tui_agent.core.versioning.gitconfigscan import neutral_value
 
-DOORS = ["git", "project files", "apply step", "network", "mcp servers"]
+DOORS = ["git processes", "project files", "apply step", "network", "mcp servers"]
 
 
 def status(repo: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> str:
@@ -49,7 +49,7 @@ def test_the_git_door_lists_only_keys_it_really_neutralises() -> None:
     assert "core.fsmonitor" in keys and "filter.*.clean" in keys and len(keys) > 20
     for key in keys:
         assert neutral_value(key.replace("*", "x"), "!touch /tmp/pwned") is not None, key
-    assert f"{len(keys)} command-running keys" in describe.host_doors(True)["git"]
+    assert f"{len(keys)} command-running keys" in describe.host_doors(True)["git processes"]
 
 
 def test_the_network_line_names_what_the_proxy_policy_refuses() -> None:

@@ -224,7 +224,7 @@ def _from_docstring(module: str) -> Callable[[bool], str]:
 
 
 HOST_DOORS: tuple[tuple[str, Callable[[bool], str]], ...] = (
-    ("git", _git_door),
+    ("git processes", _git_door),
     ("project files", _from_docstring("tui_agent.core.projectfs")),
     ("apply step", _apply_step),
     ("network", _network),
