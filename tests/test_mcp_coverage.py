@@ -155,3 +155,18 @@ def test_what_a_folder_covers_skips_caches_virtualenvs_and_hidden_folders(tmp_pa
     (tmp_path / "outside.py").write_text("print('linked')\n")  # a link is pinned by what it points to, too
     assert coverage.coverage("node", ["srv/a.py"], root).files != covered.files
     assert coverage.coverage("python3", ["-m", "nothere"], root).files == []
+
+
+def test_approving_again_names_what_changed_and_shows_names_safely(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    repo, marker = script_repo(tmp_path)
+    approve(repo, "folder", tmp_path)
+    (repo / "srv" / "helpers.py").write_text("VALUE = 2\n")
+    (repo / "srv" / "\x1b[2Jfake\nline.py").write_text("")
+    capsys.readouterr()
+    assert tuiagent(repo, "mcp", "trust", "ping") == 0
+    out = capsys.readouterr().out
+    assert "changed since the previous approval: srv/\u241b[2Jfake\u2424line.py, srv/helpers.py" in out
+    assert "\x1b" not in out and "\nline.py" not in out
+    server_error(repo, capsys)
+    assert marker.read_text() == "started\n"  # approved as it is now: it starts

@@ -6,9 +6,13 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
+
+if TYPE_CHECKING:  # imported where used: every `tuiagent` start registers these commands
+    from tui_agent.core.mcp.config import ServerConfig
+    from tui_agent.core.mcp.coverage import Coverage
 
 
 def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
@@ -97,7 +101,7 @@ MAX_LISTED = 20
 def handle_trust(args: argparse.Namespace) -> int:
     """Print each chosen server's command and record it as approved (outside the project, out of the agent's reach)."""
     from tui_agent.core.mcp.config import load_server_configs
-    from tui_agent.core.mcp.trust import McpTrustRefused, server_coverage, trust, trust_file
+    from tui_agent.core.mcp.trust import McpTrustRefused, changed_files, server_coverage, trust, trust_file
     from tui_agent.core.project import ConfigError, Project
 
     project = Project.at(args.project)
@@ -116,19 +120,34 @@ def handle_trust(args: argparse.Namespace) -> int:
               + (f"; unknown: {', '.join(unknown)}" if unknown else ""), file=sys.stderr)
         return 2
     chosen = configs if args.all else [by_name[name] for name in args.names]
+    changed = {config.name: changed_files(project, config) for config in chosen}
     try:
         trust(project, chosen)
     except McpTrustRefused as error:
-        print(f"tuiagent mcp trust: nothing approved: {error}", file=sys.stderr)
+        print(one_line(f"tuiagent mcp trust: nothing approved: {error}"), file=sys.stderr)
         return 2
     for config in chosen:
-        env = " ".join(f"{key}={value}" for key, value in sorted(config.env.items()))
-        print(f"approved {config.name}: {' '.join([config.command, *config.args])}" + (f"  (env {env})" if env else ""))
-        covered = server_coverage(config, project.root)
-        if covered.sources:
-            print(f"  covers {covered.summary()}: a change to any of these files asks again")
-        print("".join(f"  pinned {name} (sha256 {digest[:12]})\n" for name, digest in covered.files[:MAX_LISTED]), end="")
-        if len(covered.files) > MAX_LISTED:
-            print(f"  … and {len(covered.files) - MAX_LISTED} more files")
+        print(approved_lines(config, server_coverage(config, project.root), changed[config.name]), end="")
     print(f"(recorded in {trust_file()})")
     return 0
+
+
+def approved_lines(config: ServerConfig, covered: Coverage, changed: list[str]) -> str:
+    """What `mcp trust` approved for one server: its command, what its approval covers, what changed since the last."""
+    env = " ".join(f"{key}={value}" for key, value in sorted(config.env.items()))
+    lines = [f"approved {config.name}: {' '.join([config.command, *config.args])}" + (f"  (env {env})" if env else "")]
+    if covered.sources:
+        lines.append(f"  covers {covered.summary()}: a change to any of these files asks again")
+    lines += [f"  pinned {name} (sha256 {digest[:12]})" for name, digest in covered.files[:MAX_LISTED]]
+    if len(covered.files) > MAX_LISTED:
+        lines.append(f"  … and {len(covered.files) - MAX_LISTED} more files")
+    if changed:
+        lines.append(f"  changed since the previous approval: {', '.join(changed)}")
+    return "".join(one_line(line) + "\n" for line in lines)
+
+
+def one_line(text: str) -> str:
+    """Project-controlled text (names, commands, file names) as one line with every control character visible."""
+    from tui_agent.core.textsafety import visible_controls
+
+    return visible_controls(text.replace("\n", "\u2424"))
