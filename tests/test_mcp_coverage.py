@@ -152,6 +152,11 @@ def test_what_a_folder_covers_skips_caches_virtualenvs_and_hidden_folders(tmp_pa
     assert [name for name, _ in covered.files] == ["srv/a.py", "srv/data/b.json", "srv/link.py"]
     assert covered.sources == ["srv/"] and covered.refusal is None
     assert coverage.coverage("uv", ["run", "--directory=srv", "a.py"], root).sources == ["srv/"]
+    assert coverage.coverage("uv", ["run", "--directory", "srv", "-m", "data"], root).sources == ["srv/data/"]
+    (root / "other" / "package.json").write_text("{}")
+    assert coverage.coverage("npx", ["-y", "./other"], root).sources == ["other/"]  # a code folder
+    served = coverage.coverage("npx", ["@modelcontextprotocol/server-filesystem", ".", "srv/data"], root)
+    assert served.sources == [] and served.files == []  # folders it serves, not code it loads
     (tmp_path / "outside.py").write_text("print('linked')\n")  # a link is pinned by what it points to, too
     assert coverage.coverage("node", ["srv/a.py"], root).files != covered.files
     assert coverage.coverage("python3", ["-m", "nothere"], root).files == []

@@ -1,8 +1,8 @@
 """Which project files an MCP server's approval covers: every file it can load, found from its command line.
 
-A server runs outside the sandbox, so its approval pins what it runs by content. A script or folder named on the
-command line (`python srv/server.py`, `node srv/index.js`, `uv run --directory srv …`, `npx ./srv`) covers the
-whole folder tree it lives in: a script's own folder (Python puts it first on the import path), widened to the
+A server runs outside the sandbox, so its approval pins what it runs by content. A script or code folder named on
+the command line (`python srv/server.py`, `node srv/index.js`, `uv run --directory srv server.py`, `npx ./srv`;
+PACKAGE_MARKS) covers the whole folder tree it lives in: a script's own folder (Python puts it first on the import path), widened to the
 topmost package folder (with `__init__.py`) holding it; a script at the project root covers the whole project. A
 module (`python -m pkg.sub`) covers its top-level package found under the project root or `src/` (or the
 `pkg.py` file there); an installed one covers nothing, and one appearing in the project later changes the pin.
@@ -25,6 +25,9 @@ SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules"})
 """Folder names never walked into (besides hidden ones and virtualenvs): caches and installed dependencies."""
 VENV_MARK = "pyvenv.cfg"
 MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+PACKAGE_MARKS = ("package.json", "pyproject.toml", "setup.py", "__init__.py", "__main__.py", "index.js")
+"""A folder named on the command line counts as code (`npx ./srv`) when it holds one of these; otherwise it is taken
+for data the server serves (`server-filesystem ./docs`), and the project root itself never counts as a folder named."""
 MODULE_ROOTS = ("", "src")
 """Where `python -m NAME` finds a project package: the working directory (the project root) and `src/`."""
 
@@ -67,15 +70,21 @@ def _content_digest(path: Path, limit: int) -> str:
 def coverage(command: str, args: tuple[str, ...] | list[str], root: Path) -> Coverage:
     """Every project file the server started by `command args` (from the project root) can load."""
     top = Path(os.path.realpath(root))
-    targets: list[Path] = []
-    for word in _paths_named(command, args):
-        path = Path(os.path.abspath(word if os.path.isabs(word) else top / word))
-        if _inside(path, top) and (path.is_file() or path.is_dir()):
-            targets.append(path if path.is_dir() else _script_folder(path, top))
+    words = _paths_named(command, args)
+    named = [Path(os.path.abspath(word if os.path.isabs(word) else top / word)) for word in words]
+    folders = [path for path in named if path != top and _inside(path, top) and path.is_dir() and not path.is_symlink()]
+    targets = [folder for folder in folders if any((folder / mark).exists() for mark in PACKAGE_MARKS)]
+    bases = [top, *folders]  # `uv run --directory srv server.py`: words may be relative to a folder named too
+    for word in words:
+        for base in bases:
+            path = Path(os.path.abspath(word if os.path.isabs(word) else base / word))
+            if _inside(path, top) and path.is_file():
+                targets.append(_script_folder(path, top))
     for module in _modules_named(args):
-        found = _module_path(module, top)
-        if found is not None:
-            targets.append(found if found.is_dir() else _script_folder(found, top))
+        for base in bases:
+            found = _module_path(module, base)
+            if found is not None:
+                targets.append(found if found.is_dir() else _script_folder(found, top))
     return _walk_all(sorted(set(targets)), top)
 
 
@@ -105,10 +114,10 @@ def _modules_named(args: tuple[str, ...] | list[str]) -> list[str]:
     return [name for name in names if MODULE_NAME.fullmatch(name)]
 
 
-def _module_path(module: str, top: Path) -> Path | None:
+def _module_path(module: str, base: Path) -> Path | None:
     head = module.split(".")[0]
-    for base in MODULE_ROOTS:
-        folder = top / base / head if base else top / head
+    for where in MODULE_ROOTS:
+        folder = base / where / head if where else base / head
         if folder.is_dir() and not folder.is_symlink():
             return folder
         if (folder.parent / f"{head}.py").is_file():
