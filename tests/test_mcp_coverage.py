@@ -157,6 +157,8 @@ def test_what_a_folder_covers_skips_caches_virtualenvs_and_hidden_folders(tmp_pa
     assert coverage.coverage("npx", ["-y", "./other"], root).sources == ["other/"]  # a code folder
     served = coverage.coverage("npx", ["@modelcontextprotocol/server-filesystem", ".", "srv/data"], root)
     assert served.sources == [] and served.files == []  # folders it serves, not code it loads
+    alone = coverage.coverage("srv/venv/lib/site.py", ["srv/data/b.json"], root)  # a virtualenv's file: itself only
+    assert alone.sources == ["srv/data/", "srv/venv/lib/site.py"] and "srv/venv/lib/site.py" in dict(alone.files)
     (tmp_path / "outside.py").write_text("print('linked')\n")  # a link is pinned by what it points to, too
     assert coverage.coverage("node", ["srv/a.py"], root).files != covered.files
     assert coverage.coverage("python3", ["-m", "nothere"], root).files == []

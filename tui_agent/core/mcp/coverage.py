@@ -7,7 +7,8 @@ topmost package folder (with `__init__.py`) holding it; a script at the project 
 module (`python -m pkg.sub`) covers its top-level package found under the project root or `src/` (or the
 `pkg.py` file there); an installed one covers nothing, and one appearing in the project later changes the pin.
 Under a covered folder every regular file counts, except in folders no server loads from as code of the project:
-hidden ones (`.git`, `.venv`, `.agent`, caches), `__pycache__`, `node_modules` and virtualenvs (a `pyvenv.cfg`).
+hidden ones (`.git`, `.venv`, `.agent`, caches), `__pycache__`, `node_modules` and virtualenvs (a `pyvenv.cfg`); a
+file named in one of those (`.venv/bin/mcp-server`) is pinned alone.
 A folder over MAX_FILES files or MAX_BYTES bytes is refused (never half pinned): the approval then cannot be given."""
 
 from __future__ import annotations
@@ -79,13 +80,23 @@ def coverage(command: str, args: tuple[str, ...] | list[str], root: Path) -> Cov
         for base in bases:
             path = Path(os.path.abspath(word if os.path.isabs(word) else base / word))
             if _inside(path, top) and path.is_file():
-                targets.append(_script_folder(path, top))
+                targets.append(path if _installed(path, top) else _script_folder(path, top))
     for module in _modules_named(args):
         for base in bases:
             found = _module_path(module, base)
             if found is not None:
                 targets.append(found if found.is_dir() else _script_folder(found, top))
     return _walk_all(sorted(set(targets)), top)
+
+
+def _installed(path: Path, top: Path) -> bool:
+    """A file inside a virtualenv or node_modules of the project (`.venv/bin/python`): pinned alone, not its folder."""
+    folder = path.parent
+    while folder != top and _inside(folder, top):
+        if folder.name in SKIPPED_FOLDERS or (folder / VENV_MARK).exists():
+            return True
+        folder = folder.parent
+    return False
 
 
 def _inside(path: Path, top: Path) -> bool:
@@ -161,12 +172,15 @@ def _size(path: Path) -> int:
 
 
 def _shown(folder: Path, top: Path) -> str:
-    return "the project root (./)" if folder == top else folder.relative_to(top).as_posix() + "/"
+    if folder == top:
+        return "the project root (./)"
+    return folder.relative_to(top).as_posix() + ("" if folder.is_file() else "/")
 
 
 def _walk(folder: Path) -> list[Path]:
-    """Regular files and symlinks under `folder`, skipping SKIPPED_FOLDERS,
-    hidden folders and virtualenvs; a symlinked folder is pinned as a link, never entered."""
+    """Regular files and symlinks under `folder`, skipping SKIPPED_FOLDERS, hidden folders and virtualenvs; a symlinked folder is pinned as a link, never entered (a file: itself)."""
+    if folder.is_file():
+        return [folder]
     found: list[Path] = []
     for current, dirs, files in os.walk(folder, followlinks=False):
         base = Path(current)
