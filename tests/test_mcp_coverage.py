@@ -63,6 +63,8 @@ def test_a_rewritten_helper_the_pinned_script_imports_keeps_the_server_from_star
     assert not canary.exists() and not marker.exists()
     expected = "changed: MCP server ping" if workspace == "project" else "srv/helpers.py changed since its command was approved"
     assert expected in error and "--- srv/helpers.py (approved)" in error and "+open(" in error
+    tuiagent(repo, "trust", "--show")
+    assert "srv/helpers.py changed since `tuiagent mcp trust`" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("workspace", ["project", "folder"])

@@ -91,13 +91,15 @@ def recipe_line(recipe: Any) -> str:
 def mcp_grants(project: Project) -> list[Grant]:
     """Each configured MCP server (it runs outside the sandbox): its command and every project file it can load."""
     from tui_agent.core.mcp.config import load_server_configs
-    from tui_agent.core.mcp.trust import server_coverage
+    from tui_agent.core.mcp.trust import changed_files, server_coverage
 
     grants: list[Grant] = []
     configs, _problems = load_server_configs(project)
     for config in configs:
         covered = server_coverage(config, project.root)
         pinned = f"; loads {covered.summary()}" if covered.sources else ""
+        changed = changed_files(project, config)
+        pinned += f" ({', '.join(changed)} changed since `tuiagent mcp trust`)" if changed else ""
         env = f" env {sorted(config.env)}" if config.env else ""
         text = f"MCP server {config.name} (outside the sandbox): {' '.join([config.command, *config.args])}{env}{pinned}"
         grants.append(Grant(f"mcp:{config.name}", text,
