@@ -179,3 +179,13 @@ def test_approving_again_names_what_changed_and_shows_names_safely(tmp_path: Pat
     assert "\x1b" not in out and "\nline.py" not in out
     server_error(repo, capsys)
     assert marker.read_text() == "started\n"  # approved as it is now: it starts
+
+
+def test_a_changed_binary_file_is_shown_by_its_digest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, marker = script_repo(tmp_path)
+    (repo / "srv" / "native.so").write_bytes(b"\0ELF one")
+    approve(repo, "folder", tmp_path)
+    (repo / "srv" / "native.so").write_bytes(b"\0ELF two")
+    error = server_error(repo, capsys)
+    assert not marker.exists() and "srv/native.so changed since its command was approved" in error
+    assert "-(srv/native.so: binary or over 1000 kB, sha256" in error and "+(srv/native.so: binary" in error

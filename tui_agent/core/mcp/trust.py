@@ -18,10 +18,12 @@ import tempfile
 from pathlib import Path
 
 from tui_agent.core.mcp.config import ServerConfig
-from tui_agent.core.mcp.coverage import MAX_BYTES, Coverage, coverage
+from tui_agent.core.mcp.coverage import MAX_BYTES, Coverage, coverage, file_digest
 from tui_agent.core.project import Project
 
 MAX_DIFF_CHARS = 40_000
+MAX_DIFF_BYTES = 1_000_000
+"""A covered file bigger than this (or binary) is shown in a diff by one line with its digest."""
 MANIFEST = "manifest.json"
 
 
@@ -96,9 +98,12 @@ def file_diff(project: Project, config: ServerConfig, name: str) -> str:
 
     def lines(path: Path) -> list[str]:
         try:
-            return path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+            raw = path.read_bytes()[:MAX_DIFF_BYTES + 1]
         except OSError:
             return []
+        if len(raw) > MAX_DIFF_BYTES or b"\0" in raw:
+            return [f"({name}: binary or over {MAX_DIFF_BYTES // 1000} kB, sha256 {file_digest(path)[:12]})\n"]
+        return raw.decode("utf-8", errors="replace").splitlines(keepends=True)
 
     before = lines(_server_dir(project, config) / _copy_name(name))
     after = [] if (project.root / name).is_symlink() else lines(project.root / name)
