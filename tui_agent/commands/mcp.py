@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 from tui_agent.core.textsafety import escaped
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: every `tuiagent` start registers these commands
+    from tui_agent.core.mcp.config import ServerConfig
+    from tui_agent.core.mcp.coverage import Coverage
     from tui_agent.core.project import Project
 
 
@@ -95,10 +97,14 @@ async def list_servers(project_root: str) -> tuple[dict[str, Any], str, int]:
         await hub.aclose()
 
 
+MAX_LISTED = 20
+"""Pinned files listed one by one by `mcp trust` (the rest are counted)."""
+
+
 def handle_trust(args: argparse.Namespace) -> int:
     """Print each chosen server's command and record it as approved (outside the project, out of the agent's reach)."""
     from tui_agent.core.mcp.config import load_server_configs
-    from tui_agent.core.mcp.trust import project_files, trust, trust_file
+    from tui_agent.core.mcp.trust import McpTrustRefused, changed_files, server_coverage, trust, trust_file
     from tui_agent.core.project import ConfigError, Project
 
     project = Project.at(args.project)
@@ -117,11 +123,14 @@ def handle_trust(args: argparse.Namespace) -> int:
               + (f"; unknown: {', '.join(unknown)}" if unknown else ""), file=sys.stderr)
         return 2
     chosen = configs if args.all else [by_name[name] for name in args.names]
-    trust(project, chosen)
+    changed = {config.name: changed_files(project, config) for config in chosen}
+    try:
+        trust(project, chosen)
+    except McpTrustRefused as error:
+        print(one_line(f"tuiagent mcp trust: nothing approved: {error}"), file=sys.stderr)
+        return 2
     for config in chosen:
-        env = " ".join(f"{key}={value}" for key, value in sorted(config.env.items()))
-        print(escaped(f"approved {config.name}: {config.launch}" + (f"  (env {env})" if env else "")))
-        print("".join(f"  pinned {escaped(name)} (sha256 {digest[:12]})\n" for name, digest in project_files(config, project.root)), end="")
+        print(approved_lines(config, server_coverage(config, project.root), changed[config.name]), end="")
     print(f"(recorded in {trust_file()})")
     note = approve_in_project_trust(project, [config.name for config in chosen])
     if note:
@@ -145,3 +154,24 @@ def approve_in_project_trust(project: Project, names: list[str]) -> str:
     approved = {grant.key: grant.digest for grant in mcp_grants(project) if grant.key in keys}
     store.amend_approved(project.root, lambda current: {**current, **approved})  # locked: a concurrent untrust stays
     return ""
+
+
+def approved_lines(config: ServerConfig, covered: Coverage, changed: list[str]) -> str:
+    """What `mcp trust` approved for one server: its command, what its approval covers, what changed since the last."""
+    env = " ".join(f"{key}={value}" for key, value in sorted(config.env.items()))
+    lines = [f"approved {config.name}: {config.launch}" + (f"  (env {env})" if env else "")]
+    if covered.sources:
+        lines.append(f"  covers {covered.summary()}: a change to any of these files asks again")
+    lines += [f"  pinned {name} (sha256 {digest[:12]})" for name, digest in covered.files[:MAX_LISTED]]
+    if len(covered.files) > MAX_LISTED:
+        lines.append(f"  … and {len(covered.files) - MAX_LISTED} more files")
+    if changed:
+        lines.append(f"  changed since the previous approval: {', '.join(changed)}")
+    return "".join(one_line(line) + "\n" for line in lines)
+
+
+def one_line(text: str) -> str:
+    """Project-controlled text (names, commands, file names) as one line with every control character visible."""
+    from tui_agent.core.textsafety import visible_controls
+
+    return visible_controls(text.replace("\n", "\u2424"))

@@ -79,6 +79,11 @@ def handle_status(args: argparse.Namespace) -> int:
         print(f"what a run wrote (for /undo): {info['run_attribution']}")
     if info.get("toolchain"):
         print_toolchain(info["toolchain"])
+    if info.get("host_doors"):
+        print("host doors (tuiagent's own code between the project and this machine) and what each refuses:")
+        width = max(len(name) for name in info["host_doors"])
+        for name, what in info["host_doors"].items():
+            print(f"  {name.ljust(width)}  {what}")
     if info["expected_misses"]:
         print("expected misses of this tier:")
         for miss in info["expected_misses"]:

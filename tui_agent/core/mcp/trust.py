@@ -3,8 +3,9 @@
 `.agent/config.toml` can be written by the agent without asking, and `.mcp.json` in `auto` mode, while an MCP server
 runs unsandboxed: so, as in Claude Code, a project's server starts only once its command, arguments and
 environment were approved (`tuiagent mcp trust NAME`); any change to them needs a new approval. The approval also
-pins the content of every project file the command names (`python server.py`, `sh mcp/run.sh`): agent code that
-edits such a file makes the server ask again."""
+pins the content of every project file the server can load (coverage.py: the folder tree of `srv/server.py`, the
+package of `python -m pkg`): agent code that edits, adds or removes such a file makes the server ask again, with the
+diff."""
 
 from __future__ import annotations
 
@@ -12,14 +13,23 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 from tui_agent.core.mcp.config import ServerConfig
+from tui_agent.core.mcp.coverage import MAX_BYTES, Coverage, coverage, file_digest
 from tui_agent.core.project import Project
 from tui_agent.core.sharedfile import update_json
 
-MAX_PINNED_BYTES = 4_000_000
+MAX_DIFF_CHARS = 40_000
+MAX_DIFF_BYTES = 1_000_000
+"""A covered file bigger than this (or binary) is shown in a diff by one line with its digest."""
+MANIFEST = "manifest.json"
+
+
+class McpTrustRefused(ValueError):
+    """A server's approval cannot cover what it loads (a folder too large to pin); the message says which."""
 
 
 def trust_file() -> Path:
@@ -27,38 +37,22 @@ def trust_file() -> Path:
     return Path(base) / "tuiagent" / "mcp-trust.json"
 
 
+def server_coverage(config: ServerConfig, root: Path) -> Coverage:
+    """The project files this server can load (coverage.py: its script's folder tree, its `-m` package)."""
+    return coverage(config.command, config.args, root)
+
+
 def project_files(config: ServerConfig, root: Path) -> list[tuple[str, str]]:
-    """(path as written, sha256 of its content) for the command and each argument naming a file of the project
-    (run from the project root; a symlink counts by what it points to, wherever that is)."""
-    found: list[tuple[str, str]] = []
-    top = os.path.realpath(root)
-    for word in (config.command, *config.args):
-        candidate = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
-        if not candidate or candidate.startswith("-"):
-            continue
-        path = Path(candidate) if os.path.isabs(candidate) else root / candidate
-        inside = os.path.abspath(path) == top or os.path.abspath(path).startswith(top + os.sep)
-        if not inside or not path.is_file():
-            continue
-        found.append((candidate, file_digest(path)))
-    return found
+    """(project-relative path, sha256 of its content) of every project file the server can load."""
+    return server_coverage(config, root).files
 
 
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as handle:
-            digest.update(handle.read(MAX_PINNED_BYTES + 1))
-    except OSError as error:
-        return f"unreadable: {error.strerror}"
-    return digest.hexdigest()
-
-
-def fingerprint(config: ServerConfig, root: Path | None = None) -> str:
+def fingerprint(config: ServerConfig, root: Path | None = None, covered: Coverage | None = None) -> str:
     """The command, arguments and environment, plus (given the project root) the content of the project files
     the command runs."""
-    files = project_files(config, root) if root is not None else []
-    exact = json.dumps([*config.identity(), files])
+    if covered is None:
+        covered = server_coverage(config, root) if root is not None else Coverage()
+    exact = json.dumps([*config.identity(), covered.files, covered.refusal])
     return hashlib.sha256(exact.encode()).hexdigest()
 
 
@@ -77,7 +71,10 @@ def _approved(project: Project) -> dict[str, str]:
 
 def is_trusted(project: Project, config: ServerConfig) -> bool:
     """Approved by its command and files, in a trusted workspace (no project MCP server starts in an untrusted one)."""
-    return workspace_trusted(project) and _approved(project).get(config.name) == fingerprint(config, project.root)
+    if not workspace_trusted(project):
+        return False
+    covered = server_coverage(config, project.root)
+    return covered.refusal is None and _approved(project).get(config.name) == fingerprint(config, covered=covered)
 
 
 def workspace_trusted(project: Project) -> bool:
@@ -87,26 +84,30 @@ def workspace_trusted(project: Project) -> bool:
 
 
 def changed_files(project: Project, config: ServerConfig) -> list[str]:
-    """The project files this server's command runs whose content differs from when it was approved (needs the
-    content recorded at approval: `snapshot_dir`)."""
-    changed = []
-    for name, digest in project_files(config, project.root):
-        saved = _snapshot_path(project, config, name)
-        if saved.is_file() and file_digest(saved) != digest:
-            changed.append(name)
-    return changed
+    """The covered project files whose content differs from when the server was approved, added since or removed
+    (needs the record kept at approval: `snapshot_dir`)."""
+    before = _manifest(project, config)
+    if before is None:
+        return []
+    now = dict(project_files(config, project.root))
+    return sorted(name for name in {*before, *now} if before.get(name) != now.get(name))
 
 
 def file_diff(project: Project, config: ServerConfig, name: str) -> str:
-    """A unified diff of a pinned file since it was approved ("" when no copy was kept)."""
+    """A unified diff of a covered file since it was approved (from nothing when it is new, to nothing when gone)."""
     import difflib
 
-    saved = _snapshot_path(project, config, name)
-    try:
-        before = saved.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
-        after = (project.root / name).read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
-    except OSError:
-        return ""
+    def lines(path: Path) -> list[str]:
+        try:
+            raw = path.read_bytes()[:MAX_DIFF_BYTES + 1]
+        except OSError:
+            return []
+        if len(raw) > MAX_DIFF_BYTES or b"\0" in raw:
+            return [f"({name}: binary or over {MAX_DIFF_BYTES // 1000} kB, sha256 {file_digest(path)[:12]})\n"]
+        return raw.decode("utf-8", errors="replace").splitlines(keepends=True)
+
+    before = lines(_server_dir(project, config) / _copy_name(name))
+    after = [] if (project.root / name).is_symlink() else lines(project.root / name)
     return "".join(difflib.unified_diff(before, after, f"{name} (approved)", f"{name} (now)"))
 
 
@@ -114,20 +115,46 @@ def snapshot_dir() -> Path:
     return trust_file().parent / "mcp-approved"
 
 
-def _snapshot_path(project: Project, config: ServerConfig, name: str) -> Path:
-    key = hashlib.sha256(json.dumps([str(project.root), config.name, name]).encode()).hexdigest()[:32]
+def _server_dir(project: Project, config: ServerConfig) -> Path:
+    key = hashlib.sha256(json.dumps([str(project.root), config.name]).encode()).hexdigest()[:32]
     return snapshot_dir() / key
 
 
+def _copy_name(name: str) -> str:
+    return hashlib.sha256(name.encode()).hexdigest()[:32]
+
+
+def _manifest(project: Project, config: ServerConfig) -> dict[str, str] | None:
+    try:
+        data = json.loads((_server_dir(project, config) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return {str(key): str(value) for key, value in data.items()} if isinstance(data, dict) else None
+
+
+def _keep_copies(project: Project, config: ServerConfig, files: list[tuple[str, str]]) -> None:
+    """A copy of each covered file and the list of their digests, so a later change is shown as a diff."""
+    folder = _server_dir(project, config)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, _digest in files:
+        path = project.root / name
+        with contextlib.suppress(OSError):  # no copy: a later change is shown without its old lines
+            if not path.is_symlink():
+                (folder / _copy_name(name)).write_bytes(path.read_bytes()[:MAX_BYTES])
+    (folder / MANIFEST).write_text(json.dumps(dict(files)), encoding="utf-8")
+
+
 def trust(project: Project, configs: list[ServerConfig]) -> None:
-    """Record these exact server commands (and the project files they run) as approved for this project."""
-    for config in configs:  # a copy of each pinned file, so a later change can be shown as a diff
-        for name, _digest in project_files(config, project.root):
-            copy = _snapshot_path(project, config, name)
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(OSError):  # no copy: a later change is asked about without a diff
-                copy.write_bytes((project.root / name).read_bytes()[:MAX_PINNED_BYTES])
-    fingerprints = {config.name: fingerprint(config, project.root) for config in configs}
+    """Record these exact server commands (and the project files they can load) as approved for this project;
+    McpTrustRefused, recording nothing, when one loads a folder too large to pin."""
+    covered = {config.name: server_coverage(config, project.root) for config in configs}
+    refused = [f"{name}: {found.summary()}" for name, found in covered.items() if found.refusal is not None]
+    if refused:
+        raise McpTrustRefused("; ".join(refused))
+    for config in configs:
+        _keep_copies(project, config, covered[config.name].files)
+    fingerprints = {config.name: fingerprint(config, covered=covered[config.name]) for config in configs}
 
     def add(data: Any) -> tuple[Any, None]:
         data = data if isinstance(data, dict) else {}
@@ -143,11 +170,16 @@ def untrusted_message(config: ServerConfig, project: Project | None = None) -> s
     command = config.launch
     changed = changed_files(project, config) if project is not None else []
     diffs = "\n".join(file_diff(project, config, name) for name in changed) if project is not None else ""
+    if len(diffs) > MAX_DIFF_CHARS:
+        diffs = diffs[:MAX_DIFF_CHARS] + "\n… (the rest of the diff is not shown)"
+    refusal = server_coverage(config, project.root).refusal if project is not None else None
     if project is not None and not workspace_trusted(project):
         from tui_agent.core.trust.check import check
 
         where = "would be called" if config.url else "would run"
         text = f"not started ({command!r} from {config.source} {where} outside the sandbox): {check(project).reason()}"
+    elif refusal is not None:
+        text = f"not started ({command!r} from {config.source} would run outside the sandbox): its files are {refusal}"
     elif changed:
         text = (f"not started: {', '.join(changed)} changed since its command was approved ({command!r} from "
                 f"{config.source}). Check the change, then run `tuiagent mcp trust {config.name}`")

@@ -1,8 +1,13 @@
-"""What each protection of a tier covers, in words, for `tuiagent sandbox status` and the UI header."""
+"""What each protection of a tier covers, in words, for `tuiagent sandbox status` and the UI header; and the host
+doors (tuiagent's own host-side code between the project and the machine) with what each refuses."""
 
 from __future__ import annotations
 
+import importlib
+import ipaddress
 import os
+import stat
+from collections.abc import Callable
 from typing import Any
 
 from tui_agent.core.sandbox import tiers
@@ -41,9 +46,11 @@ BOTH_TIERS_MISSES = (
     "protected paths that do not exist yet are moved to .agent/quarantine/ right after a run that may write the "
     "project, not blocked during it: a program of yours reading them while the run lasts (direnv, an editor) "
     "sees what agent code wrote",
-    "MCP servers you trusted (`tuiagent mcp trust`) run outside the sandbox, as in Claude Code: one whose command runs a "
-    "project file (python server.py, npx resolving the project's node_modules) runs what agent code last wrote there "
-    "when a later session starts it (with HOME, PATH, USER, SHELL, TERM and what its config lists in its environment, no API key)",
+    "MCP servers you trusted (`tuiagent mcp trust`) run outside the sandbox, as in Claude Code (with HOME, PATH, USER, "
+    "SHELL, TERM and what its config lists in its environment, no API key): their approval pins the project files "
+    "they can load (see host doors), not what they load from node_modules, a virtualenv, a hidden folder, a folder a "
+    "symlink leads to, or a root-level module a `python -m` package imports; agent code that changes those runs "
+    "when a later session starts the server",
 )
 
 
@@ -99,6 +106,7 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
         "strong": strong,
         "protections": protections,
         "expected_misses": misses,
+        "host_doors": host_doors(strong),
     }
 
 
@@ -143,3 +151,92 @@ def _fallback_protections(seccomp: str | None, parent_undumpable: bool) -> dict[
 def process_cap_enforced() -> bool:
     """True when a per-run process cap really holds: a pids cgroup, or RLIMIT_NPROC for a non-root user."""
     return pids_base() is not None or os.geteuid() != 0
+
+
+def git_neutralised_keys() -> list[str]:
+    """The repository config keys the git door neutralises until trust (`filter.*.clean` for a subsection's)."""
+    from tui_agent.core.versioning import gitconfigscan
+
+    # The scanner's own tables (no public name for them yet): never a copy of them here.
+    plain: dict[str, str] = getattr(gitconfigscan, "_PLAIN", {})
+    sub: dict[tuple[str, str], str] = getattr(gitconfigscan, "_SUBSECTION", {})
+    return sorted({*plain, *(f"{section}.*.{name}" for section, name in sub), "pager.*", "submodule.*.update"})
+
+
+def _git_door(strong: bool) -> str:
+    from tui_agent.core.versioning.gitdoor import SAFE_CONFIG
+
+    keys = git_neutralised_keys()
+    sections = sorted({key.split(".", 1)[0] for key in keys})
+    fixed = ", ".join(key for key, _value in SAFE_CONFIG if key.startswith("core."))
+    return (f"every git process tuiagent starts (GitPython's too) runs with hooks off and {fixed} pinned; until you "
+            f"trust the project, the repository's {len(keys)} command-running keys (in {', '.join(sections)}) are "
+            f"neutralised; an untracked folder with a .git of its own is left out of checkpoints, never entered")
+
+
+def _apply_step(strong: bool) -> str:
+    from tui_agent.core.sandbox import leftovers
+
+    specials = sorted({kind for mode in (stat.S_IFIFO, stat.S_IFSOCK, stat.S_IFCHR, stat.S_IFBLK)
+                       if (kind := leftovers.special_kind(mode)) is not None})
+    nested = "a nested repository (sub/.git)" if leftovers.nested_repository(f"sub/{leftovers.GIT}") else ""
+    where = "" if strong else " (bubblewrap tier only: on this one runs write the project directly)"
+    return (f"a run's writes reach the project only through it{where}; it refuses {nested}, any change to "
+            f"{', '.join(f'{leftovers.GIT}/{name}' for name in leftovers.GIT_READ_ONLY)} (only what commits write "
+            f"is applied), {leftovers.setid_words(leftovers.SETID_BITS)} bits, special files "
+            f"({', '.join(specials)}) and hard links to a file outside the run; what it refuses is moved to "
+            f".agent/quarantine/ with a '{leftovers.REFUSED.strip()}' note")
+
+
+NETWORK_PROBES = ("127.0.0.1", "::1", "0.0.0.0", "10.0.0.1", "192.168.1.1", "fd00::1", "169.254.169.254",
+                  "100.64.0.1", "224.0.0.1")
+"""Addresses of each kind the proxy is asked about: the line says what its own policy answers for them."""
+
+
+def _network(strong: bool) -> str:
+    from tui_agent.core.sandbox.netpolicy import NetPolicy
+    from tui_agent.core.sandbox.netproxy import PROXY_PORT
+
+    policy = NetPolicy(True)
+    reasons = list(dict.fromkeys(reason for probe in NETWORK_PROBES
+                                 if (reason := policy.address_refusal(ipaddress.ip_address(probe))) is not None))
+    where = "" if strong else " (bubblewrap tier only: on this one a grant is the host's network)"
+    return (f"a run's only way out, a proxy on 127.0.0.1:{PROXY_PORT} inside its sandbox{where}: it resolves names "
+            f"itself and refuses names outside the grant and any destination that is or resolves to "
+            f"{', '.join(reasons)}")
+
+
+def _mcp_servers(strong: bool) -> str:
+    from tui_agent.core.mcp import coverage
+
+    return (f"a project MCP server (it runs outside the sandbox) starts only once approved (`tuiagent mcp trust`) "
+            f"with every project file it can load: its script's folder tree, its `python -m` package; a change to "
+            f"any of them asks again, with the diff; a folder over {coverage.MAX_FILES} files or "
+            f"{coverage.MAX_BYTES // 1_000_000} MB is refused; {', '.join(sorted(coverage.SKIPPED_FOLDERS))}, "
+            f"hidden folders and virtualenvs are not pinned")
+
+
+def _from_docstring(module: str) -> Callable[[bool], str]:
+    """A door described by its module's docstring (first paragraph), or said to be missing from this build."""
+    def line(strong: bool) -> str:
+        try:
+            doc = importlib.import_module(module).__doc__ or ""
+        except ImportError:
+            return f"no single door yet ({module} is not in this build)"
+        return " ".join(doc.split("\n\n", 1)[0].split())
+    return line
+
+
+HOST_DOORS: tuple[tuple[str, Callable[[bool], str]], ...] = (
+    ("git processes", _git_door),
+    ("project files", _from_docstring("tui_agent.core.projectfs")),
+    ("apply step", _apply_step),
+    ("network", _network),
+    ("mcp servers", _mcp_servers),
+)
+"""The doors of tuiagent's host-side code, each with the function that says what it refuses (from its constants)."""
+
+
+def host_doors(strong: bool) -> dict[str, str]:
+    """door name -> what it refuses, on this tier."""
+    return {name: describe(strong) for name, describe in HOST_DOORS}

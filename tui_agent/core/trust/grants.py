@@ -90,18 +90,20 @@ def recipe_line(recipe: Any) -> str:
 
 
 def mcp_grants(project: Project) -> list[Grant]:
-    """Each configured MCP server (it runs outside the sandbox): its command and the project files it runs."""
+    """Each configured MCP server (it runs outside the sandbox): its command and every project file it can load."""
     from tui_agent.core.mcp.config import load_server_configs
-    from tui_agent.core.mcp.trust import project_files
+    from tui_agent.core.mcp.trust import changed_files, server_coverage
 
     grants: list[Grant] = []
     configs, _problems = load_server_configs(project)
     for config in configs:
-        files = project_files(config, project.root)
-        pinned = "".join(f"; runs {name} (sha256 {digest[:12]})" for name, digest in files)
+        covered = server_coverage(config, project.root)
+        pinned = f"; loads {covered.summary()}" if covered.sources else ""
+        changed = changed_files(project, config)
+        pinned += f" ({', '.join(changed)} changed since `tuiagent mcp trust`)" if changed else ""
         env = f" env {sorted(config.env)}" if config.env else ""
         text = f"MCP server {config.name} (outside the sandbox): {config.launch}{env}{pinned}"
-        pins: list[Any] = [config.command, list(config.args), config.env, files]
+        pins: list[Any] = [config.command, list(config.args), config.env, covered.files, covered.refusal]
         grants.append(Grant(f"mcp:{config.name}", text, _digest(pins + [config.url, config.headers] if config.url else pins)))
     return grants
 
