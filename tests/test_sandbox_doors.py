@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tui_agent.core import projectfs
 from tui_agent.cli import main
 from tui_agent.core.mcp import coverage
 from tui_agent.core.sandbox import describe, leftovers
@@ -60,8 +61,6 @@ def test_the_network_line_names_what_the_proxy_policy_refuses() -> None:
         assert reason is not None and reason in line, probe
 
 
-def test_a_door_module_is_described_by_its_docstring_or_said_missing() -> None:
-    present = describe._from_docstring("tui_agent.core.sandbox.leftovers")(True)
-    assert present.startswith("What an overlay run may leave behind") and "\n" not in present
-    assert describe._from_docstring("tui_agent.core.no_such_door")(True) == (
-        "no single door yet (tui_agent.core.no_such_door is not in this build)")
+
+def test_the_project_files_line_is_the_doors_own_words() -> None:
+    assert describe.host_doors(True)["project files"] == projectfs.REFUSES

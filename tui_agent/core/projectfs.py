@@ -15,6 +15,12 @@ from tui_agent.core.textsafety import escaped
 AGENT_PART = ".agent"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
+REFUSES = ("tuiagent's own reads and writes under the project go through it: no symbolic link and no '..' inside "
+           ".agent/ is followed (audit log, sessions, state.db, caches, records, config), the file tools refuse a link "
+           "leading out of the project, and drift compares a linked dependency by its target text; each refusal "
+           "names the link")
+"""What this door refuses, in words (`tuiagent sandbox status` lists it among the host doors)."""
+
 
 class LinkRefused(OSError):
     """A symbolic link (or `..`) on the way that tuiagent will not follow; `str()` names it and where it leads."""

@@ -3,13 +3,13 @@ doors (tuiagent's own host-side code between the project and the machine) with w
 
 from __future__ import annotations
 
-import importlib
 import ipaddress
 import os
 import stat
 from collections.abc import Callable
 from typing import Any
 
+from tui_agent.core import projectfs
 from tui_agent.core.sandbox import tiers
 from tui_agent.core.sandbox.cgroups import pids_base
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, TIER_LEVELS, SandboxPolicy
@@ -59,10 +59,6 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
     seccomp = seccomp_arch()
     protections: dict[str, str] = {
         "process": "a separate process per run (never the tuiagent process); warm workers are pre-started",
-        "host_files": ("tuiagent's own reads and writes under the project go through one door (core/projectfs): no "
-                       "symbolic link and no '..' inside .agent/ is followed (audit log, sessions, state.db, caches, "
-                       "records, config), the file tools refuse a link leading out of the project, and drift compares "
-                       "a linked dependency by its target text; each refusal names the link"),
         "limits": (f"CPU {policy.cpu_s} s, memory {policy.memory_mb} MiB, file size {policy.file_size_mb} MiB, "
                    f"open files {policy.open_files}, processes {policy.processes} (hard = soft)"),
         "timeout": f"wall clock {policy.timeout_s:g} s, then SIGTERM and SIGKILL of the whole process tree",
@@ -216,20 +212,9 @@ def _mcp_servers(strong: bool) -> str:
             f"hidden folders and virtualenvs are not pinned")
 
 
-def _from_docstring(module: str) -> Callable[[bool], str]:
-    """A door described by its module's docstring (first paragraph), or said to be missing from this build."""
-    def line(strong: bool) -> str:
-        try:
-            doc = importlib.import_module(module).__doc__ or ""
-        except ImportError:
-            return f"no single door yet ({module} is not in this build)"
-        return " ".join(doc.split("\n\n", 1)[0].split())
-    return line
-
-
 HOST_DOORS: tuple[tuple[str, Callable[[bool], str]], ...] = (
     ("git processes", _git_door),
-    ("project files", _from_docstring("tui_agent.core.projectfs")),
+    ("project files", lambda strong: projectfs.REFUSES),
     ("apply step", _apply_step),
     ("network", _network),
     ("mcp servers", _mcp_servers),
