@@ -99,7 +99,7 @@ async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> 
     }
     samples: dict[str, list[float]] = {name: [] for name in kinds}
     try:
-        for name, (calls, setup) in kinds.items():  # warm-up: fork servers up, caches filled
+        for calls, setup in kinds.values():  # warm-up: fork servers up, caches filled
             setup()
             await one_turn(runtime, arrivals, calls)
         await asyncio.sleep(1.0)

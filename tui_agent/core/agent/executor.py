@@ -20,7 +20,7 @@ from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.project import Project
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
-from tui_agent.core.sandbox.policy import SandboxUnavailable
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, SandboxUnavailable
 
 
 class ToolExecutor:
@@ -42,6 +42,18 @@ class ToolExecutor:
         self.recipes = recipes
         self.changes = changes
         self.gate: CallGate | None = None
+
+    def writes_nothing(self, name: str, arguments: dict[str, Any]) -> bool:
+        """Whether the call cannot change the project: a catalog tool without WRITES (by its name or through
+        `call_tool`) run by bubblewrap, which mounts the project read-only for it (undo checkpoints nothing around it)."""
+        if name == "call_tool" and name in self.builtins:
+            name = arguments.get("name") if isinstance(arguments.get("name"), str) else ""
+        elif name in self.builtins:
+            return False
+        if self.catalog is None or self.sandbox is None or self.sandbox.tier != TIER_BUBBLEWRAP:
+            return False
+        record = self.catalog.get(name)
+        return record is not None and record.spec is not None and not record.spec.writes
 
     async def answer_calls(self, reply: ModelReply, answered: list[dict[str, Any]],
                             outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
