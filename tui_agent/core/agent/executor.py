@@ -47,13 +47,14 @@ class ToolExecutor:
         """Whether the call cannot change the project: a catalog tool without WRITES (by its name or through
         `call_tool`) run by bubblewrap, which mounts the project read-only for it (undo checkpoints nothing around it)."""
         if name == "call_tool" and name in self.builtins:
-            name = arguments.get("name") if isinstance(arguments.get("name"), str) else ""
+            target = arguments.get("name")
+            name = target if isinstance(target, str) else ""
         elif name in self.builtins:
             return False
         if self.catalog is None or self.sandbox is None or self.sandbox.tier != TIER_BUBBLEWRAP:
             return False
-        record = self.catalog.get(name)
-        return record is not None and record.spec is not None and not record.spec.writes
+        spec = self.catalog.spec(name)
+        return spec is not None and not spec.writes
 
     async def answer_calls(self, reply: ModelReply, answered: list[dict[str, Any]],
                             outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
@@ -141,7 +142,7 @@ class ToolExecutor:
         if builtin is not None:
             result = await builtin.handler(context, arguments)
             return result if isinstance(result, ToolOutput) else ToolOutput(str(result))
-        if self.catalog is not None and self.catalog.get(name) is not None:
+        if self.catalog is not None and (self.catalog.spec(name) is not None or self.catalog.get(name) is not None):
             return await call_catalog_tool(context, name, arguments)
         for provider in self.tool_providers:
             if provider.handles(name):

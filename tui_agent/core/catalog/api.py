@@ -175,6 +175,12 @@ class Catalog:
         entry = self.registry.get(name)
         return self._current(entry) if entry else None
 
+    def spec(self, name: str) -> ToolSpec | None:
+        """The last good version's spec of a callable tool, or None; unlike `get`, no usage, drift or git look-up
+        (what a call needs)."""
+        entry = self.registry.get(name)
+        return entry.spec if entry is not None else None
+
     def _current(self, entry: Entry) -> ToolRecord:
         self.drift_tracker.fresh()
         return self._record(entry, self.state.usage())
