@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from tui_agent.core.agent.callgate import CallGate, InputReplaced
@@ -60,16 +61,34 @@ class ToolExecutor:
                             outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
         """Run the reply's tool calls one after another: their events go out, their result blocks into `answered`."""
         cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason in CUT_OFF else None
-        for call in reply.tool_uses:
-            output: ToolOutput | None = None
-            async for event in self.call(call, cut_off=call["id"] == cut_call_id, bad_input=reply.invalid_inputs.get(call["id"])):
-                if isinstance(event, ToolOutput):
-                    output = event
-                else:
-                    yield event
-            assert output is not None
-            answered.append(result_block(call["id"], output))
-            outputs.append((call, output))
+        with self.one_usage_transaction() as flush:
+            for call in reply.tool_uses:
+                output: ToolOutput | None = None
+                async for event in self.call(call, cut_off=call["id"] == cut_call_id, bad_input=reply.invalid_inputs.get(call["id"])):
+                    if isinstance(event, ToolOutput):
+                        output = event
+                    else:
+                        yield event
+                assert output is not None
+                answered.append(result_block(call["id"], output))
+                outputs.append((call, output))
+            await flush()  # the commit off the event loop (leaving the block finds nothing left)
+
+    @contextlib.contextmanager
+    def one_usage_transaction(self) -> Iterator[Callable[[], Awaitable[None]]]:
+        """The usage counts of a reply's catalog calls go to state.db in one transaction, at its end (reads in
+        between see them; a cancelled reply saves what it ran); yields the flush to await before leaving."""
+        state = self.catalog.state if self.catalog is not None else None
+
+        async def flush() -> None:
+            if state is not None and state.pending_writes:
+                await asyncio.to_thread(state.flush)
+
+        if state is None:
+            yield flush
+            return
+        with state.deferred():
+            yield flush
 
     async def call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
         name, call_id = call["name"], call["id"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from pathlib import Path
 from collections.abc import Awaitable, Callable
@@ -301,8 +302,12 @@ class Catalog:
             self._recover_runnable(entry)
         run = await self.sandbox.call_function(module=name, function=name, kwargs=args, module_path=entry.runnable,
                                                policy=policy, label=f"tool {name}", version=entry.spec.source_sha)
-        await asyncio.to_thread(self.state.record_run, name, ok=run.ok, duration_ms=run.duration_ms,
-                                files_read=run.files_read, source_sha=entry.spec.source_sha)
+        record = functools.partial(self.state.record_run, name, ok=run.ok, duration_ms=run.duration_ms,
+                                   files_read=run.files_read, source_sha=entry.spec.source_sha)
+        if self.state.deferring:  # queued in memory for the reply's one transaction: no thread hop
+            record()
+        else:
+            await asyncio.to_thread(record)
         self.changes.publish(UsageChanged())
         return run
 
