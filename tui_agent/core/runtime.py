@@ -364,6 +364,8 @@ def _agent(opening: Runtime, client: ModelClient, turns: list[Turn], usage: Usag
                   turns=turns, usage=usage, changes=core.changes, watcher=workshop.watcher,
                   tool_providers=_mcp_providers(workshop.mcp), trusted=not isinstance(opening, Restricted))
     agent.recorder = core.undo
+    if core.undo is not None:
+        core.undo.writes_nothing = agent.executor.writes_nothing
     return agent
 
 

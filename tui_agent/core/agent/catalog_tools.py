@@ -99,24 +99,25 @@ async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: dict[str, An
     """Run a catalog tool by name (its last good version), asking first when it declares NETWORK or WRITES;
     a tool without WRITES runs with the project read-only."""
     catalog = _catalog(ctx)
-    record = catalog.get(name)
-    if record is None or record.spec is None:
+    spec = catalog.spec(name)  # not `get`: a call needs no usage counts, drift status or git look-up
+    if spec is None:
+        record = catalog.get(name)
         problem = f" (it is broken: {record.error.message})" if record is not None and record.error is not None else ""
         raise ToolFailure(f"no callable catalog tool named {name!r}{problem}; use search_tools to find one")
     from tui_agent.core.catalog.reports import check_arguments
 
     try:
-        tool_args = check_arguments(record.spec, tool_args)  # before asking anyone: a malformed call is the model's to fix
+        tool_args = check_arguments(spec, tool_args)  # before asking anyone: a malformed call is the model's to fix
     except PipelineError as error:
         raise ToolFailure(f"{name}: {error.message}") from None
     arguments = json.dumps(tool_args, indent=1)
-    if record.spec.network:
-        reach = describe_grant(record.spec.network)
+    if spec.network:
+        reach = describe_grant(spec.network)
         await ctx.require_approval(ApprovalRequest("network", name, f"{name} uses the network ({reach})", arguments))
-    if record.spec.writes:  # WRITES = True: it runs with the project writable, so it asks like a file edit
+    if spec.writes:  # WRITES = True: it runs with the project writable, so it asks like a file edit
         await ctx.require_approval(ApprovalRequest("write", name, f"{name} may change project files (WRITES = True)", arguments))
     try:
-        result = await catalog.call_tool(name, tool_args, allow_network=bool(record.spec.network), allow_writes=record.spec.writes)
+        result = await catalog.call_tool(name, tool_args, allow_network=bool(spec.network), allow_writes=spec.writes)
     except PipelineError as error:  # bad arguments for the schema, or the tool vanished
         raise ToolFailure(f"{name}: {error.message}") from None
     return format_run_result(result)

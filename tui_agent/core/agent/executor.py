@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from tui_agent.core.agent.callgate import CallGate, InputReplaced
@@ -20,7 +21,7 @@ from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.project import Project
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
-from tui_agent.core.sandbox.policy import SandboxUnavailable
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, SandboxUnavailable
 
 
 class ToolExecutor:
@@ -43,20 +44,51 @@ class ToolExecutor:
         self.changes = changes
         self.gate: CallGate | None = None
 
+    def writes_nothing(self, name: str, arguments: dict[str, Any]) -> bool:
+        """Whether the call cannot change the project: a catalog tool without WRITES (by its name or through
+        `call_tool`) run by bubblewrap, which mounts the project read-only for it (undo checkpoints nothing around it)."""
+        if name == "call_tool" and name in self.builtins:
+            target = arguments.get("name")
+            name = target if isinstance(target, str) else ""
+        elif name in self.builtins:
+            return False
+        if self.catalog is None or self.sandbox is None or self.sandbox.tier != TIER_BUBBLEWRAP:
+            return False
+        spec = self.catalog.spec(name)
+        return spec is not None and not spec.writes
+
     async def answer_calls(self, reply: ModelReply, answered: list[dict[str, Any]],
                             outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
         """Run the reply's tool calls one after another: their events go out, their result blocks into `answered`."""
         cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason in CUT_OFF else None
-        for call in reply.tool_uses:
-            output: ToolOutput | None = None
-            async for event in self.call(call, cut_off=call["id"] == cut_call_id, bad_input=reply.invalid_inputs.get(call["id"])):
-                if isinstance(event, ToolOutput):
-                    output = event
-                else:
-                    yield event
-            assert output is not None
-            answered.append(result_block(call["id"], output))
-            outputs.append((call, output))
+        with self.one_usage_transaction() as flush:
+            for call in reply.tool_uses:
+                output: ToolOutput | None = None
+                async for event in self.call(call, cut_off=call["id"] == cut_call_id, bad_input=reply.invalid_inputs.get(call["id"])):
+                    if isinstance(event, ToolOutput):
+                        output = event
+                    else:
+                        yield event
+                assert output is not None
+                answered.append(result_block(call["id"], output))
+                outputs.append((call, output))
+            await flush()  # the commit off the event loop (leaving the block finds nothing left)
+
+    @contextlib.contextmanager
+    def one_usage_transaction(self) -> Iterator[Callable[[], Awaitable[None]]]:
+        """The usage counts of a reply's catalog calls go to state.db in one transaction, at its end (reads in
+        between see them; a cancelled reply saves what it ran); yields the flush to await before leaving."""
+        state = self.catalog.state if self.catalog is not None else None
+
+        async def flush() -> None:
+            if state is not None and state.pending_writes:
+                await asyncio.to_thread(state.flush)
+
+        if state is None:
+            yield flush
+            return
+        with state.deferred():
+            yield flush
 
     async def call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
         name, call_id = call["name"], call["id"]
@@ -129,7 +161,7 @@ class ToolExecutor:
         if builtin is not None:
             result = await builtin.handler(context, arguments)
             return result if isinstance(result, ToolOutput) else ToolOutput(str(result))
-        if self.catalog is not None and self.catalog.get(name) is not None:
+        if self.catalog is not None and (self.catalog.spec(name) is not None or self.catalog.get(name) is not None):
             return await call_catalog_tool(context, name, arguments)
         for provider in self.tool_providers:
             if provider.handles(name):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from pathlib import Path
 from collections.abc import Awaitable, Callable
@@ -175,6 +176,12 @@ class Catalog:
         entry = self.registry.get(name)
         return self._current(entry) if entry else None
 
+    def spec(self, name: str) -> ToolSpec | None:
+        """The last good version's spec of a callable tool, or None; unlike `get`, no usage, drift or git look-up
+        (what a call needs)."""
+        entry = self.registry.get(name)
+        return entry.spec if entry is not None else None
+
     def _current(self, entry: Entry) -> ToolRecord:
         self.drift_tracker.fresh()
         return self._record(entry, self.state.usage())
@@ -295,8 +302,12 @@ class Catalog:
             self._recover_runnable(entry)
         run = await self.sandbox.call_function(module=name, function=name, kwargs=args, module_path=entry.runnable,
                                                policy=policy, label=f"tool {name}", version=entry.spec.source_sha)
-        await asyncio.to_thread(self.state.record_run, name, ok=run.ok, duration_ms=run.duration_ms,
-                                files_read=run.files_read, source_sha=entry.spec.source_sha)
+        record = functools.partial(self.state.record_run, name, ok=run.ok, duration_ms=run.duration_ms,
+                                   files_read=run.files_read, source_sha=entry.spec.source_sha)
+        if self.state.deferring:  # queued in memory for the reply's one transaction: no thread hop
+            record()
+        else:
+            await asyncio.to_thread(record)
         self.changes.publish(UsageChanged())
         return run
 

@@ -118,6 +118,16 @@ class StateStore:
                     finally:
                         self._deferred = None
 
+    @property
+    def deferring(self) -> bool:
+        """Whether writes now wait in memory for one shared transaction (inside `deferred()`)."""
+        return self._deferred is not None
+
+    @property
+    def pending_writes(self) -> int:
+        """How many writes wait for the shared transaction."""
+        return len(self._deferred or ())
+
     def flush(self) -> None:
         """Save the deferred writes now, in one transaction."""
         with self._lock:

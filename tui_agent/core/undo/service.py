@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -25,8 +26,9 @@ from tui_agent.core.versioning.checkpoints import Checkpoints, GitFailure
 
 
 READ_ONLY_CALLS = frozenset({"read_file", "list_files", "grep", "search_tools"})
-"""Built-in calls that never write: no checkpoint around them. Every other call (a write, a shell run, run_python, a
-catalog tool) is checkpointed before and after, so what it changed is told apart from what changed between calls."""
+"""Built-in calls that never write: no checkpoint around them (nor around a catalog tool without WRITES, see
+`writes_nothing`). Every other call (a write, a shell run, run_python, a WRITES tool) is checkpointed before and
+after, so what it changed is told apart from what changed between calls."""
 
 
 PATH_CALLS = frozenset({"write_file", "edit_file"})
@@ -104,10 +106,13 @@ class UndoService:
         self._last_calls: list[CallWindow] | None = None
         self._turn_before = ""
         self.progress: Progress | None = None
+        """Told (files done, files in all) every few hundred files of a large undo, from a worker thread."""
         self.finished_at_open: str | None = None
         """What finish_interrupted completed (an undo a killed process left part-way), for `tuiagent --undo`."""
         self.submodules = SubmoduleRecorder(checkpoints)
-        """Told (files done, files in all) every few hundred files of a large undo, from a worker thread."""
+        self.writes_nothing: Callable[[str, dict[str, Any]], bool] | None = None
+        """Set by the runtime: whether a call cannot change the project (a read-only catalog tool): no checkpoint."""
+        self._unwatched: str | None = None  # the id of such a call while it runs
 
     # ------------------------------------------------------------------ recording (called by the agent loop)
 
@@ -138,7 +143,9 @@ class UndoService:
         not begun yet / has finished): what changed in between is the agent's, the rest is not."""
         if self._open_turn is None or self._calls is None:
             return
-        if isinstance(event, ToolCallStarted) and event.name not in READ_ONLY_CALLS:
+        if isinstance(event, ToolCallStarted) and self._writes_nothing(event):
+            self._unwatched = event.call_id
+        elif isinstance(event, ToolCallStarted) and event.name not in READ_ONLY_CALLS:
             before = await self._call_checkpoint()
             await asyncio.to_thread(self.submodules.call_started)
             self._take_runs()  # runs before this call are not its own
@@ -151,6 +158,15 @@ class UndoService:
                 self._calls.append(window)
             await asyncio.to_thread(self.submodules.call_finished, window.paths if window is not None else None)
             self._call_open = None
+        elif isinstance(event, ToolCallFinished) and event.call_id == self._unwatched:
+            self._unwatched = None
+            if self._take_runs():  # it ran writable after all (its tool gained WRITES meanwhile): nothing attributes it
+                self._calls, self._call_open = None, None
+                self.problems.append(f"{event.name} ran with the project writable but was not checkpointed; undo will "
+                                     "take back every change the turn saw, yours included")
+
+    def _writes_nothing(self, event: ToolCallStarted) -> bool:
+        return self.writes_nothing is not None and self.writes_nothing(event.name, event.arguments)
 
     def _window(self, call: tuple[str, str, tuple[str, ...] | None, str], after: str) -> CallWindow:
         """The call's window; a shell or tool run's `paths` are exactly what its sandboxed runs wrote when the sandbox
