@@ -23,7 +23,7 @@ async def test_a_prompt_streams_its_reply_and_an_approved_edit_with_its_diff(rep
     async with acp_agent(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         assert session.modes is not None and session.modes.current_mode_id == "ask"
-        assert {mode.id for mode in session.modes.available_modes} == {"ask", "auto", "read-only"}
+        assert {mode.id for mode in session.modes.available_modes} == {"ask", "auto", "read-only", "plan"}
         answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id,
                                                      prompt=[text_block("write a note")]), 60)
     assert answer.stop_reason == "end_turn"
@@ -287,3 +287,42 @@ async def test_allow_always_covers_the_next_call_of_its_rule_for_the_session(rep
     assert [option.name for option in options if option.kind == "allow_always"] == [
         "Always allow run_shell(touch:*) (this session)"]
     assert not (repo / ".agent" / "config.local.toml").exists()  # a session rule: nothing saved
+
+
+async def test_the_models_plan_reaches_the_client_as_a_plan_update(repo: Path, api: FakeMessagesAPI) -> None:
+    entries = [{"content": "read the README", "status": "completed"},
+               {"content": "write the note", "status": "in_progress", "priority": "high"}]
+    api.enqueue(reply(tool_use("update_plan", {"entries": entries})),
+                reply(tool_use("update_plan", {"entries": [{"content": "x", "status": "finished"}]})),
+                reply(text("Planned.")))
+    client = RecordingClient()
+    async with acp_agent(repo, client) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("plan")]), 60)
+    assert answer.stop_reason == "end_turn" and client.permission_requests == []
+    [plan] = [u for u in client.updates if u.session_update == "plan"]  # the malformed second one is only an error
+    assert [(e.content, e.status, e.priority) for e in plan.entries] == [
+        ("read the README", "completed", "medium"), ("write the note", "in_progress", "high")]
+    failed = [u for u in client.updates if u.session_update == "tool_call_update" and u.status == "failed"]
+    assert len(failed) == 1 and "status must be one of" in failed[0].content[-1].content.text
+
+
+@pytest.mark.parametrize("answer", ["allow_once", "reject_once"])
+async def test_plan_mode_asks_to_approve_the_plan_and_approval_switches_to_ask(repo: Path, api: FakeMessagesAPI,
+                                                                               answer: str) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "note.txt", "content": "x"})),
+                reply(tool_use("propose_plan", {"plan": "1. write note.txt"})),
+                reply(tool_use("write_file", {"path": "note.txt", "content": "x"})), reply(text("Done.")))
+    client = RecordingClient(answer)
+    async with acp_agent(repo, client) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        await agent.set_session_mode(session_id=session.session_id, mode_id="plan")
+        await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("note")]), 60)
+    asked = [call for call, _options in client.permission_requests]
+    assert "1. write note.txt" in asked[0].content[0].content.text and asked[0].kind == "switch_mode"
+    assert [option.kind for option in client.permission_requests[0][1]] == ["allow_once", "reject_once"]
+    switched = [u.current_mode_id for u in client.updates if u.session_update == "current_mode_update"]
+    if answer == "allow_once":  # approved: the mode is ask, so the write after it is asked about (and allowed)
+        assert switched == ["ask"] and len(asked) == 2 and (repo / "note.txt").read_text() == "x"
+    else:  # refused: still plan mode, the write after it is refused without asking
+        assert switched == [] and len(asked) == 1 and not (repo / "note.txt").exists()

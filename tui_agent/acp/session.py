@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 MODE_NAMES = {"ask": ("Ask", "ask before shell commands, writes outside .agent/ and network calls"),
               "auto": ("Accept edits", "file edits are accepted; shell commands and network calls are asked about"),
-              "read-only": ("Plan (read-only)", "nothing is changed and no command runs: read, search and plan")}
+              "read-only": ("Read-only", "nothing is changed and no command runs: read and search"),
+              "plan": ("Plan", "read-only until the agent proposes a plan and you approve it; then back to ask")}
 
 
 def modes(current: str) -> SessionModeState:
