@@ -14,6 +14,7 @@ from acp import RequestError, text_block
 
 from tests.acp_helpers import RecordingClient, acp_agent, agent_command
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, thinking, tool_use
+from tests.test_mcp_http import HttpServer, http_server  # noqa: F401 (a fixture)
 
 
 async def test_a_prompt_streams_its_reply_and_an_approved_edit_with_its_diff(repo: Path, api: FakeMessagesAPI) -> None:
@@ -128,6 +129,7 @@ async def test_unknown_fields_are_tolerated_and_another_protocol_version_is_answ
         assert answers[1]["result"]["protocolVersion"] == 1
         capabilities = answers[1]["result"]["agentCapabilities"]
         assert capabilities["loadSession"] is True and capabilities["promptCapabilities"]["image"] is False
+        assert capabilities["mcpCapabilities"] == {"http": True, "sse": False}
         assert answers[1]["result"]["agentInfo"]["name"] == "tuiagent"
         assert answers[2]["error"]["code"] == -32601
     finally:
@@ -221,10 +223,10 @@ async def test_authoring_and_pruning_a_tool_show_as_tool_calls_with_their_diffs(
     assert gone_diff.old_text == source and gone_diff.new_text == ""
 
 
-async def test_the_clients_stdio_mcp_server_joins_the_session_and_http_is_refused(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_the_clients_stdio_mcp_server_joins_the_session_and_sse_is_refused(repo: Path, api: FakeMessagesAPI) -> None:
     import sys
 
-    from acp.schema import HttpMcpServer, McpServerStdio
+    from acp.schema import McpServerStdio, SseMcpServer
 
     clock = McpServerStdio(name="clock", command=sys.executable, args=["-m", "mcp_server_time", "--local-timezone", "UTC"],
                            env=[])
@@ -233,8 +235,8 @@ async def test_the_clients_stdio_mcp_server_joins_the_session_and_http_is_refuse
     async with acp_agent(repo, client) as agent:
         with pytest.raises(RequestError) as refused:
             await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[
-                HttpMcpServer(type="http", name="web", url="http://127.0.0.1:9/mcp", headers=[])]), 60)
-        assert refused.value.code == -32602 and "http servers are not supported" in str(refused.value.data)
+                SseMcpServer(type="sse", name="web", url="http://127.0.0.1:9/sse", headers=[])]), 60)
+        assert refused.value.code == -32602 and "sse servers are not supported" in str(refused.value.data)
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[clock]), 60)
         answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("time?")]), 60)
     assert answer.stop_reason == "end_turn"
@@ -326,3 +328,26 @@ async def test_plan_mode_asks_to_approve_the_plan_and_approval_switches_to_ask(r
         assert switched == ["ask"] and len(asked) == 2 and (repo / "note.txt").read_text() == "x"
     else:  # refused: still plan mode, the write after it is refused without asking
         assert switched == [] and len(asked) == 1 and not (repo / "note.txt").exists()
+
+
+async def test_the_clients_http_mcp_server_joins_a_new_and_a_loaded_session(repo: Path, api: FakeMessagesAPI,
+                                                                           http_server: HttpServer) -> None:
+    from acp.schema import HttpHeader, HttpMcpServer
+
+    loud = HttpMcpServer(type="http", name="loud", url=http_server.url, headers=[HttpHeader(name="X-Test", value="1")])
+    api.enqueue(reply(tool_use("mcp__loud__shout", {"words": "from the editor"})), reply(text("Shouted.")),
+                reply(tool_use("mcp__loud__shout", {"words": "after a load"})), reply(text("Again.")))
+    client = RecordingClient("allow_once")
+    async with acp_agent(repo, client) as agent:
+        with pytest.raises(RequestError) as refused:
+            await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[
+                HttpMcpServer(type="http", name="bad", url="ftp://127.0.0.1/mcp", headers=[])]), 60)
+        assert refused.value.code == -32602 and "must start with http:// or https://" in str(refused.value.data)
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[loud]), 60)
+        await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("shout")]), 60)
+    async with acp_agent(repo, RecordingClient("allow_once")) as agent:
+        await asyncio.wait_for(agent.load_session(cwd=str(repo), session_id=session.session_id, mcp_servers=[loud]), 60)
+        await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("again")]), 60)
+    assert http_server.calls() == ["from the editor", "after a load"]  # the server really ran both calls
+    assert "mcp__loud__shout" in api.requests[0].tool_names and "mcp__loud__shout" in api.requests[2].tool_names
+    assert "FROM THE EDITOR!" in json.dumps(api.requests[1].messages[-1]["content"])

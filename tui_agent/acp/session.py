@@ -53,7 +53,7 @@ class AcpSession:
         """The MCP servers the client named in session/new (the project's own are the runtime's)."""
 
     async def add_servers(self, configs: list[ServerConfig]) -> None:
-        """Start the client's stdio MCP servers (a name the project configures too is skipped, with a warning)."""
+        """Start the client's stdio and HTTP MCP servers (a name the project configures too is skipped, with a warning)."""
         if not configs:
             return
         from tui_agent.core.mcp.agent_tools import McpToolProvider
