@@ -331,7 +331,7 @@ async def test_plan_mode_asks_to_approve_the_plan_and_approval_switches_to_ask(r
 
 
 async def test_the_clients_http_mcp_server_joins_a_new_and_a_loaded_session(repo: Path, api: FakeMessagesAPI,
-                                                                           http_server: HttpServer) -> None:
+                                                                           http_server: HttpServer) -> None:  # noqa: F811
     from acp.schema import HttpHeader, HttpMcpServer
 
     loud = HttpMcpServer(type="http", name="loud", url=http_server.url, headers=[HttpHeader(name="X-Test", value="1")])

@@ -61,7 +61,7 @@ async def test_a_malformed_plan_is_an_error_result_with_a_clear_reason(tmp_path:
     results = [event.result for event in events if isinstance(event, ToolCallFinished)]
     assert all(event.is_error for event in events if isinstance(event, ToolCallFinished)) and len(results) == 6
     for result, needle in zip(results, ["must be a list", "status must be one of", "content must be a non-empty",
-                                        "priority must be one of", "unknown field(s) owner", "at most one entry"]):
+                                        "priority must be one of", "unknown field(s) owner", "at most one entry"], strict=True):
         assert needle in result and "\n" not in result, result
 
 
