@@ -305,6 +305,10 @@ async def test_the_models_plan_reaches_the_client_as_a_plan_update(repo: Path, a
     [plan] = [u for u in client.updates if u.session_update == "plan"]  # the malformed second one is only an error
     assert [(e.content, e.status, e.priority) for e in plan.entries] == [
         ("read the README", "completed", "medium"), ("write the note", "in_progress", "high")]
+    reloaded = RecordingClient()
+    async with acp_agent(repo, reloaded) as agent:  # session/load replays the plan too
+        await asyncio.wait_for(agent.load_session(cwd=str(repo), session_id=session.session_id, mcp_servers=[]), 60)
+    assert [u.entries for u in reloaded.updates if u.session_update == "plan"] == [plan.entries]
     failed = [u for u in client.updates if u.session_update == "tool_call_update" and u.status == "failed"]
     assert len(failed) == 1 and "status must be one of" in failed[0].content[-1].content.text
 
