@@ -28,5 +28,5 @@ def test_plan_mode_prints_the_plan_and_only_a_flag_approves_the_proposal(
         assert "[mode] the plan was approved: the permission mode is now ask" in err
         assert (repo / "made.txt").read_text() == "x"
     else:  # no person to ask: the proposal is denied and the session stays in plan mode
-        assert "[denied] propose_plan" in err and "[mode]" not in err
+        assert "[denied] propose_plan" in err and "--allow propose_plan" in err and "[mode]" not in err
         assert not (repo / "made.txt").exists()
