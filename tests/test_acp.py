@@ -14,6 +14,7 @@ from acp import RequestError, text_block
 
 from tests.acp_helpers import RecordingClient, acp_agent, agent_command
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, thinking, tool_use
+from tests.test_mcp_http import HttpServer, http_server  # noqa: F401 (a fixture)
 
 
 async def test_a_prompt_streams_its_reply_and_an_approved_edit_with_its_diff(repo: Path, api: FakeMessagesAPI) -> None:
@@ -23,7 +24,7 @@ async def test_a_prompt_streams_its_reply_and_an_approved_edit_with_its_diff(rep
     async with acp_agent(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         assert session.modes is not None and session.modes.current_mode_id == "ask"
-        assert {mode.id for mode in session.modes.available_modes} == {"ask", "auto", "read-only"}
+        assert {mode.id for mode in session.modes.available_modes} == {"ask", "auto", "read-only", "plan"}
         answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id,
                                                      prompt=[text_block("write a note")]), 60)
     assert answer.stop_reason == "end_turn"
@@ -128,6 +129,7 @@ async def test_unknown_fields_are_tolerated_and_another_protocol_version_is_answ
         assert answers[1]["result"]["protocolVersion"] == 1
         capabilities = answers[1]["result"]["agentCapabilities"]
         assert capabilities["loadSession"] is True and capabilities["promptCapabilities"]["image"] is False
+        assert capabilities["mcpCapabilities"] == {"http": True, "sse": False}
         assert answers[1]["result"]["agentInfo"]["name"] == "tuiagent"
         assert answers[2]["error"]["code"] == -32601
     finally:
@@ -221,10 +223,10 @@ async def test_authoring_and_pruning_a_tool_show_as_tool_calls_with_their_diffs(
     assert gone_diff.old_text == source and gone_diff.new_text == ""
 
 
-async def test_the_clients_stdio_mcp_server_joins_the_session_and_http_is_refused(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_the_clients_stdio_mcp_server_joins_the_session_and_sse_is_refused(repo: Path, api: FakeMessagesAPI) -> None:
     import sys
 
-    from acp.schema import HttpMcpServer, McpServerStdio
+    from acp.schema import McpServerStdio, SseMcpServer
 
     clock = McpServerStdio(name="clock", command=sys.executable, args=["-m", "mcp_server_time", "--local-timezone", "UTC"],
                            env=[])
@@ -233,8 +235,8 @@ async def test_the_clients_stdio_mcp_server_joins_the_session_and_http_is_refuse
     async with acp_agent(repo, client) as agent:
         with pytest.raises(RequestError) as refused:
             await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[
-                HttpMcpServer(type="http", name="web", url="http://127.0.0.1:9/mcp", headers=[])]), 60)
-        assert refused.value.code == -32602 and "http servers are not supported" in str(refused.value.data)
+                SseMcpServer(type="sse", name="web", url="http://127.0.0.1:9/sse", headers=[])]), 60)
+        assert refused.value.code == -32602 and "sse servers are not supported" in str(refused.value.data)
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[clock]), 60)
         answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("time?")]), 60)
     assert answer.stop_reason == "end_turn"
@@ -287,3 +289,69 @@ async def test_allow_always_covers_the_next_call_of_its_rule_for_the_session(rep
     assert [option.name for option in options if option.kind == "allow_always"] == [
         "Always allow run_shell(touch:*) (this session)"]
     assert not (repo / ".agent" / "config.local.toml").exists()  # a session rule: nothing saved
+
+
+async def test_the_models_plan_reaches_the_client_as_a_plan_update(repo: Path, api: FakeMessagesAPI) -> None:
+    entries = [{"content": "read the README", "status": "completed"},
+               {"content": "write the note", "status": "in_progress", "priority": "high"}]
+    api.enqueue(reply(tool_use("update_plan", {"entries": entries})),
+                reply(tool_use("update_plan", {"entries": [{"content": "x", "status": "finished"}]})),
+                reply(text("Planned.")))
+    client = RecordingClient()
+    async with acp_agent(repo, client) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("plan")]), 60)
+    assert answer.stop_reason == "end_turn" and client.permission_requests == []
+    [plan] = [u for u in client.updates if u.session_update == "plan"]  # the malformed second one is only an error
+    assert [(e.content, e.status, e.priority) for e in plan.entries] == [
+        ("read the README", "completed", "medium"), ("write the note", "in_progress", "high")]
+    reloaded = RecordingClient()
+    async with acp_agent(repo, reloaded) as agent:  # session/load replays the plan too
+        await asyncio.wait_for(agent.load_session(cwd=str(repo), session_id=session.session_id, mcp_servers=[]), 60)
+    assert [u.entries for u in reloaded.updates if u.session_update == "plan"] == [plan.entries]
+    failed = [u for u in client.updates if u.session_update == "tool_call_update" and u.status == "failed"]
+    assert len(failed) == 1 and "status must be one of" in failed[0].content[-1].content.text
+
+
+@pytest.mark.parametrize("answer", ["allow_once", "reject_once"])
+async def test_plan_mode_asks_to_approve_the_plan_and_approval_switches_to_ask(repo: Path, api: FakeMessagesAPI,
+                                                                               answer: str) -> None:
+    api.enqueue(reply(tool_use("write_file", {"path": "note.txt", "content": "x"})),
+                reply(tool_use("propose_plan", {"plan": "1. write note.txt"})),
+                reply(tool_use("write_file", {"path": "note.txt", "content": "x"})), reply(text("Done.")))
+    client = RecordingClient(answer)
+    async with acp_agent(repo, client) as agent:
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
+        await agent.set_session_mode(session_id=session.session_id, mode_id="plan")
+        await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("note")]), 60)
+    asked = [call for call, _options in client.permission_requests]
+    assert "1. write note.txt" in asked[0].content[0].content.text and asked[0].kind == "switch_mode"
+    assert [option.kind for option in client.permission_requests[0][1]] == ["allow_once", "reject_once"]
+    switched = [u.current_mode_id for u in client.updates if u.session_update == "current_mode_update"]
+    if answer == "allow_once":  # approved: the mode is ask, so the write after it is asked about (and allowed)
+        assert switched == ["ask"] and len(asked) == 2 and (repo / "note.txt").read_text() == "x"
+    else:  # refused: still plan mode, the write after it is refused without asking
+        assert switched == [] and len(asked) == 1 and not (repo / "note.txt").exists()
+
+
+async def test_the_clients_http_mcp_server_joins_a_new_and_a_loaded_session(repo: Path, api: FakeMessagesAPI,
+                                                                           http_server: HttpServer) -> None:  # noqa: F811
+    from acp.schema import HttpHeader, HttpMcpServer
+
+    loud = HttpMcpServer(type="http", name="loud", url=http_server.url, headers=[HttpHeader(name="X-Test", value="1")])
+    api.enqueue(reply(tool_use("mcp__loud__shout", {"words": "from the editor"})), reply(text("Shouted.")),
+                reply(tool_use("mcp__loud__shout", {"words": "after a load"})), reply(text("Again.")))
+    client = RecordingClient("allow_once")
+    async with acp_agent(repo, client) as agent:
+        with pytest.raises(RequestError) as refused:
+            await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[
+                HttpMcpServer(type="http", name="bad", url="ftp://127.0.0.1/mcp", headers=[])]), 60)
+        assert refused.value.code == -32602 and "must start with http:// or https://" in str(refused.value.data)
+        session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[loud]), 60)
+        await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("shout")]), 60)
+    async with acp_agent(repo, RecordingClient("allow_once")) as agent:
+        await asyncio.wait_for(agent.load_session(cwd=str(repo), session_id=session.session_id, mcp_servers=[loud]), 60)
+        await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("again")]), 60)
+    assert http_server.calls() == ["from the editor", "after a load"]  # the server really ran both calls
+    assert "mcp__loud__shout" in api.requests[0].tool_names and "mcp__loud__shout" in api.requests[2].tool_names
+    assert "FROM THE EDITOR!" in json.dumps(api.requests[1].messages[-1]["content"])

@@ -63,7 +63,8 @@ async def test_a_thousand_tools_stay_within_the_bounds_and_all_are_reachable(rep
     assert of_type(events, TurnFinished)[0].text == "tool_0777 gives 778"
     first, second, third, fourth, fifth = api.requests
     builtins = ["read_file", "write_file", "edit_file", "list_files", "grep", "run_shell", "run_python",
-                "create_tool", "prune_tool", "search_tools", "call_tool", "create_recipe"]
+                "create_tool", "prune_tool", "search_tools", "call_tool", "create_recipe", "web_fetch", "update_plan",
+                "propose_plan"]
     for request in api.requests:
         index = index_part(request.system_text)
         assert estimate_tokens(index) <= 2000

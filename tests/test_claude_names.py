@@ -34,7 +34,7 @@ def test_flags_translate_to_tuiagent_options() -> None:
                  "--fork-session", "--settings", "{}")
     assert args.prompt == STDIN_PROMPT  # stream-json input is headless without -p
     options = translate(args)
-    assert options.mode == "read-only" and options.ask_caller and not options.bypass and options.max_turns == 3
+    assert options.mode == "plan" and options.ask_caller and not options.bypass and options.max_turns == 3
     assert options.allow_rules == ["run_shell(make:*)", "read_file"] and options.hidden == frozenset({"write_file"})
     assert any("Bash(rm:*)" in warning for warning in options.warnings)
     assert {w.split()[0] for w in options.warnings} >= {"--fork-session", "--settings"}

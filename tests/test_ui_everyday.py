@@ -151,6 +151,8 @@ async def test_shift_tab_cycles_the_permission_mode_and_the_header_shows_it(repo
         await wait_until(pilot, lambda: turn_answered(app, "refused, fine"), timeout=60, message="the refused turn")
         assert not (repo / "notes.md").exists()
         await pilot.press("shift+tab")
+        assert app.runtime.permissions.mode == "plan" and "plan" in app.header.render().plain
+        await pilot.press("shift+tab")
         assert app.runtime.permissions.mode == "ask" and "read-only" not in app.header.render().plain
         await send(pilot, app, "hello")
         await wait_until(pilot, lambda: turn_answered(app, "hi"), timeout=60, message="a second turn")

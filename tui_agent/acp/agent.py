@@ -58,11 +58,11 @@ class TuiAgentAcp:
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
                          **kwargs: Any) -> InitializeResponse:
         """Version 1 is the only one spoken: a client asking for another gets 1, and may disconnect (the spec's rule).
-        Images, audio, embedded context and HTTP/SSE MCP servers are not offered."""
+        Images, audio, embedded context and SSE MCP servers are not offered; streamable-HTTP ones are."""
         fs = getattr(client_capabilities, "fs", None)
         self.reads_buffers = bool(getattr(fs, "read_text_file", False))
         capabilities = AgentCapabilities(load_session=True, prompt_capabilities=PromptCapabilities(
-            image=False, audio=False, embedded_context=False), mcp_capabilities=McpCapabilities(http=False, sse=False),
+            image=False, audio=False, embedded_context=False), mcp_capabilities=McpCapabilities(http=True, sse=False),
             session_capabilities=SessionCapabilities())
         return InitializeResponse(protocol_version=PROTOCOL_VERSION, agent_capabilities=capabilities, auth_methods=[],
                                   agent_info=Implementation(name="tuiagent", title="tuiagent", version=_version()))

@@ -22,8 +22,11 @@ ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
 
 def options_for(request: ApprovalRequest) -> list[PermissionOption]:
     """Allow always is offered where the TUI offers a rule: not for a protected path, nor a network call."""
+    if request.kind == "plan":
+        return [PermissionOption(option_id=ALLOW_ONCE, name="Approve the plan", kind="allow_once"),
+                PermissionOption(option_id=REJECT, name="Keep planning", kind="reject_once")]
     options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]
-    if not request.protected and request.kind != "network":
+    if not request.protected and request.kind not in ("network", "plan"):
         rule = suggested_rule(request.tool, request.subject)
         options.append(PermissionOption(option_id=ALLOW_ALWAYS, name=f"Always allow {rule} (this session)",
                                         kind="allow_always"))
@@ -53,7 +56,7 @@ class AcpApprovals:
             return ApprovalAnswer(False)
         await self.client.session_update(session_id=self.session_id, update=ToolCallProgress(
             session_update="tool_call_update", tool_call_id=call.tool_call_id, status="in_progress"))
-        if outcome.option_id == ALLOW_ALWAYS and not request.protected and request.kind != "network":
+        if outcome.option_id == ALLOW_ALWAYS and not request.protected and request.kind not in ("network", "plan"):
             return ApprovalAnswer(True, suggested_rule(request.tool, request.subject), "session")
         return ApprovalAnswer(True)
 

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 MODE_NAMES = {"ask": ("Ask", "ask before shell commands, writes outside .agent/ and network calls"),
               "auto": ("Accept edits", "file edits are accepted; shell commands and network calls are asked about"),
-              "read-only": ("Plan (read-only)", "nothing is changed and no command runs: read, search and plan")}
+              "read-only": ("Read-only", "nothing is changed and no command runs: read and search"),
+              "plan": ("Plan", "read-only until the agent proposes a plan and you approve it; then back to ask")}
 
 
 def modes(current: str) -> SessionModeState:
@@ -52,7 +53,7 @@ class AcpSession:
         """The MCP servers the client named in session/new (the project's own are the runtime's)."""
 
     async def add_servers(self, configs: list[ServerConfig]) -> None:
-        """Start the client's stdio MCP servers (a name the project configures too is skipped, with a warning)."""
+        """Start the client's stdio and HTTP MCP servers (a name the project configures too is skipped, with a warning)."""
         if not configs:
             return
         from tui_agent.core.mcp.agent_tools import McpToolProvider

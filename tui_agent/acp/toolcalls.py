@@ -11,7 +11,8 @@ from acp.schema import FileEditToolCallContent, ToolCallLocation, ToolKind
 KINDS: dict[str, ToolKind] = {
     "read_file": "read", "write_file": "edit", "edit_file": "edit", "create_tool": "edit", "create_recipe": "edit",
     "prune_tool": "delete", "list_files": "search", "grep": "search", "search_tools": "search",
-    "run_shell": "execute", "run_python": "execute", "call_tool": "execute",
+    "run_shell": "execute", "run_python": "execute", "call_tool": "execute", "update_plan": "think",
+    "propose_plan": "switch_mode",
 }
 TEXT_LIMIT = 20_000
 """Characters of a call's output or result shown in its tool_call content (the model gets the whole result)."""

@@ -5,17 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Union
 
-from acp import text_block, tool_content, update_agent_message_text, update_agent_thought_text
-from acp.schema import (AgentMessageChunk, AgentThoughtChunk, ContentToolCallContent, FileEditToolCallContent,
-                        StopReason, TerminalToolCallContent, ToolCallProgress, ToolCallStart, UserMessageChunk)
+from acp import (plan_entry, text_block, tool_content, update_agent_message_text, update_agent_thought_text,
+                 update_plan)
+from acp.schema import (AgentMessageChunk, AgentPlanUpdate, AgentThoughtChunk, ContentToolCallContent,
+                        CurrentModeUpdate, FileEditToolCallContent, StopReason, TerminalToolCallContent,
+                        ToolCallProgress, ToolCallStart, UserMessageChunk)
 
 from tui_agent.acp.toolcalls import (KINDS, CallView, clipped, diff, locations, proposed_text, read_text, title,
                                      view_of)
-from tui_agent.core.events import (Event, Notice, TextDelta, ThinkingDelta, ToolCallFinished, ToolCallStarted,
-                                   ToolOutputDelta, TurnFailed, TurnFinished)
+from tui_agent.core.events import (Event, Notice, PermissionModeChanged, PlanUpdated, TextDelta, ThinkingDelta,
+                                   ToolCallFinished, ToolCallStarted, ToolOutputDelta, TurnFailed, TurnFinished)
 
 ToolContent = Union[ContentToolCallContent, FileEditToolCallContent, TerminalToolCallContent]
-Update = Union[UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress]
+Update = Union[UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress, AgentPlanUpdate,
+               CurrentModeUpdate]
 STOP_REASONS: dict[str, StopReason] = {"max_tokens": "max_tokens", "model_context_window_exceeded": "max_tokens",
                                        "refusal": "refusal", "max_turns": "max_turn_requests"}
 """The core's stop or failure kinds that ACP names; every other end of a turn is end_turn, or an error."""
@@ -49,6 +52,11 @@ class EventMapper:
             return self._output(event)
         if isinstance(event, ToolCallFinished):
             return [self._finished(event)]
+        if isinstance(event, PlanUpdated):
+            return [update_plan(plan_entry(entry.content, priority=entry.priority, status=entry.status)
+                                for entry in event.entries)]
+        if isinstance(event, PermissionModeChanged) and not self.replay:
+            return [CurrentModeUpdate(session_update="current_mode_update", current_mode_id=event.mode)]
         if isinstance(event, Notice) and event.level != "info":
             return [update_agent_thought_text(f"[{event.level}] {event.message}\n")]
         if isinstance(event, TurnFinished):

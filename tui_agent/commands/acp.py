@@ -14,7 +14,7 @@ from tui_agent.commands.failures import Subparsers
 def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     acp = subparsers.add_parser("acp", help="speak the Agent Client Protocol on stdin/stdout (for editors: "
                                             "`tuiagent --project /path/to/repo acp`)")
-    acp.add_argument("--mode", dest="acp_mode", choices=("ask", "auto", "read-only"), default=None,
+    acp.add_argument("--mode", dest="acp_mode", choices=("ask", "auto", "read-only", "plan"), default=None,
                      help="the permission mode sessions start in (the client can switch it: session/set_mode)")
     acp.set_defaults(handler=handle)
 

@@ -35,7 +35,7 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
     parser.add_argument("--yes", action="store_true", help="approve every shell command, write and network call")
     parser.add_argument("--allow", action="append", default=[], metavar="RULE", help="approve what RULE covers: TOOL, 'run_shell(make test)' (exact) or 'run_shell(pytest:*)' (prefix); repeatable")
     parser.add_argument("--permission-mode", choices=tuple(MODES), metavar="MODE",
-                        help="default (ask), acceptEdits (edits accepted), plan (read-only), bypassPermissions (approve "
+                        help="default (ask), acceptEdits (edits accepted), plan (read-only until a plan is approved), bypassPermissions (approve "
                              "all), dontAsk (deny what no rule allows); tuiagent's ask, auto and read-only too")
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text", help="headless output: text, json or stream-json")
     parser.add_argument("--init-git", action="store_true", help="create a git repository if the project has none")

@@ -169,3 +169,26 @@ class ToolOutputDelta(Event):
 
     call_id: str
     text: str
+
+
+@dataclass(frozen=True)
+class PlanEntry:
+    """One step of the model's plan (update_plan), as ACP's PlanEntry has it."""
+
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    priority: Literal["high", "medium", "low"] = "medium"
+
+
+@dataclass(frozen=True)
+class PlanUpdated(Event):
+    """The model replaced its plan (update_plan): every entry, in order."""
+
+    entries: tuple[PlanEntry, ...]
+
+
+@dataclass(frozen=True)
+class PermissionModeChanged(Event):
+    """The session's permission mode changed during a turn (an approved plan leaves plan mode)."""
+
+    mode: str

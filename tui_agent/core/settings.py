@@ -58,7 +58,8 @@ class Setting:
 SETTINGS: tuple[Setting, ...] = (
     Setting("model", str, None, "model id sent to the Messages API (default: a current Sonnet)"),
     Setting("permissions.mode", str, "ask", "ask before shell commands, writes and network; auto accepts edits; "
-            "read-only refuses them", choices=("ask", "auto", "read-only"), attr="permission_mode"),
+            "read-only refuses them; plan is read-only until a proposed plan is approved",
+            choices=("ask", "auto", "read-only", "plan"), attr="permission_mode"),
     Setting("sandbox.min_level", str, None, "refuse to run agent code below this isolation tier",
             choices=("rlimits", "bubblewrap")),
     Setting("sandbox.protected", list, (), "extra globs agent code may never write, on top of .git, .agent/, "

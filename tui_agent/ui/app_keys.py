@@ -11,11 +11,12 @@ if TYPE_CHECKING:
     from tui_agent.ui.turn import TurnRunner
 
 QUIT_AGAIN_S = 2.0
-PERMISSION_MODE_CYCLE = ("ask", "auto", "read-only")
+PERMISSION_MODE_CYCLE = ("ask", "auto", "read-only", "plan")
 PERMISSION_MODE_HELP = {
     "ask": "Shell commands, edits and tools that write ask first (allow rules still apply).",
     "auto": "Edits to project files are approved without asking; shell commands and network still ask.",
     "read-only": "Nothing that writes or runs a shell command is allowed; the agent is told it was refused.",
+    "plan": "Read-only while the agent investigates and proposes a plan; approving it switches back to ask.",
 }
 
 
@@ -50,7 +51,7 @@ def interrupt(app: KeyHost, turns: TurnRunner, prompt: PromptBox) -> None:
 
 
 def cycle_permission_mode(app: UIHost) -> None:
-    """shift+tab: ask → auto → read-only → ask, for the next tool calls of this session (the header shows it)."""
+    """shift+tab: ask → auto → read-only → plan → ask, for the next tool calls of this session (the header shows it)."""
     if app.runtime is None:
         app.notify("The project is still opening.", severity="warning")
         return

@@ -26,6 +26,10 @@ def json_arguments(detail: str) -> dict[str, object] | None:
 
 def approval_detail(kind: str, tool: str, detail: str) -> RenderableType:
     """A diff only for a real diff; a WRITES/NETWORK tool's arguments as labelled JSON (no diff exists before it runs)."""
+    if kind == "plan":  # propose_plan's markdown
+        from rich.markdown import Markdown
+
+        return Markdown(detail)
     if is_unified_diff(detail):
         return render_unified(detail)
     arguments = json_arguments(detail)

@@ -81,7 +81,7 @@ def palette_commands(app: PaletteHost, prompt: PromptBox, catalog: CatalogPane, 
     yield SystemCommand("Edit the prompt in $EDITOR", "ctrl+g", app.action_edit_prompt)
     yield SystemCommand("Side panes: wider", "alt+← (wide layout)", lambda: app.action_resize_side(1))
     yield SystemCommand("Side panes: narrower", "alt+→ (wide layout)", lambda: app.action_resize_side(-1))
-    yield SystemCommand("Permission mode: next", "ask → auto → read-only (shift+tab)", app.action_cycle_permission_mode)
+    yield SystemCommand("Permission mode: next", "ask → auto → read-only → plan (shift+tab)", app.action_cycle_permission_mode)
     yield SystemCommand("Zoom the pane", "maximize the focused pane, or restore the layout (F5)", app.action_zoom)
     yield SystemCommand("Catalog: show pruned tools", "list pruned tools to restore one (p in the catalog)", lambda: show_pruned(app, catalog))
     for pane, key in (("conversation", "F2"), ("catalog", "F3"), ("diff", "F4")):

@@ -10,6 +10,8 @@ from tui_agent.core.events import (
     ApprovalDenied,
     Event,
     Notice,
+    PermissionModeChanged,
+    PlanUpdated,
     TextDelta,
     ThinkingDelta,
     ToolAuthored,
@@ -21,6 +23,7 @@ from tui_agent.core.events import (
     TurnFinished,
     TurnStarted,
 )
+from tui_agent.core.agent.plan_tools import checklist
 from tui_agent.ui.completion import attachment_note, split_attachments
 from tui_agent.ui.live_output import live_tail
 from tui_agent.ui.widgets.messages import Entry
@@ -126,6 +129,10 @@ class Transcript:
             self._authored(event, folded)
         elif isinstance(event, Notice):
             self._notice(event, folded)
+        elif isinstance(event, PlanUpdated):
+            self._new(Entry("notice", text="Plan\n" + checklist(event.entries), level="plan"), folded)
+        elif isinstance(event, PermissionModeChanged):
+            self._new(Entry("notice", text=f"Plan approved: the permission mode is now {event.mode}."), folded)
         elif isinstance(event, ApprovalDenied):
             self._new(Entry("notice", text=f"{event.name}: {event.reason}", level="warning"), folded)
         elif isinstance(event, TurnFailed):

@@ -16,6 +16,7 @@ from tui_agent.core.events import (
     CatalogChanged,
     Event,
     FilesChanged,
+    PermissionModeChanged,
     ToolAuthored,
     TurnCancelled,
     TurnFailed,
@@ -258,6 +259,8 @@ class TurnRunner:
             app.schedule_catalog_refresh()
         elif isinstance(event, BranchChanged):
             app.branch = event.branch or "no git"
+        elif isinstance(event, PermissionModeChanged):  # an approved plan left plan mode: the header follows
+            app.permission_mode = event.mode
         elif isinstance(event, Usage):
             agent = agent_of(app.state)
             context = context_percent_of(event, agent.context_limit_tokens) if agent is not None else app.usage.context_percent

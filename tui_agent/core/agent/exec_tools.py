@@ -76,7 +76,7 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
                               subject=None if changes_venv else command, notes=notes)
     # a git command that only reads runs unasked, with the project read-only: only bubblewrap can make it so
     reading_git = read_only_git(command) and not network and not changes_venv and sandbox.tier == TIER_BUBBLEWRAP
-    if not reading_git or ctx.permissions.mode == "read-only":
+    if not reading_git or ctx.permissions.read_only:
         await ctx.require_approval(request)
     policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=grant,
                            venv_writable=changes_venv, project_writable=not reading_git)

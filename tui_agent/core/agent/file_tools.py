@@ -91,8 +91,8 @@ async def _check_writable(ctx: ToolContext, real: Path, old: str | None, new: st
         raise ToolFailure(f"refused: {name} is in the catalog; use create_tool / create_recipe so it goes through the authoring pipeline")
     if area == "state":
         raise ToolFailure(f"refused: {name} is tuiagent's own state")
-    if ctx.permissions.mode == "read-only":
-        raise ToolFailure("refused: the session is in read-only mode")
+    if ctx.permissions.read_only:
+        raise ToolFailure(f"refused: the session is in {ctx.permissions.mode} mode")
     guard = matches_protected(root, name)
     diff = "".join(difflib.unified_diff((old or "").splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}" if old is not None else "/dev/null", f"b/{name}"))
     summary = f"{'edit' if old is not None else 'create'} {name}"

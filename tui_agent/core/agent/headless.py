@@ -20,12 +20,14 @@ from dataclasses import asdict, dataclass, field
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from tui_agent.core.agent.plan_tools import checklist
 from tui_agent.core.agent.pricing import UsageTotals, api_usage, price_for
 from tui_agent.core.agent.turns import Turn, message_of
 from tui_agent.core.headless.api_replies import USAGE_EVENTS, ReplyTracker, message_usage, run_usage as result_usage
 from tui_agent.core.textsafety import escaped, for_terminal
 from tui_agent.core.events import (
-    ApprovalDenied, Event, Notice, TextDelta, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished, Usage,
+    ApprovalDenied, Event, Notice, PermissionModeChanged, PlanUpdated, TextDelta, ToolAuthored, ToolCallFinished,
+    ToolCallStarted, TurnFailed, TurnFinished, Usage,
 )
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -226,6 +228,10 @@ class HeadlessPrinter:
             self._line(f"[denied] {escaped(event.name)}: {event.reason}", self.err)
         elif isinstance(event, Notice):  # file and tool names in it are the project's: one line, escaped
             self._line(f"[{event.level}] {escaped(event.message)}", self.err)
+        elif isinstance(event, PlanUpdated):
+            self._line("[plan] " + escaped(checklist(event.entries).replace("\n", " · ")), self.err)
+        elif isinstance(event, PermissionModeChanged):
+            self._line(f"[mode] the plan was approved: the permission mode is now {event.mode}", self.err)
         elif isinstance(event, TurnFailed):
             self._line(f"error: {event.message}", self.err)
         elif isinstance(event, TurnFinished) and not self._at_line_start:

@@ -1,4 +1,4 @@
-"""Permission modes (ask, auto, read-only), allow rules, approval requests, and the injected approval callback."""
+"""Permission modes (ask, auto, read-only, plan), allow rules, approval requests, and the injected approval callback."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from tui_agent.core.agent.permission_rules import Rule, RuleError, parse_rule, s
 if TYPE_CHECKING:
     from tui_agent.core.project import Project
 
-PermissionMode = Literal["ask", "auto", "read-only"]
-PERMISSION_MODES: tuple[str, ...] = ("ask", "auto", "read-only")
-ApprovalKind = Literal["shell", "write", "network", "mcp", "web"]  # mcp: a tool of a configured MCP server; web: web_fetch
+PermissionMode = Literal["ask", "auto", "read-only", "plan"]
+PERMISSION_MODES: tuple[str, ...] = ("ask", "auto", "read-only", "plan")
+READ_ONLY_MODES = ("read-only", "plan")
+"""Plan mode refuses what read-only mode does; the model leaves it by proposing a plan the person approves."""
+ApprovalKind = Literal["shell", "write", "network", "mcp", "web", "plan"]  # mcp: an MCP server's tool; web: web_fetch; plan: propose_plan
 RULE_PLACEHOLDER = "{rule}"
 """In a denial hint, stands for the narrowest allow rule that would have covered the denied call."""
 
@@ -100,6 +102,8 @@ class Permissions:
         if mode not in PERMISSION_MODES:
             raise ValueError(f"permission mode must be one of {', '.join(PERMISSION_MODES)}, not {mode!r}")
         self.mode: str = mode
+        self.before_plan = "ask"
+        """The mode plan mode was entered from: an approved plan goes back to it (to `ask` from read-only)."""
         self._approve = approve
         self.denial_hint = denial_hint
         self.project = project
@@ -165,7 +169,17 @@ class Permissions:
     def set_mode(self, mode: str) -> None:
         if mode not in PERMISSION_MODES:
             raise ValueError(f"permission mode must be one of {', '.join(PERMISSION_MODES)}, not {mode!r}")
+        if mode == "plan" and self.mode != "plan":
+            self.before_plan = self.mode
         self.mode = mode
+
+    @property
+    def read_only(self) -> bool:
+        """Nothing is changed and no command runs (read-only and plan modes)."""
+        return self.mode in READ_ONLY_MODES
+
+    def mode_after_plan(self) -> str:
+        return self.before_plan if self.before_plan in ("ask", "auto") else "ask"
 
     def covered_by_rule(self, request: ApprovalRequest) -> bool:
         network = request.kind == "network"
@@ -173,8 +187,9 @@ class Permissions:
 
     async def check(self, request: ApprovalRequest) -> Decision:
         """Allow, refuse or ask the injected callback, according to the mode and the rules."""
-        if self.mode == "read-only" and not request.read_only_safe:
-            return Decision(False, f"refused: the session is in read-only mode ({request.kind} not allowed)")
+        if self.read_only and not request.read_only_safe:
+            return Decision(False, f"refused: the session is in {self.mode} mode ({request.kind} not allowed)"
+                            + ("; propose_plan presents your plan to the user" if self.mode == "plan" else ""))
         if not request.protected:
             if self.covered_by_rule(request):
                 return Decision(True)

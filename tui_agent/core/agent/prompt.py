@@ -23,6 +23,9 @@ Files: read_file, write_file, edit_file (exact, unique match; replace_all for ev
 images (PNG, JPEG, GIF, WebP) too.
 Permission mode: {mode}. In `ask` mode shell commands, writes outside .agent/, tools that declare WRITES and network
 tools need the user's approval; if a call is denied, do not retry it unchanged: explain or choose another way.
+In `plan` mode nothing is changed and no command runs: investigate with the reading tools, then call propose_plan
+with your plan; once the user approves it the mode changes and you carry it out. Keep a multi-step task's checklist
+with update_plan.
 
 Your own tools (the catalog, `.agent/tools/<name>.py`, versioned in git) are first-class:
 - Author a tool with create_tool when you notice a sequence of calls you have repeated (the same few reads, greps

@@ -22,6 +22,8 @@ from tui_agent.core.agent.prompt import CACHE, CatalogEntry, catalog_index, syst
 from tui_agent.core.agent.toolbase import BuiltinTool
 
 NO_CATALOG = "The tool catalog is not available in this session."
+PLAN_MODE_NOTE = (" Investigate (read, search) without changing anything, then call propose_plan with your plan for "
+                  "the user to approve.")
 MAX_NOTE_LINES = 20  # a catalog rewritten wholesale (a git pull) is summed up, not listed
 API_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the Messages API refuses the whole request otherwise
 
@@ -100,7 +102,8 @@ class PromptPlan:
             note = ("[catalog update] The tool catalog changed since the index in the system prompt:\n" + "\n".join(lines)
                     + "\nCall a tool directly if it is in your tools, any other with call_tool {name, args}.")
         if mode != self.mode:
-            note = (note + "\n" if note else "") + f"[permission mode] The permission mode is now `{mode}`."
+            note = (note + "\n" if note else "") + f"[permission mode] The permission mode is now `{mode}`." + (
+                PLAN_MODE_NOTE if mode == "plan" else "")
             self.mode = mode
         return note
 

@@ -18,6 +18,8 @@ from tui_agent.core.events import (
     Event,
     FilesChanged,
     Notice,
+    PermissionModeChanged,
+    PlanUpdated,
     TextDelta,
     ThinkingDelta,
     ToolAuthored,
@@ -37,7 +39,8 @@ if TYPE_CHECKING:
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__name__: cls
     for cls in (TurnStarted, TextDelta, ToolCallStarted, ToolCallFinished, ApprovalDenied, ToolAuthored, CatalogChanged,
-                FilesChanged, BranchChanged, UsageChanged, Notice, Usage, TurnFinished, TurnFailed, ThinkingDelta)
+                FilesChanged, BranchChanged, UsageChanged, Notice, Usage, TurnFinished, TurnFailed, ThinkingDelta,
+                PlanUpdated, PermissionModeChanged)
 }
 """Every event a session records, by the name `SessionLog.append_event` writes."""
 

@@ -24,12 +24,12 @@ CLAUDE_NAMES: dict[str, str] = {"run_shell": "Bash", "read_file": "Read", "write
                                 "list_files": "Glob", "grep": "Grep"}
 """tuiagent's built-in → the Claude Code name reported to a `can_use_tool` callback."""
 
-MODES: dict[str, str] = {"default": "ask", "acceptEdits": "auto", "plan": "read-only", "bypassPermissions": "ask",
+MODES: dict[str, str] = {"default": "ask", "acceptEdits": "auto", "plan": "plan", "bypassPermissions": "ask",
                          "dontAsk": "ask", "ask": "ask", "auto": "auto", "read-only": "read-only"}
 """--permission-mode value → tuiagent's mode. bypassPermissions also approves everything (like --yes); dontAsk denies
 what no rule allows without asking."""
 
-CLAUDE_MODES: dict[str, str] = {"ask": "default", "auto": "acceptEdits", "read-only": "plan"}
+CLAUDE_MODES: dict[str, str] = {"ask": "default", "auto": "acceptEdits", "read-only": "plan", "plan": "plan"}
 
 RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_.*-]+)(?P<rest>\(.*\))?$", re.S)
 

@@ -6,11 +6,11 @@ import dataclasses
 
 from tui_agent.core.project import Settings
 
-SAFE_MODES = ("ask", "read-only")
+SAFE_MODES = ("ask", "read-only", "plan")
 
 
 def restricted_settings(settings: Settings) -> Settings:
-    """No allow rules, no mode but ask / read-only, no extra environment or folders for agent code, no `[mcp]`
+    """No allow rules, no mode but ask / read-only / plan, no extra environment or folders for agent code, no `[mcp]`
     table; what only narrows (`sandbox.min_level`, protected globs, read-only) stays."""
     extra = {key: value for key, value in settings.extra.items() if key != "mcp"}
     mode = settings.permission_mode if settings.permission_mode in SAFE_MODES else "ask"

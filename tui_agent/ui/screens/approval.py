@@ -42,7 +42,7 @@ class AnswerChoice:
 def answer_choices(kind: str, tool: str, subject: str | None, protected: bool = False) -> list[AnswerChoice]:
     """What the person may answer: rules are offered only where a rule can cover the request."""
     choices = [AnswerChoice("y", "Allow once", ApprovalAnswer(True))]
-    if not protected and kind != "network":
+    if not protected and kind not in ("network", "plan"):
         rules: list[tuple[str, str, str]] = []
         if tool in PATTERN_TOOLS and subject and "\n" not in subject:
             rules.append(("e", "Always allow this exact command", Rule(tool, subject.strip()).text))
