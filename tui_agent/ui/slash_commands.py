@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from tui_agent.ui.context_usage import UsageFigures, resumed_figures
 from tui_agent.ui.command_registry import Command, CommandRegistry, SlashHandler, always
 from tui_agent.ui.errors import error_message
+from tui_agent.ui.markdown_commands import MarkdownCommandSource
 from tui_agent.ui.palette import show_pruned
 from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
@@ -65,6 +66,7 @@ class SlashCommands:
         for name, handler in self.handlers().items():
             registry.add(name, handler, self.model_missing if name in needs_model else always)
         registry.add_source(self.recipe_command_list)
+        registry.add_source(MarkdownCommandSource(host, registry, turns))
 
     def model_missing(self) -> str | None:
         """Why a command that talks to the model cannot run now (None: it can)."""
