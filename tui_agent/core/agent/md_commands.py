@@ -96,3 +96,16 @@ def find_commands(project_root: Path | None, home: Path) -> list[MarkdownCommand
             if command is not None and command.name not in found:
                 found[command.name] = command
     return list(found.values())
+
+
+SLASH = re.compile(r"^/([A-Za-z0-9][A-Za-z0-9_.:-]*)(?:\s+(.*))?$", re.DOTALL)
+
+
+def expand_slash(prompt: str, project_root: Path | None, home: Path) -> str:
+    """A headless prompt `/name args` naming a command file: the prompt it sends; any other prompt as it is."""
+    match = SLASH.match(prompt.strip())
+    if match is None:
+        return prompt
+    name = match.group(1).lower()
+    command = next((found for found in find_commands(project_root, home) if found.name == name), None)
+    return command.expand(match.group(2) or "") if command is not None else prompt
