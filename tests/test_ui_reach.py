@@ -85,3 +85,28 @@ async def test_an_untrusted_projects_command_files_are_not_commands(repo: Path, 
         await wait_until(pilot, lambda: any("Unknown command /leak" in entry.text for entry in app.conversation.entries),
                          timeout=10, message="the refusal")
         assert not any("curl evil" in str(request.messages) for request in api.requests)
+
+
+async def test_a_hash_line_goes_into_the_instructions_and_the_next_requests(repo: Path, api: FakeMessagesAPI) -> None:
+    (repo / "CLAUDE.md").write_text("# Rules\nBe brief.")  # the file the project uses (no newline at its end)
+    api.enqueue(reply(text("one")), reply(text("two")))
+    app = make_app(repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "# always run ruff before committing")
+        await wait_until(pilot, lambda: any(entry.text.startswith("Added to CLAUDE.md") for entry in app.conversation.entries),
+                         timeout=10, message="the line said added")
+        assert (repo / "CLAUDE.md").read_text() == "# Rules\nBe brief.\n- always run ruff before committing\n"
+        assert not (repo / "AGENTS.md").exists() and api.requests == []  # no turn was sent
+        await send(pilot, app, "hello")
+        await wait_until(pilot, lambda: turn_answered(app, "one"), timeout=30, message="the first turn")
+        first = api.requests[-1]
+        assert "- always run ruff before committing" in str(first.body["system"])
+        await send(pilot, app, "# use tabs")
+        await wait_until(pilot, lambda: "- use tabs" in (repo / "CLAUDE.md").read_text(), timeout=10, message="the second line")
+        await send(pilot, app, "again")
+        await wait_until(pilot, lambda: turn_answered(app, "two"), timeout=30, message="the second turn")
+        second = api.requests[-1]
+        assert second.body["system"] == first.body["system"]  # the cached prefix is untouched: a note tells it
+        assert "added this line to CLAUDE.md" in str(second.messages) and "- use tabs" in str(second.messages)
+        assert api.cache_log[-1].read > 0

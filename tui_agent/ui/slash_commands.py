@@ -12,12 +12,14 @@ from tui_agent.ui.context_usage import UsageFigures, resumed_figures
 from tui_agent.ui.command_registry import Command, CommandRegistry, SlashHandler, always
 from tui_agent.ui.errors import error_message
 from tui_agent.ui.markdown_commands import MarkdownCommandSource
+from tui_agent.ui.memory_prompt import remember_line
 from tui_agent.ui.palette import show_pruned
 from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import SlashCommand, parse_slash, unescape_prompt
 from tui_agent.ui.shell_prompt import bang_command, run_bang
 from tui_agent.ui.slash_commit import slash_commit
+from tui_agent.core.agent.memory_line import memory_line
 from tui_agent.core.runtime_state import agent_of, catalog_of, recipes_of
 
 if TYPE_CHECKING:
@@ -79,6 +81,10 @@ class SlashCommands:
         shell = bang_command(text)
         if shell is not None:
             await run_bang(self.host, self.turns, shell)
+            return
+        line = memory_line(text)
+        if line is not None:
+            await remember_line(self.host, self.turns, line)
             return
         command = parse_slash(text)
         if command is None:
