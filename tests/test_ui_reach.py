@@ -110,3 +110,29 @@ async def test_a_hash_line_goes_into_the_instructions_and_the_next_requests(repo
         assert second.body["system"] == first.body["system"]  # the cached prefix is untouched: a note tells it
         assert "added this line to CLAUDE.md" in str(second.messages) and "- use tabs" in str(second.messages)
         assert api.cache_log[-1].read > 0
+
+
+async def test_ctrl_r_finds_an_earlier_prompt_and_puts_it_in_the_box(repo: Path, api: FakeMessagesAPI) -> None:
+    from tui_agent.ui.screens.history_search import HistorySearchScreen
+
+    api.enqueue(reply(text("a")), reply(text("b")), reply(text("c")))
+    app = make_app(repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        for number, prompt in enumerate(("fix the parser tests", "explain\nthe cache rules", "run the linter"), start=1):
+            await send(pilot, app, prompt)
+            await wait_until(pilot, lambda: turn_answered(app, "abc"[number - 1]), timeout=30, message=f"turn {number}")
+        app.prompt_area.focus()
+        app.prompt_area.insert("my draft")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: isinstance(app.screen, HistorySearchScreen), timeout=5, message="the search")
+        screen = app.screen
+        assert isinstance(screen, HistorySearchScreen) and screen.shown[0] == "run the linter"  # newest first
+        for key in "cache":
+            await pilot.press(key)
+        assert screen.shown == ["explain\nthe cache rules"]
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, HistorySearchScreen), timeout=5, message="the search to close")
+        assert app.prompt_area.text == "explain\nthe cache rules" and app.prompt_area.has_focus
+        assert "my draft" in app.prompt_area.prompt_history.entries  # the replaced draft is one ↑ away
+        assert len(api.requests) == 3  # choosing sends nothing
