@@ -119,9 +119,9 @@ async def test_ctrl_r_finds_an_earlier_prompt_and_puts_it_in_the_box(repo: Path,
     app = make_app(repo)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        for number, prompt in enumerate(("fix the parser tests", "explain\nthe cache rules", "run the linter"), start=1):
+        for answer, prompt in zip("abc", ("fix the parser tests", "explain\nthe cache rules", "run the linter"), strict=True):
             await send(pilot, app, prompt)
-            await wait_until(pilot, lambda: turn_answered(app, "abc"[number - 1]), timeout=30, message=f"turn {number}")
+            await wait_until(pilot, lambda answer=answer: turn_answered(app, answer), timeout=30, message=f"turn {answer}")
         app.prompt_area.focus()
         app.prompt_area.insert("my draft")
         await pilot.press("ctrl+r")
