@@ -136,3 +136,37 @@ async def test_ctrl_r_finds_an_earlier_prompt_and_puts_it_in_the_box(repo: Path,
         assert app.prompt_area.text == "explain\nthe cache rules" and app.prompt_area.has_focus
         assert "my draft" in app.prompt_area.prompt_history.entries  # the replaced draft is one ↑ away
         assert len(api.requests) == 3  # choosing sends nothing
+
+
+async def test_a_long_diff_in_the_approval_and_a_long_confirmation_scroll_from_the_keyboard(repo: Path) -> None:
+    from textual.containers import VerticalScroll
+
+    from tests.test_ui_approval_fit import EDIT
+    from tui_agent.core.agent.permissions import ApprovalRequest
+    from tui_agent.ui.screens.confirm import ConfirmScreen
+
+    app = make_app(repo, sandbox_tier="rlimits", watch_catalog=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.runtime is not None, timeout=30, message="the runtime")
+        answer = app.run_worker(app.turns.approve(ApprovalRequest("write", "write_file", "edit notes.txt", EDIT)))
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), message="the modal")
+        await pilot.pause(0.3)
+        detail = app.screen.query_one("#approval-detail", VerticalScroll)
+        assert detail.max_scroll_y > 0
+        await pilot.press("pagedown")
+        await pilot.pause(0.1)
+        assert detail.scroll_y > 0 and isinstance(app.screen, ApprovalScreen)
+        await pilot.press("n")
+        await answer.wait()
+        asked = app.run_worker(app.ask(ConfirmScreen("\n".join(f"file {number}.py" for number in range(80)), yes="Undo", no="Keep")))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the confirmation")
+        await pilot.pause(0.3)
+        body = app.screen.query_one("#confirm-body", VerticalScroll)
+        assert body.max_scroll_y > 0
+        for key, moved in (("down", 1), ("pagedown", 2), ("end", body.max_scroll_y)):
+            await pilot.press(key)
+            await pilot.pause(0.1)
+            assert body.scroll_y >= moved, (key, body.scroll_y)
+        await pilot.press("n")
+        await asked.wait()
+        assert asked.result is False

@@ -20,6 +20,7 @@ from tui_agent.core.agent.permission_rules import DOMAIN_TOOLS, PATTERN_TOOLS, R
 from tui_agent.core.agent.permissions import ApprovalAnswer, RuleScope
 from tui_agent.core.agent.command_view import one_line, shape
 from tui_agent.ui.approval_detail import approval_detail, is_unified_diff, json_arguments
+from tui_agent.ui.screens.scroll_keys import scroll, scroll_bindings
 from tui_agent.ui.typeahead import QuestionScreen
 
 COMMAND_TOOLS = (*PATTERN_TOOLS, "run_python")
@@ -68,7 +69,7 @@ def answer_choices(kind: str, tool: str, subject: str | None, protected: bool = 
 class ApprovalScreen(QuestionScreen[ApprovalAnswer]):
     """Dismisses with an ApprovalAnswer; y allows once, n or Escape denies, the other keys learn a rule."""
 
-    BINDINGS = [Binding("escape", "answer('n')", "Deny", show=False)]
+    BINDINGS = [Binding("escape", "answer('n')", "Deny", show=False), *scroll_bindings("pageup", "pagedown")]
 
     def __init__(self, *, kind: str, tool: str, summary: str, detail: str, subject: str | None = None,
                  protected: bool = False, notes: tuple[str, ...] = ()) -> None:
@@ -161,3 +162,7 @@ class ApprovalScreen(QuestionScreen[ApprovalAnswer]):
         box = self.query_one("#approval-reason", Input)
         box.display = True
         box.focus()
+
+    def action_scroll_text(self, how: str) -> None:
+        """pgup/pgdn scroll a long diff or command (the options keep the focus and ↑/↓)."""
+        scroll(self.query_one("#approval-detail", VerticalScroll), how)
