@@ -170,3 +170,12 @@ def test_every_builtin_command_and_catalog_key_has_a_handler(tmp_path) -> None: 
     requested = {match.group(1) for binding in CatalogPane.BINDINGS if (match := re.fullmatch(r"request\('(\w+)'\)", binding.action))}
     suggestion_only = {"author", "dismiss"}  # keys of `suggested` rows, answered by catalog_care.suggestion_action
     assert requested - suggestion_only <= set(app.catalog_actions.actions()) and "restore" in app.catalog_actions.actions()
+
+
+def test_the_desktop_notification_is_sent_only_to_terminals_known_to_show_it() -> None:
+    from tui_agent.ui.turn_alert import notification_sequence
+
+    assert notification_sequence("tuiagent", "done\x07 after 40 s", {"TERM_PROGRAM": "iTerm.app"}) == "\x1b]9;tuiagent: done after 40 s\x07"
+    assert notification_sequence("tuiagent", "a;b", {"TERM": "foot"}) == "\x1b]777;notify;tuiagent;a,b\x07"
+    assert notification_sequence("tuiagent", "x", {"TERM": "xterm-256color", "VTE_VERSION": "7600"}).startswith("\x1b]777;")
+    assert notification_sequence("tuiagent", "x", {"TERM": "screen-256color"}) == ""  # tmux: the bell alone

@@ -20,9 +20,9 @@ def test_the_modal_offers_rules_only_where_they_can_apply() -> None:
     assert shell["e"] == ApprovalAnswer(True, "run_shell(pytest -q tests)", "session")
     assert shell["P"] == ApprovalAnswer(True, "run_shell(pytest:*)", "project")
     assert shell["T"] == ApprovalAnswer(True, "run_shell", "project")
-    assert [c.key for c in answer_choices("network", "run_shell", "curl x")] == ["y", "n"]
-    assert [c.key for c in answer_choices("write", "write_file", None)] == ["y", "t", "T", "n"]
-    assert [c.key for c in answer_choices("write", "write_file", None, protected=True)] == ["y", "n"]
+    assert [c.key for c in answer_choices("network", "run_shell", "curl x")] == ["y", "r", "n"]
+    assert [c.key for c in answer_choices("write", "write_file", None)] == ["y", "t", "T", "r", "n"]
+    assert [c.key for c in answer_choices("write", "write_file", None, protected=True)] == ["y", "r", "n"]
 
 
 async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, api: FakeMessagesAPI) -> None:

@@ -112,11 +112,12 @@ APPROVAL_SCRIPT = [
     {"content": [{"type": "tool_use", "name": "run_shell", "input": {"command": PADDED_COMMAND}}]},
     {"repeat": {"text": "Nothing more to do."}},
 ]
-EDIT_OPTIONS = ("Allow once", "every write_file call, this session", "every write_file call, this project *", "Deny (esc)")
+EDIT_OPTIONS = ("Allow once", "every write_file call, this session", "every write_file call, this project *", "tell the model why", "Deny (esc)")
 SHELL_OPTIONS = ("Allow once", "exact command, this session", "exact command, this project *", "`pytest *`, this session",
                  "`pytest *`, this project *", "every run_shell call, this session", "every run_shell call, this project *",
-                 "Deny (esc)")
-PADDED_OPTIONS = ("Allow once", "every run_shell call, this session", "every run_shell call, this project *", "Deny (esc)")
+                 "tell the model why", "Deny (esc)")
+PADDED_OPTIONS = ("Allow once", "every run_shell call, this session", "every run_shell call, this project *", "tell the model why",
+                  "Deny (esc)")
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)], ids=lambda size: f"{size[0]}x{size[1]}")

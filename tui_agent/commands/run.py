@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui_agent.core.textsafety import escaped
@@ -228,7 +229,15 @@ async def _one_turn(session: Session, prompt: str, runtime: Runtime) -> int:
         return await asyncio.to_thread(undo.last_turn_paths) if undo is not None else None
 
     session.edited = edited
-    return await session.run(prompt, _version())
+    return await session.run(_expanded(prompt, runtime), _version())
+
+
+def _expanded(prompt: str, runtime: Runtime) -> str:
+    """`/name args` naming a Markdown command file (the project's only when it is trusted): the prompt it sends."""
+    from tui_agent.core.agent.md_commands import expand_slash
+    from tui_agent.core.runtime_parts import TrustedState
+
+    return expand_slash(prompt, runtime.project.root if isinstance(runtime, TrustedState) else None, Path.home())
 
 
 async def _stream_turns(session: Session, channel: ControlChannel, runtime: Runtime) -> int:

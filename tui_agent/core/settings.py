@@ -86,6 +86,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("web.search", bool, False, "offer the API's server-side web search tool to models that have it "
             "(searches run at Anthropic and are billed per search)"),
     Setting("web.search_max_uses", int, 5, "web searches the model may run in one request", minimum=1, maximum=50),
+    Setting("ui.notify_after_s", int, 30, "when a turn that ran at least this many seconds ends, ring the terminal bell "
+            "(and send a desktop notification where the terminal has them); 0 turns it off", minimum=0, maximum=86400),
 )
 BY_KEY: dict[str, Setting] = {setting.key: setting for setting in SETTINGS}
 SECTIONS: frozenset[str] = frozenset(setting.section for setting in SETTINGS if setting.section)
@@ -114,6 +116,7 @@ class Settings:
     effort: str | None = default("agent.effort")
     web_search: bool = default("web.search")
     web_search_max_uses: int = default("web.search_max_uses")
+    ui_notify_after_s: int = default("ui.notify_after_s")
     extra: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 

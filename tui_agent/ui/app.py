@@ -345,6 +345,12 @@ class TuiAgentApp(App[int]):
         if isinstance(focused, (TextArea, Input)) and focused.selected_text:
             focused.action_copy()
             return True
+        selected = self.screen.get_selected_text()  # text selected with the mouse (the conversation, a modal's detail)
+        if selected:
+            self.copy_to_clipboard(selected)
+            self.screen.clear_selection()
+            self.notify(f"Copied {len(selected)} characters.", timeout=3)
+            return True
         return False
 
     def size_panes(self, side_share: int | None) -> None:

@@ -11,12 +11,15 @@ from typing import TYPE_CHECKING
 from tui_agent.ui.context_usage import UsageFigures, resumed_figures
 from tui_agent.ui.command_registry import Command, CommandRegistry, SlashHandler, always
 from tui_agent.ui.errors import error_message
+from tui_agent.ui.markdown_commands import MarkdownCommandSource
+from tui_agent.ui.memory_prompt import remember_line
 from tui_agent.ui.palette import show_pruned
 from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import SlashCommand, parse_slash, unescape_prompt
 from tui_agent.ui.shell_prompt import bang_command, run_bang
 from tui_agent.ui.slash_commit import slash_commit
+from tui_agent.core.agent.memory_line import memory_line
 from tui_agent.core.runtime_state import agent_of, catalog_of, recipes_of
 
 if TYPE_CHECKING:
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
     from tui_agent.ui.turn import TurnRunner
 
 KEYS_HELP = """\
-Keys: enter send · ctrl+j new line · ctrl+g the prompt in $EDITOR · alt+←/alt+→ side panes wider/narrower · ↑/↓ prompt history · tab complete or next pane · shift+tab permission mode (ask → auto → read-only → plan) · pgup/pgdn scroll the conversation (shift: top/end) · esc stop the turn, a !command or a catalog run · ctrl+c copy / stop / clear / twice quits · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
+Keys: enter send · ctrl+j new line · ctrl+g the prompt in $EDITOR · alt+←/alt+→ side panes wider/narrower · ↑/↓ prompt history · ctrl+r search it · # line adds to AGENTS.md · tab complete or next pane · shift+tab permission mode (ask → auto → read-only → plan) · pgup/pgdn scroll the conversation (shift: top/end) · esc stop the turn, a !command or a catalog run · ctrl+c copy / stop / clear / twice quits · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
 Catalog: v view · r run · d prune · u revert · U revert to a picked version · h history · f drift · A accept drift (asks) · s sort · p pruned tools (enter restores) · / filter (esc clears)
 Diff: m unified / side-by-side"""
 
@@ -65,6 +68,7 @@ class SlashCommands:
         for name, handler in self.handlers().items():
             registry.add(name, handler, self.model_missing if name in needs_model else always)
         registry.add_source(self.recipe_command_list)
+        registry.add_source(MarkdownCommandSource(host, registry, turns))
 
     def model_missing(self) -> str | None:
         """Why a command that talks to the model cannot run now (None: it can)."""
@@ -77,6 +81,10 @@ class SlashCommands:
         shell = bang_command(text)
         if shell is not None:
             await run_bang(self.host, self.turns, shell)
+            return
+        line = memory_line(text)
+        if line is not None:
+            await remember_line(self.host, self.turns, line)
             return
         command = parse_slash(text)
         if command is None:

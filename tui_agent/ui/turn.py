@@ -31,6 +31,8 @@ from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.transcript import transcript_of
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.core.runtime_state import agent_of, catalog_of, sandbox_of
+from tui_agent.core.settings import default
+from tui_agent.ui.turn_alert import alert_if_long
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.loop import Agent
@@ -177,6 +179,7 @@ class TurnRunner:
     async def _run(self, agent: Agent, prompt: str) -> None:
         """The turn's worker: its events into the conversation until it ends, fails or is cancelled."""
         app, conversation = self.host, self.view()
+        started = time.monotonic()
         await conversation.echo_prompt(prompt)
         if self.prompt:  # the person's own prompt: the files it @mentions go along
             prompt = await self._with_attachments(prompt)
@@ -210,6 +213,9 @@ class TurnRunner:
         finally:
             self.end()
         if app.is_running:
+            runtime = app.runtime
+            threshold = runtime.settings.ui_notify_after_s if runtime is not None else default("ui.notify_after_s")
+            alert_if_long(app, time.monotonic() - started, threshold, "the turn is over")
             app.call_later(self.send_queued)
 
     async def _mark_cancelled(self, conversation: ConversationView) -> None:

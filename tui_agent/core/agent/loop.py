@@ -173,6 +173,14 @@ class Agent:
         """Tell the model something with the next request (e.g. that the person undid its last turn)."""
         self.conversation.add_note(text)
 
+    def instructions_changed(self, note: str) -> None:
+        """The instructions file changed: a running conversation is told with `note` (its cached system prompt stays);
+        one not started yet reads the file anew at its first request."""
+        if self.conversation.turns:
+            self.conversation.add_note(note, with_suggestion=False)
+        else:
+            self.prompting.reset()
+
     def shorten_context(self, level: int) -> tuple[int, int]:
         """Shorten old tool results (the TUI's context meter does when asked): (how many, the next level)."""
         return self.conversation.shorten(level)

@@ -50,6 +50,8 @@ class ApprovalAnswer:
     allowed: bool
     rule: str | None = None
     scope: RuleScope = "session"
+    reason: str = ""
+    """A denial's words for the model (what to do instead): they go into the refused call's result."""
 
 
 ApprovalCallback = Callable[[ApprovalRequest], Awaitable["bool | ApprovalAnswer"]]
@@ -200,6 +202,10 @@ class Permissions:
         if allowed:
             note = self._learn(answer) if isinstance(answer, ApprovalAnswer) and not request.protected else ""
             return Decision(True, asked=True, note=note)
+        said = answer.reason.strip() if isinstance(answer, ApprovalAnswer) else ""
+        if said:
+            return Decision(False, f"denied: the user did not approve this {request.kind} call ({request.summary}). "
+                                   f"The person denied this call: {said}", asked=True)
         rule = shlex.quote(suggested_rule(request.tool, request.subject, request.kind == "network"))
         hint = f" {self.denial_hint.replace(RULE_PLACEHOLDER, rule)}" if self.denial_hint else ""
         return Decision(False, f"denied: the user did not approve this {request.kind} call ({request.summary}).{hint}", asked=True)

@@ -13,18 +13,21 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
-from textual.widgets import OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui_agent.core.agent.permission_rules import DOMAIN_TOOLS, PATTERN_TOOLS, Rule, suggested_prefix
 from tui_agent.core.agent.permissions import ApprovalAnswer, RuleScope
 from tui_agent.core.agent.command_view import one_line, shape
 from tui_agent.ui.approval_detail import approval_detail, is_unified_diff, json_arguments
+from tui_agent.ui.screens.scroll_keys import scroll, scroll_bindings
 from tui_agent.ui.typeahead import QuestionScreen
 
 COMMAND_TOOLS = (*PATTERN_TOOLS, "run_python")
 TITLE_LIMIT = 160
 MIN_DETAIL_ROWS, MAX_DETAIL_ROWS = 3, 30
+REASON_KEY = "r"
+"""Opens a one-line box whose words go to the model with the denial."""
 SHORT_SCOPES: dict[RuleScope, str] = {"session": "this session", "project": "this project *"}
 """Short enough for every option to fit one line of an 80-column terminal; the footnote says where * is saved."""
 SCOPE_LABELS: dict[RuleScope, str] = {"session": "for this session", "project": "for this project (yours: .agent/config.local.toml)"}
@@ -58,6 +61,7 @@ def answer_choices(kind: str, tool: str, subject: str | None, protected: bool = 
             for scope_key, scope in scopes:
                 text = f"{label}, {SHORT_SCOPES[scope]}"
                 choices.append(AnswerChoice(scope_key, text, ApprovalAnswer(True, rule, scope)))
+    choices.append(AnswerChoice(REASON_KEY, "Deny, and tell the model why or what to do instead", ApprovalAnswer(False)))
     choices.append(AnswerChoice("n", "Deny (esc)", ApprovalAnswer(False)))
     return choices
 
@@ -65,7 +69,7 @@ def answer_choices(kind: str, tool: str, subject: str | None, protected: bool = 
 class ApprovalScreen(QuestionScreen[ApprovalAnswer]):
     """Dismisses with an ApprovalAnswer; y allows once, n or Escape denies, the other keys learn a rule."""
 
-    BINDINGS = [Binding("escape", "answer('n')", "Deny", show=False)]
+    BINDINGS = [Binding("escape", "answer('n')", "Deny", show=False), *scroll_bindings("pageup", "pagedown")]
 
     def __init__(self, *, kind: str, tool: str, summary: str, detail: str, subject: str | None = None,
                  protected: bool = False, notes: tuple[str, ...] = ()) -> None:
@@ -87,6 +91,7 @@ class ApprovalScreen(QuestionScreen[ApprovalAnswer]):
             options = [Option(Text.assemble((f" {choice.key} ", "bold reverse"), "  ", choice.label), id=choice.key)
                        for choice in self.choices]
             yield OptionList(*options, id="approval-choices")
+            yield Input(placeholder="what should the model do instead? (enter sends, esc denies)", id="approval-reason")
             if any(choice.answer.scope == "project" and choice.answer.rule for choice in self.choices):
                 yield Static(Text(f"* {SCOPE_LABELS['project']}", style="dim"), id="approval-footnote")
 
@@ -128,6 +133,8 @@ class ApprovalScreen(QuestionScreen[ApprovalAnswer]):
             detail.styles.max_height = height
 
     def answer_key(self, event: events.Key) -> None:
+        if self.focused is self.query_one("#approval-reason", Input):
+            return
         if event.character and any(choice.key == event.character for choice in self.choices):
             event.stop()
             self.action_answer(event.character)
@@ -136,8 +143,26 @@ class ApprovalScreen(QuestionScreen[ApprovalAnswer]):
         event.stop()
         self.action_answer(str(event.option.id))
 
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(ApprovalAnswer(False, reason=event.value.strip()))
+
     def action_answer(self, key: str) -> None:
+        if key == REASON_KEY:
+            self._ask_reason()
+            return
         for choice in self.choices:
             if choice.key == key:
                 self.dismiss(choice.answer)
                 return
+
+    def _ask_reason(self) -> None:
+        """The one-line box for the denial's reason takes the place of the choices."""
+        self.query_one("#approval-choices", OptionList).display = False
+        box = self.query_one("#approval-reason", Input)
+        box.display = True
+        box.focus()
+
+    def action_scroll_text(self, how: str) -> None:
+        """pgup/pgdn scroll a long diff or command (the options keep the focus and ↑/↓)."""
+        scroll(self.query_one("#approval-detail", VerticalScroll), how)

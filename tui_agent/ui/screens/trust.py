@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Static
 
+from tui_agent.ui.screens.scroll_keys import scroll
 from tui_agent.ui.typeahead import QuestionScreen
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class TrustScreen(QuestionScreen[bool]):
 
     def action_scroll_detail(self, how: str) -> None:
         if how in SCROLL_KEYS.values():
-            getattr(self.query_one("#trust-detail", VerticalScroll), how)(animate=False)
+            scroll(self.query_one("#trust-detail", VerticalScroll), how)
 
 
 async def settle_trust(app: App[int], root: Path, *, trust_for_run: bool) -> None:

@@ -13,6 +13,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.content import Content
+from textual.selection import Selection
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
@@ -200,6 +201,11 @@ class AssistantText(Static):
         self.entry = entry
         self.set_class(entry.continued, "-continued")
         self.update(rendered_messages.get(entry, entry.text))
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """A mouse selection over the reply copies its Markdown: the rendered Markdown carries no text offsets, so a
+        drag over any part of it selects the whole reply (Textual's own extraction would find no text at all)."""
+        return selection.extract(self.entry.text), "\n"
 
 
 class ToolCallBlock(Collapsible):

@@ -67,6 +67,7 @@ class PromptArea(TextArea):
 
     BINDINGS = [
         Binding("ctrl+j", "newline", "New line", show=False),
+        Binding("ctrl+r", "search_history", "Search history", show=False),
     ]
 
     @dataclass
@@ -88,6 +89,18 @@ class PromptArea(TextArea):
         self._typing = False
         self.last_typed: float | None = None
         """When a character was last typed here (a question popping up meanwhile lets the typing go on: ui/typeahead.py)."""
+
+    def action_search_history(self) -> None:
+        """Ctrl+R: pick an earlier prompt by searching; a draft it replaces stays one ↑ away in the history."""
+        from tui_agent.ui.screens.history_search import HistorySearchScreen
+
+        def put(chosen: str | None) -> None:
+            if chosen is not None:
+                self.prompt_history.add(self.text)
+                self.set_text(chosen)
+            self.take_focus()
+
+        self.app.push_screen(HistorySearchScreen(list(self.prompt_history.entries)), put)
 
     def set_text(self, text: str) -> None:
         """Replace the text, the cursor at its end."""
