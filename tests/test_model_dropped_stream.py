@@ -43,6 +43,7 @@ def resetting_server() -> Iterator[str]:
                 connection.recv(65536)
                 connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
                                    b"transfer-encoding: chunked\r\n\r\n" + f"{len(START):x}\r\n".encode() + START + b"\r\n")
+                stop.wait(0.5)  # the client reads the answer first: a reset before that would discard it unread
                 connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
     thread = threading.Thread(target=serve, daemon=True)
