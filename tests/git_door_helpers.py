@@ -18,12 +18,8 @@ def command_keys(canaries: Path, project: Path) -> dict[str, tuple[str, str]]:
     def run(name: str, tail: str = "cat") -> str:
         return canary_command(canaries, name, tail)
 
-    def program(name: str) -> str:  # keys git runs as a program, not through the shell
-        script = canaries.parent / "bin" / name
-        script.parent.mkdir(exist_ok=True)
-        script.write_text(f"#!/bin/sh\n{run(name, 'false')}\n")
-        script.chmod(0o755)
-        return str(script)
+    def program(name: str) -> str:  # keys git runs as a program, not through the shell (written by write_programs)
+        return str(program_path(canaries, name))
 
     return {
         "fsmonitor": ("core.fsmonitor", run("fsmonitor", "false")),
@@ -51,6 +47,24 @@ def command_keys(canaries: Path, project: Path) -> dict[str, tuple[str, str]]:
     }
 
 
+PROGRAMS = ("gpg", "gpgssh", "askpass")
+"""The keys whose value is a program file rather than a shell command."""
+
+
+def program_path(canaries: Path, name: str) -> Path:
+    return canaries.parent / "bin" / name
+
+
+def write_programs(canaries: Path) -> None:
+    """The program files the PROGRAMS keys name, each recording it ran. Only `hostile_repo` calls this, with a
+    temporary folder: `command_keys` itself writes nothing (a module-level call with `/c` once replaced /bin/gpg)."""
+    for name in PROGRAMS:
+        script = program_path(canaries, name)
+        script.parent.mkdir(exist_ok=True)
+        script.write_text(f"#!/bin/sh\n{canary_command(canaries, name, 'false')}\n")
+        script.chmod(0o755)
+
+
 EXTRAS = ("hooks",)
 """Pseudo-keys: executable hooks in .git/hooks and in the core.hooksPath folder."""
 
@@ -65,6 +79,7 @@ def hostile_repo(base: Path, keys: list[str] | None = None) -> tuple[Path, Path]
     (project / "notes.txt").write_text("one\n")
     git(project, "add", ".gitattributes", "notes.txt")
     git(project, "commit", "-q", "-m", "attributes")
+    write_programs(canaries)
     table = command_keys(canaries, project)
     chosen = list(table) + list(EXTRAS) if keys is None else keys
     for name in chosen:
