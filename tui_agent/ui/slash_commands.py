@@ -12,7 +12,7 @@ from tui_agent.ui.context_usage import UsageFigures, resumed_figures
 from tui_agent.ui.command_registry import Command, CommandRegistry, SlashHandler, always
 from tui_agent.ui.errors import error_message
 from tui_agent.ui.palette import show_pruned
-from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
+from tui_agent.ui.model_choice import DEFAULT_SERVER, known_models, model_listing, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import SlashCommand, parse_slash, unescape_prompt
 from tui_agent.ui.shell_prompt import bang_command, run_bang
@@ -188,14 +188,14 @@ class SlashCommands:
         name = args.strip()
         base_url = agent.client.base_url
         server, note = await server_models(agent.client) if base_url.rstrip("/") != DEFAULT_SERVER else ([], "")
-        sdk = sdk_models()
+        known = known_models()
         if not name:
-            await self.host.add_notice(model_listing(self.host.model_name(), sdk, server, base_url, note))
+            await self.host.add_notice(model_listing(self.host.model_name(), known, server, base_url, note))
             return
         agent.model = name
         self.host.model = self.host.model_name()
         await self.host.add_notice(f"Model set to {self.host.model_name()} for the next turns.")
-        warning = unknown_model_warning(name, sdk, server)
+        warning = unknown_model_warning(name, known, server)
         if warning:
             await self.host.add_notice(warning, "warning")
 
