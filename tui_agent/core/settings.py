@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.errors import TuiAgentError
+
 CONFIG_NAME = ".agent/config.toml"
 
 
-class ConfigError(ValueError):
+class ConfigError(TuiAgentError, ValueError):
     """`.agent/config.toml` is invalid; the message is one line: file:line, what is wrong, how to fix it."""
 
     def __init__(self, message: str, *, path: str = CONFIG_NAME, line: int | None = None) -> None:

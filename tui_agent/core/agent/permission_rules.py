@@ -6,6 +6,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from tui_agent.core.errors import TuiAgentError
+
 RULE_SYNTAX = re.compile(r"^(?P<tool>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<pattern>.+)\))?$", re.DOTALL)
 PREFIX_SUFFIX = ":*"
 CONTROL_OPERATORS = {"&&", "||", ";", "|", "&", "|&", ";;", "\n"}
@@ -21,7 +23,7 @@ PATTERN_TOOLS = ("run_shell",)
 """Tools whose requests carry a command that patterns match; other tools take only the tool-wide rule."""
 
 
-class RuleError(ValueError):
+class RuleError(TuiAgentError, ValueError):
     """A rule is not in the `tool`, `tool(exact command)` or `tool(prefix:*)` syntax."""
 
 

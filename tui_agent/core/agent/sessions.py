@@ -13,13 +13,14 @@ from typing import Any, Literal
 from tui_agent.core.appendfile import append_whole
 from tui_agent.core.agent.session_events import BadEventRecord, DecodedEvents, decode_event, decode_events, is_event_record
 from tui_agent.core.agent.turns import Turn, merged_messages, message_of
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.events import Event, TurnStarted, Usage
 from tui_agent.core.project import Project
 
 INTERRUPTED_RESULT = "interrupted: the session ended before this call returned a result"
 
 
-class SessionNotFound(LookupError):
+class SessionNotFound(TuiAgentError, LookupError):
     """No session with that id (or no session at all) in `.agent/sessions/`."""
 
 

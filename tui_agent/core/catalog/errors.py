@@ -5,10 +5,12 @@ from __future__ import annotations
 import errno
 from typing import Any
 
+from tui_agent.core.errors import TuiAgentError
+
 STAGES = ("name", "read", "parse", "inspect", "schema", "tests", "write", "commit", "missing", "run", "unsaved", "conflict")
 
 
-class PipelineError(Exception):
+class PipelineError(TuiAgentError):
     """A tool failed a pipeline stage; nothing on disk or in git changed."""
 
     def __init__(self, stage: str, message: str, line: int | None = None, *, details: dict[str, Any] | None = None) -> None:

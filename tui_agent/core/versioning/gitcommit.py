@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core.catalog.files import process_alive
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.versioning.hookenv import scrubbed
 from tui_agent.core.versioning.hookhold import Hold
 from tui_agent.core.versioning.indexguard import index_flags, refusal
@@ -53,7 +54,7 @@ def signing_args(runner: GitRunner) -> list[str]:
     return ["-S"] if result.ok and result.text == "true" else []
 
 
-class Deferral(Exception):
+class Deferral(TuiAgentError):
     """The commit cannot be made now; `reason` says why (for people)."""
 
     def __init__(self, reason: str, notices: tuple[str, ...] = ()) -> None:

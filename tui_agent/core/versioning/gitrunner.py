@@ -9,6 +9,8 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from tui_agent.core.errors import TuiAgentError
+
 if TYPE_CHECKING:  # GitPython loads with the first repository opened, not with every `tuiagent` start
     import git
 
@@ -111,5 +113,5 @@ class GitRunner:
         return blobs
 
 
-class GitFailure(RuntimeError):
+class GitFailure(TuiAgentError, RuntimeError):
     """A git command failed where it should not have."""
