@@ -93,7 +93,8 @@ async def list_servers(project_root: str) -> tuple[dict[str, Any], str, int]:
 def handle_trust(args: argparse.Namespace) -> int:
     """Print each chosen server's command and record it as approved (outside the project, out of the agent's reach)."""
     from tui_agent.core.mcp.config import load_server_configs
-    from tui_agent.core.mcp.trust import project_files, trust, trust_file
+    from tui_agent.core.mcp.pinned import project_files
+    from tui_agent.core.mcp.trust import trust, trust_file
     from tui_agent.core.project import ConfigError, Project
 
     project = Project.at(args.project)

@@ -1,8 +1,9 @@
-"""TuiAgentError, the root every tuiagent exception derives from, and ErrorKind, the kinds callers branch on."""
+"""TuiAgentError, the root every tuiagent exception derives from; ErrorKind, the kinds callers branch on; PipelineError."""
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 
 class ErrorKind(StrEnum):
@@ -21,3 +22,30 @@ class ErrorKind(StrEnum):
 
 class TuiAgentError(Exception):
     """A failure of tuiagent's own: `except TuiAgentError` catches every project exception and nothing else."""
+
+
+class PipelineError(TuiAgentError):
+    """A tool failed a pipeline stage; nothing on disk or in git changed."""
+
+    def __init__(self, stage: str, message: str, line: int | None = None, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(f"[{stage}] {message}" + (f" (line {line})" if line else ""))
+        self.stage = stage
+        self.message = message
+        self.line = line
+        self.details = dict(details or {})
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"stage": self.stage, "message": self.message, "line": self.line}
+        if self.details:
+            data["details"] = self.details
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "PipelineError":
+        return cls(str(data.get("stage", "inspect")), str(data.get("message", "")), data.get("line"), details=data.get("details"))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PipelineError) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash((self.stage, self.message, self.line))

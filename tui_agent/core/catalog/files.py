@@ -7,6 +7,8 @@ import secrets
 import tempfile
 from pathlib import Path
 
+from tui_agent.core.pids import process_alive as process_alive
+
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that a crash leaves either the old or the new content, never a mix."""
@@ -171,14 +173,3 @@ def temp_writer_pid(temp: Path) -> int | None:
     middle = temp.name[: -len(".tmp")].rsplit(".", 1)[-1]
     pid, sep, _ = middle.partition("_")
     return int(pid) if sep and pid.isdigit() else None
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process with this id exists (one owned by another user counts as alive)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -91,7 +91,7 @@ def recipe_line(recipe: Any) -> str:
 def mcp_grants(project: Project) -> list[Grant]:
     """Each configured MCP server (it runs outside the sandbox): its command and the project files it runs."""
     from tui_agent.core.mcp.config import load_server_configs
-    from tui_agent.core.mcp.trust import project_files
+    from tui_agent.core.mcp.pinned import project_files
 
     grants: list[Grant] = []
     configs, _problems = load_server_configs(project)

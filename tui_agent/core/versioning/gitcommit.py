@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui_agent.core.catalog.files import process_alive
+from tui_agent.core.pids import process_alive
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.versioning.hookenv import scrubbed
 from tui_agent.core.versioning.hookhold import Hold
