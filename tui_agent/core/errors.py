@@ -49,3 +49,8 @@ class PipelineError(TuiAgentError):
 
     def __hash__(self) -> int:
         return hash((self.stage, self.message, self.line))
+
+
+PROJECT_FAILURES: tuple[type[Exception], ...] = (TuiAgentError, OSError, ValueError)
+"""What an operation on the project's files, git history or catalog can raise: our own errors, the filesystem's, and a
+bad value's (an unknown revision, undecodable bytes); a caller that says what failed and goes on catches these."""

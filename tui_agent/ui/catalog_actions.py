@@ -20,6 +20,7 @@ from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.screens.source import SourceScreen
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.core.runtime_state import Restricted, catalog_of, recipes_of, unavailable
+from tui_agent.core.errors import PROJECT_FAILURES
 
 if TYPE_CHECKING:
     from tui_agent.core.versioning.store import VersionedStore
@@ -231,7 +232,7 @@ class CatalogActions:
         self.host.notify(f"reverted {row.name} to its previous version" + change.note)
         try:
             self.host.show_diff(f"{row.name}: reverted (the revert's changes)", store.diff(row.name), subject=row.name)
-        except Exception:  # the revert is done; only its diff could not be shown
+        except PROJECT_FAILURES:  # the revert is done; only its diff could not be shown
             pass
 
     def no_earlier_version(self, name: str) -> str:

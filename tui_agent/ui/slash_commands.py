@@ -18,6 +18,7 @@ from tui_agent.ui.slash import SlashCommand, parse_slash, unescape_prompt
 from tui_agent.ui.shell_prompt import bang_command, run_bang
 from tui_agent.ui.slash_commit import slash_commit
 from tui_agent.core.runtime_state import agent_of, catalog_of, recipes_of
+from tui_agent.core.errors import PROJECT_FAILURES, TuiAgentError
 
 if TYPE_CHECKING:
     from tui_agent.core.recipes.engine import RecipeEngine
@@ -124,7 +125,7 @@ class SlashCommands:
     async def run_recipe_command(self, recipes: RecipeEngine, name: str, args: str) -> None:
         try:
             runs = await recipes.run_command(name, args)
-        except Exception as exc:
+        except TuiAgentError as exc:  # PipelineError: no such command recipe, or it is broken or disabled
             await self.host.add_notice(f"/{name}: {error_message(exc)}", "error")
             return
         for run in runs:
@@ -175,7 +176,7 @@ class SlashCommands:
             return
         try:
             await catalog.restore(name)
-        except Exception as exc:
+        except PROJECT_FAILURES as exc:
             await self.host.add_notice(f"/restore failed: {error_message(exc)}", "error")
             return
         await self.host.add_notice(f"Restored tool {name} from git history (a new commit).")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -141,7 +142,7 @@ class RecipeEngine:
     def refresh_stats(self) -> None:
         try:
             self.book.set_stats(self.runlog.stats())
-        except Exception:  # a locked or damaged state.db only loses the counters
+        except (sqlite3.Error, OSError):  # a locked or damaged state.db only loses the counters
             pass
 
     def _changed(self, change: RecipeChange, name: str, reason: str) -> None:
@@ -328,7 +329,7 @@ class RecipeEngine:
             run = RecipeRun(recipe.name, trigger, ok, summary, (time.perf_counter() - started) * 1000, recipe.action.describe(), detail)
         try:
             self.runlog.record(run, version=recipe.source_sha[:12])
-        except Exception as exc:
+        except (sqlite3.Error, OSError, TypeError, ValueError) as exc:  # the disk, state.db, a value JSON cannot hold
             self.emit(Notice(f"recipe {recipe.name}: could not write the audit log: {exc}", "warning"))
         verdict = "ok" if ok else "failed"
         self.emit(Notice(f"recipe {recipe.name} ({trigger}) {verdict}: {_short(summary)}", "info" if ok else "error"))

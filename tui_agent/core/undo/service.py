@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.errors import PROJECT_FAILURES
 from tui_agent.core.events import Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.agent.paths import PathRefused, confine
 from tui_agent.core.sandbox.attribution import RunWrites
@@ -301,7 +302,7 @@ class UndoService:
                 else:
                     await store.revert(name, _version_before(store, name, item.commit))
                     done.append(f"{kind} {name} reverted to its version before the turn")
-            except Exception as error:  # PipelineError and the like: the files are back, say what is left
+            except PROJECT_FAILURES as error:  # the files are back, say what is left
                 done.append(f"{kind} {name} NOT taken back: {error.message if isinstance(error, PipelineError) else error}")
         return done
 
@@ -315,7 +316,7 @@ def _changed_by_someone_else(store: VersionedStore, name: str, agent_versions: s
         try:
             if diff(name, commit) == "":
                 return False
-        except Exception:  # PipelineError, ValueError: that version cannot be read; try the others
+        except PROJECT_FAILURES:  # that version cannot be read; try the others
             continue
     return True
 
