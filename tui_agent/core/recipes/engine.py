@@ -8,12 +8,14 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CHANGE_EVENTS, CatalogChanged, Event, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted
+from tui_agent.core.listeners import tell
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
 from tui_agent.core.recipes.dispatch import Dispatcher, Job
@@ -104,10 +106,7 @@ class RecipeEngine:
             self.changes.publish(event)
             return
         for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:  # a failing view must not stop recipes
-                continue
+            tell(partial(listener, event), "recipe event listener")  # a failing view must not stop recipes
 
     def handle_event(self, event: Event) -> None:
         """The catalog's listener. A tool added or updated through the pipeline (`save`: the agent's
