@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from enum import StrEnum
 from typing import Any
 
@@ -54,3 +55,6 @@ class PipelineError(TuiAgentError):
 PROJECT_FAILURES: tuple[type[Exception], ...] = (TuiAgentError, OSError, ValueError)
 """What an operation on the project's files, git history or catalog can raise: our own errors, the filesystem's, and a
 bad value's (an unknown revision, undecodable bytes); a caller that says what failed and goes on catches these."""
+
+PROJECT_STATE_FAILURES: tuple[type[Exception], ...] = (*PROJECT_FAILURES, sqlite3.Error)
+"""PROJECT_FAILURES, and state.db's (a locked or damaged database), for a reader of the catalog's usage counts."""

@@ -20,7 +20,7 @@ from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.screens.source import SourceScreen
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.core.runtime_state import Restricted, catalog_of, recipes_of, unavailable
-from tui_agent.core.errors import PROJECT_FAILURES
+from tui_agent.core.errors import PROJECT_FAILURES, PROJECT_STATE_FAILURES
 
 if TYPE_CHECKING:
     from tui_agent.core.versioning.store import VersionedStore
@@ -109,7 +109,7 @@ class CatalogActions:
         try:
             names = await asyncio.to_thread(catalog.pruned)
             usage = await asyncio.to_thread(catalog.state.usage)  # the calls made before the prune
-        except Exception as exc:
+        except PROJECT_STATE_FAILURES as exc:
             self.host.notify(f"could not list pruned tools: {exc}", severity="error")
             return
         self.pane().set_pruned(names, {name: (stats.calls, stats.last_used) for name, stats in usage.items()})
@@ -152,7 +152,7 @@ class CatalogActions:
             return
         try:
             await handler(row)
-        except Exception as exc:
+        except Exception as exc:  # edge: any action (run, edit, prune, revert) may fail any way; the pane says so
             self.host.notify(action_failure(action, row.name, exc), severity="error", timeout=8)
         self.host.schedule_catalog_refresh()
 

@@ -31,7 +31,7 @@ async def server_models(client: Model) -> tuple[list[str], str]:
         return [], f"the server gave no model list ({type(exc).__name__}: HTTP {exc.status_code} for GET /v1/models)"
     except anthropic.APIError as exc:
         return [], f"the server gave no model list ({type(exc).__name__}: {exc.message})"
-    except Exception as exc:  # unreachable, or an answer the SDK cannot read
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # an answer the SDK cannot read: not JSON, not a list
         return [], f"the server gave no model list ({type(exc).__name__}: {exc})"
 
 

@@ -161,7 +161,7 @@ class ModelClient:
             except anthropic.APIConnectionError as error:
                 failure = self._connection_error(error)
                 delay = self.retry_base_delay_s * (2**attempt)
-            except Exception as error:
+            except Exception as error:  # a filter, not a catch: only a cut stream or the HTTP layer's errors are kept
                 if not isinstance(error, StreamCut) and not _is_transport_error(error):
                     raise
                 failure = ModelError(ErrorKind.INTERRUPTED, f"the model's reply was cut off before it was complete ({error})")

@@ -133,8 +133,8 @@ class McpHub:
         for name, connection in self.connections.items():
             if connection.stale and connection.status == "running":
                 try:
-                    await connection.refresh()
-                except Exception as error:
+                    await connection.relist()
+                except McpServerError as error:
                     warnings.append(f"MCP server {name}: listing its tools failed: {error}")
         self._rename()
         return warnings
