@@ -231,9 +231,10 @@ class CatalogActions:
         change = await store.revert(row.name, previous.rev)
         self.host.notify(f"reverted {row.name} to its previous version" + change.note)
         try:
-            self.host.show_diff(f"{row.name}: reverted (the revert's changes)", store.diff(row.name), subject=row.name)
+            diff = store.diff(row.name)
         except PROJECT_FAILURES:  # the revert is done; only its diff could not be shown
-            pass
+            return
+        self.host.show_diff(f"{row.name}: reverted (the revert's changes)", diff, subject=row.name)
 
     def no_earlier_version(self, name: str) -> str:
         """Why there is nothing to revert to: in a shallow clone, that the clone is shallow and how to fetch the rest."""

@@ -105,6 +105,8 @@ class CatalogSync:
                 self.apply_rows(rows)
                 if not self._refresh_again:
                     return
+        except NoMatches:  # the pane is gone: the app is closing
+            pass
         except PROJECT_STATE_FAILURES as exc:  # git, the files, state.db
             self.host.notify(f"catalog refresh failed: {exc}", severity="error")
         finally:
