@@ -19,6 +19,7 @@ from tests.catalog_support import tool_source, wait_for
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.events import Notice, ToolCallFinished
 from tui_agent.core.mcp.naming import API_NAME
+from tui_agent.core.runtime_state import Runtime
 
 TIME_SERVER = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
 NOW = "mcp__time__get_current_time"
@@ -165,6 +166,12 @@ async def test_a_server_killed_mid_session_is_reported_and_the_session_goes_on(r
     assert not results(still)["read_file"].is_error
 
 
+async def started(runtime: Runtime) -> None:
+    """Until `other` (a whole `tuiagent mcp serve`, seconds on a loaded machine) is up: the session's first request
+    waits for a server only READY_WAIT_S, and these tests are about what happens once it is running."""
+    await wait_for(lambda: runtime.mcp.connections["other"].status != "starting", timeout=90)
+
+
 async def test_list_changed_from_a_server_is_honoured_at_the_next_request(repo: Path, tmp_path: Path) -> None:
     """The server here is tuiagent's own `mcp serve` on another project: its catalog grows mid-session."""
     from tests.gitrepo import init_repo
@@ -177,6 +184,7 @@ async def test_list_changed_from_a_server_is_honoured_at_the_next_request(repo: 
     with FakeMessagesAPI() as api:
         api.enqueue(reply(text("first")))
         async with agent_runtime(repo, api) as runtime:
+            await started(runtime)
             await run_turn(runtime, "hello")
             connection = runtime.mcp.connections["other"]
             (other / ".agent" / "tools" / "triple.py").write_text(tool_source("triple", "return 3 * x"))
@@ -216,6 +224,7 @@ async def test_a_server_dying_during_a_call_answers_with_an_error(repo: Path, tm
     with FakeMessagesAPI() as api:
         api.enqueue(reply(tool_use("mcp__other__slow", {"x": 1})), reply(text("it died")))
         async with agent_runtime(repo, api) as runtime:
+            await started(runtime)
             turn = asyncio.create_task(run_turn(runtime, "slow"))
             await asyncio.sleep(3)  # the call is in flight in the other project's sandbox
             os.kill(server_pid(str(other)), signal.SIGKILL)

@@ -9,7 +9,7 @@ import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, http_error, mid_stream_error, reply, text, tool_use
 from tui_agent.core.agent.model import ModelClient, ModelError, ModelReply
-from tui_agent.core.agent.pricing import DEFAULT_MODEL, price_for
+from tui_agent.core.agent.pricing import DEFAULT_MODEL, KNOWN_MODELS, price_for
 from tui_agent.core.events import Notice, TextDelta
 
 SYSTEM = [{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}]
@@ -32,8 +32,8 @@ def client_for(api: FakeMessagesAPI, **kwargs: Any) -> ModelClient:
     return ModelClient(api_key="test-key", base_url=api.base_url, retry_base_delay_s=0.01, **kwargs)
 
 
-def test_default_model_is_a_sonnet_from_the_sdk_list() -> None:
-    assert "sonnet" in DEFAULT_MODEL
+def test_default_model_is_a_sonnet_from_the_projects_own_list() -> None:
+    assert "sonnet" in DEFAULT_MODEL and DEFAULT_MODEL in KNOWN_MODELS
     assert price_for(DEFAULT_MODEL) is not None and price_for("llama3:8b") is None
 
 

@@ -125,7 +125,7 @@ async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> N
         assert notices[1].startswith("1 tools (1 unused)")
         assert notices[2].startswith("No recipes yet")
         assert "claude-test-model" in notices[3] and app.runtime.agent.model == "claude-test-model" and app.header.model == "claude-test-model"
-        assert "claude-test-model is not a model the SDK knows" in notices[4]  # switched, with a warning
+        assert "claude-test-model is not a model tuiagent knows" in notices[4]  # switched, with a warning
         assert "Unknown command /nosuch" in notices[5]
         app.catalog_pane.query_one("#catalog-filter").value = ""  # /recipes filtered the pane to recipes
         await pilot.pause(0.1)

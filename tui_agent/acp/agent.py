@@ -13,6 +13,7 @@ from acp.schema import (AgentCapabilities, Implementation, InitializeResponse, L
                         NewSessionResponse,
                         PromptCapabilities, PromptResponse, SessionCapabilities, SetSessionModeResponse)
 
+from tui_agent.core.errors import PROJECT_FAILURES
 from tui_agent.acp.approvals import AcpApprovals
 from tui_agent.acp.prompts import prompt_text
 from tui_agent.acp.servers import client_servers
@@ -152,6 +153,6 @@ class TuiAgentAcp:
         for session in list(self.sessions.values()):
             try:
                 await session.aclose()
-            except Exception:  # one session failing to close must not keep the others open
+            except PROJECT_FAILURES:  # one session failing to close must not keep the others open
                 log.exception("closing an ACP session failed")
         self.sessions.clear()

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
+from tui_agent.core.errors import PROJECT_FAILURES
 from tui_agent.core.agent.instructions import init_prompt
 
 if TYPE_CHECKING:
@@ -73,6 +74,6 @@ async def run_without_model(runtime: Runtime, slash: Slash) -> str:
     assert recipes is not None
     try:
         runs = await recipes.run_command(slash.name, slash.args)
-    except Exception as error:  # PipelineError, or the recipe failing to start: the reply says why
+    except PROJECT_FAILURES as error:  # PipelineError, or the recipe failing to start: the reply says why
         return f"/{slash.name}: {getattr(error, 'message', None) or error}"
     return "\n".join(f"/{slash.name}: {run.summary}" for run in runs) or f"/{slash.name}: nothing ran"

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TypeAlias
 
+from tui_agent.core.errors import TuiAgentError
+
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -18,7 +20,7 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for `producer | he
 JSON_FORMATS = ("json", "stream-json")
 
 
-class UsageFailure(Exception):
+class UsageFailure(TuiAgentError):
     """The command line itself is wrong (argparse's error, raised instead of exiting)."""
 
     def __init__(self, message: str, usage: str) -> None:
@@ -26,7 +28,7 @@ class UsageFailure(Exception):
         self.usage = usage
 
 
-class CommandFailure(Exception):
+class CommandFailure(TuiAgentError):
     """A command cannot go on; `main` reports `message` at `stage` with exit code `code`."""
 
     def __init__(self, message: str, stage: str, code: int = EXIT_FAILURE) -> None:

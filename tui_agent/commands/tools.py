@@ -16,9 +16,10 @@ from tui_agent.commands import tools_commit, tools_skills, tools_tending
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
 from tui_agent.commands.tools_history import history_result
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.project import Project
 
-class UsageError(Exception):
+class UsageError(TuiAgentError):
     """Bad input on the command line (exit code 2)."""
 
 

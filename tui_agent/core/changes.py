@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from typing import Union
 
 from tui_agent.core.events import BranchChanged, CatalogChanged, FilesChanged, ToolAuthored, UsageChanged
-
-log = logging.getLogger(__name__)
+from tui_agent.core.listeners import tell
 
 ChangeEvent = Union[ToolAuthored, CatalogChanged, FilesChanged, BranchChanged, UsageChanged]
 ChangeListener = Callable[[ChangeEvent], object]
@@ -72,10 +71,7 @@ class ChangeFeed:
         with self._lock:
             listeners, subscriptions = list(self._listeners), list(self._subscriptions)
         for listener in listeners:
-            try:
-                listener(event)
-            except Exception:
-                log.exception("change listener failed")
+            tell(partial(listener, event), "change listener")
         for subscription in subscriptions:
             subscription._deliver(event)
 

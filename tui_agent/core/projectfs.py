@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.textsafety import escaped
 
 AGENT_PART = ".agent"
@@ -22,7 +23,7 @@ REFUSES = ("tuiagent's own reads and writes under the project go through it: no 
 """What this door refuses, in words (`tuiagent sandbox status` lists it among the host doors)."""
 
 
-class LinkRefused(OSError):
+class LinkRefused(TuiAgentError, OSError):
     """A symbolic link (or `..`) on the way that tuiagent will not follow; `str()` names it and where it leads."""
 
     def __init__(self, message: str, path: str) -> None:

@@ -7,11 +7,12 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.versioning.discovery import ask_git
 from tui_agent.core.versioning.gitdoor import layout_problem
 
-class ProjectRootError(ValueError):
+class ProjectRootError(TuiAgentError, ValueError):
     """The folder cannot be used as a project; the message says why and how to fix it."""
 
 

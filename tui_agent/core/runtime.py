@@ -8,7 +8,7 @@ import os
 from functools import partial
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from tui_agent.core.agent.instructions import refused_instructions, system_line
 from tui_agent.core.agent.loop import Agent
@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from tui_agent.core.recipes.seams import SubmitPrompt
     from tui_agent.core.settings import Settings
     from tui_agent.core.agent.turns import Turn
+
+
+T = TypeVar("T")
 
 
 class StartupProgress:
@@ -71,13 +74,13 @@ async def _start_sandbox(core: Core, sandbox_tier: str | None) -> bool:
     from tui_agent.core.sandbox import Sandbox
 
     settings = core.settings
-    try:
-        core.sandbox = await Sandbox.start(core.project, tier=sandbox_tier, min_level=settings.sandbox_min_level,
-                                           project_venv=core.trust.trusted, settings=settings)
-    except Exception as error:  # SandboxUnavailable, or bubblewrap failing in an unexpected way
-        core.sandbox_problem = f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled"
+    sandbox = await _opened(Sandbox.start(core.project, tier=sandbox_tier, min_level=settings.sandbox_min_level,
+                                          project_venv=core.trust.trusted, settings=settings))
+    if isinstance(sandbox, Exception):  # SandboxUnavailable, or bubblewrap failing in an unexpected way
+        core.sandbox_problem = f"sandbox unavailable: {sandbox}; run_shell, run_python and catalog tools are disabled"
         core.problems.append(core.sandbox_problem)
         return False
+    core.sandbox = sandbox
     core.problems.extend(core.sandbox.notices)  # protected paths a run interrupted earlier had created
     toolchain = core.sandbox.toolchain
     core.problems.extend(f"sandbox toolchain: {problem}" for problem in (toolchain.problems if toolchain else ()))
@@ -97,13 +100,13 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
 
     project, sandbox = core.project, core.sandbox
     assert sandbox is not None
-    try:
-        catalog = workshop.catalog = await Catalog.open(project, sandbox, ask_init_git=ask_init_git, changes=core.changes)
-    except Exception as error:
-        reason = part_failure(error, project.root)
+    opened = await _opened(Catalog.open(project, sandbox, ask_init_git=ask_init_git, changes=core.changes))
+    if isinstance(opened, Exception):
+        reason = part_failure(opened, project.root)
         workshop.failure = f"the tool catalog could not open: {reason}"
         core.problems.append(f"tool catalog unavailable: {reason}")
         return
+    catalog = workshop.catalog = opened
     progress.done("tool catalog")
     tools = workshop.versioned["tool"] = catalog
     drift = workshop.drift_watch = DriftWatch(catalog)
@@ -113,15 +116,16 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     catalog.watcher = watcher
     core.problems.extend(catalog.state.notices)
     try:
-        engine = workshop.recipes = await open_recipes(project, catalog, catalog.git, submit_prompt=submit_prompt,
-                                                       permissions=core.permissions, changes=core.changes)
-    except Exception as error:
-        reason = part_failure(error, project.root)
+        loaded = await _opened(open_recipes(project, catalog, catalog.git, submit_prompt=submit_prompt,
+                                            permissions=core.permissions, changes=core.changes))
+    finally:
+        progress.done("recipes")
+    if isinstance(loaded, Exception):
+        reason = part_failure(loaded, project.root)
         workshop.failure = f"the recipes could not load: {reason}"
         core.problems.append(f"recipes unavailable: {reason}")
         return
-    finally:
-        progress.done("recipes")
+    engine = workshop.recipes = loaded
     recipes = workshop.versioned["recipe"] = RecipeVersions(engine)
     drift.recipes = engine
     grants = workshop.grant_watch = GrantWatch.for_session(project, core.trust.state, partial(warn, core, engine))
@@ -129,6 +133,14 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     watcher.on_grants = grants.files_changed
     watcher.on_files = both(engine.files_changed, drift.files_changed, grants.files_changed)  # + files MCP runs
     engine.watcher = watcher
+
+
+async def _opened(opening: Awaitable[T]) -> T | Exception:
+    """What `opening` gave, or the exception it raised: a part that fails to open is said, the runtime opens without it."""
+    try:
+        return await opening
+    except Exception as error:  # edge: opening a part runs the sandbox, git, the project's files and its MCP servers
+        return error
 
 
 def part_failure(error: Exception, root: Path) -> str:
@@ -166,11 +178,11 @@ async def _start_mcp(core: Core, workshop: Workshop, starting: asyncio.Task[McpH
     one that fails is a problem shown."""
     from tui_agent.core.mcp.sandbox_bridge import attach_to_sandbox
 
-    try:
-        workshop.mcp = await starting
-    except Exception as error:
-        core.problems.append(f"MCP servers unavailable: {error}")
+    hub = await _opened(starting)
+    if isinstance(hub, Exception):
+        core.problems.append(f"MCP servers unavailable: {hub}")
         return
+    workshop.mcp = hub
     attach_to_sandbox(workshop.mcp, core.permissions, core.sandbox)
     core.problems.extend(workshop.mcp.failures())
 

@@ -13,11 +13,12 @@ from typing import Any
 
 from tui_agent.core.hostnames import check_names
 from tui_agent.core import projectfs
+from tui_agent.core.errors import TuiAgentError
 
 CONFIG_NAME = ".agent/config.toml"
 
 
-class ConfigError(ValueError):
+class ConfigError(TuiAgentError, ValueError):
     """`.agent/config.toml` is invalid; the message is one line: file:line, what is wrong, how to fix it."""
 
     def __init__(self, message: str, *, path: str = CONFIG_NAME, line: int | None = None) -> None:

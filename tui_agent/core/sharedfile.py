@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core import projectfs
 from typing import Any, TypeVar
 
@@ -26,7 +27,7 @@ LOCK_WAIT_S = 30.0
 T = TypeVar("T")
 
 
-class SharedFileBusy(OSError):
+class SharedFileBusy(TuiAgentError, OSError):
     """Another process held the file's lock longer than LOCK_WAIT_S; the message names the file."""
 
 

@@ -169,13 +169,8 @@ class ProjectWatcher:
         if batch.recipes and self.on_recipes is not None:
             steps.append(("recipe files", lambda: self.on_recipes(set(batch.recipes))))  # type: ignore[misc]
         for what, step in steps:
-            try:
-                await step()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # one bad event must not stop the watcher
-                log.exception("handling changed %s failed", what)
-        self._publish(batch)
+            await _handled(what, step)
+        await self._publish(batch)
         for name in batch.probes:
             barrier = self._barriers.pop(name, None)
             if barrier is not None:
@@ -188,19 +183,13 @@ class ProjectWatcher:
             if folder.is_dir():
                 names.update(path.stem for path in folder.glob(f"*{suffix}") if not path.name.startswith("."))
 
-    def _publish(self, batch: Batch) -> None:
+    async def _publish(self, batch: Batch) -> None:
         if batch.grants and self.on_grants is not None:
-            try:
-                self.on_grants(sorted(batch.grants))
-            except Exception:
-                log.exception("handling changed config files failed")
+            await _handled("config files", _later(self.on_grants, sorted(batch.grants)))
         if batch.files:
             paths = sorted(batch.files)
             if self.on_files is not None:
-                try:
-                    self.on_files(paths)
-                except Exception:
-                    log.exception("handling changed project files failed")
+                await _handled("project files", _later(self.on_files, paths))
             self._emit(FilesChanged(tuple(paths)))
         if batch.usage:
             self._emit(UsageChanged())
@@ -258,6 +247,22 @@ class ProjectWatcher:
         finally:
             self._barriers.pop(name, None)
             probe.unlink(missing_ok=True)
+
+
+async def _handled(what: str, step: Callable[[], Awaitable[object]]) -> None:
+    """Run one handler of a batch; its failure is logged, the others still run."""
+    try:
+        await step()
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # edge: a handler's failure (any kind, it runs the stores' code) must not stop the watcher
+        log.exception("handling changed %s failed", what)
+
+
+def _later(call: OnFiles, paths: list[str]) -> Callable[[], Awaitable[object]]:
+    async def step() -> object:
+        return call(paths)
+    return step
 
 
 def _relative(path: Path, raw_path: str, root: Path) -> str | None:

@@ -21,6 +21,7 @@ from tui_agent.ui.screens.source import SourceScreen
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.core.hostnames import Grant, describe_grant
 from tui_agent.core.runtime_state import Restricted, catalog_of, recipes_of, unavailable
+from tui_agent.core.errors import PROJECT_FAILURES, PROJECT_STATE_FAILURES
 
 if TYPE_CHECKING:
     from tui_agent.core.versioning.store import VersionedStore
@@ -110,7 +111,7 @@ class CatalogActions:
         try:
             names = await asyncio.to_thread(catalog.pruned)
             usage = await asyncio.to_thread(catalog.state.usage)  # the calls made before the prune
-        except Exception as exc:
+        except PROJECT_STATE_FAILURES as exc:
             self.host.notify(f"could not list pruned tools: {exc}", severity="error")
             return
         self.pane().set_pruned(names, {name: (stats.calls, stats.last_used) for name, stats in usage.items()})
@@ -153,7 +154,7 @@ class CatalogActions:
             return
         try:
             await handler(row)
-        except Exception as exc:
+        except Exception as exc:  # edge: any action (run, edit, prune, revert) may fail any way; the pane says so
             self.host.notify(action_failure(action, row.name, exc), severity="error", timeout=8)
         self.host.schedule_catalog_refresh()
 
@@ -232,9 +233,10 @@ class CatalogActions:
         change = await store.revert(row.name, previous.rev)
         self.host.notify(f"reverted {row.name} to its previous version" + change.note)
         try:
-            self.host.show_diff(f"{row.name}: reverted (the revert's changes)", store.diff(row.name), subject=row.name)
-        except Exception:  # the revert is done; only its diff could not be shown
-            pass
+            diff = store.diff(row.name)
+        except PROJECT_FAILURES:  # the revert is done; only its diff could not be shown
+            return
+        self.host.show_diff(f"{row.name}: reverted (the revert's changes)", diff, subject=row.name)
 
     def no_earlier_version(self, name: str) -> str:
         """Why there is nothing to revert to: in a shallow clone, that the clone is shallow and how to fetch the rest."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from textual.css.query import NoMatches
 from textual.message import Message
 
+from tui_agent.core.errors import PROJECT_STATE_FAILURES
 from tui_agent.core.events import CatalogChanged, Event
 from tui_agent.core.versioning.branch import current_branch
 from tui_agent.ui.catalog_rows import CatalogRow
@@ -104,7 +105,9 @@ class CatalogSync:
                 self.apply_rows(rows)
                 if not self._refresh_again:
                     return
-        except Exception as exc:
+        except NoMatches:  # the pane is gone: the app is closing
+            pass
+        except PROJECT_STATE_FAILURES as exc:  # git, the files, state.db
             self.host.notify(f"catalog refresh failed: {exc}", severity="error")
         finally:
             self._refresh_scheduled = False

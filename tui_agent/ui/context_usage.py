@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from textual.worker import WorkerCancelled
 
+from tui_agent.core.errors import PROJECT_FAILURES
 from tui_agent.core.events import Usage
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ async def run_compact(host: UIHost, turns: TurnRunner, focus: str) -> None:
     except WorkerCancelled:
         await host.add_notice("Compaction cancelled: the conversation is unchanged.", "warning")
         return
-    except Exception as error:
+    except PROJECT_FAILURES as error:  # CompactError (a ModelError among them), the session file's
         reason = str(error) if isinstance(error, CompactError) else f"{type(error).__name__}: {error}"
         await host.add_notice(f"Could not compact: {reason}. The conversation is unchanged.", "error")
         return

@@ -13,6 +13,8 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from textual.app import SuspendNotSupported
+
 from tui_agent.ui.host import ConversationView, PromptBox, UIHost
 from tui_agent.ui.preferences import load_preferences, save_preferences
 
@@ -155,7 +157,7 @@ def edit_in_editor(app: ShellHost, prompt: PromptBox) -> None:
         try:
             with app.suspend():
                 done = subprocess.run(command, check=False)
-        except Exception as error:  # SuspendNotSupported, a missing editor
+        except (SuspendNotSupported, OSError) as error:  # a missing or unrunnable editor: OSError
             app.notify(f"Could not open the editor ({' '.join(command[:-1])}): {error}", severity="error")
             return
         if done.returncode != 0:

@@ -1,9 +1,10 @@
-"""What `/model` knows: the models the anthropic SDK names, what a custom server lists, and whether a name is known."""
+"""What `/model` knows: tuiagent's own list of Claude models, what a custom server lists, and whether a name is known."""
 
 from __future__ import annotations
 
-import typing
 from typing import TYPE_CHECKING
+
+from tui_agent.core.agent.pricing import KNOWN_MODELS
 
 if TYPE_CHECKING:
     from tui_agent.core.protocols import Model
@@ -11,15 +12,9 @@ if TYPE_CHECKING:
 DEFAULT_SERVER = "https://api.anthropic.com"
 
 
-def sdk_models() -> list[str]:
-    """The model names the installed anthropic SDK declares (its `Model` literal), newest first as it lists them."""
-    from anthropic.types import Model
-
-    names: list[str] = []
-    for arg in typing.get_args(Model):
-        if typing.get_origin(arg) is typing.Literal:
-            names.extend(str(name) for name in typing.get_args(arg))
-    return names
+def known_models() -> list[str]:
+    """The Claude model names tuiagent knows, newest first (its own list: not what the installed SDK declares)."""
+    return list(KNOWN_MODELS)
 
 
 async def server_models(client: Model) -> tuple[list[str], str]:
@@ -36,23 +31,23 @@ async def server_models(client: Model) -> tuple[list[str], str]:
         return [], f"the server gave no model list ({type(exc).__name__}: HTTP {exc.status_code} for GET /v1/models)"
     except anthropic.APIError as exc:
         return [], f"the server gave no model list ({type(exc).__name__}: {exc.message})"
-    except Exception as exc:  # unreachable, or an answer the SDK cannot read
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # an answer the SDK cannot read: not JSON, not a list
         return [], f"the server gave no model list ({type(exc).__name__}: {exc})"
 
 
-def model_listing(current: str, sdk: list[str], server: list[str], base_url: str, note: str) -> str:
-    """The /model answer: the current model, the server's models (for a custom base URL), the SDK's names."""
+def model_listing(current: str, known: list[str], server: list[str], base_url: str, note: str) -> str:
+    """The /model answer: the current model, the server's models (for a custom base URL), the known Claude names."""
     lines = [f"Model: {current}. Switch with /model NAME."]
     if base_url.rstrip("/") != DEFAULT_SERVER:
         lines.append(f"The server at {base_url} offers: {', '.join(server)}" if server else f"The server at {base_url}: {note}")
-    lines.append("Models the anthropic SDK knows: " + ", ".join(sdk))
+    lines.append("Claude models tuiagent knows: " + ", ".join(known))
     return "\n".join(lines)
 
 
-def unknown_model_warning(name: str, sdk: list[str], server: list[str]) -> str | None:
-    """A warning when `name` is neither a model the SDK knows nor one the server lists (None when it is known)."""
-    if name in sdk or name in server:
+def unknown_model_warning(name: str, known: list[str], server: list[str]) -> str | None:
+    """A warning when `name` is neither a model tuiagent knows nor one the server lists (None when it is known)."""
+    if name in known or name in server:
         return None
-    close = [known for known in (*server, *sdk) if name.split("-")[0] in known][:5]
+    close = [model for model in (*server, *known) if name.split("-")[0] in model][:5]
     hint = f" Known names like it: {', '.join(close)}." if close else " /model lists the known names."
-    return f"{name} is not a model the SDK knows{' or the server lists' if server else ''}: the next request may fail.{hint}"
+    return f"{name} is not a model tuiagent knows{' or the server lists' if server else ''}: the next request may fail.{hint}"

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tui_agent.core.errors import PROJECT_FAILURES
+
 if TYPE_CHECKING:
     from tui_agent.core.agent.sessions import SessionLog
     from tui_agent.core.versioning.store import VersionedStore
@@ -90,7 +92,7 @@ async def redo(undo: UndoService, session: SessionLog, point: RedoPoint, store_o
             else:
                 await store.revert(name, head)
                 catalog.append(f"{kind} {name} back at {head[:8]}")
-        except Exception as error:  # PipelineError and the like: the files are back, say what is left
+        except PROJECT_FAILURES as error:  # the files are back, say what is left
             catalog.append(f"{kind} {name} NOT brought back: {error}")
     record_redo(session, [turn.turn for turn in point.turns])
     label = f"turn {point.turns[0].turn}" if len(point.turns) == 1 else f"turns {point.turns[0].turn}-{point.turns[-1].turn}"

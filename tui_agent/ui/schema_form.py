@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from tui_agent.core.errors import TuiAgentError
+
 
 @dataclass(frozen=True)
 class FormField:
@@ -27,7 +29,7 @@ class FormField:
         return self.type + ("" if self.required else " (optional)")
 
 
-class ArgumentError(ValueError):
+class ArgumentError(TuiAgentError, ValueError):
     """A typed value does not fit its field; the message names the field."""
 
 

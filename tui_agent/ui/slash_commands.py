@@ -14,13 +14,14 @@ from tui_agent.ui.errors import error_message
 from tui_agent.ui.markdown_commands import MarkdownCommandSource
 from tui_agent.ui.memory_prompt import remember_line
 from tui_agent.ui.palette import show_pruned
-from tui_agent.ui.model_choice import DEFAULT_SERVER, model_listing, sdk_models, server_models, unknown_model_warning
+from tui_agent.ui.model_choice import DEFAULT_SERVER, known_models, model_listing, server_models, unknown_model_warning
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
 from tui_agent.ui.slash import SlashCommand, parse_slash, unescape_prompt
 from tui_agent.ui.shell_prompt import bang_command, run_bang
 from tui_agent.ui.slash_commit import slash_commit
 from tui_agent.core.agent.memory_line import memory_line
 from tui_agent.core.runtime_state import agent_of, catalog_of, recipes_of
+from tui_agent.core.errors import PROJECT_FAILURES, TuiAgentError
 
 if TYPE_CHECKING:
     from tui_agent.core.recipes.engine import RecipeEngine
@@ -132,7 +133,7 @@ class SlashCommands:
     async def run_recipe_command(self, recipes: RecipeEngine, name: str, args: str) -> None:
         try:
             runs = await recipes.run_command(name, args)
-        except Exception as exc:
+        except TuiAgentError as exc:  # PipelineError: no such command recipe, or it is broken or disabled
             await self.host.add_notice(f"/{name}: {error_message(exc)}", "error")
             return
         for run in runs:
@@ -183,7 +184,7 @@ class SlashCommands:
             return
         try:
             await catalog.restore(name)
-        except Exception as exc:
+        except PROJECT_FAILURES as exc:
             await self.host.add_notice(f"/restore failed: {error_message(exc)}", "error")
             return
         await self.host.add_notice(f"Restored tool {name} from git history (a new commit).")
@@ -196,14 +197,14 @@ class SlashCommands:
         name = args.strip()
         base_url = agent.client.base_url
         server, note = await server_models(agent.client) if base_url.rstrip("/") != DEFAULT_SERVER else ([], "")
-        sdk = sdk_models()
+        known = known_models()
         if not name:
-            await self.host.add_notice(model_listing(self.host.model_name(), sdk, server, base_url, note))
+            await self.host.add_notice(model_listing(self.host.model_name(), known, server, base_url, note))
             return
         agent.model = name
         self.host.model = self.host.model_name()
         await self.host.add_notice(f"Model set to {self.host.model_name()} for the next turns.")
-        warning = unknown_model_warning(name, sdk, server)
+        warning = unknown_model_warning(name, known, server)
         if warning:
             await self.host.add_notice(warning, "warning")
 

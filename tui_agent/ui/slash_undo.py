@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Literal
 
 from rich.markup import escape
 
+from tui_agent.core.errors import PROJECT_FAILURES
+
 from tui_agent.ui.redo import RedoPoint, after_undo, before_undo, redo_refusal
 from tui_agent.ui.redo import redo as apply_redo
 from tui_agent.ui.screens.confirm import ConfirmScreen
@@ -95,7 +97,7 @@ class UndoCommands:
         store_of = self.host.runtime.store if self.host.runtime is not None else (lambda kind: None)
         try:
             point = await before_undo(undo, turns, store_of) if turns else None
-        except Exception:  # no redo point (e.g. git failed): the undo itself still runs and says what it did
+        except PROJECT_FAILURES:  # no redo point (e.g. git failed): the undo itself still runs and says what it did
             point = None
         loop, notices = asyncio.get_running_loop(), set()
 
@@ -210,7 +212,7 @@ class UndoCommands:
         undo, session = parts
         try:
             diff = await undo.turn_diff(session, turn)
-        except Exception as exc:  # a git failure: say so, the conversation goes on
+        except PROJECT_FAILURES as exc:  # a git failure: say so, the conversation goes on
             self.host.notify(f"could not compute the turn's edits: {exc}", severity="error")
             return False
         if not diff:

@@ -197,7 +197,7 @@ class TurnRunner:
         finally:
             try:
                 await asyncio.shield(stream.aclose())
-            except (Exception, asyncio.CancelledError):
+            except (Exception, asyncio.CancelledError):  # edge: the turn already ended (or failed, said above)
                 pass
             await self.events.settle()  # an event posted before the cancel is shown before the stream is closed
             await conversation.finish_stream()

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from tui_agent.core.agent.toolbase import ToolContext, ToolOutput
+from tui_agent.core.errors import TuiAgentError
 
 
-class InputReplaced(Exception):
+class InputReplaced(TuiAgentError):
     """Raised by an approval callback whose approver allowed the call with another input (the Claude Agent SDK's
     `updatedInput`): the executor starts the call again with `arguments`, checked like the model's input."""
 

@@ -15,6 +15,7 @@ from tui_agent.core.agent.compaction import shorten_more
 from tui_agent.core.agent.history import request_messages, without_thinking
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.promptplan import with_breakpoints
+from tui_agent.core.errors import ErrorKind, TuiAgentError
 from tui_agent.core.events import Notice, Usage
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ SUMMARY_HEADER = "[This conversation was compacted (/compact). A summary of it s
 COMPACTED = "Conversation compacted (/compact): the model continues from its summary"
 
 
-class CompactError(Exception):
+class CompactError(TuiAgentError):
     """The summary could not be made: the conversation is unchanged. `message` says why."""
 
 
@@ -79,7 +80,7 @@ async def summarize(client: Model, *, system: list[dict[str, Any]], tools: list[
             reply = await _request(client, system, tools, summary_request(history, focus), thinking, notices)
             break
         except ModelError as error:
-            if error.kind != "context_too_long":
+            if error.kind is not ErrorKind.CONTEXT_TOO_LONG:
                 raise CompactError(error.message) from error
             history = copy.deepcopy(history) if history is messages else history
             count, level = shorten_more(history, level)  # too long even to summarize: old tool results shortened first

@@ -26,6 +26,7 @@ from tui_agent.core.agent.toolbase import BuiltinTool, ToolOutput
 from tui_agent.core.agent.toolresults import count_failure, checkpoint_warnings
 from tui_agent.core.agent.turns import AssistantTurn, Turn, turns_of
 from tui_agent.core.changes import ChangeFeed
+from tui_agent.core.errors import ErrorKind
 from tui_agent.core.events import (Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, ToolOutputDelta, TurnFailed, TurnFinished,
                                    TurnStarted, Usage)
 from tui_agent.core.project import Project, Settings
@@ -369,18 +370,18 @@ class Agent:
                     yield item
                 return
             except ModelError as error:
-                if error.kind == "context_too_long":
+                if error.kind is ErrorKind.CONTEXT_TOO_LONG:
                     count, compactions = self.conversation.shorten(compactions)
                     if count:
                         yield Notice(f"{error.message}: shortened {count} old tool results and retrying", "warning")
                         continue
-                    yield TurnFailed(f"{error.message}; nothing older to shorten: shorten the prompt, or start a new conversation (/clear)", kind=error.kind)
+                    yield TurnFailed(f"{error.message}; nothing older to shorten: shorten the prompt, or start a new conversation (/clear)", kind=error.kind.value)
                     return
                 if not thinking_dropped and refuses_thinking(error) and self.conversation.drop_earlier_thinking():
                     thinking_dropped = True
                     yield Notice(THINKING_DROPPED, "warning")
                     continue
-                yield TurnFailed(error.message, kind=error.kind, details={"status": error.status, "base_url": self.client.base_url})
+                yield TurnFailed(error.message, kind=error.kind.value, details={"status": error.status, "base_url": self.client.base_url})
                 return
 
     def _usage_event(self, reply: ModelReply) -> Usage:

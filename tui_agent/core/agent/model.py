@@ -15,6 +15,7 @@ from tui_agent.core.agent.pricing import RequestUsage, default_model, request_us
 from tui_agent.core.agent.streamreply import AssembledReply, ReplyAssembler, StreamCut
 from tui_agent.core.bulkload import long_lived_objects
 from tui_agent.core.agent.thinking import ThinkingConfig
+from tui_agent.core.errors import ErrorKind, TuiAgentError
 from tui_agent.core.events import Event, Notice, TextDelta, ThinkingDelta
 
 if TYPE_CHECKING:
@@ -25,15 +26,16 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 MAX_RETRY_AFTER_S = 60.0
 CONNECTION_RETRIES = 2  # an unreachable server rarely comes back within seconds; say so quickly
 TOO_LONG_MARKERS = ("prompt is too long", "too many tokens", "context length", "context window", "maximum context")
+FINAL_KINDS = (ErrorKind.AUTH, ErrorKind.BAD_REQUEST, ErrorKind.CONTEXT_TOO_LONG, ErrorKind.API_ERROR)  # never retried
 _sdk_imported = threading.Event()  # set once the first import (collection paused, then frozen) is complete
 
 
-class ModelError(Exception):
-    """A model request failed for good; `kind` is auth|connection|context_too_long|rate_limit|overloaded|interrupted|bad_request|api_error."""
+class ModelError(TuiAgentError):
+    """A model request failed for good; `kind` says why (ErrorKind: auth, connection, context_too_long, ...)."""
 
-    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
+    def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
-        self.kind = kind
+        self.kind = ErrorKind(kind)
         self.message = message
         self.status = status
 
@@ -161,13 +163,13 @@ class ModelClient:
             except anthropic.APIConnectionError as error:
                 failure = self._dropped(error) if answered else self._connection_error(error)
                 delay = self.retry_base_delay_s * (2**attempt)
-            except Exception as error:
+            except Exception as error:  # a filter, not a catch: only a cut stream or the HTTP layer's errors are kept
                 if not isinstance(error, StreamCut) and not _is_transport_error(error):
                     raise
-                failure = ModelError("interrupted", f"the model's reply was cut off before it was complete ({error})")
+                failure = ModelError(ErrorKind.INTERRUPTED, f"the model's reply was cut off before it was complete ({error})")
                 delay = self.retry_base_delay_s * (2**attempt)
-            retries = min(self.max_retries, CONNECTION_RETRIES) if failure.kind == "connection" else self.max_retries
-            if failure.kind in ("auth", "bad_request", "context_too_long", "api_error") or attempt >= retries:
+            retries = min(self.max_retries, CONNECTION_RETRIES) if failure.kind is ErrorKind.CONNECTION else self.max_retries
+            if failure.kind in FINAL_KINDS or attempt >= retries:
                 raise failure
             attempt += 1
             yield Notice(f"{failure.message} — retrying ({attempt}/{retries}) in {delay:.1f}s", "warning")
@@ -193,34 +195,34 @@ class ModelClient:
         detail = _error_message(error)
         if status in (401, 403):
             return ModelError(
-                "auth",
+                ErrorKind.AUTH,
                 f"The model server at {self.base_url} refused the credentials ({status}: {detail}). {configuration_hint()}",
                 status=status,
             )
         if status == 413 or (status == 400 and any(marker in detail.lower() for marker in TOO_LONG_MARKERS)):
-            return ModelError("context_too_long", f"the conversation is too long for the model ({detail})", status=status)
+            return ModelError(ErrorKind.CONTEXT_TOO_LONG, f"the conversation is too long for the model ({detail})", status=status)
         if status == 200:  # an `event: error` frame inside a stream that had started fine
-            return ModelError("overloaded", f"the model stream was interrupted ({detail})", status=status)
+            return ModelError(ErrorKind.OVERLOADED, f"the model stream was interrupted ({detail})", status=status)
         if status == 429:
-            return ModelError("rate_limit", f"rate limited by {self.base_url} (429: {detail})", status=status)
+            return ModelError(ErrorKind.RATE_LIMIT, f"rate limited by {self.base_url} (429: {detail})", status=status)
         if status in RETRYABLE_STATUSES or status >= 500:
-            return ModelError("overloaded", f"the model server had an error ({status}: {detail})", status=status)
+            return ModelError(ErrorKind.OVERLOADED, f"the model server had an error ({status}: {detail})", status=status)
         if status == 404:
-            return ModelError("bad_request", f"{self.base_url} answered 404 for model {self.model!r} ({detail}); check --model or ANTHROPIC_BASE_URL", status=status)
-        return ModelError("bad_request", f"the model server rejected the request ({status}: {detail})", status=status)
+            return ModelError(ErrorKind.BAD_REQUEST, f"{self.base_url} answered 404 for model {self.model!r} ({detail}); check --model or ANTHROPIC_BASE_URL", status=status)
+        return ModelError(ErrorKind.BAD_REQUEST, f"the model server rejected the request ({status}: {detail})", status=status)
 
     def _connection_error(self, error: anthropic.APIConnectionError) -> ModelError:
         cause = error.__cause__ or error
         what = "timed out" if isinstance(error, sdk().APITimeoutError) else f"{type(cause).__name__}: {cause}"
         return ModelError(
-            "connection",
+            ErrorKind.CONNECTION,
             f"cannot reach the model server at {self.base_url} ({what}). Check your network connection, "
             "or set ANTHROPIC_BASE_URL to a reachable server.",
         )
 
     def _dropped(self, error: anthropic.APIConnectionError) -> ModelError:
         cause = error.__cause__ or error
-        return ModelError("connection", f"connection dropped mid-reply ({type(cause).__name__}{f': {cause}' if str(cause) else ''})")
+        return ModelError(ErrorKind.CONNECTION, f"connection dropped mid-reply ({type(cause).__name__}{f': {cause}' if str(cause) else ''})")
 
     def _retry_delay(self, response: Any, attempt: int) -> float:
         headers = response.headers if response is not None else {}

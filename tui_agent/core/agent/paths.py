@@ -6,10 +6,11 @@ import os
 from pathlib import Path
 
 from tui_agent.core import projectfs
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.project import AGENT_DIR
 
 
-class PathRefused(Exception):
+class PathRefused(TuiAgentError):
     """The path leads outside the project (directly, through `..`, or through a symlink), or into a protected area."""
 
 

@@ -7,6 +7,7 @@ import shlex
 from dataclasses import dataclass
 
 from tui_agent.core.hostnames import check_names, name_granted
+from tui_agent.core.errors import TuiAgentError
 
 RULE_SYNTAX = re.compile(r"^(?P<tool>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<pattern>.+)\))?$", re.DOTALL)
 PREFIX_SUFFIX = ":*"
@@ -26,7 +27,7 @@ DOMAIN_TOOLS = ("web_fetch",)
 DOMAIN_PREFIX = "domain:"
 
 
-class RuleError(ValueError):
+class RuleError(TuiAgentError, ValueError):
     """A rule is not in the `tool`, `tool(exact command)` or `tool(prefix:*)` syntax."""
 
 

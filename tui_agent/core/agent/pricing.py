@@ -2,38 +2,24 @@
 
 from __future__ import annotations
 
-import functools
-import typing
 from dataclasses import dataclass
-from typing import Any
 
-from tui_agent.core.bulkload import long_lived_objects
-
-
-def _sdk_model_ids() -> tuple[str, ...]:
-    with long_lived_objects():
-        import anthropic.types  # the SDK takes a second or more to import: only when a default is needed
-
-    model_type = anthropic.types.Model
-    for argument in typing.get_args(model_type):
-        literal_values = typing.get_args(argument)
-        if literal_values and all(isinstance(value, str) for value in literal_values):
-            return tuple(literal_values)
-    return ()
+KNOWN_MODELS: tuple[str, ...] = (
+    "claude-fable-5-2", "claude-mythos-5-2", "claude-haiku-5-5", "claude-sonnet-5-5", "claude-fable-5-1",
+    "claude-opus-5-5", "claude-mythos-5-1", "claude-sonnet-5", "claude-fable-5", "claude-mythos-5", "claude-opus-5",
+    "claude-opus-4-8", "claude-opus-4-7", "claude-mythos-preview", "claude-opus-4-6", "claude-sonnet-4-6",
+    "claude-haiku-4-5", "claude-haiku-4-5-20251001", "claude-opus-4-5", "claude-opus-4-5-20251101",
+)
+"""The Claude model ids tuiagent knows, newest first: the `Model` literal of anthropic 2.17 (the tested SDK), copied
+so that a newer SDK release changes neither the default model nor what /model lists."""
 
 
-@functools.cache
+DEFAULT_MODEL = next(model for model in KNOWN_MODELS if "sonnet" in model)
+"""The first Sonnet id in tuiagent's own model list."""
+
+
 def default_model() -> str:
-    """The first Sonnet id in the installed SDK's model list (the SDK lists the newest first)."""
-    sonnets = [model for model in _sdk_model_ids() if "sonnet" in model]
-    return sonnets[0] if sonnets else "claude-sonnet-4-5"
-
-
-def __getattr__(name: str) -> Any:
-    """`DEFAULT_MODEL`, computed on first use (it needs the SDK's model list)."""
-    if name == "DEFAULT_MODEL":
-        return default_model()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return DEFAULT_MODEL
 
 
 @dataclass(frozen=True)

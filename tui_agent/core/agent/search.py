@@ -17,6 +17,7 @@ from typing import NamedTuple
 from pathlib import Path
 
 from tui_agent.core.agent.search_walk import FILE_TYPES, glob_spec, type_spec, walk_files
+from tui_agent.core.errors import TuiAgentError
 
 AGENT_STATE_GLOBS = ("!.agent/sessions/", "!.agent/runs/", "!.agent/cache/", "!.agent/quarantine/", "!.agent/state.db*")
 MAX_OUTPUT_BYTES = 16_000_000  # rg is stopped past this; the answer says the search was cut
@@ -25,7 +26,7 @@ MAX_FILE_BYTES = 20_000_000  # the fallback skips larger files (rg reads them; a
 TIMEOUT_S = 60.0
 
 
-class SearchError(Exception):
+class SearchError(TuiAgentError):
     """The search could not run (a bad regex, an unknown file type); the message is for the model."""
 
 

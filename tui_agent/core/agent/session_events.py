@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.events import (
     ApprovalDenied,
     BranchChanged,
@@ -54,7 +55,7 @@ def _cut(text: str) -> str:
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 
-class BadEventRecord(ValueError):
+class BadEventRecord(TuiAgentError, ValueError):
     """A record that is not an event record, or whose event does not decode (unknown name, missing field, wrong type)."""
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.agent.session_events import BadEventRecord, decode_event, is_event_record
-from tui_agent.core.agent.sessions import INTERRUPTED_RESULT, read_records
+from tui_agent.core.agent.session_records import INTERRUPTED_RESULT, read_records
 from tui_agent.core.agent.turns import AssistantTurn, Block, ToolResults, Turn, UserTurn, turn_of
 from tui_agent.core.events import ToolCallFinished
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
 import time
 from dataclasses import asdict, dataclass, is_dataclass
@@ -13,15 +12,15 @@ from typing import Any, Literal
 
 from tui_agent.core import projectfs
 from tui_agent.core.appendfile import append_whole
+from tui_agent.core.agent.session_records import INTERRUPTED_RESULT as INTERRUPTED_RESULT, read_records as read_records
 from tui_agent.core.agent.session_events import BadEventRecord, DecodedEvents, decode_event, decode_events, is_event_record
 from tui_agent.core.agent.turns import Turn, merged_messages, message_of
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.events import Event, TurnStarted, Usage
 from tui_agent.core.project import Project
 
-INTERRUPTED_RESULT = "interrupted: the session ended before this call returned a result"
 
-
-class SessionNotFound(LookupError):
+class SessionNotFound(TuiAgentError, LookupError):
     """No session with that id (or no session at all) in `.agent/sessions/`."""
 
 
@@ -131,20 +130,6 @@ def session_path(project: Project, session_id: str) -> Path:
     if not path.is_file():
         raise SessionNotFound(f"no session {session_id!r} in {project.relative(project.sessions_dir) if project.sessions_dir.exists() else '.agent/sessions'}")
     return path
-
-
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """Every complete JSON line of the file; a truncated or corrupt line (a crash mid-write) is skipped."""
-    records: list[dict[str, Any]] = []
-    with open(projectfs.open_file(path, os.O_RDONLY), encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):  # RecursionError: nested deeper than the parser goes
-                continue
-            if isinstance(record, dict):
-                records.append(record)
-    return records
 
 
 def read_events(path: Path) -> DecodedEvents:

@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tui_agent.core.errors import TuiAgentError
+
 SKILL_FOLDERS = (".agents/skills", ".claude/skills")
 SKILL_FILE = "SKILL.md"
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -16,7 +18,7 @@ MAX_NAME, MAX_DESCRIPTION = 64, 1024
 MAX_SKILL_BYTES = 256 * 1024
 
 
-class SkillError(ValueError):
+class SkillError(TuiAgentError, ValueError):
     """A SKILL.md that does not follow the specification; the message names the file and what is wrong."""
 
 

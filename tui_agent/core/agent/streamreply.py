@@ -7,8 +7,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from tui_agent.core.errors import TuiAgentError
 
-class StreamCut(Exception):
+
+class StreamCut(TuiAgentError):
     """The stream ended before `message_stop`: the reply is incomplete and must not be used."""
 
 

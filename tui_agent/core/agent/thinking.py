@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tui_agent.core.errors import TuiAgentError
+
 if TYPE_CHECKING:
     from tui_agent.core.settings import Settings
 
@@ -25,7 +27,7 @@ ANSWER_TOKENS = 8192  # what a fixed budget leaves for the answer
 _CLAUDE = re.compile(r"claude-(?:(opus|sonnet|haiku|fable)-(\d+)(?:[-.](\d+))?(?![\d])|(\d+)-(\d+)-(sonnet|opus|haiku))")
 
 
-class ThinkingSettingError(ValueError):
+class ThinkingSettingError(TuiAgentError, ValueError):
     """`thinking` or `effort` has a value tuiagent cannot send; the message says what to write instead."""
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.events import ApprovalDenied, Event, Notice
 from tui_agent.core.project import Project
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
@@ -15,7 +16,7 @@ from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
 MAX_RESULT_CHARS = 30_000
 
 
-class ToolFailure(Exception):
+class ToolFailure(TuiAgentError):
     """A tool call failed in an expected way; the message goes to the model as an is_error result."""
 
 

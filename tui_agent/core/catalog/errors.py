@@ -1,38 +1,12 @@
-"""PipelineError: the structured error (stage, message, line) every catalog failure is reported as."""
+"""The catalog pipeline's stages, and its one-line failure texts; PipelineError itself lives in core/errors.py (versioning raises it too)."""
 
 from __future__ import annotations
 
 import errno
-from typing import Any
+
+from tui_agent.core.errors import PipelineError as PipelineError
 
 STAGES = ("name", "read", "parse", "inspect", "schema", "tests", "write", "commit", "missing", "run", "unsaved", "conflict")
-
-
-class PipelineError(Exception):
-    """A tool failed a pipeline stage; nothing on disk or in git changed."""
-
-    def __init__(self, stage: str, message: str, line: int | None = None, *, details: dict[str, Any] | None = None) -> None:
-        super().__init__(f"[{stage}] {message}" + (f" (line {line})" if line else ""))
-        self.stage = stage
-        self.message = message
-        self.line = line
-        self.details = dict(details or {})
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"stage": self.stage, "message": self.message, "line": self.line}
-        if self.details:
-            data["details"] = self.details
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "PipelineError":
-        return cls(str(data.get("stage", "inspect")), str(data.get("message", "")), data.get("line"), details=data.get("details"))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, PipelineError) and self.to_dict() == other.to_dict()
-
-    def __hash__(self) -> int:
-        return hash((self.stage, self.message, self.line))
 
 
 def os_failure_hint(error: OSError) -> str:

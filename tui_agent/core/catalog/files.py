@@ -1,4 +1,4 @@
-"""Crash-safe file helpers: atomic write (one file, or many with one sync) and delete (temp file in the same folder + fsync + rename), putting a file back, the tool-file name filter, whether a temp file's writer is alive, the mode a written file gets."""
+"""Crash-safe file helpers: atomic write (one file, or many with one sync) and delete (temp file in the same folder + fsync + rename), putting a file back, the tool-file name filter, whether a temp file's writer is alive."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import tempfile
 from pathlib import Path
 
 from tui_agent.core import projectfs
-
-
+from tui_agent.core.pids import process_alive as process_alive
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -164,14 +163,3 @@ def temp_writer_pid(temp: Path) -> int | None:
     middle = temp.name[: -len(".tmp")].rsplit(".", 1)[-1]
     pid, sep, _ = middle.partition("_")
     return int(pid) if sep and pid.isdigit() else None
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process with this id exists (one owned by another user counts as alive)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

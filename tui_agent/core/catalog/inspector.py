@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tui_agent.core.catalog.schema import SchemaError, build_schema
+from tui_agent.core.errors import TuiAgentError
 
 INSPECTOR_VERSION = 6  # 6: NETWORK may list host names; 5: a UTF-8 BOM is accepted; 4: WRITES
 DEFAULT_TEST_TIMEOUT_S = 10.0
 
 
-class TestTimeout(Exception):
+class TestTimeout(TuiAgentError):
     """A tool's own test ran past its time limit."""
 
 

@@ -13,6 +13,7 @@ from tui_agent.core.catalog.pipeline import Pipeline
 from tui_agent.core.catalog.settle import SETTLE_S, SettleTimers
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import source_sha
+from tui_agent.core.errors import PROJECT_FAILURES
 from tui_agent.core.project import Project
 from tui_agent.core.versioning.gitstore import CatalogGit
 
@@ -73,7 +74,7 @@ class OutsideEdits:
                     self.state.record_version(name, entry.spec.source_sha, commit)
                     self.state.set_version_commit(name, entry.spec.source_sha, commit)
                     self.registry.set_commit(name, commit)
-        except Exception as error:  # a timer's task: the edit stays on disk and the next start commits it
+        except PROJECT_FAILURES as error:  # a timer's task: the edit stays on disk and the next start commits it
             self.pipeline.last_commit_note = f"committing the hand edit of {name} failed: {error}"
 
     async def _removed(self, name: str) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tui_agent.core.catalog.errors import STAGES, PipelineError, failure_reason, write_failed
+from tui_agent.core.errors import PROJECT_FAILURES
 from tui_agent.core.versioning.gitstore import CommitOutcome
 from tui_agent.core.versioning.writelock import WriterLock
 from tui_agent.core.catalog.files import Undo, atomic_write, read_bytes_or_none
@@ -242,7 +243,7 @@ class Pipeline:
             raise write_failed(rel, exc) from exc
         try:
             outcome = await self.commit({rel: data}, message)
-        except Exception as exc:
+        except PROJECT_FAILURES as exc:  # git, the writer lock, the disk: the file is put back
             undo.restore()
             self.registry.restore_entry(name, previous_entry)
             raise PipelineError("commit", f"git commit failed, the file was put back: {failure_reason(exc)}") from exc
@@ -303,7 +304,7 @@ class Pipeline:
         try:
             undo.delete()
             outcome = await self.commit({self.project.relative(path): None}, message)
-        except Exception as exc:
+        except PROJECT_FAILURES as exc:
             try:
                 undo.restore()
             finally:

@@ -9,13 +9,15 @@ import types
 import typing
 from typing import Any, Callable, Literal, Union
 
+from tui_agent.core.errors import TuiAgentError
+
 SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 SECTION_HEADERS = ("args:", "arguments:", "parameters:", "params:", "returns:", "return:", "raises:", "yields:",
                    "examples:", "example:", "notes:", "note:", "see also:")
 ARG_LINE = re.compile(r"^\*{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(?P<text>.*)$")
 
 
-class SchemaError(Exception):
+class SchemaError(TuiAgentError):
     """The signature cannot be turned into a JSON schema; `param` names the parameter at fault."""
 
     def __init__(self, message: str, param: str | None = None) -> None:

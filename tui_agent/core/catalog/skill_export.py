@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.agent.skills import MAX_DESCRIPTION, MAX_NAME, NAME, SKILL_FILE
 from tui_agent.core.catalog.files import atomic_write
 from tui_agent.core.catalog.models import ToolSpec
@@ -21,7 +22,7 @@ MARKER_KEY = "tuiagent-tool"
 SHIM_START = "\n\n# --- tuiagent skill export: command-line entry (not part of the catalog tool) ---\n"
 
 
-class ExportError(ValueError):
+class ExportError(TuiAgentError, ValueError):
     """An export that cannot be done as asked; nothing was written."""
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.agent.skills import Skill, SkillError, load_skill
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.skill_export import SCRIPTS, strip_shim
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from tui_agent.core.versioning.store import Change
 
 
-class SkillImportError(ValueError):
+class SkillImportError(TuiAgentError, ValueError):
     """A skill folder that cannot be imported (before the pipeline runs); nothing was written."""
 
 

@@ -7,7 +7,7 @@ import contextlib
 import logging
 import tempfile
 from pathlib import Path
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -202,15 +202,29 @@ class ServerConnection:
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallOutcome:
         session = self._session()
+        with self._as_server_error(f"{self.config.name}/{tool}: "):
+            try:
+                result = await asyncio.wait_for(session.call_tool(tool, arguments), CALL_TIMEOUT_S)
+            except asyncio.TimeoutError:
+                raise McpServerError(f"{self.config.name}/{tool} did not answer within {CALL_TIMEOUT_S:.0f} s") from None
+        return outcome_of(result)
+
+    async def relist(self) -> None:
+        """`refresh`, its failure raised as McpServerError."""
+        with self._as_server_error(""):
+            await self.refresh()
+
+    @contextlib.contextmanager
+    def _as_server_error(self, prefix: str) -> Iterator[None]:
+        """Whatever the MCP SDK or the server's process raises becomes an McpServerError (`prefix` + what failed)."""
         try:
-            result = await asyncio.wait_for(session.call_tool(tool, arguments), CALL_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            raise McpServerError(f"{self.config.name}/{tool} did not answer within {CALL_TIMEOUT_S:.0f} s") from None
-        except Exception as error:
+            yield
+        except McpServerError:
+            raise
+        except Exception as error:  # edge: the SDK's session and a foreign process: any failure is the server's
             if self.status != "running":
                 raise McpServerError(f"the MCP server {self.config.name} {self.status}: {self.error}") from None
-            raise McpServerError(f"{self.config.name}/{tool}: {describe(error)}") from None
-        return outcome_of(result)
+            raise McpServerError(f"{prefix}{describe(error)}") from None
 
     async def aclose(self) -> None:
         self._stop.set()

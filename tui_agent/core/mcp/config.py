@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui_agent.core import projectfs
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.project import Project
 
 MCP_JSON = ".mcp.json"
 
 
-class McpConfigError(ValueError):
+class McpConfigError(TuiAgentError, ValueError):
     """An MCP setting could not be used; the message says where and how to fix it."""
 
 

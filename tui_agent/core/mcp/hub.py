@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tui_agent.core.listeners import tell
 from tui_agent.core.mcp.models import CallOutcome, McpServerError, RemoteTool
 from tui_agent.core.mcp.config import ServerConfig, load_server_configs
 from tui_agent.core.mcp.naming import assign_names
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from tui_agent.core.mcp.client import ElicitAsk, ServerConnection
     from tui_agent.core.mcp.sampling import Sampler
 
-log = logging.getLogger(__name__)
 READY_WAIT_S = 5.0
 """How long a session's first request waits for MCP servers to be ready; one that hangs is given up on later
 (client.START_TIMEOUT_S) without holding the session back."""
@@ -119,10 +118,7 @@ class McpHub:
     def _changed(self) -> None:
         self._rename()
         for callback in list(self._listeners):
-            try:
-                callback()
-            except Exception:
-                log.exception("MCP listener failed")
+            tell(callback, "MCP listener")
 
     def _rename(self) -> None:
         pairs = [(name, tool.name) for name, c in self.connections.items() if c.status == "running" for tool in c.tools]
@@ -137,8 +133,8 @@ class McpHub:
         for name, connection in self.connections.items():
             if connection.stale and connection.status == "running":
                 try:
-                    await connection.refresh()
-                except Exception as error:
+                    await connection.relist()
+                except McpServerError as error:
                     warnings.append(f"MCP server {name}: listing its tools failed: {error}")
         self._rename()
         return warnings

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tui_agent.core.errors import TuiAgentError
+
 
 @dataclass(frozen=True)
 class RemoteTool:
@@ -26,5 +28,5 @@ class CallOutcome:
     """Images (and PDFs) as Messages API content blocks, sent to the model after the text."""
 
 
-class McpServerError(Exception):
+class McpServerError(TuiAgentError):
     """A call could not reach the server (not started, exited, timed out); the message says which and why."""

@@ -18,6 +18,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.models import ToolSpec
+from tui_agent.core.errors import PROJECT_FAILURES
 from tui_agent.core.mcp.cancel import cancelled_result, until_cancelled
 from tui_agent.core.mcp.changes import CatalogListenerFeed, ChangeFeed
 from tui_agent.core.mcp.config import ServeOptions
@@ -108,7 +109,7 @@ class CatalogServer:
         names = {path.stem for path in self.catalog.project.tools_dir.glob("*.py")} | set(self.catalog.registry.names())
         try:
             await self.catalog.outside_edit(names)
-        except Exception:  # the catalog keeps its last good state
+        except PROJECT_FAILURES:  # the catalog keeps its last good state
             log.exception("reloading changed tool files failed")
 
     async def announce_changes(self) -> None:

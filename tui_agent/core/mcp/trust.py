@@ -12,39 +12,33 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.mcp.config import ServerConfig
-from tui_agent.core.mcp.coverage import MAX_BYTES, Coverage, coverage, file_digest
+from tui_agent.core.mcp.coverage import MAX_BYTES, Coverage, file_digest
+from tui_agent.core.mcp.pinned import (
+    MANIFEST,
+    changed_files as changed_files,
+    copy_name,
+    project_files as project_files,
+    server_coverage as server_coverage,
+    server_dir,
+    snapshot_dir as snapshot_dir,
+    trust_file as trust_file,
+)
 from tui_agent.core.project import Project
 from tui_agent.core.sharedfile import update_json
 
 MAX_DIFF_CHARS = 40_000
 MAX_DIFF_BYTES = 1_000_000
 """A covered file bigger than this (or binary) is shown in a diff by one line with its digest."""
-MANIFEST = "manifest.json"
 
 
-class McpTrustRefused(ValueError):
+class McpTrustRefused(TuiAgentError, ValueError):
     """A server's approval cannot cover what it loads (a folder too large to pin); the message says which."""
-
-
-def trust_file() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "tuiagent" / "mcp-trust.json"
-
-
-def server_coverage(config: ServerConfig, root: Path) -> Coverage:
-    """The project files this server can load (coverage.py: its script's folder tree, its `-m` package)."""
-    return coverage(config.command, config.args, root)
-
-
-def project_files(config: ServerConfig, root: Path) -> list[tuple[str, str]]:
-    """(project-relative path, sha256 of its content) of every project file the server can load."""
-    return server_coverage(config, root).files
 
 
 def fingerprint(config: ServerConfig, root: Path | None = None, covered: Coverage | None = None) -> str:
@@ -83,16 +77,6 @@ def workspace_trusted(project: Project) -> bool:
     return check(project).trusted
 
 
-def changed_files(project: Project, config: ServerConfig) -> list[str]:
-    """The covered project files whose content differs from when the server was approved, added since or removed
-    (needs the record kept at approval: `snapshot_dir`)."""
-    before = _manifest(project, config)
-    if before is None:
-        return []
-    now = dict(project_files(config, project.root))
-    return sorted(name for name in {*before, *now} if before.get(name) != now.get(name))
-
-
 def file_diff(project: Project, config: ServerConfig, name: str) -> str:
     """A unified diff of a covered file since it was approved (from nothing when it is new, to nothing when gone)."""
     import difflib
@@ -106,42 +90,21 @@ def file_diff(project: Project, config: ServerConfig, name: str) -> str:
             return [f"({name}: binary or over {MAX_DIFF_BYTES // 1000} kB, sha256 {file_digest(path)[:12]})\n"]
         return raw.decode("utf-8", errors="replace").splitlines(keepends=True)
 
-    before = lines(_server_dir(project, config) / _copy_name(name))
+    before = lines(server_dir(project, config) / copy_name(name))
     after = [] if (project.root / name).is_symlink() else lines(project.root / name)
     return "".join(difflib.unified_diff(before, after, f"{name} (approved)", f"{name} (now)"))
 
 
-def snapshot_dir() -> Path:
-    return trust_file().parent / "mcp-approved"
-
-
-def _server_dir(project: Project, config: ServerConfig) -> Path:
-    key = hashlib.sha256(json.dumps([str(project.root), config.name]).encode()).hexdigest()[:32]
-    return snapshot_dir() / key
-
-
-def _copy_name(name: str) -> str:
-    return hashlib.sha256(name.encode()).hexdigest()[:32]
-
-
-def _manifest(project: Project, config: ServerConfig) -> dict[str, str] | None:
-    try:
-        data = json.loads((_server_dir(project, config) / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return {str(key): str(value) for key, value in data.items()} if isinstance(data, dict) else None
-
-
 def _keep_copies(project: Project, config: ServerConfig, files: list[tuple[str, str]]) -> None:
     """A copy of each covered file and the list of their digests, so a later change is shown as a diff."""
-    folder = _server_dir(project, config)
+    folder = server_dir(project, config)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
     for name, _digest in files:
         path = project.root / name
         with contextlib.suppress(OSError):  # no copy: a later change is shown without its old lines
             if not path.is_symlink():
-                (folder / _copy_name(name)).write_bytes(path.read_bytes()[:MAX_BYTES])
+                (folder / copy_name(name)).write_bytes(path.read_bytes()[:MAX_BYTES])
     (folder / MANIFEST).write_text(json.dumps(dict(files)), encoding="utf-8")
 
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import sqlite3
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CHANGE_EVENTS, CatalogChanged, Event, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted
+from tui_agent.core.listeners import tell
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
 from tui_agent.core.recipes.dispatch import Dispatcher, Job
@@ -103,10 +106,7 @@ class RecipeEngine:
             self.changes.publish(event)
             return
         for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:  # a failing view must not stop recipes
-                continue
+            tell(partial(listener, event), "recipe event listener")  # a failing view must not stop recipes
 
     def handle_event(self, event: Event) -> None:
         """The catalog's listener. A tool added or updated through the pipeline (`save`: the agent's
@@ -141,7 +141,7 @@ class RecipeEngine:
     def refresh_stats(self) -> None:
         try:
             self.book.set_stats(self.runlog.stats())
-        except Exception:  # a locked or damaged state.db only loses the counters
+        except (sqlite3.Error, OSError):  # a locked or damaged state.db only loses the counters
             pass
 
     def _changed(self, change: RecipeChange, name: str, reason: str) -> None:
@@ -328,7 +328,7 @@ class RecipeEngine:
             run = RecipeRun(recipe.name, trigger, ok, summary, (time.perf_counter() - started) * 1000, recipe.action.describe(), detail)
         try:
             self.runlog.record(run, version=recipe.source_sha[:12])
-        except Exception as exc:
+        except (sqlite3.Error, OSError, TypeError, ValueError) as exc:  # the disk, state.db, a value JSON cannot hold
             self.emit(Notice(f"recipe {recipe.name}: could not write the audit log: {exc}", "warning"))
         verdict = "ok" if ok else "failed"
         self.emit(Notice(f"recipe {recipe.name} ({trigger}) {verdict}: {_short(summary)}", "info" if ok else "error"))

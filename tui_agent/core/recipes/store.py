@@ -10,6 +10,7 @@ from typing import Any
 from tui_agent.core import projectfs
 from tui_agent.core.catalog.errors import PipelineError, failure_reason, write_failed
 from tui_agent.core.catalog.files import Undo, atomic_write, read_bytes_or_none
+from tui_agent.core.errors import PROJECT_FAILURES
 from tui_agent.core.versioning.gitqueries import HistoryEntry
 from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.versioning.unsaved import unsaved_work
@@ -99,7 +100,7 @@ class RecipeStore:
         commit_message = message or f"tuiagent: {verb or ('add' if created else 'update')} recipe {recipe.name}"
         try:
             outcome = self.git.commit({self.rel(recipe.name): raw}, commit_message)
-        except Exception as exc:
+        except PROJECT_FAILURES as exc:  # git, the disk: the file is put back
             undo.restore()
             raise PipelineError("commit", f"git commit failed, nothing changed: {failure_reason(exc)}") from exc
         undo.discard()
@@ -125,7 +126,7 @@ class RecipeStore:
             try:
                 undo.delete()
                 outcome = self.git.commit({self.rel(name): None}, f"tuiagent: prune recipe {name}")
-            except Exception as exc:
+            except PROJECT_FAILURES as exc:
                 undo.restore()
                 raise PipelineError("commit", f"git commit failed, the recipe is still there: {failure_reason(exc)}") from exc
             undo.discard()

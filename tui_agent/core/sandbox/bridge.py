@@ -14,6 +14,8 @@ import json
 import socket
 from typing import Any, Protocol
 
+from tui_agent.core.errors import TuiAgentError
+
 LINE_LIMIT = 1024 * 1024
 MAX_CALLS_PER_RUN = 200
 RESULT_LIMIT = 8 * 1024 * 1024
@@ -79,7 +81,8 @@ async def _answer(bridge: SandboxBridge, request: Any, calls: int) -> dict[str, 
         return {"ok": False, "error": "arguments must be keyword arguments (a JSON object)"}
     try:
         value = await bridge.call(name, arguments)
-    except Exception as error:  # the tool's own error, a refusal, a dead server: the snippet gets the message
+    except (TuiAgentError, LookupError, OSError, RuntimeError, ValueError) as error:  # the tool's own error
+        # (RuntimeError), a refusal (PermissionError), a dead server (McpServerError): the snippet gets the message
         return {"ok": False, "error": str(error) or type(error).__name__}
     try:
         text = json.dumps({"ok": True, "value": value})

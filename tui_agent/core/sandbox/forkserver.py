@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import PidsCgroup, pids_base
 from tui_agent.core.sandbox.process import (DRAIN_AFTER_EXIT_S, RESULT_LIMIT, Outcome, OutputListener, Worker, _Capture, _drain,
@@ -39,7 +40,7 @@ def fork_servers_supported(tier: str) -> bool:
     return tier == TIER_BUBBLEWRAP and pids_base() is not None
 
 
-class ForkServerError(Exception):
+class ForkServerError(TuiAgentError):
     """The fork server could not start or died."""
 
 

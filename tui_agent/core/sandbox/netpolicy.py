@@ -13,6 +13,7 @@ import socket
 from pathlib import Path
 from typing import Any, Union
 
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.hostnames import describe_grant, name_granted
 from tui_agent.core.sandbox.policy import NetworkGrant
 
@@ -25,7 +26,7 @@ _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
-class Refused(Exception):
+class Refused(TuiAgentError):
     """A destination the grant does not allow; the message is the one-line reason the run is told."""
 
 

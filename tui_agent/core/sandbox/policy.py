@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Union
 
+from tui_agent.core.errors import TuiAgentError
+
 TIER_BUBBLEWRAP = "bubblewrap"
 TIER_RLIMITS = "rlimits"
 TIER_LEVELS: dict[str, int] = {TIER_RLIMITS: 0, TIER_BUBBLEWRAP: 1}
@@ -20,7 +22,7 @@ ERROR_SANDBOX = "sandbox"
 ERROR_CANCELLED = "cancelled"
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(TuiAgentError, RuntimeError):
     """The requested isolation tier cannot be provided (or is below `sandbox.min_level`)."""
 
 

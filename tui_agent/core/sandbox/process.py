@@ -10,9 +10,11 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.listeners import tell
 from tui_agent.core.sandbox import overlay as overlays, tiers
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import PidsCgroup
@@ -361,11 +363,8 @@ async def _drain(stream: asyncio.StreamReader, capture: _Capture, flood_limit: i
         if not chunk:
             return
         capture.total += len(chunk)
-        if capture.listener is not None:
-            try:
-                capture.listener(chunk)
-            except Exception:  # a failing live view must not fail the run: it stops hearing of it
-                capture.listener = None
+        if capture.listener is not None and not tell(partial(capture.listener, chunk), "live output view"):
+            capture.listener = None  # a failing live view must not fail the run: it stops hearing of it
         room = capture.cap - len(capture.data)
         if room > 0:
             capture.data += chunk[:room]

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tui_agent.core.catalog.api import Catalog
+from tui_agent.core.errors import PROJECT_FAILURES
 from tui_agent.core.tending.repair import repair_prompt
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ class DriftWatch:
             self._again = False
             try:
                 reports = await self.catalog.recheck_drift()
-            except Exception as error:  # a failed re-check leaves the last known status; the next change tries again
+            except PROJECT_FAILURES as error:  # a failed re-check leaves the last known status; the next change tries again
                 log.warning("drift re-check failed: %s", error)
                 return
             for report in reports:

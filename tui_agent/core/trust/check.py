@@ -8,7 +8,7 @@ from typing import Literal
 from tui_agent.core.project import Project
 from tui_agent.core.trust import store
 from tui_agent.core.trust.grants import Grant, changes, fingerprint, git_approval, git_grants, project_grants
-from tui_agent.core.versioning.gitdoor import approve, withdraw
+from tui_agent.core.versioning.gitdoor import approve, ask_trust_with, withdraw
 
 TrustState = Literal["trusted", "folder", "new", "changed", "this run"]
 
@@ -144,3 +144,6 @@ def approve_local_change(project: Project, *, added: str | None = None, removed:
         return changed
 
     store.amend_approved(project.root, one_rule)
+
+
+ask_trust_with(lambda root: check(Project.at(root)).trusted)

@@ -11,7 +11,7 @@ from tui_agent.core import projectfs
 from tui_agent.core.agent.instructions import unread_instructions
 from tui_agent.core.project import ConfigError, Project
 from tui_agent.core.textsafety import escaped
-from tui_agent.core.trust.grants import AUTOMATIC_TRIGGERS, Grant, project_grants, recipe_line
+from tui_agent.core.trust.grants import AUTOMATIC_TRIGGERS, Grant, project_grants, read_recipe, recipe_line
 
 MAX_LISTED = 200
 
@@ -82,14 +82,14 @@ def _instructions(root: Path) -> list[str]:
 
 
 def _recipes(project: Project) -> list[str]:
-    from tui_agent.core.recipes.recipefile import parse_recipe
-
     lines = []
     for path in _files(project.recipes_dir, "*.toml"):
         try:
-            recipe = parse_recipe(path.stem, projectfs.read_bytes(path))
-        except Exception as error:  # a hostile file: shown, never run
-            lines.append(f"{path.stem}: not valid ({str(error).splitlines()[0][:120]})")
+            recipe = read_recipe(path.stem, projectfs.read_bytes(path))
+        except OSError as error:
+            recipe = error
+        if isinstance(recipe, Exception):  # a hostile file: shown, never run
+            lines.append(f"{path.stem}: not valid ({(str(recipe).splitlines() or [''])[0][:120]})")
             continue
         automatic = "" if recipe.trigger.on in AUTOMATIC_TRIGGERS else " (only when you type it)"
         disabled = " [disabled]" if not recipe.enabled else ""

@@ -7,10 +7,13 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core import projectfs
 from tui_agent.core.project import ConfigError, Project, Settings
+
+if TYPE_CHECKING:
+    from tui_agent.core.recipes.model import Recipe
 
 AUTOMATIC_TRIGGERS = ("session_start", "file_changed", "tool_authored", "tool_drifted")
 """Recipe triggers that fire without the person asking (`command` recipes run only when typed)."""
@@ -63,18 +66,25 @@ def recipe_grants(project: Project) -> list[Grant]:
     return [grant for path in paths if (grant := recipe_grant(path)) is not None]
 
 
-def recipe_grant(path: Path) -> Grant | None:
-    """The grant of one recipe file: None when it is missing or fires only when typed (a `command` recipe)."""
+def read_recipe(name: str, raw: bytes) -> Recipe | Exception:
+    """The recipe a file holds, or what parsing it raised (PipelineError, or whatever a hostile file provokes)."""
     from tui_agent.core.recipes.recipefile import parse_recipe
 
+    try:
+        return parse_recipe(name, raw)
+    except Exception as error:  # edge: the bytes are the project's (an attacker's): any failure is shown, never raised
+        return error
+
+
+def recipe_grant(path: Path) -> Grant | None:
+    """The grant of one recipe file: None when it is missing or fires only when typed (a `command` recipe)."""
     try:
         raw = projectfs.read_bytes(path)  # a link in .agent/ is refused: never read, never a grant
     except OSError:
         return None
-    try:
-        recipe = parse_recipe(path.stem, raw)
-    except Exception as error:  # PipelineError and anything a hostile file provokes: shown, pinned, never run
-        return Grant(f"recipe:{path.stem}", f"recipe {path.stem} (not valid now: {error})", _digest(raw.hex()))
+    recipe = read_recipe(path.stem, raw)
+    if isinstance(recipe, Exception):  # shown, pinned, never run
+        return Grant(f"recipe:{path.stem}", f"recipe {path.stem} (not valid now: {recipe})", _digest(raw.hex()))
     if recipe.trigger.on not in AUTOMATIC_TRIGGERS:
         return None
     return Grant(f"recipe:{path.stem}", f"recipe {path.stem}: {recipe_line(recipe)}", _digest(raw.hex()))
@@ -92,7 +102,7 @@ def recipe_line(recipe: Any) -> str:
 def mcp_grants(project: Project) -> list[Grant]:
     """Each configured MCP server (it runs outside the sandbox): its command and every project file it can load."""
     from tui_agent.core.mcp.config import load_server_configs
-    from tui_agent.core.mcp.trust import changed_files, server_coverage
+    from tui_agent.core.mcp.pinned import changed_files, server_coverage
 
     grants: list[Grant] = []
     configs, _problems = load_server_configs(project)

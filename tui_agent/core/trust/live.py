@@ -110,7 +110,7 @@ class GrantWatch:
 def mcp_run_files(project: Project) -> set[str]:
     """The project files the configured MCP servers run (their content is part of the approved grant)."""
     from tui_agent.core.mcp.config import load_server_configs
-    from tui_agent.core.mcp.trust import project_files
+    from tui_agent.core.mcp.pinned import project_files
 
     root = project.root
     configs, _problems = load_server_configs(project)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from tui_agent.core.errors import PROJECT_FAILURES
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.undo.journal import Authored, TurnRecord
 from tui_agent.core.versioning.gitqueries import HistoryEntry
@@ -87,7 +88,7 @@ async def take_back(stores: Stores, turns: list[TurnRecord], session_turns: list
                 await store.revert(name, _version_before(store, name, item.commit))
                 done.append(f"{kind} {name} reverted to its version before the turn")
             done_one(f"{kind}:{name}")
-        except Exception as error:  # PipelineError and the like: the files are back, say what is left
+        except PROJECT_FAILURES as error:  # the files are back, say what is left
             done.append(f"{kind} {name} NOT taken back: {error.message if isinstance(error, PipelineError) else error}")
     return done
 
@@ -101,7 +102,7 @@ def _changed_by_someone_else(store: VersionedStore, name: str, agent_versions: s
         try:
             if diff(name, commit) == "":
                 return False
-        except Exception:  # PipelineError, ValueError: that version cannot be read; try the others
+        except PROJECT_FAILURES:  # that version cannot be read; try the others
             continue
     return True
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.undo.journal import TurnRecord
 from tui_agent.core.versioning.checkpoints import Checkpoints, Entry
 
@@ -30,7 +31,7 @@ class UndoPlan:
         return {path: entry for path, entry in self.target.items() if self.current.get(path) != entry}
 
 
-class UnrecordedTurn(Exception):
+class UnrecordedTurn(TuiAgentError):
     """A turn's end was never recorded (the process died mid-turn): its changes cannot be told apart from the user's."""
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tui_agent.core import projectfs
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.versioning.checkpoints import Checkpoints, Entry
 
 SYMLINK_MODE = "120000"
@@ -15,7 +16,7 @@ EXECUTABLE_MODE = "100755"
 GITLINK_MODE = "160000"
 
 
-class RestoreError(Exception):
+class RestoreError(TuiAgentError):
     """A path cannot be put back safely (outside the work tree, a submodule)."""
 
 

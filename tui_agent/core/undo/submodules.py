@@ -7,43 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_agent.core.undo.journal import CallWindow, TurnRecord
+from tui_agent.core.undo.journal import CallWindow, SubmoduleWindows, TurnRecord
 from tui_agent.core.versioning.checkpoints import Checkpoints, GitFailure
 
-
-@dataclass
-class SubmoduleWindows:
-    """One submodule's checkpoints (trees in its own repository) around a turn and around each of its calls."""
-
-    before: str
-    after: str = ""
-    calls: list[CallWindow] | None = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        calls = None if self.calls is None else [
-            [c.before, c.after] + ([list(c.paths)] if c.paths is not None else []) for c in self.calls]
-        return {"before": self.before, "after": self.after, "calls": calls}
-
-
-def from_json(raw: Any) -> dict[str, SubmoduleWindows]:
-    """The `submodules` of a turn's end record (hostile input: anything malformed is left out)."""
-    found: dict[str, SubmoduleWindows] = {}
-    for path, item in (raw.items() if isinstance(raw, dict) else []):
-        if not (isinstance(path, str) and isinstance(item, dict) and isinstance(item.get("before"), str)
-                and isinstance(item.get("after"), str)):
-            continue
-        raw_calls = item.get("calls")
-        calls: list[CallWindow] | None = [] if isinstance(raw_calls, list) else None
-        for call in raw_calls if isinstance(raw_calls, list) else []:
-            if calls is not None and (isinstance(call, list) and len(call) in (2, 3)
-                                      and all(isinstance(sha, str) for sha in call[:2])
-                                      and (len(call) == 2 or (isinstance(call[2], list)
-                                                              and all(isinstance(p, str) for p in call[2])))):
-                calls.append(CallWindow(call[0], call[1], tuple(call[2]) if len(call) == 3 else None))
-            else:
-                calls = None  # one malformed window: attribution cannot be trusted
-        found[path] = SubmoduleWindows(item["before"], item["after"], calls)
-    return found
 
 
 def sub_turn(turn: TurnRecord, windows: SubmoduleWindows) -> TurnRecord:

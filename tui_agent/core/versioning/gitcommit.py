@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui_agent.core.catalog.files import process_alive
+from tui_agent.core.pids import process_alive
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.versioning.gitdoor import scan
 from tui_agent.core.versioning.hookenv import scrubbed
 from tui_agent.core.versioning.hookhold import Hold
@@ -57,7 +58,7 @@ def signing_args(runner: GitRunner) -> list[str]:
     return ["-S"] if result.ok and result.text == "true" else []
 
 
-class Deferral(Exception):
+class Deferral(TuiAgentError):
     """The commit cannot be made now; `reason` says why (for people)."""
 
     def __init__(self, reason: str, notices: tuple[str, ...] = ()) -> None:

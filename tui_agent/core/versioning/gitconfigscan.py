@@ -10,6 +10,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from tui_agent.core.errors import TuiAgentError
+
 HOSTILE_SCOPES = frozenset({"local", "worktree"})
 """Repository config (and every file it includes): it came with the project. System and global config are the person's."""
 
@@ -66,7 +68,7 @@ class CommandEntry:
         return f"{self.key} = {shown} (from {self.origin})"
 
 
-class GitConfigError(RuntimeError):
+class GitConfigError(TuiAgentError, RuntimeError):
     """Git cannot read the repository's configuration; the message is one line saying where and why."""
 
 

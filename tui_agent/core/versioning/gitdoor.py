@@ -12,14 +12,16 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.versioning.gitconfigscan import (
     CommandEntry, ConfigEntry, GitConfigError, command_entries, overrides, read_config,
 )
-from tui_agent.core.versioning.gitrunner import GitFailure, git_timeout_s
+from tui_agent.core.versioning.gitresult import GitFailure, git_timeout_s
 
 if TYPE_CHECKING:
     import git
@@ -47,7 +49,7 @@ _scans: dict[tuple[str, ...], tuple[tuple[tuple[str, int], ...], "Scan"]] = {}
 _approved: dict[str, str] = {}
 
 
-class GitDoorRefusal(RuntimeError):
+class GitDoorRefusal(TuiAgentError, RuntimeError):
     """The repository's layout cannot be used safely (its git folder inside the work tree under another name, a
     work tree set elsewhere); the message is one line saying what and how to fix it."""
 
@@ -224,12 +226,19 @@ def commit_env(root: Path, work_tree: Path, git_dir: Path, common_dir: Path) -> 
     return {"GIT_CONFIG_COUNT": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": ":", "GIT_CONFIG_PARAMETERS": ""}
 
 
+_trust_lookup: Callable[[Path], bool] | None = None
+
+
+def ask_trust_with(lookup: Callable[[Path], bool]) -> None:
+    """Workspace trust (trust.check) says how to ask it afresh whether the project at a root is trusted: versioning
+    sits below trust and never imports it. Until it does, nothing is approved that was not `approve`d."""
+    global _trust_lookup
+    _trust_lookup = lookup
+
+
 def _trust_approves(root: Path) -> bool:
     """Ask workspace trust afresh (its check approves the configuration it was trusted with, see trust.check)."""
-    from tui_agent.core.project import Project
-    from tui_agent.core.trust.check import check
-
-    return check(Project.at(root)).trusted
+    return _trust_lookup is not None and _trust_lookup(root)
 
 
 def layout_problem(work_tree: Path, git_dir: Path, start: Path | None = None) -> str | None:

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tui_agent.core.errors import TuiAgentError
+
 PROC = Path("/proc")
 NO_PROC_STALE_AGE_S = 60.0
 
@@ -129,7 +131,7 @@ def wait_while_live(lock: Path, inspect: Callable[[Path], LockInspection], wait_
         time.sleep(POLL_S)
 
 
-class IndexBusy(Exception):
+class IndexBusy(TuiAgentError):
     """index.lock stayed held by a running git for the whole wait; the message says who holds it."""
 
 

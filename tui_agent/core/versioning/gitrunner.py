@@ -2,46 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from tui_agent.core.versioning.gitresult import (
+    GIT_TIMEOUT_S as GIT_TIMEOUT_S,
+    GitFailure as GitFailure,
+    GitResult as GitResult,
+    git_timeout_s as git_timeout_s,
+)
+
 if TYPE_CHECKING:  # GitPython loads with the first repository opened, not with every `tuiagent` start
     import git
 
-
-@dataclass(frozen=True)
-class GitResult:
-    """Exit status and raw output of one git command."""
-
-    status: int
-    stdout: bytes
-    stderr: str
-
-    @property
-    def ok(self) -> bool:
-        return self.status == 0
-
-    @property
-    def text(self) -> str:
-        return self.stdout.decode("utf-8", errors="replace").strip()
-
-
-GIT_TIMEOUT_S = 120.0
-"""No git command the catalog runs may take longer (a stuck filesystem, a filter that hangs): it is killed and its
-stderr says which command timed out. `TUIAGENT_GIT_TIMEOUT_S` overrides it (read at each command)."""
-
-
-def git_timeout_s(default: float = GIT_TIMEOUT_S) -> float:
-    """The bound of one git command: `TUIAGENT_GIT_TIMEOUT_S` when it is a positive number, else `default`."""
-    try:
-        value = float(os.environ.get("TUIAGENT_GIT_TIMEOUT_S", ""))
-    except ValueError:
-        return default
-    return value if value > 0 else default
 
 
 class GitRunner:
@@ -130,7 +105,3 @@ class GitRunner:
             if kind == "blob":
                 blobs[path] = (mode, sha)
         return blobs
-
-
-class GitFailure(RuntimeError):
-    """A git command failed where it should not have."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.errors import PipelineError
 from tui_agent.core.versioning.gitqueries import HistoryEntry, unified_diff
 
 

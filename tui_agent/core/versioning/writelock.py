@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 from tui_agent.core import projectfs
-from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.errors import PipelineError
 
 WRITER_LOCK_FILE = ".agent/cache/writer.lock"
 POLL_S = 0.005

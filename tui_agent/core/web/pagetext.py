@@ -8,6 +8,8 @@ import re
 from bs4 import BeautifulSoup
 from markdownify import MarkdownConverter
 
+from tui_agent.core.errors import TuiAgentError
+
 DROPPED = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed", "form",
            "button", "input", "select", "textarea", "head")
 TEXT_TYPES = ("text/plain", "text/markdown", "text/x-markdown", "text/csv", "text/x-rst", "application/json",
@@ -16,7 +18,7 @@ TEXT_TYPES = ("text/plain", "text/markdown", "text/x-markdown", "text/csv", "tex
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
-class NotText(Exception):
+class NotText(TuiAgentError):
     """The response is not a text format web_fetch reads; the message says what it is."""
 
 

@@ -1,12 +1,11 @@
-"""Conversation entries as plain data, and the widgets that show one entry each (text, tool call, notice)."""
+"""The widgets that show one conversation entry each (text, tool call, notice); the entry itself is widgets/entry.py."""
 
 from __future__ import annotations
 
 import json
 import re
 import time
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -19,9 +18,9 @@ from textual.widgets import Collapsible, Static
 
 from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.live_output import live_text
+from tui_agent.ui.widgets.entry import Entry as Entry, EntryKind as EntryKind
 from tui_agent.ui.widgets.rendered import rendered_messages
 
-EntryKind = Literal["user", "assistant", "tool", "notice", "thinking"]
 RESULT_PREVIEW_CHARS = 4000
 PASTE_FOLD_CHARS = 1000
 """A prompt longer than this (a paste, usually) shows folded to its first PASTE_FOLD_LINES lines until clicked."""
@@ -29,32 +28,6 @@ PASTE_FOLD_LINES = 3
 SOURCE_ARGUMENT_NAMES = ("source", "code")
 TITLE_CHROME = 4
 """A folded call's title line around its label: the title's padding (1 each side) and "▶ "."""
-
-
-@dataclass
-class Entry:
-    """One conversation item; tool entries fill in their result when the call finishes."""
-
-    kind: EntryKind
-    text: str = ""
-    level: str = "info"
-    call_id: str = ""
-    tool: str = ""
-    arguments: dict[str, Any] = field(default_factory=dict)
-    result: str | None = None
-    is_error: bool = False
-    duration_ms: float | None = None
-    authored: bool = False
-    source: str | None = None
-    continued: bool = False
-    started: float = field(default_factory=time.monotonic)
-    cancelled: bool = False
-    awaiting_approval: bool = False
-    """A running call asking the person: its timer starts once they answer."""
-    undone: bool = False
-    """A user entry whose turn /undo or /rewind took back."""
-    live: str = ""
-    """A running call's newest output lines (ui/live_output.py), shown until its result comes."""
 
 
 def argument_preview(arguments: dict[str, Any], limit: int = 60) -> str:

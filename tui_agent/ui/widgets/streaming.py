@@ -6,7 +6,7 @@ from textual.timer import Timer
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
-from tui_agent.ui.widgets.messages import Entry
+from tui_agent.ui.widgets.entry import Entry
 
 
 class AssistantMessage(Markdown):
