@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
 import weakref
 from pathlib import Path
 
 import git
 
+from tui_agent.core.tempfolders import owned_temp
 from tui_agent.core.versioning.gitdoor import GitConfigError, GitDoorRefusal, open_repo
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
 
@@ -32,7 +32,7 @@ class Checkpoints:
         # `git add` refuses a plain pathspec naming an ignored path, even an exclusion (a `.gitignore` with `.*` or
         # `.agent`): a wildcard one excludes the same files and is not checked against the ignore rules
         self._add_pathspec = [self.prefix or ".", f":(exclude){_glob_escape(self.prefix)}.agen[t]/*"]
-        folder = tempfile.mkdtemp(prefix="tuiagent-checkpoint-")
+        folder = str(owned_temp("checkpoint"))
         self._index = Path(folder) / "index"
         self._lock = threading.Lock()
         weakref.finalize(self, shutil.rmtree, folder, True)
