@@ -73,7 +73,7 @@ async def _start_sandbox(core: Core, sandbox_tier: str | None) -> bool:
     settings = core.settings
     try:
         core.sandbox = await Sandbox.start(core.project, tier=sandbox_tier, min_level=settings.sandbox_min_level,
-                                           project_venv=core.trust.trusted, settings=settings, warm_later=True)
+                                           project_venv=core.trust.trusted, settings=settings)
     except Exception as error:  # SandboxUnavailable, or bubblewrap failing in an unexpected way
         core.sandbox_problem = f"sandbox unavailable: {error}; run_shell, run_python and catalog tools are disabled"
         core.problems.append(core.sandbox_problem)

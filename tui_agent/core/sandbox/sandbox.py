@@ -71,13 +71,11 @@ class Sandbox:
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
                     min_level: str | None = None, warm_workers: int = DEFAULT_WARM_WORKERS,
                     fork_servers: bool = True, project_venv: bool = True,
-                    settings: Settings | None = None, warm_later: bool = False) -> "Sandbox":
+                    settings: Settings | None = None) -> "Sandbox":
         """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers.
 
         `fork_servers` False makes every run start a fresh sandbox (the baseline the benchmarks compare with).
         `project_venv` False (a project not trusted yet) uses no virtualenv inside the project.
-        `warm_later` returns before the warm workers are up (they start in the background; a run meanwhile starts
-        its own): what an opening app does, so the catalog and the first prompt do not wait for them.
         """
         settings = settings or project.load_settings()  # a restricted runtime passes its own (no committed grants)
         if min_level is None:
@@ -102,10 +100,7 @@ class Sandbox:
             sandbox.overlay_problem = overlay_problem
         if sandbox.fork_pool is not None and warm_workers > 0:
             sandbox.dispatch.prestart_fork_server(project_writable=False)
-        if warm_later:
-            sandbox.warm.schedule_refill()
-        else:
-            await sandbox.warm.fill()
+        await sandbox.warm.fill()
         return sandbox
 
     @property
