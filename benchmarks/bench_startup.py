@@ -14,7 +14,7 @@
    nothing is loading and then 5 s more; the proportional set size (PSS, /proc/PID/smaps_rollup) of the app and
    every process under it (sandbox fork servers included). Baseline: the bare Textual app's PSS.
 
-    .venv/bin/python benchmarks/bench_startup.py [--runs 5] [--only paint|prompt|headless|memory] [--compare TREE]
+    .venv/bin/python benchmarks/bench_startup.py [--runs 5] [--only paint|prompt|headless|memory] [--compare TREE] [--tools 300]
 """
 
 from __future__ import annotations
@@ -152,10 +152,11 @@ class Server:
         self.process.wait()
 
 
-def prompt_once(project: Path, server: Server) -> float:
+def prompt_once(project: Path, server: Server, tree: Path | None = None) -> float:
     env = terminal_env({"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": server.base_url})
     before = server.requests()
-    window = Window([PYTHON, "-m", "tui_agent.cli", "--project", str(project)], project, env)
+    launch = [PYTHON, "-m", "tui_agent.cli"] if tree is None else [PYTHON, "-c", FROM_TREE, str(tree)]
+    window = Window([*launch, "--project", str(project)], project, env)
     try:
         window.wait_for(lambda screen: PROMPT_MARK in screen)
         window.tmux("send-keys", "-t", "bench", "-l", "hi")
@@ -180,6 +181,34 @@ def bench_prompt(project: Path, runs: int, folder: Path) -> None:
     mb, mo = statistics.median(bare), statistics.median(ours)
     print(f"a prompt typed as soon as the prompt box shows, in tmux (median of {runs}):")
     print(f"  received by the server      {mo * 1000:6.0f} ms   {mo / mb:4.1f}x a bare Textual app's first paint ({mb * 1000:.0f} ms)")
+
+
+def bench_prompt_tools(folder: Path, tools: int, runs: int, compare: Path | None) -> None:
+    """A prompt typed at first paint in a project with `tools` committed tools: opened before (its state.db
+    there) and a fresh clone each run; this tree and `compare`'s alternated."""
+    from bench_catalog_load import make_project
+    from bench_cold_open import fresh_clone
+
+    origin = folder / "origin"
+    make_project(origin, tools)
+    warm = fresh_clone(origin, folder / "warm")
+    server = Server(folder)
+    trees: dict[str, Path | None] = {"tuiagent": None, **({str(compare): compare} if compare is not None else {})}
+    results: dict[str, list[float]] = {f"{name} {kind}": [] for name in trees for kind in ("opened before", "fresh clone")}
+    try:
+        for tree in trees.values():
+            prompt_once(warm, server, tree)  # the first open validates the tools and writes state.db
+        for number in range(runs):
+            for name, tree in trees.items():
+                results[f"{name} opened before"].append(prompt_once(warm, server, tree))
+                clone = fresh_clone(origin, folder / f"clone-{number}-{len(results[f'{name} fresh clone'])}-{abs(hash(name))}")
+                results[f"{name} fresh clone"].append(prompt_once(clone, server, tree))
+    finally:
+        server.stop()
+    print(f"a prompt typed as soon as the prompt box shows, {tools} tools, in tmux (median of {runs}, alternated):")
+    for name, times in results.items():
+        print(f"  {name}: received by the server  {statistics.median(times) * 1000:6.0f} ms "
+              f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f})")
 
 
 def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -261,7 +290,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", choices=("paint", "prompt", "headless", "memory"))
-    parser.add_argument("--compare", type=Path, help="paint: also another tuiagent source tree (the folder holding tui_agent/)")
+    parser.add_argument("--compare", type=Path, help="paint, prompt with --tools: also another tuiagent source tree "
+                        "(the folder holding tui_agent/)")
+    parser.add_argument("--tools", type=int, default=0, help="prompt: a project with this many committed tools, "
+                        "opened before and freshly cloned")
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is required")
@@ -274,7 +306,9 @@ def main() -> None:
         project = init_repo(folder / "project")
         if args.only in (None, "paint"):
             bench_paint(project, args.runs, args.compare)
-        if args.only in (None, "prompt"):
+        if args.only in (None, "prompt") and args.tools:
+            bench_prompt_tools(folder, args.tools, args.runs, args.compare)
+        elif args.only in (None, "prompt"):
             bench_prompt(project, args.runs, folder)
         if args.only in (None, "headless"):
             bench_headless(project, args.runs, folder)

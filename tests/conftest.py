@@ -25,6 +25,7 @@ def trusted_test_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
     before = os.environ.get("XDG_CONFIG_HOME")
     os.environ["XDG_CONFIG_HOME"] = str(config)
     os.environ.setdefault("XDG_STATE_HOME", str(base / "xdg-state"))  # folders used without git keep state there
+    os.environ.setdefault("XDG_CACHE_HOME", str(base / "xdg-cache"))  # the checkpoint index kept between processes
     trust_folder(str(base))
     yield config
     if before is None:

@@ -7,6 +7,7 @@ import asyncio
 import json
 import math
 import sys
+import os
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -122,7 +123,7 @@ async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
     from tui_agent.core.project import Project
     from tui_agent.core.sandbox import Sandbox, protected
 
-    with tempfile.TemporaryDirectory(prefix="tuiagent-status-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=f"tuiagent-status-{os.getpid()}-") as scratch:
         # Without .agent/ yet, describe from a scratch folder: asking for the status creates nothing in the project.
         where = project if project.agent_dir.is_dir() else Project.at(scratch)
         sandbox = await Sandbox.start(where, tier=tier, warm_workers=0)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.dispatch import RunDispatch
 from tui_agent.core.sandbox.forkpool import ForkPool
 from tui_agent.core.hostnames import configured_names
+from tui_agent.core.tempfolders import owned_temp, sweep_once
 from tui_agent.core.sandbox.outcome import BWRAP_FIX, answer_result, to_run_result, with_notes
 from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
@@ -58,7 +58,7 @@ class Sandbox:
         """`[sandbox] network`: the only names a shell command granted the network reaches (empty: any public one)."""
         self.audit = AuditLog(project.runs_dir, on_notice=lambda note: self.notices.append(note))
         self.parent_undumpable = make_undumpable()
-        self._scratch = Path(tempfile.mkdtemp(prefix="tuiagent-sandbox-"))
+        self._scratch = owned_temp("sandbox")
         self._closed = False
         self.bridge: SandboxBridge | None = None
         """What `run_python` snippets may ask the runtime for (the session's MCP tools), set by the runtime."""
@@ -89,6 +89,7 @@ class Sandbox:
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
         sandbox.network_names = configured_names(settings.sandbox_network)
+        await asyncio.to_thread(sweep_once)  # temporary folders of tuiagent processes killed earlier
         sandbox.notices += await asyncio.to_thread(overlay_records.recover, project.root, project.cache_dir)
         sandbox.notices += await asyncio.to_thread(quarantine.recover, project.root, project.cache_dir / "sweeps")
         sandbox.toolchain, overlay_problem = await asyncio.gather(

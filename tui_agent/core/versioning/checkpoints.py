@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
 import weakref
 from pathlib import Path
 
 import git
 
+from tui_agent.core.tempfolders import owned_temp
+from tui_agent.core.versioning import checkpoint_index
 from tui_agent.core.versioning.gitdoor import GitConfigError, GitDoorRefusal, open_repo
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
 
@@ -32,9 +33,10 @@ class Checkpoints:
         # `git add` refuses a plain pathspec naming an ignored path, even an exclusion (a `.gitignore` with `.*` or
         # `.agent`): a wildcard one excludes the same files and is not checked against the ignore rules
         self._add_pathspec = [self.prefix or ".", f":(exclude){_glob_escape(self.prefix)}.agen[t]/*"]
-        folder = tempfile.mkdtemp(prefix="tuiagent-checkpoint-")
+        folder = str(owned_temp("checkpoint"))
         self._index = Path(folder) / "index"
         self._lock = threading.Lock()
+        self._saved = checkpoint_index.saved_path(runner.git_dir, self.pathspec)
         weakref.finalize(self, shutil.rmtree, folder, True)
 
     @classmethod
@@ -52,17 +54,26 @@ class Checkpoints:
         """The tree id of the project's files as they are now, written from tuiagent's own temporary index.
 
         That index starts as a copy of the user's and is kept (outside the project, out of agent code's reach)
-        between snapshots, so only files changed since the last one are hashed again, untracked ones included.
+        between snapshots, and between processes (`checkpoint_index`), so only files changed since the last one are
+        hashed again, untracked ones included.
         """
         with self._lock:
-            if not self._index.exists():
-                user_index = self.runner.git_dir / "index"
-                if user_index.exists():
-                    shutil.copy2(user_index, self._index)  # its mtime kept: git's racy-entry check needs it
-            env = {"GIT_INDEX_FILE": str(self._index)}
-            nested = [f":(exclude,literal){path}" for path in self.nested_repositories(env)]
-            self.runner.must("add", "-A", "--", *self._add_pathspec, *nested, env=env)
-            return self.runner.must("write-tree", env=env).text
+            if self._index.exists() or not checkpoint_index.seed(self.runner, self._index, self._saved, self.pathspec):
+                tree = self._write_tree()
+            else:
+                try:
+                    tree = self._write_tree()
+                except GitFailure:  # the saved index names objects `git gc` has pruned since
+                    checkpoint_index.fresh(self.runner, self._index)
+                    tree = self._write_tree()
+            checkpoint_index.save(self._index, self._saved)
+            return tree
+
+    def _write_tree(self) -> str:
+        env = {"GIT_INDEX_FILE": str(self._index)}
+        nested = [f":(exclude,literal){path}" for path in self.nested_repositories(env)]
+        self.runner.must("add", "-A", "--", *self._add_pathspec, *nested, env=env)
+        return self.runner.must("write-tree", env=env).text
 
     def nested_repositories(self, env: dict[str, str]) -> list[str]:
         """Untracked folders holding a repository of their own (`sub/.git`): left out of checkpoints, since adding

@@ -10,7 +10,6 @@ import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui_agent.core.errors import TuiAgentError
+from tui_agent.core.tempfolders import owned_temp
 from tui_agent.core.versioning.gitconfigscan import (
     CommandEntry, ConfigEntry, GitConfigError, command_entries, overrides, read_config,
 )
@@ -58,7 +58,7 @@ def no_hooks_dir() -> str:
     """An empty folder tuiagent owns, outside every project: core.hooksPath while the hooks are not approved."""
     with _lock:
         if not _no_hooks:
-            folder = tempfile.mkdtemp(prefix="tuiagent-no-hooks-")
+            folder = str(owned_temp("no-hooks"))
             atexit.register(shutil.rmtree, folder, True)
             _no_hooks.append(folder)
         return _no_hooks[0]

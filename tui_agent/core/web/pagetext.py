@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import re
 
-from bs4 import BeautifulSoup
-from markdownify import MarkdownConverter
-
 from tui_agent.core.errors import TuiAgentError
 
 DROPPED = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed", "form",
@@ -40,6 +37,9 @@ def decode(body: bytes, content_type: str) -> str:
 
 def html_to_markdown(html: str) -> str:
     """The page's title as a heading, then its content as markdown, blank-line runs collapsed."""
+    from bs4 import BeautifulSoup  # imported on the first page fetched: every start would pay ~0.1 s otherwise
+    from markdownify import MarkdownConverter
+
     soup = BeautifulSoup(html, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     for tag in soup.find_all(DROPPED):
