@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git
+from tui_agent.core.undo.ignored import IgnoredRecord, undo_ignored
 from tui_agent.core.undo.restore import RestoreError, apply_changes
 from tui_agent.core.versioning.checkpoints import Checkpoints
 
@@ -43,3 +44,30 @@ def test_undo_refuses_to_write_through_a_folder_now_linked(repo: Path, tmp_path:
         apply_changes(checkpoints, changes)
     assert not hook.exists()  # no hook planted in .git, nothing written outside
     assert (repo / "dir").is_symlink()
+
+
+class Kept:
+    """The bytes kept before the run, by id (the checkpoints' object store's part undo uses)."""
+
+    def __init__(self) -> None:
+        self.blobs: dict[str, bytes] = {}
+
+    def store(self, data: bytes) -> str:
+        self.blobs[str(len(self.blobs))] = data
+        return str(len(self.blobs) - 1)
+
+    def stored(self, sha: str) -> bytes | None:
+        return self.blobs.get(sha)
+
+
+@pytest.mark.parametrize("where", ["git-dir", "outside"])
+def test_undo_of_an_ignored_file_does_not_write_through_a_folder_now_linked(repo: Path, tmp_path: Path,
+                                                                           where: str) -> None:
+    target = repo / ".git" / "hooks" if where == "git-dir" else tmp_path / "outside"
+    target.mkdir(parents=True, exist_ok=True)
+    kept = Kept()
+    removed = IgnoredRecord("build/pre-commit", "removed", None, kept.store(b"echo planted\n"))
+    (repo / "build").symlink_to(target)  # the run removed build/ and left this link
+    restored, left = undo_ignored(repo, kept, [[removed]])
+    assert restored == [] and not (target / "pre-commit").exists()
+    assert [item.path for item in left] == ["build/pre-commit"] and "build is now a symbolic link" in left[0].reason
