@@ -49,7 +49,7 @@ def hold(root: Path, cause: str) -> str | None:
     record = root / HOLD_FILE
     try:
         projectfs.make_dirs(record.parent)
-        with sharedfile.locked(record):  # concurrent holds (two runs, two processes) each keep their cause
+        with sharedfile.folder_locked(record.parent):  # concurrent holds each keep their cause (no lock file to link)
             current = held(root)
             if current is not None and current.causes and current.causes[-1] == cause:
                 return None  # the same run, recorded before and after it
