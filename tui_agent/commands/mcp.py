@@ -89,8 +89,8 @@ async def list_servers(project_root: str) -> tuple[dict[str, Any], str, int]:
                  for row in rows]
         for row in rows:
             lines.extend(f"  {escaped(tool.name)}  {escaped((tool.description.splitlines() or [''])[0][:80])}" for tool in row.tools)
-        lines.extend(f"problem: {problem}" for problem in hub.problems)
-        lines.extend(f"note: {note}" for note in hub.notes())
+        lines.extend(f"problem: {escaped(problem)}" for problem in hub.problems)
+        lines.extend(f"note: {escaped(note)}" for note in hub.notes())  # a server's own words (its stdout noise)
         text = "\n".join(lines) or "no MCP servers configured (.mcp.json or [mcp.servers.NAME] in .agent/config.toml)"
         return data, text, 1 if hub.failures() else 0
     finally:
