@@ -131,3 +131,14 @@ def test_the_init_line_lists_a_held_server_of_a_restricted_project(tmp_path: Pat
     assert [(row["name"], row["status"], row["tuiagent_status"]) for row in init["mcp_servers"]] == [
         ("ping", "disabled", "untrusted")]
     assert "not trusted" in init["mcp_servers"][0]["error"] and not marker.exists()
+
+
+@pytest.mark.timeout(120)
+def test_mcp_list_shows_a_servers_noise_with_its_control_characters_visible(repo: Path) -> None:
+    chatty = {"command": sys.executable, "args": ["-c", "import runpy, sys; print('\\x1b]0;owned\\x07\\x1b[2Jhi'); "
+                                                  "sys.stdout.flush(); sys.argv = ['mcp-server-time']; "
+                                                  "runpy.run_module('mcp_server_time', run_name='__main__')"]}
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"noisy": chatty}}))
+    assert cli(repo, "mcp", "trust", "--all").returncode == 0
+    out = tuiagent(repo, "mcp", "list").stdout
+    assert "not JSON-RPC" in out and "\x1b" not in out and "\x07" not in out and "\\x1b[2Jhi" in out

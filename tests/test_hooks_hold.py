@@ -225,3 +225,14 @@ async def test_the_hold_starts_with_the_run_not_after_it(repo: Path) -> None:
     await running
     assert commit is None and why is not None and "tuiagent tools commit" in why, why
     assert not (repo / "owned.txt").exists() and not runs.exists()
+
+
+def test_concurrent_holds_lose_no_cause(tmp_path: Path) -> None:
+    """Four processes recording holds at once (two runs, a TUI and a -p): every cause stays in the record."""
+    code = ("import sys\nfrom pathlib import Path\nfrom tui_agent.core.versioning import hookhold\n"
+            "for n in range(5):\n    assert hookhold.hold(Path(sys.argv[1]), f'writer {sys.argv[2]} run {n}') is None\n")
+    writers = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(w)]) for w in range(4)]
+    assert all(writer.wait(timeout=60) == 0 for writer in writers)
+    causes = json.loads((tmp_path / hookhold.HOLD_FILE).read_text())["causes"]
+    assert sorted(cause.split(" ", 1)[1] for cause in causes) == sorted(
+        f"writer {w} run {n}" for w in range(4) for n in range(5))

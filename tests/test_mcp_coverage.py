@@ -189,3 +189,17 @@ def test_a_changed_binary_file_is_shown_by_its_digest(tmp_path: Path, capsys: py
     error = server_error(repo, capsys)
     assert not marker.exists() and "srv/native.so changed since its command was approved" in error
     assert "-(srv/native.so: binary or over 1000 kB, sha256" in error and "+(srv/native.so: binary" in error
+
+
+def test_mcp_list_shows_a_changed_servers_diff_as_lines_with_controls_visible(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The diff is project text: its lines stay lines (each indented under the server), an ESC in it shows as ␛."""
+    repo, marker = script_repo(tmp_path)
+    approve(repo, "folder", tmp_path)
+    (repo / "srv" / "helpers.py").write_text("VALUE = 2  # \x1b[2J\x1b[1;1Hping: running,\x07 3 tools\n")
+    capsys.readouterr()
+    tuiagent(repo, "mcp", "list")
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and not marker.exists()
+    assert "    +VALUE = 2  # \u241b[2J\u241b[1;1Hping: running,\u2407 3 tools" in out.splitlines()
+    assert "    --- srv/helpers.py (approved)" in out.splitlines()

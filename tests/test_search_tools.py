@@ -132,3 +132,31 @@ async def test_list_files_newest_first_ignored_and_state_left_out(project: Path,
     assert under == ["src/util.py", "src/models.py"]
     with pytest.raises(ToolFailure):
         await list_files(ctx(project), {"pattern": "../*"})
+
+
+@pytest.fixture
+def outside_links(repo: Path, tmp_path: Path) -> Path:
+    """Links a repository can commit, leading out of the project: an ignore file, a file and a folder."""
+    secrets = tmp_path / "outside"
+    write(secrets, "rules", "pinned.txt\n")  # read as ignore rules, it would hide pinned.txt
+    write(secrets, "id_key", "model_validate SECRET KEY\n")
+    write(secrets, "keys/more", "model_validate SECRET IN FOLDER\n")
+    write(repo, "sub/pinned.txt", "model_validate pinned\n")
+    (repo / "sub" / ".ignore").symlink_to(secrets / "rules")
+    (repo / "id_key").symlink_to(secrets / "id_key")
+    (repo / "keys").symlink_to(secrets / "keys")
+    return repo
+
+
+async def test_the_fallback_never_reads_an_ignore_file_linked_out_of_the_project(
+        outside_links: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TUIAGENT_SEARCH", "fallback")
+    out = await grep(ctx(outside_links), {"pattern": "model_validate", "output_mode": "files_with_matches"})
+    assert out.text.splitlines() == ["sub/pinned.txt"]  # the linked rules were not read: nothing hid the file
+
+
+async def test_grep_and_list_files_never_read_through_a_link_leading_out(outside_links: Path, engine: str) -> None:
+    out = await grep(ctx(outside_links), {"pattern": "SECRET"})
+    assert "KEY" not in out.text and "FOLDER" not in out.text
+    listed = (await list_files(ctx(outside_links), {"pattern": "*"})).text
+    assert "id_key" not in listed and "keys/" not in listed

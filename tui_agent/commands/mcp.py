@@ -8,7 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from tui_agent.core.textsafety import escaped
+from tui_agent.core.textsafety import escaped, visible_controls
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
 
 if TYPE_CHECKING:  # imported where used: every `tuiagent` start registers these commands
@@ -85,16 +85,23 @@ async def list_servers(project_root: str) -> tuple[dict[str, Any], str, int]:
         data = {"servers": [{"name": row.name, "status": row.status, "error": row.error,
                              "tools": [{"name": t.name, "tool": t.tool, "description": t.description} for t in row.tools]}
                             for row in rows], "problems": hub.problems, "notes": hub.notes()}
-        lines = [f"{escaped(row.name)}: {row.status}" + (f" — {escaped(row.error)}" if row.error else f", {len(row.tools)} tools")
+        lines = [f"{escaped(row.name)}: {row.status}" + (f" — {shown_error(row.error)}" if row.error else f", {len(row.tools)} tools")
                  for row in rows]
         for row in rows:
             lines.extend(f"  {escaped(tool.name)}  {escaped((tool.description.splitlines() or [''])[0][:80])}" for tool in row.tools)
-        lines.extend(f"problem: {problem}" for problem in hub.problems)
-        lines.extend(f"note: {note}" for note in hub.notes())
+        lines.extend(f"problem: {escaped(problem)}" for problem in hub.problems)
+        lines.extend(f"note: {escaped(note)}" for note in hub.notes())  # a server's own words (its stdout noise)
         text = "\n".join(lines) or "no MCP servers configured (.mcp.json or [mcp.servers.NAME] in .agent/config.toml)"
         return data, text, 1 if hub.failures() else 0
     finally:
         await hub.aclose()
+
+
+def shown_error(error: str) -> str:
+    """A server's error for `mcp list`: its first line escaped, the rest (a changed file's diff) as indented lines
+    with every control character but the line breaks made visible."""
+    first, *rest = error.split("\n")
+    return "".join([escaped(first), *(f"\n    {visible_controls(line)}" for line in rest)])
 
 
 MAX_LISTED = 20

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from pathlib import Path
 
+from tui_agent.core import projectfs
 from tui_agent.core.agent.search_walk import FILE_TYPES, glob_spec, type_spec, walk_files
 from tui_agent.core.errors import TuiAgentError
 
@@ -199,7 +200,7 @@ def _grep_fallback(root: Path, query: GrepQuery) -> SearchResult:
     size = 0
     for name in candidate_files(root, query.path, query.globs, query.file_type):
         try:
-            data = (root / name).read_bytes() if (root / name).stat().st_size <= MAX_FILE_BYTES else b""
+            data = projectfs.read_bytes(root / name) if os.lstat(root / name).st_size <= MAX_FILE_BYTES else b""
         except OSError:
             continue
         if not data or b"\x00" in data[:8192]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from tui_agent.core import projectfs
 
 if TYPE_CHECKING:  # pathspec loads with the first search that needs this walk (no `rg`), not with the agent
     import pathspec
@@ -60,16 +61,22 @@ class _Rules:
 
 def _read_rules(root: Path, relative: str) -> _Rules | None:
     lines: list[str] = []
-    folder = root / relative if relative else root
+    folder = f"{relative}/" if relative else ""
     for name in IGNORE_FILES:
-        try:
-            lines.extend((folder / name).read_text(encoding="utf-8", errors="replace").splitlines())
-        except OSError:
-            continue
+        lines.extend(_ignore_lines(root, folder + name))
     if not relative:
-        with contextlib.suppress(OSError):
-            lines = (root / ".git" / "info" / "exclude").read_text(encoding="utf-8", errors="replace").splitlines() + lines
+        lines = _ignore_lines(root, ".git/info/exclude") + lines
     return _Rules(relative, _spec(lines)) if lines else None
+
+
+def _ignore_lines(root: Path, relative: str) -> list[str]:
+    """An ignore file's lines; none when it is missing, unreadable, or a link leading out of the project (never read:
+    a committed `.gitignore -> ~/.ssh/id_rsa` is not opened on the host)."""
+    try:
+        data = projectfs.read_or_none(projectfs.beneath(root, Path(relative)))
+    except OSError:
+        return []
+    return data.decode("utf-8", errors="replace").splitlines() if data is not None else []
 
 
 def _ignored(stack: list[_Rules], relative: str, is_dir: bool) -> bool:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tui_agent.core import projectfs
 from tui_agent.core.errors import TuiAgentError
+from tui_agent.core.textsafety import escaped
 from tui_agent.core.versioning.checkpoints import Checkpoints, Entry
 
 SYMLINK_MODE = "120000"
@@ -26,10 +27,29 @@ def safe_path(work_tree: Path, relative: str) -> Path:
     if not relative or relative.startswith("/") or any(part in ("", ".", "..", ".git") for part in parts):
         raise RestoreError(f"refusing to write {relative!r}: not a plain path inside the work tree")
     path = work_tree.joinpath(*parts)
+    _refuse_linked_folder(work_tree, relative, parts[:-1])
     parent = Path(os.path.realpath(path.parent))
     if parent != work_tree and work_tree not in parent.parents:
         raise RestoreError(f"refusing to write {relative!r}: a symlink on the way leads out of the work tree")
     return path
+
+
+def _refuse_linked_folder(work_tree: Path, relative: str, folders: list[str]) -> None:
+    """Git never tracks a path through a symbolic link: a folder on the way that is now a link (agent code can leave
+    `dir -> ~/.ssh` or `dir -> .git`, git-ignored) is refused, naming it, rather than written through."""
+    walked = work_tree
+    for index, part in enumerate(folders):
+        walked = walked / part
+        try:
+            target = os.readlink(walked)
+        except OSError:
+            if not walked.is_dir():
+                return  # missing (made by the write) or a file (refused by the write)
+            continue
+        link = "/".join(folders[: index + 1])
+        raise RestoreError(f"refusing to write {escaped(relative)}: {escaped(link)} is now a symbolic link (to "
+                           f"{escaped(target)}) and undo never writes through a link; move {escaped(link)} away and "
+                           "undo again")
 
 
 PROGRESS_EVERY = 200

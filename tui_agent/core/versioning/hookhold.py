@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from tui_agent.core import projectfs, sharedfile
 
 HOLD_FILE = ".agent/cache/hooks-hold.json"
 MAX_CAUSES = 20
@@ -45,17 +46,15 @@ def hold(root: Path, cause: str) -> str | None:
     """Record that agent code may have changed project files; a warning when the record could not be written."""
     root = Path(root).resolve()
     cause = f"{time.strftime('%H:%M:%S')} {_clean(cause)}"
-    current = held(root)
-    if current is not None and current.causes and current.causes[-1] == cause:
-        return None  # the same run, recorded before and after it
-    causes = [*(current.causes if current else ()), cause][-MAX_CAUSES:]
     record = root / HOLD_FILE
     try:
-        record.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp_name = tempfile.mkstemp(dir=record.parent, prefix=".hooks-hold.", suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump({"causes": causes}, out)
-        os.replace(temp_name, record)
+        projectfs.make_dirs(record.parent)
+        with sharedfile.folder_locked(record.parent):  # concurrent holds each keep their cause (no lock file to link)
+            current = held(root)
+            if current is not None and current.causes and current.causes[-1] == cause:
+                return None  # the same run, recorded before and after it
+            causes = [*(current.causes if current else ()), cause][-MAX_CAUSES:]
+            projectfs.write_atomic(record, json.dumps({"causes": causes}).encode("utf-8"), sync=False)
     except OSError as exc:
         _held_in_memory.setdefault(root, []).append(cause)
         return (f"could not record in {HOLD_FILE} that agent code may have changed project files ({exc.strerror or exc}); "

@@ -7,6 +7,10 @@ operations (no git process): this runs at every start."""
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
+import os
+import stat
 from pathlib import Path
 
 LOCAL_STATE = ("state.db", "state.db-*", "sessions/", "runs/", "cache/", ".gitignore")
@@ -60,21 +64,35 @@ def ensure_excluded(root: Path) -> bool:
         return False
     rules = exclude_rules("" if relative == "." else relative + "/")
     exclude = common / "info" / "exclude"
-    if exclude.is_symlink() or (exclude.parent.exists() and exclude.parent.is_symlink()):
-        return False  # never write through a link
-    try:
-        text = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
-    except (OSError, UnicodeDecodeError):
-        return False
-    present = set(text.splitlines())
-    missing = [rule for rule in rules if rule not in present]
-    if not missing:
-        return True
-    block = "\n".join([HEADER, *missing]) + "\n"
     try:
         exclude.parent.mkdir(exist_ok=True)
-        with exclude.open("a", encoding="utf-8") as handle:
-            handle.write(("" if not text or text.endswith("\n") else "\n") + block)
-    except OSError:
+        return _add_missing(exclude, rules)
+    except (OSError, UnicodeDecodeError):
         return False
+
+
+def _add_missing(exclude: Path, rules: list[str]) -> bool:
+    """Append the rules `exclude` lacks. A downloaded `.git` may make `info` or `info/exclude` a link (to
+    ~/.bashrc) or a fifo: no link is followed (O_NOFOLLOW on both), nothing but a regular file is read or written,
+    and nothing waits on a fifo (O_NONBLOCK); each raises OSError."""
+    info = os.open(exclude.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        try:
+            fd = os.open(exclude.name, os.O_RDWR | os.O_APPEND | os.O_CREAT | flags, 0o644, dir_fd=info)
+        except PermissionError:  # a read-only clone: fine when the rules are there already
+            fd = os.open(exclude.name, os.O_RDONLY | flags, dir_fd=info)
+    finally:
+        os.close(info)
+    writable = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDWR
+    with os.fdopen(fd, "r+b" if writable else "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(exclude))
+        text = handle.read().decode("utf-8")
+        present = set(text.splitlines())
+        missing = [rule for rule in rules if rule not in present]
+        if missing:
+            block = "\n".join([HEADER, *missing]) + "\n"
+            handle.write((("" if not text or text.endswith("\n") else "\n") + block).encode("utf-8"))
     return True
+
