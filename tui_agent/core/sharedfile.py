@@ -54,19 +54,25 @@ def folder_locked(folder: Path, timeout_s: float = LOCK_WAIT_S) -> Iterator[None
     folder.mkdir(parents=True, exist_ok=True)
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise SharedFileBusy(f"waited {timeout_s:g} s for {folder}: another tuiagent process is "
-                                         "changing a file in it") from None
-                time.sleep(0.01)
+        wait_for_flock(fd, timeout_s, lambda: SharedFileBusy(
+            f"waited {timeout_s:g} s for {folder}: another tuiagent process is changing a file in it"))
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the flock
+
+
+def wait_for_flock(fd: int, timeout_s: float, busy: Callable[[], Exception], poll_s: float = 0.01) -> None:
+    """Take an exclusive flock on `fd` (the kernel releases it even if the process is killed), polling until
+    `timeout_s`; raise `busy()` when it does not come."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise busy() from None
+            time.sleep(poll_s)
 
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
+import tui_agent.core.trust.check  # noqa: F401  # it tells the git door how to ask workspace trust (catalog commits)
 from tui_agent.core.catalog.drift import DriftChecker
 from tui_agent.core.catalog.drift_tracker import DRIFTED_FAILING, DriftTracker
 from tui_agent.core.catalog.errors import PipelineError

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+import tui_agent.core.trust.check  # noqa: F401  # it tells the git door how to ask workspace trust (recipe commits)
 from tui_agent.core.catalog.startup import head_tool_blobs
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.versioning.gitstore import CatalogGit

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_agent.core.sharedfile import wait_for_flock
 from tui_agent.core import projectfs
 
 JOURNAL_VERSION = 1
@@ -132,16 +133,8 @@ def exclusive_lock(lock_file: Path, timeout_s: float | None = None) -> Iterator[
     timeout_s = LOCK_WAIT_S if timeout_s is None else timeout_s
     fd = projectfs.open_file(lock_file, os.O_RDWR | os.O_CREAT, 0o644)  # folders made; no link followed
     try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"waited {timeout_s:g} s for {lock_file}, held by another process "
-                                       "committing the catalog") from None
-                time.sleep(0.02)
+        wait_for_flock(fd, timeout_s, lambda: TimeoutError(
+            f"waited {timeout_s:g} s for {lock_file}, held by another process committing the catalog"), poll_s=0.02)
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
