@@ -52,7 +52,8 @@ def test_server_configs_from_both_files(tmp_path: Path) -> None:
     by_name = {server.name: server for server in servers}
     assert by_name["time"].args == ("mcp-server-time",) and by_name["time"].env == {"TZ": "UTC"}
     assert by_name["shadowed"].command == "new" and by_name["shadowed"].args == ("--flag",)
-    assert any("web" in p and "stdio" in p for p in problems) and any("nocommand" in p and "command" in p for p in problems)
+    assert by_name["web"].url == "https://example.com/mcp" and not any("web" in p for p in problems)  # streamable HTTP
+    assert any("nocommand" in p and "command" in p for p in problems)
     options = load_serve_options(project)
     assert options.allow_writes and not options.allow_network and options.allowed_tools == {"one"}
     assert options.refusal("other", writes=True, network=False) is None

@@ -5,6 +5,7 @@ and whatever a link points to."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from tests.open_runtime_process import cli_env
 from tui_agent.core.project import Project
-from tui_agent.core.tempfolders import owned_temp, sweep
+from tui_agent.core.tempfolders import AWAITING_RECOVERY, owned_temp, sweep
 
 SLOW = "import time\nopen('started', 'w').write('yes')\ntime.sleep(60)\n"
 
@@ -94,3 +95,21 @@ def test_the_sweep_opens_locked_folders_and_never_follows_links(tmp_path: Path) 
     assert (outside / "keep/file").read_text() == "precious"
     assert (temp / f"tuiagent-checkpoint-{pid}-link").is_symlink()
     assert mine.is_dir() and unrelated.is_dir() and legacy.is_dir()
+
+
+def test_another_processes_sweep_keeps_a_killed_runs_overlay_until_its_project_recovers_it(tmp_path: Path) -> None:
+    """A run killed with its tuiagent leaves its writes in an overlay that its project's next start applies: a sweep
+    by any other tuiagent process (another project, a test worker) before that must not delete them."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    pid = dead_pid()
+    waiting = temp / f"tuiagent-sandbox-{pid}-abc"
+    (waiting / "overlay-x/upper").mkdir(parents=True)
+    (waiting / "overlay-x/upper/notes.txt").write_text("the run's work")
+    (waiting / "overlay-x" / AWAITING_RECOVERY).write_text("/project/.agent/cache/overlays/1-overlay-x.json")
+    applied = temp / f"tuiagent-sandbox-{pid}-def"
+    (applied / "overlay-y/upper").mkdir(parents=True)  # no marker: recovered (or never recorded)
+    assert sweep(temp) == [applied.name]
+    assert (waiting / "overlay-x/upper/notes.txt").read_text() == "the run's work"
+    shutil.rmtree(waiting / "overlay-x")  # what the project's recovery does once it applied the writes
+    assert sweep(temp) == [waiting.name]

@@ -21,6 +21,20 @@ def owned_temp(kind: str, parent: Path | None = None) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"tuiagent-{kind}-{os.getpid()}-", dir=parent))
 
 
+AWAITING_RECOVERY = "awaiting-recovery"
+"""A file an overlay run's folder holds while a project record names it (sandbox/overlay_records.py): what the run
+wrote is applied at that project's next start, so no other process's sweep may remove it first."""
+
+
+def awaits_recovery(folder: Path) -> bool:
+    """Whether a folder of a dead process holds an overlay whose writes its project has not recovered yet."""
+    try:
+        return any((child / AWAITING_RECOVERY).exists() for child in folder.iterdir()
+                   if child.is_dir() and not child.is_symlink())
+    except OSError:
+        return True  # unreadable: keep it rather than lose a run's writes
+
+
 def sweep_once() -> list[str]:
     """`sweep()` of the temporary folder, the first time a process asks (later calls return [])."""
     with _lock:
@@ -50,6 +64,8 @@ def sweep(folder: Path) -> list[str]:
             continue
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != me or _alive(int(match.group(1))):
             continue
+        if awaits_recovery(Path(entry.path)):
+            continue  # a killed run's overlay: its project's next start applies what it wrote, then removes it
         if _remove(Path(entry.path)):
             removed.append(entry.name)
     return removed

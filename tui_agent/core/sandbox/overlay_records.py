@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tui_agent.core import projectfs
 from tui_agent.core.sandbox.attribution import collect
+from tui_agent.core.tempfolders import AWAITING_RECOVERY
 from tui_agent.core.sandbox.overlay import OverlayDirs
 from tui_agent.core.catalog.files import process_alive
 
@@ -28,6 +29,7 @@ def begin(cache_dir: Path, dirs: OverlayDirs) -> str | None:
     try:
         data = json.dumps({"folder": str(dirs.folder), "rootless": dirs.rootless}).encode("utf-8")
         projectfs.write_atomic(record, data, sync=False)  # no link followed in .agent/cache/
+        (dirs.folder / AWAITING_RECOVERY).write_text(str(record), encoding="utf-8")  # other processes' sweeps keep it
     except OSError as error:
         return f"{error.strerror or error} ({record.parent})"
     return None

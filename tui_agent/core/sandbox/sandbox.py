@@ -89,9 +89,11 @@ class Sandbox:
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
         sandbox.network_names = configured_names(settings.sandbox_network)
-        await asyncio.to_thread(sweep_once)  # temporary folders of tuiagent processes killed earlier
         sandbox.notices += await asyncio.to_thread(overlay_records.recover, project.root, project.cache_dir)
         sandbox.notices += await asyncio.to_thread(quarantine.recover, project.root, project.cache_dir / "sweeps")
+        # only then the temporary folders of tuiagent processes killed earlier: a killed run's overlay is in one, and
+        # the recovery above applies (or quarantines) what it wrote first
+        await asyncio.to_thread(sweep_once)
         sandbox.toolchain, overlay_problem = await asyncio.gather(
             asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
                               extra_paths=settings.sandbox_paths, project_venv=project_venv),
