@@ -4,7 +4,9 @@ force-added past .gitignore)."""
 
 from __future__ import annotations
 
+import os
 import resource
+import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,8 @@ def untracked_tree(repo: Path) -> None:
         folder = repo / "gen" / f"d{number // 100}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"f{number % 100}.txt").write_text(f"file {number}\n" * 40)
+        past = time.time() - 60  # older than any index written next: git re-hashes "racily clean" files (same second)
+        os.utime(folder / f"f{number % 100}.txt", (past, past))
 
 
 def test_a_new_process_does_not_hash_every_untracked_file_again(repo: Path, tmp_path: Path,

@@ -28,7 +28,7 @@ async def test_plan_mode_shows_the_plan_and_an_approved_proposal_switches_to_ask
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=60, message="the plan's approval")
         modal = app.screen
         assert isinstance(modal, ApprovalScreen) and modal.kind == "plan"
-        assert "switch to ask mode" in modal.summary and [choice.key for choice in modal.choices] == ["y", "n"]
+        assert "switch to ask mode" in modal.summary and [choice.key for choice in modal.choices] == ["y", "r", "n"]  # r: keep planning, with what to change
         assert not (repo / "notes.md").exists()  # the write before the proposal was refused without asking
         plans = [w for w in app.screen_stack[0].query(NoticeMessage) if w.entry.text.startswith("Plan\n")]
         assert len(plans) == 1 and plans[0].entry.text == "Plan\n☑ read the README\n◐ write notes.md (high)"

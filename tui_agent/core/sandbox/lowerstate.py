@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core.sandbox.ignored import IgnoredState
+from tui_agent.core.sandbox.leftovers import GIT, GIT_COMMIT_FILES
 
 Stamp = tuple[int, int, int, int, int]
 """st_ino, st_mode, st_size, st_mtime_ns, st_ctime_ns: agent code or a person can reset mtime, never ctime."""
@@ -97,4 +98,38 @@ def take(root: Path, ignored: IgnoredState | None = None, limit: int = WALK_LIMI
             state.stamps[path] = stamp_of(info)
             if entry.is_dir(follow_symlinks=False):
                 pending.append((path, entry.path))
+    _stamp_git_commit_files(root, state)
     return state
+
+
+GIT_STAMPED_FOLDERS = ("refs", "logs")
+GIT_STAMP_LIMIT = 10_000
+
+
+def _stamp_git_commit_files(root: Path, state: LowerState) -> None:
+    """Stamp what a commit writes in the project's `.git` (index, HEAD, refs, logs; not the objects, which are new
+    when written): the harvest then tells the person's git work during the run from what the run's commit changed
+    by comparing, not by change times (a commit applied just before the run started is not "during" it)."""
+    git = root / GIT
+    try:
+        if not git.is_dir() or git.is_symlink():
+            return
+    except OSError:
+        return
+    for name in GIT_COMMIT_FILES:
+        try:
+            state.stamps[f"{GIT}/{name}"] = stamp_of(os.lstat(git / name))
+        except OSError:
+            continue
+    count = 0
+    for folder in GIT_STAMPED_FOLDERS:
+        for current, folders, files in os.walk(git / folder):  # os.walk follows no link by default
+            for name in [*folders, *files]:
+                path = Path(current) / name
+                try:
+                    state.stamps[path.relative_to(root).as_posix()] = stamp_of(os.lstat(path))
+                except OSError:
+                    continue
+                count += 1
+                if count >= GIT_STAMP_LIMIT:
+                    return
