@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
+from tui_agent.core.slashline import SlashCommand
 from tui_agent.core.errors import PROJECT_FAILURES
 from tui_agent.core.agent.instructions import init_prompt
 
@@ -16,22 +16,6 @@ if TYPE_CHECKING:
 BUILTIN = {"init": ("ask the model to draft AGENTS.md (the project's instructions) from the repository", "a focus"),
            "undo": ("undo the last turn: the files it changed and the tools it authored", None)}
 
-
-@dataclass(frozen=True)
-class Slash:
-    name: str
-    args: str
-
-
-def parse(text: str) -> Slash | None:
-    """`/name rest` (a name the client was offered decides; `//text` and paths like `/usr/bin` are prompts)."""
-    stripped = text.strip()
-    if not stripped.startswith("/") or stripped.startswith("//"):
-        return None
-    head, _, rest = stripped[1:].partition(" ")
-    if not head or "/" in head or "\n" in head:
-        return None
-    return Slash(head.lower(), rest.strip())
 
 
 def recipe_commands(runtime: Runtime) -> list[tuple[str, str]]:
@@ -52,15 +36,15 @@ def available(runtime: Runtime) -> AvailableCommandsUpdate:
     return AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
 
 
-def known(runtime: Runtime, slash: Slash) -> bool:
+def known(runtime: Runtime, slash: SlashCommand) -> bool:
     return slash.name in BUILTIN or slash.name in dict(recipe_commands(runtime))
 
 
-def init_text(slash: Slash) -> str:
+def init_text(slash: SlashCommand) -> str:
     return init_prompt(slash.args)
 
 
-async def run_without_model(runtime: Runtime, slash: Slash) -> str:
+async def run_without_model(runtime: Runtime, slash: SlashCommand) -> str:
     """/undo or a recipe command: what happened, in words (it is the reply the client shows)."""
     if slash.name == "undo":
         undo, agent = runtime.undo, runtime.agent

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from acp import RequestError, update_agent_message_text, update_agent_thought_text
 from acp.schema import SessionMode, SessionModeState, StopReason
 
+from tui_agent.core.slashline import parse_slash
 from tui_agent.acp import commands
 from tui_agent.acp.approvals import AcpApprovals
 from tui_agent.acp.updates import EventMapper
@@ -80,7 +81,7 @@ class AcpSession:
         if self._turn is not None and not self._turn.done():
             raise RequestError.invalid_request({"message": "a prompt is already running in this session: wait for "
                                                            "it, or send session/cancel"})
-        slash = commands.parse(text)
+        slash = parse_slash(text)
         if slash is not None and commands.known(self.runtime, slash) and slash.name != "init":
             reply = await commands.run_without_model(self.runtime, slash)
             await self.client.session_update(session_id=self.session_id, update=update_agent_message_text(reply))

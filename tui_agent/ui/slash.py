@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+
+from tui_agent.core.slashline import SlashCommand as SlashCommand, parse_slash as parse_slash
 
 BUILTIN_COMMANDS: dict[str, str] = {
     "help": "show commands and keys",
@@ -27,25 +28,6 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "init": "ask the model to draft AGENTS.md (the project's instructions) from the repository (/init [FOCUS])",
 }
 
-
-@dataclass(frozen=True)
-class SlashCommand:
-    """A parsed `/name args` line."""
-
-    name: str
-    args: str
-
-
-def parse_slash(text: str) -> SlashCommand | None:
-    """`/name rest` as a SlashCommand; None for ordinary prompts (including `//escaped` and paths like `/usr/bin`)."""
-    stripped = text.strip()
-    if not stripped.startswith("/") or stripped.startswith("//"):
-        return None
-    head, _, rest = stripped[1:].partition(" ")
-    name = head.strip()
-    if not name or "/" in name or "\n" in name:
-        return None
-    return SlashCommand(name=name.lower(), args=rest.strip())
 
 
 def unescape_prompt(text: str) -> str:
