@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tui_agent.core.agent.prompt import estimate_tokens
+from tui_agent.core.agent.system_prompt import estimate_tokens
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.toolfile import source_sha
 from tui_agent.core.events import ToolCallFinished, TurnFinished

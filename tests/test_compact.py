@@ -15,7 +15,7 @@ import pytest
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, thinking, tool_use
 from tui_agent.core.agent.loop import Agent
-from tui_agent.core.agent.compact import COMPACTED, SUMMARY_HEADER, SUMMARY_INSTRUCTION, CompactError, compact_agent
+from tui_agent.core.agent.conversation_summary import COMPACTED, SUMMARY_HEADER, SUMMARY_INSTRUCTION, CompactError, compact_agent
 from tui_agent.core.agent.sessions import load_messages, load_usage, read_events
 from tui_agent.core.events import Notice, TurnFinished
 
@@ -116,7 +116,7 @@ async def test_an_empty_conversation_has_nothing_to_compact(repo: Path, api: Fak
 
 
 def test_the_instruction_joins_a_last_user_message_or_comes_as_its_own() -> None:
-    from tui_agent.core.agent.compact import summary_request
+    from tui_agent.core.agent.conversation_summary import summary_request
 
     ended = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}, {"role": "assistant", "content": [{"type": "text", "text": "Hello."}]}]
     request = summary_request(ended, "  the parser ")
@@ -130,7 +130,7 @@ def test_the_instruction_joins_a_last_user_message_or_comes_as_its_own() -> None
 
 
 async def test_a_conversation_too_long_to_summarize_whole_has_its_old_tool_results_shortened_for_the_summary(repo: Path, api: FakeMessagesAPI) -> None:
-    from tui_agent.core.agent.compaction import SHORTENED_MARK
+    from tui_agent.core.agent.context_limit import SHORTENED_MARK
 
     (repo / "big.txt").write_text("".join(f"line {n} " + "x" * 70 + "\n" for n in range(400)))
     too_long = http_error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")

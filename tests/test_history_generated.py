@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.fake_api import validator
 from tui_agent.core.agent.history import request_messages
-from tui_agent.core.agent.promptplan import with_breakpoints
+from tui_agent.core.agent.frozen_prefix import with_breakpoints
 
 BLANKS = ["", " ", "\n\n", "\t \n"]
 TOOLS = [{"name": name, "description": "x", "input_schema": {"type": "object", "properties": {}}} for name in ("read_file", "grep", "run_shell")]

@@ -23,7 +23,7 @@ from tui_agent.core.runtime import open_runtime
 from tui_agent.core.runtime_state import NoModel, Restricted
 from tui_agent.core.sandbox.protected import matches_protected
 from tui_agent.core.trust import check, describe, trust_folder
-from tui_agent.core.trust.store import trust_file
+from tui_agent.core.trust.trust_file import trust_file
 
 pytestmark = pytest.mark.usefixtures("untrusted_config")
 

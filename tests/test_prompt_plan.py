@@ -5,8 +5,8 @@ from __future__ import annotations
 from tests.fake_api import validator
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.history import request_messages
-from tui_agent.core.agent.prompt import CatalogEntry
-from tui_agent.core.agent.promptplan import PromptPlan, with_breakpoints
+from tui_agent.core.agent.system_prompt import CatalogEntry
+from tui_agent.core.agent.frozen_prefix import PromptPlan, with_breakpoints
 
 BUILTINS = builtin_tools(has_sandbox=True, has_catalog=True, has_recipes=False)
 

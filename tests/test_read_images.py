@@ -11,7 +11,7 @@ import pytest
 
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tui_agent.core.agent.compaction import request_tokens, shorten_old_tool_results
+from tui_agent.core.agent.context_limit import request_tokens, shorten_old_tool_results
 from tui_agent.core.agent.file_tools import edit_file, read_file
 from tui_agent.core.agent.permissions import Permissions, approve_all
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure

@@ -15,7 +15,7 @@ from tests.gitrepo import git
 from tests.catalog_support import opened_catalog, started_sandbox, subjects, tool_source, wait_for
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
-from tui_agent.core.recipes.store import RecipeStore
+from tui_agent.core.recipes.versioned_recipes import RecipeStore
 from tui_agent.core.versioning.gitstore import CatalogGit
 
 ROOT = Path(__file__).resolve().parent.parent

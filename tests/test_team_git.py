@@ -345,7 +345,7 @@ def test_stale_staging_folders_of_killed_runs_are_cleaned(tmp_path: Path, capsys
 
 async def test_a_conflicted_tool_is_flagged_in_the_prompt_index_and_the_catalog_pane(tmp_path: Path) -> None:
     from tests.catalog_support import opened_catalog, started_sandbox
-    from tui_agent.core.agent.prompt import catalog_entries, catalog_index
+    from tui_agent.core.agent.system_prompt import catalog_entries, catalog_index
 
     repo = tmp_path / "repo"
     conflicted_by_a_stash_pop(repo)

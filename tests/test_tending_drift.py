@@ -12,7 +12,7 @@ import pytest
 from tests.gitrepo import git
 from tests.test_tending_cli import DATA_TOOL, cli
 from tui_agent.core.agent.permissions import approve_all
-from tui_agent.core.agent.prompt import catalog_entries, catalog_index, rank
+from tui_agent.core.agent.system_prompt import catalog_entries, catalog_index, rank
 from tui_agent.core.runtime import open_runtime
 
 REPAIR_RECIPE = '''description = "hand a drifted tool to the agent"

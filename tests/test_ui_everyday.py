@@ -13,7 +13,7 @@ from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, to
 from tests.test_ui_turn import send
 from tests.ui_support import (SIZE, answer_confirm, make_app, notifications, ready, row_names, tool_source, turn_answered,
                               turn_failed_shown, wait_until)
-from tui_agent.core.agent.compact import SUMMARY_HEADER, SUMMARY_INSTRUCTION
+from tui_agent.core.agent.conversation_summary import SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.turn import NOT_SENT
 from tui_agent.ui.widgets.messages import ToolCallBlock, UserMessage, tool_outcome

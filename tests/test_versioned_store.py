@@ -10,7 +10,7 @@ from tests.gitrepo import git
 from tests.catalog_support import subjects, tool_source
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.runtime import open_runtime
-from tui_agent.core.versioning.store import Change, StoreItem
+from tui_agent.core.versioning.store_interface import Change, StoreItem
 
 RECIPE_V1 = 'description = "Shout"\n[trigger]\non = "command"\n[action]\ntool = "shout"\nargs = { text = "{args}" }\n'
 RECIPE_V2 = RECIPE_V1.replace('"Shout"', '"Shout louder"')

@@ -148,18 +148,18 @@ def handle_trust(args: argparse.Namespace) -> int:
 def approve_in_project_trust(project: Project, names: list[str]) -> str:
     """`mcp trust NAME` is the person's approval of those servers: in a project trusted by content, their grants as
     they are now join what was approved (nothing else does: a pulled rule still asks); what to do otherwise, or ""."""
-    from tui_agent.core.trust import store
+    from tui_agent.core.trust import trust_file
     from tui_agent.core.trust.grants import mcp_grants
 
-    entry = store.lookup(project.root)
+    entry = trust_file.lookup(project.root)
     if entry is None:
         return ("the project itself is not trusted yet: sessions start no server of it until you run `tuiagent trust` "
                 "(it lists what the project grants)")
-    if entry.approved is None or entry.path != store.real_path(project.root):
+    if entry.approved is None or entry.path != trust_file.real_path(project.root):
         return ""  # a trusted folder: its projects' grants are not pinned, the server approval above is all it takes
     keys = {f"mcp:{name}" for name in names}
     approved = {grant.key: grant.digest for grant in mcp_grants(project) if grant.key in keys}
-    store.amend_approved(project.root, lambda current: {**current, **approved})  # locked: a concurrent untrust stays
+    trust_file.amend_approved(project.root, lambda current: {**current, **approved})  # locked: a concurrent untrust stays
     return ""
 
 

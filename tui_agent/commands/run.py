@@ -13,11 +13,11 @@ from tui_agent.core.textsafety import escaped
 from tui_agent.commands import claude_flags
 from tui_agent.commands.claude_flags import STDIN_PROMPT
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
-from tui_agent.core.agent.headless import OUTPUT_FORMATS, HeadlessPrinter, failed_result
+from tui_agent.core.headless.output import OUTPUT_FORMATS, HeadlessPrinter, failed_result
 from tui_agent.core.headless.claude_names import MODES
 
 if TYPE_CHECKING:
-    from tui_agent.commands.headless_session import Approvals, Session
+    from tui_agent.core.headless.session import Approvals, Session
     from tui_agent.core.headless.control import ControlChannel
     from tui_agent.core.headless.hooks import SdkHooks
     from tui_agent.core.mcp.config import ServerConfig
@@ -80,7 +80,7 @@ def handle(args: argparse.Namespace) -> int:
 
 async def run_headless(args: argparse.Namespace) -> int:
     from tui_agent.commands.cancel_signals import cancel_current_task_on_signals
-    from tui_agent.commands.headless_session import Approvals
+    from tui_agent.core.headless.session import Approvals
     from tui_agent.core.agent.sessions import SessionNotFound
     from tui_agent.core.mcp.config import parse_mcp_config
     from tui_agent.core.project import ConfigError
@@ -137,7 +137,7 @@ async def run_headless(args: argparse.Namespace) -> int:
 def _control_channel(printer: HeadlessPrinter) -> tuple[ControlChannel, SdkHooks]:
     """--input-format stream-json: the control protocol on stdin, started (prompts, `initialize` and the SDK's
     requests), and the SDK's hooks it carries."""
-    from tui_agent.commands.headless_session import initialize_handler
+    from tui_agent.core.headless.session import initialize_handler
     from tui_agent.core.headless.control import ControlChannel
     from tui_agent.core.headless.hooks import SdkHooks
 
@@ -165,7 +165,7 @@ def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, o
              extra: McpHub | None) -> Session:
     import dataclasses
 
-    from tui_agent.commands.headless_session import Session
+    from tui_agent.core.headless.session import Session
     from tui_agent.core.headless.shaping import shape
 
     from tui_agent.core.agent.model import ModelClient

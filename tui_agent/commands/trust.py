@@ -26,11 +26,11 @@ def handle_trust(args: argparse.Namespace) -> int:
     from tui_agent.core.project import Project
     from tui_agent.core.trust import check, describe, grant
     from tui_agent.core.textsafety import escaped
-    from tui_agent.core.trust.store import trust_file
+    from tui_agent.core.trust.trust_file import trust_file
 
     if args.folder:
         from tui_agent.core.trust import trust_folder
-        from tui_agent.core.trust.store import real_path
+        from tui_agent.core.trust.trust_file import real_path
 
         trust_folder(args.folder)
         print(f"Trusted the folder {real_path(args.folder)} and every project below it; recorded in {trust_file()}.")
@@ -78,7 +78,7 @@ def handle_untrust(args: argparse.Namespace) -> int:
     from tui_agent.core.trust import check, revoke
 
     if args.folder:
-        from tui_agent.core.trust.store import forget, real_path
+        from tui_agent.core.trust.trust_file import forget, real_path
 
         removed_folder = forget(args.folder)
         print(f"Untrusted the folder {real_path(args.folder)}." if removed_folder else f"{real_path(args.folder)} was not trusted.")

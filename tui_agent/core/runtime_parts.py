@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from tui_agent.core.trust.check import TrustStatus
     from tui_agent.core.trust.live import GrantWatch
     from tui_agent.core.undo.service import UndoService
-    from tui_agent.core.versioning.store import VersionedStore
+    from tui_agent.core.versioning.store_interface import VersionedStore
     from tui_agent.core.watch import ProjectWatcher
 
 

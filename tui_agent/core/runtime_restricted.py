@@ -13,7 +13,7 @@ from tui_agent.core.trust.check import TrustStatus
 from tui_agent.core.trust.restrict import ignored_grants, restricted_settings
 
 if TYPE_CHECKING:
-    from tui_agent.core.versioning.store import VersionedStore
+    from tui_agent.core.versioning.store_interface import VersionedStore
 
 
 def project_permissions(project: Project, settings: Settings, status: TrustStatus, approve: ApprovalCallback, *,

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from tui_agent.core.recipes.engine import RecipeEngine
     from tui_agent.core.sandbox import Sandbox
     from tui_agent.core.tending.suggestions import SuggestionBook
-    from tui_agent.core.versioning.store import VersionedStore
+    from tui_agent.core.versioning.store_interface import VersionedStore
 
 __all__ = ["Core", "NoModel", "Opening", "Ready", "Restricted", "Runtime", "RuntimeState", "Workshop", "agent_of",
            "catalog_of", "recipes_of", "runtime_of", "sandbox_of", "suggestions_of", "unavailable",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from tui_agent.core.versioning.store import StoreItem as CatalogRow
+from tui_agent.core.versioning.store_interface import StoreItem as CatalogRow
 
 __all__ = ["CatalogRow", "SORT_KEYS", "STATUSES", "filter_rows", "format_last_used", "sort_rows"]
 

@@ -50,7 +50,7 @@ def context_percent_of(event: Usage, limit_tokens: int) -> int:
 
 def estimated_percent(agent: Agent) -> int:
     """The conversation's messages as a share of the context limit, estimated from their size (no request made)."""
-    from tui_agent.core.agent.prompt import estimate_tokens
+    from tui_agent.core.agent.system_prompt import estimate_tokens
 
     used = estimate_tokens(json.dumps(agent.messages))
     return min(100, round(100 * used / agent.context_limit_tokens)) if agent.context_limit_tokens > 0 else 0
@@ -64,9 +64,9 @@ def resumed_figures(agent: Agent, last: Usage | None) -> UsageFigures:
 
 
 async def run_compact(host: UIHost, turns: TurnRunner, focus: str) -> None:
-    """`/compact [focus]`: the model summarizes the conversation, which the summary then replaces (core/agent/compact).
+    """`/compact [focus]`: the model summarizes the conversation, which the summary then replaces (core/agent/conversation_summary).
     Runs as the agent's turn would (busy header, Esc cancels it); a failure or a cancel leaves the conversation as it was."""
-    from tui_agent.core.agent.compact import CompactError, Summary, compact_agent
+    from tui_agent.core.agent.conversation_summary import CompactError, Summary, compact_agent
     from tui_agent.core.runtime_state import agent_of
 
     if turns.running:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tui_agent.core.versioning.store import first_line
+from tui_agent.core.versioning.store_interface import first_line
 from tui_agent.ui.catalog_rows import CatalogRow
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from tui_agent.core.errors import PROJECT_FAILURES
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.sessions import SessionLog
-    from tui_agent.core.versioning.store import VersionedStore
+    from tui_agent.core.versioning.store_interface import VersionedStore
     from tui_agent.core.undo.journal import TurnRecord
     from tui_agent.core.undo.service import UndoService
 

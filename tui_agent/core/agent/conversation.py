@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from tui_agent.core.agent.compaction import shorten_more
+from tui_agent.core.agent.context_limit import shorten_more
 from tui_agent.core.agent.session_turns import ROLLBACK_RECORD, THINKING_DROPPED_RECORD
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import ToolOutput
@@ -137,7 +137,7 @@ class Conversation:
     # ------------------------------------------------------------------ changing earlier turns
 
     def shorten(self, level: int) -> tuple[int, int]:
-        """Shorten old tool results and inputs (compaction.shorten_more): (how many, the next level)."""
+        """Shorten old tool results and inputs (context_limit.shorten_more): (how many, the next level)."""
         messages = copy.deepcopy([message_of(turn) for turn in self.turns])
         count, level = shorten_more(messages, level)
         for index, (turn, message) in enumerate(zip(list(self.turns), messages, strict=True)):

@@ -1,6 +1,6 @@
 """Project instructions (AGENTS.md, CLAUDE.md, the person's own) and the environment block, read once per session.
 
-Both go into the system prompt, which is frozen for the whole conversation (promptplan): an edit to AGENTS.md is
+Both go into the system prompt, which is frozen for the whole conversation (frozen_prefix): an edit to AGENTS.md is
 picked up by the next session, and nothing here changes a byte of a running conversation's cached prefix.
 """
 

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.executor import ToolExecutor
 from tui_agent.core.agent.conversation import CANCELLED_RESULT as CANCELLED_RESULT, Conversation
-from tui_agent.core.agent.compaction import request_tokens
+from tui_agent.core.agent.context_limit import request_tokens
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
 from tui_agent.core.agent.providers import ToolProvider
-from tui_agent.core.agent.prompting import Prompting
-from tui_agent.core.agent.promptplan import PromptPlan
+from tui_agent.core.agent.request_prefix import Prompting
+from tui_agent.core.agent.frozen_prefix import PromptPlan
 from tui_agent.core.agent.request import CacheMark, PromptParts, RequestSettings, build_request
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.stops import REFUSED_PLACEHOLDER, StopHandling, handling
@@ -204,7 +204,7 @@ class Agent:
 
     def prompt_parts(self) -> PromptParts:
         """The system blocks and the `tools` array of the next request: fixed when the conversation starts (see
-        promptplan); the API's web search, when enabled for a model that has it, leads the tools (it stays put)."""
+        frozen_prefix); the API's web search, when enabled for a model that has it, leads the tools (it stays put)."""
         parts, fresh = self.prompting.parts(self.conversation, self.settings)
         if fresh:
             self._previous_end = None

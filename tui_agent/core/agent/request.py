@@ -3,7 +3,7 @@
 The messages obey the API's rules (history.py: no blank text, tool results first, roles alternating), thinking blocks
 lead their assistant message (as the API sent them; a merged message keeps them first), no thinking at all for a
 model tuiagent does not know to think, and cache_control sits on the last block and on the block where the previous
-request ended (promptplan.with_breakpoints).
+request ended (frozen_prefix.with_breakpoints).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tui_agent.core.agent.history import request_messages, without_thinking
-from tui_agent.core.agent.promptplan import with_breakpoints
+from tui_agent.core.agent.frozen_prefix import with_breakpoints
 from tui_agent.core.agent.thinking import ThinkingConfig
 from tui_agent.core.agent.turns import THINKING_TYPES, Turn, merged_messages
 

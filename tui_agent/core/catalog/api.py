@@ -25,7 +25,7 @@ from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.outside_edits import OutsideEdits
 from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
-from tui_agent.core.versioning.store import Change, StoreItem
+from tui_agent.core.versioning.store_interface import Change, StoreItem
 from tui_agent.core.catalog import untrusted
 from tui_agent.core.catalog.untrusted import intact_copy, last_good_copy
 from tui_agent.core.versioning.unsaved import unsaved_work

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tui_agent.core.catalog.models import ToolRecord, ToolSpec
-from tui_agent.core.versioning.store import StoreItem, as_timestamp, first_line
+from tui_agent.core.versioning.store_interface import StoreItem, as_timestamp, first_line
 
 
 def tool_access(spec: ToolSpec | None) -> str:

@@ -18,7 +18,7 @@ from tui_agent.core.catalog.toolfile import MAX_TOOL_BYTES, check_name
 
 if TYPE_CHECKING:
     from tui_agent.core.catalog.api import Catalog
-    from tui_agent.core.versioning.store import Change
+    from tui_agent.core.versioning.store_interface import Change
 
 
 class SkillImportError(TuiAgentError, ValueError):

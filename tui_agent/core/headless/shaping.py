@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tui_agent.core.agent.prompt import INSTRUCTIONS, CatalogEntry
-from tui_agent.core.agent.promptplan import PromptPlan
+from tui_agent.core.agent.system_prompt import INSTRUCTIONS, CatalogEntry
+from tui_agent.core.agent.frozen_prefix import PromptPlan
 from tui_agent.core.agent.providers import ToolProvider
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
 from tui_agent.core.events import Event

@@ -16,7 +16,7 @@ from tui_agent.core.recipes.engine import RecipeEngine
 from tui_agent.core.recipes.seams import SubmitPrompt, ToolRunner, WriteApprover
 from tui_agent.core.recipes.loopguard import LoopGuard
 from tui_agent.core.recipes.runlog import RunLog
-from tui_agent.core.recipes.store import RecipeStore
+from tui_agent.core.recipes.versioned_recipes import RecipeStore
 
 
 async def catch_up(engine: RecipeEngine) -> None:

@@ -26,7 +26,7 @@ from tui_agent.core.recipes.placeholders import fill_text, fill_value, uses
 from tui_agent.core.recipes.reload import reload_recipe_files
 from tui_agent.core.recipes.runlog import RunLog
 from tui_agent.core.recipes.seams import SubmitPrompt, ToolRunner, WriteApprover
-from tui_agent.core.recipes.store import RecipeChange, RecipeStore
+from tui_agent.core.recipes.versioned_recipes import RecipeChange, RecipeStore
 from tui_agent.core.watch import ProjectWatcher
 
 if TYPE_CHECKING:

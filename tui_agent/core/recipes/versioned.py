@@ -7,9 +7,9 @@ from typing import Literal
 from tui_agent.core import projectfs
 from tui_agent.core.recipes.engine import RecipeEngine
 from tui_agent.core.recipes.model import RecipeRecord
-from tui_agent.core.recipes.store import RecipeChange
+from tui_agent.core.recipes.versioned_recipes import RecipeChange
 from tui_agent.core.versioning.gitqueries import HistoryEntry
-from tui_agent.core.versioning.store import Change, StoreItem, as_timestamp, first_line
+from tui_agent.core.versioning.store_interface import Change, StoreItem, as_timestamp, first_line
 
 
 def recipe_item(record: RecipeRecord) -> StoreItem:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from tui_agent.core.agent.prompt import catalog_index, entries_from_records, estimate_tokens, rank
+from tui_agent.core.agent.system_prompt import catalog_index, entries_from_records, estimate_tokens, rank
 from tui_agent.core.tending.chains import Chain
 from tui_agent.core.tending.doctor import DoctorInput, Finding, examine, summary
 from tui_agent.core.tending.suggestions import SuggestionBook

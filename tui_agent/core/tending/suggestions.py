@@ -9,7 +9,7 @@ from typing import Any
 
 from tui_agent.core.agent.sessions import read_records
 from tui_agent.core.catalog.state import StateStore
-from tui_agent.core.versioning.store import StoreItem
+from tui_agent.core.versioning.store_interface import StoreItem
 from tui_agent.core.tending.chains import Call, Chain, calls_in_session, find_chains
 from tui_agent.core.tending.peer_calls import peer_transcripts
 

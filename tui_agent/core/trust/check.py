@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from tui_agent.core.project import Project
-from tui_agent.core.trust import store
+from tui_agent.core.trust import trust_file
 from tui_agent.core.trust.grants import Grant, changes, fingerprint, git_approval, git_grants, project_grants
 from tui_agent.core.versioning.gitdoor import approve, ask_trust_with, withdraw
 
@@ -53,23 +53,23 @@ def approve_git(project: Project, grants: list[Grant] | None = None) -> None:
 
 
 def trust_for_this_run(project: Project) -> TrustStatus:
-    root = store.real_path(project.root)
+    root = trust_file.real_path(project.root)
     _TRUSTED_THIS_RUN.add(root)
     approve_git(project)
     return TrustStatus(root, "this run")
 
 
 def end_this_run(project: Project) -> None:
-    _TRUSTED_THIS_RUN.discard(store.real_path(project.root))
+    _TRUSTED_THIS_RUN.discard(trust_file.real_path(project.root))
 
 
 def check(project: Project) -> TrustStatus:
     """The project's trust as recorded outside it (parent folders included), compared by content."""
-    root = store.real_path(project.root)
+    root = trust_file.real_path(project.root)
     if root in _TRUSTED_THIS_RUN:
         approve_git(project)
         return TrustStatus(root, "this run")
-    entry = store.lookup(root)
+    entry = trust_file.lookup(root)
     if entry is None:
         withdraw(project.root)
         return TrustStatus(root, "new")
@@ -88,10 +88,10 @@ def check(project: Project) -> TrustStatus:
 def grant(project: Project) -> TrustStatus:
     """Trust the project with exactly what it grants now (a later change asks again)."""
     grants = project_grants(project)
-    store.record(project.root, fingerprint(grants))
+    trust_file.record(project.root, fingerprint(grants))
     approve_git(project, grants)
-    store.swap_seen_tools(project.root, tool_digests(project))
-    return TrustStatus(store.real_path(project.root), "trusted")
+    trust_file.swap_seen_tools(project.root, tool_digests(project))
+    return TrustStatus(trust_file.real_path(project.root), "trusted")
 
 
 def tool_digests(project: Project) -> dict[str, str]:
@@ -111,7 +111,7 @@ def tools_changed_since_last_seen(project: Project) -> list[str]:
     """The tools added or changed since this trusted project was last opened or closed (a pull, an outside edit),
     recording the current ones as seen; [] for a folder-trusted project (nothing is recorded for it)."""
     now = tool_digests(project)
-    before = store.swap_seen_tools(project.root, now)
+    before = trust_file.swap_seen_tools(project.root, now)
     if before is None:
         return []
     return sorted(name for name, digest in now.items() if before.get(name) != digest)
@@ -119,12 +119,12 @@ def tools_changed_since_last_seen(project: Project) -> list[str]:
 
 def trust_folder(folder: str) -> None:
     """Trust a folder and every project below it, whatever they hold (VS Code's parent-folder trust)."""
-    store.record(folder, None)
+    trust_file.record(folder, None)
 
 
 def revoke(project: Project) -> bool:
     withdraw(project.root)
-    return store.forget(project.root)
+    return trust_file.forget(project.root)
 
 
 def approve_local_change(project: Project, *, added: str | None = None, removed: str | None = None) -> None:
@@ -143,7 +143,7 @@ def approve_local_change(project: Project, *, added: str | None = None, removed:
         changed.update(digests)
         return changed
 
-    store.amend_approved(project.root, one_rule)
+    trust_file.amend_approved(project.root, one_rule)
 
 
 ask_trust_with(lambda root: check(Project.at(root)).trusted)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tui_agent.core import projectfs
 from tui_agent.core.project import Project
-from tui_agent.core.trust import store
+from tui_agent.core.trust import trust_file
 from tui_agent.core.trust.grants import Grant, project_grants, recipe_grant
 
 GRANT_FILES = (".agent/config.toml", ".agent/config.local.toml", ".mcp.json")
@@ -48,7 +48,7 @@ class GrantWatch:
         meanwhile, are not news."""
         if not self.active:
             return None
-        entry = store.lookup(self.project.root)
+        entry = trust_file.lookup(self.project.root)
         return entry.approved if entry is not None else None
 
     def _approved(self, grant: Grant, approved: dict[str, str] | None) -> bool:

@@ -9,7 +9,7 @@ from tui_agent.core import projectfs
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.project import Project
 from tui_agent.core.trust.describe import tool_summary
-from tui_agent.core.versioning.store import Change, Kind, StoreItem
+from tui_agent.core.versioning.store_interface import Change, Kind, StoreItem
 from tui_agent.core.versioning.versions import diff_since
 
 if TYPE_CHECKING:

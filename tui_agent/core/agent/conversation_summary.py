@@ -11,10 +11,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tui_agent.core.agent.compaction import shorten_more
+from tui_agent.core.agent.context_limit import shorten_more
 from tui_agent.core.agent.history import request_messages, without_thinking
 from tui_agent.core.agent.model import ModelError, ModelReply
-from tui_agent.core.agent.promptplan import with_breakpoints
+from tui_agent.core.agent.frozen_prefix import with_breakpoints
 from tui_agent.core.errors import ErrorKind, TuiAgentError
 from tui_agent.core.events import Notice, Usage
 

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.callgate import InputReplaced
-from tui_agent.core.agent.headless import HeadlessPrinter, RunInfo
+from tui_agent.core.headless.output import HeadlessPrinter, RunInfo
 from tui_agent.core.agent.permissions import ApprovalRequest, flag_approver
 from tui_agent.core.agent.toolbase import ToolFailure
 from tui_agent.core.events import TurnFailed

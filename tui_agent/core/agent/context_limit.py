@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from tui_agent.core.agent.images import image_token_correction
-from tui_agent.core.agent.prompt import estimate_tokens
+from tui_agent.core.agent.system_prompt import estimate_tokens
 
 KEEP_RECENT_MESSAGES = 4
 SHORTENED_KEEP_CHARS = 300

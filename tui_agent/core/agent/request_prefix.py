@@ -1,6 +1,6 @@
 """The prompt half of every request: system blocks and tools frozen when a conversation starts, changes told as notes.
 
-`parts(conversation)` gives the system blocks and the tools array (promptplan.PromptPlan freezes them for the
+`parts(conversation)` gives the system blocks and the tools array (frozen_prefix.PromptPlan freezes them for the
 conversation's list of turns; a new list, after /clear or a resume, freezes them again with AGENTS.md and the
 environment read anew). `announce_changes` adds a note to the conversation when the catalog or the permission mode
 changed since the model was told; a prompt taken back takes that telling back too.
@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from tui_agent.core.agent.conversation import Conversation
 from tui_agent.core.agent.instructions import Environment, project_instructions
 from tui_agent.core.agent.permissions import Permissions
-from tui_agent.core.agent.prompt import CatalogEntry, catalog_entries, rank
-from tui_agent.core.agent.promptplan import PromptPlan
+from tui_agent.core.agent.system_prompt import CatalogEntry, catalog_entries, rank
+from tui_agent.core.agent.frozen_prefix import PromptPlan
 from tui_agent.core.agent.providers import ToolProvider, with_provided_tools
 from tui_agent.core.agent.request import PromptParts
 from tui_agent.core.agent.toolbase import BuiltinTool

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_agent.core.agent.prompt import CACHE, CatalogEntry, catalog_index, system_blocks
+from tui_agent.core.agent.system_prompt import CACHE, CatalogEntry, catalog_index, system_blocks
 from tui_agent.core.agent.toolbase import BuiltinTool
 
 NO_CATALOG = "The tool catalog is not available in this session."
