@@ -72,7 +72,7 @@ async def agent_turns(repo: Path, api: FakeMessagesAPI, turns: int) -> float:
 async def build_request_times(repo: Path, tools: int) -> tuple[float, float, int, int]:
     runtime = await open_runtime(repo, approve=approve_all, base_url="http://127.0.0.1:9", api_key="bench")
     agent = runtime.agent
-    assert agent is not None and runtime.catalog is not None
+    assert agent is not None and runtime.workshop.catalog is not None
 
     def timed() -> float:
         started = time.perf_counter()
@@ -81,7 +81,7 @@ async def build_request_times(repo: Path, tools: int) -> tuple[float, float, int
         return (time.perf_counter() - started) / 20
 
     empty = timed()
-    pipeline = runtime.catalog.pipeline
+    pipeline = runtime.workshop.catalog.pipeline
     for i in range(tools):
         data = f"def tool_{i:04d}(x: int) -> int:\n    return x + {i}\n".encode()
         (repo / f".agent/tools/tool_{i:04d}.py").write_bytes(data)

@@ -87,7 +87,7 @@ async def run_condition(root: Path, expected: dict[str, list[str]], *, authoring
     try:
         agent = runtime.agent
         if agent is None:
-            raise SystemExit(runtime.model_error)
+            raise SystemExit(runtime.core.model_error)
         if not authoring:
             agent.builtins.pop("create_tool", None)
             agent.add_note(OFF_NOTE)

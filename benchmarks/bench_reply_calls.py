@@ -84,12 +84,12 @@ RUN_ALONE = "sandboxed run alone, per call"
 async def runs_alone(runtime: Runtime, count: int) -> float:
     """Ms per call of `count` back-to-back `Sandbox.call_function` runs of the same tool, no agent around them:
     what the sandbox itself costs, so the rest of a catalog call's figure is the bookkeeping around it."""
-    assert runtime.sandbox is not None and runtime.catalog is not None
-    entry = runtime.catalog.registry.get("ping")
+    assert runtime.core.sandbox is not None and runtime.workshop.catalog is not None
+    entry = runtime.workshop.catalog.registry.get("ping")
     assert entry is not None and entry.runnable is not None
     started = time.perf_counter()
     for _ in range(count):
-        result = await runtime.sandbox.call_function(module="ping", function="ping", kwargs={"x": 1},
+        result = await runtime.core.sandbox.call_function(module="ping", function="ping", kwargs={"x": 1},
                                                      module_path=entry.runnable, policy=SandboxPolicy(project_writable=False))
         assert result.ok, result
     return (time.perf_counter() - started) * 1000 / count
@@ -98,9 +98,9 @@ async def runs_alone(runtime: Runtime, count: int) -> float:
 async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> dict[str, list[float]]:
     runtime = await open_runtime(repo, approve=approve_all, base_url=api.base_url, api_key="bench",
                                  trust_project=True)
-    assert runtime.agent is not None and runtime.catalog is not None
+    assert runtime.agent is not None and runtime.workshop.catalog is not None
     arrivals = Arrivals(api)
-    record = await runtime.catalog.save("ping", TOOL, author="bench")
+    record = await runtime.workshop.catalog.save("ping", TOOL, author="bench")
     assert record.record.spec is not None and not record.record.spec.writes, record
     ping = ("ping", {"x": 1})
     read = ("read_file", {"path": "README.md"})

@@ -108,7 +108,7 @@ async def build_big_project(root: Path, count: int) -> float:
         git(root, "commit", "-qm", f"{count} tools")
     started = time.perf_counter()
     runtime = await open_runtime(root, approve=deny_all)
-    assert len(runtime.catalog.tools()) == count, runtime.problems
+    assert len(runtime.workshop.catalog.tools()) == count, runtime.core.problems
     await runtime.aclose()
     return time.perf_counter() - started
 
@@ -334,7 +334,7 @@ async def bench_freshness(runs: int = 5) -> None:
     cli = [sys.executable, "-m", "tui_agent.cli", "--project", str(root), "tools"]
     async with app.run_test(size=SIZE):
         await app.ready.wait()
-        await app.runtime.catalog.save("double", TOOL.format(name="double", i=2))
+        await app.runtime.workshop.catalog.save("double", TOOL.format(name="double", i=2))
         await wait(lambda: len(app.catalog_pane.rows) == 1)
         latencies, cli_times = [], []
         for run in range(1, runs + 1):

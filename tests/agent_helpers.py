@@ -15,6 +15,7 @@ from tests.fake_messages_api import FakeMessagesAPI
 from tui_agent.core.agent.permissions import ApprovalCallback, approve_all
 from tui_agent.core.events import Event, ToolOutputDelta
 from tui_agent.core.runtime import Runtime, open_runtime
+from tui_agent.core.runtime_state import agent_of
 
 FLAKY_TOOL = '''"""Find the recipe runs whose outcome flips between pass and fail."""
 
@@ -74,15 +75,15 @@ def write_traces(repo: Path) -> None:
 async def agent_runtime(repo: Path, api: FakeMessagesAPI, *, approve: ApprovalCallback = approve_all, **options: Any) -> AsyncIterator[Runtime]:
     runtime = await open_runtime(repo, approve=approve, base_url=api.base_url, api_key="test-key", retry_base_delay_s=0.01, **options)
     try:
-        assert runtime.agent is not None, runtime.model_error
+        assert agent_of(runtime) is not None, runtime.core.model_error
         yield runtime
     finally:
         await runtime.aclose()
 
 
 async def run_turn(runtime: Runtime, prompt: str) -> list[Event]:
-    assert runtime.agent is not None
-    return [event async for event in runtime.agent.run_turn(prompt)]
+    assert agent_of(runtime) is not None
+    return [event async for event in agent_of(runtime).run_turn(prompt)]
 
 
 def of_type(events: list[Event], kind: type) -> list[Any]:
@@ -93,8 +94,8 @@ async def cancel_once_started(runtime: Runtime, prompt: str, on_started: Callabl
     """Run a turn until its shell command prints `started` (then `on_started()`, as the person would act while it
     runs), and cancel it as Esc does; the time of the cancel (time.monotonic()) is returned. A run's writes reach the
     project when it ends (an overlay): its output is what says it is running."""
-    assert runtime.agent is not None
-    turn = runtime.agent.run_turn(prompt)
+    assert agent_of(runtime) is not None
+    turn = agent_of(runtime).run_turn(prompt)
     started = asyncio.Event()
 
     async def consume() -> None:

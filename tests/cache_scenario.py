@@ -13,6 +13,7 @@ from tests.fake_messages_api import FakeMessagesAPI, RecordedRequest, Response, 
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.toolfile import source_sha
 from tui_agent.core.events import ToolCallFinished, TurnFinished
+from tui_agent.core.runtime_state import agent_of, catalog_of
 
 AUTHORED = '''"""Add two numbers."""
 
@@ -97,9 +98,9 @@ async def run_turn_for_cache(repo: Path, *, requests: int, tools: int, top_k: in
     with FakeMessagesAPI(strict=strict) as api:
         api.respond_with(lambda request: scripted_reply(len(api.requests) - 1, requests, top_k, tools))
         async with agent_runtime(repo, api) as runtime:
-            register_catalog(runtime.catalog, repo, tools)
-            assert runtime.agent is not None
-            events = [event async for event in runtime.agent.run_turn("Gather every metric of this project.")]
+            register_catalog(catalog_of(runtime), repo, tools)
+            assert agent_of(runtime) is not None
+            events = [event async for event in agent_of(runtime).run_turn("Gather every metric of this project.")]
         log = list(api.cache_log)
         sent = list(api.requests)
     figures = CacheFigures(

@@ -22,8 +22,8 @@ HOLDER = textwrap.dedent("""
             return True
         runtime = await open_runtime(sys.argv[1], approve=approve)  # watching, as the TUI does
         if len(sys.argv) > 2:
-            runtime.catalog.settle.settle_s = float(sys.argv[2])  # a settle window the CLI surely runs inside
-        await asyncio.wait_for(runtime.watcher.ready.wait(), 60)
+            runtime.workshop.catalog.settle.settle_s = float(sys.argv[2])  # a settle window the CLI surely runs inside
+        await asyncio.wait_for(runtime.workshop.watcher.ready.wait(), 60)
         print("ready", flush=True)
         try:
             await asyncio.sleep(3600)

@@ -11,6 +11,7 @@ from tui_agent.core.agent.system_prompt import estimate_tokens
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.toolfile import source_sha
 from tui_agent.core.events import ToolCallFinished, TurnFinished
+from tui_agent.core.runtime_state import agent_of, catalog_of
 
 TOOLS = 1000
 
@@ -55,10 +56,10 @@ async def test_a_thousand_tools_stay_within_the_bounds_and_all_are_reachable(rep
             reply(text("yes")),
         )
         async with agent_runtime(repo, api) as runtime:
-            register_many(runtime.catalog, repo)
+            register_many(catalog_of(runtime), repo)
             events = await run_turn(runtime, "find the tool that adds 777 and call it with 1")
             await run_turn(runtime, "is it listed now?")
-            runtime.agent.clear()
+            agent_of(runtime).clear()
             await run_turn(runtime, "and in a new conversation?")
     assert of_type(events, TurnFinished)[0].text == "tool_0777 gives 778"
     first, second, third, fourth, fifth = api.requests

@@ -14,6 +14,7 @@ from tui_agent.core.agent.loop import CANCELLED_RESULT
 from tui_agent.core.agent.permissions import ApprovalRequest, deny_all
 from tui_agent.core.agent.sessions import load_messages
 from tui_agent.core.events import ApprovalDenied, Notice, TextDelta, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFailed, TurnFinished
+from tui_agent.core.runtime_state import agent_of
 
 
 async def test_the_same_failing_call_three_times_stops_the_loop(repo: Path) -> None:
@@ -59,7 +60,7 @@ async def test_cancelling_a_turn_kills_the_run_and_answers_every_tool_use(repo: 
         api.enqueue(reply(tool_use("run_shell", {"command": "sleep 30"}), tool_use("read_file", {"path": "README.md"})))
         api.enqueue(reply(text("fine, moving on")))
         async with agent_runtime(repo, api) as runtime:
-            agent = runtime.agent
+            agent = agent_of(runtime)
             assert agent is not None
             seen: list[object] = []
 
@@ -108,7 +109,7 @@ async def test_prompt_caching_marks_the_system_and_the_last_tool(repo: Path) -> 
         api.enqueue(reply(text("hi")))
         async with agent_runtime(repo, api) as runtime:
             events = await run_turn(runtime, "hello")
-            usage = runtime.agent.usage if runtime.agent else None
+            usage = agent_of(runtime).usage if agent_of(runtime) else None
     body = api.requests[0].body
     assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
     assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
@@ -226,7 +227,7 @@ async def test_cancelling_while_streaming_keeps_the_shown_text_and_the_conversat
     with FakeMessagesAPI() as api:
         api.enqueue(reply(text("A long answer that streams slowly, piece by piece, " * 4), delay_s=0.05), reply(text("short")))
         async with agent_runtime(repo, api) as runtime:
-            agent = runtime.agent
+            agent = agent_of(runtime)
             assert agent is not None
             deltas: list[str] = []
 
@@ -257,7 +258,7 @@ async def test_without_a_sandbox_the_agent_still_works_with_file_tools(repo: Pat
         api.enqueue(reply(tool_use("read_file", {"path": "README.md"})), reply(text("read")))
         async with agent_runtime(repo, api, sandbox_tier="rlimits") as runtime:
             events = await run_turn(runtime, "read")
-            problems = list(runtime.problems)
+            problems = list(runtime.core.problems)
     assert problems and "sandbox unavailable" in problems[0]
     names = api.requests[0].tool_names
     assert "read_file" in names and "run_shell" not in names and "create_tool" not in names
@@ -269,8 +270,8 @@ async def test_old_tool_results_are_shortened_before_the_estimate_reaches_the_li
     with FakeMessagesAPI() as api:
         api.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("read it")), reply(text("cut"), stop_reason="max_tokens"))
         async with agent_runtime(repo, api) as runtime:
-            assert runtime.agent is not None
-            runtime.agent.context_limit_tokens = 6000  # the first request fits, the file's 14k characters do not
+            assert agent_of(runtime) is not None
+            agent_of(runtime).context_limit_tokens = 6000  # the first request fits, the file's 14k characters do not
             await run_turn(runtime, "read big.txt")
             events = await run_turn(runtime, "and now?")
     notices = [n.message for n in of_type(events, Notice)]

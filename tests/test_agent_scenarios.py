@@ -12,6 +12,7 @@ from tests.agent_helpers import FLAKY_TOOL, GOOD_TOOL, agent_runtime, of_type, r
 from tests.fake_messages_api import FakeMessagesAPI, RecordedRequest, Response, http_error, mid_stream_error, reply, text, tool_use
 from tests.gitrepo import git, user_state
 from tui_agent.core.events import Notice, TextDelta, ToolAuthored, ToolCallFinished, TurnFailed, TurnFinished
+from tui_agent.core.runtime_state import catalog_of
 
 FOUR_CALLS = [
     ("list_files", {"pattern": "traces/*.jsonl"}),
@@ -106,7 +107,7 @@ async def test_scenario_3_a_broken_create_tool_gets_an_error_and_the_catalog_is_
         api.respond_with(lambda request: reply(text("fixed later")))
         async with agent_runtime(repo, api) as runtime:
             await run_turn(runtime, "make count_lines")
-            catalog = runtime.catalog
+            catalog = catalog_of(runtime)
             head_before = git(repo, "rev-parse", "HEAD")
             records_before = [(r.name, r.status, r.spec) for r in catalog.tools()]
             events = await run_turn(runtime, "improve count_lines")

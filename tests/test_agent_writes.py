@@ -12,6 +12,7 @@ from tests.catalog_support import tool_source
 from tests.test_catalog_writes import WRITE_APP_SNIPPET, writer_source
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.events import ApprovalDenied
+from tui_agent.core.runtime_state import catalog_of
 
 ORIGINAL_APP = "print('hello, unstaged')\n"
 
@@ -91,7 +92,7 @@ async def test_read_only_mode_refuses_writes_tools_and_run_python_imports_last_g
             before = user_state(dirty_repo)
             (dirty_repo / ".agent" / "tools" / "double.py").write_text("def double(x: int) -> int:\n    return (x\n")  # broken on disk
             await run_turn(runtime, "try")
-            assert runtime.catalog.get("double").status == "broken"
+            assert catalog_of(runtime).get("double").status == "broken"
     refused, snippet, composed = api.requests[1].tool_results()
     assert refused["is_error"] and "read-only mode" in refused["content"]
     assert snippet["is_error"] and "Read-only file system" in snippet["content"]

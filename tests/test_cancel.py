@@ -18,6 +18,7 @@ from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tui_agent.core.agent.loop import CANCELLED_RESULT
 from tui_agent.core.agent.sessions import INTERRUPTED_RESULT, load_messages
 from tui_agent.core.events import ToolCallStarted
+from tui_agent.core.runtime_state import agent_of
 
 TIERS = ["bubblewrap", "rlimits"]
 
@@ -52,7 +53,7 @@ async def test_cancelling_an_approved_run_shell_kills_it_within_a_second(repo: P
         api.enqueue(reply(tool_use("read_file", {"path": "README.md"}), tool_use("run_shell", {"command": probe_command(tag)})))
         api.enqueue(reply(text("ok")))
         async with agent_runtime(repo, api, sandbox_tier=tier) as runtime:
-            agent = runtime.agent
+            agent = agent_of(runtime)
             assert agent is not None
             seen: list[object] = []
 

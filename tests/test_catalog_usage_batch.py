@@ -10,6 +10,7 @@ from tests.agent_helpers import agent_runtime
 from tests.catalog_support import tool_source
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tui_agent.core.events import ToolCallFinished
+from tui_agent.core.runtime_state import agent_of, catalog_of
 
 
 def runs_on_disk(repo: Path) -> int:
@@ -23,22 +24,22 @@ async def test_a_replys_calls_are_counted_in_one_transaction_at_its_end(repo: Pa
     tools.mkdir(parents=True)
     (tools / "double.py").write_text(tool_source("double"))
     async with agent_runtime(repo, api) as runtime:
-        assert runtime.agent is not None
+        assert agent_of(runtime) is not None
         api.enqueue(reply(*[tool_use("double", {"x": index}) for index in range(3)]), reply(text("done")))
         seen: list[int] = []
-        async for event in runtime.agent.run_turn("double three numbers"):
+        async for event in agent_of(runtime).run_turn("double three numbers"):
             if isinstance(event, ToolCallFinished):
                 seen.append(runs_on_disk(repo))
         assert seen == [0, 0, 0]  # no commit per call
-        assert runs_on_disk(repo) == 3 and runtime.catalog.state.usage()["double"].calls == 3
+        assert runs_on_disk(repo) == 3 and catalog_of(runtime).state.usage()["double"].calls == 3
 
         api.enqueue(reply(*[tool_use("double", {"x": index}) for index in range(3)]), reply(text("done")))
-        turn = runtime.agent.run_turn("again, stopped after the second")
+        turn = agent_of(runtime).run_turn("again, stopped after the second")
         finished = 0
         async for event in turn:
             if isinstance(event, ToolCallFinished):
                 finished += 1
-                assert runtime.catalog.state.usage()["double"].calls == 3 + finished  # the process reads its own
+                assert catalog_of(runtime).state.usage()["double"].calls == 3 + finished  # the process reads its own
                 if finished == 2:
                     break
         await turn.aclose()  # the person cancels: the calls that ran are still counted

@@ -10,6 +10,7 @@ from tests.catalog_support import tool_source
 from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.events import BranchChanged, CatalogChanged, FilesChanged, ToolAuthored, UsageChanged
 from tui_agent.core.runtime import open_runtime
+from tui_agent.core.runtime_state import catalog_of
 
 
 async def deny(_request: object) -> bool:
@@ -28,16 +29,16 @@ async def next_of(changes, kind: type, timeout: float = 10.0):  # type: ignore[n
 async def test_subscribers_get_each_change_once_in_order(repo: Path) -> None:
     runtime = await open_runtime(repo, approve=deny, sandbox_tier="rlimits")
     try:
-        assert runtime.watcher is not None
-        await asyncio.wait_for(runtime.watcher.ready.wait(), 10)
-        async with runtime.changes.subscribe() as changes, runtime.changes.subscribe() as other:
-            await runtime.catalog.save("double", tool_source("double"))
+        assert runtime.workshop.watcher is not None
+        await asyncio.wait_for(runtime.workshop.watcher.ready.wait(), 10)
+        async with runtime.core.changes.subscribe() as changes, runtime.core.changes.subscribe() as other:
+            await catalog_of(runtime).save("double", tool_source("double"))
             authored = await next_of(changes, ToolAuthored)
             assert (authored.name, authored.kind, authored.created) == ("double", "tool", True)
             changed = await next_of(changes, CatalogChanged)
             assert (changed.names, changed.kind, changed.reason) == (("double",), "tool", "add")
 
-            await runtime.catalog.call_tool("double", {"x": 2})
+            await catalog_of(runtime).call_tool("double", {"x": 2})
             assert isinstance(await next_of(changes, UsageChanged), UsageChanged)
 
             (repo / "notes.md").write_text("hello\n")

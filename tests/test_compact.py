@@ -18,6 +18,7 @@ from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.conversation_summary import COMPACTED, SUMMARY_HEADER, SUMMARY_INSTRUCTION, CompactError, compact_agent
 from tui_agent.core.agent.sessions import load_messages, load_usage, read_events
 from tui_agent.core.events import Notice, TurnFinished
+from tui_agent.core.runtime_state import agent_of
 
 ADAPTIVE_MODEL = "claude-opus-4-6"  # thinks: the fake API checks the thinking rules on every request
 
@@ -31,7 +32,7 @@ async def test_compact_sends_the_history_with_the_instruction_and_the_conversati
                     reply(text("Continuing.")),
                     reply(text("Resumed.")))
         async with agent_runtime(repo, api, model=ADAPTIVE_MODEL) as runtime:
-            agent = runtime.agent
+            agent = agent_of(runtime)
             assert agent is not None
             await run_turn(runtime, "what does the README say?")
             cost_before = agent.usage.output_tokens
@@ -59,8 +60,8 @@ async def test_compact_sends_the_history_with_the_instruction_and_the_conversati
             assert [m["role"] for m in after] == ["user"]
             assert after[0]["content"][0]["text"].startswith(SUMMARY_HEADER) and after[0]["content"][1]["text"] == "go on"
         async with agent_runtime(repo, api, model=ADAPTIVE_MODEL, continue_latest=True) as runtime:
-            assert runtime.agent is not None
-            resumed = runtime.agent.messages
+            assert agent_of(runtime) is not None
+            resumed = agent_of(runtime).messages
             assert resumed[0]["content"][0]["text"].startswith(SUMMARY_HEADER) and resumed[-1]["content"][0]["text"] == "Continuing."
             await run_turn(runtime, "still there?")
         assert api.requests[4].messages[0]["content"][0]["text"].startswith(SUMMARY_HEADER)
@@ -72,7 +73,7 @@ async def said_hello(repo: Path, api: FakeMessagesAPI, summary_reply: Any) -> As
     the agent, and a copy of its messages before any summary."""
     api.enqueue(reply(text("Hello.")), summary_reply)
     async with agent_runtime(repo, api) as runtime:
-        agent = runtime.agent
+        agent = agent_of(runtime)
         assert agent is not None
         await run_turn(runtime, "hi")
         yield agent, copy.deepcopy(agent.messages)
@@ -109,9 +110,9 @@ async def test_a_reply_without_text_is_not_taken_as_a_summary(repo: Path, api: F
 
 async def test_an_empty_conversation_has_nothing_to_compact(repo: Path, api: FakeMessagesAPI) -> None:
     async with agent_runtime(repo, api) as runtime:
-        assert runtime.agent is not None
+        assert agent_of(runtime) is not None
         with pytest.raises(CompactError, match="empty"):
-            await compact_agent(runtime.agent)
+            await compact_agent(agent_of(runtime))
     assert api.requests == []
 
 
@@ -137,7 +138,7 @@ async def test_a_conversation_too_long_to_summarize_whole_has_its_old_tool_resul
     api.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("Read.")), reply(text("Noted.")), reply(text("Sure.")),
                 too_long, too_long, too_long, reply(text("big.txt: 400 lines of x, read.")))
     async with agent_runtime(repo, api) as runtime:
-        agent = runtime.agent
+        agent = agent_of(runtime)
         assert agent is not None
         await run_turn(runtime, "read big.txt")
         await run_turn(runtime, "and then?")

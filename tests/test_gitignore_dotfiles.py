@@ -11,6 +11,7 @@ from tests.agent_helpers import agent_runtime, run_turn
 from tests.catalog_support import tool_source
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git
+from tui_agent.core.runtime_state import catalog_of
 
 IGNORES = [".*\n!.gitignore\n", ".agent\n", ".agent/\n"]
 
@@ -26,14 +27,14 @@ async def test_a_gitignore_that_ignores_the_agent_folder_changes_nothing_in_undo
                     reply(tool_use("write_file", {"path": "one.txt", "content": "1\n"})),
                     reply(tool_use("run_shell", {"command": "echo two > two.txt"})), reply(text("ok")))
         await run_turn(runtime, "write two files and a tool")
-        assert not [p for p in runtime.undo.problems if "cannot be undone" in p], runtime.undo.problems
-        assert runtime.catalog.get("shout") is not None
-        diff = await runtime.undo.turn_diff(runtime.session)
+        assert not [p for p in runtime.core.undo.problems if "cannot be undone" in p], runtime.core.undo.problems
+        assert catalog_of(runtime).get("shout") is not None
+        diff = await runtime.core.undo.turn_diff(runtime.core.session)
         assert "+1" in diff and "+two" in diff and ".agent" not in diff
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert result.ok, result.message
         assert not (repo / "one.txt").exists() and not (repo / "two.txt").exists()
-        assert runtime.catalog.get("shout") is None
+        assert catalog_of(runtime).get("shout") is None
 
 
 @pytest.mark.parametrize("rules", IGNORES)

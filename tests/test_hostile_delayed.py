@@ -25,6 +25,7 @@ from tui_agent.core.project import Project
 from tui_agent.core.runtime import open_runtime
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox.protected import PROTECTED_NAMES
+from tui_agent.core.runtime_state import agent_of
 
 TIERS = ["bubblewrap", "rlimits"]
 NEW_TOOL = GOOD_TOOL.replace("count_lines", "count_rows")
@@ -150,7 +151,7 @@ async def next_step(world: World, step: str, tier: str) -> None:
         runtime = await open_runtime(world.root, approve=deny_all, continue_latest=True, api_key="test-key",
                                      base_url="http://127.0.0.1:9", sandbox_tier=tier)
         try:
-            world.after_run["mode"] = runtime.agent.permissions.mode if runtime.agent else None
+            world.after_run["mode"] = agent_of(runtime).permissions.mode if agent_of(runtime) else None
         finally:
             await runtime.aclose()
     else:

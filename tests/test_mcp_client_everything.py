@@ -16,6 +16,7 @@ import pytest
 from tests.agent_helpers import agent_runtime, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.test_mcp_client import cli, results
+from tui_agent.core.runtime_state import agent_of, mcp_of
 
 pytestmark = pytest.mark.skipif(shutil.which("npx") is None, reason="npx (Node.js) is not installed: "
                                 "@modelcontextprotocol/server-everything cannot run")
@@ -46,10 +47,10 @@ async def ready(runtime, name: str = "everything", timeout: float = 180.0) -> No
     """npx may download the package first: wait until the server is running (the session does not)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while runtime.mcp.connections[name].status == "starting":
+    while runtime.workshop.mcp.connections[name].status == "starting":
         assert loop.time() < deadline, "server-everything did not start"
         await asyncio.sleep(0.2)
-    assert runtime.mcp.connections[name].status == "running", runtime.mcp.connections[name].error
+    assert runtime.workshop.mcp.connections[name].status == "running", runtime.workshop.mcp.connections[name].error
 
 
 @pytest.mark.timeout(300)
@@ -63,7 +64,7 @@ async def test_server_everything_images_resources_roots_elicitation_and_tasks(re
                               tool_use(api_name("trigger-elicitation-request"), {})),
                         reply(text("seen")))
             events = await run_turn(runtime, "show me")
-            notes = runtime.mcp.notes()
+            notes = mcp_of(runtime).notes()
     offered = api.requests[0].tool_names
     assert api_name("get-tiny-image") in offered and api_name("simulate-research-query") not in offered
     assert any("simulate-research-query is not offered" in note for note in notes)
@@ -98,7 +99,7 @@ async def test_the_tui_asks_the_person_when_a_server_elicits(repo: Path, monkeyp
     async with app.run_test(size=SIZE) as pilot:
         await app_ready(pilot)
         await ready(app.runtime)
-        call = asyncio.get_running_loop().create_task(app.runtime.mcp.call(api_name("trigger-elicitation-request"), {}))
+        call = asyncio.get_running_loop().create_task(mcp_of(app.runtime).call(api_name("trigger-elicitation-request"), {}))
         await wait_until(pilot, lambda: isinstance(app.screen, ElicitationScreen) and "everything asks" in
                          str(app.screen.query_one("#form-title").render()), timeout=30, message="the form")
         form = app.screen
@@ -108,7 +109,7 @@ async def test_the_tui_asks_the_person_when_a_server_elicits(repo: Path, monkeyp
         outcome = await asyncio.wait_for(call, 30)
         assert "accept" in outcome.text and "Ada Lovelace" in outcome.text, outcome.text
 
-        call = asyncio.get_running_loop().create_task(app.runtime.mcp.call(api_name("trigger-elicitation-request"), {}))
+        call = asyncio.get_running_loop().create_task(mcp_of(app.runtime).call(api_name("trigger-elicitation-request"), {}))
         await wait_until(pilot, lambda: isinstance(app.screen, ElicitationScreen), timeout=30, message="the form again")
         await pilot.press("escape")
         declined = await asyncio.wait_for(call, 30)
@@ -132,8 +133,8 @@ async def test_server_everything_samples_with_the_sessions_model_once_approved(r
     with FakeMessagesAPI() as api:
         async with agent_runtime(repo, api, approve=approve) as runtime:
             await ready(runtime)
-            assert runtime.agent is not None
-            offer_sampling(runtime.agent, runtime.mcp)
+            assert agent_of(runtime) is not None
+            offer_sampling(agent_of(runtime), mcp_of(runtime))
             api.enqueue(reply(tool_use(api_name("trigger-sampling-request"), {"prompt": "say hi", "maxTokens": 20})),
                         reply(text("hi there")), reply(text("done")))
             events = await run_turn(runtime, "sample")
@@ -158,13 +159,13 @@ async def test_the_tui_asks_the_person_before_a_server_samples(repo: Path, api: 
         await ready(app.runtime)
         api.enqueue(reply(text("hi there")))
         arguments = {"prompt": "say hi", "maxTokens": 20}
-        call = asyncio.get_running_loop().create_task(app.runtime.mcp.call(api_name("trigger-sampling-request"), arguments))
+        call = asyncio.get_running_loop().create_task(mcp_of(app.runtime).call(api_name("trigger-sampling-request"), arguments))
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="the approval")
         await pilot.press("y")
         outcome = await asyncio.wait_for(call, 30)
         assert "hi there" in outcome.text and not outcome.is_error, outcome.text
 
-        call = asyncio.get_running_loop().create_task(app.runtime.mcp.call(api_name("trigger-sampling-request"), arguments))
+        call = asyncio.get_running_loop().create_task(mcp_of(app.runtime).call(api_name("trigger-sampling-request"), arguments))
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="the approval again")
         await pilot.press("n")
         declined = await asyncio.wait_for(call, 30)

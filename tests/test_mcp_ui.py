@@ -10,6 +10,7 @@ import pytest
 
 from tests.test_mcp_client import NOW, configure, private_trust_store, server_pid  # noqa: F401  (fixture)
 from tests.ui_support import SIZE, make_app, notifications, ready, row_names, wait_until
+from tui_agent.core.runtime_state import mcp_of
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +35,7 @@ async def test_pane_and_header_show_servers_tools_calls_and_deaths(repo: Path) -
         assert app.header.mcp == "1/2 up (broken down)" and app.header.mcp_failed
         assert any(e.kind == "notice" and "MCP server broken failed" in e.text for e in app.conversation.entries)
 
-        await app.runtime.mcp.call(NOW, {"timezone": "UTC"})
+        await mcp_of(app.runtime).call(NOW, {"timezone": "UTC"})
         await wait_until(pilot, lambda: row(app, NOW).calls == 1 and row(app, "mcp__time").calls == 1, message="call counts")
 
         app.action_show_pane("catalog")

@@ -11,6 +11,7 @@ from tests.gitrepo import git, init_repo
 from tests.test_undo_interrupted import agent_turn, service
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.versioning.gitstore import CatalogGit
+from tui_agent.core.runtime_state import catalog_of
 
 NAMES = ["ci$HOME", "ci${USER}x", "with space", "quote'and\"double", "new\nline", "ünïcødé-名前"]
 
@@ -42,8 +43,8 @@ async def test_a_detached_head_is_said_at_open(repo: Path, monkeypatch: pytest.M
     git(repo, "checkout", "-q", "--detach")
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits", watch=False)
     try:
-        assert any(problem.startswith("HEAD is detached") and "deferred" in problem for problem in runtime.problems)
-        assert runtime.catalog is not None and "HEAD is detached" in (runtime.catalog.commit_blocker() or "")
+        assert any(problem.startswith("HEAD is detached") and "deferred" in problem for problem in runtime.core.problems)
+        assert catalog_of(runtime) is not None and "HEAD is detached" in (catalog_of(runtime).commit_blocker() or "")
     finally:
         await runtime.aclose()
 
@@ -64,9 +65,9 @@ async def test_a_repository_named_by_git_dir_and_git_work_tree_is_refused_with_a
     runtime = await open_runtime(work, approve=deny_all, sandbox_tier="rlimits", watch=False,
                                  ask_init_git=lambda project: False)
     try:
-        assert runtime.undo is None
+        assert runtime.core.undo is None
         assert any("GIT_DIR and GIT_WORK_TREE are set" in problem and "unset them" in problem
-                   for problem in runtime.problems), runtime.problems
+                   for problem in runtime.core.problems), runtime.core.problems
     finally:
         await runtime.aclose()
     assert not (work / ".git").exists()  # no repository was made in the work tree behind the person's back

@@ -7,6 +7,7 @@ from pathlib import Path
 from tests.agent_helpers import GOOD_TOOL, agent_runtime, run_turn
 from tests.cache_scenario import run_turn_for_cache
 from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
+from tui_agent.core.runtime_state import agent_of
 
 
 async def test_a_turn_with_an_authored_tool_reads_90_percent_of_the_ideal_from_the_cache(repo: Path) -> None:
@@ -27,9 +28,9 @@ async def test_changes_are_announced_in_the_conversation_and_the_prefix_stays(re
     with FakeMessagesAPI() as api:
         api.enqueue(reply(text("one")), reply(text("two")), reply(text("three")))
         async with agent_runtime(repo, api) as runtime:
-            assert runtime.agent is not None
+            assert agent_of(runtime) is not None
             await run_turn(runtime, "first")
-            runtime.agent.permissions.set_mode("auto")
+            agent_of(runtime).permissions.set_mode("auto")
             (repo / ".agent/tools/count_lines.py").write_text(GOOD_TOOL)  # added by a person
             await run_turn(runtime, "second")
             await run_turn(runtime, "third")

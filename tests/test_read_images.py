@@ -17,6 +17,7 @@ from tui_agent.core.agent.permissions import Permissions, approve_all
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
 from tui_agent.core.events import ToolCallFinished
 from tui_agent.core.project import Project
+from tui_agent.core.runtime_state import agent_of
 
 
 def png(width: int, height: int, padding: int = 0) -> bytes:
@@ -62,8 +63,8 @@ async def test_the_image_reaches_the_model_in_the_tool_result(repo: Path) -> Non
         api.enqueue(reply(tool_use("read_file", {"path": "bug.png"})), reply(text("A red square.")))
         async with agent_runtime(repo, api) as runtime:
             events = await run_turn(runtime, "what is in bug.png?")
-            assert runtime.agent is not None
-            messages = runtime.agent.messages
+            assert agent_of(runtime) is not None
+            messages = agent_of(runtime).messages
     result = api.requests[1].tool_results()[0]
     assert [part["type"] for part in result["content"]] == ["text", "image"]
     assert not of_type(events, ToolCallFinished)[0].is_error

@@ -10,6 +10,7 @@ import pytest
 from tests.gitrepo import git, user_state
 from tests.recipes_helpers import COUNT_LINES, SHOUT, recipe_text
 from tests.ui_support import SIZE, make_app, ready, row_names, wait_until
+from tui_agent.core.runtime_state import recipes_of
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +56,7 @@ async def test_slash_command_recipe_runs_and_shows_in_the_conversation(dirty_rep
                          message=f"the recipe result in the conversation, got {notices(app)}")
         tool_entries = [entry for entry in app.conversation.entries if entry.kind == "tool" and entry.tool == "shout"]
         assert tool_entries and tool_entries[0].arguments == {"text": "hello from the tui"}
-        assert app.runtime.recipes.get("yell").runs == 1
+        assert recipes_of(app.runtime).get("yell").runs == 1
 
         app.prompt_area.insert("/ask the loop guard")  # a prompt recipe hands the agent a turn; without a model the app says so
         await pilot.press("enter")
@@ -75,7 +76,7 @@ async def test_file_changed_recipe_fires_while_the_app_runs(repo: Path) -> None:
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        engine = app.runtime.recipes
+        engine = recipes_of(app.runtime)
         await wait_until(pilot, lambda: engine.watcher.ready.is_set(), message="the recipe watcher")
         (repo / "README.md").write_text("# demo\nline two\nline three\n")
         await wait_until(pilot, lambda: any("recipe lines (file_changed) ok: count_lines → 3" in text for text in notices(app)),

@@ -18,6 +18,7 @@ from tui_agent.core.runtime_state import (NoModel, Ready, Restricted, agent_of, 
                                           sandbox_of)
 from tui_agent.core.trust import check, grant
 from tui_agent.core.project import Project
+from tui_agent.core.runtime_state import mcp_of
 
 def _field_names(cls: type) -> set[str]:
     return {field.name for field in dataclasses.fields(cls)}
@@ -42,16 +43,17 @@ async def test_an_untrusted_project_opens_as_a_restricted_state(tmp_path: Path, 
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits", watch=False,
                                  base_url=api.base_url, api_key="test-key")
     try:
-        assert type(runtime) is Restricted and runtime.state is runtime
-        assert runtime.catalog is None and runtime.recipes is None and runtime.mcp is None and runtime.watcher is None
+        assert type(runtime) is Restricted and runtime is runtime
+        assert catalog_of(runtime) is None and recipes_of(runtime) is None and mcp_of(runtime) is None
+        assert not hasattr(runtime, "workshop")  # no watcher, no stores: nothing of the project runs
         assert catalog_of(runtime) is None and recipes_of(runtime) is None
         assert runtime.agent is not None and agent_of(runtime) is runtime.agent  # built-in tools only
         assert runtime.agent.catalog is None and runtime.agent.tool_providers == []
-        assert sandbox_of(runtime) is runtime.core.sandbox is runtime.sandbox
+        assert sandbox_of(runtime) is runtime.core.sandbox is runtime.core.sandbox
         store = runtime.store("tool")
         assert store is not None and [(row.name, row.status) for row in store.items()] == [("greet", "untrusted")]
-        assert runtime.session is runtime.core.session and runtime.session is not None
-        assert runtime.problems is runtime.core.problems and any("restricted mode" in p for p in runtime.problems)
+        assert runtime.core.session is runtime.core.session and runtime.core.session is not None
+        assert runtime.core.problems is runtime.core.problems and any("restricted mode" in p for p in runtime.core.problems)
     finally:
         await runtime.aclose()
     assert not server.exists() and not tested.exists()
@@ -67,16 +69,16 @@ async def test_a_trusted_project_opens_ready_or_without_a_model(tmp_path: Path, 
                                  base_url=api.base_url, api_key="test-key")
     try:
         assert type(runtime) is Ready and runtime.agent is agent_of(runtime)
-        assert runtime.catalog is catalog_of(runtime) is runtime.workshop.catalog is not None
-        assert runtime.agent.catalog is runtime.catalog and runtime.recipes is not None
+        assert catalog_of(runtime) is catalog_of(runtime) is runtime.workshop.catalog is not None
+        assert runtime.agent.catalog is catalog_of(runtime) and recipes_of(runtime) is not None
     finally:
         await runtime.aclose()
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits", watch=False)
     try:
-        assert type(runtime) is NoModel and runtime.agent is None and agent_of(runtime) is None
-        assert runtime.reason == runtime.model_error and "No model is configured" in runtime.reason
-        assert runtime.catalog is not None and [tool.name for tool in runtime.catalog.tools()] == ["greet"]
+        assert type(runtime) is NoModel and agent_of(runtime) is None and agent_of(runtime) is None
+        assert runtime.reason == runtime.core.model_error and "No model is configured" in runtime.reason
+        assert catalog_of(runtime) is not None and [tool.name for tool in catalog_of(runtime).tools()] == ["greet"]
     finally:
         await runtime.aclose()

@@ -151,9 +151,9 @@ async def test_the_modal_shows_the_venv_note(repo: Path) -> None:
     fake_venv(repo / ".venv")
     app = make_app(repo, sandbox_tier="rlimits", watch_catalog=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_until(pilot, lambda: app.runtime is not None and app.runtime.sandbox is not None, timeout=30,
+        await wait_until(pilot, lambda: app.runtime is not None and app.runtime.core.sandbox is not None, timeout=30,
                          message="the runtime")
-        context = ToolContext(Project.at(repo), Permissions("ask", app.turns.approve), app.runtime.sandbox)
+        context = ToolContext(Project.at(repo), Permissions("ask", app.turns.approve), app.runtime.core.sandbox)
         async def ask() -> None:
             with contextlib.suppress(ToolFailure):  # the person denies below
                 await run_shell(context, {"command": "git status"})

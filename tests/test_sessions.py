@@ -10,6 +10,7 @@ from tui_agent.core.agent.sessions import (
 )
 from tui_agent.core.events import TextDelta, TurnStarted
 from tui_agent.core.project import Project
+from tui_agent.core.runtime_state import agent_of
 
 
 def test_records_are_on_disk_as_soon_as_they_are_appended(repo: Path) -> None:
@@ -77,7 +78,7 @@ async def test_runtime_resume_and_new_session_switch_the_conversation(repo: Path
         api.enqueue(reply(text("one")), reply(text("two")), reply(text("three")))
         async with agent_runtime(repo, api) as runtime:
             await run_turn(runtime, "first")
-            first_id = runtime.agent.session_id
+            first_id = agent_of(runtime).session_id
             runtime.new_session()
             await run_turn(runtime, "fresh")
             runtime.resume(first_id)

@@ -13,6 +13,7 @@ from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tui_agent.core.agent.livecall import coalesced
 from tui_agent.core.agent.sessions import read_records
 from tui_agent.core.events import Event, TextDelta, ToolCallFinished, ToolOutputDelta
+from tui_agent.core.runtime_state import agent_of
 
 TIERS = ["bubblewrap", "rlimits"]
 COMMAND = "echo first-line; echo oops >&2; sleep 2; echo second-line"
@@ -24,7 +25,7 @@ async def test_a_shell_commands_output_arrives_while_it_runs_and_the_model_gets_
         api.enqueue(reply(tool_use("run_shell", {"command": COMMAND})))
         api.enqueue(reply(text("done")))
         async with agent_runtime(repo, api, sandbox_tier=tier) as runtime:
-            agent = runtime.agent
+            agent = agent_of(runtime)
             assert agent is not None
             seen: list[tuple[float, Event]] = []
             async for event in agent.run_turn("run it"):
@@ -51,7 +52,7 @@ async def test_a_command_that_times_out_reports_what_it_printed_as_text(repo: Pa
         api.enqueue(reply(tool_use("run_shell", {"command": "echo before; sleep 30", "timeout": 2})))
         api.enqueue(reply(text("done")))
         async with agent_runtime(repo, api, sandbox_tier="rlimits") as runtime:
-            agent = runtime.agent
+            agent = agent_of(runtime)
             assert agent is not None
             started = time.monotonic()
             events = [event async for event in agent.run_turn("run it")]

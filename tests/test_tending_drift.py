@@ -14,6 +14,7 @@ from tests.test_tending_cli import DATA_TOOL, cli
 from tui_agent.core.agent.permissions import approve_all
 from tui_agent.core.agent.system_prompt import catalog_entries, catalog_index, rank
 from tui_agent.core.runtime import open_runtime
+from tui_agent.core.runtime_state import catalog_of, recipes_of
 
 REPAIR_RECIPE = '''description = "hand a drifted tool to the agent"
 [trigger]
@@ -62,7 +63,7 @@ async def test_live_drift_reaches_the_status_the_prompt_index_and_tool_drifted_r
     runtime = await open_runtime(repo, approve=approve_all, submit_prompt=submit)
     try:
         await asyncio.sleep(0.3)  # the watcher is live
-        catalog = runtime.catalog
+        catalog = catalog_of(runtime)
         assert catalog.get("greeting").status == "unused"
         (repo / "greeting.txt").write_text("good morning\n")
         started = time.monotonic()
@@ -72,7 +73,7 @@ async def test_live_drift_reaches_the_status_the_prompt_index_and_tool_drifted_r
         assert time.monotonic() - started < 3.0  # about a second on an idle machine; slack for loaded CI
         index = catalog_index(rank(catalog_entries(catalog)), 2000)
         assert [line for line in index.splitlines() if line.startswith("- greeting:")][0].endswith("[drifted · failing]")
-        await runtime.recipes.idle()
+        await recipes_of(runtime).idle()
         while not prompts and time.monotonic() - started < 10:
             await asyncio.sleep(0.05)
         assert prompts and prompts[0].startswith("Repair greeting:") and "+good morning" in prompts[0]

@@ -13,6 +13,7 @@ from tui_agent.cli import main
 from tui_agent.core.catalog.argcheck import check_arguments
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.events import ToolCallFinished
+from tui_agent.core.runtime_state import catalog_of
 
 SCHEMA = {"type": "object", "required": ["x"], "properties": {
     "x": {"type": "integer"}, "ratio": {"type": "number"}, "mode": {"type": "string", "enum": ["fast", "slow"]},
@@ -110,7 +111,7 @@ async def test_a_model_call_with_bad_arguments_is_an_error_result_and_nothing_ru
                     reply(text("done")))
         async with agent_runtime(repo, api) as runtime:
             events = await run_turn(runtime, "scale ten")
-            usage = runtime.catalog.state.usage()
+            usage = catalog_of(runtime).state.usage()
     results = [request.tool_results()[0] for request in api.requests[1:]]
     assert results[0]["is_error"] and "scale: argument 'x' must be an integer, not the string 'ten'" in results[0]["content"]
     assert results[1]["is_error"] and "scale is missing required argument(s) x" in results[1]["content"]
@@ -130,7 +131,7 @@ async def test_a_model_call_with_a_number_too_large_for_a_float_is_refused(repo:
                     reply(text("done")))
         async with agent_runtime(repo, api) as runtime:
             events = await run_turn(runtime, "scale by a lot")
-            usage = runtime.catalog.state.usage()
+            usage = catalog_of(runtime).state.usage()
     results = [request.tool_results()[0] for request in api.requests[1:]]
     assert results[0]["is_error"] and "argument 'factor' must be a finite number, not inf" in results[0]["content"]
     assert results[1]["is_error"] and "argument 'args'['x'] must be a finite number, not inf" in results[1]["content"]

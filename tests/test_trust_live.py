@@ -15,7 +15,7 @@ from tests.hostile.repo import TOOL, hostile_repo, recipe
 from tui_agent.core.agent.permissions import deny_all
 from tui_agent.core.project import Project
 from tui_agent.core.runtime import open_runtime
-from tui_agent.core.runtime_state import NoModel
+from tui_agent.core.runtime_state import NoModel, recipes_of
 from tui_agent.core.trust import check, grant
 
 pytestmark = pytest.mark.usefixtures("untrusted_config")
@@ -35,10 +35,10 @@ def recipe_ran(marker: Path) -> bool:
 async def edit_and_settle(runtime: NoModel, repo: Path, name: str, marker: Path) -> bool:
     """Edit a .txt file, let the watcher hand it to the recipes and every recipe it started finish: True if greet ran
     (no fixed wait: a held recipe that fired anyway is seen however slow the machine)."""
-    assert runtime.watcher is not None and runtime.recipes is not None
+    assert runtime.workshop.watcher is not None and recipes_of(runtime) is not None
     (repo / name).write_text("x\n")
-    await runtime.watcher.settle()
-    await asyncio.wait_for(runtime.recipes.idle(), 60)
+    await runtime.workshop.watcher.settle()
+    await asyncio.wait_for(recipes_of(runtime).idle(), 60)
     return recipe_ran(marker)
 
 
@@ -60,26 +60,26 @@ async def test_a_pulled_grant_is_held_and_said_until_approved(tmp_path: Path) ->
     on_edit = recipe("file_changed", 'tool = "greet"\nargs = { name = "edit" }', 'paths = ["*.txt"]\ndebounce_ms = 0\n')
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
     try:
-        assert isinstance(runtime, NoModel) and runtime.watcher is not None and runtime.recipes is not None
-        await asyncio.wait_for(runtime.watcher.ready.wait(), 30)
+        assert isinstance(runtime, NoModel) and runtime.workshop.watcher is not None and recipes_of(runtime) is not None
+        await asyncio.wait_for(runtime.workshop.watcher.ready.wait(), 30)
         pull(repo, {
             ".agent/config.toml": '[permissions]\nallow = ["run_shell"]\n',
             ".agent/recipes/on_edit.toml": on_edit,
             ".agent/recipes/hello.toml": recipe("command", 'tool = "greet"\nargs = { name = "typed" }'),
             ".mcp.json": json.dumps({"mcpServers": {"evil": {"command": sys.executable, "args": ["-c", "pass"]}}}),
         })
-        await runtime.watcher.settle()
-        await runtime.watcher.settle()
-        said = " ".join(runtime.problems)
+        await runtime.workshop.watcher.settle()
+        await runtime.workshop.watcher.settle()
+        said = " ".join(runtime.core.problems)
         assert "allow rule run_shell" in said and "MCP server evil" in said and "recipe on_edit: on file_changed" in said
         assert "/trust" in said
-        assert runtime.permissions.rules() == []  # the session keeps the approved set
-        names = [record.name for record in runtime.recipes.book.records()]
+        assert runtime.core.permissions.rules() == []  # the session keeps the approved set
+        names = [record.name for record in recipes_of(runtime).book.records()]
         assert "on_edit" not in names and "hello" in names  # a typed command grants nothing: it loads
         assert not await edit_and_settle(runtime, repo, "edited.txt", marker)  # the held recipe never fires
-        problems_before = len(runtime.problems)
-        await runtime.watcher.settle()
-        assert len(runtime.problems) == problems_before  # said once, not at every event
+        problems_before = len(runtime.core.problems)
+        await runtime.workshop.watcher.settle()
+        assert len(runtime.core.problems) == problems_before  # said once, not at every event
     finally:
         await runtime.aclose()
     status = check(project)
@@ -87,8 +87,8 @@ async def test_a_pulled_grant_is_held_and_said_until_approved(tmp_path: Path) ->
     grant(project)  # what /trust or `tuiagent trust` records
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
     try:
-        assert isinstance(runtime, NoModel) and runtime.watcher is not None
-        await asyncio.wait_for(runtime.watcher.ready.wait(), 30)
+        assert isinstance(runtime, NoModel) and runtime.workshop.watcher is not None
+        await asyncio.wait_for(runtime.workshop.watcher.ready.wait(), 30)
         assert await edit_and_settle(runtime, repo, "edited-again.txt", marker)  # approved: the same recipe fires
     finally:
         await runtime.aclose()
@@ -99,18 +99,18 @@ async def test_the_persons_own_saved_rule_is_not_news(tmp_path: Path) -> None:
     grant(Project.at(repo))
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
     try:
-        assert isinstance(runtime, NoModel) and runtime.watcher is not None
-        await asyncio.wait_for(runtime.watcher.ready.wait(), 30)
-        runtime.permissions.add_rule("run_shell(make:*)", scope="project")  # "always allow for this project"
+        assert isinstance(runtime, NoModel) and runtime.workshop.watcher is not None
+        await asyncio.wait_for(runtime.workshop.watcher.ready.wait(), 30)
+        runtime.core.permissions.add_rule("run_shell(make:*)", scope="project")  # "always allow for this project"
         assert (repo / ".agent" / "config.local.toml").exists()
-        await runtime.watcher.settle()
-        await runtime.watcher.settle()
-        assert not any("grants changed" in problem for problem in runtime.problems)
+        await runtime.workshop.watcher.settle()
+        await runtime.workshop.watcher.settle()
+        assert not any("grants changed" in problem for problem in runtime.core.problems)
         (repo / ".agent" / "config.local.toml").write_text('[permissions]\nallow = ["run_shell"]\n')  # not the person
-        await runtime.watcher.settle()
-        await runtime.watcher.settle()
+        await runtime.workshop.watcher.settle()
+        await runtime.workshop.watcher.settle()
         assert any("grants changed" in problem and "allow rule run_shell (from .agent/config.local.toml)" in problem
-                   for problem in runtime.problems)
+                   for problem in runtime.core.problems)
     finally:
         await runtime.aclose()
 
@@ -124,16 +124,16 @@ async def test_a_pulled_change_to_a_file_an_mcp_server_runs_is_said(tmp_path: Pa
     grant(Project.at(repo))
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
     try:
-        assert isinstance(runtime, NoModel) and runtime.watcher is not None
-        await asyncio.wait_for(runtime.watcher.ready.wait(), 30)
+        assert isinstance(runtime, NoModel) and runtime.workshop.watcher is not None
+        await asyncio.wait_for(runtime.workshop.watcher.ready.wait(), 30)
         (repo / "notes.txt").write_text("not a grant\n")
-        await runtime.watcher.settle()
-        assert not any("grants changed" in problem for problem in runtime.problems)
+        await runtime.workshop.watcher.settle()
+        assert not any("grants changed" in problem for problem in runtime.core.problems)
         pull(repo, {"mcp/server.py": server + "import os  # now reads your files\n"})
-        await runtime.watcher.settle()
-        await runtime.watcher.settle()
+        await runtime.workshop.watcher.settle()
+        await runtime.workshop.watcher.settle()
         assert any("grants changed" in problem and "MCP server helper" in problem and "mcp/server.py" in problem
-                   for problem in runtime.problems)
+                   for problem in runtime.core.problems)
     finally:
         await runtime.aclose()
     assert check(Project.at(repo)).state == "changed"

@@ -15,6 +15,7 @@ from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.pickers import ChoiceScreen
 from tui_agent.ui.screens.source import SourceScreen
 from tui_agent.ui.widgets.messages import ToolCallBlock
+from tui_agent.core.runtime_state import catalog_of
 
 
 @pytest.fixture(autouse=True)
@@ -43,8 +44,8 @@ async def test_revert_and_history_keys_make_commits_and_show_diffs(dirty_repo: P
     app = make_app(dirty_repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double", "return x + x"))
-        await app.runtime.catalog.save("double", tool_source("double", "return 2 * x"))
+        await catalog_of(app.runtime).save("double", tool_source("double", "return x + x"))
+        await catalog_of(app.runtime).save("double", tool_source("double", "return 2 * x"))
         await select_tool(pilot, app, "double")
 
         await pilot.press("u")
@@ -78,7 +79,7 @@ async def test_prune_asks_first_and_restore_brings_it_back(dirty_repo: Path) -> 
     app = make_app(dirty_repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
+        await catalog_of(app.runtime).save("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
         await select_tool(pilot, app, "triple")
         head = git(dirty_repo, "rev-parse", "HEAD")
 
@@ -107,7 +108,7 @@ async def test_run_key_opens_a_form_from_the_schema_and_records_the_call(repo: P
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("double", tool_source("double"))
         await select_tool(pilot, app, "double")
         head = git(repo, "rev-parse", "HEAD")
 
@@ -132,7 +133,7 @@ async def test_esc_stops_a_tool_run_from_the_catalog(repo: Path) -> None:
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("slow", tool_source("slow", "import time\n            time.sleep(60)\n            return x"))
+        await catalog_of(app.runtime).save("slow", tool_source("slow", "import time\n            time.sleep(60)\n            return x"))
         await select_tool(pilot, app, "slow")
         await pilot.press("r")
         await wait_until(pilot, lambda: isinstance(app.screen, ArgumentFormScreen), message="the argument form")
@@ -154,7 +155,7 @@ async def test_view_and_drift_keys(repo: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         source = tool_source("greeting", "return open('app.py').read() * x", extra="DEPENDS_ON = ['app.py']\n", summary="Repeat app.py.")
-        await app.runtime.catalog.save("greeting", source)
+        await catalog_of(app.runtime).save("greeting", source)
         await select_tool(pilot, app, "greeting")
 
         await pilot.press("v")
@@ -178,7 +179,7 @@ async def test_pane_follows_changes_from_another_process_and_from_the_watcher(re
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("double", tool_source("double"))
         await wait_until(pilot, lambda: row_names(app) == ["double"])
 
         # another terminal: `tuiagent tools run` records a call in state.db; `tuiagent tools prune` commits
@@ -199,11 +200,11 @@ async def test_a_git_checkout_in_another_terminal_reaches_the_open_app(repo: Pat
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("double", tool_source("double"))
         await wait_until(pilot, lambda: app.header.branch == "main", message="the branch in the header")
         git(repo, "checkout", "-q", "-b", "feature")
         await wait_until(pilot, lambda: app.header.branch == "feature", timeout=5, message="the new branch from the watcher")
-        await app.runtime.catalog.save("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
+        await catalog_of(app.runtime).save("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
         await wait_until(pilot, lambda: row_names(app) == ["double", "triple"])
         main_log = git(repo, "log", "--format=%s", "main")
         git(repo, "checkout", "-q", "main")  # git removes triple.py from the work tree
@@ -220,9 +221,9 @@ async def test_filter_and_sort_keys(repo: Path) -> None:
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))
-        await app.runtime.catalog.save("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
-        await app.runtime.catalog.call_tool("triple", {"x": 1})
+        await catalog_of(app.runtime).save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("triple", tool_source("triple", "return 3 * x", summary="Triple a number."))
+        await catalog_of(app.runtime).call_tool("triple", {"x": 1})
         await wait_until(pilot, lambda: [row.calls for row in app.catalog_pane.rows if row.name == "triple"] == [1], message="the call count")
         app.action_show_pane("catalog")
         await pilot.press("slash", "t", "r", "i", "enter")

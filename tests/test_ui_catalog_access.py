@@ -14,6 +14,7 @@ from tests.ui_support import SIZE, make_app, ready, row_names, wait_until
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
 from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.widgets.messages import ToolCallBlock
+from tui_agent.core.runtime_state import catalog_of
 
 
 @pytest.fixture(autouse=True)
@@ -103,7 +104,7 @@ async def test_a_writes_tool_runs_with_the_project_writable_after_a_confirmation
     app = make_app(dirty_repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("write_note", NOTE_WRITER)
+        await catalog_of(app.runtime).save("write_note", NOTE_WRITER)
         await wait_until(pilot, lambda: [row.access for row in app.catalog_pane.rows] == ["writes"], message="the writes marker")
         assert "writes" in str(app.catalog_pane.table.get_row_at(0)[2])
 
@@ -127,9 +128,9 @@ async def test_a_network_tool_reaches_the_network_only_after_a_confirmation(repo
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("read_port", PORT_READER)
+        await catalog_of(app.runtime).save("read_port", PORT_READER)
         await wait_until(pilot, lambda: [row.access for row in app.catalog_pane.rows] == ["network"], message="the network marker")
-        plain = await app.runtime.catalog.call_tool("read_port", {"port": greeting_server})
+        plain = await catalog_of(app.runtime).call_tool("read_port", {"port": greeting_server})
         assert not plain.ok  # the catalog's default: no network
 
         await open_form(pilot, app, "read_port", str(greeting_server))

@@ -11,7 +11,7 @@ import pytest
 from tests.gitrepo import git, init_repo
 from tests.ui_support import answer_confirm, make_app, ready, tool_source, wait_until
 from tui_agent.cli import main
-from tui_agent.core.runtime_state import Restricted
+from tui_agent.core.runtime_state import Restricted, catalog_of
 from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.source import SourceScreen
 from tui_agent.ui.screens.trust import TrustScreen
@@ -79,7 +79,7 @@ async def test_a_key_accepts_a_drifted_tools_drift_after_asking(repo: Path) -> N
         await ready(pilot)
         source = tool_source("greeting", "return open('app.py').read() * x", extra="DEPENDS_ON = ['app.py']\n",
                              summary="Repeat app.py.")
-        await app.runtime.catalog.save("greeting", source)
+        await catalog_of(app.runtime).save("greeting", source)
         await wait_until(pilot, lambda: [row.name for row in app.catalog_pane.rows] == ["greeting"], message="the tool")
         (repo / "app.py").write_text("print('hello, drifted')\n")
         git(repo, "commit", "-qam", "user changes app.py")
@@ -138,7 +138,7 @@ async def test_a_tool_another_program_changes_while_open_is_marked_new(repo: Pat
     app = make_app(repo)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))  # the agent's own: not news
+        await catalog_of(app.runtime).save("double", tool_source("double"))  # the agent's own: not news
         await wait_until(pilot, lambda: [row.name for row in app.catalog_pane.rows] == ["double"], message="double")
         await pilot.pause(0.3)
         assert not name_cell(app, "double").endswith(NEW_MARK)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
+from tui_agent.core.runtime_state import agent_of
 
 
 async def test_cost_shows_cache_writes_and_reads_and_the_header_counts_them(repo: Path, api: FakeMessagesAPI) -> None:
@@ -16,7 +17,7 @@ async def test_cost_shows_cache_writes_and_reads_and_the_header_counts_them(repo
         app.prompt_area.insert("list the markdown files")
         await pilot.press("enter")
         await wait_until(pilot, lambda: turn_answered(app, "One file."), timeout=30, message="the turn")
-        usage = app.runtime.agent.usage
+        usage = agent_of(app.runtime).usage
         assert usage.cache_read_tokens == sum(u.read for u in api.cache_log) > 0
         assert usage.cache_write_tokens == sum(u.write for u in api.cache_log) > 0
         await wait_until(pilot, lambda: app.usage.tokens_in == usage.prompt_tokens, message="the header's token count")

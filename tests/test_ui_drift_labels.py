@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.ui_support import make_app, ready, tool_source, wait_until
+from tui_agent.core.runtime_state import catalog_of
 
 DEPENDS = '''
 DEPENDS_ON = ["data/*.txt"]
@@ -38,7 +39,7 @@ async def test_an_edited_dependency_shows_drifted_without_pressing_f(repo: Path)
     app = make_app(repo)
     async with app.run_test(size=(160, 40)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("limit", DEPENDS)
+        await catalog_of(app.runtime).save("limit", DEPENDS)
         await wait_until(pilot, lambda: status_of(app, "limit") == "unused", message="the new tool, not drifted")
         await pilot.pause(0.5)
         assert status_of(app, "limit") == "unused"
@@ -52,7 +53,7 @@ async def test_a_broken_tool_shows_its_line_and_drift_does_not_claim_its_tests_p
     app = make_app(repo)
     async with app.run_test(size=(160, 40)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("double", tool_source("double"))
         (repo / ".agent" / "tools" / "double.py").write_text("def double(x: int) -> int:\n    return (x\n")
         await wait_until(pilot, lambda: status_of(app, "double") == "broken", message="the broken status")
         row = next(row for row in app.catalog_pane.rows if row.name == "double")

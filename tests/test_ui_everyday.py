@@ -17,6 +17,7 @@ from tui_agent.core.agent.conversation_summary import SUMMARY_HEADER, SUMMARY_IN
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.turn import NOT_SENT
 from tui_agent.ui.widgets.messages import ToolCallBlock, UserMessage, tool_outcome
+from tui_agent.core.runtime_state import agent_of
 
 
 @pytest.fixture
@@ -83,7 +84,7 @@ async def test_an_undone_turn_and_a_cancelled_call_read_back_as_they_were(repo: 
         await pilot.pause(0.5)
         await pilot.press("escape")
         await wait_until(pilot, lambda: not app.turns.running, timeout=30, message="the cancel")
-        session_id = app.runtime.session.id
+        session_id = app.runtime.core.session.id
 
     app = make_app(repo, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
@@ -142,21 +143,21 @@ async def test_shift_tab_cycles_the_permission_mode_and_the_header_shows_it(repo
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        assert app.runtime.permissions.mode == "ask"
+        assert app.runtime.core.permissions.mode == "ask"
         await pilot.press("shift+tab")
-        assert app.runtime.permissions.mode == "auto" and "auto" in app.header.render().plain
+        assert app.runtime.core.permissions.mode == "auto" and "auto" in app.header.render().plain
         await pilot.press("shift+tab")
-        assert app.runtime.permissions.mode == "read-only" and "read-only" in app.header.render().plain
+        assert app.runtime.core.permissions.mode == "read-only" and "read-only" in app.header.render().plain
         await send(pilot, app, "write notes")  # refused without a modal: the mode is in force
         await wait_until(pilot, lambda: turn_answered(app, "refused, fine"), timeout=60, message="the refused turn")
         assert not (repo / "notes.md").exists()
         await pilot.press("shift+tab")
-        assert app.runtime.permissions.mode == "plan" and "plan" in app.header.render().plain
+        assert app.runtime.core.permissions.mode == "plan" and "plan" in app.header.render().plain
         await pilot.press("shift+tab")
-        assert app.runtime.permissions.mode == "ask" and "read-only" not in app.header.render().plain
+        assert app.runtime.core.permissions.mode == "ask" and "read-only" not in app.header.render().plain
         await send(pilot, app, "hello")
         await wait_until(pilot, lambda: turn_answered(app, "hi"), timeout=60, message="a second turn")
-        assert app.lifecycle.farewell().startswith(f"tuiagent: session {app.runtime.session.id} is kept; `tuiagent --resume ")
+        assert app.lifecycle.farewell().startswith(f"tuiagent: session {app.runtime.core.session.id} is kept; `tuiagent --resume ")
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -203,7 +204,7 @@ async def test_the_header_shows_context_use_and_compact_replaces_the_conversatio
         instruction = request["messages"][-1]["content"][-1]["text"]
         assert instruction.startswith(SUMMARY_INSTRUCTION) and instruction.endswith("focus on: focus on big.txt")
         assert any(block.get("type") == "tool_result" for message in request["messages"] for block in message["content"])
-        agent = app.runtime.agent
+        agent = agent_of(app.runtime)
         assert agent.messages == [{"role": "user", "content": [{"type": "text", "text": SUMMARY_HEADER + "big.txt has 400 numbered lines of x."}]}]
         assert app.usage.context_percent < 10 and app.usage.tokens_out == agent.usage.output_tokens
         await send(pilot, app, "go on")  # the next request is valid (the fake API enforces the API's rules)
@@ -219,7 +220,7 @@ async def test_a_failed_or_cancelled_compact_leaves_the_conversation_and_says_so
         await ready(pilot)
         await send(pilot, app, "hi")
         await wait_until(pilot, lambda: turn_answered(app, "hello"), timeout=60, message="the first turn")
-        agent = app.runtime.agent
+        agent = agent_of(app.runtime)
         before = json.loads(json.dumps(agent.messages))
         await send(pilot, app, "/compact")
         await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Could not compact:") for e in app.conversation.entries),
@@ -333,7 +334,7 @@ async def test_redo_takes_back_an_undo_files_and_tools_and_undo_works_again(repo
         await wait_until(pilot, lambda: row_names(app) == ["double"], timeout=30, message="the tool restored")
         assert (repo / "notes.txt").read_text() == "mine\n"
         await wait_until(pilot, lambda: not user.undone, message="the mark gone")
-        assert not app.runtime.undo.turns(app.runtime.session)[-1].undone
+        assert not app.runtime.core.undo.turns(app.runtime.core.session)[-1].undone
         await send(pilot, app, "/undo")  # the journal knows the turn is back: undo takes it back again
         await answer_confirm(pilot)
         await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=30, message="undo again")

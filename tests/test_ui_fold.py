@@ -51,7 +51,7 @@ async def live_turns(repo: Path, api: FakeMessagesAPI) -> tuple[list[Entry], str
         assert any(e.kind == "notice" and e.text.startswith("write_file: ") and e.level == "warning" for e in shown)
         assert any(e.kind == "notice" and "cut off at the output limit" in e.text for e in shown)
         header = (app.usage.tokens_in, app.usage.tokens_out, round(app.usage.cost_usd, 9))
-        return list(app.conversation.entries), app.runtime.session.id, header
+        return list(app.conversation.entries), app.runtime.core.session.id, header
 
 
 async def test_a_turn_folds_into_the_same_entries_live_and_after_resume(repo: Path, api: FakeMessagesAPI) -> None:
@@ -125,7 +125,7 @@ async def test_a_cancelled_turn_folds_the_same_live_and_after_resume(repo: Path,
         await pilot.pause(0.5)
         await pilot.press("escape")
         await wait_until(pilot, lambda: not app.turns.running, timeout=20, message="the cancel")
-        live, session_id = list(app.conversation.entries), app.runtime.session.id
+        live, session_id = list(app.conversation.entries), app.runtime.core.session.id
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)

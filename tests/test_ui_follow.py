@@ -93,7 +93,7 @@ async def test_after_unfolding_a_tool_call_and_after_resume_sending_still_follow
         await wait_until(pilot, lambda: answered(app, 2), timeout=30, message="the second answer")
         await pilot.pause(0.3)
         assert at_bottom(app)
-        session_id = app.runtime.session.id
+        session_id = app.runtime.core.session.id
 
     app = make_app(repo)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -13,6 +13,7 @@ from tests.ui_support import make_app, notifications, ready, row_names, tool_sou
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.palette import palette_commands
 from tui_agent.ui.screens.source import SourceScreen
+from tui_agent.core.runtime_state import catalog_of
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +37,7 @@ async def test_a_key_right_after_pane_keys_reaches_the_selected_pane(repo: Path,
     app = make_app(repo)
     async with app.run_test(size=size) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("double", tool_source("double"))
         await wait_until(pilot, lambda: "double" in row_names(app))
         burst(app, *keys)
         await wait_until(pilot, lambda: isinstance(app.screen, SourceScreen), message=f"the source view ({notifications(app)}, focus {app.focused})")
@@ -47,7 +48,7 @@ async def test_pane_keys_stay_inside_a_modal(repo: Path) -> None:
     app = make_app(repo)
     async with app.run_test(size=(120, 30)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("double", tool_source("double"))
         await wait_until(pilot, lambda: "double" in row_names(app))
         await pilot.press("f3", "v")
         await wait_until(pilot, lambda: isinstance(app.screen, SourceScreen))
@@ -59,7 +60,7 @@ async def test_escape_clears_and_leaves_the_filter_and_recipes_do_not_hide_tools
     app = make_app(repo)
     async with app.run_test(size=(120, 30)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("double", tool_source("double"))
         await wait_until(pilot, lambda: "double" in row_names(app))
         await pilot.press("f3", "slash", "z", "z")
         assert app.catalog_pane.filter_text == "zz" and row_names(app) == []
@@ -81,7 +82,7 @@ async def test_the_palette_lists_catalog_actions_zoom_and_restore_without_eating
     app = make_app(repo)
     async with app.run_test(size=(120, 30)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("double", tool_source("double"))
         await wait_until(pilot, lambda: "double" in row_names(app))
         await pilot.press("f3")
         commands = {command.title: command.help for command in palette_commands(app, app.prompt_area, app.catalog_pane, app.diff_pane)}
@@ -99,11 +100,11 @@ async def test_pruned_tools_view_restores_with_one_key(repo: Path) -> None:
     app = make_app(repo)
     async with app.run_test(size=(120, 30)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))
-        await app.runtime.catalog.save("triple", tool_source("triple", "return 3 * x"))
+        await catalog_of(app.runtime).save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("triple", tool_source("triple", "return 3 * x"))
         for x in (1, 2):
-            assert (await app.runtime.catalog.call_tool("triple", {"x": x})).ok
-        await app.runtime.catalog.prune("triple")
+            assert (await catalog_of(app.runtime).call_tool("triple", {"x": x})).ok
+        await catalog_of(app.runtime).prune("triple")
         await wait_until(pilot, lambda: row_names(app) == ["double"])
         await pilot.press("f3", "p")
         await wait_until(pilot, lambda: row_names(app) == ["triple"], message="the pruned view")
@@ -145,7 +146,7 @@ async def test_shift_u_reverts_to_a_version_picked_from_the_history(repo: Path) 
     async with app.run_test(size=(160, 40)) as pilot:
         await ready(pilot)
         for body in ("return x + x", "return 2 * x", "return x * 2"):
-            await app.runtime.catalog.save("double", tool_source("double", body))
+            await catalog_of(app.runtime).save("double", tool_source("double", body))
         await wait_until(pilot, lambda: "double" in row_names(app))
         await pilot.press("f3", "U")
         await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the version picker")

@@ -12,6 +12,7 @@ from tests.ui_support import SIZE, make_app, ready, row_names, tool_source, wait
 from tui_agent.ui.screens.git_question import GitQuestionScreen
 from tui_agent.ui.screens.pickers import ChoiceScreen
 from tui_agent.ui.widgets.entry_window import MAX_MOUNTED
+from tui_agent.core.runtime_state import catalog_of
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +59,7 @@ async def test_without_a_git_repo_it_asks_whether_to_create_one(tmp_path: Path) 
         await pilot.press("y")
         await ready(pilot)
         assert (folder / ".git").is_dir()
-        await app.runtime.catalog.save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("double", tool_source("double"))
         await wait_until(pilot, lambda: row_names(app) == ["double"], message="the tool in the pane")
         assert git(folder, "log", "--format=%s").splitlines()[0] == "tuiagent: add tool double"
 

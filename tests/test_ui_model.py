@@ -8,6 +8,7 @@ from tests.fake_messages_api import FakeMessagesAPI
 from tests.ui_support import SIZE, make_app, ready, wait_until
 from tui_agent.core.agent.pricing import KNOWN_MODELS
 from tui_agent.ui.model_choice import known_models
+from tui_agent.core.runtime_state import agent_of
 
 
 def notices(app) -> list[str]:  # type: ignore[no-untyped-def]
@@ -31,7 +32,7 @@ async def test_model_lists_sdk_and_server_models_and_warns_on_unknown(repo: Path
         assert f"The server at {api.base_url} offers: local-llama-70b, qwen-coder" in listing
         assert "Claude models tuiagent knows: " + ", ".join(KNOWN_MODELS) in listing
         await send(pilot, app, "/model qwen-coder")
-        await wait_until(pilot, lambda: app.runtime.agent.model == "qwen-coder", message="the switch")
+        await wait_until(pilot, lambda: agent_of(app.runtime).model == "qwen-coder", message="the switch")
         await pilot.pause(0.2)
         assert not any("is not a model" in text for text in notices(app))
         await send(pilot, app, "/model claude-sonet-4-5")

@@ -23,7 +23,7 @@ async def test_plan_mode_shows_the_plan_and_an_approved_proposal_switches_to_ask
         await ready(pilot)
         for _ in range(3):
             await pilot.press("shift+tab")
-        assert app.runtime.permissions.mode == "plan" and "plan" in app.header.render().plain
+        assert app.runtime.core.permissions.mode == "plan" and "plan" in app.header.render().plain
         await send(pilot, app, "take notes")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=60, message="the plan's approval")
         modal = app.screen
@@ -35,7 +35,7 @@ async def test_plan_mode_shows_the_plan_and_an_approved_proposal_switches_to_ask
         await pilot.press("y")  # the plan is approved: ask mode, so the next write asks too
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.kind == "write",
                          timeout=60, message="the write's approval")
-        assert app.runtime.permissions.mode == "ask" and "plan" not in app.header.render().plain
+        assert app.runtime.core.permissions.mode == "ask" and "plan" not in app.header.render().plain
         await pilot.press("y")
         await wait_until(pilot, lambda: turn_answered(app, "written"), timeout=60, message="the turn")
         assert any(entry.text == "Plan approved: the permission mode is now ask." for entry in app.conversation.entries)

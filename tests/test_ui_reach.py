@@ -27,7 +27,7 @@ async def test_denying_with_a_reason_puts_the_reason_in_the_result_the_model_rea
         await wait_until(pilot, lambda: turn_answered(app, "understood"), timeout=60, message="the turn, denied")
         result = str(api.requests[-1].messages[-1])
         assert "The person denied this call: use uv instead" in result, result
-        assert not (repo / "canary").exists() and app.runtime is not None and app.runtime.permissions.rules() == []
+        assert not (repo / "canary").exists() and app.runtime is not None and app.runtime.core.permissions.rules() == []
 
 
 REVIEW = """---

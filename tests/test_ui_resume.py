@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.ui_support import SIZE, make_app, ready, tool_source, turn_answered, wait_until
+from tui_agent.core.runtime_state import agent_of
 
 
 def write_earlier_session(root: Path) -> None:
@@ -33,17 +34,17 @@ async def test_resume_switches_the_session_through_the_runtime(repo: Path, api: 
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        runtime, agent = app.runtime, app.runtime.agent
+        runtime, agent = app.runtime, agent_of(app.runtime)
         app.prompt_area.insert("make a doubling tool")
         await pilot.press("enter")
         await wait_until(pilot, lambda: turn_answered(app, "Done."), timeout=30, message="the first turn")
-        assert agent.authored_names == ["double"] and runtime.session.id != "earlier"
+        assert agent.authored_names == ["double"] and runtime.core.session.id != "earlier"
 
         app.prompt_area.insert("/resume earlier")
         await pilot.press("enter")
         await wait_until(pilot, lambda: any(entry.text == "It prints hello." for entry in app.conversation.entries), message="the transcript")
         # the core's switch: one session object for runtime and agent, its messages, and no tools "authored in this session"
-        assert runtime.session.id == "earlier" and agent.session is runtime.session
+        assert runtime.core.session.id == "earlier" and agent.session is runtime.core.session
         assert [message["role"] for message in agent.messages] == ["user", "assistant"]
         assert agent.authored_names == []
 
@@ -65,17 +66,17 @@ async def test_clear_starts_a_new_session_file_that_resume_can_leave(repo: Path,
         app.prompt_area.insert("say hello")
         await pilot.press("enter")
         await wait_until(pilot, lambda: turn_answered(app, "Hello there."), timeout=30, message="the turn")
-        first = app.runtime.session.id
+        first = app.runtime.core.session.id
         app.prompt_area.insert("/clear")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: app.runtime.session.id != first, message="a new session")
-        assert app.runtime.agent.messages == [] and app.usage.tokens_in == 0
+        await wait_until(pilot, lambda: app.runtime.core.session.id != first, message="a new session")
+        assert agent_of(app.runtime).messages == [] and app.usage.tokens_in == 0
         records = [json.loads(line) for line in (repo / ".agent" / "sessions" / f"{first}.jsonl").read_text().splitlines()]
         assert all(record.get("type") != "clear" for record in records)  # the earlier file is left as it was
         app.prompt_area.insert("/resume")
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the session picker")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: app.runtime.session.id == first, message="back in the first session")
+        await wait_until(pilot, lambda: app.runtime.core.session.id == first, message="back in the first session")
         assert any(entry.text == "Hello there." for entry in app.conversation.entries)
-        assert [message["role"] for message in app.runtime.agent.messages] == ["user", "assistant"]
+        assert [message["role"] for message in agent_of(app.runtime).messages] == ["user", "assistant"]

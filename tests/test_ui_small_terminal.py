@@ -14,6 +14,7 @@ from tests.ui_support import make_app, ready, row_names, wait_until
 from tui_agent.core.agent.permissions import deny_all
 from tui_agent.core.runtime import open_runtime
 from tui_agent.ui.screens.argument_form import ArgumentFormScreen
+from tui_agent.core.runtime_state import catalog_of
 
 SMALL = (80, 24)
 THREE_ARGUMENTS = '''
@@ -38,7 +39,7 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
 async def add_tool(repo: Path) -> None:
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
     try:
-        await runtime.catalog.save("find_slow", THREE_ARGUMENTS)
+        await catalog_of(runtime).save("find_slow", THREE_ARGUMENTS)
     finally:
         await runtime.aclose()
 

@@ -16,6 +16,7 @@ from tests.ui_support import make_app, ready, row_names, tool_source, wait_until
 from tui_agent.core.agent.permissions import ApprovalRequest, deny_all
 from tui_agent.core.runtime import open_runtime
 from tui_agent.ui.screens.approval import ApprovalScreen
+from tui_agent.core.runtime_state import catalog_of
 
 DIFF = """\
 diff --git a/.agent/tools/grep_name.py b/.agent/tools/grep_name.py
@@ -52,9 +53,9 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
 async def add_tools(repo: Path) -> None:
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
     try:
-        await runtime.catalog.save("double", tool_source("double"))
-        await runtime.catalog.save("grep_name", tool_source("grep_name", "return x", summary="Find where a name is used in the project."))
-        await runtime.catalog.save("sort_by_time", tool_source("sort_by_time", "return x", summary="Sort trace files by their modification time."))
+        await catalog_of(runtime).save("double", tool_source("double"))
+        await catalog_of(runtime).save("grep_name", tool_source("grep_name", "return x", summary="Find where a name is used in the project."))
+        await catalog_of(runtime).save("sort_by_time", tool_source("sort_by_time", "return x", summary="Sort trace files by their modification time."))
     finally:
         await runtime.aclose()
     (repo / ".agent" / "tools" / "bad_tool.py").write_text(BROKEN)

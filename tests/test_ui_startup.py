@@ -17,6 +17,7 @@ from tests.ui_support import SIZE, make_app, turn_answered, wait_until
 from tui_agent.ui.screens.git_question import GitQuestionScreen
 from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.runtime_bridge import LaunchOptions, UICallbacks, open_runtime_for_ui
+from tui_agent.core.runtime_state import catalog_of
 
 
 class GatedOpener:
@@ -108,7 +109,7 @@ async def test_continuing_without_git_writes_nothing_to_the_folder(tmp_path: Pat
         await pilot.press("c")
         await wait_until(pilot, lambda: app.ready.is_set(), timeout=30, message="the runtime")
         runtime = app.runtime
-        assert runtime is not None and runtime.catalog is None and runtime.project.outside_git
+        assert runtime is not None and catalog_of(runtime) is None and runtime.core.project.outside_git
         notices = [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
         assert any("used without git" in notice for notice in notices), notices  # why there are no tools
         await type_prompt(pilot, app, "what does notes.txt say?")
@@ -118,8 +119,8 @@ async def test_continuing_without_git_writes_nothing_to_the_folder(tmp_path: Pat
         read, shell = api.requests[1].tool_results()
         assert "remember the milk" in read["content"] and "remember the milk" in shell["content"]
         assert os.listdir(folder) == ["notes.txt"]
-        assert any(runtime.project.sessions_dir.iterdir())  # the session is kept, outside the folder
-        assert runtime.project.sessions_dir.is_relative_to(tmp_path / "state-elsewhere" / "tuiagent")  # where the question said
+        assert any(runtime.core.project.sessions_dir.iterdir())  # the session is kept, outside the folder
+        assert runtime.core.project.sessions_dir.is_relative_to(tmp_path / "state-elsewhere" / "tuiagent")  # where the question said
     assert os.listdir(folder) == ["notes.txt"]
 
 

@@ -53,7 +53,7 @@ async def test_after_a_turn_and_after_resume_the_figures_are_the_agents_totals(r
         assert agent is not None and agent.usage.cache_read_tokens + agent.usage.cache_write_tokens + agent.usage.input_tokens > 0
         after_turn = app.usage
         assert after_turn == usage_figures(agent.usage, after_turn.context_percent) and after_turn.context_percent >= 25
-        session_id = app.runtime.session.id  # type: ignore[union-attr]
+        session_id = app.runtime.core.session.id  # type: ignore[union-attr]
         await send(pilot, app, "/clear")
         await wait_until(pilot, lambda: app.usage == UsageFigures(), message="cleared figures")
         await send(pilot, app, f"/resume {session_id}")
@@ -90,7 +90,7 @@ async def test_core_events_published_on_another_thread_arrive_as_messages(repo: 
     async with app.run_test(size=SIZE, message_hook=lambda message: received.append(message) if isinstance(message, CoreEvent) else None) as pilot:
         await ready(pilot)
         assert app.runtime is not None
-        await asyncio.to_thread(app.runtime.changes.publish, BranchChanged("elsewhere"))
+        await asyncio.to_thread(app.runtime.core.changes.publish, BranchChanged("elsewhere"))
         await wait_until(pilot, lambda: app.branch == "elsewhere" and app.header.branch == "elsewhere", message="the branch")
         assert [message.event for message in received if isinstance(message.event, BranchChanged)] == [BranchChanged("elsewhere")]
 

@@ -8,6 +8,7 @@ from tests.tending_sessions import flaky_workflow, write_session
 from tests.ui_support import make_app, ready, tool_source, wait_until
 from tui_agent.core.project import Project
 from tui_agent.ui.screens.catalog_care import CatalogCareScreen
+from tui_agent.core.runtime_state import catalog_of
 
 
 def suggested(app: object) -> list[str]:
@@ -29,7 +30,7 @@ async def test_a_suggested_row_is_listed_and_x_dismisses_it_for_good(repo: Path)
         app.catalog_pane.select(row.name)
         await pilot.press("x")
         await wait_until(pilot, lambda: not suggested(app), message="the suggestion dismissed")
-        assert app.runtime.catalog.state.suggestions()[row.name][0] == "dismissed"
+        assert catalog_of(app.runtime).state.suggestions()[row.name][0] == "dismissed"
 
 
 async def test_the_care_view_lists_suggestions_and_doctor_findings(repo: Path) -> None:
@@ -39,7 +40,7 @@ async def test_the_care_view_lists_suggestions_and_doctor_findings(repo: Path) -
     app = make_app(repo)
     async with app.run_test(size=(160, 40)) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("double", tool_source("double"))
         await pilot.press("f3", "c")
         await wait_until(pilot, lambda: isinstance(app.screen, CatalogCareScreen), message="the care view")
         report = app.screen.report  # type: ignore[attr-defined]

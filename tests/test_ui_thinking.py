@@ -9,6 +9,7 @@ from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tui_agent.core.agent.sessions import read_events
 from tui_agent.ui.transcript import transcript_of
 from tui_agent.ui.widgets.messages import ThinkingBlock
+from tui_agent.core.runtime_state import agent_of
 
 
 async def test_thinking_is_folded_above_the_reply(repo: Path, api: FakeMessagesAPI) -> None:
@@ -27,7 +28,7 @@ async def test_thinking_is_folded_above_the_reply(repo: Path, api: FakeMessagesA
         assert entries[-4].text == "First I look at the readme." and entries[-2].text == "It is short. Say so."
         blocks = list(app.conversation.query(ThinkingBlock))
         assert len(blocks) == 2 and all(block.collapsed for block in blocks) and "words" in blocks[0].title
-        session = app.runtime.agent.session_id if app.runtime and app.runtime.agent else ""
+        session = agent_of(app.runtime).session_id if app.runtime and agent_of(app.runtime) else ""
     decoded = read_events(repo / ".agent" / "sessions" / f"{session}.jsonl")
     resumed = [entry.kind for entry in transcript_of(decoded.events).entries]
     assert resumed[-4:] == ["thinking", "tool", "thinking", "assistant"]

@@ -10,7 +10,7 @@ from tests.fake_messages_api import FakeMessagesAPI, reply, text
 from tests.hostile.repo import hostile_repo, recipe
 from tests.ui_support import SIZE, make_app, wait_until
 from tui_agent.core.project import Project
-from tui_agent.core.runtime_state import Ready, Restricted
+from tui_agent.core.runtime_state import Ready, Restricted, agent_of, catalog_of, recipes_of
 from tui_agent.core.trust import check
 from tui_agent.ui.screens.trust import TrustScreen
 
@@ -44,7 +44,7 @@ async def test_continue_restricted_sends_nothing_and_lists_tools_as_untrusted(tm
         assert app.runtime is None  # nothing of the project is open while the person decides
         await pilot.press("r")
         await wait_until(pilot, lambda: app.ready.is_set(), timeout=60, message="the project to open")
-        assert app.runtime is not None and isinstance(app.runtime.state, Restricted)
+        assert app.runtime is not None and isinstance(app.runtime, Restricted)
         await wait_until(pilot, lambda: any(row.name == "greet" for row in app.catalog_pane.shown), timeout=30,
                          message="the catalog rows")
         rows = {(row.kind, row.name, row.status) for row in app.catalog_pane.shown if row.kind in ("tool", "recipe")}
@@ -63,7 +63,7 @@ async def test_trust_records_it_and_the_project_opens_with_its_recipes(tmp_path:
         await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=30, message="the trust screen")
         await pilot.press("t")
         await wait_until(pilot, lambda: app.ready.is_set(), timeout=60, message="the project to open")
-        assert app.runtime is not None and isinstance(app.runtime.state, Ready) and app.runtime.recipes is not None
+        assert app.runtime is not None and isinstance(app.runtime, Ready) and recipes_of(app.runtime) is not None
         await wait_until(pilot, lambda: len(api.requests) == 1, timeout=60, message="the session_start prompt")
         assert BOOT_PROMPT in str(api.requests[0].messages[-1])
     assert check(Project.at(repo)).state == "trusted"
@@ -88,7 +88,7 @@ async def test_a_pull_that_changed_the_grants_shows_what_changed(tmp_path: Path,
         await pilot.press("r")
         await wait_until(pilot, lambda: app.ready.is_set(), timeout=60, message="the project to open")
         assert isinstance(app.state, Restricted) and app.runtime is not None
-        assert app.runtime.permissions.rules() == []
+        assert app.runtime.core.permissions.rules() == []
 
 
 async def test_slash_trust_reopens_a_restricted_session_trusted_keeping_the_conversation(
@@ -107,7 +107,7 @@ async def test_slash_trust_reopens_a_restricted_session_trusted_keeping_the_conv
         assert isinstance(app.state, Restricted)
         app.turns.start("hello while restricted")
         await wait_until(pilot, lambda: turn_answered(app, "Restricted answer."), timeout=60, message="the first turn")
-        session = app.runtime.session.id if app.runtime is not None and app.runtime.session is not None else None
+        session = app.runtime.core.session.id if app.runtime is not None and app.runtime.core.session is not None else None
         app.action_slash("trust")
         await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=30, message="the trust screen again")
         assert isinstance(app.screen, TrustScreen) and "allow rule run_shell" in screen_text(app.screen)
@@ -115,9 +115,9 @@ async def test_slash_trust_reopens_a_restricted_session_trusted_keeping_the_conv
         await wait_until(pilot, lambda: isinstance(app.state, Ready) and app.ready.is_set(), timeout=60,
                          message="the project to reopen trusted")
         runtime = app.runtime
-        assert runtime is not None and runtime.recipes is not None and runtime.catalog is not None
-        assert runtime.session is not None and runtime.session.id == session  # the same conversation goes on
-        assert runtime.agent is not None and "hello while restricted" in str(runtime.agent.messages)
+        assert runtime is not None and recipes_of(runtime) is not None and catalog_of(runtime) is not None
+        assert runtime.core.session is not None and runtime.core.session.id == session  # the same conversation goes on
+        assert agent_of(runtime) is not None and "hello while restricted" in str(agent_of(runtime).messages)
         await wait_until(pilot, lambda: len(api.requests) == 2, timeout=60, message="the session_start prompt")
         assert BOOT_PROMPT in str(api.requests[1].messages[-1])
         await wait_until(pilot, lambda: any(row.name == "greet" and row.status != "untrusted"
@@ -136,23 +136,23 @@ async def test_a_pull_mid_session_is_said_and_slash_trust_approves_it(tmp_path: 
     app = make_app(repo, sandbox_tier="rlimits", watch_catalog=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.ready.is_set(), timeout=60, message="the project to open")
-        assert isinstance(app.state, Ready) and app.runtime is not None and app.runtime.watcher is not None
-        await wait_until(pilot, lambda: app.runtime is not None and app.runtime.watcher is not None
-                         and app.runtime.watcher.ready.is_set(), timeout=30, message="the watcher")
+        assert isinstance(app.state, Ready) and app.runtime is not None and app.runtime.workshop.watcher is not None
+        await wait_until(pilot, lambda: app.runtime is not None and app.runtime.workshop.watcher is not None
+                         and app.runtime.workshop.watcher.ready.is_set(), timeout=30, message="the watcher")
         (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell"]\n')
         git(repo, "add", "-A")
         git(repo, "commit", "-qm", "a pull")
         await wait_until(pilot, lambda: any("allow rule run_shell" in entry.text and "/trust" in entry.text
                                             for entry in app.conversation.entries), timeout=30, message="the notice")
-        assert app.runtime.permissions.rules() == []  # not applied
+        assert app.runtime.core.permissions.rules() == []  # not applied
         app.action_slash("trust")
         await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=30, message="the trust screen")
         assert isinstance(app.screen, TrustScreen) and "new: allow rule run_shell" in app.screen.detail()
         await pilot.press("t")
         await wait_until(pilot, lambda: app.ready.is_set() and app.runtime is not None
-                         and app.runtime.permissions.rules() != [], timeout=60, message="the reopened project")
+                         and app.runtime.core.permissions.rules() != [], timeout=60, message="the reopened project")
         assert isinstance(app.state, Ready)
-        assert app.runtime.permissions.rules() == [("run_shell", "project")]
+        assert app.runtime.core.permissions.rules() == [("run_shell", "project")]
     assert check(Project.at(repo)).state == "trusted"
 
 

@@ -12,6 +12,7 @@ from tests.ui_support import (send, SIZE, answer_confirm, authored_announcements
 from tui_agent.ui.palette import palette_commands
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, ToolCallBlock, tool_title
+from tui_agent.core.runtime_state import agent_of, catalog_of
 
 
 async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: FakeMessagesAPI) -> None:
@@ -23,7 +24,7 @@ async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: F
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        assert app.header.model == app.runtime.agent.model
+        assert app.header.model == agent_of(app.runtime).model
         await send(pilot, app, "make a doubling tool")
         await wait_until(pilot, lambda: turn_answered(app, "Done: `double` is in the catalog."), timeout=30, message="the turn to finish")
         await pilot.pause(0.2)
@@ -103,7 +104,7 @@ async def test_escape_cancels_the_turn_and_the_next_turn_works(repo: Path, api: 
         assert app.conversation.entries[-1].text == "Turn cancelled." and not app.header.busy
         await pilot.pause(0.3)
         assert len(app.conversation.entries[-2].text) == len(shown)  # nothing streams after the cancel
-        messages = app.runtime.agent.messages
+        messages = agent_of(app.runtime).messages
         assert messages[-1]["role"] == "assistant" and "[interrupted by the user]" in messages[-1]["content"][0]["text"]
 
         await send(pilot, app, "are you there?")
@@ -116,7 +117,7 @@ async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> N
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await app.runtime.catalog.save("double", tool_source("double"))
+        await catalog_of(app.runtime).save("double", tool_source("double"))
         for command in ("/help", "/tools", "/recipes", "/model claude-test-model", "/nosuch"):
             await send(pilot, app, command)
             await pilot.pause(0.1)
@@ -124,7 +125,7 @@ async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> N
         assert notices[0].startswith("Commands:") and "/resume" in notices[0]
         assert notices[1].startswith("1 tools (1 unused)")
         assert notices[2].startswith("No recipes yet")
-        assert "claude-test-model" in notices[3] and app.runtime.agent.model == "claude-test-model" and app.header.model == "claude-test-model"
+        assert "claude-test-model" in notices[3] and agent_of(app.runtime).model == "claude-test-model" and app.header.model == "claude-test-model"
         assert "claude-test-model is not a model tuiagent knows" in notices[4]  # switched, with a warning
         assert "Unknown command /nosuch" in notices[5]
         app.catalog_pane.query_one("#catalog-filter").value = ""  # /recipes filtered the pane to recipes
@@ -134,7 +135,7 @@ async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> N
             assert expected in titles, expected
         await send(pilot, app, "/clear")
         await pilot.pause(0.1)
-        assert [entry.kind for entry in app.conversation.entries] == ["notice"] and app.runtime.agent.messages == []
+        assert [entry.kind for entry in app.conversation.entries] == ["notice"] and agent_of(app.runtime).messages == []
 
 
 async def test_escape_stops_a_sandboxed_run(repo: Path, api: FakeMessagesAPI) -> None:
@@ -153,7 +154,7 @@ async def test_escape_stops_a_sandboxed_run(repo: Path, api: FakeMessagesAPI) ->
         call = next(e for e in app.conversation.entries if e.kind == "tool" and e.tool == "run_python")
         assert call.is_error and "cancelled" in (call.result or "")
         assert re.search(r"\)  cancelled · (\d{3} ms|\d+\.\d s)$", tool_title(call)), tool_title(call)  # it ran 0.5 s or more
-        messages = app.runtime.agent.messages
+        messages = agent_of(app.runtime).messages
         assert messages[-1]["role"] == "user" and messages[-1]["content"][0]["type"] == "tool_result"  # every tool_use answered
         await send(pilot, app, "ok?")
         await wait_until(pilot, lambda: turn_answered(app, "Stopped."), timeout=20, message="the next turn")
@@ -171,7 +172,7 @@ async def test_create_recipe_is_announced_once_and_undone_once(repo: Path, api: 
         await wait_until(pilot, lambda: turn_answered(app, "recipe ready"), timeout=30, message="the turn to finish")
         await pilot.pause(0.3)
         assert [message.split(" · ")[0] for message in authored_announcements(app)] == ["recipe explain created"]
-        authored = app.runtime.undo.turns(app.runtime.session)[-1].authored
+        authored = app.runtime.core.undo.turns(app.runtime.core.session)[-1].authored
         assert [(item.kind, item.name, item.created) for item in authored] == [("recipe", "explain", True)]
         assert sum("recipe explain created" in message for message in notifications(app)) == 1
 

@@ -43,14 +43,14 @@ async def test_typing_the_next_prompt_when_an_approval_pops_up_goes_on_into_the_
             await asyncio.sleep(0.08)
         await pilot.pause(0.1)
         assert isinstance(app.screen, ApprovalScreen), "a key of the typing answered the approval"
-        assert app.runtime.permissions.rules() == []
+        assert app.runtime.core.permissions.rules() == []
         expected = "".join(TYPED[i % len(TYPED)] for i in range(typed - 4)) + "tyeT"
         assert app.prompt_area.text == expected, (app.prompt_area.text, expected)  # nothing typed was lost
         assert any("typing went on into the prompt box" in message for message in notifications(app))
         await asyncio.sleep(TYPE_AHEAD_S + 0.2)  # the person stops, reads, answers
         await pilot.press("n")
         await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn, denied")
-        assert "denied" in str(api.requests[-1].messages[-1]) and app.runtime.permissions.rules() == []
+        assert "denied" in str(api.requests[-1].messages[-1]) and app.runtime.core.permissions.rules() == []
 
 
 async def test_an_approval_that_finds_the_prompt_box_empty_answers_the_first_key(repo: Path, api: FakeMessagesAPI) -> None:

@@ -12,6 +12,7 @@ from tui_agent.core.agent.permissions import ApprovalAnswer
 from tui_agent.ui.screens.approval import ApprovalScreen, answer_choices
 from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.pickers import ChoiceScreen
+from tui_agent.core.runtime_state import agent_of, catalog_of
 
 
 def test_the_modal_offers_rules_only_where_they_can_apply() -> None:
@@ -42,11 +43,11 @@ async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, 
         await send(pilot, app, "say two")  # covered by the rule: no modal
         await wait_until(pilot, lambda: turn_answered(app, "ok again"), timeout=60, message="the second turn")
         assert "three" in str(api.requests[-1].messages[-1])
-        rule = app.runtime.permissions.rules()[0][0]
+        rule = app.runtime.core.permissions.rules()[0][0]
         await send(pilot, app, "/permissions")  # lists, never removes: a following Enter or prompt changes nothing
         await send(pilot, app, "/model")
         await pilot.pause(0.5)
-        assert not isinstance(app.screen, (ChoiceScreen, ConfirmScreen)) and app.runtime.permissions.rules() == [(rule, "local")]
+        assert not isinstance(app.screen, (ChoiceScreen, ConfirmScreen)) and app.runtime.core.permissions.rules() == [(rule, "local")]
         assert any(entry.kind == "notice" and "/permissions remove" in entry.text for entry in app.conversation.entries)
         await send(pilot, app, "/permissions remove")
         await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), message="the rule picker", timeout=30)
@@ -55,10 +56,10 @@ async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, 
         assert rule in str(app.screen.question) and ".agent/config.local.toml" in str(app.screen.question)
         await pilot.press("enter")  # the focused answer keeps it
         await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), message="the question to close", timeout=30)
-        assert app.runtime.permissions.rules() == [(rule, "local")]
+        assert app.runtime.core.permissions.rules() == [(rule, "local")]
         await send(pilot, app, f"/permissions remove {rule}")
         await answer_confirm(pilot)
-        await wait_until(pilot, lambda: app.runtime.permissions.rules() == [], message="the rule removed", timeout=30)
+        await wait_until(pilot, lambda: app.runtime.core.permissions.rules() == [], message="the rule removed", timeout=30)
         assert tomllib.loads((repo / ".agent" / "config.local.toml").read_text())["permissions"]["allow"] == []
 
 
@@ -96,7 +97,7 @@ async def test_undo_and_diff_cover_shell_made_changes_and_never_overwrite_the_us
         await answer_confirm(pilot)
         await wait_until(pilot, lambda: (repo / "app.py").read_text() == original_app, message="the rewind", timeout=30)
         assert not (repo / "extra.txt").exists() and (repo / "README.md").read_text() == "# demo project\n"
-        await wait_until(pilot, lambda: "the user undid your changes" in str(app.runtime.agent.messages[-1]), message="the model told", timeout=30)
+        await wait_until(pilot, lambda: "the user undid your changes" in str(agent_of(app.runtime).messages[-1]), message="the model told", timeout=30)
 
 
 async def test_undo_typed_during_a_turn_waits_for_it_then_undoes_it(repo: Path, api: FakeMessagesAPI) -> None:
@@ -152,8 +153,8 @@ async def test_the_undo_question_says_a_tool_changed_since_is_kept(repo: Path, a
         await send(pilot, app, "make a tool")
         await wait_until(pilot, lambda: turn_answered(app, "made"), timeout=60, message="the turn")
         (repo / ".agent" / "tools" / "shout.py").write_text(tool_source("shout", body="return 5 * x"))  # the person's
-        await app.runtime.catalog.outside_edit({"shout"})
-        await app.runtime.catalog.settle.flush()
+        await catalog_of(app.runtime).outside_edit({"shout"})
+        await catalog_of(app.runtime).settle.flush()
         await send(pilot, app, "/undo")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the question", timeout=30)
         question = str(app.screen.question)

@@ -12,6 +12,7 @@ from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, make_user_changes, user_state
 from tui_agent.cli import main
 from tui_agent.core.events import TurnFinished
+from tui_agent.core.runtime_state import agent_of, catalog_of
 
 NOTE_TOOL = '''"""Write a note file."""
 WRITES = True
@@ -74,7 +75,7 @@ def prepare(repo: Path) -> None:
 async def test_undo_puts_back_exactly_what_the_turn_changed(repo: Path, api: FakeMessagesAPI) -> None:
     prepare(repo)
     async with agent_runtime(repo, api) as runtime:
-        assert runtime.catalog.get("write_note") is not None
+        assert catalog_of(runtime).get("write_note") is not None
         make_user_changes(repo)  # a staged change, an unstaged change and an untracked file
         user_state(repo)  # git status may refresh the index: let it happen before the fingerprint
         before = fingerprint(repo)
@@ -85,12 +86,12 @@ async def test_undo_puts_back_exactly_what_the_turn_changed(repo: Path, api: Fak
                    if before["files"].get(path) != after_turn["files"].get(path)}
         assert changed == {"README.md", "src/lib.py", "app.py", "made_by_shell.txt", "notes.txt", "run.sh",
                            "docs", "docs/tool_note.md"}
-        diff = await runtime.undo.turn_diff(runtime.session)
+        diff = await runtime.core.undo.turn_diff(runtime.core.session)
         assert "+made" in diff and "-untracked notes" in diff and "+from a WRITES tool" in diff and "new mode 100755" in diff
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert result.ok, result.message
         assert fingerprint(repo) == before
-        again = await runtime.undo.undo_last(runtime.session)
+        again = await runtime.core.undo.undo_last(runtime.core.session)
         assert not again.ok and "Nothing to undo" in again.message
 
 
@@ -100,7 +101,7 @@ async def test_undo_stops_and_shows_the_diff_when_the_user_changed_a_file_since(
                     reply(tool_use("write_file", {"path": "other.py", "content": "x = 1\n"})), reply(text("ok")))
         await run_turn(runtime, "edit")
         (repo / "app.py").write_text("agent\nmy own line\n")
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert not result.ok and "app.py" in result.message
         assert "+my own line" in result.conflict_diff
         assert (repo / "app.py").read_text() == "agent\nmy own line\n" and (repo / "other.py").exists()
@@ -109,10 +110,10 @@ async def test_undo_stops_and_shows_the_diff_when_the_user_changed_a_file_since(
 async def test_an_edit_made_as_soon_as_the_turn_says_it_finished_is_the_persons_not_the_turns(repo: Path, api: FakeMessagesAPI) -> None:
     async with agent_runtime(repo, api) as runtime:
         api.enqueue(reply(tool_use("write_file", {"path": "app.py", "content": "agent\n"})), reply(text("ok")))
-        async for event in runtime.agent.run_turn("edit"):
+        async for event in agent_of(runtime).run_turn("edit"):
             if isinstance(event, TurnFinished):  # a front end shows "done"; the person edits at once
                 (repo / "app.py").write_text("agent\nmy own line\n")
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert not result.ok and "+my own line" in result.conflict_diff
         assert (repo / "app.py").read_text() == "agent\nmy own line\n"
 
@@ -127,25 +128,25 @@ async def test_rewind_undoes_a_run_of_turns_and_takes_back_authored_tools(repo: 
         api.enqueue(reply(tool_use("create_tool", {"name": "shout", "source": tool_source("shout")})),
                     reply(tool_use("write_file", {"path": "one.txt", "content": "2\n"})), reply(text("ok")))
         await run_turn(runtime, "second")
-        assert runtime.catalog.get("shout") is not None
+        assert catalog_of(runtime).get("shout") is not None
         api.enqueue(reply(tool_use("create_tool", {"name": "shout", "source": tool_source("shout", body="return 3 * x")})),
                     reply(text("ok")))
         await run_turn(runtime, "third")
         api.enqueue(reply(text("nothing to do")))
         await run_turn(runtime, "fourth: nothing")
-        turns = runtime.undo.turns(runtime.session)
+        turns = runtime.core.undo.turns(runtime.core.session)
         assert [turn.turn for turn in turns] == [1, 2, 3, 4] and turns[2].authored[0].created is False
-        assert (await runtime.undo.rewind(runtime.session, 4)).message.startswith("Undid turn 4")
-        updated = await runtime.undo.undo_last(runtime.session)  # turn 3 updated shout: back to turn 2's version
+        assert (await runtime.core.undo.rewind(runtime.core.session, 4)).message.startswith("Undid turn 4")
+        updated = await runtime.core.undo.undo_last(runtime.core.session)  # turn 3 updated shout: back to turn 2's version
         assert updated.ok and "shout reverted" in updated.message, updated.message
         assert "return 2 * x" in (repo / ".agent" / "tools" / "shout.py").read_text()
         assert git(repo, "log", "-1", "--format=%s").startswith("tuiagent: revert tool shout")
-        result = await runtime.undo.rewind(runtime.session, 1)
+        result = await runtime.core.undo.rewind(runtime.core.session, 1)
         assert result.ok, result.message
         assert not (repo / "one.txt").exists()
-        assert runtime.catalog.get("shout") is None and "pruned" in result.message
+        assert catalog_of(runtime).get("shout") is None and "pruned" in result.message
         assert git(repo, "rev-parse", "HEAD") != head  # the catalog's own history records the prune
-        assert [turn.undone for turn in runtime.undo.turns(runtime.session)] == [True, True, True, True]
+        assert [turn.undone for turn in runtime.core.undo.turns(runtime.core.session)] == [True, True, True, True]
 
 
 def test_headless_undo_undoes_the_last_turn_of_the_latest_session(repo: Path, api: FakeMessagesAPI,
@@ -167,8 +168,8 @@ async def test_a_cancelled_turn_is_still_undoable(repo: Path, api: FakeMessagesA
         api.enqueue(reply(tool_use("run_shell", {"command": "echo partial > half.txt && echo started && sleep 30"})),
                     reply(text("never")))
         await cancel_once_started(runtime, "start something long")
-        assert runtime.undo.turns(runtime.session)[-1].after is not None
-        result = await runtime.undo.undo_last(runtime.session)
+        assert runtime.core.undo.turns(runtime.core.session)[-1].after is not None
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert result.ok and not (repo / "half.txt").exists(), result.message
 
 
@@ -182,13 +183,13 @@ async def test_undo_takes_back_only_what_the_agents_calls_changed_and_keeps_the_
         api.enqueue(reply(tool_use("write_file", {"path": "agent.txt", "content": "agent\n"})),
                     reply(tool_use("run_shell", {"command": "echo shell > shell.txt && printf 'x\\n' >> README.md"})),
                     reply(text("done")))
-        assert runtime.agent is not None
-        async for event in runtime.agent.run_turn("write two files"):
+        assert agent_of(runtime) is not None
+        async for event in agent_of(runtime).run_turn("write two files"):
             if isinstance(event, ToolCallFinished) and event.name == "write_file":  # the model thinks; the person types
                 (repo / "mine.txt").write_text("my new file\n")
                 (repo / "app.py").write_text("print('my edit')\n")
         assert (repo / "agent.txt").exists() and (repo / "shell.txt").exists()
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert result.ok, result.message
         assert not (repo / "agent.txt").exists() and not (repo / "shell.txt").exists()
         assert (repo / "README.md").read_text() == "# demo project\n"
@@ -208,7 +209,7 @@ async def test_a_file_the_person_edits_while_a_write_waits_for_approval_is_kept(
         api.enqueue(reply(tool_use("write_file", {"path": "agent.txt", "content": "agent\n"})), reply(text("done")))
         await run_turn(runtime, "write a file")
         assert (repo / "agent.txt").exists()
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert result.ok, result.message
         assert not (repo / "agent.txt").exists()
         assert (repo / "app.py").read_text() == "print('edited while the question was open')\n"
@@ -223,13 +224,13 @@ async def test_undo_keeps_a_tool_the_person_edited_after_the_agent_wrote_it(repo
         await run_turn(runtime, "make a tool")
         mine = tool_source("shout", body="return 5 * x")
         (repo / ".agent" / "tools" / "shout.py").write_text(mine)  # the person improves it in an editor
-        await runtime.catalog.outside_edit({"shout"})
-        await runtime.catalog.settle.flush()
-        last = [turn for turn in runtime.undo.turns(runtime.session) if not turn.undone][-1:]
-        assert runtime.undo.authored_preview(runtime.session, last) == [  # the /undo question says what undo does
+        await catalog_of(runtime).outside_edit({"shout"})
+        await catalog_of(runtime).settle.flush()
+        last = [turn for turn in runtime.core.undo.turns(runtime.core.session) if not turn.undone][-1:]
+        assert runtime.core.undo.authored_preview(runtime.core.session, last) == [  # the /undo question says what undo does
             "tool shout (kept: changed after the agent wrote it)"]
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert result.ok, result.message
         assert "tool shout kept as it is" in result.message
         assert (repo / ".agent" / "tools" / "shout.py").read_text() == mine
-        assert runtime.catalog.get("shout") is not None
+        assert catalog_of(runtime).get("shout") is not None

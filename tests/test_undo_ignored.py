@@ -49,11 +49,11 @@ async def test_undo_removes_a_planted_pth_and_puts_build_output_back(repo: Path,
         change_all_turn(api, tier)
         await run_turn(runtime, "rebuild")
         assert (site / "evil.pth").exists() and not (repo / "build" / "old.txt").exists()
-        turn = runtime.undo.turns(runtime.session)[-1]
+        turn = runtime.core.undo.turns(runtime.core.session)[-1]
         assert {(r.path.split("/")[-1], r.change) for r in turn.ignored} >= {
             ("evil.pth", "created"), ("out.txt", "changed"), ("new.bin", "created"), ("old.txt", "removed"),
             ("big.dat", "changed")}
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
     assert result.ok, result.message
     assert not (site / "evil.pth").exists()
     assert (repo / "build" / "out.txt").read_text() == "built by the person\n"
@@ -76,7 +76,7 @@ async def test_a_planted_pth_changed_again_after_the_run_is_named_as_not_undone(
         await run_turn(runtime, "rebuild")
         (site / "evil.pth").write_text("# the person edited it since\n")
         (repo / "build" / "out.txt").write_text("the person rebuilt it since\n")
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
     assert result.ok, result.message
     assert (site / "evil.pth").read_text() == "# the person edited it since\n"
     assert (repo / "build" / "out.txt").read_text() == "the person rebuilt it since\n"
@@ -110,7 +110,7 @@ async def test_a_turns_journal_cannot_make_undo_write_outside_the_project(repo: 
     async with agent_runtime(repo, api) as runtime:
         api.enqueue(reply(tool_use("write_file", {"path": "a.txt", "content": "a\n"})), reply(text("ok")))
         await run_turn(runtime, "write")
-        lines = runtime.session.path.read_text().splitlines()
+        lines = runtime.core.session.path.read_text().splitlines()
         index = next(i for i, line in enumerate(lines) if '"checkpoint_end"' in line)
         end = json.loads(lines[index])
         stamp = outside.lstat()
@@ -118,8 +118,8 @@ async def test_a_turns_journal_cannot_make_undo_write_outside_the_project(repo: 
                                                                                  stamp.st_ctime_ns]},
                           {"path": "../outside.txt", "change": "created", "after": None}]
         lines[index] = json.dumps(end)
-        runtime.session.path.write_text("\n".join(lines) + "\n")
-        result = await runtime.undo.undo_last(runtime.session)
+        runtime.core.session.path.write_text("\n".join(lines) + "\n")
+        result = await runtime.core.undo.undo_last(runtime.core.session)
     assert result.ok, result.message
     assert outside.read_text() == "keep me\n"
     assert {item.path for item in result.ignored_not_undone} == {str(outside), "../outside.txt"}

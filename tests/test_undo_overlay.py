@@ -18,6 +18,7 @@ from tui_agent.core.runtime import Runtime
 from tui_agent.core.sandbox import Sandbox
 from tui_agent.core.sandbox.policy import SandboxPolicy
 from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.runtime_state import agent_of
 
 pytestmark = pytest.mark.skipif(probe_bubblewrap() is not None, reason="needs bubblewrap")
 
@@ -27,10 +28,10 @@ PERSON_NEW = b"my new file\r\nwith odd bytes \xe9\n"
 
 async def turn_editing_when_started(runtime: Runtime, prompt: str, edit: object) -> list[Event]:
     """Run a turn; when the shell command prints `started` (it is running), call `edit` as the person would."""
-    assert runtime.agent is not None
+    assert agent_of(runtime) is not None
     events: list[Event] = []
     edited = False
-    async for event in runtime.agent.run_turn(prompt):
+    async for event in agent_of(runtime).run_turn(prompt):
         events.append(event)
         if isinstance(event, ToolOutputDelta) and "started" in event.text and not edited:
             edited = True
@@ -56,7 +57,7 @@ async def test_undo_keeps_files_the_person_edits_and_creates_while_a_shell_comma
         assert (repo / "shell.txt").read_text() == "shell\n"
         assert (repo / "README.md").read_bytes() == original_readme + b"x\n"
         assert (repo / "app.py").read_bytes() == PERSON_APP and original_app != PERSON_APP
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert result.ok, result.message
         assert not (repo / "shell.txt").exists()
         assert (repo / "README.md").read_bytes() == original_readme
@@ -64,7 +65,7 @@ async def test_undo_keeps_files_the_person_edits_and_creates_while_a_shell_comma
         assert (repo / "mine.txt").read_bytes() == PERSON_NEW
         assert result.kept == ["app.py", "mine.txt"] and sorted(result.restored) == ["README.md", "shell.txt"]
         assert "Kept as they are: app.py, mine.txt (changed by someone else during the turn" in result.message
-        assert runtime.sandbox is not None and runtime.sandbox.describe()["run_attribution"].startswith("exact")
+        assert runtime.core.sandbox is not None and runtime.core.sandbox.describe()["run_attribution"].startswith("exact")
 
 
 async def test_a_file_both_the_run_and_the_person_change_keeps_the_persons_and_sets_the_runs_aside(
@@ -83,7 +84,7 @@ async def test_a_file_both_the_run_and_the_person_change_keeps_the_persons_and_s
         assert len(aside) == 1 and aside[0].read_bytes() == original + b"run\nmore\n"
         notices = " ".join(event.message for event in events if isinstance(event, Notice))
         assert "app.py" in notices and aside[0].relative_to(repo).as_posix() in notices and "yours is kept" in notices
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert result.ok, result.message
         assert (repo / "app.py").read_bytes() == PERSON_APP and not (repo / "out.txt").exists()
         assert result.kept == ["app.py"] and "Kept as they are: app.py" in result.message
@@ -108,7 +109,7 @@ async def test_a_run_that_deletes_files_is_undone_and_a_file_edited_meanwhile_is
         await turn_editing_when_started(runtime, "delete", person)
         assert not (repo / "gone.txt").exists() and not (repo / "folder").exists()
         assert (repo / "edited.txt").read_bytes() == PERSON_NEW  # changed during the run: not the run's to delete
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert result.ok, result.message
         assert (repo / "gone.txt").read_text() == "the run deletes me\n"
         assert (repo / "folder" / "inner.txt").read_text() == "in a folder the run removes\n"
@@ -118,14 +119,14 @@ async def test_a_run_that_deletes_files_is_undone_and_a_file_edited_meanwhile_is
 async def test_a_cancelled_run_keeps_what_it_wrote_before_the_kill_undoable_and_the_persons_edit(
         repo: Path, api: FakeMessagesAPI) -> None:
     async with agent_runtime(repo, api) as runtime:
-        assert runtime.agent is not None
+        assert agent_of(runtime) is not None
         api.enqueue(reply(tool_use("run_shell", {"command": "echo partial > half.txt; echo started; sleep 30"})),
                     reply(text("never")))
         cancelled_at = await cancel_once_started(runtime, "start something long",
                                                  lambda: (repo / "app.py").write_bytes(PERSON_APP))
         assert time.monotonic() - cancelled_at < 5
         assert (repo / "half.txt").read_text() == "partial\n"  # written before the kill: applied
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert result.ok, result.message
         assert not (repo / "half.txt").exists() and (repo / "app.py").read_bytes() == PERSON_APP
         assert result.kept == ["app.py"]

@@ -9,6 +9,7 @@ from tests.agent_helpers import agent_runtime, run_turn
 from tests.catalog_support import tool_source
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git
+from tui_agent.core.runtime_state import catalog_of
 
 WRITER = '''WRITES = True
 
@@ -36,19 +37,19 @@ async def test_read_only_catalog_calls_take_no_checkpoint_and_a_writes_tool_stil
                                                                                        api: FakeMessagesAPI) -> None:
     add_tools(repo)
     async with agent_runtime(repo, api) as runtime:
-        assert runtime.catalog.get("double") is not None and runtime.sandbox.tier == "bubblewrap"
+        assert catalog_of(runtime).get("double") is not None and runtime.core.sandbox.tier == "bubblewrap"
         objects = git(repo, "count-objects", "-v")
         api.enqueue(reply(tool_use("double", {"x": 2}), tool_use("call_tool", {"name": "double", "args": {"x": 3}}),
                           tool_use("double", {"x": 4})), reply(text("4, 6, 8")))
         await run_turn(runtime, "double three numbers")
-        turn = runtime.undo.turns(runtime.session)[-1]
+        turn = runtime.core.undo.turns(runtime.core.session)[-1]
         assert turn.calls == []  # no window: nothing was snapshotted around the three calls
         assert git(repo, "count-objects", "-v") == objects  # nor written to git's objects (same tree, same commit)
         api.enqueue(reply(tool_use("double", {"x": 1}), tool_use("put", {"text": "tool\n"})), reply(text("ok")))
         await run_turn(runtime, "double, then write")
-        turn = runtime.undo.turns(runtime.session)[-1]
+        turn = runtime.core.undo.turns(runtime.core.session)[-1]
         assert turn.calls is not None and len(turn.calls) == 1  # only the WRITES tool's
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert result.ok and not (repo / "out.txt").exists(), result.message
 
 
@@ -58,10 +59,10 @@ async def test_a_call_judged_read_only_that_ran_writable_leaves_the_whole_turn_u
     taken around it, so undo must not take its write for the person's."""
     add_tools(repo)
     async with agent_runtime(repo, api) as runtime:
-        runtime.undo.writes_nothing = lambda name, arguments: name == "put"  # the judgement made before the save
+        runtime.core.undo.writes_nothing = lambda name, arguments: name == "put"  # the judgement made before the save
         api.enqueue(reply(tool_use("put", {"text": "tool\n"})), reply(text("ok")))
         await run_turn(runtime, "write")
         assert (repo / "out.txt").read_text() == "tool\n"
-        assert runtime.undo.turns(runtime.session)[-1].calls is None
-        result = await runtime.undo.undo_last(runtime.session)
+        assert runtime.core.undo.turns(runtime.core.session)[-1].calls is None
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         assert result.ok and not (repo / "out.txt").exists(), result.message

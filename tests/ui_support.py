@@ -15,6 +15,7 @@ from textual.pilot import Pilot
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.launch import build_app
 from tui_agent.ui.widgets.messages import Entry
+from tui_agent.core.runtime_state import catalog_of
 
 SIZE = (160, 48)
 
@@ -71,7 +72,7 @@ async def ready(pilot: Pilot) -> TuiAgentApp:
     app = pilot.app
     assert isinstance(app, TuiAgentApp)
     await asyncio.wait_for(app.ready.wait(), 30)
-    assert app.runtime is not None and app.runtime.catalog is not None, app.lifecycle.error
+    assert app.runtime is not None and catalog_of(app.runtime) is not None, app.lifecycle.error
     await pilot.pause()
     return app
 

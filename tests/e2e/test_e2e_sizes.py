@@ -27,8 +27,8 @@ CATALOG_KEYS = ("v View", "r Run", "d Prune", "u Revert", "h History", "f Drift"
 async def two_versions(repo: Path) -> None:
     runtime = await open_runtime(repo, approve=deny_all, sandbox_tier="rlimits")
     try:
-        await runtime.catalog.save("double", tool_source("double", "return x + x", summary=SUMMARY))
-        await runtime.catalog.save("double", tool_source("double", "return 2 * x", summary=SUMMARY))
+        await runtime.workshop.catalog.save("double", tool_source("double", "return x + x", summary=SUMMARY))
+        await runtime.workshop.catalog.save("double", tool_source("double", "return 2 * x", summary=SUMMARY))
     finally:
         await runtime.aclose()
 

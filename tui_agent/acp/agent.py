@@ -18,6 +18,7 @@ from tui_agent.acp.approvals import AcpApprovals
 from tui_agent.acp.prompts import prompt_text
 from tui_agent.acp.servers import client_servers
 from tui_agent.acp.session import AcpSession, modes
+from tui_agent.core.runtime_state import agent_of
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -102,11 +103,11 @@ class TuiAgentAcp:
                                          trust_project=options.trust_project)
         except SessionNotFound as error:
             raise RequestError.invalid_params({"message": str(error)}) from None
-        agent = runtime.agent
+        agent = agent_of(runtime)
         if agent is None:
             await runtime.aclose()
-            raise RequestError.internal_error({"message": runtime.model_error or "no model is configured"})
-        for problem in runtime.problems:
+            raise RequestError.internal_error({"message": runtime.core.model_error or "no model is configured"})
+        for problem in runtime.core.problems:
             log.warning("%s", problem)
         assert self.client is not None
         session = AcpSession(runtime, agent, self.client, approvals)

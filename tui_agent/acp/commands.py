@@ -9,6 +9,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommand
 from tui_agent.core.slashline import SlashCommand
 from tui_agent.core.errors import PROJECT_FAILURES
 from tui_agent.core.agent.instructions import init_prompt
+from tui_agent.core.runtime_state import agent_of, recipes_of
 
 if TYPE_CHECKING:
     from tui_agent.core.runtime import Runtime
@@ -19,7 +20,7 @@ BUILTIN = {"init": ("ask the model to draft AGENTS.md (the project's instruction
 
 
 def recipe_commands(runtime: Runtime) -> list[tuple[str, str]]:
-    recipes = runtime.recipes
+    recipes = recipes_of(runtime)
     return [(name, text) for name, text in recipes.slash_commands() if name not in BUILTIN] if recipes is not None else []
 
 
@@ -30,7 +31,7 @@ def _hint(text: str) -> AvailableCommandInput:
 def available(runtime: Runtime) -> AvailableCommandsUpdate:
     commands = [AvailableCommand(name=name, description=text,
                                  input=_hint(hint) if hint else None)
-                for name, (text, hint) in BUILTIN.items() if name != "undo" or runtime.undo is not None]
+                for name, (text, hint) in BUILTIN.items() if name != "undo" or runtime.core.undo is not None]
     commands += [AvailableCommand(name=name, description=text, input=_hint("arguments"))
                  for name, text in recipe_commands(runtime)]
     return AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
@@ -47,14 +48,14 @@ def init_text(slash: SlashCommand) -> str:
 async def run_without_model(runtime: Runtime, slash: SlashCommand) -> str:
     """/undo or a recipe command: what happened, in words (it is the reply the client shows)."""
     if slash.name == "undo":
-        undo, agent = runtime.undo, runtime.agent
+        undo, agent = runtime.core.undo, agent_of(runtime)
         if undo is None or agent is None:
             return "/undo: not available (no git work tree: turns are not checkpointed)"
         result = await undo.undo_last(agent.session)
         if result.ok:
             agent.add_note(result.note_for_model)
         return result.message + (f"\n{result.conflict_diff}" if result.conflict_diff else "")
-    recipes = runtime.recipes
+    recipes = recipes_of(runtime)
     assert recipes is not None
     try:
         runs = await recipes.run_command(slash.name, slash.args)

@@ -14,6 +14,7 @@ from tui_agent.acp import commands
 from tui_agent.acp.approvals import AcpApprovals
 from tui_agent.acp.updates import EventMapper
 from tui_agent.core.agent.permissions import PERMISSION_MODES
+from tui_agent.core.runtime_state import mcp_of
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -48,7 +49,7 @@ class AcpSession:
         approvals.client, approvals.session_id = client, self.session_id
         self._turn: asyncio.Task[StopReason] | None = None
         self._announcing: asyncio.Task[None] | None = None
-        self._untold = list(runtime.problems)
+        self._untold = list(runtime.core.problems)
         """What the project's opening found (an untrusted project, a tool that failed): told with the first prompt."""
         self.hub: McpHub | None = None
         """The MCP servers the client named in session/new (the project's own are the runtime's)."""
@@ -60,9 +61,10 @@ class AcpSession:
         from tui_agent.core.mcp.agent_tools import McpToolProvider
         from tui_agent.core.mcp.hub import McpHub
 
-        taken = set(self.runtime.mcp.connections) if self.runtime.mcp is not None else set()
+        hub = mcp_of(self.runtime)
+        taken = set(hub.connections) if hub is not None else set()
         problems = [f"MCP server {c.name!r} is configured by the project already; skipped" for c in configs if c.name in taken]
-        self.hub = await McpHub.start_given(self.runtime.project, [c for c in configs if c.name not in taken], problems)
+        self.hub = await McpHub.start_given(self.runtime.core.project, [c for c in configs if c.name not in taken], problems)
         for line in self.hub.failures():
             log.warning("%s", line)
         if self.hub.connections:

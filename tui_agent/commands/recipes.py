@@ -12,11 +12,16 @@ import stat
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.textsafety import escaped
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
 from tui_agent.commands.failures import EXIT_USAGE, CommandFailure, Subparsers, report
+from tui_agent.core.runtime_state import agent_of, catalog_of, recipes_of
+
+if TYPE_CHECKING:
+    from tui_agent.core.recipes.engine import RecipeEngine
+    from tui_agent.core.runtime_state import NoModel, Ready, Runtime
 
 
 
@@ -45,8 +50,8 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
 
 
 @contextlib.asynccontextmanager
-async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> AsyncIterator[Any]:
-    """The same runtime as the TUI and `-p` (top-level --yes/--allow/--init-git/--sandbox-tier apply)."""
+async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> AsyncIterator[tuple[NoModel | Ready, RecipeEngine]]:
+    """The same runtime as the TUI and `-p` (top-level --yes/--allow/--init-git/--sandbox-tier apply), with its recipes."""
     from tui_agent.core.agent.permissions import flag_approver
     from tui_agent.core.runtime import open_runtime
 
@@ -69,36 +74,36 @@ async def opened(args: argparse.Namespace, *, submit_prompt: Any = None) -> Asyn
     try:
         from tui_agent.core.runtime_state import Restricted, unavailable
 
-        state = runtime.state
-        if isinstance(state, Restricted):
-            raise CommandFailure(unavailable(state, "recipes"), "trust")
-        if runtime.recipes is None:
+        if isinstance(runtime, Restricted):
+            raise CommandFailure(unavailable(runtime, "recipes"), "trust")
+        engine = runtime.workshop.recipes
+        if engine is None:
             raise CommandFailure(f"recipes are unavailable: {why_no_recipes(runtime)}", "runtime")
-        yield runtime
+        yield runtime, engine
     finally:
         await runtime.aclose()
 
 
-def why_no_recipes(runtime: Any) -> str:
+def why_no_recipes(runtime: Runtime) -> str:
     """The part that failed (the sandbox, the catalog or the recipes themselves), not every note of the start."""
     from tui_agent.core.runtime_state import NoModel, Ready
 
-    state = runtime.state
-    failure = state.workshop.failure if isinstance(state, (NoModel, Ready)) else None
-    return failure or runtime.core.sandbox_problem or "; ".join(runtime.problems) or "no catalog"
+    failure = runtime.workshop.failure if isinstance(runtime, (NoModel, Ready)) else None
+    return failure or runtime.core.sandbox_problem or "; ".join(runtime.core.problems) or "no catalog"
 
 
-def agent_prompt_runner(holder: dict[str, Any], out: Any) -> Any:
+def agent_prompt_runner(holder: dict[str, NoModel | Ready], out: Any) -> Any:
     """A submit_prompt for the CLI: runs the turn headless, printing the assistant's text."""
 
     async def submit(text: str) -> None:
         runtime = holder.get("runtime")
-        if runtime is None or runtime.agent is None:
-            reason = runtime.model_error if runtime is not None else "no runtime"
+        agent = agent_of(runtime) if runtime is not None else None
+        if agent is None:
+            reason = runtime.core.model_error if runtime is not None else "no runtime"
             raise RuntimeError(reason or "no model is configured")
         from tui_agent.core.events import TextDelta, TurnFailed
 
-        async for event in runtime.agent.run_turn(text):
+        async for event in agent.run_turn(text):
             if isinstance(event, TextDelta):
                 out.write(event.text)
             elif isinstance(event, TurnFailed):
@@ -125,13 +130,13 @@ async def run_recipes_command(args: argparse.Namespace) -> int:
     from tui_agent.core.catalog.errors import PipelineError
 
     cancel_current_task_on_signals()
-    holder: dict[str, Any] = {}
-    async with opened(args, submit_prompt=agent_prompt_runner(holder, sys.stdout)) as runtime:
+    holder: dict[str, NoModel | Ready] = {}
+    async with opened(args, submit_prompt=agent_prompt_runner(holder, sys.stdout)) as (runtime, engine):
         holder["runtime"] = runtime
-        for problem in runtime.problems:
+        for problem in runtime.core.problems:
             print(f"tuiagent: {problem}", file=sys.stderr)
         try:
-            result = await COMMANDS[args.recipes_command](runtime.recipes, args)
+            result = await COMMANDS[args.recipes_command](engine, args)
         except PipelineError as error:
             result = error_result(error)
         finally:
@@ -140,10 +145,12 @@ async def run_recipes_command(args: argparse.Namespace) -> int:
     return print_result(result, args.json)
 
 
-def later_notices(runtime: Any) -> list[str]:
+def later_notices(runtime: Runtime) -> list[str]:
     """What could not be recorded during the command (read-only or full disk), not already said at start-up."""
-    found = [*runtime.catalog.state.notices, *runtime.sandbox.audit.notices, *runtime.recipes.runlog.notices]
-    return [notice for notice in dict.fromkeys(found) if notice not in runtime.problems]
+    catalog, engine, sandbox = catalog_of(runtime), recipes_of(runtime), runtime.core.sandbox
+    found = [*(catalog.state.notices if catalog is not None else []), *(sandbox.audit.notices if sandbox is not None else []),
+             *(engine.runlog.notices if engine is not None else [])]
+    return [notice for notice in dict.fromkeys(found) if notice not in runtime.core.problems]
 
 
 def need_recipe(engine: Any, name: str) -> Any:
@@ -280,12 +287,11 @@ async def run_watch(args: argparse.Namespace) -> int:
         if line is not None:
             print(line, flush=True)
 
-    holder: dict[str, Any] = {}
-    async with opened(args, submit_prompt=agent_prompt_runner(holder, sys.stdout)) as runtime:
+    holder: dict[str, NoModel | Ready] = {}
+    async with opened(args, submit_prompt=agent_prompt_runner(holder, sys.stdout)) as (runtime, engine):
         holder["runtime"] = runtime
-        engine = runtime.recipes
         engine.add_listener(emit)
-        for problem in runtime.problems:
+        for problem in runtime.core.problems:
             emit_notice(args.json, problem, "warning")
         watcher = asyncio.create_task(engine.watch())
         ready = asyncio.create_task(engine.watcher.ready.wait())
@@ -293,7 +299,7 @@ async def run_watch(args: argparse.Namespace) -> int:
         if ready.done():
             names = [recipe.name for recipe in engine.book.runnable("file_changed")]
             broken = [record.name for record in engine.records() if record.status == "broken"]
-            emit_notice(args.json, f"watching {runtime.project.root}: {len(names)} file_changed recipe(s)"
+            emit_notice(args.json, f"watching {runtime.core.project.root}: {len(names)} file_changed recipe(s)"
                         + (f" ({', '.join(names)})" if names else "") + (f"; broken: {', '.join(broken)}" if broken else "")
                         + "; Ctrl-C stops", "info")
         if not watcher.done():

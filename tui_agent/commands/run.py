@@ -15,6 +15,7 @@ from tui_agent.commands.claude_flags import STDIN_PROMPT
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
 from tui_agent.core.headless.output import OUTPUT_FORMATS, HeadlessPrinter, failed_result
 from tui_agent.core.headless.claude_names import MODES
+from tui_agent.core.runtime_state import agent_of, mcp_of
 
 if TYPE_CHECKING:
     from tui_agent.core.headless.session import Approvals, Session
@@ -114,11 +115,11 @@ async def run_headless(args: argparse.Namespace) -> int:
         return fail(str(error), "session" if isinstance(error, SessionNotFound) else "start")
     extra: McpHub | None = None
     try:
-        for problem in [*runtime.problems, *options.warnings]:
+        for problem in [*runtime.core.problems, *options.warnings]:
             print(f"[warning] {escaped(problem)}", file=sys.stderr)  # names and paths in it: the project's
-        printer.warnings.extend(runtime.problems)
-        if runtime.agent is None:
-            return fail(str(runtime.model_error), "model")
+        printer.warnings.extend(runtime.core.problems)
+        if agent_of(runtime) is None:
+            return fail(str(runtime.core.model_error), "model")
         extra = await _given_servers(runtime, given, printer)
         session = _session(runtime, printer, approvals, options, extra)
         if hooks is not None and hooks.events:
@@ -170,7 +171,7 @@ def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, o
 
     from tui_agent.core.agent.model import ModelClient
 
-    agent = runtime.agent
+    agent = agent_of(runtime)
     assert agent is not None
     if isinstance(agent.client, ModelClient):  # the API's message ids, usage and raw events for the printer
         agent.client.stream_listener = printer.stream_event
@@ -181,11 +182,11 @@ def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, o
     shape(agent, system_prompt=options.system_prompt, append=options.append_system_prompt, hidden=options.hidden)
     if options.max_turns is not None:
         agent.settings = dataclasses.replace(agent.settings, max_turns=options.max_turns)
-    if any(hub is not None and hub.connections for hub in (runtime.mcp, extra)):  # (imports the MCP types)
+    if any(hub is not None and hub.connections for hub in (mcp_of(runtime), extra)):  # (imports the MCP types)
         from tui_agent.core.mcp.sampling import offer_sampling
 
-        offer_sampling(agent, runtime.mcp, extra)
-    return Session(agent, printer, approvals, (runtime.mcp, extra))
+        offer_sampling(agent, mcp_of(runtime), extra)
+    return Session(agent, printer, approvals, (mcp_of(runtime), extra))
 
 
 async def _given_servers(runtime: Runtime, given: list[tuple[list[ServerConfig], list[str]]],
@@ -195,7 +196,8 @@ async def _given_servers(runtime: Runtime, given: list[tuple[list[ServerConfig],
         return None
     from tui_agent.core.mcp.hub import McpHub
 
-    taken = set(runtime.mcp.connections) if runtime.mcp is not None else set()
+    hub = mcp_of(runtime)
+    taken = set(hub.connections) if hub is not None else set()
     configs: list[ServerConfig] = []
     problems: list[str] = []
     for found, trouble in given:
@@ -206,7 +208,7 @@ async def _given_servers(runtime: Runtime, given: list[tuple[list[ServerConfig],
             else:
                 taken.add(config.name)
                 configs.append(config)
-    hub = await McpHub.start_given(runtime.project, configs, problems)
+    hub = await McpHub.start_given(runtime.core.project, configs, problems)
     for line in hub.failures():
         print(f"[warning] {escaped(line)}", file=sys.stderr)
         printer.warnings.append(line)
@@ -223,7 +225,7 @@ def _version() -> str:
 
 
 async def _one_turn(session: Session, prompt: str, runtime: Runtime) -> int:
-    undo = runtime.undo
+    undo = runtime.core.undo
 
     async def edited() -> list[str] | None:  # the files between the turn's own undo checkpoints (no git work tree: None)
         return await asyncio.to_thread(undo.last_turn_paths) if undo is not None else None
@@ -237,7 +239,7 @@ def _expanded(prompt: str, runtime: Runtime) -> str:
     from tui_agent.core.agent.md_commands import expand_slash
     from tui_agent.core.runtime_parts import TrustedState
 
-    return expand_slash(prompt, runtime.project.root if isinstance(runtime, TrustedState) else None, Path.home())
+    return expand_slash(prompt, runtime.core.project.root if isinstance(runtime, TrustedState) else None, Path.home())
 
 
 async def _stream_turns(session: Session, channel: ControlChannel, runtime: Runtime) -> int:

@@ -23,17 +23,17 @@ async def run_undo(args: argparse.Namespace) -> int:
         print(f"tuiagent --undo: {error}", file=sys.stderr)
         return 2
     try:
-        if runtime.undo is None or runtime.session is None:
-            why = next((problem for problem in runtime.problems if "GIT_DIR" in problem or "GIT_WORK_TREE" in problem),
+        if runtime.core.undo is None or runtime.core.session is None:
+            why = next((problem for problem in runtime.core.problems if "GIT_DIR" in problem or "GIT_WORK_TREE" in problem),
                        "the project is not in a git repository, so turns were not checkpointed")
             print(f"tuiagent --undo: {why}", file=sys.stderr)
             return 2
-        if runtime.undo.finished_at_open:  # the undo asked for before was killed part-way: finishing it is this one
-            print(runtime.undo.finished_at_open)
+        if runtime.core.undo.finished_at_open:  # the undo asked for before was killed part-way: finishing it is this one
+            print(runtime.core.undo.finished_at_open)
             return 0
-        runtime.undo.progress = lambda done, total: print(f"undo: {done} of {total} files put back", file=sys.stderr,
+        runtime.core.undo.progress = lambda done, total: print(f"undo: {done} of {total} files put back", file=sys.stderr,
                                                           flush=True)
-        result = await runtime.undo.undo_last(runtime.session)
+        result = await runtime.core.undo.undo_last(runtime.core.session)
         if getattr(args, "output_format", "text") == "json":  # git-ignored files put back and not undone, listed
             print(json.dumps(result.to_json()))
         else:
@@ -41,7 +41,7 @@ async def run_undo(args: argparse.Namespace) -> int:
                 print(result.conflict_diff, end="" if result.conflict_diff.endswith("\n") else "\n")
             print(result.message, file=sys.stdout if result.ok else sys.stderr)
         if result.ok:  # a resumed conversation tells the model, as /undo does in the app
-            runtime.session.append_message({"role": "user", "content": [{"type": "text", "text": result.note_for_model}]})
+            runtime.core.session.append_message({"role": "user", "content": [{"type": "text", "text": result.note_for_model}]})
         return 0 if result.ok else 1
     finally:
         await runtime.aclose()

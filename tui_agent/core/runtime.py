@@ -21,7 +21,7 @@ from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.outside_git import project_for
 from tui_agent.core.project import Project
 from tui_agent.core.runtime_restricted import preview_stores, project_permissions, restricted_notes
-from tui_agent.core.runtime_state import Core, NoModel, Ready, Restricted, Runtime, Workshop, usage_from_session
+from tui_agent.core.runtime_state import Core, NoModel, Ready, Restricted, Runtime, Workshop, catalog_of, recipes_of, usage_from_session
 from tui_agent.core.trust.check import check, tools_changed_since_last_seen, trust_for_this_run
 from tui_agent.core.trust.live import GrantWatch
 from tui_agent.core.trust.restrict import ignored_grants, restricted_settings
@@ -216,7 +216,7 @@ async def open_runtime(
     effort: str | None = None,
 ) -> Runtime:
     """Open a project (a failing part is reported in `problems`, the rest still works); the SDK is imported in a thread
-    meanwhile and `progress` told what is still loading. Without `watch`, `runtime.watcher.run()` is the caller's.
+    meanwhile and `progress` told what is still loading. Without `watch`, `runtime.workshop.watcher.run()` is the caller's.
 
     An untrusted project opens `Restricted` (`problems` says why and how to trust it); a trusted one `NoModel` or
     `Ready`. `trust_project` trusts it for this run only (`--trust-project`), recording nothing. `thinking` and
@@ -235,7 +235,7 @@ async def open_runtime(
     core.undo = await asyncio.to_thread(open_undo, core, opening)
     if core.undo is not None and (finished := await core.undo.finish_interrupted()):
         core.problems.append(finished)
-    if opening.catalog is not None and (detached := await asyncio.to_thread(_detached_head, opening.catalog)):
+    if (catalog := catalog_of(opening)) is not None and (detached := await asyncio.to_thread(_detached_head, catalog)):
         core.problems.append(detached)
     if not wants_model:
         return _without_model(opening)
@@ -387,7 +387,7 @@ def open_undo(core: Core, opening: Runtime) -> UndoService | None:
     if checkpoints is None:
         core.problems.append(_no_repository())
         return None
-    return UndoService(checkpoints, catalog=opening.catalog, recipes=opening.recipes, ignored=core.sandbox)
+    return UndoService(checkpoints, catalog=catalog_of(opening), recipes=recipes_of(opening), ignored=core.sandbox)
 
 
 def _no_repository() -> str:

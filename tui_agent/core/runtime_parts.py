@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from tui_agent.core.mcp.hub import McpHub
     from tui_agent.core.project import Project, Settings
     from tui_agent.core.recipes.engine import RecipeEngine
-    from tui_agent.core.runtime_state import Runtime
     from tui_agent.core.sandbox import Sandbox
     from tui_agent.core.tending.drift_watch import DriftWatch
     from tui_agent.core.tending.suggestions import SuggestionBook
@@ -79,76 +78,6 @@ class OpenState(ABC):
     """What every open state shares: the core's parts as attributes, sessions, stores and closing."""
 
     core: Core
-
-    @property
-    def project(self) -> Project:
-        return self.core.project
-
-    @property
-    def settings(self) -> Settings:
-        return self.core.settings
-
-    @property
-    def permissions(self) -> Permissions:
-        return self.core.permissions
-
-    @property
-    def trust(self) -> TrustStatus:
-        return self.core.trust
-
-    @property
-    def model(self) -> str:
-        return self.core.model
-
-    @property
-    def changes(self) -> ChangeFeed:
-        return self.core.changes
-
-    @property
-    def problems(self) -> list[str]:
-        return self.core.problems
-
-    @property
-    def sandbox(self) -> Sandbox | None:
-        return self.core.sandbox
-
-    @property
-    def sandbox_tier(self) -> str | None:
-        return self.core.sandbox.tier if self.core.sandbox is not None else None
-
-    @property
-    def undo(self) -> UndoService | None:
-        return self.core.undo
-
-    @property
-    def session(self) -> SessionLog | None:
-        return self.core.session
-
-    @property
-    def resumed(self) -> bool:
-        return self.core.resumed
-
-    @property
-    def model_error(self) -> str | None:
-        return self.core.model_error
-
-    @property
-    def restricted(self) -> bool:
-        return not self.core.trust.trusted
-
-    @property
-    def versioned(self) -> dict[str, VersionedStore]:
-        return self._stores()
-
-    @property
-    def runtime(self) -> Runtime:
-        """The state itself (what the earlier wrapper states called their `runtime`)."""
-        return self  # type: ignore[return-value]  # every subclass is one of Runtime's members
-
-    @property
-    def state(self) -> Runtime:
-        """The state itself (the runtime is its state)."""
-        return self  # type: ignore[return-value]  # every subclass is one of Runtime's members
 
     def store(self, kind: str) -> VersionedStore | None:
         """The versioned store of tools or of recipes (None when that part did not start)."""
@@ -227,30 +156,6 @@ class TrustedState(OpenState):
     """A trusted state's parts, read from its workshop."""
 
     workshop: Workshop
-
-    @property
-    def catalog(self) -> Catalog | None:
-        return self.workshop.catalog
-
-    @property
-    def recipes(self) -> RecipeEngine | None:
-        return self.workshop.recipes
-
-    @property
-    def mcp(self) -> McpHub | None:
-        return self.workshop.mcp
-
-    @property
-    def watcher(self) -> ProjectWatcher | None:
-        return self.workshop.watcher
-
-    @property
-    def suggestions(self) -> SuggestionBook | None:
-        return self.workshop.suggestions
-
-    @property
-    def drift_watch(self) -> DriftWatch | None:
-        return self.workshop.drift_watch
 
     def _stores(self) -> dict[str, VersionedStore]:
         return self.workshop.versioned

@@ -4,9 +4,8 @@
 (project, settings, permissions, sandbox or its problem, undo, session, problems) plus what that state has, and
 nothing else: `Restricted` has read-only previews and no catalog, recipes or MCP servers; `NoModel` and `Ready` have
 the trusted `Workshop`; only `Ready` has (and must have) an agent. Front ends read it through `agent_of`,
-`catalog_of`, `recipes_of`, … or match on the type, so a restricted project is a case the code has to handle.
-The plain attribute names (`runtime.catalog`, `runtime.agent`, …) stay readable on every state, None where that
-state has no such part."""
+`catalog_of`, `recipes_of`, `mcp_of`, … or match on the type, so a restricted project is a case the code has to
+handle; the core's parts are read as `state.core.<part>`."""
 
 from __future__ import annotations
 
@@ -18,13 +17,14 @@ from tui_agent.core.runtime_parts import Core, OpenState, TrustedState, Workshop
 if TYPE_CHECKING:
     from tui_agent.core.agent.loop import Agent
     from tui_agent.core.catalog.api import Catalog
+    from tui_agent.core.mcp.hub import McpHub
     from tui_agent.core.recipes.engine import RecipeEngine
     from tui_agent.core.sandbox import Sandbox
     from tui_agent.core.tending.suggestions import SuggestionBook
     from tui_agent.core.versioning.store_interface import VersionedStore
 
 __all__ = ["Core", "NoModel", "Opening", "Ready", "Restricted", "Runtime", "RuntimeState", "Workshop", "agent_of",
-           "catalog_of", "recipes_of", "runtime_of", "sandbox_of", "suggestions_of", "unavailable",
+           "catalog_of", "mcp_of", "recipes_of", "runtime_of", "sandbox_of", "suggestions_of", "unavailable",
            "usage_from_session"]
 
 
@@ -44,30 +44,6 @@ class Restricted(OpenState):
     core: Core
     previews: dict[str, VersionedStore]
     agent: Agent | None = None
-
-    @property
-    def catalog(self) -> None:
-        return None
-
-    @property
-    def recipes(self) -> None:
-        return None
-
-    @property
-    def mcp(self) -> None:
-        return None
-
-    @property
-    def watcher(self) -> None:
-        return None
-
-    @property
-    def suggestions(self) -> None:
-        return None
-
-    @property
-    def drift_watch(self) -> None:
-        return None
 
     def _stores(self) -> dict[str, VersionedStore]:
         return self.previews
@@ -91,10 +67,6 @@ class NoModel(TrustedState):
     workshop: Workshop
     reason: str
 
-    @property
-    def agent(self) -> None:
-        return None
-
 
 @dataclass
 class Ready(TrustedState):
@@ -111,7 +83,6 @@ class Ready(TrustedState):
 Runtime: TypeAlias = "Restricted | NoModel | Ready"
 """An open project, in the state it opened in."""
 RuntimeState: TypeAlias = "Opening | Restricted | NoModel | Ready"
-Open = Runtime
 
 
 def agent_of(state: RuntimeState) -> Agent | None:
@@ -135,6 +106,11 @@ def recipes_of(state: RuntimeState) -> RecipeEngine | None:
 
 def suggestions_of(state: RuntimeState) -> SuggestionBook | None:
     return state.workshop.suggestions if isinstance(state, (NoModel, Ready)) else None
+
+
+def mcp_of(state: RuntimeState) -> McpHub | None:
+    """The session's MCP servers: only a trusted project starts them."""
+    return state.workshop.mcp if isinstance(state, (NoModel, Ready)) else None
 
 
 def sandbox_of(state: RuntimeState) -> Sandbox | None:

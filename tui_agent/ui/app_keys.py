@@ -55,7 +55,7 @@ def cycle_permission_mode(app: UIHost) -> None:
     if app.runtime is None:
         app.notify("The project is still opening.", severity="warning")
         return
-    permissions = app.runtime.permissions
+    permissions = app.runtime.core.permissions
     modes = PERMISSION_MODE_CYCLE
     mode = modes[(modes.index(permissions.mode) + 1) % len(modes)] if permissions.mode in modes else modes[0]
     permissions.set_mode(mode)

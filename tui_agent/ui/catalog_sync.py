@@ -14,7 +14,7 @@ from tui_agent.core.errors import PROJECT_STATE_FAILURES
 from tui_agent.core.events import CatalogChanged, Event
 from tui_agent.core.versioning.branch import current_branch
 from tui_agent.ui.catalog_rows import CatalogRow
-from tui_agent.core.runtime_state import Restricted
+from tui_agent.core.runtime_state import Restricted, mcp_of, recipes_of, suggestions_of
 from tui_agent.ui.mcp_rows import held_mcp_rows, mcp_header, mcp_rows
 
 OUTSIDE_EDIT = "edited outside tuiagent"
@@ -31,9 +31,9 @@ def catalog_rows(runtime: Runtime) -> list[CatalogRow]:
     from tui_agent.core.tending.suggestions import as_row  # off the first frame's import path
 
     rows = [item for store in runtime.stores() for item in store.items()]
-    rows.extend(mcp_rows(runtime.mcp) if not isinstance(runtime, Restricted) else held_mcp_rows(runtime.core.project))
-    if runtime.suggestions is not None:
-        rows.extend(as_row(chain) for chain in runtime.suggestions.current())
+    rows.extend(mcp_rows(mcp_of(runtime)) if not isinstance(runtime, Restricted) else held_mcp_rows(runtime.core.project))
+    if (suggestions := suggestions_of(runtime)) is not None:
+        rows.extend(as_row(chain) for chain in suggestions.current())
     return rows
 
 
@@ -71,11 +71,11 @@ class CatalogSync:
         self.pane().mark_new(runtime.core.new_tools)  # what a pull brought since the last session
         self.schedule()  # read in a thread: a thousand tools and the recent sessions' suggestions take a while
         # listeners on any thread: each event reaches the app as a CoreEvent message, then `receive`
-        runtime.changes.add_listener(self.host.deliver_core_event)  # every store change and watcher finding, once
-        if runtime.recipes is not None:
-            runtime.recipes.add_listener(self.host.deliver_core_event, changes=False)  # its tool calls and notices
-        if runtime.mcp is not None:  # a server dying or changing its tools: the pane and the header follow
-            runtime.mcp.add_listener(self.host.mcp_changed)
+        runtime.core.changes.add_listener(self.host.deliver_core_event)  # every store change and watcher finding, once
+        if (recipes := recipes_of(runtime)) is not None:
+            recipes.add_listener(self.host.deliver_core_event, changes=False)  # its tool calls and notices
+        if (hub := mcp_of(runtime)) is not None:  # a server dying or changing its tools: the pane and the header follow
+            hub.add_listener(self.host.mcp_changed)
 
     def receive(self, event: Event) -> None:
         """A core event the app received: posted to the conversation in the order received, like the agent's events
@@ -113,7 +113,7 @@ class CatalogSync:
             self._refresh_scheduled = False
 
     def apply_rows(self, rows: list[CatalogRow]) -> None:
-        self.host.mcp_status, self.host.mcp_failed = mcp_header(self.runtime.mcp if self.runtime is not None else None)
+        self.host.mcp_status, self.host.mcp_failed = mcp_header(mcp_of(self.runtime) if self.runtime is not None else None)
         pane = self.pane()
         pane.set_rows(rows)
         if self._pending_select is not None and pane.select(self._pending_select):

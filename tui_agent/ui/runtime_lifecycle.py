@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks
 from tui_agent.ui.runtime_ready import show_runtime
+from tui_agent.core.runtime_state import agent_of
 
 if TYPE_CHECKING:  # the core is imported in a thread after the first frame (runtime_bridge)
     from tui_agent.core.project import Project
@@ -64,7 +65,7 @@ class RuntimeLifecycle:
             host.options = replace(host.options, init_git=True)
         self.git_declined = answer == "without"  # the core's own question (ask_init_git) is answered with this
         runtime = await self.start(host.options, "Could not open the project", settle=True)
-        if runtime is None or runtime.agent is None:
+        if runtime is None or agent_of(runtime) is None:
             await self.turns.hand_back_queued()
         else:
             self.turns.send_queued()
@@ -128,7 +129,7 @@ class RuntimeLifecycle:
             from tui_agent.core.runtime_state import Opening
 
             return Opening(self.error)
-        return self.runtime.state
+        return self.runtime
 
     @property
     def opening(self) -> bool:
@@ -136,13 +137,13 @@ class RuntimeLifecycle:
 
     def model_name(self) -> str:
         runtime = self.runtime
-        if runtime is None or runtime.agent is None:
+        if runtime is None or (agent := agent_of(runtime)) is None:
             return "no model"
-        return runtime.agent.model or runtime.model or self.requested_model or "default"
+        return agent.model or runtime.core.model or self.requested_model or "default"
 
     def farewell(self) -> str:
         """The line printed once the screen is gone: where the conversation is kept and how to come back to it."""
-        session = self.runtime.session if self.runtime is not None else None
+        session = self.runtime.core.session if self.runtime is not None else None
         if session is None or not session.path.exists():
             return "tuiagent: nothing to resume from this run."
         return f"tuiagent: session {session.id} is kept; `tuiagent --resume {session.id}` (or --continue) goes on with it."

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tui_agent.ui.context_usage import resumed_figures, usage_figures
+from tui_agent.core.runtime_state import agent_of, mcp_of, recipes_of
 
 if TYPE_CHECKING:
     from tui_agent.core.runtime import Runtime
@@ -22,29 +23,28 @@ async def show_runtime(host: UIHost, runtime: Runtime, *, turns: TurnRunner, cat
 
         return await host.ask(ElicitationScreen(server, message, schema))
 
-    if runtime.mcp is not None:  # an MCP server asking for input gets a form (headless runs decline)
-        runtime.mcp.set_elicitation(ask_elicitation)
+    if (hub := mcp_of(runtime)) is not None:  # an MCP server asking for input gets a form (headless runs decline)
+        hub.set_elicitation(ask_elicitation)
         from tui_agent.core.mcp.sampling import offer_sampling  # sampling: the model, after the approval modal
-        from tui_agent.core.runtime_state import agent_of
 
         if (agent := agent_of(runtime)) is not None:
-            offer_sampling(agent, runtime.mcp)
+            offer_sampling(agent, hub)
     host.model = host.model_name()
-    host.sandbox_tier = runtime.sandbox.tier if runtime.sandbox is not None else "none"
-    host.permission_mode = runtime.permissions.mode
+    host.sandbox_tier = runtime.core.sandbox.tier if runtime.core.sandbox is not None else "none"
+    host.permission_mode = runtime.core.permissions.mode
     catalog_sync.refresh_branch()
     catalog_sync.start(runtime)
-    for problem in runtime.problems:
+    for problem in runtime.core.problems:
         await host.add_notice(problem, "error")
-    for warning in runtime.settings.warnings:
+    for warning in runtime.core.settings.warnings:
         await host.add_notice(warning, "warning")
     last_usage = None
-    if runtime.resumed and runtime.session is not None:
-        last_usage = await turns.show_session(runtime.session.path, runtime.session.id)
-    if runtime.agent is None:
+    if runtime.core.resumed and runtime.core.session is not None:
+        last_usage = await turns.show_session(runtime.core.session.path, runtime.core.session.id)
+    if (agent := agent_of(runtime)) is None:
         await host.add_notice(host.no_model_message(), "warning")
     else:
         host.call_later(turns.send_queued)  # prompts typed while the project opened
-        host.usage = resumed_figures(runtime.agent, last_usage) if runtime.resumed else usage_figures(runtime.agent.usage)
-    if runtime.recipes is not None:
-        host.run_worker(runtime.recipes.session_started(), group="recipes-start")
+        host.usage = resumed_figures(agent, last_usage) if runtime.core.resumed else usage_figures(agent.usage)
+    if (recipes := recipes_of(runtime)) is not None:
+        host.run_worker(recipes.session_started(), group="recipes-start")

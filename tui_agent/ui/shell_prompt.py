@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from textual.worker import WorkerCancelled
 
 from tui_agent.core.events import Event, ToolCallFinished, ToolCallStarted, ToolOutputDelta
+from tui_agent.core.runtime_state import agent_of
 
 if TYPE_CHECKING:
     from tui_agent.ui.host import UIHost
@@ -51,7 +52,7 @@ async def run_bang(app: UIHost, turns: TurnRunner, command: str) -> None:
     started = time.monotonic()
     cancelled = False
     try:
-        output = await turns.run_stoppable(run_own_command(runtime.project.root, command, call_id, show_live))
+        output = await turns.run_stoppable(run_own_command(runtime.core.project.root, command, call_id, show_live))
         result, is_error = output.text, output.is_error
     except WorkerCancelled:
         result, is_error, cancelled = STOPPED, True, True
@@ -64,7 +65,7 @@ async def run_bang(app: UIHost, turns: TurnRunner, command: str) -> None:
     if entry is not None:
         entry.cancelled = cancelled
         conversation.show_result(entry)
-    agent = runtime.agent
+    agent = agent_of(runtime)
     if agent is not None:
         shown = result if len(result) <= NOTE_CHARS else result[:NOTE_CHARS] + "\n[…cut]"
         agent.add_note(f"The user ran a shell command themselves (`!{command}`):\n{shown}")

@@ -145,7 +145,7 @@ class SlashCommands:
         lines.append("  //text    send text starting with a slash")
         lines.append("  !command  run a shell command yourself, in the sandbox like the agent's run_shell (same approvals); the model sees its output")
         lines.append(KEYS_HELP)
-        if self.host.runtime is not None and self.host.runtime.agent is None:
+        if self.host.runtime is not None and agent_of(self.host.runtime) is None:
             lines.append(self.host.no_model_message())
         await self.host.add_notice("\n".join(lines))
 
@@ -227,10 +227,10 @@ class SlashCommands:
             return
         await self.turns.view().clear()
         runtime = self.host.runtime
-        if runtime is None or runtime.agent is None:
+        if runtime is None or agent_of(runtime) is None:
             await self.host.add_notice("Conversation cleared.")
             return
-        earlier = runtime.session
+        earlier = runtime.core.session
         await asyncio.to_thread(runtime.new_session)  # a new session file: /resume finds the earlier one
         self.host.usage = UsageFigures()
         back = f"; /resume {earlier.id} goes back to the earlier one" if earlier is not None and earlier.path.exists() else ""
@@ -249,10 +249,10 @@ class SlashCommands:
             self.turns.queue.push(f"/resume {args}".strip(), "command")  # runs when the turn is over
             return
         runtime = self.host.runtime
-        project = runtime.project if runtime is not None else Project.at(self.host.project_root)  # its sessions folder
+        project = runtime.core.project if runtime is not None else Project.at(self.host.project_root)  # its sessions folder
         session_id = args.strip()
         if not session_id:
-            current = runtime.session.id if runtime is not None and runtime.session is not None else None
+            current = runtime.core.session.id if runtime is not None and runtime.core.session is not None else None
             sessions = [info for info in await asyncio.to_thread(list_sessions, project) if info.id != current]
             labels = await asyncio.to_thread(lambda: [session_label(info.path, info.modified, info.model, info.first_prompt) for info in sessions[:50]])
             choices = [Choice(info.id, label) for info, label in zip(sessions[:50], labels, strict=True)]
@@ -262,7 +262,7 @@ class SlashCommands:
                 return
         try:
             path = session_path(project, session_id)
-            if runtime is not None and runtime.agent is not None:
+            if runtime is not None and agent_of(runtime) is not None:
                 await asyncio.to_thread(runtime.resume, session_id)  # the core switches session, messages and usage
         except LookupError as exc:
             await self.host.add_notice(str(exc), "error")

@@ -16,6 +16,7 @@ from tui_agent.ui.redo import RedoPoint, after_undo, before_undo, redo_refusal
 from tui_agent.ui.redo import redo as apply_redo
 from tui_agent.ui.screens.confirm import ConfirmScreen
 from tui_agent.ui.screens.pickers import Choice, ChoiceScreen
+from tui_agent.core.runtime_state import agent_of
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.permissions import Permissions
@@ -32,7 +33,7 @@ NO_GIT = "Undo needs a git repository: turns are checkpointed in git's object st
 
 
 class UndoCommands:
-    """Slash commands over the core's UndoService (runtime.undo) and Permissions (runtime.permissions)."""
+    """Slash commands over the core's UndoService (runtime.core.undo) and Permissions (runtime.core.permissions)."""
 
     def __init__(self, host: UIHost, turns: TurnRunner, registry: CommandRegistry) -> None:
         self.host = host
@@ -46,9 +47,9 @@ class UndoCommands:
     def _undo_parts(self) -> tuple[UndoService, SessionLog] | None:
         """The undo service and the session whose turns it takes back; None outside a git work tree (or still opening)."""
         runtime = self.host.runtime
-        if runtime is None or runtime.undo is None or runtime.session is None:
+        if runtime is None or runtime.core.undo is None or runtime.core.session is None:
             return None
-        return runtime.undo, runtime.session
+        return runtime.core.undo, runtime.core.session
 
     async def _undo_ready(self, command: str) -> tuple[UndoService, SessionLog] | None:
         if self.turns.running:  # typed during a turn, it undoes that turn once it is over (esc cancels the turn sooner)
@@ -186,8 +187,8 @@ class UndoCommands:
         parts = self._undo_parts()
         recorded = parts[0].turns(parts[1]) if parts is not None else []
         self.turns.view().mark_undone([(turn.prompt, turn.undone) for turn in recorded])
-        if self.host.runtime is not None and self.host.runtime.agent is not None:
-            self.host.runtime.agent.add_note(note_for_model)
+        if self.host.runtime is not None and (agent := agent_of(self.host.runtime)) is not None:
+            agent.add_note(note_for_model)
         self.host.schedule_catalog_refresh()
         self.host.refresh_branch()
 
@@ -234,7 +235,7 @@ class UndoCommands:
         if self.host.runtime is None:
             await self.host.add_notice("Still opening the project…", "warning")
             return
-        permissions = self.host.runtime.permissions
+        permissions = self.host.runtime.core.permissions
         verb, _, rest = args.strip().partition(" ")
         if verb == "remove":
             await self._remove_rule(permissions, rest.strip())

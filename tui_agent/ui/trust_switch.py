@@ -34,7 +34,7 @@ async def slash_trust(app: TrustHost, turns: TurnRunner, args: str) -> None:
     if turns.running:
         turns.queue.push("/trust", "command")  # runs when the turn is over
         return
-    project = state.project
+    project = state.core.project
     status = await asyncio.to_thread(trust.check, project)
     if status.trusted and not isinstance(state, Restricted):
         await app.add_notice(f"/trust: this project is trusted ({status.state}); there is nothing new to approve. "
@@ -56,7 +56,7 @@ async def reopen(app: TrustHost, old: Runtime) -> None:
     """Open the project again (trusted now), keeping the conversation: the same session is resumed when it has
     messages (the conversation pane is rebuilt from it)."""
     agent = agent_of(old)
-    session = old.session
+    session = old.core.session
     keep = agent is not None and bool(agent.messages) and session is not None
     options = dataclasses.replace(app.options, resume=session.id if keep and session is not None else None,
                                   continue_latest=False, model=agent.model if agent is not None else app.options.model)

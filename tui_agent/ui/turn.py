@@ -214,7 +214,7 @@ class TurnRunner:
             self.end()
         if app.is_running:
             runtime = app.runtime
-            threshold = runtime.settings.ui_notify_after_s if runtime is not None else default("ui.notify_after_s")
+            threshold = runtime.core.settings.ui_notify_after_s if runtime is not None else default("ui.notify_after_s")
             alert_if_long(app, time.monotonic() - started, threshold, "the turn is over")
             app.call_later(self.send_queued)
 
