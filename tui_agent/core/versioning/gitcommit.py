@@ -6,16 +6,12 @@ import contextlib
 import os
 import secrets
 import shutil
-import signal
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core.pids import process_alive
-from tui_agent.core.errors import TuiAgentError
-from tui_agent.core.versioning.gitdoor import scan
-from tui_agent.core.versioning.hookenv import scrubbed
+from tui_agent.core.versioning.commithooks import CommitHooks, Deferral
 from tui_agent.core.versioning.hookhold import Hold
 from tui_agent.core.versioning.indexguard import index_flags, refusal
 from tui_agent.core.versioning.gitlocks import (LIVE_LOCK_WAIT_S, IndexBusy, IndexLock, LockInspection,
@@ -23,8 +19,6 @@ from tui_agent.core.versioning.gitlocks import (LIVE_LOCK_WAIT_S, IndexBusy, Ind
 from tui_agent.core.versioning.gitpending import PendingChange
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
 
-HOOK_TIMEOUT_S = 300
-COMMIT_HOOKS = ("pre-commit", "commit-msg", "post-commit")  # the hooks a catalog commit runs
 CAS_ATTEMPTS = 3
 DEFAULT_MODE = "100644"
 FALLBACK_IDENTITY = {
@@ -58,15 +52,6 @@ def signing_args(runner: GitRunner) -> list[str]:
     return ["-S"] if result.ok and result.text == "true" else []
 
 
-class Deferral(TuiAgentError):
-    """The commit cannot be made now; `reason` says why (for people)."""
-
-    def __init__(self, reason: str, notices: tuple[str, ...] = ()) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.notices = notices
-
-
 @dataclass
 class BuildResult:
     """The commit made (sha None: nothing differed), its message, and every path now settled."""
@@ -87,7 +72,7 @@ class CommitBuilder:
         self.prefix = prefix
         self.min_stale_lock_age_s = min_stale_lock_age_s
         self.notices: list[str] = []
-        self._hooks_dir: Path | None = None
+        self.hooks = CommitHooks(runner, hold, self.notices)
         self.hook_rewrote_tree = False
         self.index_synced = True
 
@@ -255,8 +240,8 @@ class CommitBuilder:
                wanted: dict[str, str | None] | None = None) -> str | None:
         """Make the commit and move `ref` from `head` to it, then set the real index's `wanted` entries, all under git's
         own index.lock (a Deferral when HEAD left the branch meanwhile); None when the branch moved meanwhile."""
-        self._refuse_unapproved_hooks()
-        self._refuse_held_hooks()
+        self.hooks.refuse_unapproved()
+        self.hooks.refuse_held()
         index = self._temp_file("index")
         message_file = self._temp_file("msg")
         env = {"GIT_INDEX_FILE": str(index)}
@@ -267,13 +252,13 @@ class CommitBuilder:
                 self.runner.must("read-tree", "--empty", env=env)
             self.runner.must("update-index", *self._index_args(effective, modes), env=env)
             tree = self.runner.must("write-tree", env=env).text
-            if self._run_hook("pre-commit", [], env):
+            if self.hooks.run("pre-commit", [], env):
                 tree = self._tree_after_hook(tree, env)
             if tree in EMPTY_TREES:  # git knows the empty tree without storing it; a commit needs the object
                 self.runner.must("hash-object", "-w", "-t", "tree", "--stdin", input=b"")
             # A final newline, so that a commit-msg hook appending a trailer puts it on a line of its own.
             message_file.write_text(message if message.endswith("\n") else message + "\n", encoding="utf-8")
-            self._run_hook("commit-msg", [str(message_file)], env)
+            self.hooks.run("commit-msg", [str(message_file)], env)
             final_message = message_file.read_text(encoding="utf-8")
             sha = self._commit_tree(tree, head, message_file)
             subject = final_message.splitlines()[0] if final_message.strip() else "tuiagent"
@@ -291,7 +276,7 @@ class CommitBuilder:
                     if self.hook_rewrote_tree:
                         wanted.update(self._hook_blobs(sha, wanted))
                     self.index_synced = self._write_index(lock, wanted, modes)
-            self._run_hook("post-commit", [], {}, check=False)  # with the real index, synced: as after `git commit`
+            self.hooks.run("post-commit", [], {}, check=False)  # with the real index, synced: as after `git commit`
             return sha
         finally:
             for leftover in (index, index.with_name(index.name + ".lock"), message_file):
@@ -328,56 +313,6 @@ class CommitBuilder:
         if not result.ok:
             raise Deferral(f"git commit-tree failed: {result.stderr}", tuple(self.notices))
         return result.text
-
-    def _refuse_unapproved_hooks(self) -> None:
-        """Defer rather than commit without the hooks git would run, until trust approves them (gitdoor)."""
-        if self.runner.approved:
-            return
-        found = scan(self.runner.work_tree, self.runner.git_dir, self.runner.common_dir)
-        hooks = sorted({Path(path).name for path, _sha in found.hooks} & set(COMMIT_HOOKS))
-        if hooks:
-            raise Deferral(f"the git hook{'s' if len(hooks) != 1 else ''} {', '.join(hooks)} run only once you trust "
-                           "this project with its git configuration as it is now (`tuiagent trust`); the commit waits",
-                           tuple(self.notices))
-
-    def _refuse_held_hooks(self) -> None:
-        """Defer rather than run the user's hooks on project files agent code may have changed (see hookhold)."""
-        if self.hold is None:
-            return
-        hooks = [name for name in COMMIT_HOOKS if self._hook_path(name) is not None]
-        if hooks:
-            raise Deferral(self.hold.reason(hooks), tuple(self.notices))
-
-    def _hook_path(self, name: str) -> Path | None:
-        if self._hooks_dir is None:
-            located = self.runner.run("rev-parse", "--git-path", "hooks")  # honours core.hooksPath
-            folder = Path(located.text) if located.ok else self.runner.git_dir / "hooks"
-            self._hooks_dir = folder if folder.is_absolute() else self.runner.work_tree / folder
-        hook = self._hooks_dir / name
-        return hook if hook.is_file() and os.access(hook, os.X_OK) else None
-
-    def _run_hook(self, name: str, args: list[str], env: dict[str, str], *, check: bool = True) -> bool:
-        """Run the hook if there is one (True); a failure raises Deferral when `check`."""
-        hook = self._hook_path(name)
-        if hook is None:
-            return False
-        hook_env = scrubbed({**os.environ, **env, "GIT_EDITOR": ":"})  # no secret reaches a hook
-        try:
-            done = run_bounded([str(hook), *args], self.runner.work_tree, hook_env, HOOK_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            if check:
-                raise Deferral(f"the {name} hook timed out after {HOOK_TIMEOUT_S:g}s (it and what it started were "
-                               "stopped)", tuple(self.notices)) from None
-            return True
-        except OSError as exc:
-            if check:
-                raise Deferral(f"the {name} hook could not run: {exc}", tuple(self.notices)) from None
-            return True
-        if check and done.returncode != 0:
-            output = (done.stdout + done.stderr).decode("utf-8", "replace").strip()
-            tail = output[-300:] if output else "(no output)"
-            raise Deferral(f"the {name} hook failed (exit {done.returncode}): {tail}", tuple(self.notices))
-        return True
 
     @contextlib.contextmanager
     def _index_lock(self) -> Iterator[IndexLock]:
@@ -433,18 +368,3 @@ class CommitBuilder:
         except (Deferral, GitFailure):
             return None
         return sha
-
-
-def run_bounded(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> subprocess.CompletedProcess[bytes]:
-    """Run a hook in a process group of its own, its output captured; past `timeout_s` the whole group is killed
-    (a hook's children too, which would otherwise run on holding its output open) and TimeoutExpired raised."""
-    with subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, process_group=0) as process:
-        try:
-            out, err = process.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            raise
-        return subprocess.CompletedProcess(argv, process.returncode, out, err)

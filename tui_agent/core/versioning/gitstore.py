@@ -38,7 +38,8 @@ import git
 
 from tui_agent.core.versioning import hookhold, journalcheck
 from tui_agent.core.versioning.gitdoor import GitConfigError, GitDoorRefusal, init_repo, open_repo
-from tui_agent.core.versioning.gitcommit import CommitBuilder, Deferral, catch_up_message
+from tui_agent.core.versioning.commithooks import Deferral
+from tui_agent.core.versioning.gitcommit import CommitBuilder, catch_up_message
 from tui_agent.core.versioning.gitpending import PendingChange, PendingJournal, exclusive_lock, removed_by_deletion
 from tui_agent.core.versioning.gitqueries import GitQueries, HistoryEntry
 from tui_agent.core.versioning.gitrunner import GitFailure, GitRunner
