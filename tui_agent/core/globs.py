@@ -11,8 +11,10 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:  # pathspec loads with the first glob matched, not with every module that may match one
+    import pathspec
 
 NEVER_WALKED = (".git",)
 GLOB_CHARS = re.compile(r"[*?\[\\!]")
@@ -38,6 +40,8 @@ def _malformed(pattern: str) -> str | None:
         return f"glob {pattern!r} leaves the project ('..')"
     if re.search(r"\[[^\]]*$", pattern):
         return f"glob {pattern!r} is malformed: '[' without a closing ']' matches nothing"
+    import pathspec
+
     try:
         pathspec.GitIgnoreSpec.from_lines([normalised(pattern)])
     except ValueError as exc:
@@ -48,6 +52,8 @@ def _malformed(pattern: str) -> str | None:
 @lru_cache(maxsize=256)
 def compiled(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     """The spec of the well-formed patterns (a malformed one matches nothing rather than disabling the others)."""
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines([normalised(p) for p in patterns if _malformed(p) is None])
 
 
@@ -66,6 +72,8 @@ def matching_paths(root: Path, patterns: tuple[str, ...] | list[str], *, files_o
                    limit: int | None = None) -> list[str]:
     """Existing project paths (relative, POSIX, sorted) the globs match, outside `.git`: a matching folder is listed
     itself rather than its contents, unless `files_only`. Links are listed as they are, never followed."""
+    if not patterns:
+        return []
     spec = compiled(tuple(patterns))
     found: list[str] = []
     depth = _depth_limit(patterns)
