@@ -9,7 +9,8 @@ from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.permissions import Permissions, deny_all
 from tui_agent.core.agent.sessions import SessionLog, load_messages
 from tui_agent.core.events import ToolCallFinished, TurnFailed, TurnFinished
-from tui_agent.core.project import Project, Settings
+from tui_agent.core.project import Project
+from tui_agent.core.settings import Settings
 
 
 def scripted_agent(root: Path, model: ScriptedModel) -> Agent:

@@ -54,7 +54,7 @@ def test_the_first_paint_imports_nothing_heavy() -> None:
     workers after the first screen (or with the `tuiagent tools` command that uses them)."""
     heavy = ["anthropic", "git", "watchfiles", "mcp", "tui_agent.core.sandbox", "tui_agent.core.catalog.api",
              "tui_agent.core.agent.loop", "tui_agent.core.runtime", "tui_agent.core.tending.care",
-             "tui_agent.core.tending.suggestions", "tui_agent.core.recipes", "tomlkit", "pathspec"]
+             "tui_agent.core.tending.suggestions", "tui_agent.core.recipes", "tomlkit", "pathspec", "pydantic"]
     probe = f"import sys, tui_agent.cli, tui_agent.ui.app; print([name for name in {heavy!r} if name in sys.modules])"
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]", loaded

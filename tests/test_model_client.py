@@ -66,6 +66,20 @@ async def test_429_and_529_are_retried_with_a_notice() -> None:
     assert api.requests[0].body == api.requests[2].body  # the same prompt is sent again
 
 
+async def test_the_wait_before_a_retry_is_the_servers_retry_after_else_the_backoff() -> None:
+    notices: list[str] = []
+    with FakeMessagesAPI() as api:
+        api.enqueue(http_error(529, headers={"retry-after-ms": "200"}), http_error(503, headers={"retry-after-ms": "soon"}),
+                    http_error(400), reply(text("never asked")))
+        with pytest.raises(ModelError) as caught:
+            client = ModelClient(api_key="test-key", base_url=api.base_url, retry_base_delay_s=0.4)
+            async for item in client.stream_reply(system=SYSTEM, tools=[], messages=MESSAGES):
+                notices += [item.message] if isinstance(item, Notice) else []
+    assert caught.value.kind == "bad_request" and len(api.requests) == 3, "a 400 is final"
+    waits = [notice.split(" — ")[1] for notice in notices]
+    assert waits[0] == "retrying (1/4) in 0.2s" and waits[1] in ("retrying (2/4) in 0.8s", "retrying (2/4) in 0.9s"), waits
+
+
 async def test_mid_stream_error_is_retried_without_repeating_shown_text() -> None:
     with FakeMessagesAPI() as api:
         api.enqueue(mid_stream_error(text("Hello, this is the start")), reply(text("Hello, this is the start of a longer reply.")))

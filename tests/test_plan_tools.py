@@ -10,7 +10,8 @@ from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions, deny_all
 from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.events import (PermissionModeChanged, PlanEntry, PlanUpdated, ToolCallFinished, TurnFinished)
-from tui_agent.core.project import Project, Settings
+from tui_agent.core.project import Project
+from tui_agent.core.settings import Settings
 
 PLAN = [{"content": "read the parser", "status": "completed"},
         {"content": "fix the off-by-one", "status": "in_progress", "priority": "high"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tui_agent.core.catalog.errors import PipelineError
-from tui_agent.core.recipes.globs import glob_problem, matches
+from tui_agent.core.globs import glob_problem, matches
 from tui_agent.core.recipes.placeholders import fill_value
 from tui_agent.core.recipes.recipefile import parse_recipe
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import re
 from pathlib import Path
@@ -32,6 +31,12 @@ BAD_CONFIGS = [
     ('model = "x\n', 1, "invalid TOML at column 11"),
     ('[catalog]\ntop_k = 1\n[catalog]\n', 3, "invalid TOML"),
     ('[catalog]\ntop_k = ' + '9' * 5000 + '\n', 2, "a number is too long"),
+    ('[sandbox]\nprotected = ["a", 1]\n', 2, "sandbox.protected must be a list of strings; item 2 is the integer 1; write e.g. protected = []"),
+    ('[sandbox]\nenv = "HOME"\n', 2, 'sandbox.env must be a list of strings, not the string "HOME"'),
+    ('[web]\nsearch = 1\n', 2, "web.search must be true or false, not the integer 1"),
+    ('[web]\nsearch_max_uses = 51\n', 2, "web.search_max_uses = 51 is above the maximum 50"),
+    ('[agent]\neffort = "huge"\n', 2, 'agent.effort = "huge" is not allowed; use one of "low", "medium", "high"'),
+    ('[catalog]\ntop_k = 3\n[sandbox]\nnetwork = ["exa mple.com"]\n[agent]\nmax_turns = 0\n', 4, "sandbox.network"),
 ]
 
 
@@ -62,8 +67,8 @@ def test_valid_values_are_applied_and_dotted_keys_work() -> None:
     assert settings.warnings == () and settings.catalog_token_budget == 2000
 
 
-def test_the_table_is_the_one_place_for_defaults_and_choices() -> None:
-    fields = {field.name: field.default for field in dataclasses.fields(Settings)}
+def test_the_model_is_the_one_place_for_defaults_and_choices() -> None:
+    fields = {name: info.get_default(call_default_factory=True) for name, info in Settings.model_fields.items()}
     for setting in SETTINGS:
         assert fields[setting.field_name] == setting.default, setting.key
         if setting.default is not None:

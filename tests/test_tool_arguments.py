@@ -48,6 +48,36 @@ def test_good_calls_pass_and_integral_numbers_become_ints() -> None:
     assert type(checked["x"]) is int
 
 
+def refusal(name: str, schema: dict[str, object], args: object) -> str:
+    with pytest.raises(PipelineError) as caught:
+        check_arguments(name, schema, args)
+    assert caught.value.stage == "arguments"
+    return caught.value.message
+
+
+def test_the_rest_of_json_schema_is_checked_with_the_path_and_the_reason() -> None:
+    schema: dict[str, object] = {"type": "object", "properties": {
+        "n": {"type": "integer", "minimum": 1, "maximum": 9}, "word": {"type": "string", "maxLength": 3, "pattern": "^[a-z]+$"},
+        "pick": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer"}}]},
+        "rows": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}}}}
+    assert refusal("g", schema, {"n": 0}) == "g: argument 'n' must be at least 1, not 0"
+    assert refusal("g", schema, {"n": 3, "word": "abcd"}) == "g: argument 'word' must be at most 3 characters, not 4"
+    assert refusal("g", schema, {"pick": "one"}) == \
+        "g: argument 'pick' must be an integer, not the string 'one'; or must be a list, not the string 'one'"
+    assert refusal("g", schema, {"word": "AB"}) == "g: argument 'word' is invalid: 'AB' does not match '^[a-z]+$'"
+    assert refusal("g", schema, {"rows": [{"id": 1}, {}]}) == "g: argument 'rows'[1] is invalid: 'id' is a required property"
+    assert check_arguments("g", schema, {"pick": [2.0, 3], "rows": [{"id": 4.0}]}) == {"pick": [2, 3], "rows": [{"id": 4}]}
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"x": {"type": 5}}},
+    {"type": "object", "properties": {"x": {"$ref": "https://example.com/elsewhere.json"}}},
+    {"type": "object", "properties": {"x": {"$ref": "#/properties/x"}}},
+])
+def test_a_broken_schema_is_named_as_the_fault(schema: dict[str, object]) -> None:
+    assert refusal("h", schema, {"x": 1}).startswith("h's input schema is not a usable JSON schema")
+
+
 TOOL = '''def scale(x: int, factor: float = 2.0) -> float:
     """Scale a number, and leave a mark that it ran.
 

@@ -18,7 +18,7 @@ from tui_agent.commands import COMMAND_GROUPS
 from tui_agent.commands.failures import (EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, CliParser,
                                          CommandFailure, UsageFailure, git_failure_message, is_sandbox_unavailable, os_error_message, report, silence_stdout,
                                          wants_json)
-from tui_agent.core.settings import ConfigError
+from tui_agent.core.config_error import ConfigError
 from tui_agent.core.versioning.gitrunner import GitFailure
 
 

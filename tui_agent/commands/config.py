@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
 
 from tui_agent.commands.failures import Subparsers
 from tui_agent.core.project import Project
-from tui_agent.core.settings import SETTINGS, markdown_table, toml_literal
 
 
 def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
@@ -20,11 +18,13 @@ def register(parser: argparse.ArgumentParser, subparsers: Subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from tui_agent.core.settings import SETTINGS, markdown_table, toml_literal  # the model loads with the command
+
     if args.markdown:
         print(markdown_table())
         return 0
     settings = Project.at(args.project).load_settings()
-    values = asdict(settings)
+    values = settings.model_dump()
     if args.json:
         print(json.dumps({setting.key: values[setting.field_name] for setting in SETTINGS}, indent=2))
         return 0

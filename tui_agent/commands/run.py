@@ -164,7 +164,6 @@ async def _open(args: argparse.Namespace, approvals: Approvals, options: claude_
 
 def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, options: claude_flags.ClaudeOptions,
              extra: McpHub | None) -> Session:
-    import dataclasses
 
     from tui_agent.core.headless.session import Session
     from tui_agent.core.headless.shaping import shape
@@ -181,7 +180,7 @@ def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, o
         agent.tool_providers.append(McpToolProvider(extra))
     shape(agent, system_prompt=options.system_prompt, append=options.append_system_prompt, hidden=options.hidden)
     if options.max_turns is not None:
-        agent.settings = dataclasses.replace(agent.settings, max_turns=options.max_turns)
+        agent.settings = agent.settings.model_copy(update={"max_turns": options.max_turns})
     if any(hub is not None and hub.connections for hub in (mcp_of(runtime), extra)):  # (imports the MCP types)
         from tui_agent.core.mcp.sampling import offer_sampling
 

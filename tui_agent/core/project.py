@@ -8,9 +8,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui_agent.core.settings import ConfigError, Settings, load_settings
+from typing import TYPE_CHECKING
 
-__all__ = ["AGENT_DIR", "ConfigError", "Project", "Settings"]
+from tui_agent.core.config_error import ConfigError
+
+if TYPE_CHECKING:  # the settings model (pydantic) loads with the first settings read, after the first frame
+    from tui_agent.core.settings import Settings
+
+__all__ = ["AGENT_DIR", "ConfigError", "Project"]
 
 AGENT_DIR = ".agent"
 
@@ -127,6 +132,8 @@ class Project:
 
     def load_settings(self) -> Settings:
         """Read `.agent/config.toml` (validated by core/settings.py); a missing file gives the defaults, a bad one a ConfigError."""
+        from tui_agent.core.settings import load_settings
+
         return load_settings(self.config_path)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 from functools import partial
 from collections.abc import Awaitable, Callable, Iterable
@@ -345,7 +344,7 @@ def _effective_settings(settings: Settings, trusted: bool, thinking: str | None,
     of the `[agent]` settings of those names."""
     effective = settings if trusted else restricted_settings(settings)
     if thinking or effort:
-        effective = dataclasses.replace(effective, thinking=thinking or effective.thinking, effort=effort or effective.effort)
+        effective = effective.model_copy(update={"thinking": thinking or effective.thinking, "effort": effort or effective.effort})
     return effective
 
 

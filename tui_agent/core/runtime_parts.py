@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from tui_agent.core.catalog.api import Catalog
     from tui_agent.core.changes import ChangeFeed
     from tui_agent.core.mcp.hub import McpHub
-    from tui_agent.core.project import Project, Settings
+    from tui_agent.core.project import Project
+    from tui_agent.core.settings import Settings
     from tui_agent.core.recipes.engine import RecipeEngine
     from tui_agent.core.sandbox import Sandbox
     from tui_agent.core.tending.drift_watch import DriftWatch

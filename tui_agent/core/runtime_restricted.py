@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from tui_agent.core.agent.instructions import unread_instructions
 from tui_agent.core.agent.permissions import ApprovalCallback, Permissions
-from tui_agent.core.project import Project, Settings
+from tui_agent.core.project import Project
+from tui_agent.core.settings import Settings
 from tui_agent.core.trust.check import TrustStatus
 from tui_agent.core.trust.restrict import ignored_grants, restricted_settings
 

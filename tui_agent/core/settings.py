@@ -1,4 +1,4 @@
-"""Every `.agent/config.toml` setting in one table (name, type, range, default, doc) and the validated Settings it yields."""
+"""Every `.agent/config.toml` setting as one pydantic model (type, range, default, doc), reading and validating the file."""
 
 from __future__ import annotations
 
@@ -7,42 +7,99 @@ import json
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+import typing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, cast
+
+from pydantic import AfterValidator, AliasPath, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_core import ErrorDetails
 
 from tui_agent.core.hostnames import check_names
 from tui_agent.core import projectfs
-from tui_agent.core.errors import TuiAgentError
+from tui_agent.core.config_error import CONFIG_NAME, ConfigError
 
-CONFIG_NAME = ".agent/config.toml"
+def setting(key: str, default: Any, doc: str, **limits: Any) -> Any:
+    """A Settings field read from `key` (dotted: `catalog.top_k` is `top_k` in `[catalog]`), documented by `doc`."""
+    return Field(default, validation_alias=AliasPath(*key.split(".")), description=doc, **limits)
 
 
-class ConfigError(TuiAgentError, ValueError):
-    """`.agent/config.toml` is invalid; the message is one line: file:line, what is wrong, how to fix it."""
+def _list_as_tuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
 
-    def __init__(self, message: str, *, path: str = CONFIG_NAME, line: int | None = None) -> None:
-        self.path, self.line, self.reason = path, line, message
-        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+
+def _host_names(value: tuple[str, ...]) -> tuple[str, ...]:
+    check_names(list(value), "sandbox.network")
+    return value
+
+
+Strings = Annotated[tuple[str, ...], BeforeValidator(_list_as_tuple)]
+"""A TOML list of strings, kept as a tuple."""
+
+
+# To add a setting: one field here, `setting("section.key", default, doc, ge=…, le=…)`; its type (Literal for
+# choices) and limits validate it. The README table is regenerated with `tuiagent config --markdown`
+# (tests/test_settings.py fails until it is).
+class Settings(BaseModel):
+    """Every `.agent/config.toml` setting, validated and documented; `extra` holds the unknown top-level tables (such
+    as `[mcp]`) and `warnings` one line per ignored (misspelled or unknown) key."""
+
+    model_config = ConfigDict(frozen=True, strict=True, validate_by_name=True, validate_by_alias=True)
+
+    model: str | None = setting("model", None, "model id sent to the Messages API (default: a current Sonnet)")
+    permission_mode: Literal["ask", "auto", "read-only", "plan"] = setting(
+        "permissions.mode", "ask", "ask before shell commands, writes and network; auto accepts edits; read-only refuses "
+        "them; plan is read-only until a proposed plan is approved")
+    sandbox_min_level: Literal["rlimits", "bubblewrap"] | None = setting(
+        "sandbox.min_level", None, "refuse to run agent code below this isolation tier")
+    protected_globs: Strings = setting("sandbox.protected", (), "extra globs agent code may never write, on top of "
+                                       ".git, .agent/, hooks, editor and shell config")
+    allow_rules: Strings = setting("permissions.allow", (), "allow rules: calls they cover are not asked about, e.g. "
+                                   "`run_shell(pytest:*)` (prefix), `run_shell(make test)` (exact), `write_file` (the tool)")
+    sandbox_env: Strings = setting("sandbox.env", (), "names of extra environment variables run_shell and agent code "
+                                   "see (secret-looking names, `*_TOKEN`, `*_KEY`, `*_SECRET`, passwords, are never passed)")
+    sandbox_paths: Strings = setting("sandbox.paths", (), "extra folders (absolute or `~/…`) agent code sees "
+                                     "read-only; the home itself, secrets, /tmp and other users' homes are refused")
+    sandbox_network: Annotated[Strings, AfterValidator(_host_names)] = setting(
+        "sandbox.network", (), "host names (`*.example.com` covers names below it) a run_shell command or run_python "
+        "snippet granted the network may reach, through the sandbox's proxy; empty: any public name (never this "
+        "machine or its LAN)")
+    catalog_token_budget: int = setting("catalog.token_budget", 2000, "tokens of catalog index carried in every "
+                                        "system prompt", ge=0, le=1_000_000)
+    catalog_top_k: int = setting("catalog.top_k", 40, "tools sent with a full schema; search_tools / call_tool reach "
+                                 "the rest", ge=0, le=10_000)
+    max_turns: int = setting("agent.max_turns", 50, "model requests allowed for one prompt before the turn stops",
+                             ge=1, le=100_000)
+    thinking: str | None = setting("agent.thinking", None, "extended thinking: \"adaptive\", \"off\" or a budget in "
+                                   "tokens (\"16000\"); default adaptive for Claude models that have it, off for others "
+                                   "(--thinking)")
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = setting(
+        "agent.effort", None, "how much effort the model puts into a reply (output_config.effort; --effort); "
+        "default: the model's own")
+    web_search: bool = setting("web.search", False, "offer the API's server-side web search tool to models that have "
+                               "it (searches run at Anthropic and are billed per search)")
+    web_search_max_uses: int = setting("web.search_max_uses", 5, "web searches the model may run in one request",
+                                       ge=1, le=50)
+    ui_notify_after_s: int = setting("ui.notify_after_s", 30, "when a turn that ran at least this many seconds ends, "
+                                     "ring the terminal bell (and send a desktop notification where the terminal has "
+                                     "them); 0 turns it off", ge=0, le=86400)
+    extra: dict[str, Any] = Field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting: `key` is dotted (`catalog.top_k` is `top_k` in `[catalog]`); `kind` is str, int, float, bool, list or dict."""
+    """One setting as the README table, `tuiagent config` and the error messages show it, read off its Settings field."""
 
     key: str
+    field_name: str
     kind: type
     default: Any
     doc: str
     choices: tuple[Any, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
-    attr: str = ""
-    """The Settings field; by default the key with dots as underscores (`catalog_top_k`)."""
-
-    @property
-    def field_name(self) -> str:
-        return self.attr or self.key.replace(".", "_")
 
     @property
     def section(self) -> str:
@@ -53,73 +110,25 @@ class Setting:
         return self.key.rpartition(".")[2]
 
 
-# To add a setting: one entry here and one field in Settings below, its default read from this table
-# (`default("section.key")`; a list setting has a tuple default and its values become tuples). The README table
-# is regenerated with `tuiagent config --markdown` (tests/test_settings.py fails until it is).
-SETTINGS: tuple[Setting, ...] = (
-    Setting("model", str, None, "model id sent to the Messages API (default: a current Sonnet)"),
-    Setting("permissions.mode", str, "ask", "ask before shell commands, writes and network; auto accepts edits; "
-            "read-only refuses them; plan is read-only until a proposed plan is approved",
-            choices=("ask", "auto", "read-only", "plan"), attr="permission_mode"),
-    Setting("sandbox.min_level", str, None, "refuse to run agent code below this isolation tier",
-            choices=("rlimits", "bubblewrap")),
-    Setting("sandbox.protected", list, (), "extra globs agent code may never write, on top of .git, .agent/, "
-            "hooks, editor and shell config", attr="protected_globs"),
-    Setting("permissions.allow", list, (), "allow rules: calls they cover are not asked about, e.g. "
-            "`run_shell(pytest:*)` (prefix), `run_shell(make test)` (exact), `write_file` (the tool)",
-            attr="allow_rules"),
-    Setting("sandbox.env", list, (), "names of extra environment variables run_shell and agent code see "
-            "(secret-looking names, `*_TOKEN`, `*_KEY`, `*_SECRET`, passwords, are never passed)"),
-    Setting("sandbox.paths", list, (), "extra folders (absolute or `~/…`) agent code sees read-only; the home itself, "
-            "secrets, /tmp and other users' homes are refused"),
-    Setting("sandbox.network", list, (), "host names (`*.example.com` covers names below it) a run_shell command or "
-            "run_python snippet granted the network may reach, through the sandbox's proxy; empty: any public name (never this machine or its LAN)"),
-    Setting("catalog.token_budget", int, 2000, "tokens of catalog index carried in every system prompt",
-            minimum=0, maximum=1_000_000),
-    Setting("catalog.top_k", int, 40, "tools sent with a full schema; search_tools / call_tool reach the rest",
-            minimum=0, maximum=10_000),
-    Setting("agent.max_turns", int, 50, "model requests allowed for one prompt before the turn stops",
-            minimum=1, maximum=100_000, attr="max_turns"),
-    Setting("agent.thinking", str, None, "extended thinking: \"adaptive\", \"off\" or a budget in tokens (\"16000\"); "
-            "default adaptive for Claude models that have it, off for others (--thinking)", attr="thinking"),
-    Setting("agent.effort", str, None, "how much effort the model puts into a reply (output_config.effort; --effort); "
-            "default: the model's own", choices=("low", "medium", "high", "xhigh", "max"), attr="effort"),
-    Setting("web.search", bool, False, "offer the API's server-side web search tool to models that have it "
-            "(searches run at Anthropic and are billed per search)"),
-    Setting("web.search_max_uses", int, 5, "web searches the model may run in one request", minimum=1, maximum=50),
-    Setting("ui.notify_after_s", int, 30, "when a turn that ran at least this many seconds ends, ring the terminal bell "
-            "(and send a desktop notification where the terminal has them); 0 turns it off", minimum=0, maximum=86400),
-)
+def _described(field_name: str, info: FieldInfo) -> Setting:
+    kinds = [kind for kind in typing.get_args(info.annotation) or (info.annotation,) if kind is not type(None)]
+    kind = kinds[0] if len(kinds) == 1 else info.annotation
+    choices = typing.get_args(kind) if typing.get_origin(kind) is Literal else ()
+    value_kind = cast(type, type(choices[0]) if choices else list if typing.get_origin(kind) is tuple else kind)
+    limits = {type(limit).__name__: limit for limit in info.metadata}
+    alias = cast(AliasPath, info.validation_alias)
+    return Setting(".".join(str(part) for part in alias.path), field_name, value_kind, info.default,
+                   info.description or "", choices, getattr(limits.get("Ge"), "ge", None), getattr(limits.get("Le"), "le", None))
+
+
+SETTINGS: tuple[Setting, ...] = tuple(_described(name, info) for name, info in Settings.model_fields.items()
+                                      if isinstance(info.validation_alias, AliasPath))
 BY_KEY: dict[str, Setting] = {setting.key: setting for setting in SETTINGS}
 SECTIONS: frozenset[str] = frozenset(setting.section for setting in SETTINGS if setting.section)
 
 
 def default(key: str) -> Any:
     return BY_KEY[key].default
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Validated project settings; `warnings` holds one line per ignored (misspelled or unknown) key."""
-
-    model: str | None = default("model")
-    permission_mode: str = default("permissions.mode")
-    sandbox_min_level: str | None = default("sandbox.min_level")
-    protected_globs: tuple[str, ...] = default("sandbox.protected")
-    allow_rules: tuple[str, ...] = default("permissions.allow")
-    sandbox_env: tuple[str, ...] = default("sandbox.env")
-    sandbox_paths: tuple[str, ...] = default("sandbox.paths")
-    sandbox_network: tuple[str, ...] = default("sandbox.network")
-    catalog_token_budget: int = default("catalog.token_budget")
-    catalog_top_k: int = default("catalog.top_k")
-    max_turns: int = default("agent.max_turns")
-    thinking: str | None = default("agent.thinking")
-    effort: str | None = default("agent.effort")
-    web_search: bool = default("web.search")
-    web_search_max_uses: int = default("web.search_max_uses")
-    ui_notify_after_s: int = default("ui.notify_after_s")
-    extra: dict[str, Any] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
 
 
 TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list of strings",
@@ -162,40 +171,26 @@ def shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def type_ok(setting: Setting, value: Any) -> bool:
-    if isinstance(value, bool):
-        return setting.kind is bool
-    if setting.kind is float:
-        return isinstance(value, (int, float))
-    if setting.kind is list:
-        return isinstance(value, list) and all(isinstance(item, str) for item in value)
-    return isinstance(value, setting.kind)
-
-
 def number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-def check_value(setting: Setting, value: Any) -> str | None:
-    """What is wrong with `value` for `setting` (and how to fix it), or None when it is valid."""
+def problem_text(setting: Setting, value: Any, error: ErrorDetails) -> str:
+    """What pydantic found wrong with `value` for `setting`, said with the setting's name and how to fix it."""
     fix = f"write e.g. {example(setting)}"
-    if not type_ok(setting, value):
-        return f"{setting.key} must be {TYPE_NAMES[setting.kind]}, not {describe_value(value)}; {fix}"
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{setting.key} must be a finite number, not {value}; {fix}"
-    if setting.key == "sandbox.network":
-        try:
-            check_names(value, setting.key)
-        except ValueError as exc:
-            return f"{exc}; {fix}"
-    if setting.choices and value not in setting.choices:
+    if error["type"] == "literal_error":
         allowed = ", ".join(toml_literal(choice) for choice in setting.choices)
         return f"{setting.key} = {shown(value)} is not allowed; use one of {allowed}"
-    if setting.minimum is not None and value < setting.minimum:
-        return f"{setting.key} = {value} is below the minimum {number(setting.minimum)}; {fix}"
-    if setting.maximum is not None and value > setting.maximum:
-        return f"{setting.key} = {value} is above the maximum {number(setting.maximum)}; {fix}"
-    return None
+    if error["type"] == "greater_than_equal":
+        return f"{setting.key} = {value} is below the minimum {number(error.get('ctx', {})['ge'])}; {fix}"
+    if error["type"] == "less_than_equal":
+        return f"{setting.key} = {value} is above the maximum {number(error.get('ctx', {})['le'])}; {fix}"
+    if error["type"] == "value_error":
+        return f"{error.get('ctx', {})['error']}; {fix}"
+    inside = error["loc"][len(setting.key.split(".")):]  # an item of a list
+    if inside and isinstance(inside[0], int):
+        return f"{setting.key} must be {TYPE_NAMES[setting.kind]}; item {inside[0] + 1} is {describe_value(error['input'])}; {fix}"
+    return f"{setting.key} must be {TYPE_NAMES[setting.kind]}, not {describe_value(value)}; {fix}"
 
 
 class KeyLines:
@@ -272,9 +267,11 @@ def settings_from_text(text: str, path: str = CONFIG_NAME) -> Settings:
 
 
 def settings_from_mapping(data: dict[str, Any], lines: KeyLines | None = None, path: str = CONFIG_NAME) -> Settings:
-    """Validate parsed TOML against SETTINGS: wrong types and ranges raise ConfigError, unknown keys become warnings."""
+    """Validate parsed TOML with the Settings model: a wrong type or range raises ConfigError (the first in the file),
+    unknown keys become warnings."""
     lines = lines or KeyLines("")
-    values: dict[str, Any] = {}
+    known: dict[str, Any] = {}  # the known settings, nested as in the file
+    order: list[str] = []
     warnings: list[str] = []
     extra: dict[str, Any] = {}
     for key, value in data.items():
@@ -283,24 +280,35 @@ def settings_from_mapping(data: dict[str, Any], lines: KeyLines | None = None, p
                 raise ConfigError(f"[{key}] must be a table, not {describe_value(value)}; write a [{key}] header "
                                   f"with its settings below it", path=path, line=lines.line(key))
             for name, inner in value.items():
-                collect(f"{key}.{name}", inner, values, warnings, lines, path)
+                if f"{key}.{name}" in BY_KEY:
+                    known.setdefault(key, {})[name] = inner
+                    order.append(f"{key}.{name}")
+                else:
+                    warnings.append(unknown_key_warning(f"{key}.{name}", lines, path))
         elif key in BY_KEY:
-            collect(key, value, values, warnings, lines, path)
+            known[key] = value
+            order.append(key)
         else:
             extra[key] = value
             warnings.append(unknown_key_warning(key, lines, path))
-    return Settings(**values, extra=extra, warnings=tuple(warnings))
+    try:
+        settings = Settings.model_validate(known)
+    except ValidationError as invalid:
+        raise first_problem(invalid, order, known, lines, path) from None
+    return settings.model_copy(update={"extra": extra, "warnings": tuple(warnings)})
 
 
-def collect(key: str, value: Any, values: dict[str, Any], warnings: list[str], lines: KeyLines, path: str) -> None:
-    setting = BY_KEY.get(key)
-    if setting is None:
-        warnings.append(unknown_key_warning(key, lines, path))
-        return
-    problem = check_value(setting, value)
-    if problem is not None:
-        raise ConfigError(problem, path=path, line=lines.line(key))
-    values[setting.field_name] = float(value) if setting.kind is float else tuple(value) if setting.kind is list else value
+def first_problem(invalid: ValidationError, order: list[str], known: dict[str, Any], lines: KeyLines,
+                  path: str) -> ConfigError:
+    """The ConfigError of the invalid setting that comes first in the file."""
+    found: dict[str, ErrorDetails] = {}
+    for error in invalid.errors():
+        parts = [str(part) for part in error["loc"]]
+        key = next(".".join(parts[:end]) for end in range(len(parts), 0, -1) if ".".join(parts[:end]) in BY_KEY)
+        found.setdefault(key, error)
+    key = min(found, key=order.index)
+    value = known[key] if key in known else known[BY_KEY[key].section][BY_KEY[key].name]
+    return ConfigError(problem_text(BY_KEY[key], value, found[key]), path=path, line=lines.line(key))
 
 
 def load_settings(config_path: Path, shown_as: str = CONFIG_NAME) -> Settings:

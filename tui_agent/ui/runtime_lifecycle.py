@@ -78,7 +78,7 @@ class RuntimeLifecycle:
     async def start(self, options: LaunchOptions, failure: str, *, settle: bool = False,
                     clear_conversation: bool = False) -> Runtime | None:
         """Open the runtime with `options` (after the trust screen when `settle`); None, said in the conversation, when it fails."""
-        from tui_agent.core.settings import ConfigError  # the core loads after the first frame
+        from tui_agent.core.config_error import ConfigError
 
         host = self.host
         callbacks = UICallbacks(approve=self.turns.approve, ask_init_git=self.ask_init_git, submit_prompt=self.turns.submit_prompt,

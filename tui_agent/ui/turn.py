@@ -31,7 +31,6 @@ from tui_agent.ui.prompt_queue import PromptQueue
 from tui_agent.ui.transcript import transcript_of
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.core.runtime_state import agent_of, catalog_of, sandbox_of
-from tui_agent.core.settings import default
 from tui_agent.ui.turn_alert import alert_if_long
 
 if TYPE_CHECKING:
@@ -214,7 +213,7 @@ class TurnRunner:
             self.end()
         if app.is_running:
             runtime = app.runtime
-            threshold = runtime.core.settings.ui_notify_after_s if runtime is not None else default("ui.notify_after_s")
+            threshold = runtime.core.settings.ui_notify_after_s if runtime is not None else notify_after_default()
             alert_if_long(app, time.monotonic() - started, threshold, "the turn is over")
             app.call_later(self.send_queued)
 
@@ -342,3 +341,10 @@ class TurnRunner:
         entry.awaiting_approval = awaiting
         entry.started = time.monotonic()
         self.view().refresh_tool(entry.call_id)
+
+
+def notify_after_default() -> int:
+    """`ui.notify_after_s` before a runtime (and its settings) exists; the settings model loads after the first frame."""
+    from tui_agent.core.settings import Settings
+
+    return Settings().ui_notify_after_s

@@ -29,7 +29,8 @@ from tui_agent.core.changes import ChangeFeed
 from tui_agent.core.errors import ErrorKind
 from tui_agent.core.events import (Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, ToolOutputDelta, TurnFailed, TurnFinished,
                                    TurnStarted, Usage)
-from tui_agent.core.project import Project, Settings
+from tui_agent.core.project import Project
+from tui_agent.core.settings import Settings
 from tui_agent.core.web.search import search_note, search_tool, server_calls
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox, Model, TurnRecorder
 

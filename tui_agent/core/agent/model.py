@@ -1,15 +1,17 @@
-"""The Messages API client: streaming with AsyncAnthropic, retries with backoff, clear errors, usage and cost."""
+"""The Messages API client: streaming with AsyncAnthropic, retries (tenacity) announced, clear errors, usage and cost."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-import random
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
+
+import tenacity
 
 from tui_agent.core.agent.pricing import RequestUsage, default_model, request_usage
 from tui_agent.core.agent.streamreply import AssembledReply, ReplyAssembler, StreamCut
@@ -38,6 +40,7 @@ class ModelError(TuiAgentError):
         self.kind = ErrorKind(kind)
         self.message = message
         self.status = status
+        self.retry_after_s: float | None = None  # how long the server asked to wait before a retry
 
 
 @dataclass(frozen=True)
@@ -123,57 +126,95 @@ class ModelClient:
         thinking: ThinkingConfig | None = None,
     ) -> AsyncIterator[Event | ModelReply]:
         """Yield TextDelta, ThinkingDelta and Notice events as they arrive, then the final ModelReply; raise ModelError.
-        `thinking` None sends no thinking parameter (the model's default)."""
-        anthropic = sdk()
+        `thinking` None sends no thinking parameter (the model's default). tenacity decides whether, when and how often
+        a failed request is retried; each retry is announced first."""
         extra, max_tokens = thinking.request_params(self.model, self.max_tokens) if thinking is not None else ({}, self.max_tokens)
-        shown = ""  # text already shown to the person in this request, across attempts
-        attempt = 0
-        while True:
-            received = ""
-            answered = False  # the server answered: a connection error from now on is a drop, not "cannot reach"
+        request = {"model": self.model, "max_tokens": max_tokens, "stream": True, "system": cast(Any, system),
+                   "tools": cast(Any, tools), "messages": cast(Any, messages),
+                   "extra_body": extra or None}  # thinking / output_config: the same wire shape with any SDK version
+        shown: list[str] = [""]  # text already shown to the person in this request, across attempts
+        upcoming: list[tuple[ModelError, int, float]] = []  # the failure, its attempt, the wait before the next one
+        async for attempt in self._retrying(upcoming.append):
+            if upcoming:
+                failure, failed_attempt, delay = upcoming.pop()
+                yield Notice(f"{failure.message} — retrying ({failed_attempt}/{self._retries(failure)}) in {delay:.1f}s",
+                             "warning")
+                await asyncio.sleep(delay)
             try:
-                assembler = ReplyAssembler()
-                stream = await self._client.messages.create(
-                    model=self.model, max_tokens=max_tokens, stream=True,
-                    system=cast(Any, system), tools=cast(Any, tools), messages=cast(Any, messages),
-                    extra_body=extra or None,  # thinking / output_config: the same wire shape with any SDK version
-                )
-                answered = True
-                try:
-                    async for event in stream:
-                        if self.stream_listener is not None:
-                            self.stream_listener(event)
-                        received += assembler.feed(event)
-                        if assembler.thinking:
-                            yield ThinkingDelta(assembler.thinking)
-                        if len(received) > len(shown):
-                            if not received.startswith(shown):
-                                yield Notice("the retried reply differs from the partial text shown above", "warning")
-                                shown = ""
-                            new_text = received[len(shown):]
-                            shown = received
-                            yield TextDelta(new_text)
-                finally:
-                    await stream.close()
-                yield self._reply(assembler.finish())
+                async with contextlib.aclosing(self._attempt(request, shown)) as items:
+                    async for item in items:
+                        yield item
                 return
-            except anthropic.APIStatusError as error:
-                failure = self._classify_status(error)
-                delay = self._retry_delay(error.response, attempt)
-            except anthropic.APIConnectionError as error:
-                failure = self._dropped(error) if answered else self._connection_error(error)
-                delay = self.retry_base_delay_s * (2**attempt)
-            except Exception as error:  # a filter, not a catch: only a cut stream or the HTTP layer's errors are kept
-                if not isinstance(error, StreamCut) and not _is_transport_error(error):
-                    raise
-                failure = ModelError(ErrorKind.INTERRUPTED, f"the model's reply was cut off before it was complete ({error})")
-                delay = self.retry_base_delay_s * (2**attempt)
-            retries = min(self.max_retries, CONNECTION_RETRIES) if failure.kind is ErrorKind.CONNECTION else self.max_retries
-            if failure.kind in FINAL_KINDS or attempt >= retries:
-                raise failure
-            attempt += 1
-            yield Notice(f"{failure.message} — retrying ({attempt}/{retries}) in {delay:.1f}s", "warning")
-            await asyncio.sleep(delay)
+            except ModelError as failure:
+                attempt.retry_state.set_exception((type(failure), failure, failure.__traceback__))
+
+    def _retrying(self, announce: Callable[[tuple[ModelError, int, float]], None]) -> tenacity.AsyncRetrying:
+        """The retry policy: transient failures only, `max_retries` of them (fewer for an unreachable server), after
+        the server's retry-after or an exponential backoff with jitter; `announce` gets each retry, whose caller
+        says it and then waits."""
+        backoff = tenacity.wait_exponential_jitter(initial=self.retry_base_delay_s, max=MAX_RETRY_AFTER_S,
+                                                   jitter=self.retry_base_delay_s / 4)
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            failure = state.outcome.exception() if state.outcome else None
+            hint = failure.retry_after_s if isinstance(failure, ModelError) else None
+            return hint if hint is not None else backoff(state)
+
+        def stop(state: tenacity.RetryCallState) -> bool:
+            failure = state.outcome.exception() if state.outcome else None
+            return not isinstance(failure, ModelError) or state.attempt_number > self._retries(failure)
+
+        def before_sleep(state: tenacity.RetryCallState) -> None:
+            failure = state.outcome.exception() if state.outcome else None
+            if isinstance(failure, ModelError):
+                announce((failure, state.attempt_number, state.upcoming_sleep))
+
+        async def announced_by_the_caller(_seconds: float) -> None:
+            return None
+
+        return tenacity.AsyncRetrying(
+            retry=tenacity.retry_if_exception(lambda error: isinstance(error, ModelError) and error.kind not in FINAL_KINDS),
+            stop=stop, wait=wait, before_sleep=before_sleep, sleep=announced_by_the_caller, reraise=True)
+
+    def _retries(self, failure: ModelError) -> int:
+        return min(self.max_retries, CONNECTION_RETRIES) if failure.kind is ErrorKind.CONNECTION else self.max_retries
+
+    async def _attempt(self, request: dict[str, Any], shown: list[str]) -> AsyncGenerator[Event | ModelReply, None]:
+        """One request: its events, then the ModelReply; raises ModelError. `shown[0]`: the text shown so far, which a
+        retried reply continues (or replaces, with a notice, when it differs)."""
+        anthropic = sdk()
+        received = ""
+        answered = False  # the server answered: a connection error from now on is a drop, not "cannot reach"
+        try:
+            assembler = ReplyAssembler()
+            stream = await self._client.messages.create(**request)
+            answered = True
+            try:
+                async for event in stream:
+                    if self.stream_listener is not None:
+                        self.stream_listener(event)
+                    received += assembler.feed(event)
+                    if assembler.thinking:
+                        yield ThinkingDelta(assembler.thinking)
+                    if len(received) > len(shown[0]):
+                        if not received.startswith(shown[0]):
+                            yield Notice("the retried reply differs from the partial text shown above", "warning")
+                            shown[0] = ""
+                        new_text = received[len(shown[0]):]
+                        shown[0] = received
+                        yield TextDelta(new_text)
+            finally:
+                await stream.close()
+            complete = self._reply(assembler.finish())
+        except anthropic.APIStatusError as error:
+            raise self._classify_status(error) from None
+        except anthropic.APIConnectionError as error:
+            raise (self._dropped(error) if answered else self._connection_error(error)) from None
+        except Exception as error:  # a filter, not a catch: only a cut stream or the HTTP layer's errors are kept
+            if not isinstance(error, StreamCut) and not _is_transport_error(error):
+                raise
+            raise ModelError(ErrorKind.INTERRUPTED, f"the model's reply was cut off before it was complete ({error})") from None
+        yield complete
 
     def _reply(self, parts: AssembledReply) -> ModelReply:
         return ModelReply(
@@ -191,6 +232,11 @@ class ModelClient:
         )
 
     def _classify_status(self, error: anthropic.APIStatusError) -> ModelError:
+        failure = self._status_failure(error)
+        failure.retry_after_s = _retry_after(error.response)
+        return failure
+
+    def _status_failure(self, error: anthropic.APIStatusError) -> ModelError:
         status = error.status_code
         detail = _error_message(error)
         if status in (401, 403):
@@ -224,17 +270,17 @@ class ModelClient:
         cause = error.__cause__ or error
         return ModelError(ErrorKind.CONNECTION, f"connection dropped mid-reply ({type(cause).__name__}{f': {cause}' if str(cause) else ''})")
 
-    def _retry_delay(self, response: Any, attempt: int) -> float:
-        headers = response.headers if response is not None else {}
-        try:
-            if "retry-after-ms" in headers:
-                return min(float(headers["retry-after-ms"]) / 1000, MAX_RETRY_AFTER_S)
-            if "retry-after" in headers:
-                return min(float(headers["retry-after"]), MAX_RETRY_AFTER_S)
-        except ValueError:  # an unparseable retry-after header: fall back to our own backoff
-            pass
-        backoff = float(self.retry_base_delay_s * (2**attempt))
-        return min(backoff + random.uniform(0, backoff / 4), MAX_RETRY_AFTER_S)
+def _retry_after(response: Any) -> float | None:
+    """The server's retry-after (capped at a minute), or None when it sent none it could mean."""
+    headers = response.headers if response is not None else {}
+    try:
+        if "retry-after-ms" in headers:
+            return min(float(headers["retry-after-ms"]) / 1000, MAX_RETRY_AFTER_S)
+        if "retry-after" in headers:
+            return min(float(headers["retry-after"]), MAX_RETRY_AFTER_S)
+    except ValueError:  # an unparseable retry-after header: the backoff decides
+        pass
+    return None
 
 
 def _is_transport_error(error: BaseException) -> bool:

@@ -19,7 +19,8 @@ from tui_agent.core.agent.providers import ToolProvider, with_provided_tools
 from tui_agent.core.agent.request import PromptParts
 from tui_agent.core.agent.toolbase import BuiltinTool
 from tui_agent.core.agent.turns import Turn
-from tui_agent.core.project import Project, Settings
+from tui_agent.core.project import Project
+from tui_agent.core.settings import Settings
 from tui_agent.core.protocols import AgentCatalog
 
 

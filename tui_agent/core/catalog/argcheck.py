@@ -1,14 +1,22 @@
-"""Check a tool call's arguments against the tool's JSON input schema before anything runs (precise, per-argument messages)."""
+"""Check a tool call's arguments against the tool's JSON input schema before anything runs (jsonschema, Draft 2020-12;
+the messages name the argument and what it takes)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from typing import Any
+
+import jsonschema
+from jsonschema import Draft202012Validator
+from referencing.exceptions import Unresolvable
 
 from tui_agent.core.catalog.errors import PipelineError
 
 JSON_TYPES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
               "array": "a list", "object": "an object", "null": "null"}
+MAX_INT_BITS = 14_000  # about 4,200 digits: Python refuses to turn longer integers into text (or JSON)
+FIRST_REPORTED = {"additionalProperties": 0, "required": 1}  # unknown, then missing, then each value's problem
 
 
 def describe(value: Any) -> str:
@@ -31,96 +39,100 @@ def describe(value: Any) -> str:
     return type(value).__name__
 
 
-def matches_type(kind: str, value: Any) -> bool:
-    if kind == "null":
-        return value is None
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
-    if kind == "integer":
-        return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
-    if kind == "number":
-        return isinstance(value, (int, float))
-    containers: dict[str, type | tuple[type, ...]] = {"string": str, "array": (list, tuple), "object": dict}
-    return kind in containers and isinstance(value, containers[kind])
+def where(path: Sequence[Any]) -> str:
+    """`argument 'tags'[1]` for the path ('tags', 1) into the arguments."""
+    first, *rest = path
+    return f"argument {first!r}" + "".join(f"[{step!r}]" for step in rest)
 
 
-def same(value: Any, option: Any) -> bool:
-    """Equality as JSON sees it: true is not 1."""
-    if isinstance(value, bool) or isinstance(option, bool):
-        return isinstance(value, bool) and isinstance(option, bool) and value == option
-    return bool(value == option)
-
-
-def check_value(schema: dict[str, Any], value: Any, where: str) -> Any:
-    """The value (integral floats for integers become ints); raises ValueError with `where` in the message."""
+def beyond_json(value: Any, path: tuple[Any, ...]) -> Iterator[str]:
+    """Values JSON cannot carry, which a schema cannot refuse: infinity, NaN and integers too long to print."""
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{where} must be a finite number, not {value} (JSON has no infinity or NaN)")
-    if "anyOf" in schema:
-        return check_any_of(schema["anyOf"], value, where)
-    kinds = schema.get("type")
-    if kinds is not None:
-        kinds = [kinds] if isinstance(kinds, str) else list(kinds)
-        matched = [kind for kind in kinds if matches_type(kind, value)]
-        if not matched:
-            wanted = " or ".join(JSON_TYPES.get(kind, kind) for kind in kinds)
-            raise ValueError(f"{where} must be {wanted}, not {describe(value)}")
-        if matched[0] == "integer" and isinstance(value, float):
-            value = int(value)
-    if "enum" in schema and not any(same(value, option) for option in schema["enum"]):
-        options = ", ".join(repr(option) for option in schema["enum"])
-        raise ValueError(f"{where} must be one of {options}, not {describe(value)}")
-    check_range(schema, value, where)
-    if isinstance(value, (list, tuple)) and isinstance(schema.get("items"), dict):
-        value = [check_value(schema["items"], item, f"{where}[{index}]") for index, item in enumerate(value)]
-    if isinstance(value, dict) and isinstance(schema.get("additionalProperties"), dict):
-        value = {key: check_value(schema["additionalProperties"], item, f"{where}[{key!r}]") for key, item in value.items()}
+        yield f"{where(path)} must be a finite number, not {value} (JSON has no infinity or NaN)"
+    elif isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
+        yield f"{where(path)} is too large an integer ({value.bit_length()} bits; at most {MAX_INT_BITS})"
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from beyond_json(item, (*path, key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from beyond_json(item, (*path, index))
+
+
+def reason(error: jsonschema.ValidationError) -> str:
+    """What the value must be, in words, from the validator's error (its own message for the rarer keywords)."""
+    keyword, expected, value = error.validator, error.validator_value, error.instance
+    if keyword == "type":
+        kinds = [expected] if isinstance(expected, str) else list(expected)
+        return f"must be {' or '.join(JSON_TYPES.get(kind, str(kind)) for kind in kinds)}, not {describe(value)}"
+    if keyword == "enum":
+        return f"must be one of {', '.join(repr(option) for option in expected)}, not {describe(value)}"
+    if keyword in ("minimum", "maximum"):
+        return f"must be {'at least' if keyword == 'minimum' else 'at most'} {expected}, not {value}"
+    if keyword == "maxLength":
+        return f"must be at most {expected} characters, not {len(value)}"
+    if keyword in ("anyOf", "oneOf") and error.context:
+        return "; or ".join(dict.fromkeys(reason(option) for option in error.context))
+    return f"is invalid: {error.message}"
+
+
+def schema_problem(validator: Draft202012Validator, args: dict[str, Any]) -> str | None:
+    """The first thing wrong with the arguments as the schema sees them, in the order a person fixes them."""
+    order = list(args)
+    errors = sorted(validator.iter_errors(args), key=lambda error: (
+        FIRST_REPORTED.get(str(error.validator), 2) if not error.path else 2,
+        order.index(error.path[0]) if error.path else -1))
+    if not errors:
+        return None
+    first = errors[0]
+    if first.validator == "additionalProperties" and not first.path:
+        properties = validator.schema.get("properties", {})
+        unknown = sorted(set(args) - set(properties))
+        return f"has no argument(s) {', '.join(unknown)}; it takes: {', '.join(properties) or 'none'}"
+    if first.validator == "required" and not first.path:
+        missing = [key for key in validator.schema.get("required", []) if key not in args]
+        return f"is missing required argument(s) {', '.join(missing)}"
+    return f": {where(first.path)} {reason(first)}" if first.path else f": the arguments {reason(first)}"
+
+
+def with_integers(validator: Draft202012Validator, schema: Any, value: Any) -> Any:
+    """The value with integral floats as ints where the schema takes an integer (the model may send 3.0)."""
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, float) and value.is_integer() and "integer" in _kinds(schema):
+        return int(value)
+    for option in schema.get("anyOf", []):
+        if validator.evolve(schema=option).is_valid(value):
+            return with_integers(validator, option, value)
+    if isinstance(value, list):
+        return [with_integers(validator, schema.get("items"), item) for item in value]
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        return {key: with_integers(validator, properties.get(key, schema.get("additionalProperties")), item)
+                for key, item in value.items()}
     return value
 
 
-def check_any_of(options: list[dict[str, Any]], value: Any, where: str) -> Any:
-    problems = []
-    for option in options:
-        try:
-            return check_value(option, value, where)
-        except ValueError as problem:
-            problems.append(str(problem).removeprefix(f"{where} "))
-    raise ValueError(f"{where} " + "; or ".join(problems))
-
-
-MAX_INT_BITS = 14_000  # about 4,200 digits: Python refuses to turn longer integers into text (or JSON)
-
-
-def check_range(schema: dict[str, Any], value: Any, where: str) -> None:
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
-        raise ValueError(f"{where} is too large an integer ({value.bit_length()} bits; at most {MAX_INT_BITS})")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            raise ValueError(f"{where} must be at least {schema['minimum']}, not {value}")
-        if "maximum" in schema and value > schema["maximum"]:
-            raise ValueError(f"{where} must be at most {schema['maximum']}, not {value}")
-    if isinstance(value, str) and "maxLength" in schema and len(value) > schema["maxLength"]:
-        raise ValueError(f"{where} must be at most {schema['maxLength']} characters, not {len(value)}")
+def _kinds(schema: dict[str, Any]) -> list[Any]:
+    kinds = schema.get("type", [])
+    return [kinds] if isinstance(kinds, str) else list(kinds) if isinstance(kinds, list) else []
 
 
 def check_arguments(name: str, input_schema: dict[str, Any], args: Any) -> dict[str, Any]:
-    """The arguments checked against the schema (object, no unknown, every required, each value's type and range);
-    raises PipelineError(stage="arguments") naming the tool, the argument and what it takes."""
+    """The arguments checked against the schema (an object, no unknown argument, every required one, each value's
+    type and range); raises PipelineError(stage="arguments") naming the tool, the argument and what it takes."""
     if not isinstance(args, dict):
         raise PipelineError("arguments", f"{name} takes an object of named arguments, not {describe(args)}")
-    properties: dict[str, Any] = input_schema.get("properties", {})
-    unknown = sorted(set(args) - set(properties))
-    if unknown:
-        raise PipelineError("arguments", f"{name} has no argument(s) {', '.join(unknown)}; "
-                                         f"it takes: {', '.join(properties) or 'none'}")
-    missing = [key for key in input_schema.get("required", []) if key not in args]
-    if missing:
-        raise PipelineError("arguments", f"{name} is missing required argument(s) {', '.join(missing)}")
-    checked: dict[str, Any] = {}
-    for key, value in args.items():
-        try:
-            checked[key] = check_value(properties[key], value, f"argument {key!r}")
-        except ValueError as problem:
-            raise PipelineError("arguments", f"{name}: {problem}") from None
-    return checked
+    for unjsonable in beyond_json(args, ()):
+        raise PipelineError("arguments", f"{name}: {unjsonable}")
+    schema = {**input_schema, "additionalProperties": False}  # a tool function takes no argument it does not name
+    try:
+        Draft202012Validator.check_schema(schema)
+        validator = Draft202012Validator(schema)
+        problem = schema_problem(validator, args)
+    except (jsonschema.SchemaError, Unresolvable, RecursionError) as broken:
+        detail = getattr(broken, "message", None) or type(broken).__name__
+        raise PipelineError("arguments", f"{name}'s input schema is not a usable JSON schema: {detail}") from None
+    if problem is not None:
+        raise PipelineError("arguments", f"{name}{'' if problem.startswith(':') else ' '}{problem}")
+    return dict(with_integers(validator, schema, args))

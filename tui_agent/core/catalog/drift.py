@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import fnmatch
 import os
 from pathlib import Path
 from typing import Iterable
 
-from tui_agent.core import projectfs
+from tui_agent.core import globs, projectfs
 from tui_agent.core.versioning.trees import CommitTrees, blob_sha
 
 __all__ = ["AGENT_PREFIX", "DriftChecker", "blob_sha"]
@@ -36,13 +35,13 @@ class DriftChecker:
 
     def _glob(self, pattern: str) -> list[str]:
         if pattern not in self._globs:
-            self._globs[pattern] = [p.relative_to(self.root).as_posix() for p in self.root.glob(pattern) if p.is_file()]
+            self._globs[pattern] = globs.matching_paths(self.root, [globs.rooted(pattern)], files_only=True)
         return self._globs[pattern]
 
     def _matches_in(self, commit: str, pattern: str) -> list[str]:
         key = (commit, pattern)
         if key not in self._tree_matches:
-            self._tree_matches[key] = [rel for rel in self.tree_blobs(commit) if fnmatch.fnmatchcase(rel, pattern)]
+            self._tree_matches[key] = [rel for rel in self.tree_blobs(commit) if globs.matches(rel, [globs.rooted(pattern)])]
         return self._tree_matches[key]
 
     def tree_blobs(self, commit: str) -> dict[str, str]:

@@ -19,7 +19,7 @@ from tui_agent.core.listeners import tell
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.book import RecipeBook
 from tui_agent.core.recipes.dispatch import Dispatcher, Job
-from tui_agent.core.recipes.globs import matches
+from tui_agent.core.globs import matches
 from tui_agent.core.recipes.loopguard import LoopGuard
 from tui_agent.core.recipes.model import Recipe, RecipeRecord, RecipeRun
 from tui_agent.core.recipes.placeholders import fill_text, fill_value, uses

@@ -10,7 +10,7 @@ from typing import Any
 
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.names import lookup_problem
-from tui_agent.core.recipes.globs import glob_problem
+from tui_agent.core.globs import glob_problem
 from tui_agent.core.recipes.model import DEFAULT_DEBOUNCE_MS, TRIGGER_KINDS, Action, Recipe, Trigger
 from tui_agent.core.recipes.placeholders import placeholder_problem
 

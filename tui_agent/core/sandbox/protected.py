@@ -8,10 +8,10 @@ that appeared during the run into `.agent/quarantine/` before tuiagent does anyt
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from pathlib import Path
 
+from tui_agent.core import globs
 from tui_agent.core.project import AGENT_DIR, ConfigError, Project
 from tui_agent.core.sandbox.leftovers import GIT, GIT_READ_ONLY
 from tui_agent.core.versioning.hookspath import hooks_path
@@ -38,19 +38,9 @@ def user_globs(root: Path) -> tuple[str, ...]:
 
 
 def glob_matches(root: Path, patterns: tuple[str, ...], limit: int = MAX_GLOB_MATCHES) -> list[str]:
-    """Existing project paths matching the user's globs (relative, POSIX), at most `limit`."""
-    found: list[str] = []
-    for pattern in patterns:
-        clean = pattern.strip().lstrip("/")
-        if not clean or ".." in Path(clean).parts:
-            continue
-        for match in sorted(root.glob(clean)):
-            relative = match.relative_to(root).as_posix()
-            if relative not in found:
-                found.append(relative)
-            if len(found) >= limit:
-                return found
-    return found
+    """Existing project paths matching the user's globs (relative, POSIX; a matching folder, not its contents),
+    at most `limit`."""
+    return globs.matching_paths(root, patterns, limit=limit)
 
 
 def protected_paths(root: Path) -> list[str]:
@@ -141,6 +131,6 @@ def matches_protected(root: Path, relative: str) -> str | None:
         if relative == entry or relative.startswith(entry + "/"):
             return entry
     for pattern in user_globs(root):
-        if fnmatch.fnmatchcase(relative, pattern.strip().lstrip("/")):
+        if globs.matches(relative, [pattern]):
             return pattern
     return None

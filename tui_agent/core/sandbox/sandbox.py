@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tui_agent.core.project import Project, Settings
+from tui_agent.core.project import Project
+from tui_agent.core.settings import Settings
 from tui_agent.core.sandbox import ignored, overlay_records, protected, quarantine, tiers
 from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites
 from tui_agent.core.versioning import hookhold

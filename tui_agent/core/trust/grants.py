@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_agent.core import projectfs
-from tui_agent.core.project import ConfigError, Project, Settings
+from tui_agent.core.project import ConfigError, Project
+from tui_agent.core.settings import Settings
 
 if TYPE_CHECKING:
     from tui_agent.core.recipes.model import Recipe

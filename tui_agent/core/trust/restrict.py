@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 
-from tui_agent.core.project import Settings
+from tui_agent.core.settings import Settings
 
 SAFE_MODES = ("ask", "read-only", "plan")
 
@@ -14,8 +13,8 @@ def restricted_settings(settings: Settings) -> Settings:
     table; what only narrows (`sandbox.min_level`, protected globs, read-only) stays."""
     extra = {key: value for key, value in settings.extra.items() if key != "mcp"}
     mode = settings.permission_mode if settings.permission_mode in SAFE_MODES else "ask"
-    return dataclasses.replace(settings, permission_mode=mode, allow_rules=(), sandbox_env=(), sandbox_paths=(),
-                               extra=extra)
+    return settings.model_copy(update={"permission_mode": mode, "allow_rules": (), "sandbox_env": (), "sandbox_paths": (),
+                                       "extra": extra})
 
 
 def ignored_grants(settings: Settings) -> list[str]:

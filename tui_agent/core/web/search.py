@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tui_agent.core.project import Settings
+from tui_agent.core.settings import Settings
 
 SEARCH_TOOL_TYPE = "web_search_20250305"
 SEARCH_TOOL_NAME = "web_search"
