@@ -12,6 +12,7 @@ from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.events import ApprovalDenied, Event, Notice
 from tui_agent.core.project import Project
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
+from tui_agent.core.sandbox.policy import RunResult
 
 MAX_RESULT_CHARS = 30_000
 
@@ -47,6 +48,9 @@ class ToolContext:
     live: Callable[[Event], None] | None = None
     approval_wait_s: float = 0.0
     """How long this call waited for the person's answers (its duration leaves that out)."""
+    batched: Callable[[str, dict[str, Any]], Awaitable[RunResult] | None] | None = None
+    """For a catalog call of a reply's batch (replybatch.py): (tool, checked arguments) → its result from the
+    batch's one sandboxed run, or None when the call runs on its own."""
 
     async def require_approval(self, request: ApprovalRequest) -> bool:
         """Raise ToolFailure (and record ApprovalDenied) unless the permission mode or the person allows it;
