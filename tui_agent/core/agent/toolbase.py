@@ -5,14 +5,16 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.events import ApprovalDenied, Event, Notice
 from tui_agent.core.project import Project
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
-from tui_agent.core.sandbox.policy import RunResult
+
+if TYPE_CHECKING:
+    from tui_agent.core.sandbox.policy import RunResult
 
 MAX_RESULT_CHARS = 30_000
 
