@@ -4,12 +4,19 @@ each call still in its own process, in order, with its own result and the files 
 
 from __future__ import annotations
 
+import asyncio
 import json
+import secrets
+import time
 from pathlib import Path
+
+import pytest
 
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tui_agent.core.events import ToolCallFinished
+from tests.test_cancel import processes_with, wait_for
+from tui_agent.core.agent.loop import CANCELLED_RESULT
+from tui_agent.core.events import ToolCallFinished, ToolCallStarted
 from tui_agent.core.runtime_state import catalog_of
 
 PEEK = '''import os
@@ -25,6 +32,19 @@ def peek(x: int) -> dict:
         raise ValueError("negative")
     with open("note.txt", encoding="utf-8") as handle:
         return {"x": x, "note": handle.read().strip(), "pid": os.getpid(), "parent": os.getppid()}
+'''
+
+NAP = '''import subprocess
+
+
+def nap(x: int) -> int:
+    """Sleep a while in a child process.
+
+    Args:
+        x: a number
+    """
+    subprocess.run(["sh", "-c", "sleep 8; : TAG"], check=False)
+    return x
 '''
 
 
@@ -72,3 +92,30 @@ async def test_back_to_back_read_only_calls_share_one_run_and_an_edit_between_sp
     assert one["parent"] != three["parent"]  # two batches: the edit split them
     assert five["parent"] == 1, five  # alone between an edit and the reply's end: a run of its own
     assert read == ["note.txt"]  # each batched call still reports the files it read (drift tracking)
+
+
+async def test_cancelling_a_turn_ends_a_batch_running_in_the_sandbox(repo: Path, api: FakeMessagesAPI) -> None:
+    tag = f"nap-{secrets.token_hex(5)}"
+    tools = repo / ".agent" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "nap.py").write_text(NAP.replace("TAG", tag))
+    async with agent_runtime(repo, api) as runtime:
+        agent = runtime.agent
+        assert agent is not None and catalog_of(runtime).spec("nap") is not None
+        api.enqueue(reply(tool_use("nap", {"x": 1}), tool_use("nap", {"x": 2})), reply(text("done")))
+        seen: list[object] = []
+
+        async def consume() -> None:
+            async for event in agent.run_turn("nap twice"):
+                seen.append(event)
+
+        task = asyncio.create_task(consume())
+        await wait_for(lambda: processes_with(tag), 30, "the batch's first call to start its sleep")
+        cancelled_at = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await wait_for(lambda: not processes_with(tag), 1.5, "every process of the batch to end")
+        assert time.monotonic() - cancelled_at < 2.0
+        assert len(of_type(seen, ToolCallStarted)) == 1  # the second call never started: it is reported cancelled
+        assert [block["content"] for block in agent.messages[-1]["content"]] == [CANCELLED_RESULT] * 2
