@@ -198,15 +198,13 @@ def run_call_each(request: dict[str, Any], package_parent: str, own: Any, guard:
     """`module.function(**kwargs)` for each kwargs in `calls`, or, without a `module`, each call's own module file,
     function and kwargs (a reply's tool calls: each answer lists the files its call read); each call in its own
     forked child (fanout.py)."""
+    reads.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
     if request.get("module"):
-        reads.active = False  # no call of a batch reports the files it read: the hook would only cost time
         module = load_named_module(request["module"], package_parent)
         function = getattr(module, request["function"])
         run_one: Callable[[Any], Any] = lambda kwargs: finish_value(function(**kwargs))  # noqa: E731
         report: Callable[[], dict[str, Any]] = dict
     else:
-        reads.active = False
-
         def run_one(call: Any) -> Any:
             reads.paths.clear()
             reads.active = True
