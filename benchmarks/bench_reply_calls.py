@@ -35,6 +35,7 @@ from tui_agent.core.agent.permissions import approve_all  # noqa: E402
 from tui_agent.core.events import ToolCallFinished, ToolCallStarted  # noqa: E402
 from tui_agent.core.runtime import Runtime, open_runtime  # noqa: E402
 from tui_agent.core.sandbox import SandboxPolicy  # noqa: E402
+from tui_agent.core.sandbox.policy import FunctionCall  # noqa: E402
 
 TOOL = 'def ping(x: int) -> int:\n    """Echo x.\n\n    Args:\n        x: a number\n    """\n    return x\n\n\ndef test_ping():\n    assert ping(2) == 2\n'
 
@@ -73,12 +74,13 @@ async def one_turn(runtime: Runtime, arrivals: Arrivals, calls: list[tuple[str, 
             first = time.perf_counter()
         elif isinstance(event, ToolCallFinished):
             finished += 1
-            assert not event.is_error, event.output
+            assert not event.is_error, event.result
     assert first is not None and finished == len(calls)
     return (arrivals.times[-1] - first) * 1000
 
 
 RUN_ALONE = "sandboxed run alone, per call"
+BATCH_ALONE = "batched sandboxed run alone, per call"
 
 
 async def runs_alone(runtime: Runtime, count: int) -> float:
@@ -92,6 +94,18 @@ async def runs_alone(runtime: Runtime, count: int) -> float:
         result = await runtime.core.sandbox.call_function(module="ping", function="ping", kwargs={"x": 1},
                                                      module_path=entry.runnable, policy=SandboxPolicy(project_writable=False))
         assert result.ok, result
+    return (time.perf_counter() - started) * 1000 / count
+
+
+async def batch_alone(runtime: Runtime, count: int) -> float:
+    """Ms per call of one `Sandbox.call_functions` run of `count` calls (what a reply's batch costs in the sandbox)."""
+    assert runtime.sandbox is not None and runtime.catalog is not None
+    entry = runtime.catalog.registry.get("ping")
+    assert entry is not None and entry.runnable is not None
+    calls = [FunctionCall("ping", "ping", {"x": 1}, str(entry.runnable))] * count
+    started = time.perf_counter()
+    results = await runtime.sandbox.call_functions(calls, policy=SandboxPolicy(project_writable=False))
+    assert all(result.ok for result in results), results
     return (time.perf_counter() - started) * 1000 / count
 
 
@@ -117,6 +131,7 @@ async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> 
     }
     samples: dict[str, list[float]] = {name: [] for name in kinds}
     samples[RUN_ALONE] = []
+    samples[BATCH_ALONE] = []
     try:
         for calls, setup in kinds.values():  # warm-up: fork servers up, caches filled
             setup()
@@ -129,6 +144,8 @@ async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> 
                 samples[name].append(await one_turn(runtime, arrivals, calls))
             await asyncio.sleep(0.3)
             samples[RUN_ALONE].append(await runs_alone(runtime, count))
+            await asyncio.sleep(0.3)
+            samples[BATCH_ALONE].append(await batch_alone(runtime, count))
     finally:
         with_undo()
         await runtime.aclose()
@@ -137,6 +154,7 @@ async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> 
 
 def report(samples: dict[str, list[float]], count: int) -> None:
     alone = statistics.median(samples.pop(RUN_ALONE))
+    batched = statistics.median(samples.pop(BATCH_ALONE))
     med = {name: statistics.median(values) for name, values in samples.items()}
 
     def over(name: str, base: str, calls: int) -> tuple[float, float]:
@@ -151,6 +169,8 @@ def report(samples: dict[str, list[float]], count: int) -> None:
           f"target <= 8 ms: {'met' if per_call <= 8 else 'NOT met'}")
     print(f"  of which the sandboxed run itself (Sandbox.call_function, {count} back to back, no agent): {alone:.2f} ms; "
           f"the rest, bookkeeping around the run beyond what a read_file call pays: {per_call - alone:+.2f} ms per call")
+    print(f"  the same {count} calls as one batched run (Sandbox.call_functions, what a reply's back-to-back read-only "
+          f"calls use): {batched:.2f} ms per call; the rest over read_file: {per_call - batched:+.2f} ms per call")
     single, ratio = over("catalog x1", "read_file x1", 1)
     print(f"one call alone: {single:+.2f} ms over read_file (x{ratio:.2f}); target <= 30 ms: {'met' if single <= 30 else 'NOT met'}")
     undo = ((med[f"catalog x{count}"] - med[f"read_file x{count}"])

@@ -94,6 +94,10 @@ class AgentCatalog(Protocol):
     async def call_tool(self, name: str, args: dict[str, Any], *, allow_network: bool = False,
                         allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult: ...
 
+    async def call_tools(self, calls: list[tuple[str, dict[str, Any]]]) -> list[RunResult]:
+        """`call_tool` of each (no grant, the project read-only), all in one sandboxed run."""
+        ...
+
     async def run_python(self, code: str, *, allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult: ...
 
 

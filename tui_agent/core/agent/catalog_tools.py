@@ -116,8 +116,10 @@ async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: dict[str, An
         await ctx.require_approval(ApprovalRequest("network", name, f"{name} uses the network ({reach})", arguments))
     if spec.writes:  # WRITES = True: it runs with the project writable, so it asks like a file edit
         await ctx.require_approval(ApprovalRequest("write", name, f"{name} may change project files (WRITES = True)", arguments))
+    batched = ctx.batched(name, tool_args) if ctx.batched is not None else None
     try:
-        result = await catalog.call_tool(name, tool_args, allow_network=bool(spec.network), allow_writes=spec.writes)
+        result = await (batched if batched is not None else
+                        catalog.call_tool(name, tool_args, allow_network=bool(spec.network), allow_writes=spec.writes))
     except PipelineError as error:  # bad arguments for the schema, or the tool vanished
         raise ToolFailure(f"{name}: {error.message}") from None
     return format_run_result(result)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
@@ -14,6 +15,7 @@ from tui_agent.core.agent.livecall import LiveCall
 from tui_agent.core.agent.model import ModelReply
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.providers import ToolProvider
+from tui_agent.core.agent.replybatch import ReplyBatch, batchable_call
 from tui_agent.core.agent.stops import CUT_OFF
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
 from tui_agent.core.agent.toolresults import result_block, sandbox_failure, told_of_quarantine, trimmed_traceback
@@ -61,18 +63,37 @@ class ToolExecutor:
                             outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
         """Run the reply's tool calls one after another: their events go out, their result blocks into `answered`."""
         cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason in CUT_OFF else None
-        with self.one_usage_transaction() as flush:
-            for call in reply.tool_uses:
-                output: ToolOutput | None = None
-                async for event in self.call(call, cut_off=call["id"] == cut_call_id, bad_input=reply.invalid_inputs.get(call["id"])):
-                    if isinstance(event, ToolOutput):
-                        output = event
-                    else:
-                        yield event
-                assert output is not None
-                answered.append(result_block(call["id"], output))
-                outputs.append((call, output))
-            await flush()  # the commit off the event loop (leaving the block finds nothing left)
+        batch = self.plan_batch(reply, cut_call_id)
+        try:
+            with self.one_usage_transaction() as flush:
+                for call in reply.tool_uses:
+                    output: ToolOutput | None = None
+                    async for event in self.call(call, cut_off=call["id"] == cut_call_id,
+                                                 bad_input=reply.invalid_inputs.get(call["id"]), batch=batch):
+                        if isinstance(event, ToolOutput):
+                            output = event
+                        else:
+                            yield event
+                    assert output is not None
+                    answered.append(result_block(call["id"], output))
+                    outputs.append((call, output))
+                await flush()  # the commit off the event loop (leaving the block finds nothing left)
+        finally:
+            if batch is not None:
+                await batch.aclose()
+
+    def plan_batch(self, reply: ModelReply, cut_call_id: str | None) -> ReplyBatch | None:
+        """The reply's back-to-back catalog calls that can share one sandboxed run: none asks anyone or can change
+        anything (bubblewrap keeps the project read-only for them), and no hook stands around the calls."""
+        catalog = self.catalog
+        if self.gate is not None or catalog is None:
+            return None
+        whole = [call for call in reply.tool_uses if call["id"] != cut_call_id and call["id"] not in reply.invalid_inputs]
+
+        def batchable(name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+            return batchable_call(catalog, name, arguments) if self.writes_nothing(name, arguments) else None
+
+        return ReplyBatch.plan(catalog, whole, batchable)
 
     @contextlib.contextmanager
     def one_usage_transaction(self) -> Iterator[Callable[[], Awaitable[None]]]:
@@ -90,13 +111,16 @@ class ToolExecutor:
         with state.deferred():
             yield flush
 
-    async def call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
+    async def call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None,
+                   batch: ReplyBatch | None = None) -> AsyncIterator[Event | ToolOutput]:
         name, call_id = call["name"], call["id"]
         raw_input = call.get("input")
         arguments: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         authored = name not in self.builtins and not any(provider.handles(name) for provider in self.tool_providers)
         yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
         context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
+        if batch is not None:
+            context.batched = functools.partial(batch.result_for, call_id)
         started = time.perf_counter()
         quarantined = len(self.sandbox.notices) if self.sandbox is not None else 0  # quarantine notes so far
         with self.forwarding_store_changes(context.events):

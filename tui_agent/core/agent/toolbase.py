@@ -5,13 +5,16 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.events import ApprovalDenied, Event, Notice
 from tui_agent.core.project import Project
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
+
+if TYPE_CHECKING:
+    from tui_agent.core.sandbox.policy import RunResult
 
 MAX_RESULT_CHARS = 30_000
 
@@ -47,6 +50,9 @@ class ToolContext:
     live: Callable[[Event], None] | None = None
     approval_wait_s: float = 0.0
     """How long this call waited for the person's answers (its duration leaves that out)."""
+    batched: Callable[[str, dict[str, Any]], Awaitable[RunResult] | None] | None = None
+    """For a catalog call of a reply's batch (replybatch.py): (tool, checked arguments) → its result from the
+    batch's one sandboxed run, or None when the call runs on its own."""
 
     async def require_approval(self, request: ApprovalRequest) -> bool:
         """Raise ToolFailure (and record ApprovalDenied) unless the permission mode or the person allows it;

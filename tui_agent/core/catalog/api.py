@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 from pathlib import Path
 from collections.abc import Awaitable, Callable
@@ -27,14 +26,14 @@ from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.toolfile import check_name, source_sha
 from tui_agent.core.versioning.store_interface import Change, StoreItem
 from tui_agent.core.catalog import untrusted
-from tui_agent.core.catalog.untrusted import intact_copy, last_good_copy
+from tui_agent.core.catalog.untrusted import intact_copy, last_good_copy, recover_runnable
 from tui_agent.core.versioning.unsaved import unsaved_work
 from tui_agent.core.versioning.versions import diff_since, revert_target
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
 from tui_agent.core.project import AGENT_DIR, Project
 from tui_agent.core.watch import ProjectWatcher
-from tui_agent.core.sandbox.policy import RunResult, SandboxPolicy
+from tui_agent.core.sandbox.policy import FunctionCall, RunResult, SandboxPolicy, SandboxUnavailable
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
 
@@ -292,25 +291,52 @@ class Catalog:
         The project is read-only for the call unless the tool declares WRITES = True and the caller passes
         `allow_writes` (the caller has the user's approval); the network is off unless it declares NETWORK = True
         and the caller passes `allow_network`; a tool that lists names reaches only those. (The rlimits tier cannot make the project read-only.)"""
+        entry, args = self._callable(name, args)
+        assert entry.spec is not None and entry.runnable is not None
+        base = policy or self.default_policy()
+        policy = base.with_(network=base.network or (entry.spec.network if allow_network else False),
+                            project_writable=base.project_writable and entry.spec.writes and allow_writes)
+        run = await self.sandbox.call_function(module=name, function=name, kwargs=args, module_path=entry.runnable,
+                                               policy=policy, label=f"tool {name}", version=entry.spec.source_sha)
+        await self._record_usage([(entry, run)])
+        return run
+
+    async def call_tools(self, calls: list[tuple[str, dict[str, Any]]]) -> list[RunResult]:
+        """`call_tool(name, args)` of each call (no network grant, the project read-only) in ONE sandboxed run, in
+        order: a reply's back-to-back calls pay one fork-server round trip. One by one if that run fails."""
+        prepared = [self._callable(name, args) for name, args in calls]
+        batch = [FunctionCall(entry.name, entry.name, args, str(entry.runnable), f"tool {entry.name}",
+                              entry.spec.source_sha if entry.spec else None) for entry, args in prepared]
+        try:
+            runs = await self.sandbox.call_functions(batch, policy=self.default_policy().with_(project_writable=False))
+        except SandboxUnavailable:
+            return [await self.call_tool(name, args) for name, args in calls]
+        await self._record_usage([(entry, run) for (entry, _args), run in zip(prepared, runs, strict=True)])
+        return runs
+
+    def _callable(self, name: str, args: dict[str, Any]) -> tuple[Entry, dict[str, Any]]:
+        """The tool's entry (its last good copy on disk) and its checked arguments."""
         entry = self.registry.get(name)
         if entry is None or entry.spec is None or entry.runnable is None:
             raise PipelineError("missing", f"no callable tool named {name!r}")
         args = check_arguments(entry.spec, args)
-        base = policy or self.default_policy()
-        policy = base.with_(network=base.network or (entry.spec.network if allow_network else False),
-                            project_writable=base.project_writable and entry.spec.writes and allow_writes)
         if not intact_copy(entry.runnable, entry.spec.source_sha):
-            self._recover_runnable(entry)
-        run = await self.sandbox.call_function(module=name, function=name, kwargs=args, module_path=entry.runnable,
-                                               policy=policy, label=f"tool {name}", version=entry.spec.source_sha)
-        record = functools.partial(self.state.record_run, name, ok=run.ok, duration_ms=run.duration_ms,
-                                   files_read=run.files_read, source_sha=entry.spec.source_sha)
+            recover_runnable(self.project, self.git, self.pipeline, entry)
+        return entry, args
+
+    async def _record_usage(self, runs: list[tuple[Entry, RunResult]]) -> None:
+        """Usage counts and the files each run read; queued for the reply's one transaction when one is open."""
+        def record() -> None:
+            for entry, run in runs:
+                assert entry.spec is not None
+                self.state.record_run(entry.name, ok=run.ok, duration_ms=run.duration_ms, files_read=run.files_read,
+                                      source_sha=entry.spec.source_sha)
+
         if self.state.deferring:  # queued in memory for the reply's one transaction: no thread hop
             record()
         else:
             await asyncio.to_thread(record)
         self.changes.publish(UsageChanged())
-        return run
 
     async def run_python(self, code: str, *, allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult:
         """Run a snippet in the sandbox with every callable tool importable by name at its last good version
@@ -322,7 +348,7 @@ class Catalog:
                 continue
             if not intact_copy(entry.runnable, entry.spec.source_sha):
                 try:
-                    self._recover_runnable(entry)
+                    recover_runnable(self.project, self.git, self.pipeline, entry)
                 except PipelineError:
                     continue  # its last good copy is gone everywhere: not importable, like an unknown module
             paths[entry.name] = str(entry.runnable)
@@ -333,20 +359,6 @@ class Catalog:
     def default_policy(self) -> SandboxPolicy:
         """The sandbox's own limits (what a call without a policy would get)."""
         return self.sandbox.policy
-
-    def _recover_runnable(self, entry: Entry) -> None:
-        """Rewrite a deleted `.agent/cache/tools/<sha>.py` from the file on disk or from git, if one matches the sha."""
-        assert entry.spec is not None
-        rel = self.project.relative(self.project.tool_path(entry.name))
-        candidates: list[Callable[[], bytes | None]] = [lambda: read_bytes_or_none(self.project.tool_path(entry.name))]
-        if entry.commit:
-            candidates.append(lambda: self.git.show(rel, entry.commit or "HEAD"))
-        for candidate in candidates:
-            data = candidate()
-            if data is not None and source_sha(data) == entry.spec.source_sha:
-                self.pipeline.keep_runnable(data, entry.name)
-                return
-        raise PipelineError("missing", f"the last good version of {entry.name} is gone from .agent/cache and git")
 
     # drift -----------------------------------------------------------------------
     async def drift(self, name: str | None = None) -> list[DriftReport]:

@@ -20,7 +20,9 @@ from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.untrusted import intact_copy, result_problem
 from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
 from tui_agent.core.project import AGENT_GITIGNORE, Project
-from tui_agent.core.sandbox.policy import ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, RunResult, SandboxPolicy
+from tui_agent.core.sandbox.policy import (
+    ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, FunctionCall, RunResult, SandboxPolicy,
+)
 
 INSPECTOR_MODULE = "tui_agent.core.catalog.inspector"
 TRANSIENT_FAILURES = (ERROR_SANDBOX, ERROR_CANCELLED)
@@ -51,6 +53,8 @@ class SandboxLike(Protocol):
 
     async def call_each(self, *, module: str, function: str, calls: list[dict[str, Any]],
                         policy: SandboxPolicy | None = None, labels: list[str] | None = None) -> list[RunResult]: ...
+
+    async def call_functions(self, calls: list[FunctionCall], *, policy: SandboxPolicy | None = None) -> list[RunResult]: ...
 
 
 class GitLike(Protocol):

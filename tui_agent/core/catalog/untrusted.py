@@ -5,10 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tui_agent.core import projectfs
+from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.catalog.files import read_bytes_or_none
+from tui_agent.core.catalog.registry import Entry
+from tui_agent.core.catalog.toolfile import source_sha
+from tui_agent.core.project import Project
 
 COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
@@ -88,3 +94,18 @@ def result_problem(value: dict[str, Any]) -> str | None:
     if not isinstance(tests, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tests):
         return "tests must be a list of results"
     return None
+
+
+def recover_runnable(project: Project, git: Any, pipeline: Any, entry: Entry) -> None:
+    """Rewrite a deleted `.agent/cache/tools/<sha>.py` from the file on disk or from git, if one matches the sha."""
+    assert entry.spec is not None
+    rel = project.relative(project.tool_path(entry.name))
+    candidates: list[Callable[[], bytes | None]] = [lambda: read_bytes_or_none(project.tool_path(entry.name))]
+    if entry.commit:
+        candidates.append(lambda: git.show(rel, entry.commit or "HEAD"))
+    for candidate in candidates:
+        data = candidate()
+        if data is not None and source_sha(data) == entry.spec.source_sha:
+            pipeline.keep_runnable(data, entry.name)
+            return
+    raise PipelineError("missing", f"the last good version of {entry.name} is gone from .agent/cache and git")

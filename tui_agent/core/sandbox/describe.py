@@ -32,9 +32,6 @@ FALLBACK_MISSES = (
     "their unix sockets stay unreachable only through seccomp's refusal of socket(AF_UNIX)",
     "read-only runs (project_writable=False: a tool's import and its own tests during validation, startup and "
     "drift checks) are not enforced: that code can change the user's project files",
-    "a network grant is the host's network (no proxy on this tier): any host name, whatever a tool's NETWORK "
-    "lists, and also services listening on this machine's loopback (127.0.0.1, ::1) or LAN; unix sockets "
-    "(D-Bus, Docker, ssh-agent, tmux) stay refused",
     "daemons that double-fork, change session and re-exec with a cleared environment after the worker died "
     "can escape the cleanup",
     "delayed effects: a git config or hook rewritten by agent code runs (without secrets in its environment) when "
@@ -137,8 +134,10 @@ def _bubblewrap_protections() -> dict[str, str]:
 def _fallback_protections(seccomp: str | None, parent_undumpable: bool) -> dict[str, str]:
     """What the rlimits tier can say of the network and /proc without namespaces."""
     return dict(
-        network="off through seccomp only (socket() refused) unless a tool declares NETWORK = True"
-                if seccomp else "NOT isolated: no namespace and no seccomp on this machine",
+        network=("off through seccomp (socket() refused); a run granted the network is refused, not run: without a "
+                 "network namespace it would reach services on this machine's loopback (127.0.0.1, ::1) and LAN "
+                 "past the proxy (the bubblewrap tier serves grants)")
+                if seccomp else "NOT isolated: no namespace and no seccomp on this machine (network grants are refused)",
         proc="tuiagent's own /proc/<pid>/environ is unreadable (non-dumpable)" if parent_undumpable
              else "ancestors' /proc/<pid>/environ may be readable",
     )
@@ -196,7 +195,7 @@ def _network(strong: bool) -> str:
     policy = NetPolicy(True)
     reasons = list(dict.fromkeys(reason for probe in NETWORK_PROBES
                                  if (reason := policy.address_refusal(ipaddress.ip_address(probe))) is not None))
-    where = "" if strong else " (bubblewrap tier only: on this one a grant is the host's network)"
+    where = "" if strong else " (bubblewrap tier only: on this one a run granted the network is refused)"
     return (f"a run's only way out, a proxy on 127.0.0.1:{PROXY_PORT} inside its sandbox{where}: it resolves names "
             f"itself and refuses names outside the grant and any destination that is or resolves to "
             f"{', '.join(reasons)}")

@@ -25,15 +25,15 @@ DRAIN_AFTER_EXIT_S = 0.5
 
 def call_each(calls: list[Any], run_call: Callable[[Any], Any], *, timeout_s: float,
               encode: Callable[[Any], tuple[Any, bool]], describe_error: Callable[[BaseException], tuple[str, str]],
-              between: Callable[[], None]) -> list[dict[str, Any]]:
-    """The answer dict of each call, in order (see `one_call`)."""
+              between: Callable[[], None], report: Callable[[], dict[str, Any]] = dict) -> list[dict[str, Any]]:
+    """The answer dict of each call, in order (see `one_call`); `report` adds what the child tells of its call."""
     gc.freeze()  # the children share these pages untouched: no collection of theirs walks (and copies) them
     wakeup = ChildExits()
     answers = []
     try:
         for call in calls:
             answers.append(one_call(call, run_call, timeout_s=timeout_s, encode=encode, describe_error=describe_error,
-                                    wakeup=wakeup))
+                                    wakeup=wakeup, report=report))
             between()
     finally:
         wakeup.close()
@@ -73,7 +73,7 @@ class ChildExits:
 
 def one_call(call: Any, run_call: Callable[[Any], Any], *, timeout_s: float,
              encode: Callable[[Any], tuple[Any, bool]], describe_error: Callable[[BaseException], tuple[str, str]],
-             wakeup: ChildExits) -> dict[str, Any]:
+             wakeup: ChildExits, report: Callable[[], dict[str, Any]] = dict) -> dict[str, Any]:
     """Run one call in a forked child: {ok, value, value_is_repr, error, error_kind, stdout, stderr, exit_code, duration_ms}."""
     started = time.perf_counter()
     answer_read, answer_write = os.pipe()
@@ -85,7 +85,7 @@ def one_call(call: Any, run_call: Callable[[Any], Any], *, timeout_s: float,
         os.close(out_read)
         os.close(err_read)
         wakeup.forget_in_child()
-        serve_child(call, run_call, answer_write, out_write, err_write, encode, describe_error)
+        serve_child(call, run_call, answer_write, out_write, err_write, encode, describe_error, report)
     for fd in (answer_write, out_write, err_write):
         os.close(fd)
     streams = {answer_read: bytearray(), out_read: bytearray(), err_read: bytearray()}
@@ -109,7 +109,8 @@ def one_call(call: Any, run_call: Callable[[Any], Any], *, timeout_s: float,
 
 
 def serve_child(call: Any, run_call: Callable[[Any], Any], answer_fd: int, out_fd: int, err_fd: int,
-                encode: Callable[[Any], tuple[Any, bool]], describe_error: Callable[[BaseException], tuple[str, str]]) -> None:
+                encode: Callable[[Any], tuple[Any, bool]], describe_error: Callable[[BaseException], tuple[str, str]],
+                report: Callable[[], dict[str, Any]] = dict) -> None:
     try:
         os.setsid()
         os.dup2(out_fd, 1)
@@ -120,6 +121,7 @@ def serve_child(call: Any, run_call: Callable[[Any], Any], answer_fd: int, out_f
         except BaseException as exc:  # everything the call raises is its answer
             kind, message = describe_error(exc)
             answer = {"ok": False, "value": None, "value_is_repr": False, "error": message, "error_kind": kind}
+        answer.update(report())
         payload = memoryview(json.dumps(answer).encode())
         while payload:
             payload = payload[os.write(answer_fd, payload):]

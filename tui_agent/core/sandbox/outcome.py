@@ -119,7 +119,8 @@ def answer_result(answer: dict[str, Any], tier: str) -> RunResult:
         error=answer.get("error") if isinstance(answer.get("error"), str) else None,
         error_kind=answer.get("error_kind") if isinstance(answer.get("error_kind"), str) else None,
         stdout=str(answer.get("stdout", "")), stderr=str(answer.get("stderr", "")), output_truncated=False,
-        duration_ms=float(answer.get("duration_ms") or 0.0), files_read=(), tier=tier,
+        duration_ms=float(answer.get("duration_ms") or 0.0),
+        files_read=tuple(str(f) for f in answer.get("files_read") or () if isinstance(f, str)), tier=tier,
         exit_code=answer.get("exit_code") if isinstance(answer.get("exit_code"), int) else None,
     )
 
@@ -129,3 +130,17 @@ def with_notes(result: RunResult, notes: list[str]) -> RunResult:
     if not notes:
         return result
     return dataclasses.replace(result, stderr=result.stderr + "".join(f"[tuiagent] {note}\n" for note in notes))
+
+
+WEAK_TIER_NETWORK = ("refused, nothing was run: a network grant needs the bubblewrap tier. The rlimits tier has no "
+                     "network namespace, so a run given the network would reach services on this machine's loopback "
+                     "(127.0.0.1, ::1) and its LAN directly, past the proxy that limits a grant to public host names. "
+                     "Run it without the network, or make bubblewrap work here (`tuiagent sandbox status` says why "
+                     "it does not)")
+
+
+def network_refused(tier: str) -> RunResult:
+    """The result of a run granted the network on a tier that cannot keep it off this machine."""
+    return RunResult(ok=False, value=None, value_is_repr=False, error=WEAK_TIER_NETWORK, error_kind=ERROR_SANDBOX,
+                     stdout="", stderr="", output_truncated=False, duration_ms=0.0, files_read=(), tier=tier,
+                     exit_code=None)

@@ -20,10 +20,12 @@ from tui_agent.core.sandbox.dispatch import RunDispatch
 from tui_agent.core.sandbox.forkpool import ForkPool
 from tui_agent.core.hostnames import configured_names
 from tui_agent.core.tempfolders import owned_temp, sweep_once
-from tui_agent.core.sandbox.outcome import BWRAP_FIX, answer_result, to_run_result, with_notes
+from tui_agent.core.sandbox.outcome import BWRAP_FIX, answer_result, network_refused, to_run_result, with_notes
 from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
     TIER_RLIMITS,
+    ERROR_CANCELLED,
+    FunctionCall,
     NetworkGrant,
     RunResult,
     SandboxPolicy,
@@ -217,20 +219,44 @@ class Sandbox:
         Raises SandboxUnavailable when the run itself failed (its RunResult says why); the caller may retry
         the calls one run each. The audit log gets one line per call, labelled from `labels`.
         """
-        effective = policy or self.policy
-        request: dict[str, Any] = {"op": "call_each", "module": module, "function": function, "calls": calls,
-                                   "call_timeout_s": effective.timeout_s}
-        batch_policy = effective.with_(timeout_s=effective.timeout_s * len(calls) + 5)  # cpu_s: each child starts at 0
-        result = await self._run(request, batch_policy)
-        answers = result.value if result.ok and not result.value_is_repr else None
-        if not isinstance(answers, list) or len(answers) != len(calls) or not all(isinstance(a, dict) for a in answers):
-            raise SandboxUnavailable(f"the batched run failed: {result.error_kind}: {(result.error or '')[-300:]}")
-        results = [answer_result(answer, self.tier) for answer in answers]
+        request: dict[str, Any] = {"op": "call_each", "module": module, "function": function, "calls": calls}
+        results = await self._run_batch(request, len(calls), policy)
         self.audit.record_many([
             dict(label=labels[index] if labels and index < len(labels) else f"{module}.{function}", version=None,
                  kind="call", result=one, args=kwargs, module=module)
             for index, (kwargs, one) in enumerate(zip(calls, results, strict=False))])
         return results
+
+    async def call_functions(self, calls: list[FunctionCall], *, policy: SandboxPolicy | None = None) -> list[RunResult]:
+        """Each call (its own module file, function and arguments) in ONE sandboxed run, one forked child per call
+        with the run's limits, in order, as `call_function` would run each: one fork-server round trip for a
+        reply's back-to-back tool calls. Each result lists the files its call read.
+
+        A cancelled run gives each call its cancelled result; raises SandboxUnavailable when the run failed
+        otherwise (the caller may run the calls one by one)."""
+        request: dict[str, Any] = {
+            "op": "call_each", "calls": [{"module": call.module, "function": call.function, "kwargs": call.kwargs,
+                                          "module_path": call.module_path} for call in calls],
+            "own_files": sorted({call.module_path for call in calls})}
+        results = await self._run_batch(request, len(calls), policy, keep_cancelled=True)
+        self.audit.record_many([dict(label=call.label or f"{call.module}.{call.function}", version=call.version,
+                                     kind="call", result=one, args=call.kwargs, module=call.module)
+                                for call, one in zip(calls, results, strict=True)])
+        return results
+
+    async def _run_batch(self, request: dict[str, Any], count: int, policy: SandboxPolicy | None,
+                         keep_cancelled: bool = False) -> list[RunResult]:
+        """One RunResult per call of a batched run; `keep_cancelled`: a cancelled run is each call's result."""
+        effective = policy or self.policy
+        request["call_timeout_s"] = effective.timeout_s
+        batch_policy = effective.with_(timeout_s=effective.timeout_s * count + 5)  # cpu_s: each child starts at 0
+        result = await self._run(request, batch_policy)
+        if keep_cancelled and result.error_kind == ERROR_CANCELLED:
+            return [result] * count
+        answers = result.value if result.ok and not result.value_is_repr else None
+        if not isinstance(answers, list) or len(answers) != count or not all(isinstance(a, dict) for a in answers):
+            raise SandboxUnavailable(f"the batched run failed: {result.error_kind}: {(result.error or '')[-300:]}")
+        return [answer_result(answer, self.tier) for answer in answers]
 
     async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,
                          tool_paths: Mapping[str, str | Path] | None = None,
@@ -276,6 +302,8 @@ class Sandbox:
         if self._closed:
             raise SandboxUnavailable("the sandbox is closed")
         effective = policy or self.policy
+        if effective.network and self.tier != TIER_BUBBLEWRAP:  # no namespace: the grant would be the host's network
+            return network_refused(self.tier)
         request["policy"] = effective.to_dict()
         request["tool_dirs"] = [] if "tool_paths" in request else [str(self.project.tools_dir)]
         writable = self.runs.project_writable(effective)

@@ -194,10 +194,27 @@ def describe_error(exc: BaseException, own: Any) -> tuple[str, str]:
 
 
 def run_call_each(request: dict[str, Any], package_parent: str, own: Any, guard: types.ModuleType,
-                  prepare: Callable[[], None] | None) -> list[dict[str, Any]]:
-    """`module.function(**kwargs)` for each kwargs in `calls`, each in its own forked child (fanout.py)."""
-    module = load_named_module(request["module"], package_parent)
-    function = getattr(module, request["function"])
+                  prepare: Callable[[], None] | None, reads: FileReads) -> list[dict[str, Any]]:
+    """`module.function(**kwargs)` for each kwargs in `calls`, or, without a `module`, each call's own module file,
+    function and kwargs (a reply's tool calls: each answer lists the files its call read); each call in its own
+    forked child (fanout.py)."""
+    reads.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
+    if request.get("module"):
+        module = load_named_module(request["module"], package_parent)
+        function = getattr(module, request["function"])
+        run_one: Callable[[Any], Any] = lambda kwargs: finish_value(function(**kwargs))  # noqa: E731
+        report: Callable[[], dict[str, Any]] = dict
+    else:
+        def run_one(call: Any) -> Any:
+            reads.paths.clear()
+            reads.active = True
+            try:
+                return run_call(call, package_parent)
+            finally:
+                reads.active = False
+
+        def report() -> dict[str, Any]:
+            return {"files_read": sorted(reads.paths)}
 
     def between() -> None:
         guard.kill_descendants()
@@ -205,9 +222,8 @@ def run_call_each(request: dict[str, Any], package_parent: str, own: Any, guard:
             prepare()
 
     outcomes: list[dict[str, Any]] = load_sibling("fanout.py").call_each(
-        list(request["calls"]), lambda kwargs: finish_value(function(**kwargs)),
-        timeout_s=float(request["call_timeout_s"]), encode=encode_value,
-        describe_error=lambda exc: describe_error(exc, own), between=between)
+        list(request["calls"]), run_one, timeout_s=float(request["call_timeout_s"]), encode=encode_value,
+        describe_error=lambda exc: describe_error(exc, own), between=between, report=report)
     return outcomes
 
 
@@ -343,8 +359,7 @@ def run_op(request: dict[str, Any], package_parent: str, own: Any, guard: types.
     if op == "script":
         return run_script(request["path"], request["code"])
     if op == "call_each":
-        reads.active = False  # no call of a batch reports the files it read: the hook would only cost time
-        return run_call_each(request, package_parent, own, guard, prepare)
+        return run_call_each(request, package_parent, own, guard, prepare, reads)
     raise ValueError(f"unknown op {op!r}")
 
 
