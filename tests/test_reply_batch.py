@@ -17,7 +17,7 @@ from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.test_cancel import processes_with, wait_for
 from tui_agent.core.agent.loop import CANCELLED_RESULT
 from tui_agent.core.events import ToolCallFinished, ToolCallStarted
-from tui_agent.core.runtime_state import catalog_of
+from tui_agent.core.runtime_state import agent_of, catalog_of
 
 PEEK = '''import os
 
@@ -100,7 +100,7 @@ async def test_cancelling_a_turn_ends_a_batch_running_in_the_sandbox(repo: Path,
     tools.mkdir(parents=True)
     (tools / "nap.py").write_text(NAP.replace("TAG", tag))
     async with agent_runtime(repo, api) as runtime:
-        agent = runtime.agent
+        agent = agent_of(runtime)
         assert agent is not None and catalog_of(runtime).spec("nap") is not None
         api.enqueue(reply(tool_use("nap", {"x": 1}), tool_use("nap", {"x": 2})), reply(text("done")))
         seen: list[object] = []
