@@ -1,0 +1,146 @@
+"""An MCP server's approval covers what its interpreter can load beyond its own folder: root modules a `python -m`
+package imports, a project virtualenv or node_modules it runs from, a linked folder; and a planted `__pycache__`
+file is never loaded in place of a pinned source. Each is checked by its effect: the rewritten code's canary file
+is never written without asking."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import marshal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.repo import hostile_repo
+from tests.test_mcp_coverage import EVIL, HELPER, server_error, tuiagent
+from tui_agent.core.mcp import coverage
+from tui_agent.core.trust import trust_folder
+
+pytestmark = pytest.mark.usefixtures("untrusted_config")
+
+
+def servers(command: str, *args: str) -> str:
+    return json.dumps({"mcpServers": {"ping": {"command": command, "args": list(args)}}})
+
+
+def approve(repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    trust_folder(str(tmp_path))
+    capsys.readouterr()
+    code = tuiagent(repo, "mcp", "trust", "--all")
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_a_root_module_a_python_m_package_imports_is_pinned(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m pkg` puts the project root first on the import path: `import helpers` loads ./helpers.py."""
+    marker, canary = tmp_path / "server-started", tmp_path / "canary"
+    repo = hostile_repo(tmp_path / "p", {
+        ".mcp.json": servers(sys.executable, "-m", "pkg"),
+        "pkg/__init__.py": "",
+        "pkg/__main__.py": f"import helpers\nopen({str(marker)!r}, 'a').write('started\\n')\n",
+        "helpers.py": HELPER,
+        "notes/readme.md": "not code\n",
+    })
+    assert approve(repo, tmp_path, capsys)[0] == 0
+    server_error(repo, capsys)
+    assert marker.read_text() == "started\n"
+    (repo / "notes" / "readme.md").write_text("edited: not importable, not pinned\n")
+    server_error(repo, capsys)
+    assert marker.read_text() == "started\nstarted\n"
+    (repo / "helpers.py").write_text(EVIL.format(canary=str(canary)))  # a run rewrites the root module
+    error = server_error(repo, capsys)
+    assert not canary.exists() and marker.read_text() == "started\nstarted\n"
+    assert "helpers.py changed since its command was approved" in error and "+open(" in error
+
+
+def test_a_planted_bytecode_file_is_never_loaded_in_place_of_a_pinned_source(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A `__pycache__` entry stamped with the pinned source's mtime and size would run instead of the source: the
+    server's bytecode lives outside the project, so the planted file is never read."""
+    marker, canary = tmp_path / "server-started", tmp_path / "canary"
+    repo = hostile_repo(tmp_path / "p", {
+        ".mcp.json": servers(sys.executable, "srv/server.py"),
+        "srv/server.py": f"import helpers\nopen({str(marker)!r}, 'a').write('started\\n')\n",
+        "srv/helpers.py": HELPER,
+    })
+    assert approve(repo, tmp_path, capsys)[0] == 0
+    source = repo / "srv" / "helpers.py"
+    code = compile(EVIL.format(canary=str(canary)), str(source), "exec")
+    stamp = source.stat()
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    pyc.parent.mkdir(exist_ok=True)
+    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+    header += (int(stamp.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") + (stamp.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    pyc.write_bytes(header + marshal.dumps(code))
+    subprocess.run([sys.executable, "-c", "import helpers"], cwd=repo / "srv", check=True)  # the plant works
+    assert canary.exists()
+    canary.unlink()
+    server_error(repo, capsys)
+    assert marker.read_text() == "started\n" and not canary.exists()
+
+
+def test_a_linked_folder_leading_out_is_refused_and_one_inside_is_pinned(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    marker, canary = tmp_path / "server-started", tmp_path / "canary"
+    repo = hostile_repo(tmp_path / "p", {
+        ".mcp.json": servers(sys.executable, "srv/server.py"),
+        "srv/server.py": f"import lib.mod\nopen({str(marker)!r}, 'a').write('started\\n')\n",
+        "shared/mod.py": HELPER,
+    })
+    outside = tmp_path / "outside-lib"
+    outside.mkdir()
+    (outside / "mod.py").write_text(HELPER)
+    (repo / "srv" / "lib").symlink_to(outside)
+    code, text = approve(repo, tmp_path, capsys)
+    assert code == 2 and "srv/lib is a symbolic link to a folder outside the project" in text
+    (outside / "mod.py").write_text(EVIL.format(canary=str(canary)))
+    error = server_error(repo, capsys)
+    assert not canary.exists() and not marker.exists() and "srv/lib is a symbolic link" in error
+    (repo / "srv" / "lib").unlink()
+    (repo / "srv" / "lib").symlink_to("../shared")  # inside the project: its files are pinned where they are
+    assert approve(repo, tmp_path, capsys)[0] == 0
+    assert "shared/mod.py" in dict(coverage.coverage(sys.executable, ["srv/server.py"], repo).files)
+    (repo / "shared" / "mod.py").write_text(EVIL.format(canary=str(canary)))
+    error = server_error(repo, capsys)
+    assert not canary.exists() and not marker.exists() and "shared/mod.py changed" in error
+
+
+def test_a_project_virtualenv_the_server_runs_from_is_pinned(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    marker, canary = tmp_path / "server-started", tmp_path / "canary"
+    repo = hostile_repo(tmp_path / "p", {
+        ".mcp.json": servers(".venv/bin/python", "srv/server.py"),
+        "srv/server.py": f"import depmod\nopen({str(marker)!r}, 'a').write('started\\n')\n",
+    })
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    site = Path(subprocess.run([str(repo / ".venv" / "bin" / "python"), "-c", "import site; print(site.getsitepackages()[0])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    (site / "depmod.py").write_text(HELPER)
+    assert approve(repo, tmp_path, capsys)[0] == 0
+    server_error(repo, capsys)
+    assert marker.read_text() == "started\n"
+    (site / "depmod.py").write_text(EVIL.format(canary=str(canary)))
+    error = server_error(repo, capsys)
+    assert not canary.exists() and marker.read_text() == "started\n"
+    assert "depmod.py changed since its command was approved" in error
+
+
+def test_node_modules_a_node_server_resolves_is_pinned(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    marker, canary = tmp_path / "server-started", tmp_path / "canary"
+    repo = hostile_repo(tmp_path / "p", {
+        ".mcp.json": servers("node", "srv/index.js"),
+        "srv/index.js": f"require('dep');\nrequire('fs').appendFileSync({str(marker)!r}, 'started\\n');\n",
+        "node_modules/dep/index.js": "module.exports = 1;\n",
+    })
+    assert approve(repo, tmp_path, capsys)[0] == 0
+    server_error(repo, capsys)
+    assert marker.read_text() == "started\n"
+    evil = f"require('fs').writeFileSync({str(canary)!r}, 'ran');\nmodule.exports = 1;\n"
+    (repo / "node_modules" / "dep" / "index.js").write_text(evil)
+    error = server_error(repo, capsys)
+    assert not canary.exists() and marker.read_text() == "started\n"
+    assert "node_modules/dep/index.js changed since its command was approved" in error
