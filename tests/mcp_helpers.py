@@ -99,3 +99,16 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 __all__ = ["WRITER_SOURCE", "Notifications", "seed_catalog", "served", "serve_parameters", "text_of", "tool_source"]
+
+
+def warm_server_bytecode() -> None:
+    """Compile the time server's imports into the folder MCP servers keep their bytecode in (outside the project,
+    loadpaths.bytecode_folder): a cold first start compiles them there, seconds on a loaded machine, past the
+    session's READY_WAIT_S; the tests using it are about what happens after a start."""
+    import subprocess
+
+    from tui_agent.core.mcp.loadpaths import bytecode_folder
+
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}  # as servers get it
+    env["PYTHONPYCACHEPREFIX"] = str(bytecode_folder())
+    subprocess.run([sys.executable, "-c", "import mcp_server_time.server"], env=env, check=True, timeout=120)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.mcp_helpers import warm_server_bytecode
 from tests.test_mcp_client import TIME_SERVER, cli
 
 NOISY = {"command": sys.executable, "args": ["-c", "import runpy, sys; print('hello from a chatty server'); "
@@ -45,6 +46,7 @@ def test_failed_hanging_and_noisy_servers_neither_hold_the_run_nor_go_unreported
     servers = {"time": TIME_SERVER, "broken": BROKEN, "hang": HANGING, "noisy": NOISY}
     (repo / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
     assert cli(repo, "mcp", "trust", "--all").returncode == 0
+    warm_server_bytecode()
     api.enqueue(reply(text("hello")))
     started = time.monotonic()
     done = tuiagent(repo, "-p", "hi", "--output-format", "stream-json")
