@@ -146,7 +146,7 @@ def untrusted_message(config: ServerConfig, project: Project | None = None) -> s
         where = "would be called" if config.url else "would run"
         text = f"not started ({command!r} from {config.source} {where} outside the sandbox): {check(project).reason()}"
     elif refusal is not None:
-        text = f"not started ({command!r} from {config.source} would run outside the sandbox): its files are {refusal}"
+        text = f"not started ({command!r} from {config.source} would run outside the sandbox): its files cannot be pinned: {refusal}"
     elif changed:
         text = (f"not started: {', '.join(changed)} changed since its command was approved ({command!r} from "
                 f"{config.source}). Check the change, then run `tuiagent mcp trust {config.name}`")
