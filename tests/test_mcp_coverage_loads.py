@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import marshal
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -144,3 +145,45 @@ def test_node_modules_a_node_server_resolves_is_pinned(tmp_path: Path, capsys: p
     error = server_error(repo, capsys)
     assert not canary.exists() and marker.read_text() == "started\n"
     assert "node_modules/dep/index.js changed since its command was approved" in error
+
+
+def test_remembered_digests_see_a_rewrite_that_keeps_size_and_mtime(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pinned virtualenv is hashed once (digests remembered between processes by identity and times); a rewrite
+    that keeps the size and sets the mtime back still changes the ctime, so it is read again."""
+    from tui_agent.core.mcp import digestcache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(digestcache, "SETTLE_S", 0.0)
+    monkeypatch.setattr(digestcache, "_known", None)
+    root = tmp_path / "p"
+    (root / "srv").mkdir(parents=True)
+    module = root / "srv" / "a.py"
+    module.write_text("VALUE = 1\n")
+    first = dict(coverage.coverage("python3", ["srv/a.py"], root).files)["srv/a.py"]
+    assert first in digestcache.cache_file().read_text()
+    stamp = module.stat()
+    module.write_text("VALUE = 2\n")
+    os.utime(module, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert module.stat().st_mtime_ns == stamp.st_mtime_ns and module.stat().st_size == stamp.st_size
+    second = dict(coverage.coverage("python3", ["srv/a.py"], root).files)["srv/a.py"]
+    assert second != first
+    monkeypatch.setattr(digestcache, "_known", None)  # another process: the file is what it remembers
+    remembered = json.loads(digestcache.cache_file().read_text())
+    key = next(key for key, value in remembered.items() if value == second)
+    digestcache.cache_file().write_text(json.dumps({key: "remembered"}))
+    assert dict(coverage.coverage("python3", ["srv/a.py"], root).files)["srv/a.py"] == "remembered"
+
+
+def test_which_dependency_folders_a_command_loads(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    for name in ("server.py", "srv/index.js", ".venv/pyvenv.cfg", ".venv/lib/dep.py", "node_modules/d/i.js",
+                 "srv/node_modules/e/i.js", "docs/node_modules/x.js"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x\n")
+    assert coverage.coverage("uv", ["run", "server.py"], root).sources == ["the project root (./)", ".venv/ (dependencies)"]
+    assert coverage.coverage("python3", ["server.py"], root).sources == ["the project root (./)"]  # not the venv
+    node = coverage.coverage("node", ["srv/index.js"], root)
+    assert node.sources == ["srv/", "node_modules/ (dependencies)", "srv/node_modules/ (dependencies)"]
+    served = coverage.coverage("npx", ["-y", "some-server", "docs"], root)  # a folder it serves: not its modules
+    assert served.sources == ["node_modules/ (dependencies)"]

@@ -25,6 +25,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui_agent.core.mcp import digestcache
 from tui_agent.core.mcp.loadpaths import (
     IMPORTABLE_SUFFIXES,
     VENV_MARK,
@@ -81,21 +82,17 @@ def file_digest(path: Path, limit: int = MAX_BYTES) -> str:
 
 
 def _content_digest(path: Path, limit: int) -> str:
-    """The digest, remembered for this process by the file's identity and times (a write changes its ctime, which
-    no unprivileged process can set back): a dependency folder is read once per process, not at every check."""
+    """The digest, remembered by the file's identity and times (digestcache.py): a dependency folder is read once."""
     with path.open("rb") as handle:
-        info = os.fstat(handle.fileno())
-        key = (str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, limit)
-        known = _DIGESTS.get(key)
+        key = digestcache.key_of(path, os.fstat(handle.fileno()), limit)
+        known = digestcache.recall(key) if key is not None else None
         if known is not None:
             return known
         digest = hashlib.sha256()
         digest.update(handle.read(limit + 1))
-    _DIGESTS[key] = digest.hexdigest()
-    return _DIGESTS[key]
-
-
-_DIGESTS: dict[tuple[str, int, int, int, int, int, int], str] = {}
+    if key is not None:
+        digestcache.remember(key, digest.hexdigest())
+    return digest.hexdigest()
 
 
 def coverage(command: str, args: tuple[str, ...] | list[str], root: Path) -> Coverage:
@@ -185,6 +182,7 @@ def _walk_all(walks: list[tuple[Path, str]], top: Path) -> Coverage:
     if found.refusal is None:
         found.files = [(name, file_digest(path)) for name, path in sorted(walker.seen.items())]
         found.uncopied = frozenset(walker.dependency_files)
+        digestcache.save()
     return found
 
 
