@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.mcp_helpers import warm_server_bytecode
 from tests.test_mcp_client import TIME_SERVER, cli
+
+pytestmark = pytest.mark.usefixtures("server_bytecode")  # servers start warm (conftest)
 
 NOISY = {"command": sys.executable, "args": ["-c", "import runpy, sys; print('hello from a chatty server'); "
                                              "print('{not json either'); sys.stdout.flush(); "
@@ -46,7 +47,6 @@ def test_failed_hanging_and_noisy_servers_neither_hold_the_run_nor_go_unreported
     servers = {"time": TIME_SERVER, "broken": BROKEN, "hang": HANGING, "noisy": NOISY}
     (repo / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
     assert cli(repo, "mcp", "trust", "--all").returncode == 0
-    warm_server_bytecode()
     api.enqueue(reply(text("hello")))
     started = time.monotonic()
     done = tuiagent(repo, "-p", "hi", "--output-format", "stream-json")

@@ -21,6 +21,8 @@ from tui_agent.core.events import Notice, ToolCallFinished
 from tui_agent.core.mcp.naming import API_NAME
 from tui_agent.core.runtime_state import Runtime
 
+pytestmark = pytest.mark.usefixtures("server_bytecode")  # servers start warm (conftest)
+
 TIME_SERVER = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
 NOW = "mcp__time__get_current_time"
 CONVERT = "mcp__time__convert_time"
@@ -88,8 +90,6 @@ async def test_time_server_tools_are_offered_and_called_with_ask_once(repo: Path
                     reply(tool_use(NOW, {"timezone": "UTC"})), reply(text("done")))
         async with agent_runtime(repo, api, approve=approvals) as runtime:
             assert any("MCP server broken failed" in p and "/nonexistent/mcp-server" in p for p in runtime.problems)
-            # its first start compiles its bytecode outside the project (loadpaths.bytecode_folder): seconds here
-            await wait_for(lambda: runtime.mcp.connections["time"].status != "starting", timeout=90)
             first = await run_turn(runtime, "what time is it in Paris?")
             second = await run_turn(runtime, "convert, then now again")
             rows = {row.name: row for row in runtime.mcp.rows()}

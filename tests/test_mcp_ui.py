@@ -11,6 +11,8 @@ import pytest
 from tests.test_mcp_client import NOW, configure, private_trust_store, server_pid  # noqa: F401  (fixture)
 from tests.ui_support import SIZE, make_app, notifications, ready, row_names, wait_until
 
+pytestmark = pytest.mark.usefixtures("server_bytecode")  # servers start warm (conftest)
+
 
 @pytest.fixture(autouse=True)
 def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
