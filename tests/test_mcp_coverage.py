@@ -157,7 +157,7 @@ def test_what_a_folder_covers_skips_caches_virtualenvs_and_hidden_folders(tmp_pa
     assert covered.sources == ["srv/"] and covered.refusal is None
     assert coverage.coverage("uv", ["run", "--directory=srv", "a.py"], root).sources == ["srv/"]
     in_srv = coverage.coverage("uv", ["run", "--directory", "srv", "-m", "data"], root)
-    assert in_srv.sources == ["srv/data/", "modules importable from the project root (./)"]
+    assert in_srv.sources == ["srv/data/", "modules importable from the project root (./)", "modules importable from srv/"]
     (root / "other" / "package.json").write_text("{}")
     assert coverage.coverage("npx", ["-y", "./other"], root).sources == ["other/"]  # a code folder
     served = coverage.coverage("npx", ["@modelcontextprotocol/server-filesystem", ".", "srv/data"], root)

@@ -187,3 +187,16 @@ def test_which_dependency_folders_a_command_loads(tmp_path: Path) -> None:
     assert node.sources == ["srv/", "node_modules/ (dependencies)", "srv/node_modules/ (dependencies)"]
     served = coverage.coverage("npx", ["-y", "some-server", "docs"], root)  # a folder it serves: not its modules
     assert served.sources == ["node_modules/ (dependencies)"]
+
+
+def test_too_many_root_modules_for_a_python_m_server_is_refused_with_advice(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "p"
+    for name in ("pkg/__init__.py", "a.py", "b.py", "lib/c.py", "my-docs/d.py"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x\n")
+    covered = coverage.coverage("python3", ["-m", "pkg"], root)
+    assert [name for name, _ in covered.files] == ["a.py", "b.py", "lib/c.py", "pkg/__init__.py"]  # my-docs: no module
+    monkeypatch.setattr(coverage, "MAX_FILES", 3)
+    refused = coverage.coverage("python3", ["-m", "pkg"], root).refusal or ""
+    assert "too large to pin" in refused and "start it as a script" in refused

@@ -116,7 +116,7 @@ def coverage(command: str, args: tuple[str, ...] | list[str], root: Path) -> Cov
                 targets.append(found if found.is_dir() else _script_folder(found, top))
     walks = [(target, CODE) for target in sorted(set(targets))]
     if runs_root_modules(args, modules):
-        walks.append((top, IMPORTABLE))
+        walks += [(base, IMPORTABLE) for base in bases]  # `uv run --directory srv -m x` runs from srv/
     walks += [(folder, DEPENDENCY) for folder in dependency_folders(command, args, targets, top)]
     return _walk_all(walks, top)
 
@@ -255,9 +255,16 @@ class _Walker:
         most_files, most_bytes = (MAX_DEPENDENCY_FILES, MAX_DEPENDENCY_BYTES) if budget == DEPENDENCY else (MAX_FILES, MAX_BYTES)
         if self.refusal is None and (totals[0] > most_files or totals[1] > most_bytes):
             self.refusal = (f"too large to pin (more than {most_files} files or {most_bytes // 1_000_000} MB"
-                            + (" of dependencies); install the server's dependencies outside the project (a global "
-                               "install, uvx, npx -y)" if budget == DEPENDENCY else
-                               "); move the server's files into a folder of their own"))
+                            + TOO_LARGE_ADVICE[kind])
+
+
+TOO_LARGE_ADVICE = {
+    CODE: "); move the server's files into a folder of their own",
+    IMPORTABLE: " of modules importable from its working directory); start it as a script (`python srv/server.py`): "
+                "only the script's folder is on its import path",
+    DEPENDENCY: " of dependencies); install the server's dependencies outside the project (a global install, uvx, "
+                "npx -y)",
+}
 
 
 def _enters(name: str, folder: Path, kind: str) -> bool:
@@ -271,7 +278,7 @@ def _enters(name: str, folder: Path, kind: str) -> bool:
 
 
 def _shown(folder: Path, top: Path, kind: str) -> str:
-    if kind == IMPORTABLE:
-        return "modules importable from the project root (./)"
     shown = "the project root (./)" if folder == top else folder.relative_to(top).as_posix() + ("" if folder.is_file() else "/")
+    if kind == IMPORTABLE:
+        return f"modules importable from {shown}"
     return f"{shown} (dependencies)" if kind == DEPENDENCY else shown
