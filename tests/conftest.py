@@ -34,6 +34,15 @@ def trusted_test_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
         os.environ["XDG_CONFIG_HOME"] = before
 
 
+@pytest.fixture(scope="session")
+def server_bytecode() -> None:
+    """The test MCP servers' imports compiled where started servers keep their bytecode (outside any project): a cold
+    first start compiles them there, seconds on a loaded machine, past a session's READY_WAIT_S."""
+    from tests.mcp_helpers import warm_server_bytecode
+
+    warm_server_bytecode()
+
+
 @pytest.fixture
 def untrusted_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A config folder with nothing trusted: every project opened in this test is untrusted (restricted)."""

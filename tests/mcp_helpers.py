@@ -99,3 +99,18 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 __all__ = ["WRITER_SOURCE", "Notifications", "seed_catalog", "served", "serve_parameters", "text_of", "tool_source"]
+
+
+def warm_server_bytecode() -> None:
+    """Compile the time (and git) server's imports into the folder MCP servers keep their bytecode in (outside the project,
+    loadpaths.bytecode_folder): a cold first start compiles them there, seconds on a loaded machine, past the
+    session's READY_WAIT_S; the tests using it are about what happens after a start."""
+    import subprocess
+
+    from tui_agent.core.mcp.loadpaths import bytecode_folder
+
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}  # as servers get it
+    env["PYTHONPYCACHEPREFIX"] = str(bytecode_folder())
+    code = ("import importlib.util, mcp_server_time.server\n"
+            "if importlib.util.find_spec('mcp_server_git'): import mcp_server_git.server")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=180)

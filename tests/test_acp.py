@@ -16,6 +16,8 @@ from tests.acp_helpers import RecordingClient, acp_agent, agent_command
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, thinking, tool_use
 from tests.test_mcp_http import HttpServer, http_server  # noqa: F401 (a fixture)
 
+pytestmark = pytest.mark.usefixtures("server_bytecode")  # servers start warm (conftest)
+
 
 async def test_a_prompt_streams_its_reply_and_an_approved_edit_with_its_diff(repo: Path, api: FakeMessagesAPI) -> None:
     api.enqueue(reply(thinking("A note is asked for."), text("Writing the note."), tool_use("write_file", {"path": "note.txt", "content": "hello\n"})),

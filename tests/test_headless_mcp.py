@@ -15,6 +15,8 @@ import pytest
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.test_mcp_client import TIME_SERVER, cli
 
+pytestmark = pytest.mark.usefixtures("server_bytecode")  # servers start warm (conftest)
+
 NOISY = {"command": sys.executable, "args": ["-c", "import runpy, sys; print('hello from a chatty server'); "
                                              "print('{not json either'); sys.stdout.flush(); "
                                              "sys.argv = ['mcp-server-time']; runpy.run_module('mcp_server_time', run_name='__main__')"]}

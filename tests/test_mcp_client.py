@@ -21,6 +21,8 @@ from tui_agent.core.events import Notice, ToolCallFinished
 from tui_agent.core.mcp.naming import API_NAME
 from tui_agent.core.runtime_state import Runtime, catalog_of, mcp_of
 
+pytestmark = pytest.mark.usefixtures("server_bytecode")  # servers start warm (conftest)
+
 TIME_SERVER = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
 NOW = "mcp__time__get_current_time"
 CONVERT = "mcp__time__convert_time"

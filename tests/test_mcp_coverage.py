@@ -73,7 +73,7 @@ def test_an_unchanged_folder_starts_without_asking_again_and_again(
     repo, marker = script_repo(tmp_path)
     approve(repo, workspace, tmp_path)
     server_error(repo, capsys)
-    assert (repo / "srv" / "__pycache__").is_dir()  # written by the server's own import: not part of the pin
+    assert not (repo / "srv" / "__pycache__").exists()  # its bytecode is kept outside the project
     (repo / "README.md").write_text("edited: outside the server's folder\n")
     server_error(repo, capsys)
     assert marker.read_text() == "started\nstarted\n"
@@ -104,7 +104,7 @@ def test_a_python_m_server_is_pinned_by_its_package(tmp_path: Path, capsys: pyte
     approve(repo, "folder", tmp_path)
     capsys.readouterr()
     assert tuiagent(repo, "mcp", "trust", "ping") == 0
-    assert "covers pkg/ (3 files" in capsys.readouterr().out
+    assert "covers pkg/, modules importable from the project root (./) (4 files" in capsys.readouterr().out  # + app.py
     server_error(repo, capsys)
     assert marker.read_text() == "started\n"  # unchanged: it starts
     (repo / "pkg" / "helpers.py").write_text(EVIL.format(canary=str(canary)))
@@ -150,20 +150,25 @@ def test_what_a_folder_covers_skips_caches_virtualenvs_and_hidden_folders(tmp_pa
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text("x\n")
     (root / "srv" / "link.py").symlink_to(tmp_path / "outside.py")
-    covered = coverage.coverage("node", ["srv/a.py"], root)
+    covered = coverage.coverage("python3", ["srv/a.py"], root)
     assert [name for name, _ in covered.files] == ["srv/a.py", "srv/data/b.json", "srv/link.py"]
+    node = coverage.coverage("node", ["srv/a.py"], root)  # node resolves srv/node_modules: pinned whole
+    assert node.sources == ["srv/", "srv/node_modules/ (dependencies)"] and "srv/node_modules/x/i.js" in node.uncopied
     assert covered.sources == ["srv/"] and covered.refusal is None
     assert coverage.coverage("uv", ["run", "--directory=srv", "a.py"], root).sources == ["srv/"]
-    assert coverage.coverage("uv", ["run", "--directory", "srv", "-m", "data"], root).sources == ["srv/data/"]
+    in_srv = coverage.coverage("uv", ["run", "--directory", "srv", "-m", "data"], root)
+    assert in_srv.sources == ["srv/data/", "modules importable from the project root (./)", "modules importable from srv/"]
     (root / "other" / "package.json").write_text("{}")
     assert coverage.coverage("npx", ["-y", "./other"], root).sources == ["other/"]  # a code folder
     served = coverage.coverage("npx", ["@modelcontextprotocol/server-filesystem", ".", "srv/data"], root)
     assert served.sources == [] and served.files == []  # folders it serves, not code it loads
-    alone = coverage.coverage("srv/venv/lib/site.py", ["srv/data/b.json"], root)  # a virtualenv's file: itself only
-    assert alone.sources == ["srv/data/", "srv/venv/lib/site.py"] and "srv/venv/lib/site.py" in dict(alone.files)
+    alone = coverage.coverage("srv/venv/lib/site.py", ["srv/data/b.json"], root)  # a virtualenv's file: not its
+    assert alone.sources == ["srv/data/", "srv/venv/lib/site.py", "srv/venv/ (dependencies)"]  # folder, its venv
+    assert "srv/venv/lib/site.py" in dict(alone.files) and "srv/venv/pyvenv.cfg" in alone.uncopied
     (tmp_path / "outside.py").write_text("print('linked')\n")  # a link is pinned by what it points to, too
-    assert coverage.coverage("node", ["srv/a.py"], root).files != covered.files
-    assert coverage.coverage("python3", ["-m", "nothere"], root).files == []
+    assert coverage.coverage("python3", ["srv/a.py"], root).files != covered.files
+    importable = coverage.coverage("python3", ["-m", "nothere"], root)  # the root's modules, nothing else
+    assert [name for name, _ in importable.files] == ["other/o.py", "srv/a.py", "srv/link.py"]
 
 
 def test_approving_again_names_what_changed_and_shows_names_safely(tmp_path: Path,

@@ -12,6 +12,8 @@ from tests.test_mcp_client import NOW, configure, private_trust_store, server_pi
 from tests.ui_support import SIZE, make_app, notifications, ready, row_names, wait_until
 from tui_agent.core.runtime_state import mcp_of
 
+pytestmark = pytest.mark.usefixtures("server_bytecode")  # servers start warm (conftest)
+
 
 @pytest.fixture(autouse=True)
 def no_model(monkeypatch: pytest.MonkeyPatch) -> None:

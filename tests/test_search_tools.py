@@ -152,7 +152,8 @@ async def test_the_fallback_never_reads_an_ignore_file_linked_out_of_the_project
         outside_links: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TUIAGENT_SEARCH", "fallback")
     out = await grep(ctx(outside_links), {"pattern": "model_validate", "output_mode": "files_with_matches"})
-    assert out.text.splitlines() == ["sub/pinned.txt"]  # the linked rules were not read: nothing hid the file
+    assert out.text.splitlines()[0] == "sub/pinned.txt"  # the linked rules were not read: nothing hid the file
+    assert out.text.splitlines()[1].startswith("[refused: sub/.ignore is a symbolic link")
 
 
 async def test_grep_and_list_files_never_read_through_a_link_leading_out(outside_links: Path, engine: str) -> None:
@@ -160,3 +161,31 @@ async def test_grep_and_list_files_never_read_through_a_link_leading_out(outside
     assert "KEY" not in out.text and "FOLDER" not in out.text
     listed = (await list_files(ctx(outside_links), {"pattern": "*"})).text
     assert "id_key" not in listed and "keys/" not in listed
+
+
+@pytest.mark.parametrize("name", [".gitignore", ".ignore", ".rgignore"])
+async def test_an_ignore_file_linked_out_of_the_project_is_never_read_and_is_named(
+        repo: Path, tmp_path: Path, engine: str, name: str) -> None:
+    """The outside file's rules would hide sub/pinned.txt: with either engine it is listed and found, and the
+    answer names the link it did not follow."""
+    write(tmp_path / "outside", "rules", "pinned.txt\n")
+    write(repo, "sub/pinned.txt", "model_validate pinned\n")
+    (repo / "sub" / name).symlink_to(tmp_path / "outside" / "rules")
+    out = await grep(ctx(repo), {"pattern": "model_validate", "output_mode": "files_with_matches"})
+    assert out.text.splitlines()[0] == "sub/pinned.txt"
+    assert f"sub/{name} is a symbolic link (to {tmp_path}/outside/rules)" in out.text and "not read" in out.text
+    listed = (await list_files(ctx(repo), {"pattern": "*.txt"})).text
+    assert listed.splitlines()[0] == "sub/pinned.txt" and f"sub/{name} is a symbolic link" in listed
+    root_link = repo / ".ignore"
+    root_link.symlink_to(tmp_path / "outside" / "rules")  # at the root, searching a subfolder: still read by rg
+    out = await grep(ctx(repo), {"pattern": "model_validate", "path": "sub", "output_mode": "files_with_matches"})
+    assert out.text.splitlines()[0] == "sub/pinned.txt" and ".ignore is a symbolic link" in out.text
+
+
+async def test_a_linked_ignore_file_inside_the_project_is_followed(repo: Path, engine: str) -> None:
+    write(repo, "rules/shared", "hidden.txt\n")
+    write(repo, "sub/hidden.txt", "model_validate hidden\n")
+    write(repo, "sub/seen.txt", "model_validate seen\n")
+    (repo / "sub" / ".ignore").symlink_to("../rules/shared")
+    out = await grep(ctx(repo), {"pattern": "model_validate", "output_mode": "files_with_matches"})
+    assert out.text.splitlines() == ["sub/seen.txt"]

@@ -71,3 +71,63 @@ def test_undo_of_an_ignored_file_does_not_write_through_a_folder_now_linked(repo
     restored, left = undo_ignored(repo, kept, [[removed]])
     assert restored == [] and not (target / "pre-commit").exists()
     assert [item.path for item in left] == ["build/pre-commit"] and "build is now a symbolic link" in left[0].reason
+
+
+def swapped_after_the_check(repo: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`dir` becomes a link to `outside` right after undo's last check of the path, before its write (the race a
+    process running beside the undo can win): the real check runs (once before any change, once before the write),
+    then the folder is swapped."""
+    from tui_agent.core.undo import restore
+
+    checked = restore.safe_path
+    calls = []
+
+    def check_then_swap(work_tree: Path, relative: str) -> Path:
+        path = checked(work_tree, relative)
+        calls.append(relative)
+        if len(calls) == 2:
+            (repo / "dir").rename(repo / "dir-moved")
+            (repo / "dir").symlink_to(outside)
+        return path
+
+    monkeypatch.setattr(restore, "safe_path", check_then_swap)
+
+
+def test_a_folder_linked_between_undos_check_and_its_write_is_never_written_through(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outside = tmp_path / "outside"
+    (outside / "hooks").mkdir(parents=True)
+    (repo / "dir" / "hooks").mkdir(parents=True)
+    (repo / "dir" / "hooks" / "pre-commit").write_text("echo the project's file\n")
+    git(repo, "add", "dir/hooks/pre-commit")
+    git(repo, "commit", "-q", "-m", "dir")
+    checkpoints = Checkpoints.open(repo)
+    assert checkpoints is not None
+    before = checkpoints.snapshot()
+    (repo / "dir" / "hooks" / "pre-commit").write_text("echo the turn's edit\n")
+    after = checkpoints.snapshot()
+    changes = {path: entry for path, entry in checkpoints.entries(before, ["dir/hooks/pre-commit"]).items()}
+    swapped_after_the_check(repo, outside, monkeypatch)
+    with pytest.raises(RestoreError, match=r"dir is now a symbolic link .*move dir away"):
+        apply_changes(checkpoints, changes)
+    assert list(outside.rglob("*")) == [outside / "hooks"]  # nothing written outside
+    assert after
+
+
+def test_a_removal_through_a_folder_linked_after_the_check_deletes_nothing_outside(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outside = tmp_path / "outside"
+    (outside / "hooks").mkdir(parents=True)
+    (outside / "hooks" / "pre-commit").write_text("the person's own file\n")
+    checkpoints = Checkpoints.open(repo)
+    assert checkpoints is not None
+    before = checkpoints.snapshot()
+    (repo / "dir" / "hooks").mkdir(parents=True)
+    (repo / "dir" / "hooks" / "pre-commit").write_text("made by the turn\n")
+    after = checkpoints.snapshot()
+    paths = checkpoints.changed_paths(before, after)
+    assert paths == ["dir/hooks/pre-commit"]
+    swapped_after_the_check(repo, outside, monkeypatch)
+    with pytest.raises(RestoreError, match=r"dir is now a symbolic link"):
+        apply_changes(checkpoints, {"dir/hooks/pre-commit": None})
+    assert (outside / "hooks" / "pre-commit").read_text() == "the person's own file\n"

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tui_agent.core import openat2
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.textsafety import escaped
 
@@ -115,7 +116,12 @@ def _step(fd: int, part: str, shown: str, *, create: bool, verb: str) -> int:
 
 
 def open_file(path: Path, flags: int, mode: int = 0o644) -> int:
-    """`os.open` of a file under the project or tuiagent's state, refusing any link on the way or at the end."""
+    """`os.open` of a file under the project or tuiagent's state, refusing any link on the way or at the end: one
+    openat2 call where the kernel has it (openat2.py), else (or to name a refused link, or make missing folders) the
+    walk one folder at a time."""
+    fast = _open_beneath(path, flags, mode)
+    if fast is not None:
+        return fast
     verb = "writes" if flags & (os.O_WRONLY | os.O_RDWR) else "reads"
     folder, name, shown = _walk(path, create=bool(flags & os.O_CREAT), verb=verb)
     try:
@@ -126,6 +132,23 @@ def open_file(path: Path, flags: int, mode: int = 0o644) -> int:
         raise _named(error, path) from None
     finally:
         os.close(folder)
+
+
+def _open_beneath(path: Path, flags: int, mode: int) -> int | None:
+    """The file opened by openat2 beneath its anchor with no link resolved; None when that fails for any reason."""
+    anchor, parts, _prefix = anchor_of(path)
+    if not parts or any(part in ("", ".", "..") for part in parts) or not openat2.AVAILABLE:
+        return None
+    try:
+        anchor_fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return openat2.open_beneath(anchor_fd, "/".join(parts), flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError:
+        return None
+    finally:
+        os.close(anchor_fd)
 
 
 def refuse_links(path: Path) -> None:

@@ -12,7 +12,7 @@ import contextlib
 import os
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 from pathlib import Path
 
@@ -79,12 +79,24 @@ class SearchResult:
     counts: dict[str, int]
     cut: bool = False
     engine: str = "rg"
+    notes: list[str] = field(default_factory=list)
+    """Why something was left out: each ignore file linked out of the project (search_links), not read."""
 
 
 def ripgrep() -> str | None:
     if os.environ.get("TUIAGENT_SEARCH") == "fallback":
         return None
     return shutil.which("rg")
+
+
+async def _engine(root: Path, path: str) -> tuple[str | None, list[str]]:
+    """`rg`, or None for the walk: the walk when `rg` is missing or an ignore file `rg` would read leads out of the
+    project through a link (or the folder could not be looked through); and the messages naming those links."""
+    from tui_agent.core.agent.search_links import linked_ignore_files
+
+    linked = await asyncio.to_thread(linked_ignore_files, root, path)
+    rg = ripgrep()
+    return (rg if linked == [] else None), (linked or [])
 
 
 def is_agent_state(relative: str) -> bool:
@@ -139,9 +151,11 @@ def _rg_failure(stderr: bytes) -> str:
 async def grep(root: Path, query: GrepQuery) -> SearchResult:
     if query.file_type is not None and query.file_type not in FILE_TYPES:
         raise SearchError(f"unknown file type {query.file_type!r}; known types: {', '.join(sorted(FILE_TYPES))} (or use `glob`)")
-    rg = ripgrep()
+    rg, notes = await _engine(root, query.path)
     if rg is None:
-        return _grep_fallback(root, query)
+        found = _grep_fallback(root, query)
+        found.notes = notes
+        return found
     args = [*_rg_base(query.globs), "--no-heading", "--with-filename", "--max-columns", str(MAX_LINE_CHARS), "--max-columns-preview"]
     if query.ignore_case:
         args.append("-i")
@@ -272,10 +286,11 @@ def candidate_files(root: Path, path: str, globs: tuple[str, ...], file_type: st
     return chosen
 
 
-async def list_files(root: Path, path: str, globs: tuple[str, ...]) -> tuple[list[str], str]:
-    """Project-relative files under `path` matching the globs, newest modification first. Unlike grep's `glob`, the
-    pattern only filters: an ignored file stays out even when the pattern names it."""
-    rg = ripgrep()
+async def list_files(root: Path, path: str, globs: tuple[str, ...]) -> tuple[list[str], str, list[str]]:
+    """Project-relative files under `path` matching the globs, newest modification first, the engine, and notes (an
+    ignore file linked out of the project, not read). Unlike grep's `glob`, the pattern only filters: an ignored file
+    stays out even when the pattern names it."""
+    rg, notes = await _engine(root, path)
     if rg is None:
         names, engine = candidate_files(root, path, (), None), "fallback"
     else:
@@ -286,7 +301,7 @@ async def list_files(root: Path, path: str, globs: tuple[str, ...]) -> tuple[lis
         names, engine = [name for name in names if not is_agent_state(name)], "rg"
     include, exclude = glob_spec(list(globs))
     names = [name for name in names if (not include.patterns or include.match_file(name)) and not exclude.match_file(name)]
-    return by_mtime(root, names), engine
+    return by_mtime(root, names), engine, notes
 
 
 def by_mtime(root: Path, names: list[str]) -> list[str]:

@@ -104,7 +104,7 @@ def _grep_output(root: Path, query: GrepQuery, found: SearchResult, limit: int |
         lines = [hit.shown() for hit in ordered[:cap]] + [""] * max(0, len(ordered) - cap)  # only what is shown is formatted
         unit = "lines"
     if not lines:
-        return ToolOutput(f"no match for {query.pattern!r}")
+        return ToolOutput("\n".join([f"no match for {query.pattern!r}", *(f"[{note}]" for note in found.notes)]))
     cap = limit or (DEFAULT_CONTENT_LINES if query.mode == "content" else DEFAULT_LISTED)
     shown = lines[:cap]
     notes = []
@@ -114,6 +114,7 @@ def _grep_output(root: Path, query: GrepQuery, found: SearchResult, limit: int |
         notes.append(f"[{len(lines) - cap} more {unit} not shown; narrow the search or raise head_limit]")
     if found.cut:
         notes.append("[the search stopped early: too much output; narrow the pattern, the path or the glob]")
+    notes += [f"[{note}]" for note in found.notes]
     text, truncated = truncate("\n".join(shown + notes))
     return ToolOutput(text, truncated=truncated or len(lines) > cap or found.cut)
 
@@ -147,15 +148,16 @@ async def list_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if relative != "." and not pattern.startswith(relative.rstrip("/") + "/") and "/" in pattern.lstrip("*/"):
         globs = (f"{relative}/{pattern}",)  # a pattern with folders is read relative to `path`, as rg reads it from the root
     try:
-        names, _ = await search.list_files(root, relative, globs)
+        names, _, linked = await search.list_files(root, relative, globs)
     except SearchError as error:
         raise ToolFailure(str(error)) from None
+    notes = "".join(f"\n[{note}]" for note in linked)
     if not names:
-        return ToolOutput(f"no files match {pattern!r}" + (f" under {relative}" if relative != "." else ""))
+        return ToolOutput(f"no files match {pattern!r}" + (f" under {relative}" if relative != "." else "") + notes)
     limit = optional_int(args, "head_limit", None) or DEFAULT_LISTED
     shown = names[:limit]
     more = f"\n[{len(names) - limit} more files not shown; narrow the pattern]" if len(names) > limit else ""
-    return ToolOutput("\n".join(shown) + more, truncated=bool(more))
+    return ToolOutput("\n".join(shown) + more + notes, truncated=bool(more))
 
 
 PATH = {"type": "string", "description": "a file or folder relative to the project root (default: the whole project)"}

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from tui_agent.core.mcp.config import ServerConfig
 from tui_agent.core.mcp.content import outcome_of
+from tui_agent.core.mcp.loadpaths import server_environment
 from tui_agent.core.mcp.models import CallOutcome, McpServerError, RemoteTool
 from tui_agent.core.mcp.sampling import DECLINED, Sampler
 
@@ -96,7 +97,7 @@ class ServerConnection:
 
             return http_transport(self.config.url, self.config.headers)
         params = StdioServerParameters(command=self.config.command, args=list(self.config.args),
-                                       env=self.config.env or None, cwd=self.cwd)
+                                       env=server_environment(dict(self.config.env)), cwd=self.cwd)
         return stdio_client(params, errlog=self._stderr)
 
     async def _run(self) -> None:

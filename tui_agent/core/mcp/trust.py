@@ -95,13 +95,17 @@ def file_diff(project: Project, config: ServerConfig, name: str) -> str:
     return "".join(difflib.unified_diff(before, after, f"{name} (approved)", f"{name} (now)"))
 
 
-def _keep_copies(project: Project, config: ServerConfig, files: list[tuple[str, str]]) -> None:
-    """A copy of each covered file and the list of their digests, so a later change is shown as a diff."""
+def _keep_copies(project: Project, config: ServerConfig, covered: Coverage) -> None:
+    """A copy of each covered file (not of dependency folders') and the list of their digests, so a later change is
+    shown as a diff."""
     folder = server_dir(project, config)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
+    files = covered.files
     for name, _digest in files:
         path = project.root / name
+        if name in covered.uncopied:
+            continue
         with contextlib.suppress(OSError):  # no copy: a later change is shown without its old lines
             if not path.is_symlink():
                 (folder / copy_name(name)).write_bytes(path.read_bytes()[:MAX_BYTES])
@@ -116,7 +120,7 @@ def trust(project: Project, configs: list[ServerConfig]) -> None:
     if refused:
         raise McpTrustRefused("; ".join(refused))
     for config in configs:
-        _keep_copies(project, config, covered[config.name].files)
+        _keep_copies(project, config, covered[config.name])
     fingerprints = {config.name: fingerprint(config, covered=covered[config.name]) for config in configs}
 
     def add(data: Any) -> tuple[Any, None]:
@@ -142,7 +146,7 @@ def untrusted_message(config: ServerConfig, project: Project | None = None) -> s
         where = "would be called" if config.url else "would run"
         text = f"not started ({command!r} from {config.source} {where} outside the sandbox): {check(project).reason()}"
     elif refusal is not None:
-        text = f"not started ({command!r} from {config.source} would run outside the sandbox): its files are {refusal}"
+        text = f"not started ({command!r} from {config.source} would run outside the sandbox): its files cannot be pinned: {refusal}"
     elif changed:
         text = (f"not started: {', '.join(changed)} changed since its command was approved ({command!r} from "
                 f"{config.source}). Check the change, then run `tuiagent mcp trust {config.name}`")

@@ -205,10 +205,11 @@ def _mcp_servers(strong: bool) -> str:
     from tui_agent.core.mcp import coverage
 
     return (f"a project MCP server (it runs outside the sandbox) starts only once approved (`tuiagent mcp trust`) "
-            f"with every project file it can load: its script's folder tree, its `python -m` package; a change to "
-            f"any of them asks again, with the diff; a folder over {coverage.MAX_FILES} files or "
-            f"{coverage.MAX_BYTES // 1_000_000} MB is refused; {', '.join(sorted(coverage.SKIPPED_FOLDERS))}, "
-            f"hidden folders and virtualenvs are not pinned")
+            f"with every project file it can load: its script's folder tree, its `python -m` package and the "
+            f"modules importable from the root, the virtualenv or node_modules it runs from; a change to any of them "
+            f"asks again, with the diff; a folder over {coverage.MAX_FILES} files or "
+            f"{coverage.MAX_BYTES // 1_000_000} MB (dependencies: {coverage.MAX_DEPENDENCY_FILES} files) or a linked "
+            f"folder leading out of the project is refused; its bytecode is kept outside the project")
 
 
 HOST_DOORS: tuple[tuple[str, Callable[[bool], str]], ...] = (

@@ -4,13 +4,12 @@ put back by /undo when that is safe, and listed as not undone, with the reason, 
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from tui_agent.core.sandbox.ignored import IgnoredChange, Stamp, is_startup_file
-from tui_agent.core.undo.restore import RestoreError, safe_path
+from tui_agent.core.undo.restore import RestoreError, remove_under, safe_path, write_under
 from tui_agent.core.versioning.gitrunner import GitFailure
 
 CHANGES = ("created", "changed", "removed")
@@ -143,17 +142,21 @@ def _take_back(root: Path, store: BlobStore, first: IgnoredRecord, last: Ignored
         return "it was changed again after the run" if now is not None else "it was removed after the run"
     if first.change == "created":
         try:
-            target.unlink()
+            remove_under(root, first.path)
         except OSError as error:
             return f"it could not be removed ({error})"
+        except RestoreError as error:  # a folder on the way became a link after the check
+            return str(error)
         return None
     data = store.stored(first.blob) if first.blob else None
     if data is None:
         return first.not_kept or "its content before the run was not kept"
     try:
-        _write(target, data, now)
+        write_under(root, first.path, data, _mode(target, now))
     except OSError as error:
         return f"it could not be written ({error})"
+    except RestoreError as error:  # a folder on the way became a link after the check
+        return str(error)
     return None
 
 
@@ -165,15 +168,6 @@ def _stamp(path: Path) -> Stamp | None:
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-def _write(target: Path, data: bytes, now: Stamp | None) -> None:
-    mode = target.lstat().st_mode & 0o777 if now is not None and not target.is_symlink() else 0o644
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".undo")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(temp, mode)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+def _mode(target: Path, now: Stamp | None) -> int:
+    """The mode the file has now (kept), or 0644 for one made again."""
+    return target.lstat().st_mode & 0o777 if now is not None and not target.is_symlink() else 0o644

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
+import secrets
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,10 +48,7 @@ def _refuse_linked_folder(work_tree: Path, relative: str, folders: list[str]) ->
             if not walked.is_dir():
                 return  # missing (made by the write) or a file (refused by the write)
             continue
-        link = "/".join(folders[: index + 1])
-        raise RestoreError(f"refusing to write {escaped(relative)}: {escaped(link)} is now a symbolic link (to "
-                           f"{escaped(target)}) and undo never writes through a link; move {escaped(link)} away and "
-                           "undo again")
+        raise _linked(relative, "/".join(folders[: index + 1]), target)
 
 
 PROGRESS_EVERY = 200
@@ -98,41 +97,126 @@ def apply_changes(checkpoints: Checkpoints, changes: dict[str, Entry | None],
 
 
 def _remove(work_tree: Path, path: Path) -> None:
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    parent = path.parent
-    while parent != work_tree and parent.is_dir() and not any(parent.iterdir()):
-        parent.rmdir()  # folders the turn created for its files go with them
-        parent = parent.parent
+    remove_under(work_tree, path.relative_to(work_tree).as_posix(), prune=True)
+
+
+def remove_under(work_tree: Path, relative: str, *, prune: bool = False) -> None:
+    """Delete the file or link at `relative` (and with `prune` the folders left empty above it) through folder
+    descriptors opened with no link followed: a folder swapped for a link after the check is refused, naming it."""
+    folders, name = relative.split("/")[:-1], relative.split("/")[-1]
+    try:
+        folder = _open_folders(work_tree, relative, folders, create=False)
+    except FileNotFoundError:
+        return
+    try:
+        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if not stat.S_ISDIR(info.st_mode):
+            os.unlink(name, dir_fd=folder)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(folder)
+    for depth in range(len(folders), 0, -1) if prune else ():  # folders the turn created for its files go with them
+        parent = _open_folders(work_tree, relative, folders[: depth - 1], create=False)
+        try:
+            os.rmdir(folders[depth - 1], dir_fd=parent)  # a link is never removed as a folder: ENOTDIR
+        except OSError:
+            return
+        finally:
+            os.close(parent)
+
+
+def _open_folders(work_tree: Path, relative: str, folders: list[str], *, create: bool) -> int:
+    """A descriptor of work_tree/folders, each opened with O_NOFOLLOW (made when missing and `create`); a link on
+    the way raises RestoreError naming it."""
+    fd = os.open(work_tree, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    for index, part in enumerate(folders):
+        if create:
+            try:
+                os.mkdir(part, 0o777, dir_fd=fd)
+            except FileExistsError:
+                pass
+        try:
+            inner = os.open(part, _FOLDER_FLAGS, dir_fd=fd)
+        except OSError:
+            link = _link_target(fd, part)
+            os.close(fd)
+            if link is not None:
+                raise _linked(relative, "/".join(folders[: index + 1]), link) from None
+            raise
+        os.close(fd)
+        fd = inner
+    return fd
+
+
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _link_target(folder: int, name: str) -> str | None:
+    try:
+        return os.readlink(name, dir_fd=folder)
+    except OSError:
+        return None
+
+
+def _linked(relative: str, link: str, target: str) -> RestoreError:
+    return RestoreError(f"refusing to write {escaped(relative)}: {escaped(link)} is now a symbolic link (to "
+                        f"{escaped(target)}) and undo never writes through a link; move {escaped(link)} away and "
+                        "undo again")
 
 
 def _write(checkpoints: Checkpoints, path: Path, relative: str, entry: Entry) -> None:
     mode, sha = entry
-    if path.is_dir() and not path.is_symlink():
-        _remove_tree(path)  # checked before: only empty folders are left in it
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if mode == SYMLINK_MODE:
-        target = checkpoints.blob(sha, relative).decode("utf-8", errors="surrogateescape")
-        if path.is_symlink() or path.exists():
-            path.unlink()
-        os.symlink(target, path)
-        return
     data = checkpoints.blob(sha, relative)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".undo")
+    file_mode = None if mode == SYMLINK_MODE else (0o777 if mode == EXECUTABLE_MODE else 0o666) & ~projectfs.umask()
+    write_under(checkpoints.work_tree, path.relative_to(checkpoints.work_tree).as_posix(), data, file_mode)
+
+
+def write_under(work_tree: Path, relative: str, data: bytes, mode: int | None) -> None:
+    """Put `data` at `relative` through a descriptor of its folder (made when missing, no link followed on the way:
+    RestoreError names one): a file with `mode`, by a temporary file renamed over it; with `mode` None a symbolic
+    link whose target is `data`."""
+    parts = relative.split("/")
+    folder = _open_folders(work_tree, relative, parts[:-1], create=True)
+    name = parts[-1]
     try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(temp, (0o777 if mode == EXECUTABLE_MODE else 0o666) & ~projectfs.umask())
-        if path.is_symlink():
-            path.unlink()
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+        _clear(folder, name, keep_file=mode is not None)
+        if mode is None:
+            os.symlink(data.decode("utf-8", errors="surrogateescape"), name, dir_fd=folder)
+            return
+        temp = f".{name}.{secrets.token_hex(4)}.undo"
+        handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+                os.fchmod(out.fileno(), mode)
+            os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp, dir_fd=folder)
+            raise
+    finally:
+        os.close(folder)
 
 
-def _remove_tree(folder: Path) -> None:
-    for inner in sorted(folder.rglob("*"), key=lambda p: -len(p.parts)):
-        inner.rmdir()
-    folder.rmdir()
+def _clear(folder: int, name: str, *, keep_file: bool) -> None:
+    """Make room for `name`: a link is removed (a file too when a link takes its place), a folder (checked before:
+    only empty folders are left in it) too."""
+    try:
+        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode) or (stat.S_ISREG(info.st_mode) and not keep_file):
+        os.unlink(name, dir_fd=folder)
+    elif stat.S_ISDIR(info.st_mode):
+        _remove_empty_tree(folder, name)
 
+
+def _remove_empty_tree(parent: int, name: str) -> None:
+    inner = os.open(name, _FOLDER_FLAGS, dir_fd=parent)
+    try:
+        for entry in os.scandir(inner):
+            _remove_empty_tree(inner, entry.name)  # anything but an empty folder fails: ENOTDIR
+    finally:
+        os.close(inner)
+    os.rmdir(name, dir_fd=parent)
