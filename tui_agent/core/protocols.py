@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tui_agent.core.content import ApiMessage, TextBlock, ToolDefinition
 from tui_agent.core.events import Event
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ class Model(Protocol):
     max_tokens: int
 
     def stream_reply(
-        self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]],
+        self, *, system: list[TextBlock], tools: list[ToolDefinition], messages: list[ApiMessage],
         thinking: ThinkingConfig | None = None,
     ) -> AsyncIterator[Event | ModelReply]: ...
 

@@ -18,6 +18,7 @@ from tui_agent.core.agent.stops import CUT_OFF
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
 from tui_agent.core.agent.toolresults import result_block, sandbox_failure, told_of_quarantine, trimmed_traceback
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
+from tui_agent.core.content import ToolResultBlock, ToolUseBlock
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.project import Project
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
@@ -57,8 +58,8 @@ class ToolExecutor:
         spec = self.catalog.spec(name)
         return spec is not None and not spec.writes
 
-    async def answer_calls(self, reply: ModelReply, answered: list[dict[str, Any]],
-                            outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
+    async def answer_calls(self, reply: ModelReply, answered: list[ToolResultBlock],
+                            outputs: list[tuple[ToolUseBlock, ToolOutput]]) -> AsyncIterator[Event]:
         """Run the reply's tool calls one after another: their events go out, their result blocks into `answered`."""
         cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason in CUT_OFF else None
         with self.one_usage_transaction() as flush:
@@ -90,7 +91,7 @@ class ToolExecutor:
         with state.deferred():
             yield flush
 
-    async def call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
+    async def call(self, call: ToolUseBlock, *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
         name, call_id = call["name"], call["id"]
         raw_input = call.get("input")
         arguments: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}

@@ -14,6 +14,7 @@ from tui_agent.core.agent.paths import PathRefused, agent_area, confine, refuse_
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.sandbox.protected import matches_protected
 from tui_agent.core.agent.search_tools import SEARCH_TOOLS
+from tui_agent.core.content import JsonObject
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.events import Notice
 from tui_agent.core.versioning import hookhold
@@ -174,7 +175,7 @@ async def edit_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput(f"edited {name} at line {line} (-{len(old_text.splitlines())} +{len(new_text.splitlines())} lines)")
 
 
-PATH = {"type": "string", "description": "path relative to the project root"}
+PATH: JsonObject = {"type": "string", "description": "path relative to the project root"}
 
 FILE_TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool("read_file", "Read a text file of the project, with line numbers. `offset` is the 1-based first line, `limit` the number of lines "

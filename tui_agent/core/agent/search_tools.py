@@ -9,6 +9,7 @@ from typing import Any
 from tui_agent.core.agent.paths import PathRefused, confine, relative_name
 from tui_agent.core.agent.search import GrepQuery, Hit, SearchError, SearchResult, by_mtime, is_agent_state
 from tui_agent.core.agent import search
+from tui_agent.core.content import JsonObject
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 
 DEFAULT_CONTENT_LINES = 500
@@ -158,7 +159,7 @@ async def list_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput("\n".join(shown) + more, truncated=bool(more))
 
 
-PATH = {"type": "string", "description": "a file or folder relative to the project root (default: the whole project)"}
+PATH: JsonObject = {"type": "string", "description": "a file or folder relative to the project root (default: the whole project)"}
 GLOB_DOC = ("rg-style glob, as in .gitignore: `*.py` matches at any depth, `src/*.py` only in src/, `**` crosses folders, "
             "`{a,b}` alternatives, a leading `!` excludes")
 

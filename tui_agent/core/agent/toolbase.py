@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
+from tui_agent.core.content import JsonObject, JsonValue, ResultPart, ToolDefinition
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.events import ApprovalDenied, Event, Notice
 from tui_agent.core.project import Project
@@ -27,7 +28,7 @@ class ToolOutput:
     text: str
     is_error: bool = False
     truncated: bool = False
-    blocks: tuple[dict[str, Any], ...] = ()
+    blocks: tuple[ResultPart, ...] = ()
     """Content blocks sent after the text (images from an MCP server), as the Messages API takes them."""
 
 
@@ -72,15 +73,15 @@ class BuiltinTool:
 
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: JsonObject
     handler: Handler
 
-    def to_api(self) -> dict[str, Any]:
+    def to_api(self) -> ToolDefinition:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
 
-def schema(properties: dict[str, dict[str, Any]], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+def schema(properties: dict[str, JsonObject], required: list[str]) -> JsonObject:
+    return {"type": "object", "properties": dict(properties), "required": list[JsonValue](required), "additionalProperties": False}
 
 
 def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:

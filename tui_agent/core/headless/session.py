@@ -142,7 +142,7 @@ class Session:
         agent = self.agent
         before = dataclasses.replace(agent.usage)
         _system, tools = agent.build_request()
-        self.printer.start(self.info([tool["name"] for tool in tools], version), agent.turns)
+        self.printer.start(self.info([str(tool["name"]) for tool in tools], version), agent.turns)
         self._turn = asyncio.create_task(self._consume(prompt))
         try:
             await asyncio.wait({self._turn})
