@@ -1,21 +1,26 @@
 """Typed message content: the `anthropic` SDK's block and message TypedDicts, and JSON values as a recursive type.
 
 The SDK's types are imported for the type checker only (TypedDicts are plain dicts at runtime, and the SDK takes
-seconds to import), so the aliases below are strings at runtime: use them in annotations and `cast`, not `isinstance`.
+seconds to import), so their aliases below are strings at runtime: use them in annotations and `cast`, not `isinstance`.
+JsonValue is a real alias (pydantic decodes events that hold one).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict, cast
+
+from typing_extensions import TypeAliasType
 
 if TYPE_CHECKING:
     from anthropic.types import (CacheControlEphemeralParam, ContentBlockParam, DocumentBlockParam, ImageBlockParam, RedactedThinkingBlockParam, TextBlockParam,
                                  ThinkingBlockParam, ToolResultBlockParam, ToolUseBlockParam,
                                  WebSearchToolResultBlockParam)
 
-JsonValue: TypeAlias = "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]"
-JsonObject: TypeAlias = "dict[str, JsonValue]"
+JsonValue = TypeAliasType("JsonValue", "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]")
+JsonObject: TypeAlias = dict[str, JsonValue]
 """A JSON object as `json.loads` gives it (a tool's arguments, a JSON schema, a line of a JSON protocol)."""
+JsonSchema: TypeAlias = JsonObject
+"""A JSON Schema document (a tool's input or output schema, an MCP elicitation's requested schema)."""
 
 ContentBlock: TypeAlias = "ContentBlockParam"
 """Any block of a message's content (text, image, thinking, tool_use, tool_result, server tool blocks, ...)."""
@@ -45,6 +50,28 @@ class ApiMessage(TypedDict):
 
 def text_block(text: str) -> TextBlock:
     return {"type": "text", "text": text}
+
+
+def json_object(value: JsonValue | object) -> JsonObject:
+    """`value` when it is a JSON object (a value read from a hostile or loosely specified JSON document), else {}."""
+    return cast(JsonObject, value) if isinstance(value, dict) else {}
+
+
+def schema_properties(schema: JsonSchema) -> JsonObject:
+    """An object schema's `properties` (name -> the property's schema); {} when it has none."""
+    return json_object(schema.get("properties"))
+
+
+def schema_required(schema: JsonSchema) -> list[str]:
+    """An object schema's `required` names."""
+    required = schema.get("required")
+    return [name for name in required if isinstance(name, str)] if isinstance(required, list) else []
+
+
+def tool_input(block: ToolUseBlock) -> JsonObject:
+    """A tool_use block's input: the JSON object its stream carried (streamreply parses it), {} for anything else."""
+    value = block.get("input")
+    return cast(JsonObject, value) if isinstance(value, dict) else {}
 
 
 def cache_mark() -> CacheControlEphemeralParam:

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any
 
 from tui_agent.core.agent.callgate import CallGate, InputReplaced
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
@@ -18,7 +17,7 @@ from tui_agent.core.agent.stops import CUT_OFF
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
 from tui_agent.core.agent.toolresults import result_block, sandbox_failure, told_of_quarantine, trimmed_traceback
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
-from tui_agent.core.content import ToolResultBlock, ToolUseBlock
+from tui_agent.core.content import JsonObject, tool_input, ToolResultBlock, ToolUseBlock
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.project import Project
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
@@ -45,7 +44,7 @@ class ToolExecutor:
         self.changes = changes
         self.gate: CallGate | None = None
 
-    def writes_nothing(self, name: str, arguments: dict[str, Any]) -> bool:
+    def writes_nothing(self, name: str, arguments: JsonObject) -> bool:
         """Whether the call cannot change the project: a catalog tool without WRITES (by its name or through
         `call_tool`) run by bubblewrap, which mounts the project read-only for it (undo checkpoints nothing around it)."""
         if name == "call_tool" and name in self.builtins:
@@ -93,8 +92,7 @@ class ToolExecutor:
 
     async def call(self, call: ToolUseBlock, *, cut_off: bool, bad_input: str | None = None) -> AsyncIterator[Event | ToolOutput]:
         name, call_id = call["name"], call["id"]
-        raw_input = call.get("input")
-        arguments: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+        arguments = tool_input(call)
         authored = name not in self.builtins and not any(provider.handles(name) for provider in self.tool_providers)
         yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
         context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
@@ -110,14 +108,14 @@ class ToolExecutor:
         for event in context.events:
             yield event
         if name == "create_tool" and not output.is_error:
-            tool_name = arguments.get("name", "")
+            tool_name = str(arguments.get("name", ""))  # a string: create_tool succeeded
             if tool_name in self.authored_names:
                 self.authored_names.remove(tool_name)
             self.authored_names.append(tool_name)
         yield ToolCallFinished(call_id, name, output.text, output.is_error, duration_ms, authored=authored, truncated=output.truncated)
         yield output
 
-    async def run_guarded(self, context: ToolContext, name: str, arguments: dict[str, Any], *, cut_off: bool,
+    async def run_guarded(self, context: ToolContext, name: str, arguments: JsonObject, *, cut_off: bool,
                           bad_input: str | None) -> ToolOutput:
         """The call's output; a failure (expected or not) becomes an error result, never an exception."""
         try:
@@ -157,7 +155,7 @@ class ToolExecutor:
         finally:
             self.changes.remove_listener(forward)
 
-    async def dispatch(self, context: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput:
+    async def dispatch(self, context: ToolContext, name: str, arguments: JsonObject) -> ToolOutput:
         builtin = self.builtins.get(name)
         if builtin is not None:
             result = await builtin.handler(context, arguments)

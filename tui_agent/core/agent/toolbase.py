@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
-from tui_agent.core.content import JsonObject, JsonValue, ResultPart, ToolDefinition
+from tui_agent.core.content import JsonObject, JsonSchema, JsonValue, ResultPart, ToolDefinition
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.events import ApprovalDenied, Event, Notice
 from tui_agent.core.project import Project
@@ -64,7 +63,7 @@ class ToolContext:
         return decision.asked
 
 
-Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolOutput | str]]
+Handler = Callable[[ToolContext, JsonObject], Awaitable[ToolOutput | str]]
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ class BuiltinTool:
 
     name: str
     description: str
-    input_schema: JsonObject
+    input_schema: JsonSchema
     handler: Handler
 
     def to_api(self) -> ToolDefinition:
@@ -94,7 +93,7 @@ def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
     return f"{head}\n\n[... {cut} characters cut to keep the result short ...]\n\n{tail}", True
 
 
-def require_str(args: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:
+def require_str(args: JsonObject, key: str, *, allow_empty: bool = False) -> str:
     value = args.get(key)
     if not isinstance(value, str):
         raise ToolFailure(f"`{key}` is required and must be a string")
@@ -103,7 +102,7 @@ def require_str(args: dict[str, Any], key: str, *, allow_empty: bool = False) ->
     return value
 
 
-def optional_int(args: dict[str, Any], key: str, default: int | None) -> int | None:
+def optional_int(args: JsonObject, key: str, default: int | None) -> int | None:
     value = args.get(key, default)
     if value is None:
         return default

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, cast
 
-from tui_agent.core.content import ContentBlock, ToolDefinition, WebSearchResultBlock
+from tui_agent.core.content import ContentBlock, JsonObject, ToolDefinition, WebSearchResultBlock
 from tui_agent.core.project import Settings
 
 SEARCH_TOOL_TYPE = "web_search_20250305"
@@ -48,7 +48,7 @@ class ServerCall:
 
     call_id: str
     name: str
-    arguments: dict[str, object]
+    arguments: JsonObject
     result: str
     is_error: bool
 
@@ -62,8 +62,9 @@ def server_calls(content: Sequence[ContentBlock]) -> list[ServerCall]:
             continue
         found = results.get(block["id"])
         text, is_error = describe_result(found)
-        arguments = block.get("input")
-        calls.append(ServerCall(block["id"], block["name"], dict(arguments) if isinstance(arguments, dict) else {}, text, is_error))
+        arguments = block.get("input")  # parsed from JSON (streamreply)
+        calls.append(ServerCall(block["id"], block["name"], dict(cast(JsonObject, arguments)) if isinstance(arguments, dict) else {},
+                                text, is_error))
     return calls
 
 
