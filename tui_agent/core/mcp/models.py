@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tui_agent.core.content import ResultPart
+from tui_agent.core.content import JsonSchema, ResultPart
 from tui_agent.core.errors import TuiAgentError
 
 
@@ -15,7 +15,7 @@ class RemoteTool:
 
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: JsonSchema
 
 
 @dataclass(frozen=True)
