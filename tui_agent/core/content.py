@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict, cast
 from typing_extensions import TypeAliasType
 
 if TYPE_CHECKING:
-    from anthropic.types import (CacheControlEphemeralParam, ContentBlockParam, DocumentBlockParam, ImageBlockParam, RedactedThinkingBlockParam, TextBlockParam,
-                                 ThinkingBlockParam, ToolResultBlockParam, ToolUseBlockParam,
-                                 WebSearchToolResultBlockParam)
+    from anthropic.types import (CacheControlEphemeralParam, ContentBlockParam, DocumentBlockParam, ImageBlockParam,
+                                 TextBlockParam, ToolResultBlockParam, ToolUseBlockParam, WebSearchToolResultBlockParam)
 
 JsonValue = TypeAliasType("JsonValue", "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]")
 JsonObject: TypeAlias = dict[str, JsonValue]
@@ -26,15 +25,13 @@ ContentBlock: TypeAlias = "ContentBlockParam"
 """Any block of a message's content (text, image, thinking, tool_use, tool_result, server tool blocks, ...)."""
 TextBlock: TypeAlias = "TextBlockParam"
 ImageBlock: TypeAlias = "ImageBlockParam"
-DocumentBlock: TypeAlias = "DocumentBlockParam"
 ToolUseBlock: TypeAlias = "ToolUseBlockParam"
 ToolResultBlock: TypeAlias = "ToolResultBlockParam"
 WebSearchResultBlock: TypeAlias = "WebSearchToolResultBlockParam"
-ThinkingBlock: TypeAlias = "ThinkingBlockParam | RedactedThinkingBlockParam"
 ResultPart: TypeAlias = "TextBlockParam | ImageBlockParam | DocumentBlockParam"
 """A block a tool gives back inside its tool_result (beside its text): an image, a PDF document, or more text."""
 
-ToolDefinition: TypeAlias = "JsonObject"
+ToolDefinition: TypeAlias = JsonObject
 """A tool as the `tools` array of a request lists it: name, description and input_schema (a JSON schema)."""
 
 Role = Literal["user", "assistant"]
@@ -52,7 +49,7 @@ def text_block(text: str) -> TextBlock:
     return {"type": "text", "text": text}
 
 
-def json_object(value: JsonValue | object) -> JsonObject:
+def json_object(value: object) -> JsonObject:
     """`value` when it is a JSON object (a value read from a hostile or loosely specified JSON document), else {}."""
     return cast(JsonObject, value) if isinstance(value, dict) else {}
 
@@ -70,8 +67,7 @@ def schema_required(schema: JsonSchema) -> list[str]:
 
 def tool_input(block: ToolUseBlock) -> JsonObject:
     """A tool_use block's input: the JSON object its stream carried (streamreply parses it), {} for anything else."""
-    value = block.get("input")
-    return cast(JsonObject, value) if isinstance(value, dict) else {}
+    return json_object(block.get("input"))
 
 
 def cache_mark() -> CacheControlEphemeralParam:

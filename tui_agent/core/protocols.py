@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from tui_agent.core.content import ApiMessage, TextBlock, ToolDefinition
+from tui_agent.core.content import ApiMessage, JsonObject, TextBlock, ToolDefinition
 from tui_agent.core.events import Event
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ class AgentCatalog(Protocol):
     async def save(self, name: str, source: str, *, author: str = "agent") -> Change: ...
     async def prune(self, name: str) -> Change: ...
 
-    async def call_tool(self, name: str, args: dict[str, Any], *, allow_network: bool = False,
+    async def call_tool(self, name: str, args: JsonObject, *, allow_network: bool = False,
                         allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult: ...
 
     async def run_python(self, code: str, *, allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult: ...

@@ -35,6 +35,7 @@ from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
 from tui_agent.core.project import AGENT_DIR, Project
 from tui_agent.core.watch import ProjectWatcher
 from tui_agent.core.sandbox.policy import RunResult, SandboxPolicy
+from tui_agent.core.content import JsonObject
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
 
@@ -285,7 +286,7 @@ class Catalog:
                       created=verb == "add", record=record)
 
     # calls -----------------------------------------------------------------------
-    async def call_tool(self, name: str, args: dict[str, Any], *, allow_network: bool = False,
+    async def call_tool(self, name: str, args: JsonObject, *, allow_network: bool = False,
                         allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult:
         """Run the last good version in the sandbox and record usage and the files it read.
 

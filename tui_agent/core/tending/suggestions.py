@@ -9,7 +9,7 @@ from typing import Any
 
 from tui_agent.core.agent.sessions import read_records
 from tui_agent.core.catalog.state import StateStore
-from tui_agent.core.content import ContentBlock, text_block
+from tui_agent.core.content import ContentBlock, json_object, text_block
 from tui_agent.core.versioning.store_interface import StoreItem
 from tui_agent.core.tending.chains import Call, Chain, calls_in_session, find_chains
 from tui_agent.core.tending.peer_calls import peer_transcripts
@@ -47,7 +47,7 @@ def authored_and_used(path: Path) -> list[AuthoredTool]:
             authored.setdefault(str(data.get("name")), _number(record.get("time")))
         elif record.get("event") == "ToolCallStarted":
             raw = data.get("arguments")
-            arguments: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            arguments = json_object(raw)
             name = str(arguments.get("name")) if data.get("name") == "call_tool" else str(data.get("name"))
             if name in authored:
                 used.append(AuthoredTool(name, authored.pop(name)))
