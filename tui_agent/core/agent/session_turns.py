@@ -26,11 +26,11 @@ def load_turns(path: Path) -> list[Turn]:
     turns: list[Turn] = []
     finished: dict[str, ToolCallFinished] = {}
     for record in read_records(path):
-        kind = record.get("type")
+        kind, drop = record.get("type"), record.get("drop")
         if kind == "clear":
             turns.clear()
-        elif kind == ROLLBACK_RECORD and type(record.get("drop")) is int and record["drop"] > 0:
-            del turns[-record["drop"]:]
+        elif kind == ROLLBACK_RECORD and isinstance(drop, int) and not isinstance(drop, bool) and drop > 0:
+            del turns[-drop:]
         elif kind == THINKING_DROPPED_RECORD:
             turns = [turn.without_thinking() if isinstance(turn, AssistantTurn) and turn.thinking else turn for turn in turns]
         elif kind == "message" and (turn := turn_of(record.get("message"), record.get("turn"))) is not None:

@@ -85,12 +85,12 @@ def calls_in_session(path: Path) -> list[Call]:
     started: dict[str, tuple[str, JsonObject, float]] = {}
     calls: list[Call] = []
     for record in read_records(path):
-        if record.get("type") != "event" or not isinstance(record.get("data"), dict):
+        data, kind = record.get("data"), record.get("event")
+        if record.get("type") != "event" or not isinstance(data, dict):
             continue
-        data, kind = record["data"], record.get("event")
-        call_id = str(data.get("call_id", ""))
-        if kind == "ToolCallStarted" and isinstance(data.get("arguments"), dict):
-            started[call_id] = (str(data.get("name", "")), data["arguments"], _number(record.get("time")))
+        call_id, arguments = str(data.get("call_id", "")), data.get("arguments")
+        if kind == "ToolCallStarted" and isinstance(arguments, dict):
+            started[call_id] = (str(data.get("name", "")), arguments, _number(record.get("time")))
         elif kind == "ToolCallFinished" and call_id in started:
             tool, arguments, moment = started.pop(call_id)
             if not data.get("is_error") and tool not in NOT_WORKFLOW_STEPS:
