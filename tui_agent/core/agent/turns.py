@@ -8,9 +8,9 @@ finds the very turn it was given.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal, cast
+from typing import ClassVar, Literal, cast
 
 from tui_agent.core.content import ApiMessage, ContentBlock, ToolUseBlock, text_block
 
@@ -96,7 +96,7 @@ def merged_messages(turns: Iterable[Turn]) -> list[ApiMessage]:
     return messages
 
 
-def turn_of(message: Any, kind: Any = None) -> Turn | None:
+def turn_of(message: object, kind: object = None) -> Turn | None:
     """The turn a session record holds: `kind` names it (newer files); an older file's record is read by its role and
     blocks. None for a record that holds no usable message (session files are hostile input)."""
     if not isinstance(message, dict):
@@ -117,6 +117,6 @@ def turn_of(message: Any, kind: Any = None) -> Turn | None:
     return UserTurn(blocks, "note" if kind == "note" else "prompt")
 
 
-def turns_of(messages: Sequence[ApiMessage | dict[str, Any]]) -> list[Turn]:
+def turns_of(messages: Sequence[Mapping[str, object]]) -> list[Turn]:
     """Turns from API messages (an older caller's list of dicts)."""
     return [turn for turn in (turn_of(message) for message in messages) if turn is not None]
