@@ -114,6 +114,7 @@ WRONG_VALUES: dict[str, list[Any]] = {
     "int": [None, "1", 1.5, True, []],
     "float": [None, "1.5", True, [], {}],
     "dict[str, Any]": [None, [], "x", 1],
+    "JsonObject": [None, [], "x", 1],
     "tuple[str, ...]": [None, "x", [1], 1, {}],
     "Literal['tool', 'recipe']": ["neither", None, 1],
     "Literal['info', 'warning', 'error']": ["loud", None, 1],

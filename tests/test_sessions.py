@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 from tui_agent.core.agent.sessions import (
-    INTERRUPTED_RESULT, SessionLog, latest_session_id, list_sessions, load_messages, repair_messages,
+    INTERRUPTED_RESULT, SessionLog, latest_session_id, list_sessions, load_messages,
 )
+from tui_agent.core.agent.session_turns import repair_turns
+from tui_agent.core.agent.turns import merged_messages, turns_of
 from tui_agent.core.events import TextDelta, TurnStarted
 from tui_agent.core.project import Project
 from tui_agent.core.runtime_state import agent_of
@@ -62,10 +64,10 @@ def test_repair_answers_dangling_tool_uses_and_merges_user_turns() -> None:
         {"role": "user", "content": [{"type": "text", "text": "next prompt"}]},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "t3", "name": "grep", "input": {}}]},
     ]
-    repaired = repair_messages(messages)
+    repaired = merged_messages(repair_turns(turns_of(messages)))
     assert [m["role"] for m in repaired] == ["user", "assistant", "user", "assistant", "user"]
     second = repaired[2]["content"]
-    assert [b.get("tool_use_id") for b in second[:2]] == ["t2", "t1"] and second[0]["content"] == INTERRUPTED_RESULT
+    assert [b.get("tool_use_id") for b in second[:2]] == ["t1", "t2"] and second[1]["content"] == INTERRUPTED_RESULT
     assert second[2]["text"] == "next prompt"
     assert repaired[4]["content"][0]["tool_use_id"] == "t3"
 

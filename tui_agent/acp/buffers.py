@@ -9,6 +9,7 @@ from acp import RequestError
 
 from tui_agent.core.agent.file_tools import DEFAULT_READ_LINES, numbered_output
 from tui_agent.core.agent.toolbase import ToolContext, ToolOutput
+from tui_agent.core.content import JsonObject
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -24,13 +25,14 @@ class EditorBuffers:
         self.client = client
         self.session_id = session_id
 
-    async def before_call(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def before_call(self, context: ToolContext, arguments: JsonObject) -> JsonObject:
         return arguments
 
-    async def after_call(self, context: ToolContext, arguments: dict[str, Any], output: ToolOutput) -> ToolOutput:
-        if context.tool_name != "read_file" or output.is_error or output.blocks or not isinstance(arguments.get("path"), str):
+    async def after_call(self, context: ToolContext, arguments: JsonObject, output: ToolOutput) -> ToolOutput:
+        relative = arguments.get("path")
+        if context.tool_name != "read_file" or output.is_error or output.blocks or not isinstance(relative, str):
             return output
-        path = (context.project.root / arguments["path"]).resolve()
+        path = (context.project.root / relative).resolve()
         try:
             disk = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

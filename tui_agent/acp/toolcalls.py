@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from acp.schema import FileEditToolCallContent, ToolCallLocation, ToolKind
+
+from tui_agent.core.content import JsonObject
 
 KINDS: dict[str, ToolKind] = {
     "read_file": "read", "write_file": "edit", "edit_file": "edit", "create_tool": "edit", "create_recipe": "edit",
@@ -24,13 +25,13 @@ class CallView:
 
     call_id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: JsonObject
     path: Path | None = None
     before: str | None = None
     output: list[str] = field(default_factory=list)
 
 
-def edited_path(root: Path, name: str, arguments: dict[str, Any]) -> Path | None:
+def edited_path(root: Path, name: str, arguments: JsonObject) -> Path | None:
     """The project file a call reads or writes, absolute (ACP locations and diffs carry absolute paths)."""
     if name in ("create_tool", "prune_tool") and isinstance(arguments.get("name"), str):
         return root / ".agent" / "tools" / f"{arguments['name']}.py"
@@ -52,7 +53,7 @@ def read_text(path: Path | None) -> str | None:
         return None
 
 
-def view_of(root: Path, call_id: str, name: str, arguments: dict[str, Any], *, read: bool = True) -> CallView:
+def view_of(root: Path, call_id: str, name: str, arguments: JsonObject, *, read: bool = True) -> CallView:
     """The call as announced; `read`: an edit's file is read now (its text before the call runs)."""
     path = edited_path(root, name, arguments)
     before = read_text(path) if read and KINDS.get(name) in ("edit", "delete") else None
@@ -61,8 +62,9 @@ def view_of(root: Path, call_id: str, name: str, arguments: dict[str, Any], *, r
 
 def title(view: CallView, root: Path) -> str:
     args = view.arguments
-    if view.name == "run_shell" and isinstance(args.get("command"), str):
-        return f"run_shell: {args['command'].splitlines()[0][:200] if args['command'] else ''}"
+    command = args.get("command")
+    if view.name == "run_shell" and isinstance(command, str):
+        return f"run_shell: {command.splitlines()[0][:200] if command else ''}"
     if view.path is not None:
         try:
             shown = view.path.relative_to(root).as_posix()
@@ -85,9 +87,10 @@ def proposed_text(view: CallView) -> str | None:
         return str(args["content"])
     if view.name in ("create_tool", "create_recipe") and isinstance(args.get("source"), str):
         return str(args["source"])
-    if view.name == "edit_file" and view.before is not None and isinstance(args.get("old"), str) \
-            and isinstance(args.get("new"), str) and args["old"] in view.before:
-        return view.before.replace(args["old"], args["new"], -1 if args.get("replace_all") else 1)
+    old, new = args.get("old"), args.get("new")
+    if view.name == "edit_file" and view.before is not None and isinstance(old, str) and isinstance(new, str) \
+            and old in view.before:
+        return view.before.replace(old, new, -1 if args.get("replace_all") else 1)
     return None
 
 

@@ -80,8 +80,9 @@ class EventMapper:
         if edit is not None:
             return list(edit)
         for key in ("command", "code"):
-            if isinstance(view.arguments.get(key), str):
-                return [tool_content(text_block(clipped(view.arguments[key])))]
+            value = view.arguments.get(key)
+            if isinstance(value, str):
+                return [tool_content(text_block(clipped(value)))]
         return None
 
     def _output(self, event: ToolOutputDelta) -> list[Update]:

@@ -18,6 +18,7 @@ from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
 from tui_agent.commands.tools_history import history_result
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.project import Project
+from tui_agent.core.content import JsonObject
 
 class UsageError(TuiAgentError):
     """Bad input on the command line (exit code 2)."""
@@ -127,8 +128,8 @@ async def hand_to_agent(args: argparse.Namespace, prompt: str) -> int:
     return await run_headless(args)
 
 
-def parse_call_args(args: argparse.Namespace) -> dict[str, Any]:
-    values: dict[str, Any] = {}
+def parse_call_args(args: argparse.Namespace) -> JsonObject:
+    values: JsonObject = {}
     if args.call_json is not None:
         try:
             loaded = json.loads(args.call_json)
@@ -149,16 +150,18 @@ def parse_call_args(args: argparse.Namespace) -> dict[str, Any]:
     return values
 
 
-def typed_args(schema: dict[str, Any], raw: dict[str, Any], from_cli: set[str]) -> dict[str, Any]:
+def typed_args(schema: JsonObject, raw: JsonObject, from_cli: set[str]) -> JsonObject:
     """`--arg` values are text: parse them as JSON unless the parameter is a string."""
-    properties = schema.get("properties", {})
+    properties = schema.get("properties")
     typed = dict(raw)
     for key in from_cli:
-        kind = properties.get(key, {}).get("type")
-        if kind == "string" or (isinstance(kind, list) and "string" in kind):
+        spec = properties.get(key) if isinstance(properties, dict) else None
+        kind = spec.get("type") if isinstance(spec, dict) else None
+        text = raw[key]  # an --arg value: text
+        if kind == "string" or (isinstance(kind, list) and "string" in kind) or not isinstance(text, str):
             continue
         try:
-            typed[key] = json.loads(raw[key])
+            typed[key] = json.loads(text)
         except ValueError:  # not JSON (or a number too long to convert): the text itself is the value, as typed
             pass
     return typed
@@ -193,7 +196,7 @@ def access_notes(spec: Any) -> list[str]:
     return notes
 
 
-async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_list(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     await catalog.recheck_drift()  # a drifted tool's own tests decide between `drifted` and `drifted · failing`
     records = catalog.tools()
     rows = [("NAME", "STATUS", "CALLS", "FAILS", "ACCESS", "LAST USED", "DESCRIPTION")]
@@ -212,7 +215,7 @@ async def cmd_list(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) ->
     return [r.to_dict() for r in records], text, 0
 
 
-async def cmd_show(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_show(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     record = need_tool(catalog, args.name)
     source = catalog.source(args.name) or ""
     data = record.to_dict() | {"source": source}
@@ -229,14 +232,14 @@ async def cmd_show(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) ->
     return data, "\n".join(lines), 0
 
 
-async def cmd_history(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_history(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     entries = catalog.history(args.name)
     if not entries and catalog.get(args.name) is None:
         need_tool(catalog, args.name)
     return history_result(args.name, entries, catalog.git.shallow_note())
 
 
-async def cmd_diff(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_diff(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     diff = catalog.diff(args.name, args.rev)
     return {"name": args.name, "rev": args.rev, "diff": diff}, diff.rstrip("\n") or "no differences", 0
 
@@ -245,26 +248,26 @@ def change_text(verb: str, name: str, outcome_message: str | None) -> str:
     return f"{verb} {name}" + (f" ({outcome_message})" if outcome_message else "")
 
 
-async def cmd_revert(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_revert(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     need_tool(catalog, args.name) if not catalog.project.tool_path(args.name).exists() else None
     record = (await catalog.revert(args.name, args.rev)).record
     note = catalog.pipeline.last_commit_note
     return record.to_dict() | {"git": note}, change_text("reverted", args.name, note), 0
 
 
-async def cmd_prune(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_prune(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     change = await catalog.prune(args.name)
     return {"name": args.name, "committed": change.committed, "commit": change.commit, "git": change.message}, \
         change_text("pruned", args.name, change.message), 0
 
 
-async def cmd_restore(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_restore(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     record = (await catalog.restore(args.name)).record
     note = catalog.pipeline.last_commit_note
     return record.to_dict() | {"git": note}, change_text("restored", args.name, note), 0
 
 
-async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: dict[str, Any]) -> Result:
+async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: JsonObject) -> Result:
     record = need_tool(catalog, args.name)
     if record.spec is None:
         from tui_agent.core.catalog.errors import PipelineError
@@ -291,7 +294,7 @@ async def cmd_run(catalog: Any, args: argparse.Namespace, call_args: dict[str, A
     return result.to_dict(), text, 0 if result.ok else 1
 
 
-async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_drift(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     if args.name:
         need_tool(catalog, args.name)
     if args.accept:
@@ -325,7 +328,7 @@ async def cmd_drift(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -
     return [r.to_dict() for r in reports], "\n\n".join(blocks) or "no tools", 0
 
 
-COMMANDS: dict[str, Callable[[Any, argparse.Namespace, dict[str, Any]], Awaitable[Result]]] = {
+COMMANDS: dict[str, Callable[[Any, argparse.Namespace, JsonObject], Awaitable[Result]]] = {
     "list": cmd_list, "show": cmd_show, "history": cmd_history, "diff": cmd_diff, "revert": cmd_revert,
     "prune": cmd_prune, "restore": cmd_restore, "run": cmd_run, "drift": cmd_drift,
     "commit": tools_commit.cmd_commit, "export": tools_skills.cmd_export, "import-skill": tools_skills.cmd_import_skill,

@@ -7,6 +7,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from tui_agent.commands.catalog_cli import Result
+from tui_agent.core.content import JsonObject
 
 if TYPE_CHECKING:  # imported when the command runs, not with every `tuiagent` start (the TUI and `-p` included)
     from tui_agent.core.project import Project
@@ -26,7 +27,7 @@ def release_hold(project: Project) -> Hold | str | None:
         return f"could not lift the hooks hold: {exc.strerror or exc}"
 
 
-async def cmd_commit(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_commit(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     released = getattr(args, "released_hold", None)  # set by tools.run_command before the catalog opened
     if isinstance(released, str):
         return {"error": released}, f"tuiagent tools commit: {released}", 1

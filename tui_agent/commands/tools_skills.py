@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result
+from tui_agent.core.content import JsonObject
 
 EXPORT_HELP = "write every tool as an Agent Skills folder (SKILL.md and its script) under DIR"
 IMPORT_HELP = "take an Agent Skill's script into the catalog, through the pipeline (sandbox, checks, tests, commit)"
@@ -36,7 +37,7 @@ def served_versions(catalog: Any) -> tuple[list[tuple[Any, bytes]], list[str]]:
     return versions, skipped
 
 
-async def cmd_export(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_export(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     from tui_agent.core.catalog.skill_export import ExportError, write_export
 
     versions, skipped = served_versions(catalog)
@@ -53,7 +54,7 @@ async def cmd_export(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) 
     return data, "\n".join([head, *lines]), 0
 
 
-async def cmd_import_skill(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_import_skill(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     from tui_agent.core.catalog.skill_import import SkillImportError, import_skill
 
     try:

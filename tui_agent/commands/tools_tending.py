@@ -9,6 +9,7 @@ import argparse
 from typing import Any
 
 from tui_agent.commands.catalog_cli import Result
+from tui_agent.core.content import JsonObject
 
 
 def register_actions(action: Any) -> None:
@@ -21,7 +22,7 @@ def register_actions(action: Any) -> None:
     repair.add_argument("--print-prompt", action="store_true", help="print the repair prompt instead of running the agent")
 
 
-async def cmd_suggest(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_suggest(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     from tui_agent.core.tending.suggestions import SuggestionBook, to_report
 
     book = SuggestionBook(catalog.project.sessions_dir, catalog.state)
@@ -36,7 +37,7 @@ async def cmd_suggest(catalog: Any, args: argparse.Namespace, _: dict[str, Any])
     return reports, "\n".join(lines) or "no suggestions: no repeated call chain in the recent sessions", 0
 
 
-async def cmd_doctor(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_doctor(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     if args.unused_days < 1:
         return {"error": "--unused-days must be at least 1", "stage": "arguments"}, \
             "tuiagent tools: --unused-days must be at least 1", 2
@@ -54,7 +55,7 @@ async def cmd_doctor(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) 
     return {"summary": numbers, "findings": [f.to_dict() for f in findings]}, "\n".join([head, *lines]), 0
 
 
-async def cmd_repair(catalog: Any, args: argparse.Namespace, _: dict[str, Any]) -> Result:
+async def cmd_repair(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     """The repair prompt for NAME (its drift report made fresh, tests included); `tools` hands it to the agent."""
     from tui_agent.core.tending.repair import repair_prompt
 

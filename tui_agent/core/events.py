@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tui_agent.core.content import JsonObject
+
 
 @dataclass(frozen=True)
 class Event:
@@ -32,7 +34,7 @@ class ToolCallStarted(Event):
 
     call_id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: JsonObject
     authored: bool = False
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from tui_agent.core.content import ApiMessage, JsonObject, TextBlock, ToolDefinition
 from tui_agent.core.events import Event
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ class Model(Protocol):
     max_tokens: int
 
     def stream_reply(
-        self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]],
+        self, *, system: list[TextBlock], tools: list[ToolDefinition], messages: list[ApiMessage],
         thinking: ThinkingConfig | None = None,
     ) -> AsyncIterator[Event | ModelReply]: ...
 
@@ -91,10 +92,10 @@ class AgentCatalog(Protocol):
     async def save(self, name: str, source: str, *, author: str = "agent") -> Change: ...
     async def prune(self, name: str) -> Change: ...
 
-    async def call_tool(self, name: str, args: dict[str, Any], *, allow_network: bool = False,
+    async def call_tool(self, name: str, args: JsonObject, *, allow_network: bool = False,
                         allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult: ...
 
-    async def call_tools(self, calls: list[tuple[str, dict[str, Any]]]) -> list[RunResult]:
+    async def call_tools(self, calls: list[tuple[str, JsonObject]]) -> list[RunResult]:
         """`call_tool` of each (no grant, the project read-only), all in one sandboxed run."""
         ...
 

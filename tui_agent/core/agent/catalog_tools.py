@@ -6,7 +6,6 @@ project's change feed, and the agent loop forwards what was published during a c
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from tui_agent.core.agent.exec_tools import format_run_result
 from tui_agent.core.agent.permissions import ApprovalRequest
@@ -18,6 +17,7 @@ from tui_agent.core.events import Notice
 from tui_agent.core.hostnames import describe_grant
 from tui_agent.core.protocols import AgentCatalog
 from tui_agent.core.recipes.formathelp import FORMAT_HELP
+from tui_agent.core.content import JsonObject
 
 SEARCH_RESULTS = 10
 
@@ -37,7 +37,7 @@ def pipeline_failure(error: PipelineError) -> ToolOutput:
     )
 
 
-def checked_name(args: dict[str, Any], noun: str) -> str:
+def checked_name(args: JsonObject, noun: str) -> str:
     """The `name` argument, refused with the reason when it cannot name a tool or recipe (a path, non-ASCII, ...)."""
     name = require_str(args, "name")
     problem = lookup_problem(name, noun)
@@ -46,7 +46,7 @@ def checked_name(args: dict[str, Any], noun: str) -> str:
     return name
 
 
-async def create_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def create_tool(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     name = checked_name(args, "tool")
     source = require_str(args, "source")
     catalog = _catalog(ctx)
@@ -73,7 +73,7 @@ async def create_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput("\n".join(lines))
 
 
-async def prune_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def prune_tool(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     name = checked_name(args, "tool")
     catalog = _catalog(ctx)
     if catalog.get(name) is None:
@@ -85,7 +85,7 @@ async def prune_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput(f"pruned {name} (a new commit; it can be restored from history)")
 
 
-async def search_tools(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def search_tools(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     query = require_str(args, "query", allow_empty=True)
     catalog = _catalog(ctx)
     specs = catalog.search(query, limit=SEARCH_RESULTS)
@@ -95,7 +95,7 @@ async def search_tools(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput("Call these with call_tool {name, args} (or directly when listed in your tools):\n" + json.dumps(entries, indent=1))
 
 
-async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: dict[str, Any]) -> ToolOutput:
+async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: JsonObject) -> ToolOutput:
     """Run a catalog tool by name (its last good version), asking first when it declares NETWORK or WRITES;
     a tool without WRITES runs with the project read-only."""
     catalog = _catalog(ctx)
@@ -125,7 +125,7 @@ async def call_catalog_tool(ctx: ToolContext, name: str, tool_args: dict[str, An
     return format_run_result(result)
 
 
-async def call_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def call_tool(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     name = checked_name(args, "tool")
     tool_args = args.get("args", {})
     if not isinstance(tool_args, dict):
@@ -133,7 +133,7 @@ async def call_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return await call_catalog_tool(ctx, name, tool_args)
 
 
-async def create_recipe(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def create_recipe(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     name = checked_name(args, "recipe")
     source = require_str(args, "source")
     if ctx.recipes is None:

@@ -12,7 +12,7 @@ import copy
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tui_agent.core.agent.context_limit import shorten_more
 from tui_agent.core.agent.session_turns import ROLLBACK_RECORD, THINKING_DROPPED_RECORD
@@ -20,6 +20,7 @@ from tui_agent.core.agent.sessions import SessionLog
 from tui_agent.core.agent.toolbase import ToolOutput
 from tui_agent.core.agent.toolresults import result_block
 from tui_agent.core.agent.turns import AssistantTurn, Block, ToolResults, Turn, UserTurn, merged_messages, message_of
+from tui_agent.core.content import ApiMessage, ContentBlock, text_block
 
 if TYPE_CHECKING:
     from tui_agent.core.tending.suggestions import SuggestionBook
@@ -39,7 +40,7 @@ class Conversation:
         self._unwritten: set[Turn] = set()  # the pending prompt and what was appended after it
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[ApiMessage]:
         """The turns as API messages (same-role neighbours merged); a copy: changing it changes nothing."""
         return merged_messages(self.turns)
 
@@ -60,7 +61,7 @@ class Conversation:
         return turn
 
     def begin_prompt(self, prompt: str) -> UserTurn:
-        turn = UserTurn(({"type": "text", "text": prompt}, *suggestion_blocks(self.suggestions, turn_running=False)))
+        turn = UserTurn((text_block(prompt), *suggestion_blocks(self.suggestions, turn_running=False)))
         self.turns.append(turn)
         self._unwritten.add(turn)
         self.pending_prompt = turn
@@ -86,7 +87,7 @@ class Conversation:
     def add_note(self, text: str, *, with_suggestion: bool = True) -> UserTurn:
         """Tell the model something with the next request (an undo, a catalog change, a shell command)."""
         extra = suggestion_blocks(self.suggestions, turn_running=False) if with_suggestion else []
-        turn = UserTurn(({"type": "text", "text": text}, *extra), "note")
+        turn = UserTurn((text_block(text), *extra), "note")
         self.append(turn)
         return turn
 
@@ -118,7 +119,7 @@ class Conversation:
     def close_failed_turn(self, message: str) -> None:
         """An answered turn stopped on an error: an assistant line says so, so the next prompt starts a new message."""
         if self.turns and self.turns[-1].role == "user":
-            self.append(AssistantTurn(({"type": "text", "text": f"[this turn stopped on an error: {message}]"},)))
+            self.append(AssistantTurn((text_block(f"[this turn stopped on an error: {message}]"),)))
 
     def cancel(self, partial_text: str, results: Sequence[Block]) -> None:
         """Leave the conversation valid after a cancel: the prompt stays, every call of the last reply is answered
@@ -126,12 +127,12 @@ class Conversation:
         self.log_prompt()
         last = self.turns[-1] if self.turns else None
         if isinstance(last, AssistantTurn) and last.tool_uses:
-            done = {str(block.get("tool_use_id")) for block in results}
+            done = {block["tool_use_id"] for block in results if block["type"] == "tool_result"}
             missing = [result_block(call["id"], ToolOutput(CANCELLED_RESULT, is_error=True))
                        for call in last.tool_uses if call["id"] not in done]
             self.add_results([*results, *missing])
         if partial_text.strip():
-            self.append(AssistantTurn(({"type": "text", "text": partial_text + "\n[interrupted by the user]"},)))
+            self.append(AssistantTurn((text_block(partial_text + "\n[interrupted by the user]"),)))
         self.session.append({"type": "cancelled", "time": time.time()})
 
     # ------------------------------------------------------------------ changing earlier turns
@@ -193,7 +194,7 @@ class Conversation:
         raise ValueError("that turn is not in the conversation")
 
 
-def suggestion_blocks(book: SuggestionBook | None, *, turn_running: bool) -> list[dict[str, Any]]:
+def suggestion_blocks(book: SuggestionBook | None, *, turn_running: bool) -> list[ContentBlock]:
     """The book's note for the next request; without a book (no catalog: a restricted project) the tending code is
     not imported."""
     if book is None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tui_agent.core.agent.context_limit import shorten_more
 from tui_agent.core.agent.history import request_messages, without_thinking
 from tui_agent.core.agent.model import ModelError, ModelReply
 from tui_agent.core.agent.frozen_prefix import with_breakpoints
+from tui_agent.core.content import ApiMessage, TextBlock, ToolDefinition, text_block
 from tui_agent.core.errors import ErrorKind, TuiAgentError
 from tui_agent.core.events import Notice, Usage
 
@@ -44,28 +45,28 @@ class Summary:
     """The model's summary, the messages that replace the conversation, and what the request cost."""
 
     text: str
-    replacement: list[dict[str, Any]]
+    replacement: list[ApiMessage]
     usage: RequestUsage
     notices: list[Notice] = field(default_factory=list)
 
 
-def summary_request(messages: list[dict[str, Any]], focus: str = "") -> list[dict[str, Any]]:
+def summary_request(messages: list[ApiMessage], focus: str = "") -> list[ApiMessage]:
     """The history as the API accepts it, with the summarizing instruction (and the person's focus) as the last user
     content: appended to a last user message (tool results after a cancel), or as a user message of its own."""
     instruction = SUMMARY_INSTRUCTION + (f"\n\nThe person asked the summary to focus on: {focus.strip()}" if focus.strip() else "")
     sendable = request_messages(messages)
-    block = {"type": "text", "text": instruction}
+    block = text_block(instruction)
     if sendable and sendable[-1]["role"] == "user":
         return [*sendable[:-1], {**sendable[-1], "content": [*sendable[-1]["content"], block]}]
     return [*sendable, {"role": "user", "content": [block]}]
 
 
-def replacement_messages(summary: str) -> list[dict[str, Any]]:
+def replacement_messages(summary: str) -> list[ApiMessage]:
     """The conversation after /compact: the summary as one user message (the next prompt joins it)."""
-    return [{"role": "user", "content": [{"type": "text", "text": SUMMARY_HEADER + summary.strip()}]}]
+    return [{"role": "user", "content": [text_block(SUMMARY_HEADER + summary.strip())]}]
 
 
-async def summarize(client: Model, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]],
+async def summarize(client: Model, *, system: list[TextBlock], tools: list[ToolDefinition], messages: list[ApiMessage],
                     thinking: ThinkingConfig | None, focus: str = "") -> Summary:
     """One request for a summary of `messages` (not modified). The same system prompt and tools as the conversation's
     requests (a history with tool calls needs its tools defined; its cached prefix is reused), no tool_choice (which
@@ -98,7 +99,7 @@ async def summarize(client: Model, *, system: list[dict[str, Any]], tools: list[
     return Summary(text, replacement_messages(text), reply.usage, notices)
 
 
-async def _request(client: Model, system: list[dict[str, Any]], tools: list[dict[str, Any]], sendable: list[dict[str, Any]],
+async def _request(client: Model, system: list[TextBlock], tools: list[ToolDefinition], sendable: list[ApiMessage],
                    thinking: ThinkingConfig | None, notices: list[Notice]) -> ModelReply | None:
     if thinking is not None and thinking.strips_thinking(client.model):
         sendable = without_thinking(sendable)
@@ -129,5 +130,5 @@ async def compact_agent(agent: Agent, focus: str = "") -> Summary:
     session.append({"type": "clear", "reason": "compact", "time": time.time()})  # load_messages starts again here
     for message in summary.replacement:
         session.append_message(message)
-    agent.messages = [dict(message) for message in summary.replacement]  # a new list: the prompt plan is frozen again
+    agent.messages = [ApiMessage(role=message["role"], content=message["content"]) for message in summary.replacement]  # a new list: the prompt plan is frozen again
     return summary

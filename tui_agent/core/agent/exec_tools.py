@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from tui_agent.core.agent.command_view import one_line
 from tui_agent.core.agent.git_readonly import read_only_git
@@ -14,6 +13,7 @@ from tui_agent.core.protocols import AgentSandbox
 from tui_agent.core.hostnames import describe_grant
 from tui_agent.core.sandbox.netproxy import PROXY_REFUSED
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant, RunResult, SandboxPolicy
+from tui_agent.core.content import JsonObject
 
 DEFAULT_SHELL_TIMEOUT_S = 120
 MAX_SHELL_TIMEOUT_S = 600
@@ -56,7 +56,7 @@ def shell_summary(command: str, network: NetworkGrant, changes_venv: bool = Fals
     return f"run `{one_line(command, SUMMARY_LIMIT)}`{size} {access}{venv}"
 
 
-async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def run_shell(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     command = require_str(args, "command")
     timeout = optional_int(args, "timeout", DEFAULT_SHELL_TIMEOUT_S) or DEFAULT_SHELL_TIMEOUT_S
     if not 1 <= timeout <= MAX_SHELL_TIMEOUT_S:
@@ -102,7 +102,7 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput("\n".join(lines), is_error=exit_code != 0 or failure is not None, truncated=cut_out or cut_err)
 
 
-async def run_python(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def run_python(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     """Code-as-harness: cheap in every mode because the project is read-only for the snippet, except in `auto`
     mode (edits accepted) where it may write. Where the sandbox cannot make the project read-only (rlimits
     tier), the snippet could write anyway, so it asks (or is refused) like a shell command."""

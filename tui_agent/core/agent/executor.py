@@ -7,7 +7,6 @@ import contextlib
 import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any
 
 from tui_agent.core.agent.callgate import CallGate, InputReplaced
 from tui_agent.core.agent.catalog_tools import call_catalog_tool
@@ -20,6 +19,7 @@ from tui_agent.core.agent.stops import CUT_OFF
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
 from tui_agent.core.agent.toolresults import result_block, sandbox_failure, told_of_quarantine, trimmed_traceback
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
+from tui_agent.core.content import JsonObject, tool_input, ToolResultBlock, ToolUseBlock
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.project import Project
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
@@ -46,7 +46,7 @@ class ToolExecutor:
         self.changes = changes
         self.gate: CallGate | None = None
 
-    def writes_nothing(self, name: str, arguments: dict[str, Any]) -> bool:
+    def writes_nothing(self, name: str, arguments: JsonObject) -> bool:
         """Whether the call cannot change the project: a catalog tool without WRITES (by its name or through
         `call_tool`) run by bubblewrap, which mounts the project read-only for it (undo checkpoints nothing around it)."""
         if name == "call_tool" and name in self.builtins:
@@ -59,8 +59,8 @@ class ToolExecutor:
         spec = self.catalog.spec(name)
         return spec is not None and not spec.writes
 
-    async def answer_calls(self, reply: ModelReply, answered: list[dict[str, Any]],
-                            outputs: list[tuple[dict[str, Any], ToolOutput]]) -> AsyncIterator[Event]:
+    async def answer_calls(self, reply: ModelReply, answered: list[ToolResultBlock],
+                            outputs: list[tuple[ToolUseBlock, ToolOutput]]) -> AsyncIterator[Event]:
         """Run the reply's tool calls one after another: their events go out, their result blocks into `answered`."""
         cut_call_id = reply.tool_uses[-1]["id"] if reply.stop_reason in CUT_OFF else None
         batch = self.plan_batch(reply, cut_call_id)
@@ -90,7 +90,7 @@ class ToolExecutor:
             return None
         whole = [call for call in reply.tool_uses if call["id"] != cut_call_id and call["id"] not in reply.invalid_inputs]
 
-        def batchable(name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        def batchable(name: str, arguments: JsonObject) -> tuple[str, JsonObject] | None:
             return batchable_call(catalog, name, arguments) if self.writes_nothing(name, arguments) else None
 
         return ReplyBatch.plan(catalog, whole, batchable)
@@ -111,11 +111,10 @@ class ToolExecutor:
         with state.deferred():
             yield flush
 
-    async def call(self, call: dict[str, Any], *, cut_off: bool, bad_input: str | None = None,
+    async def call(self, call: ToolUseBlock, *, cut_off: bool, bad_input: str | None = None,
                    batch: ReplyBatch | None = None) -> AsyncIterator[Event | ToolOutput]:
         name, call_id = call["name"], call["id"]
-        raw_input = call.get("input")
-        arguments: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+        arguments = tool_input(call)
         authored = name not in self.builtins and not any(provider.handles(name) for provider in self.tool_providers)
         yield ToolCallStarted(call_id=call_id, name=name, arguments=arguments, authored=authored)
         context = ToolContext(self.project, self.permissions, self.sandbox, self.catalog, self.recipes, call_id, name)
@@ -133,14 +132,14 @@ class ToolExecutor:
         for event in context.events:
             yield event
         if name == "create_tool" and not output.is_error:
-            tool_name = arguments.get("name", "")
+            tool_name = str(arguments.get("name", ""))  # a string: create_tool succeeded
             if tool_name in self.authored_names:
                 self.authored_names.remove(tool_name)
             self.authored_names.append(tool_name)
         yield ToolCallFinished(call_id, name, output.text, output.is_error, duration_ms, authored=authored, truncated=output.truncated)
         yield output
 
-    async def run_guarded(self, context: ToolContext, name: str, arguments: dict[str, Any], *, cut_off: bool,
+    async def run_guarded(self, context: ToolContext, name: str, arguments: JsonObject, *, cut_off: bool,
                           bad_input: str | None) -> ToolOutput:
         """The call's output; a failure (expected or not) becomes an error result, never an exception."""
         try:
@@ -180,7 +179,7 @@ class ToolExecutor:
         finally:
             self.changes.remove_listener(forward)
 
-    async def dispatch(self, context: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput:
+    async def dispatch(self, context: ToolContext, name: str, arguments: JsonObject) -> ToolOutput:
         builtin = self.builtins.get(name)
         if builtin is not None:
             result = await builtin.handler(context, arguments)

@@ -6,7 +6,6 @@ import difflib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from tui_agent.core import projectfs
 from tui_agent.core.agent.images import ImageFile, image_block, refusal, sniff
@@ -14,6 +13,7 @@ from tui_agent.core.agent.paths import PathRefused, agent_area, confine, refuse_
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.sandbox.protected import matches_protected
 from tui_agent.core.agent.search_tools import SEARCH_TOOLS
+from tui_agent.core.content import JsonObject
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.events import Notice
 from tui_agent.core.versioning import hookhold
@@ -34,7 +34,7 @@ def _is_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
 
 
-async def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def read_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     real = _confined(ctx, require_str(args, "path"))
     offset = optional_int(args, "offset", 1) or 1
     limit = optional_int(args, "limit", DEFAULT_READ_LINES) or DEFAULT_READ_LINES
@@ -135,7 +135,7 @@ def _read_text(real: Path) -> str | None:
     return data.decode("utf-8", errors="surrogateescape")
 
 
-async def write_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     real = _confined(ctx, require_str(args, "path"))
     content = require_str(args, "content", allow_empty=True)
     old = _read_text(real)
@@ -146,7 +146,7 @@ async def write_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput(f"{verb} {name} ({len(content.splitlines())} lines)")
 
 
-async def edit_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     real = _confined(ctx, require_str(args, "path"))
     old_text = require_str(args, "old")
     new_text = require_str(args, "new", allow_empty=True)
@@ -174,7 +174,7 @@ async def edit_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput(f"edited {name} at line {line} (-{len(old_text.splitlines())} +{len(new_text.splitlines())} lines)")
 
 
-PATH = {"type": "string", "description": "path relative to the project root"}
+PATH: JsonObject = {"type": "string", "description": "path relative to the project root"}
 
 FILE_TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool("read_file", "Read a text file of the project, with line numbers. `offset` is the 1-based first line, `limit` the number of lines "

@@ -16,10 +16,11 @@ import copy
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
-from tui_agent.core.agent.system_prompt import CACHE, CatalogEntry, catalog_index, system_blocks
+from tui_agent.core.agent.system_prompt import CatalogEntry, catalog_index, system_blocks
 from tui_agent.core.agent.toolbase import BuiltinTool
+from tui_agent.core.content import ApiMessage, ContentBlock, TextBlock, ToolDefinition, cache_mark
 
 NO_CATALOG = "The tool catalog is not available in this session."
 PLAN_MODE_NOTE = (" Investigate (read, search) without changing anything, then call propose_plan with your plan for "
@@ -28,7 +29,7 @@ MAX_NOTE_LINES = 20  # a catalog rewritten wholesale (a git pull) is summed up, 
 API_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the Messages API refuses the whole request otherwise
 
 
-def sendable(definition: dict[str, Any] | None) -> bool:
+def sendable(definition: ToolDefinition | None) -> bool:
     """True when the API would accept this tool definition (a bad one would make every request fail)."""
     if not definition or not API_TOOL_NAME.fullmatch(str(definition.get("name", ""))):
         return False
@@ -40,7 +41,7 @@ def sendable(definition: dict[str, Any] | None) -> bool:
 class PromptPlan:
     """What the model was told when the conversation started, and what has been announced since."""
 
-    system: list[dict[str, Any]] | None = None
+    system: list[TextBlock] | None = None
     tool_order: list[str] = field(default_factory=list)  # catalog tools in the tools array, in their fixed order
     known: set[str] = field(default_factory=set)  # catalog tools that existed when the plan was frozen
     told: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool name -> (summary, status) the model knows
@@ -66,7 +67,7 @@ class PromptPlan:
         self.known = {entry.name for entry in entries}
         self.mode = mode
 
-    def tools(self, builtins: Mapping[str, BuiltinTool], entries: Sequence[CatalogEntry], authored: Sequence[str]) -> list[dict[str, Any]]:
+    def tools(self, builtins: Mapping[str, BuiltinTool], entries: Sequence[CatalogEntry], authored: Sequence[str]) -> list[ToolDefinition]:
         """Built-ins, the frozen catalog tools, then tools authored or added since (each with its current definition)."""
         by_name = {entry.name: entry for entry in entries}
         added = sorted(name for name, entry in by_name.items() if name not in self.known and sendable(entry.api))
@@ -79,7 +80,7 @@ class PromptPlan:
             if entry is not None and entry.api is not None and sendable(entry.api):
                 tools.append(copy.deepcopy(entry.api))
         if tools:
-            tools[-1]["cache_control"] = dict(CACHE)
+            tools[-1]["cache_control"] = {"type": "ephemeral"}
         return tools
 
     def changes(self, entries: Sequence[CatalogEntry] | None, mode: str) -> str:
@@ -114,7 +115,7 @@ def _describe(view: tuple[str, str]) -> str:
     return (summary or "(no summary)") + flag
 
 
-def with_breakpoints(messages: list[dict[str, Any]], previous_end: tuple[int, int] | None) -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
+def with_breakpoints(messages: list[ApiMessage], previous_end: tuple[int, int] | None) -> tuple[list[ApiMessage], tuple[int, int] | None]:
     """A copy of the messages with cache_control on their last block (the rolling breakpoint, written by this request)
     and on the block where the previous request ended (read even when more than 20 blocks were added since).
 
@@ -126,6 +127,6 @@ def with_breakpoints(messages: list[dict[str, Any]], previous_end: tuple[int, in
     for index, position in {end, previous_end} - {None}:  # type: ignore[misc]
         if index < len(marked) and position < len(marked[index]["content"]):
             content = list(marked[index]["content"])
-            content[position] = {**content[position], "cache_control": dict(CACHE)}
+            content[position] = cast(ContentBlock, {**content[position], "cache_control": cache_mark()})
             marked[index] = {**marked[index], "content": content}
     return marked, end

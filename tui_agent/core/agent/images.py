@@ -5,7 +5,10 @@ from __future__ import annotations
 import base64
 import struct
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from typing import cast
+
+from tui_agent.core.content import ApiMessage, ImageBlock, MediaType
 
 MAX_IMAGE_BYTES = 3_750_000  # the API takes at most 5 MB of base64 per image: 3.75 MB of file
 MAX_SIDE = 8000  # pixels; the API refuses larger images
@@ -52,8 +55,9 @@ def _dimensions(media_type: str, data: bytes) -> tuple[int, int] | None:
     return None
 
 
-def image_block(data: bytes, image: ImageFile) -> dict[str, Any]:
-    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": base64.b64encode(data).decode("ascii")}}
+def image_block(data: bytes, image: ImageFile) -> ImageBlock:
+    media_type = cast(MediaType, image.media_type)  # one of SIGNATURES' kinds
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": base64.b64encode(data).decode("ascii")}}
 
 
 def refusal(name: str, data: bytes, image: ImageFile) -> str:
@@ -67,15 +71,22 @@ def refusal(name: str, data: bytes, image: ImageFile) -> str:
     return ""
 
 
-def image_token_correction(messages: list[dict[str, Any]]) -> int:
+def image_token_correction(messages: Sequence[ApiMessage]) -> int:
     """Tokens to take off a characters/4 estimate of the messages: an image costs about IMAGE_TOKENS, not its base64."""
     correction = 0
     for message in messages:
-        content = message.get("content")
-        for block in content if isinstance(content, list) else ():
-            inner = block.get("content") if block.get("type") == "tool_result" else [block]
+        for block in message["content"]:
+            inner: object = block.get("content") if block["type"] == "tool_result" else [block]
             for part in inner if isinstance(inner, list) else ():
-                if isinstance(part, dict) and part.get("type") == "image":
-                    data = part.get("source", {}).get("data", "")
-                    correction += len(data) // 4 - IMAGE_TOKENS if isinstance(data, str) else 0
+                data = _base64_data(part)
+                correction += len(data) // 4 - IMAGE_TOKENS if data is not None else 0
     return correction
+
+
+def _base64_data(part: object) -> str | None:
+    """The base64 data of an image block (a part of a resumed session's message may be anything)."""
+    if not isinstance(part, dict) or part.get("type") != "image":
+        return None
+    source = part.get("source")
+    data = source.get("data") if isinstance(source, dict) else None
+    return data if isinstance(data, str) else None

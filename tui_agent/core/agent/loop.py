@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tui_agent.core.agent.builtins import builtin_tools
 from tui_agent.core.agent.executor import ToolExecutor
@@ -26,6 +26,7 @@ from tui_agent.core.agent.toolbase import BuiltinTool, ToolOutput
 from tui_agent.core.agent.toolresults import count_failure, checkpoint_warnings
 from tui_agent.core.agent.turns import AssistantTurn, Turn, turns_of
 from tui_agent.core.changes import ChangeFeed
+from tui_agent.core.content import ApiMessage, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock, text_block
 from tui_agent.core.errors import ErrorKind
 from tui_agent.core.events import (Event, Notice, TextDelta, ToolCallFinished, ToolCallStarted, ToolOutputDelta, TurnFailed, TurnFinished,
                                    TurnStarted, Usage)
@@ -50,7 +51,7 @@ class Step:
 
     prompt: str
     partial_text: list[str] = dataclasses.field(default_factory=list)
-    results: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    results: list[ToolResultBlock] = dataclasses.field(default_factory=list)
     failures: dict[str, int] = dataclasses.field(default_factory=dict)
     ended: bool = False
 
@@ -69,7 +70,7 @@ class Agent:
         sandbox: AgentSandbox | None = None,
         catalog: AgentCatalog | None = None,
         recipes: AgentRecipes | None = None,
-        messages: list[dict[str, Any]] | None = None,
+        messages: list[ApiMessage] | None = None,
         turns: list[Turn] | None = None,
         usage: UsageTotals | None = None,
         context_limit_tokens: int = CONTEXT_LIMIT_TOKENS,
@@ -141,12 +142,12 @@ class Agent:
         return self.session.id
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[ApiMessage]:
         """The conversation as API messages (a copy derived from its turns)."""
         return self.conversation.messages
 
     @messages.setter
-    def messages(self, messages: list[dict[str, Any]]) -> None:
+    def messages(self, messages: list[ApiMessage]) -> None:
         self.conversation.replace(turns_of(messages))
 
     @property
@@ -198,7 +199,7 @@ class Agent:
     def plan(self, plan: PromptPlan) -> None:
         self.prompting.plan = plan
 
-    def build_request(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def build_request(self) -> tuple[list[TextBlock], list[ToolDefinition]]:
         """The system blocks and the `tools` array of the next request (see `prompt_parts`)."""
         parts = self.prompt_parts()
         return parts.system, parts.tools
@@ -321,7 +322,7 @@ class Agent:
 
     async def _answer(self, reply: ModelReply, step: Step) -> AsyncIterator[Event]:
         """Run the reply's tool calls and add their results; stop the turn when the same call keeps failing."""
-        outputs: list[tuple[dict[str, Any], ToolOutput]] = []
+        outputs: list[tuple[ToolUseBlock, ToolOutput]] = []
         step.results = []
         async for event in self.executor.answer_calls(reply, step.results, outputs):
             yield event
@@ -341,8 +342,8 @@ class Agent:
         """Log the prompt, then the reply (a placeholder for a refused one); what its stop reason asks of the turn."""
         self._log_prompt()
         stop = handling(reply.stop_reason, max_tokens=self._max_tokens(), stop_sequence=reply.stop_sequence)
-        content = [{"type": "text", "text": REFUSED_PLACEHOLDER}] if stop.drop_reply else reply.content
-        self.conversation.append(AssistantTurn(tuple(content or [{"type": "text", "text": "(no content)"}])))
+        content = [text_block(REFUSED_PLACEHOLDER)] if stop.drop_reply else reply.content
+        self.conversation.append(AssistantTurn(tuple(content or [text_block("(no content)")])))
         return stop
 
     async def _request(self) -> AsyncIterator[Event | ModelReply]:

@@ -16,6 +16,7 @@ import tenacity
 from tui_agent.core.agent.pricing import RequestUsage, default_model, request_usage
 from tui_agent.core.agent.streamreply import AssembledReply, ReplyAssembler, StreamCut
 from tui_agent.core.bulkload import long_lived_objects
+from tui_agent.core.content import ApiMessage, ContentBlock, TextBlock, ToolDefinition, ToolUseBlock
 from tui_agent.core.agent.thinking import ThinkingConfig
 from tui_agent.core.errors import ErrorKind, TuiAgentError
 from tui_agent.core.events import Event, Notice, TextDelta, ThinkingDelta
@@ -47,7 +48,7 @@ class ModelError(TuiAgentError):
 class ModelReply:
     """One complete assistant message: its content blocks (as API dicts), stop reason and usage."""
 
-    content: list[dict[str, Any]]
+    content: list[ContentBlock]
     stop_reason: str
     usage: RequestUsage
     invalid_inputs: dict[str, str] = field(default_factory=dict)  # tool_use id -> why its input JSON is unusable
@@ -58,7 +59,7 @@ class ModelReply:
         return "".join(block["text"] for block in self.content if block["type"] == "text")
 
     @property
-    def tool_uses(self) -> list[dict[str, Any]]:
+    def tool_uses(self) -> list[ToolUseBlock]:
         return [block for block in self.content if block["type"] == "tool_use"]
 
 
@@ -122,7 +123,7 @@ class ModelClient:
         return [model.id for model in page.data]
 
     async def stream_reply(
-        self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]],
+        self, *, system: list[TextBlock], tools: list[ToolDefinition], messages: list[ApiMessage],
         thinking: ThinkingConfig | None = None,
     ) -> AsyncIterator[Event | ModelReply]:
         """Yield TextDelta, ThinkingDelta and Notice events as they arrive, then the final ModelReply; raise ModelError.

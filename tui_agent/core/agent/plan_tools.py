@@ -3,11 +3,11 @@ way out: the person approves the plan and the session leaves plan mode)."""
 
 from __future__ import annotations
 
-from typing import Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, require_str, schema
 from tui_agent.core.events import PermissionModeChanged, PlanEntry, PlanUpdated
+from tui_agent.core.content import JsonObject
 
 STATUSES = ("pending", "in_progress", "completed")
 PRIORITIES = ("high", "medium", "low")
@@ -36,7 +36,7 @@ def _entry(number: int, item: object) -> PlanEntry:
     return PlanEntry(content.strip(), status, priority)
 
 
-def plan_entries(args: dict[str, Any]) -> tuple[PlanEntry, ...]:
+def plan_entries(args: JsonObject) -> tuple[PlanEntry, ...]:
     """The entries of an update_plan call, strictly checked; ToolFailure names the first thing wrong."""
     entries = args.get("entries")
     if not isinstance(entries, list):
@@ -57,7 +57,7 @@ def checklist(entries: tuple[PlanEntry, ...]) -> str:
                      for entry in entries)
 
 
-async def update_plan(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def update_plan(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     extra = sorted(set(args) - {"entries"})
     if extra:
         raise ToolFailure(f"unknown argument(s) {', '.join(extra)}: update_plan takes only `entries`")
@@ -67,7 +67,7 @@ async def update_plan(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput(f"plan updated ({done}/{len(entries)} completed)")
 
 
-async def propose_plan(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def propose_plan(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     plan = require_str(args, "plan").strip()
     if not plan:
         raise ToolFailure("`plan` must not be empty")

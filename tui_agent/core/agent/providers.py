@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from tui_agent.core.agent.toolbase import ToolContext, ToolOutput
 from tui_agent.core.events import Event
+from tui_agent.core.content import JsonObject, ToolDefinition
 
 
 class ToolProvider(Protocol):
@@ -17,16 +18,16 @@ class ToolProvider(Protocol):
         """Before each model request: pick up changes (e.g. tools/list_changed); events to show."""
         ...
 
-    def definitions(self) -> list[dict[str, Any]]:
+    def definitions(self) -> list[ToolDefinition]:
         """The tool definitions as the Messages API takes them."""
         ...
 
     def handles(self, name: str) -> bool: ...
 
-    async def call(self, context: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput: ...
+    async def call(self, context: ToolContext, name: str, arguments: JsonObject) -> ToolOutput: ...
 
 
-def with_provided_tools(tools: list[dict[str, Any]], providers: Sequence[ToolProvider]) -> list[dict[str, Any]]:
+def with_provided_tools(tools: list[ToolDefinition], providers: Sequence[ToolProvider]) -> list[ToolDefinition]:
     """`tools` then every provider's definitions, with the cache breakpoint moved to the last one."""
     provided = [copy.deepcopy(definition) for provider in providers for definition in provider.definitions()]
     if not provided:

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.content import JsonObject, ToolUseBlock, json_object
 from tui_agent.core.catalog.reports import check_arguments
 from tui_agent.core.protocols import AgentCatalog
 from tui_agent.core.sandbox.policy import RunResult
 
-Batchable = Callable[[str, dict[str, Any]], "tuple[str, dict[str, Any]] | None"]
+Batchable = Callable[[str, JsonObject], "tuple[str, JsonObject] | None"]
 """A call's (tool name, its arguments) when it may run in a batch, else None."""
 
 
-def batchable_call(catalog: AgentCatalog, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+def batchable_call(catalog: AgentCatalog, name: str, arguments: JsonObject) -> tuple[str, JsonObject] | None:
     """(tool, checked arguments) of a catalog call that asks nobody and cannot change anything (no NETWORK, no
     WRITES, valid arguments): running it earlier, beside the calls around it, is the same as running it in turn.
     The caller checks that the project is read-only for it (bubblewrap) and that no hook stands around calls."""
@@ -37,26 +37,26 @@ class ReplyBatch:
     """Groups of two or more consecutive batchable calls of one reply; a group runs (`Catalog.call_tools`) when its
     first call starts, and each of its calls takes its own result from that run."""
 
-    def __init__(self, catalog: AgentCatalog, groups: list[list[tuple[str, str, dict[str, Any]]]]) -> None:
+    def __init__(self, catalog: AgentCatalog, groups: list[list[tuple[str, str, JsonObject]]]) -> None:
         self.catalog = catalog
         self._group_of: dict[str, int] = {call_id: index for index, group in enumerate(groups) for call_id, _n, _a in group}
         self._groups = groups
         self._runs: dict[int, asyncio.Task[list[RunResult]]] = {}
 
     @classmethod
-    def plan(cls, catalog: AgentCatalog, calls: list[dict[str, Any]], batchable: Batchable) -> "ReplyBatch":
+    def plan(cls, catalog: AgentCatalog, calls: list[ToolUseBlock], batchable: Batchable) -> "ReplyBatch":
         """The groups of `calls` (the reply's tool_use blocks) that `batchable` lets run together."""
-        groups: list[list[tuple[str, str, dict[str, Any]]]] = [[]]
+        groups: list[list[tuple[str, str, JsonObject]]] = [[]]
         for call in calls:
             arguments = call.get("input")
-            found = batchable(call["name"], arguments) if isinstance(arguments, dict) else None
+            found = batchable(call["name"], json_object(arguments)) if isinstance(arguments, dict) else None
             if found is None:
                 groups.append([])
             else:
                 groups[-1].append((call["id"], *found))
         return cls(catalog, [group for group in groups if len(group) > 1])
 
-    def result_for(self, call_id: str, name: str, arguments: dict[str, Any]) -> Awaitable[RunResult] | None:
+    def result_for(self, call_id: str, name: str, arguments: JsonObject) -> Awaitable[RunResult] | None:
         """The batched run's result of this call (starting the group's run), or None when it runs on its own:
         not in a group, or asked with other arguments than planned."""
         index = self._group_of.get(call_id)

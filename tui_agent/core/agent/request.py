@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from tui_agent.core.agent.history import request_messages, without_thinking
 from tui_agent.core.agent.frozen_prefix import with_breakpoints
 from tui_agent.core.agent.thinking import ThinkingConfig
 from tui_agent.core.agent.turns import THINKING_TYPES, Turn, merged_messages
+from tui_agent.core.content import ApiMessage, TextBlock, ToolDefinition
 
 CacheMark = tuple[int, int]
 
@@ -24,8 +25,8 @@ CacheMark = tuple[int, int]
 class PromptParts:
     """The system blocks and the `tools` array (fixed for a conversation by its PromptPlan)."""
 
-    system: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
+    system: list[TextBlock]
+    tools: list[ToolDefinition]
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,20 @@ class RequestSettings:
     previous_end: CacheMark | None = None
 
 
+class ReplyArguments(TypedDict):
+    """The keyword arguments of `Model.stream_reply`."""
+
+    system: list[TextBlock]
+    tools: list[ToolDefinition]
+    messages: list[ApiMessage]
+    thinking: ThinkingConfig
+
+
 @dataclass(frozen=True)
 class Request:
     """`kwargs` for `Model.stream_reply`; `end` is where its messages end (the next request's `previous_end`)."""
 
-    kwargs: dict[str, Any]
+    kwargs: ReplyArguments
     end: CacheMark | None
 
 
@@ -54,10 +64,10 @@ def build_request(turns: Sequence[Turn], prompt: PromptParts, settings: RequestS
     return Request({"system": prompt.system, "tools": prompt.tools, "messages": marked, "thinking": settings.thinking}, end)
 
 
-def _thinking_first(message: dict[str, Any]) -> dict[str, Any]:
+def _thinking_first(message: ApiMessage) -> ApiMessage:
     """An assistant message with its thinking blocks first (the order of each kind kept)."""
     content = message["content"]
-    if message["role"] != "assistant" or not any(block.get("type") in THINKING_TYPES for block in content[1:]):
+    if message["role"] != "assistant" or not any(block["type"] in THINKING_TYPES for block in content[1:]):
         return message
-    thinking = [block for block in content if block.get("type") in THINKING_TYPES]
-    return {**message, "content": thinking + [block for block in content if block.get("type") not in THINKING_TYPES]}
+    thinking = [block for block in content if block["type"] in THINKING_TYPES]
+    return {**message, "content": thinking + [block for block in content if block["type"] not in THINKING_TYPES]}

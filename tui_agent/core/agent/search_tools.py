@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from tui_agent.core.agent.paths import PathRefused, confine, relative_name
 from tui_agent.core.agent.search import GrepQuery, Hit, SearchError, SearchResult, by_mtime, is_agent_state
 from tui_agent.core.agent import search
+from tui_agent.core.content import JsonObject
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 
 DEFAULT_CONTENT_LINES = 500
@@ -16,7 +16,7 @@ DEFAULT_LISTED = 1000
 MODES = ("content", "files_with_matches", "count")
 
 
-def _search_path(ctx: ToolContext, args: dict[str, Any]) -> tuple[Path, str]:
+def _search_path(ctx: ToolContext, args: JsonObject) -> tuple[Path, str]:
     """The real project root and the project-relative folder or file to search (refused outside, or in .agent state)."""
     root = Path(os.path.realpath(ctx.project.root))
     raw = args.get("path") or "."
@@ -34,7 +34,7 @@ def _search_path(ctx: ToolContext, args: dict[str, Any]) -> tuple[Path, str]:
     return root, relative
 
 
-def _flag(args: dict[str, Any], *keys: str) -> bool:
+def _flag(args: JsonObject, *keys: str) -> bool:
     for key in keys:
         value = args.get(key)
         if value is not None:
@@ -44,7 +44,7 @@ def _flag(args: dict[str, Any], *keys: str) -> bool:
     return False
 
 
-def _context(args: dict[str, Any]) -> tuple[int, int]:
+def _context(args: JsonObject) -> tuple[int, int]:
     around = optional_int(args, "-C", None) or optional_int(args, "context", None) or 0
     before = optional_int(args, "-B", None)
     after = optional_int(args, "-A", None)
@@ -54,7 +54,7 @@ def _context(args: dict[str, Any]) -> tuple[int, int]:
     return values
 
 
-def _globs(args: dict[str, Any], key: str) -> tuple[str, ...]:
+def _globs(args: JsonObject, key: str) -> tuple[str, ...]:
     value = args.get(key)
     if value is None or value == "":
         return ()
@@ -65,7 +65,7 @@ def _globs(args: dict[str, Any], key: str) -> tuple[str, ...]:
     return (value,)
 
 
-def grep_query(args: dict[str, Any]) -> GrepQuery:
+def grep_query(args: JsonObject) -> GrepQuery:
     mode = args.get("output_mode") or "content"
     if mode not in MODES:
         raise ToolFailure(f"`output_mode` must be one of {', '.join(MODES)}")
@@ -78,7 +78,7 @@ def grep_query(args: dict[str, Any]) -> GrepQuery:
                      multiline=_flag(args, "multiline"))
 
 
-async def grep(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def grep(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     query = grep_query(args)
     root, relative = _search_path(ctx, args)
     limit = optional_int(args, "head_limit", None)
@@ -141,7 +141,7 @@ def _by_path(hits: list[Hit], with_context: bool) -> list[Hit]:
     return ordered
 
 
-async def list_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def list_files(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     pattern = require_str(args, "pattern")
     globs = _globs(args, "pattern")
     root, relative = _search_path(ctx, args)
@@ -160,7 +160,7 @@ async def list_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput("\n".join(shown) + more + notes, truncated=bool(more))
 
 
-PATH = {"type": "string", "description": "a file or folder relative to the project root (default: the whole project)"}
+PATH: JsonObject = {"type": "string", "description": "a file or folder relative to the project root (default: the whole project)"}
 GLOB_DOC = ("rg-style glob, as in .gitignore: `*.py` matches at any depth, `src/*.py` only in src/, `**` crosses folders, "
             "`{a,b}` alternatives, a leading `!` excludes")
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
-
 from tui_agent.core import projectfs
+from tui_agent.core.content import JsonObject
 
 INTERRUPTED_RESULT = "interrupted: the session ended before this call returned a result"
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
+def read_records(path: Path) -> list[JsonObject]:
     """Every complete JSON line of the file; a truncated or corrupt line (a crash mid-write) is skipped."""
-    records: list[dict[str, Any]] = []
+    records: list[JsonObject] = []
     with open(projectfs.open_file(path, os.O_RDONLY), encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:

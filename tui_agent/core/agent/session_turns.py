@@ -10,11 +10,11 @@ result its ToolCallFinished event recorded, else as interrupted.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tui_agent.core.agent.session_events import BadEventRecord, decode_event, is_event_record
 from tui_agent.core.agent.session_records import INTERRUPTED_RESULT, read_records
 from tui_agent.core.agent.turns import AssistantTurn, Block, ToolResults, Turn, UserTurn, turn_of
+from tui_agent.core.content import ToolResultBlock
 from tui_agent.core.events import ToolCallFinished
 
 ROLLBACK_RECORD = "rollback"
@@ -26,11 +26,11 @@ def load_turns(path: Path) -> list[Turn]:
     turns: list[Turn] = []
     finished: dict[str, ToolCallFinished] = {}
     for record in read_records(path):
-        kind = record.get("type")
+        kind, drop = record.get("type"), record.get("drop")
         if kind == "clear":
             turns.clear()
-        elif kind == ROLLBACK_RECORD and type(record.get("drop")) is int and record["drop"] > 0:
-            del turns[-record["drop"]:]
+        elif kind == ROLLBACK_RECORD and isinstance(drop, int) and not isinstance(drop, bool) and drop > 0:
+            del turns[-drop:]
         elif kind == THINKING_DROPPED_RECORD:
             turns = [turn.without_thinking() if isinstance(turn, AssistantTurn) and turn.thinking else turn for turn in turns]
         elif kind == "message" and (turn := turn_of(record.get("message"), record.get("turn"))) is not None:
@@ -60,10 +60,11 @@ def repair_turns(turns: list[Turn], finished: dict[str, ToolCallFinished] | None
     for turn in turns:
         if isinstance(turn, ToolResults):
             kept = tuple(block for block in turn.blocks
-                         if block.get("type") != "tool_result" or block.get("tool_use_id") in pending)
+                         if block["type"] != "tool_result" or block["tool_use_id"] in pending)
             for block in kept:
-                pending.pop(str(block.get("tool_use_id")), None)
-            if any(block.get("type") == "tool_result" for block in kept):
+                if block["type"] == "tool_result":
+                    pending.pop(block["tool_use_id"], None)
+            if any(block["type"] == "tool_result" for block in kept):
                 repaired.append(ToolResults(kept))
             elif kept:
                 repaired.append(UserTurn(kept, "note"))
@@ -71,7 +72,7 @@ def repair_turns(turns: list[Turn], finished: dict[str, ToolCallFinished] | None
         close()
         repaired.append(turn)
         if isinstance(turn, AssistantTurn):
-            pending.update((str(call.get("id")), None) for call in turn.tool_uses)
+            pending.update((call["id"], None) for call in turn.tool_uses)
     close()
     return repaired
 
@@ -80,7 +81,7 @@ def _answer(call_id: str, finished: ToolCallFinished | None) -> Block:
     """The tool_result for a call the transcript never answered: its recorded result, else "interrupted"."""
     if finished is None:
         return {"type": "tool_result", "tool_use_id": call_id, "content": INTERRUPTED_RESULT, "is_error": True}
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": finished.result or "(empty)"}
+    block: ToolResultBlock = {"type": "tool_result", "tool_use_id": call_id, "content": finished.result or "(empty)"}
     if finished.is_error:
         block["is_error"] = True
     return block

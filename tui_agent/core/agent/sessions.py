@@ -7,14 +7,16 @@ import json
 import secrets
 import time
 from dataclasses import asdict, dataclass, is_dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from tui_agent.core import projectfs
 from tui_agent.core.appendfile import append_whole
 from tui_agent.core.agent.session_records import INTERRUPTED_RESULT as INTERRUPTED_RESULT, read_records as read_records
 from tui_agent.core.agent.session_events import BadEventRecord, DecodedEvents, decode_event, decode_events, is_event_record
 from tui_agent.core.agent.turns import Turn, merged_messages, message_of
+from tui_agent.core.content import ApiMessage, JsonObject
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.events import Event, TurnStarted, Usage
 from tui_agent.core.project import Project
@@ -48,7 +50,7 @@ class SessionLog:
     def __init__(self, path: Path, session_id: str) -> None:
         self.path = path
         self.id = session_id
-        self._pending_header: dict[str, Any] | None = None
+        self._pending_header: Mapping[str, object] | None = None
         self._unwritten: list[bytes] = []
         self._failing: str | None = None  # why the last write failed, while it keeps failing
         self._problems: list[tuple[str, Literal["info", "warning"]]] = []
@@ -68,7 +70,7 @@ class SessionLog:
             _drop_truncated_tail(path)
         return cls(path, session_id)
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Mapping[str, object]) -> None:
         if self._pending_header is not None:
             header, self._pending_header = self._pending_header, None
             self._unwritten.append(_line(header))
@@ -102,7 +104,7 @@ class SessionLog:
         problems, self._problems = self._problems, []
         return problems
 
-    def append_message(self, message: dict[str, Any]) -> None:
+    def append_message(self, message: ApiMessage) -> None:
         self.append({"type": "message", "message": message})
 
     def append_turn(self, turn: Turn) -> None:
@@ -119,7 +121,7 @@ class SessionLog:
             self._write_unwritten()
 
 
-def _line(record: dict[str, Any]) -> bytes:
+def _line(record: Mapping[str, object]) -> bytes:
     return (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
 
 
@@ -144,7 +146,7 @@ def _drop_truncated_tail(path: Path) -> None:
         projectfs.write_atomic(path, data[: data.rfind(b"\n") + 1])
 
 
-def load_messages(path: Path) -> list[dict[str, Any]]:
+def load_messages(path: Path) -> list[ApiMessage]:
     """The API message list of a session since its last `clear`, repaired so it can be sent again (its typed turns:
     `session_turns.load_turns`)."""
     from tui_agent.core.agent.session_turns import load_turns
@@ -152,7 +154,7 @@ def load_messages(path: Path) -> list[dict[str, Any]]:
     return merged_messages(load_turns(path))
 
 
-def _event_or_none(record: dict[str, Any]) -> Event | None:
+def _event_or_none(record: JsonObject) -> Event | None:
     try:
         return decode_event(record)
     except BadEventRecord:
@@ -167,60 +169,6 @@ def load_usage(path: Path) -> dict[str, float]:
             for key in totals:
                 totals[key] += float(getattr(event, key))
     return totals
-
-
-def repair_messages(messages: list[dict[str, Any]], finished: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """Answer every tool_use with a tool_result and merge consecutive same-role messages.
-
-    A call whose ToolCallFinished event was recorded (`finished`, by call id) is answered with its real result:
-    it did finish, even if the session ended before the results were sent back."""
-    done = finished or {}
-    repaired: list[dict[str, Any]] = []
-    for message in messages:
-        role = message.get("role")
-        content = _as_blocks(message.get("content", ""))
-        if repaired and repaired[-1]["role"] == "assistant" and role != "user":
-            pending = _unanswered(repaired[-1], None, done)
-            if pending:
-                repaired.append({"role": "user", "content": pending})
-        if repaired and repaired[-1]["role"] == role:
-            repaired[-1] = {"role": role, "content": repaired[-1]["content"] + content}
-            continue
-        if role == "user" and repaired and repaired[-1]["role"] == "assistant":
-            missing = _unanswered(repaired[-1], content, done)
-            content = missing + content
-        repaired.append({"role": role, "content": content})
-    if repaired and repaired[-1]["role"] == "assistant":
-        pending = _unanswered(repaired[-1], None, done)
-        if pending:
-            repaired.append({"role": "user", "content": pending})
-    return repaired
-
-
-def _as_blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return list(content)
-
-
-def _unanswered(assistant: dict[str, Any], user_content: list[dict[str, Any]] | None,
-                finished: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    answered = {block.get("tool_use_id") for block in user_content or [] if block.get("type") == "tool_result"}
-    return [
-        _answer(block["id"], finished.get(block["id"]))
-        for block in assistant["content"]
-        if block.get("type") == "tool_use" and block.get("id") not in answered
-    ]
-
-
-def _answer(call_id: str, finished: dict[str, Any] | None) -> dict[str, Any]:
-    """The tool_result for a call the transcript never answered: its recorded result, else "interrupted"."""
-    if finished is None:
-        return {"type": "tool_result", "tool_use_id": call_id, "content": INTERRUPTED_RESULT, "is_error": True}
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": finished["result"] or "(empty)"}
-    if finished.get("is_error"):
-        block["is_error"] = True
-    return block
 
 
 def list_sessions(project: Project) -> list[SessionInfo]:

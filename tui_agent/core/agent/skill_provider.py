@@ -4,11 +4,11 @@ disclosure); offered only when the session found a skill."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tui_agent.core.agent.skills import SKILL_FILE, Skill, SkillError, discover
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure, ToolOutput
 from tui_agent.core.events import Event
+from tui_agent.core.content import JsonObject, ToolDefinition
 
 USE_SKILL = "use_skill"
 MAX_RESOURCE_BYTES = 256 * 1024
@@ -27,20 +27,20 @@ class SkillProvider:
     async def prepare(self) -> list[Event]:
         return []
 
-    def definitions(self) -> list[dict[str, Any]]:
+    def definitions(self) -> list[ToolDefinition]:
         if not self.skills:
             return []
         return [{"name": USE_SKILL, "description": (
             "Load an Agent Skill listed in the system prompt: its instructions, and the list of its files; with "
             "`resource` (a path from that list), that file's text."), "input_schema": {
-            "type": "object", "properties": {"name": {"type": "string", "enum": sorted(self.skills)},
+            "type": "object", "properties": {"name": {"type": "string", "enum": [*sorted(self.skills)]},
                                              "resource": {"type": "string"}},
             "required": ["name"], "additionalProperties": False}}]
 
     def handles(self, name: str) -> bool:
         return name == USE_SKILL and bool(self.skills)
 
-    async def call(self, context: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput:
+    async def call(self, context: ToolContext, name: str, arguments: JsonObject) -> ToolOutput:
         skill = self.skills.get(str(arguments.get("name", "")))
         if skill is None:
             raise ToolFailure(f"no skill named {arguments.get('name')!r}; the skills are: {', '.join(sorted(self.skills))}")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
+from tui_agent.core.content import ContentBlock, JsonObject
 from tui_agent.core.errors import TuiAgentError
 
 
@@ -18,7 +19,7 @@ class StreamCut(TuiAgentError):
 class AssembledReply:
     """The parts of a complete assistant message; `invalid_inputs` maps a tool_use id to why its input is unusable."""
 
-    content: list[dict[str, Any]]
+    content: list[ContentBlock]
     stop_reason: str
     input_tokens: int
     output_tokens: int
@@ -34,7 +35,7 @@ class ReplyAssembler:
     they came (text, signature, data): the API refuses a modified one when it is sent back."""
 
     def __init__(self) -> None:
-        self._blocks: dict[int, dict[str, Any]] = {}
+        self._blocks: dict[int, ContentBlock] = {}
         self._raw_inputs: dict[int, list[str]] = {}
         self._usage: dict[str, int] = {}
         self._stop_reason: str | None = None
@@ -63,17 +64,17 @@ class ReplyAssembler:
         if block.type == "text":
             self._blocks[index] = {"type": "text", "text": block.text or ""}
         elif block.type == "tool_use":
-            self._blocks[index] = {"type": "tool_use", "id": block.id, "name": block.name}
+            self._blocks[index] = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
             self._raw_inputs[index] = []
         elif block.type == "thinking":
             self._blocks[index] = {"type": "thinking", "thinking": block.thinking or "", "signature": block.signature or ""}
         elif block.type == "redacted_thinking":
             self._blocks[index] = {"type": "redacted_thinking", "data": block.data}
         elif block.type == "server_tool_use":  # a web search the API runs itself; its input streams as a tool's
-            self._blocks[index] = {"type": "server_tool_use", "id": block.id, "name": block.name}
+            self._blocks[index] = {"type": "server_tool_use", "id": block.id, "name": block.name, "input": {}}
             self._raw_inputs[index] = []
         elif block.type == "web_search_tool_result":  # complete at its start; sent back exactly as it came
-            self._blocks[index] = block.model_dump(mode="json", exclude_none=True)
+            self._blocks[index] = cast(ContentBlock, block.model_dump(mode="json", exclude_none=True))
 
     def _delta(self, index: int, delta: Any) -> str:
         block = self._blocks.get(index)
@@ -90,7 +91,8 @@ class ReplyAssembler:
         elif delta.type == "signature_delta" and block["type"] == "thinking":
             block["signature"] += delta.signature
         elif delta.type == "citations_delta" and block["type"] == "text":  # a search result the text cites
-            block.setdefault("citations", []).append(delta.citation.model_dump(mode="json", exclude_none=True))
+            citations = list(block.get("citations") or [])
+            block["citations"] = [*citations, delta.citation.model_dump(mode="json", exclude_none=True)]
         return ""
 
     def _take_usage(self, usage: Any) -> None:
@@ -103,7 +105,7 @@ class ReplyAssembler:
         """The complete message; raise StreamCut when `message_stop` never came."""
         if not self._stopped:
             raise StreamCut("the model's reply stream ended before the message was complete")
-        content: list[dict[str, Any]] = []
+        content: list[ContentBlock] = []
         invalid: dict[str, str] = {}
         for index in sorted(self._blocks):
             block = self._blocks[index]
@@ -111,16 +113,13 @@ class ReplyAssembler:
                 if block["text"].strip():  # models send "\n\n" before a tool call; the API refuses it when replayed
                     content.append(block)
                 continue
-            if block["type"] in ("thinking", "redacted_thinking", "web_search_tool_result"):
+            if block["type"] not in ("tool_use", "server_tool_use"):  # thinking, redacted_thinking, web_search_tool_result
                 content.append(block)
                 continue
             tool_input, problem = _parse_input("".join(self._raw_inputs.get(index, [])))
-            if block["type"] == "server_tool_use":  # the API ran it: nothing to refuse, no result to send
-                content.append({**block, "input": tool_input})
-                continue
-            if problem:
+            if block["type"] == "tool_use" and problem:  # a server tool's: the API ran it, nothing to refuse or send
                 invalid[block["id"]] = problem
-            content.append({**block, "input": tool_input})
+            content.append(cast(ContentBlock, {**block, "input": tool_input}))
         return AssembledReply(
             content=content, stop_reason=self._stop_reason or "end_turn",
             input_tokens=self._usage.get("input_tokens", 0), output_tokens=self._usage.get("output_tokens", 0),
@@ -130,7 +129,7 @@ class ReplyAssembler:
         )
 
 
-def _parse_input(raw: str) -> tuple[dict[str, Any], str]:
+def _parse_input(raw: str) -> tuple[JsonObject, str]:
     """The tool input as an object, or {} and why it could not be used."""
     if not raw.strip():
         return {}, ""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tui_agent.core.content import TextBlock, ToolDefinition, cache_mark
 
 if TYPE_CHECKING:
     from tui_agent.core.catalog.models import ToolRecord
@@ -12,7 +14,6 @@ if TYPE_CHECKING:
 
 
 CHARS_PER_TOKEN = 4
-CACHE = {"type": "ephemeral"}
 
 INSTRUCTIONS = """\
 You are tuiagent, a coding assistant working inside the user's project (a git repository) at {root}.
@@ -56,7 +57,7 @@ class CatalogEntry:
     status: str
     calls: int
     last_used: float
-    api: dict[str, Any] | None  # the full definition, None when the tool has no good version
+    api: ToolDefinition | None  # the full definition, None when the tool has no good version
 
 
 def entries_from_records(records: Iterable[ToolRecord]) -> list[CatalogEntry]:
@@ -124,10 +125,10 @@ def catalog_index(ranked: Sequence[CatalogEntry], token_budget: int) -> str:
     return "\n".join(lines)
 
 
-def system_blocks(*, root: str, mode: str, index: str, extra: str = "", instructions: str = "", environment: str = "") -> list[dict[str, Any]]:
+def system_blocks(*, root: str, mode: str, index: str, extra: str = "", instructions: str = "", environment: str = "") -> list[TextBlock]:
     """One cached block: how to work, the project's instructions, the catalog index, the environment (the parts that
     change least between sessions first)."""
     parts = [INSTRUCTIONS.format(root=root, mode=mode), instructions, index, environment, extra]
     text = parts[0] + "\n" + "\n\n".join(part for part in parts[1:] if part)
-    return [{"type": "text", "text": text, "cache_control": dict(CACHE)}]
+    return [{"type": "text", "text": text, "cache_control": cache_mark()}]
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
+from tui_agent.core.content import JsonObject, JsonSchema, JsonValue, ResultPart, ToolDefinition
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.events import ApprovalDenied, Event, Notice
 from tui_agent.core.project import Project
@@ -30,7 +31,7 @@ class ToolOutput:
     text: str
     is_error: bool = False
     truncated: bool = False
-    blocks: tuple[dict[str, Any], ...] = ()
+    blocks: tuple[ResultPart, ...] = ()
     """Content blocks sent after the text (images from an MCP server), as the Messages API takes them."""
 
 
@@ -69,7 +70,7 @@ class ToolContext:
         return decision.asked
 
 
-Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolOutput | str]]
+Handler = Callable[[ToolContext, JsonObject], Awaitable[ToolOutput | str]]
 
 
 @dataclass(frozen=True)
@@ -78,15 +79,15 @@ class BuiltinTool:
 
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: JsonSchema
     handler: Handler
 
-    def to_api(self) -> dict[str, Any]:
+    def to_api(self) -> ToolDefinition:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
 
-def schema(properties: dict[str, dict[str, Any]], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+def schema(properties: dict[str, JsonObject], required: list[str]) -> JsonObject:
+    return {"type": "object", "properties": dict(properties), "required": list[JsonValue](required), "additionalProperties": False}
 
 
 def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
@@ -99,7 +100,7 @@ def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
     return f"{head}\n\n[... {cut} characters cut to keep the result short ...]\n\n{tail}", True
 
 
-def require_str(args: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:
+def require_str(args: JsonObject, key: str, *, allow_empty: bool = False) -> str:
     value = args.get(key)
     if not isinstance(value, str):
         raise ToolFailure(f"`{key}` is required and must be a string")
@@ -108,7 +109,7 @@ def require_str(args: dict[str, Any], key: str, *, allow_empty: bool = False) ->
     return value
 
 
-def optional_int(args: dict[str, Any], key: str, default: int | None) -> int | None:
+def optional_int(args: JsonObject, key: str, default: int | None) -> int | None:
     value = args.get(key, default)
     if value is None:
         return default

@@ -6,6 +6,8 @@ import json
 import traceback
 from typing import TYPE_CHECKING, Any, Literal
 
+from tui_agent.core.content import ToolResultBlock, ToolUseBlock, text_block
+
 from tui_agent.core.agent.toolbase import ToolOutput, truncate
 from tui_agent.core.events import Notice
 from tui_agent.core.sandbox.leftovers import REFUSED
@@ -17,7 +19,7 @@ REPEATED_FAILURE_LIMIT = 3
 MAX_TRACEBACK_LINES = 12
 
 
-def count_failure(failures: dict[str, int], call: dict[str, Any], output: ToolOutput) -> str:
+def count_failure(failures: dict[str, int], call: ToolUseBlock, output: ToolOutput) -> str:
     """Count a failed call by name and input; the reason to stop once the same call failed too often, else ""."""
     if not output.is_error:
         return ""
@@ -28,10 +30,11 @@ def count_failure(failures: dict[str, int], call: dict[str, Any], output: ToolOu
     return f"stopped: {call['name']} failed {REPEATED_FAILURE_LIMIT} times with the same input; last error: {output.text[:300]}"
 
 
-def result_block(call_id: str, output: ToolOutput) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": output.text if output.text.strip() else "(empty)"}
+def result_block(call_id: str, output: ToolOutput) -> ToolResultBlock:
+    text = output.text if output.text.strip() else "(empty)"
+    block: ToolResultBlock = {"type": "tool_result", "tool_use_id": call_id, "content": text}
     if output.blocks:
-        block["content"] = [{"type": "text", "text": block["content"]}, *output.blocks]
+        block["content"] = [text_block(text), *output.blocks]
     if output.is_error:
         block["is_error"] = True
     return block

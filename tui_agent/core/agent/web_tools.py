@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import http.client
 import urllib.parse
-from typing import Any
 
 from tui_agent.core.agent.permission_rules import DOMAIN_PREFIX
 from tui_agent.core.agent.permissions import ApprovalRequest
@@ -16,6 +15,7 @@ from tui_agent.core.sandbox.netfetch import fetch
 from tui_agent.core.sandbox.netpolicy import NetPolicy, Refused
 from tui_agent.core.sandbox.policy import NetworkGrant
 from tui_agent.core.web.pagetext import NotText, page_text
+from tui_agent.core.content import JsonObject
 
 FETCH_BYTES = 5_000_000
 FETCH_TIMEOUT_S = 30.0
@@ -45,7 +45,7 @@ def _grant(ctx: ToolContext, host: str) -> NetworkGrant:
     return (host,)
 
 
-async def web_fetch(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+async def web_fetch(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     url = require_str(args, "url").strip()
     host, port = _host_of(url)
     grant = _grant(ctx, host)

@@ -34,6 +34,7 @@ from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
 from tui_agent.core.project import AGENT_DIR, Project
 from tui_agent.core.watch import ProjectWatcher
 from tui_agent.core.sandbox.policy import FunctionCall, RunResult, SandboxPolicy, SandboxUnavailable
+from tui_agent.core.content import JsonObject
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
 
@@ -284,7 +285,7 @@ class Catalog:
                       created=verb == "add", record=record)
 
     # calls -----------------------------------------------------------------------
-    async def call_tool(self, name: str, args: dict[str, Any], *, allow_network: bool = False,
+    async def call_tool(self, name: str, args: JsonObject, *, allow_network: bool = False,
                         allow_writes: bool = False, policy: SandboxPolicy | None = None) -> RunResult:
         """Run the last good version in the sandbox and record usage and the files it read.
 
@@ -301,7 +302,7 @@ class Catalog:
         await self._record_usage([(entry, run)])
         return run
 
-    async def call_tools(self, calls: list[tuple[str, dict[str, Any]]]) -> list[RunResult]:
+    async def call_tools(self, calls: list[tuple[str, JsonObject]]) -> list[RunResult]:
         """`call_tool(name, args)` of each call (no network grant, the project read-only) in ONE sandboxed run, in
         order: a reply's back-to-back calls pay one fork-server round trip. One by one if that run fails."""
         prepared = [self._callable(name, args) for name, args in calls]

@@ -7,6 +7,7 @@ from typing import Any
 
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.hostnames import Grant, grant_of
+from tui_agent.core.content import JsonSchema, ToolDefinition
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class ToolSpec:
 
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: JsonSchema
     source_sha: str
     depends_on: tuple[str, ...] = ()
     network: Grant = False
@@ -34,7 +35,7 @@ class ToolSpec:
     writes: bool = False  # WRITES = True: may run with the project writable, when the caller allows it
     tests: tuple[ToolTest, ...] = ()
 
-    def to_api(self) -> dict[str, Any]:
+    def to_api(self) -> ToolDefinition:
         """The tool definition as the Messages API takes it."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 

@@ -8,6 +8,7 @@ from typing import Any
 from tui_agent.core.catalog import argcheck
 from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.state import UsageStats
+from tui_agent.core.content import schema_properties
 
 
 def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
@@ -22,7 +23,7 @@ def search_specs(specs: list[ToolSpec], usage: dict[str, UsageStats], query: str
     for spec in specs:
         name = spec.name.lower()
         description = spec.description.lower()
-        params = " ".join(spec.input_schema.get("properties", {})).lower()
+        params = " ".join(schema_properties(spec.input_schema)).lower()
         score = 0.0
         for word in words:
             score += 3 if word in name else 0

@@ -15,6 +15,7 @@ from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.agent.skills import MAX_DESCRIPTION, MAX_NAME, NAME, SKILL_FILE
 from tui_agent.core.catalog.files import atomic_write
 from tui_agent.core.catalog.models import ToolSpec
+from tui_agent.core.content import JsonSchema, json_object, schema_properties, schema_required
 
 SCRIPTS = "scripts"
 MARKER_KEY = "tuiagent-tool"
@@ -65,18 +66,19 @@ def yaml_scalar(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _type_text(schema: dict[str, Any]) -> str:
+def _type_text(schema: JsonSchema) -> str:
     kind = schema.get("type")
     if isinstance(kind, list):
         return " or ".join(str(k) for k in kind)
     if kind is None and "anyOf" in schema:
-        return " or ".join(_type_text(option) for option in schema["anyOf"] if isinstance(option, dict))
+        options = schema["anyOf"]
+        return " or ".join(_type_text(option) for option in options if isinstance(option, dict)) if isinstance(options, list) else ""
     return str(kind or "any JSON value")
 
 
 def argument_lines(spec: ToolSpec) -> list[str]:
-    properties: dict[str, Any] = spec.input_schema.get("properties", {})
-    required = set(spec.input_schema.get("required", []))
+    properties = schema_properties(spec.input_schema)
+    required = set(schema_required(spec.input_schema))
     lines = []
     for key, schema in properties.items():
         schema = schema if isinstance(schema, dict) else {}
@@ -88,8 +90,8 @@ def argument_lines(spec: ToolSpec) -> list[str]:
 
 def example_arguments(spec: ToolSpec) -> str:
     """`key=value` words for the how-to (a placeholder per required argument)."""
-    properties: dict[str, Any] = spec.input_schema.get("properties", {})
-    words = [f"{key}=<{_type_text(properties.get(key, {}))}>" for key in spec.input_schema.get("required", [])]
+    properties = schema_properties(spec.input_schema)
+    words = [f"{key}=<{_type_text(json_object(properties.get(key)))}>" for key in schema_required(spec.input_schema)]
     return " ".join(words)
 
 
@@ -133,7 +135,7 @@ def _is_string(schema: Any) -> bool:
 
 def cli_shim(spec: ToolSpec) -> str:
     """The `__main__` entry appended to the exported script (never to the catalog file)."""
-    strings = sorted(key for key, schema in spec.input_schema.get("properties", {}).items() if _is_string(schema))
+    strings = sorted(key for key, schema in schema_properties(spec.input_schema).items() if _is_string(schema))
     return SHIM_START + SHIM_TEMPLATE.replace("TOOL_NAME", spec.name).replace("STRING_KEYS", repr(tuple(strings)))
 
 

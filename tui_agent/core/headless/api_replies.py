@@ -12,12 +12,12 @@ API only sends in some cases, are passed on when it sent them and left out other
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
 from tui_agent.core.agent.pricing import UsageTotals, api_usage
+from tui_agent.core.content import JsonObject, JsonValue, json_object
 
-DEFAULTS: dict[str, Any] = {"service_tier": "standard", "inference_geo": "", "iterations": [], "speed": "standard"}
+DEFAULTS: JsonObject = {"service_tier": "standard", "inference_geo": "", "iterations": [], "speed": "standard"}
 """Claude Code's values for what the API did not report (its empty usage object has the same)."""
 COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 USAGE_EVENTS = frozenset({"message_start", "message_delta", "message_stop"})
@@ -30,7 +30,7 @@ class ApiReply:
 
     id: str
     model: str
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: JsonObject = field(default_factory=dict)
     stop_reason: str | None = None
     stop_sequence: str | None = None
 
@@ -47,17 +47,17 @@ class ReplyTracker:
     def reset(self) -> None:
         self._current, self.completed, self.replies = None, deque(), []
 
-    def feed(self, raw: dict[str, Any]) -> None:
+    def feed(self, raw: JsonObject) -> None:
         kind = raw.get("type")
         if kind == "message_start":
-            message = _object(raw.get("message"))
+            message = json_object(raw.get("message"))
             self._current = ApiReply(str(message.get("id") or ""), str(message.get("model") or ""),
-                                     dict(_object(message.get("usage"))))
+                                     dict(json_object(message.get("usage"))))
         elif kind == "message_delta" and self._current is not None:
-            delta = _object(raw.get("delta"))
-            self._current.stop_reason = delta.get("stop_reason") or self._current.stop_reason
-            self._current.stop_sequence = delta.get("stop_sequence") or self._current.stop_sequence
-            self._current.usage.update({key: value for key, value in _object(raw.get("usage")).items() if value is not None})
+            delta = json_object(raw.get("delta"))
+            self._current.stop_reason = _text(delta.get("stop_reason")) or self._current.stop_reason
+            self._current.stop_sequence = _text(delta.get("stop_sequence")) or self._current.stop_sequence
+            self._current.usage.update({key: value for key, value in json_object(raw.get("usage")).items() if value is not None})
         elif kind == "message_stop" and self._current is not None:
             self.completed.append(self._current)
             self.replies.append(self._current)
@@ -68,18 +68,18 @@ class ReplyTracker:
         return self.completed.popleft() if self.completed else None
 
 
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+def _text(value: JsonValue | None) -> str | None:
+    return value if isinstance(value, str) else None
 
 
-def _count(usage: dict[str, Any], key: str) -> int:
-    value = usage.get(key)
+def _count(usage: JsonValue, key: str) -> int:
+    value = usage.get(key) if isinstance(usage, dict) else None
     return value if isinstance(value, int) else 0
 
 
-def message_usage(sent: dict[str, Any]) -> dict[str, Any]:
+def message_usage(sent: Mapping[str, JsonValue]) -> JsonObject:
     """An assistant line's `message.usage`: the API's usage as sent, the required fields filled (module docstring)."""
-    usage = {key: value for key, value in sent.items() if value is not None}
+    usage: JsonObject = {key: value for key, value in sent.items() if value is not None}
     for key in COUNTS:
         usage[key] = _count(usage, key)
     if not isinstance(usage.get("cache_creation"), dict):
@@ -92,7 +92,7 @@ def message_usage(sent: dict[str, Any]) -> dict[str, Any]:
     return usage
 
 
-def run_usage(totals: UsageTotals, replies: list[ApiReply]) -> dict[str, Any]:
+def run_usage(totals: UsageTotals, replies: list[ApiReply]) -> JsonObject:
     """The result line's `usage`: the run's token totals (MCP sampling requests included), the 1-hour cache writes
     and server tool uses summed over its replies, and the newest reported tier, speed, region and iterations (as
     Claude Code accumulates them)."""
@@ -106,7 +106,7 @@ def run_usage(totals: UsageTotals, replies: list[ApiReply]) -> dict[str, Any]:
             server[key] += _count(usage["server_tool_use"], key)
     # the cache writes the replies did not say were 1-hour ones (or a model not the API's) were 5-minute writes
     cache["ephemeral_5m_input_tokens"] = max(0, totals.cache_write_tokens - cache["ephemeral_1h_input_tokens"])
-    result: dict[str, Any] = {**api_usage(totals), "cache_creation": cache, "server_tool_use": server}
+    result: JsonObject = {**api_usage(totals), "cache_creation": {**cache}, "server_tool_use": {**server}}
     for key, default in DEFAULTS.items():
         result[key] = next((reply.usage[key] for reply in reversed(replies) if reply.usage.get(key) is not None), default)
     details = [usage["output_tokens_details"] for usage in shaped if isinstance(usage.get("output_tokens_details"), dict)]

@@ -9,21 +9,23 @@ import itertools
 import json
 import os
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO
 
-Writer = Callable[[dict[str, Any]], None]
-Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
+from tui_agent.core.content import JsonObject, json_object
+
+Writer = Callable[[Mapping[str, object]], None]
+Handler = Callable[[JsonObject], Awaitable[Mapping[str, object] | None]]
 
 
-def prompt_text(message: dict[str, Any]) -> str:
+def prompt_text(message: JsonObject) -> str:
     """The text of a stream-json user message (`content` a string, or text blocks)."""
-    content = (message.get("message") or {}).get("content")
+    content = json_object(message.get("message")).get("content")
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(block.get("text", "") for block in content if isinstance(block, dict) and block.get("type") == "text")
+        return "\n".join(str(block.get("text", "")) for block in content if isinstance(block, dict) and block.get("type") == "text")
     return ""
 
 
@@ -37,7 +39,7 @@ class ControlChannel:
     prompts: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
     """The prompts in order; None once stdin is closed."""
     problems: list[str] = field(default_factory=list)
-    _pending: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    _pending: dict[str, asyncio.Future[JsonObject]] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -74,13 +76,13 @@ class ControlChannel:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         elif kind == "control_response":
-            self._resolve(message.get("response") or {})
+            self._resolve(json_object(message.get("response")))
         elif kind not in ("keep_alive", "control_cancel_request", "update_environment_variables"):
             self.problems.append(f"stream-json input: message type {kind!r} is not understood, ignored")
 
-    async def _answer(self, message: dict[str, Any]) -> None:
+    async def _answer(self, message: JsonObject) -> None:
         request_id = message.get("request_id")
-        request = message.get("request") or {}
+        request = json_object(message.get("request"))
         handler = self.handlers.get(str(request.get("subtype")))
         try:
             if handler is None:
@@ -93,19 +95,19 @@ class ControlChannel:
         self.write({"type": "control_response",
                     "response": {"subtype": "success", "request_id": request_id, "response": payload or {}}})
 
-    def _resolve(self, response: dict[str, Any]) -> None:
+    def _resolve(self, response: JsonObject) -> None:
         future = self._pending.pop(str(response.get("request_id")), None)
         if future is None or future.done():
             return
         if response.get("subtype") == "error":
             future.set_exception(RuntimeError(str(response.get("error") or "the control request failed")))
         else:
-            future.set_result(response.get("response") or {})
+            future.set_result(json_object(response.get("response")))
 
-    async def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+    async def request(self, payload: JsonObject) -> JsonObject:
         """Send a control request of ours (e.g. can_use_tool) and wait for the answer on stdin."""
         request_id = f"tuiagent_{os.getpid()}_{next(self._ids)}"
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         self.write({"type": "control_request", "request_id": request_id, "request": payload})
         try:

@@ -22,10 +22,11 @@ from typing import Any
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure, ToolOutput
 from tui_agent.core.events import ApprovalDenied
 from tui_agent.core.headless.claude_names import claude_tool
+from tui_agent.core.content import JsonObject
 
 SUPPORTED = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop")
 DEFAULT_TIMEOUT_S = 60.0
-Requester = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Requester = Callable[[JsonObject], Awaitable[JsonObject]]
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def _matchers(entries: Any) -> list[HookMatcher]:
     return found
 
 
-def _specific(answer: dict[str, Any]) -> dict[str, Any]:
+def _specific(answer: JsonObject) -> JsonObject:
     value = answer.get("hookSpecificOutput")
     return value if isinstance(value, dict) else {}
 
@@ -74,7 +75,7 @@ class SdkHooks:
     `base` gives the fields every hook input has (session_id, transcript_path, cwd, permission_mode)."""
 
     request: Requester
-    base: Callable[[], dict[str, Any]] = dict
+    base: Callable[[], JsonObject] = dict
     events: dict[str, list[HookMatcher]] = field(default_factory=dict)
     approved: set[str] = field(default_factory=set)
     """Calls a PreToolUse hook allowed: their approval is given without asking."""
@@ -90,11 +91,11 @@ class SdkHooks:
                                 f"{', '.join(SUPPORTED)} hooks)")
         return warnings
 
-    async def _run(self, event: str, payload: dict[str, Any], tool: str | None = None,
-                   call_id: str | None = None) -> list[dict[str, Any]]:
+    async def _run(self, event: str, payload: JsonObject, tool: str | None = None,
+                   call_id: str | None = None) -> list[JsonObject]:
         """Every matching callback's answer, in order (a tool event's matchers name tools; the others match always);
         a failed one is left out or, with onFailure block, a deny / block."""
-        answers: list[dict[str, Any]] = []
+        answers: list[JsonObject] = []
         named = {"tool_name": claude_tool(tool), "tool_use_id": call_id} if tool is not None else {}
         for matcher in self.events.get(event, []):
             if tool is not None and not matcher.matches(tool):
@@ -133,7 +134,7 @@ class SdkHooks:
                 return str(answer["reason"])
         return None
 
-    async def before_call(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def before_call(self, context: ToolContext, arguments: JsonObject) -> JsonObject:
         answers = await self._run("PreToolUse", {"tool_input": arguments}, context.tool_name, context.call_id)
         for answer in answers:
             specific = _specific(answer)
@@ -153,7 +154,7 @@ class SdkHooks:
                 self.approved.add(context.call_id)
         return arguments
 
-    async def after_call(self, context: ToolContext, arguments: dict[str, Any], output: ToolOutput) -> ToolOutput:
+    async def after_call(self, context: ToolContext, arguments: JsonObject, output: ToolOutput) -> ToolOutput:
         self.approved.discard(context.call_id)
         answers = await self._run("PostToolUse", {"tool_input": arguments, "tool_response": output.text},
                                   context.tool_name, context.call_id)

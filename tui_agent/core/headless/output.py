@@ -17,14 +17,15 @@ import re
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
-from collections.abc import Sequence
-from typing import Any, TextIO
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO, TypedDict
 
 from tui_agent.core.agent.plan_tools import checklist
 from tui_agent.core.agent.pricing import UsageTotals, api_usage, price_for
 from tui_agent.core.agent.turns import Turn, message_of
 from tui_agent.core.headless.api_replies import USAGE_EVENTS, ReplyTracker, message_usage, run_usage as result_usage
 from tui_agent.core.textsafety import escaped, for_terminal
+from tui_agent.core.content import JsonObject
 from tui_agent.core.events import (
     ApprovalDenied, Event, Notice, PermissionModeChanged, PlanUpdated, TextDelta, ToolAuthored, ToolCallFinished,
     ToolCallStarted, TurnFailed, TurnFinished, Usage,
@@ -41,11 +42,30 @@ def event_type(event: Event) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", type(event).__name__).lower()
 
 
-def event_json(event: Event) -> dict[str, Any]:
+class ToolCallLine(TypedDict, total=False):
+    """A tool call as the result line's `tool_calls` lists it (is_error and duration_ms once it finished)."""
+
+    id: str
+    name: str
+    input: JsonObject
+    input_replaced: bool  # a can_use_tool answer's updatedInput replaced the model's
+    is_error: bool
+    duration_ms: float
+
+
+class Denial(TypedDict):
+    """A refused call as the result line's `permission_denials` lists it (Claude Code's fields)."""
+
+    tool_name: str
+    tool_use_id: str
+    tool_input: JsonObject
+
+
+def event_json(event: Event) -> dict[str, object]:
     return {"type": event_type(event), **asdict(event)}
 
 
-def _short_args(arguments: dict[str, Any], limit: int = 120) -> str:
+def _short_args(arguments: JsonObject, limit: int = 120) -> str:
     text = escaped(json.dumps(arguments, ensure_ascii=False, default=str))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -79,8 +99,8 @@ class HeadlessPrinter:
         self.format = output_format
         self.out = stdout
         self.err = stderr
-        self.tool_calls: list[dict[str, Any]] = []
-        self.denials: list[dict[str, Any]] = []
+        self.tool_calls: list[ToolCallLine] = []
+        self.denials: list[Denial] = []
         self.final_text = ""
         self.error: TurnFailed | None = None
         self.finished = False
@@ -126,13 +146,13 @@ class HeadlessPrinter:
         partial = self.partial and self.format == "stream-json"
         if not partial and event.type not in USAGE_EVENTS:
             return
-        raw: dict[str, Any] = event.to_dict(mode="json")  # as the API sent it (the SDK's models keep unset fields out)
+        raw: JsonObject = event.to_dict(mode="json")  # as the API sent it (the SDK's models keep unset fields out)
         self.replies.feed(raw)
         if partial:
             self.emit({"type": "stream_event", "uuid": new_uuid(), "session_id": self._info.session_id if self._info else "",
                        "event": raw, "parent_tool_use_id": None})
 
-    def emit(self, line: dict[str, Any]) -> None:
+    def emit(self, line: Mapping[str, object]) -> None:
         self.out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
         self.out.flush()
 
@@ -153,7 +173,7 @@ class HeadlessPrinter:
                                 "parent_tool_use_id": None, "session_id": session_id})
         self._emitted = len(self._turns)
 
-    def _api_message(self, content: list[Any]) -> dict[str, Any]:
+    def _api_message(self, content: list[Any]) -> dict[str, object]:
         """The API's message this assistant line shows: its id, model and usage as the API sent them (ours only for a
         model that is not the API's, e.g. a scripted one in tests)."""
         calls = any(isinstance(block, dict) and block.get("type") == "tool_use" for block in content)
@@ -176,10 +196,11 @@ class HeadlessPrinter:
         elif isinstance(event, ToolCallFinished):
             for call in self.tool_calls:
                 if call["id"] == event.call_id:
-                    call.update(is_error=event.is_error, duration_ms=round(event.duration_ms, 1))
+                    call["is_error"], call["duration_ms"] = event.is_error, round(event.duration_ms, 1)
         elif isinstance(event, ApprovalDenied):
-            denied: dict[str, Any] | None = next((c for c in self.tool_calls if c["id"] == event.call_id), None)
-            self.denials.append({"tool_name": event.name, "tool_use_id": event.call_id, "tool_input": denied["input"] if denied else {}})
+            denied = next((c for c in self.tool_calls if c["id"] == event.call_id), None)
+            self.denials.append({"tool_name": event.name, "tool_use_id": event.call_id,
+                                 "tool_input": denied["input"] if denied else {}})
         elif isinstance(event, Usage):
             self._last_usage = event
         elif isinstance(event, Notice) and event.level != "info":
@@ -255,14 +276,14 @@ class HeadlessPrinter:
         return 0 if ok else 1
 
     def _result(self, ok: bool, *, session_id: str, model: str, totals: UsageTotals, session_usage: UsageTotals,
-                edited_files: list[str] | None) -> dict[str, Any]:
+                edited_files: list[str] | None) -> dict[str, object]:
         max_turns = self.error is not None and self.error.kind == "max_turns"
         subtype = "success" if ok else ("error_max_turns" if max_turns else "error_during_execution")
         terminal = ("completed" if ok else "aborted_streaming" if self.interrupted else "max_turns" if max_turns
                     else "error")
         message = "interrupted" if self.interrupted else self.error.message if self.error else None
         cost = round(totals.cost_usd, 6) if price_for(model) is not None else None  # unknown, not guessed
-        line: dict[str, Any] = {
+        line: dict[str, object] = {
             "type": "result", "subtype": subtype, "uuid": new_uuid(), "is_error": not ok,
             "duration_ms": round((time.monotonic() - self._started) * 1000), "duration_api_ms": round(self._api_ms * 1000),
             "num_turns": totals.requests, "result": self.final_text, "stop_reason": self.stop_reason,
@@ -277,14 +298,14 @@ class HeadlessPrinter:
             line["errors"] = [message] if message else []
         return line
 
-    def _model_usage(self, usage: UsageTotals, cost: float | None) -> dict[str, Any]:
+    def _model_usage(self, usage: UsageTotals, cost: float | None) -> dict[str, int | float | None]:
         return {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens,
                 "cacheReadInputTokens": usage.cache_read_tokens, "cacheCreationInputTokens": usage.cache_write_tokens,
                 "webSearchRequests": 0, "costUSD": cost, "contextWindow": CONTEXT_WINDOW,
                 "maxOutputTokens": self._info.max_output_tokens if self._info else 0}
 
 
-def failed_result(message: str) -> dict[str, Any]:
+def failed_result(message: str) -> dict[str, object]:
     """The fields of a `result` line for a run that failed before any turn (no session, no usage)."""
     return {"type": "result", "subtype": "error_during_execution", "uuid": new_uuid(), "is_error": True,
             "duration_ms": 0, "duration_api_ms": 0, "num_turns": 0, "result": "", "stop_reason": None,

@@ -6,15 +6,16 @@ import asyncio
 import dataclasses
 import os
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tui_agent.core.agent.callgate import InputReplaced
 from tui_agent.core.headless.output import HeadlessPrinter, RunInfo
 from tui_agent.core.agent.permissions import ApprovalRequest, flag_approver
 from tui_agent.core.agent.toolbase import ToolFailure
+from tui_agent.core.content import JsonObject
 from tui_agent.core.events import TurnFailed
 from tui_agent.core.headless.claude_names import MODES, claude_mode, claude_tool
-from tui_agent.core.headless.control import ControlChannel
+from tui_agent.core.headless.control import ControlChannel, Handler
 
 if TYPE_CHECKING:
     from tui_agent.commands.claude_flags import ClaudeOptions
@@ -74,7 +75,7 @@ class Approvals:
                 raise ToolFailure(f"the caller allowed this call with an input that is not a JSON object ({updated!r}); "
                                   "nothing was run")
             self._replaced.add(call["id"])
-            call.update(input=updated, input_replaced=True)
+            call["input"], call["input_replaced"] = updated, True
             raise InputReplaced(updated)
         return True
 
@@ -129,7 +130,7 @@ class Session:
         """The SDK's hooks around every tool call, their inputs carrying this session's fields."""
         agent = self.agent
 
-        def base() -> dict[str, Any]:
+        def base() -> JsonObject:
             return {"session_id": agent.session_id, "cwd": str(agent.project.root),
                     "transcript_path": str(agent.project.sessions_dir / f"{agent.session_id}.jsonl"),
                     "permission_mode": claude_mode(agent.permissions.mode, bypass=self.approvals.bypass)}
@@ -142,7 +143,7 @@ class Session:
         agent = self.agent
         before = dataclasses.replace(agent.usage)
         _system, tools = agent.build_request()
-        self.printer.start(self.info([tool["name"] for tool in tools], version), agent.turns)
+        self.printer.start(self.info([str(tool["name"]) for tool in tools], version), agent.turns)
         self._turn = asyncio.create_task(self._consume(prompt))
         try:
             await asyncio.wait({self._turn})
@@ -177,16 +178,16 @@ class Session:
             prompt = reason
 
     # control requests -----------------------------------------------------------------------------
-    def handlers(self) -> dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]]:
+    def handlers(self) -> dict[str, Handler]:
         return {"interrupt": self._interrupt, "set_permission_mode": self._set_mode, "set_model": self._set_model,
                 "mcp_status": self._mcp_status}
 
-    async def _interrupt(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _interrupt(self, request: JsonObject) -> JsonObject:
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
         return {}
 
-    async def _set_mode(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _set_mode(self, request: JsonObject) -> JsonObject:
         mode = str(request.get("mode"))
         if mode not in MODES:
             raise ValueError(f"unknown permission mode {mode!r}")
@@ -194,22 +195,22 @@ class Session:
         self.approvals.bypass = mode == "bypassPermissions"
         return {}
 
-    async def _set_model(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _set_model(self, request: JsonObject) -> JsonObject:
         if request.get("model"):
             self.agent.model = str(request["model"])
         return {}
 
-    async def _mcp_status(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _mcp_status(self, request: JsonObject) -> dict[str, object]:
         servers = server_rows(*self.hubs)
         return {"mcpServers": servers + held_server_rows(self.agent.project, {row["name"] for row in servers})}
 
 
-def initialize_handler(warnings: list[str], hooks: SdkHooks) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]:
+def initialize_handler(warnings: list[str], hooks: SdkHooks) -> Callable[[JsonObject], Awaitable[JsonObject | None]]:
     """Claude Code's initialize response, with what tuiagent has of it (no slash commands, agents or models list);
     the caller's PreToolUse/PostToolUse hooks are registered, its other hooks and its agents are not run (a warning
     says so)."""
 
-    async def answer(request: dict[str, Any]) -> dict[str, Any]:
+    async def answer(request: JsonObject) -> JsonObject:
         warnings.extend(hooks.register(request.get("hooks")))
         if request.get("agents"):
             warnings.append("initialize: agents from the SDK are not supported by tuiagent and are ignored")

@@ -10,6 +10,7 @@ from tui_agent.core.agent.frozen_prefix import PromptPlan
 from tui_agent.core.agent.providers import ToolProvider
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput
 from tui_agent.core.events import Event
+from tui_agent.core.content import JsonObject, ToolDefinition
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.loop import Agent
@@ -37,7 +38,7 @@ class ShapedPlan(PromptPlan):
         self.system[0] = {**self.system[0], "text": text}
 
     def tools(self, builtins: Mapping[str, BuiltinTool], entries: Sequence[CatalogEntry],
-              authored: Sequence[str]) -> list[dict[str, Any]]:
+              authored: Sequence[str]) -> list[ToolDefinition]:
         tools = super().tools(builtins, entries, authored)
         marker = next((tool.pop("cache_control") for tool in tools if "cache_control" in tool), None)
         kept = [tool for tool in tools if tool["name"] not in self.hidden]
@@ -56,13 +57,13 @@ class HidingProvider:
     async def prepare(self) -> list[Event]:
         return await self.inner.prepare()
 
-    def definitions(self) -> list[dict[str, Any]]:
+    def definitions(self) -> list[ToolDefinition]:
         return [definition for definition in self.inner.definitions() if definition.get("name") not in self.hidden]
 
     def handles(self, name: str) -> bool:
         return self.inner.handles(name)
 
-    async def call(self, context: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput:
+    async def call(self, context: ToolContext, name: str, arguments: JsonObject) -> ToolOutput:
         if name in self.hidden:
             raise ToolFailure(f"the tool {name} is disallowed in this run (--disallowedTools)")
         return await self.inner.call(context, name, arguments)

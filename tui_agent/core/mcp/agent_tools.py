@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure, ToolOutput, truncate
 from tui_agent.core.events import Event, Notice
 from tui_agent.core.mcp.models import McpServerError
 from tui_agent.core.mcp.hub import McpHub
+from tui_agent.core.content import JsonObject, ToolDefinition
 
 
 class McpToolProvider:
@@ -25,13 +25,13 @@ class McpToolProvider:
         self._reported.update(fresh)
         return [Notice(line, "warning") for line in fresh]
 
-    def definitions(self) -> list[dict[str, Any]]:
+    def definitions(self) -> list[ToolDefinition]:
         return [tool.to_api() for tool in self.hub.tools()]
 
     def handles(self, name: str) -> bool:
         return self.hub.get(name) is not None
 
-    async def call(self, context: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput:
+    async def call(self, context: ToolContext, name: str, arguments: JsonObject) -> ToolOutput:
         tool = self.hub.get(name)
         if tool is None:
             raise ToolFailure(f"the MCP tool {name} is no longer offered (its server stopped or changed its tools)")

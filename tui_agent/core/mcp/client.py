@@ -21,6 +21,7 @@ from tui_agent.core.mcp.content import outcome_of
 from tui_agent.core.mcp.loadpaths import server_environment
 from tui_agent.core.mcp.models import CallOutcome, McpServerError, RemoteTool
 from tui_agent.core.mcp.sampling import DECLINED, Sampler
+from tui_agent.core.content import JsonObject
 
 START_TIMEOUT_S = 30.0
 CALL_TIMEOUT_S = 120.0
@@ -201,7 +202,7 @@ class ServerConnection:
                                  f"{': ' + self.error if self.error else ''})")
         return self.session
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> CallOutcome:
+    async def call(self, tool: str, arguments: JsonObject) -> CallOutcome:
         session = self._session()
         with self._as_server_error(f"{self.config.name}/{tool}: "):
             try:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 
+from tui_agent.core.content import MediaType, ResultPart
 from tui_agent.core.mcp.models import CallOutcome
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
@@ -17,10 +18,9 @@ MAX_BLOCK_BYTES = 5 * 1024 * 1024
 """The API's per-image limit; a larger one is described in text instead."""
 
 
-def media_block(mime: str, data: str) -> dict[str, Any] | None:
+def media_block(mime: str, data: str) -> ResultPart | None:
     """An API image (or PDF document) block for base64 `data`, or None when the API would not take it."""
-    kind = "image" if mime in IMAGE_TYPES else "document" if mime == "application/pdf" else None
-    if kind is None:
+    if mime not in IMAGE_TYPES and mime != "application/pdf":
         return None
     try:
         size = len(base64.b64decode(data, validate=True))
@@ -28,10 +28,12 @@ def media_block(mime: str, data: str) -> dict[str, Any] | None:
         return None
     if size > MAX_BLOCK_BYTES:
         return None
-    return {"type": kind, "source": {"type": "base64", "media_type": mime, "data": data}}
+    if mime == "application/pdf":
+        return {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": data}}
+    return {"type": "image", "source": {"type": "base64", "media_type": cast(MediaType, mime), "data": data}}
 
 
-def _resource(resource: types.TextResourceContents | types.BlobResourceContents) -> tuple[str, dict[str, Any] | None]:
+def _resource(resource: types.TextResourceContents | types.BlobResourceContents) -> tuple[str, ResultPart | None]:
     mime = resource.mime_type or "application/octet-stream"
     if isinstance(resource, types.TextResourceContents):
         return f"[resource {resource.uri} ({mime})]\n{resource.text}", None
@@ -41,7 +43,7 @@ def _resource(resource: types.TextResourceContents | types.BlobResourceContents)
     return f"[resource {resource.uri}: {mime}, {len(resource.blob) * 3 // 4} bytes, not shown to the model]", None
 
 
-def _block(block: Any) -> tuple[str, dict[str, Any] | None]:
+def _block(block: Any) -> tuple[str, ResultPart | None]:
     """The text part and the attached block (or None) of one content item."""
     if isinstance(block, types.TextContent):
         return block.text, None
@@ -61,7 +63,7 @@ def _block(block: Any) -> tuple[str, dict[str, Any] | None]:
 def outcome_of(result: types.CallToolResult) -> CallOutcome:
     """Text for the model and the person, attached image/document blocks, and the value run_python gets."""
     parts: list[str] = []
-    blocks: list[dict[str, Any]] = []
+    blocks: list[ResultPart] = []
     for item in result.content:
         text, attached = _block(item)
         parts.append(text)

@@ -10,6 +10,7 @@ import jsonschema
 import mcp_types as types
 
 from tui_agent.core.catalog.models import ToolSpec
+from tui_agent.core.content import JsonObject, JsonSchema
 
 SCALARS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
 WRAP_MARKER = "x-fastmcp-wrap-result"
@@ -22,7 +23,7 @@ def title_of(name: str) -> str:
     return words[:1].upper() + words[1:]
 
 
-def tool_definition(spec: ToolSpec, output_schema: dict[str, Any] | None) -> types.Tool:
+def tool_definition(spec: ToolSpec, output_schema: JsonSchema | None) -> types.Tool:
     """The MCP definition: extra arguments are refused, so the input schema says so; hints follow the declarations."""
     title = title_of(spec.name)
     input_schema = {**spec.input_schema, "additionalProperties": False}
@@ -32,7 +33,7 @@ def tool_definition(spec: ToolSpec, output_schema: dict[str, Any] | None) -> typ
                       output_schema=output_schema, annotations=annotations)
 
 
-def output_schema(source: str, name: str) -> dict[str, Any] | None:
+def output_schema(source: str, name: str) -> JsonSchema | None:
     """`{"result": <schema of the return annotation>}` when the tool's return type is one JSON describes, else None.
 
     Read from the source's syntax tree (the tool file is agent-written: it is never imported here)."""
@@ -52,7 +53,7 @@ def output_schema(source: str, name: str) -> dict[str, Any] | None:
     return None
 
 
-def annotation_schema(node: ast.expr) -> dict[str, Any] | None:
+def annotation_schema(node: ast.expr) -> JsonSchema | None:
     """The JSON schema of an annotation written with builtins (str, int, float, bool, None, list[...],
     dict[str, ...], X | None, Optional[X]); None for anything else (a class, Any, a union of several types)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a string annotation
@@ -73,7 +74,7 @@ def annotation_schema(node: ast.expr) -> dict[str, Any] | None:
     return None
 
 
-def _subscript(base: str, inner: ast.expr) -> dict[str, Any] | None:
+def _subscript(base: str, inner: ast.expr) -> JsonSchema | None:
     if base in ("list", "List"):
         items = annotation_schema(inner)
         return None if items is None else {"type": "array", "items": items}
@@ -88,7 +89,7 @@ def _subscript(base: str, inner: ast.expr) -> dict[str, Any] | None:
     return None
 
 
-def _optional(left: ast.expr, right: ast.expr) -> dict[str, Any] | None:
+def _optional(left: ast.expr, right: ast.expr) -> JsonSchema | None:
     schemas = [annotation_schema(left), annotation_schema(right)]
     if None in schemas or {"type": "null"} not in schemas:
         return None  # only `X | None`: a union of several types is not described
@@ -98,7 +99,7 @@ def _optional(left: ast.expr, right: ast.expr) -> dict[str, Any] | None:
     return {"anyOf": [inner, {"type": "null"}]}
 
 
-def structured_content(value: Any, schema: dict[str, Any]) -> dict[str, Any] | None:
+def structured_content(value: Any, schema: JsonSchema) -> JsonObject | None:
     """`{"result": value}` when it matches the output schema, else None (the tool broke its own annotation)."""
     content = {"result": value}
     try:
@@ -112,9 +113,9 @@ class OutputSchemas:
     """Output schemas by tool version (the source sha), read once from each version's runnable copy."""
 
     def __init__(self) -> None:
-        self._by_sha: dict[str, dict[str, Any] | None] = {}
+        self._by_sha: dict[str, JsonSchema | None] = {}
 
-    def get(self, spec: ToolSpec, runnable: Path | None) -> dict[str, Any] | None:
+    def get(self, spec: ToolSpec, runnable: Path | None) -> JsonSchema | None:
         if spec.source_sha not in self._by_sha:
             try:
                 source = runnable.read_text(encoding="utf-8") if runnable is not None else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tui_agent.core.listeners import tell
 from tui_agent.core.mcp.models import CallOutcome, McpServerError, RemoteTool
@@ -13,6 +13,7 @@ from tui_agent.core.mcp.config import ServerConfig, load_server_configs
 from tui_agent.core.mcp.naming import assign_names
 from tui_agent.core.mcp.trust import is_trusted, untrusted_message
 from tui_agent.core.project import Project
+from tui_agent.core.content import JsonObject, JsonSchema, ToolDefinition
 
 if TYPE_CHECKING:
     from tui_agent.core.mcp.client import ElicitAsk, ServerConnection
@@ -31,11 +32,11 @@ class McpTool:
     server: str
     tool: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: JsonSchema
     calls: int = 0
 
-    def to_api(self) -> dict[str, Any]:
-        schema = self.input_schema if self.input_schema.get("type") == "object" else {"type": "object", "properties": {}}
+    def to_api(self) -> ToolDefinition:
+        schema: JsonSchema = self.input_schema if self.input_schema.get("type") == "object" else {"type": "object", "properties": {}}
         description = (f"[MCP server {self.server}] {self.description}".strip()
                        + f"\n(In run_python: `from {self.name} import {self.name}`; call it with keyword arguments.)")
         return {"name": self.name, "description": description, "input_schema": schema}
@@ -150,7 +151,7 @@ class McpHub:
         server, tool = found
         return McpTool(api_name, server, tool.name, tool.description, tool.input_schema, self._calls.get(api_name, 0))
 
-    async def call(self, api_name: str, arguments: dict[str, Any]) -> CallOutcome:
+    async def call(self, api_name: str, arguments: JsonObject) -> CallOutcome:
         """Call by API name; raises McpServerError when the tool is unknown or its server cannot answer."""
         found = self._by_name.get(api_name)
         if found is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tui_agent.core.content import JsonSchema, ResultPart
 from tui_agent.core.errors import TuiAgentError
 
 
@@ -14,7 +15,7 @@ class RemoteTool:
 
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: JsonSchema
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class CallOutcome:
     text: str
     value: Any
     is_error: bool
-    blocks: tuple[dict[str, Any], ...] = ()
+    blocks: tuple[ResultPart, ...] = ()
     """Images (and PDFs) as Messages API content blocks, sent to the model after the text."""
 
 

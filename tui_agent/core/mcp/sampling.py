@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import mcp_types as types
 
 from tui_agent.core.agent.permissions import ApprovalRequest
+from tui_agent.core.content import ApiMessage, ContentBlock, MediaType, text_block
 
 if TYPE_CHECKING:
     from tui_agent.core.agent.loop import Agent
@@ -31,18 +32,19 @@ STOP_REASONS = {"end_turn": "endTurn", "max_tokens": "maxTokens", "stop_sequence
 DECLINED = -1  # the code the MCP specification's examples give a sampling request the user rejected
 
 
-def _block(content: Any) -> dict[str, Any]:
+def _block(content: Any) -> ContentBlock:
     """One MCP content item as a Messages API block; raise ValueError for what a sampling request cannot carry."""
     if isinstance(content, types.TextContent):
-        return {"type": "text", "text": content.text}
-    if isinstance(content, types.ImageContent):
-        return {"type": "image", "source": {"type": "base64", "media_type": content.mime_type, "data": content.data}}
+        return text_block(content.text)
+    if isinstance(content, types.ImageContent):  # another media type: the API says no
+        media_type = cast(MediaType, content.mime_type)
+        return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": content.data}}
     raise ValueError(f"tuiagent cannot sample with {getattr(content, 'type', type(content).__name__)} content")
 
 
-def api_messages(params: types.CreateMessageRequestParams) -> list[dict[str, Any]]:
+def api_messages(params: types.CreateMessageRequestParams) -> list[ApiMessage]:
     """The request's messages for the Messages API (consecutive messages of one role merged, as the API requires)."""
-    messages: list[dict[str, Any]] = []
+    messages: list[ApiMessage] = []
     for message in params.messages:
         items = message.content if isinstance(message.content, list) else [message.content]
         blocks = [_block(item) for item in items]
@@ -55,7 +57,7 @@ def api_messages(params: types.CreateMessageRequestParams) -> list[dict[str, Any
     return messages
 
 
-def _shown(messages: list[dict[str, Any]], system: str | None) -> str:
+def _shown(messages: list[ApiMessage], system: str | None) -> str:
     lines = [f"[system] {system}"] if system else []
     for message in messages:
         for block in message["content"]:
@@ -82,7 +84,7 @@ def model_sampler(client: ModelClient, permissions: Permissions,
             return types.ErrorData(code=DECLINED, message=f"the sampling request was declined: {decision.reason}")
         asking = copy.copy(client)  # the same HTTP client, this request's token limit, no headless listener
         asking.max_tokens, asking.stream_listener = max(1, min(params.max_tokens, client.max_tokens)), None
-        system = [{"type": "text", "text": params.system_prompt}] if params.system_prompt else []
+        system = [text_block(params.system_prompt)] if params.system_prompt else []
         from tui_agent.core.agent.model import ModelError, ModelReply
 
         reply: ModelReply | None = None

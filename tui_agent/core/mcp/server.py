@@ -28,6 +28,7 @@ from tui_agent.core.mcp.results import pipeline_error_result, run_result, text_r
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunResult
 from tui_agent.core.tending.peer_calls import PeerCallLog
+from tui_agent.core.content import JsonObject, JsonSchema
 
 if TYPE_CHECKING:
     from tui_agent.core.catalog.api import Catalog
@@ -94,7 +95,7 @@ class CatalogServer:
             tools.append(RUN_PYTHON_TOOL)
         return tools
 
-    def _output_schema(self, name: str) -> dict[str, Any] | None:
+    def _output_schema(self, name: str) -> JsonSchema | None:
         entry = self.catalog.registry.get(name)
         if entry is None or entry.spec is None:
             return None
@@ -174,7 +175,7 @@ class CatalogServer:
             return text_result(f"{name}: {error.message}", is_error=True)
         return run_result(result, name=name, output_schema=self.output_schemas.get(spec, entry.runnable))
 
-    async def _recorded(self, name: str, arguments: dict[str, Any], work: Awaitable[RunResult]) -> RunResult:
+    async def _recorded(self, name: str, arguments: JsonObject, work: Awaitable[RunResult]) -> RunResult:
         """Await a call another agent made, recorded whatever its outcome (usage counts are the catalog's own)."""
         call_id = self.calls.started(name, arguments)
         started = time.perf_counter()
@@ -194,7 +195,7 @@ class CatalogServer:
         self.audit.record(label=label, version=version, kind="exec" if label == RUN_PYTHON else "call",
                           result=cancelled_result(self.catalog.sandbox.tier, duration_ms), **fields)
 
-    async def _run_python(self, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def _run_python(self, arguments: JsonObject) -> types.CallToolResult:
         code = arguments.get("code")
         if not isinstance(code, str) or not code.strip():
             return text_result("run_python needs `code`: a non-empty Python snippet", is_error=True)

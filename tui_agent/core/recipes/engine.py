@@ -28,6 +28,7 @@ from tui_agent.core.recipes.runlog import RunLog
 from tui_agent.core.recipes.seams import SubmitPrompt, ToolRunner, WriteApprover
 from tui_agent.core.recipes.versioned_recipes import RecipeChange, RecipeStore
 from tui_agent.core.watch import ProjectWatcher
+from tui_agent.core.content import JsonObject
 
 if TYPE_CHECKING:
     from tui_agent.core.versioning.gitqueries import HistoryEntry
@@ -334,7 +335,7 @@ class RecipeEngine:
         self.emit(Notice(f"recipe {recipe.name} ({trigger}) {verdict}: {_short(summary)}", "info" if ok else "error"))
         return run
 
-    async def _call_tool(self, recipe: Recipe, args: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    async def _call_tool(self, recipe: Recipe, args: JsonObject) -> tuple[bool, str, dict[str, Any]]:
         tool = recipe.action.tool or ""
         call_id = f"recipe-{recipe.name}-{next(self._call_ids)}"
         self.emit(ToolCallStarted(call_id, tool, args, authored=True))
@@ -364,7 +365,7 @@ class RecipeEngine:
                   "stdout": result.stdout, "stderr": result.stderr, "tier": result.tier}
         return bool(result.ok), summary, detail
 
-    async def _write_refusal(self, recipe: Recipe, tool: str, args: dict[str, Any]) -> str | None:
+    async def _write_refusal(self, recipe: Recipe, tool: str, args: JsonObject) -> str | None:
         """None when the tool (WRITES = True) may run with the project writable, else why not."""
         if self.permissions is None:
             return ("it declares WRITES = True (it may change project files) and this recipe engine has no one to "

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tui_agent.core.content import JsonObject
+
 if TYPE_CHECKING:
     from tui_agent.core.agent.permissions import ApprovalRequest, Decision
     from tui_agent.core.catalog.models import ToolRecord
@@ -25,7 +27,7 @@ class ToolRunner(Protocol):
         ...
 
     def get(self, name: str) -> ToolRecord | None: ...
-    async def call_tool(self, name: str, args: dict[str, Any], *, allow_writes: bool = False) -> RunResult: ...
+    async def call_tool(self, name: str, args: JsonObject, *, allow_writes: bool = False) -> RunResult: ...
     def add_listener(self, callback: Callable[[CatalogChanged], None]) -> None: ...
 
 

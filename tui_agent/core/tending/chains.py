@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.agent.sessions import read_records
+from tui_agent.core.content import JsonObject
 
 # Calls that edit, author or look up rather than compute: a chain of them is not a tool.
 NOT_WORKFLOW_STEPS = frozenset({
@@ -27,7 +28,7 @@ class Call:
     """One successful tool call the model made, in transcript order."""
 
     tool: str
-    arguments: dict[str, Any]
+    arguments: JsonObject
     time: float
     session: str
     position: int
@@ -81,15 +82,15 @@ class Chain:
 
 def calls_in_session(path: Path) -> list[Call]:
     """The session's successful workflow calls, in order (failed and authoring calls left out)."""
-    started: dict[str, tuple[str, dict[str, Any], float]] = {}
+    started: dict[str, tuple[str, JsonObject, float]] = {}
     calls: list[Call] = []
     for record in read_records(path):
-        if record.get("type") != "event" or not isinstance(record.get("data"), dict):
+        data, kind = record.get("data"), record.get("event")
+        if record.get("type") != "event" or not isinstance(data, dict):
             continue
-        data, kind = record["data"], record.get("event")
-        call_id = str(data.get("call_id", ""))
-        if kind == "ToolCallStarted" and isinstance(data.get("arguments"), dict):
-            started[call_id] = (str(data.get("name", "")), data["arguments"], _number(record.get("time")))
+        call_id, arguments = str(data.get("call_id", "")), data.get("arguments")
+        if kind == "ToolCallStarted" and isinstance(arguments, dict):
+            started[call_id] = (str(data.get("name", "")), arguments, _number(record.get("time")))
         elif kind == "ToolCallFinished" and call_id in started:
             tool, arguments, moment = started.pop(call_id)
             if not data.get("is_error") and tool not in NOT_WORKFLOW_STEPS:

@@ -14,6 +14,7 @@ from typing import Any
 from tui_agent.core.agent.sessions import SessionLog, new_session_id
 from tui_agent.core.events import ToolCallFinished, ToolCallStarted
 from tui_agent.core.project import Project
+from tui_agent.core.content import JsonObject
 
 PEERS = "peers"
 MAX_RESULT_CHARS = 2000
@@ -38,7 +39,7 @@ class PeerCallLog:
         self._ids = itertools.count(1)
         self.stopped = False
 
-    def started(self, name: str, arguments: dict[str, Any]) -> str:
+    def started(self, name: str, arguments: JsonObject) -> str:
         """Record that a call began; its id for `finished`."""
         call_id = f"{self.via}_{next(self._ids)}"
         if self._header is not None:

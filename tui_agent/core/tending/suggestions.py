@@ -9,6 +9,7 @@ from typing import Any
 
 from tui_agent.core.agent.sessions import read_records
 from tui_agent.core.catalog.state import StateStore
+from tui_agent.core.content import ContentBlock, json_object, text_block
 from tui_agent.core.versioning.store_interface import StoreItem
 from tui_agent.core.tending.chains import Call, Chain, calls_in_session, find_chains
 from tui_agent.core.tending.peer_calls import peer_transcripts
@@ -46,7 +47,7 @@ def authored_and_used(path: Path) -> list[AuthoredTool]:
             authored.setdefault(str(data.get("name")), _number(record.get("time")))
         elif record.get("event") == "ToolCallStarted":
             raw = data.get("arguments")
-            arguments: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            arguments = json_object(raw)
             name = str(arguments.get("name")) if data.get("name") == "call_tool" else str(data.get("name"))
             if name in authored:
                 used.append(AuthoredTool(name, authored.pop(name)))
@@ -168,7 +169,7 @@ def _number(value: Any) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
-def suggestion_blocks(book: SuggestionBook | None, *, turn_running: bool) -> list[dict[str, Any]]:
+def suggestion_blocks(book: SuggestionBook | None, *, turn_running: bool) -> list[ContentBlock]:
     """Repeated call chains not offered before, as one text block for the next request (each offered once)."""
     if book is None:
         return []
@@ -176,4 +177,4 @@ def suggestion_blocks(book: SuggestionBook | None, *, turn_running: bool) -> lis
         note = book.note_for_next_request(turn_running=turn_running)
     except (OSError, sqlite3.Error):  # suggestions are a hint; an unreadable transcript or db must not stop the turn
         return []
-    return [{"type": "text", "text": note}] if note else []
+    return [text_block(note)] if note else []

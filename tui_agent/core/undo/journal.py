@@ -65,24 +65,22 @@ def load_turns(path: Path) -> list[TurnRecord]:
     """The turns recorded in a session file, oldest first; malformed records are skipped (the file is untrusted)."""
     turns: dict[int, TurnRecord] = {}
     for record in read_records(path):
-        kind, number = record.get("type"), record.get("turn")
-        if kind == CHECKPOINT and isinstance(number, int) and isinstance(record.get("before"), str):
-            turns[number] = TurnRecord(number, str(record.get("prompt", "")), record["before"])
-        elif kind == CHECKPOINT_END and number in turns and isinstance(record.get("after"), str):
-            turns[number].after = record["after"]
-            turns[number].authored = _authored(record.get("authored"))
-            turns[number].calls = _calls(record.get("calls"))
-            turns[number].ignored = from_json(record.get("ignored"))
-            turns[number].set_aside = _pairs(record.get("set_aside"))
-            turns[number].submodules = submodules_from_json(record.get("submodules"))
-        elif kind == UNDO and isinstance(record.get("turns"), list):
-            for undone in record["turns"]:
-                if undone in turns:
-                    turns[undone].undone = True
-        elif kind == REDO and isinstance(record.get("turns"), list):  # /redo right after an /undo (the TUI)
-            for redone in record["turns"]:
-                if redone in turns:
-                    turns[redone].undone = False
+        kind, number, listed = record.get("type"), record.get("turn"), record.get("turns")
+        before, after = record.get("before"), record.get("after")
+        if kind == CHECKPOINT and isinstance(number, int) and isinstance(before, str):
+            turns[number] = TurnRecord(number, str(record.get("prompt", "")), before)
+        elif kind == CHECKPOINT_END and isinstance(number, int) and number in turns and isinstance(after, str):
+            turn = turns[number]
+            turn.after = after
+            turn.authored = _authored(record.get("authored"))
+            turn.calls = _calls(record.get("calls"))
+            turn.ignored = from_json(record.get("ignored"))
+            turn.set_aside = _pairs(record.get("set_aside"))
+            turn.submodules = submodules_from_json(record.get("submodules"))
+        elif kind in (UNDO, REDO) and isinstance(listed, list):  # REDO: /redo right after an /undo (the TUI)
+            for listed_turn in listed:
+                if isinstance(listed_turn, int) and listed_turn in turns:
+                    turns[listed_turn].undone = kind == UNDO
     return [turns[number] for number in sorted(turns)]
 
 

@@ -4,15 +4,17 @@ history verbatim: the API reads its own encrypted results back."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Final, cast
 
+from tui_agent.core.content import ContentBlock, JsonObject, ToolDefinition, WebSearchResultBlock
 from tui_agent.core.settings import Settings
 
 SEARCH_TOOL_TYPE = "web_search_20250305"
 SEARCH_TOOL_NAME = "web_search"
-SERVER_CALL = "server_tool_use"
-SEARCH_RESULT = "web_search_tool_result"
+SERVER_CALL: Final = "server_tool_use"
+SEARCH_RESULT: Final = "web_search_tool_result"
 WITHOUT_SEARCH = ("claude-3-haiku", "claude-3-opus", "claude-3-sonnet", "claude-3-5-sonnet-20240620", "claude-2",
                   "claude-instant")
 """Claude models the web search tool is not offered to (the API refuses the tool for them)."""
@@ -26,7 +28,7 @@ def model_searches(model: str) -> bool:
     return name.startswith("claude-") and not name.startswith(WITHOUT_SEARCH)
 
 
-def search_tool(model: str, settings: Settings) -> dict[str, Any] | None:
+def search_tool(model: str, settings: Settings) -> ToolDefinition | None:
     """The tool definition the request carries, or None (not enabled, or the model has no web search)."""
     if not settings.web_search or not model_searches(model):
         return None
@@ -46,32 +48,33 @@ class ServerCall:
 
     call_id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: JsonObject
     result: str
     is_error: bool
 
 
-def server_calls(content: list[dict[str, Any]]) -> list[ServerCall]:
+def server_calls(content: Sequence[ContentBlock]) -> list[ServerCall]:
     """Each `server_tool_use` of a reply with what its result block says (the results' titles and URLs)."""
-    results = {block.get("tool_use_id"): block for block in content if block.get("type") == SEARCH_RESULT}
+    results = {block["tool_use_id"]: block for block in content if block["type"] == SEARCH_RESULT}
     calls: list[ServerCall] = []
     for block in content:
-        if block.get("type") != SERVER_CALL:
+        if block["type"] != SERVER_CALL:
             continue
-        found = results.get(block.get("id"))
+        found = results.get(block["id"])
         text, is_error = describe_result(found)
-        arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
-        calls.append(ServerCall(str(block.get("id", "")), str(block.get("name", "")), dict(arguments or {}), text, is_error))
+        arguments = block.get("input")  # parsed from JSON (streamreply)
+        calls.append(ServerCall(block["id"], block["name"], dict(cast(JsonObject, arguments)) if isinstance(arguments, dict) else {},
+                                text, is_error))
     return calls
 
 
-def describe_result(block: dict[str, Any] | None) -> tuple[str, bool]:
+def describe_result(block: WebSearchResultBlock | None) -> tuple[str, bool]:
     if block is None:
         return "(no result in this reply: the API goes on with it in the next one)", False
-    content = block.get("content")
+    content: object = block.get("content")
     if isinstance(content, dict):  # web_search_tool_result_error
         return f"the search failed: {content.get('error_code', 'unknown error')}", True
-    items = [item for item in content or [] if isinstance(item, dict)]
+    items = [item for item in content if isinstance(item, dict)] if isinstance(content, list) else []
     lines = [f"- {item.get('title') or '(untitled)'} {item.get('url', '')}".rstrip() for item in items[:MAX_LISTED]]
     more = f"\n… and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else ""
     return (f"{len(items)} results\n" + "\n".join(lines) + more) if items else "no results", False

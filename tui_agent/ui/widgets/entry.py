@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from tui_agent.core.content import JsonObject
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 EntryKind = Literal["user", "assistant", "tool", "notice", "thinking"]
 
@@ -18,7 +19,7 @@ class Entry:
     level: str = "info"
     call_id: str = ""
     tool: str = ""
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: JsonObject = field(default_factory=dict)
     result: str | None = None
     is_error: bool = False
     duration_ms: float | None = None

@@ -20,6 +20,7 @@ from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.live_output import live_text
 from tui_agent.ui.widgets.entry import Entry as Entry, EntryKind as EntryKind
 from tui_agent.ui.widgets.rendered import rendered_messages
+from tui_agent.core.content import JsonObject
 
 RESULT_PREVIEW_CHARS = 4000
 PASTE_FOLD_CHARS = 1000
@@ -30,7 +31,7 @@ TITLE_CHROME = 4
 """A folded call's title line around its label: the title's padding (1 each side) and "▶ "."""
 
 
-def argument_preview(arguments: dict[str, Any], limit: int = 60) -> str:
+def argument_preview(arguments: JsonObject, limit: int = 60) -> str:
     """`name='x', n=3` shortened to `limit` characters, leaving source code out."""
     parts = []
     for key, value in arguments.items():
