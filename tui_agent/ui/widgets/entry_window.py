@@ -13,7 +13,7 @@ from tui_agent.ui.heap import release_dropped_widgets
 from tui_agent.ui.transcript import Transcript
 from tui_agent.ui.widgets.conversation_edges import LOAD_STEP, EdgeMarker, NewBelow, next_unrendered
 from tui_agent.ui.widgets.messages import AssistantText, Entry, widget_for, widget_type_for
-from tui_agent.ui.widgets.rendered import rendered_messages
+from tui_agent.ui.widgets.rendered import prose_renderings
 
 INITIAL_WINDOW = 20
 MAX_MOUNTED = 30
@@ -90,7 +90,8 @@ class EntryWindow(VerticalScroll, can_focus=True):
             while (width := self._message_width()) and (
                     entry := next_unrendered(self.entries, self.first_mounted, self.last_mounted, width)) is not None:
                 options = self.app.console_options.update_width(width).update(highlight=False)
-                rendered_messages.get(entry, entry.text).render(self.app.console, options)
+                for prose in prose_renderings(entry, entry.text):
+                    prose.render(self.app.console, options)
                 await asyncio.sleep(0)
         finally:
             self._prerendering = False

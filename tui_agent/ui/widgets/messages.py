@@ -12,14 +12,13 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.selection import Selection
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.live_output import live_text
 from tui_agent.ui.widgets.entry import Entry as Entry, EntryKind as EntryKind
-from tui_agent.ui.widgets.rendered import rendered_messages
+from tui_agent.ui.widgets.reply import AssistantText as AssistantText
 
 RESULT_PREVIEW_CHARS = 4000
 PASTE_FOLD_CHARS = 1000
@@ -161,24 +160,6 @@ def __getattr__(name: str) -> Any:
 
         return AssistantMessage
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class AssistantText(Static):
-    """A finished assistant message from history: one light widget rendering Rich Markdown (rendered once per width)."""
-
-    def __init__(self, entry: Entry) -> None:
-        super().__init__(rendered_messages.get(entry, entry.text), classes="message assistant" + (" -continued" if entry.continued else ""))
-        self.entry = entry
-
-    def rebind(self, entry: Entry) -> None:
-        self.entry = entry
-        self.set_class(entry.continued, "-continued")
-        self.update(rendered_messages.get(entry, entry.text))
-
-    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        """A mouse selection over the reply copies its Markdown: the rendered Markdown carries no text offsets, so a
-        drag over any part of it selects the whole reply (Textual's own extraction would find no text at all)."""
-        return selection.extract(self.entry.text), "\n"
 
 
 class ToolCallBlock(Collapsible):

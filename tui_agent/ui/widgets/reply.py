@@ -1,0 +1,54 @@
+"""A finished assistant reply: its prose as selectable rendered Markdown, each fenced code block scrolling sideways."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.widget import Widget
+
+from tui_agent.ui.widgets.code_scroll import ScrollingCode
+from tui_agent.ui.widgets.entry import Entry
+from tui_agent.ui.widgets.prose_lines import ProseLines
+from tui_agent.ui.widgets.rendered import rendered_messages
+from tui_agent.ui.widgets.reply_parts import ReplyPart, parts_of
+
+
+class AssistantText(Widget):
+    """A finished assistant message: one light widget per part of it (most replies are one prose part)."""
+
+    DEFAULT_CSS = "AssistantText { height: auto; layout: vertical; }"
+
+    def __init__(self, entry: Entry) -> None:
+        super().__init__(classes="message assistant" + (" -continued" if entry.continued else ""))
+        self.entry = entry
+        self._parts = parts_of(entry.text)
+
+    def compose(self) -> ComposeResult:
+        for index, part in enumerate(self._parts):
+            yield self._part_widget(index, part)
+
+    def _part_widget(self, index: int, part: ReplyPart) -> Widget:
+        if part.kind == "code":
+            return ScrollingCode(part.text, part.language)
+        return ProseLines(rendered_messages.get(self.entry, part.text, index))
+
+    def rebind(self, entry: Entry) -> None:
+        """Show another entry (the conversation recycles widgets as its window slides, or the text changed): the part
+        widgets are reused when the new parts are of the same kinds, in the same order."""
+        self.entry = entry
+        self.set_class(entry.continued, "-continued")
+        parts = parts_of(entry.text)
+        if parts == self._parts and self.is_mounted:
+            return
+        self._parts = parts
+        if not self.is_mounted:
+            return  # compose shows them
+        children = list(self.children)
+        if [type(child) for child in children] == [ScrollingCode if part.kind == "code" else ProseLines for part in parts]:
+            for index, (child, part) in enumerate(zip(children, parts, strict=True)):
+                if isinstance(child, ScrollingCode):
+                    child.show(part.text, part.language)
+                elif isinstance(child, ProseLines):
+                    child.show(rendered_messages.get(entry, part.text, index))
+            return
+        self.remove_children()
+        self.mount_all([self._part_widget(index, part) for index, part in enumerate(parts)])
