@@ -118,10 +118,14 @@ EARLIER_TURNS = 12
 """Turns before the one sent while scrolled up: more entries than the conversation keeps mounted at once."""
 
 
-@pytest.mark.parametrize("focus", ["prompt", "conversation"])
+@pytest.mark.parametrize(("focus", "shape"), [("prompt", "text"), ("conversation", "tool")])
 @pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
-def test_a_prompt_sent_after_page_up_scrolls_to_it_and_its_reply_stays_in_view(tmp_path: Path, size: tuple[int, int], focus: str) -> None:
-    script = [{"text": LONG_REPLY + f" ANSWER{n}."} for n in range(EARLIER_TURNS)]
+def test_a_prompt_sent_after_page_up_scrolls_to_it_and_its_reply_stays_in_view(tmp_path: Path, size: tuple[int, int], focus: str,
+                                                                              shape: str) -> None:
+    script: list[dict[str, Any]] = [{"text": LONG_REPLY + f" ANSWER{n}."} for n in range(EARLIER_TURNS)]
+    if shape == "tool":  # the reply comes after a call the model makes first
+        script.append({"content": [{"type": "text", "text": "Reading it first."},
+                                   {"type": "tool_use", "name": "read_file", "input": {"path": "README.md"}}]})
     script.append({"content": [{"type": "text", "text": SECOND_REPLY}], "delay_s": 0.05})
     with terminal_with(tmp_path, script, *size) as terminal:
         for n in range(EARLIER_TURNS):

@@ -35,7 +35,7 @@ class ProseLines(Widget):
         if width != self._width:
             options = self.app.console_options.update_width(width).update(highlight=False)
             segments = self._rendered.render(self.app.console, options)
-            lines = list(Segment.split_and_crop_lines(segments, width, pad=False))
+            lines = list(Segment.split_and_crop_lines(segments, width, pad=False, include_new_lines=False))
             self._lines = [Strip(line) for line in lines]
             self._plain = ["".join(segment.text for segment in line if not segment.control).rstrip() for line in lines]
             self._width = width
@@ -49,7 +49,7 @@ class ProseLines(Widget):
         lines = self._lines_at(width)
         if y >= len(lines):
             return Strip.blank(width, self.rich_style)
-        strip = lines[y]
+        strip = lines[y].apply_style(self.rich_style)  # the theme's colours under Rich's own
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(y)) is not None:
             strip = self._highlighted(strip, *span)
