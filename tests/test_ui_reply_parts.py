@@ -8,7 +8,7 @@ from textual.selection import Selection
 from tui_agent.ui.widgets.code_scroll import ScrollingCode
 from tui_agent.ui.widgets.entry import Entry
 from tui_agent.ui.widgets.prose_lines import ProseLines
-from tui_agent.ui.widgets.reply import AssistantText
+from tui_agent.ui.widgets.reply import AssistantText, FencedReply, reply_widget
 from tui_agent.ui.widgets.reply_parts import ReplyPart, reply_parts
 
 FENCED = "Run:\n\n```sh\n  pytest -q\n```\n\n- a list\n  ```\n  nested stays in the prose\n  ```\n\nDone."
@@ -29,14 +29,14 @@ class OneReply(App[None]):
         self.entry = entry
 
     def compose(self) -> ComposeResult:
-        yield AssistantText(self.entry)
+        yield reply_widget(self.entry)
 
 
 async def test_a_recycled_reply_shows_the_new_entrys_parts_and_copies_what_is_selected() -> None:
-    app = OneReply(Entry("assistant", "plain words only"))
+    app = OneReply(Entry("assistant", "Just:\n\n```\nls\n```"))
     async with app.run_test(size=(60, 20)) as pilot:
-        reply = app.query_one(AssistantText)
-        assert [type(child) for child in reply.children] == [ProseLines]
+        reply = app.query_one(FencedReply)
+        assert [type(child) for child in reply.children] == [ProseLines, ScrollingCode]
         reply.rebind(Entry("assistant", FENCED))
         await pilot.pause()
         assert [type(child) for child in reply.children] == [ProseLines, ScrollingCode, ProseLines]
@@ -49,3 +49,13 @@ async def test_a_recycled_reply_shows_the_new_entrys_parts_and_copies_what_is_se
         assert [type(child) for child in reply.children] == [ProseLines, ScrollingCode, ProseLines]  # reused in place
         assert reply.query_one(ScrollingCode) is code and code.get_selection(Selection(None, None)) == ("x = 1", "\n")
         assert list(reply.query(ProseLines))[-1].get_selection(Selection(None, None)) == ("And more.", "\n")
+
+
+async def test_a_reply_without_code_is_one_light_widget() -> None:
+    app = OneReply(Entry("assistant", "plain **words** only"))
+    async with app.run_test(size=(60, 20)) as pilot:
+        reply = app.query_one(AssistantText)
+        assert not reply.children and reply.get_selection(Selection(None, None)) == ("plain words only", "\n")
+        reply.rebind(Entry("assistant", "other words"))
+        await pilot.pause()
+        assert reply.get_selection(Selection(None, None)) == ("other words", "\n")

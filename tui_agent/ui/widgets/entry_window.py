@@ -12,7 +12,7 @@ from textual.widgets import Static
 from tui_agent.ui.heap import release_dropped_widgets
 from tui_agent.ui.transcript import Transcript
 from tui_agent.ui.widgets.conversation_edges import LOAD_STEP, EdgeMarker, NewBelow, next_unrendered
-from tui_agent.ui.widgets.messages import AssistantText, Entry, widget_for, widget_type_for
+from tui_agent.ui.widgets.messages import AssistantText, Entry, FencedReply, widget_for, widget_type_for
 from tui_agent.ui.widgets.rendered import prose_renderings
 
 INITIAL_WINDOW = 20
@@ -98,7 +98,7 @@ class EntryWindow(VerticalScroll, can_focus=True):
 
     def _message_width(self) -> int:
         """The width assistant messages render at (0 until one is laid out)."""
-        return next((widget.size.width for widget in self._widgets.values() if isinstance(widget, AssistantText) and widget.size.width), 0)
+        return next((widget.size.width for widget in self._widgets.values() if isinstance(widget, (AssistantText, FencedReply)) and widget.size.width), 0)
 
     def _make(self, entry: Entry) -> Widget:
         widget = widget_for(entry)

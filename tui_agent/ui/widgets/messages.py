@@ -18,7 +18,7 @@ from textual.widgets import Collapsible, Static
 from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.live_output import live_text
 from tui_agent.ui.widgets.entry import Entry as Entry, EntryKind as EntryKind
-from tui_agent.ui.widgets.reply import AssistantText as AssistantText
+from tui_agent.ui.widgets.reply import AssistantText as AssistantText, FencedReply as FencedReply, reply_widget, reply_widget_type
 
 RESULT_PREVIEW_CHARS = 4000
 PASTE_FOLD_CHARS = 1000
@@ -303,7 +303,9 @@ def thinking_title(entry: Entry) -> str:
 
 def widget_type_for(entry: Entry) -> type[Widget]:
     """The widget class that shows entries of this kind (recycled widgets must match it)."""
-    return {"user": UserMessage, "assistant": AssistantText, "tool": ToolCallBlock, "thinking": ThinkingBlock}.get(entry.kind, NoticeMessage)
+    if entry.kind == "assistant":
+        return reply_widget_type(entry)
+    return {"user": UserMessage, "tool": ToolCallBlock, "thinking": ThinkingBlock}.get(entry.kind, NoticeMessage)
 
 
 def widget_for(entry: Entry) -> Widget:
@@ -311,7 +313,7 @@ def widget_for(entry: Entry) -> Widget:
     if entry.kind == "user":
         return UserMessage(entry)
     if entry.kind == "assistant":
-        return AssistantText(entry)
+        return reply_widget(entry)
     if entry.kind == "tool":
         return ToolCallBlock(entry)
     if entry.kind == "thinking":

@@ -18,8 +18,8 @@ class ProseLines(Widget):
 
     DEFAULT_CSS = "ProseLines { height: auto; }"
 
-    def __init__(self, rendered: RenderedMarkdown) -> None:
-        super().__init__()
+    def __init__(self, rendered: RenderedMarkdown, *, classes: str | None = None) -> None:
+        super().__init__(classes=classes)
         self._rendered = rendered
         self._lines: list[Strip] = []
         self._plain: list[str] = []

@@ -12,13 +12,36 @@ from tui_agent.ui.widgets.rendered import rendered_messages
 from tui_agent.ui.widgets.reply_parts import ReplyPart, parts_of
 
 
-class AssistantText(Widget):
-    """A finished assistant message: one light widget per part of it (most replies are one prose part)."""
+def has_code(entry: Entry) -> bool:
+    """The reply has a top-level fenced code block (it is shown by a `FencedReply`)."""
+    return any(part.kind == "code" for part in parts_of(entry.text))
 
-    DEFAULT_CSS = "AssistantText { height: auto; layout: vertical; }"
+
+def reply_classes(entry: Entry) -> str:
+    return "message assistant" + (" -continued" if entry.continued else "")
+
+
+class AssistantText(ProseLines):
+    """A finished assistant message without code blocks (most are): one light widget, its lines rendered once per width."""
 
     def __init__(self, entry: Entry) -> None:
-        super().__init__(classes="message assistant" + (" -continued" if entry.continued else ""))
+        super().__init__(rendered_messages.get(entry, entry.text), classes=reply_classes(entry))
+        self.entry = entry
+
+    def rebind(self, entry: Entry) -> None:
+        """Show another entry (the conversation recycles widgets as its window slides)."""
+        self.entry = entry
+        self.set_class(entry.continued, "-continued")
+        self.show(rendered_messages.get(entry, entry.text))
+
+
+class FencedReply(Widget):
+    """A finished assistant message with code blocks: a light widget per part, prose and code in turn."""
+
+    DEFAULT_CSS = "FencedReply { height: auto; layout: vertical; }"
+
+    def __init__(self, entry: Entry) -> None:
+        super().__init__(classes=reply_classes(entry))
         self.entry = entry
         self._parts = parts_of(entry.text)
 
@@ -32,8 +55,7 @@ class AssistantText(Widget):
         return ProseLines(rendered_messages.get(self.entry, part.text, index))
 
     def rebind(self, entry: Entry) -> None:
-        """Show another entry (the conversation recycles widgets as its window slides, or the text changed): the part
-        widgets are reused when the new parts are of the same kinds, in the same order."""
+        """Show another entry: the part widgets are reused when its parts are of the same kinds in the same order."""
         self.entry = entry
         self.set_class(entry.continued, "-continued")
         parts = parts_of(entry.text)
@@ -52,3 +74,11 @@ class AssistantText(Widget):
             return
         self.remove_children()
         self.mount_all([self._part_widget(index, part) for index, part in enumerate(parts)])
+
+
+def reply_widget_type(entry: Entry) -> type[AssistantText | FencedReply]:
+    return FencedReply if has_code(entry) else AssistantText
+
+
+def reply_widget(entry: Entry) -> AssistantText | FencedReply:
+    return reply_widget_type(entry)(entry)
