@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
+from textual.widgets.collapsible import CollapsibleTitle
 
 from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.live_output import live_text
@@ -189,6 +190,7 @@ class ToolCallBlock(Collapsible):
             event.stop()
             self.result_expanded = not self.result_expanded
             self._result_view.update(self._result_renderable())
+            self._watch_title(self.title)
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
@@ -229,9 +231,25 @@ class ToolCallBlock(Collapsible):
     def on_resize(self) -> None:
         self.retitle()
 
+    @property
+    def result_cut(self) -> bool:
+        """The result shows cut at RESULT_PREVIEW_CHARS (enter on the title or a click on the result shows it all)."""
+        return len(self.entry.result or "") > RESULT_PREVIEW_CHARS and not self.result_expanded
+
+    def _on_collapsible_title_toggle(self, event: CollapsibleTitle.Toggle) -> None:
+        """enter (or a click) on the title: unfold, then show a cut result whole, then fold (Collapsible's own handler,
+        which runs after this one unless prevented, unfolds and folds)."""
+        if self.collapsed or not self.result_cut:
+            return
+        event.stop()
+        event.prevent_default()
+        self.result_expanded = True
+        self._result_view.update(self._result_renderable())
+        self._watch_title(self.title)
+
     def _watch_title(self, title: str) -> None:
         """The title literally (arguments may hold `[`), with how to fold or unfold when that fits too."""
-        verb = "fold" if not self.collapsed else "unfold"
+        verb = "unfold" if self.collapsed else "show all" if self.result_cut else "fold"
         width = self.label_width()
         hints = (f"  (enter/click: {verb})", f"  (enter: {verb})", "")
         hint = next((hint for hint in hints if width is None or len(title) + len(hint) <= width), "")
@@ -257,7 +275,7 @@ class ToolCallBlock(Collapsible):
         result = self.entry.result
         if len(result) > RESULT_PREVIEW_CHARS and not self.result_expanded:
             result = (result[:RESULT_PREVIEW_CHARS] + f"\n… ({len(self.entry.result) - RESULT_PREVIEW_CHARS} more characters: "
-                      "click the result to show them)")
+                      "click here, or enter on the title, to show them)")
         label = Text("error" if self.entry.is_error else "result", style="bold red" if self.entry.is_error else "bold dim")
         return Group(label, Text(result))
 
