@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.app import App, ComposeResult
 from textual.selection import Selection
 
+from tests.fake_messages_api import FakeMessagesAPI, reply, text
+from tests.ui_support import make_app, ready, send, turn_answered, wait_until
 from tui_agent.ui.widgets.code_scroll import ScrollingCode
 from tui_agent.ui.widgets.entry import Entry
 from tui_agent.ui.widgets.prose_lines import ProseLines
@@ -59,3 +63,32 @@ async def test_a_reply_without_code_is_one_light_widget() -> None:
         reply.rebind(Entry("assistant", "other words"))
         await pilot.pause()
         assert reply.get_selection(Selection(None, None)) == ("other words", "\n")
+
+
+WIDE = "x = [" + ", ".join(f"item_{n}" for n in range(60)) + "]"
+READING = "\n\n".join(f"Paragraph {n}." for n in range(40))
+
+
+async def test_keys_on_a_focused_code_block_scroll_it_sideways_and_the_rest_scroll_the_conversation(repo: Path,
+                                                                                                  api: FakeMessagesAPI) -> None:
+    answer = f"{READING}\n\n```python\n{WIDE}\n```\n\n```\nfits\n```\n\nEnd."
+    api.enqueue(reply(text(answer)))
+    app = make_app(repo)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "show me")
+        await wait_until(pilot, lambda: turn_answered(app, answer), timeout=60, message="the reply")
+        await wait_until(pilot, lambda: len(app.conversation.query(ScrollingCode)) == 2, message="the code blocks")
+        wide, fits = app.conversation.query(ScrollingCode)
+        conversation = app.conversation
+        wide.focus()
+        await pilot.press("end")
+        await wait_until(pilot, lambda: wide.scroll_x == wide.max_scroll_x > 0, message="the wide block at its end")
+        await pilot.press("left")
+        await wait_until(pilot, lambda: 0 < wide.scroll_x < wide.max_scroll_x, message="one step back")
+        before = conversation.scroll_y
+        await pilot.press("pageup")  # not the block's: it scrolls sideways only
+        await wait_until(pilot, lambda: conversation.scroll_y < before, message="the conversation paged up")
+        fits.focus()
+        await pilot.press("home")  # a block that fits leaves home and end to the conversation
+        await wait_until(pilot, lambda: conversation.scroll_y == 0, message="the conversation at its top")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -93,7 +94,11 @@ class ScrollingCode(ScrollView, can_focus=True):
             event.stop()
 
     def action_scroll_line_start(self) -> None:
+        if not self.allow_horizontal_scroll:
+            raise SkipAction()  # a block that fits: home is the conversation's
         self.scroll_to(x=0, animate=False)
 
     def action_scroll_line_end(self) -> None:
+        if not self.allow_horizontal_scroll:
+            raise SkipAction()
         self.scroll_to(x=self.max_scroll_x, animate=False)
