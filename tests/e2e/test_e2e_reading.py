@@ -80,7 +80,14 @@ def test_a_code_block_keeps_its_indentation_and_scrolls_sideways(tmp_path: Path,
         screen = terminal.wait_text("TAILMARK", timeout=10)
         assert "def compute(values):" not in screen and "That is all." in screen  # only the block moved
         terminal.send("Home")
-        terminal.wait_for(lambda s: "TAILMARK" not in s and "def compute(values):" in s, timeout=10, what="back at the start")
+        screen = terminal.wait_for(lambda s: "TAILMARK" not in s and "def compute(values):" in s, timeout=10, what="back at the start")
+        x1, y1 = find(screen, "the function:")
+        x2, y2 = find(screen, "(values):")
+        mouse(terminal, (0, x1, y1, "M"), (32, x1 + 2, y1, "M"), (32, x2 + 2, y2 + 1, "M"), (0, x2 + 2, y2 + 1, "m"))
+        terminal.send("C-c")
+        terminal.wait_for(lambda s: "Copied" in s, timeout=10, what="the copy notice")
+        copied = terminal.tmux("show-buffer")
+        assert copied.startswith("the function:\ndef compute(values):\n    for value"), copied  # prose, then code as written
         for _ in range(6):
             mouse(terminal, (69, column + 4, row + 2, "M"))  # shift + wheel down over the block: sideways
         terminal.wait_for(lambda s: "def compute(values):" not in s and "That is all." in s, timeout=10, what="shift+wheel")
