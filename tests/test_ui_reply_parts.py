@@ -92,3 +92,18 @@ async def test_keys_on_a_focused_code_block_scroll_it_sideways_and_the_rest_scro
         fits.focus()
         await pilot.press("home")  # a block that fits leaves home and end to the conversation
         await wait_until(pilot, lambda: conversation.scroll_y == 0, message="the conversation at its top")
+
+
+async def test_a_reply_whose_text_gains_a_code_block_gets_the_widget_for_it(repo: Path, api: FakeMessagesAPI) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        entry = Entry("assistant", "plain at first")
+        await app.conversation.add(entry)
+        assert isinstance(app.conversation._widgets[id(entry)], AssistantText)
+        entry.text = "Now:\n\n```\nprint('x')\n```"
+        app.conversation.refresh_entry(entry)
+        await wait_until(pilot, lambda: len(app.conversation.query(ScrollingCode)) == 1, message="the code block")
+        widget = app.conversation._widgets[id(entry)]
+        assert isinstance(widget, FencedReply) and widget.parent is app.conversation
+        assert not [w for w in app.conversation.query(AssistantText) if w.entry is entry]  # the old widget is gone
