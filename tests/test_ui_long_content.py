@@ -9,6 +9,7 @@ import io
 
 from rich.console import Console
 from textual.widgets import Static
+from textual.widgets.collapsible import CollapsibleTitle
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.ui_support import make_app, ready, turn_answered, wait_until
@@ -57,3 +58,25 @@ async def test_a_long_tool_output_shows_in_full_when_its_result_is_clicked(repo:
         await pilot.click(result)
         await wait_until(pilot, lambda: "row 01999" in shown(result), message="the whole output")
         assert "more characters" not in shown(result)
+
+
+async def test_a_long_tool_output_shows_in_full_from_the_keyboard(repo: Path, api: FakeMessagesAPI) -> None:
+    """enter on a call's title: unfold, then the whole cut result, then fold (no mouse needed)."""
+    (repo / "big.txt").write_text("".join(f"row {i:05d}\n" for i in range(2000)))
+    api.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("read it")))
+    app = make_app(repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "read big.txt")
+        await wait_until(pilot, lambda: turn_answered(app, "read it"), timeout=60, message="the reply")
+        block = next(widget for widget in app.conversation.query(ToolCallBlock))
+        block.query_one(CollapsibleTitle).focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not block.collapsed, message="unfolded")
+        result = block._result_view
+        assert "more characters" in shown(result) and "enter/click: show all" in str(block.query_one(CollapsibleTitle).label)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "row 01999" in shown(result), message="the whole output")
+        assert not block.collapsed and "enter/click: fold" in str(block.query_one(CollapsibleTitle).label)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: block.collapsed, message="folded")

@@ -13,7 +13,7 @@ from tui_agent.ui.event_messages import ShowEvent
 from tui_agent.ui.transcript import Folded
 from tui_agent.ui.typed import typed_text
 from tui_agent.ui.widgets.entry_window import EntryWindow
-from tui_agent.ui.widgets.messages import AssistantText, Entry, ToolCallBlock
+from tui_agent.ui.widgets.messages import Entry, ToolCallBlock, widget_for, widget_type_for
 
 if TYPE_CHECKING:
     from tui_agent.ui.widgets.streaming import AssistantMessage
@@ -129,7 +129,7 @@ class Conversation(EntryWindow):
             message, self._streaming = self._streaming, None
             await message.finish()
             if message.is_attached and message.parent is self:
-                light = AssistantText(message.entry)
+                light = widget_for(message.entry)
                 self._widgets[id(message.entry)] = light
                 await self.mount(light, after=message)
                 await message.remove()
@@ -139,8 +139,16 @@ class Conversation(EntryWindow):
         widget = self._widgets.get(id(entry))
         if isinstance(widget, ToolCallBlock):
             widget.refresh_entry()
+        elif widget is not None and widget is not self._streaming and type(widget) is not widget_type_for(entry):
+            self._replace(widget, entry)  # a reply's text changed, and with it whether it has code blocks
         elif widget is not None and widget is not self._streaming:
             widget.rebind(entry)  # type: ignore[attr-defined]
+
+    def _replace(self, widget: Widget, entry: Entry) -> None:
+        replacement = widget_for(entry)
+        self._widgets[id(entry)] = replacement
+        self.mount(replacement, after=widget)
+        widget.remove()
 
     def show_result(self, entry: Entry) -> None:
         """A call run outside a turn (a catalog run, a `!command`) has finished: its block unfolds with the result, and

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from textual.widgets import Static
 
 from tui_agent.ui.widgets.messages import Entry
-from tui_agent.ui.widgets.rendered import rendered_messages
+from tui_agent.ui.widgets.rendered import prose_renderings
 
 LOAD_STEP = 6
 PRERENDER = 2 * LOAD_STEP
@@ -45,6 +45,6 @@ def next_unrendered(entries: list[Entry], first_mounted: int, last_mounted: int,
     above = entries[max(0, first_mounted - PRERENDER) : first_mounted][::-1]
     below = entries[last_mounted : last_mounted + PRERENDER]
     for entry in [*above, *below]:
-        if entry.kind == "assistant" and not rendered_messages.get(entry, entry.text).rendered_at(width):
+        if entry.kind == "assistant" and not all(prose.rendered_at(width) for prose in prose_renderings(entry, entry.text)):
             return entry
     return None

@@ -12,8 +12,8 @@ from textual.widgets import Static
 from tui_agent.ui.heap import release_dropped_widgets
 from tui_agent.ui.transcript import Transcript
 from tui_agent.ui.widgets.conversation_edges import LOAD_STEP, EdgeMarker, NewBelow, next_unrendered
-from tui_agent.ui.widgets.messages import AssistantText, Entry, widget_for, widget_type_for
-from tui_agent.ui.widgets.rendered import rendered_messages
+from tui_agent.ui.widgets.messages import AssistantText, Entry, FencedReply, widget_for, widget_type_for
+from tui_agent.ui.widgets.rendered import prose_renderings
 
 INITIAL_WINDOW = 20
 MAX_MOUNTED = 30
@@ -90,14 +90,15 @@ class EntryWindow(VerticalScroll, can_focus=True):
             while (width := self._message_width()) and (
                     entry := next_unrendered(self.entries, self.first_mounted, self.last_mounted, width)) is not None:
                 options = self.app.console_options.update_width(width).update(highlight=False)
-                rendered_messages.get(entry, entry.text).render(self.app.console, options)
+                for prose in prose_renderings(entry, entry.text):
+                    prose.render(self.app.console, options)
                 await asyncio.sleep(0)
         finally:
             self._prerendering = False
 
     def _message_width(self) -> int:
         """The width assistant messages render at (0 until one is laid out)."""
-        return next((widget.size.width for widget in self._widgets.values() if isinstance(widget, AssistantText) and widget.size.width), 0)
+        return next((widget.size.width for widget in self._widgets.values() if isinstance(widget, (AssistantText, FencedReply)) and widget.size.width), 0)
 
     def _make(self, entry: Entry) -> Widget:
         widget = widget_for(entry)

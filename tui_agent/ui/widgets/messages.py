@@ -12,14 +12,14 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.selection import Selection
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
+from textual.widgets.collapsible import CollapsibleTitle
 
 from tui_agent.ui.diffs import highlighted_source
 from tui_agent.ui.live_output import live_text
 from tui_agent.ui.widgets.entry import Entry as Entry, EntryKind as EntryKind
-from tui_agent.ui.widgets.rendered import rendered_messages
+from tui_agent.ui.widgets.reply import AssistantText as AssistantText, FencedReply as FencedReply, reply_widget, reply_widget_type
 from tui_agent.core.content import JsonObject
 
 RESULT_PREVIEW_CHARS = 4000
@@ -164,24 +164,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class AssistantText(Static):
-    """A finished assistant message from history: one light widget rendering Rich Markdown (rendered once per width)."""
-
-    def __init__(self, entry: Entry) -> None:
-        super().__init__(rendered_messages.get(entry, entry.text), classes="message assistant" + (" -continued" if entry.continued else ""))
-        self.entry = entry
-
-    def rebind(self, entry: Entry) -> None:
-        self.entry = entry
-        self.set_class(entry.continued, "-continued")
-        self.update(rendered_messages.get(entry, entry.text))
-
-    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        """A mouse selection over the reply copies its Markdown: the rendered Markdown carries no text offsets, so a
-        drag over any part of it selects the whole reply (Textual's own extraction would find no text at all)."""
-        return selection.extract(self.entry.text), "\n"
-
-
 class ToolCallBlock(Collapsible):
     """A foldable tool call: arguments, result, duration, and for `create_tool` the new tool's source."""
 
@@ -209,6 +191,7 @@ class ToolCallBlock(Collapsible):
             event.stop()
             self.result_expanded = not self.result_expanded
             self._result_view.update(self._result_renderable())
+            self._watch_title(self.title)
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
@@ -249,9 +232,25 @@ class ToolCallBlock(Collapsible):
     def on_resize(self) -> None:
         self.retitle()
 
+    @property
+    def result_cut(self) -> bool:
+        """The result shows cut at RESULT_PREVIEW_CHARS (enter on the title or a click on the result shows it all)."""
+        return len(self.entry.result or "") > RESULT_PREVIEW_CHARS and not self.result_expanded
+
+    def _on_collapsible_title_toggle(self, event: CollapsibleTitle.Toggle) -> None:
+        """enter (or a click) on the title: unfold, then show a cut result whole, then fold (Collapsible's own handler,
+        which runs after this one unless prevented, unfolds and folds)."""
+        if self.collapsed or not self.result_cut:
+            return
+        event.stop()
+        event.prevent_default()
+        self.result_expanded = True
+        self._result_view.update(self._result_renderable())
+        self._watch_title(self.title)
+
     def _watch_title(self, title: str) -> None:
         """The title literally (arguments may hold `[`), with how to fold or unfold when that fits too."""
-        verb = "fold" if not self.collapsed else "unfold"
+        verb = "unfold" if self.collapsed else "show all" if self.result_cut else "fold"
         width = self.label_width()
         hints = (f"  (enter/click: {verb})", f"  (enter: {verb})", "")
         hint = next((hint for hint in hints if width is None or len(title) + len(hint) <= width), "")
@@ -277,7 +276,7 @@ class ToolCallBlock(Collapsible):
         result = self.entry.result
         if len(result) > RESULT_PREVIEW_CHARS and not self.result_expanded:
             result = (result[:RESULT_PREVIEW_CHARS] + f"\n… ({len(self.entry.result) - RESULT_PREVIEW_CHARS} more characters: "
-                      "click the result to show them)")
+                      "click here, or enter on the title, to show them)")
         label = Text("error" if self.entry.is_error else "result", style="bold red" if self.entry.is_error else "bold dim")
         return Group(label, Text(result))
 
@@ -323,7 +322,9 @@ def thinking_title(entry: Entry) -> str:
 
 def widget_type_for(entry: Entry) -> type[Widget]:
     """The widget class that shows entries of this kind (recycled widgets must match it)."""
-    return {"user": UserMessage, "assistant": AssistantText, "tool": ToolCallBlock, "thinking": ThinkingBlock}.get(entry.kind, NoticeMessage)
+    if entry.kind == "assistant":
+        return reply_widget_type(entry)
+    return {"user": UserMessage, "tool": ToolCallBlock, "thinking": ThinkingBlock}.get(entry.kind, NoticeMessage)
 
 
 def widget_for(entry: Entry) -> Widget:
@@ -331,7 +332,7 @@ def widget_for(entry: Entry) -> Widget:
     if entry.kind == "user":
         return UserMessage(entry)
     if entry.kind == "assistant":
-        return AssistantText(entry)
+        return reply_widget(entry)
     if entry.kind == "tool":
         return ToolCallBlock(entry)
     if entry.kind == "thinking":

@@ -9,6 +9,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.segment import Segment
 
+from tui_agent.ui.widgets.reply_parts import parts_of
+
 if TYPE_CHECKING:
     from rich.markdown import Markdown
 
@@ -60,11 +62,11 @@ class RenderedCache:
 
     def __init__(self, size: int = CACHED_MESSAGES) -> None:
         self._size = size
-        self._items: OrderedDict[int, tuple[object, RenderedMarkdown]] = OrderedDict()
+        self._items: OrderedDict[tuple[int, int], tuple[object, RenderedMarkdown]] = OrderedDict()
 
-    def get(self, owner: object, text: str) -> RenderedMarkdown:
-        """The renderable of `owner`'s `text` (a new one when the text changed or it was evicted)."""
-        key = id(owner)
+    def get(self, owner: object, text: str, part: int = 0) -> RenderedMarkdown:
+        """The renderable of `owner`'s `text`, its `part`th (a new one when the text changed or it was evicted)."""
+        key = (id(owner), part)
         held = self._items.get(key)
         if held is not None and held[0] is owner and held[1].text == text:
             self._items.move_to_end(key)
@@ -81,3 +83,8 @@ class RenderedCache:
 
 
 rendered_messages = RenderedCache()
+
+
+def prose_renderings(owner: object, text: str) -> list[RenderedMarkdown]:
+    """The renderables of the prose parts of `owner`'s reply `text` (its code blocks are widgets of their own)."""
+    return [rendered_messages.get(owner, part.text, index) for index, part in enumerate(parts_of(text)) if part.kind == "prose"]

@@ -1,0 +1,109 @@
+"""A finished reply is cut into prose and its top-level code blocks; a recycled reply widget shows its new entry's parts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.selection import Selection
+
+from tests.fake_messages_api import FakeMessagesAPI, reply, text
+from tests.ui_support import make_app, ready, send, turn_answered, wait_until
+from tui_agent.ui.widgets.code_scroll import ScrollingCode
+from tui_agent.ui.widgets.entry import Entry
+from tui_agent.ui.widgets.prose_lines import ProseLines
+from tui_agent.ui.widgets.reply import AssistantText, FencedReply, reply_widget
+from tui_agent.ui.widgets.reply_parts import ReplyPart, reply_parts
+
+FENCED = "Run:\n\n```sh\n  pytest -q\n```\n\n- a list\n  ```\n  nested stays in the prose\n  ```\n\nDone."
+
+
+def test_top_level_fences_are_parts_and_nested_ones_stay_in_the_prose() -> None:
+    assert reply_parts("just *prose*") == [ReplyPart("prose", "just *prose*")]
+    parts = reply_parts(FENCED)
+    assert [part.kind for part in parts] == ["prose", "code", "prose"]
+    assert parts[1] == ReplyPart("code", "  pytest -q", "sh")  # its indentation kept
+    assert "nested stays in the prose" in parts[2].text and parts[2].text.endswith("Done.")
+    assert reply_parts("```python\nunclosed\n    still code") == [ReplyPart("code", "unclosed\n    still code", "python")]
+
+
+class OneReply(App[None]):
+    def __init__(self, entry: Entry) -> None:
+        super().__init__()
+        self.entry = entry
+
+    def compose(self) -> ComposeResult:
+        yield reply_widget(self.entry)
+
+
+async def test_a_recycled_reply_shows_the_new_entrys_parts_and_copies_what_is_selected() -> None:
+    app = OneReply(Entry("assistant", "Just:\n\n```\nls\n```"))
+    async with app.run_test(size=(60, 20)) as pilot:
+        reply = app.query_one(FencedReply)
+        assert [type(child) for child in reply.children] == [ProseLines, ScrollingCode]
+        reply.rebind(Entry("assistant", FENCED))
+        await pilot.pause()
+        assert [type(child) for child in reply.children] == [ProseLines, ScrollingCode, ProseLines]
+        code = reply.query_one(ScrollingCode)
+        assert code.get_selection(Selection(None, None)) == ("  pytest -q", "\n")
+        first = reply.query_one(ProseLines)
+        assert first.get_selection(Selection(None, None)) == ("Run:", "\n")  # the text shown, not the Markdown
+        reply.rebind(Entry("assistant", "Other:\n\n```\nx = 1\n```\n\nAnd **more**."))
+        await pilot.pause()
+        assert [type(child) for child in reply.children] == [ProseLines, ScrollingCode, ProseLines]  # reused in place
+        assert reply.query_one(ScrollingCode) is code and code.get_selection(Selection(None, None)) == ("x = 1", "\n")
+        assert list(reply.query(ProseLines))[-1].get_selection(Selection(None, None)) == ("And more.", "\n")
+
+
+async def test_a_reply_without_code_is_one_light_widget() -> None:
+    app = OneReply(Entry("assistant", "plain **words** only"))
+    async with app.run_test(size=(60, 20)) as pilot:
+        reply = app.query_one(AssistantText)
+        assert not reply.children and reply.get_selection(Selection(None, None)) == ("plain words only", "\n")
+        reply.rebind(Entry("assistant", "other words"))
+        await pilot.pause()
+        assert reply.get_selection(Selection(None, None)) == ("other words", "\n")
+
+
+WIDE = "x = [" + ", ".join(f"item_{n}" for n in range(60)) + "]"
+READING = "\n\n".join(f"Paragraph {n}." for n in range(40))
+
+
+async def test_keys_on_a_focused_code_block_scroll_it_sideways_and_the_rest_scroll_the_conversation(repo: Path,
+                                                                                                  api: FakeMessagesAPI) -> None:
+    answer = f"{READING}\n\n```python\n{WIDE}\n```\n\n```\nfits\n```\n\nEnd."
+    api.enqueue(reply(text(answer)))
+    app = make_app(repo)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "show me")
+        await wait_until(pilot, lambda: turn_answered(app, answer), timeout=60, message="the reply")
+        await wait_until(pilot, lambda: len(app.conversation.query(ScrollingCode)) == 2, message="the code blocks")
+        wide, fits = app.conversation.query(ScrollingCode)
+        conversation = app.conversation
+        wide.focus()
+        await pilot.press("end")
+        await wait_until(pilot, lambda: wide.scroll_x == wide.max_scroll_x > 0, message="the wide block at its end")
+        await pilot.press("left")
+        await wait_until(pilot, lambda: 0 < wide.scroll_x < wide.max_scroll_x, message="one step back")
+        before = conversation.scroll_y
+        await pilot.press("pageup")  # not the block's: it scrolls sideways only
+        await wait_until(pilot, lambda: conversation.scroll_y < before, message="the conversation paged up")
+        fits.focus()
+        await pilot.press("home")  # a block that fits leaves home and end to the conversation
+        await wait_until(pilot, lambda: conversation.scroll_y == 0, message="the conversation at its top")
+
+
+async def test_a_reply_whose_text_gains_a_code_block_gets_the_widget_for_it(repo: Path, api: FakeMessagesAPI) -> None:
+    app = make_app(repo)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        entry = Entry("assistant", "plain at first")
+        await app.conversation.add(entry)
+        assert isinstance(app.conversation._widgets[id(entry)], AssistantText)
+        entry.text = "Now:\n\n```\nprint('x')\n```"
+        app.conversation.refresh_entry(entry)
+        await wait_until(pilot, lambda: len(app.conversation.query(ScrollingCode)) == 1, message="the code block")
+        widget = app.conversation._widgets[id(entry)]
+        assert isinstance(widget, FencedReply) and widget.parent is app.conversation
+        assert not [w for w in app.conversation.query(AssistantText) if w.entry is entry]  # the old widget is gone
