@@ -233,3 +233,26 @@ def test_the_entry_window_knows_nothing_of_events_or_streaming() -> None:
     assert sorted(name for name in window if name in ("tui_agent.core.events", "tui_agent.ui.widgets.streaming",
                                                       "tui_agent.ui.widgets.conversation")) == []
     assert "tui_agent.ui.widgets.entry_window" in imported_modules(widgets / "conversation.py")
+
+
+def test_code_outside_the_sandbox_imports_only_its_public_names() -> None:
+    """The sandbox package is one part with a small surface (`tui_agent.core.sandbox.__all__`): no module outside it
+    imports one of its modules, and every name imported from it is a public one."""
+    import tui_agent.core.sandbox as sandbox
+
+    sandbox_dir = CORE / "sandbox"
+    wrong = []
+    for path in CORE.parent.rglob("*.py"):
+        if sandbox_dir in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tui_agent.core.sandbox."):
+                wrong.append(f"{path.relative_to(CORE.parent)}:{node.lineno} imports {node.module}")
+            elif isinstance(node, ast.ImportFrom) and node.module == "tui_agent.core.sandbox":
+                wrong += [f"{path.relative_to(CORE.parent)}:{node.lineno} imports {alias.name}" for alias in node.names
+                          if alias.name not in sandbox.__all__]
+            elif isinstance(node, ast.Import):
+                wrong += [f"{path.relative_to(CORE.parent)}:{node.lineno} imports {alias.name}" for alias in node.names
+                          if alias.name.startswith("tui_agent.core.sandbox.")]
+    assert wrong == []
+    assert len(sandbox.__all__) <= 25 and all(getattr(sandbox, name) is not None for name in sandbox.__all__)

@@ -121,7 +121,7 @@ def print_toolchain(toolchain: dict[str, Any]) -> None:
 
 async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
     from tui_agent.core.project import Project
-    from tui_agent.core.sandbox import Sandbox, protected
+    from tui_agent.core.sandbox import Sandbox, protected_paths
 
     with tempfile.TemporaryDirectory(prefix=f"tuiagent-status-{os.getpid()}-") as scratch:
         # Without .agent/ yet, describe from a scratch folder: asking for the status creates nothing in the project.
@@ -132,7 +132,7 @@ async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
             info = sandbox.describe()
         finally:
             await sandbox.aclose()
-    info["protected_paths"] = protected.protected_paths(project.root)
+    info["protected_paths"] = protected_paths(project.root)
     info["min_level"] = project.load_settings().sandbox_min_level
     return info
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from tui_agent.core.catalog.registry import Registry
     from tui_agent.core.catalog.state import StateStore
     from tui_agent.core.recipes.model import RecipeRecord
-    from tui_agent.core.sandbox.policy import NetworkGrant, RunResult, SandboxPolicy
+    from tui_agent.core.sandbox import NetworkGrant, RunResult, SandboxPolicy
     from tui_agent.core.versioning.store_interface import Change
 
 

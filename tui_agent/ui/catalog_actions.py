@@ -25,7 +25,7 @@ from tui_agent.core.errors import PROJECT_FAILURES, PROJECT_STATE_FAILURES
 
 if TYPE_CHECKING:
     from tui_agent.core.versioning.store_interface import VersionedStore
-    from tui_agent.core.sandbox.policy import RunResult
+    from tui_agent.core.sandbox import RunResult
     from tui_agent.ui.host import ConversationView, RunStoppable, UIHost
     from tui_agent.ui.widgets.catalog_pane import CatalogPane
 

@@ -164,7 +164,7 @@ class UndoCommands:
             lines.append("Tools and recipes: " + escape(", ".join(authored)) + ".")
         ignored = sorted({record.path for turn in turns for record in turn.ignored})
         if ignored:
-            from tui_agent.core.sandbox.ignored import is_startup_file  # here: the first paint loads no sandbox
+            from tui_agent.core.sandbox import is_startup_file  # here: the first paint loads no sandbox
 
             startup = [path for path in ignored if is_startup_file(PurePosixPath(path).name)]
             lines.append(f"Files git ignores that its runs changed: {len(ignored)}, put back where their content was kept, "

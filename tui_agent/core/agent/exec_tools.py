@@ -11,8 +11,8 @@ from tui_agent.core.agent.shell_run import live_listener, pipeline_failure, shel
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.protocols import AgentSandbox
 from tui_agent.core.hostnames import describe_grant
-from tui_agent.core.sandbox.netproxy import PROXY_REFUSED
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant, RunResult, SandboxPolicy
+from tui_agent.core.sandbox import PROXY_REFUSED
+from tui_agent.core.sandbox import TIER_BUBBLEWRAP, NetworkGrant, RunResult, SandboxPolicy
 from tui_agent.core.content import JsonObject
 
 DEFAULT_SHELL_TIMEOUT_S = 120

@@ -23,7 +23,7 @@ from tui_agent.core.content import JsonObject, tool_input, ToolResultBlock, Tool
 from tui_agent.core.events import CatalogChanged, Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.project import Project
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, SandboxUnavailable
+from tui_agent.core.sandbox import TIER_BUBBLEWRAP, SandboxUnavailable
 
 
 class ToolExecutor:

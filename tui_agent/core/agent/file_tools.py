@@ -11,7 +11,7 @@ from tui_agent.core import projectfs
 from tui_agent.core.agent.images import ImageFile, image_block, refusal, sniff
 from tui_agent.core.agent.paths import PathRefused, agent_area, confine, refuse_git_internals, relative_name
 from tui_agent.core.agent.permissions import ApprovalRequest
-from tui_agent.core.sandbox.protected import matches_protected
+from tui_agent.core.sandbox import matches_protected
 from tui_agent.core.agent.search_tools import SEARCH_TOOLS
 from tui_agent.core.content import JsonObject
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate

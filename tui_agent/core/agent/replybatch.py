@@ -9,7 +9,7 @@ from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.content import JsonObject, ToolUseBlock, json_object
 from tui_agent.core.catalog.reports import check_arguments
 from tui_agent.core.protocols import AgentCatalog
-from tui_agent.core.sandbox.policy import RunResult
+from tui_agent.core.sandbox import RunResult
 
 Batchable = Callable[[str, JsonObject], "tuple[str, JsonObject] | None"]
 """A call's (tool name, its arguments) when it may run in a batch, else None."""

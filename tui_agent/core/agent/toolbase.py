@@ -15,7 +15,7 @@ from tui_agent.core.project import Project
 from tui_agent.core.protocols import AgentCatalog, AgentRecipes, AgentSandbox
 
 if TYPE_CHECKING:
-    from tui_agent.core.sandbox.policy import RunResult
+    from tui_agent.core.sandbox import RunResult
 
 MAX_RESULT_CHARS = 30_000
 

@@ -10,7 +10,7 @@ from tui_agent.core.content import ToolResultBlock, ToolUseBlock, text_block
 
 from tui_agent.core.agent.toolbase import ToolOutput, truncate
 from tui_agent.core.events import Notice
-from tui_agent.core.sandbox.leftovers import REFUSED
+from tui_agent.core.sandbox import REFUSED
 
 if TYPE_CHECKING:
     from tui_agent.core.protocols import AgentSandbox, TurnRecorder

@@ -33,7 +33,7 @@ from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
 from tui_agent.core.project import AGENT_DIR, Project
 from tui_agent.core.watch import ProjectWatcher
-from tui_agent.core.sandbox.policy import FunctionCall, RunResult, SandboxPolicy, SandboxUnavailable
+from tui_agent.core.sandbox import FunctionCall, RunResult, SandboxPolicy, SandboxUnavailable
 from tui_agent.core.content import JsonObject
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]

@@ -20,7 +20,7 @@ from tui_agent.core.catalog.state import StateStore
 from tui_agent.core.catalog.untrusted import intact_copy, result_problem
 from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
 from tui_agent.core.project import AGENT_GITIGNORE, Project
-from tui_agent.core.sandbox.policy import (
+from tui_agent.core.sandbox import (
     ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, FunctionCall, RunResult, SandboxPolicy,
 )
 

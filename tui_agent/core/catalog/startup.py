@@ -21,7 +21,7 @@ from tui_agent.core.catalog.pipeline import INSPECTOR_MODULE, Pipeline
 from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
 from tui_agent.core.catalog.watching import live_watchers
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox.policy import RunResult, SandboxUnavailable
+from tui_agent.core.sandbox import RunResult, SandboxUnavailable
 
 
 BATCH_SIZE = 50

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import anyio
 
-from tui_agent.core.sandbox.policy import ERROR_CANCELLED, RunResult
+from tui_agent.core.sandbox import ERROR_CANCELLED, RunResult
 
 T = TypeVar("T")
 GRACE_S = 5.0

@@ -10,7 +10,7 @@ import mcp_types as types
 from tui_agent.core.agent.exec_tools import format_run_result
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.mcp.definitions import structured_content
-from tui_agent.core.sandbox.policy import RunResult
+from tui_agent.core.sandbox import RunResult
 
 
 def text_result(text: str, *, is_error: bool = False) -> types.CallToolResult:

@@ -12,8 +12,8 @@ from typing import Any
 from tui_agent.core.catalog.statefile import open_state_db
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.model import RecipeRun
-from tui_agent.core.sandbox.audit import AuditLog
-from tui_agent.core.sandbox.policy import RunResult
+from tui_agent.core.sandbox import AuditLog
+from tui_agent.core.sandbox import RunResult
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS recipe_runs (

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from tui_agent.core.agent.permissions import ApprovalRequest, Decision
     from tui_agent.core.catalog.models import ToolRecord
     from tui_agent.core.events import CatalogChanged
-    from tui_agent.core.sandbox.policy import RunResult
+    from tui_agent.core.sandbox import RunResult
     from tui_agent.core.versioning.gitstore import CatalogGit
 
 SubmitPrompt = Callable[[str], Awaitable[Any]]

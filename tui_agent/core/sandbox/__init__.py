@@ -1,23 +1,47 @@
-"""Isolated execution of agent code: tiers, limits, warm workers and the audit log."""
+"""The sandbox's public names, the only ones code outside the package imports (tests/test_layering.py checks it):
+`Sandbox` runs agent code isolated, with limits; the rest describe a run, its policy and what it left behind.
+Each loads with its own module on first use, so importing the package costs nothing."""
 
-from tui_agent.core.sandbox.audit import AuditLog
-from tui_agent.core.sandbox.policy import (
-    TIER_BUBBLEWRAP,
-    TIER_LEVELS,
-    TIER_RLIMITS,
-    RunResult,
-    SandboxPolicy,
-    SandboxUnavailable,
-)
-from tui_agent.core.sandbox.sandbox import Sandbox
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_HOME = {
+    "AuditLog": "audit", "FunctionCall": "policy", "IgnoredChange": "ignored", "NetPolicy": "netpolicy",
+    "NetworkGrant": "policy", "PROXY_REFUSED": "netproxy", "REFUSED": "leftovers", "Refused": "netpolicy",
+    "RunResult": "policy", "RunWrites": "attribution", "Sandbox": "sandbox", "SandboxPolicy": "policy",
+    "SandboxUnavailable": "policy", "Stamp": "ignored", "ERROR_CANCELLED": "policy", "ERROR_SANDBOX": "policy",
+    "ERROR_TIMEOUT": "policy", "TIER_BUBBLEWRAP": "policy", "TIER_LEVELS": "policy", "TIER_RLIMITS": "policy",
+    "fetch": "netfetch", "is_startup_file": "ignored", "matches_protected": "protected", "protected_paths": "protected",
+}
+
+if TYPE_CHECKING:
+    from tui_agent.core.sandbox.attribution import RunWrites
+    from tui_agent.core.sandbox.audit import AuditLog
+    from tui_agent.core.sandbox.ignored import IgnoredChange, Stamp, is_startup_file
+    from tui_agent.core.sandbox.leftovers import REFUSED
+    from tui_agent.core.sandbox.netfetch import fetch
+    from tui_agent.core.sandbox.netpolicy import NetPolicy, Refused
+    from tui_agent.core.sandbox.netproxy import PROXY_REFUSED
+    from tui_agent.core.sandbox.policy import (ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, TIER_BUBBLEWRAP,
+                                               TIER_LEVELS, TIER_RLIMITS, FunctionCall, NetworkGrant, RunResult,
+                                               SandboxPolicy, SandboxUnavailable)
+    from tui_agent.core.sandbox.protected import matches_protected, protected_paths
+    from tui_agent.core.sandbox.sandbox import Sandbox
 
 __all__ = [
-    "AuditLog",
-    "RunResult",
-    "Sandbox",
-    "SandboxPolicy",
-    "SandboxUnavailable",
-    "TIER_BUBBLEWRAP",
-    "TIER_LEVELS",
-    "TIER_RLIMITS",
+    "AuditLog", "ERROR_CANCELLED", "ERROR_SANDBOX", "ERROR_TIMEOUT", "FunctionCall", "IgnoredChange", "NetPolicy",
+    "NetworkGrant", "PROXY_REFUSED", "REFUSED", "Refused", "RunResult", "RunWrites", "Sandbox", "SandboxPolicy",
+    "SandboxUnavailable", "Stamp", "TIER_BUBBLEWRAP", "TIER_LEVELS", "TIER_RLIMITS", "fetch", "is_startup_file",
+    "matches_protected", "protected_paths",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-from tui_agent.core.sandbox.ignored import IgnoredChange, Stamp, is_startup_file
+from tui_agent.core.sandbox import IgnoredChange, Stamp, is_startup_file
 from tui_agent.core.undo.restore import RestoreError, remove_under, safe_path, write_under
 from tui_agent.core.versioning.gitrunner import GitFailure
 

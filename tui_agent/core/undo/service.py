@@ -12,8 +12,8 @@ from typing import Any, Protocol, runtime_checkable
 from tui_agent.core.sharedfile import SharedFileBusy
 from tui_agent.core.events import Event, ToolAuthored, ToolCallFinished, ToolCallStarted
 from tui_agent.core.agent.paths import PathRefused, confine
-from tui_agent.core.sandbox.attribution import RunWrites
-from tui_agent.core.sandbox.ignored import IgnoredChange
+from tui_agent.core.sandbox import RunWrites
+from tui_agent.core.sandbox import IgnoredChange
 from tui_agent.core.undo.ignored import NotUndone, summary, to_records
 from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start
 from tui_agent.core.undo import transaction
