@@ -22,7 +22,7 @@ from tui_agent.core.sandbox.netproxy import PROXY_REFUSED, Attachment, proxy_env
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant
 from tui_agent.core.sandbox.reaper import kill_tree
 from tui_agent.core.sandbox.toolchain import Toolchain
-from tui_agent.core.sandbox.worker_guard import base_filter_bytes
+from tui_agent.core.sandbox.worker_guard import base_filter_fd
 
 RESULT_LIMIT = 8 * 1024 * 1024
 TERM_GRACE_S = 0.3
@@ -331,17 +331,6 @@ class Worker:
                 self.net_channel.close()
             if self.overlay is not None:
                 self.overlay.remove()
-
-
-def base_filter_fd(network: bool) -> int | None:
-    """A fresh memfd holding the base seccomp filter for bubblewrap's `--seccomp` (None on an unknown arch)."""
-    program = base_filter_bytes(network)
-    if program is None:
-        return None
-    fd = os.memfd_create("tuiagent-seccomp", os.MFD_CLOEXEC)
-    os.write(fd, program)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
 
 
 def decode_result(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:

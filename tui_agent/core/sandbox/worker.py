@@ -1,4 +1,4 @@
-"""The sandboxed interpreter's entry script (stdlib only): one request in on a private channel, one result out."""
+"""The sandboxed interpreter's entry script (stdlib only; its guard builds seccomp filters with libseccomp): one request in on a private channel, one result out."""
 
 from __future__ import annotations
 
@@ -277,6 +277,8 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
                 prepare: Callable[[], None] | None = None) -> None:
     """Serve the one request on `channel`: limits and seccomp first, then the code; the process exits at the end."""
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway
+    filters = guard.prepare_run_filters(protected_pid=os.getppid() or -1, own_group=os.getpgrp())
     request = read_request(channel)
     if request is None:
         os._exit(3)
@@ -288,9 +290,7 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
         "capabilities_dropped": guard.drop_capabilities(),
     }
     guard.apply_rlimits(request["policy"])
-    protections["seccomp"] = guard.install_seccomp(
-        bool(request["policy"].get("network")), protected_pid=os.getppid() or -1, own_group=os.getpgrp()
-    )  # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway
+    protections["seccomp"] = guard.install_seccomp(filters, bool(request["policy"].get("network")))
     worker_pid = os.getpid()
     response: dict[str, Any] = {"protections": protections}
     exit_status = 0
