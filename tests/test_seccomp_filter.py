@@ -24,7 +24,7 @@ child = os.fork()
 if child == 0:  # a process of another group, which the filtered process must not signal
     os.setsid()
     os.read(os.pipe()[0], 1)
-installed = guard.install_seccomp(guard.prepare_run_filters(os.getppid(), os.getpgrp()), network)
+installed = guard.install_seccomp(guard.prepare_run_filters(os.getppid(), os.getpgrp())[network])
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 
@@ -44,7 +44,7 @@ def attempt(action):
     except OSError as error:
         return errno.errorcode.get(error.errno, str(error.errno))
 
-nr = {name: guard.libseccomp.resolve_syscall(guard.libseccomp.Arch.NATIVE, name) for name in ("kill", "socket")}
+nr = {name: guard.libseccomp().resolve_syscall(guard.libseccomp().Arch.NATIVE, name) for name in ("kill", "socket")}
 own, other = os.getpgrp(), child
 answers = {
     "installed": installed,
@@ -64,7 +64,7 @@ answers = {
     "stream pair": attempt(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)),
     "datagram pair": attempt(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)),
     "new user namespace": attempt(lambda: os.unshare(os.CLONE_NEWUSER) if hasattr(os, "unshare") else raw(
-        guard.libseccomp.resolve_syscall(guard.libseccomp.Arch.NATIVE, "unshare"), 0x10000000)),
+        guard.libseccomp().resolve_syscall(guard.libseccomp().Arch.NATIVE, "unshare"), 0x10000000)),
 }
 answers["no_new_privs"] = "NoNewPrivs:\t1" in open("/proc/self/status").read()
 os.kill(child, 9)
@@ -111,9 +111,25 @@ def test_every_refused_call_is_known_to_libseccomp() -> None:
     """A name libseccomp has no number for would be skipped: none of the refused calls may be one here."""
     from tui_agent.core.sandbox import worker_guard
 
-    assert worker_guard.libseccomp is not None
+    binding = worker_guard.libseccomp()
+    assert binding is not None
     unknown = [name for name in (*worker_guard.ALWAYS_DENIED, "socket", "socketpair", "clone", "clone3", "prctl",
                                  "prlimit64", "kill", "tkill", "tgkill")
-               if worker_guard.libseccomp.resolve_syscall(worker_guard.libseccomp.Arch.NATIVE, name)
+               if binding.resolve_syscall(binding.Arch.NATIVE, name)
                == worker_guard.NR_UNKNOWN]
     assert unknown == []
+
+
+def test_a_filter_sent_for_another_process_or_network_is_not_loaded() -> None:
+    """A fresh worker loads the filter the host built for it only when it was built for its own parent, group and
+    network; otherwise it builds its own (a filter for another group would let it signal that group)."""
+    from tui_agent.core.sandbox import worker_guard
+
+    sent = worker_guard.run_filter_message(False, protected_pid=-1, own_group=1)
+    assert sent is not None
+    own = worker_guard.run_program({}, sent, False, -1, 1)
+    assert own is not None and own == worker_guard.run_program({}, None, False, -1, 1)
+    for network, protected_pid, own_group in ((True, -1, 1), (False, 7, 1), (False, -1, 9)):
+        chosen = worker_guard.run_program({}, sent, network, protected_pid, own_group)
+        assert chosen is not None and chosen != own
+        assert chosen == worker_guard.run_program({}, None, network, protected_pid, own_group)

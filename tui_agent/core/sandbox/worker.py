@@ -278,7 +278,8 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
     """Serve the one request on `channel`: limits and seccomp first, then the code; the process exits at the end."""
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway
-    filters = guard.prepare_run_filters(protected_pid=os.getppid() or -1, own_group=os.getpgrp())
+    protected_pid, own_group = os.getppid() or -1, os.getpgrp()
+    prepared = guard.prepare_run_filters(protected_pid, own_group) if prepare is not None else {}  # a forked child
     request = read_request(channel)
     if request is None:
         os._exit(3)
@@ -290,7 +291,9 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
         "capabilities_dropped": guard.drop_capabilities(),
     }
     guard.apply_rlimits(request["policy"])
-    protections["seccomp"] = guard.install_seccomp(filters, bool(request["policy"].get("network")))
+    program = guard.run_program(prepared, request.get("seccomp"), bool(request["policy"].get("network")),
+                                protected_pid, own_group)
+    protections["seccomp"] = guard.install_seccomp(program)
     worker_pid = os.getpid()
     response: dict[str, Any] = {"protections": protections}
     exit_status = 0

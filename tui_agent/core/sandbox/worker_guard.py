@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import errno
 import os
@@ -44,10 +45,19 @@ ALWAYS_DENIED = (
 BASE_ALLOWED = ("setrlimit", "capset")
 """What the base filter still allows: the worker sets its run's limits and drops capabilities under it."""
 
-try:
-    import pyseccomp as libseccomp
-except (ImportError, RuntimeError):  # RuntimeError: pyseccomp is there but the libseccomp2 library is not
-    libseccomp = None
+_binding: dict[str, Any] = {}
+
+
+def libseccomp() -> Any:
+    """pyseccomp, imported on first use, or None without it or libseccomp2. Its import runs ldconfig twice (tens of
+    milliseconds): a fresh worker never imports it, its run's filter comes built with its request."""
+    if "pyseccomp" not in _binding:
+        try:
+            import pyseccomp
+        except (ImportError, RuntimeError):  # RuntimeError: pyseccomp is there but the libseccomp2 library is not
+            pyseccomp = None
+        _binding["pyseccomp"] = pyseccomp
+    return _binding["pyseccomp"]
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -105,26 +115,29 @@ NR_UNKNOWN = -1
 
 def _deny(rules: Any, syscall: str, *args: Any, errno_value: int = errno.EPERM) -> None:
     """Refuse `syscall` (when all of `args` match) with `errno_value`; a name this libseccomp does not know is skipped."""
-    if libseccomp.resolve_syscall(libseccomp.Arch.NATIVE, syscall) == NR_UNKNOWN:
+    lib = libseccomp()
+    if lib.resolve_syscall(lib.Arch.NATIVE, syscall) == NR_UNKNOWN:
         return
-    rules.add_rule(libseccomp.ERRNO(errno_value), syscall, *args)
+    rules.add_rule(lib.ERRNO(errno_value), syscall, *args)
 
 
 def _low_word_is(arg: int, value: int) -> Any:
-    return libseccomp.Arg(arg, libseccomp.MASKED_EQ, LOW_WORD, value & LOW_WORD)
+    lib = libseccomp()
+    return lib.Arg(arg, lib.MASKED_EQ, LOW_WORD, value & LOW_WORD)
 
 
 def _new_filter(network: bool, denied: tuple[str, ...]) -> Any:
     """Kill a call from another architecture (x32 on x86_64 too); refuse `denied`, unix sockets (see `_socket_rules`)
     and new user namespaces (clone3 says ENOSYS: its flags are in memory where the filter cannot see them, so libc
     falls back to clone, whose CLONE_NEWUSER flag is refused)."""
-    rules = libseccomp.SyscallFilter(libseccomp.ALLOW)
-    rules.set_attr(libseccomp.Attr.ACT_BADARCH, libseccomp.KILL_PROCESS)
+    lib = libseccomp()
+    rules = lib.SyscallFilter(lib.ALLOW)
+    rules.set_attr(lib.Attr.ACT_BADARCH, lib.KILL_PROCESS)
     for name in denied:
         _deny(rules, name)
     _socket_rules(rules, network)
     _deny(rules, "clone3", errno_value=errno.ENOSYS)
-    _deny(rules, "clone", libseccomp.Arg(0, libseccomp.MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))
+    _deny(rules, "clone", lib.Arg(0, lib.MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))
     return rules
 
 
@@ -132,24 +145,26 @@ def _socket_rules(rules: Any, network: bool) -> None:
     """socket(): none without the network, only AF_INET/AF_INET6 with it (never a unix socket: a host's D-Bus,
     Docker, ssh-agent or tmux server, by path or abstract name). socketpair(): stream or seqpacket only (a
     datagram pair could sendto() any unix address)."""
+    lib = libseccomp()
     if not network:
         _deny(rules, "socket")
     else:  # one comparison per argument and rule: every domain but the two is refused by a rule of its own
-        _deny(rules, "socket", libseccomp.Arg(0, libseccomp.LT, AF_INET))
-        _deny(rules, "socket", libseccomp.Arg(0, libseccomp.GT, AF_INET6))
+        _deny(rules, "socket", lib.Arg(0, lib.LT, AF_INET))
+        _deny(rules, "socket", lib.Arg(0, lib.GT, AF_INET6))
         for domain in range(AF_INET + 1, AF_INET6):
-            _deny(rules, "socket", libseccomp.Arg(0, libseccomp.EQ, domain))
+            _deny(rules, "socket", lib.Arg(0, lib.EQ, domain))
     for sock_type in range(SOCK_TYPE_MASK + 1):
         if sock_type not in (SOCK_STREAM, SOCK_SEQPACKET):
-            _deny(rules, "socketpair", libseccomp.Arg(1, libseccomp.MASKED_EQ, SOCK_TYPE_MASK, sock_type))
+            _deny(rules, "socketpair", lib.Arg(1, lib.MASKED_EQ, SOCK_TYPE_MASK, sock_type))
 
 
 def base_filter(network: bool) -> Any:
     """The filter bubblewrap installs before the sandbox's first process exists (`--seccomp`), so no process inside
     is ever unfiltered; each run then adds the stricter `run_filter` on top. prctl(PR_SET_DUMPABLE, nonzero) is
     refused: a process that made itself undumpable stays so."""
+    lib = libseccomp()
     rules = _new_filter(network, tuple(name for name in ALWAYS_DENIED if name not in BASE_ALLOWED))
-    _deny(rules, "prctl", _low_word_is(0, PR_SET_DUMPABLE), libseccomp.Arg(1, libseccomp.NE, 0))
+    _deny(rules, "prctl", _low_word_is(0, PR_SET_DUMPABLE), lib.Arg(1, lib.NE, 0))
     return rules
 
 
@@ -158,22 +173,24 @@ def _signal_rules(rules: Any, protected_pid: int, own_group: int) -> None:
 
     "Negative but not our group" needs two comparisons of one argument, which a libseccomp rule cannot hold: it is
     refused as one rule per bit, "negative and this bit differs from our group's"."""
+    lib = libseccomp()
     own_negative = -own_group if own_group > 1 else 0  # group 1 would read as kill(-1)
     for name in ("kill", "tkill", "tgkill"):
         _deny(rules, name, _low_word_is(0, protected_pid))
         if not own_negative:
-            _deny(rules, name, libseccomp.Arg(0, libseccomp.MASKED_EQ, SIGN_BIT, SIGN_BIT))
+            _deny(rules, name, lib.Arg(0, lib.MASKED_EQ, SIGN_BIT, SIGN_BIT))
             continue
         for bit in range(31):
             mask = SIGN_BIT | 1 << bit
-            _deny(rules, name, libseccomp.Arg(0, libseccomp.MASKED_EQ, mask, SIGN_BIT | (~own_negative & 1 << bit)))
+            _deny(rules, name, lib.Arg(0, lib.MASKED_EQ, mask, SIGN_BIT | (~own_negative & 1 << bit)))
 
 
 def run_filter(network: bool, protected_pid: int, own_group: int) -> Any:
     """A run's own filter, stacked on the base one: every ALWAYS_DENIED call, prlimit64 may read limits (new_limit
     NULL) but never set them, no signal outside the run (`_signal_rules`), no leaving the subreaper role."""
+    lib = libseccomp()
     rules = _new_filter(network, ALWAYS_DENIED)
-    _deny(rules, "prlimit64", libseccomp.Arg(2, libseccomp.NE, 0))
+    _deny(rules, "prlimit64", lib.Arg(2, lib.NE, 0))
     _signal_rules(rules, protected_pid, own_group)
     for option in (PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE):
         _deny(rules, "prctl", _low_word_is(0, option))
@@ -182,25 +199,47 @@ def run_filter(network: bool, protected_pid: int, own_group: int) -> Any:
 
 def seccomp_arch() -> str | None:
     """The machine name when libseccomp (and its Python binding) is there to build filters, else None."""
-    return platform.machine() if libseccomp is not None else None
+    return platform.machine() if libseccomp() is not None else None
 
 
 def prepare_run_filters(protected_pid: int, own_group: int) -> dict[bool, bytes]:
-    """The run's filter without and with the network, as BPF built while the process waits for its request
+    """The run's filter without and with the network, as BPF, built by a forked child while it waits for its request
     (libseccomp takes milliseconds to build one, the kernel microseconds to load it); empty without libseccomp."""
-    if libseccomp is None:
+    if libseccomp() is None:
         return {}
     return {network: _exported(run_filter(network, protected_pid, own_group)) for network in (False, True)}
+
+
+def run_filter_message(network: bool, protected_pid: int, own_group: int) -> dict[str, Any] | None:
+    """A fresh worker's run filter, built by the host ahead of the run and sent with its request, with what it was
+    built for; None without libseccomp."""
+    if libseccomp() is None:
+        return None
+    program = _exported(run_filter(network, protected_pid, own_group))
+    return {"network": network, "protected_pid": protected_pid, "own_group": own_group,
+            "bpf": base64.b64encode(program).decode()}
+
+
+def run_program(prepared: dict[bool, bytes], sent: Any, network: bool, protected_pid: int, own_group: int) -> bytes | None:
+    """The BPF this run loads: prepared by this process, sent by the host when it was built for exactly this process
+    and network, else built now (None without libseccomp)."""
+    if network in prepared:
+        return prepared[network]
+    if isinstance(sent, dict) and sent.get("network") is network and sent.get("protected_pid") == protected_pid \
+            and sent.get("own_group") == own_group and isinstance(sent.get("bpf"), str):
+        return base64.b64decode(sent["bpf"])
+    if libseccomp() is None:
+        return None
+    return _exported(run_filter(network, protected_pid, own_group))
 
 
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install_seccomp(prepared: dict[bool, bytes], network: bool) -> bool:
-    """Load the prepared filter (no_new_privs first). Returns False without libseccomp or when the kernel refuses."""
-    program = prepared.get(network)
-    if program is None:
+def install_seccomp(program: bytes | None) -> bool:
+    """Load a run's filter (no_new_privs first). Returns False without one or when the kernel refuses."""
+    if not program:
         return False
     instructions = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // BPF_INSTRUCTION_SIZE, ctypes.addressof(instructions))
@@ -227,7 +266,7 @@ def _exported_fd(rules: Any) -> int:
 
 def base_filter_fd(network: bool) -> int | None:
     """A fresh memfd holding the base filter's BPF for bubblewrap's `--seccomp FD` (None without libseccomp)."""
-    return _exported_fd(base_filter(network)) if libseccomp is not None else None
+    return _exported_fd(base_filter(network)) if libseccomp() is not None else None
 
 
 def descendants(root_pid: int) -> list[int]:
