@@ -24,7 +24,7 @@ child = os.fork()
 if child == 0:  # a process of another group, which the filtered process must not signal
     os.setsid()
     os.read(os.pipe()[0], 1)
-installed = guard.install_seccomp(guard.prepare_run_filters(os.getppid(), os.getpgrp())[network])
+installed = guard.install_seccomp(guard.run_program({}, None, network, os.getppid(), os.getpgrp()))
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 

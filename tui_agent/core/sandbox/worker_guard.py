@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import ctypes
 import errno
+import functools
 import os
 import platform
 import resource
@@ -203,11 +204,12 @@ def seccomp_arch() -> str | None:
 
 
 def prepare_run_filters(protected_pid: int, own_group: int) -> dict[bool, bytes]:
-    """The run's filter without and with the network, as BPF, built by a forked child while it waits for its request
-    (libseccomp takes milliseconds to build one, the kernel microseconds to load it); empty without libseccomp."""
+    """The run's offline filter (fork servers serve offline runs only) as BPF, built by a forked child while it
+    waits for its request (libseccomp takes a millisecond or more to build one, the kernel microseconds to load it);
+    empty without libseccomp."""
     if libseccomp() is None:
         return {}
-    return {network: _exported(run_filter(network, protected_pid, own_group)) for network in (False, True)}
+    return {False: _run_bpf(False, protected_pid, own_group)}
 
 
 def run_filter_message(network: bool, protected_pid: int, own_group: int) -> dict[str, Any] | None:
@@ -215,9 +217,14 @@ def run_filter_message(network: bool, protected_pid: int, own_group: int) -> dic
     built for; None without libseccomp."""
     if libseccomp() is None:
         return None
-    program = _exported(run_filter(network, protected_pid, own_group))
     return {"network": network, "protected_pid": protected_pid, "own_group": own_group,
-            "bpf": base64.b64encode(program).decode()}
+            "bpf": base64.b64encode(_run_bpf(network, protected_pid, own_group)).decode()}
+
+
+@functools.lru_cache(maxsize=8)
+def _run_bpf(network: bool, protected_pid: int, own_group: int) -> bytes:
+    """Under bubblewrap every fresh worker's filter is the same (process 1 of its namespace): built once."""
+    return _exported(run_filter(network, protected_pid, own_group))
 
 
 def run_program(prepared: dict[bool, bytes], sent: Any, network: bool, protected_pid: int, own_group: int) -> bytes | None:
@@ -230,7 +237,7 @@ def run_program(prepared: dict[bool, bytes], sent: Any, network: bool, protected
         return base64.b64decode(sent["bpf"])
     if libseccomp() is None:
         return None
-    return _exported(run_filter(network, protected_pid, own_group))
+    return _run_bpf(network, protected_pid, own_group)
 
 
 class _SockFprog(ctypes.Structure):
@@ -249,24 +256,28 @@ def install_seccomp(program: bytes | None) -> bool:
 
 
 def _exported(rules: Any) -> bytes:
-    fd = _exported_fd(rules)
+    fd = os.memfd_create("tuiagent-seccomp", os.MFD_CLOEXEC)
     try:
-        return os.read(fd, os.fstat(fd).st_size)
+        with open(fd, "wb", closefd=False) as handle:  # libseccomp writes to the descriptor itself
+            rules.export_bpf(handle)
+        return os.pread(fd, os.fstat(fd).st_size, 0)
     finally:
         os.close(fd)
 
 
-def _exported_fd(rules: Any) -> int:
+def base_filter_fd(network: bool) -> int | None:
+    """A fresh memfd holding the base filter's BPF for bubblewrap's `--seccomp FD` (None without libseccomp)."""
+    if libseccomp() is None:
+        return None
     fd = os.memfd_create("tuiagent-seccomp", os.MFD_CLOEXEC)
-    with open(fd, "wb", closefd=False) as handle:  # libseccomp writes to the descriptor itself
-        rules.export_bpf(handle)
+    os.write(fd, _base_bpf(network))
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
 
-def base_filter_fd(network: bool) -> int | None:
-    """A fresh memfd holding the base filter's BPF for bubblewrap's `--seccomp FD` (None without libseccomp)."""
-    return _exported_fd(base_filter(network)) if libseccomp() is not None else None
+@functools.lru_cache(maxsize=2)
+def _base_bpf(network: bool) -> bytes:
+    return _exported(base_filter(network))
 
 
 def descendants(root_pid: int) -> list[int]:
