@@ -243,7 +243,7 @@ def main() -> None:
     channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     guard = load_guard()
     if sys.argv[4:5] == ["serve"]:
-        load_zygote().serve(channel, scratch=sys.argv[5:], preload=lambda: preload(package_parent),
+        load_zygote().serve(channel, scratch=sys.argv[5:], preload=lambda: preload(package_parent, guard),
                             harden=guard.make_undumpable,
                             run_one=lambda run_channel, prepare: run_request(run_channel, project, package_parent,
                                                                              guard, prepare))
@@ -267,10 +267,11 @@ PRELOADED = ("tui_agent.core.catalog.inspector",)
 """Imported once by a fork server, before any request: every forked run starts with them in memory."""
 
 
-def preload(package_parent: str) -> None:
+def preload(package_parent: str, guard: types.ModuleType) -> None:
     for name in PRELOADED:
         load_named_module(name, package_parent)
     load_sibling("fanout.py")
+    guard.prepare_run_filters(os.getpid(), 1)  # every child's filter (see run_request), built once and inherited
 
 
 def run_request(channel: int, project: str, package_parent: str, guard: types.ModuleType,
@@ -279,7 +280,10 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway
     protected_pid, own_group = os.getppid() or -1, os.getpgrp()
-    prepared = guard.prepare_run_filters(protected_pid, own_group) if prepare is not None else {}  # a forked child
+    prepared: dict[bool, bytes] = {}
+    if prepare is not None:  # a fork server's child: the filter the server built once; like process 1 of a fresh
+        own_group = 1  # sandbox it signals no group by a negative pid (kill(0, ...) still reaches its own)
+        prepared = guard.prepare_run_filters(protected_pid, own_group)
     request = read_request(channel)
     if request is None:
         os._exit(3)

@@ -204,9 +204,9 @@ def seccomp_arch() -> str | None:
 
 
 def prepare_run_filters(protected_pid: int, own_group: int) -> dict[bool, bytes]:
-    """The run's offline filter (fork servers serve offline runs only) as BPF, built by a forked child while it
-    waits for its request (libseccomp takes a millisecond or more to build one, the kernel microseconds to load it);
-    empty without libseccomp."""
+    """The offline run filter of a fork server's children (it serves offline runs only) as BPF: built once by the
+    server (libseccomp takes milliseconds, the kernel microseconds to load it), each child loads the copy it
+    inherits; empty without libseccomp."""
     if libseccomp() is None:
         return {}
     return {False: _run_bpf(False, protected_pid, own_group)}
@@ -223,7 +223,8 @@ def run_filter_message(network: bool, protected_pid: int, own_group: int) -> dic
 
 @functools.lru_cache(maxsize=8)
 def _run_bpf(network: bool, protected_pid: int, own_group: int) -> bytes:
-    """Under bubblewrap every fresh worker's filter is the same (process 1 of its namespace): built once."""
+    """Under bubblewrap every fresh worker's filter is the same (process 1 of its namespace), and so is every fork
+    server child's: built once."""
     return _exported(run_filter(network, protected_pid, own_group))
 
 
