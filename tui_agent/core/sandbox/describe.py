@@ -63,14 +63,14 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
         "environment": "allow-listed variables only (" + ", ".join(tiers.ALLOWED_ENV)
                        + ", PATH, HOME, TMPDIR, and the build variables listed under toolchain); API keys and every "
                        "*_TOKEN, *_KEY, *_SECRET or password variable never reach agent code, even when configured",
-        "seccomp": (f"filter ({seccomp}): no socket() when the network is off (IPv4/IPv6 only when on), no ptrace, no raising rlimits, "
+        "seccomp": (f"filter ({seccomp}, built by libseccomp): no socket() when the network is off (IPv4/IPv6 only when on), no ptrace, no raising rlimits, "
                     "no mount/unshare/new user namespace, no kernel module, bpf, keyctl or io_uring")
-                   if seccomp else "not available on this architecture",
+                   if seccomp else "not available: libseccomp2 is not installed",
         "host_sockets": ("no unix socket can be created, with or without the network (socket(AF_UNIX) refused by "
                          "seccomp; socket pairs inside still work, datagram pairs are refused): D-Bus, Docker, "
                          "ssh-agent, gpg-agent and tmux sockets, by path or abstract name, are unreachable"
                          + ("; /run, /var/run, /var/tmp, /tmp and $XDG_RUNTIME_DIR are hidden" if strong else ""))
-                        if seccomp else "NOT protected: no seccomp on this architecture",
+                        if seccomp else "NOT protected: no seccomp (libseccomp2 is not installed)",
         "ignored_files": ("after a run that may write the project, every change to a file git ignores (caches such as "
                           "__pycache__ and .pytest_cache aside) is told to you and the model, and a .pth, "
                           "sitecustomize.py or usercustomize.py created or changed in the project, its virtualenv or "

@@ -22,7 +22,7 @@ from tui_agent.core.sandbox.netproxy import PROXY_REFUSED, Attachment, proxy_env
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant
 from tui_agent.core.sandbox.reaper import kill_tree
 from tui_agent.core.sandbox.toolchain import Toolchain
-from tui_agent.core.sandbox.worker_guard import base_filter_bytes
+from tui_agent.core.sandbox.worker_guard import base_filter_fd, run_filter_message
 
 RESULT_LIMIT = 8 * 1024 * 1024
 TERM_GRACE_S = 0.3
@@ -80,6 +80,8 @@ class Worker:
         """The overlay folders the project is mounted with (what the run writes lands in its upper folder), or None."""
         self.net_channel = net_channel
         """Where the worker hands over its proxy listener (bubblewrap with a network grant), or None."""
+        self.seccomp: dict[str, Any] | None = None
+        """The run's seccomp filter built ahead for this worker (worker_guard.run_filter_message), sent with its request."""
         self.used = False
         self._cancelled = False
         self._done = asyncio.Event()
@@ -144,8 +146,12 @@ class Worker:
             if base_filter is not None:
                 os.close(base_filter)
         parent_end.setblocking(False)
-        return cls(process, parent_end, tier, token, network, layout, private, cgroup, project_writable, overlay,
-                   net_host)
+        worker = cls(process, parent_end, tier, token, network, layout, private, cgroup, project_writable, overlay,
+                     net_host)
+        if not serve:  # its run's filter, built now rather than by the worker once the request comes: process 1 of
+            # its pid namespace in its own session under bubblewrap; a child of this process leading its group without
+            worker.seccomp = run_filter_message(network, *((-1, 1) if tier == TIER_BUBBLEWRAP else (os.getpid(), process.pid)))
+        return worker
 
     @property
     def alive(self) -> bool:
@@ -209,7 +215,8 @@ class Worker:
         protocol_error: str | None = None
         result_task = asyncio.create_task(self._read_result() if bridge is None else serve_channel(self.channel, bridge))
         try:
-            await loop.sock_sendall(self.channel, (json.dumps(request) + "\n").encode())
+            sent = request if self.seccomp is None else {**request, "seccomp": self.seccomp}
+            await loop.sock_sendall(self.channel, (json.dumps(sent) + "\n").encode())
         except OSError as exc:
             protocol_error = f"the sandboxed worker did not take the request: {exc}"
         waiter = asyncio.create_task(self.process.wait())
@@ -331,17 +338,6 @@ class Worker:
                 self.net_channel.close()
             if self.overlay is not None:
                 self.overlay.remove()
-
-
-def base_filter_fd(network: bool) -> int | None:
-    """A fresh memfd holding the base seccomp filter for bubblewrap's `--seccomp` (None on an unknown arch)."""
-    program = base_filter_bytes(network)
-    if program is None:
-        return None
-    fd = os.memfd_create("tuiagent-seccomp", os.MFD_CLOEXEC)
-    os.write(fd, program)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
 
 
 def decode_result(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:

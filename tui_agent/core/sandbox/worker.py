@@ -1,4 +1,4 @@
-"""The sandboxed interpreter's entry script (stdlib only): one request in on a private channel, one result out."""
+"""The sandboxed interpreter's entry script (stdlib only; its guard builds seccomp filters with libseccomp): one request in on a private channel, one result out."""
 
 from __future__ import annotations
 
@@ -259,7 +259,7 @@ def main() -> None:
     channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     guard = load_guard()
     if sys.argv[4:5] == ["serve"]:
-        load_zygote().serve(channel, scratch=sys.argv[5:], preload=lambda: preload(package_parent),
+        load_zygote().serve(channel, scratch=sys.argv[5:], preload=lambda: preload(package_parent, guard),
                             harden=guard.make_undumpable,
                             run_one=lambda run_channel, prepare: run_request(run_channel, project, package_parent,
                                                                              guard, prepare))
@@ -283,16 +283,23 @@ PRELOADED = ("tui_agent.core.catalog.inspector",)
 """Imported once by a fork server, before any request: every forked run starts with them in memory."""
 
 
-def preload(package_parent: str) -> None:
+def preload(package_parent: str, guard: types.ModuleType) -> None:
     for name in PRELOADED:
         load_named_module(name, package_parent)
     load_sibling("fanout.py")
+    guard.prepare_run_filters(os.getpid(), 1)  # every child's filter (see run_request), built once and inherited
 
 
 def run_request(channel: int, project: str, package_parent: str, guard: types.ModuleType,
                 prepare: Callable[[], None] | None = None) -> None:
     """Serve the one request on `channel`: limits and seccomp first, then the code; the process exits at the end."""
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway
+    protected_pid, own_group = os.getppid() or -1, os.getpgrp()
+    prepared: dict[bool, bytes] = {}
+    if prepare is not None:  # a fork server's child: the filter the server built once; like process 1 of a fresh
+        own_group = 1  # sandbox it signals no group by a negative pid (kill(0, ...) still reaches its own)
+        prepared = guard.prepare_run_filters(protected_pid, own_group)
     request = read_request(channel)
     if request is None:
         os._exit(3)
@@ -304,9 +311,9 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
         "capabilities_dropped": guard.drop_capabilities(),
     }
     guard.apply_rlimits(request["policy"])
-    protections["seccomp"] = guard.install_seccomp(
-        bool(request["policy"].get("network")), protected_pid=os.getppid() or -1, own_group=os.getpgrp()
-    )  # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway
+    program = guard.run_program(prepared, request.get("seccomp"), bool(request["policy"].get("network")),
+                                protected_pid, own_group)
+    protections["seccomp"] = guard.install_seccomp(program)
     worker_pid = os.getpid()
     response: dict[str, Any] = {"protections": protections}
     exit_status = 0

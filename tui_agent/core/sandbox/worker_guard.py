@@ -1,8 +1,11 @@
-"""Worker-side hardening, stdlib only: rlimits, dropped capabilities, a seccomp filter, and reaping descendants."""
+"""Worker-side hardening, stdlib and libseccomp only: rlimits, dropped capabilities, seccomp filters, reaping descendants."""
 
 from __future__ import annotations
 
+import base64
 import ctypes
+import errno
+import functools
 import os
 import platform
 import resource
@@ -16,57 +19,21 @@ PR_SET_SECCOMP = 22
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 SECCOMP_MODE_FILTER = 2
-SECCOMP_RET_ALLOW = 0x7FFF0000
-SECCOMP_RET_ERRNO = 0x00050000
-SECCOMP_RET_KILL_PROCESS = 0x80000000
+BPF_INSTRUCTION_SIZE = 8
+"""struct sock_filter: the unit of an exported filter's length."""
 WALL = 0x40000000
 """waitpid's __WALL: children whose exit signal is not SIGCHLD (made by a raw clone) count too."""
-EPERM = 1
-ENOSYS = 38
 CLONE_NEWUSER = 0x10000000
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
-
-# BPF opcodes
-LD_W_ABS = 0x20
-JEQ_K = 0x15
-JSET_K = 0x45
-RET_K = 0x06
-AND_K = 0x54
-
 AF_INET = 2
 AF_INET6 = 10
 SOCK_STREAM = 1
 SOCK_SEQPACKET = 5
 SOCK_TYPE_MASK = 0xF
-
-ARCHES: dict[str, tuple[int, dict[str, int]]] = {
-    "x86_64": (0xC000003E, {
-        "socket": 41, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311,
-        "setrlimit": 160, "prlimit64": 302, "prctl": 157, "clone": 56, "clone3": 435,
-        "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272, "setns": 308,
-        "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
-        "delete_module": 176, "bpf": 321, "perf_event_open": 298, "keyctl": 250, "add_key": 248,
-        "request_key": 249, "userfaultfd": 323, "io_uring_setup": 425, "open_by_handle_at": 304,
-        "name_to_handle_at": 303, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
-        "fsmount": 432, "fspick": 433, "mount_setattr": 442, "reboot": 169, "swapon": 167,
-        "swapoff": 168, "acct": 163, "sethostname": 170, "setdomainname": 171, "iopl": 172,
-        "ioperm": 173, "quotactl": 179, "capset": 126,
-        "kill": 62, "tkill": 200, "tgkill": 234, "pidfd_open": 434, "pidfd_send_signal": 424, "socketpair": 53,
-    }),
-    "aarch64": (0xC00000B7, {
-        "socket": 198, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
-        "setrlimit": 164, "prlimit64": 261, "prctl": 167, "clone": 220, "clone3": 435,
-        "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51, "unshare": 97, "setns": 268,
-        "kexec_load": 104, "kexec_file_load": 294, "init_module": 105, "finit_module": 273,
-        "delete_module": 106, "bpf": 280, "perf_event_open": 241, "keyctl": 219, "add_key": 217,
-        "request_key": 218, "userfaultfd": 282, "io_uring_setup": 425, "open_by_handle_at": 265,
-        "name_to_handle_at": 264, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
-        "fsmount": 432, "fspick": 433, "mount_setattr": 442, "reboot": 142, "swapon": 224,
-        "swapoff": 225, "acct": 89, "sethostname": 161, "setdomainname": 162, "quotactl": 60,
-        "capset": 91, "kill": 129, "tkill": 130, "tgkill": 131, "pidfd_open": 434, "pidfd_send_signal": 424,
-        "socketpair": 199,
-    }),
-}
+LOW_WORD = 0xFFFFFFFF
+SIGN_BIT = 0x80000000
+"""pid_t and int arguments are compared on their low 32 bits, as the kernel reads them (a caller may leave the
+upper half of the register zero or sign-extended)."""
 
 ALWAYS_DENIED = (
     "ptrace", "process_vm_readv", "process_vm_writev", "setrlimit", "mount", "umount2", "pivot_root",
@@ -76,6 +43,22 @@ ALWAYS_DENIED = (
     "fsconfig", "fsmount", "fspick", "mount_setattr", "reboot", "swapon", "swapoff", "acct",
     "sethostname", "setdomainname", "iopl", "ioperm", "quotactl", "capset", "pidfd_open", "pidfd_send_signal",
 )
+BASE_ALLOWED = ("setrlimit", "capset")
+"""What the base filter still allows: the worker sets its run's limits and drops capabilities under it."""
+
+_binding: dict[str, Any] = {}
+
+
+def libseccomp() -> Any:
+    """pyseccomp, imported on first use, or None without it or libseccomp2. Its import runs ldconfig twice (tens of
+    milliseconds): a fresh worker never imports it, its run's filter comes built with its request."""
+    if "pyseccomp" not in _binding:
+        try:
+            import pyseccomp
+        except (ImportError, RuntimeError):  # RuntimeError: pyseccomp is there but the libseccomp2 library is not
+            pyseccomp = None
+        _binding["pyseccomp"] = pyseccomp
+    return _binding["pyseccomp"]
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -127,167 +110,175 @@ def drop_capabilities() -> bool:
     return int(_libc.capset(header_buf, data_buf)) == 0
 
 
-def _signal_rules(numbers: dict[str, int], protected_pid: int, own_group: int) -> list[tuple[int, int, int, int]]:
-    """kill/tkill/tgkill: never the protected (parent) pid, never -1 or another process group than our own."""
-    deny = SECCOMP_RET_ERRNO | EPERM
-    own_negative = (-own_group) & 0xFFFFFFFF if own_group > 1 else 0  # group 1 would read as kill(-1)
-    rules: list[tuple[int, int, int, int]] = []
-    for name in ("kill", "tkill", "tgkill"):
-        rules += [
-            (JEQ_K, 0, 6, numbers[name]),
-            (LD_W_ABS, 0, 0, 16),
-            (JEQ_K, 2, 0, protected_pid & 0xFFFFFFFF),
-            (JSET_K, 0, 2, 0x80000000),
-            (JEQ_K, 1, 0, own_negative),
-            (RET_K, 0, 0, deny),
-            (LD_W_ABS, 0, 0, 0),
-        ]
+NR_UNKNOWN = -1
+"""libseccomp's __NR_SCMP_ERROR: a syscall name it has no number for."""
+
+
+def _deny(rules: Any, syscall: str, *args: Any, errno_value: int = errno.EPERM) -> None:
+    """Refuse `syscall` (when all of `args` match) with `errno_value`; a name this libseccomp does not know is skipped."""
+    lib = libseccomp()
+    if lib.resolve_syscall(lib.Arch.NATIVE, syscall) == NR_UNKNOWN:
+        return
+    rules.add_rule(lib.ERRNO(errno_value), syscall, *args)
+
+
+def _low_word_is(arg: int, value: int) -> Any:
+    lib = libseccomp()
+    return lib.Arg(arg, lib.MASKED_EQ, LOW_WORD, value & LOW_WORD)
+
+
+def _new_filter(network: bool, denied: tuple[str, ...]) -> Any:
+    """Kill a call from another architecture (x32 on x86_64 too); refuse `denied`, unix sockets (see `_socket_rules`)
+    and new user namespaces (clone3 says ENOSYS: its flags are in memory where the filter cannot see them, so libc
+    falls back to clone, whose CLONE_NEWUSER flag is refused)."""
+    lib = libseccomp()
+    rules = lib.SyscallFilter(lib.ALLOW)
+    rules.set_attr(lib.Attr.ACT_BADARCH, lib.KILL_PROCESS)
+    for name in denied:
+        _deny(rules, name)
+    _socket_rules(rules, network)
+    _deny(rules, "clone3", errno_value=errno.ENOSYS)
+    _deny(rules, "clone", lib.Arg(0, lib.MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))
     return rules
 
 
-def _socket_rules(numbers: dict[str, int], network: bool) -> list[tuple[int, int, int, int]]:
+def _socket_rules(rules: Any, network: bool) -> None:
     """socket(): none without the network, only AF_INET/AF_INET6 with it (never a unix socket: a host's D-Bus,
     Docker, ssh-agent or tmux server, by path or abstract name). socketpair(): stream or seqpacket only (a
     datagram pair could sendto() any unix address)."""
-    deny = SECCOMP_RET_ERRNO | EPERM
-    if network:
-        rules = [
-            (JEQ_K, 0, 4, numbers["socket"]),
-            (LD_W_ABS, 0, 0, 16),
-            (JEQ_K, 2, 0, AF_INET),
-            (JEQ_K, 1, 0, AF_INET6),
-            (RET_K, 0, 0, deny),
-            (LD_W_ABS, 0, 0, 0),
-        ]
-    else:
-        rules = [(JEQ_K, 0, 1, numbers["socket"]), (RET_K, 0, 0, deny)]
-    return rules + [
-        (JEQ_K, 0, 5, numbers["socketpair"]),
-        (LD_W_ABS, 0, 0, 24),
-        (AND_K, 0, 0, SOCK_TYPE_MASK),
-        (JEQ_K, 2, 0, SOCK_STREAM),
-        (JEQ_K, 1, 0, SOCK_SEQPACKET),
-        (RET_K, 0, 0, deny),
-        (LD_W_ABS, 0, 0, 0),
-    ]
+    lib = libseccomp()
+    if not network:
+        _deny(rules, "socket")
+    else:  # one comparison per argument and rule: every domain but the two is refused by a rule of its own
+        _deny(rules, "socket", lib.Arg(0, lib.LT, AF_INET))
+        _deny(rules, "socket", lib.Arg(0, lib.GT, AF_INET6))
+        for domain in range(AF_INET + 1, AF_INET6):
+            _deny(rules, "socket", lib.Arg(0, lib.EQ, domain))
+    for sock_type in range(SOCK_TYPE_MASK + 1):
+        if sock_type not in (SOCK_STREAM, SOCK_SEQPACKET):
+            _deny(rules, "socketpair", lib.Arg(1, lib.MASKED_EQ, SOCK_TYPE_MASK, sock_type))
 
 
-def _prologue(arch: str) -> list[tuple[int, int, int, int]]:
-    """Kill a call from another architecture; refuse the x32 ABI; load the syscall number."""
-    audit_arch, _numbers = ARCHES[arch]
-    prog: list[tuple[int, int, int, int]] = [
-        (LD_W_ABS, 0, 0, 4),
-        (JEQ_K, 1, 0, audit_arch),
-        (RET_K, 0, 0, SECCOMP_RET_KILL_PROCESS),
-        (LD_W_ABS, 0, 0, 0),
-    ]
-    if arch == "x86_64":
-        prog += [(0x35, 0, 1, 0x40000000), (RET_K, 0, 0, SECCOMP_RET_ERRNO | EPERM)]  # JGE: x32 refused
-    return prog
-
-
-def _namespace_rules(numbers: dict[str, int]) -> list[tuple[int, int, int, int]]:
-    deny = SECCOMP_RET_ERRNO | EPERM
-    # clone3 passes its flags in memory where BPF cannot see them: ENOSYS makes libc fall back to clone.
-    prog = [(JEQ_K, 0, 1, numbers["clone3"]), (RET_K, 0, 0, SECCOMP_RET_ERRNO | ENOSYS)]
-    # clone(CLONE_NEWUSER) is refused; plain clone/fork is allowed.
-    prog += [
-        (JEQ_K, 0, 3, numbers["clone"]),
-        (LD_W_ABS, 0, 0, 16),
-        (JSET_K, 0, 1, CLONE_NEWUSER),
-        (RET_K, 0, 0, deny),
-        (LD_W_ABS, 0, 0, 0),
-    ]
-    return prog
-
-
-BASE_ALLOWED = ("setrlimit", "capset")
-"""What the base filter still allows: the worker sets its run's limits and drops capabilities under it."""
-
-
-def base_program(arch: str, network: bool) -> list[tuple[int, int, int, int]]:
+def base_filter(network: bool) -> Any:
     """The filter bubblewrap installs before the sandbox's first process exists (`--seccomp`), so no process inside
-    is ever unfiltered; each run then adds the stricter `_seccomp_program` on top."""
-    _audit_arch, numbers = ARCHES[arch]
-    deny = SECCOMP_RET_ERRNO | EPERM
-    prog = _prologue(arch)
-    for name in ALWAYS_DENIED:
-        if name in numbers and name not in BASE_ALLOWED:
-            prog += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, deny)]
-    prog += _socket_rules(numbers, network)
-    prog += _namespace_rules(numbers)
-    # prctl(PR_SET_DUMPABLE, 1) is refused: a process that made itself undumpable stays so.
-    prog += [
-        (JEQ_K, 0, 5, numbers["prctl"]),
-        (LD_W_ABS, 0, 0, 16),
-        (JEQ_K, 0, 3, PR_SET_DUMPABLE),
-        (LD_W_ABS, 0, 0, 24),
-        (JEQ_K, 1, 0, 0),
-        (RET_K, 0, 0, deny),
-        (RET_K, 0, 0, SECCOMP_RET_ALLOW),
-    ]
-    return prog
+    is ever unfiltered; each run then adds the stricter `run_filter` on top. prctl(PR_SET_DUMPABLE, nonzero) is
+    refused: a process that made itself undumpable stays so."""
+    lib = libseccomp()
+    rules = _new_filter(network, tuple(name for name in ALWAYS_DENIED if name not in BASE_ALLOWED))
+    _deny(rules, "prctl", _low_word_is(0, PR_SET_DUMPABLE), lib.Arg(1, lib.NE, 0))
+    return rules
 
 
-def base_filter_bytes(network: bool) -> bytes | None:
-    """The base filter as bubblewrap's `--seccomp FD` reads it (struct sock_filter[]), or None on an unknown arch."""
-    arch = seccomp_arch()
-    if arch is None:
-        return None
-    return b"".join(struct.pack("HBBI", code, jt, jf, k) for code, jt, jf, k in base_program(arch, network))
+def _signal_rules(rules: Any, protected_pid: int, own_group: int) -> None:
+    """kill/tkill/tgkill: never the protected (parent) pid, never -1 or another process group than our own.
+
+    "Negative but not our group" needs two comparisons of one argument, which a libseccomp rule cannot hold: it is
+    refused as one rule per bit, "negative and this bit differs from our group's"."""
+    lib = libseccomp()
+    own_negative = -own_group if own_group > 1 else 0  # group 1 would read as kill(-1)
+    for name in ("kill", "tkill", "tgkill"):
+        _deny(rules, name, _low_word_is(0, protected_pid))
+        if not own_negative:
+            _deny(rules, name, lib.Arg(0, lib.MASKED_EQ, SIGN_BIT, SIGN_BIT))
+            continue
+        for bit in range(31):
+            mask = SIGN_BIT | 1 << bit
+            _deny(rules, name, lib.Arg(0, lib.MASKED_EQ, mask, SIGN_BIT | (~own_negative & 1 << bit)))
 
 
-def _seccomp_program(arch: str, network: bool, protected_pid: int, own_group: int) -> list[tuple[int, int, int, int]]:
-    _audit_arch, numbers = ARCHES[arch]
-    deny = SECCOMP_RET_ERRNO | EPERM
-    prog = _prologue(arch)
-    for name in ALWAYS_DENIED:
-        if name in numbers:
-            prog += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, deny)]
-    prog += _socket_rules(numbers, network)
-    prog += _namespace_rules(numbers)
-    # prlimit64 may read limits (new_limit == NULL) but never set them.
-    prog += [
-        (JEQ_K, 0, 5, numbers["prlimit64"]),
-        (LD_W_ABS, 0, 0, 16 + 8 * 2),
-        (JEQ_K, 0, 2, 0),
-        (LD_W_ABS, 0, 0, 16 + 8 * 2 + 4),
-        (JEQ_K, 1, 0, 0),
-        (RET_K, 0, 0, deny),
-        (LD_W_ABS, 0, 0, 0),
-    ]
-    prog += _signal_rules(numbers, protected_pid, own_group)
-    # prctl: no leaving the subreaper role, no re-enabling dumpable.
-    prog += [
-        (JEQ_K, 0, 4, numbers["prctl"]),
-        (LD_W_ABS, 0, 0, 16),
-        (JEQ_K, 1, 0, PR_SET_CHILD_SUBREAPER),
-        (JEQ_K, 0, 1, PR_SET_DUMPABLE),
-        (RET_K, 0, 0, deny),
-    ]
-    prog.append((RET_K, 0, 0, SECCOMP_RET_ALLOW))
-    return prog
+def run_filter(network: bool, protected_pid: int, own_group: int) -> Any:
+    """A run's own filter, stacked on the base one: every ALWAYS_DENIED call, prlimit64 may read limits (new_limit
+    NULL) but never set them, no signal outside the run (`_signal_rules`), no leaving the subreaper role."""
+    lib = libseccomp()
+    rules = _new_filter(network, ALWAYS_DENIED)
+    _deny(rules, "prlimit64", lib.Arg(2, lib.NE, 0))
+    _signal_rules(rules, protected_pid, own_group)
+    for option in (PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE):
+        _deny(rules, "prctl", _low_word_is(0, option))
+    return rules
 
 
 def seccomp_arch() -> str | None:
-    """The machine name when a seccomp syscall table exists for it, else None."""
-    machine = platform.machine()
-    return machine if machine in ARCHES else None
+    """The machine name when libseccomp (and its Python binding) is there to build filters, else None."""
+    return platform.machine() if libseccomp() is not None else None
 
 
-def install_seccomp(network: bool, protected_pid: int, own_group: int) -> bool:
-    """Install the filter (no_new_privs first). Returns False when the arch is unsupported or the kernel refuses."""
-    arch = seccomp_arch()
-    if arch is None:
+def prepare_run_filters(protected_pid: int, own_group: int) -> dict[bool, bytes]:
+    """The offline run filter of a fork server's children (it serves offline runs only) as BPF: built once by the
+    server (libseccomp takes milliseconds, the kernel microseconds to load it), each child loads the copy it
+    inherits; empty without libseccomp."""
+    if libseccomp() is None:
+        return {}
+    return {False: _run_bpf(False, protected_pid, own_group)}
+
+
+def run_filter_message(network: bool, protected_pid: int, own_group: int) -> dict[str, Any] | None:
+    """A fresh worker's run filter, built by the host ahead of the run and sent with its request, with what it was
+    built for; None without libseccomp."""
+    if libseccomp() is None:
+        return None
+    return {"network": network, "protected_pid": protected_pid, "own_group": own_group,
+            "bpf": base64.b64encode(_run_bpf(network, protected_pid, own_group)).decode()}
+
+
+@functools.lru_cache(maxsize=8)
+def _run_bpf(network: bool, protected_pid: int, own_group: int) -> bytes:
+    """Under bubblewrap every fresh worker's filter is the same (process 1 of its namespace), and so is every fork
+    server child's: built once."""
+    return _exported(run_filter(network, protected_pid, own_group))
+
+
+def run_program(prepared: dict[bool, bytes], sent: Any, network: bool, protected_pid: int, own_group: int) -> bytes | None:
+    """The BPF this run loads: prepared by this process, sent by the host when it was built for exactly this process
+    and network, else built now (None without libseccomp)."""
+    if network in prepared:
+        return prepared[network]
+    if isinstance(sent, dict) and sent.get("network") is network and sent.get("protected_pid") == protected_pid \
+            and sent.get("own_group") == own_group and isinstance(sent.get("bpf"), str):
+        return base64.b64decode(sent["bpf"])
+    if libseccomp() is None:
+        return None
+    return _run_bpf(network, protected_pid, own_group)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install_seccomp(program: bytes | None) -> bool:
+    """Load a run's filter (no_new_privs first). Returns False without one or when the kernel refuses."""
+    if not program:
         return False
-    program = _seccomp_program(arch, network, protected_pid, own_group)
-    raw = b"".join(struct.pack("HBBI", code, jt, jf, k) for code, jt, jf, k in program)
-    filters = ctypes.create_string_buffer(raw, len(raw))
-    fprog = struct.pack("HxxxxxxP", len(program), ctypes.addressof(filters))
-    fprog_buf = ctypes.create_string_buffer(fprog, len(fprog))
+    instructions = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // BPF_INSTRUCTION_SIZE, ctypes.addressof(instructions))
     if _prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
         return False
-    return _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, fprog_buf) == 0
+    return _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog)) == 0
+
+
+def _exported(rules: Any) -> bytes:
+    fd = os.memfd_create("tuiagent-seccomp", os.MFD_CLOEXEC)
+    try:
+        with open(fd, "wb", closefd=False) as handle:  # libseccomp writes to the descriptor itself
+            rules.export_bpf(handle)
+        return os.pread(fd, os.fstat(fd).st_size, 0)
+    finally:
+        os.close(fd)
+
+
+def base_filter_fd(network: bool) -> int | None:
+    """A fresh memfd holding the base filter's BPF for bubblewrap's `--seccomp FD` (None without libseccomp)."""
+    if libseccomp() is None:
+        return None
+    fd = os.memfd_create("tuiagent-seccomp", os.MFD_CLOEXEC)
+    os.write(fd, _base_bpf(network))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+@functools.lru_cache(maxsize=2)
+def _base_bpf(network: bool) -> bytes:
+    return _exported(base_filter(network))
 
 
 def descendants(root_pid: int) -> list[int]:
