@@ -22,8 +22,8 @@ async def show_runtime(host: UIHost, runtime: Runtime, *, turns: TurnRunner, cat
 
         return await host.ask(ElicitationScreen(server, message, schema))
 
-    if runtime.mcp is not None:  # an MCP server asking for input gets a form (headless runs decline)
-        runtime.mcp.set_elicitation(ask_elicitation)
+    if runtime.mcp is not None and runtime.mcp.connections:  # a server asking for input gets a form (headless runs
+        runtime.mcp.set_elicitation(ask_elicitation)  # decline); without one the MCP types are not imported
         from tui_agent.core.mcp.sampling import offer_sampling  # sampling: the model, after the approval modal
         from tui_agent.core.runtime_state import agent_of
 
