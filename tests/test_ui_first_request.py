@@ -65,3 +65,13 @@ async def test_a_server_that_never_answers_holds_them_no_longer_than_the_limit(m
     assert 0.4 < time.monotonic() - started < 3
     server.close()
     await client.aclose()
+
+
+async def test_a_turn_that_ended_without_an_answer_holds_them_no_longer() -> None:
+    client = ModelClient(model="claude-sonnet-4-5", base_url="http://127.0.0.1:9", api_key="k", max_retries=0)
+    turns = Turns(running=True)
+    asyncio.get_running_loop().call_later(0.2, setattr, turns, "running", False)  # it failed: nothing listens there
+    started = time.monotonic()
+    await after_first_request(turns, Runtime(Agent(client)))  # type: ignore[arg-type]
+    assert time.monotonic() - started < 1.5
+    await client.aclose()

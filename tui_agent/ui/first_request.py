@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 
 WAIT_AT_MOST_S = 3.0
 """A server slow to answer (or unreachable) holds the chores back no longer than this."""
+POLL_S = 0.1
+"""How often the wait looks whether the turn is still on (it may fail before any answer)."""
 
 
 async def after_first_request(turns: TurnRunner, runtime: Runtime | None) -> None:
@@ -20,7 +22,12 @@ async def after_first_request(turns: TurnRunner, runtime: Runtime | None) -> Non
     from tui_agent.core.agent.model import ModelClient
 
     agent = runtime.agent if runtime is not None else None
-    if agent is None or not isinstance(agent.client, ModelClient) or not (turns.running or turns.queue):
+    if agent is None or not isinstance(agent.client, ModelClient):
         return
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(agent.client.answered.wait(), WAIT_AT_MOST_S)
+    deadline = asyncio.get_running_loop().time() + WAIT_AT_MOST_S
+    while (turns.running or turns.queue) and not agent.client.answered.is_set():  # a failed turn ends the wait too
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(agent.client.answered.wait(), min(left, POLL_S))
