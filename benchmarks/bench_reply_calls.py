@@ -99,12 +99,12 @@ async def runs_alone(runtime: Runtime, count: int) -> float:
 
 async def batch_alone(runtime: Runtime, count: int) -> float:
     """Ms per call of one `Sandbox.call_functions` run of `count` calls (what a reply's batch costs in the sandbox)."""
-    assert runtime.sandbox is not None and runtime.catalog is not None
-    entry = runtime.catalog.registry.get("ping")
+    assert runtime.core.sandbox is not None and runtime.workshop.catalog is not None
+    entry = runtime.workshop.catalog.registry.get("ping")
     assert entry is not None and entry.runnable is not None
     calls = [FunctionCall("ping", "ping", {"x": 1}, str(entry.runnable))] * count
     started = time.perf_counter()
-    results = await runtime.sandbox.call_functions(calls, policy=SandboxPolicy(project_writable=False))
+    results = await runtime.core.sandbox.call_functions(calls, policy=SandboxPolicy(project_writable=False))
     assert all(result.ok for result in results), results
     return (time.perf_counter() - started) * 1000 / count
 

@@ -4,7 +4,8 @@
    every import included) until the window shows the prompt box. Baseline: a bare Textual app (one `Input`) started
    the same way, until its placeholder shows. Alternated, median of N runs each.
 2. A prompt typed at once: the person types a prompt and presses Enter as soon as the prompt box shows; time from
-   process start until the local Messages API server (tests/fake_messages_api.py) receives it. Baseline: the bare
+   process start until the local Messages API server (tests/fake_messages_api.py) receives it (with --tools, also
+   the app process's CPU time by then, which a busy machine disturbs far less). Baseline: the bare
    app's first paint (the floor for any Textual program).
 3. Headless `tuiagent -p "hi"` against that local server (answering at once): process start to exit. Baselines:
    `python -c "import anthropic"` plus one streamed request through the SDK to the same server (the floor for any
@@ -152,7 +153,27 @@ class Server:
         self.process.wait()
 
 
+def app_cpu_s(window: Window) -> float:
+    """CPU seconds (user + system, every thread) the process the window's shell started has used so far."""
+    shell = pane_pid(window)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2:].split()
+            if int(fields[1]) == shell:
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return float("nan")
+
+
 def prompt_once(project: Path, server: Server, tree: Path | None = None) -> float:
+    return prompt_once_with_cpu(project, server, tree)[0]
+
+
+def prompt_once_with_cpu(project: Path, server: Server, tree: Path | None = None) -> tuple[float, float]:
+    """Seconds from process start until the server receives the prompt, and the app's CPU seconds by then."""
     env = terminal_env({"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": server.base_url})
     before = server.requests()
     launch = [PYTHON, "-m", "tui_agent.cli"] if tree is None else [PYTHON, "-c", FROM_TREE, str(tree)]
@@ -166,7 +187,7 @@ def prompt_once(project: Path, server: Server, tree: Path | None = None) -> floa
             if time.perf_counter() > deadline:
                 raise TimeoutError("the prompt never reached the server")
             time.sleep(0.003)
-        return time.perf_counter() - window.started
+        return time.perf_counter() - window.started, app_cpu_s(window)
     finally:
         window.close()
 
@@ -194,21 +215,25 @@ def bench_prompt_tools(folder: Path, tools: int, runs: int, compare: Path | None
     warm = fresh_clone(origin, folder / "warm")
     server = Server(folder)
     trees: dict[str, Path | None] = {"tuiagent": None, **({str(compare): compare} if compare is not None else {})}
-    results: dict[str, list[float]] = {f"{name} {kind}": [] for name in trees for kind in ("opened before", "fresh clone")}
+    results: dict[str, list[tuple[float, float]]] = {f"{name} {kind}": [] for name in trees
+                                                     for kind in ("opened before", "fresh clone")}
     try:
         for tree in trees.values():
             prompt_once(warm, server, tree)  # the first open validates the tools and writes state.db
         for number in range(runs):
             for name, tree in trees.items():
-                results[f"{name} opened before"].append(prompt_once(warm, server, tree))
+                results[f"{name} opened before"].append(prompt_once_with_cpu(warm, server, tree))
                 clone = fresh_clone(origin, folder / f"clone-{number}-{len(results[f'{name} fresh clone'])}-{abs(hash(name))}")
-                results[f"{name} fresh clone"].append(prompt_once(clone, server, tree))
+                results[f"{name} fresh clone"].append(prompt_once_with_cpu(clone, server, tree))
     finally:
         server.stop()
-    print(f"a prompt typed as soon as the prompt box shows, {tools} tools, in tmux (median of {runs}, alternated):")
-    for name, times in results.items():
+    print(f"a prompt typed as soon as the prompt box shows, {tools} tools, in tmux (median of {runs}, alternated; "
+          f"load average {os.getloadavg()[0]:.1f}):")
+    for name, runs_of in results.items():
+        times = [wall for wall, _ in runs_of]
+        cpu = statistics.median(cpu for _, cpu in runs_of)
         print(f"  {name}: received by the server  {statistics.median(times) * 1000:6.0f} ms "
-              f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f})")
+              f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f}); the app's CPU by then {cpu * 1000:.0f} ms")
 
 
 def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:

@@ -60,9 +60,10 @@ sys.exit(main(sys.argv[3:]))
 """
 
 NOT_FOR_A_ONE_SHOT_PROMPT = ("watchfiles", "mcp", "tui_agent.core.mcp.agent_tools", "tomlkit", "pathspec",
-                             "tui_agent.core.tending.care", "tui_agent.core.tending.doctor")
+                             "tui_agent.core.tending.care", "tui_agent.core.tending.doctor", "filelock")
 """What `tuiagent -p` never needs before its first request: it runs no project watcher, has no MCP server here (so
-no MCP tools), writes no permission rule (tomlkit only writes them), has searched nothing (pathspec is the search
+no MCP tools), writes no permission rule (tomlkit only writes them) nor shared state file (filelock, ~60 ms of imports, only
+locks a change of one), has searched nothing (pathspec is the search
 tools' walk when `rg` is missing), and the catalog doctor is a `tuiagent tools` command."""
 
 

@@ -74,7 +74,8 @@ async def _start_sandbox(core: Core, sandbox_tier: str | None) -> bool:
 
     settings = core.settings
     sandbox = await _opened(Sandbox.start(core.project, tier=sandbox_tier, min_level=settings.sandbox_min_level,
-                                          project_venv=core.trust.trusted, settings=settings))
+                                          project_venv=core.trust.trusted, settings=settings,
+                                          prestart=core.prestart_sandbox))
     if isinstance(sandbox, Exception):  # SandboxUnavailable, or bubblewrap failing in an unexpected way
         core.sandbox_problem = f"sandbox unavailable: {sandbox}; run_shell, run_python and catalog tools are disabled"
         core.problems.append(core.sandbox_problem)
@@ -213,6 +214,7 @@ async def open_runtime(
     trust_project: bool = False,
     thinking: str | None = None,
     effort: str | None = None,
+    prestart_sandbox: bool = True,
 ) -> Runtime:
     """Open a project (a failing part is reported in `problems`, the rest still works); the SDK is imported in a thread
     meanwhile and `progress` told what is still loading. Without `watch`, `runtime.workshop.watcher.run()` is the caller's.
@@ -223,6 +225,7 @@ async def open_runtime(
     core = _new_core(await project_for(project_root, ask_init_git), approve, model=model, permission_mode=permission_mode,
                      allowed_tools=allowed_tools, denial_hint=denial_hint, trust_project=trust_project,
                      thinking=thinking, effort=effort)
+    core.prestart_sandbox = prestart_sandbox  # False: the caller calls `sandbox.prestart()` when it suits it
     wants_model = model_configured(api_key, base_url)
     tracker = StartupProgress(progress, ("sandbox", "tool catalog", "recipes", *(("model client",) if wants_model else ())))
     # The session first: a wrong --resume id fails before any process or thread is started.

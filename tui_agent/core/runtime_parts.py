@@ -53,6 +53,8 @@ class Core:
     model_error: str | None = None
     new_tools: tuple[str, ...] = ()
     """Tools added or changed since this trusted project was last opened or closed (a pull): shown as new."""
+    prestart_sandbox: bool = True
+    """False: the sandbox's fork server and warm workers are left to `Sandbox.prestart()` (the TUI's, after the first request)."""
 
 
 @dataclass

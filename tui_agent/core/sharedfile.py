@@ -19,7 +19,6 @@ from tui_agent.core.errors import TuiAgentError
 from tui_agent.core import projectfs
 from typing import Any, TypeVar
 
-from filelock import FileLock, Timeout
 
 LOCK_WAIT_S = 30.0
 """The longest wait for another process's change of the same file (each holds it for milliseconds)."""
@@ -35,6 +34,8 @@ class SharedFileBusy(TuiAgentError, OSError):
 def locked(path: Path, timeout_s: float = LOCK_WAIT_S, lock_file: Path | None = None) -> Iterator[None]:
     """Hold the lock of `path` (`lock_file`, by default `path.lock` beside it; the kernel releases it if this
     process dies)."""
+    from filelock import FileLock, Timeout  # ~60 ms of imports: only a process that changes such a file pays them
+
     lock_path = lock_file or path.with_name(path.name + ".lock")
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(lock_path), timeout=timeout_s)

@@ -42,6 +42,7 @@ from tui_agent.ui.slash import BUILTIN_COMMANDS
 from tui_agent.ui.trust_switch import slash_trust
 from tui_agent.ui.turn import TurnRunner
 from tui_agent.ui.warm_up import warm_up_rendering
+from tui_agent.ui.first_request import after_first_request
 from tui_agent.ui.terminal_safety import draw_control_characters_visibly
 from tui_agent.ui.widgets.catalog_pane import CatalogPane
 from tui_agent.ui.widgets.conversation import Conversation
@@ -127,6 +128,7 @@ class TuiAgentApp(App[int]):
         # the widgets, looked up when used (they are composed later), go only to the controllers that render into them
         self.turns = TurnRunner(self, view=lambda: self.conversation, prompt_box=lambda: self.prompt_area)
         self.catalog_sync = CatalogSync(self, show_event=self.turns.show_feed_event, pane=lambda: self.catalog_pane)
+        self.catalog_sync.hold_first = lambda: after_first_request(self.turns, self.runtime)
         self.prompt_completion = PromptCompletion(self, self.commands, files_loaded=lambda: self.prompt_area.update_completions())
         self.undo_commands = UndoCommands(self, self.turns, self.commands)
         self.catalog_actions = CatalogActions(self, submit_prompt=self.turns.submit_prompt, pane=lambda: self.catalog_pane,
@@ -208,7 +210,8 @@ class TuiAgentApp(App[int]):
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
         gc.enable()  # `tuiagent` starts with the collector off until the first frame (cli.entry)
-        if await self.lifecycle.open() is not None:
+        if (runtime := await self.lifecycle.open()) is not None:
+            await after_first_request(self.turns, runtime)
             await asyncio.to_thread(warm_up_rendering)
             freeze_long_lived()
             self.set_interval(0.05, collect_between_frames)

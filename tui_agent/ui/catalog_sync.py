@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from textual.css.query import NoMatches
@@ -64,6 +64,8 @@ class CatalogSync:
         self._refresh_scheduled = False
         self._refresh_again = False
         self._pending_select: str | None = None
+        self.hold_first: Callable[[], Awaitable[None]] | None = None
+        """Awaited before the first rows are read (the app's: until a prompt typed meanwhile reached the model)."""
 
     def start(self, runtime: Runtime) -> None:
         """Follow `runtime` (called on the app's thread once it is open): rows now, then on every change."""
@@ -99,6 +101,9 @@ class CatalogSync:
         try:
             while True:
                 self._refresh_again = False
+                if self.hold_first is not None:
+                    hold, self.hold_first = self.hold_first, None
+                    await hold()
                 if self.runtime is None:
                     return
                 rows = await asyncio.to_thread(catalog_rows, self.runtime)

@@ -72,6 +72,7 @@ async def open_runtime_for_ui(root: Path, callbacks: UICallbacks, options: Launc
         permission_mode=options.permission_mode,
         sandbox_tier=options.sandbox_tier,
         allowed_tools=options.allowed_tools,
+        prestart_sandbox=False,  # RuntimeLifecycle starts it once a prompt typed meanwhile has reached the model
         **options.extra,
     )
     return runtime

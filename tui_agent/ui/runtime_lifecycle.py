@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from tui_agent.ui.runtime_bridge import LaunchOptions, RuntimeOpener, UICallbacks
+from tui_agent.ui.first_request import after_first_request
 from tui_agent.ui.runtime_ready import show_runtime
 from tui_agent.core.runtime_state import agent_of
 
@@ -96,12 +97,19 @@ class RuntimeLifecycle:
                 await self.view().clear()  # runtime_ready shows the resumed session again, from its file
             self.runtime, host.loading = runtime, ""
             await show_runtime(host, runtime, turns=self.turns, catalog_sync=self.catalog_sync)
+            host.run_worker(self._prestart_sandbox(runtime), group="sandbox-prestart")
             self.ready.set()
             return runtime
         host.loading = ""
         await host.add_notice(f"{failure}: {self.error}", "error")
         self.ready.set()
         return None
+
+    async def _prestart_sandbox(self, runtime: Runtime) -> None:
+        """The sandbox's fork server and warm workers, once a prompt typed while the project opened reached the model."""
+        await after_first_request(self.turns, runtime)
+        if runtime.core.sandbox is not None and runtime is self.runtime:
+            runtime.core.sandbox.prestart()
 
     async def reopen(self, options: LaunchOptions, *, clear_conversation: bool) -> Runtime | None:
         """Close the runtime and open the project again with `options` (/trust); the UI sees Opening meanwhile."""

@@ -23,8 +23,8 @@ async def show_runtime(host: UIHost, runtime: Runtime, *, turns: TurnRunner, cat
 
         return await host.ask(ElicitationScreen(server, message, schema))
 
-    if (hub := mcp_of(runtime)) is not None:  # an MCP server asking for input gets a form (headless runs decline)
-        hub.set_elicitation(ask_elicitation)
+    if (hub := mcp_of(runtime)) is not None and hub.connections:  # a server asking for input gets a form (headless
+        hub.set_elicitation(ask_elicitation)  # runs decline); without one the MCP types are not imported
         from tui_agent.core.mcp.sampling import offer_sampling  # sampling: the model, after the approval modal
 
         if (agent := agent_of(runtime)) is not None:

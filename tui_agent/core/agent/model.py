@@ -108,6 +108,8 @@ class ModelClient:
         self.stream_listener: Callable[[Any], None] | None = None
         """Given every raw stream event as it arrives (headless stream-json: the message id, the API's usage, and
         --include-partial-messages); it must not raise."""
+        self.answered = asyncio.Event()
+        """Set once the server has answered a request (what waits for the first prompt to be on its way)."""
         key = api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
         # A local server behind ANTHROPIC_BASE_URL usually needs no key; the SDK still wants a value.
         self._client = sdk().AsyncAnthropic(
@@ -190,6 +192,7 @@ class ModelClient:
             assembler = ReplyAssembler()
             stream = await self._client.messages.create(**request)
             answered = True
+            self.answered.set()
             try:
                 async for event in stream:
                     if self.stream_listener is not None:

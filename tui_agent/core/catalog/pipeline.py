@@ -186,6 +186,10 @@ class Pipeline:
         )
 
     # runnable copies -------------------------------------------------------------
+    @property
+    def runnable_dir(self) -> Path:
+        return self._runnable_dir
+
     def runnable_path(self, sha: str) -> Path:
         return self._runnable_dir / f"{sha}.py"
 

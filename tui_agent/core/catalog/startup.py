@@ -13,6 +13,8 @@ from pathlib import Path
 from tui_agent.core import projectfs
 from tui_agent.core.catalog.drift import blob_sha
 from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.catalog.diskload import DiskLoad, register_known, save_hashes, sort_read, tool_relative
+from tui_agent.core.catalog.filehashes import FileHashes, scan
 from tui_agent.core.catalog.files import atomic_write_many, process_alive, read_bytes_or_none, temp_writer_pid, tool_name_of
 from tui_agent.core.versioning.gitstore import CatalogGit
 from tui_agent.core.catalog.inspector import INSPECTOR_VERSION
@@ -20,7 +22,6 @@ from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.pipeline import INSPECTOR_MODULE, Pipeline
 from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
 from tui_agent.core.catalog.watching import live_watchers
-from tui_agent.core.project import Project
 from tui_agent.core.sandbox import RunResult, SandboxUnavailable
 
 
@@ -37,6 +38,8 @@ class LoadReport:
     """What a startup load did: tools served from the cache, validated afresh, broken, and caught up in git."""
 
     cached: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
+    """The cached ones registered without reading their file: its fingerprint was unchanged (catalog/filehashes.py)."""
     validated: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
     cached_broken: list[str] = field(default_factory=list)
@@ -87,12 +90,6 @@ def remove_stale_staging(staging: Path, max_age_s: float = 3600.0) -> list[str]:
     return removed
 
 
-def tool_relative(project: Project, tools_rel: str, path: Path) -> str:
-    """The path git names a file listed in the tools folder by (`tools_rel`, resolved once); a symbolic link is
-    named as itself (never followed: projectfs refuses it as a tool)."""
-    return f"{tools_rel}/{path.name}"
-
-
 def head_tool_blobs(git: CatalogGit, tools_dir: Path) -> dict[str, str] | None:
     """Tool file name → blob id in HEAD (one `git ls-tree`); empty without a repository or commit (nothing is committed)."""
     return git.folder_blobs(Path(os.path.relpath(tools_dir, git.root)).as_posix())
@@ -100,65 +97,53 @@ def head_tool_blobs(git: CatalogGit, tools_dir: Path) -> dict[str, str] | None:
 
 async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
     """Register every tool file on disk; a broken file keeps its HEAD version live when that one is good."""
-    project, registry, state = pipeline.project, pipeline.registry, pipeline.state
+    project, state = pipeline.project, pipeline.state
     report = LoadReport()
-    cached = state.all_cached_validations(INSPECTOR_VERSION)
-    commits = state.all_version_commits()
     head_blobs = head_tool_blobs(git, project.tools_dir) if project.tools_dir.is_dir() else None
     remove_stale_temp_files(project.tools_dir)
     await asyncio.to_thread(remove_stale_staging, project.cache_dir / "staging")
-    fresh: list[tuple[str, Path, bytes]] = []
-    known_failures: list[tuple[str, Path, bytes, PipelineError]] = []
-    pending_commit: dict[str, bytes | None] = {}
+    load = DiskLoad(pipeline, head_blobs, state.all_cached_validations(INSPECTOR_VERSION), state.all_version_commits(),
+                    FileHashes.load(project.root, project.cache_dir), scan(project.tools_dir),
+                    scan(pipeline.runnable_dir) if not pipeline.read_only else {})
     on_disk = sorted(project.tools_dir.glob("*.py"))
-    tools_rel = project.relative(project.tools_dir) if on_disk or head_blobs else ""
+    load.tools_rel = project.relative(project.tools_dir) if on_disk or head_blobs else ""
     for gone in sorted(set(head_blobs or {}) - {path.name for path in on_disk}):
         if gone.endswith(".py") and not gone.startswith("."):  # deleted while tuiagent was not running
-            pending_commit[project.relative(project.tools_dir / gone)] = None
+            load.pending_commit[project.relative(project.tools_dir / gone)] = None
     for path in on_disk:
         name = tool_name_of(path)
-        try:
-            data = read_bytes_or_none(path)
-        except projectfs.LinkRefused as refused:  # broken, saying why; never read through
-            if name is not None:
-                known_failures.append((name, path, b"", PipelineError("read", str(refused))))
-            continue
-        if name is None or data is None:
-            continue
-        sha = source_sha(data)
-        result = cached.get(sha)
-        if result is not None and result.get("ok") and result["schema"]["name"] == name:
-            spec = ToolSpec.from_inspection(result, sha)
-            runnable = pipeline.keep_runnable(data, name)
-            registry.register(name, spec, runnable, commits.get((name, sha)))
-            report.cached.append(name)
-            if head_blobs is not None and head_blobs.get(path.name) != blob_sha(data):
-                pending_commit[tool_relative(project, tools_rel, path)] = data
-        elif result is not None and pipeline.cached_failure_applies(result, name):
-            known_failures.append((name, path, data, PipelineError.from_dict(result["error"])))
-        else:
-            fresh.append((name, path, data))
-    outcomes = await validate_batch(pipeline, [(name, data) for name, _, data in fresh])
-    checked = [*fresh, *((name, path, data) for name, path, data, _ in known_failures)]
-    outcomes += [error for *_, error in known_failures]
-    report.cached_broken = sorted(name for name, *_ in known_failures)
+        if name is not None and not register_known(load, name, path):
+            sort_read(load, name, path)
+    report.cached, report.unread = load.registered, load.unread
+    await validate_and_register(load, git, report)
+    async with pipeline.writer.hold():  # three processes starting at once make one catch-up commit, not three
+        await catch_up_git(pipeline, git, load.pending_commit, report)
+    if load.hashes.changed or len(load.hashes.entries) > len(on_disk) + len(load.copies):
+        await asyncio.to_thread(save_hashes, load, on_disk)
+    return report
+
+
+async def validate_and_register(load: DiskLoad, git: CatalogGit, report: LoadReport) -> None:
+    """Validate the fresh tools (batched), then register the good ones and keep the HEAD version of the broken ones."""
+    pipeline, head_blobs = load.pipeline, load.head_blobs
+    outcomes = await validate_batch(pipeline, [(name, data) for name, _, data in load.fresh])
+    checked = [*load.fresh, *((name, path, data) for name, path, data, _ in load.known_failures)]
+    outcomes += [error for *_, error in load.known_failures]
+    report.cached_broken = sorted(name for name, *_ in load.known_failures)
     good: list[tuple[str, ToolSpec, bytes]] = []
     for (name, path, data), outcome in sorted(zip(checked, outcomes, strict=False), key=lambda item: item[0][0]):
-        rel = tool_relative(project, tools_rel, path)
+        rel = tool_relative(pipeline.project, load.tools_rel, path)
         if isinstance(outcome, PipelineError):
             await keep_head_version(pipeline, git, name, rel, data, head_blobs)
-            registry.mark_broken(name, outcome, source_sha(data))
+            pipeline.registry.mark_broken(name, outcome, source_sha(data))
             report.broken.append(name)
             continue
         good.append((name, outcome, data))
         report.validated.append(name)
         if head_blobs is not None and head_blobs.get(path.name) != blob_sha(data):
-            pending_commit[rel] = data
+            load.pending_commit[rel] = data
     pipeline.register_all(good)
     resolve_commits(pipeline, git, head_blobs, {name: data for name, _, data in good})
-    async with pipeline.writer.hold():  # three processes starting at once make one catch-up commit, not three
-        await catch_up_git(pipeline, git, pending_commit, report)
-    return report
 
 
 async def catch_up_git(pipeline: Pipeline, git: CatalogGit, pending_commit: dict[str, bytes | None], report: LoadReport) -> None:

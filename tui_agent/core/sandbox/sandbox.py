@@ -63,6 +63,7 @@ class Sandbox:
         self.parent_undumpable = make_undumpable()
         self._scratch = owned_temp("sandbox")
         self._closed = False
+        self._prestarted = False
         self.bridge: SandboxBridge | None = None
         """What `run_python` snippets may ask the runtime for (the session's MCP tools), set by the runtime."""
         self.notices: list[str] = []
@@ -74,11 +75,12 @@ class Sandbox:
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
                     min_level: str | None = None, warm_workers: int = DEFAULT_WARM_WORKERS,
                     fork_servers: bool = True, project_venv: bool = True,
-                    settings: Settings | None = None) -> "Sandbox":
+                    settings: Settings | None = None, prestart: bool = True) -> "Sandbox":
         """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers.
 
         `fork_servers` False makes every run start a fresh sandbox (the baseline the benchmarks compare with).
         `project_venv` False (a project not trusted yet) uses no virtualenv inside the project.
+        `prestart` False leaves the fork server and the warm workers to `prestart()` (or to the first runs).
         """
         settings = settings or project.load_settings()  # a restricted runtime passes its own (no committed grants)
         if min_level is None:
@@ -103,10 +105,22 @@ class Sandbox:
             asyncio.to_thread(sandbox.runs.probe_overlay) if tier == TIER_BUBBLEWRAP else asyncio.sleep(0, PER_CALL_ONLY))
         if sandbox.overlay_problem is None:
             sandbox.overlay_problem = overlay_problem
-        if sandbox.fork_pool is not None and warm_workers > 0:
-            sandbox.dispatch.prestart_fork_server(project_writable=False)
-        await sandbox.warm.fill()
+        if prestart:
+            sandbox._prestarted = True
+            if sandbox.fork_pool is not None and warm_workers > 0:
+                sandbox.dispatch.prestart_fork_server(project_writable=False)
+            await sandbox.warm.fill()
         return sandbox
+
+    def prestart(self) -> None:
+        """Boot the read-only fork server and fill the warm pool in the background, unless `start` did (the TUI
+        calls it once a prompt typed at first paint has reached the model: they would share the CPU with it)."""
+        if self._prestarted or self._closed:
+            return
+        self._prestarted = True
+        if self.fork_pool is not None and self.warm_workers > 0:
+            self.dispatch.prestart_fork_server(project_writable=False)
+        self.warm.schedule_refill()
 
     @property
     def toolchain(self) -> Toolchain | None:

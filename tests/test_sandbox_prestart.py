@@ -1,0 +1,48 @@
+"""`Sandbox.start(prestart=False)` starts no fork server or warm worker until `prestart()` (the TUI's, once a prompt
+typed at first paint has reached the model); runs work either way."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+from tests.gitrepo import init_repo
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import Sandbox
+
+
+def children() -> list[int]:
+    """This process's live child processes (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if int(fields[1]) == os.getpid() and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+async def test_prestart_waits_for_its_call(tmp_path: Path) -> None:
+    project = Project.at(init_repo(tmp_path / "project"))
+    before = set(children())
+    box = await Sandbox.start(project, prestart=False)
+    try:
+        await asyncio.sleep(0.5)
+        assert set(children()) - before == set()  # nothing started
+        box.prestart()
+        deadline = time.monotonic() + 20
+        while len(set(children()) - before) < 2 and time.monotonic() < deadline:  # a fork server and warm workers
+            await asyncio.sleep(0.05)
+        assert len(set(children()) - before) >= 2
+        box.prestart()  # once only
+        result = await box.run_python("1 + 1")
+        assert result.ok and result.value == 2, result
+    finally:
+        await box.aclose()
