@@ -18,10 +18,11 @@ OPEN_AND_REPORT = """
 import asyncio, sys
 from tui_agent.core.agent.permissions import deny_all
 from tui_agent.core.runtime import open_runtime
+from tui_agent.core.runtime_state import agent_of
 
 async def main():
     runtime = await open_runtime(sys.argv[1], approve=deny_all, sandbox_tier="rlimits", watch=False)
-    print("agent" if runtime.agent is not None else "no agent", "anthropic" in sys.modules)
+    print("agent" if agent_of(runtime) is not None else "no agent", "anthropic" in sys.modules)
     await runtime.aclose()
 
 asyncio.run(main())

@@ -27,22 +27,18 @@ class Agent:
     client: Any
 
 
-@dataclass
-class Runtime:
-    agent: Any
-
 
 async def test_no_prompt_on_its_way_waits_for_nothing(api: FakeMessagesAPI) -> None:
     client = ModelClient(model="claude-sonnet-4-5", max_retries=0)
     started = time.monotonic()
-    await after_first_request(Turns(), Runtime(Agent(client)))  # type: ignore[arg-type]
+    await after_first_request(Turns(), Agent(client))  # type: ignore[arg-type]
     assert time.monotonic() - started < 0.5
 
 
 async def test_a_queued_prompt_holds_the_chores_until_the_server_answers(api: FakeMessagesAPI) -> None:
     api.enqueue(reply(text("hello")))
     client = ModelClient(model="claude-sonnet-4-5", max_retries=0)
-    waiting = asyncio.ensure_future(after_first_request(Turns(queue=["hi"]), Runtime(Agent(client))))  # type: ignore[arg-type]
+    waiting = asyncio.ensure_future(after_first_request(Turns(queue=["hi"]), Agent(client)))  # type: ignore[arg-type]
     await asyncio.sleep(0.3)
     assert not waiting.done()
     async for _ in client.stream_reply(system=[], tools=[], messages=[{"role": "user", "content": "hi"}]):
@@ -61,7 +57,7 @@ async def test_a_server_that_never_answers_holds_them_no_longer_than_the_limit(m
     monkeypatch.setattr(first_request, "WAIT_AT_MOST_S", 0.5)
     client = ModelClient(model="claude-sonnet-4-5", base_url=f"http://127.0.0.1:{port}", api_key="k", max_retries=0)
     started = time.monotonic()
-    await after_first_request(Turns(running=True), Runtime(Agent(client)))  # type: ignore[arg-type]
+    await after_first_request(Turns(running=True), Agent(client))  # type: ignore[arg-type]
     assert 0.4 < time.monotonic() - started < 3
     server.close()
     await client.aclose()
@@ -72,6 +68,6 @@ async def test_a_turn_that_ended_without_an_answer_holds_them_no_longer() -> Non
     turns = Turns(running=True)
     asyncio.get_running_loop().call_later(0.2, setattr, turns, "running", False)  # it failed: nothing listens there
     started = time.monotonic()
-    await after_first_request(turns, Runtime(Agent(client)))  # type: ignore[arg-type]
+    await after_first_request(turns, Agent(client))  # type: ignore[arg-type]
     assert time.monotonic() - started < 1.5
     await client.aclose()

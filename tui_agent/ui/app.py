@@ -56,6 +56,7 @@ from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 
 if TYPE_CHECKING:  # the core is imported in a thread after the first frame (runtime_bridge)
     from tui_agent.core.events import Event as CoreEventPayload
+    from tui_agent.core.agent.loop import Agent
     from tui_agent.core.runtime import Runtime
     from tui_agent.core.runtime_state import RuntimeState
     from tui_agent.ui.host import ScreenResult
@@ -128,7 +129,7 @@ class TuiAgentApp(App[int]):
         # the widgets, looked up when used (they are composed later), go only to the controllers that render into them
         self.turns = TurnRunner(self, view=lambda: self.conversation, prompt_box=lambda: self.prompt_area)
         self.catalog_sync = CatalogSync(self, show_event=self.turns.show_feed_event, pane=lambda: self.catalog_pane)
-        self.catalog_sync.hold_first = lambda: after_first_request(self.turns, self.runtime)
+        self.catalog_sync.hold_first = lambda: after_first_request(self.turns, self.agent_now())
         self.prompt_completion = PromptCompletion(self, self.commands, files_loaded=lambda: self.prompt_area.update_completions())
         self.undo_commands = UndoCommands(self, self.turns, self.commands)
         self.catalog_actions = CatalogActions(self, submit_prompt=self.turns.submit_prompt, pane=lambda: self.catalog_pane,
@@ -206,12 +207,18 @@ class TuiAgentApp(App[int]):
         await slot.screen.mount(Footer(compact=True), before=slot)
         await slot.remove()
 
+    def agent_now(self) -> Agent | None:
+        """The agent a prompt goes to now (None while opening, restricted without one, or without a model)."""
+        from tui_agent.core.runtime_state import agent_of
+
+        return agent_of(self.state)
+
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
         gc.enable()  # `tuiagent` starts with the collector off until the first frame (cli.entry)
-        if (runtime := await self.lifecycle.open()) is not None:
-            await after_first_request(self.turns, runtime)
+        if await self.lifecycle.open() is not None:
+            await after_first_request(self.turns, self.agent_now())
             await asyncio.to_thread(warm_up_rendering)
             freeze_long_lived()
             self.set_interval(0.05, collect_between_frames)

@@ -7,7 +7,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tui_agent.core.runtime import Runtime
+    from tui_agent.core.agent.loop import Agent
     from tui_agent.ui.turn import TurnRunner
 
 WAIT_AT_MOST_S = 3.0
@@ -16,13 +16,11 @@ POLL_S = 0.1
 """How often the wait looks whether the turn is still on (it may fail before any answer)."""
 
 
-async def after_first_request(turns: TurnRunner, runtime: Runtime | None) -> None:
+async def after_first_request(turns: TurnRunner, agent: Agent | None) -> None:
     """Return once the prompt typed while the project opened has reached the model (its server answered), at once
     when none is queued or running: the chores would share the CPU, and the interpreter's lock, with sending it."""
     from tui_agent.core.agent.model import ModelClient
-    from tui_agent.core.runtime_state import agent_of
 
-    agent = agent_of(runtime) if runtime is not None else None
     if agent is None or not isinstance(agent.client, ModelClient):
         return
     deadline = asyncio.get_running_loop().time() + WAIT_AT_MOST_S
