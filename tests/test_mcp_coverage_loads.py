@@ -200,3 +200,23 @@ def test_too_many_root_modules_for_a_python_m_server_is_refused_with_advice(tmp_
     monkeypatch.setattr(coverage, "MAX_FILES", 3)
     refused = coverage.coverage("python3", ["-m", "pkg"], root).refusal or ""
     assert "too large to pin" in refused and "start it as a script" in refused
+
+
+def test_a_hidden_folder_inside_the_servers_own_folder_is_pinned(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A server that puts its own hidden folder on the import path (`srv/.lib`) loads code from it: that folder is
+    the server's, so a rewrite of it asks again instead of running."""
+    marker, canary = tmp_path / "server-started", tmp_path / "canary"
+    repo = hostile_repo(tmp_path / "p", {
+        ".mcp.json": servers(sys.executable, "srv/server.py"),
+        "srv/server.py": ("import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '.lib'))\n"
+                          f"import helpers\nopen({str(marker)!r}, 'a').write('started\\n')\n"),
+        "srv/.lib/helpers.py": HELPER,
+    })
+    assert approve(repo, tmp_path, capsys)[0] == 0
+    server_error(repo, capsys)
+    assert marker.read_text() == "started\n"
+    (repo / "srv" / ".lib" / "helpers.py").write_text(EVIL.format(canary=str(canary)))  # a run rewrites it
+    error = server_error(repo, capsys)
+    assert not canary.exists() and marker.read_text() == "started\n"
+    assert "srv/.lib/helpers.py changed since its command was approved" in error

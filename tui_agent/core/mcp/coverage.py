@@ -9,7 +9,7 @@ whole project. A module (`python -m pkg.sub`) covers its top-level package found
 working directory comes first on the import path): IMPORTABLE_SUFFIXES files at the root and in folders named like
 modules. The dependency folders it runs from (loadpaths.py: a project virtualenv, node_modules) are pinned whole.
 Under a covered folder every regular file counts, except in folders no server loads from as code of the project:
-hidden ones (`.git`, `.venv`, `.agent`, caches), `__pycache__` (servers get their bytecode outside the project:
+hidden ones at the root (`.git`, `.venv`, `.agent`, caches) and repositories and caches below it (HIDDEN_NOT_CODE), `__pycache__` (servers get their bytecode outside the project:
 PYTHONPYCACHEPREFIX, so a planted one is never read), `node_modules` and virtualenvs (pinned only as the dependency
 folders of a server that uses them); a file named in one of those (`.venv/bin/mcp-server`) is pinned alone.
 A linked folder is walked where it leads when that is inside the project (its files pinned under their own path);
@@ -43,6 +43,9 @@ CODE, DEPENDENCY, IMPORTABLE = "code", "dependency", "importable"
 """Walk kinds: a code folder tree, a dependency folder (pinned whole), the modules importable from the root."""
 SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules"})
 """Folder names never walked into (besides hidden ones and virtualenvs): caches and installed dependencies."""
+HIDDEN_NOT_CODE = frozenset({".git", ".hg", ".svn", ".cache", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
+                             ".tox", ".nox", ".idea", ".vscode"})
+"""Hidden folders below the root that hold a repository or a tool's cache, never a server's code."""
 MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 PACKAGE_MARKS = ("package.json", "pyproject.toml", "setup.py", "__init__.py", "__main__.py", "index.js")
 """A folder named on the command line counts as code (`npx ./srv`) when it holds one of these; otherwise it is taken
@@ -212,7 +215,7 @@ class _Walker:
             base = Path(current)
             for name in list(dirs):
                 child = base / name
-                entered = _enters(name, child, kind)
+                entered = _enters(name, child, kind, at_root=base == self.top)
                 if child.is_symlink() or not entered:
                     dirs.remove(name)
                 if child.is_symlink() and entered:
@@ -267,14 +270,16 @@ TOO_LARGE_ADVICE = {
 }
 
 
-def _enters(name: str, folder: Path, kind: str) -> bool:
-    """Whether a walk of `kind` goes into the child folder `name`."""
+def _enters(name: str, folder: Path, kind: str, *, at_root: bool) -> bool:
+    """Whether a walk of `kind` goes into the child folder `name` (`at_root`: a child of the project root)."""
     if kind == DEPENDENCY:
         return name != "__pycache__"
     venv = (folder / VENV_MARK).exists()
     if kind == IMPORTABLE:
         return name.isidentifier() and name not in SKIPPED_FOLDERS and not venv
-    return not (name.startswith(".") or name in SKIPPED_FOLDERS or venv)
+    if name.startswith("."):  # below the root a hidden folder is the server's own (`sys.path.append(".lib")`)
+        return not at_root and name not in HIDDEN_NOT_CODE and not venv
+    return not (name in SKIPPED_FOLDERS or venv)
 
 
 def _shown(folder: Path, top: Path, kind: str) -> str:
