@@ -1,14 +1,31 @@
-"""Assembling one assistant message from raw Messages API stream events, strictly: complete or not, valid JSON or not."""
+"""One assistant message from raw Messages API stream events: the SDK accumulates it, held to the project's rules.
+
+The `anthropic` SDK's own accumulator (`accumulate_event`, what `messages.stream()`'s MessageStream runs on each event)
+builds the message: its blocks (text and citations, thinking and its signature, redacted_thinking, server tool blocks),
+usage, stop reason and stop sequence. What stays here is what the SDK does not guarantee:
+- a stream that ended before `message_stop` is refused (StreamCut), where the SDK's snapshot would look complete;
+- tool inputs are parsed strictly from their raw JSON: the SDK parses them in jiter's partial mode, so an input cut
+  short reads as a smaller valid object and invalid JSON raises in the middle of the stream (ending it); here both
+  become an `invalid_inputs` entry, as does a value that is not an object or holds an infinite or NaN number;
+- blank text blocks are dropped (models send "\\n\\n" before a tool call; the API refuses it when replayed).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from tui_agent.core.content import ContentBlock, JsonObject
 from tui_agent.core.errors import TuiAgentError
+
+if TYPE_CHECKING:
+    from anthropic.types import ParsedMessage, RawMessageStreamEvent
+
+KEPT_BLOCKS = ("text", "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result")
+"""The block types a reply keeps; any other (a server's own invention) is left out of the history."""
 
 
 class StreamCut(TuiAgentError):
@@ -31,101 +48,64 @@ class AssembledReply:
 
 class ReplyAssembler:
     """Feed it every raw stream event (`feed` returns the text delta, if any, and `thinking` holds the thinking delta
-    of the last event fed); `finish()` once the stream ended. Thinking and redacted_thinking blocks are kept exactly as
-    they came (text, signature, data): the API refuses a modified one when it is sent back."""
+    of the last event fed); `finish()` once the stream ended. Blocks are sent back exactly as the API sent them
+    (the API refuses a modified thinking block)."""
 
     def __init__(self) -> None:
-        self._blocks: dict[int, ContentBlock] = {}
-        self._raw_inputs: dict[int, list[str]] = {}
-        self._usage: dict[str, int] = {}
-        self._stop_reason: str | None = None
-        self._stop_sequence: str | None = None
+        from anthropic.lib.streaming._messages import accumulate_event  # loaded with the SDK, after the first paint
+
+        self._accumulate = accumulate_event
+        self._message: ParsedMessage[None] | None = None
+        self._raw_inputs: defaultdict[int, list[str]] = defaultdict(list)
         self._stopped = False
         self.thinking = ""
 
-    def feed(self, event: Any) -> str:
+    def feed(self, event: RawMessageStreamEvent) -> str:
         self.thinking = ""
-        kind = getattr(event, "type", "")
-        if kind == "message_start":
-            self._take_usage(event.message.usage)
-        elif kind == "content_block_start":
-            self._start(event.index, event.content_block)
-        elif kind == "content_block_delta":
-            return self._delta(event.index, event.delta)
-        elif kind == "message_delta":
-            self._stop_reason = event.delta.stop_reason or self._stop_reason
-            self._stop_sequence = getattr(event.delta, "stop_sequence", None) or self._stop_sequence
-            self._take_usage(event.usage)
-        elif kind == "message_stop":
+        if event.type == "message_stop":
             self._stopped = True
-        return ""
-
-    def _start(self, index: int, block: Any) -> None:
-        if block.type == "text":
-            self._blocks[index] = {"type": "text", "text": block.text or ""}
-        elif block.type == "tool_use":
-            self._blocks[index] = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
-            self._raw_inputs[index] = []
-        elif block.type == "thinking":
-            self._blocks[index] = {"type": "thinking", "thinking": block.thinking or "", "signature": block.signature or ""}
-        elif block.type == "redacted_thinking":
-            self._blocks[index] = {"type": "redacted_thinking", "data": block.data}
-        elif block.type == "server_tool_use":  # a web search the API runs itself; its input streams as a tool's
-            self._blocks[index] = {"type": "server_tool_use", "id": block.id, "name": block.name, "input": {}}
-            self._raw_inputs[index] = []
-        elif block.type == "web_search_tool_result":  # complete at its start; sent back exactly as it came
-            self._blocks[index] = cast(ContentBlock, block.model_dump(mode="json", exclude_none=True))
-
-    def _delta(self, index: int, delta: Any) -> str:
-        block = self._blocks.get(index)
-        if block is None:
+        if self._message is None and event.type != "message_start":
+            return ""  # as MessageStream does: nothing to add it to
+        if event.type in ("content_block_delta", "content_block_stop") and not self._has_block(event.index):
+            return ""  # a frame for a block that never started
+        if event.type == "content_block_delta" and event.delta.type == "input_json_delta":
+            self._raw_inputs[event.index].append(event.delta.partial_json)  # parsed strictly in finish()
             return ""
-        if delta.type == "text_delta" and block["type"] == "text":
-            block["text"] += delta.text
-            return str(delta.text)
-        if delta.type == "input_json_delta" and index in self._raw_inputs:
-            self._raw_inputs[index].append(delta.partial_json)
-        elif delta.type == "thinking_delta" and block["type"] == "thinking":
-            block["thinking"] += delta.thinking
-            self.thinking = str(delta.thinking)
-        elif delta.type == "signature_delta" and block["type"] == "thinking":
-            block["signature"] += delta.signature
-        elif delta.type == "citations_delta" and block["type"] == "text":  # a search result the text cites
-            citations = list(block.get("citations") or [])
-            block["citations"] = [*citations, delta.citation.model_dump(mode="json", exclude_none=True)]
+        self._message = self._accumulate(event=event, current_snapshot=self._message, json_bufs={})
+        if event.type != "content_block_delta":
+            return ""
+        block_type = self._message.content[event.index].type
+        if event.delta.type == "thinking_delta" and block_type == "thinking":
+            self.thinking = event.delta.thinking
+        if event.delta.type == "text_delta" and block_type == "text":
+            return event.delta.text
         return ""
 
-    def _take_usage(self, usage: Any) -> None:
-        for name in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-            value = getattr(usage, name, None)
-            if isinstance(value, int):
-                self._usage[name] = value
+    def _has_block(self, index: int) -> bool:
+        return self._message is not None and 0 <= index < len(self._message.content)
 
     def finish(self) -> AssembledReply:
         """The complete message; raise StreamCut when `message_stop` never came."""
-        if not self._stopped:
+        if not self._stopped or self._message is None:
             raise StreamCut("the model's reply stream ended before the message was complete")
         content: list[ContentBlock] = []
         invalid: dict[str, str] = {}
-        for index in sorted(self._blocks):
-            block = self._blocks[index]
-            if block["type"] == "text":
-                if block["text"].strip():  # models send "\n\n" before a tool call; the API refuses it when replayed
-                    content.append(block)
+        for index, block in enumerate(self._message.content):
+            sent = cast(JsonObject, block.to_dict(mode="json", exclude_none=True))  # only what the API sent
+            if sent.get("type") not in KEPT_BLOCKS or (sent["type"] == "text" and not str(sent.get("text", "")).strip()):
                 continue
-            if block["type"] not in ("tool_use", "server_tool_use"):  # thinking, redacted_thinking, web_search_tool_result
-                content.append(block)
-                continue
-            tool_input, problem = _parse_input("".join(self._raw_inputs.get(index, [])))
-            if block["type"] == "tool_use" and problem:  # a server tool's: the API ran it, nothing to refuse or send
-                invalid[block["id"]] = problem
-            content.append(cast(ContentBlock, {**block, "input": tool_input}))
+            if sent.get("type") in ("tool_use", "server_tool_use"):
+                sent["input"], problem = _parse_input("".join(self._raw_inputs.get(index, [])))
+                if sent["type"] == "tool_use" and problem:  # a server tool's: the API ran it, nothing to refuse or send
+                    invalid[str(sent["id"])] = problem
+            content.append(cast(ContentBlock, sent))
+        usage = self._message.usage
         return AssembledReply(
-            content=content, stop_reason=self._stop_reason or "end_turn",
-            input_tokens=self._usage.get("input_tokens", 0), output_tokens=self._usage.get("output_tokens", 0),
-            cache_read_tokens=self._usage.get("cache_read_input_tokens", 0),
-            cache_write_tokens=self._usage.get("cache_creation_input_tokens", 0), invalid_inputs=invalid,
-            stop_sequence=self._stop_sequence,
+            content=content, stop_reason=self._message.stop_reason or "end_turn",
+            input_tokens=usage.input_tokens or 0, output_tokens=usage.output_tokens or 0,
+            cache_read_tokens=usage.cache_read_input_tokens or 0,
+            cache_write_tokens=usage.cache_creation_input_tokens or 0, invalid_inputs=invalid,
+            stop_sequence=self._message.stop_sequence,
         )
 
 
