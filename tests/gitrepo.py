@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+_templates: dict[str, Path] = {}  # by umask: the one-commit repository init_repo copies, built once per process
 
 
 def git(repo: Path, *args: str, check: bool = True) -> str:
@@ -17,7 +22,28 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
 
 
 def init_repo(path: Path, *, commit: bool = True) -> Path:
-    """Create a git repo with a user identity and, unless `commit` is False, one commit of README.md."""
+    """Create a git repo with a user identity and, unless `commit` is False, one commit of README.md.
+
+    The committed repository is a copy of one built once per process (git init and a commit are six git runs),
+    its files written now and its index refreshed, as a freshly built one would be."""
+    if not commit or (path / ".git").exists():
+        return build_repo(path, commit=commit)
+    umask = _umask()
+    if umask not in _templates:
+        folder = tempfile.mkdtemp(prefix="tests-git-template-")
+        atexit.register(shutil.rmtree, folder, True)
+        _templates[umask] = build_repo(Path(folder) / "project")
+    shutil.copytree(_templates[umask], path, symlinks=True, copy_function=shutil.copy, dirs_exist_ok=True)
+    git(path, "update-index", "-q", "--refresh")
+    return path
+
+
+def _umask() -> str:
+    return next(line.split()[1] for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("Umask:"))
+
+
+def build_repo(path: Path, *, commit: bool = True) -> Path:
+    """init_repo's repository made with git from scratch."""
     path.mkdir(parents=True, exist_ok=True)
     git(path, "init", "-q", "-b", "main")
     git(path, "config", "user.email", "dev@example.com")
