@@ -2,32 +2,61 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
+_templates: dict[str, Path] = {}  # by umask: the one-commit repository init_repo copies, built once per process
 
-def git(repo: Path, *args: str, check: bool = True) -> str:
+
+def git(repo: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
     """Run the real git CLI in `repo` and return its stdout."""
-    result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+    result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False, env=env)
     if check and result.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} failed: {result.stderr}")
     return result.stdout
 
 
 def init_repo(path: Path, *, commit: bool = True) -> Path:
-    """Create a git repo with a user identity and, unless `commit` is False, one commit of README.md."""
+    """Create a git repo with a user identity and, unless `commit` is False, one commit of README.md.
+
+    The committed repository is a copy of one built once per process (git init and a commit are six git runs),
+    its files written now and its index refreshed, as a freshly built one would be."""
+    if not commit or (path / ".git").exists():
+        return build_repo(path, commit=commit)
+    umask = _umask()
+    if umask not in _templates:
+        folder = tempfile.mkdtemp(prefix="tests-git-template-")
+        atexit.register(shutil.rmtree, folder, True)
+        # Not shaped by the environment of the test that happens to need it first (GIT_DIR, GIT_CONFIG_GLOBAL...)
+        clean = {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
+        _templates[umask] = build_repo(Path(folder) / "project", env=clean)
+    shutil.copytree(_templates[umask], path, symlinks=True, copy_function=shutil.copy, dirs_exist_ok=True)
+    git(path, "update-index", "-q", "--refresh")
+    return path
+
+
+def _umask() -> str:
+    return next(line.split()[1] for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("Umask:"))
+
+
+def build_repo(path: Path, *, commit: bool = True, env: dict[str, str] | None = None) -> Path:
+    """init_repo's repository made with git from scratch."""
     path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.email", "dev@example.com")
-    git(path, "config", "user.name", "Dev")
-    git(path, "config", "commit.gpgsign", "false")
+    git(path, "init", "-q", "-b", "main", env=env)
+    git(path, "config", "user.email", "dev@example.com", env=env)
+    git(path, "config", "user.name", "Dev", env=env)
+    git(path, "config", "commit.gpgsign", "false", env=env)
     if commit:
         (path / "README.md").write_text("# demo project\n")
         (path / "app.py").write_text("print('hello')\n")
-        git(path, "add", "README.md", "app.py")
-        git(path, "commit", "-q", "-m", "initial")
+        git(path, "add", "README.md", "app.py", env=env)
+        git(path, "commit", "-q", "-m", "initial", env=env)
     return path
 
 

@@ -23,8 +23,16 @@ from tui_agent.core.runtime_state import agent_of
 TIERS = ["bubblewrap", "rlimits"]
 
 
+PROBE_S = 4  # well past every "ended within" wait below, so a process that outlived its cancel is still seen
+
+
 def probe_command(tag: str) -> str:
-    return f"sleep 6; echo ran > PROBE.txt; : {tag}"
+    return f"sleep {PROBE_S}; echo ran > PROBE.txt; : {tag}"
+
+
+async def past_the_probe(seen_at: float) -> None:
+    """Wait until a probe seen running at `seen_at` would have written PROBE.txt by now, with a second to spare."""
+    await asyncio.sleep(max(0.0, seen_at + PROBE_S + 1.0 - time.monotonic()))
 
 
 def processes_with(tag: str) -> list[int]:
@@ -63,6 +71,7 @@ async def test_cancelling_an_approved_run_shell_kills_it_within_a_second(repo: P
 
             task = asyncio.create_task(consume())
             await wait_for(lambda: processes_with(tag), 20, "the shell command to start")
+            seen_at = time.monotonic()
             cancelled_at = time.monotonic()
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
@@ -72,7 +81,7 @@ async def test_cancelling_an_approved_run_shell_kills_it_within_a_second(repo: P
             results = [block["content"] for block in agent.messages[-1]["content"]]
             assert "demo project" in results[0] and results[1] == CANCELLED_RESULT  # which call finished is kept
             assert len(of_type(seen, ToolCallStarted)) == 2
-    await asyncio.sleep(6.5)
+    await past_the_probe(seen_at)
     assert not (repo / "PROBE.txt").exists() and not processes_with(tag)
 
 
@@ -90,6 +99,7 @@ async def test_a_signal_to_a_headless_run_ends_its_processes_and_records_which_c
         process = start_headless(repo, api)
         try:
             await wait_for(lambda: processes_with(tag), 60, "the shell command to start")
+            seen_at = time.monotonic()
             process.send_signal(signum)
             await wait_for(lambda: not processes_with(tag), 1.5, "every process of the turn to end")  # 1 s + load margin
             await wait_for(lambda: process.poll() is not None, 30, "the headless run to exit")
@@ -98,7 +108,7 @@ async def test_a_signal_to_a_headless_run_ends_its_processes_and_records_which_c
                 process.kill()
             process.communicate()
     assert process.returncode == 130
-    await asyncio.sleep(6.5)
+    await past_the_probe(seen_at)
     assert not (repo / "PROBE.txt").exists() and not processes_with(tag)
     session = next((repo / ".agent" / "sessions").glob("*.jsonl"))
     results = [block["content"] for block in load_messages(session)[-1]["content"]]
@@ -139,12 +149,13 @@ async def test_escape_in_the_tui_ends_an_approved_run_shell_within_a_second(repo
         await ui_wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=20, message="the approval")
         await pilot.press("y")
         await ui_wait_until(pilot, lambda: bool(processes_with(tag)), timeout=20, message="the shell command")
+        seen_at = time.monotonic()
         await pilot.press("escape")
         pressed = time.monotonic()
         await ui_wait_until(pilot, lambda: not processes_with(tag), timeout=1.0, message="every process of the turn to end")
         assert time.monotonic() - pressed < 1.5
         await ui_wait_until(pilot, lambda: not app.turns.running, timeout=10, message="the cancel")
-    await asyncio.sleep(6.5)
+    await past_the_probe(seen_at)
     assert not (repo / "PROBE.txt").exists() and not processes_with(tag)
 
 
@@ -160,6 +171,7 @@ async def test_sigterm_during_a_recipe_run_ends_its_processes(repo: Path) -> Non
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             await wait_for(lambda: processes_with(tag), 60, "the recipe's shell command to start")
+            seen_at = time.monotonic()
             process.send_signal(signal.SIGTERM)
             await wait_for(lambda: not processes_with(tag), 1.5, "every process of the recipe to end")  # 1 s + load margin
             await wait_for(lambda: process.poll() is not None, 30, "the recipe run to exit")
@@ -168,5 +180,5 @@ async def test_sigterm_during_a_recipe_run_ends_its_processes(repo: Path) -> Non
                 process.kill()
             process.communicate()
     assert process.returncode == 130
-    await asyncio.sleep(6.5)
+    await past_the_probe(seen_at)
     assert not (repo / "PROBE.txt").exists() and not processes_with(tag)

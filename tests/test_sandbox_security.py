@@ -67,6 +67,10 @@ class Listener:
             except OSError:
                 continue
 
+    def stop(self) -> None:
+        """Ask the thread to stop (it sees it within its 0.1 s timeout); `close` waits for it."""
+        self._stop.set()
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join(2)
@@ -158,7 +162,10 @@ def world(repo: Path, tmp_path: Path) -> Iterator[World]:
               Listener("unix", str(unix_short)), canary, tag)
     w.take_before()
     yield w
-    for listener in (w.tcp, w.udp, w.unix_in_project, w.unix_outside):
+    listeners = (w.tcp, w.udp, w.unix_in_project, w.unix_outside)
+    for listener in listeners:
+        listener.stop()  # all at once: each thread takes up to its timeout to notice
+    for listener in listeners:
         listener.close()
     unix_short.unlink(missing_ok=True)
     canary.kill()

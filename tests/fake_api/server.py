@@ -18,6 +18,9 @@ from tests.fake_api.script import SEARCH_KINDS, CutStream, HttpError, MidStreamE
 from tests.fake_api.sse import block_events, block_json, output_tokens, sse
 
 
+_POLL_S = 0.01
+
+
 class InvalidRequestsSent(AssertionError):
     """The client sent requests the real API would refuse with a 400 (strict mode)."""
 
@@ -62,7 +65,9 @@ class FakeMessagesAPI:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> "FakeMessagesAPI":
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-messages-api", daemon=True)
+        # shutdown() waits for the serving loop to notice, which it does once per poll interval (0.5 s by default)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": _POLL_S},
+                                        name="fake-messages-api", daemon=True)
         self._thread.start()
         return self
 
