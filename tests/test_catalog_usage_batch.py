@@ -33,11 +33,14 @@ async def test_a_replys_calls_are_counted_in_one_transaction_at_its_end(repo: Pa
         assert seen == [0, 0, 0]  # no commit per call
         assert runs_on_disk(repo) == 3 and catalog_of(runtime).state.usage()["double"].calls == 3
 
-        api.enqueue(reply(*[tool_use("double", {"x": index}) for index in range(3)]), reply(text("done")))
+        # a list_files between them: each `double` runs on its own (back-to-back read-only calls share one run)
+        calls = [tool_use("double", {"x": 0}), tool_use("list_files", {}), tool_use("double", {"x": 1}),
+                 tool_use("list_files", {}), tool_use("double", {"x": 2})]
+        api.enqueue(reply(*calls), reply(text("done")))
         turn = agent_of(runtime).run_turn("again, stopped after the second")
         finished = 0
         async for event in turn:
-            if isinstance(event, ToolCallFinished):
+            if isinstance(event, ToolCallFinished) and event.name == "double":
                 finished += 1
                 assert catalog_of(runtime).state.usage()["double"].calls == 3 + finished  # the process reads its own
                 if finished == 2:

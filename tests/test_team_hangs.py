@@ -127,14 +127,14 @@ def test_a_hook_that_hangs_defers_the_commit_at_its_bound_and_leaves_nothing_run
                                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A pre-commit hook whose child never ends (a watcher-style lint daemon left in the foreground): the commit defers
     naming the hook, and the hook's whole process group is stopped (its child held the output pipe open)."""
-    from tui_agent.core.versioning import gitcommit
+    from tui_agent.core.versioning import commithooks
     from tui_agent.core.versioning.gitstore import CatalogGit
 
     stuck = f"sleep 985.{os.getpid()}"
     hook = repo / ".git" / "hooks" / "pre-commit"
     hook.write_text(f"#!/bin/sh\n{stuck}\necho done\n")
     hook.chmod(0o755)
-    monkeypatch.setattr(gitcommit, "HOOK_TIMEOUT_S", 1)
+    monkeypatch.setattr(commithooks, "HOOK_TIMEOUT_S", 1)
     head = git(repo, "rev-parse", "HEAD")
     started = time.monotonic()
     outcome = CatalogGit(repo).commit({".agent/tools/double.py": tool_source("double").encode()}, "tuiagent: add tool double")
