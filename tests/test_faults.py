@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from tests.gitrepo import git, user_state
+from tests.procs import processes
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox.sandbox import Sandbox
 from tests.catalog_support import opened_catalog, started_sandbox
@@ -72,18 +73,7 @@ class Child:
 
 def live_group_members(pgid: int) -> list[int]:
     """Processes of a group that are still running (zombies waiting for a reaper do not count)."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            members.append(int(entry.name))
-    return members
+    return [pid for pid, state, _parent, group in processes() if state != "Z" and group == pgid]
 
 
 def wait_group_gone(pgid: int, timeout_s: float = 10.0) -> None:

@@ -9,24 +9,14 @@ import time
 from pathlib import Path
 
 from tests.gitrepo import init_repo
+from tests.procs import processes
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox
 
 
 def children() -> list[int]:
     """This process's live child processes (from /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        if int(fields[1]) == os.getpid() and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
+    return [pid for pid, state, parent, _group in processes() if parent == os.getpid() and state != "Z"]
 
 
 async def test_prestart_waits_for_its_call(tmp_path: Path) -> None:

@@ -5,8 +5,9 @@ The names below load from their modules on first use: importing one submodule (t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tui_agent.core.lazyexports import lazy_exports
 
 if TYPE_CHECKING:
     from tui_agent.core.recipes.api import open_recipes
@@ -23,10 +24,4 @@ _MODULE_OF = {"open_recipes": "api", "RecipeEngine": "engine", "FORMAT_HELP": "f
               "parse_recipe": "recipefile"}
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _MODULE_OF)

@@ -4,8 +4,9 @@ Each loads with its own module on first use, so importing the package costs noth
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tui_agent.core.lazyexports import lazy_exports
 
 _HOME = {
     "AuditLog": "audit", "FunctionCall": "policy", "IgnoredChange": "ignored", "NetPolicy": "netpolicy",
@@ -38,10 +39,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _HOME)
