@@ -34,6 +34,8 @@ class EntryWindow(VerticalScroll, can_focus=True):
         super().__init__(id=id)
         self._restoring = 0
         """Window slides whose scroll position is not restored yet: the scroll offset meanwhile is not the reader's."""
+        self._follows = 0
+        """How many times `follow` ran: a position restored after a slide is dropped when one ran meanwhile."""
         self.transcript = Transcript()
         self.first_mounted = 0
         self.last_mounted = 0
@@ -225,10 +227,11 @@ class EntryWindow(VerticalScroll, can_focus=True):
             return
         offset = anchor.virtual_region.y - self.scroll_y
         self._restoring += 1
+        followed = self._follows
 
         def restore() -> None:
             try:
-                if anchor.parent is self:
+                if anchor.parent is self and followed == self._follows:  # a `follow` since wins: the end is shown
                     self.scroll_to(y=max(0, anchor.virtual_region.y - offset), animate=False, immediate=True)
             finally:
                 self._restoring -= 1
@@ -252,9 +255,12 @@ class EntryWindow(VerticalScroll, can_focus=True):
         return self.is_anchored and not self._anchor_released
 
     def follow(self) -> None:
-        """Scroll to the end and stay there as content arrives (the person sent something, or asked to)."""
+        """Scroll to the end and stay there as content arrives (the person sent something, or asked to); a reader's
+        scroll still in flight (a PageUp's animation, a slide's position about to be put back) is dropped."""
+        self._follows += 1
+        self.app.animator.force_stop_animation(self, "scroll_y")
         if not self.at_end:
-            self.run_worker(self.jump_to_end(), group="follow")
+            self.run_worker(self._jump_to_end_in_turn(), group="follow")
         self.anchor()
         self.new_below.display = False
 
@@ -288,6 +294,13 @@ class EntryWindow(VerticalScroll, can_focus=True):
     def action_scroll_home(self) -> None:
         self._load_at_edges()
         super().action_scroll_home()
+
+    async def _jump_to_end_in_turn(self) -> None:
+        """`jump_to_end` once no entry is being shown: the prompt just sent is shown meanwhile, and two remounts of the
+        window at once would interleave their widgets (the newest then sat above older ones, the view off the end)."""
+        async with self._updating:
+            await self.jump_to_end()
+            self.anchor()
 
     async def jump_to_end(self, pending: int = 0) -> None:
         """New activity while reading old messages: show the newest window again (but for the last `pending` entries,
