@@ -137,8 +137,9 @@ def test_the_approval_modal_fits(size: tuple[int, int], tmp_path: Path, monkeypa
         terminal.type("tidy notes.txt and run the tests")
         terminal.send("Enter")
         for what, options in (("write", EDIT_OPTIONS), ("shell", SHELL_OPTIONS), ("shell", PADDED_OPTIONS)):
-            screen = terminal.wait_for(lambda s, what=what: f"Approve {what}?" in s and "Deny (esc)" in s, timeout=40,
-                                       what=f"the {what} approval")
+            screen = terminal.wait_for(  # the whole modal: its bottom edge drawn under the title (a capture can come
+                lambda s, what=what: "▄▄▄" in s.partition(f"Approve {what}?")[2] and "Deny (esc)" in s,  # mid-frame)
+                timeout=40, what=f"the {what} approval")
             assert_whole_modal(screen, options)
             if options is PADDED_OPTIONS:
                 assert "echo TAIL" in screen and "19 empty lines" in screen, screen
