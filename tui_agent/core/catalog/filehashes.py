@@ -152,7 +152,7 @@ class FileHashes:
         try:
             projectfs.write_atomic(cache_dir / CACHE_NAME, json.dumps({"format": FORMAT, "files": files}).encode(), sync=False)
             self.changed = False
-        except OSError:
+        except OSError:  # a cache: a start that cannot write it hashes the files again next time, nothing is lost
             pass
 
 

@@ -16,15 +16,6 @@ def scroll_bindings(*keys: str) -> list[Binding]:
 
 def scroll(view: VerticalScroll, how: str) -> None:
     """Scroll `view` the way `how` (one of SCROLLS' values) says, at once."""
-    if how == "scroll_up":
-        view.scroll_up(animate=False)
-    elif how == "scroll_down":
-        view.scroll_down(animate=False)
-    elif how == "scroll_page_up":
-        view.scroll_page_up(animate=False)
-    elif how == "scroll_page_down":
-        view.scroll_page_down(animate=False)
-    elif how == "scroll_home":
-        view.scroll_home(animate=False)
-    elif how == "scroll_end":
-        view.scroll_end(animate=False)
+    moves = {"scroll_up": view.scroll_up, "scroll_down": view.scroll_down, "scroll_page_up": view.scroll_page_up,
+             "scroll_page_down": view.scroll_page_down, "scroll_home": view.scroll_home, "scroll_end": view.scroll_end}
+    moves[how](animate=False)
