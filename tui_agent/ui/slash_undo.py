@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from tui_agent.core.agent.permissions import Permissions
     from tui_agent.core.agent.sessions import SessionLog
     from tui_agent.core.undo.journal import TurnRecord
-    from tui_agent.core.undo.service import UndoResult, UndoService
+    from tui_agent.core.undo.outcome import UndoResult
+    from tui_agent.core.undo.service import UndoService
     from tui_agent.ui.command_registry import CommandRegistry
     from tui_agent.ui.host import UIHost
     from tui_agent.ui.turn import TurnRunner

@@ -155,7 +155,7 @@ class ModelClient:
         """The retry policy: transient failures only, `max_retries` of them (fewer for an unreachable server), after
         the server's retry-after or an exponential backoff with jitter; `announce` gets each retry, whose caller
         says it and then waits."""
-        backoff = tenacity.wait_exponential_jitter(initial=self.retry_base_delay_s, max=MAX_RETRY_AFTER_S,
+        backoff = tenacity.wait_exponential_jitter(multiplier=self.retry_base_delay_s, max=MAX_RETRY_AFTER_S,
                                                    jitter=self.retry_base_delay_s / 4)
 
         def wait(state: tenacity.RetryCallState) -> float:

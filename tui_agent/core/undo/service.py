@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -14,7 +13,8 @@ from tui_agent.core.events import Event, ToolAuthored, ToolCallFinished, ToolCal
 from tui_agent.core.agent.paths import PathRefused, confine
 from tui_agent.core.sandbox import RunWrites
 from tui_agent.core.sandbox import IgnoredChange
-from tui_agent.core.undo.ignored import NotUndone, summary, to_records
+from tui_agent.core.undo.ignored import NotUndone, to_records
+from tui_agent.core.undo.outcome import UndoResult, label, resumed_message, undone
 from tui_agent.core.undo.journal import Authored, CallWindow, TurnRecord, load_turns, record_end, record_start
 from tui_agent.core.undo import transaction
 from tui_agent.core.undo.authored import VersionedStore, preview, take_back
@@ -55,34 +55,6 @@ class RunSource(Protocol):
     """The sandbox: what each writable run wrote since it was last asked (exactly, through an overlay, or unknown)."""
 
     def take_run_writes(self) -> list[RunWrites]: ...
-
-
-@dataclass
-class UndoResult:
-    """What an undo did: `ok` False means nothing in the work tree was changed (`conflict_diff` says why)."""
-
-    ok: bool
-    message: str
-    restored: list[str] = field(default_factory=list)
-    catalog: list[str] = field(default_factory=list)
-    conflict_diff: str = ""
-    kept: list[str] = field(default_factory=list)
-    """Files changed during the turns but not by the agent's calls: left as they are."""
-    ignored_restored: list[str] = field(default_factory=list)
-    """Git-ignored files the turns' runs changed, put back (a created one removed)."""
-    ignored_not_undone: list[NotUndone] = field(default_factory=list)
-    """Git-ignored files the turns' runs changed that undo left as they are, each with the reason."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "message": self.message, "restored": self.restored, "catalog": self.catalog,
-                "kept": self.kept, "conflict_diff": self.conflict_diff, "ignored_restored": self.ignored_restored,
-                "ignored_not_undone": [item.to_json() for item in self.ignored_not_undone]}
-
-    @property
-    def note_for_model(self) -> str:
-        """What the model is told before its next request, so that it does not redo what was undone."""
-        return (f"[tuiagent: the user undid your changes. {self.message} The conversation above still shows them; "
-                "do not make them again unless the user asks.]")
 
 
 class UndoService:
@@ -277,7 +249,7 @@ class UndoService:
                if sha and not self.checkpoints.is_tree(sha)]
         if bad:
             return UndoResult(False, f"The checkpoint of turn {bad[0]} is missing from git's objects; cannot undo it.")
-        label = _label(turns)
+        what = label(turns)
         pending = await self._finish_pending()  # an undo a killed process left part-way, completed first
         if isinstance(pending, tuple) and pending[0].intent.session == str(session.path) and \
                 set(pending[0].intent.turns) == {turn.turn for turn in turns}:
@@ -288,7 +260,7 @@ class UndoService:
             return UndoResult(False, "Not undone: another tuiagent is undoing in this project; try again when it is done.")
         except (UnrecordedTurn, RestoreError, GitFailure, OSError) as error:
             if intent_file(self._project_root()).exists():  # files were being put back: say so, never "not undone"
-                return UndoResult(False, f"The undo of {label} stopped part-way ({error}): some files are back, the "
+                return UndoResult(False, f"The undo of {what} stopped part-way ({error}): some files are back, the "
                                          "rest are not yet; run /undo again (or restart) to finish it. Nothing of "
                                          "yours is overwritten.")
             return UndoResult(False, f"Not undone: {error}")
@@ -296,7 +268,7 @@ class UndoService:
             return UndoResult(False, done)
         if isinstance(done, Resumed):  # this very undo had been interrupted: finishing it is what was asked
             catalog = await self._finish_authored(done.turns, done.intent)
-            return UndoResult(True, _resumed_message(done, catalog), done.restored, catalog)
+            return UndoResult(True, resumed_message(done, catalog), done.restored, catalog)
         plan, restored, (ignored_back, ignored_left), intent = done
         if not plan.ok:
             files = ", ".join(plan.conflict_paths)
@@ -304,16 +276,7 @@ class UndoService:
                                      "not overwrite your changes. Their diff is shown; revert them first or keep them.",
                               conflict_diff=plan.conflict_diff)
         catalog = await self._finish_authored(turns, intent)
-        files = f"{len(restored)} file(s) put back: {', '.join(restored)}" if restored else "no project file to put back"
-        kept = (f" Kept as they are: {', '.join(plan.kept)} (changed by someone else during the turn, you or another "
-                "program, not by the agent's calls; undo takes back only what the agent changed)." if plan.kept else "")
-        ignored = summary(ignored_back, ignored_left)
-        aside = [f"{path} (in {where})" for turn in turns for path, where in turn.set_aside]
-        kept += (f" The run's own versions of files you changed meanwhile were set aside: {', '.join(aside)}."
-                 if aside else "")
-        return UndoResult(True, f"Undid {label}: {files}." + (" " + "; ".join(catalog) + "." if catalog else "") + kept
-                          + (" " + ignored if ignored else ""), restored, catalog, kept=plan.kept,
-                          ignored_restored=ignored_back, ignored_not_undone=ignored_left)
+        return undone(turns, plan.kept, restored, catalog, ignored_back, ignored_left)
 
     def _undo_files(self, session: Session, turns: list[TurnRecord]) -> str | Resumed | tuple[
             UndoPlan, list[str], tuple[list[str], list[NotUndone]], Intent | None]:
@@ -379,7 +342,7 @@ class UndoService:
             return f"an undo interrupted earlier could not be finished ({error}); run /undo again to finish it"
         if resumed is None:
             return None
-        return resumed, _resumed_message(resumed, await self._finish_authored(resumed.turns, resumed.intent))
+        return resumed, resumed_message(resumed, await self._finish_authored(resumed.turns, resumed.intent))
 
     async def _finish_authored(self, turns: list[TurnRecord], intent: Intent | None) -> list[str]:
         """Take back the tools and recipes the turns authored (each marked done in the intent as it goes), then
@@ -406,15 +369,3 @@ class UndoService:
 
     def _stores(self) -> dict[str, VersionedStore | None]:
         return {"tool": self.catalog, "recipe": self.recipes}
-
-
-def _resumed_message(resumed: Resumed, catalog: list[str]) -> str:
-    left = f"; kept as you changed them since: {', '.join(resumed.left)}" if resumed.left else ""
-    return (f"The undo of {_label(resumed.turns)} was interrupted; it is now complete: "
-            f"{len(resumed.restored)} more file(s) put back{left}" + ("; " + "; ".join(catalog) if catalog else "") + ".")
-
-
-def _label(turns: list[TurnRecord]) -> str:
-    if len(turns) == 1:
-        return f"turn {turns[0].turn} ({turns[0].prompt[:50]!r})"
-    return f"turns {turns[0].turn}-{turns[-1].turn}"
