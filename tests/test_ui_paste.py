@@ -72,7 +72,7 @@ async def test_the_token_is_one_unit_typing_around_it_and_backspace_removes_it_w
         await paste(pilot, app, PASTED)
         box.move_cursor((0, 3 + 5))  # inside the token: typing goes after it, never into it
         await pilot.press("e")
-        assert box.text == f"abc[Pasted text #3 · 6,000 chars, 120 lines]ed"
+        assert box.text == "abc[Pasted text #3 · 6,000 chars, 120 lines]ed"
         await pilot.press("enter")
         await wait_until(pilot, lambda: turn_answered(app, "seen"), timeout=60, message="the reply")
         assert last_prompt(api) == f"abc{PASTED}ed"
