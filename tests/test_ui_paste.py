@@ -86,6 +86,9 @@ async def test_ctrl_o_expands_the_paste_into_editable_text(repo: Path, api: Fake
         await pilot.press("h", "i", "space")
         await paste(pilot, app, PASTED)
         assert "ctrl+o" in app.screen.active_bindings  # the footer offers it while a token is in the box
+        app.prompt_area.select_all()
+        assert app.prompt_area.selected_text == f"hi {PASTED}"  # ctrl+c copies what was pasted, not the token
+        app.prompt_area.move_cursor(app.prompt_area.document.end)
         await pilot.press("ctrl+o")
         assert app.prompt_area.text == f"hi {PASTED}"
         assert "ctrl+o" not in app.screen.active_bindings
