@@ -52,6 +52,7 @@ def test_a_long_bracketed_paste_is_one_token_and_reaches_the_model_whole(
     assert "yyyyyyyy" not in screen, screen  # none of the pasted lines fill the box
     box_rows = [row for row in screen.splitlines() if "[Pasted text #1" in row]
     assert len(box_rows) == 1, box_rows
+    terminal.wait_for(lambda s: "^o Expand paste" in s.splitlines()[-1], timeout=5, what="the footer's expand key")
     terminal.send("Enter")
     terminal.wait_text("Received.", timeout=20)
     assert last_prompt(server) == f"see {PASTED} ok"
