@@ -41,7 +41,7 @@ def interrupt(app: KeyHost, turns: TurnRunner, prompt: PromptBox) -> None:
     if turns.running:
         turns.cancel()
     elif prompt.text.strip():
-        prompt.prompt_history.add(prompt.text)
+        prompt.prompt_history.add(prompt.full_text)
         prompt.set_text("")
     elif now - armed < QUIT_AGAIN_S:
         app.exit(0)

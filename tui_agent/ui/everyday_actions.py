@@ -152,7 +152,7 @@ def edit_in_editor(app: ShellHost, prompt: PromptBox) -> None:
     """ctrl+g: the prompt in $EDITOR (the app suspends while it runs); what was saved comes back into the prompt box."""
     with tempfile.TemporaryDirectory(prefix=f"tuiagent-prompt-{os.getpid()}-") as folder:
         path = Path(folder) / "prompt.md"
-        path.write_text(prompt.text, encoding="utf-8")
+        path.write_text(prompt.full_text, encoding="utf-8")
         command = [*editor_command(), str(path)]
         try:
             with app.suspend():

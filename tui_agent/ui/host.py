@@ -91,9 +91,18 @@ class PromptBox(Protocol):
     @text.setter
     def text(self, value: str) -> None: ...
 
+    @property
+    def full_text(self) -> str:
+        """The text as it is sent (paste tokens replaced by what was pasted)."""
+        ...
+
     def set_text(self, text: str) -> None: ...
 
     def take_focus(self) -> None: ...
+
+    def action_expand_paste(self) -> None:
+        """The paste token at the cursor, else every one in the box, becomes its text (ctrl+o)."""
+        ...
 
 
 class UIHost(Protocol):

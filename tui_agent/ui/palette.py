@@ -79,6 +79,8 @@ def palette_commands(app: PaletteHost, prompt: PromptBox, catalog: CatalogPane, 
                         lambda: prefill_prompt(app, prompt, "!"))
     yield SystemCommand("Copy the last code block", "to the clipboard (/copy code)", lambda: app.action_slash("copy code"))
     yield SystemCommand("Edit the prompt in $EDITOR", "ctrl+g", app.action_edit_prompt)
+    yield SystemCommand("Expand pasted text", "a long paste's token in the prompt box becomes its text, to edit (ctrl+o)",
+                        prompt.action_expand_paste)
     yield SystemCommand("Side panes: wider", "alt+← (wide layout)", lambda: app.action_resize_side(1))
     yield SystemCommand("Side panes: narrower", "alt+→ (wide layout)", lambda: app.action_resize_side(-1))
     yield SystemCommand("Permission mode: next", "ask → auto → read-only → plan (shift+tab)", app.action_cycle_permission_mode)

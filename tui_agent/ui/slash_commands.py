@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from tui_agent.ui.turn import TurnRunner
 
 KEYS_HELP = """\
-Keys: enter send · ctrl+j new line · ctrl+g the prompt in $EDITOR · alt+←/alt+→ side panes wider/narrower · ↑/↓ prompt history · ctrl+r search it · # line adds to AGENTS.md · tab complete or next pane · shift+tab permission mode (ask → auto → read-only → plan) · pgup/pgdn scroll the conversation (shift: top/end) · esc stop the turn, a !command or a catalog run · ctrl+c copy / stop / clear / twice quits · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
+Keys: enter send · ctrl+j new line · ctrl+g the prompt in $EDITOR · alt+←/alt+→ side panes wider/narrower · ↑/↓ prompt history · ctrl+r search it · ctrl+o expand a long paste (shown folded to one token) · # line adds to AGENTS.md · tab complete or next pane · shift+tab permission mode (ask → auto → read-only → plan) · pgup/pgdn scroll the conversation (shift: top/end) · esc stop the turn, a !command or a catalog run · ctrl+c copy / stop / clear / twice quits · F2/F3/F4 conversation/catalog/diff · F5 zoom the pane · ctrl+t next pane · ctrl+p command palette · ctrl+q quit
 Catalog: v view · r run · d prune · u revert · U revert to a picked version · h history · f drift · A accept drift (asks) · s sort · p pruned tools (enter restores) · / filter (esc clears)
 Diff: m unified / side-by-side"""
 

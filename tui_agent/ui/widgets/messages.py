@@ -11,6 +11,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
@@ -24,7 +25,8 @@ from tui_agent.core.content import JsonObject
 
 RESULT_PREVIEW_CHARS = 4000
 PASTE_FOLD_CHARS = 1000
-"""A prompt longer than this (a paste, usually) shows folded to its first PASTE_FOLD_LINES lines until clicked."""
+"""A prompt longer than this (a paste, usually) shows folded to its first PASTE_FOLD_LINES lines until unfolded (enter
+on it, or a click)."""
 PASTE_FOLD_LINES = 3
 SOURCE_ARGUMENT_NAMES = ("source", "code")
 TITLE_CHROME = 4
@@ -109,7 +111,9 @@ def user_text(entry: Entry, expanded: bool = False) -> Text:
         shown = Text(text, style="strike dim")
     if text != entry.text:
         lines = entry.text.count("\n") + 1
-        shown.append(f"\n… pasted text: {len(entry.text):,} characters, {lines:,} lines (click to expand)", style="dim italic")
+        shown.append(f"\n… pasted text: {len(entry.text):,} characters, {lines:,} lines (enter/click: expand)", style="dim italic")
+    elif len(entry.text) > PASTE_FOLD_CHARS:
+        shown.append("\n(enter/click: fold)", style="dim italic")
     if entry.undone:
         shown.append("\n↶ undone: this turn's changes were taken back", style="italic")
     return shown
@@ -122,23 +126,35 @@ def folded_paste(text: str) -> str:
 
 
 class UserMessage(Static):
-    """What the person typed; a long paste shows folded to its first lines, a click unfolds it (and folds it again)."""
+    """What the person typed; a long paste shows folded to its first lines; enter on it (it takes the focus, as a tool
+    call's title does: tab reaches it) or a click unfolds it, and folds it again."""
+
+    BINDINGS = [Binding("enter", "toggle_fold", "Expand/fold", show=False)]
 
     def __init__(self, entry: Entry) -> None:
         super().__init__(user_text(entry), classes="message user")
         self.entry = entry
         self.expanded = False
+        self.can_focus = self.foldable
+
+    @property
+    def foldable(self) -> bool:
+        return len(self.entry.text) > PASTE_FOLD_CHARS
 
     def rebind(self, entry: Entry) -> None:
         """Show another entry of the same kind (the conversation recycles widgets as its window slides)."""
         self.entry = entry
         self.expanded = False
+        self.can_focus = self.foldable
         self.update(user_text(entry))
 
-    def on_click(self) -> None:
-        if len(self.entry.text) > PASTE_FOLD_CHARS:
+    def action_toggle_fold(self) -> None:
+        if self.foldable:
             self.expanded = not self.expanded
             self.update(user_text(self.entry, self.expanded))
+
+    def on_click(self) -> None:
+        self.action_toggle_fold()
 
 
 class NoticeMessage(Static):

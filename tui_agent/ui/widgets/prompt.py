@@ -1,4 +1,5 @@
-"""The multi-line prompt: Enter sends, Ctrl+J / Shift+Enter add a line, Up/Down at the edges walk the history."""
+"""The multi-line prompt: Enter sends, Ctrl+J / Shift+Enter add a line, Up/Down at the edges walk the history; a long
+paste shows as one token that edits as one unit and Ctrl+O expands (widgets/paste_area.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Tabs, TextArea
 
 from tui_agent.ui.completion import Candidate, current_token
+from tui_agent.ui.widgets.paste_area import PasteTokenArea
 from tui_agent.ui.typed import typed_text
 from tui_agent.ui.widgets.completion_menu import CompletionMenu
 
@@ -62,7 +64,7 @@ class PromptHistory:
         return self.entries[self.position]
 
 
-class PromptArea(TextArea):
+class PromptArea(PasteTokenArea):
     """The prompt box; posts `PromptArea.Submitted` with the text when Enter is pressed."""
 
     BINDINGS = [
@@ -96,7 +98,7 @@ class PromptArea(TextArea):
 
         def put(chosen: str | None) -> None:
             if chosen is not None:
-                self.prompt_history.add(self.text)
+                self.prompt_history.add(self.full_text)
                 self.set_text(chosen)
             self.take_focus()
 
@@ -121,6 +123,7 @@ class PromptArea(TextArea):
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
         """Typing opens or narrows the menu; other changes (history, a sent prompt) close it."""
+        self.refresh_bindings()
         if self._typing:
             self._typing = False
             self.update_completions()
@@ -264,7 +267,7 @@ class PromptArea(TextArea):
         self.move_cursor(self.document.end)
 
     def submit(self) -> None:
-        text = self.text
+        text = self.full_text
         if not text.strip():
             return
         self.prompt_history.add(text)
