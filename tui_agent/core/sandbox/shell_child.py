@@ -67,12 +67,12 @@ def run_shell(command: str, timeout_s: float, keep_bytes: int, kill_tree: Callab
     if startup is not None:
         env.update(BASH_ENV=startup, TUIAGENT_STATUS_FD=str(status_w))
     try:
-        process = subprocess.Popen([bash or "/bin/sh", "-c", command], stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(status_w,), env=env,
-                                   process_group=0)
-    finally:
-        os.close(status_w)
-    try:
+        try:
+            process = subprocess.Popen([bash or "/bin/sh", "-c", command], stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(status_w,), env=env,
+                                       process_group=0)
+        finally:
+            os.close(status_w)
         report = _collect(process, timeout_s, keep_bytes, kill_tree)
         if startup is not None:
             report["pipeline"] = _pipeline(status_r)
