@@ -10,8 +10,9 @@ from typing import Any, Union
 @dataclass(frozen=True)
 class ShellCommand:
     """`command` run by the shell (`bash -c`, `/bin/sh -c` without bash) as it is written, stopped after `timeout_s`.
-    Of its output the first and last `keep_bytes` in all are kept (two thirds stdout); the result's value is the
-    report: exit_code or signal (or timed_out), stdout, stderr, their sizes, cut_bytes, pipeline, network_refused."""
+    Of its output `keep_bytes` in all are kept (two thirds for stdout), each stream's head and tail; the result's
+    value is the report: exit_code or signal (or timed_out), stdout, stderr, their sizes, cut_bytes, pipeline (each
+    exit status of its last pipeline, with bash), network_refused (what the proxy refused, apart from stderr)."""
 
     command: str
     timeout_s: float

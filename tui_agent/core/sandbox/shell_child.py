@@ -93,8 +93,9 @@ def _startup_file() -> str:
 def _collect(process: subprocess.Popen[bytes], timeout_s: float, keep_bytes: int,
              kill_tree: Callable[[], Any]) -> dict[str, Any]:
     assert process.stdout is not None and process.stderr is not None
-    kept = {process.stdout.fileno(): Kept(keep_bytes * 2 // 3, keep_bytes // 3),
-            process.stderr.fileno(): Kept(keep_bytes // 3, keep_bytes // 6)}
+    out_bytes, err_bytes = keep_bytes * 2 // 3, keep_bytes // 3  # each kept two thirds head, one third tail
+    kept = {process.stdout.fileno(): Kept(out_bytes * 2 // 3, out_bytes // 3),
+            process.stderr.fileno(): Kept(err_bytes * 2 // 3, err_bytes // 3)}
     deadline = time.monotonic() + timeout_s
     timed_out = _pump(process, kept, deadline)
     if not timed_out:
