@@ -1,4 +1,4 @@
-"""The Sandbox: every tool call, `run_python` snippet and tool self-test runs through it, in a separate isolated process."""
+"""The Sandbox: every shell command, tool call, `run_python` snippet and tool self-test runs through `Sandbox.run`, in a separate isolated process."""
 
 from __future__ import annotations
 
