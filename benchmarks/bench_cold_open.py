@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_catalog_load import make_project  # noqa: E402
 from tui_agent.core.catalog.api import Catalog  # noqa: E402
 from tui_agent.core.project import Project  # noqa: E402
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy  # noqa: E402
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, Snippet  # noqa: E402
 
 ONE_PROCESS = """
 import os
@@ -101,7 +101,7 @@ async def one_process(clone: Path, count: int) -> float:
     try:
         await asyncio.sleep(1.0)
         started = time.perf_counter()
-        result = await sandbox.run_python(ONE_PROCESS, policy=SandboxPolicy(timeout_s=600, cpu_s=600, project_writable=False))
+        result = await sandbox.run(Snippet(ONE_PROCESS), SandboxPolicy(timeout_s=600, cpu_s=600, project_writable=False))
         elapsed = time.perf_counter() - started
         assert result.ok and result.value == count, result
         return elapsed

@@ -25,7 +25,7 @@ MEASURE = r'''
 import asyncio, json, statistics, sys, tempfile, time
 from pathlib import Path
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, Snippet
 
 async def main(rounds, code):
     folder = Path(tempfile.mkdtemp(prefix="bench-net-"))
@@ -35,10 +35,10 @@ async def main(rounds, code):
     samples = []
     try:
         for grant in (True, False):
-            await box.run_python("1", policy=SandboxPolicy(network=grant))  # warm the page cache
+            await box.run(Snippet("1"), SandboxPolicy(network=grant))  # warm the page cache
         for _ in range(rounds):
             started = time.perf_counter()
-            result = await box.run_python(code, policy=SandboxPolicy(network=True))
+            result = await box.run(Snippet(code), SandboxPolicy(network=True))
             assert result.ok, result
             samples.append((time.perf_counter() - started) * 1000)
     finally:

@@ -34,8 +34,7 @@ from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use  # no
 from tui_agent.core.agent.permissions import approve_all  # noqa: E402
 from tui_agent.core.events import ToolCallFinished, ToolCallStarted  # noqa: E402
 from tui_agent.core.runtime import Runtime, open_runtime  # noqa: E402
-from tui_agent.core.sandbox import SandboxPolicy  # noqa: E402
-from tui_agent.core.sandbox.policy import FunctionCall  # noqa: E402
+from tui_agent.core.sandbox import SandboxPolicy, ToolBatch, ToolCall  # noqa: E402
 
 TOOL = 'def ping(x: int) -> int:\n    """Echo x.\n\n    Args:\n        x: a number\n    """\n    return x\n\n\ndef test_ping():\n    assert ping(2) == 2\n'
 
@@ -91,20 +90,20 @@ async def runs_alone(runtime: Runtime, count: int) -> float:
     assert entry is not None and entry.runnable is not None
     started = time.perf_counter()
     for _ in range(count):
-        result = await runtime.core.sandbox.call_function(module="ping", function="ping", kwargs={"x": 1},
-                                                     module_path=entry.runnable, policy=SandboxPolicy(project_writable=False))
+        result = await runtime.core.sandbox.run(ToolCall("ping", "ping", {"x": 1}, str(entry.runnable)),
+                                                SandboxPolicy(project_writable=False))
         assert result.ok, result
     return (time.perf_counter() - started) * 1000 / count
 
 
 async def batch_alone(runtime: Runtime, count: int) -> float:
-    """Ms per call of one `Sandbox.call_functions` run of `count` calls (what a reply's batch costs in the sandbox)."""
+    """Ms per call of one `Sandbox.run(ToolBatch)` run of `count` calls (what a reply's batch costs in the sandbox)."""
     assert runtime.core.sandbox is not None and runtime.workshop.catalog is not None
     entry = runtime.workshop.catalog.registry.get("ping")
     assert entry is not None and entry.runnable is not None
-    calls = [FunctionCall("ping", "ping", {"x": 1}, str(entry.runnable))] * count
+    calls = ToolBatch((ToolCall("ping", "ping", {"x": 1}, str(entry.runnable)),) * count)
     started = time.perf_counter()
-    results = await runtime.core.sandbox.call_functions(calls, policy=SandboxPolicy(project_writable=False))
+    results = await runtime.core.sandbox.run(calls, SandboxPolicy(project_writable=False))
     assert all(result.ok for result in results), results
     return (time.perf_counter() - started) * 1000 / count
 

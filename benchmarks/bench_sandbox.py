@@ -15,9 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tui_agent.core.agent.shell_run import shell_snippet
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, ToolCall
 
 ROUNDS = 40
 BURST = 20
@@ -59,9 +58,8 @@ async def sandboxed(project: Project, tier: str, *, paced: bool, fork_servers: b
             elif index % BURST == 0:
                 await asyncio.sleep(0.5)  # a new burst of 20 back-to-back calls
             started = time.perf_counter()
-            result = await box.call_function(module="ping", function="ping", kwargs={"x": 1},
-                                             module_path=project.tool_path("ping"),
-                                             policy=SandboxPolicy(project_writable=False))  # a tool without WRITES
+            result = await box.run(ToolCall("ping", "ping", {"x": 1}, str(project.tool_path("ping"))),
+                                   SandboxPolicy(project_writable=False))  # a tool without WRITES
             samples.append((time.perf_counter() - started) * 1000)
             assert result.ok and result.value == 1, result
     finally:
@@ -81,7 +79,7 @@ async def shell_true(project: Project, gap_s: float) -> dict[str, list[float]]:
             box.overlay_problem = None if kind == "overlay" else "off for the comparison"
             await asyncio.sleep(gap_s)
             started = time.perf_counter()
-            result = await box.run_python(shell_snippet("true", 10), policy=SandboxPolicy())
+            result = await box.run(ShellCommand("true", 10), SandboxPolicy())
             samples[kind].append((time.perf_counter() - started) * 1000)
             assert result.ok, result
     finally:

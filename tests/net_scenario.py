@@ -21,6 +21,7 @@ from typing import Any
 
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
+from tui_agent.core.sandbox import Snippet
 
 TEST_PUBLIC_NETS_ENV = "TUIAGENT_TEST_PUBLIC_NETS"  # the test-only variable netpolicy.py reads
 
@@ -239,7 +240,7 @@ async def probes(work: Path, loop: Recorder, own: Recorder) -> dict[str, Any]:
                                  ("tools", ("files.example.org",), TOOLS)):
             code = PRELUDE + body.replace("{loop_port}", str(fill["loop_port"])).replace("{own_port}",
                                                                                          str(fill["own_port"]))
-            result = await box.run_python(code, policy=SandboxPolicy(network=grant, timeout_s=120, cpu_s=120))
+            result = await box.run(Snippet(code), SandboxPolicy(network=grant, timeout_s=120, cpu_s=120))
             results[key] = result.value if result.ok else {"error": result.error, "stderr": result.stderr}
             results[key + "_stderr"] = result.stderr
     finally:

@@ -10,6 +10,7 @@ from tests.catalog_support import tool_source
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox
+from tui_agent.core.sandbox import Snippet
 
 
 @pytest.mark.parametrize("tier", ["bubblewrap", "rlimits"])
@@ -30,7 +31,7 @@ async def test_broken_file_on_disk_last_good_version_importable(repo: Path, tier
         assert result.ok, result.error
         assert result.value == [0, 5, 10]
 
-        on_disk = await sandbox.run_python(snippet)  # what the snippet would have got from .agent/tools/
+        on_disk = await sandbox.run(Snippet(snippet))  # what the snippet would have got from .agent/tools/
         assert not on_disk.ok and "SyntaxError" in on_disk.error
 
         for runnable in (project.cache_dir / "tools").glob("*.py"):  # cleared cache: rebuilt from git

@@ -20,6 +20,7 @@ from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.versioning import hookhold
+from tui_agent.core.sandbox import Snippet
 
 NEW_TOOL = GOOD_TOOL.replace("count_lines", "count_rows")
 
@@ -42,7 +43,7 @@ def tuiagent(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 async def write_project_from_agent_code(project: Project, code: str) -> None:
     box = await Sandbox.start(project, warm_workers=0)
     try:
-        result = await box.run_python(code, policy=SandboxPolicy(timeout_s=20, project_writable=True))
+        result = await box.run(Snippet(code), SandboxPolicy(timeout_s=20, project_writable=True))
         assert result.ok, result.error
     finally:
         await box.aclose()

@@ -26,6 +26,7 @@ from tui_agent.core.runtime import open_runtime
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox.protected import PROTECTED_NAMES
 from tui_agent.core.runtime_state import agent_of
+from tui_agent.core.sandbox import Snippet
 
 TIERS = ["bubblewrap", "rlimits"]
 NEW_TOOL = GOOD_TOOL.replace("count_lines", "count_rows")
@@ -131,7 +132,7 @@ async def make_world(repo: Path, tmp_path: Path, case_: DelayedCase, secret_valu
 async def run_agent_code(world: World, case_: DelayedCase, tier: str) -> None:
     box = await Sandbox.start(world.project, tier=tier, warm_workers=0)
     try:
-        await box.run_python(case_.code.format(outside=world.outside), policy=SandboxPolicy(timeout_s=20, project_writable=True))
+        await box.run(Snippet(case_.code.format(outside=world.outside)), SandboxPolicy(timeout_s=20, project_writable=True))
     finally:
         await box.aclose()
 

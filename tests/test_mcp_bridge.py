@@ -8,6 +8,7 @@ from typing import Any
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox
 from tui_agent.core.sandbox.bridge import MAX_CALLS_PER_RUN
+from tui_agent.core.sandbox import Snippet
 
 
 class RecordingBridge:
@@ -49,18 +50,18 @@ async def test_the_channel_refuses_what_is_not_offered(repo: Path) -> None:
     bridge = RecordingBridge()
     sandbox.bridge = bridge
     try:
-        good = await sandbox.run_python("from mcp__t__echo import mcp__t__echo\nmcp__t__echo(a=1, b=[2])")
-        failed = await sandbox.run_python("from mcp__t__echo import mcp__t__echo, McpToolError\n"
-                                          "try:\n    mcp__t__echo(fail=True)\nexcept McpToolError as e:\n    r = str(e)\nr")
-        unknown = await sandbox.run_python("import mcp__t__other")
-        hostile = await sandbox.run_python(RAW_REQUEST + (
+        good = await sandbox.run(Snippet("from mcp__t__echo import mcp__t__echo\nmcp__t__echo(a=1, b=[2])"))
+        failed = await sandbox.run(Snippet("from mcp__t__echo import mcp__t__echo, McpToolError\n"
+                                          "try:\n    mcp__t__echo(fail=True)\nexcept McpToolError as e:\n    r = str(e)\nr"))
+        unknown = await sandbox.run(Snippet("import mcp__t__other"))
+        hostile = await sandbox.run(Snippet(RAW_REQUEST + (
             "[ask(b'{\"bridge\": {\"tool\": \"read_file\", \"arguments\": {}}}\\n'),"
             " ask(b'{\"bridge\": {\"tool\": \"mcp__t__echo\", \"arguments\": [1]}}\\n'),"
-            " ask(b'{\"bridge\": not json\\n')]"))
-        flood = await sandbox.run_python(RAW_REQUEST + (
-            f"[ask(b'{{\"bridge\": {{\"tool\": \"mcp__t__echo\", \"arguments\": {{}}}}}}\\n')['ok'] for _ in range({MAX_CALLS_PER_RUN + 5})]"))
-        network = await sandbox.run_python("import socket\ntry:\n    socket.socket(socket.AF_INET)\n    r = 'open'\n"
-                                           "except OSError as e:\n    r = 'blocked'\nr")
+            " ask(b'{\"bridge\": not json\\n')]")))
+        flood = await sandbox.run(Snippet(RAW_REQUEST + (
+            f"[ask(b'{{\"bridge\": {{\"tool\": \"mcp__t__echo\", \"arguments\": {{}}}}}}\\n')['ok'] for _ in range({MAX_CALLS_PER_RUN + 5})]")))
+        network = await sandbox.run(Snippet("import socket\ntry:\n    socket.socket(socket.AF_INET)\n    r = 'open'\n"
+                                           "except OSError as e:\n    r = 'blocked'\nr"))
     finally:
         await sandbox.aclose()
     assert good.ok and good.value == {"echo": {"a": 1, "b": [2]}}
@@ -78,7 +79,7 @@ async def test_the_channel_refuses_what_is_not_offered(repo: Path) -> None:
 async def test_without_a_bridge_nothing_is_importable(repo: Path) -> None:
     sandbox = await Sandbox.start(Project.at(repo), warm_workers=1)
     try:
-        result = await sandbox.run_python("import mcp__t__echo")
+        result = await sandbox.run(Snippet("import mcp__t__echo"))
     finally:
         await sandbox.aclose()
     assert not result.ok and "ModuleNotFoundError" in (result.error or "")

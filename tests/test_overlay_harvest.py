@@ -13,6 +13,7 @@ from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored_watch, lowerstate, overlay as overlays
 from tui_agent.core.sandbox.harvest import Harvest, harvest
 from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox import Snippet
 
 
 @pytest.fixture
@@ -118,7 +119,7 @@ async def test_warm_overlay_workers_closed_unused_leave_no_record_for_the_next_s
     try:
         assert box.overlay_problem is None
         assert len(list((project.cache_dir / "overlays").glob("*.json"))) == 2  # the two warm writable workers'
-        assert (await box.run_python("open('f.txt', 'w').write('x')", policy=SandboxPolicy())).ok
+        assert (await box.run(Snippet("open('f.txt', 'w').write('x')"), SandboxPolicy())).ok
     finally:
         await box.aclose()
     assert list((project.cache_dir / "overlays").glob("*.json")) == []
@@ -134,8 +135,8 @@ async def test_a_run_whose_overlay_cannot_be_recorded_says_so_once(tmp_path: Pat
     box = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
     try:
         assert box.overlay_problem is None
-        first = await box.run_python("open('f.txt', 'w').write('x')", policy=SandboxPolicy())
-        second = await box.run_python("open('g.txt', 'w').write('y')", policy=SandboxPolicy())
+        first = await box.run(Snippet("open('f.txt', 'w').write('x')"), SandboxPolicy())
+        second = await box.run(Snippet("open('g.txt', 'w').write('y')"), SandboxPolicy())
     finally:
         await box.aclose()
     assert first.ok and second.ok

@@ -18,6 +18,7 @@ from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.versioning.gitstore import CatalogGit
+from tui_agent.core.sandbox import Snippet
 
 WRITABLE = SandboxPolicy(timeout_s=20, project_writable=True)
 
@@ -93,7 +94,7 @@ async def test_a_writable_bubblewrap_run_cannot_change_protected_paths(repo: Pat
     (repo / "secrets/prod.env").write_text("KEY=1\n")
     box = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
     try:
-        result = await box.run_python(ATTACKS, policy=WRITABLE)
+        result = await box.run(Snippet(ATTACKS), WRITABLE)
         status = box.describe()
     finally:
         await box.aclose()
@@ -148,7 +149,7 @@ async def test_a_protected_symlink_out_of_the_project_is_put_back_after_a_run_re
     box = await Sandbox.start(project, tier=tier, warm_workers=0)
     try:
         code = "import os\nos.remove('.bashrc')\nopen('.bashrc', 'w').write('evil')\nos.remove('.profile')\nopen('.profile', 'w').write('evil')\n'ok'"
-        result = await box.run_python(code, policy=WRITABLE)
+        result = await box.run(Snippet(code), WRITABLE)
     finally:
         await box.aclose()
     assert result.ok and result.value == "ok", result.error

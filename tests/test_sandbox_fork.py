@@ -14,6 +14,7 @@ from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox.cgroups import pids_base
 from tui_agent.core.sandbox.forkpool import IDLE_RELEASE_S
 from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox import Snippet, ToolCall
 
 pytestmark = pytest.mark.skipif(probe_bubblewrap() is not None or pids_base() is None,
                                 reason="fork servers need bubblewrap and per-run cgroups")
@@ -36,7 +37,7 @@ async def test_each_forked_run_has_its_own_process_session_and_cgroup(project: P
     box = await Sandbox.start(project, warm_workers=0)
     try:
         # Read-only runs: a writable one sees the project through an overlay of its own (a fresh sandbox).
-        results = [await box.run_python(WHO_AM_I, policy=SandboxPolicy(project_writable=False)) for _ in range(4)]
+        results = [await box.run(Snippet(WHO_AM_I), SandboxPolicy(project_writable=False)) for _ in range(4)]
         assert box.fork_pool is not None and len(box.fork_pool.servers()) == 1  # all four came from one server
     finally:
         await box.aclose()
@@ -56,12 +57,10 @@ async def test_nothing_a_run_leaves_in_private_folders_reaches_the_next_and_the_
     box = await Sandbox.start(project, warm_workers=0)
     writable = SandboxPolicy(project_writable=True)
     try:
-        planted = await box.run_python(
-            "import os\nos.makedirs('/tmp/a/b', exist_ok=True)\nopen('/tmp/a/b/secret', 'w').write('x')\n"
+        planted = await box.run(Snippet("import os\nos.makedirs('/tmp/a/b', exist_ok=True)\nopen('/tmp/a/b/secret', 'w').write('x')\n"
             "open(os.path.expanduser('~/.planted'), 'w').write('x')\nos.symlink('" + str(project.root) + "', '/tmp/link')\n"
-            "sorted(os.listdir('/tmp'))", policy=writable)
-        seen = await box.run_python("import os\n(sorted(os.listdir('/tmp')), sorted(os.listdir(os.path.expanduser('~'))))",
-                                    policy=writable)
+            "sorted(os.listdir('/tmp'))"), writable)
+        seen = await box.run(Snippet("import os\n(sorted(os.listdir('/tmp')), sorted(os.listdir(os.path.expanduser('~'))))"), writable)
     finally:
         await box.aclose()
     assert planted.ok and "a" in planted.value and "link" in planted.value, planted
@@ -77,7 +76,7 @@ async def test_a_daemon_started_by_a_forked_run_dies_with_the_run(project: Proje
             "    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n'spawned'")
     box = await Sandbox.start(project, warm_workers=0)
     try:
-        result = await box.run_python(code)
+        result = await box.run(Snippet(code))
     finally:
         await box.aclose()
     assert result.ok and result.value == "spawned", result
@@ -94,12 +93,12 @@ def _cmdline_has(pid: Path, tag: str) -> bool:
 async def test_cancel_and_timeout_kill_a_forked_run_and_the_server_serves_on(project: Project) -> None:
     box = await Sandbox.start(project, warm_workers=0)
     try:
-        slow = asyncio.create_task(box.run_python("import time\ntime.sleep(30)"))
+        slow = asyncio.create_task(box.run(Snippet("import time\ntime.sleep(30)")))
         await asyncio.sleep(1.0)
         await box.cancel_running()
         cancelled = await asyncio.wait_for(slow, 10)
-        timed_out = await box.run_python("while True:\n    pass", policy=SandboxPolicy(timeout_s=1.0))
-        after = await box.run_python("6 * 7")
+        timed_out = await box.run(Snippet("while True:\n    pass"), SandboxPolicy(timeout_s=1.0))
+        after = await box.run(Snippet("6 * 7"))
     finally:
         await box.aclose()
     assert cancelled.error_kind == "cancelled", cancelled
@@ -111,7 +110,7 @@ async def test_extra_servers_started_for_a_burst_are_released_when_idle(project:
     box = await Sandbox.start(project, warm_workers=0)
     policy = SandboxPolicy(project_writable=False)
     try:
-        results = await asyncio.gather(*(box.run_python(f"{i} + 1", policy=policy) for i in range(8)))
+        results = await asyncio.gather(*(box.run(Snippet(f"{i} + 1"), policy) for i in range(8)))
         assert box.fork_pool is not None and len(box.fork_pool.servers()) == 2
         await asyncio.sleep(IDLE_RELEASE_S * 2.5)
         assert len(box.fork_pool.servers()) == 1
@@ -130,9 +129,7 @@ async def test_back_to_back_calls_are_faster_forked_than_with_a_fresh_sandbox_ea
             samples = []
             for _ in range(20):
                 started = time.perf_counter()
-                result = await box.call_function(module="ping", function="ping", kwargs={"x": 1},
-                                                 module_path=project.tool_path("ping"),
-                                                 policy=SandboxPolicy(project_writable=False))  # a tool without WRITES
+                result = await box.run(ToolCall("ping", "ping", {"x": 1}, str(project.tool_path("ping"))), SandboxPolicy(project_writable=False))  # a tool without WRITES
                 samples.append(time.perf_counter() - started)
                 assert result.ok and result.value == 1, result
             return statistics.median(samples)
@@ -157,7 +154,7 @@ async def test_prewarm_boots_the_servers_a_cold_open_will_use_and_they_are_relea
         await asyncio.sleep(0.2)
         assert box.fork_pool.servers() == servers
         policy = SandboxPolicy(project_writable=False)
-        results = await asyncio.gather(*(box.run_python(f"{i} * 2", policy=policy) for i in range(4)))
+        results = await asyncio.gather(*(box.run(Snippet(f"{i} * 2"), policy) for i in range(4)))
         assert [result.value for result in results] == [0, 2, 4, 6]
         assert box.fork_pool.servers() == servers  # the runs used the warm ones
         await asyncio.sleep(IDLE_RELEASE_S * 2.5)
@@ -185,7 +182,7 @@ async def test_a_request_handed_to_a_forked_child_is_never_run_again(project: Pr
 
     monkeypatch.setattr(ForkServer, "_remove_cgroup", failing_once)
     try:
-        result = await box.run_python("open('count.txt', 'a').write('x')", policy=SandboxPolicy(project_writable=True))
+        result = await box.run(Snippet("open('count.txt', 'a').write('x')"), SandboxPolicy(project_writable=True))
         assert failures and not result.ok and "not run again" in (result.error or "") + result.stderr
         assert (project.root / "count.txt").read_text() == "x"
     finally:

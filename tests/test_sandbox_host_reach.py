@@ -24,6 +24,7 @@ from tests.hostile.host_reach import (
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox.describe import describe_tier
+from tui_agent.core.sandbox import Snippet
 
 TIERS = ["bubblewrap", "rlimits"]
 
@@ -158,7 +159,7 @@ async def test_host_reach(case_: ReachCase, tier: str, host: Host) -> None:
     box = await Sandbox.start(host.project, tier=tier, warm_workers=0)
     try:
         policy = SandboxPolicy(timeout_s=10, cpu_s=10, memory_mb=512, processes=32, network=case_.network)
-        result = await box.run_python(host.fill(case_.code), policy=policy)
+        result = await box.run(Snippet(host.fill(case_.code)), policy)
     finally:
         await box.aclose()  # process 1 of the sandbox exits here: a hijacked one runs its shellcode now at the latest
     heard = host.heard(case_.target)

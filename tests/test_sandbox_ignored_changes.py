@@ -15,6 +15,7 @@ from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox
+from tui_agent.core.sandbox import Snippet
 
 TIERS = ["bubblewrap", "rlimits"]
 PLANT = ("import pathlib, glob\n"
@@ -110,7 +111,7 @@ async def test_an_unused_project_venv_is_read_only_too(repo: Path) -> None:
     box = await Sandbox.start(Project.at(repo), tier="bubblewrap", warm_workers=0, project_venv=False)
     try:
         assert box.toolchain is not None and box.toolchain.venv != repo / ".venv"
-        result = await box.run_python(PLANT)
+        result = await box.run(Snippet(PLANT))
     finally:
         await box.aclose()
     assert not result.ok and "Read-only file system" in (result.error or ""), result
@@ -121,9 +122,9 @@ async def test_a_virtualenv_made_during_the_session_is_read_only_at_the_next_run
     """Warm fork servers were started before the .venv existed: the next writable run must not use them."""
     box = await Sandbox.start(Project.at(repo), tier="bubblewrap", warm_workers=1)
     try:
-        assert (await box.run_python("1")).ok  # a fork server is up, made for a project without a .venv
+        assert (await box.run(Snippet("1"))).ok  # a fork server is up, made for a project without a .venv
         site = project_with_venv(repo)
-        result = await box.run_python(PLANT)
+        result = await box.run(Snippet(PLANT))
     finally:
         await box.aclose()
     assert not result.ok and not (site / "evil.pth").exists(), result

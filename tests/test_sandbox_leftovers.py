@@ -26,6 +26,7 @@ from tui_agent.core.sandbox import Sandbox, lowerstate, overlay as overlays
 from tui_agent.core.sandbox.harvest import harvest
 from tui_agent.core.sandbox.policy import RunResult
 from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox import Snippet
 
 SHELL = '''
 import subprocess
@@ -54,7 +55,7 @@ async def box(repo: Path) -> AsyncIterator[Sandbox]:
 async def shell(box: Sandbox, command: str) -> tuple[RunResult, dict[str, object], list[str]]:
     """Run `command` as an approved writable run_shell call does; its result, its report and the notes it added."""
     seen = len(box.notices)
-    result = await box.run_python(SHELL.format(command=command))
+    result = await box.run(Snippet(SHELL.format(command=command)))
     assert result.ok, result.error
     assert isinstance(result.value, dict)
     return result, result.value, box.notices[seen:]
@@ -257,8 +258,7 @@ async def test_a_git_file_whose_lock_a_git_command_holds_is_set_aside_not_raced(
     lock = repo / ".git" / "refs" / "heads" / "main.lock"
     committed = asyncio.Event()
     code = SHELL.format(command="echo x > f.txt && git add f.txt && git commit -qm run && echo committed && sleep 0.5")
-    run = asyncio.create_task(box.run_python(code.replace("capture_output=True", "stderr=subprocess.PIPE"),
-                                             on_output=lambda chunk: committed.set()))
+    run = asyncio.create_task(box.run(Snippet(code.replace("capture_output=True", "stderr=subprocess.PIPE")), on_output=lambda chunk: committed.set()))
     await asyncio.wait_for(committed.wait(), 30)
     lock.write_text("another git command\n")  # as the run ends, a git command of the person's holds the ref
     try:

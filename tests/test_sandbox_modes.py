@@ -9,6 +9,7 @@ import pytest
 from tests.gitrepo import user_state
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
+from tui_agent.core.sandbox import Snippet
 
 READ_ONLY = SandboxPolicy(project_writable=False)
 
@@ -38,8 +39,8 @@ async def test_read_only_runs_cannot_write_the_project_under_bubblewrap(project:
     before = user_state(dirty_repo)
     box = await Sandbox.start(project, tier="bubblewrap", warm_workers=1)
     try:
-        result = await box.run_python(WRITE_ATTEMPTS, policy=READ_ONLY)
-        again = await box.run_python(WRITE_ATTEMPTS, policy=READ_ONLY)  # from the read-only warm pool now
+        result = await box.run(Snippet(WRITE_ATTEMPTS), READ_ONLY)
+        again = await box.run(Snippet(WRITE_ATTEMPTS), READ_ONLY)  # from the read-only warm pool now
         assert result.ok, result.error
         for outcome in (result.value, again.value):
             assert {k: outcome[k] for k in ("app.py", "victim.txt", ".agent/cache/x")} == {
@@ -49,7 +50,7 @@ async def test_read_only_runs_cannot_write_the_project_under_bubblewrap(project:
         # ../victim.txt lands in the sandbox's private /tmp (the test project lives under /tmp), never on the host
         assert not (dirty_repo / "victim.txt").exists() and not (dirty_repo.parent / "victim.txt").exists()
         # the ordinary (writable) pool is untouched by the read-only one
-        normal = await box.run_python("open('made.txt', 'w').write('ok')")
+        normal = await box.run(Snippet("open('made.txt', 'w').write('ok')"))
         assert normal.ok and (dirty_repo / "made.txt").read_text() == "ok"
     finally:
         await box.aclose()
@@ -76,18 +77,18 @@ async def test_run_python_imports_exactly_the_given_tool_files(project: Project,
     project.tool_path("other").write_text("def other() -> int:\n    return 1\n")
     box = await Sandbox.start(project, tier="rlimits", warm_workers=1)
     try:
-        from_disk = await box.run_python("import shout\nshout.shout('hi')")
+        from_disk = await box.run(Snippet("import shout\nshout.shout('hi')"))
         assert not from_disk.ok and "SyntaxError" in from_disk.error  # the old behaviour, without tool_paths
         given = {"shout": good}
-        result = await box.run_python("import shout\nfrom shout import shout as s\ns('hi'), shout.__name__", tool_paths=given)
+        result = await box.run(Snippet("import shout\nfrom shout import shout as s\ns('hi'), shout.__name__", tool_paths=given))
         assert result.ok, result.error
         assert result.value == ["HI!", "shout"]
-        unknown = await box.run_python("import other", tool_paths=given)  # only the given tools are importable
+        unknown = await box.run(Snippet("import other", tool_paths=given))  # only the given tools are importable
         assert not unknown.ok and "ModuleNotFoundError" in unknown.error
-        failing = await box.run_python("import shout\nshout.fail()", tool_paths=given)
+        failing = await box.run(Snippet("import shout\nshout.fail()", tool_paths=given))
         assert "0123abcd.py" in failing.error and "raise ValueError('own frame')" in failing.error
         assert "importlib" not in failing.error
-        stdlib = await box.run_python("import json\njson.dumps(1)", tool_paths={"json_tool": good})
+        stdlib = await box.run(Snippet("import json\njson.dumps(1)", tool_paths={"json_tool": good}))
         assert stdlib.value == "1"
     finally:
         await box.aclose()
@@ -101,8 +102,8 @@ async def test_last_good_copies_are_read_only_for_agent_code(project: Project, t
               "    outcome = 'written'\nexcept OSError as exc:\n    outcome = errno.errorcode[exc.errno]\noutcome")
     box = await Sandbox.start(project, tier="bubblewrap", warm_workers=1)
     try:
-        result = await box.run_python(attack)  # an ordinary, project-writable run
+        result = await box.run(Snippet(attack))  # an ordinary, project-writable run
         assert result.ok and result.value == "EROFS"
-        assert (await box.run_python("import shout\nshout.shout('a')", tool_paths={"shout": kept})).value == "A"
+        assert (await box.run(Snippet("import shout\nshout.shout('a')", tool_paths={"shout": kept}))).value == "A"
     finally:
         await box.aclose()

@@ -12,6 +12,7 @@ from tests.gitrepo import init_repo
 from tests.procs import processes
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox
+from tui_agent.core.sandbox import Snippet
 
 
 def children() -> list[int]:
@@ -32,7 +33,7 @@ async def test_prestart_waits_for_its_call(tmp_path: Path) -> None:
             await asyncio.sleep(0.05)
         assert len(set(children()) - before) >= 2
         box.prestart()  # once only
-        result = await box.run_python("1 + 1")
+        result = await box.run(Snippet("1 + 1"))
         assert result.ok and result.value == 2, result
     finally:
         await box.aclose()

@@ -26,6 +26,7 @@ from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox.describe import process_cap_enforced
 from tui_agent.core.sandbox.tiers import interpreter_paths
 from tui_agent.core.sandbox.toolchain import discover
+from tui_agent.core.sandbox import Snippet
 
 TIERS = ["bubblewrap", "rlimits"]
 HOME_CASES = ("read_home", "read_ssh_keys")
@@ -220,7 +221,7 @@ async def test_hostile_snippet(case_: Case, tier: str, world: World) -> None:
             return
         policy = SandboxPolicy(timeout_s=5, cpu_s=5, memory_mb=512, processes=32).with_(**case_.policy)
         code = world.fill(case_.code)
-        result = await box.run_python(code, policy=policy)
+        result = await box.run(Snippet(code), policy)
     finally:
         await box.aclose()
     assert os.getpid() and os.getpgrp()  # the parent (this process) is alive
@@ -239,7 +240,7 @@ async def test_hostile_snippet(case_: Case, tier: str, world: World) -> None:
 async def test_positive_control_succeeds(tier: str, world: World) -> None:
     box = await Sandbox.start(world.project, tier=tier, warm_workers=0)
     try:
-        result = await box.run_python(POSITIVE_CONTROL)
+        result = await box.run(Snippet(POSITIVE_CONTROL))
     finally:
         await box.aclose()
     assert result.ok, result.error

@@ -21,6 +21,7 @@ from tui_agent.cli import main
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxUnavailable
+from tui_agent.core.sandbox import Snippet, ToolCall
 
 BWRAP_SAYS = "bwrap: setting up uid map: Permission denied"
 REAL_BWRAP = shutil.which("bwrap")
@@ -68,10 +69,10 @@ async def test_the_sandbox_raises_a_clear_error_and_nothing_is_counted_against_a
     box = await Sandbox.start(project, tier="bubblewrap", warm_workers=warm_workers)
     try:
         with pytest.raises(SandboxUnavailable) as raised:
-            await box.run_python("1 + 1")
+            await box.run(Snippet("1 + 1"))
         clear(str(raised.value))
         with pytest.raises(SandboxUnavailable):
-            await box.call_function(module="os", function="getcwd", kwargs={})
+            await box.run(ToolCall("os", "getcwd", {}))
     finally:
         await box.aclose()
 

@@ -18,6 +18,7 @@ from tests.gitrepo import git
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox.toolchain import discover
+from tui_agent.core.sandbox import Snippet
 
 TIERS = ["bubblewrap", "rlimits"]
 
@@ -54,7 +55,7 @@ def host_tmp_secret() -> Iterator[Path]:
 async def run_in_sandbox(root: Path, tier: str, code: str, **start: object) -> object:
     box = await Sandbox.start(Project.at(root), tier=tier, warm_workers=0, **start)  # type: ignore[arg-type]
     try:
-        result = await box.run_python(code, policy=SandboxPolicy(project_writable=True))
+        result = await box.run(Snippet(code), SandboxPolicy(project_writable=True))
     finally:
         await box.aclose()
     return result.value if result.ok else result.error

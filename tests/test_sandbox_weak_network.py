@@ -12,6 +12,7 @@ import pytest
 
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
+from tui_agent.core.sandbox import Snippet, ToolCall
 
 
 class Listener:
@@ -66,7 +67,7 @@ async def test_a_granted_snippet_on_the_weak_tier_does_not_reach_a_loopback_list
         client.sendall(b"control")
     box = await Sandbox.start(Project.at(tmp_path), tier="rlimits", warm_workers=0)
     try:
-        results = [await box.run_python(connect_code(listener.port), policy=SandboxPolicy(timeout_s=10, network=grant))
+        results = [await box.run(Snippet(connect_code(listener.port)), SandboxPolicy(timeout_s=10, network=grant))
                    for grant in (True, ("localhost", "127.0.0.1"))]
     finally:
         await box.aclose()
@@ -84,11 +85,9 @@ async def test_a_granted_tool_call_on_the_weak_tier_is_refused_before_it_runs(tm
                     f"    exec({connect_code(listener.port)!r})\n    return 'reached'\n")
     box = await Sandbox.start(Project.at(tmp_path), tier="rlimits", warm_workers=0)
     try:
-        result = await box.call_function(module="reach", function="reach", kwargs={}, module_path=tool,
-                                         policy=SandboxPolicy(timeout_s=10, network=True))
+        result = await box.run(ToolCall("reach", "reach", {}, str(tool)), SandboxPolicy(timeout_s=10, network=True))
         ran_granted = (tmp_path / "ran").exists()
-        offline = await box.call_function(module="reach", function="reach", kwargs={}, module_path=tool,
-                                          policy=SandboxPolicy(timeout_s=10))
+        offline = await box.run(ToolCall("reach", "reach", {}, str(tool)), SandboxPolicy(timeout_s=10))
     finally:
         await box.aclose()
     threading.Event().wait(0.3)

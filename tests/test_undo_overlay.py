@@ -19,6 +19,7 @@ from tui_agent.core.sandbox import Sandbox
 from tui_agent.core.sandbox.policy import SandboxPolicy
 from tui_agent.core.sandbox.tiers import probe_bubblewrap
 from tui_agent.core.runtime_state import agent_of
+from tui_agent.core.sandbox import Snippet
 
 pytestmark = pytest.mark.skipif(probe_bubblewrap() is not None, reason="needs bubblewrap")
 
@@ -141,14 +142,14 @@ async def test_the_sandbox_reports_exactly_what_an_overlay_run_wrote(repo: Path)
         box.take_run_writes()
         command = ("import os, shutil\nshutil.rmtree('tree')\nos.mkdir('tree')\nopen('tree/new.txt', 'w').write('n')\n"
                    "os.symlink('keep.txt', 'link')\nos.rename('keep.txt', 'kept.txt')\n")
-        result = await box.run_python(command, policy=SandboxPolicy(project_writable=True))
+        result = await box.run(Snippet(command), SandboxPolicy(project_writable=True))
         assert result.ok, result.error
         writes = box.take_run_writes()
         assert len(writes) == 1 and writes[0].attributed
         assert sorted(writes[0].paths) == ["keep.txt", "kept.txt", "link", "tree/new.txt", "tree/old.txt"]
         assert sorted(p.name for p in (repo / "tree").iterdir()) == ["new.txt"]
         assert os_readlink(repo / "link") == "keep.txt" and (repo / "kept.txt").read_text() == "keep\n"
-        read_only = await box.run_python("open('x', 'w')", policy=SandboxPolicy(project_writable=False))
+        read_only = await box.run(Snippet("open('x', 'w')"), SandboxPolicy(project_writable=False))
         assert not read_only.ok and box.take_run_writes() == []  # nothing could be written: nothing to report
     finally:
         await box.aclose()
@@ -158,7 +159,7 @@ async def test_the_fallback_tier_says_attribution_is_per_call_only(repo: Path) -
     box = await Sandbox.start(Project(repo), tier="rlimits", warm_workers=0)
     try:
         assert "per call only" in box.describe()["run_attribution"]
-        result = await box.run_python("open('f.txt', 'w').write('x')")
+        result = await box.run(Snippet("open('f.txt', 'w').write('x')"))
         assert result.ok and [w.attributed for w in box.take_run_writes()] == [False]
     finally:
         await box.aclose()
@@ -183,8 +184,7 @@ async def test_a_folder_the_person_swaps_for_a_symlink_during_the_run_is_never_w
     try:
         code = ("import os, time\nopen('d/x.txt', 'w').write('run')\nos.mkfifo('pipe')\n"
                 "print('started', flush=True)\ntime.sleep(1.5)\n")
-        run = asyncio.create_task(box.run_python(code, policy=SandboxPolicy(project_writable=True),
-                                                 on_output=lambda chunk: started.set()))
+        run = asyncio.create_task(box.run(Snippet(code), SandboxPolicy(project_writable=True), on_output=lambda chunk: started.set()))
         await asyncio.wait_for(started.wait(), 30)
         (repo / "d").rename(repo / "d-moved")
         (repo / "d").symlink_to(elsewhere)

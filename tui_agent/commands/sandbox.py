@@ -183,11 +183,13 @@ def exit_status(result: RunResult) -> int:
 
 
 async def _run_file(project: Project, file: Path, policy: SandboxPolicy, tier: str | None) -> RunResult:
-    from tui_agent.core.sandbox import Sandbox
+    from tui_agent.core.sandbox import Sandbox, Snippet
 
+    resolved = file.resolve()
+    code = resolved.read_text(encoding="utf-8")
     sandbox = await Sandbox.start(project, tier=tier, warm_workers=0)
     print_notices(sandbox.notices)  # what a run interrupted earlier had left, moved away at this start
     try:
-        return await sandbox.run_file(file, policy=policy)
+        return await sandbox.run(Snippet(code, script_path=str(resolved)), policy)
     finally:
         await sandbox.aclose()

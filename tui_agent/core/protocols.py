@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from tui_agent.core.catalog.registry import Registry
     from tui_agent.core.catalog.state import StateStore
     from tui_agent.core.recipes.model import RecipeRecord
-    from tui_agent.core.sandbox import NetworkGrant, RunResult, SandboxPolicy
+    from tui_agent.core.sandbox import NetworkGrant, RunResult, SandboxPolicy, ShellCommand, Snippet
     from tui_agent.core.versioning.store_interface import Change
 
 
@@ -36,7 +36,7 @@ class Model(Protocol):
 
 
 class AgentSandbox(Protocol):
-    """What the agent needs of the sandbox (core.sandbox.Sandbox): run Python under a policy, stop what runs."""
+    """What the agent needs of the sandbox (core.sandbox.Sandbox): run a command or Python under a policy, stop what runs."""
 
     @property
     def tier(self) -> str:
@@ -53,8 +53,10 @@ class AgentSandbox(Protocol):
         """Protected paths agent code created and the sandbox moved to `.agent/quarantine/`, oldest first."""
         ...
 
-    async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,
-                         on_output: Callable[[bytes], None] | None = None) -> RunResult: ...
+    async def run(self, program: ShellCommand | Snippet, policy: SandboxPolicy | None = None, *,
+                  on_output: Callable[[bytes], None] | None = None) -> RunResult:
+        """Run a shell command or a snippet under `policy`; `on_output` hears its output as it comes."""
+        ...
 
     async def cancel_running(self) -> None: ...
 

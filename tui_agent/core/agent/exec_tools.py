@@ -7,17 +7,17 @@ import json
 from tui_agent.core.agent.command_view import one_line
 from tui_agent.core.agent.git_readonly import read_only_git
 from tui_agent.core.agent.permissions import ApprovalRequest
-from tui_agent.core.agent.shell_run import live_listener, pipeline_failure, shell_snippet
+from tui_agent.core.agent.shell_run import live_listener, report_text
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, optional_int, require_str, schema, truncate
 from tui_agent.core.protocols import AgentSandbox
 from tui_agent.core.hostnames import describe_grant
-from tui_agent.core.sandbox import PROXY_REFUSED
-from tui_agent.core.sandbox import TIER_BUBBLEWRAP, NetworkGrant, RunResult, SandboxPolicy
+from tui_agent.core.sandbox import TIER_BUBBLEWRAP, NetworkGrant, RunResult, SandboxPolicy, ShellCommand, Snippet
 from tui_agent.core.content import JsonObject
 
 DEFAULT_SHELL_TIMEOUT_S = 120
 MAX_SHELL_TIMEOUT_S = 600
-SHELL_OUTPUT_CHARS = 20_000
+SHELL_OUTPUT_BYTES = 30_000
+"""How much of a command's output the model reads: the first and last bytes of it, with how much was cut between."""
 SUMMARY_LIMIT = 300
 """How much of a command (in its visible one-line form) an approval title or a denial message shows before saying what it cut."""
 
@@ -81,25 +81,11 @@ async def run_shell(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     policy = SandboxPolicy(timeout_s=float(timeout + 10), cpu_s=timeout + 10, output_bytes=200_000, network=grant,
                            venv_writable=changes_venv, project_writable=not reading_git)
     listener = live_listener(ctx.call_id, ctx.live) if ctx.live is not None else None
-    result = await sandbox.run_python(shell_snippet(command, timeout), policy=policy, on_output=listener)
+    result = await sandbox.run(ShellCommand(command, timeout, keep_bytes=SHELL_OUTPUT_BYTES), policy, on_output=listener)
     if not result.ok or not isinstance(result.value, dict):
         return format_run_result(result)
-    report = result.value
-    exit_code = report.get("exit_code")
-    stdout, cut_out = truncate(str(report.get("stdout", "")), SHELL_OUTPUT_CHARS)
-    stderr, cut_err = truncate(str(report.get("stderr", "")), SHELL_OUTPUT_CHARS // 2)
-    lines = [f"exit code: {exit_code if exit_code is not None else 'timeout'}"]
-    failure = pipeline_failure(report)
-    if failure is not None:
-        lines[0] += f", but {failure}"
-    if stdout:
-        lines.append(f"[stdout]\n{stdout}")
-    if stderr:
-        lines.append(f"[stderr]\n{stderr}")
-    refused = [line for line in result.stderr.splitlines() if line.startswith(PROXY_REFUSED)]
-    if refused:  # what the proxy said no to, and why (a client shows only "403 Forbidden")
-        lines.append("[network]\n" + "\n".join(dict.fromkeys(refused)))
-    return ToolOutput("\n".join(lines), is_error=exit_code != 0 or failure is not None, truncated=cut_out or cut_err)
+    text, failed = report_text(result.value)
+    return ToolOutput(text, is_error=failed, truncated=bool(result.value.get("cut_bytes")))
 
 
 async def run_python(ctx: ToolContext, args: JsonObject) -> ToolOutput:
@@ -124,7 +110,7 @@ async def run_python(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     if ctx.catalog is not None:  # tools import at their last good version
         result = await ctx.catalog.run_python(code, allow_writes=writable, policy=sandbox.policy.with_(network=grant))
     else:
-        result = await sandbox.run_python(code, policy=sandbox.policy.with_(project_writable=writable, network=grant))
+        result = await sandbox.run(Snippet(code), sandbox.policy.with_(project_writable=writable, network=grant))
     output = format_run_result(result)
     if not writable and not result.ok and "Read-only file system" in (result.error or "") + result.stderr:
         note = ("\n[the project is read-only for run_python in this permission mode: change files with "

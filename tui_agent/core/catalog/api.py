@@ -33,7 +33,7 @@ from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
 from tui_agent.core.project import AGENT_DIR, Project
 from tui_agent.core.watch import ProjectWatcher
-from tui_agent.core.sandbox import FunctionCall, RunResult, SandboxPolicy, SandboxUnavailable
+from tui_agent.core.sandbox import RunResult, SandboxPolicy, SandboxUnavailable, Snippet, ToolBatch, ToolCall
 from tui_agent.core.content import JsonObject
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Catalog", "DriftReport", "HistoryEntry", "PipelineError", "ToolRecord", "ToolSpec"]
@@ -297,8 +297,8 @@ class Catalog:
         base = policy or self.default_policy()
         policy = base.with_(network=base.network or (entry.spec.network if allow_network else False),
                             project_writable=base.project_writable and entry.spec.writes and allow_writes)
-        run = await self.sandbox.call_function(module=name, function=name, kwargs=args, module_path=entry.runnable,
-                                               policy=policy, label=f"tool {name}", version=entry.spec.source_sha)
+        run = await self.sandbox.run(ToolCall(name, name, args, str(entry.runnable), f"tool {name}",
+                                              entry.spec.source_sha), policy)
         await self._record_usage([(entry, run)])
         return run
 
@@ -306,10 +306,10 @@ class Catalog:
         """`call_tool(name, args)` of each call (no network grant, the project read-only) in ONE sandboxed run, in
         order: a reply's back-to-back calls pay one fork-server round trip. One by one if that run fails."""
         prepared = [self._callable(name, args) for name, args in calls]
-        batch = [FunctionCall(entry.name, entry.name, args, str(entry.runnable), f"tool {entry.name}",
-                              entry.spec.source_sha if entry.spec else None) for entry, args in prepared]
+        batch = ToolBatch(tuple(ToolCall(entry.name, entry.name, args, str(entry.runnable), f"tool {entry.name}",
+                                         entry.spec.source_sha if entry.spec else None) for entry, args in prepared))
         try:
-            runs = await self.sandbox.call_functions(batch, policy=self.default_policy().with_(project_writable=False))
+            runs = await self.sandbox.run(batch, self.default_policy().with_(project_writable=False))
         except SandboxUnavailable:
             return [await self.call_tool(name, args) for name, args in calls]
         await self._record_usage([(entry, run) for (entry, _args), run in zip(prepared, runs, strict=True)])
@@ -355,7 +355,7 @@ class Catalog:
             paths[entry.name] = str(entry.runnable)
         base = policy or self.default_policy()
         policy = base.with_(project_writable=base.project_writable and allow_writes)
-        return await self.sandbox.run_python(code, policy=policy, tool_paths=paths)
+        return await self.sandbox.run(Snippet(code, tool_paths=paths), policy)
 
     def default_policy(self) -> SandboxPolicy:
         """The sandbox's own limits (what a call without a policy would get)."""

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from tui_agent.core.catalog.errors import STAGES, PipelineError, failure_reason, write_failed
 from tui_agent.core.errors import PROJECT_FAILURES
@@ -21,7 +20,7 @@ from tui_agent.core.catalog.untrusted import intact_copy, result_problem
 from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
 from tui_agent.core.project import AGENT_GITIGNORE, Project
 from tui_agent.core.sandbox import (
-    ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, FunctionCall, RunResult, SandboxPolicy,
+    ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, RunResult, SandboxPolicy, Snippet, ToolBatch, ToolCall,
 )
 
 INSPECTOR_MODULE = "tui_agent.core.catalog.inspector"
@@ -45,16 +44,11 @@ class SandboxLike(Protocol):
 
     def prewarm(self, runs: int) -> None: ...
 
-    async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any], module_path: Path | None = None,
-                            policy: SandboxPolicy | None = None, label: str = "", version: str | None = None) -> RunResult: ...
+    @overload
+    async def run(self, program: ToolBatch, policy: SandboxPolicy | None = None) -> list[RunResult]: ...
 
-    async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,
-                         tool_paths: Mapping[str, str | Path] | None = None) -> RunResult: ...
-
-    async def call_each(self, *, module: str, function: str, calls: list[dict[str, Any]],
-                        policy: SandboxPolicy | None = None, labels: list[str] | None = None) -> list[RunResult]: ...
-
-    async def call_functions(self, calls: list[FunctionCall], *, policy: SandboxPolicy | None = None) -> list[RunResult]: ...
+    @overload
+    async def run(self, program: ToolCall | Snippet, policy: SandboxPolicy | None = None) -> RunResult: ...
 
 
 class GitLike(Protocol):
@@ -179,11 +173,10 @@ class Pipeline:
             path.unlink(missing_ok=True)
 
     async def _inspect_file(self, path: Path, name: str, run_tests: bool) -> RunResult:
-        return await self.sandbox.call_function(
-            module=INSPECTOR_MODULE, function="inspect_tool_file",
-            kwargs={"path": str(path), "name": name, "run_tests": run_tests, "test_timeout_s": self.test_timeout_s},
-            policy=self.inspect_policy, label=f"inspect {name}",
-        )
+        return await self.sandbox.run(ToolCall(
+            INSPECTOR_MODULE, "inspect_tool_file",
+            {"path": str(path), "name": name, "run_tests": run_tests, "test_timeout_s": self.test_timeout_s},
+            label=f"inspect {name}"), self.inspect_policy)
 
     # runnable copies -------------------------------------------------------------
     @property

@@ -22,7 +22,7 @@ from tui_agent.core.catalog.models import ToolSpec
 from tui_agent.core.catalog.pipeline import INSPECTOR_MODULE, Pipeline
 from tui_agent.core.catalog.toolfile import check_tool_bytes, source_sha
 from tui_agent.core.catalog.watching import live_watchers
-from tui_agent.core.sandbox import RunResult, SandboxUnavailable
+from tui_agent.core.sandbox import ERROR_CANCELLED, RunResult, SandboxUnavailable, ToolBatch, ToolCall
 
 
 BATCH_SIZE = 50
@@ -269,11 +269,14 @@ async def inspect_chunk(pipeline: Pipeline, chunk: list[tuple[str, Path]]) -> li
     calls = [{"path": str(path), "name": name, "run_tests": True, "test_timeout_s": pipeline.test_timeout_s}
              for name, path in chunk]
     try:
-        runs = await pipeline.sandbox.call_each(module=INSPECTOR_MODULE, function="inspect_tool_file", calls=calls,
-                                                policy=pipeline.inspect_policy, labels=[f"inspect {name}" for name, _ in chunk])
-        return list(runs)
+        runs = await pipeline.sandbox.run(ToolBatch(tuple(
+            ToolCall(INSPECTOR_MODULE, "inspect_tool_file", kwargs, label=f"inspect {name}")
+            for kwargs, (name, _path) in zip(calls, chunk, strict=True))), pipeline.inspect_policy)
     except SandboxUnavailable:
         return [None] * len(chunk)
+    if any(run.error_kind == ERROR_CANCELLED for run in runs):  # the batch was stopped: each tool is validated alone
+        return [None] * len(chunk)
+    return list(runs)
 
 
 async def finish_one(pipeline: Pipeline, name: str, data: bytes, path: Path, run: RunResult | None) -> ToolSpec | PipelineError:

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from tui_agent.core.lazyexports import lazy_exports
 
 _HOME = {
-    "AuditLog": "audit", "FunctionCall": "policy", "IgnoredChange": "ignored", "NetPolicy": "netpolicy",
-    "NetworkGrant": "policy", "PROXY_REFUSED": "netproxy", "REFUSED": "leftovers", "Refused": "netpolicy",
-    "RunResult": "policy", "RunWrites": "attribution", "Sandbox": "sandbox", "SandboxPolicy": "policy",
-    "SandboxUnavailable": "policy", "Stamp": "ignored", "ERROR_CANCELLED": "policy", "ERROR_SANDBOX": "policy",
-    "ERROR_TIMEOUT": "policy", "TIER_BUBBLEWRAP": "policy", "TIER_LEVELS": "policy", "TIER_RLIMITS": "policy",
+    "AuditLog": "audit", "IgnoredChange": "ignored", "NetPolicy": "netpolicy", "NetworkGrant": "policy",
+    "REFUSED": "leftovers", "Refused": "netpolicy", "RunResult": "policy", "RunWrites": "attribution",
+    "Sandbox": "sandbox", "SandboxPolicy": "policy", "SandboxUnavailable": "policy", "ShellCommand": "programs",
+    "Snippet": "programs", "Stamp": "ignored", "ToolBatch": "programs", "ToolCall": "programs",
+    "ERROR_CANCELLED": "policy", "ERROR_SANDBOX": "policy", "ERROR_TIMEOUT": "policy", "TIER_BUBBLEWRAP": "policy",
     "fetch": "netfetch", "is_startup_file": "ignored", "matches_protected": "protected", "protected_paths": "protected",
 }
 
@@ -24,18 +24,17 @@ if TYPE_CHECKING:
     from tui_agent.core.sandbox.leftovers import REFUSED
     from tui_agent.core.sandbox.netfetch import fetch
     from tui_agent.core.sandbox.netpolicy import NetPolicy, Refused
-    from tui_agent.core.sandbox.netproxy import PROXY_REFUSED
     from tui_agent.core.sandbox.policy import (ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, TIER_BUBBLEWRAP,
-                                               TIER_LEVELS, TIER_RLIMITS, FunctionCall, NetworkGrant, RunResult,
-                                               SandboxPolicy, SandboxUnavailable)
+                                               NetworkGrant, RunResult, SandboxPolicy, SandboxUnavailable)
+    from tui_agent.core.sandbox.programs import ShellCommand, Snippet, ToolBatch, ToolCall
     from tui_agent.core.sandbox.protected import matches_protected, protected_paths
     from tui_agent.core.sandbox.sandbox import Sandbox
 
 __all__ = [
-    "AuditLog", "ERROR_CANCELLED", "ERROR_SANDBOX", "ERROR_TIMEOUT", "FunctionCall", "IgnoredChange", "NetPolicy",
-    "NetworkGrant", "PROXY_REFUSED", "REFUSED", "Refused", "RunResult", "RunWrites", "Sandbox", "SandboxPolicy",
-    "SandboxUnavailable", "Stamp", "TIER_BUBBLEWRAP", "TIER_LEVELS", "TIER_RLIMITS", "fetch", "is_startup_file",
-    "matches_protected", "protected_paths",
+    "AuditLog", "ERROR_CANCELLED", "ERROR_SANDBOX", "ERROR_TIMEOUT", "IgnoredChange", "NetPolicy", "NetworkGrant",
+    "REFUSED", "Refused", "RunResult", "RunWrites", "Sandbox", "SandboxPolicy", "SandboxUnavailable", "ShellCommand",
+    "Snippet", "Stamp", "TIER_BUBBLEWRAP", "ToolBatch", "ToolCall", "fetch", "is_startup_file", "matches_protected",
+    "protected_paths",
 ]
 
 

@@ -68,19 +68,6 @@ class SandboxPolicy:
 
 
 @dataclass(frozen=True)
-class FunctionCall:
-    """One call of a batch (`Sandbox.call_functions`): `module.function(**kwargs)`, the module loaded from
-    `module_path`; `label` and `version` go to the audit log."""
-
-    module: str
-    function: str
-    kwargs: dict[str, Any]
-    module_path: str
-    label: str = ""
-    version: str | None = None
-
-
-@dataclass(frozen=True)
 class RunResult:
     """What one sandboxed run produced. `value` is JSON-compatible, or a repr string when `value_is_repr`."""
 

@@ -1,12 +1,12 @@
-"""The Sandbox: every tool call, `run_python` snippet and tool self-test runs through it, in a separate isolated process."""
+"""The Sandbox: every shell command, tool call, `run_python` snippet and tool self-test runs through `Sandbox.run`, in a separate isolated process."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from tui_agent.core.project import Project
 from tui_agent.core.settings import Settings
@@ -25,14 +25,15 @@ from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
     TIER_RLIMITS,
     ERROR_CANCELLED,
-    FunctionCall,
     NetworkGrant,
     RunResult,
     SandboxPolicy,
     SandboxUnavailable,
     check_level,
 )
+from tui_agent.core.sandbox.netproxy import PROXY_REFUSED
 from tui_agent.core.sandbox.process import OutputListener
+from tui_agent.core.sandbox.programs import Program, ShellCommand, Snippet, ToolBatch, ToolCall
 from tui_agent.core.sandbox.refused_writes import refused_writes, run_texts
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.venvs import programs_from_venv
@@ -211,95 +212,98 @@ class Sandbox:
             info["toolchain"] = self.toolchain.describe(paths_hidden=self.tier == TIER_BUBBLEWRAP)
         return info
 
-    async def call_function(self, *, module: str, function: str, kwargs: dict[str, Any],
-                            module_path: Path | None = None, policy: SandboxPolicy | None = None,
-                            label: str = "", version: str | None = None) -> RunResult:
-        """Call `module.function(**kwargs)` in the sandbox; `module_path` loads a tool file as `module`."""
-        request: dict[str, Any] = {
-            "op": "call", "module": module, "function": function, "kwargs": kwargs,
-            "module_path": str(module_path) if module_path else None,
-            "own_files": [str(module_path)] if module_path else [],
-        }
-        result = await self._run(request, policy)
-        self.audit.record(label=label or f"{module}.{function}", version=version, kind="call",
-                          result=result, args=kwargs, module=module)
+    @overload
+    async def run(self, program: ToolBatch, policy: SandboxPolicy | None = None, *,
+                  on_output: OutputListener | None = None) -> list[RunResult]: ...
+
+    @overload
+    async def run(self, program: ShellCommand | ToolCall | Snippet, policy: SandboxPolicy | None = None, *,
+                  on_output: OutputListener | None = None) -> RunResult: ...
+
+    async def run(self, program: Program, policy: SandboxPolicy | None = None, *,
+                  on_output: OutputListener | None = None) -> RunResult | list[RunResult]:
+        """Run `program` in a fresh sandboxed process under `policy` (the sandbox's default without one) and
+        record it in the audit log; `on_output` gets each chunk of its output while it runs (a shell command's and
+        a snippet's). A batch gives one result per call (each call's limits are the policy's); a cancelled batch
+        gives each call its cancelled result, a batch that failed otherwise raises SandboxUnavailable."""
+        if isinstance(program, ToolBatch):
+            return await self._run_batch(program, policy)
+        if isinstance(program, ShellCommand):
+            return await self._run_shell(program, policy, on_output)
+        if isinstance(program, ToolCall):
+            request: dict[str, Any] = {"op": "call", "module": program.module, "function": program.function,
+                                       "kwargs": program.kwargs, "module_path": program.module_path,
+                                       "own_files": [program.module_path] if program.module_path else []}
+            result = await self._run(request, policy)
+            self.audit.record(label=program.label or f"{program.module}.{program.function}", version=program.version,
+                              kind="call", result=result, args=program.kwargs, module=program.module)
+            return result
+        return await self._run_snippet(program, policy, on_output)
+
+    async def _run_snippet(self, snippet: Snippet, policy: SandboxPolicy | None,
+                           on_output: OutputListener | None) -> RunResult:
+        if snippet.script_path is not None:
+            request: dict[str, Any] = {"op": "script", "path": snippet.script_path, "code": snippet.code,
+                                       "own_files": [snippet.script_path]}
+            result = await self._run(request, policy)
+            self.audit.record(label=f"file:{snippet.script_path}", version=None, kind="script", result=result,
+                              code=snippet.code)
+            return result
+        request = {"op": "exec", "code": snippet.code}
+        if snippet.tool_paths is not None:
+            request["tool_paths"] = {name: str(path) for name, path in snippet.tool_paths.items()}
+        if self.bridge is not None:
+            request["bridge_tools"] = self.bridge.modules()
+        result = await self._run(request, policy, bridge=self.bridge, on_output=on_output)
+        self.audit.record(label="run_python", version=None, kind="exec", result=result, code=snippet.code)
         return result
 
-    async def call_each(self, *, module: str, function: str, calls: list[dict[str, Any]],
-                        policy: SandboxPolicy | None = None, labels: list[str] | None = None) -> list[RunResult]:
-        """`module.function(**kwargs)` for every kwargs in `calls` in ONE sandboxed run, each call in its own
-        forked child with the run's limits (`policy.timeout_s` is per call); one RunResult per call.
+    async def _run_shell(self, shell: ShellCommand, policy: SandboxPolicy | None,
+                         on_output: OutputListener | None) -> RunResult:
+        """The command's report is the value; what the network proxy refused leaves the run's stderr for the
+        report's `network_refused` (the command's own stderr is in the report and never mixed with it)."""
+        request: dict[str, Any] = {"op": "shell", "command": shell.command, "command_timeout_s": shell.timeout_s,
+                                   "keep_bytes": shell.keep_bytes}
+        result = await self._run(request, policy, on_output=on_output)
+        self.audit.record(label="run_shell", version=None, kind="shell", result=result, code=shell.command)
+        if not result.ok or not isinstance(result.value, dict):
+            return result
+        lines = result.stderr.splitlines(keepends=True)
+        refused = [line[len(PROXY_REFUSED):].rstrip("\n") for line in lines if line.startswith(PROXY_REFUSED)]
+        report = {**result.value, "network_refused": list(dict.fromkeys(refused))}
+        rest = "".join(line for line in lines if not line.startswith(PROXY_REFUSED))
+        return dataclasses.replace(result, value=report, stderr=rest)
 
-        Raises SandboxUnavailable when the run itself failed (its RunResult says why); the caller may retry
-        the calls one run each. The audit log gets one line per call, labelled from `labels`.
-        """
-        request: dict[str, Any] = {"op": "call_each", "module": module, "function": function, "calls": calls}
-        results = await self._run_batch(request, len(calls), policy)
-        self.audit.record_many([
-            dict(label=labels[index] if labels and index < len(labels) else f"{module}.{function}", version=None,
-                 kind="call", result=one, args=kwargs, module=module)
-            for index, (kwargs, one) in enumerate(zip(calls, results, strict=False))])
-        return results
-
-    async def call_functions(self, calls: list[FunctionCall], *, policy: SandboxPolicy | None = None) -> list[RunResult]:
-        """Each call (its own module file, function and arguments) in ONE sandboxed run, one forked child per call
-        with the run's limits, in order, as `call_function` would run each: one fork-server round trip for a
-        reply's back-to-back tool calls. Each result lists the files its call read.
-
-        A cancelled run gives each call its cancelled result; raises SandboxUnavailable when the run failed
-        otherwise (the caller may run the calls one by one)."""
-        request: dict[str, Any] = {
-            "op": "call_each", "calls": [{"module": call.module, "function": call.function, "kwargs": call.kwargs,
-                                          "module_path": call.module_path} for call in calls],
-            "own_files": sorted({call.module_path for call in calls})}
-        results = await self._run_batch(request, len(calls), policy, keep_cancelled=True)
+    async def _run_batch(self, batch: ToolBatch, policy: SandboxPolicy | None) -> list[RunResult]:
+        """One RunResult per call of a batched run."""
+        calls = batch.calls
+        first = calls[0] if calls else None
+        shared = first is not None and all(call.module_path is None and (call.module, call.function)
+                                           == (first.module, first.function) for call in calls)
+        request: dict[str, Any]
+        if shared and first is not None:  # one module imported by name once, each call its arguments
+            request = {"op": "call_each", "module": first.module, "function": first.function,
+                       "calls": [call.kwargs for call in calls]}
+        else:
+            request = {"op": "call_each", "calls": [{"module": call.module, "function": call.function,
+                                                     "kwargs": call.kwargs, "module_path": call.module_path}
+                                                    for call in calls],
+                       "own_files": sorted({call.module_path for call in calls if call.module_path})}
+        effective = policy or self.policy
+        request["call_timeout_s"] = effective.timeout_s
+        batch_policy = effective.with_(timeout_s=effective.timeout_s * len(calls) + 5)  # cpu_s: each child starts at 0
+        result = await self._run(request, batch_policy)
+        if result.error_kind == ERROR_CANCELLED:
+            results = [result] * len(calls)
+        else:
+            answers = result.value if result.ok and not result.value_is_repr else None
+            if not isinstance(answers, list) or len(answers) != len(calls) or not all(isinstance(a, dict) for a in answers):
+                raise SandboxUnavailable(f"the batched run failed: {result.error_kind}: {(result.error or '')[-300:]}")
+            results = [answer_result(answer, self.tier) for answer in answers]
         self.audit.record_many([dict(label=call.label or f"{call.module}.{call.function}", version=call.version,
                                      kind="call", result=one, args=call.kwargs, module=call.module)
                                 for call, one in zip(calls, results, strict=True)])
         return results
-
-    async def _run_batch(self, request: dict[str, Any], count: int, policy: SandboxPolicy | None,
-                         keep_cancelled: bool = False) -> list[RunResult]:
-        """One RunResult per call of a batched run; `keep_cancelled`: a cancelled run is each call's result."""
-        effective = policy or self.policy
-        request["call_timeout_s"] = effective.timeout_s
-        batch_policy = effective.with_(timeout_s=effective.timeout_s * count + 5)  # cpu_s: each child starts at 0
-        result = await self._run(request, batch_policy)
-        if keep_cancelled and result.error_kind == ERROR_CANCELLED:
-            return [result] * count
-        answers = result.value if result.ok and not result.value_is_repr else None
-        if not isinstance(answers, list) or len(answers) != count or not all(isinstance(a, dict) for a in answers):
-            raise SandboxUnavailable(f"the batched run failed: {result.error_kind}: {(result.error or '')[-300:]}")
-        return [answer_result(answer, self.tier) for answer in answers]
-
-    async def run_python(self, code: str, *, policy: SandboxPolicy | None = None,
-                         tool_paths: Mapping[str, str | Path] | None = None,
-                         on_output: OutputListener | None = None) -> RunResult:
-        """Run a snippet with every catalog tool importable by name; a final expression is the result value.
-
-        `on_output` gets each chunk the snippet writes to its stdout while it runs (run_shell's live output).
-
-        `tool_paths` (name → file, e.g. the catalog's last good versions) makes `import name` load exactly that file,
-        the catalog's last good version, and nothing else from `.agent/tools/`. Without it the snippet imports
-        whatever is in `.agent/tools/` on disk, broken or not.
-        """
-        request: dict[str, Any] = {"op": "exec", "code": code}
-        if tool_paths is not None:
-            request["tool_paths"] = {name: str(path) for name, path in tool_paths.items()}
-        if self.bridge is not None:
-            request["bridge_tools"] = self.bridge.modules()
-        result = await self._run(request, policy, bridge=self.bridge, on_output=on_output)
-        self.audit.record(label="run_python", version=None, kind="exec", result=result, code=code)
-        return result
-
-    async def run_file(self, path: Path, *, policy: SandboxPolicy | None = None) -> RunResult:
-        """Run a Python file as `__main__`, the way agent code runs (cwd = the project)."""
-        resolved = path.resolve()
-        code = resolved.read_text(encoding="utf-8")
-        request = {"op": "script", "path": str(resolved), "code": code, "own_files": [str(resolved)]}
-        result = await self._run(request, policy)
-        self.audit.record(label=f"file:{path}", version=None, kind="script", result=result, code=code)
-        return result
 
     async def cancel_running(self) -> None:
         """Kill every running sandboxed process tree; their calls return error_kind "cancelled"."""
@@ -358,7 +362,7 @@ class Sandbox:
         """Agent code may change files the user's git hooks run: catalog commits with hooks wait for the person."""
         if self.project.outside_git:
             return  # no repository, no catalog commits, no hooks (and nothing may be written to the folder)
-        what = {"call": f"a call of {request.get('module')}", "exec": "run_python or run_shell",
+        what = {"call": f"a call of {request.get('module')}", "exec": "run_python or run_shell", "shell": "run_shell",
                 "script": f"sandbox run {Path(str(request.get('path', ''))).name}"}.get(str(request.get("op")), "agent code")
         warning = hookhold.hold(self.project.root, f"{what} with the project writable")
         if warning:

@@ -357,8 +357,11 @@ def install_request_context(request: dict[str, Any], channel: int, project: str)
 
 def run_op(request: dict[str, Any], package_parent: str, own: Any, guard: types.ModuleType,
            prepare: Callable[[], None] | None, reads: FileReads) -> Any:
-    """The value of the request's operation: a call, a snippet, a script, or a batch of calls."""
+    """The value of the request's operation: a call, a snippet, a script, a shell command, or a batch of calls."""
     op = request["op"]
+    if op == "shell":
+        return load_sibling("shell_child.py").run_shell(request["command"], float(request["command_timeout_s"]),
+                                                         int(request["keep_bytes"]), guard.kill_descendants)
     if op == "call":
         return run_call(request, package_parent)
     if op == "exec":
