@@ -69,9 +69,6 @@ def handle(args: argparse.Namespace) -> int:
 
         return asyncio.run(run_undo(args))
     if args.prompt is None:
-        from tui_agent.core.agent.model import import_sdk_in_background
-
-        import_sdk_in_background()
         from tui_agent.ui.launch import run_tui  # imported here so that the headless path never imports textual
 
         return int(run_tui(args) or 0)

@@ -38,12 +38,3 @@ def long_lived_objects() -> Iterator[None]:
                 gc.freeze()
                 if _Pauses.collector_was_enabled:
                     gc.enable()
-
-
-def enable_collection() -> None:
-    """Turn automatic collection on, or, while a bulk load runs (the SDK imported in a thread), once the last ends."""
-    with _Pauses.lock:
-        if _Pauses.running:
-            _Pauses.collector_was_enabled = True
-        else:
-            gc.enable()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -19,7 +20,6 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static, Tab, Tabs, TextArea
 
-from tui_agent.core.bulkload import enable_collection
 from tui_agent.ui.catalog_sync import CatalogSync, CoreEvent, McpChanged
 from tui_agent.ui.command_registry import CommandRegistry
 from tui_agent.ui.modal import ask_modal
@@ -216,7 +216,7 @@ class TuiAgentApp(App[int]):
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
         """Open the project's runtime off the first frame, so the screen is interactive at once."""
-        enable_collection()  # `tuiagent` starts with the collector off until the first frame (cli.entry)
+        gc.enable()  # `tuiagent` starts with the collector off until the first frame (cli.entry)
         if await self.lifecycle.open() is not None:
             await after_first_request(self.turns, self.agent_now())
             await asyncio.to_thread(warm_up_rendering)

@@ -75,13 +75,6 @@ def sdk() -> ModuleType:
     return anthropic
 
 
-def import_sdk_in_background() -> None:
-    """Start importing the SDK in a daemon thread now, when a model server is configured in the environment (the TUI's
-    first step, before Textual loads: the import then also runs while the terminal and git are waited for)."""
-    if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN") or os.environ.get("ANTHROPIC_BASE_URL"):
-        threading.Thread(target=sdk, name="sdk-import", daemon=True).start()
-
-
 def configured_base_url(base_url: str | None = None) -> str:
     return (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
 
