@@ -152,14 +152,16 @@ def _control_channel(printer: HeadlessPrinter) -> tuple[ControlChannel, SdkHooks
 async def _open(args: argparse.Namespace, approvals: Approvals, options: claude_flags.ClaudeOptions, *,
                 watch: bool) -> Runtime:
     """The project as the flags ask; `watch` only for a stream of prompts (a one-shot prompt needs no project
-    watcher, nor its probe before each request)."""
+    watcher, nor its probe before each request). The sandbox's fork server and warm workers are not pre-started:
+    the first sandboxed call starts what it needs, and a reply that calls no tool never pays for them."""
     from tui_agent.core.runtime import open_runtime
 
     return await open_runtime(
         args.project, approve=approvals, model=args.model, ask_init_git=(lambda project: bool(args.init_git)),
         sandbox_tier=args.sandbox_tier, resume=args.resume, continue_latest=args.continue_latest,
         permission_mode=options.mode, allowed_tools=options.allow_rules, denial_hint=HEADLESS_DENIAL_HINT,
-        watch=watch, trust_project=bool(getattr(args, "trust_project", False)), thinking=args.thinking, effort=args.effort)
+        watch=watch, trust_project=bool(getattr(args, "trust_project", False)), thinking=args.thinking, effort=args.effort,
+        prestart_sandbox=False)
 
 
 def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, options: claude_flags.ClaudeOptions,
@@ -172,7 +174,9 @@ def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, o
 
     agent = agent_of(runtime)
     assert agent is not None
-    if isinstance(agent.client, ModelClient):  # the API's message ids, usage and raw events for the printer
+    # the API's message ids, usage and raw events for the json printers (text prints none of them, and turning each
+    # event into a dict builds the SDK's serializers first: ~0.1 s of CPU)
+    if isinstance(agent.client, ModelClient) and printer.format != "text":
         agent.client.stream_listener = printer.stream_event
     if extra is not None and extra.connections:
         from tui_agent.core.mcp.agent_tools import McpToolProvider

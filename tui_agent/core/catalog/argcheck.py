@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
-
-import jsonschema
-from jsonschema import Draft202012Validator
-from referencing.exceptions import Unresolvable
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core.catalog.errors import PipelineError
+
+if TYPE_CHECKING:  # jsonschema (~30 ms of imports) loads with the first call checked, not with every start
+    import jsonschema
+    from jsonschema import Draft202012Validator
 
 JSON_TYPES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
               "array": "a list", "object": "an object", "null": "null"}
@@ -125,6 +125,10 @@ def check_arguments(name: str, input_schema: dict[str, Any], args: Any) -> dict[
         raise PipelineError("arguments", f"{name} takes an object of named arguments, not {describe(args)}")
     for unjsonable in beyond_json(args, ()):
         raise PipelineError("arguments", f"{name}: {unjsonable}")
+    import jsonschema
+    from jsonschema import Draft202012Validator
+    from referencing.exceptions import Unresolvable
+
     schema = {**input_schema, "additionalProperties": False}  # a tool function takes no argument it does not name
     try:
         Draft202012Validator.check_schema(schema)
