@@ -189,7 +189,9 @@ class RunDispatch:
     async def aclose(self) -> None:
         """Stop refilling, kill what runs, close the fork servers and the warm workers."""
         await self.warm.aclose()
+        running = [worker for worker in self._running if isinstance(worker, Worker)]
         await self.cancel_running()
+        await asyncio.gather(*(worker.release() for worker in running))  # closed means no process and no cgroup left
         # The fork servers and the warm workers are killed at once (cgroup.kill) and waited for together.
         await asyncio.gather(*([self.fork_pool.aclose()] if self.fork_pool is not None else []), self.warm.discard_all())
         if self._prestart is not None:

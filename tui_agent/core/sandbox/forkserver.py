@@ -296,6 +296,8 @@ class ForkServer:
             self._exit_reader.cancel()
             await asyncio.gather(self._exit_reader, return_exceptions=True)
         await self.zygote.discard()
+        if self._run is not None and self._run.cgroup is not None:  # closed during a run: its cgroup goes now
+            self._forget(self._run.cgroup)
         await asyncio.gather(*list(self._removing.values()), return_exceptions=True)
 
 

@@ -317,7 +317,8 @@ class Worker:
         await self.kill()
 
     async def release(self) -> None:
-        """After the worker exited: nothing it started outlives it, and its cgroup is removed."""
+        """Once the worker exited: nothing it started outlives it, and its cgroup is removed."""
+        await self.process.wait()
         await release(self.processes)
 
     async def discard(self) -> None:
