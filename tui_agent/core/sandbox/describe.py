@@ -88,6 +88,9 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
     }
     protections.update(_bubblewrap_protections() if strong else _fallback_protections(seccomp, parent_undumpable))
     misses = [*([] if strong else FALLBACK_MISSES), *BOTH_TIERS_MISSES]
+    if not strong and kill_base() is None:
+        misses.append("stopping: without a cgroup a run's processes are found in /proc (its session, process group, "
+                      "marker variable and the worker's descendants); one that leaves all four outlives the run")
     if pids_base() is not None:
         protections["processes"] = "a pids cgroup per run caps its processes"
     elif os.geteuid() == 0:
