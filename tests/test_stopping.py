@@ -173,3 +173,28 @@ async def test_the_timeout_protection_names_cgroup_kill() -> None:
     from tui_agent.core.sandbox.describe import describe_tier
 
     assert "cgroup.kill" in describe_tier("bubblewrap", SandboxPolicy(), parent_undumpable=True)["protections"]["timeout"]
+
+
+def live_children() -> list[int]:
+    """Processes of this host whose parent is this test process (zombies aside)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("tier", ["bubblewrap", "rlimits"])
+async def test_closing_while_fork_servers_and_workers_still_boot_leaves_nothing(project: Project, tier: str) -> None:
+    if tier == "bubblewrap" and not BWRAP:
+        pytest.skip("bubblewrap does not work here")
+    before = set(live_children())
+    box = await Sandbox.start(project, tier=tier, warm_workers=2)
+    box.prewarm(4)  # more fork servers booting (bubblewrap)
+    await box.aclose()
+    assert not set(live_children()) - before
+    assert not own_run_cgroups()

@@ -100,15 +100,19 @@ class ForkServer:
 
     @classmethod
     async def start(cls, project: Path, *, scratch: Path, processes: int, project_writable: bool,
-                    toolchain: Toolchain | None = None) -> "ForkServer":
+                    toolchain: Toolchain | None = None, closing: asyncio.Event | None = None) -> "ForkServer":
+        """Boot a server; `closing` set meanwhile (the sandbox closes) kills it at once instead of waiting for it."""
         zygote = await Worker.spawn(project, tier=TIER_BUBBLEWRAP, network=False, scratch=scratch, processes=processes,
                                     project_writable=project_writable, toolchain=toolchain, serve=True)
         server = cls(zygote, project_writable, processes)
         problem: BaseException | None = None
         try:
-            up = await asyncio.wait_for(asyncio.get_running_loop().sock_recv(zygote.channel, 1), BOOT_TIMEOUT_S)
+            up = await _boot_byte(zygote, closing)
         except (asyncio.TimeoutError, OSError) as error:
             up, problem = b"", error
+        if closing is not None and closing.is_set():
+            await server.close()
+            raise ForkServerError("the sandbox closed while a fork server started")
         if up != b"U":
             detail = (await _stderr_tail(zygote)) or str(problem or "it exited")
             await server.close()
@@ -308,6 +312,22 @@ async def _stop_reading(*tasks: asyncio.Task[Any]) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _boot_byte(zygote: Worker, closing: asyncio.Event | None) -> bytes:
+    """The server's first byte (b"U" once it is up), or b"" when `closing` was set first."""
+    loop = asyncio.get_running_loop()
+    received = asyncio.ensure_future(loop.sock_recv(zygote.channel, 1))
+    waiters = {received, *([asyncio.ensure_future(closing.wait())] if closing is not None else [])}
+    done, pending = await asyncio.wait(waiters, timeout=BOOT_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)  # no read left pending on a channel about to close
+    if received in done:
+        return received.result()
+    if not done:
+        raise asyncio.TimeoutError
+    return b""
 
 
 async def _pipe_reader(fd: int) -> asyncio.StreamReader:
