@@ -60,7 +60,7 @@ def stop(run: RunProcesses, *, leader_alive: bool = True) -> None:
     if run.namespace:
         if leader_alive:
             kill_namespace(run.leader)
-        return  # a namespace whose leader exited already died with its init (--die-with-parent)
+        return  # bubblewrap exits only after its child, the namespace's init: the namespace is gone already
     reaper.kill_tree(run.leader, run.token, root_alive=leader_alive)
 
 
