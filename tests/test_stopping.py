@@ -1,7 +1,7 @@
 """Every way a run stops (cancel, timeout, closing the sandbox) leaves none of its processes, by each mechanism of
 `stopping.py`: the run's cgroup (`cgroup.kill`), bubblewrap's PID namespace, and the weak tier's session scan.
 
-Each run starts a double-forked daemon in a new session (`setsid sleep &`), a process that ignores SIGTERM, and one
+Each run clears its parent-death signal, starts a double-forked daemon in a new session (`setsid sleep &`), a process that ignores SIGTERM, and one
 that left the process group, then hangs; after the stop none of them is alive in this host's /proc, and the run's
 cgroup folders are gone. "No cgroup" machines are this one with the cgroup probe's answer set to "none available".
 """
@@ -32,7 +32,8 @@ SETUPS = {
     "rlimits-session": ("rlimits", True, False),
 }
 HANG = """
-import os, signal, subprocess, time
+import ctypes, os, signal, subprocess, time
+ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG 0: the run's process outlives a killed bubblewrap
 subprocess.run(["/bin/sh", "-c", "setsid sleep {daemon} </dev/null >/dev/null 2>&1 &"])
 subprocess.Popen(["/bin/sh", "-c", "trap '' TERM; exec sleep {ignorer}"])
 subprocess.Popen(["sleep", "{escaper}"], process_group=0)
