@@ -11,13 +11,13 @@ import pytest
 
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
-from tui_agent.core.sandbox.cgroups import pids_base
+from tui_agent.core.sandbox.cgroups import kill_base, pids_base
 from tui_agent.core.sandbox.forkpool import IDLE_RELEASE_S
 from tui_agent.core.sandbox.tiers import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet, ToolCall
 
-pytestmark = pytest.mark.skipif(probe_bubblewrap() is not None or pids_base() is None,
-                                reason="fork servers need bubblewrap and per-run cgroups")
+pytestmark = pytest.mark.skipif(probe_bubblewrap() is not None or kill_base() is None,
+                                reason="fork servers need bubblewrap and per-run cgroups with cgroup.kill")
 
 WHO_AM_I = """
 import os

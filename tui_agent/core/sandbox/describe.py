@@ -11,7 +11,7 @@ from typing import Any
 
 from tui_agent.core import projectfs
 from tui_agent.core.sandbox import tiers
-from tui_agent.core.sandbox.cgroups import pids_base
+from tui_agent.core.sandbox.cgroups import kill_base, pids_base
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, TIER_LEVELS, SandboxPolicy
 from tui_agent.core.sandbox.worker_guard import seccomp_arch
 
@@ -58,7 +58,7 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
         "process": "a separate process per run (never the tuiagent process); warm workers are pre-started",
         "limits": (f"CPU {policy.cpu_s} s, memory {policy.memory_mb} MiB, file size {policy.file_size_mb} MiB, "
                    f"open files {policy.open_files}, processes {policy.processes} (hard = soft)"),
-        "timeout": f"wall clock {policy.timeout_s:g} s, then SIGTERM and SIGKILL of the whole process tree",
+        "timeout": f"wall clock {policy.timeout_s:g} s, then SIGKILL of every process of the run: " + stop_mechanism(tier),
         "output": f"stdout and stderr capped at {policy.output_bytes} bytes each, with a note when cut",
         "environment": "allow-listed variables only (" + ", ".join(tiers.ALLOWED_ENV)
                        + ", PATH, HOME, TMPDIR, and the build variables listed under toolchain); API keys and every "
@@ -88,8 +88,11 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
     }
     protections.update(_bubblewrap_protections() if strong else _fallback_protections(seccomp, parent_undumpable))
     misses = [*([] if strong else FALLBACK_MISSES), *BOTH_TIERS_MISSES]
+    if not strong and kill_base() is None:
+        misses.append("stopping: without a cgroup a run's processes are found in /proc (its session, process group, "
+                      "marker variable and the worker's descendants); one that leaves all four outlives the run")
     if pids_base() is not None:
-        protections["processes"] = "a pids cgroup per run caps its processes and kills every one of them at the end"
+        protections["processes"] = "a pids cgroup per run caps its processes"
     elif os.geteuid() == 0:
         protections["processes"] = "NOT capped: RLIMIT_NPROC does not apply to root and no pids cgroup is available"
         misses.append("processes: no cap as root without a pids cgroup; a fork bomb is bounded only by the timeout")
@@ -141,6 +144,16 @@ def _fallback_protections(seccomp: str | None, parent_undumpable: bool) -> dict[
         proc="tuiagent's own /proc/<pid>/environ is unreadable (non-dumpable)" if parent_undumpable
              else "ancestors' /proc/<pid>/environ may be readable",
     )
+
+
+def stop_mechanism(tier: str) -> str:
+    """How a run is stopped here (stopping.py): the strongest of cgroup.kill, the PID namespace, the session."""
+    if kill_base() is not None:
+        return "its own cgroup's cgroup.kill (nothing can leave a cgroup)"
+    if tier == TIER_BUBBLEWRAP:
+        return "its PID namespace's init (nothing can leave the namespace)"
+    return ("its session, process group, marked environment and descendants, found in /proc (a process that left "
+            "the session, cleared its environment and was orphaned escapes this)")
 
 
 def process_cap_enforced() -> bool:

@@ -98,8 +98,8 @@ class RunDispatch:
             await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.shield(asyncio.wait_for(worker.process.wait(), 2.0))
-            with contextlib.suppress(asyncio.CancelledError):  # what the tree walk missed dies with the cgroup
-                await asyncio.shield(worker.release_cgroup())
+            with contextlib.suppress(asyncio.CancelledError):  # its cgroup is removed (the weak tier: scanned again)
+                await asyncio.shield(worker.release())
             if dirs is not None:  # what it wrote before the kill is applied (and undoable)
                 self.runs.collect(dirs, since, lower)
             raise
@@ -189,9 +189,10 @@ class RunDispatch:
     async def aclose(self) -> None:
         """Stop refilling, kill what runs, close the fork servers and the warm workers."""
         await self.warm.aclose()
+        running = [worker for worker in self._running if isinstance(worker, Worker)]
         await self.cancel_running()
-        if self.fork_pool is not None:
-            await self.fork_pool.aclose()
+        await asyncio.gather(*(worker.release() for worker in running))  # closed means no process and no cgroup left
+        # The fork servers and the warm workers are killed at once (cgroup.kill) and waited for together.
+        await asyncio.gather(*([self.fork_pool.aclose()] if self.fork_pool is not None else []), self.warm.discard_all())
         if self._prestart is not None:
             await asyncio.gather(self._prestart, return_exceptions=True)
-        await self.warm.discard_all()

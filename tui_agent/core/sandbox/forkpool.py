@@ -29,6 +29,8 @@ class ForkPool:
         self._freed = asyncio.Event()
         self._trim_handle: asyncio.TimerHandle | None = None
         self._closed = False
+        self._closing = asyncio.Event()
+        """Set by `aclose`: servers still booting are killed rather than waited for."""
         self._warming: set[asyncio.Task[None]] = set()
         self.toolchain: Toolchain | None = None
         """The sandbox's toolchain (PATH, read-only folders, build variables): fork servers start with it."""
@@ -74,7 +76,8 @@ class ForkPool:
         self._starting[project_writable] += 1
         try:
             server = await ForkServer.start(self.project, scratch=self.scratch, processes=self.processes,
-                                            project_writable=project_writable, toolchain=self.toolchain)
+                                            project_writable=project_writable, toolchain=self.toolchain,
+                                            closing=self._closing)
         finally:
             self._starting[project_writable] -= 1
             self._freed.set()  # waiters look again (a failed start leaves room)
@@ -118,6 +121,7 @@ class ForkPool:
 
     async def aclose(self) -> None:
         self._closed = True
+        self._closing.set()
         if self._trim_handle is not None:
             self._trim_handle.cancel()
         await asyncio.gather(*list(self._warming), return_exceptions=True)  # each closes its server when it sees _closed

@@ -1,7 +1,7 @@
 """The host side of a sandboxed fork server: one warm, pre-imported interpreter inside bubblewrap forks a child per run.
 
-Each run keeps the guarantees of a fresh worker: its own pids cgroup (the child is moved into it before it
-reads its request; on exit, timeout or cancel everything in it is killed and the cgroup removed), its own
+Each run keeps the guarantees of a fresh worker: its own cgroup (the child is moved into it before it reads its
+request; on exit, timeout or cancel `stopping.py` kills everything in it by `cgroup.kill` and it is removed), its own
 session, limits and seccomp filter applied in the child, its own output pipes and result channel, and a wiped
 private /tmp. Runs through one server are serial; the Sandbox keeps a small pool of servers.
 """
@@ -21,10 +21,11 @@ from typing import Any
 
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
-from tui_agent.core.sandbox.cgroups import PidsCgroup, pids_base
+from tui_agent.core.sandbox.cgroups import RunCgroup, kill_base
 from tui_agent.core.sandbox.process import (DRAIN_AFTER_EXIT_S, RESULT_LIMIT, Outcome, OutputListener, Worker, _Capture, _drain,
                                             decode_result)
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
+from tui_agent.core.sandbox.stopping import RunProcesses, stop
 from tui_agent.core.sandbox.toolchain import Toolchain
 
 CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
@@ -36,8 +37,9 @@ RUN_CGROUP_OVERHEAD = 1
 
 
 def fork_servers_supported(tier: str) -> bool:
-    """Fork servers need bubblewrap (a private /tmp to wipe) and per-run cgroups (the complete kill list)."""
-    return tier == TIER_BUBBLEWRAP and pids_base() is not None
+    """Fork servers need bubblewrap (a private /tmp to wipe) and per-run cgroups with `cgroup.kill` (a forked run
+    shares the server's PID namespace: only its cgroup holds all of its processes)."""
+    return tier == TIER_BUBBLEWRAP and kill_base() is not None
 
 
 class ForkServerError(TuiAgentError):
@@ -52,17 +54,22 @@ class ArmedChild:
     channel: socket.socket
     out_read: int
     err_read: int
-    cgroup: PidsCgroup
+    cgroup: RunCgroup
+    pid: int = 0
+
+    @property
+    def processes(self) -> RunProcesses:
+        return RunProcesses(self.pid, self.cgroup, namespace=False, leader_is_child=False)
 
     def discard(self) -> None:
-        """Never used: closing its channel makes it exit (no request), its cgroup goes with whatever is left."""
+        """Never used: it is killed with whatever is in its cgroup (removed by the caller, `ForkServer._forget`)."""
+        stop(self.processes)
         self.channel.close()
         for fd in (self.out_read, self.err_read):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        self.cgroup.remove()
 
 
 class ForkServer:
@@ -82,26 +89,30 @@ class ForkServer:
         self.request_sent = False
         """Whether the current run's request was handed to its child: from then on it is never run again elsewhere."""
         self.idle_since = time.monotonic()
-        self._run_cgroup: PidsCgroup | None = None
+        self._run: RunProcesses | None = None
         self._cancelled = False
         self._next_id = 0
         self._exits: dict[int, asyncio.Future[int | None]] = {}
         self._exit_reader: asyncio.Task[None] | None = None
         self._armed: asyncio.Task[ArmedChild] | None = None
-        self._removing: dict[PidsCgroup, asyncio.Task[None]] = {}
+        self._removing: dict[RunCgroup, asyncio.Task[None]] = {}
         """Empty run cgroups being removed (rmdir waits for the kernel): closing waits for them."""
 
     @classmethod
     async def start(cls, project: Path, *, scratch: Path, processes: int, project_writable: bool,
-                    toolchain: Toolchain | None = None) -> "ForkServer":
+                    toolchain: Toolchain | None = None, closing: asyncio.Event | None = None) -> "ForkServer":
+        """Boot a server; `closing` set meanwhile (the sandbox closes) kills it at once instead of waiting for it."""
         zygote = await Worker.spawn(project, tier=TIER_BUBBLEWRAP, network=False, scratch=scratch, processes=processes,
                                     project_writable=project_writable, toolchain=toolchain, serve=True)
         server = cls(zygote, project_writable, processes)
         problem: BaseException | None = None
         try:
-            up = await asyncio.wait_for(asyncio.get_running_loop().sock_recv(zygote.channel, 1), BOOT_TIMEOUT_S)
+            up = await _boot_byte(zygote, closing)
         except (asyncio.TimeoutError, OSError) as error:
             up, problem = b"", error
+        if closing is not None and closing.is_set():
+            await server.close()
+            raise ForkServerError("the sandbox closed while a fork server started")
         if up != b"U":
             detail = (await _stderr_tail(zygote)) or str(problem or "it exited")
             await server.close()
@@ -122,7 +133,7 @@ class ForkServer:
     async def _arm(self) -> ArmedChild:
         self._next_id += 1
         run_id = self._next_id
-        group = PidsCgroup.create(f"tuiagent-{os.getpid()}-{secrets.token_hex(8)}", self.processes)
+        group = RunCgroup.create(f"tuiagent-{os.getpid()}-{secrets.token_hex(8)}", self.processes)
         if group is None:
             raise ForkServerError("could not create the run's cgroup")
         channel, child_channel = socket.socketpair()
@@ -143,9 +154,11 @@ class ForkServer:
             zygote_group = self.zygote.cgroup
             if zygote_group is None or pid not in zygote_group.members():
                 raise ForkServerError("the forked child could not be identified")
-            await asyncio.to_thread(group.procs_file.write_text, str(pid))
+            armed.pid = pid
+            await asyncio.to_thread(group.join, pid)
         except BaseException as error:
             armed.discard()
+            self._forget(group)
             if isinstance(error, (OSError, ValueError, asyncio.TimeoutError)):
                 raise ForkServerError(f"the fork server could not fork a run: {error}") from error
             raise
@@ -165,14 +178,14 @@ class ForkServer:
         assert self._armed is not None
         arming, self._armed = self._armed, None
         child = await arming
-        self._run_cgroup = child.cgroup
+        self._run = child.processes
         try:
             child.cgroup.set_limit(processes, overhead=RUN_CGROUP_OVERHEAD)
             self.arm()  # the next child is forked and moved while this one runs
             return await self._collect(child, request, timeout_s, output_bytes, started, bridge, on_output)
         finally:
             child.channel.close()
-            self._run_cgroup = None
+            self._run = None
             await self._remove_cgroup(child.cgroup)
 
     async def _collect(self, child: ArmedChild, request: dict[str, Any], timeout_s: float, output_bytes: int,
@@ -193,7 +206,7 @@ class ForkServer:
             protocol_error = f"the sandboxed worker did not take the request: {error}"
         flood_waiter = asyncio.create_task(flooded.wait())
         if self._cancelled:
-            await self.kill_run()  # cancelled while the child was being handed over
+            self.kill_run()  # cancelled while the child was being handed over
         waiters: set[asyncio.Future[Any]] = {exited, flood_waiter}
         try:
             done, _pending = await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
@@ -202,7 +215,7 @@ class ForkServer:
             raise
         timed_out = not done
         if timed_out or flooded.is_set() or self._cancelled:
-            await self.kill_run()
+            self.kill_run()
         exit_code = await exited
         self._exits.pop(child.run_id, None)
         flood_waiter.cancel()
@@ -246,26 +259,29 @@ class ForkServer:
                 if not future.done():
                     future.set_result(None)
 
-    async def _remove_cgroup(self, group: PidsCgroup) -> None:
-        """Kill what is left in a run's cgroup before returning; an empty one is removed in the background."""
-        if not group.path.exists() or group in self._removing:
+    async def _remove_cgroup(self, group: RunCgroup) -> None:
+        """Kill what is left in a run's cgroup and wait until it is gone; an empty one is removed in the background."""
+        if not group.folders[0].exists() or group in self._removing:
             return
         if group.members():
             await asyncio.to_thread(group.remove)
             return
+        self._forget(group)
+
+    def _forget(self, group: RunCgroup) -> None:
+        """Remove a run cgroup in the background (rmdir waits for the kernel); `close` waits for it."""
         removal = asyncio.get_running_loop().create_task(asyncio.to_thread(group.remove))
         self._removing[group] = removal
         removal.add_done_callback(lambda _task: self._removing.pop(group, None))
 
-    async def kill_run(self) -> None:
-        """Kill everything in the current run's cgroup (the child and all it started)."""
-        group = self._run_cgroup
-        if group is not None:
-            await asyncio.to_thread(group.kill_all, 1.0)
+    def kill_run(self) -> None:
+        """Kill everything in the current run's cgroup (the child and all it started), at once."""
+        if self._run is not None:
+            stop(self._run)
 
     async def cancel(self) -> None:
         self._cancelled = True
-        await self.kill_run()
+        self.kill_run()
 
     async def close(self) -> None:
         arming, self._armed = self._armed, None
@@ -276,6 +292,7 @@ class ForkServer:
                 pass
             else:
                 child.discard()
+                self._forget(child.cgroup)
         if self._exit_reader is not None:
             # Stop the reader before the channel closes: a socket closed under a pending `sock_recv` is dropped by
             # epoll and the read never wakes (a forked child can hold the server's end open past the server's death,
@@ -283,6 +300,8 @@ class ForkServer:
             self._exit_reader.cancel()
             await asyncio.gather(self._exit_reader, return_exceptions=True)
         await self.zygote.discard()
+        if self._run is not None and self._run.cgroup is not None:  # closed during a run: its cgroup goes now
+            self._forget(self._run.cgroup)
         await asyncio.gather(*list(self._removing.values()), return_exceptions=True)
 
 
@@ -293,6 +312,22 @@ async def _stop_reading(*tasks: asyncio.Task[Any]) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _boot_byte(zygote: Worker, closing: asyncio.Event | None) -> bytes:
+    """The server's first byte (b"U" once it is up), or b"" when `closing` was set first."""
+    loop = asyncio.get_running_loop()
+    received = asyncio.ensure_future(loop.sock_recv(zygote.channel, 1))
+    waiters = {received, *([asyncio.ensure_future(closing.wait())] if closing is not None else [])}
+    done, pending = await asyncio.wait(waiters, timeout=BOOT_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)  # no read left pending on a channel about to close
+    if received in done:
+        return received.result()
+    if not done:
+        raise asyncio.TimeoutError
+    return b""
 
 
 async def _pipe_reader(fd: int) -> asyncio.StreamReader:

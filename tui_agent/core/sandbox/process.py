@@ -1,4 +1,4 @@
-"""One sandboxed worker process: spawn it, hand it a request over a private socket, collect its outcome, kill its tree."""
+"""One sandboxed worker process: spawn it, hand it a request over a private socket, collect its outcome."""
 
 from __future__ import annotations
 
@@ -17,18 +17,19 @@ from typing import Any
 from tui_agent.core.listeners import tell
 from tui_agent.core.sandbox import overlay as overlays, tiers
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
-from tui_agent.core.sandbox.cgroups import PidsCgroup
+from tui_agent.core.sandbox.cgroups import RunCgroup
 from tui_agent.core.sandbox.netproxy import PROXY_REFUSED, Attachment, proxy_env, shared_proxy
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant
-from tui_agent.core.sandbox.reaper import kill_tree
+from tui_agent.core.sandbox.stopping import RunProcesses, release, stop_soon
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.worker_guard import base_filter_fd, run_filter_message
 
 RESULT_LIMIT = 8 * 1024 * 1024
-TERM_GRACE_S = 0.3
 DRAIN_AFTER_EXIT_S = 0.5
 BOOTED = b"U"
 """As in worker.py: the first byte on the channel, sent once the sandboxed interpreter started."""
+JOIN_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+"""The shell joins each of the run's cgroup folders, then becomes the sandbox."""
 OutputListener = Callable[[bytes], None]
 """Called with each chunk a run writes to its stdout, as it arrives (run_shell's live output)."""
 
@@ -65,7 +66,7 @@ class Worker:
 
     def __init__(self, process: asyncio.subprocess.Process, channel: socket.socket, tier: str,
                  token: str, network: bool, layout: tuple[tuple[str, bool], ...], home: str | None,
-                 cgroup: PidsCgroup | None, project_writable: bool = True,
+                 cgroup: RunCgroup | None, project_writable: bool = True,
                  overlay: overlays.OverlayDirs | None = None, net_channel: socket.socket | None = None) -> None:
         self.process = process
         self.channel = channel
@@ -76,6 +77,8 @@ class Worker:
         self.layout = layout
         self.private_dirs = home
         self.cgroup = cgroup
+        self.processes = RunProcesses(process.pid, cgroup, namespace=tier == TIER_BUBBLEWRAP, token=token)
+        """What `stopping` stops: the run's cgroup, its PID namespace, or (weak tier) its session."""
         self.overlay = overlay
         """The overlay folders the project is mounted with (what the run writes lands in its upper folder), or None."""
         self.net_channel = net_channel
@@ -126,10 +129,10 @@ class Worker:
                 argv = tiers.worker_argv(fd, project)
                 env = tiers.sandbox_env(home=str(private_dir / "home"), tmpdir=str(private_dir / "tmp"),
                                         tier=tier, token=token, toolchain=toolchain)
-            cgroup = PidsCgroup.create(f"tuiagent-{os.getpid()}-{token}", processes)
+            cgroup = RunCgroup.create(f"tuiagent-{os.getpid()}-{token}", processes)
             if cgroup is not None:
                 # The shell joins the cgroup, then becomes the sandbox: every descendant is born inside it.
-                argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cgroup.procs_file), *argv]
+                argv = ["/bin/sh", "-c", JOIN_THEN_EXEC, "sh", *map(str, cgroup.procs_files), "--", *argv]
             process = await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, pass_fds=passed, env=env, cwd=str(project),
@@ -228,10 +231,7 @@ class Worker:
             await self.kill()
         await waiter
         flood_waiter.cancel()
-        if self.tier != TIER_BUBBLEWRAP:
-            # Inside bubblewrap the pid namespace died with the worker, taking every descendant with it.
-            await self.reap_leftovers()
-        await self.release_cgroup()
+        await release(self.processes)  # leftovers die before the pipes and the channel are drained
         try:
             await asyncio.wait_for(asyncio.gather(*readers), DRAIN_AFTER_EXIT_S)
         except asyncio.TimeoutError:  # a descendant holds the pipes open: keep what was read so far
@@ -279,7 +279,7 @@ class Worker:
             self.net_channel = None
         await self.kill()
         await self.process.wait()
-        await self.release_cgroup()
+        await release(self.processes)
         try:
             await asyncio.wait_for(asyncio.gather(*readers), DRAIN_AFTER_EXIT_S)
         except asyncio.TimeoutError:
@@ -309,22 +309,17 @@ class Worker:
         return b"".join(chunks) if size <= RESULT_LIMIT else b""
 
     async def kill(self) -> None:
-        """SIGTERM the whole tree, then SIGKILL whatever is left (also processes that left the group)."""
-        if self.process.returncode is None or self.tier != TIER_BUBBLEWRAP:
-            await asyncio.to_thread(kill_tree, self.process.pid, self.token, TERM_GRACE_S)
+        """SIGKILL every process of the run (`stopping.py`: its cgroup, its namespace, or its session)."""
+        await stop_soon(self.processes, leader_alive=self.process.returncode is None)
 
     async def cancel(self) -> None:
         self._cancelled = True
         await self.kill()
 
-    async def reap_leftovers(self) -> None:
-        """After the worker exited: nothing it started may outlive it."""
-        await asyncio.to_thread(kill_tree, self.process.pid, self.token, 0.0, root_alive=False)
-
-    async def release_cgroup(self) -> None:
-        """Kill anything still in the run's cgroup (nothing escapes it) and remove it."""
-        if self.cgroup is not None:
-            await asyncio.to_thread(self.cgroup.remove)
+    async def release(self) -> None:
+        """Once the worker exited: nothing it started outlives it, and its cgroup is removed."""
+        await self.process.wait()
+        await release(self.processes)
 
     async def discard(self) -> None:
         """Kill an unused worker and release its channel."""
@@ -333,7 +328,7 @@ class Worker:
             await self.process.wait()
         finally:
             self.channel.close()
-            await self.release_cgroup()
+            await release(self.processes)
             if self.net_channel is not None:
                 self.net_channel.close()
             if self.overlay is not None:

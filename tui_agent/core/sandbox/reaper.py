@@ -1,4 +1,9 @@
-"""Finding and killing every process a run started: descendants, its process group, and anything carrying its marker."""
+"""The weak tier's fallback stop (no cgroup.kill, no PID namespace): find the run's processes in /proc and kill them.
+
+A run's processes are its leader's session and process group, anything carrying its marker variable, and (while the
+leader lives) its descendants. A process that left the session, cleared its environment and was orphaned to init
+cannot be told from any other: only a cgroup or a namespace holds those (`stopping.py` uses them where they exist).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,8 @@ import os
 import signal
 import time
 
-
 MARKER_VARIABLE = b"TUIAGENT_SANDBOX_RUN="
+ROUNDS = 20
 
 
 def _stat_fields(pid: str) -> list[bytes] | None:
@@ -28,32 +33,20 @@ def _carries_marker(pid: str, needle: bytes) -> bool:
     return needle in environ.split(b"\0")
 
 
-def group_members(pgid: int) -> list[int]:
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        fields = _stat_fields(entry) if entry.isdigit() else None
-        if fields is not None and (int(fields[2]) == pgid or int(fields[3]) == pgid):
-            found.append(int(entry))
-    return found
-
-
 def _targets(root: int, token: str, root_alive: bool) -> set[int]:
-    """One pass over /proc: the root's group and session, processes carrying the marker, and (root alive) its descendants."""
+    """One pass over /proc: the root's group and session, processes carrying the marker, and (root alive) its
+    descendants; zombies are left out (they are dead already)."""
     needle = MARKER_VARIABLE + token.encode()
     targets: set[int] = set()
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        fields = _stat_fields(entry)
-        if fields is None:
+        fields = _stat_fields(entry) if entry.isdigit() else None
+        if fields is None or fields[0] in (b"Z", b"X"):
             continue
         pid = int(entry)
         if root_alive:
             children.setdefault(int(fields[1]), []).append(pid)
-        if (int(fields[2]) == root or int(fields[3]) == root) and pid != root:
-            targets.add(pid)
-        elif _carries_marker(entry, needle):
+        if int(fields[2]) == root or int(fields[3]) == root or (token and _carries_marker(entry, needle)):
             targets.add(pid)
     if root_alive:
         targets.add(root)
@@ -66,65 +59,26 @@ def _targets(root: int, token: str, root_alive: bool) -> set[int]:
     return targets
 
 
-def _signal_all(pids: set[int], signum: int) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signum)
-        except OSError:  # already gone, or not ours to signal
-            pass
+def kill_tree(root: int, token: str, *, root_alive: bool = True) -> int:
+    """SIGKILL the run's processes until none is left (all stopped first in each round, so no shell runs its next
+    command when a child of its dies first); how many were seen.
 
-
-def _root_alive(root: int) -> bool:
-    try:
-        with open(f"/proc/{root}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2:].split()[0] != b"Z"
-
-
-def kill_tree(root: int, token: str, grace_s: float, *, root_alive: bool = True) -> int:
-    """SIGTERM the run's processes, wait up to `grace_s`, then SIGKILL until none is left. Returns how many were seen.
-
-    `root_alive` False means the root was already reaped: its pid may be reused, so only the group and the
-    marker identify the run's processes (pgid and session ids are not reused while members exist).
+    `root_alive` False means the root was already reaped: its pid may be reused, so only the group, the session and
+    the marker identify the run's processes (pgid and session ids are not reused while members exist).
     """
-    alive = root_alive and _root_alive(root)
-    targets: set[int] | None = _targets(root, token, alive)
-    assert targets is not None
-    seen = set(targets)
-    if grace_s > 0 and targets:
-        # Stopped first, so no shell goes on to its next command when a child of its dies before it does (`sleep 6;
-        # echo > F`); each then meets its pending SIGTERM as it is continued.
-        _signal_all(targets, signal.SIGSTOP)
-        _signal_all(targets, signal.SIGTERM)
-        _signal_all(targets, signal.SIGCONT)
-        deadline = time.monotonic() + grace_s
-        pause = 0.002  # most runs end within a few ms of SIGTERM: look early, then every 20 ms
-        while time.monotonic() < deadline:
-            time.sleep(pause)
-            pause = min(pause * 2, 0.02)
-            if not _targets(root, token, alive and _root_alive(root)) - {root}:
-                break
-        targets = None
-    for _round in range(20):
-        if targets is None:
-            targets = _targets(root, token, alive and _root_alive(root))
-        targets -= {pid for pid in targets if _is_zombie(pid)}
+    seen: set[int] = set()
+    if root <= 1:
+        return 0  # no run's leader: never "everything in our own group" (0) or init's session (1)
+    for _round in range(ROUNDS):
+        targets = _targets(root, token, root_alive and _stat_fields(str(root)) is not None)
         if not targets:
             break
         seen |= targets
-        _signal_all(targets, signal.SIGSTOP)
-        _signal_all(targets, signal.SIGKILL)
-        time.sleep(0.01)
-        targets = None  # scan again: a dying process may have spawned more
+        for signum in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in targets:
+                try:
+                    os.kill(pid, signum)
+                except OSError:  # already gone, or not ours to signal
+                    pass
+        time.sleep(0.002)  # scan again: a dying process may have spawned more
     return len(seen)
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
-        return True
-    return stat[stat.rfind(b")") + 2:].split()[0] in (b"Z", b"X")

@@ -1,0 +1,201 @@
+"""Every way a run stops (cancel, timeout, closing the sandbox) leaves none of its processes, by each mechanism of
+`stopping.py`: the run's cgroup (`cgroup.kill`), bubblewrap's PID namespace, and the weak tier's session scan.
+
+Each run clears its parent-death signal, starts a double-forked daemon in a new session (`setsid sleep &`), a process that ignores SIGTERM, and one
+that left the process group, then hangs; after the stop none of them is alive in this host's /proc, and the run's
+cgroup folders are gone. "No cgroup" machines are this one with the cgroup probe's answer set to "none available".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, cgroups
+from tui_agent.core.sandbox.tiers import probe_bubblewrap
+
+BWRAP = probe_bubblewrap() is None
+KILL = cgroups.kill_base() is not None
+# (tier, fork servers, cgroups): a forked run, a fresh bubblewrap run, each without cgroups, the weak tier with and without
+SETUPS = {
+    "forked-cgroup": ("bubblewrap", True, True),
+    "fresh-cgroup": ("bubblewrap", False, True),
+    "namespace": ("bubblewrap", True, False),
+    "rlimits-cgroup": ("rlimits", True, True),
+    "rlimits-session": ("rlimits", True, False),
+}
+HANG = """
+import ctypes, os, signal, subprocess, time
+ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG 0: the run's process outlives a killed bubblewrap
+subprocess.run(["/bin/sh", "-c", "setsid sleep {daemon} </dev/null >/dev/null 2>&1 &"])
+subprocess.Popen(["/bin/sh", "-c", "trap '' TERM; exec sleep {ignorer}"])
+subprocess.Popen(["sleep", "{escaper}"], process_group=0)
+time.sleep(1000)
+"""
+BOMB = """
+import subprocess, sys
+subprocess.run([sys.executable, "-c", "import os, time\\nwhile True:\\n    try:\\n        os.fork()\\n    except OSError:\\n        time.sleep(0.01)", "{tag}"])
+"""
+
+
+@pytest.fixture
+def project(repo: Path) -> Project:
+    project = Project.at(repo)
+    project.ensure_layout()
+    return project
+
+
+@pytest.fixture(params=list(SETUPS))
+def setup(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, bool]]:
+    tier, forked, with_cgroups = SETUPS[request.param]
+    if tier == "bubblewrap" and not BWRAP:
+        pytest.skip("bubblewrap does not work here")
+    if with_cgroups and not KILL:
+        pytest.skip("no cgroup with cgroup.kill can be made here")
+    if not with_cgroups:  # this machine as one that lets tuiagent make no cgroup
+        monkeypatch.setitem(cgroups._base_cache, "kill", None)
+        monkeypatch.setitem(cgroups._base_cache, "pids", None)
+    yield tier, forked
+
+
+def alive(argument: str) -> list[int]:
+    """Live (not zombie) processes of this host whose command line has `argument`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if argument.encode() in cmdline and state not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
+def run_cgroups(pid: int) -> list[Path]:
+    """The run cgroup folders (tuiagent-*) process `pid` is in, in every hierarchy."""
+    found = []
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _id, controllers, path = line.split(":", 2)
+        base = cgroups.kill_base() if controllers == "" else cgroups.pids_base() if "pids" in controllers.split(",") else None
+        if base is not None and Path(path).name.startswith("tuiagent-"):
+            found.append(base / Path(path).name)
+    return found
+
+
+async def wait_for(arguments: list[str], task: asyncio.Task[object]) -> dict[str, int]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not task.done():
+        seen = {argument: alive(argument) for argument in arguments}
+        if all(seen.values()):
+            return {argument: pids[0] for argument, pids in seen.items()}
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the run's processes never all started: {task.result() if task.done() else 'still running'}")
+
+
+def sleeps() -> dict[str, str]:
+    base = 1000 + secrets.randbelow(10**6) / 10**7
+    return {"daemon": f"{base:.7f}", "ignorer": f"{base + 1:.7f}", "escaper": f"{base + 2:.7f}"}
+
+
+def own_run_cgroups() -> list[Path]:
+    bases = {base for base in (cgroups.kill_base(), cgroups.pids_base()) if base is not None}
+    return [folder for base in bases for folder in base.glob(f"tuiagent-{os.getpid()}-*")]
+
+
+@pytest.mark.parametrize("how", ["cancel", "timeout", "close"])
+async def test_a_stop_leaves_no_process_of_the_run(project: Project, setup: tuple[str, bool], how: str) -> None:
+    tier, forked = setup
+    box = await Sandbox.start(project, tier=tier, warm_workers=1, fork_servers=forked)
+    names = sleeps()
+    policy = SandboxPolicy(timeout_s=6 if how == "timeout" else 60, processes=32)
+    task = asyncio.create_task(box.run_python(HANG.format(**names), policy=policy))
+    closed = False
+    try:
+        pids = await wait_for(list(names.values()), task)
+        folders = {folder for pid in pids.values() for folder in run_cgroups(pid)}
+        assert bool(folders) == (cgroups.kill_base() is not None)
+        if how == "cancel":
+            await box.cancel_running()
+            result = await task
+            assert result.error_kind == "cancelled", result
+        elif how == "timeout":
+            result = await task
+            assert result.error_kind == "timeout", result
+        else:
+            await box.aclose()
+            closed = True
+        left = {name: alive(argument) for name, argument in names.items() if alive(argument)}
+        assert not left, f"left running after the {how}: {left}"
+        assert not [folder for folder in folders if folder.exists()], "the run's cgroup was not removed"
+    finally:
+        if not closed:
+            await box.aclose()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert not own_run_cgroups(), "cgroups left after the sandbox closed"
+
+
+@pytest.mark.skipif(not KILL or cgroups.pids_base() is None, reason="needs a pids cgroup with cgroup.kill")
+@pytest.mark.parametrize("tier", ["bubblewrap", "rlimits"])
+async def test_a_fork_bomb_is_capped_by_pids_max_and_gone_after_a_cancel(project: Project, tier: str) -> None:
+    if tier == "bubblewrap" and not BWRAP:
+        pytest.skip("bubblewrap does not work here")
+    box = await Sandbox.start(project, tier=tier, warm_workers=0)
+    tag = f"bomb-{secrets.token_hex(6)}"
+    task = asyncio.create_task(box.run_python(BOMB.format(tag=tag), policy=SandboxPolicy(timeout_s=60, processes=16)))
+    try:
+        deadline = time.monotonic() + 20
+        peak = 0
+        while time.monotonic() < deadline and peak < 10:
+            peak = max(peak, len(alive(tag)))
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)
+        count = len(alive(tag))
+        assert 10 <= peak and count <= 16 + cgroups.SANDBOX_OVERHEAD, (peak, count)  # capped by pids.max
+        await box.cancel_running()
+        result = await task
+        assert result.error_kind == "cancelled", result
+        assert not alive(tag)
+    finally:
+        await box.aclose()
+    assert not own_run_cgroups()
+
+
+@pytest.mark.skipif(not KILL, reason="needs a cgroup with cgroup.kill")
+async def test_the_timeout_protection_names_cgroup_kill() -> None:
+    from tui_agent.core.sandbox.describe import describe_tier
+
+    assert "cgroup.kill" in describe_tier("bubblewrap", SandboxPolicy(), parent_undumpable=True)["protections"]["timeout"]
+
+
+def live_children() -> list[int]:
+    """Processes of this host whose parent is this test process (zombies aside)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("tier", ["bubblewrap", "rlimits"])
+async def test_closing_while_fork_servers_and_workers_still_boot_leaves_nothing(project: Project, tier: str) -> None:
+    if tier == "bubblewrap" and not BWRAP:
+        pytest.skip("bubblewrap does not work here")
+    before = set(live_children())
+    box = await Sandbox.start(project, tier=tier, warm_workers=2)
+    box.prewarm(4)  # more fork servers booting (bubblewrap)
+    await box.aclose()
+    assert not set(live_children()) - before
+    assert not own_run_cgroups()
