@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy, cgroups
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, Snippet, cgroups
 from tui_agent.core.sandbox.tiers import probe_bubblewrap
 
 BWRAP = probe_bubblewrap() is None
@@ -116,7 +116,7 @@ async def test_a_stop_leaves_no_process_of_the_run(project: Project, setup: tupl
     box = await Sandbox.start(project, tier=tier, warm_workers=1, fork_servers=forked)
     names = sleeps()
     policy = SandboxPolicy(timeout_s=6 if how == "timeout" else 60, processes=32)
-    task = asyncio.create_task(box.run_python(HANG.format(**names), policy=policy))
+    task = asyncio.create_task(box.run(Snippet(HANG.format(**names)), policy))
     closed = False
     try:
         pids = await wait_for(list(names.values()), task)
@@ -150,7 +150,7 @@ async def test_a_fork_bomb_is_capped_by_pids_max_and_gone_after_a_cancel(project
         pytest.skip("bubblewrap does not work here")
     box = await Sandbox.start(project, tier=tier, warm_workers=0)
     tag = f"bomb-{secrets.token_hex(6)}"
-    task = asyncio.create_task(box.run_python(BOMB.format(tag=tag), policy=SandboxPolicy(timeout_s=60, processes=16)))
+    task = asyncio.create_task(box.run(Snippet(BOMB.format(tag=tag)), SandboxPolicy(timeout_s=60, processes=16)))
     try:
         deadline = time.monotonic() + 20
         peak = 0
