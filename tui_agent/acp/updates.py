@@ -11,7 +11,6 @@ from acp.schema import (AgentMessageChunk, AgentPlanUpdate, AgentThoughtChunk, C
                         CurrentModeUpdate, FileEditToolCallContent, StopReason, TerminalToolCallContent,
                         ToolCallProgress, ToolCallStart, UserMessageChunk)
 
-from tui_agent.core.errors import TuiAgentError
 from tui_agent.acp.toolcalls import (KINDS, CallView, clipped, diff, locations, proposed_text, read_text, title,
                                      view_of)
 from tui_agent.core.events import (Event, Notice, PermissionModeChanged, PlanUpdated, TextDelta, ThinkingDelta,
@@ -23,10 +22,6 @@ Update = Union[UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallS
 STOP_REASONS: dict[str, StopReason] = {"max_tokens": "max_tokens", "model_context_window_exceeded": "max_tokens",
                                        "refusal": "refusal", "max_turns": "max_turn_requests"}
 """The core's stop or failure kinds that ACP names; every other end of a turn is end_turn, or an error."""
-
-
-class TurnFailure(TuiAgentError):
-    """The turn stopped on an error (the API refused, the network failed): the prompt is answered with it."""
 
 
 class EventMapper:

@@ -22,9 +22,3 @@ def require_trust(args: argparse.Namespace, what: str) -> None:
         raise CommandFailure(f"{what} refused: {status.reason()}", "trust")
 
 
-def list_untrusted_tools(args: argparse.Namespace) -> int | None:
-    """`tools list` in an untrusted project: the tools as their files say (status `untrusted`, nothing run); None
-    when the project is trusted. (`tools_untrusted.preview_untrusted` also covers show, history and diff.)"""
-    from tui_agent.commands.tools_untrusted import preview_untrusted
-
-    return preview_untrusted(args) if args.tools_command == "list" else None

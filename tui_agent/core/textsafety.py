@@ -40,6 +40,3 @@ def escaped(text: str) -> str:
     return text.translate(ESCAPES)
 
 
-def escaped_block(text: str) -> str:
-    """Like `escaped`, for text shown as several lines (a docstring): newlines and tabs kept, the rest escaped."""
-    return text.translate({code: value for code, value in ESCAPES.items() if code not in (0x09, 0x0A)})

@@ -184,10 +184,6 @@ class Agent:
         else:
             self.prompting.reset()
 
-    def shorten_context(self, level: int) -> tuple[int, int]:
-        """Shorten old tool results (the TUI's context meter does when asked): (how many, the next level)."""
-        return self.conversation.shorten(level)
-
     # ------------------------------------------------------------------ requests
 
     @property

@@ -3,9 +3,8 @@ disclosure); offered only when the session found a skill."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
-from tui_agent.core.agent.skills import SKILL_FILE, Skill, SkillError, discover
+from tui_agent.core.agent.skills import SKILL_FILE, Skill, SkillError
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure, ToolOutput
 from tui_agent.core.events import Event
 from tui_agent.core.content import JsonObject, ToolDefinition
@@ -19,10 +18,6 @@ class SkillProvider:
 
     def __init__(self, skills: list[Skill]) -> None:
         self.skills = {skill.name: skill for skill in skills}
-
-    @classmethod
-    def for_project(cls, root: Path, *, trusted: bool, home: Path | None = None) -> "SkillProvider":
-        return cls(discover(root, home or Path.home(), trusted=trusted)[0])
 
     async def prepare(self) -> list[Event]:
         return []

@@ -5,7 +5,6 @@ or `usercustomize.py` created or changed anywhere an interpreter reads is flagge
 from __future__ import annotations
 
 import os
-import site
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,12 +52,6 @@ class IgnoredChange:
 def is_startup_file(name: str) -> bool:
     return name.endswith(".pth") or name in STARTUP_NAMES
 
-
-
-def site_folders(extra: list[Path]) -> list[Path]:
-    """Folders every interpreter of the person reads start-up files from: the user site, and `extra` (a venv's)."""
-    folders = [Path(site.getusersitepackages()), *extra]
-    return [folder for folder in folders if folder.is_dir()]
 
 
 def take(root: Path, site_dirs: list[Path]) -> IgnoredState:

@@ -135,5 +135,3 @@ def amend_approved(folder: str | Path, change: Callable[[dict[str, str]], dict[s
     return _update(update)
 
 
-def trusted_folders() -> list[TrustEntry]:
-    return [entry for path, raw in sorted(_read().items()) if (entry := _entry(path, raw)) is not None]
