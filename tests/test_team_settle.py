@@ -14,6 +14,7 @@ from tests.gitrepo import git
 from tests.open_runtime_process import cli_env, open_tuiagent, run_cli
 from tests.team_repos import with_double
 from tui_agent.core.catalog.watching import WatchRecord, live_watchers
+from tui_agent.core.versioning.writelock import WriterLock
 
 
 async def test_a_burst_of_editor_saves_makes_one_commit_under_the_persons_name(repo: Path) -> None:
@@ -68,6 +69,26 @@ async def test_a_revert_first_commits_the_settling_hand_edit(repo: Path) -> None
         assert subjects(repo)[:2] == ["tuiagent: revert tool double to " + subjects(repo)[0].rsplit(" ", 1)[1],
                                       "tuiagent: update tool double (edited outside tuiagent)"]
         assert "return 2 * x" in catalog.project.tool_path("double").read_text()
+
+
+async def test_a_settling_commit_reads_the_file_again_once_it_holds_the_writer_lock(repo: Path) -> None:
+    """The settle timer fires while another process (a CLI revert) holds the writer lock: what it commits is the file
+    as that process left it. It used to read the file before waiting for the lock and then commit that stale hand
+    edit over the revert, leaving HEAD different from the disk (met in a full run of the CLI revert test below)."""
+    async with started_sandbox(repo) as box, opened_catalog(repo, box) as catalog:
+        await catalog.save("double", tool_source("double"))
+        path = catalog.project.tool_path("double")
+        path.write_text(tool_source("double", "return x + x"))
+        assert await catalog.outside_edit({"double"}) == ["double"]
+        with WriterLock(repo).held():  # the other process, from before the timer fires to its revert's commit
+            settling = asyncio.create_task(catalog.settle.flush("double"))
+            await wait_for(catalog.pipeline.lock.locked)  # the settle commit has begun and waits for the writer lock
+            git(repo, "commit", "-q", "-m", "tuiagent: update tool double (edited outside tuiagent)", "--", str(path))
+            path.write_text(tool_source("double"))
+            git(repo, "commit", "-q", "-m", "tuiagent: revert tool double", "--", str(path))
+        await settling
+        assert subjects(repo)[:2] == ["tuiagent: revert tool double", "tuiagent: update tool double (edited outside tuiagent)"]
+        assert git(repo, "show", "HEAD:.agent/tools/double.py") == path.read_text() == tool_source("double")
 
 
 def test_a_cli_command_during_a_settling_hand_edit_leaves_it_to_the_open_tuiagent(repo: Path) -> None:
