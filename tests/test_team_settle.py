@@ -101,6 +101,7 @@ def test_a_cli_command_during_a_settling_hand_edit_leaves_it_to_the_open_tuiagen
         edited = tool_source("double", "return x + x")
         (tools_dir / "double.py").write_text(edited)
         started = time.monotonic()
+        wait_until(lambda: len(watch_records(repo, holder.pid)) == 2, "the open runtime never took the edit")
         done = run_cli(repo, "tools", "list", "--json")
         assert done.returncode == 0, done.stderr
         assert time.monotonic() - started < 12, "the CLI did not run inside the settle window"
