@@ -46,6 +46,8 @@ async def test_hot_reload(dirty_repo: Path) -> None:
 
         project.tool_path("fresh").write_text(tool_source("fresh", "return -x"))
         await wait_for(lambda: catalog.get("fresh") is not None)
+        # its commit too, which may come after it is callable: else it lands among the commits counted below
+        await wait_for(lambda: subjects(dirty_repo)[0] == "tuiagent: add tool fresh (edited outside tuiagent)")
         assert (await catalog.call_tool("fresh", {"x": 5})).value == -5
 
         reasons.clear()

@@ -51,7 +51,8 @@ def audit_records(repo: Path) -> list[dict[str, object]]:
 
 @pytest.mark.timeout(600)
 async def test_one_notification_per_change_for_a_client_that_relists_on_each(repo: Path) -> None:
-    """The client re-lists on every notification (what clients do): 100 saves give exactly 100 notifications."""
+    """The client re-lists on every notification (what clients do): 30 saves give exactly 30 notifications (a
+    notification per session or per request, the bug this guards against, multiplies them from the first save)."""
     await seed_catalog(repo, {"double": tool_source("double")})
     tools_dir = repo / ".agent" / "tools"
     arrived: list[float] = []
@@ -73,7 +74,7 @@ async def test_one_notification_per_change_for_a_client_that_relists_on_each(rep
                 await session.list_tools()
             await asyncio.sleep(0.5)
             assert arrived == []
-            for save in range(1, 101):
+            for save in range(1, 31):
                 (tools_dir / "double.py").write_text(tool_source("double", f"return 2 * x + {save}"))
                 deadline = time.monotonic() + 30
                 while len(arrived) < save:
@@ -85,8 +86,8 @@ async def test_one_notification_per_change_for_a_client_that_relists_on_each(rep
                         pass
                 await asyncio.gather(*relists)  # the client has re-listed before the next save
             await asyncio.sleep(2.0)  # anything late would arrive now
-            assert len(arrived) == 100
-            assert text_of(await session.call_tool("double", {"x": 1})) == "102"
+            assert len(arrived) == 30
+            assert text_of(await session.call_tool("double", {"x": 1})) == "32"
 
 
 async def test_a_cancelled_call_ends_is_audited_and_the_next_call_is_prompt(repo: Path) -> None:

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.catalog_support import opened_catalog, started_sandbox, subjects, tool_source, wait_for
@@ -14,6 +15,7 @@ from tests.gitrepo import git
 from tests.open_runtime_process import cli_env, open_tuiagent, run_cli
 from tests.team_repos import with_double
 from tui_agent.core.catalog.watching import WatchRecord, live_watchers
+from tui_agent.core.versioning.writelock import WriterLock
 
 
 async def test_a_burst_of_editor_saves_makes_one_commit_under_the_persons_name(repo: Path) -> None:
@@ -70,6 +72,26 @@ async def test_a_revert_first_commits_the_settling_hand_edit(repo: Path) -> None
         assert "return 2 * x" in catalog.project.tool_path("double").read_text()
 
 
+async def test_a_settling_commit_reads_the_file_again_once_it_holds_the_writer_lock(repo: Path) -> None:
+    """The settle timer fires while another process (a CLI revert) holds the writer lock: what it commits is the file
+    as that process left it. It used to read the file before waiting for the lock and then commit that stale hand
+    edit over the revert, leaving HEAD different from the disk (met in a full run of the CLI revert test below)."""
+    async with started_sandbox(repo) as box, opened_catalog(repo, box) as catalog:
+        await catalog.save("double", tool_source("double"))
+        path = catalog.project.tool_path("double")
+        path.write_text(tool_source("double", "return x + x"))
+        assert await catalog.outside_edit({"double"}) == ["double"]
+        with WriterLock(repo).held():  # the other process, from before the timer fires to its revert's commit
+            settling = asyncio.create_task(catalog.settle.flush("double"))
+            await wait_for(catalog.pipeline.lock.locked)  # the settle commit has begun and waits for the writer lock
+            git(repo, "commit", "-q", "-m", "tuiagent: update tool double (edited outside tuiagent)", "--", str(path))
+            path.write_text(tool_source("double"))
+            git(repo, "commit", "-q", "-m", "tuiagent: revert tool double", "--", str(path))
+        await settling
+        assert subjects(repo)[:2] == ["tuiagent: revert tool double", "tuiagent: update tool double (edited outside tuiagent)"]
+        assert git(repo, "show", "HEAD:.agent/tools/double.py") == path.read_text() == tool_source("double")
+
+
 def test_a_cli_command_during_a_settling_hand_edit_leaves_it_to_the_open_tuiagent(repo: Path) -> None:
     """The CLI's start-up catch-up used to commit the open TUI's settling edit as "changed while tuiagent was not
     running" (a lie, and a burst cut in two); it now leaves it to the process that watches it."""
@@ -79,20 +101,33 @@ def test_a_cli_command_during_a_settling_hand_edit_leaves_it_to_the_open_tuiagen
         edited = tool_source("double", "return x + x")
         (tools_dir / "double.py").write_text(edited)
         started = time.monotonic()
+        wait_until(lambda: len(watch_records(repo, holder.pid)) == 2, "the open runtime never took the edit")
         done = run_cli(repo, "tools", "list", "--json")
         assert done.returncode == 0, done.stderr
         assert time.monotonic() - started < 12, "the CLI did not run inside the settle window"
         assert git(repo, "rev-parse", "HEAD") == head, subjects(repo)[:3]  # the CLI committed nothing
         assert (tools_dir / "double.py").read_text() == edited
-        deadline = time.monotonic() + 60
-        while git(repo, "rev-parse", "HEAD") == head and time.monotonic() < deadline:
-            time.sleep(0.2)
+        # its commit made and finished (its index written too): its settle record gone
+        wait_until(lambda: git(repo, "rev-parse", "HEAD") != head and len(watch_records(repo, holder.pid)) == 1,
+                   "the open runtime never committed the settled edit")
         assert holder.poll() is None, "the open runtime died"
     new = git(repo, "log", "--format=%s|%an <%ae>", f"{head.strip()}..HEAD").splitlines()
     assert new == ["tuiagent: update tool double (edited outside tuiagent)|Dev <dev@example.com>"]  # one honest commit
     assert git(repo, "show", "HEAD:.agent/tools/double.py") == edited  # nothing lost
     assert not any("not running" in subject for subject in subjects(repo))
     assert git(repo, "status", "--porcelain", "--", ".agent").strip() == ""
+
+
+def wait_until(predicate: Callable[[], bool], failure: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, failure
+        time.sleep(0.05)
+
+
+def watch_records(repo: Path, pid: int) -> list[Path]:
+    """The watch records process `pid` holds: its watcher's, and one while a hand edit settles or commits."""
+    return sorted((repo / ".agent" / "cache" / "watchers").glob(f"{pid}-*.lock"))
 
 
 def test_a_watch_record_counts_while_its_process_lives_and_not_after_a_kill(repo: Path) -> None:
@@ -140,10 +175,8 @@ def test_a_settling_edit_survives_a_kill_of_the_open_tuiagent(repo: Path) -> Non
     with open_tuiagent(repo, settle_s=600, stop=signal.SIGKILL) as holder:
         edited = tool_source("double", "return x + x")
         (tools_dir / "double.py").write_text(edited)
-        deadline = time.monotonic() + 60  # the watcher's record, then the settling commit's
-        while len([p for p in records.glob("*.lock") if p.name.startswith(f"{holder.pid}-")]) < 2:
-            assert time.monotonic() < deadline, "the open runtime never took the edit"
-            time.sleep(0.1)
+        # the watcher's record, then the settling commit's
+        wait_until(lambda: len(watch_records(repo, holder.pid)) == 2, "the open runtime never took the edit")
     head = git(repo, "rev-parse", "HEAD")
     done = run_cli(repo, "tools", "list")
     assert done.returncode == 0, done.stderr
@@ -160,9 +193,10 @@ def test_a_cli_revert_during_a_settling_hand_edit_commits_the_edit_first(repo: P
         head = git(repo, "rev-parse", "HEAD").strip()
         edited = tool_source("double", "return x + x")
         (tools_dir / "double.py").write_text(edited)
+        wait_until(lambda: len(watch_records(repo, holder.pid)) == 2, "the open runtime never took the edit")
         done = run_cli(repo, "tools", "revert", "double")
         assert done.returncode == 0, done.stdout + done.stderr
-        time.sleep(10)  # past the open runtime's settle window
+        wait_until(lambda: len(watch_records(repo, holder.pid)) == 1, "the open runtime's settle timer never ended")
         assert holder.poll() is None, "the open runtime died"
     new = git(repo, "log", "--format=%s|%an", f"{head}..HEAD").splitlines()
     assert len(new) == 2 and new[0].startswith("tuiagent: revert tool double to "), new

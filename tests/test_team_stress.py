@@ -20,7 +20,7 @@ from tests.gitrepo import git
 from tests.open_runtime_process import cli_env, open_tuiagent, run_cli
 
 BOUND_S = 60.0
-RUNS = int(os.environ.get("TUIAGENT_STRESS_RUNS", "12"))
+RUNS = int(os.environ.get("TUIAGENT_STRESS_RUNS", "8"))  # each command twice, three hand edits
 
 PROJECT_SUITE = textwrap.dedent("""
     import hashlib

@@ -23,6 +23,22 @@ def at_bottom(app: TuiAgentApp) -> bool:
     return conversation.max_scroll_y > 0 and conversation.scroll_y >= conversation.max_scroll_y - 1
 
 
+def still(app: TuiAgentApp) -> bool:
+    """No scroll under way: an animated one (page up, end) has reached its target."""
+    return app.conversation.scroll_y == app.conversation.scroll_target_y
+
+
+async def followed(pilot, app: TuiAgentApp, grown_from: float) -> None:  # type: ignore[no-untyped-def]
+    """The view has grown past `grown_from` (what was added is laid out) and is at the end, not scrolling."""
+    await wait_until(pilot, lambda: app.conversation.max_scroll_y > grown_from and at_bottom(app) and still(app),
+                     message="the view following to the end")
+
+
+async def paged_up(pilot, app: TuiAgentApp, *keys: str) -> None:  # type: ignore[no-untyped-def]
+    await pilot.press(*keys)
+    await wait_until(pilot, lambda: not at_bottom(app) and still(app), message="the view paged up")
+
+
 async def test_sending_a_prompt_after_page_up_scrolls_to_the_end(repo: Path, api: FakeMessagesAPI) -> None:
     api.enqueue(reply(text(LONG)), reply(text("Second answer. " + LONG)))
     app = make_app(repo)
@@ -32,13 +48,11 @@ async def test_sending_a_prompt_after_page_up_scrolls_to_the_end(repo: Path, api
         await wait_until(pilot, lambda: answered(app, 1), timeout=30, message="the first answer")
         await wait_until(pilot, lambda: at_bottom(app), message="the view at the end")
         app.conversation.focus()
-        await pilot.press("pageup", "pageup")
-        await pilot.pause(0.2)
-        assert not at_bottom(app)
+        await paged_up(pilot, app, "pageup", "pageup")
+        grown_from = app.conversation.max_scroll_y
         await send(pilot, app, "second")
         await wait_until(pilot, lambda: answered(app, 2), timeout=30, message="the second answer")
-        await pilot.pause(0.3)
-        assert at_bottom(app), (app.conversation.scroll_y, app.conversation.max_scroll_y)
+        await followed(pilot, app, grown_from)
         assert not app.conversation.new_below.display
 
 
@@ -46,7 +60,7 @@ async def fill_the_view(pilot, app: TuiAgentApp) -> None:  # type: ignore[no-unt
     """Six tall notices: more than an 80x24 conversation shows."""
     for i in range(6):
         await app.add_notice(f"notice {i}\n" + "line\n" * 6)
-    await pilot.pause(0.2)
+    await wait_until(pilot, lambda: at_bottom(app) and still(app), message="the filled view at the end")
 
 
 async def test_a_reader_scrolled_up_sees_a_new_below_marker_and_is_not_moved(repo: Path, api: FakeMessagesAPI) -> None:
@@ -56,20 +70,21 @@ async def test_a_reader_scrolled_up_sees_a_new_below_marker_and_is_not_moved(rep
         await fill_the_view(pilot, app)
         assert at_bottom(app)
         app.conversation.focus()
-        await pilot.press("pageup")
-        await pilot.pause(0.2)
+        await paged_up(pilot, app, "pageup")
         where = app.conversation.scroll_y
-        await app.add_notice("something new happened")
-        await pilot.pause(0.2)
-        assert app.conversation.scroll_y == where  # the reader is not moved
         marker = app.conversation.new_below
-        assert marker.display and "new below" in str(marker.render())
+        await app.add_notice("something new happened")
+        await wait_until(pilot, lambda: marker.display, message="the new below marker")
+        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: still(app), message="the view still")
+        assert app.conversation.scroll_y == where  # the reader is not moved
+        assert "new below" in str(marker.render())
         await pilot.press("end")  # back at the end: the marker goes, the view follows again
-        await pilot.pause(0.2)
-        assert not marker.display
+        await wait_until(pilot, lambda: at_bottom(app) and still(app) and not marker.display, message="the view at the end")
+        grown_from = app.conversation.max_scroll_y
         await app.add_notice("and more\n" + "line\n" * 6)
-        await pilot.pause(0.2)
-        assert at_bottom(app) and not marker.display
+        await followed(pilot, app, grown_from)
+        assert not marker.display
 
 
 async def test_after_unfolding_a_tool_call_and_after_resume_sending_still_follows(repo: Path, api: FakeMessagesAPI) -> None:
@@ -91,8 +106,7 @@ async def test_after_unfolding_a_tool_call_and_after_resume_sending_still_follow
         assert not at_bottom(app)
         await send(pilot, app, "second")
         await wait_until(pilot, lambda: answered(app, 2), timeout=30, message="the second answer")
-        await pilot.pause(0.3)
-        assert at_bottom(app)
+        await wait_until(pilot, lambda: at_bottom(app) and still(app), message="the view at the end")
         session_id = app.runtime.core.session.id
 
     app = make_app(repo)
@@ -102,12 +116,12 @@ async def test_after_unfolding_a_tool_call_and_after_resume_sending_still_follow
         await wait_until(pilot, lambda: any(e.text == f"Resumed session {session_id}." for e in app.conversation.entries),
                          message="the resumed session")
         app.conversation.focus()
-        await pilot.press("pageup", "pageup")
-        await pilot.pause(0.2)
+        await paged_up(pilot, app, "pageup", "pageup")
+        grown_from = app.conversation.max_scroll_y
         await send(pilot, app, "third")
         await wait_until(pilot, lambda: answered(app, 3), timeout=30, message="the third answer")
-        await pilot.pause(0.3)
-        assert at_bottom(app) and not app.conversation.new_below.display
+        await followed(pilot, app, grown_from)
+        assert not app.conversation.new_below.display
 
 
 async def test_the_new_below_marker_names_a_key_that_follows_from_the_prompt(repo: Path, api: FakeMessagesAPI) -> None:
@@ -116,15 +130,14 @@ async def test_the_new_below_marker_names_a_key_that_follows_from_the_prompt(rep
         await ready(pilot)
         await fill_the_view(pilot, app)
         app.prompt_area.focus()  # where the person is: the keys below go to the prompt box
-        await pilot.press("pageup")
-        await pilot.pause(0.2)
-        await app.add_notice("something new happened")
-        await pilot.pause(0.2)
+        await paged_up(pilot, app, "pageup")
         marker = app.conversation.new_below
-        assert marker.display and "shift+pgdn" in str(marker.render()), marker.render()
+        await app.add_notice("something new happened")
+        await wait_until(pilot, lambda: marker.display, message="the new below marker")
+        assert "shift+pgdn" in str(marker.render()), marker.render()
         await pilot.press("shift+pagedown")
-        await pilot.pause(0.2)
-        assert not marker.display and at_bottom(app)
+        await wait_until(pilot, lambda: at_bottom(app) and still(app) and not marker.display, message="the view at the end")
+        grown_from = app.conversation.max_scroll_y
         await app.add_notice("and more\n" + "line\n" * 6)
-        await pilot.pause(0.2)
-        assert at_bottom(app) and not marker.display
+        await followed(pilot, app, grown_from)
+        assert not marker.display

@@ -4,6 +4,7 @@ go on into the prompt box, and a key after a pause answers (ui/typeahead.py, use
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -22,10 +23,33 @@ class PromptOnly(App[None]):
     def compose(self) -> ComposeResult:
         yield PromptArea(id="prompt")
 
+class StoppedClock:
+    """The clock the prompt box and the questions read (time.monotonic): it moves only when the test says the person
+    paused, so keys a loaded machine delivers slowly are still one burst of typing."""
+
+    def __init__(self) -> None:
+        self.now = time.monotonic()
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def pause(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch: pytest.MonkeyPatch) -> StoppedClock:
+    stopped = StoppedClock()
+    monkeypatch.setattr("tui_agent.ui.typeahead.time", stopped)
+    monkeypatch.setattr("tui_agent.ui.widgets.prompt.time", stopped)
+    return stopped
+
+
 TYPED = "and then run the tests please"  # t, e, p, n and the rest: answer keys of the shell approval
 
 
-async def test_typing_the_next_prompt_when_an_approval_pops_up_goes_on_into_the_prompt(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_typing_the_next_prompt_when_an_approval_pops_up_goes_on_into_the_prompt(repo: Path, api: FakeMessagesAPI,
+                                                                                       clock: StoppedClock) -> None:
     api.enqueue(reply(tool_use("run_shell", {"command": "echo hi"}), delay_s=0.3), reply(text("done")))
     app = make_app(repo, sandbox_tier="rlimits")
     async with app.run_test(size=(80, 24)) as pilot:
@@ -47,7 +71,7 @@ async def test_typing_the_next_prompt_when_an_approval_pops_up_goes_on_into_the_
         expected = "".join(TYPED[i % len(TYPED)] for i in range(typed - 4)) + "tyeT"
         assert app.prompt_area.text == expected, (app.prompt_area.text, expected)  # nothing typed was lost
         assert any("typing went on into the prompt box" in message for message in notifications(app))
-        await asyncio.sleep(TYPE_AHEAD_S + 0.2)  # the person stops, reads, answers
+        clock.pause(TYPE_AHEAD_S + 0.2)  # the person stops, reads, answers
         await pilot.press("n")
         await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn, denied")
         assert "denied" in str(api.requests[-1].messages[-1]) and app.runtime.core.permissions.rules() == []
@@ -67,7 +91,8 @@ async def test_an_approval_that_finds_the_prompt_box_empty_answers_the_first_key
 
 
 @pytest.mark.parametrize("question", ["confirm", "git"])
-async def test_a_question_popping_up_over_typing_takes_none_of_its_keys(question: str, tmp_path: Path) -> None:
+async def test_a_question_popping_up_over_typing_takes_none_of_its_keys(question: str, tmp_path: Path,
+                                                                        clock: StoppedClock) -> None:
     from tui_agent.ui.screens.confirm import ConfirmScreen
     from tui_agent.ui.screens.git_question import GitQuestionScreen
 
@@ -83,7 +108,7 @@ async def test_a_question_popping_up_over_typing_takes_none_of_its_keys(question
         await pilot.press(*"yes")  # answer keys of both questions (y), typed on
         await pilot.pause()
         assert app.screen is screen and answers == [] and prompt.text == "write a yes"
-        await asyncio.sleep(TYPE_AHEAD_S + 0.2)
+        clock.pause(TYPE_AHEAD_S + 0.2)
         await pilot.press("n")
         await pilot.pause()
         assert answers == [False] if question == "confirm" else answers == ["quit"]

@@ -26,9 +26,10 @@ for (let i = 0; i < 3; i++) { await client.listTools(); }
 const saves = Number(savesText);
 const source = (n) => `def double(x: int) -> int:\n    """Double a number.\n\n    Args:\n        x: the number\n    """\n    return 2 * x + ${n}\n`;
 for (let save = 1; save <= saves; save++) {
-  const arrived = new Promise((resolve, reject) => { waiting = resolve; setTimeout(() => reject(new Error(`save ${save}: no notification`)), 30000); });
+  let timer;  // cleared once the notification is in: a pending timer would keep node running for its 30 s
+  const arrived = new Promise((resolve, reject) => { waiting = resolve; timer = setTimeout(() => reject(new Error(`save ${save}: no notification`)), 30000); });
   writeFileSync(join(project, ".agent", "tools", "double.py"), source(save));
-  const t0 = Date.now(); await arrived; if (process.env.RELIST_TIMING) console.error(`save ${save}: ${Date.now() - t0} ms`);
+  const t0 = Date.now(); await arrived; clearTimeout(timer); if (process.env.RELIST_TIMING) console.error(`save ${save}: ${Date.now() - t0} ms`);
   while (notifications > lists) { await new Promise((r) => setTimeout(r, 10)); }
 }
 await new Promise((r) => setTimeout(r, 2000));  // anything late arrives now

@@ -58,18 +58,17 @@ class OutsideEdits:
         path = self.project.tool_path(name)
         rel = self.project.relative(path)
         try:
-            async with self.pipeline.lock:
+            async with self.pipeline.lock, self.pipeline.writer.hold():  # read once no other process is writing it
                 entry = self.registry.get(name)
                 data = read_bytes_or_none(path)
                 if entry is None or entry.spec is None or entry.error is not None or data is None \
                         or source_sha(data) != entry.spec.source_sha:
                     return  # broken or changed again since: a later event decides
-                async with self.pipeline.writer.hold():
-                    if await asyncio.to_thread(self.pipeline.committed, rel) == data and not self.pipeline.pending(rel):
-                        commit = await asyncio.to_thread(self.git.last_commit_for, rel)  # another process committed it
-                    else:
-                        message = f"tuiagent: {verb} tool {name} (edited outside tuiagent)"
-                        commit = (await self.pipeline.commit({rel: data}, message)).sha
+                if await asyncio.to_thread(self.pipeline.committed, rel) == data and not self.pipeline.pending(rel):
+                    commit = await asyncio.to_thread(self.git.last_commit_for, rel)  # another process committed it
+                else:
+                    message = f"tuiagent: {verb} tool {name} (edited outside tuiagent)"
+                    commit = (await self.pipeline.commit({rel: data}, message)).sha
                 if commit:
                     self.state.record_version(name, entry.spec.source_sha, commit)
                     self.state.set_version_commit(name, entry.spec.source_sha, commit)
