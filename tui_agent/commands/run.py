@@ -161,7 +161,7 @@ async def _open(args: argparse.Namespace, approvals: Approvals, options: claude_
         sandbox_tier=args.sandbox_tier, resume=args.resume, continue_latest=args.continue_latest,
         permission_mode=options.mode, allowed_tools=options.allow_rules, denial_hint=HEADLESS_DENIAL_HINT,
         watch=watch, trust_project=bool(getattr(args, "trust_project", False)), thinking=args.thinking, effort=args.effort,
-        prestart_sandbox=False)
+        prestart_sandbox=False, early_glance=True)
 
 
 def _session(runtime: Runtime, printer: HeadlessPrinter, approvals: Approvals, options: claude_flags.ClaudeOptions,

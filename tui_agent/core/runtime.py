@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui_agent.core.agent.instructions import refused_instructions, system_line
+from tui_agent.core.agent.instructions import glance_early, refused_instructions, system_line
 from tui_agent.core.agent.loop import Agent
 from tui_agent.core.agent.model import ModelClient, configuration_hint, configured_base_url
 from tui_agent.core.agent.permissions import ApprovalCallback
@@ -73,13 +73,15 @@ async def open_runtime(
     thinking: str | None = None,
     effort: str | None = None,
     prestart_sandbox: bool = True,
+    early_glance: bool = False,
 ) -> Runtime:
     """Open a project (a failing part is reported in `problems`, the rest still works); the SDK is imported in a thread
     meanwhile and `progress` told what is still loading. Without `watch`, `runtime.workshop.watcher.run()` is the caller's.
 
     An untrusted project opens `Restricted` (`problems` says why and how to trust it); a trusted one `NoModel` or
     `Ready`. `trust_project` trusts it for this run only (`--trust-project`), recording nothing. `thinking` and
-    `effort` (--thinking/--effort) take the place of the `[agent]` settings of those names."""
+    `effort` (--thinking/--effort) take the place of the `[agent]` settings of those names. `early_glance`: the first
+    request follows at once (headless), so the environment's `git status`/`git log` start now, in a thread."""
     core = _new_core(await project_for(project_root, ask_init_git), approve, model=model, permission_mode=permission_mode,
                      allowed_tools=allowed_tools, denial_hint=denial_hint, trust_project=trust_project,
                      thinking=thinking, effort=effort)
@@ -89,6 +91,8 @@ async def open_runtime(
     # The session first: a wrong --resume id fails before any process or thread is started.
     turns, usage = (await asyncio.to_thread(_reopen, core, resume or latest_session_id(core.project))  # off the loop:
                        if resume or continue_latest else ([], UsageTotals()))  # a long session takes a while to decode
+    if early_glance and wants_model:
+        glance_early(core.project.root)
     opening: Runtime = (NoModel(core, Workshop(), "") if core.trust.trusted else Restricted(core, {}))
     await _start_alongside_sdk(opening, tracker, _model_choice(model or core.settings.model, wants_model), watch=watch,
                                sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)

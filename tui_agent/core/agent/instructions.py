@@ -10,10 +10,15 @@ import datetime
 import functools
 import os
 import platform
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tui_agent.core.agent.paths import PathRefused, confine
+
+if TYPE_CHECKING:
+    from tui_agent.core.versioning.snapshot import RepoSnapshot
 
 PROJECT_FILES = ("AGENTS.md", "CLAUDE.md")
 MAX_FILE_CHARS = 40_000
@@ -121,7 +126,10 @@ class Environment:
     def capture(cls, root: Path) -> "Environment":
         from tui_agent.core.versioning.snapshot import snapshot
 
-        glance = snapshot(root)
+        early = _EARLY_GLANCES.pop(str(root), None)
+        if early is not None:
+            early[0].join()
+        glance = early[1][0] if early is not None and early[1] else snapshot(root)
         return cls(datetime.date.today().isoformat(), system_line(), str(root), glance.is_repo, glance.branch,
                    tuple(glance.status), glance.more_changes, tuple(glance.recent))
 
@@ -143,6 +151,20 @@ class Environment:
             lines.append("- Recent commits:")
             lines += [f"    {line}" for line in self.recent]
         return "\n".join(lines)
+
+
+_EARLY_GLANCES: dict[str, tuple[threading.Thread, list["RepoSnapshot"]]] = {}
+
+
+def glance_early(root: Path) -> None:
+    """Start the repository glance of `root`'s environment block (`git status`, `git log`) in a thread now, while the
+    SDK imports: the session's first `Environment.capture` takes it instead of running git when the request is built."""
+    from tui_agent.core.versioning.snapshot import snapshot
+
+    found: list[RepoSnapshot] = []
+    thread = threading.Thread(target=lambda: found.append(snapshot(root)), name="repo-glance", daemon=True)
+    _EARLY_GLANCES[str(root)] = (thread, found)
+    thread.start()
 
 
 @functools.cache

@@ -85,6 +85,7 @@ class UndoService:
         self.writes_nothing: Callable[[str, dict[str, Any]], bool] | None = None
         """Set by the runtime: whether a call cannot change the project (a read-only catalog tool): no checkpoint."""
         self._unwatched: str | None = None  # the id of such a call while it runs
+        self._called = False  # whether the open turn started any tool call
 
     # ------------------------------------------------------------------ recording (called by the agent loop)
 
@@ -104,9 +105,11 @@ class UndoService:
         self._take_runs()
         self._turn_before = before
         self._open_turn, self._authored, self._calls, self._call_open = number, [], [], None
-        self._set_aside = []
+        self._set_aside, self._called = [], False
 
     def observe(self, event: Event) -> None:
+        if isinstance(event, ToolCallStarted):
+            self._called = True
         if isinstance(event, ToolAuthored) and self._open_turn is not None:
             self._authored.append(Authored(event.kind, event.name, event.created, event.commit))
 
@@ -150,6 +153,14 @@ class UndoService:
             paths = tuple(sorted({self.checkpoints.prefix + path for run in runs for path in run.paths}))
         return CallWindow(before, after, paths)
 
+    def _quiet(self) -> bool:
+        """The open turn started no tool call and authored nothing: the agent changed no file in it, so a change seen
+        during it is someone else's, as one made between turns is."""
+        return not self._called and not self._authored and self._call_open is None and self._calls == []
+
+    def _take_ignored(self) -> list[IgnoredChange]:
+        return self.ignored.take_ignored_changes() if self.ignored is not None else []
+
     def _take_runs(self) -> list[RunWrites]:
         return self.runs.take_run_writes() if self.runs is not None else []
 
@@ -178,16 +189,20 @@ class UndoService:
         if self._open_turn is None:
             return
         number, self._open_turn = self._open_turn, None
-        try:
-            after = await asyncio.to_thread(self.checkpoints.snapshot)
-        except (GitFailure, OSError) as error:  # the turn's end is checkpointed when /undo runs instead
-            self.problems.append(f"the end of this turn could not be checkpointed ({error})")
-            return
+        changes = self._take_ignored() if self._quiet() else None
+        if changes is not None and not changes and not self._take_runs():
+            after = self._turn_before  # nothing of the agent's ran: its end is its start (no second snapshot)
+        else:
+            try:
+                after = await asyncio.to_thread(self.checkpoints.snapshot)
+            except (GitFailure, OSError) as error:  # the turn's end is checkpointed when /undo runs instead
+                self.problems.append(f"the end of this turn could not be checkpointed ({error})")
+                return
         calls = self._calls
         if calls is not None and self._call_open is not None:  # cancelled mid-call: the call ran until now
             calls = [*calls, self._window(self._call_open, after)]
         self._call_open = None
-        changes = self.ignored.take_ignored_changes() if self.ignored is not None else []
+        changes = [*(changes or []), *self._take_ignored()]
         ignored = await asyncio.to_thread(to_records, self.checkpoints, changes) if changes else []
         submodules = await asyncio.to_thread(self.submodules.end)
         moved = await asyncio.to_thread(self.submodules.moved_heads)

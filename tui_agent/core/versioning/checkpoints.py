@@ -84,6 +84,8 @@ class Checkpoints:
 
     def changed_paths(self, before: str, after: str) -> list[str]:
         """Files (repository paths) that differ between two checkpoints, `.agent/` excluded."""
+        if before == after:
+            return []
         result = self.runner.must("diff-tree", "-r", "-z", "--no-renames", "--name-only", before, after, "--", *self.pathspec)
         return [path for path in result.stdout.decode("utf-8", errors="surrogateescape").split("\0") if path]
 
