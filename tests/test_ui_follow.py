@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
+
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
 from tests.ui_support import send, make_app, ready, wait_until
 from tui_agent.ui.app import TuiAgentApp
@@ -141,3 +143,24 @@ async def test_the_new_below_marker_names_a_key_that_follows_from_the_prompt(rep
         await app.add_notice("and more\n" + "line\n" * 6)
         await followed(pilot, app, grown_from)
         assert not marker.display
+
+
+async def test_a_prompt_sent_in_the_same_frame_as_a_page_up_still_follows(repo: Path, api: FakeMessagesAPI) -> None:
+    """PageUp's scroll waits for the next refresh; an Enter handled before that refresh sends and follows first: the
+    PageUp's deferred scroll must not then take the view (and the reply) away from the end."""
+    api.enqueue(reply(text(LONG)), reply(text("Second answer. " + LONG)))
+    app = make_app(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await send(pilot, app, "first")
+        await wait_until(pilot, lambda: answered(app, 1), timeout=30, message="the first answer")
+        await wait_until(pilot, lambda: at_bottom(app), message="the view at the end")
+        app.prompt_area.focus()
+        await pilot.pause(0.1)
+        app.prompt_area.insert("second")
+        app.post_message(events.Key("pageup", None))  # both keys read in one go, as a loaded terminal delivers them
+        app.post_message(events.Key("enter", "\r"))
+        await wait_until(pilot, lambda: answered(app, 2), timeout=30, message="the second answer")
+        await pilot.pause(0.3)
+        assert at_bottom(app), (app.conversation.scroll_y, app.conversation.max_scroll_y)
+        assert app.conversation.following and not app.conversation.new_below.display

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.selection import Selection
 
@@ -92,6 +93,25 @@ async def test_keys_on_a_focused_code_block_scroll_it_sideways_and_the_rest_scro
         fits.focus()
         await pilot.press("home")  # a block that fits leaves home and end to the conversation
         await wait_until(pilot, lambda: conversation.scroll_y == 0, message="the conversation at its top")
+
+
+async def test_a_sideways_wheel_notch_moves_a_code_block_one_step_as_a_shift_wheel_notch_does() -> None:
+    app = OneReply(Entry("assistant", f"Wide:\n\n```python\n{WIDE}\n```"))
+    async with app.run_test(size=(60, 20)) as pilot:
+        code = app.query_one(ScrollingCode)
+        await pilot.pause()
+        assert code.max_scroll_x > 3 * app.scroll_sensitivity_x
+        notches: list[events.MouseEvent] = [
+            events.MouseScrollDown(code, 2, 1, 0, 0, 0, shift=True, meta=False, ctrl=False),
+            events.MouseScrollRight(code, 2, 1, 0, 0, 0, shift=False, meta=False, ctrl=False),
+            events.MouseScrollRight(code, 2, 1, 0, 0, 0, shift=False, meta=False, ctrl=False),
+            events.MouseScrollLeft(code, 2, 1, 0, 0, 0, shift=False, meta=False, ctrl=False),
+        ]
+        for steps, notch in zip([1, 2, 3, 2], notches, strict=True):
+            code.post_message(notch)
+            await pilot.pause()
+            await pilot.wait_for_animation()
+            assert code.scroll_x == steps * app.scroll_sensitivity_x, (type(notch).__name__, code.scroll_x)
 
 
 async def test_a_reply_whose_text_gains_a_code_block_gets_the_widget_for_it(repo: Path, api: FakeMessagesAPI) -> None:

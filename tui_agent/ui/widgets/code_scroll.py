@@ -86,10 +86,12 @@ class ScrollingCode(ScrollView, can_focus=True):
         self.refresh()
 
     def _on_mouse_scroll_right(self, event: events.MouseScrollRight) -> None:
-        if self._scroll_right_for_pointer(animate=False):  # as shift+wheel does: a burst of wheel events all count
+        event.prevent_default()  # instead of Textual's own step (animated): one notch, one step, as shift+wheel moves
+        if self._scroll_right_for_pointer(animate=False):  # not animated: a burst of wheel events all count
             event.stop()
 
     def _on_mouse_scroll_left(self, event: events.MouseScrollLeft) -> None:
+        event.prevent_default()
         if self._scroll_left_for_pointer(animate=False):
             event.stop()
 

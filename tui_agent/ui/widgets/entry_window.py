@@ -6,6 +6,7 @@ import asyncio
 
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.types import AnimationLevel, CallbackType, EasingFunction
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -257,12 +258,34 @@ class EntryWindow(VerticalScroll, can_focus=True):
     def follow(self) -> None:
         """Scroll to the end and stay there as content arrives (the person sent something, or asked to); a reader's
         scroll still in flight (a PageUp's animation, a slide's position about to be put back) is dropped."""
+        self.app.animator.force_stop_animation(self, "scroll_y")  # before the count: a slide its last step makes is dropped
         self._follows += 1
-        self.app.animator.force_stop_animation(self, "scroll_y")
         if not self.at_end:
             self.run_worker(self._jump_to_end_in_turn(), group="follow")
         self.anchor()
         self.new_below.display = False
+
+    def scroll_to(self, x: float | None = None, y: float | None = None, *, animate: bool = True, speed: float | None = None,
+                  duration: float | None = None, easing: EasingFunction | str | None = None, force: bool = False,
+                  on_complete: CallbackType | None = None, level: AnimationLevel = "basic", immediate: bool = False,
+                  release_anchor: bool = True) -> None:
+        """Textual's, but a scroll deferred to the next refresh (PageUp's, Home's) is dropped when `follow` runs before that
+        refresh: an Enter read in the same burst of input as a PageUp sends, and what it sends is shown (Textual's own
+        deferred scroll would release the anchor `follow` just set, and the reply would stream in below the view)."""
+        def scroll() -> None:
+            super(EntryWindow, self).scroll_to(x, y, animate=animate, speed=speed, duration=duration, easing=easing, force=force,
+                                               on_complete=on_complete, level=level, immediate=True, release_anchor=release_anchor)
+
+        if immediate:
+            scroll()
+            return
+        if release_anchor:
+            self.release_anchor()
+        for axis, target in (("scroll_x", x), ("scroll_y", y)):
+            if target is not None:
+                self.app.animator.force_stop_animation(self, axis)
+        followed = self._follows
+        self.call_after_refresh(lambda: scroll() if followed == self._follows else None)
 
     def _note_new_content(self) -> None:
         """Something was added: a reader scrolled up is told, never moved."""
