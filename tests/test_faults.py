@@ -29,7 +29,7 @@ from tests.faults_child import NAME, VERSIONS, digest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHILD = Path(__file__).with_name("faults_child.py")
-TRIALS = int(os.environ.get("TUIAGENT_FAULT_TRIALS", "50"))
+TRIALS = int(os.environ.get("TUIAGENT_FAULT_TRIALS", "20"))
 MAX_DELAY_S = 0.3
 LOCKS = ("index.lock", "HEAD.lock", "refs/heads/main.lock")
 
