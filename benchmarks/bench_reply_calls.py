@@ -83,7 +83,7 @@ BATCH_ALONE = "batched sandboxed run alone, per call"
 
 
 async def runs_alone(runtime: Runtime, count: int) -> float:
-    """Ms per call of `count` back-to-back `Sandbox.call_function` runs of the same tool, no agent around them:
+    """Ms per call of `count` back-to-back `Sandbox.run(ToolCall)` runs of the same tool, no agent around them:
     what the sandbox itself costs, so the rest of a catalog call's figure is the bookkeeping around it."""
     assert runtime.core.sandbox is not None and runtime.workshop.catalog is not None
     entry = runtime.workshop.catalog.registry.get("ping")
@@ -166,9 +166,9 @@ def report(samples: dict[str, list[float]], count: int) -> None:
     per_call, ratio = over(f"catalog x{count}", f"read_file x{count}", count)
     print(f"{count} back to back: {per_call:+.2f} ms per call over read_file (x{ratio:.2f}); "
           f"target <= 8 ms: {'met' if per_call <= 8 else 'NOT met'}")
-    print(f"  of which the sandboxed run itself (Sandbox.call_function, {count} back to back, no agent): {alone:.2f} ms; "
+    print(f"  of which the sandboxed run itself (Sandbox.run(ToolCall), {count} back to back, no agent): {alone:.2f} ms; "
           f"the rest, bookkeeping around the run beyond what a read_file call pays: {per_call - alone:+.2f} ms per call")
-    print(f"  the same {count} calls as one batched run (Sandbox.call_functions, what a reply's back-to-back read-only "
+    print(f"  the same {count} calls as one batched run (Sandbox.run(ToolBatch), what a reply's back-to-back read-only "
           f"calls use): {batched:.2f} ms per call; the rest over read_file: {per_call - batched:+.2f} ms per call")
     single, ratio = over("catalog x1", "read_file x1", 1)
     print(f"one call alone: {single:+.2f} ms over read_file (x{ratio:.2f}); target <= 30 ms: {'met' if single <= 30 else 'NOT met'}")
