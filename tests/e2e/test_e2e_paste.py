@@ -4,16 +4,14 @@ model receives every character pasted (tabs, trailing spaces, joiners, combining
 from __future__ import annotations
 
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.tmux_session import FakeServerProcess, TmuxSession
+from tests.e2e.tmux_session import FakeServerProcess, TmuxSession, echoing_tuiagent
 from tests.e2e.test_e2e_typed_characters import last_prompt
-from tests.gitrepo import init_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -23,17 +21,8 @@ PASTED = "\n".join(LINE.format(i) for i in range(120)) + "\t"
 
 @pytest.fixture
 def session(tmp_path: Path) -> Iterator[tuple[TmuxSession, FakeServerProcess]]:
-    repo = init_repo(tmp_path / "project")
-    server = FakeServerProcess([{"repeat": {"text": "Received."}}], tmp_path)
-    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.base_url, "TERM": "xterm-256color",
-           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-    terminal = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo)], env=env, cwd=repo,
-                           width=80, height=24)
-    try:
-        yield terminal, server
-    finally:
-        terminal.close()
-        server.stop()
+    with echoing_tuiagent(tmp_path, 80, 24) as running:
+        yield running
 
 
 def test_a_long_bracketed_paste_is_one_token_and_reaches_the_model_whole(

@@ -4,15 +4,13 @@ non-joiners (a Persian keyboard types ZWNJ), emoji sequences, combining marks, r
 from __future__ import annotations
 
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.tmux_session import FakeServerProcess, TmuxSession
-from tests.gitrepo import init_repo
+from tests.e2e.tmux_session import FakeServerProcess, TmuxSession, echoing_tuiagent
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -21,17 +19,8 @@ TYPED = "می\u200cخواهم 👩\u200d💻 cafe\u0301 \u05e9\u05dc\u05d5\u05dd
 
 @pytest.fixture
 def session(tmp_path: Path) -> Iterator[tuple[TmuxSession, FakeServerProcess]]:
-    repo = init_repo(tmp_path / "project")
-    server = FakeServerProcess([{"repeat": {"text": "Received."}}], tmp_path)
-    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.base_url, "TERM": "xterm-256color",
-           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-    terminal = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo)], env=env, cwd=repo,
-                           width=100, height=30)
-    try:
-        yield terminal, server
-    finally:
-        terminal.close()
-        server.stop()
+    with echoing_tuiagent(tmp_path, 100, 30) as running:
+        yield running
 
 
 def last_prompt(server: FakeServerProcess) -> str:

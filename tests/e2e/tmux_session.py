@@ -9,7 +9,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -88,3 +89,21 @@ class TmuxSession:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
+
+
+@contextmanager
+def echoing_tuiagent(tmp_path: Path, width: int, height: int) -> Iterator[tuple[TmuxSession, FakeServerProcess]]:
+    """tuiagent in a `width`×`height` UTF-8 terminal against a fake server that answers every request "Received."."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "project")
+    server = FakeServerProcess([{"repeat": {"text": "Received."}}], tmp_path)
+    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.base_url, "TERM": "xterm-256color",
+           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    terminal = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo)], env=env, cwd=repo,
+                           width=width, height=height)
+    try:
+        yield terminal, server
+    finally:
+        terminal.close()
+        server.stop()

@@ -75,9 +75,7 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     assert sandbox is not None
     opened = await _opened(Catalog.open(project, sandbox, ask_init_git=ask_init_git, changes=core.changes))
     if isinstance(opened, Exception):
-        reason = part_failure(opened, project.root)
-        workshop.failure = f"the tool catalog could not open: {reason}"
-        core.problems.append(f"tool catalog unavailable: {reason}")
+        _part_failed(core, workshop, opened, "tool catalog", "open")
         return
     catalog = workshop.catalog = opened
     progress.done("tool catalog")
@@ -94,9 +92,7 @@ async def _start_workshop(core: Core, workshop: Workshop, progress: StartupProgr
     finally:
         progress.done("recipes")
     if isinstance(loaded, Exception):
-        reason = part_failure(loaded, project.root)
-        workshop.failure = f"the recipes could not load: {reason}"
-        core.problems.append(f"recipes unavailable: {reason}")
+        _part_failed(core, workshop, loaded, "recipes", "load")
         return
     engine = workshop.recipes = loaded
     recipes = workshop.versioned["recipe"] = RecipeVersions(engine)
@@ -114,6 +110,13 @@ async def _opened(opening: Awaitable[T]) -> T | Exception:
         return await opening
     except Exception as error:  # edge: opening a part runs the sandbox, git, the project's files and its MCP servers
         return error
+
+
+def _part_failed(core: Core, workshop: Workshop, error: Exception, part: str, verb: str) -> None:
+    """A workshop part that failed: the workshop says so, and so do the problems shown at open."""
+    reason = part_failure(error, core.project.root)
+    workshop.failure = f"the {part} could not {verb}: {reason}"
+    core.problems.append(f"{part} unavailable: {reason}")
 
 
 def part_failure(error: Exception, root: Path) -> str:
