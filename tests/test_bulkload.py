@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import gc
+import sys
 import threading
+from pathlib import Path
 
-from tui_agent.core.bulkload import long_lived_objects
+import pytest
+
+from tui_agent.core.bulkload import import_in_bulk, long_lived_objects
 
 
 def test_collection_is_paused_inside_and_what_was_built_is_frozen_after() -> None:
@@ -63,4 +67,22 @@ def test_collection_resumes_only_when_the_last_of_several_threads_is_done() -> N
         assert gc.isenabled()
     finally:
         release_first.set()
+        gc.unfreeze()
+
+
+def test_a_bulk_import_runs_with_collection_paused_and_its_module_is_frozen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TUI imports the core (and the trust package) this way while the project opens, as the SDK's import."""
+    (tmp_path / "bulk_probe_module.py").write_text(
+        "import gc\nCOLLECTOR_ON = gc.isenabled()\nTABLE = [{'n': n} for n in range(1000)]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    gc.collect()
+    frozen_before = gc.get_freeze_count()
+    try:
+        module = import_in_bulk("bulk_probe_module")
+        assert module.COLLECTOR_ON is False
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= frozen_before + len(module.TABLE)
+        assert import_in_bulk("bulk_probe_module") is module  # imported once
+    finally:
+        sys.modules.pop("bulk_probe_module", None)
         gc.unfreeze()

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import gc
+import importlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import ModuleType
 
 
 class _Pauses:
@@ -38,3 +40,10 @@ def long_lived_objects() -> Iterator[None]:
                 gc.freeze()
                 if _Pauses.collector_was_enabled:
                     gc.enable()
+
+
+def import_in_bulk(name: str) -> ModuleType:
+    """Import module `name` (and what it imports) with automatic collection paused, then frozen: the TUI's imports
+    of the core while the project opens (thousands of classes, pydantic's settings among them), as the SDK's."""
+    with long_lived_objects():
+        return importlib.import_module(name)

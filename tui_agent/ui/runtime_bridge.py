@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from tui_agent.core.bulkload import import_in_bulk
 
 if TYPE_CHECKING:  # the core itself is imported in a thread (below)
     from tui_agent.core.agent.permissions import ApprovalAnswer, ApprovalRequest
@@ -59,7 +60,7 @@ async def open_runtime_for_ui(root: Path, callbacks: UICallbacks, options: Launc
 
     The core is imported in a thread: its imports must not hold up the event loop that paints the screen.
     """
-    module = await asyncio.to_thread(importlib.import_module, "tui_agent.core.runtime")
+    module = await asyncio.to_thread(import_in_bulk, "tui_agent.core.runtime")
     runtime: Runtime = await module.open_runtime(
         root,
         approve=callbacks.approve,

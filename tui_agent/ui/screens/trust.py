@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Static
 
+from tui_agent.core.bulkload import import_in_bulk
 from tui_agent.ui.screens.scroll_keys import scroll
 from tui_agent.ui.typeahead import QuestionScreen
 
@@ -87,7 +88,7 @@ async def settle_trust(app: App[int], root: Path, *, trust_for_run: bool) -> Non
     """Before the project opens: an untrusted (or changed) project shows the trust screen; Trust records it."""
     if trust_for_run:
         return
-    trust = await asyncio.to_thread(importlib.import_module, "tui_agent.core.trust")
+    trust = await asyncio.to_thread(import_in_bulk, "tui_agent.core.trust")  # collector paused, as the SDK's import
     project_module = importlib.import_module("tui_agent.core.project")
     project = project_module.Project.at(root)
     status = await asyncio.to_thread(trust.check, project)
