@@ -13,7 +13,7 @@ from tui_agent.core.catalog.drift import DriftChecker
 from tui_agent.core.catalog.drift_tracker import DRIFTED_FAILING, DriftTracker
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.catalog.files import read_bytes_or_none
-from tui_agent.core.catalog.items import tool_item
+from tui_agent.core.catalog.items import tool_item, tool_record
 from tui_agent.core.versioning.gitstore import CatalogGit, CommitOutcome, HistoryEntry
 from tui_agent.core.catalog.models import DriftReport, ToolRecord, ToolSpec
 from tui_agent.core.catalog.names import BUILTIN_TOOL_NAMES, check_lookup_name
@@ -22,8 +22,9 @@ from tui_agent.core.catalog.registry import Entry, Registry
 from tui_agent.core.catalog.reports import check_arguments, search_specs
 from tui_agent.core.catalog.startup import LoadReport, load_existing
 from tui_agent.core.catalog.outside_edits import OutsideEdits
-from tui_agent.core.catalog.state import StateStore
-from tui_agent.core.catalog.toolfile import check_name, source_sha
+from tui_agent.core.catalog.state import StateStore, UsageStats
+from tui_agent.core.catalog.version_commits import VersionCommits
+from tui_agent.core.catalog.toolfile import check_name
 from tui_agent.core.versioning.store_interface import Change, StoreItem
 from tui_agent.core.catalog import untrusted
 from tui_agent.core.catalog.untrusted import intact_copy, last_good_copy, recover_runnable
@@ -31,7 +32,7 @@ from tui_agent.core.versioning.unsaved import unsaved_work
 from tui_agent.core.versioning.versions import diff_since, revert_target
 from tui_agent.core.changes import ChangeEvent, ChangeFeed
 from tui_agent.core.events import CatalogChanged, ToolAuthored, UsageChanged
-from tui_agent.core.project import AGENT_DIR, Project
+from tui_agent.core.project import Project
 from tui_agent.core.watch import ProjectWatcher
 from tui_agent.core.sandbox import RunResult, SandboxPolicy, SandboxUnavailable, Snippet, ToolBatch, ToolCall
 from tui_agent.core.content import JsonObject
@@ -55,6 +56,7 @@ class Catalog:
         self.state = state
         self.pipeline = pipeline
         self.registry: Registry = pipeline.registry
+        self.version_commit = VersionCommits(project, git, state, self.registry)
         self.drift_tracker = DriftTracker(project, state, pipeline, self.version_commit, git.author_name, git.store_blobs)
         self.outside = OutsideEdits(project, pipeline, git, state)
         self.settle = self.outside.settle  # hand edits commit once a burst of saves settles
@@ -115,44 +117,8 @@ class Catalog:
         self.changes.publish(CatalogChanged(tuple(names), reason, "tool"))
 
     # reading ---------------------------------------------------------------------
-    def _record(self, entry: Entry, usage: dict[str, Any]) -> ToolRecord:
-        stats = usage.get(entry.name)
-        calls = stats.calls if stats else 0
-        commit = self.version_commit(entry)
-        drift = self.drift_tracker.status(entry)
-        if entry.error is not None:
-            status = "broken"
-        elif drift is not None:
-            status = drift
-        elif calls == 0:
-            status = "unused"
-        else:
-            status = "ok"
-        return ToolRecord(
-            name=entry.name, status=status, spec=entry.spec, error=entry.error, commit=commit, calls=calls,
-            failures=stats.failures if stats else 0, last_used=stats.last_used if stats else None,
-            mean_ms=stats.mean_ms if stats else None,
-            path=f"{AGENT_DIR}/tools/{entry.name}.py",
-        )
-
-    def version_commit(self, entry: Entry) -> str | None:
-        """The commit the registered version was written at; looked up in git once when unknown."""
-        if entry.commit or entry.spec is None:
-            return entry.commit
-        rel = self.project.relative(self.project.tool_path(entry.name))
-        commit = self.git.last_commit_for(rel)
-        if commit is None:
-            return None
-        try:
-            committed = self.git.show(rel, commit)
-        except ValueError:
-            return None
-        if committed is not None and source_sha(committed) == entry.spec.source_sha:
-            self.state.record_version(entry.name, entry.spec.source_sha, commit)
-            self.state.set_version_commit(entry.name, entry.spec.source_sha, commit)
-            self.registry.set_commit(entry.name, commit)
-            return commit
-        return None
+    def _record(self, entry: Entry, usage: dict[str, UsageStats]) -> ToolRecord:
+        return tool_record(entry, usage.get(entry.name), self.version_commit(entry), self.drift_tracker.status(entry))
 
     def tools(self) -> list[ToolRecord]:
         usage = self.state.usage()
@@ -297,8 +263,7 @@ class Catalog:
         base = policy or self.default_policy()
         policy = base.with_(network=base.network or (entry.spec.network if allow_network else False),
                             project_writable=base.project_writable and entry.spec.writes and allow_writes)
-        run = await self.sandbox.run(ToolCall(name, name, args, str(entry.runnable), f"tool {name}",
-                                              entry.spec.source_sha), policy)
+        run = await self.sandbox.run(_tool_call(entry, args), policy)
         await self._record_usage([(entry, run)])
         return run
 
@@ -306,8 +271,7 @@ class Catalog:
         """`call_tool(name, args)` of each call (no network grant, the project read-only) in ONE sandboxed run, in
         order: a reply's back-to-back calls pay one fork-server round trip. One by one if that run fails."""
         prepared = [self._callable(name, args) for name, args in calls]
-        batch = ToolBatch(tuple(ToolCall(entry.name, entry.name, args, str(entry.runnable), f"tool {entry.name}",
-                                         entry.spec.source_sha if entry.spec else None) for entry, args in prepared))
+        batch = ToolBatch(tuple(_tool_call(entry, args) for entry, args in prepared))
         try:
             runs = await self.sandbox.run(batch, self.default_policy().with_(project_writable=False))
         except SandboxUnavailable:
@@ -321,9 +285,14 @@ class Catalog:
         if entry is None or entry.spec is None or entry.runnable is None:
             raise PipelineError("missing", f"no callable tool named {name!r}")
         args = check_arguments(entry.spec, args)
+        self._ensure_runnable(entry)
+        return entry, args
+
+    def _ensure_runnable(self, entry: Entry) -> None:
+        """Put back the tool's last good runnable copy when it is missing or not what was validated."""
+        assert entry.spec is not None and entry.runnable is not None
         if not intact_copy(entry.runnable, entry.spec.source_sha):
             recover_runnable(self.project, self.git, self.pipeline, entry)
-        return entry, args
 
     async def _record_usage(self, runs: list[tuple[Entry, RunResult]]) -> None:
         """Usage counts and the files each run read; queued for the reply's one transaction when one is open."""
@@ -347,11 +316,10 @@ class Catalog:
         for entry in self.registry.entries():
             if entry.spec is None or entry.runnable is None:
                 continue
-            if not intact_copy(entry.runnable, entry.spec.source_sha):
-                try:
-                    recover_runnable(self.project, self.git, self.pipeline, entry)
-                except PipelineError:
-                    continue  # its last good copy is gone everywhere: not importable, like an unknown module
+            try:
+                self._ensure_runnable(entry)
+            except PipelineError:
+                continue  # its last good copy is gone everywhere: not importable, like an unknown module
             paths[entry.name] = str(entry.runnable)
         base = policy or self.default_policy()
         policy = base.with_(project_writable=base.project_writable and allow_writes)
@@ -410,3 +378,9 @@ class Catalog:
         """Hot reload on its own (no runtime): a project watcher feeding only this catalog, until cancelled."""
         self.watcher = ProjectWatcher(self.project, self.changes, on_tools=self.outside_edit)
         await self.watcher.run()
+
+
+def _tool_call(entry: Entry, args: dict[str, Any]) -> ToolCall:
+    """The sandbox program calling a registered tool's function (its last good copy) with `args`."""
+    assert entry.spec is not None and entry.runnable is not None
+    return ToolCall(entry.name, entry.name, args, str(entry.runnable), f"tool {entry.name}", entry.spec.source_sha)
