@@ -108,27 +108,10 @@ class Worker:
         try:
             fd = child_end.fileno()
             passed = tuple(f for f in (fd, base_filter, net_child.fileno() if net_child else None) if f is not None)
-            if tier == TIER_BUBBLEWRAP:
-                argv = tiers.bubblewrap_command(project, network=network, channel_fd=fd,
-                                                project_writable=project_writable, toolchain=toolchain,
-                                                serve=serve, seccomp_fd=base_filter, venv_writable=venv_writable,
-                                                drop_caps=overlay is not None, git_commits=overlay is not None,
-                                                net_fd=net_child.fileno() if net_child is not None else None)
-                if overlay is not None:
-                    argv = [*overlays.launcher(overlay, project), *argv]
-                env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token,
-                                        toolchain=toolchain)
-                if net_child is not None:
-                    env.update(proxy_env())
-                private: str | None = None
-            else:
-                private_dir = scratch / f"run-{token}"
-                (private_dir / "home").mkdir(parents=True)
-                (private_dir / "tmp").mkdir()
-                private = str(private_dir)
-                argv = tiers.worker_argv(fd, project)
-                env = tiers.sandbox_env(home=str(private_dir / "home"), tmpdir=str(private_dir / "tmp"),
-                                        tier=tier, token=token, toolchain=toolchain)
+            argv, env, private = _command(project, tier=tier, network=network, channel_fd=fd, token=token,
+                                          scratch=scratch, project_writable=project_writable, toolchain=toolchain,
+                                          serve=serve, seccomp_fd=base_filter, venv_writable=venv_writable,
+                                          overlay=overlay, net_fd=net_child.fileno() if net_child is not None else None)
             cgroup = RunCgroup.create(f"tuiagent-{os.getpid()}-{token}", processes)
             if cgroup is not None:
                 # The shell joins the cgroup, then becomes the sandbox: every descendant is born inside it.
@@ -361,3 +344,26 @@ async def _drain(stream: asyncio.StreamReader, capture: _Capture, flood_limit: i
             capture.data += chunk[:room]
         if capture.total > flood_limit:
             flooded.set()
+
+def _command(project: Path, *, tier: str, network: bool, channel_fd: int, token: str, scratch: Path,
+             project_writable: bool, toolchain: Toolchain | None, serve: bool, seccomp_fd: int | None,
+             venv_writable: bool, overlay: overlays.OverlayDirs | None,
+             net_fd: int | None) -> tuple[list[str], dict[str, str], str | None]:
+    """A worker's command line and environment on its tier, and the weak tier's private folder (None under bubblewrap)."""
+    if tier == TIER_BUBBLEWRAP:
+        argv = tiers.bubblewrap_command(project, network=network, channel_fd=channel_fd,
+                                        project_writable=project_writable, toolchain=toolchain,
+                                        serve=serve, seccomp_fd=seccomp_fd, venv_writable=venv_writable,
+                                        drop_caps=overlay is not None, git_commits=overlay is not None, net_fd=net_fd)
+        if overlay is not None:
+            argv = [*overlays.launcher(overlay, project), *argv]
+        env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token, toolchain=toolchain)
+        if net_fd is not None:
+            env.update(proxy_env())
+        return argv, env, None
+    private_dir = scratch / f"run-{token}"
+    (private_dir / "home").mkdir(parents=True)
+    (private_dir / "tmp").mkdir()
+    env = tiers.sandbox_env(home=str(private_dir / "home"), tmpdir=str(private_dir / "tmp"), tier=tier, token=token,
+                            toolchain=toolchain)
+    return tiers.worker_argv(channel_fd, project), env, str(private_dir)

@@ -7,6 +7,7 @@ cannot be told from any other: only a cgroup or a namespace holds those (`stoppi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -76,9 +77,7 @@ def kill_tree(root: int, token: str, *, root_alive: bool = True) -> int:
         seen |= targets
         for signum in (signal.SIGSTOP, signal.SIGKILL):
             for pid in targets:
-                try:
+                with contextlib.suppress(OSError):  # already gone, or not ours to signal
                     os.kill(pid, signum)
-                except OSError:  # already gone, or not ours to signal
-                    pass
         time.sleep(0.002)  # scan again: a dying process may have spawned more
     return len(seen)

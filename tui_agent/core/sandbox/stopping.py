@@ -18,6 +18,7 @@ removing the cgroup needs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from dataclasses import dataclass
@@ -76,18 +77,21 @@ async def release(run: RunProcesses) -> None:
     """After the leader exited: nothing the run started outlives it, and its cgroup is removed."""
     if run.how() == BY_SESSION:
         await asyncio.to_thread(reaper.kill_tree, run.leader, run.token, root_alive=False)
-    group = run.cgroup
-    if group is None:
-        return
-    try:
-        for folder in group.folders:  # the usual case: the run left nothing, its cgroup is empty
+    if run.cgroup is not None and not _removed_if_empty(run.cgroup):
+        await asyncio.to_thread(run.cgroup.remove)
+
+
+def _removed_if_empty(group: RunCgroup) -> bool:
+    """Remove the cgroup's folders at once when the run left nothing in them (the usual case); False when one still
+    has members, which `RunCgroup.remove` then kills and waits for."""
+    for folder in group.folders:
+        try:
             folder.rmdir()
-        return
-    except FileNotFoundError:
-        return
-    except OSError:
-        pass
-    await asyncio.to_thread(group.remove)
+        except FileNotFoundError:
+            continue
+        except OSError:  # EBUSY: members still there
+            return False
+    return True
 
 
 def namespace_init(leader: int) -> int | None:
@@ -113,19 +117,16 @@ def kill_namespace(leader: int) -> None:
     pidfd = namespace_init(leader)
     if pidfd is not None:
         try:
-            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-        except OSError:  # it exited meanwhile: the namespace is gone already
-            pass
+            with contextlib.suppress(OSError):  # it exited meanwhile: the namespace is gone already
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
         finally:
             os.close(pidfd)
     _kill(leader)
 
 
 def _kill(pid: int) -> None:
-    try:
+    with contextlib.suppress(OSError):  # already gone
         os.kill(pid, signal.SIGKILL)
-    except OSError:  # already gone
-        pass
 
 
 def _parent(pid: int) -> int | None:
