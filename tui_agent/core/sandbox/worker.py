@@ -18,15 +18,6 @@ VALUE_LIMIT = 1_000_000
 LIMIT_ERRORS = (MemoryError,)
 
 
-def load_guard(file: str = "worker_guard.py") -> types.ModuleType:
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), file)
-    spec = importlib.util.spec_from_file_location(f"_tuiagent_{file[:-3]}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def read_request(channel: int) -> dict[str, Any]:
     chunks: list[bytes] = []
     while True:
@@ -127,12 +118,14 @@ def load_named_module(name: str, package_parent: str) -> types.ModuleType:
     return importlib.import_module(name)
 
 
-def load_file_module(name: str, path: str) -> types.ModuleType:
+def load_file_module(name: str, path: str, *, register: bool = True) -> types.ModuleType:
+    """The module in the file at `path`, named `name` (in `sys.modules` unless not `register`)."""
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    if register:
+        sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -177,12 +170,13 @@ def run_call(request: dict[str, Any], package_parent: str) -> Any:
     return finish_value(function(**request.get("kwargs", {})))
 
 
-def load_sibling(filename: str) -> types.ModuleType:
-    """A stdlib-only helper module next to this script, loaded by path once per process."""
+def load_sibling(filename: str, *, register: bool = True) -> types.ModuleType:
+    """A stdlib-only helper module next to this script, loaded by path (once per process when `register`; the guard
+    and the bridge client stay out of `sys.modules`, where agent code would find them by name)."""
     name = f"_tuiagent_{filename[:-3]}"
-    if name in sys.modules:
+    if register and name in sys.modules:
         return sys.modules[name]
-    return load_file_module(name, os.path.join(os.path.dirname(os.path.abspath(__file__)), filename))
+    return load_file_module(name, os.path.join(os.path.dirname(os.path.abspath(__file__)), filename), register=register)
 
 
 def describe_error(exc: BaseException, own: Any) -> tuple[str, str]:
@@ -257,9 +251,9 @@ BOOTED = b"U"
 
 def main() -> None:
     channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    guard = load_guard()
+    guard = load_sibling("worker_guard.py", register=False)
     if sys.argv[4:5] == ["serve"]:
-        load_zygote().serve(channel, scratch=sys.argv[5:], preload=lambda: preload(package_parent, guard),
+        load_sibling("zygote.py", register=False).serve(channel, scratch=sys.argv[5:], preload=lambda: preload(package_parent, guard),
                             harden=guard.make_undumpable,
                             run_one=lambda run_channel, prepare: run_request(run_channel, project, package_parent,
                                                                              guard, prepare))
@@ -268,15 +262,6 @@ def main() -> None:
         load_sibling("netrelay.py").hand_over_from_argv(sys.argv[4:])
     os.write(channel, BOOTED)  # the sandbox started: what fails after this is the run's, not bubblewrap's
     run_request(channel, project, package_parent, guard)
-
-
-def load_zygote() -> types.ModuleType:
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
-    spec = importlib.util.spec_from_file_location("_tuiagent_zygote", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 PRELOADED = ("tui_agent.core.catalog.inspector",)
@@ -348,7 +333,7 @@ def install_request_context(request: dict[str, Any], channel: int, project: str)
         install_tool_finder({str(name): str(path) for name, path in tool_paths.items()})
         own_files.update(os.path.realpath(str(path)) for path in tool_paths.values())
     if isinstance(request.get("bridge_tools"), dict):  # MCP tools, called through the runtime (bridge_client.py)
-        load_guard("bridge_client.py").install(channel, request["bridge_tools"])
+        load_sibling("bridge_client.py", register=False).install(channel, request["bridge_tools"])
     sys.path[:0] = tool_dirs
     reads = FileReads(project, tool_dirs, list(own_files - {SNIPPET_NAME}))  # the tool folders are excluded whole
     sys.addaudithook(reads.hook)
