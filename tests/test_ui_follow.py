@@ -41,14 +41,19 @@ async def paged_up(pilot, app: TuiAgentApp, *keys: str) -> None:  # type: ignore
     await wait_until(pilot, lambda: not at_bottom(app) and still(app), message="the view paged up")
 
 
+async def first_answer_at_the_end(pilot, app: TuiAgentApp) -> None:  # type: ignore[no-untyped-def]
+    """The app ready, a first prompt sent and answered, the view at the end."""
+    await ready(pilot)
+    await send(pilot, app, "first")
+    await wait_until(pilot, lambda: answered(app, 1), timeout=30, message="the first answer")
+    await wait_until(pilot, lambda: at_bottom(app), message="the view at the end")
+
+
 async def test_sending_a_prompt_after_page_up_scrolls_to_the_end(repo: Path, api: FakeMessagesAPI) -> None:
     api.enqueue(reply(text(LONG)), reply(text("Second answer. " + LONG)))
     app = make_app(repo)
     async with app.run_test(size=(80, 24)) as pilot:
-        await ready(pilot)
-        await send(pilot, app, "first")
-        await wait_until(pilot, lambda: answered(app, 1), timeout=30, message="the first answer")
-        await wait_until(pilot, lambda: at_bottom(app), message="the view at the end")
+        await first_answer_at_the_end(pilot, app)
         app.conversation.focus()
         await paged_up(pilot, app, "pageup", "pageup")
         grown_from = app.conversation.max_scroll_y
@@ -151,10 +156,7 @@ async def test_a_prompt_sent_in_the_same_frame_as_a_page_up_still_follows(repo: 
     api.enqueue(reply(text(LONG)), reply(text("Second answer. " + LONG)))
     app = make_app(repo)
     async with app.run_test(size=(80, 24)) as pilot:
-        await ready(pilot)
-        await send(pilot, app, "first")
-        await wait_until(pilot, lambda: answered(app, 1), timeout=30, message="the first answer")
-        await wait_until(pilot, lambda: at_bottom(app), message="the view at the end")
+        await first_answer_at_the_end(pilot, app)
         app.prompt_area.focus()
         await pilot.pause(0.1)
         app.prompt_area.insert("second")
