@@ -82,6 +82,8 @@ async def test_keys_on_a_focused_code_block_scroll_it_sideways_and_the_rest_scro
         await wait_until(pilot, lambda: len(app.conversation.query(ScrollingCode)) == 2, message="the code blocks")
         wide, fits = app.conversation.query(ScrollingCode)
         conversation = app.conversation
+        # a block scrolls sideways once laid out (before that, end is the conversation's): a person sees it first
+        await wait_until(pilot, lambda: wide.allow_horizontal_scroll and not fits.allow_horizontal_scroll, message="the blocks laid out")
         wide.focus()
         await pilot.press("end")
         await wait_until(pilot, lambda: wide.scroll_x == wide.max_scroll_x > 0, message="the wide block at its end")
