@@ -13,7 +13,7 @@ from tests.gitrepo import git
 from tui_agent.core.agent.git_readonly import read_only_git
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.events import ToolCallFinished
-from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 
 
 @pytest.mark.parametrize("command", ["git status", "git log --oneline -5", "git diff HEAD~1 -- src", "git show HEAD:README.md",

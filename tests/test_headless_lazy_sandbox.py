@@ -13,7 +13,7 @@ import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tui_agent.cli import main
-from tui_agent.core.sandbox.tiers import WORKER_SCRIPT
+from tui_agent.core.sandbox.launch import WORKER_SCRIPT
 
 
 def sandbox_workers(project: Path) -> set[int]:

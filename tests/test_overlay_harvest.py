@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored_watch, lowerstate, overlay as overlays
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored_watch, launch, lowerstate, overlay as overlays
 from tui_agent.core.sandbox.harvest import Harvest, harvest
-from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
 
 
@@ -20,7 +20,7 @@ from tui_agent.core.sandbox import Snippet
 def scratch(tmp_path: Path) -> Path:
     folder = tmp_path / "scratch"
     folder.mkdir()
-    problem = overlays.probe(folder)
+    problem = launch.probe_overlay(folder)
     if problem is not None:
         pytest.skip(problem)
     return folder
@@ -29,7 +29,7 @@ def scratch(tmp_path: Path) -> Path:
 def overlay_run(project: Path, scratch: Path, shell: str) -> overlays.OverlayDirs:
     """Run `shell` in `project` mounted as an overlay (as writable bubblewrap runs see it); its writes stay upper."""
     dirs = overlays.prepare(scratch)
-    subprocess.run([*overlays.launcher(dirs, project), "/bin/sh", "-c", f'cd "{project}" && {shell}'], check=True,
+    subprocess.run([*launch.overlay_prefix(dirs, project), "/bin/sh", "-c", f'cd "{project}" && {shell}'], check=True,
                    env={"PATH": "/usr/bin:/bin"})
     return dirs
 

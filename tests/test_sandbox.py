@@ -11,7 +11,7 @@ import pytest
 
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, SandboxUnavailable
-from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet, ToolCall
 
 TIERS = ["bubblewrap", "rlimits"]

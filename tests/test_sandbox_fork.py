@@ -13,7 +13,7 @@ from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox.cgroups import kill_base, pids_base
 from tui_agent.core.sandbox.forkpool import IDLE_RELEASE_S
-from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet, ToolCall
 
 pytestmark = pytest.mark.skipif(probe_bubblewrap() is not None or kill_base() is None,

@@ -12,7 +12,7 @@ import pytest
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox.cgroups import kill_base
-from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
 
 pytestmark = pytest.mark.skipif(probe_bubblewrap() is not None or kill_base() is None,

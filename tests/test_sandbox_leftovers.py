@@ -22,10 +22,10 @@ from tui_agent.core.agent.toolbase import ToolContext
 from tui_agent.core.agent.toolresults import told_of_quarantine
 from tui_agent.core.events import Event, Notice
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, lowerstate, overlay as overlays
+from tui_agent.core.sandbox import Sandbox, launch, lowerstate, overlay as overlays
 from tui_agent.core.sandbox.harvest import harvest
 from tui_agent.core.sandbox.policy import RunResult
-from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
 
 SHELL = '''
@@ -211,11 +211,11 @@ def test_a_folder_mode_someone_changed_during_the_run_is_kept(tmp_path: Path) ->
     project, scratch = tmp_path / "project", tmp_path / "scratch"
     (project / "mine").mkdir(parents=True)
     scratch.mkdir()
-    if overlays.probe(scratch) is not None:
+    if launch.probe_overlay(scratch) is not None:
         pytest.skip("no overlay here")
     start, since = lowerstate.take(project), time.time_ns()
     dirs = overlays.prepare(scratch)
-    subprocess.run([*overlays.launcher(dirs, project), "/bin/sh", "-c", f'cd "{project}" && echo x > mine/f'],
+    subprocess.run([*launch.overlay_prefix(dirs, project), "/bin/sh", "-c", f'cd "{project}" && echo x > mine/f'],
                    check=True, env={"PATH": "/usr/bin:/bin"})
     os.chmod(project / "mine", 0o711)  # the person, while the run ran
     harvest(dirs.upper, project, since_ns=since, aside=tmp_path / "aside", rootless=dirs.rootless, start=start)

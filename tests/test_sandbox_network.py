@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -24,7 +24,7 @@ from tests.hostile.cases import (
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox.describe import process_cap_enforced
-from tui_agent.core.sandbox.tiers import interpreter_paths
+from tui_agent.core.sandbox.launch import interpreter_paths
 from tui_agent.core.sandbox.toolchain import discover
 from tui_agent.core.sandbox import Snippet
 

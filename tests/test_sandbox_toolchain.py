@@ -20,7 +20,7 @@ from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox
 from tui_agent.core.sandbox.secrets import SECRET_HOME_PATHS
-from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox.toolchain import TOOL_HOME_VARIABLES
 
 pytestmark = pytest.mark.skipif(probe_bubblewrap() is not None, reason="needs a working bubblewrap")

@@ -20,7 +20,7 @@ from tui_agent.core.agent.toolbase import ToolContext, ToolOutput
 from tui_agent.core.events import Event, ToolOutputDelta
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand
-from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 
 TIERS = ["bubblewrap", "rlimits"]
 TRICKY = r"""X='a "quoted" $value with \backslash'; echo "$X"

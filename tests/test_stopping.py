@@ -19,7 +19,7 @@ import pytest
 
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, Snippet, cgroups
-from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 
 BWRAP = probe_bubblewrap() is None
 KILL = cgroups.kill_base() is not None

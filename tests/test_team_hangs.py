@@ -16,7 +16,7 @@ from tests.catalog_support import tool_source
 from tests.gitrepo import git
 
 from tui_agent.core.sandbox.forkserver import ForkServer
-from tui_agent.core.sandbox.tiers import bwrap_path
+from tui_agent.core.sandbox.launch import bwrap_path
 from tui_agent.core.versioning.snapshot import snapshot
 from tui_agent.core.versioning.writelock import LockTimeout, WriterLock
 

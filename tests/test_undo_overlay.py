@@ -17,7 +17,7 @@ from tui_agent.core.project import Project
 from tui_agent.core.runtime import Runtime
 from tui_agent.core.sandbox import Sandbox
 from tui_agent.core.sandbox.policy import SandboxPolicy
-from tui_agent.core.sandbox.tiers import probe_bubblewrap
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.runtime_state import agent_of
 from tui_agent.core.sandbox import Snippet
 

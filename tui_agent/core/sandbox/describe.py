@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tui_agent.core import projectfs
-from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox.launch import ALLOWED_ENV
 from tui_agent.core.sandbox.cgroups import kill_base, pids_base
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, TIER_LEVELS, SandboxPolicy
 from tui_agent.core.sandbox.worker_guard import seccomp_arch
@@ -60,7 +60,7 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
                    f"open files {policy.open_files}, processes {policy.processes} (hard = soft)"),
         "timeout": f"wall clock {policy.timeout_s:g} s, then SIGKILL of every process of the run: " + stop_mechanism(tier),
         "output": f"stdout and stderr capped at {policy.output_bytes} bytes each, with a note when cut",
-        "environment": "allow-listed variables only (" + ", ".join(tiers.ALLOWED_ENV)
+        "environment": "allow-listed variables only (" + ", ".join(ALLOWED_ENV)
                        + ", PATH, HOME, TMPDIR, and the build variables listed under toolchain); API keys and every "
                        "*_TOKEN, *_KEY, *_SECRET or password variable never reach agent code, even when configured",
         "seccomp": (f"filter ({seccomp}, built by libseccomp): no socket() when the network is off (IPv4/IPv6 only when on), no ptrace, no raising rlimits, "

@@ -16,7 +16,8 @@ from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.forkpool import ForkPool
 from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, SandboxPolicy
+from tui_agent.core.sandbox.launch import Launch
+from tui_agent.core.sandbox.policy import SandboxPolicy
 from tui_agent.core.sandbox.process import Outcome, OutputListener, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.warmpool import WarmPool
@@ -37,8 +38,7 @@ class RunDispatch:
         self._scratch = scratch
         self.toolchain: Toolchain | None = None
         """The project's toolchain every worker and fork server sees (set once it is discovered)."""
-        self.warm = WarmPool(project.root, warm_workers, self.spawn, self.warm_kinds,
-                             lambda: runs.attributed(policy.with_(project_writable=True)))
+        self.warm = WarmPool(project.root, warm_workers, self.spawn, self.warm_kinds)
         self.fork_pool: ForkPool | None = (ForkPool(project.root, scratch, policy.processes)
                                            if fork_servers and fork_servers_supported(tier) else None)
         self.fork_problem: str | None = None
@@ -82,11 +82,9 @@ class RunDispatch:
                          lower: lowerstate.LowerState | None = None) -> tuple[Outcome, list[str]]:
         """The run in a fresh pre-started worker (network runs, writable runs through an overlay, or no fork server),
         and the notes about what of its writes was not applied; `lower`: the project's stamps taken before it."""
-        attributed = self.runs.attributed(policy)
-        if self.runs.venv_writable(policy):  # never a warm worker: those keep the virtualenv read-only
-            worker = await self.spawn(bool(policy.network), writable, attributed, venv_writable=True)
-        else:
-            worker = await self.warm.acquire(bool(policy.network), writable, attributed)
+        worker = await self.warm.acquire(Launch(self.tier, network=bool(policy.network), project_writable=writable,
+                                                venv_writable=self.runs.venv_writable(policy),
+                                                overlay=self.runs.attributed(policy)))
         self._running.add(worker)
         since = time.time_ns()
         dirs = worker.overlay
@@ -163,23 +161,24 @@ class RunDispatch:
         if pool is not None:
             asyncio.get_running_loop().create_task(pool.aclose())
 
-    async def spawn(self, network: bool, project_writable: bool, overlay: bool, venv_writable: bool = False) -> Worker:
-        dirs = await self.runs.open_overlay() if overlay else None
+    async def spawn(self, launch: Launch) -> Worker:
+        dirs = await self.runs.open_overlay() if launch.overlay else None
         try:
-            return await Worker.spawn(self.project.root, tier=self.tier, network=network, scratch=self._scratch,
-                                      processes=self._processes, project_writable=project_writable,
-                                      toolchain=self.toolchain, venv_writable=venv_writable, overlay=dirs)
+            return await Worker.spawn(self.project.root, launch, scratch=self._scratch, processes=self._processes,
+                                      toolchain=self.toolchain, overlay=dirs)
         except BaseException:
             if dirs is not None:
                 self.runs.drop_overlay(dirs)
             raise
 
-    def warm_kinds(self) -> tuple[bool, ...]:
-        """Which warm pools (by project writable) fresh workers are kept in: offline runs are forked from fork servers,
-        except writable runs through an overlay (a fresh mount per run: it caches what it looked up)."""
+    def warm_kinds(self) -> tuple[Launch, ...]:
+        """Which offline launches fresh workers are kept warm for: offline runs are forked from fork servers, except
+        writable runs through an overlay (a fresh mount per run: it caches what it looked up)."""
+        writable = self.runs.attributed(SandboxPolicy(project_writable=True))
+        kinds = (Launch(self.tier, overlay=writable), Launch(self.tier, project_writable=False))
         if self.fork_pool is None:
-            return (True, False)
-        return (True,) if self.runs.overlay_problem is None and self.tier == TIER_BUBBLEWRAP else ()
+            return kinds
+        return kinds[:1] if writable else ()
 
     async def cancel_running(self) -> None:
         """Kill every running sandboxed process tree; their calls return error_kind "cancelled"."""

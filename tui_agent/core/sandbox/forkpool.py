@@ -6,7 +6,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox.launch import project_layout
 from tui_agent.core.sandbox.forkserver import ForkServer, ForkServerError
 from tui_agent.core.sandbox.toolchain import Toolchain
 
@@ -40,7 +40,7 @@ class ForkPool:
 
     async def acquire(self, project_writable: bool) -> ForkServer:
         """An idle server for this mode, marked busy; raises ForkServerError when none can be started."""
-        layout = tiers.project_layout(self.project)
+        layout = project_layout(self.project)
         pool = self._servers[project_writable]
         while True:
             for server in list(pool):

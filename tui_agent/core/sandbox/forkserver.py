@@ -24,6 +24,7 @@ from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import RunCgroup, kill_base
 from tui_agent.core.sandbox.process import (DRAIN_AFTER_EXIT_S, RESULT_LIMIT, Outcome, OutputListener, Worker, _Capture, _drain,
                                             decode_result)
+from tui_agent.core.sandbox.launch import Launch
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.stopping import RunProcesses, stop
 from tui_agent.core.sandbox.toolchain import Toolchain
@@ -102,8 +103,8 @@ class ForkServer:
     async def start(cls, project: Path, *, scratch: Path, processes: int, project_writable: bool,
                     toolchain: Toolchain | None = None, closing: asyncio.Event | None = None) -> "ForkServer":
         """Boot a server; `closing` set meanwhile (the sandbox closes) kills it at once instead of waiting for it."""
-        zygote = await Worker.spawn(project, tier=TIER_BUBBLEWRAP, network=False, scratch=scratch, processes=processes,
-                                    project_writable=project_writable, toolchain=toolchain, serve=True)
+        launch = Launch(TIER_BUBBLEWRAP, project_writable=project_writable, serve=True)
+        zygote = await Worker.spawn(project, launch, scratch=scratch, processes=processes, toolchain=toolchain)
         server = cls(zygote, project_writable, processes)
         problem: BaseException | None = None
         try:

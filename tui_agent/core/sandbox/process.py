@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.listeners import tell
-from tui_agent.core.sandbox import overlay as overlays, tiers
+from tui_agent.core.sandbox import launch as launch_path, overlay as overlays
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
 from tui_agent.core.sandbox.cgroups import RunCgroup
-from tui_agent.core.sandbox.netproxy import PROXY_REFUSED, Attachment, proxy_env, shared_proxy
+from tui_agent.core.sandbox.launch import Launch
+from tui_agent.core.sandbox.netproxy import PROXY_REFUSED, Attachment, shared_proxy
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant
 from tui_agent.core.sandbox.stopping import RunProcesses, release, stop_soon
 from tui_agent.core.sandbox.toolchain import Toolchain
@@ -28,8 +29,6 @@ RESULT_LIMIT = 8 * 1024 * 1024
 DRAIN_AFTER_EXIT_S = 0.5
 BOOTED = b"U"
 """As in worker.py: the first byte on the channel, sent once the sandboxed interpreter started."""
-JOIN_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
-"""The shell joins each of the run's cgroup folders, then becomes the sandbox."""
 OutputListener = Callable[[bytes], None]
 """Called with each chunk a run writes to its stdout, as it arrives (run_shell's live output)."""
 
@@ -64,20 +63,18 @@ class _Capture:
 class Worker:
     """A started (possibly still booting) sandboxed interpreter that will serve exactly one request."""
 
-    def __init__(self, process: asyncio.subprocess.Process, channel: socket.socket, tier: str,
-                 token: str, network: bool, layout: tuple[tuple[str, bool], ...], home: str | None,
-                 cgroup: RunCgroup | None, project_writable: bool = True,
+    def __init__(self, process: asyncio.subprocess.Process, channel: socket.socket, launch: Launch, token: str,
+                 layout: tuple[tuple[str, bool], ...], private_dir: str | None, cgroup: RunCgroup | None,
                  overlay: overlays.OverlayDirs | None = None, net_channel: socket.socket | None = None) -> None:
         self.process = process
         self.channel = channel
-        self.tier = tier
+        self.launch = launch
+        """What it was started as (the warm pool hands it only to a run wanting the same)."""
         self.token = token
-        self.network = network
-        self.project_writable = project_writable
         self.layout = layout
-        self.private_dirs = home
+        self.private_dirs = private_dir
         self.cgroup = cgroup
-        self.processes = RunProcesses(process.pid, cgroup, namespace=tier == TIER_BUBBLEWRAP, token=token)
+        self.processes = RunProcesses(process.pid, cgroup, namespace=launch.tier == TIER_BUBBLEWRAP, token=token)
         """What `stopping` stops: the run's cgroup, its PID namespace, or (weak tier) its session."""
         self.overlay = overlay
         """The overlay folders the project is mounted with (what the run writes lands in its upper folder), or None."""
@@ -90,40 +87,35 @@ class Worker:
         self._done = asyncio.Event()
 
     @classmethod
-    async def spawn(cls, project: Path, *, tier: str, network: bool, scratch: Path, processes: int,
-                    project_writable: bool = True, toolchain: Toolchain | None = None,
-                    serve: bool = False, venv_writable: bool = False,
-                    overlay: overlays.OverlayDirs | None = None) -> "Worker":
-        """Start a worker; `project_writable` False (bubblewrap only) mounts the whole project read-only.
-
-        `overlay` (bubblewrap, writable) mounts the project as an overlay first: the run's writes go to its upper folder.
-
-        `serve` (bubblewrap only) starts a fork server instead, driven by `forkserver.ForkServer`.
-        """
-        layout = tiers.project_layout(project)  # before the command line: a path made meanwhile makes it stale, not unbound
+    async def spawn(cls, project: Path, launch: Launch, *, scratch: Path, processes: int,
+                    toolchain: Toolchain | None = None, overlay: overlays.OverlayDirs | None = None) -> "Worker":
+        """Start a worker as `launch` says (`launch.py` builds its command line); `overlay`: the folders of its
+        overlay mount when `launch.overlay`."""
+        layout = launch_path.project_layout(project)  # before the command line: a path made meanwhile makes it stale
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
-        base_filter = base_filter_fd(network) if tier == TIER_BUBBLEWRAP else None
-        net_host, net_child = socket.socketpair() if network and tier == TIER_BUBBLEWRAP else (None, None)
+        strong = launch.tier == TIER_BUBBLEWRAP
+        base_filter = base_filter_fd(launch.network) if strong else None
+        net_host, net_child = socket.socketpair() if launch.network and strong else (None, None)
+        cgroup: RunCgroup | None = None
         try:
             fd = child_end.fileno()
             passed = tuple(f for f in (fd, base_filter, net_child.fileno() if net_child else None) if f is not None)
-            argv, env, private = _command(project, tier=tier, network=network, channel_fd=fd, token=token,
-                                          scratch=scratch, project_writable=project_writable, toolchain=toolchain,
-                                          serve=serve, seccomp_fd=base_filter, venv_writable=venv_writable,
-                                          overlay=overlay, net_fd=net_child.fileno() if net_child is not None else None)
             cgroup = RunCgroup.create(f"tuiagent-{os.getpid()}-{token}", processes)
-            if cgroup is not None:
-                # The shell joins the cgroup, then becomes the sandbox: every descendant is born inside it.
-                argv = ["/bin/sh", "-c", JOIN_THEN_EXEC, "sh", *map(str, cgroup.procs_files), "--", *argv]
+            started = launch_path.command(project, launch, token=token, scratch=scratch, channel_fd=fd,
+                                          toolchain=toolchain, seccomp_fd=base_filter,
+                                          net_fd=net_child.fileno() if net_child is not None else None,
+                                          overlay=overlay, cgroup_procs=tuple(cgroup.procs_files) if cgroup else ())
             process = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, pass_fds=passed, env=env, cwd=str(project),
+                *started.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, pass_fds=passed, env=started.env, cwd=str(project),
                 start_new_session=True,
             )
         except BaseException:
             if net_host is not None:
                 net_host.close()
+            if cgroup is not None:
+                cgroup.remove()
             raise
         finally:
             child_end.close()
@@ -132,11 +124,10 @@ class Worker:
             if base_filter is not None:
                 os.close(base_filter)
         parent_end.setblocking(False)
-        worker = cls(process, parent_end, tier, token, network, layout, private, cgroup, project_writable, overlay,
-                     net_host)
-        if not serve:  # its run's filter, built now rather than by the worker once the request comes: process 1 of
-            # its pid namespace in its own session under bubblewrap; a child of this process leading its group without
-            worker.seccomp = run_filter_message(network, *((-1, 1) if tier == TIER_BUBBLEWRAP else (os.getpid(), process.pid)))
+        worker = cls(process, parent_end, launch, token, layout, started.private_dir, cgroup, overlay, net_host)
+        if not launch.serve:  # its run's filter, built now rather than by the worker once the request comes: process 1
+            # of its pid namespace in its own session under bubblewrap; a child of this process leading its group without
+            worker.seccomp = run_filter_message(launch.network, *((-1, 1) if strong else (os.getpid(), process.pid)))
         return worker
 
     @property
@@ -344,26 +335,3 @@ async def _drain(stream: asyncio.StreamReader, capture: _Capture, flood_limit: i
             capture.data += chunk[:room]
         if capture.total > flood_limit:
             flooded.set()
-
-def _command(project: Path, *, tier: str, network: bool, channel_fd: int, token: str, scratch: Path,
-             project_writable: bool, toolchain: Toolchain | None, serve: bool, seccomp_fd: int | None,
-             venv_writable: bool, overlay: overlays.OverlayDirs | None,
-             net_fd: int | None) -> tuple[list[str], dict[str, str], str | None]:
-    """A worker's command line and environment on its tier, and the weak tier's private folder (None under bubblewrap)."""
-    if tier == TIER_BUBBLEWRAP:
-        argv = tiers.bubblewrap_command(project, network=network, channel_fd=channel_fd,
-                                        project_writable=project_writable, toolchain=toolchain,
-                                        serve=serve, seccomp_fd=seccomp_fd, venv_writable=venv_writable,
-                                        drop_caps=overlay is not None, git_commits=overlay is not None, net_fd=net_fd)
-        if overlay is not None:
-            argv = [*overlays.launcher(overlay, project), *argv]
-        env = tiers.sandbox_env(home=tiers.SANDBOX_HOME, tmpdir="/tmp", tier=tier, token=token, toolchain=toolchain)
-        if net_fd is not None:
-            env.update(proxy_env())
-        return argv, env, None
-    private_dir = scratch / f"run-{token}"
-    (private_dir / "home").mkdir(parents=True)
-    (private_dir / "tmp").mkdir()
-    env = tiers.sandbox_env(home=str(private_dir / "home"), tmpdir=str(private_dir / "tmp"), tier=tier, token=token,
-                            toolchain=toolchain)
-    return tiers.worker_argv(channel_fd, project), env, str(private_dir)

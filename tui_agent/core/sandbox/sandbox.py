@@ -10,7 +10,7 @@ from typing import Any, overload
 
 from tui_agent.core.project import Project
 from tui_agent.core.settings import Settings
-from tui_agent.core.sandbox import ignored, overlay_records, protected, quarantine, tiers
+from tui_agent.core.sandbox import ignored, overlay_records, protected, quarantine
 from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
@@ -18,6 +18,7 @@ from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.dispatch import RunDispatch
 from tui_agent.core.sandbox.forkpool import ForkPool
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.hostnames import configured_names
 from tui_agent.core.tempfolders import owned_temp, sweep_once
 from tui_agent.core.sandbox.outcome import BWRAP_FIX, answer_result, network_refused, to_run_result, with_notes
@@ -86,7 +87,7 @@ class Sandbox:
         settings = settings or project.load_settings()  # a restricted runtime passes its own (no committed grants)
         if min_level is None:
             min_level = settings.sandbox_min_level
-        problem = await asyncio.to_thread(tiers.probe_bubblewrap)
+        problem = await asyncio.to_thread(probe_bubblewrap)
         if tier is None:
             tier = TIER_BUBBLEWRAP if problem is None else TIER_RLIMITS
         elif tier == TIER_BUBBLEWRAP and problem is not None:

@@ -8,48 +8,55 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from tui_agent.core.sandbox import tiers
+from tui_agent.core.sandbox.launch import Launch, project_layout
 from tui_agent.core.sandbox.process import Worker
 
-Spawn = Callable[[bool, bool, bool], Awaitable[Worker]]
-"""Start a worker: (network, project writable, overlay)."""
+Spawn = Callable[[Launch], Awaitable[Worker]]
 
 
 class WarmPool:
-    """Up to `size` pre-started offline workers per kind (project writable or not); `kinds()` says which kinds are
-    kept full and `overlay()` whether writable ones are mounted as overlays (both can change while tuiagent runs)."""
+    """Up to `size` pre-started workers per kept `Launch`; `kinds()` says which offline launches are kept full (they
+    can change while tuiagent runs: the overlay may fail, the fork servers may go)."""
 
-    def __init__(self, root: Path, size: int, spawn: Spawn, kinds: Callable[[], tuple[bool, ...]],
-                 overlay: Callable[[], bool]) -> None:
+    def __init__(self, root: Path, size: int, spawn: Spawn, kinds: Callable[[], tuple[Launch, ...]]) -> None:
         self.root = root
         self.size = size
         self._spawn = spawn
         self._kinds = kinds
-        self._overlay = overlay
-        self._workers: dict[bool, list[Worker]] = {True: [], False: []}
-        self._kept: set[bool] = {True}
-        """Kinds the refill keeps full; the read-only one joins after its first use (catalog validation)."""
+        self._workers: list[Worker] = []
+        self._used: set[Launch] = set()
+        """Read-only kinds join the refill after their first use (catalog validation); writable ones always do."""
         self._refill: asyncio.Task[None] | None = None
         self._closed = False
 
-    async def acquire(self, network: bool, project_writable: bool, overlay: bool) -> Worker:
-        """A waiting worker of this kind started under the project's current layout, or a new one."""
-        if not network:
-            self._kept.add(project_writable)
-            layout = tiers.project_layout(self.root)
-            waiting = self._workers[project_writable]
-            while waiting:
-                candidate = waiting.pop(0)
-                if candidate.alive and candidate.layout == layout and (candidate.overlay is not None) == overlay:
-                    return candidate
-                asyncio.get_running_loop().create_task(candidate.discard())
-        return await self._spawn(network, project_writable, overlay)
+    async def acquire(self, launch: Launch) -> Worker:
+        """A waiting worker started as `launch` under the project's current layout, or a new one (network runs and
+        runs with the virtualenv writable always get a new one)."""
+        if launch.network or launch.venv_writable:
+            return await self._spawn(launch)
+        self._used.add(launch)
+        layout = project_layout(self.root)
+        for candidate in [worker for worker in self._workers if worker.launch == launch]:
+            self._workers.remove(candidate)
+            if candidate.alive and candidate.layout == layout:
+                return candidate
+            asyncio.get_running_loop().create_task(candidate.discard())
+        return await self._spawn(launch)
 
     async def fill(self) -> None:
-        for project_writable in self._kinds():
-            waiting = self._workers[project_writable]
-            while not self._closed and project_writable in self._kept and len(waiting) < self.size:
-                waiting.append(await self._spawn(False, project_writable, project_writable and self._overlay()))
+        kinds = self._kinds()
+        for stale in [worker for worker in self._workers if worker.launch not in kinds]:
+            self._workers.remove(stale)
+            asyncio.get_running_loop().create_task(stale.discard())
+        for launch in kinds:
+            while not self._closed and self._kept(launch) and self._waiting(launch) < self.size:
+                self._workers.append(await self._spawn(launch))
+
+    def _kept(self, launch: Launch) -> bool:
+        return launch.project_writable or launch in self._used
+
+    def _waiting(self, launch: Launch) -> int:
+        return sum(1 for worker in self._workers if worker.launch == launch)
 
     def schedule_refill(self) -> None:
         if self._closed or (self._refill is not None and not self._refill.done()):
@@ -64,6 +71,5 @@ class WarmPool:
                 await self._refill
 
     async def discard_all(self) -> None:
-        waiting = [worker for workers in self._workers.values() for worker in workers]
-        self._workers = {True: [], False: []}
+        waiting, self._workers = self._workers, []
         await asyncio.gather(*(worker.discard() for worker in waiting), return_exceptions=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import ignored, ignored_watch, lowerstate, overlay as overlays, overlay_records
 from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites, collect, writes_of
+from tui_agent.core.sandbox.launch import probe_overlay
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, SandboxPolicy
 
 KEPT_RUN_WRITES = 256
@@ -45,7 +46,7 @@ class WritableRuns:
         """Why this project cannot be mounted as an overlay here, or None (run once, in a thread)."""
         if not overlays.usable_paths(self.project.root, self._scratch):
             return f"the project path has a character an overlay mount cannot carry; {PER_CALL_ONLY}"
-        problem = overlays.probe(self._scratch)
+        problem = probe_overlay(self._scratch)
         return f"{problem}; {PER_CALL_ONLY}" if problem else None
 
     def project_writable(self, policy: SandboxPolicy) -> bool:

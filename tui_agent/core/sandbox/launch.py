@@ -1,0 +1,275 @@
+"""The one launch path: what a worker is started as (`Launch`) becomes its command line and environment, for the fresh
+worker, the overlay worker and the fork server alike; the bubblewrap and overlay probes try the same pieces.
+
+Under bubblewrap the command line is, outermost first: the shell that joins the run's cgroup (`JOIN_THEN_EXEC`), the
+overlay mount in a new mount namespace (a writable run through an overlay, `OVERLAY_MOUNT`), bubblewrap (`_bwrap`),
+the worker. The weak (rlimits) tier's path is small on purpose: the cgroup join (where there is one), then the worker
+itself with a private home and /tmp under the sandbox's scratch folder: no filesystem or namespace isolation.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from tui_agent.core.sandbox import overlay as overlays, protected
+from tui_agent.core.sandbox.hostpaths import socket_folders
+from tui_agent.core.sandbox.netproxy import PROXY_PORT, proxy_env
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
+from tui_agent.core.sandbox.toolchain import Toolchain, bwrap_arguments
+from tui_agent.core.sandbox.venvs import project_venvs
+
+WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+PACKAGE_PARENT = Path(__file__).resolve().parents[3]
+"""The folder holding the `tui_agent` package, put on the worker's path."""
+
+SANDBOX_HOME = "/tmp/home"
+ALLOWED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+"""The only variables copied from the parent's environment; everything else (API keys, tokens) is dropped."""
+
+NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net")
+ISOLATED = (*NAMESPACES, "--as-pid-1", "--die-with-parent", "--new-session")
+"""Every bubblewrap the sandbox starts (the probe too): its own namespaces (network: only `lo`), the worker as
+process 1 (no unfiltered bubblewrap init), gone with its parent, in a new session (no terminal to inject into)."""
+JOIN_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+"""The shell joins each of the run's cgroup folders, then becomes the sandbox: every descendant is born inside it."""
+OVERLAY_MOUNT = 'mount -t overlay overlay -o "$1" "$2" || exit 125; shift 2; exec "$@"'
+"""Mounts the overlay (exit status `overlay.MOUNT_FAILED` when it cannot), then becomes bubblewrap."""
+
+_probe_lock = threading.Lock()
+_probe_cache: dict[str, str | None] = {}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What a worker is started as; two workers of one Launch are interchangeable (the warm pool's key).
+
+    `project_writable` False (bubblewrap only) mounts the whole project read-only; `venv_writable` leaves the project's
+    virtualenvs writable; `overlay` (bubblewrap, writable) mounts the project as an overlay, the run's writes landing in
+    its upper folder; `serve` starts a fork server (`forkserver.ForkServer`) instead of a one-run worker.
+    """
+
+    tier: str
+    network: bool = False
+    project_writable: bool = True
+    venv_writable: bool = False
+    overlay: bool = False
+    serve: bool = False
+
+
+@dataclass(frozen=True)
+class Command:
+    """A worker's command line, its environment, and the weak tier's private folder (None under bubblewrap)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    private_dir: str | None
+
+
+def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel_fd: int,
+            toolchain: Toolchain | None = None, seccomp_fd: int | None = None, net_fd: int | None = None,
+            overlay: overlays.OverlayDirs | None = None, cgroup_procs: tuple[Path, ...] = ()) -> Command:
+    """The command that starts a worker as `launch` says: `seccomp_fd` is the base filter bubblewrap installs, `net_fd`
+    where the worker hands over its proxy listener (a network grant), `overlay` the folders of its overlay mount,
+    `cgroup_procs` the run cgroup's `cgroup.procs` files the first process joins."""
+    join = ["/bin/sh", "-c", JOIN_THEN_EXEC, "sh", *map(str, cgroup_procs), "--"] if cgroup_procs else []
+    if launch.tier != TIER_BUBBLEWRAP:
+        private_dir = scratch / f"run-{token}"
+        (private_dir / "home").mkdir(parents=True)
+        (private_dir / "tmp").mkdir()
+        env = sandbox_env(home=str(private_dir / "home"), tmpdir=str(private_dir / "tmp"), tier=launch.tier,
+                          token=token, toolchain=toolchain)
+        return Command([*join, *worker_argv(channel_fd, project)], env, str(private_dir))
+    mount = overlay_prefix(overlay, project) if overlay is not None else []
+    argv = _bwrap(project, launch, toolchain=toolchain, seccomp_fd=seccomp_fd, drop_caps=overlay is not None)
+    served = hidden_paths() if launch.serve else None
+    argv += worker_argv(channel_fd, project, served, net_fd if launch.network else None)
+    env = sandbox_env(home=SANDBOX_HOME, tmpdir="/tmp", tier=launch.tier, token=token, toolchain=toolchain)
+    if net_fd is not None and launch.network:
+        env.update(proxy_env())
+    return Command([*join, *mount, *argv], env, None)
+
+
+def _bwrap(project: Path, launch: Launch, *, toolchain: Toolchain | None, seccomp_fd: int | None,
+           drop_caps: bool) -> list[str]:
+    """bubblewrap up to the worker: / read-only, homes, /tmp and host socket folders hidden, the project the only
+    writable place (read-only too unless `launch.project_writable`), under the base filter read from `seccomp_fd`.
+
+    `drop_caps`: bubblewrap runs as root of a user namespace (an overlay launcher's) even for a user without privileges;
+    an overlay run's `.git` is writable where a commit writes (the harvest filters it). A `network` grant is served
+    by the host's proxy through the listener the worker hands over (netproxy.py), never by the host's interfaces.
+    """
+    binary = bwrap_path()
+    assert binary is not None
+    argv = [binary, *ISOLATED, "--hostname", "sandbox"]
+    if os.geteuid() == 0 or drop_caps:
+        argv += ["--cap-drop", "ALL"]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    hidden = hidden_paths()
+    for folder in hidden:
+        argv += ["--tmpfs", str(folder)]
+    for file in revealed_files(hidden):
+        argv += ["--ro-bind", str(file), str(file)]
+    argv += ["--dir", SANDBOX_HOME]
+    interpreter = interpreter_paths()
+    for path in interpreter:
+        if any(_is_under(path, folder) for folder in hidden) and not _is_under(path, project):
+            argv += ["--ro-bind", str(path), str(path)]
+    if toolchain is not None:
+        argv += bwrap_arguments(toolchain, hidden)
+    if launch.project_writable:
+        argv += ["--bind", str(project), str(project)]
+        argv += protected.read_only_binds(project, git_commits=launch.overlay)
+        if not launch.venv_writable:  # a test run must not plant a .pth in a virtualenv (used or not) run later
+            for venv in project_venvs(project, toolchain.venv if toolchain is not None else None):
+                argv += ["--ro-bind", str(venv), str(venv)]
+    else:
+        argv += ["--ro-bind", str(project), str(project)]
+    for path in interpreter:
+        if _is_under(path, project):
+            argv += ["--ro-bind", str(path), str(path)]
+    return [*argv, "--chdir", str(project), "--"]
+
+
+def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None = None,
+                net_fd: int | None = None) -> list[str]:
+    """The worker's command line; `serve_scratch` makes it a fork server that wipes those private folders per run;
+    `net_fd` is where it hands over its network proxy listener (netrelay.py)."""
+    serve = ["serve", *(str(folder) for folder in serve_scratch)] if serve_scratch is not None else []
+    net = [f"net={net_fd}:{PROXY_PORT}"] if net_fd is not None else []
+    return [sys.executable, "-I", "-B", str(WORKER_SCRIPT), str(channel_fd), str(project), str(PACKAGE_PARENT), *serve,
+            *net]
+
+
+def overlay_prefix(dirs: overlays.OverlayDirs, project: Path) -> list[str]:
+    """The command prefix that mounts the overlay over `project` in a new mount namespace (a new user namespace too,
+    mapped to the caller, without privileges), then execs the rest of the command line (bubblewrap)."""
+    binary = shutil.which("unshare") or "unshare"
+    options = f"lowerdir={project},upperdir={dirs.upper},workdir={dirs.work},volatile"
+    if dirs.rootless:
+        options = "userxattr," + options
+    user = ["--user", "--map-root-user"] if dirs.rootless else []
+    return [binary, "--mount", "--propagation", "private", *user, "--", "/bin/sh", "-c", OVERLAY_MOUNT, "overlay",
+            options, str(project)]
+
+
+def sandbox_env(*, home: str, tmpdir: str, tier: str, token: str, toolchain: Toolchain | None = None) -> dict[str, str]:
+    """The allow-listed environment agent code sees: no secret can be in it; `toolchain` adds PATH and build variables."""
+    env = {key: os.environ[key] for key in ALLOWED_ENV if key in os.environ}
+    interpreter_bin = str(Path(sys.executable).parent)
+    if toolchain is not None:
+        env.update(toolchain.environment())
+    env.update(
+        PATH=env.get("PATH") or f"{interpreter_bin}:/usr/local/bin:/usr/bin:/bin",
+        HOME=home,
+        TMPDIR=tmpdir,
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONIOENCODING="utf-8",
+        TUIAGENT_SANDBOX=tier,
+        TUIAGENT_SANDBOX_RUN=token,
+    )
+    env.setdefault("LANG", "C.UTF-8")
+    return env
+
+
+def _is_under(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def hidden_paths() -> list[Path]:
+    """Folders replaced by empty tmpfs inside bubblewrap: homes, /tmp and the folders holding host sockets."""
+    candidates = [Path("/root"), Path("/home"), Path(os.path.expanduser("~")), *socket_folders()]
+    unique: list[Path] = []
+    for path in candidates:
+        resolved = path.resolve() if path.exists() else None
+        if resolved is None or resolved == Path("/") or any(_is_under(resolved, folder) for folder in unique):
+            continue
+        unique = [folder for folder in unique if not _is_under(folder, resolved)] + [resolved]
+    return unique
+
+
+def revealed_files(hidden: list[Path]) -> list[Path]:
+    """Plain files the sandbox needs from a hidden folder: /etc/resolv.conf often links into /run (systemd-resolved)."""
+    found: list[Path] = []
+    for name in ("/etc/resolv.conf",):
+        target = Path(name).resolve()
+        if target.is_file() and any(_is_under(target, folder) for folder in hidden):
+            found.append(target)
+    return found
+
+
+def interpreter_paths() -> list[Path]:
+    """What the worker interpreter needs to be visible: prefixes, the executable's folder, the tui_agent package."""
+    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix),
+             Path(os.path.realpath(sys.executable)).parent, Path(sys.executable).parent, PACKAGE_PARENT}
+    return sorted({p.resolve() for p in paths if p.exists()})
+
+
+def project_layout(project: Path) -> tuple[tuple[str, bool], ...]:
+    """Which read-only paths exist (the project's virtualenvs too); a warm worker started under another layout
+    must not be used."""
+    return (*protected.layout(project), *((f"virtualenv {venv}", True) for venv in project_venvs(project, None)))
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def probe_bubblewrap() -> str | None:
+    """None when bubblewrap really works here (tried once per process), else the reason it does not."""
+    with _probe_lock:
+        if "bubblewrap" not in _probe_cache:
+            binary = bwrap_path()
+            _probe_cache["bubblewrap"] = _tried(
+                [binary, *ISOLATED, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                 "true"], "bwrap fails here") if binary else "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+        return _probe_cache["bubblewrap"]
+
+
+def probe_overlay(scratch: Path) -> str | None:
+    """None when an overlay can be mounted here the way runs mount it (tried once per process), else why not."""
+    with _probe_lock:
+        if "overlay" not in _probe_cache:
+            _probe_cache["overlay"] = _try_overlay(scratch)
+        return _probe_cache["overlay"]
+
+
+def _tried(argv: list[str], failing: str) -> str | None:
+    """None when `argv` exits 0 within 10 s, else `failing` with its error output."""
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=10, env={"PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"{failing}: {error}"
+    if done.returncode == 0:
+        return None
+    return f"{failing}: {done.stderr.decode(errors='replace').strip() or f'exit status {done.returncode}'}"
+
+
+def _try_overlay(scratch: Path) -> str | None:
+    if shutil.which("unshare") is None:
+        return "util-linux's `unshare` is not installed"
+    if not overlays.usable_paths(Path("/"), scratch):
+        return f"the temporary folder {scratch} has characters a mount option cannot carry"
+    trial = Path(tempfile.mkdtemp(prefix="overlay-probe-", dir=scratch))
+    try:
+        lower = trial / "lower"
+        lower.mkdir()
+        (lower / "f").write_text("x")
+        dirs = overlays.prepare(trial)
+        problem = _tried([*overlay_prefix(dirs, lower), "/bin/sh", "-c", f'rm "{lower}/f" && echo y > "{lower}/g"'],
+                         "an overlay mount fails here")
+        if problem is None and (not (dirs.upper / "g").is_file() or (lower / "g").exists() or not (lower / "f").exists()):
+            return "an overlay mount does not keep writes apart here"
+        return problem
+    finally:
+        for dirs_left in trial.glob("overlay-*"):
+            overlays.OverlayDirs(dirs_left, rootless=True).remove()
+        shutil.rmtree(trial, ignore_errors=True)
