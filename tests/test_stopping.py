@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy, Snippet, cgroups
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, Snippet, cgroups
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 
 BWRAP = probe_bubblewrap() is None
@@ -39,6 +39,29 @@ subprocess.Popen(["/bin/sh", "-c", "trap '' TERM; exec sleep {ignorer}"])
 subprocess.Popen(["sleep", "{escaper}"], process_group=0)
 time.sleep(1000)
 """
+LEAVE = """
+import os, subprocess, time
+subprocess.run(["/bin/sh", "-c", "setsid sleep {daemon} </dev/null >/dev/null 2>&1 &"])
+subprocess.Popen(["/bin/sh", "-c", "trap '' TERM; exec sleep {ignorer}"], stdout=subprocess.DEVNULL)
+subprocess.Popen(["sleep", "{escaper}"], process_group=0)
+
+def sleeping(argument):
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if open(f"/proc/{{pid}}/cmdline", "rb").read().split(b"\\0")[:2] == [b"sleep", argument.encode()]:
+                return True
+        except OSError:
+            pass
+    return False
+
+while not all(map(sleeping, ["{daemon}", "{ignorer}", "{escaper}"])):
+    time.sleep(0.01)
+"""
+SHELL_LEAVE = """setsid sleep {daemon} </dev/null >/dev/null 2>&1 & d=$!
+sh -c "trap '' TERM; exec sleep {ignorer}" </dev/null >/dev/null 2>&1 & i=$!
+sleep {escaper} </dev/null >/dev/null 2>&1 & e=$!
+for p in $d $i $e; do until [ "$(cat /proc/$p/comm 2>/dev/null)" = sleep ]; do sleep 0.01; done; done
+echo started"""
 BOMB = """
 import subprocess, sys
 subprocess.run([sys.executable, "-c", "import os, time\\nwhile True:\\n    try:\\n        os.fork()\\n    except OSError:\\n        time.sleep(0.01)", "{tag}"])
@@ -141,6 +164,29 @@ async def test_a_stop_leaves_no_process_of_the_run(project: Project, setup: tupl
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
     assert not own_run_cgroups(), "cgroups left after the sandbox closed"
+
+
+@pytest.mark.parametrize("program", ["snippet", "shell"])
+async def test_a_finished_run_leaves_no_process_of_its_own(project: Project, setup: tuple[str, bool], program: str) -> None:
+    """A run that ends on its own leaves nothing running: under bubblewrap or with a cgroup the host ends it (the
+    run's process neither adopts nor kills its descendants there), on the weak tier without one the run's process
+    and the session scan do."""
+    tier, forked = setup
+    box = await Sandbox.start(project, tier=tier, warm_workers=1, fork_servers=forked)
+    names = sleeps()
+    policy = SandboxPolicy(timeout_s=60, processes=32)
+    try:
+        if program == "snippet":
+            result = await box.run(Snippet(LEAVE.format(**names)), policy)
+        else:
+            result = await box.run(ShellCommand(SHELL_LEAVE.format(**names), 30), policy)
+            assert isinstance(result.value, dict) and result.value["stdout"] == "started\n", result
+        assert result.ok, result
+        left = {name: alive(argument) for name, argument in names.items() if alive(argument)}
+        assert not left, f"left running after the run: {left}"
+    finally:
+        await box.aclose()
+    assert not own_run_cgroups()
 
 
 @pytest.mark.skipif(not KILL or cgroups.pids_base() is None, reason="needs a pids cgroup with cgroup.kill")

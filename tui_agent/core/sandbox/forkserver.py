@@ -202,7 +202,8 @@ class ForkServer:
         protocol_error: str | None = None
         self.request_sent = True
         try:
-            await asyncio.get_running_loop().sock_sendall(child.channel, (json.dumps(request) + "\n").encode())
+            bounded = {**request, "bounded": True}  # by its cgroup: the child need not adopt and kill what it starts
+            await asyncio.get_running_loop().sock_sendall(child.channel, (json.dumps(bounded) + "\n").encode())
         except OSError as error:
             protocol_error = f"the sandboxed worker did not take the request: {error}"
         flood_waiter = asyncio.create_task(flooded.wait())

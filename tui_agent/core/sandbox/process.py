@@ -192,7 +192,11 @@ class Worker:
         protocol_error: str | None = None
         result_task = asyncio.create_task(self._read_result() if bridge is None else serve_channel(self.channel, bridge))
         try:
-            sent = request if self.seccomp is None else {**request, "seccomp": self.seccomp}
+            # bubblewrap: this process is its PID namespace's init, whose exit ends every process of the run; on the
+            # weak tier the worker still ends its descendants (they may hold its output pipes past its exit)
+            sent = {**request, "bounded": self.launch.tier == TIER_BUBBLEWRAP}
+            if self.seccomp is not None:
+                sent["seccomp"] = self.seccomp
             await loop.sock_sendall(self.channel, (json.dumps(sent) + "\n").encode())
         except OSError as exc:
             protocol_error = f"the sandboxed worker did not take the request: {exc}"

@@ -57,9 +57,14 @@ class Kept:
         return self.head.decode("utf-8", errors="replace") + note + tail.decode("utf-8", errors="replace"), cut
 
 
-def run_shell(command: str, timeout_s: float, keep_bytes: int, kill_tree: Callable[[], Any]) -> dict[str, Any]:
+def run_shell(command: str, timeout_s: float, keep_bytes: int, kill_tree: Callable[[], Any],
+              end_leftovers: bool = True) -> dict[str, Any]:
     """Run `command` in a shell of its own process group; the report: exit code or signal (or timed out), each
-    stream's kept text and size, and, with bash, the exit status of each command of its last pipeline."""
+    stream's kept text and size, and, with bash, the exit status of each command of its last pipeline.
+
+    On timeout `kill_tree` ends it and its descendants (the report is written next); once it exited, what it left
+    running is ended too when `end_leftovers` (the weak tier); under bubblewrap that goes with the run, which ends
+    right after (its PID namespace, or its cgroup when forked)."""
     bash = shutil.which("bash")
     status_r, status_w = os.pipe()
     startup = _startup_file() if bash else None
@@ -73,7 +78,7 @@ def run_shell(command: str, timeout_s: float, keep_bytes: int, kill_tree: Callab
                                        process_group=0)
         finally:
             os.close(status_w)
-        report = _collect(process, timeout_s, keep_bytes, kill_tree)
+        report = _collect(process, timeout_s, keep_bytes, kill_tree, end_leftovers)
         if startup is not None:
             report["pipeline"] = _pipeline(status_r)
     finally:
@@ -91,7 +96,7 @@ def _startup_file() -> str:
 
 
 def _collect(process: subprocess.Popen[bytes], timeout_s: float, keep_bytes: int,
-             kill_tree: Callable[[], Any]) -> dict[str, Any]:
+             kill_tree: Callable[[], Any], end_leftovers: bool) -> dict[str, Any]:
     assert process.stdout is not None and process.stderr is not None
     out_bytes, err_bytes = keep_bytes * 2 // 3, keep_bytes // 3  # each kept two thirds head, one third tail
     kept = {process.stdout.fileno(): Kept(out_bytes * 2 // 3, out_bytes // 3),
@@ -106,7 +111,8 @@ def _collect(process: subprocess.Popen[bytes], timeout_s: float, keep_bytes: int
     if timed_out:
         kill_tree()
     status = process.wait()
-    kill_tree()  # what it left running in the background (`sleep 1000 &`) ends with it
+    if end_leftovers:
+        kill_tree()  # what it left running in the background (`sleep 1000 &`) ends with it
     stdout, stderr = kept[process.stdout.fileno()], kept[process.stderr.fileno()]
     process.stdout.close()
     process.stderr.close()

@@ -291,8 +291,12 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
     if prepare is not None:
         prepare()
     reads, own = install_request_context(request, channel, project)
+    # `bounded` (bubblewrap): what the run leaves ends with it (this process is its PID namespace's init, or a fork
+    # server's child in its own cgroup, which the host kills); the weak tier's worker adopts and kills its descendants
+    # (they could hold its output pipes open past its exit), and a batch ends each call's before the next (fanout.py)
+    own_stop = not request.get("bounded") or request["op"] == "call_each"
     protections = {
-        "subreaper": guard.become_subreaper(),
+        "subreaper": own_stop and guard.become_subreaper(),
         "capabilities_dropped": guard.drop_capabilities(),
     }
     guard.apply_rlimits(request["policy"])
@@ -304,7 +308,7 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
     exit_status = 0
     reads.active = True
     try:
-        value = run_op(request, package_parent, own, guard, prepare, reads)
+        value = run_op(request, package_parent, own, guard, prepare, reads, own_stop)
         reads.active = False
         encoded, is_repr = encode_value(value)
         response.update(ok=True, value=encoded, value_is_repr=is_repr)
@@ -320,7 +324,7 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
         os._exit(exit_status)  # a fork of the code fell through to here: only the worker itself answers
     response["files_read"] = sorted(reads.paths)
     response["exit_status"] = exit_status
-    send_answer(channel, response, guard)
+    send_answer(channel, response, guard.kill_descendants if own_stop else None)
     os._exit(exit_status)
 
 
@@ -341,12 +345,13 @@ def install_request_context(request: dict[str, Any], channel: int, project: str)
 
 
 def run_op(request: dict[str, Any], package_parent: str, own: Any, guard: types.ModuleType,
-           prepare: Callable[[], None] | None, reads: FileReads) -> Any:
+           prepare: Callable[[], None] | None, reads: FileReads, own_stop: bool) -> Any:
     """The value of the request's operation: a call, a snippet, a script, a shell command, or a batch of calls."""
     op = request["op"]
     if op == "shell":
         return load_sibling("shell_child.py").run_shell(request["command"], float(request["command_timeout_s"]),
-                                                         int(request["keep_bytes"]), guard.kill_descendants)
+                                                         int(request["keep_bytes"]),
+                                                         guard.kill_descendants, own_stop)
     if op == "call":
         return run_call(request, package_parent)
     if op == "exec":
@@ -371,14 +376,16 @@ def exit_answer(exc: SystemExit, response: dict[str, Any]) -> int:
     return exit_status
 
 
-def send_answer(channel: int, response: dict[str, Any], guard: types.ModuleType) -> None:
-    """Flush what the code printed, end what it left running, then write the answer line on the channel."""
+def send_answer(channel: int, response: dict[str, Any], kill_descendants: Callable[[], Any] | None) -> None:
+    """Flush what the code printed, end what it left running (`kill_descendants`, when the host cannot), then write
+    the answer line on the channel."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except BaseException:  # the code under test may have closed or replaced the stream; the answer goes on its own pipe
             pass
-    guard.kill_descendants()
+    if kill_descendants is not None:
+        kill_descendants()
     view = memoryview((json.dumps(response) + "\n").encode())
     while view:
         written = os.write(channel, view)
