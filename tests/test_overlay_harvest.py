@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored_watch, launch, lowerstate, overlay as overlays
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored, launch, lowerstate, overlay as overlays
 from tui_agent.core.sandbox.harvest import Harvest, harvest
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
@@ -99,7 +99,7 @@ def test_ignored_files_are_judged_by_the_stamps_the_ignored_check_took(tmp_path:
     (project / ".gitignore").write_text("build/\n")
     (project / "build" / "old.txt").write_text("the previous call's output\n")
     (project / "build" / "mine.txt").write_text("before\n")
-    before = ignored_watch.before(project, None, venvs_read_only=True)
+    before = ignored.before_run(project, None, venvs_read_only=True)
     start, since = lowerstate.take(project, before), time.time_ns()
     assert "build/old.txt" not in start.stamps and start.knows("build/old.txt") and start.knows(".gitignore")
     dirs = overlay_run(project, scratch, "rm build/old.txt build/mine.txt")

@@ -10,7 +10,7 @@ from tui_agent.core.lazyexports import lazy_exports
 
 _HOME = {
     "AuditLog": "audit", "IgnoredChange": "ignored", "NetPolicy": "netpolicy", "NetworkGrant": "policy",
-    "REFUSED": "leftovers", "Refused": "netpolicy", "RunResult": "policy", "RunWrites": "attribution",
+    "REFUSED": "leftovers", "Refused": "netpolicy", "RunResult": "policy", "RunWrites": "writable_runs",
     "Sandbox": "sandbox", "SandboxPolicy": "policy", "SandboxUnavailable": "policy", "ShellCommand": "programs",
     "Snippet": "programs", "Stamp": "ignored", "ToolBatch": "programs", "ToolCall": "programs",
     "ERROR_CANCELLED": "policy", "ERROR_SANDBOX": "policy", "ERROR_TIMEOUT": "policy", "TIER_BUBBLEWRAP": "policy",
@@ -18,7 +18,6 @@ _HOME = {
 }
 
 if TYPE_CHECKING:
-    from tui_agent.core.sandbox.attribution import RunWrites
     from tui_agent.core.sandbox.audit import AuditLog
     from tui_agent.core.sandbox.ignored import IgnoredChange, Stamp, is_startup_file
     from tui_agent.core.sandbox.leftovers import REFUSED
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from tui_agent.core.sandbox.programs import ShellCommand, Snippet, ToolBatch, ToolCall
     from tui_agent.core.sandbox.protected import matches_protected, protected_paths
     from tui_agent.core.sandbox.sandbox import Sandbox
+    from tui_agent.core.sandbox.writable_runs import RunWrites
 
 __all__ = [
     "AuditLog", "ERROR_CANCELLED", "ERROR_SANDBOX", "ERROR_TIMEOUT", "IgnoredChange", "NetPolicy", "NetworkGrant",

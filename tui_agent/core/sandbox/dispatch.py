@@ -12,7 +12,6 @@ from typing import Any
 
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import lowerstate, overlay as overlays
-from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.forkpool import ForkPool
 from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
@@ -21,7 +20,7 @@ from tui_agent.core.sandbox.policy import SandboxPolicy
 from tui_agent.core.sandbox.process import Outcome, OutputListener, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.warmpool import WarmPool
-from tui_agent.core.sandbox.writable_runs import WritableRuns
+from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, RunWrites, WritableRuns
 
 
 class RunDispatch:

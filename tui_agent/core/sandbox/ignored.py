@@ -1,6 +1,7 @@
 """What a run that could write the project changed among the files git ignores (a virtualenv, build output): neither
 `git status` nor /undo shows them, so each change is told to the person and the model; a `.pth`, `sitecustomize.py`
-or `usercustomize.py` created or changed anywhere an interpreter reads is flagged on its own (issue 23)."""
+or `usercustomize.py` created or changed anywhere an interpreter reads is flagged on its own (issue 23).
+`before_run` stamps them (small ones' bytes kept for /undo) before a writable run, `after_run` compares after it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui_agent.core.sandbox.venvs import project_venvs
 from tui_agent.core.versioning.plainfiles import ignored_entries
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -208,3 +210,27 @@ def _why_not_kept(name: str, stamp: Stamp) -> str:
         return f"its content before the run was not kept (larger than {KEEP_FILE_BYTES // 1024} KiB)"
     return (f"its content before the run was not kept (not a regular file, unreadable, a read-only virtualenv, or past "
             f"the {KEEP_TOTAL_BYTES // (1024 * 1024)} MiB kept per run)")
+
+
+def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
+    """The site-packages folders of the project's virtualenvs and of the one runs use (their start-up files are
+    checked after each writable run)."""
+    venvs = [*project_venvs(root, used_venv), *([used_venv] if used_venv is not None else [])]
+    return sorted({folder for venv in venvs for folder in (venv / "lib").glob("python3*/site-packages")})
+
+
+def before_run(root: Path, used_venv: Path | None, *, venvs_read_only: bool) -> IgnoredState:
+    """The ignored files before a writable run, small ones' bytes kept for /undo (not those of a virtualenv the run
+    cannot write: `venvs_read_only`)."""
+    state = take(root, site_dirs(root, used_venv))
+    venvs = project_venvs(root, used_venv) if venvs_read_only else []
+    inside = [os.path.relpath(venv, root) for venv in venvs]
+    keep(root, state, [folder for folder in inside if not folder.startswith("..")])
+    return state
+
+
+def after_run(root: Path, used_venv: Path | None,
+              start: IgnoredState) -> tuple[list[str], list[IgnoredChange]]:
+    """(one note per change, for the person and the model; the changes, for the undo journal)."""
+    now = take(root, site_dirs(root, used_venv))
+    return report(start, now), changes(start, now)

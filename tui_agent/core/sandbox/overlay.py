@@ -1,20 +1,33 @@
 """Overlay mounts for writable bubblewrap runs: the project is mounted as an overlay whose upper folder lies outside it,
-so what a run wrote is exactly what its upper folder holds (`harvest.py` applies it); see `sandbox status`."""
+so what a run wrote is exactly what its upper folder holds; see `sandbox status`. Its folders are made before the run
+(`prepare`), recorded in `.agent/cache/overlays/` while it runs (`begin`, `finish`: what a run wrote before tuiagent
+died is applied at the next sandbox start by `recover`, before the quarantine sweep, which then moves any protected
+path it created), and applied after it by the one filtered step (`apply`, `harvest.py`)."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import secrets
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from tui_agent.core import projectfs
+from tui_agent.core.catalog.files import process_alive
+from tui_agent.core.sandbox.harvest import Harvest, harvest
+from tui_agent.core.sandbox.lowerstate import LowerState
+from tui_agent.core.tempfolders import AWAITING_RECOVERY
 
 MOUNT_FAILED = 125
 """The launcher's exit status when the overlay could not be mounted (the worker never started; `launch.py` mounts it)."""
 
 _UNSAFE = (",", ":", "\\", "\n", '"')
 """Characters the mount options cannot carry unescaped: such paths get no overlay (per-call attribution only)."""
+RECORDS = "overlays"
 
 
 @dataclass(frozen=True)
@@ -55,3 +68,91 @@ def prepare(scratch: Path) -> OverlayDirs:
 
 def usable_paths(project: Path, scratch: Path) -> bool:
     return not any(mark in str(path) for path in (project, scratch) for mark in _UNSAFE)
+
+
+def apply(dirs: OverlayDirs, root: Path, cache_dir: Path, since_ns: int, start: LowerState | None = None) -> Harvest:
+    """Apply the run's upper folder onto the project (the overlay is unmounted: its processes are gone); the caller
+    deletes the overlay's folders. `start`: the project's stamps as the run started (None after a crash).
+    A run's version that cannot be applied goes to `.agent/cache/run-versions/<run>/`."""
+    aside = cache_dir / "run-versions" / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+    return harvest(dirs.upper, root, since_ns=since_ns, aside=aside, rootless=dirs.rootless, start=start)
+
+
+def record_of(cache_dir: Path, dirs: OverlayDirs) -> Path:
+    return cache_dir / RECORDS / f"{os.getpid()}-{dirs.folder.name}.json"
+
+
+def begin(cache_dir: Path, dirs: OverlayDirs) -> str | None:
+    """Record an overlay as its worker starts (ahead of its run: nothing on the run's path). Its time is the record's
+    own, earlier than the run: recovery then errs towards keeping what changed meanwhile. Unwritable: no record, and
+    why (a crash during that run would leave its writes unapplied) is returned."""
+    record = record_of(cache_dir, dirs)
+    try:
+        data = json.dumps({"folder": str(dirs.folder), "rootless": dirs.rootless}).encode("utf-8")
+        projectfs.write_atomic(record, data, sync=False)  # no link followed in .agent/cache/
+        (dirs.folder / AWAITING_RECOVERY).write_text(str(record), encoding="utf-8")  # other processes' sweeps keep it
+    except OSError as error:
+        return f"{error.strerror or error} ({record.parent})"
+    return None
+
+
+def finish(cache_dir: Path, dirs: OverlayDirs) -> None:
+    """The overlay's run was applied (or never ran): forget it and delete its folders."""
+    try:
+        record_of(cache_dir, dirs).unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only project has no record to forget (`begin` could not write one)
+    dirs.remove()
+
+
+def recover(root: Path, cache_dir: Path) -> list[str]:
+    """Apply the upper folders of runs whose tuiagent process died during them; one note per path it applied or kept.
+
+    The record is hostile input (a file in the project): only an overlay folder this user made under the temporary
+    folder is read, and only with the harvest's own rules."""
+    folder = cache_dir / RECORDS
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    notes: list[str] = []
+    for record in sorted(folder.glob("*.json")):
+        pid = record.name.split("-")[0]
+        if pid.isdigit() and process_alive(int(pid)):
+            continue
+        found = _read(record)
+        if found is not None:
+            dirs, since = found
+            try:
+                harvest = apply(dirs, root, cache_dir, since)
+            except OSError as error:  # a read-only project: its writes stay where they are, for a later start
+                notes.append(f"what a run interrupted earlier wrote is in {dirs.upper}; it could not be applied "
+                             f"to the project: {error.strerror or error}")
+                continue
+            notes += [f"{path}: written by a run interrupted earlier; applied" for path in harvest.paths]
+            notes += [f"{note} (a run interrupted earlier)" for note in harvest.notes]
+            dirs.remove()
+        try:
+            record.unlink(missing_ok=True)
+        except OSError:
+            pass  # a read-only project: the record stays; its folder is gone, the next start drops it
+    return notes
+
+
+def _read(record: Path) -> tuple[OverlayDirs, int] | None:
+    try:
+        raw = json.loads(projectfs.read_text(record))
+        folder, rootless, since = Path(raw["folder"]), raw["rootless"], record.stat().st_mtime_ns
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(rootless, bool):
+        return None
+    temp = Path(os.path.realpath(tempfile.gettempdir()))
+    real = Path(os.path.realpath(folder))
+    if (real != folder or real.parent.parent != temp or not real.parent.name.startswith("tuiagent-sandbox-")
+            or not real.name.startswith("overlay-")):
+        return None
+    try:
+        if real.stat().st_uid != os.geteuid() or not (real / "upper").is_dir():
+            return None
+    except OSError:
+        return None
+    return OverlayDirs(real, rootless), since

@@ -10,8 +10,7 @@ from typing import Any, overload
 
 from tui_agent.core.project import Project
 from tui_agent.core.settings import Settings
-from tui_agent.core.sandbox import ignored, overlay_records, protected, quarantine
-from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites
+from tui_agent.core.sandbox import ignored, overlay as overlays, protected, quarantine
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
@@ -40,7 +39,7 @@ from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.venvs import programs_from_venv
 from tui_agent.core.sandbox.warmpool import WarmPool
 from tui_agent.core.sandbox.worker_guard import make_undumpable
-from tui_agent.core.sandbox.writable_runs import WritableRuns
+from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, RunWrites, WritableRuns
 
 DEFAULT_WARM_WORKERS = 2
 
@@ -96,7 +95,7 @@ class Sandbox:
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
         sandbox.network_names = configured_names(settings.sandbox_network)
-        sandbox.notices += await asyncio.to_thread(overlay_records.recover, project.root, project.cache_dir)
+        sandbox.notices += await asyncio.to_thread(overlays.recover, project.root, project.cache_dir)
         sandbox.notices += await asyncio.to_thread(quarantine.recover, project.root, project.cache_dir / "sweeps")
         # only then the temporary folders of tuiagent processes killed earlier: a killed run's overlay is in one, and
         # the recovery above applies (or quarantines) what it wrote first

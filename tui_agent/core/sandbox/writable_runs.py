@@ -1,17 +1,33 @@
-"""The bookkeeping around writable runs: stamps before one, its overlay's writes and ignored changes after, kept for undo."""
+"""What a writable run changed: stamps before one; after it its overlay applied through the one filtered step
+(`overlay.apply` -> `harvest.py`: refused paths quarantined, the person's concurrent changes kept and the run's set
+aside) and its ignored files compared; its writes (`RunWrites`) and ignored changes kept for undo."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import ignored, ignored_watch, lowerstate, overlay as overlays, overlay_records
-from tui_agent.core.sandbox.attribution import PER_CALL_ONLY, RunWrites, collect, writes_of
+from tui_agent.core.sandbox import ignored, lowerstate, overlay as overlays
 from tui_agent.core.sandbox.launch import probe_overlay
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, SandboxPolicy
 
 KEPT_RUN_WRITES = 256
+PER_CALL_ONLY = ("without an overlay mount, what a run wrote cannot be told apart from what someone else changed "
+                 "while it ran: undo attributes changes per call only")
+
+
+@dataclass(frozen=True)
+class RunWrites:
+    """One writable run: `attributed` when `paths` (project paths, relative, POSIX) are exactly what it created,
+    changed or removed; `kept` are paths it also wrote that someone else changed meanwhile (theirs kept)."""
+
+    attributed: bool
+    paths: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+    aside: tuple[tuple[str, str], ...] = ()
+    """(path, where the run's version is) for each of `kept` the run had changed rather than deleted."""
 
 
 class WritableRuns:
@@ -36,7 +52,7 @@ class WritableRuns:
         self._overlays: set[overlays.OverlayDirs] = set()
         """Overlays recorded for workers not finished yet (a warm worker discarded unused is forgotten at `aclose`)."""
         self._unrecorded: dict[overlays.OverlayDirs, str] = {}
-        """Why an overlay in use has no crash-recovery record (`overlay_records.begin` could not write it)."""
+        """Why an overlay in use has no crash-recovery record (`overlays.begin` could not write it)."""
         self._told_unrecorded: set[str] = set()
         self._removals: set[asyncio.Future[None]] = set()
         """Overlay folders of finished runs being deleted in the background (`aclose` waits for them)."""
@@ -63,12 +79,12 @@ class WritableRuns:
     def before(self, policy: SandboxPolicy, attributed: bool) -> tuple[ignored.IgnoredState, lowerstate.LowerState | None]:
         """Before a writable run: its ignored files, and (through an overlay) the project's stamps as it starts."""
         read_only = self.tier == TIER_BUBBLEWRAP and not self.venv_writable(policy)
-        ignored_state = ignored_watch.before(self.project.root, self.venv, venvs_read_only=read_only)
+        ignored_state = ignored.before_run(self.project.root, self.venv, venvs_read_only=read_only)
         return ignored_state, lowerstate.take(self.project.root, ignored_state) if attributed else None
 
     def ignored_after(self, ignored_before: ignored.IgnoredState) -> list[str]:
         """After a writable run: keep the ignored files it changed for undo; the notes about them (also in `notices`)."""
-        changed, found = ignored_watch.after(self.project.root, self.venv, ignored_before)
+        changed, found = ignored.after_run(self.project.root, self.venv, ignored_before)
         self.ignored_changes += found
         self.notices += changed
         return changed
@@ -77,7 +93,7 @@ class WritableRuns:
         """Fresh overlay folders for a worker about to start, recorded so a crash of tuiagent cannot lose its writes."""
         dirs = overlays.prepare(self._scratch)
         self._overlays.add(dirs)
-        unrecorded = await asyncio.to_thread(overlay_records.begin, self.project.cache_dir, dirs)
+        unrecorded = await asyncio.to_thread(overlays.begin, self.project.cache_dir, dirs)
         if unrecorded is not None:
             self._unrecorded[dirs] = unrecorded
         return dirs
@@ -85,16 +101,16 @@ class WritableRuns:
     def drop_overlay(self, dirs: overlays.OverlayDirs) -> None:
         """The worker for `dirs` never started: forget its record now."""
         self._forget(dirs)
-        overlay_records.finish(self.project.cache_dir, dirs)
+        overlays.finish(self.project.cache_dir, dirs)
 
     def collect(self, dirs: overlays.OverlayDirs, since: int, lower: lowerstate.LowerState | None) -> list[str]:
         """Apply what an overlay run wrote onto the project and record exactly that for undo (its notes returned)."""
         unrecorded = self._unrecorded_note(dirs)  # before `remove_later` (on the loop) forgets the overlay
         try:
-            found = collect(dirs, self.project.root, self.project.cache_dir, since, lower)
+            found = overlays.apply(dirs, self.project.root, self.project.cache_dir, since, lower)
         finally:
             self._loop.call_soon_threadsafe(self.remove_later, dirs)
-        self.ran(writes_of(found))
+        self.ran(RunWrites(True, tuple(found.paths), tuple(found.kept), tuple(found.aside)))
         notes = [*unrecorded, *found.notes]
         self.notices += notes
         return notes
@@ -117,7 +133,7 @@ class WritableRuns:
     def remove_later(self, dirs: overlays.OverlayDirs) -> None:
         """Deleting even empty folders takes milliseconds on a busy disk: not on the run's path."""
         self._forget(dirs)
-        removal = self._loop.run_in_executor(None, overlay_records.finish, self.project.cache_dir, dirs)
+        removal = self._loop.run_in_executor(None, overlays.finish, self.project.cache_dir, dirs)
         self._removals.add(removal)
         removal.add_done_callback(self._removals.discard)
 
@@ -142,4 +158,4 @@ class WritableRuns:
         await asyncio.gather(*self._removals, return_exceptions=True)
         for dirs in list(self._overlays):
             self._forget(dirs)
-            await asyncio.to_thread(overlay_records.finish, self.project.cache_dir, dirs)
+            await asyncio.to_thread(overlays.finish, self.project.cache_dir, dirs)
