@@ -11,7 +11,7 @@ import pytest
 
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
-from tui_agent.core.sandbox.cgroups import kill_base, pids_base
+from tui_agent.core.sandbox.stopping import kill_base, pids_base
 from tui_agent.core.sandbox.forkpool import IDLE_RELEASE_S
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet, ToolCall

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, Snippet, cgroups
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, Snippet, stopping
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 
 BWRAP = probe_bubblewrap() is None
-KILL = cgroups.kill_base() is not None
+KILL = stopping.kill_base() is not None
 # (tier, fork servers, cgroups): a forked run, a fresh bubblewrap run, each without cgroups, the weak tier with and without
 SETUPS = {
     "forked-cgroup": ("bubblewrap", True, True),
@@ -83,8 +83,8 @@ def setup(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
     if with_cgroups and not KILL:
         pytest.skip("no cgroup with cgroup.kill can be made here")
     if not with_cgroups:  # this machine as one that lets tuiagent make no cgroup
-        monkeypatch.setitem(cgroups._base_cache, "kill", None)
-        monkeypatch.setitem(cgroups._base_cache, "pids", None)
+        monkeypatch.setitem(stopping._base_cache, "kill", None)
+        monkeypatch.setitem(stopping._base_cache, "pids", None)
     yield tier, forked
 
 
@@ -107,7 +107,7 @@ def run_cgroups(pid: int) -> list[Path]:
     found = []
     for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
         _id, controllers, path = line.split(":", 2)
-        base = cgroups.kill_base() if controllers == "" else cgroups.pids_base() if "pids" in controllers.split(",") else None
+        base = stopping.kill_base() if controllers == "" else stopping.pids_base() if "pids" in controllers.split(",") else None
         if base is not None and Path(path).name.startswith("tuiagent-"):
             found.append(base / Path(path).name)
     return found
@@ -129,7 +129,7 @@ def sleeps() -> dict[str, str]:
 
 
 def own_run_cgroups() -> list[Path]:
-    bases = {base for base in (cgroups.kill_base(), cgroups.pids_base()) if base is not None}
+    bases = {base for base in (stopping.kill_base(), stopping.pids_base()) if base is not None}
     return [folder for base in bases for folder in base.glob(f"tuiagent-{os.getpid()}-*")]
 
 
@@ -144,7 +144,7 @@ async def test_a_stop_leaves_no_process_of_the_run(project: Project, setup: tupl
     try:
         pids = await wait_for(list(names.values()), task)
         folders = {folder for pid in pids.values() for folder in run_cgroups(pid)}
-        assert bool(folders) == (cgroups.kill_base() is not None)
+        assert bool(folders) == (stopping.kill_base() is not None)
         if how == "cancel":
             await box.cancel_running()
             result = await task
@@ -189,7 +189,7 @@ async def test_a_finished_run_leaves_no_process_of_its_own(project: Project, set
     assert not own_run_cgroups()
 
 
-@pytest.mark.skipif(not KILL or cgroups.pids_base() is None, reason="needs a pids cgroup with cgroup.kill")
+@pytest.mark.skipif(not KILL or stopping.pids_base() is None, reason="needs a pids cgroup with cgroup.kill")
 @pytest.mark.parametrize("tier", ["bubblewrap", "rlimits"])
 async def test_a_fork_bomb_is_capped_by_pids_max_and_gone_after_a_cancel(project: Project, tier: str) -> None:
     if tier == "bubblewrap" and not BWRAP:
@@ -205,7 +205,7 @@ async def test_a_fork_bomb_is_capped_by_pids_max_and_gone_after_a_cancel(project
             await asyncio.sleep(0.02)
         await asyncio.sleep(0.3)
         count = len(alive(tag))
-        assert 10 <= peak and count <= 16 + cgroups.SANDBOX_OVERHEAD, (peak, count)  # capped by pids.max
+        assert 10 <= peak and count <= 16 + stopping.SANDBOX_OVERHEAD, (peak, count)  # capped by pids.max
         await box.cancel_running()
         result = await task
         assert result.error_kind == "cancelled", result

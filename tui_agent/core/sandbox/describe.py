@@ -11,7 +11,7 @@ from typing import Any
 
 from tui_agent.core import projectfs
 from tui_agent.core.sandbox.launch import ALLOWED_ENV
-from tui_agent.core.sandbox.cgroups import kill_base, pids_base
+from tui_agent.core.sandbox.stopping import kill_base, pids_base
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, TIER_LEVELS, SandboxPolicy
 from tui_agent.core.sandbox.worker_guard import seccomp_arch
 

@@ -21,12 +21,11 @@ from typing import Any
 
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
-from tui_agent.core.sandbox.cgroups import RunCgroup, kill_base
 from tui_agent.core.sandbox.process import (DRAIN_AFTER_EXIT_S, RESULT_LIMIT, Outcome, OutputListener, Worker, _Capture, _drain,
                                             decode_result)
 from tui_agent.core.sandbox.launch import Launch
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
-from tui_agent.core.sandbox.stopping import RunProcesses, stop
+from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses, kill_base, stop
 from tui_agent.core.sandbox.toolchain import Toolchain
 
 CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid

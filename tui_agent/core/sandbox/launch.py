@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tui_agent.core.sandbox import overlay as overlays, protected
-from tui_agent.core.sandbox.hostpaths import socket_folders
 from tui_agent.core.sandbox.netproxy import PROXY_PORT, proxy_env
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
+from tui_agent.core.sandbox.secrets import socket_folders
 from tui_agent.core.sandbox.toolchain import Toolchain, bwrap_arguments
 from tui_agent.core.sandbox.venvs import project_venvs
 

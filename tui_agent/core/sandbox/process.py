@@ -17,11 +17,10 @@ from typing import Any
 from tui_agent.core.listeners import tell
 from tui_agent.core.sandbox import launch as launch_path, overlay as overlays
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
-from tui_agent.core.sandbox.cgroups import RunCgroup
 from tui_agent.core.sandbox.launch import Launch
 from tui_agent.core.sandbox.netproxy import PROXY_REFUSED, Attachment, shared_proxy
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant
-from tui_agent.core.sandbox.stopping import RunProcesses, release, stop_soon
+from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses, release, stop_soon
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.worker_guard import base_filter_fd, run_filter_message
 

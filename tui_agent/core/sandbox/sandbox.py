@@ -15,12 +15,13 @@ from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.describe import describe_tier
-from tui_agent.core.sandbox.dispatch import RunDispatch
+from tui_agent.core.sandbox.dispatch import RunDispatch, WarmPool
 from tui_agent.core.sandbox.forkpool import ForkPool
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.hostnames import configured_names
 from tui_agent.core.tempfolders import owned_temp, sweep_once
-from tui_agent.core.sandbox.outcome import BWRAP_FIX, answer_result, network_refused, to_run_result, with_notes
+from tui_agent.core.sandbox.outcome import (BWRAP_FIX, answer_result, network_refused, refused_writes, run_texts,
+                                            to_run_result, with_notes)
 from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
     TIER_RLIMITS,
@@ -34,10 +35,8 @@ from tui_agent.core.sandbox.policy import (
 from tui_agent.core.sandbox.netproxy import PROXY_REFUSED
 from tui_agent.core.sandbox.process import OutputListener
 from tui_agent.core.sandbox.programs import Program, ShellCommand, Snippet, ToolBatch, ToolCall
-from tui_agent.core.sandbox.refused_writes import refused_writes, run_texts
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.venvs import programs_from_venv
-from tui_agent.core.sandbox.warmpool import WarmPool
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, RunWrites, WritableRuns
 

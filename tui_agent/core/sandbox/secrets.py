@@ -1,4 +1,5 @@
-"""What agent code must never see: secret files under the home directory and secret-looking environment variables."""
+"""What agent code must never see: secret files under the home directory, secret-looking environment variables, and
+the folders where the host keeps its sockets (hidden whatever a config or a virtualenv asks)."""
 
 from __future__ import annotations
 
@@ -66,3 +67,32 @@ class SecretMap:
         if is_inside(self.real_home, real):
             return True
         return any(is_inside(real, secret_real) or is_inside(path, secret) for secret, secret_real in self.pairs)
+
+
+HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
+"""Where a host keeps its sockets (D-Bus, Docker, ssh-agent, gpg-agent, tmux, systemd): hidden by bubblewrap, with
+$XDG_RUNTIME_DIR, whether or not the run has the network."""
+
+
+def socket_folders() -> list[Path]:
+    """The real paths of the host's socket folders, $XDG_RUNTIME_DIR included."""
+    folders = [Path(folder) for folder in HOST_SOCKET_FOLDERS]
+    runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime_dir and os.path.isabs(runtime_dir):
+        folders.append(Path(runtime_dir))
+    return [Path(os.path.realpath(folder)) for folder in folders]
+
+
+def in_socket_folder(path: Path) -> bool:
+    """Whether `path` (resolved) is, holds or lies inside one of the host's socket folders."""
+    real = Path(os.path.realpath(path))
+    for folder in socket_folders():
+        if real == folder or folder in real.parents or real in folder.parents:
+            return True
+    return False
+
+
+def holds_socket_folder(path: Path) -> bool:
+    """Whether binding `path` would show a whole socket folder: it is one, or holds one (/, /var, /run/user)."""
+    real = Path(os.path.realpath(path))
+    return any(real == folder or real in folder.parents for folder in socket_folders())

@@ -1,4 +1,10 @@
-"""The one place a run is stopped: its cgroup's `cgroup.kill`, else its PID namespace's init, else its session.
+"""The one place a run's processes are held and stopped: its cgroup's `cgroup.kill`, else its PID namespace's init,
+else its session.
+
+A cgroup per run (`RunCgroup`), when the machine lets us make one: `cgroup.kill` (cgroup v2) stops it whole,
+`pids.max` caps it. On a hybrid machine the two live in different hierarchies (the pids controller on v1,
+`cgroup.kill` on the v2 `unified` mount): a run's cgroup is then a folder of the same name in each, and its
+processes join both.
 
 Which one applies is decided by what the run has, strongest first:
 
@@ -21,10 +27,181 @@ import asyncio
 import contextlib
 import os
 import signal
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from tui_agent.core.sandbox import reaper
-from tui_agent.core.sandbox.cgroups import RunCgroup
+
+V1_PIDS = Path("/sys/fs/cgroup/pids")
+SANDBOX_OVERHEAD = 3
+"""Processes of the sandbox itself inside the cgroup (bwrap, its pid-1, the worker)."""
+EMPTY_WAIT_S = 1.0
+"""How long `remove` waits for killed members to finish exiting (they go within milliseconds)."""
+
+_base_cache: dict[str, Path | None] = {}
+
+
+def _own_path(hierarchy: str) -> str | None:
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _id, controllers, path = line.split(":", 2)
+        if (hierarchy == "v2" and _id == "0" and controllers == "") or hierarchy in controllers.split(","):
+            return path
+    return None
+
+
+def _v2_mount() -> Path | None:
+    """Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid machine)."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields, _, rest = line.partition(" - ")
+        if rest.split()[:1] == ["cgroup2"]:
+            return Path(fields.split()[4])
+    return None
+
+
+def kill_base() -> Path | None:
+    """A cgroup v2 folder where this process may create children that have `cgroup.kill` (Linux 5.14+), or None."""
+    if "kill" not in _base_cache:
+        mount, own = _v2_mount(), _own_path("v2")
+        base = mount / own.lstrip("/") if mount is not None and own is not None else None
+        _base_cache["kill"] = base if base is not None and _can_create(base, "cgroup.kill") else None
+        if _base_cache["kill"] is not None:
+            remove_stale(_base_cache["kill"])
+    return _base_cache["kill"]
+
+
+def pids_base() -> Path | None:
+    """A cgroup folder where this process may create pids-limited children, or None."""
+    if "pids" not in _base_cache:
+        own, base, killing = _own_path("pids"), None, kill_base()  # first: its stale twins go first, killed
+        if own is not None and (V1_PIDS / "cgroup.procs").exists():
+            base = V1_PIDS / own.lstrip("/")
+        else:  # cgroup v2 only: the pids controller must be delegated to our children
+            if killing is not None and "pids" in _read(killing / "cgroup.subtree_control").split():
+                base = killing
+        _base_cache["pids"] = base if base is not None and _can_create(base, "pids.max") else None
+        if _base_cache["pids"] is not None:
+            remove_stale(_base_cache["pids"])
+    return _base_cache["pids"]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def remove_stale(base: Path) -> None:
+    """Remove run cgroups left behind by tuiagent processes that died without closing their sandbox."""
+    for folder in base.glob("tuiagent-*-*"):
+        owner = folder.name.split("-")[1]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            twin = _base_cache.get("kill")
+            killing = folder if (folder / "cgroup.kill").exists() else (twin / folder.name if twin is not None else None)
+            RunCgroup([folder], kill=killing if killing is not None and killing.exists() else None).remove()
+
+
+def _can_create(folder: Path, needed: str) -> bool:
+    probe = folder / f"tuiagent-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+        usable = (probe / needed).exists()
+        probe.rmdir()
+        return usable
+    except OSError:
+        try:
+            probe.rmdir()
+        except OSError:  # it was never created
+            pass
+        return False
+
+
+class RunCgroup:
+    """One run's cgroup (one folder per hierarchy): its members can be killed at once, capped at `pids.max`."""
+
+    def __init__(self, folders: list[Path], *, kill: Path | None = None, limit: Path | None = None) -> None:
+        self.folders = folders
+        self.kill_folder = kill
+        self.limit_folder = limit
+
+    @classmethod
+    def create(cls, name: str, processes: int) -> "RunCgroup | None":
+        """A new run cgroup in every hierarchy that allows one (None when none does); capped when pids is there."""
+        killing, limiting = kill_base(), pids_base()
+        group = cls([], kill=killing / name if killing else None, limit=limiting / name if limiting else None)
+        for folder in dict.fromkeys(f for f in (group.kill_folder, group.limit_folder) if f is not None):
+            try:
+                folder.mkdir()
+            except OSError:
+                group.remove()
+                return None
+            group.folders.append(folder)
+        if not group.folders:
+            return None
+        if group.limit_folder is not None:
+            group.set_limit(processes)
+        return group
+
+    @property
+    def killable(self) -> bool:
+        """Whether `kill` stops every member at once (cgroup v2's `cgroup.kill`)."""
+        return self.kill_folder is not None
+
+    @property
+    def procs_files(self) -> list[Path]:
+        """The `cgroup.procs` files a process joins the run through (one per hierarchy)."""
+        return [folder / "cgroup.procs" for folder in self.folders]
+
+    def join(self, pid: int) -> None:
+        for procs in self.procs_files:
+            procs.write_text(str(pid))
+
+    def set_limit(self, processes: int, overhead: int = SANDBOX_OVERHEAD) -> None:
+        if self.limit_folder is not None:
+            (self.limit_folder / "pids.max").write_text(str(max(1, processes) + overhead))
+
+    def members(self) -> list[int]:
+        folder = self.kill_folder or self.folders[0]
+        return [int(line) for line in _read(folder / "cgroup.procs").split()]
+
+    def kill(self) -> bool:
+        """SIGKILL every member at once, and whatever they fork meanwhile (the kernel's `cgroup.kill`); False when
+        this cgroup has no `cgroup.kill` (or it is gone)."""
+        if self.kill_folder is None:
+            return False
+        try:
+            (self.kill_folder / "cgroup.kill").write_text("1")
+            return True
+        except OSError:
+            return False
+
+    def remove(self) -> None:
+        """Kill what is left, wait (briefly) until the members have exited, and remove every folder."""
+        self.kill()
+        deadline = time.monotonic() + EMPTY_WAIT_S
+        pause = 0.0002
+        for folder in self.folders:
+            while True:
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # busy: a killed member has not finished exiting yet
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.01)
+
 
 BY_CGROUP = "cgroup.kill"
 BY_NAMESPACE = "pid namespace"

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.sandbox import venvs
-from tui_agent.core.sandbox.hostpaths import holds_socket_folder
-from tui_agent.core.sandbox.secrets import SecretMap, is_inside, is_secret_env_name
+from tui_agent.core.sandbox.secrets import SecretMap, holds_socket_folder, is_inside, is_secret_env_name
 
 TOOLCHAIN_HOME_DIRS: tuple[str, ...] = (
     ".pyenv", ".nvm", ".cargo", ".rustup", "go", ".local/bin", ".local/lib", ".local/share/pipx", ".local/pipx",

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from tui_agent.core.versioning.plainfiles import git_tracks
 
-from tui_agent.core.sandbox.hostpaths import in_socket_folder
-from tui_agent.core.sandbox.secrets import is_inside
+from tui_agent.core.sandbox.secrets import in_socket_folder, is_inside
 
 PYTHON_NAMES = ("python3", "python")
 
