@@ -19,10 +19,10 @@ from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.forkpool import ForkPool
 from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
 from tui_agent.core.sandbox.launch import Launch, project_layout
-from tui_agent.core.sandbox.policy import SandboxPolicy
+from tui_agent.core.sandbox.policy import RunWrites, SandboxPolicy
 from tui_agent.core.sandbox.process import Outcome, OutputListener, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain
-from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, RunWrites, WritableRuns
+from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, WritableRuns
 
 Spawn = Callable[[Launch], Awaitable[Worker]]
 

@@ -68,6 +68,18 @@ class SandboxPolicy:
 
 
 @dataclass(frozen=True)
+class RunWrites:
+    """One writable run: `attributed` when `paths` (project paths, relative, POSIX) are exactly what it created,
+    changed or removed; `kept` are paths it also wrote that someone else changed meanwhile (theirs kept)."""
+
+    attributed: bool
+    paths: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+    aside: tuple[tuple[str, str], ...] = ()
+    """(path, where the run's version is) for each of `kept` the run had changed rather than deleted."""
+
+
+@dataclass(frozen=True)
 class RunResult:
     """What one sandboxed run produced. `value` is JSON-compatible, or a repr string when `value_is_repr`."""
 

@@ -28,6 +28,7 @@ from tui_agent.core.sandbox.policy import (
     ERROR_CANCELLED,
     NetworkGrant,
     RunResult,
+    RunWrites,
     SandboxPolicy,
     SandboxUnavailable,
     check_level,
@@ -38,7 +39,7 @@ from tui_agent.core.sandbox.programs import Program, ShellCommand, Snippet, Tool
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.venvs import programs_from_venv
 from tui_agent.core.sandbox.worker_guard import make_undumpable
-from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, RunWrites, WritableRuns
+from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, WritableRuns
 
 DEFAULT_WARM_WORKERS = 2
 

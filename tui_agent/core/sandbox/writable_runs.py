@@ -1,33 +1,20 @@
 """What a writable run changed: stamps before one; after it its overlay applied through the one filtered step
 (`overlay.apply` -> `harvest.py`: refused paths quarantined, the person's concurrent changes kept and the run's set
-aside) and its ignored files compared; its writes (`RunWrites`) and ignored changes kept for undo."""
+aside) and its ignored files compared; its writes (`policy.RunWrites`) and ignored changes kept for undo."""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from pathlib import Path
 
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import ignored, lowerstate, overlay as overlays
 from tui_agent.core.sandbox.launch import probe_overlay
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, SandboxPolicy
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
 
 KEPT_RUN_WRITES = 256
 PER_CALL_ONLY = ("without an overlay mount, what a run wrote cannot be told apart from what someone else changed "
                  "while it ran: undo attributes changes per call only")
-
-
-@dataclass(frozen=True)
-class RunWrites:
-    """One writable run: `attributed` when `paths` (project paths, relative, POSIX) are exactly what it created,
-    changed or removed; `kept` are paths it also wrote that someone else changed meanwhile (theirs kept)."""
-
-    attributed: bool
-    paths: tuple[str, ...] = ()
-    kept: tuple[str, ...] = ()
-    aside: tuple[tuple[str, str], ...] = ()
-    """(path, where the run's version is) for each of `kept` the run had changed rather than deleted."""
 
 
 class WritableRuns:
