@@ -13,7 +13,7 @@ Which one applies is decided by what the run has, strongest first:
    session or a process ignoring SIGTERM all go with it;
 2. bubblewrap's PID namespace (`--unshare-pid`): SIGKILL to the namespace's init (bubblewrap's only child) makes
    the kernel kill every process of the namespace, and none can leave it;
-3. the weak tier without either: the documented fallback of `reaper.kill_tree`, a /proc scan for the run's
+3. the weak tier without either: the documented fallback of `kill_tree`, a /proc scan for the run's
    session, process group, marked environment and descendants, stopped then killed until none is left (a process
    that left the session, cleared its environment and was orphaned is out of its reach: `describe.py` says so).
 
@@ -31,11 +31,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui_agent.core.sandbox import reaper
 
 V1_PIDS = Path("/sys/fs/cgroup/pids")
 SANDBOX_OVERHEAD = 3
 """Processes of the sandbox itself inside the cgroup (bwrap, its pid-1, the worker)."""
+MARKER_VARIABLE = b"TUIAGENT_SANDBOX_RUN="
+"""The weak tier's mark on every process of a run (its environment): what the session scan looks for."""
+ROUNDS = 20
 EMPTY_WAIT_S = 1.0
 """How long `remove` waits for killed members to finish exiting (they go within milliseconds)."""
 
@@ -239,7 +241,7 @@ def stop(run: RunProcesses, *, leader_alive: bool = True) -> None:
         if leader_alive:
             kill_namespace(run.leader)
         return  # bubblewrap exits only after its child, the namespace's init: the namespace is gone already
-    reaper.kill_tree(run.leader, run.token, root_alive=leader_alive)
+    kill_tree(run.leader, run.token, root_alive=leader_alive)
 
 
 async def stop_soon(run: RunProcesses, *, leader_alive: bool = True) -> None:
@@ -253,7 +255,7 @@ async def stop_soon(run: RunProcesses, *, leader_alive: bool = True) -> None:
 async def release(run: RunProcesses) -> None:
     """After the leader exited: nothing the run started outlives it, and its cgroup is removed."""
     if run.how() == BY_SESSION:
-        await asyncio.to_thread(reaper.kill_tree, run.leader, run.token, root_alive=False)
+        await asyncio.to_thread(kill_tree, run.leader, run.token, root_alive=False)
     if run.cgroup is not None and not _removed_if_empty(run.cgroup):
         await asyncio.to_thread(run.cgroup.remove)
 
@@ -307,9 +309,74 @@ def _kill(pid: int) -> None:
 
 
 def _parent(pid: int) -> int | None:
+    fields = _stat_fields(str(pid))
+    return int(fields[1]) if fields is not None else None
+
+
+
+
+def _stat_fields(pid: str) -> list[bytes] | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
     except OSError:
         return None
-    return int(stat[stat.rfind(b")") + 2:].split()[1])
+    return stat[stat.rfind(b")") + 2:].split()
+
+
+def _carries_marker(pid: str, needle: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = handle.read()
+    except OSError:
+        return False
+    return needle in environ.split(b"\0")
+
+
+def _targets(root: int, token: str, root_alive: bool) -> set[int]:
+    """One pass over /proc: the root's group and session, processes carrying the marker, and (root alive) its
+    descendants; zombies are left out (they are dead already)."""
+    needle = MARKER_VARIABLE + token.encode()
+    targets: set[int] = set()
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        fields = _stat_fields(entry) if entry.isdigit() else None
+        if fields is None or fields[0] in (b"Z", b"X"):
+            continue
+        pid = int(entry)
+        if root_alive:
+            children.setdefault(int(fields[1]), []).append(pid)
+        if int(fields[2]) == root or int(fields[3]) == root or (token and _carries_marker(entry, needle)):
+            targets.add(pid)
+    if root_alive:
+        targets.add(root)
+        stack = [root]
+        while stack:
+            for child in children.get(stack.pop(), []):
+                targets.add(child)
+                stack.append(child)
+    targets.discard(os.getpid())
+    return targets
+
+
+def kill_tree(root: int, token: str, *, root_alive: bool = True) -> int:
+    """SIGKILL the run's processes until none is left (all stopped first in each round, so no shell runs its next
+    command when a child of its dies first); how many were seen.
+
+    `root_alive` False means the root was already reaped: its pid may be reused, so only the group, the session and
+    the marker identify the run's processes (pgid and session ids are not reused while members exist).
+    """
+    seen: set[int] = set()
+    if root <= 1:
+        return 0  # no run's leader: never "everything in our own group" (0) or init's session (1)
+    for _round in range(ROUNDS):
+        targets = _targets(root, token, root_alive and _stat_fields(str(root)) is not None)
+        if not targets:
+            break
+        seen |= targets
+        for signum in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in targets:
+                with contextlib.suppress(OSError):  # already gone, or not ours to signal
+                    os.kill(pid, signum)
+        time.sleep(0.002)  # scan again: a dying process may have spawned more
+    return len(seen)
