@@ -17,7 +17,8 @@ Which one applies is decided by what the run has, strongest first:
    session, process group, marked environment and descendants, stopped then killed until none is left (a process
    that left the session, cleared its environment and was orphaned is out of its reach: `describe.py` says so).
 
-A stop never waits for the processes to exit; `release` (after the run's leader exited) does, for as long as
+A stop never waits for the processes to exit (but for a namespace's init, whose exit is the kernel's word that the
+rest are gone: milliseconds); `release` (after the run's leader exited) does, for as long as
 removing the cgroup needs.
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import signal
 import time
 from dataclasses import dataclass
@@ -40,6 +42,8 @@ MARKER_VARIABLE = b"TUIAGENT_SANDBOX_RUN="
 ROUNDS = 20
 EMPTY_WAIT_S = 1.0
 """How long `remove` waits for killed members to finish exiting (they go within milliseconds)."""
+NAMESPACE_EXIT_WAIT_S = 2.0
+"""How long a stop waits for a killed namespace init to exit (it waits for the rest of its namespace to die)."""
 
 _base_cache: dict[str, Path | None] = {}
 
@@ -292,12 +296,15 @@ def namespace_init(leader: int) -> int | None:
 
 
 def kill_namespace(leader: int) -> None:
-    """SIGKILL the namespace's init (the kernel then kills all of it), then bubblewrap itself."""
+    """SIGKILL the namespace's init (the kernel then kills all of it), wait until it has exited, then SIGKILL
+    bubblewrap itself. The init exits only once every other process of its namespace is gone: without the wait,
+    bubblewrap's exit could be seen while a killed daemon of the run still ran for a moment."""
     pidfd = namespace_init(leader)
     if pidfd is not None:
         try:
             with contextlib.suppress(OSError):  # it exited meanwhile: the namespace is gone already
                 signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                select.select([pidfd], [], [], NAMESPACE_EXIT_WAIT_S)  # readable once it has exited
         finally:
             os.close(pidfd)
     _kill(leader)
