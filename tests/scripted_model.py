@@ -74,6 +74,10 @@ class ScriptedModel:
         """The fake server's replies (text and tool_use blocks), or ModelErrors the agent gets as raised."""
         self.replies.extend(self._scripted(response) for response in responses)
 
+    def respond_with(self, decide: Callable[[ScriptedRequest], Reply | ModelError] | None) -> None:
+        """Decide replies from the request once the queue is empty (None to switch off), as the fake server's."""
+        self.respond = decide
+
     def hold(self, response: Reply) -> asyncio.Event:
         """Enqueue `response`, streamed only once the returned event is set (a turn kept running while a test acts)."""
         gate = asyncio.Event()
@@ -94,6 +98,7 @@ class ScriptedModel:
             raise scripted.outcome
         for block in scripted.outcome.content:
             if block["type"] != "text":
+                await asyncio.sleep(scripted.delay_s)
                 continue
             for start in range(0, len(block["text"]), TEXT_CHUNK):
                 await asyncio.sleep(scripted.delay_s)  # 0: the event loop runs between deltas, as with a socket
