@@ -106,10 +106,7 @@ async def open_runtime(
         core.problems.append(detached)
     if not wants_model:
         return _without_model(opening)
-    if client is None:
-        client = ModelClient(model=core.model, api_key=api_key, base_url=configured_base_url(base_url),
-                             max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
-    client.model = core.model
+    client = _model_client(core, client, api_key=api_key, base_url=base_url, retries=(max_retries, retry_base_delay_s))
     ready = _with_agent(opening, _agent(opening, client, turns, usage))
     tracker.done("model client")
     return ready
@@ -203,6 +200,16 @@ def _model_choice(model: str | None, wants_model: bool, client: Model | None = N
     chosen: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     chosen.set_result(model or (client.model if client is not None else ""))
     return chosen
+
+
+def _model_client(core: Core, given: Model | None, *, api_key: str | None, base_url: str | None,
+                  retries: tuple[int, float]) -> Model:
+    """The model handed in, under the name chosen for this run, or the Messages API's client for that name."""
+    if given is None:
+        return ModelClient(model=core.model, api_key=api_key, base_url=configured_base_url(base_url),
+                           max_retries=retries[0], retry_base_delay_s=retries[1])
+    given.model = core.model
+    return given
 
 
 def _reopen(core: Core, session_id: str) -> tuple[list[Turn], UsageTotals]:
