@@ -41,11 +41,19 @@ class ScriptedRequest(RecordedRequest):
 
 @dataclass
 class Scripted:
-    """One scripted outcome: a reply (streamed `delay_s` apart per chunk, after `gate` is set) or an error."""
+    """One scripted outcome: a reply (streamed `delay_s` apart per chunk; held at `held_at` characters of its text until
+    `gate` is set) or an error."""
 
     outcome: ModelReply | ModelError
     delay_s: float = 0.0
     gate: asyncio.Event | None = None
+    held_at: int = 0
+
+    async def hold_at(self, streamed: int) -> None:
+        """Wait for the gate once `streamed` characters have gone out (then never again)."""
+        if self.gate is not None and streamed >= self.held_at:
+            await self.gate.wait()
+            self.gate = None
 
 
 @dataclass
@@ -78,10 +86,11 @@ class ScriptedModel:
         """Decide replies from the request once the queue is empty (None to switch off), as the fake server's."""
         self.respond = decide
 
-    def hold(self, response: Reply) -> asyncio.Event:
-        """Enqueue `response`, streamed only once the returned event is set (a turn kept running while a test acts)."""
+    def hold(self, response: Reply, *, after_chars: int = 0) -> asyncio.Event:
+        """Enqueue `response`, streamed (past its first `after_chars` characters of text) only once the returned event
+        is set: a turn kept running, or a reply stopped mid-stream, while a test acts."""
         gate = asyncio.Event()
-        self.replies.append(Scripted(self._scripted(response).outcome, gate=gate))
+        self.replies.append(Scripted(self._scripted(response).outcome, gate=gate, held_at=after_chars))
         return gate
 
     async def stream_reply(
@@ -92,17 +101,19 @@ class ScriptedModel:
         request = ScriptedRequest(path="/v1/messages", headers={}, body=copy.deepcopy(body))
         self.requests.append(request)
         scripted = self._next(request)
-        if scripted.gate is not None:
-            await scripted.gate.wait()
         if isinstance(scripted.outcome, ModelError):
             raise scripted.outcome
+        streamed = 0
         for block in scripted.outcome.content:
             if block["type"] != "text":
                 await asyncio.sleep(scripted.delay_s)
                 continue
             for start in range(0, len(block["text"]), TEXT_CHUNK):
+                await scripted.hold_at(streamed)
                 await asyncio.sleep(scripted.delay_s)  # 0: the event loop runs between deltas, as with a socket
-                yield TextDelta(block["text"][start:start + TEXT_CHUNK])
+                yield TextDelta(chunk := block["text"][start:start + TEXT_CHUNK])
+                streamed += len(chunk)
+        await scripted.hold_at(streamed)
         spent = scripted.outcome.usage  # priced for the model the agent runs now (it may have switched)
         yield dataclasses.replace(scripted.outcome, usage=request_usage(
             self.model, input_tokens=spent.input_tokens, output_tokens=spent.output_tokens,

@@ -92,13 +92,15 @@ async def test_approval_modal_shows_the_diff_and_turn_edits_reach_the_diff_pane(
 
 async def test_escape_cancels_the_turn_and_the_next_turn_works(repo: Path, scripted: ScriptedModel) -> None:
     long_text = "word " * 400
-    scripted.enqueue(reply(text(long_text), delay_s=0.02), reply(text("Back again.")))
+    rest = scripted.hold(reply(text(long_text)), after_chars=120)  # the reply stops mid-stream until the test lets it on
+    scripted.enqueue(reply(text("Back again.")))
     app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "talk a lot")
         await wait_until(pilot, lambda: app.conversation.streaming and len(app.conversation.entries[-1].text) > 30, timeout=20, message="streaming")
         await pilot.press("escape")
+        rest.set()  # were the stream not stopped, the rest would show now
         await wait_until(pilot, lambda: not app.turns.running, message="the turn to stop")
         shown = app.conversation.entries[-2].text
         assert 0 < len(shown) < len(long_text)
