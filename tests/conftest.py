@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.fake_api import FakeMessagesAPI
 from tests.gitrepo import init_repo, make_user_changes
+
+if TYPE_CHECKING:
+    from tests.scripted_model import ScriptedModel
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -63,6 +67,16 @@ def dirty_repo(repo: Path) -> Path:
     """A real git repo with a staged change, an unstaged change and an untracked file."""
     make_user_changes(repo)
     return repo
+
+
+@pytest.fixture
+def scripted() -> "ScriptedModel":
+    """The in-process model (tests/scripted_model.py) under the default model's name: `scripted.enqueue(reply(...))`,
+    then `make_app(repo, client=scripted)`. For tests whose subject is the loop or the UI, not the wire."""
+    from tests.scripted_model import ScriptedModel
+    from tui_agent.core.agent.pricing import default_model
+
+    return ScriptedModel(model=default_model())
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.scripted_model import ScriptedModel
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import init_repo
 from tests.mounts import fill, free, needs_mount, read_only, tmpfs
@@ -30,7 +31,7 @@ def disk(tmp_path: Path) -> Iterator[Path]:
 LONG = "Now the files. " + "They are listed below, one by one. " * 300  # more than the page a full tmpfs still lets a file grow into
 
 
-def full_disk_mid_turn(api: FakeMessagesAPI, disk: Path) -> None:
+def full_disk_mid_turn(api: FakeMessagesAPI | ScriptedModel, disk: Path) -> None:
     """Three model requests in one turn: a tool call; the disk fills up, a long text and another tool call; the disk is
     freed, the answer."""
     def respond(request):  # type: ignore[no-untyped-def]
@@ -103,10 +104,10 @@ def notice_with(app: TuiAgentApp, words: str) -> Callable[[], bool]:
 
 
 async def test_the_tui_shows_a_notice_when_the_session_file_cannot_be_written_and_keeps_the_turn(
-        disk: Path, api: FakeMessagesAPI) -> None:
+        disk: Path, scripted: ScriptedModel) -> None:
     repo = init_repo(disk / "project")
-    full_disk_mid_turn(api, disk)
-    app = make_app(repo)
+    full_disk_mid_turn(scripted, disk)
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         app.prompt_area.focus()

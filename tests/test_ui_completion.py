@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text
+from tests.fake_messages_api import reply, text
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tui_agent.ui.completion import attach_mentions, file_candidates, shown_prompt, slash_candidates
 from tui_agent.ui.widgets.completion_menu import CompletionMenu
@@ -32,11 +33,11 @@ def test_attachments_stay_inside_the_project(tmp_path: Path) -> None:
     assert shown_prompt(sent) == "see @notes.md and @../secret.txt and @blob.bin, @someone\n📎 notes.md (2 lines)"
 
 
-async def test_typing_completes_commands_and_files_and_the_file_is_attached(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_typing_completes_commands_and_files_and_the_file_is_attached(repo: Path, scripted: ScriptedModel) -> None:
     (repo / "docs").mkdir()
     (repo / "docs" / "limits.txt").write_text("max=10\n")
-    api.enqueue(reply(text("Max is 10.")))
-    app = make_app(repo)
+    scripted.enqueue(reply(text("Max is 10.")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         menu = app.query_one("#completion-menu", CompletionMenu)
@@ -52,7 +53,7 @@ async def test_typing_completes_commands_and_files_and_the_file_is_attached(repo
         assert app.prompt_area.text == "what is in @docs/limits.txt " and not app.turns.running
         await pilot.press("escape", "enter")
         await wait_until(pilot, lambda: turn_answered(app, "Max is 10."), timeout=30, message="the turn")
-        sent = api.requests[-1].last_user_text()
+        sent = scripted.requests[-1].last_user_text()
         assert sent.startswith("what is in @docs/limits.txt") and '<attached-file path="docs/limits.txt" lines="1">\nmax=10\n</attached-file>' in sent
         assert [e.text for e in app.conversation.entries if e.kind == "user"] == ["what is in @docs/limits.txt "]
         assert any(e.text == "Attached: docs/limits.txt" for e in app.conversation.entries)

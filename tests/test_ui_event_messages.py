@@ -8,7 +8,8 @@ from pathlib import Path
 from textual._context import active_message_pump
 from textual.message import Message
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.fake_messages_api import reply, text, tool_use
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import SIZE, approved_bang, make_app, ready, send, tool_source, turn_answered, wait_until
 from tui_agent.core.events import CatalogChanged, Notice, ToolAuthored, ToolCallFinished, ToolCallStarted, TurnFinished, Usage
 from tui_agent.ui.catalog_sync import OUTSIDE_EDIT
@@ -31,11 +32,11 @@ class ShownEvents:
         return [type(event).__name__ for event, was_awaited, _ in self.seen if was_awaited is awaited]
 
 
-async def test_a_turns_events_and_the_feeds_arrive_at_the_conversation_as_messages(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("Writing it."), tool_use("create_tool", {"name": "double", "source": tool_source("double")})),
+async def test_a_turns_events_and_the_feeds_arrive_at_the_conversation_as_messages(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(text("Writing it."), tool_use("create_tool", {"name": "double", "source": tool_source("double")})),
                 reply(text("Done.")))
     shown = ShownEvents()
-    app = make_app(repo)
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE, message_hook=shown) as pilot:
         await ready(pilot)
         await send(pilot, app, "make a doubling tool")
@@ -59,10 +60,10 @@ async def test_a_turns_events_and_the_feeds_arrive_at_the_conversation_as_messag
             ("user", ""), ("assistant", ""), ("tool", "create_tool"), ("assistant", "")]
 
 
-async def test_a_call_is_shown_before_its_approval_asks(dirty_repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("write_file", {"path": "docs/notes.md", "content": "hello\n"})), reply(text("Wrote it.")))
+async def test_a_call_is_shown_before_its_approval_asks(dirty_repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("write_file", {"path": "docs/notes.md", "content": "hello\n"})), reply(text("Wrote it.")))
     shown = ShownEvents()
-    app = make_app(dirty_repo)
+    app = make_app(dirty_repo, client=scripted)
     async with app.run_test(size=SIZE, message_hook=shown) as pilot:
         await ready(pilot)
         await send(pilot, app, "write notes")
@@ -104,9 +105,9 @@ async def test_a_bang_commands_call_and_live_output_arrive_as_messages(repo: Pat
         assert [entry.kind for entry in app.conversation.entries].count("tool") == 1
 
 
-async def test_esc_stops_a_bang_command_as_its_block_says(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("Noted.")))
-    app = make_app(repo, sandbox_tier="rlimits")
+async def test_esc_stops_a_bang_command_as_its_block_says(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(text("Noted.")))
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         entry = await approved_bang(pilot, app, "echo started; sleep 60")
@@ -119,4 +120,4 @@ async def test_esc_stops_a_bang_command_as_its_block_says(repo: Path, api: FakeM
         assert entry.cancelled and entry.is_error and "you stopped the command" in entry.result
         assert entry.duration_ms is not None and entry.duration_ms < 30_000
         await wait_until(pilot, lambda: turn_answered(app, "Noted."), timeout=30, message="the queued prompt sent after it")
-        assert "you stopped the command" in str(api.requests[-1].messages[-1])  # the model is told
+        assert "you stopped the command" in str(scripted.requests[-1].messages[-1])  # the model is told

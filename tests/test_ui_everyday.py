@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git
-from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.scripted_model import ScriptedModel
 from tests.test_ui_turn import send
 from tests.ui_support import (SIZE, answer_confirm, make_app, notifications, ready, row_names, tool_source, turn_answered,
                               turn_failed_shown, wait_until)
+from tui_agent.core.agent.model import ModelError
+from tui_agent.core.errors import ErrorKind
 from tui_agent.core.agent.conversation_summary import SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.turn import NOT_SENT
@@ -48,9 +51,10 @@ async def test_without_a_model_a_prompt_goes_back_to_the_box_and_the_setup_note_
         assert notices.count(NOT_SENT) == 2 and "\n" not in NOT_SENT
 
 
-async def test_a_failed_request_says_once_where_the_prompt_went(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(http_error(400, "invalid_request_error", "a scripted refusal"), reply(text("ok")))
-    app = make_app(repo)
+async def test_a_failed_request_says_once_where_the_prompt_went(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(ModelError(ErrorKind.BAD_REQUEST, "the model server rejected the request (400: a scripted refusal)", status=400),
+                     reply(text("ok")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "try this")
@@ -61,12 +65,12 @@ async def test_a_failed_request_says_once_where_the_prompt_went(repo: Path, api:
         assert sum("back in the input box" in notice for notice in notices) == 1, notices
 
 
-async def test_an_undone_turn_and_a_cancelled_call_read_back_as_they_were(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"})), reply(text("done")),
+async def test_an_undone_turn_and_a_cancelled_call_read_back_as_they_were(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"})), reply(text("done")),
                 reply(tool_use("run_shell", {"command": "sleep 30"})))
     (repo / ".agent").mkdir()
     (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["write_file", "run_shell"]\n')
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "change the readme")
@@ -86,7 +90,7 @@ async def test_an_undone_turn_and_a_cancelled_call_read_back_as_they_were(repo: 
         await wait_until(pilot, lambda: not app.turns.running, timeout=30, message="the cancel")
         session_id = app.runtime.core.session.id
 
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, f"/resume {session_id}")
@@ -138,9 +142,9 @@ async def test_ctrl_c_clears_then_quits_on_the_second_press_with_no_toast_about_
     assert app.lifecycle.farewell() == "tuiagent: nothing to resume from this run."
 
 
-async def test_shift_tab_cycles_the_permission_mode_and_the_header_shows_it(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("write_file", {"path": "notes.md", "content": "x\n"})), reply(text("refused, fine")), reply(text("hi")))
-    app = make_app(repo)
+async def test_shift_tab_cycles_the_permission_mode_and_the_header_shows_it(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("write_file", {"path": "notes.md", "content": "x\n"})), reply(text("refused, fine")), reply(text("hi")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         assert app.runtime.core.permissions.mode == "ask"
@@ -181,6 +185,7 @@ def test_the_resume_picker_row_says_when_how_big_and_what(tmp_path: Path) -> Non
 
 
 async def test_the_header_shows_context_use_and_compact_replaces_the_conversation_with_a_summary(repo: Path, api: FakeMessagesAPI) -> None:
+    # on the HTTP fake: the request after /compact must pass the real API's rules (the fake's strict validator)
     (repo / "big.txt").write_text("".join(f"line {n} " + "x" * 70 + "\n" for n in range(400)))
     api.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("read it")),
                 reply(text("ok"), usage={"input_tokens": 150_000, "output_tokens": 5}),
@@ -212,10 +217,11 @@ async def test_the_header_shows_context_use_and_compact_replaces_the_conversatio
         assert api.requests[4].body["messages"][0]["content"][0]["text"].startswith(SUMMARY_HEADER)
 
 
-async def test_a_failed_or_cancelled_compact_leaves_the_conversation_and_says_so(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("hello")), http_error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
-                reply(text("too late"), delay_s=10))
-    app = make_app(repo)
+async def test_a_failed_or_cancelled_compact_leaves_the_conversation_and_says_so(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(text("hello")), ModelError(ErrorKind.CONTEXT_TOO_LONG, "the conversation is too long for the model "
+                                                      "(prompt is too long: 210000 tokens > 200000 maximum)", status=400))
+    scripted.hold(reply(text("too late")))  # never released: the second compaction is cancelled while it waits
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "hi")
@@ -228,7 +234,7 @@ async def test_a_failed_or_cancelled_compact_leaves_the_conversation_and_says_so
         failure = next(e.text for e in app.conversation.entries if e.kind == "notice" and e.text.startswith("Could not compact:"))
         assert "too long" in failure and "unchanged" in failure and agent.messages == before and not app.turns.running
         await send(pilot, app, "/compact")
-        await wait_until(pilot, lambda: len(api.requests) == 3 and app.turns.running, timeout=30, message="the second compaction running")
+        await wait_until(pilot, lambda: len(scripted.requests) == 3 and app.turns.running, timeout=30, message="the second compaction running")
         assert app.busy
         await pilot.press("escape")
         await wait_until(pilot, lambda: any(e.kind == "notice" and e.text.startswith("Compaction cancelled") for e in app.conversation.entries),
@@ -237,9 +243,9 @@ async def test_a_failed_or_cancelled_compact_leaves_the_conversation_and_says_so
 
 
 async def test_a_bang_command_runs_as_the_person_typed_it_without_approval_and_the_model_sees_it(
-        repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("seen it")))
-    app = make_app(repo, sandbox_tier="bubblewrap")
+        repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(text("seen it")))
+    app = make_app(repo, client=scripted, sandbox_tier="bubblewrap")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         (repo / "README.md").write_text("changed by the person\n")
@@ -255,14 +261,14 @@ async def test_a_bang_command_runs_as_the_person_typed_it_without_approval_and_t
         assert failed.is_error and "exit code: 3" in failed.result
         await send(pilot, app, "what did I run?")
         await wait_until(pilot, lambda: turn_answered(app, "seen it"), timeout=60, message="the turn")
-        assert "bang-42" in str(api.requests[-1].messages[-1]) and "The user ran a shell command" in str(api.requests[-1].messages[-1])
+        assert "bang-42" in str(scripted.requests[-1].messages[-1]) and "The user ran a shell command" in str(scripted.requests[-1].messages[-1])
 
 
-async def test_copy_the_last_reply_or_its_code_block(repo: Path, api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_copy_the_last_reply_or_its_code_block(repo: Path, scripted: ScriptedModel, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TMUX", raising=False)
     answer = "Run this:\n\n```sh\npytest -q tests\n```\n\nThen look."
-    api.enqueue(reply(text(answer)))
-    app = make_app(repo)
+    scripted.enqueue(reply(text(answer)))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "/copy")
@@ -307,12 +313,12 @@ async def test_light_theme_and_side_pane_width(repo: Path, no_model: None, tmp_p
         assert app.query_one("#side").outer_size.width == 160 * 35 // 100
 
 
-async def test_redo_takes_back_an_undo_files_and_tools_and_undo_works_again(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"}),
+async def test_redo_takes_back_an_undo_files_and_tools_and_undo_works_again(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"}),
                       tool_use("create_tool", {"name": "double", "source": tool_source("double")})), reply(text("done")))
     (repo / ".agent").mkdir()
     (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["write_file"]\n')
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "/redo")
@@ -340,11 +346,11 @@ async def test_redo_takes_back_an_undo_files_and_tools_and_undo_works_again(repo
         await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=30, message="undo again")
 
 
-async def test_a_running_shell_command_shows_its_elapsed_time(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("run_shell", {"command": "sleep 3; echo slept"})), reply(text("done")))
+async def test_a_running_shell_command_shows_its_elapsed_time(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("run_shell", {"command": "sleep 3; echo slept"})), reply(text("done")))
     (repo / ".agent").mkdir()
     (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell"]\n')
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "sleep")
@@ -355,9 +361,9 @@ async def test_a_running_shell_command_shows_its_elapsed_time(repo: Path, api: F
         assert "running" not in block.title and " ok · " in block.title
 
 
-async def test_a_call_waiting_for_approval_says_so_and_its_time_leaves_the_wait_out(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("run_shell", {"command": "echo quick"})), reply(text("done")))
-    app = make_app(repo, sandbox_tier="rlimits")
+async def test_a_call_waiting_for_approval_says_so_and_its_time_leaves_the_wait_out(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("run_shell", {"command": "echo quick"})), reply(text("done")))
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "run it")
@@ -428,9 +434,10 @@ async def test_every_new_feature_is_in_the_palette_and_in_help(repo: Path, no_mo
             assert words in shown, words
 
 
-async def test_tab_goes_to_the_queued_prompts_while_there_are_some(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("slow answer"), delay_s=2.0), reply(text("second")))
-    app = make_app(repo)
+async def test_tab_goes_to_the_queued_prompts_while_there_are_some(repo: Path, scripted: ScriptedModel) -> None:
+    first_done = scripted.hold(reply(text("slow answer")))
+    scripted.enqueue(reply(text("second")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "first")
@@ -440,4 +447,5 @@ async def test_tab_goes_to_the_queued_prompts_while_there_are_some(repo: Path, a
         await pilot.press("tab")
         await pilot.pause()
         assert app.focused is not None and app.focused.id == "prompt-queue"
+        first_done.set()
         await wait_until(pilot, lambda: turn_answered(app, "second"), timeout=60, message="both turns")

@@ -6,9 +6,12 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text, tool_use
+from tests.fake_messages_api import reply, text, tool_use
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import (send, SIZE, authored_announcements, make_app, ready, tool_source, turn_answered, turn_failed_shown,
                                    wait_until)
+from tui_agent.core.agent.model import ModelError
+from tui_agent.core.errors import ErrorKind
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import TRUNCATION_MARK
 from tui_agent.ui.turn import PROMPT_BACK
@@ -20,20 +23,20 @@ def fields(entries: list[Entry]) -> list[dict[str, Any]]:
     return [{key: value for key, value in dataclasses.asdict(entry).items() if key != "started"} for entry in entries]
 
 
-async def live_turns(repo: Path, api: FakeMessagesAPI) -> tuple[list[Entry], str, tuple[int, int, float]]:
+async def live_turns(repo: Path, scripted: ScriptedModel) -> tuple[list[Entry], str, tuple[int, int, float]]:
     """Two turns: text, a truncated read, create_tool, a denied write, a cut-off reply; then a prompt with an attached
     file and a failed request."""
     source = tool_source("double")
-    api.enqueue(
+    scripted.enqueue(
         reply(text("Let me look."), tool_use("read_file", {"path": "big.txt"})),
         reply(text("Now a tool."), tool_use("create_tool", {"name": "double", "source": source})),
         reply(tool_use("write_file", {"path": "docs/other.md", "content": "nope\n"})),
         reply(text("Cut off"), stop_reason="max_tokens"),
-        http_error(400, "invalid_request_error", "a scripted refusal"),
+        ModelError(ErrorKind.BAD_REQUEST, "the model server rejected the request (400: a scripted refusal)", status=400),
     )
     (repo / "notes.md").write_text("one\ntwo\n")
     (repo / "big.txt").write_text("".join(f"line {n} " + "x" * 60 + "\n" for n in range(1500)))
-    app = make_app(repo)
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "look at big.txt and make a tool")
@@ -54,9 +57,9 @@ async def live_turns(repo: Path, api: FakeMessagesAPI) -> tuple[list[Entry], str
         return list(app.conversation.entries), app.runtime.core.session.id, header
 
 
-async def test_a_turn_folds_into_the_same_entries_live_and_after_resume(repo: Path, api: FakeMessagesAPI) -> None:
-    live, session_id, live_header = await live_turns(repo, api)
-    app = make_app(repo)  # a new app, then /resume: the session as the file has it
+async def test_a_turn_folds_into_the_same_entries_live_and_after_resume(repo: Path, scripted: ScriptedModel) -> None:
+    live, session_id, live_header = await live_turns(repo, scripted)
+    app = make_app(repo, client=scripted)  # a new app, then /resume: the session as the file has it
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, f"/resume {session_id}")
@@ -111,10 +114,10 @@ async def test_resume_shows_what_decodes_and_says_what_did_not(repo: Path) -> No
                                   "(first: record 3: ToolCallStarted.arguments: Input should be an object).")
 
 
-async def test_a_cancelled_turn_folds_the_same_live_and_after_resume(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_a_cancelled_turn_folds_the_same_live_and_after_resume(repo: Path, scripted: ScriptedModel) -> None:
     """Esc while a call runs: the finished call keeps its result and the stopped one says so, live and read back alike."""
-    api.enqueue(reply(tool_use("read_file", {"path": "README.md"}), tool_use("run_shell", {"command": "sleep 30"})))
-    app = make_app(repo)
+    scripted.enqueue(reply(tool_use("read_file", {"path": "README.md"}), tool_use("run_shell", {"command": "sleep 30"})))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "read, then wait")
@@ -126,7 +129,7 @@ async def test_a_cancelled_turn_folds_the_same_live_and_after_resume(repo: Path,
         await pilot.press("escape")
         await wait_until(pilot, lambda: not app.turns.running, timeout=20, message="the cancel")
         live, session_id = list(app.conversation.entries), app.runtime.core.session.id
-    app = make_app(repo)
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, f"/resume {session_id}")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from textual import events
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text
+from tests.fake_messages_api import reply, text
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import send, make_app, ready, wait_until
 from tui_agent.ui.app import TuiAgentApp
 
@@ -49,9 +50,9 @@ async def first_answer_at_the_end(pilot, app: TuiAgentApp) -> None:  # type: ign
     await wait_until(pilot, lambda: at_bottom(app), message="the view at the end")
 
 
-async def test_sending_a_prompt_after_page_up_scrolls_to_the_end(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text(LONG)), reply(text("Second answer. " + LONG)))
-    app = make_app(repo)
+async def test_sending_a_prompt_after_page_up_scrolls_to_the_end(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(text(LONG)), reply(text("Second answer. " + LONG)))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(80, 24)) as pilot:
         await first_answer_at_the_end(pilot, app)
         app.conversation.focus()
@@ -70,8 +71,8 @@ async def fill_the_view(pilot, app: TuiAgentApp) -> None:  # type: ignore[no-unt
     await wait_until(pilot, lambda: at_bottom(app) and still(app), message="the filled view at the end")
 
 
-async def test_a_reader_scrolled_up_sees_a_new_below_marker_and_is_not_moved(repo: Path, api: FakeMessagesAPI) -> None:
-    app = make_app(repo)
+async def test_a_reader_scrolled_up_sees_a_new_below_marker_and_is_not_moved(repo: Path, scripted: ScriptedModel) -> None:
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await fill_the_view(pilot, app)
@@ -94,14 +95,14 @@ async def test_a_reader_scrolled_up_sees_a_new_below_marker_and_is_not_moved(rep
         assert not marker.display
 
 
-async def test_after_unfolding_a_tool_call_and_after_resume_sending_still_follows(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_after_unfolding_a_tool_call_and_after_resume_sending_still_follows(repo: Path, scripted: ScriptedModel) -> None:
     from tests.fake_messages_api import tool_use
     from tui_agent.ui.widgets.messages import ToolCallBlock
 
     (repo / "notes.txt").write_text("".join(f"note {n}\n" for n in range(200)))
-    api.enqueue(reply(tool_use("read_file", {"path": "notes.txt"})), reply(text(LONG)), reply(text("Second answer. " + LONG)),
+    scripted.enqueue(reply(tool_use("read_file", {"path": "notes.txt"})), reply(text(LONG)), reply(text("Second answer. " + LONG)),
                 reply(text("Third answer. " + LONG)))
-    app = make_app(repo)
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await send(pilot, app, "read the notes")
@@ -116,7 +117,7 @@ async def test_after_unfolding_a_tool_call_and_after_resume_sending_still_follow
         await wait_until(pilot, lambda: at_bottom(app) and still(app), message="the view at the end")
         session_id = app.runtime.core.session.id
 
-    app = make_app(repo)
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await send(pilot, app, f"/resume {session_id}")
@@ -131,8 +132,8 @@ async def test_after_unfolding_a_tool_call_and_after_resume_sending_still_follow
         assert not app.conversation.new_below.display
 
 
-async def test_the_new_below_marker_names_a_key_that_follows_from_the_prompt(repo: Path, api: FakeMessagesAPI) -> None:
-    app = make_app(repo)
+async def test_the_new_below_marker_names_a_key_that_follows_from_the_prompt(repo: Path, scripted: ScriptedModel) -> None:
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await fill_the_view(pilot, app)
@@ -150,11 +151,11 @@ async def test_the_new_below_marker_names_a_key_that_follows_from_the_prompt(rep
         assert not marker.display
 
 
-async def test_a_prompt_sent_in_the_same_frame_as_a_page_up_still_follows(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_a_prompt_sent_in_the_same_frame_as_a_page_up_still_follows(repo: Path, scripted: ScriptedModel) -> None:
     """PageUp's scroll waits for the next refresh; an Enter handled before that refresh sends and follows first: the
     PageUp's deferred scroll must not then take the view (and the reply) away from the end."""
-    api.enqueue(reply(text(LONG)), reply(text("Second answer. " + LONG)))
-    app = make_app(repo)
+    scripted.enqueue(reply(text(LONG)), reply(text("Second answer. " + LONG)))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(80, 24)) as pilot:
         await first_answer_at_the_end(pilot, app)
         app.prompt_area.focus()

@@ -11,7 +11,8 @@ from rich.console import Console
 from textual.widgets import Static
 from textual.widgets.collapsible import CollapsibleTitle
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.fake_messages_api import reply, text, tool_use
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import make_app, ready, turn_answered, wait_until
 from tests.test_ui_turn import send
 from tui_agent.ui.widgets.messages import ToolCallBlock, UserMessage
@@ -24,10 +25,10 @@ def shown(widget: Static) -> str:
     return console.export_text()
 
 
-async def test_a_large_paste_is_one_folded_block_that_a_click_unfolds(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_a_large_paste_is_one_folded_block_that_a_click_unfolds(repo: Path, scripted: ScriptedModel) -> None:
     pasted = "\n".join(f"log line {i:04d} " + "x" * 50 for i in range(100))  # ~6,000 characters
-    api.enqueue(reply(text("seen")))
-    app = make_app(repo)
+    scripted.enqueue(reply(text("seen")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await send(pilot, app, pasted)
@@ -35,15 +36,15 @@ async def test_a_large_paste_is_one_folded_block_that_a_click_unfolds(repo: Path
         message = next(widget for widget in app.conversation.query(UserMessage))
         assert "log line 0099" not in shown(message) and "pasted text: 6," in shown(message)
         assert shown(message).count("\n") <= 4
-        assert api.requests[-1].messages[-1]["content"][0]["text"] == pasted  # the model gets all of it
+        assert scripted.requests[-1].messages[-1]["content"][0]["text"] == pasted  # the model gets all of it
         await pilot.click(message)
         await wait_until(pilot, lambda: "log line 0099" in shown(message), message="the paste unfolded")
 
 
-async def test_a_long_tool_output_shows_in_full_when_its_result_is_clicked(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_a_long_tool_output_shows_in_full_when_its_result_is_clicked(repo: Path, scripted: ScriptedModel) -> None:
     (repo / "big.txt").write_text("".join(f"row {i:05d}\n" for i in range(2000)))  # 20,000 characters
-    api.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("read it")))
-    app = make_app(repo)
+    scripted.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("read it")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await send(pilot, app, "read big.txt")
@@ -60,11 +61,11 @@ async def test_a_long_tool_output_shows_in_full_when_its_result_is_clicked(repo:
         assert "more characters" not in shown(result)
 
 
-async def test_a_long_tool_output_shows_in_full_from_the_keyboard(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_a_long_tool_output_shows_in_full_from_the_keyboard(repo: Path, scripted: ScriptedModel) -> None:
     """enter on a call's title: unfold, then the whole cut result, then fold (no mouse needed)."""
     (repo / "big.txt").write_text("".join(f"row {i:05d}\n" for i in range(2000)))
-    api.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("read it")))
-    app = make_app(repo)
+    scripted.enqueue(reply(tool_use("read_file", {"path": "big.txt"})), reply(text("read it")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await send(pilot, app, "read big.txt")

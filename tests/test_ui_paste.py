@@ -8,8 +8,11 @@ from pathlib import Path
 from textual import events
 from textual.pilot import Pilot
 
-from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text
+from tests.fake_messages_api import reply, text
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import make_app, ready, turn_answered, wait_until
+from tui_agent.core.agent.model import ModelError
+from tui_agent.core.errors import ErrorKind
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.widgets.messages import UserMessage
 
@@ -19,8 +22,8 @@ PASTED = "\n".join(LINE.format(i) for i in range(120)) + "\t"
 SIZE = (100, 30)
 
 
-def last_prompt(api: FakeMessagesAPI) -> str:
-    content = api.requests[-1].messages[-1]["content"]
+def last_prompt(scripted: ScriptedModel) -> str:
+    content = scripted.requests[-1].messages[-1]["content"]
     return content if isinstance(content, str) else "".join(block.get("text", "") for block in content)
 
 
@@ -32,10 +35,10 @@ async def paste(pilot: Pilot, app: TuiAgentApp, pasted: str) -> None:
     await pilot.pause()
 
 
-async def test_a_long_paste_is_one_token_and_the_model_receives_it_exactly(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_a_long_paste_is_one_token_and_the_model_receives_it_exactly(repo: Path, scripted: ScriptedModel) -> None:
     assert len(PASTED) == 6000 and PASTED.count("\n") == 119
-    api.enqueue(reply(text("seen")))
-    app = make_app(repo)
+    scripted.enqueue(reply(text("seen")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await paste(pilot, app, "short\tpaste  \nsecond line")  # a short paste is as typed, tabs and spaces kept
@@ -48,12 +51,12 @@ async def test_a_long_paste_is_one_token_and_the_model_receives_it_exactly(repo:
         assert box.document.line_count == 2 and box.size.height <= 3
         await pilot.press("enter")
         await wait_until(pilot, lambda: turn_answered(app, "seen"), timeout=60, message="the reply")
-        assert last_prompt(api) == f"short\tpaste  \nsecond line see {PASTED} ok"
+        assert last_prompt(scripted) == f"short\tpaste  \nsecond line see {PASTED} ok"
 
 
-async def test_the_token_is_one_unit_typing_around_it_and_backspace_removes_it_whole(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("seen")))
-    app = make_app(repo)
+async def test_the_token_is_one_unit_typing_around_it_and_backspace_removes_it_whole(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(text("seen")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await pilot.press("a", "b")
@@ -75,11 +78,11 @@ async def test_the_token_is_one_unit_typing_around_it_and_backspace_removes_it_w
         assert box.text == "abc[Pasted text #3 · 6,000 chars, 120 lines]ed"
         await pilot.press("enter")
         await wait_until(pilot, lambda: turn_answered(app, "seen"), timeout=60, message="the reply")
-        assert last_prompt(api) == f"abc{PASTED}ed"
+        assert last_prompt(scripted) == f"abc{PASTED}ed"
 
 
-async def test_ctrl_o_expands_the_paste_into_editable_text(repo: Path, api: FakeMessagesAPI) -> None:
-    app = make_app(repo)
+async def test_ctrl_o_expands_the_paste_into_editable_text(repo: Path, scripted: ScriptedModel) -> None:
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         assert "ctrl+o" not in app.screen.active_bindings
@@ -94,9 +97,10 @@ async def test_ctrl_o_expands_the_paste_into_editable_text(repo: Path, api: Fake
         assert "ctrl+o" not in app.screen.active_bindings
 
 
-async def test_a_failed_prompt_and_a_recalled_one_come_back_with_the_whole_paste(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(http_error(400, message="scripted refusal"), reply(text("second time lucky")))
-    app = make_app(repo)
+async def test_a_failed_prompt_and_a_recalled_one_come_back_with_the_whole_paste(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(ModelError(ErrorKind.BAD_REQUEST, "the model server rejected the request (400: scripted refusal)", status=400),
+                     reply(text("second time lucky")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await pilot.press("l", "o", "o", "k", "space")
@@ -107,15 +111,15 @@ async def test_a_failed_prompt_and_a_recalled_one_come_back_with_the_whole_paste
         assert box.text == "look [Pasted text #1 · 6,000 chars, 120 lines]" and box.full_text == f"look {PASTED}"
         await pilot.press("enter")
         await wait_until(pilot, lambda: turn_answered(app, "second time lucky"), timeout=60, message="the reply")
-        assert last_prompt(api) == f"look {PASTED}"
+        assert last_prompt(scripted) == f"look {PASTED}"
         assert box.text == ""
         await pilot.press("up")  # the history keeps all of it
         assert box.text == "look [Pasted text #1 · 6,000 chars, 120 lines]" and box.full_text == f"look {PASTED}"
 
 
-async def test_a_long_prompt_in_the_conversation_unfolds_from_the_keyboard(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("seen")))
-    app = make_app(repo)
+async def test_a_long_prompt_in_the_conversation_unfolds_from_the_keyboard(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(text("seen")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await paste(pilot, app, PASTED)

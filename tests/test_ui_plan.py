@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.fake_messages_api import reply, text, tool_use
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import SIZE, make_app, ready, send, turn_answered, wait_until
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.widgets.messages import NoticeMessage
@@ -13,12 +14,12 @@ PLAN = [{"content": "read the README", "status": "completed"},
         {"content": "write notes.md", "status": "in_progress", "priority": "high"}]
 
 
-async def test_plan_mode_shows_the_plan_and_an_approved_proposal_switches_to_ask(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("write_file", {"path": "notes.md", "content": "early\n"})),
+async def test_plan_mode_shows_the_plan_and_an_approved_proposal_switches_to_ask(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("write_file", {"path": "notes.md", "content": "early\n"})),
                 reply(tool_use("update_plan", {"entries": PLAN})),
                 reply(tool_use("propose_plan", {"plan": "1. write **notes.md**"})),
                 reply(tool_use("write_file", {"path": "notes.md", "content": "x\n"})), reply(text("written")))
-    app = make_app(repo)
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         for _ in range(3):

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fake_messages_api import FakeMessagesAPI, http_error, reply, text
+from tests.fake_messages_api import reply, text
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import SIZE, make_app, ready, turn_answered, turn_failed_shown, wait_until
+from tui_agent.core.agent.model import ModelError
+from tui_agent.core.errors import ErrorKind
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.widgets.queued_prompts import QueuedPrompts
 
@@ -20,9 +23,10 @@ def queue_widget(app: TuiAgentApp) -> QueuedPrompts:
     return app.query_one("#prompt-queue", QueuedPrompts)
 
 
-async def test_prompts_typed_during_a_turn_are_shown_queued_and_sent_in_order(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("First answer."), delay_s=2.0), reply(text("Second answer.")), reply(text("Third answer.")))
-    app = make_app(repo)
+async def test_prompts_typed_during_a_turn_are_shown_queued_and_sent_in_order(repo: Path, scripted: ScriptedModel) -> None:
+    first_done = scripted.hold(reply(text("First answer.")))
+    scripted.enqueue(reply(text("Second answer.")), reply(text("Third answer.")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         assert not queue_widget(app).display
@@ -34,15 +38,17 @@ async def test_prompts_typed_during_a_turn_are_shown_queued_and_sent_in_order(re
         assert [item.text for item in app.turns.queue] == ["second", "/clear", "third"]
         widget = queue_widget(app)
         assert widget.display and widget.option_count == 3 and "queued 1 second" in str(widget.get_option_at_index(0).prompt)
+        first_done.set()
         await wait_until(pilot, lambda: turn_answered(app, "Third answer.") and not app.turns.queue, timeout=40, message="all three turns")
-        assert [request.last_user_text() for request in api.requests] == ["first", "second", "third"]
-        assert len(api.requests[-1].messages) == 1  # /clear ran between "second" and "third": a fresh conversation
+        assert [request.last_user_text() for request in scripted.requests] == ["first", "second", "third"]
+        assert len(scripted.requests[-1].messages) == 1  # /clear ran between "second" and "third": a fresh conversation
         assert not widget.display
 
 
-async def test_a_queued_prompt_can_be_edited_or_cancelled(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("Slow answer."), delay_s=3.0), reply(text("Edited answer.")))
-    app = make_app(repo)
+async def test_a_queued_prompt_can_be_edited_or_cancelled(repo: Path, scripted: ScriptedModel) -> None:
+    slow_done = scripted.hold(reply(text("Slow answer.")))
+    scripted.enqueue(reply(text("Edited answer.")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await type_and_send(pilot, app, "slow one")
@@ -58,13 +64,15 @@ async def test_a_queued_prompt_can_be_edited_or_cancelled(repo: Path, api: FakeM
         assert len(app.turns.queue) == 0 and app.prompt_area.text == "fix me" and app.focused is app.prompt_area
         app.prompt_area.insert(", edited")
         await pilot.press("enter")
+        slow_done.set()
         await wait_until(pilot, lambda: turn_answered(app, "Edited answer."), timeout=40, message="both turns")
-        assert [request.last_user_text() for request in api.requests] == ["slow one", "fix me, edited"]
+        assert [request.last_user_text() for request in scripted.requests] == ["slow one", "fix me, edited"]
 
 
-async def test_a_failed_turn_puts_its_prompt_back_in_the_box(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(http_error(413, message="prompt is too long"), reply(text("Fine now.")))
-    app = make_app(repo)
+async def test_a_failed_turn_puts_its_prompt_back_in_the_box(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(ModelError(ErrorKind.CONTEXT_TOO_LONG, "the conversation is too long for the model (prompt is too long)"),
+                     reply(text("Fine now.")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await type_and_send(pilot, app, "a very long paste")
@@ -75,23 +83,23 @@ async def test_a_failed_turn_puts_its_prompt_back_in_the_box(repo: Path, api: Fa
         # (that the resend is not merged with the failed prompt in the history is the core's part: issue 12, "api")
 
 
-async def test_a_prompt_typed_while_the_project_opens_is_queued_then_sent(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_a_prompt_typed_while_the_project_opens_is_queued_then_sent(repo: Path, scripted: ScriptedModel) -> None:
     import asyncio
 
     from tui_agent.ui.runtime_bridge import open_runtime_for_ui
 
-    api.enqueue(reply(text("Opened and answered.")))
+    scripted.enqueue(reply(text("Opened and answered.")))
     release = asyncio.Event()
 
     async def slow_opener(root, callbacks, options):  # type: ignore[no-untyped-def]
         await release.wait()
         return await open_runtime_for_ui(root, callbacks, options)
 
-    app = make_app(repo, runtime_opener=slow_opener)
+    app = make_app(repo, client=scripted, runtime_opener=slow_opener)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.2)
         await type_and_send(pilot, app, "early bird")
         assert [item.text for item in app.turns.queue] == ["early bird"] and queue_widget(app).display
         release.set()
         await wait_until(pilot, lambda: turn_answered(app, "Opened and answered."), timeout=40, message="the queued prompt's turn")
-        assert api.requests[-1].last_user_text() == "early bird" and not queue_widget(app).display
+        assert scripted.requests[-1].last_user_text() == "early bird" and not queue_widget(app).display

@@ -8,7 +8,8 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.selection import Selection
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text
+from tests.fake_messages_api import reply, text
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import make_app, ready, send, turn_answered, wait_until
 from tui_agent.ui.widgets.code_scroll import ScrollingCode
 from tui_agent.ui.widgets.entry import Entry
@@ -71,10 +72,10 @@ READING = "\n\n".join(f"Paragraph {n}." for n in range(40))
 
 
 async def test_keys_on_a_focused_code_block_scroll_it_sideways_and_the_rest_scroll_the_conversation(repo: Path,
-                                                                                                  api: FakeMessagesAPI) -> None:
+                                                                                                  scripted: ScriptedModel) -> None:
     answer = f"{READING}\n\n```python\n{WIDE}\n```\n\n```\nfits\n```\n\nEnd."
-    api.enqueue(reply(text(answer)))
-    app = make_app(repo)
+    scripted.enqueue(reply(text(answer)))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot)
         await send(pilot, app, "show me")
@@ -116,8 +117,8 @@ async def test_a_sideways_wheel_notch_moves_a_code_block_one_step_as_a_shift_whe
             assert code.scroll_x == steps * app.scroll_sensitivity_x, (type(notch).__name__, code.scroll_x)
 
 
-async def test_a_reply_whose_text_gains_a_code_block_gets_the_widget_for_it(repo: Path, api: FakeMessagesAPI) -> None:
-    app = make_app(repo)
+async def test_a_reply_whose_text_gains_a_code_block_gets_the_widget_for_it(repo: Path, scripted: ScriptedModel) -> None:
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot)
         entry = Entry("assistant", "plain at first")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.fake_messages_api import reply, text, tool_use
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import SIZE, make_app, ready, tool_source, turn_answered, wait_until
 from tui_agent.core.runtime_state import agent_of
 
@@ -24,14 +25,14 @@ def write_earlier_session(root: Path) -> None:
     (sessions / "earlier.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
-async def test_resume_switches_the_session_through_the_runtime(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(
+async def test_resume_switches_the_session_through_the_runtime(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(
         reply(text("Writing it."), tool_use("create_tool", {"name": "double", "source": tool_source("double")})),
         reply(text("Done.")),
         reply(text("Still hello.")),
     )
     write_earlier_session(repo)
-    app = make_app(repo)
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         runtime, agent = app.runtime, agent_of(app.runtime)
@@ -51,16 +52,16 @@ async def test_resume_switches_the_session_through_the_runtime(repo: Path, api: 
         app.prompt_area.insert("and now?")
         await pilot.press("enter")
         await wait_until(pilot, lambda: turn_answered(app, "Still hello."), timeout=30, message="the next turn")
-        assert "what is in app.py?" in json.dumps(api.requests[-1].messages[0])
+        assert "what is in app.py?" in json.dumps(scripted.requests[-1].messages[0])
     saved = (repo / ".agent" / "sessions" / "earlier.jsonl").read_text()
     assert "and now?" in saved and "Still hello." in saved
 
 
-async def test_clear_starts_a_new_session_file_that_resume_can_leave(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_clear_starts_a_new_session_file_that_resume_can_leave(repo: Path, scripted: ScriptedModel) -> None:
     from tui_agent.ui.screens.pickers import ChoiceScreen
 
-    api.enqueue(reply(text("Hello there.")))
-    app = make_app(repo)
+    scripted.enqueue(reply(text("Hello there.")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         app.prompt_area.insert("say hello")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from textual.app import App
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text
+from tests.fake_messages_api import reply, text
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import make_app, ready, wait_until
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.transcript import Transcript
@@ -47,13 +48,13 @@ def resumed(app: TuiAgentApp, session_id: str) -> bool:
     return any(entry.text == f"Resumed session {session_id}." for entry in app.conversation.entries)
 
 
-async def test_a_resize_after_resume_keeps_the_view_following_and_each_entry_once(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_a_resize_after_resume_keeps_the_view_following_and_each_entry_once(repo: Path, scripted: ScriptedModel) -> None:
     """The newest window of a resumed session fits the pane, with entries above it: a resize (a layout that clamps the
     anchored view's offset to 0) loaded the earlier ones and released the anchor, so the next answer arrived out of
     sight under a "new below" marker although the person had never scrolled."""
     write_session(repo, "earlier", turns=INITIAL_WINDOW // 2 + 3)
-    api.enqueue(reply(text("\n\n".join(f"Paragraph {number}." for number in range(40)) + "\n\nThe next answer.")))
-    app = make_app(repo)
+    scripted.enqueue(reply(text("\n\n".join(f"Paragraph {number}." for number in range(40)) + "\n\nThe next answer.")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(200, 80)) as pilot:  # tall: the resumed entries fit, the slid-up window too
         await ready(pilot)
         app.prompt_area.insert("/clear")
@@ -84,12 +85,12 @@ async def test_a_resize_after_resume_keeps_the_view_following_and_each_entry_onc
         assert len({id(entry) for entry in shown}) == len(shown)
 
 
-async def test_clear_then_resume_shows_each_entry_once_and_the_end(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_clear_then_resume_shows_each_entry_once_and_the_end(repo: Path, scripted: ScriptedModel) -> None:
     """The newcomer e2e's path at the Pilot level: a conversation taller than the pane, /clear, /resume from the picker."""
     from tui_agent.ui.screens.pickers import ChoiceScreen
 
     write_session(repo, "earlier", turns=7)
-    app = make_app(repo)
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=(200, 50)) as pilot:
         await ready(pilot)
         for number in range(12):

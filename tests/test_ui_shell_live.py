@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.fake_messages_api import reply, text, tool_use
+from tests.scripted_model import ScriptedModel
 from tests.test_ui_turn import send
 from tests.ui_support import SIZE, approved_bang, make_app, ready, turn_answered, wait_until
 from tui_agent.ui.app import TuiAgentApp
@@ -23,12 +24,12 @@ def shows_live(app: TuiAgentApp, entry: Entry, line: str) -> bool:
     return block is not None and block.collapsed and line in app.export_screenshot()
 
 
-async def test_a_turns_shell_command_shows_its_first_line_before_it_ends(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_a_turns_shell_command_shows_its_first_line_before_it_ends(repo: Path, scripted: ScriptedModel) -> None:
     command = "seq 1 300; printf 'first-%s\\n' line; sleep 3; printf 'second-%s\\n' line"  # the title shows no output
-    api.enqueue(reply(tool_use("run_shell", {"command": command})), reply(text("done")))
+    scripted.enqueue(reply(tool_use("run_shell", {"command": command})), reply(text("done")))
     (repo / ".agent").mkdir()
     (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell"]\n')
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "run it")
@@ -41,11 +42,11 @@ async def test_a_turns_shell_command_shows_its_first_line_before_it_ends(repo: P
         block = block_of(app, entry)
         assert block is not None and not block._live_view.display and entry.live == ""
         assert entry.result is not None and "first-line\nsecond-line" in entry.result
-        assert "second-line" in str(api.requests[-1].messages[-1])  # the model got the whole output at the end
+        assert "second-line" in str(scripted.requests[-1].messages[-1])  # the model got the whole output at the end
 
 
-async def test_a_bang_command_streams_into_its_block_too(repo: Path, api: FakeMessagesAPI) -> None:
-    app = make_app(repo, sandbox_tier="rlimits")
+async def test_a_bang_command_streams_into_its_block_too(repo: Path, scripted: ScriptedModel) -> None:
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         entry = await approved_bang(pilot, app, "printf 'bang-%s\\n' first; sleep 3; printf 'bang-%s\\n' second")
@@ -65,12 +66,12 @@ def test_the_kept_output_is_bounded_and_a_redrawn_progress_line_shows_its_latest
     assert live_text(live_tail(live_tail("", "10%\r50%"), "\r90%")).plain == "90%"
 
 
-async def test_at_80x24_a_long_commands_title_keeps_its_timer_and_outcome_on_screen(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_at_80x24_a_long_commands_title_keeps_its_timer_and_outcome_on_screen(repo: Path, scripted: ScriptedModel) -> None:
     command = "sleep 2.5; echo 'a command long enough to fill the whole title line of an 80 column terminal'"
-    api.enqueue(reply(tool_use("run_shell", {"command": command})), reply(text("done")))
+    scripted.enqueue(reply(tool_use("run_shell", {"command": command})), reply(text("done")))
     (repo / ".agent").mkdir()
     (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell"]\n')
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await send(pilot, app, "run it")

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.scripted_model import ScriptedModel
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.ui_support import SIZE, make_app, turn_answered, wait_until
 from tui_agent.ui.screens.git_question import GitQuestionScreen
@@ -93,15 +94,15 @@ async def test_without_a_model_a_queued_prompt_goes_back_into_the_prompt_box(rep
         assert any("back in the prompt box" in notice for notice in notices)
 
 
-async def test_continuing_without_git_writes_nothing_to_the_folder(tmp_path: Path, api: FakeMessagesAPI,
+async def test_continuing_without_git_writes_nothing_to_the_folder(tmp_path: Path, scripted: ScriptedModel,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state-elsewhere"))
     folder = tmp_path / "plain"
     folder.mkdir()
     (folder / "notes.txt").write_text("remember the milk\n")
-    api.enqueue(reply(tool_use("read_file", {"path": "notes.txt"}), tool_use("run_shell", {"command": "cat notes.txt"})),
-                reply(text("It says: remember the milk.")))
-    app = make_app(folder)
+    scripted.enqueue(reply(tool_use("read_file", {"path": "notes.txt"}), tool_use("run_shell", {"command": "cat notes.txt"})),
+                     reply(text("It says: remember the milk.")))
+    app = make_app(folder, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, GitQuestionScreen), timeout=20, message="the git question")
         assert "nothing is written here" in str(app.screen.question)  # type: ignore[attr-defined]
@@ -116,7 +117,7 @@ async def test_continuing_without_git_writes_nothing_to_the_folder(tmp_path: Pat
         await wait_until(pilot, lambda: len(app.screen_stack) > 1, timeout=30, message="the run_shell approval")
         await pilot.press("y")
         await wait_until(pilot, lambda: turn_answered(app, "It says: remember the milk."), timeout=30, message="the answer")
-        read, shell = api.requests[1].tool_results()
+        read, shell = scripted.requests[1].tool_results()
         assert "remember the milk" in read["content"] and "remember the milk" in shell["content"]
         assert os.listdir(folder) == ["notes.txt"]
         assert any(runtime.core.project.sessions_dir.iterdir())  # the session is kept, outside the folder

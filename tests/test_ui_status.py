@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text
+from tests.fake_messages_api import reply, text
+from tests.scripted_model import ScriptedModel
 from tests.test_ui_turn import send
 from tests.ui_support import SIZE, approved_bang, make_app, ready, turn_answered, wait_until
 from tui_agent.ui.context_usage import UsageFigures, usage_figures
@@ -42,9 +43,9 @@ async def test_the_header_follows_the_apps_state_even_under_a_modal(repo: Path, 
         assert "12.4k in / 3.1k out" in line and "$0.5000" in line and "ctx 42%" in line and "topic" in line
 
 
-async def test_after_a_turn_and_after_resume_the_figures_are_the_agents_totals(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(text("One."), usage={"input_tokens": 50_000, "output_tokens": 5}))
-    app = make_app(repo)
+async def test_after_a_turn_and_after_resume_the_figures_are_the_agents_totals(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(text("One."), usage={"input_tokens": 50_000, "output_tokens": 5}))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "hello")
@@ -60,7 +61,7 @@ async def test_after_a_turn_and_after_resume_the_figures_are_the_agents_totals(r
         await wait_until(pilot, lambda: app.usage.tokens_in == after_turn.tokens_in, timeout=20, message="the resumed figures")
         # the context as the session's last request filled it (system prompt and tools included), not re-estimated
         assert app.usage == after_turn == usage_figures(agent.usage, after_turn.context_percent)
-    reopened = make_app(repo, resume=session_id)  # and when tuiagent starts with --resume
+    reopened = make_app(repo, client=scripted, resume=session_id)  # and when tuiagent starts with --resume
     async with reopened.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await wait_until(pilot, lambda: reopened.usage.tokens_in == after_turn.tokens_in, timeout=20, message="the figures at start")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text
+from tests.fake_messages_api import reply, text
+from tests.scripted_model import ScriptedModel
 from tests.hostile.repo import hostile_repo, recipe
 from tests.ui_support import SIZE, make_app, wait_until
 from tui_agent.core.project import Project
@@ -32,9 +33,9 @@ def screen_text(screen: TrustScreen) -> str:
     return screen.question() + "\n" + screen.detail()
 
 
-async def test_continue_restricted_sends_nothing_and_lists_tools_as_untrusted(tmp_path: Path, api: FakeMessagesAPI) -> None:
+async def test_continue_restricted_sends_nothing_and_lists_tools_as_untrusted(tmp_path: Path, scripted: ScriptedModel) -> None:
     repo = boot_repo(tmp_path)
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=30, message="the trust screen")
         assert isinstance(app.screen, TrustScreen)
@@ -51,25 +52,25 @@ async def test_continue_restricted_sends_nothing_and_lists_tools_as_untrusted(tm
         assert rows == {("tool", "greet", "untrusted"), ("recipe", "boot", "untrusted")}
         assert any("restricted mode" in entry.text for entry in app.conversation.entries)
         await pilot.pause(1.0)
-        assert api.requests == []  # the session_start prompt was not sent
+        assert scripted.requests == []  # the session_start prompt was not sent
     assert check(Project.at(repo)).state == "new"
 
 
-async def test_trust_records_it_and_the_project_opens_with_its_recipes(tmp_path: Path, api: FakeMessagesAPI) -> None:
+async def test_trust_records_it_and_the_project_opens_with_its_recipes(tmp_path: Path, scripted: ScriptedModel) -> None:
     repo = boot_repo(tmp_path)
-    api.enqueue(reply(text("I will not do that.")))
-    app = make_app(repo, sandbox_tier="rlimits")
+    scripted.enqueue(reply(text("I will not do that.")))
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=30, message="the trust screen")
         await pilot.press("t")
         await wait_until(pilot, lambda: app.ready.is_set(), timeout=60, message="the project to open")
         assert app.runtime is not None and isinstance(app.runtime, Ready) and recipes_of(app.runtime) is not None
-        await wait_until(pilot, lambda: len(api.requests) == 1, timeout=60, message="the session_start prompt")
-        assert BOOT_PROMPT in str(api.requests[0].messages[-1])
+        await wait_until(pilot, lambda: len(scripted.requests) == 1, timeout=60, message="the session_start prompt")
+        assert BOOT_PROMPT in str(scripted.requests[0].messages[-1])
     assert check(Project.at(repo)).state == "trusted"
 
 
-async def test_a_pull_that_changed_the_grants_shows_what_changed(tmp_path: Path, api: FakeMessagesAPI) -> None:
+async def test_a_pull_that_changed_the_grants_shows_what_changed(tmp_path: Path, scripted: ScriptedModel) -> None:
     from tests.gitrepo import git
     from tui_agent.core.trust import grant
 
@@ -79,7 +80,7 @@ async def test_a_pull_that_changed_the_grants_shows_what_changed(tmp_path: Path,
     (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell"]\n')
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "a pull")
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=30, message="the trust screen")
         assert isinstance(app.screen, TrustScreen)
@@ -92,14 +93,14 @@ async def test_a_pull_that_changed_the_grants_shows_what_changed(tmp_path: Path,
 
 
 async def test_slash_trust_reopens_a_restricted_session_trusted_keeping_the_conversation(
-        tmp_path: Path, api: FakeMessagesAPI) -> None:
+        tmp_path: Path, scripted: ScriptedModel) -> None:
     from tests.ui_support import turn_answered
     from tui_agent.ui.slash import BUILTIN_COMMANDS
 
     assert "trust" in BUILTIN_COMMANDS  # so /help and the command palette offer it
     repo = boot_repo(tmp_path)
-    api.enqueue(reply(text("Restricted answer.")), reply(text("I will not do that.")))
-    app = make_app(repo, sandbox_tier="rlimits")
+    scripted.enqueue(reply(text("Restricted answer.")), reply(text("I will not do that.")))
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=30, message="the trust screen")
         await pilot.press("r")
@@ -118,8 +119,8 @@ async def test_slash_trust_reopens_a_restricted_session_trusted_keeping_the_conv
         assert runtime is not None and recipes_of(runtime) is not None and catalog_of(runtime) is not None
         assert runtime.core.session is not None and runtime.core.session.id == session  # the same conversation goes on
         assert agent_of(runtime) is not None and "hello while restricted" in str(agent_of(runtime).messages)
-        await wait_until(pilot, lambda: len(api.requests) == 2, timeout=60, message="the session_start prompt")
-        assert BOOT_PROMPT in str(api.requests[1].messages[-1])
+        await wait_until(pilot, lambda: len(scripted.requests) == 2, timeout=60, message="the session_start prompt")
+        assert BOOT_PROMPT in str(scripted.requests[1].messages[-1])
         await wait_until(pilot, lambda: any(row.name == "greet" and row.status != "untrusted"
                                             for row in app.catalog_pane.shown), timeout=30, message="the live catalog")
         assert any(entry.kind == "assistant" and entry.text == "Restricted answer." for entry in app.conversation.entries)
@@ -127,13 +128,13 @@ async def test_slash_trust_reopens_a_restricted_session_trusted_keeping_the_conv
     assert check(Project.at(repo)).state == "trusted"
 
 
-async def test_a_pull_mid_session_is_said_and_slash_trust_approves_it(tmp_path: Path, api: FakeMessagesAPI) -> None:
+async def test_a_pull_mid_session_is_said_and_slash_trust_approves_it(tmp_path: Path, scripted: ScriptedModel) -> None:
     from tests.gitrepo import git
     from tui_agent.core.trust import grant
 
     repo = hostile_repo(tmp_path / "p", {"README.md": "hello\n"})
     grant(Project.at(repo))
-    app = make_app(repo, sandbox_tier="rlimits", watch_catalog=True)
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits", watch_catalog=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.ready.is_set(), timeout=60, message="the project to open")
         assert isinstance(app.state, Ready) and app.runtime is not None and app.runtime.workshop.watcher is not None

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.fake_messages_api import reply, text, tool_use
+from tests.scripted_model import ScriptedModel
 from tests.gitrepo import git, user_state
 from tests.ui_support import (send, SIZE, answer_confirm, authored_announcements, make_app, notifications, ready, row_names, tool_source,
                                    turn_answered, wait_until)
@@ -15,13 +16,13 @@ from tui_agent.ui.widgets.messages import AssistantMessage, AssistantText, ToolC
 from tui_agent.core.runtime_state import agent_of, catalog_of
 
 
-async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, scripted: ScriptedModel) -> None:
     source = tool_source("double")
-    api.enqueue(
+    scripted.enqueue(
         reply(text("I'll write a **tool** for that."), tool_use("create_tool", {"name": "double", "source": source})),
         reply(text("Done: `double` is in the catalog.")),
     )
-    app = make_app(repo)
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         assert app.header.model == agent_of(app.runtime).model
@@ -56,15 +57,15 @@ async def test_a_turn_streams_text_and_shows_an_authored_tool(repo: Path, api: F
         await wait_until(pilot, lambda: row_names(app) == [], message="the tool gone from the pane")
 
 
-async def test_approval_modal_shows_the_diff_and_turn_edits_reach_the_diff_pane(dirty_repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(
+async def test_approval_modal_shows_the_diff_and_turn_edits_reach_the_diff_pane(dirty_repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(
         reply(tool_use("write_file", {"path": "docs/notes.md", "content": "# Notes\nhello\n"})),
         reply(text("Wrote the notes.")),
         reply(tool_use("write_file", {"path": "docs/other.md", "content": "nope\n"})),
         reply(text("Fine, I won't.")),
     )
     before = user_state(dirty_repo)
-    app = make_app(dirty_repo)
+    app = make_app(dirty_repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "write notes")
@@ -89,15 +90,17 @@ async def test_approval_modal_shows_the_diff_and_turn_edits_reach_the_diff_pane(
     assert user_state(dirty_repo) == before
 
 
-async def test_escape_cancels_the_turn_and_the_next_turn_works(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_escape_cancels_the_turn_and_the_next_turn_works(repo: Path, scripted: ScriptedModel) -> None:
     long_text = "word " * 400
-    api.enqueue(reply(text(long_text), delay_s=0.02), reply(text("Back again.")))
-    app = make_app(repo)
+    rest = scripted.hold(reply(text(long_text)), after_chars=120)  # the reply stops mid-stream until the test lets it on
+    scripted.enqueue(reply(text("Back again.")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "talk a lot")
         await wait_until(pilot, lambda: app.conversation.streaming and len(app.conversation.entries[-1].text) > 30, timeout=20, message="streaming")
         await pilot.press("escape")
+        rest.set()  # were the stream not stopped, the rest would show now
         await wait_until(pilot, lambda: not app.turns.running, message="the turn to stop")
         shown = app.conversation.entries[-2].text
         assert 0 < len(shown) < len(long_text)
@@ -110,11 +113,11 @@ async def test_escape_cancels_the_turn_and_the_next_turn_works(repo: Path, api: 
         await send(pilot, app, "are you there?")
         await wait_until(pilot, lambda: turn_answered(app, "Back again."), timeout=20, message="the next turn")
         assert app.conversation.entries[-1].text == "Back again."
-        assert api.requests[-1].last_user_text() == "are you there?"
+        assert scripted.requests[-1].last_user_text() == "are you there?"
 
 
-async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> None:
-    app = make_app(repo)
+async def test_slash_commands_and_palette(repo: Path, scripted: ScriptedModel) -> None:
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await catalog_of(app.runtime).save("double", tool_source("double"))
@@ -138,9 +141,9 @@ async def test_slash_commands_and_palette(repo: Path, api: FakeMessagesAPI) -> N
         assert [entry.kind for entry in app.conversation.entries] == ["notice"] and agent_of(app.runtime).messages == []
 
 
-async def test_escape_stops_a_sandboxed_run(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("run_python", {"code": "import time\ntime.sleep(60)"})), reply(text("Stopped.")))
-    app = make_app(repo)
+async def test_escape_stops_a_sandboxed_run(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("run_python", {"code": "import time\ntime.sleep(60)"})), reply(text("Stopped.")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "sleep a minute")
@@ -163,9 +166,9 @@ async def test_escape_stops_a_sandboxed_run(repo: Path, api: FakeMessagesAPI) ->
 RECIPE = 'description = "Explain a file"\n[trigger]\non = "command"\n[action]\nprompt = "Explain {args}"\n'
 
 
-async def test_create_recipe_is_announced_once_and_undone_once(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("create_recipe", {"name": "explain", "source": RECIPE})), reply(text("recipe ready")))
-    app = make_app(repo)
+async def test_create_recipe_is_announced_once_and_undone_once(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("create_recipe", {"name": "explain", "source": RECIPE})), reply(text("recipe ready")))
+    app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "add an explain command")

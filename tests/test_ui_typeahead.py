@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.fake_messages_api import reply, text, tool_use
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import make_app, notifications, ready, send, turn_answered, wait_until
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.typeahead import TYPE_AHEAD_S
@@ -48,10 +49,11 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> StoppedClock:
 TYPED = "and then run the tests please"  # t, e, p, n and the rest: answer keys of the shell approval
 
 
-async def test_typing_the_next_prompt_when_an_approval_pops_up_goes_on_into_the_prompt(repo: Path, api: FakeMessagesAPI,
+async def test_typing_the_next_prompt_when_an_approval_pops_up_goes_on_into_the_prompt(repo: Path, scripted: ScriptedModel,
                                                                                        clock: StoppedClock) -> None:
-    api.enqueue(reply(tool_use("run_shell", {"command": "echo hi"}), delay_s=0.3), reply(text("done")))
-    app = make_app(repo, sandbox_tier="rlimits")
+    typed_on = scripted.hold(reply(tool_use("run_shell", {"command": "echo hi"})))  # asked once the person types on
+    scripted.enqueue(reply(text("done")))
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await send(pilot, app, "go")
@@ -60,6 +62,8 @@ async def test_typing_the_next_prompt_when_an_approval_pops_up_goes_on_into_the_
             assert typed < 200, "the approval never came"
             await pilot.press(TYPED[typed % len(TYPED)].replace(" ", "space"))
             typed += 1
+            if typed == 5:
+                typed_on.set()
             await asyncio.sleep(0.08)
         for key in "tyeT":  # a moment after it popped up: still the same typing
             await pilot.press(key)
@@ -74,12 +78,12 @@ async def test_typing_the_next_prompt_when_an_approval_pops_up_goes_on_into_the_
         clock.pause(TYPE_AHEAD_S + 0.2)  # the person stops, reads, answers
         await pilot.press("n")
         await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn, denied")
-        assert "denied" in str(api.requests[-1].messages[-1]) and app.runtime.core.permissions.rules() == []
+        assert "denied" in str(scripted.requests[-1].messages[-1]) and app.runtime.core.permissions.rules() == []
 
 
-async def test_an_approval_that_finds_the_prompt_box_empty_answers_the_first_key(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("run_shell", {"command": "echo hi"})), reply(text("done")))
-    app = make_app(repo, sandbox_tier="rlimits")
+async def test_an_approval_that_finds_the_prompt_box_empty_answers_the_first_key(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("run_shell", {"command": "echo hi"})), reply(text("done")))
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await pilot.press(*"go")  # typed, then sent: the box is empty when the question comes
@@ -87,7 +91,7 @@ async def test_an_approval_that_finds_the_prompt_box_empty_answers_the_first_key
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30, message="the approval")
         await pilot.press("y")
         await wait_until(pilot, lambda: turn_answered(app, "done"), timeout=60, message="the turn, allowed")
-        assert "hi" in str(api.requests[-1].messages[-1])
+        assert "hi" in str(scripted.requests[-1].messages[-1])
 
 
 @pytest.mark.parametrize("question", ["confirm", "git"])

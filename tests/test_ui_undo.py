@@ -5,7 +5,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.fake_messages_api import reply, text, tool_use
+from tests.scripted_model import ScriptedModel
 from tests.ui_support import SIZE, answer_confirm, make_app, ready, turn_answered, wait_until
 from tests.test_ui_turn import send
 from tui_agent.core.agent.permissions import ApprovalAnswer
@@ -26,10 +27,10 @@ def test_the_modal_offers_rules_only_where_they_can_apply() -> None:
     assert [c.key for c in answer_choices("write", "write_file", None, protected=True)] == ["y", "r", "n"]
 
 
-async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("run_shell", {"command": "echo one"})), reply(text("ok")),
+async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("run_shell", {"command": "echo one"})), reply(text("ok")),
                 reply(tool_use("run_shell", {"command": "echo two && echo three"})), reply(text("ok again")))
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "say one")
@@ -42,7 +43,7 @@ async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, 
         assert not (repo / ".agent" / "config.toml").exists()  # the committed config is never written by an answer
         await send(pilot, app, "say two")  # covered by the rule: no modal
         await wait_until(pilot, lambda: turn_answered(app, "ok again"), timeout=60, message="the second turn")
-        assert "three" in str(api.requests[-1].messages[-1])
+        assert "three" in str(scripted.requests[-1].messages[-1])
         rule = app.runtime.core.permissions.rules()[0][0]
         await send(pilot, app, "/permissions")  # lists, never removes: a following Enter or prompt changes nothing
         await send(pilot, app, "/model")
@@ -63,13 +64,13 @@ async def test_always_allow_a_prefix_for_the_project_then_remove_it(repo: Path, 
         assert tomllib.loads((repo / ".agent" / "config.local.toml").read_text())["permissions"]["allow"] == []
 
 
-async def test_undo_and_diff_cover_shell_made_changes_and_never_overwrite_the_users(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("run_shell", {"command": "echo shell-made > app.py && echo new > extra.txt"})), reply(text("done")),
+async def test_undo_and_diff_cover_shell_made_changes_and_never_overwrite_the_users(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("run_shell", {"command": "echo shell-made > app.py && echo new > extra.txt"})), reply(text("done")),
                 reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"})), reply(text("done")))
     original_app = (repo / "app.py").read_text()
     (repo / ".agent").mkdir()
     (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["run_shell", "write_file"]\n')
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "change things")
@@ -100,11 +101,12 @@ async def test_undo_and_diff_cover_shell_made_changes_and_never_overwrite_the_us
         await wait_until(pilot, lambda: "the user undid your changes" in str(agent_of(app.runtime).messages[-1]), message="the model told", timeout=30)
 
 
-async def test_undo_typed_during_a_turn_waits_for_it_then_undoes_it(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"})), reply(text("done"), delay_s=1.5))
+async def test_undo_typed_during_a_turn_waits_for_it_then_undoes_it(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("write_file", {"path": "README.md", "content": "agent readme\n"})))
+    answered = scripted.hold(reply(text("done")))
     (repo / ".agent").mkdir()
     (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["write_file"]\n')
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "readme")
@@ -112,6 +114,7 @@ async def test_undo_typed_during_a_turn_waits_for_it_then_undoes_it(repo: Path, 
         assert app.turns.running
         await send(pilot, app, "/undo")  # the model is still answering: the undo is queued, not refused
         assert [item.text for item in app.turns.queue] == ["/undo"]
+        answered.set()
         await answer_confirm(pilot, timeout=60)
         await wait_until(pilot, lambda: (repo / "README.md").read_text() == "# demo project\n", timeout=60, message="the undo after the turn")
         assert not app.turns.running and not app.turns.queue
@@ -119,11 +122,11 @@ async def test_undo_typed_during_a_turn_waits_for_it_then_undoes_it(repo: Path, 
                          message="the undo's notice", timeout=30)
 
 
-async def test_the_undo_question_shows_the_turns_diff_without_announcing_its_changes_again(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("write_file", {"path": "notes.txt", "content": "hello\n"})), reply(text("done")))
+async def test_the_undo_question_shows_the_turns_diff_without_announcing_its_changes_again(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("write_file", {"path": "notes.txt", "content": "hello\n"})), reply(text("done")))
     (repo / ".agent").mkdir()
     (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["write_file"]\n')
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "write notes")
@@ -143,11 +146,11 @@ async def test_the_undo_question_shows_the_turns_diff_without_announcing_its_cha
         assert (repo / "notes.txt").exists()
 
 
-async def test_the_undo_question_says_a_tool_changed_since_is_kept(repo: Path, api: FakeMessagesAPI) -> None:
+async def test_the_undo_question_says_a_tool_changed_since_is_kept(repo: Path, scripted: ScriptedModel) -> None:
     from tests.catalog_support import tool_source
 
-    api.enqueue(reply(tool_use("create_tool", {"name": "shout", "source": tool_source("shout")})), reply(text("made")))
-    app = make_app(repo, sandbox_tier="rlimits")
+    scripted.enqueue(reply(tool_use("create_tool", {"name": "shout", "source": tool_source("shout")})), reply(text("made")))
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "make a tool")
@@ -162,12 +165,12 @@ async def test_the_undo_question_says_a_tool_changed_since_is_kept(repo: Path, a
         await pilot.press("n")
 
 
-async def test_the_diff_pane_names_its_turn_and_undoing_a_turn_without_edits_says_so(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("write_file", {"path": "notes.txt", "content": "hello\n"})), reply(text("done")),
+async def test_the_diff_pane_names_its_turn_and_undoing_a_turn_without_edits_says_so(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.enqueue(reply(tool_use("write_file", {"path": "notes.txt", "content": "hello\n"})), reply(text("done")),
                 reply(text("just talking")), reply(text("still talking")))
     (repo / ".agent").mkdir()
     (repo / ".agent" / "config.toml").write_text('[permissions]\nallow = ["write_file"]\n')
-    app = make_app(repo, sandbox_tier="rlimits")
+    app = make_app(repo, client=scripted, sandbox_tier="rlimits")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "write notes")

@@ -35,7 +35,8 @@ def tool_source(name: str, body: str = "return 2 * x", *, extra: str = "", summa
 
 
 def make_app(project: Path, **flags: Any) -> TuiAgentApp:
-    """The app through the CLI's factory (`tuiagent` without -p), with test-friendly overrides."""
+    """The app through the CLI's factory (`tuiagent` without -p), with test-friendly overrides; `client=scripted` (the
+    fixture, tests/scripted_model.py) plays the model in-process, else the SDK talks to whatever `ANTHROPIC_*` names."""
     args = argparse.Namespace(project=str(project), model=flags.pop("model", None), resume=flags.pop("resume", None), continue_latest=False,
                               permission_mode=None, sandbox_tier=flags.pop("sandbox_tier", None), allow=[], yes=False, init_git=flags.pop("init_git", False),
                               trust_project=flags.pop("trust_project", False), thinking=flags.pop("thinking", None),

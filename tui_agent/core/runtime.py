@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from tui_agent.core.catalog.api import AskInitGit, Catalog
     from tui_agent.core.agent.providers import ToolProvider
     from tui_agent.core.mcp.hub import McpHub
+    from tui_agent.core.protocols import Model
     from tui_agent.core.recipes.seams import SubmitPrompt
     from tui_agent.core.settings import Settings
     from tui_agent.core.agent.turns import Turn
@@ -74,6 +75,7 @@ async def open_runtime(
     effort: str | None = None,
     prestart_sandbox: bool = True,
     early_glance: bool = False,
+    client: Model | None = None,
 ) -> Runtime:
     """Open a project (a failing part is reported in `problems`, the rest still works); the SDK is imported in a thread
     meanwhile and `progress` told what is still loading. Without `watch`, `runtime.workshop.watcher.run()` is the caller's.
@@ -81,12 +83,13 @@ async def open_runtime(
     An untrusted project opens `Restricted` (`problems` says why and how to trust it); a trusted one `NoModel` or
     `Ready`. `trust_project` trusts it for this run only (`--trust-project`), recording nothing. `thinking` and
     `effort` (--thinking/--effort) take the place of the `[agent]` settings of those names. `early_glance`: the first
-    request follows at once (headless), so the environment's `git status`/`git log` start now, in a thread."""
+    request follows at once (headless), so the environment's `git status`/`git log` start now, in a thread. `client`:
+    the model to talk to in place of the Messages API client (the SDK is then not imported); `model` still names it."""
     core = _new_core(await project_for(project_root, ask_init_git), approve, model=model, permission_mode=permission_mode,
                      allowed_tools=allowed_tools, denial_hint=denial_hint, trust_project=trust_project,
                      thinking=thinking, effort=effort)
     core.prestart_sandbox = prestart_sandbox  # False: the caller calls `sandbox.prestart()` when it suits it
-    wants_model = model_configured(api_key, base_url)
+    wants_model = client is not None or model_configured(api_key, base_url)
     tracker = StartupProgress(progress, ("sandbox", "tool catalog", "recipes", *(("model client",) if wants_model else ())))
     # The session first: a wrong --resume id fails before any process or thread is started.
     turns, usage = (await asyncio.to_thread(_reopen, core, resume or latest_session_id(core.project))  # off the loop:
@@ -94,7 +97,7 @@ async def open_runtime(
     if early_glance and wants_model:
         glance_early(core.project.root)
     opening: Runtime = (NoModel(core, Workshop(), "") if core.trust.trusted else Restricted(core, {}))
-    await _start_alongside_sdk(opening, tracker, _model_choice(model or core.settings.model, wants_model), watch=watch,
+    await _start_alongside_sdk(opening, tracker, _model_choice(model or core.settings.model, wants_model, client), watch=watch,
                                sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
     core.undo = await asyncio.to_thread(open_undo, core, opening)
     if core.undo is not None and (finished := await core.undo.finish_interrupted()):
@@ -103,8 +106,7 @@ async def open_runtime(
         core.problems.append(detached)
     if not wants_model:
         return _without_model(opening)
-    client = ModelClient(model=core.model, api_key=api_key, base_url=configured_base_url(base_url),
-                         max_retries=max_retries, retry_base_delay_s=retry_base_delay_s)
+    client = _model_client(core, client, api_key=api_key, base_url=base_url, retries=(max_retries, retry_base_delay_s))
     ready = _with_agent(opening, _agent(opening, client, turns, usage))
     tracker.done("model client")
     return ready
@@ -189,14 +191,25 @@ def _effective_settings(settings: Settings, trusted: bool, thinking: str | None,
     return effective
 
 
-def _model_choice(model: str | None, wants_model: bool) -> asyncio.Future[str]:
-    """The model id to use, known once the SDK is imported in a thread; with no model configured the SDK is not
-    imported at all (seconds of CPU the catalog and the sandbox would otherwise share the machine with)."""
-    if wants_model:
+def _model_choice(model: str | None, wants_model: bool, client: Model | None = None) -> asyncio.Future[str]:
+    """The model id to use, known once the SDK is imported in a thread; with no model configured, or a model client
+    given, the SDK is not imported at all (seconds of CPU the catalog and the sandbox would otherwise share the machine
+    with): the given client's own name is the default."""
+    if wants_model and client is None:
         return asyncio.ensure_future(asyncio.to_thread(load_sdk, model))
     chosen: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    chosen.set_result(model or "")
+    chosen.set_result(model or (client.model if client is not None else ""))
     return chosen
+
+
+def _model_client(core: Core, given: Model | None, *, api_key: str | None, base_url: str | None,
+                  retries: tuple[int, float]) -> Model:
+    """The model handed in, under the name chosen for this run, or the Messages API's client for that name."""
+    if given is None:
+        return ModelClient(model=core.model, api_key=api_key, base_url=configured_base_url(base_url),
+                           max_retries=retries[0], retry_base_delay_s=retries[1])
+    given.model = core.model
+    return given
 
 
 def _reopen(core: Core, session_id: str) -> tuple[list[Turn], UsageTotals]:
@@ -206,7 +219,7 @@ def _reopen(core: Core, session_id: str) -> tuple[list[Turn], UsageTotals]:
     return load_turns(session.path), usage_from_session(session.path)
 
 
-def _agent(opening: Runtime, client: ModelClient, turns: list[Turn], usage: UsageTotals) -> Agent:
+def _agent(opening: Runtime, client: Model, turns: list[Turn], usage: UsageTotals) -> Agent:
     """The agent: a restricted project's has only the built-in tools (no catalog, recipes or MCP tools)."""
     core = opening.core
     assert core.session is not None

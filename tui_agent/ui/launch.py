@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.runtime_bridge import LaunchOptions
 
+if TYPE_CHECKING:
+    from tui_agent.core.protocols import Model
 
-def launch_options(args: argparse.Namespace) -> LaunchOptions:
-    """The runtime-shaping flags the CLI parsed (`tuiagent` without -p)."""
+
+def launch_options(args: argparse.Namespace, client: Model | None = None) -> LaunchOptions:
+    """The runtime-shaping flags the CLI parsed (`tuiagent` without -p); `client` talks to the model in place of the
+    Messages API's client (the CLI passes none)."""
     return LaunchOptions(
+        client=client,
         model=args.model,
         resume=args.resume,
         continue_latest=bool(args.continue_latest),
@@ -26,9 +31,9 @@ def launch_options(args: argparse.Namespace) -> LaunchOptions:
     )
 
 
-def build_app(args: argparse.Namespace, **overrides: Any) -> TuiAgentApp:
-    """The app as the CLI builds it (tests use this same factory)."""
-    return TuiAgentApp(Path(args.project or "."), options=launch_options(args), **overrides)
+def build_app(args: argparse.Namespace, *, client: Model | None = None, **overrides: Any) -> TuiAgentApp:
+    """The app as the CLI builds it (tests use this same factory, some with an in-process `client`)."""
+    return TuiAgentApp(Path(args.project or "."), options=launch_options(args, client), **overrides)
 
 
 def run_tui(args: argparse.Namespace) -> int:

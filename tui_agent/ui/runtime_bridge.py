@@ -13,6 +13,7 @@ from tui_agent.core.bulkload import import_in_bulk
 if TYPE_CHECKING:  # the core itself is imported in a thread (below)
     from tui_agent.core.agent.permissions import ApprovalAnswer, ApprovalRequest
     from tui_agent.core.project import Project
+    from tui_agent.core.protocols import Model
     from tui_agent.core.runtime import Runtime
 
 
@@ -38,7 +39,8 @@ class UICallbacks:
 
 @dataclass(frozen=True)
 class LaunchOptions:
-    """The CLI flags that shape the runtime (all optional)."""
+    """The CLI flags that shape the runtime (all optional), and the model to talk to when it is not the Messages API's
+    client (an in-process model: `client`, which the CLI never sets)."""
 
     model: str | None = None
     resume: str | None = None
@@ -49,6 +51,7 @@ class LaunchOptions:
     approve_all: bool = False
     init_git: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    client: Model | None = None
 
 
 class RuntimeOpener(Protocol):
@@ -73,6 +76,7 @@ async def open_runtime_for_ui(root: Path, callbacks: UICallbacks, options: Launc
         permission_mode=options.permission_mode,
         sandbox_tier=options.sandbox_tier,
         allowed_tools=options.allowed_tools,
+        client=options.client,
         prestart_sandbox=False,  # RuntimeLifecycle starts it once a prompt typed meanwhile has reached the model
         **options.extra,
     )
