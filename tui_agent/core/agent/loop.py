@@ -230,10 +230,12 @@ class Agent:
     async def run_turn(self, prompt: str) -> AsyncGenerator[Event, None]:
         """Run one user prompt to the end, yielding every event (and appending each to the session file)."""
         recorder = self.recorder
-        if recorder is not None:
-            await recorder.begin(self.session, prompt)
         inner = self._turn(prompt)
         try:
+            if recorder is not None:
+                if prompt.strip():  # the session's first `git status`/`git log` run while undo checkpoints the tree
+                    self.prompting.glance_ahead()
+                await recorder.begin(self.session, prompt)
             async for event in inner:
                 if isinstance(event, ToolOutputDelta):  # a live view only: not recorded, not a step of the turn
                     yield event
@@ -251,6 +253,7 @@ class Agent:
                 yield event
         finally:
             await inner.aclose()
+            self.prompting.drop_glance()
             if recorder is not None:
                 await recorder.end(self.session)
 
