@@ -30,7 +30,7 @@ async def test_the_glance_is_on_its_way_while_undo_checkpoints_and_shows_the_tre
             glancing.append(str(repo) in instructions._EARLY_GLANCES)
             await begin(*args)
 
-        recorder.begin = begin_watched  # type: ignore[method-assign]
+        recorder.begin = begin_watched  # type: ignore[method-assign,assignment]
         (repo / "typed-before.txt").write_text("made before the prompt\n")
         await run_turn(runtime, "hi")
     assert glancing == [True]
@@ -51,7 +51,7 @@ async def test_a_turn_cancelled_before_its_request_leaves_no_glance_for_the_next
             await release.wait()
             await begin(*args)
 
-        recorder.begin = begin_held  # type: ignore[method-assign]
+        recorder.begin = begin_held  # type: ignore[method-assign,assignment]
         turn = asyncio.create_task(run_turn(runtime, "first"))
         await asyncio.wait_for(in_begin.wait(), 30)
         assert str(repo) in instructions._EARLY_GLANCES
