@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.agent_helpers import agent_runtime, run_turn
+from tests.catalog_support import tool_source
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
 from tui_agent.core.agent import instructions
 from tui_agent.core.runtime_state import agent_of
@@ -63,3 +64,14 @@ async def test_a_turn_cancelled_before_its_request_leaves_no_glance_for_the_next
         await run_turn(runtime, "second")
     assert len(api.requests) == 1
     assert "?? made-later.txt" in environment_of(api, 0)
+
+
+async def test_a_tool_written_by_hand_just_before_the_prompt_is_in_the_first_request(repo: Path, api: FakeMessagesAPI) -> None:
+    api.enqueue(reply(text("Hello.")))
+    async with agent_runtime(repo, api) as runtime:
+        watcher = runtime.workshop.watcher
+        assert watcher is not None
+        await asyncio.wait_for(watcher.ready.wait(), 30)
+        (repo / ".agent" / "tools" / "triple.py").write_text(tool_source("triple", "return 3 * x"))
+        await run_turn(runtime, "hi")  # its settle starts with the turn, while undo checkpoints the work tree
+    assert "triple" in api.requests[0].tool_names
