@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tui_agent.core.bulkload import import_in_bulk, long_lived_objects
+from tui_agent.core.bulkload import collect_again, import_in_bulk, long_lived_objects
 
 
 def test_collection_is_paused_inside_and_what_was_built_is_frozen_after() -> None:
@@ -85,4 +85,19 @@ def test_a_bulk_import_runs_with_collection_paused_and_its_module_is_frozen(tmp_
         assert import_in_bulk("bulk_probe_module") is module  # imported once
     finally:
         sys.modules.pop("bulk_probe_module", None)
+        gc.unfreeze()
+
+
+def test_turning_collection_on_during_a_bulk_load_waits_for_its_end() -> None:
+    gc.disable()
+    try:
+        with long_lived_objects():
+            collect_again()  # the app's opening ends while the SDK still imports on another thread
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        gc.disable()
+        collect_again()  # no bulk load running: at once
+        assert gc.isenabled()
+    finally:
+        gc.enable()
         gc.unfreeze()

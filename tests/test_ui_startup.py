@@ -142,7 +142,8 @@ def test_prompt_queue_keeps_order_and_tells_listeners() -> None:
 
 
 async def test_the_first_frame_has_its_layout_classes_and_the_collector_runs_again_after_it(repo: Path) -> None:
-    """`tuiagent` starts with the garbage collector off (cli.entry); the app turns it on once the first frame is drawn.
+    """`tuiagent` starts with the garbage collector off (cli.entry); the app turns it on once the project has opened
+    (and a prompt typed meanwhile reached the model), not while the opening builds what lives on.
     The main screen is born with its pane and breakpoint classes (adding them after mounting restyled every widget)."""
     opener = GatedOpener()
     app = make_app(repo, runtime_opener=opener)
@@ -150,11 +151,13 @@ async def test_the_first_frame_has_its_layout_classes_and_the_collector_runs_aga
     try:
         async with app.run_test(size=SIZE) as pilot:
             await asyncio.wait_for(opener.started.wait(), 10)
-            assert gc.isenabled()
+            assert not gc.isenabled()
             assert app.screen.has_class("-show-conversation") and app.screen.has_class("-wide" if SIZE[0] >= 120 else "-narrow")
             assert app.conversation.welcome.display
             opener.gate.set()
-            await pilot.pause()
+            await asyncio.wait_for(app.ready.wait(), 10)
+            while not gc.isenabled():
+                await pilot.pause(0.01)
     finally:
         gc.enable()
 

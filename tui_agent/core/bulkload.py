@@ -42,6 +42,15 @@ def long_lived_objects() -> Iterator[None]:
                     gc.enable()
 
 
+def collect_again() -> None:
+    """Turn automatic collection on: now, or once the bulk loads running end (their pause is kept)."""
+    with _Pauses.lock:
+        if _Pauses.running:
+            _Pauses.collector_was_enabled = True
+        else:
+            gc.enable()
+
+
 def import_in_bulk(name: str) -> ModuleType:
     """Import module `name` (and what it imports) with automatic collection paused, then frozen: the TUI's imports
     of the core while the project opens (thousands of classes, pydantic's settings among them), as the SDK's."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -29,6 +28,7 @@ from tui_agent.ui.app_keys import QUIT_AGAIN_S, cycle_permission_mode, interrupt
 from tui_agent.ui.everyday_actions import (DEFAULT_SIDE_SHARE, apply_preferences, apply_side_share, edit_in_editor, register_everyday_commands,
                                            resize_side)
 from tui_agent.ui import lean_strips
+from tui_agent.core.bulkload import collect_again
 from tui_agent.ui.heap import collect_between_frames, freeze_long_lived, thaw
 from tui_agent.ui.screens.trust import settle_trust
 from tui_agent.ui.runtime_bridge import NO_MODEL, LaunchOptions, RuntimeOpener, open_runtime_for_ui
@@ -62,6 +62,8 @@ if TYPE_CHECKING:  # the core is imported in a thread after the first frame (run
     from tui_agent.ui.host import ScreenResult
 
 NARROW_WIDTH = 120
+COLLECTOR_OFF_AT_MOST_S = 5.0
+"""The garbage collector is turned on this long after the first frame at the latest, however long the opening takes."""
 PROMPT_HINT = "Ask, /help, @file · enter sends · ctrl+j new line · ↑ history · pgup/pgdn scroll · tab next pane · shift+tab mode"
 WELCOME = ("[b]tuiagent[/b] in {root}: ask for anything; the agent writes Python tools it reuses (the catalog, F3).\n"
            "enter sends · /help commands and keys · @file attaches · ctrl+p palette · ctrl+c twice or ctrl+q quits")
@@ -215,10 +217,16 @@ class TuiAgentApp(App[int]):
 
     @work(exclusive=True, group="runtime")
     async def open_runtime(self) -> None:
-        """Open the project's runtime off the first frame, so the screen is interactive at once."""
-        gc.enable()  # `tuiagent` starts with the collector off until the first frame (cli.entry)
-        if await self.lifecycle.open() is not None:
+        """Open the project's runtime off the first frame, so the screen is interactive at once. `tuiagent` starts
+        with the collector off (cli.entry): what the opening builds lives on, so it stays off until a prompt typed
+        meanwhile has reached the model, or a few seconds at most (a modal waiting for the person)."""
+        fallback = self.set_timer(COLLECTOR_OFF_AT_MOST_S, collect_again)
+        opened = await self.lifecycle.open()
+        if opened is not None:
             await after_first_request(self.turns, self.agent_now())
+        fallback.stop()
+        collect_again()
+        if opened is not None:
             await asyncio.to_thread(warm_up_rendering)
             freeze_long_lived()
             self.set_interval(0.05, collect_between_frames)

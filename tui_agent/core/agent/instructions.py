@@ -157,14 +157,22 @@ _EARLY_GLANCES: dict[str, tuple[threading.Thread, list["RepoSnapshot"]]] = {}
 
 
 def glance_early(root: Path) -> None:
-    """Start the repository glance of `root`'s environment block (`git status`, `git log`) in a thread now, while the
-    SDK imports: the session's first `Environment.capture` takes it instead of running git when the request is built."""
+    """Start the repository glance of `root`'s environment block (`git status`, `git log`) in a thread now (headless:
+    while the SDK imports; a turn: while undo checkpoints the work tree): the next `Environment.capture` takes it
+    instead of running git when the request is built. Nothing when one is already on its way."""
     from tui_agent.core.versioning.snapshot import snapshot
 
+    if str(root) in _EARLY_GLANCES:
+        return
     found: list[RepoSnapshot] = []
     thread = threading.Thread(target=lambda: found.append(snapshot(root)), name="repo-glance", daemon=True)
     _EARLY_GLANCES[str(root)] = (thread, found)
     thread.start()
+
+
+def drop_early_glance(root: Path) -> None:
+    """Forget a glance no request took (a turn cancelled before its request): the next capture runs git afresh."""
+    _EARLY_GLANCES.pop(str(root), None)
 
 
 @functools.cache

@@ -17,6 +17,7 @@ from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.pricing import UsageTotals
 from tui_agent.core.agent.providers import ToolProvider
 from tui_agent.core.agent.request_prefix import Prompting
+from tui_agent.core.agent.request_sync import RequestSync
 from tui_agent.core.agent.frozen_prefix import PromptPlan
 from tui_agent.core.agent.request import CacheMark, PromptParts, RequestSettings, build_request
 from tui_agent.core.agent.sessions import SessionLog
@@ -109,6 +110,7 @@ class Agent:
         self.executor = ToolExecutor(project=project, permissions=permissions, builtins=self.builtins, providers=self.tool_providers,
                                      authored_names=self.authored_names, sandbox=sandbox, catalog=catalog, recipes=recipes,
                                      changes=changes)
+        self.request_sync = RequestSync(lambda: self.watcher, self.executor.forwarding_store_changes, self.prompting)
         self.thinking, self._setup_notes = thinking_from(settings)
         if self.thinking.note_for(client.model):
             self._setup_notes.append(self.thinking.note_for(client.model))
@@ -230,10 +232,11 @@ class Agent:
     async def run_turn(self, prompt: str) -> AsyncGenerator[Event, None]:
         """Run one user prompt to the end, yielding every event (and appending each to the session file)."""
         recorder = self.recorder
-        if recorder is not None:
-            await recorder.begin(self.session, prompt)
         inner = self._turn(prompt)
         try:
+            if recorder is not None:
+                self.request_sync.ahead(prompt)  # the first request's settle and git glance, while undo checkpoints
+                await recorder.begin(self.session, prompt)
             async for event in inner:
                 if isinstance(event, ToolOutputDelta):  # a live view only: not recorded, not a step of the turn
                     yield event
@@ -251,6 +254,7 @@ class Agent:
                 yield event
         finally:
             await inner.aclose()
+            await self.request_sync.turn_ended()
             if recorder is not None:
                 await recorder.end(self.session)
 
@@ -390,10 +394,5 @@ class Agent:
     async def _sync_catalog(self) -> AsyncIterator[Event]:
         """Let the project watcher handle the files changed so far (tool files someone else edited, the agent's own
         writes), so that this request lists the tools as they are now."""
-        if self.watcher is None:
-            return
-        published: list[Event] = []
-        with self.executor.forwarding_store_changes(published):
-            await self.watcher.settle()
-        for event in published:
+        for event in await self.request_sync.settled():
             yield event

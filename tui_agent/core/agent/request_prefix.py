@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from tui_agent.core.agent.conversation import Conversation
-from tui_agent.core.agent.instructions import Environment, project_instructions
+from tui_agent.core.agent.instructions import Environment, drop_early_glance, glance_early, project_instructions
 from tui_agent.core.agent.permissions import Permissions
 from tui_agent.core.agent.system_prompt import CatalogEntry, catalog_entries, rank
 from tui_agent.core.agent.frozen_prefix import PromptPlan
@@ -85,6 +85,16 @@ class Prompting:
 
     def _ranked_entries(self) -> list[CatalogEntry] | None:
         return rank(catalog_entries(self.catalog), self.authored_names) if self.catalog is not None else None
+
+    def glance_ahead(self) -> None:
+        """Start the environment's repository glance in a thread when the next request reads the session's context."""
+        if self._context is None:
+            glance_early(self.project.root)
+
+    def drop_glance(self) -> None:
+        """A glance started by `glance_ahead` that no request took is not kept for a later one."""
+        if self._context is None:
+            drop_early_glance(self.project.root)
 
     def _session_context(self) -> tuple[str, str]:
         """AGENTS.md/CLAUDE.md and the environment, read at the session's first request and kept for the session."""

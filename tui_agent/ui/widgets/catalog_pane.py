@@ -125,6 +125,8 @@ class CatalogPane(Vertical):
 
     def mark_new(self, names: tuple[str, ...] | list[str]) -> None:
         """Mark tools as new (from a pull, another program) until the person views them or they are used."""
+        if not names:  # the usual open: no table to redo (and lay out again) while the first request is on its way
+            return
         calls = {row.name: row.calls for row in self.rows if row.kind == "tool"}
         for name in names:
             self.new_names.setdefault(name, calls.get(name))
