@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sqlite3
 import subprocess
 import sys
@@ -13,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_in_process import run_in_process
 from tests.gitrepo import init_repo
-from tests.mounts import fill, needs_mount, tmpfs
+from tests.mounts import fill, needs_mount, read_only, tmpfs
 from tui_agent.cli import main
 
 TOOL = '''def add(x: int, y: int = 2) -> int:
@@ -86,11 +86,9 @@ def test_a_deleted_cache_folder_is_rebuilt(repo: Path, capsys: pytest.CaptureFix
     assert tools(repo, capsys, "list", "--json")[0] == 0
 
 
-def cli_in(shell_setup: str, project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI in a private mount namespace prepared by `shell_setup`."""
-    command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "tui_agent.cli", "--project", str(project), *argv])
-    return subprocess.run(["unshare", "-m", "sh", "-c", f"{shell_setup} && {command}"], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+def cli(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI, in-process (an exception escaping it fails the test, as a traceback would)."""
+    return run_in_process("--project", str(project), *argv)
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -99,7 +97,6 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 @needs_mount
-@pytest.mark.timeout(600)  # a dozen real CLI processes, each importing the SDK
 def test_a_read_only_project_still_lists_shows_diffs_and_runs_and_says_why_it_cannot_write(repo: Path,
                                                                                         capsys: pytest.CaptureFixture[str]) -> None:
     tool = with_tool(repo)
@@ -107,24 +104,23 @@ def test_a_read_only_project_still_lists_shows_diffs_and_runs_and_says_why_it_ca
     tool.write_text(TOOL.replace("x + y", "y + x"), encoding="utf-8")
     assert tools(repo, capsys, "list")[0] == 0
     before = snapshot(repo)
-    read_only = f"mount --bind {shlex.quote(str(repo))} {shlex.quote(str(repo))} && " \
-                f"mount -o remount,ro,bind {shlex.quote(str(repo))}"
-    listed = cli_in(read_only, repo, "tools", "list", "--json")
-    assert listed.returncode == 0 and json.loads(listed.stdout)[0]["name"] == "add", listed.stderr
-    assert "state.db cannot be written (the folder .agent/ is read-only" in listed.stderr
-    assert "Traceback" not in listed.stderr and len(listed.stderr.strip().splitlines()) == 1
-    shown = cli_in(read_only, repo, "tools", "show", "add")
-    assert shown.returncode == 0 and "def add" in shown.stdout
-    diffed = cli_in(read_only, repo, "tools", "diff", "add")
-    assert diffed.returncode == 0 and "+    return y + x" in diffed.stdout
-    history = cli_in(read_only, repo, "tools", "history", "add", "--json")
-    assert history.returncode == 0 and len(json.loads(history.stdout)) == 2
-    ran = cli_in(read_only, repo, "tools", "run", "add", "--arg", "x=5")
-    assert ran.returncode == 0 and ran.stdout.strip() == "7", ran.stderr
-    assert "audit log .agent/runs/ cannot be written (Read-only file system)" in ran.stderr
-    pruned = cli_in(read_only, repo, "tools", "prune", "add", "--json")
-    failure = json.loads(pruned.stdout)
-    assert pruned.returncode == 1 and "Read-only file system" in failure["error"] and "Traceback" not in pruned.stderr
+    with read_only(repo):  # a read-only bind mount of the project onto itself until the block ends
+        listed = cli(repo, "tools", "list", "--json")
+        assert listed.returncode == 0 and json.loads(listed.stdout)[0]["name"] == "add", listed.stderr
+        assert "state.db cannot be written (the folder .agent/ is read-only" in listed.stderr
+        assert "Traceback" not in listed.stderr and len(listed.stderr.strip().splitlines()) == 1
+        shown = cli(repo, "tools", "show", "add")
+        assert shown.returncode == 0 and "def add" in shown.stdout
+        diffed = cli(repo, "tools", "diff", "add")
+        assert diffed.returncode == 0 and "+    return y + x" in diffed.stdout
+        history = cli(repo, "tools", "history", "add", "--json")
+        assert history.returncode == 0 and len(json.loads(history.stdout)) == 2
+        ran = cli(repo, "tools", "run", "add", "--arg", "x=5")
+        assert ran.returncode == 0 and ran.stdout.strip() == "7", ran.stderr
+        assert "audit log .agent/runs/ cannot be written (Read-only file system)" in ran.stderr
+        pruned = cli(repo, "tools", "prune", "add", "--json")
+        failure = json.loads(pruned.stdout)
+        assert pruned.returncode == 1 and "Read-only file system" in failure["error"] and "Traceback" not in pruned.stderr
     assert snapshot(repo) == before
 
 
