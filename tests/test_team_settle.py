@@ -97,7 +97,7 @@ def test_a_cli_command_during_a_settling_hand_edit_leaves_it_to_the_open_tuiagen
     """The CLI's start-up catch-up used to commit the open TUI's settling edit as "changed while tuiagent was not
     running" (a lie, and a burst cut in two); it now leaves it to the process that watches it."""
     tools_dir = with_double(repo, "a tool").parent
-    with open_tuiagent(repo, settle_s=6) as holder:
+    with open_tuiagent(repo, settle_s=8) as holder:  # the in-process CLI takes a second or two on a loaded machine
         head = git(repo, "rev-parse", "HEAD")
         edited = tool_source("double", "return x + x")
         (tools_dir / "double.py").write_text(edited)
@@ -105,7 +105,7 @@ def test_a_cli_command_during_a_settling_hand_edit_leaves_it_to_the_open_tuiagen
         wait_until(lambda: len(watch_records(repo, holder.pid)) == 2, "the open runtime never took the edit")
         done = run_in_process("--project", str(repo), "tools", "list", "--json")  # another process than the holder's
         assert done.returncode == 0, done.stderr
-        assert time.monotonic() - started < 6, "the CLI did not run inside the settle window"
+        assert time.monotonic() - started < 8, "the CLI did not run inside the settle window"
         assert git(repo, "rev-parse", "HEAD") == head, subjects(repo)[:3]  # the CLI committed nothing
         assert (tools_dir / "double.py").read_text() == edited
         # its commit made and finished (its index written too): its settle record gone
@@ -190,7 +190,7 @@ def test_a_cli_revert_during_a_settling_hand_edit_commits_the_edit_first(repo: P
     """As in one process (a revert commits the settling edit first), across processes: the CLI commits the open
     tuiagent's settling edit under the person's name, then reverts; the open one then commits nothing more."""
     tools_dir = with_double(repo, "a tool").parent
-    with open_tuiagent(repo, settle_s=4) as holder:
+    with open_tuiagent(repo, settle_s=5) as holder:
         head = git(repo, "rev-parse", "HEAD").strip()
         edited = tool_source("double", "return x + x")
         (tools_dir / "double.py").write_text(edited)
