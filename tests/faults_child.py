@@ -1,14 +1,23 @@
 """Child process of the fault-injection test (no tests here): opens the real catalog, reports its state, then creates,
-updates, reverts, prunes and restores a tool forever, announcing each step on stdout, until it is killed."""
+updates, reverts, prunes and restores a tool forever, announcing each step on stdout, until it is killed.
+
+Run with `--serve FD` it is a fork server: it imports the catalog once, then forks one such child per request on the
+Unix socket FD (the request carries the child's stdout and stderr), each in a session of its own, and answers with
+the child's pid. A forked child is a new process with a new catalog and sandbox, as a fresh start would be; it only
+skips the interpreter's start-up and imports, most of a trial's time otherwise."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
+import os
 import random
+import select
+import socket
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 
 NAME = "fault_tool"
@@ -90,5 +99,53 @@ async def run(root: Path, seed: int) -> None:
         say(done=True)
 
 
+def child_main(sock: socket.socket, request: bytes, fds: list[int]) -> None:
+    """In the forked child: its own session, the requested stdout/stderr, then the catalog loop until killed."""
+    sock.close()
+    os.setsid()
+    os.dup2(fds[0], 1)
+    os.dup2(fds[1], 2)
+    for fd in fds:
+        os.close(fd)
+    repo, seed = request.decode().split("\0")
+    code = 1
+    try:
+        asyncio.run(run(Path(repo), int(seed)))
+    except BaseException:  # noqa: BLE001 - a child's end: reported on its stderr, as an uncaught error would be
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def serve(sock: socket.socket) -> None:
+    """Fork one child per request until the test closes its end; reap the children as they are killed."""
+    import tui_agent.core.catalog.api  # noqa: F401 - imported once here, inherited by every forked child
+    import tui_agent.core.sandbox.sandbox  # noqa: F401
+
+    while True:
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        if not select.select([sock], [], [], 0.05)[0]:
+            continue
+        request, fds, _flags, _address = socket.recv_fds(sock, 4096, 2)
+        if not request:
+            return
+        pid = os.fork()
+        if pid == 0:
+            child_main(sock, request, fds)
+        for fd in fds:
+            os.close(fd)
+        sock.send(str(pid).encode())
+
+
 if __name__ == "__main__":
-    asyncio.run(run(Path(sys.argv[1]), int(sys.argv[2])))
+    if sys.argv[1] == "--serve":
+        serve(socket.socket(fileno=int(sys.argv[2])))
+    else:
+        asyncio.run(run(Path(sys.argv[1]), int(sys.argv[2])))

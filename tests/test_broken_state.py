@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sqlite3
 import subprocess
 import sys
@@ -13,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_in_process import run_in_process
 from tests.gitrepo import init_repo
-from tests.mounts import fill, needs_mount, tmpfs
+from tests.mounts import fill, needs_mount, read_only, tmpfs
 from tui_agent.cli import main
 
 TOOL = '''def add(x: int, y: int = 2) -> int:
@@ -86,11 +86,9 @@ def test_a_deleted_cache_folder_is_rebuilt(repo: Path, capsys: pytest.CaptureFix
     assert tools(repo, capsys, "list", "--json")[0] == 0
 
 
-def cli_in(shell_setup: str, project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI in a private mount namespace prepared by `shell_setup`."""
-    command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "tui_agent.cli", "--project", str(project), *argv])
-    return subprocess.run(["unshare", "-m", "sh", "-c", f"{shell_setup} && {command}"], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+def cli(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI, in-process (an exception escaping it fails the test, as a traceback would)."""
+    return run_in_process("--project", str(project), *argv)
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -99,7 +97,6 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 @needs_mount
-@pytest.mark.timeout(600)  # a dozen real CLI processes, each importing the SDK
 def test_a_read_only_project_still_lists_shows_diffs_and_runs_and_says_why_it_cannot_write(repo: Path,
                                                                                         capsys: pytest.CaptureFixture[str]) -> None:
     tool = with_tool(repo)
@@ -107,24 +104,23 @@ def test_a_read_only_project_still_lists_shows_diffs_and_runs_and_says_why_it_ca
     tool.write_text(TOOL.replace("x + y", "y + x"), encoding="utf-8")
     assert tools(repo, capsys, "list")[0] == 0
     before = snapshot(repo)
-    read_only = f"mount --bind {shlex.quote(str(repo))} {shlex.quote(str(repo))} && " \
-                f"mount -o remount,ro,bind {shlex.quote(str(repo))}"
-    listed = cli_in(read_only, repo, "tools", "list", "--json")
-    assert listed.returncode == 0 and json.loads(listed.stdout)[0]["name"] == "add", listed.stderr
-    assert "state.db cannot be written (the folder .agent/ is read-only" in listed.stderr
-    assert "Traceback" not in listed.stderr and len(listed.stderr.strip().splitlines()) == 1
-    shown = cli_in(read_only, repo, "tools", "show", "add")
-    assert shown.returncode == 0 and "def add" in shown.stdout
-    diffed = cli_in(read_only, repo, "tools", "diff", "add")
-    assert diffed.returncode == 0 and "+    return y + x" in diffed.stdout
-    history = cli_in(read_only, repo, "tools", "history", "add", "--json")
-    assert history.returncode == 0 and len(json.loads(history.stdout)) == 2
-    ran = cli_in(read_only, repo, "tools", "run", "add", "--arg", "x=5")
-    assert ran.returncode == 0 and ran.stdout.strip() == "7", ran.stderr
-    assert "audit log .agent/runs/ cannot be written (Read-only file system)" in ran.stderr
-    pruned = cli_in(read_only, repo, "tools", "prune", "add", "--json")
-    failure = json.loads(pruned.stdout)
-    assert pruned.returncode == 1 and "Read-only file system" in failure["error"] and "Traceback" not in pruned.stderr
+    with read_only(repo):  # a read-only bind mount of the project onto itself until the block ends
+        listed = cli(repo, "tools", "list", "--json")
+        assert listed.returncode == 0 and json.loads(listed.stdout)[0]["name"] == "add", listed.stderr
+        assert "state.db cannot be written (the folder .agent/ is read-only" in listed.stderr
+        assert "Traceback" not in listed.stderr and len(listed.stderr.strip().splitlines()) == 1
+        shown = cli(repo, "tools", "show", "add")
+        assert shown.returncode == 0 and "def add" in shown.stdout
+        diffed = cli(repo, "tools", "diff", "add")
+        assert diffed.returncode == 0 and "+    return y + x" in diffed.stdout
+        history = cli(repo, "tools", "history", "add", "--json")
+        assert history.returncode == 0 and len(json.loads(history.stdout)) == 2
+        ran = cli(repo, "tools", "run", "add", "--arg", "x=5")
+        assert ran.returncode == 0 and ran.stdout.strip() == "7", ran.stderr
+        assert "audit log .agent/runs/ cannot be written (Read-only file system)" in ran.stderr
+        pruned = cli(repo, "tools", "prune", "add", "--json")
+        failure = json.loads(pruned.stdout)
+        assert pruned.returncode == 1 and "Read-only file system" in failure["error"] and "Traceback" not in pruned.stderr
     assert snapshot(repo) == before
 
 
@@ -141,25 +137,32 @@ def run_cli(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 
 
 @needs_mount
-@pytest.mark.timeout(900)  # fifteen real CLI processes, each importing the SDK
-def test_a_full_disk_at_any_step_gives_a_message_and_leaves_nothing_half_written(small_disk: Path) -> None:
+@pytest.mark.timeout(900)
+def test_a_full_disk_at_any_step_gives_a_message_and_leaves_nothing_half_written(small_disk: Path,
+                                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The commands run in-process (an exception escaping `main` fails the test as a traceback would); one runs as a
+    real process on the full disk, so that the interpreter's own start and exit there are covered too."""
     repo = init_repo(small_disk / "project")
     tool = with_tool(repo)
-    assert run_cli(repo, "tools", "list").returncode == 0
+    assert tools(repo, capsys, "list")[0] == 0
     tool.write_text(TOOL.replace("x + y", "y + x"), encoding="utf-8")
-    assert run_cli(repo, "tools", "list").returncode == 0
+    assert tools(repo, capsys, "list")[0] == 0
     user_files = {path: path.read_bytes() for path in repo.iterdir() if path.is_file()}
     versions = {TOOL.encode(), TOOL.replace("x + y", "y + x").encode()}
+    fill(small_disk, 0)
+    real_process = run_cli(repo, "tools", "run", "add", "--arg", "x=1")
+    assert "Traceback" not in real_process.stderr, real_process.stderr
+    assert real_process.returncode == 0 or "No space left" in real_process.stderr or "disk is full" in real_process.stderr
     for leave in (0, 16384, 65536):  # full at startup, at the git commit, at the state/audit writes
         fill(small_disk, leave)
         for argv in (["list", "--json"], ["run", "add", "--arg", "x=1"], ["prune", "add"], ["restore", "add"]):
-            result = run_cli(repo, "tools", *argv)
-            assert "Traceback" not in result.stderr, (leave, argv, result.stderr)
-            if result.returncode != 0:
-                assert result.stderr.strip(), (leave, argv)
-                assert any(word in result.stderr for word in ("disk is full", "No space left", "Out of diskspace",
-                                                              "nothing to restore", "no earlier version", "no tool named")), \
-                    result.stderr
+            code, out, err = tools(repo, capsys, *argv)
+            assert "Traceback" not in err, (leave, argv, err)
+            if code != 0:
+                assert err.strip(), (leave, argv)
+                assert any(word in err for word in ("disk is full", "No space left", "Out of diskspace",
+                                                    "nothing to restore", "no earlier version", "no tool named")), \
+                    (leave, argv, out, err)
             if tool.exists():
                 assert tool.read_bytes() in versions, "a tool file is one whole version"
             leftovers = [path.name for path in tool.parent.iterdir() if path.name.endswith(".tmp")]
@@ -168,7 +171,7 @@ def test_a_full_disk_at_any_step_gives_a_message_and_leaves_nothing_half_written
         fsck = subprocess.run(["git", "fsck", "--no-dangling"], cwd=repo, capture_output=True, text=True)
         assert fsck.returncode == 0, fsck.stdout + fsck.stderr
         assert {path: path.read_bytes() for path in user_files} == user_files
-    assert run_cli(repo, "tools", "list").returncode == 0
+    assert tools(repo, capsys, "list")[0] == 0
     if not tool.exists():
-        assert run_cli(repo, "tools", "restore", "add").returncode == 0
-    assert run_cli(repo, "tools", "run", "add", "--arg", "x=1").stdout.strip() == "3"
+        assert tools(repo, capsys, "restore", "add")[0] == 0
+    assert tools(repo, capsys, "run", "add", "--arg", "x=1")[1].strip() == "3"

@@ -23,11 +23,18 @@ from tui_agent.core.runtime_state import agent_of
 TIERS = ["bubblewrap", "rlimits"]
 
 
-PROBE_S = 4  # well past every "ended within" wait below, so a process that outlived its cancel is still seen
+PROBE_S = 3  # past every "ended within" wait below (2 s at most), so a process that outlived its cancel is still seen
+
+
+def new_probe_tag() -> str:
+    """A probe's mark: the seconds its `sleep` waits, made unique by their fraction (so `sleep`'s command line has it)."""
+    return f"{PROBE_S}.{secrets.randbelow(10**9):09d}"
 
 
 def probe_command(tag: str) -> str:
-    return f"sleep {PROBE_S}; echo ran > PROBE.txt; : {tag}"
+    """The probe: its shell and its `sleep` both have `tag` in their command lines, so `processes_with(tag)` sees either
+    one outliving a cancel, and PROBE.txt shows it a second after the probe would have ended."""
+    return f"sleep {tag}; echo ran > PROBE.txt"
 
 
 async def past_the_probe(seen_at: float) -> None:
@@ -56,7 +63,7 @@ async def wait_for(predicate, timeout: float, what: str) -> None:
 
 @pytest.mark.parametrize("tier", TIERS)
 async def test_cancelling_an_approved_run_shell_kills_it_within_a_second(repo: Path, tier: str) -> None:
-    tag = f"probe-{secrets.token_hex(5)}"
+    tag = new_probe_tag()
     with FakeMessagesAPI() as api:
         api.enqueue(reply(tool_use("read_file", {"path": "README.md"}), tool_use("run_shell", {"command": probe_command(tag)})))
         api.enqueue(reply(text("ok")))
@@ -93,7 +100,7 @@ def start_headless(repo: Path, api: FakeMessagesAPI, *extra: str) -> subprocess.
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"])
 async def test_a_signal_to_a_headless_run_ends_its_processes_and_records_which_calls_finished(repo: Path, signum: int) -> None:
-    tag = f"probe-{secrets.token_hex(5)}"
+    tag = new_probe_tag()
     with FakeMessagesAPI() as api:
         api.enqueue(reply(tool_use("read_file", {"path": "README.md"}), tool_use("run_shell", {"command": probe_command(tag)})))
         process = start_headless(repo, api)
@@ -116,7 +123,7 @@ async def test_a_signal_to_a_headless_run_ends_its_processes_and_records_which_c
 
 
 async def test_a_resumed_session_reports_a_finished_call_with_its_result_after_a_hard_kill(repo: Path) -> None:
-    tag = f"probe-{secrets.token_hex(5)}"
+    tag = new_probe_tag()
     with FakeMessagesAPI() as api:
         api.enqueue(reply(tool_use("read_file", {"path": "README.md"}), tool_use("run_shell", {"command": probe_command(tag)})))
         process = start_headless(repo, api, "--sandbox-tier", "bubblewrap")
@@ -138,7 +145,7 @@ async def test_escape_in_the_tui_ends_an_approved_run_shell_within_a_second(repo
     from tests.ui_support import SIZE, make_app, ready, wait_until as ui_wait_until
     from tui_agent.ui.screens.approval import ApprovalScreen
 
-    tag = f"probe-{secrets.token_hex(5)}"
+    tag = new_probe_tag()
     api.enqueue(reply(tool_use("run_shell", {"command": probe_command(tag)})), reply(text("Stopped.")))
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
@@ -160,7 +167,7 @@ async def test_escape_in_the_tui_ends_an_approved_run_shell_within_a_second(repo
 
 
 async def test_sigterm_during_a_recipe_run_ends_its_processes(repo: Path) -> None:
-    tag = f"probe-{secrets.token_hex(5)}"
+    tag = new_probe_tag()
     recipes = repo / ".agent" / "recipes"
     recipes.mkdir(parents=True)
     (recipes / "probe.toml").write_text('description = "probe"\n\n[trigger]\non = "command"\n\n[action]\nprompt = "probe"\n')

@@ -2,7 +2,9 @@
 
 After every kill: the tool file is exactly the old or the new version of the interrupted step, `git fsck` is
 clean, the user's staged/unstaged/untracked work is byte-identical, and the next catalog start (the next
-trial's child) clears stale locks, commits what was interrupted and leaves nothing pending.
+trial's child) clears stale locks, commits what was interrupted and leaves nothing pending. Each child is forked from
+a server that imported the catalog once (faults_child.py --serve): a new process, catalog and sandbox per trial, without
+an interpreter start and imports each time.
 Set TUIAGENT_FAULT_TRIALS / TUIAGENT_FAULT_SEED to run more trials or replay one run.
 """
 
@@ -14,6 +16,7 @@ import random
 import re
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -34,18 +37,62 @@ MAX_DELAY_S = 0.3
 LOCKS = ("index.lock", "HEAD.lock", "refs/heads/main.lock")
 
 
-class Child:
-    """One child process; its stdout read straight from the pipe (orphaned grandchildren may keep it open)."""
+class ForkServer:
+    """faults_child.py's fork server: the catalog imported once, a forked child per trial."""
 
-    def __init__(self, repo: Path, seed: int, stderr_file: Path) -> None:
+    def __init__(self, stderr_file: Path) -> None:
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         with stderr_file.open("wb") as stderr:
-            self.proc = subprocess.Popen([sys.executable, str(CHILD), str(repo), str(seed)], stdout=subprocess.PIPE,
-                                         stderr=stderr, env=env, start_new_session=True)
-        assert self.proc.stdout is not None
-        self.fd = self.proc.stdout.fileno()
+            self.proc = subprocess.Popen([sys.executable, str(CHILD), "--serve", str(theirs.fileno())],
+                                         pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=stderr, env=env, start_new_session=True)
+        theirs.close()
+        self.stderr_file = stderr_file
+
+    def fork(self, repo: Path, seed: int, stdout_fd: int, stderr_fd: int) -> int:
+        """A new child on `repo` writing to the two descriptors; its pid (also its session and group id)."""
+        socket.send_fds(self.sock, [f"{repo}\0{seed}".encode()], [stdout_fd, stderr_fd])
+        ready, _, _ = select.select([self.sock], [], [], 60)
+        answer = self.sock.recv(64) if ready else b""
+        assert answer, f"the fork server did not answer: {self.stderr_file.read_text()[-3000:]}"
+        return int(answer)
+
+    def close(self) -> None:
+        self.sock.close()
+        try:
+            self.proc.wait(timeout=30)
+        finally:
+            self.proc.kill()
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` is still running (a zombie waiting for the fork server to reap it has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+class Child:
+    """One forked child; its stdout read straight from the pipe (orphaned grandchildren may keep it open)."""
+
+    def __init__(self, server: ForkServer, repo: Path, seed: int, stderr_file: Path) -> None:
+        self.fd, write_end = os.pipe()
+        with stderr_file.open("wb") as stderr:
+            try:
+                self.pid = server.fork(repo, seed, write_end, stderr.fileno())
+            finally:
+                os.close(write_end)
         self.buffer = b""
         self.stderr_file = stderr_file
+
+    def kill(self) -> None:
+        os.kill(self.pid, signal.SIGKILL)
+
+    def kill_group(self) -> None:
+        os.killpg(self.pid, signal.SIGKILL)
 
     def _read(self, timeout_s: float) -> bool:
         ready, _, _ = select.select([self.fd], [], [], timeout_s)
@@ -56,18 +103,22 @@ class Child:
     def read_line(self, timeout_s: float) -> str:
         deadline = time.monotonic() + timeout_s
         while b"\n" not in self.buffer:
-            if not self._read(max(0.0, deadline - time.monotonic())) and (time.monotonic() >= deadline or self.proc.poll() is not None):
-                self.proc.kill()
+            if not self._read(max(0.0, min(0.5, deadline - time.monotonic()))) and (
+                    time.monotonic() >= deadline or not running(self.pid)):
+                self.kill()
                 raise AssertionError(f"the child did not report: {self.stderr_file.read_text()[-3000:]}")
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line.decode()
 
     def drain(self) -> str:
         """Everything it wrote before dying."""
-        self.proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while running(self.pid):
+            assert time.monotonic() < deadline, "the killed child is still running"
+            time.sleep(0.01)
         while self._read(0.05):
             pass
-        self.proc.stdout.close()  # type: ignore[union-attr]
+        os.close(self.fd)
         return self.buffer.decode(errors="replace")
 
 
@@ -137,6 +188,18 @@ def parse_events(output: str) -> list[dict]:
 
 def test_sigkill_at_random_points_leaves_a_consistent_catalog(dirty_repo: Path, tmp_path: Path) -> None:
     seed = int(os.environ.get("TUIAGENT_FAULT_SEED", str(random.randrange(1 << 30))))
+    server = ForkServer(tmp_path / "server-stderr.txt")
+    try:
+        stats = run_trials(server, dirty_repo, tmp_path, seed)
+    finally:
+        server.close()
+    assert stats["ops"] >= TRIALS, stats  # the kills landed inside the operations, not only during start-up
+    assert git(dirty_repo, "log", "--format=%s", "-1")
+    print(f"fault injection, seed {seed}: {TRIALS} kills, {dict(stats)}")
+
+
+def run_trials(server: ForkServer, dirty_repo: Path, tmp_path: Path, seed: int) -> Counter[str]:
+    """TRIALS children, each killed at a random point; the checks after every kill; counts of what happened."""
     rng = random.Random(seed)
     before = user_state(dirty_repo)
     known = {digest(v) for v in VERSIONS} | {None}
@@ -145,21 +208,20 @@ def test_sigkill_at_random_points_leaves_a_consistent_catalog(dirty_repo: Path, 
     stats: Counter[str] = Counter()
     for trial in range(TRIALS + 1):
         context = f"seed {seed}, trial {trial}"
-        child = Child(dirty_repo, rng.randrange(1 << 30), tmp_path / "child-stderr.txt")
-        proc = child.proc
+        child = Child(server, dirty_repo, rng.randrange(1 << 30), tmp_path / "child-stderr.txt")
         stats.update(check_ready(child.read_line(60), disk))
         if trial == TRIALS:  # the last start only proves the catalog recovers from the last kill
-            proc.kill()
+            child.kill()
             child.drain()
             break
         time.sleep(rng.uniform(0.0, MAX_DELAY_S))
         whole_group = rng.random() < 0.5
         if whole_group:
-            os.killpg(proc.pid, signal.SIGKILL)
+            child.kill_group()
         else:
-            proc.kill()  # git children it started finish on their own, as after a crash
+            child.kill()  # git children it started finish on their own, as after a crash
         events = parse_events(child.drain())
-        wait_group_gone(proc.pid)
+        wait_group_gone(child.pid)
         assert not any("error" in event for event in events), f"{context}: {events} {child.stderr_file.read_text()[-2000:]}"
         actual = digest(tool.read_bytes()) if tool.exists() else None
         assert actual in known, f"{context}: the tool file is not a complete version"
@@ -175,9 +237,7 @@ def test_sigkill_at_random_points_leaves_a_consistent_catalog(dirty_repo: Path, 
         stats["group killed"] += whole_group
         stats["stale locks"] += sum((dirty_repo / ".git" / lock).exists() for lock in LOCKS)
         disk = actual
-    assert stats["ops"] >= TRIALS, stats  # the kills landed inside the operations, not only during start-up
-    assert git(dirty_repo, "log", "--format=%s", "-1")
-    print(f"fault injection, seed {seed}: {TRIALS} kills, {dict(stats)}")
+    return stats
 
 
 async def save_first_version(repo: Path, sandbox: Sandbox) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -207,6 +209,26 @@ def test_a_headless_turn_says_why_its_tool_is_not_committed_and_the_model_is_tol
     assert not (repo / "owned.txt").exists() and not runs.exists()
 
 
+RUN_UNTIL_RELEASED = """import ctypes, signal
+signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGUSR1}})
+ctypes.CDLL(None).prctl(15, b"{name}", 0, 0, 0)  # PR_SET_NAME
+open('scripts/check.sh', 'w').write('#!/bin/sh\\necho agent > owned.txt\\n')
+signal.sigtimedwait({{signal.SIGUSR1}}, 10)  # until released, at most 10 s
+"""
+
+
+def processes_named(name: str) -> list[int]:
+    """Processes of this host whose name (/proc/PID/comm) is `name`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and Path(f"/proc/{entry}/comm").read_text().strip() == name:
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
 async def test_the_hold_starts_with_the_run_not_after_it(repo: Path) -> None:
     """A catalog commit made while agent code is still running (another terminal's CLI) already waits."""
     import asyncio
@@ -214,8 +236,8 @@ async def test_the_hold_starts_with_the_run_not_after_it(repo: Path) -> None:
     runs = add_hook(repo)
     project = Project.at(repo)
     project.ensure_layout()
-    running = asyncio.create_task(write_project_from_agent_code(
-        project, "import time\nopen('scripts/check.sh', 'w').write('#!/bin/sh\\necho agent > owned.txt\\n')\ntime.sleep(10)"))
+    name = f"held-{secrets.token_hex(4)}"  # the run's process name: the test ends the run once the commit was tried
+    running = asyncio.create_task(write_project_from_agent_code(project, RUN_UNTIL_RELEASED.format(name=name)))
     deadline = asyncio.get_running_loop().time() + 30
     while hookhold.held(repo) is None and not running.done():
         assert asyncio.get_running_loop().time() < deadline
@@ -223,6 +245,8 @@ async def test_the_hold_starts_with_the_run_not_after_it(repo: Path) -> None:
     assert not running.done(), "the hold came only after the run"
     commit, why = await save_new_tool(project)
     assert not running.done(), "the commit was made after the run: this test needs a longer run"
+    for pid in processes_named(name):
+        os.kill(pid, signal.SIGUSR1)
     await running
     assert commit is None and why is not None and "tuiagent tools commit" in why, why
     assert not (repo / "owned.txt").exists() and not runs.exists()

@@ -16,6 +16,7 @@ import pytest
 from tests.agent_helpers import agent_runtime, of_type, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.catalog_support import tool_source, wait_for
+from tests.cli_in_process import run_in_process
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.events import Notice, ToolCallFinished
 from tui_agent.core.mcp.naming import API_NAME
@@ -48,8 +49,8 @@ def configure(repo: Path, *, approve: bool = True, **extra_servers: dict) -> Non
 
 
 def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), *args],
-                          capture_output=True, text=True, timeout=120)
+    """`tuiagent --project REPO ARGS`, in-process (what the command does is the subject, not its process)."""
+    return run_in_process("--project", str(repo), *args)
 
 
 class Approvals:
@@ -202,15 +203,13 @@ async def test_list_changed_from_a_server_is_honoured_at_the_next_request(repo: 
 @pytest.mark.timeout(300)  # two CLI runs, each starting the servers: slow on a loaded machine
 def test_mcp_list_command(repo: Path) -> None:
     configure(repo)
-    done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "mcp", "list", "--json"],
-                          capture_output=True, text=True, timeout=120)
+    done = cli(repo, "mcp", "list", "--json")
     data = json.loads(done.stdout)
     servers = {server["name"]: server for server in data["servers"]}
     assert done.returncode == 1  # one server failed
     assert servers["time"]["status"] == "running" and {t["name"] for t in servers["time"]["tools"]} == {NOW, CONVERT}
     assert servers["broken"]["status"] == "failed" and "/nonexistent/mcp-server" in servers["broken"]["error"]
-    text = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "mcp", "list"],
-                          capture_output=True, text=True, timeout=120).stdout
+    text = cli(repo, "mcp", "list").stdout
     assert "time: running, 2 tools" in text and f"  {NOW}" in text and "broken: failed" in text
 
 

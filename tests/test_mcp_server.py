@@ -5,18 +5,18 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from tests.cli_in_process import run_in_process
 from tests.gitrepo import user_state
 from tests.mcp_helpers import WRITER_SOURCE, seed_catalog, served, text_of, tool_source
 
 
 def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Another process changing the catalog: the `tuiagent tools` CLI in the same project."""
-    return subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), *args],
-                          capture_output=True, text=True, timeout=120)
+    """Another process changing the catalog: the `tuiagent tools` CLI in the same project, run in this test's process
+    (the server is a process of its own)."""
+    return run_in_process("--project", str(repo), *args)
 
 
 async def names(session) -> list[str]:

@@ -29,9 +29,18 @@ def typescript_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "node_modules" / "@modelcontextprotocol" / "sdk"
 
 
-def inspector(repo: Path, *args: str) -> dict:
-    """`npx @modelcontextprotocol/inspector --cli <tuiagent mcp serve> ...`, its JSON answer."""
-    done = subprocess.run(["npx", "-y", "@modelcontextprotocol/inspector", "--cli", sys.executable, "-m", "tui_agent.cli",
+@pytest.fixture(scope="session")
+def inspector_command() -> str:
+    """MCP Inspector's command, fetched by npx once a session (npx asks the registry again at every start)."""
+    done = subprocess.run(["npx", "-y", "-p", "@modelcontextprotocol/inspector", "-c", "command -v mcp-inspector"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+def inspector(command: str, repo: Path, *args: str) -> dict:
+    """`mcp-inspector --cli <tuiagent mcp serve> ...` (@modelcontextprotocol/inspector), its JSON answer."""
+    done = subprocess.run([command, "--cli", sys.executable, "-m", "tui_agent.cli",
                            "--project", str(repo), "mcp", "serve", *args], cwd=repo, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -52,13 +61,13 @@ async def test_typescript_client_that_relists_hears_one_notification_per_save(re
 
 @needs_node
 @pytest.mark.timeout(400)
-async def test_inspector_cli_lists_and_calls(repo: Path) -> None:
+async def test_inspector_cli_lists_and_calls(repo: Path, inspector_command: str) -> None:
     await seed_catalog(repo, {"double": tool_source("double"), "write_note": WRITER_SOURCE})
-    tools = {tool["name"]: tool for tool in inspector(repo, "--method", "tools/list")["tools"]}
+    tools = {tool["name"]: tool for tool in inspector(inspector_command, repo, "--method", "tools/list")["tools"]}
     assert tools["double"]["inputSchema"]["additionalProperties"] is False and tools["double"]["title"] == "Double"
     assert tools["double"]["outputSchema"]["properties"]["result"] == {"type": "integer"}
     assert tools["write_note"]["annotations"]["destructiveHint"] is True
-    called = inspector(repo, "--method", "tools/call", "--tool-name", "double", "--tool-arg", "x=21")
+    called = inspector(inspector_command, repo, "--method", "tools/call", "--tool-name", "double", "--tool-arg", "x=21")
     assert called["structuredContent"] == {"result": 42} and called["content"][0]["text"] == "42"
-    refused = inspector(repo, "--method", "tools/call", "--tool-name", "write_note", "--tool-arg", "text=hi")
+    refused = inspector(inspector_command, repo, "--method", "tools/call", "--tool-name", "write_note", "--tool-arg", "text=hi")
     assert refused["isError"] is True and "--allow-writes" in refused["content"][0]["text"]

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from acp import text_block
 
 from tests.acp_helpers import RecordingClient, acp_agent
 from tests.catalog_support import tool_source
+from tests.cli_in_process import run_in_process
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.mcp_helpers import seed_catalog, served, text_of
 from tui_agent.core.agent.sessions import list_sessions
@@ -45,9 +44,9 @@ NAMES = ("alpha", "bravo", "charlie")
 
 
 def tools_cli(repo: Path, *args: str) -> dict | list:  # type: ignore[type-arg]
-    """`tuiagent tools ... --json` in its own process (as a person would run it after the other agent's calls)."""
-    done = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "tools", *args, "--json"],
-                          capture_output=True, text=True, timeout=120)
+    """`tuiagent tools ... --json` (as a person would run it after the other agent's calls), in-process: the other
+    agent's calls were made in processes of their own."""
+    done = run_in_process("--project", str(repo), "tools", *args, "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 

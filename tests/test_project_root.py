@@ -101,7 +101,7 @@ def test_git_not_answering_where_the_project_is_is_an_error_not_no_repository(re
     subprocess.run(["git", "config", "include.path", str(fifo)], cwd=repo, check=True)
     done = tuiagent(repo, "tools", "list", env={"TUIAGENT_GIT_TIMEOUT_S": "1"})
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert f"`git rev-parse --show-toplevel` in {repo} did not answer within 1 s" in done.stderr, done.stderr
+    assert f"`git rev-parse --show-toplevel --absolute-git-dir` in {repo} did not answer within 1 s" in done.stderr, done.stderr
     assert "TUIAGENT_GIT_TIMEOUT_S=SECONDS" in done.stderr and "not inside a git repository" not in done.stderr
     assert not (repo / ".agent").exists()
 
@@ -120,3 +120,14 @@ def test_git_not_answering_whether_agent_is_ignored_is_a_warning(repo: Path, tmp
     assert located.warnings == [f"`git check-ignore -v --no-index .agent/tools/x.py` in {repo} did not answer within "
                                 "0.5 s, so whether .agent/ is ignored by git is not known (TUIAGENT_GIT_TIMEOUT_S="
                                 "SECONDS gives git longer)."]
+
+
+def test_a_repository_whose_path_has_a_newline_is_found(tmp_path: Path) -> None:
+    """rev-parse answers the work tree and the git folder in one run, one a line; a newline in the path still works."""
+    from tests.gitrepo import init_repo
+    from tui_agent.core.rootfind import locate
+
+    repo = init_repo(tmp_path / "two\nlines")
+    (repo / "src").mkdir()
+    located = locate(repo / "src")
+    assert located.root == repo and located.in_repository

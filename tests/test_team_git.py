@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import signal
 import subprocess
 import sys
@@ -14,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.catalog_support import tool_source
+from tests.cli_in_process import run_in_process
 from tests.gitrepo import git, init_repo
-from tests.mounts import needs_mount
+from tests.mounts import needs_mount, read_only
 from tests.team_repos import diverged_from_a_teammate, merged_with_a_teammate, new_repo_with_double
 from tui_agent.cli import main
 from tui_agent.core.versioning.gitstore import CatalogGit
@@ -185,21 +185,18 @@ def test_local_state_stays_out_of_git_on_an_old_branch_and_never_blocks_a_checko
 def test_a_read_only_fresh_clone_lists_shows_and_runs_tools(tmp_path: Path) -> None:
     mine = clone(team_remote(tmp_path), tmp_path / "mine")
     assert not (mine / ".agent" / "cache").exists() and not (mine / ".agent" / "recipes").exists()
-    setup = f"mount --bind {shlex.quote(str(mine))} {shlex.quote(str(mine))} && " \
-            f"mount -o remount,ro,bind {shlex.quote(str(mine))}"
 
     def cli(*argv: str) -> subprocess.CompletedProcess[str]:
-        command = " ".join(shlex.quote(p) for p in [sys.executable, "-m", "tui_agent.cli", "--project", str(mine), *argv])
-        return subprocess.run(["unshare", "-m", "sh", "-c", f"{setup} && {command}"], capture_output=True, text=True,
-                              timeout=120, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+        return run_in_process("--project", str(mine), *argv)
 
-    listed = cli("tools", "list", "--json")
-    assert listed.returncode == 0, listed.stderr
-    assert [(t["name"], t["status"]) for t in json.loads(listed.stdout)] == [("double", "unused"), ("twice", "unused")]
-    shown = cli("tools", "show", "twice")
-    assert shown.returncode == 0 and "def twice" in shown.stdout, shown.stderr
-    ran = cli("tools", "run", "double", "--arg", "x=21")
-    assert ran.returncode == 0 and ran.stdout.strip() == "42", ran.stderr
+    with read_only(mine):  # a bind mount of the clone onto itself, read-only, until the block ends
+        listed = cli("tools", "list", "--json")
+        assert listed.returncode == 0, listed.stderr
+        assert [(t["name"], t["status"]) for t in json.loads(listed.stdout)] == [("double", "unused"), ("twice", "unused")]
+        shown = cli("tools", "show", "twice")
+        assert shown.returncode == 0 and "def twice" in shown.stdout, shown.stderr
+        ran = cli("tools", "run", "double", "--arg", "x=21")
+        assert ran.returncode == 0 and ran.stdout.strip() == "42", ran.stderr
     assert untracked_or_changed(mine) == []
 
 

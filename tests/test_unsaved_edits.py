@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_in_process import run_in_process
 from tests.gitrepo import git
 from tests.test_nothing_lost import DOUBLE, DOUBLE_V2, RECIPE
 from tui_agent.core.catalog.api import Catalog
@@ -24,8 +24,8 @@ RECIPE_PATH = ".agent/recipes/hello.toml"
 
 
 def tuiagent(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), *args],
-                          capture_output=True, text=True, timeout=120)
+    """The command a person runs, in-process (the process boundary is not the subject here)."""
+    return run_in_process("--project", str(repo), *args)
 
 
 def committed(repo: Path, path: str, text: str) -> None:

@@ -22,7 +22,7 @@ from tui_agent.core.config_error import ConfigError
 from tui_agent.core.versioning.gitrunner import GitFailure
 
 
-@functools.cache  # built once per process: argparse spends tens of ms on its ~600 help strings (gettext look-ups)
+@functools.cache
 def installed_version() -> str:
     """The installed distribution's version ("unknown" when run from a tree that was never installed)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -46,6 +46,7 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
+@functools.cache  # built once per process: argparse spends tens of ms on its ~600 help strings (gettext look-ups)
 def build_parser() -> argparse.ArgumentParser:
     parser = CliParser(prog="tuiagent", description=__doc__)
     parser.add_argument("--project", default=".", help="project folder (default: the current directory)")

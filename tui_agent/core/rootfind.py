@@ -28,7 +28,7 @@ class Located:
 def repository_top(start: Path) -> Path | None:
     """The work tree root holding `start`, None outside any repository; ProjectRootError when git refuses it."""
     try:
-        done = ask_git(start, "rev-parse", "--show-toplevel")
+        done = ask_git(start, "rev-parse", "--show-toplevel", "--absolute-git-dir")  # one git start for both
     except subprocess.TimeoutExpired as error:
         raise ProjectRootError(f"{no_answer(error, start)}, so tuiagent cannot tell whether {start} is in a repository "
                                "(a stuck filesystem, or a config include or hook git waits on?). Fix what git waits "
@@ -36,8 +36,7 @@ def repository_top(start: Path) -> Path | None:
     except OSError:
         return None
     if done.returncode == 0 and done.stdout.strip():
-        top = Path(done.stdout.strip())
-        git_dir = Path(ask_git(start, "rev-parse", "--absolute-git-dir").stdout.strip() or top / ".git")
+        top, git_dir = top_and_git_dir(start, done.stdout)
         problem = layout_problem(top, git_dir, start)
         if problem is not None:
             raise ProjectRootError(problem)
@@ -52,6 +51,15 @@ def repository_top(start: Path) -> Path | None:
         raise ProjectRootError(f"git cannot use the repository holding {start}: {fatal.removeprefix('fatal: ')}. "
                                "Nothing was changed; fix it (or move the broken .git aside) and start again.")
     return None
+
+
+def top_and_git_dir(start: Path, answer: str) -> tuple[Path, Path]:
+    """The work tree root and git folder from rev-parse's two lines; asked one at a time when a path has a newline."""
+    lines = answer.removesuffix("\n").split("\n")
+    if len(lines) == 2 and all(lines):
+        return Path(lines[0]), Path(lines[1])
+    top = Path(ask_git(start, "rev-parse", "--show-toplevel").stdout.removesuffix("\n"))
+    return top, Path(ask_git(start, "rev-parse", "--absolute-git-dir").stdout.removesuffix("\n") or top / ".git")
 
 
 def no_answer(error: subprocess.TimeoutExpired, folder: Path) -> str:
