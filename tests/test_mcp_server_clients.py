@@ -14,6 +14,9 @@ import pytest
 from tests.mcp_helpers import WRITER_SOURCE, seed_catalog, tool_source
 
 NODE_SCRIPT = Path(__file__).parent / "node" / "relist_client.mjs"
+# exact releases: what a newer one lists or prints is not this project's to follow (the ones the tests were written against)
+TYPESCRIPT_SDK = "@modelcontextprotocol/sdk@1.32.2"
+INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
 needs_node = pytest.mark.skipif(not (shutil.which("node") and shutil.which("npm") and shutil.which("npx")),
                                 reason="Node.js with npm and npx is not installed")
 
@@ -23,7 +26,7 @@ def typescript_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The official TypeScript MCP SDK from the npm registry, in a folder of this test session."""
     folder = tmp_path_factory.mktemp("ts-sdk")
     done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(folder),
-                           "@modelcontextprotocol/sdk@^1"], capture_output=True, text=True, timeout=300)
+                           TYPESCRIPT_SDK], capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         pytest.skip(f"npm could not install @modelcontextprotocol/sdk: {done.stderr.strip()[-300:]}")
     return folder / "node_modules" / "@modelcontextprotocol" / "sdk"
@@ -31,7 +34,7 @@ def typescript_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def inspector(repo: Path, *args: str) -> dict:
     """`npx @modelcontextprotocol/inspector --cli <tuiagent mcp serve> ...`, its JSON answer."""
-    done = subprocess.run(["npx", "-y", "@modelcontextprotocol/inspector", "--cli", sys.executable, "-m", "tui_agent.cli",
+    done = subprocess.run(["npx", "-y", INSPECTOR, "--cli", sys.executable, "-m", "tui_agent.cli",
                            "--project", str(repo), "mcp", "serve", *args], cwd=repo, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
