@@ -198,3 +198,27 @@ async def test_a_tool_is_not_drifted_at_birth_when_its_dependency_has_uncommitte
     finally:
         await catalog.aclose()
         await sandbox.aclose()
+
+
+async def test_the_drift_key_and_the_watchers_recheck_at_once_both_run_the_tests(repo: Path) -> None:
+    """The UI's drift report and the file watcher's re-check inspect the same tool version at the same time: each
+    stages its own copy, so neither imports a copy the other has already removed (`drifted · failing` otherwise)."""
+    import asyncio
+
+    (repo / "data").mkdir()
+    (repo / "data" / "limits.txt").write_text("max=10\nmin=1\n")
+    git(repo, "add", "data")
+    git(repo, "commit", "-q", "-m", "data")
+    project = Project.at(repo)
+    sandbox = await Sandbox.start(project, warm_workers=1)
+    catalog = await Catalog.open(project, sandbox)
+    try:
+        await catalog.save("limits", LIMITS)
+        (repo / "data" / "limits.txt").write_text("max=10\nmin=2\n")
+        git(repo, "commit", "-q", "-am", "user changes the minimum")
+        reports = await asyncio.gather(catalog.drift("limits"), catalog.recheck_drift(), catalog.drift("limits"))
+        assert [(report.tests_pass, report.test_error) for batch in reports for report in batch] == [(True, None)] * 3
+        assert catalog.get("limits").status == "drifted"
+    finally:
+        await catalog.aclose()
+        await sandbox.aclose()

@@ -20,7 +20,7 @@ from tui_agent.core.runtime_state import agent_of, mcp_of
 
 pytestmark = pytest.mark.skipif(shutil.which("npx") is None, reason="npx (Node.js) is not installed: "
                                 "@modelcontextprotocol/server-everything cannot run")
-EVERYTHING = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}
+EVERYTHING = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything@2026.8.31"]}  # an exact release: a newer one may list other tools
 PREFIX = "mcp__everything__"
 
 

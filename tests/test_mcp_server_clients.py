@@ -14,6 +14,9 @@ import pytest
 from tests.mcp_helpers import WRITER_SOURCE, seed_catalog, tool_source
 
 NODE_SCRIPT = Path(__file__).parent / "node" / "relist_client.mjs"
+# exact releases: what a newer one lists or prints is not this project's to follow (the ones the tests were written against)
+TYPESCRIPT_SDK = "@modelcontextprotocol/sdk@1.32.2"
+INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
 needs_node = pytest.mark.skipif(not (shutil.which("node") and shutil.which("npm") and shutil.which("npx")),
                                 reason="Node.js with npm and npx is not installed")
 
@@ -23,7 +26,7 @@ def typescript_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The official TypeScript MCP SDK from the npm registry, in a folder of this test session."""
     folder = tmp_path_factory.mktemp("ts-sdk")
     done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(folder),
-                           "@modelcontextprotocol/sdk@^1"], capture_output=True, text=True, timeout=300)
+                           TYPESCRIPT_SDK], capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         pytest.skip(f"npm could not install @modelcontextprotocol/sdk: {done.stderr.strip()[-300:]}")
     return folder / "node_modules" / "@modelcontextprotocol" / "sdk"
@@ -32,7 +35,7 @@ def typescript_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def inspector_command() -> str:
     """MCP Inspector's command, fetched by npx once a session (npx asks the registry again at every start)."""
-    done = subprocess.run(["npx", "-y", "-p", "@modelcontextprotocol/inspector", "-c", "command -v mcp-inspector"],
+    done = subprocess.run(["npx", "-y", "-p", INSPECTOR, "-c", "command -v mcp-inspector"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip(), done.stderr[-2000:]
     return done.stdout.strip()

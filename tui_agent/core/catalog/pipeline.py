@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 from pathlib import Path
 from typing import Any, Protocol, overload
 
@@ -165,7 +166,9 @@ class Pipeline:
             return await self._inspect_file(self.file_as_copy(name, data), name, run_tests)
         staging = self.project.cache_dir / "staging"
         staging.mkdir(parents=True, exist_ok=True)
-        path = staging / f"{name}-{source_sha(data)[:16]}.py"
+        # one copy per run: two runs of one version at once (the drift key and the watcher's re-check) must not
+        # share a copy the first to finish removes
+        path = staging / f"{name}-{source_sha(data)[:16]}-{secrets.token_hex(4)}.py"
         atomic_write(path, data)
         try:
             return await self._inspect_file(path, name, run_tests)
