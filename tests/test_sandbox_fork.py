@@ -135,9 +135,11 @@ async def test_back_to_back_calls_are_faster_forked_than_with_a_fresh_sandbox_ea
     project.tool_path("ping").write_text('def ping(x: int) -> int:\n    """Echo."""\n    return x\n')
 
     async def burst(fork_servers: bool) -> float:
-        box = await Sandbox.start(project, warm_workers=2, fork_servers=fork_servers)
+        box = await Sandbox.start(project, warm_workers=2, fork_servers=fork_servers)  # the workers are warm now
         try:
-            await asyncio.sleep(1.0)
+            deadline = time.monotonic() + 60
+            while box.fork_pool is not None and not box.fork_pool.servers() and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)  # the read-only fork server `start` boots in the background is up
             samples = []
             for _ in range(20):
                 started = time.perf_counter()
