@@ -14,6 +14,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,14 +114,32 @@ def run_cgroups(pid: int) -> list[Path]:
     return found
 
 
-async def wait_for(arguments: list[str], task: asyncio.Task[object]) -> dict[str, int]:
+async def wait_for(arguments: list[str], task: asyncio.Task[object]) -> dict[str, int] | None:
+    """The run's processes by argument once all are alive; None when the run ended before they all were."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and not task.done():
         seen = {argument: alive(argument) for argument in arguments}
         if all(seen.values()):
             return {argument: pids[0] for argument, pids in seen.items()}
         await asyncio.sleep(0.02)
-    raise AssertionError(f"the run's processes never all started: {task.result() if task.done() else 'still running'}")
+    if task.done():
+        return None
+    raise AssertionError("the run's processes never all started: still running")
+
+
+async def start_hanging_run(box: Sandbox, how: str) -> tuple[dict[str, str], asyncio.Task[Any], dict[str, int]]:
+    """A run of HANG whose processes are all alive. A timeout run gets a short timeout, doubled (fresh names) while
+    the timeout fires before its processes all started (a loaded machine), so the wait for it stays short."""
+    for timeout_s in (1.5, 3, 6, 12, 24) if how == "timeout" else (60,):
+        names = sleeps()
+        policy = SandboxPolicy(timeout_s=timeout_s, processes=32)
+        task = asyncio.create_task(box.run(Snippet(HANG.format(**names)), policy))
+        pids = await wait_for(list(names.values()), task)
+        if pids is not None:
+            return names, task, pids
+        result = task.result()
+        assert how == "timeout" and result.error_kind == "timeout", result
+    raise AssertionError("the run's processes never all started within a 24 s timeout")
 
 
 def sleeps() -> dict[str, str]:
@@ -137,12 +156,10 @@ def own_run_cgroups() -> list[Path]:
 async def test_a_stop_leaves_no_process_of_the_run(project: Project, setup: tuple[str, bool], how: str) -> None:
     tier, forked = setup
     box = await Sandbox.start(project, tier=tier, warm_workers=1, fork_servers=forked)
-    names = sleeps()
-    policy = SandboxPolicy(timeout_s=6 if how == "timeout" else 60, processes=32)
-    task = asyncio.create_task(box.run(Snippet(HANG.format(**names)), policy))
     closed = False
+    task: asyncio.Task[Any] | None = None
     try:
-        pids = await wait_for(list(names.values()), task)
+        names, task, pids = await start_hanging_run(box, how)
         folders = {folder for pid in pids.values() for folder in run_cgroups(pid)}
         assert bool(folders) == (stopping.kill_base() is not None)
         if how == "cancel":
@@ -161,8 +178,9 @@ async def test_a_stop_leaves_no_process_of_the_run(project: Project, setup: tupl
     finally:
         if not closed:
             await box.aclose()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
     assert not own_run_cgroups(), "cgroups left after the sandbox closed"
 
 
