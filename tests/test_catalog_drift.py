@@ -41,16 +41,20 @@ def reader(section: str) -> str:
         return next(line.strip() for line in handle if line.startswith(section))
 '''
 
-
-async def test_drift(repo: Path) -> None:
+async def _opened_with_limits(repo: Path, *also: str) -> tuple[Project, Sandbox, Catalog]:
+    """`data/limits.txt` (and the files `also` names, written by the caller) committed; the project's sandbox and catalog."""
     (repo / "data").mkdir()
     (repo / "data" / "limits.txt").write_text("max=10\nmin=1\n")
-    (repo / "config.ini").write_text("mode=fast\n")
-    git(repo, "add", "data", "config.ini")
+    git(repo, "add", "data", *also)
     git(repo, "commit", "-q", "-m", "data")
     project = Project.at(repo)
     sandbox = await Sandbox.start(project, warm_workers=1)
-    catalog = await Catalog.open(project, sandbox)
+    return project, sandbox, await Catalog.open(project, sandbox)
+
+
+async def test_drift(repo: Path) -> None:
+    (repo / "config.ini").write_text("mode=fast\n")
+    project, sandbox, catalog = await _opened_with_limits(repo, "config.ini")
     try:
         await catalog.save("limits", LIMITS)
         await catalog.save("reader", READER)
@@ -205,13 +209,7 @@ async def test_the_drift_key_and_the_watchers_recheck_at_once_both_run_the_tests
     stages its own copy, so neither imports a copy the other has already removed (`drifted · failing` otherwise)."""
     import asyncio
 
-    (repo / "data").mkdir()
-    (repo / "data" / "limits.txt").write_text("max=10\nmin=1\n")
-    git(repo, "add", "data")
-    git(repo, "commit", "-q", "-m", "data")
-    project = Project.at(repo)
-    sandbox = await Sandbox.start(project, warm_workers=1)
-    catalog = await Catalog.open(project, sandbox)
+    _project, sandbox, catalog = await _opened_with_limits(repo)
     try:
         await catalog.save("limits", LIMITS)
         (repo / "data" / "limits.txt").write_text("max=10\nmin=2\n")
