@@ -3,7 +3,7 @@
     model = ScriptedModel()                                  # or the `scripted` fixture (tests/conftest.py)
     model.enqueue(reply(text("Looking."), tool_use("read_file", {"path": "README.md"})), reply(text("Done.")))
     gate = model.hold(reply(text("Slow.")))                  # streams once the test sets `gate`
-    model.enqueue(ModelError(ErrorKind.BAD_REQUEST, "refused"))
+    model.enqueue(refusal())                                 # a 400, as the real client words it
     app = make_app(repo, client=model)                       # tests/ui_support.py
     model.requests[-1].last_user_text(), model.requests[0]["messages"]
 
@@ -145,6 +145,11 @@ def _content(block: Block) -> dict[str, Any]:
     if block.kind == "tool_use" and block.raw_input is None:
         return tool_use_block(block.name, block.input, block.id)
     raise ValueError(f"a {block.kind} block is the wire's subject: script it on the fake Messages API (`api`)")
+
+
+def refusal() -> ModelError:
+    """The error the real client raises for a request the server refused with a 400."""
+    return ModelError(ErrorKind.BAD_REQUEST, "the model server rejected the request (400: a scripted refusal)", status=400)
 
 
 def text_block(value: str) -> dict[str, Any]:

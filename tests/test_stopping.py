@@ -51,8 +51,8 @@ def sleeping(argument):
         try:
             if open(f"/proc/{{pid}}/cmdline", "rb").read().split(b"\\0")[:2] == [b"sleep", argument.encode()]:
                 return True
-        except OSError:
-            pass
+        except OSError:  # the process ended meanwhile
+            continue
     return False
 
 while not all(map(sleeping, ["{daemon}", "{ignorer}", "{escaper}"])):

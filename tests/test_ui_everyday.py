@@ -10,7 +10,7 @@ import pytest
 
 from tests.gitrepo import git
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.scripted_model import ScriptedModel
+from tests.scripted_model import ScriptedModel, refusal
 from tests.test_ui_turn import send
 from tests.ui_support import (SIZE, answer_confirm, make_app, notifications, ready, row_names, tool_source, turn_answered,
                               turn_failed_shown, wait_until)
@@ -52,7 +52,7 @@ async def test_without_a_model_a_prompt_goes_back_to_the_box_and_the_setup_note_
 
 
 async def test_a_failed_request_says_once_where_the_prompt_went(repo: Path, scripted: ScriptedModel) -> None:
-    scripted.enqueue(ModelError(ErrorKind.BAD_REQUEST, "the model server rejected the request (400: a scripted refusal)", status=400),
+    scripted.enqueue(refusal(),
                      reply(text("ok")))
     app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:

@@ -6,15 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fake_messages_api import reply, text
-from tests.scripted_model import ScriptedModel
+from tests.scripted_model import ScriptedModel, refusal
 from tests.ui_support import SIZE, make_app, ready, turn_answered, wait_until
 from tests.test_ui_turn import send
-from tui_agent.core.agent.model import ModelError
-from tui_agent.core.errors import ErrorKind
 
 
 async def test_a_failed_prompt_returns_alone_and_the_queue_waits_for_it(repo: Path, scripted: ScriptedModel) -> None:
-    scripted.enqueue(ModelError(ErrorKind.BAD_REQUEST, "the model server rejected the request (400: scripted refusal)", status=400),
+    scripted.enqueue(refusal(),
                      reply(text("first answered")), reply(text("second answered")))
     app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:

@@ -7,11 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.fake_messages_api import reply, text, tool_use
-from tests.scripted_model import ScriptedModel
+from tests.scripted_model import ScriptedModel, refusal
 from tests.ui_support import (send, SIZE, authored_announcements, make_app, ready, tool_source, turn_answered, turn_failed_shown,
                                    wait_until)
-from tui_agent.core.agent.model import ModelError
-from tui_agent.core.errors import ErrorKind
 from tui_agent.ui.screens.approval import ApprovalScreen
 from tui_agent.ui.transcript import TRUNCATION_MARK
 from tui_agent.ui.turn import PROMPT_BACK
@@ -32,7 +30,7 @@ async def live_turns(repo: Path, scripted: ScriptedModel) -> tuple[list[Entry], 
         reply(text("Now a tool."), tool_use("create_tool", {"name": "double", "source": source})),
         reply(tool_use("write_file", {"path": "docs/other.md", "content": "nope\n"})),
         reply(text("Cut off"), stop_reason="max_tokens"),
-        ModelError(ErrorKind.BAD_REQUEST, "the model server rejected the request (400: a scripted refusal)", status=400),
+        refusal(),
     )
     (repo / "notes.md").write_text("one\ntwo\n")
     (repo / "big.txt").write_text("".join(f"line {n} " + "x" * 60 + "\n" for n in range(1500)))

@@ -9,10 +9,8 @@ from textual import events
 from textual.pilot import Pilot
 
 from tests.fake_messages_api import reply, text
-from tests.scripted_model import ScriptedModel
+from tests.scripted_model import ScriptedModel, refusal
 from tests.ui_support import make_app, ready, turn_answered, wait_until
-from tui_agent.core.agent.model import ModelError
-from tui_agent.core.errors import ErrorKind
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.widgets.messages import UserMessage
 
@@ -98,7 +96,7 @@ async def test_ctrl_o_expands_the_paste_into_editable_text(repo: Path, scripted:
 
 
 async def test_a_failed_prompt_and_a_recalled_one_come_back_with_the_whole_paste(repo: Path, scripted: ScriptedModel) -> None:
-    scripted.enqueue(ModelError(ErrorKind.BAD_REQUEST, "the model server rejected the request (400: scripted refusal)", status=400),
+    scripted.enqueue(refusal(),
                      reply(text("second time lucky")))
     app = make_app(repo, client=scripted)
     async with app.run_test(size=SIZE) as pilot:

@@ -124,10 +124,8 @@ def _can_create(folder: Path, needed: str) -> bool:
         probe.rmdir()
         return usable
     except OSError:
-        try:
+        with contextlib.suppress(OSError):  # it was never created
             probe.rmdir()
-        except OSError:  # it was never created
-            pass
         return False
 
 
