@@ -1,0 +1,110 @@
+"""Issue 33's speed, what the cheaper paths keep: a batch's process compiles each tool file once but never runs it (each
+call's child runs the module from the top, with its own state, its own traceback and its own load error), and an input
+schema checked once is still what refuses a bad call or a broken schema every time."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tui_agent.core.catalog.argcheck import check_arguments
+from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ToolBatch, ToolCall
+
+COUNTER = '''\
+import os
+
+LOADS = []
+LOADS.append(os.getpid())
+print("loaded in", os.getpid())
+
+
+def bump(x: int) -> dict:
+    LOADS.append(x)
+    return {"loads": list(LOADS), "pid": os.getpid()}
+
+
+def fail(x: int) -> int:
+    return _deeper(x)
+
+
+def _deeper(x):
+    raise ValueError(f"bad {x}")
+'''
+
+
+@pytest.fixture
+async def box(repo: Path) -> AsyncIterator[Sandbox]:
+    project = Project.at(repo)
+    project.ensure_layout()
+    sandbox = await Sandbox.start(project, tier="bubblewrap", warm_workers=1)
+    yield sandbox
+    await sandbox.aclose()
+
+
+def tool_file(folder: Path, name: str, text: str) -> str:
+    path = folder / f"{name}.py"
+    path.write_text(text)
+    return str(path)
+
+
+async def test_each_batched_call_runs_its_module_from_the_top_in_its_own_process(box: Sandbox, repo: Path) -> None:
+    path = tool_file(repo / ".agent" / "tools", "counter", COUNTER)
+    calls = ToolBatch(tuple(ToolCall("counter", "bump", {"x": x}, path) for x in (1, 2, 3)))
+    results = await box.run(calls, SandboxPolicy(project_writable=False))
+    assert all(result.ok for result in results), results
+    values = [result.value for result in results]
+    assert all(isinstance(value, dict) for value in values)
+    pids = [value["pid"] for value in values if isinstance(value, dict)]
+    # no call sees another's state, and the module's top level ran in each call's own process, not before the fork
+    assert [value["loads"] for value in values if isinstance(value, dict)] == [[pid, x] for pid, x in zip(pids, (1, 2, 3), strict=True)]
+    assert [result.stdout for result in results] == [f"loaded in {pid}\n" for pid in pids]
+    assert len(set(pids)) == 3
+
+
+async def test_a_batched_call_keeps_its_traceback_and_a_broken_file_fails_each_call(box: Sandbox, repo: Path) -> None:
+    tools = repo / ".agent" / "tools"
+    good = tool_file(tools, "counter", COUNTER)
+    broken = tool_file(tools, "broken", "def bump(x: int) -> int:\n    return (x\n")
+    missing = str(tools / "gone.py")
+    calls = ToolBatch((ToolCall("counter", "fail", {"x": 7}, good), ToolCall("broken", "bump", {"x": 1}, broken),
+                       ToolCall("gone", "bump", {"x": 1}, missing), ToolCall("broken", "bump", {"x": 2}, broken),
+                       ToolCall("counter", "bump", {"x": 4}, good)))
+    results = await box.run(calls, SandboxPolicy(project_writable=False))
+    failed, syntax, gone, syntax_again, fine = results
+    assert not failed.ok and "ValueError: bad 7" in (failed.error or "")
+    assert "_deeper" in (failed.error or "") and "counter.py" in (failed.error or "")  # the tool's own frames
+    assert "worker.py" not in (failed.error or "")  # and none of the sandbox's
+    for result in (syntax, syntax_again):
+        assert not result.ok and "SyntaxError" in (result.error or ""), result
+    assert not gone.ok and "gone.py" in (gone.error or ""), gone
+    assert fine.ok and isinstance(fine.value, dict) and fine.value["loads"][1:] == [4]
+
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "required": ["n"]}
+
+
+def test_a_checked_schema_still_refuses_every_bad_call() -> None:
+    assert check_arguments("f", SCHEMA, {"n": 2.0}) == {"n": 2}
+    for _attempt in range(2):
+        with pytest.raises(PipelineError, match="at least 1"):
+            check_arguments("f", SCHEMA, {"n": 0})
+        with pytest.raises(PipelineError, match="no argument"):
+            check_arguments("f", SCHEMA, {"n": 1, "m": 2})
+    assert check_arguments("f", SCHEMA, {"n": 3}) == {"n": 3}
+
+
+def test_a_broken_schema_is_refused_each_time_and_a_changed_one_is_checked_anew() -> None:
+    schema: dict[str, object] = {"type": "object", "properties": {"n": {"type": "no-such-type"}}}
+    for _attempt in range(2):
+        with pytest.raises(PipelineError, match="not a usable JSON schema"):
+            check_arguments("f", schema, {"n": 1})
+    schema["properties"] = {"n": {"type": "string"}}  # the tool's new version, same dict
+    assert check_arguments("f", schema, {"n": "a"}) == {"n": "a"}
+    with pytest.raises(PipelineError, match="must be a string"):
+        check_arguments("f", schema, {"n": 1})
+    assert check_arguments("g", {"type": "object", "properties": {"n": {"type": "number", "x": float("inf")}}},
+                           {"n": 1}) == {"n": 1}  # not JSON: checked, never cached
