@@ -1,6 +1,7 @@
 """Issue 33's speed, what the cheaper paths keep: a batch's process compiles each tool file once but never runs it (each
-call's child runs the module from the top, with its own state, its own traceback and its own load error), and an input
-schema checked once is still what refuses a bad call or a broken schema every time."""
+call's child runs the module from the top, with its own state, its own traceback and its own load error); an input
+schema checked once is still what refuses a bad call or a broken schema every time; a read-only run no longer looks
+at the protected paths first (its fork server is kept when one appears), and the path stays out of its reach."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from tui_agent.core.catalog.argcheck import check_arguments
 from tui_agent.core.catalog.errors import PipelineError
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ToolBatch, ToolCall
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, Snippet, ToolBatch, ToolCall
 
 COUNTER = '''\
 import os
@@ -82,6 +83,25 @@ async def test_a_batched_call_keeps_its_traceback_and_a_broken_file_fails_each_c
         assert not result.ok and "SyntaxError" in (result.error or ""), result
     assert not gone.ok and "gone.py" in (gone.error or ""), gone
     assert fine.ok and isinstance(fine.value, dict) and fine.value["loads"][1:] == [4]
+
+
+WRITE_ENVRC = "open('.envrc', 'w').write('export PWNED=1\\n')"
+
+
+async def test_a_read_only_run_keeps_its_fork_server_when_a_protected_path_appears(box: Sandbox, repo: Path) -> None:
+    read_only = SandboxPolicy(project_writable=False)
+    assert (await box.run(Snippet("1"), read_only)).ok
+    pool = box.fork_pool
+    assert pool is not None
+    before = {id(server) for server in pool.servers() if not server.project_writable}
+    (repo / ".envrc").write_text("export SAFE=1\n")  # a protected name: writable runs get it bound read-only
+    result = await box.run(Snippet(WRITE_ENVRC), read_only)
+    assert not result.ok and "Read-only file system" in (result.error or ""), result
+    served = max((server for server in pool.servers() if not server.project_writable), key=lambda s: s.idle_since)
+    assert id(served) in before  # a server started before the path appeared served it
+    writable = await box.run(Snippet(WRITE_ENVRC), SandboxPolicy(project_writable=True))
+    assert not writable.ok and "Read-only file system" in (writable.error or ""), writable  # made for today's layout
+    assert (repo / ".envrc").read_text() == "export SAFE=1\n"
 
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "required": ["n"]}

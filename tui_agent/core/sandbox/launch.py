@@ -213,9 +213,12 @@ def interpreter_paths() -> list[Path]:
     return sorted({p.resolve() for p in paths if p.exists()})
 
 
-def project_layout(project: Path) -> tuple[tuple[str, bool], ...]:
+def project_layout(project: Path, project_writable: bool = True) -> tuple[tuple[str, bool], ...]:
     """Which read-only paths exist (the project's virtualenvs too); a warm worker started under another layout
-    must not be used."""
+    must not be used. A read-only project is bound whole, its command line never depends on them: nothing to look
+    at before each read-only run."""
+    if not project_writable:
+        return ()
     return (*protected.layout(project), *((f"virtualenv {venv}", True) for venv in project_venvs(project, None)))
 
 

@@ -90,7 +90,7 @@ class Worker:
                     toolchain: Toolchain | None = None, overlay: overlays.OverlayDirs | None = None) -> "Worker":
         """Start a worker as `launch` says (`launch.py` builds its command line); `overlay`: the folders of its
         overlay mount when `launch.overlay`."""
-        layout = launch_path.project_layout(project)  # before the command line: a path made meanwhile makes it stale
+        layout = launch_path.project_layout(project, launch.project_writable)  # before the command line: a path made meanwhile makes it stale
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
         strong = launch.tier == TIER_BUBBLEWRAP
