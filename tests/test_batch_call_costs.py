@@ -1,7 +1,8 @@
 """Issue 33's speed, what the cheaper paths keep: a batch's process compiles each tool file once but never runs it (each
 call's child runs the module from the top, with its own state, its own traceback and its own load error); an input
 schema checked once is still what refuses a bad call or a broken schema every time; a read-only run no longer looks
-at the protected paths first (its fork server is kept when one appears), and the path stays out of its reach."""
+at the protected paths first (its fork server is kept when one appears), and the path stays out of its reach; a turn
+of read-only calls ends where it began for undo (no second snapshot), a writing turn is still taken back."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.agent_helpers import agent_runtime, run_turn
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tui_agent.core.catalog.argcheck import check_arguments
 from tui_agent.core.catalog.errors import PipelineError
+from tui_agent.core.events import ToolCallFinished
 from tui_agent.core.project import Project
+from tui_agent.core.runtime_state import agent_of, catalog_of
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, Snippet, ToolBatch, ToolCall
 
 COUNTER = '''\
@@ -128,3 +133,42 @@ def test_a_broken_schema_is_refused_each_time_and_a_changed_one_is_checked_anew(
         check_arguments("f", schema, {"n": 1})
     assert check_arguments("g", {"type": "object", "properties": {"n": {"type": "number", "x": float("inf")}}},
                            {"n": 1}) == {"n": 1}  # not JSON: checked, never cached
+
+
+PEEK = '''def peek(x: int) -> int:
+    """Read note.txt.
+
+    Args:
+        x: a number
+    """
+    with open("note.txt", encoding="utf-8") as handle:
+        return x + len(handle.read())
+'''
+
+
+async def test_a_turn_of_read_only_calls_ends_where_it_began_and_a_writing_turn_is_still_undone(
+        repo: Path, api: FakeMessagesAPI) -> None:
+    """Only reads (built-in and catalog tools without WRITES): undo takes no second snapshot at the turn's end, so an
+    edit the person saved meanwhile is not the turn's; a turn that writes is still checkpointed and taken back."""
+    (repo / "note.txt").write_text("note\n")
+    tools = repo / ".agent" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "peek.py").write_text(PEEK)
+    async with agent_runtime(repo, api) as runtime:
+        agent, undo = agent_of(runtime), runtime.core.undo
+        assert agent is not None and undo is not None and catalog_of(runtime).spec("peek") is not None
+        api.enqueue(reply(tool_use("read_file", {"path": "note.txt"}), tool_use("peek", {"x": 1}),
+                          tool_use("call_tool", {"name": "peek", "args": {"x": 2}})), reply(text("done")),
+                    reply(tool_use("write_file", {"path": "agent.txt", "content": "agent\n"})), reply(text("done")))
+        async for event in agent.run_turn("read"):
+            if isinstance(event, ToolCallFinished):
+                assert not event.is_error, event.result
+                (repo / "app.py").write_text("print('mine')\n")  # the person saves a file while the calls run
+        assert undo.last_turn is not None and undo.last_turn[0] == undo.last_turn[1]
+        assert undo.last_turn_paths() == []
+        await run_turn(runtime, "write")
+        assert (repo / "agent.txt").read_text() == "agent\n" and undo.last_turn_paths() == ["agent.txt"]
+        for _turn in range(2):
+            result = await undo.undo_last(runtime.core.session)
+            assert result.ok, result.message
+        assert not (repo / "agent.txt").exists() and (repo / "app.py").read_text() == "print('mine')\n"
