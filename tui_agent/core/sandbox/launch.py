@@ -24,12 +24,12 @@ from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.secrets import socket_folders
 from tui_agent.core.sandbox.toolchain import Toolchain, bwrap_arguments
 from tui_agent.core.sandbox.venvs import project_venvs
+from tui_agent.core.sandbox.zygote import SANDBOX_HOME
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]
 """The folder holding the `tui_agent` package, put on the worker's path."""
 
-SANDBOX_HOME = "/tmp/home"
 ALLOWED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 """The only variables copied from the parent's environment; everything else (API keys, tokens) is dropped."""
 
