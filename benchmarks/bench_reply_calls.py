@@ -12,7 +12,7 @@ baseline as a difference per call and a ratio.
 
 Figures: N back to back (target: at most 8 ms per call over `read_file`); one call alone (a single sandboxed call's
 added latency, target at most 30 ms); and N back to back with undo's recorder off (undo's bookkeeping on read-only
-calls, target: no difference).
+calls, target: no difference), also to the turn's end (`TurnFinished`, after undo's last checkpoint of the turn).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use  # noqa: E402
 from tui_agent.core.agent.permissions import approve_all  # noqa: E402
-from tui_agent.core.events import ToolCallFinished, ToolCallStarted  # noqa: E402
+from tui_agent.core.events import ToolCallFinished, ToolCallStarted, TurnFinished  # noqa: E402
 from tui_agent.core.runtime import Runtime, open_runtime  # noqa: E402
 from tui_agent.core.sandbox import SandboxPolicy, ToolBatch, ToolCall  # noqa: E402
 
@@ -61,12 +61,14 @@ class Arrivals:
         return self.queue.pop(0)
 
 
-async def one_turn(runtime: Runtime, arrivals: Arrivals, calls: list[tuple[str, dict[str, object]]]) -> float:
-    """Ms from the first ToolCallStarted to the arrival of the request with the results."""
+async def one_turn(runtime: Runtime, arrivals: Arrivals, calls: list[tuple[str, dict[str, object]]]) -> tuple[float, float]:
+    """Ms from the first ToolCallStarted to the arrival of the request with the results, and to the turn's end
+    (TurnFinished: after undo's last checkpoint, when the person sees the turn is over)."""
     assert runtime.agent is not None
     runtime.new_session()
     arrivals.queue[:] = [reply(*[tool_use(name, args) for name, args in calls]), reply(text("done"))]
     first: float | None = None
+    ended: float | None = None
     finished = 0
     async for event in runtime.agent.run_turn("go"):
         if isinstance(event, ToolCallStarted) and first is None:
@@ -74,11 +76,14 @@ async def one_turn(runtime: Runtime, arrivals: Arrivals, calls: list[tuple[str, 
         elif isinstance(event, ToolCallFinished):
             finished += 1
             assert not event.is_error, event.result
-    assert first is not None and finished == len(calls)
-    return (arrivals.times[-1] - first) * 1000
+        elif isinstance(event, TurnFinished):
+            ended = time.perf_counter()
+    assert first is not None and ended is not None and finished == len(calls)
+    return (arrivals.times[-1] - first) * 1000, (ended - first) * 1000
 
 
 RUN_ALONE = "sandboxed run alone, per call"
+TO_END = ", to the turn's end"
 BATCH_ALONE = "batched sandboxed run alone, per call"
 
 
@@ -109,6 +114,7 @@ async def batch_alone(runtime: Runtime, count: int) -> float:
 
 
 async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> dict[str, list[float]]:
+    """Samples (ms) of each kind of turn, to the request with the results and (`TO_END`) to the turn's end."""
     runtime = await open_runtime(repo, approve=approve_all, base_url=api.base_url, api_key="bench",
                                  trust_project=True)
     assert runtime.agent is not None and runtime.workshop.catalog is not None
@@ -129,6 +135,7 @@ async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> 
         "catalog x1": ([ping], with_undo),
     }
     samples: dict[str, list[float]] = {name: [] for name in kinds}
+    ends: dict[str, list[float]] = {name: [] for name in kinds}
     samples[RUN_ALONE] = []
     samples[BATCH_ALONE] = []
     try:
@@ -140,7 +147,9 @@ async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> 
             for name, (calls, setup) in kinds.items():
                 setup()
                 await asyncio.sleep(0.3)  # a new reply: the warm pool refilled, as between two model requests
-                samples[name].append(await one_turn(runtime, arrivals, calls))
+                to_request, to_end = await one_turn(runtime, arrivals, calls)
+                samples[name].append(to_request)
+                ends[name].append(to_end)
             await asyncio.sleep(0.3)
             samples[RUN_ALONE].append(await runs_alone(runtime, count))
             await asyncio.sleep(0.3)
@@ -148,18 +157,20 @@ async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> 
     finally:
         with_undo()
         await runtime.aclose()
+    samples.update({f"{name}{TO_END}": values for name, values in ends.items()})
     return samples
 
 
 def report(samples: dict[str, list[float]], count: int) -> None:
     alone = statistics.median(samples.pop(RUN_ALONE))
     batched = statistics.median(samples.pop(BATCH_ALONE))
-    med = {name: statistics.median(values) for name, values in samples.items()}
+    med = {name: statistics.median(values) for name, values in samples.items() if not name.endswith(TO_END)}
+    end = {name[:-len(TO_END)]: statistics.median(values) for name, values in samples.items() if name.endswith(TO_END)}
 
     def over(name: str, base: str, calls: int) -> tuple[float, float]:
         return (med[name] - med[base]) / calls, med[name] / med[base]
 
-    rounds = len(next(iter(samples.values())))
+    rounds = len(samples[f"catalog x{count}"])
     print(f"medians of {rounds} alternated turns, ms from the first ToolCallStarted to the request with the results:")
     for name, value in med.items():
         print(f"  {name:28s} {value:8.2f} ms  ({value / name_calls(name):.2f} ms per call)")
@@ -176,6 +187,9 @@ def report(samples: dict[str, list[float]], count: int) -> None:
             - (med[f"catalog x{count}, undo off"] - med[f"read_file x{count}, undo off"])) / count
     print(f"undo's bookkeeping on a read-only catalog call: {undo:+.2f} ms per call (catalog minus read_file, "
           f"recorder on minus off); target: ~0 (within noise)")
+    for kind in (f"catalog x{count}", f"read_file x{count}"):
+        print(f"  to the turn's end (undo's last checkpoint included), {kind}: recorder on minus off "
+              f"{end[kind] - end[kind + ', undo off']:+.2f} ms per turn ({end[kind]:.2f} vs {end[kind + ', undo off']:.2f} ms)")
 
 
 def name_calls(name: str) -> int:
