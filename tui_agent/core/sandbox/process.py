@@ -89,7 +89,8 @@ class Worker:
                     toolchain: Toolchain | None = None, overlay: overlays.OverlayDirs | None = None) -> "Worker":
         """Start a worker as `launch` says (`launch.py` builds its command line); `overlay`: the folders of its
         overlay mount when `launch.overlay`."""
-        layout = launch_path.project_layout(project, launch.project_writable)  # before the command line: a path made meanwhile makes it stale
+        # before the command line: a path made meanwhile makes it stale
+        layout = launch_path.project_layout(project, launch.project_writable)
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
         strong = launch.tier == TIER_BUBBLEWRAP
@@ -188,7 +189,8 @@ class Worker:
         """Hand the booted worker its request and collect the outcome."""
         loop = asyncio.get_running_loop()
         protocol_error: str | None = None
-        result_task = asyncio.create_task(read_result(self.channel, keep_on_reset=True) if bridge is None else serve_channel(self.channel, bridge))
+        result_task = asyncio.create_task(read_result(self.channel, keep_on_reset=True) if bridge is None
+                                          else serve_channel(self.channel, bridge))
         try:
             # bubblewrap: this process is its PID namespace's init, whose exit ends every process of the run; on the
             # weak tier the worker still ends its descendants (they may hold its output pipes past its exit)
