@@ -12,7 +12,7 @@ baseline as a difference per call and a ratio.
 
 Figures: N back to back (target: at most 8 ms per call over `read_file`); one call alone (a single sandboxed call's
 added latency, target at most 30 ms); and N back to back with undo's recorder off (undo's bookkeeping on read-only
-calls, target: no difference).
+calls, target: no difference), also to the turn's end (`TurnFinished`, after undo's last checkpoint of the turn).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use  # noqa: E402
 from tui_agent.core.agent.permissions import approve_all  # noqa: E402
-from tui_agent.core.events import ToolCallFinished, ToolCallStarted  # noqa: E402
+from tui_agent.core.events import ToolCallFinished, ToolCallStarted, TurnFinished  # noqa: E402
 from tui_agent.core.runtime import Runtime, open_runtime  # noqa: E402
 from tui_agent.core.sandbox import SandboxPolicy, ToolBatch, ToolCall  # noqa: E402
 
@@ -61,24 +61,33 @@ class Arrivals:
         return self.queue.pop(0)
 
 
-async def one_turn(runtime: Runtime, arrivals: Arrivals, calls: list[tuple[str, dict[str, object]]]) -> float:
-    """Ms from the first ToolCallStarted to the arrival of the request with the results."""
+async def one_turn(runtime: Runtime, arrivals: Arrivals,
+                   calls: list[tuple[str, dict[str, object]]]) -> tuple[float, float, float]:
+    """Ms from the first ToolCallStarted to the arrival of the request with the results, and to the turn's end
+    (TurnFinished: after undo's last checkpoint, when the person sees the turn is over); ms of the event loop
+    thread's CPU for the whole turn (what the host spends, less the SDK's and git's other threads and processes)."""
     assert runtime.agent is not None
     runtime.new_session()
     arrivals.queue[:] = [reply(*[tool_use(name, args) for name, args in calls]), reply(text("done"))]
     first: float | None = None
+    ended: float | None = None
     finished = 0
+    cpu = time.thread_time()
     async for event in runtime.agent.run_turn("go"):
         if isinstance(event, ToolCallStarted) and first is None:
             first = time.perf_counter()
         elif isinstance(event, ToolCallFinished):
             finished += 1
             assert not event.is_error, event.result
-    assert first is not None and finished == len(calls)
-    return (arrivals.times[-1] - first) * 1000
+        elif isinstance(event, TurnFinished):
+            ended = time.perf_counter()
+    assert first is not None and ended is not None and finished == len(calls)
+    return (arrivals.times[-1] - first) * 1000, (ended - first) * 1000, (time.thread_time() - cpu) * 1000
 
 
 RUN_ALONE = "sandboxed run alone, per call"
+TO_END = ", to the turn's end"
+HOST_CPU = ", host CPU"
 BATCH_ALONE = "batched sandboxed run alone, per call"
 
 
@@ -109,6 +118,8 @@ async def batch_alone(runtime: Runtime, count: int) -> float:
 
 
 async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> dict[str, list[float]]:
+    """Samples (ms) of each kind of turn, to the request with the results, (`TO_END`) to the turn's end and
+    (`HOST_CPU`) of the event loop thread's CPU."""
     runtime = await open_runtime(repo, approve=approve_all, base_url=api.base_url, api_key="bench",
                                  trust_project=True)
     assert runtime.agent is not None and runtime.workshop.catalog is not None
@@ -129,6 +140,8 @@ async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> 
         "catalog x1": ([ping], with_undo),
     }
     samples: dict[str, list[float]] = {name: [] for name in kinds}
+    ends: dict[str, list[float]] = {name: [] for name in kinds}
+    cpus: dict[str, list[float]] = {name: [] for name in kinds}
     samples[RUN_ALONE] = []
     samples[BATCH_ALONE] = []
     try:
@@ -140,7 +153,10 @@ async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> 
             for name, (calls, setup) in kinds.items():
                 setup()
                 await asyncio.sleep(0.3)  # a new reply: the warm pool refilled, as between two model requests
-                samples[name].append(await one_turn(runtime, arrivals, calls))
+                to_request, to_end, cpu = await one_turn(runtime, arrivals, calls)
+                samples[name].append(to_request)
+                ends[name].append(to_end)
+                cpus[name].append(cpu)
             await asyncio.sleep(0.3)
             samples[RUN_ALONE].append(await runs_alone(runtime, count))
             await asyncio.sleep(0.3)
@@ -148,18 +164,23 @@ async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> 
     finally:
         with_undo()
         await runtime.aclose()
+    samples.update({f"{name}{TO_END}": values for name, values in ends.items()})
+    samples.update({f"{name}{HOST_CPU}": values for name, values in cpus.items()})
     return samples
 
 
 def report(samples: dict[str, list[float]], count: int) -> None:
     alone = statistics.median(samples.pop(RUN_ALONE))
     batched = statistics.median(samples.pop(BATCH_ALONE))
-    med = {name: statistics.median(values) for name, values in samples.items()}
+    med = {name: statistics.median(values) for name, values in samples.items()
+           if not name.endswith((TO_END, HOST_CPU))}
+    end = {name[:-len(TO_END)]: statistics.median(values) for name, values in samples.items() if name.endswith(TO_END)}
+    cpu = {name[:-len(HOST_CPU)]: statistics.median(v) for name, v in samples.items() if name.endswith(HOST_CPU)}
 
     def over(name: str, base: str, calls: int) -> tuple[float, float]:
         return (med[name] - med[base]) / calls, med[name] / med[base]
 
-    rounds = len(next(iter(samples.values())))
+    rounds = len(samples[f"catalog x{count}"])
     print(f"medians of {rounds} alternated turns, ms from the first ToolCallStarted to the request with the results:")
     for name, value in med.items():
         print(f"  {name:28s} {value:8.2f} ms  ({value / name_calls(name):.2f} ms per call)")
@@ -170,12 +191,18 @@ def report(samples: dict[str, list[float]], count: int) -> None:
           f"the rest, bookkeeping around the run beyond what a read_file call pays: {per_call - alone:+.2f} ms per call")
     print(f"  the same {count} calls as one batched run (Sandbox.run(ToolBatch), what a reply's back-to-back read-only "
           f"calls use): {batched:.2f} ms per call; the rest over read_file: {per_call - batched:+.2f} ms per call")
+    host = (cpu[f"catalog x{count}"] - cpu[f"read_file x{count}"]) / count
+    print(f"  the host's event loop thread, CPU per call over read_file: {host:+.2f} ms (a turn of {count}: "
+          f"{cpu[f'catalog x{count}']:.1f} vs {cpu[f'read_file x{count}']:.1f} ms)")
     single, ratio = over("catalog x1", "read_file x1", 1)
     print(f"one call alone: {single:+.2f} ms over read_file (x{ratio:.2f}); target <= 30 ms: {'met' if single <= 30 else 'NOT met'}")
     undo = ((med[f"catalog x{count}"] - med[f"read_file x{count}"])
             - (med[f"catalog x{count}, undo off"] - med[f"read_file x{count}, undo off"])) / count
     print(f"undo's bookkeeping on a read-only catalog call: {undo:+.2f} ms per call (catalog minus read_file, "
           f"recorder on minus off); target: ~0 (within noise)")
+    for kind in (f"catalog x{count}", f"read_file x{count}"):
+        print(f"  to the turn's end (undo's last checkpoint included), {kind}: recorder on minus off "
+              f"{end[kind] - end[kind + ', undo off']:+.2f} ms per turn ({end[kind]:.2f} vs {end[kind + ', undo off']:.2f} ms)")
 
 
 def name_calls(name: str) -> int:

@@ -48,7 +48,7 @@ class WarmPool:
         if launch.network or launch.venv_writable:
             return await self._spawn(launch)
         self._used.add(launch)
-        layout = project_layout(self.root)
+        layout = project_layout(self.root, launch.project_writable)
         for candidate in [worker for worker in self._workers if worker.launch == launch]:
             self._workers.remove(candidate)
             if candidate.alive and candidate.layout == layout:

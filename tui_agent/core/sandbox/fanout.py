@@ -4,17 +4,22 @@ The run's process (already under the run's limits and seccomp filter, and a subr
 call; the child leaves the session and runs the call with its own stdout and stderr; the parent collects its
 answer within the per-call time limit, kills the child if it is late, then kills everything the call left
 behind and empties the private folders before the next call starts. Each child starts with fresh CPU time
-and its own address-space limit, so every call gets the same limits a run of its own would.
+and its own address-space limit, so every call gets the same limits a run of its own would. The tool files are
+read and compiled once by the run's process (`compile_module_files`; none of their code runs there): each child
+runs its module from the top, as a run of its own would, without reading and compiling it again.
 """
 
 from __future__ import annotations
 
 import gc
+import importlib.machinery
+import importlib.util
 import json
 import os
 import select
 import signal
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +43,29 @@ def call_each(calls: list[Any], run_call: Callable[[Any], Any], *, timeout_s: fl
     finally:
         wakeup.close()
     return answers
+
+
+def compile_module_files(calls: list[Any]) -> dict[tuple[str, str], tuple[Any, types.CodeType]]:
+    """The spec and code of each distinct (module, file) of a batch's calls, read and compiled once by the batch's
+    process: no code of the file runs here. A file that cannot be read or compiled is left to each call, whose own
+    load reports it."""
+    compiled: dict[tuple[str, str], tuple[Any, types.CodeType]] = {}
+    for call in calls:
+        if not isinstance(call, dict) or not call.get("module_path") or not isinstance(call.get("module"), str):
+            continue
+        key = (call["module"], str(call["module_path"]))
+        if key in compiled:
+            continue
+        spec = importlib.util.spec_from_file_location(*key)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            continue
+        try:
+            code = spec.loader.get_code(key[0])
+        except (ImportError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if code is not None:
+            compiled[key] = (spec, code)
+    return compiled
 
 
 class ChildExits:

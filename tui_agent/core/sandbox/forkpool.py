@@ -40,7 +40,7 @@ class ForkPool:
 
     async def acquire(self, project_writable: bool) -> ForkServer:
         """An idle server for this mode, marked busy; raises ForkServerError when none can be started."""
-        layout = project_layout(self.project)
+        layout = project_layout(self.project, project_writable)
         pool = self._servers[project_writable]
         while True:
             for server in list(pool):

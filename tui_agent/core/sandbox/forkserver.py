@@ -21,16 +21,15 @@ from typing import Any
 
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
-from tui_agent.core.sandbox.process import (DRAIN_AFTER_EXIT_S, RESULT_LIMIT, Outcome, OutputListener, Worker, _Capture, _drain,
-                                            decode_result)
+from tui_agent.core.sandbox.process import (DRAIN_AFTER_EXIT_S, Outcome, OutputListener, Worker, _Capture, _drain,
+                                            decode_result, read_result)
 from tui_agent.core.sandbox.launch import Launch
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses, kill_base, stop
 from tui_agent.core.sandbox.toolchain import Toolchain
+from tui_agent.core.sandbox.zygote import EXIT, RUN
 
 CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
-RUN = struct.Struct("I")  # as in zygote.py: the host's id for a run
-EXIT = struct.Struct("Ii")  # as in zygote.py: run id, exit status
 BOOT_TIMEOUT_S = 30.0
 RUN_CGROUP_OVERHEAD = 1
 """Processes of the sandbox itself inside a run's cgroup: only the forked child."""
@@ -196,7 +195,7 @@ class ForkServer:
         readers = [asyncio.create_task(_drain(await _pipe_reader(child.out_read), out, flood_limit, flooded)),
                    asyncio.create_task(_drain(await _pipe_reader(child.err_read), err, flood_limit, flooded))]
         exited = self._exits[child.run_id]
-        result_task = asyncio.create_task(_read_result(child.channel) if bridge is None
+        result_task = asyncio.create_task(read_result(child.channel, keep_on_reset=False) if bridge is None
                                           else serve_channel(child.channel, bridge))
         protocol_error: str | None = None
         self.request_sent = True
@@ -358,19 +357,6 @@ async def _hello_pid(channel: socket.socket) -> int:
         if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(payload) >= CREDENTIALS.size:
             return int(CREDENTIALS.unpack(payload[: CREDENTIALS.size])[0])
     raise ValueError("the hello carried no credentials")
-
-
-async def _read_result(channel: socket.socket) -> bytes:
-    loop = asyncio.get_running_loop()
-    chunks: list[bytes] = []
-    size = 0
-    while size <= RESULT_LIMIT:
-        chunk = await loop.sock_recv(channel, 65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks) if size <= RESULT_LIMIT else b""
 
 
 async def _stderr_tail(zygote: Worker) -> str:

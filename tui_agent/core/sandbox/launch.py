@@ -24,12 +24,12 @@ from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.secrets import socket_folders
 from tui_agent.core.sandbox.toolchain import Toolchain, bwrap_arguments
 from tui_agent.core.sandbox.venvs import project_venvs
+from tui_agent.core.sandbox.zygote import SANDBOX_HOME
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]
 """The folder holding the `tui_agent` package, put on the worker's path."""
 
-SANDBOX_HOME = "/tmp/home"
 ALLOWED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 """The only variables copied from the parent's environment; everything else (API keys, tokens) is dropped."""
 
@@ -213,9 +213,12 @@ def interpreter_paths() -> list[Path]:
     return sorted({p.resolve() for p in paths if p.exists()})
 
 
-def project_layout(project: Path) -> tuple[tuple[str, bool], ...]:
+def project_layout(project: Path, project_writable: bool = True) -> tuple[tuple[str, bool], ...]:
     """Which read-only paths exist (the project's virtualenvs too); a warm worker started under another layout
-    must not be used."""
+    must not be used. A read-only project is bound whole, its command line never depends on them: nothing to look
+    at before each read-only run."""
+    if not project_writable:
+        return ()
     return (*protected.layout(project), *((f"virtualenv {venv}", True) for venv in project_venvs(project, None)))
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from tui_agent.core.listeners import tell
 from tui_agent.core.sandbox import launch as launch_path, overlay as overlays
-from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
+from tui_agent.core.sandbox.bridge import RESULT_LIMIT, SandboxBridge, serve_channel
 from tui_agent.core.sandbox.launch import Launch
 from tui_agent.core.sandbox.netproxy import PROXY_REFUSED, Attachment, shared_proxy
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant
@@ -24,7 +24,6 @@ from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses, release, st
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.worker_guard import base_filter_fd, run_filter_message
 
-RESULT_LIMIT = 8 * 1024 * 1024
 DRAIN_AFTER_EXIT_S = 0.5
 BOOTED = b"U"
 """As in worker.py: the first byte on the channel, sent once the sandboxed interpreter started."""
@@ -90,7 +89,8 @@ class Worker:
                     toolchain: Toolchain | None = None, overlay: overlays.OverlayDirs | None = None) -> "Worker":
         """Start a worker as `launch` says (`launch.py` builds its command line); `overlay`: the folders of its
         overlay mount when `launch.overlay`."""
-        layout = launch_path.project_layout(project)  # before the command line: a path made meanwhile makes it stale
+        # before the command line: a path made meanwhile makes it stale
+        layout = launch_path.project_layout(project, launch.project_writable)
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
         strong = launch.tier == TIER_BUBBLEWRAP
@@ -189,7 +189,8 @@ class Worker:
         """Hand the booted worker its request and collect the outcome."""
         loop = asyncio.get_running_loop()
         protocol_error: str | None = None
-        result_task = asyncio.create_task(self._read_result() if bridge is None else serve_channel(self.channel, bridge))
+        result_task = asyncio.create_task(read_result(self.channel, keep_on_reset=True) if bridge is None
+                                          else serve_channel(self.channel, bridge))
         try:
             # bubblewrap: this process is its PID namespace's init, whose exit ends every process of the run; on the
             # weak tier the worker still ends its descendants (they may hold its output pipes past its exit)
@@ -270,21 +271,6 @@ class Worker:
             duration_ms=(time.perf_counter() - started) * 1000,
         )
 
-    async def _read_result(self) -> bytes:
-        loop = asyncio.get_running_loop()
-        chunks: list[bytes] = []
-        size = 0
-        while size <= RESULT_LIMIT:
-            try:
-                chunk = await loop.sock_recv(self.channel, 65536)
-            except OSError:  # the worker died mid-write (connection reset): what came so far is all there is
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks) if size <= RESULT_LIMIT else b""
-
     async def kill(self) -> None:
         """SIGKILL every process of the run (`stopping.py`: its cgroup, its namespace, or its session)."""
         await stop_soon(self.processes, leader_alive=self.process.returncode is None)
@@ -310,6 +296,27 @@ class Worker:
                 self.net_channel.close()
             if self.overlay is not None:
                 self.overlay.remove()
+
+
+async def read_result(channel: socket.socket, *, keep_on_reset: bool) -> bytes:
+    """A run's answer from its channel until it closes (b"" when over RESULT_LIMIT). A reset connection (the process
+    died mid-write) ends the read with what came so far when `keep_on_reset` (a fresh worker's), else raises OSError
+    (a forked run's: its caller takes that as no answer)."""
+    loop = asyncio.get_running_loop()
+    chunks: list[bytes] = []
+    size = 0
+    while size <= RESULT_LIMIT:
+        try:
+            chunk = await loop.sock_recv(channel, 65536)
+        except OSError:
+            if not keep_on_reset:
+                raise
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks) if size <= RESULT_LIMIT else b""
 
 
 def decode_result(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:

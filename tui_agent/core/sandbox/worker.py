@@ -118,15 +118,20 @@ def load_named_module(name: str, package_parent: str) -> types.ModuleType:
     return importlib.import_module(name)
 
 
-def load_file_module(name: str, path: str, *, register: bool = True) -> types.ModuleType:
-    """The module in the file at `path`, named `name` (in `sys.modules` unless not `register`)."""
-    spec = importlib.util.spec_from_file_location(name, path)
+def load_file_module(name: str, path: str, *, register: bool = True,
+                     compiled: tuple[Any, types.CodeType] | None = None) -> types.ModuleType:
+    """The module in the file at `path`, named `name` (in `sys.modules` unless not `register`); `compiled`: its
+    spec and code, read and compiled beforehand (by a batch's process, once for all its calls: fanout.py)."""
+    spec, code = compiled if compiled is not None else (importlib.util.spec_from_file_location(name, path), None)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     if register:
         sys.modules[name] = module
-    spec.loader.exec_module(module)
+    if code is None:
+        spec.loader.exec_module(module)
+    else:  # as exec_module does with the code it reads
+        exec(code, module.__dict__)
     return module
 
 
@@ -160,10 +165,12 @@ def finish_value(value: Any) -> Any:
     return value
 
 
-def run_call(request: dict[str, Any], package_parent: str) -> Any:
+def run_call(request: dict[str, Any], package_parent: str,
+             compiled: dict[tuple[str, str], tuple[Any, types.CodeType]] | None = None) -> Any:
     module_path = request.get("module_path")
     if module_path:
-        module = load_file_module(request["module"], module_path)
+        module = load_file_module(request["module"], module_path,
+                                  compiled=(compiled or {}).get((request["module"], str(module_path))))
     else:
         module = load_named_module(request["module"], package_parent)
     function = getattr(module, request["function"])
@@ -199,11 +206,13 @@ def run_call_each(request: dict[str, Any], package_parent: str, own: Any, guard:
         run_one: Callable[[Any], Any] = lambda kwargs: finish_value(function(**kwargs))  # noqa: E731
         report: Callable[[], dict[str, Any]] = dict
     else:
+        compiled = load_sibling("fanout.py").compile_module_files(list(request["calls"]))
+
         def run_one(call: Any) -> Any:
             reads.paths.clear()
             reads.active = True
             try:
-                return run_call(call, package_parent)
+                return run_call(call, package_parent, compiled)
             finally:
                 reads.active = False
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 FDS_PER_RUN = 3  # result channel, stdout, stderr
 SANDBOX_HOME = "/tmp/home"
+"""HOME inside the sandbox (on its private /tmp): bubblewrap makes it, each forked run makes it again after the wipe."""
 
 
 def wipe(folder: str) -> None:

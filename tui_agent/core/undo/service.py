@@ -85,7 +85,7 @@ class UndoService:
         self.writes_nothing: Callable[[str, dict[str, Any]], bool] | None = None
         """Set by the runtime: whether a call cannot change the project (a read-only catalog tool): no checkpoint."""
         self._unwatched: str | None = None  # the id of such a call while it runs
-        self._called = False  # whether the open turn started any tool call
+        self._may_have_written = False  # whether the open turn started a tool call that can change the project
 
     # ------------------------------------------------------------------ recording (called by the agent loop)
 
@@ -105,11 +105,11 @@ class UndoService:
         self._take_runs()
         self._turn_before = before
         self._open_turn, self._authored, self._calls, self._call_open = number, [], [], None
-        self._set_aside, self._called = [], False
+        self._set_aside, self._may_have_written = [], False
 
     def observe(self, event: Event) -> None:
-        if isinstance(event, ToolCallStarted):
-            self._called = True
+        if isinstance(event, ToolCallStarted) and event.name not in READ_ONLY_CALLS and not self._writes_nothing(event):
+            self._may_have_written = True
         if isinstance(event, ToolAuthored) and self._open_turn is not None:
             self._authored.append(Authored(event.kind, event.name, event.created, event.commit))
 
@@ -154,9 +154,10 @@ class UndoService:
         return CallWindow(before, after, paths)
 
     def _quiet(self) -> bool:
-        """The open turn started no tool call and authored nothing: the agent changed no file in it, so a change seen
-        during it is someone else's, as one made between turns is."""
-        return not self._called and not self._authored and self._call_open is None and self._calls == []
+        """The open turn started no tool call that can write (only reads: built-in ones, catalog tools without WRITES)
+        and authored nothing: the agent changed no file in it, so a change seen during it is someone else's, as one
+        made between turns is (its end is its start: no second snapshot)."""
+        return not self._may_have_written and not self._authored and self._call_open is None and self._calls == []
 
     def _take_ignored(self) -> list[IgnoredChange]:
         return self.ignored.take_ignored_changes() if self.ignored is not None else []
