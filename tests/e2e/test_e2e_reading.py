@@ -6,6 +6,7 @@ Each size is one tuiagent session taking these steps in turn (each on its own re
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import time
@@ -43,8 +44,12 @@ def terminal_with(tmp_path: Path, script: list[dict[str, Any]], width: int, heig
 
 
 def ask(terminal: TmuxSession, prompt: str, answer_mark: str) -> str:
-    """Send `prompt` and wait for the turn's end with `answer_mark` on screen; the screen once the turn ended."""
+    """Send `prompt` and wait for the turn's end with `answer_mark` on screen; the screen once the turn ended.
+
+    Enter goes once the prompt box shows the whole prompt: typed while the conversation has the focus (after a mouse
+    selection in it), the characters move the focus to the box, and an Enter read before that reaches the conversation."""
     terminal.type(prompt)
+    terminal.wait_for(lambda s: re.search(rf"▊ {re.escape(prompt)} *▎", s) is not None, timeout=15, what=f"{prompt!r} in the prompt box")
     terminal.send("Enter")
     terminal.wait_text(answer_mark, timeout=30)
     return terminal.wait_for(lambda s: "● esc" not in s and answer_mark in s, timeout=15, what="the turn's end")
