@@ -223,7 +223,7 @@ async def test_ctrl_c_in_a_modal_does_what_escape_does(repo: Path) -> None:
             answers: dict[str, Any] = {}
             for key in ("escape", "ctrl+c"):
                 screen = modal(name)
-                app.push_screen(screen, callback=lambda result, key=key: answers.__setitem__(key, result))
+                app.push_screen(screen, callback=lambda result, key=key, answers=answers: answers.__setitem__(key, result))
                 await wait_until(pilot, lambda screen=screen: app.screen is screen and screen.is_mounted, message=f"the {name} modal")
                 await pilot.pause()
                 await pilot.press(key)
