@@ -68,7 +68,9 @@ def catalog_diff_and_palette_fit(terminal: TmuxSession, width: int) -> None:
     if width < 100 or width >= 120:  # a pane under 100 columns: the unified view, saying why
         screen = terminal.wait_text("too narrow for side-by-side")
         assert re.search(r"-\s+return x \+ x", screen)
-    assert_clean_footer(terminal.screen(), "m Unified/side-by-side")
+    # the footer follows the focus a frame or more after the pane's content under load: wait for the diff pane's keys
+    assert_clean_footer(terminal.wait_for(lambda s: "m Unified" in footer(s), what="the diff pane's keys in the footer"),
+                        "m Unified/side-by-side")
     if width >= 200:  # zoomed, the pane is wide enough: side by side
         terminal.send("F5")
         screen = terminal.wait_text("[side-by-side]")
