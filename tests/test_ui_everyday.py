@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -400,6 +401,7 @@ async def test_an_unreachable_server_says_its_failure_once_retries_and_end_in_on
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     app = make_app(repo)
+    app.options = replace(app.options, extra={**app.options.extra, "retry_base_delay_s": 0.01})  # the retries, not their 1 s backoff
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await send(pilot, app, "hello")

@@ -199,7 +199,10 @@ def modal(name: str) -> Screen[Any]:
     return ArgumentFormScreen("double", schema)
 
 
-@pytest.mark.parametrize("name", ["source", "confirm", "approval", "form", "elicitation", "care"])
+MODALS = ("source", "confirm", "approval", "form", "elicitation", "care")
+
+
+@pytest.mark.parametrize("name", MODALS)
 async def test_quitting_while_a_modal_is_being_mounted_raises_nothing(repo: Path, name: str) -> None:
     """A modal pushed the moment the app quits (v then ctrl+q, faster than a frame) is pruned while it mounts: it must
     not look up its own children then (a focus query in on_mount raised NoMatches on the way out)."""
@@ -210,20 +213,22 @@ async def test_quitting_while_a_modal_is_being_mounted_raises_nothing(repo: Path
     assert app.return_code in (0, None)
 
 
-@pytest.mark.parametrize("name", ["source", "confirm", "approval", "form", "elicitation", "care"])
-async def test_ctrl_c_in_a_modal_does_what_escape_does(repo: Path, name: str) -> None:
+async def test_ctrl_c_in_a_modal_does_what_escape_does(repo: Path) -> None:
+    """Each modal in turn, in one app (the prompt box is empty: no typing goes on, so a key answers at once)."""
     app = make_app(repo)
     async with app.run_test(size=(120, 30)) as pilot:
         await ready(pilot)
-        answers: dict[str, Any] = {}
-        for key in ("escape", "ctrl+c"):
-            screen = modal(name)
-            app.push_screen(screen, callback=lambda result, key=key: answers.__setitem__(key, result))
-            await wait_until(pilot, lambda screen=screen: app.screen is screen and screen.is_mounted, message="the modal")
-            await pilot.pause(0.7)  # past the type-ahead pause: a key answers the question
-            await pilot.press(key)
-            await wait_until(pilot, lambda screen=screen: app.screen is not screen, message=f"{key} closing the modal")
-        assert answers["ctrl+c"] == answers["escape"]
+        assert not app.prompt_area.text
+        for name in MODALS:
+            answers: dict[str, Any] = {}
+            for key in ("escape", "ctrl+c"):
+                screen = modal(name)
+                app.push_screen(screen, callback=lambda result, key=key, answers=answers: answers.__setitem__(key, result))
+                await wait_until(pilot, lambda screen=screen: app.screen is screen and screen.is_mounted, message=f"the {name} modal")
+                await pilot.pause()
+                await pilot.press(key)
+                await wait_until(pilot, lambda screen=screen: app.screen is not screen, message=f"{key} closing the {name} modal")
+            assert answers["ctrl+c"] == answers["escape"], name
         assert not any("again to quit" in message for message in notifications(app))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -44,11 +45,18 @@ async def add_tool(repo: Path) -> None:
         await runtime.aclose()
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    repo = init_repo(tmp_path / "project")
+@pytest.fixture(scope="module")
+def project_with_a_tool(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository whose catalog holds find_slow, made once (through a runtime) for the module's tests to copy."""
+    repo = init_repo(tmp_path_factory.mktemp("small-terminal") / "project")
     asyncio.run(add_tool(repo))
     return repo
+
+
+@pytest.fixture
+def project(tmp_path: Path, project_with_a_tool: Path) -> Path:
+    """This test's own copy of the repository (git and all)."""
+    return Path(shutil.copytree(project_with_a_tool, tmp_path / "project", symlinks=True))
 
 
 def steady_cursors(app) -> None:  # type: ignore[no-untyped-def]

@@ -7,6 +7,7 @@ tools that were never called (no "last use" times), and no commit ids on screen.
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 import pytest
@@ -61,11 +62,18 @@ async def add_tools(repo: Path) -> None:
     (repo / ".agent" / "tools" / "bad_tool.py").write_text(BROKEN)
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    repo = init_repo(tmp_path / "project")
+@pytest.fixture(scope="module")
+def project_with_tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository with its four tools, made once (through a runtime) for the module's tests to copy."""
+    repo = init_repo(tmp_path_factory.mktemp("snapshots") / "project")
     asyncio.run(add_tools(repo))
     return repo
+
+
+@pytest.fixture
+def project(tmp_path: Path, project_with_tools: Path) -> Path:
+    """This test's own copy of the repository (git and all)."""
+    return Path(shutil.copytree(project_with_tools, tmp_path / "project", symlinks=True))
 
 
 async def settled(pilot) -> None:  # type: ignore[no-untyped-def]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +25,7 @@ SCRIPT = [
     {"text": "README.md has 3 words. The tool is in the catalog."},
     {"content": [{"type": "tool_use", "name": "create_tool", "input": {"name": "count_words", "source": TOOL_V2}}]},
     {"text": "Updated count_words to read UTF-8."},
-    {"text": SLOW_ANSWER + "Done reading.", "delay_s": 0.4},
+    {"text": SLOW_ANSWER + "Done reading.", "delay_s": 0.25},
     {"repeat": {"text": "Nothing more to do."}},
 ]
 
@@ -51,15 +50,19 @@ def send_prompt(terminal: TmuxSession, text: str) -> None:
     terminal.send("Enter")  # on a "/command" completion, enter runs it
 
 
-def close(terminal: TmuxSession, text: str) -> None:
-    """Esc, then wait until `text` is gone for good: a key sent right after a lone Esc would read as Alt+key, and a
-    toast passing over `text` hides it for a moment without anything having closed (then Esc again, as a person would)."""
+def close(terminal: TmuxSession, text: str, *, back: str | None = None) -> None:
+    """Esc, then wait until `text` is gone with the modal it was in (its frame's top-left corner, or the palette's search
+    icon, left of where toasts stack) and, when given, `back` is shown: a key sent right after a lone Esc would read as
+    Alt+key, and a toast passing over `text` hides it for a moment without anything having closed. Esc again (as a
+    person would) when the screen still shows it open after a while."""
     for _attempt in range(3):
         terminal.send("Escape")
-        terminal.wait_for(lambda s: text not in s, what=f"{text!r} gone")
-        time.sleep(0.7)
-        if text not in terminal.screen():
+        try:
+            terminal.wait_for(lambda s: text not in s and "█▀▀▀" not in s and "🔎" not in s and (back is None or back in s),
+                              timeout=10, what=f"{text!r} gone")
             return
+        except AssertionError:
+            continue
     raise AssertionError(f"{text!r} is still on screen after three Esc presses:\n{terminal.screen()}")
 
 
@@ -87,7 +90,7 @@ def catalog_keys(terminal: TmuxSession, repo: Path) -> None:
     terminal.wait_text("Clear filter")
     terminal.type("zz")
     terminal.wait_text("0 shown")
-    close(terminal, "0 shown")
+    close(terminal, "0 shown", back="filter: words")
     terminal.send("U")
     terminal.wait_text("Revert count_words to which version?")
     close(terminal, "Revert count_words to which version?")

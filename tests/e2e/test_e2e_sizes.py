@@ -1,4 +1,6 @@
-"""The approval, catalog, diff and palette screens in a real terminal at 80×24, 120×40 and 200×50: nothing hidden, no overprinted footer."""
+"""The approval, catalog, diff and palette screens in a real terminal at 80×24, 120×40 and 200×50: nothing hidden, no overprinted footer.
+
+Each size is one tuiagent session: a turn's approvals first, then the catalog, diff and palette."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,23 +34,6 @@ async def two_versions(repo: Path) -> None:
         await runtime.aclose()
 
 
-@pytest.fixture(params=[(80, 24), (120, 40), (200, 50)], ids=lambda size: f"{size[0]}x{size[1]}")
-def terminal(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TmuxSession]:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    repo = init_repo(tmp_path / "project")
-    asyncio.run(two_versions(repo))
-    width, height = request.param
-    env = {"TERM": "xterm-256color", "COLORTERM": "truecolor", "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    session = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "--sandbox-tier", "rlimits", "--trust-project"],
-                          env=env, cwd=repo, width=width, height=height)
-    session.width, session.height = width, height  # type: ignore[attr-defined]
-    try:
-        yield session
-    finally:
-        session.close()
-
-
 def footer(screen: str) -> str:
     return [line for line in screen.splitlines() if line.strip()][-1]
 
@@ -62,9 +46,7 @@ def assert_clean_footer(screen: str, *keys: str) -> None:
         assert key in line, f"{key!r} missing from the footer {line!r}"
 
 
-def test_catalog_diff_and_palette_fit(terminal: TmuxSession) -> None:
-    width = terminal.width  # type: ignore[attr-defined]
-    terminal.wait_for(lambda s: "rlimits" in s and "No model is configured" in s, timeout=40, what="the app, open")
+def catalog_diff_and_palette_fit(terminal: TmuxSession, width: int) -> None:
     terminal.send("F3")
     screen = terminal.wait_for(lambda s: "v View" in footer(s) and "double" in s, what="the catalog focused")
     header = next(line for line in screen.splitlines() if "status" in line and "name" in line)
@@ -86,7 +68,9 @@ def test_catalog_diff_and_palette_fit(terminal: TmuxSession) -> None:
     if width < 100 or width >= 120:  # a pane under 100 columns: the unified view, saying why
         screen = terminal.wait_text("too narrow for side-by-side")
         assert re.search(r"-\s+return x \+ x", screen)
-    assert_clean_footer(terminal.screen(), "m Unified/side-by-side")
+    # the footer follows the focus a frame or more after the pane's content under load: wait for the diff pane's keys
+    assert_clean_footer(terminal.wait_for(lambda s: "m Unified" in footer(s), what="the diff pane's keys in the footer"),
+                        "m Unified/side-by-side")
     if width >= 200:  # zoomed, the pane is wide enough: side by side
         terminal.send("F5")
         screen = terminal.wait_text("[side-by-side]")
@@ -120,36 +104,44 @@ PADDED_OPTIONS = ("Allow once", "every run_shell call, this session", "every run
                   "Deny (esc)")
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)], ids=lambda size: f"{size[0]}x{size[1]}")
-def test_the_approval_modal_fits(size: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def the_approval_modal_fits(terminal: TmuxSession, repo: Path) -> None:
     """Every option of an edit's and of a shell command's approval (a padded one too) on screen, inside the frame."""
+    terminal.type("tidy notes.txt and run the tests")
+    terminal.send("Enter")
+    for what, options in (("write", EDIT_OPTIONS), ("shell", SHELL_OPTIONS), ("shell", PADDED_OPTIONS)):
+        screen = terminal.wait_for(  # the whole modal: its bottom edge drawn under the title (a capture can come
+            lambda s, what=what: "▄▄▄" in s.partition(f"Approve {what}?")[2] and "Deny (esc)" in s,  # mid-frame)
+            timeout=40, what=f"the {what} approval")
+        assert_whole_modal(screen, options)
+        if options is PADDED_OPTIONS:
+            assert "echo TAIL" in screen and "19 empty lines" in screen, screen
+        title = next(line for line in screen.splitlines() if f"Approve {what}?" in line)
+        time.sleep(0.3)  # drawn is not yet focused: a key sent at once could reach the prompt box under load
+        terminal.send("n")
+        # this modal's own title goes (the next approval may open before a poll sees none)
+        terminal.wait_for(lambda s, title=title: title not in s, what="the modal closed")
+    terminal.wait_text("Nothing more to do.", timeout=40)
+    assert (repo / "notes.txt").read_text() == NOTES
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)], ids=lambda size: f"{size[0]}x{size[1]}")
+def test_the_catalog_diff_palette_and_approval_modal_fit(size: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):  # two_versions' runtime: no model
+        monkeypatch.delenv(name, raising=False)
     repo = init_repo(tmp_path / "project")
     (repo / "notes.txt").write_text(NOTES)
     git(repo, "add", "notes.txt")
     git(repo, "commit", "-qm", "notes")
+    asyncio.run(two_versions(repo))
     server = FakeServerProcess(APPROVAL_SCRIPT, tmp_path)
     env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.base_url, "TERM": "xterm-256color",
-           "COLORTERM": "truecolor"}
-    terminal = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "--sandbox-tier", "rlimits"],
+           "COLORTERM": "truecolor", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    terminal = TmuxSession([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), "--sandbox-tier", "rlimits", "--trust-project"],
                            env=env, cwd=repo, width=size[0], height=size[1])
     try:
         terminal.wait_for(lambda s: "rlimits" in s and "palette" in s, timeout=40, what="the app, open")
-        terminal.type("tidy notes.txt and run the tests")
-        terminal.send("Enter")
-        for what, options in (("write", EDIT_OPTIONS), ("shell", SHELL_OPTIONS), ("shell", PADDED_OPTIONS)):
-            screen = terminal.wait_for(  # the whole modal: its bottom edge drawn under the title (a capture can come
-                lambda s, what=what: "▄▄▄" in s.partition(f"Approve {what}?")[2] and "Deny (esc)" in s,  # mid-frame)
-                timeout=40, what=f"the {what} approval")
-            assert_whole_modal(screen, options)
-            if options is PADDED_OPTIONS:
-                assert "echo TAIL" in screen and "19 empty lines" in screen, screen
-            title = next(line for line in screen.splitlines() if f"Approve {what}?" in line)
-            time.sleep(0.3)  # drawn is not yet focused: a key sent at once could reach the prompt box under load
-            terminal.send("n")
-            # this modal's own title goes (the next approval may open before a poll sees none)
-            terminal.wait_for(lambda s, title=title: title not in s, what="the modal closed")
-        terminal.wait_text("Nothing more to do.", timeout=40)
-        assert (repo / "notes.txt").read_text() == NOTES
+        the_approval_modal_fits(terminal, repo)
+        catalog_diff_and_palette_fit(terminal, size[0])
     finally:
         terminal.close()
         server.stop()
