@@ -1,5 +1,6 @@
 """`tuiagent acp` driven by the official ACP Python SDK as the client, against a real project and the fake Messages API:
-streamed updates, approvals through session/request_permission, session/cancel, modes, and bad input."""
+streamed updates, approvals through session/request_permission, session/cancel, modes, and bad input. The first test
+and the raw-lines one start the `tuiagent acp` process; the others run its serving code in this process, on pipes."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError, text_block
 
-from tests.acp_helpers import RecordingClient, acp_agent, agent_command
+from tests.acp_helpers import RecordingClient, acp_agent, acp_agent_in_process, agent_command
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, thinking, tool_use
 from tests.test_mcp_http import HttpServer, http_server  # noqa: F401 (a fixture)
 
@@ -59,7 +60,7 @@ async def test_a_prompt_streams_its_reply_and_an_approved_edit_with_its_diff(rep
 async def test_a_rejected_command_does_not_run_and_its_call_fails(repo: Path, api: FakeMessagesAPI) -> None:
     api.enqueue(reply(tool_use("run_shell", {"command": "touch canary.txt"})), reply(text("It was refused.")))
     client = RecordingClient("reject_once")
-    async with acp_agent(repo, client) as agent:
+    async with acp_agent_in_process(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("touch")]), 60)
     assert answer.stop_reason == "end_turn"
@@ -71,29 +72,32 @@ async def test_a_rejected_command_does_not_run_and_its_call_fails(repo: Path, ap
 
 
 async def test_cancel_stops_the_turn_and_its_sandboxed_command(repo: Path, api: FakeMessagesAPI) -> None:
-    api.enqueue(reply(tool_use("run_shell", {"command": "sleep 3; touch canary.txt"})), reply(text("never asked")))
+    from tests.test_cancel import STOPPED_WITHIN_S, new_probe_tag, probe_command, processes_with, wait_for
+
+    tag = new_probe_tag()  # a minute's sleep, then PROBE.txt: gone sooner, it was killed, not left to finish
+    api.enqueue(reply(tool_use("run_shell", {"command": probe_command(tag)})), reply(text("never asked")))
     client = RecordingClient("allow_once")
-    async with acp_agent(repo, client) as agent:
+    async with acp_agent_in_process(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         prompt = asyncio.ensure_future(agent.prompt(session_id=session.session_id, prompt=[text_block("slow")]))
         await asyncio.wait_for(client.asked.wait(), 60)
-        await asyncio.sleep(1.0)  # the command is running in the sandbox now
+        await wait_for(lambda: processes_with(tag), 60, "the command to run in the sandbox")
         cancelled_at = time.monotonic()
         await agent.cancel(session_id=session.session_id)
         answer = await asyncio.wait_for(prompt, 30)
         assert answer.stop_reason == "cancelled" and time.monotonic() - cancelled_at < 5
+        await wait_for(lambda: not processes_with(tag), STOPPED_WITHIN_S, "the command's processes to end")
         api.enqueue(reply(text("Still here.")))  # the session goes on after a cancelled prompt
         again = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("hi")]), 60)
         assert again.stop_reason == "end_turn"
-    await asyncio.sleep(max(0.0, cancelled_at + 3.5 - time.monotonic()))  # past the moment the command would touch it
-    assert not (repo / "canary.txt").exists()  # the command's process tree was killed, not left to finish
+    assert not (repo / "PROBE.txt").exists()  # the command's process tree was killed, not left to finish
     assert len(api.requests) == 2  # the cancelled turn asked nothing more of the model
 
 
 async def test_read_only_mode_refuses_an_edit_without_asking(repo: Path, api: FakeMessagesAPI) -> None:
     api.enqueue(reply(tool_use("write_file", {"path": "note.txt", "content": "x"})), reply(text("Refused.")))
     client = RecordingClient("allow_once")
-    async with acp_agent(repo, client) as agent:
+    async with acp_agent_in_process(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         await agent.set_session_mode(session_id=session.session_id, mode_id="read-only")
         with pytest.raises(RequestError):
@@ -106,7 +110,7 @@ async def test_read_only_mode_refuses_an_edit_without_asking(repo: Path, api: Fa
 async def test_a_session_for_another_folder_is_refused_clearly(repo: Path, tmp_path: Path, api: FakeMessagesAPI) -> None:
     other = tmp_path / "elsewhere"
     other.mkdir()
-    async with acp_agent(repo, RecordingClient()) as agent:
+    async with acp_agent_in_process(repo, RecordingClient()) as agent:
         with pytest.raises(RequestError) as refused:
             await asyncio.wait_for(agent.new_session(cwd=str(other), mcp_servers=[]), 60)
     assert refused.value.code == -32602 and str(repo) in str(refused.value.data)
@@ -142,13 +146,13 @@ async def test_unknown_fields_are_tolerated_and_another_protocol_version_is_answ
 
 async def test_load_replays_a_recorded_session_and_the_model_sees_it_again(repo: Path, api: FakeMessagesAPI) -> None:
     api.enqueue(reply(text("Reading."), tool_use("read_file", {"path": "README.md"})), reply(text("A demo.")))
-    async with acp_agent(repo, RecordingClient()) as agent:
+    async with acp_agent_in_process(repo, RecordingClient()) as agent:
         first = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         await asyncio.wait_for(agent.prompt(session_id=first.session_id, prompt=[text_block("what is it?")]), 60)
 
     client = RecordingClient()
     api.enqueue(reply(text("I remember.")))
-    async with acp_agent(repo, client) as agent:
+    async with acp_agent_in_process(repo, client) as agent:
         with pytest.raises(RequestError) as missing:
             await asyncio.wait_for(agent.load_session(cwd=str(repo), session_id="no-such-session", mcp_servers=[]), 60)
         assert missing.value.code == -32602
@@ -170,7 +174,7 @@ async def test_load_replays_a_recorded_session_and_the_model_sees_it_again(repo:
 async def test_slash_commands_are_offered_and_undo_takes_back_the_last_turn(repo: Path, api: FakeMessagesAPI) -> None:
     api.enqueue(reply(tool_use("write_file", {"path": "note.txt", "content": "to be undone\n"})), reply(text("Written.")))
     client = RecordingClient("allow_once")
-    async with acp_agent(repo, client) as agent:
+    async with acp_agent_in_process(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("write")]), 60)
         assert (repo / "note.txt").exists()
@@ -209,7 +213,7 @@ async def test_authoring_and_pruning_a_tool_show_as_tool_calls_with_their_diffs(
     api.enqueue(reply(tool_use("create_tool", {"name": "double", "source": source})),
                 reply(tool_use("prune_tool", {"name": "double"})), reply(text("Made and pruned.")))
     client = RecordingClient("allow_once")
-    async with acp_agent(repo, client) as agent:
+    async with acp_agent_in_process(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("tool")]), 90)
     assert answer.stop_reason == "end_turn"
@@ -234,7 +238,7 @@ async def test_the_clients_stdio_mcp_server_joins_the_session_and_sse_is_refused
                            env=[])
     api.enqueue(reply(tool_use("mcp__clock__get_current_time", {"timezone": "UTC"})), reply(text("It is now.")))
     client = RecordingClient("allow_once")
-    async with acp_agent(repo, client) as agent:
+    async with acp_agent_in_process(repo, client) as agent:
         with pytest.raises(RequestError) as refused:
             await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[
                 SseMcpServer(type="sse", name="web", url="http://127.0.0.1:9/sse", headers=[])]), 60)
@@ -255,7 +259,7 @@ async def test_read_file_shows_the_editors_unsaved_buffer_when_the_client_offers
     api.enqueue(reply(tool_use("read_file", {"path": "README.md"})), reply(text("Read.")))
     client = RecordingClient()
     client.buffers[str(readme)] = "UNSAVED-EDITOR-LINE\n"
-    async with acp_agent(repo, client, reads_buffers=offered) as agent:
+    async with acp_agent_in_process(repo, client, reads_buffers=offered) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("read it")]), 60)
     result = json.dumps(api.requests[-1].messages[-1]["content"])
@@ -269,7 +273,7 @@ async def test_an_untrusted_project_says_so_with_the_first_prompt_and_runs_restr
     (repo / ".agent").mkdir(exist_ok=True)
     api.enqueue(reply(text("Hello.")), reply(text("Again.")))
     client = RecordingClient()
-    async with acp_agent(repo, client) as agent:
+    async with acp_agent_in_process(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         for words in ("hi", "hi again"):
             await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block(words)]), 60)
@@ -283,7 +287,7 @@ async def test_allow_always_covers_the_next_call_of_its_rule_for_the_session(rep
     api.enqueue(reply(tool_use("run_shell", {"command": "touch a.txt"})),
                 reply(tool_use("run_shell", {"command": "touch b.txt"})), reply(text("Both.")))
     client = RecordingClient("allow_always")
-    async with acp_agent(repo, client) as agent:
+    async with acp_agent_in_process(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("touch both")]), 60)
     assert (repo / "a.txt").exists() and (repo / "b.txt").exists()
@@ -300,7 +304,7 @@ async def test_the_models_plan_reaches_the_client_as_a_plan_update(repo: Path, a
                 reply(tool_use("update_plan", {"entries": [{"content": "x", "status": "finished"}]})),
                 reply(text("Planned.")))
     client = RecordingClient()
-    async with acp_agent(repo, client) as agent:
+    async with acp_agent_in_process(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         answer = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("plan")]), 60)
     assert answer.stop_reason == "end_turn" and client.permission_requests == []
@@ -308,7 +312,7 @@ async def test_the_models_plan_reaches_the_client_as_a_plan_update(repo: Path, a
     assert [(e.content, e.status, e.priority) for e in plan.entries] == [
         ("read the README", "completed", "medium"), ("write the note", "in_progress", "high")]
     reloaded = RecordingClient()
-    async with acp_agent(repo, reloaded) as agent:  # session/load replays the plan too
+    async with acp_agent_in_process(repo, reloaded) as agent:  # session/load replays the plan too
         await asyncio.wait_for(agent.load_session(cwd=str(repo), session_id=session.session_id, mcp_servers=[]), 60)
     assert [u.entries for u in reloaded.updates if u.session_update == "plan"] == [plan.entries]
     failed = [u for u in client.updates if u.session_update == "tool_call_update" and u.status == "failed"]
@@ -322,7 +326,7 @@ async def test_plan_mode_asks_to_approve_the_plan_and_approval_switches_to_ask(r
                 reply(tool_use("propose_plan", {"plan": "1. write note.txt"})),
                 reply(tool_use("write_file", {"path": "note.txt", "content": "x"})), reply(text("Done.")))
     client = RecordingClient(answer)
-    async with acp_agent(repo, client) as agent:
+    async with acp_agent_in_process(repo, client) as agent:
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[]), 60)
         await agent.set_session_mode(session_id=session.session_id, mode_id="plan")
         await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("note")]), 60)
@@ -344,14 +348,14 @@ async def test_the_clients_http_mcp_server_joins_a_new_and_a_loaded_session(repo
     api.enqueue(reply(tool_use("mcp__loud__shout", {"words": "from the editor"})), reply(text("Shouted.")),
                 reply(tool_use("mcp__loud__shout", {"words": "after a load"})), reply(text("Again.")))
     client = RecordingClient("allow_once")
-    async with acp_agent(repo, client) as agent:
+    async with acp_agent_in_process(repo, client) as agent:
         with pytest.raises(RequestError) as refused:
             await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[
                 HttpMcpServer(type="http", name="bad", url="ftp://127.0.0.1/mcp", headers=[])]), 60)
         assert refused.value.code == -32602 and "must start with http:// or https://" in str(refused.value.data)
         session = await asyncio.wait_for(agent.new_session(cwd=str(repo), mcp_servers=[loud]), 60)
         await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("shout")]), 60)
-    async with acp_agent(repo, RecordingClient("allow_once")) as agent:
+    async with acp_agent_in_process(repo, RecordingClient("allow_once")) as agent:
         await asyncio.wait_for(agent.load_session(cwd=str(repo), session_id=session.session_id, mcp_servers=[loud]), 60)
         await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("again")]), 60)
     assert http_server.calls() == ["from the editor", "after a load"]  # the server really ran both calls

@@ -1,5 +1,5 @@
-"""A generated corpus (Hypothesis, ≥ 500 inputs each): config files, tool files, recipe files and CLI argument lists
-never end in a traceback or an unhandled exception, and never change a file outside `.agent/`."""
+"""A generated corpus (Hypothesis, 300 inputs each, 500 command lines): config files, tool files, recipe files and CLI
+argument lists never end in a traceback or an unhandled exception, and never change a file outside `.agent/`."""
 
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ from tui_agent.core.recipes.recipefile import parse_recipe
 from tui_agent.core.sandbox import Sandbox
 from tui_agent.core.settings import SETTINGS, ConfigError, settings_from_text, toml_literal
 
-pytestmark = pytest.mark.timeout(900)  # 500 inputs per test; the four take about 35 s together on a busy 2-core machine
-EXAMPLES = 500
+pytestmark = pytest.mark.timeout(900)  # the four take about 20 s together on a busy 2-core machine
+EXAMPLES = 300  # a fixed seed, the same inputs each run; the tool files reach all six outcomes in 300 as in 500
+ARGUMENT_EXAMPLES = 500  # command lines: a few slow commands take the time, not their number
 CORPUS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, print_blob=True,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                          HealthCheck.filter_too_much, HealthCheck.data_too_large])
@@ -312,7 +313,7 @@ def test_generated_argument_lists(repo: Path, monkeypatch: pytest.MonkeyPatch) -
     before = user_files(repo)
     results: dict[tuple[str, ...], int] = {}
 
-    @CORPUS
+    @settings(CORPUS, max_examples=ARGUMENT_EXAMPLES)
     @given(argv=argument_lists())
     def check(argv: list[str]) -> None:
         key = tuple(argv)

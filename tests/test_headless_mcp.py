@@ -1,8 +1,9 @@
-"""Headless runs (the `tuiagent` process) with MCP servers that fail, hang or write noise, `--mcp-config`, the prompt
+"""Headless runs (the CLI's `main`, in this process) with MCP servers that fail, hang or write noise, `--mcp-config`, the prompt
 from stdin, flags accepted for Claude Code compatibility, and the cost of a model of unknown price."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_in_process import run_in_process
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.test_mcp_client import TIME_SERVER, cli
 
@@ -38,6 +40,17 @@ def tuiagent(repo: Path, *args: str, stdin: str = "", timeout: float = 120) -> s
                           capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
 
 
+def headless(repo: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """`tuiagent --project REPO ARGS` with `stdin`, its `main` in this process (what the run prints and does with its
+    servers is the subject, not its process); `tuiagent` above is the process, for the tests that import it."""
+    saved = sys.stdin
+    sys.stdin = io.StringIO(stdin)
+    try:
+        return run_in_process("--project", str(repo), *args)
+    finally:
+        sys.stdin = saved
+
+
 def lines_of(out: str) -> list[dict]:
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
@@ -49,7 +62,7 @@ def test_failed_hanging_and_noisy_servers_neither_hold_the_run_nor_go_unreported
     assert cli(repo, "mcp", "trust", "--all").returncode == 0
     api.enqueue(reply(text("hello")))
     started = time.monotonic()
-    done = tuiagent(repo, "-p", "hi", "--output-format", "stream-json")
+    done = headless(repo, "-p", "hi", "--output-format", "stream-json")
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert elapsed < 25, f"the run took {elapsed:.1f} s: a hanging server held it back"  # it is given up on at 30 s
@@ -67,7 +80,7 @@ def test_failed_hanging_and_noisy_servers_neither_hold_the_run_nor_go_unreported
 def test_mcp_config_adds_servers_for_the_run(repo: Path, api: FakeMessagesAPI) -> None:
     config = json.dumps({"mcpServers": {"clock": TIME_SERVER, "nothing": BROKEN}})
     api.enqueue(reply(tool_use("mcp__clock__get_current_time", {"timezone": "UTC"})), reply(text("noon")))
-    done = tuiagent(repo, "-p", "time?", "--output-format", "stream-json", "--mcp-config", config,
+    done = headless(repo, "-p", "time?", "--output-format", "stream-json", "--mcp-config", config,
                     "--allowedTools", "mcp__clock__get_current_time")
     assert done.returncode == 0, done.stderr
     lines = lines_of(done.stdout)
@@ -75,13 +88,13 @@ def test_mcp_config_adds_servers_for_the_run(repo: Path, api: FakeMessagesAPI) -
     assert {row["name"]: row["status"] for row in init["mcp_servers"]} == {"clock": "connected", "nothing": "failed"}
     assert result["tool_calls"][0]["name"] == "mcp__clock__get_current_time" and not result["tool_calls"][0]["is_error"]
     assert any("MCP server nothing failed" in warning for warning in result["warnings"])
-    bad = tuiagent(repo, "-p", "x", "--output-format", "json", "--mcp-config", "{not json")
+    bad = headless(repo, "-p", "x", "--output-format", "json", "--mcp-config", "{not json")
     assert bad.returncode == 2 and "--mcp-config" in json.loads(bad.stdout)["error"]
 
 
 def test_the_prompt_comes_from_stdin_and_compatibility_flags_are_named(repo: Path, api: FakeMessagesAPI) -> None:
     api.enqueue(reply(text("read it")))
-    done = tuiagent(repo, "-p", "--output-format", "json", "--verbose", "--include-partial-messages",
+    done = headless(repo, "-p", "--output-format", "json", "--verbose", "--include-partial-messages",
                     "--setting-sources=user,project", stdin="a prompt\nover two lines\n")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -92,7 +105,7 @@ def test_the_prompt_comes_from_stdin_and_compatibility_flags_are_named(repo: Pat
 
 def test_a_model_of_unknown_price_has_an_unknown_cost(repo: Path, api: FakeMessagesAPI) -> None:
     api.enqueue(reply(text("hi")))
-    done = tuiagent(repo, "-p", "hi", "--output-format", "json", "--model", "gpt-4o-sonnet-alias")
+    done = headless(repo, "-p", "hi", "--output-format", "json", "--model", "gpt-4o-sonnet-alias")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["total_cost_usd"] is None and result["modelUsage"]["gpt-4o-sonnet-alias"]["costUSD"] is None
@@ -106,7 +119,7 @@ def test_the_reference_git_server_through_mcp_config(repo: Path, api: FakeMessag
     (repo / "new.txt").write_text("untracked\n")
     api.enqueue(reply(tool_use("mcp__git__git_status", {"repo_path": str(repo)}),
                       tool_use("mcp__git__git_log", {"repo_path": str(repo), "max_count": 1})), reply(text("clean-ish")))
-    done = tuiagent(repo, "-p", "status?", "--output-format", "json", "--mcp-config", config,
+    done = headless(repo, "-p", "status?", "--output-format", "json", "--mcp-config", config,
                     "--allowedTools", "mcp__git__git_status,mcp__git__git_log")
     assert done.returncode == 0, done.stderr
     calls = {call["name"]: call for call in json.loads(done.stdout)["tool_calls"]}
@@ -127,7 +140,7 @@ def test_the_init_line_lists_a_held_server_of_a_restricted_project(tmp_path: Pat
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "a server")
     api.enqueue(reply(text("hi")))
-    done = tuiagent(repo, "-p", "hi", "--output-format", "stream-json", "--verbose")
+    done = headless(repo, "-p", "hi", "--output-format", "stream-json", "--verbose")
     assert done.returncode == 0, done.stderr
     init = lines_of(done.stdout)[0]
     assert [(row["name"], row["status"], row["tuiagent_status"]) for row in init["mcp_servers"]] == [
@@ -142,5 +155,5 @@ def test_mcp_list_shows_a_servers_noise_with_its_control_characters_visible(repo
                                                   "runpy.run_module('mcp_server_time', run_name='__main__')"]}
     (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"noisy": chatty}}))
     assert cli(repo, "mcp", "trust", "--all").returncode == 0
-    out = tuiagent(repo, "mcp", "list").stdout
+    out = headless(repo, "mcp", "list").stdout
     assert "not JSON-RPC" in out and "\x1b" not in out and "\x07" not in out and "\\x1b[2Jhi" in out

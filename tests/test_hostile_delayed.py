@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent_helpers import GOOD_TOOL
+from tests.cli_in_process import run_in_process
 from tests.gitrepo import add_hooks_running_a_script, git, make_user_changes
 from tests.hostile.delayed import (
     CALL, CLI, COMMIT, CONFIG, CONFIG_FILE, DELAYED_CASES, ENV, ENVRC_LINK, FILES, GLOBS, HISTORY, HOOK_SCRIPT, HOOKS_ABSENT, HUSKY,
@@ -144,8 +145,8 @@ def run_cli(world: World, *args: str) -> subprocess.CompletedProcess:
 
 async def next_step(world: World, step: str, tier: str) -> None:
     """tuiagent's ordinary next step after agent code ran."""
-    if step == CLI:
-        run_cli(world, "tools", "list")
+    if step == CLI:  # `main` in this process (a fresh start of it reads the project as a new process would)
+        run_in_process("--project", str(world.root), "tools", "list")
     elif step == RECIPES:
         run_cli(world, "recipes", "list")
     elif step == RESUME:

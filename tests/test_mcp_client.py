@@ -82,6 +82,29 @@ def server_pid(command_part: str) -> int:
     raise AssertionError(f"no child process running {command_part}")
 
 
+def sleeping_under(root: int) -> bool:
+    """Whether a process below `root` (its sandbox's too: another pid namespace, the same /proc) sleeps in
+    nanosleep: the slow tool's `time.sleep`, running."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    for pid in parents:
+        ancestor = parents.get(pid)
+        while ancestor is not None and ancestor != root and ancestor > 1:
+            ancestor = parents.get(ancestor)
+        if ancestor == root:
+            try:
+                if "nanosleep" in Path(f"/proc/{pid}/wchan").read_text():
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 async def test_time_server_tools_are_offered_and_called_with_ask_once(repo: Path) -> None:
     configure(repo)
     approvals = Approvals()
@@ -226,9 +249,11 @@ async def test_a_server_dying_during_a_call_answers_with_an_error(repo: Path, tm
         api.enqueue(reply(tool_use("mcp__other__slow", {"x": 1})), reply(text("it died")))
         async with agent_runtime(repo, api) as runtime:
             await started(runtime)
+            server = server_pid(str(other))
+            assert not sleeping_under(server)  # so what is waited for below is the call
             turn = asyncio.create_task(run_turn(runtime, "slow"))
-            await asyncio.sleep(3)  # the call is in flight in the other project's sandbox
-            os.kill(server_pid(str(other)), signal.SIGKILL)
+            await wait_for(lambda: sleeping_under(server), 60)  # the call is in flight in the other project's sandbox
+            os.kill(server, signal.SIGKILL)
             events = await asyncio.wait_for(turn, 30)
             status = mcp_of(runtime).connections["other"].status
     died = results(events)["mcp__other__slow"]

@@ -12,7 +12,9 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
+from tests.catalog_support import wait_for
 from tests.mcp_helpers import WRITER_SOURCE, seed_catalog, serve_parameters, served, text_of, tool_source
+from tests.test_mcp_client import server_pid, sleeping_under
 
 NAP_SOURCE = '''"""Sleep a while."""
 
@@ -97,8 +99,10 @@ async def test_a_cancelled_call_ends_is_audited_and_the_next_call_is_prompt(repo
         assert text_of(await session.call_tool("nap", {"seconds": 0})) == "awake"
         normal = time.perf_counter() - warm
 
+        server = server_pid(str(repo))
+        assert not sleeping_under(server)  # so what is waited for below is the call
         task = asyncio.get_running_loop().create_task(session.call_tool("nap", {"seconds": 60}))
-        await asyncio.sleep(2.0)  # it is running in the sandbox now
+        await wait_for(lambda: sleeping_under(server), 60)  # it is running in the sandbox now
         cancelled_at = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -4,19 +4,32 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_in_process import run_in_process
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
 
 COMMANDS = [["tools", "list"], ["tools", "history", "nothing"], ["recipes", "list"], ["sandbox", "status"], ["-p", "hi"]]
 
 
 def tuiagent(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tui_agent.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, **(env or {})})
+    """The CLI's `main` in this process, run from `cwd` with `env` added (as a shell starts it there): the subject is
+    where it finds the project, not its process. The working folder and the environment are put back after."""
+    added = env or {}
+    before_cwd, before_env = os.getcwd(), {name: os.environ.get(name) for name in added}
+    os.environ.update(added)
+    os.chdir(cwd)
+    try:
+        return run_in_process(*args)
+    finally:
+        os.chdir(before_cwd)
+        for name, value in before_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[" ".join(c) for c in COMMANDS])

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.gitrepo import init_repo
+from tests.cli_in_process import run_in_process
 from tests.mounts import fill, free, needs_mount, read_only, tmpfs, use_up_inodes
 from tests.ui_support import SIZE, answer_confirm, make_app, notifications, ready, row_names, wait_until
 from tui_agent.cli import main
@@ -50,12 +51,11 @@ def tuiagent(repo: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> tupl
     return code, captured.out, captured.err
 
 
-def cli_process(repo: Path, *argv: str) -> tuple[int, str]:
-    """The real CLI in its own process (for tests whose event loop is running)."""
-    result = subprocess.run([sys.executable, "-m", "tui_agent.cli", "--project", str(repo), *argv], capture_output=True,
-                            text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
-    assert "Traceback" not in result.stderr, result.stderr
-    return result.returncode, result.stdout
+def cli_here(repo: Path, *argv: str) -> tuple[int, str]:
+    """The real CLI's `main` in this process, from where no event loop runs (a sync fixture's code)."""
+    done = run_in_process("--project", str(repo), *argv)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stdout
 
 
 def with_recipe_in_two_versions(repo: Path, cli: Callable[..., tuple[Any, ...]]) -> Path:
@@ -162,6 +162,15 @@ def disk(tmp_path: Path) -> Iterator[Path]:
         yield mount_point
 
 
+@pytest.fixture
+def two_versions_on_disk(disk: Path) -> Path:
+    """A project on `disk` with the tool `double` and the recipe `lines` in two versions, made by the CLI before the
+    test's event loop runs: `recipes` starts a sandbox, whose signal handlers only the main thread may set."""
+    repo = init_repo(disk / "project")
+    with_recipe_in_two_versions(repo, cli_here)
+    return repo
+
+
 def test_a_catalog_that_cannot_open_on_a_full_disk_is_said_in_words(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """The catalog's first new file (its lock) cannot be made: the CLI names the file, the full disk and what to do,
@@ -239,9 +248,9 @@ def notice_texts(app) -> list[str]:  # type: ignore[no-untyped-def]
     return [entry.text for entry in app.conversation.entries if entry.kind == "notice"]
 
 
-async def test_the_tui_opens_a_read_only_project_shows_the_catalog_and_explains_why_it_cannot_write(disk: Path) -> None:
-    repo = init_repo(disk / "project")
-    with_recipe_in_two_versions(repo, cli_process)
+async def test_the_tui_opens_a_read_only_project_shows_the_catalog_and_explains_why_it_cannot_write(
+        disk: Path, two_versions_on_disk: Path) -> None:
+    repo = two_versions_on_disk
     before = snapshot(repo)
     subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
     app = make_app(repo)
@@ -278,9 +287,9 @@ async def test_the_tui_opens_a_read_only_project_shows_the_catalog_and_explains_
     assert snapshot(repo) == before
 
 
-async def test_the_tui_on_a_full_disk_explains_and_leaves_nothing_half_written(disk: Path) -> None:
-    repo = init_repo(disk / "project")
-    recipe = with_recipe_in_two_versions(repo, cli_process)
+async def test_the_tui_on_a_full_disk_explains_and_leaves_nothing_half_written(disk: Path, two_versions_on_disk: Path) -> None:
+    repo = two_versions_on_disk
+    recipe = repo / ".agent" / "recipes" / "lines.toml"
     app = make_app(repo)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)

@@ -17,7 +17,7 @@ OUTSIDE = "outside"      # the folder outside the project is unchanged by the st
 
 # The next step tuiagent takes after the snippet ran:
 OPEN = "open"        # Catalog.open (load the tools, catch up the journal)
-CLI = "cli"          # `tuiagent tools list` in a fresh process
+CLI = "cli"          # `tuiagent tools list`: its `main` run afresh, in the test's process
 COMMIT = "commit"    # Catalog.open + save a new tool (runs the git hooks)
 RECIPES = "recipes"  # `tuiagent recipes list` in a fresh process (loads recipes through the runtime)
 RESUME = "resume"    # open the runtime resuming the latest session

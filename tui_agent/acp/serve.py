@@ -30,8 +30,13 @@ async def _streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
 
 
 async def serve_stdio(options: AcpOptions) -> None:
-    agent = TuiAgentAcp(options)
     reader, writer = await _streams()
+    await serve(options, reader, writer)
+
+
+async def serve(options: AcpOptions, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """The agent on a pair of streams until the client closes its end (stdio in `tuiagent acp`; tests use pipes)."""
+    agent = TuiAgentAcp(options)
     try:
         await run_agent(cast(Agent, agent), writer, reader)  # the methods it lacks are answered method_not_found
     finally:
