@@ -204,13 +204,17 @@ class TuiAgentApp(App[int]):
         its keys takes tens of ms of the interpreter's time, which that prompt would otherwise wait for (just after
         the first frame, where it was, the keys were composed twice: focus changes the bindings). Its row was kept,
         so nothing moves."""
+        from textual.widget import MountError
         from textual.widgets import Footer
 
         main = self.screen_stack[:1]  # the main screen (a modal may be up by then), none when the app is ending
         slot = next((slot for screen in main for slot in screen.query("#footer-slot").results(Static)), None)
-        if slot is None:  # mounted already, or the app is ending
+        if slot is None or not main[0].is_mounted:  # mounted already, or the app is ending
             return
-        await main[0].mount(Footer(compact=True), before=slot)
+        try:
+            await main[0].mount(Footer(compact=True), before=slot)
+        except MountError:  # the app ended meanwhile (quit at the git question)
+            return
         await slot.remove()
         main[0].refresh_bindings()  # a footer shows its keys once the bindings are published
 
