@@ -11,7 +11,7 @@ import pytest
 
 from tests.catalog_support import opened_catalog, started_sandbox, tool_source
 from tests.gitrepo import git
-from tui_agent.core.catalog import filehashes
+from tui_agent.core.catalog import filehashes, outside_edits
 from tui_agent.core.catalog.filehashes import CACHE_NAME
 from tui_agent.core.catalog.toolfile import source_sha
 from tui_agent.core.project import Project
@@ -85,6 +85,30 @@ async def test_a_replaced_runnable_copy_is_not_taken_as_intact(repo: Path) -> No
             assert copy.read_bytes() == original  # rewritten from the tool file at load
             assert (await catalog.call_tool("double", {"x": 4})).value == 8
     assert project.tool_path("double").read_bytes() == original
+
+
+async def test_the_watchers_first_catch_up_reads_only_what_changed_since_the_load(repo: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once its watch is live the watcher hands every tool file to the catalog (what changed before it was live): the
+    ones whose fingerprint is the one the load remembered are not read again; one edited since is."""
+    project = committed_tools(repo)
+    read: list[str] = []
+    real_read = outside_edits.read_bytes_or_none
+    monkeypatch.setattr(outside_edits, "read_bytes_or_none", lambda path: read.append(path.name) or real_read(path))
+    async with started_sandbox(repo) as sandbox:
+        for _ in range(3):
+            async with opened_catalog(repo, sandbox) as catalog:
+                pass
+        async with opened_catalog(repo, sandbox) as catalog:
+            assert sorted(catalog.load_report.unread) == list(NAMES)
+            edited = tool_source("triple", body="return 3 * x")
+            project.tool_path("triple").write_text(edited)
+            assert await catalog.outside_edit(set(NAMES)) == ["triple"]
+            assert read == ["triple.py"]
+            entry = catalog.registry.get("triple")
+            assert entry is not None and entry.spec is not None and entry.spec.source_sha == source_sha(edited.encode())
+            read.clear()
+            assert await catalog.outside_edit(set(NAMES)) == [] and sorted(read) == ["double.py", "triple.py"]  # later events: read
 
 
 @pytest.mark.parametrize("content", [b"not json", b'{"format": 1, "files": {"../x": [1, 2, 3, 4, 5, "a", "b"]}}',

@@ -9,7 +9,10 @@ import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
+
+import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text
 from tests.gitrepo import init_repo
@@ -117,3 +120,34 @@ def test_the_system_line_is_known_when_the_runtime_opens(tmp_path: Path) -> None
     done = subprocess.run([sys.executable, "-c", script, str(init_repo(tmp_path / "repo"))],
                           env={**clean, "ANTHROPIC_API_KEY": "test-key"}, capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip().splitlines()[-2:] == ["1", "agent True"]
+
+
+async def test_undo_opens_while_the_sdk_imports(repo: Path, api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Undo's opening (GitPython, git) runs while the SDK imports, not between the import and the first request: the
+    import is held here until undo has opened, which must not wait for it."""
+    import threading
+
+    from tui_agent.core import runtime
+    from tui_agent.core.agent.permissions import deny_all
+    from tui_agent.core.runtime_state import agent_of
+
+    undo_opened = threading.Event()
+    real_open_undo, real_load_sdk = runtime.open_undo, runtime.load_sdk
+
+    def open_undo(*args: Any) -> Any:
+        try:
+            return real_open_undo(*args)
+        finally:
+            undo_opened.set()
+
+    def load_sdk(model: str | None) -> str:
+        assert undo_opened.wait(20), "undo waited for the SDK's import"
+        return real_load_sdk(model)
+
+    monkeypatch.setattr(runtime, "open_undo", open_undo)
+    monkeypatch.setattr(runtime, "load_sdk", load_sdk)
+    opened = await runtime.open_runtime(repo, approve=deny_all, sandbox_tier="rlimits", watch=False)
+    try:
+        assert agent_of(opened) is not None and opened.core.undo is not None
+    finally:
+        await opened.aclose()

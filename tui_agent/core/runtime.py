@@ -99,11 +99,6 @@ async def open_runtime(
     opening: Runtime = (NoModel(core, Workshop(), "") if core.trust.trusted else Restricted(core, {}))
     await _start_alongside_sdk(opening, tracker, _model_choice(model or core.settings.model, wants_model, client), watch=watch,
                                sandbox_tier=sandbox_tier, ask_init_git=ask_init_git, submit_prompt=submit_prompt)
-    core.undo = await asyncio.to_thread(open_undo, core, opening)
-    if core.undo is not None and (finished := await core.undo.finish_interrupted()):
-        core.problems.append(finished)
-    if (catalog := catalog_of(opening)) is not None and (detached := await asyncio.to_thread(_detached_head, catalog)):
-        core.problems.append(detached)
     if not wants_model:
         return _without_model(opening)
     client = _model_client(core, client, api_key=api_key, base_url=base_url, retries=(max_retries, retry_base_delay_s))
@@ -115,8 +110,8 @@ async def open_runtime(
 async def _start_alongside_sdk(opening: Runtime, tracker: StartupProgress, sdk_loading: asyncio.Future[str], *,
                                watch: bool, sandbox_tier: str | None, ask_init_git: AskInitGit | None,
                                submit_prompt: SubmitPrompt | None) -> None:
-    """Start the project's parts while the SDK imports (`sdk_loading`, the model id once it has) and the system line
-    is made; then `core.model` is that id and a fresh session is created unless one was resumed. On any failure the
+    """Start the project's parts and its undo while the SDK imports (`sdk_loading`, the model id once it has) and the
+    system line is made; then `core.model` is that id and a fresh session is created unless one was resumed. On any failure the
     pending threads are given up and what was started is closed."""
     core = opening.core
     system_known = asyncio.ensure_future(asyncio.to_thread(system_line))  # its `uname -p` while the SDK imports
@@ -125,6 +120,7 @@ async def _start_alongside_sdk(opening: Runtime, tracker: StartupProgress, sdk_l
                            submit_prompt=submit_prompt)
         if watch:  # live (its OS watch set up on another core) by the first request, which waits for it
             opening.start_watching()
+        await _open_undo(core, opening)  # its git runs while the SDK imports, not after
         core.model = await sdk_loading
         await system_known
         if not core.resumed:
@@ -135,6 +131,15 @@ async def _start_alongside_sdk(opening: Runtime, tracker: StartupProgress, sdk_l
                 pending.cancel()
         await opening.aclose()
         raise
+
+
+async def _open_undo(core: Core, opening: Runtime) -> None:
+    """The undo service (an undo a killed process left part-way finished first) and a detached HEAD said."""
+    core.undo = await asyncio.to_thread(open_undo, core, opening)
+    if core.undo is not None and (finished := await core.undo.finish_interrupted()):
+        core.problems.append(finished)
+    if (catalog := catalog_of(opening)) is not None and (detached := await asyncio.to_thread(_detached_head, catalog)):
+        core.problems.append(detached)
 
 
 def _without_model(opening: Runtime) -> Runtime:

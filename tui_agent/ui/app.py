@@ -197,17 +197,26 @@ class TuiAgentApp(App[int]):
         self.model = self.options.model or "…"
         self.loading = "the project"
         self.prompt_area.focus()
-        self.call_after_refresh(self.mount_footer)
         self.call_after_refresh(self.open_runtime)  # the first frame is painted before any of the work starts
 
     async def mount_footer(self) -> None:
-        """The key footer, just after the first frame: composing its keys (twice: focus changes the bindings) took a
-        good part of that frame. Its row was kept, so nothing moves."""
+        """The key footer, once the project has opened and a prompt typed meanwhile has reached the model: composing
+        its keys takes tens of ms of the interpreter's time, which that prompt would otherwise wait for (just after
+        the first frame, where it was, the keys were composed twice: focus changes the bindings). Its row was kept,
+        so nothing moves."""
+        from textual.widget import MountError
         from textual.widgets import Footer
 
-        slot = self.query_one("#footer-slot", Static)
-        await slot.screen.mount(Footer(compact=True), before=slot)
+        main = self.screen_stack[:1]  # the main screen (a modal may be up by then), none when the app is ending
+        slot = next((slot for screen in main for slot in screen.query("#footer-slot").results(Static)), None)
+        if slot is None or not main[0].is_mounted:  # mounted already, or the app is ending
+            return
+        try:
+            await main[0].mount(Footer(compact=True), before=slot)
+        except MountError:  # the app ended meanwhile (quit at the git question)
+            return
         await slot.remove()
+        main[0].refresh_bindings()  # a footer shows its keys once the bindings are published
 
     def agent_now(self) -> Agent | None:
         """The agent a prompt goes to now (None while opening, restricted without one, or without a model)."""
@@ -224,6 +233,7 @@ class TuiAgentApp(App[int]):
         opened = await self.lifecycle.open()
         if opened is not None:
             await after_first_request(self.turns, self.agent_now())
+        await self.mount_footer()
         fallback.stop()
         collect_again()
         if opened is not None:

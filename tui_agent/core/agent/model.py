@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import tenacity
 
+from tui_agent.core.agent import tls_early
 from tui_agent.core.agent.pricing import RequestUsage, default_model, request_usage
 from tui_agent.core.agent.streamreply import AssembledReply, ReplyAssembler, StreamCut
 from tui_agent.core.bulkload import long_lived_objects
@@ -70,6 +71,7 @@ def sdk() -> ModuleType:
 
         return anthropic
     with long_lived_objects():
+        tls_early.start()  # the client's CA bundle loads on another core meanwhile
         import anthropic
     _sdk_imported.set()
     return anthropic
@@ -112,8 +114,10 @@ class ModelClient:
         """Set once the server has answered a request (what waits for the first prompt to be on its way)."""
         key = api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
         # A local server behind ANTHROPIC_BASE_URL usually needs no key; the SDK still wants a value.
-        self._client = sdk().AsyncAnthropic(
-            api_key=key or "no-key-configured", base_url=self.base_url, max_retries=0, timeout=timeout_s
+        anthropic = sdk()
+        self._client = anthropic.AsyncAnthropic(
+            api_key=key or "no-key-configured", base_url=self.base_url, max_retries=0, timeout=timeout_s,
+            http_client=tls_early.http_client(anthropic, timeout_s),
         )
 
     async def aclose(self) -> None:

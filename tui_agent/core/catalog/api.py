@@ -88,6 +88,7 @@ class Catalog:
         catalog = cls(project, sandbox, git, state, pipeline, changes)
         async with pipeline.lock:
             catalog.load_report = await load_existing(pipeline, git)
+            catalog.outside.hashes = catalog.load_report.hashes
             for name, verb in catalog.load_report.left_to_watcher.items():
                 if verb != "remove":  # a revert or prune here commits the other process's settling edit first
                     catalog.settle.adopt(name, verb)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
+from tui_agent.core.catalog.filehashes import FileHashes, scan
 from tui_agent.core.catalog.files import read_bytes_or_none
 from tui_agent.core.catalog.pipeline import Pipeline
 from tui_agent.core.catalog.settle import SETTLE_S, SettleTimers
@@ -29,15 +30,23 @@ class OutsideEdits:
         self.git = git
         self.state = state
         self.settle = SettleTimers(self._commit_settled, settle_s, None if pipeline.read_only else project.cache_dir)
+        self.hashes: FileHashes | None = None
+        """The hashes the catalog's load remembered (set once it has loaded): the first call (the watcher's catch-up
+        of every tool file once its watch is live) reads only the files whose fingerprint changed since."""
 
     async def handle(self, names: set[str]) -> list[str]:
         """The names whose registration changed."""
         changed: list[str] = []
+        hashes, self.hashes = self.hashes, None
+        prints = scan(self.project.tools_dir) if hashes is not None else {}
         async with self.pipeline.lock:
             for name in sorted(names):
                 path = self.project.tool_path(name)
-                data = read_bytes_or_none(path)
                 entry = self.registry.get(name)
+                known = hashes.known(path, prints.get(path.name)) if hashes is not None else None
+                if entry is not None and known is not None and known.source_sha == entry.disk_sha:
+                    continue  # the bytes it was registered with: unchanged since the load (catalog/filehashes.py)
+                data = read_bytes_or_none(path)
                 if data is None:
                     self.settle.forget(name)
                     if entry is not None:

@@ -48,6 +48,8 @@ class LoadReport:
     git_message: str | None = None
     refused: dict[str, str] = field(default_factory=dict)
     """Catalog paths differing from HEAD that no commit may touch (unmerged, sparse, conflict markers) -> why."""
+    hashes: FileHashes | None = None
+    """The remembered hashes as the load left them (the watcher's first catch-up reads only the files changed since)."""
     left_to_watcher: dict[str, str] = field(default_factory=dict)
     """Tool -> "add", "update" or "remove": hand edits another live tuiagent process watches and commits once they
     settle (not committed here at start; a verb on the tool here commits it first)."""
@@ -114,7 +116,7 @@ async def load_existing(pipeline: Pipeline, git: CatalogGit) -> LoadReport:
         name = tool_name_of(path)
         if name is not None and not register_known(load, name, path):
             sort_read(load, name, path)
-    report.cached, report.unread = load.registered, load.unread
+    report.cached, report.unread, report.hashes = load.registered, load.unread, load.hashes
     await validate_and_register(load, git, report)
     async with pipeline.writer.hold():  # three processes starting at once make one catch-up commit, not three
         await catch_up_git(pipeline, git, load.pending_commit, report)
