@@ -14,6 +14,7 @@ from rich.markup import escape
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.command import CommandPalette
 from textual.reactive import reactive
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
@@ -41,6 +42,7 @@ from tui_agent.ui.slash_undo import UndoCommands
 from tui_agent.ui.slash import BUILTIN_COMMANDS
 from tui_agent.ui.trust_switch import slash_trust
 from tui_agent.ui.turn import TurnRunner
+from tui_agent.ui.typed import types_while_reading
 from tui_agent.ui.warm_up import warm_up_rendering
 from tui_agent.ui.first_request import after_first_request
 from tui_agent.ui.terminal_safety import draw_control_characters_visibly
@@ -80,6 +82,7 @@ class TuiAgentApp(App[int]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
     BINDINGS = [
         Binding("escape", "cancel_turn", "Stop the turn or run", show=False),  # the header says it while busy
+        Binding("escape", "close_palette", show=False, priority=True),  # at once: a pane key right after it finds the palette gone
         # priority: handled the moment the key arrives, so the next key already goes to the pane it selected
         Binding("f2", "show_pane('conversation')", "Chat", priority=True, group=PANE_KEYS),
         Binding("f3", "show_pane('catalog')", "Catalog", priority=True, group=PANE_KEYS),
@@ -306,9 +309,14 @@ class TuiAgentApp(App[int]):
             return True
         if action in (*PANE_ACTIONS, "interrupt", "cycle_permission_mode") and len(self.screen_stack) > 1:
             return False
+        if action == "close_palette":
+            return isinstance(self.screen, CommandPalette)
         if action == "cancel_turn":
             return self.turns.running  # only then: Esc otherwise goes on to the focused widget
         return True
+
+    async def action_close_palette(self) -> None:
+        await self.run_action("escape", self.screen)
 
     def action_zoom(self) -> None:
         self.panes.zoom()
@@ -347,6 +355,11 @@ class TuiAgentApp(App[int]):
             self.simulate_key("escape")
             return
         interrupt(self, self.turns, self.prompt_area)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded and types_while_reading(event, self.focused, self.conversation):
+            self.screen.set_focus(self.prompt_area)  # before the key is dispatched: it and the keys after it (Enter too) go there
+        await super().on_event(event)
 
     def on_conversation_typed_ahead(self, message: Conversation.TypedAhead) -> None:
         self.prompt_area.insert(message.character)

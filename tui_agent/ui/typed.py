@@ -6,6 +6,7 @@ from __future__ import annotations
 import unicodedata
 
 from textual import events
+from textual.widget import Widget
 from textual.widgets import Input
 
 NOT_TYPED = {"Cc", "Cs"}
@@ -24,6 +25,11 @@ def typed_text(event: events.Key) -> str | None:
     if len(character) == 1 and unicodedata.category(character) not in NOT_TYPED:
         return character
     return None
+
+
+def types_while_reading(event: events.Key, focused: Widget | None, reading: Widget) -> bool:
+    """`event` types text while `reading` (the conversation) or a widget in it has the focus: it starts a prompt."""
+    return focused is not None and typed_text(event) is not None and (focused is reading or reading in focused.ancestors)
 
 
 class TypedInput(Input):

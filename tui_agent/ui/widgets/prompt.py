@@ -236,7 +236,19 @@ class PromptArea(PasteTokenArea):
                 event.prevent_default()
                 self._show(recalled)
                 return
+        if not event.is_printable and await self._run_own_binding(event.key):
+            event.stop()
+            event.prevent_default()
+            return
         await super()._on_key(event)
+
+    async def _run_own_binding(self, key: str) -> bool:
+        """Run this box's binding for `key` (Backspace, ctrl+w, ←) now, as the app would once the key bubbled up to it:
+        else an Enter right behind it, which this box handles itself, would send the prompt first."""
+        for binding in self._bindings.key_to_bindings.get(key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):
+                return True
+        return False
 
     def focus_next_pane(self) -> None:
         """Focus the queued prompts when there are any, else the next pane's focusable widget: not a text box (a filter has
