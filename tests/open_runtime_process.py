@@ -14,10 +14,12 @@ from pathlib import Path
 
 
 HOLDER = textwrap.dedent("""
-    import asyncio, sys
+    import asyncio, contextlib, signal, sys
     from tui_agent.core.runtime import open_runtime
 
     async def main() -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):  # through the loop, as the CLI does (commands/cancel_signals.py)
+            asyncio.get_running_loop().add_signal_handler(signum, asyncio.current_task().cancel)
         async def approve(*_args, **_kwargs):
             return True
         runtime = await open_runtime(sys.argv[1], approve=approve)  # watching, as the TUI does
@@ -30,7 +32,8 @@ HOLDER = textwrap.dedent("""
         finally:
             await runtime.aclose()
 
-    asyncio.run(main())
+    with contextlib.suppress(asyncio.CancelledError):  # stopped by a signal, closed
+        asyncio.run(main())
 """)
 
 
