@@ -193,7 +193,9 @@ def test_sigkill_at_random_points_leaves_a_consistent_catalog(dirty_repo: Path, 
         stats = run_trials(server, dirty_repo, tmp_path, seed)
     finally:
         server.close()
-    assert stats["ops"] >= TRIALS, stats  # the kills landed inside the operations, not only during start-up
+    # the kills landed inside the operations, not only during start-up (a loaded machine runs fewer operations before
+    # each kill, so the count of kills that cut one is asked for, not of operations run)
+    assert stats["cut mid-step"] >= TRIALS // 4, stats
     assert git(dirty_repo, "log", "--format=%s", "-1")
     print(f"fault injection, seed {seed}: {TRIALS} kills, {dict(stats)}")
 
