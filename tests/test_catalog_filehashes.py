@@ -96,9 +96,9 @@ async def test_the_watchers_first_catch_up_reads_only_what_changed_since_the_loa
     real_read = outside_edits.read_bytes_or_none
     monkeypatch.setattr(outside_edits, "read_bytes_or_none", lambda path: read.append(path.name) or real_read(path))
     async with started_sandbox(repo) as sandbox:
-        for _ in range(3):
+        for _ in range(3):  # opened and closed until the load remembers every file's hashes
             async with opened_catalog(repo, sandbox) as catalog:
-                pass
+                assert catalog.registry.get("double") is not None
         async with opened_catalog(repo, sandbox) as catalog:
             assert sorted(catalog.load_report.unread) == list(NAMES)
             edited = tool_source("triple", body="return 3 * x")
