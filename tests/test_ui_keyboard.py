@@ -9,8 +9,7 @@ import pytest
 from textual import events
 from textual.screen import Screen
 
-from tests.ui_support import make_app, notifications, ready, row_names, tool_source, wait_until
-from tui_agent.ui.app import TuiAgentApp
+from tests.ui_support import burst, make_app, notifications, ready, row_names, tool_source, wait_until
 from tui_agent.ui.palette import palette_commands
 from tui_agent.ui.screens.source import SourceScreen
 from tui_agent.core.runtime_state import catalog_of
@@ -21,14 +20,6 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
 
-
-def burst(app: TuiAgentApp, *keys: str) -> None:
-    """Keys arriving together, as from a fast typist or a terminal's buffer (the pilot's `press` waits after each)."""
-    assert app._driver is not None
-    for key in keys:
-        event = events.Key(key, key if len(key) == 1 else None)
-        event.set_sender(app)
-        app._driver.send_message(event)
 
 
 @pytest.mark.parametrize("size", [(200, 50), (80, 24)])

@@ -6,21 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual import events
 from textual.command import CommandPalette
 
 from tests.scripted_model import ScriptedModel
-from tests.ui_support import make_app, ready, wait_until
-from tui_agent.ui.app import TuiAgentApp
+from tests.ui_support import burst, make_app, ready, wait_until
 
-
-def burst(app: TuiAgentApp, *keys: str) -> None:
-    """Keys arriving together, as tmux sends them (the pilot's `press` waits after each)."""
-    assert app._driver is not None
-    for key in keys:
-        event = events.Key(key, None)
-        event.set_sender(app)
-        app._driver.send_message(event)
 
 
 @pytest.mark.parametrize(("first", "pane_key", "pane"), [("f3", "f2", "conversation"), ("f2", "f4", "diff")])

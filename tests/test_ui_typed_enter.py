@@ -6,21 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual import events
 
 from tests.fake_messages_api import reply, text
 from tests.scripted_model import ScriptedModel
-from tests.ui_support import make_app, ready, turn_answered, wait_until
-from tui_agent.ui.app import TuiAgentApp
+from tests.ui_support import burst, make_app, ready, turn_answered, wait_until
 
-
-def burst(app: TuiAgentApp, *keys: str) -> None:
-    """Keys arriving together, as from a fast typist or a terminal's buffer (the pilot's `press` waits after each)."""
-    assert app._driver is not None
-    for key in keys:
-        event = events.Key(key, key if len(key) == 1 else None)
-        event.set_sender(app)
-        app._driver.send_message(event)
 
 
 def sent_prompts(scripted: ScriptedModel) -> list[str]:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.pilot import Pilot
 
 from tui_agent.ui.app import TuiAgentApp
@@ -109,3 +110,12 @@ async def answer_confirm(pilot: Pilot, key: str = "y", timeout: float = 30.0) ->
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen), timeout=timeout, message="the confirmation")
     await pilot.press(key)
     await wait_until(pilot, lambda: not isinstance(pilot.app.screen, ConfirmScreen), timeout=timeout, message="the confirmation to close")
+
+
+def burst(app: TuiAgentApp, *keys: str) -> None:
+    """Keys arriving together, as from a fast typist or a terminal's buffer (the pilot's `press` waits after each)."""
+    assert app._driver is not None
+    for key in keys:
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        app._driver.send_message(event)
