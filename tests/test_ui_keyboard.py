@@ -21,7 +21,6 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-
 @pytest.mark.parametrize("size", [(200, 50), (80, 24)])
 @pytest.mark.parametrize("keys", [("f3", "v"), ("f4", "f5", "f5", "f3", "v")])
 async def test_a_key_right_after_pane_keys_reaches_the_selected_pane(repo: Path, size: tuple[int, int], keys: tuple[str, ...]) -> None:

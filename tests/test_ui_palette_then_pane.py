@@ -12,7 +12,6 @@ from tests.scripted_model import ScriptedModel
 from tests.ui_support import burst, make_app, ready, wait_until
 
 
-
 @pytest.mark.parametrize(("first", "pane_key", "pane"), [("f3", "f2", "conversation"), ("f2", "f4", "diff")])
 async def test_a_pane_key_right_after_escape_closed_the_palette_selects_its_pane(repo: Path, scripted: ScriptedModel, first: str,
                                                                                  pane_key: str, pane: str) -> None:

@@ -12,7 +12,6 @@ from tests.scripted_model import ScriptedModel
 from tests.ui_support import burst, make_app, ready, turn_answered, wait_until
 
 
-
 def sent_prompts(scripted: ScriptedModel) -> list[str]:
     """The person's prompts the model got, oldest first (the last user message of each request that starts a turn)."""
     prompts = []
