@@ -18,7 +18,7 @@ from textual.command import CommandPalette
 from textual.reactive import reactive
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Input, Static, Tab, Tabs, TextArea
+from textual.widgets import Input, Tab, Tabs, TextArea
 
 from tui_agent.ui.catalog_sync import CatalogSync, CoreEvent, McpChanged
 from tui_agent.ui.command_registry import CommandRegistry
@@ -49,6 +49,7 @@ from tui_agent.ui.terminal_safety import draw_control_characters_visibly
 from tui_agent.ui.widgets.catalog_pane import CatalogPane
 from tui_agent.ui.widgets.conversation import Conversation
 from tui_agent.ui.widgets.diff_pane import DiffPane
+from tui_agent.ui.widgets.footer_slot import FooterSlot
 from tui_agent.ui.widgets.header import StatusHeader
 from tui_agent.ui.widgets.messages import Entry
 from tui_agent.ui.catalog_rows import CatalogRow
@@ -168,7 +169,7 @@ class TuiAgentApp(App[int]):
             with Vertical(id="side"):
                 yield CatalogPane(id="catalog-pane", classes="pane", clock=self.clock)
                 yield DiffPane(id="diff-pane", classes="pane")
-        yield Static(id="footer-slot")  # the footer's row, kept for it until it is mounted after the first frame
+        yield FooterSlot(id="footer-slot")
 
     @property
     def conversation(self) -> Conversation:
@@ -203,23 +204,9 @@ class TuiAgentApp(App[int]):
         self.call_after_refresh(self.open_runtime)  # the first frame is painted before any of the work starts
 
     async def mount_footer(self) -> None:
-        """The key footer, once the project has opened and a prompt typed meanwhile has reached the model: composing
-        its keys takes tens of ms of the interpreter's time, which that prompt would otherwise wait for (just after
-        the first frame, where it was, the keys were composed twice: focus changes the bindings). Its row was kept,
-        so nothing moves."""
-        from textual.widget import MountError
-        from textual.widgets import Footer
-
-        main = self.screen_stack[:1]  # the main screen (a modal may be up by then), none when the app is ending
-        slot = next((slot for screen in main for slot in screen.query("#footer-slot").results(Static)), None)
-        if slot is None or not main[0].is_mounted:  # mounted already, or the app is ending
-            return
-        try:
-            await main[0].mount(Footer(compact=True), before=slot)
-        except MountError:  # the app ended meanwhile (quit at the git question)
-            return
-        await slot.remove()
-        main[0].refresh_bindings()  # a footer shows its keys once the bindings are published
+        """The key footer in its row on the main screen (a modal may be up by then), unless mounted already."""
+        for slot in list(self.screen_stack[0].query(FooterSlot)) if self.screen_stack else []:
+            await slot.become_footer()
 
     def agent_now(self) -> Agent | None:
         """The agent a prompt goes to now (None while opening, restricted without one, or without a model)."""
@@ -360,10 +347,6 @@ class TuiAgentApp(App[int]):
         if isinstance(event, events.Key) and not event.is_forwarded and types_while_reading(event, self.focused, self.conversation):
             self.screen.set_focus(self.prompt_area)  # before the key is dispatched: it and the keys after it (Enter too) go there
         await super().on_event(event)
-
-    def on_conversation_typed_ahead(self, message: Conversation.TypedAhead) -> None:
-        self.prompt_area.insert(message.character)
-        self.screen.set_focus(self.prompt_area)
 
     def on_queued_prompts_edit_requested(self, message: QueuedPrompts.EditRequested) -> None:
         self.turns.return_to_prompt_box(message.text)  # back in the prompt box, which gets the focus

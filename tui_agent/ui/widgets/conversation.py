@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import events
-from textual.message import Message
 from textual.widget import Widget
 
 from tui_agent.core.events import Event
 from tui_agent.ui.event_messages import ShowEvent
 from tui_agent.ui.transcript import Folded
-from tui_agent.ui.typed import typed_text
 from tui_agent.ui.widgets.entry_window import EntryWindow
 from tui_agent.ui.widgets.messages import Entry, ToolCallBlock, widget_for, widget_type_for
 
@@ -22,24 +19,9 @@ if TYPE_CHECKING:
 class Conversation(EntryWindow):
     """The transcript as it happens, over the window of mounted entries (`EntryWindow`) that scrolling slides."""
 
-    class TypedAhead(Message):
-        """A character typed while the conversation (or a block in it) has the focus: it belongs in the prompt box."""
-
-        def __init__(self, character: str) -> None:
-            super().__init__()
-            self.character = character
-
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._streaming: AssistantMessage | None = None
-
-    def on_key(self, event: events.Key) -> None:
-        """Typing while reading is typing a prompt: the character goes to the prompt box (which takes the focus)."""
-        typed = typed_text(event)
-        if typed is not None:
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.TypedAhead(typed))
 
     async def add(self, entry: Entry) -> Widget:
         """Append an entry that no event made (the app's own notices, a manual tool run) and its widget."""
