@@ -10,7 +10,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui_agent.core.sandbox.venvs import project_venvs
+from tui_agent.core.sandbox.launch import project_venvs
 from tui_agent.core.versioning.plainfiles import ignored_entries
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})

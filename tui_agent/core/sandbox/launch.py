@@ -3,28 +3,37 @@ worker, the overlay worker and the fork server alike; the bubblewrap and overlay
 
 Under bubblewrap the command line is, outermost first: the shell that joins the run's cgroup (`JOIN_THEN_EXEC`), the
 overlay mount in a new mount namespace (a writable run through an overlay, `OVERLAY_MOUNT`), bubblewrap (`_bwrap`),
-the worker. The weak (rlimits) tier's path is small on purpose: the cgroup join (where there is one), then the worker
-itself with a private home and /tmp under the sandbox's scratch folder: no filesystem or namespace isolation.
+the worker. What bubblewrap shows of the host the same way at every launch (`HostMounts`: hidden folders, revealed
+files, the interpreter's and the toolchain's folders, masked secrets) is computed once, when the toolchain is
+discovered; a launch adds the project's binds, which it looks at anew. The weak (rlimits) tier's path is small on
+purpose: the cgroup join (where there is one), then the worker itself with a private home and /tmp under the
+sandbox's scratch folder: no filesystem or namespace isolation.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tui_agent.core.sandbox import overlay as overlays, protected
+from tui_agent.core.sandbox import protected
 from tui_agent.core.sandbox.netproxy import PROXY_PORT, proxy_env
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
-from tui_agent.core.sandbox.secrets import socket_folders
-from tui_agent.core.sandbox.toolchain import Toolchain, bwrap_arguments
-from tui_agent.core.sandbox.venvs import project_venvs
+from tui_agent.core.sandbox.secrets import hidden_paths, holds_socket_folder, is_inside
 from tui_agent.core.sandbox.zygote import SANDBOX_HOME
+
+if TYPE_CHECKING:
+    from tui_agent.core.sandbox.overlay import OverlayDirs
+    from tui_agent.core.sandbox.toolchain import Toolchain
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]
@@ -64,6 +73,16 @@ class Launch:
 
 
 @dataclass(frozen=True)
+class HostMounts:
+    """What bubblewrap shows of the host the same way at every launch: the `hidden` folders behind an empty tmpfs,
+    then `binds`, its arguments for the files revealed in them, the interpreter's and the toolchain's folders
+    (read-only) and the secrets masked inside those."""
+
+    hidden: tuple[Path, ...]
+    binds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Command:
     """A worker's command line, its environment, and the weak tier's private folder (None under bubblewrap)."""
 
@@ -74,7 +93,7 @@ class Command:
 
 def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel_fd: int,
             toolchain: Toolchain | None = None, seccomp_fd: int | None = None, net_fd: int | None = None,
-            overlay: overlays.OverlayDirs | None = None, cgroup_procs: tuple[Path, ...] = ()) -> Command:
+            overlay: OverlayDirs | None = None, cgroup_procs: tuple[Path, ...] = ()) -> Command:
     """The command that starts a worker as `launch` says: `seccomp_fd` is the base filter bubblewrap installs, `net_fd`
     where the worker hands over its proxy listener (a network grant), `overlay` the folders of its overlay mount,
     `cgroup_procs` the run cgroup's `cgroup.procs` files the first process joins."""
@@ -86,9 +105,11 @@ def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel
         env = sandbox_env(home=str(private_dir / "home"), tmpdir=str(private_dir / "tmp"), tier=launch.tier,
                           token=token, toolchain=toolchain)
         return Command([*join, *worker_argv(channel_fd, project)], env, str(private_dir))
+    mounts = toolchain.mounts if toolchain is not None else host_mounts(project)
     mount = overlay_prefix(overlay, project) if overlay is not None else []
-    argv = _bwrap(project, launch, toolchain=toolchain, seccomp_fd=seccomp_fd, drop_caps=overlay is not None)
-    served = hidden_paths() if launch.serve else None
+    argv = _bwrap(project, launch, mounts, venv=toolchain.venv if toolchain is not None else None,
+                  seccomp_fd=seccomp_fd, drop_caps=overlay is not None)
+    served = list(mounts.hidden) if launch.serve else None
     argv += worker_argv(channel_fd, project, served, net_fd if launch.network else None)
     env = sandbox_env(home=SANDBOX_HOME, tmpdir="/tmp", tier=launch.tier, token=token, toolchain=toolchain)
     if net_fd is not None and launch.network:
@@ -96,10 +117,11 @@ def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel
     return Command([*join, *mount, *argv], env, None)
 
 
-def _bwrap(project: Path, launch: Launch, *, toolchain: Toolchain | None, seccomp_fd: int | None,
+def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | None, seccomp_fd: int | None,
            drop_caps: bool) -> list[str]:
-    """bubblewrap up to the worker: / read-only, homes, /tmp and host socket folders hidden, the project the only
-    writable place (read-only too unless `launch.project_writable`), under the base filter read from `seccomp_fd`.
+    """bubblewrap up to the worker: / read-only, `mounts` (homes, /tmp and host socket folders hidden), the project
+    the only writable place (read-only too unless `launch.project_writable`), under the base filter read from
+    `seccomp_fd`.
 
     `drop_caps`: bubblewrap runs as root of a user namespace (an overlay launcher's) even for a user without privileges;
     an overlay run's `.git` is writable where a commit writes (the harvest filters it). A `network` grant is served
@@ -112,31 +134,46 @@ def _bwrap(project: Path, launch: Launch, *, toolchain: Toolchain | None, seccom
         argv += ["--cap-drop", "ALL"]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
-    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    hidden = hidden_paths()
-    for folder in hidden:
-        argv += ["--tmpfs", str(folder)]
-    for file in revealed_files(hidden):
-        argv += ["--ro-bind", str(file), str(file)]
-    argv += ["--dir", SANDBOX_HOME]
-    interpreter = interpreter_paths()
-    for path in interpreter:
-        if any(_is_under(path, folder) for folder in hidden) and not _is_under(path, project):
-            argv += ["--ro-bind", str(path), str(path)]
-    if toolchain is not None:
-        argv += bwrap_arguments(toolchain, hidden)
+    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *mounts.binds]
     if launch.project_writable:
         argv += ["--bind", str(project), str(project)]
         argv += protected.read_only_binds(project, git_commits=launch.overlay)
         if not launch.venv_writable:  # a test run must not plant a .pth in a virtualenv (used or not) run later
-            for venv in project_venvs(project, toolchain.venv if toolchain is not None else None):
-                argv += ["--ro-bind", str(venv), str(venv)]
+            for folder in project_venvs(project, venv):
+                argv += ["--ro-bind", str(folder), str(folder)]
     else:
         argv += ["--ro-bind", str(project), str(project)]
-    for path in interpreter:
-        if _is_under(path, project):
+    for path in interpreter_paths():
+        if path.is_relative_to(project):
             argv += ["--ro-bind", str(path), str(path)]
     return [*argv, "--chdir", str(project), "--"]
+
+
+def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Path] = ()) -> HostMounts:
+    """The `HostMounts` of a project at `root` whose toolchain shows the `read_only` folders with `masked` hidden:
+    each toolchain folder under a hidden folder bound read-only (never a whole host socket folder again), then
+    every secret inside one masked."""
+    hidden = hidden_paths()
+    argv = [argument for folder in hidden for argument in ("--tmpfs", str(folder))]
+    resolv = Path("/etc/resolv.conf").resolve()  # often a link into /run (systemd-resolved)
+    if resolv.is_file() and any(is_inside(resolv, folder) for folder in hidden):
+        argv += ["--ro-bind", str(resolv), str(resolv)]
+    argv += ["--dir", SANDBOX_HOME]
+    for path in interpreter_paths():
+        if any(is_inside(path, folder) for folder in hidden) and not is_inside(path, root):
+            argv += ["--ro-bind", str(path), str(path)]
+    bound: list[Path] = []
+    for folder in sorted(read_only, key=lambda path: len(path.parts)):
+        if any(is_inside(folder, parent) for parent in bound) or not any(is_inside(folder, h) for h in hidden):
+            continue
+        bound.append(folder)
+        if not holds_socket_folder(folder):
+            argv += ["--ro-bind", str(folder), str(folder)]
+    for secret in masked:
+        if secret.is_symlink() or not any(is_inside(secret, folder) for folder in bound):
+            continue  # a symlink's target is masked in its own right
+        argv += ["--tmpfs", str(secret), "--remount-ro", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
+    return HostMounts(tuple(hidden), tuple(argv))
 
 
 def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None = None,
@@ -149,26 +186,26 @@ def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None
             *net]
 
 
-def overlay_prefix(dirs: overlays.OverlayDirs, project: Path) -> list[str]:
-    """The command prefix that mounts the overlay over `project` in a new mount namespace (a new user namespace too,
-    mapped to the caller, without privileges), then execs the rest of the command line (bubblewrap)."""
-    binary = shutil.which("unshare") or "unshare"
-    options = f"lowerdir={project},upperdir={dirs.upper},workdir={dirs.work},volatile"
-    if dirs.rootless:
-        options = "userxattr," + options
-    user = ["--user", "--map-root-user"] if dirs.rootless else []
-    return [binary, "--mount", "--propagation", "private", *user, "--", "/bin/sh", "-c", OVERLAY_MOUNT, "overlay",
-            options, str(project)]
+def overlay_prefix(dirs: OverlayDirs, project: Path) -> list[str]:
+    """The command prefix that mounts the overlay of `dirs` over `project` in a new mount namespace (a new user
+    namespace too, mapped to the caller, without privileges), then execs the rest of the command line (bubblewrap)."""
+    return _overlay_mount(project, dirs.upper, dirs.work, dirs.rootless)
+
+
+def _overlay_mount(lower: Path, upper: Path, work: Path, rootless: bool) -> list[str]:
+    options = f"{'userxattr,' if rootless else ''}lowerdir={lower},upperdir={upper},workdir={work},volatile"
+    user = ["--user", "--map-root-user"] if rootless else []
+    return [shutil.which("unshare") or "unshare", "--mount", "--propagation", "private", *user, "--", "/bin/sh", "-c",
+            OVERLAY_MOUNT, "overlay", options, str(lower)]
 
 
 def sandbox_env(*, home: str, tmpdir: str, tier: str, token: str, toolchain: Toolchain | None = None) -> dict[str, str]:
     """The allow-listed environment agent code sees: no secret can be in it; `toolchain` adds PATH and build variables."""
     env = {key: os.environ[key] for key in ALLOWED_ENV if key in os.environ}
-    interpreter_bin = str(Path(sys.executable).parent)
     if toolchain is not None:
-        env.update(toolchain.environment())
+        env.update(toolchain.env, PATH=":".join(toolchain.path))
     env.update(
-        PATH=env.get("PATH") or f"{interpreter_bin}:/usr/local/bin:/usr/bin:/bin",
+        PATH=env.get("PATH") or f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
         HOME=home,
         TMPDIR=tmpdir,
         PYTHONDONTWRITEBYTECODE="1",
@@ -180,37 +217,24 @@ def sandbox_env(*, home: str, tmpdir: str, tier: str, token: str, toolchain: Too
     return env
 
 
-def _is_under(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
-def hidden_paths() -> list[Path]:
-    """Folders replaced by empty tmpfs inside bubblewrap: homes, /tmp and the folders holding host sockets."""
-    candidates = [Path("/root"), Path("/home"), Path(os.path.expanduser("~")), *socket_folders()]
-    unique: list[Path] = []
-    for path in candidates:
-        resolved = path.resolve() if path.exists() else None
-        if resolved is None or resolved == Path("/") or any(_is_under(resolved, folder) for folder in unique):
-            continue
-        unique = [folder for folder in unique if not _is_under(folder, resolved)] + [resolved]
-    return unique
-
-
-def revealed_files(hidden: list[Path]) -> list[Path]:
-    """Plain files the sandbox needs from a hidden folder: /etc/resolv.conf often links into /run (systemd-resolved)."""
-    found: list[Path] = []
-    for name in ("/etc/resolv.conf",):
-        target = Path(name).resolve()
-        if target.is_file() and any(_is_under(target, folder) for folder in hidden):
-            found.append(target)
-    return found
-
-
-def interpreter_paths() -> list[Path]:
+@functools.cache
+def interpreter_paths() -> tuple[Path, ...]:
     """What the worker interpreter needs to be visible: prefixes, the executable's folder, the tui_agent package."""
     paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix),
              Path(os.path.realpath(sys.executable)).parent, Path(sys.executable).parent, PACKAGE_PARENT}
-    return sorted({p.resolve() for p in paths if p.exists()})
+    return tuple(sorted({p.resolve() for p in paths if p.exists()}))
+
+
+def project_venvs(root: Path, used: Path | None) -> list[Path]:
+    """Every virtualenv inside the project (resolved), used or not (`used`: the toolchain's): each is kept
+    read-only in writable runs, and its start-up files are checked after them."""
+    real_root = Path(os.path.realpath(root))
+    found: list[Path] = []
+    for candidate in (root / ".venv", root / "venv", *([used] if used is not None else [])):
+        real = Path(os.path.realpath(candidate))
+        if (real / "pyvenv.cfg").is_file() and real.is_relative_to(real_root) and real != real_root and real not in found:
+            found.append(real)
+    return found
 
 
 def project_layout(project: Path, project_writable: bool = True) -> tuple[tuple[str, bool], ...]:
@@ -257,22 +281,23 @@ def _tried(argv: list[str], failing: str) -> str | None:
 
 
 def _try_overlay(scratch: Path) -> str | None:
+    """The overlay mount of a run, tried on folders of the probe's own (the caller checked that their paths fit in the
+    mount options, `overlay.usable_paths`)."""
     if shutil.which("unshare") is None:
         return "util-linux's `unshare` is not installed"
-    if not overlays.usable_paths(Path("/"), scratch):
-        return f"the temporary folder {scratch} has characters a mount option cannot carry"
     trial = Path(tempfile.mkdtemp(prefix="overlay-probe-", dir=scratch))
+    lower, upper, work = trial / "lower", trial / "upper", trial / "work"
     try:
-        lower = trial / "lower"
-        lower.mkdir()
+        for folder in (lower, upper, work):
+            folder.mkdir()
         (lower / "f").write_text("x")
-        dirs = overlays.prepare(trial)
-        problem = _tried([*overlay_prefix(dirs, lower), "/bin/sh", "-c", f'rm "{lower}/f" && echo y > "{lower}/g"'],
-                         "an overlay mount fails here")
-        if problem is None and (not (dirs.upper / "g").is_file() or (lower / "g").exists() or not (lower / "f").exists()):
+        problem = _tried([*_overlay_mount(lower, upper, work, os.geteuid() != 0), "/bin/sh", "-c",
+                          f'rm "{lower}/f" && echo y > "{lower}/g"'], "an overlay mount fails here")
+        if problem is None and (not (upper / "g").is_file() or (lower / "g").exists() or not (lower / "f").exists()):
             return "an overlay mount does not keep writes apart here"
         return problem
     finally:
-        for dirs_left in trial.glob("overlay-*"):
-            overlays.OverlayDirs(dirs_left, rootless=True).remove()
+        for inner in (work / "work", work / "index"):  # the kernel's, mode 000 for a user without privileges
+            with contextlib.suppress(OSError):
+                os.chmod(inner, 0o700)
         shutil.rmtree(trial, ignore_errors=True)

@@ -1,5 +1,5 @@
 """What agent code must never see: secret files under the home directory, secret-looking environment variables, and
-the folders where the host keeps its sockets (hidden whatever a config or a virtualenv asks)."""
+the host folders bubblewrap hides behind an empty tmpfs (homes, and the folders where the host keeps its sockets)."""
 
 from __future__ import annotations
 
@@ -23,14 +23,13 @@ SECRET_ENV_NAME = re.compile(
 )
 """Variable names that may hold a secret (`ANTHROPIC_API_KEY`, `*_TOKEN`, `*_KEY`, `*_SECRET`, passwords ...)."""
 
+HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
+"""Where a host keeps its sockets (D-Bus, Docker, ssh-agent, gpg-agent, tmux, systemd): hidden by bubblewrap, with
+$XDG_RUNTIME_DIR, whether or not the run has the network."""
+
 
 def is_secret_env_name(name: str) -> bool:
     return bool(SECRET_ENV_NAME.search(name))
-
-
-def secret_paths(home: Path) -> list[Path]:
-    """Every secret path under `home`, whether it exists or not (absolute, not resolved)."""
-    return [home / relative for relative in SECRET_HOME_PATHS]
 
 
 def is_inside(path: Path, folder: Path) -> bool:
@@ -45,7 +44,7 @@ class SecretMap:
     def __init__(self, home: Path) -> None:
         self.home = home
         self.real_home = Path(os.path.realpath(home))
-        self.pairs = [(secret, Path(os.path.realpath(secret))) for secret in secret_paths(home)]
+        self.pairs = [(home / relative, Path(os.path.realpath(home / relative))) for relative in SECRET_HOME_PATHS]
 
     def existing(self) -> list[Path]:
         return [secret for secret, _real in self.pairs if secret.exists() or secret.is_symlink()]
@@ -69,30 +68,31 @@ class SecretMap:
         return any(is_inside(real, secret_real) or is_inside(path, secret) for secret, secret_real in self.pairs)
 
 
-HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
-"""Where a host keeps its sockets (D-Bus, Docker, ssh-agent, gpg-agent, tmux, systemd): hidden by bubblewrap, with
-$XDG_RUNTIME_DIR, whether or not the run has the network."""
-
-
 def socket_folders() -> list[Path]:
     """The real paths of the host's socket folders, $XDG_RUNTIME_DIR included."""
-    folders = [Path(folder) for folder in HOST_SOCKET_FOLDERS]
     runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime_dir and os.path.isabs(runtime_dir):
-        folders.append(Path(runtime_dir))
-    return [Path(os.path.realpath(folder)) for folder in folders]
-
-
-def in_socket_folder(path: Path) -> bool:
-    """Whether `path` (resolved) is, holds or lies inside one of the host's socket folders."""
-    real = Path(os.path.realpath(path))
-    for folder in socket_folders():
-        if real == folder or folder in real.parents or real in folder.parents:
-            return True
-    return False
+    extra = [runtime_dir] if runtime_dir and os.path.isabs(runtime_dir) else []
+    return [Path(os.path.realpath(folder)) for folder in (*HOST_SOCKET_FOLDERS, *extra)]
 
 
 def holds_socket_folder(path: Path) -> bool:
     """Whether binding `path` would show a whole socket folder: it is one, or holds one (/, /var, /run/user)."""
     real = Path(os.path.realpath(path))
-    return any(real == folder or real in folder.parents for folder in socket_folders())
+    return any(is_inside(folder, real) for folder in socket_folders())
+
+
+def in_socket_folder(path: Path) -> bool:
+    """Whether `path` (resolved) is, holds or lies inside one of the host's socket folders."""
+    real = Path(os.path.realpath(path))
+    return any(is_inside(real, folder) or is_inside(folder, real) for folder in socket_folders())
+
+
+def hidden_paths() -> list[Path]:
+    """Folders replaced by empty tmpfs inside bubblewrap: homes, /tmp and the folders holding host sockets."""
+    unique: list[Path] = []
+    for path in (Path("/root"), Path("/home"), Path(os.path.expanduser("~")), *socket_folders()):
+        resolved = path.resolve() if path.exists() else None
+        if resolved is None or resolved == Path("/") or any(is_inside(resolved, folder) for folder in unique):
+            continue
+        unique = [folder for folder in unique if not is_inside(folder, resolved)] + [resolved]
+    return unique

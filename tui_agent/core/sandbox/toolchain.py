@@ -1,4 +1,7 @@
-"""The project's toolchain inside the sandbox: PATH, the project's virtualenv, read-only toolchain folders, build variables."""
+"""The project's toolchain inside the sandbox: PATH, the project's virtualenv, read-only toolchain folders, build
+variables, found once per session. The virtualenv is never one git tracks (a repository's committed `venv/` is the
+attacker's), nor one whose interpreter `home` is not a real Python installation or lies where the sandbox hides
+things (/tmp, /run: sockets and private files)."""
 
 from __future__ import annotations
 
@@ -6,15 +9,18 @@ import base64
 import hashlib
 import os
 import re
+import shlex
 import sys
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui_agent.core.sandbox import venvs
-from tui_agent.core.sandbox.secrets import SecretMap, holds_socket_folder, is_inside, is_secret_env_name
+from tui_agent.core.versioning.plainfiles import git_tracks
+
+from tui_agent.core.sandbox.launch import HostMounts, host_mounts
+from tui_agent.core.sandbox.secrets import SecretMap, in_socket_folder, is_inside, is_secret_env_name
 
 TOOLCHAIN_HOME_DIRS: tuple[str, ...] = (
     ".pyenv", ".nvm", ".cargo", ".rustup", "go", ".local/bin", ".local/lib", ".local/share/pipx", ".local/pipx",
@@ -40,24 +46,23 @@ BUILD_ENV_NAMES: tuple[str, ...] = (
 """Variables a build or a test run commonly needs; `[sandbox] env` in .agent/config.toml adds more names."""
 
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+PYTHON_NAMES = ("python3", "python")
 
 
 @dataclass(frozen=True)
 class Toolchain:
-    """What agent code sees of the user's toolchain; `read_only` folders are bound read-only with `masked` hidden."""
+    """What agent code sees of the user's toolchain; `read_only` folders are bound read-only with `masked` hidden,
+    `mounts` says so to bubblewrap (with the host folders it hides)."""
 
     home: Path
     path: tuple[str, ...]
     env: dict[str, str]
     read_only: tuple[Path, ...]
     masked: tuple[Path, ...]
+    mounts: HostMounts
     venv: Path | None = None
     withheld_secrets: tuple[str, ...] = ()
     problems: tuple[str, ...] = field(default_factory=tuple)
-
-    def environment(self) -> dict[str, str]:
-        """The variables to add to the sandbox environment (PATH included)."""
-        return {**self.env, "PATH": ":".join(self.path)}
 
     def describe(self, *, paths_hidden: bool = True) -> dict[str, Any]:
         """Visible and hidden, for `tuiagent sandbox status` (variable names only, never values).
@@ -105,7 +110,8 @@ def discover(project_root: Path, *, environ: Mapping[str, str] | None = None, ex
     read_only = _dedupe([folder for folder in folders if not secrets.touches(folder)])
     masked = _dedupe([secret for folder in read_only for secret in secrets.under(folder)])
     withheld = tuple(sorted(name for name in env_in if is_secret_env_name(name)))
-    return Toolchain(home, tuple(path), env, tuple(read_only), tuple(masked), venv, withheld, tuple(problems))
+    return Toolchain(home, tuple(path), env, tuple(read_only), tuple(masked), host_mounts(project_root, read_only, masked),
+                     venv, withheld, tuple(problems))
 
 
 def passed_variables(environ: Mapping[str, str], extra: Iterable[str], problems: list[str]) -> dict[str, str]:
@@ -136,7 +142,7 @@ def search_path(user_path: str, venv: Path | None, secrets: SecretMap) -> list[s
     entries: list[str] = [str(venv / "bin")] if venv is not None else []
     for entry in user_path.split(os.pathsep):
         if entry and os.path.isabs(entry) and os.path.isdir(entry) and not secrets.touches(Path(entry)):
-            if not venvs.is_own_environment(Path(entry).parent):  # tuiagent's own, activated: after the person's
+            if not is_own_environment(Path(entry).parent):  # tuiagent's own, activated: after the person's
                 entries.append(entry)
     entries += [str(Path(sys.executable).parent), *SYSTEM_PATH]
     return _dedupe(entries)
@@ -153,14 +159,14 @@ def find_virtualenv(root: Path, environ: Mapping[str, str], home: Path, problems
         candidates.append(root / os.path.expanduser(environ["UV_PROJECT_ENVIRONMENT"]))
     candidates += [root / ".venv", root / "venv"]
     candidates += poetry_virtualenvs(root, environ, home)
-    if environ.get("VIRTUAL_ENV") and not venvs.is_own_environment(Path(environ["VIRTUAL_ENV"])):
+    if environ.get("VIRTUAL_ENV") and not is_own_environment(Path(environ["VIRTUAL_ENV"])):
         candidates.append(Path(environ["VIRTUAL_ENV"]))
     for candidate in candidates:
         if not ((candidate / "pyvenv.cfg").is_file() and (candidate / "bin").is_dir()):
             continue
         if not project_venv and is_inside(Path(os.path.realpath(candidate)), Path(os.path.realpath(root))):
             continue
-        reason = venvs.refusal(root, candidate)
+        reason = refusal(root, candidate)
         if reason is not None:
             if problems is not None:
                 problems.append(reason)
@@ -190,20 +196,14 @@ def poetry_virtualenvs(root: Path, environ: Mapping[str, str], home: Path) -> li
         return []
 
 
-def venv_base(venv: Path, user_home: Path | None = None) -> Path | None:
-    """The prefix of the interpreter a virtualenv was made from (`home = …/bin` in pyvenv.cfg), only when it is a
-    real Python installation outside the host's socket folders (venvs.real_python_prefix)."""
-    home = venvs.interpreter_home(venv)
-    return venvs.real_python_prefix(home, user_home) if home is not None else None
-
-
 def toolchain_folders(home: Path, path: list[str], venv: Path | None, env: Mapping[str, str], root: Path) -> list[Path]:
     """Folders to make visible: the known toolchain folders, PATH entries, the virtualenv and its interpreter."""
     folders = [home / relative for relative in TOOLCHAIN_HOME_DIRS if (home / relative).is_dir()]
     folders += [Path(entry) for entry in path]
     if venv is not None:
         folders.append(venv)
-        base = venv_base(venv, home)
+        interpreter = interpreter_home(venv)
+        base = real_python_prefix(interpreter, home) if interpreter is not None else None
         if base is not None and base.is_dir():
             folders.append(base)
     for name in TOOL_HOME_VARIABLES:
@@ -258,36 +258,93 @@ def _dedupe(items: list[Any]) -> list[Any]:
     return seen
 
 
-def bwrap_arguments(toolchain: Toolchain, hidden: Iterable[Path]) -> list[str]:
-    """bubblewrap mounts: each toolchain folder under a hidden folder bound read-only, then every secret masked."""
-    hidden_folders = list(hidden)
-    bound: list[Path] = []
-    arguments: list[str] = []
-    for folder in sorted(toolchain.read_only, key=lambda path: len(path.parts)):
-        if any(is_inside(folder, parent) for parent in bound):
-            continue
-        if any(is_inside(folder, parent) for parent in hidden_folders):
-            bound.append(folder)
-            arguments += ["--ro-bind", str(folder), str(folder)]
-    arguments = _without_socket_folders(arguments)
-    for secret in toolchain.masked:
-        if secret.is_symlink() or not any(is_inside(secret, folder) for folder in bound):
-            continue  # a symlink's target is masked in its own right
-        if secret.is_dir():
-            arguments += ["--tmpfs", str(secret), "--remount-ro", str(secret)]
-        else:
-            arguments += ["--ro-bind", "/dev/null", str(secret)]
-    return arguments
+def is_own_environment(venv: Path) -> bool:
+    """True when `venv` is the virtualenv tuiagent itself runs from (activated to start it): never the project's."""
+    return sys.prefix != sys.base_prefix and os.path.realpath(venv) == os.path.realpath(sys.prefix)
 
 
-def _without_socket_folders(arguments: list[str]) -> list[str]:
-    """Drop every --ro-bind that would show a whole host socket folder (/tmp, /run, $XDG_RUNTIME_DIR) again."""
-    kept: list[str] = []
-    index = 0
-    while index < len(arguments):
-        if arguments[index] == "--ro-bind" and holds_socket_folder(Path(arguments[index + 1])):
-            index += 3
+def refusal(root: Path, venv: Path) -> str | None:
+    """Why the virtualenv at `venv` must not be used, or None."""
+    if git_tracks(root, venv):
+        return f"{venv} is tracked by git (a committed virtualenv runs the repository's own programs); not used"
+    real, real_root = Path(os.path.realpath(venv)), Path(os.path.realpath(root))
+    inside = is_inside(Path(os.path.abspath(venv)), Path(os.path.abspath(root)))
+    if inside and not is_inside(real, real_root) and in_socket_folder(real):
+        # A link in the project (agent code can make one) to /tmp or /run; the person's own VIRTUAL_ENV may be anywhere.
+        return f"{venv} leads to {real}, where the sandbox hides the host's sockets and private files; not used"
+    return None
+
+
+def interpreter_home(venv: Path) -> Path | None:
+    """The `home = …/bin` folder of pyvenv.cfg, as written (None when absent or unreadable)."""
+    try:
+        for line in (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                return Path(value.strip())
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def real_python_prefix(home: Path, user_home: Path | None = None) -> Path | None:
+    """The prefix of the Python installation `home` names, or None when it is not one: `home` must hold an
+    executable python3/python and its prefix a lib/python3.* folder, and neither may be in a host socket folder
+    (unless inside the person's own home, as pyenv's are)."""
+    def hidden_place(path: Path) -> bool:
+        own = user_home is not None and is_inside(Path(os.path.realpath(path)), Path(os.path.realpath(user_home)))
+        return in_socket_folder(path) and not own
+
+    if not home.is_absolute() or hidden_place(home):
+        return None
+    executables = [home / name for name in PYTHON_NAMES]
+    if not any(path.is_file() and os.access(path, os.X_OK) for path in executables):
+        return None
+    prefix = Path(os.path.realpath(home)).parent
+    if hidden_place(prefix):
+        return None
+    try:
+        has_stdlib = any(entry.name.startswith("python3") and entry.is_dir() for entry in (prefix / "lib").iterdir())
+    except OSError:
+        return None
+    return prefix if has_stdlib else None
+
+
+def programs_from_venv(command: str, search_path: Sequence[str], venv: Path | None, root: Path | None = None) -> list[str]:
+    """A note for each program `command` runs from the project's virtualenv rather than from the system (paths
+    inside `root` shown relative to it)."""
+    if venv is None:
+        return []
+    venv_bin = Path(venv) / "bin"
+    notes: list[str] = []
+    for name in _program_names(command):
+        found = _which(name, search_path)
+        if found is None or found.parent != venv_bin:
             continue
-        kept.append(arguments[index])
-        index += 1
-    return kept
+        system = _which(name, [entry for entry in search_path if Path(entry) != venv_bin])
+        instead = f"instead of {system}" if system is not None else "(not installed on the system)"
+        shown = os.path.relpath(found, root) if root is not None and is_inside(found, root) else str(found)
+        notes.append(f"`{name}` runs {shown} from the project's virtualenv, {instead}")
+    return notes
+
+
+def _program_names(command: str) -> list[str]:
+    """The first word of each simple command (after VAR=value assignments), best effort."""
+    names: list[str] = []
+    for chunk in command.replace("\n", ";").replace("&&", ";").replace("||", ";").replace("|", ";").split(";"):
+        try:
+            words = shlex.split(chunk)
+        except ValueError:
+            words = chunk.split()
+        words = [word for word in words if not ("=" in word and not word.startswith("="))][:1]
+        if words and "/" not in words[0] and words[0] not in names:
+            names.append(words[0])
+    return names
+
+
+def _which(name: str, search_path: Sequence[str]) -> Path | None:
+    for entry in search_path:
+        candidate = Path(entry) / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
