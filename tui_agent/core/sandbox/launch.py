@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from tui_agent.core.sandbox import protected
 from tui_agent.core.sandbox.netproxy import PROXY_PORT, proxy_env
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
-from tui_agent.core.sandbox.secrets import hidden_paths, holds_socket_folder, is_inside
+from tui_agent.core.sandbox.secrets import hiding_candidates, holds_socket_folder, is_inside, outermost
 from tui_agent.core.sandbox.zygote import SANDBOX_HOME
 
 if TYPE_CHECKING:
@@ -50,6 +50,8 @@ JOIN_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; do
 """The shell joins each of the run's cgroup folders, then becomes the sandbox: every descendant is born inside it."""
 OVERLAY_MOUNT = 'mount -t overlay overlay -o "$1" "$2" || exit 125; shift 2; exec "$@"'
 """Mounts the overlay (exit status `overlay.MOUNT_FAILED` when it cannot), then becomes bubblewrap."""
+HIDING_ENVIRON = ("HOME", "XDG_RUNTIME_DIR")
+"""The variables that say which host folders are hidden (secrets.hiding_candidates)."""
 
 _probe_lock = threading.Lock()
 _probe_cache: dict[str, str | None] = {}
@@ -76,10 +78,16 @@ class Launch:
 class HostMounts:
     """What bubblewrap shows of the host the same way at every launch: the `hidden` folders behind an empty tmpfs,
     then `binds`, its arguments for the files revealed in them, the interpreter's and the toolchain's folders
-    (read-only) and the secrets masked inside those."""
+    (read-only) and the secrets masked inside those. Made under `environ` (HIDING_ENVIRON's values) while the
+    `unseen` folders to hide did not exist: once either changes they are made anew."""
 
     hidden: tuple[Path, ...]
     binds: tuple[str, ...]
+    environ: tuple[str | None, ...]
+    unseen: tuple[Path, ...]
+
+    def current(self) -> bool:
+        return self.environ == tuple(map(os.environ.get, HIDING_ENVIRON)) and not any(map(os.path.exists, self.unseen))
 
 
 @dataclass(frozen=True)
@@ -105,7 +113,9 @@ def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel
         env = sandbox_env(home=str(private_dir / "home"), tmpdir=str(private_dir / "tmp"), tier=launch.tier,
                           token=token, toolchain=toolchain)
         return Command([*join, *worker_argv(channel_fd, project)], env, str(private_dir))
-    mounts = toolchain.mounts if toolchain is not None else host_mounts(project)
+    mounts = toolchain.mounts if toolchain is not None else None
+    if mounts is None or not mounts.current():
+        mounts = host_mounts(project, *((toolchain.read_only, toolchain.masked) if toolchain is not None else ()))
     mount = overlay_prefix(overlay, project) if overlay is not None else []
     argv = _bwrap(project, launch, mounts, venv=toolchain.venv if toolchain is not None else None,
                   seccomp_fd=seccomp_fd, drop_caps=overlay is not None)
@@ -153,7 +163,8 @@ def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Pat
     """The `HostMounts` of a project at `root` whose toolchain shows the `read_only` folders with `masked` hidden:
     each toolchain folder under a hidden folder bound read-only (never a whole host socket folder again), then
     every secret inside one masked."""
-    hidden = hidden_paths()
+    environ, candidates = tuple(map(os.environ.get, HIDING_ENVIRON)), hiding_candidates()
+    hidden = outermost(candidates)
     argv = [argument for folder in hidden for argument in ("--tmpfs", str(folder))]
     resolv = Path("/etc/resolv.conf").resolve()  # often a link into /run (systemd-resolved)
     if resolv.is_file() and any(is_inside(resolv, folder) for folder in hidden):
@@ -173,7 +184,7 @@ def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Pat
         if secret.is_symlink() or not any(is_inside(secret, folder) for folder in bound):
             continue  # a symlink's target is masked in its own right
         argv += ["--tmpfs", str(secret), "--remount-ro", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
-    return HostMounts(tuple(hidden), tuple(argv))
+    return HostMounts(tuple(hidden), tuple(argv), environ, tuple(path for path in candidates if not path.exists()))
 
 
 def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None = None,

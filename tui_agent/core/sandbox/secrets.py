@@ -87,10 +87,15 @@ def in_socket_folder(path: Path) -> bool:
     return any(is_inside(real, folder) or is_inside(folder, real) for folder in socket_folders())
 
 
-def hidden_paths() -> list[Path]:
-    """Folders replaced by empty tmpfs inside bubblewrap: homes, /tmp and the folders holding host sockets."""
+def hiding_candidates() -> list[Path]:
+    """What bubblewrap hides behind an empty tmpfs where it exists: homes, /tmp and the folders holding host sockets."""
+    return [Path("/root"), Path("/home"), Path(os.path.expanduser("~")), *socket_folders()]
+
+
+def outermost(paths: list[Path]) -> list[Path]:
+    """The existing `paths` resolved, but / and those inside another."""
     unique: list[Path] = []
-    for path in (Path("/root"), Path("/home"), Path(os.path.expanduser("~")), *socket_folders()):
+    for path in paths:
         resolved = path.resolve() if path.exists() else None
         if resolved is None or resolved == Path("/") or any(is_inside(resolved, folder) for folder in unique):
             continue

@@ -1,0 +1,58 @@
+"""The launch path's command line: what is computed once with the toolchain is made anew when it would hide other
+host folders today (no worker is started; the hidden folders themselves are tested in test_sandbox_host_reach.py)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tui_agent.core.sandbox.launch import Launch, bwrap_path, command
+from tui_agent.core.sandbox.toolchain import discover
+
+pytestmark = pytest.mark.skipif(bwrap_path() is None or not Path("/dev/shm").is_dir(),
+                                reason="needs bubblewrap and /dev/shm (a folder the sandbox does not hide already)")
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder outside every folder the sandbox hides (homes, /tmp, /run, /var/tmp)."""
+    folder = Path(tempfile.mkdtemp(prefix="tuiagent-launch-", dir="/dev/shm"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def tmpfs_of(argv: list[str]) -> list[str]:
+    return [argv[i + 1] for i, argument in enumerate(argv) if argument == "--tmpfs"]
+
+
+def test_a_changed_runtime_dir_is_hidden_at_the_next_launch(tmp_path: Path, outside: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    toolchain = discover(project)
+    launch = Launch(tier="bubblewrap")
+    before = command(project, launch, token="a", scratch=tmp_path, channel_fd=3, toolchain=toolchain).argv
+    assert str(outside) not in before
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(outside))
+    after = command(project, launch, token="b", scratch=tmp_path, channel_fd=3, toolchain=toolchain).argv
+    assert str(outside) in tmpfs_of(after)
+
+
+def test_a_runtime_dir_made_after_discovery_is_hidden_at_the_next_launch(tmp_path: Path, outside: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    runtime_dir = outside / "runtime"
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime_dir))
+    toolchain = discover(project)
+    launch = Launch(tier="bubblewrap", serve=True)
+    before = command(project, launch, token="a", scratch=tmp_path, channel_fd=3, toolchain=toolchain).argv
+    assert str(runtime_dir) not in before
+    runtime_dir.mkdir()
+    after = command(project, launch, token="b", scratch=tmp_path, channel_fd=3, toolchain=toolchain).argv
+    assert str(runtime_dir) in tmpfs_of(after)
+    assert after[after.index("serve") + 1:].count(str(runtime_dir)) == 1  # the fork server wipes it per run too
