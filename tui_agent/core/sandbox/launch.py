@@ -42,8 +42,8 @@ PACKAGE_PARENT = Path(__file__).resolve().parents[3]
 ALLOWED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 """The only variables copied from the parent's environment; everything else (API keys, tokens) is dropped."""
 
-NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net")
-ISOLATED = (*NAMESPACES, "--as-pid-1", "--die-with-parent", "--new-session")
+ISOLATED = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--as-pid-1", "--die-with-parent",
+            "--new-session")
 """Every bubblewrap the sandbox starts (the probe too): its own namespaces (network: only `lo`), the worker as
 process 1 (no unfiltered bubblewrap init), gone with its parent, in a new session (no terminal to inject into)."""
 JOIN_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'

@@ -10,6 +10,7 @@ import hashlib
 import os
 import re
 import shlex
+import shutil
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -99,7 +100,8 @@ def discover(project_root: Path, *, environ: Mapping[str, str] | None = None, ex
     secrets = SecretMap(home)
     venv = find_virtualenv(project_root, env_in, home, problems, project_venv=project_venv)
     env = passed_variables(env_in, extra_env, problems)
-    env.update(tool_home_variables(home, env))
+    env.update({name: str(home / relative) for name, relative in TOOL_HOME_VARIABLES.items()
+                if name not in env and (home / relative).is_dir()})
     if venv is not None:
         env["VIRTUAL_ENV"] = str(venv)
     path = search_path(env_in.get("PATH", ""), venv, secrets)
@@ -107,8 +109,8 @@ def discover(project_root: Path, *, environ: Mapping[str, str] | None = None, ex
         path = [entry for entry in path if not is_inside(Path(entry), project_root)]
     folders = toolchain_folders(home, path, venv, env, project_root)
     folders += configured_folders(extra_paths, secrets, project_root, problems)
-    read_only = _dedupe([folder for folder in folders if not secrets.touches(folder)])
-    masked = _dedupe([secret for folder in read_only for secret in secrets.under(folder)])
+    read_only = list(dict.fromkeys(folder for folder in folders if not secrets.touches(folder)))
+    masked = list(dict.fromkeys(secret for folder in read_only for secret in secrets.under(folder)))
     withheld = tuple(sorted(name for name in env_in if is_secret_env_name(name)))
     return Toolchain(home, tuple(path), env, tuple(read_only), tuple(masked), host_mounts(project_root, read_only, masked),
                      venv, withheld, tuple(problems))
@@ -124,16 +126,8 @@ def passed_variables(environ: Mapping[str, str], extra: Iterable[str], problems:
             problems.append(f"[sandbox] env: {name} looks like a secret (token, key, password) and is never passed")
         else:
             names.append(name)
-    passed = {name: environ[name] for name in names if name in environ and not is_secret_env_name(name)}
-    for name in environ:
-        if name.startswith("LC_") and not is_secret_env_name(name):
-            passed[name] = environ[name]
-    return passed
-
-
-def tool_home_variables(home: Path, passed: Mapping[str, str]) -> dict[str, str]:
-    return {name: str(home / relative) for name, relative in TOOL_HOME_VARIABLES.items()
-            if name not in passed and (home / relative).is_dir()}
+    return {name: value for name, value in environ.items()
+            if (name in names or name.startswith("LC_")) and not is_secret_env_name(name)}
 
 
 def search_path(user_path: str, venv: Path | None, secrets: SecretMap) -> list[str]:
@@ -145,10 +139,10 @@ def search_path(user_path: str, venv: Path | None, secrets: SecretMap) -> list[s
             if not is_own_environment(Path(entry).parent):  # tuiagent's own, activated: after the person's
                 entries.append(entry)
     entries += [str(Path(sys.executable).parent), *SYSTEM_PATH]
-    return _dedupe(entries)
+    return list(dict.fromkeys(entries))
 
 
-def find_virtualenv(root: Path, environ: Mapping[str, str], home: Path, problems: list[str] | None = None, *,
+def find_virtualenv(root: Path, environ: Mapping[str, str], home: Path, problems: list[str], *,
                     project_venv: bool = True) -> Path | None:
     """The project's virtualenv: uv's UV_PROJECT_ENVIRONMENT, .venv, venv, poetry's, then an active VIRTUAL_ENV.
 
@@ -167,11 +161,9 @@ def find_virtualenv(root: Path, environ: Mapping[str, str], home: Path, problems
         if not project_venv and is_inside(Path(os.path.realpath(candidate)), Path(os.path.realpath(root))):
             continue
         reason = refusal(root, candidate)
-        if reason is not None:
-            if problems is not None:
-                problems.append(reason)
-            continue
-        return Path(os.path.abspath(candidate))
+        if reason is None:
+            return Path(os.path.abspath(candidate))
+        problems.append(reason)
     return None
 
 
@@ -202,8 +194,7 @@ def toolchain_folders(home: Path, path: list[str], venv: Path | None, env: Mappi
     folders += [Path(entry) for entry in path]
     if venv is not None:
         folders.append(venv)
-        interpreter = interpreter_home(venv)
-        base = real_python_prefix(interpreter, home) if interpreter is not None else None
+        base = venv_base(venv, home)
         if base is not None and base.is_dir():
             folders.append(base)
     for name in TOOL_HOME_VARIABLES:
@@ -245,17 +236,7 @@ def _private_area(path: Path, home: Path) -> bool:
     real = Path(os.path.realpath(path))
     if is_inside(real, Path(os.path.realpath(home))):
         return False
-    if is_inside(real, Path("/tmp")) or is_inside(Path("/tmp"), real):
-        return True
-    return any(is_inside(real, root) or is_inside(root, real) for root in (Path("/root"), Path("/home")))
-
-
-def _dedupe(items: list[Any]) -> list[Any]:
-    seen: list[Any] = []
-    for item in items:
-        if item not in seen:
-            seen.append(item)
-    return seen
+    return any(is_inside(real, area) or is_inside(area, real) for area in (Path("/tmp"), Path("/root"), Path("/home")))
 
 
 def is_own_environment(venv: Path) -> bool:
@@ -275,27 +256,20 @@ def refusal(root: Path, venv: Path) -> str | None:
     return None
 
 
-def interpreter_home(venv: Path) -> Path | None:
-    """The `home = …/bin` folder of pyvenv.cfg, as written (None when absent or unreadable)."""
+def venv_base(venv: Path, user_home: Path) -> Path | None:
+    """The prefix of the Python installation a virtualenv was made from (`home = …/bin` in its pyvenv.cfg), or None
+    when it is not one: `home` must hold an executable python3/python and its prefix a lib/python3.* folder, and
+    neither may be in a host socket folder (unless inside the person's own home, as pyenv's are)."""
+    def hidden_place(path: Path) -> bool:
+        return in_socket_folder(path) and not is_inside(Path(os.path.realpath(path)), Path(os.path.realpath(user_home)))
+
     try:
-        for line in (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines():
-            key, _, value = line.partition("=")
-            if key.strip() == "home" and value.strip():
-                return Path(value.strip())
+        lines = (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return None
-    return None
-
-
-def real_python_prefix(home: Path, user_home: Path | None = None) -> Path | None:
-    """The prefix of the Python installation `home` names, or None when it is not one: `home` must hold an
-    executable python3/python and its prefix a lib/python3.* folder, and neither may be in a host socket folder
-    (unless inside the person's own home, as pyenv's are)."""
-    def hidden_place(path: Path) -> bool:
-        own = user_home is not None and is_inside(Path(os.path.realpath(path)), Path(os.path.realpath(user_home)))
-        return in_socket_folder(path) and not own
-
-    if not home.is_absolute() or hidden_place(home):
+    home = next((Path(value.strip()) for key, _, value in (line.partition("=") for line in lines)
+                 if key.strip() == "home" and value.strip()), None)
+    if home is None or not home.is_absolute() or hidden_place(home):
         return None
     executables = [home / name for name in PYTHON_NAMES]
     if not any(path.is_file() and os.access(path, os.X_OK) for path in executables):
@@ -343,8 +317,5 @@ def _program_names(command: str) -> list[str]:
 
 
 def _which(name: str, search_path: Sequence[str]) -> Path | None:
-    for entry in search_path:
-        candidate = Path(entry) / name
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    found = shutil.which(name, path=os.pathsep.join(search_path))
+    return Path(found) if found is not None else None
