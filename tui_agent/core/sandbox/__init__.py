@@ -11,8 +11,8 @@ from tui_agent.core.lazyexports import lazy_exports
 _HOME = {
     "AuditLog": "audit", "IgnoredChange": "ignored", "NetPolicy": "netpolicy", "NetworkGrant": "policy",
     "REFUSED": "leftovers", "Refused": "netpolicy", "RunResult": "policy", "RunWrites": "policy",
-    "Sandbox": "sandbox", "SandboxPolicy": "policy", "SandboxUnavailable": "policy", "ShellCommand": "programs",
-    "Snippet": "programs", "Stamp": "ignored", "ToolBatch": "programs", "ToolCall": "programs",
+    "Sandbox": "sandbox", "SandboxPolicy": "policy", "SandboxUnavailable": "policy", "ShellCommand": "policy",
+    "Snippet": "policy", "Stamp": "ignored", "ToolBatch": "policy", "ToolCall": "policy",
     "ERROR_CANCELLED": "policy", "ERROR_SANDBOX": "policy", "ERROR_TIMEOUT": "policy", "TIER_BUBBLEWRAP": "policy",
     "fetch": "netfetch", "is_startup_file": "ignored", "matches_protected": "protected", "protected_paths": "protected",
 }
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from tui_agent.core.sandbox.netfetch import fetch
     from tui_agent.core.sandbox.netpolicy import NetPolicy, Refused
     from tui_agent.core.sandbox.policy import (ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, TIER_BUBBLEWRAP,
-                                               NetworkGrant, RunResult, RunWrites, SandboxPolicy, SandboxUnavailable)
-    from tui_agent.core.sandbox.programs import ShellCommand, Snippet, ToolBatch, ToolCall
+                                               NetworkGrant, RunResult, RunWrites, SandboxPolicy, SandboxUnavailable,
+                                               ShellCommand, Snippet, ToolBatch, ToolCall)
     from tui_agent.core.sandbox.protected import matches_protected, protected_paths
     from tui_agent.core.sandbox.sandbox import Sandbox
 

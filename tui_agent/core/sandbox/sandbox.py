@@ -35,7 +35,7 @@ from tui_agent.core.sandbox.policy import (
 )
 from tui_agent.core.sandbox.netproxy import PROXY_REFUSED
 from tui_agent.core.sandbox.process import OutputListener
-from tui_agent.core.sandbox.programs import Program, ShellCommand, Snippet, ToolBatch, ToolCall
+from tui_agent.core.sandbox.policy import Program, ShellCommand, Snippet, ToolBatch, ToolCall
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
 from tui_agent.core.sandbox.venvs import programs_from_venv
 from tui_agent.core.sandbox.worker_guard import make_undumpable
