@@ -8,21 +8,21 @@ from typing import TYPE_CHECKING
 
 from tui_agent.core.lazyexports import lazy_exports
 
+_NET = "tui_agent.core.network.policy"
 _HOME = {
-    "AuditLog": "audit", "IgnoredChange": "ignored", "NetPolicy": "netpolicy", "NetworkGrant": "policy",
-    "REFUSED": "leftovers", "Refused": "netpolicy", "RunResult": "policy", "RunWrites": "policy",
+    "AuditLog": "audit", "IgnoredChange": "ignored", "NetPolicy": _NET, "NetworkGrant": "policy",
+    "REFUSED": "leftovers", "Refused": _NET, "RunResult": "policy", "RunWrites": "policy",
     "Sandbox": "sandbox", "SandboxPolicy": "policy", "SandboxUnavailable": "policy", "ShellCommand": "programs",
     "Snippet": "programs", "Stamp": "ignored", "ToolBatch": "programs", "ToolCall": "programs",
     "ERROR_CANCELLED": "policy", "ERROR_SANDBOX": "policy", "ERROR_TIMEOUT": "policy", "TIER_BUBBLEWRAP": "policy",
-    "fetch": "netfetch", "is_startup_file": "ignored", "matches_protected": "protected", "protected_paths": "protected",
+    "fetch": _NET, "is_startup_file": "ignored", "matches_protected": "protected", "protected_paths": "protected",
 }
 
 if TYPE_CHECKING:
     from tui_agent.core.sandbox.audit import AuditLog
     from tui_agent.core.sandbox.ignored import IgnoredChange, Stamp, is_startup_file
     from tui_agent.core.sandbox.leftovers import REFUSED
-    from tui_agent.core.sandbox.netfetch import fetch
-    from tui_agent.core.sandbox.netpolicy import NetPolicy, Refused
+    from tui_agent.core.network.policy import NetPolicy, Refused, fetch
     from tui_agent.core.sandbox.policy import (ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, TIER_BUBBLEWRAP,
                                                NetworkGrant, RunResult, RunWrites, SandboxPolicy, SandboxUnavailable)
     from tui_agent.core.sandbox.programs import ShellCommand, Snippet, ToolBatch, ToolCall

@@ -202,8 +202,8 @@ NETWORK_PROBES = ("127.0.0.1", "::1", "0.0.0.0", "10.0.0.1", "192.168.1.1", "fd0
 
 
 def _network(strong: bool) -> str:
-    from tui_agent.core.sandbox.netpolicy import NetPolicy
-    from tui_agent.core.sandbox.netproxy import PROXY_PORT
+    from tui_agent.core.network.policy import NetPolicy
+    from tui_agent.core.network.proxy import PROXY_PORT
 
     policy = NetPolicy(True)
     reasons = list(dict.fromkeys(reason for probe in NETWORK_PROBES
