@@ -120,9 +120,7 @@ BUBBLEWRAP_PROTECTIONS = dict(
     network="always its own network namespace with only loopback; a grant (a tool's NETWORK = True or list of "
             "names, a run_shell or run_python call's network: true, limited to `[sandbox] network` when set; "
             "shown in its approval) adds one way out: a proxy on the host (HTTP CONNECT, HTTP, SOCKS5; HTTP_PROXY and "
-            "ALL_PROXY point at it) that resolves names itself and refuses names outside the grant and any "
-            "loopback, private, link-local, unique-local, CGNAT or multicast address or one of this machine's, "
-            "and any name resolving to one",
+            "ALL_PROXY point at it; what it refuses: the network host door below)",
     proc="own /proc: ancestors and their environment are invisible",
     processes_inside="the worker is process 1 of its pid namespace (no bubblewrap init); bubblewrap installs "
                      "a seccomp filter and no_new_privs before it starts, so every process inside is "
@@ -209,7 +207,7 @@ def _network(strong: bool) -> str:
     where = "" if strong else " (bubblewrap tier only: on this one a run granted the network is refused)"
     return (f"a run's only way out, a proxy on 127.0.0.1:{PROXY_PORT} inside its sandbox{where}: it resolves names "
             f"itself and refuses names outside the grant and any destination that is or resolves to "
-            f"{', '.join(reasons)}")
+            f"{', '.join(reasons)} or an address of this machine")
 
 
 def _mcp_servers() -> str:
