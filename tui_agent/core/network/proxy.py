@@ -1,20 +1,13 @@
 """The host-side proxy, a sandboxed run's only way out: HTTP CONNECT, HTTP and SOCKS5 to what its grant reaches.
 
-It serves granted public names only (policy.py decides; DNS is resolved here, never inside the sandbox).
+Every bubblewrap run has a network namespace holding only `lo`. For a run with a grant the worker, as process 1 and
+before any agent code, opens a TCP listener on 127.0.0.1:PROXY_PORT there and hands it to the host over a socketpair
+(the sandbox's netrelay.py); this proxy accepts on it from the host's namespace, in its own thread and event loop
+started on first use, and resolves names itself (policy.py decides; never DNS inside). Not a unix socket bound in
+with a relay inside (Claude Code's and Codex's shape): the base seccomp filter bubblewrap installs refuses
+socket(AF_UNIX) before the sandbox's first process exists, and a listener handed out once needs no relay at all.
 
-How a run reaches it. Every bubblewrap run has its own network namespace holding only `lo` (`--unshare-net`, with
-or without a grant). For a run with a grant, the worker, as the sandbox's process 1 and before any agent code,
-opens a TCP listener on 127.0.0.1:PROXY_PORT in that namespace and hands the listening socket to the host over a
-socketpair (the sandbox's netrelay.py); this proxy then accepts the run's connections on it directly, from the host's network
-namespace. The proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and lowercase) point agent code at that port.
-
-Why not a unix socket bound into the sandbox with an in-sandbox relay (Claude Code's and Codex's shape): bubblewrap
-installs the base seccomp filter, which refuses socket(AF_UNIX), before the sandbox's first process exists, so no
-process inside could open a connection to it without weakening that filter for process 1; a listener handed out
-once needs no unix socket inside and no relay process at all. The proxy runs in its own thread and event loop,
-started the first time a run with a grant needs it.
-
-What it cannot see: inside a CONNECT tunnel (HTTPS), the TLS server name and the HTTP Host are the client's, so a
+What it cannot see: inside a CONNECT tunnel (HTTPS) the TLS server name and the HTTP Host are the client's, so a
 server at a granted name's address that also serves other names (a CDN) can be asked for those (domain fronting).
 Plain HTTP requests are sent with the Host the grant was checked for.
 """
