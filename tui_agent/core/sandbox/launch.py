@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tui_agent.core.sandbox import overlay as overlays, protected
-from tui_agent.core.sandbox.netproxy import PROXY_PORT, proxy_env
+from tui_agent.core.network.proxy import PROXY_PORT, proxy_env
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.secrets import socket_folders
 from tui_agent.core.sandbox.toolchain import Toolchain, bwrap_arguments
@@ -103,7 +103,7 @@ def _bwrap(project: Path, launch: Launch, *, toolchain: Toolchain | None, seccom
 
     `drop_caps`: bubblewrap runs as root of a user namespace (an overlay launcher's) even for a user without privileges;
     an overlay run's `.git` is writable where a commit writes (the harvest filters it). A `network` grant is served
-    by the host's proxy through the listener the worker hands over (netproxy.py), never by the host's interfaces.
+    by the host's proxy through the listener the worker hands over (network/proxy.py), never by the host's interfaces.
     """
     binary = bwrap_path()
     assert binary is not None

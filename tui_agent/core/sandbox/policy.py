@@ -15,7 +15,7 @@ TIER_LEVELS: dict[str, int] = {TIER_RLIMITS: 0, TIER_BUBBLEWRAP: 1}
 """Isolation tiers, weakest first; `sandbox.min_level` names one of them."""
 
 NetworkGrant = Union[bool, tuple[str, ...]]
-"""False: no network; True: any public host name; a tuple: those names (and `*.` wildcards) only (netpolicy.py)."""
+"""False: no network; True: any public host name; a tuple: those names (and `*.` wildcards) only (network/policy.py)."""
 
 ERROR_EXCEPTION = "exception"
 ERROR_TIMEOUT = "timeout"
@@ -31,7 +31,7 @@ class SandboxUnavailable(TuiAgentError, RuntimeError):
 @dataclass(frozen=True)
 class SandboxPolicy:
     """Limits for one run. Sizes in MiB, times in seconds; `network` False cuts every socket, True reaches any
-    public host name through the host's proxy, a tuple of names only those (netpolicy.py).
+    public host name through the host's proxy, a tuple of names only those (network/policy.py).
 
     `project_writable` False makes the whole project read-only for the run (bubblewrap tier; a private /tmp
     stays writable): the catalog runs a tool's import and its own tests that way. The rlimits tier cannot

@@ -33,7 +33,7 @@ from tui_agent.core.sandbox.policy import (
     SandboxUnavailable,
     check_level,
 )
-from tui_agent.core.sandbox.netproxy import PROXY_REFUSED
+from tui_agent.core.network.proxy import PROXY_REFUSED
 from tui_agent.core.sandbox.process import OutputListener
 from tui_agent.core.sandbox.policy import Program, ShellCommand, Snippet, ToolBatch, ToolCall
 from tui_agent.core.sandbox.toolchain import Toolchain, discover
