@@ -23,7 +23,7 @@ from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox import Snippet
 
-TEST_PUBLIC_NETS_ENV = "TUIAGENT_TEST_PUBLIC_NETS"  # the test-only variable netpolicy.py reads
+TEST_PUBLIC_NETS_ENV = "TUIAGENT_TEST_PUBLIC_NETS"  # the test-only variable network/policy.py reads
 
 HOSTS = """127.0.0.1 localhost
 ::1 localhost
@@ -251,8 +251,7 @@ async def probes(work: Path, loop: Recorder, own: Recorder) -> dict[str, Any]:
 
 async def fetches(work: Path, loop: Recorder) -> dict[str, str]:
     try:
-        from tui_agent.core.sandbox.netfetch import fetch
-        from tui_agent.core.sandbox.netpolicy import Refused
+        from tui_agent.core.network.policy import Refused, fetch
     except ImportError as missing:  # code from before the proxy: the sandbox probes above still run and are reported
         return {"missing": str(missing)}
     context = ssl.create_default_context(cafile=str(work / "cert.pem"))

@@ -8,7 +8,7 @@ import ipaddress
 import pytest
 
 from tui_agent.core.hostnames import check_names, describe_grant, name_granted
-from tui_agent.core.sandbox.netpolicy import TEST_PUBLIC_NETS_ENV, NetPolicy, Refused
+from tui_agent.core.network.policy import TEST_PUBLIC_NETS_ENV, NetPolicy, Refused
 from tui_agent.core.settings import ConfigError, settings_from_text
 
 
@@ -68,4 +68,4 @@ def test_a_name_that_resolves_anywhere_refused_is_refused_whole() -> None:
         policy.checked_addresses("files.example.org", rows)
     assert policy.checked_addresses("files.example.org", rows[:1]) == ["93.184.215.14"]
     with pytest.raises(Refused, match=r"^other.example.org is not in the network grant \(only files.example.org\)$"):
-        policy.check_name("other.example.org")
+        policy.resolve("other.example.org", 443)  # refused before any name is resolved

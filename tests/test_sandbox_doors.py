@@ -13,7 +13,7 @@ from tui_agent.core import projectfs
 from tui_agent.cli import main
 from tui_agent.core.mcp import coverage
 from tui_agent.core.sandbox import describe, leftovers
-from tui_agent.core.sandbox.netpolicy import NetPolicy
+from tui_agent.core.network.policy import NetPolicy
 from tui_agent.core.versioning.gitconfigscan import neutral_value
 
 DOORS = ["git processes", "project files", "apply step", "network", "mcp servers"]

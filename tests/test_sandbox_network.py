@@ -123,7 +123,7 @@ def test_pip_install_and_git_clone_over_https_work_with_a_name_grant(net: dict[s
 
 
 def test_a_host_side_fetch_is_held_to_the_same_grant(net: dict[str, Any]) -> None:
-    """netfetch (web_fetch's way out): the checks hold on the host too, redirects included."""
+    """network/policy.fetch (web_fetch's way out): the checks hold on the host too, redirects included."""
     fetched = net["fetch"]
     assert fetched["https"] == "200 hello from the fake internet"
     assert fetched["loopback"] == "refused: localhost resolves to ::1, a loopback address" or \

@@ -11,8 +11,7 @@ from tui_agent.core.agent.permission_rules import DOMAIN_PREFIX
 from tui_agent.core.agent.permissions import ApprovalRequest
 from tui_agent.core.agent.toolbase import BuiltinTool, ToolContext, ToolFailure, ToolOutput, require_str, schema, truncate
 from tui_agent.core.hostnames import describe_grant, name_granted
-from tui_agent.core.sandbox import fetch
-from tui_agent.core.sandbox import NetPolicy, Refused
+from tui_agent.core.network.policy import NetPolicy, Refused, fetch
 from tui_agent.core.sandbox import NetworkGrant
 from tui_agent.core.web.pagetext import NotText, page_text
 from tui_agent.core.content import JsonObject

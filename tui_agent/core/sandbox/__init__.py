@@ -9,30 +9,28 @@ from typing import TYPE_CHECKING
 from tui_agent.core.lazyexports import lazy_exports
 
 _HOME = {
-    "AuditLog": "audit", "IgnoredChange": "ignored", "NetPolicy": "netpolicy", "NetworkGrant": "policy",
-    "REFUSED": "leftovers", "Refused": "netpolicy", "RunResult": "policy", "RunWrites": "policy",
-    "Sandbox": "sandbox", "SandboxPolicy": "policy", "SandboxUnavailable": "policy", "ShellCommand": "programs",
-    "Snippet": "programs", "Stamp": "ignored", "ToolBatch": "programs", "ToolCall": "programs",
+    "AuditLog": "audit", "IgnoredChange": "ignored", "NetworkGrant": "policy",
+    "REFUSED": "leftovers", "RunResult": "policy", "RunWrites": "policy",
+    "Sandbox": "sandbox", "SandboxPolicy": "policy", "SandboxUnavailable": "policy", "ShellCommand": "policy",
+    "Snippet": "policy", "Stamp": "ignored", "ToolBatch": "policy", "ToolCall": "policy",
     "ERROR_CANCELLED": "policy", "ERROR_SANDBOX": "policy", "ERROR_TIMEOUT": "policy", "TIER_BUBBLEWRAP": "policy",
-    "fetch": "netfetch", "is_startup_file": "ignored", "matches_protected": "protected", "protected_paths": "protected",
+    "is_startup_file": "ignored", "matches_protected": "protected", "protected_paths": "protected",
 }
 
 if TYPE_CHECKING:
     from tui_agent.core.sandbox.audit import AuditLog
     from tui_agent.core.sandbox.ignored import IgnoredChange, Stamp, is_startup_file
     from tui_agent.core.sandbox.leftovers import REFUSED
-    from tui_agent.core.sandbox.netfetch import fetch
-    from tui_agent.core.sandbox.netpolicy import NetPolicy, Refused
     from tui_agent.core.sandbox.policy import (ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, TIER_BUBBLEWRAP,
-                                               NetworkGrant, RunResult, RunWrites, SandboxPolicy, SandboxUnavailable)
-    from tui_agent.core.sandbox.programs import ShellCommand, Snippet, ToolBatch, ToolCall
+                                               NetworkGrant, RunResult, RunWrites, SandboxPolicy, SandboxUnavailable,
+                                               ShellCommand, Snippet, ToolBatch, ToolCall)
     from tui_agent.core.sandbox.protected import matches_protected, protected_paths
     from tui_agent.core.sandbox.sandbox import Sandbox
 
 __all__ = [
-    "AuditLog", "ERROR_CANCELLED", "ERROR_SANDBOX", "ERROR_TIMEOUT", "IgnoredChange", "NetPolicy", "NetworkGrant",
-    "REFUSED", "Refused", "RunResult", "RunWrites", "Sandbox", "SandboxPolicy", "SandboxUnavailable", "ShellCommand",
-    "Snippet", "Stamp", "TIER_BUBBLEWRAP", "ToolBatch", "ToolCall", "fetch", "is_startup_file", "matches_protected",
+    "AuditLog", "ERROR_CANCELLED", "ERROR_SANDBOX", "ERROR_TIMEOUT", "IgnoredChange", "NetworkGrant",
+    "REFUSED", "RunResult", "RunWrites", "Sandbox", "SandboxPolicy", "SandboxUnavailable", "ShellCommand",
+    "Snippet", "Stamp", "TIER_BUBBLEWRAP", "ToolBatch", "ToolCall", "is_startup_file", "matches_protected",
     "protected_paths",
 ]
 

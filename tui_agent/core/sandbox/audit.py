@@ -61,9 +61,6 @@ class AuditLog:
         self.on_notice = on_notice  # told each new notice as it comes (the sandbox shows it with the run)
         self._lock = threading.Lock()
 
-    def path_for(self, moment: datetime) -> Path:
-        return self.runs_dir / f"{moment:%Y-%m-%d}.jsonl"
-
     def record(self, *, label: str, version: str | None, kind: str, result: RunResult,
                args: Any = None, code: str | None = None, module: str | None = None) -> dict[str, Any]:
         return self.record_many([dict(label=label, version=version, kind=kind, result=result, args=args, code=code,
@@ -77,7 +74,7 @@ class AuditLog:
         with self._lock:
             try:
                 projectfs.make_dirs(self.runs_dir)
-                append_whole(self.path_for(moment), data)
+                append_whole(self.runs_dir / f"{moment:%Y-%m-%d}.jsonl", data)
             except OSError as error:  # read-only or full disk, or a link refused: the run itself still counts
                 notice = f"the audit log .agent/runs/ cannot be written ({error.strerror or error}); runs are not logged"
                 if notice not in self.notices:
@@ -88,11 +85,5 @@ class AuditLog:
 
     def entries(self) -> list[dict[str, Any]]:
         """Every recorded line, oldest file first (for tests and `sandbox` CLI output)."""
-        lines: list[dict[str, Any]] = []
-        if not self.runs_dir.is_dir():
-            return lines
-        for file in sorted(self.runs_dir.glob("*.jsonl")):
-            for raw in projectfs.read_text(file).splitlines():
-                if raw.strip():
-                    lines.append(json.loads(raw))
-        return lines
+        return [json.loads(raw) for file in sorted(self.runs_dir.glob("*.jsonl"))
+                for raw in projectfs.read_text(file).splitlines() if raw.strip()]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import stat
-from collections.abc import Callable
 from typing import Any
 
 from tui_agent.core import projectfs
@@ -86,7 +85,7 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
                      "commit that would run a hook is deferred, nothing lost, until you run `tuiagent tools commit` "
                      "or /commit: a hook may run project files (./scripts/check.sh, lint-staged) agent code changed",
     }
-    protections.update(_bubblewrap_protections() if strong else _fallback_protections(seccomp, parent_undumpable))
+    protections.update(BUBBLEWRAP_PROTECTIONS if strong else _fallback_protections(seccomp, parent_undumpable))
     misses = [*([] if strong else FALLBACK_MISSES), *BOTH_TIERS_MISSES]
     if not strong and kill_base() is None:
         misses.append("stopping: without a cgroup a run's processes are found in /proc (its session, process group, "
@@ -106,32 +105,29 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
     }
 
 
-def _bubblewrap_protections() -> dict[str, str]:
-    """What the bubblewrap tier adds: namespaces, a read-only root, a hidden home, its own network and /proc."""
-    return dict(
-        namespaces="new pid, ipc, uts and network namespaces; the process tree dies with its sandbox",
-        filesystem="/ read-only; the project is the only writable place; a private /tmp",
-        read_only_in_project="the protected paths below (bound read-only, `.agent/` as a whole); a protected path a run "
-                             "creates or replaces (a symlink, a new match of your globs) is moved to .agent/quarantine/ "
-                             "right after the run (not blocked during it: that would need a file in your project)",
-        read_only_runs="runs with project_writable=False (a tool's import and its own tests during validation, "
-                       "startup and drift checks) see the whole project read-only, with a private /tmp",
-        home="the user's home (and /root, /home) hidden behind an empty tmpfs, except the toolchain folders listed "
-             "under toolchain, bound read-only with the secrets inside them (e.g. ~/.cargo/credentials) masked; "
-             "~/.ssh, ~/.aws, ~/.gnupg, ~/.netrc, ~/.git-credentials, ~/.config/gh, ~/.docker/config.json, ~/.kube, "
-             "password stores and browser profiles are never bound",
-        network="always its own network namespace with only loopback; a grant (a tool's NETWORK = True or list of "
-                "names, a run_shell or run_python call's network: true, limited to `[sandbox] network` when set; "
-                "shown in its approval) adds one way out: a proxy on the host (HTTP CONNECT, HTTP, SOCKS5; HTTP_PROXY and "
-                "ALL_PROXY point at it) that resolves names itself and refuses names outside the grant and any "
-                "loopback, private, link-local, unique-local, CGNAT or multicast address or one of this machine's, "
-                "and any name resolving to one",
-        proc="own /proc: ancestors and their environment are invisible",
-        processes_inside="the worker is process 1 of its pid namespace (no bubblewrap init); bubblewrap installs "
-                         "a seccomp filter and no_new_privs before it starts, so every process inside is "
-                         "filtered; fork servers and waiting children are non-dumpable, so no process's "
-                         "memory is writable from agent code (/proc/<pid>/mem, ptrace)",
-    )
+BUBBLEWRAP_PROTECTIONS = dict(
+    namespaces="new pid, ipc, uts and network namespaces; the process tree dies with its sandbox",
+    filesystem="/ read-only; the project is the only writable place; a private /tmp",
+    read_only_in_project="the protected paths below (bound read-only, `.agent/` as a whole); a protected path a run "
+                         "creates or replaces (a symlink, a new match of your globs) is moved to .agent/quarantine/ "
+                         "right after the run (not blocked during it: that would need a file in your project)",
+    read_only_runs="runs with project_writable=False (a tool's import and its own tests during validation, "
+                   "startup and drift checks) see the whole project read-only, with a private /tmp",
+    home="the user's home (and /root, /home) hidden behind an empty tmpfs, except the toolchain folders listed "
+         "under toolchain, bound read-only with the secrets inside them (e.g. ~/.cargo/credentials) masked; "
+         "~/.ssh, ~/.aws, ~/.gnupg, ~/.netrc, ~/.git-credentials, ~/.config/gh, ~/.docker/config.json, ~/.kube, "
+         "password stores and browser profiles are never bound",
+    network="always its own network namespace with only loopback; a grant (a tool's NETWORK = True or list of "
+            "names, a run_shell or run_python call's network: true, limited to `[sandbox] network` when set; "
+            "shown in its approval) adds one way out: a proxy on the host (HTTP CONNECT, HTTP, SOCKS5; HTTP_PROXY and "
+            "ALL_PROXY point at it; what it refuses: the network host door below)",
+    proc="own /proc: ancestors and their environment are invisible",
+    processes_inside="the worker is process 1 of its pid namespace (no bubblewrap init); bubblewrap installs "
+                     "a seccomp filter and no_new_privs before it starts, so every process inside is "
+                     "filtered; fork servers and waiting children are non-dumpable, so no process's "
+                     "memory is writable from agent code (/proc/<pid>/mem, ptrace)",
+)
+"""What the bubblewrap tier adds: namespaces, a read-only root, a hidden home, its own network and /proc."""
 
 
 def _fallback_protections(seccomp: str | None, parent_undumpable: bool) -> dict[str, str]:
@@ -171,7 +167,7 @@ def git_neutralised_keys() -> list[str]:
     return sorted({*plain, *(f"{section}.*.{name}" for section, name in sub), "pager.*", "submodule.*.update"})
 
 
-def _git_door(strong: bool) -> str:
+def _git_door() -> str:
     from tui_agent.core.versioning.gitdoor import SAFE_CONFIG
 
     keys = git_neutralised_keys()
@@ -202,8 +198,8 @@ NETWORK_PROBES = ("127.0.0.1", "::1", "0.0.0.0", "10.0.0.1", "192.168.1.1", "fd0
 
 
 def _network(strong: bool) -> str:
-    from tui_agent.core.sandbox.netpolicy import NetPolicy
-    from tui_agent.core.sandbox.netproxy import PROXY_PORT
+    from tui_agent.core.network.policy import NetPolicy
+    from tui_agent.core.network.proxy import PROXY_PORT
 
     policy = NetPolicy(True)
     reasons = list(dict.fromkeys(reason for probe in NETWORK_PROBES
@@ -211,10 +207,10 @@ def _network(strong: bool) -> str:
     where = "" if strong else " (bubblewrap tier only: on this one a run granted the network is refused)"
     return (f"a run's only way out, a proxy on 127.0.0.1:{PROXY_PORT} inside its sandbox{where}: it resolves names "
             f"itself and refuses names outside the grant and any destination that is or resolves to "
-            f"{', '.join(reasons)}")
+            f"{', '.join(reasons)} or an address of this machine")
 
 
-def _mcp_servers(strong: bool) -> str:
+def _mcp_servers() -> str:
     from tui_agent.core.mcp import coverage
 
     return (f"a project MCP server (it runs outside the sandbox) starts only once approved (`tuiagent mcp trust`) "
@@ -225,16 +221,7 @@ def _mcp_servers(strong: bool) -> str:
             f"folder leading out of the project is refused; its bytecode is kept outside the project")
 
 
-HOST_DOORS: tuple[tuple[str, Callable[[bool], str]], ...] = (
-    ("git processes", _git_door),
-    ("project files", lambda strong: projectfs.REFUSES),
-    ("apply step", _apply_step),
-    ("network", _network),
-    ("mcp servers", _mcp_servers),
-)
-"""The doors of tuiagent's host-side code, each with the function that says what it refuses (from its constants)."""
-
-
 def host_doors(strong: bool) -> dict[str, str]:
-    """door name -> what it refuses, on this tier."""
-    return {name: describe(strong) for name, describe in HOST_DOORS}
+    """The doors of tuiagent's host-side code -> what each refuses on this tier (read from its constants)."""
+    return {"git processes": _git_door(), "project files": projectfs.REFUSES, "apply step": _apply_step(strong),
+            "network": _network(strong), "mcp servers": _mcp_servers()}

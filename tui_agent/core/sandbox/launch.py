@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui_agent.core.network.proxy import PROXY_PORT, proxy_env
 from tui_agent.core.sandbox import protected
-from tui_agent.core.sandbox.netproxy import PROXY_PORT, proxy_env
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.secrets import hiding_candidates, holds_socket_folder, is_inside, outermost
 from tui_agent.core.sandbox.zygote import SANDBOX_HOME
@@ -135,7 +135,7 @@ def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | No
 
     `drop_caps`: bubblewrap runs as root of a user namespace (an overlay launcher's) even for a user without privileges;
     an overlay run's `.git` is writable where a commit writes (the harvest filters it). A `network` grant is served
-    by the host's proxy through the listener the worker hands over (netproxy.py), never by the host's interfaces.
+    by the host's proxy through the listener the worker hands over (network/proxy.py), never by the host's interfaces.
     """
     binary = bwrap_path()
     assert binary is not None

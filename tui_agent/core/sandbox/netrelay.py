@@ -1,5 +1,5 @@
 """Inside the sandbox (stdlib only, run by the worker as process 1 before any agent code): open the proxy's listener
-on the sandbox's own loopback and hand it to the host, which serves it (netproxy.py says why no relay runs inside).
+on the sandbox's own loopback and hand it to the host, which serves it (network/proxy.py says why no relay runs inside).
 
 It uses `_socket` alone: the `socket` module's enum set-up costs a call 10-30 ms on a busy machine."""
 

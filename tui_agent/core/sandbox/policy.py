@@ -1,8 +1,10 @@
-"""Sandbox value types: the limits policy, the result of one run, tier levels and the unavailable error."""
+"""Sandbox value types: what `Sandbox.run` runs (a shell command, a tool call, a code snippet or script, a batch of
+tool calls), the limits it runs under, the result of one run, tier levels and the unavailable error."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
 from tui_agent.core.errors import TuiAgentError
@@ -13,7 +15,7 @@ TIER_LEVELS: dict[str, int] = {TIER_RLIMITS: 0, TIER_BUBBLEWRAP: 1}
 """Isolation tiers, weakest first; `sandbox.min_level` names one of them."""
 
 NetworkGrant = Union[bool, tuple[str, ...]]
-"""False: no network; True: any public host name; a tuple: those names (and `*.` wildcards) only (netpolicy.py)."""
+"""False: no network; True: any public host name; a tuple: those names (and `*.` wildcards) only (network/policy.py)."""
 
 ERROR_EXCEPTION = "exception"
 ERROR_TIMEOUT = "timeout"
@@ -29,7 +31,7 @@ class SandboxUnavailable(TuiAgentError, RuntimeError):
 @dataclass(frozen=True)
 class SandboxPolicy:
     """Limits for one run. Sizes in MiB, times in seconds; `network` False cuts every socket, True reaches any
-    public host name through the host's proxy, a tuple of names only those (netpolicy.py).
+    public host name through the host's proxy, a tuple of names only those (network/policy.py).
 
     `project_writable` False makes the whole project read-only for the run (bubblewrap tier; a private /tmp
     stays writable): the catalog runs a tool's import and its own tests that way. The rlimits tier cannot
@@ -127,3 +129,49 @@ def check_level(tier: str, min_level: str | None) -> None:
         raise SandboxUnavailable(
             f"sandbox tier {tier!r} is below sandbox.min_level = {min_level!r}; refusing to run agent code"
         )
+
+
+@dataclass(frozen=True)
+class ShellCommand:
+    """`command` run by the shell (`bash -c`, `/bin/sh -c` without bash) as it is written, stopped after `timeout_s`.
+    Of its output `keep_bytes` in all are kept (two thirds for stdout), each stream's head and tail; the result's
+    value is the report: exit_code or signal (or timed_out), stdout, stderr, their sizes, cut_bytes, pipeline (each
+    exit status of its last pipeline, with bash), network_refused (what the proxy refused, apart from stderr)."""
+
+    command: str
+    timeout_s: float
+    keep_bytes: int = 30_000
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """`module.function(**kwargs)`, the module loaded from `module_path` (else imported by name); `label` and
+    `version` go to the audit log."""
+
+    module: str
+    function: str
+    kwargs: dict[str, Any]
+    module_path: str | None = None
+    label: str = ""
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Python code; a final expression is the value. `tool_paths` (name → file) makes `import name` load exactly
+    that file and nothing else from `.agent/tools/`; `script_path` runs the code as that file's `__main__`."""
+
+    code: str
+    tool_paths: Mapping[str, str] | None = None
+    script_path: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolBatch:
+    """Tool calls in ONE run, each in its own forked child with the run's limits (`timeout_s` is per call), in
+    order: one result per call. Calls of one module's function imported by name share its import."""
+
+    calls: tuple[ToolCall, ...] = field(default_factory=tuple)
+
+
+Program = Union[ShellCommand, ToolCall, Snippet, ToolBatch]

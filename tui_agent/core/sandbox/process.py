@@ -18,7 +18,7 @@ from tui_agent.core.listeners import tell
 from tui_agent.core.sandbox import launch as launch_path, overlay as overlays
 from tui_agent.core.sandbox.bridge import RESULT_LIMIT, SandboxBridge, serve_channel
 from tui_agent.core.sandbox.launch import Launch
-from tui_agent.core.sandbox.netproxy import PROXY_REFUSED, Attachment, shared_proxy
+from tui_agent.core.network.proxy import PROXY_REFUSED, Attachment, shared_proxy
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant
 from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses, release, stop_soon
 from tui_agent.core.sandbox.toolchain import Toolchain

@@ -33,9 +33,9 @@ from tui_agent.core.sandbox.policy import (
     SandboxUnavailable,
     check_level,
 )
-from tui_agent.core.sandbox.netproxy import PROXY_REFUSED
+from tui_agent.core.network.proxy import PROXY_REFUSED
 from tui_agent.core.sandbox.process import OutputListener
-from tui_agent.core.sandbox.programs import Program, ShellCommand, Snippet, ToolBatch, ToolCall
+from tui_agent.core.sandbox.policy import Program, ShellCommand, Snippet, ToolBatch, ToolCall
 from tui_agent.core.sandbox.toolchain import Toolchain, discover, programs_from_venv
 from tui_agent.core.sandbox.worker_guard import make_undumpable
 from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, WritableRuns

@@ -1,19 +1,13 @@
-"""The host-side proxy that is a sandboxed run's only way out: HTTP CONNECT, plain-HTTP forwarding and SOCKS5, to
-granted public names only (netpolicy.py decides; DNS is resolved here, never inside the sandbox).
+"""The host-side proxy, a sandboxed run's only way out: HTTP CONNECT, HTTP and SOCKS5 to what its grant reaches.
 
-How a run reaches it. Every bubblewrap run has its own network namespace holding only `lo` (`--unshare-net`, with
-or without a grant). For a run with a grant, the worker, as the sandbox's process 1 and before any agent code,
-opens a TCP listener on 127.0.0.1:PROXY_PORT in that namespace and hands the listening socket to the host over a
-socketpair (netrelay.py); this proxy then accepts the run's connections on it directly, from the host's network
-namespace. The proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and lowercase) point agent code at that port.
+Every bubblewrap run has a network namespace holding only `lo`. For a run with a grant the worker, as process 1 and
+before any agent code, opens a TCP listener on 127.0.0.1:PROXY_PORT there and hands it to the host over a socketpair
+(the sandbox's netrelay.py); this proxy accepts on it from the host's namespace, in its own thread and event loop
+started on first use, and resolves names itself (policy.py decides; never DNS inside). Not a unix socket bound in
+with a relay inside (Claude Code's and Codex's shape): the base seccomp filter bubblewrap installs refuses
+socket(AF_UNIX) before the sandbox's first process exists, and a listener handed out once needs no relay at all.
 
-Why not a unix socket bound into the sandbox with an in-sandbox relay (Claude Code's and Codex's shape): bubblewrap
-installs the base seccomp filter, which refuses socket(AF_UNIX), before the sandbox's first process exists, so no
-process inside could open a connection to it without weakening that filter for process 1; a listener handed out
-once needs no unix socket inside and no relay process at all. The proxy runs in its own thread and event loop,
-started the first time a run with a grant needs it.
-
-What it cannot see: inside a CONNECT tunnel (HTTPS), the TLS server name and the HTTP Host are the client's, so a
+What it cannot see: inside a CONNECT tunnel (HTTPS) the TLS server name and the HTTP Host are the client's, so a
 server at a granted name's address that also serves other names (a CDN) can be asked for those (domain fronting).
 Plain HTTP requests are sent with the Host the grant was checked for.
 """
@@ -29,8 +23,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
-from tui_agent.core.sandbox.netpolicy import NetPolicy, Refused
-from tui_agent.core.sandbox.policy import NetworkGrant
+from tui_agent.core.hostnames import Grant
+from tui_agent.core.network.policy import NetPolicy, Refused
 
 PROXY_PORT = 3128
 """The proxy's port on the sandbox's own loopback (its namespace is empty, so the port is always free)."""
@@ -61,14 +55,8 @@ def refusal(reason: str) -> bytes:
 
 async def open_checked(policy: NetPolicy, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A connection to `host`:`port` once the grant allows the name and every address it resolves to."""
-    policy.check_name(host)
-    loop = asyncio.get_running_loop()
-    try:
-        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as exc:
-        raise Refused(f"{host} cannot be resolved ({exc})") from exc
     last: OSError | None = None
-    for address in policy.checked_addresses(host, infos):
+    for address in await asyncio.to_thread(policy.resolve, host, port):
         try:
             return await asyncio.wait_for(asyncio.open_connection(address, port), CONNECT_TIMEOUT_S)
         except (OSError, asyncio.TimeoutError) as exc:
@@ -178,7 +166,7 @@ async def _socks5(policy: NetPolicy, reader: asyncio.StreamReader, writer: async
 class Attachment:
     """One run's proxy: its listener, its grant and its open connections, all closed with `close()`."""
 
-    def __init__(self, proxy: "NetProxy", listener: socket.socket, grant: NetworkGrant) -> None:
+    def __init__(self, proxy: "NetProxy", listener: socket.socket, grant: Grant) -> None:
         self.proxy = proxy
         self.listener = listener
         self.policy = NetPolicy(grant)
@@ -242,7 +230,7 @@ class NetProxy:
         """Run `coroutine` on the proxy's loop and wait for it from the caller's loop."""
         await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self._loop))
 
-    async def attach(self, listener: socket.socket, grant: NetworkGrant) -> Attachment:
+    async def attach(self, listener: socket.socket, grant: Grant) -> Attachment:
         """Start serving a run's listener under its grant."""
         listener.setblocking(False)
         attachment = Attachment(self, listener, grant)

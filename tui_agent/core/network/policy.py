@@ -1,4 +1,4 @@
-"""What a network grant lets a sandboxed run reach: granted names only, and only public addresses, never this host.
+"""What a network grant reaches (granted names, public addresses, never this host), and web_fetch's GET under it.
 
 A grant is `False` (no network), `True` (any public name) or a tuple of host names, where `*.example.com` stands for
 any name below example.com. A name is resolved once, here, on the host; every address it resolves to is checked, and
@@ -7,20 +7,27 @@ the connection then goes to a checked address (no second resolution a rebinding 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import http.client
 import ipaddress
 import os
 import socket
+import ssl
+import urllib.parse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
 from tui_agent.core.errors import TuiAgentError
-from tui_agent.core.hostnames import describe_grant, name_granted
-from tui_agent.core.sandbox.policy import NetworkGrant
+from tui_agent.core.hostnames import Grant, describe_grant, name_granted
 
 IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 TEST_PUBLIC_NETS_ENV = "TUIAGENT_TEST_PUBLIC_NETS"
 """TEST ONLY: comma-separated networks (e.g. 198.18.0.0/15) treated as public, so a test can stand up a fake
 "internet" host in a network namespace it made itself. Read when a `NetPolicy` is built; never set it otherwise."""
+MAX_REDIRECTS = 5
+USER_AGENT = "tuiagent-web-fetch"
 
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -53,7 +60,7 @@ class NetPolicy:
     """Checks destinations against one grant; this host's addresses and the test-only public networks are read
     when it is built."""
 
-    def __init__(self, grant: NetworkGrant) -> None:
+    def __init__(self, grant: Grant) -> None:
         self.grant = grant
         self.own = own_addresses()
         raw = os.environ.get(TEST_PUBLIC_NETS_ENV, "")
@@ -82,10 +89,6 @@ class NetPolicy:
             return "not a public address"
         return None
 
-    def check_name(self, host: str) -> None:
-        if not name_granted(host, self.grant):
-            raise Refused(f"{host} is not in the network grant ({describe_grant(self.grant)})")
-
     def checked_addresses(self, host: str, infos: list[tuple[Any, ...]]) -> list[str]:
         """The addresses `host` resolved to (getaddrinfo rows), once every one of them is allowed."""
         addresses: list[str] = []
@@ -102,10 +105,77 @@ class NetPolicy:
         return addresses
 
     def resolve(self, host: str, port: int) -> list[str]:
-        """Blocking: check the name, resolve it, check every address (for callers outside an event loop)."""
-        self.check_name(host)
+        """Blocking: check the name, resolve it, check every address; the one way a destination is checked."""
+        if not name_granted(host, self.grant):
+            raise Refused(f"{host} is not in the network grant ({describe_grant(self.grant)})")
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError) as exc:
             raise Refused(f"{host} cannot be resolved ({exc})") from exc
         return self.checked_addresses(host, infos)
+
+    def connect(self, host: str, port: int, timeout_s: float) -> socket.socket:
+        """Blocking: a TCP connection to the first checked address of `host` that answers."""
+        last: OSError | None = None
+        for address in self.resolve(host, port):
+            try:
+                return socket.create_connection((address, port), timeout_s)
+            except OSError as exc:
+                last = exc
+        raise ConnectionError(f"cannot connect to {host}:{port}: {last}")
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A response: its final URL (after redirects), status, content type and body (cut at the caller's limit)."""
+
+    url: str
+    status: int
+    content_type: str
+    body: bytes
+    truncated: bool
+
+
+def _split(url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, path with query) of an http(s) URL; Refused for anything else."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Refused(f"{url!r} is not an http:// or https:// URL")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise Refused(f"{url!r} has a malformed port") from exc
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return parts.scheme, parts.hostname, port, path
+
+
+def fetch_sync(url: str, grant: Grant, *, max_bytes: int = 2_000_000, timeout_s: float = 20.0,
+               context: ssl.SSLContext | None = None) -> Fetched:
+    """GET `url` under `grant`, following redirects (each checked again), on a socket to a checked address; raises
+    Refused (a one-line reason) for a destination the grant does not allow, OSError or http.client.HTTPException when
+    the server cannot be reached or answers garbage."""
+    policy = NetPolicy(grant)
+    tls = context or ssl.create_default_context()
+    for _hop in range(MAX_REDIRECTS + 1):
+        scheme, host, port, path = _split(url)
+        raw = policy.connect(host, port, timeout_s)
+        secure = scheme == "https"
+        connection = (http.client.HTTPSConnection if secure else http.client.HTTPConnection)(host, port)
+        with contextlib.closing(raw), contextlib.closing(connection):
+            connection.sock = tls.wrap_socket(raw, server_hostname=host) if secure else raw
+            connection.request("GET", path, headers={"User-Agent": USER_AGENT, "Accept": "*/*"})
+            response = connection.getresponse()
+            location = response.getheader("Location")
+            if response.status in (301, 302, 303, 307, 308) and location:
+                url = urllib.parse.urljoin(url, location)
+                continue
+            body = response.read(max_bytes + 1)
+            return Fetched(url, response.status, response.getheader("Content-Type", ""), body[:max_bytes],
+                           len(body) > max_bytes)
+    raise Refused(f"more than {MAX_REDIRECTS} redirects from {url}")
+
+
+async def fetch(url: str, grant: Grant, *, max_bytes: int = 2_000_000, timeout_s: float = 20.0,
+                context: ssl.SSLContext | None = None) -> Fetched:
+    """`fetch_sync` off the event loop."""
+    return await asyncio.to_thread(fetch_sync, url, grant, max_bytes=max_bytes, timeout_s=timeout_s, context=context)
