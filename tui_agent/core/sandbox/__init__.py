@@ -10,7 +10,7 @@ from tui_agent.core.lazyexports import lazy_exports
 
 _HOME = {
     "AuditLog": "audit", "IgnoredChange": "ignored", "NetPolicy": "netpolicy", "NetworkGrant": "policy",
-    "REFUSED": "leftovers", "Refused": "netpolicy", "RunResult": "policy", "RunWrites": "policy",
+    "REFUSED": "protected", "Refused": "netpolicy", "RunResult": "policy", "RunWrites": "policy",
     "Sandbox": "sandbox", "SandboxPolicy": "policy", "SandboxUnavailable": "policy", "ShellCommand": "programs",
     "Snippet": "programs", "Stamp": "ignored", "ToolBatch": "programs", "ToolCall": "programs",
     "ERROR_CANCELLED": "policy", "ERROR_SANDBOX": "policy", "ERROR_TIMEOUT": "policy", "TIER_BUBBLEWRAP": "policy",
@@ -20,7 +20,7 @@ _HOME = {
 if TYPE_CHECKING:
     from tui_agent.core.sandbox.audit import AuditLog
     from tui_agent.core.sandbox.ignored import IgnoredChange, Stamp, is_startup_file
-    from tui_agent.core.sandbox.leftovers import REFUSED
+    from tui_agent.core.sandbox.protected import REFUSED
     from tui_agent.core.sandbox.netfetch import fetch
     from tui_agent.core.sandbox.netpolicy import NetPolicy, Refused
     from tui_agent.core.sandbox.policy import (ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, TIER_BUBBLEWRAP,

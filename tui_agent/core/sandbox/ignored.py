@@ -1,17 +1,24 @@
 """What a run that could write the project changed among the files git ignores (a virtualenv, build output): neither
 `git status` nor /undo shows them, so each change is told to the person and the model; a `.pth`, `sitecustomize.py`
 or `usercustomize.py` created or changed anywhere an interpreter reads is flagged on its own (issue 23).
-`before_run` stamps them (small ones' bytes kept for /undo) before a writable run, `after_run` compares after it."""
+
+A run through an overlay: `from_harvest` takes them from what the harvest applied (the bytes before, read as the harvest
+replaced them). A writable run without an overlay (the rlimits tier, a machine where the overlay cannot be mounted)
+writes the project directly: `before_run` stamps the ignored files (small ones' bytes kept for /undo), `after_run`
+walks them again and compares."""
 
 from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.venvs import project_venvs
-from tui_agent.core.versioning.plainfiles import ignored_entries
+from tui_agent.core.versioning.gitdoor import base_env
+from tui_agent.core.versioning.plainfiles import ignored_entries, plain_env
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 """Folders a test run rewrites every time: their changes are not reported."""
@@ -22,21 +29,10 @@ LISTED = 20
 KEEP_FILE_BYTES = 256 * 1024
 KEEP_TOTAL_BYTES = 16 * 1024 * 1024
 KEEP_FILES = 5_000
-"""What `keep` reads before a run at most: files up to 256 KiB, 16 MiB and 5,000 files in all."""
+"""What is read of the files a run changes at most (for /undo): files up to 256 KiB, 16 MiB and 5,000 files in all;
+a start-up file's bytes always."""
 
 Stamp = tuple[int, int, int]  # size, mtime_ns, ctime_ns (agent code can reset mtime, never ctime)
-
-
-@dataclass
-class IgnoredState:
-    """The ignored files of a project (and the start-up files of the interpreters' site folders) at one moment."""
-
-    files: dict[str, Stamp] = field(default_factory=dict)
-    complete: bool = True
-    kept: dict[str, bytes] = field(default_factory=dict)
-    """The bytes of small project files before a run (`keep`), so that /undo can put back what the run changed."""
-    roots: list[str] = field(default_factory=list)
-    """The ignored entries of the project walked (files, or folders stamped but for caches): lowerstate.py skips them."""
 
 
 @dataclass(frozen=True)
@@ -55,12 +51,123 @@ def is_startup_file(name: str) -> bool:
     return name.endswith(".pth") or name in STARTUP_NAMES
 
 
+def notes(found: list[IgnoredChange], complete: bool = True) -> list[str]:
+    """One note per start-up file created or changed, then one note listing the other ignored files changed."""
+    paths = {kind: [change.path for change in found if change.change == kind] for kind in ("created", "changed", "removed")}
+    said: list[str] = []
+    for verb in ("created", "changed"):
+        said += [f"WARNING: the run {verb} {name}, a Python start-up file: every interpreter that reads its folder runs "
+                 "it, outside the sandbox and with your environment. Delete it unless you meant it."
+                 for name in paths[verb] if is_startup_file(Path(name).name)]
+    others = [f"{name} ({kind})" for kind, names in paths.items() for name in names
+              if kind == "removed" or not is_startup_file(Path(name).name)]
+    if others:
+        shown = ", ".join(others[:LISTED]) + (f" and {len(others) - LISTED} more" if len(others) > LISTED else "")
+        said.append(f"the run changed files git ignores (git status does not show them; /undo puts back what it "
+                    f"can and lists the rest): {shown}")
+    if not complete:
+        said.append(f"files git ignores were checked only in part (more than {WALK_LIMIT}): other changes may be "
+                    "unreported")
+    return said
+
+
+def read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file (never through a symlink, never blocking on a FIFO), None past KEEP_FILE_BYTES."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return None
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(handle, 65536):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > KEEP_FILE_BYTES:
+                return None
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
+
+
+def not_kept(name: str, size: int) -> str:
+    if os.path.isabs(name):
+        return "it is outside the project"
+    if size > KEEP_FILE_BYTES:
+        return f"its content before the run was not kept (larger than {KEEP_FILE_BYTES // 1024} KiB)"
+    return (f"its content before the run was not kept (not a regular file, unreadable, a read-only virtualenv, or past "
+            f"the {KEEP_TOTAL_BYTES // (1024 * 1024)} MiB kept per run)")
+
+
+def reported(relative: str) -> bool:
+    """Not tuiagent's own files, not a cache a test run rewrites every time."""
+    parts = relative.split("/")
+    return parts[0] != AGENT_DIR and not CACHE_NAMES.intersection(parts)
+
+
+def from_harvest(root: Path, written: dict[str, str], before: dict[str, bytes | int],
+                 used_venv: Path | None) -> tuple[list[str], list[IgnoredChange]]:
+    """The ignored files among what a harvest applied (`written`: path -> created, changed or removed; `before`: the
+    bytes it replaced, or their size when not kept), and a start-up file put in a project virtualenv's site folder
+    (ignored or not): (the notes, the changes for the undo journal)."""
+    candidates = sorted(path for path in written if reported(path))
+    if not candidates:
+        return [], []
+    ignored = _git_ignored(root, candidates)
+    real_root = os.path.realpath(root)
+    sites = {os.path.relpath(folder, real_root) for folder in site_dirs(root, used_venv)}
+    found: list[IgnoredChange] = []
+    for path in candidates:
+        if path not in ignored and not (is_startup_file(Path(path).name) and os.path.dirname(path) in sites):
+            continue
+        change, kept = written[path], before.get(path)
+        after = _stamp_of(root / path) if change != "removed" else None
+        if change == "created" or isinstance(kept, bytes):
+            found.append(IgnoredChange(path, change, after, kept if isinstance(kept, bytes) else None))
+        else:
+            found.append(IgnoredChange(path, change, after, None, not_kept(path, kept or 0)))
+    return notes(found), found
+
+
+def _git_ignored(root: Path, paths: list[str]) -> set[str]:
+    """Which of `paths` git ignores now (existing or not; a tracked file never is)."""
+    try:  # the door's fixed environment (no hooks, pinned config), as `run_git` gives every git command
+        done = subprocess.run(["git", "check-ignore", "-z", "--stdin"], cwd=root, capture_output=True, timeout=30,
+                              input="\0".join(paths).encode(errors="surrogateescape"), env={**plain_env(), **base_env()})
+    except (OSError, subprocess.TimeoutExpired):
+        return set()
+    return {entry for entry in done.stdout.decode(errors="surrogateescape").split("\0") if entry}
+
+
+def _stamp_of(path: Path) -> Stamp | None:
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+@dataclass
+class IgnoredState:
+    """The ignored files of a project (and the start-up files of the interpreters' site folders) at one moment."""
+
+    files: dict[str, Stamp] = field(default_factory=dict)
+    complete: bool = True
+    kept: dict[str, bytes] = field(default_factory=dict)
+    """The bytes of small project files before a run (`keep`), so that /undo can put back what the run changed."""
+    roots: list[str] = field(default_factory=list)
+    """The ignored entries of the project walked (files, or folders stamped but for caches)."""
+
 
 def take(root: Path, site_dirs: list[Path]) -> IgnoredState:
     """Stamp every ignored file under `root` (caches left out) and every start-up file in `site_dirs`."""
     state = IgnoredState()
     for entry in outermost(ignored_entries(root)):
-        if entry == ".agent" or entry.startswith(".agent/"):
+        if entry == AGENT_DIR or entry.startswith(AGENT_DIR + "/"):
             continue  # tuiagent's own files (run log, caches), read-only to agent code in bubblewrap
         state.roots.append(entry)
         if not _walk(root / entry, root, state):
@@ -93,33 +200,10 @@ def keep(root: Path, state: IgnoredState, skip: list[str]) -> None:
     for _, size, name in candidates[:KEEP_FILES]:
         if size > budget:
             break
-        data = _read_regular(root / name)
+        data = read_regular(root / name)
         if data is not None:
             state.kept[name] = data
             budget -= len(data)
-
-
-def _read_regular(path: Path) -> bytes | None:
-    """The bytes of a regular file (never through a symlink, never blocking on a FIFO), None past KEEP_FILE_BYTES."""
-    try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return None
-        chunks: list[bytes] = []
-        total = 0
-        while chunk := os.read(handle, 65536):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > KEEP_FILE_BYTES:
-                return None
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(handle)
 
 
 def _walk(start: Path, root: Path, state: IgnoredState) -> bool:
@@ -155,36 +239,9 @@ def _walk(start: Path, root: Path, state: IgnoredState) -> bool:
 
 
 def _stamp(path: Path, root: Path, state: IgnoredState) -> None:
-    try:
-        info = path.lstat()
-    except OSError:
-        return
-    shown = os.path.relpath(path, root) if root in path.parents else str(path)
-    state.files[shown] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
-def report(before: IgnoredState, after: IgnoredState) -> list[str]:
-    """One note per start-up file created or changed, then one note listing the other ignored files changed."""
-    created = sorted(set(after.files) - set(before.files))
-    changed = sorted(name for name in set(after.files) & set(before.files) if after.files[name] != before.files[name])
-    removed = sorted(set(before.files) - set(after.files))
-    notes: list[str] = []
-    for name in (*created, *changed):
-        if is_startup_file(Path(name).name):
-            verb = "created" if name in created else "changed"
-            notes.append(f"WARNING: the run {verb} {name}, a Python start-up file: every interpreter that reads its "
-                         "folder runs it, outside the sandbox and with your environment. Delete it unless you meant it.")
-    others = [f"{name} (created)" for name in created if not is_startup_file(Path(name).name)]
-    others += [f"{name} (changed)" for name in changed if not is_startup_file(Path(name).name)]
-    others += [f"{name} (removed)" for name in removed]
-    if others:
-        shown = ", ".join(others[:LISTED]) + (f" and {len(others) - LISTED} more" if len(others) > LISTED else "")
-        notes.append(f"the run changed files git ignores (git status does not show them; /undo puts back what it "
-                     f"can and lists the rest): {shown}")
-    if not (before.complete and after.complete):
-        notes.append(f"files git ignores were checked only in part (more than {WALK_LIMIT}): other changes may be "
-                     "unreported")
-    return notes
+    stamp = _stamp_of(path)
+    if stamp is not None:
+        state.files[os.path.relpath(path, root) if root in path.parents else str(path)] = stamp
 
 
 def changes(before: IgnoredState, after: IgnoredState) -> list[IgnoredChange]:
@@ -199,17 +256,8 @@ def changes(before: IgnoredState, after: IgnoredState) -> list[IgnoredChange]:
             continue
         data = before.kept.get(name)
         found.append(IgnoredChange(name, "changed" if new is not None else "removed", new, data,
-                                   "" if data is not None else _why_not_kept(name, old)))
+                                   "" if data is not None else not_kept(name, old[0])))
     return found
-
-
-def _why_not_kept(name: str, stamp: Stamp) -> str:
-    if os.path.isabs(name):
-        return "it is outside the project"
-    if stamp[0] > KEEP_FILE_BYTES:
-        return f"its content before the run was not kept (larger than {KEEP_FILE_BYTES // 1024} KiB)"
-    return (f"its content before the run was not kept (not a regular file, unreadable, a read-only virtualenv, or past "
-            f"the {KEEP_TOTAL_BYTES // (1024 * 1024)} MiB kept per run)")
 
 
 def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
@@ -220,8 +268,8 @@ def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
 
 
 def before_run(root: Path, used_venv: Path | None, *, venvs_read_only: bool) -> IgnoredState:
-    """The ignored files before a writable run, small ones' bytes kept for /undo (not those of a virtualenv the run
-    cannot write: `venvs_read_only`)."""
+    """The ignored files before a writable run without an overlay, small ones' bytes kept for /undo (not those of a
+    virtualenv the run cannot write: `venvs_read_only`)."""
     state = take(root, site_dirs(root, used_venv))
     venvs = project_venvs(root, used_venv) if venvs_read_only else []
     inside = [os.path.relpath(venv, root) for venv in venvs]
@@ -229,8 +277,8 @@ def before_run(root: Path, used_venv: Path | None, *, venvs_read_only: bool) -> 
     return state
 
 
-def after_run(root: Path, used_venv: Path | None,
-              start: IgnoredState) -> tuple[list[str], list[IgnoredChange]]:
+def after_run(root: Path, used_venv: Path | None, start: IgnoredState) -> tuple[list[str], list[IgnoredChange]]:
     """(one note per change, for the person and the model; the changes, for the undo journal)."""
     now = take(root, site_dirs(root, used_venv))
-    return report(start, now), changes(start, now)
+    found = changes(start, now)
+    return notes(found, start.complete and now.complete), found
