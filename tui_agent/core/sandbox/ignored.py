@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.venvs import project_venvs
-from tui_agent.core.versioning.gitdoor import base_env
-from tui_agent.core.versioning.plainfiles import ignored_entries, plain_env
+from tui_agent.core.versioning.plainfiles import ignored_among, ignored_entries
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 """Folders a test run rewrites every time: their changes are not reported."""
@@ -117,7 +115,7 @@ def from_harvest(root: Path, written: dict[str, str], before: dict[str, bytes | 
     candidates = sorted(path for path in written if reported(path))
     if not candidates:
         return [], []
-    ignored = _git_ignored(root, candidates)
+    ignored = ignored_among(root, candidates)
     real_root = os.path.realpath(root)
     sites = {os.path.relpath(folder, real_root) for folder in site_dirs(root, used_venv)}
     found: list[IgnoredChange] = []
@@ -131,16 +129,6 @@ def from_harvest(root: Path, written: dict[str, str], before: dict[str, bytes | 
         else:
             found.append(IgnoredChange(path, change, after, None, not_kept(path, kept or 0)))
     return notes(found), found
-
-
-def _git_ignored(root: Path, paths: list[str]) -> set[str]:
-    """Which of `paths` git ignores now (existing or not; a tracked file never is)."""
-    try:  # the door's fixed environment (no hooks, pinned config), as `run_git` gives every git command
-        done = subprocess.run(["git", "check-ignore", "-z", "--stdin"], cwd=root, capture_output=True, timeout=30,
-                              input="\0".join(paths).encode(errors="surrogateescape"), env={**plain_env(), **base_env()})
-    except (OSError, subprocess.TimeoutExpired):
-        return set()
-    return {entry for entry in done.stdout.decode(errors="surrogateescape").split("\0") if entry}
 
 
 def _stamp_of(path: Path) -> Stamp | None:
