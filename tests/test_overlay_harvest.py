@@ -107,7 +107,7 @@ def test_ignored_files_are_judged_by_the_stamps_and_reported_from_the_harvest(tm
     found = apply(dirs, project, start, since, tmp_path / "aside")
     assert (found.paths, found.kept) == (["a.txt", "build/new.txt", "build/old.txt"], ["build/mine.txt"])
     assert sorted(path.name for path in (project / "build").iterdir()) == ["mine.txt", "new.txt"]
-    notes, changes = ignored.from_harvest(project, found.written, found.before, None)
+    notes, changes = ignored.report(project, found.written, found.before, None)
     assert [(change.path, change.change, change.before) for change in changes] == [
         ("build/new.txt", "created", None), ("build/old.txt", "removed", b"the previous call's output\n")]
     assert notes == ["the run changed files git ignores (git status does not show them; /undo puts back what it can "

@@ -21,8 +21,10 @@ from pathlib import Path
 
 from tui_agent.core import projectfs
 from tui_agent.core.project import AGENT_DIR, Project
+from tui_agent.core.versioning.plainfiles import ignored_among
 from tui_agent.core.sandbox import ignored, overlay as overlays
 from tui_agent.core.sandbox.launch import probe_overlay
+from tui_agent.core.sandbox.venvs import project_venvs
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
 from tui_agent.core.sandbox.protected import (GIT, Guard, dangling_targets, fixed_names, glob_matches,
                                               matches_protected, moved_note, new_folder, user_globs)
@@ -87,47 +89,62 @@ class WritableRuns:
 
     def fence(self, policy: SandboxPolicy) -> "Fence":
         """Before a writable run without an overlay: the protected paths it could create (recorded for a crash) and,
-        when the policy lets it write the project, its ignored files."""
+        when the policy lets it write the project, the project's stamps and its small ignored files' bytes."""
         root = self.project.root
-        watched = watch(root)
-        state = None
+        watched, start, kept = watch(root), None, {}
         if policy.project_writable:
+            start = self.stamps()
+            files = {path: stamp[2] for path, stamp in start.stamps.items() if not stat.S_ISDIR(stamp[1])}
+            ignored_now = ignored_among(root, [path for path in files if not os.path.isabs(path)])
             read_only = self.tier == TIER_BUBBLEWRAP and not self.venv_writable(policy)
-            state = ignored.before_run(root, self.venv, venvs_read_only=read_only)
-        return Fence(watched, begin(self.project.cache_dir / SWEEPS, watched), state)
+            skip = [os.path.relpath(venv, root) for venv in project_venvs(root, self.venv)] if read_only else []
+            kept = ignored.keep(root, {path: files[path] for path in ignored_now if path in files}, skip)
+        return Fence(watched, begin(self.project.cache_dir / SWEEPS, watched), start, kept)
 
     def unfence(self, fence: "Fence") -> list[str]:
         """After a writable run without an overlay: what it created at protected paths moved to the quarantine, its
-        ignored files compared (their changes kept for undo); its writes unattributed. The notes (also in `notices`)."""
+        ignored files' changes kept for undo; its writes unattributed. The notes (also in `notices`)."""
         self.ran(RunWrites(False))
         notes = sweep(self.project.root, fence.watch)
         if fence.record is not None:
             with contextlib.suppress(OSError):
                 fence.record.unlink()
-        if fence.ignored is not None:
-            said, found = ignored.after_run(self.project.root, self.venv, fence.ignored)
-            self.ignored_changes += found
-            notes += said
+        if fence.start is not None:
+            notes += self.compare(fence.start, fence.kept)[0]
         self.notices += notes
         return notes
 
     def after_fallback(self, lower: overlays.LowerState) -> list[str]:
         """An overlay run whose mount failed ran again without one (dispatch.py), unfenced: what it changed is what
         differs from the project's stamps at its start; new protected paths are swept, ignored files reported."""
-        root = self.project.root
-        now, guard = overlays.LowerState.take(root), Guard.of(root)
-        created: list[str] = []
-        for path in sorted(set(now.stamps) - set(lower.stamps)):
-            if guard.covers(path, False) and not any(path.startswith(parent + "/") for parent in created):
-                created.append(path)
-        notes = sweep(root, Watch(dict.fromkeys(created), frozenset(), ()))
-        files = {path: stamp for path, stamp in {**lower.stamps, **now.stamps}.items() if not stat.S_ISDIR(stamp[1])}
-        changed = {path: "removed" if path not in now.stamps else "created" if path not in lower.stamps else "changed"
-                   for path in files if lower.stamps.get(path) != now.stamps.get(path)}
-        said, found = ignored.from_harvest(root, changed, {}, self.venv)
+        said, created = self.compare(lower, {})
+        guard, moved = Guard.of(self.project.root), list[str]()
+        for path in sorted(created):
+            if guard.covers(path, False) and not any(path.startswith(parent + "/") for parent in moved):
+                moved.append(path)
+        notes = [*sweep(self.project.root, Watch(dict.fromkeys(moved), frozenset(), ())), *said]
+        self.notices += notes
+        return notes
+
+    def stamps(self) -> overlays.LowerState:
+        """The project's stamps and those of the site folders' start-up files (`ignored.site_dirs`)."""
+        state = overlays.LowerState.take(self.project.root)
+        state.stamps.update(ignored.startup_stamps(self.project.root, self.venv))
+        return state
+
+    def compare(self, start: overlays.LowerState, kept: dict[str, bytes]) -> tuple[list[str], list[str]]:
+        """What a run without an overlay changed among the ignored files, from the stamps `start` taken before it and
+        `kept`, the bytes read then (the changes kept for undo): (the notes, every path it created, folders too)."""
+        now = self.stamps()
+        both = {**start.stamps, **now.stamps}
+        written = {path: "removed" if path not in now.stamps else "created" if path not in start.stamps else "changed"
+                   for path, stamp in both.items()
+                   if start.stamps.get(path) != now.stamps.get(path) and not stat.S_ISDIR(stamp[1])}
+        before: dict[str, bytes | int] = {path: kept.get(path, start.stamps[path][2]) for path in written
+                                          if path in start.stamps}
+        said, found = ignored.report(self.project.root, written, before, self.venv, start.complete and now.complete)
         self.ignored_changes += found
-        self.notices += [*notes, *said]
-        return [*notes, *said]
+        return said, [path for path in now.stamps if path not in start.stamps]
 
     async def open_overlay(self) -> overlays.OverlayDirs:
         """Fresh overlay folders for a worker about to start, recorded so a crash of tuiagent cannot lose its writes."""
@@ -153,7 +170,7 @@ class WritableRuns:
         finally:
             self._loop.call_soon_threadsafe(self.remove_later, dirs)
         self.ran(RunWrites(True, tuple(found.paths), tuple(found.kept), tuple(found.aside)))
-        said, changes = ignored.from_harvest(root, found.written, found.before, self.venv)
+        said, changes = ignored.report(root, found.written, found.before, self.venv)
         self.ignored_changes += changes
         notes = [*unrecorded, *found.notes, *said]
         self.notices += notes
@@ -233,11 +250,13 @@ class Watch:
 
 @dataclass(frozen=True)
 class Fence:
-    """A writable run without an overlay, as it starts: its watch, the watch's crash record, its ignored files."""
+    """A writable run without an overlay, as it starts: its watch and the watch's crash record; when it may write the
+    project, the stamps (`WritableRuns.stamps`) and the bytes of its small ignored files."""
 
     watch: Watch
     record: Path | None
-    ignored: ignored.IgnoredState | None
+    start: overlays.LowerState | None
+    kept: dict[str, bytes]
 
 
 def watch(root: Path) -> Watch:
