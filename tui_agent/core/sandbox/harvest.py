@@ -13,27 +13,21 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from tui_agent.core import projectfs
 from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, is_startup_file, read_regular
-from tui_agent.core.sandbox.protected import (GIT, GIT_NOT_DATA, REFUSED, SETID_BITS, Guard, HardLinks, copy_clean,
-                                              git_inner, git_lock, git_writable, inert, moved_note, nested_repository,
-                                              new_folder, setid_words, special_kind)
+from tui_agent.core.sandbox.protected import (GIT, REFUSED, SETID_BITS, Guard, HardLinks, copy_clean, git_inner,
+                                              git_lock, git_refusal, git_writable, inert, move_under_git_lock, moved_note,
+                                              nested_repository, new_folder, setid_words, special_kind)
+
+if TYPE_CHECKING:  # overlay.py applies through this module
+    from tui_agent.core.sandbox.overlay import LowerState
 
 CHANGE_SLACK_NS = 20_000_000
-"""Only for paths the run's start stamps do not cover (writable_runs.LowerState; a run recovered after a crash has none):
+"""Only for paths the run's start stamps do not cover (overlay.LowerState; a run recovered after a crash has none):
 file times come from a coarse clock (one tick, a few ms, behind), so a change this soon before the run counts as
 during it. That errs towards keeping a person's version and setting the run's aside, never the other way."""
-
-
-class StartState(Protocol):
-    """The project's stamps as the run started (writable_runs.LowerState)."""
-
-    def knows(self, relative: str) -> bool: ...
-    def existed(self, relative: str) -> bool: ...
-    def matches(self, relative: str, info: os.stat_result) -> bool: ...
 
 
 @dataclass
@@ -57,7 +51,7 @@ class Harvest:
 
 
 def harvest(upper: Path, root: Path, *, since_ns: int, aside: Path, rootless: bool,
-            start: StartState | None = None) -> Harvest:
+            start: LowerState | None = None) -> Harvest:
     """Apply `upper` (an unmounted overlay's upper folder) onto the project `root`. An entry of `root` that is not as
     `start` (the project's stamps as the run started) has it was changed by someone else (the run could not write
     `root`); one `start` does not cover, when its ctime is after `since_ns` (the run's start, CLOCK_REALTIME).
@@ -69,7 +63,7 @@ def harvest(upper: Path, root: Path, *, since_ns: int, aside: Path, rootless: bo
 
 
 class _Applier:
-    def __init__(self, root: Path, since_ns: int, aside: Path, xattr_prefix: str, start: StartState | None,
+    def __init__(self, root: Path, since_ns: int, aside: Path, xattr_prefix: str, start: LowerState | None,
                  links: HardLinks) -> None:
         self.root = root
         self.start = start
@@ -135,28 +129,12 @@ class _Applier:
                                "on your machine when git works there)", source)
         inner = git_inner(path)
         if inner is not None:
-            why = self.git_refusal(inner, info)
+            why = git_refusal(inner, info.st_mode, _is_dir(self.root / GIT) and not (self.root / GIT).is_symlink())
             if why is not None:
                 return self.refuse(path, why, None if git_lock(inner) else source)
         if stat.S_ISREG(info.st_mode) and self.links.outside(info):
             return self.refuse(path, "a hard link to a file outside what the run wrote", None)
         return False
-
-    def git_refusal(self, inner: str, info: os.stat_result) -> str | None:
-        """Why the run's `.git/<inner>` may not be applied, or None (what a commit writes)."""
-        if inner == "":
-            if stat.S_ISDIR(info.st_mode) and _is_dir(self.root / GIT) and not (self.root / GIT).is_symlink():
-                return None
-            return "the run made or replaced git's folder of the project"
-        if git_lock(inner):
-            return "a lock file an interrupted git command left (it would block your git)"
-        if not git_writable(inner):
-            what = inner if inner in GIT_NOT_DATA else inner.split("/", 1)[0]
-            return (f"git's {what} decides what git runs or reads on your machine; a run may change "
-                    "only what commits need in .git (objects, refs, logs, index, HEAD)")
-        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-            return "a symlink inside git's folder"
-        return None
 
     def refuse(self, relative: str, why: str, source: Path | None) -> bool:
         kept = ""
@@ -242,7 +220,7 @@ class _Applier:
         _strip_overlay_attributes(source, self.prefix)
         inner = git_inner(relative)
         if inner is not None and not inner.startswith("objects/"):
-            if not _move_under_git_lock(source, target):
+            if not move_under_git_lock(source, target):
                 self.set_aside(relative, source, "a git command held its lock file as the run ended")
                 return
         else:
@@ -385,26 +363,6 @@ def _strip_overlay_attributes(path: Path, prefix: str) -> None:
         if name.startswith(f"{prefix}overlay."):
             with contextlib.suppress(OSError):
                 os.removexattr(path, name, follow_symlinks=False)
-
-
-def _move_under_git_lock(source: Path, target: Path) -> bool:
-    """Put a run's version of a file in `.git` (the index, a ref) in place the way git does, through `<file>.lock`:
-    False when a git command holds that lock now (its own rename would undo this one)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lock = target.with_name(target.name + ".lock")
-    try:
-        handle = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        return False
-    try:
-        with os.fdopen(handle, "wb") as out, open(source, "rb") as data:
-            shutil.copyfileobj(data, out)
-            os.fchmod(out.fileno(), stat.S_IMODE(os.lstat(source).st_mode))
-        os.replace(lock, target)
-    except BaseException:
-        lock.unlink(missing_ok=True)
-        raise
-    return True
 
 
 def _move(source: Path, target: Path) -> None:

@@ -142,18 +142,22 @@ def dangling_targets(root: Path, links: Iterable[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class Guard:
-    """The protected paths a harvest may neither create, replace nor delete: the fixed names and the hooks folder, the
-    user's globs (outside `.git` and `.agent`), and where a protected symlink pointing nowhere yet lands."""
+    """The protected paths a run may neither create, replace nor delete: the fixed names and the hooks folder, the
+    user's globs (outside `.git` and `.agent`; `matches`: what they match now), and where a protected symlink pointing
+    nowhere yet lands (`links`: each protected symlink's target)."""
 
     names: frozenset[str]
     patterns: tuple[str, ...]
+    matches: frozenset[str]
+    links: dict[str, str]
     landings: frozenset[str]
 
     @classmethod
-    def of(cls, root: Path) -> "Guard":
-        names, patterns = frozenset(fixed_names(root)) - {GIT}, user_globs(root)
-        links = [path for path in {*names, *glob_matches(root, patterns)} if os.path.islink(root / path)]
-        return cls(names, patterns, frozenset(dangling_targets(root, links)))
+    def of(cls, root: Path, limit: int = MAX_GLOB_MATCHES) -> "Guard":
+        names, patterns = frozenset(fixed_names(root)), user_globs(root)
+        matches = frozenset(glob_matches(root, patterns, limit))
+        links = {path: os.readlink(root / path) for path in names | matches if os.path.islink(root / path)}
+        return cls(names, patterns, matches, links, frozenset(dangling_targets(root, links)))
 
     def covers(self, relative: str, folder: bool) -> bool:
         if relative in self.names or relative in self.landings:
@@ -201,9 +205,43 @@ def git_writable(inner: str) -> bool:
     return (first in GIT_COMMIT_FOLDERS and inner not in GIT_NOT_DATA) or inner in GIT_COMMIT_FILES
 
 
+def git_refusal(inner: str, mode: int, git_folder: bool) -> str | None:
+    """Why a run's `.git/<inner>` (of `mode`) may not be applied, or None (what a commit writes); `git_folder`: the
+    project has a real `.git` folder."""
+    if inner == "":
+        return None if stat.S_ISDIR(mode) and git_folder else "the run made or replaced git's folder of the project"
+    if git_lock(inner):
+        return "a lock file an interrupted git command left (it would block your git)"
+    if not git_writable(inner):
+        what = inner if inner in GIT_NOT_DATA else inner.split("/", 1)[0]
+        return (f"git's {what} decides what git runs or reads on your machine; a run may change "
+                "only what commits need in .git (objects, refs, logs, index, HEAD)")
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "a symlink inside git's folder"
+
+
 def git_lock(inner: str) -> bool:
     """A lock file an interrupted git command left (never applied: it would block the person's git)."""
     return inner.endswith(".lock")
+
+
+def move_under_git_lock(source: Path, target: Path) -> bool:
+    """Put a run's version of a file in `.git` (the index, a ref) in place the way git does, through `<file>.lock`:
+    False when a git command holds that lock now (its own rename would undo this one)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = target.with_name(target.name + ".lock")
+    try:
+        handle = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return False
+    try:
+        with os.fdopen(handle, "wb") as out, open(source, "rb") as data:
+            shutil.copyfileobj(data, out)
+            os.fchmod(out.fileno(), stat.S_IMODE(os.lstat(source).st_mode))
+        os.replace(lock, target)
+    except BaseException:
+        lock.unlink(missing_ok=True)
+        raise
+    return True
 
 
 def nested_repository(relative: str) -> bool:

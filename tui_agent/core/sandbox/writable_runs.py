@@ -26,8 +26,8 @@ from tui_agent.core.sandbox import ignored, overlay as overlays
 from tui_agent.core.sandbox.launch import probe_overlay
 from tui_agent.core.sandbox.venvs import project_venvs
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
-from tui_agent.core.sandbox.protected import (GIT, Guard, dangling_targets, fixed_names, glob_matches,
-                                              matches_protected, moved_note, new_folder, user_globs)
+from tui_agent.core.sandbox.protected import (GIT, Guard, glob_matches, matches_protected, moved_note, new_folder,
+                                              user_globs)
 
 KEPT_RUN_WRITES = 256
 PER_CALL_ONLY = ("without an overlay mount, what a run wrote cannot be told apart from what someone else changed "
@@ -261,17 +261,10 @@ class Fence:
 
 def watch(root: Path) -> Watch:
     """The protected paths a run in `root` could create or replace (where a dangling protected link lands too)."""
-    patterns = user_globs(root)
-    matches = glob_matches(root, patterns, limit=GLOB_WATCH_LIMIT)
-    fixed: dict[str, str | None] = {match: os.readlink(root / match) for match in matches if (root / match).is_symlink()}
-    for name in fixed_names(root):
-        path = os.path.join(root, name)
-        if os.path.islink(path):
-            fixed[name] = os.readlink(path)
-        elif not os.path.lexists(path):
-            fixed[name] = None
-    landings = dangling_targets(root, [name for name, link in fixed.items() if link is not None])
-    return Watch({**dict.fromkeys(landings), **fixed}, frozenset(matches), patterns)
+    guard = Guard.of(root, GLOB_WATCH_LIMIT)
+    absent = [name for name in guard.names if not os.path.lexists(root / name)]
+    return Watch({**dict.fromkeys(guard.landings), **guard.links, **dict.fromkeys(absent)}, guard.matches,
+                 guard.patterns)
 
 
 def sweep(root: Path, before: Watch, *, since: float | None = None) -> list[str]:
