@@ -3,9 +3,9 @@ run starts (`overlay.LowerState`), and after it its upper folder goes through th
 -> harvest.py: protected paths and what a run may not leave refused and quarantined, the person's concurrent changes
 kept and the run's set aside, the ignored files' changes derived). Without one (the rlimits tier, a machine where the
 overlay cannot be mounted) the run writes the project directly, so `fence` records the protected paths it could
-create and stamps the ignored files before it, and `unfence` sweeps and compares after it (after a crash too: the
-record stays in `.agent/cache/sweeps/` and `recover_sweeps` sweeps for it at the next start). Either way its writes
-(`policy.RunWrites`) and ignored changes are kept for undo."""
+create and stamps the project (the same `LowerState` walk) before it, and `unfence` sweeps and compares after it
+(after a crash too: the record stays in `.agent/cache/sweeps/` and `recover_sweeps` sweeps for it at the next start).
+Either way its writes (`policy.RunWrites`) and ignored changes are kept for undo."""
 
 from __future__ import annotations
 
@@ -21,13 +21,13 @@ from pathlib import Path
 
 from tui_agent.core import projectfs
 from tui_agent.core.project import AGENT_DIR, Project
-from tui_agent.core.versioning.plainfiles import ignored_among
 from tui_agent.core.sandbox import ignored, overlay as overlays
 from tui_agent.core.sandbox.launch import probe_overlay
 from tui_agent.core.sandbox.venvs import project_venvs
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
 from tui_agent.core.sandbox.protected import (GIT, Guard, glob_matches, matches_protected, moved_note, new_folder,
                                               user_globs)
+from tui_agent.core.versioning.plainfiles import ignored_among
 
 KEPT_RUN_WRITES = 256
 PER_CALL_ONLY = ("without an overlay mount, what a run wrote cannot be told apart from what someone else changed "
