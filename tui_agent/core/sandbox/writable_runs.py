@@ -260,7 +260,8 @@ class Fence:
 
 
 def watch(root: Path) -> Watch:
-    """The protected paths a run in `root` could create or replace (where a dangling protected link lands too)."""
+    """The protected paths a run without an overlay could create or replace in `root` (where a dangling protected link
+    lands too); a run through an overlay has them refused by its harvest instead."""
     guard = Guard.of(root, GLOB_WATCH_LIMIT)
     absent = [name for name in guard.names if not os.path.lexists(root / name)]
     return Watch({**dict.fromkeys(guard.landings), **guard.links, **dict.fromkeys(absent)}, guard.matches,
@@ -268,8 +269,9 @@ def watch(root: Path) -> Watch:
 
 
 def sweep(root: Path, before: Watch, *, since: float | None = None) -> list[str]:
-    """Move every protected path the run created or replaced into one new `.agent/quarantine/<time>-<id>/` folder
-    (a replaced symlink is put back); one note per path, saying exactly what was moved where.
+    """Move every protected path a run without an overlay created or replaced into one new
+    `.agent/quarantine/<time>-<id>/` folder (a replaced symlink is put back); one note per path, saying exactly what
+    was moved where.
 
     `since` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
     is recreated (the note says what it pointed to)."""
