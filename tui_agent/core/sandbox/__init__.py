@@ -10,7 +10,7 @@ from tui_agent.core.lazyexports import lazy_exports
 
 _HOME = {
     "AuditLog": "audit", "IgnoredChange": "ignored", "NetworkGrant": "policy",
-    "REFUSED": "leftovers", "RunResult": "policy", "RunWrites": "policy",
+    "REFUSED": "protected", "RunResult": "policy", "RunWrites": "policy",
     "Sandbox": "sandbox", "SandboxPolicy": "policy", "SandboxUnavailable": "policy", "ShellCommand": "policy",
     "Snippet": "policy", "Stamp": "ignored", "ToolBatch": "policy", "ToolCall": "policy",
     "ERROR_CANCELLED": "policy", "ERROR_SANDBOX": "policy", "ERROR_TIMEOUT": "policy", "TIER_BUBBLEWRAP": "policy",
@@ -20,7 +20,7 @@ _HOME = {
 if TYPE_CHECKING:
     from tui_agent.core.sandbox.audit import AuditLog
     from tui_agent.core.sandbox.ignored import IgnoredChange, Stamp, is_startup_file
-    from tui_agent.core.sandbox.leftovers import REFUSED
+    from tui_agent.core.sandbox.protected import REFUSED
     from tui_agent.core.sandbox.policy import (ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, TIER_BUBBLEWRAP,
                                                NetworkGrant, RunResult, RunWrites, SandboxPolicy, SandboxUnavailable,
                                                ShellCommand, Snippet, ToolBatch, ToolCall)

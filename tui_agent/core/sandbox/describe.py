@@ -179,7 +179,7 @@ def _git_door() -> str:
 
 
 def _apply_step(strong: bool) -> str:
-    from tui_agent.core.sandbox import leftovers
+    from tui_agent.core.sandbox import protected as leftovers  # the apply step's rules live in protected.py
 
     specials = sorted({kind for mode in (stat.S_IFIFO, stat.S_IFSOCK, stat.S_IFCHR, stat.S_IFBLK)
                        if (kind := leftovers.special_kind(mode)) is not None})

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import lowerstate, overlay as overlays
+from tui_agent.core.sandbox import overlay as overlays
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.forkpool import ForkPool
 from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
@@ -132,7 +132,7 @@ class RunDispatch:
         self._prestart = asyncio.get_running_loop().create_task(boot())
 
     async def run(self, request: dict[str, Any], policy: SandboxPolicy, attributed: bool, bridge: SandboxBridge | None,
-                  on_output: OutputListener | None, lower: lowerstate.LowerState | None) -> tuple[Outcome, list[str]]:
+                  on_output: OutputListener | None, lower: overlays.LowerState | None) -> tuple[Outcome, list[str]]:
         """The run's outcome, and the notes about what of its writes was not applied; `attributed`: it goes through
         an overlay (never forked), `lower`: the project's stamps taken before it."""
         if self.fork_pool is not None and not policy.network and not self.runs.venv_writable(policy) and not attributed:
@@ -143,7 +143,7 @@ class RunDispatch:
 
     async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
                          bridge: SandboxBridge | None, on_output: OutputListener | None = None,
-                         lower: lowerstate.LowerState | None = None) -> tuple[Outcome, list[str]]:
+                         lower: overlays.LowerState | None = None) -> tuple[Outcome, list[str]]:
         """The run in a fresh pre-started worker (network runs, writable runs through an overlay, or no fork server),
         and the notes about what of its writes was not applied; `lower`: the project's stamps taken before it."""
         worker = await self.warm.acquire(Launch(self.tier, network=bool(policy.network), project_writable=writable,

@@ -1,6 +1,7 @@
-"""Applying an overlay run's upper folder to the project: exactly the run's writes and deletions, never over a change
-someone else made to the same path during the run (that one is kept, the run's version set aside and named), never
-what a run may not leave behind (`leftovers.py`: refused, said, and quarantined when worth a look)."""
+"""The one filtered step that applies an overlay run's upper folder to the project: exactly the run's writes and
+deletions, never over a change someone else made to the same path during the run (theirs kept, the run's version set
+aside and named), never what a run may not leave behind nor a protected path (protected.py: refused, said, and copied
+to `.agent/quarantine/` when worth a look). What it replaces is read first: the bytes undo puts back (ignored.py)."""
 
 from __future__ import annotations
 
@@ -12,45 +13,41 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tui_agent.core import projectfs
-from tui_agent.core.sandbox import quarantine
-from tui_agent.core.sandbox.leftovers import (
-    GIT,
-    GIT_NOT_DATA,
-    REFUSED,
-    SETID_BITS,
-    HardLinks,
-    copy_clean,
-    inert,
-    git_inner,
-    git_lock,
-    git_writable,
-    nested_repository,
-    setid_words,
-    special_kind,
-)
-from tui_agent.core.sandbox.lowerstate import LowerState
+from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, is_startup_file, read_regular
+from tui_agent.core.sandbox.protected import (GIT, REFUSED, SETID_BITS, Guard, HardLinks, copy_clean, git_inner,
+                                              git_lock, git_refusal, git_writable, inert, move_under_git_lock, moved_note,
+                                              nested_repository, new_folder, setid_words, special_kind)
+
+if TYPE_CHECKING:  # overlay.py applies through this module
+    from tui_agent.core.sandbox.overlay import LowerState
 
 CHANGE_SLACK_NS = 20_000_000
-"""Only for paths the run's start stamps do not cover (see lowerstate.py; a run recovered after a crash has none):
+"""Only for paths the run's start stamps do not cover (overlay.LowerState; a run recovered after a crash has none):
 file times come from a coarse clock (one tick, a few ms, behind), so a change this soon before the run counts as
 during it. That errs towards keeping a person's version and setting the run's aside, never the other way."""
 
 
 @dataclass
 class Harvest:
-    """What applying one run's writes did. `paths`: project paths (relative, POSIX) the run created, changed or
-    removed, now so in the project (git's own folder left out: undo does not take commits back); `kept`: paths it
-    also changed that someone else changed during the run (theirs kept); `refused`: what a run may not leave in the
-    project; `notes`: one sentence per kept, refused or altered path, for the person and the model."""
+    """What applying one run's writes did. `written`: project path (relative, POSIX) -> "created", "changed" or
+    "removed" for each file the run created, changed or removed, now so in the project (git's own folder left out: undo
+    does not take commits back); `before`: the bytes of each file it changed or removed, or their size when not kept;
+    `kept`: paths it also changed that someone else changed during the run (theirs kept); `notes`: one sentence per
+    kept, refused or altered path, for the person and the model."""
 
-    paths: list[str] = field(default_factory=list)
+    written: dict[str, str] = field(default_factory=dict)
+    before: dict[str, bytes | int] = field(default_factory=dict)
     kept: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     aside: list[tuple[str, str]] = field(default_factory=list)
     """(path, where the run's version of it is, relative to the project) for each version set aside."""
+
+    @property
+    def paths(self) -> list[str]:
+        return sorted(self.written)
 
 
 def harvest(upper: Path, root: Path, *, since_ns: int, aside: Path, rootless: bool,
@@ -62,7 +59,6 @@ def harvest(upper: Path, root: Path, *, since_ns: int, aside: Path, rootless: bo
     applier = _Applier(root, since_ns - CHANGE_SLACK_NS, aside, "user." if rootless else "trusted.", start,
                        HardLinks(upper))
     applier.folder("", upper, opaque=False)
-    applier.result.paths.sort()
     return applier.result
 
 
@@ -81,6 +77,8 @@ class _Applier:
         self.stamps: dict[Path, os.stat_result | None] = {}
         self.links = links
         self.quarantined: Path | None = None
+        self.guard = Guard.of(root)
+        self.budget = KEEP_TOTAL_BYTES
 
     def folder(self, relative: str, source: Path, *, opaque: bool, mode: int | None = None) -> None:
         """Apply one upper folder; `opaque` (the run removed the folder and made it anew) removes what it lacks
@@ -124,57 +122,60 @@ class _Applier:
         kind = special_kind(info.st_mode)
         if kind is not None:
             return self.refuse(path, f"the run made a special file there ({kind})", None)
+        if git_inner(path) is None and self.guard.covers(path, stat.S_ISDIR(info.st_mode)):
+            return self.protected(path, source)
         if nested_repository(path):
             return self.refuse(path, "a git repository inside the project (its config and hooks would run commands "
                                "on your machine when git works there)", source)
         inner = git_inner(path)
         if inner is not None:
-            why = self.git_refusal(inner, info)
+            why = git_refusal(inner, info.st_mode, _is_dir(self.root / GIT) and not (self.root / GIT).is_symlink())
             if why is not None:
                 return self.refuse(path, why, None if git_lock(inner) else source)
         if stat.S_ISREG(info.st_mode) and self.links.outside(info):
             return self.refuse(path, "a hard link to a file outside what the run wrote", None)
         return False
 
-    def git_refusal(self, inner: str, info: os.stat_result) -> str | None:
-        """Why the run's `.git/<inner>` may not be applied, or None (what a commit writes)."""
-        if inner == "":
-            if stat.S_ISDIR(info.st_mode) and _is_dir(self.root / GIT) and not (self.root / GIT).is_symlink():
-                return None
-            return "the run made or replaced git's folder of the project"
-        if git_lock(inner):
-            return "a lock file an interrupted git command left (it would block your git)"
-        if not git_writable(inner):
-            what = inner if inner in GIT_NOT_DATA else inner.split("/", 1)[0]
-            return (f"git's {what} decides what git runs or reads on your machine; a run may change "
-                    "only what commits need in .git (objects, refs, logs, index, HEAD)")
-        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-            return "a symlink inside git's folder"
-        return None
-
     def refuse(self, relative: str, why: str, source: Path | None) -> bool:
         kept = ""
         if source is not None:
             try:
-                if self.quarantined is None:
-                    self.quarantined = quarantine.new_folder(self.root)
-                where = self.quarantined / inert(relative)
-                where.parent.mkdir(parents=True, exist_ok=True)
-                copy_clean(source, where, self.links)
-                kept = f"; a copy to look at is in {where.relative_to(self.root)}"
+                kept = f"; a copy to look at is in {self.quarantine(relative, source)}"
             except OSError as error:
                 kept = f" (no copy kept: {error.strerror or error})"
-        self.result.refused.append(relative)
         self.result.notes.append(f"{relative}: {REFUSED}{why}; not applied{kept}")
         return True
+
+    def protected(self, relative: str, source: Path) -> bool:
+        """A protected path the run created or replaced: not applied (a symlink there stays), a copy quarantined."""
+        target = self.root / relative
+        verb = "replaced" if os.path.lexists(target) else "created"
+        try:
+            where = self.quarantine(relative, source)
+        except OSError as error:
+            self.result.notes.append(f"agent code {verb} the protected path {relative}; not applied, and no copy was "
+                                     f"kept ({error})")
+            return True
+        self.result.notes.append(moved_note(verb, relative, where, os.readlink(target) if target.is_symlink() else None))
+        return True
+
+    def quarantine(self, relative: str, source: Path) -> str:
+        """Copy the run's `relative` into this harvest's `.agent/quarantine/` folder; where it is (for the note)."""
+        if self.quarantined is None:
+            self.quarantined = new_folder(self.root)
+        where = self.quarantined / inert(relative)
+        where.parent.mkdir(parents=True, exist_ok=True)
+        copy_clean(source, where, self.links)
+        return str(where.relative_to(self.root))
 
     def deletion(self, relative: str) -> None:
         """The run deleted `relative`; in git's folder only what commits change (a loose object packed away stays)."""
         inner = git_inner(relative)
-        if inner is None:
+        if inner is None and self.guard.covers(relative, folder=True):
+            self.result.notes.append(f"agent code deleted the protected path {relative}; it is kept as it was")
+        elif inner is None:
             self.remove(relative)
         elif inner == "" or not git_writable(inner):
-            self.result.refused.append(relative)
             self.result.notes.append(f"{relative}: {REFUSED}the run deleted it, and a run may change only what commits "
                                      "need in .git; kept")
         elif not inner.startswith("objects/"):
@@ -208,26 +209,24 @@ class _Applier:
             self.set_aside(relative, source, "a folder on its way now leads out of the project")
             return
         now = _lstat(target)
-        if now is not None and self.changed(relative, now):
-            self.set_aside(relative, source, "changed by you or another program during the run, and by the run")
-            return
-        if now is None and self.deleted_meanwhile(relative, source, target):
-            self.set_aside(relative, source, "deleted by you or another program during the run, and changed by it")
+        if self.conflict(relative, source, target, now):
             return
         if now is not None and stat.S_ISDIR(now.st_mode):
             self.remove(relative)  # the run replaced the folder with a file
             if _lstat(target) is not None:
                 self.set_aside(relative, source, "a folder there holds files changed during the run")
                 return
+            now = None
         _strip_overlay_attributes(source, self.prefix)
         inner = git_inner(relative)
         if inner is not None and not inner.startswith("objects/"):
-            if not _move_under_git_lock(source, target):
+            if not move_under_git_lock(source, target):
                 self.set_aside(relative, source, "a git command held its lock file as the run ended")
                 return
         else:
+            self.keep_before(relative, target, now)
             _move(source, target)
-        self.record(relative)
+        self.record(relative, "created" if now is None else "changed")
 
     def make_folder(self, relative: str, source: Path) -> bool:
         """The project folder for an upper folder exists (made if the run made it); False when it cannot be."""
@@ -238,46 +237,62 @@ class _Applier:
         now = _lstat(target)
         if now is not None and stat.S_ISDIR(now.st_mode):
             return True
-        if now is None and self.deleted_meanwhile(relative, source, target):
-            self.set_aside(relative, source, "deleted by you or another program during the run, and changed by it")
+        if self.conflict(relative, source, target, now):
             return False
         if now is not None:
-            if self.changed(relative, now):
-                self.set_aside(relative, source, "changed by you or another program during the run, and by the run")
-                return False
+            self.keep_before(relative, target, now)
             target.unlink()  # the run replaced a file or symlink with a folder
-            self.record(relative)
+            self.record(relative, "removed")
         target.mkdir()
         self.made.add(target)
+        return True
+
+    def conflict(self, relative: str, source: Path, target: Path, now: os.stat_result | None) -> bool:
+        """Whether someone else changed or deleted `relative` during the run (the run's version is then set aside)."""
+        if now is not None and self.changed(relative, now):
+            why = "changed by you or another program during the run, and by the run"
+        elif now is None and self.deleted_meanwhile(relative, source, target):
+            why = "deleted by you or another program during the run, and changed by it"
+        else:
+            return False
+        self.set_aside(relative, source, why)
         return True
 
     def remove(self, relative: str) -> None:
         """The run deleted `relative`: delete it, except what someone changed during the run (kept, and said)."""
         target = self.root / relative
         now = _lstat(target)
-        if now is None:
-            return
-        if not self.inside(target.parent):
+        if now is None or not self.inside(target.parent):
             return
         if stat.S_ISDIR(now.st_mode):
             for name in sorted(os.listdir(target)):
                 self.remove(_join(relative, name))
-            try:
+            with contextlib.suppress(OSError):  # something in it was kept
                 target.rmdir()
-            except OSError:
-                pass  # something in it was kept
             return
         if self.changed(relative, now):
             self.result.kept.append(relative)
             self.result.notes.append(f"{relative}: the run deleted it, but you or another program changed it during "
                                      "the run; it is kept")
             return
+        self.keep_before(relative, target, now)
         target.unlink()
-        self.record(relative)
+        self.record(relative, "removed")
 
-    def record(self, relative: str) -> None:
+    def keep_before(self, relative: str, target: Path, now: os.stat_result | None) -> None:
+        """Read the project's version of `relative` the run replaces or removes (undo puts a git-ignored one back from
+        it): up to KEEP_FILE_BYTES a file within the run's budget, a start-up file always; else its size is kept."""
+        if now is None or git_inner(relative) is not None:
+            return
+        startup = is_startup_file(target.name)
+        fits = now.st_size <= KEEP_FILE_BYTES and (startup or now.st_size <= self.budget)
+        data = read_regular(target) if fits else None
+        self.budget -= len(data) if data is not None and not startup else 0
+        self.result.before[relative] = data if data is not None else now.st_size
+
+    def record(self, relative: str, change: str) -> None:
         if git_inner(relative) is None:
-            self.result.paths.append(relative)
+            self.result.written[relative] = change
 
     def set_aside(self, relative: str, source: Path, why: str) -> None:
         where = self.aside / inert(relative)  # a set-aside `.git/index` must not look like a repository
@@ -348,26 +363,6 @@ def _strip_overlay_attributes(path: Path, prefix: str) -> None:
         if name.startswith(f"{prefix}overlay."):
             with contextlib.suppress(OSError):
                 os.removexattr(path, name, follow_symlinks=False)
-
-
-def _move_under_git_lock(source: Path, target: Path) -> bool:
-    """Put a run's version of a file in `.git` (the index, a ref) in place the way git does, through `<file>.lock`:
-    False when a git command holds that lock now (its own rename would undo this one)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lock = target.with_name(target.name + ".lock")
-    try:
-        handle = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        return False
-    try:
-        with os.fdopen(handle, "wb") as out, open(source, "rb") as data:
-            shutil.copyfileobj(data, out)
-            os.fchmod(out.fileno(), stat.S_IMODE(os.lstat(source).st_mode))
-        os.replace(lock, target)
-    except BaseException:
-        lock.unlink(missing_ok=True)
-        raise
-    return True
 
 
 def _move(source: Path, target: Path) -> None:

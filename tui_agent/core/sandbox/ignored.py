@@ -1,42 +1,36 @@
 """What a run that could write the project changed among the files git ignores (a virtualenv, build output): neither
 `git status` nor /undo shows them, so each change is told to the person and the model; a `.pth`, `sitecustomize.py`
 or `usercustomize.py` created or changed anywhere an interpreter reads is flagged on its own (issue 23).
-`before_run` stamps them (small ones' bytes kept for /undo) before a writable run, `after_run` compares after it."""
+
+`report` takes what a run wrote: through an overlay, what the harvest applied (with the bytes it replaced, read as it
+replaced them); without one (the rlimits tier, a machine where the overlay cannot be mounted), what differs between
+the project's stamps before and after the run (writable_runs.py), with the bytes `keep` read before it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import project_venvs
-from tui_agent.core.versioning.plainfiles import ignored_entries
+from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 """Folders a test run rewrites every time: their changes are not reported."""
 STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
-WALK_LIMIT = 50_000
-"""Files looked at per run at most; beyond it the report says the check was incomplete."""
+WALK_LIMIT = 100_000
+"""Entries of the project stamped before a run at most (overlay.LowerState); past it changes may go unreported."""
 LISTED = 20
 KEEP_FILE_BYTES = 256 * 1024
 KEEP_TOTAL_BYTES = 16 * 1024 * 1024
 KEEP_FILES = 5_000
-"""What `keep` reads before a run at most: files up to 256 KiB, 16 MiB and 5,000 files in all."""
+"""What is read of the files a run changes at most (for /undo): files up to 256 KiB, 16 MiB and 5,000 files in all;
+a start-up file's bytes always."""
 
 Stamp = tuple[int, int, int]  # size, mtime_ns, ctime_ns (agent code can reset mtime, never ctime)
-
-
-@dataclass
-class IgnoredState:
-    """The ignored files of a project (and the start-up files of the interpreters' site folders) at one moment."""
-
-    files: dict[str, Stamp] = field(default_factory=dict)
-    complete: bool = True
-    kept: dict[str, bytes] = field(default_factory=dict)
-    """The bytes of small project files before a run (`keep`), so that /undo can put back what the run changed."""
-    roots: list[str] = field(default_factory=list)
-    """The ignored entries of the project walked (files, or folders stamped but for caches): lowerstate.py skips them."""
 
 
 @dataclass(frozen=True)
@@ -55,51 +49,27 @@ def is_startup_file(name: str) -> bool:
     return name.endswith(".pth") or name in STARTUP_NAMES
 
 
-
-def take(root: Path, site_dirs: list[Path]) -> IgnoredState:
-    """Stamp every ignored file under `root` (caches left out) and every start-up file in `site_dirs`."""
-    state = IgnoredState()
-    for entry in outermost(ignored_entries(root)):
-        if entry == ".agent" or entry.startswith(".agent/"):
-            continue  # tuiagent's own files (run log, caches), read-only to agent code in bubblewrap
-        state.roots.append(entry)
-        if not _walk(root / entry, root, state):
-            break
-    for folder in site_dirs:
-        try:
-            names = [name for name in os.listdir(folder) if is_startup_file(name)]
-        except OSError:
-            continue
-        for name in names:
-            _stamp(folder / name, root, state)
-    return state
-
-
-def outermost(entries: list[str]) -> list[str]:
-    """The entries not inside another one: for a folder holding only ignored files git lists the folder and the
-    ignored folders inside it too, which would each be walked again."""
-    listed = set(entries)
-    return [entry for entry in entries
-            if not any("/".join(entry.split("/")[:depth]) in listed for depth in range(1, entry.count("/") + 1))]
+def notes(found: list[IgnoredChange], complete: bool = True) -> list[str]:
+    """One note per start-up file created or changed, then one note listing the other ignored files changed."""
+    paths = {kind: [change.path for change in found if change.change == kind] for kind in ("created", "changed", "removed")}
+    said: list[str] = []
+    for verb in ("created", "changed"):
+        said += [f"WARNING: the run {verb} {name}, a Python start-up file: every interpreter that reads its folder runs "
+                 "it, outside the sandbox and with your environment. Delete it unless you meant it."
+                 for name in paths[verb] if is_startup_file(Path(name).name)]
+    others = [f"{name} ({kind})" for kind, names in paths.items() for name in names
+              if kind == "removed" or not is_startup_file(Path(name).name)]
+    if others:
+        shown = ", ".join(others[:LISTED]) + (f" and {len(others) - LISTED} more" if len(others) > LISTED else "")
+        said.append(f"the run changed files git ignores (git status does not show them; /undo puts back what it "
+                    f"can and lists the rest): {shown}")
+    if not complete:
+        said.append(f"files git ignores were checked only in part (more than {WALK_LIMIT} entries): other changes may "
+                    "be unreported")
+    return said
 
 
-def keep(root: Path, state: IgnoredState, skip: list[str]) -> None:
-    """Read the bytes of the project's small ignored files into `state.kept` (start-up files first, then the smallest),
-    within the KEEP_ limits; files under the folders of `skip` (ones the run cannot write) are left out."""
-    prefixes = tuple(folder.rstrip("/") + "/" for folder in skip)
-    candidates = sorted((not is_startup_file(Path(name).name), stamp[0], name) for name, stamp in state.files.items()
-                        if not os.path.isabs(name) and stamp[0] <= KEEP_FILE_BYTES and not name.startswith(prefixes))
-    budget = KEEP_TOTAL_BYTES
-    for _, size, name in candidates[:KEEP_FILES]:
-        if size > budget:
-            break
-        data = _read_regular(root / name)
-        if data is not None:
-            state.kept[name] = data
-            budget -= len(data)
-
-
-def _read_regular(path: Path) -> bytes | None:
+def read_regular(path: Path) -> bytes | None:
     """The bytes of a regular file (never through a symlink, never blocking on a FIFO), None past KEEP_FILE_BYTES."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -122,115 +92,96 @@ def _read_regular(path: Path) -> bytes | None:
         os.close(handle)
 
 
-def _walk(start: Path, root: Path, state: IgnoredState) -> bool:
-    """Stamp the files under `start` (never following links); False once WALK_LIMIT is reached."""
-    prefix = str(root) + os.sep
-    if start.name in CACHE_NAMES:
-        return True
-    if not start.is_dir() or start.is_symlink():
-        _stamp(start, root, state)
-        return True
-    stack = [str(start)]
-    while stack:
-        try:
-            entries = list(os.scandir(stack.pop()))
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name in CACHE_NAMES:
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                    continue
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            name = entry.path[len(prefix):] if entry.path.startswith(prefix) else entry.path
-            state.files[name] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        if len(state.files) >= WALK_LIMIT:
-            state.complete = False
-            return False
-    return True
-
-
-def _stamp(path: Path, root: Path, state: IgnoredState) -> None:
-    try:
-        info = path.lstat()
-    except OSError:
-        return
-    shown = os.path.relpath(path, root) if root in path.parents else str(path)
-    state.files[shown] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
-def report(before: IgnoredState, after: IgnoredState) -> list[str]:
-    """One note per start-up file created or changed, then one note listing the other ignored files changed."""
-    created = sorted(set(after.files) - set(before.files))
-    changed = sorted(name for name in set(after.files) & set(before.files) if after.files[name] != before.files[name])
-    removed = sorted(set(before.files) - set(after.files))
-    notes: list[str] = []
-    for name in (*created, *changed):
-        if is_startup_file(Path(name).name):
-            verb = "created" if name in created else "changed"
-            notes.append(f"WARNING: the run {verb} {name}, a Python start-up file: every interpreter that reads its "
-                         "folder runs it, outside the sandbox and with your environment. Delete it unless you meant it.")
-    others = [f"{name} (created)" for name in created if not is_startup_file(Path(name).name)]
-    others += [f"{name} (changed)" for name in changed if not is_startup_file(Path(name).name)]
-    others += [f"{name} (removed)" for name in removed]
-    if others:
-        shown = ", ".join(others[:LISTED]) + (f" and {len(others) - LISTED} more" if len(others) > LISTED else "")
-        notes.append(f"the run changed files git ignores (git status does not show them; /undo puts back what it "
-                     f"can and lists the rest): {shown}")
-    if not (before.complete and after.complete):
-        notes.append(f"files git ignores were checked only in part (more than {WALK_LIMIT}): other changes may be "
-                     "unreported")
-    return notes
-
-
-def changes(before: IgnoredState, after: IgnoredState) -> list[IgnoredChange]:
-    """Every ignored file the run created, changed or removed, with its bytes before the run when `keep` had them."""
-    found: list[IgnoredChange] = []
-    for name in sorted(set(before.files) | set(after.files)):
-        old, new = before.files.get(name), after.files.get(name)
-        if old == new:
-            continue
-        if old is None:
-            found.append(IgnoredChange(name, "created", new))
-            continue
-        data = before.kept.get(name)
-        found.append(IgnoredChange(name, "changed" if new is not None else "removed", new, data,
-                                   "" if data is not None else _why_not_kept(name, old)))
-    return found
-
-
-def _why_not_kept(name: str, stamp: Stamp) -> str:
+def not_kept(name: str, size: int) -> str:
     if os.path.isabs(name):
         return "it is outside the project"
-    if stamp[0] > KEEP_FILE_BYTES:
+    if size > KEEP_FILE_BYTES:
         return f"its content before the run was not kept (larger than {KEEP_FILE_BYTES // 1024} KiB)"
     return (f"its content before the run was not kept (not a regular file, unreadable, a read-only virtualenv, or past "
             f"the {KEEP_TOTAL_BYTES // (1024 * 1024)} MiB kept per run)")
+
+
+def reported(relative: str) -> bool:
+    """Not tuiagent's own files, not a cache a test run rewrites every time."""
+    parts = relative.split("/")
+    return parts[0] != AGENT_DIR and not CACHE_NAMES.intersection(parts)
+
+
+def report(root: Path, written: dict[str, str], before: dict[str, bytes | int], used_venv: Path | None,
+           complete: bool = True) -> tuple[list[str], list[IgnoredChange]]:
+    """The ignored files among what a run wrote (`written`: path -> created, changed or removed; `before`: the bytes
+    it replaced, or their size when not kept), and the start-up files in a site folder (`site_dirs`, ignored or not):
+    (the notes, the changes for the undo journal)."""
+    candidates = sorted(path for path in written if reported(path))
+    if not candidates:
+        return notes([], complete), []
+    ignored = ignored_among(root, [path for path in candidates if not os.path.isabs(path)])
+    sites = {_shown(folder, root) for folder in site_dirs(root, used_venv)}
+    found: list[IgnoredChange] = []
+    for path in candidates:
+        if path not in ignored and not (is_startup_file(Path(path).name) and os.path.dirname(path) in sites):
+            continue
+        change, kept = written[path], before.get(path)
+        after = _stamp_of(root / path) if change != "removed" else None
+        if change == "created" or isinstance(kept, bytes):
+            found.append(IgnoredChange(path, change, after, kept if isinstance(kept, bytes) else None))
+        else:
+            found.append(IgnoredChange(path, change, after, None, not_kept(path, kept or 0)))
+    return notes(found, complete), found
+
+
+def _stamp_of(path: Path) -> Stamp | None:
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def _shown(path: Path, root: Path) -> str:
+    """A path as the stamps name it: relative inside the project, absolute outside."""
+    real_root = os.path.realpath(root)
+    return os.path.relpath(path, real_root) if str(path).startswith(real_root + os.sep) else str(path)
 
 
 def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
     """The site-packages folders of the project's virtualenvs and of the one runs use (their start-up files are
     checked after each writable run)."""
     venvs = [*project_venvs(root, used_venv), *([used_venv] if used_venv is not None else [])]
-    return sorted({folder for venv in venvs for folder in (venv / "lib").glob("python3*/site-packages")})
+    return sorted({Path(os.path.realpath(site)) for venv in venvs for site in (venv / "lib").glob("python3*/site-packages")})
 
 
-def before_run(root: Path, used_venv: Path | None, *, venvs_read_only: bool) -> IgnoredState:
-    """The ignored files before a writable run, small ones' bytes kept for /undo (not those of a virtualenv the run
-    cannot write: `venvs_read_only`)."""
-    state = take(root, site_dirs(root, used_venv))
-    venvs = project_venvs(root, used_venv) if venvs_read_only else []
-    inside = [os.path.relpath(venv, root) for venv in venvs]
-    keep(root, state, [folder for folder in inside if not folder.startswith("..")])
-    return state
+def startup_stamps(root: Path, used_venv: Path | None) -> dict[str, tuple[int, int, int, int, int]]:
+    """The start-up files of the site folders (`site_dirs`), stamped as overlay.LowerState stamps (the one outside the
+    project too: a run without an overlay may write there)."""
+    found: dict[str, tuple[int, int, int, int, int]] = {}
+    for folder in site_dirs(root, used_venv):
+        try:
+            names = [name for name in os.listdir(folder) if is_startup_file(name)]
+        except OSError:
+            continue
+        for name in names:
+            with contextlib.suppress(OSError):
+                info = os.lstat(folder / name)
+                found[_shown(folder / name, root)] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns,
+                                                      info.st_ctime_ns)
+    return found
 
 
-def after_run(root: Path, used_venv: Path | None,
-              start: IgnoredState) -> tuple[list[str], list[IgnoredChange]]:
-    """(one note per change, for the person and the model; the changes, for the undo journal)."""
-    now = take(root, site_dirs(root, used_venv))
-    return report(start, now), changes(start, now)
+def keep(root: Path, sizes: dict[str, int], skip: list[str]) -> dict[str, bytes]:
+    """The bytes of the small files among `sizes` (project path -> size; start-up files first, then the smallest)
+    within the KEEP_ limits, read before a run without an overlay; none under the folders of `skip` (ones the run
+    cannot write)."""
+    prefixes = tuple(folder.rstrip("/") + "/" for folder in skip)
+    candidates = sorted((not is_startup_file(Path(name).name), size, name) for name, size in sizes.items()
+                        if not os.path.isabs(name) and size <= KEEP_FILE_BYTES and not name.startswith(prefixes))
+    kept: dict[str, bytes] = {}
+    budget = KEEP_TOTAL_BYTES
+    for _, size, name in candidates[:KEEP_FILES]:
+        if size > budget:
+            break
+        data = read_regular(root / name)
+        if data is not None:
+            kept[name] = data
+            budget -= len(data)
+    return kept

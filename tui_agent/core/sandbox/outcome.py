@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.sandbox import protected
-from tui_agent.core.sandbox.leftovers import GIT, GIT_READ_ONLY, REFUSED
+from tui_agent.core.sandbox.protected import GIT, GIT_READ_ONLY, REFUSED
 from tui_agent.core.sandbox.policy import (
     ERROR_CANCELLED,
     ERROR_LIMIT,

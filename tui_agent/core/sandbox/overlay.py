@@ -1,8 +1,9 @@
 """Overlay mounts for writable bubblewrap runs: the project is mounted as an overlay whose upper folder lies outside it,
 so what a run wrote is exactly what its upper folder holds; see `sandbox status`. Its folders are made before the run
-(`prepare`), recorded in `.agent/cache/overlays/` while it runs (`begin`, `finish`: what a run wrote before tuiagent
-died is applied at the next sandbox start by `recover`, before the quarantine sweep, which then moves any protected
-path it created), and applied after it by the one filtered step (`apply`, `harvest.py`)."""
+(`prepare`), the project stamped as it starts (`LowerState`), recorded in `.agent/cache/overlays/` while it runs
+(`begin`, `finish`: what a run wrote before tuiagent died is applied at the next sandbox start by `recover`), and
+applied after it by the one filtered step (`apply`, harvest.py: protected paths and what a run may not leave are
+refused and quarantined there, never swept afterwards)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,13 @@ import secrets
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core import projectfs
 from tui_agent.core.catalog.files import process_alive
 from tui_agent.core.sandbox.harvest import Harvest, harvest
-from tui_agent.core.sandbox.lowerstate import LowerState
+from tui_agent.core.sandbox.protected import GIT, GIT_COMMIT_FILES
 from tui_agent.core.tempfolders import AWAITING_RECOVERY
 
 MOUNT_FAILED = 125
@@ -28,6 +29,14 @@ MOUNT_FAILED = 125
 _UNSAFE = (",", ":", "\\", "\n", '"')
 """Characters the mount options cannot carry unescaped: such paths get no overlay (per-call attribution only)."""
 RECORDS = "overlays"
+Stamp = tuple[int, int, int, int, int]
+"""st_ino, st_mode, st_size, st_mtime_ns, st_ctime_ns: agent code or a person can reset mtime, never ctime."""
+WALK_LIMIT = 100_000
+"""Entries stamped at most; past it, paths not stamped are judged by their change time (see harvest.py)."""
+SKIPPED = frozenset({GIT, ".agent"})
+"""Top-level folders not walked (git's objects, tuiagent's own files): judged by their change time, but for what a
+commit writes in `.git` (index, HEAD, refs, logs: up to GIT_STAMP_LIMIT entries)."""
+GIT_STAMP_LIMIT = 10_000
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,74 @@ class OverlayDirs:
             with contextlib.suppress(OSError):
                 os.chmod(inner, 0o700)
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@dataclass
+class LowerState:
+    """The project as an overlay run starts (its lower layer is the live project): `stamps`, project path (relative,
+    POSIX; "" the project itself) -> its stamp then, so the harvest tells a change someone made during the run from
+    one made before it by comparing, not by file times; `complete` when every entry outside SKIPPED was stamped."""
+
+    stamps: dict[str, Stamp] = field(default_factory=dict)
+    complete: bool = True
+
+    def knows(self, relative: str) -> bool:
+        """Whether `relative`'s state at the start is known (stamped, or surely absent then)."""
+        return relative in self.stamps or (self.complete and relative.split("/", 1)[0] not in SKIPPED)
+
+    def existed(self, relative: str) -> bool:
+        return relative in self.stamps
+
+    def matches(self, relative: str, info: os.stat_result) -> bool:
+        """Whether `relative`, now `info`, is as it was at the start (False: it was not there)."""
+        return self.stamps.get(relative) == _stamp(info)
+
+    @classmethod
+    def take(cls, root: Path, limit: int = WALK_LIMIT) -> "LowerState":
+        """Stamp every entry under `root` (never following links) up to `limit` entries, then what commits write."""
+        state = cls()
+        pending = [("", str(root))]
+        while pending and state.complete:
+            relative, folder = pending.pop()
+            try:
+                with os.scandir(folder) as found:
+                    entries = [entry for entry in found if relative or entry.name not in SKIPPED]
+                state.stamps[relative] = _stamp(os.lstat(folder))
+            except OSError:  # gone meanwhile, or unreadable: its entries are judged by their change time
+                state.complete = False
+                continue
+            for entry in entries:
+                if len(state.stamps) >= limit:
+                    state.complete = False
+                    break
+                path = f"{relative}/{entry.name}" if relative else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((path, entry.path))
+                else:
+                    with contextlib.suppress(OSError):
+                        state.stamps[path] = _stamp(entry.stat(follow_symlinks=False))
+        state.stamp_git(root)
+        return state
+
+    def stamp_git(self, root: Path) -> None:
+        """Stamp what a commit writes in the project's `.git` (not the objects, which are new when written): a commit
+        of the person's during the run is then told from the run's by comparing, not by change times."""
+        git = root / GIT
+        if not git.is_dir() or git.is_symlink():
+            return
+        paths = [git / name for name in GIT_COMMIT_FILES]
+        for folder in ("refs", "logs"):
+            for current, folders, files in os.walk(git / folder):  # os.walk follows no link by default
+                paths += [Path(current) / name for name in [*folders, *files]]
+                if len(paths) > GIT_STAMP_LIMIT:
+                    break
+        for path in paths[:len(GIT_COMMIT_FILES) + GIT_STAMP_LIMIT]:
+            with contextlib.suppress(OSError):
+                self.stamps[path.relative_to(root).as_posix()] = _stamp(os.lstat(path))
+
+
+def _stamp(info: os.stat_result) -> Stamp:
+    return info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns
 
 
 def rootless() -> bool:
@@ -105,19 +182,21 @@ def finish(cache_dir: Path, dirs: OverlayDirs) -> None:
     dirs.remove()
 
 
+def dead_records(folder: Path) -> list[Path]:
+    """The records in `folder` (`<pid>-<id>.json`) of tuiagent processes that are gone (a crash, a kill)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    return [record for record in sorted(folder.glob("*.json"))
+            if not ((pid := record.name.split("-")[0]).isdigit() and process_alive(int(pid)))]
+
+
 def recover(root: Path, cache_dir: Path) -> list[str]:
     """Apply the upper folders of runs whose tuiagent process died during them; one note per path it applied or kept.
 
     The record is hostile input (a file in the project): only an overlay folder this user made under the temporary
     folder is read, and only with the harvest's own rules."""
-    folder = cache_dir / RECORDS
-    if not folder.is_dir() or folder.is_symlink():
-        return []
     notes: list[str] = []
-    for record in sorted(folder.glob("*.json")):
-        pid = record.name.split("-")[0]
-        if pid.isdigit() and process_alive(int(pid)):
-            continue
+    for record in dead_records(cache_dir / RECORDS):
         found = _read(record)
         if found is not None:
             dirs, since = found
@@ -130,10 +209,8 @@ def recover(root: Path, cache_dir: Path) -> list[str]:
             notes += [f"{path}: written by a run interrupted earlier; applied" for path in harvest.paths]
             notes += [f"{note} (a run interrupted earlier)" for note in harvest.notes]
             dirs.remove()
-        try:
+        with contextlib.suppress(OSError):  # a read-only project: the record stays; its folder is gone, the next start drops it
             record.unlink(missing_ok=True)
-        except OSError:
-            pass  # a read-only project: the record stays; its folder is gone, the next start drops it
     return notes
 
 

@@ -1,19 +1,28 @@
-"""Protected paths: project files agent code may read but never change, even in a run that may write the project.
+"""What agent code may never change or leave in the project, even in a run that may write it: the protected paths,
+git's own folder but for what commits write, and nested repositories, setuid and setgid bits, special files and hard
+links out of the run's writes.
 
-Existing ones are bound read-only inside bubblewrap (`.agent/` as a whole, so it cannot be renamed away: a
-mount point cannot be renamed). A path that does not exist yet cannot be bound without creating it in the
-user's project, so after every run that could write the project, `quarantine.sweep` moves any protected path
-that appeared during the run into `.agent/quarantine/` before tuiagent does anything else.
-"""
+Existing protected paths are bound read-only inside bubblewrap (`.agent/` as a whole, so it cannot be renamed away: a
+mount point cannot be renamed). A missing one is not blocked during the run: a bind needs a mount point, which would be
+a new file in the person's project for as long as the sandbox lives (a warm fork server: the session); removing it on
+the host detaches the sandbox's mount (the kernel lazily unmounts a mount point unlinked in another namespace), and
+Landlock and seccomp cannot refuse one name in a folder while allowing others there. So a run through an overlay gets
+it refused by the harvest (`Guard`, harvest.py), and a writable run without one is swept after it (writable_runs.py).
+What is refused is copied or moved to `.agent/quarantine/` and said."""
 
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
+import stat
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from tui_agent.core import globs
 from tui_agent.core.project import AGENT_DIR, ConfigError, Project
-from tui_agent.core.sandbox.leftovers import GIT, GIT_READ_ONLY
 from tui_agent.core.versioning.hookspath import hooks_path
 
 PROTECTED_NAMES: tuple[str, ...] = (
@@ -24,9 +33,26 @@ PROTECTED_NAMES: tuple[str, ...] = (
 )
 """Paths relative to the project root, protected whether or not they exist (the last line: hook managers whose
 files decide what a git hook runs, outside the sandbox, at the next catalog commit)."""
-
 QUARANTINE = f"{AGENT_DIR}/quarantine"
 MAX_GLOB_MATCHES = 500
+REFUSED = "refused: "
+"""In every note about a write the sandbox refused: the call that made it is not shown as a success."""
+GIT = ".git"
+GIT_COMMIT_FOLDERS = frozenset({"objects", "refs", "logs", "lfs"})
+GIT_COMMIT_FILES = frozenset({
+    "index", "HEAD", "COMMIT_EDITMSG", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "MERGE_RR",
+    "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "packed-refs",
+})
+GIT_NOT_DATA = frozenset({"objects/info/alternates", "objects/info/http-alternates"})
+"""What of the project's own `.git` an approved writable run may change: what commits and merges write. Everything
+else there (`config`, `hooks/`, `info/`, `modules/`, `commondir`, where objects come from, and a rebase's or
+cherry-pick's state, whose to-do list may `exec` commands when the person continues it) decides what git runs or
+reads from where, on the person's machine: never applied."""
+GIT_READ_ONLY = ("config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees")
+"""Entries of `.git` bound read-only inside a run that may commit, so that writing them fails at once."""
+SETID_BITS = stat.S_ISUID | stat.S_ISGID
+QUARANTINED_GIT = "dot-git"
+"""The name a refused `.git` gets in the quarantine: no git command takes the copy for a repository."""
 
 
 def user_globs(root: Path) -> tuple[str, ...]:
@@ -38,25 +64,34 @@ def user_globs(root: Path) -> tuple[str, ...]:
 
 
 def glob_matches(root: Path, patterns: tuple[str, ...], limit: int = MAX_GLOB_MATCHES) -> list[str]:
-    """Existing project paths matching the user's globs (relative, POSIX; a matching folder, not its contents),
-    at most `limit`."""
+    """Existing project paths matching the user's globs (relative, POSIX; a matching folder, not its contents)."""
     return globs.matching_paths(root, patterns, limit=limit)
+
+
+def fixed_names(root: Path) -> list[str]:
+    """The fixed protected names and the hooks folder when it lies in the work tree."""
+    hooks = hooks_path(root)
+    return [*PROTECTED_NAMES, *([hooks] if hooks and not hooks.startswith(".git/") and hooks not in PROTECTED_NAMES
+                                else [])]
 
 
 def protected_paths(root: Path) -> list[str]:
     """Every protected path of the project, relative: the fixed names, the hooks folder, the user's globs."""
-    paths = list(PROTECTED_NAMES)
-    hooks = hooks_path(root)
-    if hooks and hooks not in paths and not hooks.startswith(".git/"):
-        paths.append(hooks)
-    paths += [match for match in glob_matches(root, user_globs(root)) if match not in paths]
-    return paths
+    paths = fixed_names(root)
+    return paths + [match for match in glob_matches(root, user_globs(root)) if match not in paths]
+
+
+def matches_protected(root: Path, relative: str) -> str | None:
+    """The protected entry `relative` (a project path, POSIX) falls under, or None."""
+    for entry in protected_paths(root):
+        if relative == entry or relative.startswith(entry + "/"):
+            return entry
+    return next((pattern for pattern in user_globs(root) if globs.matches(relative, [pattern])), None)
 
 
 def _bindable(root: Path, relative: str) -> bool:
-    """Whether the path exists and really lies inside the project (a symlink out of it is left to the sweep).
-
-    Plain `os.path` on strings: this runs for every protected name before every sandboxed run."""
+    """Whether the path exists and really lies inside the project (a symlink out of it is left to the harvest or the
+    sweep). Plain `os.path` on strings: this runs for every protected name before every sandboxed run."""
     inside = os.path.join(root, relative)
     if not os.path.exists(inside):
         return False
@@ -68,33 +103,24 @@ def read_only_binds(root: Path, *, git_commits: bool = False) -> list[str]:
     """bwrap arguments binding every existing protected path read-only (after the project's writable bind).
 
     `git_commits` (a run whose writes the harvest filters: an overlay run) leaves the project's `.git` folder
-    writable but for its config, hooks and the like (`leftovers.GIT_READ_ONLY`), so that the run can commit."""
+    writable but for its config, hooks and the like (`GIT_READ_ONLY`), so that the run can commit."""
     args: list[str] = []
+    git_folder = os.path.isdir(os.path.join(root, GIT)) and not os.path.islink(os.path.join(root, GIT))
     for relative in protected_paths(root):
-        if git_commits and relative == GIT and _git_folder(root):
+        if git_commits and relative == GIT and git_folder:
             args += read_only_binds_in_git(root)
         elif _bindable(root, relative):
-            inside = root / relative
-            args += ["--ro-bind", str(inside), str(inside)]
+            args += ["--ro-bind", str(root / relative), str(root / relative)]
     return args
-
-
-def _git_folder(root: Path) -> bool:
-    """The project's `.git` is a real folder inside it (not a file pointing elsewhere, not a symlink)."""
-    path = os.path.join(root, GIT)
-    return os.path.isdir(path) and not os.path.islink(path)
 
 
 def read_only_binds_in_git(root: Path) -> list[str]:
     """bwrap arguments binding `.git`'s config, hooks and the like read-only (a `core.hooksPath` in `.git` too)."""
-    args: list[str] = []
     hooks = hooks_path(root)
     names = [f"{GIT}/{name}" for name in GIT_READ_ONLY]
-    for relative in [*names, *([hooks] if hooks and hooks.startswith(GIT + "/") and hooks not in names else [])]:
-        if _bindable(root, relative):
-            path = root / relative
-            args += ["--ro-bind", str(path), str(path)]
-    return args
+    names += [hooks] if hooks and hooks.startswith(GIT + "/") and hooks not in names else []
+    return [arg for relative in names if _bindable(root, relative) for arg in
+            ("--ro-bind", str(root / relative), str(root / relative))]
 
 
 def layout(root: Path) -> tuple[tuple[str, bool], ...]:
@@ -103,34 +129,179 @@ def layout(root: Path) -> tuple[tuple[str, bool], ...]:
     return (*((relative, _bindable(root, relative)) for relative in protected_paths(root)), *inside_git)
 
 
-def fixed_names(root: Path) -> list[str]:
-    """The fixed protected names and the hooks folder when it lies in the work tree."""
-    names = list(PROTECTED_NAMES)
-    hooks = hooks_path(root)
-    if hooks and not hooks.startswith(".git/") and hooks not in names:
-        names.append(hooks)
-    return names
+def dangling_targets(root: Path, links: Iterable[str]) -> list[str]:
+    """Where the protected symlinks `links` that point nowhere yet would land inside the project: creating that file
+    would give the protected path its content, so it is protected as well."""
+    inside = os.path.realpath(root)
+    targets: list[str] = []
+    for relative in links:
+        path = root / relative
+        if os.path.islink(path) and not path.exists():
+            landing = os.path.realpath(path)
+            if landing.startswith(inside + os.sep):
+                targets.append(Path(landing).relative_to(inside).as_posix())
+    return targets
 
 
-def unbound(root: Path) -> dict[str, str | None]:
-    """The fixed protected names and the hooks folder a run could create or replace, with what is there now:
-    None when absent, the target when a symlink (a bind protects what a link points to, never the link itself)."""
-    state: dict[str, str | None] = {}
-    for name in fixed_names(root):
-        path = os.path.join(root, name)
-        if os.path.islink(path):
-            state[name] = os.readlink(path)
-        elif not os.path.lexists(path):
-            state[name] = None
-    return state
+@dataclass(frozen=True)
+class Guard:
+    """The protected paths a run may neither create, replace nor delete: the fixed names and the hooks folder, the
+    user's globs (outside `.git` and `.agent`; `matches`: what they match now), and where a protected symlink pointing
+    nowhere yet lands (`links`: each protected symlink's target)."""
+
+    names: frozenset[str]
+    patterns: tuple[str, ...]
+    matches: frozenset[str]
+    links: dict[str, str]
+    landings: frozenset[str]
+
+    @classmethod
+    def of(cls, root: Path, limit: int = MAX_GLOB_MATCHES) -> "Guard":
+        names, patterns = frozenset(fixed_names(root)), user_globs(root)
+        matches = frozenset(glob_matches(root, patterns, limit))
+        links = {path: os.readlink(root / path) for path in names | matches if os.path.islink(root / path)}
+        return cls(names, patterns, matches, links, frozenset(dangling_targets(root, links)))
+
+    def covers(self, relative: str, folder: bool) -> bool:
+        if relative in self.names or relative in self.landings:
+            return True
+        if not folder and any(landing.startswith(relative + "/") for landing in self.landings):
+            return True  # a file or link where a protected link's target needs a folder
+        return relative.split("/", 1)[0] not in (GIT, AGENT_DIR) and globs.matches(relative, self.patterns)
 
 
-def matches_protected(root: Path, relative: str) -> str | None:
-    """The protected entry `relative` (a project path, POSIX) falls under, or None."""
-    for entry in protected_paths(root):
-        if relative == entry or relative.startswith(entry + "/"):
-            return entry
-    for pattern in user_globs(root):
-        if globs.matches(relative, [pattern]):
-            return pattern
-    return None
+def moved_note(verb: str, relative: str, where: str, link: str | None, restored: bool = True) -> str:
+    """What the person and the model are told of a protected path a run created or replaced (`link`: the symlink
+    that was there, in place again unless not `restored`)."""
+    put_back = ("" if link is None else f"; the symlink to {link} was put back" if restored else
+                f"; it was a symlink to {link} (recreate it if you want it)")
+    return (f"agent code {verb} the protected path {relative}; moved to {where}{put_back}; nothing else was changed: "
+            "look at it, then delete it or move it back yourself")
+
+
+def new_folder(root: Path) -> Path:
+    """A new `.agent/quarantine/<time>-<id>/` folder (never made through a symlink)."""
+    base = root / QUARANTINE
+    base.mkdir(parents=True, exist_ok=True)
+    if os.path.realpath(base) != os.path.join(os.path.realpath(root), QUARANTINE):
+        raise OSError(f"{QUARANTINE} is not a plain folder of the project (a symlink on the way)")
+    folder = base / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+    folder.mkdir()
+    return folder
+
+
+def git_inner(relative: str) -> str | None:
+    """The path inside the project's own `.git` (`""` for `.git` itself), or None outside it."""
+    if relative == GIT:
+        return ""
+    return relative[len(GIT) + 1:] if relative.startswith(GIT + "/") else None
+
+
+def inert(relative: str) -> str:
+    """`relative` with every `.git` in it renamed: a copy kept there is no repository for git."""
+    return "/".join(QUARANTINED_GIT if part == GIT else part for part in relative.split("/"))
+
+
+def git_writable(inner: str) -> bool:
+    """Whether a run may change `.git/<inner>` (a path inside git's folder, not `.git` itself)."""
+    first = inner.split("/", 1)[0]
+    return (first in GIT_COMMIT_FOLDERS and inner not in GIT_NOT_DATA) or inner in GIT_COMMIT_FILES
+
+
+def git_refusal(inner: str, mode: int, git_folder: bool) -> str | None:
+    """Why a run's `.git/<inner>` (of `mode`) may not be applied, or None (what a commit writes); `git_folder`: the
+    project has a real `.git` folder."""
+    if inner == "":
+        return None if stat.S_ISDIR(mode) and git_folder else "the run made or replaced git's folder of the project"
+    if git_lock(inner):
+        return "a lock file an interrupted git command left (it would block your git)"
+    if not git_writable(inner):
+        what = inner if inner in GIT_NOT_DATA else inner.split("/", 1)[0]
+        return (f"git's {what} decides what git runs or reads on your machine; a run may change "
+                "only what commits need in .git (objects, refs, logs, index, HEAD)")
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "a symlink inside git's folder"
+
+
+def git_lock(inner: str) -> bool:
+    """A lock file an interrupted git command left (never applied: it would block the person's git)."""
+    return inner.endswith(".lock")
+
+
+def move_under_git_lock(source: Path, target: Path) -> bool:
+    """Put a run's version of a file in `.git` (the index, a ref) in place the way git does, through `<file>.lock`:
+    False when a git command holds that lock now (its own rename would undo this one)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = target.with_name(target.name + ".lock")
+    try:
+        handle = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return False
+    try:
+        with os.fdopen(handle, "wb") as out, open(source, "rb") as data:
+            shutil.copyfileobj(data, out)
+            os.fchmod(out.fileno(), stat.S_IMODE(os.lstat(source).st_mode))
+        os.replace(lock, target)
+    except BaseException:
+        lock.unlink(missing_ok=True)
+        raise
+    return True
+
+
+def nested_repository(relative: str) -> bool:
+    """A `.git` below the project root: a repository whose config and hooks tuiagent's own git would obey."""
+    return relative.rsplit("/", 1)[-1] == GIT and "/" in relative
+
+
+def special_kind(mode: int) -> str | None:
+    """What kind of file the project must not receive (None for folders, files and symlinks)."""
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "device node" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else None
+
+
+def setid_words(mode: int) -> str:
+    """"setuid", "setgid" or "setuid and setgid" for the bits `mode` carries."""
+    return " and ".join(word for bit, word in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid")) if mode & bit)
+
+
+class HardLinks:
+    """Which files of an upper folder share their data with a file outside it (a hard link out of the run's writes):
+    counted once, on the first multiply-linked file met."""
+
+    def __init__(self, upper: Path) -> None:
+        self.upper = upper
+        self._inside: dict[tuple[int, int], int] | None = None
+
+    def outside(self, info: os.stat_result) -> bool:
+        if info.st_nlink <= 1 or stat.S_ISDIR(info.st_mode):
+            return False
+        if self._inside is None:
+            self._inside = {}
+            for folder, folders, files in os.walk(self.upper):
+                for name in (*folders, *files):
+                    try:
+                        found = os.lstat(os.path.join(folder, name))
+                    except OSError:
+                        continue
+                    if found.st_nlink > 1 and not stat.S_ISDIR(found.st_mode):
+                        key = (found.st_dev, found.st_ino)
+                        self._inside[key] = self._inside.get(key, 0) + 1
+        return self._inside.get((info.st_dev, info.st_ino), 0) < info.st_nlink
+
+
+def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
+    """Copy `source` (an upper folder's entry) to `target` for the person to look at: folders, plain files without
+    setuid or setgid bits, symlinks as links; no special file, no hard link out of the run, no `.git` by its name."""
+    info = os.lstat(source)
+    if stat.S_ISDIR(info.st_mode):
+        target.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for entry in sorted(os.listdir(source)):
+            copy_clean(source / entry, target / (QUARANTINED_GIT if entry == GIT else entry), links)
+        os.chmod(target, (info.st_mode & 0o777) | 0o700)
+    elif stat.S_ISLNK(info.st_mode):
+        os.symlink(os.readlink(source), target)
+    elif stat.S_ISREG(info.st_mode) and not links.outside(info):
+        shutil.copyfile(source, target, follow_symlinks=False)
+        os.chmod(target, info.st_mode & 0o777)

@@ -10,7 +10,7 @@ from typing import Any, overload
 
 from tui_agent.core.project import Project
 from tui_agent.core.settings import Settings
-from tui_agent.core.sandbox import ignored, overlay as overlays, protected, quarantine
+from tui_agent.core.sandbox import ignored, overlay as overlays, protected
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
@@ -38,7 +38,7 @@ from tui_agent.core.sandbox.process import OutputListener
 from tui_agent.core.sandbox.policy import Program, ShellCommand, Snippet, ToolBatch, ToolCall
 from tui_agent.core.sandbox.toolchain import Toolchain, discover, programs_from_venv
 from tui_agent.core.sandbox.worker_guard import make_undumpable
-from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, WritableRuns
+from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, WritableRuns, recover_sweeps
 
 DEFAULT_WARM_WORKERS = 2
 
@@ -95,7 +95,7 @@ class Sandbox:
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
         sandbox.network_names = configured_names(settings.sandbox_network)
         sandbox.notices += await asyncio.to_thread(overlays.recover, project.root, project.cache_dir)
-        sandbox.notices += await asyncio.to_thread(quarantine.recover, project.root, project.cache_dir / "sweeps")
+        sandbox.notices += await asyncio.to_thread(recover_sweeps, project.root, project.cache_dir / "sweeps")
         # only then the temporary folders of tuiagent processes killed earlier: a killed run's overlay is in one, and
         # the recovery above applies (or quarantines) what it wrote first
         await asyncio.to_thread(sweep_once)
@@ -324,29 +324,23 @@ class Sandbox:
         request["policy"] = effective.to_dict()
         request["tool_dirs"] = [] if "tool_paths" in request else [str(self.project.tools_dir)]
         writable = self.runs.project_writable(effective)
-        watched = await asyncio.to_thread(quarantine.watch, self.project.root) if writable else None
-        record = quarantine.begin(self.project.root, watched, self.project.cache_dir / "sweeps") if watched is not None else None
+        attributed = self.runs.attributed(effective)
         if effective.project_writable:  # before the run: a commit made while it runs must not run hooks either
             self._hold_hooks(request)
-        attributed = self.runs.attributed(effective)
-        ignored_before, lower = (await asyncio.to_thread(self.runs.before, effective, attributed)
-                                 if effective.project_writable else (None, None))
+        # through an overlay the harvest after the run is the one change capture; without one the run is fenced
+        lower = await asyncio.to_thread(self.runs.lower) if attributed else None
+        fence = await asyncio.to_thread(self.runs.fence, effective) if writable and not attributed else None
         swept: list[str] = []
         try:
             outcome, applied = await self.dispatch.run(request, effective, attributed, bridge, on_output, lower)
             swept += applied
         finally:
-            if writable and not attributed:
-                self.runs.ran(RunWrites(False))
-            if watched is not None:
-                moved = quarantine.sweep(self.project.root, watched)
-                quarantine.finish(record)
-                self.notices += moved
-                swept += moved
+            if fence is not None:
+                swept += await asyncio.to_thread(self.runs.unfence, fence)
+            elif lower is not None and not self.runs.attributed(effective):  # its overlay failed: run again without
+                swept += await asyncio.to_thread(self.runs.after_fallback, lower)
             if effective.project_writable:  # again: on the fallback tier the run itself could remove the record
                 self._hold_hooks(request)
-            if ignored_before is not None:
-                swept = swept + await asyncio.to_thread(self.runs.ignored_after, ignored_before)
         result = to_run_result(outcome, effective, self.tier)
         if writable and self.tier == TIER_BUBBLEWRAP:
             refused = refused_writes(self.project.root, run_texts(result), git_commits=attributed)

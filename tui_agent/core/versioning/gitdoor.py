@@ -300,11 +300,13 @@ def init_repo(root: Path) -> None:
 
 
 def run_git(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float | None = None,
-            text: bool = False, reveal_hooks: bool = False) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
+            text: bool = False, reveal_hooks: bool = False,
+            stdin: bytes | None = None) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
     """`git ARGS` in `cwd` with the door's fixed environment (commands that read no file through a filter: rev-parse,
-    ls-files, check-ignore), on top of `env` (default: the process's). Raises OSError or TimeoutExpired."""
+    ls-files, check-ignore), on top of `env` (default: the process's); `stdin`: its input. Raises OSError or
+    TimeoutExpired."""
     merged = {**(env if env is not None else os.environ), **base_env(reveal_hooks=reveal_hooks)}
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=text, env=merged,
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=text, env=merged, input=stdin,
                           timeout=timeout if timeout is not None else git_timeout_s())
 
 

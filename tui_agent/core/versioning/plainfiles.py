@@ -1,5 +1,5 @@
-"""Two quick questions to git about plain files, without GitPython (called from the sandbox on every writable run):
-which paths git ignores, and whether it tracks a path."""
+"""Quick questions to git about plain files, without GitPython (called from the sandbox on writable runs): which paths
+git ignores (all of them, or among given ones), and whether it tracks a path."""
 
 from __future__ import annotations
 
@@ -31,6 +31,16 @@ def ignored_entries(root: Path) -> list[str]:
     if done.returncode != 0:
         return []
     return [entry.rstrip("/") for entry in done.stdout.decode(errors="surrogateescape").split("\0") if entry]
+
+
+def ignored_among(root: Path, paths: list[str]) -> set[str]:
+    """Which of `paths` (relative, existing or not) git ignores in the work tree at `root`; a tracked file never is."""
+    try:
+        done = run_git(root, "check-ignore", "-z", "--stdin", timeout=30, env=plain_env(),
+                       stdin="\0".join(paths).encode(errors="surrogateescape"))
+    except (OSError, subprocess.TimeoutExpired):
+        return set()
+    return {entry for entry in done.stdout.decode(errors="surrogateescape").split("\0") if entry}
 
 
 def git_tracks(root: Path, path: Path) -> bool:
