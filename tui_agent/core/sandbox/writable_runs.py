@@ -23,7 +23,7 @@ from tui_agent.core import projectfs
 from tui_agent.core.project import AGENT_DIR, Project
 from tui_agent.core.sandbox import ignored, overlay as overlays
 from tui_agent.core.sandbox.launch import probe_overlay
-from tui_agent.core.sandbox.venvs import project_venvs
+from tui_agent.core.sandbox.launch import project_venvs
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
 from tui_agent.core.sandbox.protected import (GIT, Guard, glob_matches, matches_protected, moved_note, new_folder,
                                               user_globs)
