@@ -11,7 +11,6 @@ import linecache
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -25,8 +24,6 @@ import _socket  # not `socket`: its enum set-up costs a run 10-30 ms on a busy m
 SNIPPET_NAME = "<run_python>"
 VALUE_LIMIT = 1_000_000
 BOOTED = b"U"
-PRELOADED = ("tui_agent.core.catalog.inspector",)
-"""Imported once by a fork server, before any request: every forked run starts with them in memory."""
 COMPILED: dict[tuple[str, str], tuple[Any, types.CodeType]] = {}
 """(module, file) -> its spec and code, read and compiled once by a batch's process (none of the code runs there)."""
 LIVE_OUTPUT_BYTES = 1_000_000
@@ -41,27 +38,33 @@ the last pipeline the command ran, on a pipe; the command itself is passed to th
 
 
 def read_request(channel: int) -> dict[str, Any]:
-    chunks: list[bytes] = []
-    while True:
+    data = b""
+    while not data.endswith(b"\n"):
         chunk = os.read(channel, 65536)
         if not chunk:
             break
-        chunks.append(chunk)
-        if chunk.endswith(b"\n"):
-            break
-    request: dict[str, Any] = json.loads(b"".join(chunks) or b"null")
+        data += chunk
+    request: dict[str, Any] = json.loads(data or b"null")
     return request
 
 
-class FileReads:
-    """An audit hook recording files opened for reading inside the project (bookkeeping, not security)."""
+class RunFiles:
+    """The run's own files (the snippet, the named tool files, any `.py` in the tool folders), whose frames a
+    traceback keeps, and an audit hook recording the project's other files opened for reading while `active`
+    (bookkeeping, not security)."""
 
-    def __init__(self, project: str, excluded_dirs: list[str], excluded_files: list[str]) -> None:
+    def __init__(self, project: str, own_files: set[str], tool_dirs: list[str]) -> None:
         self.project = os.path.realpath(project)
-        self.excluded_dirs = [os.path.realpath(d) + os.sep for d in excluded_dirs]
-        self.excluded_files = {os.path.realpath(f) for f in excluded_files}
+        self.own_files = own_files
+        self.tool_dirs = {os.path.realpath(folder) for folder in tool_dirs}
         self.paths: set[str] = set()
         self.active = False
+
+    def is_own(self, filename: str) -> bool:
+        """Checked per frame, so a run never lists a catalog of a thousand tools up front."""
+        real = os.path.realpath(filename)
+        return filename in self.own_files or real in self.own_files or (
+            real.endswith(".py") and os.path.dirname(real) in self.tool_dirs)
 
     def during(self, value_of: Callable[[], Any]) -> Any:
         """`value_of()`, recording the files it reads."""
@@ -84,8 +87,8 @@ class FileReads:
         self.active = False
         try:
             full = os.path.realpath(os.fsdecode(path))
-            if full.startswith(self.project + os.sep) and full not in self.excluded_files:
-                if not any(full.startswith(d) for d in self.excluded_dirs) and os.path.isfile(full):
+            if full.startswith(self.project + os.sep) and full not in self.own_files:  # nor in a tool folder
+                if not any(full.startswith(folder + os.sep) for folder in self.tool_dirs) and os.path.isfile(full):
                     self.paths.add(os.path.relpath(full, self.project).replace(os.sep, "/"))
         finally:
             self.active = True
@@ -107,20 +110,9 @@ def encode_value(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
-def own_files(files: set[str], folders: list[str]) -> Callable[[str], bool]:
-    """Whether a traceback keeps a frame of this file: the snippet, the named files, any `.py` in the tool folders
-    (checked per frame: a run never lists a catalog of a thousand tools up front)."""
-    real_folders = {os.path.realpath(folder) for folder in folders}
-
-    def is_own(filename: str) -> bool:
-        real = os.path.realpath(filename)
-        return filename in files or real in files or (real.endswith(".py") and os.path.dirname(real) in real_folders)
-    return is_own
-
-
-def answer_of(value_of: Callable[[], Any], own: Callable[[str], bool]) -> dict[str, Any]:
-    """The answer for `value_of()`: its value, what it raised (the traceback of `own` files' frames only), or, after
-    `sys.exit`, ok on status 0 and its `exit_status`."""
+def answer_of(value_of: Callable[[], Any], files: RunFiles) -> dict[str, Any]:
+    """The answer for `value_of()`: its value, what it raised (the traceback of the run's own files' frames only), or,
+    after `sys.exit`, ok on status 0 and its `exit_status`."""
     try:
         value, is_repr = encode_value(value_of())
         return {"ok": True, "value": value, "value_is_repr": is_repr}
@@ -134,7 +126,7 @@ def answer_of(value_of: Callable[[], Any], own: Callable[[str], bool]) -> dict[s
     except BaseException as exc:  # everything the code raises is reported, never re-raised
         kind = "limit" if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno == 27) else "exception"
         try:
-            frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if own(frame.filename)]
+            frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if files.is_own(frame.filename)]
             message = "".join(traceback.format_exception_only(type(exc), exc))
             if frames:
                 message = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) + message
@@ -208,56 +200,46 @@ def run_call(request: dict[str, Any], package_parent: str) -> Any:
     return finish_value(getattr(module, request["function"])(**request.get("kwargs", {})))
 
 
-def run_call_each(request: dict[str, Any], package_parent: str, own: Callable[[str], bool], guard: types.ModuleType,
-                  prepare: Callable[[], None] | None, reads: FileReads) -> list[dict[str, Any]]:
+def run_call_each(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
+                  prepare: Callable[[], None] | None) -> list[dict[str, Any]]:
     """`module.function(**kwargs)` for each kwargs in `calls`, or, without a `module`, each call's own module file,
     function and kwargs (a reply's tool calls: each answer lists the files its call read); each call in its own
     forked child (zygote.call_each)."""
-    reads.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
-    if request.get("module"):
-        function = getattr(load_named_module(request["module"], package_parent), request["function"])
+    files.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
+    shared = request.get("module")
+    if shared:  # imported once, before the calls' children fork
+        function = getattr(load_named_module(shared, package_parent), request["function"])
 
     def answer(call: Any) -> dict[str, Any]:
-        reads.paths.clear()
-        if request.get("module"):
-            return answer_of(lambda: finish_value(function(**call)), own)
-        return {**answer_of(lambda: reads.during(lambda: run_call(call, package_parent)), own),
-                "files_read": sorted(reads.paths)}
-
-    def between() -> None:
-        guard.kill_descendants()
-        if prepare is not None:
-            prepare()
+        files.paths.clear()
+        if shared:
+            return answer_of(lambda: finish_value(function(**call)), files)
+        return {**answer_of(lambda: files.during(lambda: run_call(call, package_parent)), files),
+                "files_read": sorted(files.paths)}
 
     answers: list[dict[str, Any]] = load_sibling("zygote.py").call_each(
-        list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]), between=between,
-        compiled=None if request.get("module") else COMPILED)
+        list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]), prepare=prepare,
+        compiled=None if shared else COMPILED)
     return answers
 
 
-def run_exec(code: str) -> Any:
-    """Run a snippet; when its last statement is an expression, that expression's value is the result."""
-    linecache.cache[SNIPPET_NAME] = (len(code), None, code.splitlines(keepends=True), SNIPPET_NAME)
-    tree = ast.parse(code, SNIPPET_NAME, "exec")
+def run_source(code: str, path: str | None = None) -> Any:
+    """Run a snippet, whose last statement's value (when it is an expression) is the result, or, given its `path`, a
+    script's text as `__main__` (the text comes over the channel: the file may be outside the sandbox's view)."""
+    name = path or SNIPPET_NAME
+    linecache.cache[name] = (len(code), None, code.splitlines(keepends=True), name)
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
-    last_expr = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        final = tree.body.pop()
-        assert isinstance(final, ast.Expr)
-        last_expr = ast.Expression(final.value)
-    exec(compile(tree, SNIPPET_NAME, "exec"), namespace)
-    if last_expr is None:
+    if path is not None:
+        sys.argv = [path]
+        namespace["__file__"] = path
+    tree = ast.parse(code, name, "exec")
+    final = tree.body[-1] if tree.body and path is None else None
+    if isinstance(final, ast.Expr):
+        tree.body.pop()
+    exec(compile(tree, name, "exec"), namespace)
+    if not isinstance(final, ast.Expr):
         return None
-    return finish_value(eval(compile(last_expr, SNIPPET_NAME, "eval"), namespace))
-
-
-def run_script(path: str, code: str) -> Any:
-    """Run a file's text as `__main__` (the text comes over the channel: the file may be outside the sandbox's view)."""
-    sys.argv = [path]
-    linecache.cache[path] = (len(code), None, code.splitlines(keepends=True), path)
-    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__}
-    exec(compile(code, path, "exec"), namespace)
-    return None
+    return finish_value(eval(compile(ast.Expression(final.value), name, "eval"), namespace))
 
 
 class Kept:
@@ -265,9 +247,8 @@ class Kept:
     LIVE_OUTPUT_BYTES of both streams together (`live[0]`: what is left of it) copied to this process' stdout."""
 
     def __init__(self, head: int, tail: int, live: list[int], write: Callable[[int, bytes], None]) -> None:
-        self.head_size, self.tail_size, self.live, self.write = head, tail, live, write
-        self.head = bytearray()
-        self.tail = bytearray()
+        self.head, self.tail, self.live, self.write = head, tail, live, write
+        self.kept = bytearray()  # the head, then the newest bytes (at least `tail` of them once it is full)
         self.total = 0
 
     def add(self, data: bytes) -> None:
@@ -275,23 +256,18 @@ class Kept:
             self.write(1, data[:self.live[0]] + (LIVE_CUT_NOTE if len(data) >= self.live[0] else b""))
             self.live[0] -= len(data)
         self.total += len(data)
-        room = self.head_size - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        if data and self.tail_size:
-            self.tail += data
-            if len(self.tail) > 2 * self.tail_size:
-                del self.tail[:-self.tail_size]
+        self.kept += data
+        if len(self.kept) > 2 * (self.head + self.tail):
+            del self.kept[self.head:len(self.kept) - self.tail]
 
     def text(self, stream: str) -> tuple[str, int]:
         """The kept output as text, with a note of how much was cut from its middle; how many bytes were cut."""
-        tail = bytes(self.tail[-self.tail_size:]) if self.tail_size else b""
-        cut = self.total - len(self.head) - len(tail)
+        cut = self.total - self.head - self.tail
         if cut <= 0:
-            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace"), 0
-        note = f"\n[tuiagent: {cut} bytes of {stream} cut here ({self.total} bytes in all): the first {len(self.head)} and last {len(tail)} are kept]\n"
-        return self.head.decode("utf-8", errors="replace") + note + tail.decode("utf-8", errors="replace"), cut
+            return self.kept.decode("utf-8", errors="replace"), 0
+        head, tail = self.kept[:self.head], self.kept[len(self.kept) - self.tail:]
+        note = f"\n[tuiagent: {cut} bytes of {stream} cut here ({self.total} bytes in all): the first {self.head} and last {self.tail} are kept]\n"
+        return head.decode("utf-8", errors="replace") + note + tail.decode("utf-8", errors="replace"), cut
 
 
 def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: bool) -> dict[str, Any]:
@@ -305,12 +281,10 @@ def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: b
     timeout_s, keep_bytes = float(request["command_timeout_s"]), int(request["keep_bytes"])
     bash = shutil.which("bash")
     status_r, status_w = os.pipe()
-    env = dict(os.environ)
     if bash:
         startup_fd, startup = tempfile.mkstemp(prefix="tuiagent-shell-", suffix=".bash")
         with open(startup_fd, "w", encoding="utf-8") as handle:
             handle.write(PIPELINE_STARTUP)
-        env.update(BASH_ENV=startup, TUIAGENT_STATUS_FD=str(status_w))
     out_bytes, err_bytes, live = keep_bytes * 2 // 3, keep_bytes // 3, [LIVE_OUTPUT_BYTES]
     stdout = Kept(out_bytes * 2 // 3, out_bytes // 3, live, guard.write_all)  # two thirds head, one third tail
     stderr = Kept(err_bytes * 2 // 3, err_bytes // 3, live, guard.write_all)
@@ -318,19 +292,20 @@ def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: b
     try:
         try:
             shell = subprocess.Popen([bash or "/bin/sh", "-c", request["command"]], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(status_w,), env=env,
-                                     process_group=0)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(status_w,), process_group=0,
+                                     env=dict(os.environ, BASH_ENV=startup, TUIAGENT_STATUS_FD=str(status_w)) if bash else None)
         finally:
             os.close(status_w)
         assert shell.stdout is not None and shell.stderr is not None
         status = guard.watch_child(shell.pid, {shell.stdout.fileno(): stdout.add, shell.stderr.fileno(): stderr.add},
                                    time.monotonic() + timeout_s, wakeup)
-        shell.returncode = -1 if status is None else os.waitstatus_to_exitcode(status)  # reaped here, or next
+        if status is not None:
+            shell.returncode = os.waitstatus_to_exitcode(status)
         if status is None or end_leftovers:
             guard.kill_descendants()  # with what it left running in the background (`sleep 1000 &`)
         shell.stdout.close()
         shell.stderr.close()
-        report = shell_report(stdout, stderr, None if status is None else shell.returncode, timeout_s)
+        report = shell_report(stdout, stderr, shell.returncode, timeout_s)
         if bash:
             os.set_blocking(status_r, False)
             try:
@@ -366,32 +341,27 @@ def shell_report(stdout: Kept, stderr: Kept, exit_code: int | None, timeout_s: f
 
 def hand_over_listener(argument: str) -> None:
     """For a `net=FD:PORT` argument: listen on 127.0.0.1:PORT of this network namespace, pass the socket over FD to the
-    host, which serves it (netproxy.py says why no relay runs inside), and keep no copy."""
+    host, which serves it (netproxy.py says why no relay runs inside), and keep no copy of either."""
     fd, _, port = argument[len("net="):].partition(":")
-    handover = int(fd)
+    channel = _socket.socket(fileno=int(fd))
     listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     try:
         listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", int(port)))
         listener.listen(128)
-        channel = _socket.socket(fileno=os.dup(handover))
-        try:
-            channel.sendmsg([b"L"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("i", listener.fileno()))])
-        finally:
-            channel.close()
+        channel.sendmsg([b"L"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, listener.fileno().to_bytes(4, sys.byteorder))])
     finally:
         listener.close()
-        os.close(handover)
+        channel.close()
 
 
 def main() -> None:
     channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     guard = load_sibling("worker_guard.py", register=False)
     if sys.argv[4:5] == ["serve"]:
-        load_sibling("zygote.py").serve(channel, scratch=sys.argv[5:], guard=guard,
-                                        preload=lambda: preload(package_parent, guard),
-                                        run_one=lambda run_channel, prepare: run_request(run_channel, project,
-                                                                                         package_parent, guard, prepare))
+        load_sibling("zygote.py").serve(
+            channel, scratch=sys.argv[5:], guard=guard, load=lambda name: load_named_module(name, package_parent),
+            run_one=lambda run_channel, prepare: run_request(run_channel, project, package_parent, guard, prepare))
         os._exit(0)
     for argument in sys.argv[4:]:  # before any agent code runs, and before BOOTED
         if argument.startswith("net="):
@@ -400,26 +370,20 @@ def main() -> None:
     run_request(channel, project, package_parent, guard)
 
 
-def preload(package_parent: str, guard: types.ModuleType) -> None:
-    for name in PRELOADED:
-        load_named_module(name, package_parent)
-    guard.run_program(None, False, os.getpid(), 1)  # every child's filter (see run_request), built once and inherited
-
-
 def run_request(channel: int, project: str, package_parent: str, guard: types.ModuleType,
                 prepare: Callable[[], None] | None = None) -> None:
     """Serve the one request on `channel`: limits and seccomp first, then the code; the process exits at the end."""
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway
-    # a fork server's child signals no group by a negative pid, like process 1 of a fresh sandbox (kill(0, ...)
-    # still reaches its own); its filter is the one the server built (and cached) in `preload`
+    # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway; a fork
+    # server's child signals no group by a negative pid either (kill(0, ...) still reaches its own), under the filter
+    # its server built (zygote.serve)
     protected_pid, own_group = os.getppid() or -1, os.getpgrp() if prepare is None else 1
     request = read_request(channel)
     if request is None:
         os._exit(3)
     if prepare is not None:
         prepare()
-    reads, own = install_request_context(request, channel, project)
+    files = install_request_context(request, channel, project)
     # `bounded` (bubblewrap): what the run leaves ends with it (this process is its PID namespace's init, or a fork
     # server's child in its own cgroup, which the host kills); the weak tier's worker adopts and kills its descendants
     # (they could hold its output pipes open past its exit), and a batch ends each call's before the next
@@ -431,12 +395,12 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
     guard.install_seccomp(guard.run_program(request.get("seccomp"), bool(request["policy"].get("network")),
                                             protected_pid, own_group))
     worker_pid = os.getpid()
-    response = answer_of(lambda: reads.during(lambda: run_op(request, package_parent, own, guard, prepare, reads,
-                                                             own_stop)), own)
+    response = answer_of(lambda: files.during(lambda: run_op(request, package_parent, files, guard, prepare, own_stop)),
+                         files)
     exit_status = response.setdefault("exit_status", 0 if response["ok"] else 1)
     if os.getpid() != worker_pid:
         os._exit(exit_status)  # a fork of the code fell through to here: only the worker itself answers
-    response["files_read"] = sorted(reads.paths)
+    response["files_read"] = sorted(files.paths)
     for stream in (sys.stdout, sys.stderr):  # what the code printed goes out before the answer
         try:
             stream.flush()
@@ -448,7 +412,7 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
     os._exit(exit_status)
 
 
-def install_request_context(request: dict[str, Any], channel: int, project: str) -> tuple[FileReads, Callable[[str], bool]]:
+def install_request_context(request: dict[str, Any], channel: int, project: str) -> RunFiles:
     """Make the request's tools importable (and its MCP tools callable), and start recording the files it reads."""
     tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
     own = {SNIPPET_NAME, *(os.path.realpath(p) for p in request.get("own_files", []))}
@@ -459,25 +423,23 @@ def install_request_context(request: dict[str, Any], channel: int, project: str)
     if isinstance(request.get("bridge_tools"), dict):  # MCP tools, called through the runtime (bridge_client.py)
         load_sibling("bridge_client.py", register=False).install(channel, request["bridge_tools"])
     sys.path[:0] = tool_dirs
-    reads = FileReads(project, tool_dirs, list(own - {SNIPPET_NAME}))  # the tool folders are excluded whole
-    sys.addaudithook(reads.hook)
-    return reads, own_files(own, tool_dirs)
+    files = RunFiles(project, own, tool_dirs)
+    sys.addaudithook(files.hook)
+    return files
 
 
-def run_op(request: dict[str, Any], package_parent: str, own: Callable[[str], bool], guard: types.ModuleType,
-           prepare: Callable[[], None] | None, reads: FileReads, own_stop: bool) -> Any:
+def run_op(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
+           prepare: Callable[[], None] | None, own_stop: bool) -> Any:
     """The value of the request's operation: a call, a snippet, a script, a shell command, or a batch of calls."""
     op = request["op"]
     if op == "shell":
         return run_shell(request, guard, own_stop)
     if op == "call":
         return run_call(request, package_parent)
-    if op == "exec":
-        return run_exec(request["code"])
-    if op == "script":
-        return run_script(request["path"], request["code"])
+    if op in ("exec", "script"):
+        return run_source(request["code"], request["path"] if op == "script" else None)
     if op == "call_each":
-        return run_call_each(request, package_parent, own, guard, prepare, reads)
+        return run_call_each(request, package_parent, files, guard, prepare)
     raise ValueError(f"unknown op {op!r}")
 
 

@@ -40,6 +40,8 @@ EXIT = struct.Struct("Ii")  # run id, exit status (negative: killed by that sign
 OUTPUT_CAP = 64 * 1024
 """What a batched call's stdout and stderr each keep."""
 ANSWER_LIMIT = 8 * 1024 * 1024
+PRELOADED = ("tui_agent.core.catalog.inspector",)
+"""Imported once by a fork server, before any request: every forked run starts with them in memory."""
 
 RunOne = Callable[[int, Callable[[], None]], None]
 """Serve the one request on a run's channel, given what prepares the run's private folders."""
@@ -121,13 +123,17 @@ def enter_child(wakeup: Any, out: int, err: int) -> None:
     os.setsid()
 
 
-def serve(control_fd: int, *, scratch: list[str], guard: types.ModuleType, preload: Callable[[], None],
+def serve(control_fd: int, *, scratch: list[str], guard: types.ModuleType, load: Callable[[str], Any],
           run_one: RunOne) -> None:
-    """Preload, say "U" (up), then: b"R" + run id (+ 3 fds) forks a child; each exit is reported as b"D" + EXIT."""
+    """Preload (`load` each of PRELOADED, build the offline run filter of this server's children: libseccomp takes
+    milliseconds, the kernel microseconds to load its copy), say "U" (up), then: b"R" + run id (+ 3 fds) forks a
+    child; each exit is reported as b"D" + EXIT."""
     control = socket.socket(fileno=control_fd)
     folders = private_folders(scratch)
     guard.make_undumpable()
-    preload()
+    for name in PRELOADED:
+        load(name)
+    guard.run_program(None, False, os.getpid(), 1)  # cached: each child loads the copy it inherits
     gc.freeze()  # what is loaded now is shared with every child: no collection of theirs walks (and copies) it
     wakeup = guard.ChildExits()
     runs: dict[int, int] = {}  # child pid -> run id
@@ -183,11 +189,11 @@ def fork_requested(control: socket.socket, wakeup: Any, folders: list[str], runs
 
 
 def call_each(calls: list[Any], answer_of: Callable[[Any], dict[str, Any]], *, guard: types.ModuleType,
-              timeout_s: float, between: Callable[[], None],
+              timeout_s: float, prepare: Callable[[], None] | None = None,
               compiled: dict[tuple[str, str], tuple[Any, types.CodeType]] | None = None) -> list[dict[str, Any]]:
     """Each call's answer, in order: `answer_of(call)` in its forked child, with its stdout, stderr, exit code and
-    duration (see `one_call`); `between` runs after each call. The calls' tool files are read and compiled once,
-    into `compiled` (see `compile_module_files`)."""
+    duration (see `one_call`); after each call, what it left running is killed, then `prepare` empties the private
+    folders. The calls' tool files are read and compiled once, into `compiled` (see `compile_module_files`)."""
     if compiled is not None:
         compile_module_files(calls, compiled)
     gc.freeze()  # the children share these pages untouched: no collection of theirs walks (and copies) them
@@ -196,7 +202,9 @@ def call_each(calls: list[Any], answer_of: Callable[[Any], dict[str, Any]], *, g
     try:
         for call in calls:
             answers.append(one_call(call, answer_of, guard, wakeup, timeout_s))
-            between()
+            guard.kill_descendants()
+            if prepare is not None:
+                prepare()
     finally:
         wakeup.close()
     return answers
