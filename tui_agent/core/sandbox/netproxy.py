@@ -4,7 +4,7 @@ granted public names only (netpolicy.py decides; DNS is resolved here, never ins
 How a run reaches it. Every bubblewrap run has its own network namespace holding only `lo` (`--unshare-net`, with
 or without a grant). For a run with a grant, the worker, as the sandbox's process 1 and before any agent code,
 opens a TCP listener on 127.0.0.1:PROXY_PORT in that namespace and hands the listening socket to the host over a
-socketpair (netrelay.py); this proxy then accepts the run's connections on it directly, from the host's network
+socketpair (worker.py); this proxy then accepts the run's connections on it directly, from the host's network
 namespace. The proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and lowercase) point agent code at that port.
 
 Why not a unix socket bound into the sandbox with an in-sandbox relay (Claude Code's and Codex's shape): bubblewrap

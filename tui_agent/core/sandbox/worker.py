@@ -279,21 +279,22 @@ def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: b
     is ended too when `end_leftovers` (the weak tier); under bubblewrap that goes with the run, which ends right
     after (its PID namespace, or its cgroup when forked)."""
     timeout_s, keep_bytes = float(request["command_timeout_s"]), int(request["keep_bytes"])
+    out_bytes, err_bytes, live = keep_bytes * 2 // 3, keep_bytes // 3, [LIVE_OUTPUT_BYTES]
+    stdout = Kept(out_bytes * 2 // 3, out_bytes // 3, live, guard.write_all)  # two thirds head, one third tail
+    stderr = Kept(err_bytes * 2 // 3, err_bytes // 3, live, guard.write_all)
     bash = shutil.which("bash")
     status_r, status_w = os.pipe()
+    wakeup = guard.ChildExits()
     if bash:
         startup_fd, startup = tempfile.mkstemp(prefix="tuiagent-shell-", suffix=".bash")
         with open(startup_fd, "w", encoding="utf-8") as handle:
             handle.write(PIPELINE_STARTUP)
-    out_bytes, err_bytes, live = keep_bytes * 2 // 3, keep_bytes // 3, [LIVE_OUTPUT_BYTES]
-    stdout = Kept(out_bytes * 2 // 3, out_bytes // 3, live, guard.write_all)  # two thirds head, one third tail
-    stderr = Kept(err_bytes * 2 // 3, err_bytes // 3, live, guard.write_all)
-    wakeup = guard.ChildExits()
     try:
+        env = dict(os.environ, BASH_ENV=startup, TUIAGENT_STATUS_FD=str(status_w)) if bash else None
         try:
             shell = subprocess.Popen([bash or "/bin/sh", "-c", request["command"]], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(status_w,), process_group=0,
-                                     env=dict(os.environ, BASH_ENV=startup, TUIAGENT_STATUS_FD=str(status_w)) if bash else None)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(status_w,), env=env,
+                                     process_group=0)
         finally:
             os.close(status_w)
         assert shell.stdout is not None and shell.stderr is not None
@@ -322,13 +323,13 @@ def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: b
 
 def shell_report(stdout: Kept, stderr: Kept, exit_code: int | None, timeout_s: float) -> dict[str, Any]:
     """A shell command's report; `exit_code` None when it timed out, negative when a signal killed it."""
-    out, out_cut = stdout.text("stdout")
-    err, err_cut = stderr.text("stderr")
-    report: dict[str, Any] = {"exit_code": None, "signal": None, "timed_out": exit_code is None, "stdout": out,
-                              "stderr": err, "stdout_bytes": stdout.total, "stderr_bytes": stderr.total,
-                              "cut_bytes": out_cut + err_cut}
+    report: dict[str, Any] = {"exit_code": None, "signal": None, "timed_out": exit_code is None, "cut_bytes": 0}
+    for name, kept in (("stdout", stdout), ("stderr", stderr)):
+        report[name], cut = kept.text(name)
+        report[f"{name}_bytes"] = kept.total
+        report["cut_bytes"] += cut
     if exit_code is None:
-        report["stderr"] = err + f"timed out after {timeout_s:g}s"
+        report["stderr"] += f"timed out after {timeout_s:g}s"
     elif exit_code < 0:
         try:
             report["signal"] = signal.Signals(-exit_code).name
