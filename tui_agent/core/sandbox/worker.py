@@ -84,14 +84,10 @@ class RunFiles:
             return
         if mode is None and isinstance(flags, int) and flags & os.O_ACCMODE == os.O_WRONLY:
             return
-        self.active = False
-        try:
-            full = os.path.realpath(os.fsdecode(path))
-            if full.startswith(self.project + os.sep) and full not in self.own_files:  # nor in a tool folder
-                if not any(full.startswith(folder + os.sep) for folder in self.tool_dirs) and os.path.isfile(full):
-                    self.paths.add(os.path.relpath(full, self.project).replace(os.sep, "/"))
-        finally:
-            self.active = True
+        full = os.path.realpath(os.fsdecode(path))  # nothing here opens a file: the hook is not entered again
+        if full.startswith(self.project + os.sep) and full not in self.own_files:  # nor in a tool folder
+            if not any(full.startswith(folder + os.sep) for folder in self.tool_dirs) and os.path.isfile(full):
+                self.paths.add(os.path.relpath(full, self.project).replace(os.sep, "/"))
 
 
 def encode_value(value: Any) -> tuple[Any, bool]:
