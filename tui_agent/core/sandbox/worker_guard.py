@@ -52,6 +52,7 @@ ALWAYS_DENIED = (
 BASE_ALLOWED = ("setrlimit", "capset")
 """What the base filter still allows: the worker sets its run's limits and drops capabilities under it."""
 
+
 @functools.cache
 def libseccomp() -> Any:
     """pyseccomp, imported on first use, or None without it or libseccomp2. Its import runs ldconfig twice (tens of
@@ -102,11 +103,8 @@ def drop_capabilities() -> bool:
     for cap in range(64):
         if _prctl(PR_CAPBSET_DROP, cap) != 0:
             break
-    header = struct.pack("Ii", LINUX_CAPABILITY_VERSION_3, 0)
-    data = bytes(24)
-    header_buf = ctypes.create_string_buffer(header, len(header))
-    data_buf = ctypes.create_string_buffer(data, len(data))
-    return int(_libc.capset(header_buf, data_buf)) == 0
+    header = ctypes.create_string_buffer(struct.pack("Ii", LINUX_CAPABILITY_VERSION_3, 0), 8)
+    return int(_libc.capset(header, ctypes.create_string_buffer(24))) == 0  # all three sets empty
 
 
 NR_UNKNOWN = -1
@@ -328,8 +326,8 @@ class ChildExits:
         self.fd, self._write_fd = os.pipe()
         for fd in (self.fd, self._write_fd):
             os.set_blocking(fd, False)
-        self._previous_fd = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
-        self._previous_handler = signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
+        signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
+        signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
 
     def drain(self) -> None:
         try:
@@ -338,16 +336,10 @@ class ChildExits:
         except BlockingIOError:
             pass
 
-    def forget_in_child(self) -> None:
-        """In a forked child: it starts with the signal state and descriptors a process of its own would have."""
+    def close(self) -> None:
+        """Back to a process' default signal state (in a forked child too: it starts as a process of its own would)."""
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        os.close(self.fd)
-        os.close(self._write_fd)
-
-    def close(self) -> None:
-        signal.set_wakeup_fd(self._previous_fd)
-        signal.signal(signal.SIGCHLD, self._previous_handler)
         os.close(self.fd)
         os.close(self._write_fd)
 

@@ -115,7 +115,7 @@ def wipe_private_folders(folders: list[str]) -> None:
 def enter_child(wakeup: Any, out: int, err: int) -> None:
     """In a forked child: the signal state of a process of its own, `out` and `err` as stdout and stderr, and a
     session of its own."""
-    wakeup.forget_in_child()
+    wakeup.close()
     os.dup2(out, 1)
     os.dup2(err, 2)
     os.close(out)
