@@ -49,16 +49,25 @@ def read_request(channel: int) -> dict[str, Any]:
 
 
 class RunFiles:
-    """The run's own files (the snippet, the named tool files, any `.py` in the tool folders), whose frames a
-    traceback keeps, and an audit hook recording the project's other files opened for reading while `active`
-    (bookkeeping, not security)."""
+    """A request's files: its tools made importable (its MCP tools callable: bridge_client.py), its own files (the
+    snippet, the named tool files, any `.py` in the tool folders), whose frames a traceback keeps, and an audit hook
+    recording the project's other files opened for reading while `active` (bookkeeping, not security)."""
 
-    def __init__(self, project: str, own_files: set[str], tool_dirs: list[str]) -> None:
+    def __init__(self, request: dict[str, Any], channel: int, project: str) -> None:
+        tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
+        self.own_files = {SNIPPET_NAME, *(os.path.realpath(p) for p in request.get("own_files", []))}
+        tool_paths = request.get("tool_paths")
+        if isinstance(tool_paths, dict):
+            ToolFinder({str(name): str(path) for name, path in tool_paths.items()})
+            self.own_files.update(os.path.realpath(str(path)) for path in tool_paths.values())
+        if isinstance(request.get("bridge_tools"), dict):
+            load_sibling("bridge_client.py", register=False).install(channel, request["bridge_tools"])
+        sys.path[:0] = tool_dirs
         self.project = os.path.realpath(project)
-        self.own_files = own_files
         self.tool_dirs = {os.path.realpath(folder) for folder in tool_dirs}
         self.paths: set[str] = set()
         self.active = False
+        sys.addaudithook(self.hook)
 
     def is_own(self, filename: str) -> bool:
         """Checked per frame, so a run never lists a catalog of a thousand tools up front."""
@@ -380,7 +389,7 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
         os._exit(3)
     if prepare is not None:
         prepare()
-    files = install_request_context(request, channel, project)
+    files = RunFiles(request, channel, project)
     # `bounded` (bubblewrap): what the run leaves ends with it (this process is its PID namespace's init, or a fork
     # server's child in its own cgroup, which the host kills); the weak tier's worker adopts and kills its descendants
     # (they could hold its output pipes open past its exit), and a batch ends each call's before the next
@@ -407,22 +416,6 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
         guard.kill_descendants()  # what it left running, when the host cannot end it
     guard.write_all(channel, (json.dumps(response) + "\n").encode())
     os._exit(exit_status)
-
-
-def install_request_context(request: dict[str, Any], channel: int, project: str) -> RunFiles:
-    """Make the request's tools importable (and its MCP tools callable), and start recording the files it reads."""
-    tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
-    own = {SNIPPET_NAME, *(os.path.realpath(p) for p in request.get("own_files", []))}
-    tool_paths = request.get("tool_paths")
-    if isinstance(tool_paths, dict):
-        ToolFinder({str(name): str(path) for name, path in tool_paths.items()})
-        own.update(os.path.realpath(str(path)) for path in tool_paths.values())
-    if isinstance(request.get("bridge_tools"), dict):  # MCP tools, called through the runtime (bridge_client.py)
-        load_sibling("bridge_client.py", register=False).install(channel, request["bridge_tools"])
-    sys.path[:0] = tool_dirs
-    files = RunFiles(project, own, tool_dirs)
-    sys.addaudithook(files.hook)
-    return files
 
 
 def run_op(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
