@@ -6,8 +6,8 @@ refill starts included) and the sandboxed processes' (the files they open, from 
     .venv/bin/python benchmarks/bench_run_shell_modules.py --strace /tmp/run_shell.strace
 
 The first prints the host's modules; the second reads the log and prints the modules the sandboxed processes opened
-(the fork server's too: a writable run_shell runs in a fresh worker, whose own are worker, worker_guard and
-shell_child).
+(the prestarted fork server's too, which adds zygote: a writable run_shell runs in a fresh worker, whose own are
+worker and worker_guard).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""fanout.py on its own (a plain process, no sandbox): each call in a forked child that starts clean, answers,
-times out or dies on its own; what it leaves behind is killed before the next call."""
+"""A batch's fan-out (zygote.call_each) on its own (a plain process, no sandbox): each call in a forked child that
+starts clean, answers, times out or dies on its own; what it leaves behind is killed before the next call."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-FANOUT = Path(__file__).resolve().parent.parent / "tui_agent" / "core" / "sandbox" / "fanout.py"
+ZYGOTE = Path(__file__).resolve().parent.parent / "tui_agent" / "core" / "sandbox" / "zygote.py"
 
 SCRIPT = r"""
 import importlib.util, json, os, signal, sys, time
-spec = importlib.util.spec_from_file_location("fanout", sys.argv[1])
-fanout = importlib.util.module_from_spec(spec); spec.loader.exec_module(fanout)
+spec = importlib.util.spec_from_file_location("zygote", sys.argv[1])
+zygote = importlib.util.module_from_spec(spec); spec.loader.exec_module(zygote)
 guard_spec = importlib.util.spec_from_file_location("guard", sys.argv[2])
 guard = importlib.util.module_from_spec(guard_spec); guard_spec.loader.exec_module(guard)
 guard.become_subreaper()
@@ -38,13 +38,16 @@ def run(kind):
     return kind
 
 left = []
-def between():
+kill_descendants = guard.kill_descendants
+def between():  # the fan-out kills what each call left behind: count it first
     left.append(len(guard.descendants(os.getpid())))
-    guard.kill_descendants()
+    kill_descendants()
+guard.kill_descendants = between
 
 started = time.perf_counter()
-answers = fanout.call_each(["signals", "daemon", "exits", "hangs", "plain"], run, timeout_s=1.0,
-                           encode=lambda v: (v, False), describe_error=lambda e: ("exception", repr(e)), between=between)
+answers = zygote.call_each(["signals", "daemon", "exits", "hangs", "plain"],
+                           lambda kind: {"ok": True, "value": run(kind), "value_is_repr": False}, guard=guard,
+                           timeout_s=1.0)
 print(json.dumps({"answers": answers, "left": left, "after": len(guard.descendants(os.getpid())),
                   "sigchld_restored": signal.getsignal(signal.SIGCHLD) == signal.SIG_DFL,
                   "seconds": time.perf_counter() - started}))
@@ -52,8 +55,8 @@ print(json.dumps({"answers": answers, "left": left, "after": len(guard.descendan
 
 
 def test_each_call_gets_a_clean_child_and_leaves_nothing_behind() -> None:
-    guard = FANOUT.with_name("worker_guard.py")
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(FANOUT), str(guard)], capture_output=True, text=True,
+    guard = ZYGOTE.with_name("worker_guard.py")
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(ZYGOTE), str(guard)], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

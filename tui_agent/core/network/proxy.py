@@ -2,7 +2,7 @@
 
 Every bubblewrap run has a network namespace holding only `lo`. For a run with a grant the worker, as process 1 and
 before any agent code, opens a TCP listener on 127.0.0.1:PROXY_PORT there and hands it to the host over a socketpair
-(the sandbox's netrelay.py); this proxy accepts on it from the host's namespace, in its own thread and event loop
+(the sandbox's worker.py); this proxy accepts on it from the host's namespace, in its own thread and event loop
 started on first use, and resolves names itself (policy.py decides; never DNS inside). Not a unix socket bound in
 with a relay inside (Claude Code's and Codex's shape): the base seccomp filter bubblewrap installs refuses
 socket(AF_UNIX) before the sandbox's first process exists, and a listener handed out once needs no relay at all.

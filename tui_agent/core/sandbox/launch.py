@@ -190,7 +190,7 @@ def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Pat
 def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None = None,
                 net_fd: int | None = None) -> list[str]:
     """The worker's command line; `serve_scratch` makes it a fork server that wipes those private folders per run;
-    `net_fd` is where it hands over its network proxy listener (netrelay.py)."""
+    `net_fd` is where it hands over its network proxy listener (worker.py)."""
     serve = ["serve", *(str(folder) for folder in serve_scratch)] if serve_scratch is not None else []
     net = [f"net={net_fd}:{PROXY_PORT}"] if net_fd is not None else []
     return [sys.executable, "-I", "-B", str(WORKER_SCRIPT), str(channel_fd), str(project), str(PACKAGE_PARENT), *serve,

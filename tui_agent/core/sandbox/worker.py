@@ -3,43 +3,85 @@
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import importlib.util
 import inspect
 import json
 import linecache
 import os
+import shutil
+import signal
+import subprocess
 import sys
+import tempfile
+import time
 import traceback
 import types
 from typing import Any, Callable
 
+import _socket  # not `socket`: its enum set-up costs a run 10-30 ms on a busy machine
+
 SNIPPET_NAME = "<run_python>"
 VALUE_LIMIT = 1_000_000
-LIMIT_ERRORS = (MemoryError,)
+BOOTED = b"U"
+COMPILED: dict[tuple[str, str], tuple[Any, types.CodeType]] = {}
+"""(module, file) -> its spec and code, read and compiled once by a batch's process (none of the code runs there)."""
+LIVE_OUTPUT_BYTES = 1_000_000
+"""How much of a shell command's output is copied out live; after it the person sees the rest with the result."""
+LIVE_CUT_NOTE = b"\n[tuiagent: live output stops here after 1 MB; the rest comes with the result]\n"
+PIPELINE_STARTUP = (
+    'unset BASH_ENV; _tuiagent_status_fd=$TUIAGENT_STATUS_FD; unset TUIAGENT_STATUS_FD\n'
+    'trap \'_tuiagent_p=("${PIPESTATUS[@]}"); echo "${_tuiagent_p[*]}" >&"$_tuiagent_status_fd"\' EXIT\n'
+)
+"""bash's startup file (BASH_ENV) for a shell command's shell: on exit it reports the exit status of each command of
+the last pipeline the command ran, on a pipe; the command itself is passed to the shell untouched."""
 
 
 def read_request(channel: int) -> dict[str, Any]:
-    chunks: list[bytes] = []
-    while True:
+    data = b""
+    while not data.endswith(b"\n"):
         chunk = os.read(channel, 65536)
         if not chunk:
             break
-        chunks.append(chunk)
-        if chunk.endswith(b"\n"):
-            break
-    request: dict[str, Any] = json.loads(b"".join(chunks) or b"null")
+        data += chunk
+    request: dict[str, Any] = json.loads(data or b"null")
     return request
 
 
-class FileReads:
-    """An audit hook recording files opened for reading inside the project (bookkeeping, not security)."""
+class RunFiles:
+    """A request's files: its tools made importable (its MCP tools callable: bridge_client.py), its own files (the
+    snippet, the named tool files, any `.py` in the tool folders), whose frames a traceback keeps, and an audit hook
+    recording the project's other files opened for reading while `active` (bookkeeping, not security)."""
 
-    def __init__(self, project: str, excluded_dirs: list[str], excluded_files: list[str]) -> None:
+    def __init__(self, request: dict[str, Any], channel: int, project: str) -> None:
+        tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
+        self.own_files = {SNIPPET_NAME, *(os.path.realpath(p) for p in request.get("own_files", []))}
+        tool_paths = request.get("tool_paths")
+        if isinstance(tool_paths, dict):
+            ToolFinder({str(name): str(path) for name, path in tool_paths.items()})
+            self.own_files.update(os.path.realpath(str(path)) for path in tool_paths.values())
+        if isinstance(request.get("bridge_tools"), dict):
+            load_sibling("bridge_client.py", register=False).install(channel, request["bridge_tools"])
+        sys.path[:0] = tool_dirs
         self.project = os.path.realpath(project)
-        self.excluded_dirs = [os.path.realpath(d) + os.sep for d in excluded_dirs]
-        self.excluded_files = {os.path.realpath(f) for f in excluded_files}
+        self.tool_dirs = {os.path.realpath(folder) for folder in tool_dirs}
         self.paths: set[str] = set()
         self.active = False
+        sys.addaudithook(self.hook)
+
+    def is_own(self, filename: str) -> bool:
+        """Checked per frame, so a run never lists a catalog of a thousand tools up front."""
+        real = os.path.realpath(filename)
+        return filename in self.own_files or real in self.own_files or (
+            real.endswith(".py") and os.path.dirname(real) in self.tool_dirs)
+
+    def during(self, value_of: Callable[[], Any]) -> Any:
+        """`value_of()`, recording the files it reads."""
+        self.active = True
+        try:
+            return value_of()
+        finally:
+            self.active = False
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if event != "open" or not self.active:
@@ -51,14 +93,10 @@ class FileReads:
             return
         if mode is None and isinstance(flags, int) and flags & os.O_ACCMODE == os.O_WRONLY:
             return
-        self.active = False
-        try:
-            full = os.path.realpath(os.fsdecode(path))
-            if full.startswith(self.project + os.sep) and full not in self.excluded_files:
-                if not any(full.startswith(d) for d in self.excluded_dirs) and os.path.isfile(full):
-                    self.paths.add(os.path.relpath(full, self.project).replace(os.sep, "/"))
-        finally:
-            self.active = True
+        full = os.path.realpath(os.fsdecode(path))  # nothing here opens a file: the hook is not entered again
+        if full.startswith(self.project + os.sep) and full not in self.own_files:  # nor in a tool folder
+            if not any(full.startswith(folder + os.sep) for folder in self.tool_dirs) and os.path.isfile(full):
+                self.paths.add(os.path.relpath(full, self.project).replace(os.sep, "/"))
 
 
 def encode_value(value: Any) -> tuple[Any, bool]:
@@ -77,52 +115,43 @@ def encode_value(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
-class OwnFiles:
-    """The files whose frames a traceback keeps: the snippet, the named files, and any `.py` in the tool folders.
-
-    Membership is checked per frame, so a run never lists a catalog of a thousand tools up front.
-    """
-
-    def __init__(self, files: set[str], folders: list[str]) -> None:
-        self.files = files
-        self.folders = {os.path.realpath(folder) for folder in folders}
-
-    def __contains__(self, filename: object) -> bool:
-        if not isinstance(filename, str):
-            return False
-        if filename in self.files:
-            return True
-        real = os.path.realpath(filename)
-        return real in self.files or (real.endswith(".py") and os.path.dirname(real) in self.folders)
-
-
-def trimmed_traceback(exc: BaseException, own_files: "set[str] | OwnFiles") -> str:
-    """The traceback keeping only frames of the tool's own files (or the snippet), then the exception line."""
-    frames = [
-        frame for frame in traceback.extract_tb(exc.__traceback__)
-        if frame.filename in own_files or os.path.realpath(frame.filename) in own_files
-    ]
-    text = "".join(traceback.format_exception_only(type(exc), exc))
-    if frames:
-        text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) + text
-    return text
+def answer_of(value_of: Callable[[], Any], files: RunFiles) -> dict[str, Any]:
+    """The answer for `value_of()`: its value, what it raised (the traceback of the run's own files' frames only), or,
+    after `sys.exit`, ok on status 0 and its `exit_status`."""
+    try:
+        value, is_repr = encode_value(value_of())
+        return {"ok": True, "value": value, "value_is_repr": is_repr}
+    except SystemExit as exc:
+        code = exc.code
+        if code is not None and not isinstance(code, int):
+            print(code, file=sys.stderr)
+        status = code if isinstance(code, int) else (0 if code is None else 1)
+        failed = {"error": f"SystemExit: {code}", "error_kind": "exception"} if status else {}
+        return {"ok": not status, "value": None, "value_is_repr": False, "exit_status": status, **failed}
+    except BaseException as exc:  # everything the code raises is reported, never re-raised
+        kind = "limit" if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno == 27) else "exception"
+        try:
+            frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if files.is_own(frame.filename)]
+            message = "".join(traceback.format_exception_only(type(exc), exc))
+            if frames:
+                message = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) + message
+        except BaseException:
+            message = f"{type(exc).__name__} (its message could not be formatted)"
+        return {"ok": False, "value": None, "value_is_repr": False, "error": message, "error_kind": kind}
 
 
-def load_named_module(name: str, package_parent: str) -> types.ModuleType:
-    """Import `name`; a `tui_agent.*` module is loaded from its file alone, without the package's __init__ chain."""
-    if name.startswith("tui_agent."):
-        if name in sys.modules:  # preloaded by the fork server this run was forked from
-            return sys.modules[name]
-        path = os.path.join(package_parent, *name.split(".")) + ".py"
-        return load_file_module(name, path)
-    return importlib.import_module(name)
+def finish_value(value: Any) -> Any:
+    if inspect.iscoroutine(value):
+        import asyncio
+
+        return asyncio.run(value)
+    return value
 
 
-def load_file_module(name: str, path: str, *, register: bool = True,
-                     compiled: tuple[Any, types.CodeType] | None = None) -> types.ModuleType:
-    """The module in the file at `path`, named `name` (in `sys.modules` unless not `register`); `compiled`: its
-    spec and code, read and compiled beforehand (by a batch's process, once for all its calls: fanout.py)."""
-    spec, code = compiled if compiled is not None else (importlib.util.spec_from_file_location(name, path), None)
+def load_file_module(name: str, path: str, *, register: bool = True) -> types.ModuleType:
+    """The module in the file at `path`, named `name` (in `sys.modules` unless not `register`); its code as the
+    batch's process compiled it (COMPILED) when it did."""
+    spec, code = COMPILED.get((name, path)) or (importlib.util.spec_from_file_location(name, path), None)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
@@ -135,270 +164,273 @@ def load_file_module(name: str, path: str, *, register: bool = True,
     return module
 
 
-class ToolFinder:
-    """Imports each named tool from the exact file given (the catalog's last good copy), not from `.agent/tools/`."""
-
-    def __init__(self, paths: dict[str, str]) -> None:
-        self.paths = paths
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        file = self.paths.get(fullname)
-        if file is None:
-            return None
-        return importlib.util.spec_from_file_location(fullname, file)
-
-
-def install_tool_finder(paths: dict[str, str]) -> None:
-    """Before the path finder (as a sys.path entry would be), after built-in and frozen modules."""
-    finder = ToolFinder(paths)
-    import importlib.machinery
-
-    position = next((i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder), len(sys.meta_path))
-    sys.meta_path.insert(position, finder)
-
-
-def finish_value(value: Any) -> Any:
-    if inspect.iscoroutine(value):
-        import asyncio
-
-        return asyncio.run(value)
-    return value
-
-
-def run_call(request: dict[str, Any], package_parent: str,
-             compiled: dict[tuple[str, str], tuple[Any, types.CodeType]] | None = None) -> Any:
-    module_path = request.get("module_path")
-    if module_path:
-        module = load_file_module(request["module"], module_path,
-                                  compiled=(compiled or {}).get((request["module"], str(module_path))))
-    else:
-        module = load_named_module(request["module"], package_parent)
-    function = getattr(module, request["function"])
-    return finish_value(function(**request.get("kwargs", {})))
+def load_named_module(name: str, package_parent: str) -> types.ModuleType:
+    """Import `name`; a `tui_agent.*` module is loaded from its file alone, without the package's __init__ chain."""
+    if name.startswith("tui_agent."):
+        if name in sys.modules:  # preloaded by the fork server this run was forked from
+            return sys.modules[name]
+        return load_file_module(name, os.path.join(package_parent, *name.split(".")) + ".py")
+    return importlib.import_module(name)
 
 
 def load_sibling(filename: str, *, register: bool = True) -> types.ModuleType:
-    """A stdlib-only helper module next to this script, loaded by path (once per process when `register`; the guard
-    and the bridge client stay out of `sys.modules`, where agent code would find them by name)."""
+    """A helper module next to this script, loaded by path (once per process when `register`; the guard and the bridge
+    client stay out of `sys.modules`, where agent code would find them by name)."""
     name = f"_tuiagent_{filename[:-3]}"
     if register and name in sys.modules:
         return sys.modules[name]
     return load_file_module(name, os.path.join(os.path.dirname(os.path.abspath(__file__)), filename), register=register)
 
 
-def describe_error(exc: BaseException, own: Any) -> tuple[str, str]:
-    kind = "limit" if isinstance(exc, LIMIT_ERRORS) or (isinstance(exc, OSError) and exc.errno == 27) else "exception"
-    try:
-        return kind, trimmed_traceback(exc, own)
-    except BaseException:
-        return kind, f"{type(exc).__name__} (its message could not be formatted)"
+class ToolFinder:
+    """Imports each named tool from the exact file given (the catalog's last good copy), not from `.agent/tools/`;
+    placed before the path finder (as a sys.path entry would be), after built-in and frozen modules."""
+
+    def __init__(self, paths: dict[str, str]) -> None:
+        self.paths = paths
+        finders = sys.meta_path
+        finders.insert(next((i for i, f in enumerate(finders) if f is importlib.machinery.PathFinder), len(finders)), self)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        file = self.paths.get(fullname)
+        return None if file is None else importlib.util.spec_from_file_location(fullname, file)
 
 
-def run_call_each(request: dict[str, Any], package_parent: str, own: Any, guard: types.ModuleType,
-                  prepare: Callable[[], None] | None, reads: FileReads) -> list[dict[str, Any]]:
+def run_call(request: dict[str, Any], package_parent: str) -> Any:
+    module_path = request.get("module_path")
+    if module_path:
+        module = load_file_module(request["module"], str(module_path))
+    else:
+        module = load_named_module(request["module"], package_parent)
+    return finish_value(getattr(module, request["function"])(**request.get("kwargs", {})))
+
+
+def run_call_each(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
+                  prepare: Callable[[], None] | None) -> list[dict[str, Any]]:
     """`module.function(**kwargs)` for each kwargs in `calls`, or, without a `module`, each call's own module file,
     function and kwargs (a reply's tool calls: each answer lists the files its call read); each call in its own
-    forked child (fanout.py)."""
-    reads.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
-    if request.get("module"):
-        module = load_named_module(request["module"], package_parent)
-        function = getattr(module, request["function"])
-        run_one: Callable[[Any], Any] = lambda kwargs: finish_value(function(**kwargs))  # noqa: E731
-        report: Callable[[], dict[str, Any]] = dict
-    else:
-        compiled = load_sibling("fanout.py").compile_module_files(list(request["calls"]))
+    forked child (zygote.call_each)."""
+    files.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
+    shared = request.get("module")
+    if shared:  # imported once, before the calls' children fork
+        function = getattr(load_named_module(shared, package_parent), request["function"])
 
-        def run_one(call: Any) -> Any:
-            reads.paths.clear()
-            reads.active = True
-            try:
-                return run_call(call, package_parent, compiled)
-            finally:
-                reads.active = False
+    def answer(call: Any) -> dict[str, Any]:
+        files.paths.clear()
+        if shared:
+            return answer_of(lambda: finish_value(function(**call)), files)
+        return {**answer_of(lambda: files.during(lambda: run_call(call, package_parent)), files),
+                "files_read": sorted(files.paths)}
 
-        def report() -> dict[str, Any]:
-            return {"files_read": sorted(reads.paths)}
-
-    def between() -> None:
-        guard.kill_descendants()
-        if prepare is not None:
-            prepare()
-
-    outcomes: list[dict[str, Any]] = load_sibling("fanout.py").call_each(
-        list(request["calls"]), run_one, timeout_s=float(request["call_timeout_s"]), encode=encode_value,
-        describe_error=lambda exc: describe_error(exc, own), between=between, report=report)
-    return outcomes
+    answers: list[dict[str, Any]] = load_sibling("zygote.py").call_each(
+        list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]), prepare=prepare,
+        compiled=None if shared else COMPILED)
+    return answers
 
 
-def run_exec(code: str) -> Any:
-    """Run a snippet; when its last statement is an expression, that expression's value is the result."""
-    linecache.cache[SNIPPET_NAME] = (len(code), None, code.splitlines(keepends=True), SNIPPET_NAME)
-    tree = ast.parse(code, SNIPPET_NAME, "exec")
+def run_source(code: str, path: str | None = None) -> Any:
+    """Run a snippet, whose last statement's value (when it is an expression) is the result, or, given its `path`, a
+    script's text as `__main__` (the text comes over the channel: the file may be outside the sandbox's view)."""
+    name = path or SNIPPET_NAME
+    linecache.cache[name] = (len(code), None, code.splitlines(keepends=True), name)
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
-    last_expr = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        final = tree.body.pop()
-        assert isinstance(final, ast.Expr)
-        last_expr = ast.Expression(final.value)
-    exec(compile(tree, SNIPPET_NAME, "exec"), namespace)
-    if last_expr is None:
+    if path is not None:
+        sys.argv = [path]
+        namespace["__file__"] = path
+    tree = ast.parse(code, name, "exec")
+    final = tree.body[-1] if tree.body and path is None else None
+    if isinstance(final, ast.Expr):
+        tree.body.pop()
+    exec(compile(tree, name, "exec"), namespace)
+    if not isinstance(final, ast.Expr):
         return None
-    return finish_value(eval(compile(last_expr, SNIPPET_NAME, "eval"), namespace))
+    return finish_value(eval(compile(ast.Expression(final.value), name, "eval"), namespace))
 
 
-def run_script(path: str, code: str) -> Any:
-    """Run a file's text as `__main__` (the text comes over the channel: the file may be outside the sandbox's view)."""
-    sys.argv = [path]
-    linecache.cache[path] = (len(code), None, code.splitlines(keepends=True), path)
-    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__}
-    exec(compile(code, path, "exec"), namespace)
-    return None
+class Kept:
+    """One stream of a shell command: every byte counted, the first `head` and the last `tail` bytes kept; the first
+    LIVE_OUTPUT_BYTES of both streams together (`live[0]`: what is left of it) copied to this process' stdout."""
+
+    def __init__(self, head: int, tail: int, live: list[int], write: Callable[[int, bytes], None]) -> None:
+        self.head, self.tail, self.live, self.write = head, tail, live, write
+        self.kept = bytearray()  # the head, then the newest bytes (at least `tail` of them once it is full)
+        self.total = 0
+
+    def add(self, data: bytes) -> None:
+        if self.live[0] > 0:
+            self.write(1, data[:self.live[0]] + (LIVE_CUT_NOTE if len(data) >= self.live[0] else b""))
+            self.live[0] -= len(data)
+        self.total += len(data)
+        self.kept += data
+        if len(self.kept) > 2 * (self.head + self.tail):
+            del self.kept[self.head:len(self.kept) - self.tail]
+
+    def text(self, stream: str) -> tuple[str, int]:
+        """The kept output as text, with a note of how much was cut from its middle; how many bytes were cut."""
+        cut = self.total - self.head - self.tail
+        if cut <= 0:
+            return self.kept.decode("utf-8", errors="replace"), 0
+        head, tail = self.kept[:self.head], self.kept[len(self.kept) - self.tail:]
+        note = f"\n[tuiagent: {cut} bytes of {stream} cut here ({self.total} bytes in all): the first {self.head} and last {self.tail} are kept]\n"
+        return head.decode("utf-8", errors="replace") + note + tail.decode("utf-8", errors="replace"), cut
 
 
-BOOTED = b"U"
+def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: bool) -> dict[str, Any]:
+    """Run the command as `bash -c COMMAND` (`/bin/sh -c` without bash) in a process group of its own; the report: exit
+    code or signal (or timed out), each stream's kept text and size, and, with bash, the exit status of each command
+    of its last pipeline.
+
+    On timeout it and its descendants are killed (the report is written next); once it exited, what it left running
+    is ended too when `end_leftovers` (the weak tier); under bubblewrap that goes with the run, which ends right
+    after (its PID namespace, or its cgroup when forked)."""
+    timeout_s, keep_bytes = float(request["command_timeout_s"]), int(request["keep_bytes"])
+    out_bytes, err_bytes, live = keep_bytes * 2 // 3, keep_bytes // 3, [LIVE_OUTPUT_BYTES]
+    stdout = Kept(out_bytes * 2 // 3, out_bytes // 3, live, guard.write_all)  # two thirds head, one third tail
+    stderr = Kept(err_bytes * 2 // 3, err_bytes // 3, live, guard.write_all)
+    bash = shutil.which("bash")
+    status_r, status_w = os.pipe()
+    wakeup = guard.ChildExits()
+    if bash:
+        startup_fd, startup = tempfile.mkstemp(prefix="tuiagent-shell-", suffix=".bash")
+        with open(startup_fd, "w", encoding="utf-8") as handle:
+            handle.write(PIPELINE_STARTUP)
+    try:
+        env = dict(os.environ, BASH_ENV=startup, TUIAGENT_STATUS_FD=str(status_w)) if bash else None
+        try:
+            shell = subprocess.Popen([bash or "/bin/sh", "-c", request["command"]], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(status_w,), env=env,
+                                     process_group=0)
+        finally:
+            os.close(status_w)
+        assert shell.stdout is not None and shell.stderr is not None
+        status = guard.watch_child(shell.pid, {shell.stdout.fileno(): stdout.add, shell.stderr.fileno(): stderr.add},
+                                   time.monotonic() + timeout_s, wakeup)
+        if status is not None:
+            shell.returncode = os.waitstatus_to_exitcode(status)
+        if status is None or end_leftovers:
+            guard.kill_descendants()  # with what it left running in the background (`sleep 1000 &`)
+        shell.stdout.close()
+        shell.stderr.close()
+        report = shell_report(stdout, stderr, shell.returncode, timeout_s)
+        if bash:
+            os.set_blocking(status_r, False)
+            try:
+                report["pipeline"] = [int(part) for part in os.read(status_r, 4096).split()]
+            except (OSError, ValueError):
+                report["pipeline"] = None
+    finally:
+        wakeup.close()
+        os.close(status_r)
+        if bash:
+            os.unlink(startup)
+    return report
+
+
+def shell_report(stdout: Kept, stderr: Kept, exit_code: int | None, timeout_s: float) -> dict[str, Any]:
+    """A shell command's report; `exit_code` None when it timed out, negative when a signal killed it."""
+    report: dict[str, Any] = {"exit_code": None, "signal": None, "timed_out": exit_code is None, "cut_bytes": 0}
+    for name, kept in (("stdout", stdout), ("stderr", stderr)):
+        report[name], cut = kept.text(name)
+        report[f"{name}_bytes"] = kept.total
+        report["cut_bytes"] += cut
+    if exit_code is None:
+        report["stderr"] += f"timed out after {timeout_s:g}s"
+    elif exit_code < 0:
+        try:
+            report["signal"] = signal.Signals(-exit_code).name
+        except ValueError:
+            report["signal"] = f"signal {-exit_code}"
+    else:
+        report["exit_code"] = exit_code
+    return report
+
+
+def hand_over_listener(argument: str) -> None:
+    """For a `net=FD:PORT` argument: listen on 127.0.0.1:PORT of this network namespace, pass the socket over FD to the
+    host, which serves it (netproxy.py says why no relay runs inside), and keep no copy of either."""
+    fd, _, port = argument[len("net="):].partition(":")
+    channel = _socket.socket(fileno=int(fd))
+    listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", int(port)))
+        listener.listen(128)
+        channel.sendmsg([b"L"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, listener.fileno().to_bytes(4, sys.byteorder))])
+    finally:
+        listener.close()
+        channel.close()
 
 
 def main() -> None:
     channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     guard = load_sibling("worker_guard.py", register=False)
     if sys.argv[4:5] == ["serve"]:
-        load_sibling("zygote.py", register=False).serve(channel, scratch=sys.argv[5:], preload=lambda: preload(package_parent, guard),
-                            harden=guard.make_undumpable,
-                            run_one=lambda run_channel, prepare: run_request(run_channel, project, package_parent,
-                                                                             guard, prepare))
+        load_sibling("zygote.py").serve(
+            channel, scratch=sys.argv[5:], guard=guard, load=lambda name: load_named_module(name, package_parent),
+            run_one=lambda run_channel, prepare: run_request(run_channel, project, package_parent, guard, prepare))
         os._exit(0)
-    if any(arg.startswith("net=") for arg in sys.argv[4:]):  # before any agent code runs, and before BOOTED
-        load_sibling("netrelay.py").hand_over_from_argv(sys.argv[4:])
+    for argument in sys.argv[4:]:  # before any agent code runs, and before BOOTED
+        if argument.startswith("net="):
+            hand_over_listener(argument)
     os.write(channel, BOOTED)  # the sandbox started: what fails after this is the run's, not bubblewrap's
     run_request(channel, project, package_parent, guard)
-
-
-PRELOADED = ("tui_agent.core.catalog.inspector",)
-"""Imported once by a fork server, before any request: every forked run starts with them in memory."""
-
-
-def preload(package_parent: str, guard: types.ModuleType) -> None:
-    for name in PRELOADED:
-        load_named_module(name, package_parent)
-    load_sibling("fanout.py")
-    guard.prepare_run_filters(os.getpid(), 1)  # every child's filter (see run_request), built once and inherited
 
 
 def run_request(channel: int, project: str, package_parent: str, guard: types.ModuleType,
                 prepare: Callable[[], None] | None = None) -> None:
     """Serve the one request on `channel`: limits and seccomp first, then the code; the process exits at the end."""
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway
-    protected_pid, own_group = os.getppid() or -1, os.getpgrp()
-    prepared: dict[bool, bytes] = {}
-    if prepare is not None:  # a fork server's child: the filter the server built once; like process 1 of a fresh
-        own_group = 1  # sandbox it signals no group by a negative pid (kill(0, ...) still reaches its own)
-        prepared = guard.prepare_run_filters(protected_pid, own_group)
+    # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway; a fork
+    # server's child signals no group by a negative pid either (kill(0, ...) still reaches its own), under the filter
+    # its server built (zygote.serve)
+    protected_pid, own_group = os.getppid() or -1, os.getpgrp() if prepare is None else 1
     request = read_request(channel)
     if request is None:
         os._exit(3)
     if prepare is not None:
         prepare()
-    reads, own = install_request_context(request, channel, project)
+    files = RunFiles(request, channel, project)
     # `bounded` (bubblewrap): what the run leaves ends with it (this process is its PID namespace's init, or a fork
     # server's child in its own cgroup, which the host kills); the weak tier's worker adopts and kills its descendants
-    # (they could hold its output pipes open past its exit), and a batch ends each call's before the next (fanout.py)
+    # (they could hold its output pipes open past its exit), and a batch ends each call's before the next
     own_stop = not request.get("bounded") or request["op"] == "call_each"
-    protections = {
-        "subreaper": own_stop and guard.become_subreaper(),
-        "capabilities_dropped": guard.drop_capabilities(),
-    }
+    if own_stop:
+        guard.become_subreaper()
+    guard.drop_capabilities()
     guard.apply_rlimits(request["policy"])
-    program = guard.run_program(prepared, request.get("seccomp"), bool(request["policy"].get("network")),
-                                protected_pid, own_group)
-    protections["seccomp"] = guard.install_seccomp(program)
+    guard.install_seccomp(guard.run_program(request.get("seccomp"), bool(request["policy"].get("network")),
+                                            protected_pid, own_group))
     worker_pid = os.getpid()
-    response: dict[str, Any] = {"protections": protections}
-    exit_status = 0
-    reads.active = True
-    try:
-        value = run_op(request, package_parent, own, guard, prepare, reads, own_stop)
-        reads.active = False
-        encoded, is_repr = encode_value(value)
-        response.update(ok=True, value=encoded, value_is_repr=is_repr)
-    except SystemExit as exc:
-        reads.active = False
-        exit_status = exit_answer(exc, response)
-    except BaseException as exc:  # everything the code raises is reported, never re-raised
-        reads.active = False
-        exit_status = 1
-        kind, message = describe_error(exc, own)
-        response.update(ok=False, value=None, value_is_repr=False, error=message, error_kind=kind)
+    response = answer_of(lambda: files.during(lambda: run_op(request, package_parent, files, guard, prepare, own_stop)),
+                         files)
+    exit_status = response.setdefault("exit_status", 0 if response["ok"] else 1)
     if os.getpid() != worker_pid:
         os._exit(exit_status)  # a fork of the code fell through to here: only the worker itself answers
-    response["files_read"] = sorted(reads.paths)
-    response["exit_status"] = exit_status
-    send_answer(channel, response, guard.kill_descendants if own_stop else None)
-    os._exit(exit_status)
-
-
-def install_request_context(request: dict[str, Any], channel: int, project: str) -> tuple[FileReads, OwnFiles]:
-    """Make the request's tools importable (and its MCP tools callable), and start recording the files it reads."""
-    tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
-    own_files = {SNIPPET_NAME, *(os.path.realpath(p) for p in request.get("own_files", []))}
-    tool_paths = request.get("tool_paths")
-    if isinstance(tool_paths, dict):
-        install_tool_finder({str(name): str(path) for name, path in tool_paths.items()})
-        own_files.update(os.path.realpath(str(path)) for path in tool_paths.values())
-    if isinstance(request.get("bridge_tools"), dict):  # MCP tools, called through the runtime (bridge_client.py)
-        load_sibling("bridge_client.py", register=False).install(channel, request["bridge_tools"])
-    sys.path[:0] = tool_dirs
-    reads = FileReads(project, tool_dirs, list(own_files - {SNIPPET_NAME}))  # the tool folders are excluded whole
-    sys.addaudithook(reads.hook)
-    return reads, OwnFiles(own_files, tool_dirs)
-
-
-def run_op(request: dict[str, Any], package_parent: str, own: Any, guard: types.ModuleType,
-           prepare: Callable[[], None] | None, reads: FileReads, own_stop: bool) -> Any:
-    """The value of the request's operation: a call, a snippet, a script, a shell command, or a batch of calls."""
-    op = request["op"]
-    if op == "shell":
-        return load_sibling("shell_child.py").run_shell(request["command"], float(request["command_timeout_s"]),
-                                                         int(request["keep_bytes"]),
-                                                         guard.kill_descendants, own_stop)
-    if op == "call":
-        return run_call(request, package_parent)
-    if op == "exec":
-        return run_exec(request["code"])
-    if op == "script":
-        return run_script(request["path"], request["code"])
-    if op == "call_each":
-        return run_call_each(request, package_parent, own, guard, prepare, reads)
-    raise ValueError(f"unknown op {op!r}")
-
-
-def exit_answer(exc: SystemExit, response: dict[str, Any]) -> int:
-    """The answer for code that called `sys.exit`: ok on status 0; its exit status."""
-    code = exc.code
-    exit_status = code if isinstance(code, int) else (0 if code is None else 1)
-    if code is not None and not isinstance(code, int):
-        print(code, file=sys.stderr)
-    ok = exit_status == 0
-    response.update(ok=ok, value=None, value_is_repr=False, exit_status=exit_status)
-    if not ok:
-        response.update(error=f"SystemExit: {code}", error_kind="exception")
-    return exit_status
-
-
-def send_answer(channel: int, response: dict[str, Any], kill_descendants: Callable[[], Any] | None) -> None:
-    """Flush what the code printed, end what it left running (`kill_descendants`, when the host cannot), then write
-    the answer line on the channel."""
-    for stream in (sys.stdout, sys.stderr):
+    response["files_read"] = sorted(files.paths)
+    for stream in (sys.stdout, sys.stderr):  # what the code printed goes out before the answer
         try:
             stream.flush()
         except BaseException:  # the code under test may have closed or replaced the stream; the answer goes on its own pipe
             pass
-    if kill_descendants is not None:
-        kill_descendants()
-    view = memoryview((json.dumps(response) + "\n").encode())
-    while view:
-        written = os.write(channel, view)
-        view = view[written:]
+    if own_stop:
+        guard.kill_descendants()  # what it left running, when the host cannot end it
+    guard.write_all(channel, (json.dumps(response) + "\n").encode())
+    os._exit(exit_status)
+
+
+def run_op(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
+           prepare: Callable[[], None] | None, own_stop: bool) -> Any:
+    """The value of the request's operation: a call, a snippet, a script, a shell command, or a batch of calls."""
+    op = request["op"]
+    if op == "shell":
+        return run_shell(request, guard, own_stop)
+    if op == "call":
+        return run_call(request, package_parent)
+    if op in ("exec", "script"):
+        return run_source(request["code"], request["path"] if op == "script" else None)
+    if op == "call_each":
+        return run_call_each(request, package_parent, files, guard, prepare)
+    raise ValueError(f"unknown op {op!r}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Worker-side hardening, stdlib and libseccomp only: rlimits, dropped capabilities, seccomp filters, reaping descendants."""
+"""Inside the sandbox (stdlib and libseccomp): what bounds a run's processes: rlimits, dropped capabilities, seccomp
+filters, and its children, watched to a deadline, reaped and killed."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import functools
 import os
 import platform
 import resource
+import select
 import signal
 import struct
+import time
+from collections.abc import Callable
 from typing import Any
 
 PR_SET_DUMPABLE = 4
@@ -34,6 +38,8 @@ LOW_WORD = 0xFFFFFFFF
 SIGN_BIT = 0x80000000
 """pid_t and int arguments are compared on their low 32 bits, as the kernel reads them (a caller may leave the
 upper half of the register zero or sign-extended)."""
+DRAIN_AFTER_EXIT_S = 0.5
+"""How long a child's pipes are still read after it exited while something it left running holds them open."""
 
 ALWAYS_DENIED = (
     "ptrace", "process_vm_readv", "process_vm_writev", "setrlimit", "mount", "umount2", "pivot_root",
@@ -46,19 +52,17 @@ ALWAYS_DENIED = (
 BASE_ALLOWED = ("setrlimit", "capset")
 """What the base filter still allows: the worker sets its run's limits and drops capabilities under it."""
 
-_binding: dict[str, Any] = {}
 
-
+@functools.cache
 def libseccomp() -> Any:
     """pyseccomp, imported on first use, or None without it or libseccomp2. Its import runs ldconfig twice (tens of
     milliseconds): a fresh worker never imports it, its run's filter comes built with its request."""
-    if "pyseccomp" not in _binding:
-        try:
-            import pyseccomp
-        except (ImportError, RuntimeError):  # RuntimeError: pyseccomp is there but the libseccomp2 library is not
-            pyseccomp = None
-        _binding["pyseccomp"] = pyseccomp
-    return _binding["pyseccomp"]
+    try:
+        import pyseccomp
+    except (ImportError, RuntimeError):  # RuntimeError: pyseccomp is there but the libseccomp2 library is not
+        return None
+    return pyseccomp
+
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -91,23 +95,16 @@ def become_subreaper() -> bool:
     return _prctl(PR_SET_CHILD_SUBREAPER, 1) == 0
 
 
-def drop_bounding_set() -> None:
-    """Empty the bounding set (inherited by every process this one starts).
+def drop_capabilities() -> bool:
+    """Drop every capability (bounding, effective, permitted, inheritable); root keeps its uid but loses its powers.
 
-    The first failure ends it: EINVAL is past the last capability, EPERM (no CAP_SETPCAP) refuses every one."""
+    The bounding set (inherited by every process this one starts) is emptied up to the first failure: EINVAL is past
+    the last capability, EPERM (no CAP_SETPCAP) refuses every one."""
     for cap in range(64):
         if _prctl(PR_CAPBSET_DROP, cap) != 0:
             break
-
-
-def drop_capabilities() -> bool:
-    """Drop every capability (bounding, effective, permitted, inheritable); root keeps its uid but loses its powers."""
-    drop_bounding_set()
-    header = struct.pack("Ii", LINUX_CAPABILITY_VERSION_3, 0)
-    data = bytes(24)
-    header_buf = ctypes.create_string_buffer(header, len(header))
-    data_buf = ctypes.create_string_buffer(data, len(data))
-    return int(_libc.capset(header_buf, data_buf)) == 0
+    header = ctypes.create_string_buffer(struct.pack("Ii", LINUX_CAPABILITY_VERSION_3, 0), 8)
+    return int(_libc.capset(header, ctypes.create_string_buffer(24))) == 0  # all three sets empty
 
 
 NR_UNKNOWN = -1
@@ -203,15 +200,6 @@ def seccomp_arch() -> str | None:
     return platform.machine() if libseccomp() is not None else None
 
 
-def prepare_run_filters(protected_pid: int, own_group: int) -> dict[bool, bytes]:
-    """The offline run filter of a fork server's children (it serves offline runs only) as BPF: built once by the
-    server (libseccomp takes milliseconds, the kernel microseconds to load it), each child loads the copy it
-    inherits; empty without libseccomp."""
-    if libseccomp() is None:
-        return {}
-    return {False: _run_bpf(False, protected_pid, own_group)}
-
-
 def run_filter_message(network: bool, protected_pid: int, own_group: int) -> dict[str, Any] | None:
     """A fresh worker's run filter, built by the host ahead of the run and sent with its request, with what it was
     built for; None without libseccomp."""
@@ -228,11 +216,9 @@ def _run_bpf(network: bool, protected_pid: int, own_group: int) -> bytes:
     return _exported(run_filter(network, protected_pid, own_group))
 
 
-def run_program(prepared: dict[bool, bytes], sent: Any, network: bool, protected_pid: int, own_group: int) -> bytes | None:
-    """The BPF this run loads: prepared by this process, sent by the host when it was built for exactly this process
-    and network, else built now (None without libseccomp)."""
-    if network in prepared:
-        return prepared[network]
+def run_program(sent: Any, network: bool, protected_pid: int, own_group: int) -> bytes | None:
+    """The BPF this run loads: the one the host `sent` when it was built for exactly this process and network, else
+    built now or by a fork server before it forked this run (None without libseccomp)."""
     if isinstance(sent, dict) and sent.get("network") is network and sent.get("protected_pid") == protected_pid \
             and sent.get("own_group") == own_group and isinstance(sent.get("bpf"), str):
         return base64.b64decode(sent["bpf"])
@@ -303,40 +289,95 @@ def descendants(root_pid: int) -> list[int]:
     return found
 
 
-def reap_children() -> bool:
-    """Reap the children that exited; whether any child is left (without one there is nothing to scan /proc for)."""
+def reap_children(on_exit: Callable[[int, int], None] | None = None) -> bool:
+    """Reap the children that exited (telling `on_exit` each one's pid and wait status); whether any child is left
+    (without one there is nothing to scan /proc for)."""
     while True:
         try:
-            pid, _status = os.waitpid(-1, os.WNOHANG | WALL)
+            pid, status = os.waitpid(-1, os.WNOHANG | WALL)
         except ChildProcessError:
             return False
         if pid == 0:
             return True
+        if on_exit is not None:
+            on_exit(pid, status)
 
 
-def kill_descendants() -> int:
-    """SIGKILL every descendant of this process (repeat: a dying fork bomb may still be spawning)."""
-    killed = 0
+def kill_descendants() -> None:
+    """SIGKILL every descendant of this process (repeat: a dying fork bomb may still be spawning), reaping them."""
     for _round in range(5):
         if not reap_children():
-            break  # no child at all, so no descendant: every one has an ancestor that is our child
+            return  # no child at all, so no descendant: every one has an ancestor that is our child
         pids = descendants(os.getpid())
         if not pids:
-            break
+            return
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
             except OSError:  # already gone
                 pass
-        while True:
-            try:
-                pid, _status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-    return killed
+    reap_children()
+
+
+class ChildExits:
+    """A pipe that becomes readable when a child exits (SIGCHLD through the signal wakeup fd), for `select`."""
+
+    def __init__(self) -> None:
+        self.fd, self._write_fd = os.pipe()
+        for fd in (self.fd, self._write_fd):
+            os.set_blocking(fd, False)
+        signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
+        signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
+
+    def drain(self) -> None:
+        try:
+            while os.read(self.fd, 512):
+                pass
+        except BlockingIOError:
+            pass
+
+    def close(self) -> None:
+        """Back to a process' default signal state (in a forked child too: it starts as a process of its own would)."""
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.close(self.fd)
+        os.close(self._write_fd)
+
+
+def watch_child(pid: int, sinks: dict[int, Callable[[bytes], None]], deadline: float, wakeup: ChildExits) -> int | None:
+    """Pass what each pipe of `sinks` reads to its sink until all are closed and child `pid` exited, or for
+    DRAIN_AFTER_EXIT_S after it exited (something it started may hold them open); its wait status, or None when
+    `deadline` (time.monotonic) passed first."""
+    open_fds = list(sinks)
+    status: int | None = None
+    drained_by: float | None = None
+    while open_fds or status is None:
+        now = time.monotonic()
+        if now >= deadline and status is None:
+            return None
+        if drained_by is not None and now >= drained_by:
+            break
+        readable, _, _ = select.select([*open_fds, wakeup.fd], [], [], max(0.0, (drained_by or deadline) - now))
+        for fd in readable:
+            if fd == wakeup.fd:
+                wakeup.drain()
+                continue
+            chunk = os.read(fd, 65536)
+            if chunk:
+                sinks[fd](chunk)
+            else:
+                open_fds.remove(fd)
+        if status is None:
+            reaped, wait_status = os.waitpid(pid, os.WNOHANG)
+            if reaped:
+                status, drained_by = wait_status, time.monotonic() + DRAIN_AFTER_EXIT_S
+    return status
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def make_undumpable() -> bool:

@@ -1,27 +1,50 @@
-"""Inside the sandbox (stdlib only): a fork server that imports once, then forks one child per run, one run at a time.
+"""Inside the sandbox (stdlib only): forked children, one per run (the fork server) or one per call of a batch.
 
-The host sends three file descriptors per run (the run's own result channel, stdout and stderr); the child
-says hello on its channel (the host reads its pid from the message's credentials and moves it into the run's
-cgroup), then waits for its request and serves exactly that one, like a fresh worker would. The host arms the
-next child while a run executes (moving a process between cgroups can take milliseconds), and sends it its
-request only after the earlier run's cgroup is emptied; the child then wipes the private tmpfs folders (/tmp,
-the hidden homes), so no run sees what an earlier one left there.
+The fork server imports once, then forks one child per run, one run at a time. The host sends three file
+descriptors per run (the run's own result channel, stdout and stderr); the child says hello on its channel (the
+host reads its pid from the message's credentials and moves it into the run's cgroup), then waits for its request
+and serves exactly that one, like a fresh worker would. The host arms the next child while a run executes (moving a
+process between cgroups can take milliseconds), and sends it its request only after the earlier run's cgroup is
+emptied; the child then wipes the private tmpfs folders (/tmp, the hidden homes), so no run sees what an earlier one
+left there.
+
+A batch's run (already under the run's limits and seccomp filter, and a subreaper) forks a child per call, which
+leaves the session and runs the call with its own stdout and stderr; the run collects its answer within the per-call
+time limit, kills the child if it is late, then ends everything the call left behind and empties the private folders
+before the next call starts. Each child starts with fresh CPU time and its own address-space limit, so every call
+gets the same limits a run of its own would.
 """
 
 from __future__ import annotations
 
 import gc
+import importlib.machinery
+import importlib.util
+import json
 import os
 import select
 import signal
 import socket
 import stat
 import struct
+import time
+import types
 from collections.abc import Callable
+from typing import Any
 
 FDS_PER_RUN = 3  # result channel, stdout, stderr
 SANDBOX_HOME = "/tmp/home"
 """HOME inside the sandbox (on its private /tmp): bubblewrap makes it, each forked run makes it again after the wipe."""
+RUN = struct.Struct("I")  # the host's id for a run
+EXIT = struct.Struct("Ii")  # run id, exit status (negative: killed by that signal)
+OUTPUT_CAP = 64 * 1024
+"""What a batched call's stdout and stderr each keep."""
+ANSWER_LIMIT = 8 * 1024 * 1024
+PRELOADED = ("tui_agent.core.catalog.inspector",)
+"""Imported once by a fork server, before any request: every forked run starts with them in memory."""
+
+RunOne = Callable[[int, Callable[[], None]], None]
+"""Serve the one request on a run's channel, given what prepares the run's private folders."""
 
 
 def wipe(folder: str) -> None:
@@ -63,26 +86,21 @@ def _quietly(action: Callable[[str], None], path: str) -> None:
         pass
 
 
-def tmpfs_mounts() -> set[str]:
-    """Mount points of tmpfs file systems in this process' mount namespace (from /proc/self/mountinfo)."""
-    found: set[str] = set()
+def private_folders(scratch: list[str]) -> list[str]:
+    """The scratch folders that really are tmpfs mounts of this sandbox (only those are ever wiped; only bubblewrap
+    gives this process private folders), from /proc/self/mountinfo."""
+    if os.environ.get("TUIAGENT_SANDBOX") != "bubblewrap":
+        return []
+    mounts: set[str] = set()
     try:
         with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
             for line in handle:
                 fields, _, rest = line.partition(" - ")
                 parts = fields.split()
                 if len(parts) >= 5 and rest.split()[:1] == ["tmpfs"]:
-                    found.add(parts[4])
+                    mounts.add(parts[4])
     except OSError:
         pass
-    return found
-
-
-def private_folders(scratch: list[str]) -> list[str]:
-    """The scratch folders that really are tmpfs mounts of this sandbox (only those are ever wiped)."""
-    if os.environ.get("TUIAGENT_SANDBOX") != "bubblewrap":
-        return []  # only bubblewrap gives this process private folders
-    mounts = tmpfs_mounts()
     return [folder for folder in scratch if folder in mounts]
 
 
@@ -94,63 +112,53 @@ def wipe_private_folders(folders: list[str]) -> None:
         os.makedirs(SANDBOX_HOME, exist_ok=True)
 
 
-RUN = struct.Struct("I")  # the host's id for a run
-EXIT = struct.Struct("Ii")  # run id, exit status (negative: killed by that signal)
+def enter_child(wakeup: Any, out: int, err: int) -> None:
+    """In a forked child: the signal state of a process of its own, `out` and `err` as stdout and stderr, and a
+    session of its own."""
+    wakeup.close()
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    os.close(out)
+    os.close(err)
+    os.setsid()
 
 
-def run_child(control: socket.socket, wakeup: tuple[int, int], fds: list[int], folders: list[str],
-              run_one: Callable[[int, Callable[[], None]], None]) -> None:
-    """In the forked child: take the run's descriptors, leave the server's session, say hello, serve one request.
-
-    The child may wait (armed) while an earlier run still executes: the private folders are wiped only once its
-    request arrives, which the host sends after the earlier run and everything it started are gone.
-    """
-    try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        control.close()
-        for fd in wakeup:
-            os.close(fd)
-        channel, out, err = fds
-        os.dup2(out, 1)
-        os.dup2(err, 2)
-        os.close(out)
-        os.close(err)
-        os.setsid()
-        os.write(channel, b"H")
-        run_one(channel, lambda: wipe_private_folders(folders))
-    finally:
-        os._exit(70)
-
-
-def serve(control_fd: int, *, scratch: list[str], preload: Callable[[], None], harden: Callable[[], None],
-          run_one: Callable[[int, Callable[[], None]], None]) -> None:
-    """Preload, say "U" (up), then: b"R" + run id (+ 3 fds) forks a child; each exit is reported as b"D" + EXIT."""
+def serve(control_fd: int, *, scratch: list[str], guard: types.ModuleType, load: Callable[[str], Any],
+          run_one: RunOne) -> None:
+    """Preload (`load` each of PRELOADED, build the offline run filter of this server's children: libseccomp takes
+    milliseconds, the kernel microseconds to load its copy), say "U" (up), then: b"R" + run id (+ 3 fds) forks a
+    child; each exit is reported as b"D" + EXIT."""
     control = socket.socket(fileno=control_fd)
     folders = private_folders(scratch)
-    harden()
-    preload()
+    guard.make_undumpable()
+    for name in PRELOADED:
+        load(name)
+    guard.run_program(None, False, os.getpid(), 1)  # cached: each child loads the copy it inherits
     gc.freeze()  # what is loaded now is shared with every child: no collection of theirs walks (and copies) it
-    wake_read, wake_write = os.pipe()
-    os.set_blocking(wake_read, False)
-    os.set_blocking(wake_write, False)
-    signal.set_wakeup_fd(wake_write)
-    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    wakeup = guard.ChildExits()
     runs: dict[int, int] = {}  # child pid -> run id
+
+    def report_exit(pid: int, status: int) -> None:
+        run_id = runs.pop(pid, None)
+        if run_id is not None:
+            control.sendall(b"D" + EXIT.pack(run_id, os.waitstatus_to_exitcode(status)))
+
     control.sendall(b"U")
     while True:
-        readable, _, _ = select.select([control.fileno(), wake_read], [], [])
-        if wake_read in readable:
-            while len(os.read(wake_read, 512)) == 512:
-                pass
-            report_exits(control, runs)
-        if control.fileno() in readable and not fork_requested(control, (wake_read, wake_write), folders, runs, run_one):
+        readable, _, _ = select.select([control.fileno(), wakeup.fd], [], [])
+        if wakeup.fd in readable:
+            wakeup.drain()
+            guard.reap_children(report_exit)
+        if control.fileno() in readable and not fork_requested(control, wakeup, folders, runs, run_one):
             return
 
 
-def fork_requested(control: socket.socket, wakeup: tuple[int, int], folders: list[str], runs: dict[int, int],
-                   run_one: Callable[[int, Callable[[], None]], None]) -> bool:
-    """Fork a child for the run the host sent; False when the host closed the channel."""
+def fork_requested(control: socket.socket, wakeup: Any, folders: list[str], runs: dict[int, int],
+                   run_one: RunOne) -> bool:
+    """Fork a child for the run the host sent; False when the host closed the channel.
+
+    The child may wait (armed) while an earlier run still executes: the private folders are wiped only once its
+    request arrives, which the host sends after the earlier run and everything it started are gone."""
     try:
         message, fds, _flags, _address = socket.recv_fds(control, 1 + RUN.size, FDS_PER_RUN)
     except InterruptedError:
@@ -166,21 +174,117 @@ def fork_requested(control: socket.socket, wakeup: tuple[int, int], folders: lis
     (run_id,) = RUN.unpack(message[1:])
     pid = os.fork()
     if pid == 0:
-        run_child(control, wakeup, fds, folders, run_one)
+        try:
+            control.close()
+            channel, out, err = fds
+            enter_child(wakeup, out, err)
+            os.write(channel, b"H")
+            run_one(channel, lambda: wipe_private_folders(folders))
+        finally:
+            os._exit(70)
     for fd in fds:
         os.close(fd)
     runs[pid] = run_id
     return True
 
 
-def report_exits(control: socket.socket, runs: dict[int, int]) -> None:
-    while True:
+def call_each(calls: list[Any], answer_of: Callable[[Any], dict[str, Any]], *, guard: types.ModuleType,
+              timeout_s: float, prepare: Callable[[], None] | None = None,
+              compiled: dict[tuple[str, str], tuple[Any, types.CodeType]] | None = None) -> list[dict[str, Any]]:
+    """Each call's answer, in order: `answer_of(call)` in its forked child, with its stdout, stderr, exit code and
+    duration (see `one_call`); after each call, what it left running is killed, then `prepare` empties the private
+    folders. The calls' tool files are read and compiled once, into `compiled` (see `compile_module_files`)."""
+    if compiled is not None:
+        compile_module_files(calls, compiled)
+    gc.freeze()  # the children share these pages untouched: no collection of theirs walks (and copies) them
+    wakeup = guard.ChildExits()
+    answers = []
+    try:
+        for call in calls:
+            answers.append(one_call(call, answer_of, guard, wakeup, timeout_s))
+            guard.kill_descendants()
+            if prepare is not None:
+                prepare()
+    finally:
+        wakeup.close()
+    return answers
+
+
+def compile_module_files(calls: list[Any], compiled: dict[tuple[str, str], tuple[Any, types.CodeType]]) -> None:
+    """The spec and code of each distinct (module, file) of a batch's calls, read and compiled by the batch's process
+    (no code of the file runs there): each child runs its module from the top, as a run of its own would, without
+    reading and compiling it again. A file that cannot be read or compiled is left to each call's own load."""
+    for call in calls:
+        if not isinstance(call, dict) or not call.get("module_path") or not isinstance(call.get("module"), str):
+            continue
+        key = (call["module"], str(call["module_path"]))
+        spec = None if key in compiled else importlib.util.spec_from_file_location(*key)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            continue
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        run_id = runs.pop(pid, None)
-        if run_id is not None:
-            control.sendall(b"D" + EXIT.pack(run_id, os.waitstatus_to_exitcode(status)))
+            code = spec.loader.get_code(key[0])
+        except (ImportError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if code is not None:
+            compiled[key] = (spec, code)
+
+
+def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types.ModuleType, wakeup: Any,
+             timeout_s: float) -> dict[str, Any]:
+    """Run one call in a forked child: {ok, value, value_is_repr, error, error_kind, stdout, stderr, exit_code, duration_ms}."""
+    started = time.monotonic()
+    answer_pipe, out_pipe, err_pipe = pipes = [os.pipe() for _stream in range(3)]
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for read, _write in pipes:
+                os.close(read)
+            enter_child(wakeup, out_pipe[1], err_pipe[1])
+            guard.write_all(answer_pipe[1], json.dumps(answer_of(call)).encode())
+        finally:
+            os._exit(0)
+    kept = [bytearray() for _pipe in pipes]
+    for (_read, write) in pipes:
+        os.close(write)
+    limits = (ANSWER_LIMIT, OUTPUT_CAP, OUTPUT_CAP)
+    sinks = {read: _keeper(buffer, limit) for (read, _write), buffer, limit in zip(pipes, kept, limits, strict=True)}
+    status = guard.watch_child(pid, sinks, started + timeout_s, wakeup)
+    timed_out = status is None
+    if status is None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # already gone
+            pass
+        _pid, status = os.waitpid(pid, 0)
+    for read, _write in pipes:
+        os.close(read)
+    answer = _decode(bytes(kept[0]))
+    exit_code = os.waitstatus_to_exitcode(status)
+    if answer is None:
+        answer = {"ok": False, "value": None, "value_is_repr": False,
+                  "error_kind": "timeout" if timed_out else ("limit" if exit_code in (-9, -24) else "sandbox"),
+                  "error": (f"timed out after {timeout_s:g} s" if timed_out
+                            else f"the call's process ended with status {exit_code} without an answer")}
+    answer.update(stdout=_text(kept[1]), stderr=_text(kept[2]), exit_code=exit_code,
+                  duration_ms=round((time.monotonic() - started) * 1000, 3))
+    return answer
+
+
+def _keeper(buffer: bytearray, limit: int) -> Callable[[bytes], None]:
+    def keep(chunk: bytes) -> None:
+        if len(buffer) < limit:
+            buffer.extend(chunk)
+    return keep
+
+
+def _decode(raw: bytes) -> dict[str, Any] | None:
+    try:
+        answer = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) and "ok" in answer else None
+
+
+def _text(data: bytearray) -> str:
+    text = bytes(data[:OUTPUT_CAP]).decode("utf-8", errors="replace")
+    return text + (f"\n[cut at {OUTPUT_CAP} bytes]\n" if len(data) > OUTPUT_CAP else "")
