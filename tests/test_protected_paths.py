@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git
+from tui_agent.commands.sandbox_status import describe
 from tui_agent.core.agent.file_tools import edit_file, write_file
 from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
@@ -95,7 +96,7 @@ async def test_a_writable_bubblewrap_run_cannot_change_protected_paths(repo: Pat
     box = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
     try:
         result = await box.run(Snippet(ATTACKS), WRITABLE)
-        status = box.describe()
+        status = describe(box)
     finally:
         await box.aclose()
     assert result.ok, result.error

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tui_agent.commands.sandbox_status import describe
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, SandboxUnavailable
 from tui_agent.core.sandbox.launch import probe_bubblewrap
@@ -216,7 +217,7 @@ async def test_min_level_refuses_weaker_tier(project: Project) -> None:
 async def test_describe_names_tier_and_protections(project: Project) -> None:
     for tier in TIERS:
         box = await Sandbox.start(project, tier=tier, warm_workers=0)
-        info = box.describe()
+        info = describe(box)
         await box.aclose()
         assert info["tier"] == tier
         assert "seccomp" in info["protections"] and "environment" in info["protections"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import user_state
+from tui_agent.commands.sandbox_status import describe
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox import Snippet
@@ -60,10 +61,10 @@ async def test_rlimits_tier_lists_read_only_runs_among_its_misses(project: Proje
     weak = await Sandbox.start(project, tier="rlimits", warm_workers=0)
     strong = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
     try:
-        weak_misses = weak.describe()["expected_misses"]
+        weak_misses = describe(weak)["expected_misses"]
         assert any("project_writable=False" in miss and "not enforced" in miss for miss in weak_misses)
-        assert "read_only_runs" in strong.describe()["protections"]
-        assert not any("project_writable" in miss for miss in strong.describe()["expected_misses"])
+        assert "read_only_runs" in describe(strong)["protections"]
+        assert not any("project_writable" in miss for miss in describe(strong)["expected_misses"])
     finally:
         await weak.aclose()
         await strong.aclose()

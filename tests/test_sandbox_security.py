@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git
+from tui_agent.commands.sandbox_status import describe, process_cap_enforced
 from tests.hostile.cases import (
     CANARY, CASES, CATALOG, CONNECT_TCP, GIT, HOME, LEFTOVERS, NETWORK, OUTSIDE, POSITIVE_CONTROL, Case,
 )
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
-from tui_agent.core.sandbox.describe import process_cap_enforced
 from tui_agent.core.sandbox.launch import interpreter_paths
 from tui_agent.core.sandbox.toolchain import discover
 from tui_agent.core.sandbox import Snippet
@@ -217,7 +217,7 @@ async def test_hostile_snippet(case_: Case, tier: str, world: World) -> None:
     try:
         if case_.name == "fork_bomb" and not process_cap_enforced():
             # Never fork-bomb a machine where nothing caps processes: the miss must be stated instead.
-            assert any("fork bomb" in miss for miss in box.describe()["expected_misses"])
+            assert any("fork bomb" in miss for miss in describe(box)["expected_misses"])
             return
         policy = SandboxPolicy(timeout_s=5, cpu_s=5, memory_mb=512, processes=32).with_(**case_.policy)
         code = world.fill(case_.code)

@@ -234,10 +234,14 @@ async def test_a_fork_bomb_is_capped_by_pids_max_and_gone_after_a_cancel(project
 
 
 @pytest.mark.skipif(not KILL, reason="needs a cgroup with cgroup.kill")
-async def test_the_timeout_protection_names_cgroup_kill() -> None:
-    from tui_agent.core.sandbox.describe import describe_tier
+async def test_the_timeout_protection_names_cgroup_kill(project: Project) -> None:
+    from tui_agent.commands.sandbox_status import describe
 
-    assert "cgroup.kill" in describe_tier("bubblewrap", SandboxPolicy(), parent_undumpable=True)["protections"]["timeout"]
+    box = await Sandbox.start(project, warm_workers=0)
+    try:
+        assert "cgroup.kill" in describe(box)["protections"]["timeout"]
+    finally:
+        await box.aclose()
 
 
 def live_children() -> list[int]:

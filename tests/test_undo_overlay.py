@@ -12,6 +12,7 @@ import pytest
 from tests.agent_helpers import agent_runtime, cancel_once_started
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git
+from tui_agent.commands.sandbox_status import describe
 from tui_agent.core.events import Event, Notice, ToolOutputDelta
 from tui_agent.core.project import Project
 from tui_agent.core.runtime import Runtime
@@ -66,7 +67,7 @@ async def test_undo_keeps_files_the_person_edits_and_creates_while_a_shell_comma
         assert (repo / "mine.txt").read_bytes() == PERSON_NEW
         assert result.kept == ["app.py", "mine.txt"] and sorted(result.restored) == ["README.md", "shell.txt"]
         assert "Kept as they are: app.py, mine.txt (changed by someone else during the turn" in result.message
-        assert runtime.core.sandbox is not None and runtime.core.sandbox.describe()["run_attribution"].startswith("exact")
+        assert runtime.core.sandbox is not None and describe(runtime.core.sandbox)["run_attribution"].startswith("exact")
 
 
 async def test_a_file_both_the_run_and_the_person_change_keeps_the_persons_and_sets_the_runs_aside(
@@ -158,7 +159,7 @@ async def test_the_sandbox_reports_exactly_what_an_overlay_run_wrote(repo: Path)
 async def test_the_fallback_tier_says_attribution_is_per_call_only(repo: Path) -> None:
     box = await Sandbox.start(Project(repo), tier="rlimits", warm_workers=0)
     try:
-        assert "per call only" in box.describe()["run_attribution"]
+        assert "per call only" in describe(box)["run_attribution"]
         result = await box.run(Snippet("open('f.txt', 'w').write('x')"))
         assert result.ok and [w.attributed for w in box.take_run_writes()] == [False]
     finally:

@@ -120,6 +120,7 @@ def print_toolchain(toolchain: dict[str, Any]) -> None:
 
 
 async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
+    from tui_agent.commands.sandbox_status import describe
     from tui_agent.core.project import Project
     from tui_agent.core.sandbox import Sandbox, protected_paths
 
@@ -129,7 +130,7 @@ async def _describe(project: Project, tier: str | None) -> dict[str, Any]:
         sandbox = await Sandbox.start(where, tier=tier, warm_workers=0)
         print_notices(sandbox.notices)
         try:
-            info = sandbox.describe()
+            info = describe(sandbox)
         finally:
             await sandbox.aclose()
     info["protected_paths"] = protected_paths(project.root)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import shutil
+import stat
 from pathlib import Path
 from typing import Any, overload
 
@@ -14,16 +15,16 @@ from tui_agent.core.sandbox import ignored, overlay as overlays, protected
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
-from tui_agent.core.sandbox.describe import describe_tier
 from tui_agent.core.sandbox.dispatch import RunDispatch, WarmPool
 from tui_agent.core.sandbox.forkpool import ForkPool
-from tui_agent.core.sandbox.launch import probe_bubblewrap
+from tui_agent.core.sandbox.launch import ALLOWED_ENV, probe_bubblewrap
 from tui_agent.core.hostnames import configured_names
 from tui_agent.core.tempfolders import owned_temp, sweep_once
 from tui_agent.core.sandbox.outcome import (BWRAP_FIX, answer_result, network_refused, refused_writes, run_texts,
                                             to_run_result, with_notes)
 from tui_agent.core.sandbox.policy import (
     TIER_BUBBLEWRAP,
+    TIER_LEVELS,
     TIER_RLIMITS,
     ERROR_CANCELLED,
     NetworkGrant,
@@ -37,7 +38,8 @@ from tui_agent.core.network.proxy import PROXY_REFUSED
 from tui_agent.core.sandbox.process import OutputListener
 from tui_agent.core.sandbox.policy import Program, ShellCommand, Snippet, ToolBatch, ToolCall
 from tui_agent.core.sandbox.toolchain import Toolchain, discover, programs_from_venv
-from tui_agent.core.sandbox.worker_guard import make_undumpable
+from tui_agent.core.sandbox.stopping import kill_base, pids_base
+from tui_agent.core.sandbox.worker_guard import make_undumpable, seccomp_arch
 from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, WritableRuns, recover_sweeps
 
 DEFAULT_WARM_WORKERS = 2
@@ -196,20 +198,20 @@ class Sandbox:
             return []
         return programs_from_venv(command, self.toolchain.path, self.toolchain.venv, self.project.root)
 
-    def describe(self) -> dict[str, Any]:
-        """The tier in force and what each protection covers (for `sandbox status` and the UI header)."""
-        info = describe_tier(self.tier, self.policy, parent_undumpable=self.parent_undumpable)
-        info["warning"] = self.warning
-        info["bubblewrap_problem"] = self.bubblewrap_problem
-        info["warm_workers"] = self.warm_workers
-        info["fork_servers"] = self.fork_pool is not None
-        info["fork_problem"] = self.fork_problem
-        info["run_attribution"] = ("exact: writable runs see the project through an overlay, and only what they wrote "
-                                   "is applied and undone" if self.overlay_problem is None else self.overlay_problem)
-        info["protected_paths"] = protected.protected_paths(self.project.root)
-        if self.toolchain is not None:
-            info["toolchain"] = self.toolchain.describe(paths_hidden=self.tier == TIER_BUBBLEWRAP)
-        return info
+    @staticmethod
+    def facts() -> dict[str, Any]:
+        """What this machine and the package's rules give every run, read from the code that enforces them (the words
+        about them are `tuiagent sandbox status`'s): each tier's level, the seccomp architecture (None without
+        libseccomp), whether cgroup.kill stops a run and a pids cgroup caps it, the variables passed through, and what
+        the apply step refuses."""
+        specials = (stat.S_IFIFO, stat.S_IFSOCK, stat.S_IFCHR, stat.S_IFBLK)
+        return {"tier_levels": dict(TIER_LEVELS), "seccomp": seccomp_arch(), "cgroup_kill": kill_base() is not None,
+                "pids_cgroup": pids_base() is not None, "allowed_env": list(ALLOWED_ENV),
+                "apply_refuses": {"git": protected.GIT, "git_read_only": list(protected.GIT_READ_ONLY),
+                                  "nested_repository": protected.nested_repository(f"sub/{protected.GIT}"),
+                                  "setid": protected.setid_words(protected.SETID_BITS),
+                                  "special_files": sorted({kind for mode in specials
+                                                           if (kind := protected.special_kind(mode)) is not None})}}
 
     @overload
     async def run(self, program: ToolBatch, policy: SandboxPolicy | None = None, *,

@@ -1,18 +1,16 @@
-"""What each protection of a tier covers, in words, for `tuiagent sandbox status` and the UI header; and the host
-doors (tuiagent's own host-side code between the project and the machine) with what each refuses."""
+"""`describe(sandbox)`: what `tuiagent sandbox status` says each protection covers and misses, and the host doors."""
 
 from __future__ import annotations
 
 import ipaddress
 import os
-import stat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_agent.core import projectfs
-from tui_agent.core.sandbox.launch import ALLOWED_ENV
-from tui_agent.core.sandbox.stopping import kill_base, pids_base
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, TIER_LEVELS, SandboxPolicy
-from tui_agent.core.sandbox.worker_guard import seccomp_arch
+from tui_agent.core.sandbox import REFUSED, TIER_BUBBLEWRAP, Sandbox, protected_paths
+
+if TYPE_CHECKING:
+    from tui_agent.core.sandbox import SandboxPolicy
 
 FALLBACK_MISSES = (
     "filesystem: code can write anywhere the user can, not only the project (no mount namespace)",
@@ -38,10 +36,12 @@ FALLBACK_MISSES = (
     "(tests/hostile/delayed.py lists each case)",
 )
 
-BOTH_TIERS_MISSES = (
+SWEPT_AFTER_THE_RUN = (
     "protected paths that do not exist yet are moved to .agent/quarantine/ right after a run that may write the "
-    "project, not blocked during it: a program of yours reading them while the run lasts (direnv, an editor) "
-    "sees what agent code wrote",
+    "project without an overlay (the rlimits tier, or bubblewrap where none can be mounted), not blocked during it: "
+    "a program of yours reading them while the run lasts (direnv, an editor) sees what agent code wrote")
+
+BOTH_TIERS_MISSES = (
     "MCP servers you trusted (`tuiagent mcp trust`) run outside the sandbox, as in Claude Code (with HOME, PATH, USER, "
     "SHELL, TERM and what its config lists in its environment, no API key): their approval pins the project files "
     "they can load (see host doors), not what they load from node_modules, a virtualenv, a hidden folder, a folder a "
@@ -50,16 +50,47 @@ BOTH_TIERS_MISSES = (
 )
 
 
-def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) -> dict[str, Any]:
-    strong = tier == TIER_BUBBLEWRAP
-    seccomp = seccomp_arch()
+def describe(sandbox: Sandbox) -> dict[str, Any]:
+    """The tier in force and what each protection covers and misses (for `sandbox status`), from `sandbox.facts()`."""
+    facts, strong = sandbox.facts(), sandbox.tier == TIER_BUBBLEWRAP
+    overlay = strong and sandbox.overlay_problem is None
+    protections = _protections(sandbox.tier, sandbox.policy, facts)
+    protections.update(_bubblewrap_protections(overlay) if strong
+                       else _fallback_protections(facts["seccomp"], sandbox.parent_undumpable))
+    misses = [*([] if strong else FALLBACK_MISSES), *([] if overlay else [SWEPT_AFTER_THE_RUN]), *BOTH_TIERS_MISSES]
+    if not strong and not facts["cgroup_kill"]:
+        misses.append("stopping: without a cgroup a run's processes are found in /proc (its session, process group, "
+                      "marker variable and the worker's descendants); one that leaves all four outlives the run")
+    if facts["pids_cgroup"]:
+        protections["processes"] = "a pids cgroup per run caps its processes"
+    elif not process_cap_enforced():
+        protections["processes"] = "NOT capped: RLIMIT_NPROC does not apply to root and no pids cgroup is available"
+        misses.append("processes: no cap as root without a pids cgroup; a fork bomb is bounded only by the timeout")
+    info: dict[str, Any] = {
+        "tier": sandbox.tier, "level": facts["tier_levels"][sandbox.tier], "strong": strong, "protections": protections,
+        "expected_misses": misses, "host_doors": host_doors(strong, overlay), "warning": sandbox.warning,
+        "bubblewrap_problem": sandbox.bubblewrap_problem, "warm_workers": sandbox.warm_workers,
+        "fork_servers": sandbox.fork_pool is not None, "fork_problem": sandbox.fork_problem,
+        "run_attribution": ("exact: writable runs see the project through an overlay, and only what they wrote is "
+                            "applied and undone" if sandbox.overlay_problem is None else sandbox.overlay_problem),
+        "protected_paths": protected_paths(sandbox.project.root),
+    }
+    if sandbox.toolchain is not None:
+        info["toolchain"] = sandbox.toolchain.describe(paths_hidden=strong)
+    return info
+
+
+def _protections(tier: str, policy: SandboxPolicy, facts: dict[str, Any]) -> dict[str, str]:
+    """What each protection both tiers have covers on `tier` under `policy`."""
+    strong, seccomp = tier == TIER_BUBBLEWRAP, facts["seccomp"]
     protections: dict[str, str] = {
         "process": "a separate process per run (never the tuiagent process); warm workers are pre-started",
         "limits": (f"CPU {policy.cpu_s} s, memory {policy.memory_mb} MiB, file size {policy.file_size_mb} MiB, "
                    f"open files {policy.open_files}, processes {policy.processes} (hard = soft)"),
-        "timeout": f"wall clock {policy.timeout_s:g} s, then SIGKILL of every process of the run: " + stop_mechanism(tier),
+        "timeout": f"wall clock {policy.timeout_s:g} s, then SIGKILL of every process of the run: "
+                   + stop_mechanism(tier, facts),
         "output": f"stdout and stderr capped at {policy.output_bytes} bytes each, with a note when cut",
-        "environment": "allow-listed variables only (" + ", ".join(ALLOWED_ENV)
+        "environment": "allow-listed variables only (" + ", ".join(facts["allowed_env"])
                        + ", PATH, HOME, TMPDIR, and the build variables listed under toolchain); API keys and every "
                        "*_TOKEN, *_KEY, *_SECRET or password variable never reach agent code, even when configured",
         "seccomp": (f"filter ({seccomp}, built by libseccomp): no socket() when the network is off (IPv4/IPv6 only when on), no ptrace, no raising rlimits, "
@@ -85,49 +116,36 @@ def describe_tier(tier: str, policy: SandboxPolicy, *, parent_undumpable: bool) 
                      "commit that would run a hook is deferred, nothing lost, until you run `tuiagent tools commit` "
                      "or /commit: a hook may run project files (./scripts/check.sh, lint-staged) agent code changed",
     }
-    protections.update(BUBBLEWRAP_PROTECTIONS if strong else _fallback_protections(seccomp, parent_undumpable))
-    misses = [*([] if strong else FALLBACK_MISSES), *BOTH_TIERS_MISSES]
-    if not strong and kill_base() is None:
-        misses.append("stopping: without a cgroup a run's processes are found in /proc (its session, process group, "
-                      "marker variable and the worker's descendants); one that leaves all four outlives the run")
-    if pids_base() is not None:
-        protections["processes"] = "a pids cgroup per run caps its processes"
-    elif os.geteuid() == 0:
-        protections["processes"] = "NOT capped: RLIMIT_NPROC does not apply to root and no pids cgroup is available"
-        misses.append("processes: no cap as root without a pids cgroup; a fork bomb is bounded only by the timeout")
-    return {
-        "tier": tier,
-        "level": TIER_LEVELS[tier],
-        "strong": strong,
-        "protections": protections,
-        "expected_misses": misses,
-        "host_doors": host_doors(strong),
-    }
+    return protections
 
 
-BUBBLEWRAP_PROTECTIONS = dict(
-    namespaces="new pid, ipc, uts and network namespaces; the process tree dies with its sandbox",
-    filesystem="/ read-only; the project is the only writable place; a private /tmp",
-    read_only_in_project="the protected paths below (bound read-only, `.agent/` as a whole); a protected path a run "
-                         "creates or replaces (a symlink, a new match of your globs) is moved to .agent/quarantine/ "
-                         "right after the run (not blocked during it: that would need a file in your project)",
-    read_only_runs="runs with project_writable=False (a tool's import and its own tests during validation, "
-                   "startup and drift checks) see the whole project read-only, with a private /tmp",
-    home="the user's home (and /root, /home) hidden behind an empty tmpfs, except the toolchain folders listed "
-         "under toolchain, bound read-only with the secrets inside them (e.g. ~/.cargo/credentials) masked; "
-         "~/.ssh, ~/.aws, ~/.gnupg, ~/.netrc, ~/.git-credentials, ~/.config/gh, ~/.docker/config.json, ~/.kube, "
-         "password stores and browser profiles are never bound",
-    network="always its own network namespace with only loopback; a grant (a tool's NETWORK = True or list of "
-            "names, a run_shell or run_python call's network: true, limited to `[sandbox] network` when set; "
-            "shown in its approval) adds one way out: a proxy on the host (HTTP CONNECT, HTTP, SOCKS5; HTTP_PROXY and "
-            "ALL_PROXY point at it; what it refuses: the network host door below)",
-    proc="own /proc: ancestors and their environment are invisible",
-    processes_inside="the worker is process 1 of its pid namespace (no bubblewrap init); bubblewrap installs "
-                     "a seccomp filter and no_new_privs before it starts, so every process inside is "
-                     "filtered; fork servers and waiting children are non-dumpable, so no process's "
-                     "memory is writable from agent code (/proc/<pid>/mem, ptrace)",
-)
-"""What the bubblewrap tier adds: namespaces, a read-only root, a hidden home, its own network and /proc."""
+def _bubblewrap_protections(overlay: bool) -> dict[str, str]:
+    """What the bubblewrap tier adds: namespaces, a read-only root, a hidden home, its own network and /proc; where a
+    protected path a run creates ends (`overlay`: runs that may write the project see it through an overlay)."""
+    created = ("never reaches the project: the apply step refuses it and copies it to .agent/quarantine/" if overlay
+               else "is moved to .agent/quarantine/ right after the run (no overlay can be mounted here; not blocked "
+                    "during it: that would need a file in your project)")
+    return dict(
+        namespaces="new pid, ipc, uts and network namespaces; the process tree dies with its sandbox",
+        filesystem="/ read-only; the project is the only writable place; a private /tmp",
+        read_only_in_project="the protected paths below (bound read-only, `.agent/` as a whole); a protected path a "
+                             f"run creates or replaces (a symlink, a new match of your globs) {created}",
+        read_only_runs="runs with project_writable=False (a tool's import and its own tests during validation, "
+                       "startup and drift checks) see the whole project read-only, with a private /tmp",
+        home="the user's home (and /root, /home) hidden behind an empty tmpfs, except the toolchain folders listed "
+             "under toolchain, bound read-only with the secrets inside them (e.g. ~/.cargo/credentials) masked; "
+             "~/.ssh, ~/.aws, ~/.gnupg, ~/.netrc, ~/.git-credentials, ~/.config/gh, ~/.docker/config.json, ~/.kube, "
+             "password stores and browser profiles are never bound",
+        network="always its own network namespace with only loopback; a grant (a tool's NETWORK = True or list of "
+                "names, a run_shell or run_python call's network: true, limited to `[sandbox] network` when set; "
+                "shown in its approval) adds one way out: a proxy on the host (HTTP CONNECT, HTTP, SOCKS5; HTTP_PROXY and "
+                "ALL_PROXY point at it; what it refuses: the network host door below)",
+        proc="own /proc: ancestors and their environment are invisible",
+        processes_inside="the worker is process 1 of its pid namespace (no bubblewrap init); bubblewrap installs "
+                         "a seccomp filter and no_new_privs before it starts, so every process inside is "
+                         "filtered; fork servers and waiting children are non-dumpable, so no process's "
+                         "memory is writable from agent code (/proc/<pid>/mem, ptrace)",
+    )
 
 
 def _fallback_protections(seccomp: str | None, parent_undumpable: bool) -> dict[str, str]:
@@ -142,9 +160,9 @@ def _fallback_protections(seccomp: str | None, parent_undumpable: bool) -> dict[
     )
 
 
-def stop_mechanism(tier: str) -> str:
-    """How a run is stopped here (stopping.py): the strongest of cgroup.kill, the PID namespace, the session."""
-    if kill_base() is not None:
+def stop_mechanism(tier: str, facts: dict[str, Any]) -> str:
+    """How a run is stopped here: the strongest of cgroup.kill, the PID namespace, the session."""
+    if facts["cgroup_kill"]:
         return "its own cgroup's cgroup.kill (nothing can leave a cgroup)"
     if tier == TIER_BUBBLEWRAP:
         return "its PID namespace's init (nothing can leave the namespace)"
@@ -154,7 +172,7 @@ def stop_mechanism(tier: str) -> str:
 
 def process_cap_enforced() -> bool:
     """True when a per-run process cap really holds: a pids cgroup, or RLIMIT_NPROC for a non-root user."""
-    return pids_base() is not None or os.geteuid() != 0
+    return bool(Sandbox.facts()["pids_cgroup"]) or os.geteuid() != 0
 
 
 def git_neutralised_keys() -> list[str]:
@@ -178,18 +196,17 @@ def _git_door() -> str:
             f"neutralised; an untracked folder with a .git of its own is left out of checkpoints, never entered")
 
 
-def _apply_step(strong: bool) -> str:
-    from tui_agent.core.sandbox import protected as leftovers  # the apply step's rules live in protected.py
-
-    specials = sorted({kind for mode in (stat.S_IFIFO, stat.S_IFSOCK, stat.S_IFCHR, stat.S_IFBLK)
-                       if (kind := leftovers.special_kind(mode)) is not None})
-    nested = "a nested repository (sub/.git)" if leftovers.nested_repository(f"sub/{leftovers.GIT}") else ""
-    where = "" if strong else " (bubblewrap tier only: on this one runs write the project directly)"
+def _apply_step(strong: bool, overlay: bool) -> str:
+    refuses = Sandbox.facts()["apply_refuses"]  # the apply step's own rules (protected.py)
+    git = refuses["git"]
+    nested = f"a nested repository (sub/{git})" if refuses["nested_repository"] else ""
+    where = ("" if overlay else " (bubblewrap tier only: on this one runs write the project directly)" if not strong
+             else " (through an overlay only: none can be mounted here, so runs write the project directly)")
     return (f"a run's writes reach the project only through it{where}; it refuses {nested}, any change to "
-            f"{', '.join(f'{leftovers.GIT}/{name}' for name in leftovers.GIT_READ_ONLY)} (only what commits write "
-            f"is applied), {leftovers.setid_words(leftovers.SETID_BITS)} bits, special files "
-            f"({', '.join(specials)}) and hard links to a file outside the run; what it refuses is moved to "
-            f".agent/quarantine/ with a '{leftovers.REFUSED.strip()}' note")
+            f"{', '.join(f'{git}/{name}' for name in refuses['git_read_only'])} (only what commits write "
+            f"is applied), {refuses['setid']} bits, special files ({', '.join(refuses['special_files'])}) and hard "
+            f"links to a file outside the run; each refusal is said in a '{REFUSED.strip()}' note, with a copy in "
+            f".agent/quarantine/ when there is something to look at (never a special file or a hard link)")
 
 
 NETWORK_PROBES = ("127.0.0.1", "::1", "0.0.0.0", "10.0.0.1", "192.168.1.1", "fd00::1", "169.254.169.254",
@@ -221,7 +238,9 @@ def _mcp_servers() -> str:
             f"folder leading out of the project is refused; its bytecode is kept outside the project")
 
 
-def host_doors(strong: bool) -> dict[str, str]:
-    """The doors of tuiagent's host-side code -> what each refuses on this tier (read from its constants)."""
-    return {"git processes": _git_door(), "project files": projectfs.REFUSES, "apply step": _apply_step(strong),
+def host_doors(strong: bool, overlay: bool) -> dict[str, str]:
+    """The doors of tuiagent's host-side code -> what each refuses on this tier (read from its constants); `overlay`:
+    runs that may write the project see it through an overlay."""
+    return {"git processes": _git_door(), "project files": projectfs.REFUSES,
+            "apply step": _apply_step(strong, overlay),
             "network": _network(strong), "mcp servers": _mcp_servers()}
