@@ -16,8 +16,7 @@ from typing import Any
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import lowerstate, overlay as overlays
 from tui_agent.core.sandbox.bridge import SandboxBridge
-from tui_agent.core.sandbox.forkpool import ForkPool
-from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
+from tui_agent.core.sandbox.forkserver import ForkPool, ForkServerError, fork_servers_supported
 from tui_agent.core.sandbox.launch import Launch, project_layout
 from tui_agent.core.sandbox.policy import RunWrites, SandboxPolicy
 from tui_agent.core.sandbox.process import Outcome, OutputListener, Worker
@@ -167,8 +166,8 @@ class RunDispatch:
             raise
         finally:
             self._running.discard(worker)
-            if worker.private_dirs:
-                shutil.rmtree(worker.private_dirs, ignore_errors=True)
+            if worker.private_dir:
+                shutil.rmtree(worker.private_dir, ignore_errors=True)
             self.warm.schedule_refill()
         if dirs is not None and outcome.start_failed and outcome.exit_code == overlays.MOUNT_FAILED:
             self.runs.remove_later(dirs)

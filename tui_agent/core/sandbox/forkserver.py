@@ -1,15 +1,14 @@
-"""The host side of a sandboxed fork server: one warm, pre-imported interpreter inside bubblewrap forks a child per run.
+"""Fork servers from the host: a warm, pre-imported interpreter inside bubblewrap forks a child per run; a small pool.
 
 Each run keeps the guarantees of a fresh worker: its own cgroup (the child is moved into it before it reads its
 request; on exit, timeout or cancel `stopping.py` kills everything in it by `cgroup.kill` and it is removed), its own
 session, limits and seccomp filter applied in the child, its own output pipes and result channel, and a wiped
-private /tmp. Runs through one server are serial; the Sandbox keeps a small pool of servers.
+private /tmp. Runs through one server are serial; `ForkPool` keeps a few servers per project mode.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import secrets
 import socket
@@ -20,12 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.errors import TuiAgentError
-from tui_agent.core.sandbox.bridge import SandboxBridge, serve_channel
-from tui_agent.core.sandbox.process import (DRAIN_AFTER_EXIT_S, Outcome, OutputListener, Worker, _Capture, _drain,
-                                            decode_result, read_result)
-from tui_agent.core.sandbox.launch import Launch
+from tui_agent.core.sandbox.bridge import SandboxBridge
+from tui_agent.core.sandbox.launch import Launch, project_layout
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
-from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses, kill_base, stop
+from tui_agent.core.sandbox.process import Capture, Outcome, OutputListener, Worker, collect
+from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses, kill_base
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.zygote import EXIT, RUN
 
@@ -33,6 +31,11 @@ CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 BOOT_TIMEOUT_S = 30.0
 RUN_CGROUP_OVERHEAD = 1
 """Processes of the sandbox itself inside a run's cgroup: only the forked child."""
+MAX_SERVERS_PER_MODE = 2
+"""Runs through one server are serial; two per mode keep both cores busy during a cold catalog validation."""
+IDLE_RELEASE_S = 2.0
+"""An extra server idle this long is closed (the pool a cold open starts is released once it is done)."""
+KEEP_PER_MODE = 1
 
 
 def fork_servers_supported(tier: str) -> bool:
@@ -45,30 +48,49 @@ class ForkServerError(TuiAgentError):
     """The fork server could not start or died."""
 
 
-@dataclass
+@dataclass(eq=False)
 class ArmedChild:
-    """A forked child waiting for its request, already inside its own run cgroup."""
+    """A forked child waiting for its request, already inside its own run cgroup (what `process.collect` runs)."""
 
+    server: ForkServer
     run_id: int
     channel: socket.socket
     out_read: int
     err_read: int
     cgroup: RunCgroup
+    exited: asyncio.Future[int | None]
+    """Resolved by the server's b"D" report (None if the server dies first)."""
     pid: int = 0
 
     @property
     def processes(self) -> RunProcesses:
         return RunProcesses(self.pid, self.cgroup, namespace=False, leader_is_child=False)
 
+    @property
+    def cancelled(self) -> bool:
+        return self.server.cancelled
+
+    async def kill(self) -> None:
+        self.processes.stop()
+
+    async def exit_code(self) -> int | None:
+        return await self.exited
+
+    async def release(self) -> None:
+        self.server.exits.pop(self.run_id, None)
+        await self.server._remove_cgroup(self.cgroup)
+
     def discard(self) -> None:
-        """Never used: it is killed with whatever is in its cgroup (removed by the caller, `ForkServer._forget`)."""
-        stop(self.processes)
+        """Never used: it is killed with whatever is in its cgroup, which is removed in the background."""
+        self.processes.stop()
+        self.server.exits.pop(self.run_id, None)
         self.channel.close()
         for fd in (self.out_read, self.err_read):
             try:
                 os.close(fd)
             except OSError:
                 pass
+        self.server._forget(self.cgroup)
 
 
 class ForkServer:
@@ -88,10 +110,10 @@ class ForkServer:
         self.request_sent = False
         """Whether the current run's request was handed to its child: from then on it is never run again elsewhere."""
         self.idle_since = time.monotonic()
-        self._run: RunProcesses | None = None
-        self._cancelled = False
+        self.cancelled = False
+        self.exits: dict[int, asyncio.Future[int | None]] = {}
+        self._child: ArmedChild | None = None
         self._next_id = 0
-        self._exits: dict[int, asyncio.Future[int | None]] = {}
         self._exit_reader: asyncio.Task[None] | None = None
         self._armed: asyncio.Task[ArmedChild] | None = None
         self._removing: dict[RunCgroup, asyncio.Task[None]] = {}
@@ -104,16 +126,12 @@ class ForkServer:
         launch = Launch(TIER_BUBBLEWRAP, project_writable=project_writable, serve=True)
         zygote = await Worker.spawn(project, launch, scratch=scratch, processes=processes, toolchain=toolchain)
         server = cls(zygote, project_writable, processes)
-        problem: BaseException | None = None
-        try:
-            up = await _boot_byte(zygote, closing)
-        except (asyncio.TimeoutError, OSError) as error:
-            up, problem = b"", error
+        booted = await zygote.await_boot(BOOT_TIMEOUT_S, closing)
         if closing is not None and closing.is_set():
             await server.close()
             raise ForkServerError("the sandbox closed while a fork server started")
-        if up != b"U":
-            detail = (await _stderr_tail(zygote)) or str(problem or "it exited")
+        if not booted:
+            detail = await _stderr_tail(zygote) or ("it exited" if booted is False else "it did not answer")
             await server.close()
             raise ForkServerError(f"the sandboxed fork server did not start: {detail}")
         server._exit_reader = asyncio.get_running_loop().create_task(server._read_exits())
@@ -131,37 +149,33 @@ class ForkServer:
 
     async def _arm(self) -> ArmedChild:
         self._next_id += 1
-        run_id = self._next_id
         group = RunCgroup.create(f"tuiagent-{os.getpid()}-{secrets.token_hex(8)}", self.processes)
         if group is None:
             raise ForkServerError("could not create the run's cgroup")
         channel, child_channel = socket.socketpair()
         channel.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         channel.setblocking(False)
-        out_read, out_write = os.pipe()
-        err_read, err_write = os.pipe()
-        armed = ArmedChild(run_id, channel, out_read, err_read, group)
-        self._exits[run_id] = asyncio.get_running_loop().create_future()
+        (out_read, out_write), (err_read, err_write) = os.pipe(), os.pipe()
+        exited = self.exits[self._next_id] = asyncio.get_running_loop().create_future()
+        child = ArmedChild(self, self._next_id, channel, out_read, err_read, group, exited)
         try:
             try:
-                socket.send_fds(self.zygote.channel, [b"R" + RUN.pack(run_id)], [child_channel.fileno(), out_write, err_write])
+                socket.send_fds(self.zygote.channel, [b"R" + RUN.pack(child.run_id)],
+                                [child_channel.fileno(), out_write, err_write])
             finally:
                 child_channel.close()
                 os.close(out_write)
                 os.close(err_write)
-            pid = await asyncio.wait_for(_hello_pid(channel), BOOT_TIMEOUT_S)
-            zygote_group = self.zygote.cgroup
-            if zygote_group is None or pid not in zygote_group.members():
+            child.pid = await asyncio.wait_for(_hello_pid(channel), BOOT_TIMEOUT_S)
+            if self.zygote.cgroup is None or child.pid not in self.zygote.cgroup.members():
                 raise ForkServerError("the forked child could not be identified")
-            armed.pid = pid
-            await asyncio.to_thread(group.join, pid)
+            await asyncio.to_thread(group.join, child.pid)
         except BaseException as error:
-            armed.discard()
-            self._forget(group)
+            child.discard()
             if isinstance(error, (OSError, ValueError, asyncio.TimeoutError)):
                 raise ForkServerError(f"the fork server could not fork a run: {error}") from error
             raise
-        return armed
+        return child
 
     async def run(self, request: dict[str, Any], *, timeout_s: float, output_bytes: int, processes: int,
                   cancelled: bool = False, bridge: SandboxBridge | None = None,
@@ -171,91 +185,43 @@ class ForkServer:
         `cancelled`: the caller was cancelled while it waited for this server (the run is killed at once).
         """
         started = time.perf_counter()
-        self._cancelled = cancelled
+        self.cancelled = cancelled
         self.request_sent = False
         self.arm()
         assert self._armed is not None
         arming, self._armed = self._armed, None
-        child = await arming
-        self._run = child.processes
+        child = self._child = await arming
         try:
             child.cgroup.set_limit(processes, overhead=RUN_CGROUP_OVERHEAD)
             self.arm()  # the next child is forked and moved while this one runs
-            return await self._collect(child, request, timeout_s, output_bytes, started, bridge, on_output)
+            streams = (await _pipe_reader(child.out_read), await _pipe_reader(child.err_read))
+            capture = Capture(streams, output_bytes, on_output)
+            self.request_sent = True
+            bounded = {**request, "bounded": True}  # by its cgroup: the child need not adopt and kill what it starts
+            return await collect(child, bounded, capture, timeout_s=timeout_s, started=started, bridge=bridge,
+                                 keep_on_reset=False)
         finally:
             child.channel.close()
-            self._run = None
+            self._child = None
             await self._remove_cgroup(child.cgroup)
-
-    async def _collect(self, child: ArmedChild, request: dict[str, Any], timeout_s: float, output_bytes: int,
-                       started: float, bridge: SandboxBridge | None, on_output: OutputListener | None) -> Outcome:
-        flood_limit = max(16 * 1024 * 1024, output_bytes * 64)
-        flooded = asyncio.Event()
-        out, err = _Capture(output_bytes, listener=on_output), _Capture(output_bytes)
-        readers = [asyncio.create_task(_drain(await _pipe_reader(child.out_read), out, flood_limit, flooded)),
-                   asyncio.create_task(_drain(await _pipe_reader(child.err_read), err, flood_limit, flooded))]
-        exited = self._exits[child.run_id]
-        result_task = asyncio.create_task(read_result(child.channel, keep_on_reset=False) if bridge is None
-                                          else serve_channel(child.channel, bridge))
-        protocol_error: str | None = None
-        self.request_sent = True
-        try:
-            bounded = {**request, "bounded": True}  # by its cgroup: the child need not adopt and kill what it starts
-            await asyncio.get_running_loop().sock_sendall(child.channel, (json.dumps(bounded) + "\n").encode())
-        except OSError as error:
-            protocol_error = f"the sandboxed worker did not take the request: {error}"
-        flood_waiter = asyncio.create_task(flooded.wait())
-        if self._cancelled:
-            self.kill_run()  # cancelled while the child was being handed over
-        waiters: set[asyncio.Future[Any]] = {exited, flood_waiter}
-        try:
-            done, _pending = await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            await asyncio.shield(_stop_reading(result_task, flood_waiter))
-            raise
-        timed_out = not done
-        if timed_out or flooded.is_set() or self._cancelled:
-            self.kill_run()
-        exit_code = await exited
-        self._exits.pop(child.run_id, None)
-        flood_waiter.cancel()
-        await self._remove_cgroup(child.cgroup)  # leftovers die before the pipes and the channel are drained
-        try:
-            await asyncio.wait_for(asyncio.gather(*readers), DRAIN_AFTER_EXIT_S)
-        except asyncio.TimeoutError:
-            pass
-        try:
-            raw = await asyncio.wait_for(result_task, DRAIN_AFTER_EXIT_S)
-        except (asyncio.TimeoutError, OSError):  # OSError: the child died with the channel half-read (a kill)
-            raw = b""
-        response, decode_error = decode_result(raw)
-        if exit_code is None and protocol_error is None:
-            protocol_error = "the sandboxed fork server died during the run"
-        return Outcome(response=response, stdout=bytes(out.data), stderr=bytes(err.data), stdout_total=out.total,
-                       stderr_total=err.total, exit_code=exit_code, timed_out=timed_out, cancelled=self._cancelled,
-                       flooded=flooded.is_set(), protocol_error=protocol_error or decode_error,
-                       duration_ms=(time.perf_counter() - started) * 1000)
 
     async def _read_exits(self) -> None:
         """Resolve each run's exit future from the server's b"D" reports; all pending ones get None if it dies."""
         loop = asyncio.get_running_loop()
         buffer = b""
         try:
-            while True:
-                chunk = await loop.sock_recv(self.zygote.channel, 4096)
-                if not chunk:
-                    return
+            while chunk := await loop.sock_recv(self.zygote.channel, 4096):
                 buffer += chunk
                 while len(buffer) >= 1 + EXIT.size:
                     run_id, status = EXIT.unpack(buffer[1:1 + EXIT.size])
                     buffer = buffer[1 + EXIT.size:]
-                    future = self._exits.get(run_id)
+                    future = self.exits.get(run_id)
                     if future is not None and not future.done():
                         future.set_result(status)
         except OSError:
             return
         finally:
-            for future in self._exits.values():
+            for future in self.exits.values():
                 if not future.done():
                     future.set_result(None)
 
@@ -265,8 +231,8 @@ class ForkServer:
             return
         if group.members():
             await asyncio.to_thread(group.remove)
-            return
-        self._forget(group)
+        else:
+            self._forget(group)
 
     def _forget(self, group: RunCgroup) -> None:
         """Remove a run cgroup in the background (rmdir waits for the kernel); `close` waits for it."""
@@ -274,25 +240,19 @@ class ForkServer:
         self._removing[group] = removal
         removal.add_done_callback(lambda _task: self._removing.pop(group, None))
 
-    def kill_run(self) -> None:
-        """Kill everything in the current run's cgroup (the child and all it started), at once."""
-        if self._run is not None:
-            stop(self._run)
-
     async def cancel(self) -> None:
-        self._cancelled = True
-        self.kill_run()
+        """Kill everything in the current run's cgroup (the child and all it started), at once."""
+        self.cancelled = True
+        if self._child is not None:
+            self._child.processes.stop()
 
     async def close(self) -> None:
         arming, self._armed = self._armed, None
         if arming is not None:
             try:
-                child = await arming
+                (await arming).discard()
             except (ForkServerError, asyncio.CancelledError):
                 pass
-            else:
-                child.discard()
-                self._forget(child.cgroup)
         if self._exit_reader is not None:
             # Stop the reader before the channel closes: a socket closed under a pending `sock_recv` is dropped by
             # epoll and the read never wakes (a forked child can hold the server's end open past the server's death,
@@ -300,34 +260,9 @@ class ForkServer:
             self._exit_reader.cancel()
             await asyncio.gather(self._exit_reader, return_exceptions=True)
         await self.zygote.discard()
-        if self._run is not None and self._run.cgroup is not None:  # closed during a run: its cgroup goes now
-            self._forget(self._run.cgroup)
+        if self._child is not None:  # closed during a run: its cgroup goes now
+            self._forget(self._child.cgroup)
         await asyncio.gather(*list(self._removing.values()), return_exceptions=True)
-
-
-async def _stop_reading(*tasks: asyncio.Task[Any]) -> None:
-    """End the reads of an abandoned run before its channel is closed: a closed socket with a pending read stays
-    registered with the event loop, and the next socket given the same descriptor number (the next armed child's)
-    would never be woken, so that run would wait for the boot timeout."""
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-
-
-async def _boot_byte(zygote: Worker, closing: asyncio.Event | None) -> bytes:
-    """The server's first byte (b"U" once it is up), or b"" when `closing` was set first."""
-    loop = asyncio.get_running_loop()
-    received = asyncio.ensure_future(loop.sock_recv(zygote.channel, 1))
-    waiters = {received, *([asyncio.ensure_future(closing.wait())] if closing is not None else [])}
-    done, pending = await asyncio.wait(waiters, timeout=BOOT_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
-    for task in pending:
-        task.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)  # no read left pending on a channel about to close
-    if received in done:
-        return received.result()
-    if not done:
-        raise asyncio.TimeoutError
-    return b""
 
 
 async def _pipe_reader(fd: int) -> asyncio.StreamReader:
@@ -345,10 +280,10 @@ async def _hello_pid(channel: socket.socket) -> int:
             data, ancillary, _flags, _address = channel.recvmsg(1, socket.CMSG_SPACE(CREDENTIALS.size))
             break
         except BlockingIOError:
-            ready = loop.create_future()
-            loop.add_reader(channel.fileno(), _settle, ready)
+            readable = asyncio.Event()
+            loop.add_reader(channel.fileno(), readable.set)
             try:
-                await ready
+                await readable.wait()
             finally:
                 loop.remove_reader(channel.fileno())
     if data != b"H":
@@ -360,17 +295,114 @@ async def _hello_pid(channel: socket.socket) -> int:
 
 
 async def _stderr_tail(zygote: Worker) -> str:
-    stream = zygote.process.stderr
-    if stream is None:
-        return ""
     try:
-        data = await asyncio.wait_for(stream.read(4000), 1.0)
+        assert zygote.process.stderr is not None
+        return (await asyncio.wait_for(zygote.process.stderr.read(4000), 1.0)).decode(errors="replace").strip()
     except (asyncio.TimeoutError, OSError):
         return ""
-    return data.decode(errors="replace").strip()
 
 
-def _settle(future: asyncio.Future[None]) -> None:
-    """Wake the waiter once (a reader callback may fire again before it is removed)."""
-    if not future.done():
-        future.set_result(None)
+class ForkPool:
+    """Hands out an idle fork server for a mode (starting one when there is room), takes it back, trims idle extras."""
+
+    def __init__(self, project: Path, scratch: Path, processes: int) -> None:
+        self.project = project
+        self.scratch = scratch
+        self.processes = processes
+        self._servers: dict[bool, list[ForkServer]] = {True: [], False: []}
+        self._starting: dict[bool, int] = {True: 0, False: 0}
+        self._freed = asyncio.Event()
+        self._trim_handle: asyncio.TimerHandle | None = None
+        self._closing = asyncio.Event()
+        """Set by `aclose`: servers still booting are killed rather than waited for."""
+        self._warming: set[asyncio.Task[None]] = set()
+        self.toolchain: Toolchain | None = None
+        """The sandbox's toolchain (PATH, read-only folders, build variables): fork servers start with it."""
+
+    def servers(self) -> list[ForkServer]:
+        return [server for pool in self._servers.values() for server in pool]
+
+    async def acquire(self, project_writable: bool) -> ForkServer:
+        """An idle server for this mode, marked busy; raises ForkServerError when none can be started."""
+        layout = project_layout(self.project, project_writable)
+        pool = self._servers[project_writable]
+        while True:
+            for server in [server for server in pool if not server.busy]:
+                if not server.alive or server.layout != layout:  # its binds were made for another layout, or it died
+                    self.discard(server)
+                else:
+                    server.busy = True
+                    return server
+            if len(pool) + self._starting[project_writable] < MAX_SERVERS_PER_MODE:
+                return await self._start(project_writable)
+            self._freed.clear()
+            await self._freed.wait()
+
+    def warm(self, project_writable: bool, count: int) -> None:
+        """Boot servers in the background until `count` of this mode (at most the pool's room) are up or starting:
+        runs about to go at once (a cold open's batches) then find them ready. Idle extras are closed as usual."""
+        pool = self._servers[project_writable]
+        missing = min(count, MAX_SERVERS_PER_MODE) - len(pool) - self._starting[project_writable]
+        for _ in range(max(0, missing) if not self._closing.is_set() else 0):
+            task = asyncio.get_running_loop().create_task(self._start_idle(project_writable))
+            self._warming.add(task)
+            task.add_done_callback(self._warming.discard)
+
+    async def _start_idle(self, project_writable: bool) -> None:
+        try:
+            self.release(await self._start(project_writable))
+        except (ForkServerError, OSError, asyncio.CancelledError):
+            pass  # a run that needs the server starts (or reports) one itself
+
+    async def _start(self, project_writable: bool) -> ForkServer:
+        self._starting[project_writable] += 1
+        try:
+            server = await ForkServer.start(self.project, scratch=self.scratch, processes=self.processes,
+                                            project_writable=project_writable, toolchain=self.toolchain,
+                                            closing=self._closing)
+        finally:
+            self._starting[project_writable] -= 1
+            self._freed.set()  # waiters look again (a failed start leaves room)
+        server.busy = True
+        if self._closing.is_set():
+            await server.close()
+            raise asyncio.CancelledError("the sandbox closed while a fork server started")
+        self._servers[project_writable].append(server)
+        return server
+
+    def release(self, server: ForkServer) -> None:
+        server.busy = False
+        server.idle_since = time.monotonic()
+        self._freed.set()
+        if self._trim_handle is None and not self._closing.is_set():
+            self._trim_handle = asyncio.get_running_loop().call_later(IDLE_RELEASE_S, self._trim)
+
+    def discard(self, server: ForkServer) -> None:
+        """Drop a server that failed, died or is no longer wanted (it is closed in the background)."""
+        for pool in self._servers.values():
+            if server in pool:
+                pool.remove(server)
+        self._freed.set()
+        asyncio.get_running_loop().create_task(server.close())
+
+    def _trim(self) -> None:
+        self._trim_handle = None
+        extras_left = False
+        for pool in self._servers.values():
+            for server in [server for server in pool if not server.busy][KEEP_PER_MODE:] if len(pool) > KEEP_PER_MODE else []:
+                if time.monotonic() - server.idle_since >= IDLE_RELEASE_S:
+                    self.discard(server)
+                else:
+                    extras_left = True
+            extras_left = extras_left or len(pool) > KEEP_PER_MODE
+        if extras_left and not self._closing.is_set():
+            self._trim_handle = asyncio.get_running_loop().call_later(IDLE_RELEASE_S, self._trim)
+
+    async def aclose(self) -> None:
+        self._closing.set()
+        if self._trim_handle is not None:
+            self._trim_handle.cancel()
+        await asyncio.gather(*list(self._warming), return_exceptions=True)  # each closes its server when it sees closing
+        servers, self._servers = self.servers(), {True: [], False: []}
+        await asyncio.gather(*(server.cancel() for server in servers if server.busy), return_exceptions=True)
+        await asyncio.gather(*(server.close() for server in servers), return_exceptions=True)
