@@ -1,9 +1,9 @@
-"""Fork servers from the host: a warm, pre-imported interpreter inside bubblewrap forks a child per run; a small pool.
+"""The host side of a sandboxed fork server: one warm, pre-imported interpreter inside bubblewrap forks a child per run.
 
 Each run keeps the guarantees of a fresh worker: its own cgroup (the child is moved into it before it reads its
 request; on exit, timeout or cancel `stopping.py` kills everything in it by `cgroup.kill` and it is removed), its own
 session, limits and seccomp filter applied in the child, its own output pipes and result channel, and a wiped
-private /tmp. Runs through one server are serial; `ForkPool` keeps a few servers per project mode.
+private /tmp. Runs through one server are serial; `dispatch.ForkPool` keeps a few servers per project mode.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.sandbox.bridge import SandboxBridge
-from tui_agent.core.sandbox.launch import Launch, project_layout
+from tui_agent.core.sandbox.launch import Launch
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.process import Capture, Outcome, OutputListener, Worker, collect
 from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses, kill_base
@@ -31,11 +31,6 @@ CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 BOOT_TIMEOUT_S = 30.0
 RUN_CGROUP_OVERHEAD = 1
 """Processes of the sandbox itself inside a run's cgroup: only the forked child."""
-MAX_SERVERS_PER_MODE = 2
-"""Runs through one server are serial; two per mode keep both cores busy during a cold catalog validation."""
-IDLE_RELEASE_S = 2.0
-"""An extra server idle this long is closed (the pool a cold open starts is released once it is done)."""
-KEEP_PER_MODE = 1
 
 
 def fork_servers_supported(tier: str) -> bool:
@@ -64,14 +59,14 @@ class ArmedChild:
 
     @property
     def processes(self) -> RunProcesses:
-        return RunProcesses(self.pid, self.cgroup, namespace=False, leader_is_child=False)
+        return RunProcesses(self.pid, self.cgroup, namespace=False)
 
     @property
     def cancelled(self) -> bool:
         return self.server.cancelled
 
     async def kill(self) -> None:
-        self.processes.stop()
+        await self.processes.stop(leader_alive=False)
 
     async def exit_code(self) -> int | None:
         return await self.exited
@@ -80,9 +75,9 @@ class ArmedChild:
         self.server.exits.pop(self.run_id, None)
         await self.server._remove_cgroup(self.cgroup)
 
-    def discard(self) -> None:
+    async def discard(self) -> None:
         """Never used: it is killed with whatever is in its cgroup, which is removed in the background."""
-        self.processes.stop()
+        await self.processes.stop(leader_alive=False)
         self.server.exits.pop(self.run_id, None)
         self.channel.close()
         for fd in (self.out_read, self.err_read):
@@ -108,7 +103,7 @@ class ForkServer:
         self.layout = zygote.layout
         self.busy = False
         self.request_sent = False
-        """Whether the current run's request was handed to its child: from then on it is never run again elsewhere."""
+        """Whether the current run's request was handed to its child (from then on it is never run again elsewhere)."""
         self.idle_since = time.monotonic()
         self.cancelled = False
         self.exits: dict[int, asyncio.Future[int | None]] = {}
@@ -171,7 +166,7 @@ class ForkServer:
                 raise ForkServerError("the forked child could not be identified")
             await asyncio.to_thread(group.join, child.pid)
         except BaseException as error:
-            child.discard()
+            await child.discard()
             if isinstance(error, (OSError, ValueError, asyncio.TimeoutError)):
                 raise ForkServerError(f"the fork server could not fork a run: {error}") from error
             raise
@@ -182,11 +177,23 @@ class ForkServer:
                   on_output: OutputListener | None = None) -> Outcome:
         """Hand `request` to the armed child, collect its result and output, clean up after it, arm the next.
 
-        `cancelled`: the caller was cancelled while it waited for this server (the run is killed at once).
+        `cancelled`: the caller was cancelled while it waited for this server (the run is killed at once). Raises
+        ForkServerError or OSError when the server failed before the request reached a child; once it did, a failure
+        is the run's outcome (exit code None): it is never run again elsewhere (its child may have done part of it).
         """
         started = time.perf_counter()
         self.cancelled = cancelled
         self.request_sent = False
+        try:
+            return await self._serve(request, timeout_s, output_bytes, processes, started, bridge, on_output)
+        except (ForkServerError, OSError) as error:
+            if not self.request_sent:
+                raise
+            return Outcome(cancelled=self.cancelled,
+                           protocol_error=f"the sandboxed fork server failed during the run ({error}); not run again")
+
+    async def _serve(self, request: dict[str, Any], timeout_s: float, output_bytes: int, processes: int,
+                     started: float, bridge: SandboxBridge | None, on_output: OutputListener | None) -> Outcome:
         self.arm()
         assert self._armed is not None
         arming, self._armed = self._armed, None
@@ -244,13 +251,13 @@ class ForkServer:
         """Kill everything in the current run's cgroup (the child and all it started), at once."""
         self.cancelled = True
         if self._child is not None:
-            self._child.processes.stop()
+            await self._child.processes.stop(leader_alive=False)
 
     async def close(self) -> None:
         arming, self._armed = self._armed, None
         if arming is not None:
             try:
-                (await arming).discard()
+                await (await arming).discard()
             except (ForkServerError, asyncio.CancelledError):
                 pass
         if self._exit_reader is not None:
@@ -274,18 +281,13 @@ async def _pipe_reader(fd: int) -> asyncio.StreamReader:
 
 async def _hello_pid(channel: socket.socket) -> int:
     """The host pid of the child that wrote the hello byte, from the kernel-attached credentials (SO_PASSCRED)."""
-    loop = asyncio.get_running_loop()
-    while True:
-        try:
-            data, ancillary, _flags, _address = channel.recvmsg(1, socket.CMSG_SPACE(CREDENTIALS.size))
-            break
-        except BlockingIOError:
-            readable = asyncio.Event()
-            loop.add_reader(channel.fileno(), readable.set)
-            try:
-                await readable.wait()
-            finally:
-                loop.remove_reader(channel.fileno())
+    loop, readable = asyncio.get_running_loop(), asyncio.Event()
+    loop.add_reader(channel.fileno(), readable.set)
+    try:
+        await readable.wait()
+    finally:
+        loop.remove_reader(channel.fileno())
+    data, ancillary, _flags, _address = channel.recvmsg(1, socket.CMSG_SPACE(CREDENTIALS.size))
     if data != b"H":
         raise ValueError("no hello from the forked run")
     for level, kind, payload in ancillary:
@@ -300,109 +302,3 @@ async def _stderr_tail(zygote: Worker) -> str:
         return (await asyncio.wait_for(zygote.process.stderr.read(4000), 1.0)).decode(errors="replace").strip()
     except (asyncio.TimeoutError, OSError):
         return ""
-
-
-class ForkPool:
-    """Hands out an idle fork server for a mode (starting one when there is room), takes it back, trims idle extras."""
-
-    def __init__(self, project: Path, scratch: Path, processes: int) -> None:
-        self.project = project
-        self.scratch = scratch
-        self.processes = processes
-        self._servers: dict[bool, list[ForkServer]] = {True: [], False: []}
-        self._starting: dict[bool, int] = {True: 0, False: 0}
-        self._freed = asyncio.Event()
-        self._trim_handle: asyncio.TimerHandle | None = None
-        self._closing = asyncio.Event()
-        """Set by `aclose`: servers still booting are killed rather than waited for."""
-        self._warming: set[asyncio.Task[None]] = set()
-        self.toolchain: Toolchain | None = None
-        """The sandbox's toolchain (PATH, read-only folders, build variables): fork servers start with it."""
-
-    def servers(self) -> list[ForkServer]:
-        return [server for pool in self._servers.values() for server in pool]
-
-    async def acquire(self, project_writable: bool) -> ForkServer:
-        """An idle server for this mode, marked busy; raises ForkServerError when none can be started."""
-        layout = project_layout(self.project, project_writable)
-        pool = self._servers[project_writable]
-        while True:
-            for server in [server for server in pool if not server.busy]:
-                if not server.alive or server.layout != layout:  # its binds were made for another layout, or it died
-                    self.discard(server)
-                else:
-                    server.busy = True
-                    return server
-            if len(pool) + self._starting[project_writable] < MAX_SERVERS_PER_MODE:
-                return await self._start(project_writable)
-            self._freed.clear()
-            await self._freed.wait()
-
-    def warm(self, project_writable: bool, count: int) -> None:
-        """Boot servers in the background until `count` of this mode (at most the pool's room) are up or starting:
-        runs about to go at once (a cold open's batches) then find them ready. Idle extras are closed as usual."""
-        pool = self._servers[project_writable]
-        missing = min(count, MAX_SERVERS_PER_MODE) - len(pool) - self._starting[project_writable]
-        for _ in range(max(0, missing) if not self._closing.is_set() else 0):
-            task = asyncio.get_running_loop().create_task(self._start_idle(project_writable))
-            self._warming.add(task)
-            task.add_done_callback(self._warming.discard)
-
-    async def _start_idle(self, project_writable: bool) -> None:
-        try:
-            self.release(await self._start(project_writable))
-        except (ForkServerError, OSError, asyncio.CancelledError):
-            pass  # a run that needs the server starts (or reports) one itself
-
-    async def _start(self, project_writable: bool) -> ForkServer:
-        self._starting[project_writable] += 1
-        try:
-            server = await ForkServer.start(self.project, scratch=self.scratch, processes=self.processes,
-                                            project_writable=project_writable, toolchain=self.toolchain,
-                                            closing=self._closing)
-        finally:
-            self._starting[project_writable] -= 1
-            self._freed.set()  # waiters look again (a failed start leaves room)
-        server.busy = True
-        if self._closing.is_set():
-            await server.close()
-            raise asyncio.CancelledError("the sandbox closed while a fork server started")
-        self._servers[project_writable].append(server)
-        return server
-
-    def release(self, server: ForkServer) -> None:
-        server.busy = False
-        server.idle_since = time.monotonic()
-        self._freed.set()
-        if self._trim_handle is None and not self._closing.is_set():
-            self._trim_handle = asyncio.get_running_loop().call_later(IDLE_RELEASE_S, self._trim)
-
-    def discard(self, server: ForkServer) -> None:
-        """Drop a server that failed, died or is no longer wanted (it is closed in the background)."""
-        for pool in self._servers.values():
-            if server in pool:
-                pool.remove(server)
-        self._freed.set()
-        asyncio.get_running_loop().create_task(server.close())
-
-    def _trim(self) -> None:
-        self._trim_handle = None
-        extras_left = False
-        for pool in self._servers.values():
-            for server in [server for server in pool if not server.busy][KEEP_PER_MODE:] if len(pool) > KEEP_PER_MODE else []:
-                if time.monotonic() - server.idle_since >= IDLE_RELEASE_S:
-                    self.discard(server)
-                else:
-                    extras_left = True
-            extras_left = extras_left or len(pool) > KEEP_PER_MODE
-        if extras_left and not self._closing.is_set():
-            self._trim_handle = asyncio.get_running_loop().call_later(IDLE_RELEASE_S, self._trim)
-
-    async def aclose(self) -> None:
-        self._closing.set()
-        if self._trim_handle is not None:
-            self._trim_handle.cancel()
-        await asyncio.gather(*list(self._warming), return_exceptions=True)  # each closes its server when it sees closing
-        servers, self._servers = self.servers(), {True: [], False: []}
-        await asyncio.gather(*(server.cancel() for server in servers if server.busy), return_exceptions=True)
-        await asyncio.gather(*(server.close() for server in servers), return_exceptions=True)

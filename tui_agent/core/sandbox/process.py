@@ -36,12 +36,12 @@ OutputListener = Callable[[bytes], None]
 class Outcome:
     """The raw facts of one run, before they become a RunResult."""
 
-    response: dict[str, Any] | None
-    stdout: bytes
-    stderr: bytes
-    stdout_total: int
-    stderr_total: int
-    exit_code: int | None
+    response: dict[str, Any] | None = None
+    stdout: bytes = b""
+    stderr: bytes = b""
+    stdout_total: int = 0
+    stderr_total: int = 0
+    exit_code: int | None = None
     timed_out: bool = False
     cancelled: bool = False
     flooded: bool = False
@@ -312,7 +312,7 @@ class Worker:
 
     async def kill(self) -> None:
         """SIGKILL every process of the run (`stopping.py`: its cgroup, its namespace, or its session)."""
-        await self.processes.stop_soon(leader_alive=self.process.returncode is None)
+        await self.processes.stop(leader_alive=self.process.returncode is None)
 
     async def cancel(self) -> None:
         self.cancelled = True

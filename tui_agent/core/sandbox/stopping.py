@@ -64,23 +64,17 @@ def _v2_mount() -> Path | None:
     return None
 
 
-def _can_create(folder: Path, needed: str) -> bool:
-    probe = folder / f"tuiagent-probe-{os.getpid()}"
-    try:
-        probe.mkdir()
-        usable = (probe / needed).exists()
-        probe.rmdir()
-        return usable
-    except OSError:
-        with contextlib.suppress(OSError):  # it was never created
-            probe.rmdir()
-        return False
-
-
 def _settle(kind: str, base: Path | None, needed: str) -> Path | None:
     """Cache `base` for `kind` when this process may create children there that have `needed` (else None), once the
     run cgroups left there by a tuiagent that died without closing its sandbox are removed."""
-    usable = base if base is not None and _can_create(base, needed) else None
+    usable = None
+    with contextlib.suppress(OSError):
+        if base is not None:
+            probe = base / f"tuiagent-probe-{os.getpid()}"
+            probe.mkdir()
+            found = (probe / needed).exists()
+            probe.rmdir()
+            usable = base if found else None
     _base_cache[kind] = usable
     for stale in usable.glob("tuiagent-*-*") if usable is not None else []:
         owner = stale.name.split("-")[1]
@@ -188,35 +182,22 @@ class RunProcesses:
     """The leader is bubblewrap with its own PID namespace: its only child is that namespace's init."""
     token: str = ""
     """The weak tier's marker (TUIAGENT_SANDBOX_RUN) in the run's environment."""
-    leader_is_child: bool = True
-    """The leader is tuiagent's own child (not reaped while the run lasts: its pid cannot be reused meanwhile)."""
 
-    @property
-    def scanned(self) -> bool:
-        """Stopped by the session scan (no cgroup.kill, no namespace): slow enough to run off the event loop."""
-        return not (self.namespace or (self.cgroup is not None and self.cgroup.kill_folder is not None))
-
-    def stop(self, *, leader_alive: bool = True) -> None:
-        """SIGKILL every process of the run now (the session scan of the weak tier may take a few milliseconds)."""
+    async def stop(self, *, leader_alive: bool = True) -> None:
+        """SIGKILL every process of the run now (the weak tier's /proc scan off the event loop); `leader_alive`: the
+        leader is tuiagent's child, not reaped yet (its pid cannot have been reused)."""
         if self.cgroup is not None and self.cgroup.kill():
-            if leader_alive and self.leader_is_child:
+            if leader_alive:
                 _kill(self.leader)  # a leader still starting may not have joined its cgroup yet
         elif self.namespace:
             if leader_alive:  # else bubblewrap exited after its child, the namespace's init: it is gone already
                 kill_namespace(self.leader)
         else:
-            kill_tree(self.leader, self.token, root_alive=leader_alive)
-
-    async def stop_soon(self, *, leader_alive: bool = True) -> None:
-        """`stop`, with the weak tier's /proc scan off the event loop."""
-        if self.scanned:
-            await asyncio.to_thread(self.stop, leader_alive=leader_alive)
-        else:
-            self.stop(leader_alive=leader_alive)
+            await asyncio.to_thread(kill_tree, self.leader, self.token, root_alive=leader_alive)
 
     async def release(self) -> None:
         """After the leader exited: nothing the run started outlives it, and its cgroup is removed."""
-        if self.scanned:
+        if not self.namespace and (self.cgroup is None or self.cgroup.kill_folder is None):  # the weak tier's scan
             await asyncio.to_thread(kill_tree, self.leader, self.token, root_alive=False)
         if self.cgroup is not None and not self.cgroup.remove_if_empty():
             await asyncio.to_thread(self.cgroup.remove)
@@ -258,11 +239,9 @@ def _stat_fields(pid: str) -> list[bytes] | None:
 
 
 def _carries_marker(pid: str, needle: bytes) -> bool:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as handle:
-            return needle in handle.read().split(b"\0")
-    except OSError:
-        return False
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/environ", "rb") as handle:
+        return needle in handle.read().split(b"\0")
+    return False
 
 
 def _targets(root: int, token: str, root_alive: bool) -> set[int]:
@@ -286,23 +265,18 @@ def _targets(root: int, token: str, root_alive: bool) -> set[int]:
     return targets - {os.getpid()}
 
 
-def kill_tree(root: int, token: str, *, root_alive: bool = True) -> int:
+def kill_tree(root: int, token: str, *, root_alive: bool = True) -> None:
     """SIGKILL the run's processes until none is left (all stopped first in each round, so no shell runs its next
-    command when a child of its dies first); how many were seen.
+    command when a child of its dies first).
 
     `root_alive` False means the root was already reaped: its pid may be reused, so only the group, the session and
     the marker identify the run's processes (pgid and session ids are not reused while members exist).
     """
-    seen: set[int] = set()
-    if root <= 1:
-        return 0  # no run's leader: never "everything in our own group" (0) or init's session (1)
-    for _round in range(20):
+    for _round in range(20 if root > 1 else 0):  # no run's leader: never our own group (0) or init's session (1)
         targets = _targets(root, token, root_alive and _stat_fields(str(root)) is not None)
         if not targets:
-            break
-        seen |= targets
+            return
         for signum in (signal.SIGSTOP, signal.SIGKILL):
             for pid in targets:
                 _kill(pid, signum)
         time.sleep(0.002)  # scan again: a dying process may have spawned more
-    return len(seen)
