@@ -176,15 +176,11 @@ class ForkPool:
 
     def _trim(self) -> None:
         self._trim_handle = None
-        extras_left = False
         for pool in self._servers.values():
-            for server in [server for server in pool if not server.busy][KEEP_PER_MODE:] if len(pool) > KEEP_PER_MODE else []:
+            for server in [server for server in pool if not server.busy][KEEP_PER_MODE:]:
                 if time.monotonic() - server.idle_since >= IDLE_RELEASE_S:
                     self.discard(server)
-                else:
-                    extras_left = True
-            extras_left = extras_left or len(pool) > KEEP_PER_MODE
-        if extras_left and not self._closing.is_set():
+        if any(len(pool) > KEEP_PER_MODE for pool in self._servers.values()) and not self._closing.is_set():
             self._trim_handle = asyncio.get_running_loop().call_later(IDLE_RELEASE_S, self._trim)
 
     async def aclose(self) -> None:

@@ -9,6 +9,7 @@ private /tmp. Runs through one server are serial; `dispatch.ForkPool` keeps a fe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import socket
@@ -182,18 +183,7 @@ class ForkServer:
         is the run's outcome (exit code None): it is never run again elsewhere (its child may have done part of it).
         """
         started = time.perf_counter()
-        self.cancelled = cancelled
-        self.request_sent = False
-        try:
-            return await self._serve(request, timeout_s, output_bytes, processes, started, bridge, on_output)
-        except (ForkServerError, OSError) as error:
-            if not self.request_sent:
-                raise
-            return Outcome(cancelled=self.cancelled,
-                           protocol_error=f"the sandboxed fork server failed during the run ({error}); not run again")
-
-    async def _serve(self, request: dict[str, Any], timeout_s: float, output_bytes: int, processes: int,
-                     started: float, bridge: SandboxBridge | None, on_output: OutputListener | None) -> Outcome:
+        self.cancelled, self.request_sent = cancelled, False
         self.arm()
         assert self._armed is not None
         arming, self._armed = self._armed, None
@@ -207,10 +197,16 @@ class ForkServer:
             bounded = {**request, "bounded": True}  # by its cgroup: the child need not adopt and kill what it starts
             return await collect(child, bounded, capture, timeout_s=timeout_s, started=started, bridge=bridge,
                                  keep_on_reset=False)
+        except (ForkServerError, OSError) as error:
+            if not self.request_sent:
+                raise
+            return Outcome(cancelled=self.cancelled,
+                           protocol_error=f"the sandboxed fork server failed during the run ({error}); not run again")
         finally:
             child.channel.close()
             self._child = None
-            await self._remove_cgroup(child.cgroup)
+            with contextlib.suppress(OSError):  # the run is over: its outcome stands (it must never run again)
+                await self._remove_cgroup(child.cgroup)
 
     async def _read_exits(self) -> None:
         """Resolve each run's exit future from the server's b"D" reports; all pending ones get None if it dies."""

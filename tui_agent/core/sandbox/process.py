@@ -273,9 +273,9 @@ class Worker:
             outcome = await collect(self, sent if booted else None, capture, bridge=bridge, keep_on_reset=True,
                                     timeout_s=max(0.0, timeout_s - (time.perf_counter() - started)), started=started)
         finally:
-            self.channel.close()
-            if net is not None and proxy is None:
-                net.close()
+            for channel in (self.channel, net):
+                if channel is not None:
+                    channel.close()
             if proxy is not None:
                 await proxy.close()
         if not booted:  # never started its interpreter (or not within the timeout)
@@ -324,15 +324,14 @@ class Worker:
         await self.processes.release()
 
     async def discard(self) -> None:
-        """Kill an unused worker and release its channel."""
+        """Kill an unused worker and release its channels, its cgroup and its overlay."""
         await self.kill()
         try:
-            await self.process.wait()
+            await self.release()
         finally:
             for channel in (self.channel, self.net_channel):
                 if channel is not None:
                     channel.close()
-            await self.processes.release()
             if self.overlay is not None:
                 self.overlay.remove()
 
