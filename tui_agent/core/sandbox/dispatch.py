@@ -212,7 +212,7 @@ class RunDispatch:
                                            if fork_servers and fork_servers_supported(tier) else None)
         self.fork_problem: str | None = None
         """Why runs went back to fresh workers (a fork server failed to start), or None."""
-        self._running: set[Any] = set()
+        self._running: set[Worker | ForkServer] = set()
         """Workers and fork servers running a request (what `cancel_running` kills)."""
         self._prestart: asyncio.Task[None] | None = None
         self._cancels = 0
