@@ -327,11 +327,12 @@ class Worker:
         """Kill an unused worker and release its channels, its cgroup and its overlay."""
         await self.kill()
         try:
-            await self.release()
-        finally:
+            await self.process.wait()
+        finally:  # even when cancelled meanwhile (a background discard as the loop closes)
             for channel in (self.channel, self.net_channel):
                 if channel is not None:
                     channel.close()
+            await self.processes.release()
             if self.overlay is not None:
                 self.overlay.remove()
 
