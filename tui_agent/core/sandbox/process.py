@@ -118,7 +118,7 @@ async def collect(run: Running, sent: dict[str, Any] | None, capture: Capture, *
     exited = asyncio.ensure_future(run.exit_code())
     flood = asyncio.ensure_future(capture.flooded.wait())
     try:
-        if sent is None or run.cancelled:  # cancelled while it was being handed over
+        if sent is None or run.cancelled:  # it never started, or was cancelled while it was handed over
             await run.kill()
         done, _pending = await asyncio.wait({exited, flood}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
         if not done or capture.flooded.is_set() or run.cancelled:
