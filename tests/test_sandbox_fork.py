@@ -12,8 +12,8 @@ import pytest
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox.stopping import kill_base, pids_base
-from tui_agent.core.sandbox import forkpool
-from tui_agent.core.sandbox.forkpool import IDLE_RELEASE_S
+from tui_agent.core.sandbox import dispatch
+from tui_agent.core.sandbox.dispatch import IDLE_RELEASE_S
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet, ToolCall
 
@@ -31,7 +31,7 @@ async def released_to_one(box: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None
     """Wait (at most 10 idle periods: a loaded machine) until the pool's extra server was closed for being idle. The
     trim already scheduled runs at its time; from then on 0.2 s idle is enough (not a second idle period to wait)."""
     assert box.fork_pool is not None
-    monkeypatch.setattr(forkpool, "IDLE_RELEASE_S", 0.2)
+    monkeypatch.setattr(dispatch, "IDLE_RELEASE_S", 0.2)
     deadline = time.monotonic() + IDLE_RELEASE_S * 10
     while len(box.fork_pool.servers()) > 1 and time.monotonic() < deadline:
         await asyncio.sleep(0.05)

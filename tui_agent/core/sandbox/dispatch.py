@@ -1,6 +1,5 @@
-"""Where a sandboxed run executes: a child of a warm fork server, or a fresh pre-started worker (with its overlay):
-the warm pool (`WarmPool`) keeps workers waiting for runs that are not forked: network runs, writable runs through an
-overlay (a fresh mount per run: an overlay caches what it looked up), and every run without fork servers."""
+"""Where a sandboxed run executes: a child of a warm fork server (`ForkPool`: a few per project mode), or a fresh
+pre-started worker (`WarmPool`: network runs, writable runs through an overlay, every run without fork servers)."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ from typing import Any
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import overlay as overlays
 from tui_agent.core.sandbox.bridge import SandboxBridge
-from tui_agent.core.sandbox.forkpool import ForkPool
-from tui_agent.core.sandbox.forkserver import ForkServerError, fork_servers_supported
+from tui_agent.core.sandbox.forkserver import ForkServer, ForkServerError, fork_servers_supported
 from tui_agent.core.sandbox.launch import Launch, project_layout
 from tui_agent.core.sandbox.policy import RunWrites, SandboxPolicy
 from tui_agent.core.sandbox.process import Outcome, OutputListener, Worker
@@ -25,6 +23,11 @@ from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, WritableRuns
 
 Spawn = Callable[[Launch], Awaitable[Worker]]
+MAX_SERVERS_PER_MODE = 2
+"""Runs through one server are serial; two per mode keep both cores busy during a cold catalog validation."""
+IDLE_RELEASE_S = 2.0
+"""An extra server idle this long is closed (the pool a cold open starts is released once it is done)."""
+KEEP_PER_MODE = 1
 
 
 class WarmPool:
@@ -88,6 +91,108 @@ class WarmPool:
         await asyncio.gather(*(worker.discard() for worker in waiting), return_exceptions=True)
 
 
+class ForkPool:
+    """Hands out an idle fork server for a mode (starting one when there is room), takes it back, trims idle extras."""
+
+    def __init__(self, project: Path, scratch: Path, processes: int) -> None:
+        self.project = project
+        self.scratch = scratch
+        self.processes = processes
+        self._servers: dict[bool, list[ForkServer]] = {True: [], False: []}
+        self._starting: dict[bool, int] = {True: 0, False: 0}
+        self._freed = asyncio.Event()
+        self._trim_handle: asyncio.TimerHandle | None = None
+        self._closing = asyncio.Event()
+        """Set by `aclose`: servers still booting are killed rather than waited for."""
+        self._warming: set[asyncio.Task[None]] = set()
+        self.toolchain: Toolchain | None = None
+        """The sandbox's toolchain (PATH, read-only folders, build variables): fork servers start with it."""
+
+    def servers(self) -> list[ForkServer]:
+        return [server for pool in self._servers.values() for server in pool]
+
+    async def acquire(self, project_writable: bool) -> ForkServer:
+        """An idle server for this mode, marked busy; raises ForkServerError when none can be started."""
+        layout = project_layout(self.project, project_writable)
+        pool = self._servers[project_writable]
+        while True:
+            for server in [server for server in pool if not server.busy]:
+                if not server.alive or server.layout != layout:  # its binds were made for another layout, or it died
+                    self.discard(server)
+                else:
+                    server.busy = True
+                    return server
+            if len(pool) + self._starting[project_writable] < MAX_SERVERS_PER_MODE:
+                return await self._start(project_writable)
+            self._freed.clear()
+            await self._freed.wait()
+
+    def warm(self, project_writable: bool, count: int) -> None:
+        """Boot servers in the background until `count` of this mode (at most the pool's room) are up or starting:
+        runs about to go at once (a cold open's batches) then find them ready. Idle extras are closed as usual."""
+        pool = self._servers[project_writable]
+        missing = min(count, MAX_SERVERS_PER_MODE) - len(pool) - self._starting[project_writable]
+        for _ in range(max(0, missing) if not self._closing.is_set() else 0):
+            task = asyncio.get_running_loop().create_task(self._start_idle(project_writable))
+            self._warming.add(task)
+            task.add_done_callback(self._warming.discard)
+
+    async def _start_idle(self, project_writable: bool) -> None:
+        try:
+            self.release(await self._start(project_writable))
+        except (ForkServerError, OSError, asyncio.CancelledError):
+            pass  # a run that needs the server starts (or reports) one itself
+
+    async def _start(self, project_writable: bool) -> ForkServer:
+        self._starting[project_writable] += 1
+        try:
+            server = await ForkServer.start(self.project, scratch=self.scratch, processes=self.processes,
+                                            project_writable=project_writable, toolchain=self.toolchain,
+                                            closing=self._closing)
+        finally:
+            self._starting[project_writable] -= 1
+            self._freed.set()  # waiters look again (a failed start leaves room)
+        server.busy = True
+        if self._closing.is_set():
+            await server.close()
+            raise asyncio.CancelledError("the sandbox closed while a fork server started")
+        self._servers[project_writable].append(server)
+        return server
+
+    def release(self, server: ForkServer) -> None:
+        server.busy = False
+        server.idle_since = time.monotonic()
+        self._freed.set()
+        if self._trim_handle is None and not self._closing.is_set():
+            self._trim_handle = asyncio.get_running_loop().call_later(IDLE_RELEASE_S, self._trim)
+
+    def discard(self, server: ForkServer) -> None:
+        """Drop a server that failed, died or is no longer wanted (it is closed in the background)."""
+        for pool in self._servers.values():
+            if server in pool:
+                pool.remove(server)
+        self._freed.set()
+        asyncio.get_running_loop().create_task(server.close())
+
+    def _trim(self) -> None:
+        self._trim_handle = None
+        for pool in self._servers.values():
+            for server in [server for server in pool if not server.busy][KEEP_PER_MODE:]:
+                if time.monotonic() - server.idle_since >= IDLE_RELEASE_S:
+                    self.discard(server)
+        if any(len(pool) > KEEP_PER_MODE for pool in self._servers.values()) and not self._closing.is_set():
+            self._trim_handle = asyncio.get_running_loop().call_later(IDLE_RELEASE_S, self._trim)
+
+    async def aclose(self) -> None:
+        self._closing.set()
+        if self._trim_handle is not None:
+            self._trim_handle.cancel()
+        await asyncio.gather(*list(self._warming), return_exceptions=True)  # each closes its server when it sees closing
+        servers, self._servers = self.servers(), {True: [], False: []}
+        await asyncio.gather(*(server.cancel() for server in servers if server.busy), return_exceptions=True)
+        await asyncio.gather(*(server.close() for server in servers), return_exceptions=True)
+
+
 class RunDispatch:
     """Offline runs under bubblewrap (with per-run cgroups) are forked from warm fork servers (pre-imported
     interpreters inside the sandbox); network runs, writable runs through an overlay, and every run on a machine
@@ -107,7 +212,7 @@ class RunDispatch:
                                            if fork_servers and fork_servers_supported(tier) else None)
         self.fork_problem: str | None = None
         """Why runs went back to fresh workers (a fork server failed to start), or None."""
-        self._running: set[Any] = set()
+        self._running: set[Worker | ForkServer] = set()
         """Workers and fork servers running a request (what `cancel_running` kills)."""
         self._prestart: asyncio.Task[None] | None = None
         self._cancels = 0
@@ -150,16 +255,12 @@ class RunDispatch:
                                                 venv_writable=self.runs.venv_writable(policy),
                                                 overlay=self.runs.attributed(policy)))
         self._running.add(worker)
-        since = time.time_ns()
-        dirs = worker.overlay
+        since, dirs = time.time_ns(), worker.overlay
         try:
-            outcome = await worker.run(request, timeout_s=policy.timeout_s,
-                                       output_bytes=policy.output_bytes, processes=policy.processes,
-                                       bridge=bridge, on_output=on_output)
+            outcome = await worker.run(request, timeout_s=policy.timeout_s, output_bytes=policy.output_bytes,
+                                       processes=policy.processes, bridge=bridge, on_output=on_output)
         except asyncio.CancelledError:
             await asyncio.shield(worker.cancel())  # a cancelled turn leaves no process of its own behind
-            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-                await asyncio.shield(asyncio.wait_for(worker.process.wait(), 2.0))
             with contextlib.suppress(asyncio.CancelledError):  # its cgroup is removed (the weak tier: scanned again)
                 await asyncio.shield(worker.release())
             if dirs is not None:  # what it wrote before the kill is applied (and undoable)
@@ -167,25 +268,24 @@ class RunDispatch:
             raise
         finally:
             self._running.discard(worker)
-            if worker.private_dirs:
-                shutil.rmtree(worker.private_dirs, ignore_errors=True)
+            if worker.private_dir:
+                shutil.rmtree(worker.private_dir, ignore_errors=True)
             self.warm.schedule_refill()
         if dirs is not None and outcome.start_failed and outcome.exit_code == overlays.MOUNT_FAILED:
             self.runs.remove_later(dirs)
             self.runs.overlay_problem = f"the project could not be mounted as an overlay; {PER_CALL_ONLY}"
             self.runs.ran(RunWrites(False))
             return await self._run_fresh(request, policy, writable, bridge, on_output, lower)  # never started: safe
-        if dirs is None:
-            return outcome, []
-        if not any(os.scandir(dirs.upper)):  # it wrote nothing (the usual read-mostly run): no thread hop
+        if dirs is not None and any(os.scandir(dirs.upper)):
+            return outcome, await asyncio.to_thread(self.runs.collect, dirs, since, lower)
+        if dirs is not None:  # it wrote nothing (the usual read-mostly run): no thread hop
             self.runs.ran(RunWrites(True))
             self.runs.remove_later(dirs)
-            return outcome, []
-        return outcome, await asyncio.to_thread(self.runs.collect, dirs, since, lower)
+        return outcome, []
 
     async def _run_forked(self, request: dict[str, Any], policy: SandboxPolicy,
                           bridge: SandboxBridge | None, on_output: OutputListener | None = None) -> Outcome | None:
-        """The run in a child of a warm fork server; None when no server could take it (a fresh worker will)."""
+        """The run in a child of a warm fork server; None when no child took it (a fresh worker will)."""
         pool = self.fork_pool
         assert pool is not None
         cancels = self._cancels
@@ -199,21 +299,17 @@ class RunDispatch:
             outcome = await server.run(request, timeout_s=policy.timeout_s, output_bytes=policy.output_bytes,
                                        processes=policy.processes, cancelled=cancels != self._cancels, bridge=bridge,
                                        on_output=on_output)
-        except (ForkServerError, OSError) as error:
-            pool.discard(server)  # the next run starts a new server
-            if server.request_sent:  # never run a request twice: its child may have done part of it
-                return Outcome(response=None, stdout=b"", stderr=b"", stdout_total=0, stderr_total=0, exit_code=None,
-                               cancelled=cancels != self._cancels,
-                               protocol_error=f"the sandboxed fork server failed during the run ({error}); not run again")
-            return None  # it never reached a child: a fresh worker runs it
+        except (ForkServerError, OSError):
+            pool.discard(server)  # it never reached a child: a fresh worker runs it, the next fork a new server
+            return None
         except asyncio.CancelledError:
             await asyncio.shield(server.cancel())  # a cancelled turn leaves no process of its own behind
             pool.discard(server)
             raise
         finally:
             self._running.discard(server)
-        if outcome.exit_code is None and not server.alive:
-            pool.discard(server)  # the server died under this run: the next one starts a new server
+        if outcome.exit_code is None:
+            pool.discard(server)  # the server died or failed under this run: the next one starts a new server
         else:
             pool.release(server)
         return outcome
@@ -254,7 +350,7 @@ class RunDispatch:
         await self.warm.aclose()
         running = [worker for worker in self._running if isinstance(worker, Worker)]
         await self.cancel_running()
-        await asyncio.gather(*(worker.release() for worker in running))  # closed means no process and no cgroup left
+        await asyncio.gather(*(worker.release() for worker in running))  # closed: no process and no cgroup left
         # The fork servers and the warm workers are killed at once (cgroup.kill) and waited for together.
         await asyncio.gather(*([self.fork_pool.aclose()] if self.fork_pool is not None else []), self.warm.discard_all())
         if self._prestart is not None:

@@ -15,8 +15,7 @@ from tui_agent.core.sandbox import ignored, overlay as overlays, protected
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
-from tui_agent.core.sandbox.dispatch import RunDispatch, WarmPool
-from tui_agent.core.sandbox.forkpool import ForkPool
+from tui_agent.core.sandbox.dispatch import ForkPool, RunDispatch, WarmPool
 from tui_agent.core.sandbox.launch import ALLOWED_ENV, probe_bubblewrap
 from tui_agent.core.hostnames import configured_names
 from tui_agent.core.tempfolders import owned_temp, sweep_once
