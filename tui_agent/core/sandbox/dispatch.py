@@ -17,8 +17,8 @@ from tui_agent.core.sandbox import overlay as overlays
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.forkserver import ForkServer, ForkServerError, fork_servers_supported
 from tui_agent.core.sandbox.launch import Launch, project_layout
-from tui_agent.core.sandbox.policy import RunWrites, SandboxPolicy
-from tui_agent.core.sandbox.process import Outcome, OutputListener, Worker
+from tui_agent.core.sandbox.policy import Outcome, RunWrites, SandboxPolicy
+from tui_agent.core.sandbox.process import OutputListener, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, WritableRuns
 

@@ -22,8 +22,8 @@ from typing import Any
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.launch import Launch
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
-from tui_agent.core.sandbox.process import Capture, Outcome, OutputListener, Worker, collect
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, Outcome
+from tui_agent.core.sandbox.process import Capture, OutputListener, Worker, collect
 from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses, kill_base
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.zygote import EXIT, RUN

@@ -20,7 +20,7 @@ from tui_agent.core.sandbox import launch as launch_path, overlay as overlays
 from tui_agent.core.sandbox.bridge import RESULT_LIMIT, SandboxBridge, serve_channel
 from tui_agent.core.sandbox.launch import Launch
 from tui_agent.core.network.proxy import PROXY_REFUSED, Attachment, shared_proxy
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant, Outcome
 from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.worker_guard import base_filter_fd, run_filter_message
@@ -30,25 +30,6 @@ BOOTED = b"U"
 """As in worker.py: the first byte on the channel, sent once the sandboxed interpreter started."""
 OutputListener = Callable[[bytes], None]
 """Called with each chunk a run writes to its stdout, as it arrives (run_shell's live output)."""
-
-
-@dataclass
-class Outcome:
-    """The raw facts of one run, before they become a RunResult."""
-
-    response: dict[str, Any] | None = None
-    stdout: bytes = b""
-    stderr: bytes = b""
-    stdout_total: int = 0
-    stderr_total: int = 0
-    exit_code: int | None = None
-    timed_out: bool = False
-    cancelled: bool = False
-    flooded: bool = False
-    protocol_error: str | None = None
-    duration_ms: float = 0.0
-    start_failed: bool = False
-    """The sandbox exited before its interpreter started (bubblewrap refused to start): stderr says why."""
 
 
 class Capture:

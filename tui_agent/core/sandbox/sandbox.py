@@ -19,9 +19,8 @@ from tui_agent.core.sandbox.dispatch import ForkPool, RunDispatch, WarmPool
 from tui_agent.core.sandbox.launch import ALLOWED_ENV, probe_bubblewrap
 from tui_agent.core.hostnames import configured_names
 from tui_agent.core.tempfolders import owned_temp, sweep_once
-from tui_agent.core.sandbox.outcome import (BWRAP_FIX, answer_result, network_refused, refused_writes, run_texts,
-                                            to_run_result, with_notes)
 from tui_agent.core.sandbox.policy import (
+    BWRAP_FIX,
     TIER_BUBBLEWRAP,
     TIER_LEVELS,
     TIER_RLIMITS,
@@ -31,7 +30,11 @@ from tui_agent.core.sandbox.policy import (
     RunWrites,
     SandboxPolicy,
     SandboxUnavailable,
+    answer_result,
     check_level,
+    network_refused,
+    to_run_result,
+    with_notes,
 )
 from tui_agent.core.network.proxy import PROXY_REFUSED
 from tui_agent.core.sandbox.process import OutputListener
@@ -344,7 +347,7 @@ class Sandbox:
                 self._hold_hooks(request)
         result = to_run_result(outcome, effective, self.tier)
         if writable and self.tier == TIER_BUBBLEWRAP:
-            refused = refused_writes(self.project.root, run_texts(result), git_commits=attributed)
+            refused = protected.refused_writes(self.project.root, result, git_commits=attributed)
             self.notices += refused
             swept += refused
         result = with_notes(result, swept)
