@@ -144,6 +144,15 @@ class ShellCommand:
     timeout_s: float
     keep_bytes: int = 30_000
 
+    def request(self) -> dict[str, Any]:
+        """The worker's request for this command."""
+        return {"op": "shell", "command": self.command, "command_timeout_s": self.timeout_s,
+                "keep_bytes": self.keep_bytes}
+
+    def audit(self) -> dict[str, Any]:
+        """Its audit line's fields (AuditLog.record's keyword arguments but the result)."""
+        return dict(label="run_shell", version=None, kind="shell", code=self.command)
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -157,6 +166,14 @@ class ToolCall:
     label: str = ""
     version: str | None = None
 
+    def request(self) -> dict[str, Any]:
+        return {"op": "call", "module": self.module, "function": self.function, "kwargs": self.kwargs,
+                "module_path": self.module_path, "own_files": [self.module_path] if self.module_path else []}
+
+    def audit(self) -> dict[str, Any]:
+        return dict(label=self.label or f"{self.module}.{self.function}", version=self.version, kind="call",
+                    args=self.kwargs, module=self.module)
+
 
 @dataclass(frozen=True)
 class Snippet:
@@ -167,6 +184,19 @@ class Snippet:
     tool_paths: Mapping[str, str] | None = None
     script_path: str | None = None
 
+    def request(self) -> dict[str, Any]:
+        if self.script_path is not None:
+            return {"op": "script", "path": self.script_path, "code": self.code, "own_files": [self.script_path]}
+        request: dict[str, Any] = {"op": "exec", "code": self.code}
+        if self.tool_paths is not None:
+            request["tool_paths"] = {name: str(path) for name, path in self.tool_paths.items()}
+        return request
+
+    def audit(self) -> dict[str, Any]:
+        if self.script_path is not None:
+            return dict(label=f"file:{self.script_path}", version=None, kind="script", code=self.code)
+        return dict(label="run_python", version=None, kind="exec", code=self.code)
+
 
 @dataclass(frozen=True)
 class ToolBatch:
@@ -174,6 +204,21 @@ class ToolBatch:
     order: one result per call. Calls of one module's function imported by name share its import."""
 
     calls: tuple[ToolCall, ...] = field(default_factory=tuple)
+
+    def request(self, call_timeout_s: float) -> dict[str, Any]:
+        """One `call_each` request; calls of one module's function imported by name send only their arguments."""
+        first = self.calls[0] if self.calls else None
+        request: dict[str, Any]
+        if first is not None and all(call.module_path is None and (call.module, call.function)
+                                     == (first.module, first.function) for call in self.calls):
+            request = {"op": "call_each", "module": first.module, "function": first.function,
+                       "calls": [call.kwargs for call in self.calls]}
+        else:
+            request = {"op": "call_each", "calls": [{"module": call.module, "function": call.function,
+                                                     "kwargs": call.kwargs, "module_path": call.module_path}
+                                                    for call in self.calls],
+                       "own_files": sorted({call.module_path for call in self.calls if call.module_path})}
+        return {**request, "call_timeout_s": call_timeout_s}
 
 
 Program = Union[ShellCommand, ToolCall, Snippet, ToolBatch]

@@ -15,7 +15,7 @@ from tui_agent.core.sandbox import ignored, overlay as overlays, protected
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.sandbox.audit import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
-from tui_agent.core.sandbox.dispatch import ForkPool, RunDispatch, WarmPool
+from tui_agent.core.sandbox.dispatch import ForkPool, RunDispatch
 from tui_agent.core.sandbox.launch import ALLOWED_ENV, probe_bubblewrap
 from tui_agent.core.hostnames import configured_names
 from tui_agent.core.tempfolders import owned_temp, sweep_once
@@ -113,7 +113,7 @@ class Sandbox:
             sandbox._prestarted = True
             if sandbox.fork_pool is not None and warm_workers > 0:
                 sandbox.dispatch.prestart_fork_server(project_writable=False)
-            await sandbox.warm.fill()
+            await sandbox.dispatch.warm.fill()
         return sandbox
 
     def prestart(self) -> None:
@@ -124,7 +124,7 @@ class Sandbox:
         self._prestarted = True
         if self.fork_pool is not None and self.warm_workers > 0:
             self.dispatch.prestart_fork_server(project_writable=False)
-        self.warm.schedule_refill()
+        self.dispatch.warm.schedule_refill()
 
     @property
     def toolchain(self) -> Toolchain | None:
@@ -153,20 +153,6 @@ class Sandbox:
     def fork_problem(self) -> str | None:
         """Why runs went back to fresh workers (a fork server failed to start), or None."""
         return self.dispatch.fork_problem
-
-    @property
-    def warm(self) -> WarmPool:
-        return self.dispatch.warm
-
-    @property
-    def run_writes(self) -> list[RunWrites]:
-        """What each writable run wrote, until the undo journal takes it (`take_run_writes`)."""
-        return self.runs.run_writes
-
-    @property
-    def ignored_changes(self) -> list[ignored.IgnoredChange]:
-        """Ignored files writable runs changed, until the undo journal takes them (`take_ignored_changes`)."""
-        return self.runs.ignored_changes
 
     def take_run_writes(self) -> list[RunWrites]:
         """What each writable run wrote since the last call (the undo journal attributes each call's changes)."""
@@ -231,44 +217,19 @@ class Sandbox:
         gives each call its cancelled result, a batch that failed otherwise raises SandboxUnavailable."""
         if isinstance(program, ToolBatch):
             return await self._run_batch(program, policy)
-        if isinstance(program, ShellCommand):
-            return await self._run_shell(program, policy, on_output)
-        if isinstance(program, ToolCall):
-            request: dict[str, Any] = {"op": "call", "module": program.module, "function": program.function,
-                                       "kwargs": program.kwargs, "module_path": program.module_path,
-                                       "own_files": [program.module_path] if program.module_path else []}
-            result = await self._run(request, policy)
-            self.audit.record(label=program.label or f"{program.module}.{program.function}", version=program.version,
-                              kind="call", result=result, args=program.kwargs, module=program.module)
-            return result
-        return await self._run_snippet(program, policy, on_output)
+        request = program.request()
+        bridge = self.bridge if request["op"] == "exec" else None
+        if bridge is not None:
+            request["bridge_tools"] = bridge.modules()
+        live = on_output if request["op"] in ("exec", "shell") else None
+        result = await self._run(request, policy, bridge=bridge, on_output=live)
+        self.audit.record(result=result, **program.audit())
+        return self._shell_report(result) if isinstance(program, ShellCommand) else result
 
-    async def _run_snippet(self, snippet: Snippet, policy: SandboxPolicy | None,
-                           on_output: OutputListener | None) -> RunResult:
-        if snippet.script_path is not None:
-            request: dict[str, Any] = {"op": "script", "path": snippet.script_path, "code": snippet.code,
-                                       "own_files": [snippet.script_path]}
-            result = await self._run(request, policy)
-            self.audit.record(label=f"file:{snippet.script_path}", version=None, kind="script", result=result,
-                              code=snippet.code)
-            return result
-        request = {"op": "exec", "code": snippet.code}
-        if snippet.tool_paths is not None:
-            request["tool_paths"] = {name: str(path) for name, path in snippet.tool_paths.items()}
-        if self.bridge is not None:
-            request["bridge_tools"] = self.bridge.modules()
-        result = await self._run(request, policy, bridge=self.bridge, on_output=on_output)
-        self.audit.record(label="run_python", version=None, kind="exec", result=result, code=snippet.code)
-        return result
-
-    async def _run_shell(self, shell: ShellCommand, policy: SandboxPolicy | None,
-                         on_output: OutputListener | None) -> RunResult:
-        """The command's report is the value; what the network proxy refused leaves the run's stderr for the
-        report's `network_refused` (the command's own stderr is in the report and never mixed with it)."""
-        request: dict[str, Any] = {"op": "shell", "command": shell.command, "command_timeout_s": shell.timeout_s,
-                                   "keep_bytes": shell.keep_bytes}
-        result = await self._run(request, policy, on_output=on_output)
-        self.audit.record(label="run_shell", version=None, kind="shell", result=result, code=shell.command)
+    @staticmethod
+    def _shell_report(result: RunResult) -> RunResult:
+        """A command's report is the value; what the network proxy refused leaves the run's stderr for the report's
+        `network_refused` (the command's own stderr is in the report and never mixed with it)."""
         if not result.ok or not isinstance(result.value, dict):
             return result
         lines = result.stderr.splitlines(keepends=True)
@@ -280,20 +241,8 @@ class Sandbox:
     async def _run_batch(self, batch: ToolBatch, policy: SandboxPolicy | None) -> list[RunResult]:
         """One RunResult per call of a batched run."""
         calls = batch.calls
-        first = calls[0] if calls else None
-        shared = first is not None and all(call.module_path is None and (call.module, call.function)
-                                           == (first.module, first.function) for call in calls)
-        request: dict[str, Any]
-        if shared and first is not None:  # one module imported by name once, each call its arguments
-            request = {"op": "call_each", "module": first.module, "function": first.function,
-                       "calls": [call.kwargs for call in calls]}
-        else:
-            request = {"op": "call_each", "calls": [{"module": call.module, "function": call.function,
-                                                     "kwargs": call.kwargs, "module_path": call.module_path}
-                                                    for call in calls],
-                       "own_files": sorted({call.module_path for call in calls if call.module_path})}
         effective = policy or self.policy
-        request["call_timeout_s"] = effective.timeout_s
+        request = batch.request(effective.timeout_s)
         batch_policy = effective.with_(timeout_s=effective.timeout_s * len(calls) + 5)  # cpu_s: each child starts at 0
         result = await self._run(request, batch_policy)
         if result.error_kind == ERROR_CANCELLED:
@@ -303,9 +252,7 @@ class Sandbox:
             if not isinstance(answers, list) or len(answers) != len(calls) or not all(isinstance(a, dict) for a in answers):
                 raise SandboxUnavailable(f"the batched run failed: {result.error_kind}: {(result.error or '')[-300:]}")
             results = [answer_result(answer, self.tier) for answer in answers]
-        self.audit.record_many([dict(label=call.label or f"{call.module}.{call.function}", version=call.version,
-                                     kind="call", result=one, args=call.kwargs, module=call.module)
-                                for call, one in zip(calls, results, strict=True)])
+        self.audit.record_many([dict(result=one, **call.audit()) for call, one in zip(calls, results, strict=True)])
         return results
 
     async def cancel_running(self) -> None:
