@@ -10,7 +10,8 @@ from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.catalog.inspector import INSPECTOR_VERSION
 from tui_agent.core.catalog.toolfile import source_sha
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import AuditLog, Sandbox
+from tui_agent.core.auditlog import AuditLog
+from tui_agent.core.sandbox import Sandbox
 
 HANGS = tool_source("hangs", extra="while True:\n    pass\n")
 OTHER = '\n\ndef other(x: int) -> int:\n    """Same bytes, another tool."""\n    return x\n'

@@ -11,7 +11,8 @@ from tests.catalog_support import tool_source
 from tui_agent.core.catalog.api import Catalog
 from tui_agent.core.catalog.startup import BATCH_CONCURRENCY, BATCH_SIZE, even_chunks
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import AuditLog, Sandbox
+from tui_agent.core.auditlog import AuditLog
+from tui_agent.core.sandbox import Sandbox
 
 TAG = f"cold-daemon-{os.getpid()}-{time.time_ns()}"
 

@@ -25,7 +25,7 @@ from tui_agent.core.mcp.config import ServeOptions
 from tui_agent.core.mcp.definitions import OutputSchemas, tool_definition
 from tui_agent.core.mcp.wire import answering_malformed
 from tui_agent.core.mcp.results import pipeline_error_result, run_result, text_result
-from tui_agent.core.sandbox import AuditLog
+from tui_agent.core.auditlog import AuditLog
 from tui_agent.core.sandbox import TIER_BUBBLEWRAP, RunResult
 from tui_agent.core.tending.peer_calls import PeerCallLog
 from tui_agent.core.content import JsonObject, JsonSchema

@@ -12,7 +12,7 @@ from typing import Any
 from tui_agent.core.catalog.statefile import open_state_db
 from tui_agent.core.project import Project
 from tui_agent.core.recipes.model import RecipeRun
-from tui_agent.core.sandbox import AuditLog
+from tui_agent.core.auditlog import AuditLog
 from tui_agent.core.sandbox import RunResult
 
 SCHEMA = """

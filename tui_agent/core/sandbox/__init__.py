@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from tui_agent.core.lazyexports import lazy_exports
 
 _HOME = {
-    "AuditLog": "audit", "IgnoredChange": "ignored", "NetworkGrant": "policy",
+    "IgnoredChange": "ignored", "NetworkGrant": "policy",
     "REFUSED": "protected", "RunResult": "policy", "RunWrites": "policy",
     "Sandbox": "sandbox", "SandboxPolicy": "policy", "SandboxUnavailable": "policy", "ShellCommand": "policy",
     "Snippet": "policy", "Stamp": "ignored", "ToolBatch": "policy", "ToolCall": "policy",
@@ -18,17 +18,15 @@ _HOME = {
 }
 
 if TYPE_CHECKING:
-    from tui_agent.core.sandbox.audit import AuditLog
     from tui_agent.core.sandbox.ignored import IgnoredChange, Stamp, is_startup_file
-    from tui_agent.core.sandbox.protected import REFUSED
     from tui_agent.core.sandbox.policy import (ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, TIER_BUBBLEWRAP,
                                                NetworkGrant, RunResult, RunWrites, SandboxPolicy, SandboxUnavailable,
                                                ShellCommand, Snippet, ToolBatch, ToolCall)
-    from tui_agent.core.sandbox.protected import matches_protected, protected_paths
+    from tui_agent.core.sandbox.protected import REFUSED, matches_protected, protected_paths
     from tui_agent.core.sandbox.sandbox import Sandbox
 
 __all__ = [
-    "AuditLog", "ERROR_CANCELLED", "ERROR_SANDBOX", "ERROR_TIMEOUT", "IgnoredChange", "NetworkGrant",
+    "ERROR_CANCELLED", "ERROR_SANDBOX", "ERROR_TIMEOUT", "IgnoredChange", "NetworkGrant",
     "REFUSED", "RunResult", "RunWrites", "Sandbox", "SandboxPolicy", "SandboxUnavailable", "ShellCommand",
     "Snippet", "Stamp", "TIER_BUBBLEWRAP", "ToolBatch", "ToolCall", "is_startup_file", "matches_protected",
     "protected_paths",

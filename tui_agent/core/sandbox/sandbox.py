@@ -13,7 +13,7 @@ from tui_agent.core.project import Project
 from tui_agent.core.settings import Settings
 from tui_agent.core.sandbox import ignored, overlay as overlays, protected
 from tui_agent.core.versioning import hookhold
-from tui_agent.core.sandbox.audit import AuditLog
+from tui_agent.core.auditlog import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.dispatch import ForkPool, RunDispatch
 from tui_agent.core.sandbox.launch import ALLOWED_ENV, probe_bubblewrap

@@ -1,4 +1,4 @@
-"""The audit log: one JSON line per sandboxed run in `.agent/runs/<YYYY-MM-DD>.jsonl`."""
+"""The audit log of agent code runs (sandboxed runs, recipe runs, MCP tool calls): one JSON line per run in `.agent/runs/<YYYY-MM-DD>.jsonl`."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ import json
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tui_agent.core import projectfs
 from tui_agent.core.appendfile import append_whole
-from tui_agent.core.sandbox.policy import RunResult
+
+if TYPE_CHECKING:
+    from tui_agent.core.sandbox import RunResult
 
 FIELD_LIMIT = 4000
 
