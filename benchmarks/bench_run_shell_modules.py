@@ -5,9 +5,9 @@ refill starts included) and the sandboxed processes' (the files they open, from 
     strace -f -qq -e trace=openat -o /tmp/run_shell.strace .venv/bin/python benchmarks/bench_run_shell_modules.py
     .venv/bin/python benchmarks/bench_run_shell_modules.py --strace /tmp/run_shell.strace
 
-The first prints the host's modules; the second reads the log and prints the modules the sandboxed processes opened
-(the prestarted fork server's too, which adds zygote: a writable run_shell runs in a fresh worker, whose own are
-worker and worker_guard).
+The first prints the host's modules (and, apart, every tui_agent module outside the sandbox package the call runs
+code in); the second reads the log and prints the modules the fresh workers opened (a writable run_shell runs in one;
+the fork server prestarted for read-only runs, the only process that opens zygote.py, is listed apart).
 """
 
 from __future__ import annotations
@@ -32,12 +32,17 @@ from tui_agent.core.project import Project  # noqa: E402
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand  # noqa: E402
 
 PACKAGE = "/core/sandbox/"
+OUTSIDE = "/tui_agent/"
 seen: set[str] = set()
+seen_outside: set[str] = set()
 
 
 def profile(frame: FrameType, _event: str, _arg: Any) -> None:
-    if PACKAGE in frame.f_code.co_filename:
-        seen.add(os.path.basename(frame.f_code.co_filename))
+    path = frame.f_code.co_filename
+    if PACKAGE in path:
+        seen.add(os.path.basename(path))
+    elif OUTSIDE in path:
+        seen_outside.add(path[path.index(OUTSIDE) + len(OUTSIDE):])
 
 
 async def host_modules(root: Path) -> set[str]:
@@ -62,15 +67,19 @@ async def host_modules(root: Path) -> set[str]:
     return set(seen)
 
 
-def sandboxed_modules(log: Path) -> set[str]:
+def sandboxed_modules(log: Path) -> tuple[set[str], set[str]]:
+    """(the modules the fresh workers opened, the ones the fork servers opened), by process."""
     lines = log.read_text().splitlines()
     host = lines[0].split()[0]
-    found = set()
+    opened: dict[str, set[str]] = {}
     for line in lines:
         match = re.search(r'core/sandbox/(?:__pycache__/)?(\w+)\.(?:cpython-\d+\.)?pyc?"', line)
-        if match and line.split()[0] != host and "= -1" not in line:
-            found.add(match.group(1) + ".py")
-    return found
+        pid = line.split()[0]
+        if match and pid != host and "= -1" not in line:
+            opened.setdefault(pid, set()).add(match.group(1) + ".py")
+    workers = [found for found in opened.values() if "zygote.py" not in found]
+    servers = [found for found in opened.values() if "zygote.py" in found]
+    return set().union(*workers), set().union(*servers)
 
 
 def main() -> None:
@@ -78,8 +87,9 @@ def main() -> None:
     parser.add_argument("--strace", type=Path, help="print the modules the sandboxed processes opened in this log")
     args = parser.parse_args()
     if args.strace is not None:
-        found = sandboxed_modules(args.strace)
-        print(f"sandboxed processes: {len(found)} modules: {', '.join(sorted(found))}")
+        workers, servers = sandboxed_modules(args.strace)
+        print(f"fresh workers: {len(workers)} modules: {', '.join(sorted(workers))}")
+        print(f"(fork servers, not on a writable run_shell's path: {', '.join(sorted(servers)) or 'none'})")
         return
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "project"
@@ -87,6 +97,7 @@ def main() -> None:
         subprocess.run(["git", "init", "-q", str(root)], check=True)
         found = asyncio.run(host_modules(root))
     print(f"host: {len(found)} modules: {', '.join(sorted(found))}")
+    print(f"outside the sandbox package, on the host: {len(seen_outside)} modules: {', '.join(sorted(seen_outside))}")
 
 
 if __name__ == "__main__":
