@@ -35,6 +35,9 @@ def run(kind):
         os._exit(5)
     if kind == "hangs":
         time.sleep(300)
+    if kind == "loud":  # more than a call keeps: its start and its end are kept, as a shell command's are
+        sys.stdout.write("BEGIN" + "x" * 200_000 + "END")
+        sys.stdout.flush()
     return kind
 
 left = []
@@ -45,7 +48,7 @@ def between():  # the fan-out kills what each call left behind: count it first
 guard.kill_descendants = between
 
 started = time.perf_counter()
-answers = zygote.call_each(["signals", "daemon", "exits", "hangs", "plain"],
+answers = zygote.call_each(["signals", "daemon", "exits", "hangs", "plain", "loud"],
                            lambda kind: {"ok": True, "value": run(kind), "value_is_repr": False}, guard=guard,
                            timeout_s=1.0)
 print(json.dumps({"answers": answers, "left": left, "after": len(guard.descendants(os.getpid())),
@@ -60,12 +63,14 @@ def test_each_call_gets_a_clean_child_and_leaves_nothing_behind() -> None:
                           timeout=60)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    signals, daemon, exits, hangs, plain = report["answers"]
+    signals, daemon, exits, hangs, plain, loud = report["answers"]
     assert signals["ok"] and signals["value"] == [True, -1]
     assert daemon["ok"] and daemon["value"] == "started"
     assert not exits["ok"] and exits["exit_code"] == 5 and exits["error_kind"] == "sandbox"
     assert not hangs["ok"] and hangs["error_kind"] == "timeout"
-    assert plain["ok"] and plain["value"] == "plain"
-    assert report["left"] == [0, 1, 0, 0, 0]  # the daemon was still there after its call, and killed before the next
+    assert plain["ok"] and plain["value"] == "plain" and plain["stdout"] == ""
+    assert loud["ok"] and loud["stdout"].startswith("BEGINxxx") and loud["stdout"].endswith("xxxEND")
+    assert "bytes of stdout cut here (200008 bytes in all)" in loud["stdout"] and len(loud["stdout"]) < 70_000
+    assert report["left"] == [0, 1, 0, 0, 0, 0]  # the daemon was still there after its call, and killed before the next
     assert report["after"] == 0 and report["sigchld_restored"]
     assert daemon["duration_ms"] < 400  # its exit is heard at once, with no wait for the daemon's pipes

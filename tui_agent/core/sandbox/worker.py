@@ -17,9 +17,12 @@ import tempfile
 import time
 import traceback
 import types
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import _socket  # not `socket`: its enum set-up costs a run 10-30 ms on a busy machine
+
+if TYPE_CHECKING:
+    from tui_agent.core.sandbox.worker_guard import Kept
 
 SNIPPET_NAME = "<run_python>"
 VALUE_LIMIT = 1_000_000
@@ -28,7 +31,6 @@ COMPILED: dict[tuple[str, str], tuple[Any, types.CodeType]] = {}
 """(module, file) -> its spec and code, read and compiled once by a batch's process (none of the code runs there)."""
 LIVE_OUTPUT_BYTES = 1_000_000
 """How much of a shell command's output is copied out live; after it the person sees the rest with the result."""
-LIVE_CUT_NOTE = b"\n[tuiagent: live output stops here after 1 MB; the rest comes with the result]\n"
 PIPELINE_STARTUP = (
     'unset BASH_ENV; _tuiagent_status_fd=$TUIAGENT_STATUS_FD; unset TUIAGENT_STATUS_FD\n'
     'trap \'_tuiagent_p=("${PIPESTATUS[@]}"); echo "${_tuiagent_p[*]}" >&"$_tuiagent_status_fd"\' EXIT\n'
@@ -205,29 +207,6 @@ def run_call(request: dict[str, Any], package_parent: str) -> Any:
     return finish_value(getattr(module, request["function"])(**request.get("kwargs", {})))
 
 
-def run_call_each(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
-                  prepare: Callable[[], None] | None) -> list[dict[str, Any]]:
-    """`module.function(**kwargs)` for each kwargs in `calls`, or, without a `module`, each call's own module file,
-    function and kwargs (a reply's tool calls: each answer lists the files its call read); each call in its own
-    forked child (zygote.call_each)."""
-    files.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
-    shared = request.get("module")
-    if shared:  # imported once, before the calls' children fork
-        function = getattr(load_named_module(shared, package_parent), request["function"])
-
-    def answer(call: Any) -> dict[str, Any]:
-        files.paths.clear()
-        if shared:
-            return answer_of(lambda: finish_value(function(**call)), files)
-        return {**answer_of(lambda: files.during(lambda: run_call(call, package_parent)), files),
-                "files_read": sorted(files.paths)}
-
-    answers: list[dict[str, Any]] = load_sibling("zygote.py").call_each(
-        list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]), prepare=prepare,
-        compiled=None if shared else COMPILED)
-    return answers
-
-
 def run_source(code: str, path: str | None = None) -> Any:
     """Run a snippet, whose last statement's value (when it is an expression) is the result, or, given its `path`, a
     script's text as `__main__` (the text comes over the channel: the file may be outside the sandbox's view)."""
@@ -247,34 +226,6 @@ def run_source(code: str, path: str | None = None) -> Any:
     return finish_value(eval(compile(ast.Expression(final.value), name, "eval"), namespace))
 
 
-class Kept:
-    """One stream of a shell command: every byte counted, the first `head` and the last `tail` bytes kept; the first
-    LIVE_OUTPUT_BYTES of both streams together (`live[0]`: what is left of it) copied to this process' stdout."""
-
-    def __init__(self, head: int, tail: int, live: list[int], write: Callable[[int, bytes], None]) -> None:
-        self.head, self.tail, self.live, self.write = head, tail, live, write
-        self.kept = bytearray()  # the head, then the newest bytes (at least `tail` of them once it is full)
-        self.total = 0
-
-    def add(self, data: bytes) -> None:
-        if self.live[0] > 0:
-            self.write(1, data[:self.live[0]] + (LIVE_CUT_NOTE if len(data) >= self.live[0] else b""))
-            self.live[0] -= len(data)
-        self.total += len(data)
-        self.kept += data
-        if len(self.kept) > 2 * (self.head + self.tail):
-            del self.kept[self.head:len(self.kept) - self.tail]
-
-    def text(self, stream: str) -> tuple[str, int]:
-        """The kept output as text, with a note of how much was cut from its middle; how many bytes were cut."""
-        cut = self.total - self.head - self.tail
-        if cut <= 0:
-            return self.kept.decode("utf-8", errors="replace"), 0
-        head, tail = self.kept[:self.head], self.kept[len(self.kept) - self.tail:]
-        note = f"\n[tuiagent: {cut} bytes of {stream} cut here ({self.total} bytes in all): the first {self.head} and last {self.tail} are kept]\n"
-        return head.decode("utf-8", errors="replace") + note + tail.decode("utf-8", errors="replace"), cut
-
-
 def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: bool) -> dict[str, Any]:
     """Run the command as `bash -c COMMAND` (`/bin/sh -c` without bash) in a process group of its own; the report: exit
     code or signal (or timed out), each stream's kept text and size, and, with bash, the exit status of each command
@@ -285,8 +236,8 @@ def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: b
     after (its PID namespace, or its cgroup when forked)."""
     timeout_s, keep_bytes = float(request["command_timeout_s"]), int(request["keep_bytes"])
     out_bytes, err_bytes, live = keep_bytes * 2 // 3, keep_bytes // 3, [LIVE_OUTPUT_BYTES]
-    stdout = Kept(out_bytes * 2 // 3, out_bytes // 3, live, guard.write_all)  # two thirds head, one third tail
-    stderr = Kept(err_bytes * 2 // 3, err_bytes // 3, live, guard.write_all)
+    stdout = guard.Kept(out_bytes * 2 // 3, out_bytes // 3, live)  # two thirds head, one third tail
+    stderr = guard.Kept(err_bytes * 2 // 3, err_bytes // 3, live)
     bash = shutil.which("bash")
     status_r, status_w = os.pipe()
     wakeup = guard.ChildExits()
@@ -429,7 +380,8 @@ def run_op(request: dict[str, Any], package_parent: str, files: RunFiles, guard:
     if op in ("exec", "script"):
         return run_source(request["code"], request["path"] if op == "script" else None)
     if op == "call_each":
-        return run_call_each(request, package_parent, files, guard, prepare)
+        batch = load_sibling("zygote.py").run_batch  # the worker's own functions load and answer each call
+        return batch(request, package_parent, sys.modules[__name__], files, guard, prepare)
     raise ValueError(f"unknown op {op!r}")
 
 

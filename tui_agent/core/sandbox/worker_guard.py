@@ -1,5 +1,5 @@
 """Inside the sandbox (stdlib and libseccomp): what bounds a run's processes: rlimits, dropped capabilities, seccomp
-filters, and its children, watched to a deadline, reaped and killed."""
+filters, and its children, watched to a deadline (their output kept, head and tail), reaped and killed."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import _socket  # not `socket`: its enum set-up costs a run 10-30 ms on a busy machine
+
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_SET_SECCOMP = 22
@@ -29,10 +31,6 @@ WALL = 0x40000000
 """waitpid's __WALL: children whose exit signal is not SIGCHLD (made by a raw clone) count too."""
 CLONE_NEWUSER = 0x10000000
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
-AF_INET = 2
-AF_INET6 = 10
-SOCK_STREAM = 1
-SOCK_SEQPACKET = 5
 SOCK_TYPE_MASK = 0xF
 LOW_WORD = 0xFFFFFFFF
 SIGN_BIT = 0x80000000
@@ -40,6 +38,7 @@ SIGN_BIT = 0x80000000
 upper half of the register zero or sign-extended)."""
 DRAIN_AFTER_EXIT_S = 0.5
 """How long a child's pipes are still read after it exited while something it left running holds them open."""
+LIVE_CUT_NOTE = b"\n[tuiagent: live output stops here after 1 MB; the rest comes with the result]\n"
 
 ALWAYS_DENIED = (
     "ptrace", "process_vm_readv", "process_vm_writev", "setrlimit", "mount", "umount2", "pivot_root",
@@ -51,6 +50,8 @@ ALWAYS_DENIED = (
 )
 BASE_ALLOWED = ("setrlimit", "capset")
 """What the base filter still allows: the worker sets its run's limits and drops capabilities under it."""
+NR_UNKNOWN = -1
+"""libseccomp's __NR_SCMP_ERROR: a syscall name it has no number for."""
 
 
 @functools.cache
@@ -107,10 +108,6 @@ def drop_capabilities() -> bool:
     return int(_libc.capset(header, ctypes.create_string_buffer(24))) == 0  # all three sets empty
 
 
-NR_UNKNOWN = -1
-"""libseccomp's __NR_SCMP_ERROR: a syscall name it has no number for."""
-
-
 def _deny(rules: Any, syscall: str, *args: Any, errno_value: int = errno.EPERM) -> None:
     """Refuse `syscall` (when all of `args` match) with `errno_value`; a name this libseccomp does not know is skipped."""
     lib = libseccomp()
@@ -147,23 +144,24 @@ def _socket_rules(rules: Any, network: bool) -> None:
     if not network:
         _deny(rules, "socket")
     else:  # one comparison per argument and rule: every domain but the two is refused by a rule of its own
-        _deny(rules, "socket", lib.Arg(0, lib.LT, AF_INET))
-        _deny(rules, "socket", lib.Arg(0, lib.GT, AF_INET6))
-        for domain in range(AF_INET + 1, AF_INET6):
+        _deny(rules, "socket", lib.Arg(0, lib.LT, _socket.AF_INET))
+        _deny(rules, "socket", lib.Arg(0, lib.GT, _socket.AF_INET6))
+        for domain in range(_socket.AF_INET + 1, _socket.AF_INET6):
             _deny(rules, "socket", lib.Arg(0, lib.EQ, domain))
     for sock_type in range(SOCK_TYPE_MASK + 1):
-        if sock_type not in (SOCK_STREAM, SOCK_SEQPACKET):
+        if sock_type not in (_socket.SOCK_STREAM, _socket.SOCK_SEQPACKET):
             _deny(rules, "socketpair", lib.Arg(1, lib.MASKED_EQ, SOCK_TYPE_MASK, sock_type))
 
 
-def base_filter(network: bool) -> Any:
+@functools.lru_cache(maxsize=2)
+def _base_bpf(network: bool) -> bytes:
     """The filter bubblewrap installs before the sandbox's first process exists (`--seccomp`), so no process inside
-    is ever unfiltered; each run then adds the stricter `run_filter` on top. prctl(PR_SET_DUMPABLE, nonzero) is
+    is ever unfiltered; each run then adds the stricter `_run_bpf` on top. prctl(PR_SET_DUMPABLE, nonzero) is
     refused: a process that made itself undumpable stays so."""
     lib = libseccomp()
     rules = _new_filter(network, tuple(name for name in ALWAYS_DENIED if name not in BASE_ALLOWED))
     _deny(rules, "prctl", _low_word_is(0, PR_SET_DUMPABLE), lib.Arg(1, lib.NE, 0))
-    return rules
+    return _exported(rules)
 
 
 def _signal_rules(rules: Any, protected_pid: int, own_group: int) -> None:
@@ -183,16 +181,19 @@ def _signal_rules(rules: Any, protected_pid: int, own_group: int) -> None:
             _deny(rules, name, lib.Arg(0, lib.MASKED_EQ, mask, SIGN_BIT | (~own_negative & 1 << bit)))
 
 
-def run_filter(network: bool, protected_pid: int, own_group: int) -> Any:
+@functools.lru_cache(maxsize=8)
+def _run_bpf(network: bool, protected_pid: int, own_group: int) -> bytes:
     """A run's own filter, stacked on the base one: every ALWAYS_DENIED call, prlimit64 may read limits (new_limit
-    NULL) but never set them, no signal outside the run (`_signal_rules`), no leaving the subreaper role."""
+    NULL) but never set them, no signal outside the run (`_signal_rules`), no leaving the subreaper role. Under
+    bubblewrap every fresh worker's filter is the same (process 1 of its namespace), and so is every fork server
+    child's: built once."""
     lib = libseccomp()
     rules = _new_filter(network, ALWAYS_DENIED)
     _deny(rules, "prlimit64", lib.Arg(2, lib.NE, 0))
     _signal_rules(rules, protected_pid, own_group)
     for option in (PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE):
         _deny(rules, "prctl", _low_word_is(0, option))
-    return rules
+    return _exported(rules)
 
 
 def seccomp_arch() -> str | None:
@@ -209,13 +210,6 @@ def run_filter_message(network: bool, protected_pid: int, own_group: int) -> dic
             "bpf": base64.b64encode(_run_bpf(network, protected_pid, own_group)).decode()}
 
 
-@functools.lru_cache(maxsize=8)
-def _run_bpf(network: bool, protected_pid: int, own_group: int) -> bytes:
-    """Under bubblewrap every fresh worker's filter is the same (process 1 of its namespace), and so is every fork
-    server child's: built once."""
-    return _exported(run_filter(network, protected_pid, own_group))
-
-
 def run_program(sent: Any, network: bool, protected_pid: int, own_group: int) -> bytes | None:
     """The BPF this run loads: the one the host `sent` when it was built for exactly this process and network, else
     built now or by a fork server before it forked this run (None without libseccomp)."""
@@ -227,19 +221,15 @@ def run_program(sent: Any, network: bool, protected_pid: int, own_group: int) ->
     return _run_bpf(network, protected_pid, own_group)
 
 
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
 def install_seccomp(program: bytes | None) -> bool:
     """Load a run's filter (no_new_privs first). Returns False without one or when the kernel refuses."""
     if not program:
         return False
     instructions = ctypes.create_string_buffer(program, len(program))
-    fprog = _SockFprog(len(program) // BPF_INSTRUCTION_SIZE, ctypes.addressof(instructions))
+    fprog = struct.pack("HP", len(program) // BPF_INSTRUCTION_SIZE, ctypes.addressof(instructions))  # struct sock_fprog
     if _prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
         return False
-    return _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog)) == 0
+    return _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.create_string_buffer(fprog, len(fprog))) == 0
 
 
 def _exported(rules: Any) -> bytes:
@@ -260,11 +250,6 @@ def base_filter_fd(network: bool) -> int | None:
     os.write(fd, _base_bpf(network))
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
-
-
-@functools.lru_cache(maxsize=2)
-def _base_bpf(network: bool) -> bytes:
-    return _exported(base_filter(network))
 
 
 def descendants(root_pid: int) -> list[int]:
@@ -372,6 +357,34 @@ def watch_child(pid: int, sinks: dict[int, Callable[[bytes], None]], deadline: f
             if reaped:
                 status, drained_by = wait_status, time.monotonic() + DRAIN_AFTER_EXIT_S
     return status
+
+
+class Kept:
+    """One output stream of a child: every byte counted, the first `head` and the last `tail` bytes kept; the first
+    bytes of all streams sharing `live` together (`live[0]`: how many are left) copied to this process' stdout."""
+
+    def __init__(self, head: int, tail: int, live: list[int]) -> None:
+        self.head, self.tail, self.live = head, tail, live
+        self.kept = bytearray()  # the head, then the newest bytes (at least `tail` of them once it is full)
+        self.total = 0
+
+    def add(self, data: bytes) -> None:
+        if self.live[0] > 0:
+            write_all(1, data[:self.live[0]] + (LIVE_CUT_NOTE if len(data) >= self.live[0] else b""))
+            self.live[0] -= len(data)
+        self.total += len(data)
+        self.kept += data
+        if len(self.kept) > 2 * (self.head + self.tail):
+            del self.kept[self.head:len(self.kept) - self.tail]
+
+    def text(self, stream: str) -> tuple[str, int]:
+        """The kept output as text, with a note of how much was cut from its middle; how many bytes were cut."""
+        cut = self.total - self.head - self.tail
+        if cut <= 0:
+            return self.kept.decode("utf-8", errors="replace"), 0
+        head, tail = self.kept[:self.head], self.kept[len(self.kept) - self.tail:]
+        note = f"\n[tuiagent: {cut} bytes of {stream} cut here ({self.total} bytes in all): the first {self.head} and last {self.tail} are kept]\n"
+        return head.decode("utf-8", errors="replace") + note + tail.decode("utf-8", errors="replace"), cut
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -30,7 +30,10 @@ import struct
 import time
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tui_agent.core.sandbox.worker import RunFiles
 
 FDS_PER_RUN = 3  # result channel, stdout, stderr
 SANDBOX_HOME = "/tmp/home"
@@ -38,7 +41,7 @@ SANDBOX_HOME = "/tmp/home"
 RUN = struct.Struct("I")  # the host's id for a run
 EXIT = struct.Struct("Ii")  # run id, exit status (negative: killed by that signal)
 OUTPUT_CAP = 64 * 1024
-"""What a batched call's stdout and stderr each keep."""
+"""What a batched call's stdout and stderr each keep: two thirds from the start, one third from the end."""
 ANSWER_LIMIT = 8 * 1024 * 1024
 PRELOADED = ("tui_agent.core.catalog.inspector",)
 """Imported once by a fork server, before any request: every forked run starts with them in memory."""
@@ -188,6 +191,27 @@ def fork_requested(control: socket.socket, wakeup: Any, folders: list[str], runs
     return True
 
 
+def run_batch(request: dict[str, Any], package_parent: str, worker: types.ModuleType, files: RunFiles,
+              guard: types.ModuleType, prepare: Callable[[], None] | None) -> list[dict[str, Any]]:
+    """A worker's op "call_each": `module.function(**kwargs)` for each kwargs in `calls`, or, without a `module`, each
+    call's own module file, function and kwargs (a reply's tool calls: each answer lists the files its call read);
+    each call in its own forked child (`call_each`), answered by the `worker`'s functions."""
+    files.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
+    shared = request.get("module")
+    if shared:  # imported once, before the calls' children fork
+        function = getattr(worker.load_named_module(shared, package_parent), request["function"])
+
+    def answer(call: Any) -> dict[str, Any]:
+        files.paths.clear()
+        if shared:
+            return worker.answer_of(lambda: worker.finish_value(function(**call)), files)  # type: ignore[no-any-return]
+        return {**worker.answer_of(lambda: files.during(lambda: worker.run_call(call, package_parent)), files),
+                "files_read": sorted(files.paths)}
+
+    return call_each(list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]),
+                     prepare=prepare, compiled=None if shared else worker.COMPILED)
+
+
 def call_each(calls: list[Any], answer_of: Callable[[Any], dict[str, Any]], *, guard: types.ModuleType,
               timeout_s: float, prepare: Callable[[], None] | None = None,
               compiled: dict[tuple[str, str], tuple[Any, types.CodeType]] | None = None) -> list[dict[str, Any]]:
@@ -243,11 +267,11 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
             guard.write_all(answer_pipe[1], json.dumps(answer_of(call)).encode())
         finally:
             os._exit(0)
-    kept = [bytearray() for _pipe in pipes]
+    answer_kept = bytearray()
+    out, err = (guard.Kept(OUTPUT_CAP * 2 // 3, OUTPUT_CAP // 3, [0]) for _stream in range(2))
     for (_read, write) in pipes:
         os.close(write)
-    limits = (ANSWER_LIMIT, OUTPUT_CAP, OUTPUT_CAP)
-    sinks = {read: _keeper(buffer, limit) for (read, _write), buffer, limit in zip(pipes, kept, limits, strict=True)}
+    sinks = {answer_pipe[0]: _keeper(answer_kept, ANSWER_LIMIT), out_pipe[0]: out.add, err_pipe[0]: err.add}
     status = guard.watch_child(pid, sinks, started + timeout_s, wakeup)
     timed_out = status is None
     if status is None:
@@ -258,14 +282,14 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
         _pid, status = os.waitpid(pid, 0)
     for read, _write in pipes:
         os.close(read)
-    answer = _decode(bytes(kept[0]))
+    answer = _decode(bytes(answer_kept))
     exit_code = os.waitstatus_to_exitcode(status)
     if answer is None:
         answer = {"ok": False, "value": None, "value_is_repr": False,
                   "error_kind": "timeout" if timed_out else ("limit" if exit_code in (-9, -24) else "sandbox"),
                   "error": (f"timed out after {timeout_s:g} s" if timed_out
                             else f"the call's process ended with status {exit_code} without an answer")}
-    answer.update(stdout=_text(kept[1]), stderr=_text(kept[2]), exit_code=exit_code,
+    answer.update(stdout=out.text("stdout")[0], stderr=err.text("stderr")[0], exit_code=exit_code,
                   duration_ms=round((time.monotonic() - started) * 1000, 3))
     return answer
 
@@ -283,8 +307,3 @@ def _decode(raw: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return answer if isinstance(answer, dict) and "ok" in answer else None
-
-
-def _text(data: bytearray) -> str:
-    text = bytes(data[:OUTPUT_CAP]).decode("utf-8", errors="replace")
-    return text + (f"\n[cut at {OUTPUT_CAP} bytes]\n" if len(data) > OUTPUT_CAP else "")
