@@ -2,8 +2,9 @@
 
 Such a run writes the project directly, so `fence` records the protected paths it could create and stamps the project
 (the overlay path's `LowerState` walk) before it, and `unfence` sweeps and compares after it (after a crash too: the
-record stays in `.agent/cache/sweeps/` and `recover_sweeps` sweeps for it at the next start). Its writes are kept for
-undo unattributed (`policy.RunWrites`), with its ignored files' changes (`WritableRuns`)."""
+record stays in `.agent/cache/sweeps/` and `recover_sweeps` sweeps for it at the next start); an overlay run whose
+mount failed, run again without one, is checked against the stamps of its start (`after_mount_failed`). Its writes are
+kept for undo unattributed (`policy.RunWrites`), with its ignored files' changes (`WritableRuns`)."""
 
 from __future__ import annotations
 
