@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored, launch, overlay as overlays
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored, launch
 from tui_agent.core.sandbox.harvest import Harvest, harvest
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
+from tui_agent.core.sandbox.writable_runs import LowerState, OverlayDirs, prepare
 
 
 @pytest.fixture
@@ -26,15 +27,15 @@ def scratch(tmp_path: Path) -> Path:
     return folder
 
 
-def overlay_run(project: Path, scratch: Path, shell: str) -> overlays.OverlayDirs:
+def overlay_run(project: Path, scratch: Path, shell: str) -> OverlayDirs:
     """Run `shell` in `project` mounted as an overlay (as writable bubblewrap runs see it); its writes stay upper."""
-    dirs = overlays.prepare(scratch)
+    dirs = prepare(scratch)
     subprocess.run([*launch.overlay_prefix(dirs, project), "/bin/sh", "-c", f'cd "{project}" && {shell}'], check=True,
                    env={"PATH": "/usr/bin:/bin"})
     return dirs
 
 
-def apply(dirs: overlays.OverlayDirs, project: Path, start: overlays.LowerState, since: int,
+def apply(dirs: OverlayDirs, project: Path, start: LowerState, since: int,
           aside: Path) -> Harvest:
     return harvest(dirs.upper, project, since_ns=since, aside=aside, rootless=dirs.rootless, start=start)
 
@@ -44,7 +45,7 @@ def test_files_written_just_before_the_run_are_the_runs_to_delete_and_change(tmp
     (project / "build").mkdir(parents=True)
     (project / "build" / "old.txt").write_text("the previous call's output\n")  # a moment before the run
     (project / "src.txt").write_text("the person's edit, saved just before\n")
-    start, since = overlays.LowerState.take(project), time.time_ns()
+    start, since = LowerState.take(project), time.time_ns()
     dirs = overlay_run(project, scratch, "rm build/old.txt && echo run > src.txt")
     found = apply(dirs, project, start, since, tmp_path / "aside")
     assert (found.kept, found.notes, found.paths) == ([], [], ["build/old.txt", "src.txt"])
@@ -57,7 +58,7 @@ def test_what_someone_changes_while_the_run_runs_is_kept_and_the_runs_version_se
     project.mkdir()
     for name in ("deleted-by-run.txt", "changed-by-both.txt", "deleted-by-person.txt", "untouched.txt"):
         (project / name).write_text("before\n")
-    start, since = overlays.LowerState.take(project), time.time_ns()
+    start, since = LowerState.take(project), time.time_ns()
     dirs = overlay_run(project, scratch, "rm deleted-by-run.txt && echo run > changed-by-both.txt && "
                                          "echo run > deleted-by-person.txt && echo run > created-by-both.txt && "
                                          "echo run > created-by-run.txt")
@@ -83,7 +84,7 @@ def test_a_path_the_start_stamps_do_not_cover_is_judged_by_its_change_time(tmp_p
     (project / "a.txt").write_text("before\n")
     (project / "b.txt").write_text("before\n")
     time.sleep(0.1)  # past the slack a change time is given without stamps (see harvest.CHANGE_SLACK_NS)
-    start, since = overlays.LowerState.take(project, limit=1), time.time_ns()  # only the project folder itself is stamped
+    start, since = LowerState.take(project, limit=1), time.time_ns()  # only the project folder itself is stamped
     assert not start.complete and not start.knows("a.txt")
     dirs = overlay_run(project, scratch, "rm a.txt b.txt")
     (project / "b.txt").write_text("person\n")
@@ -100,7 +101,7 @@ def test_ignored_files_are_judged_by_the_stamps_and_reported_from_the_harvest(tm
     (project / ".gitignore").write_text("build/\n")
     (project / "build" / "old.txt").write_text("the previous call's output\n")
     (project / "build" / "mine.txt").write_text("before\n")
-    start, since = overlays.LowerState.take(project), time.time_ns()
+    start, since = LowerState.take(project), time.time_ns()
     assert start.knows("build/old.txt") and start.knows(".gitignore") and start.knows("build/new.txt")
     dirs = overlay_run(project, scratch, "rm build/old.txt build/mine.txt && echo x > build/new.txt && echo y > a.txt")
     (project / "build" / "mine.txt").write_text("the person's, during the run\n")

@@ -21,9 +21,10 @@ from tests.gitrepo import git
 from tests.test_hostile_delayed import digest
 from tui_agent.cli import main
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy, overlay as overlays
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, fallback
 from tui_agent.core.sandbox import Snippet
 from tui_agent.core.sandbox.harvest import harvest
+from tui_agent.core.sandbox.writable_runs import LowerState
 
 TIERS = ["bubblewrap", "rlimits"]
 WRITABLE = SandboxPolicy(timeout_s=20, project_writable=True)
@@ -232,7 +233,7 @@ def test_the_harvest_itself_refuses_protected_paths_and_quarantines_a_copy(repo:
         (upper / path).parent.mkdir(parents=True, exist_ok=True)
         (upper / path).write_text(content)
     found = harvest(upper, repo, since_ns=time.time_ns(), aside=tmp_path / "aside", rootless=False,
-                    start=overlays.LowerState.take(repo))
+                    start=LowerState.take(repo))
     assert user_tree(repo) == {**before, **{path: digest(repo / path) for path in ORDINARY}}
     assert os.readlink(repo / ".envrc") == "env/dev.envrc" and sorted(found.paths) == sorted(ORDINARY)
     folders = list((repo / ".agent/quarantine").iterdir())
@@ -259,7 +260,7 @@ async def test_a_run_whose_overlay_failed_is_checked_against_the_stamps_of_its_s
         (repo / "build").mkdir()
         (repo / "build" / "out.txt").write_text("built\n")
         (repo / "notes.md").write_text("fine\n")
-        notes = box.runs.after_fallback(lower)
+        notes = fallback.after_mount_failed(box.runs, lower)
         changes = box.take_ignored_changes()
     finally:
         await box.aclose()

@@ -22,11 +22,12 @@ from tui_agent.core.agent.toolbase import ToolContext
 from tui_agent.core.agent.toolresults import told_of_quarantine
 from tui_agent.core.events import Event, Notice
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, launch, overlay as overlays
+from tui_agent.core.sandbox import Sandbox, launch
 from tui_agent.core.sandbox.harvest import harvest
 from tui_agent.core.sandbox.policy import RunResult
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
+from tui_agent.core.sandbox.writable_runs import LowerState, prepare
 
 SHELL = '''
 import subprocess
@@ -125,7 +126,7 @@ def crafted(tmp_path: Path, make: str) -> tuple[Path, Path, list[str]]:
         secret = tmp_path / "outside-secret"
         secret.write_text("a file the run never wrote\n")
         os.link(secret, entry)
-    start, since = overlays.LowerState.take(project), time.time_ns()
+    start, since = LowerState.take(project), time.time_ns()
     found = harvest(upper, project, since_ns=since, aside=tmp_path / "aside", rootless=False, start=start)
     return project, upper, found.notes
 
@@ -149,7 +150,7 @@ def test_hard_links_between_the_runs_own_files_are_applied(tmp_path: Path) -> No
     (upper / "a.txt").write_text("one\n")
     os.link(upper / "a.txt", upper / "b.txt")
     found = harvest(upper, project, since_ns=time.time_ns(), aside=tmp_path / "aside", rootless=False,
-                    start=overlays.LowerState.take(project))
+                    start=LowerState.take(project))
     assert found.notes == [] and found.paths == ["a.txt", "b.txt"]
     assert (project / "b.txt").read_text() == "one\n"
 
@@ -213,8 +214,8 @@ def test_a_folder_mode_someone_changed_during_the_run_is_kept(tmp_path: Path) ->
     scratch.mkdir()
     if launch.probe_overlay(scratch) is not None:
         pytest.skip("no overlay here")
-    start, since = overlays.LowerState.take(project), time.time_ns()
-    dirs = overlays.prepare(scratch)
+    start, since = LowerState.take(project), time.time_ns()
+    dirs = prepare(scratch)
     subprocess.run([*launch.overlay_prefix(dirs, project), "/bin/sh", "-c", f'cd "{project}" && echo x > mine/f'],
                    check=True, env={"PATH": "/usr/bin:/bin"})
     os.chmod(project / "mine", 0o711)  # the person, while the run ran

@@ -22,7 +22,7 @@ def owned_temp(kind: str, parent: Path | None = None) -> Path:
 
 
 AWAITING_RECOVERY = "awaiting-recovery"
-"""A file an overlay run's folder holds while a project record names it (sandbox/overlay.py): what the run
+"""A file an overlay run's folder holds while a project record names it (sandbox/writable_runs.py): what the run
 wrote is applied at that project's next start, so no other process's sweep may remove it first."""
 
 

@@ -13,14 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import overlay as overlays
 from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.forkserver import ForkServer, ForkServerError, fork_servers_supported
 from tui_agent.core.sandbox.launch import Launch, project_layout
 from tui_agent.core.sandbox.policy import Outcome, RunWrites, SandboxPolicy
 from tui_agent.core.sandbox.process import OutputListener, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain
-from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, WritableRuns
+from tui_agent.core.sandbox.writable_runs import MOUNT_FAILED, PER_CALL_ONLY, LowerState, WritableRuns
 
 Spawn = Callable[[Launch], Awaitable[Worker]]
 MAX_SERVERS_PER_MODE = 2
@@ -237,7 +236,7 @@ class RunDispatch:
         self._prestart = asyncio.get_running_loop().create_task(boot())
 
     async def run(self, request: dict[str, Any], policy: SandboxPolicy, attributed: bool, bridge: SandboxBridge | None,
-                  on_output: OutputListener | None, lower: overlays.LowerState | None) -> tuple[Outcome, list[str]]:
+                  on_output: OutputListener | None, lower: LowerState | None) -> tuple[Outcome, list[str]]:
         """The run's outcome, and the notes about what of its writes was not applied; `attributed`: it goes through
         an overlay (never forked), `lower`: the project's stamps taken before it."""
         if self.fork_pool is not None and not policy.network and not self.runs.venv_writable(policy) and not attributed:
@@ -248,7 +247,7 @@ class RunDispatch:
 
     async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
                          bridge: SandboxBridge | None, on_output: OutputListener | None = None,
-                         lower: overlays.LowerState | None = None) -> tuple[Outcome, list[str]]:
+                         lower: LowerState | None = None) -> tuple[Outcome, list[str]]:
         """The run in a fresh pre-started worker (network runs, writable runs through an overlay, or no fork server),
         and the notes about what of its writes was not applied; `lower`: the project's stamps taken before it."""
         worker = await self.warm.acquire(Launch(self.tier, network=bool(policy.network), project_writable=writable,
@@ -271,7 +270,7 @@ class RunDispatch:
             if worker.private_dir:
                 shutil.rmtree(worker.private_dir, ignore_errors=True)
             self.warm.schedule_refill()
-        if dirs is not None and outcome.start_failed and outcome.exit_code == overlays.MOUNT_FAILED:
+        if dirs is not None and outcome.start_failed and outcome.exit_code == MOUNT_FAILED:
             self.runs.remove_later(dirs)
             self.runs.overlay_problem = f"the project could not be mounted as an overlay; {PER_CALL_ONLY}"
             self.runs.ran(RunWrites(False))

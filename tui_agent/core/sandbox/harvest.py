@@ -21,11 +21,11 @@ from tui_agent.core.sandbox.protected import (GIT, REFUSED, SETID_BITS, Guard, H
                                               git_lock, git_refusal, git_writable, inert, move_under_git_lock, moved_note,
                                               nested_repository, new_folder, setid_words, special_kind)
 
-if TYPE_CHECKING:  # overlay.py applies through this module
-    from tui_agent.core.sandbox.overlay import LowerState
+if TYPE_CHECKING:  # writable_runs.py applies through this module
+    from tui_agent.core.sandbox.writable_runs import LowerState
 
 CHANGE_SLACK_NS = 20_000_000
-"""Only for paths the run's start stamps do not cover (overlay.LowerState; a run recovered after a crash has none):
+"""Only for paths the run's start stamps do not cover (writable_runs.LowerState; a run recovered after a crash has none):
 file times come from a coarse clock (one tick, a few ms, behind), so a change this soon before the run counts as
 during it. That errs towards keeping a person's version and setting the run's aside, never the other way."""
 

@@ -4,7 +4,7 @@ or `usercustomize.py` created or changed anywhere an interpreter reads is flagge
 
 `report` takes what a run wrote: through an overlay, what the harvest applied (with the bytes it replaced, read as it
 replaced them); without one (the rlimits tier, a machine where the overlay cannot be mounted), what differs between
-the project's stamps before and after the run (writable_runs.py), with the bytes `keep` read before it."""
+the project's stamps before and after the run (fallback.py), with the bytes `keep` read before it."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_c
 """Folders a test run rewrites every time: their changes are not reported."""
 STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
 WALK_LIMIT = 100_000
-"""Entries of the project stamped before a run at most (overlay.LowerState); past it changes may go unreported."""
+"""Entries of the project stamped before a run at most (writable_runs.LowerState); past it changes may go unreported."""
 LISTED = 20
 KEEP_FILE_BYTES = 256 * 1024
 KEEP_TOTAL_BYTES = 16 * 1024 * 1024
@@ -152,7 +152,7 @@ def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
 
 
 def startup_stamps(root: Path, used_venv: Path | None) -> dict[str, tuple[int, int, int, int, int]]:
-    """The start-up files of the site folders (`site_dirs`), stamped as overlay.LowerState stamps (the one outside the
+    """The start-up files of the site folders (`site_dirs`), stamped as writable_runs.LowerState stamps (the one outside the
     project too: a run without an overlay may write there)."""
     found: dict[str, tuple[int, int, int, int, int]] = {}
     for folder in site_dirs(root, used_venv):

@@ -32,7 +32,7 @@ from tui_agent.core.sandbox.secrets import hiding_candidates, holds_socket_folde
 from tui_agent.core.sandbox.zygote import SANDBOX_HOME
 
 if TYPE_CHECKING:
-    from tui_agent.core.sandbox.overlay import OverlayDirs
+    from tui_agent.core.sandbox.writable_runs import OverlayDirs
     from tui_agent.core.sandbox.toolchain import Toolchain
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
@@ -49,7 +49,7 @@ process 1 (no unfiltered bubblewrap init), gone with its parent, in a new sessio
 JOIN_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 """The shell joins each of the run's cgroup folders, then becomes the sandbox: every descendant is born inside it."""
 OVERLAY_MOUNT = 'mount -t overlay overlay -o "$1" "$2" || exit 125; shift 2; exec "$@"'
-"""Mounts the overlay (exit status `overlay.MOUNT_FAILED` when it cannot), then becomes bubblewrap."""
+"""Mounts the overlay (exit status `writable_runs.MOUNT_FAILED` when it cannot), then becomes bubblewrap."""
 HIDING_ENVIRON = ("HOME", "XDG_RUNTIME_DIR")
 """The variables that say which host folders are hidden (secrets.hiding_candidates)."""
 
@@ -293,7 +293,7 @@ def _tried(argv: list[str], failing: str) -> str | None:
 
 def _try_overlay(scratch: Path) -> str | None:
     """The overlay mount of a run, tried on folders of the probe's own (the caller checked that their paths fit in the
-    mount options, `overlay.usable_paths`)."""
+    mount options, `writable_runs.usable_paths`)."""
     if shutil.which("unshare") is None:
         return "util-linux's `unshare` is not installed"
     trial = Path(tempfile.mkdtemp(prefix="overlay-probe-", dir=scratch))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tui_agent.core.listeners import tell
-from tui_agent.core.sandbox import launch as launch_path, overlay as overlays
+from tui_agent.core.sandbox import launch as launch_path
 from tui_agent.core.sandbox.bridge import RESULT_LIMIT, SandboxBridge, serve_channel
 from tui_agent.core.sandbox.launch import Launch
 from tui_agent.core.network.proxy import PROXY_REFUSED, Attachment, shared_proxy
@@ -24,6 +24,7 @@ from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant, Outcome
 from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.worker_guard import base_filter_fd, run_filter_message
+from tui_agent.core.sandbox.writable_runs import OverlayDirs
 
 DRAIN_AFTER_EXIT_S = 0.5
 BOOTED = b"U"
@@ -175,7 +176,7 @@ class Worker:
     private_dir: str | None
     processes: RunProcesses
     """What `stopping` stops: the run's cgroup, its PID namespace, or (weak tier) its session."""
-    overlay: overlays.OverlayDirs | None = None
+    overlay: OverlayDirs | None = None
     """The overlay folders the project is mounted with (what the run writes lands in its upper folder), or None."""
     net_channel: socket.socket | None = None
     """Where the worker hands over its proxy listener (bubblewrap with a network grant), or None."""
@@ -185,7 +186,7 @@ class Worker:
 
     @classmethod
     async def spawn(cls, project: Path, launch: Launch, *, scratch: Path, processes: int,
-                    toolchain: Toolchain | None = None, overlay: overlays.OverlayDirs | None = None) -> "Worker":
+                    toolchain: Toolchain | None = None, overlay: OverlayDirs | None = None) -> "Worker":
         """Start a worker as `launch` says (`launch.py` builds its command line); `overlay`: the folders of its
         overlay mount when `launch.overlay`."""
         # before the command line: a path made meanwhile makes it stale

@@ -11,7 +11,7 @@ from typing import Any, overload
 
 from tui_agent.core.project import Project
 from tui_agent.core.settings import Settings
-from tui_agent.core.sandbox import ignored, overlay as overlays, protected
+from tui_agent.core.sandbox import fallback, ignored, protected
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.auditlog import AuditLog
 from tui_agent.core.sandbox.bridge import SandboxBridge
@@ -42,7 +42,7 @@ from tui_agent.core.sandbox.policy import Program, ShellCommand, Snippet, ToolBa
 from tui_agent.core.sandbox.toolchain import Toolchain, discover, programs_from_venv
 from tui_agent.core.sandbox.stopping import kill_base, pids_base
 from tui_agent.core.sandbox.worker_guard import make_undumpable, seccomp_arch
-from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, WritableRuns, recover_sweeps
+from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, WritableRuns, recover as recover_overlays
 
 DEFAULT_WARM_WORKERS = 2
 
@@ -98,8 +98,8 @@ class Sandbox:
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
         sandbox.network_names = configured_names(settings.sandbox_network)
-        sandbox.notices += await asyncio.to_thread(overlays.recover, project.root, project.cache_dir)
-        sandbox.notices += await asyncio.to_thread(recover_sweeps, project.root, project.cache_dir / "sweeps")
+        sandbox.notices += await asyncio.to_thread(recover_overlays, project.root, project.cache_dir)
+        sandbox.notices += await asyncio.to_thread(fallback.recover_sweeps, project.root, project.cache_dir)
         # only then the temporary folders of tuiagent processes killed earlier: a killed run's overlay is in one, and
         # the recovery above applies (or quarantines) what it wrote first
         await asyncio.to_thread(sweep_once)
@@ -280,16 +280,16 @@ class Sandbox:
             self._hold_hooks(request)
         # through an overlay the harvest after the run is the one change capture; without one the run is fenced
         lower = await asyncio.to_thread(self.runs.lower) if attributed else None
-        fence = await asyncio.to_thread(self.runs.fence, effective) if writable and not attributed else None
+        fence = await asyncio.to_thread(fallback.fence, self.runs, effective) if writable and not attributed else None
         swept: list[str] = []
         try:
             outcome, applied = await self.dispatch.run(request, effective, attributed, bridge, on_output, lower)
             swept += applied
         finally:
             if fence is not None:
-                swept += await asyncio.to_thread(self.runs.unfence, fence)
+                swept += await asyncio.to_thread(fallback.unfence, self.runs, fence)
             elif lower is not None and not self.runs.attributed(effective):  # its overlay failed: run again without
-                swept += await asyncio.to_thread(self.runs.after_fallback, lower)
+                swept += await asyncio.to_thread(fallback.after_mount_failed, self.runs, lower)
             if effective.project_writable:  # again: on the fallback tier the run itself could remove the record
                 self._hold_hooks(request)
         result = to_run_result(outcome, effective, self.tier)

@@ -1,11 +1,13 @@
-"""What a writable run changed. Through an overlay (bubblewrap, where it can be mounted): the project is stamped as the
-run starts (`overlay.LowerState`), and after it its upper folder goes through the one filtered step (`overlay.apply`
--> harvest.py: protected paths and what a run may not leave refused and quarantined, the person's concurrent changes
-kept and the run's set aside, the ignored files' changes derived). Without one (the rlimits tier, a machine where the
-overlay cannot be mounted) the run writes the project directly, so `fence` records the protected paths it could
-create and stamps the project (the same `LowerState` walk) before it, and `unfence` sweeps and compares after it
-(after a crash too: the record stays in `.agent/cache/sweeps/` and `recover_sweeps` sweeps for it at the next start).
-Either way its writes (`policy.RunWrites`) and ignored changes are kept for undo."""
+"""The overlay path of writable runs, and what every writable run wrote until undo takes it (`WritableRuns`).
+
+Through an overlay (bubblewrap, where it can be mounted) the project is the lower layer and the run's upper folder lies
+outside it, so what a run wrote is exactly what that folder holds; see `sandbox status`. Its folders are made before
+the run (`prepare`), the project stamped as it starts (`LowerState`), recorded in `.agent/cache/overlays/` while it
+runs (`begin`, `finish`: what a run wrote before tuiagent died is applied at the next sandbox start by `recover`), and
+applied after it by the one filtered step (`apply` -> harvest.py: protected paths and what a run may not leave refused
+and quarantined, the person's concurrent changes kept and the run's set aside, the ignored files' changes derived).
+The path without an overlay is fallback.py's; its runs' writes (`policy.RunWrites`) and ignored changes are kept here
+too."""
 
 from __future__ import annotations
 
@@ -14,32 +16,237 @@ import contextlib
 import json
 import os
 import secrets
-import stat
-from collections.abc import Callable
-from dataclasses import dataclass
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core import projectfs
-from tui_agent.core.project import AGENT_DIR, Project
-from tui_agent.core.sandbox import ignored, overlay as overlays
+from tui_agent.core.catalog.files import process_alive
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import ignored
+from tui_agent.core.sandbox.harvest import Harvest, harvest
 from tui_agent.core.sandbox.launch import probe_overlay
-from tui_agent.core.sandbox.launch import project_venvs
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
-from tui_agent.core.sandbox.protected import (GIT, Guard, glob_matches, matches_protected, moved_note, new_folder,
-                                              user_globs)
-from tui_agent.core.versioning.plainfiles import ignored_among
+from tui_agent.core.sandbox.protected import GIT, GIT_COMMIT_FILES
+from tui_agent.core.tempfolders import AWAITING_RECOVERY
 
 KEPT_RUN_WRITES = 256
 PER_CALL_ONLY = ("without an overlay mount, what a run wrote cannot be told apart from what someone else changed "
                  "while it ran: undo attributes changes per call only")
-SWEEPS = "sweeps"
-GLOB_WATCH_LIMIT = 20_000
-"""Matches of the user's globs recorded before a run; past this many, new matches beyond it are not told apart."""
+MOUNT_FAILED = 125
+"""The launcher's exit status when the overlay could not be mounted (the worker never started; `launch.py` mounts it)."""
+
+_UNSAFE = (",", ":", "\\", "\n", '"')
+"""Characters the mount options cannot carry unescaped: such paths get no overlay (per-call attribution only)."""
+RECORDS = "overlays"
+Stamp = tuple[int, int, int, int, int]
+"""st_ino, st_mode, st_size, st_mtime_ns, st_ctime_ns: agent code or a person can reset mtime, never ctime."""
+WALK_LIMIT = 100_000
+"""Entries stamped at most; past it, paths not stamped are judged by their change time (see harvest.py)."""
+SKIPPED = frozenset({GIT, ".agent"})
+"""Top-level folders not walked (git's objects, tuiagent's own files): judged by their change time, but for what a
+commit writes in `.git` (index, HEAD, refs, logs: up to GIT_STAMP_LIMIT entries)."""
+GIT_STAMP_LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class OverlayDirs:
+    """One worker's overlay folders: `upper` receives everything the run writes; `work` is the kernel's."""
+
+    folder: Path
+    rootless: bool
+
+    @property
+    def upper(self) -> Path:
+        return self.folder / "upper"
+
+    @property
+    def work(self) -> Path:
+        return self.folder / "work"
+
+    def remove(self) -> None:
+        """Delete the folders (the kernel's work folder may be mode 000 for a user without privileges)."""
+        for inner in (self.work / "work", self.work / "index"):
+            with contextlib.suppress(OSError):
+                os.chmod(inner, 0o700)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@dataclass
+class LowerState:
+    """The project as an overlay run starts (its lower layer is the live project): `stamps`, project path (relative,
+    POSIX; "" the project itself) -> its stamp then, so the harvest tells a change someone made during the run from
+    one made before it by comparing, not by file times; `complete` when every entry outside SKIPPED was stamped."""
+
+    stamps: dict[str, Stamp] = field(default_factory=dict)
+    complete: bool = True
+
+    def knows(self, relative: str) -> bool:
+        """Whether `relative`'s state at the start is known (stamped, or surely absent then)."""
+        return relative in self.stamps or (self.complete and relative.split("/", 1)[0] not in SKIPPED)
+
+    def existed(self, relative: str) -> bool:
+        return relative in self.stamps
+
+    def matches(self, relative: str, info: os.stat_result) -> bool:
+        """Whether `relative`, now `info`, is as it was at the start (False: it was not there)."""
+        return self.stamps.get(relative) == _stamp(info)
+
+    @classmethod
+    def take(cls, root: Path, limit: int = WALK_LIMIT) -> "LowerState":
+        """Stamp every entry under `root` (never following links) up to `limit` entries, then what commits write."""
+        state = cls()
+        pending = [("", str(root))]
+        while pending and state.complete:
+            relative, folder = pending.pop()
+            try:
+                with os.scandir(folder) as found:
+                    entries = [entry for entry in found if relative or entry.name not in SKIPPED]
+                state.stamps[relative] = _stamp(os.lstat(folder))
+            except OSError:  # gone meanwhile, or unreadable: its entries are judged by their change time
+                state.complete = False
+                continue
+            for entry in entries:
+                if len(state.stamps) >= limit:
+                    state.complete = False
+                    break
+                path = f"{relative}/{entry.name}" if relative else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((path, entry.path))
+                else:
+                    with contextlib.suppress(OSError):
+                        state.stamps[path] = _stamp(entry.stat(follow_symlinks=False))
+        state.stamp_git(root)
+        return state
+
+    def stamp_git(self, root: Path) -> None:
+        """Stamp what a commit writes in the project's `.git` (not the objects, which are new when written): a commit
+        of the person's during the run is then told from the run's by comparing, not by change times."""
+        git = root / GIT
+        if not git.is_dir() or git.is_symlink():
+            return
+        paths = [git / name for name in GIT_COMMIT_FILES]
+        for folder in ("refs", "logs"):
+            for current, folders, files in os.walk(git / folder):  # os.walk follows no link by default
+                paths += [Path(current) / name for name in [*folders, *files]]
+                if len(paths) > GIT_STAMP_LIMIT:
+                    break
+        for path in paths[:len(GIT_COMMIT_FILES) + GIT_STAMP_LIMIT]:
+            with contextlib.suppress(OSError):
+                self.stamps[path.relative_to(root).as_posix()] = _stamp(os.lstat(path))
+
+
+def _stamp(info: os.stat_result) -> Stamp:
+    return info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def prepare(scratch: Path) -> OverlayDirs:
+    """Fresh upper and work folders under `scratch` (outside the project, as the kernel requires)."""
+    folder = Path(tempfile.mkdtemp(prefix="overlay-", dir=scratch))
+    dirs = OverlayDirs(folder, rootless=os.geteuid() != 0)
+    dirs.upper.mkdir()
+    dirs.work.mkdir()
+    return dirs
+
+
+def usable_paths(project: Path, scratch: Path) -> bool:
+    return not any(mark in str(path) for path in (project, scratch) for mark in _UNSAFE)
+
+
+def apply(dirs: OverlayDirs, root: Path, cache_dir: Path, since_ns: int, start: LowerState | None = None) -> Harvest:
+    """Apply the run's upper folder onto the project (the overlay is unmounted: its processes are gone); the caller
+    deletes the overlay's folders. `start`: the project's stamps as the run started (None after a crash).
+    A run's version that cannot be applied goes to `.agent/cache/run-versions/<run>/`."""
+    aside = cache_dir / "run-versions" / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+    return harvest(dirs.upper, root, since_ns=since_ns, aside=aside, rootless=dirs.rootless, start=start)
+
+
+def record_of(cache_dir: Path, dirs: OverlayDirs) -> Path:
+    return cache_dir / RECORDS / f"{os.getpid()}-{dirs.folder.name}.json"
+
+
+def begin(cache_dir: Path, dirs: OverlayDirs) -> str | None:
+    """Record an overlay as its worker starts (ahead of its run: nothing on the run's path). Its time is the record's
+    own, earlier than the run: recovery then errs towards keeping what changed meanwhile. Unwritable: no record, and
+    why (a crash during that run would leave its writes unapplied) is returned."""
+    record = record_of(cache_dir, dirs)
+    try:
+        data = json.dumps({"folder": str(dirs.folder), "rootless": dirs.rootless}).encode("utf-8")
+        projectfs.write_atomic(record, data, sync=False)  # no link followed in .agent/cache/
+        (dirs.folder / AWAITING_RECOVERY).write_text(str(record), encoding="utf-8")  # other processes' sweeps keep it
+    except OSError as error:
+        return f"{error.strerror or error} ({record.parent})"
+    return None
+
+
+def finish(cache_dir: Path, dirs: OverlayDirs) -> None:
+    """The overlay's run was applied (or never ran): forget it and delete its folders."""
+    try:
+        record_of(cache_dir, dirs).unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only project has no record to forget (`begin` could not write one)
+    dirs.remove()
+
+
+def dead_records(folder: Path) -> list[Path]:
+    """The records in `folder` (`<pid>-<id>.json`) of tuiagent processes that are gone (a crash, a kill)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    return [record for record in sorted(folder.glob("*.json"))
+            if not ((pid := record.name.split("-")[0]).isdigit() and process_alive(int(pid)))]
+
+
+def recover(root: Path, cache_dir: Path) -> list[str]:
+    """Apply the upper folders of runs whose tuiagent process died during them; one note per path it applied or kept.
+
+    The record is hostile input (a file in the project): only an overlay folder this user made under the temporary
+    folder is read, and only with the harvest's own rules."""
+    notes: list[str] = []
+    for record in dead_records(cache_dir / RECORDS):
+        found = _read(record)
+        if found is not None:
+            dirs, since = found
+            try:
+                harvest = apply(dirs, root, cache_dir, since)
+            except OSError as error:  # a read-only project: its writes stay where they are, for a later start
+                notes.append(f"what a run interrupted earlier wrote is in {dirs.upper}; it could not be applied "
+                             f"to the project: {error.strerror or error}")
+                continue
+            notes += [f"{path}: written by a run interrupted earlier; applied" for path in harvest.paths]
+            notes += [f"{note} (a run interrupted earlier)" for note in harvest.notes]
+            dirs.remove()
+        with contextlib.suppress(OSError):  # a read-only project: the record stays; its folder is gone, the next start drops it
+            record.unlink(missing_ok=True)
+    return notes
+
+
+def _read(record: Path) -> tuple[OverlayDirs, int] | None:
+    try:
+        raw = json.loads(projectfs.read_text(record))
+        folder, rootless, since = Path(raw["folder"]), raw["rootless"], record.stat().st_mtime_ns
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(rootless, bool):
+        return None
+    temp = Path(os.path.realpath(tempfile.gettempdir()))
+    real = Path(os.path.realpath(folder))
+    if (real != folder or real.parent.parent != temp or not real.parent.name.startswith("tuiagent-sandbox-")
+            or not real.name.startswith("overlay-")):
+        return None
+    try:
+        if real.stat().st_uid != os.geteuid() or not (real / "upper").is_dir():
+            return None
+    except OSError:
+        return None
+    return OverlayDirs(real, rootless), since
 
 
 class WritableRuns:
     """What the Sandbox knows about runs that may write the project: whether they go through an overlay (their writes
-    attributed exactly), the overlay folders still in use, and what finished runs wrote until undo takes it.
+    attributed exactly), the overlay folders still in use, and what finished runs wrote until undo takes it (runs
+    without an overlay too: fallback.py records theirs here).
 
     Notes for the person are appended to `notices` (the Sandbox's own list)."""
 
@@ -56,10 +263,10 @@ class WritableRuns:
         """Ignored files writable runs changed, until the undo journal takes them (`take_ignored_changes`)."""
         self.run_writes: list[RunWrites] = []
         """What each writable run wrote, until the undo journal takes it (`take_run_writes`)."""
-        self._overlays: set[overlays.OverlayDirs] = set()
+        self._overlays: set[OverlayDirs] = set()
         """Overlays recorded for workers not finished yet (a warm worker discarded unused is forgotten at `aclose`)."""
-        self._unrecorded: dict[overlays.OverlayDirs, str] = {}
-        """Why an overlay in use has no crash-recovery record (`overlays.begin` could not write it)."""
+        self._unrecorded: dict[OverlayDirs, str] = {}
+        """Why an overlay in use has no crash-recovery record (`begin` could not write it)."""
         self._told_unrecorded: set[str] = set()
         self._removals: set[asyncio.Future[None]] = set()
         """Overlay folders of finished runs being deleted in the background (`aclose` waits for them)."""
@@ -67,7 +274,7 @@ class WritableRuns:
 
     def probe_overlay(self) -> str | None:
         """Why this project cannot be mounted as an overlay here, or None (run once, in a thread)."""
-        if not overlays.usable_paths(self.project.root, self._scratch):
+        if not usable_paths(self.project.root, self._scratch):
             return f"the project path has a character an overlay mount cannot carry; {PER_CALL_ONLY}"
         problem = probe_overlay(self._scratch)
         return f"{problem}; {PER_CALL_ONLY}" if problem else None
@@ -83,90 +290,31 @@ class WritableRuns:
     def venv_writable(self, policy: SandboxPolicy) -> bool:
         return policy.venv_writable and self.project_writable(policy) and self.tier == TIER_BUBBLEWRAP
 
-    def lower(self) -> overlays.LowerState:
+    def lower(self) -> LowerState:
         """The project's stamps as an overlay run starts (the harvest's only "before": nothing else is walked)."""
-        return overlays.LowerState.take(self.project.root)
+        return LowerState.take(self.project.root)
 
-    def fence(self, policy: SandboxPolicy) -> "Fence":
-        """Before a writable run without an overlay: the protected paths it could create (recorded for a crash) and,
-        when the policy lets it write the project, the project's stamps and its small ignored files' bytes."""
-        root = self.project.root
-        watched, start, kept = watch(root), None, {}
-        if policy.project_writable:
-            start = self.stamps()
-            files = {path: stamp[2] for path, stamp in start.stamps.items() if not stat.S_ISDIR(stamp[1])}
-            ignored_now = ignored_among(root, [path for path in files if not os.path.isabs(path)])
-            read_only = self.tier == TIER_BUBBLEWRAP and not self.venv_writable(policy)
-            skip = [os.path.relpath(venv, root) for venv in project_venvs(root, self.venv)] if read_only else []
-            kept = ignored.keep(root, {path: files[path] for path in ignored_now if path in files}, skip)
-        return Fence(watched, begin(self.project.cache_dir / SWEEPS, watched), start, kept)
-
-    def unfence(self, fence: "Fence") -> list[str]:
-        """After a writable run without an overlay: what it created at protected paths moved to the quarantine, its
-        ignored files' changes kept for undo; its writes unattributed. The notes (also in `notices`)."""
-        self.ran(RunWrites(False))
-        notes = sweep(self.project.root, fence.watch)
-        if fence.record is not None:
-            with contextlib.suppress(OSError):
-                fence.record.unlink()
-        if fence.start is not None:
-            notes += self.compare(fence.start, fence.kept)[0]
-        self.notices += notes
-        return notes
-
-    def after_fallback(self, lower: overlays.LowerState) -> list[str]:
-        """An overlay run whose mount failed ran again without one (dispatch.py), unfenced: what it changed is what
-        differs from the project's stamps at its start; new protected paths are swept, ignored files reported."""
-        said, created = self.compare(lower, {})
-        guard, moved = Guard.of(self.project.root), list[str]()
-        for path in sorted(created):
-            if guard.covers(path, False) and not any(path.startswith(parent + "/") for parent in moved):
-                moved.append(path)
-        notes = [*sweep(self.project.root, Watch(dict.fromkeys(moved), frozenset(), ())), *said]
-        self.notices += notes
-        return notes
-
-    def stamps(self) -> overlays.LowerState:
-        """The project's stamps and those of the site folders' start-up files (`ignored.site_dirs`)."""
-        state = overlays.LowerState.take(self.project.root)
-        state.stamps.update(ignored.startup_stamps(self.project.root, self.venv))
-        return state
-
-    def compare(self, start: overlays.LowerState, kept: dict[str, bytes]) -> tuple[list[str], list[str]]:
-        """What a run without an overlay changed among the ignored files, from the stamps `start` taken before it and
-        `kept`, the bytes read then (the changes kept for undo): (the notes, every path it created, folders too)."""
-        now = self.stamps()
-        both = {**start.stamps, **now.stamps}
-        written = {path: "removed" if path not in now.stamps else "created" if path not in start.stamps else "changed"
-                   for path, stamp in both.items()
-                   if start.stamps.get(path) != now.stamps.get(path) and not stat.S_ISDIR(stamp[1])}
-        before: dict[str, bytes | int] = {path: kept.get(path, start.stamps[path][2]) for path in written
-                                          if path in start.stamps}
-        said, found = ignored.report(self.project.root, written, before, self.venv, start.complete and now.complete)
-        self.ignored_changes += found
-        return said, [path for path in now.stamps if path not in start.stamps]
-
-    async def open_overlay(self) -> overlays.OverlayDirs:
+    async def open_overlay(self) -> OverlayDirs:
         """Fresh overlay folders for a worker about to start, recorded so a crash of tuiagent cannot lose its writes."""
-        dirs = overlays.prepare(self._scratch)
+        dirs = prepare(self._scratch)
         self._overlays.add(dirs)
-        unrecorded = await asyncio.to_thread(overlays.begin, self.project.cache_dir, dirs)
+        unrecorded = await asyncio.to_thread(begin, self.project.cache_dir, dirs)
         if unrecorded is not None:
             self._unrecorded[dirs] = unrecorded
         return dirs
 
-    def drop_overlay(self, dirs: overlays.OverlayDirs) -> None:
+    def drop_overlay(self, dirs: OverlayDirs) -> None:
         """The worker for `dirs` never started: forget its record now."""
         self._forget(dirs)
-        overlays.finish(self.project.cache_dir, dirs)
+        finish(self.project.cache_dir, dirs)
 
-    def collect(self, dirs: overlays.OverlayDirs, since: int, lower: overlays.LowerState | None) -> list[str]:
+    def collect(self, dirs: OverlayDirs, since: int, lower: LowerState | None) -> list[str]:
         """Apply what an overlay run wrote onto the project and record exactly that for undo, its ignored files' changes
         too (its notes returned, also in `notices`)."""
         unrecorded = self._unrecorded_note(dirs)  # before `remove_later` (on the loop) forgets the overlay
         root = self.project.root
         try:
-            found = overlays.apply(dirs, root, self.project.cache_dir, since, lower)
+            found = apply(dirs, root, self.project.cache_dir, since, lower)
         finally:
             self._loop.call_soon_threadsafe(self.remove_later, dirs)
         self.ran(RunWrites(True, tuple(found.paths), tuple(found.kept), tuple(found.aside)))
@@ -176,7 +324,7 @@ class WritableRuns:
         self.notices += notes
         return notes
 
-    def _unrecorded_note(self, dirs: overlays.OverlayDirs) -> list[str]:
+    def _unrecorded_note(self, dirs: OverlayDirs) -> list[str]:
         """The note for a run whose overlay had no record: said once per reason (a full disk or an unwritable
         `.agent/cache` would otherwise repeat it on every writable run)."""
         reason = self._unrecorded.pop(dirs, None)
@@ -187,14 +335,14 @@ class WritableRuns:
                 "run, the next start would not have applied what it wrote (it would stay in the sandbox's temporary "
                 "folder); free space, or make .agent/cache/overlays a folder tuiagent can write to. Said once."]
 
-    def _forget(self, dirs: overlays.OverlayDirs) -> None:
+    def _forget(self, dirs: OverlayDirs) -> None:
         self._overlays.discard(dirs)
         self._unrecorded.pop(dirs, None)
 
-    def remove_later(self, dirs: overlays.OverlayDirs) -> None:
+    def remove_later(self, dirs: OverlayDirs) -> None:
         """Deleting even empty folders takes milliseconds on a busy disk: not on the run's path."""
         self._forget(dirs)
-        removal = self._loop.run_in_executor(None, overlays.finish, self.project.cache_dir, dirs)
+        removal = self._loop.run_in_executor(None, finish, self.project.cache_dir, dirs)
         self._removals.add(removal)
         removal.add_done_callback(self._removals.discard)
 
@@ -219,129 +367,4 @@ class WritableRuns:
         await asyncio.gather(*self._removals, return_exceptions=True)
         for dirs in list(self._overlays):
             self._forget(dirs)
-            await asyncio.to_thread(overlays.finish, self.project.cache_dir, dirs)
-
-
-@dataclass(frozen=True)
-class Watch:
-    """What a writable run without an overlay could create or replace: protected paths that are absent (None) or
-    symlinks (their target; a bind protects only what a link points to), and the matches of the user's globs."""
-
-    fixed: dict[str, str | None]
-    globbed: frozenset[str]
-    patterns: tuple[str, ...]
-
-    def to_json(self) -> dict[str, object]:
-        return {"fixed": self.fixed, "globbed": sorted(self.globbed), "patterns": list(self.patterns)}
-
-    @classmethod
-    def from_json(cls, data: object, known: Callable[[str], bool]) -> "Watch | None":
-        """A record read back from `.agent/cache` (untrusted): only `known` paths, only strings; None if malformed."""
-        if not isinstance(data, dict):
-            return None
-        fixed, globbed, patterns = data.get("fixed"), data.get("globbed"), data.get("patterns")
-        if not (isinstance(fixed, dict) and isinstance(globbed, list) and isinstance(patterns, list)):
-            return None
-        clean = {name: link for name, link in fixed.items()
-                 if isinstance(name, str) and known(name) and (link is None or isinstance(link, str))}
-        return cls(clean, frozenset(p for p in globbed if isinstance(p, str)),
-                   tuple(p for p in patterns if isinstance(p, str)))
-
-
-@dataclass(frozen=True)
-class Fence:
-    """A writable run without an overlay, as it starts: its watch and the watch's crash record; when it may write the
-    project, the stamps (`WritableRuns.stamps`) and the bytes of its small ignored files."""
-
-    watch: Watch
-    record: Path | None
-    start: overlays.LowerState | None
-    kept: dict[str, bytes]
-
-
-def watch(root: Path) -> Watch:
-    """The protected paths a run without an overlay could create or replace in `root` (where a dangling protected link
-    lands too); a run through an overlay has them refused by its harvest instead."""
-    guard = Guard.of(root, GLOB_WATCH_LIMIT)
-    absent = [name for name in guard.names if not os.path.lexists(root / name)]
-    return Watch({**dict.fromkeys(guard.landings), **guard.links, **dict.fromkeys(absent)}, guard.matches,
-                 guard.patterns)
-
-
-def sweep(root: Path, before: Watch, *, since: float | None = None) -> list[str]:
-    """Move every protected path a run without an overlay created or replaced into one new
-    `.agent/quarantine/<time>-<id>/` folder (a replaced symlink is put back); one note per path, saying exactly what
-    was moved where.
-
-    `since` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
-    is recreated (the note says what it pointed to)."""
-    moves: list[tuple[str, str, str | None]] = []
-    for relative, link in before.fixed.items():
-        path = root / relative
-        now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
-        if now != link and (since is None or (now is not None and _changed_since(path, since))):
-            moves.append((relative, "created" if link is None else "replaced", link))
-    found: list[str] = []
-    for relative in sorted(glob_matches(root, before.patterns, limit=GLOB_WATCH_LIMIT)) if before.patterns else []:
-        if (relative in before.globbed or relative.split("/")[0] in (GIT, AGENT_DIR)
-                or any(relative.startswith(parent + "/") for parent in found)):
-            continue  # known before, git's or tuiagent's own, or inside a new folder moved whole
-        found.append(relative)
-        if since is None or _changed_since(root / relative, since):
-            moves.append((relative, "created", None))
-    folder: Path | None = None
-    notes: list[str] = []
-    for relative, verb, link in moves:
-        path = root / relative
-        try:
-            folder = folder or new_folder(root)
-            target = folder / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if os.path.lexists(path):
-                os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
-            if link is not None and since is None:
-                os.symlink(link, path)
-            notes.append(moved_note(verb, relative, str(target.relative_to(root)), link, restored=since is None))
-        except OSError as error:
-            notes.append(f"agent code {verb} the protected path {relative} and it could not be moved away "
-                         f"({error}); check it before you use it")
-    return notes
-
-
-def _changed_since(path: Path, since: float) -> bool:
-    try:
-        return path.lstat().st_ctime >= since
-    except OSError:
-        return False
-
-
-def begin(records: Path, before: Watch) -> Path | None:
-    """Record the watch in `records` so that a crash during the run does not skip the sweep; None if it cannot be
-    written."""
-    record = records / f"{os.getpid()}-{secrets.token_hex(4)}.json"
-    try:
-        projectfs.write_atomic(record, json.dumps(before.to_json()).encode("utf-8"), sync=False)
-    except OSError:
-        return None
-    return record
-
-
-def recover_sweeps(root: Path, records: Path) -> list[str]:
-    """Sweep for the records of runs without an overlay whose tuiagent process died before it could."""
-    notes: list[str] = []
-    for record in overlays.dead_records(records):
-        try:
-            written = record.stat().st_mtime
-            before = Watch.from_json(json.loads(projectfs.read_text(record)), lambda name: _protected(root, name))
-        except (OSError, ValueError):
-            before = None
-        if before is not None:
-            current = Watch(before.fixed, before.globbed, user_globs(root))  # the person's globs, not the record's
-            notes += [f"{note} (a run interrupted earlier)" for note in sweep(root, current, since=written)]
-        with contextlib.suppress(OSError):  # a read-only project: swept again at the next start, moving nothing new
-            record.unlink()
-    return notes
-
-
-def _protected(root: Path, relative: str) -> bool:
-    return ".." not in Path(relative).parts and matches_protected(root, relative) is not None
+            await asyncio.to_thread(finish, self.project.cache_dir, dirs)
