@@ -260,7 +260,7 @@ async def test_a_run_whose_overlay_failed_is_checked_against_the_stamps_of_its_s
         (repo / "build").mkdir()
         (repo / "build" / "out.txt").write_text("built\n")
         (repo / "notes.md").write_text("fine\n")
-        notes = fallback.after_mount_failed(box.runs, lower)
+        notes = box.runs.told(*fallback.after_mount_failed(repo, lower, box.runs.venv))
         changes = box.take_ignored_changes()
     finally:
         await box.aclose()

@@ -3,8 +3,8 @@
 Such a run writes the project directly, so `fence` records the protected paths it could create and stamps the project
 (the overlay path's `LowerState` walk) before it, and `unfence` sweeps and compares after it (after a crash too: the
 record stays in `.agent/cache/sweeps/` and `recover_sweeps` sweeps for it at the next start); an overlay run whose
-mount failed, run again without one, is checked against the stamps of its start (`after_mount_failed`). Its writes are
-kept for undo unattributed (`policy.RunWrites`), with its ignored files' changes (`WritableRuns`)."""
+mount failed, run again without one, is checked against the stamps of its start (`after_mount_failed`). `WritableRuns`
+keeps such a run's writes for undo unattributed (`policy.RunWrites`), with its ignored files' changes."""
 
 from __future__ import annotations
 
@@ -21,10 +21,9 @@ from tui_agent.core import projectfs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox import ignored
 from tui_agent.core.sandbox.launch import project_venvs
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
 from tui_agent.core.sandbox.protected import (GIT, Guard, glob_matches, matches_protected, moved_note, new_folder,
                                               user_globs)
-from tui_agent.core.sandbox.writable_runs import LowerState, WritableRuns, dead_records
+from tui_agent.core.sandbox.writable_runs import LowerState, dead_records
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 SWEEPS = "sweeps"
@@ -69,68 +68,65 @@ class Fence:
     kept: dict[str, bytes]
 
 
-def fence(runs: WritableRuns, policy: SandboxPolicy) -> Fence:
+def fence(root: Path, cache_dir: Path, *, writes_project: bool, venv: Path | None, skip_venvs: bool) -> Fence:
     """Before a writable run without an overlay: the protected paths it could create (recorded for a crash) and,
-    when the policy lets it write the project, the project's stamps and its small ignored files' bytes."""
-    root = runs.project.root
+    when it may write the project, the project's stamps and its small ignored files' bytes (not those of the
+    virtualenvs it cannot write: `skip_venvs`)."""
     watched, start, kept = watch(root), None, {}
-    if policy.project_writable:
-        start = stamps(runs)
+    if writes_project:
+        start = stamps(root, venv)
         files = {path: stamp[2] for path, stamp in start.stamps.items() if not stat.S_ISDIR(stamp[1])}
         ignored_now = ignored_among(root, [path for path in files if not os.path.isabs(path)])
-        read_only = runs.tier == TIER_BUBBLEWRAP and not runs.venv_writable(policy)
-        skip = [os.path.relpath(venv, root) for venv in project_venvs(root, runs.venv)] if read_only else []
+        skip = [os.path.relpath(folder, root) for folder in project_venvs(root, venv)] if skip_venvs else []
         kept = ignored.keep(root, {path: files[path] for path in ignored_now if path in files}, skip)
-    return Fence(watched, begin(runs.project.cache_dir / SWEEPS, watched), start, kept)
+    return Fence(watched, begin(cache_dir / SWEEPS, watched), start, kept)
 
 
-def unfence(runs: WritableRuns, fenced: Fence) -> list[str]:
-    """After a writable run without an overlay: what it created at protected paths moved to the quarantine, its
-    ignored files' changes kept for undo; its writes unattributed. The notes (also in `notices`)."""
-    runs.ran(RunWrites(False))
-    notes = sweep(runs.project.root, fenced.watch)
+def unfence(root: Path, fenced: Fence, venv: Path | None) -> tuple[list[str], list[ignored.IgnoredChange]]:
+    """After a writable run without an overlay: what it created at protected paths moved to the quarantine; (the
+    notes, its ignored files' changes for undo)."""
+    notes = sweep(root, fenced.watch)
     if fenced.record is not None:
         with contextlib.suppress(OSError):
             fenced.record.unlink()
-    if fenced.start is not None:
-        notes += compare(runs, fenced.start, fenced.kept)[0]
-    runs.notices += notes
-    return notes
+    if fenced.start is None:
+        return notes, []
+    said, changes, _created = compare(root, venv, fenced.start, fenced.kept)
+    return notes + said, changes
 
 
-def after_mount_failed(runs: WritableRuns, lower: LowerState) -> list[str]:
+def after_mount_failed(root: Path, lower: LowerState,
+                       venv: Path | None) -> tuple[list[str], list[ignored.IgnoredChange]]:
     """An overlay run whose mount failed ran again without one (dispatch.py), unfenced: what it changed is what
     differs from the project's stamps at its start; new protected paths are swept, ignored files reported."""
-    said, created = compare(runs, lower, {})
-    guard, moved = Guard.of(runs.project.root), list[str]()
+    said, changes, created = compare(root, venv, lower, {})
+    guard, moved = Guard.of(root), list[str]()
     for path in sorted(created):
         if guard.covers(path, False) and not any(path.startswith(parent + "/") for parent in moved):
             moved.append(path)
-    notes = [*sweep(runs.project.root, Watch(dict.fromkeys(moved), frozenset(), ())), *said]
-    runs.notices += notes
-    return notes
+    return [*sweep(root, Watch(dict.fromkeys(moved), frozenset(), ())), *said], changes
 
 
-def stamps(runs: WritableRuns) -> LowerState:
+def stamps(root: Path, venv: Path | None) -> LowerState:
     """The project's stamps and those of the site folders' start-up files (`ignored.site_dirs`)."""
-    state = LowerState.take(runs.project.root)
-    state.stamps.update(ignored.startup_stamps(runs.project.root, runs.venv))
+    state = LowerState.take(root)
+    state.stamps.update(ignored.startup_stamps(root, venv))
     return state
 
 
-def compare(runs: WritableRuns, start: LowerState, kept: dict[str, bytes]) -> tuple[list[str], list[str]]:
+def compare(root: Path, venv: Path | None, start: LowerState,
+            kept: dict[str, bytes]) -> tuple[list[str], list[ignored.IgnoredChange], list[str]]:
     """What a run without an overlay changed among the ignored files, from the stamps `start` taken before it and
-    `kept`, the bytes read then (the changes kept for undo): (the notes, every path it created, folders too)."""
-    now = stamps(runs)
+    `kept`, the bytes read then: (the notes, the changes kept for undo, every path it created, folders too)."""
+    now = stamps(root, venv)
     both = {**start.stamps, **now.stamps}
     written = {path: "removed" if path not in now.stamps else "created" if path not in start.stamps else "changed"
                for path, stamp in both.items()
                if start.stamps.get(path) != now.stamps.get(path) and not stat.S_ISDIR(stamp[1])}
     before: dict[str, bytes | int] = {path: kept.get(path, start.stamps[path][2]) for path in written
                                       if path in start.stamps}
-    said, found = ignored.report(runs.project.root, written, before, runs.venv, start.complete and now.complete)
-    runs.ignored_changes += found
-    return said, [path for path in now.stamps if path not in start.stamps]
+    said, found = ignored.report(root, written, before, venv, start.complete and now.complete)
+    return said, found, [path for path in now.stamps if path not in start.stamps]
 
 
 def watch(root: Path) -> Watch:

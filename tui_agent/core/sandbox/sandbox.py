@@ -280,16 +280,19 @@ class Sandbox:
             self._hold_hooks(request)
         # through an overlay the harvest after the run is the one change capture; without one the run is fenced
         lower = await asyncio.to_thread(self.runs.lower) if attributed else None
-        fence = await asyncio.to_thread(fallback.fence, self.runs, effective) if writable and not attributed else None
+        fence = await asyncio.to_thread(self._fence, effective) if writable and not attributed else None
         swept: list[str] = []
         try:
             outcome, applied = await self.dispatch.run(request, effective, attributed, bridge, on_output, lower)
             swept += applied
         finally:
             if fence is not None:
-                swept += await asyncio.to_thread(fallback.unfence, self.runs, fence)
+                self.runs.ran(RunWrites(False))
+                swept += self.runs.told(*await asyncio.to_thread(fallback.unfence, self.project.root, fence,
+                                                                 self.runs.venv))
             elif lower is not None and not self.runs.attributed(effective):  # its overlay failed: run again without
-                swept += await asyncio.to_thread(fallback.after_mount_failed, self.runs, lower)
+                swept += self.runs.told(*await asyncio.to_thread(fallback.after_mount_failed, self.project.root, lower,
+                                                                 self.runs.venv))
             if effective.project_writable:  # again: on the fallback tier the run itself could remove the record
                 self._hold_hooks(request)
         result = to_run_result(outcome, effective, self.tier)
@@ -301,6 +304,12 @@ class Sandbox:
         if outcome.start_failed:  # not the code's failure: nothing is recorded against a tool
             raise SandboxUnavailable(result.error or "the sandbox could not start")
         return result
+
+    def _fence(self, policy: SandboxPolicy) -> fallback.Fence:
+        """Before a writable run without an overlay (the weak tier, no overlay mount: fallback.py)."""
+        read_only_venvs = self.tier == TIER_BUBBLEWRAP and not self.runs.venv_writable(policy)
+        return fallback.fence(self.project.root, self.project.cache_dir, writes_project=policy.project_writable,
+                              venv=self.runs.venv, skip_venvs=read_only_venvs)
 
     def _hold_hooks(self, request: dict[str, Any]) -> None:
         """Agent code may change files the user's git hooks run: catalog commits with hooks wait for the person."""

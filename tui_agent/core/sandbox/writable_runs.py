@@ -353,6 +353,12 @@ class WritableRuns:
         if len(self.run_writes) > KEPT_RUN_WRITES:
             self.run_writes = [RunWrites(False), *self.run_writes[-KEPT_RUN_WRITES + 1:]]
 
+    def told(self, notes: list[str], changes: list[ignored.IgnoredChange]) -> list[str]:
+        """Keep the ignored changes of a run without an overlay (fallback.py) for undo, its notes for the person."""
+        self.ignored_changes += changes
+        self.notices += notes
+        return notes
+
     def take_run_writes(self) -> list[RunWrites]:
         found, self.run_writes = self.run_writes, []
         return found
