@@ -37,7 +37,7 @@ class SandboxPolicy:
 
     `project_writable` False makes the whole project read-only for the run (bubblewrap tier; a private /tmp
     stays writable): the catalog runs a tool's import and its own tests that way. The rlimits tier cannot
-    enforce it and says so in `describe()`.
+    enforce it and `tuiagent sandbox status` says so.
     """
 
     timeout_s: float = 30.0

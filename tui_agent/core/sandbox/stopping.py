@@ -9,7 +9,7 @@ A stop uses the strongest mechanism the run has:
 2. bubblewrap's PID namespace: SIGKILL to its init (bubblewrap's only child) makes the kernel kill all of it;
 3. the weak tier without either: `kill_tree`, a /proc scan for the run's session, process group, marked environment
    and descendants, stopped then killed until none is left (a process that left the session, cleared its environment
-   and was orphaned escapes it: `describe.py` says so).
+   and was orphaned escapes it: `tuiagent sandbox status` says so).
 
 A stop never waits for the processes to exit (but for a namespace's init: milliseconds); `RunProcesses.release`
 (after the leader exited) does, for as long as removing the cgroup needs.

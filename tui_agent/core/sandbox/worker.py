@@ -298,7 +298,7 @@ def shell_report(stdout: Kept, stderr: Kept, exit_code: int | None, timeout_s: f
 
 def hand_over_listener(argument: str) -> None:
     """For a `net=FD:PORT` argument: listen on 127.0.0.1:PORT of this network namespace, pass the socket over FD to the
-    host, which serves it (netproxy.py says why no relay runs inside), and keep no copy of either."""
+    host, which serves it (core/network/proxy.py says why no relay runs inside), and keep no copy of either."""
     fd, _, port = argument[len("net="):].partition(":")
     channel = _socket.socket(fileno=int(fd))
     listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
