@@ -47,12 +47,10 @@ def own_addresses() -> set[IPAddress]:
     for previous, line in zip(lines, lines[1:], strict=False):
         if "/32 host LOCAL" in line and previous.strip().startswith("|--"):
             found.add(ipaddress.ip_address(previous.strip()[3:].strip()))
-    try:
+    with contextlib.suppress(OSError, IndexError, ValueError):
         for row in Path("/proc/net/if_inet6").read_text().splitlines():
             raw = row.split()[0]
             found.add(ipaddress.ip_address(":".join(raw[i:i + 4] for i in range(0, 32, 4))))
-    except (OSError, IndexError, ValueError):
-        pass
     return found
 
 

@@ -66,11 +66,10 @@ async def open_checked(policy: NetPolicy, host: str, port: int) -> tuple[asyncio
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
-        while chunk := await reader.read(65536):
-            writer.write(chunk)
-            await writer.drain()
-    except (OSError, asyncio.IncompleteReadError):
-        pass
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            while chunk := await reader.read(65536):
+                writer.write(chunk)
+                await writer.drain()
     finally:
         with contextlib.suppress(OSError, RuntimeError):
             if writer.can_write_eof():

@@ -82,10 +82,8 @@ class ArmedChild:
         self.server.exits.pop(self.run_id, None)
         self.channel.close()
         for fd in (self.out_read, self.err_read):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self.server._forget(self.cgroup)
 
 
@@ -252,10 +250,8 @@ class ForkServer:
     async def close(self) -> None:
         arming, self._armed = self._armed, None
         if arming is not None:
-            try:
+            with contextlib.suppress(ForkServerError, asyncio.CancelledError):
                 await (await arming).discard()
-            except (ForkServerError, asyncio.CancelledError):
-                pass
         if self._exit_reader is not None:
             # Stop the reader before the channel closes: a socket closed under a pending `sock_recv` is dropped by
             # epoll and the read never wakes (a forked child can hold the server's end open past the server's death,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.machinery
 import importlib.util
 import inspect
@@ -359,10 +360,8 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
         os._exit(exit_status)  # a fork of the code fell through to here: only the worker itself answers
     response["files_read"] = sorted(files.paths)
     for stream in (sys.stdout, sys.stderr):  # what the code printed goes out before the answer
-        try:
-            stream.flush()
-        except BaseException:  # the code under test may have closed or replaced the stream; the answer goes on its own pipe
-            pass
+        with contextlib.suppress(BaseException):  # the code under test may have closed or replaced the stream: the
+            stream.flush()                          # answer goes on its own pipe
     if own_stop:
         guard.kill_descendants()  # what it left running, when the host cannot end it
     guard.write_all(channel, (json.dumps(response) + "\n").encode())

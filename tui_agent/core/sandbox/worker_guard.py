@@ -4,6 +4,7 @@ filters, and its children, watched to a deadline (their output kept, head and ta
 from __future__ import annotations
 
 import base64
+import contextlib
 import ctypes
 import errno
 import functools
@@ -297,10 +298,8 @@ def kill_descendants() -> None:
         if not pids:
             return
         for pid in pids:
-            try:
+            with contextlib.suppress(OSError):  # already gone
                 os.kill(pid, signal.SIGKILL)
-            except OSError:  # already gone
-                pass
     reap_children()
 
 
@@ -315,11 +314,9 @@ class ChildExits:
         signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
 
     def drain(self) -> None:
-        try:
+        with contextlib.suppress(BlockingIOError):
             while os.read(self.fd, 512):
-                pass
-        except BlockingIOError:
-            pass
+                continue
 
     def close(self) -> None:
         """Back to a process' default signal state (in a forked child too: it starts as a process of its own would)."""

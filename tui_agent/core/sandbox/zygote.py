@@ -17,6 +17,7 @@ gets the same limits a run of its own would.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib.machinery
 import importlib.util
@@ -83,10 +84,8 @@ def wipe(folder: str) -> None:
 
 
 def _quietly(action: Callable[[str], None], path: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         action(path)
-    except OSError:
-        pass
 
 
 def private_folders(scratch: list[str]) -> list[str]:
@@ -95,15 +94,12 @@ def private_folders(scratch: list[str]) -> list[str]:
     if os.environ.get("TUIAGENT_SANDBOX") != "bubblewrap":
         return []
     mounts: set[str] = set()
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                fields, _, rest = line.partition(" - ")
-                parts = fields.split()
-                if len(parts) >= 5 and rest.split()[:1] == ["tmpfs"]:
-                    mounts.add(parts[4])
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            fields, _, rest = line.partition(" - ")
+            parts = fields.split()
+            if len(parts) >= 5 and rest.split()[:1] == ["tmpfs"]:
+                mounts.add(parts[4])
     return [folder for folder in scratch if folder in mounts]
 
 
@@ -275,10 +271,8 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
     status = guard.watch_child(pid, sinks, started + timeout_s, wakeup)
     timed_out = status is None
     if status is None:
-        try:
+        with contextlib.suppress(OSError):  # already gone
             os.kill(pid, signal.SIGKILL)
-        except OSError:  # already gone
-            pass
         _pid, status = os.waitpid(pid, 0)
     for read, _write in pipes:
         os.close(read)
