@@ -42,10 +42,7 @@ the last pipeline the command ran, on a pipe; the command itself is passed to th
 
 def read_request(channel: int) -> dict[str, Any]:
     data = b""
-    while not data.endswith(b"\n"):
-        chunk = os.read(channel, 65536)
-        if not chunk:
-            break
+    while not data.endswith(b"\n") and (chunk := os.read(channel, 65536)):
         data += chunk
     request: dict[str, Any] = json.loads(data or b"null")
     return request
@@ -110,12 +107,12 @@ def encode_value(value: Any) -> tuple[Any, bool]:
             text_repr = repr(value)
         except Exception as exc:  # a hostile __repr__
             text_repr = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
-        if len(text_repr) > VALUE_LIMIT:
-            text_repr = text_repr[:VALUE_LIMIT] + f"... [repr cut at {VALUE_LIMIT} characters]"
-        return text_repr, True
-    if len(text) > VALUE_LIMIT:
-        return text[:VALUE_LIMIT] + f"... [value cut at {VALUE_LIMIT} characters]", True
-    return value, False
+        return _cut(text_repr, "repr"), True
+    return (_cut(text, "value"), True) if len(text) > VALUE_LIMIT else (value, False)
+
+
+def _cut(text: str, what: str) -> str:
+    return text if len(text) <= VALUE_LIMIT else text[:VALUE_LIMIT] + f"... [{what} cut at {VALUE_LIMIT} characters]"
 
 
 def answer_of(value_of: Callable[[], Any], files: RunFiles) -> dict[str, Any]:
@@ -201,11 +198,31 @@ class ToolFinder:
 
 def run_call(request: dict[str, Any], package_parent: str) -> Any:
     module_path = request.get("module_path")
-    if module_path:
-        module = load_file_module(request["module"], str(module_path))
-    else:
-        module = load_named_module(request["module"], package_parent)
+    module = (load_file_module(request["module"], str(module_path)) if module_path
+              else load_named_module(request["module"], package_parent))
     return finish_value(getattr(module, request["function"])(**request.get("kwargs", {})))
+
+
+def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
+              prepare: Callable[[], None] | None) -> list[dict[str, Any]]:
+    """Op "call_each": each call (one module's function with each kwargs, or each call's own module file, function
+    and kwargs, whose answer lists the files it read) in its own forked child (`zygote.call_each`)."""
+    files.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
+    shared = request.get("module")
+    if shared:  # imported once, before the calls' children fork
+        function = getattr(load_named_module(shared, package_parent), request["function"])
+
+    def answer(call: Any) -> dict[str, Any]:
+        files.paths.clear()
+        if shared:
+            return answer_of(lambda: finish_value(function(**call)), files)
+        return {**answer_of(lambda: files.during(lambda: run_call(call, package_parent)), files),
+                "files_read": sorted(files.paths)}
+
+    answers: list[dict[str, Any]] = load_sibling("zygote.py").call_each(
+        list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]), prepare=prepare,
+        compiled=None if shared else COMPILED)
+    return answers
 
 
 def run_source(code: str, path: str | None = None) -> Any:
@@ -257,8 +274,7 @@ def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: b
         assert shell.stdout is not None and shell.stderr is not None
         status = guard.watch_child(shell.pid, {shell.stdout.fileno(): stdout.add, shell.stderr.fileno(): stderr.add},
                                    time.monotonic() + timeout_s, wakeup)
-        if status is not None:
-            shell.returncode = os.waitstatus_to_exitcode(status)
+        shell.returncode = None if status is None else os.waitstatus_to_exitcode(status)
         if status is None or end_leftovers:
             guard.kill_descendants()  # with what it left running in the background (`sleep 1000 &`)
         shell.stdout.close()
@@ -288,10 +304,7 @@ def shell_report(stdout: Kept, stderr: Kept, exit_code: int | None, timeout_s: f
     if exit_code is None:
         report["stderr"] += f"timed out after {timeout_s:g}s"
     elif exit_code < 0:
-        try:
-            report["signal"] = signal.Signals(-exit_code).name
-        except ValueError:
-            report["signal"] = f"signal {-exit_code}"
+        report["signal"] = next((each.name for each in signal.Signals if each == -exit_code), f"signal {-exit_code}")
     else:
         report["exit_code"] = exit_code
     return report
@@ -379,8 +392,7 @@ def run_op(request: dict[str, Any], package_parent: str, files: RunFiles, guard:
     if op in ("exec", "script"):
         return run_source(request["code"], request["path"] if op == "script" else None)
     if op == "call_each":
-        batch = load_sibling("zygote.py").run_batch  # the worker's own functions load and answer each call
-        return batch(request, package_parent, sys.modules[__name__], files, guard, prepare)
+        return run_batch(request, package_parent, files, guard, prepare)
     raise ValueError(f"unknown op {op!r}")
 
 

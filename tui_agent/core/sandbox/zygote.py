@@ -31,10 +31,7 @@ import struct
 import time
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from tui_agent.core.sandbox.worker import RunFiles
+from typing import Any
 
 FDS_PER_RUN = 3  # result channel, stdout, stderr
 SANDBOX_HOME = "/tmp/home"
@@ -185,27 +182,6 @@ def fork_requested(control: socket.socket, wakeup: Any, folders: list[str], runs
         os.close(fd)
     runs[pid] = run_id
     return True
-
-
-def run_batch(request: dict[str, Any], package_parent: str, worker: types.ModuleType, files: RunFiles,
-              guard: types.ModuleType, prepare: Callable[[], None] | None) -> list[dict[str, Any]]:
-    """A worker's op "call_each": `module.function(**kwargs)` for each kwargs in `calls`, or, without a `module`, each
-    call's own module file, function and kwargs (a reply's tool calls: each answer lists the files its call read);
-    each call in its own forked child (`call_each`), answered by the `worker`'s functions."""
-    files.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
-    shared = request.get("module")
-    if shared:  # imported once, before the calls' children fork
-        function = getattr(worker.load_named_module(shared, package_parent), request["function"])
-
-    def answer(call: Any) -> dict[str, Any]:
-        files.paths.clear()
-        if shared:
-            return worker.answer_of(lambda: worker.finish_value(function(**call)), files)  # type: ignore[no-any-return]
-        return {**worker.answer_of(lambda: files.during(lambda: worker.run_call(call, package_parent)), files),
-                "files_read": sorted(files.paths)}
-
-    return call_each(list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]),
-                     prepare=prepare, compiled=None if shared else worker.COMPILED)
 
 
 def call_each(calls: list[Any], answer_of: Callable[[Any], dict[str, Any]], *, guard: types.ModuleType,
