@@ -23,7 +23,7 @@ from tui_agent.core.sandbox import ignored
 from tui_agent.core.sandbox.launch import project_venvs
 from tui_agent.core.sandbox.protected import (GIT, Guard, glob_matches, matches_protected, moved_note, new_folder,
                                               user_globs)
-from tui_agent.core.sandbox.writable_runs import LowerState, dead_records
+from tui_agent.core.sandbox.writable_runs import LowerState, dead_records, stamp_of
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 SWEEPS = "sweeps"
@@ -110,7 +110,11 @@ def after_mount_failed(root: Path, lower: LowerState,
 def stamps(root: Path, venv: Path | None) -> LowerState:
     """The project's stamps and those of the site folders' start-up files (`ignored.site_dirs`)."""
     state = LowerState.take(root)
-    state.stamps.update(ignored.startup_stamps(root, venv))
+    for folder in ignored.site_dirs(root, venv):  # the one outside the project too: such a run may write there
+        with contextlib.suppress(OSError):
+            for name in [name for name in os.listdir(folder) if ignored.is_startup_file(name)]:
+                with contextlib.suppress(OSError):
+                    state.stamps[ignored.shown(folder / name, root)] = stamp_of(os.lstat(folder / name))
     return state
 
 

@@ -8,7 +8,6 @@ the project's stamps before and after the run (fallback.py), with the bytes `kee
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 from dataclasses import dataclass
@@ -116,7 +115,7 @@ def report(root: Path, written: dict[str, str], before: dict[str, bytes | int], 
     if not candidates:
         return notes([], complete), []
     ignored = ignored_among(root, [path for path in candidates if not os.path.isabs(path)])
-    sites = {_shown(folder, root) for folder in site_dirs(root, used_venv)}
+    sites = {shown(folder, root) for folder in site_dirs(root, used_venv)}
     found: list[IgnoredChange] = []
     for path in candidates:
         if path not in ignored and not (is_startup_file(Path(path).name) and os.path.dirname(path) in sites):
@@ -138,7 +137,7 @@ def _stamp_of(path: Path) -> Stamp | None:
     return info.st_size, info.st_mtime_ns, info.st_ctime_ns
 
 
-def _shown(path: Path, root: Path) -> str:
+def shown(path: Path, root: Path) -> str:
     """A path as the stamps name it: relative inside the project, absolute outside."""
     real_root = os.path.realpath(root)
     return os.path.relpath(path, real_root) if str(path).startswith(real_root + os.sep) else str(path)
@@ -149,23 +148,6 @@ def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
     checked after each writable run)."""
     venvs = [*project_venvs(root, used_venv), *([used_venv] if used_venv is not None else [])]
     return sorted({Path(os.path.realpath(site)) for venv in venvs for site in (venv / "lib").glob("python3*/site-packages")})
-
-
-def startup_stamps(root: Path, used_venv: Path | None) -> dict[str, tuple[int, int, int, int, int]]:
-    """The start-up files of the site folders (`site_dirs`), stamped as writable_runs.LowerState stamps (the one outside the
-    project too: a run without an overlay may write there)."""
-    found: dict[str, tuple[int, int, int, int, int]] = {}
-    for folder in site_dirs(root, used_venv):
-        try:
-            names = [name for name in os.listdir(folder) if is_startup_file(name)]
-        except OSError:
-            continue
-        for name in names:
-            with contextlib.suppress(OSError):
-                info = os.lstat(folder / name)
-                found[_shown(folder / name, root)] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns,
-                                                      info.st_ctime_ns)
-    return found
 
 
 def keep(root: Path, sizes: dict[str, int], skip: list[str]) -> dict[str, bytes]:

@@ -92,7 +92,7 @@ class LowerState:
 
     def matches(self, relative: str, info: os.stat_result) -> bool:
         """Whether `relative`, now `info`, is as it was at the start (False: it was not there)."""
-        return self.stamps.get(relative) == _stamp(info)
+        return self.stamps.get(relative) == stamp_of(info)
 
     @classmethod
     def take(cls, root: Path, limit: int = WALK_LIMIT) -> "LowerState":
@@ -104,7 +104,7 @@ class LowerState:
             try:
                 with os.scandir(folder) as found:
                     entries = [entry for entry in found if relative or entry.name not in SKIPPED]
-                state.stamps[relative] = _stamp(os.lstat(folder))
+                state.stamps[relative] = stamp_of(os.lstat(folder))
             except OSError:  # gone meanwhile, or unreadable: its entries are judged by their change time
                 state.complete = False
                 continue
@@ -117,7 +117,7 @@ class LowerState:
                     pending.append((path, entry.path))
                 else:
                     with contextlib.suppress(OSError):
-                        state.stamps[path] = _stamp(entry.stat(follow_symlinks=False))
+                        state.stamps[path] = stamp_of(entry.stat(follow_symlinks=False))
         state.stamp_git(root)
         return state
 
@@ -135,10 +135,10 @@ class LowerState:
                     break
         for path in paths[:len(GIT_COMMIT_FILES) + GIT_STAMP_LIMIT]:
             with contextlib.suppress(OSError):
-                self.stamps[path.relative_to(root).as_posix()] = _stamp(os.lstat(path))
+                self.stamps[path.relative_to(root).as_posix()] = stamp_of(os.lstat(path))
 
 
-def _stamp(info: os.stat_result) -> Stamp:
+def stamp_of(info: os.stat_result) -> Stamp:
     return info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns
 
 
