@@ -90,6 +90,24 @@ async def test_a_batched_call_keeps_its_traceback_and_a_broken_file_fails_each_c
     assert fine.ok and isinstance(fine.value, dict) and fine.value["loads"][1:] == [4]
 
 
+LOUD = """import sys
+
+
+def shout(n: int) -> int:
+    sys.stdout.write("BEGIN" + "x" * n + "END")
+    return n
+"""
+
+
+async def test_a_batched_call_whose_output_was_cut_says_so_in_its_result(box: Sandbox, repo: Path) -> None:
+    path = tool_file(repo / ".agent" / "tools", "loud", LOUD)
+    loud, quiet = await box.run(ToolBatch((ToolCall("loud", "shout", {"n": 200_000}, path),
+                                           ToolCall("loud", "shout", {"n": 10}, path))), SandboxPolicy(project_writable=False))
+    assert loud.ok and loud.output_truncated, loud.to_dict()["output_truncated"]
+    assert loud.stdout.startswith("BEGIN") and loud.stdout.endswith("END") and "bytes of stdout cut here" in loud.stdout
+    assert quiet.ok and not quiet.output_truncated and quiet.stdout == "BEGIN" + "x" * 10 + "END"
+
+
 WRITE_ENVRC = "open('.envrc', 'w').write('export PWNED=1\\n')"
 
 

@@ -28,6 +28,7 @@ import signal
 import socket
 import stat
 import struct
+import sys
 import time
 import types
 from collections.abc import Callable
@@ -227,7 +228,8 @@ def compile_module_files(calls: list[Any], compiled: dict[tuple[str, str], tuple
 
 def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types.ModuleType, wakeup: Any,
              timeout_s: float) -> dict[str, Any]:
-    """Run one call in a forked child: {ok, value, value_is_repr, error, error_kind, stdout, stderr, exit_code, duration_ms}."""
+    """Run one call in a forked child: {ok, value, value_is_repr, error, error_kind, stdout, stderr, output_truncated,
+    exit_code, duration_ms}."""
     started = time.monotonic()
     answer_pipe, out_pipe, err_pipe = pipes = [os.pipe() for _stream in range(3)]
     pid = os.fork()
@@ -236,7 +238,11 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
             for read, _write in pipes:
                 os.close(read)
             enter_child(wakeup, out_pipe[1], err_pipe[1])
-            guard.write_all(answer_pipe[1], json.dumps(answer_of(call)).encode())
+            encoded = json.dumps(answer_of(call)).encode()
+            for stream in (sys.stdout, sys.stderr):  # what the call printed without a newline is not lost
+                with contextlib.suppress(BaseException):  # the call may have closed or replaced the stream
+                    stream.flush()
+            guard.write_all(answer_pipe[1], encoded)
         finally:
             os._exit(0)
     answer_kept = bytearray()
@@ -259,7 +265,8 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
                   "error_kind": "timeout" if timed_out else ("limit" if exit_code in (-9, -24) else "sandbox"),
                   "error": (f"timed out after {timeout_s:g} s" if timed_out
                             else f"the call's process ended with status {exit_code} without an answer")}
-    answer.update(stdout=out.text("stdout")[0], stderr=err.text("stderr")[0], exit_code=exit_code,
+    (stdout, out_cut), (stderr, err_cut) = out.text("stdout"), err.text("stderr")
+    answer.update(stdout=stdout, stderr=stderr, output_truncated=bool(out_cut or err_cut), exit_code=exit_code,
                   duration_ms=round((time.monotonic() - started) * 1000, 3))
     return answer
 
