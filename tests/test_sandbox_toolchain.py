@@ -19,9 +19,8 @@ from tui_agent.core.agent.permissions import ApprovalRequest, Permissions
 from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox
-from tui_agent.core.sandbox.secrets import SECRET_HOME_PATHS
 from tui_agent.core.sandbox.launch import probe_bubblewrap
-from tui_agent.core.sandbox.toolchain import TOOL_HOME_VARIABLES
+from tui_agent.core.sandbox.toolchain import SECRET_HOME_PATHS, TOOL_HOME_VARIABLES
 
 pytestmark = pytest.mark.skipif(probe_bubblewrap() is not None, reason="needs a working bubblewrap")
 

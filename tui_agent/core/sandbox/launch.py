@@ -5,7 +5,8 @@ Under bubblewrap the command line is, outermost first: the shell that joins the 
 overlay mount in a new mount namespace (a writable run through an overlay, `OVERLAY_MOUNT`), bubblewrap (`_bwrap`),
 the worker. What bubblewrap shows of the host the same way at every launch (`HostMounts`: hidden folders, revealed
 files, the interpreter's and the toolchain's folders, masked secrets) is computed once, when the toolchain is
-discovered; a launch adds the project's binds, which it looks at anew. The weak (rlimits) tier's path is small on
+discovered; a launch adds the project's binds, which it looks at anew. The host folders bubblewrap hides behind an
+empty tmpfs (homes, and the folders where the host keeps its sockets) are named here too. The weak (rlimits) tier's path is small on
 purpose: the cgroup join (where there is one), then the worker itself with a private home and /tmp under the
 sandbox's scratch folder: no filesystem or namespace isolation.
 """
@@ -28,7 +29,6 @@ from typing import TYPE_CHECKING
 from tui_agent.core.network.proxy import PROXY_PORT, proxy_env
 from tui_agent.core.sandbox import protected
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
-from tui_agent.core.sandbox.secrets import hiding_candidates, holds_socket_folder, is_inside, outermost
 from tui_agent.core.sandbox.zygote import SANDBOX_HOME
 
 if TYPE_CHECKING:
@@ -51,7 +51,10 @@ JOIN_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; do
 OVERLAY_MOUNT = 'mount -t overlay overlay -o "$1" "$2" || exit 125; shift 2; exec "$@"'
 """Mounts the overlay (exit status `writable_runs.MOUNT_FAILED` when it cannot), then becomes bubblewrap."""
 HIDING_ENVIRON = ("HOME", "XDG_RUNTIME_DIR")
-"""The variables that say which host folders are hidden (secrets.hiding_candidates)."""
+"""The variables that say which host folders are hidden (`hiding_candidates`)."""
+HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
+"""Where a host keeps its sockets (D-Bus, Docker, ssh-agent, gpg-agent, tmux, systemd): hidden by bubblewrap, with
+$XDG_RUNTIME_DIR, whether or not the run has the network."""
 
 _probe_lock = threading.Lock()
 _probe_cache: dict[str, str | None] = {}
@@ -185,6 +188,47 @@ def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Pat
             continue  # a symlink's target is masked in its own right
         argv += ["--tmpfs", str(secret), "--remount-ro", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
     return HostMounts(tuple(hidden), tuple(argv), environ, tuple(path for path in candidates if not path.exists()))
+
+
+def is_inside(path: Path, folder: Path) -> bool:
+    """`path` is `folder` or lies under it (both absolute and normalized; compared as text, pathlib is slow here)."""
+    inner, outer = str(path), str(folder)
+    return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
+
+
+def socket_folders() -> list[Path]:
+    """The real paths of the host's socket folders, $XDG_RUNTIME_DIR included."""
+    runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
+    extra = [runtime_dir] if runtime_dir and os.path.isabs(runtime_dir) else []
+    return [Path(os.path.realpath(folder)) for folder in (*HOST_SOCKET_FOLDERS, *extra)]
+
+
+def holds_socket_folder(path: Path) -> bool:
+    """Whether binding `path` would show a whole socket folder: it is one, or holds one (/, /var, /run/user)."""
+    real = Path(os.path.realpath(path))
+    return any(is_inside(folder, real) for folder in socket_folders())
+
+
+def in_socket_folder(path: Path) -> bool:
+    """Whether `path` (resolved) is, holds or lies inside one of the host's socket folders."""
+    real = Path(os.path.realpath(path))
+    return any(is_inside(real, folder) or is_inside(folder, real) for folder in socket_folders())
+
+
+def hiding_candidates() -> list[Path]:
+    """What bubblewrap hides behind an empty tmpfs where it exists: homes, /tmp and the folders holding host sockets."""
+    return [Path("/root"), Path("/home"), Path(os.path.expanduser("~")), *socket_folders()]
+
+
+def outermost(paths: list[Path]) -> list[Path]:
+    """The existing `paths` resolved, but / and those inside another."""
+    unique: list[Path] = []
+    for path in paths:
+        resolved = path.resolve() if path.exists() else None
+        if resolved is None or resolved == Path("/") or any(is_inside(resolved, folder) for folder in unique):
+            continue
+        unique = [folder for folder in unique if not is_inside(folder, resolved)] + [resolved]
+    return unique
 
 
 def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None = None,

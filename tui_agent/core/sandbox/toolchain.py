@@ -1,5 +1,6 @@
 """The project's toolchain inside the sandbox: PATH, the project's virtualenv, read-only toolchain folders, build
-variables, found once per session. The virtualenv is never one git tracks (a repository's committed `venv/` is the
+variables, found once per session, and what agent code must never see of it: secret files under the home directory
+(never bound, masked inside a visible folder) and secret-looking environment variables. The virtualenv is never one git tracks (a repository's committed `venv/` is the
 attacker's), nor one whose interpreter `home` is not a real Python installation or lies where the sandbox hides
 things (/tmp, /run: sockets and private files)."""
 
@@ -20,8 +21,23 @@ from typing import Any
 
 from tui_agent.core.versioning.plainfiles import git_tracks
 
-from tui_agent.core.sandbox.launch import HostMounts, host_mounts
-from tui_agent.core.sandbox.secrets import SecretMap, in_socket_folder, is_inside, is_secret_env_name
+from tui_agent.core.sandbox.launch import HostMounts, host_mounts, in_socket_folder, is_inside
+
+SECRET_HOME_PATHS: tuple[str, ...] = (
+    ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh", ".config/hub", ".docker/config.json",
+    ".kube", ".password-store", ".local/share/keyrings", ".local/share/gopass", ".config/gopass", ".config/op",
+    ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".gem/credentials", ".vault-token",
+    ".cargo/credentials", ".cargo/credentials.toml", ".config/git/credentials", ".pki",
+    ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware", ".config/microsoft-edge",
+    ".config/vivaldi", ".config/opera", ".var/app",
+)
+"""Secret files and folders (relative to the home directory): keys, credentials, password stores, browser profiles."""
+
+SECRET_ENV_NAME = re.compile(
+    r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_?KEY|API_?KEY|ACCESS_?KEY|_KEY$|^KEY$|_AUTH$|^AUTH_|COOKIE)",
+    re.IGNORECASE,
+)
+"""Variable names that may hold a secret (`ANTHROPIC_API_KEY`, `*_TOKEN`, `*_KEY`, `*_SECRET`, passwords ...)."""
 
 TOOLCHAIN_HOME_DIRS: tuple[str, ...] = (
     ".pyenv", ".nvm", ".cargo", ".rustup", "go", ".local/bin", ".local/lib", ".local/share/pipx", ".local/pipx",
@@ -48,6 +64,40 @@ BUILD_ENV_NAMES: tuple[str, ...] = (
 
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 PYTHON_NAMES = ("python3", "python")
+
+
+def is_secret_env_name(name: str) -> bool:
+    return bool(SECRET_ENV_NAME.search(name))
+
+
+class SecretMap:
+    """The secret paths under one home, with their real locations, computed once per look-up session."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.real_home = Path(os.path.realpath(home))
+        self.pairs = [(home / relative, Path(os.path.realpath(home / relative))) for relative in SECRET_HOME_PATHS]
+
+    def existing(self) -> list[Path]:
+        return [secret for secret, _real in self.pairs if secret.exists() or secret.is_symlink()]
+
+    def under(self, folder: Path) -> list[Path]:
+        """The existing secret paths inside `folder` (to be masked when `folder` is made visible)."""
+        found: list[Path] = []
+        for secret, real in self.pairs:
+            if not (secret.exists() or secret.is_symlink()):
+                continue
+            for candidate in (secret, real):
+                if is_inside(candidate, folder) and candidate not in found:
+                    found.append(candidate)
+        return found
+
+    def touches(self, path: Path) -> bool:
+        """True when `path` is a secret path, lies inside one, or is the home directory or one of its parents."""
+        real = Path(os.path.realpath(path))
+        if is_inside(self.real_home, real):
+            return True
+        return any(is_inside(real, secret_real) or is_inside(path, secret) for secret, secret_real in self.pairs)
 
 
 @dataclass(frozen=True)
