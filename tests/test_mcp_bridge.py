@@ -7,7 +7,7 @@ from typing import Any
 
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox
-from tui_agent.core.sandbox.bridge import MAX_CALLS_PER_RUN
+from tui_agent.core.sandbox.process import MAX_CALLS_PER_RUN
 from tui_agent.core.sandbox import Snippet
 
 

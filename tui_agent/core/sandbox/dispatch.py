@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.forkserver import ForkServer, ForkServerError, fork_servers_supported
 from tui_agent.core.sandbox.launch import Launch, project_layout
-from tui_agent.core.sandbox.policy import Outcome, RunWrites, SandboxPolicy
+from tui_agent.core.sandbox.policy import Outcome, RunWrites, SandboxBridge, SandboxPolicy
 from tui_agent.core.sandbox.process import OutputListener, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.writable_runs import MOUNT_FAILED, PER_CALL_ONLY, LowerState, WritableRuns

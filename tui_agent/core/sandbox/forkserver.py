@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.errors import TuiAgentError
-from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.launch import Launch
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, Outcome
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, Outcome, SandboxBridge
 from tui_agent.core.sandbox.process import Capture, OutputListener, Worker, collect
 from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses, kill_base
 from tui_agent.core.sandbox.toolchain import Toolchain

@@ -1,13 +1,13 @@
 """Sandbox value types: what `Sandbox.run` runs (a shell command, a tool call, a code snippet or script, a batch of
-tool calls), the limits it runs under, a run's raw outcome and the RunResult it becomes, tier levels and the
-unavailable error."""
+tool calls), the limits it runs under, a run's raw outcome and the RunResult it becomes, tier levels, the
+unavailable error, and what the runtime offers run_python's snippets (SandboxBridge)."""
 
 from __future__ import annotations
 
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Union
+from typing import Any, Protocol, Union
 
 from tui_agent.core.errors import TuiAgentError
 
@@ -28,6 +28,18 @@ ERROR_CANCELLED = "cancelled"
 
 class SandboxUnavailable(TuiAgentError, RuntimeError):
     """The requested isolation tier cannot be provided (or is below `sandbox.min_level`)."""
+
+
+class SandboxBridge(Protocol):
+    """What the runtime offers to sandboxed code: importable module names and the calls behind them."""
+
+    def modules(self) -> dict[str, str]:
+        """Importable name → a one-line description (the module's docstring)."""
+        ...
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """The tool's value; raises an exception whose message goes back to the snippet."""
+        ...
 
 
 @dataclass(frozen=True)

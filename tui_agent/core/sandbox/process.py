@@ -1,4 +1,5 @@
-"""A sandboxed run's process from the host: the one collector of its outcome, and the fresh worker that runs one request."""
+"""A sandboxed run's process from the host: the one collector of its outcome (answering run_python's MCP requests on the
+way), and the fresh worker that runs one request."""
 
 from __future__ import annotations
 
@@ -15,18 +16,21 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
+from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.listeners import tell
 from tui_agent.core.sandbox import launch as launch_path
-from tui_agent.core.sandbox.bridge import RESULT_LIMIT, SandboxBridge, serve_channel
 from tui_agent.core.sandbox.launch import Launch
 from tui_agent.core.network.proxy import PROXY_REFUSED, Attachment, shared_proxy
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant, Outcome
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant, Outcome, SandboxBridge
 from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.worker_guard import base_filter_fd, run_filter_message
 from tui_agent.core.sandbox.writable_runs import OverlayDirs
 
 DRAIN_AFTER_EXIT_S = 0.5
+RESULT_LIMIT = 8 * 1024 * 1024
+LINE_LIMIT = 1024 * 1024
+MAX_CALLS_PER_RUN = 200
 BOOTED = b"U"
 """As in worker.py: the first byte on the channel, sent once the sandboxed interpreter started."""
 OutputListener = Callable[[bytes], None]
@@ -91,8 +95,7 @@ async def collect(run: Running, sent: dict[str, Any] | None, capture: Capture, *
     if sent is None:
         result.set_result(b"")
     else:
-        result = asyncio.ensure_future(read_result(run.channel, keep_on_reset=keep_on_reset) if bridge is None
-                                       else serve_channel(run.channel, bridge))
+        result = asyncio.ensure_future(read_result(run.channel, keep_on_reset=keep_on_reset, bridge=bridge))
         try:
             await loop.sock_sendall(run.channel, (json.dumps(sent) + "\n").encode())
         except OSError as error:
@@ -129,14 +132,33 @@ async def collect(run: Running, sent: dict[str, Any] | None, capture: Capture, *
                    protocol_error=malformed or protocol_error, duration_ms=(time.perf_counter() - started) * 1000)
 
 
-async def read_result(channel: socket.socket, *, keep_on_reset: bool) -> bytes:
+async def read_result(channel: socket.socket, *, keep_on_reset: bool, bridge: SandboxBridge | None = None) -> bytes:
     """A run's answer from its channel until it closes (b"" when over RESULT_LIMIT). A reset connection (the process
     died mid-write) ends the read with what came so far when `keep_on_reset` (a fresh worker's), else raises OSError
-    (a forked run's: its caller takes that as no answer)."""
+    (a forked run's: its caller takes that as no answer).
+
+    With a `bridge` (run_python's MCP tools), lines before the answer may be requests
+    `{"bridge": {"tool": NAME, "arguments": {...}}}`; each is answered with one line `{"ok": true, "value": ...}` or
+    `{"ok": false, "error": "..."}`. Only the tools the bridge offers can be named, arguments must be a JSON object,
+    lines and calls per run are bounded, and the bridge applies the session's permissions. Everything the snippet
+    sends is treated as hostile input."""
     loop = asyncio.get_running_loop()
-    chunks: list[bytes] = []
-    size = 0
-    while size <= RESULT_LIMIT:
+    received = bytearray()
+    calls = 0
+    while len(received) <= RESULT_LIMIT:
+        if bridge is not None and (newline := received.find(b"\n")) >= 0:
+            request = _bridge_request(bytes(received[:newline]))
+            if request is None:
+                bridge = None  # the answer line: what follows is the rest of it, never a request
+                continue
+            del received[:newline + 1]
+            calls += 1
+            reply = await _answer(bridge, request, calls)
+            try:
+                await loop.sock_sendall(channel, (json.dumps(reply, default=str) + "\n").encode())
+            except OSError:
+                return b""
+            continue
         try:
             chunk = await loop.sock_recv(channel, 65536)
         except OSError:
@@ -145,9 +167,42 @@ async def read_result(channel: socket.socket, *, keep_on_reset: bool) -> bytes:
             break
         if not chunk:
             break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks) if size <= RESULT_LIMIT else b""
+        received += chunk
+    return bytes(received) if len(received) <= RESULT_LIMIT else b""
+
+
+def _bridge_request(line: bytes) -> Any:
+    """A request line's request (`{}` when it is malformed), or None: not a request."""
+    if len(line) > LINE_LIMIT or not line.startswith(b'{"bridge"'):
+        return None
+    try:
+        decoded = json.loads(line)
+    except ValueError:
+        return {}
+    return decoded.get("bridge", {}) if isinstance(decoded, dict) else {}
+
+
+async def _answer(bridge: SandboxBridge, request: Any, calls: int) -> dict[str, Any]:
+    if calls > MAX_CALLS_PER_RUN:
+        return {"ok": False, "error": f"more than {MAX_CALLS_PER_RUN} MCP calls in one run_python snippet"}
+    name = request.get("tool") if isinstance(request, dict) else None
+    arguments = request.get("arguments", {}) if isinstance(request, dict) else None
+    if not isinstance(name, str) or name not in bridge.modules():
+        return {"ok": False, "error": f"no MCP tool named {name!r} is offered to this run"}
+    if not isinstance(arguments, dict):
+        return {"ok": False, "error": "arguments must be keyword arguments (a JSON object)"}
+    try:
+        value = await bridge.call(name, arguments)
+    except (TuiAgentError, LookupError, OSError, RuntimeError, ValueError) as error:  # the tool's own error
+        # (RuntimeError), a refusal (PermissionError), a dead server (McpServerError): the snippet gets the message
+        return {"ok": False, "error": str(error) or type(error).__name__}
+    try:
+        text = json.dumps({"ok": True, "value": value})
+    except (TypeError, ValueError):
+        return {"ok": True, "value": repr(value)}
+    if len(text) > RESULT_LIMIT:
+        return {"ok": False, "error": f"the result of {name} is over {RESULT_LIMIT // (1024 * 1024)} MB"}
+    return {"ok": True, "value": value}
 
 
 def decode_result(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:

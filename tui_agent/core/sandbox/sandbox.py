@@ -14,7 +14,6 @@ from tui_agent.core.settings import Settings
 from tui_agent.core.sandbox import fallback, ignored, protected
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.auditlog import AuditLog
-from tui_agent.core.sandbox.bridge import SandboxBridge
 from tui_agent.core.sandbox.dispatch import ForkPool, RunDispatch
 from tui_agent.core.sandbox.launch import ALLOWED_ENV, probe_bubblewrap
 from tui_agent.core.hostnames import configured_names
@@ -28,6 +27,7 @@ from tui_agent.core.sandbox.policy import (
     NetworkGrant,
     RunResult,
     RunWrites,
+    SandboxBridge,
     SandboxPolicy,
     SandboxUnavailable,
     answer_result,
