@@ -328,10 +328,7 @@ class WritableRuns:
             self._loop.call_soon_threadsafe(self.remove_later, dirs)
         self.ran(RunWrites(True, tuple(found.paths), tuple(found.kept), tuple(found.aside)))
         said, changes = ignored.report(root, found.written, found.before, self.venv)
-        self.ignored_changes += changes
-        notes = [*unrecorded, *found.notes, *said]
-        self.notices += notes
-        return notes
+        return self.told([*unrecorded, *found.notes, *said], changes)
 
     def _unrecorded_note(self, dirs: OverlayDirs) -> list[str]:
         """The note for a run whose overlay had no record: said once per reason (a full disk or an unwritable
@@ -363,7 +360,7 @@ class WritableRuns:
             self.run_writes = [RunWrites(False), *self.run_writes[-KEPT_RUN_WRITES + 1:]]
 
     def told(self, notes: list[str], changes: list[ignored.IgnoredChange]) -> list[str]:
-        """Keep the ignored changes of a run without an overlay (fallback.py) for undo, its notes for the person."""
+        """Keep a run's ignored changes for undo, its notes for the person (the caller's too: returned)."""
         self.ignored_changes += changes
         self.notices += notes
         return notes
