@@ -77,7 +77,10 @@ def fence(root: Path, cache_dir: Path, *, writes_project: bool, venv: Path | Non
         ignored_now = ignored_among(root, [path for path in files if not os.path.isabs(path)])
         skip = [os.path.relpath(folder, root) for folder in project_venvs(root, venv)] if skip_venvs else []
         kept = ignored.keep(root, {path: files[path] for path in ignored_now if path in files}, skip)
-    return Fence(watched, begin(cache_dir / SWEEPS, watched), start, kept)
+    record = None  # unwritable: a crash during the run skips its sweep
+    with contextlib.suppress(OSError):
+        record = write_record(record_path(cache_dir / SWEEPS, secrets.token_hex(4)), watched.to_json())
+    return Fence(watched, record, start, kept)
 
 
 def unfence(root: Path, fenced: Fence, venv: Path | None) -> tuple[list[str], list[ignored.IgnoredChange]]:
@@ -183,14 +186,6 @@ def _changed_since(path: Path, since_ns: int) -> bool:
         return path.lstat().st_ctime_ns >= since_ns
     except OSError:
         return False
-
-
-def begin(records: Path, before: Watch) -> Path | None:
-    """Record the watch in `records` so that a crash during the run does not skip the sweep; None if it cannot be
-    written."""
-    with contextlib.suppress(OSError):
-        return write_record(record_path(records, secrets.token_hex(4)), before.to_json())
-    return None
 
 
 def recover_sweeps(root: Path, cache_dir: Path) -> list[str]:
