@@ -3,14 +3,17 @@ while it ran is kept (told apart by the project's stamps at the start, not by fi
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored, launch
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored, launch, writable_runs
 from tui_agent.core.sandbox.harvest import Harvest, harvest
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
@@ -150,3 +153,38 @@ async def test_a_run_whose_overlay_cannot_be_recorded_says_so_once(tmp_path: Pat
     told = [note for note in box.notices if "cannot be recorded for crash recovery" in note]
     assert len(told) == 1 and "File exists" in told[0] and ".agent/cache/overlays" in told[0]
     assert told[0] in first.stderr and "crash recovery" not in second.stderr
+
+
+def test_a_forged_overlay_record_applies_nothing_and_only_a_real_overlay_of_this_user_is_applied(tmp_path: Path) -> None:
+    """The records in `.agent/cache/overlays/` are files in the project (hostile): a folder outside the temporary
+    folder, a link to one, a malformed or unreadable record, a path no file system takes are each dropped, unapplied;
+    the one record naming a real overlay folder of this user is applied (then every record is gone)."""
+    project = Project.at(tmp_path / "project")
+    records = project.cache_dir / writable_runs.RECORDS
+    records.mkdir(parents=True)
+    sandbox_temp = Path(tempfile.mkdtemp(prefix="tuiagent-sandbox-"))
+    try:
+        outside = tmp_path / "tuiagent-sandbox-x" / "overlay-x"
+        real = sandbox_temp / "overlay-real"
+        for folder in (outside, real, sandbox_temp / "overlay-bad", sandbox_temp / "overlay-linked"):
+            (folder / "upper").mkdir(parents=True)
+            (folder / "upper" / f"{folder.name}.txt").write_text("from a run\n")
+        (sandbox_temp / "overlay-link").symlink_to(sandbox_temp / "overlay-linked")
+        forged: dict[str, object] = {
+            "outside": {"folder": str(outside), "rootless": True},
+            "link": {"folder": str(sandbox_temp / "overlay-link"), "rootless": True},
+            "not-bool": {"folder": str(sandbox_temp / "overlay-bad"), "rootless": "yes"},
+            "nul": {"folder": f"{sandbox_temp}/overlay-\0", "rootless": True},
+            "list": [str(real)],
+        }
+        for name, data in forged.items():
+            (records / f"x-{name}.json").write_text(json.dumps(data))
+        (records / "x-broken.json").write_text("{not json")
+        (records / "x-to-folder.json").symlink_to(real / "upper" / "overlay-real.txt")
+        (records / "x-real.json").write_text(json.dumps({"folder": str(real), "rootless": real.stat().st_uid != 0}))
+        notes = writable_runs.recover(project.root, project.cache_dir)
+        assert sorted(path.name for path in project.root.iterdir() if path.name != ".agent") == ["overlay-real.txt"]
+        assert notes == ["overlay-real.txt: written by a run interrupted earlier; applied"]
+        assert list(records.iterdir()) == [] and not real.exists() and (outside / "upper" / "overlay-x.txt").exists()
+    finally:
+        shutil.rmtree(sandbox_temp)

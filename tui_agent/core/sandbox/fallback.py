@@ -9,7 +9,6 @@ keeps such a run's writes for undo unattributed (`policy.RunWrites`), with its i
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import secrets
 import stat
@@ -17,13 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui_agent.core import projectfs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox import ignored
 from tui_agent.core.sandbox.launch import project_venvs
 from tui_agent.core.sandbox.protected import (GIT, Guard, glob_matches, matches_protected, moved_note, new_folder,
                                               user_globs)
-from tui_agent.core.sandbox.writable_runs import LowerState, dead_records, stamp_of
+from tui_agent.core.sandbox.writable_runs import LowerState, dead_records, forget, record_path, stamp_of, write_record
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 SWEEPS = "sweeps"
@@ -79,16 +77,17 @@ def fence(root: Path, cache_dir: Path, *, writes_project: bool, venv: Path | Non
         ignored_now = ignored_among(root, [path for path in files if not os.path.isabs(path)])
         skip = [os.path.relpath(folder, root) for folder in project_venvs(root, venv)] if skip_venvs else []
         kept = ignored.keep(root, {path: files[path] for path in ignored_now if path in files}, skip)
-    return Fence(watched, begin(cache_dir / SWEEPS, watched), start, kept)
+    record = None  # unwritable: a crash during the run skips its sweep
+    with contextlib.suppress(OSError):
+        record = write_record(record_path(cache_dir / SWEEPS, secrets.token_hex(4)), watched.to_json())
+    return Fence(watched, record, start, kept)
 
 
 def unfence(root: Path, fenced: Fence, venv: Path | None) -> tuple[list[str], list[ignored.IgnoredChange]]:
     """After a writable run without an overlay: what it created at protected paths moved to the quarantine; (the
     notes, its ignored files' changes for undo)."""
     notes = sweep(root, fenced.watch)
-    if fenced.record is not None:
-        with contextlib.suppress(OSError):
-            fenced.record.unlink()
+    forget(fenced.record)
     if fenced.start is None:
         return notes, []
     said, changes, _created = compare(root, venv, fenced.start, fenced.kept)
@@ -142,18 +141,18 @@ def watch(root: Path) -> Watch:
                  guard.patterns)
 
 
-def sweep(root: Path, before: Watch, *, since: float | None = None) -> list[str]:
+def sweep(root: Path, before: Watch, *, since_ns: int | None = None) -> list[str]:
     """Move every protected path a run without an overlay created or replaced into one new
     `.agent/quarantine/<time>-<id>/` folder (a replaced symlink is put back); one note per path, saying exactly what
     was moved where.
 
-    `since` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
+    `since_ns` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
     is recreated (the note says what it pointed to)."""
     moves: list[tuple[str, str, str | None]] = []
     for relative, link in before.fixed.items():
         path = root / relative
         now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
-        if now != link and (since is None or (now is not None and _changed_since(path, since))):
+        if now != link and (since_ns is None or (now is not None and _changed_since(path, since_ns))):
             moves.append((relative, "created" if link is None else "replaced", link))
     found: list[str] = []
     for relative in sorted(glob_matches(root, before.patterns, limit=GLOB_WATCH_LIMIT)) if before.patterns else []:
@@ -161,7 +160,7 @@ def sweep(root: Path, before: Watch, *, since: float | None = None) -> list[str]
                 or any(relative.startswith(parent + "/") for parent in found)):
             continue  # known before, git's or tuiagent's own, or inside a new folder moved whole
         found.append(relative)
-        if since is None or _changed_since(root / relative, since):
+        if since_ns is None or _changed_since(root / relative, since_ns):
             moves.append((relative, "created", None))
     folder: Path | None = None
     notes: list[str] = []
@@ -173,47 +172,31 @@ def sweep(root: Path, before: Watch, *, since: float | None = None) -> list[str]
             target.parent.mkdir(parents=True, exist_ok=True)
             if os.path.lexists(path):
                 os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
-            if link is not None and since is None:
+            if link is not None and since_ns is None:
                 os.symlink(link, path)
-            notes.append(moved_note(verb, relative, str(target.relative_to(root)), link, restored=since is None))
+            notes.append(moved_note(verb, relative, str(target.relative_to(root)), link, restored=since_ns is None))
         except OSError as error:
             notes.append(f"agent code {verb} the protected path {relative} and it could not be moved away "
                          f"({error}); check it before you use it")
     return notes
 
 
-def _changed_since(path: Path, since: float) -> bool:
+def _changed_since(path: Path, since_ns: int) -> bool:
     try:
-        return path.lstat().st_ctime >= since
+        return path.lstat().st_ctime_ns >= since_ns
     except OSError:
         return False
-
-
-def begin(records: Path, before: Watch) -> Path | None:
-    """Record the watch in `records` so that a crash during the run does not skip the sweep; None if it cannot be
-    written."""
-    record = records / f"{os.getpid()}-{secrets.token_hex(4)}.json"
-    try:
-        projectfs.write_atomic(record, json.dumps(before.to_json()).encode("utf-8"), sync=False)
-    except OSError:
-        return None
-    return record
 
 
 def recover_sweeps(root: Path, cache_dir: Path) -> list[str]:
     """Sweep for the records of runs without an overlay whose tuiagent process died before it could."""
     notes: list[str] = []
-    for record in dead_records(cache_dir / SWEEPS):
-        try:
-            written = record.stat().st_mtime
-            before = Watch.from_json(json.loads(projectfs.read_text(record)), lambda name: _protected(root, name))
-        except (OSError, ValueError):
-            before = None
+    for record, data, written in dead_records(cache_dir / SWEEPS):
+        before = Watch.from_json(data, lambda name: _protected(root, name))
         if before is not None:
             current = Watch(before.fixed, before.globbed, user_globs(root))  # the person's globs, not the record's
-            notes += [f"{note} (a run interrupted earlier)" for note in sweep(root, current, since=written)]
-        with contextlib.suppress(OSError):  # a read-only project: swept again at the next start, moving nothing new
-            record.unlink()
+            notes += [f"{note} (a run interrupted earlier)" for note in sweep(root, current, since_ns=written)]
+        forget(record)  # a read-only project: swept again at the next start, moving nothing new
     return notes
 
 

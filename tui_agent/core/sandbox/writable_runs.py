@@ -19,6 +19,7 @@ import secrets
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,7 +44,7 @@ _UNSAFE = (",", ":", "\\", "\n", '"')
 RECORDS = "overlays"
 Stamp = tuple[int, int, int, int, int]
 """st_ino, st_mode, st_size, st_mtime_ns, st_ctime_ns: agent code or a person can reset mtime, never ctime."""
-WALK_LIMIT = 100_000
+WALK_LIMIT = ignored.WALK_LIMIT
 """Entries stamped at most; past it, paths not stamped are judged by their change time (see harvest.py)."""
 SKIPPED = frozenset({GIT, ".agent"})
 """Top-level folders not walked (git's objects, tuiagent's own files): judged by their change time, but for what a
@@ -163,18 +164,45 @@ def apply(dirs: OverlayDirs, root: Path, cache_dir: Path, since_ns: int, start: 
     return harvest(dirs.upper, root, since_ns=since_ns, aside=aside, rootless=dirs.rootless, start=start)
 
 
-def record_of(cache_dir: Path, dirs: OverlayDirs) -> Path:
-    return cache_dir / RECORDS / f"{os.getpid()}-{dirs.folder.name}.json"
+def record_path(folder: Path, name: str) -> Path:
+    return folder / f"{os.getpid()}-{name}.json"
+
+
+def write_record(record: Path, data: object) -> Path:
+    """Write a crash record in one step, no link followed in .agent/cache/ (OSError when it cannot be written)."""
+    projectfs.write_atomic(record, json.dumps(data).encode("utf-8"), sync=False)
+    return record
+
+
+def forget(record: Path | None) -> None:
+    """Delete a crash record (a read-only project keeps it: the next start finds it again)."""
+    with contextlib.suppress(OSError):
+        if record is not None:
+            record.unlink(missing_ok=True)
+
+
+def dead_records(folder: Path) -> Iterator[tuple[Path, object, int]]:
+    """The records (`record_path`) in `folder` of tuiagent processes that are gone (a crash, a kill): (record, its JSON
+    (hostile input, None when unreadable), its time in ns); the caller `forget`s each one it is done with."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for record in sorted(folder.glob("*.json")):
+        if (pid := record.name.split("-")[0]).isdigit() and process_alive(int(pid)):
+            continue
+        try:
+            data, written = json.loads(projectfs.read_text(record)), record.stat().st_mtime_ns
+        except (OSError, ValueError):
+            data, written = None, 0
+        yield record, data, written
 
 
 def begin(cache_dir: Path, dirs: OverlayDirs) -> str | None:
     """Record an overlay as its worker starts (ahead of its run: nothing on the run's path). Its time is the record's
     own, earlier than the run: recovery then errs towards keeping what changed meanwhile. Unwritable: no record, and
     why (a crash during that run would leave its writes unapplied) is returned."""
-    record = record_of(cache_dir, dirs)
+    record = record_path(cache_dir / RECORDS, dirs.folder.name)
     try:
-        data = json.dumps({"folder": str(dirs.folder), "rootless": dirs.rootless}).encode("utf-8")
-        projectfs.write_atomic(record, data, sync=False)  # no link followed in .agent/cache/
+        write_record(record, {"folder": str(dirs.folder), "rootless": dirs.rootless})
         (dirs.folder / AWAITING_RECOVERY).write_text(str(record), encoding="utf-8")  # other processes' sweeps keep it
     except OSError as error:
         return f"{error.strerror or error} ({record.parent})"
@@ -182,20 +210,9 @@ def begin(cache_dir: Path, dirs: OverlayDirs) -> str | None:
 
 
 def finish(cache_dir: Path, dirs: OverlayDirs) -> None:
-    """The overlay's run was applied (or never ran): forget it and delete its folders."""
-    try:
-        record_of(cache_dir, dirs).unlink(missing_ok=True)
-    except OSError:
-        pass  # a read-only project has no record to forget (`begin` could not write one)
+    """The overlay's run was applied (or never ran): forget it (a read-only project has none) and delete its folders."""
+    forget(record_path(cache_dir / RECORDS, dirs.folder.name))
     dirs.remove()
-
-
-def dead_records(folder: Path) -> list[Path]:
-    """The records in `folder` (`<pid>-<id>.json`) of tuiagent processes that are gone (a crash, a kill)."""
-    if not folder.is_dir() or folder.is_symlink():
-        return []
-    return [record for record in sorted(folder.glob("*.json"))
-            if not ((pid := record.name.split("-")[0]).isdigit() and process_alive(int(pid)))]
 
 
 def recover(root: Path, cache_dir: Path) -> list[str]:
@@ -204,10 +221,9 @@ def recover(root: Path, cache_dir: Path) -> list[str]:
     The record is hostile input (a file in the project): only an overlay folder this user made under the temporary
     folder is read, and only with the harvest's own rules."""
     notes: list[str] = []
-    for record in dead_records(cache_dir / RECORDS):
-        found = _read(record)
-        if found is not None:
-            dirs, since = found
+    for record, data, since in dead_records(cache_dir / RECORDS):
+        dirs = _overlay_of(data)
+        if dirs is not None:
             try:
                 harvest = apply(dirs, root, cache_dir, since)
             except OSError as error:  # a read-only project: its writes stay where they are, for a later start
@@ -217,30 +233,23 @@ def recover(root: Path, cache_dir: Path) -> list[str]:
             notes += [f"{path}: written by a run interrupted earlier; applied" for path in harvest.paths]
             notes += [f"{note} (a run interrupted earlier)" for note in harvest.notes]
             dirs.remove()
-        with contextlib.suppress(OSError):  # a read-only project: the record stays; its folder is gone, the next start drops it
-            record.unlink(missing_ok=True)
+        forget(record)  # a read-only project: the record stays; its folder is gone, the next start drops it
     return notes
 
 
-def _read(record: Path) -> tuple[OverlayDirs, int] | None:
-    try:
-        raw = json.loads(projectfs.read_text(record))
-        folder, rootless, since = Path(raw["folder"]), raw["rootless"], record.stat().st_mtime_ns
-    except (OSError, ValueError, KeyError, TypeError):
+def _overlay_of(data: object) -> OverlayDirs | None:
+    if not (isinstance(data, dict) and isinstance(data.get("folder"), str) and isinstance(data.get("rootless"), bool)):
         return None
-    if not isinstance(rootless, bool):
-        return None
-    temp = Path(os.path.realpath(tempfile.gettempdir()))
-    real = Path(os.path.realpath(folder))
-    if (real != folder or real.parent.parent != temp or not real.parent.name.startswith("tuiagent-sandbox-")
-            or not real.name.startswith("overlay-")):
-        return None
-    try:
-        if real.stat().st_uid != os.geteuid() or not (real / "upper").is_dir():
+    folder, temp = Path(data["folder"]), Path(os.path.realpath(tempfile.gettempdir()))
+    try:  # ValueError: a path with a NUL byte
+        real = Path(os.path.realpath(folder))
+        if (real != folder or real.parent.parent != temp or not real.parent.name.startswith("tuiagent-sandbox-")
+                or not real.name.startswith("overlay-") or real.stat().st_uid != os.geteuid()
+                or not (real / "upper").is_dir()):
             return None
-    except OSError:
+    except (OSError, ValueError):
         return None
-    return OverlayDirs(real, rootless), since
+    return OverlayDirs(real, data["rootless"])
 
 
 class WritableRuns:
@@ -319,10 +328,7 @@ class WritableRuns:
             self._loop.call_soon_threadsafe(self.remove_later, dirs)
         self.ran(RunWrites(True, tuple(found.paths), tuple(found.kept), tuple(found.aside)))
         said, changes = ignored.report(root, found.written, found.before, self.venv)
-        self.ignored_changes += changes
-        notes = [*unrecorded, *found.notes, *said]
-        self.notices += notes
-        return notes
+        return self.told([*unrecorded, *found.notes, *said], changes)
 
     def _unrecorded_note(self, dirs: OverlayDirs) -> list[str]:
         """The note for a run whose overlay had no record: said once per reason (a full disk or an unwritable
@@ -354,7 +360,7 @@ class WritableRuns:
             self.run_writes = [RunWrites(False), *self.run_writes[-KEPT_RUN_WRITES + 1:]]
 
     def told(self, notes: list[str], changes: list[ignored.IgnoredChange]) -> list[str]:
-        """Keep the ignored changes of a run without an overlay (fallback.py) for undo, its notes for the person."""
+        """Keep a run's ignored changes for undo, its notes for the person (the caller's too: returned)."""
         self.ignored_changes += changes
         self.notices += notes
         return notes
