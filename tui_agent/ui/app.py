@@ -18,14 +18,14 @@ from textual.command import CommandPalette
 from textual.reactive import reactive
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Input, Tab, Tabs, TextArea
+from textual.widgets import Tab, Tabs
 
 from tui_agent.ui.catalog_sync import CatalogSync, CoreEvent, McpChanged
 from tui_agent.ui.command_registry import CommandRegistry
 from tui_agent.ui.modal import ask_modal
 from tui_agent.ui.context_usage import UsageFigures
 from tui_agent.ui.catalog_actions import CatalogActions
-from tui_agent.ui.app_keys import QUIT_AGAIN_S, cycle_permission_mode, interrupt
+from tui_agent.ui.app_keys import QUIT_AGAIN_S, copy_selection, cycle_permission_mode, interrupt
 from tui_agent.ui.everyday_actions import (DEFAULT_SIDE_SHARE, apply_preferences, apply_side_share, edit_in_editor, register_everyday_commands,
                                            resize_side)
 from tui_agent.ui import lean_strips
@@ -338,7 +338,9 @@ class TuiAgentApp(App[int]):
             self.call_after_refresh(apply_side_share, self)
 
     def action_interrupt(self) -> None:
-        if isinstance(self.screen, ModalScreen) and not self.copy_selection():  # a question: ctrl+c is its escape
+        if copy_selection(self.screen, self.focused, self.copy_to_clipboard):
+            return
+        if isinstance(self.screen, ModalScreen):  # a question: ctrl+c is its escape
             self.simulate_key("escape")
             return
         interrupt(self, self.turns, self.prompt_area)
@@ -363,19 +365,6 @@ class TuiAgentApp(App[int]):
 
     def on_core_event(self, message: CoreEvent) -> None:
         self.catalog_sync.receive(message.event)
-
-    def copy_selection(self) -> bool:
-        focused = self.focused
-        if isinstance(focused, (TextArea, Input)) and focused.selected_text:
-            focused.action_copy()
-            return True
-        selected = self.screen.get_selected_text()  # text selected with the mouse (the conversation, a modal's detail)
-        if selected:
-            self.copy_to_clipboard(selected)
-            self.screen.clear_selection()
-            self.notify(f"Copied {len(selected)} characters.", timeout=3)
-            return True
-        return False
 
     def size_panes(self, side_share: int | None) -> None:
         self.panes.size(side_share)

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from textual.widgets import Input, TextArea
 
 from tui_agent.ui.host import PromptBox, UIHost
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+    from textual.widget import Widget
+
     from tui_agent.ui.turn import TurnRunner
 
 QUIT_AGAIN_S = 2.0
@@ -21,21 +27,31 @@ PERMISSION_MODE_HELP = {
 
 
 class KeyHost(UIHost, Protocol):
-    """The app's side of ctrl+c: copying a selection, when ctrl+c last asked "again to quit", and quitting."""
+    """The app's side of ctrl+c: when it last asked "again to quit", and quitting."""
 
     interrupted_at: float
-
-    def copy_selection(self) -> bool:
-        """Copy the focused text field's selection; False when nothing is selected."""
-        ...
 
     def exit(self, result: int | None = None, return_code: int = 0, message: str | None = None) -> None: ...
 
 
+def copy_selection(screen: Screen[Any], focused: Widget | None, to_clipboard: Callable[[str], None]) -> bool:
+    """ctrl+c first copies what is selected: the focused text field's selection, else text selected with the mouse on
+    `screen` (the conversation, a modal's detail); False when nothing is."""
+    if isinstance(focused, (TextArea, Input)) and focused.selected_text:
+        focused.action_copy()
+        return True
+    selected = screen.get_selected_text()
+    if not selected:
+        return False
+    to_clipboard(selected)
+    screen.clear_selection()
+    screen.notify(f"Copied {len(selected)} characters.", timeout=3)
+    return True
+
+
 def interrupt(app: KeyHost, turns: TurnRunner, prompt: PromptBox) -> None:
-    """ctrl+c: copy a selection, else stop the turn, else clear the prompt (↑ brings it back), else press twice to quit."""
-    if app.copy_selection():
-        return
+    """ctrl+c with nothing selected (`copy_selection` first): stop the turn, else clear the prompt (↑ brings it back),
+    else press twice to quit."""
     now, armed = time.monotonic(), app.interrupted_at
     app.interrupted_at = -QUIT_AGAIN_S  # only a press right after the "again" notice quits
     if turns.running:
