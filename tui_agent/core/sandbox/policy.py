@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol, Union
 
 from tui_agent.core.errors import TuiAgentError
@@ -69,18 +69,8 @@ class SandboxPolicy:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "timeout_s": self.timeout_s,
-            "cpu_s": self.cpu_s,
-            "memory_mb": self.memory_mb,
-            "file_size_mb": self.file_size_mb,
-            "open_files": self.open_files,
-            "processes": self.processes,
-            "output_bytes": self.output_bytes,
-            "network": list(self.network) if isinstance(self.network, tuple) else self.network,
-            "project_writable": self.project_writable,
-            "venv_writable": self.venv_writable,
-        }
+        network = list(self.network) if isinstance(self.network, tuple) else self.network
+        return {**asdict(self), "network": network}
 
 
 @dataclass(frozen=True)
@@ -113,20 +103,7 @@ class RunResult:
     exit_code: int | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "value": self.value,
-            "value_is_repr": self.value_is_repr,
-            "error": self.error,
-            "error_kind": self.error_kind,
-            "stdout": self.stdout,
-            "stderr": self.stderr,
-            "output_truncated": self.output_truncated,
-            "duration_ms": self.duration_ms,
-            "files_read": list(self.files_read),
-            "tier": self.tier,
-            "exit_code": self.exit_code,
-        }
+        return {**asdict(self), "files_read": list(self.files_read)}
 
 
 def check_level(tier: str, min_level: str | None) -> None:
@@ -325,42 +302,28 @@ def to_run_result(outcome: Outcome, policy: SandboxPolicy, tier: str) -> RunResu
     stdout, out_cut = output_text(outcome.stdout, outcome.stdout_total, policy.output_bytes, "stdout")
     stderr, err_cut = output_text(outcome.stderr, outcome.stderr_total, policy.output_bytes, "stderr")
     response = outcome.response
-    interrupted = outcome.cancelled or outcome.timed_out or outcome.flooded
-    if response is None or interrupted or "ok" not in response:
+    if response is None or outcome.cancelled or outcome.timed_out or outcome.flooded or "ok" not in response:
         kind, message = failure(outcome, policy, tier, stderr)
-        return RunResult(
-            ok=False, value=None, value_is_repr=False, error=message, error_kind=kind,
-            stdout=stdout, stderr=stderr, output_truncated=out_cut or err_cut,
-            duration_ms=outcome.duration_ms, files_read=(), tier=tier, exit_code=outcome.exit_code,
-        )
-    files = response.get("files_read") or []
-    return RunResult(
-        ok=bool(response.get("ok")),
-        value=response.get("value"),
-        value_is_repr=bool(response.get("value_is_repr")),
-        error=response.get("error"),
-        error_kind=response.get("error_kind"),
-        stdout=stdout,
-        stderr=stderr,
-        output_truncated=out_cut or err_cut,
-        duration_ms=outcome.duration_ms,
-        files_read=tuple(str(f) for f in files if isinstance(f, str)),
-        tier=tier,
-        exit_code=outcome.exit_code,
-    )
+        response = {"ok": False, "error": message, "error_kind": kind}
+    return answer_result({**response, "stdout": stdout, "stderr": stderr, "output_truncated": out_cut or err_cut,
+                          "duration_ms": outcome.duration_ms, "exit_code": outcome.exit_code}, tier)
 
 
 def answer_result(answer: dict[str, Any], tier: str) -> RunResult:
-    """One call's answer from a `call_each` run as a RunResult."""
+    """An answer (a run's, or one call's of a `call_each` run) as a RunResult; a field not of its type is dropped."""
+    def typed(key: str, kind: type[Any] | tuple[type[Any], ...]) -> Any:
+        value = answer.get(key)
+        return value if isinstance(value, kind) and not isinstance(value, bool) else None
+
+    files = answer.get("files_read")
     return RunResult(
-        ok=bool(answer.get("ok")), value=answer.get("value"), value_is_repr=bool(answer.get("value_is_repr")),
-        error=answer.get("error") if isinstance(answer.get("error"), str) else None,
-        error_kind=answer.get("error_kind") if isinstance(answer.get("error_kind"), str) else None,
+        ok=answer.get("ok") is True, value=answer.get("value"), value_is_repr=answer.get("value_is_repr") is True,
+        error=typed("error", str), error_kind=typed("error_kind", str),
         stdout=str(answer.get("stdout", "")), stderr=str(answer.get("stderr", "")),
         output_truncated=answer.get("output_truncated") is True,
-        duration_ms=float(answer.get("duration_ms") or 0.0),
-        files_read=tuple(str(f) for f in answer.get("files_read") or () if isinstance(f, str)), tier=tier,
-        exit_code=answer.get("exit_code") if isinstance(answer.get("exit_code"), int) else None,
+        duration_ms=float(typed("duration_ms", (int, float)) or 0.0),
+        files_read=tuple(f for f in files if isinstance(f, str)) if isinstance(files, list) else (), tier=tier,
+        exit_code=typed("exit_code", int),
     )
 
 
