@@ -103,6 +103,20 @@ async def test_result_never_parsed_from_stdout(sandbox: Sandbox) -> None:
     assert "forged" in result.stdout
 
 
+async def test_an_answer_forged_on_the_result_channel_cannot_break_the_host(sandbox: Sandbox) -> None:
+    # agent code can write its own answer on the channel it inherits: fields of the wrong type are dropped, never raised
+    forged = json.dumps({"ok": True, "value": 1, "files_read": 5, "error": ["x"], "duration_ms": "slow"}) + "\n"
+    code = ("import os, stat\n"
+            "for fd in map(int, os.listdir('/proc/self/fd')):\n"
+            "    try:\n"
+            "        if stat.S_ISSOCK(os.fstat(fd).st_mode): os.write(fd, " + repr(forged.encode()) + ")\n"
+            "    except OSError: pass\n"
+            "os._exit(0)\n")
+    result = await sandbox.run(Snippet(code))
+    assert result.ok and result.value == 1
+    assert result.files_read == () and result.error is None
+
+
 async def test_output_cap_adds_a_note(sandbox: Sandbox, project: Project) -> None:
     policy = SandboxPolicy(output_bytes=1000)
     result = await sandbox.run(ToolCall("count_lines", "print_a_lot", {"n": 50_000}, str(project.tool_path("count_lines"))), policy)
