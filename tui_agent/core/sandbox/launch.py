@@ -41,6 +41,8 @@ PACKAGE_PARENT = Path(__file__).resolve().parents[3]
 
 ALLOWED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 """The only variables copied from the parent's environment; everything else (API keys, tokens) is dropped."""
+SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+"""The system's program folders, last on agent code's PATH (after tuiagent's interpreter's folder)."""
 
 ISOLATED = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--as-pid-1", "--die-with-parent",
             "--new-session")
@@ -245,7 +247,7 @@ def sandbox_env(*, home: str, tmpdir: str, tier: str, token: str, toolchain: Too
     if toolchain is not None:
         env.update(toolchain.env, PATH=":".join(toolchain.path))
     env.update(
-        PATH=env.get("PATH") or f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        PATH=env.get("PATH") or ":".join([str(Path(sys.executable).parent), *SYSTEM_PATH]),
         HOME=home,
         TMPDIR=tmpdir,
         PYTHONDONTWRITEBYTECODE="1",

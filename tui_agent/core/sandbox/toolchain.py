@@ -15,13 +15,13 @@ import shutil
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tui_agent.core.versioning.plainfiles import git_tracks
 
-from tui_agent.core.sandbox.launch import HostMounts, host_mounts, is_inside, socket_folders
+from tui_agent.core.sandbox.launch import SYSTEM_PATH, HostMounts, host_mounts, is_inside, socket_folders
 
 SECRET_HOME_PATHS: tuple[str, ...] = (
     ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh", ".config/hub", ".docker/config.json",
@@ -62,7 +62,6 @@ BUILD_ENV_NAMES: tuple[str, ...] = (
 )
 """Variables a build or a test run commonly needs; `[sandbox] env` in .agent/config.toml adds more names."""
 
-SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 PRIVATE_AREAS = (Path("/tmp"), Path("/root"), Path("/home"))
 """/tmp (agent sockets live there) and homes other than the user's stay private whatever the config says."""
 
@@ -100,7 +99,7 @@ class Toolchain:
     mounts: HostMounts
     venv: Path | None = None
     withheld_secrets: tuple[str, ...] = ()
-    problems: tuple[str, ...] = field(default_factory=tuple)
+    problems: tuple[str, ...] = ()
 
     def describe(self, *, paths_hidden: bool = True) -> dict[str, Any]:
         """Visible and hidden, for `tuiagent sandbox status` (variable names only, never values).
