@@ -181,7 +181,7 @@ def search_path(user_path: str, venv: Path | None, secrets: SecretMap) -> list[s
 
 
 def find_virtualenv(root: Path, environ: Mapping[str, str], home: Path, problems: list[str], *,
-                    project_venv: bool = True) -> Path | None:
+                    project_venv: bool) -> Path | None:
     """The project's virtualenv: uv's UV_PROJECT_ENVIRONMENT, .venv, venv, poetry's, then an active VIRTUAL_ENV.
 
     One git tracks, or one lying in a host socket folder, is refused (`problems` says so); with `project_venv`
@@ -313,7 +313,7 @@ def venv_base(venv: Path, user_home: Path) -> Path | None:
     return prefix if has_stdlib else None
 
 
-def programs_from_venv(command: str, search_path: Sequence[str], venv: Path | None, root: Path | None = None) -> list[str]:
+def programs_from_venv(command: str, search_path: Sequence[str], venv: Path | None, root: Path) -> list[str]:
     """A note for each program `command` runs from the project's virtualenv rather than from the system (paths
     inside `root` shown relative to it)."""
     if venv is None:
@@ -326,7 +326,7 @@ def programs_from_venv(command: str, search_path: Sequence[str], venv: Path | No
             continue
         system = _which(name, [entry for entry in search_path if Path(entry) != venv_bin])
         instead = f"instead of {system}" if system is not None else "(not installed on the system)"
-        shown = os.path.relpath(found, root) if root is not None and is_inside(found, root) else str(found)
+        shown = os.path.relpath(found, root) if is_inside(found, root) else str(found)
         notes.append(f"`{name}` runs {shown} from the project's virtualenv, {instead}")
     return notes
 
