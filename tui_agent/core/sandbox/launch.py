@@ -41,6 +41,8 @@ PACKAGE_PARENT = Path(__file__).resolve().parents[3]
 
 ALLOWED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 """The only variables copied from the parent's environment; everything else (API keys, tokens) is dropped."""
+SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+"""The system's program folders, last on agent code's PATH (after tuiagent's interpreter's folder)."""
 
 ISOLATED = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--as-pid-1", "--die-with-parent",
             "--new-session")
@@ -51,7 +53,7 @@ JOIN_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; do
 OVERLAY_MOUNT = 'mount -t overlay overlay -o "$1" "$2" || exit 125; shift 2; exec "$@"'
 """Mounts the overlay (exit status `writable_runs.MOUNT_FAILED` when it cannot), then becomes bubblewrap."""
 HIDING_ENVIRON = ("HOME", "XDG_RUNTIME_DIR")
-"""The variables that say which host folders are hidden (`hiding_candidates`)."""
+"""The variables that say which host folders are hidden (`host_mounts`)."""
 HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
 """Where a host keeps its sockets (D-Bus, Docker, ssh-agent, gpg-agent, tmux, systemd): hidden by bubblewrap, with
 $XDG_RUNTIME_DIR, whether or not the run has the network."""
@@ -164,9 +166,11 @@ def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | No
 
 def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Path] = ()) -> HostMounts:
     """The `HostMounts` of a project at `root` whose toolchain shows the `read_only` folders with `masked` hidden:
-    each toolchain folder under a hidden folder bound read-only (never a whole host socket folder again), then
-    every secret inside one masked."""
-    environ, candidates = tuple(map(os.environ.get, HIDING_ENVIRON)), hiding_candidates()
+    homes, /tmp and the folders holding host sockets hidden behind an empty tmpfs where they exist, each toolchain
+    folder under one bound read-only (never one that is or holds a host socket folder), then every secret inside one
+    masked."""
+    environ, sockets = tuple(map(os.environ.get, HIDING_ENVIRON)), socket_folders()
+    candidates = [Path("/root"), Path("/home"), Path(os.path.expanduser("~")), *sockets]
     hidden = outermost(candidates)
     argv = [argument for folder in hidden for argument in ("--tmpfs", str(folder))]
     resolv = Path("/etc/resolv.conf").resolve()  # often a link into /run (systemd-resolved)
@@ -181,7 +185,7 @@ def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Pat
         if any(is_inside(folder, parent) for parent in bound) or not any(is_inside(folder, h) for h in hidden):
             continue
         bound.append(folder)
-        if not holds_socket_folder(folder):
+        if not any(is_inside(socket, Path(os.path.realpath(folder))) for socket in sockets):
             argv += ["--ro-bind", str(folder), str(folder)]
     for secret in masked:
         if secret.is_symlink() or not any(is_inside(secret, folder) for folder in bound):
@@ -201,23 +205,6 @@ def socket_folders() -> list[Path]:
     runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
     extra = [runtime_dir] if runtime_dir and os.path.isabs(runtime_dir) else []
     return [Path(os.path.realpath(folder)) for folder in (*HOST_SOCKET_FOLDERS, *extra)]
-
-
-def holds_socket_folder(path: Path) -> bool:
-    """Whether binding `path` would show a whole socket folder: it is one, or holds one (/, /var, /run/user)."""
-    real = Path(os.path.realpath(path))
-    return any(is_inside(folder, real) for folder in socket_folders())
-
-
-def in_socket_folder(path: Path) -> bool:
-    """Whether `path` (resolved) is, holds or lies inside one of the host's socket folders."""
-    real = Path(os.path.realpath(path))
-    return any(is_inside(real, folder) or is_inside(folder, real) for folder in socket_folders())
-
-
-def hiding_candidates() -> list[Path]:
-    """What bubblewrap hides behind an empty tmpfs where it exists: homes, /tmp and the folders holding host sockets."""
-    return [Path("/root"), Path("/home"), Path(os.path.expanduser("~")), *socket_folders()]
 
 
 def outermost(paths: list[Path]) -> list[Path]:
@@ -260,7 +247,7 @@ def sandbox_env(*, home: str, tmpdir: str, tier: str, token: str, toolchain: Too
     if toolchain is not None:
         env.update(toolchain.env, PATH=":".join(toolchain.path))
     env.update(
-        PATH=env.get("PATH") or f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        PATH=env.get("PATH") or ":".join([str(Path(sys.executable).parent), *SYSTEM_PATH]),
         HOME=home,
         TMPDIR=tmpdir,
         PYTHONDONTWRITEBYTECODE="1",
@@ -284,12 +271,9 @@ def project_venvs(root: Path, used: Path | None) -> list[Path]:
     """Every virtualenv inside the project (resolved), used or not (`used`: the toolchain's): each is kept
     read-only in writable runs, and its start-up files are checked after them."""
     real_root = Path(os.path.realpath(root))
-    found: list[Path] = []
-    for candidate in (root / ".venv", root / "venv", *([used] if used is not None else [])):
-        real = Path(os.path.realpath(candidate))
-        if (real / "pyvenv.cfg").is_file() and real.is_relative_to(real_root) and real != real_root and real not in found:
-            found.append(real)
-    return found
+    reals = [Path(os.path.realpath(path)) for path in (root / ".venv", root / "venv", *([used] if used is not None else []))]
+    return list(dict.fromkeys(real for real in reals
+                              if (real / "pyvenv.cfg").is_file() and real.is_relative_to(real_root) and real != real_root))
 
 
 def project_layout(project: Path, project_writable: bool = True) -> tuple[tuple[str, bool], ...]:

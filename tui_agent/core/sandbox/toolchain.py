@@ -15,13 +15,13 @@ import shutil
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tui_agent.core.versioning.plainfiles import git_tracks
 
-from tui_agent.core.sandbox.launch import HostMounts, host_mounts, in_socket_folder, is_inside
+from tui_agent.core.sandbox.launch import SYSTEM_PATH, HostMounts, host_mounts, is_inside, socket_folders
 
 SECRET_HOME_PATHS: tuple[str, ...] = (
     ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh", ".config/hub", ".docker/config.json",
@@ -62,12 +62,8 @@ BUILD_ENV_NAMES: tuple[str, ...] = (
 )
 """Variables a build or a test run commonly needs; `[sandbox] env` in .agent/config.toml adds more names."""
 
-SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
-PYTHON_NAMES = ("python3", "python")
-
-
-def is_secret_env_name(name: str) -> bool:
-    return bool(SECRET_ENV_NAME.search(name))
+PRIVATE_AREAS = (Path("/tmp"), Path("/root"), Path("/home"))
+"""/tmp (agent sockets live there) and homes other than the user's stay private whatever the config says."""
 
 
 class SecretMap:
@@ -78,19 +74,9 @@ class SecretMap:
         self.real_home = Path(os.path.realpath(home))
         self.pairs = [(home / relative, Path(os.path.realpath(home / relative))) for relative in SECRET_HOME_PATHS]
 
-    def existing(self) -> list[Path]:
-        return [secret for secret, _real in self.pairs if secret.exists() or secret.is_symlink()]
-
-    def under(self, folder: Path) -> list[Path]:
-        """The existing secret paths inside `folder` (to be masked when `folder` is made visible)."""
-        found: list[Path] = []
-        for secret, real in self.pairs:
-            if not (secret.exists() or secret.is_symlink()):
-                continue
-            for candidate in (secret, real):
-                if is_inside(candidate, folder) and candidate not in found:
-                    found.append(candidate)
-        return found
+    def existing(self) -> list[tuple[Path, Path]]:
+        """The secret paths that exist, each with its real location."""
+        return [(secret, real) for secret, real in self.pairs if secret.exists() or secret.is_symlink()]
 
     def touches(self, path: Path) -> bool:
         """True when `path` is a secret path, lies inside one, or is the home directory or one of its parents."""
@@ -113,14 +99,14 @@ class Toolchain:
     mounts: HostMounts
     venv: Path | None = None
     withheld_secrets: tuple[str, ...] = ()
-    problems: tuple[str, ...] = field(default_factory=tuple)
+    problems: tuple[str, ...] = ()
 
     def describe(self, *, paths_hidden: bool = True) -> dict[str, Any]:
         """Visible and hidden, for `tuiagent sandbox status` (variable names only, never values).
 
         `paths_hidden` False (the rlimits tier, no mount namespace): the secret paths are listed as readable.
         """
-        hidden = [str(path) for path in SecretMap(self.home).existing()]
+        hidden = [str(secret) for secret, _real in SecretMap(self.home).existing()]
         return {
             "secret_paths_hidden": paths_hidden,
             "visible": {
@@ -160,8 +146,10 @@ def discover(project_root: Path, *, environ: Mapping[str, str] | None = None, ex
     folders = toolchain_folders(home, path, venv, env, project_root)
     folders += configured_folders(extra_paths, secrets, project_root, problems)
     read_only = list(dict.fromkeys(folder for folder in folders if not secrets.touches(folder)))
-    masked = list(dict.fromkeys(secret for folder in read_only for secret in secrets.under(folder)))
-    withheld = tuple(sorted(name for name in env_in if is_secret_env_name(name)))
+    existing = secrets.existing()  # each visible folder's secrets are masked, the link and its target alike
+    masked = list(dict.fromkeys(path for folder in read_only for pair in existing for path in pair
+                                if is_inside(path, folder)))
+    withheld = tuple(sorted(name for name in env_in if SECRET_ENV_NAME.search(name)))
     return Toolchain(home, tuple(path), env, tuple(read_only), tuple(masked), host_mounts(project_root, read_only, masked),
                      venv, withheld, tuple(problems))
 
@@ -172,12 +160,12 @@ def passed_variables(environ: Mapping[str, str], extra: Iterable[str], problems:
     for name in extra:
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             problems.append(f"[sandbox] env: {name!r} is not a variable name")
-        elif is_secret_env_name(name):
+        elif SECRET_ENV_NAME.search(name):
             problems.append(f"[sandbox] env: {name} looks like a secret (token, key, password) and is never passed")
         else:
             names.append(name)
     return {name: value for name, value in environ.items()
-            if (name in names or name.startswith("LC_")) and not is_secret_env_name(name)}
+            if (name in names or name.startswith("LC_")) and not SECRET_ENV_NAME.search(name)}
 
 
 def search_path(user_path: str, venv: Path | None, secrets: SecretMap) -> list[str]:
@@ -193,7 +181,7 @@ def search_path(user_path: str, venv: Path | None, secrets: SecretMap) -> list[s
 
 
 def find_virtualenv(root: Path, environ: Mapping[str, str], home: Path, problems: list[str], *,
-                    project_venv: bool = True) -> Path | None:
+                    project_venv: bool) -> Path | None:
     """The project's virtualenv: uv's UV_PROJECT_ENVIRONMENT, .venv, venv, poetry's, then an active VIRTUAL_ENV.
 
     One git tracks, or one lying in a host socket folder, is refused (`problems` says so); with `project_venv`
@@ -251,12 +239,8 @@ def toolchain_folders(home: Path, path: list[str], venv: Path | None, env: Mappi
         if name in env and os.path.isabs(env[name]):
             # The user base also holds app data (keyrings, Trash): only its programs and packages are needed.
             folders += [Path(env[name], "bin"), Path(env[name], "lib")] if name == "PYTHONUSERBASE" else [Path(env[name])]
-    visible: list[Path] = []
-    for folder in folders:
-        for candidate in (folder, Path(os.path.realpath(folder))):
-            if candidate.is_dir() and not is_inside(candidate, root) and candidate != home:
-                visible.append(candidate)
-    return visible
+    return [candidate for folder in folders for candidate in (folder, Path(os.path.realpath(folder)))
+            if candidate.is_dir() and not is_inside(candidate, root) and candidate != home]
 
 
 def configured_folders(paths: Iterable[str], secrets: SecretMap, root: Path, problems: list[str]) -> list[Path]:
@@ -267,26 +251,26 @@ def configured_folders(paths: Iterable[str], secrets: SecretMap, root: Path, pro
         if not isinstance(raw, str) or not raw.strip():
             problems.append(f"[sandbox] paths: {raw!r} is not a path")
             continue
-        expanded = Path(os.path.expanduser(raw.replace("~", str(home), 1) if raw.startswith("~") else raw))
+        expanded = Path(str(home) + raw[1:] if raw.startswith("~") else raw)
         if not expanded.is_absolute():
             problems.append(f"[sandbox] paths: {raw!r} must be absolute or start with ~/")
         elif not expanded.exists():
             problems.append(f"[sandbox] paths: {raw!r} does not exist")
         elif secrets.touches(expanded):
             problems.append(f"[sandbox] paths: {raw!r} is (or holds) the home folder or a secret; refused")
-        elif _private_area(expanded, home):
+        elif exposes(expanded, PRIVATE_AREAS, home):
             problems.append(f"[sandbox] paths: {raw!r} is in /tmp or another user's home (sockets, keys); refused")
         elif not is_inside(expanded, root):
             folders.append(Path(os.path.abspath(expanded)))
     return folders
 
 
-def _private_area(path: Path, home: Path) -> bool:
-    """/tmp (agent sockets live there) and homes other than the user's stay private whatever the config says."""
+def exposes(path: Path, areas: Iterable[Path], spared: Path) -> bool:
+    """Whether `path` (resolved) is, holds or lies inside one of `areas` (resolved) while not inside `spared`."""
     real = Path(os.path.realpath(path))
-    if is_inside(real, Path(os.path.realpath(home))):
+    if is_inside(real, Path(os.path.realpath(spared))):
         return False
-    return any(is_inside(real, area) or is_inside(area, real) for area in (Path("/tmp"), Path("/root"), Path("/home")))
+    return any(is_inside(real, area) or is_inside(area, real) for area in areas)
 
 
 def is_own_environment(venv: Path) -> bool:
@@ -298,11 +282,10 @@ def refusal(root: Path, venv: Path) -> str | None:
     """Why the virtualenv at `venv` must not be used, or None."""
     if git_tracks(root, venv):
         return f"{venv} is tracked by git (a committed virtualenv runs the repository's own programs); not used"
-    real, real_root = Path(os.path.realpath(venv)), Path(os.path.realpath(root))
     inside = is_inside(Path(os.path.abspath(venv)), Path(os.path.abspath(root)))
-    if inside and not is_inside(real, real_root) and in_socket_folder(real):
+    if inside and exposes(venv, socket_folders(), root):
         # A link in the project (agent code can make one) to /tmp or /run; the person's own VIRTUAL_ENV may be anywhere.
-        return f"{venv} leads to {real}, where the sandbox hides the host's sockets and private files; not used"
+        return f"{venv} leads to {os.path.realpath(venv)}, where the sandbox hides the host's sockets and private files; not used"
     return None
 
 
@@ -310,22 +293,18 @@ def venv_base(venv: Path, user_home: Path) -> Path | None:
     """The prefix of the Python installation a virtualenv was made from (`home = …/bin` in its pyvenv.cfg), or None
     when it is not one: `home` must hold an executable python3/python and its prefix a lib/python3.* folder, and
     neither may be in a host socket folder (unless inside the person's own home, as pyenv's are)."""
-    def hidden_place(path: Path) -> bool:
-        return in_socket_folder(path) and not is_inside(Path(os.path.realpath(path)), Path(os.path.realpath(user_home)))
-
     try:
         lines = (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return None
     home = next((Path(value.strip()) for key, _, value in (line.partition("=") for line in lines)
                  if key.strip() == "home" and value.strip()), None)
-    if home is None or not home.is_absolute() or hidden_place(home):
+    if home is None or not home.is_absolute() or exposes(home, socket_folders(), user_home):
         return None
-    executables = [home / name for name in PYTHON_NAMES]
-    if not any(path.is_file() and os.access(path, os.X_OK) for path in executables):
+    if not any(path.is_file() and os.access(path, os.X_OK) for path in (home / "python3", home / "python")):
         return None
     prefix = Path(os.path.realpath(home)).parent
-    if hidden_place(prefix):
+    if exposes(prefix, socket_folders(), user_home):
         return None
     try:
         has_stdlib = any(entry.name.startswith("python3") and entry.is_dir() for entry in (prefix / "lib").iterdir())
@@ -334,12 +313,12 @@ def venv_base(venv: Path, user_home: Path) -> Path | None:
     return prefix if has_stdlib else None
 
 
-def programs_from_venv(command: str, search_path: Sequence[str], venv: Path | None, root: Path | None = None) -> list[str]:
+def programs_from_venv(command: str, search_path: Sequence[str], venv: Path | None, root: Path) -> list[str]:
     """A note for each program `command` runs from the project's virtualenv rather than from the system (paths
     inside `root` shown relative to it)."""
     if venv is None:
         return []
-    venv_bin = Path(venv) / "bin"
+    venv_bin = venv / "bin"
     notes: list[str] = []
     for name in _program_names(command):
         found = _which(name, search_path)
@@ -347,7 +326,7 @@ def programs_from_venv(command: str, search_path: Sequence[str], venv: Path | No
             continue
         system = _which(name, [entry for entry in search_path if Path(entry) != venv_bin])
         instead = f"instead of {system}" if system is not None else "(not installed on the system)"
-        shown = os.path.relpath(found, root) if root is not None and is_inside(found, root) else str(found)
+        shown = os.path.relpath(found, root) if is_inside(found, root) else str(found)
         notes.append(f"`{name}` runs {shown} from the project's virtualenv, {instead}")
     return notes
 
