@@ -13,19 +13,16 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tui_agent.core import projectfs
-from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, is_startup_file, read_regular
+from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, LowerState, is_startup_file, read_regular
 from tui_agent.core.sandbox.protected import (GIT, REFUSED, SETID_BITS, Guard, HardLinks, copy_clean, git_inner,
                                               git_lock, git_refusal, git_writable, inert, move_under_git_lock, moved_note,
                                               nested_repository, new_folder, setid_words, special_kind)
 
-if TYPE_CHECKING:  # writable_runs.py applies through this module
-    from tui_agent.core.sandbox.writable_runs import LowerState
 
 CHANGE_SLACK_NS = 20_000_000
-"""Only for paths the run's start stamps do not cover (writable_runs.LowerState; a run recovered after a crash has none):
+"""Only for paths the run's start stamps do not cover (ignored.LowerState; a run recovered after a crash has none):
 file times come from a coarse clock (one tick, a few ms, behind), so a change this soon before the run counts as
 during it. That errs towards keeping a person's version and setting the run's aside, never the other way."""
 
@@ -318,7 +315,7 @@ class _Applier:
     def deleted_meanwhile(self, relative: str, source: Path, target: Path) -> bool:
         """`relative`, gone now, was there when the run started (it changed that version: someone deleted it)."""
         if self.start is not None and self.start.knows(relative):
-            return self.start.existed(relative)
+            return relative in self.start.stamps
         return self.flag(source, "origin") and self.parent_changed(target)
 
     def parent_changed(self, target: Path) -> bool:

@@ -7,7 +7,7 @@ mount point cannot be renamed). A missing one is not blocked during the run: a b
 a new file in the person's project for as long as the sandbox lives (a warm fork server: the session); removing it on
 the host detaches the sandbox's mount (the kernel lazily unmounts a mount point unlinked in another namespace), and
 Landlock and seccomp cannot refuse one name in a folder while allowing others there. So a run through an overlay gets
-it refused by the harvest (`Guard`, harvest.py), and a writable run without one is swept after it (fallback.py).
+it refused by the harvest (`Guard`, harvest.py), and a writable run without one is swept after it (`sweep`).
 What is refused is copied or moved to `.agent/quarantine/` and said."""
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ PROTECTED_NAMES: tuple[str, ...] = (
 files decide what a git hook runs, outside the sandbox, at the next catalog commit)."""
 QUARANTINE = f"{AGENT_DIR}/quarantine"
 MAX_GLOB_MATCHES = 500
+GLOB_WATCH_LIMIT = 20_000
+"""Matches of the user's globs recorded before a run without an overlay; past this many, new ones are not told apart."""
 REFUSED = "refused: "
 """In every note about a write the sandbox refused: the call that made it is not shown as a success."""
 GIT = ".git"
@@ -85,10 +87,14 @@ def protected_paths(root: Path) -> list[str]:
 
 def matches_protected(root: Path, relative: str) -> str | None:
     """The protected entry `relative` (a project path, POSIX) falls under, or None."""
-    for entry in protected_paths(root):
+    return _entry_of(relative, protected_paths(root), user_globs(root))
+
+
+def _entry_of(relative: str, paths: list[str], patterns: tuple[str, ...]) -> str | None:
+    for entry in paths:
         if relative == entry or relative.startswith(entry + "/"):
             return entry
-    return next((pattern for pattern in user_globs(root) if globs.matches(relative, [pattern])), None)
+    return next((pattern for pattern in patterns if globs.matches(relative, [pattern])), None)
 
 
 def _bindable(root: Path, relative: str) -> bool:
@@ -179,6 +185,88 @@ def moved_note(verb: str, relative: str, where: str, link: str | None, restored:
                 f"; it was a symlink to {link} (recreate it if you want it)")
     return (f"agent code {verb} the protected path {relative}; moved to {where}{put_back}; nothing else was changed: "
             "look at it, then delete it or move it back yourself")
+
+
+@dataclass(frozen=True)
+class Watch:
+    """What a writable run without an overlay could create or replace (`sweep` moves it away after the run): protected paths
+    that are absent (None) or symlinks (their target; a bind protects only what a link points to), where a protected
+    link pointing nowhere yet lands, and the matches of the user's globs."""
+
+    fixed: dict[str, str | None]
+    globbed: frozenset[str]
+    patterns: tuple[str, ...]
+
+    @classmethod
+    def of(cls, root: Path) -> "Watch":
+        guard = Guard.of(root, GLOB_WATCH_LIMIT)
+        absent = [name for name in guard.names if not os.path.lexists(root / name)]
+        return cls({**dict.fromkeys(guard.landings), **guard.links, **dict.fromkeys(absent)}, guard.matches,
+                   guard.patterns)
+
+    def to_json(self) -> dict[str, object]:
+        return {"fixed": self.fixed, "globbed": sorted(self.globbed), "patterns": list(self.patterns)}
+
+    @classmethod
+    def from_json(cls, data: object, root: Path) -> "Watch | None":
+        """A record read back from `.agent/cache` (untrusted): only protected paths, only strings, the person's globs
+        now (not the record's); None if malformed."""
+        if not isinstance(data, dict):
+            return None
+        fixed, globbed, patterns = data.get("fixed"), data.get("globbed"), data.get("patterns")
+        if not (isinstance(fixed, dict) and isinstance(globbed, list) and isinstance(patterns, list)):
+            return None
+        paths, now = protected_paths(root), user_globs(root)
+        clean = {name: link for name, link in fixed.items() if isinstance(name, str) and ".." not in Path(name).parts
+                 and _entry_of(name, paths, now) is not None and (link is None or isinstance(link, str))}
+        return cls(clean, frozenset(p for p in globbed if isinstance(p, str)), now)
+
+
+def sweep(root: Path, before: Watch, *, since_ns: int | None = None) -> list[str]:
+    """Move every protected path a run without an overlay created or replaced into one new
+    `.agent/quarantine/<time>-<id>/` folder (a replaced symlink is put back); one note per path, saying exactly what
+    was moved where.
+
+    `since_ns` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
+    is recreated (the note says what it pointed to)."""
+    moves: list[tuple[str, str, str | None]] = []
+    for relative, link in before.fixed.items():
+        path = root / relative
+        now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
+        if now != link and (since_ns is None or (now is not None and _changed_since(path, since_ns))):
+            moves.append((relative, "created" if link is None else "replaced", link))
+    found: list[str] = []
+    for relative in sorted(glob_matches(root, before.patterns, limit=GLOB_WATCH_LIMIT)) if before.patterns else []:
+        if (relative in before.globbed or relative.split("/")[0] in (GIT, AGENT_DIR)
+                or any(relative.startswith(parent + "/") for parent in found)):
+            continue  # known before, git's or tuiagent's own, or inside a new folder moved whole
+        found.append(relative)
+        if since_ns is None or _changed_since(root / relative, since_ns):
+            moves.append((relative, "created", None))
+    folder: Path | None = None
+    notes: list[str] = []
+    for relative, verb, link in moves:
+        path = root / relative
+        try:
+            folder = folder or new_folder(root)
+            target = folder / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.lexists(path):
+                os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
+            if link is not None and since_ns is None:
+                os.symlink(link, path)
+            notes.append(moved_note(verb, relative, str(target.relative_to(root)), link, restored=since_ns is None))
+        except OSError as error:
+            notes.append(f"agent code {verb} the protected path {relative} and it could not be moved away "
+                         f"({error}); check it before you use it")
+    return notes
+
+
+def _changed_since(path: Path, since_ns: int) -> bool:
+    try:
+        return path.lstat().st_ctime_ns >= since_ns
+    except OSError:
+        return False
 
 
 def new_folder(root: Path) -> Path:
