@@ -17,7 +17,7 @@ from pathlib import Path
 from tui_agent.core import projectfs
 from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, LowerState, is_startup_file, read_regular
 from tui_agent.core.sandbox.protected import (GIT, REFUSED, SETID_BITS, Guard, HardLinks, copy_clean, git_inner,
-                                              git_lock, git_refusal, git_writable, inert, move_under_git_lock, moved_note,
+                                              git_refusal, git_writable, inert, move_under_git_lock, moved_note,
                                               nested_repository, new_folder, setid_words, special_kind)
 
 
@@ -128,7 +128,7 @@ class _Applier:
         if inner is not None:
             why = git_refusal(inner, info.st_mode, _is_dir(self.root / GIT) and not (self.root / GIT).is_symlink())
             if why is not None:
-                return self.refuse(path, why, None if git_lock(inner) else source)
+                return self.refuse(path, why, None if inner.endswith(".lock") else source)  # a lock: nothing to look at
         if stat.S_ISREG(info.st_mode) and self.links.outside(info):
             return self.refuse(path, "a hard link to a file outside what the run wrote", None)
         return False

@@ -18,7 +18,6 @@ import secrets
 import shutil
 import stat
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,22 +110,15 @@ def read_only_binds(root: Path, *, git_commits: bool = False) -> list[str]:
     """bwrap arguments binding every existing protected path read-only (after the project's writable bind).
 
     `git_commits` (a run whose writes the harvest filters: an overlay run) leaves the project's `.git` folder
-    writable but for its config, hooks and the like (`GIT_READ_ONLY`), so that the run can commit."""
-    args: list[str] = []
-    git_folder = os.path.isdir(os.path.join(root, GIT)) and not os.path.islink(os.path.join(root, GIT))
-    for relative in protected_paths(root):
-        if git_commits and relative == GIT and git_folder:
-            args += read_only_binds_in_git(root)
-        elif _bindable(root, relative):
-            args += ["--ro-bind", str(root / relative), str(root / relative)]
-    return args
-
-
-def read_only_binds_in_git(root: Path) -> list[str]:
-    """bwrap arguments binding `.git`'s config, hooks and the like read-only (a `core.hooksPath` in `.git` too)."""
-    hooks = hooks_path(root)
-    names = [f"{GIT}/{name}" for name in GIT_READ_ONLY]
-    names += [hooks] if hooks and hooks.startswith(GIT + "/") and hooks not in names else []
+    writable but for its config, hooks and the like (`GIT_READ_ONLY`, a `core.hooksPath` in `.git` too), so that the
+    run can commit."""
+    names = protected_paths(root)
+    if git_commits and os.path.isdir(os.path.join(root, GIT)) and not os.path.islink(os.path.join(root, GIT)):
+        hooks = hooks_path(root)
+        inside = [f"{GIT}/{name}" for name in GIT_READ_ONLY]
+        inside += [hooks] if hooks and hooks.startswith(GIT + "/") and hooks not in inside else []
+        index = names.index(GIT)
+        names[index:index + 1] = inside
     return [arg for relative in names if _bindable(root, relative) for arg in
             ("--ro-bind", str(root / relative), str(root / relative))]
 
@@ -137,38 +129,34 @@ def layout(root: Path) -> tuple[tuple[str, bool], ...]:
     return (*((relative, _bindable(root, relative)) for relative in protected_paths(root)), *inside_git)
 
 
-def dangling_targets(root: Path, links: Iterable[str]) -> list[str]:
-    """Where the protected symlinks `links` that point nowhere yet would land inside the project: creating that file
-    would give the protected path its content, so it is protected as well."""
-    inside = os.path.realpath(root)
-    targets: list[str] = []
-    for relative in links:
-        path = root / relative
-        if os.path.islink(path) and not path.exists():
-            landing = os.path.realpath(path)
-            if landing.startswith(inside + os.sep):
-                targets.append(Path(landing).relative_to(inside).as_posix())
-    return targets
-
-
 @dataclass(frozen=True)
 class Guard:
-    """The protected paths a run may neither create, replace nor delete: the fixed names and the hooks folder, the
-    user's globs (outside `.git` and `.agent`; `matches`: what they match now), and where a protected symlink pointing
-    nowhere yet lands (`links`: each protected symlink's target)."""
+    """The protected paths a run may neither create, replace nor delete: the fixed names and the hooks folder
+    (`names`), the user's globs (outside `.git` and `.agent`; `matches`: what they match now), and where a protected
+    symlink pointing nowhere yet lands (`landings`: creating that file would give the protected path its content).
 
-    names: frozenset[str]
-    patterns: tuple[str, ...]
-    matches: frozenset[str]
-    links: dict[str, str]
-    landings: frozenset[str]
+    `fixed` is what a run without an overlay could create or replace (`sweep` moves it away after the run): protected
+    paths that are absent (None) or symlinks (their target; a bind protects only what a link points to), landings."""
+
+    fixed: dict[str, str | None]
+    matches: frozenset[str] = frozenset()
+    patterns: tuple[str, ...] = ()
+    names: frozenset[str] = frozenset()
+    landings: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, root: Path, limit: int = MAX_GLOB_MATCHES) -> "Guard":
         names, patterns = frozenset(fixed_names(root)), user_globs(root)
         matches = frozenset(glob_matches(root, patterns, limit))
         links = {path: os.readlink(root / path) for path in names | matches if os.path.islink(root / path)}
-        return cls(names, patterns, matches, links, frozenset(dangling_targets(root, links)))
+        real_root, landings = os.path.realpath(root), set[str]()
+        for relative in links:
+            landing = os.path.realpath(root / relative)
+            if not (root / relative).exists() and landing.startswith(real_root + os.sep):
+                landings.add(Path(landing).relative_to(real_root).as_posix())
+        absent = [name for name in names if not os.path.lexists(root / name)]
+        return cls({**dict.fromkeys(landings), **links, **dict.fromkeys(absent)}, matches, patterns, names,
+                   frozenset(landings))
 
     def covers(self, relative: str, folder: bool) -> bool:
         if relative in self.names or relative in self.landings:
@@ -177,38 +165,12 @@ class Guard:
             return True  # a file or link where a protected link's target needs a folder
         return relative.split("/", 1)[0] not in (GIT, AGENT_DIR) and globs.matches(relative, self.patterns)
 
-
-def moved_note(verb: str, relative: str, where: str, link: str | None, restored: bool = True) -> str:
-    """What the person and the model are told of a protected path a run created or replaced (`link`: the symlink
-    that was there, in place again unless not `restored`)."""
-    put_back = ("" if link is None else f"; the symlink to {link} was put back" if restored else
-                f"; it was a symlink to {link} (recreate it if you want it)")
-    return (f"agent code {verb} the protected path {relative}; moved to {where}{put_back}; nothing else was changed: "
-            "look at it, then delete it or move it back yourself")
-
-
-@dataclass(frozen=True)
-class Watch:
-    """What a writable run without an overlay could create or replace (`sweep` moves it away after the run): protected paths
-    that are absent (None) or symlinks (their target; a bind protects only what a link points to), where a protected
-    link pointing nowhere yet lands, and the matches of the user's globs."""
-
-    fixed: dict[str, str | None]
-    globbed: frozenset[str]
-    patterns: tuple[str, ...]
-
-    @classmethod
-    def of(cls, root: Path) -> "Watch":
-        guard = Guard.of(root, GLOB_WATCH_LIMIT)
-        absent = [name for name in guard.names if not os.path.lexists(root / name)]
-        return cls({**dict.fromkeys(guard.landings), **guard.links, **dict.fromkeys(absent)}, guard.matches,
-                   guard.patterns)
-
     def to_json(self) -> dict[str, object]:
-        return {"fixed": self.fixed, "globbed": sorted(self.globbed), "patterns": list(self.patterns)}
+        """The crash record of a run without an overlay (what `sweep` needs)."""
+        return {"fixed": self.fixed, "globbed": sorted(self.matches), "patterns": list(self.patterns)}
 
     @classmethod
-    def from_json(cls, data: object, root: Path) -> "Watch | None":
+    def from_json(cls, data: object, root: Path) -> "Guard | None":
         """A record read back from `.agent/cache` (untrusted): only protected paths, only strings, the person's globs
         now (not the record's); None if malformed."""
         if not isinstance(data, dict):
@@ -222,7 +184,16 @@ class Watch:
         return cls(clean, frozenset(p for p in globbed if isinstance(p, str)), now)
 
 
-def sweep(root: Path, before: Watch, *, since_ns: int | None = None) -> list[str]:
+def moved_note(verb: str, relative: str, where: str, link: str | None, restored: bool = True) -> str:
+    """What the person and the model are told of a protected path a run created or replaced (`link`: the symlink
+    that was there, in place again unless not `restored`)."""
+    put_back = ("" if link is None else f"; the symlink to {link} was put back" if restored else
+                f"; it was a symlink to {link} (recreate it if you want it)")
+    return (f"agent code {verb} the protected path {relative}; moved to {where}{put_back}; nothing else was changed: "
+            "look at it, then delete it or move it back yourself")
+
+
+def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str]:
     """Move every protected path a run without an overlay created or replaced into one new
     `.agent/quarantine/<time>-<id>/` folder (a replaced symlink is put back); one note per path, saying exactly what
     was moved where.
@@ -237,7 +208,7 @@ def sweep(root: Path, before: Watch, *, since_ns: int | None = None) -> list[str
             moves.append((relative, "created" if link is None else "replaced", link))
     found: list[str] = []
     for relative in sorted(glob_matches(root, before.patterns, limit=GLOB_WATCH_LIMIT)) if before.patterns else []:
-        if (relative in before.globbed or relative.split("/")[0] in (GIT, AGENT_DIR)
+        if (relative in before.matches or relative.split("/")[0] in (GIT, AGENT_DIR)
                 or any(relative.startswith(parent + "/") for parent in found)):
             continue  # known before, git's or tuiagent's own, or inside a new folder moved whole
         found.append(relative)
@@ -303,18 +274,13 @@ def git_refusal(inner: str, mode: int, git_folder: bool) -> str | None:
     project has a real `.git` folder."""
     if inner == "":
         return None if stat.S_ISDIR(mode) and git_folder else "the run made or replaced git's folder of the project"
-    if git_lock(inner):
+    if inner.endswith(".lock"):
         return "a lock file an interrupted git command left (it would block your git)"
     if not git_writable(inner):
         what = inner if inner in GIT_NOT_DATA else inner.split("/", 1)[0]
         return (f"git's {what} decides what git runs or reads on your machine; a run may change "
                 "only what commits need in .git (objects, refs, logs, index, HEAD)")
     return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "a symlink inside git's folder"
-
-
-def git_lock(inner: str) -> bool:
-    """A lock file an interrupted git command left (never applied: it would block the person's git)."""
-    return inner.endswith(".lock")
 
 
 def move_under_git_lock(source: Path, target: Path) -> bool:

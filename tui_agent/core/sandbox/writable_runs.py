@@ -6,7 +6,7 @@ the run (`prepare`), the project stamped as it starts (`ignored.LowerState`), re
 while it runs (`begin`, `finish`), and applied after it by the one filtered step (`apply` -> harvest.py: protected
 paths and what a run may not leave refused and quarantined, the person's concurrent changes kept and the run's set
 aside, the ignored files' changes derived). Without an overlay (the weak tier, a machine where the overlay cannot be
-mounted) the run writes the project directly: `fence` records the protected paths it could create (`protected.Watch`,
+mounted) the run writes the project directly: `fence` records the protected paths it could create (`protected.Guard`,
 in `.agent/cache/sweeps/`) and stamps the project before it, `unfence` sweeps and compares after it; an overlay run
 whose mount failed, run again without one, is checked against the stamps of its start (`after_mount_failed`). What a
 run wrote before tuiagent died is applied, or swept, at the next sandbox start (`recover`)."""
@@ -34,7 +34,7 @@ from tui_agent.core.sandbox.harvest import Harvest, harvest
 from tui_agent.core.sandbox.ignored import LowerState as LowerState
 from tui_agent.core.sandbox.launch import probe_overlay, project_venvs
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
-from tui_agent.core.sandbox.protected import Guard, Watch, sweep
+from tui_agent.core.sandbox.protected import GLOB_WATCH_LIMIT, Guard, sweep
 from tui_agent.core.tempfolders import AWAITING_RECOVERY
 from tui_agent.core.versioning.plainfiles import ignored_among
 
@@ -166,7 +166,7 @@ def recover(root: Path, cache_dir: Path) -> list[str]:
             dirs.remove()
         forget(record)  # a read-only project: the record stays; its folder is gone, the next start drops it
     for record, data, written in dead_records(cache_dir / SWEEPS):
-        before = Watch.from_json(data, root)
+        before = Guard.from_json(data, root)
         if before is not None:
             notes += [f"{note} (a run interrupted earlier)" for note in sweep(root, before, since_ns=written)]
         forget(record)  # a read-only project: swept again at the next start, moving nothing new
@@ -190,10 +190,11 @@ def _overlay_of(data: object) -> OverlayDirs | None:
 
 @dataclass(frozen=True)
 class Fence:
-    """A writable run without an overlay, as it starts: its watch and the watch's crash record; when it may write the
-    project, its stamps (the site folders' start-up files too) and the bytes of its small ignored files."""
+    """A writable run without an overlay, as it starts: the protected paths it could create or replace and their crash
+    record; when it may write the project, its stamps (the site folders' start-up files too) and the bytes of its small
+    ignored files."""
 
-    watch: Watch
+    guard: Guard
     record: Path | None
     start: LowerState | None
     kept: dict[str, bytes]
@@ -304,7 +305,7 @@ class WritableRuns:
         when it may write the project, the project's stamps and its small ignored files' bytes (not those of the
         virtualenvs it cannot write)."""
         root, start, kept = self.project.root, None, {}
-        watch = Watch.of(root)
+        guard = Guard.of(root, GLOB_WATCH_LIMIT)
         if policy.project_writable:
             start = LowerState.take(root, sites=ignored.site_dirs(root, self.venv))
             files = {path: stamp[2] for path, stamp in start.stamps.items() if not stat.S_ISDIR(stamp[1])}
@@ -314,14 +315,14 @@ class WritableRuns:
             kept = ignored.keep(root, {path: files[path] for path in ignored_now if path in files}, skip)
         record = None  # unwritable: a crash during the run skips its sweep
         with contextlib.suppress(OSError):
-            record = write_record(record_path(self.project.cache_dir / SWEEPS, secrets.token_hex(4)), watch.to_json())
-        return Fence(watch, record, start, kept)
+            record = write_record(record_path(self.project.cache_dir / SWEEPS, secrets.token_hex(4)), guard.to_json())
+        return Fence(guard, record, start, kept)
 
     def unfence(self, fenced: Fence) -> list[str]:
         """After a writable run without an overlay: what it created at protected paths moved to the quarantine, its
         writes kept for undo unattributed with its ignored files' changes (its notes returned, also in `notices`)."""
         self.ran(RunWrites(False))
-        notes = sweep(self.project.root, fenced.watch)
+        notes = sweep(self.project.root, fenced.guard)
         forget(fenced.record)
         if fenced.start is None:
             return self.told(notes, [])
@@ -337,7 +338,7 @@ class WritableRuns:
         for path in sorted(created):
             if guard.covers(path, False) and not any(path.startswith(parent + "/") for parent in moved):
                 moved.append(path)
-        return self.told([*sweep(root, Watch(dict.fromkeys(moved), frozenset(), ())), *said], changes)
+        return self.told([*sweep(root, Guard(dict.fromkeys(moved))), *said], changes)
 
     def ran(self, writes: RunWrites) -> None:
         """Keep what a run wrote until undo takes it; nobody taking them (no undo outside git) keeps only the last
