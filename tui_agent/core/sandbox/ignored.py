@@ -1,11 +1,12 @@
-"""The project's stamps before a writable run (`LowerState`), and what the run changed among the files git ignores (a
-virtualenv, build output): neither `git status` nor /undo shows them, so each change is told to the person and the
-model; a `.pth`, `sitecustomize.py` or `usercustomize.py` created or changed anywhere an interpreter reads is flagged
-on its own (issue 23).
+"""What a writable run changed beyond what the harvest applies: the project's stamps before it (`LowerState`), and the
+changes among the files git ignores (a virtualenv, build output): neither `git status` nor /undo shows them, so each
+change is told to the person and the model; a `.pth`, `sitecustomize.py` or `usercustomize.py` created or changed
+anywhere an interpreter reads is flagged on its own (issue 23).
 
 `report` takes what a run wrote: through an overlay, what the harvest applied (with the bytes it replaced, read as it
 replaced them); without one (the rlimits tier, a machine where the overlay cannot be mounted), what differs between
-the project's stamps before and after the run (`compare`), with the bytes `keep` read before it."""
+the project's stamps before and after the run (`compare`), with the bytes `keep` read before it. Such a run is also
+swept (`sweep`): each protected path it created or replaced is moved to `.agent/quarantine/`."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from pathlib import Path
 
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import project_venvs
-from tui_agent.core.sandbox.protected import GIT, GIT_COMMIT_FILES
+from tui_agent.core.sandbox.protected import (GIT, GIT_COMMIT_FILES, GLOB_WATCH_LIMIT, Guard, glob_matches,
+                                              moved_note, new_folder)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -144,6 +146,53 @@ def compare(root: Path, venv: Path | None, start: LowerState,
                                       if path in start.stamps}
     said, found = report(root, written, before, venv, start.complete and now.complete)
     return said, found, [path for path in now.stamps if path not in start.stamps]
+
+
+def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str]:
+    """Move every protected path a run without an overlay created or replaced into one new
+    `.agent/quarantine/<time>-<id>/` folder (a replaced symlink is put back); one note per path, saying exactly what
+    was moved where.
+
+    `since_ns` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
+    is recreated (the note says what it pointed to)."""
+    moves: list[tuple[str, str, str | None]] = []
+    for relative, link in before.fixed.items():
+        path = root / relative
+        now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
+        if now != link and (since_ns is None or (now is not None and _changed_since(path, since_ns))):
+            moves.append((relative, "created" if link is None else "replaced", link))
+    found: list[str] = []
+    for relative in sorted(glob_matches(root, before.patterns, limit=GLOB_WATCH_LIMIT)) if before.patterns else []:
+        if (relative in before.matches or relative.split("/")[0] in (GIT, AGENT_DIR)
+                or any(relative.startswith(parent + "/") for parent in found)):
+            continue  # known before, git's or tuiagent's own, or inside a new folder moved whole
+        found.append(relative)
+        if since_ns is None or _changed_since(root / relative, since_ns):
+            moves.append((relative, "created", None))
+    folder: Path | None = None
+    notes: list[str] = []
+    for relative, verb, link in moves:
+        path = root / relative
+        try:
+            folder = folder or new_folder(root)
+            target = folder / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.lexists(path):
+                os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
+            if link is not None and since_ns is None:
+                os.symlink(link, path)
+            notes.append(moved_note(verb, relative, str(target.relative_to(root)), link, restored=since_ns is None))
+        except OSError as error:
+            notes.append(f"agent code {verb} the protected path {relative} and it could not be moved away "
+                         f"({error}); check it before you use it")
+    return notes
+
+
+def _changed_since(path: Path, since_ns: int) -> bool:
+    try:
+        return path.lstat().st_ctime_ns >= since_ns
+    except OSError:
+        return False
 
 
 def notes(found: list[IgnoredChange], complete: bool = True) -> list[str]:

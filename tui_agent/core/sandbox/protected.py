@@ -7,7 +7,7 @@ mount point cannot be renamed). A missing one is not blocked during the run: a b
 a new file in the person's project for as long as the sandbox lives (a warm fork server: the session); removing it on
 the host detaches the sandbox's mount (the kernel lazily unmounts a mount point unlinked in another namespace), and
 Landlock and seccomp cannot refuse one name in a folder while allowing others there. So a run through an overlay gets
-it refused by the harvest (`Guard`, harvest.py), and a writable run without one is swept after it (`sweep`).
+it refused by the harvest (`Guard`, harvest.py), and a writable run without one is swept after it (ignored.py).
 What is refused is copied or moved to `.agent/quarantine/` and said."""
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ class Guard:
     (`names`), the user's globs (outside `.git` and `.agent`; `matches`: what they match now), and where a protected
     symlink pointing nowhere yet lands (`landings`: creating that file would give the protected path its content).
 
-    `fixed` is what a run without an overlay could create or replace (`sweep` moves it away after the run): protected
+    `fixed` is what a run without an overlay could create or replace (`ignored.sweep` moves it after the run): protected
     paths that are absent (None) or symlinks (their target; a bind protects only what a link points to), landings."""
 
     fixed: dict[str, str | None]
@@ -191,53 +191,6 @@ def moved_note(verb: str, relative: str, where: str, link: str | None, restored:
                 f"; it was a symlink to {link} (recreate it if you want it)")
     return (f"agent code {verb} the protected path {relative}; moved to {where}{put_back}; nothing else was changed: "
             "look at it, then delete it or move it back yourself")
-
-
-def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str]:
-    """Move every protected path a run without an overlay created or replaced into one new
-    `.agent/quarantine/<time>-<id>/` folder (a replaced symlink is put back); one note per path, saying exactly what
-    was moved where.
-
-    `since_ns` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
-    is recreated (the note says what it pointed to)."""
-    moves: list[tuple[str, str, str | None]] = []
-    for relative, link in before.fixed.items():
-        path = root / relative
-        now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
-        if now != link and (since_ns is None or (now is not None and _changed_since(path, since_ns))):
-            moves.append((relative, "created" if link is None else "replaced", link))
-    found: list[str] = []
-    for relative in sorted(glob_matches(root, before.patterns, limit=GLOB_WATCH_LIMIT)) if before.patterns else []:
-        if (relative in before.matches or relative.split("/")[0] in (GIT, AGENT_DIR)
-                or any(relative.startswith(parent + "/") for parent in found)):
-            continue  # known before, git's or tuiagent's own, or inside a new folder moved whole
-        found.append(relative)
-        if since_ns is None or _changed_since(root / relative, since_ns):
-            moves.append((relative, "created", None))
-    folder: Path | None = None
-    notes: list[str] = []
-    for relative, verb, link in moves:
-        path = root / relative
-        try:
-            folder = folder or new_folder(root)
-            target = folder / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if os.path.lexists(path):
-                os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
-            if link is not None and since_ns is None:
-                os.symlink(link, path)
-            notes.append(moved_note(verb, relative, str(target.relative_to(root)), link, restored=since_ns is None))
-        except OSError as error:
-            notes.append(f"agent code {verb} the protected path {relative} and it could not be moved away "
-                         f"({error}); check it before you use it")
-    return notes
-
-
-def _changed_since(path: Path, since_ns: int) -> bool:
-    try:
-        return path.lstat().st_ctime_ns >= since_ns
-    except OSError:
-        return False
 
 
 def new_folder(root: Path) -> Path:

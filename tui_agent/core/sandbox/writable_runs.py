@@ -7,7 +7,7 @@ while it runs (`begin`, `finish`), and applied after it by the one filtered step
 paths and what a run may not leave refused and quarantined, the person's concurrent changes kept and the run's set
 aside, the ignored files' changes derived). Without an overlay (the weak tier, a machine where the overlay cannot be
 mounted) the run writes the project directly: `fence` records the protected paths it could create (`protected.Guard`,
-in `.agent/cache/sweeps/`) and stamps the project before it, `unfence` sweeps and compares after it; an overlay run
+in `.agent/cache/sweeps/`) and stamps the project before it, `unfence` sweeps and compares after it (ignored.py); an overlay run
 whose mount failed, run again without one, is checked against the stamps of its start (`after_mount_failed`). What a
 run wrote before tuiagent died is applied, or swept, at the next sandbox start (`recover`)."""
 
@@ -34,7 +34,7 @@ from tui_agent.core.sandbox.harvest import Harvest, harvest
 from tui_agent.core.sandbox.ignored import LowerState as LowerState
 from tui_agent.core.sandbox.launch import probe_overlay, project_venvs
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
-from tui_agent.core.sandbox.protected import GLOB_WATCH_LIMIT, Guard, sweep
+from tui_agent.core.sandbox.protected import GLOB_WATCH_LIMIT, Guard
 from tui_agent.core.tempfolders import AWAITING_RECOVERY
 from tui_agent.core.versioning.plainfiles import ignored_among
 
@@ -168,7 +168,7 @@ def recover(root: Path, cache_dir: Path) -> list[str]:
     for record, data, written in dead_records(cache_dir / SWEEPS):
         before = Guard.from_json(data, root)
         if before is not None:
-            notes += [f"{note} (a run interrupted earlier)" for note in sweep(root, before, since_ns=written)]
+            notes += [f"{note} (a run interrupted earlier)" for note in ignored.sweep(root, before, since_ns=written)]
         forget(record)  # a read-only project: swept again at the next start, moving nothing new
     return notes
 
@@ -322,7 +322,7 @@ class WritableRuns:
         """After a writable run without an overlay: what it created at protected paths moved to the quarantine, its
         writes kept for undo unattributed with its ignored files' changes (its notes returned, also in `notices`)."""
         self.ran(RunWrites(False))
-        notes = sweep(self.project.root, fenced.guard)
+        notes = ignored.sweep(self.project.root, fenced.guard)
         forget(fenced.record)
         if fenced.start is None:
             return self.told(notes, [])
@@ -338,7 +338,7 @@ class WritableRuns:
         for path in sorted(created):
             if guard.covers(path, False) and not any(path.startswith(parent + "/") for parent in moved):
                 moved.append(path)
-        return self.told([*sweep(root, Guard(dict.fromkeys(moved))), *said], changes)
+        return self.told([*ignored.sweep(root, Guard(dict.fromkeys(moved))), *said], changes)
 
     def ran(self, writes: RunWrites) -> None:
         """Keep what a run wrote until undo takes it; nobody taking them (no undo outside git) keeps only the last
