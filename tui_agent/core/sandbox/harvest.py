@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tui_agent.core import projectfs
 from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, LowerState, is_startup_file, read_regular
+from tui_agent.core.sandbox.launch import is_inside
 from tui_agent.core.sandbox.protected import (GIT, REFUSED, SETID_BITS, Guard, HardLinks, copy_clean, git_inner,
                                               git_refusal, git_writable, inert, move_under_git_lock, moved_note,
                                               nested_repository, new_folder, setid_words, special_kind)
@@ -64,7 +65,7 @@ class _Applier:
                  links: HardLinks) -> None:
         self.root = root
         self.start = start
-        self.real_root = os.path.realpath(root)
+        self.real_root = Path(os.path.realpath(root))
         self.since_ns = since_ns
         self.aside = aside
         self.prefix = xattr_prefix
@@ -126,7 +127,7 @@ class _Applier:
                                "on your machine when git works there)", source)
         inner = git_inner(path)
         if inner is not None:
-            why = git_refusal(inner, info.st_mode, _is_dir(self.root / GIT) and not (self.root / GIT).is_symlink())
+            why = git_refusal(inner, info.st_mode, _is_dir(self.root / GIT))  # lstat: a symlink is no folder
             if why is not None:
                 return self.refuse(path, why, None if inner.endswith(".lock") else source)  # a lock: nothing to look at
         if stat.S_ISREG(info.st_mode) and self.links.outside(info):
@@ -325,8 +326,7 @@ class _Applier:
         return parent is None or parent.st_mtime_ns >= self.since_ns or parent.st_ctime_ns >= self.since_ns
 
     def inside(self, folder: Path) -> bool:
-        real = os.path.realpath(folder)
-        return real == self.real_root or real.startswith(self.real_root.rstrip(os.sep) + os.sep)
+        return is_inside(Path(os.path.realpath(folder)), self.real_root)
 
     def flag(self, path: Path, name: str) -> bool:
         try:

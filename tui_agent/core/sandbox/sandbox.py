@@ -293,9 +293,7 @@ class Sandbox:
                 self._hold_hooks(request)
         result = to_run_result(outcome, effective, self.tier)
         if writable and self.tier == TIER_BUBBLEWRAP:
-            refused = protected.refused_writes(self.project.root, result, git_commits=attributed)
-            self.notices += refused
-            swept += refused
+            swept += self.runs.told(protected.refused_writes(self.project.root, result, git_commits=attributed), [])
         result = with_notes(result, swept)
         if outcome.start_failed:  # not the code's failure: nothing is recorded against a tool
             raise SandboxUnavailable(result.error or "the sandbox could not start")
