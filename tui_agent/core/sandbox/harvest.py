@@ -64,7 +64,7 @@ class _Applier:
     def __init__(self, root: Path, since_ns: int, aside: Path, xattr_prefix: str, start: LowerState | None,
                  links: HardLinks) -> None:
         self.root = root
-        self.start = start
+        self.start = start or LowerState(complete=False)  # after a crash: nothing known, change times judge
         self.real_root = Path(os.path.realpath(root))
         self.since_ns = since_ns
         self.aside = aside
@@ -309,13 +309,13 @@ class _Applier:
 
     def changed(self, relative: str, info: os.stat_result) -> bool:
         """Whether `relative` (now `info`) is not as it was when the run started."""
-        if self.start is not None and self.start.knows(relative):
+        if self.start.knows(relative):
             return not self.start.matches(relative, info)
         return info.st_ctime_ns >= self.since_ns
 
     def deleted_meanwhile(self, relative: str, source: Path, target: Path) -> bool:
         """`relative`, gone now, was there when the run started (it changed that version: someone deleted it)."""
-        if self.start is not None and self.start.knows(relative):
+        if self.start.knows(relative):
             return relative in self.start.stamps
         return self.flag(source, "origin") and self.parent_changed(target)
 

@@ -220,10 +220,9 @@ class WritableRuns:
         """Ignored files writable runs changed, until the undo journal takes them (`take_ignored_changes`)."""
         self.run_writes: list[RunWrites] = []
         """What each writable run wrote, until the undo journal takes it (`take_run_writes`)."""
-        self._overlays: set[OverlayDirs] = set()
-        """Overlays recorded for workers not finished yet (a warm worker discarded unused is forgotten at `aclose`)."""
-        self._unrecorded: dict[OverlayDirs, str] = {}
-        """Why an overlay in use has no crash-recovery record (`begin` could not write it)."""
+        self._overlays: dict[OverlayDirs, str | None] = {}
+        """Overlays recorded for workers not finished yet (a warm worker discarded unused is forgotten at `aclose`),
+        each with why it has no crash-recovery record (`begin` could not write it), or None."""
         self._told_unrecorded: set[str] = set()
         self._removals: set[asyncio.Future[None]] = set()
         """Overlay folders of finished runs being deleted in the background (`aclose` waits for them)."""
@@ -254,15 +253,13 @@ class WritableRuns:
     async def open_overlay(self) -> OverlayDirs:
         """Fresh overlay folders for a worker about to start, recorded so a crash of tuiagent cannot lose its writes."""
         dirs = prepare(self._scratch)
-        self._overlays.add(dirs)
-        unrecorded = await asyncio.to_thread(begin, self.project.cache_dir, dirs)
-        if unrecorded is not None:
-            self._unrecorded[dirs] = unrecorded
+        self._overlays[dirs] = None
+        self._overlays[dirs] = await asyncio.to_thread(begin, self.project.cache_dir, dirs)
         return dirs
 
     def drop_overlay(self, dirs: OverlayDirs) -> None:
         """The worker for `dirs` never started: forget its record now."""
-        self._forget(dirs)
+        self._overlays.pop(dirs, None)
         finish(self.project.cache_dir, dirs)
 
     def collect(self, dirs: OverlayDirs, since: int, lower: LowerState | None) -> list[str]:
@@ -281,7 +278,7 @@ class WritableRuns:
     def _unrecorded_note(self, dirs: OverlayDirs) -> list[str]:
         """The note for a run whose overlay had no record: said once per reason (a full disk or an unwritable
         `.agent/cache` would otherwise repeat it on every writable run)."""
-        reason = self._unrecorded.pop(dirs, None)
+        reason = self._overlays.get(dirs)
         if reason is None or reason in self._told_unrecorded:
             return []
         self._told_unrecorded.add(reason)
@@ -289,13 +286,9 @@ class WritableRuns:
                 "run, the next start would not have applied what it wrote (it would stay in the sandbox's temporary "
                 "folder); free space, or make .agent/cache/overlays a folder tuiagent can write to. Said once."]
 
-    def _forget(self, dirs: OverlayDirs) -> None:
-        self._overlays.discard(dirs)
-        self._unrecorded.pop(dirs, None)
-
     def remove_later(self, dirs: OverlayDirs) -> None:
         """Deleting even empty folders takes milliseconds on a busy disk: not on the run's path."""
-        self._forget(dirs)
+        self._overlays.pop(dirs, None)
         removal = self._loop.run_in_executor(None, finish, self.project.cache_dir, dirs)
         self._removals.add(removal)
         removal.add_done_callback(self._removals.discard)
@@ -366,5 +359,5 @@ class WritableRuns:
         this process)."""
         await asyncio.gather(*self._removals, return_exceptions=True)
         for dirs in list(self._overlays):
-            self._forget(dirs)
+            self._overlays.pop(dirs, None)
             await asyncio.to_thread(finish, self.project.cache_dir, dirs)
