@@ -16,10 +16,10 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui_agent.core import globs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import project_venvs
-from tui_agent.core.sandbox.protected import (GIT, GIT_COMMIT_FILES, GLOB_WATCH_LIMIT, Guard, glob_matches,
-                                              moved_note, new_folder)
+from tui_agent.core.sandbox.protected import GIT, GIT_COMMIT_FILES, GLOB_WATCH_LIMIT, Guard, moved_note, new_folder
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -162,7 +162,7 @@ def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str
         if now != link and (since_ns is None or (now is not None and _changed_since(path, since_ns))):
             moves.append((relative, "created" if link is None else "replaced", link))
     found: list[str] = []
-    for relative in sorted(glob_matches(root, before.patterns, limit=GLOB_WATCH_LIMIT)) if before.patterns else []:
+    for relative in globs.matching_paths(root, before.patterns, limit=GLOB_WATCH_LIMIT):  # sorted: a folder before its files
         if (relative in before.matches or relative.split("/")[0] in (GIT, AGENT_DIR)
                 or any(relative.startswith(parent + "/") for parent in found)):
             continue  # known before, git's or tuiagent's own, or inside a new folder moved whole

@@ -66,11 +66,6 @@ def user_globs(root: Path) -> tuple[str, ...]:
         return ()
 
 
-def glob_matches(root: Path, patterns: tuple[str, ...], limit: int = MAX_GLOB_MATCHES) -> list[str]:
-    """Existing project paths matching the user's globs (relative, POSIX; a matching folder, not its contents)."""
-    return globs.matching_paths(root, patterns, limit=limit)
-
-
 def fixed_names(root: Path) -> list[str]:
     """The fixed protected names and the hooks folder when it lies in the work tree."""
     hooks = hooks_path(root)
@@ -81,7 +76,8 @@ def fixed_names(root: Path) -> list[str]:
 def protected_paths(root: Path) -> list[str]:
     """Every protected path of the project, relative: the fixed names, the hooks folder, the user's globs."""
     paths = fixed_names(root)
-    return paths + [match for match in glob_matches(root, user_globs(root)) if match not in paths]
+    matches = globs.matching_paths(root, user_globs(root), limit=MAX_GLOB_MATCHES)
+    return paths + [match for match in matches if match not in paths]
 
 
 def matches_protected(root: Path, relative: str) -> str | None:
@@ -147,7 +143,7 @@ class Guard:
     @classmethod
     def of(cls, root: Path, limit: int = MAX_GLOB_MATCHES) -> "Guard":
         names, patterns = frozenset(fixed_names(root)), user_globs(root)
-        matches = frozenset(glob_matches(root, patterns, limit))
+        matches = frozenset(globs.matching_paths(root, patterns, limit=limit))
         links = {path: os.readlink(root / path) for path in names | matches if os.path.islink(root / path)}
         real_root, landings = os.path.realpath(root), set[str]()
         for relative in links:
