@@ -297,7 +297,7 @@ class _Applier:
         projectfs.make_dirs(where.parent)  # a link on the way in .agent/cache/ is refused, never written through
         if _lstat(where) is not None and not _is_dir(where):
             where.unlink()
-        if _is_dir(source) and not source.is_symlink():
+        if _is_dir(source):  # lstat: never a symlink
             copy_clean(source, where, self.links)  # no special file, hard link out or setuid bit set aside either
         else:
             _strip_overlay_attributes(source, self.prefix)
