@@ -21,10 +21,10 @@ from tests.gitrepo import git
 from tests.test_hostile_delayed import digest
 from tui_agent.cli import main
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy, fallback
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox import Snippet
 from tui_agent.core.sandbox.harvest import harvest
-from tui_agent.core.sandbox.writable_runs import LowerState
+from tui_agent.core.sandbox.ignored import LowerState
 
 TIERS = ["bubblewrap", "rlimits"]
 WRITABLE = SandboxPolicy(timeout_s=20, project_writable=True)
@@ -260,7 +260,7 @@ async def test_a_run_whose_overlay_failed_is_checked_against_the_stamps_of_its_s
         (repo / "build").mkdir()
         (repo / "build" / "out.txt").write_text("built\n")
         (repo / "notes.md").write_text("fine\n")
-        notes = box.runs.told(*fallback.after_mount_failed(repo, lower, box.runs.venv))
+        notes = box.runs.after_mount_failed(lower)
         changes = box.take_ignored_changes()
     finally:
         await box.aclose()

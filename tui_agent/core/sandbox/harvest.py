@@ -13,19 +13,17 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tui_agent.core import projectfs
-from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, is_startup_file, read_regular
+from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, LowerState, is_startup_file, read_regular
+from tui_agent.core.sandbox.launch import is_inside
 from tui_agent.core.sandbox.protected import (GIT, REFUSED, SETID_BITS, Guard, HardLinks, copy_clean, git_inner,
-                                              git_lock, git_refusal, git_writable, inert, move_under_git_lock, moved_note,
+                                              git_refusal, git_writable, inert, move_under_git_lock, moved_note,
                                               nested_repository, new_folder, setid_words, special_kind)
 
-if TYPE_CHECKING:  # writable_runs.py applies through this module
-    from tui_agent.core.sandbox.writable_runs import LowerState
 
 CHANGE_SLACK_NS = 20_000_000
-"""Only for paths the run's start stamps do not cover (writable_runs.LowerState; a run recovered after a crash has none):
+"""Only for paths the run's start stamps do not cover (ignored.LowerState; a run recovered after a crash has none):
 file times come from a coarse clock (one tick, a few ms, behind), so a change this soon before the run counts as
 during it. That errs towards keeping a person's version and setting the run's aside, never the other way."""
 
@@ -66,8 +64,8 @@ class _Applier:
     def __init__(self, root: Path, since_ns: int, aside: Path, xattr_prefix: str, start: LowerState | None,
                  links: HardLinks) -> None:
         self.root = root
-        self.start = start
-        self.real_root = os.path.realpath(root)
+        self.start = start or LowerState(complete=False)  # after a crash: nothing known, change times judge
+        self.real_root = Path(os.path.realpath(root))
         self.since_ns = since_ns
         self.aside = aside
         self.prefix = xattr_prefix
@@ -129,9 +127,9 @@ class _Applier:
                                "on your machine when git works there)", source)
         inner = git_inner(path)
         if inner is not None:
-            why = git_refusal(inner, info.st_mode, _is_dir(self.root / GIT) and not (self.root / GIT).is_symlink())
+            why = git_refusal(inner, info.st_mode, _is_dir(self.root / GIT))  # lstat: a symlink is no folder
             if why is not None:
-                return self.refuse(path, why, None if git_lock(inner) else source)
+                return self.refuse(path, why, None if inner.endswith(".lock") else source)  # a lock: nothing to look at
         if stat.S_ISREG(info.st_mode) and self.links.outside(info):
             return self.refuse(path, "a hard link to a file outside what the run wrote", None)
         return False
@@ -299,7 +297,7 @@ class _Applier:
         projectfs.make_dirs(where.parent)  # a link on the way in .agent/cache/ is refused, never written through
         if _lstat(where) is not None and not _is_dir(where):
             where.unlink()
-        if _is_dir(source) and not source.is_symlink():
+        if _is_dir(source):  # lstat: never a symlink
             copy_clean(source, where, self.links)  # no special file, hard link out or setuid bit set aside either
         else:
             _strip_overlay_attributes(source, self.prefix)
@@ -311,14 +309,14 @@ class _Applier:
 
     def changed(self, relative: str, info: os.stat_result) -> bool:
         """Whether `relative` (now `info`) is not as it was when the run started."""
-        if self.start is not None and self.start.knows(relative):
+        if self.start.knows(relative):
             return not self.start.matches(relative, info)
         return info.st_ctime_ns >= self.since_ns
 
     def deleted_meanwhile(self, relative: str, source: Path, target: Path) -> bool:
         """`relative`, gone now, was there when the run started (it changed that version: someone deleted it)."""
-        if self.start is not None and self.start.knows(relative):
-            return self.start.existed(relative)
+        if self.start.knows(relative):
+            return relative in self.start.stamps
         return self.flag(source, "origin") and self.parent_changed(target)
 
     def parent_changed(self, target: Path) -> bool:
@@ -328,8 +326,7 @@ class _Applier:
         return parent is None or parent.st_mtime_ns >= self.since_ns or parent.st_ctime_ns >= self.since_ns
 
     def inside(self, folder: Path) -> bool:
-        real = os.path.realpath(folder)
-        return real == self.real_root or real.startswith(self.real_root.rstrip(os.sep) + os.sep)
+        return is_inside(Path(os.path.realpath(folder)), self.real_root)
 
     def flag(self, path: Path, name: str) -> bool:
         try:

@@ -1,27 +1,37 @@
-"""What a run that could write the project changed among the files git ignores (a virtualenv, build output): neither
-`git status` nor /undo shows them, so each change is told to the person and the model; a `.pth`, `sitecustomize.py`
-or `usercustomize.py` created or changed anywhere an interpreter reads is flagged on its own (issue 23).
+"""What a writable run changed beyond what the harvest applies: the project's stamps before it (`LowerState`), and the
+changes among the files git ignores (a virtualenv, build output): neither `git status` nor /undo shows them, so each
+change is told to the person and the model; a `.pth`, `sitecustomize.py` or `usercustomize.py` created or changed
+anywhere an interpreter reads is flagged on its own (issue 23).
 
 `report` takes what a run wrote: through an overlay, what the harvest applied (with the bytes it replaced, read as it
 replaced them); without one (the rlimits tier, a machine where the overlay cannot be mounted), what differs between
-the project's stamps before and after the run (fallback.py), with the bytes `keep` read before it."""
+the project's stamps before and after the run (`compare`), with the bytes `keep` read before it. Such a run is also
+swept (`sweep`): each protected path it created or replaced is moved to `.agent/quarantine/`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui_agent.core import globs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import project_venvs
+from tui_agent.core.sandbox.protected import GIT, GIT_COMMIT_FILES, GLOB_WATCH_LIMIT, Guard, moved_note, new_folder
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 """Folders a test run rewrites every time: their changes are not reported."""
 STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
 WALK_LIMIT = 100_000
-"""Entries of the project stamped before a run at most (writable_runs.LowerState); past it changes may go unreported."""
+"""Entries of the project stamped before a run at most; past it, paths not stamped are judged by their change time
+(harvest.py), and changes among ignored files may go unreported."""
+SKIPPED = frozenset({GIT, AGENT_DIR})
+"""Top-level folders not walked (git's objects, tuiagent's own files): judged by their change time, but for what a
+commit writes in `.git` (index, HEAD, refs, logs: up to GIT_STAMP_LIMIT entries)."""
+GIT_STAMP_LIMIT = 10_000
 LISTED = 20
 KEEP_FILE_BYTES = 256 * 1024
 KEEP_TOTAL_BYTES = 16 * 1024 * 1024
@@ -30,6 +40,8 @@ KEEP_FILES = 5_000
 a start-up file's bytes always."""
 
 Stamp = tuple[int, int, int]  # size, mtime_ns, ctime_ns (agent code can reset mtime, never ctime)
+FullStamp = tuple[int, int, int, int, int]
+"""st_ino, st_mode, st_size, st_mtime_ns, st_ctime_ns (its last three: a `Stamp`)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,141 @@ class IgnoredChange:
 
 def is_startup_file(name: str) -> bool:
     return name.endswith(".pth") or name in STARTUP_NAMES
+
+
+@dataclass
+class LowerState:
+    """The project as a writable run starts (an overlay run's lower layer is the live project): `stamps`, project path
+    (relative, POSIX; "" the project itself; absolute outside it) -> its stamp then, so a change someone made during
+    the run is told from one made before it by comparing, not by file times; `complete` when every entry outside
+    SKIPPED was stamped."""
+
+    stamps: dict[str, FullStamp] = field(default_factory=dict)
+    complete: bool = True
+
+    def knows(self, relative: str) -> bool:
+        """Whether `relative`'s state at the start is known (stamped, or surely absent then)."""
+        return relative in self.stamps or (self.complete and relative.split("/", 1)[0] not in SKIPPED)
+
+    def matches(self, relative: str, info: os.stat_result) -> bool:
+        """Whether `relative`, now `info`, is as it was at the start (False: it was not there)."""
+        return self.stamps.get(relative) == stamp_of(info)
+
+    @classmethod
+    def take(cls, root: Path, limit: int = WALK_LIMIT, sites: list[Path] | None = None) -> "LowerState":
+        """Stamp every entry under `root` (never following links) up to `limit` entries, then what commits write, then
+        the start-up files of the `sites` folders (`site_dirs`: those outside the project too)."""
+        state = cls()
+        pending = [("", str(root))]
+        while pending and state.complete:
+            relative, folder = pending.pop()
+            try:
+                with os.scandir(folder) as found:
+                    entries = [entry for entry in found if relative or entry.name not in SKIPPED]
+                state.stamps[relative] = stamp_of(os.lstat(folder))
+            except OSError:  # gone meanwhile, or unreadable: its entries are judged by their change time
+                state.complete = False
+                continue
+            for entry in entries:
+                if len(state.stamps) >= limit:
+                    state.complete = False
+                    break
+                path = f"{relative}/{entry.name}" if relative else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((path, entry.path))
+                else:
+                    with contextlib.suppress(OSError):
+                        state.stamps[path] = stamp_of(entry.stat(follow_symlinks=False))
+        state.stamp_git(root)
+        for site in sites or []:
+            with contextlib.suppress(OSError):
+                for name in [name for name in os.listdir(site) if is_startup_file(name)]:
+                    with contextlib.suppress(OSError):
+                        state.stamps[shown(site / name, root)] = stamp_of(os.lstat(site / name))
+        return state
+
+    def stamp_git(self, root: Path) -> None:
+        """Stamp what a commit writes in the project's `.git` (not the objects, which are new when written): a commit
+        of the person's during the run is then told from the run's by comparing, not by change times."""
+        git = root / GIT
+        if not git.is_dir() or git.is_symlink():
+            return
+        paths = [git / name for name in GIT_COMMIT_FILES]
+        for folder in ("refs", "logs"):
+            for current, folders, files in os.walk(git / folder):  # os.walk follows no link by default
+                paths += [Path(current) / name for name in [*folders, *files]]
+                if len(paths) > GIT_STAMP_LIMIT:
+                    break
+        for path in paths[:len(GIT_COMMIT_FILES) + GIT_STAMP_LIMIT]:
+            with contextlib.suppress(OSError):
+                self.stamps[path.relative_to(root).as_posix()] = stamp_of(os.lstat(path))
+
+
+def stamp_of(info: os.stat_result) -> FullStamp:
+    return info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def compare(root: Path, venv: Path | None, start: LowerState,
+            kept: dict[str, bytes]) -> tuple[list[str], list[IgnoredChange], list[str]]:
+    """What a run without an overlay changed among the ignored files, from the stamps `start` taken before it (with
+    `site_dirs`) and `kept`, the bytes read then: (the notes, the changes kept for undo, every path it created, folders
+    too)."""
+    now = LowerState.take(root, sites=site_dirs(root, venv))
+    both = {**start.stamps, **now.stamps}
+    written = {path: "removed" if path not in now.stamps else "created" if path not in start.stamps else "changed"
+               for path, stamp in both.items()
+               if start.stamps.get(path) != now.stamps.get(path) and not stat.S_ISDIR(stamp[1])}
+    before: dict[str, bytes | int] = {path: kept.get(path, start.stamps[path][2]) for path in written
+                                      if path in start.stamps}
+    said, found = report(root, written, before, venv, start.complete and now.complete)
+    return said, found, [path for path in now.stamps if path not in start.stamps]
+
+
+def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str]:
+    """Move every protected path a run without an overlay created or replaced into one new
+    `.agent/quarantine/<time>-<id>/` folder (a replaced symlink is put back); one note per path, saying exactly what
+    was moved where.
+
+    `since_ns` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
+    is recreated (the note says what it pointed to)."""
+    moves: list[tuple[str, str, str | None]] = []
+    for relative, link in before.fixed.items():
+        path = root / relative
+        now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
+        if now != link and (since_ns is None or (now is not None and _changed_since(path, since_ns))):
+            moves.append((relative, "created" if link is None else "replaced", link))
+    found: list[str] = []
+    for relative in globs.matching_paths(root, before.patterns, limit=GLOB_WATCH_LIMIT):  # sorted: a folder before its files
+        if (relative in before.matches or relative.split("/")[0] in (GIT, AGENT_DIR)
+                or any(relative.startswith(parent + "/") for parent in found)):
+            continue  # known before, git's or tuiagent's own, or inside a new folder moved whole
+        found.append(relative)
+        if since_ns is None or _changed_since(root / relative, since_ns):
+            moves.append((relative, "created", None))
+    folder: Path | None = None
+    notes: list[str] = []
+    for relative, verb, link in moves:
+        path = root / relative
+        try:
+            folder = folder or new_folder(root)
+            target = folder / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.lexists(path):
+                os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
+            if link is not None and since_ns is None:
+                os.symlink(link, path)
+            notes.append(moved_note(verb, relative, str(target.relative_to(root)), link, restored=since_ns is None))
+        except OSError as error:
+            notes.append(f"agent code {verb} the protected path {relative} and it could not be moved away "
+                         f"({error}); check it before you use it")
+    return notes
+
+
+def _changed_since(path: Path, since_ns: int) -> bool:
+    try:
+        return path.lstat().st_ctime_ns >= since_ns
+    except OSError:
+        return False
 
 
 def notes(found: list[IgnoredChange], complete: bool = True) -> list[str]:
@@ -130,11 +277,9 @@ def report(root: Path, written: dict[str, str], before: dict[str, bytes | int], 
 
 
 def _stamp_of(path: Path) -> Stamp | None:
-    try:
-        info = path.lstat()
-    except OSError:
-        return None
-    return info.st_size, info.st_mtime_ns, info.st_ctime_ns
+    with contextlib.suppress(OSError):
+        return stamp_of(path.lstat())[2:]
+    return None
 
 
 def shown(path: Path, root: Path) -> str:

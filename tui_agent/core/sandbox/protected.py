@@ -7,7 +7,7 @@ mount point cannot be renamed). A missing one is not blocked during the run: a b
 a new file in the person's project for as long as the sandbox lives (a warm fork server: the session); removing it on
 the host detaches the sandbox's mount (the kernel lazily unmounts a mount point unlinked in another namespace), and
 Landlock and seccomp cannot refuse one name in a folder while allowing others there. So a run through an overlay gets
-it refused by the harvest (`Guard`, harvest.py), and a writable run without one is swept after it (fallback.py).
+it refused by the harvest (`Guard`, harvest.py), and a writable run without one is swept after it (ignored.py).
 What is refused is copied or moved to `.agent/quarantine/` and said."""
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import secrets
 import shutil
 import stat
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +36,8 @@ PROTECTED_NAMES: tuple[str, ...] = (
 files decide what a git hook runs, outside the sandbox, at the next catalog commit)."""
 QUARANTINE = f"{AGENT_DIR}/quarantine"
 MAX_GLOB_MATCHES = 500
+GLOB_WATCH_LIMIT = 20_000
+"""Matches of the user's globs recorded before a run without an overlay; past this many, new ones are not told apart."""
 REFUSED = "refused: "
 """In every note about a write the sandbox refused: the call that made it is not shown as a success."""
 GIT = ".git"
@@ -65,11 +66,6 @@ def user_globs(root: Path) -> tuple[str, ...]:
         return ()
 
 
-def glob_matches(root: Path, patterns: tuple[str, ...], limit: int = MAX_GLOB_MATCHES) -> list[str]:
-    """Existing project paths matching the user's globs (relative, POSIX; a matching folder, not its contents)."""
-    return globs.matching_paths(root, patterns, limit=limit)
-
-
 def fixed_names(root: Path) -> list[str]:
     """The fixed protected names and the hooks folder when it lies in the work tree."""
     hooks = hooks_path(root)
@@ -80,15 +76,20 @@ def fixed_names(root: Path) -> list[str]:
 def protected_paths(root: Path) -> list[str]:
     """Every protected path of the project, relative: the fixed names, the hooks folder, the user's globs."""
     paths = fixed_names(root)
-    return paths + [match for match in glob_matches(root, user_globs(root)) if match not in paths]
+    matches = globs.matching_paths(root, user_globs(root), limit=MAX_GLOB_MATCHES)
+    return paths + [match for match in matches if match not in paths]
 
 
 def matches_protected(root: Path, relative: str) -> str | None:
     """The protected entry `relative` (a project path, POSIX) falls under, or None."""
-    for entry in protected_paths(root):
+    return _entry_of(relative, protected_paths(root), user_globs(root))
+
+
+def _entry_of(relative: str, paths: list[str], patterns: tuple[str, ...]) -> str | None:
+    for entry in paths:
         if relative == entry or relative.startswith(entry + "/"):
             return entry
-    return next((pattern for pattern in user_globs(root) if globs.matches(relative, [pattern])), None)
+    return next((pattern for pattern in patterns if globs.matches(relative, [pattern])), None)
 
 
 def _bindable(root: Path, relative: str) -> bool:
@@ -105,22 +106,15 @@ def read_only_binds(root: Path, *, git_commits: bool = False) -> list[str]:
     """bwrap arguments binding every existing protected path read-only (after the project's writable bind).
 
     `git_commits` (a run whose writes the harvest filters: an overlay run) leaves the project's `.git` folder
-    writable but for its config, hooks and the like (`GIT_READ_ONLY`), so that the run can commit."""
-    args: list[str] = []
-    git_folder = os.path.isdir(os.path.join(root, GIT)) and not os.path.islink(os.path.join(root, GIT))
-    for relative in protected_paths(root):
-        if git_commits and relative == GIT and git_folder:
-            args += read_only_binds_in_git(root)
-        elif _bindable(root, relative):
-            args += ["--ro-bind", str(root / relative), str(root / relative)]
-    return args
-
-
-def read_only_binds_in_git(root: Path) -> list[str]:
-    """bwrap arguments binding `.git`'s config, hooks and the like read-only (a `core.hooksPath` in `.git` too)."""
-    hooks = hooks_path(root)
-    names = [f"{GIT}/{name}" for name in GIT_READ_ONLY]
-    names += [hooks] if hooks and hooks.startswith(GIT + "/") and hooks not in names else []
+    writable but for its config, hooks and the like (`GIT_READ_ONLY`, a `core.hooksPath` in `.git` too), so that the
+    run can commit."""
+    names = protected_paths(root)
+    if git_commits and os.path.isdir(os.path.join(root, GIT)) and not os.path.islink(os.path.join(root, GIT)):
+        hooks = hooks_path(root)
+        inside = [f"{GIT}/{name}" for name in GIT_READ_ONLY]
+        inside += [hooks] if hooks and hooks.startswith(GIT + "/") and hooks not in inside else []
+        index = names.index(GIT)
+        names[index:index + 1] = inside
     return [arg for relative in names if _bindable(root, relative) for arg in
             ("--ro-bind", str(root / relative), str(root / relative))]
 
@@ -131,38 +125,34 @@ def layout(root: Path) -> tuple[tuple[str, bool], ...]:
     return (*((relative, _bindable(root, relative)) for relative in protected_paths(root)), *inside_git)
 
 
-def dangling_targets(root: Path, links: Iterable[str]) -> list[str]:
-    """Where the protected symlinks `links` that point nowhere yet would land inside the project: creating that file
-    would give the protected path its content, so it is protected as well."""
-    inside = os.path.realpath(root)
-    targets: list[str] = []
-    for relative in links:
-        path = root / relative
-        if os.path.islink(path) and not path.exists():
-            landing = os.path.realpath(path)
-            if landing.startswith(inside + os.sep):
-                targets.append(Path(landing).relative_to(inside).as_posix())
-    return targets
-
-
 @dataclass(frozen=True)
 class Guard:
-    """The protected paths a run may neither create, replace nor delete: the fixed names and the hooks folder, the
-    user's globs (outside `.git` and `.agent`; `matches`: what they match now), and where a protected symlink pointing
-    nowhere yet lands (`links`: each protected symlink's target)."""
+    """The protected paths a run may neither create, replace nor delete: the fixed names and the hooks folder
+    (`names`), the user's globs (outside `.git` and `.agent`; `matches`: what they match now), and where a protected
+    symlink pointing nowhere yet lands (`landings`: creating that file would give the protected path its content).
 
-    names: frozenset[str]
-    patterns: tuple[str, ...]
-    matches: frozenset[str]
-    links: dict[str, str]
-    landings: frozenset[str]
+    `fixed` is what a run without an overlay could create or replace (`ignored.sweep` moves it after the run): protected
+    paths that are absent (None) or symlinks (their target; a bind protects only what a link points to), landings."""
+
+    fixed: dict[str, str | None]
+    matches: frozenset[str] = frozenset()
+    patterns: tuple[str, ...] = ()
+    names: frozenset[str] = frozenset()
+    landings: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, root: Path, limit: int = MAX_GLOB_MATCHES) -> "Guard":
         names, patterns = frozenset(fixed_names(root)), user_globs(root)
-        matches = frozenset(glob_matches(root, patterns, limit))
+        matches = frozenset(globs.matching_paths(root, patterns, limit=limit))
         links = {path: os.readlink(root / path) for path in names | matches if os.path.islink(root / path)}
-        return cls(names, patterns, matches, links, frozenset(dangling_targets(root, links)))
+        real_root, landings = os.path.realpath(root), set[str]()
+        for relative in links:
+            landing = os.path.realpath(root / relative)
+            if not (root / relative).exists() and landing.startswith(real_root + os.sep):
+                landings.add(Path(landing).relative_to(real_root).as_posix())
+        absent = [name for name in names if not os.path.lexists(root / name)]
+        return cls({**dict.fromkeys(landings), **links, **dict.fromkeys(absent)}, matches, patterns, names,
+                   frozenset(landings))
 
     def covers(self, relative: str, folder: bool) -> bool:
         if relative in self.names or relative in self.landings:
@@ -170,6 +160,24 @@ class Guard:
         if not folder and any(landing.startswith(relative + "/") for landing in self.landings):
             return True  # a file or link where a protected link's target needs a folder
         return relative.split("/", 1)[0] not in (GIT, AGENT_DIR) and globs.matches(relative, self.patterns)
+
+    def to_json(self) -> dict[str, object]:
+        """The crash record of a run without an overlay (what `sweep` needs)."""
+        return {"fixed": self.fixed, "globbed": sorted(self.matches), "patterns": list(self.patterns)}
+
+    @classmethod
+    def from_json(cls, data: object, root: Path) -> "Guard | None":
+        """A record read back from `.agent/cache` (untrusted): only protected paths, only strings, the person's globs
+        now (not the record's); None if malformed."""
+        if not isinstance(data, dict):
+            return None
+        fixed, globbed, patterns = data.get("fixed"), data.get("globbed"), data.get("patterns")
+        if not (isinstance(fixed, dict) and isinstance(globbed, list) and isinstance(patterns, list)):
+            return None
+        paths, now = protected_paths(root), user_globs(root)
+        clean = {name: link for name, link in fixed.items() if isinstance(name, str) and ".." not in Path(name).parts
+                 and _entry_of(name, paths, now) is not None and (link is None or isinstance(link, str))}
+        return cls(clean, frozenset(p for p in globbed if isinstance(p, str)), now)
 
 
 def moved_note(verb: str, relative: str, where: str, link: str | None, restored: bool = True) -> str:
@@ -215,18 +223,13 @@ def git_refusal(inner: str, mode: int, git_folder: bool) -> str | None:
     project has a real `.git` folder."""
     if inner == "":
         return None if stat.S_ISDIR(mode) and git_folder else "the run made or replaced git's folder of the project"
-    if git_lock(inner):
+    if inner.endswith(".lock"):
         return "a lock file an interrupted git command left (it would block your git)"
     if not git_writable(inner):
         what = inner if inner in GIT_NOT_DATA else inner.split("/", 1)[0]
         return (f"git's {what} decides what git runs or reads on your machine; a run may change "
                 "only what commits need in .git (objects, refs, logs, index, HEAD)")
     return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "a symlink inside git's folder"
-
-
-def git_lock(inner: str) -> bool:
-    """A lock file an interrupted git command left (never applied: it would block the person's git)."""
-    return inner.endswith(".lock")
 
 
 def move_under_git_lock(source: Path, target: Path) -> bool:

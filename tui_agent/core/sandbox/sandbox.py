@@ -11,7 +11,7 @@ from typing import Any, overload
 
 from tui_agent.core.project import Project
 from tui_agent.core.settings import Settings
-from tui_agent.core.sandbox import fallback, ignored, protected
+from tui_agent.core.sandbox import ignored, protected
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.auditlog import AuditLog
 from tui_agent.core.sandbox.dispatch import ForkPool, RunDispatch
@@ -99,7 +99,6 @@ class Sandbox:
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
         sandbox.network_names = configured_names(settings.sandbox_network)
         sandbox.notices += await asyncio.to_thread(recover_overlays, project.root, project.cache_dir)
-        sandbox.notices += await asyncio.to_thread(fallback.recover_sweeps, project.root, project.cache_dir)
         # only then the temporary folders of tuiagent processes killed earlier: a killed run's overlay is in one, and
         # the recovery above applies (or quarantines) what it wrote first
         await asyncio.to_thread(sweep_once)
@@ -280,36 +279,25 @@ class Sandbox:
             self._hold_hooks(request)
         # through an overlay the harvest after the run is the one change capture; without one the run is fenced
         lower = await asyncio.to_thread(self.runs.lower) if attributed else None
-        fence = await asyncio.to_thread(self._fence, effective) if writable and not attributed else None
+        fence = await asyncio.to_thread(self.runs.fence, effective) if writable and not attributed else None
         swept: list[str] = []
         try:
             outcome, applied = await self.dispatch.run(request, effective, attributed, bridge, on_output, lower)
             swept += applied
         finally:
             if fence is not None:
-                self.runs.ran(RunWrites(False))
-                swept += self.runs.told(*await asyncio.to_thread(fallback.unfence, self.project.root, fence,
-                                                                 self.runs.venv))
+                swept += await asyncio.to_thread(self.runs.unfence, fence)
             elif lower is not None and not self.runs.attributed(effective):  # its overlay failed: run again without
-                swept += self.runs.told(*await asyncio.to_thread(fallback.after_mount_failed, self.project.root, lower,
-                                                                 self.runs.venv))
+                swept += await asyncio.to_thread(self.runs.after_mount_failed, lower)
             if effective.project_writable:  # again: on the fallback tier the run itself could remove the record
                 self._hold_hooks(request)
         result = to_run_result(outcome, effective, self.tier)
         if writable and self.tier == TIER_BUBBLEWRAP:
-            refused = protected.refused_writes(self.project.root, result, git_commits=attributed)
-            self.notices += refused
-            swept += refused
+            swept += self.runs.told(protected.refused_writes(self.project.root, result, git_commits=attributed), [])
         result = with_notes(result, swept)
         if outcome.start_failed:  # not the code's failure: nothing is recorded against a tool
             raise SandboxUnavailable(result.error or "the sandbox could not start")
         return result
-
-    def _fence(self, policy: SandboxPolicy) -> fallback.Fence:
-        """Before a writable run without an overlay (the weak tier, no overlay mount: fallback.py)."""
-        read_only_venvs = self.tier == TIER_BUBBLEWRAP and not self.runs.venv_writable(policy)
-        return fallback.fence(self.project.root, self.project.cache_dir, writes_project=policy.project_writable,
-                              venv=self.runs.venv, skip_venvs=read_only_venvs)
 
     def _hold_hooks(self, request: dict[str, Any]) -> None:
         """Agent code may change files the user's git hooks run: catalog commits with hooks wait for the person."""

@@ -1,13 +1,15 @@
-"""The overlay path of writable runs, and what every writable run wrote until undo takes it (`WritableRuns`).
+"""What every writable run leaves behind, taken back the one way its tier allows (`WritableRuns`), kept until undo takes it.
 
 Through an overlay (bubblewrap, where it can be mounted) the project is the lower layer and the run's upper folder lies
 outside it, so what a run wrote is exactly what that folder holds; see `sandbox status`. Its folders are made before
-the run (`prepare`), the project stamped as it starts (`LowerState`), recorded in `.agent/cache/overlays/` while it
-runs (`begin`, `finish`: what a run wrote before tuiagent died is applied at the next sandbox start by `recover`), and
-applied after it by the one filtered step (`apply` -> harvest.py: protected paths and what a run may not leave refused
-and quarantined, the person's concurrent changes kept and the run's set aside, the ignored files' changes derived).
-The path without an overlay is fallback.py's; its runs' writes (`policy.RunWrites`) and ignored changes are kept here
-too."""
+the run (`prepare`), the project stamped as it starts (`ignored.LowerState`), recorded in `.agent/cache/overlays/`
+while it runs (`begin`, `finish`), and applied after it by the one filtered step (`apply` -> harvest.py: protected
+paths and what a run may not leave refused and quarantined, the person's concurrent changes kept and the run's set
+aside, the ignored files' changes derived). Without an overlay (the weak tier, a machine where the overlay cannot be
+mounted) the run writes the project directly: `fence` records the protected paths it could create (`protected.Guard`,
+in `.agent/cache/sweeps/`) and stamps the project before it, `unfence` sweeps and compares after it (ignored.py); an overlay run
+whose mount failed, run again without one, is checked against the stamps of its start (`after_mount_failed`). What a
+run wrote before tuiagent died is applied, or swept, at the next sandbox start (`recover`)."""
 
 from __future__ import annotations
 
@@ -17,10 +19,11 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tui_agent.core import projectfs
@@ -28,10 +31,12 @@ from tui_agent.core.catalog.files import process_alive
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import ignored
 from tui_agent.core.sandbox.harvest import Harvest, harvest
-from tui_agent.core.sandbox.launch import probe_overlay
+from tui_agent.core.sandbox.ignored import LowerState as LowerState
+from tui_agent.core.sandbox.launch import probe_overlay, project_venvs
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
-from tui_agent.core.sandbox.protected import GIT, GIT_COMMIT_FILES
+from tui_agent.core.sandbox.protected import GLOB_WATCH_LIMIT, Guard
 from tui_agent.core.tempfolders import AWAITING_RECOVERY
+from tui_agent.core.versioning.plainfiles import ignored_among
 
 KEPT_RUN_WRITES = 256
 PER_CALL_ONLY = ("without an overlay mount, what a run wrote cannot be told apart from what someone else changed "
@@ -42,14 +47,7 @@ MOUNT_FAILED = 125
 _UNSAFE = (",", ":", "\\", "\n", '"')
 """Characters the mount options cannot carry unescaped: such paths get no overlay (per-call attribution only)."""
 RECORDS = "overlays"
-Stamp = tuple[int, int, int, int, int]
-"""st_ino, st_mode, st_size, st_mtime_ns, st_ctime_ns: agent code or a person can reset mtime, never ctime."""
-WALK_LIMIT = ignored.WALK_LIMIT
-"""Entries stamped at most; past it, paths not stamped are judged by their change time (see harvest.py)."""
-SKIPPED = frozenset({GIT, ".agent"})
-"""Top-level folders not walked (git's objects, tuiagent's own files): judged by their change time, but for what a
-commit writes in `.git` (index, HEAD, refs, logs: up to GIT_STAMP_LIMIT entries)."""
-GIT_STAMP_LIMIT = 10_000
+SWEEPS = "sweeps"
 
 
 @dataclass(frozen=True)
@@ -73,74 +71,6 @@ class OverlayDirs:
             with contextlib.suppress(OSError):
                 os.chmod(inner, 0o700)
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-@dataclass
-class LowerState:
-    """The project as an overlay run starts (its lower layer is the live project): `stamps`, project path (relative,
-    POSIX; "" the project itself) -> its stamp then, so the harvest tells a change someone made during the run from
-    one made before it by comparing, not by file times; `complete` when every entry outside SKIPPED was stamped."""
-
-    stamps: dict[str, Stamp] = field(default_factory=dict)
-    complete: bool = True
-
-    def knows(self, relative: str) -> bool:
-        """Whether `relative`'s state at the start is known (stamped, or surely absent then)."""
-        return relative in self.stamps or (self.complete and relative.split("/", 1)[0] not in SKIPPED)
-
-    def existed(self, relative: str) -> bool:
-        return relative in self.stamps
-
-    def matches(self, relative: str, info: os.stat_result) -> bool:
-        """Whether `relative`, now `info`, is as it was at the start (False: it was not there)."""
-        return self.stamps.get(relative) == stamp_of(info)
-
-    @classmethod
-    def take(cls, root: Path, limit: int = WALK_LIMIT) -> "LowerState":
-        """Stamp every entry under `root` (never following links) up to `limit` entries, then what commits write."""
-        state = cls()
-        pending = [("", str(root))]
-        while pending and state.complete:
-            relative, folder = pending.pop()
-            try:
-                with os.scandir(folder) as found:
-                    entries = [entry for entry in found if relative or entry.name not in SKIPPED]
-                state.stamps[relative] = stamp_of(os.lstat(folder))
-            except OSError:  # gone meanwhile, or unreadable: its entries are judged by their change time
-                state.complete = False
-                continue
-            for entry in entries:
-                if len(state.stamps) >= limit:
-                    state.complete = False
-                    break
-                path = f"{relative}/{entry.name}" if relative else entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append((path, entry.path))
-                else:
-                    with contextlib.suppress(OSError):
-                        state.stamps[path] = stamp_of(entry.stat(follow_symlinks=False))
-        state.stamp_git(root)
-        return state
-
-    def stamp_git(self, root: Path) -> None:
-        """Stamp what a commit writes in the project's `.git` (not the objects, which are new when written): a commit
-        of the person's during the run is then told from the run's by comparing, not by change times."""
-        git = root / GIT
-        if not git.is_dir() or git.is_symlink():
-            return
-        paths = [git / name for name in GIT_COMMIT_FILES]
-        for folder in ("refs", "logs"):
-            for current, folders, files in os.walk(git / folder):  # os.walk follows no link by default
-                paths += [Path(current) / name for name in [*folders, *files]]
-                if len(paths) > GIT_STAMP_LIMIT:
-                    break
-        for path in paths[:len(GIT_COMMIT_FILES) + GIT_STAMP_LIMIT]:
-            with contextlib.suppress(OSError):
-                self.stamps[path.relative_to(root).as_posix()] = stamp_of(os.lstat(path))
-
-
-def stamp_of(info: os.stat_result) -> Stamp:
-    return info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns
 
 
 def prepare(scratch: Path) -> OverlayDirs:
@@ -216,10 +146,11 @@ def finish(cache_dir: Path, dirs: OverlayDirs) -> None:
 
 
 def recover(root: Path, cache_dir: Path) -> list[str]:
-    """Apply the upper folders of runs whose tuiagent process died during them; one note per path it applied or kept.
+    """Apply the upper folders of runs whose tuiagent process died during them, then sweep for the runs without an
+    overlay that died before their sweep; one note per path it applied, kept or moved.
 
-    The record is hostile input (a file in the project): only an overlay folder this user made under the temporary
-    folder is read, and only with the harvest's own rules."""
+    A record is hostile input (a file in the project): only an overlay folder this user made under the temporary
+    folder is read, and only with the harvest's own rules; only protected paths are swept, only if changed since."""
     notes: list[str] = []
     for record, data, since in dead_records(cache_dir / RECORDS):
         dirs = _overlay_of(data)
@@ -234,6 +165,11 @@ def recover(root: Path, cache_dir: Path) -> list[str]:
             notes += [f"{note} (a run interrupted earlier)" for note in harvest.notes]
             dirs.remove()
         forget(record)  # a read-only project: the record stays; its folder is gone, the next start drops it
+    for record, data, written in dead_records(cache_dir / SWEEPS):
+        before = Guard.from_json(data, root)
+        if before is not None:
+            notes += [f"{note} (a run interrupted earlier)" for note in ignored.sweep(root, before, since_ns=written)]
+        forget(record)  # a read-only project: swept again at the next start, moving nothing new
     return notes
 
 
@@ -252,10 +188,22 @@ def _overlay_of(data: object) -> OverlayDirs | None:
     return OverlayDirs(real, data["rootless"])
 
 
+@dataclass(frozen=True)
+class Fence:
+    """A writable run without an overlay, as it starts: the protected paths it could create or replace and their crash
+    record; when it may write the project, its stamps (the site folders' start-up files too) and the bytes of its small
+    ignored files."""
+
+    guard: Guard
+    record: Path | None
+    start: LowerState | None
+    kept: dict[str, bytes]
+
+
 class WritableRuns:
     """What the Sandbox knows about runs that may write the project: whether they go through an overlay (their writes
     attributed exactly), the overlay folders still in use, and what finished runs wrote until undo takes it (runs
-    without an overlay too: fallback.py records theirs here).
+    without an overlay too: `fence`, `unfence`).
 
     Notes for the person are appended to `notices` (the Sandbox's own list)."""
 
@@ -272,10 +220,9 @@ class WritableRuns:
         """Ignored files writable runs changed, until the undo journal takes them (`take_ignored_changes`)."""
         self.run_writes: list[RunWrites] = []
         """What each writable run wrote, until the undo journal takes it (`take_run_writes`)."""
-        self._overlays: set[OverlayDirs] = set()
-        """Overlays recorded for workers not finished yet (a warm worker discarded unused is forgotten at `aclose`)."""
-        self._unrecorded: dict[OverlayDirs, str] = {}
-        """Why an overlay in use has no crash-recovery record (`begin` could not write it)."""
+        self._overlays: dict[OverlayDirs, str | None] = {}
+        """Overlays recorded for workers not finished yet (a warm worker discarded unused is forgotten at `aclose`),
+        each with why it has no crash-recovery record (`begin` could not write it), or None."""
         self._told_unrecorded: set[str] = set()
         self._removals: set[asyncio.Future[None]] = set()
         """Overlay folders of finished runs being deleted in the background (`aclose` waits for them)."""
@@ -306,15 +253,13 @@ class WritableRuns:
     async def open_overlay(self) -> OverlayDirs:
         """Fresh overlay folders for a worker about to start, recorded so a crash of tuiagent cannot lose its writes."""
         dirs = prepare(self._scratch)
-        self._overlays.add(dirs)
-        unrecorded = await asyncio.to_thread(begin, self.project.cache_dir, dirs)
-        if unrecorded is not None:
-            self._unrecorded[dirs] = unrecorded
+        self._overlays[dirs] = None
+        self._overlays[dirs] = await asyncio.to_thread(begin, self.project.cache_dir, dirs)
         return dirs
 
     def drop_overlay(self, dirs: OverlayDirs) -> None:
         """The worker for `dirs` never started: forget its record now."""
-        self._forget(dirs)
+        self._overlays.pop(dirs, None)
         finish(self.project.cache_dir, dirs)
 
     def collect(self, dirs: OverlayDirs, since: int, lower: LowerState | None) -> list[str]:
@@ -333,7 +278,7 @@ class WritableRuns:
     def _unrecorded_note(self, dirs: OverlayDirs) -> list[str]:
         """The note for a run whose overlay had no record: said once per reason (a full disk or an unwritable
         `.agent/cache` would otherwise repeat it on every writable run)."""
-        reason = self._unrecorded.pop(dirs, None)
+        reason = self._overlays.get(dirs)
         if reason is None or reason in self._told_unrecorded:
             return []
         self._told_unrecorded.add(reason)
@@ -341,16 +286,52 @@ class WritableRuns:
                 "run, the next start would not have applied what it wrote (it would stay in the sandbox's temporary "
                 "folder); free space, or make .agent/cache/overlays a folder tuiagent can write to. Said once."]
 
-    def _forget(self, dirs: OverlayDirs) -> None:
-        self._overlays.discard(dirs)
-        self._unrecorded.pop(dirs, None)
-
     def remove_later(self, dirs: OverlayDirs) -> None:
         """Deleting even empty folders takes milliseconds on a busy disk: not on the run's path."""
-        self._forget(dirs)
+        self._overlays.pop(dirs, None)
         removal = self._loop.run_in_executor(None, finish, self.project.cache_dir, dirs)
         self._removals.add(removal)
         removal.add_done_callback(self._removals.discard)
+
+    def fence(self, policy: SandboxPolicy) -> Fence:
+        """Before a writable run without an overlay: the protected paths it could create (recorded for a crash) and,
+        when it may write the project, the project's stamps and its small ignored files' bytes (not those of the
+        virtualenvs it cannot write)."""
+        root, start, kept = self.project.root, None, {}
+        guard = Guard.of(root, GLOB_WATCH_LIMIT)
+        if policy.project_writable:
+            start = LowerState.take(root, sites=ignored.site_dirs(root, self.venv))
+            files = {path: stamp[2] for path, stamp in start.stamps.items() if not stat.S_ISDIR(stamp[1])}
+            ignored_now = ignored_among(root, [path for path in files if not os.path.isabs(path)])
+            read_only_venvs = self.tier == TIER_BUBBLEWRAP and not self.venv_writable(policy)
+            skip = [os.path.relpath(folder, root) for folder in project_venvs(root, self.venv)] if read_only_venvs else []
+            kept = ignored.keep(root, {path: files[path] for path in ignored_now if path in files}, skip)
+        record = None  # unwritable: a crash during the run skips its sweep
+        with contextlib.suppress(OSError):
+            record = write_record(record_path(self.project.cache_dir / SWEEPS, secrets.token_hex(4)), guard.to_json())
+        return Fence(guard, record, start, kept)
+
+    def unfence(self, fenced: Fence) -> list[str]:
+        """After a writable run without an overlay: what it created at protected paths moved to the quarantine, its
+        writes kept for undo unattributed with its ignored files' changes (its notes returned, also in `notices`)."""
+        self.ran(RunWrites(False))
+        notes = ignored.sweep(self.project.root, fenced.guard)
+        forget(fenced.record)
+        if fenced.start is None:
+            return self.told(notes, [])
+        said, changes, _created = ignored.compare(self.project.root, self.venv, fenced.start, fenced.kept)
+        return self.told(notes + said, changes)
+
+    def after_mount_failed(self, lower: LowerState) -> list[str]:
+        """An overlay run whose mount failed ran again without one (dispatch.py), unfenced: what it changed is what
+        differs from the project's stamps at its start; new protected paths are swept, ignored files reported."""
+        root = self.project.root
+        said, changes, created = ignored.compare(root, self.venv, lower, {})
+        guard, moved = Guard.of(root), list[str]()
+        for path in sorted(created):
+            if guard.covers(path, False) and not any(path.startswith(parent + "/") for parent in moved):
+                moved.append(path)
+        return self.told([*ignored.sweep(root, Guard(dict.fromkeys(moved))), *said], changes)
 
     def ran(self, writes: RunWrites) -> None:
         """Keep what a run wrote until undo takes it; nobody taking them (no undo outside git) keeps only the last
@@ -378,5 +359,5 @@ class WritableRuns:
         this process)."""
         await asyncio.gather(*self._removals, return_exceptions=True)
         for dirs in list(self._overlays):
-            self._forget(dirs)
+            self._overlays.pop(dirs, None)
             await asyncio.to_thread(finish, self.project.cache_dir, dirs)
