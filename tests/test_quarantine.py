@@ -270,3 +270,23 @@ async def test_a_run_whose_overlay_failed_is_checked_against_the_stamps_of_its_s
     assert any(note.startswith("agent code created the protected path secrets/new.env; moved to") for note in notes)
     assert [(change.path, change.change) for change in changes] == [("build/out.txt", "created")]
     assert any("build/out.txt (created)" in note for note in notes) and notes == box.notices[-len(notes):]
+
+
+async def test_a_run_whose_overlay_failed_is_told_only_the_start_up_files_it_wrote(repo: Path, tmp_path: Path) -> None:
+    """The virtualenv runs use lies outside the project: its start-up files found at the run's start are not the run's;
+    one it created is (the stamps before the run take the site folders too, as the comparison after it does)."""
+    project = prepare(repo)
+    site = tmp_path / "env" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (site / "existing.pth").write_text("import os\n")
+    box = await Sandbox.start(project, tier="rlimits", warm_workers=0)
+    try:
+        box.runs.venv = tmp_path / "env"
+        lower = box.runs.lower()
+        (site / "planted.pth").write_text("import os\n")  # what the run wrote, unfenced
+        notes = box.runs.after_mount_failed(lower)
+    finally:
+        await box.aclose()
+    assert any("planted.pth" in note for note in notes), notes
+    assert not any("existing.pth" in note for note in notes), notes

@@ -247,8 +247,9 @@ class WritableRuns:
         return policy.venv_writable and self.project_writable(policy) and self.tier == TIER_BUBBLEWRAP
 
     def lower(self) -> LowerState:
-        """The project's stamps as an overlay run starts (the harvest's only "before": nothing else is walked)."""
-        return LowerState.take(self.project.root)
+        """The project's stamps as an overlay run starts (the harvest's only "before": nothing else is walked), with the
+        site folders' start-up files (a run whose mount failed is compared with them: `after_mount_failed`)."""
+        return LowerState.take(self.project.root, sites=ignored.site_dirs(self.project.root, self.venv))
 
     async def open_overlay(self) -> OverlayDirs:
         """Fresh overlay folders for a worker about to start, recorded so a crash of tuiagent cannot lose its writes."""
