@@ -212,6 +212,7 @@ async def test_workers_the_pool_closes_in_the_background_are_gone_once_it_is_clo
     box = await Sandbox.start(project, warm_workers=0)
     kinds: list[tuple[Launch, ...]] = [(READ_ONLY_LAUNCH,)]
     pool = WarmPool(project.root, 1, box.dispatch.spawn, lambda: kinds[0])
+    pool.prestarted = True
     try:
         await pool.fill()
         [worker] = pool.waiting(READ_ONLY_LAUNCH)

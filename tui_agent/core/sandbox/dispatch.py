@@ -29,8 +29,8 @@ READ_ONLY_BEFORE_USE = 1
 
 class WarmPool:
     """Pre-started workers by `Launch`, for the kinds `kinds()` names (they can change while tuiagent runs: the overlay
-    may fail): `size` of each writable kind, and of a read-only kind once a run used one (READ_ONLY_BEFORE_USE
-    before); `prewarm` asks for more of a kind for a while."""
+    may fail): `size` of each kind a run used; once `prestarted`, `size` of each writable kind and READ_ONLY_BEFORE_USE
+    of a read-only one before any run used it; `prewarm` asks for more of a kind for a while."""
 
     def __init__(self, root: Path, size: int, spawn: Spawn, kinds: Callable[[], tuple[Launch, ...]]) -> None:
         self.root = root
@@ -38,6 +38,9 @@ class WarmPool:
         self._spawn = spawn
         self._kinds = kinds
         self._workers: list[Worker] = []
+        self.prestarted = False
+        """Set once the sandbox pre-starts workers (before, only what runs used is kept: `tuiagent -p` starts what a
+        call needs, when it needs it)."""
         self._used: set[Launch] = set()
         self._asked: dict[Launch, int] = {}
         """How many workers of a kind a prewarm asked for, until no worker was taken for IDLE_RELEASE_S."""
@@ -57,6 +60,8 @@ class WarmPool:
         self._used.add(launch)
         self._taken = time.monotonic()
         layout = project_layout(self.root, launch.project_writable)
+        if launch in self._asked:  # runs go at once (a cold open's batches): the next one's worker boots meanwhile
+            self.schedule_refill()
         for candidate in [worker for worker in self._workers if worker.launch == launch]:
             self._workers.remove(candidate)
             if candidate.alive and candidate.layout == layout:
@@ -66,7 +71,10 @@ class WarmPool:
 
     def wanted(self, launch: Launch) -> int:
         """How many workers of `launch` are kept waiting."""
-        kept = self.size if launch.project_writable or launch in self._used else min(READ_ONLY_BEFORE_USE, self.size)
+        if launch in self._used or (self.prestarted and launch.project_writable):
+            kept = self.size
+        else:
+            kept = min(READ_ONLY_BEFORE_USE, self.size) if self.prestarted else 0
         return max(kept, self._asked.get(launch, 0))
 
     def waiting(self, launch: Launch) -> list[Worker]:

@@ -67,7 +67,6 @@ class Sandbox:
         self.parent_undumpable = make_undumpable()
         self._scratch = owned_temp("sandbox")
         self._closed = False
-        self._prestarted = False
         self.bridge: SandboxBridge | None = None
         """What `run_python` snippets may ask the runtime for (the session's MCP tools), set by the runtime."""
         self.notices: list[str] = []
@@ -109,16 +108,16 @@ class Sandbox:
         if sandbox.overlay_problem is None:
             sandbox.overlay_problem = overlay_problem
         if prestart:
-            sandbox._prestarted = True
+            sandbox.dispatch.warm.prestarted = True
             await sandbox.dispatch.warm.fill()
         return sandbox
 
     def prestart(self) -> None:
         """Fill the warm pool in the background, unless `start` did (the TUI calls it once a prompt typed at first
         paint has reached the model: they would share the CPU with it)."""
-        if self._prestarted or self._closed:
+        if self.dispatch.warm.prestarted or self._closed:
             return
-        self._prestarted = True
+        self.dispatch.warm.prestarted = True
         self.dispatch.warm.schedule_refill()
 
     @property
