@@ -50,8 +50,8 @@ DEFAULT_WARM_WORKERS = 2
 class Sandbox:
     """Runs agent code in sandboxed processes, one fresh process per run.
 
-    Which pre-started worker a run takes is `RunDispatch`'s job; what a writable run
-    is stamped with before and leaves behind after is `WritableRuns`'.
+    Which pre-started worker a run takes is `RunDispatch`'s job; what a writable run is stamped with before and
+    leaves behind after is `WritableRuns`'.
     """
 
     def __init__(self, project: Project, tier: str, policy: SandboxPolicy, warm_workers: int,
