@@ -168,7 +168,7 @@ async def test_runs_after_a_cancelled_caller_are_prompt(project: Project) -> Non
             result = await asyncio.wait_for(box.run(Snippet("6 * 7"), READ_ONLY), 40)
             assert result.ok and result.value == 42, result
             took = time.perf_counter() - started
-            assert took < 3.0, f"run {run + 1} after the cancelled one took {took:.2f} s"
+            assert took < 5.0, f"run {run + 1} after the cancelled one took {took:.2f} s"  # a fresh sandbox each
     finally:
         await box.aclose()
 

@@ -108,8 +108,8 @@ class WarmPool:
 
     def _trim(self) -> None:
         idle = time.monotonic() - self._taken
-        if idle < IDLE_RELEASE_S:
-            self._trim_handle = asyncio.get_running_loop().call_later(IDLE_RELEASE_S - idle, self._trim)
+        if idle < IDLE_RELEASE_S or (self._refill is not None and not self._refill.done()):  # its spawn: one more
+            self._trim_handle = asyncio.get_running_loop().call_later(max(0.1, IDLE_RELEASE_S - idle), self._trim)
             return
         self._trim_handle = None
         self._asked.clear()
