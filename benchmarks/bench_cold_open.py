@@ -84,7 +84,7 @@ async def catalog_open(clone: Path) -> float:
     project = Project.at(clone)
     sandbox = await Sandbox.start(project)
     try:
-        await asyncio.sleep(1.0)  # the fork server is up, as it is by the time a launched app opens its catalog
+        await asyncio.sleep(1.0)  # the warm workers are up, as they are by the time a launched app opens its catalog
         started = time.perf_counter()
         catalog = await Catalog.open(project, sandbox)
         elapsed = time.perf_counter() - started

@@ -145,7 +145,7 @@ async def measure(repo: Path, api: FakeMessagesAPI, rounds: int, count: int) -> 
     samples[RUN_ALONE] = []
     samples[BATCH_ALONE] = []
     try:
-        for calls, setup in kinds.values():  # warm-up: fork servers up, caches filled
+        for calls, setup in kinds.values():  # warm-up: read-only workers kept warm, caches filled
             setup()
             await one_turn(runtime, arrivals, calls)
         await asyncio.sleep(1.0)

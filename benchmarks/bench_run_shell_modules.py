@@ -6,8 +6,8 @@ refill starts included) and the sandboxed processes' (the files they open, from 
     .venv/bin/python benchmarks/bench_run_shell_modules.py --strace /tmp/run_shell.strace
 
 The first prints the host's modules (and, apart, every tui_agent module outside the sandbox package the call runs
-code in); the second reads the log and prints the modules the fresh workers opened (a writable run_shell runs in one;
-the fork server prestarted for read-only runs, the only process that opens zygote.py, is listed apart).
+code in); the second reads the log and prints the modules the sandboxed workers opened (a writable run_shell runs in
+one).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ async def host_modules(root: Path) -> set[str]:
     policy = SandboxPolicy(timeout_s=20.0, cpu_s=20, output_bytes=200_000, project_writable=True)
     try:
         assert (await sandbox.run(ShellCommand("echo warm", 10), policy)).ok
-        await asyncio.sleep(3)  # the prestarted fork server's pool settles (its idle trim runs on a timer)
+        await asyncio.sleep(3)  # the warm pool settles
         # threads started after the profile is set: the default executor's are made anew
         asyncio.get_running_loop().set_default_executor(concurrent.futures.ThreadPoolExecutor())
         threading.setprofile(profile)
@@ -67,8 +67,8 @@ async def host_modules(root: Path) -> set[str]:
     return set(seen)
 
 
-def sandboxed_modules(log: Path) -> tuple[set[str], set[str]]:
-    """(the modules the fresh workers opened, the ones the fork servers opened), by process."""
+def sandboxed_modules(log: Path) -> set[str]:
+    """The modules the sandboxed workers opened."""
     lines = log.read_text().splitlines()
     host = lines[0].split()[0]
     opened: dict[str, set[str]] = {}
@@ -77,9 +77,7 @@ def sandboxed_modules(log: Path) -> tuple[set[str], set[str]]:
         pid = line.split()[0]
         if match and pid != host and "= -1" not in line:
             opened.setdefault(pid, set()).add(match.group(1) + ".py")
-    workers = [found for found in opened.values() if "zygote.py" not in found]
-    servers = [found for found in opened.values() if "zygote.py" in found]
-    return set().union(*workers), set().union(*servers)
+    return set().union(*opened.values())
 
 
 def main() -> None:
@@ -87,9 +85,8 @@ def main() -> None:
     parser.add_argument("--strace", type=Path, help="print the modules the sandboxed processes opened in this log")
     args = parser.parse_args()
     if args.strace is not None:
-        workers, servers = sandboxed_modules(args.strace)
+        workers = sandboxed_modules(args.strace)
         print(f"fresh workers: {len(workers)} modules: {', '.join(sorted(workers))}")
-        print(f"(fork servers, not on a writable run_shell's path: {', '.join(sorted(servers)) or 'none'})")
         return
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "project"

@@ -13,7 +13,7 @@
    program that skips it, as `tuiagent` does once nothing is left running).
 4. Memory of the idle tree: the TUI started as in 1 with a model configured, left idle until the header says
    nothing is loading and then 5 s more; the proportional set size (PSS, /proc/PID/smaps_rollup) of the app and
-   every process under it (sandbox fork servers included). Baseline: the bare Textual app's PSS.
+   every process under it (the sandbox's warm workers included). Baseline: the bare Textual app's PSS.
 
     .venv/bin/python benchmarks/bench_startup.py [--runs 5] [--only paint|prompt|headless|memory] [--compare TREE] [--tools 300]
 """
@@ -307,7 +307,7 @@ def bench_memory(project: Path, folder: Path) -> None:
         bare = idle_memory([PYTHON, "-c", BARE_APP], project, lambda screen: "bare-ready" in screen, no_model())
     finally:
         server.stop()
-    print("idle process tree, PSS (the app, its sandbox fork servers and every other process under it):")
+    print("idle process tree, PSS (the app, its sandbox's warm workers and every other process under it):")
     print(f"  tuiagent idle                {ours:6.0f} MiB  {ours / bare:4.1f}x a bare Textual app ({bare:.0f} MiB); target < 160 MiB")
 
 

@@ -1,7 +1,7 @@
 """Issue 33's speed, what the cheaper paths keep: a batch's process compiles each tool file once but never runs it (each
 call's child runs the module from the top, with its own state, its own traceback and its own load error); an input
 schema checked once is still what refuses a bad call or a broken schema every time; a read-only run no longer looks
-at the protected paths first (its fork server is kept when one appears), and the path stays out of its reach; a turn
+at the protected paths first (its warm worker is kept when one appears), and the path stays out of its reach; a turn
 of read-only calls ends where it began for undo (no second snapshot), a writing turn is still taken back."""
 
 from __future__ import annotations
@@ -111,17 +111,15 @@ async def test_a_batched_call_whose_output_was_cut_says_so_in_its_result(box: Sa
 WRITE_ENVRC = "open('.envrc', 'w').write('export PWNED=1\\n')"
 
 
-async def test_a_read_only_run_keeps_its_fork_server_when_a_protected_path_appears(box: Sandbox, repo: Path) -> None:
+async def test_a_read_only_run_keeps_its_warm_worker_when_a_protected_path_appears(box: Sandbox, repo: Path) -> None:
     read_only = SandboxPolicy(project_writable=False)
-    assert (await box.run(Snippet("1"), read_only)).ok
-    pool = box.fork_pool
-    assert pool is not None
-    before = {id(server) for server in pool.servers() if not server.project_writable}
+    pool, launch = box.dispatch.warm, box.dispatch.warm_kinds()[0]
+    assert not launch.project_writable
+    [before] = pool.waiting(launch)
     (repo / ".envrc").write_text("export SAFE=1\n")  # a protected name: writable runs get it bound read-only
     result = await box.run(Snippet(WRITE_ENVRC), read_only)
     assert not result.ok and "Read-only file system" in (result.error or ""), result
-    served = max((server for server in pool.servers() if not server.project_writable), key=lambda s: s.idle_since)
-    assert id(served) in before  # a server started before the path appeared served it
+    assert before.process.returncode == 1  # it served the run (exiting with the run's status; a discarded one is killed)
     writable = await box.run(Snippet(WRITE_ENVRC), SandboxPolicy(project_writable=True))
     assert not writable.ok and "Read-only file system" in (writable.error or ""), writable  # made for today's layout
     assert (repo / ".envrc").read_text() == "export SAFE=1\n"

@@ -50,7 +50,7 @@ guard.kill_descendants = between
 started = time.perf_counter()
 answers = zygote.call_each(["signals", "daemon", "exits", "hangs", "plain", "loud"],
                            lambda kind: {"ok": True, "value": run(kind), "value_is_repr": False}, guard=guard,
-                           timeout_s=1.0)
+                           timeout_s=1.0, scratch=[])
 print(json.dumps({"answers": answers, "left": left, "after": len(guard.descendants(os.getpid())),
                   "sigchld_restored": signal.getsignal(signal.SIGCHLD) == signal.SIG_DFL,
                   "seconds": time.perf_counter() - started}))

@@ -1,4 +1,4 @@
-"""`tuiagent -p` starts the sandbox's fork server and warm workers only when a call needs one: a reply that calls no
+"""`tuiagent -p` starts the sandbox's warm workers only when a call needs one: a reply that calls no
 tool never pays for them, and a sandboxed call afterwards still runs (it starts what it needs)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tui_agent.core.sandbox.launch import WORKER_SCRIPT
 
 
 def sandbox_workers(project: Path) -> set[int]:
-    """Processes now running tuiagent's sandbox worker (a fork server or a warm worker) for `project`."""
+    """Processes now running tuiagent's sandbox worker for `project`."""
     found = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -51,7 +51,7 @@ def watching_workers(project: Path) -> Iterator[set[int]]:
         watcher.join()
 
 
-def test_a_reply_without_tool_calls_starts_no_fork_server_or_warm_worker(
+def test_a_reply_without_tool_calls_starts_no_warm_worker(
         repo: Path, api: FakeMessagesAPI, capsys: pytest.CaptureFixture[str]) -> None:
     api.enqueue(reply(text("Hello.")))
     with watching_workers(repo) as seen:

@@ -119,10 +119,10 @@ async def test_an_unused_project_venv_is_read_only_too(repo: Path) -> None:
 
 
 async def test_a_virtualenv_made_during_the_session_is_read_only_at_the_next_run(repo: Path) -> None:
-    """Warm fork servers were started before the .venv existed: the next writable run must not use them."""
+    """Warm workers were started before the .venv existed: the next writable run must not use them."""
     box = await Sandbox.start(Project.at(repo), tier="bubblewrap", warm_workers=1)
     try:
-        assert (await box.run(Snippet("1"))).ok  # a fork server is up, made for a project without a .venv
+        assert (await box.run(Snippet("1"))).ok  # warm workers are up, made for a project without a .venv
         site = project_with_venv(repo)
         result = await box.run(Snippet(PLANT))
     finally:

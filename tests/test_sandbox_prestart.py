@@ -1,4 +1,4 @@
-"""`Sandbox.start(prestart=False)` starts no fork server or warm worker until `prestart()` (the TUI's, once a prompt
+"""`Sandbox.start(prestart=False)` starts no warm worker until `prestart()` (the TUI's, once a prompt
 typed at first paint has reached the model); runs work either way."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ async def test_prestart_waits_for_its_call(tmp_path: Path) -> None:
         assert set(children()) - before == set()  # nothing started
         box.prestart()
         deadline = time.monotonic() + 20
-        while len(set(children()) - before) < 2 and time.monotonic() < deadline:  # a fork server and warm workers
+        while len(set(children()) - before) < 2 and time.monotonic() < deadline:  # warm workers: read-only and writable
             await asyncio.sleep(0.05)
         assert len(set(children()) - before) >= 2
         box.prestart()  # once only

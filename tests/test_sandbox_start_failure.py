@@ -62,7 +62,7 @@ def cli(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProc
                           capture_output=True, text=True, timeout=120, env=env)
 
 
-@pytest.mark.parametrize("warm_workers", [0, 2])  # 2: the fork server fails to boot first, then the fresh worker
+@pytest.mark.parametrize("warm_workers", [0, 2])  # 2: a warm worker fails to boot, then a fresh one
 async def test_the_sandbox_raises_a_clear_error_and_nothing_is_counted_against_a_tool(
         repo: Path, broken_bwrap: dict[str, str], warm_workers: int) -> None:
     project = Project.at(repo)

@@ -24,13 +24,12 @@ from tui_agent.core.sandbox.launch import probe_bubblewrap
 
 BWRAP = probe_bubblewrap() is None
 KILL = stopping.kill_base() is not None
-# (tier, fork servers, cgroups): a forked run, a fresh bubblewrap run, each without cgroups, the weak tier with and without
+# (tier, cgroups): bubblewrap with and without cgroups (its PID namespace), the weak tier with and without
 SETUPS = {
-    "forked-cgroup": ("bubblewrap", True, True),
-    "fresh-cgroup": ("bubblewrap", False, True),
-    "namespace": ("bubblewrap", True, False),
-    "rlimits-cgroup": ("rlimits", True, True),
-    "rlimits-session": ("rlimits", True, False),
+    "cgroup": ("bubblewrap", True),
+    "namespace": ("bubblewrap", False),
+    "rlimits-cgroup": ("rlimits", True),
+    "rlimits-session": ("rlimits", False),
 }
 HANG = """
 import ctypes, os, signal, subprocess, time
@@ -77,8 +76,8 @@ def project(repo: Path) -> Project:
 
 
 @pytest.fixture(params=list(SETUPS))
-def setup(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, bool]]:
-    tier, forked, with_cgroups = SETUPS[request.param]
+def setup(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    tier, with_cgroups = SETUPS[request.param]
     if tier == "bubblewrap" and not BWRAP:
         pytest.skip("bubblewrap does not work here")
     if with_cgroups and not KILL:
@@ -86,7 +85,7 @@ def setup(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
     if not with_cgroups:  # this machine as one that lets tuiagent make no cgroup
         monkeypatch.setitem(stopping._base_cache, "kill", None)
         monkeypatch.setitem(stopping._base_cache, "pids", None)
-    yield tier, forked
+    yield tier
 
 
 def alive(argument: str) -> list[int]:
@@ -153,9 +152,8 @@ def own_run_cgroups() -> list[Path]:
 
 
 @pytest.mark.parametrize("how", ["cancel", "timeout", "close"])
-async def test_a_stop_leaves_no_process_of_the_run(project: Project, setup: tuple[str, bool], how: str) -> None:
-    tier, forked = setup
-    box = await Sandbox.start(project, tier=tier, warm_workers=1, fork_servers=forked)
+async def test_a_stop_leaves_no_process_of_the_run(project: Project, setup: str, how: str) -> None:
+    box = await Sandbox.start(project, tier=setup, warm_workers=1)
     closed = False
     task: asyncio.Task[Any] | None = None
     try:
@@ -185,12 +183,11 @@ async def test_a_stop_leaves_no_process_of_the_run(project: Project, setup: tupl
 
 
 @pytest.mark.parametrize("program", ["snippet", "shell"])
-async def test_a_finished_run_leaves_no_process_of_its_own(project: Project, setup: tuple[str, bool], program: str) -> None:
+async def test_a_finished_run_leaves_no_process_of_its_own(project: Project, setup: str, program: str) -> None:
     """A run that ends on its own leaves nothing running: under bubblewrap or with a cgroup the host ends it (the
     run's process neither adopts nor kills its descendants there), on the weak tier without one the run's process
     and the session scan do."""
-    tier, forked = setup
-    box = await Sandbox.start(project, tier=tier, warm_workers=1, fork_servers=forked)
+    box = await Sandbox.start(project, tier=setup, warm_workers=1)
     names = sleeps()
     policy = SandboxPolicy(timeout_s=60, processes=32)
     try:
@@ -258,12 +255,12 @@ def live_children() -> list[int]:
 
 
 @pytest.mark.parametrize("tier", ["bubblewrap", "rlimits"])
-async def test_closing_while_fork_servers_and_workers_still_boot_leaves_nothing(project: Project, tier: str) -> None:
+async def test_closing_while_workers_still_boot_leaves_nothing(project: Project, tier: str) -> None:
     if tier == "bubblewrap" and not BWRAP:
         pytest.skip("bubblewrap does not work here")
     before = set(live_children())
     box = await Sandbox.start(project, tier=tier, warm_workers=2)
-    box.prewarm(4)  # more fork servers booting (bubblewrap)
+    box.prewarm(4)  # more workers booting
     await box.aclose()
     assert not set(live_children()) - before
     assert not own_run_cgroups()

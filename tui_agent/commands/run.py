@@ -152,7 +152,7 @@ def _control_channel(printer: HeadlessPrinter) -> tuple[ControlChannel, SdkHooks
 async def _open(args: argparse.Namespace, approvals: Approvals, options: claude_flags.ClaudeOptions, *,
                 watch: bool) -> Runtime:
     """The project as the flags ask; `watch` only for a stream of prompts (a one-shot prompt needs no project
-    watcher, nor its probe before each request). The sandbox's fork server and warm workers are not pre-started:
+    watcher, nor its probe before each request). The sandbox's warm workers are not pre-started:
     the first sandboxed call starts what it needs, and a reply that calls no tool never pays for them."""
     from tui_agent.core.runtime import open_runtime
 

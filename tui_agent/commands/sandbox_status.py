@@ -70,7 +70,6 @@ def describe(sandbox: Sandbox) -> dict[str, Any]:
         "tier": sandbox.tier, "level": facts["tier_levels"][sandbox.tier], "strong": strong, "protections": protections,
         "expected_misses": misses, "host_doors": host_doors(strong, overlay), "warning": sandbox.warning,
         "bubblewrap_problem": sandbox.bubblewrap_problem, "warm_workers": sandbox.warm_workers,
-        "fork_servers": sandbox.fork_pool is not None, "fork_problem": sandbox.fork_problem,
         "run_attribution": ("exact: writable runs see the project through an overlay, and only what they wrote is "
                             "applied and undone" if sandbox.overlay_problem is None else sandbox.overlay_problem),
         "protected_paths": protected_paths(sandbox.project.root),
@@ -143,8 +142,8 @@ def _bubblewrap_protections(overlay: bool) -> dict[str, str]:
         proc="own /proc: ancestors and their environment are invisible",
         processes_inside="the worker is process 1 of its pid namespace (no bubblewrap init); bubblewrap installs "
                          "a seccomp filter and no_new_privs before it starts, so every process inside is "
-                         "filtered; fork servers and waiting children are non-dumpable, so no process's "
-                         "memory is writable from agent code (/proc/<pid>/mem, ptrace)",
+                         "filtered; a batch's process is non-dumpable, so no call of the batch can write its "
+                         "memory (/proc/<pid>/mem, ptrace) nor the other calls' answers",
     )
 
 

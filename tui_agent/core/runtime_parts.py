@@ -54,7 +54,7 @@ class Core:
     new_tools: tuple[str, ...] = ()
     """Tools added or changed since this trusted project was last opened or closed (a pull): shown as new."""
     prestart_sandbox: bool = True
-    """False: the sandbox's fork server and warm workers are left to `Sandbox.prestart()` (the TUI's, after the first request)."""
+    """False: the sandbox's warm workers are left to `Sandbox.prestart()` (the TUI's, after the first request)."""
 
 
 @dataclass

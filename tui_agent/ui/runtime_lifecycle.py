@@ -106,7 +106,7 @@ class RuntimeLifecycle:
         return None
 
     async def _prestart_sandbox(self, runtime: Runtime) -> None:
-        """The sandbox's fork server and warm workers, once a prompt typed while the project opened reached the model."""
+        """The sandbox's warm workers, once a prompt typed while the project opened reached the model."""
         await after_first_request(self.turns, agent_of(runtime))
         if runtime.core.sandbox is not None and runtime is self.runtime:
             runtime.core.sandbox.prestart()

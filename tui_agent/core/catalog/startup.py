@@ -28,9 +28,9 @@ from tui_agent.core.sandbox import ERROR_CANCELLED, RunResult, SandboxUnavailabl
 BATCH_SIZE = 50
 """Tools per batched sandbox run at a cold open (each still in its own forked process)."""
 BATCH_CONCURRENCY = 2
-"""Batched runs at once: one per core, each in its own fork server."""
+"""Batched runs at once: one per core, each in a worker of its own."""
 SPLIT_AT_LEAST = 20
-"""Tools per chunk worth a second fork server: fewer ones are validated in one run."""
+"""Tools per chunk worth a second worker: fewer ones are validated in one run."""
 
 
 @dataclass
@@ -210,7 +210,7 @@ async def validate_batch(pipeline: Pipeline, items: list[tuple[str, bytes]]) -> 
     `Sandbox.call_each`), then their runnable copies written with one sync."""
     outcomes: list[ToolSpec | PipelineError | None] = [None] * len(items)
     if len(even_chunks(list(range(len(items))), BATCH_SIZE, BATCH_CONCURRENCY)) > 1:
-        pipeline.sandbox.prewarm(BATCH_CONCURRENCY)  # the fork servers boot while the tools are checked and staged
+        pipeline.sandbox.prewarm(BATCH_CONCURRENCY)  # the workers boot while the tools are checked and staged
     inspected: list[int] = []
     for index, (name, data) in enumerate(items):
         try:

@@ -1,5 +1,5 @@
-"""Where a sandboxed run executes: a child of a warm fork server (`ForkPool`: a few per project mode), or a fresh
-pre-started worker (`WarmPool`: network runs, writable runs through an overlay, every run without fork servers)."""
+"""Where a sandboxed run executes: a fresh worker per run, pre-started by `WarmPool` (a batch's calls each fork inside
+their run's worker)."""
 
 from __future__ import annotations
 
@@ -13,24 +13,24 @@ from pathlib import Path
 from typing import Any
 
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox.forkserver import ForkServer, ForkServerError, fork_servers_supported
 from tui_agent.core.sandbox.launch import Launch, project_layout
-from tui_agent.core.sandbox.policy import Outcome, RunWrites, SandboxBridge, SandboxPolicy
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, Outcome, RunWrites, SandboxBridge, SandboxPolicy
 from tui_agent.core.sandbox.process import OutputListener, Worker
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.writable_runs import MOUNT_FAILED, PER_CALL_ONLY, LowerState, WritableRuns
 
 Spawn = Callable[[Launch], Awaitable[Worker]]
-MAX_SERVERS_PER_MODE = 2
-"""Runs through one server are serial; two per mode keep both cores busy during a cold catalog validation."""
 IDLE_RELEASE_S = 2.0
-"""An extra server idle this long is closed (the pool a cold open starts is released once it is done)."""
-KEEP_PER_MODE = 1
+"""Workers a prewarm asked for beyond what the pool keeps are closed once no worker was taken for this long (the
+workers a cold open started are released once it is done)."""
+READ_ONLY_BEFORE_USE = 1
+"""Read-only workers kept waiting before any run used one (the pool's size after)."""
 
 
 class WarmPool:
-    """Up to `size` pre-started workers per kept `Launch`; `kinds()` says which offline launches are kept full (they
-    can change while tuiagent runs: the overlay may fail, the fork servers may go)."""
+    """Pre-started workers by `Launch`, for the kinds `kinds()` names (they can change while tuiagent runs: the overlay
+    may fail): `size` of each kind a run used; once `prestarted`, `size` of each writable kind and READ_ONLY_BEFORE_USE
+    of a read-only one before any run used it; `prewarm` asks for more of a kind for a while."""
 
     def __init__(self, root: Path, size: int, spawn: Spawn, kinds: Callable[[], tuple[Launch, ...]]) -> None:
         self.root = root
@@ -38,9 +38,18 @@ class WarmPool:
         self._spawn = spawn
         self._kinds = kinds
         self._workers: list[Worker] = []
+        self.prestarted = False
+        """Set once the sandbox pre-starts workers (before, only what runs used is kept: `tuiagent -p` starts what a
+        call needs, when it needs it)."""
         self._used: set[Launch] = set()
-        """Read-only kinds join the refill after their first use (catalog validation); writable ones always do."""
+        self._asked: dict[Launch, int] = {}
+        """How many workers of a kind a prewarm asked for, until no worker was taken for IDLE_RELEASE_S."""
+        self._taken = 0.0
+        """When a worker was last taken (or a prewarm asked for some)."""
+        self._trim_handle: asyncio.TimerHandle | None = None
         self._refill: asyncio.Task[None] | None = None
+        self._discarding: set[asyncio.Task[None]] = set()
+        """Workers being closed in the background (stale, or no longer wanted): closing the pool waits for them."""
         self._closed = False
 
     async def acquire(self, launch: Launch) -> Worker:
@@ -49,209 +58,111 @@ class WarmPool:
         if launch.network or launch.venv_writable:
             return await self._spawn(launch)
         self._used.add(launch)
+        self._taken = time.monotonic()
         layout = project_layout(self.root, launch.project_writable)
+        if launch in self._asked:  # runs go at once (a cold open's batches): the next one's worker boots meanwhile
+            self.schedule_refill()
         for candidate in [worker for worker in self._workers if worker.launch == launch]:
             self._workers.remove(candidate)
             if candidate.alive and candidate.layout == layout:
                 return candidate
-            asyncio.get_running_loop().create_task(candidate.discard())
+            self._discard_later(candidate)
         return await self._spawn(launch)
+
+    def wanted(self, launch: Launch) -> int:
+        """How many workers of `launch` are kept waiting."""
+        if launch in self._used or (self.prestarted and launch.project_writable):
+            kept = self.size
+        else:
+            kept = min(READ_ONLY_BEFORE_USE, self.size) if self.prestarted else 0
+        return max(kept, self._asked.get(launch, 0))
+
+    def waiting(self, launch: Launch) -> list[Worker]:
+        """The workers of `launch` ready or booting, not taken yet."""
+        return [worker for worker in self._workers if worker.launch == launch]
 
     async def fill(self) -> None:
         kinds = self._kinds()
         for stale in [worker for worker in self._workers if worker.launch not in kinds]:
             self._workers.remove(stale)
-            asyncio.get_running_loop().create_task(stale.discard())
+            self._discard_later(stale)
         for launch in kinds:
-            while not self._closed and self._kept(launch) and self._waiting(launch) < self.size:
+            while not self._closed and len(self.waiting(launch)) < self.wanted(launch):
                 self._workers.append(await self._spawn(launch))
-
-    def _kept(self, launch: Launch) -> bool:
-        return launch.project_writable or launch in self._used
-
-    def _waiting(self, launch: Launch) -> int:
-        return sum(1 for worker in self._workers if worker.launch == launch)
 
     def schedule_refill(self) -> None:
         if self._closed or (self._refill is not None and not self._refill.done()):
             return
         self._refill = asyncio.get_running_loop().create_task(self.fill())
 
+    def prewarm(self, launch: Launch, count: int) -> None:
+        """Have `count` workers of `launch` ready or booting now (runs about to go at once: a cold open's batches);
+        those beyond what the pool keeps are closed once none was taken for IDLE_RELEASE_S."""
+        if self._closed:
+            return
+        self._asked[launch] = max(count, self._asked.get(launch, 0))
+        self._taken = time.monotonic()
+        if self._trim_handle is None:
+            self._trim_handle = asyncio.get_running_loop().call_later(IDLE_RELEASE_S, self._trim)
+        self.schedule_refill()
+
+    def _trim(self) -> None:
+        idle = time.monotonic() - self._taken
+        if idle < IDLE_RELEASE_S or (self._refill is not None and not self._refill.done()):  # its spawn: one more
+            self._trim_handle = asyncio.get_running_loop().call_later(max(0.1, IDLE_RELEASE_S - idle), self._trim)
+            return
+        self._trim_handle = None
+        self._asked.clear()
+        for launch in {worker.launch for worker in self._workers}:
+            for extra in self.waiting(launch)[self.wanted(launch):]:
+                self._workers.remove(extra)
+                self._discard_later(extra)
+
+    def _discard_later(self, worker: Worker) -> None:
+        closing = asyncio.get_running_loop().create_task(worker.discard())
+        self._discarding.add(closing)
+        closing.add_done_callback(self._discarding.discard)
+
     async def aclose(self) -> None:
+        """Stop refilling and trimming."""
         self._closed = True
+        if self._trim_handle is not None:
+            self._trim_handle.cancel()
         if self._refill is not None:
             # Not cancelled: cancelling a half-created subprocess can hang; fill stops after the current spawn.
             with contextlib.suppress(Exception):  # a failed refill spawn only means fewer warm workers to close
                 await self._refill
 
     async def discard_all(self) -> None:
+        """Close the waiting workers, and wait for those closing in the background."""
         waiting, self._workers = self._workers, []
-        await asyncio.gather(*(worker.discard() for worker in waiting), return_exceptions=True)
-
-
-class ForkPool:
-    """Hands out an idle fork server for a mode (starting one when there is room), takes it back, trims idle extras."""
-
-    def __init__(self, project: Path, scratch: Path, processes: int) -> None:
-        self.project = project
-        self.scratch = scratch
-        self.processes = processes
-        self._servers: dict[bool, list[ForkServer]] = {True: [], False: []}
-        self._starting: dict[bool, int] = {True: 0, False: 0}
-        self._freed = asyncio.Event()
-        self._trim_handle: asyncio.TimerHandle | None = None
-        self._closing = asyncio.Event()
-        """Set by `aclose`: servers still booting are killed rather than waited for."""
-        self._warming: set[asyncio.Task[None]] = set()
-        self.toolchain: Toolchain | None = None
-        """The sandbox's toolchain (PATH, read-only folders, build variables): fork servers start with it."""
-
-    def servers(self) -> list[ForkServer]:
-        return [server for pool in self._servers.values() for server in pool]
-
-    async def acquire(self, project_writable: bool) -> ForkServer:
-        """An idle server for this mode, marked busy; raises ForkServerError when none can be started."""
-        layout = project_layout(self.project, project_writable)
-        pool = self._servers[project_writable]
-        while True:
-            for server in [server for server in pool if not server.busy]:
-                if not server.alive or server.layout != layout:  # its binds were made for another layout, or it died
-                    self.discard(server)
-                else:
-                    server.busy = True
-                    return server
-            if len(pool) + self._starting[project_writable] < MAX_SERVERS_PER_MODE:
-                return await self._start(project_writable)
-            self._freed.clear()
-            await self._freed.wait()
-
-    def warm(self, project_writable: bool, count: int) -> None:
-        """Boot servers in the background until `count` of this mode (at most the pool's room) are up or starting:
-        runs about to go at once (a cold open's batches) then find them ready. Idle extras are closed as usual."""
-        pool = self._servers[project_writable]
-        missing = min(count, MAX_SERVERS_PER_MODE) - len(pool) - self._starting[project_writable]
-        for _ in range(max(0, missing) if not self._closing.is_set() else 0):
-            task = asyncio.get_running_loop().create_task(self._start_idle(project_writable))
-            self._warming.add(task)
-            task.add_done_callback(self._warming.discard)
-
-    async def _start_idle(self, project_writable: bool) -> None:
-        try:
-            self.release(await self._start(project_writable))
-        except (ForkServerError, OSError, asyncio.CancelledError):
-            pass  # a run that needs the server starts (or reports) one itself
-
-    async def _start(self, project_writable: bool) -> ForkServer:
-        self._starting[project_writable] += 1
-        try:
-            server = await ForkServer.start(self.project, scratch=self.scratch, processes=self.processes,
-                                            project_writable=project_writable, toolchain=self.toolchain,
-                                            closing=self._closing)
-        finally:
-            self._starting[project_writable] -= 1
-            self._freed.set()  # waiters look again (a failed start leaves room)
-        server.busy = True
-        if self._closing.is_set():
-            await server.close()
-            raise asyncio.CancelledError("the sandbox closed while a fork server started")
-        self._servers[project_writable].append(server)
-        return server
-
-    def release(self, server: ForkServer) -> None:
-        server.busy = False
-        server.idle_since = time.monotonic()
-        self._freed.set()
-        if self._trim_handle is None and not self._closing.is_set():
-            self._trim_handle = asyncio.get_running_loop().call_later(IDLE_RELEASE_S, self._trim)
-
-    def discard(self, server: ForkServer) -> None:
-        """Drop a server that failed, died or is no longer wanted (it is closed in the background)."""
-        for pool in self._servers.values():
-            if server in pool:
-                pool.remove(server)
-        self._freed.set()
-        asyncio.get_running_loop().create_task(server.close())
-
-    def _trim(self) -> None:
-        self._trim_handle = None
-        for pool in self._servers.values():
-            for server in [server for server in pool if not server.busy][KEEP_PER_MODE:]:
-                if time.monotonic() - server.idle_since >= IDLE_RELEASE_S:
-                    self.discard(server)
-        if any(len(pool) > KEEP_PER_MODE for pool in self._servers.values()) and not self._closing.is_set():
-            self._trim_handle = asyncio.get_running_loop().call_later(IDLE_RELEASE_S, self._trim)
-
-    async def aclose(self) -> None:
-        self._closing.set()
-        if self._trim_handle is not None:
-            self._trim_handle.cancel()
-        await asyncio.gather(*list(self._warming), return_exceptions=True)  # each closes its server when it sees closing
-        servers, self._servers = self.servers(), {True: [], False: []}
-        await asyncio.gather(*(server.cancel() for server in servers if server.busy), return_exceptions=True)
-        await asyncio.gather(*(server.close() for server in servers), return_exceptions=True)
+        await asyncio.gather(*(worker.discard() for worker in waiting), *self._discarding, return_exceptions=True)
 
 
 class RunDispatch:
-    """Offline runs under bubblewrap (with per-run cgroups) are forked from warm fork servers (pre-imported
-    interpreters inside the sandbox); network runs, writable runs through an overlay, and every run on a machine
-    without fork servers get a fresh pre-started worker. Holds what is running, for `cancel_running`."""
+    """Every run gets a fresh pre-started worker of its kind (read-only, writable through an overlay or not, with the
+    network or the virtualenv writable); holds what is running, for `cancel_running`."""
 
     def __init__(self, project: Project, tier: str, policy: SandboxPolicy, warm_workers: int, scratch: Path,
-                 runs: WritableRuns, fork_servers: bool) -> None:
+                 runs: WritableRuns) -> None:
         self.project = project
         self.tier = tier
         self.runs = runs
         self._processes = policy.processes
         self._scratch = scratch
         self.toolchain: Toolchain | None = None
-        """The project's toolchain every worker and fork server sees (set once it is discovered)."""
+        """The project's toolchain every worker sees (set once it is discovered)."""
         self.warm = WarmPool(project.root, warm_workers, self.spawn, self.warm_kinds)
-        self.fork_pool: ForkPool | None = (ForkPool(project.root, scratch, policy.processes)
-                                           if fork_servers and fork_servers_supported(tier) else None)
-        self.fork_problem: str | None = None
-        """Why runs went back to fresh workers (a fork server failed to start), or None."""
-        self._running: set[Worker | ForkServer] = set()
-        """Workers and fork servers running a request (what `cancel_running` kills)."""
-        self._prestart: asyncio.Task[None] | None = None
-        self._cancels = 0
-        """How many times `cancel_running` was called: a run waiting for a fork server notices one it missed."""
-
-    def use_toolchain(self, toolchain: Toolchain | None) -> None:
-        self.toolchain = toolchain
-        if self.fork_pool is not None:
-            self.fork_pool.toolchain = toolchain
-
-    def prestart_fork_server(self, *, project_writable: bool) -> None:
-        """Boot a fork server in the background (read-only: catalog validation and most tool calls use it)."""
-        pool = self.fork_pool
-        assert pool is not None
-
-        async def boot() -> None:
-            try:
-                pool.release(await pool.acquire(project_writable))
-            except (ForkServerError, OSError) as error:
-                self._fork_failed(error)
-
-        self._prestart = asyncio.get_running_loop().create_task(boot())
+        self._running: set[Worker] = set()
+        """Workers running a request (what `cancel_running` kills)."""
 
     async def run(self, request: dict[str, Any], policy: SandboxPolicy, attributed: bool, bridge: SandboxBridge | None,
                   on_output: OutputListener | None, lower: LowerState | None) -> tuple[Outcome, list[str]]:
         """The run's outcome, and the notes about what of its writes was not applied; `attributed`: it goes through
-        an overlay (never forked), `lower`: the project's stamps taken before it."""
-        if self.fork_pool is not None and not policy.network and not self.runs.venv_writable(policy) and not attributed:
-            outcome = await self._run_forked(request, policy, bridge, on_output)
-            if outcome is not None:
-                return outcome, []
-        return await self._run_fresh(request, policy, self.runs.project_writable(policy), bridge, on_output, lower)
-
-    async def _run_fresh(self, request: dict[str, Any], policy: SandboxPolicy, writable: bool,
-                         bridge: SandboxBridge | None, on_output: OutputListener | None = None,
-                         lower: LowerState | None = None) -> tuple[Outcome, list[str]]:
-        """The run in a fresh pre-started worker (network runs, writable runs through an overlay, or no fork server),
-        and the notes about what of its writes was not applied; `lower`: the project's stamps taken before it."""
-        worker = await self.warm.acquire(Launch(self.tier, network=bool(policy.network), project_writable=writable,
-                                                venv_writable=self.runs.venv_writable(policy),
-                                                overlay=self.runs.attributed(policy)))
+        an overlay, `lower`: the project's stamps taken before it."""
+        worker = await self.warm.acquire(Launch(self.tier, network=bool(policy.network),
+                                                project_writable=self.runs.project_writable(policy),
+                                                venv_writable=self.runs.venv_writable(policy), overlay=attributed))
         self._running.add(worker)
         since, dirs = time.time_ns(), worker.overlay
         try:
@@ -273,51 +184,13 @@ class RunDispatch:
             self.runs.remove_later(dirs)
             self.runs.overlay_problem = f"the project could not be mounted as an overlay; {PER_CALL_ONLY}"
             self.runs.ran(RunWrites(False))
-            return await self._run_fresh(request, policy, writable, bridge, on_output, lower)  # never started: safe
+            return await self.run(request, policy, False, bridge, on_output, lower)  # never started: safe
         if dirs is not None and any(os.scandir(dirs.upper)):
             return outcome, await asyncio.to_thread(self.runs.collect, dirs, since, lower)
         if dirs is not None:  # it wrote nothing (the usual read-mostly run): no thread hop
             self.runs.ran(RunWrites(True))
             self.runs.remove_later(dirs)
         return outcome, []
-
-    async def _run_forked(self, request: dict[str, Any], policy: SandboxPolicy,
-                          bridge: SandboxBridge | None, on_output: OutputListener | None = None) -> Outcome | None:
-        """The run in a child of a warm fork server; None when no child took it (a fresh worker will)."""
-        pool = self.fork_pool
-        assert pool is not None
-        cancels = self._cancels
-        try:
-            server = await pool.acquire(self.runs.project_writable(policy))
-        except (ForkServerError, OSError) as error:
-            self._fork_failed(error)
-            return None
-        self._running.add(server)
-        try:
-            outcome = await server.run(request, timeout_s=policy.timeout_s, output_bytes=policy.output_bytes,
-                                       processes=policy.processes, cancelled=cancels != self._cancels, bridge=bridge,
-                                       on_output=on_output)
-        except (ForkServerError, OSError):
-            pool.discard(server)  # it never reached a child: a fresh worker runs it, the next fork a new server
-            return None
-        except asyncio.CancelledError:
-            await asyncio.shield(server.cancel())  # a cancelled turn leaves no process of its own behind
-            pool.discard(server)
-            raise
-        finally:
-            self._running.discard(server)
-        if outcome.exit_code is None:
-            pool.discard(server)  # the server died or failed under this run: the next one starts a new server
-        else:
-            pool.release(server)
-        return outcome
-
-    def _fork_failed(self, error: BaseException) -> None:
-        """A fork server could not start or serve: every later run uses a fresh worker (and says why)."""
-        self.fork_problem = f"fork server unavailable, each run starts a fresh sandbox: {error}"
-        pool, self.fork_pool = self.fork_pool, None
-        if pool is not None:
-            asyncio.get_running_loop().create_task(pool.aclose())
 
     async def spawn(self, launch: Launch) -> Worker:
         dirs = await self.runs.open_overlay() if launch.overlay else None
@@ -330,26 +203,23 @@ class RunDispatch:
             raise
 
     def warm_kinds(self) -> tuple[Launch, ...]:
-        """Which offline launches fresh workers are kept warm for: offline runs are forked from fork servers, except
-        writable runs through an overlay (a fresh mount per run: it caches what it looked up)."""
-        writable = self.runs.attributed(SandboxPolicy(project_writable=True))
-        kinds = (Launch(self.tier, overlay=writable), Launch(self.tier, project_writable=False))
-        if self.fork_pool is None:
-            return kinds
-        return kinds[:1] if writable else ()
+        """The launches workers are kept warm for: read-only runs (bubblewrap only: the weak tier runs every call the
+        same way), the most common, first; writable runs, through an overlay when it can be mounted."""
+        writable = Launch(self.tier, overlay=self.runs.attributed(SandboxPolicy(project_writable=True)))
+        return (Launch(self.tier, project_writable=False), writable) if self.tier == TIER_BUBBLEWRAP else (writable,)
+
+    def prewarm(self, runs: int) -> None:
+        """Have workers for `runs` offline read-only runs at once ready or booting now (a cold catalog open)."""
+        writable = self.runs.project_writable(SandboxPolicy(project_writable=False))  # the weak tier's: True
+        self.warm.prewarm(Launch(self.tier, project_writable=writable), runs)
 
     async def cancel_running(self) -> None:
         """Kill every running sandboxed process tree; their calls return error_kind "cancelled"."""
-        self._cancels += 1
         await asyncio.gather(*(worker.cancel() for worker in list(self._running)))
 
     async def aclose(self) -> None:
-        """Stop refilling, kill what runs, close the fork servers and the warm workers."""
+        """Stop refilling, kill what runs, close the warm workers (all killed at once, then waited for together)."""
         await self.warm.aclose()
-        running = [worker for worker in self._running if isinstance(worker, Worker)]
+        running = list(self._running)
         await self.cancel_running()
-        await asyncio.gather(*(worker.release() for worker in running))  # closed: no process and no cgroup left
-        # The fork servers and the warm workers are killed at once (cgroup.kill) and waited for together.
-        await asyncio.gather(*([self.fork_pool.aclose()] if self.fork_pool is not None else []), self.warm.discard_all())
-        if self._prestart is not None:
-            await asyncio.gather(self._prestart, return_exceptions=True)
+        await asyncio.gather(*(worker.release() for worker in running), self.warm.discard_all())

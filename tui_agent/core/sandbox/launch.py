@@ -1,5 +1,5 @@
 """The one launch path: what a worker is started as (`Launch`) becomes its command line and environment, for the fresh
-worker, the overlay worker and the fork server alike; the bubblewrap and overlay probes try the same pieces.
+worker and the overlay worker alike; the bubblewrap and overlay probes try the same pieces.
 
 Under bubblewrap the command line is, outermost first: the shell that joins the run's cgroup (`JOIN_THEN_EXEC`), the
 overlay mount in a new mount namespace (a writable run through an overlay, `OVERLAY_MOUNT`), bubblewrap (`_bwrap`),
@@ -68,7 +68,7 @@ class Launch:
 
     `project_writable` False (bubblewrap only) mounts the whole project read-only; `venv_writable` leaves the project's
     virtualenvs writable; `overlay` (bubblewrap, writable) mounts the project as an overlay, the run's writes landing in
-    its upper folder; `serve` starts a fork server (`forkserver.ForkServer`) instead of a one-run worker.
+    its upper folder.
     """
 
     tier: str
@@ -76,7 +76,6 @@ class Launch:
     project_writable: bool = True
     venv_writable: bool = False
     overlay: bool = False
-    serve: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,8 +123,7 @@ def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel
     mount = overlay_prefix(overlay, project) if overlay is not None else []
     argv = _bwrap(project, launch, mounts, venv=toolchain.venv if toolchain is not None else None,
                   seccomp_fd=seccomp_fd, drop_caps=overlay is not None)
-    served = list(mounts.hidden) if launch.serve else None
-    argv += worker_argv(channel_fd, project, served, net_fd if launch.network else None)
+    argv += worker_argv(channel_fd, project, mounts.hidden, net_fd if launch.network else None)
     env = sandbox_env(home=SANDBOX_HOME, tmpdir="/tmp", tier=launch.tier, token=token, toolchain=toolchain)
     if net_fd is not None and launch.network:
         env.update(proxy_env())
@@ -218,14 +216,12 @@ def outermost(paths: list[Path]) -> list[Path]:
     return unique
 
 
-def worker_argv(channel_fd: int, project: Path, serve_scratch: list[Path] | None = None,
-                net_fd: int | None = None) -> list[str]:
-    """The worker's command line; `serve_scratch` makes it a fork server that wipes those private folders per run;
-    `net_fd` is where it hands over its network proxy listener (worker.py)."""
-    serve = ["serve", *(str(folder) for folder in serve_scratch)] if serve_scratch is not None else []
+def worker_argv(channel_fd: int, project: Path, private: Iterable[Path] = (), net_fd: int | None = None) -> list[str]:
+    """The worker's command line; `private`: the tmpfs folders a batch empties between its calls; `net_fd` is where it
+    hands over its network proxy listener (worker.py)."""
     net = [f"net={net_fd}:{PROXY_PORT}"] if net_fd is not None else []
-    return [sys.executable, "-I", "-B", str(WORKER_SCRIPT), str(channel_fd), str(project), str(PACKAGE_PARENT), *serve,
-            *net]
+    return [sys.executable, "-I", "-B", str(WORKER_SCRIPT), str(channel_fd), str(project), str(PACKAGE_PARENT),
+            *(f"private={folder}" for folder in private), *net]
 
 
 def overlay_prefix(dirs: OverlayDirs, project: Path) -> list[str]:

@@ -1,5 +1,5 @@
-"""A sandboxed run's process from the host: the one collector of its outcome (answering run_python's MCP requests on the
-way), and the fresh worker that runs one request."""
+"""A sandboxed run's process from the host: the fresh worker that runs one request, and the collector of its outcome
+(answering run_python's MCP requests on the way)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.listeners import tell
@@ -66,27 +66,8 @@ class Capture:
             await asyncio.wait_for(asyncio.gather(*self._readers), DRAIN_AFTER_EXIT_S)
 
 
-class Running(Protocol):
-    """A started run as `collect` sees it: a fresh worker, or a fork server's child."""
-
-    channel: socket.socket
-
-    @property
-    def cancelled(self) -> bool:
-        """Whether the run was cancelled (its outcome says so)."""
-
-    async def kill(self) -> None:
-        """SIGKILL every process of the run."""
-
-    async def exit_code(self) -> int | None:
-        """Wait for the run's process to exit: its status (None: its fork server died)."""
-
-    async def release(self) -> None:
-        """Once it exited: nothing it started outlives it, and its cgroup is removed."""
-
-
-async def collect(run: Running, sent: dict[str, Any] | None, capture: Capture, *, timeout_s: float, started: float,
-                  bridge: SandboxBridge | None, keep_on_reset: bool) -> Outcome:
+async def collect(run: Worker, sent: dict[str, Any] | None, capture: Capture, *, timeout_s: float, started: float,
+                  bridge: SandboxBridge | None) -> Outcome:
     """Hand `sent` to the run (None: it never started, it is killed) and gather its outcome: it is killed on a timeout,
     a flood or a cancel, what it left is killed before its output is drained and its result read."""
     loop = asyncio.get_running_loop()
@@ -95,12 +76,12 @@ async def collect(run: Running, sent: dict[str, Any] | None, capture: Capture, *
     if sent is None:
         result.set_result(b"")
     else:
-        result = asyncio.ensure_future(read_result(run.channel, keep_on_reset=keep_on_reset, bridge=bridge))
+        result = asyncio.ensure_future(read_result(run.channel, bridge=bridge))
         try:
             await loop.sock_sendall(run.channel, (json.dumps(sent) + "\n").encode())
         except OSError as error:
             protocol_error = f"the sandboxed worker did not take the request: {error}"
-    exited = asyncio.ensure_future(run.exit_code())
+    exited = asyncio.ensure_future(run.process.wait())
     flood = asyncio.ensure_future(capture.flooded.wait())
     try:
         if sent is None or run.cancelled:  # it never started, or was cancelled while it was handed over
@@ -114,28 +95,25 @@ async def collect(run: Running, sent: dict[str, Any] | None, capture: Capture, *
         await capture.drain()
         try:
             raw = await asyncio.wait_for(result, DRAIN_AFTER_EXIT_S)
-        except (asyncio.TimeoutError, OSError):  # OSError: the run died with the channel half-read (a kill)
+        except asyncio.TimeoutError:
             raw = b""
     except BaseException:
         # End the reads before the channel is closed: a closed socket with a pending read stays registered with the
-        # event loop, and the next socket given its descriptor number (the next armed child's) would never wake.
+        # event loop, and the next socket given its descriptor number (another run's) would never wake.
         for task in (result, exited, flood):
             task.cancel()
         await asyncio.shield(asyncio.gather(result, exited, flood, return_exceptions=True))
         raise
     response, malformed = decode_result(raw)
-    if exit_code is None and protocol_error is None:
-        protocol_error = "the sandboxed fork server died during the run"
     return Outcome(response=response, stdout=bytes(capture.kept[0]), stderr=bytes(capture.kept[1]),
                    stdout_total=capture.totals[0], stderr_total=capture.totals[1], exit_code=exit_code,
                    timed_out=not done, cancelled=run.cancelled, flooded=capture.flooded.is_set(),
                    protocol_error=malformed or protocol_error, duration_ms=(time.perf_counter() - started) * 1000)
 
 
-async def read_result(channel: socket.socket, *, keep_on_reset: bool, bridge: SandboxBridge | None = None) -> bytes:
+async def read_result(channel: socket.socket, *, bridge: SandboxBridge | None = None) -> bytes:
     """A run's answer from its channel until it closes (b"" when over RESULT_LIMIT). A reset connection (the process
-    died mid-write) ends the read with what came so far when `keep_on_reset` (a fresh worker's), else raises OSError
-    (a forked run's: its caller takes that as no answer).
+    died mid-write) ends the read with what came so far.
 
     With a `bridge` (run_python's MCP tools), lines before the answer may be requests
     `{"bridge": {"tool": NAME, "arguments": {...}}}`; each is answered with one line `{"ok": true, "value": ...}` or
@@ -162,8 +140,6 @@ async def read_result(channel: socket.socket, *, keep_on_reset: bool, bridge: Sa
         try:
             chunk = await loop.sock_recv(channel, 65536)
         except OSError:
-            if not keep_on_reset:
-                raise
             break
         if not chunk:
             break
@@ -220,8 +196,7 @@ def decode_result(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
 
 @dataclass(eq=False)
 class Worker:
-    """A started (possibly still booting) sandboxed interpreter that will serve exactly one request (or, started with
-    `launch.serve`, be a fork server's zygote)."""
+    """A started (possibly still booting) sandboxed interpreter that will serve exactly one request."""
 
     process: asyncio.subprocess.Process
     channel: socket.socket
@@ -277,11 +252,10 @@ class Worker:
                 os.close(base_filter)
         parent_end.setblocking(False)
         run = RunProcesses(process.pid, cgroup, namespace=strong, token=token)
-        worker = cls(process, parent_end, launch, layout, started.private_dir, run, overlay, net_host)
-        if not launch.serve:  # its run's filter, built now rather than by the worker once the request comes: process 1
-            # of its pid namespace in its own session under bubblewrap; a child of this process leading its group without
-            worker.seccomp = run_filter_message(launch.network, *((-1, 1) if strong else (os.getpid(), process.pid)))
-        return worker
+        # its run's filter, built now rather than by the worker once the request comes: process 1 of its pid namespace in
+        # its own session under bubblewrap; a child of this process leading its group without
+        seccomp = run_filter_message(launch.network, *((-1, 1) if strong else (os.getpid(), process.pid)))
+        return cls(process, parent_end, launch, layout, started.private_dir, run, overlay, net_host, seccomp)
 
     @property
     def alive(self) -> bool:
@@ -307,7 +281,7 @@ class Worker:
         sent = {**request, "bounded": self.launch.tier == TIER_BUBBLEWRAP,
                 **({"seccomp": self.seccomp} if self.seccomp is not None else {})}
         try:
-            outcome = await collect(self, sent if booted else None, capture, bridge=bridge, keep_on_reset=True,
+            outcome = await collect(self, sent if booted else None, capture, bridge=bridge,
                                     timeout_s=max(0.0, timeout_s - (time.perf_counter() - started)), started=started)
         finally:
             for channel in (self.channel, net):
@@ -322,15 +296,14 @@ class Worker:
             outcome.stderr += "".join(f"{PROXY_REFUSED}{line}\n" for line in proxy.refusals).encode()
         return outcome
 
-    async def await_boot(self, timeout_s: float, closing: asyncio.Event | None = None) -> bool | None:
-        """True once the sandboxed interpreter announced itself; False when the sandbox exited (or was killed), or
-        `closing` was set, first; None when none of that happened within `timeout_s`."""
+    async def await_boot(self, timeout_s: float) -> bool | None:
+        """True once the sandboxed interpreter announced itself; False when the sandbox exited (or was killed) first;
+        None when neither happened within `timeout_s`."""
         loop = asyncio.get_running_loop()
         announced = asyncio.ensure_future(loop.sock_recv(self.channel, len(BOOTED)))
-        others = {asyncio.ensure_future(self.process.wait()),
-                  *([asyncio.ensure_future(closing.wait())] if closing is not None else [])}
+        exited = asyncio.ensure_future(self.process.wait())
         try:
-            done, _pending = await asyncio.wait({announced, *others}, timeout=timeout_s,
+            done, _pending = await asyncio.wait({announced, exited}, timeout=timeout_s,
                                                 return_when=asyncio.FIRST_COMPLETED)
             if not done:
                 return None
@@ -340,12 +313,9 @@ class Worker:
                 return announced.result() == BOOTED
             return False
         finally:
-            for task in (announced, *others):
+            for task in (announced, exited):
                 task.cancel()
-            await asyncio.gather(announced, *others, return_exceptions=True)  # no read left pending on the channel
-
-    async def exit_code(self) -> int:
-        return await self.process.wait()
+            await asyncio.gather(announced, exited, return_exceptions=True)  # no read left pending on the channel
 
     async def kill(self) -> None:
         """SIGKILL every process of the run (`stopping.py`: its cgroup, its namespace, or its session)."""

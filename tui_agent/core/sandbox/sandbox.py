@@ -14,7 +14,7 @@ from tui_agent.core.settings import Settings
 from tui_agent.core.sandbox import ignored, protected
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.auditlog import AuditLog
-from tui_agent.core.sandbox.dispatch import ForkPool, RunDispatch
+from tui_agent.core.sandbox.dispatch import RunDispatch
 from tui_agent.core.sandbox.launch import ALLOWED_ENV, probe_bubblewrap
 from tui_agent.core.hostnames import configured_names
 from tui_agent.core.tempfolders import owned_temp, sweep_once
@@ -50,12 +50,12 @@ DEFAULT_WARM_WORKERS = 2
 class Sandbox:
     """Runs agent code in sandboxed processes, one fresh process per run.
 
-    Where a run executes (a fork server's child or a fresh worker) is `RunDispatch`'s job; what a writable run
-    is stamped with before and leaves behind after is `WritableRuns`'.
+    Which pre-started worker a run takes is `RunDispatch`'s job; what a writable run is stamped with before and
+    leaves behind after is `WritableRuns`'.
     """
 
     def __init__(self, project: Project, tier: str, policy: SandboxPolicy, warm_workers: int,
-                 bubblewrap_problem: str | None, fork_servers: bool = True) -> None:
+                 bubblewrap_problem: str | None) -> None:
         self.project = project
         self.tier = tier
         self.policy = policy
@@ -67,24 +67,22 @@ class Sandbox:
         self.parent_undumpable = make_undumpable()
         self._scratch = owned_temp("sandbox")
         self._closed = False
-        self._prestarted = False
         self.bridge: SandboxBridge | None = None
         """What `run_python` snippets may ask the runtime for (the session's MCP tools), set by the runtime."""
         self.notices: list[str] = []
         """Protected paths agent code created and tuiagent moved to `.agent/quarantine/` (also after a crash)."""
         self.runs = WritableRuns(project, tier, self._scratch, self.notices)
-        self.dispatch = RunDispatch(project, tier, policy, warm_workers, self._scratch, self.runs, fork_servers)
+        self.dispatch = RunDispatch(project, tier, policy, warm_workers, self._scratch, self.runs)
 
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
                     min_level: str | None = None, warm_workers: int = DEFAULT_WARM_WORKERS,
-                    fork_servers: bool = True, project_venv: bool = True,
-                    settings: Settings | None = None, prestart: bool = True) -> "Sandbox":
+                    project_venv: bool = True, settings: Settings | None = None,
+                    prestart: bool = True) -> "Sandbox":
         """Probe the strongest tier (or take the forced one), enforce `sandbox.min_level`, pre-start workers.
 
-        `fork_servers` False makes every run start a fresh sandbox (the baseline the benchmarks compare with).
         `project_venv` False (a project not trusted yet) uses no virtualenv inside the project.
-        `prestart` False leaves the fork server and the warm workers to `prestart()` (or to the first runs).
+        `prestart` False leaves the warm workers to `prestart()` (or to the first runs).
         """
         settings = settings or project.load_settings()  # a restricted runtime passes its own (no committed grants)
         if min_level is None:
@@ -96,7 +94,7 @@ class Sandbox:
             raise SandboxUnavailable(f"the bubblewrap tier is not available: {problem}\n{BWRAP_FIX}")
         check_level(tier, min_level)
         project.ensure_layout()
-        sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem, fork_servers)
+        sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem)
         sandbox.network_names = configured_names(settings.sandbox_network)
         sandbox.notices += await asyncio.to_thread(recover_overlays, project.root, project.cache_dir)
         # only then the temporary folders of tuiagent processes killed earlier: a killed run's overlay is in one, and
@@ -109,20 +107,16 @@ class Sandbox:
         if sandbox.overlay_problem is None:
             sandbox.overlay_problem = overlay_problem
         if prestart:
-            sandbox._prestarted = True
-            if sandbox.fork_pool is not None and warm_workers > 0:
-                sandbox.dispatch.prestart_fork_server(project_writable=False)
+            sandbox.dispatch.warm.prestarted = True
             await sandbox.dispatch.warm.fill()
         return sandbox
 
     def prestart(self) -> None:
-        """Boot the read-only fork server and fill the warm pool in the background, unless `start` did (the TUI
-        calls it once a prompt typed at first paint has reached the model: they would share the CPU with it)."""
-        if self._prestarted or self._closed:
+        """Fill the warm pool in the background, unless `start` did (the TUI calls it once a prompt typed at first
+        paint has reached the model: they would share the CPU with it)."""
+        if self.dispatch.warm.prestarted or self._closed:
             return
-        self._prestarted = True
-        if self.fork_pool is not None and self.warm_workers > 0:
-            self.dispatch.prestart_fork_server(project_writable=False)
+        self.dispatch.warm.prestarted = True
         self.dispatch.warm.schedule_refill()
 
     @property
@@ -132,7 +126,7 @@ class Sandbox:
 
     @toolchain.setter
     def toolchain(self, toolchain: Toolchain | None) -> None:
-        self.dispatch.use_toolchain(toolchain)
+        self.dispatch.toolchain = toolchain
         self.runs.venv = toolchain.venv if toolchain is not None else None
 
     @property
@@ -144,15 +138,6 @@ class Sandbox:
     def overlay_problem(self, problem: str | None) -> None:
         self.runs.overlay_problem = problem
 
-    @property
-    def fork_pool(self) -> ForkPool | None:
-        return self.dispatch.fork_pool
-
-    @property
-    def fork_problem(self) -> str | None:
-        """Why runs went back to fresh workers (a fork server failed to start), or None."""
-        return self.dispatch.fork_problem
-
     def take_run_writes(self) -> list[RunWrites]:
         """What each writable run wrote since the last call (the undo journal attributes each call's changes)."""
         return self.runs.take_run_writes()
@@ -162,9 +147,10 @@ class Sandbox:
         return self.runs.take_ignored_changes()
 
     def prewarm(self, runs: int) -> None:
-        """Have fork servers for `runs` offline read-only runs at once booting now (a cold catalog open)."""
-        if self.fork_pool is not None and not self._closed:
-            self.fork_pool.warm(False, runs)
+        """Have workers for `runs` offline read-only runs at once ready or booting now (a cold catalog open); those
+        the warm pool does not keep are closed once idle."""
+        if not self._closed:
+            self.dispatch.prewarm(runs)
 
     @property
     def warning(self) -> str | None:

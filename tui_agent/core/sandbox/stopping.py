@@ -131,16 +131,9 @@ class RunCgroup:
         """The `cgroup.procs` files a process joins the run through (one per hierarchy)."""
         return [folder / "cgroup.procs" for folder in self.folders]
 
-    def join(self, pid: int) -> None:
-        for procs in self.procs_files:
-            procs.write_text(str(pid))
-
-    def set_limit(self, processes: int, overhead: int = SANDBOX_OVERHEAD) -> None:
+    def set_limit(self, processes: int) -> None:
         if self.limit_folder is not None:
-            (self.limit_folder / "pids.max").write_text(str(max(1, processes) + overhead))
-
-    def members(self) -> list[int]:
-        return [int(line) for line in _read((self.kill_folder or self.folders[0]) / "cgroup.procs").split()]
+            (self.limit_folder / "pids.max").write_text(str(max(1, processes) + SANDBOX_OVERHEAD))
 
     def kill(self) -> bool:
         """SIGKILL every member at once, and whatever they fork meanwhile (the kernel's `cgroup.kill`); False when
@@ -176,7 +169,7 @@ class RunProcesses:
     """What identifies a run's processes: the process tuiagent started, its cgroup, and whether it is bubblewrap."""
 
     leader: int
-    """The host pid tuiagent started (bubblewrap, the weak tier's worker, or a fork server's child)."""
+    """The host pid tuiagent started (bubblewrap, or the weak tier's worker)."""
     cgroup: RunCgroup | None
     namespace: bool
     """The leader is bubblewrap with its own PID namespace: its only child is that namespace's init."""

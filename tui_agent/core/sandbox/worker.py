@@ -167,8 +167,6 @@ def load_file_module(name: str, path: str, *, register: bool = True) -> types.Mo
 def load_named_module(name: str, package_parent: str) -> types.ModuleType:
     """Import `name`; a `tui_agent.*` module is loaded from its file alone, without the package's __init__ chain."""
     if name.startswith("tui_agent."):
-        if name in sys.modules:  # preloaded by the fork server this run was forked from
-            return sys.modules[name]
         return load_file_module(name, os.path.join(package_parent, *name.split(".")) + ".py")
     return importlib.import_module(name)
 
@@ -204,9 +202,10 @@ def run_call(request: dict[str, Any], package_parent: str) -> Any:
 
 
 def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
-              prepare: Callable[[], None] | None) -> list[dict[str, Any]]:
+              scratch: list[str]) -> list[dict[str, Any]]:
     """Op "call_each": each call (one module's function with each kwargs, or each call's own module file, function
-    and kwargs, whose answer lists the files it read) in its own forked child (`zygote.call_each`)."""
+    and kwargs, whose answer lists the files it read) in its own forked child (`zygote.call_each`), the private
+    folders among `scratch` emptied after each."""
     files.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
     shared = request.get("module")
     if shared:  # imported once, before the calls' children fork
@@ -220,7 +219,7 @@ def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles, gua
                 "files_read": sorted(files.paths)}
 
     answers: list[dict[str, Any]] = load_sibling("zygote.py").call_each(
-        list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]), prepare=prepare,
+        list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]), scratch=scratch,
         compiled=None if shared else COMPILED)
     return answers
 
@@ -251,7 +250,7 @@ def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: b
 
     On timeout it and its descendants are killed (the report is written next); once it exited, what it left running
     is ended too when `end_leftovers` (the weak tier); under bubblewrap that goes with the run, which ends right
-    after (its PID namespace, or its cgroup when forked)."""
+    after (its PID namespace, or its cgroup)."""
     timeout_s, keep_bytes = float(request["command_timeout_s"]), int(request["keep_bytes"])
     out_bytes, err_bytes, live = keep_bytes * 2 // 3, keep_bytes // 3, [LIVE_OUTPUT_BYTES]
     stdout = guard.Kept(out_bytes * 2 // 3, out_bytes // 3, live)  # two thirds head, one third tail
@@ -327,46 +326,41 @@ def hand_over_listener(argument: str) -> None:
 
 
 def main() -> None:
+    """argv: the channel's descriptor, the project, the folder holding `tui_agent`, then `net=FD:PORT` (a network
+    grant's listener) and `private=FOLDER` for each private tmpfs folder a batch empties between its calls."""
     channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     guard = load_sibling("worker_guard.py", register=False)
-    if sys.argv[4:5] == ["serve"]:
-        load_sibling("zygote.py").serve(
-            channel, scratch=sys.argv[5:], guard=guard, load=lambda name: load_named_module(name, package_parent),
-            run_one=lambda run_channel, prepare: run_request(run_channel, project, package_parent, guard, prepare))
-        os._exit(0)
     for argument in sys.argv[4:]:  # before any agent code runs, and before BOOTED
         if argument.startswith("net="):
             hand_over_listener(argument)
     os.write(channel, BOOTED)  # the sandbox started: what fails after this is the run's, not bubblewrap's
-    run_request(channel, project, package_parent, guard)
+    scratch = [argument[len("private="):] for argument in sys.argv[4:] if argument.startswith("private=")]
+    run_request(channel, project, package_parent, guard, scratch)
 
 
-def run_request(channel: int, project: str, package_parent: str, guard: types.ModuleType,
-                prepare: Callable[[], None] | None = None) -> None:
+def run_request(channel: int, project: str, package_parent: str, guard: types.ModuleType, scratch: list[str]) -> None:
     """Serve the one request on `channel`: limits and seccomp first, then the code; the process exits at the end."""
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway; a fork
-    # server's child signals no group by a negative pid either (kill(0, ...) still reaches its own), under the filter
-    # its server built (zygote.serve)
-    protected_pid, own_group = os.getppid() or -1, os.getpgrp() if prepare is None else 1
+    # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway
+    protected_pid, own_group = os.getppid() or -1, os.getpgrp()
     request = read_request(channel)
     if request is None:
         os._exit(3)
-    if prepare is not None:
-        prepare()
     files = RunFiles(request, channel, project)
-    # `bounded` (bubblewrap): what the run leaves ends with it (this process is its PID namespace's init, or a fork
-    # server's child in its own cgroup, which the host kills); the weak tier's worker adopts and kills its descendants
-    # (they could hold its output pipes open past its exit), and a batch ends each call's before the next
+    # `bounded` (bubblewrap): what the run leaves ends with it (this process is its PID namespace's init); the weak
+    # tier's worker adopts and kills its descendants (they could hold its output pipes open past its exit), and a
+    # batch ends each call's before the next
     own_stop = not request.get("bounded") or request["op"] == "call_each"
     if own_stop:
         guard.become_subreaper()
+    if request["op"] == "call_each":  # before the filter refuses it: no call's code can write the batch's memory
+        guard.make_undumpable()
     guard.drop_capabilities()
     guard.apply_rlimits(request["policy"])
     guard.install_seccomp(guard.run_program(request.get("seccomp"), bool(request["policy"].get("network")),
                                             protected_pid, own_group))
     worker_pid = os.getpid()
-    response = answer_of(lambda: files.during(lambda: run_op(request, package_parent, files, guard, prepare, own_stop)),
+    response = answer_of(lambda: files.during(lambda: run_op(request, package_parent, files, guard, scratch, own_stop)),
                          files)
     exit_status = response.setdefault("exit_status", 0 if response["ok"] else 1)
     if os.getpid() != worker_pid:
@@ -382,7 +376,7 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
 
 
 def run_op(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
-           prepare: Callable[[], None] | None, own_stop: bool) -> Any:
+           scratch: list[str], own_stop: bool) -> Any:
     """The value of the request's operation: a call, a snippet, a script, a shell command, or a batch of calls."""
     op = request["op"]
     if op == "shell":
@@ -392,7 +386,7 @@ def run_op(request: dict[str, Any], package_parent: str, files: RunFiles, guard:
     if op in ("exec", "script"):
         return run_source(request["code"], request["path"] if op == "script" else None)
     if op == "call_each":
-        return run_batch(request, package_parent, files, guard, prepare)
+        return run_batch(request, package_parent, files, guard, scratch)
     raise ValueError(f"unknown op {op!r}")
 
 

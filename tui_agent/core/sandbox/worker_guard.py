@@ -186,8 +186,7 @@ def _signal_rules(rules: Any, protected_pid: int, own_group: int) -> None:
 def _run_bpf(network: bool, protected_pid: int, own_group: int) -> bytes:
     """A run's own filter, stacked on the base one: every ALWAYS_DENIED call, prlimit64 may read limits (new_limit
     NULL) but never set them, no signal outside the run (`_signal_rules`), no leaving the subreaper role. Under
-    bubblewrap every fresh worker's filter is the same (process 1 of its namespace), and so is every fork server
-    child's: built once."""
+    bubblewrap every worker's filter is the same (process 1 of its namespace): built once."""
     lib = libseccomp()
     rules = _new_filter(network, ALWAYS_DENIED)
     _deny(rules, "prlimit64", lib.Arg(2, lib.NE, 0))
@@ -213,7 +212,7 @@ def run_filter_message(network: bool, protected_pid: int, own_group: int) -> dic
 
 def run_program(sent: Any, network: bool, protected_pid: int, own_group: int) -> bytes | None:
     """The BPF this run loads: the one the host `sent` when it was built for exactly this process and network, else
-    built now or by a fork server before it forked this run (None without libseccomp)."""
+    built now (None without libseccomp)."""
     if isinstance(sent, dict) and sent.get("network") is network and sent.get("protected_pid") == protected_pid \
             and sent.get("own_group") == own_group and isinstance(sent.get("bpf"), str):
         return base64.b64decode(sent["bpf"])
@@ -275,18 +274,15 @@ def descendants(root_pid: int) -> list[int]:
     return found
 
 
-def reap_children(on_exit: Callable[[int, int], None] | None = None) -> bool:
-    """Reap the children that exited (telling `on_exit` each one's pid and wait status); whether any child is left
-    (without one there is nothing to scan /proc for)."""
+def reap_children() -> bool:
+    """Reap the children that exited; whether any child is left (without one there is nothing to scan /proc for)."""
     while True:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG | WALL)
+            pid, _status = os.waitpid(-1, os.WNOHANG | WALL)
         except ChildProcessError:
             return False
         if pid == 0:
             return True
-        if on_exit is not None:
-            on_exit(pid, status)
 
 
 def kill_descendants() -> None:

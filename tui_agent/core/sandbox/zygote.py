@@ -1,18 +1,10 @@
-"""Inside the sandbox (stdlib only): forked children, one per run (the fork server) or one per call of a batch.
-
-The fork server imports once, then forks one child per run, one run at a time. The host sends three file
-descriptors per run (the run's own result channel, stdout and stderr); the child says hello on its channel (the
-host reads its pid from the message's credentials and moves it into the run's cgroup), then waits for its request
-and serves exactly that one, like a fresh worker would. The host arms the next child while a run executes (moving a
-process between cgroups can take milliseconds), and sends it its request only after the earlier run's cgroup is
-emptied; the child then wipes the private tmpfs folders (/tmp, the hidden homes), so no run sees what an earlier one
-left there.
+"""Inside the sandbox (stdlib only): a batch's calls, each in a forked child of the batch's run.
 
 A batch's run (already under the run's limits and seccomp filter, and a subreaper) forks a child per call, which
 leaves the session and runs the call with its own stdout and stderr; the run collects its answer within the per-call
 time limit, kills the child if it is late, then ends everything the call left behind and empties the private folders
-before the next call starts. Each child starts with fresh CPU time and its own address-space limit, so every call
-gets the same limits a run of its own would.
+(/tmp, the hidden homes) before the next call starts, so no call sees what an earlier one left there. Each child
+starts with fresh CPU time and its own address-space limit, so every call gets the same limits a run of its own would.
 """
 
 from __future__ import annotations
@@ -23,30 +15,19 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import select
 import signal
-import socket
 import stat
-import struct
 import sys
 import time
 import types
 from collections.abc import Callable
 from typing import Any
 
-FDS_PER_RUN = 3  # result channel, stdout, stderr
 SANDBOX_HOME = "/tmp/home"
-"""HOME inside the sandbox (on its private /tmp): bubblewrap makes it, each forked run makes it again after the wipe."""
-RUN = struct.Struct("I")  # the host's id for a run
-EXIT = struct.Struct("Ii")  # run id, exit status (negative: killed by that signal)
+"""HOME inside the sandbox (on its private /tmp): bubblewrap makes it, the wipe between a batch's calls makes it again."""
 OUTPUT_CAP = 64 * 1024
 """What a batched call's stdout and stderr each keep: two thirds from the start, one third from the end."""
 ANSWER_LIMIT = 8 * 1024 * 1024
-PRELOADED = ("tui_agent.core.catalog.inspector",)
-"""Imported once by a fork server, before any request: every forked run starts with them in memory."""
-
-RunOne = Callable[[int, Callable[[], None]], None]
-"""Serve the one request on a run's channel, given what prepares the run's private folders."""
 
 
 def wipe(folder: str) -> None:
@@ -120,79 +101,16 @@ def enter_child(wakeup: Any, out: int, err: int) -> None:
     os.setsid()
 
 
-def serve(control_fd: int, *, scratch: list[str], guard: types.ModuleType, load: Callable[[str], Any],
-          run_one: RunOne) -> None:
-    """Preload (`load` each of PRELOADED, build the offline run filter of this server's children: libseccomp takes
-    milliseconds, the kernel microseconds to load its copy), say "U" (up), then: b"R" + run id (+ 3 fds) forks a
-    child; each exit is reported as b"D" + EXIT."""
-    control = socket.socket(fileno=control_fd)
-    folders = private_folders(scratch)
-    guard.make_undumpable()
-    for name in PRELOADED:
-        load(name)
-    guard.run_program(None, False, os.getpid(), 1)  # cached: each child loads the copy it inherits
-    gc.freeze()  # what is loaded now is shared with every child: no collection of theirs walks (and copies) it
-    wakeup = guard.ChildExits()
-    runs: dict[int, int] = {}  # child pid -> run id
-
-    def report_exit(pid: int, status: int) -> None:
-        run_id = runs.pop(pid, None)
-        if run_id is not None:
-            control.sendall(b"D" + EXIT.pack(run_id, os.waitstatus_to_exitcode(status)))
-
-    control.sendall(b"U")
-    while True:
-        readable, _, _ = select.select([control.fileno(), wakeup.fd], [], [])
-        if wakeup.fd in readable:
-            wakeup.drain()
-            guard.reap_children(report_exit)
-        if control.fileno() in readable and not fork_requested(control, wakeup, folders, runs, run_one):
-            return
-
-
-def fork_requested(control: socket.socket, wakeup: Any, folders: list[str], runs: dict[int, int],
-                   run_one: RunOne) -> bool:
-    """Fork a child for the run the host sent; False when the host closed the channel.
-
-    The child may wait (armed) while an earlier run still executes: the private folders are wiped only once its
-    request arrives, which the host sends after the earlier run and everything it started are gone."""
-    try:
-        message, fds, _flags, _address = socket.recv_fds(control, 1 + RUN.size, FDS_PER_RUN)
-    except InterruptedError:
-        return True
-    except OSError:
-        return False
-    if not message:
-        return False
-    if len(message) != 1 + RUN.size or len(fds) != FDS_PER_RUN:
-        for fd in fds:
-            os.close(fd)
-        return True
-    (run_id,) = RUN.unpack(message[1:])
-    pid = os.fork()
-    if pid == 0:
-        try:
-            control.close()
-            channel, out, err = fds
-            enter_child(wakeup, out, err)
-            os.write(channel, b"H")
-            run_one(channel, lambda: wipe_private_folders(folders))
-        finally:
-            os._exit(70)
-    for fd in fds:
-        os.close(fd)
-    runs[pid] = run_id
-    return True
-
-
 def call_each(calls: list[Any], answer_of: Callable[[Any], dict[str, Any]], *, guard: types.ModuleType,
-              timeout_s: float, prepare: Callable[[], None] | None = None,
+              timeout_s: float, scratch: list[str],
               compiled: dict[tuple[str, str], tuple[Any, types.CodeType]] | None = None) -> list[dict[str, Any]]:
     """Each call's answer, in order: `answer_of(call)` in its forked child, with its stdout, stderr, exit code and
-    duration (see `one_call`); after each call, what it left running is killed, then `prepare` empties the private
-    folders. The calls' tool files are read and compiled once, into `compiled` (see `compile_module_files`)."""
+    duration (see `one_call`); after each call, what it left running is killed, then the private folders among
+    `scratch` are emptied. The calls' tool files are read and compiled once, into `compiled` (see
+    `compile_module_files`)."""
     if compiled is not None:
         compile_module_files(calls, compiled)
+    folders = private_folders(scratch)
     gc.freeze()  # the children share these pages untouched: no collection of theirs walks (and copies) them
     wakeup = guard.ChildExits()
     answers = []
@@ -200,8 +118,7 @@ def call_each(calls: list[Any], answer_of: Callable[[Any], dict[str, Any]], *, g
         for call in calls:
             answers.append(one_call(call, answer_of, guard, wakeup, timeout_s))
             guard.kill_descendants()
-            if prepare is not None:
-                prepare()
+            wipe_private_folders(folders)
     finally:
         wakeup.close()
     return answers
