@@ -1,4 +1,4 @@
-"""A batch's fan-out (zygote.call_each) on its own (a plain process, no sandbox): each call in a forked child that
+"""A batch's fan-out (fanout.call_each) on its own (a plain process, no sandbox): each call in a forked child that
 starts clean, answers, times out or dies on its own; what it leaves behind is killed before the next call."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-ZYGOTE = Path(__file__).resolve().parent.parent / "tui_agent" / "core" / "sandbox" / "zygote.py"
+FANOUT = Path(__file__).resolve().parent.parent / "tui_agent" / "core" / "sandbox" / "fanout.py"
 
 SCRIPT = r"""
 import importlib.util, json, os, signal, sys, time
-spec = importlib.util.spec_from_file_location("zygote", sys.argv[1])
-zygote = importlib.util.module_from_spec(spec); spec.loader.exec_module(zygote)
+spec = importlib.util.spec_from_file_location("fanout", sys.argv[1])
+fanout = importlib.util.module_from_spec(spec); spec.loader.exec_module(fanout)
 guard_spec = importlib.util.spec_from_file_location("guard", sys.argv[2])
 guard = importlib.util.module_from_spec(guard_spec); guard_spec.loader.exec_module(guard)
 guard.become_subreaper()
@@ -48,7 +48,7 @@ def between():  # the fan-out kills what each call left behind: count it first
 guard.kill_descendants = between
 
 started = time.perf_counter()
-answers = zygote.call_each(["signals", "daemon", "exits", "hangs", "plain", "loud"],
+answers = fanout.call_each(["signals", "daemon", "exits", "hangs", "plain", "loud"],
                            lambda kind: {"ok": True, "value": run(kind), "value_is_repr": False}, guard=guard,
                            timeout_s=1.0, scratch=[])
 print(json.dumps({"answers": answers, "left": left, "after": len(guard.descendants(os.getpid())),
@@ -58,8 +58,8 @@ print(json.dumps({"answers": answers, "left": left, "after": len(guard.descendan
 
 
 def test_each_call_gets_a_clean_child_and_leaves_nothing_behind() -> None:
-    guard = ZYGOTE.with_name("worker_guard.py")
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(ZYGOTE), str(guard)], capture_output=True, text=True,
+    guard = FANOUT.with_name("worker_guard.py")
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(FANOUT), str(guard)], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from tui_agent.core.network.proxy import PROXY_PORT, proxy_env
 from tui_agent.core.sandbox import protected
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
-from tui_agent.core.sandbox.zygote import SANDBOX_HOME
+from tui_agent.core.sandbox.fanout import SANDBOX_HOME
 
 if TYPE_CHECKING:
     from tui_agent.core.sandbox.writable_runs import OverlayDirs

@@ -204,7 +204,7 @@ def run_call(request: dict[str, Any], package_parent: str) -> Any:
 def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
               scratch: list[str]) -> list[dict[str, Any]]:
     """Op "call_each": each call (one module's function with each kwargs, or each call's own module file, function
-    and kwargs, whose answer lists the files it read) in its own forked child (`zygote.call_each`), the private
+    and kwargs, whose answer lists the files it read) in its own forked child (`fanout.call_each`), the private
     folders among `scratch` emptied after each."""
     files.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
     shared = request.get("module")
@@ -218,7 +218,7 @@ def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles, gua
         return {**answer_of(lambda: files.during(lambda: run_call(call, package_parent)), files),
                 "files_read": sorted(files.paths)}
 
-    answers: list[dict[str, Any]] = load_sibling("zygote.py").call_each(
+    answers: list[dict[str, Any]] = load_sibling("fanout.py").call_each(
         list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]), scratch=scratch,
         compiled=None if shared else COMPILED)
     return answers
