@@ -17,7 +17,7 @@ from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ignored, launch, writ
 from tui_agent.core.sandbox.harvest import Harvest, harvest
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
-from tui_agent.core.sandbox.ignored import LowerState
+from tui_agent.core.sandbox.protected import LowerState
 from tui_agent.core.sandbox.writable_runs import OverlayDirs, prepare
 
 

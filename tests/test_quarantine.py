@@ -24,7 +24,7 @@ from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy
 from tui_agent.core.sandbox import Snippet
 from tui_agent.core.sandbox.harvest import harvest
-from tui_agent.core.sandbox.ignored import LowerState
+from tui_agent.core.sandbox.protected import LowerState
 
 TIERS = ["bubblewrap", "rlimits"]
 WRITABLE = SandboxPolicy(timeout_s=20, project_writable=True)

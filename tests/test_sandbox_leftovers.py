@@ -27,7 +27,7 @@ from tui_agent.core.sandbox.harvest import harvest
 from tui_agent.core.sandbox.policy import RunResult
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
-from tui_agent.core.sandbox.ignored import LowerState
+from tui_agent.core.sandbox.protected import LowerState
 from tui_agent.core.sandbox.writable_runs import prepare
 
 SHELL = '''

@@ -12,17 +12,17 @@ _HOME = {
     "IgnoredChange": "ignored", "NetworkGrant": "policy",
     "REFUSED": "protected", "RunResult": "policy", "RunWrites": "policy",
     "Sandbox": "sandbox", "SandboxPolicy": "policy", "SandboxUnavailable": "policy", "ShellCommand": "policy",
-    "Snippet": "policy", "Stamp": "ignored", "ToolBatch": "policy", "ToolCall": "policy",
+    "Snippet": "policy", "Stamp": "protected", "ToolBatch": "policy", "ToolCall": "policy",
     "ERROR_CANCELLED": "policy", "ERROR_SANDBOX": "policy", "ERROR_TIMEOUT": "policy", "TIER_BUBBLEWRAP": "policy",
-    "is_startup_file": "ignored", "matches_protected": "protected", "protected_paths": "protected",
+    "is_startup_file": "protected", "matches_protected": "protected", "protected_paths": "protected",
 }
 
 if TYPE_CHECKING:
-    from tui_agent.core.sandbox.ignored import IgnoredChange, Stamp, is_startup_file
+    from tui_agent.core.sandbox.ignored import IgnoredChange
     from tui_agent.core.sandbox.policy import (ERROR_CANCELLED, ERROR_SANDBOX, ERROR_TIMEOUT, TIER_BUBBLEWRAP,
                                                NetworkGrant, RunResult, RunWrites, SandboxPolicy, SandboxUnavailable,
                                                ShellCommand, Snippet, ToolBatch, ToolCall)
-    from tui_agent.core.sandbox.protected import REFUSED, matches_protected, protected_paths
+    from tui_agent.core.sandbox.protected import REFUSED, Stamp, is_startup_file, matches_protected, protected_paths
     from tui_agent.core.sandbox.sandbox import Sandbox
 
 __all__ = [

@@ -16,8 +16,9 @@ from tui_agent.core.project import Project
 from tui_agent.core.sandbox.launch import Launch, project_layout
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, Outcome, RunWrites, SandboxBridge, SandboxPolicy
 from tui_agent.core.sandbox.process import OutputListener, Worker
+from tui_agent.core.sandbox.protected import LowerState
 from tui_agent.core.sandbox.toolchain import Toolchain
-from tui_agent.core.sandbox.writable_runs import MOUNT_FAILED, PER_CALL_ONLY, LowerState, WritableRuns
+from tui_agent.core.sandbox.writable_runs import MOUNT_FAILED, PER_CALL_ONLY, WritableRuns
 
 Spawn = Callable[[Launch], Awaitable[Worker]]
 IDLE_RELEASE_S = 2.0

@@ -15,15 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core import projectfs
-from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, LowerState, is_startup_file, read_regular
+from tui_agent.core.sandbox.ignored import (KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, HardLinks, copy_clean, move_under_git_lock,
+                                            moved_note, new_folder, read_regular)
 from tui_agent.core.sandbox.launch import is_inside
-from tui_agent.core.sandbox.protected import (GIT, REFUSED, SETID_BITS, Guard, HardLinks, copy_clean, git_inner,
-                                              git_refusal, git_writable, inert, move_under_git_lock, moved_note,
-                                              nested_repository, new_folder, setid_words, special_kind)
+from tui_agent.core.sandbox.protected import (GIT, REFUSED, SETID_BITS, Guard, LowerState, git_inner, git_refusal,
+                                              git_writable, inert, is_startup_file, nested_repository, setid_words,
+                                              special_kind)
 
 
 CHANGE_SLACK_NS = 20_000_000
-"""Only for paths the run's start stamps do not cover (ignored.LowerState; a run recovered after a crash has none):
+"""Only for paths the run's start stamps do not cover (protected.LowerState; a run recovered after a crash has none):
 file times come from a coarse clock (one tick, a few ms, behind), so a change this soon before the run counts as
 during it. That errs towards keeping a person's version and setting the run's aside, never the other way."""
 

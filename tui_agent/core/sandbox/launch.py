@@ -272,6 +272,13 @@ def project_venvs(root: Path, used: Path | None) -> list[Path]:
                               if (real / "pyvenv.cfg").is_file() and real.is_relative_to(real_root) and real != real_root))
 
 
+def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
+    """The site-packages folders of the project's virtualenvs and of the one runs use (their start-up files are
+    checked after each writable run)."""
+    venvs = [*project_venvs(root, used_venv), *([used_venv] if used_venv is not None else [])]
+    return sorted({Path(os.path.realpath(site)) for venv in venvs for site in (venv / "lib").glob("python3*/site-packages")})
+
+
 def project_layout(project: Path, project_writable: bool = True) -> tuple[tuple[str, bool], ...]:
     """Which read-only paths exist (the project's virtualenvs too); a warm worker started under another layout
     must not be used. A read-only project is bound whole, its command line never depends on them: nothing to look

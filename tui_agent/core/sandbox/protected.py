@@ -8,17 +8,17 @@ a new file in the person's project for as long as the sandbox lives (a warm fork
 the host detaches the sandbox's mount (the kernel lazily unmounts a mount point unlinked in another namespace), and
 Landlock and seccomp cannot refuse one name in a folder while allowing others there. So a run through an overlay gets
 it refused by the harvest (`Guard`, harvest.py), and a writable run without one is swept after it (ignored.py).
-What is refused is copied or moved to `.agent/quarantine/` and said."""
+What is refused is copied or moved to `.agent/quarantine/` and said. The project's stamps as a writable run starts
+(`LowerState`) tell a change someone made during the run from one the run made: the person's work is never taken
+for the run's."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-import secrets
-import shutil
 import stat
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core import globs
@@ -56,6 +56,101 @@ GIT_READ_ONLY = ("config", "config.worktree", "commondir", "hooks", "info", "mod
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
 QUARANTINED_GIT = "dot-git"
 """The name a refused `.git` gets in the quarantine: no git command takes the copy for a repository."""
+
+
+STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
+WALK_LIMIT = 100_000
+"""Entries of the project stamped before a run at most; past it, paths not stamped are judged by their change time
+(harvest.py), and changes among ignored files may go unreported."""
+SKIPPED = frozenset({GIT, AGENT_DIR})
+"""Top-level folders not walked (git's objects, tuiagent's own files): judged by their change time, but for what a
+commit writes in `.git` (index, HEAD, refs, logs: up to GIT_STAMP_LIMIT entries)."""
+GIT_STAMP_LIMIT = 10_000
+Stamp = tuple[int, int, int]  # size, mtime_ns, ctime_ns (agent code can reset mtime, never ctime)
+FullStamp = tuple[int, int, int, int, int]
+"""st_ino, st_mode, st_size, st_mtime_ns, st_ctime_ns (its last three: a `Stamp`)."""
+
+
+def is_startup_file(name: str) -> bool:
+    return name.endswith(".pth") or name in STARTUP_NAMES
+
+
+@dataclass
+class LowerState:
+    """The project as a writable run starts (an overlay run's lower layer is the live project): `stamps`, project path
+    (relative, POSIX; "" the project itself; absolute outside it) -> its stamp then, so a change someone made during
+    the run is told from one made before it by comparing, not by file times; `complete` when every entry outside
+    SKIPPED was stamped."""
+
+    stamps: dict[str, FullStamp] = field(default_factory=dict)
+    complete: bool = True
+
+    def knows(self, relative: str) -> bool:
+        """Whether `relative`'s state at the start is known (stamped, or surely absent then)."""
+        return relative in self.stamps or (self.complete and relative.split("/", 1)[0] not in SKIPPED)
+
+    def matches(self, relative: str, info: os.stat_result) -> bool:
+        """Whether `relative`, now `info`, is as it was at the start (False: it was not there)."""
+        return self.stamps.get(relative) == stamp_of(info)
+
+    @classmethod
+    def take(cls, root: Path, limit: int = WALK_LIMIT, sites: list[Path] | None = None) -> "LowerState":
+        """Stamp every entry under `root` (never following links) up to `limit` entries, then what commits write, then
+        the start-up files of the `sites` folders (`site_dirs`: those outside the project too)."""
+        state = cls()
+        pending = [("", str(root))]
+        while pending and state.complete:
+            relative, folder = pending.pop()
+            try:
+                with os.scandir(folder) as found:
+                    entries = [entry for entry in found if relative or entry.name not in SKIPPED]
+                state.stamps[relative] = stamp_of(os.lstat(folder))
+            except OSError:  # gone meanwhile, or unreadable: its entries are judged by their change time
+                state.complete = False
+                continue
+            for entry in entries:
+                if len(state.stamps) >= limit:
+                    state.complete = False
+                    break
+                path = f"{relative}/{entry.name}" if relative else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((path, entry.path))
+                else:
+                    with contextlib.suppress(OSError):
+                        state.stamps[path] = stamp_of(entry.stat(follow_symlinks=False))
+        state.stamp_git(root)
+        for site in sites or []:
+            with contextlib.suppress(OSError):
+                for name in [name for name in os.listdir(site) if is_startup_file(name)]:
+                    with contextlib.suppress(OSError):
+                        state.stamps[shown(site / name, root)] = stamp_of(os.lstat(site / name))
+        return state
+
+    def stamp_git(self, root: Path) -> None:
+        """Stamp what a commit writes in the project's `.git` (not the objects, which are new when written): a commit
+        of the person's during the run is then told from the run's by comparing, not by change times."""
+        git = root / GIT
+        if not git.is_dir() or git.is_symlink():
+            return
+        paths = [git / name for name in GIT_COMMIT_FILES]
+        for folder in ("refs", "logs"):
+            for current, folders, files in os.walk(git / folder):  # os.walk follows no link by default
+                paths += [Path(current) / name for name in [*folders, *files]]
+                if len(paths) > GIT_STAMP_LIMIT:
+                    break
+        for path in paths[:len(GIT_COMMIT_FILES) + GIT_STAMP_LIMIT]:
+            with contextlib.suppress(OSError):
+                self.stamps[path.relative_to(root).as_posix()] = stamp_of(os.lstat(path))
+
+
+def stamp_of(info: os.stat_result) -> FullStamp:
+    return info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def shown(path: Path, root: Path) -> str:
+    """A path as the stamps name it: relative inside the project, absolute outside."""
+    real_root = os.path.realpath(root)
+    return os.path.relpath(path, real_root) if str(path).startswith(real_root + os.sep) else str(path)
 
 
 def user_globs(root: Path) -> tuple[str, ...]:
@@ -180,26 +275,6 @@ class Guard:
         return cls(clean, frozenset(p for p in globbed if isinstance(p, str)), now)
 
 
-def moved_note(verb: str, relative: str, where: str, link: str | None, restored: bool = True) -> str:
-    """What the person and the model are told of a protected path a run created or replaced (`link`: the symlink
-    that was there, in place again unless not `restored`)."""
-    put_back = ("" if link is None else f"; the symlink to {link} was put back" if restored else
-                f"; it was a symlink to {link} (recreate it if you want it)")
-    return (f"agent code {verb} the protected path {relative}; moved to {where}{put_back}; nothing else was changed: "
-            "look at it, then delete it or move it back yourself")
-
-
-def new_folder(root: Path) -> Path:
-    """A new `.agent/quarantine/<time>-<id>/` folder (never made through a symlink)."""
-    base = root / QUARANTINE
-    base.mkdir(parents=True, exist_ok=True)
-    if os.path.realpath(base) != os.path.join(os.path.realpath(root), QUARANTINE):
-        raise OSError(f"{QUARANTINE} is not a plain folder of the project (a symlink on the way)")
-    folder = base / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-    folder.mkdir()
-    return folder
-
-
 def git_inner(relative: str) -> str | None:
     """The path inside the project's own `.git` (`""` for `.git` itself), or None outside it."""
     if relative == GIT:
@@ -232,26 +307,6 @@ def git_refusal(inner: str, mode: int, git_folder: bool) -> str | None:
     return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "a symlink inside git's folder"
 
 
-def move_under_git_lock(source: Path, target: Path) -> bool:
-    """Put a run's version of a file in `.git` (the index, a ref) in place the way git does, through `<file>.lock`:
-    False when a git command holds that lock now (its own rename would undo this one)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lock = target.with_name(target.name + ".lock")
-    try:
-        handle = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        return False
-    try:
-        with os.fdopen(handle, "wb") as out, open(source, "rb") as data:
-            shutil.copyfileobj(data, out)
-            os.fchmod(out.fileno(), stat.S_IMODE(os.lstat(source).st_mode))
-        os.replace(lock, target)
-    except BaseException:
-        lock.unlink(missing_ok=True)
-        raise
-    return True
-
-
 def nested_repository(relative: str) -> bool:
     """A `.git` below the project root: a repository whose config and hooks tuiagent's own git would obey."""
     return relative.rsplit("/", 1)[-1] == GIT and "/" in relative
@@ -269,47 +324,6 @@ def special_kind(mode: int) -> str | None:
 def setid_words(mode: int) -> str:
     """"setuid", "setgid" or "setuid and setgid" for the bits `mode` carries."""
     return " and ".join(word for bit, word in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid")) if mode & bit)
-
-
-class HardLinks:
-    """Which files of an upper folder share their data with a file outside it (a hard link out of the run's writes):
-    counted once, on the first multiply-linked file met."""
-
-    def __init__(self, upper: Path) -> None:
-        self.upper = upper
-        self._inside: dict[tuple[int, int], int] | None = None
-
-    def outside(self, info: os.stat_result) -> bool:
-        if info.st_nlink <= 1 or stat.S_ISDIR(info.st_mode):
-            return False
-        if self._inside is None:
-            self._inside = {}
-            for folder, folders, files in os.walk(self.upper):
-                for name in (*folders, *files):
-                    try:
-                        found = os.lstat(os.path.join(folder, name))
-                    except OSError:
-                        continue
-                    if found.st_nlink > 1 and not stat.S_ISDIR(found.st_mode):
-                        key = (found.st_dev, found.st_ino)
-                        self._inside[key] = self._inside.get(key, 0) + 1
-        return self._inside.get((info.st_dev, info.st_ino), 0) < info.st_nlink
-
-
-def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
-    """Copy `source` (an upper folder's entry) to `target` for the person to look at: folders, plain files without
-    setuid or setgid bits, symlinks as links; no special file, no hard link out of the run, no `.git` by its name."""
-    info = os.lstat(source)
-    if stat.S_ISDIR(info.st_mode):
-        target.mkdir(mode=0o700, parents=True, exist_ok=True)
-        for entry in sorted(os.listdir(source)):
-            copy_clean(source / entry, target / (QUARANTINED_GIT if entry == GIT else entry), links)
-        os.chmod(target, (info.st_mode & 0o777) | 0o700)
-    elif stat.S_ISLNK(info.st_mode):
-        os.symlink(os.readlink(source), target)
-    elif stat.S_ISREG(info.st_mode) and not links.outside(info):
-        shutil.copyfile(source, target, follow_symlinks=False)
-        os.chmod(target, info.st_mode & 0o777)
 
 
 REFUSALS = ("read-only file system", "device or resource busy")

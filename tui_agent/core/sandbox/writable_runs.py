@@ -2,7 +2,7 @@
 
 Through an overlay (bubblewrap, where it can be mounted) the project is the lower layer and the run's upper folder lies
 outside it, so what a run wrote is exactly what that folder holds; see `sandbox status`. Its folders are made before
-the run (`prepare`), the project stamped as it starts (`ignored.LowerState`), recorded in `.agent/cache/overlays/`
+the run (`prepare`), the project stamped as it starts (`protected.LowerState`), recorded in `.agent/cache/overlays/`
 while it runs (`begin`, `finish`), and applied after it by the one filtered step (`apply` -> harvest.py: protected
 paths and what a run may not leave refused and quarantined, the person's concurrent changes kept and the run's set
 aside, the ignored files' changes derived). Without an overlay (the weak tier, a machine where the overlay cannot be
@@ -31,10 +31,9 @@ from tui_agent.core.catalog.files import process_alive
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import ignored
 from tui_agent.core.sandbox.harvest import Harvest, harvest
-from tui_agent.core.sandbox.ignored import LowerState as LowerState
-from tui_agent.core.sandbox.launch import probe_overlay, project_venvs
+from tui_agent.core.sandbox.launch import probe_overlay, project_venvs, site_dirs
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
-from tui_agent.core.sandbox.protected import GLOB_WATCH_LIMIT, Guard
+from tui_agent.core.sandbox.protected import GLOB_WATCH_LIMIT, Guard, LowerState
 from tui_agent.core.tempfolders import AWAITING_RECOVERY
 from tui_agent.core.versioning.plainfiles import ignored_among
 
@@ -249,7 +248,7 @@ class WritableRuns:
     def lower(self) -> LowerState:
         """The project's stamps as an overlay run starts (the harvest's only "before": nothing else is walked), with the
         site folders' start-up files (a run whose mount failed is compared with them: `after_mount_failed`)."""
-        return LowerState.take(self.project.root, sites=ignored.site_dirs(self.project.root, self.venv))
+        return LowerState.take(self.project.root, sites=site_dirs(self.project.root, self.venv))
 
     async def open_overlay(self) -> OverlayDirs:
         """Fresh overlay folders for a worker about to start, recorded so a crash of tuiagent cannot lose its writes."""
@@ -301,7 +300,7 @@ class WritableRuns:
         root, start, kept = self.project.root, None, {}
         guard = Guard.of(root, GLOB_WATCH_LIMIT)
         if policy.project_writable:
-            start = LowerState.take(root, sites=ignored.site_dirs(root, self.venv))
+            start = LowerState.take(root, sites=site_dirs(root, self.venv))
             files = {path: stamp[2] for path, stamp in start.stamps.items() if not stat.S_ISDIR(stamp[1])}
             ignored_now = ignored_among(root, [path for path in files if not os.path.isabs(path)])
             read_only_venvs = self.tier == TIER_BUBBLEWRAP and not self.venv_writable(policy)
