@@ -1,4 +1,4 @@
-"""A reply's back-to-back read-only catalog calls, run in one sandboxed run (one fork-server round trip, not one each)."""
+"""A reply's back-to-back read-only catalog calls, run in one sandboxed run (one worker, not one per call)."""
 
 from __future__ import annotations
 

@@ -270,7 +270,8 @@ class Catalog:
 
     async def call_tools(self, calls: list[tuple[str, JsonObject]]) -> list[RunResult]:
         """`call_tool(name, args)` of each call (no network grant, the project read-only) in ONE sandboxed run, in
-        order: a reply's back-to-back calls pay one fork-server round trip. One by one if that run fails."""
+        order: a reply's back-to-back calls share one worker, each call in its own forked child. One by one if that run
+        fails."""
         prepared = [self._callable(name, args) for name, args in calls]
         batch = ToolBatch(tuple(_tool_call(entry, args) for entry, args in prepared))
         try:

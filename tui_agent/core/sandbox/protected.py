@@ -4,13 +4,13 @@ links out of the run's writes.
 
 Existing protected paths are bound read-only inside bubblewrap (`.agent/` as a whole, so it cannot be renamed away: a
 mount point cannot be renamed). A missing one is not blocked during the run: a bind needs a mount point, which would be
-a new file in the person's project for as long as the sandbox lives (a warm fork server: the session); removing it on
-the host detaches the sandbox's mount (the kernel lazily unmounts a mount point unlinked in another namespace), and
-Landlock and seccomp cannot refuse one name in a folder while allowing others there. So a run through an overlay gets
-it refused by the harvest (`Guard`, harvest.py), and a writable run without one is swept after it (ignored.py).
-What is refused is copied or moved to `.agent/quarantine/` and said. The project's stamps as a writable run starts
-(`LowerState`) tell a change someone made during the run from one the run made: the person's work is never taken
-for the run's."""
+a new file in the person's project for as long as the sandbox lives (a pre-started worker waits for its run: up to the
+session); removing it on the host detaches the sandbox's mount (the kernel lazily unmounts a mount point unlinked in
+another namespace), and Landlock and seccomp cannot refuse one name in a folder while allowing others there. So a run
+through an overlay gets it refused by the harvest (`Guard`, harvest.py), and a writable run without one is swept after
+it (ignored.py). What is refused is copied or moved to `.agent/quarantine/` and said. The project's stamps as a
+writable run starts (`LowerState`) tell a change someone made during the run from one the run made: the person's work
+is never taken for the run's."""
 
 from __future__ import annotations
 
