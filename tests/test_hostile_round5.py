@@ -271,6 +271,28 @@ def alive_with(marker: str) -> list[int]:
     return found
 
 
+FORGED_HUGE = '''
+import os, socket
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        is_socket = os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+    except OSError:
+        continue
+    if is_socket:
+        channel = socket.socket(fileno=os.dup(int(fd)))
+        channel.sendall(b\'{"ok": true, "value": "\' + b"x" * (9 * 1024 * 1024) + b\'"}\\n\')
+        channel.shutdown(socket.SHUT_WR)
+'''
+
+
+async def test_an_answer_over_the_result_limit_is_no_answer(box: Sandbox) -> None:
+    """A well-formed answer of 9 MB, written on the channel by agent code past the worker's own value limit: the
+    host reads no further than its result limit (the writer then blocks until its time is up) and takes none of it."""
+    result = await box.run(Snippet(FORGED_HUGE), SandboxPolicy(timeout_s=3))
+    assert not result.ok and result.value is None, (result.ok, str(result.value)[:80])
+    assert (await box.run(Snippet("'still serving'"))).value == "still serving"
+
+
 # --- A batch of tool calls (ToolBatch): one call against the batch's process and the calls after it -------------------
 
 BATCH_TOOL = '''
