@@ -11,6 +11,7 @@ import ipaddress
 import os
 import select
 import socket
+import stat
 import struct
 import time
 import subprocess
@@ -203,6 +204,18 @@ async def test_an_index_the_run_wrote_never_puts_a_hook_in_place(box: Sandbox, r
     host_git(repo, "checkout", "--", ".")  # the person discards the run's changes
     assert not canary.exists(), "the person's git checkout ran a hook the run's index put in place"
     assert not os.path.lexists(repo / ".git" / "hooks" / "post-checkout")
+
+
+@pytest.mark.xfail(strict=True, reason="hole: the harvest gives folders the mode the run left them with "
+                   "(harvest._Applier.folder_mode strips setuid/setgid only), in .git too: .git/refs and .git/objects "
+                   "left writable by everyone let another local account add a replace ref or an object, which the "
+                   "person's git and undo then use (as the setuid bit did for files)")
+async def test_git_folders_are_never_left_writable_by_other_accounts(box: Sandbox, repo: Path) -> None:
+    report, _notes = await shell(box, "chmod 777 .git/refs .git/refs/heads .git/objects && echo ok > kept.txt")
+    assert report["exit_code"] == 0, report
+    assert (repo / "kept.txt").exists()
+    for folder in (".git/refs", ".git/refs/heads", ".git/objects"):
+        assert not os.stat(repo / folder).st_mode & stat.S_IWOTH, (folder, oct(os.stat(repo / folder).st_mode))
 
 
 async def test_hard_links_to_a_file_the_run_made_at_protected_and_git_paths_are_refused(box: Sandbox,
