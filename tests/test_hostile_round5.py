@@ -193,6 +193,45 @@ open(".git/index", "wb").write(index + hashlib.sha1(index).digest())
 '''
 
 
+SHADOWING_PACK = '''
+import hashlib, os, struct, zlib
+oid, content = bytes.fromhex({oid!r}), b'print("evil")\\n'
+size, header = len(content), bytearray()
+byte = (3 << 4) | (size & 0x0F)  # a blob
+size >>= 4
+while size:
+    header.append(byte | 0x80)
+    byte, size = size & 0x7F, size >> 7
+header.append(byte)
+entry = bytes(header) + zlib.compress(content)
+body = b"PACK" + struct.pack("!II", 2, 1) + entry
+checksum = hashlib.sha1(body).digest()
+fanout = b"".join(struct.pack("!I", 1 if first >= oid[0] else 0) for first in range(256))
+index = b"\\377tOc" + struct.pack("!I", 2) + fanout + oid + struct.pack("!II", zlib.crc32(entry), 12) + checksum
+name = ".git/objects/pack/pack-" + checksum.hex()
+os.makedirs(".git/objects/pack", exist_ok=True)
+open(name + ".pack", "wb").write(body + checksum)
+open(name + ".idx", "wb").write(index + hashlib.sha1(index).digest())
+open("README.md", "w").write("a change the person will undo\\n")
+"packed"
+'''
+
+
+@pytest.mark.xfail(strict=True, reason="hole: the harvest applies new files in .git/objects/pack/ unchecked; a pack "
+                   "whose index names an existing object id (git reads packs before loose objects and checks no "
+                   "object's hash on read) gives the run's bytes for history, to git checkout and undo alike, without "
+                   "changing any existing file (refusing rewrites alone does not close it)")
+async def test_a_new_pack_never_shadows_an_existing_object(box: Sandbox, repo: Path) -> None:
+    original = (repo / "README.md").read_bytes()
+    checkpoints, before = undo_source(repo)
+    blob = git(repo, "rev-parse", "HEAD:README.md").strip()
+    result = await box.run(Snippet(SHADOWING_PACK.format(oid=blob)), WRITABLE)
+    assert result.ok and result.value == "packed", result.error
+    assert (repo / "README.md").read_bytes() != original  # the run was applied
+    assert what_undo_puts_back(checkpoints, before, "README.md") == original
+    assert git(repo, "cat-file", "blob", blob).encode() == original
+
+
 @pytest.mark.xfail(strict=True, reason="hole: .git/index is applied as what a commit needs (protected.GIT_COMMIT_FILES, "
                    "harvest move_under_git_lock) without looking inside; an index entry named .git/hooks/post-checkout "
                    "is written by the person's next `git checkout -- .` (git checks no path it checks out from the "
