@@ -345,6 +345,48 @@ async def test_an_answer_over_the_result_limit_is_no_answer(box: Sandbox) -> Non
     assert (await box.run(Snippet("'still serving'"))).value == "still serving"
 
 
+# --- Secrets inside the toolchain folders a run sees (toolchain.py) -----------------------------------------------------
+
+TOOLCHAIN_SECRETS = {
+    ".nvm/versions/node/v20.11.0/etc/npmrc": "//registry.npmjs.org/:_authToken=npm_round5_SECRET\n",
+    ".cargo/config.toml": '[registry]\ntoken = "cio_round5_SECRET"\n',
+}
+"""Where npm (`npm config set --location=global`: the node prefix's etc/npmrc) and cargo (its config, read by its
+cargo:token provider) keep a registry token, inside the toolchain folders bound whole for a run."""
+
+
+@pytest.mark.xfail(strict=True, reason="hole: a toolchain folder under the home (.nvm, .cargo, ...) is bound whole "
+                   "(toolchain.TOOLCHAIN_HOME_DIRS, TOOL_HOME_VARIABLES) and only SECRET_HOME_PATHS are masked in it "
+                   "(.cargo/credentials*): npm's global npmrc in a node prefix and cargo's config.toml keep registry "
+                   "tokens too, and agent code reads them")
+async def test_registry_tokens_inside_toolchain_folders_are_not_readable(repo: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    if probe_bubblewrap() is not None:
+        pytest.skip("bubblewrap is not usable here")
+    home = tmp_path / "home" / "dev"
+    for relative, text in TOOLCHAIN_SECRETS.items():
+        (home / relative).parent.mkdir(parents=True, exist_ok=True)
+        (home / relative).write_text(text)
+    bins = [home / ".nvm/versions/node/v20.11.0/bin", home / ".cargo/bin"]
+    for folder in bins:
+        folder.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", ":".join([*map(str, bins), "/usr/local/bin", "/usr/bin", "/bin"]))
+    for name in ("CARGO_HOME", "RUSTUP_HOME", "PYENV_ROOT", "NVM_DIR", "GOPATH", "PYTHONUSERBASE"):
+        monkeypatch.delenv(name, raising=False)  # this machine's own toolchain settings point into the real home
+    sandbox = await Sandbox.start(Project.at(repo), tier="bubblewrap", warm_workers=0)
+    try:
+        paths = [str(home / relative) for relative in TOOLCHAIN_SECRETS]
+        result = await sandbox.run(Snippet(f"import os\n[(os.path.exists(p), open(p).read() if os.path.isfile(p) "
+                                           f"else '') for p in {paths!r}]"))
+    finally:
+        await sandbox.aclose()
+    assert result.ok, result.error
+    seen = repr(result.value)
+    assert "True" in seen  # the folders are there: the toolchain is visible, as it must be
+    assert "round5_SECRET" not in seen, seen
+
+
 # --- A batch of tool calls (ToolBatch): one call against the batch's process and the calls after it -------------------
 
 BATCH_TOOL = '''
