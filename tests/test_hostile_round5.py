@@ -292,6 +292,19 @@ async def test_a_file_name_never_forges_a_line_of_what_the_person_is_told(box: S
     assert not any("\n" in note or "\x1b" in note or "\x07" in note for note in notes), notes
 
 
+@pytest.mark.xfail(strict=True, reason="hole (flood): one note per refused entry, all of them appended to the run's "
+                   "stderr after its output was cut to output_bytes (policy.with_notes), and each one appended again to "
+                   "the model's tool result (toolresults.told_of_quarantine): 3,000 FIFOs put 250 kB of notes past "
+                   "every output limit, 100,000 fill the model's context")
+async def test_refused_entries_never_flood_what_the_run_returns(box: Sandbox) -> None:
+    policy = WRITABLE.with_(output_bytes=16_000)
+    result = await box.run(Snippet("import os\nos.mkdir('f')\nfor n in range(3000):\n    os.mkfifo(f'f/p{n}')\n'ok'"),
+                           policy)
+    assert result.ok, result.error
+    assert "FIFO" in result.stderr
+    assert len(result.stderr.encode()) <= 2 * policy.output_bytes, len(result.stderr.encode())
+
+
 async def test_a_process_a_writable_run_leaves_is_gone_when_its_changes_are_applied(box: Sandbox, repo: Path) -> None:
     """A daemon (double fork, its own session) of an approved writable run, still writing the project through the
     overlay when the run answers: no process of the run is left by the time the run's result (its harvest) is back,
