@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import git
+from tests.gitrepo import git, init_repo
 from tui_agent.core.network.policy import NetPolicy, Refused, own_addresses
 from tui_agent.core.network.proxy import Attachment, shared_proxy
 from tui_agent.core.project import Project
@@ -255,6 +255,31 @@ async def test_git_folders_are_never_left_writable_by_other_accounts(box: Sandbo
     assert (repo / "kept.txt").exists()
     for folder in (".git/refs", ".git/refs/heads", ".git/objects"):
         assert not os.stat(repo / folder).st_mode & stat.S_IWOTH, (folder, oct(os.stat(repo / folder).st_mode))
+
+
+@pytest.mark.xfail(strict=True, reason="hole: a project whose path has a ',' or ':' gets no overlay (launch.py does not "
+                   "escape them in the mount options; overlayfs takes '\\,' and '\\:'), and a writable run without an "
+                   "overlay has no apply step at all: fallback.py sweeps only the protected names, so a nested "
+                   "repository, a setuid file and a FIFO stay, silently (the same on any host without overlay mounts)")
+@pytest.mark.parametrize("folder", ["evil,repo", "evil:repo"])
+async def test_what_a_run_may_not_leave_is_refused_whatever_the_project_folder_is_called(tmp_path: Path,
+                                                                                          folder: str) -> None:
+    if probe_bubblewrap() is not None:
+        pytest.skip("bubblewrap is not usable here")
+    project = init_repo(tmp_path / folder)
+    Project.at(project).ensure_layout()
+    canary = tmp_path / "fsmonitor-ran"
+    sandbox = await Sandbox.start(Project.at(project), tier="bubblewrap", warm_workers=0)
+    try:
+        report, _notes = await shell(sandbox, f"git init -q sub && git -C sub config core.fsmonitor 'touch {canary}; "
+                                              "false' && cp /usr/bin/tee tee && chmod 4755 tee && mkfifo pipe")
+    finally:
+        await sandbox.aclose()
+    assert report["exit_code"] == 0, report
+    host_git(project / "sub", "status")
+    assert not canary.exists(), "a git status in sub ran the run's core.fsmonitor on the host"
+    assert not os.path.lexists(project / "sub" / ".git") and not os.path.lexists(project / "pipe")
+    assert not os.lstat(project / "tee").st_mode & stat.S_ISUID
 
 
 async def test_hard_links_to_a_file_the_run_made_at_protected_and_git_paths_are_refused(box: Sandbox,
