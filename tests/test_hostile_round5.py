@@ -473,7 +473,14 @@ def honest():
     return "honest"
 
 
+STATE = []
+
+
 def plant():
+    STATE.append("planted")
+    os.environ["ROUND5_PLANTED"] = "1"
+    os.chdir("/")
+    os.umask(0o000)
     os.makedirs(os.environ["HOME"], exist_ok=True)
     for folder in ("/tmp", os.environ["HOME"]):
         with open(os.path.join(folder, "planted-by-call-1"), "w") as handle:
@@ -498,7 +505,9 @@ def look():
             running.append(pid)
     files = [folder for folder in ("/tmp", os.environ["HOME"])
              if os.path.exists(os.path.join(folder, "planted-by-call-1"))]
-    return {"running": running, "files": files}
+    umask = os.umask(0o022)
+    return {"running": running, "files": files, "state": list(STATE), "env": os.environ.get("ROUND5_PLANTED"),
+            "cwd": os.getcwd(), "umask": umask}
 '''
 
 
@@ -521,11 +530,17 @@ async def test_a_batch_call_cannot_answer_for_the_other_calls(box: Sandbox, repo
     assert [result.value for result in results] == ["forger", "honest"]
 
 
-async def test_a_batch_call_leaves_no_running_process_to_the_next_call(box: Sandbox, repo: Path) -> None:
+async def test_a_batch_call_leaves_no_process_nor_state_to_the_next_call(box: Sandbox, repo: Path) -> None:
+    """Call 1 leaves a busy process in a session of its own, a module global, a variable, a working folder and a
+    umask; call 2 (the same tool file) sees none of them."""
+    first = await box.run(batch_calls(repo, "look"), SandboxPolicy(timeout_s=20))
+    assert isinstance(first[0].value, dict), first[0].error
     results = await box.run(batch_calls(repo, "plant", "look"), SandboxPolicy(timeout_s=20))
     assert results[0].value == "planted", results[0].error
     assert isinstance(results[1].value, dict), results[1].error
-    assert results[1].value["running"] == []
+    seen = results[1].value
+    assert (seen["running"], seen["state"], seen["env"]) == ([], [], None)
+    assert (seen["cwd"], seen["umask"]) == (first[0].value["cwd"], first[0].value["umask"])
 
 
 @pytest.mark.xfail(strict=True, reason="hole (minor): the private /tmp and HOME are not emptied between the calls of a "
@@ -742,3 +757,12 @@ def test_ipv6_forms_of_loopback_and_private_ipv4_are_refused_by_the_policy() -> 
             continue
         allowed.append(literal)
     assert allowed == []
+
+
+def test_cloud_metadata_addresses_are_refused_by_the_policy() -> None:
+    """The instance metadata services (AWS, GCP, Azure, Oracle: 169.254.169.254; AWS over IPv6: fd00:ec2::254;
+    Alibaba: 100.100.100.200) hand out the machine's cloud credentials: never reachable with any grant."""
+    policy = NetPolicy(True)
+    for literal in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200"):
+        with pytest.raises(Refused):
+            policy.resolve(literal, 80)
