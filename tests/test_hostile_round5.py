@@ -398,7 +398,7 @@ for fd in os.listdir("/proc/self/fd"):
 async def test_an_answer_over_the_result_limit_is_no_answer(box: Sandbox) -> None:
     """A well-formed answer of 9 MB, written on the channel by agent code past the worker's own value limit: the
     host reads no further than its result limit (the writer then blocks until its time is up) and takes none of it."""
-    result = await box.run(Snippet(FORGED_HUGE), SandboxPolicy(timeout_s=3))
+    result = await box.run(Snippet(FORGED_HUGE), SandboxPolicy(timeout_s=2))
     assert not result.ok and result.value is None, (result.ok, str(result.value)[:80])
     assert (await box.run(Snippet("'still serving'"))).value == "still serving"
 
@@ -570,7 +570,7 @@ for fd in os.listdir("/proc/self/fd"):
 
 
 @pytest.mark.parametrize(("then", "policy", "kind"), [
-    ("while True:\n    pass", SandboxPolicy(timeout_s=1.5), "timeout"),
+    ("while True:\n    pass", SandboxPolicy(timeout_s=1), "timeout"),
     ("import sys\nwhile True:\n    sys.stdout.write('x' * 65536)", SandboxPolicy(timeout_s=20, output_bytes=4096),
      None),
 ], ids=["then-hangs", "then-floods"])
