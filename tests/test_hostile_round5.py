@@ -285,6 +285,21 @@ async def test_what_a_run_may_not_leave_is_refused_whatever_the_project_folder_i
     assert not os.lstat(project / "tee").st_mode & stat.S_ISUID
 
 
+@pytest.mark.xfail(strict=True, reason="hole: the hooks folder is protected by its path (protected.fixed_names, Guard: "
+                   "names and landings), not by where git resolves it: with core.hooksPath = tools/hooks not made yet, "
+                   "the run makes `tools` a symlink to a folder holding hooks/pre-commit, nothing it leaves is a "
+                   "protected path, and the person's next git commit runs the hook on the host")
+async def test_a_hooks_path_is_never_redirected_through_a_symlink_the_run_leaves(box: Sandbox, repo: Path) -> None:
+    git(repo, "config", "core.hooksPath", "tools/hooks")  # configured, its folder not made yet
+    canary = repo.parent / "redirected-hook-ran"
+    report, _notes = await shell(box, "mkdir -p vendor/hooks && printf '#!/bin/sh\\ntouch %s\\n' > "
+                                      "vendor/hooks/pre-commit && chmod +x vendor/hooks/pre-commit && ln -s vendor tools"
+                                      % canary)
+    assert report["exit_code"] == 0, report
+    host_git(repo, "commit", "--allow-empty", "-qm", "the person's next commit")
+    assert not canary.exists(), "the person's commit ran a pre-commit hook the run put on the hooks path"
+
+
 async def test_hard_links_to_a_file_the_run_made_at_protected_and_git_paths_are_refused(box: Sandbox,
                                                                                          repo: Path) -> None:
     """A file the run created, then hard links to it where a run may not write: the protected names (absent, so
