@@ -533,7 +533,7 @@ def batch_calls(repo: Path, *functions: str) -> ToolBatch:
 
 
 @pytest.mark.xfail(strict=True, reason="hole: each call of a batch runs in a child forked by the batch's process "
-                   "(zygote.one_call) and inherits the run's channel to the host; a call writes the batch's whole "
+                   "(fanout.one_call) and inherits the run's channel to the host; a call writes the batch's whole "
                    "answer there and shuts the socket's sending side, and the host takes it (process.read_result reads "
                    "to EOF): one tool forges the results of the other tools of the reply")
 async def test_a_batch_call_cannot_answer_for_the_other_calls(box: Sandbox, repo: Path) -> None:
@@ -558,9 +558,6 @@ async def test_a_batch_call_leaves_no_process_nor_state_to_the_next_call(box: Sa
     assert (seen["cwd"], seen["umask"]) == (first[0].value["cwd"], first[0].value["umask"])
 
 
-@pytest.mark.xfail(strict=True, reason="hole (minor): the private /tmp and HOME are not emptied between the calls of a "
-                   "batch run by a fresh worker (worker.run_request passes no `prepare` to zygote.call_each; only a "
-                   "fork server's run has one), unlike separate runs: one tool leaves files the next one reads")
 async def test_a_batch_call_leaves_no_file_in_tmp_or_home_to_the_next_call(box: Sandbox, repo: Path) -> None:
     results = await box.run(batch_calls(repo, "plant", "look"), SandboxPolicy(timeout_s=20))
     assert isinstance(results[1].value, dict), results[1].error
