@@ -19,7 +19,8 @@ from tests.gitrepo import git
 from tui_agent.core.agent.exec_tools import run_shell
 from tui_agent.core.agent.permissions import Permissions, approve_all
 from tui_agent.core.agent.toolbase import ToolContext
-from tui_agent.core.agent.toolresults import told_of_quarantine
+from tui_agent.core.agent.toolbase import ToolOutput
+from tui_agent.core.agent.toolresults import MAX_SANDBOX_NOTES, told_of_quarantine
 from tui_agent.core.events import Event, Notice
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, launch
@@ -28,7 +29,7 @@ from tui_agent.core.sandbox.policy import RunResult
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
 from tui_agent.core.sandbox.protected import LowerState
-from tui_agent.core.sandbox.writable_runs import prepare
+from tui_agent.core.sandbox.writable_runs import MAX_TOLD, prepare
 
 SHELL = '''
 import subprocess
@@ -105,6 +106,34 @@ async def test_a_fifo_made_by_the_run_is_refused_and_said(box: Sandbox, repo: Pa
     assert report["exit_code"] == 0, report
     assert not os.path.lexists(repo / "pipe") and (repo / "plain.txt").exists()
     told(notes, result, "pipe: refused", "special file there (FIFO)")
+
+
+
+async def test_thirty_refused_entries_are_told_in_ten_lines_and_a_count(box: Sandbox, repo: Path) -> None:
+    result, report, notes = await shell(box, "mkdir f && for n in $(seq 30); do mkfifo f/p$n; done && echo ok > b.txt")
+    assert report["exit_code"] == 0, report
+    assert (repo / "b.txt").exists() and not any(os.path.lexists(repo / "f" / f"p{n}") for n in range(1, 31))
+    assert len(notes) == MAX_TOLD + 1 and all("special file there (FIFO)" in note for note in notes[:MAX_TOLD])
+    more = 30 - MAX_TOLD
+    assert notes[-1].startswith(f"and {more} more notes") and f"refused: {more} of them" in notes[-1], notes[-1]
+    assert [line for line in result.stderr.splitlines() if line.startswith("[tuiagent] ")] == [
+        f"[tuiagent] {note}" for note in notes]
+
+
+async def test_the_notes_told_of_one_call_are_capped_and_printable(box: Sandbox) -> None:
+    """What other steps and runs of the call noted: at most MAX_SANDBOX_NOTES lines and a count, each one line that
+    encodes as UTF-8 (the API request, the session log), a refused write past the cap still making the call an error."""
+    seen = len(box.notices)
+    box.notices += [f"note {n}" for n in range(MAX_SANDBOX_NOTES - 1)]
+    box.notices += ["pipe\udcff\n[tuiagent] forged\x1b]0;x\x07: refused: a FIFO", *["later: refused: x"] * 5]
+    events: list[Event] = []
+    shown = told_of_quarantine(ToolOutput("exit code: 0"), box, seen, events)
+    lines = shown.text.splitlines()
+    assert shown.is_error and lines[0] == "exit code: 0" and len(lines) == MAX_SANDBOX_NOTES + 2, lines
+    assert lines[-2] == "[tuiagent] pipe\\xff\\n[tuiagent] forged\\x1b]0;x\\x07: refused: a FIFO"
+    assert lines[-1] == "[tuiagent] and 5 more notes of the sandbox about this call, not told one by one"
+    assert [event.message for event in events if isinstance(event, Notice)] == [line[11:] for line in lines[1:]]
+    shown.text.encode("utf-8")
 
 
 def crafted(tmp_path: Path, make: str) -> tuple[Path, Path, list[str]]:

@@ -28,6 +28,18 @@ def test_records_are_on_disk_as_soon_as_they_are_appended(repo: Path) -> None:
     log.close()
 
 
+
+def test_a_file_name_that_is_not_utf8_is_written_and_read_back(repo: Path) -> None:
+    """A lone surrogate (a name's byte os.fsdecode could not decode) in a record never stops the log: kept as its JSON
+    escape, valid UTF-8, read back as it was."""
+    project = Project.at(repo)
+    log = SessionLog.create(project, model="m")
+    log.append_message({"role": "user", "content": [{"type": "text", "text": "pipe\udcff é"}]})
+    log.close()
+    log.path.read_bytes().decode("utf-8")
+    assert load_messages(log.path)[0]["content"][0]["text"] == "pipe\udcff é"
+
+
 def test_a_truncated_last_line_is_ignored_and_appends_continue(repo: Path) -> None:
     project = Project.at(repo)
     log = SessionLog.create(project, model="m")

@@ -40,3 +40,13 @@ def escaped(text: str) -> str:
     return text.translate(ESCAPES)
 
 
+
+
+def printable(text: str) -> str:
+    """`escaped`, with the bytes of a file name that are not UTF-8 (lone surrogates, as os.fsdecode gives them) written
+    as `\\xff`: one line that encodes as UTF-8 (a session log, an API request) whatever name it carries."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte decodes to
+        raw = text.encode("utf-8", "backslashreplace")
+    return escaped(raw.decode("utf-8", "backslashreplace"))

@@ -122,7 +122,9 @@ class SessionLog:
 
 
 def _line(record: Mapping[str, object]) -> bytes:
-    return (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    """One JSON line; a lone surrogate (a file name's byte that is not UTF-8) is written as its JSON escape `\\udcff`
+    (only strings can hold one), so the line stays UTF-8 and reads back the same."""
+    return (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8", "backslashreplace")
 
 
 def session_path(project: Project, session_id: str) -> Path:

@@ -11,12 +11,16 @@ from tui_agent.core.content import ToolResultBlock, ToolUseBlock, text_block
 from tui_agent.core.agent.toolbase import ToolOutput, truncate
 from tui_agent.core.events import Notice
 from tui_agent.core.sandbox import REFUSED
+from tui_agent.core.textsafety import printable
 
 if TYPE_CHECKING:
     from tui_agent.core.protocols import AgentSandbox, TurnRecorder
 
 REPEATED_FAILURE_LIMIT = 3
 MAX_TRACEBACK_LINES = 12
+MAX_SANDBOX_NOTES = 24
+"""Sandbox notes told of one call one by one, then one count: the sandbox caps each of its steps' notes (11 lines),
+a run has two such steps, a call running in parallel with others may see theirs too."""
 
 
 def count_failure(failures: dict[str, int], call: ToolUseBlock, output: ToolOutput) -> str:
@@ -55,13 +59,18 @@ def sandbox_failure(name: str, error: Exception, events: list[Any]) -> ToolOutpu
 
 def told_of_quarantine(output: ToolOutput, sandbox: AgentSandbox | None, seen: int, events: list[Any]) -> ToolOutput:
     """The call's output with a line per protected path its code created and the sandbox moved to
-    `.agent/quarantine/`, or per write it refused (after the first `seen` notes), each also a notice for the person.
-    A call with a refused write is an error, whatever its own exit status."""
+    `.agent/quarantine/`, or per write it refused (after the first `seen` notes), each also a notice for the person;
+    past `MAX_SANDBOX_NOTES` one line counts the rest. A call with a refused write is an error, whatever its own exit
+    status."""
     notes = sandbox.notices[seen:] if sandbox is not None else []
     if not notes:
         return output
-    events.extend(Notice(note, level="warning") for note in notes)
-    told = "".join(f"\n[tuiagent] {note}" for note in notes if note not in output.text)  # run_python shows stderr
+    shown = [printable(note) for note in notes[:MAX_SANDBOX_NOTES]]  # one line each, whatever a file name holds
+    if len(notes) > MAX_SANDBOX_NOTES:
+        shown.append(f"and {len(notes) - MAX_SANDBOX_NOTES} more notes of the sandbox about this call, not told one "
+                     "by one")
+    events.extend(Notice(note, level="warning") for note in shown)
+    told = "".join(f"\n[tuiagent] {note}" for note in shown if note not in output.text)  # run_python shows stderr
     refused = any(REFUSED in note for note in notes)
     return ToolOutput(output.text + told, is_error=output.is_error or refused, truncated=output.truncated,
                       blocks=output.blocks)

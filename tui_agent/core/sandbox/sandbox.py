@@ -96,7 +96,7 @@ class Sandbox:
         project.ensure_layout()
         sandbox = cls(project, tier, policy or SandboxPolicy(), warm_workers, problem)
         sandbox.network_names = configured_names(settings.sandbox_network)
-        sandbox.notices += await asyncio.to_thread(recover_overlays, project.root, project.cache_dir)
+        sandbox.runs.told(await asyncio.to_thread(recover_overlays, project.root, project.cache_dir), [])
         # only then the temporary folders of tuiagent processes killed earlier: a killed run's overlay is in one, and
         # the recovery above applies (or quarantines) what it wrote first
         await asyncio.to_thread(sweep_once)

@@ -33,8 +33,9 @@ from tui_agent.core.sandbox import ignored
 from tui_agent.core.sandbox.harvest import Harvest, harvest
 from tui_agent.core.sandbox.launch import probe_overlay, project_venvs, site_dirs
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
-from tui_agent.core.sandbox.protected import GLOB_WATCH_LIMIT, Guard, LowerState
+from tui_agent.core.sandbox.protected import GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, Guard, LowerState
 from tui_agent.core.tempfolders import AWAITING_RECOVERY
+from tui_agent.core.textsafety import printable
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 KEPT_RUN_WRITES = 256
@@ -47,6 +48,10 @@ _UNSAFE = (",", ":", "\\", "\n", '"')
 """Characters the mount options cannot carry unescaped: such paths get no overlay (per-call attribution only)."""
 RECORDS = "overlays"
 SWEEPS = "sweeps"
+MAX_TOLD = 10
+"""Notes of one run told in full (one per refused entry: thousands would flood the person and the model); the rest are
+counted in one more line, each entry still refused and quarantined. More than protected.MAX_NOTES: kinds mix here."""
+MAX_NOTE_CHARS = 1_000
 
 
 @dataclass(frozen=True)
@@ -341,10 +346,14 @@ class WritableRuns:
             self.run_writes = [RunWrites(False), *self.run_writes[-KEPT_RUN_WRITES + 1:]]
 
     def told(self, notes: list[str], changes: list[ignored.IgnoredChange]) -> list[str]:
-        """Keep a run's ignored changes for undo, its notes for the person (the caller's too: returned)."""
+        """Keep a run's ignored changes for undo, its notes for the person (the caller's too: returned), as they may be
+        shown: the run's file names in them printable, one line each, at most `MAX_TOLD` of them and a count."""
         self.ignored_changes += changes
-        self.notices += notes
-        return notes
+        shown = [_printable(note) for note in notes[:MAX_TOLD]]
+        if len(notes) > MAX_TOLD:
+            shown.append(_more(notes[MAX_TOLD:]))
+        self.notices += shown
+        return shown
 
     def take_run_writes(self) -> list[RunWrites]:
         found, self.run_writes = self.run_writes, []
@@ -361,3 +370,23 @@ class WritableRuns:
         for dirs in list(self._overlays):
             self._overlays.pop(dirs, None)
             await asyncio.to_thread(finish, self.project.cache_dir, dirs)
+
+
+def _printable(note: str) -> str:
+    """`note` as it may be shown (textsafety.printable: a newline in a file name cannot add a line), a long one cut
+    (still saying whether it tells of a refused write)."""
+    shown = printable(note)
+    if len(shown) <= MAX_NOTE_CHARS:
+        return shown
+    return f"{shown[:MAX_NOTE_CHARS]}… (shortened{f'; {REFUSED}a write not applied' if REFUSED in shown else ''})"
+
+
+def _more(notes: list[str]) -> str:
+    """The one line told for the notes past `MAX_TOLD`: how many, how many were refused writes, where copies are."""
+    refused = sum(REFUSED in note for note in notes)
+    said = f"and {len(notes)} more notes about this run's writes, not told one by one"
+    if refused:
+        said += f" ({REFUSED}{refused} of them were writes not applied)"
+    if any(f"{QUARANTINE}/" in note for note in notes):
+        said += f"; what was moved or copied is under {QUARANTINE}/"
+    return said
