@@ -140,7 +140,7 @@ class _Applier:
         a folder with git's layout; at the root, which cannot be refused, the run's entries giving it that layout."""
         if path in REPOSITORY_MARKS:
             path, source = "", source.parent
-        elif not stat.S_ISDIR(info.st_mode) or path == GIT:
+        elif not stat.S_ISDIR(info.st_mode) or git_inner(path) is not None:  # in .git: git_refusal
             return nested_repository(path)
         anew = bool(path) and self.flag(source, "opaque")  # the project's entries there are gone
         upper = {name: _lstat(source / name) for name in REPOSITORY_MARKS}
