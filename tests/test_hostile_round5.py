@@ -84,9 +84,6 @@ each folder it walks through as a git directory itself (safe.bareRepository defa
 in it (the person's, their shell prompt's, their editor's) obeys its config: core.fsmonitor runs a command."""
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the apply step refuses a nested repository only by the name .git "
-                   "(protected.nested_repository); a folder with HEAD, objects/ and refs/ is a repository git "
-                   "discovers as well, and its config's core.fsmonitor then runs on the host")
 async def test_a_repository_planted_without_a_dot_git_name_never_runs_its_config_on_the_host(box: Sandbox,
                                                                                          repo: Path) -> None:
     canary = repo.parent / "bare-fsmonitor-ran"
@@ -97,10 +94,6 @@ async def test_a_repository_planted_without_a_dot_git_name_never_runs_its_config
     assert not canary.exists(), "a git status in vendor/lib ran the run's core.fsmonitor on the host"
 
 
-@pytest.mark.xfail(strict=True, reason="hole: a refused nested .git is copied to .agent/quarantine/ with only its "
-                   "name changed (protected.inert/copy_clean: .git -> dot-git); the copy keeps HEAD, objects/, refs/ "
-                   "and the run's config, so dot-git is itself a repository, and looking at it as the note invites "
-                   "(a shell prompt's git status there) runs its core.fsmonitor")
 async def test_the_quarantined_copy_of_a_nested_repository_is_no_repository_for_git(box: Sandbox, repo: Path) -> None:
     canary = repo.parent / "quarantine-fsmonitor-ran"
     report, notes = await shell(box, f"git init -q sub && git -C sub config core.worktree . && "
@@ -285,10 +278,6 @@ async def test_what_a_run_may_not_leave_is_refused_whatever_the_project_folder_i
     assert not os.lstat(project / "tee").st_mode & stat.S_ISUID
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the hooks folder is protected by its path (protected.fixed_names, Guard: "
-                   "names and landings), not by where git resolves it: with core.hooksPath = tools/hooks not made yet, "
-                   "the run makes `tools` a symlink to a folder holding hooks/pre-commit, nothing it leaves is a "
-                   "protected path, and the person's next git commit runs the hook on the host")
 async def test_a_hooks_path_is_never_redirected_through_a_symlink_the_run_leaves(box: Sandbox, repo: Path) -> None:
     git(repo, "config", "core.hooksPath", "tools/hooks")  # configured, its folder not made yet
     canary = repo.parent / "redirected-hook-ran"

@@ -4,6 +4,7 @@ while it ran is kept (told apart by the project's stamps at the start, not by fi
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -117,6 +118,57 @@ def test_ignored_files_are_judged_by_the_stamps_and_reported_from_the_harvest(tm
         ("build/new.txt", "created", None), ("build/old.txt", "removed", b"the previous call's output\n")]
     assert notes == ["the run changed files git ignores (git status does not show them; /undo puts back what it can "
                      "and lists the rest): build/new.txt (created), build/old.txt (removed)"]
+
+
+FSMONITOR = """printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = "touch %s; false"\\n' > %s"""
+HOST_GIT = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def test_a_folder_the_run_makes_into_a_repository_is_refused_whatever_its_name(tmp_path: Path, scratch: Path) -> None:
+    """git takes a folder with a HEAD and objects/ and refs/ (or a `commondir`) for a repository: the run may neither
+    complete one the person's folder starts (data/), nor make one (wt/); one short of it is applied (docs/)."""
+    project, canary = tmp_path / "project", tmp_path / "fsmonitor-ran"
+    for folder in ("data/objects", "data/refs", "docs/refs"):
+        (project / folder).mkdir(parents=True)
+    start, since = LowerState.take(project), time.time_ns()
+    dirs = overlay_run(project, scratch, "printf 'ref: refs/heads/main\\n' > data/HEAD && "
+                       f"{FSMONITOR % (canary, 'data/config')} && echo x > docs/HEAD && mkdir wt && "
+                       "printf 'ref: refs/heads/main\\n' > wt/HEAD && echo /elsewhere > wt/commondir")
+    found = apply(dirs, project, start, since, tmp_path / "aside")
+    assert found.paths == ["docs/HEAD"]
+    assert [note.split(":", 1)[0] for note in found.notes if "refused: a git repository" in note] == ["data", "wt"]
+    assert sorted(os.listdir(project / "data")) == ["objects", "refs"] and not (project / "wt").exists()
+    copies = list((project / ".agent" / "quarantine").glob("*/data"))
+    assert len(copies) == 1 and sorted(os.listdir(copies[0])) == ["HEAD.quarantined", "config"]
+    for folder in (project / "data", copies[0]):
+        subprocess.run(["git", "-C", str(folder), "status"], capture_output=True, env=HOST_GIT, check=False)
+    assert not canary.exists()
+
+
+def test_the_root_of_a_project_without_git_is_never_made_a_repository(tmp_path: Path, scratch: Path) -> None:
+    """The root cannot be refused: the entries the run adds that give it git's layout are (its config is a file)."""
+    project, canary = tmp_path / "project", tmp_path / "fsmonitor-ran"
+    project.mkdir()
+    start, since = LowerState.take(project), time.time_ns()
+    dirs = overlay_run(project, scratch, f"mkdir objects refs && echo 'ref: refs/heads/main' > HEAD && "
+                       f"{FSMONITOR % (canary, 'config')}")
+    found = apply(dirs, project, start, since, tmp_path / "aside")
+    assert found.paths == ["config"] and sorted(os.listdir(project)) == [".agent", "config"]
+    assert sorted(note.split(":", 1)[0] for note in found.notes) == ["HEAD", "objects", "refs"]
+    subprocess.run(["git", "-C", str(project), "status"], capture_output=True, env=HOST_GIT, check=False)
+    assert not canary.exists()
+
+
+def test_a_link_on_the_way_to_a_protected_glob_is_refused(tmp_path: Path, scratch: Path) -> None:
+    """`secrets/*` protects what lies in secrets/: a symlink the run leaves at `secrets` would put it elsewhere."""
+    project = tmp_path / "project"
+    (project / ".agent").mkdir(parents=True)
+    (project / ".agent" / "config.toml").write_text('[sandbox]\nprotected = ["secrets/*"]\n')
+    start, since = LowerState.take(project), time.time_ns()
+    dirs = overlay_run(project, scratch, f"mkdir {tmp_path}/out && ln -s {tmp_path}/out secrets && echo x > a.txt")
+    found = apply(dirs, project, start, since, tmp_path / "aside")
+    assert found.paths == ["a.txt"] and not os.path.lexists(project / "secrets")
+    assert [note for note in found.notes if "the protected path secrets;" in note], found.notes
 
 
 @pytest.mark.skipif(probe_bubblewrap() is not None, reason="needs bubblewrap")

@@ -18,9 +18,9 @@ from tui_agent.core import projectfs
 from tui_agent.core.sandbox.ignored import (KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, HardLinks, copy_clean, move_under_git_lock,
                                             moved_note, new_folder, read_regular)
 from tui_agent.core.sandbox.launch import is_inside
-from tui_agent.core.sandbox.protected import (GIT, REFUSED, SETID_BITS, Guard, LowerState, git_inner, git_refusal,
-                                              git_writable, inert, is_startup_file, nested_repository, setid_words,
-                                              special_kind)
+from tui_agent.core.sandbox.protected import (GIT, REFUSED, REPOSITORY_MARKS, SETID_BITS, Guard, LowerState, git_inner,
+                                              git_refusal, git_writable, inert, is_startup_file, nested_repository,
+                                              setid_words, special_kind)
 
 
 CHANGE_SLACK_NS = 20_000_000
@@ -123,7 +123,7 @@ class _Applier:
             return self.refuse(path, f"the run made a special file there ({kind})", None)
         if git_inner(path) is None and self.guard.covers(path, stat.S_ISDIR(info.st_mode)):
             return self.protected(path, source)
-        if nested_repository(path):
+        if self.repository(path, source, info):
             return self.refuse(path, "a git repository inside the project (its config and hooks would run commands "
                                "on your machine when git works there)", source)
         inner = git_inner(path)
@@ -134,6 +134,19 @@ class _Applier:
         if stat.S_ISREG(info.st_mode) and self.links.outside(info):
             return self.refuse(path, "a hard link to a file outside what the run wrote", None)
         return False
+
+    def repository(self, path: str, source: Path, info: os.stat_result) -> bool:
+        """Whether `path` as the run leaves it is a repository git would take (protected.nested_repository): a `.git`,
+        a folder with git's layout; at the root, which cannot be refused, the run's entries giving it that layout."""
+        if path in REPOSITORY_MARKS:
+            path, source = "", source.parent
+        elif not stat.S_ISDIR(info.st_mode) or git_inner(path) is not None:  # in .git: git_refusal
+            return nested_repository(path)
+        anew = bool(path) and self.flag(source, "opaque")  # the project's entries there are gone
+        upper = {name: _lstat(source / name) for name in REPOSITORY_MARKS}
+        marks = {name for name, run in upper.items() if (run is None and not anew and os.path.lexists(self.root / path / name))
+                 or (run is not None and not (stat.S_ISCHR(run.st_mode) and run.st_rdev == 0))}  # but deletions
+        return nested_repository(path, marks)
 
     def refuse(self, relative: str, why: str, source: Path | None) -> bool:
         kept = ""

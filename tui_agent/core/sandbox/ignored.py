@@ -23,8 +23,8 @@ from pathlib import Path
 from tui_agent.core import globs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
-from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, QUARANTINED_GIT, WALK_LIMIT, Guard,
-                                              LowerState, Stamp, is_startup_file, shown, stamp_of)
+from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, WALK_LIMIT, Guard, LowerState, Stamp,
+                                              inert, is_startup_file, shown, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -116,12 +116,13 @@ class HardLinks:
 
 def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
     """Copy `source` (an upper folder's entry) to `target` for the person to look at: folders, plain files without
-    setuid or setgid bits, symlinks as links; no special file, no hard link out of the run, no `.git` by its name."""
+    setuid or setgid bits, symlinks as links; no special file, no hard link out of the run, no `.git` nor `HEAD` by
+    its name (`inert`: the copy is no repository for git)."""
     info = os.lstat(source)
     if stat.S_ISDIR(info.st_mode):
         target.mkdir(mode=0o700, parents=True, exist_ok=True)
         for entry in sorted(os.listdir(source)):
-            copy_clean(source / entry, target / (QUARANTINED_GIT if entry == GIT else entry), links)
+            copy_clean(source / entry, target / inert(entry), links)
         os.chmod(target, (info.st_mode & 0o777) | 0o700)
     elif stat.S_ISLNK(info.st_mode):
         os.symlink(os.readlink(source), target)

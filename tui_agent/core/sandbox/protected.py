@@ -54,8 +54,10 @@ reads from where, on the person's machine: never applied."""
 GIT_READ_ONLY = ("config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees")
 """Entries of `.git` bound read-only inside a run that may commit, so that writing them fails at once."""
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
-QUARANTINED_GIT = "dot-git"
-"""The name a refused `.git` gets in the quarantine: no git command takes the copy for a repository."""
+QUARANTINED_NAMES = {GIT: "dot-git", "HEAD": "HEAD.quarantined"}
+"""The names a copy in the quarantine (or a run's version set aside) gets instead: git takes no folder without a
+`.git` or a `HEAD` for a repository, so no git command there obeys the copy's config or hooks."""
+REPOSITORY_MARKS = frozenset({"HEAD", "commondir", "objects", "refs"})
 
 
 STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
@@ -224,7 +226,8 @@ def layout(root: Path) -> tuple[tuple[str, bool], ...]:
 class Guard:
     """The protected paths a run may neither create, replace nor delete: the fixed names and the hooks folder
     (`names`), the user's globs (outside `.git` and `.agent`; `matches`: what they match now), and where a protected
-    symlink pointing nowhere yet lands (`landings`: creating that file would give the protected path its content).
+    symlink pointing nowhere yet lands (`landings`: creating that file would give the protected path its content), and
+    the folders on the way to them and to the globs' literal folders (`ways`: `tools` for `tools/hooks`).
 
     `fixed` is what a run without an overlay could create or replace (`ignored.sweep` moves it after the run): protected
     paths that are absent (None) or symlinks (their target; a bind protects only what a link points to), landings."""
@@ -234,6 +237,7 @@ class Guard:
     patterns: tuple[str, ...] = ()
     names: frozenset[str] = frozenset()
     landings: frozenset[str] = frozenset()
+    ways: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, root: Path, limit: int = MAX_GLOB_MATCHES) -> "Guard":
@@ -247,13 +251,13 @@ class Guard:
                 landings.add(Path(landing).relative_to(real_root).as_posix())
         absent = [name for name in names if not os.path.lexists(root / name)]
         return cls({**dict.fromkeys(landings), **links, **dict.fromkeys(absent)}, matches, patterns, names,
-                   frozenset(landings))
+                   frozenset(landings), _on_the_way([*names, *landings], patterns))
 
     def covers(self, relative: str, folder: bool) -> bool:
         if relative in self.names or relative in self.landings:
             return True
-        if not folder and any(landing.startswith(relative + "/") for landing in self.landings):
-            return True  # a file or link where a protected link's target needs a folder
+        if not folder and relative in self.ways:
+            return True  # a file or link where a protected path needs a folder: a link there would redirect it
         return relative.split("/", 1)[0] not in (GIT, AGENT_DIR) and globs.matches(relative, self.patterns)
 
     def to_json(self) -> dict[str, object]:
@@ -275,6 +279,16 @@ class Guard:
         return cls(clean, frozenset(p for p in globbed if isinstance(p, str)), now)
 
 
+def _on_the_way(paths: list[str], patterns: tuple[str, ...]) -> frozenset[str]:
+    """Every folder on the way to `paths` and to the literal leading folders of the anchored `patterns`."""
+    folders = [path.split("/")[:-1] for path in paths]
+    for pattern in map(globs.normalised, patterns):
+        if "/" in pattern.rstrip("/") and not pattern.startswith("!"):
+            parts = pattern.strip("/").split("/")[:-1]
+            folders.append(parts[:next((n for n, part in enumerate(parts) if globs.GLOB_CHARS.search(part)), None)])
+    return frozenset("/".join(parts[:depth]) for parts in folders for depth in range(1, len(parts) + 1))
+
+
 def git_inner(relative: str) -> str | None:
     """The path inside the project's own `.git` (`""` for `.git` itself), or None outside it."""
     if relative == GIT:
@@ -283,8 +297,8 @@ def git_inner(relative: str) -> str | None:
 
 
 def inert(relative: str) -> str:
-    """`relative` with every `.git` in it renamed: a copy kept there is no repository for git."""
-    return "/".join(QUARANTINED_GIT if part == GIT else part for part in relative.split("/"))
+    """`relative` with every `.git` and `HEAD` in it renamed (QUARANTINED_NAMES): a copy kept there is no repository."""
+    return "/".join(QUARANTINED_NAMES.get(part, part) for part in relative.split("/"))
 
 
 def git_writable(inner: str) -> bool:
@@ -307,9 +321,12 @@ def git_refusal(inner: str, mode: int, git_folder: bool) -> str | None:
     return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "a symlink inside git's folder"
 
 
-def nested_repository(relative: str) -> bool:
-    """A `.git` below the project root: a repository whose config and hooks tuiagent's own git would obey."""
-    return relative.rsplit("/", 1)[-1] == GIT and "/" in relative
+def nested_repository(relative: str, names: set[str] | frozenset[str] = frozenset()) -> bool:
+    """A `.git` below the project root, or a folder holding `names` (those of REPOSITORY_MARKS it has) that git takes
+    for a repository itself (setup.c's is_git_directory: a HEAD, with objects/ and refs/ or a `commondir` naming where
+    they are; safe.bareRepository allows it by default): one whose config and hooks git would obey there."""
+    return ((relative.rsplit("/", 1)[-1] == GIT and "/" in relative)
+            or ("HEAD" in names and ("commondir" in names or {"objects", "refs"} <= names)))
 
 
 def special_kind(mode: int) -> str | None:
