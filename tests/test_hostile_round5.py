@@ -532,10 +532,6 @@ def batch_calls(repo: Path, *functions: str) -> ToolBatch:
                            for name in functions))
 
 
-@pytest.mark.xfail(strict=True, reason="hole: each call of a batch runs in a child forked by the batch's process "
-                   "(fanout.one_call) and inherits the run's channel to the host; a call writes the batch's whole "
-                   "answer there and shuts the socket's sending side, and the host takes it (process.read_result reads "
-                   "to EOF): one tool forges the results of the other tools of the reply")
 async def test_a_batch_call_cannot_answer_for_the_other_calls(box: Sandbox, repo: Path) -> None:
     try:
         results = await box.run(batch_calls(repo, "forge", "honest"), SandboxPolicy(timeout_s=20))
