@@ -752,9 +752,6 @@ EMBEDDED_IPV4 = ["::127.0.0.1", "::10.0.0.1", "::ffff:0:127.0.0.1", "2002:7f00:1
 tunnel or translator routes them they reach what the grant must never reach."""
 
 
-@pytest.mark.xfail(strict=True, reason="gap (defense in depth): network.policy.address_refusal unwraps only "
-                   "IPv4-mapped (::ffff:0:0/96) and well-known NAT64 (64:ff9b::/96) addresses; Python's ipaddress "
-                   "calls the others global, so only the host's routing keeps them off loopback and the LAN")
 def test_ipv6_forms_of_loopback_and_private_ipv4_are_refused_by_the_policy() -> None:
     policy = NetPolicy(True)
     allowed = []
