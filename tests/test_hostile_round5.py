@@ -424,10 +424,6 @@ TOOLCHAIN_SECRETS = {
 cargo:token provider) keep a registry token, inside the toolchain folders bound whole for a run."""
 
 
-@pytest.mark.xfail(strict=True, reason="hole: a toolchain folder under the home (.nvm, .cargo, ...) is bound whole "
-                   "(toolchain.TOOLCHAIN_HOME_DIRS, TOOL_HOME_VARIABLES) and only SECRET_HOME_PATHS are masked in it "
-                   "(.cargo/credentials*): npm's global npmrc in a node prefix and cargo's config.toml keep registry "
-                   "tokens too, and agent code reads them")
 async def test_registry_tokens_inside_toolchain_folders_are_not_readable(repo: Path, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     if probe_bubblewrap() is not None:
