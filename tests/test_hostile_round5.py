@@ -253,11 +253,7 @@ async def test_git_folders_are_never_left_writable_by_other_accounts(box: Sandbo
         assert not os.stat(repo / folder).st_mode & stat.S_IWOTH, (folder, oct(os.stat(repo / folder).st_mode))
 
 
-@pytest.mark.xfail(strict=True, reason="hole: a project whose path has a ',' or ':' gets no overlay (launch.py does not "
-                   "escape them in the mount options; overlayfs takes '\\,' and '\\:'), and a writable run without an "
-                   "overlay has no apply step at all: fallback.py sweeps only the protected names, so a nested "
-                   "repository, a setuid file and a FIFO stay, silently (the same on any host without overlay mounts)")
-@pytest.mark.parametrize("folder", ["evil,repo", "evil:repo"])
+@pytest.mark.parametrize("folder", ["evil,repo", "evil:repo", "evil\\repo", 'evil"re\npo'])
 async def test_what_a_run_may_not_leave_is_refused_whatever_the_project_folder_is_called(tmp_path: Path,
                                                                                           folder: str) -> None:
     if probe_bubblewrap() is not None:
@@ -405,10 +401,6 @@ TOOLCHAIN_SECRETS = {
 cargo:token provider) keep a registry token, inside the toolchain folders bound whole for a run."""
 
 
-@pytest.mark.xfail(strict=True, reason="hole: a toolchain folder under the home (.nvm, .cargo, ...) is bound whole "
-                   "(toolchain.TOOLCHAIN_HOME_DIRS, TOOL_HOME_VARIABLES) and only SECRET_HOME_PATHS are masked in it "
-                   "(.cargo/credentials*): npm's global npmrc in a node prefix and cargo's config.toml keep registry "
-                   "tokens too, and agent code reads them")
 async def test_registry_tokens_inside_toolchain_folders_are_not_readable(repo: Path, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     if probe_bubblewrap() is not None:
@@ -509,10 +501,6 @@ def batch_calls(repo: Path, *functions: str) -> ToolBatch:
                            for name in functions))
 
 
-@pytest.mark.xfail(strict=True, reason="hole: each call of a batch runs in a child forked by the batch's process "
-                   "(fanout.one_call) and inherits the run's channel to the host; a call writes the batch's whole "
-                   "answer there and shuts the socket's sending side, and the host takes it (process.read_result reads "
-                   "to EOF): one tool forges the results of the other tools of the reply")
 async def test_a_batch_call_cannot_answer_for_the_other_calls(box: Sandbox, repo: Path) -> None:
     try:
         results = await box.run(batch_calls(repo, "forge", "honest"), SandboxPolicy(timeout_s=20))
@@ -733,9 +721,6 @@ EMBEDDED_IPV4 = ["::127.0.0.1", "::10.0.0.1", "::ffff:0:127.0.0.1", "2002:7f00:1
 tunnel or translator routes them they reach what the grant must never reach."""
 
 
-@pytest.mark.xfail(strict=True, reason="gap (defense in depth): network.policy.address_refusal unwraps only "
-                   "IPv4-mapped (::ffff:0:0/96) and well-known NAT64 (64:ff9b::/96) addresses; Python's ipaddress "
-                   "calls the others global, so only the host's routing keeps them off loopback and the LAN")
 def test_ipv6_forms_of_loopback_and_private_ipv4_are_refused_by_the_policy() -> None:
     policy = NetPolicy(True)
     allowed = []

@@ -44,6 +44,9 @@ def test_a_malformed_sandbox_network_setting_is_one_clear_line() -> None:
     ("169.254.169.254", "a link-local address"), ("fe80::1", "a link-local address"),
     ("100.64.0.1", "a carrier-grade NAT (shared) address"), ("224.0.0.1", "a multicast address"),
     ("ff02::1", "a multicast address"), ("198.18.0.1", "a private address"), ("240.0.0.1", "a private address"),
+    ("::127.0.0.1", "a loopback address"), ("::ffff:0:10.0.0.1", "a private address"),
+    ("2002:c0a8:101::1", "a private address"), ("64:ff9b:1::8.8.8.8", "a local-use NAT64 address"),
+    ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "a Teredo tunnel address"), ("fec0::1", "a site-local address"),
 ])
 def test_addresses_that_are_not_public_are_refused(address: str, kind: str) -> None:
     assert NetPolicy(True).address_refusal(ipaddress.ip_address(address)) == kind
@@ -52,7 +55,8 @@ def test_addresses_that_are_not_public_are_refused(address: str, kind: str) -> N
 def test_public_addresses_pass_and_the_test_range_is_only_what_the_variable_names(
         monkeypatch: pytest.MonkeyPatch) -> None:
     policy = NetPolicy(True)
-    for public in ("93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "8.8.8.8"):
+    for public in ("93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "8.8.8.8", "::ffff:8.8.8.8",
+                   "64:ff9b::8.8.8.8", "2002:808:808::1", "::ffff:0:8.8.8.8"):
         assert policy.address_refusal(ipaddress.ip_address(public)) is None, public
     monkeypatch.setenv(TEST_PUBLIC_NETS_ENV, "198.18.0.0/15")
     testing = NetPolicy(True)

@@ -249,6 +249,27 @@ async def test_positive_control_succeeds(tier: str, world: World) -> None:
     assert set(result.files_read) >= {".git/HEAD", "README.md"}
 
 
+EXECUTED_DESCRIPTORS = """\
+import os, subprocess
+listing = subprocess.run(["/bin/sh", "-c", "for fd in /proc/self/fd/*; do readlink $fd; done"], close_fds=False,
+                         capture_output=True, text=True).stdout
+[line for line in listing.splitlines() if line.startswith("socket:")]
+"""
+
+
+@pytest.mark.parametrize("tier", TIERS)
+async def test_a_program_a_run_executes_never_holds_the_channel_to_the_host(tier: str, world: World) -> None:
+    """The run's channel is close-on-exec: a program the code executes, even asking for every inherited descriptor,
+    cannot write the run's answer (nor ask the host anything) on it."""
+    box = await Sandbox.start(world.project, tier=tier, warm_workers=0)
+    try:
+        result = await box.run(Snippet(EXECUTED_DESCRIPTORS))
+    finally:
+        await box.aclose()
+    assert result.ok, result.error
+    assert result.value == []
+
+
 SECRET_HUNT = """\
 import os
 secret_names = [k for k in os.environ if 'KEY' in k or 'TOKEN' in k or 'SECRET' in k]

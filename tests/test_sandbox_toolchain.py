@@ -20,7 +20,7 @@ from tui_agent.core.agent.toolbase import ToolContext, ToolFailure
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox
 from tui_agent.core.sandbox.launch import probe_bubblewrap
-from tui_agent.core.sandbox.toolchain import SECRET_HOME_PATHS, TOOL_HOME_VARIABLES
+from tui_agent.core.sandbox.toolchain import SECRET_HOME_PATHS, TOOL_HOME_VARIABLES, TOOLCHAIN_SECRETS
 
 pytestmark = pytest.mark.skipif(probe_bubblewrap() is not None, reason="needs a working bubblewrap")
 
@@ -135,7 +135,9 @@ async def test_toolchains_under_the_home_are_visible_and_read_only(tmp_path: Pat
 
 def plant_secrets(home: Path) -> list[Path]:
     planted: list[Path] = []
-    for relative in SECRET_HOME_PATHS:
+    in_toolchains = [f"{folder}/{name.replace('*', 'v20.1.0')}" for folder, names in TOOLCHAIN_SECRETS.items()
+                     for name in names]
+    for relative in (*SECRET_HOME_PATHS, *in_toolchains):
         path = home / relative
         if relative.rsplit("/", 1)[-1].startswith(".") or relative.endswith((".json", ".toml", "credentials")):
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -185,6 +187,26 @@ async def test_no_secret_path_or_variable_is_readable_from_inside(tmp_path: Path
     ls_text, _ = await shell(project, f"ls {fake_home}/.config; ls {fake_home}/.config/gh | wc -l")
     assert "gh" in ls_text  # ~/.config is visible as configured, its secrets are masked (empty)
     assert ls_text.rstrip().endswith("0")
+
+
+async def test_registry_tokens_where_a_toolchain_variable_puts_its_folder_are_masked(
+        tmp_path: Path, fake_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CARGO_HOME and NVM_DIR outside the home: the folder is bound whole, its token files are masked all the same
+    (and cargo's own files beside them stay readable)."""
+    cargo, nvm = tmp_path / "tools" / "cargo", tmp_path / "tools" / "nvm"
+    for secret in (cargo / "credentials.toml", cargo / "config.toml", nvm / "versions/node/v22.1.0/etc/npmrc"):
+        secret.parent.mkdir(parents=True, exist_ok=True)
+        secret.write_text("token = TOOL-FOLDER-SECRET\n")
+    write_script(cargo / "bin" / "cargo", "echo cargo here")
+    monkeypatch.setenv("CARGO_HOME", str(cargo))
+    monkeypatch.setenv("NVM_DIR", str(nvm))
+    monkeypatch.setenv("PATH", f"{cargo / 'bin'}:/usr/bin:/bin")
+    project = tmp_path / "proj"
+    project.mkdir()
+    text, _ = await shell(project, f"cargo; cat {cargo}/credentials.toml {cargo}/config.toml "
+                                   f"{nvm}/versions/node/v22.1.0/etc/npmrc; ls {cargo}")
+    assert "cargo here" in text and "bin" in text, text
+    assert "TOOL-FOLDER-SECRET" not in text, text
 
 
 async def test_secret_variables_stay_out_under_the_fallback_tier_too(tmp_path: Path, fake_home: Path,

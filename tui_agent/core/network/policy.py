@@ -31,6 +31,21 @@ USER_AGENT = "tuiagent-web-fetch"
 
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+_IPV4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")
+_TEREDO = ipaddress.ip_network("2001::/32")
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address stands for, where a translator or tunnel would take it: IPv4-mapped,
+    IPv4-translated (SIIT), IPv4-compatible (deprecated: `::a.b.c.d`, but not `::` and `::1`), well-known NAT64 and
+    6to4 (2002::/16, the address in bits 16-48)."""
+    if address.ipv4_mapped is not None or address.sixtofour is not None:
+        return address.ipv4_mapped or address.sixtofour
+    if address in _NAT64 or address in _IPV4_TRANSLATED or (address in _IPV4_COMPATIBLE and int(address) > 1):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
 
 
 class Refused(TuiAgentError):
@@ -68,10 +83,13 @@ class NetPolicy:
         """What kind of address this is when a connection to it is refused ("a loopback address"), or None for a
         public address that is not this machine's."""
         if isinstance(address, ipaddress.IPv6Address):
-            if address.ipv4_mapped is not None:
-                return self.address_refusal(address.ipv4_mapped)
-            if address in _NAT64:
-                return self.address_refusal(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+            if (embedded := embedded_ipv4(address)) is not None:
+                return self.address_refusal(embedded)
+            for test, what in ((address in _LOCAL_NAT64, "a local-use NAT64 address"),
+                               (address in _TEREDO, "a Teredo tunnel address"),
+                               (address.is_site_local, "a site-local address")):
+                if test:
+                    return what
         for test, what in ((address.is_loopback, "a loopback address"), (address.is_unspecified, "the unspecified address"),
                            (address in self.own, "an address of this machine"),
                            (address.is_link_local, "a link-local address"), (address.is_multicast, "a multicast address")):

@@ -28,6 +28,8 @@ SANDBOX_HOME = "/tmp/home"
 OUTPUT_CAP = 64 * 1024
 """What a batched call's stdout and stderr each keep: two thirds from the start, one third from the end."""
 ANSWER_LIMIT = 8 * 1024 * 1024
+FD_CEILING = 2**31 - 1
+"""Past the highest descriptor there can be (close_range takes the whole range at once)."""
 
 
 def wipe(folder: str) -> None:
@@ -90,14 +92,15 @@ def wipe_private_folders(folders: list[str]) -> None:
         os.makedirs(SANDBOX_HOME, exist_ok=True)
 
 
-def enter_child(wakeup: Any, out: int, err: int) -> None:
-    """In a forked child: the signal state of a process of its own, `out` and `err` as stdout and stderr, and a
-    session of its own."""
+def enter_child(wakeup: Any, out: int, err: int, answer: int) -> None:
+    """In a forked child: the signal state of a process of its own, `out` and `err` as stdout and stderr, a session of
+    its own, and no descriptor but stdin, stdout, stderr and `answer`: never the run's channel to the host, on which a
+    call could answer for the whole batch."""
     wakeup.close()
     os.dup2(out, 1)
     os.dup2(err, 2)
-    os.close(out)
-    os.close(err)
+    os.closerange(3, answer)
+    os.closerange(answer + 1, FD_CEILING)
     os.setsid()
 
 
@@ -152,9 +155,7 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
     pid = os.fork()
     if pid == 0:
         try:
-            for read, _write in pipes:
-                os.close(read)
-            enter_child(wakeup, out_pipe[1], err_pipe[1])
+            enter_child(wakeup, out_pipe[1], err_pipe[1], answer_pipe[1])
             encoded = json.dumps(answer_of(call)).encode()
             for stream in (sys.stdout, sys.stderr):  # what the call printed without a newline is not lost
                 with contextlib.suppress(BaseException):  # the call may have closed or replaced the stream

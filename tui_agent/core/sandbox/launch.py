@@ -50,8 +50,12 @@ ISOLATED = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", 
 process 1 (no unfiltered bubblewrap init), gone with its parent, in a new session (no terminal to inject into)."""
 JOIN_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 """The shell joins each of the run's cgroup folders, then becomes the sandbox: every descendant is born inside it."""
-OVERLAY_MOUNT = 'mount -t overlay overlay -o "$1" "$2" || exit 125; shift 2; exec "$@"'
-"""Mounts the overlay (exit status `writable_runs.MOUNT_FAILED` when it cannot), then becomes bubblewrap."""
+OVERLAY_MOUNT = '(cd "$1" && exec mount -t overlay overlay -o "$2" "$3" 3<"$3") || exit 125; shift 3; exec "$@"'
+"""Mounts the overlay (exit status `writable_runs.MOUNT_FAILED` when it cannot), then becomes bubblewrap. No path is in
+the mount options (`OVERLAY_OPTIONS`), where a ',', ':' or '\\' in a path would need escaping that not every mount
+honours (util-linux's new mount API splits options at every ','): the lower layer is the project opened as fd 3 of
+`mount` alone, the upper and work folders are named relative to their folder, `mount`'s working folder."""
+OVERLAY_OPTIONS = "lowerdir=/proc/self/fd/3,upperdir=upper,workdir=work,volatile"
 HIDING_ENVIRON = ("HOME", "XDG_RUNTIME_DIR")
 """The variables that say which host folders are hidden (`host_mounts`)."""
 HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
@@ -227,14 +231,15 @@ def worker_argv(channel_fd: int, project: Path, private: Iterable[Path] = (), ne
 def overlay_prefix(dirs: OverlayDirs, project: Path) -> list[str]:
     """The command prefix that mounts the overlay of `dirs` over `project` in a new mount namespace (a new user
     namespace too, mapped to the caller, without privileges), then execs the rest of the command line (bubblewrap)."""
-    return _overlay_mount(project, dirs.upper, dirs.work, dirs.rootless)
+    return _overlay_mount(project, dirs.folder, dirs.rootless)
 
 
-def _overlay_mount(lower: Path, upper: Path, work: Path, rootless: bool) -> list[str]:
-    options = f"{'userxattr,' if rootless else ''}lowerdir={lower},upperdir={upper},workdir={work},volatile"
+def _overlay_mount(lower: Path, folder: Path, rootless: bool) -> list[str]:
+    """The overlay of `lower`, its upper and work folders `folder`/upper and `folder`/work, mounted over `lower`."""
+    options = f"{'userxattr,' if rootless else ''}{OVERLAY_OPTIONS}"
     user = ["--user", "--map-root-user"] if rootless else []
     return [shutil.which("unshare") or "unshare", "--mount", "--propagation", "private", *user, "--", "/bin/sh", "-c",
-            OVERLAY_MOUNT, "overlay", options, str(lower)]
+            OVERLAY_MOUNT, "overlay", str(folder), options, str(lower)]
 
 
 def sandbox_env(*, home: str, tmpdir: str, tier: str, token: str, toolchain: Toolchain | None = None) -> dict[str, str]:
@@ -323,8 +328,7 @@ def _tried(argv: list[str], failing: str) -> str | None:
 
 
 def _try_overlay(scratch: Path) -> str | None:
-    """The overlay mount of a run, tried on folders of the probe's own (the caller checked that their paths fit in the
-    mount options, `writable_runs.usable_paths`)."""
+    """The overlay mount of a run, tried on folders of the probe's own."""
     if shutil.which("unshare") is None:
         return "util-linux's `unshare` is not installed"
     trial = Path(tempfile.mkdtemp(prefix="overlay-probe-", dir=scratch))
@@ -333,8 +337,8 @@ def _try_overlay(scratch: Path) -> str | None:
         for folder in (lower, upper, work):
             folder.mkdir()
         (lower / "f").write_text("x")
-        problem = _tried([*_overlay_mount(lower, upper, work, os.geteuid() != 0), "/bin/sh", "-c",
-                          f'rm "{lower}/f" && echo y > "{lower}/g"'], "an overlay mount fails here")
+        problem = _tried([*_overlay_mount(lower, trial, os.geteuid() != 0), "/bin/sh", "-c",
+                          'rm "$1/f" && echo y > "$1/g"', "sh", str(lower)], "an overlay mount fails here")
         if problem is None and (not (upper / "g").is_file() or (lower / "g").exists() or not (lower / "f").exists()):
             return "an overlay mount does not keep writes apart here"
         return problem

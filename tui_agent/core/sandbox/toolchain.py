@@ -26,8 +26,7 @@ from tui_agent.core.sandbox.launch import SYSTEM_PATH, HostMounts, host_mounts, 
 SECRET_HOME_PATHS: tuple[str, ...] = (
     ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh", ".config/hub", ".docker/config.json",
     ".kube", ".password-store", ".local/share/keyrings", ".local/share/gopass", ".config/gopass", ".config/op",
-    ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".gem/credentials", ".vault-token",
-    ".cargo/credentials", ".cargo/credentials.toml", ".config/git/credentials", ".pki",
+    ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".gem/credentials", ".vault-token", ".config/git/credentials", ".pki",
     ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware", ".config/microsoft-edge",
     ".config/vivaldi", ".config/opera", ".var/app",
 )
@@ -51,6 +50,15 @@ TOOL_HOME_VARIABLES: dict[str, str] = {
 }
 """Set to the real folder when it exists and the user has not set them: inside, HOME is a private empty folder."""
 
+TOOLCHAIN_SECRETS: dict[str, tuple[str, ...]] = {
+    ".cargo": ("credentials", "credentials.toml", "config", "config.toml"), ".nvm": ("versions/node/*/etc/npmrc",),
+    ".volta": ("tools/image/node/*/etc/npmrc",), ".asdf": ("installs/nodejs/*/etc/npmrc",),
+    ".local/share/uv": ("credentials",),
+}
+"""Registry tokens inside toolchain folders bound whole, relative to the folder (under the home, or where its variable
+of TOOL_HOME_VARIABLES says): cargo's credentials and config (`[registry] token`), npm's global npmrc in each node
+prefix (`_authToken`), uv's stored credentials. Masked as the secret home paths are: whole, settings included."""
+
 BUILD_ENV_NAMES: tuple[str, ...] = (
     "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "CI",
     "USER", "LOGNAME", "SHELL", "CC", "CXX", "CPP", "LD", "AR", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS",
@@ -67,12 +75,19 @@ PRIVATE_AREAS = (Path("/tmp"), Path("/root"), Path("/home"))
 
 
 class SecretMap:
-    """The secret paths under one home, with their real locations, computed once per look-up session."""
+    """The secret paths under one home and in its toolchain folders (`env`: where TOOL_HOME_VARIABLES put them), with
+    their real locations, computed once per look-up session."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, env: Mapping[str, str]) -> None:
         self.home = home
         self.real_home = Path(os.path.realpath(home))
-        self.pairs = [(home / relative, Path(os.path.realpath(home / relative))) for relative in SECRET_HOME_PATHS]
+        paths = [home / relative for relative in SECRET_HOME_PATHS]
+        for folder, names in TOOLCHAIN_SECRETS.items():
+            places = {home / folder, *(Path(env[name]) for name, relative in TOOL_HOME_VARIABLES.items()
+                                       if relative == folder and os.path.isabs(env.get(name, "")))}
+            paths += [path for place in places for name in names
+                      for path in (place.glob(name) if "*" in name else [place / name])]
+        self.pairs = [(path, Path(os.path.realpath(path))) for path in paths]
 
     def existing(self) -> list[tuple[Path, Path]]:
         """The secret paths that exist, each with its real location."""
@@ -106,7 +121,7 @@ class Toolchain:
 
         `paths_hidden` False (the rlimits tier, no mount namespace): the secret paths are listed as readable.
         """
-        hidden = [str(secret) for secret, _real in SecretMap(self.home).existing()]
+        hidden = [str(secret) for secret, _real in SecretMap(self.home, self.env).existing()]
         return {
             "secret_paths_hidden": paths_hidden,
             "visible": {
@@ -133,11 +148,11 @@ def discover(project_root: Path, *, environ: Mapping[str, str] | None = None, ex
     env_in = dict(os.environ if environ is None else environ)
     home = Path(os.path.abspath(os.path.expanduser(env_in.get("HOME") or "~")))
     problems: list[str] = []
-    secrets = SecretMap(home)
     venv = find_virtualenv(project_root, env_in, home, problems, project_venv=project_venv)
     env = passed_variables(env_in, extra_env, problems)
     env.update({name: str(home / relative) for name, relative in TOOL_HOME_VARIABLES.items()
                 if name not in env and (home / relative).is_dir()})
+    secrets = SecretMap(home, env)
     if venv is not None:
         env["VIRTUAL_ENV"] = str(venv)
     path = search_path(env_in.get("PATH", ""), venv, secrets)

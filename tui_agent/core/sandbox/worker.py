@@ -329,6 +329,7 @@ def main() -> None:
     """argv: the channel's descriptor, the project, the folder holding `tui_agent`, then `net=FD:PORT` (a network
     grant's listener) and `private=FOLDER` for each private tmpfs folder a batch empties between its calls."""
     channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    os.set_inheritable(channel, False)  # passed to this process only: nothing it executes gets it
     guard = load_sibling("worker_guard.py", register=False)
     for argument in sys.argv[4:]:  # before any agent code runs, and before BOOTED
         if argument.startswith("net="):

@@ -44,8 +44,6 @@ PER_CALL_ONLY = ("without an overlay mount, what a run wrote cannot be told apar
 MOUNT_FAILED = 125
 """The launcher's exit status when the overlay could not be mounted (the worker never started; `launch.py` mounts it)."""
 
-_UNSAFE = (",", ":", "\\", "\n", '"')
-"""Characters the mount options cannot carry unescaped: such paths get no overlay (per-call attribution only)."""
 RECORDS = "overlays"
 SWEEPS = "sweeps"
 MAX_TOLD = 10
@@ -84,10 +82,6 @@ def prepare(scratch: Path) -> OverlayDirs:
     dirs.upper.mkdir()
     dirs.work.mkdir()
     return dirs
-
-
-def usable_paths(project: Path, scratch: Path) -> bool:
-    return not any(mark in str(path) for path in (project, scratch) for mark in _UNSAFE)
 
 
 def apply(dirs: OverlayDirs, root: Path, cache_dir: Path, since_ns: int, start: LowerState | None = None) -> Harvest:
@@ -234,8 +228,6 @@ class WritableRuns:
 
     def probe_overlay(self) -> str | None:
         """Why this project cannot be mounted as an overlay here, or None (run once, in a thread)."""
-        if not usable_paths(self.project.root, self._scratch):
-            return f"the project path has a character an overlay mount cannot carry; {PER_CALL_ONLY}"
         problem = probe_overlay(self._scratch)
         return f"{problem}; {PER_CALL_ONLY}" if problem else None
 
