@@ -155,20 +155,21 @@ def compare(root: Path, venv: Path | None, start: LowerState,
 
 def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[str], set[str]]:
     """Refuse what a run without an overlay created or changed (`now` against `start`) that no run may leave, judged
-    as the harvest judges an upper folder: a special file or a hard link to a file outside the run's writes removed
-    (nothing to look at), a nested repository (or what of an existing one's `.git` a commit does not write) moved to
-    `.agent/quarantine/` as the harvest's copy is kept (`copy_clean`), a setuid or setgid bit stripped; one note
-    each: (the notes, the stamped paths no longer in the project)."""
+    as the harvest judges an upper folder: a special file or a hard link to a file of the project from before the run
+    removed (nothing to look at), a nested repository (or what of an existing one's `.git` a commit does not write)
+    moved to `.agent/quarantine/` as the harvest's copy is kept (`copy_clean`), a setuid or setgid bit stripped; one
+    note each: (the notes, the stamped paths no longer in the project)."""
     touched = sorted(path for path, stamp in now.stamps.items()
                      if path and not os.path.isabs(path) and start.stamps.get(path) != stamp)
     created = Counter(now.stamps[path][0] for path in touched if path not in start.stamps)
     notes: list[str] = []
     gone: set[str] = set()
+    moved: tuple[str, ...] = ()  # folders moved whole, each with a trailing "/"
     folder: Path | None = None
     for path in touched:
-        if path in gone or any(path.startswith(moved + "/") for moved in gone):
+        if path.startswith(moved):
             continue
-        mode, target = now.stamps[path][1], root / path
+        (inode, mode), target = now.stamps[path][:2], root / path
         try:
             if (kind := special_kind(mode)) is not None:
                 target.unlink()
@@ -176,23 +177,41 @@ def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[st
             elif (why := _repository_refusal(path, now.stamps[path], start)) is not None:
                 folder = folder or new_folder(root)
                 notes.append(f"{path}: {REFUSED}{why}; moved to {_move_clean(root, path, folder)}")
-            elif (stat.S_ISREG(mode) and path not in start.stamps
-                  and os.lstat(target).st_nlink > created[now.stamps[path][0]]):
+                moved += (path + "/",)
+            elif stat.S_ISREG(mode) and path not in start.stamps and _links_out(target, inode, created[inode], start):
                 target.unlink()  # its data stays where the other links are
-                notes.append(f"{path}: {REFUSED}a hard link to a file outside what the run wrote; removed")
-            elif stat.S_ISREG(mode) and mode & SETID_BITS:
-                os.chmod(target, stat.S_IMODE(mode) & ~SETID_BITS)
-                notes.append(f"{path}: kept without its {setid_words(mode)} bit (a run may not leave a program that "
-                             "runs as you when someone else starts it)")
-                continue
+                notes.append(f"{path}: {REFUSED}a hard link to a file the project had before the run; removed")
             else:
+                notes += _strip_setid(path, target, mode)
                 continue
         except OSError as error:
             notes.append(f"{path}: {REFUSED}a run may not leave it, and it could not be taken away ({error}); check "
                          "it before you use it")
             continue
         gone.add(path)
-    return notes, {path for path in now.stamps if path in gone or any(path.startswith(moved + "/") for moved in gone)}
+    if moved:
+        gone |= {path for path in now.stamps if path.startswith(moved)}
+    return notes, gone
+
+
+def _links_out(target: Path, inode: int, run_links: int, start: LowerState) -> bool:
+    """Whether a file the run created (`run_links` of its links are) shares its data with a file the project had."""
+    return os.lstat(target).st_nlink > run_links and any(
+        stamp[0] == inode and not stat.S_ISDIR(stamp[1]) for stamp in start.stamps.values())
+
+
+def _strip_setid(path: str, target: Path, mode: int) -> list[str]:
+    """Take a setuid or setgid bit off what the run left, as the harvest does (a folder keeps a setgid bit its parent
+    has: new folders inherit it there); its note."""
+    parent_setgid = stat.S_ISDIR(mode) and bool(os.lstat(target.parent).st_mode & stat.S_ISGID)
+    refused = mode & (stat.S_ISUID if parent_setgid else SETID_BITS)
+    if not refused or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return []
+    os.chmod(target, stat.S_IMODE(mode) & ~refused)
+    if stat.S_ISDIR(mode):
+        return [f"{path}/: kept without its {setid_words(refused)} bit"]
+    return [f"{path}: kept without its {setid_words(refused)} bit (a run may not leave a program that runs as you "
+            "when someone else starts it)"]
 
 
 def _repository_refusal(path: str, stamp: FullStamp, start: LowerState) -> str | None:
