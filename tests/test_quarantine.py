@@ -336,3 +336,21 @@ async def test_what_a_run_without_an_overlay_may_not_leave_is_refused_and_said(r
                   "t: kept without its setuid bit", "kept/.git/config: refused: git's config decides"):
         assert [note for note in notes if note.startswith(start)], (start, notes)
     assert any(note.endswith(f"moved to {shown}") for note in notes), notes
+
+
+async def test_a_run_whose_overlay_failed_is_refused_what_no_run_may_leave(repo: Path) -> None:
+    """The run again without an overlay after its mount failed (dispatch.py) is checked against the stamps of its
+    start: what it left that no run may leave is refused there too."""
+    project = Project.at(repo)
+    project.ensure_layout()
+    box = await Sandbox.start(project, tier="rlimits", warm_workers=0)
+    try:
+        lower = box.runs.lower()
+        git(repo, "init", "-q", "sub")  # what the run wrote straight into the project
+        os.mkfifo(repo / "pipe")
+        notes = box.runs.after_mount_failed(lower)
+    finally:
+        await box.aclose()
+    assert not os.path.lexists(repo / "sub" / ".git") and not os.path.lexists(repo / "pipe")
+    assert [p.name for p in (repo / ".agent/quarantine").glob("*/sub/*")] == ["dot-git"]
+    assert [note.split(": ")[0] for note in notes] == ["pipe", "sub/.git"], notes
