@@ -234,7 +234,10 @@ def _move_clean(root: Path, relative: str, folder: Path) -> str:
     where.parent.mkdir(parents=True, exist_ok=True)
     moving = where.with_name(f".{where.name}.moving")
     os.rename(root / relative, moving)  # the same file system: the path itself moves, never what a link points to
-    copy_clean(moving, where, HardLinks(moving))
+    try:
+        copy_clean(moving, where, HardLinks(moving))
+    except OSError:
+        return str(moving.relative_to(root))  # out of the project all the same, as the run left it
     if stat.S_ISDIR(os.lstat(moving).st_mode):
         shutil.rmtree(moving)
     else:
