@@ -8,6 +8,7 @@ import json
 import os
 import secrets
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,7 @@ from tests.gitrepo import git
 from tests.test_hostile_delayed import digest
 from tui_agent.cli import main
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, SandboxPolicy
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand
 from tui_agent.core.sandbox import Snippet
 from tui_agent.core.sandbox.harvest import harvest
 from tui_agent.core.sandbox.protected import LowerState
@@ -290,3 +291,66 @@ async def test_a_run_whose_overlay_failed_is_told_only_the_start_up_files_it_wro
         await box.aclose()
     assert any("planted.pth" in note for note in notes), notes
     assert not any("existing.pth" in note for note in notes), notes
+
+
+LEAVES = ("git init -q sub && git -C sub config core.fsmonitor 'touch {canary}; false' && cp /usr/bin/tee t && "
+          "chmod 4755 t && mkfifo f && ln notes.md again && git -C kept config user.name run && echo ok > done.txt && ln done.txt done2.txt")
+"""What no run may leave, written straight into the project: a nested repository whose config runs a command on the
+host, a setuid program, a FIFO, a hard link to a file from before the run, config for the person's nested
+repository (a hard link between two files of the run is fine)."""
+
+
+@pytest.mark.parametrize("tier", TIERS)
+async def test_what_a_run_without_an_overlay_may_not_leave_is_refused_and_said(repo: Path, tmp_path: Path,
+                                                                               tier: str) -> None:
+    """The rlimits tier, and bubblewrap where the overlay cannot be mounted, write the project directly: what the
+    harvest refuses from an upper folder is refused there too, checked against the project's stamps before the run."""
+    project = Project.at(repo)
+    project.ensure_layout()
+    (repo / "notes.md").write_text("mine\n")
+    git(repo, "init", "-q", "kept")  # the person's nested repository, the run only writes in it
+    canary = tmp_path / "fsmonitor-ran"
+    box = await Sandbox.start(project, tier=tier, warm_workers=0)
+    try:
+        box.runs.overlay_problem = "off for the test"  # bubblewrap without an overlay: the run is fenced
+        seen = len(box.notices)
+        result = await box.run(ShellCommand(LEAVES.format(canary=canary), 30), WRITABLE)
+        notes = box.notices[seen:]
+    finally:
+        await box.aclose()
+    assert result.ok and result.value["exit_code"] == 0, result
+    assert (repo / "done.txt").read_text() == (repo / "done2.txt").read_text() == "ok\n"
+    assert not os.path.lexists(repo / "sub" / ".git") and not os.path.lexists(repo / "f")
+    assert not os.path.lexists(repo / "again") and (repo / "notes.md").read_text() == "mine\n"
+    assert not os.lstat(repo / "t").st_mode & (stat.S_ISUID | stat.S_ISGID) and (repo / "t").read_bytes()
+    assert not os.path.lexists(repo / "kept" / ".git" / "config")  # the run's config of the person's repository
+    assert (repo / "kept" / ".git" / "HEAD").exists()
+    copies = list((repo / ".agent" / "quarantine").glob("*/sub/dot-git"))
+    assert len(copies) == 1 and f"touch {canary}" in (copies[0] / "config").read_text()
+    subprocess.run(["git", "-C", str(repo / "sub"), "status"], capture_output=True, check=False,
+                   env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"})
+    assert not canary.exists()
+    shown = copies[0].relative_to(repo)
+    for start in ("sub/.git: refused: a git repository inside the project", "f: refused: the run made a special file "
+                  "there (FIFO); removed", "again: refused: a hard link to a file the project had before the run; removed",
+                  "t: kept without its setuid bit", "kept/.git/config: refused: git's config decides"):
+        assert [note for note in notes if note.startswith(start)], (start, notes)
+    assert any(note.endswith(f"moved to {shown}") for note in notes), notes
+
+
+async def test_a_run_whose_overlay_failed_is_refused_what_no_run_may_leave(repo: Path) -> None:
+    """The run again without an overlay after its mount failed (dispatch.py) is checked against the stamps of its
+    start: what it left that no run may leave is refused there too."""
+    project = Project.at(repo)
+    project.ensure_layout()
+    box = await Sandbox.start(project, tier="rlimits", warm_workers=0)
+    try:
+        lower = box.runs.lower()
+        git(repo, "init", "-q", "sub")  # what the run wrote straight into the project
+        os.mkfifo(repo / "pipe")
+        notes = box.runs.after_mount_failed(lower)
+    finally:
+        await box.aclose()
+    assert not os.path.lexists(repo / "sub" / ".git") and not os.path.lexists(repo / "pipe")
+    assert [p.name for p in (repo / ".agent/quarantine").glob("*/sub/*")] == ["dot-git"]
+    assert [note.split(": ")[0] for note in notes] == ["pipe", "sub/.git"], notes

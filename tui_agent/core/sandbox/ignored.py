@@ -6,8 +6,9 @@ interpreter reads is flagged on its own (issue 23).
 `report` takes what a run wrote: through an overlay, what the harvest applied (with the bytes it replaced, read as it
 replaced them); without one (the rlimits tier, a machine where the overlay cannot be mounted), what differs between
 the project's stamps before and after the run (`compare`), with the bytes `keep` read before it. Such a run is also
-swept (`sweep`): each protected path it created or replaced is moved to `.agent/quarantine/`; what the harvest
-refuses is copied there (`new_folder`, `copy_clean`, `moved_note`)."""
+swept (`sweep`): each protected path it created or replaced is moved to `.agent/quarantine/`, and what it left that
+the harvest would refuse is refused the same way (`refuse_left`); what the harvest refuses is copied there
+(`new_folder`, `copy_clean`, `moved_note`)."""
 
 from __future__ import annotations
 
@@ -17,14 +18,16 @@ import secrets
 import shutil
 import stat
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from tui_agent.core import globs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
-from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, WALK_LIMIT, Guard, LowerState, Stamp,
-                                              inert, is_startup_file, shown, stamp_of)
+from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, SETID_BITS, WALK_LIMIT,
+                                              FullStamp, Guard, LowerState, Stamp, git_refusal, inert, is_startup_file,
+                                              nested_repository, setid_words, shown, special_kind, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -133,10 +136,13 @@ def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
 
 def compare(root: Path, venv: Path | None, start: LowerState,
             kept: dict[str, bytes]) -> tuple[list[str], list[IgnoredChange], list[str]]:
-    """What a run without an overlay changed among the ignored files, from the stamps `start` taken before it (with
-    `site_dirs`) and `kept`, the bytes read then: (the notes, the changes kept for undo, every path it created, folders
-    too)."""
+    """What a run without an overlay changed, from the stamps `start` taken before it (with `site_dirs`) and `kept`,
+    the bytes read then: what no run may leave refused first (`refuse_left`), then the ignored files' changes told:
+    (the notes, the changes kept for undo, every path it created and left, folders too)."""
     now = LowerState.take(root, sites=site_dirs(root, venv))
+    refused, gone = refuse_left(root, start, now)
+    for path in gone:
+        del now.stamps[path]
     both = {**start.stamps, **now.stamps}
     written = {path: "removed" if path not in now.stamps else "created" if path not in start.stamps else "changed"
                for path, stamp in both.items()
@@ -144,7 +150,99 @@ def compare(root: Path, venv: Path | None, start: LowerState,
     before: dict[str, bytes | int] = {path: kept.get(path, start.stamps[path][2]) for path in written
                                       if path in start.stamps}
     said, found = report(root, written, before, venv, start.complete and now.complete)
-    return said, found, [path for path in now.stamps if path not in start.stamps]
+    return [*refused, *said], found, [path for path in now.stamps if path not in start.stamps]
+
+
+def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[str], set[str]]:
+    """Refuse what a run without an overlay created or changed (`now` against `start`) that no run may leave, judged
+    as the harvest judges an upper folder: a special file or a hard link to a file of the project from before the run
+    removed (nothing to look at), a nested repository (or what of an existing one's `.git` a commit does not write)
+    moved to `.agent/quarantine/` as the harvest's copy is kept (`copy_clean`), a setuid or setgid bit stripped; one
+    note each: (the notes, the stamped paths no longer in the project)."""
+    touched = sorted(path for path, stamp in now.stamps.items()
+                     if path and not os.path.isabs(path) and start.stamps.get(path) != stamp)
+    created = Counter(now.stamps[path][0] for path in touched if path not in start.stamps)
+    notes: list[str] = []
+    gone: set[str] = set()
+    moved: tuple[str, ...] = ()  # folders moved whole, each with a trailing "/"
+    folder: Path | None = None
+    for path in touched:
+        if path.startswith(moved):
+            continue
+        (inode, mode), target = now.stamps[path][:2], root / path
+        try:
+            if (kind := special_kind(mode)) is not None:
+                target.unlink()
+                notes.append(f"{path}: {REFUSED}the run made a special file there ({kind}); removed")
+            elif (why := _repository_refusal(path, now.stamps[path], start)) is not None:
+                folder = folder or new_folder(root)
+                notes.append(f"{path}: {REFUSED}{why}; moved to {_move_clean(root, path, folder)}")
+                moved += (path + "/",)
+            elif stat.S_ISREG(mode) and path not in start.stamps and _links_out(target, inode, created[inode], start):
+                target.unlink()  # its data stays where the other links are
+                notes.append(f"{path}: {REFUSED}a hard link to a file the project had before the run; removed")
+            else:
+                notes += _strip_setid(path, target, mode)
+                continue
+        except OSError as error:
+            notes.append(f"{path}: {REFUSED}a run may not leave it, and it could not be taken away ({error}); check "
+                         "it before you use it")
+            continue
+        gone.add(path)
+    if moved:
+        gone |= {path for path in now.stamps if path.startswith(moved)}
+    return notes, gone
+
+
+def _links_out(target: Path, inode: int, run_links: int, start: LowerState) -> bool:
+    """Whether a file the run created (`run_links` of its links are) shares its data with a file the project had."""
+    return os.lstat(target).st_nlink > run_links and any(
+        stamp[0] == inode and not stat.S_ISDIR(stamp[1]) for stamp in start.stamps.values())
+
+
+def _strip_setid(path: str, target: Path, mode: int) -> list[str]:
+    """Take a setuid or setgid bit off what the run left, as the harvest does (a folder keeps a setgid bit its parent
+    has: new folders inherit it there); its note."""
+    parent_setgid = stat.S_ISDIR(mode) and bool(os.lstat(target.parent).st_mode & stat.S_ISGID)
+    refused = mode & (stat.S_ISUID if parent_setgid else SETID_BITS)
+    if not refused or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return []
+    os.chmod(target, stat.S_IMODE(mode) & ~refused)
+    if stat.S_ISDIR(mode):
+        return [f"{path}/: kept without its {setid_words(refused)} bit"]
+    return [f"{path}: kept without its {setid_words(refused)} bit (a run may not leave a program that runs as you "
+            "when someone else starts it)"]
+
+
+def _repository_refusal(path: str, stamp: FullStamp, start: LowerState) -> str | None:
+    """Why `path` (a project path the run created or changed, now `stamp`) is a nested repository's entry a run may
+    not leave, or None: a new or replaced `.git` below the root, or what of an existing one a commit does not write."""
+    if nested_repository(path):
+        was = start.stamps.get(path)
+        if was is not None and was[0] == stamp[0] and stat.S_ISDIR(was[1]) and stat.S_ISDIR(stamp[1]):
+            return None  # the person's nested repository, written inside: judged entry by entry
+        return ("a git repository inside the project (its config and hooks would run commands on your machine when "
+                "git works there)")
+    inside = path.find(f"/{GIT}/")
+    return None if inside < 0 else git_refusal(path[inside + len(GIT) + 2:], stamp[1], git_folder=True)
+
+
+def _move_clean(root: Path, relative: str, folder: Path) -> str:
+    """Move `relative` out of the project into `folder` (one rename), then keep there what the harvest keeps of a
+    refused path (`copy_clean`: no `.git` by its name, special file, setuid or setgid bit, or hard link out); where."""
+    where = folder / inert(relative)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    moving = where.with_name(f".{where.name}.moving")
+    os.rename(root / relative, moving)  # the same file system: the path itself moves, never what a link points to
+    try:
+        copy_clean(moving, where, HardLinks(moving))
+    except OSError:
+        return str(moving.relative_to(root))  # out of the project all the same, as the run left it
+    if stat.S_ISDIR(os.lstat(moving).st_mode):
+        shutil.rmtree(moving)
+    else:
+        moving.unlink()
+    return str(where.relative_to(root))
 
 
 def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str]:

@@ -309,8 +309,9 @@ class WritableRuns:
         return Fence(guard, record, start, kept)
 
     def unfence(self, fenced: Fence) -> list[str]:
-        """After a writable run without an overlay: what it created at protected paths moved to the quarantine, its
-        writes kept for undo unattributed with its ignored files' changes (its notes returned, also in `notices`)."""
+        """After a writable run without an overlay: what it created at protected paths moved to the quarantine, what
+        no run may leave refused (`ignored.refuse_left`), its writes kept for undo unattributed with its ignored files'
+        changes (its notes returned, also in `notices`)."""
         self.ran(RunWrites(False))
         notes = ignored.sweep(self.project.root, fenced.guard)
         forget(fenced.record)
@@ -321,7 +322,8 @@ class WritableRuns:
 
     def after_mount_failed(self, lower: LowerState) -> list[str]:
         """An overlay run whose mount failed ran again without one (dispatch.py), unfenced: what it changed is what
-        differs from the project's stamps at its start; new protected paths are swept, ignored files reported."""
+        differs from the project's stamps at its start; what no run may leave is refused, new protected paths are
+        swept, ignored files reported."""
         root = self.project.root
         said, changes, created = ignored.compare(root, self.venv, lower, {})
         guard, moved = Guard.of(root), list[str]()
