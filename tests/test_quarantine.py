@@ -354,3 +354,36 @@ async def test_a_run_whose_overlay_failed_is_refused_what_no_run_may_leave(repo:
     assert not os.path.lexists(repo / "sub" / ".git") and not os.path.lexists(repo / "pipe")
     assert [p.name for p in (repo / ".agent/quarantine").glob("*/sub/*")] == ["dot-git"]
     assert [note.split(": ")[0] for note in notes] == ["pipe", "sub/.git"], notes
+
+
+BARE = ("git init -q --bare vendor/lib && git -C vendor/lib config core.fsmonitor 'touch {canary}; false' && "
+        "git -C bare.git config core.fsmonitor 'touch {canary}; false'")
+"""A repository without a `.git` name made by the run, and config for the person's own bare repository."""
+
+
+@pytest.mark.parametrize("tier", TIERS)
+async def test_a_repository_without_a_dot_git_name_is_refused_without_an_overlay(repo: Path, tmp_path: Path,
+                                                                                  tier: str) -> None:
+    """git takes a folder with a HEAD, objects/ and refs/ for a repository whatever its name: one a run without an
+    overlay makes is moved to the quarantine, and what it changes in the person's own one is judged as in a `.git`."""
+    project = Project.at(repo)
+    project.ensure_layout()
+    git(repo, "init", "-q", "--bare", "bare.git")  # the person's bare repository
+    canary = tmp_path / "fsmonitor-ran"
+    box = await Sandbox.start(project, tier=tier, warm_workers=0)
+    try:
+        box.runs.overlay_problem = "off for the test"
+        seen = len(box.notices)
+        result = await box.run(ShellCommand(BARE.format(canary=canary), 30), WRITABLE)
+        notes = box.notices[seen:]
+    finally:
+        await box.aclose()
+    assert result.ok and result.value["exit_code"] == 0, result
+    assert not os.path.lexists(repo / "vendor" / "lib"), notes
+    assert (repo / "bare.git" / "HEAD").exists() and not os.path.lexists(repo / "bare.git" / "config"), notes
+    for folder in (repo / "vendor", repo / "bare.git"):
+        subprocess.run(["git", "-C", str(folder), "status"], capture_output=True, check=False,
+                       env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"})
+    assert not canary.exists()
+    assert [note for note in notes if note.startswith("vendor/lib: refused: a git repository inside the project")]
+    assert [note for note in notes if note.startswith("bare.git/config: refused: git's config decides")], notes

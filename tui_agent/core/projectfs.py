@@ -188,6 +188,29 @@ def read_or_none(path: Path) -> bytes | None:
         return None
 
 
+def read_regular(path: Path, limit: int) -> bytes | None:
+    """The bytes of a regular file (never through a symlink, never blocking on a FIFO), None past `limit` bytes."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return None
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(handle, 65536):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                return None
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
+
+
 def make_dirs(path: Path) -> None:
     """`mkdir -p` with no link followed (a link on the way raises LinkRefused)."""
     os.close(open_dir(path, create=True))

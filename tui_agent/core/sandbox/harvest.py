@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tui_agent.core import projectfs
 from tui_agent.core.sandbox.ignored import (KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, HardLinks, copy_clean, move_under_git_lock,
-                                            moved_note, new_folder, read_regular)
+                                            moved_note, new_folder)
 from tui_agent.core.sandbox.launch import is_inside
 from tui_agent.core.sandbox.protected import (GIT, REFUSED, REPOSITORY_MARKS, SETID_BITS, Guard, LowerState, git_inner,
                                               git_refusal, git_writable, inert, is_startup_file, nested_repository,
@@ -298,7 +298,7 @@ class _Applier:
             return
         startup = is_startup_file(target.name)
         fits = now.st_size <= KEEP_FILE_BYTES and (startup or now.st_size <= self.budget)
-        data = read_regular(target) if fits else None
+        data = projectfs.read_regular(target, KEEP_FILE_BYTES) if fits else None
         self.budget -= len(data) if data is not None and not startup else 0
         self.result.before[relative] = data if data is not None else now.st_size
 

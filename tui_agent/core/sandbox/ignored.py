@@ -22,11 +22,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui_agent.core import globs
+from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
-from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, SETID_BITS, WALK_LIMIT,
-                                              FullStamp, Guard, LowerState, Stamp, git_refusal, inert, is_startup_file,
+from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, REPOSITORY_MARKS, SETID_BITS,
+                                              WALK_LIMIT, FullStamp, Guard, LowerState, Stamp, git_refusal, inert, is_startup_file,
                                               nested_repository, setid_words, shown, special_kind, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
@@ -174,7 +174,7 @@ def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[st
             if (kind := special_kind(mode)) is not None:
                 target.unlink()
                 notes.append(f"{path}: {REFUSED}the run made a special file there ({kind}); removed")
-            elif (why := _repository_refusal(path, now.stamps[path], start)) is not None:
+            elif (why := _repository_refusal(path, now.stamps[path], start, now)) is not None:
                 folder = folder or new_folder(root)
                 notes.append(f"{path}: {REFUSED}{why}; moved to {_move_clean(root, path, folder)}")
                 moved += (path + "/",)
@@ -214,17 +214,31 @@ def _strip_setid(path: str, target: Path, mode: int) -> list[str]:
             "when someone else starts it)"]
 
 
-def _repository_refusal(path: str, stamp: FullStamp, start: LowerState) -> str | None:
+def _repository_refusal(path: str, stamp: FullStamp, start: LowerState, now: LowerState) -> str | None:
     """Why `path` (a project path the run created or changed, now `stamp`) is a nested repository's entry a run may
-    not leave, or None: a new or replaced `.git` below the root, or what of an existing one a commit does not write."""
-    if nested_repository(path):
+    not leave, or None: a new or replaced `.git` below the root or folder with git's layout (at a root without `.git`,
+    its marks), or what of an existing repository a commit does not write."""
+    if nested_repository(path) or (stat.S_ISDIR(stamp[1]) and _layout(path, now)):
         was = start.stamps.get(path)
-        if was is not None and was[0] == stamp[0] and stat.S_ISDIR(was[1]) and stat.S_ISDIR(stamp[1]):
+        if (was is not None and was[0] == stamp[0] and stat.S_ISDIR(was[1]) and stat.S_ISDIR(stamp[1])
+                and (nested_repository(path) or _layout(path, start))):
             return None  # the person's nested repository, written inside: judged entry by entry
         return ("a git repository inside the project (its config and hooks would run commands on your machine when "
                 "git works there)")
-    inside = path.find(f"/{GIT}/")
-    return None if inside < 0 else git_refusal(path[inside + len(GIT) + 2:], stamp[1], git_folder=True)
+    if path in REPOSITORY_MARKS and path not in start.stamps and GIT not in now.stamps and _layout("", now):
+        return "it makes the project's folder a git repository of the run's"
+    parts = path.split("/")
+    for depth in range(len(parts) - 1, 0, -1):  # the nearest repository the path is in
+        folder = "/".join(parts[:depth])
+        if parts[depth - 1] == GIT or _layout(folder, now):
+            return git_refusal("/".join(parts[depth:]), stamp[1], git_folder=True)
+    return None
+
+
+def _layout(folder: str, state: LowerState) -> bool:
+    """Whether `folder` (a project path, "" the project) had git's layout of a repository in `state`'s stamps."""
+    prefix = f"{folder}/" if folder else ""
+    return nested_repository(folder, {mark for mark in REPOSITORY_MARKS if prefix + mark in state.stamps})
 
 
 def _move_clean(root: Path, relative: str, folder: Path) -> str:
@@ -312,29 +326,6 @@ def notes(found: list[IgnoredChange], complete: bool = True) -> list[str]:
     return said
 
 
-def read_regular(path: Path) -> bytes | None:
-    """The bytes of a regular file (never through a symlink, never blocking on a FIFO), None past KEEP_FILE_BYTES."""
-    try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return None
-        chunks: list[bytes] = []
-        total = 0
-        while chunk := os.read(handle, 65536):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > KEEP_FILE_BYTES:
-                return None
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(handle)
-
-
 def not_kept(name: str, size: int) -> str:
     if os.path.isabs(name):
         return "it is outside the project"
@@ -391,7 +382,7 @@ def keep(root: Path, sizes: dict[str, int], skip: list[str]) -> dict[str, bytes]
     for _, size, name in candidates[:KEEP_FILES]:
         if size > budget:
             break
-        data = read_regular(root / name)
+        data = projectfs.read_regular(root / name, KEEP_FILE_BYTES)
         if data is not None:
             kept[name] = data
             budget -= len(data)
