@@ -137,7 +137,7 @@ class _Applier:
         if inner is not None:
             why = git_refusal(inner, info.st_mode, _is_dir(self.root / GIT))  # lstat: a symlink is no folder
             if why is None and stat.S_ISREG(info.st_mode):
-                why = self.intake.refusal(inner, source, self.root / path, lambda at: self.guard.covers(at, False))
+                why = self.intake.refusal(inner, source, self.root / path, self.guard.covers)
             if why == SAME:
                 return True  # an object file the project has as it is: nothing to apply
             if why is not None:

@@ -42,9 +42,9 @@ class GitIntake:
         self.told: list[tuple[str, str]] = []
         """(path in `.git`, what was taken out of the run's file there before it was applied)."""
 
-    def refusal(self, inner: str, source: Path, target: Path, protected: Callable[[str], bool]) -> str | None:
+    def refusal(self, inner: str, source: Path, target: Path, protected: Callable[[str, bool], bool]) -> str | None:
         """Why the run's regular file `source` may not become `.git/<inner>` (now `target`), SAME when it already is
-        that, None when it may; `protected`: whether a work-tree path is one a run may not write."""
+        that, None when it may; `protected(path, folder)`: whether a work-tree path is one a run may not write."""
         if inner.startswith("objects/"):
             return self.object_refusal(inner, source, target)
         if inner == "packed-refs":
@@ -85,7 +85,7 @@ class GitIntake:
             self.told.append(("packed-refs", f"{dropped} line(s) of replace refs left out (git would read another "
                                              "object for one of yours); the rest applied"))
 
-    def index_refusal(self, source: Path, target: Path, protected: Callable[[str], bool]) -> str | None:
+    def index_refusal(self, source: Path, target: Path, protected: Callable[[str, bool], bool]) -> str | None:
         """An entry git's checkout would write into `.git` or out of the project, or a new or changed one at a
         protected path (a checkout would write it: a run may not): why the index is refused."""
         entries = self.entries(source)
@@ -95,7 +95,7 @@ class GitIntake:
         for path, entry in entries.items():
             if not safe_path(path):
                 return f"an index naming {path!r}, a path git's checkout must never write"
-            if before.get(path) != entry and any(protected(prefix) for prefix in _prefixes(path)):
+            if before.get(path) != entry and any(protected(prefix, prefix != path) for prefix in _prefixes(path)):
                 return f"an index adding or changing the protected path {path!r} (your next checkout would write it)"
         return None
 
