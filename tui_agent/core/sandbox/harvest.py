@@ -112,9 +112,7 @@ class _Applier:
             if self.make_folder(path, source):
                 self.folder(path, source, opaque=self.flag(source, "opaque"), mode=info.st_mode)
         else:
-            now = _lstat(self.root / path)
-            widened = 0 if stat.S_ISLNK(info.st_mode) else _widened(info.st_mode, now if now and stat.S_ISREG(
-                now.st_mode) else _lstat((self.root / path).parent))
+            widened = _widened(info.st_mode, self.root / path)
             if info.st_mode & SETID_BITS or widened:
                 os.chmod(source, stat.S_IMODE(info.st_mode) & ~SETID_BITS & ~widened)
             if info.st_mode & SETID_BITS:
@@ -201,7 +199,7 @@ class _Applier:
         refused = mode & (stat.S_ISUID if inherited else SETID_BITS)
         if refused:
             self.result.notes.append(f"{relative}/: applied without its {setid_words(refused)} bit")
-        wanted = stat.S_IMODE(mode) & ~refused & ~_widened(mode, now)
+        wanted = stat.S_IMODE(mode) & ~refused & ~_widened(mode, target)
         before = self.stamps.get(target)
         if wanted == stat.S_IMODE(now.st_mode) or (target not in self.made and (
                 before is None or self.changed(relative, before))):
@@ -358,10 +356,11 @@ def _lstat(path: Path) -> os.stat_result | None:
         return None
 
 
-def _widened(mode: int, base: os.stat_result | None) -> int:
-    """The write bits for group and others `mode` has that `base` (what it replaces, else its folder) lacks: another
-    account could change what the run left (in `.git`: add a replace ref or an object your git then uses)."""
-    return mode & (stat.S_IWGRP | stat.S_IWOTH) & ~(base.st_mode if base is not None else 0)
+def _widened(mode: int, target: Path) -> int:
+    """Write access for other accounts the run's `mode` adds to `target`'s (its folder's if not of the same kind)."""
+    now = _lstat(target)
+    base = now if now is not None and stat.S_IFMT(now.st_mode) == stat.S_IFMT(mode) else _lstat(target.parent)
+    return 0 if stat.S_ISLNK(mode) else mode & (stat.S_IWGRP | stat.S_IWOTH) & ~(base.st_mode if base else 0)
 
 
 def _is_dir(path: Path) -> bool:
