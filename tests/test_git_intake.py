@@ -158,3 +158,19 @@ def test_tuiagents_git_ignores_replace_refs(repo: Path) -> None:
     assert run_git(repo, "cat-file", "blob", blob).stdout == original
     checkpoints = Checkpoints.open(repo)
     assert checkpoints is not None and checkpoints.blob(blob, "README.md") == original
+
+
+def test_a_sha256_repository_is_checked_in_its_own_object_format(tmp_path: Path) -> None:
+    repo = tmp_path / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "--object-format=sha256")
+    (repo / "README.md").write_text("# demo\n")
+    git(repo, "add", "README.md")
+    blob = git(repo, "rev-parse", ":README.md").strip()
+    inner = f"objects/{blob[:2]}/{blob[2:]}"
+    moved = tmp_path / "object"
+    (repo / ".git" / inner).rename(moved)  # as if the run had written it
+    shutil.copy(repo / ".git" / "index", tmp_path / "index")
+    intake = GitIntake(repo)
+    assert intake.refusal(inner, moved, repo / ".git" / inner, Guard.of(repo).covers) is None
+    assert intake.refusal("index", tmp_path / "index", repo / ".git" / "index", Guard.of(repo).covers) is None

@@ -115,7 +115,7 @@ class GitIntake:
         if self.format is None:
             try:
                 done = run_git(self.root, "rev-parse", "--show-object-format", text=True)
-                self.format = done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "sha1"
+                self.format = "sha256" if done.returncode == 0 and done.stdout.strip() == "sha256" else "sha1"
             except (OSError, subprocess.TimeoutExpired):
                 self.format = "sha1"
         folder = empty_repository(self.format)
