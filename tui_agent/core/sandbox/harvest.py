@@ -139,7 +139,8 @@ class _Applier:
             if why == SAME:
                 return True  # an object file the project has as it is: nothing to apply
             if why is not None:
-                return self.refuse(path, why, None if inner.endswith(".lock") else source)  # a lock: nothing to look at
+                bare = inner.endswith(".lock") or inner.startswith("objects/")  # a lock, compressed objects: no copy
+                return self.refuse(path, why, None if bare else source)
         if stat.S_ISREG(info.st_mode) and self.links.outside(info):
             return self.refuse(path, "a hard link to a file outside what the run wrote", None)
         return False
