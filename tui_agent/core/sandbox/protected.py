@@ -47,12 +47,12 @@ GIT_COMMIT_FILES = frozenset({
     "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "packed-refs",
 })
 GIT_NOT_DATA = frozenset({"objects/info/alternates", "objects/info/http-alternates"})
-GIT_REPLACE_REFS = "refs/replace"
 """What of the project's own `.git` an approved writable run may change: what commits and merges write. Everything
 else there (`config`, `hooks/`, `info/`, `modules/`, `commondir`, where objects come from, and a rebase's or
 cherry-pick's state, whose to-do list may `exec` commands when the person continues it, and replace refs, which give
 another object for an existing one) decides what git runs or reads from where, on the person's machine: never
 applied. What is applied is looked into first (versioning/gitintake.py)."""
+GIT_REPLACE_REFS = "refs/replace"
 GIT_READ_ONLY = ("config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees")
 """Entries of `.git` bound read-only inside a run that may commit, so that writing them fails at once."""
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
