@@ -21,6 +21,7 @@ from tui_agent.core.sandbox.launch import is_inside
 from tui_agent.core.sandbox.protected import (GIT, REFUSED, REPOSITORY_MARKS, SETID_BITS, Guard, LowerState, git_inner,
                                               git_refusal, git_writable, inert, is_startup_file, nested_repository,
                                               setid_words, special_kind)
+from tui_agent.core.versioning.gitintake import SAME, GitIntake
 
 
 CHANGE_SLACK_NS = 20_000_000
@@ -58,6 +59,7 @@ def harvest(upper: Path, root: Path, *, since_ns: int, aside: Path, rootless: bo
     applier = _Applier(root, since_ns - CHANGE_SLACK_NS, aside, "user." if rootless else "trusted.", start,
                        HardLinks(upper))
     applier.folder("", upper, opaque=False)
+    applier.result.notes += [f"{GIT}/{inner}: {REFUSED}{what}" for inner, what in applier.intake.told]
     return applier.result
 
 
@@ -77,6 +79,7 @@ class _Applier:
         self.links = links
         self.quarantined: Path | None = None
         self.guard = Guard.of(root)
+        self.intake = GitIntake(root)
         self.budget = KEEP_TOTAL_BYTES
 
     def folder(self, relative: str, source: Path, *, opaque: bool, mode: int | None = None) -> None:
@@ -109,8 +112,10 @@ class _Applier:
             if self.make_folder(path, source):
                 self.folder(path, source, opaque=self.flag(source, "opaque"), mode=info.st_mode)
         else:
+            widened = _widened(info.st_mode, self.root / path)
+            if info.st_mode & SETID_BITS or widened:
+                os.chmod(source, stat.S_IMODE(info.st_mode) & ~SETID_BITS & ~widened)
             if info.st_mode & SETID_BITS:
-                os.chmod(source, stat.S_IMODE(info.st_mode) & ~SETID_BITS)
                 self.result.notes.append(f"{path}: applied without its {setid_words(info.st_mode)} bit (a run may "
                                          "not leave a program that runs as you when someone else starts it)")
             self.file(path, source)
@@ -129,8 +134,13 @@ class _Applier:
         inner = git_inner(path)
         if inner is not None:
             why = git_refusal(inner, info.st_mode, _is_dir(self.root / GIT))  # lstat: a symlink is no folder
+            if why is None and stat.S_ISREG(info.st_mode):
+                why = self.intake.refusal(inner, source, self.root / path, self.guard.covers)
+            if why == SAME:
+                return True  # an object file the project has as it is: nothing to apply
             if why is not None:
-                return self.refuse(path, why, None if inner.endswith(".lock") else source)  # a lock: nothing to look at
+                bare = inner.endswith(".lock") or inner.startswith("objects/")  # a lock, compressed objects: no copy
+                return self.refuse(path, why, None if bare else source)
         if stat.S_ISREG(info.st_mode) and self.links.outside(info):
             return self.refuse(path, "a hard link to a file outside what the run wrote", None)
         return False
@@ -195,7 +205,7 @@ class _Applier:
 
     def folder_mode(self, relative: str, target: Path, mode: int) -> None:
         """Give a folder the run made or changed the mode the run left it with (setuid never; setgid only where
-        the folder or its parent has it: new folders inherit it there)."""
+        the folder or its parent has it: new folders inherit it there; no write access for other accounts it lacks)."""
         now, parent = _lstat(target), _lstat(target.parent)
         if now is None or not stat.S_ISDIR(now.st_mode):
             return
@@ -203,7 +213,7 @@ class _Applier:
         refused = mode & (stat.S_ISUID if inherited else SETID_BITS)
         if refused:
             self.result.notes.append(f"{relative}/: applied without its {setid_words(refused)} bit")
-        wanted = stat.S_IMODE(mode) & ~refused
+        wanted = stat.S_IMODE(mode) & ~refused & ~_widened(mode, target)
         before = self.stamps.get(target)
         if wanted == stat.S_IMODE(now.st_mode) or (target not in self.made and (
                 before is None or self.changed(relative, before))):
@@ -358,6 +368,13 @@ def _lstat(path: Path) -> os.stat_result | None:
         return os.lstat(path)
     except OSError:
         return None
+
+
+def _widened(mode: int, target: Path) -> int:
+    """Write access for other accounts the run's `mode` adds to `target`'s (its folder's if not of the same kind)."""
+    now = _lstat(target)
+    base = now if now is not None and stat.S_IFMT(now.st_mode) == stat.S_IFMT(mode) else _lstat(target.parent)
+    return 0 if stat.S_ISLNK(mode) else mode & (stat.S_IWGRP | stat.S_IWOTH) & ~(base.st_mode if base else 0)
 
 
 def _is_dir(path: Path) -> bool:
