@@ -6,11 +6,8 @@ to `.agent/quarantine/` when worth a look). What it replaces is read first: the 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import shutil
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -247,7 +244,7 @@ class _Applier:
                 return
         else:
             self.keep_before(relative, target, now)
-            _move(source, target)
+            projectfs.move_into_place(source, target)
         self.record(relative, "created" if now is None else "changed")
 
     def make_folder(self, relative: str, source: Path) -> bool:
@@ -325,7 +322,7 @@ class _Applier:
             copy_clean(source, where, self.links)  # no special file, hard link out or setuid bit set aside either
         else:
             _strip_overlay_attributes(source, self.prefix)
-            _move(source, where)
+            projectfs.move_into_place(source, where)
         shown = os.path.relpath(where, self.root)
         self.result.kept.append(relative)
         self.result.aside.append((relative, shown))
@@ -391,26 +388,3 @@ def _strip_overlay_attributes(path: Path, prefix: str) -> None:
         if name.startswith(f"{prefix}overlay."):
             with contextlib.suppress(OSError):
                 os.removexattr(path, name, follow_symlinks=False)
-
-
-def _move(source: Path, target: Path) -> None:
-    """Put `source` at `target` in one step (a rename; across file systems a copy renamed into place)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.rename(source, target)
-        return
-    except OSError as error:
-        if error.errno != errno.EXDEV:
-            raise
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".run")
-    os.close(handle)
-    try:
-        if source.is_symlink():
-            os.unlink(temporary)
-            os.symlink(os.readlink(source), temporary)
-        else:
-            shutil.copy2(source, temporary)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
