@@ -27,7 +27,8 @@ from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
 from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, REPOSITORY_MARKS, SETID_BITS,
                                               WALK_LIMIT, FullStamp, Guard, LowerState, Stamp, git_refusal, inert, is_startup_file,
-                                              nested_repository, setid_words, shown, special_kind, stamp_of)
+                                              nested_repository, setid_words, shown, special_kind, stamp_of,
+                                              standing_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -52,13 +53,19 @@ class IgnoredChange:
     not_kept: str = ""
 
 
-def moved_note(verb: str, relative: str, where: str, link: str | None, restored: bool = True) -> str:
-    """What the person and the model are told of a protected path a run created or replaced (`link`: the symlink
-    that was there, in place again unless not `restored`)."""
+def moved_note(verb: str, relative: str, where: str, link: str | None, restored: bool = True, *,
+               way: bool = False) -> str:
+    """What the person and the model are told of a protected path (or a `way` to some) a run created or replaced
+    (`link`: the symlink that was there, in place again unless not `restored`)."""
     put_back = ("" if link is None else f"; the symlink to {link} was put back" if restored else
                 f"; it was a symlink to {link} (recreate it if you want it)")
-    return (f"agent code {verb} the protected path {relative}; moved to {where}{put_back}; nothing else was changed: "
+    return (f"agent code {verb} {_subject(relative, way)}; moved to {where}{put_back}; nothing else was changed: "
             "look at it, then delete it or move it back yourself")
+
+
+def _subject(relative: str, way: bool) -> str:
+    return f"{relative} (on the way to protected paths: they would be what it points to)" if way else \
+        f"the protected path {relative}"
 
 
 def new_folder(root: Path) -> Path:
@@ -262,10 +269,37 @@ def _move_clean(root: Path, relative: str, folder: Path) -> str:
 def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str]:
     """Move every protected path a run without an overlay created or replaced into one new
     `.agent/quarantine/<time>-<id>/` folder (a replaced symlink is put back); one note per path, saying exactly what
-    was moved where.
+    was moved where. A symlink or file it left on the way to them (`Guard.ways`) moves first, itself (never what it
+    points to), with what lies below it; nothing moves through a symlink the person did not have (`Guard.standing`).
 
     `since_ns` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
     is recreated (the note says what it pointed to)."""
+    folder: list[Path] = []  # made at the first move
+    ways = _replaced_ways(root, before, since_ns)
+    notes = [_move(root, before, move, since_ns, folder) for move in ways]
+    gone = tuple(way + "/" for way, _, _ in ways)
+    return notes + [_move(root, before, move, since_ns, folder) for move in _protected_moves(root, before, since_ns)
+                    if not move[0].startswith(gone)]
+
+
+def _replaced_ways(root: Path, before: Guard, since_ns: int | None) -> list[tuple[str, str, str | None]]:
+    """The ways where the run left a symlink or file (for a folder, nothing, or the person's own, put back after),
+    shortest first, none below another: (way, what the run did, the person's symlink there)."""
+    moves: list[tuple[str, str, str | None]] = []
+    for way in sorted(before.ways, key=lambda way: (way.count("/"), way)):
+        path, was = root / way, before.standing.get(way)
+        if (any(way.startswith(moved + "/") for moved, _, _ in moves) or not os.path.lexists(path)
+                or (os.path.isdir(path) and not os.path.islink(path)) or standing_of(path) == was):
+            continue
+        if since_ns is None or _changed_since(path, since_ns):
+            kind = "symlink" if os.path.islink(path) else "file"
+            verb = f"left a {kind} at" if was is None else f"replaced your {'symlink' if was else 'file'} at"
+            moves.append((way, verb, was or None))
+    return moves
+
+
+def _protected_moves(root: Path, before: Guard, since_ns: int | None) -> list[tuple[str, str, str | None]]:
+    """The protected paths the run created or replaced: (path, "created" or "replaced", the symlink there before)."""
     moves: list[tuple[str, str, str | None]] = []
     for relative, link in before.fixed.items():
         path = root / relative
@@ -280,23 +314,36 @@ def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str
         found.append(relative)
         if since_ns is None or _changed_since(root / relative, since_ns):
             moves.append((relative, "created", None))
-    folder: Path | None = None
-    notes: list[str] = []
-    for relative, verb, link in moves:
-        path = root / relative
-        try:
-            folder = folder or new_folder(root)
-            target = folder / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if os.path.lexists(path):
-                os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
-            if link is not None and since_ns is None:
-                os.symlink(link, path)
-            notes.append(moved_note(verb, relative, str(target.relative_to(root)), link, restored=since_ns is None))
-        except OSError as error:
-            notes.append(f"agent code {verb} the protected path {relative} and it could not be moved away "
-                         f"({error}); check it before you use it")
-    return notes
+    return moves
+
+
+def _move(root: Path, before: Guard, move: tuple[str, str, str | None], since_ns: int | None,
+          folder: list[Path]) -> str:
+    """Move one path into the quarantine `folder` (made if empty) and put back the person's symlink; its note."""
+    (relative, verb, link), path, way = move, root / move[0], move[0] in before.ways
+    try:
+        if (through := _run_link_on_the_way(root, relative, before)) is not None:
+            raise OSError(f"{through} on its way is a symlink the run left: nothing was moved through it")
+        folder[:] = folder or [new_folder(root)]
+        target = folder[0] / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if os.path.lexists(path):
+            os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
+        if link is not None and since_ns is None:
+            os.symlink(link, path)
+        return moved_note(verb, relative, str(target.relative_to(root)), link, since_ns is None, way=way)
+    except OSError as error:
+        return (f"agent code {verb} {_subject(relative, way)} and it could not be moved away ({error}); check it "
+                "before you use it")
+
+
+def _run_link_on_the_way(root: Path, relative: str, before: Guard) -> str | None:
+    """The first folder on the way to `relative` that is a symlink the person did not have before the run, or None."""
+    parts = relative.split("/")[:-1]
+    for folder in ("/".join(parts[:depth]) for depth in range(1, len(parts) + 1)):
+        if os.path.islink(root / folder) and before.standing.get(folder) != os.readlink(root / folder):
+            return folder
+    return None
 
 
 def _changed_since(path: Path, since_ns: int) -> bool:
