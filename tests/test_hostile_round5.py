@@ -123,9 +123,6 @@ def what_undo_puts_back(checkpoints: Checkpoints, before: str, path: str) -> byt
     return checkpoints.blob(sha, path)
 
 
-@pytest.mark.xfail(strict=True, reason="hole: refs/ is writable for an approved run (protected.GIT_COMMIT_FOLDERS), "
-                   "refs/replace/ included, which no commit needs: a replace ref the harvest applies makes git show, "
-                   "checkout and tuiagent's undo (checkpoints.blob: cat-file) give the run's object for an existing one")
 @pytest.mark.parametrize("where", ["", " && git pack-refs --all"], ids=["loose-ref", "packed-refs"])
 async def test_a_replace_ref_never_changes_what_undo_puts_back(box: Sandbox, repo: Path, where: str) -> None:
     """Written as a ref file, or into packed-refs (a fix refusing refs/replace/ files alone leaves that way)."""
@@ -139,10 +136,6 @@ async def test_a_replace_ref_never_changes_what_undo_puts_back(box: Sandbox, rep
     assert git(repo, "show", "HEAD:README.md").encode() == original
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the harvest applies a run's change to an existing file in .git/objects/ "
-                   "(harvest._Applier.file: only lock files are special in git's folder); git never rewrites an "
-                   "object and does not check a loose object's hash when it reads one, so git show, checkout and "
-                   "undo's checkpoints then give the run's bytes for the person's history")
 async def test_an_existing_git_object_is_never_rewritten_by_a_run(box: Sandbox, repo: Path) -> None:
     original = (repo / "README.md").read_bytes()
     checkpoints, before = undo_source(repo)
@@ -213,10 +206,6 @@ open("README.md", "w").write("a change the person will undo\\n")
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the harvest applies new files in .git/objects/pack/ unchecked; a pack "
-                   "whose index names an existing object id (git reads packs before loose objects and checks no "
-                   "object's hash on read) gives the run's bytes for history, to git checkout and undo alike, without "
-                   "changing any existing file (refusing rewrites alone does not close it)")
 async def test_a_new_pack_never_shadows_an_existing_object(box: Sandbox, repo: Path) -> None:
     original = (repo / "README.md").read_bytes()
     checkpoints, before = undo_source(repo)
@@ -228,10 +217,6 @@ async def test_a_new_pack_never_shadows_an_existing_object(box: Sandbox, repo: P
     assert git(repo, "cat-file", "blob", blob).encode() == original
 
 
-@pytest.mark.xfail(strict=True, reason="hole: .git/index is applied as what a commit needs (protected.GIT_COMMIT_FILES, "
-                   "harvest move_under_git_lock) without looking inside; an index entry named .git/hooks/post-checkout "
-                   "is written by the person's next `git checkout -- .` (git checks no path it checks out from the "
-                   "index there), which then runs that hook on the host")
 async def test_an_index_the_run_wrote_never_puts_a_hook_in_place(box: Sandbox, repo: Path) -> None:
     canary = repo.parent / "index-hook-ran"
     result = await box.run(Snippet(INDEX_CARRYING_A_HOOK.format(canary=canary)), WRITABLE)
@@ -241,10 +226,6 @@ async def test_an_index_the_run_wrote_never_puts_a_hook_in_place(box: Sandbox, r
     assert not os.path.lexists(repo / ".git" / "hooks" / "post-checkout")
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the harvest gives folders the mode the run left them with "
-                   "(harvest._Applier.folder_mode strips setuid/setgid only), in .git too: .git/refs and .git/objects "
-                   "left writable by everyone let another local account add a replace ref or an object, which the "
-                   "person's git and undo then use (as the setuid bit did for files)")
 async def test_git_folders_are_never_left_writable_by_other_accounts(box: Sandbox, repo: Path) -> None:
     report, _notes = await shell(box, "chmod 777 .git/refs .git/refs/heads .git/objects && echo ok > kept.txt")
     assert report["exit_code"] == 0, report

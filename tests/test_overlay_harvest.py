@@ -241,3 +241,25 @@ def test_a_forged_overlay_record_applies_nothing_and_only_a_real_overlay_of_this
         assert list(records.iterdir()) == [] and not real.exists() and (outside / "upper" / "overlay-x.txt").exists()
     finally:
         shutil.rmtree(sandbox_temp)
+
+
+def test_a_run_never_leaves_write_access_for_other_accounts_it_added(tmp_path: Path, scratch: Path) -> None:
+    """Not for a folder, a file it made nor one it changed; write access the person's own files had stays."""
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    project.chmod(0o755)
+    (project / "src").chmod(0o755)
+    (project / "shared.txt").write_text("the person's, group-writable\n")
+    (project / "shared.txt").chmod(0o664)
+    (project / "mine.txt").write_text("the person's\n")
+    (project / "mine.txt").chmod(0o644)
+    start, since = LowerState.take(project), time.time_ns()
+    dirs = overlay_run(project, scratch, "chmod 777 src && echo x > src/new.sh && chmod 666 src/new.sh && "
+                                         "echo run >> shared.txt && echo run >> mine.txt && chmod 666 mine.txt && "
+                                         "mkdir -m 777 made")
+    found = apply(dirs, project, start, since, tmp_path / "aside")
+    assert found.kept == [] and (project / "src" / "new.sh").read_text() == "x\n"
+    modes = {name: (project / name).stat().st_mode & 0o777 for name in ("src", "src/new.sh", "shared.txt",
+                                                                        "mine.txt", "made")}
+    assert not modes.pop("made") & 0o002  # made by the harvest, under the person's umask
+    assert modes == {"src": 0o755, "src/new.sh": 0o644, "shared.txt": 0o664, "mine.txt": 0o644}

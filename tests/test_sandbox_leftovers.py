@@ -211,6 +211,17 @@ async def test_an_approved_run_commits_while_git_config_and_hooks_stay_read_only
     assert not canary.exists()
 
 
+async def test_an_approved_runs_commits_packed_by_git_still_apply(box: Sandbox, repo: Path) -> None:
+    """The new pack passes git's own check (index-pack --verify) and the packed refs apply with it (-n: no
+    update-server-info, which writes .git/info/, read-only for a run)."""
+    result, report, notes = await shell(box, "echo new > feature.txt && git add feature.txt && git commit -qm packed "
+                                             "&& git repack -adqn && git pack-refs --all && echo done")
+    assert report["exit_code"] == 0 and "done" in str(report["stdout"]), report
+    assert notes == [] and git(repo, "log", "-1", "--format=%s").strip() == "packed", (notes, report)
+    assert git(repo, "status", "--porcelain").strip() == ""
+    git(repo, "fsck", "--strict")
+
+
 async def test_git_files_missing_from_the_project_are_refused_when_the_run_makes_them(box: Sandbox,
                                                                                      repo: Path) -> None:
     for folder in ("hooks", "info"):

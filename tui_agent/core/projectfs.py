@@ -5,7 +5,9 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+import shutil
 import stat
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -209,6 +211,29 @@ def read_regular(path: Path, limit: int) -> bytes | None:
         return None
     finally:
         os.close(handle)
+
+
+def move_into_place(source: Path, target: Path) -> None:
+    """Put `source` at `target` in one step (a rename; across file systems a copy renamed into place)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.rename(source, target)
+        return
+    except OSError as error:
+        if error.errno != errno.EXDEV:
+            raise
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".run")
+    os.close(handle)
+    try:
+        if source.is_symlink():
+            os.unlink(temporary)
+            os.symlink(os.readlink(source), temporary)
+        else:
+            shutil.copy2(source, temporary)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def make_dirs(path: Path) -> None:

@@ -6,11 +6,8 @@ to `.agent/quarantine/` when worth a look). What it replaces is read first: the 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import shutil
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +18,7 @@ from tui_agent.core.sandbox.launch import is_inside
 from tui_agent.core.sandbox.protected import (GIT, REFUSED, REPOSITORY_MARKS, SETID_BITS, Guard, LowerState, git_inner,
                                               git_refusal, git_writable, inert, is_startup_file, nested_repository,
                                               setid_words, special_kind)
+from tui_agent.core.versioning.gitintake import SAME, GitIntake
 
 
 CHANGE_SLACK_NS = 20_000_000
@@ -58,6 +56,7 @@ def harvest(upper: Path, root: Path, *, since_ns: int, aside: Path, rootless: bo
     applier = _Applier(root, since_ns - CHANGE_SLACK_NS, aside, "user." if rootless else "trusted.", start,
                        HardLinks(upper))
     applier.folder("", upper, opaque=False)
+    applier.result.notes += [f"{GIT}/{inner}: {REFUSED}{what}" for inner, what in applier.intake.told]
     return applier.result
 
 
@@ -77,6 +76,7 @@ class _Applier:
         self.links = links
         self.quarantined: Path | None = None
         self.guard = Guard.of(root)
+        self.intake = GitIntake(root)
         self.budget = KEEP_TOTAL_BYTES
 
     def folder(self, relative: str, source: Path, *, opaque: bool, mode: int | None = None) -> None:
@@ -109,8 +109,10 @@ class _Applier:
             if self.make_folder(path, source):
                 self.folder(path, source, opaque=self.flag(source, "opaque"), mode=info.st_mode)
         else:
+            widened = _widened(info.st_mode, self.root / path)
+            if info.st_mode & SETID_BITS or widened:
+                os.chmod(source, stat.S_IMODE(info.st_mode) & ~SETID_BITS & ~widened)
             if info.st_mode & SETID_BITS:
-                os.chmod(source, stat.S_IMODE(info.st_mode) & ~SETID_BITS)
                 self.result.notes.append(f"{path}: applied without its {setid_words(info.st_mode)} bit (a run may "
                                          "not leave a program that runs as you when someone else starts it)")
             self.file(path, source)
@@ -129,8 +131,13 @@ class _Applier:
         inner = git_inner(path)
         if inner is not None:
             why = git_refusal(inner, info.st_mode, _is_dir(self.root / GIT))  # lstat: a symlink is no folder
+            if why is None and stat.S_ISREG(info.st_mode):
+                why = self.intake.refusal(inner, source, self.root / path, self.guard.covers)
+            if why == SAME:
+                return True  # an object file the project has as it is: nothing to apply
             if why is not None:
-                return self.refuse(path, why, None if inner.endswith(".lock") else source)  # a lock: nothing to look at
+                bare = inner.endswith(".lock") or inner.startswith("objects/")  # a lock, compressed objects: no copy
+                return self.refuse(path, why, None if bare else source)
         if stat.S_ISREG(info.st_mode) and self.links.outside(info):
             return self.refuse(path, "a hard link to a file outside what the run wrote", None)
         return False
@@ -195,7 +202,7 @@ class _Applier:
 
     def folder_mode(self, relative: str, target: Path, mode: int) -> None:
         """Give a folder the run made or changed the mode the run left it with (setuid never; setgid only where
-        the folder or its parent has it: new folders inherit it there)."""
+        the folder or its parent has it: new folders inherit it there; no write access for other accounts it lacks)."""
         now, parent = _lstat(target), _lstat(target.parent)
         if now is None or not stat.S_ISDIR(now.st_mode):
             return
@@ -203,7 +210,7 @@ class _Applier:
         refused = mode & (stat.S_ISUID if inherited else SETID_BITS)
         if refused:
             self.result.notes.append(f"{relative}/: applied without its {setid_words(refused)} bit")
-        wanted = stat.S_IMODE(mode) & ~refused
+        wanted = stat.S_IMODE(mode) & ~refused & ~_widened(mode, target)
         before = self.stamps.get(target)
         if wanted == stat.S_IMODE(now.st_mode) or (target not in self.made and (
                 before is None or self.changed(relative, before))):
@@ -237,7 +244,7 @@ class _Applier:
                 return
         else:
             self.keep_before(relative, target, now)
-            _move(source, target)
+            projectfs.move_into_place(source, target)
         self.record(relative, "created" if now is None else "changed")
 
     def make_folder(self, relative: str, source: Path) -> bool:
@@ -315,7 +322,7 @@ class _Applier:
             copy_clean(source, where, self.links)  # no special file, hard link out or setuid bit set aside either
         else:
             _strip_overlay_attributes(source, self.prefix)
-            _move(source, where)
+            projectfs.move_into_place(source, where)
         shown = os.path.relpath(where, self.root)
         self.result.kept.append(relative)
         self.result.aside.append((relative, shown))
@@ -360,6 +367,13 @@ def _lstat(path: Path) -> os.stat_result | None:
         return None
 
 
+def _widened(mode: int, target: Path) -> int:
+    """Write access for other accounts the run's `mode` adds to `target`'s (its folder's if not of the same kind)."""
+    now = _lstat(target)
+    base = now if now is not None and stat.S_IFMT(now.st_mode) == stat.S_IFMT(mode) else _lstat(target.parent)
+    return 0 if stat.S_ISLNK(mode) else mode & (stat.S_IWGRP | stat.S_IWOTH) & ~(base.st_mode if base else 0)
+
+
 def _is_dir(path: Path) -> bool:
     info = _lstat(path)
     return info is not None and stat.S_ISDIR(info.st_mode)
@@ -374,26 +388,3 @@ def _strip_overlay_attributes(path: Path, prefix: str) -> None:
         if name.startswith(f"{prefix}overlay."):
             with contextlib.suppress(OSError):
                 os.removexattr(path, name, follow_symlinks=False)
-
-
-def _move(source: Path, target: Path) -> None:
-    """Put `source` at `target` in one step (a rename; across file systems a copy renamed into place)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.rename(source, target)
-        return
-    except OSError as error:
-        if error.errno != errno.EXDEV:
-            raise
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".run")
-    os.close(handle)
-    try:
-        if source.is_symlink():
-            os.unlink(temporary)
-            os.symlink(os.readlink(source), temporary)
-        else:
-            shutil.copy2(source, temporary)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -49,8 +49,10 @@ GIT_COMMIT_FILES = frozenset({
 GIT_NOT_DATA = frozenset({"objects/info/alternates", "objects/info/http-alternates"})
 """What of the project's own `.git` an approved writable run may change: what commits and merges write. Everything
 else there (`config`, `hooks/`, `info/`, `modules/`, `commondir`, where objects come from, and a rebase's or
-cherry-pick's state, whose to-do list may `exec` commands when the person continues it) decides what git runs or
-reads from where, on the person's machine: never applied."""
+cherry-pick's state, whose to-do list may `exec` commands when the person continues it, and replace refs, which give
+another object for an existing one) decides what git runs or reads from where, on the person's machine: never
+applied. What is applied is looked into first (versioning/gitintake.py)."""
+GIT_REPLACE_REFS = "refs/replace"
 GIT_READ_ONLY = ("config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees")
 """Entries of `.git` bound read-only inside a run that may commit, so that writing them fails at once."""
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
@@ -320,7 +322,8 @@ def inert(relative: str) -> str:
 def git_writable(inner: str) -> bool:
     """Whether a run may change `.git/<inner>` (a path inside git's folder, not `.git` itself)."""
     first = inner.split("/", 1)[0]
-    return (first in GIT_COMMIT_FOLDERS and inner not in GIT_NOT_DATA) or inner in GIT_COMMIT_FILES
+    replace = inner == GIT_REPLACE_REFS or inner.startswith(GIT_REPLACE_REFS + "/")
+    return (first in GIT_COMMIT_FOLDERS and inner not in GIT_NOT_DATA and not replace) or inner in GIT_COMMIT_FILES
 
 
 def git_refusal(inner: str, mode: int, git_folder: bool) -> str | None:
@@ -331,7 +334,7 @@ def git_refusal(inner: str, mode: int, git_folder: bool) -> str | None:
     if inner.endswith(".lock"):
         return "a lock file an interrupted git command left (it would block your git)"
     if not git_writable(inner):
-        what = inner if inner in GIT_NOT_DATA else inner.split("/", 1)[0]
+        what = inner if inner in GIT_NOT_DATA else "/".join(inner.split("/", 2)[:2 if inner.startswith("refs/") else 1])
         return (f"git's {what} decides what git runs or reads on your machine; a run may change "
                 "only what commits need in .git (objects, refs, logs, index, HEAD)")
     return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "a symlink inside git's folder"

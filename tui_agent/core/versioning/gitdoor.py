@@ -37,8 +37,9 @@ SAFE_CONFIG: tuple[tuple[str, str], ...] = (
 """Command-scope config for every git tuiagent runs before approval (command scope wins over every file)."""
 
 SAFE_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":",
-            "GIT_ASKPASS": "", "SSH_ASKPASS": "", "GIT_CONFIG_PARAMETERS": ""}
-"""Environment that beats config (git reads these before core.pager, core.editor, core.askPass...)."""
+            "GIT_ASKPASS": "", "SSH_ASKPASS": "", "GIT_CONFIG_PARAMETERS": "", "GIT_NO_REPLACE_OBJECTS": "1"}
+"""Environment that beats config (git reads these before core.pager, core.editor, core.askPass...); replace refs
+ignored: no object ever stands for another in what tuiagent reads, snapshots or puts back."""
 
 MAX_HOOK_BYTES = 4 << 20
 """A hook's pin covers its first 4 MiB (a hook file is a script; a huge one is not read whole at every check)."""

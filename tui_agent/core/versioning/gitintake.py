@@ -1,0 +1,179 @@
+"""Looks inside the git data a sandboxed run wrote before the person's repository takes it (sandbox/harvest.py): a
+new loose object must hash to its name and a new pack pass git's own check (git never checks an object's hash when it
+reads one), an existing object file never changes, an index may name no path git's checkout must never write, and
+packed refs carry no replace ref. Git runs here in an empty repository of tuiagent's, never under the project's
+config."""
+
+from __future__ import annotations
+
+import atexit
+import filecmp
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import threading
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+from tui_agent.core.tempfolders import owned_temp
+from tui_agent.core.versioning.gitdoor import run_git
+
+LOOSE_OBJECT = re.compile(r"objects/[0-9a-f]{2}/(?:[0-9a-f]{38}|[0-9a-f]{62})")
+PACK_FILE = re.compile(r"objects/pack/pack-(?:[0-9a-f]{40}|[0-9a-f]{64})\.(?:pack|idx)")
+HFS_IGNORED = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
+"""Characters HFS+ ignores in a name (`.g\u200cit` is `.git` there): git's own path check strips them too."""
+SAME = ""
+"""`GitIntake.refusal`'s answer for a run's object file that is the project's byte for byte: nothing to apply."""
+
+_lock = threading.Lock()
+_empty: dict[str, Path] = {}
+
+
+class GitIntake:
+    """The checks of one run's writes into the project's `.git` at `root` (a pack's answer kept for its pair)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.format: str | None = None
+        self.packs: dict[str, bool] = {}
+        self.told: list[tuple[str, str]] = []
+        """(path in `.git`, what was taken out of the run's file there before it was applied)."""
+
+    def refusal(self, inner: str, source: Path, target: Path, protected: Callable[[str, bool], bool]) -> str | None:
+        """Why the run's regular file `source` may not become `.git/<inner>` (now `target`), SAME when it already is
+        that, None when it may; `protected(path, folder)`: whether a work-tree path is one a run may not write."""
+        if inner.startswith("objects/"):
+            return self.object_refusal(inner, source, target)
+        if inner == "packed-refs":
+            self.drop_replace_refs(source)
+            return None
+        if inner == "index":
+            return self.index_refusal(source, target, protected)
+        return None
+
+    def object_refusal(self, inner: str, source: Path, target: Path) -> str | None:
+        if os.path.lexists(target):
+            same = target.is_file() and not target.is_symlink() and filecmp.cmp(source, target, shallow=False)
+            return SAME if same else "git never rewrites an object file: a changed one gives your history other bytes"
+        if LOOSE_OBJECT.fullmatch(inner):
+            return None if _hashes_to(source, inner[8:10] + inner[11:]) else "a loose object not holding what its " \
+                                                                               "name says"
+        if not PACK_FILE.fullmatch(inner):
+            return "git reads it to find or index objects; of .git/objects a run may add only objects and packs"
+        pack = str(source.with_suffix(".pack"))
+        if pack not in self.packs:
+            done = self.git(["index-pack", "--verify", pack])
+            self.packs[pack] = done is not None and done.returncode == 0
+        return None if self.packs[pack] else "a pack git's index-pack --verify does not accept with its index"
+
+    def drop_replace_refs(self, packed: Path) -> None:
+        """Take the replace refs (and their peeled lines) out of the run's `packed-refs`: its other refs still apply
+        (the loose ones it packed are gone from the run's refs/), and what was taken out is `told`."""
+        kept: list[bytes] = []
+        dropped, dropping = 0, False
+        with open(packed, "rb") as refs:
+            for line in refs:
+                dropping = b" refs/replace/" in line or (dropping and line.startswith(b"^"))
+                dropped += dropping
+                kept += [] if dropping else [line]
+        if dropped:
+            with open(packed, "wb") as refs:
+                refs.writelines(kept)
+            self.told.append(("packed-refs", f"{dropped} line(s) of replace refs left out (git would read another "
+                                             "object for one of yours); the rest applied"))
+
+    def index_refusal(self, source: Path, target: Path, protected: Callable[[str, bool], bool]) -> str | None:
+        """An entry git's checkout would write into `.git` or out of the project, or a new or changed one at a
+        protected path (a checkout would write it: a run may not): why the index is refused."""
+        entries = self.entries(source)
+        if entries is None:
+            return "an index git cannot read"
+        before = (self.entries(target) or {}) if os.path.isfile(target) else {}
+        for path, entry in entries.items():
+            if not safe_path(path):
+                return f"an index naming {path!r}, a path git's checkout must never write"
+            if before.get(path) != entry and any(protected(prefix, prefix != path) for prefix in _prefixes(path)):
+                return f"an index adding or changing the protected path {path!r} (your next checkout would write it)"
+        return None
+
+    def entries(self, index: Path) -> dict[str, bytes] | None:
+        """Path -> its mode, object id and stage, for every entry of the index file `index` (None if unreadable)."""
+        done = self.git(["ls-files", "-s", "-z"], {"GIT_INDEX_FILE": str(index)})
+        if done is None or done.returncode != 0:
+            return None
+        entries: dict[str, bytes] = {}
+        for record in done.stdout.split(b"\0")[:-1]:
+            head, _tab, name = record.partition(b"\t")
+            entries[os.fsdecode(name)] = head
+        return entries
+
+    def git(self, args: list[str], extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes] | None:
+        """`git ARGS` in the empty repository of the project's object format (None when git could not run)."""
+        if self.format is None:
+            try:
+                done = run_git(self.root, "rev-parse", "--show-object-format", text=True)
+                self.format = "sha256" if done.returncode == 0 and done.stdout.strip() == "sha256" else "sha1"
+            except (OSError, subprocess.TimeoutExpired):
+                self.format = "sha1"
+        folder = empty_repository(self.format)
+        env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(folder), "GIT_DIR": str(folder),
+               "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, **(extra or {})}
+        try:
+            result: subprocess.CompletedProcess[bytes] = run_git(folder, *args, env=env)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return result
+
+
+def safe_path(path: str) -> bool:
+    """Whether git's own check (verify_path, with core.protectNTFS and core.protectHFS) lets a checkout write `path`:
+    relative, no `.`, `..` or empty part, no part (nor a piece of one between backslashes, NTFS's separator) that is
+    `.git` in any case or a name NTFS or HFS+ takes for it."""
+    for part in path.split("/"):
+        if part in ("", ".", ".."):
+            return False
+        for piece in part.split("\\"):
+            folded = HFS_IGNORED.sub("", piece).lower()
+            if folded.rstrip(". ") in (".git", "git~1") or folded.startswith(".git:"):
+                return False
+    return True
+
+
+def _prefixes(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:end]) for end in range(1, len(parts) + 1)]
+
+
+def _hashes_to(path: Path, name: str) -> bool:
+    """Whether the loose object file `path` inflates to exactly the object `name` (hex) names."""
+    digest = hashlib.sha1() if len(name) == 40 else hashlib.sha256()
+    inflate = zlib.decompressobj()
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 16):
+                while chunk:
+                    digest.update(inflate.decompress(chunk, 1 << 20))
+                    chunk = inflate.unconsumed_tail
+            digest.update(inflate.flush())
+    except (OSError, zlib.error):
+        return False
+    return inflate.eof and not inflate.unused_data and digest.hexdigest() == name
+
+
+def empty_repository(object_format: str) -> Path:
+    """A repository of tuiagent's with nothing in it (made once per process, removed at exit)."""
+    with _lock:
+        if object_format not in _empty:
+            folder = owned_temp("empty-git")
+            atexit.register(shutil.rmtree, folder, True)
+            (folder / "objects").mkdir()
+            (folder / "refs").mkdir()
+            (folder / "HEAD").write_text("ref: refs/heads/main\n")
+            if object_format != "sha1":
+                (folder / "config").write_text(f"[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = "
+                                               f"{object_format}\n")
+            _empty[object_format] = folder
+        return _empty[object_format]
