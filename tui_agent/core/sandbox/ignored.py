@@ -27,8 +27,7 @@ from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
 from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, REPOSITORY_MARKS, SETID_BITS,
                                               WALK_LIMIT, FullStamp, Guard, LowerState, Stamp, git_refusal, inert, is_startup_file,
-                                              nested_repository, setid_words, shown, special_kind, stamp_of,
-                                              standing_of)
+                                              nested_repository, setid_words, shown, special_kind, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -53,8 +52,7 @@ class IgnoredChange:
     not_kept: str = ""
 
 
-def moved_note(verb: str, relative: str, where: str, link: str | None, restored: bool = True, *,
-               way: bool = False) -> str:
+def moved_note(verb: str, relative: str, where: str, link: str | None, restored: bool = True, *, way: bool = False) -> str:
     """What the person and the model are told of a protected path (or a `way` to some) a run created or replaced
     (`link`: the symlink that was there, in place again unless not `restored`)."""
     put_back = ("" if link is None else f"; the symlink to {link} was put back" if restored else
@@ -64,8 +62,7 @@ def moved_note(verb: str, relative: str, where: str, link: str | None, restored:
 
 
 def _subject(relative: str, way: bool) -> str:
-    return f"{relative} (on the way to protected paths: they would be what it points to)" if way else \
-        f"the protected path {relative}"
+    return f"{relative} (on the way to protected paths)" if way else f"the protected path {relative}"
 
 
 def new_folder(root: Path) -> Path:
@@ -77,26 +74,6 @@ def new_folder(root: Path) -> Path:
     folder = base / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
     folder.mkdir()
     return folder
-
-
-def move_under_git_lock(source: Path, target: Path) -> bool:
-    """Put a run's version of a file in `.git` (the index, a ref) in place the way git does, through `<file>.lock`:
-    False when a git command holds that lock now (its own rename would undo this one)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lock = target.with_name(target.name + ".lock")
-    try:
-        handle = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        return False
-    try:
-        with os.fdopen(handle, "wb") as out, open(source, "rb") as data:
-            shutil.copyfileobj(data, out)
-            os.fchmod(out.fileno(), stat.S_IMODE(os.lstat(source).st_mode))
-        os.replace(lock, target)
-    except BaseException:
-        lock.unlink(missing_ok=True)
-        raise
-    return True
 
 
 class HardLinks:
@@ -266,6 +243,9 @@ def _move_clean(root: Path, relative: str, folder: Path) -> str:
     return str(where.relative_to(root))
 
 
+Move = tuple[str, str, str | None]  # a project path, what the run did there, the person's symlink there to put back
+
+
 def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str]:
     """Move every protected path a run without an overlay created or replaced into one new
     `.agent/quarantine/<time>-<id>/` folder (a replaced symlink is put back); one note per path, saying exactly what
@@ -282,25 +262,23 @@ def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str
                     if not move[0].startswith(gone)]
 
 
-def _replaced_ways(root: Path, before: Guard, since_ns: int | None) -> list[tuple[str, str, str | None]]:
+def _replaced_ways(root: Path, before: Guard, since_ns: int | None) -> list[Move]:
     """The ways where the run left a symlink or file (for a folder, nothing, or the person's own, put back after),
-    shortest first, none below another: (way, what the run did, the person's symlink there)."""
-    moves: list[tuple[str, str, str | None]] = []
+    shortest first, none below another."""
+    moves: list[Move] = []
     for way in sorted(before.ways, key=lambda way: (way.count("/"), way)):
         path, was = root / way, before.standing.get(way)
-        if (any(way.startswith(moved + "/") for moved, _, _ in moves) or not os.path.lexists(path)
-                or (os.path.isdir(path) and not os.path.islink(path)) or standing_of(path) == was):
-            continue
-        if since_ns is None or _changed_since(path, since_ns):
-            kind = "symlink" if os.path.islink(path) else "file"
-            verb = f"left a {kind} at" if was is None else f"replaced your {'symlink' if was else 'file'} at"
-            moves.append((way, verb, was or None))
+        now = os.readlink(path) if os.path.islink(path) else "" if os.path.lexists(path) else None
+        if (now is not None and now != was and not (now == "" and os.path.isdir(path))
+                and not any(way.startswith(moved + "/") for moved, _, _ in moves)
+                and (since_ns is None or _changed_since(path, since_ns))):
+            moves.append((way, f"left a {'file' if now == '' else 'symlink'} at", was or None))
     return moves
 
 
-def _protected_moves(root: Path, before: Guard, since_ns: int | None) -> list[tuple[str, str, str | None]]:
+def _protected_moves(root: Path, before: Guard, since_ns: int | None) -> list[Move]:
     """The protected paths the run created or replaced: (path, "created" or "replaced", the symlink there before)."""
-    moves: list[tuple[str, str, str | None]] = []
+    moves: list[Move] = []
     for relative, link in before.fixed.items():
         path = root / relative
         now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
@@ -317,13 +295,14 @@ def _protected_moves(root: Path, before: Guard, since_ns: int | None) -> list[tu
     return moves
 
 
-def _move(root: Path, before: Guard, move: tuple[str, str, str | None], since_ns: int | None,
-          folder: list[Path]) -> str:
-    """Move one path into the quarantine `folder` (made if empty) and put back the person's symlink; its note."""
-    (relative, verb, link), path, way = move, root / move[0], move[0] in before.ways
+def _move(root: Path, before: Guard, move: Move, since_ns: int | None, folder: list[Path]) -> str:
+    """Move one path into the quarantine `folder` (made if empty), never through a symlink the person did not have
+    (`Guard.standing`), and put back the person's symlink; its note."""
+    (relative, verb, link), path, way, parts = move, root / move[0], move[0] in before.ways, move[0].split("/")
     try:
-        if (through := _run_link_on_the_way(root, relative, before)) is not None:
-            raise OSError(f"{through} on its way is a symlink the run left: nothing was moved through it")
+        for above in ("/".join(parts[:depth]) for depth in range(1, len(parts))):
+            if os.path.islink(root / above) and before.standing.get(above) != os.readlink(root / above):
+                raise OSError(f"{above} on its way is a symlink the run left: nothing was moved through it")
         folder[:] = folder or [new_folder(root)]
         target = folder[0] / relative
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -335,15 +314,6 @@ def _move(root: Path, before: Guard, move: tuple[str, str, str | None], since_ns
     except OSError as error:
         return (f"agent code {verb} {_subject(relative, way)} and it could not be moved away ({error}); check it "
                 "before you use it")
-
-
-def _run_link_on_the_way(root: Path, relative: str, before: Guard) -> str | None:
-    """The first folder on the way to `relative` that is a symlink the person did not have before the run, or None."""
-    parts = relative.split("/")[:-1]
-    for folder in ("/".join(parts[:depth]) for depth in range(1, len(parts) + 1)):
-        if os.path.islink(root / folder) and before.standing.get(folder) != os.readlink(root / folder):
-            return folder
-    return None
 
 
 def _changed_since(path: Path, since_ns: int) -> bool:

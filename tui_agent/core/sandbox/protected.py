@@ -255,10 +255,10 @@ class Guard:
                 landings.add(Path(landing).relative_to(real_root).as_posix())
         absent = [name for name in names if not os.path.lexists(root / name)]
         ways = _on_the_way([*names, *landings], patterns)
-        standing = [way for way in ways if os.path.islink(root / way)
-                    or os.path.lexists(root / way) and not os.path.isdir(root / way)]
+        standing = {way: os.readlink(root / way) if os.path.islink(root / way) else "" for way in ways
+                    if os.path.islink(root / way) or os.path.lexists(root / way) and not os.path.isdir(root / way)}
         return cls({**dict.fromkeys(landings), **links, **dict.fromkeys(absent)}, matches, patterns, names,
-                   frozenset(landings), ways, {way: standing_of(root / way) for way in standing})
+                   frozenset(landings), ways, standing)
 
     def covers(self, relative: str, folder: bool) -> bool:
         if relative in self.names or relative in self.landings:
@@ -275,14 +275,12 @@ class Guard:
     @classmethod
     def from_json(cls, data: object, root: Path) -> "Guard | None":
         """A record read back from `.agent/cache` (untrusted): only protected paths, only strings, the person's globs
-        now (not the record's), the ways to the protected names and globs now, with the record's `standing` of those;
-        None if malformed."""
+        and the ways to them and to the protected names now (not the record's); None if malformed."""
         if not isinstance(data, dict):
             return None
         fixed, globbed, patterns = data.get("fixed"), data.get("globbed"), data.get("patterns")
-        standing = data.get("standing", {})
-        if not (isinstance(fixed, dict) and isinstance(globbed, list) and isinstance(patterns, list)
-                and isinstance(standing, dict)):
+        standing = data["standing"] if isinstance(data.get("standing"), dict) else {}
+        if not (isinstance(fixed, dict) and isinstance(globbed, list) and isinstance(patterns, list)):
             return None
         paths, now = protected_paths(root), user_globs(root)
         clean = {name: link for name, link in fixed.items() if isinstance(name, str) and ".." not in Path(name).parts
@@ -300,11 +298,6 @@ def _on_the_way(paths: list[str], patterns: tuple[str, ...]) -> frozenset[str]:
             parts = pattern.strip("/").split("/")[:-1]
             folders.append(parts[:next((n for n, part in enumerate(parts) if globs.GLOB_CHARS.search(part)), None)])
     return frozenset("/".join(parts[:depth]) for parts in folders for depth in range(1, len(parts) + 1))
-
-
-def standing_of(path: Path) -> str:
-    """What a way that is no folder is (`Guard.standing`): a symlink's target, "" for anything else."""
-    return os.readlink(path) if os.path.islink(path) else ""
 
 
 def git_inner(relative: str) -> str | None:
