@@ -59,8 +59,8 @@ async def test_a_symlink_the_run_left_on_the_way_to_the_hooks_folder_is_moved_it
     assert not os.path.lexists(repo / "tools"), notes
     links = quarantined(repo, "tools")
     assert len(links) == 1 and os.readlink(links[0]) == "vendor", notes
-    assert [note for note in notes if note.startswith("agent code left a symlink at tools (on the way to protected "
-                                                      f"paths); moved to {links[0].relative_to(repo)}")], notes
+    assert [note for note in notes if note.startswith("agent code left a symlink at the protected path tools; moved "
+                                                      f"to {links[0].relative_to(repo)}")], notes
     home = tmp_path / "home"
     home.mkdir()
     done = subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "after the run"],
@@ -122,7 +122,7 @@ async def test_a_run_killed_before_its_sweep_has_its_way_symlink_moved_at_the_ne
     assert (outside / "hooks" / "pre-commit").read_text() == "the person's own\n", box.notices
     assert not os.path.lexists(repo / "tools")
     assert [os.readlink(link) for link in quarantined(repo, "tools")] == [str(outside)], box.notices
-    assert [note for note in box.notices if note.startswith("agent code left a symlink at tools")
+    assert [note for note in box.notices if note.startswith("agent code left a symlink at the protected path tools;")
             and note.endswith("(a run interrupted earlier)")], box.notices
 
 
@@ -144,3 +144,14 @@ async def test_a_protected_path_behind_a_symlink_the_run_left_elsewhere_is_not_m
     assert [note for note in notes if note.startswith(
         "agent code replaced the protected path keys/a.pem and it could not be moved away (keys on its way is a "
         "symlink the run left: nothing was moved through it); check it before you use it")], notes
+
+
+def test_no_way_leaves_the_project(repo: Path, tmp_path: Path) -> None:
+    """A glob leaving the project in its config (a cloned repository's) makes no folder outside it a way to sweep."""
+    project = Project.at(repo)
+    project.ensure_layout()
+    (tmp_path / "mine").write_text("the person's own\n")
+    project.config_path.write_text('[sandbox]\nprotected = ["../mine/*", "a/../../mine/*", "keys/*"]\n')
+    guard = Guard.of(repo)
+    assert guard.ways == {"keys"} and guard.standing == {}
+    assert Guard.from_json(guard.to_json(), repo) == Guard(guard.fixed, guard.matches, guard.patterns, ways=guard.ways)

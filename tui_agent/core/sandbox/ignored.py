@@ -52,17 +52,13 @@ class IgnoredChange:
     not_kept: str = ""
 
 
-def moved_note(verb: str, relative: str, where: str, link: str | None, restored: bool = True, *, way: bool = False) -> str:
-    """What the person and the model are told of a protected path (or a `way` to some) a run created or replaced
-    (`link`: the symlink that was there, in place again unless not `restored`)."""
+def moved_note(verb: str, relative: str, where: str, link: str | None, restored: bool = True) -> str:
+    """What the person and the model are told of a protected path a run created or replaced (`link`: the symlink
+    that was there, in place again unless not `restored`)."""
     put_back = ("" if link is None else f"; the symlink to {link} was put back" if restored else
                 f"; it was a symlink to {link} (recreate it if you want it)")
-    return (f"agent code {verb} {_subject(relative, way)}; moved to {where}{put_back}; nothing else was changed: "
+    return (f"agent code {verb} the protected path {relative}; moved to {where}{put_back}; nothing else was changed: "
             "look at it, then delete it or move it back yourself")
-
-
-def _subject(relative: str, way: bool) -> str:
-    return f"{relative} (on the way to protected paths)" if way else f"the protected path {relative}"
 
 
 def new_folder(root: Path) -> Path:
@@ -298,7 +294,7 @@ def _protected_moves(root: Path, before: Guard, since_ns: int | None) -> list[Mo
 def _move(root: Path, before: Guard, move: Move, since_ns: int | None, folder: list[Path]) -> str:
     """Move one path into the quarantine `folder` (made if empty), never through a symlink the person did not have
     (`Guard.standing`), and put back the person's symlink; its note."""
-    (relative, verb, link), path, way, parts = move, root / move[0], move[0] in before.ways, move[0].split("/")
+    (relative, verb, link), path, parts = move, root / move[0], move[0].split("/")
     try:
         for above in ("/".join(parts[:depth]) for depth in range(1, len(parts))):
             if os.path.islink(root / above) and before.standing.get(above) != os.readlink(root / above):
@@ -310,9 +306,9 @@ def _move(root: Path, before: Guard, move: Move, since_ns: int | None, folder: l
             os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
         if link is not None and since_ns is None:
             os.symlink(link, path)
-        return moved_note(verb, relative, str(target.relative_to(root)), link, since_ns is None, way=way)
+        return moved_note(verb, relative, str(target.relative_to(root)), link, restored=since_ns is None)
     except OSError as error:
-        return (f"agent code {verb} {_subject(relative, way)} and it could not be moved away ({error}); check it "
+        return (f"agent code {verb} the protected path {relative} and it could not be moved away ({error}); check it "
                 "before you use it")
 
 

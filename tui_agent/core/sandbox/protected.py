@@ -291,10 +291,11 @@ class Guard:
 
 
 def _on_the_way(paths: list[str], patterns: tuple[str, ...]) -> frozenset[str]:
-    """Every folder on the way to `paths` and to the literal leading folders of the anchored `patterns`."""
+    """Every folder on the way to `paths` and to the literal leading folders of the anchored `patterns` (none
+    leaving the project)."""
     folders = [path.split("/")[:-1] for path in paths]
     for pattern in map(globs.normalised, patterns):
-        if "/" in pattern.rstrip("/") and not pattern.startswith("!"):
+        if "/" in pattern.rstrip("/") and not pattern.startswith("!") and ".." not in pattern.split("/"):
             parts = pattern.strip("/").split("/")[:-1]
             folders.append(parts[:next((n for n, part in enumerate(parts) if globs.GLOB_CHARS.search(part)), None)])
     return frozenset("/".join(parts[:depth]) for parts in folders for depth in range(1, len(parts) + 1))
