@@ -105,7 +105,8 @@ async def test_the_persons_own_symlinks_on_the_way_are_left_alone(repo: Path, ti
 
 async def test_a_run_killed_before_its_sweep_has_its_way_symlink_moved_at_the_next_start(repo: Path,
                                                                                          tmp_path: Path) -> None:
-    """The crash record (`Guard.to_json`, hostile when read back) keeps the person's own symlinks on the way."""
+    """The crash record of a run that died before its sweep (`Guard.to_json`; hostile when read back: what is not a
+    string for a way now is dropped) brings the ways' sweep back at the next start: the link moves, not its target."""
     project = hooked(repo)
     record = Guard.of(repo).to_json()
     assert record.get("standing", {}) == {}
