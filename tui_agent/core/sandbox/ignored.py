@@ -263,11 +263,14 @@ def _replaced_ways(root: Path, before: Guard, since_ns: int | None) -> list[Move
     shortest first, none below another."""
     moves: list[Move] = []
     for way in sorted(before.ways, key=lambda way: (way.count("/"), way)):
-        path, was = root / way, before.standing.get(way)
-        now = os.readlink(path) if os.path.islink(path) else "" if os.path.lexists(path) else None
-        if (now is not None and now != was and not (now == "" and os.path.isdir(path))
-                and not any(way.startswith(moved + "/") for moved, _, _ in moves)
-                and (since_ns is None or _changed_since(path, since_ns))):
+        try:
+            info = os.lstat(root / way)
+            now = os.readlink(root / way) if stat.S_ISLNK(info.st_mode) else None if stat.S_ISDIR(info.st_mode) else ""
+        except OSError:
+            continue  # nothing there, or gone meanwhile
+        was = before.standing.get(way)
+        if (now is not None and now != was and (since_ns is None or info.st_ctime_ns >= since_ns)
+                and not any(way.startswith(moved + "/") for moved, _, _ in moves)):
             moves.append((way, f"left a {'file' if now == '' else 'symlink'} at", was or None))
     return moves
 
