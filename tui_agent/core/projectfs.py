@@ -236,6 +236,26 @@ def move_into_place(source: Path, target: Path) -> None:
         raise
 
 
+def move_under_git_lock(source: Path, target: Path) -> bool:
+    """Put a run's version of a file in `.git` (the index, a ref) in place the way git does, through `<file>.lock`:
+    False when a git command holds that lock now (its own rename would undo this one)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = target.with_name(target.name + ".lock")
+    try:
+        handle = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return False
+    try:
+        with os.fdopen(handle, "wb") as out, open(source, "rb") as data:
+            shutil.copyfileobj(data, out)
+            os.fchmod(out.fileno(), stat.S_IMODE(os.lstat(source).st_mode))
+        os.replace(lock, target)
+    except BaseException:
+        lock.unlink(missing_ok=True)
+        raise
+    return True
+
+
 def make_dirs(path: Path) -> None:
     """`mkdir -p` with no link followed (a link on the way raises LinkRefused)."""
     os.close(open_dir(path, create=True))

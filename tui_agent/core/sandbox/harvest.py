@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core import projectfs
-from tui_agent.core.sandbox.ignored import (KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, HardLinks, copy_clean, move_under_git_lock,
+from tui_agent.core.sandbox.ignored import (KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, HardLinks, copy_clean,
                                             moved_note, new_folder)
 from tui_agent.core.sandbox.launch import is_inside
 from tui_agent.core.sandbox.protected import (GIT, REFUSED, REPOSITORY_MARKS, SETID_BITS, Guard, LowerState, git_inner,
@@ -239,7 +239,7 @@ class _Applier:
         _strip_overlay_attributes(source, self.prefix)
         inner = git_inner(relative)
         if inner is not None and not inner.startswith("objects/"):
-            if not move_under_git_lock(source, target):
+            if not projectfs.move_under_git_lock(source, target):
                 self.set_aside(relative, source, "a git command held its lock file as the run ended")
                 return
         else:

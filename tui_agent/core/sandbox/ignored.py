@@ -72,26 +72,6 @@ def new_folder(root: Path) -> Path:
     return folder
 
 
-def move_under_git_lock(source: Path, target: Path) -> bool:
-    """Put a run's version of a file in `.git` (the index, a ref) in place the way git does, through `<file>.lock`:
-    False when a git command holds that lock now (its own rename would undo this one)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lock = target.with_name(target.name + ".lock")
-    try:
-        handle = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        return False
-    try:
-        with os.fdopen(handle, "wb") as out, open(source, "rb") as data:
-            shutil.copyfileobj(data, out)
-            os.fchmod(out.fileno(), stat.S_IMODE(os.lstat(source).st_mode))
-        os.replace(lock, target)
-    except BaseException:
-        lock.unlink(missing_ok=True)
-        raise
-    return True
-
-
 class HardLinks:
     """Which files of an upper folder share their data with a file outside it (a hard link out of the run's writes):
     counted once, on the first multiply-linked file met."""
@@ -259,14 +239,45 @@ def _move_clean(root: Path, relative: str, folder: Path) -> str:
     return str(where.relative_to(root))
 
 
+Move = tuple[str, str, str | None]  # a project path, what the run did there, the person's symlink there to put back
+
+
 def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str]:
     """Move every protected path a run without an overlay created or replaced into one new
     `.agent/quarantine/<time>-<id>/` folder (a replaced symlink is put back); one note per path, saying exactly what
-    was moved where.
+    was moved where. A symlink or file it left on the way to them (`Guard.ways`) moves first, itself (never what it
+    points to), with what lies below it; nothing moves through a symlink the person did not have (`Guard.standing`).
 
     `since_ns` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
     is recreated (the note says what it pointed to)."""
-    moves: list[tuple[str, str, str | None]] = []
+    folder: list[Path] = []  # made at the first move
+    ways = _replaced_ways(root, before, since_ns)
+    notes = [_move(root, before, move, since_ns, folder) for move in ways]
+    gone = tuple(way + "/" for way, _, _ in ways)
+    return notes + [_move(root, before, move, since_ns, folder) for move in _protected_moves(root, before, since_ns)
+                    if not move[0].startswith(gone)]
+
+
+def _replaced_ways(root: Path, before: Guard, since_ns: int | None) -> list[Move]:
+    """The ways where the run left a symlink or file (for a folder, nothing, or the person's own, put back after),
+    shortest first, none below another."""
+    moves: list[Move] = []
+    for way in sorted(before.ways, key=lambda way: (way.count("/"), way)):
+        try:
+            info = os.lstat(root / way)
+            now = os.readlink(root / way) if stat.S_ISLNK(info.st_mode) else None if stat.S_ISDIR(info.st_mode) else ""
+        except OSError:
+            continue  # nothing there, or gone meanwhile
+        was = before.standing.get(way)
+        if (now is not None and now != was and (since_ns is None or info.st_ctime_ns >= since_ns)
+                and not any(way.startswith(moved + "/") for moved, _, _ in moves)):
+            moves.append((way, f"left a {'file' if now == '' else 'symlink'} at", was or None))
+    return moves
+
+
+def _protected_moves(root: Path, before: Guard, since_ns: int | None) -> list[Move]:
+    """The protected paths the run created or replaced: (path, "created" or "replaced", the symlink there before)."""
+    moves: list[Move] = []
     for relative, link in before.fixed.items():
         path = root / relative
         now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
@@ -280,23 +291,28 @@ def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str
         found.append(relative)
         if since_ns is None or _changed_since(root / relative, since_ns):
             moves.append((relative, "created", None))
-    folder: Path | None = None
-    notes: list[str] = []
-    for relative, verb, link in moves:
-        path = root / relative
-        try:
-            folder = folder or new_folder(root)
-            target = folder / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if os.path.lexists(path):
-                os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
-            if link is not None and since_ns is None:
-                os.symlink(link, path)
-            notes.append(moved_note(verb, relative, str(target.relative_to(root)), link, restored=since_ns is None))
-        except OSError as error:
-            notes.append(f"agent code {verb} the protected path {relative} and it could not be moved away "
-                         f"({error}); check it before you use it")
-    return notes
+    return moves
+
+
+def _move(root: Path, before: Guard, move: Move, since_ns: int | None, folder: list[Path]) -> str:
+    """Move one path into the quarantine `folder` (made if empty), never through a symlink the person did not have
+    (`Guard.standing`), and put back the person's symlink; its note."""
+    (relative, verb, link), path, parts = move, root / move[0], move[0].split("/")
+    try:
+        for above in ("/".join(parts[:depth]) for depth in range(1, len(parts))):
+            if os.path.islink(root / above) and before.standing.get(above) != os.readlink(root / above):
+                raise OSError(f"{above} on its way is a symlink the run left: nothing was moved through it")
+        folder[:] = folder or [new_folder(root)]
+        target = folder[0] / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if os.path.lexists(path):
+            os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
+        if link is not None and since_ns is None:
+            os.symlink(link, path)
+        return moved_note(verb, relative, str(target.relative_to(root)), link, restored=since_ns is None)
+    except OSError as error:
+        return (f"agent code {verb} the protected path {relative} and it could not be moved away ({error}); check it "
+                "before you use it")
 
 
 def _changed_since(path: Path, since_ns: int) -> bool:

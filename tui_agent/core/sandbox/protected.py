@@ -229,7 +229,8 @@ class Guard:
     """The protected paths a run may neither create, replace nor delete: the fixed names and the hooks folder
     (`names`), the user's globs (outside `.git` and `.agent`; `matches`: what they match now), and where a protected
     symlink pointing nowhere yet lands (`landings`: creating that file would give the protected path its content), and
-    the folders on the way to them and to the globs' literal folders (`ways`: `tools` for `tools/hooks`).
+    the folders on the way to them and to the globs' literal folders (`ways`: `tools` for `tools/hooks`), and those of
+    the ways that were no folder before the run (`standing`: a symlink's target, "" for a file: the person's own).
 
     `fixed` is what a run without an overlay could create or replace (`ignored.sweep` moves it after the run): protected
     paths that are absent (None) or symlinks (their target; a bind protects only what a link points to), landings."""
@@ -240,6 +241,7 @@ class Guard:
     names: frozenset[str] = frozenset()
     landings: frozenset[str] = frozenset()
     ways: frozenset[str] = frozenset()
+    standing: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, root: Path, limit: int = MAX_GLOB_MATCHES) -> "Guard":
@@ -252,8 +254,11 @@ class Guard:
             if not (root / relative).exists() and landing.startswith(real_root + os.sep):
                 landings.add(Path(landing).relative_to(real_root).as_posix())
         absent = [name for name in names if not os.path.lexists(root / name)]
+        ways = _on_the_way([*names, *landings], patterns)
+        standing = {way: os.readlink(root / way) if os.path.islink(root / way) else "" for way in ways
+                    if os.path.islink(root / way) or os.path.lexists(root / way) and not os.path.isdir(root / way)}
         return cls({**dict.fromkeys(landings), **links, **dict.fromkeys(absent)}, matches, patterns, names,
-                   frozenset(landings), _on_the_way([*names, *landings], patterns))
+                   frozenset(landings), ways, standing)
 
     def covers(self, relative: str, folder: bool) -> bool:
         if relative in self.names or relative in self.landings:
@@ -264,28 +269,33 @@ class Guard:
 
     def to_json(self) -> dict[str, object]:
         """The crash record of a run without an overlay (what `sweep` needs)."""
-        return {"fixed": self.fixed, "globbed": sorted(self.matches), "patterns": list(self.patterns)}
+        return {"fixed": self.fixed, "globbed": sorted(self.matches), "patterns": list(self.patterns),
+                "standing": self.standing}
 
     @classmethod
     def from_json(cls, data: object, root: Path) -> "Guard | None":
         """A record read back from `.agent/cache` (untrusted): only protected paths, only strings, the person's globs
-        now (not the record's); None if malformed."""
+        and the ways to them and to the protected names now (not the record's); None if malformed."""
         if not isinstance(data, dict):
             return None
         fixed, globbed, patterns = data.get("fixed"), data.get("globbed"), data.get("patterns")
+        standing = data["standing"] if isinstance(data.get("standing"), dict) else {}
         if not (isinstance(fixed, dict) and isinstance(globbed, list) and isinstance(patterns, list)):
             return None
         paths, now = protected_paths(root), user_globs(root)
         clean = {name: link for name, link in fixed.items() if isinstance(name, str) and ".." not in Path(name).parts
                  and _entry_of(name, paths, now) is not None and (link is None or isinstance(link, str))}
-        return cls(clean, frozenset(p for p in globbed if isinstance(p, str)), now)
+        ways = _on_the_way(fixed_names(root), now)
+        return cls(clean, frozenset(p for p in globbed if isinstance(p, str)), now, ways=ways,
+                   standing={way: was for way, was in standing.items() if way in ways and isinstance(was, str)})
 
 
 def _on_the_way(paths: list[str], patterns: tuple[str, ...]) -> frozenset[str]:
-    """Every folder on the way to `paths` and to the literal leading folders of the anchored `patterns`."""
+    """Every folder on the way to `paths` and to the literal leading folders of the anchored `patterns` (none
+    leaving the project)."""
     folders = [path.split("/")[:-1] for path in paths]
     for pattern in map(globs.normalised, patterns):
-        if "/" in pattern.rstrip("/") and not pattern.startswith("!"):
+        if "/" in pattern.rstrip("/") and not pattern.startswith("!") and ".." not in pattern.split("/"):
             parts = pattern.strip("/").split("/")[:-1]
             folders.append(parts[:next((n for n, part in enumerate(parts) if globs.GLOB_CHARS.search(part)), None)])
     return frozenset("/".join(parts[:depth]) for parts in folders for depth in range(1, len(parts) + 1))
