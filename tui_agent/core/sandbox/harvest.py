@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core import projectfs
-from tui_agent.core.sandbox.ignored import (KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, HardLinks, copy_clean,
-                                            moved_note, new_folder)
+from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, moved_note, new_folder
 from tui_agent.core.sandbox.launch import is_inside
-from tui_agent.core.sandbox.protected import (GIT, REFUSED, REPOSITORY_MARKS, SETID_BITS, Guard, LowerState, git_inner,
-                                              git_refusal, git_writable, inert, is_startup_file, nested_repository,
-                                              setid_words, special_kind)
+from tui_agent.core.sandbox.protected import (GIT, REFUSED, REPOSITORY_MARKS, SETID_BITS, Guard, HardLinks, LowerState,
+                                              copy_clean, git_inner, git_refusal, git_writable, inert, is_startup_file,
+                                              nested_repository, setid_words, special_kind)
 from tui_agent.core.versioning.gitintake import SAME, GitIntake
 
 

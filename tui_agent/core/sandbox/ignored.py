@@ -26,6 +26,7 @@ from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
 from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, REPOSITORY_MARKS, SETID_BITS,
+                                              HardLinks, copy_clean,
                                               WALK_LIMIT, FullStamp, Guard, LowerState, Stamp, git_refusal, inert, is_startup_file,
                                               nested_repository, setid_words, shown, special_kind, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
@@ -70,48 +71,6 @@ def new_folder(root: Path) -> Path:
     folder = base / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
     folder.mkdir()
     return folder
-
-
-class HardLinks:
-    """Which files of an upper folder share their data with a file outside it (a hard link out of the run's writes):
-    counted once, on the first multiply-linked file met."""
-
-    def __init__(self, upper: Path) -> None:
-        self.upper = upper
-        self._inside: dict[tuple[int, int], int] | None = None
-
-    def outside(self, info: os.stat_result) -> bool:
-        if info.st_nlink <= 1 or stat.S_ISDIR(info.st_mode):
-            return False
-        if self._inside is None:
-            self._inside = {}
-            for folder, folders, files in os.walk(self.upper):
-                for name in (*folders, *files):
-                    try:
-                        found = os.lstat(os.path.join(folder, name))
-                    except OSError:
-                        continue
-                    if found.st_nlink > 1 and not stat.S_ISDIR(found.st_mode):
-                        key = (found.st_dev, found.st_ino)
-                        self._inside[key] = self._inside.get(key, 0) + 1
-        return self._inside.get((info.st_dev, info.st_ino), 0) < info.st_nlink
-
-
-def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
-    """Copy `source` (an upper folder's entry) to `target` for the person to look at: folders, plain files without
-    setuid or setgid bits, symlinks as links; no special file, no hard link out of the run, no `.git` nor `HEAD` by
-    its name (`inert`: the copy is no repository for git)."""
-    info = os.lstat(source)
-    if stat.S_ISDIR(info.st_mode):
-        target.mkdir(mode=0o700, parents=True, exist_ok=True)
-        for entry in sorted(os.listdir(source)):
-            copy_clean(source / entry, target / inert(entry), links)
-        os.chmod(target, (info.st_mode & 0o777) | 0o700)
-    elif stat.S_ISLNK(info.st_mode):
-        os.symlink(os.readlink(source), target)
-    elif stat.S_ISREG(info.st_mode) and not links.outside(info):
-        shutil.copyfile(source, target, follow_symlinks=False)
-        os.chmod(target, info.st_mode & 0o777)
 
 
 def compare(root: Path, venv: Path | None, start: LowerState,

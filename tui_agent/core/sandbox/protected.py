@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
+import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core import globs
 from tui_agent.core.project import AGENT_DIR, ConfigError, Project
-from tui_agent.core.sandbox.policy import RunResult
 from tui_agent.core.versioning.hookspath import hooks_path
 
 PROTECTED_NAMES: tuple[str, ...] = (
@@ -356,55 +355,43 @@ def setid_words(mode: int) -> str:
     return " and ".join(word for bit, word in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid")) if mode & bit)
 
 
-REFUSALS = ("read-only file system", "device or resource busy")
-"""How a write to a read-only bind fails: in place, or by renaming a new version over it (git's lock files)."""
-MAX_NOTES = 5
+class HardLinks:
+    """Which files of an upper folder share their data with a file outside it (a hard link out of the run's writes):
+    counted once, on the first multiply-linked file met."""
 
-_WHY_GIT_INSIDE = ("git's config, hooks and info/ decide what git runs on your machine: they stay read-only even for "
-                   "an approved run (the rest of .git, what a commit needs, is writable)")
-_WHY_GIT = ("git's folder is read-only for this run: only a run whose writes go through an overlay (see `tuiagent "
-            "sandbox status`) may commit, and then never change .git/config, hooks or info/")
-_WHY = "a protected path (it decides what runs on your machine, or is tuiagent's own): read-only for agent code"
+    def __init__(self, upper: Path) -> None:
+        self.upper = upper
+        self._inside: dict[tuple[int, int], int] | None = None
 
-
-def refused_writes(root: Path, result: RunResult, *, git_commits: bool) -> list[str]:
-    """One note per protected path a line of what the run said (`run_texts`) saying one of REFUSALS names;
-    `git_commits`: the run could write what commits need in `.git`."""
-    lines = [line for text in run_texts(result) if text for line in text.splitlines()
-             if any(refusal in line.lower() for refusal in REFUSALS)]
-    if not lines:  # the usual run: no protected path to list
-        return []
-    entries = sorted({*protected_paths(root), *(f"{GIT}/{name}" for name in GIT_READ_ONLY)},
-                     key=len, reverse=True)
-    notes: list[str] = []
-    for line in lines:
-        entry = _named(line, entries, str(root))
-        note = f"{REFUSED}writing {entry} ({_why(entry, git_commits)})" if entry is not None else None
-        if note is not None and note not in notes:
-            notes.append(note)
-    return notes[:MAX_NOTES]
+    def outside(self, info: os.stat_result) -> bool:
+        if info.st_nlink <= 1 or stat.S_ISDIR(info.st_mode):
+            return False
+        if self._inside is None:
+            self._inside = {}
+            for folder, folders, files in os.walk(self.upper):
+                for name in (*folders, *files):
+                    try:
+                        found = os.lstat(os.path.join(folder, name))
+                    except OSError:
+                        continue
+                    if found.st_nlink > 1 and not stat.S_ISDIR(found.st_mode):
+                        key = (found.st_dev, found.st_ino)
+                        self._inside[key] = self._inside.get(key, 0) + 1
+        return self._inside.get((info.st_dev, info.st_ino), 0) < info.st_nlink
 
 
-def _named(line: str, entries: list[str], root: str) -> str | None:
-    """The longest protected entry `line` names as a path (relative, or under the project's absolute path)."""
-    text = line.replace(root.rstrip("/") + "/", "")
-    for entry in entries:
-        if re.search(rf"(^|[\s'\"`(:=./]){re.escape(entry)}($|[\s'\"`):/,])", text):
-            return entry
-    return None
-
-
-def _why(entry: str, git_commits: bool) -> str:
-    if entry.startswith(GIT + "/"):
-        return _WHY_GIT_INSIDE if git_commits else _WHY_GIT
-    if entry == GIT:
-        return _WHY_GIT
-    return _WHY
-
-
-def run_texts(result: RunResult) -> list[str]:
-    """What a run said: its output and error, and a shell command's own output (run_shell's report)."""
-    texts = [result.stdout, result.stderr, result.error or ""]
-    if isinstance(result.value, dict):
-        texts += [str(result.value.get(name, "")) for name in ("stdout", "stderr")]
-    return texts
+def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
+    """Copy `source` (an upper folder's entry) to `target` for the person to look at: folders, plain files without
+    setuid or setgid bits, symlinks as links; no special file, no hard link out of the run, no `.git` nor `HEAD` by
+    its name (`inert`: the copy is no repository for git)."""
+    info = os.lstat(source)
+    if stat.S_ISDIR(info.st_mode):
+        target.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for entry in sorted(os.listdir(source)):
+            copy_clean(source / entry, target / inert(entry), links)
+        os.chmod(target, (info.st_mode & 0o777) | 0o700)
+    elif stat.S_ISLNK(info.st_mode):
+        os.symlink(os.readlink(source), target)
+    elif stat.S_ISREG(info.st_mode) and not links.outside(info):
+        shutil.copyfile(source, target, follow_symlinks=False)
+        os.chmod(target, info.st_mode & 0o777)
