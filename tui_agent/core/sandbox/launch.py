@@ -109,10 +109,12 @@ class Command:
 
 def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel_fd: int,
             toolchain: Toolchain | None = None, seccomp_fd: int | None = None, net_fd: int | None = None,
-            overlay: OverlayDirs | None = None, cgroup_procs: tuple[Path, ...] = ()) -> Command:
+            overlay: OverlayDirs | None = None, cgroup_procs: tuple[Path, ...] = (),
+            venvs: list[Path] | None = None) -> Command:
     """The command that starts a worker as `launch` says: `seccomp_fd` is the base filter bubblewrap installs, `net_fd`
     where the worker hands over its proxy listener (a network grant), `overlay` the folders of its overlay mount,
-    `cgroup_procs` the run cgroup's `cgroup.procs` files the first process joins."""
+    `cgroup_procs` the run cgroup's `cgroup.procs` files the first process joins, `venvs` the project's virtualenvs
+    `project_venvs(project, None)` found for this launch (looked up here when None)."""
     join = ["/bin/sh", "-c", JOIN_THEN_EXEC, "sh", *map(str, cgroup_procs), "--"] if cgroup_procs else []
     if launch.tier != TIER_BUBBLEWRAP:
         private_dir = scratch / f"run-{token}"
@@ -126,7 +128,7 @@ def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel
         mounts = host_mounts(project, *((toolchain.read_only, toolchain.masked) if toolchain is not None else ()))
     mount = overlay_prefix(overlay, project) if overlay is not None else []
     argv = _bwrap(project, launch, mounts, venv=toolchain.venv if toolchain is not None else None,
-                  seccomp_fd=seccomp_fd, drop_caps=overlay is not None)
+                  seccomp_fd=seccomp_fd, drop_caps=overlay is not None, venvs=venvs)
     argv += worker_argv(channel_fd, project, mounts.hidden, net_fd if launch.network else None)
     env = sandbox_env(home=SANDBOX_HOME, tmpdir="/tmp", tier=launch.tier, token=token, toolchain=toolchain)
     if net_fd is not None and launch.network:
@@ -135,7 +137,7 @@ def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel
 
 
 def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | None, seccomp_fd: int | None,
-           drop_caps: bool) -> list[str]:
+           drop_caps: bool, venvs: list[Path] | None) -> list[str]:
     """bubblewrap up to the worker: / read-only, `mounts` (homes, /tmp and host socket folders hidden), the project
     the only writable place (read-only too unless `launch.project_writable`), under the base filter read from
     `seccomp_fd`.
@@ -156,7 +158,7 @@ def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | No
         argv += ["--bind", str(project), str(project)]
         argv += protected.read_only_binds(project, git_commits=launch.overlay)
         if not launch.venv_writable:  # a test run must not plant a .pth in a virtualenv (used or not) run later
-            for folder in project_venvs(project, venv):
+            for folder in project_venvs(project, venv, venvs):
                 argv += ["--ro-bind", str(folder), str(folder)]
     else:
         argv += ["--ro-bind", str(project), str(project)]
@@ -268,13 +270,15 @@ def interpreter_paths() -> tuple[Path, ...]:
     return tuple(sorted({p.resolve() for p in paths if p.exists()}))
 
 
-def project_venvs(root: Path, used: Path | None) -> list[Path]:
+def project_venvs(root: Path, used: Path | None, found: list[Path] | None = None) -> list[Path]:
     """Every virtualenv inside the project (resolved), used or not (`used`: the toolchain's): each is kept
-    read-only in writable runs, and its start-up files are checked after them."""
+    read-only in writable runs, and its start-up files are checked after them. `found`: what `project_venvs(root,
+    None)` gave for this launch (then only `used` is looked at)."""
     real_root = Path(os.path.realpath(root))
-    reals = [Path(os.path.realpath(path)) for path in (root / ".venv", root / "venv", *([used] if used is not None else []))]
-    return list(dict.fromkeys(real for real in reals
-                              if (real / "pyvenv.cfg").is_file() and real.is_relative_to(real_root) and real != real_root))
+    named = (root / ".venv", root / "venv") if found is None else ()
+    reals = [Path(os.path.realpath(path)) for path in (*named, *([used] if used is not None else []))]
+    return list(dict.fromkeys([*(found or ()), *(real for real in reals if (real / "pyvenv.cfg").is_file()
+                                                 and real.is_relative_to(real_root) and real != real_root)]))
 
 
 def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
@@ -284,13 +288,15 @@ def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
     return sorted({Path(os.path.realpath(site)) for venv in venvs for site in (venv / "lib").glob("python3*/site-packages")})
 
 
-def project_layout(project: Path, project_writable: bool = True) -> tuple[tuple[str, bool], ...]:
-    """Which read-only paths exist (the project's virtualenvs too); a warm worker started under another layout
-    must not be used. A read-only project is bound whole, its command line never depends on them: nothing to look
-    at before each read-only run."""
+def project_layout(project: Path, project_writable: bool = True,
+                   venvs: list[Path] | None = None) -> tuple[tuple[str, bool], ...]:
+    """Which read-only paths exist (the project's virtualenvs too: `venvs`, `project_venvs(project, None)` when
+    already found); a warm worker started under another layout must not be used. A read-only project is bound whole,
+    its command line never depends on them: nothing to look at before each read-only run."""
     if not project_writable:
         return ()
-    return (*protected.layout(project), *((f"virtualenv {venv}", True) for venv in project_venvs(project, None)))
+    found = project_venvs(project, None) if venvs is None else venvs
+    return (*protected.layout(project), *((f"virtualenv {venv}", True) for venv in found))
 
 
 def bwrap_path() -> str | None:
