@@ -4,14 +4,16 @@ host folders today (no worker is started; the hidden folders themselves are test
 from __future__ import annotations
 
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tui_agent.core.sandbox.launch import Launch, bwrap_path, command
+from tui_agent.core.sandbox.launch import JOIN_THEN_EXEC, Launch, bwrap_path, command
 from tui_agent.core.sandbox.toolchain import discover
+from tui_agent.core.sandbox.writable_runs import MOUNT_FAILED
 
 pytestmark = pytest.mark.skipif(bwrap_path() is None or not Path("/dev/shm").is_dir(),
                                 reason="needs bubblewrap and /dev/shm (a folder the sandbox does not hide already)")
@@ -56,3 +58,10 @@ def test_a_runtime_dir_made_after_discovery_is_hidden_at_the_next_launch(tmp_pat
     after = command(project, launch, token="b", scratch=tmp_path, channel_fd=3, toolchain=toolchain).argv
     assert str(runtime_dir) in tmpfs_of(after)
     assert after.count(f"private={runtime_dir}") == 1  # a batch empties it between its calls too
+
+
+def test_a_cgroup_that_cannot_be_joined_is_not_taken_for_a_failed_overlay_mount(tmp_path: Path) -> None:
+    """Both steps run before the sandbox's interpreter: only the mount's failure may turn overlays off."""
+    done = subprocess.run(["/bin/sh", "-c", JOIN_THEN_EXEC, "sh", str(tmp_path / "gone" / "cgroup.procs"), "--", "true"],
+                          capture_output=True, check=False)
+    assert done.returncode not in (0, MOUNT_FAILED), done

@@ -48,8 +48,9 @@ ISOLATED = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", 
             "--new-session")
 """Every bubblewrap the sandbox starts (the probe too): its own namespaces (network: only `lo`), the worker as
 process 1 (no unfiltered bubblewrap init), gone with its parent, in a new session (no terminal to inject into)."""
-JOIN_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
-"""The shell joins each of the run's cgroup folders, then becomes the sandbox: every descendant is born inside it."""
+JOIN_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 123; shift; done; shift; exec "$@"'
+"""The shell joins each of the run's cgroup folders, then becomes the sandbox: every descendant is born inside it (exit
+status 123 when it cannot: not the overlay's MOUNT_FAILED, which turns overlays off for the session)."""
 OVERLAY_MOUNT = '(cd "$1" && exec mount -t overlay overlay -o "$2" "$3" 3<"$3") || exit 125; shift 3; exec "$@"'
 """Mounts the overlay (exit status `writable_runs.MOUNT_FAILED` when it cannot), then becomes bubblewrap. No path is in
 the mount options (`OVERLAY_OPTIONS`), where a ',', ':' or '\\' in a path would need escaping that not every mount
