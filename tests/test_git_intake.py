@@ -242,3 +242,19 @@ def test_packed_refs_lose_the_lines_of_refs_to_a_protected_path(repo: Path, run_
     names = [line.split()[1] for line in packed.read_text().splitlines() if not line.startswith(("#", "^"))]
     assert "refs/heads/main" in names and "refs/heads/evil" not in names
     assert intake.held == {"refs/heads/evil"} and "'.envrc'" in intake.told[0][1]
+
+
+def test_the_reflogs_of_an_ordinary_new_branch_apply_and_one_naming_a_protected_path_does_not(repo: Path,
+                                                                                              run_copy: Path) -> None:
+    intake, covers = GitIntake(repo), Guard.of(repo).covers
+    git(run_copy, "checkout", "-q", "-b", "feature")
+    (run_copy / "feature.txt").write_text("new\n")
+    git(run_copy, "add", "feature.txt")
+    git(run_copy, "commit", "-qm", "feature")  # its reflog's first line starts from no commit (all zeros)
+    for inner in ("logs/HEAD", "logs/refs/heads/feature", "refs/heads/feature", "HEAD"):
+        assert intake.refusal(inner, run_copy / ".git" / inner, repo / ".git" / inner, covers) is None, inner
+    evil = run_commit(run_copy, ".envrc", "echo pwned\n", "refs/heads/evil").read_text().strip()
+    with open(run_copy / ".git" / "logs" / "HEAD", "a") as log:
+        log.write(f"{evil} {evil} x <x@y> 1 +0000\tevil\n")
+    why = intake.refusal("logs/HEAD", run_copy / ".git" / "logs/HEAD", repo / ".git" / "logs/HEAD", covers)
+    assert why is not None and "reflog" in why and "'.envrc'" in why

@@ -132,8 +132,9 @@ index of its own; `{move}` points a ref at it (`$evil`)."""
 
 @pytest.mark.parametrize("move", ["git update-ref refs/heads/main $evil", "git update-ref refs/heads/evil $evil",
                                   "git update-ref --no-deref HEAD $evil", "git update-ref ORIG_HEAD $evil",
-                                  "git update-ref refs/heads/main $evil && git pack-refs --all"],
-                         ids=["main", "new-branch", "detached-head", "orig-head", "packed-refs"])
+                                  "git update-ref refs/heads/main $evil && git pack-refs --all",
+                                  "printf '%s %s x <x@y> 1 +0000\\tevil\\n' $(git rev-parse HEAD) $evil >> .git/logs/HEAD"],
+                         ids=["main", "new-branch", "detached-head", "orig-head", "packed-refs", "reflog"])
 async def test_a_ref_to_a_commit_holding_a_protected_path_is_refused(box: Sandbox, repo: Path, move: str) -> None:
     """Else the person's next `git reset --hard` (or checkout of the branch) writes `.envrc` outside the sandbox."""
     head = git(repo, "rev-parse", "HEAD").strip()
@@ -144,7 +145,7 @@ async def test_a_ref_to_a_commit_holding_a_protected_path_is_refused(box: Sandbo
     assert git(repo, "rev-parse", "HEAD", "main").split() == [head, head]
     assert subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "-q", "refs/heads/evil"],
                           capture_output=True, check=False).returncode != 0
-    for where in ("HEAD", "main", "evil", "ORIG_HEAD"):
+    for where in ("HEAD@{1}", "HEAD", "main", "evil", "ORIG_HEAD"):
         host_git(repo, "reset", "-q", "--hard", where)
     assert not os.path.lexists(repo / ".envrc"), "a reset on the host wrote the run's .envrc"
 

@@ -31,6 +31,8 @@ EMPTY_TREES = {"sha1": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
 PSEUDO_REFS = frozenset({"HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD",
                          "REBASE_HEAD", "AUTO_MERGE"})
 """The files of `.git` holding object ids a person's git may check out (`git reset --hard ORIG_HEAD`...)."""
+MAX_LOG_IDS = 256
+"""The most commits the lines a run adds to one reflog may name (each costs a `git diff-tree`)."""
 OBJECT_ID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 SAME = ""
 """`GitIntake.refusal`'s answer for a run's object file that is the project's byte for byte: nothing to apply."""
@@ -62,7 +64,7 @@ class GitIntake:
             return self.object_refusal(inner, source, target)
         if inner == "index":
             return self.index_refusal(source, target, protected)
-        if inner != "packed-refs" and inner not in PSEUDO_REFS and not inner.startswith("refs/"):
+        if inner != "packed-refs" and inner not in PSEUDO_REFS and not inner.startswith(("refs/", "logs/")):
             return None
         run_git_dir = Path(str(source)[:-len(inner)])
         self.person_head()  # before the run's HEAD replaces the person's
@@ -70,6 +72,8 @@ class GitIntake:
             self.drop_replace_refs(source)
             self.drop_packed(source, run_git_dir, protected)
             return None
+        if inner.startswith("logs/"):
+            return self.log_refusal(inner, source, target, run_git_dir, protected)
         name = inner if inner.startswith("refs/") else None
         for tip in _ids(source) if name is None else _ids(source)[:1]:
             why = self.tip_refusal(name, tip, run_git_dir, protected)
@@ -129,6 +133,29 @@ class GitIntake:
             with open(packed, "wb") as refs:
                 refs.writelines(kept)
             self.told.append(("packed-refs", f"left out {'; '.join(dropped)}; the rest applied"))
+
+    def log_refusal(self, inner: str, source: Path, target: Path, run_git_dir: Path,
+                    protected: Callable[[str, bool], bool]) -> str | None:
+        """Why the run's reflog `.git/<inner>` is refused: an object id in a line it added whose tree `tip_refusal`
+        refuses for that ref (the person's `git reset --hard HEAD@{1}` checks it out), or too many to check."""
+        with open(source, "rb") as handle:
+            data = handle.read()
+        try:
+            with open(target, "rb") as handle:
+                before = handle.read()
+        except OSError:
+            before = b""
+        added = data[len(before):] if before and data.startswith(before) else data
+        ids = {word for line in added.splitlines() for word in line.split()[:2]
+               if OBJECT_ID.fullmatch(word) and word.strip(b"0")}  # all zeros: no commit (a ref made or deleted)
+        if len(ids) > MAX_LOG_IDS:
+            return f"a reflog adding more than {MAX_LOG_IDS} commits (each would be looked into)"
+        name = inner.removeprefix("logs/") if inner.startswith("logs/refs/") else None
+        for tip in sorted(ids):
+            why = self.tip_refusal(name, tip, run_git_dir, protected)
+            if why is not None:
+                return f"a reflog entry that is {why}"
+        return None
 
     def tip_refusal(self, name: str | None, tip: bytes, run_git_dir: Path,
                     protected: Callable[[str, bool], bool]) -> str | None:
