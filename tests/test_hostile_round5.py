@@ -131,10 +131,11 @@ index of its own; `{move}` points a ref at it (`$evil`)."""
 
 
 @pytest.mark.parametrize("move", ["git update-ref refs/heads/main $evil", "git update-ref refs/heads/evil $evil",
+                                  "git update-ref refs/heads/evil $evil && git symbolic-ref HEAD refs/heads/evil",
                                   "git update-ref --no-deref HEAD $evil", "git update-ref ORIG_HEAD $evil",
                                   "git update-ref refs/heads/main $evil && git pack-refs --all",
                                   "printf '%s %s x <x@y> 1 +0000\\tevil\\n' $(git rev-parse HEAD) $evil >> .git/logs/HEAD"],
-                         ids=["main", "new-branch", "detached-head", "orig-head", "packed-refs", "reflog"])
+                         ids=["main", "new-branch", "switch-to-new-branch", "detached-head", "orig-head", "packed-refs", "reflog"])
 async def test_a_ref_to_a_commit_holding_a_protected_path_is_refused(box: Sandbox, repo: Path, move: str) -> None:
     """Else the person's next `git reset --hard` (or checkout of the branch) writes `.envrc` outside the sandbox."""
     head = git(repo, "rev-parse", "HEAD").strip()

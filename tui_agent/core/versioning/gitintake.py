@@ -79,7 +79,9 @@ class GitIntake:
             why = self.tip_refusal(name, tip, run_git_dir, protected)
             if why is not None:
                 return why
-        return None
+        branch = _symbolic(_first_line(source)) if inner == "HEAD" else None
+        moved = _ref_value(run_git_dir, branch) if branch is not None else None  # a branch the run made or moved
+        return None if branch is None or moved is None else self.tip_refusal(branch, moved, run_git_dir, protected)
 
     def object_refusal(self, inner: str, source: Path, target: Path) -> str | None:
         if os.path.lexists(target):
@@ -268,15 +270,25 @@ def _ids(ref: Path) -> list[bytes]:
     return [line.split()[0] for line in lines if line.split() and OBJECT_ID.fullmatch(line.split()[0])]
 
 
+def _first_line(ref: Path) -> bytes:
+    with open(ref, "rb") as handle:
+        return handle.readline(4096).strip()
+
+
+def _symbolic(first: bytes) -> str | None:
+    """The ref a symbolic ref's first line names (`ref: refs/heads/main`), None for another."""
+    return os.fsdecode(first[5:].strip()) if first.startswith(b"ref: ") else None
+
+
 def _ref_value(git_dir: Path, name: str, depth: int = 0) -> bytes | None:
-    """The object id the ref `name` holds in the person's `git_dir` (a loose file, else its packed-refs line; a
-    symbolic ref followed a few steps), None when it has none."""
+    """The object id the ref `name` holds in `git_dir` (a loose file, else its packed-refs line; a symbolic ref
+    followed a few steps), None when it has none."""
     loose = git_dir / name
     if depth < 5 and loose.is_file() and not loose.is_symlink() and safe_path(name):
-        with open(loose, "rb") as handle:
-            first = handle.readline(4096).strip()
-        if first.startswith(b"ref: "):
-            return _ref_value(git_dir, os.fsdecode(first[5:].strip()), depth + 1)
+        first = _first_line(loose)
+        branch = _symbolic(first)
+        if branch is not None:
+            return _ref_value(git_dir, branch, depth + 1)
         return first if OBJECT_ID.fullmatch(first) else None
     try:
         with open(git_dir / "packed-refs", "rb") as packed:
