@@ -258,3 +258,19 @@ def test_the_reflogs_of_an_ordinary_new_branch_apply_and_one_naming_a_protected_
         log.write(f"{evil} {evil} x <x@y> 1 +0000\tevil\n")
     why = intake.refusal("logs/HEAD", run_copy / ".git" / "logs/HEAD", repo / ".git" / "logs/HEAD", covers)
     assert why is not None and "reflog" in why and "'.envrc'" in why
+
+
+def test_a_refused_packed_ref_keeps_the_persons_packed_line(repo: Path, run_copy: Path) -> None:
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "tag", "-a", "-m", "v1", "v1")
+    git(repo, "pack-refs", "--all")  # the person's main and v1 are in packed-refs alone
+    person = (repo / ".git" / "packed-refs").read_text().splitlines()
+    run_commit(run_copy, ".envrc", "echo pwned\n")
+    git(run_copy, "tag", "-f", "-a", "-m", "v1", "v1", "main")
+    git(run_copy, "pack-refs", "--all")
+    packed = run_copy / ".git" / "packed-refs"
+    assert GitIntake(repo).refusal("packed-refs", packed, repo / ".git" / "packed-refs", Guard.of(repo).covers) is None
+    lines = packed.read_text().splitlines()
+    assert f"{head} refs/heads/main" in lines
+    tag = person.index(next(line for line in person if line.endswith(" refs/tags/v1")))
+    assert lines[lines.index(person[tag]) + 1] == person[tag + 1] == f"^{head}"

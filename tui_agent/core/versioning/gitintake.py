@@ -115,7 +115,8 @@ class GitIntake:
                                              "object for one of yours); the rest applied"))
 
     def drop_packed(self, packed: Path, run_git_dir: Path, protected: Callable[[str, bool], bool]) -> None:
-        """Take the lines of the run's `packed-refs` whose tip `tip_refusal` refuses (and their peeled lines) out."""
+        """Put the person's lines (none if they had none) in place of those of the run's `packed-refs` whose tip
+        `tip_refusal` refuses (with their peeled lines); the person's loose file of such a ref stays (`held`)."""
         kept: list[bytes] = []
         dropped: list[str] = []
         dropping = False
@@ -126,15 +127,17 @@ class GitIntake:
                     name = os.fsdecode(fields[1])
                     why = self.tip_refusal(name, fields[0], run_git_dir, protected)
                     dropping = why is not None
-                    dropped += [f"{name}: {why}"] if why is not None else []
-                    self.held |= {name} if why is not None else set()
+                    if why is not None:
+                        dropped.append(f"{name}: {why}")
+                        self.held.add(name)
+                        kept += _packed_lines(self.root / ".git" / "packed-refs", fields[1])
                 elif not line.startswith(b"^"):
                     dropping = False
                 kept += [] if dropping else [line]
         if dropped:
             with open(packed, "wb") as refs:
                 refs.writelines(kept)
-            self.told.append(("packed-refs", f"left out {'; '.join(dropped)}; the rest applied"))
+            self.told.append(("packed-refs", f"kept yours of {'; '.join(dropped)}; the rest applied"))
 
     def log_refusal(self, inner: str, source: Path, target: Path, run_git_dir: Path,
                     protected: Callable[[str, bool], bool]) -> str | None:
@@ -299,6 +302,21 @@ def _ref_value(git_dir: Path, name: str, depth: int = 0) -> bytes | None:
     except OSError:
         return None
     return None
+
+
+def _packed_lines(packed: Path, name: bytes) -> list[bytes]:
+    """The line of the ref `name` in the `packed` refs file, with its peeled line (none when it is not there)."""
+    found: list[bytes] = []
+    try:
+        with open(packed, "rb") as refs:
+            for line in refs:
+                if found and not line.startswith(b"^"):
+                    break
+                if found or line.split()[1:] == [name]:
+                    found.append(line)
+    except OSError:
+        return []
+    return found
 
 
 def _prefixes(path: str) -> list[str]:
