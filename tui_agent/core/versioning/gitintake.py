@@ -1,9 +1,9 @@
 """Looks inside the git data a sandboxed run wrote before the person's repository takes it (sandbox/harvest.py): a
 new loose object must hash to its name and a new pack pass git's own check (git never checks an object's hash when it
 reads one), an existing object file never changes, an index may name no path git's checkout must never write, packed
-refs carry no replace ref, and no ref the run moves or makes (nor HEAD) gets a tree that differs from the person's at a
-protected path (their next reset or checkout would write it). Git runs here in an empty repository of tuiagent's, never under the project's
-config."""
+refs carry no replace ref, and no ref, HEAD or reflog entry the run moves or makes gets a tree that differs from the
+person's at a protected path (their next reset or checkout would write it). Git runs here in an empty repository of
+tuiagent's, never under the project's config."""
 
 from __future__ import annotations
 
@@ -176,7 +176,7 @@ class GitIntake:
         env = {"GIT_OBJECT_DIRECTORY": str(objects), "GIT_ALTERNATE_OBJECT_DIRECTORIES": project_objects} \
             if os.path.isdir(objects) else {"GIT_OBJECT_DIRECTORY": project_objects}
         done = self.git(["-c", "core.commitGraph=false", "-c", "core.multiPackIndex=false", "diff-tree", "-r", "-z",
-                         "--no-renames", "--name-only", os.fsdecode(old or b""), os.fsdecode(tip)], env)
+                         "--no-renames", "--name-only", os.fsdecode(old), os.fsdecode(tip)], env)
         if done is None or done.returncode != 0:
             return "a ref to something git cannot compare with your tree"
         for path in os.fsdecode(done.stdout).split("\0")[:-1]:
@@ -199,8 +199,10 @@ class GitIntake:
                 for name in files:
                     source = Path(folder) / name
                     inner = f"objects/{source.relative_to(objects).as_posix()}"
-                    if (LOOSE_OBJECT.fullmatch(inner) or PACK_FILE.fullmatch(inner)) and source.is_file() and \
-                            self.object_refusal(inner, source, self.root / ".git" / inner) not in (None, SAME):
+                    if not (LOOSE_OBJECT.fullmatch(inner) or PACK_FILE.fullmatch(inner)) or not source.is_file():
+                        continue  # git reads no other file, and no deletion (a character device), as objects
+                    if source.is_symlink() or self.object_refusal(inner, source, self.root / ".git" / inner) not in (
+                            None, SAME):
                         self.sound = False
         return self.sound
 
