@@ -174,3 +174,103 @@ def test_a_sha256_repository_is_checked_in_its_own_object_format(tmp_path: Path)
     intake = GitIntake(repo)
     assert intake.refusal(inner, moved, repo / ".git" / inner, Guard.of(repo).covers) is None
     assert intake.refusal("index", tmp_path / "index", repo / ".git" / "index", Guard.of(repo).covers) is None
+
+
+def run_commit(run: Path, path: str, data: str, ref: str = "refs/heads/main") -> Path:
+    """In `run` (a copy of the project: the run's `.git`), commit `data` at `path` on top of HEAD and point `ref` at
+    it (on top of the person's commit, `refs/person` there); the ref's file there."""
+    base = git(run, "rev-parse", "refs/person").strip()
+    git(run, "read-tree", base)
+    (run / path).parent.mkdir(parents=True, exist_ok=True)
+    (run / path).write_text(data)
+    git(run, "add", "-f", path)
+    tree = git(run, "write-tree").strip()
+    commit = git(run, "commit-tree", tree, "-p", base, "-m", path).strip()
+    git(run, "update-ref", ref, commit)
+    return run / ".git" / ref
+
+
+@pytest.fixture
+def run_copy(repo: Path, tmp_path: Path) -> Path:
+    run = Path(shutil.copytree(repo, tmp_path / "run", symlinks=True))
+    git(run, "update-ref", "refs/person", "HEAD")
+    return run
+
+
+@pytest.mark.parametrize("ref", ["refs/heads/main", "refs/heads/evil", "HEAD"])
+def test_a_ref_may_move_only_to_a_tree_keeping_the_persons_protected_paths(repo: Path, run_copy: Path,
+                                                                          ref: str) -> None:
+    intake, covers = GitIntake(repo), Guard.of(repo).covers
+    ordinary = run_commit(run_copy, "feature.txt", "new\n")
+    assert intake.refusal("refs/heads/main", ordinary, repo / ".git" / "refs/heads/main", covers) is None
+    git(run_copy, "checkout", "-q", "--detach")
+    for path in (".envrc", ".husky/pre-commit", ".vscode/tasks.json"):
+        moved = run_commit(run_copy, path, "echo pwned\n", ref)
+        why = intake.refusal(ref, moved, repo / ".git" / ref, covers)
+        assert why is not None and repr(path) in why, (path, why)
+
+
+def test_a_new_branch_of_ordinary_commits_applies_where_the_person_tracks_a_protected_path(repo: Path,
+                                                                                           tmp_path: Path) -> None:
+    (repo / ".envrc").write_text("export A=1\n")
+    git(repo, "add", ".envrc")
+    git(repo, "commit", "-qm", "the person's .envrc")
+    run = Path(shutil.copytree(repo, tmp_path / "run", symlinks=True))
+    git(run, "update-ref", "refs/person", "HEAD")
+    branch = run_commit(run, "feature.txt", "new\n", "refs/heads/feature")
+    assert GitIntake(repo).refusal("refs/heads/feature", branch, repo / ".git" / "refs/heads/feature",
+                                   Guard.of(repo).covers) is None
+
+
+def test_no_ref_moves_when_an_object_file_of_the_run_does_not_check_out(repo: Path, run_copy: Path) -> None:
+    """git never checks an object's hash when it reads one: a lying object could show the check a harmless tree."""
+    moved = run_commit(run_copy, "feature.txt", "new\n")
+    name, _content = loose(b"print('a')\n")
+    (run_copy / ".git" / "objects" / name[:2]).mkdir(exist_ok=True)
+    (run_copy / ".git" / "objects" / name[:2] / name[2:]).write_bytes(loose(b"print('evil')\n")[1])
+    why = GitIntake(repo).refusal("refs/heads/main", moved, repo / ".git" / "refs/heads/main", Guard.of(repo).covers)
+    assert why is not None and "check out" in why
+
+
+def test_packed_refs_lose_the_lines_of_refs_to_a_protected_path(repo: Path, run_copy: Path) -> None:
+    run_commit(run_copy, "feature.txt", "new\n")
+    run_commit(run_copy, ".envrc", "echo pwned\n", "refs/heads/evil")
+    git(run_copy, "pack-refs", "--all")
+    packed = run_copy / ".git" / "packed-refs"
+    intake = GitIntake(repo)
+    assert intake.refusal("packed-refs", packed, repo / ".git" / "packed-refs", Guard.of(repo).covers) is None
+    names = [line.split()[1] for line in packed.read_text().splitlines() if not line.startswith(("#", "^"))]
+    assert "refs/heads/main" in names and "refs/heads/evil" not in names
+    assert intake.held == {"refs/heads/evil"} and "'.envrc'" in intake.told[0][1]
+
+
+def test_the_reflogs_of_an_ordinary_new_branch_apply_and_one_naming_a_protected_path_does_not(repo: Path,
+                                                                                              run_copy: Path) -> None:
+    intake, covers = GitIntake(repo), Guard.of(repo).covers
+    git(run_copy, "checkout", "-q", "-b", "feature")
+    (run_copy / "feature.txt").write_text("new\n")
+    git(run_copy, "add", "feature.txt")
+    git(run_copy, "commit", "-qm", "feature")  # its reflog's first line starts from no commit (all zeros)
+    for inner in ("logs/HEAD", "logs/refs/heads/feature", "refs/heads/feature", "HEAD"):
+        assert intake.refusal(inner, run_copy / ".git" / inner, repo / ".git" / inner, covers) is None, inner
+    evil = run_commit(run_copy, ".envrc", "echo pwned\n", "refs/heads/evil").read_text().strip()
+    with open(run_copy / ".git" / "logs" / "HEAD", "a") as log:
+        log.write(f"{evil} {evil} x <x@y> 1 +0000\tevil\n")
+    why = intake.refusal("logs/HEAD", run_copy / ".git" / "logs/HEAD", repo / ".git" / "logs/HEAD", covers)
+    assert why is not None and "reflog" in why and "'.envrc'" in why
+
+
+def test_a_refused_packed_ref_keeps_the_persons_packed_line(repo: Path, run_copy: Path) -> None:
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "tag", "-a", "-m", "v1", "v1")
+    git(repo, "pack-refs", "--all")  # the person's main and v1 are in packed-refs alone
+    person = (repo / ".git" / "packed-refs").read_text().splitlines()
+    run_commit(run_copy, ".envrc", "echo pwned\n")
+    git(run_copy, "tag", "-f", "-a", "-m", "v1", "v1", "main")
+    git(run_copy, "pack-refs", "--all")
+    packed = run_copy / ".git" / "packed-refs"
+    assert GitIntake(repo).refusal("packed-refs", packed, repo / ".git" / "packed-refs", Guard.of(repo).covers) is None
+    lines = packed.read_text().splitlines()
+    assert f"{head} refs/heads/main" in lines
+    tag = person.index(next(line for line in person if line.endswith(" refs/tags/v1")))
+    assert lines[lines.index(person[tag]) + 1] == person[tag + 1] == f"^{head}"

@@ -123,6 +123,34 @@ def what_undo_puts_back(checkpoints: Checkpoints, before: str, path: str) -> byt
     return checkpoints.blob(sha, path)
 
 
+PROTECTED_COMMIT = ("blob=$(printf 'echo pwned\\n' | git hash-object -w --stdin) && export GIT_INDEX_FILE=/tmp/index && "
+                    "git read-tree HEAD && git update-index --add --cacheinfo 100644,$blob,.envrc && "
+                    "evil=$(git commit-tree $(git write-tree) -p HEAD -m evil) && {move} && echo moved")
+"""A commit whose tree holds `.envrc` (which the run cannot write in the work tree), made with git's plumbing in an
+index of its own; `{move}` points a ref at it (`$evil`)."""
+
+
+@pytest.mark.parametrize("move", ["git update-ref refs/heads/main $evil", "git update-ref refs/heads/evil $evil",
+                                  "git update-ref refs/heads/evil $evil && git symbolic-ref HEAD refs/heads/evil",
+                                  "git update-ref --no-deref HEAD $evil", "git update-ref ORIG_HEAD $evil",
+                                  "git update-ref refs/heads/main $evil && git pack-refs --all",
+                                  "printf '%s %s x <x@y> 1 +0000\\tevil\\n' $(git rev-parse HEAD) $evil >> .git/logs/HEAD"],
+                         ids=["main", "new-branch", "switch-to-new-branch", "detached-head", "orig-head", "packed-refs", "reflog"])
+async def test_a_ref_to_a_commit_holding_a_protected_path_is_refused(box: Sandbox, repo: Path, move: str) -> None:
+    """Else the person's next `git reset --hard` (or checkout of the branch) writes `.envrc` outside the sandbox."""
+    head = git(repo, "rev-parse", "HEAD").strip()
+    report, notes = await shell(box, PROTECTED_COMMIT.format(move=move) + " && echo ok > kept.txt")
+    assert report["exit_code"] == 0 and "moved" in str(report["stdout"]), report
+    assert (repo / "kept.txt").read_text() == "ok\n"  # the run was applied: the attack had its chance
+    assert [note for note in notes if "refused" in note and ".envrc" in note], notes
+    assert git(repo, "rev-parse", "HEAD", "main").split() == [head, head]
+    assert subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "-q", "refs/heads/evil"],
+                          capture_output=True, check=False).returncode != 0
+    for where in ("HEAD@{1}", "HEAD", "main", "evil", "ORIG_HEAD"):
+        host_git(repo, "reset", "-q", "--hard", where)
+    assert not os.path.lexists(repo / ".envrc"), "a reset on the host wrote the run's .envrc"
+
+
 @pytest.mark.parametrize("where", ["", " && git pack-refs --all"], ids=["loose-ref", "packed-refs"])
 async def test_a_replace_ref_never_changes_what_undo_puts_back(box: Sandbox, repo: Path, where: str) -> None:
     """Written as a ref file, or into packed-refs (a fix refusing refs/replace/ files alone leaves that way)."""

@@ -196,7 +196,7 @@ class _Applier:
         elif inner == "" or not git_writable(inner):
             self.result.notes.append(f"{relative}: {REFUSED}the run deleted it, and a run may change only what commits "
                                      "need in .git; kept")
-        elif not inner.startswith("objects/"):
+        elif not inner.startswith("objects/") and inner not in self.intake.held:  # held: its packed line refused
             self.remove(relative)
 
     def folder_mode(self, relative: str, target: Path, mode: int) -> None:

@@ -1,8 +1,9 @@
 """Looks inside the git data a sandboxed run wrote before the person's repository takes it (sandbox/harvest.py): a
 new loose object must hash to its name and a new pack pass git's own check (git never checks an object's hash when it
-reads one), an existing object file never changes, an index may name no path git's checkout must never write, and
-packed refs carry no replace ref. Git runs here in an empty repository of tuiagent's, never under the project's
-config."""
+reads one), an existing object file never changes, an index may name no path git's checkout must never write, packed
+refs carry no replace ref, and no ref, HEAD or reflog entry the run moves or makes gets a tree that differs from the
+person's at a protected path (their next reset or checkout would write it). Git runs here in an empty repository of
+tuiagent's, never under the project's config."""
 
 from __future__ import annotations
 
@@ -25,6 +26,14 @@ LOOSE_OBJECT = re.compile(r"objects/[0-9a-f]{2}/(?:[0-9a-f]{38}|[0-9a-f]{62})")
 PACK_FILE = re.compile(r"objects/pack/pack-(?:[0-9a-f]{40}|[0-9a-f]{64})\.(?:pack|idx)")
 HFS_IGNORED = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
 """Characters HFS+ ignores in a name (`.g\u200cit` is `.git` there): git's own path check strips them too."""
+EMPTY_TREES = {"sha1": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+               "sha256": "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"}
+PSEUDO_REFS = frozenset({"HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD",
+                         "REBASE_HEAD", "AUTO_MERGE"})
+"""The files of `.git` holding object ids a person's git may check out (`git reset --hard ORIG_HEAD`...)."""
+MAX_LOG_IDS = 256
+"""The most commits the lines a run adds to one reflog may name (each costs a `git diff-tree`)."""
+OBJECT_ID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 SAME = ""
 """`GitIntake.refusal`'s answer for a run's object file that is the project's byte for byte: nothing to apply."""
 
@@ -41,18 +50,38 @@ class GitIntake:
         self.packs: dict[str, bool] = {}
         self.told: list[tuple[str, str]] = []
         """(path in `.git`, what was taken out of the run's file there before it was applied)."""
+        self.held: set[str] = set()
+        """Refs whose packed line of the run's was left out: the person's loose file of it stays too."""
+        self.head: bytes | None = None
+        """The person's HEAD commit before any of the run's refs applied (read at the first ref the run changed)."""
+        self.sound: bool | None = None
+        """Whether every object file of the run's would apply (git reads none of them for a ref's tree otherwise)."""
 
     def refusal(self, inner: str, source: Path, target: Path, protected: Callable[[str, bool], bool]) -> str | None:
         """Why the run's regular file `source` may not become `.git/<inner>` (now `target`), SAME when it already is
         that, None when it may; `protected(path, folder)`: whether a work-tree path is one a run may not write."""
         if inner.startswith("objects/"):
             return self.object_refusal(inner, source, target)
-        if inner == "packed-refs":
-            self.drop_replace_refs(source)
-            return None
         if inner == "index":
             return self.index_refusal(source, target, protected)
-        return None
+        if inner != "packed-refs" and inner not in PSEUDO_REFS and not inner.startswith(("refs/", "logs/")):
+            return None
+        run_git_dir = Path(str(source)[:-len(inner)])
+        self.person_head()  # before the run's HEAD replaces the person's
+        if inner == "packed-refs":
+            self.drop_replace_refs(source)
+            self.drop_packed(source, run_git_dir, protected)
+            return None
+        if inner.startswith("logs/"):
+            return self.log_refusal(inner, source, target, run_git_dir, protected)
+        name = inner if inner.startswith("refs/") else None
+        for tip in _ids(source) if name is None else _ids(source)[:1]:
+            why = self.tip_refusal(name, tip, run_git_dir, protected)
+            if why is not None:
+                return why
+        branch = _symbolic(_first_line(source)) if inner == "HEAD" else None
+        moved = _ref_value(run_git_dir, branch) if branch is not None else None  # a branch the run made or moved
+        return None if branch is None or moved is None else self.tip_refusal(branch, moved, run_git_dir, protected)
 
     def object_refusal(self, inner: str, source: Path, target: Path) -> str | None:
         if os.path.lexists(target):
@@ -85,6 +114,98 @@ class GitIntake:
             self.told.append(("packed-refs", f"{dropped} line(s) of replace refs left out (git would read another "
                                              "object for one of yours); the rest applied"))
 
+    def drop_packed(self, packed: Path, run_git_dir: Path, protected: Callable[[str, bool], bool]) -> None:
+        """Put the person's lines (none if they had none) in place of those of the run's `packed-refs` whose tip
+        `tip_refusal` refuses (with their peeled lines); the person's loose file of such a ref stays (`held`)."""
+        kept: list[bytes] = []
+        dropped: list[str] = []
+        dropping = False
+        with open(packed, "rb") as refs:
+            for line in refs:
+                fields = line.split()
+                if len(fields) == 2 and OBJECT_ID.fullmatch(fields[0]):
+                    name = os.fsdecode(fields[1])
+                    why = self.tip_refusal(name, fields[0], run_git_dir, protected)
+                    dropping = why is not None
+                    if why is not None:
+                        dropped.append(f"{name}: {why}")
+                        self.held.add(name)
+                        kept += _packed_lines(self.root / ".git" / "packed-refs", fields[1])
+                elif not line.startswith(b"^"):
+                    dropping = False
+                kept += [] if dropping else [line]
+        if dropped:
+            with open(packed, "wb") as refs:
+                refs.writelines(kept)
+            self.told.append(("packed-refs", f"kept yours of {'; '.join(dropped)}; the rest applied"))
+
+    def log_refusal(self, inner: str, source: Path, target: Path, run_git_dir: Path,
+                    protected: Callable[[str, bool], bool]) -> str | None:
+        """Why the run's reflog `.git/<inner>` is refused: an object id in a line it added whose tree `tip_refusal`
+        refuses for that ref (the person's `git reset --hard HEAD@{1}` checks it out), or too many to check."""
+        with open(source, "rb") as handle:
+            data = handle.read()
+        try:
+            with open(target, "rb") as handle:
+                before = handle.read()
+        except OSError:
+            before = b""
+        added = data[len(before):] if before and data.startswith(before) else data
+        ids = {word for line in added.splitlines() for word in line.split()[:2]
+               if OBJECT_ID.fullmatch(word) and word.strip(b"0")}  # all zeros: no commit (a ref made or deleted)
+        if len(ids) > MAX_LOG_IDS:
+            return f"a reflog adding more than {MAX_LOG_IDS} commits (each would be looked into)"
+        name = inner.removeprefix("logs/") if inner.startswith("logs/refs/") else None
+        for tip in sorted(ids):
+            why = self.tip_refusal(name, tip, run_git_dir, protected)
+            if why is not None:
+                return f"a reflog entry that is {why}"
+        return None
+
+    def tip_refusal(self, name: str | None, tip: bytes, run_git_dir: Path,
+                    protected: Callable[[str, bool], bool]) -> str | None:
+        """Why the ref `name` (None: HEAD or another of PSEUDO_REFS) may not become `tip`: its tree differs from the
+        person's tip of it (their HEAD's for a new ref) at a protected path, or git cannot compare them."""
+        old = (_ref_value(self.root / ".git", name) if name is not None else None) or self.person_head()
+        if old == tip:
+            return None
+        objects = run_git_dir / "objects"
+        if not self.objects_sound(objects):
+            return "a ref moved in a run whose object files do not all check out"
+        project_objects = str(self.root / ".git" / "objects")
+        env = {"GIT_OBJECT_DIRECTORY": str(objects), "GIT_ALTERNATE_OBJECT_DIRECTORIES": project_objects} \
+            if os.path.isdir(objects) else {"GIT_OBJECT_DIRECTORY": project_objects}
+        done = self.git(["-c", "core.commitGraph=false", "-c", "core.multiPackIndex=false", "diff-tree", "-r", "-z",
+                         "--no-renames", "--name-only", os.fsdecode(old), os.fsdecode(tip)], env)
+        if done is None or done.returncode != 0:
+            return "a ref to something git cannot compare with your tree"
+        for path in os.fsdecode(done.stdout).split("\0")[:-1]:
+            if any(protected(prefix, prefix != path) for prefix in _prefixes(path)):
+                return f"a ref to a tree that changes the protected path {path!r} (your next checkout would write it)"
+        return None
+
+    def person_head(self) -> bytes:
+        """The person's HEAD commit as the first ref check found it (the empty tree when there is none)."""
+        if self.head is None:
+            self.head = _ref_value(self.root / ".git", "HEAD") or EMPTY_TREES[self.object_format()].encode()
+        return self.head
+
+    def objects_sound(self, objects: Path) -> bool:
+        """Whether every loose object and pack the run left in `objects` would apply (or is the project's already),
+        and it names no other folder to read objects from: then git reads only what the harvest lets through."""
+        if self.sound is None:
+            self.sound = not os.path.lexists(objects / "info" / "alternates")
+            for folder, _dirs, files in os.walk(objects):
+                for name in files:
+                    source = Path(folder) / name
+                    inner = f"objects/{source.relative_to(objects).as_posix()}"
+                    if not (LOOSE_OBJECT.fullmatch(inner) or PACK_FILE.fullmatch(inner)) or not source.is_file():
+                        continue  # git reads no other file, and no deletion (a character device), as objects
+                    if source.is_symlink() or self.object_refusal(inner, source, self.root / ".git" / inner) not in (
+                            None, SAME):
+                        self.sound = False
+        return self.sound
+
     def index_refusal(self, source: Path, target: Path, protected: Callable[[str, bool], bool]) -> str | None:
         """An entry git's checkout would write into `.git` or out of the project, or a new or changed one at a
         protected path (a checkout would write it: a run may not): why the index is refused."""
@@ -110,15 +231,19 @@ class GitIntake:
             entries[os.fsdecode(name)] = head
         return entries
 
-    def git(self, args: list[str], extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes] | None:
-        """`git ARGS` in the empty repository of the project's object format (None when git could not run)."""
+    def object_format(self) -> str:
+        """The project's object format (sha1 unless git says sha256)."""
         if self.format is None:
             try:
                 done = run_git(self.root, "rev-parse", "--show-object-format", text=True)
                 self.format = "sha256" if done.returncode == 0 and done.stdout.strip() == "sha256" else "sha1"
             except (OSError, subprocess.TimeoutExpired):
                 self.format = "sha1"
-        folder = empty_repository(self.format)
+        return self.format
+
+    def git(self, args: list[str], extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes] | None:
+        """`git ARGS` in the empty repository of the project's object format (None when git could not run)."""
+        folder = empty_repository(self.object_format())
         env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(folder), "GIT_DIR": str(folder),
                "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, **(extra or {})}
         try:
@@ -140,6 +265,60 @@ def safe_path(path: str) -> bool:
             if folded.rstrip(". ") in (".git", "git~1") or folded.startswith(".git:"):
                 return False
     return True
+
+
+def _ids(ref: Path) -> list[bytes]:
+    """The object ids a ref file holds (the first word of each line: FETCH_HEAD has several); none for a symbolic ref
+    (the ref it names is checked itself)."""
+    with open(ref, "rb") as handle:
+        lines = handle.read(1 << 20).splitlines()
+    return [line.split()[0] for line in lines if line.split() and OBJECT_ID.fullmatch(line.split()[0])]
+
+
+def _first_line(ref: Path) -> bytes:
+    with open(ref, "rb") as handle:
+        return handle.readline(4096).strip()
+
+
+def _symbolic(first: bytes) -> str | None:
+    """The ref a symbolic ref's first line names (`ref: refs/heads/main`), None for another."""
+    return os.fsdecode(first[5:].strip()) if first.startswith(b"ref: ") else None
+
+
+def _ref_value(git_dir: Path, name: str, depth: int = 0) -> bytes | None:
+    """The object id the ref `name` holds in `git_dir` (a loose file, else its packed-refs line; a symbolic ref
+    followed a few steps), None when it has none."""
+    loose = git_dir / name
+    if depth < 5 and loose.is_file() and not loose.is_symlink() and safe_path(name):
+        first = _first_line(loose)
+        branch = _symbolic(first)
+        if branch is not None:
+            return _ref_value(git_dir, branch, depth + 1)
+        return first if OBJECT_ID.fullmatch(first) else None
+    try:
+        with open(git_dir / "packed-refs", "rb") as packed:
+            for line in packed:
+                fields = line.split()
+                if len(fields) == 2 and fields[1] == os.fsencode(name) and OBJECT_ID.fullmatch(fields[0]):
+                    return fields[0]
+    except OSError:
+        return None
+    return None
+
+
+def _packed_lines(packed: Path, name: bytes) -> list[bytes]:
+    """The line of the ref `name` in the `packed` refs file, with its peeled line (none when it is not there)."""
+    found: list[bytes] = []
+    try:
+        with open(packed, "rb") as refs:
+            for line in refs:
+                if found and not line.startswith(b"^"):
+                    break
+                if found or line.split()[1:] == [name]:
+                    found.append(line)
+    except OSError:
+        return []
+    return found
 
 
 def _prefixes(path: str) -> list[str]:
