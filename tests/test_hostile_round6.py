@@ -1,0 +1,86 @@
+"""Round 6 red team: a downloaded repository (with its `.git`) opened untrusted must not make tuiagent's host code
+write outside the project through its git layout (`.git` files, `commondir`), follow a committed `.agent` link out of
+the project, or print a committed file name's terminal escapes. Holes are strict xfails (see the report)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.gitrepo import git, init_repo
+from tui_agent.cli import main
+from tui_agent.core.rootfind import ProjectRootError, locate
+
+pytestmark = pytest.mark.usefixtures("untrusted_config")
+
+
+def fingerprint(folder: Path) -> dict[str, str]:
+    """Every entry under `folder`: a file's sha256, "dir" for a folder."""
+    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
+            for path in sorted(folder.rglob("*"))}
+
+
+@pytest.mark.xfail(strict=True, reason="hole: a `.git` file naming another repository's git dir outside the project "
+                   "makes an untrusted open write that repository (info/exclude, objects)")
+def test_a_dot_git_file_naming_another_repository_gets_nothing_written_there_before_trust(
+        tmp_path: Path, api: FakeMessagesAPI) -> None:
+    victim = init_repo(tmp_path / "victim")  # the person's own repository next to the download
+    project = tmp_path / "download"
+    project.mkdir()
+    (project / ".git").write_text("gitdir: ../victim/.git\n")
+    (project / "notes.txt").write_text("hello\n")
+    before = fingerprint(victim / ".git")
+    api.enqueue(reply(tool_use("read_file", {"path": "notes.txt"})), reply(text("done")))
+    assert main(["--project", str(project), "--sandbox-tier", "rlimits", "-p", "what is this?"]) == 0
+    after = fingerprint(victim / ".git")
+    assert sorted(name for name in {*before, *after} if before.get(name) != after.get(name)) == []
+
+
+@pytest.mark.xfail(strict=True, reason="hole: a git common dir (`.git/commondir`) inside the work tree is used: agent "
+                   "code can write the repository's config, hooks, refs and objects there (a gitdir inside is refused)")
+def test_a_common_dir_inside_the_work_tree_is_refused_like_a_git_dir_inside(tmp_path: Path) -> None:
+    project = init_repo(tmp_path / "project")
+    shared = project / "shared"
+    shared.mkdir()
+    for name in ("objects", "refs", "config", "hooks", "info", "packed-refs"):
+        if (project / ".git" / name).exists():
+            shutil.move(str(project / ".git" / name), str(shared / name))
+    (project / ".git" / "commondir").write_text("../shared\n")
+    assert git(project, "rev-parse", "--git-common-dir").strip() == str(shared)  # git itself uses it
+    with pytest.raises(ProjectRootError):
+        locate(project)
+
+
+def test_a_committed_agent_link_out_of_the_project_gets_nothing_written_through_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    project = init_repo(tmp_path / "project")
+    (project / ".agent").symlink_to(outside)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a linked .agent")
+    for verb in (["tools", "list"], ["recipes", "list"], ["sandbox", "status"], ["trust", "--show"], ["config"]):
+        main(["--project", str(project), "--sandbox-tier", "rlimits", *verb])
+    assert list(outside.iterdir()) == []
+    assert ".agent is a symlink" in capsys.readouterr().err
+
+
+def test_a_recipe_file_name_with_terminal_escapes_is_shown_escaped(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    project = init_repo(tmp_path / "project")
+    name = "evil\x1b]0;PWNED\x07\x1b[2J"
+    (project / ".agent" / "recipes").mkdir(parents=True)
+    (project / ".agent" / "recipes" / f"{name}.toml").write_text(
+        'description = "d\x1b[31mred"\n\n[trigger]\non = "session_start"\n\n[action]\nprompt = "x"\n')
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "an escaping recipe name")
+    for verb in (["trust", "--show"], ["recipes", "list"], ["tools", "list"]):
+        main(["--project", str(project), "--sandbox-tier", "rlimits", *verb])
+    shown = capsys.readouterr()
+    assert "evil" in shown.out
+    assert "\x1b" not in shown.out + shown.err and "\x07" not in shown.out + shown.err
