@@ -84,3 +84,29 @@ def test_a_recipe_file_name_with_terminal_escapes_is_shown_escaped(tmp_path: Pat
     shown = capsys.readouterr()
     assert "evil" in shown.out
     assert "\x1b" not in shown.out + shown.err and "\x07" not in shown.out + shown.err
+
+
+DEEP_TOOL = '"""A tool file whose one expression nests past the parser\'s recursion limit."""\nX = ' + "1+" * 300_000 + "1\n"
+DEEP_CASES = [
+    (".agent/tools/deep.py", DEEP_TOOL, ["trust", "--show"]),
+    (".agent/tools/deep.py", DEEP_TOOL, ["tools", "list"]),
+    (".agent/config.toml", "a = " + "[" * 100_000 + "]" * 100_000 + "\n", ["trust", "--show"]),
+    (".agent/config.toml", "a = " + "[" * 100_000 + "]" * 100_000 + "\n", ["config"]),
+    (".mcp.json", "[" * 100_000 + "]" * 100_000, ["trust", "--show"]),
+    (".mcp.json", "[" * 100_000 + "]" * 100_000, ["mcp", "list"]),
+]
+
+
+@pytest.mark.xfail(strict=True, raises=RecursionError, reason="hole: a deeply nested committed file (tool, config.toml, "
+                   ".mcp.json) crashes the CLI with RecursionError, `trust --show` included")
+@pytest.mark.parametrize("name, content, verb", DEEP_CASES, ids=[f"{c[0]}-{c[2][0]}" for c in DEEP_CASES])
+def test_a_deeply_nested_committed_file_is_a_named_problem_not_a_crash(
+        tmp_path: Path, name: str, content: str, verb: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    project = init_repo(tmp_path / "project")
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
+    (project / name).write_text(content)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a deeply nested file")
+    main(["--project", str(project), "--sandbox-tier", "rlimits", *verb])
+    shown = capsys.readouterr()
+    assert Path(name).name in shown.out + shown.err and "Traceback" not in shown.err
