@@ -13,8 +13,12 @@ import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, init_repo
+from tests.test_hostile_round5 import SHELL, WRITABLE, host_git
 from tui_agent.cli import main
+from tui_agent.core.project import Project
 from tui_agent.core.rootfind import ProjectRootError, locate
+from tui_agent.core.sandbox import Sandbox, Snippet
+from tui_agent.core.sandbox.launch import probe_bubblewrap
 
 pytestmark = pytest.mark.usefixtures("untrusted_config")
 
@@ -41,9 +45,9 @@ def test_a_dot_git_file_naming_another_repository_gets_nothing_written_there_bef
     assert sorted(name for name in {*before, *after} if before.get(name) != after.get(name)) == []
 
 
-@pytest.mark.xfail(strict=True, reason="hole: a git common dir (`.git/commondir`) inside the work tree is used: agent "
-                   "code can write the repository's config, hooks, refs and objects there (a gitdir inside is refused)")
-def test_a_common_dir_inside_the_work_tree_is_refused_like_a_git_dir_inside(tmp_path: Path) -> None:
+def common_dir_in_work_tree(tmp_path: Path) -> Path:
+    """A repository whose `.git/commondir` names `shared/`, a plain folder of the work tree holding its config,
+    hooks, refs and objects (git uses it: `git rev-parse --git-common-dir`)."""
     project = init_repo(tmp_path / "project")
     shared = project / "shared"
     shared.mkdir()
@@ -51,7 +55,14 @@ def test_a_common_dir_inside_the_work_tree_is_refused_like_a_git_dir_inside(tmp_
         if (project / ".git" / name).exists():
             shutil.move(str(project / ".git" / name), str(shared / name))
     (project / ".git" / "commondir").write_text("../shared\n")
-    assert git(project, "rev-parse", "--git-common-dir").strip() == str(shared)  # git itself uses it
+    assert git(project, "rev-parse", "--git-common-dir").strip() == str(shared)
+    return project
+
+
+@pytest.mark.xfail(strict=True, reason="hole: a git common dir (`.git/commondir`) inside the work tree is used: agent "
+                   "code can write the repository's config, hooks, refs and objects there (a gitdir inside is refused)")
+def test_a_common_dir_inside_the_work_tree_is_refused_like_a_git_dir_inside(tmp_path: Path) -> None:
+    project = common_dir_in_work_tree(tmp_path)
     with pytest.raises(ProjectRootError):
         locate(project)
 
@@ -110,3 +121,26 @@ def test_a_deeply_nested_committed_file_is_a_named_problem_not_a_crash(
     main(["--project", str(project), "--sandbox-tier", "rlimits", *verb])
     shown = capsys.readouterr()
     assert Path(name).name in shown.out + shown.err and "Traceback" not in shown.err
+
+
+@pytest.mark.xfail(strict=True, reason="hole: a writable run appends core.fsmonitor to the repository's config in a "
+                   "common dir inside the work tree (not under .git, so neither protected nor refused by the harvest); "
+                   "the person's next `git status` runs it")
+async def test_a_run_never_leaves_a_config_the_persons_git_obeys_in_a_common_dir_inside_the_work_tree(
+        tmp_path: Path) -> None:
+    if probe_bubblewrap() is not None:
+        pytest.skip("bubblewrap is not usable here")
+    project = common_dir_in_work_tree(tmp_path)
+    canary = tmp_path / "fsmonitor-ran"
+    box = await Sandbox.start(Project.at(project), tier="bubblewrap", warm_workers=0)
+    try:
+        if box.overlay_problem is not None:
+            pytest.skip(box.overlay_problem)
+        command = f"printf '[core]\\n\\tfsmonitor = \"touch {canary}; false\"\\n' >> shared/config"
+        result = await box.run(Snippet(SHELL.format(command=command)), WRITABLE)
+        assert result.ok and isinstance(result.value, dict) and result.value["exit_code"] == 0, result
+    finally:
+        await box.aclose()
+    assert not canary.exists()  # nothing ran yet: the sandbox kept the run in
+    host_git(project, "status")  # the person's own git (their shell prompt's)
+    assert not canary.exists()
