@@ -144,3 +144,22 @@ async def test_a_run_never_leaves_a_config_the_persons_git_obeys_in_a_common_dir
     assert not canary.exists()  # nothing ran yet: the sandbox kept the run in
     host_git(project, "status")  # the person's own git (their shell prompt's)
     assert not canary.exists()
+
+
+@pytest.mark.xfail(strict=True, reason="hole: the git door's scan cache (gitdoor.scan) stamps only config files that "
+                   "exist; an include.path naming a missing file, written later in the work tree, is never scanned, so "
+                   "its filter runs on the host at the next checkpoint")
+def test_an_include_of_a_file_written_after_open_runs_nothing_on_the_host(tmp_path: Path, api: FakeMessagesAPI) -> None:
+    canary = tmp_path / "filter-ran"
+    project = init_repo(tmp_path / "project")
+    (project / ".gitattributes").write_text("*.txt filter=later\n")
+    (project / "notes.txt").write_text("one\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "attributes")
+    git(project, "config", "include.path", "../later.cfg")  # missing when tuiagent opens the project
+    included = f'[filter "later"]\n\tclean = touch {canary}; cat\n'
+    api.enqueue(reply(tool_use("write_file", {"path": "later.cfg", "content": included})),
+                reply(tool_use("write_file", {"path": "notes.txt", "content": "two\n"})), reply(text("done")))
+    assert main(["--project", str(project), "--sandbox-tier", "rlimits", "--yes", "-p", "tidy up"]) == 0
+    assert (project / "later.cfg").read_text() == included and (project / "notes.txt").read_text() == "two\n"
+    assert not canary.exists()
