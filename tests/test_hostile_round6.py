@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -162,4 +163,31 @@ def test_an_include_of_a_file_written_after_open_runs_nothing_on_the_host(tmp_pa
                 reply(tool_use("write_file", {"path": "notes.txt", "content": "two\n"})), reply(text("done")))
     assert main(["--project", str(project), "--sandbox-tier", "rlimits", "--yes", "-p", "tidy up"]) == 0
     assert (project / "later.cfg").read_text() == included and (project / "notes.txt").read_text() == "two\n"
+    assert not canary.exists()
+
+
+REWRITE_KEEPING_MTIME = ("import os, sys; st = os.stat('inc.cfg'); open('inc.cfg', 'a').write(sys.argv[1]); "
+                         "os.utime('inc.cfg', ns=(st.st_atime_ns, st.st_mtime_ns))")
+
+
+@pytest.mark.xfail(strict=True, reason="hole: the git door's scan cache (gitdoor.scan) trusts a config file's mtime; "
+                   "a run that edits an included file and puts its mtime back gets its filter run on the host")
+@pytest.mark.parametrize("tier", ["rlimits", "bubblewrap"])
+def test_an_included_file_edited_with_its_mtime_put_back_runs_nothing_on_the_host(
+        tmp_path: Path, api: FakeMessagesAPI, tier: str) -> None:
+    if tier == "bubblewrap" and probe_bubblewrap() is not None:
+        pytest.skip("bubblewrap is not usable here")
+    canary = tmp_path / "filter-ran"
+    project = init_repo(tmp_path / "project")
+    (project / ".gitattributes").write_text("*.txt filter=inc\n")
+    (project / "notes.txt").write_text("one\n")
+    (project / "inc.cfg").write_text("[user]\n\tname = someone\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "attributes and an included file")
+    git(project, "config", "include.path", "../inc.cfg")
+    added = f'[filter "inc"]\n\tclean = touch {canary}; cat\n'
+    command = f"{sys.executable} -c \"{REWRITE_KEEPING_MTIME}\" '{added}' && echo two > notes.txt"
+    api.enqueue(reply(tool_use("run_shell", {"command": command})), reply(text("done")))
+    assert main(["--project", str(project), "--sandbox-tier", tier, "--yes", "-p", "tidy up"]) == 0
+    assert "filter" in (project / "inc.cfg").read_text() and (project / "notes.txt").read_text() == "two\n"
     assert not canary.exists()
