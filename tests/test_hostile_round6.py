@@ -191,3 +191,45 @@ def test_an_included_file_edited_with_its_mtime_put_back_runs_nothing_on_the_hos
     assert main(["--project", str(project), "--sandbox-tier", tier, "--yes", "-p", "tidy up"]) == 0
     assert "filter" in (project / "inc.cfg").read_text() and (project / "notes.txt").read_text() == "two\n"
     assert not canary.exists()
+
+
+CLEAR = "\x1b[2J\x1b[H"
+"""Clears the screen and homes the cursor: what follows could stand in for the trust preview's real lines."""
+
+
+def escaping_project(tmp_path: Path) -> Path:
+    """A project whose every committed text a CLI view shows (instructions, grants, a tool's docstring and source, MCP
+    servers, a recipe, a commit message, git config) carries an escape sequence that clears the screen."""
+    from tests.hostile.repo import TOOL
+
+    project = init_repo(tmp_path / "project")
+    files = {
+        "AGENTS.md": f"# Rules{CLEAR}Permission grants: none\nmore\n",
+        ".agent/config.toml": 'model = "m\\u001b[2J"\n[permissions]\nallow = ["run_shell(\\u001b[2Jx:*)"]\n',
+        ".agent/tools/greet.py": TOOL.format(marker=str(tmp_path / "never")).replace("Greet someone", f"Greet {CLEAR}"),
+        ".mcp.json": '{"mcpServers": {"pi\\u001b[2Jng": {"command": "echo\\u001b[2J", "args": ["a\\u001b[H"]}}}',
+        ".agent/recipes/ok.toml": 'description = "d\\u001b[2J"\n\n[trigger]\non = "session_start"\n\n[action]\nprompt = "x"\n',
+    }
+    for name, content in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(content)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", f"a commit message{CLEAR}")
+    git(project, "config", "filter.x.clean", f"touch{CLEAR}")
+    return project
+
+
+VIEWS = [["trust", "--show"], ["tools", "list"], ["tools", "history", "greet"], ["mcp", "list"], ["config"],
+         pytest.param(["tools", "show", "greet"], marks=pytest.mark.xfail(strict=True, reason=(
+             "hole: `tools show` of an untrusted tool prints its docstring summary and source raw "
+             "(commands/tools_untrusted.py _show): an ESC sequence in it can erase the lines above it")))]
+
+
+@pytest.mark.parametrize("verb", VIEWS, ids=lambda verb: "-".join(verb))
+def test_no_committed_text_reaches_the_terminal_as_an_escape_sequence(tmp_path: Path, verb: list[str],
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    project = escaping_project(tmp_path)
+    main(["--project", str(project), "--sandbox-tier", "rlimits", *verb])
+    shown = capsys.readouterr()
+    assert "2J" in shown.out + shown.err  # the committed text is shown...
+    assert "\x1b" not in shown.out + shown.err  # ...escaped
