@@ -5,7 +5,6 @@ the project, or print a committed file name's terminal escapes. Holes are strict
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import sys
 from pathlib import Path
