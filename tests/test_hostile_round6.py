@@ -31,12 +31,16 @@ def fingerprint(folder: Path) -> dict[str, str]:
 
 @pytest.mark.xfail(strict=True, reason="hole: a `.git` file naming another repository's git dir outside the project "
                    "makes an untrusted open write that repository (info/exclude, objects)")
+@pytest.mark.parametrize("form", ["gitdir-file", "symlink"])
 def test_a_dot_git_file_naming_another_repository_gets_nothing_written_there_before_trust(
-        tmp_path: Path, api: FakeMessagesAPI) -> None:
+        tmp_path: Path, api: FakeMessagesAPI, form: str) -> None:
     victim = init_repo(tmp_path / "victim")  # the person's own repository next to the download
     project = tmp_path / "download"
     project.mkdir()
-    (project / ".git").write_text("gitdir: ../victim/.git\n")
+    if form == "symlink":
+        (project / ".git").symlink_to("../victim/.git")
+    else:
+        (project / ".git").write_text("gitdir: ../victim/.git\n")
     (project / "notes.txt").write_text("hello\n")
     before = fingerprint(victim / ".git")
     api.enqueue(reply(tool_use("read_file", {"path": "notes.txt"})), reply(text("done")))
