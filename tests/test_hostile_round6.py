@@ -236,3 +236,17 @@ def test_no_committed_text_reaches_the_terminal_as_an_escape_sequence(tmp_path: 
     shown = capsys.readouterr()
     assert "2J" in shown.out + shown.err  # the committed text is shown...
     assert "\x1b" not in shown.out + shown.err  # ...escaped
+
+
+@pytest.mark.xfail(strict=True, reason="hole: a committed `[web] search = true` turns on the API's server-side web search "
+                   "(billed per search, reaches the network, never asked) in an untrusted project; restricted_settings "
+                   "(trust/restrict.py) keeps it and `trust --show` does not list it")
+def test_a_committed_web_search_setting_offers_no_search_until_trusted(tmp_path: Path, api: FakeMessagesAPI) -> None:
+    project = init_repo(tmp_path / "project")
+    (project / ".agent").mkdir()
+    (project / ".agent" / "config.toml").write_text("[web]\nsearch = true\nsearch_max_uses = 50\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "web search on")
+    api.enqueue(reply(text("done")))
+    assert main(["--project", str(project), "--sandbox-tier", "rlimits", "--model", "claude-sonnet-4-5", "-p", "hi"]) == 0
+    assert "web_search" not in api.requests[-1].tool_names
