@@ -250,3 +250,16 @@ def test_a_committed_web_search_setting_offers_no_search_until_trusted(tmp_path:
     api.enqueue(reply(text("done")))
     assert main(["--project", str(project), "--sandbox-tier", "rlimits", "--model", "claude-sonnet-4-5", "-p", "hi"]) == 0
     assert "web_search" not in api.requests[-1].tool_names
+
+
+def test_a_turn_and_its_undo_run_none_of_the_repositorys_git_config(tmp_path: Path, api: FakeMessagesAPI) -> None:
+    from tests.git_door_helpers import hostile_repo as configured_repo, ran
+
+    project, canaries = configured_repo(tmp_path)
+    api.enqueue(reply(tool_use("write_file", {"path": "notes.txt", "content": "agent\n"})),
+                reply(tool_use("write_file", {"path": "agent.txt", "content": "new\n"})), reply(text("done")))
+    assert main(["--project", str(project), "--sandbox-tier", "rlimits", "--yes", "-p", "edit"]) == 0
+    assert (project / "notes.txt").read_text() == "agent\n"
+    assert main(["--project", str(project), "--sandbox-tier", "rlimits", "--undo"]) == 0
+    assert (project / "notes.txt").read_text() == "one\ntwo\n" and not (project / "agent.txt").exists()
+    assert ran(canaries) == []
