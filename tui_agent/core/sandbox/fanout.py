@@ -158,11 +158,11 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
             guard.write_all(answer_pipe[1], encoded)
         finally:
             os._exit(0)
-    answer_kept = bytearray()
+    answer_kept = guard.Kept(ANSWER_LIMIT, 0, [0])  # its first bytes only: an answer over the limit is none
     out, err = (guard.Kept(OUTPUT_CAP * 2 // 3, OUTPUT_CAP // 3, [0]) for _stream in range(2))
     for (_read, write) in pipes:
         os.close(write)
-    sinks = {answer_pipe[0]: _keeper(answer_kept, ANSWER_LIMIT), out_pipe[0]: out.add, err_pipe[0]: err.add}
+    sinks = {answer_pipe[0]: answer_kept.add, out_pipe[0]: out.add, err_pipe[0]: err.add}
     status = guard.watch_child(pid, sinks, started + timeout_s)
     timed_out = status is None
     if status is None:
@@ -171,7 +171,7 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
         _pid, status = os.waitpid(pid, 0)
     for read, _write in pipes:
         os.close(read)
-    answer = _decode(bytes(answer_kept))
+    answer = _decode(bytes(answer_kept.kept) if answer_kept.total <= ANSWER_LIMIT else b"")
     exit_code = os.waitstatus_to_exitcode(status)
     if answer is None:
         answer = {"ok": False, "value": None, "value_is_repr": False,
@@ -182,13 +182,6 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
     answer.update(stdout=stdout, stderr=stderr, output_truncated=bool(out_cut or err_cut), exit_code=exit_code,
                   duration_ms=round((time.monotonic() - started) * 1000, 3))
     return answer
-
-
-def _keeper(buffer: bytearray, limit: int) -> Callable[[bytes], None]:
-    def keep(chunk: bytes) -> None:
-        if len(buffer) < limit:
-            buffer.extend(chunk)
-    return keep
 
 
 def _decode(raw: bytes) -> dict[str, Any] | None:

@@ -243,7 +243,7 @@ def run_source(code: str, path: str | None = None) -> Any:
 def run_shell(request: dict[str, Any], guard: types.ModuleType) -> dict[str, Any]:
     """Run the command as `bash -c COMMAND` (`/bin/sh -c` without bash) in a process group of its own; the report: exit
     code or signal (or timed out), each stream's kept text and size, and, with bash, the exit status of each command
-    of its last pipeline. Once it exited or timed out, it and what it left running are killed."""
+    of its last pipeline. A command that timed out, and what it left running, are killed before the answer (`main`)."""
     timeout_s, keep_bytes = float(request["command_timeout_s"]), int(request["keep_bytes"])
     out_bytes, err_bytes, live = keep_bytes * 2 // 3, keep_bytes // 3, [LIVE_OUTPUT_BYTES]
     stdout = guard.Kept(out_bytes * 2 // 3, out_bytes // 3, live)  # two thirds head, one third tail
@@ -266,7 +266,6 @@ def run_shell(request: dict[str, Any], guard: types.ModuleType) -> dict[str, Any
         status = guard.watch_child(shell.pid, {shell.stdout.fileno(): stdout.add, shell.stderr.fileno(): stderr.add},
                                    time.monotonic() + timeout_s)
         shell.returncode = None if status is None else os.waitstatus_to_exitcode(status)
-        guard.kill_descendants()  # with what it left running in the background (`sleep 1000 &`)
         shell.stdout.close()
         shell.stderr.close()
         report = shell_report(stdout, stderr, shell.returncode, timeout_s)
@@ -350,7 +349,7 @@ def main() -> None:
     for stream in (sys.stdout, sys.stderr):  # what the code printed goes out before the answer
         with contextlib.suppress(BaseException):  # the code under test may have closed or replaced the stream: the
             stream.flush()                          # answer goes on its own pipe
-    guard.kill_descendants()  # what it left running (under bubblewrap it would end with this process anyway)
+    guard.kill_descendants()  # what it left running, a timed-out shell command with it (`sleep 1000 &` too)
     guard.write_all(channel, (json.dumps(response) + "\n").encode())
     os._exit(exit_status)
 
