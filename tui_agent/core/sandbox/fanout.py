@@ -92,11 +92,10 @@ def wipe_private_folders(folders: list[str]) -> None:
         os.makedirs(SANDBOX_HOME, exist_ok=True)
 
 
-def enter_child(wakeup: Any, out: int, err: int, answer: int) -> None:
-    """In a forked child: the signal state of a process of its own, `out` and `err` as stdout and stderr, a session of
-    its own, and no descriptor but stdin, stdout, stderr and `answer`: never the run's channel to the host, on which a
-    call could answer for the whole batch."""
-    wakeup.close()
+def enter_child(out: int, err: int, answer: int) -> None:
+    """In a forked child: `out` and `err` as stdout and stderr, a session of its own, and no descriptor but stdin,
+    stdout, stderr and `answer`: never the run's channel to the host, on which a call could answer for the whole
+    batch."""
     os.dup2(out, 1)
     os.dup2(err, 2)
     os.closerange(3, answer)
@@ -115,15 +114,11 @@ def call_each(calls: list[Any], answer_of: Callable[[Any], dict[str, Any]], *, g
         compile_module_files(calls, compiled)
     folders = private_folders(scratch)
     gc.freeze()  # the children share these pages untouched: no collection of theirs walks (and copies) them
-    wakeup = guard.ChildExits()
     answers = []
-    try:
-        for call in calls:
-            answers.append(one_call(call, answer_of, guard, wakeup, timeout_s))
-            guard.kill_descendants()
-            wipe_private_folders(folders)
-    finally:
-        wakeup.close()
+    for call in calls:
+        answers.append(one_call(call, answer_of, guard, timeout_s))
+        guard.kill_descendants()
+        wipe_private_folders(folders)
     return answers
 
 
@@ -146,7 +141,7 @@ def compile_module_files(calls: list[Any], compiled: dict[tuple[str, str], tuple
             compiled[key] = (spec, code)
 
 
-def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types.ModuleType, wakeup: Any,
+def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types.ModuleType,
              timeout_s: float) -> dict[str, Any]:
     """Run one call in a forked child: {ok, value, value_is_repr, error, error_kind, stdout, stderr, output_truncated,
     exit_code, duration_ms}."""
@@ -155,7 +150,7 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
     pid = os.fork()
     if pid == 0:
         try:
-            enter_child(wakeup, out_pipe[1], err_pipe[1], answer_pipe[1])
+            enter_child(out_pipe[1], err_pipe[1], answer_pipe[1])
             encoded = json.dumps(answer_of(call)).encode()
             for stream in (sys.stdout, sys.stderr):  # what the call printed without a newline is not lost
                 with contextlib.suppress(BaseException):  # the call may have closed or replaced the stream
@@ -163,12 +158,12 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
             guard.write_all(answer_pipe[1], encoded)
         finally:
             os._exit(0)
-    answer_kept = bytearray()
+    answer_kept = guard.Kept(ANSWER_LIMIT, 0, [0])  # its first bytes only: an answer over the limit is none
     out, err = (guard.Kept(OUTPUT_CAP * 2 // 3, OUTPUT_CAP // 3, [0]) for _stream in range(2))
     for (_read, write) in pipes:
         os.close(write)
-    sinks = {answer_pipe[0]: _keeper(answer_kept, ANSWER_LIMIT), out_pipe[0]: out.add, err_pipe[0]: err.add}
-    status = guard.watch_child(pid, sinks, started + timeout_s, wakeup)
+    sinks = {answer_pipe[0]: answer_kept.add, out_pipe[0]: out.add, err_pipe[0]: err.add}
+    status = guard.watch_child(pid, sinks, started + timeout_s)
     timed_out = status is None
     if status is None:
         with contextlib.suppress(OSError):  # already gone
@@ -176,7 +171,7 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
         _pid, status = os.waitpid(pid, 0)
     for read, _write in pipes:
         os.close(read)
-    answer = _decode(bytes(answer_kept))
+    answer = _decode(bytes(answer_kept.kept) if answer_kept.total <= ANSWER_LIMIT else b"")
     exit_code = os.waitstatus_to_exitcode(status)
     if answer is None:
         answer = {"ok": False, "value": None, "value_is_repr": False,
@@ -187,13 +182,6 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
     answer.update(stdout=stdout, stderr=stderr, output_truncated=bool(out_cut or err_cut), exit_code=exit_code,
                   duration_ms=round((time.monotonic() - started) * 1000, 3))
     return answer
-
-
-def _keeper(buffer: bytearray, limit: int) -> Callable[[bytes], None]:
-    def keep(chunk: bytes) -> None:
-        if len(buffer) < limit:
-            buffer.extend(chunk)
-    return keep
 
 
 def _decode(raw: bytes) -> dict[str, Any] | None:

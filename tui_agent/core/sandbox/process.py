@@ -277,10 +277,7 @@ class Worker:
         booted = await self.await_boot(timeout_s)
         net, self.net_channel = self.net_channel, None
         proxy = await _attach_proxy(net, request) if net is not None and booted else None
-        # bubblewrap: this process is its PID namespace's init, whose exit ends every process of the run; on the
-        # weak tier the worker still ends its descendants (they may hold its output pipes past its exit)
-        sent = {**request, "bounded": self.launch.tier == TIER_BUBBLEWRAP,
-                **({"seccomp": self.seccomp} if self.seccomp is not None else {})}
+        sent = {**request, **({"seccomp": self.seccomp} if self.seccomp is not None else {})}
         try:
             outcome = await collect(self, sent if booted else None, capture, bridge=bridge,
                                     timeout_s=max(0.0, timeout_s - (time.perf_counter() - started)), started=started)

@@ -61,7 +61,7 @@ class RunFiles:
             ToolFinder({str(name): str(path) for name, path in tool_paths.items()})
             self.own_files.update(os.path.realpath(str(path)) for path in tool_paths.values())
         if isinstance(request.get("bridge_tools"), dict):
-            load_sibling("bridge_client.py", register=False).install(channel, request["bridge_tools"])
+            load_sibling("bridge_client.py").install(channel, request["bridge_tools"])
         sys.path[:0] = tool_dirs
         self.project = os.path.realpath(project)
         self.tool_dirs = {os.path.realpath(folder) for folder in tool_dirs}
@@ -171,13 +171,11 @@ def load_named_module(name: str, package_parent: str) -> types.ModuleType:
     return importlib.import_module(name)
 
 
-def load_sibling(filename: str, *, register: bool = True) -> types.ModuleType:
-    """A helper module next to this script, loaded by path (once per process when `register`; the guard and the bridge
-    client stay out of `sys.modules`, where agent code would find them by name)."""
-    name = f"_tuiagent_{filename[:-3]}"
-    if register and name in sys.modules:
-        return sys.modules[name]
-    return load_file_module(name, os.path.join(os.path.dirname(os.path.abspath(__file__)), filename), register=register)
+def load_sibling(filename: str) -> types.ModuleType:
+    """A helper module next to this script, loaded by path and kept out of `sys.modules`, where agent code would find
+    it by name."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), filename)
+    return load_file_module(f"_tuiagent_{filename[:-3]}", path, register=False)
 
 
 class ToolFinder:
@@ -212,7 +210,6 @@ def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles, gua
         function = getattr(load_named_module(shared, package_parent), request["function"])
 
     def answer(call: Any) -> dict[str, Any]:
-        files.paths.clear()
         if shared:
             return answer_of(lambda: finish_value(function(**call)), files)
         return {**answer_of(lambda: files.during(lambda: run_call(call, package_parent)), files),
@@ -243,21 +240,16 @@ def run_source(code: str, path: str | None = None) -> Any:
     return finish_value(eval(compile(ast.Expression(final.value), name, "eval"), namespace))
 
 
-def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: bool) -> dict[str, Any]:
+def run_shell(request: dict[str, Any], guard: types.ModuleType) -> dict[str, Any]:
     """Run the command as `bash -c COMMAND` (`/bin/sh -c` without bash) in a process group of its own; the report: exit
     code or signal (or timed out), each stream's kept text and size, and, with bash, the exit status of each command
-    of its last pipeline.
-
-    On timeout it and its descendants are killed (the report is written next); once it exited, what it left running
-    is ended too when `end_leftovers` (the weak tier); under bubblewrap that goes with the run, which ends right
-    after (its PID namespace, or its cgroup)."""
+    of its last pipeline. A command that timed out, and what it left running, are killed before the answer (`main`)."""
     timeout_s, keep_bytes = float(request["command_timeout_s"]), int(request["keep_bytes"])
     out_bytes, err_bytes, live = keep_bytes * 2 // 3, keep_bytes // 3, [LIVE_OUTPUT_BYTES]
     stdout = guard.Kept(out_bytes * 2 // 3, out_bytes // 3, live)  # two thirds head, one third tail
     stderr = guard.Kept(err_bytes * 2 // 3, err_bytes // 3, live)
     bash = shutil.which("bash")
     status_r, status_w = os.pipe()
-    wakeup = guard.ChildExits()
     if bash:
         startup_fd, startup = tempfile.mkstemp(prefix="tuiagent-shell-", suffix=".bash")
         with open(startup_fd, "w", encoding="utf-8") as handle:
@@ -272,10 +264,8 @@ def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: b
             os.close(status_w)
         assert shell.stdout is not None and shell.stderr is not None
         status = guard.watch_child(shell.pid, {shell.stdout.fileno(): stdout.add, shell.stderr.fileno(): stderr.add},
-                                   time.monotonic() + timeout_s, wakeup)
+                                   time.monotonic() + timeout_s)
         shell.returncode = None if status is None else os.waitstatus_to_exitcode(status)
-        if status is None or end_leftovers:
-            guard.kill_descendants()  # with what it left running in the background (`sleep 1000 &`)
         shell.stdout.close()
         shell.stderr.close()
         report = shell_report(stdout, stderr, shell.returncode, timeout_s)
@@ -286,7 +276,6 @@ def run_shell(request: dict[str, Any], guard: types.ModuleType, end_leftovers: b
             except (OSError, ValueError):
                 report["pipeline"] = None
     finally:
-        wakeup.close()
         os.close(status_r)
         if bash:
             os.unlink(startup)
@@ -326,43 +315,33 @@ def hand_over_listener(argument: str) -> None:
 
 
 def main() -> None:
-    """argv: the channel's descriptor, the project, the folder holding `tui_agent`, then `net=FD:PORT` (a network
-    grant's listener) and `private=FOLDER` for each private tmpfs folder a batch empties between its calls."""
+    """Serve the one request on the channel: limits and seccomp first, then the code; the process exits at the end.
+
+    argv: the channel's descriptor, the project, the folder holding `tui_agent`, then `net=FD:PORT` (a network grant's
+    listener) and `private=FOLDER` for each private tmpfs folder a batch empties between its calls."""
     channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     os.set_inheritable(channel, False)  # passed to this process only: nothing it executes gets it
-    guard = load_sibling("worker_guard.py", register=False)
+    guard = load_sibling("worker_guard.py")
     for argument in sys.argv[4:]:  # before any agent code runs, and before BOOTED
         if argument.startswith("net="):
             hand_over_listener(argument)
     os.write(channel, BOOTED)  # the sandbox started: what fails after this is the run's, not bubblewrap's
     scratch = [argument[len("private="):] for argument in sys.argv[4:] if argument.startswith("private=")]
-    run_request(channel, project, package_parent, guard, scratch)
-
-
-def run_request(channel: int, project: str, package_parent: str, guard: types.ModuleType, scratch: list[str]) -> None:
-    """Serve the one request on `channel`: limits and seccomp first, then the code; the process exits at the end."""
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    # as process 1 of its sandbox (bubblewrap's --as-pid-1) the worker's parent is outside: -1, refused anyway
-    protected_pid, own_group = os.getppid() or -1, os.getpgrp()
     request = read_request(channel)
     if request is None:
         os._exit(3)
     files = RunFiles(request, channel, project)
-    # `bounded` (bubblewrap): what the run leaves ends with it (this process is its PID namespace's init); the weak
-    # tier's worker adopts and kills its descendants (they could hold its output pipes open past its exit), and a
+    # it adopts and kills its descendants: they could hold its output pipes open past its exit (weak tier), and a
     # batch ends each call's before the next
-    own_stop = not request.get("bounded") or request["op"] == "call_each"
-    if own_stop:
-        guard.become_subreaper()
+    guard.become_subreaper()
     if request["op"] == "call_each":  # before the filter refuses it: no call's code can write the batch's memory
         guard.make_undumpable()
     guard.drop_capabilities()
     guard.apply_rlimits(request["policy"])
-    guard.install_seccomp(guard.run_program(request.get("seccomp"), bool(request["policy"].get("network")),
-                                            protected_pid, own_group))
+    guard.install_seccomp(request.get("seccomp"))
     worker_pid = os.getpid()
-    response = answer_of(lambda: files.during(lambda: run_op(request, package_parent, files, guard, scratch, own_stop)),
-                         files)
+    response = answer_of(lambda: files.during(lambda: run_op(request, package_parent, files, guard, scratch)), files)
     exit_status = response.setdefault("exit_status", 0 if response["ok"] else 1)
     if os.getpid() != worker_pid:
         os._exit(exit_status)  # a fork of the code fell through to here: only the worker itself answers
@@ -370,18 +349,17 @@ def run_request(channel: int, project: str, package_parent: str, guard: types.Mo
     for stream in (sys.stdout, sys.stderr):  # what the code printed goes out before the answer
         with contextlib.suppress(BaseException):  # the code under test may have closed or replaced the stream: the
             stream.flush()                          # answer goes on its own pipe
-    if own_stop:
-        guard.kill_descendants()  # what it left running, when the host cannot end it
+    guard.kill_descendants()  # what it left running, a timed-out shell command with it (`sleep 1000 &` too)
     guard.write_all(channel, (json.dumps(response) + "\n").encode())
     os._exit(exit_status)
 
 
 def run_op(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
-           scratch: list[str], own_stop: bool) -> Any:
+           scratch: list[str]) -> Any:
     """The value of the request's operation: a call, a snippet, a script, a shell command, or a batch of calls."""
     op = request["op"]
     if op == "shell":
-        return run_shell(request, guard, own_stop)
+        return run_shell(request, guard)
     if op == "call":
         return run_call(request, package_parent)
     if op in ("exec", "script"):

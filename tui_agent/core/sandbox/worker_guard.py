@@ -15,7 +15,7 @@ import select
 import signal
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import _socket  # not `socket`: its enum set-up costs a run 10-30 ms on a busy machine
@@ -202,29 +202,19 @@ def seccomp_arch() -> str | None:
 
 
 def run_filter_message(network: bool, protected_pid: int, own_group: int) -> dict[str, Any] | None:
-    """A fresh worker's run filter, built by the host ahead of the run and sent with its request, with what it was
-    built for; None without libseccomp."""
+    """The run filter of a worker the host just started (its parent and group as that worker sees them), built by the
+    host ahead of the run and sent with its request; None without libseccomp."""
     if libseccomp() is None:
         return None
-    return {"network": network, "protected_pid": protected_pid, "own_group": own_group,
-            "bpf": base64.b64encode(_run_bpf(network, protected_pid, own_group)).decode()}
+    return {"bpf": base64.b64encode(_run_bpf(network, protected_pid, own_group)).decode()}
 
 
-def run_program(sent: Any, network: bool, protected_pid: int, own_group: int) -> bytes | None:
-    """The BPF this run loads: the one the host `sent` when it was built for exactly this process and network, else
-    built now (None without libseccomp)."""
-    if isinstance(sent, dict) and sent.get("network") is network and sent.get("protected_pid") == protected_pid \
-            and sent.get("own_group") == own_group and isinstance(sent.get("bpf"), str):
-        return base64.b64decode(sent["bpf"])
-    if libseccomp() is None:
-        return None
-    return _run_bpf(network, protected_pid, own_group)
-
-
-def install_seccomp(program: bytes | None) -> bool:
-    """Load a run's filter (no_new_privs first). Returns False without one or when the kernel refuses."""
-    if not program:
+def install_seccomp(sent: Any) -> bool:
+    """Load the run filter the host sent with the request (`run_filter_message`), no_new_privs first. Returns False
+    without one or when the kernel refuses."""
+    if not isinstance(sent, dict) or not isinstance(sent.get("bpf"), str):
         return False
+    program = base64.b64decode(sent["bpf"])
     instructions = ctypes.create_string_buffer(program, len(program))
     fprog = struct.pack("HP", len(program) // BPF_INSTRUCTION_SIZE, ctypes.addressof(instructions))  # struct sock_fprog
     if _prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
@@ -299,56 +289,50 @@ def kill_descendants() -> None:
     reap_children()
 
 
-class ChildExits:
-    """A pipe that becomes readable when a child exits (SIGCHLD through the signal wakeup fd), for `select`."""
-
-    def __init__(self) -> None:
-        self.fd, self._write_fd = os.pipe()
-        for fd in (self.fd, self._write_fd):
-            os.set_blocking(fd, False)
-        signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
-        signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
-
-    def drain(self) -> None:
-        with contextlib.suppress(BlockingIOError):
-            while os.read(self.fd, 512):
-                continue
-
-    def close(self) -> None:
-        """Back to a process' default signal state (in a forked child too: it starts as a process of its own would)."""
+@contextlib.contextmanager
+def _child_exits() -> Iterator[int]:
+    """A pipe that becomes readable when a child exits (SIGCHLD through the signal wakeup fd), for `select`; then the
+    default signal state again."""
+    read_fd, write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
+    try:
+        yield read_fd
+    finally:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        os.close(self.fd)
-        os.close(self._write_fd)
+        os.close(read_fd)
+        os.close(write_fd)
 
 
-def watch_child(pid: int, sinks: dict[int, Callable[[bytes], None]], deadline: float, wakeup: ChildExits) -> int | None:
+def watch_child(pid: int, sinks: dict[int, Callable[[bytes], None]], deadline: float) -> int | None:
     """Pass what each pipe of `sinks` reads to its sink until all are closed and child `pid` exited, or for
     DRAIN_AFTER_EXIT_S after it exited (something it started may hold them open); its wait status, or None when
     `deadline` (time.monotonic) passed first."""
     open_fds = list(sinks)
     status: int | None = None
     drained_by: float | None = None
-    while open_fds or status is None:
-        now = time.monotonic()
-        if now >= deadline and status is None:
-            return None
-        if drained_by is not None and now >= drained_by:
-            break
-        readable, _, _ = select.select([*open_fds, wakeup.fd], [], [], max(0.0, (drained_by or deadline) - now))
-        for fd in readable:
-            if fd == wakeup.fd:
-                wakeup.drain()
-                continue
-            chunk = os.read(fd, 65536)
-            if chunk:
-                sinks[fd](chunk)
-            else:
-                open_fds.remove(fd)
-        if status is None:
-            reaped, wait_status = os.waitpid(pid, os.WNOHANG)
-            if reaped:
-                status, drained_by = wait_status, time.monotonic() + DRAIN_AFTER_EXIT_S
+    with _child_exits() as wakeup:
+        while open_fds or status is None:
+            if status is None:  # before each wait: an exit before the wakeup pipe was set up is seen here
+                reaped, wait_status = os.waitpid(pid, os.WNOHANG)
+                if reaped:
+                    status, drained_by = wait_status, time.monotonic() + DRAIN_AFTER_EXIT_S
+                    continue
+            now = time.monotonic()
+            if now >= deadline and status is None:
+                return None
+            if drained_by is not None and now >= drained_by:
+                break
+            readable, _, _ = select.select([*open_fds, wakeup], [], [], max(0.0, (drained_by or deadline) - now))
+            for fd in readable:
+                chunk = os.read(fd, 65536)
+                if fd == wakeup:
+                    continue  # its bytes only wake the wait
+                if chunk:
+                    sinks[fd](chunk)
+                else:
+                    open_fds.remove(fd)
     return status
 
 
