@@ -109,6 +109,7 @@ DEEP_CASES = [
     (".agent/config.toml", "a = " + "[" * 100_000 + "]" * 100_000 + "\n", ["config"]),
     (".mcp.json", "[" * 100_000 + "]" * 100_000, ["trust", "--show"]),
     (".mcp.json", "[" * 100_000 + "]" * 100_000, ["mcp", "list"]),
+    (".agent/config.local.toml", "a = " + "[" * 100_000 + "]" * 100_000 + "\n", ["trust", "--show"]),
 ]
 
 
@@ -123,6 +124,21 @@ def test_a_deeply_nested_committed_file_is_a_named_problem_not_a_crash(
     main(["--project", str(project), "--sandbox-tier", "rlimits", *verb])
     shown = capsys.readouterr()
     assert Path(name).name in shown.out + shown.err and "Traceback" not in shown.err
+
+
+@pytest.mark.parametrize("verb", [["trust", "--show"], ["recipes", "list"]], ids="-".join)
+def test_a_deeply_nested_committed_recipe_is_a_named_problem_not_a_crash(
+        tmp_path: Path, verb: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    project = init_repo(tmp_path / "project")
+    (project / ".agent" / "recipes").mkdir(parents=True)
+    (project / ".agent" / "recipes" / "deep.toml").write_text("a = " + "[" * 10_000 + "]" * 10_000 + "\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a deeply nested recipe")
+    if verb[0] == "recipes":
+        assert main(["--project", str(project), "trust"]) == 0
+    main(["--project", str(project), "--sandbox-tier", "rlimits", *verb])
+    shown = capsys.readouterr()
+    assert "deep" in shown.out + shown.err and "nested too deeply" in shown.out + shown.err, shown
 
 
 @pytest.mark.xfail(strict=True, reason="hole: a writable run appends core.fsmonitor to the repository's config in a "
