@@ -105,6 +105,7 @@ DEEP_TOOL = '"""A tool file whose one expression nests past the parser\'s recurs
 DEEP_CASES = [
     (".agent/tools/deep.py", DEEP_TOOL, ["trust", "--show"]),
     (".agent/tools/deep.py", DEEP_TOOL, ["tools", "list"]),
+    (".agent/tools/deep.py", DEEP_TOOL[:20_000] + "1\n", ["--trust-project", "tools", "show", "deep"]),  # under 256 KB
     (".agent/config.toml", "a = " + "[" * 100_000 + "]" * 100_000 + "\n", ["trust", "--show"]),
     (".agent/config.toml", "a = " + "[" * 100_000 + "]" * 100_000 + "\n", ["config"]),
     (".mcp.json", "[" * 100_000 + "]" * 100_000, ["trust", "--show"]),
