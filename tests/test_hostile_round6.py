@@ -251,10 +251,8 @@ def test_no_committed_text_reaches_the_terminal_as_an_escape_sequence(tmp_path: 
     assert "\x1b" not in shown.out + shown.err  # ...escaped
 
 
-@pytest.mark.xfail(strict=True, reason="hole: a committed `[web] search = true` turns on the API's server-side web search "
-                   "(billed per search, reaches the network, never asked) in an untrusted project; restricted_settings "
-                   "(trust/restrict.py) keeps it and `trust --show` does not list it")
-def test_a_committed_web_search_setting_offers_no_search_until_trusted(tmp_path: Path, api: FakeMessagesAPI) -> None:
+def test_a_committed_web_search_setting_offers_no_search_until_trusted(tmp_path: Path, api: FakeMessagesAPI,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     project = init_repo(tmp_path / "project")
     (project / ".agent").mkdir()
     (project / ".agent" / "config.toml").write_text("[web]\nsearch = true\nsearch_max_uses = 50\n")
@@ -263,6 +261,13 @@ def test_a_committed_web_search_setting_offers_no_search_until_trusted(tmp_path:
     api.enqueue(reply(text("done")))
     assert main(["--project", str(project), "--sandbox-tier", "rlimits", "--model", "claude-sonnet-4-5", "-p", "hi"]) == 0
     assert "web_search" not in api.requests[-1].tool_names
+    assert "web.search = true" in capsys.readouterr().err  # the restricted session says what it ignored
+    assert main(["--project", str(project), "trust", "--show"]) == 0
+    assert "web search: up to 50 searches a request" in capsys.readouterr().out
+    assert main(["--project", str(project), "trust"]) == 0
+    api.enqueue(reply(text("done")))
+    assert main(["--project", str(project), "--sandbox-tier", "rlimits", "--model", "claude-sonnet-4-5", "-p", "hi"]) == 0
+    assert "web_search" in api.requests[-1].tool_names  # trusted: the project's setting applies
 
 
 def test_a_turn_and_its_undo_run_none_of_the_repositorys_git_config(tmp_path: Path, api: FakeMessagesAPI) -> None:

@@ -33,7 +33,7 @@ class Description:
     def sections(self) -> list[tuple[str, list[str]]]:
         """(title, lines) in reading order; an empty section says so."""
         settings = [grant.text for grant in self.grants if grant.key.split(":")[0].split(".")[0] in
-                    ("permissions", "sandbox", "local", "mcp") and not grant.key.startswith("mcp:")]
+                    ("permissions", "sandbox", "local", "mcp", "web") and not grant.key.startswith("mcp:")]
         return [
             ("Permission grants (.agent/config.toml, .agent/config.local.toml)", settings or ["none"]),
             ("Recipes (automatic ones fire by themselves)", list(self.recipes) or ["none"]),
