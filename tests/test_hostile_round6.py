@@ -127,6 +127,22 @@ def test_a_deeply_nested_committed_file_is_a_named_problem_not_a_crash(
     assert Path(name).name in shown.out + shown.err and "Traceback" not in shown.err
 
 
+@pytest.mark.parametrize("name, content, verb", [
+    ("pyproject.toml", "a = " + "[" * 10_000 + "]" * 10_000 + "\n", ["--trust-project", "tools", "list"]),  # poetry's venv name
+    (".agent/drift-reviews.json", "[" * 10_000 + "]" * 10_000, ["--trust-project", "tools", "list"])],
+    ids=lambda value: value if isinstance(value, str) and len(value) < 40 else "")
+def test_a_deeply_nested_committed_file_read_at_open_is_skipped_like_a_malformed_one(
+        tmp_path: Path, api: FakeMessagesAPI, name: str, content: str, verb: list[str]) -> None:
+    project = init_repo(tmp_path / "project")
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
+    (project / name).write_text(content)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a deeply nested file")
+    main(["--project", str(project), "--sandbox-tier", "rlimits", *verb])
+    api.enqueue(reply(text("done")))
+    assert main(["--project", str(project), "--sandbox-tier", "rlimits", "--trust-project", "-p", "hi"]) == 0
+
+
 @pytest.mark.parametrize("verb", [["trust", "--show"], ["recipes", "list"]], ids="-".join)
 def test_a_deeply_nested_committed_recipe_is_a_named_problem_not_a_crash(
         tmp_path: Path, verb: list[str], capsys: pytest.CaptureFixture[str]) -> None:
