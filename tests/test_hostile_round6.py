@@ -254,7 +254,8 @@ def escaping_project(tmp_path: Path) -> Path:
 
 
 VIEWS = [["trust", "--show"], ["tools", "list"], ["tools", "history", "greet"], ["mcp", "list"], ["config"],
-         ["tools", "show", "greet"], ["--trust-project", "tools", "show", "greet"]]
+         ["tools", "show", "greet"], ["--trust-project", "tools", "show", "greet"], ["tools", "diff", "greet"],
+         ["--trust-project", "tools", "diff", "greet"]]
 
 
 @pytest.mark.parametrize("verb", VIEWS, ids=lambda verb: "-".join(verb))
