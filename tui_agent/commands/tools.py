@@ -11,7 +11,7 @@ from pathlib import Path
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tui_agent.core.textsafety import escaped
+from tui_agent.core.textsafety import escaped, escaped_lines
 from tui_agent.commands import tools_commit, tools_skills, tools_tending
 from tui_agent.commands.catalog_cli import Result, add_version_actions, error_result, name_refusal, need, print_result
 from tui_agent.commands.failures import EXIT_USAGE, Subparsers, report
@@ -228,8 +228,7 @@ async def cmd_show(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Res
         if record.spec.depends_on:
             lines.append("depends on: " + ", ".join(record.spec.depends_on))
         lines.append("access: " + ", ".join(access_notes(record.spec)))
-    lines += ["", source]
-    return data, "\n".join(lines), 0
+    return data, "\n".join([*(escaped(line) for line in lines), "", escaped_lines(source)]), 0
 
 
 async def cmd_history(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
@@ -241,7 +240,7 @@ async def cmd_history(catalog: Any, args: argparse.Namespace, _: JsonObject) -> 
 
 async def cmd_diff(catalog: Any, args: argparse.Namespace, _: JsonObject) -> Result:
     diff = catalog.diff(args.name, args.rev)
-    return {"name": args.name, "rev": args.rev, "diff": diff}, diff.rstrip("\n") or "no differences", 0
+    return {"name": args.name, "rev": args.rev, "diff": diff}, escaped_lines(diff.rstrip("\n")) or "no differences", 0
 
 
 def change_text(verb: str, name: str, outcome_message: str | None) -> str:

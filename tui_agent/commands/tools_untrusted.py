@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from tui_agent.core.textsafety import escaped
+from tui_agent.core.textsafety import escaped, escaped_lines
 from tui_agent.commands.catalog_cli import Result, error_result, print_result
 from tui_agent.commands.tools_history import history_result
 
@@ -57,7 +57,8 @@ def _show(store: Any, args: argparse.Namespace) -> Result:
         return _missing(args.name)
     path = store.project.relative(store.project.tool_path(args.name))
     data = {"name": item.name, "status": item.status, "summary": item.summary, "path": path, "source": source}
-    text = f"{item.name}  [{item.status}]  {item.summary}\nfile: {path}\nnot imported or tested: {item.error}\n\n{source}"
+    header = [f"{item.name}  [{item.status}]  {item.summary}", f"file: {path}", f"not imported or tested: {item.error}"]
+    text = "\n".join(escaped(line) for line in header) + "\n\n" + escaped_lines(source)
     return data, text, 0
 
 
@@ -70,7 +71,7 @@ def _history(store: Any, args: argparse.Namespace) -> Result:
 
 def _diff(store: Any, args: argparse.Namespace) -> Result:
     diff = store.diff(args.name, args.rev)
-    return {"name": args.name, "rev": args.rev, "diff": diff}, diff.rstrip("\n") or "no differences", 0
+    return {"name": args.name, "rev": args.rev, "diff": diff}, escaped_lines(diff.rstrip("\n")) or "no differences", 0
 
 
 VIEWS = {"list": _list, "show": _show, "history": _history, "diff": _diff}

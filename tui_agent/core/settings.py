@@ -263,6 +263,8 @@ def settings_from_text(text: str, path: str = CONFIG_NAME) -> Settings:
     except ValueError as exc:  # tomllib's int(): a number longer than Python converts (4300 digits)
         line = next((number for number, content in enumerate(text.splitlines(), 1) if re.search(r"\d{1000}", content)), None)
         raise ConfigError(f"a number is too long ({exc}); write a shorter one", path=path, line=line) from None
+    except (RecursionError, MemoryError) as exc:
+        raise ConfigError(f"invalid TOML: nested too deeply to read ({type(exc).__name__})", path=path) from None
     return settings_from_mapping(data, KeyLines(text), path)
 
 

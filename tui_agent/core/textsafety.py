@@ -40,6 +40,14 @@ def escaped(text: str) -> str:
     return text.translate(ESCAPES)
 
 
+def escaped_lines(text: str) -> str:
+    """Project-controlled text of many lines (a tool's source, a diff): each line `escaped`, newlines and tabs kept."""
+    return "\n".join(line.translate(LINE_ESCAPES) for line in text.split("\n"))
+
+
+LINE_ESCAPES = {code: escape for code, escape in ESCAPES.items() if code != 0x09}
+"""`ESCAPES` but the tab, which moves the cursor only to the right on its own line."""
+
 
 
 def printable(text: str) -> str:

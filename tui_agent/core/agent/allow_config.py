@@ -98,7 +98,7 @@ def local_rules(project: Project) -> tuple[list[str], list[str]]:
         return [], []
     try:
         data = tomllib.loads(projectfs.read_text(path))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError, MemoryError) as error:
         return [], [f".agent/{path.name}: {error}; its allow rules are ignored until it is fixed"]
     allow = data.get("permissions", {}).get("allow", []) if isinstance(data.get("permissions"), dict) else []
     if not isinstance(allow, list) or not all(isinstance(item, str) for item in allow):

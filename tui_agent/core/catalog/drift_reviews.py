@@ -37,7 +37,7 @@ def load_reviews(root: Path) -> dict[str, Review]:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
             return {}
         raw = json.loads(projectfs.read_text(path))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):  # a committed file: hostile
         return {}
     tools = raw.get("tools") if isinstance(raw, dict) else None
     if not isinstance(tools, dict):

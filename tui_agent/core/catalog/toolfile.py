@@ -49,6 +49,8 @@ def check_source(name: str, source: str) -> ast.Module:
         raise PipelineError("parse", f"syntax error: {exc.msg}", exc.lineno) from exc
     except ValueError as exc:  # e.g. null bytes
         raise PipelineError("parse", f"cannot parse: {exc}") from exc
+    except (RecursionError, MemoryError) as exc:
+        raise PipelineError("parse", f"cannot parse: nested too deeply ({type(exc).__name__})") from None
     function = find_tool_function(tree, name)
     if function is None:
         raise PipelineError("parse", f"no top-level function named {name!r} (a tool file defines a function named like the file)")

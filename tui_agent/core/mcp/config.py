@@ -152,7 +152,7 @@ def load_server_configs(project: Project) -> tuple[list[ServerConfig], list[str]
                     servers[name] = _server(name, raw, MCP_JSON)
                 except McpConfigError as error:
                     problems.append(str(error))
-        except (ValueError, UnicodeDecodeError, OSError) as error:  # OSError: projectfs.LinkRefused, named
+        except (ValueError, UnicodeDecodeError, OSError, RecursionError, MemoryError) as error:  # OSError: LinkRefused
             problems.append(f"{MCP_JSON}: {error}" if not isinstance(error, McpConfigError) else str(error))
     try:
         table = _mcp_table(project).get("servers", {})

@@ -62,6 +62,8 @@ def parse_recipe(name: str, source: str | bytes) -> Recipe:
         raise PipelineError("parse", f"TOML syntax error: {message}", toml_line) from exc
     except ValueError as exc:  # tomllib's int() refuses numbers longer than 4300 digits
         raise PipelineError("parse", f"a number is too long: {exc}", None) from exc
+    except (RecursionError, MemoryError) as exc:
+        raise PipelineError("parse", f"TOML nested too deeply to read ({type(exc).__name__})", None) from None
     recipe = _validate(name, data, _Locator(text))
     return replace(recipe, source_sha=source_sha(raw))
 

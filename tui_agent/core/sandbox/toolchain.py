@@ -224,7 +224,7 @@ def poetry_virtualenvs(root: Path, environ: Mapping[str, str], home: Path) -> li
     """Poetry's environments of this project (`<name>-<hash>-py*` in its virtualenvs folder)."""
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # ValueError: TOMLDecodeError, too long a number
         return []
     poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
     project = data.get("project", {})

@@ -33,7 +33,7 @@ class Description:
     def sections(self) -> list[tuple[str, list[str]]]:
         """(title, lines) in reading order; an empty section says so."""
         settings = [grant.text for grant in self.grants if grant.key.split(":")[0].split(".")[0] in
-                    ("permissions", "sandbox", "local", "mcp") and not grant.key.startswith("mcp:")]
+                    ("permissions", "sandbox", "local", "mcp", "web") and not grant.key.startswith("mcp:")]
         return [
             ("Permission grants (.agent/config.toml, .agent/config.local.toml)", settings or ["none"]),
             ("Recipes (automatic ones fire by themselves)", list(self.recipes) or ["none"]),
@@ -64,11 +64,19 @@ def describe(project: Project) -> Description:
         project.load_settings()
     except ConfigError as error:
         problems.append(f".agent/config.toml: {error} (the project does not open until it is fixed)")
+    problems.extend(_mcp_problems(project))
     grants = project_grants(project)
     return Description(str(project.root), tuple(grants), tuple(_recipes(project)), tuple(_tools(project)),
                        tuple(grant.text for grant in grants if grant.key.startswith("mcp:")),
                        _virtualenv(project.root), tuple(_symlinks(project)), tuple(problems),
                        tuple(_instructions(project.root)))
+
+
+def _mcp_problems(project: Project) -> list[str]:
+    """The MCP server definitions that cannot be read (a malformed `.mcp.json`, a server without a command): skipped."""
+    from tui_agent.core.mcp.config import load_server_configs
+
+    return [f"{problem} (skipped)" for problem in load_server_configs(project)[1]]
 
 
 def _instructions(root: Path) -> list[str]:
@@ -107,8 +115,8 @@ def tool_summary(path: Path) -> str:
         tree = ast.parse(projectfs.read_bytes(path))
     except projectfs.LinkRefused as refused:
         return f"({refused})"
-    except (OSError, SyntaxError, ValueError) as error:
-        return f"(cannot be parsed: {type(error).__name__})"
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as error:  # nested past the parser's limit
+        return f"({path.name} cannot be parsed: {type(error).__name__})"
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == path.stem:
             doc = ast.get_docstring(node)

@@ -46,6 +46,10 @@ def settings_grants(settings: Settings) -> list[Grant]:
         grants.append(Grant(f"sandbox.env:{name}", f"environment variable {name} passed to agent code", _digest(name)))
     for folder in settings.sandbox_paths:
         grants.append(Grant(f"sandbox.paths:{folder}", f"folder {folder} readable by agent code", _digest(folder)))
+    if settings.web_search:
+        grants.append(Grant("web.search", f"web search: up to {settings.web_search_max_uses} searches a request, run by "
+                            "the API (they reach the network and are billed per search)",
+                            _digest(settings.web_search_max_uses)))
     serve = settings.extra.get("mcp", {}).get("serve") if isinstance(settings.extra.get("mcp"), dict) else None
     if isinstance(serve, dict) and any(serve.get(key) for key in ("allow_writes", "allow_network", "run_python", "allow")):
         grants.append(Grant("mcp.serve", f"`tuiagent mcp serve` options {json.dumps(serve, sort_keys=True)}", _digest(serve)))
