@@ -199,3 +199,22 @@ def test_every_cli_verb_in_an_untrusted_downloaded_project_runs_none_of_it(tmp_p
             assert b"Traceback" not in err and b"No module" not in err, err
     capsys.readouterr()
     assert ran(canaries) == []
+
+
+def test_a_linked_worktree_and_a_submodule_are_still_projects(tmp_path: Path) -> None:
+    """Their git dirs are not named `.git` (worktrees/<name>, modules/<name> of the main repository): not refused as
+    another checkout's, and their common dir is outside their work tree."""
+    main_repo = init_repo(tmp_path / "main")
+    (main_repo / "a.txt").write_text("a\n")
+    git(main_repo, "add", "-A")
+    git(main_repo, "commit", "-qm", "a")
+    linked = tmp_path / "linked"
+    git(main_repo, "worktree", "add", "-q", "-b", "side", str(linked))
+    library = init_repo(tmp_path / "library")
+    (library / "lib.txt").write_text("lib\n")
+    git(library, "add", "-A")
+    git(library, "commit", "-qm", "lib")
+    git(main_repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    for project in (linked, main_repo / "lib", main_repo):
+        assert locate(project).root == project and locate(project).in_repository
+        assert Checkpoints.open(project) is not None

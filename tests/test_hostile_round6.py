@@ -29,11 +29,10 @@ def fingerprint(folder: Path) -> dict[str, str]:
             for path in sorted(folder.rglob("*"))}
 
 
-@pytest.mark.xfail(strict=True, reason="hole: a `.git` file naming another repository's git dir outside the project "
-                   "makes an untrusted open write that repository (info/exclude, objects)")
 @pytest.mark.parametrize("form", ["gitdir-file", "symlink"])
 def test_a_dot_git_file_naming_another_repository_gets_nothing_written_there_before_trust(
-        tmp_path: Path, api: FakeMessagesAPI, form: str) -> None:
+        tmp_path: Path, api: FakeMessagesAPI, form: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Refused like a `gitdir:` into the work tree: the project would be another checkout's repository."""
     victim = init_repo(tmp_path / "victim")  # the person's own repository next to the download
     project = tmp_path / "download"
     project.mkdir()
@@ -44,7 +43,8 @@ def test_a_dot_git_file_naming_another_repository_gets_nothing_written_there_bef
     (project / "notes.txt").write_text("hello\n")
     before = fingerprint(victim / ".git")
     api.enqueue(reply(tool_use("read_file", {"path": "notes.txt"})), reply(text("done")))
-    assert main(["--project", str(project), "--sandbox-tier", "rlimits", "-p", "what is this?"]) == 0
+    assert main(["--project", str(project), "--sandbox-tier", "rlimits", "-p", "what is this?"]) != 0
+    assert "another checkout" in capsys.readouterr().err
     after = fingerprint(victim / ".git")
     assert sorted(name for name in {*before, *after} if before.get(name) != after.get(name)) == []
 
@@ -63,8 +63,6 @@ def common_dir_in_work_tree(tmp_path: Path) -> Path:
     return project
 
 
-@pytest.mark.xfail(strict=True, reason="hole: a git common dir (`.git/commondir`) inside the work tree is used: agent "
-                   "code can write the repository's config, hooks, refs and objects there (a gitdir inside is refused)")
 def test_a_common_dir_inside_the_work_tree_is_refused_like_a_git_dir_inside(tmp_path: Path) -> None:
     project = common_dir_in_work_tree(tmp_path)
     with pytest.raises(ProjectRootError):
@@ -181,9 +179,6 @@ async def test_a_run_never_leaves_a_config_the_persons_git_obeys_in_a_common_dir
     assert not canary.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the git door's scan cache (gitdoor.scan) stamps only config files that "
-                   "exist; an include.path naming a missing file, written later in the work tree, is never scanned, so "
-                   "its filter runs on the host at the next checkpoint")
 def test_an_include_of_a_file_written_after_open_runs_nothing_on_the_host(tmp_path: Path, api: FakeMessagesAPI) -> None:
     canary = tmp_path / "filter-ran"
     project = init_repo(tmp_path / "project")
@@ -204,8 +199,6 @@ REWRITE_KEEPING_MTIME = ("import os, sys; st = os.stat('inc.cfg'); open('inc.cfg
                          "os.utime('inc.cfg', ns=(st.st_atime_ns, st.st_mtime_ns))")
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the git door's scan cache (gitdoor.scan) trusts a config file's mtime; "
-                   "a run that edits an included file and puts its mtime back gets its filter run on the host")
 @pytest.mark.parametrize("tier", ["rlimits", "bubblewrap"])
 def test_an_included_file_edited_with_its_mtime_put_back_runs_nothing_on_the_host(
         tmp_path: Path, api: FakeMessagesAPI, tier: str) -> None:

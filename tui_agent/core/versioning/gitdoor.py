@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,9 +45,13 @@ ignored: no object ever stands for another in what tuiagent reads, snapshots or 
 MAX_HOOK_BYTES = 4 << 20
 """A hook's pin covers its first 4 MiB (a hook file is a script; a huge one is not read whole at every check)."""
 
+RACY_NS = 50_000_000
+"""A file changed less than this before a scan started is not cached: the filesystem's clock is coarse, so a second
+change in the same tick (same size) could keep its ctime (git's own "racy" files)."""
+
 _lock = threading.Lock()
 _no_hooks: list[str] = []
-_scans: dict[tuple[str, ...], tuple[tuple[tuple[str, int], ...], "Scan"]] = {}
+_scans: dict[tuple[str, ...], tuple[tuple[tuple[str, "Stamp"], ...], "Scan"]] = {}
 _approved: dict[str, str] = {}
 
 
@@ -107,14 +112,33 @@ def approval_digest(digests: list[str]) -> str:
     return hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
 
 
-def _stamp(paths: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+Stamp = tuple[int, int, int, int, int]
+"""(mtime_ns, ctime_ns, size, inode, device) of a file, or all -1 when it is missing: a program can put a file's mtime
+back, never its ctime, and a file written where none was changes the stamp from missing."""
+
+
+def _stamp(paths: tuple[str, ...]) -> tuple[tuple[str, Stamp], ...]:
     stamps = []
     for path in paths:
         try:
-            stamps.append((path, os.stat(path).st_mtime_ns))
+            info = os.stat(path)
+            stamps.append((path, (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino, info.st_dev)))
         except OSError:
-            stamps.append((path, -1))
+            stamps.append((path, (-1, -1, -1, -1, -1)))
     return tuple(stamps)
+
+
+def include_targets(entries: list[ConfigEntry], work_tree: Path) -> set[str]:
+    """Every file an `include.path` or `includeIf.<condition>.path` names, whether git read it or not (missing now, or
+    its condition unmet): one written or changed there later must lead to a new scan."""
+    targets = set()
+    for entry in entries:
+        key = entry.key.lower()
+        if not entry.value or not key.endswith(".path") or not key.startswith(("include.", "includeif.")):
+            continue
+        origin = entry.origin if os.path.isabs(entry.origin) else os.path.join(work_tree, entry.origin)
+        targets.add(os.path.join(os.path.dirname(origin), os.path.expanduser(entry.value)))
+    return targets
 
 
 def scan(work_tree: Path, git_dir: Path, common_dir: Path) -> Scan:
@@ -128,16 +152,20 @@ def scan(work_tree: Path, git_dir: Path, common_dir: Path) -> Scan:
         return cached[1]
     base = [str(common_dir / "config"), str(git_dir / "config.worktree"), str(git_dir / "HEAD"),
             os.path.join(home, ".gitconfig")]
+    started_ns = time.time_ns()
     entries = read_config(work_tree, {**os.environ, **base_env(), "GIT_DIR": str(git_dir),
                                       "GIT_WORK_TREE": str(work_tree)}, git_timeout_s(10.0))
     found = command_entries(entries, work_tree)
     hooks_folder = _hooks_folder(entries, work_tree, common_dir)
     hooks = _hooks(hooks_folder, work_tree)
     origins = {os.path.join(work_tree, e.origin) if not os.path.isabs(e.origin) else e.origin for e in entries}
-    files = tuple(sorted({*base, *origins, str(hooks_folder), *(str(hooks_folder / name) for name in _names(hooks_folder))}))
+    hook_files = (str(hooks_folder / name) for name in _names(hooks_folder))
+    files = tuple(sorted({*base, *origins, *include_targets(entries, work_tree), str(hooks_folder), *hook_files}))
     result = Scan(work_tree, tuple(found), tuple(hooks), files)
-    with _lock:
-        _scans[key] = (_stamp(files), result)
+    stamps = _stamp(files)
+    if all(stamp[1] < started_ns - RACY_NS for _, stamp in stamps):
+        with _lock:
+            _scans[key] = (stamps, result)
     return result
 
 
@@ -243,17 +271,35 @@ def _trust_approves(root: Path) -> bool:
 
 
 def layout_problem(work_tree: Path, git_dir: Path, start: Path | None = None) -> str | None:
-    """Why a repository cannot be used, or None: its git folder inside the work tree but not at `.git` (agent code
-    could write it), or a work tree (core.worktree) other than the folder holding the `.git` found from `start`."""
+    """Why a repository cannot be used, or None: its git folder or common dir (`commondir`: config, hooks, refs,
+    objects) inside the work tree but not at `.git` (agent code could write it), another checkout's `.git` (a `.git`
+    file or link naming it: tuiagent would write that repository), or a work tree (core.worktree) other than the
+    folder holding the `.git` found from `start`."""
     real_tree, real_git = Path(os.path.realpath(work_tree)), Path(os.path.realpath(git_dir))
-    if real_git.is_relative_to(real_tree) and not real_git.is_relative_to(real_tree / ".git"):
-        return (f"the git folder of {real_tree} is {real_git}, inside the work tree (a `gitdir:` pointing into the "
-                "project): tuiagent will not use it. Move it to .git, or point .git elsewhere outside the project.")
+    real_common = Path(os.path.realpath(common_dir_of(real_git)))
+    for folder, what in ((real_git, "git folder"), (real_common, "git common dir (.git/commondir)")):
+        if folder.is_relative_to(real_tree) and not folder.is_relative_to(real_tree / ".git"):
+            return (f"the {what} of {real_tree} is {folder}, inside the work tree (pointing into the project): "
+                    "tuiagent will not use it. Move it to .git, or point .git elsewhere outside the project.")
     holder = dot_git_holder(start) if start is not None and "GIT_WORK_TREE" not in os.environ else None
     if holder is not None and Path(os.path.realpath(holder)) != real_tree:
         return (f"the repository at {holder} sets its work tree to {real_tree} (core.worktree): tuiagent works only "
                 f"in the folder holding .git. Remove core.worktree from {real_git / 'config'} to use it here.")
+    if real_git.name == ".git" and real_git.parent != real_tree:
+        return (f"the .git of {real_tree} names {real_git}, the git folder of another checkout ({real_git.parent}): "
+                "tuiagent will not write that repository. Replace the .git file or link with the project's own "
+                "repository (git init, or a clone).")
     return None
+
+
+def common_dir_of(git_dir: Path) -> Path:
+    """The folder git keeps a repository's config, hooks, refs and objects in: the one `commondir` names (a linked
+    worktree's), else the git folder itself."""
+    try:
+        named = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return git_dir
+    return git_dir / named if named else git_dir
 
 
 def dot_git_holder(start: Path) -> Path | None:
