@@ -156,9 +156,10 @@ def test_a_deeply_nested_committed_recipe_is_a_named_problem_not_a_crash(
     assert "deep" in shown.out + shown.err and "nested too deeply" in shown.out + shown.err, shown
 
 
-@pytest.mark.xfail(strict=True, reason="hole: a writable run appends core.fsmonitor to the repository's config in a "
-                   "common dir inside the work tree (not under .git, so neither protected nor refused by the harvest); "
-                   "the person's next `git status` runs it")
+@pytest.mark.xfail(strict=True, reason="defense in depth, open: tuiagent refuses to open such a project (gitdoor."
+                   "layout_problem at rootfind.locate: test_a_common_dir_inside_the_work_tree_is_refused_like_a_git_"
+                   "dir_inside), but a Sandbox started on it directly lets a writable run append core.fsmonitor to the "
+                   "config in a common dir inside the work tree (not under .git: neither bound read-only nor refused)")
 async def test_a_run_never_leaves_a_config_the_persons_git_obeys_in_a_common_dir_inside_the_work_tree(
         tmp_path: Path) -> None:
     if probe_bubblewrap() is not None:
