@@ -23,6 +23,7 @@ import pytest
 from tests.agent_helpers import agent_runtime, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, init_repo
+from tests.sandbox_helpers import overlay_sandbox
 from tui_agent.core.events import ToolCallFinished
 from tui_agent.core.network.policy import NetPolicy, Refused, own_addresses
 from tui_agent.core.network.proxy import Attachment, shared_proxy
@@ -45,19 +46,8 @@ HOST_GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonex
 
 @pytest.fixture
 async def box(repo: Path) -> AsyncIterator[Sandbox]:
-    """A bubblewrap sandbox whose writable runs go through an overlay and the harvest (fresh workers: no fork server)."""
-    if probe_bubblewrap() is not None:
-        pytest.skip("bubblewrap is not usable here")
-    project = Project.at(repo)
-    project.ensure_layout()
-    sandbox = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
-    if sandbox.overlay_problem is not None:
-        await sandbox.aclose()
-        pytest.skip(sandbox.overlay_problem)
-    try:
+    async with overlay_sandbox(repo) as sandbox:
         yield sandbox
-    finally:
-        await sandbox.aclose()
 
 
 async def shell(box: Sandbox, command: str, policy: SandboxPolicy = WRITABLE) -> tuple[dict[str, object], list[str]]:

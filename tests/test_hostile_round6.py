@@ -112,14 +112,20 @@ DEEP_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, content, verb", DEEP_CASES, ids=[f"{c[0]}-{c[2][0]}" for c in DEEP_CASES])
-def test_a_deeply_nested_committed_file_is_a_named_problem_not_a_crash(
-        tmp_path: Path, name: str, content: str, verb: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    project = init_repo(tmp_path / "project")
+def committed(folder: Path, name: str, content: str) -> Path:
+    """A new repository at `folder` whose one commit holds `content` at `name`."""
+    project = init_repo(folder)
     (project / name).parent.mkdir(parents=True, exist_ok=True)
     (project / name).write_text(content)
     git(project, "add", "-A")
     git(project, "commit", "-qm", "a deeply nested file")
+    return project
+
+
+@pytest.mark.parametrize("name, content, verb", DEEP_CASES, ids=[f"{c[0]}-{c[2][0]}" for c in DEEP_CASES])
+def test_a_deeply_nested_committed_file_is_a_named_problem_not_a_crash(
+        tmp_path: Path, name: str, content: str, verb: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    project = committed(tmp_path / "project", name, content)
     main(["--project", str(project), "--sandbox-tier", "rlimits", *verb])
     shown = capsys.readouterr()
     assert Path(name).name in shown.out + shown.err and "Traceback" not in shown.err
@@ -131,11 +137,7 @@ def test_a_deeply_nested_committed_file_is_a_named_problem_not_a_crash(
     ids=lambda value: value if isinstance(value, str) and len(value) < 40 else "")
 def test_a_deeply_nested_committed_file_read_at_open_is_skipped_like_a_malformed_one(
         tmp_path: Path, api: FakeMessagesAPI, name: str, content: str, verb: list[str]) -> None:
-    project = init_repo(tmp_path / "project")
-    (project / name).parent.mkdir(parents=True, exist_ok=True)
-    (project / name).write_text(content)
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "a deeply nested file")
+    project = committed(tmp_path / "project", name, content)
     main(["--project", str(project), "--sandbox-tier", "rlimits", *verb])
     api.enqueue(reply(text("done")))
     assert main(["--project", str(project), "--sandbox-tier", "rlimits", "--trust-project", "-p", "hi"]) == 0

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git
+from tests.sandbox_helpers import overlay_sandbox
 from tui_agent.core.agent.exec_tools import run_shell
 from tui_agent.core.agent.permissions import Permissions, approve_all
 from tui_agent.core.agent.toolbase import ToolContext
@@ -26,7 +27,6 @@ from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, launch
 from tui_agent.core.sandbox.harvest import harvest
 from tui_agent.core.sandbox.policy import RunResult
-from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
 from tui_agent.core.sandbox.protected import LowerState
 from tui_agent.core.sandbox.writable_runs import MAX_TOLD, prepare
@@ -41,18 +41,8 @@ done = subprocess.run(["/bin/sh", "-c", {command!r}], capture_output=True, text=
 
 @pytest.fixture
 async def box(repo: Path) -> AsyncIterator[Sandbox]:
-    if probe_bubblewrap() is not None:
-        pytest.skip("bubblewrap is not usable here")
-    project = Project.at(repo)
-    project.ensure_layout()
-    sandbox = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
-    if sandbox.overlay_problem is not None:
-        await sandbox.aclose()
-        pytest.skip(sandbox.overlay_problem)
-    try:
+    async with overlay_sandbox(repo) as sandbox:
         yield sandbox
-    finally:
-        await sandbox.aclose()
 
 
 async def shell(box: Sandbox, command: str) -> tuple[RunResult, dict[str, object], list[str]]:
