@@ -69,8 +69,7 @@ class GitIntake:
         run_git_dir = Path(str(source)[:-len(inner)])
         self.person_head()  # before the run's HEAD replaces the person's
         if inner == "packed-refs":
-            self.drop_replace_refs(source)
-            self.drop_packed(source, run_git_dir, protected)
+            self.filter_packed(source, run_git_dir, protected)
             return None
         if inner.startswith("logs/"):
             return self.log_refusal(inner, source, target, run_git_dir, protected)
@@ -98,46 +97,38 @@ class GitIntake:
             self.packs[pack] = done is not None and done.returncode == 0
         return None if self.packs[pack] else "a pack git's index-pack --verify does not accept with its index"
 
-    def drop_replace_refs(self, packed: Path) -> None:
-        """Take the replace refs (and their peeled lines) out of the run's `packed-refs`: its other refs still apply
-        (the loose ones it packed are gone from the run's refs/), and what was taken out is `told`."""
+    def filter_packed(self, packed: Path, run_git_dir: Path, protected: Callable[[str, bool], bool]) -> None:
+        """Rewrite the run's `packed-refs` in one pass: its replace refs left out (git would read another object for
+        one of yours), and the person's lines (none if they had none) in place of those whose tip `tip_refusal`
+        refuses, each ref with its peeled line; the person's loose file of such a ref stays (`held`). What was left
+        out is `told`; the rest applies."""
         kept: list[bytes] = []
-        dropped, dropping = 0, False
-        with open(packed, "rb") as refs:
-            for line in refs:
-                dropping = b" refs/replace/" in line or (dropping and line.startswith(b"^"))
-                dropped += dropping
-                kept += [] if dropping else [line]
-        if dropped:
-            with open(packed, "wb") as refs:
-                refs.writelines(kept)
-            self.told.append(("packed-refs", f"{dropped} line(s) of replace refs left out (git would read another "
-                                             "object for one of yours); the rest applied"))
-
-    def drop_packed(self, packed: Path, run_git_dir: Path, protected: Callable[[str, bool], bool]) -> None:
-        """Put the person's lines (none if they had none) in place of those of the run's `packed-refs` whose tip
-        `tip_refusal` refuses (with their peeled lines); the person's loose file of such a ref stays (`held`)."""
-        kept: list[bytes] = []
-        dropped: list[str] = []
+        replaced, refused = 0, list[str]()
         dropping = False
         with open(packed, "rb") as refs:
             for line in refs:
-                fields = line.split()
-                if len(fields) == 2 and OBJECT_ID.fullmatch(fields[0]):
+                if line.startswith(b"^"):
+                    kept += [] if dropping else [line]
+                    continue
+                fields, dropping = line.split(), False
+                if b" refs/replace/" in line:
+                    dropping, replaced = True, replaced + 1
+                elif len(fields) == 2 and OBJECT_ID.fullmatch(fields[0]):
                     name = os.fsdecode(fields[1])
                     why = self.tip_refusal(name, fields[0], run_git_dir, protected)
-                    dropping = why is not None
                     if why is not None:
-                        dropped.append(f"{name}: {why}")
+                        dropping = True
+                        refused.append(f"{name}: {why}")
                         self.held.add(name)
                         kept += _packed_lines(self.root / ".git" / "packed-refs", fields[1])
-                elif not line.startswith(b"^"):
-                    dropping = False
                 kept += [] if dropping else [line]
-        if dropped:
+        said = [f"{replaced} replace ref(s) left out (git would read another object for one of yours)"] if replaced else []
+        if refused:
+            said.append(f"kept yours of {'; '.join(refused)}")
+        if said:
             with open(packed, "wb") as refs:
                 refs.writelines(kept)
-            self.told.append(("packed-refs", f"kept yours of {'; '.join(dropped)}; the rest applied"))
+            self.told.append(("packed-refs", f"{'; '.join(said)}; the rest applied"))
 
     def log_refusal(self, inner: str, source: Path, target: Path, run_git_dir: Path,
                     protected: Callable[[str, bool], bool]) -> str | None:
