@@ -185,7 +185,13 @@ class RunDispatch:
             self.runs.remove_later(dirs)
             self.runs.overlay_problem = f"the project could not be mounted as an overlay; {PER_CALL_ONLY}"
             self.runs.ran(RunWrites(False))
-            return await self.run(request, policy, False, bridge, on_output, lower)  # never started: safe
+            checked: list[str] = []
+            try:  # it never started: safe to run again, without an overlay (so unfenced)
+                outcome, notes = await self.run(request, policy, False, bridge, on_output, None)
+            finally:  # what it changed is what differs from the project's stamps at its start
+                if lower is not None:
+                    checked = await asyncio.to_thread(self.runs.after_mount_failed, lower)
+            return outcome, notes + checked
         if dirs is not None and any(os.scandir(dirs.upper)):
             return outcome, await asyncio.to_thread(self.runs.collect, dirs, since, lower)
         if dirs is not None:  # it wrote nothing (the usual read-mostly run): no thread hop

@@ -276,8 +276,6 @@ class Sandbox:
         finally:
             if fence is not None:
                 swept += await asyncio.to_thread(self.runs.unfence, fence)
-            elif lower is not None and not self.runs.attributed(effective):  # its overlay failed: run again without
-                swept += await asyncio.to_thread(self.runs.after_mount_failed, lower)
             if effective.project_writable:  # again: on the fallback tier the run itself could remove the record
                 self._hold_hooks(request)
         result = to_run_result(outcome, effective, self.tier)
