@@ -1,7 +1,7 @@
 // The official TypeScript MCP client on `tuiagent mcp serve`: re-lists on every tools/list_changed while it saves
 // a tool N times (one save per notification), then prints {"notifications": n, "lists": m, "result": ...} as JSON.
 // Usage: node relist_client.mjs <sdk dir> <python> <project> <saves>
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -28,7 +28,10 @@ const source = (n) => `def double(x: int) -> int:\n    """Double a number.\n\n  
 for (let save = 1; save <= saves; save++) {
   let timer;  // cleared once the notification is in: a pending timer would keep node running for its 30 s
   const arrived = new Promise((resolve, reject) => { waiting = resolve; timer = setTimeout(() => reject(new Error(`save ${save}: no notification`)), 30000); });
-  writeFileSync(join(project, ".agent", "tools", "double.py"), source(save));
+  // saved whole, as an editor that renames over the file does: an in-place write seen between its truncate and its
+  // write is a broken file for a moment, announced (the tool leaves the list) and then announced again
+  const target = join(project, ".agent", "tools", "double.py");
+  writeFileSync(`${target}.tmp`, source(save)); renameSync(`${target}.tmp`, target);
   const t0 = Date.now(); await arrived; clearTimeout(timer); if (process.env.RELIST_TIMING) console.error(`save ${save}: ${Date.now() - t0} ms`);
   while (notifications > lists) { await new Promise((r) => setTimeout(r, 10)); }
 }
