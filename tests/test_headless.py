@@ -144,8 +144,8 @@ def test_model_comes_from_the_flag_then_the_config(repo: Path, api: FakeMessages
     (repo / ".agent/config.toml").write_text('model = "claude-haiku-4-5"\n')
     api.enqueue(reply(text("a")), reply(text("b")))
     assert tuiagent(repo, "-p", "one") == 0
-    assert tuiagent(repo, "-p", "two", "--model", "claude-opus-4-5") == 0
-    assert [r.body["model"] for r in api.requests] == ["claude-haiku-4-5", "claude-opus-4-5"]
+    assert tuiagent(repo, "-p", "two", "--model", "claude-sonnet-4-6") == 0
+    assert [r.body["model"] for r in api.requests] == ["claude-haiku-4-5", "claude-sonnet-4-6"]
 
 
 def test_an_unreachable_server_gets_a_clear_message(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
