@@ -140,6 +140,7 @@ def _sdk(api: FakeMessagesAPI) -> anthropic.Anthropic:
     return anthropic.Anthropic(api_key="k", base_url=api.base_url, max_retries=0)
 
 
+@pytest.mark.filterwarnings("ignore:Using Claude with:UserWarning")  # the SDK's own: the budget form is sent on purpose
 def test_the_fake_api_refuses_what_the_real_api_refuses_with_thinking() -> None:
     with FakeMessagesAPI() as api:
         api.enqueue(reply(thinking("plan"), tool_use("read_file", {"path": "a"}, id="toolu_1")))
