@@ -21,7 +21,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui_agent.core import globs
+from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR, ConfigError, Project
 from tui_agent.core.versioning.hookspath import hooks_path
 
@@ -165,10 +165,37 @@ def user_globs(root: Path) -> tuple[str, ...]:
 
 
 def fixed_names(root: Path) -> list[str]:
-    """The fixed protected names and the hooks folder when it lies in the work tree."""
+    """The fixed protected names, the hooks folder when it lies in the work tree, and git's homes there."""
     hooks = hooks_path(root)
-    return [*PROTECTED_NAMES, *([hooks] if hooks and not hooks.startswith(".git/") and hooks not in PROTECTED_NAMES
-                                else [])]
+    extra = [hooks] if hooks and not hooks.startswith(".git/") and hooks not in PROTECTED_NAMES else []
+    return [*PROTECTED_NAMES, *extra, *(home for home in git_homes(root) if home not in extra)]
+
+
+def git_homes(root: Path) -> list[str]:
+    """The project's git folder and common dir (config, hooks, refs, objects) where they lie in the work tree other
+    than at `.git` (a `gitdir:` file or a link naming a folder of it, a `.git/commondir` naming one), relative: git
+    obeys them as it obeys `.git`. A common dir at the root itself gives its config, hooks and the like."""
+    real_root = os.path.realpath(root)
+    dot_git = os.path.join(real_root, GIT)
+    git_dir = os.path.realpath(_named_in(real_root, dot_git, "gitdir:") or dot_git)
+    common = _named_in(git_dir, os.path.join(git_dir, "commondir"), "")
+    homes: list[str] = []
+    for folder in (git_dir, *([os.path.realpath(common)] if common else [])):
+        if folder == real_root:
+            homes += [name for name in GIT_READ_ONLY if name not in homes]
+        elif (folder.startswith(real_root + os.sep) and folder != dot_git and not folder.startswith(dot_git + os.sep)
+              and os.path.relpath(folder, real_root) not in homes):
+            homes.append(os.path.relpath(folder, real_root))
+    return homes
+
+
+def _named_in(base: str, file: str, prefix: str) -> str | None:
+    """The folder `file` names after `prefix` (relative to `base`), read as hostile input: a small regular file only,
+    never through a link at its name nor blocking on a FIFO; None if it names none."""
+    data = projectfs.read_regular(Path(file), 4096)
+    text = data.decode("utf-8", "replace").strip() if data else ""
+    named = text[len(prefix):].strip() if text.startswith(prefix) else ""
+    return os.path.join(base, named) if named and "\0" not in named else None
 
 
 def protected_paths(root: Path) -> list[str]:
@@ -207,6 +234,8 @@ def read_only_binds(root: Path, *, git_commits: bool = False) -> list[str]:
     writable but for its config, hooks and the like (`GIT_READ_ONLY`, a `core.hooksPath` in `.git` too), so that the
     run can commit."""
     names = protected_paths(root)
+    if git_commits:  # git's homes outside `.git` are left to the harvest, which refuses them whole
+        names = [name for name in names if name not in git_homes(root)]
     if git_commits and os.path.isdir(os.path.join(root, GIT)) and not os.path.islink(os.path.join(root, GIT)):
         hooks = hooks_path(root)
         inside = [f"{GIT}/{name}" for name in GIT_READ_ONLY]
