@@ -25,10 +25,9 @@ from pathlib import Path
 from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
-from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, REPOSITORY_MARKS, SETID_BITS,
-                                              HardLinks, copy_clean,
-                                              WALK_LIMIT, FullStamp, Guard, LowerState, Stamp, git_refusal, inert, is_startup_file,
-                                              nested_repository, setid_words, shown, special_kind, stamp_of)
+from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, REPOSITORY_MARKS,
+                                              WALK_LIMIT, Guard, HardLinks, Leftovers, LowerState, Stamp, copy_clean,
+                                              inert, is_startup_file, nested_repository, setid_refusal, shown, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -94,90 +93,61 @@ def compare(root: Path, venv: Path | None, start: LowerState,
 
 def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[str], set[str]]:
     """Refuse what a run without an overlay created or changed (`now` against `start`) that no run may leave, judged
-    as the harvest judges an upper folder: a special file or a hard link to a file of the project from before the run
-    removed (nothing to look at), a nested repository (or what of an existing one's `.git` a commit does not write)
-    moved to `.agent/quarantine/` as the harvest's copy is kept (`copy_clean`), a setuid or setgid bit stripped; one
-    note each: (the notes, the stamped paths no longer in the project)."""
+    as the harvest judges an upper folder (protected.Leftovers): what is worth a look moved to `.agent/quarantine/` as
+    the harvest's copy is kept (`copy_clean`), the rest (a special file, a hard link to a file of the project from
+    before the run: its data stays there) removed, a setuid or setgid bit stripped; one note each: (the notes, the
+    stamped paths no longer in the project)."""
     touched = sorted(path for path, stamp in now.stamps.items()
                      if path and not os.path.isabs(path) and start.stamps.get(path) != stamp)
     created = Counter(now.stamps[path][0] for path in touched if path not in start.stamps)
+
+    def links_out(path: str, info: os.stat_result) -> bool:  # more links than the run made, one to a file from before
+        return path not in start.stamps and info.st_nlink > created[info.st_ino] and any(
+            stamp[0] == info.st_ino and not stat.S_ISDIR(stamp[1]) for stamp in start.stamps.values())
+
+    judge = Leftovers(lambda folder: _marks(folder, now), lambda folder: _had(folder, start, now), links_out,
+                      "the project had before the run")
     notes: list[str] = []
-    gone: set[str] = set()
     moved: tuple[str, ...] = ()  # folders moved whole, each with a trailing "/"
     folder: Path | None = None
     for path in touched:
         if path.startswith(moved):
             continue
-        (inode, mode), target = now.stamps[path][:2], root / path
+        target = root / path
         try:
-            if (kind := special_kind(mode)) is not None:
-                target.unlink()
-                notes.append(f"{path}: {REFUSED}the run made a special file there ({kind}); removed")
-            elif (why := _repository_refusal(path, now.stamps[path], start, now)) is not None:
-                folder = folder or new_folder(root)
-                notes.append(f"{path}: {REFUSED}{why}; moved to {_move_clean(root, path, folder)}")
-                moved += (path + "/",)
-            elif stat.S_ISREG(mode) and path not in start.stamps and _links_out(target, inode, created[inode], start):
-                target.unlink()  # its data stays where the other links are
-                notes.append(f"{path}: {REFUSED}a hard link to a file the project had before the run; removed")
-            else:
-                notes += _strip_setid(path, target, mode)
+            info = os.lstat(target)
+            if (found := judge.refusal(path, info)) is None:
+                setid, note = setid_refusal(path, info.st_mode, "kept",
+                                            bool(os.lstat(target.parent).st_mode & stat.S_ISGID))
+                if setid:
+                    os.chmod(target, stat.S_IMODE(info.st_mode) & ~setid)
+                    notes.append(note)
                 continue
+            if found[1]:
+                folder = folder or new_folder(root)
+                notes.append(f"{path}: {REFUSED}{found[0]}; moved to {_move_clean(root, path, folder)}")
+            else:
+                target.unlink()  # a hard link's data stays where the other links are
+                notes.append(f"{path}: {REFUSED}{found[0]}; removed")
         except OSError as error:
             notes.append(f"{path}: {REFUSED}a run may not leave it, and it could not be taken away ({error}); check "
                          "it before you use it")
             continue
-        gone.add(path)
-    if moved:
-        gone |= {path for path in now.stamps if path.startswith(moved)}
-    return notes, gone
+        moved += (path + "/",)
+    return notes, {path for path in now.stamps if path.startswith(moved) or path + "/" in moved}
 
 
-def _links_out(target: Path, inode: int, run_links: int, start: LowerState) -> bool:
-    """Whether a file the run created (`run_links` of its links are) shares its data with a file the project had."""
-    return os.lstat(target).st_nlink > run_links and any(
-        stamp[0] == inode and not stat.S_ISDIR(stamp[1]) for stamp in start.stamps.values())
-
-
-def _strip_setid(path: str, target: Path, mode: int) -> list[str]:
-    """Take a setuid or setgid bit off what the run left, as the harvest does (a folder keeps a setgid bit its parent
-    has: new folders inherit it there); its note."""
-    parent_setgid = stat.S_ISDIR(mode) and bool(os.lstat(target.parent).st_mode & stat.S_ISGID)
-    refused = mode & (stat.S_ISUID if parent_setgid else SETID_BITS)
-    if not refused or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        return []
-    os.chmod(target, stat.S_IMODE(mode) & ~refused)
-    if stat.S_ISDIR(mode):
-        return [f"{path}/: kept without its {setid_words(refused)} bit"]
-    return [f"{path}: kept without its {setid_words(refused)} bit (a run may not leave a program that runs as you "
-            "when someone else starts it)"]
-
-
-def _repository_refusal(path: str, stamp: FullStamp, start: LowerState, now: LowerState) -> str | None:
-    """Why `path` (a project path the run created or changed, now `stamp`) is a nested repository's entry a run may
-    not leave, or None: a new or replaced `.git` below the root or folder with git's layout (at a root without `.git`,
-    its marks), or what of an existing repository a commit does not write."""
-    if nested_repository(path) or (stat.S_ISDIR(stamp[1]) and _layout(path, now)):
-        was = start.stamps.get(path)
-        if (was is not None and was[0] == stamp[0] and stat.S_ISDIR(was[1]) and stat.S_ISDIR(stamp[1])
-                and (nested_repository(path) or _layout(path, start))):
-            return None  # the person's nested repository, written inside: judged entry by entry
-        return ("a git repository inside the project (its config and hooks would run commands on your machine when "
-                "git works there)")
-    if path in REPOSITORY_MARKS and path not in start.stamps and GIT not in now.stamps and _layout("", now):
-        return "it makes the project's folder a git repository of the run's"
-    parts = path.split("/")
-    for depth in range(len(parts) - 1, 0, -1):  # the nearest repository the path is in
-        folder = "/".join(parts[:depth])
-        if parts[depth - 1] == GIT or _layout(folder, now):
-            return git_refusal("/".join(parts[depth:]), stamp[1], git_folder=True)
-    return None
-
-
-def _layout(folder: str, state: LowerState) -> bool:
-    """Whether `folder` (a project path, "" the project) had git's layout of a repository in `state`'s stamps."""
+def _marks(folder: str, state: LowerState) -> set[str]:
+    """Which of REPOSITORY_MARKS `folder` (a project path, "" the project) had in `state`'s stamps."""
     prefix = f"{folder}/" if folder else ""
-    return nested_repository(folder, {mark for mark in REPOSITORY_MARKS if prefix + mark in state.stamps})
+    return {mark for mark in REPOSITORY_MARKS if prefix + mark in state.stamps}
+
+
+def _had(folder: str, start: LowerState, now: LowerState) -> bool:
+    """Whether `folder` is a repository the person had: the same folder, a `.git` or with git's layout at the start."""
+    was, stamp = start.stamps.get(folder), now.stamps.get(folder)
+    return (was is not None and stamp is not None and was[0] == stamp[0] and stat.S_ISDIR(was[1])
+            and stat.S_ISDIR(stamp[1]) and nested_repository(folder, _marks(folder, start)))
 
 
 def _move_clean(root: Path, relative: str, folder: Path) -> str:

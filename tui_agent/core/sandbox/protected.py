@@ -18,6 +18,7 @@ import contextlib
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +60,8 @@ QUARANTINED_NAMES = {GIT: "dot-git", "HEAD": "HEAD.quarantined"}
 """The names a copy in the quarantine (or a run's version set aside) gets instead: git takes no folder without a
 `.git` or a `HEAD` for a repository, so no git command there obeys the copy's config or hooks."""
 REPOSITORY_MARKS = frozenset({"HEAD", "commondir", "objects", "refs"})
+REPOSITORY = ("a git repository inside the project (its config and hooks would run commands on your machine when git "
+              "works there)")
 
 
 STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
@@ -382,6 +385,66 @@ def special_kind(mode: int) -> str | None:
 def setid_words(mode: int) -> str:
     """"setuid", "setgid" or "setuid and setgid" for the bits `mode` carries."""
     return " and ".join(word for bit, word in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid")) if mode & bit)
+
+
+def setid_refusal(path: str, mode: int, verb: str, inherited: bool = False) -> tuple[int, str]:
+    """The setuid and setgid bits a run may not leave on `path` (a file or folder of `mode`; a folder keeps a setgid
+    bit it `inherited`: new folders get their parent's), and the note saying it was `verb` ("applied", "kept")
+    without them ("" when none)."""
+    if stat.S_ISDIR(mode):
+        refused = mode & (stat.S_ISUID if inherited else SETID_BITS)
+        return refused, f"{path}/: {verb} without its {setid_words(refused)} bit" if refused else ""
+    refused = mode & SETID_BITS if stat.S_ISREG(mode) else 0
+    return refused, (f"{path}: {verb} without its {setid_words(refused)} bit (a run may not leave a program that runs "
+                     "as you when someone else starts it)" if refused else "")
+
+
+@dataclass(frozen=True)
+class Leftovers:
+    """The one judgment of what a run may not leave in the project, for the harvest (an overlay's upper folder) and
+    for a run without an overlay (the project's stamps before and after it), each seeing the run's result through:
+    `marks`, which of REPOSITORY_MARKS a folder ("" the project) has as the run leaves it; `had`, whether a folder
+    was a repository of the person's before the run, and still is that folder (what the run wrote in it is judged as
+    in a `.git`); `links_out`, whether a regular file the run left shares its data with one from before the run (said
+    as a hard link to a file `linked`); `git_folder`: the project has a real `.git` folder."""
+
+    marks: Callable[[str], set[str]]
+    had: Callable[[str], bool]
+    links_out: Callable[[str, os.stat_result], bool]
+    linked: str
+    git_folder: bool = True
+
+    def refusal(self, path: str, info: os.stat_result) -> tuple[str, bool] | None:
+        """Why the run may not leave `path` (`info`: as it left it), and whether what it left is worth a look (kept
+        in the quarantine; a special file, a hard link out, a lock or git's compressed objects are not), or None."""
+        kind = special_kind(info.st_mode)
+        if kind is not None:
+            return f"the run made a special file there ({kind})", False
+        why = self.repository(path, info.st_mode)
+        if why is not None:
+            inner = git_inner(path) or ""
+            return why, not (inner.endswith(".lock") or inner.startswith("objects/"))
+        if stat.S_ISREG(info.st_mode) and self.links_out(path, info):
+            return f"a hard link to a file {self.linked}", False
+        return None
+
+    def repository(self, path: str, mode: int) -> str | None:
+        """Why `path` (of `mode`) is a repository's entry a run may not leave: a `.git` below the root or a folder
+        with git's layout (`nested_repository`), unless the person's; at the root, which cannot be refused, one of its
+        marks giving it that layout; what of a `.git` (the project's, or one the person had) a commit does not write."""
+        inner = git_inner(path)
+        if inner is not None and not nested_repository(path):
+            return git_refusal(inner, mode, self.git_folder)
+        if nested_repository(path) and not self.had(path):
+            return REPOSITORY
+        for folder in [*([path] if stat.S_ISDIR(mode) else []), *([""] if path in REPOSITORY_MARKS else [])]:
+            if nested_repository(folder, self.marks(folder)) and not self.had(folder):
+                return REPOSITORY
+        parts = path.split("/")
+        for depth in range(len(parts) - 1, 0, -1):  # the nearest repository the path is in
+            if parts[depth - 1] == GIT or self.had("/".join(parts[:depth])):
+                return git_refusal("/".join(parts[depth:]), mode, git_folder=True)
+        return None
 
 
 class HardLinks:
