@@ -14,7 +14,7 @@ from pathlib import Path
 from tui_agent.core import projectfs
 from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, moved_note, new_folder
 from tui_agent.core.sandbox.launch import is_inside
-from tui_agent.core.sandbox.protected import (GIT, REFUSED, REPOSITORY_MARKS, Guard, HardLinks, Leftovers, LowerState,
+from tui_agent.core.sandbox.protected import (GIT, OUTSIDE, REFUSED, REPOSITORY_MARKS, Guard, HardLinks, Leftovers, LowerState,
                                               copy_clean, git_inner, git_writable, inert, is_startup_file, setid_refusal,
                                               special_kind)
 from tui_agent.core.versioning.gitintake import SAME, GitIntake
@@ -76,8 +76,8 @@ class _Applier:
         self.upper = links.upper
         self.quarantined: Path | None = None
         self.guard = Guard.of(root)
-        self.leftovers = Leftovers(self.marks, lambda _folder: False, lambda _path, info: links.outside(info),
-                                   "outside what the run wrote", _is_dir(root / GIT))  # lstat: a link is no folder
+        self.leftovers = Leftovers(self.marks, lambda _folder: False, lambda _path, info: OUTSIDE if links.outside(info)
+                                   else None, _is_dir(root / GIT))  # lstat: a symlink is no folder
         self.intake = GitIntake(root)
         self.budget = KEEP_TOTAL_BYTES
 

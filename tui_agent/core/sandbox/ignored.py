@@ -25,7 +25,7 @@ from pathlib import Path
 from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
-from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, REPOSITORY_MARKS,
+from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, OUTSIDE, QUARANTINE, REFUSED, REPOSITORY_MARKS,
                                               WALK_LIMIT, Guard, HardLinks, Leftovers, LowerState, Stamp, copy_clean,
                                               inert, is_startup_file, nested_repository, setid_refusal, shown, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
@@ -101,12 +101,13 @@ def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[st
                      if path and not os.path.isabs(path) and start.stamps.get(path) != stamp)
     created = Counter(now.stamps[path][0] for path in touched if path not in start.stamps)
 
-    def links_out(path: str, info: os.stat_result) -> bool:  # more links than the run made, one to a file from before
-        return path not in start.stamps and info.st_nlink > created[info.st_ino] and any(
-            stamp[0] == info.st_ino and not stat.S_ISDIR(stamp[1]) for stamp in start.stamps.values())
+    def links_out(path: str, info: os.stat_result) -> str | None:  # more links than the run made: to what, then
+        if path in start.stamps or info.st_nlink <= created[info.st_ino]:
+            return None
+        had = any(stamp[0] == info.st_ino and not stat.S_ISDIR(stamp[1]) for stamp in start.stamps.values())
+        return "the project had before the run" if had else OUTSIDE
 
-    judge = Leftovers(lambda folder: _marks(folder, now), lambda folder: _had(folder, start, now), links_out,
-                      "the project had before the run")
+    judge = Leftovers(lambda folder: _marks(folder, now), lambda folder: _had(folder, start, now), links_out)
     notes: list[str] = []
     moved: tuple[str, ...] = ()  # folders moved whole, each with a trailing "/"
     folder: Path | None = None

@@ -62,6 +62,8 @@ QUARANTINED_NAMES = {GIT: "dot-git", "HEAD": "HEAD.quarantined"}
 REPOSITORY_MARKS = frozenset({"HEAD", "commondir", "objects", "refs"})
 REPOSITORY = ("a git repository inside the project (its config and hooks would run commands on your machine when git "
               "works there)")
+OUTSIDE = "outside what the run wrote"
+"""Where a hard link the run left leads when not to a file the project had before the run."""
 
 
 STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
@@ -405,13 +407,12 @@ class Leftovers:
     for a run without an overlay (the project's stamps before and after it), each seeing the run's result through:
     `marks`, which of REPOSITORY_MARKS a folder ("" the project) has as the run leaves it; `had`, whether a folder
     was a repository of the person's before the run, and still is that folder (what the run wrote in it is judged as
-    in a `.git`); `links_out`, whether a regular file the run left shares its data with one from before the run (said
-    as a hard link to a file `linked`); `git_folder`: the project has a real `.git` folder."""
+    in a `.git`); `links_out`, where a regular file the run left leads when it shares its data with a file not the run's
+    (`OUTSIDE`, or "the project had before the run"), else None; `git_folder`: the project has a real `.git` folder."""
 
     marks: Callable[[str], set[str]]
     had: Callable[[str], bool]
-    links_out: Callable[[str, os.stat_result], bool]
-    linked: str
+    links_out: Callable[[str, os.stat_result], str | None]
     git_folder: bool = True
 
     def refusal(self, path: str, info: os.stat_result) -> tuple[str, bool] | None:
@@ -424,9 +425,8 @@ class Leftovers:
         if why is not None:
             inner = git_inner(path) or ""
             return why, not (inner.endswith(".lock") or inner.startswith("objects/"))
-        if stat.S_ISREG(info.st_mode) and self.links_out(path, info):
-            return f"a hard link to a file {self.linked}", False
-        return None
+        linked = self.links_out(path, info) if stat.S_ISREG(info.st_mode) else None
+        return None if linked is None else (f"a hard link to a file {linked}", False)
 
     def repository(self, path: str, mode: int) -> str | None:
         """Why `path` (of `mode`) is a repository's entry a run may not leave: a `.git` below the root or a folder
