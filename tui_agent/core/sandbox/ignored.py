@@ -19,6 +19,7 @@ import shutil
 import stat
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,65 +182,53 @@ def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str
     `since_ns` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
     is recreated (the note says what it pointed to)."""
     folder: list[Path] = []  # made at the first move
-    ways = _replaced_ways(root, before, since_ns)
-    notes = [_move(root, before, move, since_ns, folder) for move in ways]
-    gone = tuple(way + "/" for way, _, _ in ways)
-    return notes + [_move(root, before, move, since_ns, folder) for move in _protected_moves(root, before, since_ns)
-                    if not move[0].startswith(gone)]
+    notes: list[str] = []
+    moved: tuple[str, ...] = ()  # each with a trailing "/": what lay below it moved with it
+    for move in _moves(root, before):
+        if not move[0].startswith(moved) and (since_ns is None or _changed_since(root / move[0], since_ns)):
+            notes.append(_move(root, before, move, since_ns, folder))
+            moved += (move[0] + "/",)
+    return notes
 
 
-def _replaced_ways(root: Path, before: Guard, since_ns: int | None) -> list[Move]:
-    """The ways where the run left a symlink or file (for a folder, nothing, or the person's own, put back after),
-    shortest first, none below another."""
-    moves: list[Move] = []
+def _moves(root: Path, before: Guard) -> Iterator[Move]:
+    """What the run left where `before` guards: a symlink or file on a way (shortest first; for a folder, nothing, or
+    the person's own, put back after), then each protected path it created or replaced, then each new match of the
+    person's globs (sorted: a folder before its files; none in git's or tuiagent's own folder)."""
     for way in sorted(before.ways, key=lambda way: (way.count("/"), way)):
-        try:
-            info = os.lstat(root / way)
-            now = os.readlink(root / way) if stat.S_ISLNK(info.st_mode) else None if stat.S_ISDIR(info.st_mode) else ""
-        except OSError:
-            continue  # nothing there, or gone meanwhile
-        was = before.standing.get(way)
-        if (now is not None and now != was and (since_ns is None or info.st_ctime_ns >= since_ns)
-                and not any(way.startswith(moved + "/") for moved, _, _ in moves)):
-            moves.append((way, f"left a {'file' if now == '' else 'symlink'} at", was or None))
-    return moves
-
-
-def _protected_moves(root: Path, before: Guard, since_ns: int | None) -> list[Move]:
-    """The protected paths the run created or replaced: (path, "created" or "replaced", the symlink there before)."""
-    moves: list[Move] = []
+        now, was = _now(root / way), before.standing.get(way)
+        if now is not None and now != was and (now != "" or not os.path.isdir(root / way)):
+            yield way, f"left a {'file' if now == '' else 'symlink'} at", was or None
     for relative, link in before.fixed.items():
-        path = root / relative
-        now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
-        if now != link and (since_ns is None or (now is not None and _changed_since(path, since_ns))):
-            moves.append((relative, "created" if link is None else "replaced", link))
-    found: list[str] = []
-    for relative in globs.matching_paths(root, before.patterns, limit=GLOB_WATCH_LIMIT):  # sorted: a folder before its files
-        if (relative in before.matches or relative.split("/")[0] in (GIT, AGENT_DIR)
-                or any(relative.startswith(parent + "/") for parent in found)):
-            continue  # known before, git's or tuiagent's own, or inside a new folder moved whole
-        found.append(relative)
-        if since_ns is None or _changed_since(root / relative, since_ns):
-            moves.append((relative, "created", None))
-    return moves
+        if _now(root / relative) != link:
+            yield relative, "created" if link is None else "replaced", link
+    for relative in globs.matching_paths(root, before.patterns, limit=GLOB_WATCH_LIMIT):
+        if relative not in before.matches and relative.split("/")[0] not in (GIT, AGENT_DIR):
+            yield relative, "created", None
+
+
+def _now(path: Path) -> str | None:
+    """What is at `path`: a symlink's target, "" for anything else, None for nothing."""
+    try:
+        return os.readlink(path) if stat.S_ISLNK(os.lstat(path).st_mode) else ""
+    except OSError:
+        return None
 
 
 def _move(root: Path, before: Guard, move: Move, since_ns: int | None, folder: list[Path]) -> str:
-    """Move one path into the quarantine `folder` (made if empty), never through a symlink the person did not have
-    (`Guard.standing`), and put back the person's symlink; its note."""
+    """Move one path into the quarantine `folder` (made if empty) as `_move_clean` does, never through a symlink the
+    person did not have (`Guard.standing`), and put back the person's symlink; its note."""
     (relative, verb, link), path, parts = move, root / move[0], move[0].split("/")
     try:
         for above in ("/".join(parts[:depth]) for depth in range(1, len(parts))):
             if os.path.islink(root / above) and before.standing.get(above) != os.readlink(root / above):
                 raise OSError(f"{above} on its way is a symlink the run left: nothing was moved through it")
         folder[:] = folder or [new_folder(root)]
-        target = folder[0] / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if os.path.lexists(path):
-            os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
+        where = _move_clean(root, relative, folder[0]) if os.path.lexists(path) else str(
+            (folder[0] / inert(relative)).relative_to(root))
         if link is not None and since_ns is None:
             os.symlink(link, path)
-        return moved_note(verb, relative, str(target.relative_to(root)), link, restored=since_ns is None)
+        return moved_note(verb, relative, where, link, restored=since_ns is None)
     except OSError as error:
         return (f"agent code {verb} the protected path {relative} and it could not be moved away ({error}); check it "
                 "before you use it")
