@@ -362,6 +362,25 @@ async def test_a_hard_link_to_a_file_outside_the_project_is_refused_without_an_o
                                                       "wrote; removed")], notes
 
 
+
+async def test_a_protected_folder_swept_into_the_quarantine_holds_no_repository(repo: Path) -> None:
+    """A protected folder a run without an overlay created is moved away cleaned as a refused path is: a repository
+    inside it is no repository in the quarantine (`.git` and `HEAD` renamed)."""
+    project = Project.at(repo)
+    project.ensure_layout()
+    box = await Sandbox.start(project, tier="rlimits", warm_workers=0)
+    try:
+        result = await box.run(ShellCommand("git init -q .vscode/x && echo ok > done.txt", 30), WRITABLE)
+    finally:
+        await box.aclose()
+    assert result.ok and result.value["exit_code"] == 0, result
+    assert not os.path.lexists(repo / ".vscode") and (repo / "done.txt").exists()
+    quarantined = [path.relative_to(repo / ".agent" / "quarantine").parts[1:]
+                   for path in (repo / ".agent" / "quarantine").rglob("*")]
+    assert (".vscode", "x", "dot-git", "HEAD.quarantined") in quarantined, quarantined
+    assert not [parts for parts in quarantined if ".git" in parts or "HEAD" in parts], quarantined
+
+
 async def test_a_run_whose_overlay_failed_is_refused_what_no_run_may_leave(repo: Path) -> None:
     """The run again without an overlay after its mount failed (dispatch.py) is checked against the stamps of its
     start: what it left that no run may leave is refused there too."""
