@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core import projectfs
-from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, moved_note, new_folder
+from tui_agent.core.sandbox.ignored import (KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, HardLinks, copy_clean, inert, moved_note,
+                                            new_folder, put_clean)
 from tui_agent.core.sandbox.launch import is_inside
-from tui_agent.core.sandbox.protected import (GIT, OUTSIDE, REFUSED, REPOSITORY_MARKS, Guard, HardLinks, Leftovers, LowerState,
-                                              copy_clean, git_inner, git_writable, inert, is_startup_file, setid_refusal,
-                                              special_kind)
+from tui_agent.core.sandbox.protected import (GIT, OUTSIDE, REFUSED, REPOSITORY_MARKS, Guard, Leftovers, LowerState,
+                                              git_inner, git_writable, is_startup_file, setid_refusal, special_kind)
 from tui_agent.core.versioning.gitintake import SAME, GitIntake
 
 
@@ -169,10 +169,7 @@ class _Applier:
         """Copy the run's `relative` into this harvest's `.agent/quarantine/` folder; where it is (for the note)."""
         if self.quarantined is None:
             self.quarantined = new_folder(self.root)
-        where = self.quarantined / inert(relative)
-        where.parent.mkdir(parents=True, exist_ok=True)
-        copy_clean(source, where, self.links)
-        return str(where.relative_to(self.root))
+        return str(put_clean(source, self.quarantined, relative, self.links).relative_to(self.root))
 
     def deletion(self, relative: str) -> None:
         """The run deleted `relative`; in git's folder only what commits change (a loose object packed away stays)."""

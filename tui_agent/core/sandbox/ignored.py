@@ -7,8 +7,8 @@ interpreter reads is flagged on its own (issue 23).
 replaced them); without one (the rlimits tier, a machine where the overlay cannot be mounted), what differs between
 the project's stamps before and after the run (`compare`), with the bytes `keep` read before it. Such a run is also
 swept (`sweep`): each protected path it created or replaced is moved to `.agent/quarantine/`, and what it left that
-the harvest would refuse is refused the same way (`refuse_left`); what the harvest refuses is copied there
-(`new_folder`, `copy_clean`, `moved_note`)."""
+no run may leave (protected.Leftovers, the harvest's judgment) is refused (`refuse_left`). Both paths keep what
+they refuse there cleaned alike (`put_clean`: no special file, setid bit, hard link out, nor repository)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
 from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, OUTSIDE, QUARANTINE, REFUSED, REPOSITORY_MARKS,
-                                              WALK_LIMIT, Guard, HardLinks, Leftovers, LowerState, Stamp, copy_clean,
-                                              inert, is_startup_file, nested_repository, setid_refusal, shown, stamp_of)
+                                              WALK_LIMIT, Guard, Leftovers, LowerState, Stamp, is_startup_file,
+                                              nested_repository, setid_refusal, shown, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -39,6 +39,9 @@ KEEP_TOTAL_BYTES = 16 * 1024 * 1024
 KEEP_FILES = 5_000
 """What is read of the files a run changes at most (for /undo): files up to 256 KiB, 16 MiB and 5,000 files in all;
 a start-up file's bytes always."""
+QUARANTINED_NAMES = {GIT: "dot-git", "HEAD": "HEAD.quarantined"}
+"""The names a copy in the quarantine (or a run's version set aside) gets instead: git takes no folder without a
+`.git` or a `HEAD` for a repository, so no git command there obeys the copy's config or hooks."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,61 @@ def new_folder(root: Path) -> Path:
     folder = base / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
     folder.mkdir()
     return folder
+
+
+def inert(relative: str) -> str:
+    """`relative` with every `.git` and `HEAD` in it renamed (QUARANTINED_NAMES): a copy kept there is no repository."""
+    return "/".join(QUARANTINED_NAMES.get(part, part) for part in relative.split("/"))
+
+
+class HardLinks:
+    """Which files of an upper folder share their data with a file outside it (a hard link out of the run's writes):
+    counted once, on the first multiply-linked file met."""
+
+    def __init__(self, upper: Path) -> None:
+        self.upper = upper
+        self._inside: dict[tuple[int, int], int] | None = None
+
+    def outside(self, info: os.stat_result) -> bool:
+        if info.st_nlink <= 1 or stat.S_ISDIR(info.st_mode):
+            return False
+        if self._inside is None:
+            self._inside = {}
+            for folder, folders, files in os.walk(self.upper):
+                for name in (*folders, *files):
+                    try:
+                        found = os.lstat(os.path.join(folder, name))
+                    except OSError:
+                        continue
+                    if found.st_nlink > 1 and not stat.S_ISDIR(found.st_mode):
+                        key = (found.st_dev, found.st_ino)
+                        self._inside[key] = self._inside.get(key, 0) + 1
+        return self._inside.get((info.st_dev, info.st_ino), 0) < info.st_nlink
+
+
+def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
+    """Copy `source` (an upper folder's entry) to `target` for the person to look at: folders, plain files without
+    setuid or setgid bits, symlinks as links; no special file, no hard link out of the run, no `.git` nor `HEAD` by
+    its name (`inert`: the copy is no repository for git)."""
+    info = os.lstat(source)
+    if stat.S_ISDIR(info.st_mode):
+        target.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for entry in sorted(os.listdir(source)):
+            copy_clean(source / entry, target / inert(entry), links)
+        os.chmod(target, (info.st_mode & 0o777) | 0o700)
+    elif stat.S_ISLNK(info.st_mode):
+        os.symlink(os.readlink(source), target)
+    elif stat.S_ISREG(info.st_mode) and not links.outside(info):
+        shutil.copyfile(source, target, follow_symlinks=False)
+        os.chmod(target, info.st_mode & 0o777)
+
+
+def put_clean(source: Path, folder: Path, relative: str, links: HardLinks) -> Path:
+    """Copy `source` into `folder` as `relative` made `inert`, as `copy_clean` copies it; where it is."""
+    where = folder / inert(relative)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    copy_clean(source, where, links)
+    return where
 
 
 def compare(root: Path, venv: Path | None, start: LowerState,
@@ -154,13 +212,11 @@ def _had(folder: str, start: LowerState, now: LowerState) -> bool:
 
 def _move_clean(root: Path, relative: str, folder: Path) -> str:
     """Move `relative` out of the project into `folder` (one rename), then keep there what the harvest keeps of a
-    refused path (`copy_clean`: no `.git` by its name, special file, setuid or setgid bit, or hard link out); where."""
-    where = folder / inert(relative)
-    where.parent.mkdir(parents=True, exist_ok=True)
-    moving = where.with_name(f".{where.name}.moving")
+    refused path (`put_clean`); where."""
+    moving = folder / f".{secrets.token_hex(4)}.moving"
     os.rename(root / relative, moving)  # the same file system: the path itself moves, never what a link points to
     try:
-        copy_clean(moving, where, HardLinks(moving))
+        where = put_clean(moving, folder, relative, HardLinks(moving))
     except OSError:
         return str(moving.relative_to(root))  # out of the project all the same, as the run left it
     if stat.S_ISDIR(os.lstat(moving).st_mode):

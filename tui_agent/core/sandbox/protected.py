@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,9 +55,6 @@ GIT_REPLACE_REFS = "refs/replace"
 GIT_READ_ONLY = ("config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees")
 """Entries of `.git` bound read-only inside a run that may commit, so that writing them fails at once."""
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
-QUARANTINED_NAMES = {GIT: "dot-git", "HEAD": "HEAD.quarantined"}
-"""The names a copy in the quarantine (or a run's version set aside) gets instead: git takes no folder without a
-`.git` or a `HEAD` for a repository, so no git command there obeys the copy's config or hooks."""
 REPOSITORY_MARKS = frozenset({"HEAD", "commondir", "objects", "refs"})
 REPOSITORY = ("a git repository inside the project (its config and hooks would run commands on your machine when git "
               "works there)")
@@ -341,11 +337,6 @@ def git_inner(relative: str) -> str | None:
     return relative[len(GIT) + 1:] if relative.startswith(GIT + "/") else None
 
 
-def inert(relative: str) -> str:
-    """`relative` with every `.git` and `HEAD` in it renamed (QUARANTINED_NAMES): a copy kept there is no repository."""
-    return "/".join(QUARANTINED_NAMES.get(part, part) for part in relative.split("/"))
-
-
 def git_writable(inner: str) -> bool:
     """Whether a run may change `.git/<inner>` (a path inside git's folder, not `.git` itself)."""
     first = inner.split("/", 1)[0]
@@ -445,45 +436,3 @@ class Leftovers:
             if parts[depth - 1] == GIT or self.had("/".join(parts[:depth])):
                 return git_refusal("/".join(parts[depth:]), mode, git_folder=True)
         return None
-
-
-class HardLinks:
-    """Which files of an upper folder share their data with a file outside it (a hard link out of the run's writes):
-    counted once, on the first multiply-linked file met."""
-
-    def __init__(self, upper: Path) -> None:
-        self.upper = upper
-        self._inside: dict[tuple[int, int], int] | None = None
-
-    def outside(self, info: os.stat_result) -> bool:
-        if info.st_nlink <= 1 or stat.S_ISDIR(info.st_mode):
-            return False
-        if self._inside is None:
-            self._inside = {}
-            for folder, folders, files in os.walk(self.upper):
-                for name in (*folders, *files):
-                    try:
-                        found = os.lstat(os.path.join(folder, name))
-                    except OSError:
-                        continue
-                    if found.st_nlink > 1 and not stat.S_ISDIR(found.st_mode):
-                        key = (found.st_dev, found.st_ino)
-                        self._inside[key] = self._inside.get(key, 0) + 1
-        return self._inside.get((info.st_dev, info.st_ino), 0) < info.st_nlink
-
-
-def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
-    """Copy `source` (an upper folder's entry) to `target` for the person to look at: folders, plain files without
-    setuid or setgid bits, symlinks as links; no special file, no hard link out of the run, no `.git` nor `HEAD` by
-    its name (`inert`: the copy is no repository for git)."""
-    info = os.lstat(source)
-    if stat.S_ISDIR(info.st_mode):
-        target.mkdir(mode=0o700, parents=True, exist_ok=True)
-        for entry in sorted(os.listdir(source)):
-            copy_clean(source / entry, target / inert(entry), links)
-        os.chmod(target, (info.st_mode & 0o777) | 0o700)
-    elif stat.S_ISLNK(info.st_mode):
-        os.symlink(os.readlink(source), target)
-    elif stat.S_ISREG(info.st_mode) and not links.outside(info):
-        shutil.copyfile(source, target, follow_symlinks=False)
-        os.chmod(target, info.st_mode & 0o777)
