@@ -426,13 +426,12 @@ class Leftovers:
         inner = git_inner(path)
         if inner is not None and not nested_repository(path):
             return git_refusal(inner, mode, self.git_folder)
-        if nested_repository(path) and not self.had(path):
+        folders = [*([path] if stat.S_ISDIR(mode) or nested_repository(path) else []),
+                   *([""] if path in REPOSITORY_MARKS else [])]
+        if any(nested_repository(folder, self.marks(folder)) and not self.had(folder) for folder in folders):
             return REPOSITORY
-        for folder in [*([path] if stat.S_ISDIR(mode) else []), *([""] if path in REPOSITORY_MARKS else [])]:
-            if nested_repository(folder, self.marks(folder)) and not self.had(folder):
-                return REPOSITORY
         parts = path.split("/")
-        for depth in range(len(parts) - 1, 0, -1):  # the nearest repository the path is in
-            if parts[depth - 1] == GIT or self.had("/".join(parts[:depth])):
-                return git_refusal("/".join(parts[depth:]), mode, git_folder=True)
+        for depth in range(len(parts) - 1, 0, -1):  # the nearest repository of the person's the path is in
+            if self.had("/".join(parts[:depth])):
+                return git_refusal("/".join(parts[depth:]), mode, self.git_folder)
         return None
