@@ -153,9 +153,9 @@ def compare(root: Path, venv: Path | None, start: LowerState,
 def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[str], set[str]]:
     """Refuse what a run without an overlay created or changed (`now` against `start`) that no run may leave, judged
     as the harvest judges an upper folder (protected.Leftovers): what is worth a look moved to `.agent/quarantine/` as
-    the harvest's copy is kept (`copy_clean`), the rest (a special file, a hard link to a file of the project from
-    before the run: its data stays there) removed, a setuid or setgid bit stripped; one note each: (the notes, the
-    stamped paths no longer in the project)."""
+    the harvest's copy is kept (`put_clean`), the rest (a special file, a hard link out of the run's writes: its data
+    stays where the other links are) removed, a setuid or setgid bit stripped; one note each: (the notes, the stamped
+    paths no longer in the project)."""
     touched = sorted(path for path, stamp in now.stamps.items()
                      if path and not os.path.isabs(path) and start.stamps.get(path) != stamp)
     created = Counter(now.stamps[path][0] for path in touched if path not in start.stamps)
@@ -177,8 +177,8 @@ def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[st
         try:
             info = os.lstat(target)
             if (found := judge.refusal(path, info)) is None:
-                setid, note = setid_refusal(path, info.st_mode, "kept",
-                                            bool(os.lstat(target.parent).st_mode & stat.S_ISGID))
+                inherited = stat.S_ISDIR(info.st_mode) and bool(os.lstat(target.parent).st_mode & stat.S_ISGID)
+                setid, note = setid_refusal(path, info.st_mode, "kept", inherited)
                 if setid:
                     os.chmod(target, stat.S_IMODE(info.st_mode) & ~setid)
                     notes.append(note)
