@@ -16,8 +16,8 @@ from tui_agent.core.sandbox.ignored import (KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, H
                                             new_folder, put_clean)
 from tui_agent.core.sandbox.launch import is_inside
 from tui_agent.core.sandbox.protected import (GIT, OUTSIDE, REFUSED, REPOSITORY_MARKS, Guard, Leftovers, LowerState,
-                                              git_inner, git_writable, is_startup_file, setid_refusal, special_kind)
-from tui_agent.core.versioning.gitintake import SAME, GitIntake
+                                              git_inner, is_startup_file, setid_refusal, special_kind)
+from tui_agent.core.versioning.gitintake import SAME, GitIntake, git_writable
 
 
 CHANGE_SLACK_NS = 20_000_000

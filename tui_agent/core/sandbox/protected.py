@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR, ConfigError, Project
+from tui_agent.core.versioning.gitintake import GIT_COMMIT_FILES, git_refusal
 from tui_agent.core.versioning.hookspath import hooks_path
 
 PROTECTED_NAMES: tuple[str, ...] = (
@@ -40,18 +41,6 @@ GLOB_WATCH_LIMIT = 20_000
 REFUSED = "refused: "
 """In every note about a write the sandbox refused: the call that made it is not shown as a success."""
 GIT = ".git"
-GIT_COMMIT_FOLDERS = frozenset({"objects", "refs", "logs", "lfs"})
-GIT_COMMIT_FILES = frozenset({
-    "index", "HEAD", "COMMIT_EDITMSG", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "MERGE_RR",
-    "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "packed-refs",
-})
-GIT_NOT_DATA = frozenset({"objects/info/alternates", "objects/info/http-alternates"})
-"""What of the project's own `.git` an approved writable run may change: what commits and merges write. Everything
-else there (`config`, `hooks/`, `info/`, `modules/`, `commondir`, where objects come from, and a rebase's or
-cherry-pick's state, whose to-do list may `exec` commands when the person continues it, and replace refs, which give
-another object for an existing one) decides what git runs or reads from where, on the person's machine: never
-applied. What is applied is looked into first (versioning/gitintake.py)."""
-GIT_REPLACE_REFS = "refs/replace"
 GIT_READ_ONLY = ("config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees")
 """Entries of `.git` bound read-only inside a run that may commit, so that writing them fails at once."""
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
@@ -335,27 +324,6 @@ def git_inner(relative: str) -> str | None:
     if relative == GIT:
         return ""
     return relative[len(GIT) + 1:] if relative.startswith(GIT + "/") else None
-
-
-def git_writable(inner: str) -> bool:
-    """Whether a run may change `.git/<inner>` (a path inside git's folder, not `.git` itself)."""
-    first = inner.split("/", 1)[0]
-    replace = inner == GIT_REPLACE_REFS or inner.startswith(GIT_REPLACE_REFS + "/")
-    return (first in GIT_COMMIT_FOLDERS and inner not in GIT_NOT_DATA and not replace) or inner in GIT_COMMIT_FILES
-
-
-def git_refusal(inner: str, mode: int, git_folder: bool) -> str | None:
-    """Why a run's `.git/<inner>` (of `mode`) may not be applied, or None (what a commit writes); `git_folder`: the
-    project has a real `.git` folder."""
-    if inner == "":
-        return None if stat.S_ISDIR(mode) and git_folder else "the run made or replaced git's folder of the project"
-    if inner.endswith(".lock"):
-        return "a lock file an interrupted git command left (it would block your git)"
-    if not git_writable(inner):
-        what = inner if inner in GIT_NOT_DATA else "/".join(inner.split("/", 2)[:2 if inner.startswith("refs/") else 1])
-        return (f"git's {what} decides what git runs or reads on your machine; a run may change "
-                "only what commits need in .git (objects, refs, logs, index, HEAD)")
-    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "a symlink inside git's folder"
 
 
 def nested_repository(relative: str, names: set[str] | frozenset[str] = frozenset()) -> bool:
