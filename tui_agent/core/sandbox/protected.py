@@ -1,6 +1,7 @@
-"""What agent code may never change or leave in the project, even in a run that may write it: the protected paths,
-git's own folder but for what commits write, and nested repositories, setuid and setgid bits, special files and hard
-links out of the run's writes.
+"""What agent code may never change or leave in the project, even in a run that may write it: the protected paths
+(with git's folder and common dir where they lie in the work tree), and, judged once for the harvest and for a run
+without an overlay (`Leftovers`), git's own folder but for what commits write, nested repositories, setuid and setgid
+bits, special files and hard links out of the run's writes.
 
 Existing protected paths are bound read-only inside bubblewrap (`.agent/` as a whole, so it cannot be renamed away: a
 mount point cannot be renamed). A missing one is not blocked during the run: a bind needs a mount point, which would be
