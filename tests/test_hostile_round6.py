@@ -158,10 +158,6 @@ def test_a_deeply_nested_committed_recipe_is_a_named_problem_not_a_crash(
     assert "deep" in shown.out + shown.err and "nested too deeply" in shown.out + shown.err, shown
 
 
-@pytest.mark.xfail(strict=True, reason="defense in depth, open: tuiagent refuses to open such a project (gitdoor."
-                   "layout_problem at rootfind.locate: test_a_common_dir_inside_the_work_tree_is_refused_like_a_git_"
-                   "dir_inside), but a Sandbox started on it directly lets a writable run append core.fsmonitor to the "
-                   "config in a common dir inside the work tree (not under .git: neither bound read-only nor refused)")
 async def test_a_run_never_leaves_a_config_the_persons_git_obeys_in_a_common_dir_inside_the_work_tree(
         tmp_path: Path) -> None:
     if probe_bubblewrap() is not None:
@@ -179,6 +175,39 @@ async def test_a_run_never_leaves_a_config_the_persons_git_obeys_in_a_common_dir
         await box.aclose()
     assert not canary.exists()  # nothing ran yet: the sandbox kept the run in
     host_git(project, "status")  # the person's own git (their shell prompt's)
+    assert not canary.exists()
+
+
+
+@pytest.mark.parametrize("overlay", [True, False])
+async def test_a_run_never_leaves_a_config_in_a_git_folder_a_gitdir_file_names_inside_the_work_tree(
+        tmp_path: Path, overlay: bool) -> None:
+    """`.git` a file naming `gd/`: git's folder is a plain folder of the work tree, protected like `.git` (bound
+    read-only without an overlay, refused whole and quarantined by the harvest through one)."""
+    if probe_bubblewrap() is not None:
+        pytest.skip("bubblewrap is not usable here")
+    project = init_repo(tmp_path / "project")
+    shutil.move(str(project / ".git"), str(project / "gd"))
+    (project / ".git").write_text("gitdir: gd\n")
+    assert git(project, "rev-parse", "--absolute-git-dir").strip() == str(project / "gd")
+    canary, config = tmp_path / "fsmonitor-ran", (project / "gd" / "config").read_bytes()
+    box = await Sandbox.start(Project.at(project), tier="bubblewrap", warm_workers=0)
+    try:
+        if not overlay:
+            box.overlay_problem = "forced off for this test"
+        elif box.overlay_problem is not None:
+            pytest.skip(box.overlay_problem)
+        seen = len(box.notices)
+        command = f"printf '[core]\\n\\tfsmonitor = \"touch {canary}; false\"\\n' >> gd/config"
+        result = await box.run(Snippet(SHELL.format(command=command)), WRITABLE)
+        assert result.ok and isinstance(result.value, dict), result
+        assert (result.value["exit_code"] == 0) == overlay, result.value  # read-only without an overlay
+        said = " ".join(box.notices[seen:])
+        assert "protected path gd" in said if overlay else "refused: writing gd" in said, said
+    finally:
+        await box.aclose()
+    assert (project / "gd" / "config").read_bytes() == config
+    host_git(project, "status")
     assert not canary.exists()
 
 

@@ -159,6 +159,22 @@ def test_the_root_of_a_project_without_git_is_never_made_a_repository(tmp_path: 
     assert not canary.exists()
 
 
+
+@pytest.mark.parametrize("name", ["objects", "refs", "HEAD"])
+def test_a_repository_named_like_a_mark_of_gits_layout_at_the_root_is_refused(tmp_path: Path, scratch: Path,
+                                                                                name: str) -> None:
+    """A folder at the root named `objects`, `refs` or `HEAD` is judged as a repository itself, not only as a mark
+    of the root's layout: the run's bare repository there is refused whole."""
+    project, canary = tmp_path / "project", tmp_path / "fsmonitor-ran"
+    project.mkdir()
+    start, since = LowerState.take(project), time.time_ns()
+    dirs = overlay_run(project, scratch, f"mkdir -p {name}/objects {name}/refs && echo 'ref: refs/heads/main' > "
+                       f"{name}/HEAD && {FSMONITOR % (canary, name + '/config')} && echo x > a.txt")
+    found = apply(dirs, project, start, since, tmp_path / "aside")
+    assert found.paths == ["a.txt"] and not os.path.lexists(project / name), found.notes
+    assert [note.split(":", 1)[0] for note in found.notes if "refused: a git repository" in note] == [name]
+
+
 def test_a_link_on_the_way_to_a_protected_glob_is_refused(tmp_path: Path, scratch: Path) -> None:
     """`secrets/*` protects what lies in secrets/: a symlink the run leaves at `secrets` would put it elsewhere."""
     project = tmp_path / "project"

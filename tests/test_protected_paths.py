@@ -157,3 +157,36 @@ async def test_a_protected_symlink_out_of_the_project_is_put_back_after_a_run_re
     assert os.readlink(repo / ".bashrc") == "/etc/hostname" and os.readlink(repo / ".profile") == "/nonexistent/profile"
     assert "replaced the protected path .bashrc" in result.stderr
     assert [p.read_text() for p in (repo / ".agent/quarantine").glob("*/.bashrc")] == ["evil"]
+
+
+def test_git_homes_inside_the_work_tree_are_protected_and_read_as_hostile_input(tmp_path: Path) -> None:
+    """A git folder or common dir in the work tree other than at `.git` is protected (relative); `.git` and what lies
+    outside the project are not; a FIFO where `commondir` is blocks nothing; a common dir at the root gives its
+    config, hooks and the like."""
+    from tui_agent.core.sandbox.protected import GIT_READ_ONLY, git_homes, protected_paths
+
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / ".git").mkdir(parents=True)
+    (project / "shared").mkdir()
+    outside.mkdir()
+    assert git_homes(project) == []
+    (project / ".git" / "commondir").write_text("../shared\n")
+    assert git_homes(project) == ["shared"] and "shared" in protected_paths(project)
+    (project / ".git" / "commondir").write_text("../../outside\n")
+    assert git_homes(project) == []
+    (project / ".git" / "commondir").unlink()
+    os.mkfifo(project / ".git" / "commondir")
+    assert git_homes(project) == []
+    (project / ".git" / "commondir").unlink()
+    (project / ".git" / "commondir").write_text("..\n")
+    assert git_homes(project) == list(GIT_READ_ONLY)
+    (project / ".git" / "commondir").unlink()
+    (project / ".git").rename(project / "gd")
+    (project / ".git").write_text("gitdir: gd\n")
+    assert git_homes(project) == ["gd"]
+    (project / ".git").unlink()
+    (project / ".git").symlink_to("shared")
+    assert git_homes(project) == ["shared"]
+    (project / ".git").unlink()
+    (project / ".git").symlink_to("../outside")
+    assert git_homes(project) == []

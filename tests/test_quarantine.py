@@ -338,6 +338,49 @@ async def test_what_a_run_without_an_overlay_may_not_leave_is_refused_and_said(r
     assert any(note.endswith(f"moved to {shown}") for note in notes), notes
 
 
+
+async def test_a_hard_link_to_a_file_outside_the_project_is_refused_without_an_overlay(repo: Path,
+                                                                                        tmp_path: Path) -> None:
+    """The rlimits tier sees the host's files: a link the run makes to one of the person's files outside the project
+    (the same file system) is no file of the project's from before the run, and still refused (a later write to it
+    would change theirs)."""
+    project = Project.at(repo)
+    project.ensure_layout()
+    (tmp_path / "persons.conf").write_text("mine\n")
+    box = await Sandbox.start(project, tier="rlimits", warm_workers=0)
+    try:
+        seen = len(box.notices)
+        result = await box.run(ShellCommand(f"ln {tmp_path / 'persons.conf'} linked && echo ok > done.txt", 30),
+                               WRITABLE)
+        notes = box.notices[seen:]
+    finally:
+        await box.aclose()
+    assert result.ok and result.value["exit_code"] == 0, result
+    assert not os.path.lexists(repo / "linked") and (repo / "done.txt").exists()
+    assert (tmp_path / "persons.conf").read_text() == "mine\n"
+    assert [note for note in notes if note.startswith("linked: refused: a hard link to a file outside what the run "
+                                                      "wrote; removed")], notes
+
+
+
+async def test_a_protected_folder_swept_into_the_quarantine_holds_no_repository(repo: Path) -> None:
+    """A protected folder a run without an overlay created is moved away cleaned as a refused path is: a repository
+    inside it is no repository in the quarantine (`.git` and `HEAD` renamed)."""
+    project = Project.at(repo)
+    project.ensure_layout()
+    box = await Sandbox.start(project, tier="rlimits", warm_workers=0)
+    try:
+        result = await box.run(ShellCommand("git init -q .vscode/x && echo ok > done.txt", 30), WRITABLE)
+    finally:
+        await box.aclose()
+    assert result.ok and result.value["exit_code"] == 0, result
+    assert not os.path.lexists(repo / ".vscode") and (repo / "done.txt").exists()
+    quarantined = [path.relative_to(repo / ".agent" / "quarantine").parts[1:]
+                   for path in (repo / ".agent" / "quarantine").rglob("*")]
+    assert (".vscode", "x", "dot-git", "HEAD.quarantined") in quarantined, quarantined
+    assert not [parts for parts in quarantined if ".git" in parts or "HEAD" in parts], quarantined
+
+
 async def test_a_run_whose_overlay_failed_is_refused_what_no_run_may_leave(repo: Path) -> None:
     """The run again without an overlay after its mount failed (dispatch.py) is checked against the stamps of its
     start: what it left that no run may leave is refused there too."""

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core import projectfs
-from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, moved_note, new_folder
+from tui_agent.core.sandbox.ignored import (KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, HardLinks, copy_clean, inert, moved_note,
+                                            new_folder, put_clean)
 from tui_agent.core.sandbox.launch import is_inside
-from tui_agent.core.sandbox.protected import (GIT, REFUSED, REPOSITORY_MARKS, SETID_BITS, Guard, HardLinks, LowerState,
-                                              copy_clean, git_inner, git_refusal, git_writable, inert, is_startup_file,
-                                              nested_repository, setid_words, special_kind)
-from tui_agent.core.versioning.gitintake import SAME, GitIntake
+from tui_agent.core.sandbox.protected import (GIT, OUTSIDE, REFUSED, REPOSITORY_MARKS, Guard, Leftovers, LowerState,
+                                              git_inner, is_startup_file, setid_refusal, special_kind)
+from tui_agent.core.versioning.gitintake import SAME, GitIntake, git_writable
 
 
 CHANGE_SLACK_NS = 20_000_000
@@ -73,8 +73,11 @@ class _Applier:
         """Folders this harvest made (the run made them): their change times say nothing about anyone else."""
         self.stamps: dict[Path, os.stat_result | None] = {}
         self.links = links
+        self.upper = links.upper
         self.quarantined: Path | None = None
         self.guard = Guard.of(root)
+        self.leftovers = Leftovers(self.marks, lambda _folder: False, lambda _path, info: OUTSIDE if links.outside(info)
+                                   else None, _is_dir(root / GIT))  # lstat: a symlink is no folder
         self.intake = GitIntake(root)
         self.budget = KEEP_TOTAL_BYTES
 
@@ -109,50 +112,35 @@ class _Applier:
                 self.folder(path, source, opaque=self.flag(source, "opaque"), mode=info.st_mode)
         else:
             widened = _widened(info.st_mode, self.root / path)
-            if info.st_mode & SETID_BITS or widened:
-                os.chmod(source, stat.S_IMODE(info.st_mode) & ~SETID_BITS & ~widened)
-            if info.st_mode & SETID_BITS:
-                self.result.notes.append(f"{path}: applied without its {setid_words(info.st_mode)} bit (a run may "
-                                         "not leave a program that runs as you when someone else starts it)")
+            setid, note = setid_refusal(path, info.st_mode, "applied")
+            if setid or widened:
+                os.chmod(source, stat.S_IMODE(info.st_mode) & ~setid & ~widened)
+            self.result.notes += [note] if note else []
             self.file(path, source)
 
     def refused(self, path: str, source: Path, info: os.stat_result) -> bool:
-        """Whether `path` is something a run may not leave in the project (then said, and copied to the quarantine
-        when there is something to look at)."""
-        kind = special_kind(info.st_mode)
-        if kind is not None:
-            return self.refuse(path, f"the run made a special file there ({kind})", None)
-        if git_inner(path) is None and self.guard.covers(path, stat.S_ISDIR(info.st_mode)):
-            return self.protected(path, source)
-        if self.repository(path, source, info):
-            return self.refuse(path, "a git repository inside the project (its config and hooks would run commands "
-                               "on your machine when git works there)", source)
+        """Whether `path` is something a run may not leave in the project (protected.Leftovers, a protected path, what
+        the intake refuses in `.git`): then said, and copied to the quarantine when there is something to look at."""
         inner = git_inner(path)
-        if inner is not None:
-            why = git_refusal(inner, info.st_mode, _is_dir(self.root / GIT))  # lstat: a symlink is no folder
-            if why is None and stat.S_ISREG(info.st_mode):
-                why = self.intake.refusal(inner, source, self.root / path, self.guard.covers)
+        if (special_kind(info.st_mode) is None and inner is None
+                and self.guard.covers(path, stat.S_ISDIR(info.st_mode))):
+            return self.protected(path, source)
+        found = self.leftovers.refusal(path, info)
+        if found is None and inner is not None and stat.S_ISREG(info.st_mode):
+            why = self.intake.refusal(inner, source, self.root / path, self.guard.covers)
             if why == SAME:
                 return True  # an object file the project has as it is: nothing to apply
-            if why is not None:
-                bare = inner.endswith(".lock") or inner.startswith("objects/")  # a lock, compressed objects: no copy
-                return self.refuse(path, why, None if bare else source)
-        if stat.S_ISREG(info.st_mode) and self.links.outside(info):
-            return self.refuse(path, "a hard link to a file outside what the run wrote", None)
-        return False
+            found = None if why is None else (why, not inner.startswith("objects/"))  # compressed objects: no copy
+        return found is not None and self.refuse(path, found[0], source if found[1] else None)
 
-    def repository(self, path: str, source: Path, info: os.stat_result) -> bool:
-        """Whether `path` as the run leaves it is a repository git would take (protected.nested_repository): a `.git`,
-        a folder with git's layout; at the root, which cannot be refused, the run's entries giving it that layout."""
-        if path in REPOSITORY_MARKS:
-            path, source = "", source.parent
-        elif not stat.S_ISDIR(info.st_mode) or git_inner(path) is not None:  # in .git: git_refusal
-            return nested_repository(path)
-        anew = bool(path) and self.flag(source, "opaque")  # the project's entries there are gone
+    def marks(self, folder: str) -> set[str]:
+        """Which of REPOSITORY_MARKS `folder` has as the run leaves it: the run's entries there but deletions, and the
+        project's unless the run made the folder anew."""
+        source = self.upper / folder if folder else self.upper
+        anew = bool(folder) and self.flag(source, "opaque")  # the project's entries there are gone
         upper = {name: _lstat(source / name) for name in REPOSITORY_MARKS}
-        marks = {name for name, run in upper.items() if (run is None and not anew and os.path.lexists(self.root / path / name))
-                 or (run is not None and not (stat.S_ISCHR(run.st_mode) and run.st_rdev == 0))}  # but deletions
-        return nested_repository(path, marks)
+        return {name for name, run in upper.items() if (run is None and not anew and os.path.lexists(self.root / folder / name))
+                or (run is not None and not (stat.S_ISCHR(run.st_mode) and run.st_rdev == 0))}
 
     def refuse(self, relative: str, why: str, source: Path | None) -> bool:
         kept = ""
@@ -181,10 +169,7 @@ class _Applier:
         """Copy the run's `relative` into this harvest's `.agent/quarantine/` folder; where it is (for the note)."""
         if self.quarantined is None:
             self.quarantined = new_folder(self.root)
-        where = self.quarantined / inert(relative)
-        where.parent.mkdir(parents=True, exist_ok=True)
-        copy_clean(source, where, self.links)
-        return str(where.relative_to(self.root))
+        return str(put_clean(source, self.quarantined, relative, self.links).relative_to(self.root))
 
     def deletion(self, relative: str) -> None:
         """The run deleted `relative`; in git's folder only what commits change (a loose object packed away stays)."""
@@ -206,9 +191,8 @@ class _Applier:
         if now is None or not stat.S_ISDIR(now.st_mode):
             return
         inherited = bool((now.st_mode | (parent.st_mode if parent else 0)) & stat.S_ISGID)
-        refused = mode & (stat.S_ISUID if inherited else SETID_BITS)
-        if refused:
-            self.result.notes.append(f"{relative}/: applied without its {setid_words(refused)} bit")
+        refused, note = setid_refusal(relative, mode, "applied", inherited)
+        self.result.notes += [note] if note else []
         wanted = stat.S_IMODE(mode) & ~refused & ~_widened(mode, target)
         before = self.stamps.get(target)
         if wanted == stat.S_IMODE(now.st_mode) or (target not in self.made and (

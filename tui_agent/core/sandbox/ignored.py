@@ -7,8 +7,8 @@ interpreter reads is flagged on its own (issue 23).
 replaced them); without one (the rlimits tier, a machine where the overlay cannot be mounted), what differs between
 the project's stamps before and after the run (`compare`), with the bytes `keep` read before it. Such a run is also
 swept (`sweep`): each protected path it created or replaced is moved to `.agent/quarantine/`, and what it left that
-the harvest would refuse is refused the same way (`refuse_left`); what the harvest refuses is copied there
-(`new_folder`, `copy_clean`, `moved_note`)."""
+no run may leave (protected.Leftovers, the harvest's judgment) is refused (`refuse_left`). Both paths keep what
+they refuse there cleaned alike (`put_clean`: no special file, setid bit, hard link out, nor repository)."""
 
 from __future__ import annotations
 
@@ -19,16 +19,16 @@ import shutil
 import stat
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
-from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, REPOSITORY_MARKS, SETID_BITS,
-                                              HardLinks, copy_clean,
-                                              WALK_LIMIT, FullStamp, Guard, LowerState, Stamp, git_refusal, inert, is_startup_file,
-                                              nested_repository, setid_words, shown, special_kind, stamp_of)
+from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, OUTSIDE, QUARANTINE, REFUSED, REPOSITORY_MARKS,
+                                              WALK_LIMIT, Guard, Leftovers, LowerState, Stamp, is_startup_file,
+                                              nested_repository, setid_refusal, shown, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -39,6 +39,9 @@ KEEP_TOTAL_BYTES = 16 * 1024 * 1024
 KEEP_FILES = 5_000
 """What is read of the files a run changes at most (for /undo): files up to 256 KiB, 16 MiB and 5,000 files in all;
 a start-up file's bytes always."""
+QUARANTINED_NAMES = {GIT: "dot-git", "HEAD": "HEAD.quarantined"}
+"""The names a copy in the quarantine (or a run's version set aside) gets instead: git takes no folder without a
+`.git` or a `HEAD` for a repository, so no git command there obeys the copy's config or hooks."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,61 @@ def new_folder(root: Path) -> Path:
     return folder
 
 
+def inert(relative: str) -> str:
+    """`relative` with every `.git` and `HEAD` in it renamed (QUARANTINED_NAMES): a copy kept there is no repository."""
+    return "/".join(QUARANTINED_NAMES.get(part, part) for part in relative.split("/"))
+
+
+class HardLinks:
+    """Which files of an upper folder share their data with a file outside it (a hard link out of the run's writes):
+    counted once, on the first multiply-linked file met."""
+
+    def __init__(self, upper: Path) -> None:
+        self.upper = upper
+        self._inside: dict[tuple[int, int], int] | None = None
+
+    def outside(self, info: os.stat_result) -> bool:
+        if info.st_nlink <= 1 or stat.S_ISDIR(info.st_mode):
+            return False
+        if self._inside is None:
+            self._inside = {}
+            for folder, folders, files in os.walk(self.upper):
+                for name in (*folders, *files):
+                    try:
+                        found = os.lstat(os.path.join(folder, name))
+                    except OSError:
+                        continue
+                    if found.st_nlink > 1 and not stat.S_ISDIR(found.st_mode):
+                        key = (found.st_dev, found.st_ino)
+                        self._inside[key] = self._inside.get(key, 0) + 1
+        return self._inside.get((info.st_dev, info.st_ino), 0) < info.st_nlink
+
+
+def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
+    """Copy `source` (an upper folder's entry) to `target` for the person to look at: folders, plain files without
+    setuid or setgid bits, symlinks as links; no special file, no hard link out of the run, no `.git` nor `HEAD` by
+    its name (`inert`: the copy is no repository for git)."""
+    info = os.lstat(source)
+    if stat.S_ISDIR(info.st_mode):
+        target.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for entry in sorted(os.listdir(source)):
+            copy_clean(source / entry, target / inert(entry), links)
+        os.chmod(target, (info.st_mode & 0o777) | 0o700)
+    elif stat.S_ISLNK(info.st_mode):
+        os.symlink(os.readlink(source), target)
+    elif stat.S_ISREG(info.st_mode) and not links.outside(info):
+        shutil.copyfile(source, target, follow_symlinks=False)
+        os.chmod(target, info.st_mode & 0o777)
+
+
+def put_clean(source: Path, folder: Path, relative: str, links: HardLinks) -> Path:
+    """Copy `source` into `folder` as `relative` made `inert`, as `copy_clean` copies it; where it is."""
+    where = folder / inert(relative)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    copy_clean(source, where, links)
+    return where
+
+
 def compare(root: Path, venv: Path | None, start: LowerState,
             kept: dict[str, bytes]) -> tuple[list[str], list[IgnoredChange], list[str]]:
     """What a run without an overlay changed, from the stamps `start` taken before it (with `site_dirs`) and `kept`,
@@ -94,101 +152,71 @@ def compare(root: Path, venv: Path | None, start: LowerState,
 
 def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[str], set[str]]:
     """Refuse what a run without an overlay created or changed (`now` against `start`) that no run may leave, judged
-    as the harvest judges an upper folder: a special file or a hard link to a file of the project from before the run
-    removed (nothing to look at), a nested repository (or what of an existing one's `.git` a commit does not write)
-    moved to `.agent/quarantine/` as the harvest's copy is kept (`copy_clean`), a setuid or setgid bit stripped; one
-    note each: (the notes, the stamped paths no longer in the project)."""
+    as the harvest judges an upper folder (protected.Leftovers): what is worth a look moved to `.agent/quarantine/` as
+    the harvest's copy is kept (`put_clean`), the rest (a special file, a hard link out of the run's writes: its data
+    stays where the other links are) removed, a setuid or setgid bit stripped; one note each: (the notes, the stamped
+    paths no longer in the project)."""
     touched = sorted(path for path, stamp in now.stamps.items()
                      if path and not os.path.isabs(path) and start.stamps.get(path) != stamp)
     created = Counter(now.stamps[path][0] for path in touched if path not in start.stamps)
+
+    def links_out(path: str, info: os.stat_result) -> str | None:  # more links than the run made: to what, then
+        if path in start.stamps or info.st_nlink <= created[info.st_ino]:
+            return None
+        had = any(stamp[0] == info.st_ino and not stat.S_ISDIR(stamp[1]) for stamp in start.stamps.values())
+        return "the project had before the run" if had else OUTSIDE
+
+    judge = Leftovers(lambda folder: _marks(folder, now), lambda folder: _had(folder, start, now), links_out)
     notes: list[str] = []
-    gone: set[str] = set()
     moved: tuple[str, ...] = ()  # folders moved whole, each with a trailing "/"
     folder: Path | None = None
     for path in touched:
         if path.startswith(moved):
             continue
-        (inode, mode), target = now.stamps[path][:2], root / path
+        target = root / path
         try:
-            if (kind := special_kind(mode)) is not None:
-                target.unlink()
-                notes.append(f"{path}: {REFUSED}the run made a special file there ({kind}); removed")
-            elif (why := _repository_refusal(path, now.stamps[path], start, now)) is not None:
-                folder = folder or new_folder(root)
-                notes.append(f"{path}: {REFUSED}{why}; moved to {_move_clean(root, path, folder)}")
-                moved += (path + "/",)
-            elif stat.S_ISREG(mode) and path not in start.stamps and _links_out(target, inode, created[inode], start):
-                target.unlink()  # its data stays where the other links are
-                notes.append(f"{path}: {REFUSED}a hard link to a file the project had before the run; removed")
-            else:
-                notes += _strip_setid(path, target, mode)
+            info = os.lstat(target)
+            if (found := judge.refusal(path, info)) is None:
+                inherited = stat.S_ISDIR(info.st_mode) and bool(os.lstat(target.parent).st_mode & stat.S_ISGID)
+                setid, note = setid_refusal(path, info.st_mode, "kept", inherited)
+                if setid:
+                    os.chmod(target, stat.S_IMODE(info.st_mode) & ~setid)
+                    notes.append(note)
                 continue
+            if found[1]:
+                folder = folder or new_folder(root)
+                notes.append(f"{path}: {REFUSED}{found[0]}; moved to {_move_clean(root, path, folder)}")
+            else:
+                target.unlink()  # a hard link's data stays where the other links are
+                notes.append(f"{path}: {REFUSED}{found[0]}; removed")
         except OSError as error:
             notes.append(f"{path}: {REFUSED}a run may not leave it, and it could not be taken away ({error}); check "
                          "it before you use it")
             continue
-        gone.add(path)
-    if moved:
-        gone |= {path for path in now.stamps if path.startswith(moved)}
-    return notes, gone
+        moved += (path + "/",)
+    return notes, {path for path in now.stamps if path.startswith(moved) or path + "/" in moved}
 
 
-def _links_out(target: Path, inode: int, run_links: int, start: LowerState) -> bool:
-    """Whether a file the run created (`run_links` of its links are) shares its data with a file the project had."""
-    return os.lstat(target).st_nlink > run_links and any(
-        stamp[0] == inode and not stat.S_ISDIR(stamp[1]) for stamp in start.stamps.values())
-
-
-def _strip_setid(path: str, target: Path, mode: int) -> list[str]:
-    """Take a setuid or setgid bit off what the run left, as the harvest does (a folder keeps a setgid bit its parent
-    has: new folders inherit it there); its note."""
-    parent_setgid = stat.S_ISDIR(mode) and bool(os.lstat(target.parent).st_mode & stat.S_ISGID)
-    refused = mode & (stat.S_ISUID if parent_setgid else SETID_BITS)
-    if not refused or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        return []
-    os.chmod(target, stat.S_IMODE(mode) & ~refused)
-    if stat.S_ISDIR(mode):
-        return [f"{path}/: kept without its {setid_words(refused)} bit"]
-    return [f"{path}: kept without its {setid_words(refused)} bit (a run may not leave a program that runs as you "
-            "when someone else starts it)"]
-
-
-def _repository_refusal(path: str, stamp: FullStamp, start: LowerState, now: LowerState) -> str | None:
-    """Why `path` (a project path the run created or changed, now `stamp`) is a nested repository's entry a run may
-    not leave, or None: a new or replaced `.git` below the root or folder with git's layout (at a root without `.git`,
-    its marks), or what of an existing repository a commit does not write."""
-    if nested_repository(path) or (stat.S_ISDIR(stamp[1]) and _layout(path, now)):
-        was = start.stamps.get(path)
-        if (was is not None and was[0] == stamp[0] and stat.S_ISDIR(was[1]) and stat.S_ISDIR(stamp[1])
-                and (nested_repository(path) or _layout(path, start))):
-            return None  # the person's nested repository, written inside: judged entry by entry
-        return ("a git repository inside the project (its config and hooks would run commands on your machine when "
-                "git works there)")
-    if path in REPOSITORY_MARKS and path not in start.stamps and GIT not in now.stamps and _layout("", now):
-        return "it makes the project's folder a git repository of the run's"
-    parts = path.split("/")
-    for depth in range(len(parts) - 1, 0, -1):  # the nearest repository the path is in
-        folder = "/".join(parts[:depth])
-        if parts[depth - 1] == GIT or _layout(folder, now):
-            return git_refusal("/".join(parts[depth:]), stamp[1], git_folder=True)
-    return None
-
-
-def _layout(folder: str, state: LowerState) -> bool:
-    """Whether `folder` (a project path, "" the project) had git's layout of a repository in `state`'s stamps."""
+def _marks(folder: str, state: LowerState) -> set[str]:
+    """Which of REPOSITORY_MARKS `folder` (a project path, "" the project) had in `state`'s stamps."""
     prefix = f"{folder}/" if folder else ""
-    return nested_repository(folder, {mark for mark in REPOSITORY_MARKS if prefix + mark in state.stamps})
+    return {mark for mark in REPOSITORY_MARKS if prefix + mark in state.stamps}
+
+
+def _had(folder: str, start: LowerState, now: LowerState) -> bool:
+    """Whether `folder` is a repository the person had: the same folder, a `.git` or with git's layout at the start."""
+    was, stamp = start.stamps.get(folder), now.stamps.get(folder)
+    return (was is not None and stamp is not None and was[0] == stamp[0] and stat.S_ISDIR(was[1])
+            and stat.S_ISDIR(stamp[1]) and nested_repository(folder, _marks(folder, start)))
 
 
 def _move_clean(root: Path, relative: str, folder: Path) -> str:
     """Move `relative` out of the project into `folder` (one rename), then keep there what the harvest keeps of a
-    refused path (`copy_clean`: no `.git` by its name, special file, setuid or setgid bit, or hard link out); where."""
-    where = folder / inert(relative)
-    where.parent.mkdir(parents=True, exist_ok=True)
-    moving = where.with_name(f".{where.name}.moving")
+    refused path (`put_clean`); where."""
+    moving = folder / f".{secrets.token_hex(4)}.moving"
     os.rename(root / relative, moving)  # the same file system: the path itself moves, never what a link points to
     try:
-        copy_clean(moving, where, HardLinks(moving))
+        where = put_clean(moving, folder, relative, HardLinks(moving))
     except OSError:
         return str(moving.relative_to(root))  # out of the project all the same, as the run left it
     if stat.S_ISDIR(os.lstat(moving).st_mode):
@@ -210,65 +238,53 @@ def sweep(root: Path, before: Guard, *, since_ns: int | None = None) -> list[str
     `since_ns` (a record read back after a crash, so untrusted): only paths changed since then move, and no symlink
     is recreated (the note says what it pointed to)."""
     folder: list[Path] = []  # made at the first move
-    ways = _replaced_ways(root, before, since_ns)
-    notes = [_move(root, before, move, since_ns, folder) for move in ways]
-    gone = tuple(way + "/" for way, _, _ in ways)
-    return notes + [_move(root, before, move, since_ns, folder) for move in _protected_moves(root, before, since_ns)
-                    if not move[0].startswith(gone)]
+    notes: list[str] = []
+    moved: tuple[str, ...] = ()  # each with a trailing "/": what lay below it moved with it
+    for move in _moves(root, before):
+        if not move[0].startswith(moved) and (since_ns is None or _changed_since(root / move[0], since_ns)):
+            notes.append(_move(root, before, move, since_ns, folder))
+            moved += (move[0] + "/",)
+    return notes
 
 
-def _replaced_ways(root: Path, before: Guard, since_ns: int | None) -> list[Move]:
-    """The ways where the run left a symlink or file (for a folder, nothing, or the person's own, put back after),
-    shortest first, none below another."""
-    moves: list[Move] = []
+def _moves(root: Path, before: Guard) -> Iterator[Move]:
+    """What the run left where `before` guards: a symlink or file on a way (shortest first; for a folder, nothing, or
+    the person's own, put back after), then each protected path it created or replaced, then each new match of the
+    person's globs (sorted: a folder before its files; none in git's or tuiagent's own folder)."""
     for way in sorted(before.ways, key=lambda way: (way.count("/"), way)):
-        try:
-            info = os.lstat(root / way)
-            now = os.readlink(root / way) if stat.S_ISLNK(info.st_mode) else None if stat.S_ISDIR(info.st_mode) else ""
-        except OSError:
-            continue  # nothing there, or gone meanwhile
-        was = before.standing.get(way)
-        if (now is not None and now != was and (since_ns is None or info.st_ctime_ns >= since_ns)
-                and not any(way.startswith(moved + "/") for moved, _, _ in moves)):
-            moves.append((way, f"left a {'file' if now == '' else 'symlink'} at", was or None))
-    return moves
-
-
-def _protected_moves(root: Path, before: Guard, since_ns: int | None) -> list[Move]:
-    """The protected paths the run created or replaced: (path, "created" or "replaced", the symlink there before)."""
-    moves: list[Move] = []
+        now, was = _now(root / way), before.standing.get(way)
+        if now is not None and now != was and (now != "" or not os.path.isdir(root / way)):
+            yield way, f"left a {'file' if now == '' else 'symlink'} at", was or None
     for relative, link in before.fixed.items():
-        path = root / relative
-        now = os.readlink(path) if path.is_symlink() else ("" if os.path.lexists(path) else None)
-        if now != link and (since_ns is None or (now is not None and _changed_since(path, since_ns))):
-            moves.append((relative, "created" if link is None else "replaced", link))
-    found: list[str] = []
-    for relative in globs.matching_paths(root, before.patterns, limit=GLOB_WATCH_LIMIT):  # sorted: a folder before its files
-        if (relative in before.matches or relative.split("/")[0] in (GIT, AGENT_DIR)
-                or any(relative.startswith(parent + "/") for parent in found)):
-            continue  # known before, git's or tuiagent's own, or inside a new folder moved whole
-        found.append(relative)
-        if since_ns is None or _changed_since(root / relative, since_ns):
-            moves.append((relative, "created", None))
-    return moves
+        if _now(root / relative) != link:
+            yield relative, "created" if link is None else "replaced", link
+    for relative in globs.matching_paths(root, before.patterns, limit=GLOB_WATCH_LIMIT):
+        if relative not in before.matches and relative.split("/")[0] not in (GIT, AGENT_DIR):
+            yield relative, "created", None
+
+
+def _now(path: Path) -> str | None:
+    """What is at `path`: a symlink's target, "" for anything else, None for nothing."""
+    try:
+        return os.readlink(path) if stat.S_ISLNK(os.lstat(path).st_mode) else ""
+    except OSError:
+        return None
 
 
 def _move(root: Path, before: Guard, move: Move, since_ns: int | None, folder: list[Path]) -> str:
-    """Move one path into the quarantine `folder` (made if empty), never through a symlink the person did not have
-    (`Guard.standing`), and put back the person's symlink; its note."""
+    """Move one path into the quarantine `folder` (made if empty) as `_move_clean` does, never through a symlink the
+    person did not have (`Guard.standing`), and put back the person's symlink; its note."""
     (relative, verb, link), path, parts = move, root / move[0], move[0].split("/")
     try:
         for above in ("/".join(parts[:depth]) for depth in range(1, len(parts))):
             if os.path.islink(root / above) and before.standing.get(above) != os.readlink(root / above):
                 raise OSError(f"{above} on its way is a symlink the run left: nothing was moved through it")
         folder[:] = folder or [new_folder(root)]
-        target = folder[0] / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if os.path.lexists(path):
-            os.rename(path, target)  # the same file system: the path itself moves, never what a link points to
+        where = _move_clean(root, relative, folder[0]) if os.path.lexists(path) else str(
+            (folder[0] / inert(relative)).relative_to(root))
         if link is not None and since_ns is None:
             os.symlink(link, path)
-        return moved_note(verb, relative, str(target.relative_to(root)), link, restored=since_ns is None)
+        return moved_note(verb, relative, where, link, restored=since_ns is None)
     except OSError as error:
         return (f"agent code {verb} the protected path {relative} and it could not be moved away ({error}); check it "
                 "before you use it")

@@ -1,6 +1,7 @@
-"""What agent code may never change or leave in the project, even in a run that may write it: the protected paths,
-git's own folder but for what commits write, and nested repositories, setuid and setgid bits, special files and hard
-links out of the run's writes.
+"""What agent code may never change or leave in the project, even in a run that may write it: the protected paths
+(with git's folder and common dir where they lie in the work tree), and, judged once for the harvest and for a run
+without an overlay (`Leftovers`), git's own folder but for what commits write, nested repositories, setuid and setgid
+bits, special files and hard links out of the run's writes.
 
 Existing protected paths are bound read-only inside bubblewrap (`.agent/` as a whole, so it cannot be renamed away: a
 mount point cannot be renamed). A missing one is not blocked during the run: a bind needs a mount point, which would be
@@ -16,13 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui_agent.core import globs
+from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR, ConfigError, Project
+from tui_agent.core.versioning.gitintake import GIT_COMMIT_FILES, git_refusal
 from tui_agent.core.versioning.hookspath import hooks_path
 
 PROTECTED_NAMES: tuple[str, ...] = (
@@ -40,25 +42,14 @@ GLOB_WATCH_LIMIT = 20_000
 REFUSED = "refused: "
 """In every note about a write the sandbox refused: the call that made it is not shown as a success."""
 GIT = ".git"
-GIT_COMMIT_FOLDERS = frozenset({"objects", "refs", "logs", "lfs"})
-GIT_COMMIT_FILES = frozenset({
-    "index", "HEAD", "COMMIT_EDITMSG", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "MERGE_RR",
-    "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "packed-refs",
-})
-GIT_NOT_DATA = frozenset({"objects/info/alternates", "objects/info/http-alternates"})
-"""What of the project's own `.git` an approved writable run may change: what commits and merges write. Everything
-else there (`config`, `hooks/`, `info/`, `modules/`, `commondir`, where objects come from, and a rebase's or
-cherry-pick's state, whose to-do list may `exec` commands when the person continues it, and replace refs, which give
-another object for an existing one) decides what git runs or reads from where, on the person's machine: never
-applied. What is applied is looked into first (versioning/gitintake.py)."""
-GIT_REPLACE_REFS = "refs/replace"
 GIT_READ_ONLY = ("config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees")
 """Entries of `.git` bound read-only inside a run that may commit, so that writing them fails at once."""
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
-QUARANTINED_NAMES = {GIT: "dot-git", "HEAD": "HEAD.quarantined"}
-"""The names a copy in the quarantine (or a run's version set aside) gets instead: git takes no folder without a
-`.git` or a `HEAD` for a repository, so no git command there obeys the copy's config or hooks."""
 REPOSITORY_MARKS = frozenset({"HEAD", "commondir", "objects", "refs"})
+REPOSITORY = ("a git repository inside the project (its config and hooks would run commands on your machine when git "
+              "works there)")
+OUTSIDE = "outside what the run wrote"
+"""Where a hard link the run left leads when not to a file the project had before the run."""
 
 
 STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
@@ -165,10 +156,37 @@ def user_globs(root: Path) -> tuple[str, ...]:
 
 
 def fixed_names(root: Path) -> list[str]:
-    """The fixed protected names and the hooks folder when it lies in the work tree."""
+    """The fixed protected names, the hooks folder when it lies in the work tree, and git's homes there."""
     hooks = hooks_path(root)
-    return [*PROTECTED_NAMES, *([hooks] if hooks and not hooks.startswith(".git/") and hooks not in PROTECTED_NAMES
-                                else [])]
+    extra = [hooks] if hooks and not hooks.startswith(".git/") and hooks not in PROTECTED_NAMES else []
+    return [*PROTECTED_NAMES, *extra, *(home for home in git_homes(root) if home not in extra)]
+
+
+def git_homes(root: Path) -> list[str]:
+    """The project's git folder and common dir (config, hooks, refs, objects) where they lie in the work tree other
+    than at `.git` (a `gitdir:` file or a link naming a folder of it, a `.git/commondir` naming one), relative: git
+    obeys them as it obeys `.git`. A common dir at the root itself gives its config, hooks and the like."""
+    real_root = os.path.realpath(root)
+    dot_git = os.path.join(real_root, GIT)
+    git_dir = os.path.realpath(_named_in(real_root, dot_git, "gitdir:") or dot_git)
+    common = _named_in(git_dir, os.path.join(git_dir, "commondir"), "")
+    homes: list[str] = []
+    for folder in (git_dir, *([os.path.realpath(common)] if common else [])):
+        if folder == real_root:
+            homes += [name for name in GIT_READ_ONLY if name not in homes]
+        elif (folder.startswith(real_root + os.sep) and folder != dot_git and not folder.startswith(dot_git + os.sep)
+              and os.path.relpath(folder, real_root) not in homes):
+            homes.append(os.path.relpath(folder, real_root))
+    return homes
+
+
+def _named_in(base: str, file: str, prefix: str) -> str | None:
+    """The folder `file` names after `prefix` (relative to `base`), read as hostile input: a small regular file only,
+    never through a link at its name nor blocking on a FIFO; None if it names none."""
+    data = projectfs.read_regular(Path(file), 4096)
+    text = data.decode("utf-8", "replace").strip() if data else ""
+    named = text[len(prefix):].strip() if text.startswith(prefix) else ""
+    return os.path.join(base, named) if named and "\0" not in named else None
 
 
 def protected_paths(root: Path) -> list[str]:
@@ -207,6 +225,8 @@ def read_only_binds(root: Path, *, git_commits: bool = False) -> list[str]:
     writable but for its config, hooks and the like (`GIT_READ_ONLY`, a `core.hooksPath` in `.git` too), so that the
     run can commit."""
     names = protected_paths(root)
+    if git_commits:  # git's homes outside `.git` are left to the harvest, which refuses them whole
+        names = [name for name in names if name not in git_homes(root)]
     if git_commits and os.path.isdir(os.path.join(root, GIT)) and not os.path.islink(os.path.join(root, GIT)):
         hooks = hooks_path(root)
         inside = [f"{GIT}/{name}" for name in GIT_READ_ONLY]
@@ -307,32 +327,6 @@ def git_inner(relative: str) -> str | None:
     return relative[len(GIT) + 1:] if relative.startswith(GIT + "/") else None
 
 
-def inert(relative: str) -> str:
-    """`relative` with every `.git` and `HEAD` in it renamed (QUARANTINED_NAMES): a copy kept there is no repository."""
-    return "/".join(QUARANTINED_NAMES.get(part, part) for part in relative.split("/"))
-
-
-def git_writable(inner: str) -> bool:
-    """Whether a run may change `.git/<inner>` (a path inside git's folder, not `.git` itself)."""
-    first = inner.split("/", 1)[0]
-    replace = inner == GIT_REPLACE_REFS or inner.startswith(GIT_REPLACE_REFS + "/")
-    return (first in GIT_COMMIT_FOLDERS and inner not in GIT_NOT_DATA and not replace) or inner in GIT_COMMIT_FILES
-
-
-def git_refusal(inner: str, mode: int, git_folder: bool) -> str | None:
-    """Why a run's `.git/<inner>` (of `mode`) may not be applied, or None (what a commit writes); `git_folder`: the
-    project has a real `.git` folder."""
-    if inner == "":
-        return None if stat.S_ISDIR(mode) and git_folder else "the run made or replaced git's folder of the project"
-    if inner.endswith(".lock"):
-        return "a lock file an interrupted git command left (it would block your git)"
-    if not git_writable(inner):
-        what = inner if inner in GIT_NOT_DATA else "/".join(inner.split("/", 2)[:2 if inner.startswith("refs/") else 1])
-        return (f"git's {what} decides what git runs or reads on your machine; a run may change "
-                "only what commits need in .git (objects, refs, logs, index, HEAD)")
-    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "a symlink inside git's folder"
-
-
 def nested_repository(relative: str, names: set[str] | frozenset[str] = frozenset()) -> bool:
     """A `.git` below the project root, or a folder holding `names` (those of REPOSITORY_MARKS it has) that git takes
     for a repository itself (setup.c's is_git_directory: a HEAD, with objects/ and refs/ or a `commondir` naming where
@@ -355,43 +349,58 @@ def setid_words(mode: int) -> str:
     return " and ".join(word for bit, word in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid")) if mode & bit)
 
 
-class HardLinks:
-    """Which files of an upper folder share their data with a file outside it (a hard link out of the run's writes):
-    counted once, on the first multiply-linked file met."""
-
-    def __init__(self, upper: Path) -> None:
-        self.upper = upper
-        self._inside: dict[tuple[int, int], int] | None = None
-
-    def outside(self, info: os.stat_result) -> bool:
-        if info.st_nlink <= 1 or stat.S_ISDIR(info.st_mode):
-            return False
-        if self._inside is None:
-            self._inside = {}
-            for folder, folders, files in os.walk(self.upper):
-                for name in (*folders, *files):
-                    try:
-                        found = os.lstat(os.path.join(folder, name))
-                    except OSError:
-                        continue
-                    if found.st_nlink > 1 and not stat.S_ISDIR(found.st_mode):
-                        key = (found.st_dev, found.st_ino)
-                        self._inside[key] = self._inside.get(key, 0) + 1
-        return self._inside.get((info.st_dev, info.st_ino), 0) < info.st_nlink
+def setid_refusal(path: str, mode: int, verb: str, inherited: bool = False) -> tuple[int, str]:
+    """The setuid and setgid bits a run may not leave on `path` (a file or folder of `mode`; a folder keeps a setgid
+    bit it `inherited`: new folders get their parent's), and the note saying it was `verb` ("applied", "kept")
+    without them ("" when none)."""
+    if stat.S_ISDIR(mode):
+        refused = mode & (stat.S_ISUID if inherited else SETID_BITS)
+        return refused, f"{path}/: {verb} without its {setid_words(refused)} bit" if refused else ""
+    refused = mode & SETID_BITS if stat.S_ISREG(mode) else 0
+    return refused, (f"{path}: {verb} without its {setid_words(refused)} bit (a run may not leave a program that runs "
+                     "as you when someone else starts it)" if refused else "")
 
 
-def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
-    """Copy `source` (an upper folder's entry) to `target` for the person to look at: folders, plain files without
-    setuid or setgid bits, symlinks as links; no special file, no hard link out of the run, no `.git` nor `HEAD` by
-    its name (`inert`: the copy is no repository for git)."""
-    info = os.lstat(source)
-    if stat.S_ISDIR(info.st_mode):
-        target.mkdir(mode=0o700, parents=True, exist_ok=True)
-        for entry in sorted(os.listdir(source)):
-            copy_clean(source / entry, target / inert(entry), links)
-        os.chmod(target, (info.st_mode & 0o777) | 0o700)
-    elif stat.S_ISLNK(info.st_mode):
-        os.symlink(os.readlink(source), target)
-    elif stat.S_ISREG(info.st_mode) and not links.outside(info):
-        shutil.copyfile(source, target, follow_symlinks=False)
-        os.chmod(target, info.st_mode & 0o777)
+@dataclass(frozen=True)
+class Leftovers:
+    """The one judgment of what a run may not leave in the project, for the harvest (an overlay's upper folder) and
+    for a run without an overlay (the project's stamps before and after it), each seeing the run's result through:
+    `marks`, which of REPOSITORY_MARKS a folder ("" the project) has as the run leaves it; `had`, whether a folder
+    was a repository of the person's before the run, and still is that folder (what the run wrote in it is judged as
+    in a `.git`); `links_out`, where a regular file the run left leads when it shares its data with a file not the run's
+    (`OUTSIDE`, or "the project had before the run"), else None; `git_folder`: the project has a real `.git` folder."""
+
+    marks: Callable[[str], set[str]]
+    had: Callable[[str], bool]
+    links_out: Callable[[str, os.stat_result], str | None]
+    git_folder: bool = True
+
+    def refusal(self, path: str, info: os.stat_result) -> tuple[str, bool] | None:
+        """Why the run may not leave `path` (`info`: as it left it), and whether what it left is worth a look (kept
+        in the quarantine; a special file, a hard link out, a lock or git's compressed objects are not), or None."""
+        kind = special_kind(info.st_mode)
+        if kind is not None:
+            return f"the run made a special file there ({kind})", False
+        why = self.repository(path, info.st_mode)
+        if why is not None:
+            inner = git_inner(path) or ""
+            return why, not (inner.endswith(".lock") or inner.startswith("objects/"))
+        linked = self.links_out(path, info) if stat.S_ISREG(info.st_mode) else None
+        return None if linked is None else (f"a hard link to a file {linked}", False)
+
+    def repository(self, path: str, mode: int) -> str | None:
+        """Why `path` (of `mode`) is a repository's entry a run may not leave: a `.git` below the root or a folder
+        with git's layout (`nested_repository`), unless the person's; at the root, which cannot be refused, one of its
+        marks giving it that layout; what of a `.git` (the project's, or one the person had) a commit does not write."""
+        inner = git_inner(path)
+        if inner is not None and not nested_repository(path):
+            return git_refusal(inner, mode, self.git_folder)
+        folders = [*([path] if stat.S_ISDIR(mode) or nested_repository(path) else []),
+                   *([""] if path in REPOSITORY_MARKS else [])]
+        if any(nested_repository(folder, self.marks(folder)) and not self.had(folder) for folder in folders):
+            return REPOSITORY
+        parts = path.split("/")
+        for depth in range(len(parts) - 1, 0, -1):  # the nearest repository of the person's the path is in
+            if self.had("/".join(parts[:depth])):
+                return git_refusal("/".join(parts[depth:]), mode, self.git_folder)
+        return None

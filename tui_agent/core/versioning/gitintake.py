@@ -3,7 +3,8 @@ new loose object must hash to its name and a new pack pass git's own check (git 
 reads one), an existing object file never changes, an index may name no path git's checkout must never write, packed
 refs carry no replace ref, and no ref, HEAD or reflog entry the run moves or makes gets a tree that differs from the
 person's at a protected path (their next reset or checkout would write it). Git runs here in an empty repository of
-tuiagent's, never under the project's config."""
+tuiagent's, never under the project's config. What of `.git` a run may write at all is said here too (`git_writable`,
+`git_refusal`: what commits write)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import threading
 import zlib
@@ -22,6 +24,18 @@ from pathlib import Path
 from tui_agent.core.tempfolders import owned_temp
 from tui_agent.core.versioning.gitdoor import run_git
 
+GIT_COMMIT_FOLDERS = frozenset({"objects", "refs", "logs", "lfs"})
+GIT_COMMIT_FILES = frozenset({
+    "index", "HEAD", "COMMIT_EDITMSG", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "MERGE_RR",
+    "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "packed-refs",
+})
+GIT_NOT_DATA = frozenset({"objects/info/alternates", "objects/info/http-alternates"})
+"""What of the project's own `.git` an approved writable run may change: what commits and merges write. Everything
+else there (`config`, `hooks/`, `info/`, `modules/`, `commondir`, where objects come from, and a rebase's or
+cherry-pick's state, whose to-do list may `exec` commands when the person continues it, and replace refs, which give
+another object for an existing one) decides what git runs or reads from where, on the person's machine: never
+applied. What is applied is looked into first (`GitIntake`)."""
+GIT_REPLACE_REFS = "refs/replace"
 LOOSE_OBJECT = re.compile(r"objects/[0-9a-f]{2}/(?:[0-9a-f]{38}|[0-9a-f]{62})")
 PACK_FILE = re.compile(r"objects/pack/pack-(?:[0-9a-f]{40}|[0-9a-f]{64})\.(?:pack|idx)")
 HFS_IGNORED = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
@@ -39,6 +53,27 @@ SAME = ""
 
 _lock = threading.Lock()
 _empty: dict[str, Path] = {}
+
+
+def git_writable(inner: str) -> bool:
+    """Whether a run may change `.git/<inner>` (a path inside git's folder, not `.git` itself)."""
+    first = inner.split("/", 1)[0]
+    replace = inner == GIT_REPLACE_REFS or inner.startswith(GIT_REPLACE_REFS + "/")
+    return (first in GIT_COMMIT_FOLDERS and inner not in GIT_NOT_DATA and not replace) or inner in GIT_COMMIT_FILES
+
+
+def git_refusal(inner: str, mode: int, git_folder: bool) -> str | None:
+    """Why a run's `.git/<inner>` (of `mode`) may not be applied, or None (what a commit writes); `git_folder`: the
+    project has a real `.git` folder."""
+    if inner == "":
+        return None if stat.S_ISDIR(mode) and git_folder else "the run made or replaced git's folder of the project"
+    if inner.endswith(".lock"):
+        return "a lock file an interrupted git command left (it would block your git)"
+    if not git_writable(inner):
+        what = inner if inner in GIT_NOT_DATA else "/".join(inner.split("/", 2)[:2 if inner.startswith("refs/") else 1])
+        return (f"git's {what} decides what git runs or reads on your machine; a run may change "
+                "only what commits need in .git (objects, refs, logs, index, HEAD)")
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "a symlink inside git's folder"
 
 
 class GitIntake:
