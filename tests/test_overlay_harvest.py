@@ -26,7 +26,7 @@ from tui_agent.core.sandbox.writable_runs import OverlayDirs, prepare
 def scratch(tmp_path: Path) -> Path:
     folder = tmp_path / "scratch"
     folder.mkdir()
-    problem = launch.probe_overlay(folder)
+    problem = writable_runs.probe_overlay(folder)
     if problem is not None:
         pytest.skip(problem)
     return folder

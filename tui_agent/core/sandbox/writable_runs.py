@@ -21,6 +21,7 @@ import secrets
 import shutil
 import stat
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from tui_agent.core.catalog.files import process_alive
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import ignored
 from tui_agent.core.sandbox.harvest import Harvest, harvest
-from tui_agent.core.sandbox.launch import probe_overlay, project_venvs, site_dirs
+from tui_agent.core.sandbox.launch import overlay_prefix, project_venvs, site_dirs, tried
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
 from tui_agent.core.sandbox.protected import GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, Guard, LowerState
 from tui_agent.core.tempfolders import AWAITING_RECOVERY
@@ -50,6 +51,8 @@ MAX_TOLD = 10
 """Notes of one run told in full (one per refused entry: thousands would flood the person and the model); the rest are
 counted in one more line, each entry still refused and quarantined. More than protected.MAX_NOTES: kinds mix here."""
 MAX_NOTE_CHARS = 1_000
+_probe_lock = threading.Lock()
+_overlay_probed: list[str | None] = []
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,32 @@ def prepare(scratch: Path) -> OverlayDirs:
     dirs.upper.mkdir()
     dirs.work.mkdir()
     return dirs
+
+
+def probe_overlay(scratch: Path) -> str | None:
+    """None when an overlay can be mounted here the way runs mount it (tried once per process), else why not."""
+    with _probe_lock:
+        if not _overlay_probed:
+            _overlay_probed.append(_try_overlay(scratch))
+        return _overlay_probed[0]
+
+
+def _try_overlay(scratch: Path) -> str | None:
+    """The overlay mount of a run, tried on folders of the probe's own under `scratch`."""
+    if shutil.which("unshare") is None:
+        return "util-linux's `unshare` is not installed"
+    dirs = prepare(scratch)
+    lower = dirs.folder / "lower"
+    try:
+        lower.mkdir()
+        (lower / "f").write_text("x")
+        problem = tried([*overlay_prefix(dirs, lower), "/bin/sh", "-c", 'rm "$1/f" && echo y > "$1/g"', "sh", str(lower)],
+                        "an overlay mount fails here")
+        if problem is None and (not (dirs.upper / "g").is_file() or (lower / "g").exists() or not (lower / "f").exists()):
+            return "an overlay mount does not keep writes apart here"
+        return problem
+    finally:
+        dirs.remove()
 
 
 def apply(dirs: OverlayDirs, root: Path, cache_dir: Path, since_ns: int, start: LowerState | None = None) -> Harvest:
