@@ -150,7 +150,8 @@ def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | No
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *mounts.binds]
     if launch.project_writable:
         used = project_venvs(project, venv) if venv is not None and not launch.venv_writable else []
-        argv += ["--bind", str(project), str(project), *layout, *_read_only(path for path in used if str(path) not in layout)]
+        argv += ["--bind", str(project), str(project), *layout]
+        argv += _read_only(path for path in used if str(path) not in layout)
     else:
         argv += ["--ro-bind", str(project), str(project)]
     argv += _read_only(path for path in interpreter_paths() if path.is_relative_to(project))

@@ -255,10 +255,12 @@ class WritableRuns:
         """Overlay folders of finished runs being deleted in the background (`aclose` waits for them)."""
         self._loop = asyncio.get_running_loop()
 
-    def probe_overlay(self) -> str | None:
-        """Why this project cannot be mounted as an overlay here, or None (run once, in a thread)."""
-        problem = probe_overlay(self._scratch)
-        return f"{problem}; {PER_CALL_ONLY}" if problem else None
+    def probe_overlay(self) -> None:
+        """Find out whether this project can be mounted as an overlay here (once, in a thread): `overlay_problem`
+        says why not."""
+        problem = probe_overlay(self._scratch) if self.overlay_problem is None else None
+        if problem:
+            self.overlay_problem = f"{problem}; {PER_CALL_ONLY}"
 
     def project_writable(self, policy: SandboxPolicy) -> bool:
         """Only bubblewrap can make the project read-only; the rlimits tier runs every call the same way."""
@@ -379,10 +381,12 @@ class WritableRuns:
         return shown
 
     def take_run_writes(self) -> list[RunWrites]:
+        """What each writable run wrote since the last call (the undo journal attributes each call's changes)."""
         found, self.run_writes = self.run_writes, []
         return found
 
     def take_ignored_changes(self) -> list[ignored.IgnoredChange]:
+        """The ignored files writable runs changed since the last call (the undo journal records them per turn)."""
         found, self.ignored_changes = self.ignored_changes, []
         return found
 
