@@ -60,6 +60,7 @@ HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
 """Where a host keeps its sockets (D-Bus, Docker, ssh-agent, gpg-agent, tmux, systemd): hidden by bubblewrap, with
 $XDG_RUNTIME_DIR, whether or not the run has the network."""
 
+
 @dataclass(frozen=True)
 class Launch:
     """What a worker is started as; two workers of one Launch are interchangeable (the warm pool's key).
@@ -122,7 +123,7 @@ def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel
         mounts = host_mounts(project, *((toolchain.read_only, toolchain.masked) if toolchain is not None else ()))
     mount = overlay_prefix(overlay, project) if overlay is not None else []
     argv = _bwrap(project, launch, mounts, venv=toolchain.venv if toolchain is not None else None, seccomp_fd=seccomp_fd,
-                  drop_caps=overlay is not None, layout=project_layout(project, launch) if layout is None else layout)
+                  layout=project_layout(project, launch) if layout is None else layout)
     argv += worker_argv(channel_fd, project, mounts.hidden, net_fd if launch.network else None)
     env = sandbox_env(home=SANDBOX_HOME, tmpdir="/tmp", tier=launch.tier, token=token, toolchain=toolchain)
     if net_fd is not None and launch.network:
@@ -131,19 +132,19 @@ def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel
 
 
 def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | None, seccomp_fd: int | None,
-           drop_caps: bool, layout: tuple[str, ...]) -> list[str]:
+           layout: tuple[str, ...]) -> list[str]:
     """bubblewrap up to the worker: / read-only, `mounts` (homes, /tmp and host socket folders hidden), the project
     the only writable place but for its `layout` and the toolchain's `venv` (read-only too unless
     `launch.project_writable`), under the base filter read from `seccomp_fd`.
 
-    `drop_caps`: bubblewrap runs as root of a user namespace (an overlay launcher's) even for a user without privileges;
-    an overlay run's `.git` is writable where a commit writes (the harvest filters it). A `network` grant is served
+    Capabilities are dropped where bubblewrap runs as root of a user namespace (an overlay launcher's) even for a user
+    without privileges; an overlay run's `.git` is writable where a commit writes (the harvest filters it). A `network` grant is served
     by the host's proxy through the listener the worker hands over (network/proxy.py), never by the host's interfaces.
     """
     binary = bwrap_path()
     assert binary is not None
     argv = [binary, *ISOLATED, "--hostname", "sandbox"]
-    if os.geteuid() == 0 or drop_caps:
+    if os.geteuid() == 0 or launch.overlay:
         argv += ["--cap-drop", "ALL"]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]

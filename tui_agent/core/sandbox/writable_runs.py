@@ -57,7 +57,7 @@ _overlay_probed: list[str | None] = []
 
 @dataclass(frozen=True)
 class OverlayDirs:
-    """One worker's overlay folders: `upper` receives everything the run writes; `work` is the kernel's."""
+    """One worker's overlay folders in `folder`: `upper` receives everything the run writes; `work` is the kernel's."""
 
     folder: Path
     rootless: bool
@@ -66,13 +66,9 @@ class OverlayDirs:
     def upper(self) -> Path:
         return self.folder / "upper"
 
-    @property
-    def work(self) -> Path:
-        return self.folder / "work"
-
     def remove(self) -> None:
         """Delete the folders (the kernel's work folder may be mode 000 for a user without privileges)."""
-        for inner in (self.work / "work", self.work / "index"):
+        for inner in (self.folder / "work" / "work", self.folder / "work" / "index"):
             with contextlib.suppress(OSError):
                 os.chmod(inner, 0o700)
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -83,7 +79,7 @@ def prepare(scratch: Path) -> OverlayDirs:
     folder = Path(tempfile.mkdtemp(prefix="overlay-", dir=scratch))
     dirs = OverlayDirs(folder, rootless=os.geteuid() != 0)
     dirs.upper.mkdir()
-    dirs.work.mkdir()
+    (folder / "work").mkdir()
     return dirs
 
 
@@ -328,7 +324,7 @@ class WritableRuns:
         root, start, kept = self.project.root, None, {}
         guard = Guard.of(root, GLOB_WATCH_LIMIT)
         if policy.project_writable:
-            start = LowerState.take(root, sites=site_dirs(root, self.venv))
+            start = self.lower()
             files = {path: stamp[2] for path, stamp in start.stamps.items() if not stat.S_ISDIR(stamp[1])}
             ignored_now = ignored_among(root, [path for path in files if not os.path.isabs(path)])
             read_only_venvs = self.tier == TIER_BUBBLEWRAP and not self.venv_writable(policy)
