@@ -181,8 +181,9 @@ def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Pat
         bound.append(folder)
         if not any(is_inside(socket, Path(os.path.realpath(folder))) for socket in sockets):
             argv += ["--ro-bind", str(folder), str(folder)]
-    for secret in masked:
-        if secret.is_symlink() or not any(is_inside(secret, folder) for folder in bound):
+    for secret in masked:  # wherever it is seen: in a folder bound into a hidden one, or through the read-only root
+        seen = any(is_inside(secret, folder) for folder in bound) or not any(is_inside(secret, h) for h in hidden)
+        if secret.is_symlink() or not seen:
             continue  # a symlink's target is masked in its own right
         argv += ["--tmpfs", str(secret), "--remount-ro", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
     return HostMounts(tuple(hidden), tuple(argv), environ, tuple(path for path in candidates if not path.exists()))
