@@ -19,14 +19,14 @@ from tui_agent.core.sandbox.harvest import Harvest, harvest
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
 from tui_agent.core.sandbox.protected import LowerState
-from tui_agent.core.sandbox.writable_runs import OverlayDirs, prepare
+from tui_agent.core.sandbox.launch import OverlayDirs, prepare
 
 
 @pytest.fixture
 def scratch(tmp_path: Path) -> Path:
     folder = tmp_path / "scratch"
     folder.mkdir()
-    problem = writable_runs.probe_overlay(folder)
+    problem = launch.probe_overlay(folder)
     if problem is not None:
         pytest.skip(problem)
     return folder

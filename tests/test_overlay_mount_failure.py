@@ -16,7 +16,7 @@ from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, writable_runs
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox.policy import RunWrites
-from tui_agent.core.sandbox.writable_runs import OverlayDirs
+from tui_agent.core.sandbox.launch import OverlayDirs
 
 WRITABLE = SandboxPolicy(timeout_s=30, project_writable=True)
 RUN_ONCE = "echo run >> ran.txt && printf '{}' > .mcp.json && echo ok"

@@ -24,12 +24,13 @@ from tui_agent.core.agent.toolbase import ToolOutput
 from tui_agent.core.agent.toolresults import MAX_SANDBOX_NOTES, told_of_quarantine
 from tui_agent.core.events import Event, Notice
 from tui_agent.core.project import Project
-from tui_agent.core.sandbox import Sandbox, launch, writable_runs
+from tui_agent.core.sandbox import Sandbox, launch
 from tui_agent.core.sandbox.harvest import harvest
 from tui_agent.core.sandbox.policy import RunResult
 from tui_agent.core.sandbox import Snippet
 from tui_agent.core.sandbox.protected import LowerState
-from tui_agent.core.sandbox.writable_runs import MAX_TOLD, prepare
+from tui_agent.core.sandbox.launch import prepare
+from tui_agent.core.sandbox.writable_runs import MAX_TOLD
 
 SHELL = '''
 import subprocess
@@ -243,7 +244,7 @@ def test_a_folder_mode_someone_changed_during_the_run_is_kept(tmp_path: Path) ->
     project, scratch = tmp_path / "project", tmp_path / "scratch"
     (project / "mine").mkdir(parents=True)
     scratch.mkdir()
-    if writable_runs.probe_overlay(scratch) is not None:
+    if launch.probe_overlay(scratch) is not None:
         pytest.skip("no overlay here")
     start, since = LowerState.take(project), time.time_ns()
     dirs = prepare(scratch)

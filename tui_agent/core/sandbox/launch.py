@@ -1,5 +1,5 @@
 """The one launch path: what a worker is started as (`Launch`) becomes its command line and environment, for the fresh
-worker and the overlay worker alike; the bubblewrap probe (and writable_runs' overlay probe) try the same pieces.
+worker and the overlay worker alike (the overlay's folders too); the bubblewrap and overlay probes try the same pieces.
 
 Under bubblewrap the command line is, outermost first: the shell that joins the run's cgroup (`JOIN_THEN_EXEC`), the
 overlay mount in a new mount namespace (a writable run through an overlay, `OVERLAY_MOUNT`), bubblewrap (`_bwrap`),
@@ -13,11 +13,14 @@ sandbox's scratch folder: no filesystem or namespace isolation.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +32,6 @@ from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.fanout import SANDBOX_HOME
 
 if TYPE_CHECKING:
-    from tui_agent.core.sandbox.writable_runs import OverlayDirs
     from tui_agent.core.sandbox.toolchain import Toolchain
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
@@ -59,6 +61,9 @@ HIDING_ENVIRON = ("HOME", "XDG_RUNTIME_DIR")
 HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
 """Where a host keeps its sockets (D-Bus, Docker, ssh-agent, gpg-agent, tmux, systemd): hidden by bubblewrap, with
 $XDG_RUNTIME_DIR, whether or not the run has the network."""
+
+_probe_lock = threading.Lock()
+_overlay_probed: list[str | None] = []
 
 
 @dataclass(frozen=True)
@@ -138,8 +143,9 @@ def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | No
     `launch.project_writable`), under the base filter read from `seccomp_fd`.
 
     Capabilities are dropped where bubblewrap runs as root of a user namespace (an overlay launcher's) even for a user
-    without privileges; an overlay run's `.git` is writable where a commit writes (the harvest filters it). A `network` grant is served
-    by the host's proxy through the listener the worker hands over (network/proxy.py), never by the host's interfaces.
+    without privileges; an overlay run's `.git` is writable where a commit writes (the harvest filters it). A `network`
+    grant is served by the host's proxy through the listener the worker hands over (network/proxy.py), never by the
+    host's interfaces.
     """
     binary = bwrap_path()
     assert binary is not None
@@ -221,6 +227,34 @@ def worker_argv(channel_fd: int, project: Path, private: Iterable[Path] = (), ne
             *(f"private={folder}" for folder in private), *net]
 
 
+@dataclass(frozen=True)
+class OverlayDirs:
+    """One worker's overlay folders in `folder`: `upper` receives everything the run writes; `work` is the kernel's."""
+
+    folder: Path
+    rootless: bool
+
+    @property
+    def upper(self) -> Path:
+        return self.folder / "upper"
+
+    def remove(self) -> None:
+        """Delete the folders (the kernel's work folder may be mode 000 for a user without privileges)."""
+        for inner in (self.folder / "work" / "work", self.folder / "work" / "index"):
+            with contextlib.suppress(OSError):
+                os.chmod(inner, 0o700)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def prepare(scratch: Path) -> OverlayDirs:
+    """Fresh upper and work folders under `scratch` (outside the project, as the kernel requires)."""
+    folder = Path(tempfile.mkdtemp(prefix="overlay-", dir=scratch))
+    dirs = OverlayDirs(folder, rootless=os.geteuid() != 0)
+    dirs.upper.mkdir()
+    (folder / "work").mkdir()
+    return dirs
+
+
 def overlay_prefix(dirs: OverlayDirs, lower: Path) -> list[str]:
     """The command prefix that mounts the overlay of `lower` (the project), its upper and work folders `dirs`', over it
     in a new mount namespace (a new user namespace too, mapped to the caller, without privileges), then execs the rest
@@ -299,11 +333,11 @@ def probe_bubblewrap() -> str | None:
     binary = bwrap_path()
     if binary is None:
         return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    return tried([binary, *ISOLATED, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "true"],
+    return _tried([binary, *ISOLATED, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "true"],
                  "bwrap fails here")
 
 
-def tried(argv: list[str], failing: str) -> str | None:
+def _tried(argv: list[str], failing: str) -> str | None:
     """None when `argv` exits 0 within 10 s, else `failing` with its error output."""
     try:
         done = subprocess.run(argv, capture_output=True, timeout=10, env={"PATH": "/usr/bin:/bin"})
@@ -312,3 +346,29 @@ def tried(argv: list[str], failing: str) -> str | None:
     if done.returncode == 0:
         return None
     return f"{failing}: {done.stderr.decode(errors='replace').strip() or f'exit status {done.returncode}'}"
+
+
+def probe_overlay(scratch: Path) -> str | None:
+    """None when an overlay can be mounted here the way runs mount it (tried once per process), else why not."""
+    with _probe_lock:
+        if not _overlay_probed:
+            _overlay_probed.append(_try_overlay(scratch))
+        return _overlay_probed[0]
+
+
+def _try_overlay(scratch: Path) -> str | None:
+    """The overlay mount of a run, tried on folders of the probe's own under `scratch`."""
+    if shutil.which("unshare") is None:
+        return "util-linux's `unshare` is not installed"
+    dirs = prepare(scratch)
+    lower = dirs.folder / "lower"
+    try:
+        lower.mkdir()
+        (lower / "f").write_text("x")
+        problem = _tried([*overlay_prefix(dirs, lower), "/bin/sh", "-c", 'rm "$1/f" && echo y > "$1/g"', "sh", str(lower)],
+                         "an overlay mount fails here")
+        if problem is None and (not (dirs.upper / "g").is_file() or (lower / "g").exists() or not (lower / "f").exists()):
+            return "an overlay mount does not keep writes apart here"
+        return problem
+    finally:
+        dirs.remove()

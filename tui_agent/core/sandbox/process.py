@@ -19,13 +19,12 @@ from typing import Any
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.listeners import tell
 from tui_agent.core.sandbox import launch as launch_path
-from tui_agent.core.sandbox.launch import Launch
+from tui_agent.core.sandbox.launch import Launch, OverlayDirs
 from tui_agent.core.network.proxy import PROXY_REFUSED, Attachment, shared_proxy
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant, Outcome, SandboxBridge
 from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.worker_guard import base_filter_fd, run_filter_message
-from tui_agent.core.sandbox.writable_runs import OverlayDirs
 
 DRAIN_AFTER_EXIT_S = 0.5
 RESULT_LIMIT = 8 * 1024 * 1024

@@ -2,7 +2,7 @@
 
 Through an overlay (bubblewrap, where it can be mounted) the project is the lower layer and the run's upper folder lies
 outside it, so what a run wrote is exactly what that folder holds; see `sandbox status`. Its folders are made before
-the run (`prepare`), the project stamped as it starts (`protected.LowerState`), recorded in `.agent/cache/overlays/`
+the run (`launch.prepare`), the project stamped as it starts (`protected.LowerState`), recorded in `.agent/cache/overlays/`
 while it runs (`begin`, `finish`), and applied after it by the one filtered step (`apply` -> harvest.py: protected
 paths and what a run may not leave refused and quarantined, the person's concurrent changes kept and the run's set
 aside, the ignored files' changes derived). Without an overlay (the weak tier, a machine where the overlay cannot be
@@ -18,10 +18,8 @@ import contextlib
 import json
 import os
 import secrets
-import shutil
 import stat
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,7 +30,7 @@ from tui_agent.core.catalog.files import process_alive
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import ignored
 from tui_agent.core.sandbox.harvest import Harvest, harvest
-from tui_agent.core.sandbox.launch import overlay_prefix, project_venvs, site_dirs, tried
+from tui_agent.core.sandbox.launch import OverlayDirs, prepare, probe_overlay, project_venvs, site_dirs
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
 from tui_agent.core.sandbox.protected import GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, Guard, LowerState
 from tui_agent.core.tempfolders import AWAITING_RECOVERY
@@ -51,62 +49,6 @@ MAX_TOLD = 10
 """Notes of one run told in full (one per refused entry: thousands would flood the person and the model); the rest are
 counted in one more line, each entry still refused and quarantined. More than protected.MAX_NOTES: kinds mix here."""
 MAX_NOTE_CHARS = 1_000
-_probe_lock = threading.Lock()
-_overlay_probed: list[str | None] = []
-
-
-@dataclass(frozen=True)
-class OverlayDirs:
-    """One worker's overlay folders in `folder`: `upper` receives everything the run writes; `work` is the kernel's."""
-
-    folder: Path
-    rootless: bool
-
-    @property
-    def upper(self) -> Path:
-        return self.folder / "upper"
-
-    def remove(self) -> None:
-        """Delete the folders (the kernel's work folder may be mode 000 for a user without privileges)."""
-        for inner in (self.folder / "work" / "work", self.folder / "work" / "index"):
-            with contextlib.suppress(OSError):
-                os.chmod(inner, 0o700)
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def prepare(scratch: Path) -> OverlayDirs:
-    """Fresh upper and work folders under `scratch` (outside the project, as the kernel requires)."""
-    folder = Path(tempfile.mkdtemp(prefix="overlay-", dir=scratch))
-    dirs = OverlayDirs(folder, rootless=os.geteuid() != 0)
-    dirs.upper.mkdir()
-    (folder / "work").mkdir()
-    return dirs
-
-
-def probe_overlay(scratch: Path) -> str | None:
-    """None when an overlay can be mounted here the way runs mount it (tried once per process), else why not."""
-    with _probe_lock:
-        if not _overlay_probed:
-            _overlay_probed.append(_try_overlay(scratch))
-        return _overlay_probed[0]
-
-
-def _try_overlay(scratch: Path) -> str | None:
-    """The overlay mount of a run, tried on folders of the probe's own under `scratch`."""
-    if shutil.which("unshare") is None:
-        return "util-linux's `unshare` is not installed"
-    dirs = prepare(scratch)
-    lower = dirs.folder / "lower"
-    try:
-        lower.mkdir()
-        (lower / "f").write_text("x")
-        problem = tried([*overlay_prefix(dirs, lower), "/bin/sh", "-c", 'rm "$1/f" && echo y > "$1/g"', "sh", str(lower)],
-                        "an overlay mount fails here")
-        if problem is None and (not (dirs.upper / "g").is_file() or (lower / "g").exists() or not (lower / "f").exists()):
-            return "an overlay mount does not keep writes apart here"
-        return problem
-    finally:
-        dirs.remove()
 
 
 def apply(dirs: OverlayDirs, root: Path, cache_dir: Path, since_ns: int, start: LowerState | None = None) -> Harvest:
