@@ -280,13 +280,9 @@ def refused_writes(root: Path, result: RunResult, *, git_commits: bool) -> list[
         return []
     entries = sorted({*protected_paths(root), *(f"{GIT}/{name}" for name in GIT_READ_ONLY)},
                      key=len, reverse=True)
-    notes: list[str] = []
-    for line in lines:
-        entry = _named(line, entries, str(root))
-        note = f"{REFUSED}writing {entry} ({_why(entry, git_commits)})" if entry is not None else None
-        if note is not None and note not in notes:
-            notes.append(note)
-    return notes[:MAX_NOTES]
+    named = (_named(line, entries, str(root)) for line in lines)
+    notes = dict.fromkeys(f"{REFUSED}writing {entry} ({_why(entry, git_commits)})" for entry in named if entry is not None)
+    return list(notes)[:MAX_NOTES]
 
 
 def _named(line: str, entries: list[str], root: str) -> str | None:
