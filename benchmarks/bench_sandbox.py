@@ -94,7 +94,7 @@ async def shell_true(project: Project, gap_s: float) -> dict[str, list[float]]:
         await asyncio.sleep(1.0)
         for index in range(ROUNDS):
             kind = "overlay" if index % 2 else "no overlay"
-            box.overlay_problem = None if kind == "overlay" else "off for the comparison"
+            box.runs.overlay_problem = None if kind == "overlay" else "off for the comparison"
             await asyncio.sleep(gap_s)
             started = time.perf_counter()
             result = await box.run(ShellCommand("true", 10), SandboxPolicy())

@@ -21,9 +21,9 @@ async def overlay_sandbox(repo: Path) -> AsyncIterator[Sandbox]:
     project = Project.at(repo)
     project.ensure_layout()
     sandbox = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
-    if sandbox.overlay_problem is not None:
+    if sandbox.runs.overlay_problem is not None:
         await sandbox.aclose()
-        pytest.skip(sandbox.overlay_problem)
+        pytest.skip(sandbox.runs.overlay_problem)
     try:
         yield sandbox
     finally:

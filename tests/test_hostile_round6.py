@@ -166,8 +166,8 @@ async def test_a_run_never_leaves_a_config_the_persons_git_obeys_in_a_common_dir
     canary = tmp_path / "fsmonitor-ran"
     box = await Sandbox.start(Project.at(project), tier="bubblewrap", warm_workers=0)
     try:
-        if box.overlay_problem is not None:
-            pytest.skip(box.overlay_problem)
+        if box.runs.overlay_problem is not None:
+            pytest.skip(box.runs.overlay_problem)
         command = f"printf '[core]\\n\\tfsmonitor = \"touch {canary}; false\"\\n' >> shared/config"
         result = await box.run(Snippet(SHELL.format(command=command)), WRITABLE)
         assert result.ok and isinstance(result.value, dict) and result.value["exit_code"] == 0, result

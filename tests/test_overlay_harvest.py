@@ -19,7 +19,7 @@ from tui_agent.core.sandbox.harvest import Harvest, harvest
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox import Snippet
 from tui_agent.core.sandbox.protected import LowerState
-from tui_agent.core.sandbox.writable_runs import OverlayDirs, prepare
+from tui_agent.core.sandbox.launch import OverlayDirs, prepare
 
 
 @pytest.fixture
@@ -195,7 +195,7 @@ async def test_warm_overlay_workers_closed_unused_leave_no_record_for_the_next_s
     project.root.mkdir()
     box = await Sandbox.start(project, tier="bubblewrap", warm_workers=2)
     try:
-        assert box.overlay_problem is None
+        assert box.runs.overlay_problem is None
         assert len(list((project.cache_dir / "overlays").glob("*.json"))) == 2  # the two warm writable workers'
         assert (await box.run(Snippet("open('f.txt', 'w').write('x')"), SandboxPolicy())).ok
     finally:
@@ -212,7 +212,7 @@ async def test_a_run_whose_overlay_cannot_be_recorded_says_so_once(tmp_path: Pat
     (project.cache_dir / "overlays").write_text("a file where the records folder should be\n")
     box = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
     try:
-        assert box.overlay_problem is None
+        assert box.runs.overlay_problem is None
         first = await box.run(Snippet("open('f.txt', 'w').write('x')"), SandboxPolicy())
         second = await box.run(Snippet("open('g.txt', 'w').write('y')"), SandboxPolicy())
     finally:

@@ -16,7 +16,7 @@ from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, writable_runs
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox.policy import RunWrites
-from tui_agent.core.sandbox.writable_runs import OverlayDirs
+from tui_agent.core.sandbox.launch import OverlayDirs
 
 WRITABLE = SandboxPolicy(timeout_s=30, project_writable=True)
 RUN_ONCE = "echo run >> ran.txt && printf '{}' > .mcp.json && echo ok"
@@ -43,15 +43,15 @@ async def test_a_run_whose_overlay_mount_fails_runs_once_without_one_and_is_chec
 
         box = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
         try:
-            if box.overlay_problem is not None:
-                pytest.skip(f"no overlay here: {box.overlay_problem}")
+            if box.runs.overlay_problem is not None:
+                pytest.skip(f"no overlay here: {box.runs.overlay_problem}")
             monkeypatch.setattr(writable_runs, "prepare", upper_on_a_read_only_mount)
             seen = len(box.notices)
             failed = await box.run(ShellCommand(RUN_ONCE, 30), WRITABLE)
-            notes, writes = box.notices[seen:], box.take_run_writes()
-            problem = box.overlay_problem
+            notes, writes = box.notices[seen:], box.runs.take_run_writes()
+            problem = box.runs.overlay_problem
             after = await box.run(ShellCommand("echo later > later.txt", 30), WRITABLE)
-            later_writes = box.take_run_writes()
+            later_writes = box.runs.take_run_writes()
         finally:
             mounts.close()  # before the scratch folder holding the mount point is deleted
             await box.aclose()

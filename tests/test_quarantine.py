@@ -262,7 +262,7 @@ async def test_a_run_whose_overlay_failed_is_checked_against_the_stamps_of_its_s
         (repo / "build" / "out.txt").write_text("built\n")
         (repo / "notes.md").write_text("fine\n")
         notes = box.runs.after_mount_failed(lower)
-        changes = box.take_ignored_changes()
+        changes = box.runs.take_ignored_changes()
     finally:
         await box.aclose()
     assert not (repo / ".mcp.json").exists() and not (repo / "secrets" / "new.env").exists()

@@ -81,15 +81,15 @@ async def test_the_after_run_sweep_is_said_only_of_runs_without_an_overlay(repo:
     for tier in ("bubblewrap", "rlimits"):
         box = await Sandbox.start(project, tier=tier, warm_workers=0)
         await box.aclose()
-        if tier == "bubblewrap" and box.overlay_problem is not None:
-            pytest.skip(f"no overlay here: {box.overlay_problem}")
+        if tier == "bubblewrap" and box.runs.overlay_problem is not None:
+            pytest.skip(f"no overlay here: {box.runs.overlay_problem}")
         swept = [miss for miss in sandbox_status.describe(box)["expected_misses"] if "right after a run" in miss]
         assert (swept == []) == (tier == "bubblewrap"), (tier, swept)
         if tier == "bubblewrap":
             info = sandbox_status.describe(box)
             assert "the apply step refuses it and copies it to .agent/quarantine/" in info["protections"]["read_only_in_project"]
             assert "right after the run" not in info["protections"]["read_only_in_project"]
-            box.overlay_problem = "no overlay mount (forced)"
+            box.runs.overlay_problem = "no overlay mount (forced)"
             info = sandbox_status.describe(box)
             assert "right after the run" in info["protections"]["read_only_in_project"]
             assert any("without an overlay" in miss for miss in info["expected_misses"])

@@ -3,6 +3,7 @@ host folders today (no worker is started; the hidden folders themselves are test
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -65,3 +66,17 @@ def test_a_cgroup_that_cannot_be_joined_is_not_taken_for_a_failed_overlay_mount(
     done = subprocess.run(["/bin/sh", "-c", JOIN_THEN_EXEC, "sh", str(tmp_path / "gone" / "cgroup.procs"), "--", "true"],
                           capture_output=True, check=False)
     assert done.returncode not in (0, MOUNT_FAILED), done
+
+
+def test_a_secret_in_a_toolchain_folder_the_sandbox_does_not_hide_is_masked(tmp_path: Path, outside: Path) -> None:
+    """A toolchain folder outside the hidden ones (CARGO_HOME=/usr/local/cargo, as in Docker's rust image) is seen
+    through the read-only root: its registry token is masked there as in a folder bound into a hidden one."""
+    cargo = outside / "cargo"
+    (cargo / "bin").mkdir(parents=True)
+    (cargo / "credentials.toml").write_text("[registry]\ntoken = 'secret'\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    toolchain = discover(project, environ={**os.environ, "CARGO_HOME": str(cargo)})
+    argv = command(project, Launch(tier="bubblewrap"), token="a", scratch=tmp_path, channel_fd=3, toolchain=toolchain).argv
+    masked = [argv[i + 2] for i, argument in enumerate(argv) if argv[i:i + 2] == ["--ro-bind", "/dev/null"]]
+    assert str(cargo / "credentials.toml") in masked, argv

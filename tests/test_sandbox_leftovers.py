@@ -29,7 +29,8 @@ from tui_agent.core.sandbox.harvest import harvest
 from tui_agent.core.sandbox.policy import RunResult
 from tui_agent.core.sandbox import Snippet
 from tui_agent.core.sandbox.protected import LowerState
-from tui_agent.core.sandbox.writable_runs import MAX_TOLD, prepare
+from tui_agent.core.sandbox.launch import prepare
+from tui_agent.core.sandbox.writable_runs import MAX_TOLD
 
 SHELL = '''
 import subprocess
@@ -184,7 +185,7 @@ async def test_an_approved_run_commits_while_git_config_and_hooks_stay_read_only
     assert git(repo, "rev-parse", "HEAD~1").strip() == head
     assert git(repo, "status", "--porcelain").strip() == "", "the index the run wrote is the project's"
     assert not list((repo / ".git").glob("*.lock")) and notes == []
-    writes = box.take_run_writes()
+    writes = box.runs.take_run_writes()
     assert writes and "feature.txt" in writes[-1].paths and not any(p.startswith(".git") for p in writes[-1].paths)
 
     canary = repo.parent / "hook-ran"
@@ -255,7 +256,7 @@ def test_a_folder_mode_someone_changed_during_the_run_is_kept(tmp_path: Path) ->
 
 
 async def test_without_an_overlay_git_stays_read_only_and_the_refusal_says_why(box: Sandbox, repo: Path) -> None:
-    box.overlay_problem = "forced off for this test"
+    box.runs.overlay_problem = "forced off for this test"
     result, report, notes = await shell(box, "echo new > feature.txt && git add feature.txt")
     assert report["exit_code"] != 0 and "index.lock" in str(report["stderr"])
     note = told(notes, result, "refused: writing .git ", "only a run whose writes go through an overlay")

@@ -17,7 +17,7 @@ import pytest
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, Snippet, ToolBatch, ToolCall
 from tui_agent.core.sandbox.dispatch import IDLE_RELEASE_S, WarmPool
-from tui_agent.core.sandbox.launch import Launch, command, probe_bubblewrap, project_layout, project_venvs
+from tui_agent.core.sandbox.launch import Launch, command, probe_bubblewrap, project_layout
 from tui_agent.core.sandbox.stopping import kill_base, pids_base
 from tui_agent.core.sandbox.toolchain import discover
 from tests.procs import processes
@@ -230,18 +230,18 @@ async def test_workers_the_pool_closes_in_the_background_are_gone_once_it_is_clo
 
 
 def test_the_virtualenvs_a_spawn_looks_up_once_are_all_bound_read_only(tmp_path: Path) -> None:
-    """Worker.spawn looks the project's virtualenvs up once, for its layout and its command line: the one the
-    toolchain uses (at a name of its own inside the project) is bound read-only with them, as when the command line
-    looks them up itself."""
+    """Worker.spawn looks the project's binds up once, for its layout and its command line: the virtualenv the
+    toolchain uses (at a name of its own inside the project) is bound read-only with the project's, as when the command
+    line looks them up itself."""
     project = tmp_path / "project"
     for name in (".venv", "envs/uv"):
         (project / name).mkdir(parents=True)
         (project / name / "pyvenv.cfg").write_text("home = /usr/bin\n")
     toolchain = dataclasses.replace(discover(project), venv=project / "envs" / "uv")
-    found = project_venvs(project, None)
-    assert found == [project / ".venv"] and project_layout(project, True, found) == project_layout(project)
     launch = Launch("bubblewrap", overlay=True)
-    argv = command(project, launch, token="a", scratch=tmp_path, channel_fd=3, toolchain=toolchain, venvs=found).argv
+    found = project_layout(project, launch)
+    assert str(project / ".venv") in found and str(project / "envs" / "uv") not in found
+    argv = command(project, launch, token="a", scratch=tmp_path, channel_fd=3, toolchain=toolchain, layout=found).argv
     assert argv == command(project, launch, token="a", scratch=tmp_path, channel_fd=3, toolchain=toolchain).argv
     read_only = [argv[i + 1] for i, argument in enumerate(argv) if argument == "--ro-bind"]
     assert str(project / ".venv") in read_only and str(project / "envs" / "uv") in read_only, argv

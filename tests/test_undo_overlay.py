@@ -140,18 +140,18 @@ async def test_the_sandbox_reports_exactly_what_an_overlay_run_wrote(repo: Path)
     (repo / "keep.txt").write_text("keep\n")
     box = await Sandbox.start(Project(repo), tier="bubblewrap", warm_workers=1)
     try:
-        box.take_run_writes()
+        box.runs.take_run_writes()
         command = ("import os, shutil\nshutil.rmtree('tree')\nos.mkdir('tree')\nopen('tree/new.txt', 'w').write('n')\n"
                    "os.symlink('keep.txt', 'link')\nos.rename('keep.txt', 'kept.txt')\n")
         result = await box.run(Snippet(command), SandboxPolicy(project_writable=True))
         assert result.ok, result.error
-        writes = box.take_run_writes()
+        writes = box.runs.take_run_writes()
         assert len(writes) == 1 and writes[0].attributed
         assert sorted(writes[0].paths) == ["keep.txt", "kept.txt", "link", "tree/new.txt", "tree/old.txt"]
         assert sorted(p.name for p in (repo / "tree").iterdir()) == ["new.txt"]
         assert os_readlink(repo / "link") == "keep.txt" and (repo / "kept.txt").read_text() == "keep\n"
         read_only = await box.run(Snippet("open('x', 'w')"), SandboxPolicy(project_writable=False))
-        assert not read_only.ok and box.take_run_writes() == []  # nothing could be written: nothing to report
+        assert not read_only.ok and box.runs.take_run_writes() == []  # nothing could be written: nothing to report
     finally:
         await box.aclose()
 
@@ -161,7 +161,7 @@ async def test_the_fallback_tier_says_attribution_is_per_call_only(repo: Path) -
     try:
         assert "per call only" in describe(box)["run_attribution"]
         result = await box.run(Snippet("open('f.txt', 'w').write('x')"))
-        assert result.ok and [w.attributed for w in box.take_run_writes()] == [False]
+        assert result.ok and [w.attributed for w in box.runs.take_run_writes()] == [False]
     finally:
         await box.aclose()
 

@@ -53,7 +53,7 @@ BOTH_TIERS_MISSES = (
 def describe(sandbox: Sandbox) -> dict[str, Any]:
     """The tier in force and what each protection covers and misses (for `sandbox status`), from `sandbox.facts()`."""
     facts, strong = sandbox.facts(), sandbox.tier == TIER_BUBBLEWRAP
-    overlay = strong and sandbox.overlay_problem is None
+    overlay = strong and sandbox.runs.overlay_problem is None
     protections = _protections(sandbox.tier, sandbox.policy, facts)
     protections.update(_bubblewrap_protections(overlay) if strong
                        else _fallback_protections(facts["seccomp"], sandbox.parent_undumpable))
@@ -71,7 +71,7 @@ def describe(sandbox: Sandbox) -> dict[str, Any]:
         "expected_misses": misses, "host_doors": host_doors(strong, overlay), "warning": sandbox.warning,
         "bubblewrap_problem": sandbox.bubblewrap_problem, "warm_workers": sandbox.warm_workers,
         "run_attribution": ("exact: writable runs see the project through an overlay, and only what they wrote is "
-                            "applied and undone" if sandbox.overlay_problem is None else sandbox.overlay_problem),
+                            "applied and undone" if sandbox.runs.overlay_problem is None else sandbox.runs.overlay_problem),
         "protected_paths": protected_paths(sandbox.project.root),
     }
     if sandbox.toolchain is not None:

@@ -245,7 +245,8 @@ def open_undo(core: Core, opening: Runtime) -> UndoService | None:
     if checkpoints is None:
         core.problems.append(_no_repository())
         return None
-    return UndoService(checkpoints, catalog=catalog_of(opening), recipes=recipes_of(opening), ignored=core.sandbox)
+    return UndoService(checkpoints, catalog=catalog_of(opening), recipes=recipes_of(opening),
+                       ignored=core.sandbox.runs if core.sandbox is not None else None)
 
 
 def _no_repository() -> str:

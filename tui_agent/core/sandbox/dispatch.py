@@ -60,7 +60,7 @@ class WarmPool:
             return await self._spawn(launch)
         self._used.add(launch)
         self._taken = time.monotonic()
-        layout = project_layout(self.root, launch.project_writable)
+        layout = project_layout(self.root, launch)
         if launch in self._asked:  # runs go at once (a cold open's batches): the next one's worker boots meanwhile
             self.schedule_refill()
         for candidate in [worker for worker in self._workers if worker.launch == launch]:

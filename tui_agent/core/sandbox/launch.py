@@ -1,5 +1,5 @@
 """The one launch path: what a worker is started as (`Launch`) becomes its command line and environment, for the fresh
-worker and the overlay worker alike; the bubblewrap and overlay probes try the same pieces.
+worker and the overlay worker alike (the overlay's folders too); the bubblewrap and overlay probes try the same pieces.
 
 Under bubblewrap the command line is, outermost first: the shell that joins the run's cgroup (`JOIN_THEN_EXEC`), the
 overlay mount in a new mount namespace (a writable run through an overlay, `OVERLAY_MOUNT`), bubblewrap (`_bwrap`),
@@ -32,7 +32,6 @@ from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
 from tui_agent.core.sandbox.fanout import SANDBOX_HOME
 
 if TYPE_CHECKING:
-    from tui_agent.core.sandbox.writable_runs import OverlayDirs
     from tui_agent.core.sandbox.toolchain import Toolchain
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
@@ -64,7 +63,7 @@ HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
 $XDG_RUNTIME_DIR, whether or not the run has the network."""
 
 _probe_lock = threading.Lock()
-_probe_cache: dict[str, str | None] = {}
+_overlay_probed: list[str | None] = []
 
 
 @dataclass(frozen=True)
@@ -111,11 +110,11 @@ class Command:
 def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel_fd: int,
             toolchain: Toolchain | None = None, seccomp_fd: int | None = None, net_fd: int | None = None,
             overlay: OverlayDirs | None = None, cgroup_procs: tuple[Path, ...] = (),
-            venvs: list[Path] | None = None) -> Command:
+            layout: tuple[str, ...] | None = None) -> Command:
     """The command that starts a worker as `launch` says: `seccomp_fd` is the base filter bubblewrap installs, `net_fd`
     where the worker hands over its proxy listener (a network grant), `overlay` the folders of its overlay mount,
-    `cgroup_procs` the run cgroup's `cgroup.procs` files the first process joins, `venvs` the project's virtualenvs
-    `project_venvs(project, None)` found for this launch (looked up here when None)."""
+    `cgroup_procs` the run cgroup's `cgroup.procs` files the first process joins, `layout` what `project_layout` gave
+    for this launch (looked at here when None)."""
     join = ["/bin/sh", "-c", JOIN_THEN_EXEC, "sh", *map(str, cgroup_procs), "--"] if cgroup_procs else []
     if launch.tier != TIER_BUBBLEWRAP:
         private_dir = scratch / f"run-{token}"
@@ -128,8 +127,8 @@ def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel
     if mounts is None or not mounts.current():
         mounts = host_mounts(project, *((toolchain.read_only, toolchain.masked) if toolchain is not None else ()))
     mount = overlay_prefix(overlay, project) if overlay is not None else []
-    argv = _bwrap(project, launch, mounts, venv=toolchain.venv if toolchain is not None else None,
-                  seccomp_fd=seccomp_fd, drop_caps=overlay is not None, venvs=venvs)
+    argv = _bwrap(project, launch, mounts, venv=toolchain.venv if toolchain is not None else None, seccomp_fd=seccomp_fd,
+                  layout=project_layout(project, launch) if layout is None else layout)
     argv += worker_argv(channel_fd, project, mounts.hidden, net_fd if launch.network else None)
     env = sandbox_env(home=SANDBOX_HOME, tmpdir="/tmp", tier=launch.tier, token=token, toolchain=toolchain)
     if net_fd is not None and launch.network:
@@ -138,34 +137,31 @@ def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel
 
 
 def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | None, seccomp_fd: int | None,
-           drop_caps: bool, venvs: list[Path] | None) -> list[str]:
+           layout: tuple[str, ...]) -> list[str]:
     """bubblewrap up to the worker: / read-only, `mounts` (homes, /tmp and host socket folders hidden), the project
-    the only writable place (read-only too unless `launch.project_writable`), under the base filter read from
-    `seccomp_fd`.
+    the only writable place but for its `layout` and the toolchain's `venv` (read-only too unless
+    `launch.project_writable`), under the base filter read from `seccomp_fd`.
 
-    `drop_caps`: bubblewrap runs as root of a user namespace (an overlay launcher's) even for a user without privileges;
-    an overlay run's `.git` is writable where a commit writes (the harvest filters it). A `network` grant is served
-    by the host's proxy through the listener the worker hands over (network/proxy.py), never by the host's interfaces.
+    Capabilities are dropped where bubblewrap runs as root of a user namespace (an overlay launcher's) even for a user
+    without privileges; an overlay run's `.git` is writable where a commit writes (the harvest filters it). A `network`
+    grant is served by the host's proxy through the listener the worker hands over (network/proxy.py), never by the
+    host's interfaces.
     """
     binary = bwrap_path()
     assert binary is not None
     argv = [binary, *ISOLATED, "--hostname", "sandbox"]
-    if os.geteuid() == 0 or drop_caps:
+    if os.geteuid() == 0 or launch.overlay:
         argv += ["--cap-drop", "ALL"]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *mounts.binds]
     if launch.project_writable:
-        argv += ["--bind", str(project), str(project)]
-        argv += protected.read_only_binds(project, git_commits=launch.overlay)
-        if not launch.venv_writable:  # a test run must not plant a .pth in a virtualenv (used or not) run later
-            for folder in project_venvs(project, venv, venvs):
-                argv += ["--ro-bind", str(folder), str(folder)]
+        used = project_venvs(project, venv) if venv is not None and not launch.venv_writable else []
+        argv += ["--bind", str(project), str(project), *layout]
+        argv += _read_only(path for path in used if str(path) not in layout)
     else:
         argv += ["--ro-bind", str(project), str(project)]
-    for path in interpreter_paths():
-        if path.is_relative_to(project):
-            argv += ["--ro-bind", str(path), str(path)]
+    argv += _read_only(path for path in interpreter_paths() if path.is_relative_to(project))
     return [*argv, "--chdir", str(project), "--"]
 
 
@@ -182,9 +178,8 @@ def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Pat
     if resolv.is_file() and any(is_inside(resolv, folder) for folder in hidden):
         argv += ["--ro-bind", str(resolv), str(resolv)]
     argv += ["--dir", SANDBOX_HOME]
-    for path in interpreter_paths():
-        if any(is_inside(path, folder) for folder in hidden) and not is_inside(path, root):
-            argv += ["--ro-bind", str(path), str(path)]
+    argv += _read_only(path for path in interpreter_paths()
+                       if any(is_inside(path, folder) for folder in hidden) and not is_inside(path, root))
     bound: list[Path] = []
     for folder in sorted(read_only, key=lambda path: len(path.parts)):
         if any(is_inside(folder, parent) for parent in bound) or not any(is_inside(folder, h) for h in hidden):
@@ -192,8 +187,9 @@ def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Pat
         bound.append(folder)
         if not any(is_inside(socket, Path(os.path.realpath(folder))) for socket in sockets):
             argv += ["--ro-bind", str(folder), str(folder)]
-    for secret in masked:
-        if secret.is_symlink() or not any(is_inside(secret, folder) for folder in bound):
+    for secret in masked:  # wherever it is seen: in a folder bound into a hidden one, or through the read-only root
+        seen = any(is_inside(secret, folder) for folder in bound) or not any(is_inside(secret, h) for h in hidden)
+        if secret.is_symlink() or not seen:
             continue  # a symlink's target is masked in its own right
         argv += ["--tmpfs", str(secret), "--remount-ro", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
     return HostMounts(tuple(hidden), tuple(argv), environ, tuple(path for path in candidates if not path.exists()))
@@ -231,18 +227,42 @@ def worker_argv(channel_fd: int, project: Path, private: Iterable[Path] = (), ne
             *(f"private={folder}" for folder in private), *net]
 
 
-def overlay_prefix(dirs: OverlayDirs, project: Path) -> list[str]:
-    """The command prefix that mounts the overlay of `dirs` over `project` in a new mount namespace (a new user
-    namespace too, mapped to the caller, without privileges), then execs the rest of the command line (bubblewrap)."""
-    return _overlay_mount(project, dirs.folder, dirs.rootless)
+@dataclass(frozen=True)
+class OverlayDirs:
+    """One worker's overlay folders in `folder`: `upper` receives everything the run writes; `work` is the kernel's."""
+
+    folder: Path
+    rootless: bool
+
+    @property
+    def upper(self) -> Path:
+        return self.folder / "upper"
+
+    def remove(self) -> None:
+        """Delete the folders (the kernel's work folder may be mode 000 for a user without privileges)."""
+        for inner in (self.folder / "work" / "work", self.folder / "work" / "index"):
+            with contextlib.suppress(OSError):
+                os.chmod(inner, 0o700)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _overlay_mount(lower: Path, folder: Path, rootless: bool) -> list[str]:
-    """The overlay of `lower`, its upper and work folders `folder`/upper and `folder`/work, mounted over `lower`."""
-    options = f"{'userxattr,' if rootless else ''}{OVERLAY_OPTIONS}"
-    user = ["--user", "--map-root-user"] if rootless else []
+def prepare(scratch: Path) -> OverlayDirs:
+    """Fresh upper and work folders under `scratch` (outside the project, as the kernel requires)."""
+    folder = Path(tempfile.mkdtemp(prefix="overlay-", dir=scratch))
+    dirs = OverlayDirs(folder, rootless=os.geteuid() != 0)
+    dirs.upper.mkdir()
+    (folder / "work").mkdir()
+    return dirs
+
+
+def overlay_prefix(dirs: OverlayDirs, lower: Path) -> list[str]:
+    """The command prefix that mounts the overlay of `lower` (the project), its upper and work folders `dirs`', over it
+    in a new mount namespace (a new user namespace too, mapped to the caller, without privileges), then execs the rest
+    of the command line (bubblewrap)."""
+    options = f"{'userxattr,' if dirs.rootless else ''}{OVERLAY_OPTIONS}"
+    user = ["--user", "--map-root-user"] if dirs.rootless else []
     return [shutil.which("unshare") or "unshare", "--mount", "--propagation", "private", *user, "--", "/bin/sh", "-c",
-            OVERLAY_MOUNT, "overlay", str(folder), options, str(lower)]
+            OVERLAY_MOUNT, "overlay", str(dirs.folder), options, str(lower)]
 
 
 def sandbox_env(*, home: str, tmpdir: str, tier: str, token: str, toolchain: Toolchain | None = None) -> dict[str, str]:
@@ -271,15 +291,13 @@ def interpreter_paths() -> tuple[Path, ...]:
     return tuple(sorted({p.resolve() for p in paths if p.exists()}))
 
 
-def project_venvs(root: Path, used: Path | None, found: list[Path] | None = None) -> list[Path]:
+def project_venvs(root: Path, used: Path | None) -> list[Path]:
     """Every virtualenv inside the project (resolved), used or not (`used`: the toolchain's): each is kept
-    read-only in writable runs, and its start-up files are checked after them. `found`: what `project_venvs(root,
-    None)` gave for this launch (then only `used` is looked at)."""
+    read-only in writable runs, and its start-up files are checked after them."""
     real_root = Path(os.path.realpath(root))
-    named = (root / ".venv", root / "venv") if found is None else ()
-    reals = [Path(os.path.realpath(path)) for path in (*named, *([used] if used is not None else []))]
-    return list(dict.fromkeys([*(found or ()), *(real for real in reals if (real / "pyvenv.cfg").is_file()
-                                                 and real.is_relative_to(real_root) and real != real_root)]))
+    reals = [Path(os.path.realpath(path)) for path in (root / ".venv", root / "venv", *([used] if used is not None else []))]
+    return list(dict.fromkeys(real for real in reals if (real / "pyvenv.cfg").is_file()
+                              and real.is_relative_to(real_root) and real != real_root))
 
 
 def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
@@ -289,38 +307,34 @@ def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
     return sorted({Path(os.path.realpath(site)) for venv in venvs for site in (venv / "lib").glob("python3*/site-packages")})
 
 
-def project_layout(project: Path, project_writable: bool = True,
-                   venvs: list[Path] | None = None) -> tuple[tuple[str, bool], ...]:
-    """Which read-only paths exist (the project's virtualenvs too: `venvs`, `project_venvs(project, None)` when
-    already found); a warm worker started under another layout must not be used. A read-only project is bound whole,
-    its command line never depends on them: nothing to look at before each read-only run."""
-    if not project_writable:
+def project_layout(project: Path, launch: Launch) -> tuple[str, ...]:
+    """The binds keeping a writable bubblewrap run off the project's protected paths (`.git`'s config, hooks and the
+    like only, for an overlay run: what a commit needs stays writable) and, unless `launch.venv_writable`, its `.venv`
+    and `venv` (a test run must not plant a .pth in a virtualenv run later), looked at anew for each launch: a warm
+    worker started under other binds must not be used. No other launch's command line depends on them (a read-only
+    project is bound whole): nothing to look at before its runs."""
+    if not launch.project_writable or launch.tier != TIER_BUBBLEWRAP:
         return ()
-    found = project_venvs(project, None) if venvs is None else venvs
-    return (*protected.layout(project), *((f"virtualenv {venv}", True) for venv in found))
+    venvs = [] if launch.venv_writable else project_venvs(project, None)
+    return (*protected.read_only_binds(project, git_commits=launch.overlay), *_read_only(venvs))
+
+
+def _read_only(paths: Iterable[Path]) -> list[str]:
+    return [argument for path in paths for argument in ("--ro-bind", str(path), str(path))]
 
 
 def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
+@functools.cache
 def probe_bubblewrap() -> str | None:
     """None when bubblewrap really works here (tried once per process), else the reason it does not."""
-    with _probe_lock:
-        if "bubblewrap" not in _probe_cache:
-            binary = bwrap_path()
-            _probe_cache["bubblewrap"] = _tried(
-                [binary, *ISOLATED, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-                 "true"], "bwrap fails here") if binary else "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-        return _probe_cache["bubblewrap"]
-
-
-def probe_overlay(scratch: Path) -> str | None:
-    """None when an overlay can be mounted here the way runs mount it (tried once per process), else why not."""
-    with _probe_lock:
-        if "overlay" not in _probe_cache:
-            _probe_cache["overlay"] = _try_overlay(scratch)
-        return _probe_cache["overlay"]
+    binary = bwrap_path()
+    if binary is None:
+        return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    return _tried([binary, *ISOLATED, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "true"],
+                 "bwrap fails here")
 
 
 def _tried(argv: list[str], failing: str) -> str | None:
@@ -334,23 +348,27 @@ def _tried(argv: list[str], failing: str) -> str | None:
     return f"{failing}: {done.stderr.decode(errors='replace').strip() or f'exit status {done.returncode}'}"
 
 
+def probe_overlay(scratch: Path) -> str | None:
+    """None when an overlay can be mounted here the way runs mount it (tried once per process), else why not."""
+    with _probe_lock:
+        if not _overlay_probed:
+            _overlay_probed.append(_try_overlay(scratch))
+        return _overlay_probed[0]
+
+
 def _try_overlay(scratch: Path) -> str | None:
-    """The overlay mount of a run, tried on folders of the probe's own."""
+    """The overlay mount of a run, tried on folders of the probe's own under `scratch`."""
     if shutil.which("unshare") is None:
         return "util-linux's `unshare` is not installed"
-    trial = Path(tempfile.mkdtemp(prefix="overlay-probe-", dir=scratch))
-    lower, upper, work = trial / "lower", trial / "upper", trial / "work"
+    dirs = prepare(scratch)
+    lower = dirs.folder / "lower"
     try:
-        for folder in (lower, upper, work):
-            folder.mkdir()
+        lower.mkdir()
         (lower / "f").write_text("x")
-        problem = _tried([*_overlay_mount(lower, trial, os.geteuid() != 0), "/bin/sh", "-c",
-                          'rm "$1/f" && echo y > "$1/g"', "sh", str(lower)], "an overlay mount fails here")
-        if problem is None and (not (upper / "g").is_file() or (lower / "g").exists() or not (lower / "f").exists()):
+        problem = _tried([*overlay_prefix(dirs, lower), "/bin/sh", "-c", 'rm "$1/f" && echo y > "$1/g"', "sh", str(lower)],
+                         "an overlay mount fails here")
+        if problem is None and (not (dirs.upper / "g").is_file() or (lower / "g").exists() or not (lower / "f").exists()):
             return "an overlay mount does not keep writes apart here"
         return problem
     finally:
-        for inner in (work / "work", work / "index"):  # the kernel's, mode 000 for a user without privileges
-            with contextlib.suppress(OSError):
-                os.chmod(inner, 0o700)
-        shutil.rmtree(trial, ignore_errors=True)
+        dirs.remove()

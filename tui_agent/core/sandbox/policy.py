@@ -240,73 +240,53 @@ BWRAP_FIX = ("How to fix: check that `bwrap --unshare-pid --ro-bind / / true` wo
              "no filesystem isolation")
 
 
-def output_text(data: bytes, total: int, cap: int, stream: str) -> tuple[str, bool]:
-    text = data.decode("utf-8", errors="replace")
-    if total <= cap:
-        return text, False
-    return text + f"\n[{stream} cut: showed the first {cap} of {total} bytes]\n", True
+def to_run_result(outcome: Outcome, policy: SandboxPolicy, tier: str) -> RunResult:
+    def shown(data: bytes, total: int, stream: str) -> str:
+        text = data.decode("utf-8", errors="replace")
+        cut = f"\n[{stream} cut: showed the first {policy.output_bytes} of {total} bytes]\n"
+        return text + cut if total > policy.output_bytes else text
 
-
-def death_signal(exit_code: int | None, tier: str) -> int | None:
-    if exit_code is None:
-        return None
-    if exit_code < 0:
-        return -exit_code
-    if tier == TIER_BUBBLEWRAP and exit_code > 128:
-        return exit_code - 128
-    return None
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
+    stdout = shown(outcome.stdout, outcome.stdout_total, "stdout")
+    stderr = shown(outcome.stderr, outcome.stderr_total, "stderr")
+    response = outcome.response
+    if response is None or outcome.cancelled or outcome.timed_out or outcome.flooded or "ok" not in response:
+        kind, message = failure(outcome, policy, tier, stderr)
+        response = {"ok": False, "error": message, "error_kind": kind}
+    return answer_result({**response, "stdout": stdout, "stderr": stderr, "output_truncated":
+                          max(outcome.stdout_total, outcome.stderr_total) > policy.output_bytes,
+                          "duration_ms": outcome.duration_ms, "exit_code": outcome.exit_code}, tier)
 
 
 def failure(outcome: Outcome, policy: SandboxPolicy, tier: str, stderr: str) -> tuple[str, str]:
-    """(error_kind, message) for a run that produced no result of its own."""
+    """(error_kind, message) for a run that produced no result of its own; one that exited before its interpreter
+    started gets what failed, its own words, and how to fix it."""
     if outcome.cancelled:
         return ERROR_CANCELLED, "cancelled: the run's process tree was killed"
     if outcome.timed_out:
         return ERROR_TIMEOUT, f"timed out after {policy.timeout_s:g} s: the run's process tree was killed"
     if outcome.flooded:
         return ERROR_LIMIT, "output flood: the run wrote far beyond the output cap and was killed"
+    code, tail = outcome.exit_code, stderr[-STDERR_TAIL:].strip()
     if outcome.start_failed:
-        return ERROR_SANDBOX, start_failure_message(outcome, tier, stderr)
+        status, said = f" (exit status {code})" if code is not None else "", tail or "(nothing on stderr)"
+        if tier == TIER_BUBBLEWRAP:
+            return ERROR_SANDBOX, f"the bubblewrap sandbox could not start{status}; bwrap said: {said}\n{BWRAP_FIX}"
+        return ERROR_SANDBOX, (f"the sandboxed interpreter could not start{status}: {said}\nHow to fix: check that this "
+                               "Python can start (`python -I -c pass`) and that the project folder is readable")
     if outcome.protocol_error:
         return ERROR_SANDBOX, outcome.protocol_error
-    number = death_signal(outcome.exit_code, tier)
-    tail = stderr[-STDERR_TAIL:].strip()
+    number = -code if code is not None and code < 0 else None
+    if code is not None and code > 128 and tier == TIER_BUBBLEWRAP:  # its process 1 dies as 128 + the signal
+        number = code - 128
     detail = f"\n{tail}" if tail else ""
     if number == signal.SIGXCPU:
         return ERROR_LIMIT, f"CPU time limit of {policy.cpu_s} s exceeded{detail}"
     if number == signal.SIGKILL:
         return ERROR_LIMIT, f"killed by SIGKILL (CPU hard limit or memory exhaustion){detail}"
     if number is not None:
-        return ERROR_SANDBOX, f"the sandboxed process died from {_signal_name(number)} without a result{detail}"
-    return ERROR_SANDBOX, f"the sandboxed process exited with status {outcome.exit_code} without a result{detail}"
-
-
-def start_failure_message(outcome: Outcome, tier: str, stderr: str) -> str:
-    """What failed when the sandbox exited before its interpreter started, its own words, and how to fix it."""
-    said = stderr[-STDERR_TAIL:].strip() or "(nothing on stderr)"
-    status = f" (exit status {outcome.exit_code})" if outcome.exit_code is not None else ""
-    if tier == TIER_BUBBLEWRAP:
-        return f"the bubblewrap sandbox could not start{status}; bwrap said: {said}\n{BWRAP_FIX}"
-    return (f"the sandboxed interpreter could not start{status}: {said}\n"
-            "How to fix: check that this Python can start (`python -I -c pass`) and that the project folder is readable")
-
-
-def to_run_result(outcome: Outcome, policy: SandboxPolicy, tier: str) -> RunResult:
-    stdout, out_cut = output_text(outcome.stdout, outcome.stdout_total, policy.output_bytes, "stdout")
-    stderr, err_cut = output_text(outcome.stderr, outcome.stderr_total, policy.output_bytes, "stderr")
-    response = outcome.response
-    if response is None or outcome.cancelled or outcome.timed_out or outcome.flooded or "ok" not in response:
-        kind, message = failure(outcome, policy, tier, stderr)
-        response = {"ok": False, "error": message, "error_kind": kind}
-    return answer_result({**response, "stdout": stdout, "stderr": stderr, "output_truncated": out_cut or err_cut,
-                          "duration_ms": outcome.duration_ms, "exit_code": outcome.exit_code}, tier)
+        name = next((known.name for known in signal.Signals if known == number), f"signal {number}")
+        return ERROR_SANDBOX, f"the sandboxed process died from {name} without a result{detail}"
+    return ERROR_SANDBOX, f"the sandboxed process exited with status {code} without a result{detail}"
 
 
 def answer_result(answer: dict[str, Any], tier: str) -> RunResult:
@@ -327,22 +307,9 @@ def answer_result(answer: dict[str, Any], tier: str) -> RunResult:
     )
 
 
-def with_notes(result: RunResult, notes: list[str]) -> RunResult:
-    """The result with tuiagent's notes about the run (quarantined paths, ignored files, kept files) on its stderr."""
-    if not notes:
-        return result
-    return replace(result, stderr=result.stderr + "".join(f"[tuiagent] {note}\n" for note in notes))
-
-
 WEAK_TIER_NETWORK = ("refused, nothing was run: a network grant needs the bubblewrap tier. The rlimits tier has no "
                      "network namespace, so a run given the network would reach services on this machine's loopback "
                      "(127.0.0.1, ::1) and its LAN directly, past the proxy that limits a grant to public host names. "
                      "Run it without the network, or make bubblewrap work here (`tuiagent sandbox status` says why "
                      "it does not)")
 
-
-def network_refused(tier: str) -> RunResult:
-    """The result of a run granted the network on a tier that cannot keep it off this machine."""
-    return RunResult(ok=False, value=None, value_is_repr=False, error=WEAK_TIER_NETWORK, error_kind=ERROR_SANDBOX,
-                     stdout="", stderr="", output_truncated=False, duration_ms=0.0, files_read=(), tier=tier,
-                     exit_code=None)

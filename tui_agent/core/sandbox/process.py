@@ -19,13 +19,12 @@ from typing import Any
 from tui_agent.core.errors import TuiAgentError
 from tui_agent.core.listeners import tell
 from tui_agent.core.sandbox import launch as launch_path
-from tui_agent.core.sandbox.launch import Launch
+from tui_agent.core.sandbox.launch import Launch, OverlayDirs
 from tui_agent.core.network.proxy import PROXY_REFUSED, Attachment, shared_proxy
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant, Outcome, SandboxBridge
 from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.worker_guard import base_filter_fd, run_filter_message
-from tui_agent.core.sandbox.writable_runs import OverlayDirs
 
 DRAIN_AFTER_EXIT_S = 0.5
 RESULT_LIMIT = 8 * 1024 * 1024
@@ -202,7 +201,7 @@ class Worker:
     channel: socket.socket
     launch: Launch
     """What it was started as (the warm pool hands it only to a run wanting the same)."""
-    layout: tuple[tuple[str, bool], ...]
+    layout: tuple[str, ...]
     private_dir: str | None
     processes: RunProcesses
     """What `stopping` stops: the run's cgroup, its PID namespace, or (weak tier) its session."""
@@ -219,9 +218,8 @@ class Worker:
                     toolchain: Toolchain | None = None, overlay: OverlayDirs | None = None) -> "Worker":
         """Start a worker as `launch` says (`launch.py` builds its command line); `overlay`: the folders of its
         overlay mount when `launch.overlay`."""
-        # before the command line: a path made meanwhile makes it stale; its virtualenvs looked up once for both
-        venvs = launch_path.project_venvs(project, None) if launch.project_writable else []
-        layout = launch_path.project_layout(project, launch.project_writable, venvs)
+        # before the command line, the same binds: a path made meanwhile makes it stale
+        layout = launch_path.project_layout(project, launch)
         parent_end, child_end = socket.socketpair()
         token = secrets.token_hex(8)
         strong = launch.tier == TIER_BUBBLEWRAP
@@ -233,7 +231,7 @@ class Worker:
             cgroup = RunCgroup.create(f"tuiagent-{os.getpid()}-{token}", processes)
             started = launch_path.command(project, launch, token=token, scratch=scratch, channel_fd=child_end.fileno(),
                                           toolchain=toolchain, seccomp_fd=base_filter, net_fd=net_fd, overlay=overlay,
-                                          cgroup_procs=tuple(cgroup.procs_files) if cgroup else (), venvs=venvs)
+                                          cgroup_procs=tuple(cgroup.procs_files) if cgroup else (), layout=layout)
             process = await asyncio.create_subprocess_exec(
                 *started.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, pass_fds=[fd for fd in (child_end.fileno(), base_filter, net_fd)

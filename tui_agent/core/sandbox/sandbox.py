@@ -13,7 +13,7 @@ from typing import Any, overload
 
 from tui_agent.core.project import Project
 from tui_agent.core.settings import Settings
-from tui_agent.core.sandbox import ignored, protected
+from tui_agent.core.sandbox import protected
 from tui_agent.core.sandbox.protected import GIT, GIT_READ_ONLY, REFUSED, protected_paths
 from tui_agent.core.versioning import hookhold
 from tui_agent.core.auditlog import AuditLog
@@ -21,31 +21,16 @@ from tui_agent.core.sandbox.dispatch import RunDispatch
 from tui_agent.core.sandbox.launch import ALLOWED_ENV, probe_bubblewrap
 from tui_agent.core.hostnames import configured_names
 from tui_agent.core.tempfolders import owned_temp, sweep_once
-from tui_agent.core.sandbox.policy import (
-    BWRAP_FIX,
-    TIER_BUBBLEWRAP,
-    TIER_LEVELS,
-    TIER_RLIMITS,
-    ERROR_CANCELLED,
-    NetworkGrant,
-    RunResult,
-    RunWrites,
-    SandboxBridge,
-    SandboxPolicy,
-    SandboxUnavailable,
-    answer_result,
-    check_level,
-    network_refused,
-    to_run_result,
-    with_notes,
-)
+from tui_agent.core.sandbox.policy import (BWRAP_FIX, ERROR_CANCELLED, ERROR_SANDBOX, TIER_BUBBLEWRAP, TIER_LEVELS,
+                                           TIER_RLIMITS, WEAK_TIER_NETWORK, NetworkGrant, Program, RunResult,
+                                           SandboxBridge, SandboxPolicy, SandboxUnavailable, ShellCommand, Snippet,
+                                           ToolBatch, ToolCall, answer_result, check_level, to_run_result)
 from tui_agent.core.network.proxy import PROXY_REFUSED
 from tui_agent.core.sandbox.process import OutputListener
-from tui_agent.core.sandbox.policy import Program, ShellCommand, Snippet, ToolBatch, ToolCall
 from tui_agent.core.sandbox.toolchain import Toolchain, discover, programs_from_venv
 from tui_agent.core.sandbox.stopping import kill_base, pids_base
 from tui_agent.core.sandbox.worker_guard import make_undumpable, seccomp_arch
-from tui_agent.core.sandbox.writable_runs import PER_CALL_ONLY, WritableRuns, recover as recover_overlays
+from tui_agent.core.sandbox.writable_runs import WritableRuns, recover as recover_overlays
 
 DEFAULT_WARM_WORKERS = 2
 
@@ -75,7 +60,11 @@ class Sandbox:
         self.notices: list[str] = []
         """Protected paths agent code created and tuiagent moved to `.agent/quarantine/` (also after a crash)."""
         self.runs = WritableRuns(project, tier, self._scratch, self.notices)
+        """What writable runs wrote, until undo takes it (`take_run_writes`, `take_ignored_changes`), and whether they
+        go through an overlay (`overlay_problem`)."""
         self.dispatch = RunDispatch(project, tier, policy, warm_workers, self._scratch, self.runs)
+        self.toolchain: Toolchain | None = None
+        """The project's toolchain (PATH, virtualenv, read-only folders, build variables) every worker sees."""
 
     @classmethod
     async def start(cls, project: Project, *, tier: str | None = None, policy: SandboxPolicy | None = None,
@@ -103,12 +92,12 @@ class Sandbox:
         # only then the temporary folders of tuiagent processes killed earlier: a killed run's overlay is in one, and
         # the recovery above applies (or quarantines) what it wrote first
         await asyncio.to_thread(sweep_once)
-        sandbox.toolchain, overlay_problem = await asyncio.gather(
+        toolchain, _ = await asyncio.gather(
             asyncio.to_thread(discover, project.root, extra_env=settings.sandbox_env,
                               extra_paths=settings.sandbox_paths, project_venv=project_venv),
-            asyncio.to_thread(sandbox.runs.probe_overlay) if tier == TIER_BUBBLEWRAP else asyncio.sleep(0, PER_CALL_ONLY))
-        if sandbox.overlay_problem is None:
-            sandbox.overlay_problem = overlay_problem
+            asyncio.to_thread(sandbox.runs.probe_overlay))
+        sandbox.toolchain = sandbox.dispatch.toolchain = toolchain
+        sandbox.runs.venv = toolchain.venv
         if prestart:
             sandbox.dispatch.warm.prestarted = True
             await sandbox.dispatch.warm.fill()
@@ -121,33 +110,6 @@ class Sandbox:
             return
         self.dispatch.warm.prestarted = True
         self.dispatch.warm.schedule_refill()
-
-    @property
-    def toolchain(self) -> Toolchain | None:
-        """The project's toolchain (PATH, virtualenv, read-only folders, build variables) every worker sees."""
-        return self.dispatch.toolchain
-
-    @toolchain.setter
-    def toolchain(self, toolchain: Toolchain | None) -> None:
-        self.dispatch.toolchain = toolchain
-        self.runs.venv = toolchain.venv if toolchain is not None else None
-
-    @property
-    def overlay_problem(self) -> str | None:
-        """Why writable runs are not mounted as overlays (their writes not attributed), or None."""
-        return self.runs.overlay_problem
-
-    @overlay_problem.setter
-    def overlay_problem(self, problem: str | None) -> None:
-        self.runs.overlay_problem = problem
-
-    def take_run_writes(self) -> list[RunWrites]:
-        """What each writable run wrote since the last call (the undo journal attributes each call's changes)."""
-        return self.runs.take_run_writes()
-
-    def take_ignored_changes(self) -> list[ignored.IgnoredChange]:
-        """The ignored files changed by writable runs since the last call (the undo journal records them per turn)."""
-        return self.runs.take_ignored_changes()
 
     def prewarm(self, runs: int) -> None:
         """Have workers for `runs` offline read-only runs at once ready or booting now (a cold catalog open); those
@@ -259,7 +221,7 @@ class Sandbox:
             raise SandboxUnavailable("the sandbox is closed")
         effective = policy or self.policy
         if effective.network and self.tier != TIER_BUBBLEWRAP:  # no namespace: the grant would be the host's network
-            return network_refused(self.tier)
+            return answer_result({"ok": False, "error": WEAK_TIER_NETWORK, "error_kind": ERROR_SANDBOX}, self.tier)
         request["policy"] = effective.to_dict()
         request["tool_dirs"] = [] if "tool_paths" in request else [str(self.project.tools_dir)]
         writable = self.runs.project_writable(effective)
@@ -281,7 +243,8 @@ class Sandbox:
         result = to_run_result(outcome, effective, self.tier)
         if writable and self.tier == TIER_BUBBLEWRAP:
             swept += self.runs.told(refused_writes(self.project.root, result, git_commits=attributed), [])
-        result = with_notes(result, swept)
+        # tuiagent's notes about the run (quarantined paths, ignored files, kept files) on its stderr
+        result = dataclasses.replace(result, stderr=result.stderr + "".join(f"[tuiagent] {note}\n" for note in swept))
         if outcome.start_failed:  # not the code's failure: nothing is recorded against a tool
             raise SandboxUnavailable(result.error or "the sandbox could not start")
         return result
@@ -317,13 +280,9 @@ def refused_writes(root: Path, result: RunResult, *, git_commits: bool) -> list[
         return []
     entries = sorted({*protected_paths(root), *(f"{GIT}/{name}" for name in GIT_READ_ONLY)},
                      key=len, reverse=True)
-    notes: list[str] = []
-    for line in lines:
-        entry = _named(line, entries, str(root))
-        note = f"{REFUSED}writing {entry} ({_why(entry, git_commits)})" if entry is not None else None
-        if note is not None and note not in notes:
-            notes.append(note)
-    return notes[:MAX_NOTES]
+    named = (_named(line, entries, str(root)) for line in lines)
+    notes = dict.fromkeys(f"{REFUSED}writing {entry} ({_why(entry, git_commits)})" for entry in named if entry is not None)
+    return list(notes)[:MAX_NOTES]
 
 
 def _named(line: str, entries: list[str], root: str) -> str | None:

@@ -2,7 +2,7 @@
 
 Through an overlay (bubblewrap, where it can be mounted) the project is the lower layer and the run's upper folder lies
 outside it, so what a run wrote is exactly what that folder holds; see `sandbox status`. Its folders are made before
-the run (`prepare`), the project stamped as it starts (`protected.LowerState`), recorded in `.agent/cache/overlays/`
+the run (`launch.prepare`), the project stamped as it starts (`protected.LowerState`), recorded in `.agent/cache/overlays/`
 while it runs (`begin`, `finish`), and applied after it by the one filtered step (`apply` -> harvest.py: protected
 paths and what a run may not leave refused and quarantined, the person's concurrent changes kept and the run's set
 aside, the ignored files' changes derived). Without an overlay (the weak tier, a machine where the overlay cannot be
@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import secrets
-import shutil
 import stat
 import tempfile
 import time
@@ -31,7 +30,7 @@ from tui_agent.core.catalog.files import process_alive
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import ignored
 from tui_agent.core.sandbox.harvest import Harvest, harvest
-from tui_agent.core.sandbox.launch import probe_overlay, project_venvs, site_dirs
+from tui_agent.core.sandbox.launch import OverlayDirs, prepare, probe_overlay, project_venvs, site_dirs
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
 from tui_agent.core.sandbox.protected import GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, Guard, LowerState
 from tui_agent.core.tempfolders import AWAITING_RECOVERY
@@ -50,38 +49,6 @@ MAX_TOLD = 10
 """Notes of one run told in full (one per refused entry: thousands would flood the person and the model); the rest are
 counted in one more line, each entry still refused and quarantined. More than protected.MAX_NOTES: kinds mix here."""
 MAX_NOTE_CHARS = 1_000
-
-
-@dataclass(frozen=True)
-class OverlayDirs:
-    """One worker's overlay folders: `upper` receives everything the run writes; `work` is the kernel's."""
-
-    folder: Path
-    rootless: bool
-
-    @property
-    def upper(self) -> Path:
-        return self.folder / "upper"
-
-    @property
-    def work(self) -> Path:
-        return self.folder / "work"
-
-    def remove(self) -> None:
-        """Delete the folders (the kernel's work folder may be mode 000 for a user without privileges)."""
-        for inner in (self.work / "work", self.work / "index"):
-            with contextlib.suppress(OSError):
-                os.chmod(inner, 0o700)
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def prepare(scratch: Path) -> OverlayDirs:
-    """Fresh upper and work folders under `scratch` (outside the project, as the kernel requires)."""
-    folder = Path(tempfile.mkdtemp(prefix="overlay-", dir=scratch))
-    dirs = OverlayDirs(folder, rootless=os.geteuid() != 0)
-    dirs.upper.mkdir()
-    dirs.work.mkdir()
-    return dirs
 
 
 def apply(dirs: OverlayDirs, root: Path, cache_dir: Path, since_ns: int, start: LowerState | None = None) -> Harvest:
@@ -226,10 +193,12 @@ class WritableRuns:
         """Overlay folders of finished runs being deleted in the background (`aclose` waits for them)."""
         self._loop = asyncio.get_running_loop()
 
-    def probe_overlay(self) -> str | None:
-        """Why this project cannot be mounted as an overlay here, or None (run once, in a thread)."""
-        problem = probe_overlay(self._scratch)
-        return f"{problem}; {PER_CALL_ONLY}" if problem else None
+    def probe_overlay(self) -> None:
+        """Find out whether this project can be mounted as an overlay here (once, in a thread): `overlay_problem`
+        says why not."""
+        problem = probe_overlay(self._scratch) if self.overlay_problem is None else None
+        if problem:
+            self.overlay_problem = f"{problem}; {PER_CALL_ONLY}"
 
     def project_writable(self, policy: SandboxPolicy) -> bool:
         """Only bubblewrap can make the project read-only; the rlimits tier runs every call the same way."""
@@ -297,7 +266,7 @@ class WritableRuns:
         root, start, kept = self.project.root, None, {}
         guard = Guard.of(root, GLOB_WATCH_LIMIT)
         if policy.project_writable:
-            start = LowerState.take(root, sites=site_dirs(root, self.venv))
+            start = self.lower()
             files = {path: stamp[2] for path, stamp in start.stamps.items() if not stat.S_ISDIR(stamp[1])}
             ignored_now = ignored_among(root, [path for path in files if not os.path.isabs(path)])
             read_only_venvs = self.tier == TIER_BUBBLEWRAP and not self.venv_writable(policy)
@@ -350,10 +319,12 @@ class WritableRuns:
         return shown
 
     def take_run_writes(self) -> list[RunWrites]:
+        """What each writable run wrote since the last call (the undo journal attributes each call's changes)."""
         found, self.run_writes = self.run_writes, []
         return found
 
     def take_ignored_changes(self) -> list[ignored.IgnoredChange]:
+        """The ignored files writable runs changed since the last call (the undo journal records them per turn)."""
         found, self.ignored_changes = self.ignored_changes, []
         return found
 
