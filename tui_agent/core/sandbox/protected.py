@@ -237,12 +237,6 @@ def read_only_binds(root: Path, *, git_commits: bool = False) -> list[str]:
             ("--ro-bind", str(root / relative), str(root / relative))]
 
 
-def layout(root: Path) -> tuple[tuple[str, bool], ...]:
-    """Which protected paths are bound: a warm worker started under another layout must not be used."""
-    inside_git = tuple((f"{GIT}/{name}", _bindable(root, f"{GIT}/{name}")) for name in GIT_READ_ONLY)
-    return (*((relative, _bindable(root, relative)) for relative in protected_paths(root)), *inside_git)
-
-
 @dataclass(frozen=True)
 class Guard:
     """The protected paths a run may neither create, replace nor delete: the fixed names and the hooks folder
