@@ -194,9 +194,9 @@ async def test_a_run_never_leaves_a_config_in_a_git_folder_a_gitdir_file_names_i
     box = await Sandbox.start(Project.at(project), tier="bubblewrap", warm_workers=0)
     try:
         if not overlay:
-            box.overlay_problem = "forced off for this test"
-        elif box.overlay_problem is not None:
-            pytest.skip(box.overlay_problem)
+            box.runs.overlay_problem = "forced off for this test"
+        elif box.runs.overlay_problem is not None:
+            pytest.skip(box.runs.overlay_problem)
         seen = len(box.notices)
         command = f"printf '[core]\\n\\tfsmonitor = \"touch {canary}; false\"\\n' >> gd/config"
         result = await box.run(Snippet(SHELL.format(command=command)), WRITABLE)
