@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import importlib.machinery
-import importlib.util
 import json
 import os
 import signal
-import stat
-import sys
 import time
 import types
 from collections.abc import Callable
@@ -39,34 +35,21 @@ def wipe(folder: str) -> None:
         device = os.lstat(folder).st_dev
     except OSError:
         return
-    stack: list[tuple[str, bool]] = [(folder, False)]
-    while stack:  # iterative post-order: a hostile run can nest folders deeper than any recursion limit
-        path, emptied = stack.pop()
-        if emptied:
-            if path != folder:
-                _quietly(os.rmdir, path)  # fails while it holds a mount point: then it stays
-            continue
-        stack.append((path, True))
-        try:
-            entries = list(os.scandir(path))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if info.st_dev != device:
-                continue
-            if stat.S_ISDIR(info.st_mode):
-                stack.append((entry.path, False))
-            else:
-                _quietly(os.unlink, entry.path)
-
-
-def _quietly(action: Callable[[str], None], path: str) -> None:
-    with contextlib.suppress(OSError):
-        action(path)
+    pending, folders = [folder], []
+    while pending:  # iteratively: a hostile run can nest folders deeper than any recursion limit
+        folders.append(path := pending.pop())
+        with contextlib.suppress(OSError), os.scandir(path) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_dev != device:
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    else:
+                        os.unlink(entry.path)
+    for path in reversed(folders[1:]):  # each after the folders inside it
+        with contextlib.suppress(OSError):  # fails while it holds a mount point: then it stays
+            os.rmdir(path)
 
 
 def private_folders(scratch: list[str]) -> list[str]:
@@ -84,14 +67,6 @@ def private_folders(scratch: list[str]) -> list[str]:
     return [folder for folder in scratch if folder in mounts]
 
 
-def wipe_private_folders(folders: list[str]) -> None:
-    """Empty /tmp and the hidden homes (the tmpfs folders of this sandbox), then recreate HOME."""
-    for folder in folders:
-        wipe(folder)
-    if folders:
-        os.makedirs(SANDBOX_HOME, exist_ok=True)
-
-
 def enter_child(out: int, err: int, answer: int) -> None:
     """In a forked child: `out` and `err` as stdout and stderr, a session of its own, and no descriptor but stdin,
     stdout, stderr and `answer`: never the run's channel to the host, on which a call could answer for the whole
@@ -104,41 +79,21 @@ def enter_child(out: int, err: int, answer: int) -> None:
 
 
 def call_each(calls: list[Any], answer_of: Callable[[Any], dict[str, Any]], *, guard: types.ModuleType,
-              timeout_s: float, scratch: list[str],
-              compiled: dict[tuple[str, str], tuple[Any, types.CodeType]] | None = None) -> list[dict[str, Any]]:
+              timeout_s: float, scratch: list[str]) -> list[dict[str, Any]]:
     """Each call's answer, in order: `answer_of(call)` in its forked child, with its stdout, stderr, exit code and
     duration (see `one_call`); after each call, what it left running is killed, then the private folders among
-    `scratch` are emptied. The calls' tool files are read and compiled once, into `compiled` (see
-    `compile_module_files`)."""
-    if compiled is not None:
-        compile_module_files(calls, compiled)
+    `scratch` are emptied and HOME made again."""
     folders = private_folders(scratch)
     gc.freeze()  # the children share these pages untouched: no collection of theirs walks (and copies) them
     answers = []
     for call in calls:
         answers.append(one_call(call, answer_of, guard, timeout_s))
         guard.kill_descendants()
-        wipe_private_folders(folders)
+        for folder in folders:
+            wipe(folder)
+        if folders:
+            os.makedirs(SANDBOX_HOME, exist_ok=True)
     return answers
-
-
-def compile_module_files(calls: list[Any], compiled: dict[tuple[str, str], tuple[Any, types.CodeType]]) -> None:
-    """The spec and code of each distinct (module, file) of a batch's calls, read and compiled by the batch's process
-    (no code of the file runs there): each child runs its module from the top, as a run of its own would, without
-    reading and compiling it again. A file that cannot be read or compiled is left to each call's own load."""
-    for call in calls:
-        if not isinstance(call, dict) or not call.get("module_path") or not isinstance(call.get("module"), str):
-            continue
-        key = (call["module"], str(call["module_path"]))
-        spec = None if key in compiled else importlib.util.spec_from_file_location(*key)
-        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
-            continue
-        try:
-            code = spec.loader.get_code(key[0])
-        except (ImportError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        if code is not None:
-            compiled[key] = (spec, code)
 
 
 def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types.ModuleType,
@@ -151,11 +106,7 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
     if pid == 0:
         try:
             enter_child(out_pipe[1], err_pipe[1], answer_pipe[1])
-            encoded = json.dumps(answer_of(call)).encode()
-            for stream in (sys.stdout, sys.stderr):  # what the call printed without a newline is not lost
-                with contextlib.suppress(BaseException):  # the call may have closed or replaced the stream
-                    stream.flush()
-            guard.write_all(answer_pipe[1], encoded)
+            guard.send_answer(answer_pipe[1], answer_of(call))
         finally:
             os._exit(0)
     answer_kept = guard.Kept(ANSWER_LIMIT, 0, [0])  # its first bytes only: an answer over the limit is none
