@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import os
 import signal
 import time
@@ -106,7 +105,7 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
     if pid == 0:
         try:
             enter_child(out_pipe[1], err_pipe[1], answer_pipe[1])
-            guard.send_answer(answer_pipe[1], answer_of(call))
+            guard.send(answer_pipe[1], answer_of(call))
         finally:
             os._exit(0)
     answer_kept = guard.Kept(ANSWER_LIMIT, 0, [0])  # its first bytes only: an answer over the limit is none
@@ -122,9 +121,9 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
         _pid, status = os.waitpid(pid, 0)
     for read, _write in pipes:
         os.close(read)
-    answer = _decode(bytes(answer_kept.kept) if answer_kept.total <= ANSWER_LIMIT else b"")
+    answer: dict[str, Any] | None = guard.decoded(bytes(answer_kept.kept) if answer_kept.total <= ANSWER_LIMIT else b"")
     exit_code = os.waitstatus_to_exitcode(status)
-    if answer is None:
+    if answer is None or "ok" not in answer:
         answer = {"ok": False, "value": None, "value_is_repr": False,
                   "error_kind": "timeout" if timed_out else ("limit" if exit_code in (-9, -24) else "sandbox"),
                   "error": (f"timed out after {timeout_s:g} s" if timed_out
@@ -134,10 +133,3 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
                   duration_ms=round((time.monotonic() - started) * 1000, 3))
     return answer
 
-
-def _decode(raw: bytes) -> dict[str, Any] | None:
-    try:
-        answer = json.loads(raw) if raw else None
-    except ValueError:
-        return None
-    return answer if isinstance(answer, dict) and "ok" in answer else None

@@ -46,10 +46,8 @@ def read_line(fd: int) -> dict[str, Any] | None:
     data = b""
     while not data.endswith(b"\n") and (chunk := os.read(fd, 65536)):
         data += chunk
-    with contextlib.suppress(ValueError, RecursionError):
-        decoded = json.loads(data or b"null")
-        return decoded if isinstance(decoded, dict) else None
-    return None
+    line: dict[str, Any] | None = guard.decoded(data)
+    return line
 
 
 class Imports:
@@ -80,22 +78,18 @@ class Imports:
         name = module.__name__
 
         def call(**arguments: Any) -> Any:
-            return self.ask(name, arguments)
+            with self.lock:
+                guard.send(self.channel, {"bridge": {"tool": name, "arguments": arguments}})
+                answer = read_line(self.channel)
+            if answer is None or not answer.get("ok"):
+                raise McpToolError("the runtime closed the channel" if answer is None
+                                   else answer.get("error", "the MCP call failed"))
+            return answer.get("value")
 
         call.__name__ = call.__qualname__ = name
         call.__doc__ = module.__doc__ = self.mcp_tools[name]
         module.McpToolError = McpToolError  # type: ignore[attr-defined]
         setattr(module, name, call)
-
-    def ask(self, name: str, arguments: dict[str, Any]) -> Any:
-        with self.lock:
-            guard.write_all(self.channel, (json.dumps({"bridge": {"tool": name, "arguments": arguments}}) + "\n").encode())
-            answer = read_line(self.channel)
-        if answer is None:
-            raise McpToolError("the runtime closed the channel")
-        if not answer.get("ok"):
-            raise McpToolError(answer.get("error", "the MCP call failed"))
-        return answer.get("value")
 
 
 class RunFiles:
@@ -391,7 +385,7 @@ def main() -> None:
         os._exit(exit_status)  # a fork of the code fell through to here: only the worker itself answers
     response["files_read"] = sorted(files.paths)
     guard.kill_descendants()  # what it left running, a timed-out shell command with it (`sleep 1000 &` too)
-    guard.send_answer(channel, response)
+    guard.send(channel, response)
     os._exit(exit_status)
 
 

@@ -358,12 +358,22 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def send_answer(fd: int, answer: dict[str, Any]) -> None:
-    """`answer` as a JSON line on `fd`, after what the code printed (flushed first: a line without its newline too)."""
+def decoded(line: bytes) -> dict[str, Any] | None:
+    """The JSON object `line` holds; None for anything else (nothing, malformed, nested past the recursion limit)."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def send(fd: int, message: dict[str, Any]) -> None:
+    """`message` (an answer, an MCP request) as a JSON line on `fd`, after what the code printed (flushed first: a line
+    without its newline too)."""
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(BaseException):  # the code may have closed or replaced the stream: the answer goes
+        with contextlib.suppress(BaseException):  # the code may have closed or replaced the stream: the message goes
             stream.flush()                          # on its own pipe
-    write_all(fd, (json.dumps(answer) + "\n").encode())
+    write_all(fd, (json.dumps(message) + "\n").encode())
 
 
 def make_undumpable() -> bool:
