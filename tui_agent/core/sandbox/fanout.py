@@ -37,6 +37,8 @@ def wipe(folder: str) -> None:
     pending, folders = [folder], []
     while pending:  # iteratively: a hostile run can nest folders deeper than any recursion limit
         folders.append(path := pending.pop())
+        with contextlib.suppress(OSError):  # a call may have locked it against its owner, who may unlock it
+            os.chmod(path, 0o755)  # bubblewrap's mode; a folder, never a link: nothing runs meanwhile to swap one in
         with contextlib.suppress(OSError), os.scandir(path) as entries:
             for entry in entries:
                 with contextlib.suppress(OSError):
