@@ -4,9 +4,12 @@ starts clean, answers, times out or dies on its own; what it leaves behind is ki
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 FANOUT = Path(__file__).resolve().parent.parent / "tui_agent" / "core" / "sandbox" / "fanout.py"
 
@@ -103,3 +106,28 @@ def test_a_call_whose_answer_is_nested_past_the_recursion_limit_fails_alone() ->
     nested, honest = json.loads(done.stdout)
     assert not nested["ok"] and nested["error_kind"] == "sandbox"
     assert honest["ok"] and honest["value"] == "honest"
+
+
+FOLDERS = r"""
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("fanout", sys.argv[1])
+fanout = importlib.util.module_from_spec(spec); spec.loader.exec_module(fanout)
+print(json.dumps(fanout.private_folders(sys.argv[2:])))
+"""
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap makes the mounts")
+def test_a_private_folder_a_later_mount_covers_is_never_wiped(tmp_path: Path) -> None:
+    """A tmpfs folder the project (or any bind mount) was then mounted over is that mount now: emptying it would
+    delete the project's files (a project at /root, hidden behind a tmpfs then bound over it)."""
+    covered, plain, project = tmp_path / "covered", tmp_path / "plain", tmp_path / "project"
+    for folder in (covered, plain, project):
+        folder.mkdir()
+    done = subprocess.run(["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(covered), "--bind", str(project),
+                           str(covered), "--tmpfs", str(plain), "--setenv", "TUIAGENT_SANDBOX", "bubblewrap",
+                           sys.executable, "-c", FOLDERS, str(FANOUT), str(covered), str(plain)],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 and "bwrap:" in done.stderr:
+        pytest.skip(f"bubblewrap is not usable here: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [str(plain)]

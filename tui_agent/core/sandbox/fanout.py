@@ -55,17 +55,18 @@ def wipe(folder: str) -> None:
 
 def private_folders(scratch: list[str]) -> list[str]:
     """The scratch folders that really are tmpfs mounts of this sandbox (only those are ever wiped; only bubblewrap
-    gives this process private folders), from /proc/self/mountinfo."""
+    gives this process private folders), from /proc/self/mountinfo: the last mount at a path is the one seen there (a
+    tmpfs the project was then bound over is the project)."""
     if os.environ.get("TUIAGENT_SANDBOX") != "bubblewrap":
         return []
-    mounts: set[str] = set()
+    is_tmpfs: dict[str, bool] = {}
     with contextlib.suppress(OSError), open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
         for line in handle:
             fields, _, rest = line.partition(" - ")
             parts = fields.split()
-            if len(parts) >= 5 and rest.split()[:1] == ["tmpfs"]:
-                mounts.add(parts[4])
-    return [folder for folder in scratch if folder in mounts]
+            if len(parts) >= 5:
+                is_tmpfs[parts[4]] = rest.split()[:1] == ["tmpfs"]
+    return [folder for folder in scratch if is_tmpfs.get(folder)]
 
 
 def enter_child(out: int, err: int, answer: int) -> None:
