@@ -50,59 +50,56 @@ def read_line(fd: int) -> dict[str, Any] | None:
     return line
 
 
-class Imports:
-    """Imports each named tool from the exact file given (the catalog's last good copy), not from `.agent/tools/`,
-    and each MCP tool (`import mcp__server__tool`) as a module whose function of the same name asks the runtime over
-    the channel, one call at a time; placed before the path finder (as a sys.path entry would be), after built-in and
-    frozen modules."""
+class ToolFinder:
+    """Imports each named tool from the exact file given (the catalog's last good copy), not from `.agent/tools/`;
+    placed before the path finder (as a sys.path entry would be), after built-in and frozen modules."""
 
-    def __init__(self, paths: dict[str, str], mcp_tools: dict[str, str], channel: int) -> None:
-        self.paths, self.mcp_tools, self.channel = paths, mcp_tools, channel
-        if mcp_tools:
-            import threading  # only a snippet offered MCP tools pays for it
-
-            self.lock = threading.Lock()
+    def __init__(self, paths: dict[str, str]) -> None:
+        self.paths = paths
         finders = sys.meta_path
         finders.insert(next((i for i, f in enumerate(finders) if f is importlib.machinery.PathFinder), len(finders)), self)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname in self.paths:
-            return importlib.util.spec_from_file_location(fullname, self.paths[fullname])
-        # a loader all the same (importlib.abc.Loader, not imported: its import costs a run milliseconds)
-        return importlib.machinery.ModuleSpec(fullname, self) if fullname in self.mcp_tools else None  # type: ignore[arg-type]
+        file = self.paths.get(fullname)
+        return None if file is None else importlib.util.spec_from_file_location(fullname, file)
 
-    def create_module(self, spec: Any) -> None:
-        return None  # the default module
 
-    def exec_module(self, module: types.ModuleType) -> None:
-        name = module.__name__
+def mcp_tool(name: str, doc: str, channel: int, lock: Any) -> types.ModuleType:
+    """The module `import mcp__server__tool` gives: a function of the same name that asks the runtime over the
+    channel, one call at a time (`lock`), and McpToolError."""
 
-        def call(**arguments: Any) -> Any:
-            with self.lock:
-                guard.send(self.channel, {"bridge": {"tool": name, "arguments": arguments}})
-                answer = read_line(self.channel)
-            if answer is None or not answer.get("ok"):
-                raise McpToolError("the runtime closed the channel" if answer is None
-                                   else answer.get("error", "the MCP call failed"))
-            return answer.get("value")
+    def call(**arguments: Any) -> Any:
+        with lock:
+            guard.send(channel, {"bridge": {"tool": name, "arguments": arguments}})
+            answer = read_line(channel)
+        if answer is None or not answer.get("ok"):
+            raise McpToolError("the runtime closed the channel" if answer is None
+                               else answer.get("error", "the MCP call failed"))
+        return answer.get("value")
 
-        call.__name__ = call.__qualname__ = name
-        call.__doc__ = module.__doc__ = self.mcp_tools[name]
-        module.McpToolError = McpToolError  # type: ignore[attr-defined]
-        setattr(module, name, call)
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = doc
+    module = types.ModuleType(name, doc)
+    module.McpToolError = McpToolError  # type: ignore[attr-defined]
+    setattr(module, name, call)
+    return module
 
 
 class RunFiles:
-    """A request's files: its tools made importable (`Imports`), its own files (the snippet, the named tool files, any
+    """A request's files: its tools made importable (its MCP tools too: `mcp_tool`), its own files (the snippet, the named tool files, any
     `.py` in the tool folders), whose frames a traceback keeps, and an audit hook recording the project's other files
     opened for reading while `active` (bookkeeping, not security)."""
 
     def __init__(self, request: dict[str, Any], channel: int, project: str) -> None:
         tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
-        tool_paths = {str(name): str(path) for name, path in (request.get("tool_paths") or {}).items()}
-        bridge_tools = {str(name): str(doc) for name, doc in (request.get("bridge_tools") or {}).items()}
-        if tool_paths or bridge_tools:
-            Imports(tool_paths, bridge_tools, channel)
+        tool_paths: dict[str, str] = request.get("tool_paths") or {}
+        if tool_paths:
+            ToolFinder(tool_paths)
+        if request.get("bridge_tools"):  # importable as they are: already in sys.modules
+            import threading  # only a snippet offered MCP tools pays for it
+
+            lock = threading.Lock()
+            sys.modules.update({name: mcp_tool(name, doc, channel, lock) for name, doc in request["bridge_tools"].items()})
         self.own_files = {SNIPPET_NAME, *map(os.path.realpath, [*request.get("own_files", []), *tool_paths.values()])}
         sys.path[:0] = tool_dirs
         self.project = os.path.realpath(project)
@@ -142,19 +139,18 @@ class RunFiles:
 
 
 def encode_value(value: Any) -> tuple[Any, bool]:
+    """The value as the answer carries it, and whether that is its text instead (its repr when it is no JSON; its
+    text cut at VALUE_LIMIT characters when it is longer)."""
     try:
-        text = json.dumps(value, allow_nan=False)
+        text, what = json.dumps(value, allow_nan=False), "value"
     except (TypeError, ValueError, RecursionError):
         try:
-            text_repr = repr(value)
+            text, what = repr(value), "repr"
         except Exception as exc:  # a hostile __repr__
-            text_repr = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
-        return _cut(text_repr, "repr"), True
-    return (_cut(text, "value"), True) if len(text) > VALUE_LIMIT else (value, False)
-
-
-def _cut(text: str, what: str) -> str:
-    return text if len(text) <= VALUE_LIMIT else text[:VALUE_LIMIT] + f"... [{what} cut at {VALUE_LIMIT} characters]"
+            text, what = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>", "repr"
+    if len(text) > VALUE_LIMIT:
+        return text[:VALUE_LIMIT] + f"... [{what} cut at {VALUE_LIMIT} characters]", True
+    return (value, False) if what == "value" else (text, True)
 
 
 def answer_of(value_of: Callable[[], Any], files: RunFiles) -> dict[str, Any]:
@@ -217,11 +213,12 @@ def compile_module_files(calls: list[Any]) -> None:
                 COMPILED[key] = (spec, spec.loader.get_code(key[0]))
 
 
-def load_named_module(name: str, package_parent: str) -> types.ModuleType:
-    """Import `name`; a `tui_agent.*` module is loaded from its file alone, without the package's __init__ chain."""
-    if name.startswith("tui_agent."):
-        return load_file_module(name, os.path.join(package_parent, *name.split(".")) + ".py")
-    return importlib.import_module(name)
+def load_module(name: str, package_parent: str, path: str | None = None) -> types.ModuleType:
+    """The module `name` from the file at `path`, else imported; a `tui_agent.*` module is loaded from its file alone,
+    without the package's __init__ chain."""
+    if path is None and name.startswith("tui_agent."):
+        path = os.path.join(package_parent, *name.split(".")) + ".py"
+    return importlib.import_module(name) if path is None else load_file_module(name, path)
 
 
 def load_sibling(filename: str) -> types.ModuleType:
@@ -236,9 +233,7 @@ guard = load_sibling("worker_guard.py")
 
 
 def run_call(request: dict[str, Any], package_parent: str) -> Any:
-    module_path = request.get("module_path")
-    module = (load_file_module(request["module"], str(module_path)) if module_path
-              else load_named_module(request["module"], package_parent))
+    module = load_module(request["module"], package_parent, request.get("module_path") or None)
     return finish_value(getattr(module, request["function"])(**request.get("kwargs", {})))
 
 
@@ -249,7 +244,7 @@ def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles, scr
     files.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
     shared = request.get("module")
     if shared:  # imported once, before the calls' children fork
-        function = getattr(load_named_module(shared, package_parent), request["function"])
+        function = getattr(load_module(shared, package_parent), request["function"])
     else:
         compile_module_files(request["calls"])
 
