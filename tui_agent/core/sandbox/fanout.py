@@ -118,9 +118,8 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
     sinks = {answer_pipe[0]: answer_kept.add, out_pipe[0]: out.add, err_pipe[0]: err.add}
     status = guard.watch_child(pid, sinks, started + timeout_s)
     timed_out = status is None
-    if status is None:
-        with contextlib.suppress(OSError):  # already gone
-            os.kill(pid, signal.SIGKILL)
+    if timed_out:
+        os.kill(pid, signal.SIGKILL)  # not reaped yet: still there to kill, exited or not
         _pid, status = os.waitpid(pid, 0)
     for read, _write in pipes:
         os.close(read)

@@ -86,21 +86,19 @@ def mcp_tool(name: str, doc: str, channel: int, lock: Any) -> types.ModuleType:
 
 
 class RunFiles:
-    """A request's files: its tools made importable (its MCP tools too: `mcp_tool`), its own files (the snippet, the named tool files, any
-    `.py` in the tool folders), whose frames a traceback keeps, and an audit hook recording the project's other files
-    opened for reading while `active` (bookkeeping, not security)."""
+    """A request's files: its tools made importable (its MCP tools too: `mcp_tool`), its own files (the snippet, the
+    named tool files, any `.py` in the tool folders), whose frames a traceback keeps, and an audit hook recording the
+    project's other files opened for reading while `active` (bookkeeping, not security)."""
 
     def __init__(self, request: dict[str, Any], channel: int, project: str) -> None:
         tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
-        tool_paths: dict[str, str] = request.get("tool_paths") or {}
-        if tool_paths:
-            ToolFinder(tool_paths)
+        tools = ToolFinder(request.get("tool_paths") or {})
         if request.get("bridge_tools"):  # importable as they are: already in sys.modules
             import threading  # only a snippet offered MCP tools pays for it
 
             lock = threading.Lock()
             sys.modules.update({name: mcp_tool(name, doc, channel, lock) for name, doc in request["bridge_tools"].items()})
-        self.own_files = {SNIPPET_NAME, *map(os.path.realpath, [*request.get("own_files", []), *tool_paths.values()])}
+        self.own_files = {SNIPPET_NAME, *map(os.path.realpath, [*request.get("own_files", []), *tools.paths.values()])}
         sys.path[:0] = tool_dirs
         self.project = os.path.realpath(project)
         self.tool_dirs = {os.path.realpath(folder) for folder in tool_dirs}
@@ -237,10 +235,10 @@ def run_call(request: dict[str, Any], package_parent: str) -> Any:
     return finish_value(getattr(module, request["function"])(**request.get("kwargs", {})))
 
 
-def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles, scratch: list[str]) -> list[dict[str, Any]]:
+def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles) -> list[dict[str, Any]]:
     """Op "call_each": each call (one module's function with each kwargs, or each call's own module file, function
     and kwargs, whose answer lists the files it read) in its own forked child (`fanout.call_each`), the private
-    folders among `scratch` emptied after each."""
+    folders (`private=` arguments) emptied after each."""
     files.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
     shared = request.get("module")
     if shared:  # imported once, before the calls' children fork
@@ -255,7 +253,8 @@ def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles, scr
                 "files_read": sorted(files.paths)}
 
     answers: list[dict[str, Any]] = load_sibling("fanout.py").call_each(
-        list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]), scratch=scratch)
+        list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]),
+        scratch=[argument[len("private="):] for argument in sys.argv[4:] if argument.startswith("private=")])
     return answers
 
 
@@ -359,7 +358,6 @@ def main() -> None:
         if argument.startswith("net="):
             hand_over_listener(argument)
     os.write(channel, BOOTED)  # the sandbox started: what fails after this is the run's, not bubblewrap's
-    scratch = [argument[len("private="):] for argument in sys.argv[4:] if argument.startswith("private=")]
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     request = read_line(channel)
     if request is None:
@@ -374,7 +372,7 @@ def main() -> None:
     guard.apply_rlimits(request["policy"])
     guard.install_seccomp(request.get("seccomp"))
     worker_pid = os.getpid()
-    response = answer_of(lambda: files.during(lambda: run_op(request, package_parent, files, scratch)), files)
+    response = answer_of(lambda: files.during(lambda: run_op(request, package_parent, files)), files)
     exit_status = response.setdefault("exit_status", 0 if response["ok"] else 1)
     if os.getpid() != worker_pid:
         os._exit(exit_status)  # a fork of the code fell through to here: only the worker itself answers
@@ -384,7 +382,7 @@ def main() -> None:
     os._exit(exit_status)
 
 
-def run_op(request: dict[str, Any], package_parent: str, files: RunFiles, scratch: list[str]) -> Any:
+def run_op(request: dict[str, Any], package_parent: str, files: RunFiles) -> Any:
     """The value of the request's operation: a call, a snippet, a script, a shell command, or a batch of calls."""
     op = request["op"]
     if op == "shell":
@@ -394,7 +392,7 @@ def run_op(request: dict[str, Any], package_parent: str, files: RunFiles, scratc
     if op in ("exec", "script"):
         return run_source(request["code"], request["path"] if op == "script" else None)
     if op == "call_each":
-        return run_batch(request, package_parent, files, scratch)
+        return run_batch(request, package_parent, files)
     raise ValueError(f"unknown op {op!r}")
 
 
