@@ -296,7 +296,7 @@ def run_shell(request: dict[str, Any]) -> dict[str, Any]:
     try:
         shell = os.posix_spawnp("bash", ["bash", "-c", command], {**os.environ, "BASH_ENV": f"/dev/fd/{startup_r}"},
                                 file_actions=streams, setpgroup=0, setsigdef=defaults)
-    except FileNotFoundError:
+    except (FileNotFoundError, PermissionError):  # no bash it may run
         bash = False
         shell = os.posix_spawn("/bin/sh", ["/bin/sh", "-c", command], os.environ, file_actions=streams, setpgroup=0,
                                setsigdef=defaults)
