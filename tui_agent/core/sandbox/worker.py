@@ -1,4 +1,4 @@
-"""The sandboxed interpreter's entry script (stdlib only; its guard builds seccomp filters with libseccomp): one request in on a private channel, one result out."""
+"""The sandboxed interpreter's entry script (stdlib only; its guard builds seccomp filters with libseccomp): one request in on a private channel (a snippet's MCP calls asked on it), one result out."""
 
 from __future__ import annotations
 
