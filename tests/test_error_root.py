@@ -9,7 +9,7 @@ import pkgutil
 import tui_agent
 from tui_agent.core.errors import ErrorKind, TuiAgentError
 
-SANDBOX_SIDE = {"tui_agent.core.sandbox.bridge_client"}
+SANDBOX_SIDE = {"tui_agent.core.sandbox.worker"}
 """Loaded by file inside the sandbox, stdlib only (no tui_agent package there): its McpToolError cannot import the root."""
 
 

@@ -119,6 +119,41 @@ async def test_a_batch_empties_the_private_folders_between_its_calls_and_none_ca
     assert not any(result.value["batch_memory_writable"] for result in results)
 
 
+LOCKER = '''import os
+
+
+def lock(name: str) -> dict:
+    """What an earlier call left in /tmp and the home, then leave folders their owner may not read nor change, /tmp
+    itself too (its own under bubblewrap only: the weak tier's /tmp is the host's)."""
+    seen = {"tmp": sorted(os.listdir("/tmp")), "home": sorted(os.listdir(os.path.expanduser("~")))}
+    if os.environ.get("TUIAGENT_SANDBOX") != "bubblewrap":
+        return seen
+    for folder in (f"/tmp/{name}", os.path.expanduser(f"~/.{name}")):
+        os.makedirs(f"{folder}/deeper")
+        open(f"{folder}/deeper/note", "w").write("x")
+        os.chmod(f"{folder}/deeper", 0o500)  # no entry of it can be removed
+        os.chmod(folder, 0)  # nor listed
+    os.chmod("/tmp", 0)
+    return seen
+'''
+
+
+async def test_a_batch_empties_folders_a_call_locked_against_their_owner(project: Project) -> None:
+    path = project.tool_path("locker")
+    path.write_text(LOCKER)
+    box = await Sandbox.start(project, warm_workers=0)
+    try:
+        results = await box.run(ToolBatch(tuple(ToolCall("locker", "lock", {"name": name}, str(path))
+                                                for name in ("first", "second"))), READ_ONLY)
+    finally:
+        await box.aclose()
+    assert all(result.ok for result in results), results
+    if box.tier != "bubblewrap":
+        return  # the weak tier has no private folders to empty
+    assert results[1].value["tmp"] == results[0].value["tmp"] and "first" not in results[1].value["tmp"]
+    assert results[1].value["home"] == [] == results[0].value["home"]
+
+
 async def test_a_daemon_started_by_a_run_dies_with_the_run(project: Project) -> None:
     tag = f"leftover-daemon-{time.time_ns()}"
     code = ("import subprocess\nsubprocess.Popen(['/bin/sh', '-c', 'sleep 300; : " + tag + "'], start_new_session=True,\n"

@@ -11,13 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import importlib.machinery
-import importlib.util
-import json
 import os
 import signal
-import stat
-import sys
 import time
 import types
 from collections.abc import Callable
@@ -39,57 +34,39 @@ def wipe(folder: str) -> None:
         device = os.lstat(folder).st_dev
     except OSError:
         return
-    stack: list[tuple[str, bool]] = [(folder, False)]
-    while stack:  # iterative post-order: a hostile run can nest folders deeper than any recursion limit
-        path, emptied = stack.pop()
-        if emptied:
-            if path != folder:
-                _quietly(os.rmdir, path)  # fails while it holds a mount point: then it stays
-            continue
-        stack.append((path, True))
-        try:
-            entries = list(os.scandir(path))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if info.st_dev != device:
-                continue
-            if stat.S_ISDIR(info.st_mode):
-                stack.append((entry.path, False))
-            else:
-                _quietly(os.unlink, entry.path)
-
-
-def _quietly(action: Callable[[str], None], path: str) -> None:
-    with contextlib.suppress(OSError):
-        action(path)
+    pending, folders = [folder], []
+    while pending:  # iteratively: a hostile run can nest folders deeper than any recursion limit
+        folders.append(path := pending.pop())
+        with contextlib.suppress(OSError):  # a call may have locked it against its owner, who may unlock it
+            os.chmod(path, 0o755)  # bubblewrap's mode; a folder, never a link: nothing runs meanwhile to swap one in
+        with contextlib.suppress(OSError), os.scandir(path) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_dev != device:
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    else:
+                        os.unlink(entry.path)
+    for path in reversed(folders[1:]):  # each after the folders inside it
+        with contextlib.suppress(OSError):  # fails while it holds a mount point: then it stays
+            os.rmdir(path)
 
 
 def private_folders(scratch: list[str]) -> list[str]:
     """The scratch folders that really are tmpfs mounts of this sandbox (only those are ever wiped; only bubblewrap
-    gives this process private folders), from /proc/self/mountinfo."""
+    gives this process private folders), from /proc/self/mountinfo: the last mount at a path is the one seen there (a
+    tmpfs the project was then bound over is the project)."""
     if os.environ.get("TUIAGENT_SANDBOX") != "bubblewrap":
         return []
-    mounts: set[str] = set()
+    is_tmpfs: dict[str, bool] = {}
     with contextlib.suppress(OSError), open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
         for line in handle:
             fields, _, rest = line.partition(" - ")
             parts = fields.split()
-            if len(parts) >= 5 and rest.split()[:1] == ["tmpfs"]:
-                mounts.add(parts[4])
-    return [folder for folder in scratch if folder in mounts]
-
-
-def wipe_private_folders(folders: list[str]) -> None:
-    """Empty /tmp and the hidden homes (the tmpfs folders of this sandbox), then recreate HOME."""
-    for folder in folders:
-        wipe(folder)
-    if folders:
-        os.makedirs(SANDBOX_HOME, exist_ok=True)
+            if len(parts) >= 5:
+                is_tmpfs[parts[4]] = rest.split()[:1] == ["tmpfs"]
+    return [folder for folder in scratch if is_tmpfs.get(folder)]
 
 
 def enter_child(out: int, err: int, answer: int) -> None:
@@ -104,41 +81,21 @@ def enter_child(out: int, err: int, answer: int) -> None:
 
 
 def call_each(calls: list[Any], answer_of: Callable[[Any], dict[str, Any]], *, guard: types.ModuleType,
-              timeout_s: float, scratch: list[str],
-              compiled: dict[tuple[str, str], tuple[Any, types.CodeType]] | None = None) -> list[dict[str, Any]]:
+              timeout_s: float, scratch: list[str]) -> list[dict[str, Any]]:
     """Each call's answer, in order: `answer_of(call)` in its forked child, with its stdout, stderr, exit code and
     duration (see `one_call`); after each call, what it left running is killed, then the private folders among
-    `scratch` are emptied. The calls' tool files are read and compiled once, into `compiled` (see
-    `compile_module_files`)."""
-    if compiled is not None:
-        compile_module_files(calls, compiled)
+    `scratch` are emptied and HOME made again."""
     folders = private_folders(scratch)
     gc.freeze()  # the children share these pages untouched: no collection of theirs walks (and copies) them
     answers = []
     for call in calls:
         answers.append(one_call(call, answer_of, guard, timeout_s))
         guard.kill_descendants()
-        wipe_private_folders(folders)
+        for folder in folders:
+            wipe(folder)
+        if folders:
+            os.makedirs(SANDBOX_HOME, exist_ok=True)
     return answers
-
-
-def compile_module_files(calls: list[Any], compiled: dict[tuple[str, str], tuple[Any, types.CodeType]]) -> None:
-    """The spec and code of each distinct (module, file) of a batch's calls, read and compiled by the batch's process
-    (no code of the file runs there): each child runs its module from the top, as a run of its own would, without
-    reading and compiling it again. A file that cannot be read or compiled is left to each call's own load."""
-    for call in calls:
-        if not isinstance(call, dict) or not call.get("module_path") or not isinstance(call.get("module"), str):
-            continue
-        key = (call["module"], str(call["module_path"]))
-        spec = None if key in compiled else importlib.util.spec_from_file_location(*key)
-        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
-            continue
-        try:
-            code = spec.loader.get_code(key[0])
-        except (ImportError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        if code is not None:
-            compiled[key] = (spec, code)
 
 
 def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types.ModuleType,
@@ -151,11 +108,7 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
     if pid == 0:
         try:
             enter_child(out_pipe[1], err_pipe[1], answer_pipe[1])
-            encoded = json.dumps(answer_of(call)).encode()
-            for stream in (sys.stdout, sys.stderr):  # what the call printed without a newline is not lost
-                with contextlib.suppress(BaseException):  # the call may have closed or replaced the stream
-                    stream.flush()
-            guard.write_all(answer_pipe[1], encoded)
+            guard.send(answer_pipe[1], answer_of(call))
         finally:
             os._exit(0)
     answer_kept = guard.Kept(ANSWER_LIMIT, 0, [0])  # its first bytes only: an answer over the limit is none
@@ -165,15 +118,14 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
     sinks = {answer_pipe[0]: answer_kept.add, out_pipe[0]: out.add, err_pipe[0]: err.add}
     status = guard.watch_child(pid, sinks, started + timeout_s)
     timed_out = status is None
-    if status is None:
-        with contextlib.suppress(OSError):  # already gone
-            os.kill(pid, signal.SIGKILL)
+    if timed_out:
+        os.kill(pid, signal.SIGKILL)  # not reaped yet: still there to kill, exited or not
         _pid, status = os.waitpid(pid, 0)
     for read, _write in pipes:
         os.close(read)
-    answer = _decode(bytes(answer_kept.kept) if answer_kept.total <= ANSWER_LIMIT else b"")
+    answer: dict[str, Any] | None = guard.decoded(bytes(answer_kept.kept) if answer_kept.total <= ANSWER_LIMIT else b"")
     exit_code = os.waitstatus_to_exitcode(status)
-    if answer is None:
+    if answer is None or "ok" not in answer:
         answer = {"ok": False, "value": None, "value_is_repr": False,
                   "error_kind": "timeout" if timed_out else ("limit" if exit_code in (-9, -24) else "sandbox"),
                   "error": (f"timed out after {timeout_s:g} s" if timed_out
@@ -183,10 +135,3 @@ def one_call(call: Any, answer_of: Callable[[Any], dict[str, Any]], guard: types
                   duration_ms=round((time.monotonic() - started) * 1000, 3))
     return answer
 
-
-def _decode(raw: bytes) -> dict[str, Any] | None:
-    try:
-        answer = json.loads(raw) if raw else None
-    except ValueError:
-        return None
-    return answer if isinstance(answer, dict) and "ok" in answer else None

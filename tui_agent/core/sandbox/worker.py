@@ -1,4 +1,4 @@
-"""The sandboxed interpreter's entry script (stdlib only; its guard builds seccomp filters with libseccomp): one request in on a private channel, one result out."""
+"""The sandboxed interpreter's entry script (stdlib only; its guard builds seccomp filters with libseccomp): one request in on a private channel (a snippet's MCP calls asked on it), one result out."""
 
 from __future__ import annotations
 
@@ -6,15 +6,11 @@ import ast
 import contextlib
 import importlib.machinery
 import importlib.util
-import inspect
 import json
 import linecache
 import os
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import time
 import traceback
 import types
@@ -28,40 +24,81 @@ if TYPE_CHECKING:
 SNIPPET_NAME = "<run_python>"
 VALUE_LIMIT = 1_000_000
 BOOTED = b"U"
-COMPILED: dict[tuple[str, str], tuple[Any, types.CodeType]] = {}
+COMPILED: dict[tuple[str, str], tuple[Any, types.CodeType | None]] = {}
 """(module, file) -> its spec and code, read and compiled once by a batch's process (none of the code runs there)."""
 LIVE_OUTPUT_BYTES = 1_000_000
 """How much of a shell command's output is copied out live; after it the person sees the rest with the result."""
 PIPELINE_STARTUP = (
-    'unset BASH_ENV; _tuiagent_status_fd=$TUIAGENT_STATUS_FD; unset TUIAGENT_STATUS_FD\n'
-    'trap \'_tuiagent_p=("${PIPESTATUS[@]}"); echo "${_tuiagent_p[*]}" >&"$_tuiagent_status_fd"\' EXIT\n'
+    "unset BASH_ENV; exec %d<&-\n"
+    "trap '_tuiagent_p=(\"${PIPESTATUS[@]}\"); echo \"${_tuiagent_p[*]}\" >&%d' EXIT\n"
 )
-"""bash's startup file (BASH_ENV) for a shell command's shell: on exit it reports the exit status of each command of
-the last pipeline the command ran, on a pipe; the command itself is passed to the shell untouched."""
+"""bash's startup file (BASH_ENV, read from a pipe whose descriptor is the first number) for a shell command's shell:
+on exit it reports the exit status of each command of the last pipeline the command ran on the second descriptor, a
+pipe; the command itself is passed to the shell untouched."""
 
 
-def read_request(channel: int) -> dict[str, Any]:
+class McpToolError(Exception):
+    """The MCP tool (or the runtime) answered with an error."""
+
+
+def read_line(fd: int) -> dict[str, Any] | None:
+    """The JSON object of the next line on `fd`; None when it closed first or the line is not one."""
     data = b""
-    while not data.endswith(b"\n") and (chunk := os.read(channel, 65536)):
+    while not data.endswith(b"\n") and (chunk := os.read(fd, 65536)):
         data += chunk
-    request: dict[str, Any] = json.loads(data or b"null")
-    return request
+    line: dict[str, Any] | None = guard.decoded(data)
+    return line
+
+
+class ToolFinder:
+    """Imports each named tool from the exact file given (the catalog's last good copy), not from `.agent/tools/`;
+    placed before the path finder (as a sys.path entry would be), after built-in and frozen modules."""
+
+    def __init__(self, paths: dict[str, str]) -> None:
+        self.paths = paths
+        finders = sys.meta_path
+        finders.insert(next((i for i, f in enumerate(finders) if f is importlib.machinery.PathFinder), len(finders)), self)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        file = self.paths.get(fullname)
+        return None if file is None else importlib.util.spec_from_file_location(fullname, file)
+
+
+def mcp_tool(name: str, doc: str, channel: int, lock: Any) -> types.ModuleType:
+    """The module `import mcp__server__tool` gives: a function of the same name that asks the runtime over the
+    channel, one call at a time (`lock`), and McpToolError."""
+
+    def call(**arguments: Any) -> Any:
+        with lock:
+            guard.send(channel, {"bridge": {"tool": name, "arguments": arguments}})
+            answer = read_line(channel)
+        if answer is None or not answer.get("ok"):
+            raise McpToolError("the runtime closed the channel" if answer is None
+                               else answer.get("error", "the MCP call failed"))
+        return answer.get("value")
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = doc
+    module = types.ModuleType(name, doc)
+    module.McpToolError = McpToolError  # type: ignore[attr-defined]
+    setattr(module, name, call)
+    return module
 
 
 class RunFiles:
-    """A request's files: its tools made importable (its MCP tools callable: bridge_client.py), its own files (the
-    snippet, the named tool files, any `.py` in the tool folders), whose frames a traceback keeps, and an audit hook
-    recording the project's other files opened for reading while `active` (bookkeeping, not security)."""
+    """A request's files: its tools made importable (its MCP tools too: `mcp_tool`), its own files (the snippet, the
+    named tool files, any `.py` in the tool folders), whose frames a traceback keeps, and an audit hook recording the
+    project's other files opened for reading while `active` (bookkeeping, not security)."""
 
     def __init__(self, request: dict[str, Any], channel: int, project: str) -> None:
         tool_dirs: list[str] = [d for d in request.get("tool_dirs", []) if os.path.isdir(d)]
-        self.own_files = {SNIPPET_NAME, *(os.path.realpath(p) for p in request.get("own_files", []))}
-        tool_paths = request.get("tool_paths")
-        if isinstance(tool_paths, dict):
-            ToolFinder({str(name): str(path) for name, path in tool_paths.items()})
-            self.own_files.update(os.path.realpath(str(path)) for path in tool_paths.values())
-        if isinstance(request.get("bridge_tools"), dict):
-            load_sibling("bridge_client.py").install(channel, request["bridge_tools"])
+        tools = ToolFinder(request.get("tool_paths") or {})
+        if request.get("bridge_tools"):  # importable as they are: already in sys.modules
+            import threading  # only a snippet offered MCP tools pays for it
+
+            lock = threading.Lock()
+            sys.modules.update({name: mcp_tool(name, doc, channel, lock) for name, doc in request["bridge_tools"].items()})
+        self.own_files = {SNIPPET_NAME, *map(os.path.realpath, [*request.get("own_files", []), *tools.paths.values()])}
         sys.path[:0] = tool_dirs
         self.project = os.path.realpath(project)
         self.tool_dirs = {os.path.realpath(folder) for folder in tool_dirs}
@@ -100,19 +137,18 @@ class RunFiles:
 
 
 def encode_value(value: Any) -> tuple[Any, bool]:
+    """The value as the answer carries it, and whether that is its text instead (its repr when it is no JSON; its
+    text cut at VALUE_LIMIT characters when it is longer)."""
     try:
-        text = json.dumps(value, allow_nan=False)
+        text, what = json.dumps(value, allow_nan=False), "value"
     except (TypeError, ValueError, RecursionError):
         try:
-            text_repr = repr(value)
+            text, what = repr(value), "repr"
         except Exception as exc:  # a hostile __repr__
-            text_repr = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
-        return _cut(text_repr, "repr"), True
-    return (_cut(text, "value"), True) if len(text) > VALUE_LIMIT else (value, False)
-
-
-def _cut(text: str, what: str) -> str:
-    return text if len(text) <= VALUE_LIMIT else text[:VALUE_LIMIT] + f"... [{what} cut at {VALUE_LIMIT} characters]"
+            text, what = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>", "repr"
+    if len(text) > VALUE_LIMIT:
+        return text[:VALUE_LIMIT] + f"... [{what} cut at {VALUE_LIMIT} characters]", True
+    return (value, False) if what == "value" else (text, True)
 
 
 def answer_of(value_of: Callable[[], Any], files: RunFiles) -> dict[str, Any]:
@@ -141,7 +177,7 @@ def answer_of(value_of: Callable[[], Any], files: RunFiles) -> dict[str, Any]:
 
 
 def finish_value(value: Any) -> Any:
-    if inspect.iscoroutine(value):
+    if isinstance(value, types.CoroutineType):
         import asyncio
 
         return asyncio.run(value)
@@ -150,7 +186,7 @@ def finish_value(value: Any) -> Any:
 
 def load_file_module(name: str, path: str, *, register: bool = True) -> types.ModuleType:
     """The module in the file at `path`, named `name` (in `sys.modules` unless not `register`); its code as the
-    batch's process compiled it (COMPILED) when it did."""
+    batch's process compiled it (`compile_module_files`) when it did."""
     spec, code = COMPILED.get((name, path)) or (importlib.util.spec_from_file_location(name, path), None)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
@@ -164,11 +200,23 @@ def load_file_module(name: str, path: str, *, register: bool = True) -> types.Mo
     return module
 
 
-def load_named_module(name: str, package_parent: str) -> types.ModuleType:
-    """Import `name`; a `tui_agent.*` module is loaded from its file alone, without the package's __init__ chain."""
-    if name.startswith("tui_agent."):
-        return load_file_module(name, os.path.join(package_parent, *name.split(".")) + ".py")
-    return importlib.import_module(name)
+def compile_module_files(calls: list[Any]) -> None:
+    """Into COMPILED: the spec and code of each distinct (module, file) of a batch's calls, read and compiled by the
+    batch's process (no code of the file runs there): each child runs its module from the top, as a run of its own
+    would, without reading and compiling it again. A file that cannot be read or compiled is left to each call."""
+    for key in {(call["module"], str(call["module_path"])) for call in calls if call.get("module_path")}:
+        spec = importlib.util.spec_from_file_location(*key)
+        if spec is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            with contextlib.suppress(ImportError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                COMPILED[key] = (spec, spec.loader.get_code(key[0]))
+
+
+def load_module(name: str, package_parent: str, path: str | None = None) -> types.ModuleType:
+    """The module `name` from the file at `path`, else imported; a `tui_agent.*` module is loaded from its file alone,
+    without the package's __init__ chain."""
+    if path is None and name.startswith("tui_agent."):
+        path = os.path.join(package_parent, *name.split(".")) + ".py"
+    return importlib.import_module(name) if path is None else load_file_module(name, path)
 
 
 def load_sibling(filename: str) -> types.ModuleType:
@@ -178,36 +226,25 @@ def load_sibling(filename: str) -> types.ModuleType:
     return load_file_module(f"_tuiagent_{filename[:-3]}", path, register=False)
 
 
-class ToolFinder:
-    """Imports each named tool from the exact file given (the catalog's last good copy), not from `.agent/tools/`;
-    placed before the path finder (as a sys.path entry would be), after built-in and frozen modules."""
-
-    def __init__(self, paths: dict[str, str]) -> None:
-        self.paths = paths
-        finders = sys.meta_path
-        finders.insert(next((i for i, f in enumerate(finders) if f is importlib.machinery.PathFinder), len(finders)), self)
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        file = self.paths.get(fullname)
-        return None if file is None else importlib.util.spec_from_file_location(fullname, file)
+guard = load_sibling("worker_guard.py")
+"""What bounds this process and its children (limits, seccomp, output kept, children watched and killed)."""
 
 
 def run_call(request: dict[str, Any], package_parent: str) -> Any:
-    module_path = request.get("module_path")
-    module = (load_file_module(request["module"], str(module_path)) if module_path
-              else load_named_module(request["module"], package_parent))
+    module = load_module(request["module"], package_parent, request.get("module_path") or None)
     return finish_value(getattr(module, request["function"])(**request.get("kwargs", {})))
 
 
-def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
-              scratch: list[str]) -> list[dict[str, Any]]:
+def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles) -> list[dict[str, Any]]:
     """Op "call_each": each call (one module's function with each kwargs, or each call's own module file, function
     and kwargs, whose answer lists the files it read) in its own forked child (`fanout.call_each`), the private
-    folders among `scratch` emptied after each."""
+    folders (`private=` arguments) emptied after each."""
     files.active = False  # on only while a call of a reply's batch runs (in its child): it reports what it read
     shared = request.get("module")
     if shared:  # imported once, before the calls' children fork
-        function = getattr(load_named_module(shared, package_parent), request["function"])
+        function = getattr(load_module(shared, package_parent), request["function"])
+    else:
+        compile_module_files(request["calls"])
 
     def answer(call: Any) -> dict[str, Any]:
         if shared:
@@ -216,8 +253,8 @@ def run_batch(request: dict[str, Any], package_parent: str, files: RunFiles, gua
                 "files_read": sorted(files.paths)}
 
     answers: list[dict[str, Any]] = load_sibling("fanout.py").call_each(
-        list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]), scratch=scratch,
-        compiled=None if shared else COMPILED)
+        list(request["calls"]), answer, guard=guard, timeout_s=float(request["call_timeout_s"]),
+        scratch=[argument[len("private="):] for argument in sys.argv[4:] if argument.startswith("private=")])
     return answers
 
 
@@ -240,45 +277,41 @@ def run_source(code: str, path: str | None = None) -> Any:
     return finish_value(eval(compile(ast.Expression(final.value), name, "eval"), namespace))
 
 
-def run_shell(request: dict[str, Any], guard: types.ModuleType) -> dict[str, Any]:
+def run_shell(request: dict[str, Any]) -> dict[str, Any]:
     """Run the command as `bash -c COMMAND` (`/bin/sh -c` without bash) in a process group of its own; the report: exit
     code or signal (or timed out), each stream's kept text and size, and, with bash, the exit status of each command
     of its last pipeline. A command that timed out, and what it left running, are killed before the answer (`main`)."""
-    timeout_s, keep_bytes = float(request["command_timeout_s"]), int(request["keep_bytes"])
+    timeout_s, keep_bytes, command = float(request["command_timeout_s"]), int(request["keep_bytes"]), request["command"]
     out_bytes, err_bytes, live = keep_bytes * 2 // 3, keep_bytes // 3, [LIVE_OUTPUT_BYTES]
     stdout = guard.Kept(out_bytes * 2 // 3, out_bytes // 3, live)  # two thirds head, one third tail
     stderr = guard.Kept(err_bytes * 2 // 3, err_bytes // 3, live)
-    bash = shutil.which("bash")
-    status_r, status_w = os.pipe()
-    if bash:
-        startup_fd, startup = tempfile.mkstemp(prefix="tuiagent-shell-", suffix=".bash")
-        with open(startup_fd, "w", encoding="utf-8") as handle:
-            handle.write(PIPELINE_STARTUP)
+    (out_r, out_w), (err_r, err_w), (startup_r, startup_w), (status_r, status_w) = (os.pipe() for _pipe in range(4))
+    guard.write_all(startup_w, (PIPELINE_STARTUP % (startup_r, status_w)).encode())
+    for fd in (startup_r, status_w):
+        os.set_inheritable(fd, True)
+    streams = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
+               (os.POSIX_SPAWN_DUP2, err_w, 2)]
+    defaults = (signal.SIGPIPE, signal.SIGXFSZ)  # which this interpreter ignores, as Popen restores them
+    bash = True
     try:
-        env = dict(os.environ, BASH_ENV=startup, TUIAGENT_STATUS_FD=str(status_w)) if bash else None
-        try:
-            shell = subprocess.Popen([bash or "/bin/sh", "-c", request["command"]], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(status_w,), env=env,
-                                     process_group=0)
-        finally:
-            os.close(status_w)
-        assert shell.stdout is not None and shell.stderr is not None
-        status = guard.watch_child(shell.pid, {shell.stdout.fileno(): stdout.add, shell.stderr.fileno(): stderr.add},
-                                   time.monotonic() + timeout_s)
-        shell.returncode = None if status is None else os.waitstatus_to_exitcode(status)
-        shell.stdout.close()
-        shell.stderr.close()
-        report = shell_report(stdout, stderr, shell.returncode, timeout_s)
-        if bash:
-            os.set_blocking(status_r, False)
-            try:
-                report["pipeline"] = [int(part) for part in os.read(status_r, 4096).split()]
-            except (OSError, ValueError):
-                report["pipeline"] = None
+        shell = os.posix_spawnp("bash", ["bash", "-c", command], {**os.environ, "BASH_ENV": f"/dev/fd/{startup_r}"},
+                                file_actions=streams, setpgroup=0, setsigdef=defaults)
+    except (FileNotFoundError, PermissionError):  # no bash it may run
+        bash = False
+        shell = os.posix_spawn("/bin/sh", ["/bin/sh", "-c", command], os.environ, file_actions=streams, setpgroup=0,
+                               setsigdef=defaults)
     finally:
-        os.close(status_r)
-        if bash:
-            os.unlink(startup)
+        for fd in (out_w, err_w, startup_r, startup_w, status_w):
+            os.close(fd)
+    status = guard.watch_child(shell, {out_r: stdout.add, err_r: stderr.add}, time.monotonic() + timeout_s)
+    report = shell_report(stdout, stderr, None if status is None else os.waitstatus_to_exitcode(status), timeout_s)
+    os.set_blocking(status_r, False)  # what the command left running may hold it open
+    try:
+        report["pipeline"] = [int(part) for part in os.read(status_r, 4096).split()] if bash else None
+    except (OSError, ValueError):
+        report["pipeline"] = None
+    for fd in (out_r, err_r, status_r):
+        os.close(fd)
     return report
 
 
@@ -321,14 +354,12 @@ def main() -> None:
     listener) and `private=FOLDER` for each private tmpfs folder a batch empties between its calls."""
     channel, project, package_parent = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     os.set_inheritable(channel, False)  # passed to this process only: nothing it executes gets it
-    guard = load_sibling("worker_guard.py")
     for argument in sys.argv[4:]:  # before any agent code runs, and before BOOTED
         if argument.startswith("net="):
             hand_over_listener(argument)
     os.write(channel, BOOTED)  # the sandbox started: what fails after this is the run's, not bubblewrap's
-    scratch = [argument[len("private="):] for argument in sys.argv[4:] if argument.startswith("private=")]
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    request = read_request(channel)
+    request = read_line(channel)
     if request is None:
         os._exit(3)
     files = RunFiles(request, channel, project)
@@ -341,31 +372,27 @@ def main() -> None:
     guard.apply_rlimits(request["policy"])
     guard.install_seccomp(request.get("seccomp"))
     worker_pid = os.getpid()
-    response = answer_of(lambda: files.during(lambda: run_op(request, package_parent, files, guard, scratch)), files)
+    response = answer_of(lambda: files.during(lambda: run_op(request, package_parent, files)), files)
     exit_status = response.setdefault("exit_status", 0 if response["ok"] else 1)
     if os.getpid() != worker_pid:
         os._exit(exit_status)  # a fork of the code fell through to here: only the worker itself answers
     response["files_read"] = sorted(files.paths)
-    for stream in (sys.stdout, sys.stderr):  # what the code printed goes out before the answer
-        with contextlib.suppress(BaseException):  # the code under test may have closed or replaced the stream: the
-            stream.flush()                          # answer goes on its own pipe
     guard.kill_descendants()  # what it left running, a timed-out shell command with it (`sleep 1000 &` too)
-    guard.write_all(channel, (json.dumps(response) + "\n").encode())
+    guard.send(channel, response)
     os._exit(exit_status)
 
 
-def run_op(request: dict[str, Any], package_parent: str, files: RunFiles, guard: types.ModuleType,
-           scratch: list[str]) -> Any:
+def run_op(request: dict[str, Any], package_parent: str, files: RunFiles) -> Any:
     """The value of the request's operation: a call, a snippet, a script, a shell command, or a batch of calls."""
     op = request["op"]
     if op == "shell":
-        return run_shell(request, guard)
+        return run_shell(request)
     if op == "call":
         return run_call(request, package_parent)
     if op in ("exec", "script"):
         return run_source(request["code"], request["path"] if op == "script" else None)
     if op == "call_each":
-        return run_batch(request, package_parent, files, guard, scratch)
+        return run_batch(request, package_parent, files)
     raise ValueError(f"unknown op {op!r}")
 
 

@@ -8,12 +8,13 @@ import contextlib
 import ctypes
 import errno
 import functools
+import json
 import os
-import platform
 import resource
 import select
 import signal
 import struct
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -122,21 +123,6 @@ def _low_word_is(arg: int, value: int) -> Any:
     return lib.Arg(arg, lib.MASKED_EQ, LOW_WORD, value & LOW_WORD)
 
 
-def _new_filter(network: bool, denied: tuple[str, ...]) -> Any:
-    """Kill a call from another architecture (x32 on x86_64 too); refuse `denied`, unix sockets (see `_socket_rules`)
-    and new user namespaces (clone3 says ENOSYS: its flags are in memory where the filter cannot see them, so libc
-    falls back to clone, whose CLONE_NEWUSER flag is refused)."""
-    lib = libseccomp()
-    rules = lib.SyscallFilter(lib.ALLOW)
-    rules.set_attr(lib.Attr.ACT_BADARCH, lib.KILL_PROCESS)
-    for name in denied:
-        _deny(rules, name)
-    _socket_rules(rules, network)
-    _deny(rules, "clone3", errno_value=errno.ENOSYS)
-    _deny(rules, "clone", lib.Arg(0, lib.MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))
-    return rules
-
-
 def _socket_rules(rules: Any, network: bool) -> None:
     """socket(): none without the network, only AF_INET/AF_INET6 with it (never a unix socket: a host's D-Bus,
     Docker, ssh-agent or tmux server, by path or abstract name). socketpair(): stream or seqpacket only (a
@@ -152,17 +138,6 @@ def _socket_rules(rules: Any, network: bool) -> None:
     for sock_type in range(SOCK_TYPE_MASK + 1):
         if sock_type not in (_socket.SOCK_STREAM, _socket.SOCK_SEQPACKET):
             _deny(rules, "socketpair", lib.Arg(1, lib.MASKED_EQ, SOCK_TYPE_MASK, sock_type))
-
-
-@functools.lru_cache(maxsize=2)
-def _base_bpf(network: bool) -> bytes:
-    """The filter bubblewrap installs before the sandbox's first process exists (`--seccomp`), so no process inside
-    is ever unfiltered; each run then adds the stricter `_run_bpf` on top. prctl(PR_SET_DUMPABLE, nonzero) is
-    refused: a process that made itself undumpable stays so."""
-    lib = libseccomp()
-    rules = _new_filter(network, tuple(name for name in ALWAYS_DENIED if name not in BASE_ALLOWED))
-    _deny(rules, "prctl", _low_word_is(0, PR_SET_DUMPABLE), lib.Arg(1, lib.NE, 0))
-    return _exported(rules)
 
 
 def _signal_rules(rules: Any, protected_pid: int, own_group: int) -> None:
@@ -183,14 +158,31 @@ def _signal_rules(rules: Any, protected_pid: int, own_group: int) -> None:
 
 
 @functools.lru_cache(maxsize=8)
-def _run_bpf(network: bool, protected_pid: int, own_group: int) -> bytes:
-    """A run's own filter, stacked on the base one: every ALWAYS_DENIED call, prlimit64 may read limits (new_limit
-    NULL) but never set them, no signal outside the run (`_signal_rules`), no leaving the subreaper role. Under
-    bubblewrap every worker's filter is the same (process 1 of its namespace): built once."""
+def _bpf(network: bool, run: tuple[int, int] | None = None) -> bytes:
+    """Either filter: both kill a call from another architecture (x32 on x86_64 too), refuse unix sockets
+    (`_socket_rules`) and new user namespaces (clone3 says ENOSYS: its flags are in memory where the filter cannot see
+    them, so libc falls back to clone, whose CLONE_NEWUSER flag is refused).
+
+    The base filter (`run` None) is the one bubblewrap installs before the sandbox's first process exists
+    (`--seccomp`), so no process inside is ever unfiltered: every ALWAYS_DENIED call but BASE_ALLOWED, and
+    prctl(PR_SET_DUMPABLE, nonzero) (a process that made itself undumpable stays so). A run's own filter, stacked on
+    it (`run`: the protected pid and the run's own group, see `_signal_rules`): every ALWAYS_DENIED call, prlimit64
+    may read limits (new_limit NULL) but never set them, no signal outside the run, no leaving the subreaper role.
+    Under bubblewrap every worker's filter is the same (process 1 of its namespace): built once."""
     lib = libseccomp()
-    rules = _new_filter(network, ALWAYS_DENIED)
+    rules = lib.SyscallFilter(lib.ALLOW)
+    rules.set_attr(lib.Attr.ACT_BADARCH, lib.KILL_PROCESS)
+    for name in ALWAYS_DENIED:
+        if run is not None or name not in BASE_ALLOWED:
+            _deny(rules, name)
+    _socket_rules(rules, network)
+    _deny(rules, "clone3", errno_value=errno.ENOSYS)
+    _deny(rules, "clone", lib.Arg(0, lib.MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))
+    if run is None:
+        _deny(rules, "prctl", _low_word_is(0, PR_SET_DUMPABLE), lib.Arg(1, lib.NE, 0))
+        return _exported(rules)
     _deny(rules, "prlimit64", lib.Arg(2, lib.NE, 0))
-    _signal_rules(rules, protected_pid, own_group)
+    _signal_rules(rules, *run)
     for option in (PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE):
         _deny(rules, "prctl", _low_word_is(0, option))
     return _exported(rules)
@@ -198,7 +190,7 @@ def _run_bpf(network: bool, protected_pid: int, own_group: int) -> bytes:
 
 def seccomp_arch() -> str | None:
     """The machine name when libseccomp (and its Python binding) is there to build filters, else None."""
-    return platform.machine() if libseccomp() is not None else None
+    return os.uname().machine if libseccomp() is not None else None
 
 
 def run_filter_message(network: bool, protected_pid: int, own_group: int) -> dict[str, Any] | None:
@@ -206,7 +198,7 @@ def run_filter_message(network: bool, protected_pid: int, own_group: int) -> dic
     host ahead of the run and sent with its request; None without libseccomp."""
     if libseccomp() is None:
         return None
-    return {"bpf": base64.b64encode(_run_bpf(network, protected_pid, own_group)).decode()}
+    return {"bpf": base64.b64encode(_bpf(network, (protected_pid, own_group))).decode()}
 
 
 def install_seccomp(sent: Any) -> bool:
@@ -223,13 +215,9 @@ def install_seccomp(sent: Any) -> bool:
 
 
 def _exported(rules: Any) -> bytes:
-    fd = os.memfd_create("tuiagent-seccomp", os.MFD_CLOEXEC)
-    try:
-        with open(fd, "wb", closefd=False) as handle:  # libseccomp writes to the descriptor itself
-            rules.export_bpf(handle)
-        return os.pread(fd, os.fstat(fd).st_size, 0)
-    finally:
-        os.close(fd)
+    with open(os.memfd_create("tuiagent-seccomp", os.MFD_CLOEXEC), "w+b") as handle:
+        rules.export_bpf(handle)  # libseccomp writes to the descriptor itself
+        return os.pread(handle.fileno(), os.fstat(handle.fileno()).st_size, 0)
 
 
 def base_filter_fd(network: bool) -> int | None:
@@ -237,7 +225,7 @@ def base_filter_fd(network: bool) -> int | None:
     if libseccomp() is None:
         return None
     fd = os.memfd_create("tuiagent-seccomp", os.MFD_CLOEXEC)
-    os.write(fd, _base_bpf(network))
+    os.write(fd, _bpf(network))
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
@@ -368,6 +356,24 @@ def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+def decoded(line: bytes) -> dict[str, Any] | None:
+    """The JSON object `line` holds; None for anything else (nothing, malformed, nested past the recursion limit)."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def send(fd: int, message: dict[str, Any]) -> None:
+    """`message` (an answer, an MCP request) as a JSON line on `fd`, after what the code printed (flushed first: a line
+    without its newline too)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):  # the code may have closed or replaced the stream: the message goes
+            stream.flush()                          # on its own pipe
+    write_all(fd, (json.dumps(message) + "\n").encode())
 
 
 def make_undumpable() -> bool:
