@@ -20,11 +20,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import select
 import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from tui_agent.core.sandbox.worker_guard import descendants, live_processes, process_info, stop_then_kill
 
 V1_PIDS = Path("/sys/fs/cgroup/pids")
 SANDBOX_OVERHEAD = 3
@@ -33,8 +34,6 @@ MARKER_VARIABLE = b"TUIAGENT_SANDBOX_RUN="
 """The weak tier's mark on every process of a run (its environment): what the session scan looks for."""
 EMPTY_WAIT_S = 1.0
 """How long `RunCgroup.remove` waits for killed members to finish exiting (they go within milliseconds)."""
-NAMESPACE_EXIT_WAIT_S = 2.0
-"""How long a stop waits for a killed namespace init to exit (it waits for the rest of its namespace to die)."""
 
 _base_cache: dict[str, Path | None] = {}
 
@@ -197,79 +196,47 @@ class RunProcesses:
 
 
 def kill_namespace(leader: int) -> None:
-    """SIGKILL the namespace's init (bubblewrap `leader`'s only child; the kernel then kills all of it), wait until it
-    has exited, then SIGKILL bubblewrap. The init exits only once every other process of its namespace is gone:
-    without the wait, bubblewrap's exit could be seen while a killed daemon of the run still ran for a moment."""
+    """SIGKILL bubblewrap `leader`'s child, its PID namespace's init: the kernel kills the rest of the namespace, and
+    the init exits (bubblewrap with it, which waits for it) only once all of it is gone, so the leader's exit says
+    the run is over. A leader still starting has no such child yet (or it is `mount`, whose shell then exits): then
+    SIGKILL the leader itself."""
+    signalled = False
     for child in _read(Path(f"/proc/{leader}/task/{leader}/children")).split():
-        try:
+        with contextlib.suppress(OSError):  # it exited meanwhile: so does its parent
             pidfd = os.pidfd_open(int(child))
-        except OSError:
-            continue
-        try:
-            fields = _stat_fields(child)
-            if fields is not None and int(fields[1]) == leader:  # checked once the pidfd holds it: not a reused pid
-                with contextlib.suppress(OSError):  # it exited meanwhile: the namespace is gone already
+            try:
+                if (process_info(child) or (0, 0))[0] == leader:  # checked once the pidfd holds it: not a reused pid
                     signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-                    select.select([pidfd], [], [], NAMESPACE_EXIT_WAIT_S)  # readable once it has exited
-        finally:
-            os.close(pidfd)
-    _kill(leader)
+                    signalled = True
+            finally:
+                os.close(pidfd)
+    if not signalled:
+        _kill(leader)
 
 
-def _kill(pid: int, signum: int = signal.SIGKILL) -> None:
+def _kill(pid: int) -> None:
     with contextlib.suppress(OSError):  # already gone, or not ours to signal
-        os.kill(pid, signum)
+        os.kill(pid, signal.SIGKILL)
 
 
-def _stat_fields(pid: str) -> list[bytes] | None:
-    """/proc/PID/stat's fields after the command name: state, ppid, pgrp, session, ..."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
-        return None
-    return stat[stat.rfind(b")") + 2:].split()
-
-
-def _carries_marker(pid: str, needle: bytes) -> bool:
+def _carries_marker(pid: int, needle: bytes) -> bool:
     with contextlib.suppress(OSError), open(f"/proc/{pid}/environ", "rb") as handle:
         return needle in handle.read().split(b"\0")
     return False
 
 
-def _targets(root: int, token: str, root_alive: bool) -> set[int]:
-    """One pass over /proc: the root's group and session, processes carrying the marker, and (root alive) its
-    descendants; zombies are left out (they are dead already)."""
-    needle = MARKER_VARIABLE + token.encode()
-    targets: set[int] = {root} if root_alive else set()
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        fields = _stat_fields(entry) if entry.isdigit() else None
-        if fields is None or fields[0] in (b"Z", b"X"):
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
-        if root in (int(fields[2]), int(fields[3])) or (token and _carries_marker(entry, needle)):
-            targets.add(int(entry))
-    stack = [root] if root_alive else []
-    while stack:
-        for child in children.get(stack.pop(), []):
-            targets.add(child)
-            stack.append(child)
-    return targets - {os.getpid()}
-
-
 def kill_tree(root: int, token: str, *, root_alive: bool = True) -> None:
-    """SIGKILL the run's processes until none is left (all stopped first in each round, so no shell runs its next
-    command when a child of its dies first).
+    """SIGKILL the weak tier's run until none of its processes is left: its session (the leader leads it; a process
+    group never spans sessions), the processes carrying its marker, and, `root_alive` (not reaped: its pid cannot
+    have been reused), the root and its descendants (the worker is a subreaper: while it lives, every process of the
+    run is one of them). A session id is not reused while the session has members."""
 
-    `root_alive` False means the root was already reaped: its pid may be reused, so only the group, the session and
-    the marker identify the run's processes (pgid and session ids are not reused while members exist).
-    """
-    for _round in range(20 if root > 1 else 0):  # no run's leader: never our own group (0) or init's session (1)
-        targets = _targets(root, token, root_alive and _stat_fields(str(root)) is not None)
-        if not targets:
-            return
-        for signum in (signal.SIGSTOP, signal.SIGKILL):
-            for pid in targets:
-                _kill(pid, signum)
-        time.sleep(0.002)  # scan again: a dying process may have spawned more
+    def targets() -> set[int]:
+        processes, needle = live_processes(), MARKER_VARIABLE + token.encode()
+        found = {pid for pid, (_parent, session) in processes.items() if session == root or _carries_marker(pid, needle)}
+        if root_alive and root in processes:
+            found.update((root, *descendants(root, processes)))
+        return found - {os.getpid()}
+
+    if root > 1:  # a run's leader, never init's session (1) or our own group (0)
+        stop_then_kill(targets, rounds=20)
