@@ -1,28 +1,27 @@
-"""The one place a run's processes are held and stopped: its cgroup's `cgroup.kill`, else its PID namespace, else its session.
+"""How a run's processes are stopped (`process.Worker.kill` picks the strongest way the run has): its cgroup's
+`cgroup.kill`, else its PID namespace's init, else (the weak tier) a /proc scan of its session and marker.
 
 A run gets its own cgroup when the machine lets us make one (`RunCgroup`: a folder of the same name in the v2
 hierarchy, which has `cgroup.kill`, and in the pids hierarchy, which caps it; on a hybrid machine those differ).
-A stop uses the strongest mechanism the run has:
 
 1. `cgroup.kill` (Linux 5.14+): the kernel SIGKILLs every member at once; nothing can leave a cgroup, so a
    double-forked daemon, a fork bomb, a new session or a process ignoring SIGTERM all go with it;
-2. bubblewrap's PID namespace: SIGKILL to its init (bubblewrap's only child) makes the kernel kill all of it;
-3. the weak tier without either: `kill_tree`, a /proc scan for the run's session, process group, marked environment
-   and descendants, stopped then killed until none is left (a process that left the session, cleared its environment
-   and was orphaned escapes it: `tuiagent sandbox status` says so).
+2. bubblewrap's PID namespace: SIGKILL to its init (bubblewrap's only child) makes the kernel kill all of it, and
+   bubblewrap exits once all of it is gone;
+3. the weak tier without either: `kill_tree`, a /proc scan for the run's session, marked environment and (while the
+   worker, a subreaper, lives) its descendants, all stopped then killed until none is left (a process that left the
+   session, cleared its environment and was orphaned escapes it: `tuiagent sandbox status` says so).
 
-A stop never waits for the processes to exit (but for a namespace's init: milliseconds); `RunProcesses.release`
-(after the leader exited) does, for as long as removing the cgroup needs.
+A stop never waits for the processes to exit; `Worker.release` (after the leader exited) does, for as long as
+removing the cgroup needs.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from tui_agent.core.sandbox.worker_guard import descendants, live_processes, process_info, stop_then_kill
@@ -163,38 +162,6 @@ class RunCgroup:
             pause = min(pause * 2, 0.01)
 
 
-@dataclass
-class RunProcesses:
-    """What identifies a run's processes: the process tuiagent started, its cgroup, and whether it is bubblewrap."""
-
-    leader: int
-    """The host pid tuiagent started (bubblewrap, or the weak tier's worker)."""
-    cgroup: RunCgroup | None
-    namespace: bool
-    """The leader is bubblewrap with its own PID namespace: its only child is that namespace's init."""
-    token: str = ""
-    """The weak tier's marker (TUIAGENT_SANDBOX_RUN) in the run's environment."""
-
-    async def stop(self, *, leader_alive: bool = True) -> None:
-        """SIGKILL every process of the run now (the weak tier's /proc scan off the event loop); `leader_alive`: the
-        leader is tuiagent's child, not reaped yet (its pid cannot have been reused)."""
-        if self.cgroup is not None and self.cgroup.kill():
-            if leader_alive:
-                _kill(self.leader)  # a leader still starting may not have joined its cgroup yet
-        elif self.namespace:
-            if leader_alive:  # else bubblewrap exited after its child, the namespace's init: it is gone already
-                kill_namespace(self.leader)
-        else:
-            await asyncio.to_thread(kill_tree, self.leader, self.token, root_alive=leader_alive)
-
-    async def release(self) -> None:
-        """After the leader exited: nothing the run started outlives it, and its cgroup is removed."""
-        if not self.namespace and (self.cgroup is None or self.cgroup.kill_folder is None):  # the weak tier's scan
-            await asyncio.to_thread(kill_tree, self.leader, self.token, root_alive=False)
-        if self.cgroup is not None and not self.cgroup.remove_if_empty():
-            await asyncio.to_thread(self.cgroup.remove)
-
-
 def kill_namespace(leader: int) -> None:
     """SIGKILL bubblewrap `leader`'s child, its PID namespace's init: the kernel kills the rest of the namespace, and
     the init exits (bubblewrap with it, which waits for it) only once all of it is gone, so the leader's exit says
@@ -211,10 +178,10 @@ def kill_namespace(leader: int) -> None:
             finally:
                 os.close(pidfd)
     if not signalled:
-        _kill(leader)
+        kill_process(leader)
 
 
-def _kill(pid: int) -> None:
+def kill_process(pid: int) -> None:
     with contextlib.suppress(OSError):  # already gone, or not ours to signal
         os.kill(pid, signal.SIGKILL)
 
