@@ -83,8 +83,8 @@ def setup(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
     if with_cgroups and not KILL:
         pytest.skip("no cgroup with cgroup.kill can be made here")
     if not with_cgroups:  # this machine as one that lets tuiagent make no cgroup
-        monkeypatch.setitem(stopping._base_cache, "kill", None)
-        monkeypatch.setitem(stopping._base_cache, "pids", None)
+        monkeypatch.setattr(stopping, "kill_base", lambda: None)
+        monkeypatch.setattr(stopping, "pids_base", lambda: None)
     yield tier
 
 

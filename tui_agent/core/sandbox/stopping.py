@@ -19,6 +19,7 @@ removing the cgroup needs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import time
@@ -33,9 +34,6 @@ MARKER_VARIABLE = b"TUIAGENT_SANDBOX_RUN="
 """The weak tier's mark on every process of a run (its environment): what the session scan looks for."""
 EMPTY_WAIT_S = 1.0
 """How long `RunCgroup.remove` waits for killed members to finish exiting (they go within milliseconds)."""
-
-_base_cache: dict[str, Path | None] = {}
-
 
 def _read(path: Path) -> str:
     try:
@@ -62,43 +60,43 @@ def _v2_mount() -> Path | None:
     return None
 
 
-def _settle(kind: str, base: Path | None, needed: str) -> Path | None:
-    """Cache `base` for `kind` when this process may create children there that have `needed` (else None), once the
-    run cgroups left there by a tuiagent that died without closing its sandbox are removed."""
-    usable = None
-    with contextlib.suppress(OSError):
-        if base is not None:
-            probe = base / f"tuiagent-probe-{os.getpid()}"
-            probe.mkdir()
-            found = (probe / needed).exists()
-            probe.rmdir()
-            usable = base if found else None
-    _base_cache[kind] = usable
-    for stale in usable.glob("tuiagent-*-*") if usable is not None else []:
+def _usable(base: Path | None, needed: str) -> Path | None:
+    """`base` when this process may create children there that have `needed` (else None), once the run cgroups left
+    there by a tuiagent that died without closing its sandbox are removed."""
+    if base is None:
+        return None
+    probe = base / f"tuiagent-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+        found = (probe / needed).exists()
+        probe.rmdir()
+    except OSError:
+        return None
+    if not found:
+        return None
+    for stale in base.glob("tuiagent-*-*"):
         owner = stale.name.split("-")[1]
         if owner.isdigit() and not Path(f"/proc/{owner}").exists():
             RunCgroup([stale], kill=stale if (stale / "cgroup.kill").exists() else None).remove()
-    return usable
+    return base
 
 
+@functools.cache
 def kill_base() -> Path | None:
     """A cgroup v2 folder where this process may create children that have `cgroup.kill` (Linux 5.14+), or None."""
-    if "kill" not in _base_cache:
-        mount, own = _v2_mount(), _own_path("v2")
-        return _settle("kill", mount / own.lstrip("/") if mount is not None and own is not None else None, "cgroup.kill")
-    return _base_cache["kill"]
+    mount, own = _v2_mount(), _own_path("v2")
+    return _usable(mount / own.lstrip("/") if mount is not None and own is not None else None, "cgroup.kill")
 
 
+@functools.cache
 def pids_base() -> Path | None:
     """A cgroup folder where this process may create pids-limited children, or None."""
-    if "pids" not in _base_cache:
-        own, killing, base = _own_path("pids"), kill_base(), None  # kill_base first: its stale twins go killed
-        if own is not None and (V1_PIDS / "cgroup.procs").exists():
-            base = V1_PIDS / own.lstrip("/")
-        elif killing is not None and "pids" in _read(killing / "cgroup.subtree_control").split():
-            base = killing  # cgroup v2 only: the pids controller is delegated to our children
-        return _settle("pids", base, "pids.max")
-    return _base_cache["pids"]
+    own, killing = _own_path("pids"), kill_base()  # kill_base first: its stale twins go killed
+    if own is not None and (V1_PIDS / "cgroup.procs").exists():
+        return _usable(V1_PIDS / own.lstrip("/"), "pids.max")
+    if killing is not None and "pids" in _read(killing / "cgroup.subtree_control").split():
+        return killing  # cgroup v2 only: the pids controller is delegated to our children (which have pids.max)
+    return None
 
 
 class RunCgroup:
