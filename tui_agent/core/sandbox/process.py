@@ -322,7 +322,7 @@ class Worker:
                 kill_process(self.process.pid)  # a leader still starting may not have joined its cgroup yet
         elif self.launch.tier == TIER_BUBBLEWRAP:
             if alive:  # else bubblewrap exited after its child, the namespace's init: it is gone already
-                kill_namespace(self.process.pid)
+                await asyncio.to_thread(kill_namespace, self.process.pid)
         else:
             await asyncio.to_thread(kill_tree, self.process.pid, self.token, root_alive=alive)
 

@@ -6,14 +6,13 @@ hierarchy, which has `cgroup.kill`, and in the pids hierarchy, which caps it; on
 
 1. `cgroup.kill` (Linux 5.14+): the kernel SIGKILLs every member at once; nothing can leave a cgroup, so a
    double-forked daemon, a fork bomb, a new session or a process ignoring SIGTERM all go with it;
-2. bubblewrap's PID namespace: SIGKILL to its init (bubblewrap's only child) makes the kernel kill all of it, and
-   bubblewrap exits once all of it is gone;
+2. bubblewrap's PID namespace: SIGKILL to its init (bubblewrap's only child) makes the kernel kill all of it;
 3. the weak tier without either: `kill_tree`, a /proc scan for the run's session, marked environment and (while the
    worker, a subreaper, lives) its descendants, all stopped then killed until none is left (a process that left the
    session, cleared its environment and was orphaned escapes it: `tuiagent sandbox status` says so).
 
-A stop never waits for the processes to exit; `Worker.release` (after the leader exited) does, for as long as
-removing the cgroup needs.
+A stop never waits for the processes to exit (but for a namespace's init, off the event loop); `Worker.release`
+(after the leader exited) does, for as long as removing the cgroup needs.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import select
 import signal
 import time
 from pathlib import Path
@@ -32,6 +32,9 @@ SANDBOX_OVERHEAD = 3
 """Processes of the sandbox itself inside the cgroup (bwrap, its pid-1, the worker)."""
 MARKER_VARIABLE = b"TUIAGENT_SANDBOX_RUN="
 """The weak tier's mark on every process of a run (its environment): what the session scan looks for."""
+NAMESPACE_EXIT_WAIT_S = 2.0
+"""How long a namespace's stop waits for its leader to stop, then for its killed init to exit (which waits for the
+rest of its namespace to die)."""
 EMPTY_WAIT_S = 1.0
 """How long `RunCgroup.remove` waits for killed members to finish exiting (they go within milliseconds)."""
 
@@ -161,27 +164,37 @@ class RunCgroup:
 
 
 def kill_namespace(leader: int) -> None:
-    """SIGKILL bubblewrap `leader`'s child, its PID namespace's init: the kernel kills the rest of the namespace, and
-    the init exits (bubblewrap with it, which waits for it) only once all of it is gone, so the leader's exit says
-    the run is over. A leader still starting has no such child yet (or it is `mount`, whose shell then exits): then
-    SIGKILL the leader itself."""
-    signalled = False
+    """SIGKILL bubblewrap `leader`'s child, its PID namespace's init (the kernel then kills the rest of it), wait until
+    it has exited, then SIGKILL bubblewrap. The init exits only once every other process of its namespace is gone:
+    without the wait, bubblewrap's exit could be seen while a killed daemon of the run still ran for a moment. The
+    leader is stopped first: one still starting is a shell whose `mount` child exits before it becomes bubblewrap,
+    which then starts the init, and a leader running on could do either between its children's reading and its kill.
+    It blocks for as long as that takes: it runs off the event loop."""
+    kill_process(leader, signal.SIGSTOP)
+    deadline = time.monotonic() + NAMESPACE_EXIT_WAIT_S
+    while _state(leader) not in "TtZX" and time.monotonic() < deadline:  # "" (gone) is in it too
+        time.sleep(0.001)
     for child in _read(Path(f"/proc/{leader}/task/{leader}/children")).split():
-        with contextlib.suppress(OSError):  # it exited meanwhile: so does its parent
+        with contextlib.suppress(OSError):  # it exited meanwhile
             pidfd = os.pidfd_open(int(child))
             try:
-                if (process_info(child) or (0, 0))[0] == leader:  # checked once the pidfd holds it: not a reused pid
+                if (info := process_info(child)) is not None and info[0] == leader:  # held by the pidfd: not reused
                     signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-                    signalled = True
+                    select.select([pidfd], [], [], NAMESPACE_EXIT_WAIT_S)  # readable once it has exited
             finally:
                 os.close(pidfd)
-    if not signalled:
-        kill_process(leader)
+    kill_process(leader)
 
 
-def kill_process(pid: int) -> None:
+def _state(pid: int) -> str:
+    """A process's state letter (R, S, D, T, Z, ...), "" once it is gone."""
+    stat = _read(Path(f"/proc/{pid}/stat"))
+    return stat[stat.rfind(")") + 2:][:1]
+
+
+def kill_process(pid: int, signum: int = signal.SIGKILL) -> None:
     with contextlib.suppress(OSError):  # already gone, or not ours to signal
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, signum)
 
 
 def _carries_marker(pid: int, needle: bytes) -> bool:
