@@ -20,7 +20,7 @@ import pytest
 
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, Snippet, stopping
-from tui_agent.core.sandbox.launch import probe_bubblewrap
+from tui_agent.core.sandbox.launch import Launch, probe_bubblewrap
 
 BWRAP = probe_bubblewrap() is None
 KILL = stopping.kill_base() is not None
@@ -83,8 +83,8 @@ def setup(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
     if with_cgroups and not KILL:
         pytest.skip("no cgroup with cgroup.kill can be made here")
     if not with_cgroups:  # this machine as one that lets tuiagent make no cgroup
-        monkeypatch.setitem(stopping._base_cache, "kill", None)
-        monkeypatch.setitem(stopping._base_cache, "pids", None)
+        monkeypatch.setattr(stopping, "kill_base", lambda: None)
+        monkeypatch.setattr(stopping, "pids_base", lambda: None)
     yield tier
 
 
@@ -264,3 +264,25 @@ async def test_closing_while_workers_still_boot_leaves_nothing(project: Project,
     await box.aclose()
     assert not set(live_children()) - before
     assert not own_run_cgroups()
+
+
+async def test_a_bubblewrap_worker_stopped_at_any_moment_of_its_start_leaves_nothing(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a cgroup a bubblewrap worker is stopped through its PID namespace's init: a worker discarded at any
+    moment of its start (an overlay worker's leader is first the shell that mounts it, whose `mount` child exits a
+    moment later) leaves no process, and its discard returns (an init left running would hold bubblewrap's output
+    pipes open: the wait for it would never end)."""
+    if not BWRAP:
+        pytest.skip("bubblewrap does not work here")
+    monkeypatch.setattr(stopping, "kill_base", lambda: None)
+    monkeypatch.setattr(stopping, "pids_base", lambda: None)
+    box = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
+    try:
+        for attempt in range(120):
+            launch = Launch("bubblewrap", project_writable=bool(attempt % 2), overlay=bool(attempt % 2))
+            worker = await box.dispatch.spawn(launch)
+            await asyncio.sleep(attempt // 2 % 10 / 1000)
+            await asyncio.wait_for(worker.discard(), 30)
+            assert not alive(str(project.root)), f"{launch} discarded {attempt // 2 % 10} ms into its start outlived it"
+    finally:
+        await box.aclose()

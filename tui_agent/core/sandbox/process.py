@@ -1,5 +1,5 @@
-"""A sandboxed run's process from the host: the fresh worker that runs one request, and the collector of its outcome
-(answering run_python's MCP requests on the way)."""
+"""A sandboxed run's processes from the host, the one place they are started and stopped: the fresh worker that runs
+one request, the collector of its outcome (answering run_python's MCP requests on the way), and its stop."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tui_agent.core.sandbox import launch as launch_path
 from tui_agent.core.sandbox.launch import Launch, OverlayDirs
 from tui_agent.core.network.proxy import PROXY_REFUSED, Attachment, shared_proxy
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, NetworkGrant, Outcome, SandboxBridge
-from tui_agent.core.sandbox.stopping import RunCgroup, RunProcesses
+from tui_agent.core.sandbox.stopping import RunCgroup, kill_namespace, kill_process, kill_tree
 from tui_agent.core.sandbox.toolchain import Toolchain
 from tui_agent.core.sandbox.worker_guard import base_filter_fd, run_filter_message
 
@@ -203,8 +203,10 @@ class Worker:
     """What it was started as (the warm pool hands it only to a run wanting the same)."""
     layout: tuple[str, ...]
     private_dir: str | None
-    processes: RunProcesses
-    """What `stopping` stops: the run's cgroup, its PID namespace, or (weak tier) its session."""
+    cgroup: RunCgroup | None
+    """The run's own cgroup (`stopping.py`), when the machine lets tuiagent make one."""
+    token: str
+    """The run's name: its cgroup's, and the marker in the weak tier's environment (`stopping.kill_tree`)."""
     overlay: OverlayDirs | None = None
     """The overlay folders the project is mounted with (what the run writes lands in its upper folder), or None."""
     net_channel: socket.socket | None = None
@@ -250,19 +252,14 @@ class Worker:
             if base_filter is not None:
                 os.close(base_filter)
         parent_end.setblocking(False)
-        run = RunProcesses(process.pid, cgroup, namespace=strong, token=token)
         # its run's filter, built now rather than by the worker once the request comes: process 1 of its pid namespace in
         # its own session under bubblewrap; a child of this process leading its group without
         seccomp = run_filter_message(launch.network, *((-1, 1) if strong else (os.getpid(), process.pid)))
-        return cls(process, parent_end, launch, layout, started.private_dir, run, overlay, net_host, seccomp)
+        return cls(process, parent_end, launch, layout, started.private_dir, cgroup, token, overlay, net_host, seccomp)
 
     @property
     def alive(self) -> bool:
         return self.process.returncode is None
-
-    @property
-    def cgroup(self) -> RunCgroup | None:
-        return self.processes.cgroup
 
     async def run(self, request: dict[str, Any], *, timeout_s: float, output_bytes: int,
                   processes: int, bridge: SandboxBridge | None = None, on_output: OutputListener | None = None) -> Outcome:
@@ -314,28 +311,43 @@ class Worker:
             await asyncio.gather(announced, exited, return_exceptions=True)  # no read left pending on the channel
 
     async def kill(self) -> None:
-        """SIGKILL every process of the run (`stopping.py`: its cgroup, its namespace, or its session)."""
-        await self.processes.stop(leader_alive=self.process.returncode is None)
+        """SIGKILL every process of the run now, by the strongest way it has (`stopping.py`): its cgroup's
+        `cgroup.kill`, else its PID namespace's init, else (the weak tier) a /proc scan, off the event loop. Never
+        waits for them to exit: `release` does."""
+        alive = self.process.returncode is None  # not reaped yet: its pid cannot have been reused
+        if self.cgroup is not None and self.cgroup.kill():
+            if alive:
+                kill_process(self.process.pid)  # a leader still starting may not have joined its cgroup yet
+        elif self.launch.tier == TIER_BUBBLEWRAP:
+            if alive:  # else bubblewrap exited after its child, the namespace's init: it is gone already
+                await asyncio.to_thread(kill_namespace, self.process.pid)
+        else:
+            await asyncio.to_thread(kill_tree, self.process.pid, self.token, root_alive=alive)
 
     async def cancel(self) -> None:
         self.cancelled = True
         await self.kill()
 
     async def release(self) -> None:
-        """Once the worker exited: nothing it started outlives it, and its cgroup is removed."""
-        await self.process.wait()
-        await self.processes.release()
+        """Once the worker exited (waited for here): nothing it started outlives it (the weak tier without
+        `cgroup.kill`: scanned again), and its cgroup is removed, even when the wait is cancelled."""
+        try:
+            await self.process.wait()
+        finally:
+            if self.launch.tier != TIER_BUBBLEWRAP and (self.cgroup is None or self.cgroup.kill_folder is None):
+                await asyncio.to_thread(kill_tree, self.process.pid, self.token, root_alive=False)
+            if self.cgroup is not None and not self.cgroup.remove_if_empty():
+                await asyncio.to_thread(self.cgroup.remove)
 
     async def discard(self) -> None:
         """Kill an unused worker and release its channels, its cgroup and its overlay."""
         await self.kill()
         try:
-            await self.process.wait()
+            await self.release()
         finally:  # even when cancelled meanwhile (a background discard as the loop closes)
             for channel in (self.channel, self.net_channel):
                 if channel is not None:
                     channel.close()
-            await self.processes.release()
             if self.overlay is not None:
                 self.overlay.remove()
 

@@ -16,7 +16,7 @@ import signal
 import struct
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import _socket  # not `socket`: its enum set-up costs a run 10-30 ms on a busy machine
@@ -230,19 +230,27 @@ def base_filter_fd(network: bool) -> int | None:
     return fd
 
 
-def descendants(root_pid: int) -> list[int]:
-    """Every live descendant of `root_pid`, from /proc."""
+def process_info(pid: str) -> tuple[int, int] | None:
+    """A live (not zombie) process's parent and session, from /proc; None once it is gone (or dead, not yet reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    state, parent, _group, session = stat[stat.rfind(b")") + 2:].split()[:4]
+    return None if state in (b"Z", b"X") else (int(parent), int(session))
+
+
+def live_processes() -> dict[int, tuple[int, int]]:
+    """Every live process this one can see: its parent and its session."""
+    return {int(entry): info for entry in os.listdir("/proc") if entry.isdigit() and (info := process_info(entry))}
+
+
+def descendants(root_pid: int, processes: dict[int, tuple[int, int]] | None = None) -> list[int]:
+    """Every live descendant of `root_pid`, from `processes` (`live_processes()` when not given)."""
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        children.setdefault(int(fields[1]), []).append(int(entry))
+    for pid, (parent, _session) in (live_processes() if processes is None else processes).items():
+        children.setdefault(parent, []).append(pid)
     found: list[int] = []
     stack = [root_pid]
     while stack:
@@ -250,6 +258,20 @@ def descendants(root_pid: int) -> list[int]:
             found.append(child)
             stack.append(child)
     return found
+
+
+def stop_then_kill(targets: Callable[[], Collection[int]], rounds: int) -> None:
+    """SIGKILL what `targets()` names until it names none (a dying fork bomb may still spawn), every one SIGSTOPped
+    first each round: none sees another die before it is stopped (a shell does not run its next command)."""
+    for _round in range(rounds):
+        pids = targets()
+        if not pids:
+            return
+        for signum in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in pids:
+                with contextlib.suppress(OSError):  # already gone
+                    os.kill(pid, signum)
+        time.sleep(0.002)  # a killed process takes a moment to go: the next scan would name it again
 
 
 def reap_children() -> bool:
@@ -264,16 +286,8 @@ def reap_children() -> bool:
 
 
 def kill_descendants() -> None:
-    """SIGKILL every descendant of this process (repeat: a dying fork bomb may still be spawning), reaping them."""
-    for _round in range(5):
-        if not reap_children():
-            return  # no child at all, so no descendant: every one has an ancestor that is our child
-        pids = descendants(os.getpid())
-        if not pids:
-            return
-        for pid in pids:
-            with contextlib.suppress(OSError):  # already gone
-                os.kill(pid, signal.SIGKILL)
+    """SIGKILL every descendant of this process (a subreaper: orphans of the run are its children), reaping them."""
+    stop_then_kill(lambda: descendants(os.getpid()) if reap_children() else [], rounds=5)
     reap_children()
 
 
