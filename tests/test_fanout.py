@@ -76,7 +76,7 @@ def test_each_call_gets_a_clean_child_and_leaves_nothing_behind() -> None:
     assert "bytes of stdout cut here (200008 bytes in all)" in loud["stdout"] and len(loud["stdout"]) < 70_000
     assert report["left"] == [0, 1, 0, 0, 0, 0]  # the daemon was still there after its call, and killed before the next
     assert report["after"] == 0 and report["sigchld_restored"]
-    assert daemon["duration_ms"] < 400  # its exit is heard at once, with no wait for the daemon's pipes
+    assert daemon["duration_ms"] < 900  # its exit is heard at once (under the 1 s timeout), with no wait for the daemon
 
 
 NESTED = r"""
