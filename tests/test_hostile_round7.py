@@ -1,0 +1,181 @@
+"""Round 7 red team: attacks on what changed in the session of issue 33's one sandbox (the shell started with
+posix_spawn, one judgment of what a run leaves for both paths, a batch's wipe of its private folders). Each runs for
+real (bubblewrap, real git repositories, the person's own git afterwards) and is checked by its effect on the host.
+Contained attacks stay as regression tests; holes are strict xfails naming what lets them through."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.sandbox_helpers import overlay_sandbox
+from tests.test_hostile_round5 import host_git
+from tui_agent.core.project import Project
+from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, ToolBatch, ToolCall
+from tui_agent.core.sandbox.launch import probe_bubblewrap
+from tui_agent.core.sandbox.protected import WALK_LIMIT
+
+WRITABLE = SandboxPolicy(timeout_s=60, project_writable=True)
+
+
+@pytest.fixture
+async def box(repo: Path) -> AsyncIterator[Sandbox]:
+    async with overlay_sandbox(repo) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+async def plain_box(repo: Path) -> AsyncIterator[Sandbox]:
+    """A bubblewrap sandbox whose writable runs go without an overlay (the path of kernels that refuse one)."""
+    if probe_bubblewrap() is not None:
+        pytest.skip("bubblewrap is not usable here")
+    project = Project.at(repo)
+    project.ensure_layout()
+    sandbox = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
+    sandbox.runs.overlay_problem = "forced off for this test"
+    try:
+        yield sandbox
+    finally:
+        await sandbox.aclose()
+
+
+async def shell(box: Sandbox, command: str, policy: SandboxPolicy = WRITABLE) -> dict[str, object]:
+    result = await box.run(ShellCommand(command, policy.timeout_s), policy)
+    assert result.ok and isinstance(result.value, dict), result
+    return result.value
+
+
+# --- A shell command and its worker (worker.run_shell: posix_spawn, BASH_ENV from a pipe) ------------------------------
+
+REACH_WORKER = r'''
+import ctypes, json, os, sys
+forged = (json.dumps({"ok": True, "value": {"exit_code": 0, "stdout": "forged", "stderr": ""}}) + "\n").encode()
+reached = []
+for pid in [name for name in os.listdir("/proc") if name.isdigit() and int(name) != os.getpid()]:
+    for fd in os.listdir(f"/proc/{pid}/fd") if os.access(f"/proc/{pid}/fd", os.R_OK) else []:
+        try:  # a pipe opens through /proc; the worker's channel (a socket) must not
+            kind = os.readlink(f"/proc/{pid}/fd/{fd}")
+            with open(f"/proc/{pid}/fd/{fd}", "wb", buffering=0) as handle:
+                handle.write(forged)
+            reached.append(kind)
+        except OSError:
+            pass
+libc = ctypes.CDLL(None, use_errno=True)
+pidfd = libc.syscall(434, 1, 0)  # pidfd_open(the sandbox's first process), then pidfd_getfd of each descriptor
+taken = [fd for fd in range(3, 64) if pidfd >= 0 and libc.syscall(438, pidfd, fd, 0) >= 0]
+print("SOCKETS", [kind for kind in reached if kind.startswith("socket:")], "TAKEN", taken, flush=True)
+os._exit(7)
+'''
+
+
+async def test_a_shell_command_cannot_answer_for_its_worker(box: Sandbox, repo: Path) -> None:
+    """The command opens every descriptor of every process it sees through /proc (and tries pidfd_getfd) to write a
+    forged answer: the worker's channel is a socket, which /proc does not open, and pidfd_open is refused; the
+    result is the command's own exit status."""
+    (repo / "reach.py").write_text(REACH_WORKER)
+    report = await shell(box, "python3 reach.py; echo status $? >&2; exit 5", SandboxPolicy(timeout_s=20))
+    assert report["exit_code"] == 5, report
+    assert "SOCKETS [] TAKEN []" in str(report["stdout"]), report
+    assert "status 7" in str(report["stderr"])
+
+
+async def test_the_shell_gets_no_descriptor_of_the_worker_but_its_streams_and_pipeline_pipe(box: Sandbox) -> None:
+    """The startup pipe is closed by the startup file itself; what is left is stdin, stdout, stderr and the pipe
+    the exit statuses of the last pipeline go back on (a command may write it: it only lies about itself)."""
+    report = await shell(box, "ls -l /proc/self/fd/ | tail -n +2", SandboxPolicy(timeout_s=20))
+    kinds = sorted(line.split("->")[1].strip().split(":")[0] for line in str(report["stdout"]).splitlines()
+                   if "->" in line and not line.split("->")[1].strip().startswith("/proc/"))
+    assert kinds == ["/dev/null", "pipe", "pipe", "pipe"], report  # ls's stdout is the pipe to tail
+
+
+# --- A batch's calls and what they leave each other (fanout.call_each) --------------------------------------------------
+
+LEAVE_TOOL = '''
+import ctypes, os
+
+def plant():
+    for path in ("/dev/shm/round7-left", "/dev/round7-left"):
+        try:
+            with open(path, "w") as handle:
+                handle.write("from call 1")
+        except OSError:
+            pass
+    return "planted"
+
+def plant_ipc():
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.shmget(0x7E7, 4096, 0o1666)  # IPC_CREAT: a System V segment in the sandbox's IPC namespace
+
+def look():
+    return [path for path in ("/dev/shm/round7-left", "/dev/round7-left") if os.path.exists(path)]
+
+def look_ipc():
+    return ctypes.CDLL(None, use_errno=True).shmget(0x7E7, 0, 0o666)
+'''
+
+
+def leave_batch(repo: Path, *functions: str) -> ToolBatch:
+    (repo / "round7_tool.py").write_text(LEAVE_TOOL)
+    return ToolBatch(tuple(ToolCall("round7_tool", name, {}, module_path=str(repo / "round7_tool.py"))
+                           for name in functions))
+
+
+async def test_a_batch_call_leaves_no_file_in_dev_to_the_next_call(box: Sandbox, repo: Path) -> None:
+    """/dev/shm (where POSIX shared memory and multiprocessing's semaphores live) and /dev itself were writable
+    folders of bubblewrap's /dev tmpfs that the wipe between calls did not empty: a call left files the next call
+    read (a tool poisoning another's shared memory)."""
+    results = await box.run(leave_batch(repo, "plant", "look"), SandboxPolicy(timeout_s=20))
+    assert results[0].value == "planted", results[0].error
+    assert results[1].value == [], results[1]
+
+
+@pytest.mark.xfail(strict=True, reason="a batch's calls share the sandbox's IPC namespace: a System V shared memory "
+                   "segment (or message queue, semaphore set) one call makes outlives it and the next call attaches "
+                   "it; the wipe between calls empties folders only")
+async def test_a_batch_call_leaves_no_system_v_ipc_to_the_next_call(box: Sandbox, repo: Path) -> None:
+    results = await box.run(leave_batch(repo, "plant_ipc", "look_ipc"), SandboxPolicy(timeout_s=20))
+    assert isinstance(results[0].value, int) and results[0].value >= 0, results[0]
+    assert results[1].value == -1, results[1]
+
+
+# --- What a run without an overlay leaves (ignored.refuse_left over LowerState stamps) ----------------------------------
+
+FLOOD = ("mkdir -p flood/deep && python3 -c 'import os\nfor n in range({count}): os.close(os.open(f\"flood/{{n}}\", "
+         "os.O_CREAT | os.O_WRONLY))' && ")
+PLANT = ("git init -q {where}/sub && printf '[core]\\n\\tfsmonitor = \"touch {canary}; false\"\\n' >> {where}/sub/.git/config"
+         " && cp /bin/true {where}/tool && chmod 4755 {where}/tool")
+
+
+async def test_a_run_without_an_overlay_has_its_nested_repository_and_setuid_file_refused(
+        plain_box: Sandbox, repo: Path, tmp_path: Path) -> None:
+    """The same plant as below without the flood: refused (the regression half of the hole below)."""
+    canary = tmp_path / "fsmonitor-ran"
+    report = await shell(plain_box, PLANT.format(where="deep", canary=canary))
+    assert report["exit_code"] == 0, report
+    assert_nothing_left(repo, "deep", canary)
+
+
+@pytest.mark.xfail(strict=True, reason="LowerState.take stops at WALK_LIMIT entries: a run that creates that many "
+                   "files first leaves the rest of what it wrote unstamped, and refuse_left judges stamped paths only "
+                   "(a nested repository whose fsmonitor the person's git runs, a setuid file, kept)")
+async def test_a_run_without_an_overlay_cannot_hide_what_it_leaves_behind_a_flood_of_files(
+        plain_box: Sandbox, repo: Path, tmp_path: Path) -> None:
+    canary = tmp_path / "fsmonitor-ran"
+    command = FLOOD.format(count=WALK_LIMIT + 1) + PLANT.format(where="flood/deep", canary=canary)
+    report = await shell(plain_box, command)
+    assert report["exit_code"] == 0, report
+    assert_nothing_left(repo, "flood/deep", canary)
+
+
+def assert_nothing_left(repo: Path, where: str, canary: Path) -> None:
+    """No setuid program and no repository whose config the person's git obeys at `where`."""
+    tool = repo / where / "tool"
+    assert not tool.exists() or not tool.stat().st_mode & (stat.S_ISUID | stat.S_ISGID)
+    if (repo / where / "sub").is_dir():
+        host_git(repo / where / "sub", "status")
+    assert not canary.exists()
+    assert not os.path.exists(repo / where / "sub" / ".git" / "config")
