@@ -5,6 +5,7 @@ Contained attacks stay as regression tests; holes are strict xfails naming what 
 
 from __future__ import annotations
 
+import ctypes
 import os
 import stat
 from collections.abc import AsyncIterator
@@ -106,15 +107,16 @@ def plant():
             pass
     return "planted"
 
-def plant_ipc():
+def plant_ipc():  # IPC_CREAT: System V objects in the sandbox's IPC namespace
     libc = ctypes.CDLL(None, use_errno=True)
-    return libc.shmget(0x7E7, 4096, 0o1666)  # IPC_CREAT: a System V segment in the sandbox's IPC namespace
+    return [libc.shmget(0x7E7, 4096, 0o1666), libc.msgget(0x7E7, 0o1666), libc.semget(0x7E7, 1, 0o1666)]
 
 def look():
     return [path for path in ("/dev/shm/round7-left", "/dev/round7-left") if os.path.exists(path)]
 
 def look_ipc():
-    return ctypes.CDLL(None, use_errno=True).shmget(0x7E7, 0, 0o666)
+    libc = ctypes.CDLL(None, use_errno=True)
+    return [libc.shmget(0x7E7, 0, 0o666), libc.msgget(0x7E7, 0o666), libc.semget(0x7E7, 0, 0o666)]
 '''
 
 
@@ -133,13 +135,28 @@ async def test_a_batch_call_leaves_no_file_in_dev_to_the_next_call(box: Sandbox,
     assert results[1].value == [], results[1]
 
 
-@pytest.mark.xfail(strict=True, reason="a batch's calls share the sandbox's IPC namespace: a System V shared memory "
-                   "segment (or message queue, semaphore set) one call makes outlives it and the next call attaches "
-                   "it; the wipe between calls empties folders only")
 async def test_a_batch_call_leaves_no_system_v_ipc_to_the_next_call(box: Sandbox, repo: Path) -> None:
+    """A batch's calls share the sandbox's IPC namespace: a shared memory segment, message queue or semaphore set one
+    call made outlived it, and the next call attached it (the wipe between calls emptied folders only)."""
     results = await box.run(leave_batch(repo, "plant_ipc", "look_ipc"), SandboxPolicy(timeout_s=20))
-    assert isinstance(results[0].value, int) and results[0].value >= 0, results[0]
-    assert results[1].value == -1, results[1]
+    assert isinstance(results[0].value, list) and min(results[0].value) >= 0, results[0]
+    assert results[1].value == [-1, -1, -1], results[1]
+
+
+async def test_a_batch_in_the_weak_tier_never_removes_the_persons_system_v_ipc(repo: Path) -> None:
+    """The weak tier shares the person's IPC namespace: what a batch removes between calls under bubblewrap is
+    theirs there (a database's shared memory)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    segment = libc.shmget(0, 4096, 0o1600)  # IPC_PRIVATE: the person's own
+    assert segment >= 0
+    box = await Sandbox.start(Project.at(repo), tier="rlimits", warm_workers=0)
+    try:
+        results = await box.run(leave_batch(repo, "look", "look"), SandboxPolicy(timeout_s=20))
+        assert [result.ok for result in results] == [True, True], results
+        assert libc.shmctl(segment, 2, ctypes.create_string_buffer(256)) == 0  # IPC_STAT: still there
+    finally:
+        libc.shmctl(segment, 0, None)
+        await box.aclose()
 
 
 # --- What a run without an overlay leaves (ignored.refuse_left over LowerState stamps) ----------------------------------
