@@ -159,6 +159,37 @@ async def test_a_batch_in_the_weak_tier_never_removes_the_persons_system_v_ipc(r
         await box.aclose()
 
 
+# --- The quarantine's copy of a refused folder (ignored.copy_clean, put_clean) -----------------------------------------
+
+@pytest.mark.parametrize("overlay", [True, False])
+async def test_the_quarantine_copy_of_a_refused_folder_writes_nothing_through_a_link_it_holds(
+        repo: Path, tmp_path: Path, overlay: bool) -> None:
+    """A refused repository holds `.git`, a symlink to a folder of the person's, and `dot-git/`, the name the copy
+    gives `.git`: copied in name order, the link came first and the folder's files were written through it (any file
+    the person can write, `~/.bashrc` too) and the folder made world-writable."""
+    if probe_bubblewrap() is not None:
+        pytest.skip("bubblewrap is not usable here")
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o700)
+    sandbox = await Sandbox.start(Project.at(repo), tier="bubblewrap", warm_workers=0)
+    try:
+        if not overlay:
+            sandbox.runs.overlay_problem = "forced off for this test"
+        elif sandbox.runs.overlay_problem is not None:
+            pytest.skip(sandbox.runs.overlay_problem)
+        seen = len(sandbox.notices)
+        report = await shell(sandbox, f"mkdir -p evil/objects evil/refs evil/dot-git && echo 'ref: refs/heads/main' > "
+                                      f"evil/HEAD && ln -s {victim} evil/.git && echo planted > evil/dot-git/.bashrc "
+                                      "&& chmod 777 evil/dot-git")
+        assert report["exit_code"] == 0, report
+        assert "evil: refused" in " ".join(sandbox.notices[seen:])
+    finally:
+        await sandbox.aclose()
+    assert os.listdir(victim) == []
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o700
+    assert not (repo / "evil").exists()
+
+
 # --- What a run without an overlay leaves (ignored.refuse_left over LowerState stamps) ----------------------------------
 
 FLOOD = ("mkdir -p flood/deep && python3 -c 'import os\nfor n in range({count}): os.close(os.open(f\"flood/{{n}}\", "
