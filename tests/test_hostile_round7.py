@@ -111,6 +111,13 @@ def plant_ipc():  # IPC_CREAT: System V objects in the sandbox's IPC namespace
     libc = ctypes.CDLL(None, use_errno=True)
     return [libc.shmget(0x7E7, 4096, 0o1666), libc.msgget(0x7E7, 0o1666), libc.semget(0x7E7, 1, 0o1666)]
 
+def plant_queue():
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.mq_open(b"/round7", os.O_CREAT | os.O_RDWR, 0o600, None)
+
+def look_queue():
+    return ctypes.CDLL(None, use_errno=True).mq_open(b"/round7", os.O_RDWR)
+
 def look():
     return [path for path in ("/dev/shm/round7-left", "/dev/round7-left") if os.path.exists(path)]
 
@@ -141,6 +148,13 @@ async def test_a_batch_call_leaves_no_system_v_ipc_to_the_next_call(box: Sandbox
     results = await box.run(leave_batch(repo, "plant_ipc", "look_ipc"), SandboxPolicy(timeout_s=20))
     assert isinstance(results[0].value, list) and min(results[0].value) >= 0, results[0]
     assert results[1].value == [-1, -1, -1], results[1]
+
+
+async def test_a_batch_call_leaves_no_posix_message_queue_to_the_next_call(box: Sandbox, repo: Path) -> None:
+    """A POSIX message queue lives in the IPC namespace too, and nothing lists them to remove (no mqueue file system
+    is mounted): opening one is refused."""
+    results = await box.run(leave_batch(repo, "plant_queue", "look_queue"), SandboxPolicy(timeout_s=20))
+    assert [result.value for result in results] == [-1, -1], results
 
 
 async def test_a_batch_in_the_weak_tier_never_removes_the_persons_system_v_ipc(repo: Path) -> None:
