@@ -204,6 +204,28 @@ async def test_the_quarantine_copy_of_a_refused_folder_writes_nothing_through_a_
     assert not (repo / "evil").exists()
 
 
+# --- A warm worker started before a protected path existed (dispatch.WarmPool.acquire, launch.project_layout) ----------
+
+async def test_a_warm_worker_started_before_a_protected_file_existed_never_runs_a_write_to_it(repo: Path) -> None:
+    """The person makes `.envrc` after a writable worker without an overlay started (no bind for it then): the next
+    run must not get that worker, or it appends to `.envrc` unseen (the sweep looks only at what is created or
+    replaced there; direnv then runs it on the host)."""
+    if probe_bubblewrap() is not None:
+        pytest.skip("bubblewrap is not usable here")
+    sandbox = await Sandbox.start(Project.at(repo), tier="bubblewrap", warm_workers=1, prestart=False)
+    try:
+        sandbox.runs.overlay_problem = "forced off for this test"
+        pool, (_read_only, writable) = sandbox.dispatch.warm, sandbox.dispatch.warm_kinds()
+        pool.prestarted = True
+        await pool.fill()
+        assert not writable.overlay and len(pool.waiting(writable)) == 1
+        (repo / ".envrc").write_text("echo mine\n")
+        await shell(sandbox, "echo 'touch /tmp/owned' >> .envrc")
+    finally:
+        await sandbox.aclose()
+    assert (repo / ".envrc").read_text() == "echo mine\n"
+
+
 # --- What a run without an overlay leaves (ignored.refuse_left over LowerState stamps) ----------------------------------
 
 FLOOD = ("mkdir -p flood/deep && python3 -c 'import os\nfor n in range({count}): os.close(os.open(f\"flood/{{n}}\", "
