@@ -204,6 +204,35 @@ async def test_the_quarantine_copy_of_a_refused_folder_writes_nothing_through_a_
     assert not (repo / "evil").exists()
 
 
+# --- The files a hook manager obeys (protected.PROTECTED_NAMES) -------------------------------------------------------
+
+LEFTHOOK_FILES = ("lefthook-local.yml", ".lefthook.toml", "lefthook.json", ".config/lefthook.yaml",
+                  ".lefthook/pre-commit/run.sh")
+
+
+@pytest.mark.parametrize("overlay", [True, False])
+async def test_a_run_never_leaves_a_config_lefthook_obeys_under_any_of_its_names(
+        repo: Path, overlay: bool) -> None:
+    """lefthook.yml and .lefthook.yml were protected; lefthook also reads lefthook-local.yml (merged, or alone),
+    .yaml, .toml, .json and .jsonc forms, each in .config/ too, and its script folders: a job there runs on the
+    person's next `git commit` (and at a catalog commit once hooks run), outside the sandbox."""
+    if probe_bubblewrap() is not None:
+        pytest.skip("bubblewrap is not usable here")
+    box = await Sandbox.start(Project.at(repo), tier="bubblewrap", warm_workers=0)
+    try:
+        if not overlay:
+            box.runs.overlay_problem = "forced off for this test"
+        elif box.runs.overlay_problem is not None:
+            pytest.skip(box.runs.overlay_problem)
+        job = "pre-commit:\n  jobs:\n    - run: touch /tmp/owned\n"
+        command = " && ".join(f"mkdir -p $(dirname {name}) && printf '{job}' > {name}" for name in LEFTHOOK_FILES)
+        report = await shell(box, command)
+    finally:
+        await box.aclose()
+    assert report["exit_code"] == 0, report
+    assert [name for name in LEFTHOOK_FILES if (repo / name).exists()] == []
+
+
 # --- A warm worker started before a protected path existed (dispatch.WarmPool.acquire, launch.project_layout) ----------
 
 async def test_a_warm_worker_started_before_a_protected_file_existed_never_runs_a_write_to_it(repo: Path) -> None:
