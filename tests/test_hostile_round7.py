@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.sandbox_helpers import overlay_sandbox
-from tests.test_hostile_round5 import host_git
+from tests.test_hostile_round5 import BARE_LAYOUT, host_git
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, ToolBatch, ToolCall
 from tui_agent.core.sandbox.launch import probe_bubblewrap
@@ -202,6 +202,20 @@ async def test_the_quarantine_copy_of_a_refused_folder_writes_nothing_through_a_
     assert os.listdir(victim) == []
     assert stat.S_IMODE(victim.stat().st_mode) == 0o700
     assert not (repo / "evil").exists()
+
+
+async def test_no_live_repository_is_kept_in_the_quarantine_when_names_collide(
+        plain_box: Sandbox, repo: Path, tmp_path: Path) -> None:
+    """`x/.git` (a link, refused and copied as `x/dot-git`) then `x/dot-git/` (a repository, refused whole): its copy
+    found its name taken, and the move kept the run's repository raw in the quarantine, where the person is told to
+    look (their prompt's `git status` there runs its fsmonitor)."""
+    canary = tmp_path / "fsmonitor-ran"
+    report = await shell(plain_box, BARE_LAYOUT.format(folder="x/dot-git", canary=canary) + " && ln -s /x x/.git")
+    assert report["exit_code"] == 0, report
+    assert not (repo / "x" / "dot-git").exists()
+    for folder in [path for path in (repo / ".agent" / "quarantine").rglob("*") if path.is_dir()]:
+        host_git(folder, "status")
+    assert not canary.exists()
 
 
 # --- The files a hook manager obeys (protected.PROTECTED_NAMES) -------------------------------------------------------

@@ -116,7 +116,7 @@ def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
     if stat.S_ISDIR(info.st_mode):
         projectfs.make_dirs(target)
         for entry in sorted(os.listdir(source)):
-            copy_clean(source / entry, target / inert(entry), links)
+            copy_clean(source / entry, free_name(target / inert(entry)), links)
         os.chmod(target, (info.st_mode & 0o777) | 0o700)
     elif stat.S_ISLNK(info.st_mode):
         os.symlink(os.readlink(source), target)
@@ -125,9 +125,18 @@ def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
         os.chmod(target, info.st_mode & 0o777)
 
 
+def free_name(path: Path) -> Path:
+    """`path`, or a name beside it that nothing has yet: an entry named like another's inert name (`dot-git` beside
+    a `.git`) gets its own copy, neither written into the other's nor making the copy fail (the no-overlay move then
+    keeps the run's entry raw)."""
+    while os.path.lexists(path):
+        path = path.with_name(f"{path.name}-{secrets.token_hex(2)}")
+    return path
+
+
 def put_clean(source: Path, folder: Path, relative: str, links: HardLinks) -> Path:
     """Copy `source` into `folder` as `relative` made `inert`, as `copy_clean` copies it; where it is."""
-    where = folder / inert(relative)
+    where = free_name(folder / inert(relative))
     projectfs.make_dirs(where.parent)
     copy_clean(source, where, links)
     return where
