@@ -18,7 +18,7 @@ from tests.test_hostile_round5 import BARE_LAYOUT, host_git
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, ToolBatch, ToolCall
 from tui_agent.core.sandbox.launch import probe_bubblewrap
-from tui_agent.core.sandbox.protected import WALK_LIMIT
+from tui_agent.core.sandbox.protected import LowerState
 
 WRITABLE = SandboxPolicy(timeout_s=60, project_writable=True)
 
@@ -290,9 +290,12 @@ async def test_a_run_without_an_overlay_has_its_nested_repository_and_setuid_fil
                    "files first leaves the rest of what it wrote unstamped, and refuse_left judges stamped paths only "
                    "(a nested repository whose fsmonitor the person's git runs, a setuid file, kept)")
 async def test_a_run_without_an_overlay_cannot_hide_what_it_leaves_behind_a_flood_of_files(
-        plain_box: Sandbox, repo: Path, tmp_path: Path) -> None:
+        plain_box: Sandbox, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seen with the real limit (100,000 files: seconds of a run); here the walk's limit is 2,000 to keep it short."""
+    limit = 2_000
+    monkeypatch.setattr(LowerState.take.__func__, "__defaults__", (limit, None))  # type: ignore[attr-defined]
     canary = tmp_path / "fsmonitor-ran"
-    command = FLOOD.format(count=WALK_LIMIT + 1) + PLANT.format(where="flood/deep", canary=canary)
+    command = FLOOD.format(count=limit + 1) + PLANT.format(where="flood/deep", canary=canary)
     report = await shell(plain_box, command)
     assert report["exit_code"] == 0, report
     assert_nothing_left(repo, "flood/deep", canary)
