@@ -1,5 +1,6 @@
 """Round 7 red team: attacks on what changed in the session of issue 33's one sandbox (the shell started with
-posix_spawn, one judgment of what a run leaves for both paths, a batch's wipe of its private folders). Each runs for
+posix_spawn, one judgment of what a run leaves for both paths and the quarantine's copies, a batch's wipe of its
+private folders, the warm pool's layout check, the protected names, the run's limits). Each runs for
 real (bubblewrap, real git repositories, the person's own git afterwards) and is checked by its effect on the host.
 Contained attacks stay as regression tests; holes are strict xfails naming what lets them through."""
 
