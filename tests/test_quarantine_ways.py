@@ -154,5 +154,5 @@ def test_no_way_leaves_the_project(repo: Path, tmp_path: Path) -> None:
     (tmp_path / "mine").write_text("the person's own\n")
     project.config_path.write_text('[sandbox]\nprotected = ["../mine/*", "a/../../mine/*", "keys/*"]\n')
     guard = Guard.of(repo)
-    assert guard.ways == {"keys"} and guard.standing == {}
+    assert guard.ways == {"keys", ".config"} and guard.standing == {}  # .config: on the way to lefthook's configs there
     assert Guard.from_json(guard.to_json(), repo) == Guard(guard.fixed, guard.matches, guard.patterns, ways=guard.ways)

@@ -53,6 +53,28 @@ def wipe(folder: str) -> None:
             os.rmdir(path)
 
 
+def remove_ipc_objects() -> None:
+    """Remove every System V shared memory segment, message queue and semaphore set of this sandbox's IPC namespace
+    (each outlives the call that made it; the next call could attach it); ctypes is loaded only when there is one.
+    Under bubblewrap only (--unshare-ipc): the weak tier shares the person's namespace, whose objects are theirs."""
+    if os.environ.get("TUIAGENT_SANDBOX") != "bubblewrap":
+        return
+    found = []
+    for kind in ("shm", "msg", "sem"):
+        with contextlib.suppress(OSError), open(f"/proc/sysvipc/{kind}", encoding="ascii") as listing:
+            found += [(kind, int(line.split()[1])) for line in listing.readlines()[1:] if line.split()[1:2]]
+    if not found:
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, ipc_id in found:  # IPC_RMID is 0 for each
+        if kind == "sem":
+            libc.semctl(ipc_id, 0, 0)
+        else:
+            getattr(libc, f"{kind}ctl")(ipc_id, 0, None)
+
+
 def private_folders(scratch: list[str]) -> list[str]:
     """The scratch folders that really are tmpfs mounts of this sandbox (only those are ever wiped; only bubblewrap
     gives this process private folders), from /proc/self/mountinfo: the last mount at a path is the one seen there (a
@@ -91,6 +113,7 @@ def call_each(calls: list[Any], answer_of: Callable[[Any], dict[str, Any]], *, g
     for call in calls:
         answers.append(one_call(call, answer_of, guard, timeout_s))
         guard.kill_descendants()
+        remove_ipc_objects()
         for folder in folders:
             wipe(folder)
         if folders:

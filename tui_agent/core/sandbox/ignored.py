@@ -109,12 +109,14 @@ class HardLinks:
 def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
     """Copy `source` (an upper folder's entry) to `target` for the person to look at: folders, plain files without
     setuid or setgid bits, symlinks as links; no special file, no hard link out of the run, no `.git` nor `HEAD` by
-    its name (`inert`: the copy is no repository for git)."""
+    its name (`inert`: the copy is no repository for git); never through a link at `target` or on its way (a `.git`
+    link copied as `dot-git` is there before a `dot-git/` beside it)."""
     info = os.lstat(source)
+    projectfs.refuse_links(target)
     if stat.S_ISDIR(info.st_mode):
-        target.mkdir(mode=0o700, parents=True, exist_ok=True)
+        projectfs.make_dirs(target)
         for entry in sorted(os.listdir(source)):
-            copy_clean(source / entry, target / inert(entry), links)
+            copy_clean(source / entry, free_name(target / inert(entry)), links)
         os.chmod(target, (info.st_mode & 0o777) | 0o700)
     elif stat.S_ISLNK(info.st_mode):
         os.symlink(os.readlink(source), target)
@@ -123,10 +125,19 @@ def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
         os.chmod(target, info.st_mode & 0o777)
 
 
+def free_name(path: Path) -> Path:
+    """`path`, or a name beside it that nothing has yet: an entry named like another's inert name (`dot-git` beside
+    a `.git`) gets its own copy, neither written into the other's nor making the copy fail (the no-overlay move then
+    keeps the run's entry raw)."""
+    while os.path.lexists(path):
+        path = path.with_name(f"{path.name}-{secrets.token_hex(2)}")
+    return path
+
+
 def put_clean(source: Path, folder: Path, relative: str, links: HardLinks) -> Path:
     """Copy `source` into `folder` as `relative` made `inert`, as `copy_clean` copies it; where it is."""
-    where = folder / inert(relative)
-    where.parent.mkdir(parents=True, exist_ok=True)
+    where = free_name(folder / inert(relative))
+    projectfs.make_dirs(where.parent)
     copy_clean(source, where, links)
     return where
 

@@ -56,6 +56,8 @@ the mount options (`OVERLAY_OPTIONS`), where a ',', ':' or '\\' in a path would 
 honours (util-linux's new mount API splits options at every ','): the lower layer is the project opened as fd 3 of
 `mount` alone, the upper and work folders are named relative to their folder, `mount`'s working folder."""
 OVERLAY_OPTIONS = "lowerdir=/proc/self/fd/3,upperdir=upper,workdir=work,volatile"
+DEV_SHM = "/dev/shm"
+"""A private tmpfs of each run (POSIX shared memory): a batch empties it between calls like /tmp."""
 HIDING_ENVIRON = ("HOME", "XDG_RUNTIME_DIR")
 """The variables that say which host folders are hidden (`host_mounts`)."""
 HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
@@ -129,7 +131,7 @@ def command(project: Path, launch: Launch, *, token: str, scratch: Path, channel
     mount = overlay_prefix(overlay, project) if overlay is not None else []
     argv = _bwrap(project, launch, mounts, venv=toolchain.venv if toolchain is not None else None, seccomp_fd=seccomp_fd,
                   layout=project_layout(project, launch) if layout is None else layout)
-    argv += worker_argv(channel_fd, project, mounts.hidden, net_fd if launch.network else None)
+    argv += worker_argv(channel_fd, project, [*mounts.hidden, Path(DEV_SHM)], net_fd if launch.network else None)
     env = sandbox_env(home=SANDBOX_HOME, tmpdir="/tmp", tier=launch.tier, token=token, toolchain=toolchain)
     if net_fd is not None and launch.network:
         env.update(proxy_env())
@@ -154,7 +156,9 @@ def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | No
         argv += ["--cap-drop", "ALL"]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
-    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *mounts.binds]
+    # /dev/shm a private tmpfs (a batch empties it between calls), /dev itself read-only: nothing a call leaves there
+    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", DEV_SHM, "--remount-ro", "/dev", "--proc", "/proc",
+             *mounts.binds]
     if launch.project_writable:
         used = project_venvs(project, venv) if venv is not None and not launch.venv_writable else []
         argv += ["--bind", str(project), str(project), *layout]

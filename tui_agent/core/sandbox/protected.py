@@ -31,10 +31,12 @@ PROTECTED_NAMES: tuple[str, ...] = (
     ".git", AGENT_DIR, ".vscode", ".idea", ".envrc", ".mcp.json", ".gitmodules", ".gitconfig",
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
     ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".inputrc",
-    ".husky", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
+    ".husky", ".pre-commit-config.yaml", ".lefthook", ".lefthook-local",
+    *(f"{where}lefthook{local}.{kind}" for where in ("", ".", ".config/") for local in ("", "-local")
+      for kind in ("yml", "yaml", "toml", "json", "jsonc")),
 )
-"""Paths relative to the project root, protected whether or not they exist (the last line: hook managers whose
-files decide what a git hook runs, outside the sandbox, at the next catalog commit)."""
+"""Paths relative to the project root, protected whether or not they exist (the last lines: hook managers whose
+files decide what a git hook runs, outside the sandbox, at the next catalog commit: every config lefthook reads)."""
 QUARANTINE = f"{AGENT_DIR}/quarantine"
 MAX_GLOB_MATCHES = 500
 GLOB_WATCH_LIMIT = 20_000

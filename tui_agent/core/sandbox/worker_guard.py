@@ -49,6 +49,7 @@ ALWAYS_DENIED = (
     "io_uring_setup", "open_by_handle_at", "name_to_handle_at", "open_tree", "move_mount", "fsopen",
     "fsconfig", "fsmount", "fspick", "mount_setattr", "reboot", "swapon", "swapoff", "acct",
     "sethostname", "setdomainname", "iopl", "ioperm", "quotactl", "capset", "pidfd_open", "pidfd_send_signal",
+    "mq_open", "mq_unlink",  # a POSIX message queue outlives a batch's call (none lists them to remove between calls)
 )
 BASE_ALLOWED = ("setrlimit", "capset")
 """What the base filter still allows: the worker sets its run's limits and drops capabilities under it."""
