@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import stat
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from tests.gitrepo import init_repo
 from tests.sandbox_helpers import overlay_sandbox
 from tests.test_hostile_round5 import BARE_LAYOUT, host_git
 from tui_agent.core.project import Project
@@ -295,6 +298,22 @@ async def test_a_run_cannot_hold_more_memory_than_its_limit_in_its_private_folde
     result = await box.run(Snippet(FILL_PRIVATE), SandboxPolicy(timeout_s=30, memory_mb=128, file_size_mb=32))
     assert result.ok, result.error
     assert isinstance(result.value, int) and result.value <= 128, result.value
+
+
+async def test_a_project_inside_a_read_only_hidden_folder_stays_writable() -> None:
+    """The hidden folders but /tmp are remounted read-only after the project is bound inside one (a project under
+    /var/tmp or a home): the project's own bind stays writable, the folder around it does not."""
+    if not os.access("/var/tmp", os.W_OK):
+        pytest.skip("/var/tmp is not writable here")
+    folder = Path(tempfile.mkdtemp(prefix="tuiagent-hidden-", dir="/var/tmp"))
+    try:
+        repo = init_repo(folder / "project")
+        async with overlay_sandbox(repo) as sandbox:
+            report = await shell(sandbox, "echo kept > made && ! touch /var/tmp/beside 2>/dev/null && touch /tmp/ok")
+        assert report["exit_code"] == 0, report
+        assert (repo / "made").read_text() == "kept\n"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # --- What a run without an overlay leaves (ignored.refuse_left over LowerState stamps) ----------------------------------
