@@ -61,13 +61,13 @@ DEV_SHM = "/dev/shm"
 SHM_SHARE = 8
 """/dev/shm may hold this fraction of the run's memory limit, /tmp (HOME included) the rest: files there are memory
 that no rlimit counts, so together they hold no more than the limit; every other hidden folder is read-only."""
-MIB = 1024 * 1024
 HIDING_ENVIRON = ("HOME", "XDG_RUNTIME_DIR")
 """The variables that say which host folders are hidden (`host_mounts`)."""
 HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
 """Where a host keeps its sockets (D-Bus, Docker, ssh-agent, gpg-agent, tmux, systemd): hidden by bubblewrap, with
 $XDG_RUNTIME_DIR, whether or not the run has the network."""
 
+PROBE_MOUNTS = (*ISOLATED, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
 _probe_lock = threading.Lock()
 _overlay_probed: list[str | None] = []
 
@@ -186,7 +186,7 @@ def _tmpfs(folder: str, size_mb: int | None) -> list[str]:
     unbounded where bubblewrap cannot size one (older than 0.8, or setuid)."""
     if size_mb is None or not tmpfs_size_works():
         return ["--tmpfs", folder]
-    return ["--size", str(max(size_mb, 1) * MIB), "--tmpfs", folder]
+    return ["--size", str(max(size_mb, 1) << 20), "--tmpfs", folder]
 
 
 def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Path] = ()) -> HostMounts:
@@ -357,16 +357,15 @@ def probe_bubblewrap() -> str | None:
     binary = bwrap_path()
     if binary is None:
         return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    return _tried([binary, *ISOLATED, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "true"],
-                 "bwrap fails here")
+    if tmpfs_size_works():  # the same try with a sized /tmp: one spawn where bubblewrap is 0.8 or later
+        return None
+    return _tried([binary, *PROBE_MOUNTS, "--tmpfs", "/tmp", "true"], "bwrap fails here")
 
 
 @functools.cache
 def tmpfs_size_works() -> bool:
-    """bubblewrap can bound a tmpfs here (`--size`: 0.8 and later, never setuid); tried once per process."""
-    binary = bwrap_path()
-    return binary is not None and _tried([binary, *ISOLATED, "--ro-bind", "/", "/", "--size", str(MIB), "--tmpfs",
-                                          "/tmp", "true"], "") is None
+    """bubblewrap works here and can bound a tmpfs (`--size`: 0.8 and later, never setuid); tried once per process."""
+    return _tried([bwrap_path() or "bwrap", *PROBE_MOUNTS, "--size", str(1 << 20), "--tmpfs", "/tmp", "true"], "") is None
 
 
 def _tried(argv: list[str], failing: str) -> str | None:
