@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import stat
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from tests.gitrepo import init_repo
 from tests.sandbox_helpers import overlay_sandbox
 from tests.test_hostile_round5 import BARE_LAYOUT, host_git
 from tui_agent.core.project import Project
@@ -272,29 +275,45 @@ async def test_a_warm_worker_started_before_a_protected_file_existed_never_runs_
 
 # --- The run's limits --------------------------------------------------------------------------------------------------
 
-FILL_TMP = """
+FILL_PRIVATE = """
 import os
 written = 0
-for n in range(16):  # 256 MiB in files of 16 MiB, each under the file size limit
-    try:
-        with open(f"/tmp/fill-{n}", "wb") as handle:
-            handle.write(b"x" * (16 << 20))
-        written += 16
-    except OSError:
-        break
-for n in range(16):
-    if os.path.exists(f"/tmp/fill-{n}"):
-        os.unlink(f"/tmp/fill-{n}")
+for folder in ("/tmp", os.environ["HOME"], "/dev/shm", "/var/tmp", "/run", "/root", "/home"):
+    for n in range(16):  # files of 16 MiB, each under the file size limit, until one past the limit is held
+        if written > 128:
+            break
+        try:
+            with open(f"{folder}/fill-{n}", "wb") as handle:
+                handle.write(b"x" * (16 << 20))
+            written += 16
+        except OSError:
+            break
 written
 """
 
 
-@pytest.mark.xfail(strict=True, reason="the private folders are tmpfs mounts without a size (half the machine's memory "
-                   "each) and no memory cgroup charges their pages to the run: files there are memory past memory_mb")
 async def test_a_run_cannot_hold_more_memory_than_its_limit_in_its_private_folders(box: Sandbox) -> None:
-    result = await box.run(Snippet(FILL_TMP), SandboxPolicy(timeout_s=30, memory_mb=128, file_size_mb=32))
+    """Files in /tmp, HOME, /dev/shm or a hidden host folder are memory no rlimit counts: together they hold no more
+    than the run's memory limit (/dev/shm a share of it, the other hidden folders nothing: read-only)."""
+    result = await box.run(Snippet(FILL_PRIVATE), SandboxPolicy(timeout_s=30, memory_mb=128, file_size_mb=32))
     assert result.ok, result.error
     assert isinstance(result.value, int) and result.value <= 128, result.value
+
+
+async def test_a_project_inside_a_read_only_hidden_folder_stays_writable() -> None:
+    """The hidden folders but /tmp are remounted read-only after the project is bound inside one (a project under
+    /var/tmp or a home): the project's own bind stays writable, the folder around it does not."""
+    if not os.access("/var/tmp", os.W_OK):
+        pytest.skip("/var/tmp is not writable here")
+    folder = Path(tempfile.mkdtemp(prefix="tuiagent-hidden-", dir="/var/tmp"))
+    try:
+        repo = init_repo(folder / "project")
+        async with overlay_sandbox(repo) as sandbox:
+            report = await shell(sandbox, "echo kept > made && ! touch /var/tmp/beside 2>/dev/null && touch /tmp/ok")
+        assert report["exit_code"] == 0, report
+        assert (repo / "made").read_text() == "kept\n"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # --- What a run without an overlay leaves (ignored.refuse_left over LowerState stamps) ----------------------------------

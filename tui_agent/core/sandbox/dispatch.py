@@ -163,7 +163,8 @@ class RunDispatch:
         an overlay, `lower`: the project's stamps taken before it."""
         worker = await self.warm.acquire(Launch(self.tier, network=bool(policy.network),
                                                 project_writable=self.runs.project_writable(policy),
-                                                venv_writable=self.runs.venv_writable(policy), overlay=attributed))
+                                                venv_writable=self.runs.venv_writable(policy), overlay=attributed,
+                                                memory_mb=policy.memory_mb))
         self._running.add(worker)
         since, dirs = time.time_ns(), worker.overlay
         try:

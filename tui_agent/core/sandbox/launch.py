@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from tui_agent.core.network.proxy import PROXY_PORT, proxy_env
 from tui_agent.core.sandbox import protected
-from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP
+from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, SandboxPolicy
 from tui_agent.core.sandbox.fanout import SANDBOX_HOME
 
 if TYPE_CHECKING:
@@ -58,12 +58,16 @@ honours (util-linux's new mount API splits options at every ','): the lower laye
 OVERLAY_OPTIONS = "lowerdir=/proc/self/fd/3,upperdir=upper,workdir=work,volatile"
 DEV_SHM = "/dev/shm"
 """A private tmpfs of each run (POSIX shared memory): a batch empties it between calls like /tmp."""
+SHM_SHARE = 8
+"""/dev/shm may hold this fraction of the run's memory limit, /tmp (HOME included) the rest: files there are memory
+that no rlimit counts, so together they hold no more than the limit; every other hidden folder is read-only."""
 HIDING_ENVIRON = ("HOME", "XDG_RUNTIME_DIR")
 """The variables that say which host folders are hidden (`host_mounts`)."""
 HOST_SOCKET_FOLDERS = ("/run", "/var/run", "/var/tmp", "/tmp")
 """Where a host keeps its sockets (D-Bus, Docker, ssh-agent, gpg-agent, tmux, systemd): hidden by bubblewrap, with
 $XDG_RUNTIME_DIR, whether or not the run has the network."""
 
+PROBE_MOUNTS = (*ISOLATED, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
 _probe_lock = threading.Lock()
 _overlay_probed: list[str | None] = []
 
@@ -74,7 +78,7 @@ class Launch:
 
     `project_writable` False (bubblewrap only) mounts the whole project read-only; `venv_writable` leaves the project's
     virtualenvs writable; `overlay` (bubblewrap, writable) mounts the project as an overlay, the run's writes landing in
-    its upper folder.
+    its upper folder. `memory_mb` (bubblewrap) bounds what the private folders may hold (SHM_SHARE).
     """
 
     tier: str
@@ -82,6 +86,7 @@ class Launch:
     project_writable: bool = True
     venv_writable: bool = False
     overlay: bool = False
+    memory_mb: int = SandboxPolicy.memory_mb
 
 
 @dataclass(frozen=True)
@@ -157,8 +162,12 @@ def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | No
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     # /dev/shm a private tmpfs (a batch empties it between calls), /dev itself read-only: nothing a call leaves there
-    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", DEV_SHM, "--remount-ro", "/dev", "--proc", "/proc",
-             *mounts.binds]
+    shm_mb = launch.memory_mb // SHM_SHARE
+    argv += ["--ro-bind", "/", "/", "--dev", "/dev", *_tmpfs(DEV_SHM, shm_mb), "--remount-ro", "/dev", "--proc", "/proc"]
+    tmp, real_project = Path(os.path.realpath("/tmp")), Path(os.path.realpath(project))
+    for folder in mounts.hidden:
+        argv += _tmpfs(str(folder), launch.memory_mb - shm_mb if is_inside(tmp, folder) else None)
+    argv += mounts.binds
     if launch.project_writable:
         used = project_venvs(project, venv) if venv is not None and not launch.venv_writable else []
         argv += ["--bind", str(project), str(project), *layout]
@@ -166,7 +175,18 @@ def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | No
     else:
         argv += ["--ro-bind", str(project), str(project)]
     argv += _read_only(path for path in interpreter_paths() if path.is_relative_to(project))
+    for folder in mounts.hidden:  # last: bubblewrap made the mount points in them; never the project bound over one
+        if not is_inside(tmp, folder) and not is_inside(folder, real_project):
+            argv += ["--remount-ro", str(folder)]
     return [*argv, "--chdir", str(project), "--"]
+
+
+def _tmpfs(folder: str, size_mb: int | None) -> list[str]:
+    """A private tmpfs at `folder` holding at most `size_mb` MiB (None: a read-only one, remounted after its binds),
+    unbounded where bubblewrap cannot size one (older than 0.8, or setuid)."""
+    if size_mb is None or not tmpfs_size_works():
+        return ["--tmpfs", folder]
+    return ["--size", str(max(size_mb, 1) << 20), "--tmpfs", folder]
 
 
 def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Path] = ()) -> HostMounts:
@@ -177,7 +197,7 @@ def host_mounts(root: Path, read_only: Iterable[Path] = (), masked: Iterable[Pat
     environ, sockets = tuple(map(os.environ.get, HIDING_ENVIRON)), socket_folders()
     candidates = [Path("/root"), Path("/home"), Path(os.path.expanduser("~")), *sockets]
     hidden = outermost(candidates)
-    argv = [argument for folder in hidden for argument in ("--tmpfs", str(folder))]
+    argv: list[str] = []  # each hidden folder's tmpfs comes first, sized for the launch (`_bwrap`)
     resolv = Path("/etc/resolv.conf").resolve()  # often a link into /run (systemd-resolved)
     if resolv.is_file() and any(is_inside(resolv, folder) for folder in hidden):
         argv += ["--ro-bind", str(resolv), str(resolv)]
@@ -337,8 +357,15 @@ def probe_bubblewrap() -> str | None:
     binary = bwrap_path()
     if binary is None:
         return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    return _tried([binary, *ISOLATED, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "true"],
-                 "bwrap fails here")
+    if tmpfs_size_works():  # the same try with a sized /tmp: one spawn where bubblewrap is 0.8 or later
+        return None
+    return _tried([binary, *PROBE_MOUNTS, "--tmpfs", "/tmp", "true"], "bwrap fails here")
+
+
+@functools.cache
+def tmpfs_size_works() -> bool:
+    """bubblewrap works here and can bound a tmpfs (`--size`: 0.8 and later, never setuid); tried once per process."""
+    return _tried([bwrap_path() or "bwrap", *PROBE_MOUNTS, "--size", str(1 << 20), "--tmpfs", "/tmp", "true"], "") is None
 
 
 def _tried(argv: list[str], failing: str) -> str | None:
