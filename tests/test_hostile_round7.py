@@ -314,9 +314,6 @@ async def test_a_run_without_an_overlay_has_its_nested_repository_and_setuid_fil
     assert_nothing_left(repo, "deep", canary)
 
 
-@pytest.mark.xfail(strict=True, reason="LowerState.take stops at WALK_LIMIT entries: a run that creates that many "
-                   "files first leaves the rest of what it wrote unstamped, and refuse_left judges stamped paths only "
-                   "(a nested repository whose fsmonitor the person's git runs, a setuid file, kept)")
 async def test_a_run_without_an_overlay_cannot_hide_what_it_leaves_behind_a_flood_of_files(
         plain_box: Sandbox, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Seen with the real limit (100,000 files: seconds of a run); here the walk's limit is 2,000 to keep it short."""
