@@ -9,6 +9,8 @@ from __future__ import annotations
 import ctypes
 import os
 import stat
+import subprocess
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from tests.sandbox_helpers import overlay_sandbox
 from tests.test_hostile_round5 import BARE_LAYOUT, host_git
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, Snippet, ToolBatch, ToolCall
+from tui_agent.core.sandbox import ignored
 from tui_agent.core.sandbox.launch import probe_bubblewrap
 from tui_agent.core.sandbox.protected import LowerState
 
@@ -324,6 +327,54 @@ async def test_a_run_without_an_overlay_cannot_hide_what_it_leaves_behind_a_floo
     report = await shell(plain_box, command)
     assert report["exit_code"] == 0, report
     assert_nothing_left(repo, "flood/deep", canary)
+
+
+@pytest.mark.parametrize("command", ["", "echo hi > bulk/zz/sub/notes && git -C bulk/zz/sub add notes && "])
+async def test_a_persons_repository_past_the_walk_stays_when_a_run_without_an_overlay_leaves_its_config(
+        plain_box: Sandbox, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """Both walks stop before the person's nested repository (more files than the limit before it): the run's plant
+    beside it is refused, their repository stays where it is, with its config, even where the run staged a file there
+    (git's index, which a commit writes, as with complete walks)."""
+    sub = persons_repository_past_the_walk(repo, monkeypatch)
+    config = (sub / ".git" / "config").read_bytes()
+    canary = tmp_path / "fsmonitor-ran"
+    report = await shell(plain_box, command + PLANT.format(where="deep", canary=canary))
+    assert report["exit_code"] == 0, report
+    assert_nothing_left(repo, "deep", canary)
+    assert any(note.startswith("deep/sub/.git: refused: a git repository") for note in plain_box.runs.notices)
+    assert (sub / ".git" / "config").read_bytes() == config
+    assert not command or "notes" in subprocess.run(["git", "-C", str(sub), "ls-files"], capture_output=True,
+                                                    text=True, check=True).stdout
+
+
+async def test_a_run_without_an_overlay_cannot_rewrite_the_config_of_a_persons_repository_past_the_walk(
+        plain_box: Sandbox, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the run wrote in the `.git` of a repository the walks never reached is judged as in one they stamped."""
+    sub = persons_repository_past_the_walk(repo, monkeypatch)
+    canary = tmp_path / "fsmonitor-ran"
+    report = await shell(plain_box, f"printf '[core]\\n\\tfsmonitor = \"touch {canary}; false\"\\n' >> "
+                                    "bulk/zz/sub/.git/config")
+    assert report["exit_code"] == 0, report
+    host_git(sub, "status")
+    assert not canary.exists()
+    assert sub.is_dir() and (sub / ".git").is_dir()
+
+
+def persons_repository_past_the_walk(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The person's repository `bulk/zz/sub`, beside more files than the walk's limit (2,000 here): no walk stamps it;
+    returned once its change times are older than a run starting now (the slack shortened to keep the test short)."""
+    limit, slack_ns = 2_000, 100_000_000
+    monkeypatch.setattr(LowerState.take.__func__, "__defaults__", (limit, None))  # type: ignore[attr-defined]
+    monkeypatch.setattr(ignored, "CTIME_SLACK_NS", slack_ns)
+    sub = repo / "bulk" / "zz" / "sub"
+    sub.mkdir(parents=True)
+    for n in range(limit + 1):
+        (repo / "bulk" / str(n)).touch()
+    host_git(sub, "init", "-q")
+    newest = max(os.lstat(path).st_ctime_ns for path in (sub.parent, sub, sub / ".git", sub / ".git" / "config"))
+    while time.time_ns() <= newest + slack_ns:
+        time.sleep(0.01)
+    return sub
 
 
 def assert_nothing_left(repo: Path, where: str, canary: Path) -> None:

@@ -173,8 +173,8 @@ def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[st
     the harvest's copy is kept (`put_clean`), the rest (a special file, a hard link out of the run's writes: its data
     stays where the other links are) removed, a setuid or setgid bit stripped; one note each: (the notes, the stamped
     paths no longer in the project). Past either walk (`now` then holds what changed since the run started too), a
-    folder's marks are read on disk and a repository not stamped is the person's only if its name still leads where it
-    did (`_untouched_repository`)."""
+    folder's marks are read on disk and a repository not stamped is the person's as its change times tell
+    (`_untouched_repository`)."""
     partial = not (start.complete and now.complete)
     touched = sorted(path for path, stamp in now.stamps.items()
                      if path and not os.path.isabs(path) and start.stamps.get(path) != stamp)
@@ -245,16 +245,20 @@ def _had(root: Path, folder: str, start: LowerState, now: LowerState) -> bool:
 
 
 def _untouched_repository(root: Path, folder: str, stamp: FullStamp, since_ns: int) -> bool:
-    """Whether `folder` (now `stamp`), never stamped, was there as it is before the run: its parent unchanged since
-    (`since_ns`: no name in it was made, removed or renamed), and a `.git`, or with git's layout and itself unchanged.
-    In doubt, not: what the run wrote in it is judged as what it created."""
-    try:
-        parent = os.lstat((root / folder).parent)
-    except OSError:
+    """Whether `folder` (now `stamp`), never stamped, is a repository the person had before the run: a `.git` that was
+    there, or a folder with git's layout then. A name made in, renamed into or linked into a folder during the run has
+    a change time since then (`since_ns`): an entry older was in that folder before the run. In doubt, not: what the
+    run wrote there is then judged as what it created."""
+    if not stat.S_ISDIR(stamp[1]):
         return False
-    if not stat.S_ISDIR(stamp[1]) or parent.st_ctime_ns >= since_ns:
-        return False
-    return nested_repository(folder) or (stamp[4] < since_ns and nested_repository(folder, _marks_on_disk(root, folder)))
+    old = set[str]()
+    for mark in REPOSITORY_MARKS:
+        with contextlib.suppress(OSError):
+            if os.lstat(root / folder / mark).st_ctime_ns < since_ns:
+                old.add(mark)
+    if nested_repository(folder):  # a `.git`, whatever it holds: there before the run if it or one of its marks was
+        return stamp[4] < since_ns or bool(old)
+    return nested_repository(folder, old)
 
 
 def _move_clean(root: Path, relative: str, folder: Path) -> str:
