@@ -360,6 +360,20 @@ async def test_a_run_without_an_overlay_cannot_rewrite_the_config_of_a_persons_r
     assert sub.is_dir() and (sub / ".git").is_dir()
 
 
+async def test_a_persons_ignored_file_past_the_walk_changed_by_a_run_is_not_taken_for_one_it_created(
+        plain_box: Sandbox, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by its change time only, a file the walks never stamped may be the person's: it is not recorded as created
+    (which /undo would delete)."""
+    (repo / ".git" / "info" / "exclude").write_text("bulk/\n", encoding="utf-8")
+    (repo / "bulk" / "zz").mkdir(parents=True)
+    (repo / "bulk" / "zz" / "kept.txt").write_text("the person's\n", encoding="utf-8")
+    persons_repository_past_the_walk(repo, monkeypatch)
+    report = await shell(plain_box, "echo the run >> bulk/zz/kept.txt")
+    assert report["exit_code"] == 0, report
+    created = [change.path for change in plain_box.runs.take_ignored_changes() if change.change == "created"]
+    assert "bulk/zz/kept.txt" not in created, created
+
+
 def persons_repository_past_the_walk(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The person's repository `bulk/zz/sub`, beside more files than the walk's limit (2,000 here): no walk stamps it;
     returned once its change times are older than a run starting now (the slack shortened to keep the test short)."""
@@ -367,7 +381,7 @@ def persons_repository_past_the_walk(repo: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(LowerState.take.__func__, "__defaults__", (limit, None))  # type: ignore[attr-defined]
     monkeypatch.setattr(ignored, "CTIME_SLACK_NS", slack_ns)
     sub = repo / "bulk" / "zz" / "sub"
-    sub.mkdir(parents=True)
+    sub.mkdir(parents=True, exist_ok=True)
     for n in range(limit + 1):
         (repo / "bulk" / str(n)).touch()
     host_git(sub, "init", "-q")

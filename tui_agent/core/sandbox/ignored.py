@@ -160,7 +160,8 @@ def compare(root: Path, venv: Path | None, start: LowerState,
     both = {**start.stamps, **now.stamps}
     written = {path: "removed" if path not in now.stamps else "created" if path not in start.stamps else "changed"
                for path, stamp in both.items()
-               if start.stamps.get(path) != now.stamps.get(path) and not stat.S_ISDIR(stamp[1])}
+               if start.stamps.get(path) != now.stamps.get(path) and not stat.S_ISDIR(stamp[1])
+               and (start.knows(path) or os.path.isabs(path))}  # past the walk, "created" could be the person's file
     before: dict[str, bytes | int] = {path: kept.get(path, start.stamps[path][2]) for path in written
                                       if path in start.stamps}
     said, found = report(root, written, before, venv, start.complete and now.complete)
