@@ -20,9 +20,8 @@ from tests.sandbox_helpers import overlay_sandbox
 from tests.test_hostile_round5 import BARE_LAYOUT, host_git
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, Snippet, ToolBatch, ToolCall
-from tui_agent.core.sandbox import ignored
 from tui_agent.core.sandbox.launch import probe_bubblewrap
-from tui_agent.core.sandbox.protected import LowerState
+from tui_agent.core.sandbox.protected import CHANGE_SLACK_NS, LowerState
 
 WRITABLE = SandboxPolicy(timeout_s=60, project_writable=True)
 
@@ -376,17 +375,16 @@ async def test_a_persons_ignored_file_past_the_walk_changed_by_a_run_is_not_take
 
 def persons_repository_past_the_walk(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The person's repository `bulk/zz/sub`, beside more files than the walk's limit (2,000 here): no walk stamps it;
-    returned once its change times are older than a run starting now (the slack shortened to keep the test short)."""
-    limit, slack_ns = 2_000, 100_000_000
+    returned once its change times are older than a run starting now (protected.CHANGE_SLACK_NS)."""
+    limit = 2_000
     monkeypatch.setattr(LowerState.take.__func__, "__defaults__", (limit, None))  # type: ignore[attr-defined]
-    monkeypatch.setattr(ignored, "CTIME_SLACK_NS", slack_ns)
     sub = repo / "bulk" / "zz" / "sub"
     sub.mkdir(parents=True, exist_ok=True)
     for n in range(limit + 1):
         (repo / "bulk" / str(n)).touch()
     host_git(sub, "init", "-q")
     newest = max(os.lstat(path).st_ctime_ns for path in (sub.parent, sub, sub / ".git", sub / ".git" / "config"))
-    while time.time_ns() <= newest + slack_ns:
+    while time.time_ns() <= newest + CHANGE_SLACK_NS:
         time.sleep(0.01)
     return sub
 

@@ -28,15 +28,13 @@ from pathlib import Path
 from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
-from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, OUTSIDE, QUARANTINE, REFUSED, REPOSITORY_MARKS,
+from tui_agent.core.sandbox.protected import (CHANGE_SLACK_NS, GIT, GLOB_WATCH_LIMIT, OUTSIDE, QUARANTINE, REFUSED, REPOSITORY_MARKS,
                                               WALK_LIMIT, FullStamp, Guard, Leftovers, LowerState, Stamp, is_startup_file,
                                               nested_repository, setid_refusal, shown, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 """Folders a test run rewrites every time: their changes are not reported."""
-CTIME_SLACK_NS = 2_000_000_000
-"""How long before a run's start a change time still counts as the run's (file times come from a coarse clock)."""
 LISTED = 20
 KEEP_FILE_BYTES = 256 * 1024
 KEEP_TOTAL_BYTES = 16 * 1024 * 1024
@@ -153,7 +151,7 @@ def compare(root: Path, venv: Path | None, start: LowerState,
     (the notes, the changes kept for undo, every path it created and left, folders too)."""
     now = LowerState.take(root, sites=site_dirs(root, venv))
     if not (start.complete and now.complete):  # what the run left past either walk: found by its change time
-        now.stamps.update(LowerState.take(root, sys.maxsize, since_ns=start.taken_ns - CTIME_SLACK_NS).stamps)
+        now.stamps.update(LowerState.take(root, sys.maxsize, since_ns=start.taken_ns - CHANGE_SLACK_NS).stamps)
     refused, gone = refuse_left(root, start, now)
     for path in gone:
         del now.stamps[path]
@@ -240,7 +238,7 @@ def _had(root: Path, folder: str, start: LowerState, now: LowerState) -> bool:
         with contextlib.suppress(OSError):
             stamp = stamp_of(os.lstat(root / folder))
     if was is None and not start.knows(folder):
-        return stamp is not None and _untouched_repository(root, folder, stamp, start.taken_ns - CTIME_SLACK_NS)
+        return stamp is not None and _untouched_repository(root, folder, stamp, start.taken_ns - CHANGE_SLACK_NS)
     return (was is not None and stamp is not None and was[0] == stamp[0] and stat.S_ISDIR(was[1])
             and stat.S_ISDIR(stamp[1]) and nested_repository(folder, _marks(folder, start)))
 

@@ -64,6 +64,11 @@ SKIPPED = frozenset({GIT, AGENT_DIR})
 """Top-level folders not walked (git's objects, tuiagent's own files): judged by their change time, but for what a
 commit writes in `.git` (index, HEAD, refs, logs: up to GIT_STAMP_LIMIT entries)."""
 GIT_STAMP_LIMIT = 10_000
+CHANGE_SLACK_NS = 20_000_000
+"""Only for paths a run's start stamps do not cover (a run recovered after a crash has none; past WALK_LIMIT): file
+times come from a coarse clock (one tick, a few ms, behind), so a change this soon before the run counts as during it.
+That errs towards keeping a person's version and setting the run's aside (harvest.py), towards judging a path as the
+run's (ignored.refuse_left), never the other way."""
 Stamp = tuple[int, int, int]  # size, mtime_ns, ctime_ns (agent code can reset mtime, never ctime)
 FullStamp = tuple[int, int, int, int, int]
 """st_ino, st_mode, st_size, st_mtime_ns, st_ctime_ns (its last three: a `Stamp`)."""
