@@ -389,6 +389,16 @@ def persons_repository_past_the_walk(repo: Path, monkeypatch: pytest.MonkeyPatch
     return sub
 
 
+async def test_a_run_without_an_overlay_cannot_hide_what_it_leaves_among_files_the_project_had(
+        plain_box: Sandbox, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flood committed beforehand (here made before the run): neither walk reaches the plant among it."""
+    persons_repository_past_the_walk(repo, monkeypatch)
+    canary = tmp_path / "fsmonitor-ran"
+    report = await shell(plain_box, PLANT.format(where="bulk/deep", canary=canary))
+    assert report["exit_code"] == 0, report
+    assert_nothing_left(repo, "bulk/deep", canary)
+
+
 def assert_nothing_left(repo: Path, where: str, canary: Path) -> None:
     """No setuid program and no repository whose config the person's git obeys at `where`."""
     tool = repo / where / "tool"
