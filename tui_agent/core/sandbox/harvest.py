@@ -15,8 +15,9 @@ from tui_agent.core import projectfs
 from tui_agent.core.sandbox.ignored import (KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, HardLinks, copy_clean, inert, moved_note,
                                             new_folder, put_clean)
 from tui_agent.core.sandbox.launch import is_inside
-from tui_agent.core.sandbox.protected import (CHANGE_SLACK_NS, GIT, OUTSIDE, REFUSED, REPOSITORY_MARKS, Guard, Leftovers, LowerState,
-                                              git_inner, is_startup_file, setid_refusal, special_kind)
+from tui_agent.core.sandbox.protected import (CHANGE_SLACK_NS, GIT, OUTSIDE, REFUSED, REPOSITORY_MARKS, Guard,
+                                              Leftovers, LowerState, git_inner, is_startup_file, setid_refusal,
+                                              special_kind)
 from tui_agent.core.versioning.gitintake import SAME, GitIntake, git_writable
 
 

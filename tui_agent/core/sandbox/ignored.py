@@ -28,9 +28,9 @@ from pathlib import Path
 from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
-from tui_agent.core.sandbox.protected import (CHANGE_SLACK_NS, GIT, GLOB_WATCH_LIMIT, OUTSIDE, QUARANTINE, REFUSED, REPOSITORY_MARKS,
-                                              WALK_LIMIT, FullStamp, Guard, Leftovers, LowerState, Stamp, is_startup_file,
-                                              nested_repository, setid_refusal, shown, stamp_of)
+from tui_agent.core.sandbox.protected import (CHANGE_SLACK_NS, GIT, GLOB_WATCH_LIMIT, OUTSIDE, QUARANTINE, REFUSED,
+                                              REPOSITORY_MARKS, WALK_LIMIT, FullStamp, Guard, Leftovers, LowerState,
+                                              Stamp, is_startup_file, nested_repository, setid_refusal, shown, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
