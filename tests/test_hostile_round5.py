@@ -29,8 +29,8 @@ from tui_agent.core.network.policy import NetPolicy, Refused, own_addresses
 from tui_agent.core.network.proxy import Attachment, shared_proxy
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import RunResult, Sandbox, SandboxPolicy, SandboxUnavailable, Snippet, ToolBatch, ToolCall
-from tui_agent.core.sandbox.harvest import CHANGE_SLACK_NS
 from tui_agent.core.sandbox.launch import probe_bubblewrap
+from tui_agent.core.sandbox.protected import CHANGE_SLACK_NS
 from tui_agent.core.versioning.checkpoints import Checkpoints
 
 SHELL = '''

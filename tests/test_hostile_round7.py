@@ -10,7 +10,9 @@ import ctypes
 import os
 import shutil
 import stat
+import subprocess
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from tests.test_hostile_round5 import BARE_LAYOUT, host_git
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, Snippet, ToolBatch, ToolCall
 from tui_agent.core.sandbox.launch import probe_bubblewrap
-from tui_agent.core.sandbox.protected import LowerState
+from tui_agent.core.sandbox.protected import CHANGE_SLACK_NS, LowerState
 
 WRITABLE = SandboxPolicy(timeout_s=60, project_writable=True)
 
@@ -333,9 +335,6 @@ async def test_a_run_without_an_overlay_has_its_nested_repository_and_setuid_fil
     assert_nothing_left(repo, "deep", canary)
 
 
-@pytest.mark.xfail(strict=True, reason="LowerState.take stops at WALK_LIMIT entries: a run that creates that many "
-                   "files first leaves the rest of what it wrote unstamped, and refuse_left judges stamped paths only "
-                   "(a nested repository whose fsmonitor the person's git runs, a setuid file, kept)")
 async def test_a_run_without_an_overlay_cannot_hide_what_it_leaves_behind_a_flood_of_files(
         plain_box: Sandbox, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Seen with the real limit (100,000 files: seconds of a run); here the walk's limit is 2,000 to keep it short."""
@@ -346,6 +345,77 @@ async def test_a_run_without_an_overlay_cannot_hide_what_it_leaves_behind_a_floo
     report = await shell(plain_box, command)
     assert report["exit_code"] == 0, report
     assert_nothing_left(repo, "flood/deep", canary)
+
+
+@pytest.mark.parametrize("command", ["", "echo hi > bulk/zz/sub/notes && git -C bulk/zz/sub add notes && "])
+async def test_a_persons_repository_past_the_walk_stays_when_a_run_without_an_overlay_leaves_its_config(
+        plain_box: Sandbox, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """Both walks stop before the person's nested repository (more files than the limit before it): the run's plant
+    beside it is refused, their repository stays where it is, with its config, even where the run staged a file there
+    (git's index, which a commit writes, as with complete walks)."""
+    sub = persons_repository_past_the_walk(repo, monkeypatch)
+    config = (sub / ".git" / "config").read_bytes()
+    canary = tmp_path / "fsmonitor-ran"
+    report = await shell(plain_box, command + PLANT.format(where="deep", canary=canary))
+    assert report["exit_code"] == 0, report
+    assert_nothing_left(repo, "deep", canary)
+    assert any(note.startswith("deep/sub/.git: refused: a git repository") for note in plain_box.runs.notices)
+    assert (sub / ".git" / "config").read_bytes() == config
+    assert not command or "notes" in subprocess.run(["git", "-C", str(sub), "ls-files"], capture_output=True,
+                                                    text=True, check=True).stdout
+
+
+async def test_a_run_without_an_overlay_cannot_rewrite_the_config_of_a_persons_repository_past_the_walk(
+        plain_box: Sandbox, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the run wrote in the `.git` of a repository the walks never reached is judged as in one they stamped."""
+    sub = persons_repository_past_the_walk(repo, monkeypatch)
+    canary = tmp_path / "fsmonitor-ran"
+    report = await shell(plain_box, f"printf '[core]\\n\\tfsmonitor = \"touch {canary}; false\"\\n' >> "
+                                    "bulk/zz/sub/.git/config")
+    assert report["exit_code"] == 0, report
+    host_git(sub, "status")
+    assert not canary.exists()
+    assert sub.is_dir() and (sub / ".git").is_dir()
+
+
+async def test_a_persons_ignored_file_past_the_walk_changed_by_a_run_is_not_taken_for_one_it_created(
+        plain_box: Sandbox, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by its change time only, a file the walks never stamped may be the person's: it is not recorded as created
+    (which /undo would delete)."""
+    (repo / ".git" / "info" / "exclude").write_text("bulk/\n", encoding="utf-8")
+    (repo / "bulk" / "zz").mkdir(parents=True)
+    (repo / "bulk" / "zz" / "kept.txt").write_text("the person's\n", encoding="utf-8")
+    persons_repository_past_the_walk(repo, monkeypatch)
+    report = await shell(plain_box, "echo the run >> bulk/zz/kept.txt")
+    assert report["exit_code"] == 0, report
+    created = [change.path for change in plain_box.runs.take_ignored_changes() if change.change == "created"]
+    assert "bulk/zz/kept.txt" not in created, created
+
+
+def persons_repository_past_the_walk(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The person's repository `bulk/zz/sub`, beside more files than the walk's limit (2,000 here): no walk stamps it;
+    returned once its change times are older than a run starting now (protected.CHANGE_SLACK_NS)."""
+    limit = 2_000
+    monkeypatch.setattr(LowerState.take.__func__, "__defaults__", (limit, None))  # type: ignore[attr-defined]
+    sub = repo / "bulk" / "zz" / "sub"
+    sub.mkdir(parents=True, exist_ok=True)
+    for n in range(limit + 1):
+        (repo / "bulk" / str(n)).touch()
+    host_git(sub, "init", "-q")
+    newest = max(os.lstat(path).st_ctime_ns for path in (sub.parent, sub, sub / ".git", sub / ".git" / "config"))
+    while time.time_ns() <= newest + CHANGE_SLACK_NS:
+        time.sleep(0.01)
+    return sub
+
+
+async def test_a_run_without_an_overlay_cannot_hide_what_it_leaves_among_files_the_project_had(
+        plain_box: Sandbox, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flood committed beforehand (here made before the run): neither walk reaches the plant among it."""
+    persons_repository_past_the_walk(repo, monkeypatch)
+    canary = tmp_path / "fsmonitor-ran"
+    report = await shell(plain_box, PLANT.format(where="bulk/deep", canary=canary))
+    assert report["exit_code"] == 0, report
+    assert_nothing_left(repo, "bulk/deep", canary)
 
 
 def assert_nothing_left(repo: Path, where: str, canary: Path) -> None:

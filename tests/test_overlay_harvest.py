@@ -88,7 +88,7 @@ def test_a_path_the_start_stamps_do_not_cover_is_judged_by_its_change_time(tmp_p
     project.mkdir()
     (project / "a.txt").write_text("before\n")
     (project / "b.txt").write_text("before\n")
-    time.sleep(0.1)  # past the slack a change time is given without stamps (see harvest.CHANGE_SLACK_NS)
+    time.sleep(0.1)  # past the slack a change time is given without stamps (see protected.CHANGE_SLACK_NS)
     start, since = LowerState.take(project, limit=1), time.time_ns()  # only the project folder itself is stamped
     assert not start.complete and not start.knows("a.txt")
     dirs = overlay_run(project, scratch, "rm a.txt b.txt")

@@ -15,15 +15,10 @@ from tui_agent.core import projectfs
 from tui_agent.core.sandbox.ignored import (KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, HardLinks, copy_clean, inert, moved_note,
                                             new_folder, put_clean)
 from tui_agent.core.sandbox.launch import is_inside
-from tui_agent.core.sandbox.protected import (GIT, OUTSIDE, REFUSED, REPOSITORY_MARKS, Guard, Leftovers, LowerState,
-                                              git_inner, is_startup_file, setid_refusal, special_kind)
+from tui_agent.core.sandbox.protected import (CHANGE_SLACK_NS, GIT, OUTSIDE, REFUSED, REPOSITORY_MARKS, Guard,
+                                              Leftovers, LowerState, git_inner, is_startup_file, setid_refusal,
+                                              special_kind)
 from tui_agent.core.versioning.gitintake import SAME, GitIntake, git_writable
-
-
-CHANGE_SLACK_NS = 20_000_000
-"""Only for paths the run's start stamps do not cover (protected.LowerState; a run recovered after a crash has none):
-file times come from a coarse clock (one tick, a few ms, behind), so a change this soon before the run counts as
-during it. That errs towards keeping a person's version and setting the run's aside, never the other way."""
 
 
 @dataclass

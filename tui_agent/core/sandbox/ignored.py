@@ -13,10 +13,12 @@ they refuse there cleaned alike (`put_clean`: no special file, setid bit, hard l
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import shutil
 import stat
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -26,9 +28,9 @@ from pathlib import Path
 from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR
 from tui_agent.core.sandbox.launch import site_dirs
-from tui_agent.core.sandbox.protected import (GIT, GLOB_WATCH_LIMIT, OUTSIDE, QUARANTINE, REFUSED, REPOSITORY_MARKS,
-                                              WALK_LIMIT, Guard, Leftovers, LowerState, Stamp, is_startup_file,
-                                              nested_repository, setid_refusal, shown, stamp_of)
+from tui_agent.core.sandbox.protected import (CHANGE_SLACK_NS, GIT, GLOB_WATCH_LIMIT, OUTSIDE, QUARANTINE, REFUSED,
+                                              REPOSITORY_MARKS, WALK_LIMIT, FullStamp, Guard, Leftovers, LowerState,
+                                              Stamp, is_startup_file, nested_repository, setid_refusal, shown, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -148,13 +150,16 @@ def compare(root: Path, venv: Path | None, start: LowerState,
     the bytes read then: what no run may leave refused first (`refuse_left`), then the ignored files' changes told:
     (the notes, the changes kept for undo, every path it created and left, folders too)."""
     now = LowerState.take(root, sites=site_dirs(root, venv))
+    if not (start.complete and now.complete):  # what the run left past either walk: found by its change time
+        now.stamps.update(LowerState.take(root, sys.maxsize, since_ns=start.taken_ns - CHANGE_SLACK_NS).stamps)
     refused, gone = refuse_left(root, start, now)
     for path in gone:
         del now.stamps[path]
     both = {**start.stamps, **now.stamps}
     written = {path: "removed" if path not in now.stamps else "created" if path not in start.stamps else "changed"
                for path, stamp in both.items()
-               if start.stamps.get(path) != now.stamps.get(path) and not stat.S_ISDIR(stamp[1])}
+               if start.stamps.get(path) != now.stamps.get(path) and not stat.S_ISDIR(stamp[1])
+               and (start.knows(path) or os.path.isabs(path))}  # past the walk, "created" could be the person's file
     before: dict[str, bytes | int] = {path: kept.get(path, start.stamps[path][2]) for path in written
                                       if path in start.stamps}
     said, found = report(root, written, before, venv, start.complete and now.complete)
@@ -166,7 +171,10 @@ def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[st
     as the harvest judges an upper folder (protected.Leftovers): what is worth a look moved to `.agent/quarantine/` as
     the harvest's copy is kept (`put_clean`), the rest (a special file, a hard link out of the run's writes: its data
     stays where the other links are) removed, a setuid or setgid bit stripped; one note each: (the notes, the stamped
-    paths no longer in the project)."""
+    paths no longer in the project). Past either walk (`now` then holds what changed since the run started too), a
+    folder's marks are read on disk and a repository not stamped is the person's as its change times tell
+    (`_untouched_repository`)."""
+    partial = not (start.complete and now.complete)
     touched = sorted(path for path, stamp in now.stamps.items()
                      if path and not os.path.isabs(path) and start.stamps.get(path) != stamp)
     created = Counter(now.stamps[path][0] for path in touched if path not in start.stamps)
@@ -177,7 +185,11 @@ def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[st
         had = any(stamp[0] == info.st_ino and not stat.S_ISDIR(stamp[1]) for stamp in start.stamps.values())
         return "the project had before the run" if had else OUTSIDE
 
-    judge = Leftovers(lambda folder: _marks(folder, now), lambda folder: _had(folder, start, now), links_out)
+    def marks(folder: str) -> set[str]:
+        return _marks(folder, now) | (_marks_on_disk(root, folder) if partial else set())
+
+    judge = Leftovers(functools.cache(marks), functools.cache(lambda folder: _had(root, folder, start, now)),
+                      links_out)
     notes: list[str] = []
     moved: tuple[str, ...] = ()  # folders moved whole, each with a trailing "/"
     folder: Path | None = None
@@ -214,11 +226,38 @@ def _marks(folder: str, state: LowerState) -> set[str]:
     return {mark for mark in REPOSITORY_MARKS if prefix + mark in state.stamps}
 
 
-def _had(folder: str, start: LowerState, now: LowerState) -> bool:
-    """Whether `folder` is a repository the person had: the same folder, a `.git` or with git's layout at the start."""
+def _marks_on_disk(root: Path, folder: str) -> set[str]:
+    return {mark for mark in REPOSITORY_MARKS if os.path.lexists(root / folder / mark)}
+
+
+def _had(root: Path, folder: str, start: LowerState, now: LowerState) -> bool:
+    """Whether `folder` is a repository the person had: the same folder, a `.git` or with git's layout at the start
+    (past a walk: as its stamp now and `_untouched_repository` tell)."""
     was, stamp = start.stamps.get(folder), now.stamps.get(folder)
+    if stamp is None and not now.complete:
+        with contextlib.suppress(OSError):
+            stamp = stamp_of(os.lstat(root / folder))
+    if was is None and not start.knows(folder):
+        return stamp is not None and _untouched_repository(root, folder, stamp, start.taken_ns - CHANGE_SLACK_NS)
     return (was is not None and stamp is not None and was[0] == stamp[0] and stat.S_ISDIR(was[1])
             and stat.S_ISDIR(stamp[1]) and nested_repository(folder, _marks(folder, start)))
+
+
+def _untouched_repository(root: Path, folder: str, stamp: FullStamp, since_ns: int) -> bool:
+    """Whether `folder` (now `stamp`), never stamped, is a repository the person had before the run: a `.git` that was
+    there, or a folder with git's layout then. A name made in, renamed into or linked into a folder during the run has
+    a change time since then (`since_ns`): an entry older was in that folder before the run. In doubt, not: what the
+    run wrote there is then judged as what it created."""
+    if not stat.S_ISDIR(stamp[1]):
+        return False
+    old = set[str]()
+    for mark in REPOSITORY_MARKS:
+        with contextlib.suppress(OSError):
+            if os.lstat(root / folder / mark).st_ctime_ns < since_ns:
+                old.add(mark)
+    if nested_repository(folder):  # a `.git`, whatever it holds: there before the run if it or one of its marks was
+        return stamp[4] < since_ns or bool(old)
+    return nested_repository(folder, old)
 
 
 def _move_clean(root: Path, relative: str, folder: Path) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,11 +58,17 @@ OUTSIDE = "outside what the run wrote"
 STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
 WALK_LIMIT = 100_000
 """Entries of the project stamped before a run at most; past it, paths not stamped are judged by their change time
-(harvest.py), and changes among ignored files may go unreported."""
+(harvest.py; ignored.compare walks for what changed since the run started), and changes among ignored files may go
+unreported."""
 SKIPPED = frozenset({GIT, AGENT_DIR})
 """Top-level folders not walked (git's objects, tuiagent's own files): judged by their change time, but for what a
 commit writes in `.git` (index, HEAD, refs, logs: up to GIT_STAMP_LIMIT entries)."""
 GIT_STAMP_LIMIT = 10_000
+CHANGE_SLACK_NS = 20_000_000
+"""Only for paths a run's start stamps do not cover (a run recovered after a crash has none; past WALK_LIMIT): file
+times come from a coarse clock (one tick, a few ms, behind), so a change this soon before the run counts as during it.
+That errs towards keeping a person's version and setting the run's aside (harvest.py), towards judging a path as the
+run's (ignored.refuse_left), never the other way."""
 Stamp = tuple[int, int, int]  # size, mtime_ns, ctime_ns (agent code can reset mtime, never ctime)
 FullStamp = tuple[int, int, int, int, int]
 """st_ino, st_mode, st_size, st_mtime_ns, st_ctime_ns (its last three: a `Stamp`)."""
@@ -76,10 +83,11 @@ class LowerState:
     """The project as a writable run starts (an overlay run's lower layer is the live project): `stamps`, project path
     (relative, POSIX; "" the project itself; absolute outside it) -> its stamp then, so a change someone made during
     the run is told from one made before it by comparing, not by file times; `complete` when every entry outside
-    SKIPPED was stamped."""
+    SKIPPED was stamped; `taken_ns`, the time the walk started."""
 
     stamps: dict[str, FullStamp] = field(default_factory=dict)
     complete: bool = True
+    taken_ns: int = 0
 
     def knows(self, relative: str) -> bool:
         """Whether `relative`'s state at the start is known (stamped, or surely absent then)."""
@@ -90,17 +98,19 @@ class LowerState:
         return self.stamps.get(relative) == stamp_of(info)
 
     @classmethod
-    def take(cls, root: Path, limit: int = WALK_LIMIT, sites: list[Path] | None = None) -> "LowerState":
+    def take(cls, root: Path, limit: int = WALK_LIMIT, sites: list[Path] | None = None, *,
+             since_ns: int | None = None) -> "LowerState":
         """Stamp every entry under `root` (never following links) up to `limit` entries, then what commits write, then
-        the start-up files of the `sites` folders (`site_dirs`: those outside the project too)."""
-        state = cls()
+        the start-up files of the `sites` folders (`site_dirs`: those outside the project too); `since_ns`: only the
+        entries changed since then (a change time agent code cannot set back), and nothing more."""
+        state = cls(taken_ns=time.time_ns())
         pending = [("", str(root))]
-        while pending and state.complete:
+        while pending and (state.complete or since_ns is not None):  # one unreadable folder stops no later walk
             relative, folder = pending.pop()
             try:
                 with os.scandir(folder) as found:
                     entries = [entry for entry in found if relative or entry.name not in SKIPPED]
-                state.stamps[relative] = stamp_of(os.lstat(folder))
+                state.stamp(relative, os.lstat(folder), since_ns)
             except OSError:  # gone meanwhile, or unreadable: its entries are judged by their change time
                 state.complete = False
                 continue
@@ -113,7 +123,9 @@ class LowerState:
                     pending.append((path, entry.path))
                 else:
                     with contextlib.suppress(OSError):
-                        state.stamps[path] = stamp_of(entry.stat(follow_symlinks=False))
+                        state.stamp(path, entry.stat(follow_symlinks=False), since_ns)
+        if since_ns is not None:
+            return state
         state.stamp_git(root)
         for site in sites or []:
             with contextlib.suppress(OSError):
@@ -121,6 +133,10 @@ class LowerState:
                     with contextlib.suppress(OSError):
                         state.stamps[shown(site / name, root)] = stamp_of(os.lstat(site / name))
         return state
+
+    def stamp(self, relative: str, info: os.stat_result, since_ns: int | None) -> None:
+        if since_ns is None or info.st_ctime_ns >= since_ns:
+            self.stamps[relative] = stamp_of(info)
 
     def stamp_git(self, root: Path) -> None:
         """Stamp what a commit writes in the project's `.git` (not the objects, which are new when written): a commit
