@@ -29,7 +29,8 @@ def test_a_long_bracketed_paste_is_one_token_and_reaches_the_model_whole(
         session: tuple[TmuxSession, FakeServerProcess], tmp_path: Path) -> None:
     terminal, server = session
     assert len(PASTED) == 6000
-    terminal.wait_for(lambda s: "Conversation" in s and "sandbox" in s, timeout=20, what="the app")
+    terminal.wait_for(lambda s: "Conversation" in s and ("bubblewrap" in s or "rlimits" in s), timeout=20,
+                      what="the app, its sandbox tier in the header")
     terminal.type("see ")
     buffer = tmp_path / "paste.txt"
     buffer.write_text(PASTED, encoding="utf-8")

@@ -33,7 +33,8 @@ def last_prompt(server: FakeServerProcess) -> str:
 def test_joiners_and_format_characters_typed_in_a_terminal_reach_the_model(
         session: tuple[TmuxSession, FakeServerProcess]) -> None:
     terminal, server = session
-    terminal.wait_for(lambda s: "Conversation" in s and "sandbox" in s, timeout=20, what="the app")
+    terminal.wait_for(lambda s: "Conversation" in s and ("bubblewrap" in s or "rlimits" in s), timeout=20,
+                      what="the app, its sandbox tier in the header")
     terminal.type(TYPED)
     time.sleep(0.3)
     terminal.send("Enter")
