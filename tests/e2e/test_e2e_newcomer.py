@@ -63,7 +63,8 @@ def close(terminal: TmuxSession, text: str, *, back: str | None = None) -> None:
             return
         except AssertionError:
             continue
-    raise AssertionError(f"{text!r} is still on screen after three Esc presses:\n{terminal.screen()}")
+    raise AssertionError(f"{text!r} is still on screen after three Esc presses (the pane's processes: "
+                         f"{terminal.processes()}):\n{terminal.screen()}")
 
 
 def catalog_keys(terminal: TmuxSession, repo: Path) -> None:

@@ -82,7 +82,25 @@ class TmuxSession:
             if predicate(screen):
                 return screen
             time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {what}; the screen was:\n{screen}")
+        raise AssertionError(f"timed out waiting for {what}; the pane's processes: {self.processes()}; the screen "
+                             f"was:\n{screen}")
+
+    def processes(self) -> str:
+        """The pane's process tree, each as `pid name state wchan` (a frozen screen: stopped, or blocked where?)."""
+        try:
+            stack, shown = [int(self.tmux("display", "-p", "-t", "e2e", "#{pane_pid}").strip())], []
+        except (RuntimeError, ValueError, subprocess.TimeoutExpired) as error:
+            return f"unknown ({error})"
+        while stack:
+            pid = stack.pop()
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                wchan = Path(f"/proc/{pid}/wchan").read_text() or "-"
+                stack += [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+            except OSError:
+                continue
+            shown.append(f"{pid} {stat[stat.find('(') + 1:stat.rfind(')')]} {stat[stat.rfind(')') + 2]} {wchan}")
+        return ", ".join(shown) or "none"
 
     def wait_text(self, text: str, timeout: float = 15.0) -> str:
         return self.wait_for(lambda screen: text in screen, timeout, repr(text))
