@@ -23,7 +23,7 @@ import pytest
 from tests.agent_helpers import agent_runtime, run_turn
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, init_repo
-from tests.sandbox_helpers import overlay_sandbox
+from tests.sandbox_helpers import bubblewrap_sandbox
 from tui_agent.core.events import ToolCallFinished
 from tui_agent.core.network.policy import NetPolicy, Refused, own_addresses
 from tui_agent.core.network.proxy import Attachment, shared_proxy
@@ -46,7 +46,7 @@ HOST_GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonex
 
 @pytest.fixture
 async def box(repo: Path) -> AsyncIterator[Sandbox]:
-    async with overlay_sandbox(repo) as sandbox:
+    async with bubblewrap_sandbox(repo) as sandbox:
         yield sandbox
 
 

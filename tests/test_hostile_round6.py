@@ -13,6 +13,7 @@ import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.gitrepo import git, init_repo
+from tests.sandbox_helpers import bubblewrap_sandbox
 from tests.test_hostile_round5 import SHELL, WRITABLE, host_git
 from tui_agent.cli import main
 from tui_agent.core.project import Project
@@ -184,19 +185,12 @@ async def test_a_run_never_leaves_a_config_in_a_git_folder_a_gitdir_file_names_i
         tmp_path: Path, overlay: bool) -> None:
     """`.git` a file naming `gd/`: git's folder is a plain folder of the work tree, protected like `.git` (bound
     read-only without an overlay, refused whole and quarantined by the harvest through one)."""
-    if probe_bubblewrap() is not None:
-        pytest.skip("bubblewrap is not usable here")
     project = init_repo(tmp_path / "project")
     shutil.move(str(project / ".git"), str(project / "gd"))
     (project / ".git").write_text("gitdir: gd\n")
     assert git(project, "rev-parse", "--absolute-git-dir").strip() == str(project / "gd")
     canary, config = tmp_path / "fsmonitor-ran", (project / "gd" / "config").read_bytes()
-    box = await Sandbox.start(Project.at(project), tier="bubblewrap", warm_workers=0)
-    try:
-        if not overlay:
-            box.runs.overlay_problem = "forced off for this test"
-        elif box.runs.overlay_problem is not None:
-            pytest.skip(box.runs.overlay_problem)
+    async with bubblewrap_sandbox(project, overlay=overlay) as box:
         seen = len(box.notices)
         command = f"printf '[core]\\n\\tfsmonitor = \"touch {canary}; false\"\\n' >> gd/config"
         result = await box.run(Snippet(SHELL.format(command=command)), WRITABLE)
@@ -204,8 +198,6 @@ async def test_a_run_never_leaves_a_config_in_a_git_folder_a_gitdir_file_names_i
         assert (result.value["exit_code"] == 0) == overlay, result.value  # read-only without an overlay
         said = " ".join(box.notices[seen:])
         assert "protected path gd" in said if overlay else "refused: writing gd" in said, said
-    finally:
-        await box.aclose()
     assert (project / "gd" / "config").read_bytes() == config
     host_git(project, "status")
     assert not canary.exists()

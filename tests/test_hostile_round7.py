@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import init_repo
-from tests.sandbox_helpers import overlay_sandbox
+from tests.sandbox_helpers import bubblewrap_sandbox
 from tests.test_hostile_round5 import BARE_LAYOUT, host_git
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import Sandbox, SandboxPolicy, ShellCommand, Snippet, ToolBatch, ToolCall
@@ -31,23 +31,15 @@ WRITABLE = SandboxPolicy(timeout_s=60, project_writable=True)
 
 @pytest.fixture
 async def box(repo: Path) -> AsyncIterator[Sandbox]:
-    async with overlay_sandbox(repo) as sandbox:
+    async with bubblewrap_sandbox(repo) as sandbox:
         yield sandbox
 
 
 @pytest.fixture
 async def plain_box(repo: Path) -> AsyncIterator[Sandbox]:
     """A bubblewrap sandbox whose writable runs go without an overlay (the path of kernels that refuse one)."""
-    if probe_bubblewrap() is not None:
-        pytest.skip("bubblewrap is not usable here")
-    project = Project.at(repo)
-    project.ensure_layout()
-    sandbox = await Sandbox.start(project, tier="bubblewrap", warm_workers=0)
-    sandbox.runs.overlay_problem = "forced off for this test"
-    try:
+    async with bubblewrap_sandbox(repo, overlay=False) as sandbox:
         yield sandbox
-    finally:
-        await sandbox.aclose()
 
 
 async def shell(box: Sandbox, command: str, policy: SandboxPolicy = WRITABLE) -> dict[str, object]:
@@ -179,7 +171,7 @@ async def test_a_batch_in_the_weak_tier_never_removes_the_persons_system_v_ipc(r
         await box.aclose()
 
 
-# --- The quarantine's copy of a refused folder (ignored.copy_clean, put_clean) -----------------------------------------
+# --- The quarantine's copy of a refused folder (leftovers.copy_clean, put_clean) -----------------------------------------
 
 @pytest.mark.parametrize("overlay", [True, False])
 async def test_the_quarantine_copy_of_a_refused_folder_writes_nothing_through_a_link_it_holds(
@@ -187,24 +179,15 @@ async def test_the_quarantine_copy_of_a_refused_folder_writes_nothing_through_a_
     """A refused repository holds `.git`, a symlink to a folder of the person's, and `dot-git/`, the name the copy
     gives `.git`: copied in name order, the link came first and the folder's files were written through it (any file
     the person can write, `~/.bashrc` too) and the folder made world-writable."""
-    if probe_bubblewrap() is not None:
-        pytest.skip("bubblewrap is not usable here")
     victim = tmp_path / "victim"
     victim.mkdir(mode=0o700)
-    sandbox = await Sandbox.start(Project.at(repo), tier="bubblewrap", warm_workers=0)
-    try:
-        if not overlay:
-            sandbox.runs.overlay_problem = "forced off for this test"
-        elif sandbox.runs.overlay_problem is not None:
-            pytest.skip(sandbox.runs.overlay_problem)
+    async with bubblewrap_sandbox(repo, overlay=overlay) as sandbox:
         seen = len(sandbox.notices)
         report = await shell(sandbox, f"mkdir -p evil/objects evil/refs evil/dot-git && echo 'ref: refs/heads/main' > "
                                       f"evil/HEAD && ln -s {victim} evil/.git && echo planted > evil/dot-git/.bashrc "
                                       "&& chmod 777 evil/dot-git")
         assert report["exit_code"] == 0, report
         assert "evil: refused" in " ".join(sandbox.notices[seen:])
-    finally:
-        await sandbox.aclose()
     assert os.listdir(victim) == []
     assert stat.S_IMODE(victim.stat().st_mode) == 0o700
     assert not (repo / "evil").exists()
@@ -236,19 +219,10 @@ async def test_a_run_never_leaves_a_config_lefthook_obeys_under_any_of_its_names
     """lefthook.yml and .lefthook.yml were protected; lefthook also reads lefthook-local.yml (merged, or alone),
     .yaml, .toml, .json and .jsonc forms, each in .config/ too, and its script folders: a job there runs on the
     person's next `git commit` (and at a catalog commit once hooks run), outside the sandbox."""
-    if probe_bubblewrap() is not None:
-        pytest.skip("bubblewrap is not usable here")
-    box = await Sandbox.start(Project.at(repo), tier="bubblewrap", warm_workers=0)
-    try:
-        if not overlay:
-            box.runs.overlay_problem = "forced off for this test"
-        elif box.runs.overlay_problem is not None:
-            pytest.skip(box.runs.overlay_problem)
-        job = "pre-commit:\n  jobs:\n    - run: touch /tmp/owned\n"
-        command = " && ".join(f"mkdir -p $(dirname {name}) && printf '{job}' > {name}" for name in LEFTHOOK_FILES)
+    job = "pre-commit:\n  jobs:\n    - run: touch /tmp/owned\n"
+    command = " && ".join(f"mkdir -p $(dirname {name}) && printf '{job}' > {name}" for name in LEFTHOOK_FILES)
+    async with bubblewrap_sandbox(repo, overlay=overlay) as box:
         report = await shell(box, command)
-    finally:
-        await box.aclose()
     assert report["exit_code"] == 0, report
     assert [name for name in LEFTHOOK_FILES if (repo / name).exists()] == []
 
@@ -310,7 +284,7 @@ async def test_a_project_inside_a_read_only_hidden_folder_stays_writable() -> No
     folder = Path(tempfile.mkdtemp(prefix="tuiagent-hidden-", dir="/var/tmp"))
     try:
         repo = init_repo(folder / "project")
-        async with overlay_sandbox(repo) as sandbox:
+        async with bubblewrap_sandbox(repo) as sandbox:
             report = await shell(sandbox, "echo kept > made && ! touch /var/tmp/beside 2>/dev/null && touch /tmp/ok")
         assert report["exit_code"] == 0, report
         assert (repo / "made").read_text() == "kept\n"

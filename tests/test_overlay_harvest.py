@@ -159,7 +159,6 @@ def test_the_root_of_a_project_without_git_is_never_made_a_repository(tmp_path: 
     assert not canary.exists()
 
 
-
 @pytest.mark.parametrize("name", ["objects", "refs", "HEAD"])
 def test_a_repository_named_like_a_mark_of_gits_layout_at_the_root_is_refused(tmp_path: Path, scratch: Path,
                                                                                 name: str) -> None:

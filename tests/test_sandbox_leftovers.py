@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import git
-from tests.sandbox_helpers import overlay_sandbox
+from tests.sandbox_helpers import bubblewrap_sandbox
 from tui_agent.core.agent.exec_tools import run_shell
 from tui_agent.core.agent.permissions import Permissions, approve_all
 from tui_agent.core.agent.toolbase import ToolContext
@@ -42,7 +42,7 @@ done = subprocess.run(["/bin/sh", "-c", {command!r}], capture_output=True, text=
 
 @pytest.fixture
 async def box(repo: Path) -> AsyncIterator[Sandbox]:
-    async with overlay_sandbox(repo) as sandbox:
+    async with bubblewrap_sandbox(repo) as sandbox:
         yield sandbox
 
 

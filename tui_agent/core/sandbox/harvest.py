@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core import projectfs
-from tui_agent.core.sandbox.ignored import (KEEP_FILE_BYTES, KEEP_TOTAL_BYTES, HardLinks, copy_clean, inert, moved_note,
-                                            new_folder, put_clean)
+from tui_agent.core.sandbox.ignored import KEEP_FILE_BYTES, KEEP_TOTAL_BYTES
 from tui_agent.core.sandbox.launch import is_inside
+from tui_agent.core.sandbox.leftovers import (HardLinks, Leftovers, copy_clean, inert, moved_note, new_folder,
+                                              put_clean, setid_refusal)
 from tui_agent.core.sandbox.protected import (CHANGE_SLACK_NS, GIT, OUTSIDE, REFUSED, REPOSITORY_MARKS, Guard,
-                                              Leftovers, LowerState, git_inner, is_startup_file, setid_refusal,
-                                              special_kind)
+                                              LowerState, git_inner, is_startup_file, special_kind)
 from tui_agent.core.versioning.gitintake import SAME, GitIntake, git_writable
 
 
@@ -114,7 +114,7 @@ class _Applier:
             self.file(path, source)
 
     def refused(self, path: str, source: Path, info: os.stat_result) -> bool:
-        """Whether `path` is something a run may not leave in the project (protected.Leftovers, a protected path, what
+        """Whether `path` is something a run may not leave in the project (leftovers.Leftovers, a protected path, what
         the intake refuses in `.git`): then said, and copied to the quarantine when there is something to look at."""
         inner = git_inner(path)
         if (special_kind(info.st_mode) is None and inner is None

@@ -7,7 +7,7 @@ interpreter reads is flagged on its own (issue 23).
 replaced them); without one (the rlimits tier, a machine where the overlay cannot be mounted), what differs between
 the project's stamps before and after the run (`compare`), with the bytes `keep` read before it. Such a run is also
 swept (`sweep`): each protected path it created or replaced is moved to `.agent/quarantine/`, and what it left that
-no run may leave (protected.Leftovers, the harvest's judgment) is refused (`refuse_left`). Both paths keep what
+no run may leave (leftovers.Leftovers, the harvest's judgment) is refused (`refuse_left`). Both paths keep what
 they refuse there cleaned alike (`put_clean`: no special file, setid bit, hard link out, nor repository)."""
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import secrets
 import shutil
 import stat
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,10 +26,10 @@ from pathlib import Path
 
 from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR
-from tui_agent.core.sandbox.launch import site_dirs
-from tui_agent.core.sandbox.protected import (CHANGE_SLACK_NS, GIT, GLOB_WATCH_LIMIT, OUTSIDE, QUARANTINE, REFUSED,
-                                              REPOSITORY_MARKS, WALK_LIMIT, FullStamp, Guard, Leftovers, LowerState,
-                                              Stamp, is_startup_file, nested_repository, setid_refusal, shown, stamp_of)
+from tui_agent.core.sandbox.leftovers import HardLinks, Leftovers, inert, moved_note, new_folder, put_clean, setid_refusal
+from tui_agent.core.sandbox.protected import (CHANGE_SLACK_NS, GIT, GLOB_WATCH_LIMIT, OUTSIDE, REFUSED,
+                                              REPOSITORY_MARKS, WALK_LIMIT, FullStamp, Guard, LowerState, Stamp,
+                                              is_startup_file, nested_repository, shown, site_dirs, stamp_of)
 from tui_agent.core.versioning.plainfiles import ignored_among
 
 CACHE_NAMES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -41,11 +40,6 @@ KEEP_TOTAL_BYTES = 16 * 1024 * 1024
 KEEP_FILES = 5_000
 """What is read of the files a run changes at most (for /undo): files up to 256 KiB, 16 MiB and 5,000 files in all;
 a start-up file's bytes always."""
-QUARANTINED_NAMES = {GIT: "dot-git", "HEAD": "HEAD.quarantined"}
-"""The names a copy in the quarantine (or a run's version set aside) gets instead: git takes no folder without a
-`.git` or a `HEAD` for a repository, so no git command there obeys the copy's config or hooks."""
-
-
 @dataclass(frozen=True)
 class IgnoredChange:
     """One ignored file a run created, changed or removed; `before` holds its bytes before the run when they were kept,
@@ -56,92 +50,6 @@ class IgnoredChange:
     after: Stamp | None
     before: bytes | None = None
     not_kept: str = ""
-
-
-def moved_note(verb: str, relative: str, where: str, link: str | None, restored: bool = True) -> str:
-    """What the person and the model are told of a protected path a run created or replaced (`link`: the symlink
-    that was there, in place again unless not `restored`)."""
-    put_back = ("" if link is None else f"; the symlink to {link} was put back" if restored else
-                f"; it was a symlink to {link} (recreate it if you want it)")
-    return (f"agent code {verb} the protected path {relative}; moved to {where}{put_back}; nothing else was changed: "
-            "look at it, then delete it or move it back yourself")
-
-
-def new_folder(root: Path) -> Path:
-    """A new `.agent/quarantine/<time>-<id>/` folder (never made through a symlink)."""
-    base = root / QUARANTINE
-    base.mkdir(parents=True, exist_ok=True)
-    if os.path.realpath(base) != os.path.join(os.path.realpath(root), QUARANTINE):
-        raise OSError(f"{QUARANTINE} is not a plain folder of the project (a symlink on the way)")
-    folder = base / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-    folder.mkdir()
-    return folder
-
-
-def inert(relative: str) -> str:
-    """`relative` with every `.git` and `HEAD` in it renamed (QUARANTINED_NAMES): a copy kept there is no repository."""
-    return "/".join(QUARANTINED_NAMES.get(part, part) for part in relative.split("/"))
-
-
-class HardLinks:
-    """Which files of an upper folder share their data with a file outside it (a hard link out of the run's writes):
-    counted once, on the first multiply-linked file met."""
-
-    def __init__(self, upper: Path) -> None:
-        self.upper = upper
-        self._inside: dict[tuple[int, int], int] | None = None
-
-    def outside(self, info: os.stat_result) -> bool:
-        if info.st_nlink <= 1 or stat.S_ISDIR(info.st_mode):
-            return False
-        if self._inside is None:
-            self._inside = {}
-            for folder, folders, files in os.walk(self.upper):
-                for name in (*folders, *files):
-                    try:
-                        found = os.lstat(os.path.join(folder, name))
-                    except OSError:
-                        continue
-                    if found.st_nlink > 1 and not stat.S_ISDIR(found.st_mode):
-                        key = (found.st_dev, found.st_ino)
-                        self._inside[key] = self._inside.get(key, 0) + 1
-        return self._inside.get((info.st_dev, info.st_ino), 0) < info.st_nlink
-
-
-def copy_clean(source: Path, target: Path, links: HardLinks) -> None:
-    """Copy `source` (an upper folder's entry) to `target` for the person to look at: folders, plain files without
-    setuid or setgid bits, symlinks as links; no special file, no hard link out of the run, no `.git` nor `HEAD` by
-    its name (`inert`: the copy is no repository for git); never through a link at `target` or on its way (a `.git`
-    link copied as `dot-git` is there before a `dot-git/` beside it)."""
-    info = os.lstat(source)
-    projectfs.refuse_links(target)
-    if stat.S_ISDIR(info.st_mode):
-        projectfs.make_dirs(target)
-        for entry in sorted(os.listdir(source)):
-            copy_clean(source / entry, free_name(target / inert(entry)), links)
-        os.chmod(target, (info.st_mode & 0o777) | 0o700)
-    elif stat.S_ISLNK(info.st_mode):
-        os.symlink(os.readlink(source), target)
-    elif stat.S_ISREG(info.st_mode) and not links.outside(info):
-        shutil.copyfile(source, target, follow_symlinks=False)
-        os.chmod(target, info.st_mode & 0o777)
-
-
-def free_name(path: Path) -> Path:
-    """`path`, or a name beside it that nothing has yet: an entry named like another's inert name (`dot-git` beside
-    a `.git`) gets its own copy, neither written into the other's nor making the copy fail (the no-overlay move then
-    keeps the run's entry raw)."""
-    while os.path.lexists(path):
-        path = path.with_name(f"{path.name}-{secrets.token_hex(2)}")
-    return path
-
-
-def put_clean(source: Path, folder: Path, relative: str, links: HardLinks) -> Path:
-    """Copy `source` into `folder` as `relative` made `inert`, as `copy_clean` copies it; where it is."""
-    where = free_name(folder / inert(relative))
-    projectfs.make_dirs(where.parent)
-    copy_clean(source, where, links)
-    return where
 
 
 def compare(root: Path, venv: Path | None, start: LowerState,
@@ -168,7 +76,7 @@ def compare(root: Path, venv: Path | None, start: LowerState,
 
 def refuse_left(root: Path, start: LowerState, now: LowerState) -> tuple[list[str], set[str]]:
     """Refuse what a run without an overlay created or changed (`now` against `start`) that no run may leave, judged
-    as the harvest judges an upper folder (protected.Leftovers): what is worth a look moved to `.agent/quarantine/` as
+    as the harvest judges an upper folder (leftovers.Leftovers): what is worth a look moved to `.agent/quarantine/` as
     the harvest's copy is kept (`put_clean`), the rest (a special file, a hard link out of the run's writes: its data
     stays where the other links are) removed, a setuid or setgid bit stripped; one note each: (the notes, the stamped
     paths no longer in the project). Past either walk (`now` then holds what changed since the run started too), a

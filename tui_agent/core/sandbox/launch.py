@@ -169,7 +169,7 @@ def _bwrap(project: Path, launch: Launch, mounts: HostMounts, *, venv: Path | No
         argv += _tmpfs(str(folder), launch.memory_mb - shm_mb if is_inside(tmp, folder) else None)
     argv += mounts.binds
     if launch.project_writable:
-        used = project_venvs(project, venv) if venv is not None and not launch.venv_writable else []
+        used = protected.project_venvs(project, venv) if venv is not None and not launch.venv_writable else []
         argv += ["--bind", str(project), str(project), *layout]
         argv += _read_only(path for path in used if str(path) not in layout)
     else:
@@ -315,22 +315,6 @@ def interpreter_paths() -> tuple[Path, ...]:
     return tuple(sorted({p.resolve() for p in paths if p.exists()}))
 
 
-def project_venvs(root: Path, used: Path | None) -> list[Path]:
-    """Every virtualenv inside the project (resolved), used or not (`used`: the toolchain's): each is kept
-    read-only in writable runs, and its start-up files are checked after them."""
-    real_root = Path(os.path.realpath(root))
-    reals = [Path(os.path.realpath(path)) for path in (root / ".venv", root / "venv", *([used] if used is not None else []))]
-    return list(dict.fromkeys(real for real in reals if (real / "pyvenv.cfg").is_file()
-                              and real.is_relative_to(real_root) and real != real_root))
-
-
-def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
-    """The site-packages folders of the project's virtualenvs and of the one runs use (their start-up files are
-    checked after each writable run)."""
-    venvs = [*project_venvs(root, used_venv), *([used_venv] if used_venv is not None else [])]
-    return sorted({Path(os.path.realpath(site)) for venv in venvs for site in (venv / "lib").glob("python3*/site-packages")})
-
-
 def project_layout(project: Path, launch: Launch) -> tuple[str, ...]:
     """The binds keeping a writable bubblewrap run off the project's protected paths (`.git`'s config, hooks and the
     like only, for an overlay run: what a commit needs stays writable) and, unless `launch.venv_writable`, its `.venv`
@@ -339,7 +323,7 @@ def project_layout(project: Path, launch: Launch) -> tuple[str, ...]:
     project is bound whole): nothing to look at before its runs."""
     if not launch.project_writable or launch.tier != TIER_BUBBLEWRAP:
         return ()
-    venvs = [] if launch.venv_writable else project_venvs(project, None)
+    venvs = [] if launch.venv_writable else protected.project_venvs(project, None)
     return (*protected.read_only_binds(project, git_commits=launch.overlay), *_read_only(venvs))
 
 

@@ -1,7 +1,7 @@
 """What agent code may never change or leave in the project, even in a run that may write it: the protected paths
-(with git's folder and common dir where they lie in the work tree), and, judged once for the harvest and for a run
-without an overlay (`Leftovers`), git's own folder but for what commits write, nested repositories, setuid and setgid
-bits, special files and hard links out of the run's writes.
+(with git's folder and common dir where they lie in the work tree), git's own folder but for what commits write, and
+the kinds of entry a run may not leave (nested repositories, setuid and setgid bits, special files), which
+leftovers.py judges.
 
 Existing protected paths are bound read-only inside bubblewrap (`.agent/` as a whole, so it cannot be renamed away: a
 mount point cannot be renamed). A missing one is not blocked during the run: a bind needs a mount point, which would be
@@ -19,13 +19,12 @@ import contextlib
 import os
 import stat
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui_agent.core import globs, projectfs
 from tui_agent.core.project import AGENT_DIR, ConfigError, Project
-from tui_agent.core.versioning.gitintake import GIT_COMMIT_FILES, git_refusal
+from tui_agent.core.versioning.gitintake import GIT_COMMIT_FILES
 from tui_agent.core.versioning.hookspath import hooks_path
 
 PROTECTED_NAMES: tuple[str, ...] = (
@@ -153,6 +152,22 @@ class LowerState:
         for path in paths[:len(GIT_COMMIT_FILES) + GIT_STAMP_LIMIT]:
             with contextlib.suppress(OSError):
                 self.stamps[path.relative_to(root).as_posix()] = stamp_of(os.lstat(path))
+
+
+def project_venvs(root: Path, used: Path | None) -> list[Path]:
+    """Every virtualenv inside the project (resolved), used or not (`used`: the toolchain's): each is kept
+    read-only in writable runs, and its start-up files are checked after them."""
+    real_root = Path(os.path.realpath(root))
+    reals = [Path(os.path.realpath(path)) for path in (root / ".venv", root / "venv", *([used] if used is not None else []))]
+    return list(dict.fromkeys(real for real in reals if (real / "pyvenv.cfg").is_file()
+                              and real.is_relative_to(real_root) and real != real_root))
+
+
+def site_dirs(root: Path, used_venv: Path | None) -> list[Path]:
+    """The site-packages folders of the project's virtualenvs and of the one runs use (their start-up files are
+    checked after each writable run)."""
+    venvs = [*project_venvs(root, used_venv), *([used_venv] if used_venv is not None else [])]
+    return sorted({Path(os.path.realpath(site)) for venv in venvs for site in (venv / "lib").glob("python3*/site-packages")})
 
 
 def stamp_of(info: os.stat_result) -> FullStamp:
@@ -359,60 +374,3 @@ def special_kind(mode: int) -> str | None:
 def setid_words(mode: int) -> str:
     """"setuid", "setgid" or "setuid and setgid" for the bits `mode` carries."""
     return " and ".join(word for bit, word in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid")) if mode & bit)
-
-
-def setid_refusal(path: str, mode: int, verb: str, inherited: bool = False) -> tuple[int, str]:
-    """The setuid and setgid bits a run may not leave on `path` (a file or folder of `mode`; a folder keeps a setgid
-    bit it `inherited`: new folders get their parent's), and the note saying it was `verb` ("applied", "kept")
-    without them ("" when none)."""
-    if stat.S_ISDIR(mode):
-        refused = mode & (stat.S_ISUID if inherited else SETID_BITS)
-        return refused, f"{path}/: {verb} without its {setid_words(refused)} bit" if refused else ""
-    refused = mode & SETID_BITS if stat.S_ISREG(mode) else 0
-    return refused, (f"{path}: {verb} without its {setid_words(refused)} bit (a run may not leave a program that runs "
-                     "as you when someone else starts it)" if refused else "")
-
-
-@dataclass(frozen=True)
-class Leftovers:
-    """The one judgment of what a run may not leave in the project, for the harvest (an overlay's upper folder) and
-    for a run without an overlay (the project's stamps before and after it), each seeing the run's result through:
-    `marks`, which of REPOSITORY_MARKS a folder ("" the project) has as the run leaves it; `had`, whether a folder
-    was a repository of the person's before the run, and still is that folder (what the run wrote in it is judged as
-    in a `.git`); `links_out`, where a regular file the run left leads when it shares its data with a file not the run's
-    (`OUTSIDE`, or "the project had before the run"), else None; `git_folder`: the project has a real `.git` folder."""
-
-    marks: Callable[[str], set[str]]
-    had: Callable[[str], bool]
-    links_out: Callable[[str, os.stat_result], str | None]
-    git_folder: bool = True
-
-    def refusal(self, path: str, info: os.stat_result) -> tuple[str, bool] | None:
-        """Why the run may not leave `path` (`info`: as it left it), and whether what it left is worth a look (kept
-        in the quarantine; a special file, a hard link out, a lock or git's compressed objects are not), or None."""
-        kind = special_kind(info.st_mode)
-        if kind is not None:
-            return f"the run made a special file there ({kind})", False
-        why = self.repository(path, info.st_mode)
-        if why is not None:
-            inner = git_inner(path) or ""
-            return why, not (inner.endswith(".lock") or inner.startswith("objects/"))
-        linked = self.links_out(path, info) if stat.S_ISREG(info.st_mode) else None
-        return None if linked is None else (f"a hard link to a file {linked}", False)
-
-    def repository(self, path: str, mode: int) -> str | None:
-        """Why `path` (of `mode`) is a repository's entry a run may not leave: a `.git` below the root or a folder
-        with git's layout (`nested_repository`), unless the person's; at the root, which cannot be refused, one of its
-        marks giving it that layout; what of a `.git` (the project's, or one the person had) a commit does not write."""
-        inner = git_inner(path)
-        if inner is not None and not nested_repository(path):
-            return git_refusal(inner, mode, self.git_folder)
-        folders = [*([path] if stat.S_ISDIR(mode) or nested_repository(path) else []),
-                   *([""] if path in REPOSITORY_MARKS else [])]
-        if any(nested_repository(folder, self.marks(folder)) and not self.had(folder) for folder in folders):
-            return REPOSITORY
-        parts = path.split("/")
-        for depth in range(len(parts) - 1, 0, -1):  # the nearest repository of the person's the path is in
-            if self.had("/".join(parts[:depth])):
-                return git_refusal("/".join(parts[depth:]), mode, self.git_folder)
-        return None

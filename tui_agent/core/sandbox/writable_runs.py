@@ -30,9 +30,10 @@ from tui_agent.core.catalog.files import process_alive
 from tui_agent.core.project import Project
 from tui_agent.core.sandbox import ignored
 from tui_agent.core.sandbox.harvest import Harvest, harvest
-from tui_agent.core.sandbox.launch import OverlayDirs, prepare, probe_overlay, project_venvs, site_dirs
+from tui_agent.core.sandbox.launch import OverlayDirs, prepare, probe_overlay
 from tui_agent.core.sandbox.policy import TIER_BUBBLEWRAP, RunWrites, SandboxPolicy
-from tui_agent.core.sandbox.protected import GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, Guard, LowerState
+from tui_agent.core.sandbox.protected import (GLOB_WATCH_LIMIT, QUARANTINE, REFUSED, Guard, LowerState, project_venvs,
+                                              site_dirs)
 from tui_agent.core.tempfolders import AWAITING_RECOVERY
 from tui_agent.core.textsafety import printable
 from tui_agent.core.versioning.plainfiles import ignored_among
